@@ -1,0 +1,110 @@
+/* alloc.c -- the engine's allocation wrapper. */
+#include "alloc.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Each block carries its size in a 64-byte header, so frees are accounted
+ * exactly and the payload stays 64-byte aligned for the aligned variant. */
+#define HDR 64
+
+static atomic_size_t g_bytes;
+static atomic_size_t g_peak;
+static atomic_uint_fast64_t g_fail_countdown; /* 0: off */
+static atomic_int g_fail_sticky;
+
+static int should_fail(void)
+{
+    uint_fast64_t c = atomic_load(&g_fail_countdown);
+    while (c != 0) {
+        if (c == 1) {
+            if (atomic_load(&g_fail_sticky))
+                return 1;
+            if (atomic_compare_exchange_weak(&g_fail_countdown, &c, 0))
+                return 1;
+        } else if (atomic_compare_exchange_weak(&g_fail_countdown, &c, c - 1)) {
+            return 0;
+        }
+    }
+    return 0;
+}
+
+static void account(size_t add, size_t sub)
+{
+    size_t now = atomic_fetch_add(&g_bytes, add) + add;
+    atomic_fetch_sub(&g_bytes, sub);
+    now -= sub;
+    size_t peak = atomic_load(&g_peak);
+    while (now > peak && !atomic_compare_exchange_weak(&g_peak, &peak, now)) {
+    }
+}
+
+void *exec_malloc_aligned(size_t n)
+{
+    if (should_fail() || n > SIZE_MAX - HDR)
+        return NULL;
+    unsigned char *p = aligned_alloc(HDR, ((n + HDR - 1) / HDR) * HDR + HDR);
+    if (!p)
+        return NULL;
+    memcpy(p, &n, sizeof n);
+    account(n, 0);
+    return p + HDR;
+}
+
+void *exec_malloc(size_t n) { return exec_malloc_aligned(n); }
+
+void *exec_calloc(size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size)
+        return NULL;
+    void *p = exec_malloc(count * size);
+    if (p)
+        memset(p, 0, count * size);
+    return p;
+}
+
+void exec_free_aligned(void *p)
+{
+    if (!p)
+        return;
+    unsigned char *b = (unsigned char *)p - HDR;
+    size_t n;
+    memcpy(&n, b, sizeof n);
+    account(0, n);
+    free(b);
+}
+
+void exec_free(void *p) { exec_free_aligned(p); }
+
+void *exec_realloc(void *p, size_t n)
+{
+    if (!p)
+        return exec_malloc(n);
+    size_t old;
+    memcpy(&old, (unsigned char *)p - HDR, sizeof old);
+    void *q = exec_malloc(n);
+    if (!q)
+        return NULL;
+    memcpy(q, p, old < n ? old : n);
+    exec_free(p);
+    return q;
+}
+
+char *exec_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = exec_malloc(n);
+    if (p)
+        memcpy(p, s, n);
+    return p;
+}
+
+size_t exec_alloc_bytes(void) { return atomic_load(&g_bytes); }
+size_t exec_alloc_peak(void) { return atomic_load(&g_peak); }
+
+void exec_alloc_fail_after(uint64_t n, int sticky)
+{
+    atomic_store(&g_fail_sticky, sticky);
+    atomic_store(&g_fail_countdown, n);
+}

@@ -1,0 +1,57 @@
+/* cli.c -- helpers shared by the subcommands. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_parse_format(const char *cmd, const char *arg, int allow_csv)
+{
+    if (strcmp(arg, "text") == 0)
+        return CLI_TEXT;
+    if (strcmp(arg, "json") == 0)
+        return CLI_JSON;
+    if (allow_csv && strcmp(arg, "csv") == 0)
+        return CLI_CSV;
+    cli_usage_error(cmd, "unknown format '%s' (use text%s or json)", arg, allow_csv ? ", csv" : "");
+    return -1;
+}
+
+static void vreport(const char *cmd, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "fathom%s%s: ", cmd && *cmd ? " " : "", cmd ? cmd : "");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(cmd, fmt, ap);
+    va_end(ap);
+    return 2;
+}
+
+int cli_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(cmd, fmt, ap);
+    va_end(ap);
+    return 1;
+}
+
+int cli_parse_int(const char *cmd, const char *opt, const char *arg, long min, long max, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    if (errno || !end || *end || end == arg || v < min || v > max) {
+        cli_usage_error(cmd, "%s wants an integer in [%ld, %ld], not '%s'", opt, min, max, arg);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}

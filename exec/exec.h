@@ -1,0 +1,235 @@
+/* exec.h -- fathom's execution engine: tensors, the op table, static graphs,
+ * symbolic autodiff, optimizers and the executor.
+ *
+ * A short tour (see tests/test_graph.c for the whole thing):
+ *
+ *     exec_graph *g = NULL;
+ *     exec_graph_create(&g, seed);
+ *     uint32_t x = exec_input(g, "x", EXEC_F32, 2, (int64_t[]){B, 784});
+ *     uint32_t y = exec_input(g, "y", EXEC_I32, 1, (int64_t[]){B});
+ *     uint32_t w = exec_weight(g, "w", 2, (int64_t[]){784, 10}, EXEC_INIT_GLOROT);
+ *     uint32_t b = exec_weight(g, "b", 1, (int64_t[]){10}, EXEC_INIT_ZERO);
+ *     uint32_t logits = ex_bias_add(g, ex_matmul(g, x, w, 0, 0), b, 1);
+ *     uint32_t loss = ex_sparse_softmax_xent(g, logits, y);
+ *     exec_gradients(g, loss);              // appends the backward graph
+ *     exec_optimizer_sgd(g, 0.1f);          // appends the update nodes
+ *     if (exec_graph_status(g) || exec_graph_plan(g)) ... error ...
+ *     fill exec_data(g, x), exec_data(g, y); exec_graph_run(g, &opts);
+ *     float l = exec_dataf(g, loss)[0];
+ *
+ * Builders (ex_* in build.h) append nodes and return the id of their output
+ * tensor, inferring its shape. A builder that fails returns 0 and records the
+ * first error in the graph (sticky, as cairo does): check exec_graph_status()
+ * once after building. Tensor ids start at 1; 0 means "none".
+ *
+ * Every node runs through exec_dispatch() (executor.c): the single place
+ * where the tracer hooks in. Library code returns exec_status and never exits.
+ */
+#ifndef FATHOM_EXEC_H
+#define FATHOM_EXEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXEC_MAX_DIMS 5
+#define EXEC_MAX_ATTRS 16
+
+/* ---- status ------------------------------------------------------------ */
+typedef enum exec_status {
+    EXEC_OK = 0,
+    EXEC_ERR_NOMEM,     /* an allocation failed */
+    EXEC_ERR_SHAPE,     /* incompatible shapes or bad attributes */
+    EXEC_ERR_ARG,       /* bad argument */
+    EXEC_ERR_STATE,     /* call out of order (e.g. run before plan) */
+    EXEC_ERR_NUMERIC,   /* a NaN or a domain error */
+    EXEC_ERR_IO,        /* a file could not be read or written */
+} exec_status;
+
+const char *exec_status_str(exec_status s);
+
+/* The last error message of the calling thread ("MatMul: inner dims 3 != 4"). */
+const char *exec_errmsg(void);
+/* Sets the thread's error message; returns s so callers can `return exec_fail(...)`. */
+exec_status exec_fail(exec_status s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---- the tables --------------------------------------------------------- */
+typedef enum exec_op {
+#define X(name, cls, nin, nout, cost, grad, attrs, words) EXEC_OP_##name,
+#include "ops.def"
+#undef X
+    EXEC_OP_COUNT
+} exec_op;
+
+typedef enum exec_class {
+#define X(name, desc) EXEC_CLASS_##name,
+#include "op_class.def"
+#undef X
+    EXEC_CLASS_COUNT
+} exec_class;
+
+typedef enum exec_role {
+#define X(name) EXEC_ROLE_##name,
+#include "role.def"
+#undef X
+    EXEC_ROLE_COUNT
+} exec_role;
+
+typedef enum exec_phase { EXEC_PHASE_forward, EXEC_PHASE_backward, EXEC_PHASE_update, EXEC_PHASE_COUNT } exec_phase;
+typedef enum exec_dtype { EXEC_F32, EXEC_I32, EXEC_DTYPE_COUNT } exec_dtype;
+
+const char *exec_op_name(exec_op op);
+const char *exec_class_name(exec_class c);
+const char *exec_role_name(exec_role r);
+const char *exec_phase_name(exec_phase p);
+const char *exec_dtype_name(exec_dtype t);
+/* Name -> value; -1 if unknown. */
+int exec_op_from_name(const char *name);
+
+/* ---- tensors ------------------------------------------------------------ */
+typedef struct exec_tensor {
+    uint32_t id;
+    exec_role role;
+    exec_dtype dtype;
+    int ndim;
+    int64_t shape[EXEC_MAX_DIMS];
+    int64_t strides[EXEC_MAX_DIMS]; /* in elements, row-major */
+    int64_t numel;
+    size_t bytes;
+    void *data; /* borrowed from the role's arena, NULL before plan */
+    char name[48];
+} exec_tensor;
+
+typedef struct exec_node {
+    uint32_t id;
+    exec_op op;
+    exec_phase phase;
+    int nin, nout, nattrs;
+    uint32_t *in;  /* tensor ids */
+    uint32_t *out; /* tensor ids (an update op lists the variables it writes in place) */
+    int64_t attrs[EXEC_MAX_ATTRS];
+} exec_node;
+
+static inline int64_t exec_attr_f(float f) { union { float f; uint32_t u; } v = { .f = f }; return (int64_t)v.u; }
+static inline float exec_attr_getf(int64_t a) { union { float f; uint32_t u; } v = { .u = (uint32_t)a }; return v.f; }
+
+/* ---- graphs ------------------------------------------------------------- */
+typedef struct exec_graph exec_graph;
+
+typedef enum exec_init { EXEC_INIT_ZERO, EXEC_INIT_ONE, EXEC_INIT_GLOROT, EXEC_INIT_HE, EXEC_INIT_NORMAL, EXEC_INIT_UNIFORM } exec_init;
+
+exec_status exec_graph_create(exec_graph **out, uint64_t seed);
+void exec_graph_destroy(exec_graph *g);
+exec_status exec_graph_status(const exec_graph *g);
+
+uint32_t exec_input(exec_graph *g, const char *name, exec_dtype dt, int ndim, const int64_t *shape);
+/* A trainable weight; `scale` is the std-dev (NORMAL) or half-range (UNIFORM). */
+uint32_t exec_weight(exec_graph *g, const char *name, int ndim, const int64_t *shape, exec_init init);
+uint32_t exec_weight_scaled(exec_graph *g, const char *name, int ndim, const int64_t *shape, exec_init init, float scale);
+/* A constant tensor (role input) with every element set to `value`. */
+uint32_t exec_const(exec_graph *g, const char *name, int ndim, const int64_t *shape, float value);
+/* A tensor of any role; used by builders and optimizers. */
+uint32_t exec_tensor_new(exec_graph *g, exec_role role, exec_dtype dt, int ndim, const int64_t *shape, const char *name);
+
+/* Appends a node: op on inputs with attributes; output shapes come from the
+ * op's shape function. Writes nout output ids (nout = the op's NOUT, or nin
+ * for variadic outputs) to `out` when non-NULL; returns the first output id
+ * (0 on error, recorded in the graph). */
+uint32_t exec_op_add(exec_graph *g, exec_op op, int nin, const uint32_t *in,
+                     int nattrs, const int64_t *attrs, uint32_t *out);
+/* Appends an in-place node that writes `nout` existing tensors (updates). */
+uint32_t exec_op_add_inplace(exec_graph *g, exec_op op, int nin, const uint32_t *in,
+                             int nattrs, const int64_t *attrs, int nout, const uint32_t *out);
+
+/* Nodes added from now on get this phase (builders default to forward). */
+void exec_set_phase(exec_graph *g, exec_phase p);
+
+exec_tensor *exec_tensor_get(const exec_graph *g, uint32_t id);
+uint32_t exec_tensor_count(const exec_graph *g); /* ids are 1..count */
+const exec_node *exec_node_get(const exec_graph *g, uint32_t i);
+uint32_t exec_node_count(const exec_graph *g);
+void *exec_data(const exec_graph *g, uint32_t id);
+float *exec_dataf(const exec_graph *g, uint32_t id);
+int32_t *exec_datai(const exec_graph *g, uint32_t id);
+
+/* Trainable weights, in creation order. */
+uint32_t exec_weight_count(const exec_graph *g);
+uint32_t exec_weight_id(const exec_graph *g, uint32_t i);
+/* Total number of trainable parameters. */
+int64_t exec_param_count(const exec_graph *g);
+
+/* ---- autodiff and optimizers (autodiff.c, optim.c) ---------------------- */
+/* Appends the backward graph of scalar `loss`; afterwards exec_grad_of(w)
+ * names the gradient of each weight (0 if the loss does not depend on it). */
+exec_status exec_gradients(exec_graph *g, uint32_t loss);
+uint32_t exec_grad_of(const exec_graph *g, uint32_t tensor);
+/* Replaces the gradient of every weight (e.g. after clipping or noise). */
+void exec_grad_set(exec_graph *g, uint32_t tensor, uint32_t grad);
+
+exec_status exec_optimizer_sgd(exec_graph *g, float lr);
+
+/* ---- planning and running (memory.c, executor.c) ----------------------- */
+typedef struct exec_mem_stats {
+    size_t bytes[EXEC_ROLE_COUNT];  /* sum of the tensors' bytes, per role */
+    size_t arena[EXEC_ROLE_COUNT];  /* what each arena allocated (with alignment) */
+    size_t peak_workspace;
+} exec_mem_stats;
+
+/* Allocates every tensor in its role's arena and initializes weights. */
+exec_status exec_graph_plan(exec_graph *g);
+void exec_graph_mem(const exec_graph *g, exec_mem_stats *out);
+
+typedef struct exec_run_opts {
+    int inter;          /* inter-op workers (<= 1: sequential) */
+    exec_phase max_phase; /* run nodes up to this phase (forward: inference) */
+} exec_run_opts;
+
+exec_status exec_graph_run(exec_graph *g, const exec_run_opts *opts);
+/* Op invocations executed by this graph so far. */
+uint64_t exec_graph_ops_run(const exec_graph *g);
+
+/* ---- threads (threads.c) ------------------------------------------------ */
+/* Intra-op threads shared by OpenBLAS and the engine's kernels (one OpenMP
+ * pool); 0 = all cores. Inter-op workers split them, never oversubscribing. */
+void exec_threads_set(int intra);
+int exec_threads_get(void);
+int exec_cores(void);
+const char *exec_blas_config(void);
+const char *exec_cpu_model(void);
+
+/* ---- the hook (executor.c) ---------------------------------------------- */
+/* Called around every node execution and every tensor allocation. One hook
+ * set per process (the tracer installs it); NULL members are skipped. */
+typedef struct exec_hooks {
+    void (*op_begin)(const exec_graph *g, const exec_node *n, uint64_t seq);
+    void (*op_end)(const exec_graph *g, const exec_node *n, uint64_t seq, uint64_t flops, uint64_t bytes);
+    void (*tensor_alloc)(const exec_tensor *t);
+    void (*tensor_free)(const exec_tensor *t);
+} exec_hooks;
+void exec_hooks_set(const exec_hooks *h);
+
+/* ---- the op table (optable.c) ------------------------------------------- */
+typedef struct exec_shape { exec_dtype dtype; int ndim; int64_t d[EXEC_MAX_DIMS]; } exec_shape;
+typedef struct exec_kctx exec_kctx;
+
+typedef struct exec_op_info {
+    const char *name;
+    exec_class cls;
+    int nin, nout;
+    const char *attrs;  /* attribute layout, in words */
+    const char *flops;  /* FLOP formula, in words */
+    exec_status (*shape)(const exec_graph *g, const exec_node *n, exec_shape *out);
+    exec_status (*fwd)(exec_kctx *k, const exec_node *n);
+    void (*cost)(const exec_graph *g, const exec_node *n, uint64_t *flops, uint64_t *bytes);
+    /* Appends the gradient nodes: dout[i] is the gradient of output i (0 if
+     * none), din[i] receives the gradient of input i (0 if none). */
+    exec_status (*grad)(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din);
+} exec_op_info;
+
+extern const exec_op_info exec_op_table[EXEC_OP_COUNT];
+
+/* FLOPs and ideal bytes of one node. */
+void exec_node_cost(const exec_graph *g, const exec_node *n, uint64_t *flops, uint64_t *bytes);
+
+#endif

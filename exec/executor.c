@@ -1,0 +1,346 @@
+/* executor.c -- runs a planned graph: the single dispatch point, the
+ * sequential loop and the inter-op scheduler (dependency counts, a ready
+ * queue ordered by node id, M workers splitting the intra-op threads). */
+#include "internal.h"
+#include "rng.h"
+
+#include <omp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+static exec_hooks g_hooks;
+static const exec_hooks *g_hooks_ptr;
+static atomic_uint_fast64_t g_seq;
+
+void exec_hooks_set(const exec_hooks *h)
+{
+    if (h) {
+        g_hooks = *h;
+        g_hooks_ptr = &g_hooks;
+    } else {
+        g_hooks_ptr = NULL;
+    }
+}
+
+const exec_hooks *exec_hooks_cur(void) { return g_hooks_ptr; }
+
+/* Each worker keeps its scratch in the graph across runs (slot = worker). */
+void *exec_kscratch(exec_kctx *k, size_t bytes)
+{
+    exec_graph *g = k->g;
+    int w = k->worker;
+    if (bytes <= g->scratch_cap[w])
+        return g->scratch[w];
+    exec_free_aligned(g->scratch[w]);
+    g->scratch[w] = exec_malloc_aligned(bytes);
+    g->scratch_cap[w] = g->scratch[w] ? bytes : 0;
+    size_t total = 0;
+    for (int i = 0; i < EXEC_MAX_WORKERS; i++)
+        total += g->scratch_cap[i];
+    if (total > g->peak_workspace)
+        g->peak_workspace = total;
+    return g->scratch[w];
+}
+
+uint64_t exec_kseed(const exec_kctx *k, const exec_node *n)
+{
+    return exec_splitmix64(k->g->seed ^ exec_splitmix64(k->g->runs * 0x10001ull + n->id));
+}
+
+/* The one place every node execution goes through. */
+static exec_status exec_dispatch(exec_kctx *k, const exec_node *n)
+{
+    const exec_hooks *h = g_hooks_ptr;
+    uint64_t seq = 0;
+    if (__builtin_expect(h != NULL, 0)) {
+        seq = atomic_fetch_add_explicit(&g_seq, 1, memory_order_relaxed);
+        if (h->op_begin)
+            h->op_begin(k->g, n, seq);
+    }
+    exec_status s = exec_op_table[n->op].fwd(k, n);
+    if (__builtin_expect(h != NULL, 0) && h->op_end) {
+        uint64_t flops = 0, bytes = 0;
+        exec_op_table[n->op].cost(k->g, n, &flops, &bytes);
+        h->op_end(k->g, n, seq, flops, bytes);
+    }
+    return s;
+}
+
+/* ---- dependencies: RAW, WAR and WAW edges in build order ------------- */
+static exec_status build_deps(exec_graph *g)
+{
+    if (g->dep_start && g->dep_nodes == g->nnodes)
+        return EXEC_OK;
+    exec_free(g->order_deps);
+    exec_free(g->dep_start);
+    exec_free(g->succ);
+    exec_free(g->succ_start);
+    g->order_deps = g->dep_start = g->succ = g->succ_start = NULL;
+
+    exec_status st = EXEC_OK;
+    uint32_t nn = g->nnodes, nt = g->ntensors;
+    int64_t *writer = exec_malloc(nt * sizeof *writer);
+    uint32_t *rstart = exec_calloc(nt + 1, sizeof *rstart); /* readers: a linked list per tensor */
+    uint32_t nreads = 0;
+    for (uint32_t j = 0; j < nn; j++)
+        nreads += (uint32_t)g->nodes[j].nin;
+    uint32_t *rnode = exec_malloc((nreads + 1) * sizeof *rnode);
+    uint32_t *rnext = exec_malloc((nreads + 1) * sizeof *rnext);
+    uint32_t *stamp = exec_malloc((nn + 1) * sizeof *stamp);
+    uint32_t cap = nreads * 2 + nn + 16, ndeps = 0;
+    uint32_t *deps = exec_malloc(cap * sizeof *deps);
+    uint32_t *dstart = exec_malloc((nn + 1) * sizeof *dstart);
+    uint32_t *scount = NULL;
+    if (!writer || !rstart || !rnode || !rnext || !stamp || !deps || !dstart) {
+        st = exec_fail(EXEC_ERR_NOMEM, "executor: out of memory building dependencies");
+        goto end;
+    }
+    for (uint32_t t = 0; t < nt; t++)
+        writer[t] = -1;
+    for (uint32_t j = 0; j <= nn; j++)
+        stamp[j] = UINT32_MAX;
+    uint32_t rfree = 1; /* 0 ends a list */
+
+#define ADD_DEP(i)                                                                  \
+    do {                                                                            \
+        uint32_t d_ = (uint32_t)(i);                                                \
+        if (d_ != j && stamp[d_] != j) {                                            \
+            stamp[d_] = j;                                                          \
+            if (ndeps == cap) {                                                     \
+                uint32_t *nd = exec_realloc(deps, (size_t)cap * 2 * sizeof *deps);  \
+                if (!nd) {                                                          \
+                    st = exec_fail(EXEC_ERR_NOMEM, "executor: out of memory");      \
+                    goto end;                                                       \
+                }                                                                   \
+                deps = nd;                                                          \
+                cap *= 2;                                                           \
+            }                                                                       \
+            deps[ndeps++] = d_;                                                     \
+        }                                                                           \
+    } while (0)
+
+    for (uint32_t j = 0; j < nn; j++) {
+        const exec_node *n = &g->nodes[j];
+        dstart[j] = ndeps;
+        for (int i = 0; i < n->nin; i++)
+            if (writer[n->in[i]] >= 0)
+                ADD_DEP(writer[n->in[i]]);
+        for (int o = 0; o < n->nout; o++) {
+            uint32_t t = n->out[o];
+            for (uint32_t r = rstart[t]; r; r = rnext[r])
+                ADD_DEP(rnode[r]);
+            if (writer[t] >= 0)
+                ADD_DEP(writer[t]);
+            writer[t] = j;
+            rstart[t] = 0;
+        }
+        for (int i = 0; i < n->nin; i++) {
+            uint32_t t = n->in[i];
+            int written = 0;
+            for (int o = 0; o < n->nout; o++)
+                written |= n->out[o] == t;
+            if (!written) {
+                rnode[rfree] = j;
+                rnext[rfree] = rstart[t];
+                rstart[t] = rfree++;
+            }
+        }
+    }
+#undef ADD_DEP
+    dstart[nn] = ndeps;
+
+    scount = exec_calloc(nn + 1, sizeof *scount);
+    uint32_t *succ = exec_malloc((ndeps + 1) * sizeof *succ);
+    if (!scount || !succ) {
+        exec_free(succ);
+        st = exec_fail(EXEC_ERR_NOMEM, "executor: out of memory");
+        goto end;
+    }
+    for (uint32_t e = 0; e < ndeps; e++)
+        scount[deps[e] + 1]++;
+    for (uint32_t j = 0; j < nn; j++)
+        scount[j + 1] += scount[j];
+    uint32_t *fill = stamp; /* reuse as cursor */
+    for (uint32_t j = 0; j < nn; j++)
+        fill[j] = scount[j];
+    for (uint32_t j = 0; j < nn; j++)
+        for (uint32_t e = dstart[j]; e < dstart[j + 1]; e++)
+            succ[fill[deps[e]]++] = j;
+    g->order_deps = deps;
+    g->dep_start = dstart;
+    g->succ = succ;
+    g->succ_start = scount;
+    g->dep_nodes = nn;
+    deps = dstart = scount = NULL;
+end:
+    exec_free(writer);
+    exec_free(rstart);
+    exec_free(rnode);
+    exec_free(rnext);
+    exec_free(stamp);
+    exec_free(deps);
+    exec_free(dstart);
+    exec_free(scount);
+    return st;
+}
+
+/* ---- the inter-op scheduler ------------------------------------------- */
+typedef struct sched {
+    exec_graph *g;
+    exec_phase max_phase;
+    int intra;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint32_t *heap, nheap;      /* ready nodes, min-heap by id */
+    uint32_t *indeg;
+    uint32_t remaining;
+    exec_status status;
+    int next_worker;
+} sched;
+
+static void heap_push(sched *s, uint32_t v)
+{
+    uint32_t i = s->nheap++;
+    s->heap[i] = v;
+    while (i && s->heap[(i - 1) / 2] > s->heap[i]) {
+        uint32_t p = (i - 1) / 2, t = s->heap[p];
+        s->heap[p] = s->heap[i];
+        s->heap[i] = t;
+        i = p;
+    }
+}
+
+static uint32_t heap_pop(sched *s)
+{
+    uint32_t top = s->heap[0];
+    s->heap[0] = s->heap[--s->nheap];
+    uint32_t i = 0;
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < s->nheap && s->heap[l] < s->heap[m])
+            m = l;
+        if (r < s->nheap && s->heap[r] < s->heap[m])
+            m = r;
+        if (m == i)
+            break;
+        uint32_t t = s->heap[m];
+        s->heap[m] = s->heap[i];
+        s->heap[i] = t;
+        i = m;
+    }
+    return top;
+}
+
+static void *worker(void *arg)
+{
+    sched *s = arg;
+    pthread_mutex_lock(&s->mu);
+    exec_kctx k = { .g = s->g, .nthreads = s->intra, .worker = s->next_worker++ };
+    omp_set_num_threads(s->intra);
+    for (;;) {
+        while (s->nheap == 0 && s->remaining && !s->status)
+            pthread_cond_wait(&s->cv, &s->mu);
+        if (!s->remaining || s->status)
+            break;
+        uint32_t j = heap_pop(s);
+        pthread_mutex_unlock(&s->mu);
+        const exec_node *n = &s->g->nodes[j];
+        exec_status st = exec_dispatch(&k, n);
+        pthread_mutex_lock(&s->mu);
+        if (st && !s->status) {
+            s->status = st;
+            pthread_cond_broadcast(&s->cv);
+            break;
+        }
+        s->remaining--;
+        for (uint32_t e = s->g->succ_start[j]; e < s->g->succ_start[j + 1]; e++) {
+            uint32_t v = s->g->succ[e];
+            if (s->g->nodes[v].phase <= s->max_phase && --s->indeg[v] == 0)
+                heap_push(s, v);
+        }
+        pthread_cond_broadcast(&s->cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+static exec_status run_parallel(exec_graph *g, exec_phase max_phase, int inter)
+{
+    exec_status st = build_deps(g);
+    if (st)
+        return st;
+    sched s = { .g = g, .max_phase = max_phase };
+    s.intra = exec_threads_get() / inter;
+    if (s.intra < 1)
+        s.intra = 1;
+    s.heap = exec_malloc((g->nnodes + 1) * sizeof *s.heap);
+    s.indeg = exec_calloc(g->nnodes + 1, sizeof *s.indeg);
+    pthread_t *tid = exec_calloc((size_t)inter, sizeof *tid);
+    int started = 0;
+    if (!s.heap || !s.indeg || !tid) {
+        st = exec_fail(EXEC_ERR_NOMEM, "executor: out of memory");
+        goto end;
+    }
+    for (uint32_t j = 0; j < g->nnodes; j++) {
+        if (g->nodes[j].phase > max_phase)
+            continue;
+        s.remaining++;
+        for (uint32_t e = g->dep_start[j]; e < g->dep_start[j + 1]; e++)
+            if (g->nodes[g->order_deps[e]].phase <= max_phase)
+                s.indeg[j]++;
+        if (!s.indeg[j])
+            heap_push(&s, j);
+    }
+    pthread_mutex_init(&s.mu, NULL);
+    pthread_cond_init(&s.cv, NULL);
+    for (; started < inter; started++)
+        if (pthread_create(&tid[started], NULL, worker, &s))
+            break;
+    if (!started)
+        st = exec_fail(EXEC_ERR_NOMEM, "executor: cannot start a worker thread");
+    for (int i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
+    pthread_mutex_destroy(&s.mu);
+    pthread_cond_destroy(&s.cv);
+    if (!st)
+        st = s.status;
+end:
+    exec_free(s.heap);
+    exec_free(s.indeg);
+    exec_free(tid);
+    return st;
+}
+
+exec_status exec_graph_run(exec_graph *g, const exec_run_opts *opts)
+{
+    if (g->status)
+        return g->status;
+    if (!g->planned)
+        return exec_fail(EXEC_ERR_STATE, "run: graph not planned");
+    exec_phase max_phase = opts ? opts->max_phase : EXEC_PHASE_update;
+    int inter = opts && opts->inter > 1 ? opts->inter : 1;
+    if (inter > EXEC_MAX_WORKERS)
+        inter = EXEC_MAX_WORKERS;
+    exec_status st = EXEC_OK;
+    uint64_t ran = 0;
+    if (inter > 1) {
+        st = run_parallel(g, max_phase, inter);
+        for (uint32_t j = 0; j < g->nnodes; j++)
+            ran += g->nodes[j].phase <= max_phase;
+    } else {
+        exec_kctx k = { .g = g, .nthreads = exec_threads_get() };
+        for (uint32_t j = 0; j < g->nnodes && !st; j++) {
+            if (g->nodes[j].phase > max_phase)
+                continue;
+            st = exec_dispatch(&k, &g->nodes[j]);
+            ran++;
+        }
+    }
+    if (!st) {
+        g->ops_run += ran;
+        g->runs++;
+    }
+    return st;
+}
+
+uint64_t exec_graph_ops_run(const exec_graph *g) { return g->ops_run; }

@@ -1,0 +1,127 @@
+/* internal.h -- what the engine's own files share: the graph's layout, the
+ * kernel context, and helpers for writing ops (exec/ops/ *.c). Not installed;
+ * nothing outside exec/ includes it. */
+#ifndef FATHOM_EXEC_INTERNAL_H
+#define FATHOM_EXEC_INTERNAL_H
+
+#include "alloc.h"
+#include "exec.h"
+
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+#define EXEC_MAX_WORKERS 16
+
+struct exec_graph {
+    uint64_t seed;
+    uint64_t runs;           /* completed exec_graph_run calls */
+    uint64_t ops_run;        /* op invocations executed */
+    exec_status status;      /* sticky builder error */
+    exec_phase phase;        /* phase of nodes added now */
+    bool planned;
+
+    exec_tensor *tensors;    /* index = id; [0] unused */
+    uint32_t ntensors, cap_tensors;
+    exec_node *nodes;
+    uint32_t nnodes, cap_nodes;
+
+    uint32_t *weights;       /* trainable weight ids */
+    uint32_t nweights, cap_weights;
+    uint8_t *init;           /* per tensor: exec_init + 1 (0: none) */
+    float *init_scale;       /* per tensor */
+    float *init_value;       /* per tensor: constant fill */
+    uint32_t *grad;          /* per tensor: gradient id (after exec_gradients) */
+
+    void *arena[EXEC_ROLE_COUNT];
+    size_t arena_bytes[EXEC_ROLE_COUNT];
+
+    /* executor state (executor.c) */
+    uint32_t *order_deps;    /* flattened dependency lists */
+    uint32_t *dep_start;     /* per node: start in order_deps; nnodes + 1 */
+    uint32_t *succ;          /* flattened successor lists */
+    uint32_t *succ_start;
+    uint32_t dep_nodes;      /* nnodes when the lists were built */
+    void *scratch[EXEC_MAX_WORKERS];  /* per-worker kernel workspace */
+    size_t scratch_cap[EXEC_MAX_WORKERS];
+    size_t peak_workspace;
+};
+
+/* The context a kernel runs in: its graph, its threads, its scratch. */
+struct exec_kctx {
+    exec_graph *g;
+    int nthreads;            /* intra-op threads this kernel may use */
+    int worker;              /* scratch slot */
+};
+
+/* Scratch memory for a kernel (the workspace role); NULL on failure. Valid
+ * until the kernel returns. */
+void *exec_kscratch(exec_kctx *k, size_t bytes);
+/* A random seed for this node in this run, deterministic for the graph seed. */
+uint64_t exec_kseed(const exec_kctx *k, const exec_node *n);
+
+static inline exec_tensor *exec_t(const exec_graph *g, uint32_t id) { return &g->tensors[id]; }
+static inline exec_tensor *exec_in(const exec_kctx *k, const exec_node *n, int i) { return &k->g->tensors[n->in[i]]; }
+static inline exec_tensor *exec_out(const exec_kctx *k, const exec_node *n, int i) { return &k->g->tensors[n->out[i]]; }
+static inline float *exec_inf(const exec_kctx *k, const exec_node *n, int i) { return (float *)k->g->tensors[n->in[i]].data; }
+static inline float *exec_outf(const exec_kctx *k, const exec_node *n, int i) { return (float *)k->g->tensors[n->out[i]].data; }
+static inline const exec_tensor *exec_gin(const exec_graph *g, const exec_node *n, int i) { return &g->tensors[n->in[i]]; }
+
+/* Shape helpers for shape functions. */
+static inline void exec_shape_of(exec_shape *s, const exec_tensor *t)
+{
+    s->dtype = t->dtype;
+    s->ndim = t->ndim;
+    for (int i = 0; i < EXEC_MAX_DIMS; i++)
+        s->d[i] = i < t->ndim ? t->shape[i] : 1;
+}
+static inline void exec_shape_set(exec_shape *s, exec_dtype dt, int ndim, const int64_t *d)
+{
+    s->dtype = dt;
+    s->ndim = ndim;
+    for (int i = 0; i < EXEC_MAX_DIMS; i++)
+        s->d[i] = i < ndim ? d[i] : 1;
+}
+int64_t exec_numel(int ndim, const int64_t *shape);
+bool exec_same_shape(const exec_tensor *a, const exec_tensor *b);
+/* b broadcasts onto a: same shape, a scalar, or a's trailing dims. Returns
+ * the period (numel of b) or 0 if not broadcastable. */
+int64_t exec_bcast_period(const exec_tensor *a, const exec_tensor *b);
+
+/* A gradient rule finds din[i] == EXEC_GRAD_WANTED for each input whose
+ * gradient is needed (0: not needed) and writes the gradient tensor id. */
+#define EXEC_GRAD_WANTED UINT32_MAX
+
+/* Gradient-rule helpers: the builders, in graph-building form. */
+uint32_t exec_op1(exec_graph *g, exec_op op, int nin, const uint32_t *in, int nattrs, const int64_t *attrs);
+/* Sums g over leading axes so it takes the shape of `like` (broadcast undo). */
+uint32_t exec_unbroadcast(exec_graph *g, uint32_t grad, uint32_t like);
+/* Records a builder error (first one wins) and returns 0. */
+uint32_t exec_graph_fail(exec_graph *g, exec_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The op functions every ops/ *.c file defines, declared from the table. */
+#define GRAD_DECL_GRAD(name) exec_status op_grad_##name(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din);
+#define GRAD_DECL_NOGRAD(name)
+#define X(name, cls, nin, nout, cost, grad, attrs, words)                                   \
+    exec_status op_shape_##name(const exec_graph *g, const exec_node *n, exec_shape *out); \
+    exec_status op_fwd_##name(exec_kctx *k, const exec_node *n);                          \
+    GRAD_DECL_##grad(name)
+#include "ops.def"
+#undef X
+
+/* Cost formulas (cost.c), named in ops.def's COST column. */
+#define EXEC_COST_FN(fn) void fn(const exec_graph *g, const exec_node *n, uint64_t *flops, uint64_t *bytes)
+EXEC_COST_FN(cost_io);            /* 0 FLOPs: data movement */
+EXEC_COST_FN(cost_elem1);         /* 1 per output element */
+EXEC_COST_FN(cost_elem4);         /* 4 per output element (transcendental-ish) */
+EXEC_COST_FN(cost_addn);
+EXEC_COST_FN(cost_reduce);        /* 1 per input element */
+EXEC_COST_FN(cost_matmul);
+EXEC_COST_FN(cost_batchmatmul);
+EXEC_COST_FN(cost_softmax_xent);
+EXEC_COST_FN(cost_apply_gd);
+/* ideal bytes: every distinct input read once, every output written once */
+uint64_t exec_io_bytes(const exec_graph *g, const exec_node *n);
+
+#endif

@@ -1,0 +1,86 @@
+/* main.c -- the `fathom` driver, git style: `fathom <subcommand> ...`.
+ * The one file that sees every folder; nothing includes it. */
+#include "exec/cli.h"
+#include "exec/exec.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int cmd_version(int argc, char **argv);
+static int cmd_help(int argc, char **argv);
+
+static const struct subcommand {
+    const char *name;
+    cli_main_fn fn;
+    const char *summary;
+} subcommands[] = {
+    { "ops", cmd_ops, "list the op table: name, class, gradient, FLOP formula" },
+    { "peak", cmd_peak, "measure this machine's sgemm GFLOP/s and memory bandwidth" },
+    { "version", cmd_version, "print the version, BLAS configuration and CPU" },
+    { "help", cmd_help, "show this help, or a subcommand's (fathom help CMD)" },
+};
+#define NSUB (sizeof subcommands / sizeof subcommands[0])
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: fathom <command> [options]\n\n"
+               "Record, archive, analyze and replay the op-level behaviour of eight\n"
+               "deep-learning workloads.\n\ncommands:\n");
+    for (size_t i = 0; i < NSUB; i++)
+        fprintf(f, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
+    fprintf(f, "\n`fathom <command> --help` describes a command; see also fathom(1).\n");
+}
+
+static const struct subcommand *find(const char *name)
+{
+    for (size_t i = 0; i < NSUB; i++)
+        if (strcmp(subcommands[i].name, name) == 0)
+            return &subcommands[i];
+    return NULL;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+    if (argc > 1) {
+        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+            printf("usage: fathom version\n\nPrints fathom's version, the trace schema version, the BLAS\n"
+                   "configuration and the CPU model.\n");
+            return 0;
+        }
+        return cli_usage_error("version", "unexpected argument '%s'", argv[1]);
+    }
+    printf("fathom %s\ntrace schema 1\nblas: %s\ncpu: %s (%d cores)\n", FATHOM_VERSION, exec_blas_config(),
+           exec_cpu_model(), exec_cores());
+    return 0;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stdout);
+        return 0;
+    }
+    const struct subcommand *s = find(argv[1]);
+    if (!s)
+        return cli_usage_error("help", "no such command '%s'", argv[1]);
+    char *args[] = { argv[1], "--help", NULL };
+    return s->fn(2, args);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0)
+        return cmd_version(1, argv + 1);
+    const struct subcommand *s = find(argv[1]);
+    if (!s)
+        return cli_usage_error(NULL, "'%s' is not a fathom command; see 'fathom --help'", argv[1]);
+    return s->fn(argc - 1, argv + 1);
+}

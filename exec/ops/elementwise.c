@@ -1,0 +1,214 @@
+/* elementwise.c -- elementwise arithmetic and activations.
+ * Binary ops broadcast b onto a (same shape, a scalar, or a's trailing
+ * dims); the output has a's shape. */
+#include "../internal.h"
+
+#define PAR_MIN 32768 /* elements below which a kernel stays single-threaded */
+
+/* ---- shared shape rules ------------------------------------------------- */
+static exec_status shape_unary(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *x = exec_gin(g, n, 0);
+    if (x->dtype != EXEC_F32)
+        return exec_fail(EXEC_ERR_SHAPE, "%s: wants a float tensor", exec_op_name(n->op));
+    exec_shape_of(out, x);
+    return EXEC_OK;
+}
+
+static exec_status shape_binary(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *a = exec_gin(g, n, 0), *b = exec_gin(g, n, 1);
+    if (a->dtype != EXEC_F32 || b->dtype != EXEC_F32)
+        return exec_fail(EXEC_ERR_SHAPE, "%s: wants float tensors", exec_op_name(n->op));
+    if (!exec_bcast_period(a, b))
+        return exec_fail(EXEC_ERR_SHAPE, "%s: %lld elements do not broadcast onto %lld", exec_op_name(n->op),
+                         (long long)b->numel, (long long)a->numel);
+    exec_shape_of(out, a);
+    return EXEC_OK;
+}
+
+/* Sum the gradient over the dims b was broadcast along. */
+uint32_t exec_unbroadcast(exec_graph *g, uint32_t grad, uint32_t like)
+{
+    const exec_tensor *gt = exec_t(g, grad), *lt = exec_t(g, like);
+    if (gt->numel == lt->numel)
+        return grad;
+    int64_t period = lt->numel;
+    uint32_t r = exec_op1(g, EXEC_OP_Reshape, 1, &grad, 2, (int64_t[]){ gt->numel / period, period });
+    uint32_t s = exec_op1(g, EXEC_OP_Sum, 1, &r, 2, (int64_t[]){ 0, 0 });
+    if (!s)
+        return 0;
+    lt = exec_t(g, like);
+    int64_t dims[EXEC_MAX_DIMS];
+    memcpy(dims, lt->shape, sizeof dims);
+    return exec_op1(g, EXEC_OP_Reshape, 1, &s, lt->ndim, dims);
+}
+
+/* out[i] = a[i] OP b[i % period] */
+#define BINARY_KERNEL(name, expr)                                                         \
+    exec_status op_fwd_##name(exec_kctx *k, const exec_node *n)                           \
+    {                                                                                     \
+        const exec_tensor *at = exec_in(k, n, 0), *bt = exec_in(k, n, 1);                 \
+        const float *restrict A = at->data, *restrict B = bt->data;                       \
+        float *restrict Y = exec_outf(k, n, 0);                                           \
+        int64_t total = at->numel, p = exec_bcast_period(at, bt);                         \
+        if (p == total) {                                                                 \
+            _Pragma("omp parallel for simd num_threads(k->nthreads) if (total > PAR_MIN)") \
+            for (int64_t i = 0; i < total; i++) {                                         \
+                float a = A[i], b = B[i];                                                 \
+                Y[i] = (expr);                                                            \
+            }                                                                             \
+        } else {                                                                          \
+            int64_t outer = total / p;                                                    \
+            _Pragma("omp parallel for num_threads(k->nthreads) if (total > PAR_MIN)")     \
+            for (int64_t o = 0; o < outer; o++) {                                         \
+                const float *ar = A + o * p;                                              \
+                float *yr = Y + o * p;                                                    \
+                _Pragma("omp simd")                                                       \
+                for (int64_t i = 0; i < p; i++) {                                         \
+                    float a = ar[i], b = B[i];                                            \
+                    yr[i] = (expr);                                                       \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+        return EXEC_OK;                                                                   \
+    }
+
+/* y[i] = f(x[i]) */
+#define UNARY_KERNEL(name, expr)                                                          \
+    exec_status op_fwd_##name(exec_kctx *k, const exec_node *n)                           \
+    {                                                                                     \
+        const float *restrict X = exec_inf(k, n, 0);                                      \
+        float *restrict Y = exec_outf(k, n, 0);                                           \
+        int64_t total = exec_in(k, n, 0)->numel;                                          \
+        _Pragma("omp parallel for simd num_threads(k->nthreads) if (total > PAR_MIN)")     \
+        for (int64_t i = 0; i < total; i++) {                                             \
+            float x = X[i];                                                               \
+            Y[i] = (expr);                                                                \
+        }                                                                                 \
+        return EXEC_OK;                                                                   \
+    }
+
+/* ---- Add / Mul ---------------------------------------------------------- */
+exec_status op_shape_Add(const exec_graph *g, const exec_node *n, exec_shape *o) { return shape_binary(g, n, o); }
+exec_status op_shape_Mul(const exec_graph *g, const exec_node *n, exec_shape *o) { return shape_binary(g, n, o); }
+BINARY_KERNEL(Add, a + b)
+BINARY_KERNEL(Mul, a * b)
+
+exec_status op_grad_Add(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+{
+    if (din[0])
+        din[0] = dout[0];
+    if (din[1])
+        din[1] = exec_unbroadcast(g, dout[0], n->in[1]);
+    return g->status;
+}
+
+exec_status op_grad_Mul(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+{
+    uint32_t a = n->in[0], b = n->in[1];
+    if (din[0])
+        din[0] = exec_op1(g, EXEC_OP_Mul, 2, (uint32_t[]){ dout[0], b }, 0, NULL);
+    if (din[1])
+        din[1] = exec_unbroadcast(g, exec_op1(g, EXEC_OP_Mul, 2, (uint32_t[]){ dout[0], a }, 0, NULL), b);
+    return g->status;
+}
+
+/* ---- AddN: y = sum of n same-shaped tensors ----------------------------- */
+exec_status op_shape_AddN(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *a = exec_gin(g, n, 0);
+    for (int i = 1; i < n->nin; i++)
+        if (!exec_same_shape(a, exec_gin(g, n, i)))
+            return exec_fail(EXEC_ERR_SHAPE, "AddN: input %d's shape differs from input 0's", i);
+    exec_shape_of(out, a);
+    return EXEC_OK;
+}
+
+exec_status op_fwd_AddN(exec_kctx *k, const exec_node *n)
+{
+    float *restrict Y = exec_outf(k, n, 0);
+    int64_t total = exec_out(k, n, 0)->numel;
+    const float *X0 = exec_inf(k, n, 0);
+    memcpy(Y, X0, (size_t)total * sizeof *Y);
+    for (int j = 1; j < n->nin; j++) {
+        const float *restrict X = exec_inf(k, n, j);
+#pragma omp parallel for simd num_threads(k->nthreads) if (total > PAR_MIN)
+        for (int64_t i = 0; i < total; i++)
+            Y[i] += X[i];
+    }
+    return EXEC_OK;
+}
+
+exec_status op_grad_AddN(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+{
+    for (int i = 0; i < n->nin; i++)
+        if (din[i])
+            din[i] = dout[0];
+    return g->status;
+}
+
+/* ---- BiasAdd: y = x + b along `axis` (1 for NCHW, last for [N,C]) ------- */
+static int64_t bias_axis(const exec_tensor *x, const exec_node *n)
+{
+    int64_t ax = n->nattrs > 0 ? n->attrs[0] : x->ndim - 1;
+    return ax < 0 ? ax + x->ndim : ax;
+}
+
+exec_status op_shape_BiasAdd(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *x = exec_gin(g, n, 0), *b = exec_gin(g, n, 1);
+    int64_t ax = bias_axis(x, n);
+    if (ax < 0 || ax >= x->ndim || b->ndim != 1 || b->shape[0] != x->shape[ax])
+        return exec_fail(EXEC_ERR_SHAPE, "BiasAdd: bias of %lld does not match axis %lld", (long long)b->numel, (long long)ax);
+    exec_shape_of(out, x);
+    return EXEC_OK;
+}
+
+exec_status op_fwd_BiasAdd(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *x = exec_in(k, n, 0);
+    int64_t ax = bias_axis(x, n), c = x->shape[ax], inner = x->strides[ax], outer = x->numel / (c * inner);
+    const float *restrict X = x->data, *restrict B = exec_inf(k, n, 1);
+    float *restrict Y = exec_outf(k, n, 0);
+#pragma omp parallel for collapse(2) num_threads(k->nthreads) if (x->numel > PAR_MIN)
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t j = 0; j < c; j++) {
+            const float *xr = X + (o * c + j) * inner;
+            float *yr = Y + (o * c + j) * inner;
+            float bj = B[j];
+#pragma omp simd
+            for (int64_t i = 0; i < inner; i++)
+                yr[i] = xr[i] + bj;
+        }
+    return EXEC_OK;
+}
+
+exec_status op_grad_BiasAdd(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+{
+    if (din[0])
+        din[0] = dout[0];
+    if (din[1])
+        din[1] = exec_op1(g, EXEC_OP_BiasAddGrad, 1, &dout[0], 1, (int64_t[]){ bias_axis(exec_t(g, n->in[0]), n) });
+    return g->status;
+}
+
+/* ---- Relu / ReluGrad(dy, x) --------------------------------------------- */
+exec_status op_shape_Relu(const exec_graph *g, const exec_node *n, exec_shape *o) { return shape_unary(g, n, o); }
+UNARY_KERNEL(Relu, x > 0.0f ? x : 0.0f)
+
+exec_status op_grad_Relu(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+{
+    if (din[0])
+        din[0] = exec_op1(g, EXEC_OP_ReluGrad, 2, (uint32_t[]){ dout[0], n->in[0] }, 0, NULL);
+    return g->status;
+}
+
+exec_status op_shape_ReluGrad(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    if (!exec_same_shape(exec_gin(g, n, 0), exec_gin(g, n, 1)))
+        return exec_fail(EXEC_ERR_SHAPE, "ReluGrad: gradient and features differ in shape");
+    exec_shape_of(out, exec_gin(g, n, 0));
+    return EXEC_OK;
+}
+BINARY_KERNEL(ReluGrad, b > 0.0f ? a : 0.0f)

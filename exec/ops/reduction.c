@@ -1,0 +1,201 @@
+/* reduction.c -- reductions and expansions: BiasAddGrad, Sum, softmax losses. */
+#include "../internal.h"
+
+/* ---- BiasAddGrad: db[C] = sum of dy over every axis but `axis` --------- */
+exec_status op_shape_BiasAddGrad(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *dy = exec_gin(g, n, 0);
+    int64_t ax = n->nattrs > 0 ? n->attrs[0] : dy->ndim - 1;
+    if (ax < 0)
+        ax += dy->ndim;
+    if (ax < 0 || ax >= dy->ndim)
+        return exec_fail(EXEC_ERR_SHAPE, "BiasAddGrad: axis %lld out of range", (long long)ax);
+    exec_shape_set(out, EXEC_F32, 1, &dy->shape[ax]);
+    return EXEC_OK;
+}
+
+exec_status op_fwd_BiasAddGrad(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *dy = exec_in(k, n, 0);
+    int64_t ax = n->nattrs > 0 ? n->attrs[0] : dy->ndim - 1;
+    if (ax < 0)
+        ax += dy->ndim;
+    int64_t c = dy->shape[ax], inner = dy->strides[ax], outer = dy->numel / (c * inner);
+    const float *restrict D = dy->data;
+    float *restrict B = exec_outf(k, n, 0);
+#pragma omp parallel for num_threads(k->nthreads) if (dy->numel > 65536)
+    for (int64_t j = 0; j < c; j++) {
+        double s = 0;
+        for (int64_t o = 0; o < outer; o++) {
+            const float *r = D + (o * c + j) * inner;
+            float part = 0;
+#pragma omp simd reduction(+ : part)
+            for (int64_t i = 0; i < inner; i++)
+                part += r[i];
+            s += part;
+        }
+        B[j] = (float)s;
+    }
+    return EXEC_OK;
+}
+
+/* ---- Sum: attrs keep_dims, then the axes to reduce --------------------- */
+static exec_status reduce_axes(const exec_tensor *x, const exec_node *n, bool *red, bool *keep)
+{
+    *keep = n->nattrs > 0 && n->attrs[0];
+    for (int i = 0; i < EXEC_MAX_DIMS; i++)
+        red[i] = false;
+    if (n->nattrs <= 1)
+        for (int i = 0; i < x->ndim; i++)
+            red[i] = true; /* no axes: reduce everything */
+    for (int i = 1; i < n->nattrs; i++) {
+        int64_t ax = n->attrs[i] < 0 ? n->attrs[i] + x->ndim : n->attrs[i];
+        if (ax < 0 || ax >= x->ndim)
+            return exec_fail(EXEC_ERR_SHAPE, "%s: axis %lld out of range for %d dims", exec_op_name(n->op),
+                             (long long)n->attrs[i], x->ndim);
+        red[ax] = true;
+    }
+    return EXEC_OK;
+}
+
+exec_status op_shape_Sum(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *x = exec_gin(g, n, 0);
+    bool red[EXEC_MAX_DIMS], keep;
+    exec_status s = reduce_axes(x, n, red, &keep);
+    if (s)
+        return s;
+    int64_t d[EXEC_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < x->ndim; i++) {
+        if (!red[i])
+            d[nd++] = x->shape[i];
+        else if (keep)
+            d[nd++] = 1;
+    }
+    if (nd == 0)
+        d[nd++] = 1; /* a scalar is [1] */
+    exec_shape_set(out, x->dtype, nd, d);
+    return EXEC_OK;
+}
+
+exec_status op_fwd_Sum(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *x = exec_in(k, n, 0);
+    bool red[EXEC_MAX_DIMS], keep;
+    reduce_axes(x, n, red, &keep);
+    const float *X = x->data;
+    float *Y = exec_outf(k, n, 0);
+    int64_t ototal = exec_out(k, n, 0)->numel;
+    /* the output stride of each input dim (0 along reduced dims) */
+    int64_t ostride[EXEC_MAX_DIMS], s = 1;
+    for (int i = x->ndim - 1; i >= 0; i--) {
+        ostride[i] = red[i] ? 0 : s;
+        if (!red[i])
+            s *= x->shape[i];
+    }
+    memset(Y, 0, (size_t)ototal * sizeof *Y);
+    int64_t inner = x->shape[x->ndim - 1];
+    int64_t idx[EXEC_MAX_DIMS] = { 0 };
+    for (int64_t base = 0; base < x->numel; base += inner) {
+        int64_t o = 0;
+        for (int i = 0; i < x->ndim - 1; i++)
+            o += idx[i] * ostride[i];
+        const float *xr = X + base;
+        if (red[x->ndim - 1]) {
+            float acc = 0;
+#pragma omp simd reduction(+ : acc)
+            for (int64_t i = 0; i < inner; i++)
+                acc += xr[i];
+            Y[o] += acc;
+        } else {
+            float *yr = Y + o;
+#pragma omp simd
+            for (int64_t i = 0; i < inner; i++)
+                yr[i] += xr[i];
+        }
+        for (int i = x->ndim - 2; i >= 0; i--) {
+            if (++idx[i] < x->shape[i])
+                break;
+            idx[i] = 0;
+        }
+    }
+    return EXEC_OK;
+}
+
+/* dx = dy broadcast back: reshape to keep_dims form, then Tile. */
+exec_status op_grad_Sum(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+{
+    if (!din[0])
+        return g->status;
+    const exec_tensor *x = exec_t(g, n->in[0]);
+    bool red[EXEC_MAX_DIMS], keep;
+    reduce_axes(x, n, red, &keep);
+    int64_t kd[EXEC_MAX_DIMS], mult[EXEC_MAX_DIMS];
+    int nd = x->ndim;
+    for (int i = 0; i < nd; i++) {
+        kd[i] = red[i] ? 1 : x->shape[i];
+        mult[i] = red[i] ? x->shape[i] : 1;
+    }
+    uint32_t r = exec_op1(g, EXEC_OP_Reshape, 1, &dout[0], nd, kd);
+    din[0] = exec_op1(g, EXEC_OP_Tile, 1, &r, nd, mult);
+    return g->status;
+}
+
+/* ---- SparseSoftmaxCrossEntropyWithLogits --------------------------------
+ * in: logits [N,C], labels int32 [N]; out: loss [1] (mean over N),
+ * backprop [N,C] = (softmax(logits) - onehot(labels)) / N. */
+exec_status op_shape_SparseSoftmaxCrossEntropyWithLogits(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *x = exec_gin(g, n, 0), *y = exec_gin(g, n, 1);
+    if (x->ndim != 2 || x->dtype != EXEC_F32 || y->dtype != EXEC_I32 || y->numel != x->shape[0])
+        return exec_fail(EXEC_ERR_SHAPE, "SparseSoftmaxCrossEntropyWithLogits: wants logits [N,C] and int labels [N]");
+    exec_shape_set(&out[0], EXEC_F32, 1, (int64_t[]){ 1 });
+    exec_shape_of(&out[1], x);
+    return EXEC_OK;
+}
+
+exec_status op_fwd_SparseSoftmaxCrossEntropyWithLogits(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *x = exec_in(k, n, 0);
+    int64_t N = x->shape[0], C = x->shape[1];
+    const float *X = x->data;
+    const int32_t *L = exec_in(k, n, 1)->data;
+    float *loss = exec_outf(k, n, 0), *BP = exec_outf(k, n, 1);
+    for (int64_t i = 0; i < N; i++)
+        if (L[i] < 0 || L[i] >= C)
+            return exec_fail(EXEC_ERR_ARG, "SparseSoftmaxCrossEntropyWithLogits: label %d outside [0,%lld)", L[i], (long long)C);
+    double total = 0;
+    float invn = 1.0f / (float)N;
+#pragma omp parallel for reduction(+ : total) num_threads(k->nthreads) if (N * C > 65536)
+    for (int64_t i = 0; i < N; i++) {
+        const float *xr = X + i * C;
+        float *br = BP + i * C;
+        float m = xr[0];
+        for (int64_t j = 1; j < C; j++)
+            m = xr[j] > m ? xr[j] : m;
+        float s = 0;
+        for (int64_t j = 0; j < C; j++) {
+            br[j] = expf(xr[j] - m);
+            s += br[j];
+        }
+        float inv = 1.0f / s;
+        for (int64_t j = 0; j < C; j++)
+            br[j] *= inv * invn;
+        br[L[i]] -= invn;
+        total += (double)(logf(s) + m - xr[L[i]]);
+    }
+    loss[0] = (float)(total / (double)N);
+    return EXEC_OK;
+}
+
+exec_status op_grad_SparseSoftmaxCrossEntropyWithLogits(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+{
+    if (din[0] && dout[0])
+        din[0] = exec_op1(g, EXEC_OP_Mul, 2, (uint32_t[]){ n->out[1], dout[0] }, 0, NULL);
+    else if (din[0])
+        din[0] = 0;
+    if (din[1])
+        din[1] = 0;
+    return g->status;
+}

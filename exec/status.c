@@ -1,0 +1,28 @@
+/* status.c -- status codes and the per-thread error message. */
+#include "exec.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static _Thread_local char g_msg[512];
+
+const char *exec_status_str(exec_status s)
+{
+    static const char *const names[] = {
+        [EXEC_OK] = "ok", [EXEC_ERR_NOMEM] = "out of memory", [EXEC_ERR_SHAPE] = "bad shape",
+        [EXEC_ERR_ARG] = "bad argument", [EXEC_ERR_STATE] = "bad state",
+        [EXEC_ERR_NUMERIC] = "numeric error", [EXEC_ERR_IO] = "I/O error",
+    };
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown status";
+}
+
+const char *exec_errmsg(void) { return g_msg[0] ? g_msg : "no error"; }
+
+exec_status exec_fail(exec_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_msg, sizeof g_msg, fmt, ap);
+    va_end(ap);
+    return s;
+}
