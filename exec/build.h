@@ -26,4 +26,75 @@ uint32_t ex_sparse_softmax_xent(exec_graph *g, uint32_t logits, uint32_t labels)
 uint32_t ex_reshape(exec_graph *g, uint32_t x, int ndim, const int64_t *dims);
 uint32_t ex_tile(exec_graph *g, uint32_t x, const int64_t *multiples);
 
+
+/* ==== The rest of the table: declared here as the contract between the
+ * families; each is defined in build.c by the family that lands it. ==== */
+
+/* ---- convolution, pooling, normalization (exec/ops/conv.c, pool.c, norm.c) ----
+ * x [N,C,H,W], filter [OC,C,KH,KW]; pads are symmetric (top=bottom, left=right);
+ * out = (H + 2*pad - K) / stride + 1. */
+uint32_t ex_conv2d(exec_graph *g, uint32_t x, uint32_t filter, int stride_h, int stride_w, int pad_h, int pad_w);
+/* pad for TF's "SAME" at stride 1 is K/2; helpers for explicit layers: */
+uint32_t ex_max_pool(exec_graph *g, uint32_t x, int kh, int kw, int sh, int sw, int ph, int pw);
+uint32_t ex_avg_pool(exec_graph *g, uint32_t x, int kh, int kw, int sh, int sw, int ph, int pw);
+uint32_t ex_global_avg_pool(exec_graph *g, uint32_t x);           /* [N,C,H,W] -> [N,C,1,1] */
+/* LRN across channels (AlexNet: depth_radius 2, bias 2 (or 1), alpha 1e-4, beta 0.75) */
+uint32_t ex_lrn(exec_graph *g, uint32_t x, int depth_radius, float bias, float alpha, float beta);
+/* FusedBatchNorm over N,H,W per channel C (x [N,C,H,W] or [N,C]); scale, offset,
+ * running_mean, running_var [C] (the running stats are weights' siblings of
+ * role weight but not trained: create them with exec_tensor_new(... EXEC_ROLE_weight ...)
+ * or exec_const). training=1 uses batch statistics and updates the running
+ * ones in place (momentum); training=0 is the inference form. */
+uint32_t ex_fused_batch_norm(exec_graph *g, uint32_t x, uint32_t scale, uint32_t offset, uint32_t running_mean,
+                             uint32_t running_var, float epsilon, float momentum, int training);
+
+/* ---- more elementwise, activations, reductions, data movement
+ *      (exec/ops/arith.c, activation.c, reduction.c, movement.c) ---- */
+uint32_t ex_sub(exec_graph *g, uint32_t a, uint32_t b);
+uint32_t ex_div(exec_graph *g, uint32_t a, uint32_t b);
+uint32_t ex_pow(exec_graph *g, uint32_t a, uint32_t b);
+uint32_t ex_neg(exec_graph *g, uint32_t x);
+uint32_t ex_square(exec_graph *g, uint32_t x);
+uint32_t ex_sqrt(exec_graph *g, uint32_t x);
+uint32_t ex_exp(exec_graph *g, uint32_t x);
+uint32_t ex_log(exec_graph *g, uint32_t x);
+uint32_t ex_sigmoid(exec_graph *g, uint32_t x);
+uint32_t ex_tanh(exec_graph *g, uint32_t x);
+uint32_t ex_clipped_relu(exec_graph *g, uint32_t x, float cap);   /* min(max(x,0),cap) */
+uint32_t ex_softmax(exec_graph *g, uint32_t x);                   /* over the last axis */
+uint32_t ex_log_softmax(exec_graph *g, uint32_t x);               /* over the last axis */
+uint32_t ex_select(exec_graph *g, uint32_t cond, uint32_t a, uint32_t b); /* cond != 0 ? a : b, same shapes */
+uint32_t ex_cast(exec_graph *g, uint32_t x, exec_dtype to);
+uint32_t ex_identity(exec_graph *g, uint32_t x);                  /* a copy */
+uint32_t ex_mean(exec_graph *g, uint32_t x, int naxes, const int64_t *axes, int keep_dims);
+uint32_t ex_max(exec_graph *g, uint32_t x, int naxes, const int64_t *axes, int keep_dims);
+uint32_t ex_argmax(exec_graph *g, uint32_t x, int axis);          /* -> int32 */
+uint32_t ex_transpose(exec_graph *g, uint32_t x, const int64_t *perm);
+uint32_t ex_concat(exec_graph *g, int n, const uint32_t *xs, int axis);
+/* splits x along axis into n equal parts; writes the n ids to out */
+exec_status ex_split(exec_graph *g, uint32_t x, int axis, int n, uint32_t *out);
+uint32_t ex_slice(exec_graph *g, uint32_t x, const int64_t *begin, const int64_t *size);
+uint32_t ex_pad(exec_graph *g, uint32_t x, const int64_t *before, const int64_t *after); /* zeros */
+uint32_t ex_gather(exec_graph *g, uint32_t params, uint32_t indices); /* [V,D], int32 [...] -> [...,D] */
+
+/* ---- losses (exec/ops/loss.c): each returns a scalar [1] loss tensor ---- */
+uint32_t ex_softmax_xent(exec_graph *g, uint32_t logits, uint32_t labels);      /* dense labels [N,C]; mean */
+/* sampled softmax (Jean et al.; TF's sampled_softmax_loss): weights [V,D],
+ * biases [V], inputs [N,D], labels int32 [N]; num_sampled log-uniform
+ * candidates; mean over N */
+uint32_t ex_sampled_softmax_loss(exec_graph *g, uint32_t weights, uint32_t biases, uint32_t inputs, uint32_t labels,
+                                 int num_sampled);
+/* CTC: logits [T,N,C] (blank = C-1), labels int32 [N,L] (padded), label_lengths
+ * int32 [N], seq_lengths int32 [N]; mean negative log-likelihood over N */
+uint32_t ex_ctc_loss(exec_graph *g, uint32_t logits, uint32_t labels, uint32_t label_lengths, uint32_t seq_lengths);
+/* greedy CTC decoding: logits [T,N,C] -> int32 [N,T] (collapsed, -1 padded) */
+uint32_t ex_ctc_greedy_decoder(exec_graph *g, uint32_t logits, uint32_t seq_lengths);
+uint32_t ex_huber_loss(exec_graph *g, uint32_t pred, uint32_t target, float delta); /* mean */
+uint32_t ex_sigmoid_xent(exec_graph *g, uint32_t logits, uint32_t labels);          /* sum over features, mean over N */
+
+/* ---- random (exec/ops/random.c): new draws every run, deterministic per seed ---- */
+uint32_t ex_random_normal(exec_graph *g, int ndim, const int64_t *shape, float mean, float stddev);
+uint32_t ex_random_uniform(exec_graph *g, int ndim, const int64_t *shape, float lo, float hi);
+uint32_t ex_dropout(exec_graph *g, uint32_t x, float rate); /* inverted dropout; identity-free in infer graphs */
+
 #endif

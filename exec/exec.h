@@ -168,6 +168,14 @@ uint32_t exec_grad_of(const exec_graph *g, uint32_t tensor);
 void exec_grad_set(exec_graph *g, uint32_t tensor, uint32_t grad);
 
 exec_status exec_optimizer_sgd(exec_graph *g, float lr);
+/* (optimizers below land with the optimization family, exec/optim.c) */
+exec_status exec_optimizer_momentum(exec_graph *g, float lr, float momentum);
+exec_status exec_optimizer_adam(exec_graph *g, float lr, float beta1, float beta2, float epsilon);
+exec_status exec_optimizer_rmsprop(exec_graph *g, float lr, float decay, float momentum, float epsilon);
+/* Gradient transforms, applied to exec_grad_of() of every weight before the
+ * optimizer: TF's clip_by_global_norm and per-tensor clip_by_norm. */
+exec_status exec_clip_global_norm(exec_graph *g, float clip_norm);
+exec_status exec_clip_by_norm(exec_graph *g, float clip_norm);
 
 /* ---- planning and running (memory.c, executor.c) ----------------------- */
 typedef struct exec_mem_stats {

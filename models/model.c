@@ -1,0 +1,82 @@
+/* model.c -- what every workload shares: names, allocation, running a step. */
+#include "models/model.h"
+
+#include "exec/alloc.h"
+
+#include <string.h>
+
+static const char *const mode_names[] = { "train", "infer" };
+static const char *const preset_names[] = { "tiny", "small", "full" };
+_Static_assert(sizeof mode_names / sizeof mode_names[0] == MODEL_MODE_COUNT, "mode names");
+_Static_assert(sizeof preset_names / sizeof preset_names[0] == MODEL_PRESET_COUNT, "preset names");
+
+const char *model_mode_name(model_mode m) { return (unsigned)m < MODEL_MODE_COUNT ? mode_names[m] : "?"; }
+const char *model_preset_name(model_preset p) { return (unsigned)p < MODEL_PRESET_COUNT ? preset_names[p] : "?"; }
+
+int model_mode_from_name(const char *s)
+{
+    for (int i = 0; i < MODEL_MODE_COUNT; i++)
+        if (strcmp(s, mode_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+int model_preset_from_name(const char *s)
+{
+    for (int i = 0; i < MODEL_PRESET_COUNT; i++)
+        if (strcmp(s, preset_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const model_def *model_find(const char *name)
+{
+    for (int i = 0; i < model_registry_count; i++)
+        if (strcmp(model_registry[i]->name, name) == 0)
+            return model_registry[i];
+    return NULL;
+}
+
+int model_batch(const model_def *def, const model_config *cfg)
+{
+    return cfg->batch > 0 ? cfg->batch : def->batch[cfg->preset];
+}
+
+exec_status model_alloc(const model_def *def, const model_config *cfg, size_t priv_size, model **out)
+{
+    *out = NULL;
+    model *m = exec_calloc(1, sizeof *m);
+    if (!m)
+        return exec_fail(EXEC_ERR_NOMEM, "%s: out of memory", def->name);
+    if (priv_size && !(m->priv = exec_calloc(1, priv_size))) {
+        exec_free(m);
+        return exec_fail(EXEC_ERR_NOMEM, "%s: out of memory", def->name);
+    }
+    m->def = def;
+    m->cfg = *cfg;
+    m->batch = model_batch(def, cfg);
+    exec_status s = exec_graph_create(&m->g, cfg->seed);
+    if (s) {
+        exec_free(m->priv);
+        exec_free(m);
+        return s;
+    }
+    *out = m;
+    return EXEC_OK;
+}
+
+void model_free(model *m)
+{
+    if (!m)
+        return;
+    exec_graph_destroy(m->g);
+    exec_free(m->priv);
+    exec_free(m);
+}
+
+exec_status model_run_graph(model *m)
+{
+    exec_run_opts o = { .inter = m->cfg.inter,
+                        .max_phase = m->cfg.mode == MODEL_TRAIN ? EXEC_PHASE_update : EXEC_PHASE_forward };
+    return exec_graph_run(m->g, &o);
+}
