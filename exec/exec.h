@@ -207,15 +207,36 @@ const char *exec_blas_config(void);
 const char *exec_cpu_model(void);
 
 /* ---- the hook (executor.c) ---------------------------------------------- */
-/* Called around every node execution and every tensor allocation. One hook
- * set per process (the tracer installs it); NULL members are skipped. */
+/* The one interface between the engine and the tracer: called around every
+ * node execution, every tensor allocation, and by the run loop around runs
+ * and steps. One hook set per process (the tracer installs it when a run is
+ * traced); while none is set each call site costs one predicted branch.
+ * NULL members are skipped. */
+typedef struct exec_run_info {
+    const char *model, *mode, *preset, *version, *blas, *cpu;
+    uint32_t batch, steps, threads, inter;
+    uint64_t seed;
+} exec_run_info;
+
 typedef struct exec_hooks {
     void (*op_begin)(const exec_graph *g, const exec_node *n, uint64_t seq);
     void (*op_end)(const exec_graph *g, const exec_node *n, uint64_t seq, uint64_t flops, uint64_t bytes);
     void (*tensor_alloc)(const exec_tensor *t);
     void (*tensor_free)(const exec_tensor *t);
+    void (*run_begin)(const exec_run_info *info);
+    void (*run_end)(int32_t status, uint64_t ops);
+    void (*step_begin)(uint32_t step);
+    void (*step_end)(uint32_t step, double loss);
 } exec_hooks;
 void exec_hooks_set(const exec_hooks *h);
+
+/* For run loops (models/, replay/): forward to the hooks, if any. */
+void exec_trace_run_begin(const exec_run_info *info);
+void exec_trace_run_end(int32_t status);
+void exec_trace_step_begin(uint32_t step);
+void exec_trace_step_end(uint32_t step, double loss);
+/* Op invocations dispatched in this process (all graphs). */
+uint64_t exec_ops_dispatched(void);
 
 /* ---- the op table (optable.c) ------------------------------------------- */
 typedef struct exec_shape { exec_dtype dtype; int ndim; int64_t d[EXEC_MAX_DIMS]; } exec_shape;

@@ -24,6 +24,30 @@ void exec_hooks_set(const exec_hooks *h)
 
 const exec_hooks *exec_hooks_cur(void) { return g_hooks_ptr; }
 
+static atomic_uint_fast64_t g_dispatched;
+uint64_t exec_ops_dispatched(void) { return atomic_load(&g_dispatched); }
+
+void exec_trace_run_begin(const exec_run_info *info)
+{
+    if (__builtin_expect(g_hooks_ptr != NULL, 0) && g_hooks_ptr->run_begin)
+        g_hooks_ptr->run_begin(info);
+}
+void exec_trace_run_end(int32_t status)
+{
+    if (__builtin_expect(g_hooks_ptr != NULL, 0) && g_hooks_ptr->run_end)
+        g_hooks_ptr->run_end(status, exec_ops_dispatched());
+}
+void exec_trace_step_begin(uint32_t step)
+{
+    if (__builtin_expect(g_hooks_ptr != NULL, 0) && g_hooks_ptr->step_begin)
+        g_hooks_ptr->step_begin(step);
+}
+void exec_trace_step_end(uint32_t step, double loss)
+{
+    if (__builtin_expect(g_hooks_ptr != NULL, 0) && g_hooks_ptr->step_end)
+        g_hooks_ptr->step_end(step, loss);
+}
+
 /* Each worker keeps its scratch in the graph across runs (slot = worker). */
 void *exec_kscratch(exec_kctx *k, size_t bytes)
 {
@@ -58,6 +82,7 @@ static exec_status exec_dispatch(exec_kctx *k, const exec_node *n)
             h->op_begin(k->g, n, seq);
     }
     exec_status s = exec_op_table[n->op].fwd(k, n);
+    atomic_fetch_add_explicit(&g_dispatched, 1, memory_order_relaxed);
     if (__builtin_expect(h != NULL, 0) && h->op_end) {
         uint64_t flops = 0, bytes = 0;
         exec_op_table[n->op].cost(k->g, n, &flops, &bytes);
