@@ -602,6 +602,35 @@ static void test_open_dir(void **state)
 	assert_null(t);
 	assert_message(err, "MANIFEST:1");
 
+	/* a symlink to a CTF directory is followed at the top only */
+	pjoin(exp, f->base, "link-to-ctf");
+	assert_int_equal(symlink(f->ctf, exp), 0);
+	assert_int_equal(tracer_trace_open(exp, &t, err, ERRLEN),
+			 TRACER_ARCHIVE_OK);
+	assert_int_equal(tracer_trace_ctf_count(t), 2);
+	tracer_trace_close(t);
+
+	/* an extracted archive: <run>/trace plus <run>/MANIFEST beside it */
+	{
+		char run[PATH_MAX], tr[PATH_MAX], p[PATH_MAX];
+
+		pjoin(run, f->base, "run");
+		pjoin(tr, run, "trace");
+		xmkdir(run);
+		xmkdir(tr);
+		pjoin(p, tr, "metadata");
+		write_file(p, "m", 1);
+		pjoin(p, run, "MANIFEST");
+		write_file(p, "model=memnet\\n\\\\x\n", 18);
+		assert_int_equal(tracer_trace_open(tr, &t, err, ERRLEN),
+				 TRACER_ARCHIVE_OK);
+		assert_string_equal(tracer_trace_ctf_path(t, 0), tr);
+		assert_string_equal(
+			tracer_manifest_get(tracer_trace_manifest(t), "model"),
+			"memnet\n\\x");
+		tracer_trace_close(t);
+	}
+
 	/* no metadata anywhere */
 	assert_int_equal(tracer_trace_open(f->outside, &t, err, ERRLEN),
 			 TRACER_ARCHIVE_ENOTRACE);
@@ -968,6 +997,32 @@ static void test_damaged(void **state)
 		x ^= x << 5;
 		rnd[i] = (unsigned char)x;
 	}
+	/* a plain tar cut inside a member, and one of only zero blocks */
+	{
+		const hentry es[] = {
+			{ E_FILE, "trace/metadata", NULL, 10 },
+			{ E_FILE, "trace/chan_0", NULL, 50000 },
+		};
+		char *tar;
+		size_t tlen;
+		char zeros[1024] = { 0 };
+
+		pjoin(p, f->out, "whole.tar");
+		make_tar(p, es, 2, false);
+		tar = read_file(p, &tlen);
+		assert_non_null(tar);
+		pjoin(p, f->out, "cut.tar");
+		write_file(p, tar, tlen / 2);
+		expect_reject(f, p, NULL, TRACER_ARCHIVE_EFORMAT, "truncated");
+		pjoin(p, f->out, "cut-header.tar");
+		write_file(p, tar, 700);
+		expect_reject(f, p, NULL, TRACER_ARCHIVE_EFORMAT, "truncated");
+		free(tar);
+		pjoin(p, f->out, "zeros.tar");
+		write_file(p, zeros, sizeof(zeros));
+		expect_reject(f, p, NULL, TRACER_ARCHIVE_EFORMAT, "empty archive");
+	}
+
 	pjoin(p, f->out, "random.bin");
 	write_file(p, rnd, sizeof(rnd));
 	expect_reject(f, p, NULL, TRACER_ARCHIVE_EFORMAT, "unrecognized");

@@ -1406,7 +1406,9 @@ static tracer_archive_status find_ctf(tracer_trace *t, const char *path,
 		return set_err(err, errlen, TRACER_ARCHIVE_ELIMIT,
 			       "%s: directories nested deeper than %d", path,
 			       MAX_DEPTH);
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* The root given by the user may be a symlink; nothing below it. */
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+				(depth > 0 ? O_NOFOLLOW : 0));
 	if (fd < 0)
 		return set_err(err, errlen, TRACER_ARCHIVE_EIO, "%s: %s", path,
 			       strerror(errno));
