@@ -774,6 +774,9 @@ static void test_hostile_dotdot(void **state)
 	const hentry es2[] = {
 		{ E_FILE, "../escaped", NULL, 10 },
 	};
+	const hentry es3[] = { /* control bytes never reach the message */
+		{ E_FILE, "trace/a\nb\x1b[2J/../../escaped", NULL, 10 },
+	};
 
 	pjoin(p, f->out, "dotdot.tar.zst");
 	make_tar(p, es, 2, true);
@@ -781,6 +784,9 @@ static void test_hostile_dotdot(void **state)
 	pjoin(p, f->out, "dotdot2.tar");
 	make_tar(p, es2, 1, false);
 	expect_reject(f, p, NULL, TRACER_ARCHIVE_EUNSAFE, "'..'");
+	pjoin(p, f->out, "dotdot3.tar.zst");
+	make_tar(p, es3, 1, true);
+	expect_reject(f, p, NULL, TRACER_ARCHIVE_EUNSAFE, "a?b?[2J");
 	pjoin(esc, f->tmp, "escaped");
 	assert_false(exists(esc));
 	pjoin(esc, f->base, "escaped");

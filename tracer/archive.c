@@ -1341,7 +1341,7 @@ void tracer_trace_close(tracer_trace *t)
 
 tracer_trace_kind tracer_trace_get_kind(const tracer_trace *t)
 {
-	return t->kind;
+	return t ? t->kind : TRACER_TRACE_DIR;
 }
 
 const char *tracer_trace_source(const tracer_trace *t)

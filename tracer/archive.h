@@ -147,7 +147,9 @@ tracer_archive_status tracer_archive_default_path(const char *dir,
  * Write the archive into `dir` (NULL -> "traces", created if missing)
  * under its default name, adding the first free uniqueness suffix
  * (-1, -2, ...) so that recording twice never overwrites.  The chosen path
- * is copied into out_path (may be NULL).
+ * is copied into out_path (may be NULL; if it is too small the archive is
+ * still written and TRACER_ARCHIVE_EINVAL says so).  `when` as in
+ * tracer_archive_default_name.
  */
 tracer_archive_status tracer_archive_write_default(const char *dir,
 						   const char *ctf_dir,
@@ -202,6 +204,7 @@ tracer_archive_status tracer_trace_open_ex(const char *path_or_url,
 /* Remove the temporary directory (if any) and free t.  NULL is a no-op. */
 void tracer_trace_close(tracer_trace *t);
 
+/* Accessors take a trace from tracer_trace_open (NULL-safe). */
 tracer_trace_kind tracer_trace_get_kind(const tracer_trace *t);
 /* The path or URL given to open (borrowed). */
 const char *tracer_trace_source(const tracer_trace *t);
