@@ -142,6 +142,12 @@ uint32_t exec_op_add(exec_graph *g, exec_op op, int nin, const uint32_t *in,
 uint32_t exec_op_add_inplace(exec_graph *g, exec_op op, int nin, const uint32_t *in,
                              int nattrs, const int64_t *attrs, int nout, const uint32_t *out);
 
+/* Appends a node whose outputs already exist (replay: a program rebuilt from
+ * a trace). The op's shape function must agree with the outputs' shapes and
+ * dtypes, except for in-place updates (outputs that are also inputs). */
+exec_status exec_op_add_recorded(exec_graph *g, exec_op op, exec_phase phase, int nin, const uint32_t *in,
+                                 int nattrs, const int64_t *attrs, int nout, const uint32_t *out);
+
 /* Nodes added from now on get this phase (builders default to forward). */
 void exec_set_phase(exec_graph *g, exec_phase p);
 
@@ -191,6 +197,7 @@ void exec_graph_mem(const exec_graph *g, exec_mem_stats *out);
 typedef struct exec_run_opts {
     int inter;          /* inter-op workers (<= 1: sequential) */
     exec_phase max_phase; /* run nodes up to this phase (forward: inference) */
+    uint64_t *node_ns;  /* optional, one per node: adds each node's wall time */
 } exec_run_opts;
 
 exec_status exec_graph_run(exec_graph *g, const exec_run_opts *opts);

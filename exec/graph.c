@@ -343,3 +343,48 @@ void exec_grad_set(exec_graph *g, uint32_t tensor, uint32_t grad)
     if (tensor < g->ntensors)
         g->grad[tensor] = grad;
 }
+
+exec_status exec_op_add_recorded(exec_graph *g, exec_op op, exec_phase phase, int nin, const uint32_t *in,
+                                 int nattrs, const int64_t *attrs, int nout, const uint32_t *out)
+{
+    if (g->status)
+        return g->status;
+    if ((unsigned)op >= EXEC_OP_COUNT)
+        return exec_graph_fail(g, EXEC_ERR_ARG, "op %d out of range", (int)op), g->status;
+    const exec_op_info *info = &exec_op_table[op];
+    int want = info->nout >= 0 ? info->nout : info->nout == -1 ? nin : nout;
+    if (nout != want)
+        return exec_graph_fail(g, EXEC_ERR_ARG, "%s: %d outputs (wants %d)", info->name, nout, want), g->status;
+    for (int i = 0; i < nout; i++)
+        if (out[i] == 0 || out[i] >= g->ntensors)
+            return exec_graph_fail(g, EXEC_ERR_ARG, "%s: output %d is not a tensor", info->name, i), g->status;
+    exec_node *n = NULL;
+    if (!node_append(g, op, nin, in, nattrs, attrs, nout, &n))
+        return g->status;
+    n->phase = phase;
+    memcpy(n->out, out, (size_t)nout * sizeof *out);
+    exec_shape shapes[nout > 0 ? nout : 1];
+    memset(shapes, 0, sizeof shapes);
+    exec_status s = info->shape(g, n, shapes);
+    for (int i = 0; i < nout && !s; i++) {
+        int inplace = 0;
+        for (int j = 0; j < nin; j++)
+            inplace |= in[j] == out[i];
+        if (inplace)
+            continue;
+        const exec_tensor *t = &g->tensors[out[i]];
+        int same = t->dtype == shapes[i].dtype && t->ndim == shapes[i].ndim;
+        for (int d = 0; same && d < t->ndim; d++)
+            same = t->shape[d] == shapes[i].d[d];
+        if (!same)
+            s = exec_fail(EXEC_ERR_SHAPE, "%s: recorded output %d's shape or dtype differs from what the op computes",
+                          info->name, i);
+    }
+    if (s) {
+        exec_free(n->in);
+        exec_free(n->out);
+        return exec_graph_fail(g, s, "%s", exec_errmsg()), g->status;
+    }
+    g->nnodes++;
+    return EXEC_OK;
+}
