@@ -228,14 +228,19 @@ typedef struct exec_run_info {
 typedef struct exec_hooks {
     void (*op_begin)(const exec_graph *g, const exec_node *n, uint64_t seq);
     void (*op_end)(const exec_graph *g, const exec_node *n, uint64_t seq, uint64_t flops, uint64_t bytes);
-    void (*tensor_alloc)(const exec_tensor *t);
-    void (*tensor_free)(const exec_tensor *t);
+    void (*tensor_alloc)(const exec_graph *g, const exec_tensor *t);
+    void (*tensor_free)(const exec_graph *g, const exec_tensor *t);
     void (*run_begin)(const exec_run_info *info);
     void (*run_end)(int32_t status, uint64_t ops);
     void (*step_begin)(uint32_t step);
     void (*step_end)(uint32_t step, double loss);
 } exec_hooks;
 void exec_hooks_set(const exec_hooks *h);
+
+/* Tensor ids are per graph; a process may run several graphs (deepq's
+ * target network). The id a trace records is unique in the process:
+ * exec_trace_tensor_id(g, id) = the graph's base + id (bases are 2^20 apart). */
+uint32_t exec_trace_tensor_id(const exec_graph *g, uint32_t id);
 
 /* For run loops (models/, replay/): forward to the hooks, if any. */
 void exec_trace_run_begin(const exec_run_info *info);

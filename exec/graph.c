@@ -2,6 +2,7 @@
 #include "internal.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #define GROW(ptr, n, cap, extra)                                                   \
@@ -26,7 +27,9 @@ exec_status exec_graph_create(exec_graph **out, uint64_t seed)
     exec_graph *g = exec_calloc(1, sizeof *g);
     if (!g)
         return exec_fail(EXEC_ERR_NOMEM, "graph: out of memory");
+    static _Atomic uint32_t next_base;
     g->seed = seed;
+    g->trace_base = next_base++ * EXEC_MAX_TENSORS % 0xfff00000u;
     g->ntensors = 1; /* id 0 is "none" */
     *out = g;
     return EXEC_OK;
@@ -139,6 +142,8 @@ uint32_t exec_tensor_new(exec_graph *g, exec_role role, exec_dtype dt, int ndim,
     for (int i = 0; i < ndim; i++)
         if (shape[i] <= 0)
             return exec_graph_fail(g, EXEC_ERR_SHAPE, "tensor '%s': dim %d is %lld", name ? name : "", i, (long long)shape[i]);
+    if (g->ntensors >= EXEC_MAX_TENSORS)
+        return exec_graph_fail(g, EXEC_ERR_ARG, "graph: more than %u tensors", EXEC_MAX_TENSORS);
     if (grow_tensors(g))
         return exec_graph_fail(g, EXEC_ERR_NOMEM, "%s", exec_errmsg());
     uint32_t id = g->ntensors++;
@@ -388,3 +393,5 @@ exec_status exec_op_add_recorded(exec_graph *g, exec_op op, exec_phase phase, in
     g->nnodes++;
     return EXEC_OK;
 }
+
+uint32_t exec_trace_tensor_id(const exec_graph *g, uint32_t id) { return g->trace_base + id; }

@@ -12,9 +12,11 @@
 #include <string.h>
 
 #define EXEC_MAX_WORKERS 16
+#define EXEC_MAX_TENSORS (1u << 20) /* per graph: the trace id space of one graph */
 
 struct exec_graph {
     uint64_t seed;
+    uint32_t trace_base;     /* exec_trace_tensor_id() = trace_base + id */
     uint64_t runs;           /* completed exec_graph_run calls */
     uint64_t ops_run;        /* op invocations executed */
     exec_status status;      /* sticky builder error */
