@@ -123,6 +123,11 @@ EXEC_COST_FN(cost_matmul);
 EXEC_COST_FN(cost_batchmatmul);
 EXEC_COST_FN(cost_softmax_xent);
 EXEC_COST_FN(cost_apply_gd);
+/* convolution / pooling / normalization (the nn family) */
+EXEC_COST_FN(cost_conv2d);        /* Conv2D and both backprops: 2*N*OC*OH*OW*C*KH*KW */
+EXEC_COST_FN(cost_pool);          /* KH*KW per pooled element */
+EXEC_COST_FN(cost_lrn);
+EXEC_COST_FN(cost_batch_norm);
 /* ideal bytes: every distinct input read once, every output written once */
 uint64_t exec_io_bytes(const exec_graph *g, const exec_node *n);
 
