@@ -121,6 +121,11 @@ EXEC_COST_FN(cost_matmul);
 EXEC_COST_FN(cost_batchmatmul);
 EXEC_COST_FN(cost_softmax_xent);
 EXEC_COST_FN(cost_apply_gd);
+/* ---- math family (arith.c, activation.c, reduction.c, movement.c) ---- */
+EXEC_COST_FN(cost_elem2);         /* 2 per output element */
+EXEC_COST_FN(cost_elem3);         /* 3 per output element */
+EXEC_COST_FN(cost_elem8);         /* 8 per output element (Pow: exp and log) */
+EXEC_COST_FN(cost_fill);          /* 0 FLOPs; writes the outputs, reads nothing */
 /* ideal bytes: every distinct input read once, every output written once */
 uint64_t exec_io_bytes(const exec_graph *g, const exec_node *n);
 
