@@ -110,3 +110,16 @@ EXEC_COST_FN(cost_batch_norm)
     *flops = per * (uint64_t)x->numel;
     *bytes = exec_io_bytes(g, n);
 }
+
+/* ---- math family (elementwise math, activations, data movement) ---- */
+EXEC_COST_FN(cost_elem2) { *flops = 2 * out_numel(g, n); *bytes = exec_io_bytes(g, n); }
+EXEC_COST_FN(cost_elem3) { *flops = 3 * out_numel(g, n); *bytes = exec_io_bytes(g, n); }
+EXEC_COST_FN(cost_elem8) { *flops = 8 * out_numel(g, n); *bytes = exec_io_bytes(g, n); }
+/* ZerosLike: the input gives only the shape; only the output is touched */
+EXEC_COST_FN(cost_fill)
+{
+    *flops = 0;
+    *bytes = 0;
+    for (int i = 0; i < n->nout; i++)
+        *bytes += g->tensors[n->out[i]].bytes;
+}

@@ -258,7 +258,12 @@ uint32_t exec_op_add(exec_graph *g, exec_op op, int nin, const uint32_t *in, int
     if (g->planned)
         return exec_graph_fail(g, EXEC_ERR_STATE, "graph: node added after plan");
     const exec_op_info *info = (unsigned)op < EXEC_OP_COUNT ? &exec_op_table[op] : NULL;
-    int nout = info ? (info->nout < 0 ? nin : info->nout) : 0;
+    int nout = info ? (info->nout == -1 ? nin : info->nout) : 0;
+    if (info && info->nout == -2) { /* output count from attrs[1] (Split) */
+        if (nattrs < 2 || attrs[1] < 1 || attrs[1] > 4096)
+            return exec_graph_fail(g, EXEC_ERR_ARG, "%s: attribute 1 must give the output count (1..4096)", info->name);
+        nout = (int)attrs[1];
+    }
     exec_node *n = NULL;
     if (!node_append(g, op, nin, in, nattrs, attrs, nout, &n))
         return 0;

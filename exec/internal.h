@@ -128,6 +128,11 @@ EXEC_COST_FN(cost_conv2d);        /* Conv2D and both backprops: 2*N*OC*OH*OW*C*K
 EXEC_COST_FN(cost_pool);          /* KH*KW per pooled element */
 EXEC_COST_FN(cost_lrn);
 EXEC_COST_FN(cost_batch_norm);
+/* ---- math family (arith.c, activation.c, reduction.c, movement.c) ---- */
+EXEC_COST_FN(cost_elem2);         /* 2 per output element */
+EXEC_COST_FN(cost_elem3);         /* 3 per output element */
+EXEC_COST_FN(cost_elem8);         /* 8 per output element (Pow: exp and log) */
+EXEC_COST_FN(cost_fill);          /* 0 FLOPs; writes the outputs, reads nothing */
 /* ideal bytes: every distinct input read once, every output written once */
 uint64_t exec_io_bytes(const exec_graph *g, const exec_node *n);
 
