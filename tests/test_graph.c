@@ -98,6 +98,86 @@ static void test_mlp_learns(void **state)
     assert_true(last < 0.5f * first);
 }
 
+/* A small CNN: conv, max-pool, conv (stride 2, padding), global average
+ * pool, FC; trained on images whose class sets a bright quadrant. */
+typedef struct cnn { exec_graph *g; uint32_t x, y, loss; } cnn;
+enum { CB = 16, CH = 12, CC = 4 };
+
+static void cnn_build(cnn *m)
+{
+    assert_int_equal(exec_graph_create(&m->g, 5), EXEC_OK);
+    exec_graph *g = m->g;
+    m->x = exec_input(g, "x", EXEC_F32, 4, (int64_t[]){ CB, 1, CH, CH });
+    m->y = exec_input(g, "y", EXEC_I32, 1, (int64_t[]){ CB });
+    uint32_t k1 = exec_weight(g, "k1", 4, (int64_t[]){ 8, 1, 3, 3 }, EXEC_INIT_HE);
+    uint32_t c1 = exec_weight(g, "c1", 1, (int64_t[]){ 8 }, EXEC_INIT_ZERO);
+    uint32_t k2 = exec_weight(g, "k2", 4, (int64_t[]){ 16, 8, 3, 3 }, EXEC_INIT_HE);
+    uint32_t w = exec_weight(g, "w", 2, (int64_t[]){ 16, CC }, EXEC_INIT_GLOROT);
+    uint32_t h = ex_relu(g, ex_bias_add(g, ex_conv2d(g, m->x, k1, 1, 1, 1, 1), c1, 1));
+    h = ex_max_pool(g, h, 2, 2, 2, 2, 0, 0);
+    h = ex_relu(g, ex_conv2d(g, h, k2, 2, 2, 1, 1));
+    h = ex_reshape(g, ex_global_avg_pool(g, h), 2, (int64_t[]){ CB, 16 });
+    m->loss = ex_sparse_softmax_xent(g, ex_matmul(g, h, w, 0, 0), m->y);
+    exec_gradients(g, m->loss);
+    exec_optimizer_sgd(g, 0.2f);
+    assert_int_equal(exec_graph_status(g), EXEC_OK);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+}
+
+static void cnn_fill(cnn *m, int step)
+{
+    float *x = exec_dataf(m->g, m->x);
+    int32_t *y = exec_datai(m->g, m->y);
+    uint32_t s = 99u + (uint32_t)step * 131u;
+    for (int i = 0; i < CB; i++) {
+        s = s * 1664525u + 1013904223u;
+        int c = (int)(s >> 24) % CC;
+        y[i] = c;
+        for (int r = 0; r < CH; r++)
+            for (int q = 0; q < CH; q++) {
+                s = s * 1664525u + 1013904223u;
+                int quad = (r >= CH / 2) * 2 + (q >= CH / 2);
+                x[(i * CH + r) * CH + q] = (quad == c ? 1.0f : 0.0f) + 0.3f * ((float)(s >> 8) / 16777216.0f - 0.5f);
+            }
+    }
+}
+
+static void cnn_train(int inter, float *losses, int steps)
+{
+    cnn m;
+    cnn_build(&m);
+    exec_run_opts o = { .inter = inter, .max_phase = EXEC_PHASE_update };
+    for (int s = 0; s < steps; s++) {
+        cnn_fill(&m, s);
+        assert_int_equal(exec_graph_run(m.g, &o), EXEC_OK);
+        losses[s] = exec_dataf(m.g, m.loss)[0];
+    }
+    exec_graph_destroy(m.g);
+}
+
+static void test_cnn_learns(void **state)
+{
+    (void)state;
+    enum { STEPS = 60 };
+    float a[STEPS], b[STEPS];
+    exec_threads_set(1);
+    cnn_train(1, a, STEPS);
+    exec_threads_set(2);
+    cnn_train(2, b, STEPS);
+    exec_threads_set(1);
+    float first = 0, last = 0;
+    double maxdiff = 0;
+    for (int i = 0; i < 5; i++) {
+        first += a[i] / 5;
+        last += a[STEPS - 5 + i] / 5;
+    }
+    for (int i = 0; i < STEPS; i++)
+        maxdiff = fmax(maxdiff, fabs((double)a[i] - b[i]));
+    printf("cnn: mean loss of the first 5 steps %.4f, of the last 5 %.4f; inter 2 max diff %.3g\n", first, last, maxdiff);
+    assert_true(last < 0.5f * first);
+    assert_true(maxdiff == 0.0);
+}
+
 static void test_inter_same_result(void **state)
 {
     (void)state;
@@ -187,6 +267,7 @@ int main(void)
     exec_threads_set(1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mlp_learns),     cmocka_unit_test(test_inter_same_result),
+        cmocka_unit_test(test_cnn_learns),
         cmocka_unit_test(test_phases),         cmocka_unit_test(test_alloc_failure),
         cmocka_unit_test(test_bad_build),
     };
