@@ -89,9 +89,12 @@ exec_status replay_program_add_op(replay_program *p, const char *op_name, const 
         exec_free(o->in_more);
         return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
     }
-    memcpy(op_ids(o, 0), in, (size_t)nin * sizeof *in);
-    memcpy(op_ids(o, 1), out, (size_t)nout * sizeof *out);
-    memcpy(o->attrs, attrs, (size_t)nattrs * sizeof *attrs);
+    if (nin)
+        memcpy(op_ids(o, 0), in, (size_t)nin * sizeof *in);
+    if (nout)
+        memcpy(op_ids(o, 1), out, (size_t)nout * sizeof *out);
+    if (nattrs)
+        memcpy(o->attrs, attrs, (size_t)nattrs * sizeof *attrs);
     p->nops++;
     return EXEC_OK;
 }
