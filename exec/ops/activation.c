@@ -105,10 +105,10 @@ static exec_status softmax_rows(exec_kctx *k, const exec_node *n, int logform)
         if (logform) {
             for (int64_t j = 0; j < C; j++)
                 s += expf(xr[j] - m);
-            float lse = m + logf(s);
+            float ls = logf(s); /* (x - m) - log s: no rounding at m's magnitude */
 #pragma omp simd
             for (int64_t j = 0; j < C; j++)
-                yr[j] = xr[j] - lse;
+                yr[j] = (xr[j] - m) - ls;
         } else {
             for (int64_t j = 0; j < C; j++) {
                 yr[j] = expf(xr[j] - m);
