@@ -41,6 +41,41 @@ uint32_t ex_tile(exec_graph *g, uint32_t x, const int64_t *multiples)
     return exec_op1(g, EXEC_OP_Tile, 1, &x, t->ndim, multiples);
 }
 
+/* ---- convolution, pooling, normalization (exec/ops/conv.c, pool.c, norm.c) ---- */
+uint32_t ex_conv2d(exec_graph *g, uint32_t x, uint32_t filter, int stride_h, int stride_w, int pad_h, int pad_w)
+{
+    return OP(g, Conv2D, IN(x, filter), 4, AT(stride_h, stride_w, pad_h, pad_w));
+}
+
+uint32_t ex_max_pool(exec_graph *g, uint32_t x, int kh, int kw, int sh, int sw, int ph, int pw)
+{
+    return OP(g, MaxPool, IN(x), 6, AT(kh, kw, sh, sw, ph, pw));
+}
+
+uint32_t ex_avg_pool(exec_graph *g, uint32_t x, int kh, int kw, int sh, int sw, int ph, int pw)
+{
+    return OP(g, AvgPool, IN(x), 6, AT(kh, kw, sh, sw, ph, pw));
+}
+
+uint32_t ex_global_avg_pool(exec_graph *g, uint32_t x)
+{
+    const exec_tensor *t = exec_tensor_get(g, x);
+    if (!t || t->ndim != 4)
+        return exec_graph_fail(g, EXEC_ERR_SHAPE, "global_avg_pool: wants an [N,C,H,W] input");
+    return OP(g, AvgPool, IN(x), 6, AT(t->shape[2], t->shape[3], 1, 1, 0, 0));
+}
+
+uint32_t ex_lrn(exec_graph *g, uint32_t x, int depth_radius, float bias, float alpha, float beta)
+{
+    return OP(g, LRN, IN(x), 4, AT(depth_radius, exec_attr_f(bias), exec_attr_f(alpha), exec_attr_f(beta)));
+}
+
+uint32_t ex_fused_batch_norm(exec_graph *g, uint32_t x, uint32_t scale, uint32_t offset, uint32_t running_mean,
+                             uint32_t running_var, float epsilon, float momentum, int training)
+{
+    return OP(g, FusedBatchNorm, IN(x, scale, offset, running_mean, running_var), 3,
+              AT(exec_attr_f(epsilon), exec_attr_f(momentum), training != 0));
+}
 /* ---- the math family: elementwise math, activations, reductions by axis,
  *      data movement (exec/ops/arith.c, activation.c, reduction.c, movement.c) ---- */
 uint32_t ex_sub(exec_graph *g, uint32_t a, uint32_t b) { return OP(g, Sub, IN(a, b), 0, NULL); }
