@@ -88,6 +88,11 @@ static void unravel(int64_t lin, int nd, const int64_t *shape, int64_t *idx)
     }
 }
 
+static uint32_t exec_op1_public(exec_graph *g, exec_op op, uint32_t x)
+{
+    return exec_op_add(g, op, 1, &x, 0, NULL, NULL);
+}
+
 static void assert_shape(exec_graph *g, uint32_t id, int nd, const int64_t *shape)
 {
     exec_tensor *t = exec_tensor_get(g, id);
@@ -623,6 +628,47 @@ static void test_elementwise(void **state)
     exec_graph_destroy(g);
 }
 
+/* ---- hostile attributes, as a replayed trace may carry them --------------- */
+static void test_hostile_attrs(void **state)
+{
+    (void)state;
+    struct { exec_op op; int nattrs; int64_t attrs[4]; int nout; } cases[] = {
+        { EXEC_OP_Split, 0, { 0 }, 2 },                   /* no count: no division by zero */
+        { EXEC_OP_Split, 2, { 0, 3 }, 2 },                /* count disagrees with the outputs */
+        { EXEC_OP_Slice, 4, { INT64_MAX, 0, INT64_MAX, 1 }, 1 },
+        { EXEC_OP_Slice, 4, { 1, 0, INT64_MAX, 1 }, 1 },
+        { EXEC_OP_Pad, 4, { INT64_MAX, INT64_MAX, 0, 0 }, 1 },
+        { EXEC_OP_Transpose, 2, { 0, 0 }, 1 },
+        { EXEC_OP_Transpose, 2, { 0, 64 }, 1 },
+        { EXEC_OP_ConcatV2, 1, { 7 }, 1 },
+        { EXEC_OP_ArgMax, 1, { -9 }, 1 },
+        { EXEC_OP_Max, 2, { 0, 5 }, 1 },
+        { EXEC_OP_Cast, 1, { -1 }, 1 },
+        { EXEC_OP_ClippedRelu, 0, { 0 }, 1 },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        exec_graph *g = newg();
+        uint32_t x = exec_input(g, "x", EXEC_F32, 2, (int64_t[]){ 4, 6 });
+        uint32_t outs[2] = { exec_tensor_new(g, EXEC_ROLE_activation, EXEC_F32, 2, (int64_t[]){ 4, 3 }, "o0"),
+                             exec_tensor_new(g, EXEC_ROLE_activation, EXEC_F32, 2, (int64_t[]){ 4, 3 }, "o1") };
+        exec_status s = exec_op_add_recorded(g, cases[c].op, EXEC_PHASE_forward, 1, &x, cases[c].nattrs, cases[c].attrs,
+                                             cases[c].nout, outs);
+        if (s == EXEC_OK)
+            fprintf(stderr, "hostile case %zu (%s) accepted\n", c, exec_op_name(cases[c].op));
+        assert_int_not_equal(s, EXEC_OK);
+        exec_graph_destroy(g);
+    }
+    /* a 0-dim tensor is refused by the ops that index its last dim */
+    const exec_op ops[] = { EXEC_OP_Softmax, EXEC_OP_LogSoftmax, EXEC_OP_Mean, EXEC_OP_Max, EXEC_OP_Slice, EXEC_OP_Pad };
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        exec_graph *g = newg();
+        uint32_t x = exec_input(g, "x", EXEC_F32, 0, NULL);
+        assert_int_equal(exec_op1_public(g, ops[i], x), 0);
+        assert_int_not_equal(exec_graph_status(g), EXEC_OK);
+        exec_graph_destroy(g);
+    }
+}
+
 /* ---- the costs: FLOPs per the table, data movement 0 ---------------------- */
 static void test_costs(void **state)
 {
@@ -661,6 +707,7 @@ int main(void)
         cmocka_unit_test(test_argmax_max_mean),
         cmocka_unit_test(test_cast),
         cmocka_unit_test(test_elementwise),
+        cmocka_unit_test(test_hostile_attrs),
         cmocka_unit_test(test_costs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
