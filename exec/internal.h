@@ -123,6 +123,16 @@ EXEC_COST_FN(cost_matmul);
 EXEC_COST_FN(cost_batchmatmul);
 EXEC_COST_FN(cost_softmax_xent);
 EXEC_COST_FN(cost_apply_gd);
+/* ---- losses, random, optimizers and clipping (loss branch) ---- */
+EXEC_COST_FN(cost_sampled_softmax);      /* 2*N*(S+1)*D + 6*N*(S+1) */
+EXEC_COST_FN(cost_sampled_softmax_grad); /* 4*N*(S+1)*D */
+EXEC_COST_FN(cost_ctc);                  /* 5*T*N*C softmax + 10 per lattice cell */
+EXEC_COST_FN(cost_huber);                /* 5 per element */
+EXEC_COST_FN(cost_sigmoid_xent);         /* 7 per element */
+EXEC_COST_FN(cost_apply_momentum);       /* 3 per parameter */
+EXEC_COST_FN(cost_apply_adam);           /* 12 per parameter */
+EXEC_COST_FN(cost_apply_rmsprop);        /* 11 per parameter */
+EXEC_COST_FN(cost_clip);                 /* 3 per element, over every input */
 /* convolution / pooling / normalization (the nn family) */
 EXEC_COST_FN(cost_conv2d);        /* Conv2D and both backprops: 2*N*OC*OH*OW*C*KH*KW */
 EXEC_COST_FN(cost_pool);          /* KH*KW per pooled element */
