@@ -20,6 +20,7 @@ static const struct subcommand {
     { "peak", cmd_peak, "measure this machine's sgemm GFLOP/s and memory bandwidth" },
     { "record", cmd_record, "run a workload under LTTng and archive its trace" },
     { "info", cmd_info, "summarize a recorded trace: manifest, events, ops, discards" },
+    { "replay", cmd_replay, "re-execute a recorded op sequence on this machine" },
     { "version", cmd_version, "print the version, BLAS configuration and CPU" },
     { "help", cmd_help, "show this help, or a subcommand's (fathom help CMD)" },
 };

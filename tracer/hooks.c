@@ -57,15 +57,20 @@ static void h_op_end(const exec_graph *g, const exec_node *n, uint64_t seq, uint
     lttng_ust_tracepoint(fathom, op_end, seq, flops, bytes);
 }
 
-static void h_tensor_alloc(const exec_tensor *t)
+static void h_tensor_alloc(const exec_graph *g, const exec_tensor *t)
 {
+    (void)g;
     uint32_t shape[EXEC_MAX_DIMS];
     for (int i = 0; i < t->ndim && i < EXEC_MAX_DIMS; i++)
         shape[i] = t->shape[i] > UINT32_MAX ? UINT32_MAX : (uint32_t)t->shape[i];
     lttng_ust_tracepoint(fathom, tensor_alloc, t, shape);
 }
 
-static void h_tensor_free(const exec_tensor *t) { lttng_ust_tracepoint(fathom, tensor_free, t->id); }
+static void h_tensor_free(const exec_graph *g, const exec_tensor *t)
+{
+    (void)g;
+    lttng_ust_tracepoint(fathom, tensor_free, t->id);
+}
 
 static const exec_hooks hooks = {
     .op_begin = h_op_begin,

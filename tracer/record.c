@@ -57,6 +57,7 @@ static void signals_catch(sigsave *s)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART; /* a signal must not cut an lttng-ctl exchange in half */
     sigemptyset(&sa.sa_mask);
     for (int i = 0; i < 3; i++)
         sigaction(caught[i], &sa, &s->old[i]);
@@ -205,7 +206,7 @@ static uint64_t du(const char *path)
 /* ---- the LTTng session ------------------------------------------------- */
 typedef struct session {
     char name[128];
-    bool created;
+    bool created, stopped;
     struct lttng_handle *h;
 } session;
 
@@ -296,22 +297,42 @@ static int session_setup(session *s, const char *path, const char *relay, const 
     return 0;
 }
 
+/* Stops tracing and waits (up to 60 s) until every event is written. */
+static int session_stop(session *s, char *err, size_t errlen)
+{
+    if (!s->created || s->stopped)
+        return 0;
+    s->stopped = true;
+    int ret = lttng_stop_tracing_no_wait(s->name);
+    if (ret < 0 && ret != -LTTNG_ERR_TRACE_ALREADY_STOPPED) {
+        if (err)
+            lttng_fail(err, errlen, "cannot stop tracing", ret);
+        return -1;
+    }
+    int pending = 1;
+    for (int t = 0; t < 6000 && (pending = lttng_data_pending(s->name)) == 1; t++)
+        sleep_ms(10);
+    if (pending != 0) {
+        if (err && pending == 1)
+            fail(err, errlen, "the session daemon did not finish writing the trace within 60 s");
+        else if (err)
+            lttng_fail(err, errlen, "cannot wait for the trace data", pending);
+        return -1;
+    }
+    return 0;
+}
+
 /* Stops (waiting for the data) and destroys the session; 0 or -1. */
 static int session_end(session *s, char *err, size_t errlen)
 {
-    int rc = 0;
     if (s->h) {
         lttng_destroy_handle(s->h);
         s->h = NULL;
     }
     if (!s->created)
         return 0;
+    int rc = session_stop(s, err, errlen);
     s->created = false;
-    int ret = lttng_stop_tracing(s->name);
-    if (ret < 0 && ret != -LTTNG_ERR_TRACE_ALREADY_STOPPED && err) {
-        lttng_fail(err, errlen, "cannot stop tracing", ret);
-        rc = -1;
-    }
     struct lttng_destruction_handle *dh = NULL;
     enum lttng_error_code ec = lttng_destroy_session_ext(s->name, &dh);
     if (ec != LTTNG_OK) {
@@ -483,7 +504,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     signals_catch(&saved);
 
     char tmp[PATH_MAX] = "", trace_dir[PATH_MAX + 16] = "", log[PATH_MAX + 16] = "";
-    session s = { .created = false };
+    session s = { .created = false, .stopped = false };
     char **env = NULL;
     bool have_sessiond = false;
     pid_t child = -1;
@@ -531,9 +552,18 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
         posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         posix_spawn_file_actions_adddup2(&fa, 1, 2);
     }
+    /* The workload gets its own process group: a Ctrl-C reaches the recorder
+     * alone, which stops tracing before it stops the workload (a process
+     * killed in the middle of writing an event would leave a sub-buffer that
+     * is never committed, and the session could not end). */
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
     double t0 = now_s();
-    int rc = posix_spawn(&child, o->argv[0], &fa, NULL, o->argv, env);
+    int rc = posix_spawn(&child, o->argv[0], &fa, &at, o->argv, env);
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
     if (rc != 0) {
         child = -1;
         fail(err, errlen, "cannot start %s: %s", o->argv[0], strerror(rc));
@@ -549,11 +579,8 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
             fail(err, errlen, "waitpid: %s", strerror(errno));
             goto end;
         }
-        if (g_signal) {
-            stop_child(child, g_signal == SIGHUP ? SIGTERM : g_signal);
-            child = -1;
-            goto end;
-        }
+        if (g_signal)
+            goto end; /* stops tracing, then the workload */
         double t = now_s();
         if (o->progress && (t - last >= (tty ? 0.5 : 10.0))) {
             progress(o, tty, t0, o->relay_url ? NULL : trace_dir, false);
@@ -638,8 +665,10 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     st = err[0] ? TRACER_RECORD_INCOMPLETE : TRACER_RECORD_OK;
 
 end:
-    if (child > 0)
-        stop_child(child, SIGTERM);
+    if (child > 0) {
+        session_stop(&s, NULL, 0); /* first: no event is being written when the workload dies */
+        stop_child(child, g_signal == SIGINT ? SIGINT : SIGTERM);
+    }
     if (s.created || s.h)
         session_end(&s, NULL, 0); /* an error path: the first message stands */
     if (g_signal) {

@@ -20,7 +20,9 @@ T="$TEST_TMP"
 OWN_PIDS=""
 cleanup() {
     for p in $OWN_PIDS; do
-        kill "$p" 2>/dev/null
+        kill "$p" 2>/dev/null || continue
+        for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$p" 2>/dev/null
         wait "$p" 2>/dev/null
     done
 }
