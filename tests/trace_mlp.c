@@ -186,6 +186,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "trace_mlp record: %llu events, %llu op pairs, %llu discarded\n",
                 (unsigned long long)r.stats.events, (unsigned long long)r.stats.op_pairs,
                 (unsigned long long)r.stats.discarded_events);
+        if (r.sessiond_pid)
+            fprintf(stderr, "trace_mlp record: started lttng-sessiond %d\n", r.sessiond_pid);
         return 0;
     }
     fprintf(stderr, "usage: trace_mlp run STEPS [INTER] | record [-o PATH] [--dir DIR] [--relay URL] STEPS [INTER]\n"

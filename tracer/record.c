@@ -514,6 +514,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     if (tracer_sessiond_acquire(err, errlen) != 0)
         goto end;
     have_sessiond = true;
+    r->sessiond_pid = (int)g_sessiond_pid;
     if (g_signal)
         goto end;
 

@@ -46,6 +46,8 @@ typedef struct tracer_record_result {
     char session[128];              /* the LTTng session's name */
     int child_status;               /* the workload's wait status */
     double seconds;                 /* wall time of the workload */
+    int sessiond_pid;               /* the session daemon this recording started (and
+                                       stopped), or 0 if it used a running one */
     tracer_stats stats;             /* what the trace holds (not with a relay) */
 } tracer_record_result;
 
