@@ -25,7 +25,7 @@ static void usage(FILE *f)
             "trace with a MANIFEST as one .tar.zst (default folder traces/, never overwriting).\n\n"
             "run options (passed to `fathom run`):\n"
             "  --mode train|infer   --preset tiny|small|full   --steps N   --batch B\n"
-            "  --threads N          --inter M                  --seed S\n"
+            "  --threads N          --inter M                  --seed S   --depth D (residual)\n"
             "options:\n"
             "  -o ARCHIVE           write the archive here (an error if it exists)\n"
             "  --dir DIR            folder for default-named archives (default traces)\n"
@@ -36,11 +36,14 @@ static void usage(FILE *f)
             "  --verbose            show the workload's own output\n"
             "  --quiet              no progress line\n\n"
             "Starts lttng-sessiond if no session daemon answers (and stops it afterwards).\n"
-            "See fathom-record(1) and fathom-trace(5).\n");
+            "See fathom-record(1) and fathom-trace(5).\n\nworkloads:");
+    for (int i = 0; i < model_registry_count; i++)
+        fprintf(f, " %s", model_registry[i]->name);
+    fprintf(f, "%s\n", model_registry_count ? "" : " (none built in)");
 }
 
 typedef struct runopts {
-    const char *mode, *preset, *steps, *batch, *threads, *inter, *seed;
+    const char *mode, *preset, *steps, *batch, *threads, *inter, *seed, *depth;
 } runopts;
 
 static int record_one(const char *exe, const char *model, const char *mode, const runopts *ro, const char *out_path,
@@ -63,6 +66,7 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
     OPT("--threads", ro->threads)
     OPT("--inter", ro->inter)
     OPT("--seed", ro->seed)
+    OPT("--depth", ro->depth)
 #undef OPT
     argv[n] = NULL;
 
@@ -152,6 +156,7 @@ int cmd_record(int argc, char **argv)
                             : !strcmp(a, "--threads") ? &ro.threads
                             : !strcmp(a, "--inter")   ? &ro.inter
                             : !strcmp(a, "--seed")    ? &ro.seed
+                            : !strcmp(a, "--depth")   ? &ro.depth
                             : !strcmp(a, "-o")        ? &out_path
                             : !strcmp(a, "--dir")     ? &dir
                             : !strcmp(a, "--relay")   ? &relay
@@ -177,7 +182,8 @@ int cmd_record(int argc, char **argv)
         return cli_usage_error(CMD, "unknown preset '%s' (tiny, small or full)", ro.preset);
     if ((ro.steps && cli_parse_int(CMD, "--steps", ro.steps, 1, 100000000, &v)) ||
         (ro.batch && cli_parse_int(CMD, "--batch", ro.batch, 1, 1000000, &v)) ||
-        (ro.threads && cli_parse_int(CMD, "--threads", ro.threads, 0, 4096, &v)) ||
+        (ro.threads && cli_parse_int(CMD, "--threads", ro.threads, 1, 4096, &v)) ||
+        (ro.depth && cli_parse_int(CMD, "--depth", ro.depth, 1, 1000, &v)) ||
         (ro.inter && cli_parse_int(CMD, "--inter", ro.inter, 1, 64, &v)))
         return 2;
     if (ro.seed) {
@@ -200,7 +206,7 @@ int cmd_record(int argc, char **argv)
     if (!all && !model)
         return cli_usage_error(CMD, "which workload? usage: fathom record MODEL [options] | --all; see --help");
     if (model && !model_find(model))
-        return cli_usage_error(CMD, "unknown model '%s'; see 'fathom run --help' for the workloads", model);
+        return cli_usage_error(CMD, "unknown model '%s'; see 'fathom record --help' for the workloads", model);
 
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
