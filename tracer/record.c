@@ -212,7 +212,10 @@ typedef struct session {
 
 static int lttng_fail(char *err, size_t errlen, const char *what, int ret)
 {
-    fail(err, errlen, "%s: %s", what, lttng_strerror(ret < 0 ? ret : -ret));
+    if (ret == -LTTNG_ERR_RELAYD_CONNECT_FAIL || ret == LTTNG_ERR_RELAYD_CONNECT_FAIL)
+        fail(err, errlen, "cannot reach lttng-relayd (is it running? are the host and ports right?)");
+    else
+        fail(err, errlen, "%s: %s", what, lttng_strerror(ret < 0 ? ret : -ret));
     return -1;
 }
 

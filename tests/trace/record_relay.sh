@@ -29,5 +29,8 @@ kill "$rpid"; wait "$rpid" 2>/dev/null
 meta=$(find "$T/relay" -path "*$session*" -name metadata | head -1)
 [ -n "$meta" ] || fail "no trace of session $session under $T/relay: $(find "$T/relay" | head)"
 check_trace "$(dirname "$meta")" "$T/bt" 5
+# the relay is gone now: a clear error, no session left behind
+if "$TRACE_MLP" record --relay "net://127.0.0.1:$c:$d" 2 >/dev/null 2>"$T/err"; then fail "record to a dead relay succeeded"; fi
+grep -q "cannot reach lttng-relayd" "$T/err" || fail "unclear error for a dead relay: $(cat "$T/err")"
 check_no_session_left
 echo PASS
