@@ -8,6 +8,7 @@
 
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,6 +240,7 @@ int cmd_record(int argc, char **argv)
     if (model_registry_count == 0)
         return cli_error(CMD, "no workloads are built in");
     char err[512];
+    signal(SIGPIPE, SIG_IGN); /* liblttng-ctl's sockets (children get it back) */
     if (tracer_sessiond_acquire(err, sizeof err) != 0)
         return cli_error(CMD, "%s", err);
     int failed = 0, rc = 0;

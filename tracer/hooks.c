@@ -26,18 +26,17 @@ static const char *nz(const char *s) { return s ? s : ""; }
 
 static void h_run_begin(const exec_run_info *info)
 {
-    uint8_t mode = UINT8_MAX; /* not a label: an unknown mode string */
+    struct fathom_tp_run r = {
+        .model = nz(info->model), .preset = nz(info->preset), .version = nz(info->version),
+        .blas = nz(info->blas), .cpu = nz(info->cpu),
+        .mode = UINT8_MAX, /* not a label: an unknown mode string */
+        .batch = info->batch, .steps = info->steps, .threads = info->threads, .inter = info->inter,
+        .seed = info->seed,
+    };
     for (size_t i = 0; i < sizeof mode_names / sizeof mode_names[0]; i++)
         if (info->mode && strcmp(info->mode, mode_names[i]) == 0)
-            mode = (uint8_t)i;
-    exec_run_info c = *info;
-    c.model = nz(c.model);
-    c.mode = nz(c.mode);
-    c.preset = nz(c.preset);
-    c.version = nz(c.version);
-    c.blas = nz(c.blas);
-    c.cpu = nz(c.cpu);
-    lttng_ust_tracepoint(fathom, run_begin, &c, mode);
+            r.mode = (uint8_t)i;
+    lttng_ust_tracepoint(fathom, run_begin, &r);
 }
 
 static void h_run_end(int32_t status, uint64_t ops) { lttng_ust_tracepoint(fathom, run_end, status, ops); }
@@ -47,7 +46,14 @@ static void h_step_end(uint32_t step, double loss) { lttng_ust_tracepoint(fathom
 static void h_op_begin(const exec_graph *g, const exec_node *n, uint64_t seq)
 {
     (void)g;
-    lttng_ust_tracepoint(fathom, op_begin, seq, n, (uint8_t)exec_op_table[n->op].cls);
+    if (lttng_ust_tracepoint_enabled(fathom, op_begin)) {
+        struct fathom_tp_op o = {
+            .op = (uint16_t)n->op, .cls = (uint8_t)exec_op_table[n->op].cls, .phase = (uint8_t)n->phase,
+            .node = n->id, .nin = (uint32_t)n->nin, .nout = (uint32_t)n->nout, .nattrs = (uint32_t)n->nattrs,
+            .in = n->in, .out = n->out, .attrs = n->attrs,
+        };
+        lttng_ust_do_tracepoint(fathom, op_begin, seq, &o);
+    }
 }
 
 static void h_op_end(const exec_graph *g, const exec_node *n, uint64_t seq, uint64_t flops, uint64_t bytes)
@@ -63,7 +69,8 @@ static void h_tensor_alloc(const exec_graph *g, const exec_tensor *t)
     uint32_t shape[EXEC_MAX_DIMS];
     for (int i = 0; i < t->ndim && i < EXEC_MAX_DIMS; i++)
         shape[i] = t->shape[i] > UINT32_MAX ? UINT32_MAX : (uint32_t)t->shape[i];
-    lttng_ust_tracepoint(fathom, tensor_alloc, t, shape);
+    lttng_ust_tracepoint(fathom, tensor_alloc, t->id, (uint8_t)t->role, (uint8_t)t->dtype, (uint32_t)t->ndim, shape,
+                         (uint64_t)t->bytes);
 }
 
 static void h_tensor_free(const exec_graph *g, const exec_tensor *t)

@@ -22,6 +22,9 @@
 #include <unistd.h>
 
 extern char **environ;
+/* liblttng-ctl's own switch (exported; the lttng CLI sets it too): no PERROR
+ * lines of its own on our stderr, we report errors ourselves. */
+extern int lttng_opt_quiet __attribute__((weak));
 
 #define CHANNEL "fathom"
 #define DEFAULT_SUBBUF ((size_t)1 << 20)
@@ -49,8 +52,8 @@ static void sleep_ms(long ms) { nanosleep(&(struct timespec){ ms / 1000, (ms % 1
 static volatile sig_atomic_t g_signal;
 static void on_signal(int sig) { g_signal = sig; }
 
-typedef struct sigsave { struct sigaction old[3]; } sigsave;
-static const int caught[3] = { SIGINT, SIGTERM, SIGHUP };
+typedef struct sigsave { struct sigaction old[4]; } sigsave;
+static const int caught[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
 
 static void signals_catch(sigsave *s)
 {
@@ -61,12 +64,29 @@ static void signals_catch(sigsave *s)
     sigemptyset(&sa.sa_mask);
     for (int i = 0; i < 3; i++)
         sigaction(caught[i], &sa, &s->old[i]);
+    /* liblttng-ctl writes to the session daemon's socket, which the daemon
+     * may close after an error (e.g. an unreachable relay): an EPIPE, not a
+     * death that would leave the session behind (the lttng CLI does the same) */
+    sa.sa_handler = SIG_IGN;
+    sa.sa_flags = 0;
+    sigaction(SIGPIPE, &sa, &s->old[3]);
 }
 
 static void signals_restore(const sigsave *s)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         sigaction(caught[i], &s->old[i], NULL);
+}
+
+/* The signals a child must start with in their default disposition. */
+static void child_sigdefault(posix_spawnattr_t *at, short *flags)
+{
+    sigset_t def;
+    sigemptyset(&def);
+    for (int i = 0; i < 4; i++)
+        sigaddset(&def, caught[i]);
+    posix_spawnattr_setsigdefault(at, &def);
+    *flags |= POSIX_SPAWN_SETSIGDEF;
 }
 
 /* ---- the session daemon ------------------------------------------------ */
@@ -122,7 +142,9 @@ int tracer_sessiond_acquire(char *err, size_t errlen)
     sigset_t none;
     sigemptyset(&none);
     posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+    short flags = POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK;
+    child_sigdefault(&at, &flags);
+    posix_spawnattr_setflags(&at, flags);
     char *argv[] = { "lttng-sessiond", "--no-kernel", NULL };
     pid_t pid;
     int rc = posix_spawnp(&pid, "lttng-sessiond", &fa, &at, argv, environ);
@@ -502,6 +524,8 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
         return TRACER_RECORD_ERROR;
     }
     tracer_record_status st = TRACER_RECORD_ERROR;
+    if (&lttng_opt_quiet)
+        lttng_opt_quiet = 1;
     sigsave saved;
     g_signal = 0;
     signals_catch(&saved);
@@ -539,8 +563,14 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
 
     tracer_session_name(s.name, sizeof s.name);
     snprintf(r->session, sizeof r->session, "%s", s.name);
-    if (session_setup(&s, trace_dir, o->relay_url, o, err, errlen) != 0)
+    if (session_setup(&s, trace_dir, o->relay_url, o, err, errlen) != 0) {
+        if (o->relay_url && !strstr(err, "relayd")) { /* say where it was going */
+            char e[512];
+            snprintf(e, sizeof e, "%s", err);
+            fail(err, errlen, "streaming to the relay %s: %s", o->relay_url, e);
+        }
         goto end;
+    }
     if (g_signal)
         goto end;
 
@@ -563,7 +593,9 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     posix_spawnattr_t at;
     posix_spawnattr_init(&at);
     posix_spawnattr_setpgroup(&at, 0);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    short flags = POSIX_SPAWN_SETPGROUP;
+    child_sigdefault(&at, &flags);
+    posix_spawnattr_setflags(&at, flags);
     double t0 = now_s();
     int rc = posix_spawn(&child, o->argv[0], &fa, &at, o->argv, env);
     posix_spawn_file_actions_destroy(&fa);

@@ -10,7 +10,10 @@
  * liblttng-ust: the probe is dlopen'ed only in a traced run).
  *
  * The enum labels are generated from the engine's tables (tp_gen.c ->
- * tp_enums.h in the build tree); the values are the engine's enum values. */
+ * tp_enums.h in the build tree); the values are the engine's enum values.
+ * The provider includes no engine header: the events take plain values and
+ * the small argument structs below (filled by hooks.c), so the dependency
+ * stays one-way (the engine's hooks -> the provider). */
 #undef LTTNG_UST_TRACEPOINT_PROVIDER
 #define LTTNG_UST_TRACEPOINT_PROVIDER fathom
 
@@ -23,10 +26,28 @@
 #include <lttng/tracepoint.h>
 #include <stdint.h>
 
-#include "exec/exec.h"
 #include "tracer/tp_enums.h"
 
 #define FATHOM_TP_SCHEMA 1
+
+#ifndef FATHOM_TP_ARGS_DEFINED
+#define FATHOM_TP_ARGS_DEFINED
+/* run_begin's fields (strings never NULL). */
+struct fathom_tp_run {
+    const char *model, *preset, *version, *blas, *cpu;
+    uint8_t mode;
+    uint32_t batch, steps, threads, inter;
+    uint64_t seed;
+};
+/* op_begin's fields. */
+struct fathom_tp_op {
+    uint16_t op;
+    uint8_t cls, phase;
+    uint32_t node, nin, nout, nattrs;
+    const uint32_t *in, *out;
+    const int64_t *attrs;
+};
+#endif
 
 /* ---- enums ------------------------------------------------------------- */
 LTTNG_UST_TRACEPOINT_ENUM(fathom, op, LTTNG_UST_TP_ENUM_VALUES(FATHOM_TP_OP_VALUES))
@@ -37,13 +58,12 @@ LTTNG_UST_TRACEPOINT_ENUM(fathom, dtype, LTTNG_UST_TP_ENUM_VALUES(FATHOM_TP_DTYP
 LTTNG_UST_TRACEPOINT_ENUM(fathom, mode, LTTNG_UST_TP_ENUM_VALUES(FATHOM_TP_MODE_VALUES))
 
 /* ---- runs and steps ---------------------------------------------------- */
-/* Strings must not be NULL (hooks.c maps NULL to ""). */
 LTTNG_UST_TRACEPOINT_EVENT(fathom, run_begin,
-    LTTNG_UST_TP_ARGS(const exec_run_info *, info, uint8_t, mode),
+    LTTNG_UST_TP_ARGS(const struct fathom_tp_run *, info),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_integer(uint32_t, schema, FATHOM_TP_SCHEMA)
         lttng_ust_field_string(model, info->model)
-        lttng_ust_field_enum(fathom, mode, uint8_t, mode, mode)
+        lttng_ust_field_enum(fathom, mode, uint8_t, mode, info->mode)
         lttng_ust_field_string(preset, info->preset)
         lttng_ust_field_integer(uint32_t, batch, info->batch)
         lttng_ust_field_integer(uint32_t, steps, info->steps)
@@ -80,18 +100,17 @@ LTTNG_UST_TRACEPOINT_EVENT(fathom, step_end,
 )
 
 /* ---- ops --------------------------------------------------------------- */
-/* `cls` is passed in so that the probe needs no symbol of the engine. */
 LTTNG_UST_TRACEPOINT_EVENT(fathom, op_begin,
-    LTTNG_UST_TP_ARGS(uint64_t, seq, const exec_node *, n, uint8_t, cls),
+    LTTNG_UST_TP_ARGS(uint64_t, seq, const struct fathom_tp_op *, o),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_integer(uint64_t, seq, seq)
-        lttng_ust_field_enum(fathom, op, uint16_t, op, n->op)
-        lttng_ust_field_enum(fathom, cls, uint8_t, cls, cls)
-        lttng_ust_field_enum(fathom, phase, uint8_t, phase, n->phase)
-        lttng_ust_field_integer(uint32_t, node, n->id)
-        lttng_ust_field_sequence(uint32_t, inputs, n->in, uint32_t, n->nin)
-        lttng_ust_field_sequence(uint32_t, outputs, n->out, uint32_t, n->nout)
-        lttng_ust_field_sequence(int64_t, attrs, n->attrs, uint32_t, n->nattrs)
+        lttng_ust_field_enum(fathom, op, uint16_t, op, o->op)
+        lttng_ust_field_enum(fathom, cls, uint8_t, cls, o->cls)
+        lttng_ust_field_enum(fathom, phase, uint8_t, phase, o->phase)
+        lttng_ust_field_integer(uint32_t, node, o->node)
+        lttng_ust_field_sequence(uint32_t, inputs, o->in, uint32_t, o->nin)
+        lttng_ust_field_sequence(uint32_t, outputs, o->out, uint32_t, o->nout)
+        lttng_ust_field_sequence(int64_t, attrs, o->attrs, uint32_t, o->nattrs)
     )
 )
 
@@ -105,15 +124,15 @@ LTTNG_UST_TRACEPOINT_EVENT(fathom, op_end,
 )
 
 /* ---- tensors ----------------------------------------------------------- */
-/* `shape` is the tensor's shape as u32 (t->ndim entries; hooks.c converts). */
 LTTNG_UST_TRACEPOINT_EVENT(fathom, tensor_alloc,
-    LTTNG_UST_TP_ARGS(const exec_tensor *, t, const uint32_t *, shape),
+    LTTNG_UST_TP_ARGS(uint32_t, id, uint8_t, role, uint8_t, dtype, uint32_t, ndim, const uint32_t *, shape,
+                      uint64_t, bytes),
     LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer(uint32_t, id, t->id)
-        lttng_ust_field_enum(fathom, role, uint8_t, role, t->role)
-        lttng_ust_field_enum(fathom, dtype, uint8_t, dtype, t->dtype)
-        lttng_ust_field_sequence(uint32_t, shape, shape, uint32_t, t->ndim)
-        lttng_ust_field_integer(uint64_t, bytes, t->bytes)
+        lttng_ust_field_integer(uint32_t, id, id)
+        lttng_ust_field_enum(fathom, role, uint8_t, role, role)
+        lttng_ust_field_enum(fathom, dtype, uint8_t, dtype, dtype)
+        lttng_ust_field_sequence(uint32_t, shape, shape, uint32_t, ndim)
+        lttng_ust_field_integer(uint64_t, bytes, bytes)
     )
 )
 

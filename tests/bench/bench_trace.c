@@ -101,10 +101,12 @@ static void single_events(long n, double *b, double *e)
 /* ns per pair of the raw tracepoint sites (disabled: the state check). */
 static double raw_pairs(long pairs)
 {
-    const exec_node *volatile np = &fake;
+    struct fathom_tp_op o = { .op = 0, .cls = 1, .nin = 2, .nout = 1, .nattrs = 2, .in = ins, .out = outs,
+                              .attrs = fake.attrs };
+    const struct fathom_tp_op *volatile op = &o;
     double t0 = now_ns();
     for (long i = 0; i < pairs; i++) {
-        lttng_ust_tracepoint(fathom, op_begin, (uint64_t)i, np, 1);
+        lttng_ust_tracepoint(fathom, op_begin, (uint64_t)i, op);
         lttng_ust_tracepoint(fathom, op_end, (uint64_t)i, 1000, 2000);
     }
     return (now_ns() - t0) / (double)pairs;
