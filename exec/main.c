@@ -1,5 +1,6 @@
 /* main.c -- the `fathom` driver, git style: `fathom <subcommand> ...`.
  * The one file that sees every folder; nothing includes it. */
+#include "analyze/cmd_analyze.h"
 #include "exec/cli.h"
 #include "exec/exec.h"
 
@@ -16,6 +17,7 @@ static const struct subcommand {
 } subcommands[] = {
     { "ops", cmd_ops, "list the op table: name, class, gradient, FLOP formula" },
     { "peak", cmd_peak, "measure this machine's sgemm GFLOP/s and memory bandwidth" },
+    { "analyze", cmd_analyze, "analyze traces offline: breakdown, compare, similarity" },
     { "version", cmd_version, "print the version, BLAS configuration and CPU" },
     { "help", cmd_help, "show this help, or a subcommand's (fathom help CMD)" },
 };
