@@ -305,7 +305,7 @@ static int heatmap_text(FILE *f, analyze_profile *const *pp, size_t n)
         }
     fprintf(f, "== share of op time by class (%%)\n%-24s", "model/mode");
     for (size_t j = 0; j < ncol; j++)
-        fprintf(f, " %*.*s", 8, 8, col[j]);
+        fprintf(f, " %6s", col[j]);
     fputc('\n', f);
     for (size_t k = 0; k < n; k++) {
         const analyze_profile *p = pp[k];
@@ -324,10 +324,11 @@ static int heatmap_text(FILE *f, analyze_profile *const *pp, size_t n)
             for (size_t c = 0; c < p->nclasses; c++)
                 if (strcmp(p->classes[c], col[j]) == 0)
                     ns = cs[c].ns, have = cs[c].count > 0;
+            int w = strlen(col[j]) > 6 ? (int)strlen(col[j]) : 6;
             if (have)
-                fprintf(f, " %8.1f", 100.0 * share(ns, total));
+                fprintf(f, " %*.1f", w, 100.0 * share(ns, total));
             else
-                fprintf(f, " %8s", ".");
+                fprintf(f, " %*s", w, ".");
         }
         fputc('\n', f);
         free(cs);
@@ -438,6 +439,15 @@ static double class_share(const analyze_profile *p, const char *name, const anal
     return 0.0;
 }
 
+/* Does class `name` have kept ops in p? */
+static int class_used(const analyze_profile *p, const char *name, const analyze_stat *cs)
+{
+    for (size_t c = 0; c < p->nclasses; c++)
+        if (strcmp(p->classes[c], name) == 0)
+            return cs[c].count > 0;
+    return 0;
+}
+
 static int op_in(const analyze_profile *p, const char *name)
 {
     for (size_t i = 0; i < p->nops; i++)
@@ -514,7 +524,8 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
                                                       (json_int_t)analyze_profile_total_ns(in)));
             json_object_set_new(p, "step_ratio", is > 0 ? json_real(ratio) : json_null());
             for (size_t c = 0; c < ncl; c++)
-                json_array_append_new(jc, json_pack("{s:s, s:f, s:f}", "class", cls[c], "train_share",
+                if (class_used(tr, cls[c], tcs) || class_used(in, cls[c], ics))
+                    json_array_append_new(jc, json_pack("{s:s, s:f, s:f}", "class", cls[c], "train_share",
                                                     class_share(tr, cls[c], tcs), "infer_share",
                                                     class_share(in, cls[c], ics)));
             json_object_set_new(p, "classes", jc);
@@ -532,6 +543,8 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
             csv_str(f, model);
             fprintf(f, ",step,step_ns,,%.1f,%.1f,%.6f\n", ts, is, ratio);
             for (size_t c = 0; c < ncl; c++) {
+                if (!class_used(tr, cls[c], tcs) && !class_used(in, cls[c], ics))
+                    continue;
                 double a = class_share(tr, cls[c], tcs), b = class_share(in, cls[c], ics);
                 csv_str(f, model);
                 fputs(",class,", f);
@@ -560,7 +573,8 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
                 fprintf(f, "step time: %s has no kept steps\n", ts > 0 ? "the inference trace" : "a trace");
             fprintf(f, "\n%-30s %12s %12s\n", "class", "train share", "infer share");
             for (size_t c = 0; c < ncl; c++)
-                fprintf(f, "%-30s %11.1f%% %11.1f%%\n", cls[c], 100 * class_share(tr, cls[c], tcs),
+                if (class_used(tr, cls[c], tcs) || class_used(in, cls[c], ics))
+                    fprintf(f, "%-30s %11.1f%% %11.1f%%\n", cls[c], 100 * class_share(tr, cls[c], tcs),
                         100 * class_share(in, cls[c], ics));
             fprintf(f, "\nops only in training: %.1f%% of the training op time\n", 100 * share(only_ns, ttot));
             for (size_t i = 0; i < tr->nops; i++) {
@@ -647,6 +661,8 @@ analyze_sim *analyze_sim_create(analyze_profile *const *pp, size_t np, int by_cl
         size_t nd = by_class ? pp[k]->nclasses : pp[k]->nops;
         for (size_t i = 0; i < nd; i++) {
             const char *name = by_class ? pp[k]->classes[i] : pp[k]->ops[i].name;
+            if (!by_class && !pp[k]->ops[i].all.count)
+                continue; /* no kept time: not a dimension */
             if (find_str(s->dims, s->dim, name) == s->dim && !(s->dims[s->dim++] = strdup(name)))
                 goto fail;
         }
