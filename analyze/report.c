@@ -226,7 +226,11 @@ static void breakdown_text_trace(FILE *f, const analyze_profile *p, size_t top, 
         fprintf(f, "; outside steps: %.3f ms in %llu ops", (double)p->outside.ns / 1e6,
                 (unsigned long long)p->outside.count);
     fputc('\n', f);
-    fprintf(f, "\n%-30s %-13s %8s %11s %7s %7s %10s %10s %10s\n", "op type", "class", "count", "total ms",
+    int nw = 30; /* the op name column fits the longest name */
+    for (size_t i = 0; i < p->nops; i++)
+        if ((int)strlen(p->ops[i].name) > nw)
+            nw = (int)strlen(p->ops[i].name);
+    fprintf(f, "\n%-*s %-13s %8s %11s %7s %7s %10s %10s %10s\n", nw, "op type", "class", "count", "total ms",
             "share", "cum", "mean us", "min us", "max us");
     double cum = 0;
     size_t shown = 0, live = 0;
@@ -239,7 +243,7 @@ static void breakdown_text_trace(FILE *f, const analyze_profile *p, size_t top, 
         if (top && shown >= top)
             continue;
         shown++;
-        fprintf(f, "%-30s %-13s %8llu %11.3f %6.1f%% %6.1f%% %10.2f %10.2f %10.2f\n", o->name, p->classes[o->cls],
+        fprintf(f, "%-*s %-13s %8llu %11.3f %6.1f%% %6.1f%% %10.2f %10.2f %10.2f\n", nw, o->name, p->classes[o->cls],
                 (unsigned long long)o->all.count, (double)o->all.ns / 1e6, 100.0 * share(o->all.ns, total),
                 100.0 * cum, analyze_stat_mean(&o->all) / 1e3, (double)o->all.min_ns / 1e3,
                 (double)o->all.max_ns / 1e3);
