@@ -10,13 +10,22 @@
  *                                    tracer_record(), the code behind
  *                                    `fathom record`; prints the archive
  *   trace_mlp alive                  prints 1 if a session daemon answers
+ *   trace_mlp sessions               lists the sessions named fathom-*
+ *   trace_mlp extract ARCHIVE DIR    extracts an archive (libarchive, secure)
+ *
+ * record also takes --subbuf BYTES and --nsubbuf N (small buffers force the
+ * blocking path: the tracer waits rather than discards), and --discard 1
+ * (a channel that discards instead: the negative control of that test).
  */
 #include "exec/build.h"
 #include "exec/exec.h"
 #include "tracer/hooks.h"
 #include "tracer/record.h"
 
+#include <archive.h>
+#include <archive_entry.h>
 #include <limits.h>
+#include <lttng/lttng.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,8 +87,51 @@ static int run(int steps, int inter)
     return st ? 1 : 0;
 }
 
+static int sessions(void)
+{
+    struct lttng_session *list = NULL;
+    int n = lttng_list_sessions(&list);
+    if (n < 0) {
+        /* no session daemon: no sessions */
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+        if (!strncmp(list[i].name, "fathom-", 7))
+            printf("%s\n", list[i].name);
+    free(list);
+    return 0;
+}
+
+static int extract(const char *path, const char *dir)
+{
+    struct archive *a = archive_read_new(), *w = archive_write_disk_new();
+    archive_read_support_filter_all(a);
+    archive_read_support_format_all(a);
+    archive_write_disk_set_options(w, ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+                                          ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
+    int rc = 1;
+    if (archive_read_open_filename(a, path, 65536) != ARCHIVE_OK || chdir(dir) != 0)
+        goto end;
+    struct archive_entry *e;
+    int r;
+    while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK)
+        if (archive_read_extract2(a, e, w) != ARCHIVE_OK)
+            goto end;
+    rc = r == ARCHIVE_EOF ? 0 : 1;
+end:
+    if (rc)
+        fprintf(stderr, "trace_mlp extract: %s\n", archive_error_string(a) ? archive_error_string(a) : "failed");
+    archive_read_free(a);
+    archive_write_free(w);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "sessions"))
+        return sessions();
+    if (argc == 4 && !strcmp(argv[1], "extract"))
+        return extract(argv[2], argv[3]);
     if (argc >= 3 && !strcmp(argv[1], "run"))
         return run(atoi(argv[2]), argc > 3 ? atoi(argv[3]) : 1);
     if (argc == 2 && !strcmp(argv[1], "alive")) {
@@ -88,6 +140,8 @@ int main(int argc, char **argv)
     }
     if (argc >= 3 && !strcmp(argv[1], "record")) {
         const char *out = NULL, *dir = NULL, *relay = NULL;
+        size_t subbuf = 0, nsubbuf = 0;
+        int discard = 0;
         int i = 2;
         for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
             if (!strcmp(argv[i], "-o"))
@@ -96,6 +150,12 @@ int main(int argc, char **argv)
                 dir = argv[i + 1];
             else if (!strcmp(argv[i], "--relay"))
                 relay = argv[i + 1];
+            else if (!strcmp(argv[i], "--subbuf"))
+                subbuf = (size_t)atol(argv[i + 1]);
+            else if (!strcmp(argv[i], "--discard"))
+                discard = atoi(argv[i + 1]);
+            else if (!strcmp(argv[i], "--nsubbuf"))
+                nsubbuf = (size_t)atol(argv[i + 1]);
             else
                 break;
         }
@@ -110,7 +170,8 @@ int main(int argc, char **argv)
         exe[n] = '\0';
         char *cargv[] = { exe, "run", argv[i], i + 1 < argc ? argv[i + 1] : "1", NULL };
         tracer_record_opts o = { .argv = cargv, .out_path = out, .out_dir = dir, .relay_url = relay,
-                                 .label = "mlp", .progress = 1 };
+                                 .label = "mlp", .progress = 1, .subbuf_size = subbuf, .num_subbuf = nsubbuf,
+                                 .discard = discard };
         static tracer_record_result r;
         char err[1024];
         tracer_record_status st = tracer_record(&o, &r, err, sizeof err);
@@ -127,6 +188,7 @@ int main(int argc, char **argv)
                 (unsigned long long)r.stats.discarded_events);
         return 0;
     }
-    fprintf(stderr, "usage: trace_mlp run STEPS [INTER] | record [-o PATH] [--dir DIR] [--relay URL] STEPS [INTER] | alive\n");
+    fprintf(stderr, "usage: trace_mlp run STEPS [INTER] | record [-o PATH] [--dir DIR] [--relay URL] STEPS [INTER]\n"
+                    "       | alive | sessions | extract ARCHIVE DIR\n");
     return 2;
 }

@@ -141,10 +141,8 @@ int cmd_info(int argc, char **argv)
             return cli_usage_error(CMD, "one trace at a time ('%s' is extra)", argv[i]);
         path = argv[i];
     }
-    if (!path) {
-        usage(stderr);
-        return 2;
-    }
+    if (!path)
+        return cli_usage_error(CMD, "which trace? usage: fathom info ARCHIVE|DIR [--format text|json]");
     if (!strncmp(path, "net://", 6) || !strncmp(path, "net6://", 7))
         return cli_usage_error(CMD, "%s: a live session; fathom info reads archives and CTF directories", path);
     char err[1024];

@@ -197,10 +197,8 @@ int cmd_record(int argc, char **argv)
         return cli_usage_error(CMD, "-o names one archive: use --dir with --all");
     if (modes && !all)
         return cli_usage_error(CMD, "--modes goes with --all (use --mode for one workload)");
-    if (!all && !model) {
-        usage(stderr);
-        return 2;
-    }
+    if (!all && !model)
+        return cli_usage_error(CMD, "which workload? usage: fathom record MODEL [options] | --all; see --help");
     if (model && !model_find(model))
         return cli_usage_error(CMD, "unknown model '%s'; see 'fathom run --help' for the workloads", model);
 

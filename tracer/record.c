@@ -251,10 +251,10 @@ static int session_setup(session *s, const char *path, const char *relay, const 
     ch->attr.overwrite = 0;         /* discard mode ... */
     ch->attr.subbuf_size = o->subbuf_size ? o->subbuf_size : DEFAULT_SUBBUF;
     ch->attr.num_subbuf = o->num_subbuf ? o->num_subbuf : DEFAULT_NSUBBUF;
-    ch->attr.switch_timer_interval = 0;
-    ch->attr.read_timer_interval = 200000;
     ch->attr.output = LTTNG_EVENT_MMAP;
-    int ret = lttng_channel_set_blocking_timeout(ch, -1); /* ... that blocks, forever, instead */
+    /* timers: lttng's defaults (no read timer: a full sub-buffer wakes the
+     * consumer at once, which is what a blocked writer waits for) */
+    int ret = lttng_channel_set_blocking_timeout(ch, o->discard ? 0 : -1); /* ... that blocks, forever, instead */
     if (ret == 0)
         ret = lttng_enable_channel(s->h, ch);
     lttng_channel_destroy(ch);

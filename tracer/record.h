@@ -37,6 +37,8 @@ typedef struct tracer_record_opts {
     int show_output;                /* 1: the workload's stdout/stderr are ours; 0: logged, shown on failure */
     size_t subbuf_size;             /* 0: default (1 MiB) */
     size_t num_subbuf;              /* 0: default (8) */
+    int discard;                    /* tests only: a channel that discards when full instead of
+                                       blocking, to show that the loss check catches losses */
 } tracer_record_opts;
 
 typedef struct tracer_record_result {

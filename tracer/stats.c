@@ -250,16 +250,17 @@ static bt_graph_simple_sink_component_consume_func_status consume(bt_message_ite
                   : BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
 }
 
-/* The root cause of the current thread's Babeltrace2 error, on one line. */
+/* The first cause of the current thread's Babeltrace2 error (where it
+ * started: cause 0; later causes are the layers that passed it up), on one
+ * line. */
 static void bt_err(char *err, size_t errlen, const char *what)
 {
     const bt_error *e = bt_current_thread_take_error();
     const char *msg = NULL;
     if (e) {
         uint64_t n = bt_error_get_cause_count(e);
-        /* cause 0 is the most recent; the last one is where it started */
-        for (uint64_t i = n; i > 0 && !msg; i--) {
-            const char *cm = bt_error_cause_get_message(bt_error_borrow_cause_by_index(e, i - 1));
+        for (uint64_t i = 0; i < n && !msg; i++) {
+            const char *cm = bt_error_cause_get_message(bt_error_borrow_cause_by_index(e, i));
             if (cm && *cm)
                 msg = cm;
         }
