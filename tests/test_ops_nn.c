@@ -178,6 +178,8 @@ static void test_conv(void **state)
         { 3, 6, 9, 9, 5, 1, 1, 2, 2, 0, 0 },     /* 1x1 stride 2 (im2col) */
         { 1, 16, 21, 19, 9, 3, 3, 1, 1, 1, 1 },  /* batch 1, large enough for channel-parallel im2col */
         { 2, 3, 23, 23, 7, 11, 11, 4, 4, 2, 2 }, /* AlexNet conv1-like */
+        { 3, 4, 25, 23, 5, 3, 3, 1, 1, 1, 1 },   /* wide images: one image per GEMM */
+        { 2, 5, 24, 23, 6, 1, 1, 1, 1, 0, 0 },   /* wide 1x1: no copy at all */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_conv(&cases[i]);
