@@ -134,13 +134,20 @@ uint32_t exec_tensor_new(exec_graph *g, exec_role role, exec_dtype dt, int ndim,
 
 /* Appends a node: op on inputs with attributes; output shapes come from the
  * op's shape function. Writes nout output ids (nout = the op's NOUT, or nin
- * for variadic outputs) to `out` when non-NULL; returns the first output id
+ * for variadic outputs, or attrs[1] for NOUT -2 such as Split's num_split)
+ * to `out` when non-NULL; returns the first output id
  * (0 on error, recorded in the graph). */
 uint32_t exec_op_add(exec_graph *g, exec_op op, int nin, const uint32_t *in,
                      int nattrs, const int64_t *attrs, uint32_t *out);
 /* Appends an in-place node that writes `nout` existing tensors (updates). */
 uint32_t exec_op_add_inplace(exec_graph *g, exec_op op, int nin, const uint32_t *in,
                              int nattrs, const int64_t *attrs, int nout, const uint32_t *out);
+
+/* Appends a node whose outputs already exist (replay: a program rebuilt from
+ * a trace). The op's shape function must agree with the outputs' shapes and
+ * dtypes, except for in-place updates (outputs that are also inputs). */
+exec_status exec_op_add_recorded(exec_graph *g, exec_op op, exec_phase phase, int nin, const uint32_t *in,
+                                 int nattrs, const int64_t *attrs, int nout, const uint32_t *out);
 
 /* Nodes added from now on get this phase (builders default to forward). */
 void exec_set_phase(exec_graph *g, exec_phase p);
@@ -191,6 +198,7 @@ void exec_graph_mem(const exec_graph *g, exec_mem_stats *out);
 typedef struct exec_run_opts {
     int inter;          /* inter-op workers (<= 1: sequential) */
     exec_phase max_phase; /* run nodes up to this phase (forward: inference) */
+    uint64_t *node_ns;  /* optional, one per node: adds each node's wall time */
 } exec_run_opts;
 
 exec_status exec_graph_run(exec_graph *g, const exec_run_opts *opts);
@@ -207,15 +215,41 @@ const char *exec_blas_config(void);
 const char *exec_cpu_model(void);
 
 /* ---- the hook (executor.c) ---------------------------------------------- */
-/* Called around every node execution and every tensor allocation. One hook
- * set per process (the tracer installs it); NULL members are skipped. */
+/* The one interface between the engine and the tracer: called around every
+ * node execution, every tensor allocation, and by the run loop around runs
+ * and steps. One hook set per process (the tracer installs it when a run is
+ * traced); while none is set each call site costs one predicted branch.
+ * NULL members are skipped. */
+typedef struct exec_run_info {
+    const char *model, *mode, *preset, *version, *blas, *cpu;
+    uint32_t batch, steps, threads, inter;
+    uint64_t seed;
+} exec_run_info;
+
 typedef struct exec_hooks {
     void (*op_begin)(const exec_graph *g, const exec_node *n, uint64_t seq);
     void (*op_end)(const exec_graph *g, const exec_node *n, uint64_t seq, uint64_t flops, uint64_t bytes);
-    void (*tensor_alloc)(const exec_tensor *t);
-    void (*tensor_free)(const exec_tensor *t);
+    void (*tensor_alloc)(const exec_graph *g, const exec_tensor *t);
+    void (*tensor_free)(const exec_graph *g, const exec_tensor *t);
+    void (*run_begin)(const exec_run_info *info);
+    void (*run_end)(int32_t status, uint64_t ops);
+    void (*step_begin)(uint32_t step);
+    void (*step_end)(uint32_t step, double loss);
 } exec_hooks;
 void exec_hooks_set(const exec_hooks *h);
+
+/* Tensor ids are per graph; a process may run several graphs (deepq's
+ * target network). The id a trace records is unique in the process:
+ * exec_trace_tensor_id(g, id) = the graph's base + id (bases are 2^20 apart). */
+uint32_t exec_trace_tensor_id(const exec_graph *g, uint32_t id);
+
+/* For run loops (models/, replay/): forward to the hooks, if any. */
+void exec_trace_run_begin(const exec_run_info *info);
+void exec_trace_run_end(int32_t status);
+void exec_trace_step_begin(uint32_t step);
+void exec_trace_step_end(uint32_t step, double loss);
+/* Op invocations dispatched in this process (all graphs). */
+uint64_t exec_ops_dispatched(void);
 
 /* ---- the op table (optable.c) ------------------------------------------- */
 typedef struct exec_shape { exec_dtype dtype; int ndim; int64_t d[EXEC_MAX_DIMS]; } exec_shape;

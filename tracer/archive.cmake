@@ -1,0 +1,13 @@
+# libfathom-archive: the MANIFEST, writing .tar.zst trace archives, and opening
+# any trace source (archive, CTF directory, lttng-live URL) safely.
+# Depends on libarchive alone; never on exec/.  Include its header as
+# "tracer/archive.h" (tracer/ itself must not be on the include path: its
+# archive.h would shadow libarchive's <archive.h>).
+if(NOT TARGET PkgConfig::ARCHIVE)
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(ARCHIVE REQUIRED IMPORTED_TARGET libarchive)
+endif()
+
+add_library(fathom-archive STATIC ${CMAKE_CURRENT_LIST_DIR}/archive.c)
+target_include_directories(fathom-archive PUBLIC ${PROJECT_SOURCE_DIR})
+target_link_libraries(fathom-archive PUBLIC PkgConfig::ARCHIVE)

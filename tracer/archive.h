@@ -1,0 +1,223 @@
+/*
+ * fathom archive library: the run MANIFEST, writing a trace archive
+ * (.tar.zst, pax restricted format) and opening any trace source
+ * (archive, CTF directory, lttng-live URL) safely.
+ *
+ * Depends on libarchive alone; never includes anything from exec/.
+ *
+ * Errors: every function that can fail returns a tracer_archive_status
+ * (TRACER_ARCHIVE_OK == 0) and, when `err` is not NULL, writes a one-line,
+ * NUL-terminated message of at most `errlen` bytes (truncated if needed).
+ * No function calls exit().
+ */
+#ifndef FATHOM_TRACER_ARCHIVE_H
+#define FATHOM_TRACER_ARCHIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tracer_archive_status {
+	TRACER_ARCHIVE_OK = 0,
+	TRACER_ARCHIVE_EINVAL,  /* bad argument (NULL, invalid key, bad value) */
+	TRACER_ARCHIVE_ENOMEM,  /* allocation failed */
+	TRACER_ARCHIVE_EIO,     /* a system call failed (open, write, mkdir, ...) */
+	TRACER_ARCHIVE_EEXIST,  /* output (or manifest key) already exists */
+	TRACER_ARCHIVE_EFORMAT, /* not an archive, corrupt, truncated, bad MANIFEST */
+	TRACER_ARCHIVE_EUNSAFE, /* hostile entry: .., absolute, link, device, ... */
+	TRACER_ARCHIVE_ELIMIT,  /* size / entry-count bound exceeded */
+	TRACER_ARCHIVE_ENOTRACE /* no CTF trace (no `metadata` file) found */
+} tracer_archive_status;
+
+/* Short constant description of a status ("truncated", ...). */
+const char *tracer_archive_strstatus(tracer_archive_status st);
+
+/* ------------------------------------------------------------------------
+ * MANIFEST: an ordered list of key=value lines.
+ *
+ * Keys: 1..128 bytes of [A-Za-z0-9._:-] (e.g. `events.fathom:op_begin`).
+ * Values: any string up to TRACER_MANIFEST_VALUE_MAX bytes; when serialized,
+ * `\`, newline, CR, tab and other control bytes are escaped (`\\`, `\n`,
+ * `\r`, `\t`, `\xHH`) so every entry stays on one line.  Parsing reverses
+ * this, skips blank lines and lines starting with `#`, and rejects
+ * malformed lines, unknown escapes and duplicate keys.
+ *
+ * Keys written by `fathom record` (DESIGN section 5): schema, model, mode,
+ * preset, host, cpu, blas, threads, created, and `events.<name>=<count>`.
+ * ---------------------------------------------------------------------- */
+#define TRACER_MANIFEST_KEY_MAX 128
+#define TRACER_MANIFEST_VALUE_MAX 4096
+#define TRACER_MANIFEST_FILE "MANIFEST"
+#define TRACER_MANIFEST_SCHEMA 1
+
+typedef struct tracer_manifest tracer_manifest;
+
+tracer_manifest *tracer_manifest_create(void);
+void tracer_manifest_destroy(tracer_manifest *m);
+
+/* Append key=value; TRACER_ARCHIVE_EEXIST if the key is already present. */
+tracer_archive_status tracer_manifest_add(tracer_manifest *m, const char *key,
+					  const char *value, char *err,
+					  size_t errlen);
+/* Replace the value of key in place, or append it. */
+tracer_archive_status tracer_manifest_set(tracer_manifest *m, const char *key,
+					  const char *value, char *err,
+					  size_t errlen);
+/* Set key to a decimal unsigned integer. */
+tracer_archive_status tracer_manifest_set_u64(tracer_manifest *m,
+					      const char *key, uint64_t value,
+					      char *err, size_t errlen);
+
+/* Borrowed value of key, or NULL. */
+const char *tracer_manifest_get(const tracer_manifest *m, const char *key);
+/* Parse key's value as a decimal u64: OK, EINVAL (absent) or EFORMAT. */
+tracer_archive_status tracer_manifest_get_u64(const tracer_manifest *m,
+					      const char *key, uint64_t *out);
+
+size_t tracer_manifest_count(const tracer_manifest *m);
+/* Borrowed key / value of entry i (insertion order), NULL if out of range. */
+const char *tracer_manifest_key_at(const tracer_manifest *m, size_t i);
+const char *tracer_manifest_value_at(const tracer_manifest *m, size_t i);
+
+/* Serialize to a malloc'd NUL-terminated text (caller frees *out). */
+tracer_archive_status tracer_manifest_serialize(const tracer_manifest *m,
+						char **out, size_t *out_len,
+						char *err, size_t errlen);
+/* Parse `len` bytes of text into a new manifest (destroy it when done).
+ * `name` (may be NULL) prefixes error messages: "NAME:LINE: ...". */
+tracer_archive_status tracer_manifest_parse(const char *text, size_t len,
+					    const char *name,
+					    tracer_manifest **out, char *err,
+					    size_t errlen);
+/* Read and parse a MANIFEST file (at most 1 MiB). */
+tracer_archive_status tracer_manifest_read_file(const char *path,
+						tracer_manifest **out,
+						char *err, size_t errlen);
+
+/* ------------------------------------------------------------------------
+ * Writing archives.
+ * ---------------------------------------------------------------------- */
+#define TRACER_ARCHIVE_TOPDIR "trace"        /* CTF tree lives under trace/ */
+#define TRACER_ARCHIVE_DEFAULT_DIR "traces"
+#define TRACER_ARCHIVE_SUFFIX ".tar.zst"
+
+/*
+ * Write `out_path` as a zstd-compressed pax (restricted) tar holding
+ * `MANIFEST` (from m) and the tree under `ctf_dir` as `trace/...`.
+ * Only regular files and directories are archived; a symlink or special
+ * file inside ctf_dir is an error.  Never overwrites: the archive is written
+ * to `<out_path>.tmpXXXXXX` in the same directory, then linked to out_path
+ * with no-clobber semantics; if out_path exists -> TRACER_ARCHIVE_EEXIST.
+ * On any error nothing is left behind.
+ */
+tracer_archive_status tracer_archive_write(const char *out_path,
+					   const char *ctf_dir,
+					   const tracer_manifest *m, char *err,
+					   size_t errlen);
+
+/*
+ * Default archive name:
+ *   <model>-<mode>-<preset>-<host>-<YYYYmmddTHHMMSSZ>.tar.zst
+ * from the manifest's model, mode, preset and host (missing -> "unknown";
+ * characters outside [A-Za-z0-9._+] become '_') and `when` in UTC
+ * (`(time_t)-1` = now).  Writes the file name only into buf.
+ */
+tracer_archive_status tracer_archive_default_name(const tracer_manifest *m,
+						  time_t when, char *buf,
+						  size_t buflen, char *err,
+						  size_t errlen);
+
+/*
+ * First path `<dir>/<default name>` that does not exist yet, trying
+ * `<stem>.tar.zst`, `<stem>-1.tar.zst`, `<stem>-2.tar.zst`, ...
+ * dir NULL -> "traces".  (Advisory: tracer_archive_write_default is the
+ * race-free way to pick and write.)
+ */
+tracer_archive_status tracer_archive_default_path(const char *dir,
+						  const tracer_manifest *m,
+						  time_t when, char *buf,
+						  size_t buflen, char *err,
+						  size_t errlen);
+
+/*
+ * Write the archive into `dir` (NULL -> "traces", created if missing)
+ * under its default name, adding the first free uniqueness suffix
+ * (-1, -2, ...) so that recording twice never overwrites.  The chosen path
+ * is copied into out_path (may be NULL; if it is too small the archive is
+ * still written and TRACER_ARCHIVE_EINVAL says so).  `when` as in
+ * tracer_archive_default_name.
+ */
+tracer_archive_status tracer_archive_write_default(const char *dir,
+						   const char *ctf_dir,
+						   const tracer_manifest *m,
+						   time_t when, char *out_path,
+						   size_t out_len, char *err,
+						   size_t errlen);
+
+/* ------------------------------------------------------------------------
+ * Opening a trace source (untrusted input).
+ * ---------------------------------------------------------------------- */
+typedef enum tracer_trace_kind {
+	TRACER_TRACE_ARCHIVE, /* extracted into a private temporary directory */
+	TRACER_TRACE_DIR,     /* a CTF directory used in place */
+	TRACER_TRACE_LIVE     /* a net:// (lttng-live) URL, passed through */
+} tracer_trace_kind;
+
+typedef struct tracer_trace_limits {
+	uint64_t max_total_bytes; /* sum of extracted file sizes; 0 = default */
+	uint64_t max_entries;     /* archive entries; 0 = default */
+} tracer_trace_limits;
+
+#define TRACER_TRACE_DEFAULT_MAX_BYTES (UINT64_C(4) << 30) /* 4 GiB */
+#define TRACER_TRACE_DEFAULT_MAX_ENTRIES UINT64_C(100000)
+#define TRACER_TRACE_PATH_MAX 1024 /* longest accepted entry name */
+
+typedef struct tracer_trace tracer_trace;
+
+/*
+ * Open `path_or_url`:
+ *  - `net://...`: stored as is, kind LIVE, no CTF paths, no manifest;
+ *  - a directory: every directory below it (itself included) that holds a
+ *    regular file `metadata` is a CTF trace path; the manifest is read from
+ *    `<dir>/MANIFEST`, or `<dir>/../MANIFEST` when dir is named `trace`;
+ *  - anything else is read as an archive, detected by content (tar, pax,
+ *    ustar, gnu tar; raw, gzip, zstd, xz, bzip2 ... compression) and
+ *    extracted into a private `fathom-trace-XXXXXX` directory under $TMPDIR
+ *    (or /tmp).  Only regular files and directories are accepted; `..`,
+ *    absolute names, links, devices, fifos, sockets, empty or overlong
+ *    names, duplicate files, and exceeding the limits are errors.
+ * limits may be NULL (defaults).  On error *out is NULL, a one-line message
+ * is in err, and no temporary file or directory is left behind.
+ */
+tracer_archive_status tracer_trace_open(const char *path_or_url,
+					tracer_trace **out, char *err,
+					size_t errlen);
+tracer_archive_status tracer_trace_open_ex(const char *path_or_url,
+					   const tracer_trace_limits *limits,
+					   tracer_trace **out, char *err,
+					   size_t errlen);
+
+/* Remove the temporary directory (if any) and free t.  NULL is a no-op. */
+void tracer_trace_close(tracer_trace *t);
+
+/* Accessors take a trace from tracer_trace_open (NULL-safe). */
+tracer_trace_kind tracer_trace_get_kind(const tracer_trace *t);
+/* The path or URL given to open (borrowed). */
+const char *tracer_trace_source(const tracer_trace *t);
+/* Extraction dir (ARCHIVE), the directory (DIR), or the URL (LIVE). */
+const char *tracer_trace_root(const tracer_trace *t);
+/* CTF trace directories, sorted (borrowed, valid until close). */
+size_t tracer_trace_ctf_count(const tracer_trace *t);
+const char *tracer_trace_ctf_path(const tracer_trace *t, size_t i);
+/* The MANIFEST, or NULL if the source had none (borrowed). */
+const tracer_manifest *tracer_trace_manifest(const tracer_trace *t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FATHOM_TRACER_ARCHIVE_H */
