@@ -1,5 +1,6 @@
 /* main.c -- the `fathom` driver, git style: `fathom <subcommand> ...`.
  * The one file that sees every folder; nothing includes it. */
+#include "analyze/cmd_analyze.h"
 #include "exec/cli.h"
 #include "exec/exec.h"
 #include "tracer/cmd.h"   /* tracer: record, info */
@@ -18,9 +19,10 @@ static const struct subcommand {
 } subcommands[] = {
     { "ops", cmd_ops, "list the op table: name, class, gradient, FLOP formula" },
     { "peak", cmd_peak, "measure this machine's sgemm GFLOP/s and memory bandwidth" },
+    { "replay", cmd_replay, "re-execute a recorded op sequence on this machine" },
     { "record", cmd_record, "run a workload under LTTng and archive its trace" },
     { "info", cmd_info, "summarize a recorded trace: manifest, events, ops, discards" },
-    { "replay", cmd_replay, "re-execute a recorded op sequence on this machine" },
+    { "analyze", cmd_analyze, "analyze traces offline: breakdown, compare, similarity" },
     { "version", cmd_version, "print the version, BLAS configuration and CPU" },
     { "help", cmd_help, "show this help, or a subcommand's (fathom help CMD)" },
 };

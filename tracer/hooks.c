@@ -43,17 +43,23 @@ static void h_run_end(int32_t status, uint64_t ops) { lttng_ust_tracepoint(fatho
 static void h_step_begin(uint32_t step) { lttng_ust_tracepoint(fathom, step_begin, step); }
 static void h_step_end(uint32_t step, double loss) { lttng_ust_tracepoint(fathom, step_end, step, loss); }
 
+/* Tensor ids in the trace are unique in the process (exec_trace_tensor_id):
+ * a process may run several graphs (deepq's target network). */
 static void h_op_begin(const exec_graph *g, const exec_node *n, uint64_t seq)
 {
-    (void)g;
-    if (lttng_ust_tracepoint_enabled(fathom, op_begin)) {
-        struct fathom_tp_op o = {
-            .op = (uint16_t)n->op, .cls = (uint8_t)exec_op_table[n->op].cls, .phase = (uint8_t)n->phase,
-            .node = n->id, .nin = (uint32_t)n->nin, .nout = (uint32_t)n->nout, .nattrs = (uint32_t)n->nattrs,
-            .in = n->in, .out = n->out, .attrs = n->attrs,
-        };
-        lttng_ust_do_tracepoint(fathom, op_begin, seq, &o);
-    }
+    if (!lttng_ust_tracepoint_enabled(fathom, op_begin))
+        return;
+    uint32_t ids[n->nin + n->nout + 1];
+    for (int i = 0; i < n->nin; i++)
+        ids[i] = exec_trace_tensor_id(g, n->in[i]);
+    for (int i = 0; i < n->nout; i++)
+        ids[n->nin + i] = exec_trace_tensor_id(g, n->out[i]);
+    struct fathom_tp_op o = {
+        .op = (uint16_t)n->op, .cls = (uint8_t)exec_op_table[n->op].cls, .phase = (uint8_t)n->phase,
+        .node = n->id, .nin = (uint32_t)n->nin, .nout = (uint32_t)n->nout, .nattrs = (uint32_t)n->nattrs,
+        .in = ids, .out = ids + n->nin, .attrs = n->attrs,
+    };
+    lttng_ust_do_tracepoint(fathom, op_begin, seq, &o);
 }
 
 static void h_op_end(const exec_graph *g, const exec_node *n, uint64_t seq, uint64_t flops, uint64_t bytes)
@@ -65,18 +71,16 @@ static void h_op_end(const exec_graph *g, const exec_node *n, uint64_t seq, uint
 
 static void h_tensor_alloc(const exec_graph *g, const exec_tensor *t)
 {
-    (void)g;
     uint32_t shape[EXEC_MAX_DIMS];
     for (int i = 0; i < t->ndim && i < EXEC_MAX_DIMS; i++)
         shape[i] = t->shape[i] > UINT32_MAX ? UINT32_MAX : (uint32_t)t->shape[i];
-    lttng_ust_tracepoint(fathom, tensor_alloc, t->id, (uint8_t)t->role, (uint8_t)t->dtype, (uint32_t)t->ndim, shape,
+    lttng_ust_tracepoint(fathom, tensor_alloc, exec_trace_tensor_id(g, t->id), (uint8_t)t->role, (uint8_t)t->dtype, (uint32_t)t->ndim, shape,
                          (uint64_t)t->bytes);
 }
 
 static void h_tensor_free(const exec_graph *g, const exec_tensor *t)
 {
-    (void)g;
-    lttng_ust_tracepoint(fathom, tensor_free, t->id);
+    lttng_ust_tracepoint(fathom, tensor_free, exec_trace_tensor_id(g, t->id));
 }
 
 static const exec_hooks hooks = {
