@@ -2,6 +2,7 @@
  * The one file that sees every folder; nothing includes it. */
 #include "exec/cli.h"
 #include "exec/exec.h"
+#include "models/cli.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +15,8 @@ static const struct subcommand {
     cli_main_fn fn;
     const char *summary;
 } subcommands[] = {
+    { "run", cmd_run, "run a workload for some steps (train or infer), print step times" },
+    { "list", cmd_list, "list the workloads: paper, class, parameters per preset" },
     { "ops", cmd_ops, "list the op table: name, class, gradient, FLOP formula" },
     { "peak", cmd_peak, "measure this machine's sgemm GFLOP/s and memory bandwidth" },
     { "version", cmd_version, "print the version, BLAS configuration and CPU" },
