@@ -13,7 +13,7 @@ typedef struct alexnet_preset {
 } alexnet_preset;
 
 static const alexnet_preset presets[MODEL_PRESET_COUNT] = {
-    [MODEL_TINY] = { 64, 10, { 8, 24, 48, 32, 32 }, 64 },
+    [MODEL_TINY] = { 64, 10, { 16, 48, 96, 64, 64 }, 256 },
     [MODEL_SMALL] = { 128, 100, { 32, 96, 192, 128, 128 }, 1024 },
     [MODEL_FULL] = { 224, 1000, { 64, 192, 384, 256, 256 }, 4096 },
 };

@@ -38,13 +38,13 @@ static void class_params(int k, int c, cls_params *p)
     uint64_t s = 0xc1a55ull * (uint64_t)(k + 1);
     /* orientation and frequency on a grid so neighbouring classes differ */
     p->theta = PI * (float)(k % 8) / 8.0f + 0.1f * unif(&s);
-    p->freq = 1.5f + (float)((k / 8) % 6) * 1.0f + 0.3f * unif(&s);
+    p->freq = 3.0f + (float)((k / 8) % 6) * 1.5f + 0.3f * unif(&s);
     p->bx = 0.2f + 0.6f * unif(&s);
     p->by = 0.2f + 0.6f * unif(&s);
     p->bs = 0.08f + 0.1f * unif(&s);
     p->bamp = (k / 48) % 2 ? -1.0f : 1.0f;
     for (int ch = 0; ch < 4; ch++)
-        p->col[ch] = ch < c ? 0.4f + 0.6f * unif(&s) : 0.0f;
+        p->col[ch] = ch < c ? 0.2f + 0.8f * unif(&s) : 0.0f;
 }
 
 void model_images_one(model_images *im, int cls, float *x)
@@ -78,6 +78,7 @@ void model_images_one(model_images *im, int cls, float *x)
     for (int ch = 0; ch < c; ch++) {
         float col = ch < 4 ? p.col[ch] : p.col[ch % 4];
         float *o = x + (int64_t)ch * h * w;
+        float dc = 1.2f * (col - 0.6f); /* a class's colour cast */
         for (int i = 0; i < h; i++)
             for (int j = 0; j < w; j++) {
                 /* xorshift noise: cheap, deterministic */
@@ -85,7 +86,7 @@ void model_images_one(model_images *im, int cls, float *x)
                 ns ^= ns >> 7;
                 ns ^= ns << 17;
                 float noise = (float)(uint32_t)ns * amp - im->noise;
-                o[i * w + j] = col * 0.8f * (rs[i] * cc[j] + rc[i] * cs[j]) + p.bamp * gy[i] * gx[j] + noise;
+                o[i * w + j] = col * ((rs[i] * cc[j] + rc[i] * cs[j]) + 1.5f * p.bamp * gy[i] * gx[j]) + dc + noise;
             }
     }
 }

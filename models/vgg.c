@@ -17,7 +17,7 @@ typedef struct vgg_preset {
 static const int blocks[5] = { 2, 2, 4, 4, 4 };
 
 static const vgg_preset presets[MODEL_PRESET_COUNT] = {
-    [MODEL_TINY] = { 32, 10, { 8, 16, 32, 32, 32 }, 64, 1e-3f },
+    [MODEL_TINY] = { 32, 10, { 16, 32, 64, 64, 64 }, 1024, 3e-4f },
     [MODEL_SMALL] = { 64, 100, { 16, 32, 64, 128, 128 }, 512, 1e-4f },
     [MODEL_FULL] = { 224, 1000, { 64, 128, 256, 512, 512 }, 4096, 1e-4f },
 };
