@@ -113,7 +113,7 @@ const model_def model_residual = {
     .kind = "convolutional",
     .summary = "ResNet-50 v1 (bottleneck blocks 3-4-6-3, batch norm; depth 18/34/50/101/152), global average "
                "pool, FC 1000; momentum SGD 0.9",
-    .batch = { 8, 16, 16 },
+    .batch = { 16, 16, 16 },
     .create = create,
     .step = model_classifier_step,
     .destroy = model_classifier_destroy,

@@ -81,15 +81,15 @@ static void train_tiny(const char *name, int steps, float *out)
     model_destroy(m);
 }
 
-/* Threshold: the mean loss of the last 5 of 60 steps is below 0.7 x the mean
- * of the first 5 (10 classes: ln 10 = 2.30 at the start). */
+/* Threshold: the mean loss of the last 10 of 60 steps is below 0.7 x the
+ * mean of the first 10 (10 classes: ln 10 = 2.30 at chance). */
 static void test_alexnet_learns(void **state)
 {
     (void)state;
     float l[60];
     train_tiny("alexnet", 60, l);
-    printf("alexnet: first 5 %.3f, last 5 %.3f\n", mean(l, 0, 5), mean(l, 55, 5));
-    assert_true(mean(l, 55, 5) < 0.7 * mean(l, 0, 5));
+    printf("alexnet: first 10 %.3f, last 10 %.3f\n", mean(l, 0, 10), mean(l, 50, 10));
+    assert_true(mean(l, 50, 10) < 0.7 * mean(l, 0, 10));
 }
 
 static void test_residual_learns(void **state)
@@ -97,8 +97,8 @@ static void test_residual_learns(void **state)
     (void)state;
     float l[60];
     train_tiny("residual", 60, l);
-    printf("residual: first 5 %.3f, last 5 %.3f\n", mean(l, 0, 5), mean(l, 55, 5));
-    assert_true(mean(l, 55, 5) < 0.7 * mean(l, 0, 5));
+    printf("residual: first 10 %.3f, last 10 %.3f\n", mean(l, 0, 10), mean(l, 50, 10));
+    assert_true(mean(l, 50, 10) < 0.7 * mean(l, 0, 10));
 }
 
 /* VGG-19 is a plain 19-layer net with dropout 0.5: it starts slowly (the
@@ -114,7 +114,7 @@ static void test_vgg_learns(void **state)
 }
 
 /* deepq: the TD (Huber) loss on one fixed replay minibatch, against a fixed
- * target network, falls below half its first value in 40 updates. The
+ * target network, falls below half its first value in 100 updates. The
  * training loop (act, store, sample, learn) runs and grows the replay. */
 static void test_deepq_td_fixed_batch(void **state)
 {
@@ -126,7 +126,7 @@ static void test_deepq_td_fixed_batch(void **state)
     assert_true(n0 >= 200);
     float first = NAN, last = NAN;
     assert_int_equal(model_deepq_learn(m, true, &first), EXEC_OK);
-    for (int i = 0; i < 40; i++)
+    for (int i = 0; i < 100; i++)
         assert_int_equal(model_deepq_learn(m, false, &last), EXEC_OK);
     printf("deepq TD loss on a fixed batch: %.5f -> %.5f\n", first, last);
     assert_true(first > 0);
@@ -422,7 +422,7 @@ static void test_cli_run_json(void **state)
 
 int main(void)
 {
-    exec_threads_set(2);
+    exec_threads_set(1); /* tiny kernels: threads only add synchronisation */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_params_full),
         cmocka_unit_test(test_images_deterministic),
