@@ -1,8 +1,11 @@
 /* main.c -- the `fathom` driver, git style: `fathom <subcommand> ...`.
  * The one file that sees every folder; nothing includes it. */
+#include "analyze/cmd_analyze.h"
 #include "exec/cli.h"
 #include "exec/exec.h"
 #include "models/cli.h"
+#include "tracer/cmd.h"   /* tracer: record, info */
+#include "tracer/hooks.h" /* tracer: FATHOM_TRACE=1 traces this process */
 
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +22,10 @@ static const struct subcommand {
     { "list", cmd_list, "list the workloads: paper, class, parameters per preset" },
     { "ops", cmd_ops, "list the op table: name, class, gradient, FLOP formula" },
     { "peak", cmd_peak, "measure this machine's sgemm GFLOP/s and memory bandwidth" },
+    { "replay", cmd_replay, "re-execute a recorded op sequence on this machine" },
+    { "record", cmd_record, "run a workload under LTTng and archive its trace" },
+    { "info", cmd_info, "summarize a recorded trace: manifest, events, ops, discards" },
+    { "analyze", cmd_analyze, "analyze traces offline: breakdown, compare, similarity" },
     { "version", cmd_version, "print the version, BLAS configuration and CPU" },
     { "help", cmd_help, "show this help, or a subcommand's (fathom help CMD)" },
 };
@@ -72,6 +79,9 @@ static int cmd_help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    char terr[512]; /* tracer: a traced run (FATHOM_TRACE=1, set by `fathom record`) */
+    if (tracer_hooks_install_from_env(terr, sizeof terr) < 0)
+        return cli_error(NULL, "%s", terr);
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -589,15 +589,17 @@ static void test_clip(void **state)
 /* ---- random ops --------------------------------------------------------- */
 #define NR 200001 /* odd: the last normal of a pair; several chunks */
 
-static void draw(uint64_t seed, int threads, int runs, float *out_normal, float *out_uniform)
+static void draw(uint64_t seed, int threads, int inter, int runs, float *out_normal, float *out_uniform)
 {
     exec_threads_set(threads);
     exec_graph *g = new_graph(seed);
     uint32_t a = ex_random_normal(g, 2, (int64_t[]){ 1, NR }, 2.0f, 3.0f);
     uint32_t b = ex_random_uniform(g, 1, (int64_t[]){ NR }, -1.0f, 5.0f);
     plan(g);
-    for (int r = 0; r < runs; r++)
-        run(g, EXEC_PHASE_forward);
+    for (int r = 0; r < runs; r++) {
+        exec_run_opts o = { .max_phase = EXEC_PHASE_forward, .inter = inter };
+        assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
+    }
     memcpy(out_normal, exec_dataf(g, a), NR * sizeof(float));
     memcpy(out_uniform, exec_dataf(g, b), NR * sizeof(float));
     exec_graph_destroy(g);
@@ -608,7 +610,7 @@ static void test_random_ops(void **state)
 {
     (void)state;
     static float n1[NR], u1[NR], n2[NR], u2[NR];
-    draw(5, 1, 1, n1, u1);
+    draw(5, 1, 1, 1, n1, u1);
     double m = 0, v = 0, um = 0, uv = 0, umin = 1e9, umax = -1e9;
     for (int i = 0; i < NR; i++) {
         m += n1[i];
@@ -630,16 +632,20 @@ static void test_random_ops(void **state)
     assert_true(fabs(um - 2.0) < 5 * sqrt(3.0) / sqrt(NR));
     assert_true(fabs(usd - sqrt(3.0)) < 0.01 * sqrt(3.0));
     assert_true(umin >= -1.0 && umax < 5.0);
-    /* the same seed and run: the same draws, for any thread count */
-    draw(5, 2, 1, n2, u2);
+    /* the same seed and run: the same draws, for any thread count, and
+     * with two inter-op workers (the ops have no inputs) */
+    draw(5, 2, 1, 1, n2, u2);
+    assert_memory_equal(n1, n2, sizeof n1);
+    assert_memory_equal(u1, u2, sizeof u1);
+    draw(5, 2, 2, 1, n2, u2);
     assert_memory_equal(n1, n2, sizeof n1);
     assert_memory_equal(u1, u2, sizeof u1);
     /* the next run draws anew */
-    draw(5, 1, 2, n2, u2);
+    draw(5, 1, 1, 2, n2, u2);
     assert_memory_not_equal(n1, n2, sizeof n1);
     assert_memory_not_equal(u1, u2, sizeof u1);
     /* another seed draws anew */
-    draw(6, 1, 1, n2, u2);
+    draw(6, 1, 1, 1, n2, u2);
     assert_memory_not_equal(n1, n2, sizeof n1);
 }
 

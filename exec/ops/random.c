@@ -71,14 +71,17 @@ exec_status op_fwd_RandomUniform(exec_kctx *k, const exec_node *n)
 {
     float *restrict Y = exec_outf(k, n, 0);
     int64_t total = exec_out(k, n, 0)->numel, nchunks = (total + CHUNK - 1) / CHUNK;
-    float lo = exec_attr_getf(n->attrs[0]), span = exec_attr_getf(n->attrs[1]) - lo;
+    float lo = exec_attr_getf(n->attrs[0]), hi = exec_attr_getf(n->attrs[1]), span = hi - lo;
+    float top = hi > lo ? nextafterf(hi, lo) : lo; /* lo + span*u may round up to hi */
     uint64_t seed = exec_kseed(k, n);
 #pragma omp parallel for num_threads(k->nthreads) if (total > PAR_MIN)
     for (int64_t c = 0; c < nchunks; c++) {
         exec_rng r = chunk_rng(seed, c);
         int64_t a = c * CHUNK, b = a + CHUNK < total ? a + CHUNK : total;
-        for (int64_t i = a; i < b; i++)
-            Y[i] = lo + span * exec_rng_uniform(&r);
+        for (int64_t i = a; i < b; i++) {
+            float v = lo + span * exec_rng_uniform(&r);
+            Y[i] = v < top ? v : top;
+        }
     }
     return EXEC_OK;
 }
