@@ -3,6 +3,7 @@
 #include "analyze/cmd_analyze.h"
 #include "exec/cli.h"
 #include "exec/exec.h"
+#include "models/cli.h"
 #include "tracer/cmd.h"   /* tracer: record, info */
 #include "tracer/hooks.h" /* tracer: FATHOM_TRACE=1 traces this process */
 
@@ -17,6 +18,8 @@ static const struct subcommand {
     cli_main_fn fn;
     const char *summary;
 } subcommands[] = {
+    { "run", cmd_run, "run a workload for some steps (train or infer), print step times" },
+    { "list", cmd_list, "list the workloads: paper, class, parameters per preset" },
     { "ops", cmd_ops, "list the op table: name, class, gradient, FLOP formula" },
     { "peak", cmd_peak, "measure this machine's sgemm GFLOP/s and memory bandwidth" },
     { "replay", cmd_replay, "re-execute a recorded op sequence on this machine" },

@@ -1,0 +1,130 @@
+/* cmd_run.c -- `fathom run MODEL [options]`: run a workload for some steps. */
+#include "exec/cli.h"
+#include "models/cli.h"
+#include "models/runner.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+    "usage: fathom run MODEL [--mode train|infer] [--preset tiny|small|full] [--steps N]\n"
+    "                  [--batch B] [--threads N] [--inter M] [--seed S] [--depth D]\n"
+    "                  [--format text|json]\n\n"
+    "Runs a workload (see `fathom list`) on its built-in data for N steps and prints\n"
+    "the mean step time (the first step skipped). With --format json: one JSON\n"
+    "object describing the run, one per step {step, loss, ms}, then a summary.\n"
+    "Defaults: train, tiny, 20 steps (12 at small and full), the preset's batch,\n"
+    "all cores, 1 inter-op worker, seed 1, residual depth 50. See fathom-run(1).\n";
+
+/* "--opt value" or "--opt=value": returns the value or NULL (after an error) */
+static const char *optval(int argc, char **argv, int *i, const char *opt, bool *matched)
+{
+    size_t n = strlen(opt);
+    *matched = false;
+    if (strncmp(argv[*i], opt, n) != 0)
+        return NULL;
+    if (argv[*i][n] == '=') {
+        *matched = true;
+        return argv[*i] + n + 1;
+    }
+    if (argv[*i][n] != '\0')
+        return NULL;
+    *matched = true;
+    if (*i + 1 >= argc) {
+        cli_usage_error("run", "%s needs a value", opt);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int cmd_run(int argc, char **argv)
+{
+    const char *name = NULL;
+    model_config cfg = { .mode = MODEL_TRAIN, .preset = MODEL_TINY, .seed = 1, .inter = 1, .plan = true };
+    long steps = 0, threads = 0, v = 0;
+    int format = CLI_TEXT;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val;
+        bool m;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        if (a[0] != '-') {
+            if (name)
+                return cli_usage_error("run", "unexpected argument '%s' (one model at a time)", a);
+            name = a;
+            continue;
+        }
+#define OPT(o) ((val = optval(argc, argv, &i, o, &m)), m)
+        if (OPT("--mode")) {
+            if (!val)
+                return 2;
+            int x = model_mode_from_name(val);
+            if (x < 0)
+                return cli_usage_error("run", "unknown mode '%s' (use train or infer)", val);
+            cfg.mode = (model_mode)x;
+        } else if (OPT("--preset")) {
+            if (!val)
+                return 2;
+            int x = model_preset_from_name(val);
+            if (x < 0)
+                return cli_usage_error("run", "unknown preset '%s' (use tiny, small or full)", val);
+            cfg.preset = (model_preset)x;
+        } else if (OPT("--steps")) {
+            if (!val || cli_parse_int("run", "--steps", val, 1, 1000000000, &steps))
+                return 2;
+        } else if (OPT("--batch")) {
+            if (!val || cli_parse_int("run", "--batch", val, 1, 1 << 20, &v))
+                return 2;
+            cfg.batch = (int)v;
+        } else if (OPT("--threads")) {
+            if (!val || cli_parse_int("run", "--threads", val, 1, 4096, &threads))
+                return 2;
+        } else if (OPT("--inter")) {
+            if (!val || cli_parse_int("run", "--inter", val, 1, 64, &v))
+                return 2;
+            cfg.inter = (int)v;
+        } else if (OPT("--seed")) {
+            if (!val)
+                return 2;
+            char *end = NULL;
+            unsigned long long sd = strtoull(val, &end, 10);
+            if (!*val || *end || val[0] == '-')
+                return cli_usage_error("run", "--seed wants a non-negative integer, not '%s'", val);
+            cfg.seed = sd;
+        } else if (OPT("--depth")) {
+            if (!val || cli_parse_int("run", "--depth", val, 1, 1000, &v))
+                return 2;
+            if (v != 18 && v != 34 && v != 50 && v != 101 && v != 152)
+                return cli_usage_error("run", "--depth must be 18, 34, 50, 101 or 152, not %ld", v);
+            cfg.depth = (int)v;
+        } else if (OPT("--format")) {
+            if (!val || (format = cli_parse_format("run", val, 0)) < 0)
+                return 2;
+        } else {
+            return cli_usage_error("run", "unknown option '%s'; see 'fathom run --help'", a);
+        }
+#undef OPT
+    }
+    if (!name)
+        return cli_usage_error("run", "which model? (see 'fathom list')");
+    const model_def *def = model_find(name);
+    if (!def)
+        return cli_usage_error("run", "unknown model '%s' (see 'fathom list')", name);
+    if (cfg.depth && strcmp(def->name, "residual") != 0)
+        return cli_usage_error("run", "--depth applies to residual only");
+    model_run_opts o = {
+        .steps = steps ? (int)steps : model_default_steps(cfg.preset),
+        .threads = (int)threads,
+        .format = format == CLI_JSON ? MODEL_OUT_JSON : MODEL_OUT_TEXT,
+        .out = stdout,
+        .progress = isatty(STDERR_FILENO) ? stderr : NULL,
+    };
+    model_run_result r;
+    exec_status s = model_runner(def, &cfg, &o, &r);
+    if (s)
+        return cli_error("run", "%s: %s", def->name, exec_errmsg());
+    return 0;
+}

@@ -1,0 +1,115 @@
+/* runner.c -- the shared run loop (see runner.h). */
+#include "models/runner.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <math.h>
+#include <time.h>
+
+int model_default_steps(model_preset p) { return p == MODEL_TINY ? 20 : 12; }
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static void emit(FILE *f, json_t *o)
+{
+    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (s) {
+        fprintf(f, "%s\n", s);
+        fflush(f);
+        free(s);
+    }
+    json_decref(o);
+}
+
+static json_t *loss_json(float l) { return isfinite(l) ? json_real(l) : json_null(); }
+
+exec_status model_runner(const model_def *def, const model_config *cfg, const model_run_opts *o,
+                         model_run_result *res)
+{
+    model_run_result r = { .first_loss = NAN, .last_loss = NAN };
+    if (o->steps <= 0)
+        return exec_fail(EXEC_ERR_ARG, "steps must be positive, not %d", o->steps);
+    exec_threads_set(o->threads);
+    model *m = NULL;
+    exec_status s = model_create(def, cfg, &m);
+    if (s)
+        return s;
+    r.params = exec_param_count(m->g);
+    bool json = o->out && o->format == MODEL_OUT_JSON;
+    if (json)
+        emit(o->out, json_pack("{s:s, s:s, s:s, s:i, s:I, s:i, s:i, s:i, s:I}", "model", def->name, "mode",
+                               model_mode_name(cfg->mode), "preset", model_preset_name(cfg->preset), "batch",
+                               m->batch, "params", (json_int_t)r.params, "steps", o->steps, "threads",
+                               exec_threads_get(), "inter", cfg->inter > 1 ? cfg->inter : 1, "seed",
+                               (json_int_t)cfg->seed));
+    exec_run_info info = {
+        .model = def->name,
+        .mode = model_mode_name(cfg->mode),
+        .preset = model_preset_name(cfg->preset),
+        .version = FATHOM_VERSION,
+        .blas = exec_blas_config(),
+        .cpu = exec_cpu_model(),
+        .batch = (uint32_t)m->batch,
+        .steps = (uint32_t)o->steps,
+        .threads = (uint32_t)exec_threads_get(),
+        .inter = (uint32_t)(cfg->inter > 1 ? cfg->inter : 1),
+        .seed = cfg->seed,
+    };
+    exec_trace_run_begin(&info);
+    double rest = 0;
+    for (int i = 0; i < o->steps; i++) {
+        float loss = NAN;
+        exec_trace_step_begin((uint32_t)i);
+        double t0 = now_ms();
+        s = model_step(m, &loss);
+        double ms = now_ms() - t0;
+        exec_trace_step_end((uint32_t)i, loss);
+        if (s)
+            break;
+        r.steps++;
+        r.total_ms += ms;
+        if (i == 0) {
+            r.first_ms = ms;
+            r.first_loss = loss;
+        } else {
+            rest += ms;
+        }
+        r.last_loss = loss;
+        if (json)
+            emit(o->out, json_pack("{s:i, s:o, s:f}", "step", i, "loss", loss_json(loss), "ms", ms));
+        if (o->progress) {
+            fprintf(o->progress, "\r%s %s %s: step %d/%d  loss %.4f  %.1f ms   ", def->name,
+                    model_mode_name(cfg->mode), model_preset_name(cfg->preset), i + 1, o->steps, (double)loss, ms);
+            fflush(o->progress);
+        }
+    }
+    if (o->progress && r.steps)
+        fputc('\n', o->progress);
+    exec_trace_run_end((int32_t)s);
+    r.mean_ms = r.steps > 1 ? rest / (r.steps - 1) : r.first_ms;
+    if (!s && o->out) {
+        if (json) {
+            emit(o->out, json_pack("{s:b, s:i, s:f, s:f, s:f, s:o, s:o}", "summary", 1, "steps", r.steps,
+                                   "mean_ms", r.mean_ms, "first_ms", r.first_ms, "total_ms", r.total_ms,
+                                   "first_loss", loss_json(r.first_loss), "last_loss", loss_json(r.last_loss)));
+        } else if (o->format == MODEL_OUT_TEXT) {
+            fprintf(o->out, "%s %s (%s): batch %d, %lld parameters, %d threads, inter %u\n", def->name,
+                    model_mode_name(cfg->mode), model_preset_name(cfg->preset), m->batch, (long long)r.params,
+                    exec_threads_get(), info.inter);
+            fprintf(o->out, "%d steps, mean step %.2f ms (first step skipped; first %.2f ms)", r.steps, r.mean_ms,
+                    r.first_ms);
+            if (isfinite(r.first_loss))
+                fprintf(o->out, ", loss %.4f -> %.4f", (double)r.first_loss, (double)r.last_loss);
+            fputc('\n', o->out);
+        }
+    }
+    model_destroy(m);
+    if (res)
+        *res = r;
+    return s;
+}

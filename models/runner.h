@@ -1,0 +1,36 @@
+/* runner.h -- the run loop every tool shares: `fathom run` and `fathom
+ * record` (through `fathom run`) drive a model through model_runner, which
+ * announces the run and each step to the engine's hooks (the tracer). */
+#ifndef FATHOM_MODELS_RUNNER_H
+#define FATHOM_MODELS_RUNNER_H
+#include "models/model.h"
+
+#include <stdio.h>
+
+typedef enum model_out_format { MODEL_OUT_NONE, MODEL_OUT_TEXT, MODEL_OUT_JSON } model_out_format;
+
+typedef struct model_run_opts {
+    int steps;               /* > 0 */
+    int threads;             /* intra-op threads (0: all cores) */
+    model_out_format format; /* what goes to `out` */
+    FILE *out;               /* NULL: nothing */
+    FILE *progress;          /* a progress line with \r (a terminal), or NULL */
+} model_run_opts;
+
+typedef struct model_run_result {
+    int steps;               /* steps completed */
+    int64_t params;
+    double mean_ms;          /* mean step time, skipping the first step (all if only one) */
+    double first_ms, total_ms;
+    float first_loss, last_loss;
+} model_run_result;
+
+/* Default steps of a preset: tiny 20, small 12 (Fathom's 12), full 12. */
+int model_default_steps(model_preset p);
+
+/* Sets the threads, creates the model, announces the run, runs the steps,
+ * announces the end, destroys the model. On error the message is in
+ * exec_errmsg() (and any JSON already written stays valid per line). */
+exec_status model_runner(const model_def *def, const model_config *cfg, const model_run_opts *o,
+                         model_run_result *res);
+#endif

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""bench_models.py -- step times of the convolutional workloads (alexnet, vgg,
+residual, deepq) in fathom at the small and full presets, train and infer,
+next to a PyTorch reference of the same architectures (CPU, same batch, same
+thread count), printing the fathom / PyTorch step-time ratio.
+
+usage: bench_models.py FATHOM_BIN [--threads N] [--steps N] [--presets small,full]
+       [--models alexnet,vgg,residual,deepq]
+
+The PyTorch side uses Debian's python3-torch (/usr/bin/python3); without it
+the fathom times are printed alone. Step times are means over the steps after
+the first (fathom's `run` summary; the same rule for PyTorch). What a step is:
+  classifiers train: forward, softmax cross-entropy, backward, optimizer update
+  classifiers infer: forward to the softmax
+  deepq train: fathom acts 4 times (epsilon-greedy: mostly random early on),
+               then the target network's forward and the online update; the
+               PyTorch step is the target forward and the online update
+  deepq infer: one forward over `batch` game states and the argmax
+The architectures mirror models/alexnet.c, vgg.c, residual.c and deepq.c
+(the preset tables are repeated below)."""
+import json, subprocess, sys, time, argparse
+
+ALEX = {"small": (128, 100, (32, 96, 192, 128, 128), 1024, 32), "full": (224, 1000, (64, 192, 384, 256, 256), 4096, 64),
+        "tiny": (64, 10, (16, 48, 96, 64, 64), 256, 16)}
+VGG = {"small": (64, 100, (16, 32, 64, 128, 128), 512, 8), "full": (224, 1000, (64, 128, 256, 512, 512), 4096, 8),
+       "tiny": (32, 10, (16, 32, 64, 64, 64), 1024, 8)}
+RES = {"small": (64, 100, 16, 16), "full": (224, 1000, 64, 16), "tiny": (32, 10, 8, 16)}
+DQN = {"small": ((32, 64, 64), 512, 32), "full": ((32, 64, 64), 512, 32), "tiny": ((8, 16, 16), 64, 8)}
+
+
+def fathom(bin_, model, preset, mode, steps, threads):
+    out = subprocess.run([bin_, "run", model, "--preset", preset, "--mode", mode, "--steps", str(steps),
+                          "--threads", str(threads), "--format", "json"], check=True, capture_output=True, text=True)
+    lines = [json.loads(l) for l in out.stdout.splitlines()]
+    return lines[0]["batch"], lines[-1]["mean_ms"]
+
+
+def torch_models():
+    import torch
+    import torch.nn as nn
+
+    def alexnet(p):
+        s, cls, w, fc, _ = p
+        f = nn.Sequential(nn.Conv2d(3, w[0], 11, 4, 2), nn.ReLU(), nn.LocalResponseNorm(5, 5e-4, 0.75, 2.0), nn.MaxPool2d(3, 2),
+                          nn.Conv2d(w[0], w[1], 5, 1, 2), nn.ReLU(), nn.LocalResponseNorm(5, 5e-4, 0.75, 2.0), nn.MaxPool2d(3, 2),
+                          nn.Conv2d(w[1], w[2], 3, 1, 1), nn.ReLU(), nn.Conv2d(w[2], w[3], 3, 1, 1), nn.ReLU(),
+                          nn.Conv2d(w[3], w[4], 3, 1, 1), nn.ReLU(), nn.MaxPool2d(3, 2), nn.Flatten())
+        n = f(torch.zeros(1, 3, s, s)).shape[1]
+        return nn.Sequential(f, nn.Linear(n, fc), nn.ReLU(), nn.Dropout(0.5), nn.Linear(fc, fc), nn.ReLU(), nn.Dropout(0.5),
+                             nn.Linear(fc, cls)), (3, s, s), cls, ("adam", 1e-3)
+
+    def vgg(p):
+        s, cls, w, fc, _ = p
+        L, c = [], 3
+        for width, k in zip(w, (2, 2, 4, 4, 4)):
+            for _ in range(k):
+                L += [nn.Conv2d(c, width, 3, 1, 1), nn.ReLU()]
+                c = width
+            L.append(nn.MaxPool2d(2, 2))
+        L.append(nn.Flatten())
+        f = nn.Sequential(*L)
+        n = f(torch.zeros(1, 3, s, s)).shape[1]
+        return nn.Sequential(f, nn.Linear(n, fc), nn.ReLU(), nn.Dropout(0.5), nn.Linear(fc, fc), nn.ReLU(), nn.Dropout(0.5),
+                             nn.Linear(fc, cls)), (3, s, s), cls, ("adam", 1e-4)
+
+    class Block(nn.Module):
+        def __init__(self, cin, width, stride, bottleneck):
+            super().__init__()
+            out = 4 * width if bottleneck else width
+            def cb(i, o, k, s):
+                return [nn.Conv2d(i, o, k, s, k // 2, bias=False), nn.BatchNorm2d(o, eps=1e-5, momentum=0.1)]
+            if bottleneck:  # v1: the stride in the first 1x1, as He et al.
+                L = cb(cin, width, 1, stride) + [nn.ReLU()] + cb(width, width, 3, 1) + [nn.ReLU()] + cb(width, out, 1, 1)
+            else:
+                L = cb(cin, width, 3, stride) + [nn.ReLU()] + cb(width, width, 3, 1)
+            self.body = nn.Sequential(*L)
+            self.proj = nn.Sequential(*cb(cin, out, 1, stride)) if stride != 1 or cin != out else None
+            self.out = out
+        def forward(self, x):
+            return torch.relu(self.body(x) + (self.proj(x) if self.proj is not None else x))
+
+    def resnet(p, depth=50):
+        s, cls, w, _ = p
+        blocks, bott = {18: ((2, 2, 2, 2), 0), 34: ((3, 4, 6, 3), 0), 50: ((3, 4, 6, 3), 1),
+                        101: ((3, 4, 23, 3), 1), 152: ((3, 8, 36, 3), 1)}[depth]
+        L = [nn.Conv2d(3, w, 7, 2, 3, bias=False), nn.BatchNorm2d(w), nn.ReLU(), nn.MaxPool2d(3, 2, 1)]
+        c = w
+        for st, nb in enumerate(blocks):
+            for b in range(nb):
+                blk = Block(c, w << st, 2 if st > 0 and b == 0 else 1, bott)
+                L.append(blk)
+                c = blk.out
+        L += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c, cls)]
+        return nn.Sequential(*L), (3, s, s), cls, ("momentum", 0.1 * 16 / 256)
+
+    def dqn(p):
+        w, fc, _ = p
+        return nn.Sequential(nn.Conv2d(4, w[0], 8, 4), nn.ReLU(), nn.Conv2d(w[0], w[1], 4, 2), nn.ReLU(),
+                             nn.Conv2d(w[1], w[2], 3, 1), nn.ReLU(), nn.Flatten(), nn.Linear(7 * 7 * w[2], fc), nn.ReLU(),
+                             nn.Linear(fc, 4))
+
+    return torch, nn, {"alexnet": alexnet, "vgg": vgg, "residual": resnet}, dqn
+
+
+def torch_time(torch, nn, builders, dqn, model, preset, mode, batch, steps, threads):
+    torch.manual_seed(1)
+    torch.set_num_threads(threads)
+    times = []
+    if model == "deepq":
+        p = DQN[preset]
+        online, target = dqn(p), dqn(p)
+        x = torch.rand(batch, 4, 84, 84)
+        if mode == "infer":
+            online.eval()
+            with torch.no_grad():
+                for _ in range(steps):
+                    t0 = time.perf_counter()
+                    online(x).argmax(1)
+                    times.append(time.perf_counter() - t0)
+        else:
+            opt = torch.optim.RMSprop(online.parameters(), lr=2.5e-4, alpha=0.95, eps=0.01)
+            x2, r, nd = torch.rand(batch, 4, 84, 84), torch.zeros(batch), torch.ones(batch)
+            onehot = nn.functional.one_hot(torch.randint(0, 4, (batch,)), 4).float()
+            for _ in range(steps):
+                t0 = time.perf_counter()
+                with torch.no_grad():
+                    y = r + 0.99 * nd * target(x2).max(1).values
+                qa = (online(x) * onehot).sum(1)
+                loss = nn.functional.huber_loss(qa, y, delta=1.0)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                times.append(time.perf_counter() - t0)
+    else:
+        table = {"alexnet": ALEX, "vgg": VGG, "residual": RES}[model]
+        net, shape, cls, (optname, lr) = builders[model](table[preset])
+        x = torch.randn(batch, *shape)
+        y = torch.randint(0, cls, (batch,))
+        if mode == "infer":
+            net.eval()
+            with torch.no_grad():
+                for _ in range(steps):
+                    t0 = time.perf_counter()
+                    torch.softmax(net(x), 1)
+                    times.append(time.perf_counter() - t0)
+        else:
+            net.train()
+            opt = torch.optim.Adam(net.parameters(), lr) if optname == "adam" else torch.optim.SGD(net.parameters(), lr, momentum=0.9)
+            for _ in range(steps):
+                t0 = time.perf_counter()
+                loss = nn.functional.cross_entropy(net(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                times.append(time.perf_counter() - t0)
+    rest = times[1:] if len(times) > 1 else times
+    return 1e3 * sum(rest) / len(rest)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("fathom")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--presets", default="small,full")
+    ap.add_argument("--models", default="alexnet,vgg,residual,deepq")
+    ap.add_argument("--modes", default="train,infer")
+    a = ap.parse_args()
+    try:
+        torch, nn, builders, dqn = torch_models()
+        tv = torch.__version__
+    except ImportError:
+        torch = None
+        tv = "not available (apt-get install python3-torch; run with /usr/bin/python3)"
+    print(f"fathom vs PyTorch {tv}: {a.threads} threads, {a.steps} steps (first skipped)")
+    print(f"{'model':9} {'preset':6} {'mode':6} {'batch':>5} {'fathom ms':>10} {'torch ms':>10} {'ratio':>6}")
+    worst = None
+    for preset in a.presets.split(","):
+        for model in a.models.split(","):
+            for mode in a.modes.split(","):
+                batch, fms = fathom(a.fathom, model, preset, mode, a.steps, a.threads)
+                if torch is None:
+                    print(f"{model:9} {preset:6} {mode:6} {batch:5} {fms:10.1f} {'-':>10} {'-':>6}", flush=True)
+                    continue
+                tms = torch_time(torch, nn, builders, dqn, model, preset, mode, batch, a.steps, a.threads)
+                ratio = fms / tms
+                if worst is None or ratio > worst[0]:
+                    worst = (ratio, model, preset, mode)
+                print(f"{model:9} {preset:6} {mode:6} {batch:5} {fms:10.1f} {tms:10.1f} {ratio:6.2f}", flush=True)
+    if worst:
+        print(f"biggest gap: {worst[1]} {worst[2]} {worst[3]}: fathom/PyTorch = {worst[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
