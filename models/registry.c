@@ -2,7 +2,8 @@
 #include "models/model.h"
 
 /* Each model file defines one model_def. */
-#define MODELS(X) /* X(alexnet) X(vgg) ... added as the workloads land */
+#define MODELS(X) /* X(alexnet) X(vgg) ... added as the workloads land */ \
+    X(seq2seq) X(memnet) X(speech) X(autoenc)
 
 #define DECL(n) extern const model_def model_##n;
 MODELS(DECL)
