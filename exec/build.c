@@ -40,3 +40,140 @@ uint32_t ex_tile(exec_graph *g, uint32_t x, const int64_t *multiples)
         return exec_graph_fail(g, EXEC_ERR_ARG, "Tile: no input");
     return exec_op1(g, EXEC_OP_Tile, 1, &x, t->ndim, multiples);
 }
+
+/* ---- convolution, pooling, normalization (exec/ops/conv.c, pool.c, norm.c) ---- */
+uint32_t ex_conv2d(exec_graph *g, uint32_t x, uint32_t filter, int stride_h, int stride_w, int pad_h, int pad_w)
+{
+    return OP(g, Conv2D, IN(x, filter), 4, AT(stride_h, stride_w, pad_h, pad_w));
+}
+
+uint32_t ex_max_pool(exec_graph *g, uint32_t x, int kh, int kw, int sh, int sw, int ph, int pw)
+{
+    return OP(g, MaxPool, IN(x), 6, AT(kh, kw, sh, sw, ph, pw));
+}
+
+uint32_t ex_avg_pool(exec_graph *g, uint32_t x, int kh, int kw, int sh, int sw, int ph, int pw)
+{
+    return OP(g, AvgPool, IN(x), 6, AT(kh, kw, sh, sw, ph, pw));
+}
+
+uint32_t ex_global_avg_pool(exec_graph *g, uint32_t x)
+{
+    const exec_tensor *t = exec_tensor_get(g, x);
+    if (!t || t->ndim != 4)
+        return exec_graph_fail(g, EXEC_ERR_SHAPE, "global_avg_pool: wants an [N,C,H,W] input");
+    return OP(g, AvgPool, IN(x), 6, AT(t->shape[2], t->shape[3], 1, 1, 0, 0));
+}
+
+uint32_t ex_lrn(exec_graph *g, uint32_t x, int depth_radius, float bias, float alpha, float beta)
+{
+    return OP(g, LRN, IN(x), 4, AT(depth_radius, exec_attr_f(bias), exec_attr_f(alpha), exec_attr_f(beta)));
+}
+
+uint32_t ex_fused_batch_norm(exec_graph *g, uint32_t x, uint32_t scale, uint32_t offset, uint32_t running_mean,
+                             uint32_t running_var, float epsilon, float momentum, int training)
+{
+    return OP(g, FusedBatchNorm, IN(x, scale, offset, running_mean, running_var), 3,
+              AT(exec_attr_f(epsilon), exec_attr_f(momentum), training != 0));
+}
+/* ---- the math family: elementwise math, activations, reductions by axis,
+ *      data movement (exec/ops/arith.c, activation.c, reduction.c, movement.c) ---- */
+uint32_t ex_sub(exec_graph *g, uint32_t a, uint32_t b) { return OP(g, Sub, IN(a, b), 0, NULL); }
+uint32_t ex_div(exec_graph *g, uint32_t a, uint32_t b) { return OP(g, Div, IN(a, b), 0, NULL); }
+uint32_t ex_pow(exec_graph *g, uint32_t a, uint32_t b) { return OP(g, Pow, IN(a, b), 0, NULL); }
+uint32_t ex_neg(exec_graph *g, uint32_t x) { return OP(g, Neg, IN(x), 0, NULL); }
+uint32_t ex_square(exec_graph *g, uint32_t x) { return OP(g, Square, IN(x), 0, NULL); }
+uint32_t ex_sqrt(exec_graph *g, uint32_t x) { return OP(g, Sqrt, IN(x), 0, NULL); }
+uint32_t ex_exp(exec_graph *g, uint32_t x) { return OP(g, Exp, IN(x), 0, NULL); }
+uint32_t ex_log(exec_graph *g, uint32_t x) { return OP(g, Log, IN(x), 0, NULL); }
+uint32_t ex_equal(exec_graph *g, uint32_t a, uint32_t b) { return OP(g, Equal, IN(a, b), 0, NULL); }
+uint32_t ex_sigmoid(exec_graph *g, uint32_t x) { return OP(g, Sigmoid, IN(x), 0, NULL); }
+uint32_t ex_tanh(exec_graph *g, uint32_t x) { return OP(g, Tanh, IN(x), 0, NULL); }
+uint32_t ex_clipped_relu(exec_graph *g, uint32_t x, float cap) { return OP(g, ClippedRelu, IN(x), 1, AT(exec_attr_f(cap))); }
+uint32_t ex_softmax(exec_graph *g, uint32_t x) { return OP(g, Softmax, IN(x), 0, NULL); }
+uint32_t ex_log_softmax(exec_graph *g, uint32_t x) { return OP(g, LogSoftmax, IN(x), 0, NULL); }
+uint32_t ex_select(exec_graph *g, uint32_t cond, uint32_t a, uint32_t b) { return OP(g, Select, IN(cond, a, b), 0, NULL); }
+uint32_t ex_zeros_like(exec_graph *g, uint32_t x) { return OP(g, ZerosLike, IN(x), 0, NULL); }
+uint32_t ex_cast(exec_graph *g, uint32_t x, exec_dtype to) { return OP(g, Cast, IN(x), 1, AT((int64_t)to)); }
+uint32_t ex_identity(exec_graph *g, uint32_t x) { return OP(g, Identity, IN(x), 0, NULL); }
+
+static uint32_t reduce_op(exec_graph *g, exec_op op, uint32_t x, int naxes, const int64_t *axes, int keep_dims)
+{
+    int64_t attrs[EXEC_MAX_ATTRS] = { keep_dims };
+    if (naxes < 0 || naxes >= EXEC_MAX_ATTRS)
+        return exec_graph_fail(g, EXEC_ERR_ARG, "%s: %d axes", exec_op_name(op), naxes);
+    for (int i = 0; i < naxes; i++)
+        attrs[1 + i] = axes[i];
+    return exec_op1(g, op, 1, &x, 1 + naxes, attrs);
+}
+uint32_t ex_mean(exec_graph *g, uint32_t x, int naxes, const int64_t *axes, int keep_dims)
+{
+    return reduce_op(g, EXEC_OP_Mean, x, naxes, axes, keep_dims);
+}
+uint32_t ex_max(exec_graph *g, uint32_t x, int naxes, const int64_t *axes, int keep_dims)
+{
+    return reduce_op(g, EXEC_OP_Max, x, naxes, axes, keep_dims);
+}
+uint32_t ex_argmax(exec_graph *g, uint32_t x, int axis) { return OP(g, ArgMax, IN(x), 1, AT(axis)); }
+uint32_t ex_unsorted_segment_sum(exec_graph *g, uint32_t data, uint32_t indices, int64_t num_segments)
+{
+    return OP(g, UnsortedSegmentSum, IN(data, indices), 1, AT(num_segments));
+}
+
+/* the rank of x, or 0 after recording an error */
+static int rank_of(exec_graph *g, uint32_t x, const char *op)
+{
+    const exec_tensor *t = exec_tensor_get(g, x);
+    if (!t) {
+        exec_graph_fail(g, EXEC_ERR_ARG, "%s: input is not a tensor (id %u)", op, x);
+        return 0;
+    }
+    return t->ndim;
+}
+
+uint32_t ex_transpose(exec_graph *g, uint32_t x, const int64_t *perm)
+{
+    int nd = rank_of(g, x, "Transpose");
+    return nd ? exec_op1(g, EXEC_OP_Transpose, 1, &x, nd, perm) : 0;
+}
+
+uint32_t ex_concat(exec_graph *g, int n, const uint32_t *xs, int axis)
+{
+    return exec_op1(g, EXEC_OP_ConcatV2, n, xs, 1, AT(axis));
+}
+
+exec_status ex_split(exec_graph *g, uint32_t x, int axis, int n, uint32_t *out)
+{
+    for (int i = 0; i < n; i++)
+        out[i] = 0;
+    exec_op_add(g, EXEC_OP_Split, 1, &x, 2, AT(axis, n), out);
+    return g->status;
+}
+
+uint32_t ex_slice(exec_graph *g, uint32_t x, const int64_t *begin, const int64_t *size)
+{
+    int nd = rank_of(g, x, "Slice");
+    if (!nd)
+        return 0;
+    int64_t at[2 * EXEC_MAX_DIMS];
+    for (int i = 0; i < nd; i++) {
+        at[i] = begin[i];
+        at[nd + i] = size[i];
+    }
+    return exec_op1(g, EXEC_OP_Slice, 1, &x, 2 * nd, at);
+}
+
+uint32_t ex_pad(exec_graph *g, uint32_t x, const int64_t *before, const int64_t *after)
+{
+    int nd = rank_of(g, x, "Pad");
+    if (!nd)
+        return 0;
+    int64_t at[2 * EXEC_MAX_DIMS];
+    for (int i = 0; i < nd; i++) {
+        at[2 * i] = before[i];
+        at[2 * i + 1] = after[i];
+    }
+    return exec_op1(g, EXEC_OP_Pad, 1, &x, 2 * nd, at);
+}
+
+uint32_t ex_gather(exec_graph *g, uint32_t params, uint32_t indices) { return OP(g, Gather, IN(params, indices), 0, NULL); }

@@ -76,6 +76,11 @@ exec_status ex_split(exec_graph *g, uint32_t x, int axis, int n, uint32_t *out);
 uint32_t ex_slice(exec_graph *g, uint32_t x, const int64_t *begin, const int64_t *size);
 uint32_t ex_pad(exec_graph *g, uint32_t x, const int64_t *before, const int64_t *after); /* zeros */
 uint32_t ex_gather(exec_graph *g, uint32_t params, uint32_t indices); /* [V,D], int32 [...] -> [...,D] */
+/* (math family extras) a == b ? 1 : 0 as float (b broadcasts); zeros of x's
+ * shape; data [I...,D...] summed into rows indices [I...] of [num_segments,D...] */
+uint32_t ex_equal(exec_graph *g, uint32_t a, uint32_t b);
+uint32_t ex_zeros_like(exec_graph *g, uint32_t x);
+uint32_t ex_unsorted_segment_sum(exec_graph *g, uint32_t data, uint32_t indices, int64_t num_segments);
 
 /* ---- losses (exec/ops/loss.c): each returns a scalar [1] loss tensor ---- */
 uint32_t ex_softmax_xent(exec_graph *g, uint32_t logits, uint32_t labels);      /* dense labels [N,C]; mean */

@@ -19,4 +19,5 @@ int cli_parse_int(const char *cmd, const char *opt, const char *arg, long min, l
 
 int cmd_ops(int argc, char **argv);
 int cmd_peak(int argc, char **argv);
+int cmd_replay(int argc, char **argv);   /* replay/cmd_replay.c */
 #endif

@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <omp.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_s(void)
 {
@@ -108,13 +109,15 @@ int cmd_peak(int argc, char **argv)
         z[i] = 2.0f;
         x[i] = 0.0f;
     }
+    int tty = isatty(2);
     arr = json_array();
     if (fmt == CLI_TEXT)
         printf("sgemm %dx%dx%d (%s)\n%8s %12s %8s\n", n, n, n, exec_blas_config(), "threads", "GFLOP/s", "speedup");
     double one = 0, best = 0;
     for (int t = 1; t <= maxt; t++) {
         exec_threads_set(t);
-        fprintf(stderr, "\rfathom peak: sgemm at %d thread%s...", t, t > 1 ? "s" : "");
+        if (tty)
+            fprintf(stderr, "\rfathom peak: sgemm at %d thread%s...", t, t > 1 ? "s" : "");
         double gf = sgemm_gflops(n, 3, a, b, cc);
         if (t == 1)
             one = gf;
@@ -124,9 +127,11 @@ int cmd_peak(int argc, char **argv)
             printf("%8d %12.1f %8.2f\n", t, gf, gf / one);
         json_array_append_new(arr, json_pack("{s:i, s:f}", "threads", t, "gflops", gf));
     }
-    fprintf(stderr, "\rfathom peak: memory bandwidth...          ");
+    if (tty)
+        fprintf(stderr, "\rfathom peak: memory bandwidth...          ");
     double bw = triad_gbs(sn, 3, (int)maxt, x, y, z);
-    fprintf(stderr, "\r%40s\r", "");
+    if (tty)
+        fprintf(stderr, "\r%40s\r", "");
     if (fmt == CLI_TEXT) {
         printf("peak sgemm: %.1f GFLOP/s\nmemory bandwidth (triad, %ld threads): %.1f GB/s\n", best, maxt, bw);
         printf("ridge point: %.1f FLOP/byte\ncpu: %s\n", best / bw, exec_cpu_model());

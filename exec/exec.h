@@ -142,6 +142,12 @@ uint32_t exec_op_add(exec_graph *g, exec_op op, int nin, const uint32_t *in,
 uint32_t exec_op_add_inplace(exec_graph *g, exec_op op, int nin, const uint32_t *in,
                              int nattrs, const int64_t *attrs, int nout, const uint32_t *out);
 
+/* Appends a node whose outputs already exist (replay: a program rebuilt from
+ * a trace). The op's shape function must agree with the outputs' shapes and
+ * dtypes, except for in-place updates (outputs that are also inputs). */
+exec_status exec_op_add_recorded(exec_graph *g, exec_op op, exec_phase phase, int nin, const uint32_t *in,
+                                 int nattrs, const int64_t *attrs, int nout, const uint32_t *out);
+
 /* Nodes added from now on get this phase (builders default to forward). */
 void exec_set_phase(exec_graph *g, exec_phase p);
 
@@ -191,6 +197,7 @@ void exec_graph_mem(const exec_graph *g, exec_mem_stats *out);
 typedef struct exec_run_opts {
     int inter;          /* inter-op workers (<= 1: sequential) */
     exec_phase max_phase; /* run nodes up to this phase (forward: inference) */
+    uint64_t *node_ns;  /* optional, one per node: adds each node's wall time */
 } exec_run_opts;
 
 exec_status exec_graph_run(exec_graph *g, const exec_run_opts *opts);
@@ -221,14 +228,19 @@ typedef struct exec_run_info {
 typedef struct exec_hooks {
     void (*op_begin)(const exec_graph *g, const exec_node *n, uint64_t seq);
     void (*op_end)(const exec_graph *g, const exec_node *n, uint64_t seq, uint64_t flops, uint64_t bytes);
-    void (*tensor_alloc)(const exec_tensor *t);
-    void (*tensor_free)(const exec_tensor *t);
+    void (*tensor_alloc)(const exec_graph *g, const exec_tensor *t);
+    void (*tensor_free)(const exec_graph *g, const exec_tensor *t);
     void (*run_begin)(const exec_run_info *info);
     void (*run_end)(int32_t status, uint64_t ops);
     void (*step_begin)(uint32_t step);
     void (*step_end)(uint32_t step, double loss);
 } exec_hooks;
 void exec_hooks_set(const exec_hooks *h);
+
+/* Tensor ids are per graph; a process may run several graphs (deepq's
+ * target network). The id a trace records is unique in the process:
+ * exec_trace_tensor_id(g, id) = the graph's base + id (bases are 2^20 apart). */
+uint32_t exec_trace_tensor_id(const exec_graph *g, uint32_t id);
 
 /* For run loops (models/, replay/): forward to the hooks, if any. */
 void exec_trace_run_begin(const exec_run_info *info);

@@ -7,6 +7,7 @@
 #include <omp.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 static exec_hooks g_hooks;
 static const exec_hooks *g_hooks_ptr;
@@ -69,6 +70,26 @@ void *exec_kscratch(exec_kctx *k, size_t bytes)
 uint64_t exec_kseed(const exec_kctx *k, const exec_node *n)
 {
     return exec_splitmix64(k->g->seed ^ exec_splitmix64(k->g->runs * 0x10001ull + n->id));
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static exec_status exec_dispatch(exec_kctx *k, const exec_node *n);
+
+/* Dispatch, timing the node when the caller asked for per-node times. */
+static exec_status dispatch_timed(exec_kctx *k, const exec_node *n, uint64_t *node_ns)
+{
+    if (!node_ns)
+        return exec_dispatch(k, n);
+    uint64_t t0 = now_ns();
+    exec_status s = exec_dispatch(k, n);
+    node_ns[n->id] += now_ns() - t0;
+    return s;
 }
 
 /* The one place every node execution goes through. */
@@ -213,6 +234,7 @@ end:
 typedef struct sched {
     exec_graph *g;
     exec_phase max_phase;
+    uint64_t *node_ns;
     int intra;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -270,7 +292,7 @@ static void *worker(void *arg)
         uint32_t j = heap_pop(s);
         pthread_mutex_unlock(&s->mu);
         const exec_node *n = &s->g->nodes[j];
-        exec_status st = exec_dispatch(&k, n);
+        exec_status st = dispatch_timed(&k, n, s->node_ns);
         pthread_mutex_lock(&s->mu);
         if (st && !s->status) {
             s->status = st;
@@ -289,12 +311,12 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static exec_status run_parallel(exec_graph *g, exec_phase max_phase, int inter)
+static exec_status run_parallel(exec_graph *g, exec_phase max_phase, int inter, uint64_t *node_ns)
 {
     exec_status st = build_deps(g);
     if (st)
         return st;
-    sched s = { .g = g, .max_phase = max_phase };
+    sched s = { .g = g, .max_phase = max_phase, .node_ns = node_ns };
     s.intra = exec_threads_get() / inter;
     if (s.intra < 1)
         s.intra = 1;
@@ -349,7 +371,7 @@ exec_status exec_graph_run(exec_graph *g, const exec_run_opts *opts)
     exec_status st = EXEC_OK;
     uint64_t ran = 0;
     if (inter > 1) {
-        st = run_parallel(g, max_phase, inter);
+        st = run_parallel(g, max_phase, inter, opts->node_ns);
         for (uint32_t j = 0; j < g->nnodes; j++)
             ran += g->nodes[j].phase <= max_phase;
     } else {
@@ -357,7 +379,7 @@ exec_status exec_graph_run(exec_graph *g, const exec_run_opts *opts)
         for (uint32_t j = 0; j < g->nnodes && !st; j++) {
             if (g->nodes[j].phase > max_phase)
                 continue;
-            st = exec_dispatch(&k, &g->nodes[j]);
+            st = dispatch_timed(&k, &g->nodes[j], opts ? opts->node_ns : NULL);
             ran++;
         }
     }

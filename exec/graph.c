@@ -2,6 +2,7 @@
 #include "internal.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #define GROW(ptr, n, cap, extra)                                                   \
@@ -26,7 +27,9 @@ exec_status exec_graph_create(exec_graph **out, uint64_t seed)
     exec_graph *g = exec_calloc(1, sizeof *g);
     if (!g)
         return exec_fail(EXEC_ERR_NOMEM, "graph: out of memory");
+    static _Atomic uint32_t next_base;
     g->seed = seed;
+    g->trace_base = next_base++ * EXEC_MAX_TENSORS % 0xfff00000u;
     g->ntensors = 1; /* id 0 is "none" */
     *out = g;
     return EXEC_OK;
@@ -139,6 +142,8 @@ uint32_t exec_tensor_new(exec_graph *g, exec_role role, exec_dtype dt, int ndim,
     for (int i = 0; i < ndim; i++)
         if (shape[i] <= 0)
             return exec_graph_fail(g, EXEC_ERR_SHAPE, "tensor '%s': dim %d is %lld", name ? name : "", i, (long long)shape[i]);
+    if (g->ntensors >= EXEC_MAX_TENSORS)
+        return exec_graph_fail(g, EXEC_ERR_ARG, "graph: more than %u tensors", EXEC_MAX_TENSORS);
     if (grow_tensors(g))
         return exec_graph_fail(g, EXEC_ERR_NOMEM, "%s", exec_errmsg());
     uint32_t id = g->ntensors++;
@@ -253,7 +258,12 @@ uint32_t exec_op_add(exec_graph *g, exec_op op, int nin, const uint32_t *in, int
     if (g->planned)
         return exec_graph_fail(g, EXEC_ERR_STATE, "graph: node added after plan");
     const exec_op_info *info = (unsigned)op < EXEC_OP_COUNT ? &exec_op_table[op] : NULL;
-    int nout = info ? (info->nout < 0 ? nin : info->nout) : 0;
+    int nout = info ? (info->nout == -1 ? nin : info->nout) : 0;
+    if (info && info->nout == -2) { /* output count from attrs[1] (Split) */
+        if (nattrs < 2 || attrs[1] < 1 || attrs[1] > 4096)
+            return exec_graph_fail(g, EXEC_ERR_ARG, "%s: attribute 1 must give the output count (1..4096)", info->name);
+        nout = (int)attrs[1];
+    }
     exec_node *n = NULL;
     if (!node_append(g, op, nin, in, nattrs, attrs, nout, &n))
         return 0;
@@ -343,3 +353,50 @@ void exec_grad_set(exec_graph *g, uint32_t tensor, uint32_t grad)
     if (tensor < g->ntensors)
         g->grad[tensor] = grad;
 }
+
+exec_status exec_op_add_recorded(exec_graph *g, exec_op op, exec_phase phase, int nin, const uint32_t *in,
+                                 int nattrs, const int64_t *attrs, int nout, const uint32_t *out)
+{
+    if (g->status)
+        return g->status;
+    if ((unsigned)op >= EXEC_OP_COUNT)
+        return exec_graph_fail(g, EXEC_ERR_ARG, "op %d out of range", (int)op), g->status;
+    const exec_op_info *info = &exec_op_table[op];
+    int want = info->nout >= 0 ? info->nout : info->nout == -1 ? nin : nout;
+    if (nout != want)
+        return exec_graph_fail(g, EXEC_ERR_ARG, "%s: %d outputs (wants %d)", info->name, nout, want), g->status;
+    for (int i = 0; i < nout; i++)
+        if (out[i] == 0 || out[i] >= g->ntensors)
+            return exec_graph_fail(g, EXEC_ERR_ARG, "%s: output %d is not a tensor", info->name, i), g->status;
+    exec_node *n = NULL;
+    if (!node_append(g, op, nin, in, nattrs, attrs, nout, &n))
+        return g->status;
+    n->phase = phase;
+    memcpy(n->out, out, (size_t)nout * sizeof *out);
+    exec_shape shapes[nout > 0 ? nout : 1];
+    memset(shapes, 0, sizeof shapes);
+    exec_status s = info->shape(g, n, shapes);
+    for (int i = 0; i < nout && !s; i++) {
+        int inplace = 0;
+        for (int j = 0; j < nin; j++)
+            inplace |= in[j] == out[i];
+        if (inplace)
+            continue;
+        const exec_tensor *t = &g->tensors[out[i]];
+        int same = t->dtype == shapes[i].dtype && t->ndim == shapes[i].ndim;
+        for (int d = 0; same && d < t->ndim; d++)
+            same = t->shape[d] == shapes[i].d[d];
+        if (!same)
+            s = exec_fail(EXEC_ERR_SHAPE, "%s: recorded output %d's shape or dtype differs from what the op computes",
+                          info->name, i);
+    }
+    if (s) {
+        exec_free(n->in);
+        exec_free(n->out);
+        return exec_graph_fail(g, s, "%s", exec_errmsg()), g->status;
+    }
+    g->nnodes++;
+    return EXEC_OK;
+}
+
+uint32_t exec_trace_tensor_id(const exec_graph *g, uint32_t id) { return g->trace_base + id; }

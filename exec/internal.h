@@ -12,9 +12,11 @@
 #include <string.h>
 
 #define EXEC_MAX_WORKERS 16
+#define EXEC_MAX_TENSORS (1u << 20) /* per graph: the trace id space of one graph */
 
 struct exec_graph {
     uint64_t seed;
+    uint32_t trace_base;     /* exec_trace_tensor_id() = trace_base + id */
     uint64_t runs;           /* completed exec_graph_run calls */
     uint64_t ops_run;        /* op invocations executed */
     exec_status status;      /* sticky builder error */
@@ -121,6 +123,16 @@ EXEC_COST_FN(cost_matmul);
 EXEC_COST_FN(cost_batchmatmul);
 EXEC_COST_FN(cost_softmax_xent);
 EXEC_COST_FN(cost_apply_gd);
+/* convolution / pooling / normalization (the nn family) */
+EXEC_COST_FN(cost_conv2d);        /* Conv2D and both backprops: 2*N*OC*OH*OW*C*KH*KW */
+EXEC_COST_FN(cost_pool);          /* KH*KW per pooled element */
+EXEC_COST_FN(cost_lrn);
+EXEC_COST_FN(cost_batch_norm);
+/* ---- math family (arith.c, activation.c, reduction.c, movement.c) ---- */
+EXEC_COST_FN(cost_elem2);         /* 2 per output element */
+EXEC_COST_FN(cost_elem3);         /* 3 per output element */
+EXEC_COST_FN(cost_elem8);         /* 8 per output element (Pow: exp and log) */
+EXEC_COST_FN(cost_fill);          /* 0 FLOPs; writes the outputs, reads nothing */
 /* ideal bytes: every distinct input read once, every output written once */
 uint64_t exec_io_bytes(const exec_graph *g, const exec_node *n);
 

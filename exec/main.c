@@ -16,6 +16,7 @@ static const struct subcommand {
 } subcommands[] = {
     { "ops", cmd_ops, "list the op table: name, class, gradient, FLOP formula" },
     { "peak", cmd_peak, "measure this machine's sgemm GFLOP/s and memory bandwidth" },
+    { "replay", cmd_replay, "re-execute a recorded op sequence on this machine" },
     { "version", cmd_version, "print the version, BLAS configuration and CPU" },
     { "help", cmd_help, "show this help, or a subcommand's (fathom help CMD)" },
 };

@@ -20,7 +20,7 @@ const exec_op_info exec_op_table[EXEC_OP_COUNT] = {
  * and the table has exactly one entry per op. */
 #define X(name, cls, nin, nout, cost, grad, attrs, words)                              \
     static_assert(EXEC_CLASS_##cls < EXEC_CLASS_COUNT, #name ": bad class");          \
-    static_assert((nin) >= -1 && (nout) >= -1, #name ": bad arity");
+    static_assert((nin) >= -1 && (nout) >= -2, #name ": bad arity");
 #include "ops.def"
 #undef X
 static_assert(sizeof exec_op_table / sizeof exec_op_table[0] == EXEC_OP_COUNT, "op table out of sync");

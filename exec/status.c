@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static _Thread_local char g_msg[512];
 
@@ -20,9 +21,12 @@ const char *exec_errmsg(void) { return g_msg[0] ? g_msg : "no error"; }
 
 exec_status exec_fail(exec_status s, const char *fmt, ...)
 {
+    /* format aside first: callers may pass exec_errmsg() as an argument */
+    char buf[sizeof g_msg];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(g_msg, sizeof g_msg, fmt, ap);
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    memcpy(g_msg, buf, sizeof g_msg);
     return s;
 }

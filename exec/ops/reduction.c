@@ -199,3 +199,235 @@ exec_status op_grad_SparseSoftmaxCrossEntropyWithLogits(exec_graph *g, const exe
         din[1] = 0;
     return g->status;
 }
+
+/* ======== reductions by axis (the math family): Mean, Max, ArgMax,
+ * UnsortedSegmentSum. Mean and Max share Sum's attributes and shape rule. */
+
+/* ---- Mean: Sum scaled by (kept elements / input elements) ------------- */
+exec_status op_shape_Mean(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    if (exec_gin(g, n, 0)->dtype != EXEC_F32)
+        return exec_fail(EXEC_ERR_SHAPE, "Mean: wants a float tensor");
+    return op_shape_Sum(g, n, out);
+}
+
+exec_status op_fwd_Mean(exec_kctx *k, const exec_node *n)
+{
+    exec_status s = op_fwd_Sum(k, n);
+    if (s)
+        return s;
+    float *Y = exec_outf(k, n, 0);
+    int64_t ototal = exec_out(k, n, 0)->numel;
+    float scale = 1.0f / (float)(exec_in(k, n, 0)->numel / ototal); /* 1 / elements per output */
+    for (int64_t i = 0; i < ototal; i++)
+        Y[i] *= scale;
+    return EXEC_OK;
+}
+
+/* dx = Sum's gradient of dy / (elements reduced into each output) */
+exec_status op_grad_Mean(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+{
+    if (!din[0])
+        return g->status;
+    uint32_t nid = n->id;
+    const exec_tensor *x = exec_t(g, n->in[0]), *y = exec_t(g, n->out[0]);
+    float scale = 1.0f / (float)(x->numel / y->numel);
+    uint32_t c = exec_const(g, "mean_scale", 1, (int64_t[]){ 1 }, scale);
+    uint32_t d = exec_op1(g, EXEC_OP_Mul, 2, (uint32_t[]){ dout[0], c }, 0, NULL);
+    if (!d)
+        return g->status;
+    n = exec_node_get(g, nid); /* adding nodes may move the node array */
+    return op_grad_Sum(g, n, &d, din);
+}
+
+/* ---- Max: the largest element over the axes (NaN-free inputs) --------- */
+exec_status op_shape_Max(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    if (exec_gin(g, n, 0)->dtype != EXEC_F32)
+        return exec_fail(EXEC_ERR_SHAPE, "Max: wants a float tensor");
+    return op_shape_Sum(g, n, out);
+}
+
+exec_status op_fwd_Max(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *x = exec_in(k, n, 0);
+    bool red[EXEC_MAX_DIMS], keep;
+    reduce_axes(x, n, red, &keep);
+    const float *X = x->data;
+    float *Y = exec_outf(k, n, 0);
+    int64_t ototal = exec_out(k, n, 0)->numel;
+    int64_t ostride[EXEC_MAX_DIMS], s = 1;
+    for (int i = x->ndim - 1; i >= 0; i--) {
+        ostride[i] = red[i] ? 0 : s;
+        if (!red[i])
+            s *= x->shape[i];
+    }
+    for (int64_t i = 0; i < ototal; i++)
+        Y[i] = -INFINITY;
+    int64_t inner = x->shape[x->ndim - 1];
+    int64_t idx[EXEC_MAX_DIMS] = { 0 };
+    for (int64_t base = 0; base < x->numel; base += inner) {
+        int64_t o = 0;
+        for (int i = 0; i < x->ndim - 1; i++)
+            o += idx[i] * ostride[i];
+        const float *xr = X + base;
+        if (red[x->ndim - 1]) {
+            float m = Y[o];
+            for (int64_t i = 0; i < inner; i++)
+                m = xr[i] > m ? xr[i] : m;
+            Y[o] = m;
+        } else {
+            float *yr = Y + o;
+#pragma omp simd
+            for (int64_t i = 0; i < inner; i++)
+                yr[i] = xr[i] > yr[i] ? xr[i] : yr[i];
+        }
+        for (int i = x->ndim - 2; i >= 0; i--) {
+            if (++idx[i] < x->shape[i])
+                break;
+            idx[i] = 0;
+        }
+    }
+    return EXEC_OK;
+}
+
+/* TF's rule: the gradient goes to the maxima, split evenly among ties.
+ * b(t) = Tile(Reshape(t, keep-dims form)); mask = Equal(x, b(y));
+ * dx = mask * b(dy) / b(Sum(mask, axes, keep_dims)). */
+exec_status op_grad_Max(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+{
+    if (!din[0])
+        return g->status;
+    const exec_tensor *x = exec_t(g, n->in[0]);
+    bool red[EXEC_MAX_DIMS], keep;
+    reduce_axes(x, n, red, &keep);
+    int64_t kd[EXEC_MAX_DIMS], mult[EXEC_MAX_DIMS];
+    int nd = x->ndim;
+    for (int i = 0; i < nd; i++) {
+        kd[i] = red[i] ? 1 : x->shape[i];
+        mult[i] = red[i] ? x->shape[i] : 1;
+    }
+    uint32_t xin = n->in[0], y = n->out[0];
+    int64_t sattrs[EXEC_MAX_ATTRS];
+    memcpy(sattrs, n->attrs, sizeof sattrs);
+    sattrs[0] = 1; /* keep_dims: the count has the keep-dims form */
+    int snattrs = n->nattrs > 0 ? n->nattrs : 1;
+    uint32_t yb = exec_op1(g, EXEC_OP_Tile, 1, (uint32_t[]){ exec_op1(g, EXEC_OP_Reshape, 1, &y, nd, kd) }, nd, mult);
+    uint32_t mask = exec_op1(g, EXEC_OP_Equal, 2, (uint32_t[]){ xin, yb }, 0, NULL);
+    uint32_t cnt = exec_op1(g, EXEC_OP_Sum, 1, &mask, snattrs, sattrs);
+    uint32_t cntb = exec_op1(g, EXEC_OP_Tile, 1, &cnt, nd, mult);
+    uint32_t dyb = exec_op1(g, EXEC_OP_Tile, 1, (uint32_t[]){ exec_op1(g, EXEC_OP_Reshape, 1, &dout[0], nd, kd) }, nd, mult);
+    uint32_t num = exec_op1(g, EXEC_OP_Mul, 2, (uint32_t[]){ mask, dyb }, 0, NULL);
+    din[0] = exec_op1(g, EXEC_OP_Div, 2, (uint32_t[]){ num, cntb }, 0, NULL);
+    return g->status;
+}
+
+/* ---- ArgMax: attrs axis; int32 index of the first maximum -------------- */
+static int64_t argmax_axis(const exec_tensor *x, const exec_node *n)
+{
+    int64_t ax = n->nattrs > 0 ? n->attrs[0] : 0;
+    return ax < 0 ? ax + x->ndim : ax;
+}
+
+exec_status op_shape_ArgMax(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *x = exec_gin(g, n, 0);
+    int64_t ax = argmax_axis(x, n);
+    if (x->dtype != EXEC_F32 || ax < 0 || ax >= x->ndim)
+        return exec_fail(EXEC_ERR_SHAPE, "ArgMax: wants a float tensor and an axis in range (axis %lld, %d dims)",
+                         (long long)(n->nattrs > 0 ? n->attrs[0] : 0), x->ndim);
+    int64_t d[EXEC_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < x->ndim; i++)
+        if (i != ax)
+            d[nd++] = x->shape[i];
+    if (nd == 0)
+        d[nd++] = 1;
+    exec_shape_set(out, EXEC_I32, nd, d);
+    return EXEC_OK;
+}
+
+exec_status op_fwd_ArgMax(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *x = exec_in(k, n, 0);
+    int64_t ax = argmax_axis(x, n), c = x->shape[ax], inner = x->strides[ax], outer = x->numel / (c * inner);
+    const float *X = x->data;
+    int32_t *Y = exec_out(k, n, 0)->data;
+#pragma omp parallel for num_threads(k->nthreads) if (x->numel > 65536)
+    for (int64_t o = 0; o < outer; o++) {
+        const float *xo = X + o * c * inner;
+        int32_t *yo = Y + o * inner;
+        for (int64_t i = 0; i < inner; i++) {
+            float m = xo[i];
+            int32_t best = 0;
+            for (int64_t j = 1; j < c; j++)
+                if (xo[j * inner + i] > m) { /* strict: ties keep the first */
+                    m = xo[j * inner + i];
+                    best = (int32_t)j;
+                }
+            yo[i] = best;
+        }
+    }
+    return EXEC_OK;
+}
+
+/* ---- UnsortedSegmentSum: in [data [I..., D...], indices int32 [I...]],
+ * attrs num_segments -> [num_segments, D...]: out[indices[i]] += data[i].
+ * Every index must lie in [0, num_segments) (TF drops negative ones; here
+ * they are an error, like Gather's). -------------------------------------- */
+exec_status op_shape_UnsortedSegmentSum(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *x = exec_gin(g, n, 0), *ix = exec_gin(g, n, 1);
+    if (n->nattrs < 1 || n->attrs[0] < 1)
+        return exec_fail(EXEC_ERR_SHAPE, "UnsortedSegmentSum: attribute 0 must be num_segments >= 1");
+    if (x->dtype != EXEC_F32 || ix->dtype != EXEC_I32 || ix->ndim > x->ndim)
+        return exec_fail(EXEC_ERR_SHAPE, "UnsortedSegmentSum: wants float data and int32 indices");
+    for (int i = 0; i < ix->ndim; i++)
+        if (ix->shape[i] != x->shape[i])
+            return exec_fail(EXEC_ERR_SHAPE, "UnsortedSegmentSum: the indices' shape must lead the data's (dim %d)", i);
+    int64_t d[EXEC_MAX_DIMS];
+    int nd = 0;
+    d[nd++] = n->attrs[0];
+    for (int i = ix->ndim; i < x->ndim; i++)
+        d[nd++] = x->shape[i];
+    exec_shape_set(out, EXEC_F32, nd, d);
+    return EXEC_OK;
+}
+
+exec_status op_fwd_UnsortedSegmentSum(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *x = exec_in(k, n, 0), *ix = exec_in(k, n, 1);
+    int64_t nseg = n->attrs[0], rows = ix->numel, D = x->numel / rows;
+    const int32_t *I = ix->data;
+    const float *X = x->data;
+    float *Y = exec_outf(k, n, 0);
+    for (int64_t r = 0; r < rows; r++)
+        if (I[r] < 0 || I[r] >= nseg)
+            return exec_fail(EXEC_ERR_ARG, "UnsortedSegmentSum: index %d at %lld outside [0,%lld)", I[r], (long long)r,
+                             (long long)nseg);
+    memset(Y, 0, (size_t)nseg * (size_t)D * sizeof *Y);
+    /* threads own column blocks, so repeated indices never race */
+    int64_t blk = 256, nblk = (D + blk - 1) / blk;
+#pragma omp parallel for num_threads(k->nthreads) if (nblk > 1 && x->numel > 65536)
+    for (int64_t b = 0; b < nblk; b++) {
+        int64_t c0 = b * blk, c1 = c0 + blk < D ? c0 + blk : D;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *xr = X + r * D;
+            float *yr = Y + (int64_t)I[r] * D;
+#pragma omp simd
+            for (int64_t c = c0; c < c1; c++)
+                yr[c] += xr[c];
+        }
+    }
+    return EXEC_OK;
+}
+
+/* d data = Gather(dy, indices); the indices get none */
+exec_status op_grad_UnsortedSegmentSum(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+{
+    if (din[0])
+        din[0] = exec_op1(g, EXEC_OP_Gather, 2, (uint32_t[]){ dout[0], n->in[1] }, 0, NULL);
+    if (din[1])
+        din[1] = 0;
+    return g->status;
+}

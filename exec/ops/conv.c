@@ -1,0 +1,395 @@
+/* conv.c -- Conv2D and its two backprops, by im2col + GEMM on OpenBLAS.
+ *
+ * Layout: x [N,C,H,W], filter [OC,C,KH,KW], y [N,OC,OH,OW] with
+ * OH = (H + 2*pad_h - KH) / stride_h + 1 (symmetric zero padding). Per image
+ * the filter is a [OC, K] matrix (K = C*KH*KW) and im2col turns the image
+ * into col [K, P] (P = OH*OW), so
+ *     forward          y[n]  = W x col(x[n])                  [OC,P]
+ *     backprop input   dx[n] = col2im(W^T x dy[n])             [K,P] -> [C,H,W]
+ *     backprop filter  dW    = sum_n dy[n] x col(x[n])^T       [OC,K]
+ * A 1x1 stride-1 unpadded convolution needs no im2col: col(x[n]) is x[n]
+ * itself viewed as [C, H*W].
+ *
+ * Threads: with at least as many images as threads, each thread takes whole
+ * images (its own im2col buffer, a single-threaded sgemm: OpenBLAS runs one
+ * thread inside a parallel region), which avoids a fork/join per GEMM and
+ * parallelizes im2col for free. With fewer images (batch 1), images run one
+ * after another, im2col/col2im split over channels, sgemm threaded.
+ * Every buffer comes from the kernel's scratch (exec_kscratch): no mallocs. */
+#include "../internal.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+typedef struct conv_geom {
+    int64_t n, c, h, w;     /* input */
+    int64_t oc, kh, kw;     /* filter */
+    int64_t sh, sw, ph, pw; /* stride, padding */
+    int64_t oh, ow;         /* output */
+} conv_geom;
+
+static int64_t conv_k(const conv_geom *q) { return q->c * q->kh * q->kw; }
+static int64_t conv_p(const conv_geom *q) { return q->oh * q->ow; }
+static bool conv_is_1x1(const conv_geom *q)
+{
+    return q->kh == 1 && q->kw == 1 && q->sh == 1 && q->sw == 1 && q->ph == 0 && q->pw == 0;
+}
+
+/* Fills oh/ow from the rest and checks everything; `who` names the op. */
+static exec_status conv_geom_check(conv_geom *q, const char *who)
+{
+    if (q->n <= 0 || q->c <= 0 || q->h <= 0 || q->w <= 0 || q->oc <= 0 || q->kh <= 0 || q->kw <= 0)
+        return exec_fail(EXEC_ERR_SHAPE, "%s: empty input or filter", who);
+    if (q->sh <= 0 || q->sw <= 0 || q->ph < 0 || q->pw < 0)
+        return exec_fail(EXEC_ERR_SHAPE, "%s: stride %lldx%lld and padding %lldx%lld must be >0 and >=0", who,
+                         (long long)q->sh, (long long)q->sw, (long long)q->ph, (long long)q->pw);
+    if (q->ph >= q->kh || q->pw >= q->kw)
+        return exec_fail(EXEC_ERR_SHAPE, "%s: padding %lldx%lld must be smaller than the %lldx%lld kernel", who,
+                         (long long)q->ph, (long long)q->pw, (long long)q->kh, (long long)q->kw);
+    if (q->h + 2 * q->ph < q->kh || q->w + 2 * q->pw < q->kw)
+        return exec_fail(EXEC_ERR_SHAPE, "%s: %lldx%lld kernel larger than the padded %lldx%lld input", who,
+                         (long long)q->kh, (long long)q->kw, (long long)q->h, (long long)q->w);
+    q->oh = (q->h + 2 * q->ph - q->kh) / q->sh + 1;
+    q->ow = (q->w + 2 * q->pw - q->kw) / q->sw + 1;
+    if (conv_k(q) > INT32_MAX || conv_p(q) > INT32_MAX || q->oc > INT32_MAX)
+        return exec_fail(EXEC_ERR_SHAPE, "%s: matrices too large for BLAS", who);
+    return EXEC_OK;
+}
+
+static int64_t attr(const exec_node *n, int i) { return i < n->nattrs ? n->attrs[i] : 0; }
+
+/* stride/padding from attrs 0..3 (a missing stride is 1) */
+static void conv_geom_attrs(conv_geom *q, const exec_node *n)
+{
+    q->sh = n->nattrs > 0 ? n->attrs[0] : 1;
+    q->sw = n->nattrs > 1 ? n->attrs[1] : 1;
+    q->ph = attr(n, 2);
+    q->pw = attr(n, 3);
+}
+
+/* The [ow_lo, ow_hi) range of output columns whose input column
+ * ow*sw - pw + kw falls inside [0, W). */
+static void col_range(const conv_geom *q, int64_t kw, int64_t *lo, int64_t *hi)
+{
+    int64_t a = q->pw - kw, b = q->w + q->pw - kw; /* need a <= ow*sw < b */
+    int64_t l = a <= 0 ? 0 : (a + q->sw - 1) / q->sw;
+    int64_t h = b <= 0 ? 0 : (b + q->sw - 1) / q->sw;
+    if (h > q->ow)
+        h = q->ow;
+    if (l > h)
+        l = h;
+    *lo = l;
+    *hi = h;
+}
+
+/* col[K,P] rows of channels [c0, c1) from one image x [C,H,W]. */
+static void im2col(const conv_geom *q, const float *restrict x, float *restrict col, int64_t c0, int64_t c1)
+{
+    const int64_t H = q->h, W = q->w, OH = q->oh, OW = q->ow, P = OH * OW;
+    for (int64_t c = c0; c < c1; c++)
+        for (int64_t kh = 0; kh < q->kh; kh++)
+            for (int64_t kw = 0; kw < q->kw; kw++) {
+                float *restrict row = col + ((c * q->kh + kh) * q->kw + kw) * P;
+                int64_t lo, hi;
+                col_range(q, kw, &lo, &hi);
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    float *restrict d = row + oh * OW;
+                    int64_t ih = oh * q->sh - q->ph + kh;
+                    if (ih < 0 || ih >= H) {
+                        memset(d, 0, (size_t)OW * sizeof *d);
+                        continue;
+                    }
+                    const float *restrict s = x + (c * H + ih) * W - q->pw + kw;
+                    for (int64_t ow = 0; ow < lo; ow++)
+                        d[ow] = 0;
+                    if (q->sw == 1)
+                        memcpy(d + lo, s + lo, (size_t)(hi - lo) * sizeof *d);
+                    else
+                        for (int64_t ow = lo; ow < hi; ow++)
+                            d[ow] = s[ow * q->sw];
+                    for (int64_t ow = hi; ow < OW; ow++)
+                        d[ow] = 0;
+                }
+            }
+}
+
+/* dx[C,H,W] (channels [c0, c1)) = the sum of col[K,P] back onto the image;
+ * dx must be zero beforehand (cells no window covers stay zero). */
+static void col2im(const conv_geom *q, const float *restrict col, float *restrict dx, int64_t c0, int64_t c1)
+{
+    const int64_t H = q->h, W = q->w, OH = q->oh, OW = q->ow, P = OH * OW;
+    for (int64_t c = c0; c < c1; c++)
+        for (int64_t kh = 0; kh < q->kh; kh++)
+            for (int64_t kw = 0; kw < q->kw; kw++) {
+                const float *restrict row = col + ((c * q->kh + kh) * q->kw + kw) * P;
+                int64_t lo, hi;
+                col_range(q, kw, &lo, &hi);
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    int64_t ih = oh * q->sh - q->ph + kh;
+                    if (ih < 0 || ih >= H)
+                        continue;
+                    const float *restrict s = row + oh * OW;
+                    float *restrict d = dx + (c * H + ih) * W - q->pw + kw;
+                    if (q->sw == 1) {
+#pragma omp simd
+                        for (int64_t ow = lo; ow < hi; ow++)
+                            d[ow] += s[ow];
+                    } else {
+                        for (int64_t ow = lo; ow < hi; ow++)
+                            d[ow * q->sw] += s[ow];
+                    }
+                }
+            }
+}
+
+/* Enough work that splitting im2col / col2im over channels pays. */
+static bool par_channels(const conv_geom *q, int nthreads) { return nthreads > 1 && conv_k(q) * conv_p(q) > 32768; }
+
+/* Whole images per thread when there are enough of them. */
+static bool par_images(const conv_geom *q, int nthreads) { return nthreads > 1 && q->n >= nthreads; }
+
+static void gemm(bool ta, bool tb, int64_t m, int64_t nn, int64_t kk, const float *a, int64_t lda, const float *b,
+                 int64_t ldb, float beta, float *c, int64_t ldc)
+{
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)nn, (int)kk,
+                1.0f, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+}
+
+/* ---- Conv2D: y [N,OC,OH,OW] = x [N,C,H,W] (*) filter [OC,C,KH,KW] ------- */
+exec_status op_shape_Conv2D(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *x = exec_gin(g, n, 0), *f = exec_gin(g, n, 1);
+    if (x->ndim != 4 || f->ndim != 4 || x->dtype != EXEC_F32 || f->dtype != EXEC_F32)
+        return exec_fail(EXEC_ERR_SHAPE, "Conv2D: wants float x [N,C,H,W] and filter [OC,C,KH,KW] (got %d-D, %d-D)",
+                         x->ndim, f->ndim);
+    if (x->shape[1] != f->shape[1])
+        return exec_fail(EXEC_ERR_SHAPE, "Conv2D: input has %lld channels, the filter %lld", (long long)x->shape[1],
+                         (long long)f->shape[1]);
+    conv_geom q = { .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3],
+                    .oc = f->shape[0], .kh = f->shape[2], .kw = f->shape[3] };
+    conv_geom_attrs(&q, n);
+    exec_status s = conv_geom_check(&q, "Conv2D");
+    if (s)
+        return s;
+    exec_shape_set(out, EXEC_F32, 4, (int64_t[]){ q.n, q.oc, q.oh, q.ow });
+    return EXEC_OK;
+}
+
+static conv_geom geom_of(const exec_tensor *x, const exec_tensor *f, const exec_tensor *y, const exec_node *n)
+{
+    conv_geom q = { .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3],
+                    .oc = f->shape[0], .kh = f->shape[2], .kw = f->shape[3],
+                    .oh = y->shape[2], .ow = y->shape[3] };
+    conv_geom_attrs(&q, n);
+    return q;
+}
+
+exec_status op_fwd_Conv2D(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *xt = exec_in(k, n, 0), *ft = exec_in(k, n, 1), *yt = exec_out(k, n, 0);
+    const conv_geom q = geom_of(xt, ft, yt, n);
+    const float *X = xt->data, *Wt = ft->data;
+    float *Y = yt->data;
+    const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads;
+    const bool one = conv_is_1x1(&q), pimg = par_images(&q, k->nthreads);
+    float *col = NULL;
+    if (!one && !(col = exec_kscratch(k, (size_t)((pimg ? T : 1) * K * P) * sizeof *col)))
+        return exec_fail(EXEC_ERR_NOMEM, "Conv2D: no memory for the %lldx%lld im2col buffer", (long long)K, (long long)P);
+    if (pimg) {
+#pragma omp parallel num_threads(k->nthreads)
+        {
+            int t = omp_get_thread_num(), nt = omp_get_num_threads();
+            float *mycol = one ? NULL : col + (int64_t)t * K * P;
+            for (int64_t i = t; i < q.n; i += nt) {
+                const float *src = X + i * CHW;
+                if (!one) {
+                    im2col(&q, src, mycol, 0, q.c);
+                    src = mycol;
+                }
+                gemm(false, false, q.oc, P, K, Wt, K, src, P, 0.0f, Y + i * q.oc * P, P);
+            }
+        }
+        return EXEC_OK;
+    }
+    for (int64_t i = 0; i < q.n; i++) {
+        const float *src = X + i * CHW;
+        if (!one) {
+#pragma omp parallel for num_threads(k->nthreads) if (par_channels(&q, k->nthreads)) schedule(static)
+            for (int64_t c = 0; c < q.c; c++)
+                im2col(&q, src, col, c, c + 1);
+            src = col;
+        }
+        gemm(false, false, q.oc, P, K, Wt, K, src, P, 0.0f, Y + i * q.oc * P, P);
+    }
+    return EXEC_OK;
+}
+
+exec_status op_grad_Conv2D(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+{
+    const exec_tensor *x = exec_t(g, n->in[0]), *f = exec_t(g, n->in[1]);
+    int64_t sh = n->nattrs > 0 ? n->attrs[0] : 1, sw = n->nattrs > 1 ? n->attrs[1] : 1;
+    int64_t ph = attr(n, 2), pw = attr(n, 3);
+    int64_t xs[4], fs[4];
+    memcpy(xs, x->shape, sizeof xs);
+    memcpy(fs, f->shape, sizeof fs);
+    uint32_t xid = n->in[0], fid = n->in[1], dy = dout[0];
+    if (din[0])
+        din[0] = exec_op1(g, EXEC_OP_Conv2DBackpropInput, 2, (uint32_t[]){ fid, dy }, 8,
+                          (int64_t[]){ sh, sw, ph, pw, xs[0], xs[1], xs[2], xs[3] });
+    if (din[1])
+        din[1] = exec_op1(g, EXEC_OP_Conv2DBackpropFilter, 2, (uint32_t[]){ xid, dy }, 8,
+                          (int64_t[]){ sh, sw, ph, pw, fs[0], fs[1], fs[2], fs[3] });
+    return g->status;
+}
+
+/* Checks dy against the conv of geometry q; `who` names the op. */
+static exec_status check_dy(const exec_tensor *dy, const conv_geom *q, const char *who)
+{
+    if (dy->ndim != 4 || dy->dtype != EXEC_F32 || dy->shape[0] != q->n || dy->shape[1] != q->oc ||
+        dy->shape[2] != q->oh || dy->shape[3] != q->ow)
+        return exec_fail(EXEC_ERR_SHAPE, "%s: dy must be [%lld,%lld,%lld,%lld]", who, (long long)q->n, (long long)q->oc,
+                         (long long)q->oh, (long long)q->ow);
+    return EXEC_OK;
+}
+
+/* ---- Conv2DBackpropInput: dx [n,c,h,w] from filter [OC,C,KH,KW] and
+ *      dy [N,OC,OH,OW]; attrs stride_h,stride_w,pad_h,pad_w,n,c,h,w ------ */
+exec_status op_shape_Conv2DBackpropInput(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *f = exec_gin(g, n, 0), *dy = exec_gin(g, n, 1);
+    if (n->nattrs != 8 || f->ndim != 4 || f->dtype != EXEC_F32)
+        return exec_fail(EXEC_ERR_SHAPE, "Conv2DBackpropInput: wants a 4-D filter and 8 attributes");
+    conv_geom q = { .n = n->attrs[4], .c = n->attrs[5], .h = n->attrs[6], .w = n->attrs[7],
+                    .oc = f->shape[0], .kh = f->shape[2], .kw = f->shape[3] };
+    conv_geom_attrs(&q, n);
+    if (f->shape[1] != q.c)
+        return exec_fail(EXEC_ERR_SHAPE, "Conv2DBackpropInput: filter has %lld channels, input_sizes %lld",
+                         (long long)f->shape[1], (long long)q.c);
+    exec_status s = conv_geom_check(&q, "Conv2DBackpropInput");
+    if (s || (s = check_dy(dy, &q, "Conv2DBackpropInput")))
+        return s;
+    exec_shape_set(out, EXEC_F32, 4, (int64_t[]){ q.n, q.c, q.h, q.w });
+    return EXEC_OK;
+}
+
+exec_status op_fwd_Conv2DBackpropInput(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *ft = exec_in(k, n, 0), *dyt = exec_in(k, n, 1), *dxt = exec_out(k, n, 0);
+    const conv_geom q = geom_of(dxt, ft, dyt, n);
+    const float *Wt = ft->data, *DY = dyt->data;
+    float *DX = dxt->data;
+    const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads;
+    const bool one = conv_is_1x1(&q), pimg = par_images(&q, k->nthreads);
+    float *col = NULL;
+    if (!one && !(col = exec_kscratch(k, (size_t)((pimg ? T : 1) * K * P) * sizeof *col)))
+        return exec_fail(EXEC_ERR_NOMEM, "Conv2DBackpropInput: no memory for the %lldx%lld col buffer", (long long)K,
+                         (long long)P);
+    if (pimg) {
+#pragma omp parallel num_threads(k->nthreads)
+        {
+            int t = omp_get_thread_num(), nt = omp_get_num_threads();
+            float *mycol = one ? NULL : col + (int64_t)t * K * P;
+            for (int64_t i = t; i < q.n; i += nt) {
+                float *dx = DX + i * CHW;
+                /* W^T [K,OC] x dy[i] [OC,P] */
+                gemm(true, false, K, P, q.oc, Wt, K, DY + i * q.oc * P, P, 0.0f, one ? dx : mycol, P);
+                if (!one) {
+                    memset(dx, 0, (size_t)CHW * sizeof *dx);
+                    col2im(&q, mycol, dx, 0, q.c);
+                }
+            }
+        }
+        return EXEC_OK;
+    }
+    for (int64_t i = 0; i < q.n; i++) {
+        float *dx = DX + i * CHW;
+        gemm(true, false, K, P, q.oc, Wt, K, DY + i * q.oc * P, P, 0.0f, one ? dx : col, P);
+        if (!one) {
+#pragma omp parallel for num_threads(k->nthreads) if (par_channels(&q, k->nthreads)) schedule(static)
+            for (int64_t c = 0; c < q.c; c++) {
+                memset(dx + c * q.h * q.w, 0, (size_t)(q.h * q.w) * sizeof *dx);
+                col2im(&q, col, dx, c, c + 1);
+            }
+        }
+    }
+    return EXEC_OK;
+}
+
+/* ---- Conv2DBackpropFilter: dW [oc,c,kh,kw] from x [N,C,H,W] and
+ *      dy [N,OC,OH,OW]; attrs stride_h,stride_w,pad_h,pad_w,oc,c,kh,kw --- */
+exec_status op_shape_Conv2DBackpropFilter(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *x = exec_gin(g, n, 0), *dy = exec_gin(g, n, 1);
+    if (n->nattrs != 8 || x->ndim != 4 || x->dtype != EXEC_F32)
+        return exec_fail(EXEC_ERR_SHAPE, "Conv2DBackpropFilter: wants a 4-D input and 8 attributes");
+    conv_geom q = { .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3],
+                    .oc = n->attrs[4], .kh = n->attrs[6], .kw = n->attrs[7] };
+    conv_geom_attrs(&q, n);
+    if (n->attrs[5] != q.c)
+        return exec_fail(EXEC_ERR_SHAPE, "Conv2DBackpropFilter: input has %lld channels, filter_sizes %lld",
+                         (long long)q.c, (long long)n->attrs[5]);
+    exec_status s = conv_geom_check(&q, "Conv2DBackpropFilter");
+    if (s || (s = check_dy(dy, &q, "Conv2DBackpropFilter")))
+        return s;
+    exec_shape_set(out, EXEC_F32, 4, (int64_t[]){ q.oc, q.c, q.kh, q.kw });
+    return EXEC_OK;
+}
+
+exec_status op_fwd_Conv2DBackpropFilter(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *xt = exec_in(k, n, 0), *dyt = exec_in(k, n, 1), *dwt = exec_out(k, n, 0);
+    const conv_geom q = geom_of(xt, dwt, dyt, n);
+    const float *X = xt->data, *DY = dyt->data;
+    float *DW = dwt->data;
+    const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads, OK_ = q.oc * K;
+    const bool one = conv_is_1x1(&q), pimg = par_images(&q, k->nthreads);
+    /* per thread: a col buffer (unless 1x1) and, but for thread 0, which
+     * accumulates into dW itself, a private dW */
+    int64_t per_col = one ? 0 : K * P, nbuf = pimg ? T : 1;
+    float *buf = NULL;
+    size_t need = (size_t)(nbuf * per_col + (nbuf - 1) * OK_) * sizeof *buf;
+    if (need && !(buf = exec_kscratch(k, need)))
+        return exec_fail(EXEC_ERR_NOMEM, "Conv2DBackpropFilter: no memory for the col buffers");
+    if (pimg) {
+#pragma omp parallel num_threads(k->nthreads)
+        {
+            int t = omp_get_thread_num(), nt = omp_get_num_threads();
+            float *mycol = buf + (int64_t)t * per_col;
+            float *acc = t == 0 ? DW : buf + nbuf * per_col + (int64_t)(t - 1) * OK_;
+            float beta = 0.0f;
+            for (int64_t i = t; i < q.n; i += nt) {
+                const float *src = X + i * CHW;
+                if (!one) {
+                    im2col(&q, src, mycol, 0, q.c);
+                    src = mycol;
+                }
+                /* dy[i] [OC,P] x col^T [P,K] */
+                gemm(false, true, q.oc, K, P, DY + i * q.oc * P, P, src, P, beta, acc, K);
+                beta = 1.0f;
+            }
+            if (beta == 0.0f) /* a thread with no image */
+                memset(acc, 0, (size_t)OK_ * sizeof *acc);
+#pragma omp barrier
+            /* dW += the other threads' partial sums, split by element */
+            int64_t lo = OK_ * t / nt, hi = OK_ * (t + 1) / nt;
+            for (int u = 1; u < nt; u++) {
+                const float *restrict part = buf + nbuf * per_col + (int64_t)(u - 1) * OK_;
+#pragma omp simd
+                for (int64_t e = lo; e < hi; e++)
+                    DW[e] += part[e];
+            }
+        }
+        return EXEC_OK;
+    }
+    for (int64_t i = 0; i < q.n; i++) {
+        const float *src = X + i * CHW;
+        if (!one) {
+#pragma omp parallel for num_threads(k->nthreads) if (par_channels(&q, k->nthreads)) schedule(static)
+            for (int64_t c = 0; c < q.c; c++)
+                im2col(&q, src, buf, c, c + 1);
+            src = buf;
+        }
+        gemm(false, true, q.oc, K, P, DY + i * q.oc * P, P, src, P, i ? 1.0f : 0.0f, DW, K);
+    }
+    return EXEC_OK;
+}

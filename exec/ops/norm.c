@@ -1,0 +1,360 @@
+/* norm.c -- local response normalization and batch normalization.
+ *
+ * Both work on the channel axis 1 of x [N,C,...] (NCHW images, or [N,C]).
+ *
+ * LRN (TF's, across channels as AlexNet uses it): attrs
+ * "depth_radius,bias(f),alpha(f),beta(f)";
+ *     y[n,c,s] = x[n,c,s] / (bias + alpha * sum_{|c'-c| <= r} x[n,c',s]^2)^beta
+ * (alpha is not divided by the window size, as in TF; Caffe's differs).
+ *
+ * FusedBatchNorm (TF's): in [x, scale, offset, running_mean, running_var],
+ * attrs "epsilon(f),momentum(f),training"; out [y, saved_mean, saved_inv_std].
+ * Statistics are per channel over N and the spatial dims.
+ *   training=1: mean/var of the batch (biased var for normalizing);
+ *     running_mean <- momentum*running_mean + (1-momentum)*mean and
+ *     running_var  <- momentum*running_var  + (1-momentum)*var*M/(M-1)
+ *     (unbiased, as TF), written IN PLACE into the two inputs: a side
+ *     effect the graph does not see; nothing else writes those tensors, so
+ *     no ordering is lost.
+ *   training=0: the running statistics normalize; nothing is written.
+ *   saved_mean / saved_inv_std are the statistics used (1/sqrt(var+eps)),
+ *   the inputs of FusedBatchNormGrad. */
+#include "../internal.h"
+
+#define PAR_MIN 16384 /* elements below which a kernel stays single-threaded */
+
+/* outer = N, c = C, inner = product of the dims after the channel axis */
+static void nci(const exec_tensor *x, int64_t *outer, int64_t *c, int64_t *inner)
+{
+    *outer = x->shape[0];
+    *c = x->shape[1];
+    *inner = x->numel / (x->shape[0] * x->shape[1]);
+}
+
+static int64_t attr(const exec_node *n, int i) { return i < n->nattrs ? n->attrs[i] : 0; }
+
+/* t^-beta, with the AlexNet exponent done without powf */
+static inline float neg_pow(float t, float beta)
+{
+    if (beta == 0.75f) {
+        float r = sqrtf(t);
+        return 1.0f / (r * sqrtf(r));
+    }
+    if (beta == 0.5f)
+        return 1.0f / sqrtf(t);
+    if (beta == 1.0f)
+        return 1.0f / t;
+    return powf(t, -beta);
+}
+
+typedef struct lrn_p { int64_t r; float bias, alpha, beta; } lrn_p;
+
+static lrn_p lrn_params(const exec_node *n)
+{
+    return (lrn_p){ .r = attr(n, 0), .bias = exec_attr_getf(attr(n, 1)), .alpha = exec_attr_getf(attr(n, 2)),
+                    .beta = exec_attr_getf(attr(n, 3)) };
+}
+
+/* norm[s] = bias + alpha * sum of x^2 over the channel window of c, for
+ * one image x [C, inner] */
+static void lrn_norm(const lrn_p *p, const float *restrict x, int64_t C, int64_t inner, int64_t c, float *restrict norm)
+{
+    int64_t c0 = c - p->r < 0 ? 0 : c - p->r, c1 = c + p->r >= C ? C - 1 : c + p->r;
+    for (int64_t s = 0; s < inner; s++)
+        norm[s] = 0;
+    for (int64_t cc = c0; cc <= c1; cc++) {
+        const float *restrict xr = x + cc * inner;
+#pragma omp simd
+        for (int64_t s = 0; s < inner; s++)
+            norm[s] += xr[s] * xr[s];
+    }
+#pragma omp simd
+    for (int64_t s = 0; s < inner; s++)
+        norm[s] = p->bias + p->alpha * norm[s];
+}
+
+static exec_status lrn_check(const exec_graph *g, const exec_node *n, const exec_tensor *x)
+{
+    const char *who = exec_op_name(n->op);
+    if (x->ndim < 2 || x->dtype != EXEC_F32)
+        return exec_fail(EXEC_ERR_SHAPE, "%s: wants a float [N,C,...] tensor", who);
+    lrn_p p = lrn_params(n);
+    if (n->nattrs != 4 || p.r < 0 || !(p.bias > 0) || !(p.alpha >= 0))
+        return exec_fail(EXEC_ERR_SHAPE, "%s: wants depth_radius >= 0, bias > 0, alpha >= 0", who);
+    (void)g;
+    return EXEC_OK;
+}
+
+/* ---- LRN: y = x / (bias + alpha * window sum of x^2)^beta --------------- */
+exec_status op_shape_LRN(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *x = exec_gin(g, n, 0);
+    exec_status s = lrn_check(g, n, x);
+    if (s)
+        return s;
+    exec_shape_of(out, x);
+    return EXEC_OK;
+}
+
+exec_status op_fwd_LRN(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *xt = exec_in(k, n, 0);
+    const lrn_p p = lrn_params(n);
+    int64_t N, C, inner;
+    nci(xt, &N, &C, &inner);
+    const float *X = xt->data;
+    float *Y = exec_outf(k, n, 0);
+    /* y's plane holds the normalizer first, then the result */
+#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > PAR_MIN) schedule(static)
+    for (int64_t nc = 0; nc < N * C; nc++) {
+        int64_t i = nc / C, c = nc % C;
+        const float *x = X + i * C * inner;
+        float *restrict y = Y + nc * inner;
+        const float *restrict xc = X + nc * inner;
+        lrn_norm(&p, x, C, inner, c, y);
+        for (int64_t s = 0; s < inner; s++)
+            y[s] = xc[s] * neg_pow(y[s], p.beta);
+    }
+    return EXEC_OK;
+}
+
+exec_status op_grad_LRN(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+{
+    if (din[0])
+        din[0] = exec_op1(g, EXEC_OP_LRNGrad, 3, (uint32_t[]){ dout[0], n->in[0], n->out[0] }, 4, n->attrs);
+    return g->status;
+}
+
+/* ---- LRNGrad: dx from dy, x, y (TF's inputs). With norm_c = bias + alpha *
+ *      window sum of x^2:
+ *      dx_c = dy_c * norm_c^-beta
+ *             - 2*alpha*beta * x_c * sum_{c' within r of c} dy_c' * y_c' / norm_c' */
+exec_status op_shape_LRNGrad(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *dy = exec_gin(g, n, 0), *x = exec_gin(g, n, 1), *y = exec_gin(g, n, 2);
+    exec_status s = lrn_check(g, n, x);
+    if (s)
+        return s;
+    if (!exec_same_shape(dy, x) || !exec_same_shape(y, x))
+        return exec_fail(EXEC_ERR_SHAPE, "LRNGrad: dy, x and y must have one shape");
+    exec_shape_of(out, x);
+    return EXEC_OK;
+}
+
+exec_status op_fwd_LRNGrad(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *xt = exec_in(k, n, 1);
+    const lrn_p p = lrn_params(n);
+    int64_t N, C, inner;
+    nci(xt, &N, &C, &inner);
+    const float *DY = exec_inf(k, n, 0), *X = xt->data, *Y = exec_inf(k, n, 2);
+    float *DX = exec_outf(k, n, 0);
+    /* scratch: t = dy*y/norm for every element; dx holds norm^-beta meanwhile */
+    float *T = exec_kscratch(k, (size_t)xt->numel * sizeof *T);
+    if (!T)
+        return exec_fail(EXEC_ERR_NOMEM, "LRNGrad: no memory for %lld elements of scratch", (long long)xt->numel);
+    const float k2ab = 2.0f * p.alpha * p.beta;
+#pragma omp parallel num_threads(k->nthreads) if (xt->numel > PAR_MIN)
+    {
+#pragma omp for schedule(static)
+        for (int64_t nc = 0; nc < N * C; nc++) {
+            int64_t i = nc / C, c = nc % C;
+            float *restrict dx = DX + nc * inner, *restrict t = T + nc * inner;
+            const float *restrict dy = DY + nc * inner, *restrict y = Y + nc * inner;
+            lrn_norm(&p, X + i * C * inner, C, inner, c, dx);
+            for (int64_t s = 0; s < inner; s++) {
+                float nm = dx[s];
+                t[s] = dy[s] * y[s] / nm;
+                dx[s] = neg_pow(nm, p.beta);
+            }
+        }
+#pragma omp for schedule(static)
+        for (int64_t nc = 0; nc < N * C; nc++) {
+            int64_t i = nc / C, c = nc % C;
+            int64_t c0 = c - p.r < 0 ? 0 : c - p.r, c1 = c + p.r >= C ? C - 1 : c + p.r;
+            float *restrict dx = DX + nc * inner;
+            const float *restrict dy = DY + nc * inner, *restrict x = X + nc * inner;
+            /* each plane's dx only needs its own norm^-beta and t of the
+             * window: t is complete after the barrier above */
+            for (int64_t s = 0; s < inner; s++) {
+                float acc = 0;
+                for (int64_t cc = c0; cc <= c1; cc++)
+                    acc += T[(i * C + cc) * inner + s];
+                dx[s] = dy[s] * dx[s] - k2ab * x[s] * acc;
+            }
+        }
+    }
+    return EXEC_OK;
+}
+
+/* ---- FusedBatchNorm ----------------------------------------------------- */
+static exec_status check_vec(const exec_tensor *v, int64_t c, const char *who, const char *what)
+{
+    if (v->dtype != EXEC_F32 || v->numel != c)
+        return exec_fail(EXEC_ERR_SHAPE, "%s: %s must hold %lld floats (one per channel), has %lld", who, what,
+                         (long long)c, (long long)v->numel);
+    return EXEC_OK;
+}
+
+exec_status op_shape_FusedBatchNorm(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *x = exec_gin(g, n, 0);
+    if (x->ndim < 2 || x->dtype != EXEC_F32)
+        return exec_fail(EXEC_ERR_SHAPE, "FusedBatchNorm: wants a float [N,C,...] tensor");
+    static const char *const what[] = { "", "scale", "offset", "running_mean", "running_var" };
+    for (int i = 1; i < 5; i++) {
+        exec_status s = check_vec(exec_gin(g, n, i), x->shape[1], "FusedBatchNorm", what[i]);
+        if (s)
+            return s;
+    }
+    if (n->nattrs != 3 || !(exec_attr_getf(n->attrs[0]) > 0))
+        return exec_fail(EXEC_ERR_SHAPE, "FusedBatchNorm: wants attrs epsilon (> 0), momentum, training");
+    if (n->attrs[2] && x->numel / x->shape[1] < 2)
+        return exec_fail(EXEC_ERR_SHAPE, "FusedBatchNorm: training needs at least 2 values per channel");
+    exec_shape_of(&out[0], x);
+    exec_shape_set(&out[1], EXEC_F32, 1, &x->shape[1]);
+    exec_shape_set(&out[2], EXEC_F32, 1, &x->shape[1]);
+    return EXEC_OK;
+}
+
+exec_status op_fwd_FusedBatchNorm(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *xt = exec_in(k, n, 0);
+    int64_t N, C, inner;
+    nci(xt, &N, &C, &inner);
+    const float eps = exec_attr_getf(n->attrs[0]), mom = exec_attr_getf(n->attrs[1]);
+    const bool training = n->attrs[2] != 0;
+    const float *X = xt->data, *scale = exec_inf(k, n, 1), *offset = exec_inf(k, n, 2);
+    float *rmean = exec_inf(k, n, 3), *rvar = exec_inf(k, n, 4);
+    float *Y = exec_outf(k, n, 0), *smean = exec_outf(k, n, 1), *sinv = exec_outf(k, n, 2);
+    const int64_t M = N * inner;
+#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > PAR_MIN && C > 1) schedule(static)
+    for (int64_t c = 0; c < C; c++) {
+        float mean, var;
+        if (training) {
+            double s = 0;
+            for (int64_t i = 0; i < N; i++) {
+                const float *restrict x = X + (i * C + c) * inner;
+                float part = 0;
+#pragma omp simd reduction(+ : part)
+                for (int64_t e = 0; e < inner; e++)
+                    part += x[e];
+                s += part;
+            }
+            mean = (float)(s / (double)M);
+            double v = 0;
+            for (int64_t i = 0; i < N; i++) {
+                const float *restrict x = X + (i * C + c) * inner;
+                float part = 0;
+#pragma omp simd reduction(+ : part)
+                for (int64_t e = 0; e < inner; e++)
+                    part += (x[e] - mean) * (x[e] - mean);
+                v += part;
+            }
+            var = (float)(v / (double)M);
+            rmean[c] = mom * rmean[c] + (1.0f - mom) * mean;
+            rvar[c] = mom * rvar[c] + (1.0f - mom) * (float)(v / (double)(M - 1));
+        } else {
+            mean = rmean[c];
+            var = rvar[c];
+        }
+        float inv = 1.0f / sqrtf(var + eps);
+        smean[c] = mean;
+        sinv[c] = inv;
+        /* y = x * a + b */
+        float a = scale[c] * inv, b = offset[c] - mean * a;
+        for (int64_t i = 0; i < N; i++) {
+            const float *restrict x = X + (i * C + c) * inner;
+            float *restrict y = Y + (i * C + c) * inner;
+#pragma omp simd
+            for (int64_t e = 0; e < inner; e++)
+                y[e] = x[e] * a + b;
+        }
+    }
+    return EXEC_OK;
+}
+
+/* Gradients flow through y only; saved_mean / saved_inv_std are statistics
+ * for FusedBatchNormGrad, not differentiable outputs here. The running
+ * statistics get no gradient. */
+exec_status op_grad_FusedBatchNorm(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+{
+    if (dout[1] || dout[2])
+        return exec_fail(EXEC_ERR_ARG, "FusedBatchNorm: no gradient through saved_mean / saved_inv_std");
+    uint32_t outs[3] = { 0 };
+    exec_op_add(g, EXEC_OP_FusedBatchNormGrad, 5, (uint32_t[]){ dout[0], n->in[0], n->in[1], n->out[1], n->out[2] }, 2,
+                (int64_t[]){ n->attrs[0], n->attrs[2] }, outs);
+    if (g->status)
+        return g->status;
+    for (int i = 0; i < 3; i++)
+        if (din[i])
+            din[i] = outs[i];
+    din[3] = din[4] = 0;
+    return EXEC_OK;
+}
+
+/* ---- FusedBatchNormGrad: [dx, dscale, doffset] from dy, x, scale,
+ *      saved_mean, saved_inv_std; attrs epsilon(f), training. Per channel,
+ *      with xhat = (x - mean) * inv_std over its M values:
+ *        doffset = sum dy, dscale = sum dy*xhat,
+ *        training: dx = scale*inv_std/M * (M*dy - doffset - xhat*dscale)
+ *        inference: dx = scale*inv_std * dy (the statistics are constants) */
+exec_status op_shape_FusedBatchNormGrad(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *dy = exec_gin(g, n, 0), *x = exec_gin(g, n, 1);
+    if (x->ndim < 2 || x->dtype != EXEC_F32 || !exec_same_shape(dy, x) || dy->dtype != EXEC_F32)
+        return exec_fail(EXEC_ERR_SHAPE, "FusedBatchNormGrad: wants dy and x of one float [N,C,...] shape");
+    static const char *const what[] = { "", "", "scale", "saved_mean", "saved_inv_std" };
+    for (int i = 2; i < 5; i++) {
+        exec_status s = check_vec(exec_gin(g, n, i), x->shape[1], "FusedBatchNormGrad", what[i]);
+        if (s)
+            return s;
+    }
+    exec_shape_of(&out[0], x);
+    exec_shape_set(&out[1], EXEC_F32, 1, &x->shape[1]);
+    exec_shape_set(&out[2], EXEC_F32, 1, &x->shape[1]);
+    return EXEC_OK;
+}
+
+exec_status op_fwd_FusedBatchNormGrad(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *xt = exec_in(k, n, 1);
+    int64_t N, C, inner;
+    nci(xt, &N, &C, &inner);
+    const bool training = n->nattrs > 1 && n->attrs[1];
+    const float *DY = exec_inf(k, n, 0), *X = xt->data, *scale = exec_inf(k, n, 2), *mean = exec_inf(k, n, 3),
+                *inv = exec_inf(k, n, 4);
+    float *DX = exec_outf(k, n, 0), *dscale = exec_outf(k, n, 1), *doffset = exec_outf(k, n, 2);
+    const int64_t M = N * inner;
+#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > PAR_MIN && C > 1) schedule(static)
+    for (int64_t c = 0; c < C; c++) {
+        const float mu = mean[c], is = inv[c];
+        double sdy = 0, sdyx = 0;
+        for (int64_t i = 0; i < N; i++) {
+            const float *restrict dy = DY + (i * C + c) * inner, *restrict x = X + (i * C + c) * inner;
+            float a = 0, b = 0;
+#pragma omp simd reduction(+ : a, b)
+            for (int64_t e = 0; e < inner; e++) {
+                a += dy[e];
+                b += dy[e] * (x[e] - mu);
+            }
+            sdy += a;
+            sdyx += b;
+        }
+        float db = (float)sdy, ds = (float)(sdyx * is);
+        doffset[c] = db;
+        dscale[c] = ds;
+        float gsc = scale[c] * is;
+        /* training: dx = gsc * (dy - db/M - xhat*ds/M) = dy*gsc + x*u + v */
+        float u = training ? -gsc * ds * is / (float)M : 0.0f;
+        float v = training ? -gsc * db / (float)M - mu * u : 0.0f;
+        for (int64_t i = 0; i < N; i++) {
+            const float *restrict dy = DY + (i * C + c) * inner, *restrict x = X + (i * C + c) * inner;
+            float *restrict dx = DX + (i * C + c) * inner;
+#pragma omp simd
+            for (int64_t e = 0; e < inner; e++)
+                dx[e] = dy[e] * gsc + x[e] * u + v;
+        }
+    }
+    return EXEC_OK;
+}

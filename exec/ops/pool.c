@@ -1,0 +1,248 @@
+/* pool.c -- MaxPool, AvgPool and their gradients (TF's names and inputs).
+ *
+ * x [N,C,H,W] -> y [N,C,OH,OW], OH = (H + 2*ph - KH) / sh + 1; attrs
+ * "kh,kw,sh,sw,ph,pw". Padding is symmetric and never takes part: a max
+ * ignores pad cells, an average divides by the number of real cells in its
+ * window (TF's SAME average). Padding must be smaller than the window, so
+ * every window holds at least one real cell. Global average pooling is
+ * AvgPool with the window the whole image (ex_global_avg_pool).
+ * Kernels split over the N*C planes. */
+#include "../internal.h"
+
+#define PAR_MIN 16384 /* output elements below which a kernel stays single-threaded */
+
+typedef struct pool_geom {
+    int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, oh, ow;
+} pool_geom;
+
+static exec_status pool_geom_make(pool_geom *q, const exec_node *n, const int64_t *nchw, const char *who)
+{
+    if (n->nattrs < 6)
+        return exec_fail(EXEC_ERR_SHAPE, "%s: wants attrs kh,kw,sh,sw,ph,pw", who);
+    *q = (pool_geom){ .n = nchw[0], .c = nchw[1], .h = nchw[2], .w = nchw[3], .kh = n->attrs[0], .kw = n->attrs[1],
+                      .sh = n->attrs[2], .sw = n->attrs[3], .ph = n->attrs[4], .pw = n->attrs[5] };
+    if (q->n <= 0 || q->c <= 0 || q->h <= 0 || q->w <= 0)
+        return exec_fail(EXEC_ERR_SHAPE, "%s: empty input", who);
+    if (q->kh <= 0 || q->kw <= 0 || q->sh <= 0 || q->sw <= 0 || q->ph < 0 || q->pw < 0)
+        return exec_fail(EXEC_ERR_SHAPE, "%s: bad window %lldx%lld / stride %lldx%lld / padding %lldx%lld", who,
+                         (long long)q->kh, (long long)q->kw, (long long)q->sh, (long long)q->sw, (long long)q->ph,
+                         (long long)q->pw);
+    if (q->ph >= q->kh || q->pw >= q->kw)
+        return exec_fail(EXEC_ERR_SHAPE, "%s: padding %lldx%lld must be smaller than the %lldx%lld window", who,
+                         (long long)q->ph, (long long)q->pw, (long long)q->kh, (long long)q->kw);
+    if (q->h + 2 * q->ph < q->kh || q->w + 2 * q->pw < q->kw)
+        return exec_fail(EXEC_ERR_SHAPE, "%s: %lldx%lld window larger than the padded %lldx%lld input", who,
+                         (long long)q->kh, (long long)q->kw, (long long)q->h, (long long)q->w);
+    q->oh = (q->h + 2 * q->ph - q->kh) / q->sh + 1;
+    q->ow = (q->w + 2 * q->pw - q->kw) / q->sw + 1;
+    return EXEC_OK;
+}
+
+/* The window of output (oh, ow), clipped to the image: rows [*h0, *h1),
+ * columns [*w0, *w1). */
+static inline void window(const pool_geom *q, int64_t oh, int64_t ow, int64_t *h0, int64_t *h1, int64_t *w0, int64_t *w1)
+{
+    int64_t hs = oh * q->sh - q->ph, ws = ow * q->sw - q->pw;
+    int64_t he = hs + q->kh, we = ws + q->kw;
+    *h0 = hs < 0 ? 0 : hs;
+    *w0 = ws < 0 ? 0 : ws;
+    *h1 = he > q->h ? q->h : he;
+    *w1 = we > q->w ? q->w : we;
+}
+
+static exec_status shape_pool(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const char *who = exec_op_name(n->op);
+    const exec_tensor *x = exec_gin(g, n, 0);
+    if (x->ndim != 4 || x->dtype != EXEC_F32)
+        return exec_fail(EXEC_ERR_SHAPE, "%s: wants a float [N,C,H,W] input (got %d-D)", who, x->ndim);
+    pool_geom q;
+    exec_status s = pool_geom_make(&q, n, x->shape, who);
+    if (s)
+        return s;
+    exec_shape_set(out, EXEC_F32, 4, (int64_t[]){ q.n, q.c, q.oh, q.ow });
+    return EXEC_OK;
+}
+
+/* The first maximum of the window (the forward's choice, the gradient's
+ * target): its offset in the plane. */
+static inline int64_t argmax_window(const pool_geom *q, const float *plane, int64_t oh, int64_t ow)
+{
+    int64_t h0, h1, w0, w1;
+    window(q, oh, ow, &h0, &h1, &w0, &w1);
+    int64_t best = h0 * q->w + w0;
+    float m = plane[best];
+    for (int64_t h = h0; h < h1; h++)
+        for (int64_t w = w0; w < w1; w++)
+            if (plane[h * q->w + w] > m) {
+                m = plane[h * q->w + w];
+                best = h * q->w + w;
+            }
+    return best;
+}
+
+/* ---- MaxPool ------------------------------------------------------------ */
+exec_status op_shape_MaxPool(const exec_graph *g, const exec_node *n, exec_shape *out) { return shape_pool(g, n, out); }
+
+exec_status op_fwd_MaxPool(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *xt = exec_in(k, n, 0), *yt = exec_out(k, n, 0);
+    pool_geom q;
+    pool_geom_make(&q, n, xt->shape, "MaxPool");
+    const float *X = xt->data;
+    float *Y = yt->data;
+    const int64_t planes = q.n * q.c, HW = q.h * q.w, OHW = q.oh * q.ow;
+#pragma omp parallel for num_threads(k->nthreads) if (yt->numel > PAR_MIN) schedule(static)
+    for (int64_t p = 0; p < planes; p++) {
+        const float *x = X + p * HW;
+        float *y = Y + p * OHW;
+        for (int64_t oh = 0; oh < q.oh; oh++)
+            for (int64_t ow = 0; ow < q.ow; ow++) {
+                int64_t h0, h1, w0, w1;
+                window(&q, oh, ow, &h0, &h1, &w0, &w1);
+                float m = x[h0 * q.w + w0];
+                for (int64_t h = h0; h < h1; h++)
+                    for (int64_t w = w0; w < w1; w++)
+                        m = x[h * q.w + w] > m ? x[h * q.w + w] : m;
+                y[oh * q.ow + ow] = m;
+            }
+    }
+    return EXEC_OK;
+}
+
+exec_status op_grad_MaxPool(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+{
+    if (din[0])
+        din[0] = exec_op1(g, EXEC_OP_MaxPoolGrad, 3, (uint32_t[]){ n->in[0], n->out[0], dout[0] }, 6, n->attrs);
+    return g->status;
+}
+
+/* ---- MaxPoolGrad: dx [N,C,H,W] from x, y [N,C,OH,OW] and dy (TF's
+ *      inputs); each dy goes to its window's first maximum ---------------- */
+exec_status op_shape_MaxPoolGrad(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    exec_shape ys;
+    exec_status s = shape_pool(g, n, &ys);
+    if (s)
+        return s;
+    for (int i = 1; i < 3; i++) {
+        const exec_tensor *t = exec_gin(g, n, i);
+        if (t->ndim != 4 || t->dtype != EXEC_F32 || t->shape[0] != ys.d[0] || t->shape[1] != ys.d[1] ||
+            t->shape[2] != ys.d[2] || t->shape[3] != ys.d[3])
+            return exec_fail(EXEC_ERR_SHAPE, "MaxPoolGrad: input %d must be [%lld,%lld,%lld,%lld]", i,
+                             (long long)ys.d[0], (long long)ys.d[1], (long long)ys.d[2], (long long)ys.d[3]);
+    }
+    exec_shape_of(out, exec_gin(g, n, 0));
+    return EXEC_OK;
+}
+
+exec_status op_fwd_MaxPoolGrad(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *xt = exec_in(k, n, 0), *dyt = exec_in(k, n, 2);
+    pool_geom q;
+    pool_geom_make(&q, n, xt->shape, "MaxPoolGrad");
+    const float *X = xt->data, *DY = dyt->data;
+    float *DX = exec_outf(k, n, 0);
+    const int64_t planes = q.n * q.c, HW = q.h * q.w, OHW = q.oh * q.ow;
+#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > PAR_MIN) schedule(static)
+    for (int64_t p = 0; p < planes; p++) {
+        const float *x = X + p * HW, *dy = DY + p * OHW;
+        float *dx = DX + p * HW;
+        memset(dx, 0, (size_t)HW * sizeof *dx);
+        for (int64_t oh = 0; oh < q.oh; oh++)
+            for (int64_t ow = 0; ow < q.ow; ow++)
+                dx[argmax_window(&q, x, oh, ow)] += dy[oh * q.ow + ow];
+    }
+    return EXEC_OK;
+}
+
+/* ---- AvgPool ------------------------------------------------------------ */
+exec_status op_shape_AvgPool(const exec_graph *g, const exec_node *n, exec_shape *out) { return shape_pool(g, n, out); }
+
+exec_status op_fwd_AvgPool(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *xt = exec_in(k, n, 0), *yt = exec_out(k, n, 0);
+    pool_geom q;
+    pool_geom_make(&q, n, xt->shape, "AvgPool");
+    const float *X = xt->data;
+    float *Y = yt->data;
+    const int64_t planes = q.n * q.c, HW = q.h * q.w, OHW = q.oh * q.ow;
+#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > PAR_MIN) schedule(static)
+    for (int64_t p = 0; p < planes; p++) {
+        const float *x = X + p * HW;
+        float *y = Y + p * OHW;
+        for (int64_t oh = 0; oh < q.oh; oh++)
+            for (int64_t ow = 0; ow < q.ow; ow++) {
+                int64_t h0, h1, w0, w1;
+                window(&q, oh, ow, &h0, &h1, &w0, &w1);
+                float s = 0;
+                for (int64_t h = h0; h < h1; h++) {
+                    const float *r = x + h * q.w;
+#pragma omp simd reduction(+ : s)
+                    for (int64_t w = w0; w < w1; w++)
+                        s += r[w];
+                }
+                y[oh * q.ow + ow] = s / (float)((h1 - h0) * (w1 - w0));
+            }
+    }
+    return EXEC_OK;
+}
+
+exec_status op_grad_AvgPool(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+{
+    if (din[0]) {
+        const exec_tensor *x = exec_t(g, n->in[0]);
+        int64_t a[10];
+        memcpy(a, n->attrs, 6 * sizeof *a);
+        memcpy(a + 6, x->shape, 4 * sizeof *a);
+        din[0] = exec_op1(g, EXEC_OP_AvgPoolGrad, 1, &dout[0], 10, a);
+    }
+    return g->status;
+}
+
+/* ---- AvgPoolGrad: dx [n,c,h,w] from dy [N,C,OH,OW]; attrs
+ *      kh,kw,sh,sw,ph,pw,n,c,h,w (the input's shape) --------------------- */
+exec_status op_shape_AvgPoolGrad(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *dy = exec_gin(g, n, 0);
+    if (n->nattrs != 10)
+        return exec_fail(EXEC_ERR_SHAPE, "AvgPoolGrad: wants attrs kh,kw,sh,sw,ph,pw,n,c,h,w");
+    pool_geom q;
+    exec_status s = pool_geom_make(&q, n, n->attrs + 6, "AvgPoolGrad");
+    if (s)
+        return s;
+    if (dy->ndim != 4 || dy->dtype != EXEC_F32 || dy->shape[0] != q.n || dy->shape[1] != q.c || dy->shape[2] != q.oh ||
+        dy->shape[3] != q.ow)
+        return exec_fail(EXEC_ERR_SHAPE, "AvgPoolGrad: dy must be [%lld,%lld,%lld,%lld]", (long long)q.n,
+                         (long long)q.c, (long long)q.oh, (long long)q.ow);
+    exec_shape_set(out, EXEC_F32, 4, n->attrs + 6);
+    return EXEC_OK;
+}
+
+exec_status op_fwd_AvgPoolGrad(exec_kctx *k, const exec_node *n)
+{
+    pool_geom q;
+    pool_geom_make(&q, n, n->attrs + 6, "AvgPoolGrad");
+    const float *DY = exec_inf(k, n, 0);
+    float *DX = exec_outf(k, n, 0);
+    const int64_t planes = q.n * q.c, HW = q.h * q.w, OHW = q.oh * q.ow;
+#pragma omp parallel for num_threads(k->nthreads) if (planes * HW > PAR_MIN) schedule(static)
+    for (int64_t p = 0; p < planes; p++) {
+        const float *dy = DY + p * OHW;
+        float *dx = DX + p * HW;
+        memset(dx, 0, (size_t)HW * sizeof *dx);
+        for (int64_t oh = 0; oh < q.oh; oh++)
+            for (int64_t ow = 0; ow < q.ow; ow++) {
+                int64_t h0, h1, w0, w1;
+                window(&q, oh, ow, &h0, &h1, &w0, &w1);
+                float v = dy[oh * q.ow + ow] / (float)((h1 - h0) * (w1 - w0));
+                for (int64_t h = h0; h < h1; h++) {
+                    float *r = dx + h * q.w;
+#pragma omp simd
+                    for (int64_t w = w0; w < w1; w++)
+                        r[w] += v;
+                }
+            }
+    }
+    return EXEC_OK;
+}

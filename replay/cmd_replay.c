@@ -1,0 +1,192 @@
+/* cmd_replay.c -- `fathom replay TRACE`: what would this recorded workload's
+ * ops cost on this machine? */
+#include "exec/cli.h"
+#include "exec/exec.h"
+#include "replay/load.h"
+#include "replay/run.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+    "usage: fathom replay TRACE [--threads N] [--inter M] [--steps K] [--skip-first N] [--skip-last N]\n"
+    "                    [--iterations I] [--warmup W] [--seed S] [--format text|csv|json]\n\n"
+    "Rebuilds the op program of a recorded trace (an archive or a CTF directory) from the\n"
+    "trace alone: tensors from tensor_alloc, ops from op_begin in their recorded order and\n"
+    "data flow. Fills inputs and weights with synthetic data of the recorded shapes, re-\n"
+    "executes every op with this machine's kernels, and prints per op type and class the\n"
+    "recorded and replayed time per step, their ratio, and the predicted step time here.\n"
+    "  --threads N      intra-op threads (default: all cores)\n"
+    "  --inter M        inter-op workers (default 1)\n"
+    "  --steps K        replay K recorded steps (default: all kept steps)\n"
+    "  --skip-first N   leave out the first N recorded steps (default 0)\n"
+    "  --skip-last N    leave out the last N recorded steps (default 0)\n"
+    "  --iterations I   timed passes over the program (default 3)\n"
+    "  --warmup W       untimed passes first (default 1)\n";
+
+static void print_text(const replay_program *p, const replay_report *r, int threads, int inter)
+{
+    printf("recorded on: %s, %u threads, %u inter-op; %s\n", p->rec.cpu[0] ? p->rec.cpu : "?", p->rec.threads,
+           p->rec.inter, p->rec.blas[0] ? p->rec.blas : "?");
+    printf("replayed on: %s, %d threads, %d inter-op; %s\n", exec_cpu_model(), threads, inter, exec_blas_config());
+    printf("workload:    %s %s (%s), %u steps replayed, %llu ops per step\n\n", p->rec.model, p->rec.mode, p->rec.preset,
+           r->steps, (unsigned long long)(r->ops / r->steps));
+    printf("%-38s %-13s %7s %12s %12s %7s\n", "op type", "class", "count", "recorded ms", "replayed ms", "ratio");
+    /* by replayed time, descending */
+    int order[EXEC_OP_COUNT];
+    for (int i = 0; i < r->ntypes; i++)
+        order[i] = i;
+    for (int i = 1; i < r->ntypes; i++)
+        for (int j = i; j > 0 && r->types[order[j]].rep_ns > r->types[order[j - 1]].rep_ns; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (int i = 0; i < r->ntypes; i++) {
+        const replay_row *w = &r->types[order[i]];
+        printf("%-38s %-13s %7llu %12.3f %12.3f %7.2f\n", w->name, w->cls, (unsigned long long)w->count, w->rec_ns / 1e6,
+               w->rep_ns / 1e6, w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0);
+    }
+    printf("\n%-38s %7s %12s %12s %7s %8s %8s\n", "class", "count", "recorded ms", "replayed ms", "ratio", "rec %", "rep %");
+    for (int c = 0; c < EXEC_CLASS_COUNT; c++) {
+        const replay_row *w = &r->classes[c];
+        if (!w->count)
+            continue;
+        printf("%-38s %7llu %12.3f %12.3f %7.2f %7.1f%% %7.1f%%\n", w->name, (unsigned long long)w->count, w->rec_ns / 1e6,
+               w->rep_ns / 1e6, w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0, 100 * w->rec_ns / r->rec_op_ns,
+               100 * w->rep_ns / r->rep_op_ns);
+    }
+    printf("\nop time per step:   recorded %.3f ms, replayed %.3f ms (ratio %.3f)\n", r->rec_op_ns / 1e6,
+           r->rep_op_ns / 1e6, r->rep_op_ns / r->rec_op_ns);
+    printf("step time:          recorded %.3f ms, predicted here %.3f ms (ratio %.3f)\n", r->rec_step_ns / 1e6,
+           r->predicted_step_ns / 1e6, r->predicted_step_ns / r->rec_step_ns);
+    printf("op types not replayed: none\n");
+}
+
+static void print_csv(const replay_report *r)
+{
+    printf("kind,name,class,count,recorded_ns,replayed_ns,ratio\n");
+    for (int i = 0; i < r->ntypes; i++) {
+        const replay_row *w = &r->types[i];
+        printf("op,%s,%s,%llu,%.0f,%.0f,%.4f\n", w->name, w->cls, (unsigned long long)w->count, w->rec_ns, w->rep_ns,
+               w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0);
+    }
+    for (int c = 0; c < EXEC_CLASS_COUNT; c++) {
+        const replay_row *w = &r->classes[c];
+        if (w->count)
+            printf("class,%s,%s,%llu,%.0f,%.0f,%.4f\n", w->name, w->name, (unsigned long long)w->count, w->rec_ns,
+                   w->rep_ns, w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0);
+    }
+    printf("step,step,,%u,%.0f,%.0f,%.4f\n", r->steps, r->rec_step_ns, r->predicted_step_ns,
+           r->predicted_step_ns / r->rec_step_ns);
+}
+
+static void print_json(const replay_program *p, const replay_report *r, int threads, int inter)
+{
+    json_t *types = json_array(), *classes = json_array();
+    for (int i = 0; i < r->ntypes; i++) {
+        const replay_row *w = &r->types[i];
+        json_array_append_new(types, json_pack("{s:s, s:s, s:I, s:f, s:f}", "op", w->name, "class", w->cls, "count",
+                                               (json_int_t)w->count, "recorded_ns", w->rec_ns, "replayed_ns", w->rep_ns));
+    }
+    for (int c = 0; c < EXEC_CLASS_COUNT; c++) {
+        const replay_row *w = &r->classes[c];
+        if (w->count)
+            json_array_append_new(classes, json_pack("{s:s, s:I, s:f, s:f}", "class", w->name, "count",
+                                                     (json_int_t)w->count, "recorded_ns", w->rec_ns, "replayed_ns", w->rep_ns));
+    }
+    json_t *root = json_pack(
+        "{s:i, s:s, s:s, s:s, s:{s:s, s:s, s:i, s:i}, s:{s:s, s:s, s:i, s:i}, s:i, s:I, s:f, s:f, s:f, s:f, s:o, s:o, s:[]}",
+        "schema", 1, "model", p->rec.model, "mode", p->rec.mode, "preset", p->rec.preset, "recorded_on", "cpu", p->rec.cpu,
+        "blas", p->rec.blas, "threads", (int)p->rec.threads, "inter", (int)p->rec.inter, "replayed_on", "cpu",
+        exec_cpu_model(), "blas", exec_blas_config(), "threads", threads, "inter", inter, "steps", (int)r->steps,
+        "ops_per_step", (json_int_t)(r->ops / r->steps), "recorded_step_ns", r->rec_step_ns, "predicted_step_ns",
+        r->predicted_step_ns, "recorded_op_ns", r->rec_op_ns, "replayed_op_ns", r->rep_op_ns, "op_types", types,
+        "classes", classes, "not_replayed");
+    json_dumpf(root, stdout, JSON_INDENT(2));
+    fputc('\n', stdout);
+    json_decref(root);
+}
+
+int cmd_replay(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "threads", required_argument, 0, 't' },   { "inter", required_argument, 0, 'i' },
+        { "steps", required_argument, 0, 's' },     { "skip-first", required_argument, 0, 'F' },
+        { "skip-last", required_argument, 0, 'L' }, { "iterations", required_argument, 0, 'n' },
+        { "warmup", required_argument, 0, 'w' },    { "seed", required_argument, 0, 'S' },
+        { "format", required_argument, 0, 'f' },    { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    long threads = 0, inter = 1, steps = 0, skip_first = 0, skip_last = 0, iters = 3, warmup = 1, seed = 1;
+    int fmt = CLI_TEXT, c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        long *dst = NULL, lo = 0, hi = 1 << 20;
+        const char *name = NULL;
+        switch (c) {
+        case 't': dst = &threads, lo = 1, hi = 1024, name = "--threads"; break;
+        case 'i': dst = &inter, lo = 1, hi = 16, name = "--inter"; break;
+        case 's': dst = &steps, lo = 1, name = "--steps"; break;
+        case 'F': dst = &skip_first, name = "--skip-first"; break;
+        case 'L': dst = &skip_last, name = "--skip-last"; break;
+        case 'n': dst = &iters, lo = 1, name = "--iterations"; break;
+        case 'w': dst = &warmup, name = "--warmup"; break;
+        case 'S': dst = &seed, hi = 0x7fffffff, name = "--seed"; break;
+        case 'f':
+            if ((fmt = cli_parse_format("replay", optarg, 1)) < 0)
+                return 2;
+            continue;
+        case 'h': fputs(usage_text, stdout); return 0;
+        default: return cli_usage_error("replay", "unknown option '%s'; see 'fathom replay --help'", argv[optind - 1]);
+        }
+        if (cli_parse_int("replay", name, optarg, lo, hi, dst))
+            return 2;
+    }
+    if (optind != argc - 1)
+        return cli_usage_error("replay", optind >= argc ? "which trace? see 'fathom replay --help'"
+                                                        : "one trace at a time (got '%s' too)",
+                               optind < argc - 1 ? argv[optind + 1] : "");
+    exec_threads_set((int)threads);
+    replay_program p;
+    replay_program_init(&p);
+    replay_load_opts lo = { .skip_first = (uint32_t)skip_first, .skip_last = (uint32_t)skip_last, .max_steps = (uint32_t)steps };
+    int rc = 1;
+    replay_report *r = calloc(1, sizeof *r);
+    if (!r) {
+        cli_error("replay", "out of memory");
+        goto end;
+    }
+    if (isatty(2))
+        fprintf(stderr, "fathom replay: reading %s...\r", argv[optind]);
+    if (replay_load(argv[optind], &lo, &p) || replay_program_build(&p, (uint64_t)seed)) {
+        if (isatty(2))
+            fprintf(stderr, "\33[K");
+        cli_error("replay", "%s", exec_errmsg());
+        goto end;
+    }
+    if (isatty(2))
+        fprintf(stderr, "\33[Kfathom replay: %u ops, %d passes...\r", p.nops, (int)(warmup + iters));
+    replay_opts ro = { .iterations = (int)iters, .warmup = (int)warmup, .inter = (int)inter, .threads = exec_threads_get() };
+    if (replay_run(&p, &ro, r)) {
+        cli_error("replay", "%s", exec_errmsg());
+        goto end;
+    }
+    if (isatty(2))
+        fprintf(stderr, "\33[K");
+    if (fmt == CLI_JSON)
+        print_json(&p, r, exec_threads_get(), (int)inter);
+    else if (fmt == CLI_CSV)
+        print_csv(r);
+    else
+        print_text(&p, r, exec_threads_get(), (int)inter);
+    rc = 0;
+end:
+    free(r);
+    replay_program_destroy(&p);
+    return rc;
+}

@@ -1,0 +1,255 @@
+/* program.c -- turning a recorded op program into an engine graph. */
+#include "replay/program.h"
+
+#include "exec/alloc.h"
+#include "exec/rng.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+exec_status replay_program_init(replay_program *p)
+{
+    memset(p, 0, sizeof *p);
+    return EXEC_OK;
+}
+
+void replay_program_destroy(replay_program *p)
+{
+    for (uint32_t i = 0; i < p->nops; i++) {
+        exec_free(p->ops[i].in_more);
+        exec_free(p->ops[i].out_more);
+    }
+    exec_free(p->tensors);
+    exec_free(p->ops);
+    exec_graph_destroy(p->g);
+    memset(p, 0, sizeof *p);
+}
+
+exec_status replay_program_add_tensor(replay_program *p, const replay_tensor *t)
+{
+    if (t->ndim < 0 || t->ndim > EXEC_MAX_DIMS)
+        return exec_fail(EXEC_ERR_ARG, "tensor %u: %d dimensions (at most %d)", t->id, t->ndim, EXEC_MAX_DIMS);
+    if ((unsigned)t->role >= EXEC_ROLE_COUNT || (unsigned)t->dtype >= EXEC_DTYPE_COUNT)
+        return exec_fail(EXEC_ERR_ARG, "tensor %u: unknown role or dtype", t->id);
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] <= 0 || t->shape[d] > (1ll << 32))
+            return exec_fail(EXEC_ERR_ARG, "tensor %u: dimension %d is %lld", t->id, d, (long long)t->shape[d]);
+    if (p->ntensors == p->cap_tensors) {
+        uint32_t nc = p->cap_tensors ? p->cap_tensors * 2 : 256;
+        replay_tensor *nt = exec_realloc(p->tensors, nc * sizeof *nt);
+        if (!nt)
+            return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+        p->tensors = nt;
+        p->cap_tensors = nc;
+    }
+    p->tensors[p->ntensors++] = *t;
+    return EXEC_OK;
+}
+
+static uint32_t *op_ids(replay_op *o, int out) { return out ? (o->out_more ? o->out_more : o->out) : (o->in_more ? o->in_more : o->in); }
+
+exec_status replay_program_add_op(replay_program *p, const char *op_name, const char *phase, uint32_t step, int nin,
+                                  const uint32_t *in, int nout, const uint32_t *out, int nattrs, const int64_t *attrs,
+                                  uint64_t rec_ns)
+{
+    int op = exec_op_from_name(op_name);
+    if (op < 0)
+        return exec_fail(EXEC_ERR_ARG, "op '%s' is not known to this version of fathom", op_name);
+    int ph = -1;
+    for (int i = 0; i < EXEC_PHASE_COUNT; i++)
+        if (strcmp(phase, exec_phase_name((exec_phase)i)) == 0)
+            ph = i;
+    if (ph < 0)
+        return exec_fail(EXEC_ERR_ARG, "%s: unknown phase '%s'", op_name, phase);
+    if (nattrs < 0 || nattrs > EXEC_MAX_ATTRS)
+        return exec_fail(EXEC_ERR_ARG, "%s: %d attributes (at most %d)", op_name, nattrs, EXEC_MAX_ATTRS);
+    if (nin < 0 || nout < 0 || nin > 4096 || nout > 4096)
+        return exec_fail(EXEC_ERR_ARG, "%s: %d inputs, %d outputs", op_name, nin, nout);
+    if (p->nops == p->cap_ops) {
+        uint32_t nc = p->cap_ops ? p->cap_ops * 2 : 1024;
+        replay_op *no = exec_realloc(p->ops, nc * sizeof *no);
+        if (!no)
+            return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+        p->ops = no;
+        p->cap_ops = nc;
+    }
+    replay_op *o = &p->ops[p->nops];
+    memset(o, 0, sizeof *o);
+    o->op = (exec_op)op;
+    o->phase = (exec_phase)ph;
+    o->step = step;
+    o->nin = nin;
+    o->nout = nout;
+    o->nattrs = nattrs;
+    o->rec_ns = rec_ns;
+    if (nin > EXEC_MAX_ATTRS && !(o->in_more = exec_malloc((size_t)nin * sizeof *in)))
+        return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+    if (nout > EXEC_MAX_ATTRS && !(o->out_more = exec_malloc((size_t)nout * sizeof *out))) {
+        exec_free(o->in_more);
+        return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+    }
+    if (nin)
+        memcpy(op_ids(o, 0), in, (size_t)nin * sizeof *in);
+    if (nout)
+        memcpy(op_ids(o, 1), out, (size_t)nout * sizeof *out);
+    if (nattrs)
+        memcpy(o->attrs, attrs, (size_t)nattrs * sizeof *attrs);
+    p->nops++;
+    return EXEC_OK;
+}
+
+static int cmp_tensor(const void *a, const void *b)
+{
+    uint32_t x = ((const replay_tensor *)a)->id, y = ((const replay_tensor *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+static replay_tensor *find(replay_program *p, uint32_t id)
+{
+    replay_tensor key = { .id = id };
+    return bsearch(&key, p->tensors, p->ntensors, sizeof key, cmp_tensor);
+}
+
+/* ---- synthetic inputs ------------------------------------------------------
+ * A tensor that the program reads before any op writes it (a graph input, a
+ * weight, optimizer state) gets synthetic data of its recorded shape. Most
+ * get small normal values; the consumers below need a valid domain. */
+typedef enum domain { DOM_ANY, DOM_POSITIVE, DOM_UNIT, DOM_BOOL, DOM_INDEX_DIM, DOM_INDEX_ATTR, DOM_FULL_LENGTH, DOM_LABEL_LENGTH } domain;
+
+static const struct input_rule {
+    const char *op;
+    int input;
+    domain dom;
+    int ref_input, ref_dim; /* DOM_INDEX_DIM: [0, shape(in[ref_input])[ref_dim]); DOM_INDEX_ATTR: [0, attrs[ref_dim]) */
+} input_rules[] = {
+    { "Gather", 1, DOM_INDEX_DIM, 0, 0 },
+    { "UnsortedSegmentSum", 1, DOM_INDEX_ATTR, 0, 0 },
+    { "SparseSoftmaxCrossEntropyWithLogits", 1, DOM_INDEX_DIM, 0, 1 },
+    { "SampledSoftmaxLoss", 3, DOM_INDEX_DIM, 0, 0 },
+    { "CTCLoss", 1, DOM_INDEX_DIM, 0, -1 },      /* labels below the blank (C-1) */
+    { "CTCLoss", 2, DOM_LABEL_LENGTH, 1, 1 },
+    { "CTCLoss", 3, DOM_FULL_LENGTH, 0, 0 },
+    { "CTCGreedyDecoder", 1, DOM_FULL_LENGTH, 0, 0 },
+    { "Log", 0, DOM_POSITIVE, 0, 0 },
+    { "Sqrt", 0, DOM_POSITIVE, 0, 0 },
+    { "Pow", 0, DOM_POSITIVE, 0, 0 },
+    { "Select", 0, DOM_BOOL, 0, 0 },
+    { "FusedBatchNorm", 4, DOM_POSITIVE, 0, 0 },
+    { "FusedBatchNormGrad", 4, DOM_POSITIVE, 0, 0 },
+    { "ApplyAdam", 3, DOM_UNIT, 0, 0 },
+    { "ApplyRMSProp", 1, DOM_POSITIVE, 0, 0 },
+    { "Div", 1, DOM_POSITIVE, 0, 0 },
+};
+
+/* The rule for a tensor read first as input `i` of op `o`, if any. */
+static const struct input_rule *rule_for(const replay_op *o, int i)
+{
+    const char *name = exec_op_name(o->op);
+    for (size_t r = 0; r < sizeof input_rules / sizeof input_rules[0]; r++)
+        if (input_rules[r].input == i && strcmp(input_rules[r].op, name) == 0)
+            return &input_rules[r];
+    return NULL;
+}
+
+/* Fills t, read first by node n (recorded op o) as the input `r` describes. */
+static void fill_tensor(const exec_graph *g, const exec_tensor *t, const exec_node *n, const replay_op *o,
+                        const struct input_rule *r, exec_rng *rng)
+{
+    int64_t lo = 0, hi = 1;
+    if (r && (r->dom == DOM_INDEX_DIM || r->dom == DOM_FULL_LENGTH || r->dom == DOM_LABEL_LENGTH)) {
+        const exec_tensor *ref = exec_tensor_get(g, n->in[r->ref_input]);
+        int dim = r->ref_dim < 0 ? ref->ndim - 1 : r->ref_dim;
+        hi = ref->shape[dim] - (r->ref_dim < 0 ? 1 : 0); /* CTC: below the blank */
+        if (r->dom == DOM_LABEL_LENGTH)
+            lo = hi / 2 > 0 ? hi / 2 : 1;
+        if (hi < 1)
+            hi = 1;
+    } else if (r && r->dom == DOM_INDEX_ATTR) {
+        hi = o->attrs[r->ref_dim] > 0 ? o->attrs[r->ref_dim] : 1;
+    }
+    for (int64_t e = 0; e < t->numel; e++) {
+        if (t->dtype == EXEC_I32) {
+            int32_t v = 0;
+            if (r && r->dom == DOM_FULL_LENGTH)
+                v = (int32_t)hi;
+            else if (r && (r->dom == DOM_INDEX_DIM || r->dom == DOM_INDEX_ATTR || r->dom == DOM_LABEL_LENGTH))
+                v = (int32_t)(lo + exec_rng_below(rng, (uint32_t)(hi - lo)));
+            ((int32_t *)t->data)[e] = v;
+        } else {
+            float v;
+            switch (r ? r->dom : DOM_ANY) {
+            case DOM_POSITIVE: v = 0.5f + exec_rng_uniform(rng); break;
+            case DOM_UNIT: v = 0.5f + 0.4f * exec_rng_uniform(rng); break;
+            case DOM_BOOL: v = exec_rng_uniform(rng) < 0.5f ? 0.0f : 1.0f; break;
+            default: v = (t->role == EXEC_ROLE_weight ? 0.05f : 0.5f) * exec_rng_normal(rng); break;
+            }
+            ((float *)t->data)[e] = v;
+        }
+    }
+}
+
+exec_status replay_program_build(replay_program *p, uint64_t seed)
+{
+    exec_status s = EXEC_OK;
+    uint8_t *written = NULL, *filled = NULL;
+    qsort(p->tensors, p->ntensors, sizeof *p->tensors, cmp_tensor);
+    for (uint32_t i = 1; i < p->ntensors; i++)
+        if (p->tensors[i].id == p->tensors[i - 1].id)
+            return exec_fail(EXEC_ERR_ARG, "the trace allocates tensor %u twice", p->tensors[i].id);
+    if ((s = exec_graph_create(&p->g, seed)))
+        return s;
+    for (uint32_t i = 0; i < p->ntensors; i++) {
+        replay_tensor *t = &p->tensors[i];
+        char name[32];
+        snprintf(name, sizeof name, "t%u", t->id);
+        t->engine_id = exec_tensor_new(p->g, t->role, t->dtype, t->ndim, t->shape, name);
+        if (!t->engine_id)
+            return exec_graph_status(p->g);
+    }
+    for (uint32_t k = 0; k < p->nops; k++) {
+        replay_op *o = &p->ops[k];
+        uint32_t in[o->nin ? o->nin : 1], out[o->nout ? o->nout : 1];
+        for (int side = 0; side < 2; side++) {
+            int n = side ? o->nout : o->nin;
+            for (int i = 0; i < n; i++) {
+                replay_tensor *t = find(p, op_ids(o, side)[i]);
+                if (!t)
+                    return exec_fail(EXEC_ERR_ARG, "op %u (%s) %s tensor %u, which the trace never allocated", k,
+                                     exec_op_name(o->op), side ? "writes" : "reads", op_ids(o, side)[i]);
+                (side ? out : in)[i] = t->engine_id;
+            }
+        }
+        o->node = exec_node_count(p->g);
+        if ((s = exec_op_add_recorded(p->g, o->op, o->phase, o->nin, in, o->nattrs, o->attrs, o->nout, out)))
+            return exec_fail(s, "op %u: %s", k, exec_errmsg());
+    }
+    if ((s = exec_graph_plan(p->g)))
+        return s;
+
+    /* fill what is read before it is written */
+    uint32_t nt = exec_tensor_count(p->g) + 1;
+    written = exec_calloc(nt, 1);
+    filled = exec_calloc(nt, 1);
+    if (!written || !filled) {
+        s = exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+        goto end;
+    }
+    exec_rng rng = exec_rng_make(seed);
+    for (uint32_t k = 0; k < p->nops; k++) {
+        const exec_node *n = exec_node_get(p->g, p->ops[k].node);
+        for (int i = 0; i < n->nin; i++) {
+            uint32_t id = n->in[i];
+            if (written[id] || filled[id])
+                continue;
+            fill_tensor(p->g, exec_tensor_get(p->g, id), n, &p->ops[k], rule_for(&p->ops[k], i), &rng);
+            filled[id] = 1;
+        }
+        for (int i = 0; i < n->nout; i++)
+            written[n->out[i]] = 1;
+    }
+end:
+    exec_free(written);
+    exec_free(filled);
+    return s;
+}

@@ -1,0 +1,58 @@
+/* program.h -- an op program rebuilt from a trace: the recorded tensors and
+ * the recorded op invocations in their recorded order, grouped by step. It
+ * is filled from decoded trace events (replay/load.c) and turned into an
+ * engine graph (replay/program.c). Nothing here needs a model's code. */
+#ifndef FATHOM_REPLAY_PROGRAM_H
+#define FATHOM_REPLAY_PROGRAM_H
+#include "exec/exec.h"
+
+typedef struct replay_tensor {
+    uint32_t id;            /* the recorded id */
+    exec_role role;
+    exec_dtype dtype;
+    int ndim;
+    int64_t shape[EXEC_MAX_DIMS];
+    uint32_t engine_id;     /* its tensor in the rebuilt graph */
+} replay_tensor;
+
+typedef struct replay_op {
+    exec_op op;
+    exec_phase phase;
+    uint32_t step;          /* recorded step */
+    int nin, nout, nattrs;
+    uint32_t in[EXEC_MAX_ATTRS], out[EXEC_MAX_ATTRS]; /* recorded tensor ids */
+    uint32_t *in_more, *out_more;  /* more than EXEC_MAX_ATTRS (AddN of many) */
+    int64_t attrs[EXEC_MAX_ATTRS];
+    uint64_t rec_ns;        /* recorded duration */
+    uint32_t node;          /* its node in the rebuilt graph */
+} replay_op;
+
+typedef struct replay_machine {
+    char model[64], mode[16], preset[16], cpu[128], blas[256], version[32];
+    uint32_t threads, inter, batch, steps;
+} replay_machine;
+
+typedef struct replay_program {
+    replay_machine rec;              /* from run_begin */
+    replay_tensor *tensors;          /* sorted by id after load */
+    uint32_t ntensors, cap_tensors;
+    replay_op *ops;
+    uint32_t nops, cap_ops;
+    uint32_t nsteps;                 /* steps with ops kept */
+    uint64_t rec_step_ns;            /* sum of kept steps' durations */
+    uint64_t rec_op_ns;              /* sum of kept ops' durations */
+    uint64_t skipped;                /* op invocations outside kept steps */
+    exec_graph *g;
+} replay_program;
+
+exec_status replay_program_init(replay_program *p);
+void replay_program_destroy(replay_program *p);
+exec_status replay_program_add_tensor(replay_program *p, const replay_tensor *t);
+/* `in`/`out` hold nin/nout recorded ids; op_name is the trace's enum label. */
+exec_status replay_program_add_op(replay_program *p, const char *op_name, const char *phase, uint32_t step, int nin,
+                                  const uint32_t *in, int nout, const uint32_t *out, int nattrs, const int64_t *attrs,
+                                  uint64_t rec_ns);
+/* Builds the engine graph, plans it and fills every tensor no op writes
+ * before reading with synthetic data valid for its consumers. */
+exec_status replay_program_build(replay_program *p, uint64_t seed);
+#endif

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# demo.sh -- the main job: set up, record all eight workloads (train and infer)
+# on a small preset, archive each run, analyze the archives, print the results.
+#   scripts/demo.sh [PRESET]   (default: tiny; `small` takes minutes)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+preset=${1:-tiny}
+scripts/setup.sh build
+out=traces/demo-$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$out"
+./build/fathom record --all --modes train,infer --preset "$preset" --steps 6 -o "$out"
+./build/fathom analyze breakdown --skip-first 1 --skip-last 1 "$out"/*.tar.zst
+./build/fathom analyze similarity --skip-first 1 --skip-last 1 "$out"/*train*.tar.zst
+echo "archives: $out"

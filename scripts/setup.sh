@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# setup.sh -- installs fathom's dependencies (Debian 12, as root) and builds it.
+#   scripts/setup.sh [BUILD_DIR] [extra cmake args...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+shift || true
+
+pkgs=(build-essential cmake pkg-config
+      libopenblas-openmp-dev liblttng-ust-dev liblttng-ctl-dev lttng-tools
+      libbabeltrace2-dev babeltrace2 libarchive-dev zstd libjansson-dev libcairo2-dev libcmocka-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# OpenBLAS and the engine's kernels share one OpenMP pool: select Debian's
+# OpenMP build of OpenBLAS when several are installed.
+arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+for alt in libopenblas.so libopenblas.so.0; do
+  target=/usr/lib/$arch/openblas-openmp/$alt
+  if [ -e "$target" ] && update-alternatives --list "$alt-$arch" >/dev/null 2>&1; then
+    update-alternatives --set "$alt-$arch" "$target" >/dev/null
+  fi
+done
+
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+cmake --build "$build" -j"$(nproc)"

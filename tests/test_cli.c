@@ -1,0 +1,132 @@
+/* test_cli.c -- the `fathom` driver as a user meets it: help, errors,
+ * `fathom ops` listing the whole table, `fathom peak` measuring for real. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "exec/exec.h"
+
+/* Runs `fathom ARGS`, capturing stdout (and stderr into *err when given). */
+static int run(const char *args, char **out, char **err)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s %s 2>%s/cli.err", FATHOM_BIN, args, FATHOM_TEST_TMP);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    size_t n;
+    while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+        len += n;
+        if (cap - len < 4096)
+            buf = realloc(buf, cap *= 2);
+    }
+    buf[len] = 0;
+    int st = pclose(p);
+    *out = buf;
+    if (err) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/cli.err", FATHOM_TEST_TMP);
+        FILE *f = fopen(path, "r");
+        char *e = calloc(1, 8192);
+        if (f) {
+            size_t r = fread(e, 1, 8191, f);
+            e[r] = 0;
+            fclose(f);
+        }
+        *err = e;
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void test_ops_lists_table(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run("ops", &out, NULL), 0);
+    assert_int_equal(count_lines(out), EXEC_OP_COUNT);
+    for (int i = 0; i < EXEC_OP_COUNT; i++)
+        assert_non_null(strstr(out, exec_op_table[i].name));
+    free(out);
+    assert_int_equal(run("ops --format csv", &out, NULL), 0);
+    assert_int_equal(count_lines(out), EXEC_OP_COUNT + 1);
+    free(out);
+    assert_int_equal(run("ops --format json", &out, NULL), 0);
+    json_error_t je;
+    json_t *j = json_loads(out, 0, &je);
+    assert_non_null(j);
+    assert_int_equal(json_array_size(json_object_get(j, "ops")), EXEC_OP_COUNT);
+    json_decref(j);
+    free(out);
+}
+
+static void test_peak_measures(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run("peak --size 256 --threads 1 --format json", &out, NULL), 0);
+    json_error_t je;
+    json_t *j = json_loads(out, 0, &je);
+    assert_non_null(j);
+    double gf = json_number_value(json_object_get(j, "peak_gflops"));
+    double bw = json_number_value(json_object_get(j, "bandwidth_gbs"));
+    printf("peak (256^3, 1 thread): %.1f GFLOP/s, %.1f GB/s\n", gf, bw);
+    assert_true(gf > 0.5 && gf < 1e5);
+    assert_true(bw > 0.1 && bw < 1e4);
+    json_decref(j);
+    free(out);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    static const char *const bad[] = { "bogus", "ops --format xml", "ops --nope", "peak --threads 0",
+                                       "peak --size abc", "version extra", "help nosuchcmd", "" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *out, *err;
+        int rc = run(bad[i], &out, &err);
+        printf("fathom %-18s -> %d: %s", bad[i], rc, err);
+        assert_int_equal(rc, 2);
+        assert_true(strncmp(err, "fathom", 6) == 0 || strncmp(err, "usage", 5) == 0);
+        free(out);
+        free(err);
+    }
+}
+
+static void test_help(void **state)
+{
+    (void)state;
+    static const char *const cmds[] = { "--help", "ops --help", "peak --help", "version --help", "help ops" };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char *out;
+        assert_int_equal(run(cmds[i], &out, NULL), 0);
+        assert_non_null(strstr(out, "usage"));
+        free(out);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ops_lists_table),
+        cmocka_unit_test(test_peak_measures),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_help),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

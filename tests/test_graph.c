@@ -1,0 +1,275 @@
+/* test_graph.c -- graphs end to end: an MLP built with the builders, its
+ * backward graph from autodiff, SGD updates; the loss must fall, and the
+ * inter-op scheduler must give the very same numbers as the sequential loop.
+ * Also: phases, dependency-respecting order, allocation failure. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "exec/alloc.h"
+#include "exec/build.h"
+#include "exec/exec.h"
+
+enum { B = 32, D = 12, H = 24, C = 3 };
+
+typedef struct mlp { exec_graph *g; uint32_t x, y, loss; } mlp;
+
+static exec_status mlp_build(mlp *m, int plan)
+{
+    memset(m, 0, sizeof *m);
+    exec_status s = exec_graph_create(&m->g, 42);
+    if (s)
+        return s;
+    exec_graph *g = m->g;
+    m->x = exec_input(g, "x", EXEC_F32, 2, (int64_t[]){ B, D });
+    m->y = exec_input(g, "y", EXEC_I32, 1, (int64_t[]){ B });
+    uint32_t w1 = exec_weight(g, "w1", 2, (int64_t[]){ D, H }, EXEC_INIT_GLOROT);
+    uint32_t b1 = exec_weight(g, "b1", 1, (int64_t[]){ H }, EXEC_INIT_ZERO);
+    uint32_t w2 = exec_weight(g, "w2", 2, (int64_t[]){ H, H }, EXEC_INIT_GLOROT);
+    uint32_t b2 = exec_weight(g, "b2", 1, (int64_t[]){ H }, EXEC_INIT_ZERO);
+    uint32_t w3 = exec_weight(g, "w3", 2, (int64_t[]){ H, C }, EXEC_INIT_GLOROT);
+    /* two branches off h1 give the inter-op scheduler real parallel work */
+    uint32_t h1 = ex_relu(g, ex_bias_add(g, ex_matmul(g, m->x, w1, 0, 0), b1, 1));
+    uint32_t h2a = ex_relu(g, ex_bias_add(g, ex_matmul(g, h1, w2, 0, 0), b2, 1));
+    uint32_t h2b = ex_relu(g, ex_matmul(g, h1, w2, 0, 0));
+    uint32_t h2 = ex_add(g, h2a, h2b);
+    m->loss = ex_sparse_softmax_xent(g, ex_matmul(g, h2, w3, 0, 0), m->y);
+    exec_gradients(g, m->loss);
+    exec_optimizer_sgd(g, 0.1f);
+    if ((s = exec_graph_status(g)))
+        return s;
+    return plan ? exec_graph_plan(g) : EXEC_OK;
+}
+
+/* A learnable task: the class is the argmax of three fixed projections. */
+static void fill_batch(mlp *m, int step)
+{
+    float *x = exec_dataf(m->g, m->x);
+    int32_t *y = exec_datai(m->g, m->y);
+    uint32_t s = 1234u + (uint32_t)step * 7919u;
+    for (int i = 0; i < B; i++) {
+        float best = -1e9f;
+        for (int d = 0; d < D; d++) {
+            s = s * 1664525u + 1013904223u;
+            x[i * D + d] = (float)(s >> 8) / 16777216.0f * 2.0f - 1.0f;
+        }
+        for (int c = 0; c < C; c++) {
+            float v = 0;
+            for (int d = 0; d < D; d++)
+                v += x[i * D + d] * (float)(((c + 1) * (d + 3)) % 5 - 2);
+            if (v > best) {
+                best = v;
+                y[i] = c;
+            }
+        }
+    }
+}
+
+static void train(int inter, float *losses, int steps)
+{
+    mlp m;
+    assert_int_equal(mlp_build(&m, 1), EXEC_OK);
+    exec_run_opts o = { .inter = inter, .max_phase = EXEC_PHASE_update };
+    for (int s = 0; s < steps; s++) {
+        fill_batch(&m, s);
+        assert_int_equal(exec_graph_run(m.g, &o), EXEC_OK);
+        losses[s] = exec_dataf(m.g, m.loss)[0];
+    }
+    exec_graph_destroy(m.g);
+}
+
+static void test_mlp_learns(void **state)
+{
+    (void)state;
+    enum { STEPS = 200 };
+    float l[STEPS];
+    train(1, l, STEPS);
+    float first = 0, last = 0;
+    for (int i = 0; i < 10; i++) {
+        first += l[i] / 10;
+        last += l[STEPS - 10 + i] / 10;
+    }
+    printf("mlp: mean loss of the first 10 steps %.4f, of the last 10 %.4f\n", first, last);
+    assert_true(last < 0.5f * first);
+}
+
+/* A small CNN: conv, max-pool, conv (stride 2, padding), global average
+ * pool, FC; trained on images whose class sets a bright quadrant. */
+typedef struct cnn { exec_graph *g; uint32_t x, y, loss; } cnn;
+enum { CB = 16, CH = 12, CC = 4 };
+
+static void cnn_build(cnn *m)
+{
+    assert_int_equal(exec_graph_create(&m->g, 5), EXEC_OK);
+    exec_graph *g = m->g;
+    m->x = exec_input(g, "x", EXEC_F32, 4, (int64_t[]){ CB, 1, CH, CH });
+    m->y = exec_input(g, "y", EXEC_I32, 1, (int64_t[]){ CB });
+    uint32_t k1 = exec_weight(g, "k1", 4, (int64_t[]){ 8, 1, 3, 3 }, EXEC_INIT_HE);
+    uint32_t c1 = exec_weight(g, "c1", 1, (int64_t[]){ 8 }, EXEC_INIT_ZERO);
+    uint32_t k2 = exec_weight(g, "k2", 4, (int64_t[]){ 16, 8, 3, 3 }, EXEC_INIT_HE);
+    uint32_t w = exec_weight(g, "w", 2, (int64_t[]){ 16, CC }, EXEC_INIT_GLOROT);
+    uint32_t h = ex_relu(g, ex_bias_add(g, ex_conv2d(g, m->x, k1, 1, 1, 1, 1), c1, 1));
+    h = ex_max_pool(g, h, 2, 2, 2, 2, 0, 0);
+    h = ex_relu(g, ex_conv2d(g, h, k2, 2, 2, 1, 1));
+    h = ex_reshape(g, ex_global_avg_pool(g, h), 2, (int64_t[]){ CB, 16 });
+    m->loss = ex_sparse_softmax_xent(g, ex_matmul(g, h, w, 0, 0), m->y);
+    exec_gradients(g, m->loss);
+    exec_optimizer_sgd(g, 0.2f);
+    assert_int_equal(exec_graph_status(g), EXEC_OK);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+}
+
+static void cnn_fill(cnn *m, int step)
+{
+    float *x = exec_dataf(m->g, m->x);
+    int32_t *y = exec_datai(m->g, m->y);
+    uint32_t s = 99u + (uint32_t)step * 131u;
+    for (int i = 0; i < CB; i++) {
+        s = s * 1664525u + 1013904223u;
+        int c = (int)(s >> 24) % CC;
+        y[i] = c;
+        for (int r = 0; r < CH; r++)
+            for (int q = 0; q < CH; q++) {
+                s = s * 1664525u + 1013904223u;
+                int quad = (r >= CH / 2) * 2 + (q >= CH / 2);
+                x[(i * CH + r) * CH + q] = (quad == c ? 1.0f : 0.0f) + 0.3f * ((float)(s >> 8) / 16777216.0f - 0.5f);
+            }
+    }
+}
+
+static void cnn_train(int inter, float *losses, int steps)
+{
+    cnn m;
+    cnn_build(&m);
+    exec_run_opts o = { .inter = inter, .max_phase = EXEC_PHASE_update };
+    for (int s = 0; s < steps; s++) {
+        cnn_fill(&m, s);
+        assert_int_equal(exec_graph_run(m.g, &o), EXEC_OK);
+        losses[s] = exec_dataf(m.g, m.loss)[0];
+    }
+    exec_graph_destroy(m.g);
+}
+
+static void test_cnn_learns(void **state)
+{
+    (void)state;
+    enum { STEPS = 60 };
+    float a[STEPS], b[STEPS];
+    exec_threads_set(1);
+    cnn_train(1, a, STEPS);
+    exec_threads_set(2);
+    cnn_train(2, b, STEPS);
+    exec_threads_set(1);
+    float first = 0, last = 0;
+    double maxdiff = 0;
+    for (int i = 0; i < 5; i++) {
+        first += a[i] / 5;
+        last += a[STEPS - 5 + i] / 5;
+    }
+    for (int i = 0; i < STEPS; i++)
+        maxdiff = fmax(maxdiff, fabs((double)a[i] - b[i]));
+    printf("cnn: mean loss of the first 5 steps %.4f, of the last 5 %.4f; inter 2 max diff %.3g\n", first, last, maxdiff);
+    assert_true(last < 0.5f * first);
+    assert_true(maxdiff == 0.0);
+}
+
+static void test_inter_same_result(void **state)
+{
+    (void)state;
+    enum { STEPS = 20 };
+    float a[STEPS], b[STEPS];
+    exec_threads_set(1);
+    train(1, a, STEPS);
+    exec_threads_set(2);
+    train(2, b, STEPS); /* two workers, one intra-op thread each */
+    exec_threads_set(1);
+    double maxdiff = 0;
+    for (int i = 0; i < STEPS; i++)
+        maxdiff = fmax(maxdiff, fabs((double)a[i] - b[i]));
+    printf("inter 1 vs inter 2: max loss diff %.3g\n", maxdiff);
+    assert_true(maxdiff == 0.0);
+}
+
+/* Phases: forward nodes first, then backward, then update; ops count. */
+static void test_phases(void **state)
+{
+    (void)state;
+    mlp m;
+    assert_int_equal(mlp_build(&m, 1), EXEC_OK);
+    int counts[EXEC_PHASE_COUNT] = { 0 };
+    exec_phase prev = EXEC_PHASE_forward;
+    for (uint32_t i = 0; i < exec_node_count(m.g); i++) {
+        const exec_node *n = exec_node_get(m.g, i);
+        assert_true(n->phase >= prev);
+        prev = n->phase;
+        counts[n->phase]++;
+    }
+    assert_true(counts[0] > 0 && counts[1] > 0);
+    assert_int_equal(counts[2], 5); /* one update per weight */
+    exec_run_opts o = { .max_phase = EXEC_PHASE_forward };
+    fill_batch(&m, 0);
+    assert_int_equal(exec_graph_run(m.g, &o), EXEC_OK);
+    assert_int_equal(exec_graph_ops_run(m.g), (uint64_t)counts[0]);
+    exec_graph_destroy(m.g);
+}
+
+/* Every allocation failure becomes an error status: never a crash, never a
+ * leak (the sanitizer build checks the latter). */
+static void test_alloc_failure(void **state)
+{
+    (void)state;
+    int failures = 0;
+    for (uint64_t n = 1; n < 100000; n++) {
+        size_t before = exec_alloc_bytes();
+        mlp m;
+        exec_alloc_fail_after(n, 1);
+        exec_status s = mlp_build(&m, 1);
+        if (!s) {
+            exec_run_opts o = { .inter = (n & 1) ? 2 : 1 };
+            s = exec_graph_run(m.g, &o);
+        }
+        exec_alloc_fail_after(0, 0);
+        exec_graph_destroy(m.g);
+        assert_int_equal(exec_alloc_bytes(), before);
+        if (!s)
+            break; /* n is past the last allocation: everything succeeded */
+        assert_int_equal(s, EXEC_ERR_NOMEM);
+        assert_true(strlen(exec_errmsg()) > 0);
+        failures++;
+    }
+    printf("allocation failure injected at %d points, each an EXEC_ERR_NOMEM\n", failures);
+    assert_true(failures > 20);
+}
+
+static void test_bad_build(void **state)
+{
+    (void)state;
+    exec_graph *g;
+    assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+    uint32_t a = exec_input(g, "a", EXEC_F32, 2, (int64_t[]){ 3, 4 });
+    uint32_t b = exec_input(g, "b", EXEC_F32, 2, (int64_t[]){ 5, 6 });
+    assert_int_equal(ex_matmul(g, a, b, 0, 0), 0);
+    assert_int_equal(exec_graph_status(g), EXEC_ERR_SHAPE);
+    assert_non_null(strstr(exec_errmsg(), "MatMul"));
+    /* sticky: later builders do nothing */
+    assert_int_equal(ex_relu(g, a), 0);
+    assert_int_equal(exec_graph_plan(g), EXEC_ERR_SHAPE);
+    exec_graph_destroy(g);
+}
+
+int main(void)
+{
+    exec_threads_set(1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mlp_learns),     cmocka_unit_test(test_inter_same_result),
+        cmocka_unit_test(test_cnn_learns),
+        cmocka_unit_test(test_phases),         cmocka_unit_test(test_alloc_failure),
+        cmocka_unit_test(test_bad_build),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

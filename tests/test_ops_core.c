@@ -1,0 +1,196 @@
+/* test_ops_core.c -- the core kernels against naive references on odd
+ * shapes (non-multiples of 8, batch 1, every transpose); prints max diffs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "exec/build.h"
+#include "exec/exec.h"
+
+static void fill(float *p, int64_t n, uint32_t seed)
+{
+    for (int64_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        p[i] = (float)(seed >> 8) / 16777216.0f * 2.0f - 1.0f;
+    }
+}
+
+static double maxdiff(const float *a, const double *b, int64_t n)
+{
+    double m = 0;
+    for (int64_t i = 0; i < n; i++)
+        m = fmax(m, fabs((double)a[i] - b[i]));
+    return m;
+}
+
+static void run_fwd(exec_graph *g)
+{
+    assert_int_equal(exec_graph_status(g), EXEC_OK);
+    exec_run_opts o = { .max_phase = EXEC_PHASE_forward };
+    assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
+}
+
+static void check_matmul(int M, int N, int K, int ta, int tb, int batch)
+{
+    exec_graph *g;
+    assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+    int64_t as[3] = { batch, ta ? K : M, ta ? M : K }, bs[3] = { batch, tb ? N : K, tb ? K : N };
+    uint32_t a, b, c;
+    if (batch) {
+        a = exec_input(g, "a", EXEC_F32, 3, as);
+        b = exec_input(g, "b", EXEC_F32, 3, bs);
+        c = ex_batch_matmul(g, a, b, ta, tb);
+    } else {
+        a = exec_input(g, "a", EXEC_F32, 2, as + 1);
+        b = exec_input(g, "b", EXEC_F32, 2, bs + 1);
+        c = ex_matmul(g, a, b, ta, tb);
+    }
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    int nb = batch ? batch : 1;
+    float *A = exec_dataf(g, a), *Bm = exec_dataf(g, b);
+    fill(A, (int64_t)nb * M * K, 3);
+    fill(Bm, (int64_t)nb * K * N, 5);
+    run_fwd(g);
+    double ref[nb * M * N];
+    for (int q = 0; q < nb; q++)
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double s = 0;
+                for (int k = 0; k < K; k++) {
+                    double av = ta ? A[q * M * K + k * M + i] : A[q * M * K + i * K + k];
+                    double bv = tb ? Bm[q * K * N + j * K + k] : Bm[q * K * N + k * N + j];
+                    s += av * bv;
+                }
+                ref[(q * M + i) * N + j] = s;
+            }
+    double d = maxdiff(exec_dataf(g, c), ref, (int64_t)nb * M * N);
+    printf("%s %dx%dx%d ta=%d tb=%d batch=%d: max diff %.2e\n", batch ? "BatchMatMul" : "MatMul", M, N, K, ta, tb, batch, d);
+    assert_true(d < 1e-4);
+    exec_graph_destroy(g);
+}
+
+static void test_matmul(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 4; t++) {
+        check_matmul(37, 29, 41, t & 1, t >> 1, 0);
+        check_matmul(1, 13, 7, t & 1, t >> 1, 0);
+        check_matmul(5, 11, 9, t & 1, t >> 1, 3);
+        check_matmul(67, 65, 70, t & 1, t >> 1, 1);
+    }
+}
+
+static void test_bias_add_and_grad(void **state)
+{
+    (void)state;
+    exec_graph *g;
+    assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+    enum { N = 3, C = 5, H = 7, W = 9 };
+    uint32_t x = exec_input(g, "x", EXEC_F32, 4, (int64_t[]){ N, C, H, W });
+    uint32_t b = exec_input(g, "b", EXEC_F32, 1, (int64_t[]){ C });
+    uint32_t y = ex_bias_add(g, x, b, 1);
+    uint32_t db = exec_op_add(g, EXEC_OP_BiasAddGrad, 1, &x, 1, (int64_t[]){ 1 }, NULL);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    fill(exec_dataf(g, x), N * C * H * W, 7);
+    fill(exec_dataf(g, b), C, 9);
+    run_fwd(g);
+    const float *X = exec_dataf(g, x), *Bv = exec_dataf(g, b);
+    double ref[N * C * H * W], rdb[C] = { 0 };
+    for (int i = 0; i < N * C * H * W; i++) {
+        int c = (i / (H * W)) % C;
+        ref[i] = (double)X[i] + Bv[c];
+        rdb[c] += X[i];
+    }
+    double d1 = maxdiff(exec_dataf(g, y), ref, N * C * H * W), d2 = maxdiff(exec_dataf(g, db), rdb, C);
+    printf("BiasAdd NCHW: max diff %.2e; BiasAddGrad: %.2e\n", d1, d2);
+    assert_true(d1 < 1e-6 && d2 < 1e-4);
+    exec_graph_destroy(g);
+}
+
+static void test_sum_tile_reshape(void **state)
+{
+    (void)state;
+    exec_graph *g;
+    assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+    enum { A = 3, B = 5, C = 7 };
+    uint32_t x = exec_input(g, "x", EXEC_F32, 3, (int64_t[]){ A, B, C });
+    uint32_t s02 = ex_sum(g, x, 2, (int64_t[]){ 0, 2 }, 0);
+    uint32_t s1k = ex_sum(g, x, 1, (int64_t[]){ 1 }, 1);
+    uint32_t sall = ex_sum(g, x, 0, NULL, 0);
+    uint32_t t = ex_tile(g, x, (int64_t[]){ 2, 1, 3 });
+    uint32_t r = ex_reshape(g, x, 2, (int64_t[]){ -1, C });
+    assert_int_equal(exec_tensor_get(g, s1k)->ndim, 3);
+    assert_int_equal(exec_tensor_get(g, r)->shape[0], A * B);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    fill(exec_dataf(g, x), A * B * C, 11);
+    run_fwd(g);
+    const float *X = exec_dataf(g, x);
+    double r02[B] = { 0 }, r1[A * C] = { 0 }, rall[1] = { 0 }, rt[2 * A * B * 3 * C];
+    for (int i = 0; i < A; i++)
+        for (int j = 0; j < B; j++)
+            for (int k = 0; k < C; k++) {
+                double v = X[(i * B + j) * C + k];
+                r02[j] += v;
+                r1[i * C + k] += v;
+                rall[0] += v;
+            }
+    for (int i = 0; i < 2 * A; i++)
+        for (int j = 0; j < B; j++)
+            for (int k = 0; k < 3 * C; k++)
+                rt[(i * B + j) * 3 * C + k] = X[((i % A) * B + j) * C + k % C];
+    double d = fmax(fmax(maxdiff(exec_dataf(g, s02), r02, B), maxdiff(exec_dataf(g, s1k), r1, A * C)),
+                    fmax(maxdiff(exec_dataf(g, sall), rall, 1), maxdiff(exec_dataf(g, t), rt, 2 * A * B * 3 * C)));
+    printf("Sum (axes 0,2 / 1 keep / all), Tile: max diff %.2e\n", d);
+    assert_true(d < 1e-4);
+    assert_memory_equal(exec_dataf(g, r), X, sizeof(float) * A * B * C);
+    exec_graph_destroy(g);
+}
+
+static void test_sparse_xent(void **state)
+{
+    (void)state;
+    exec_graph *g;
+    assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+    enum { N = 5, C = 11 };
+    uint32_t x = exec_input(g, "x", EXEC_F32, 2, (int64_t[]){ N, C });
+    uint32_t y = exec_input(g, "y", EXEC_I32, 1, (int64_t[]){ N });
+    uint32_t l = ex_sparse_softmax_xent(g, x, y);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    float *X = exec_dataf(g, x);
+    fill(X, N * C, 13);
+    for (int i = 0; i < N; i++)
+        exec_datai(g, y)[i] = (i * 7) % C;
+    run_fwd(g);
+    double ref = 0;
+    for (int i = 0; i < N; i++) {
+        double s = 0;
+        for (int j = 0; j < C; j++)
+            s += exp(X[i * C + j]);
+        ref += -(X[i * C + (i * 7) % C] - log(s)) / N;
+    }
+    double d = fabs(exec_dataf(g, l)[0] - ref);
+    printf("SparseSoftmaxCrossEntropyWithLogits: loss %.6f, max diff %.2e\n", ref, d);
+    assert_true(d < 1e-5);
+    /* a label out of range is an error, not a crash */
+    exec_datai(g, y)[2] = C;
+    exec_run_opts o = { .max_phase = EXEC_PHASE_forward };
+    assert_int_equal(exec_graph_run(g, &o), EXEC_ERR_ARG);
+    exec_graph_destroy(g);
+}
+
+int main(void)
+{
+    exec_threads_set(2);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_bias_add_and_grad),
+        cmocka_unit_test(test_sum_tile_reshape),
+        cmocka_unit_test(test_sparse_xent),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

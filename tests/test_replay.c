@@ -1,0 +1,187 @@
+/* test_replay.c -- replay's program rebuilding and re-execution, on programs
+ * taken from engine graphs the way a trace describes them (ids, op names,
+ * phases, attrs): op for op the same invocations, the same outputs on the
+ * same inputs, and clear errors for programs that do not resolve. Trace
+ * decoding itself is tested with recorded traces in test_replay_trace. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "exec/build.h"
+#include "exec/exec.h"
+#include "replay/program.h"
+#include "replay/run.h"
+
+enum { B = 8, D = 13, H = 17, C = 5 };
+
+static exec_graph *mlp(uint32_t *x, uint32_t *y, uint32_t *loss)
+{
+    exec_graph *g;
+    assert_int_equal(exec_graph_create(&g, 3), EXEC_OK);
+    *x = exec_input(g, "x", EXEC_F32, 2, (int64_t[]){ B, D });
+    *y = exec_input(g, "y", EXEC_I32, 1, (int64_t[]){ B });
+    uint32_t w1 = exec_weight(g, "w1", 2, (int64_t[]){ D, H }, EXEC_INIT_GLOROT);
+    uint32_t b1 = exec_weight(g, "b1", 1, (int64_t[]){ H }, EXEC_INIT_ZERO);
+    uint32_t w2 = exec_weight(g, "w2", 2, (int64_t[]){ H, C }, EXEC_INIT_GLOROT);
+    uint32_t h = ex_relu(g, ex_bias_add(g, ex_matmul(g, *x, w1, 0, 0), b1, 1));
+    *loss = ex_sparse_softmax_xent(g, ex_matmul(g, h, w2, 0, 0), *y);
+    exec_gradients(g, *loss);
+    exec_optimizer_sgd(g, 0.05f);
+    assert_int_equal(exec_graph_status(g), EXEC_OK);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    return g;
+}
+
+/* What a trace of `steps` steps of g would describe. */
+static void program_from_graph(replay_program *p, const exec_graph *g, int steps)
+{
+    assert_int_equal(replay_program_init(p), EXEC_OK);
+    for (uint32_t id = 1; id <= exec_tensor_count(g); id++) {
+        const exec_tensor *t = exec_tensor_get(g, id);
+        replay_tensor rt = { .id = exec_trace_tensor_id(g, id), .role = t->role, .dtype = t->dtype, .ndim = t->ndim };
+        memcpy(rt.shape, t->shape, sizeof rt.shape);
+        assert_int_equal(replay_program_add_tensor(p, &rt), EXEC_OK);
+    }
+    for (int s = 0; s < steps; s++)
+        for (uint32_t i = 0; i < exec_node_count(g); i++) {
+            const exec_node *n = exec_node_get(g, i);
+            uint32_t in[64], out[64];
+            for (int k = 0; k < n->nin; k++)
+                in[k] = exec_trace_tensor_id(g, n->in[k]);
+            for (int k = 0; k < n->nout; k++)
+                out[k] = exec_trace_tensor_id(g, n->out[k]);
+            assert_int_equal(replay_program_add_op(p, exec_op_name(n->op), exec_phase_name(n->phase), (uint32_t)s, n->nin,
+                                                   in, n->nout, out, n->nattrs, n->attrs, 1000),
+                             EXEC_OK);
+        }
+    p->nsteps = (uint32_t)steps;
+    p->rec_step_ns = (uint64_t)steps * 100000;
+}
+
+static void test_op_for_op(void **state)
+{
+    (void)state;
+    uint32_t x, y, loss;
+    exec_graph *g = mlp(&x, &y, &loss);
+    replay_program p;
+    program_from_graph(&p, g, 3);
+    assert_int_equal(replay_program_build(&p, 9), EXEC_OK);
+    /* the same invocations, in the same order, with the same shapes */
+    assert_int_equal(exec_node_count(p.g), 3 * exec_node_count(g));
+    for (uint32_t i = 0; i < exec_node_count(p.g); i++) {
+        const exec_node *a = exec_node_get(p.g, i), *b = exec_node_get(g, i % exec_node_count(g));
+        assert_int_equal(a->op, b->op);
+        assert_int_equal(a->phase, b->phase);
+        for (int k = 0; k < a->nout; k++) {
+            const exec_tensor *ta = exec_tensor_get(p.g, a->out[k]), *tb = exec_tensor_get(g, b->out[k]);
+            assert_int_equal(ta->numel, tb->numel);
+            assert_int_equal(ta->ndim, tb->ndim);
+        }
+    }
+    replay_opts o = { .iterations = 2, .warmup = 1 };
+    replay_report r;
+    assert_int_equal(replay_run(&p, &o, &r), EXEC_OK);
+    assert_int_equal(r.ops_executed, 2ull * 3 * exec_node_count(g));
+    assert_int_equal(r.steps, 3);
+    double sum = 0;
+    for (int i = 0; i < r.ntypes; i++)
+        sum += r.types[i].rep_ns;
+    assert_true(sum > 0 && sum <= r.rep_op_ns * 1.0001);
+    printf("replayed %llu ops: %.1f us of ops per step (recorded %.1f us)\n", (unsigned long long)r.ops_executed,
+           r.rep_op_ns / 1e3, r.rec_op_ns / 1e3);
+    replay_program_destroy(&p);
+    exec_graph_destroy(g);
+}
+
+/* Deterministic forward ops on the same inputs give the engine's outputs. */
+static void test_same_outputs(void **state)
+{
+    (void)state;
+    uint32_t x, y, loss;
+    exec_graph *g = mlp(&x, &y, &loss);
+    replay_program p;
+    program_from_graph(&p, g, 1);
+    assert_int_equal(replay_program_build(&p, 9), EXEC_OK);
+    /* labels were synthesized in range */
+    const int32_t *ry = exec_datai(p.g, p.tensors[y - 1].engine_id);
+    for (int i = 0; i < B; i++)
+        assert_true(ry[i] >= 0 && ry[i] < C);
+    /* copy every tensor the program reads before writing (inputs, weights) */
+    for (uint32_t id = 1; id <= exec_tensor_count(g); id++) {
+        exec_tensor *t = exec_tensor_get(g, id), *u = exec_tensor_get(p.g, p.tensors[id - 1].engine_id);
+        if (t->role == EXEC_ROLE_input || t->role == EXEC_ROLE_weight)
+            memcpy(u->data, t->data, t->bytes);
+    }
+    for (int i = 0; i < B * D; i++)
+        exec_dataf(g, x)[i] = exec_dataf(p.g, p.tensors[x - 1].engine_id)[i] = (float)((i * 37) % 11) / 5.0f - 1.0f;
+    for (int i = 0; i < B; i++)
+        exec_datai(g, y)[i] = exec_datai(p.g, p.tensors[y - 1].engine_id)[i] = i % C;
+    exec_run_opts fwd = { .max_phase = EXEC_PHASE_forward };
+    assert_int_equal(exec_graph_run(g, &fwd), EXEC_OK);
+    assert_int_equal(exec_graph_run(p.g, &fwd), EXEC_OK);
+    for (uint32_t id = 1; id <= exec_tensor_count(g); id++) {
+        exec_tensor *t = exec_tensor_get(g, id), *u = exec_tensor_get(p.g, p.tensors[id - 1].engine_id);
+        if (t->role == EXEC_ROLE_activation)
+            assert_memory_equal(t->data, u->data, t->bytes);
+    }
+    printf("forward outputs identical; loss %.6f\n", exec_dataf(g, loss)[0]);
+    replay_program_destroy(&p);
+    exec_graph_destroy(g);
+}
+
+static void test_bad_programs(void **state)
+{
+    (void)state;
+    replay_program p;
+    replay_program_init(&p);
+    uint32_t in[2] = { 1, 2 }, out[1] = { 3 };
+    assert_int_equal(replay_program_add_op(&p, "FancyNewOp", "forward", 0, 2, in, 1, out, 0, NULL, 1), EXEC_ERR_ARG);
+    assert_non_null(strstr(exec_errmsg(), "FancyNewOp"));
+    assert_int_equal(replay_program_add_op(&p, "MatMul", "sideways", 0, 2, in, 1, out, 0, NULL, 1), EXEC_ERR_ARG);
+    replay_tensor t = { .id = 1, .role = EXEC_ROLE_input, .dtype = EXEC_F32, .ndim = 2, .shape = { 3, 4 } };
+    assert_int_equal(replay_program_add_tensor(&p, &t), EXEC_OK);
+    t.id = 2;
+    t.shape[0] = 4;
+    t.shape[1] = 5;
+    assert_int_equal(replay_program_add_tensor(&p, &t), EXEC_OK);
+    t.id = 3;
+    t.shape[0] = 3;
+    t.shape[1] = 6; /* MatMul of [3,4]x[4,5] is [3,5]: a lie */
+    assert_int_equal(replay_program_add_tensor(&p, &t), EXEC_OK);
+    assert_int_equal(replay_program_add_op(&p, "MatMul", "forward", 0, 2, in, 1, out, 2, (int64_t[]){ 0, 0 }, 1), EXEC_OK);
+    assert_int_equal(replay_program_build(&p, 1), EXEC_ERR_SHAPE);
+    printf("lying shapes: %s\n", exec_errmsg());
+    replay_program_destroy(&p);
+
+    replay_program_init(&p);
+    t = (replay_tensor){ .id = 1, .role = EXEC_ROLE_input, .dtype = EXEC_F32, .ndim = 1, .shape = { 4 } };
+    assert_int_equal(replay_program_add_tensor(&p, &t), EXEC_OK);
+    uint32_t dangling[1] = { 77 };
+    assert_int_equal(replay_program_add_op(&p, "Relu", "forward", 0, 1, dangling, 1, out, 0, NULL, 1), EXEC_OK);
+    assert_int_equal(replay_program_build(&p, 1), EXEC_ERR_ARG);
+    assert_non_null(strstr(exec_errmsg(), "77"));
+    printf("dangling id: %s\n", exec_errmsg());
+    replay_program_destroy(&p);
+
+    replay_program_init(&p);
+    t = (replay_tensor){ .id = 1, .role = EXEC_ROLE_input, .dtype = EXEC_F32, .ndim = 7 };
+    assert_int_equal(replay_program_add_tensor(&p, &t), EXEC_ERR_ARG);
+    t = (replay_tensor){ .id = 1, .role = 99, .dtype = EXEC_F32, .ndim = 1, .shape = { 2 } };
+    assert_int_equal(replay_program_add_tensor(&p, &t), EXEC_ERR_ARG);
+    replay_program_destroy(&p);
+}
+
+int main(void)
+{
+    exec_threads_set(1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_op_for_op),
+        cmocka_unit_test(test_same_outputs),
+        cmocka_unit_test(test_bad_programs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
