@@ -41,6 +41,59 @@ uint32_t ex_tile(exec_graph *g, uint32_t x, const int64_t *multiples)
     return exec_op1(g, EXEC_OP_Tile, 1, &x, t->ndim, multiples);
 }
 
+/* ---- losses and random sampling (loss branch) ------------------------- */
+uint32_t ex_softmax_xent(exec_graph *g, uint32_t logits, uint32_t labels)
+{
+    return OP(g, SoftmaxCrossEntropyWithLogits, IN(logits, labels), 0, NULL);
+}
+
+uint32_t ex_sampled_softmax_loss(exec_graph *g, uint32_t weights, uint32_t biases, uint32_t inputs, uint32_t labels,
+                                 int num_sampled)
+{
+    return OP(g, SampledSoftmaxLoss, IN(weights, biases, inputs, labels), 2, AT(num_sampled, 0));
+}
+
+uint32_t ex_ctc_loss(exec_graph *g, uint32_t logits, uint32_t labels, uint32_t label_lengths, uint32_t seq_lengths)
+{
+    return OP(g, CTCLoss, IN(logits, labels, label_lengths, seq_lengths), 0, NULL);
+}
+
+uint32_t ex_ctc_greedy_decoder(exec_graph *g, uint32_t logits, uint32_t seq_lengths)
+{
+    return OP(g, CTCGreedyDecoder, IN(logits, seq_lengths), 0, NULL);
+}
+
+uint32_t ex_huber_loss(exec_graph *g, uint32_t pred, uint32_t target, float delta)
+{
+    return OP(g, HuberLoss, IN(pred, target), 1, AT(exec_attr_f(delta)));
+}
+
+uint32_t ex_sigmoid_xent(exec_graph *g, uint32_t logits, uint32_t labels)
+{
+    return OP(g, SigmoidCrossEntropyWithLogits, IN(logits, labels), 0, NULL);
+}
+
+static uint32_t random_op(exec_graph *g, exec_op op, int ndim, const int64_t *shape, float a, float b)
+{
+    if (ndim < 1 || ndim > EXEC_MAX_DIMS)
+        return exec_graph_fail(g, EXEC_ERR_ARG, "%s: %d dims", exec_op_name(op), ndim);
+    int64_t attrs[2 + EXEC_MAX_DIMS] = { exec_attr_f(a), exec_attr_f(b) };
+    for (int i = 0; i < ndim; i++)
+        attrs[2 + i] = shape[i];
+    return exec_op1(g, op, 0, NULL, 2 + ndim, attrs);
+}
+
+uint32_t ex_random_normal(exec_graph *g, int ndim, const int64_t *shape, float mean, float stddev)
+{
+    return random_op(g, EXEC_OP_RandomStandardNormal, ndim, shape, mean, stddev);
+}
+
+uint32_t ex_random_uniform(exec_graph *g, int ndim, const int64_t *shape, float lo, float hi)
+{
+    return random_op(g, EXEC_OP_RandomUniform, ndim, shape, lo, hi);
+}
+
+uint32_t ex_dropout(exec_graph *g, uint32_t x, float rate) { return OP(g, Dropout, IN(x), 2, AT(exec_attr_f(rate), 0)); }
 /* ---- convolution, pooling, normalization (exec/ops/conv.c, pool.c, norm.c) ---- */
 uint32_t ex_conv2d(exec_graph *g, uint32_t x, uint32_t filter, int stride_h, int stride_w, int pad_h, int pad_w)
 {
@@ -177,56 +230,3 @@ uint32_t ex_pad(exec_graph *g, uint32_t x, const int64_t *before, const int64_t 
 }
 
 uint32_t ex_gather(exec_graph *g, uint32_t params, uint32_t indices) { return OP(g, Gather, IN(params, indices), 0, NULL); }
-/* ---- losses and random sampling (loss branch) ------------------------- */
-uint32_t ex_softmax_xent(exec_graph *g, uint32_t logits, uint32_t labels)
-{
-    return OP(g, SoftmaxCrossEntropyWithLogits, IN(logits, labels), 0, NULL);
-}
-
-uint32_t ex_sampled_softmax_loss(exec_graph *g, uint32_t weights, uint32_t biases, uint32_t inputs, uint32_t labels,
-                                 int num_sampled)
-{
-    return OP(g, SampledSoftmaxLoss, IN(weights, biases, inputs, labels), 2, AT(num_sampled, 0));
-}
-
-uint32_t ex_ctc_loss(exec_graph *g, uint32_t logits, uint32_t labels, uint32_t label_lengths, uint32_t seq_lengths)
-{
-    return OP(g, CTCLoss, IN(logits, labels, label_lengths, seq_lengths), 0, NULL);
-}
-
-uint32_t ex_ctc_greedy_decoder(exec_graph *g, uint32_t logits, uint32_t seq_lengths)
-{
-    return OP(g, CTCGreedyDecoder, IN(logits, seq_lengths), 0, NULL);
-}
-
-uint32_t ex_huber_loss(exec_graph *g, uint32_t pred, uint32_t target, float delta)
-{
-    return OP(g, HuberLoss, IN(pred, target), 1, AT(exec_attr_f(delta)));
-}
-
-uint32_t ex_sigmoid_xent(exec_graph *g, uint32_t logits, uint32_t labels)
-{
-    return OP(g, SigmoidCrossEntropyWithLogits, IN(logits, labels), 0, NULL);
-}
-
-static uint32_t random_op(exec_graph *g, exec_op op, int ndim, const int64_t *shape, float a, float b)
-{
-    if (ndim < 1 || ndim > EXEC_MAX_DIMS)
-        return exec_graph_fail(g, EXEC_ERR_ARG, "%s: %d dims", exec_op_name(op), ndim);
-    int64_t attrs[2 + EXEC_MAX_DIMS] = { exec_attr_f(a), exec_attr_f(b) };
-    for (int i = 0; i < ndim; i++)
-        attrs[2 + i] = shape[i];
-    return exec_op1(g, op, 0, NULL, 2 + ndim, attrs);
-}
-
-uint32_t ex_random_normal(exec_graph *g, int ndim, const int64_t *shape, float mean, float stddev)
-{
-    return random_op(g, EXEC_OP_RandomStandardNormal, ndim, shape, mean, stddev);
-}
-
-uint32_t ex_random_uniform(exec_graph *g, int ndim, const int64_t *shape, float lo, float hi)
-{
-    return random_op(g, EXEC_OP_RandomUniform, ndim, shape, lo, hi);
-}
-
-uint32_t ex_dropout(exec_graph *g, uint32_t x, float rate) { return OP(g, Dropout, IN(x), 2, AT(exec_attr_f(rate), 0)); }

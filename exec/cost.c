@@ -57,6 +57,50 @@ EXEC_COST_FN(cost_softmax_xent) { *flops = 5ull * (uint64_t)g->tensors[n->in[0]]
 /* var -= lr * grad: a multiply and a subtract per parameter */
 EXEC_COST_FN(cost_apply_gd) { *flops = 2ull * (uint64_t)g->tensors[n->in[0]].numel; *bytes = exec_io_bytes(g, n); }
 
+/* ---- losses, random, optimizers and clipping (loss branch) ------------ */
+static uint64_t in_numel(const exec_graph *g, const exec_node *n, int i) { return (uint64_t)g->tensors[n->in[i]].numel; }
+
+/* weights [V,D], inputs [N,D]; S = numel of the sampled ids (output 1) */
+EXEC_COST_FN(cost_sampled_softmax)
+{
+    uint64_t N = (uint64_t)g->tensors[n->in[2]].shape[0], D = (uint64_t)g->tensors[n->in[2]].shape[1];
+    uint64_t S1 = (uint64_t)g->tensors[n->out[1]].numel + 1;
+    *flops = 2 * N * S1 * D + 6 * N * S1;
+    *bytes = exec_io_bytes(g, n);
+}
+
+/* in [weights, inputs, labels, sampled, dlogits [N,S+1]] */
+EXEC_COST_FN(cost_sampled_softmax_grad)
+{
+    uint64_t D = (uint64_t)g->tensors[n->in[1]].shape[1];
+    *flops = 4 * in_numel(g, n, 4) * D;
+    *bytes = exec_io_bytes(g, n);
+}
+
+/* logits [T,N,C], labels [N,L]: softmax, then alpha and beta over 2L+1 states */
+EXEC_COST_FN(cost_ctc)
+{
+    const exec_tensor *x = &g->tensors[n->in[0]], *l = &g->tensors[n->in[1]];
+    uint64_t T = (uint64_t)x->shape[0], N = (uint64_t)x->shape[1];
+    uint64_t S = 2 * (uint64_t)l->shape[1] + 1;
+    *flops = 5 * (uint64_t)x->numel + 10 * T * N * S;
+    *bytes = exec_io_bytes(g, n);
+}
+
+EXEC_COST_FN(cost_huber) { *flops = 5 * in_numel(g, n, 0); *bytes = exec_io_bytes(g, n); }
+EXEC_COST_FN(cost_sigmoid_xent) { *flops = 7 * in_numel(g, n, 0); *bytes = exec_io_bytes(g, n); }
+EXEC_COST_FN(cost_apply_momentum) { *flops = 3 * in_numel(g, n, 0); *bytes = exec_io_bytes(g, n); }
+EXEC_COST_FN(cost_apply_adam) { *flops = 12 * in_numel(g, n, 0); *bytes = exec_io_bytes(g, n); }
+EXEC_COST_FN(cost_apply_rmsprop) { *flops = 11 * in_numel(g, n, 0); *bytes = exec_io_bytes(g, n); }
+
+EXEC_COST_FN(cost_clip)
+{
+    uint64_t e = 0;
+    for (int i = 0; i < n->nin; i++)
+        e += in_numel(g, n, i);
+    *flops = 3 * e;
+    *bytes = exec_io_bytes(g, n);
+}
 /* ---- convolution / pooling / normalization (the nn family) ------------- */
 
 /* Conv2D: x [N,C,H,W], filter [OC,C,KH,KW] -> y [N,OC,OH,OW]. The two
@@ -122,48 +166,4 @@ EXEC_COST_FN(cost_fill)
     *bytes = 0;
     for (int i = 0; i < n->nout; i++)
         *bytes += g->tensors[n->out[i]].bytes;
-}
-/* ---- losses, random, optimizers and clipping (loss branch) ------------ */
-static uint64_t in_numel(const exec_graph *g, const exec_node *n, int i) { return (uint64_t)g->tensors[n->in[i]].numel; }
-
-/* weights [V,D], inputs [N,D]; S = numel of the sampled ids (output 1) */
-EXEC_COST_FN(cost_sampled_softmax)
-{
-    uint64_t N = (uint64_t)g->tensors[n->in[2]].shape[0], D = (uint64_t)g->tensors[n->in[2]].shape[1];
-    uint64_t S1 = (uint64_t)g->tensors[n->out[1]].numel + 1;
-    *flops = 2 * N * S1 * D + 6 * N * S1;
-    *bytes = exec_io_bytes(g, n);
-}
-
-/* in [weights, inputs, labels, sampled, dlogits [N,S+1]] */
-EXEC_COST_FN(cost_sampled_softmax_grad)
-{
-    uint64_t D = (uint64_t)g->tensors[n->in[1]].shape[1];
-    *flops = 4 * in_numel(g, n, 4) * D;
-    *bytes = exec_io_bytes(g, n);
-}
-
-/* logits [T,N,C], labels [N,L]: softmax, then alpha and beta over 2L+1 states */
-EXEC_COST_FN(cost_ctc)
-{
-    const exec_tensor *x = &g->tensors[n->in[0]], *l = &g->tensors[n->in[1]];
-    uint64_t T = (uint64_t)x->shape[0], N = (uint64_t)x->shape[1];
-    uint64_t S = 2 * (uint64_t)l->shape[1] + 1;
-    *flops = 5 * (uint64_t)x->numel + 10 * T * N * S;
-    *bytes = exec_io_bytes(g, n);
-}
-
-EXEC_COST_FN(cost_huber) { *flops = 5 * in_numel(g, n, 0); *bytes = exec_io_bytes(g, n); }
-EXEC_COST_FN(cost_sigmoid_xent) { *flops = 7 * in_numel(g, n, 0); *bytes = exec_io_bytes(g, n); }
-EXEC_COST_FN(cost_apply_momentum) { *flops = 3 * in_numel(g, n, 0); *bytes = exec_io_bytes(g, n); }
-EXEC_COST_FN(cost_apply_adam) { *flops = 12 * in_numel(g, n, 0); *bytes = exec_io_bytes(g, n); }
-EXEC_COST_FN(cost_apply_rmsprop) { *flops = 11 * in_numel(g, n, 0); *bytes = exec_io_bytes(g, n); }
-
-EXEC_COST_FN(cost_clip)
-{
-    uint64_t e = 0;
-    for (int i = 0; i < n->nin; i++)
-        e += in_numel(g, n, i);
-    *flops = 3 * e;
-    *bytes = exec_io_bytes(g, n);
 }

@@ -134,7 +134,8 @@ uint32_t exec_tensor_new(exec_graph *g, exec_role role, exec_dtype dt, int ndim,
 
 /* Appends a node: op on inputs with attributes; output shapes come from the
  * op's shape function. Writes nout output ids (nout = the op's NOUT, or nin
- * for variadic outputs) to `out` when non-NULL; returns the first output id
+ * for variadic outputs, or attrs[1] for NOUT -2 such as Split's num_split)
+ * to `out` when non-NULL; returns the first output id
  * (0 on error, recorded in the graph). */
 uint32_t exec_op_add(exec_graph *g, exec_op op, int nin, const uint32_t *in,
                      int nattrs, const int64_t *attrs, uint32_t *out);

@@ -123,16 +123,6 @@ EXEC_COST_FN(cost_matmul);
 EXEC_COST_FN(cost_batchmatmul);
 EXEC_COST_FN(cost_softmax_xent);
 EXEC_COST_FN(cost_apply_gd);
-/* convolution / pooling / normalization (the nn family) */
-EXEC_COST_FN(cost_conv2d);        /* Conv2D and both backprops: 2*N*OC*OH*OW*C*KH*KW */
-EXEC_COST_FN(cost_pool);          /* KH*KW per pooled element */
-EXEC_COST_FN(cost_lrn);
-EXEC_COST_FN(cost_batch_norm);
-/* ---- math family (arith.c, activation.c, reduction.c, movement.c) ---- */
-EXEC_COST_FN(cost_elem2);         /* 2 per output element */
-EXEC_COST_FN(cost_elem3);         /* 3 per output element */
-EXEC_COST_FN(cost_elem8);         /* 8 per output element (Pow: exp and log) */
-EXEC_COST_FN(cost_fill);          /* 0 FLOPs; writes the outputs, reads nothing */
 /* ---- losses, random, optimizers and clipping (loss branch) ---- */
 EXEC_COST_FN(cost_sampled_softmax);      /* 2*N*(S+1)*D + 6*N*(S+1) */
 EXEC_COST_FN(cost_sampled_softmax_grad); /* 4*N*(S+1)*D */
@@ -143,6 +133,16 @@ EXEC_COST_FN(cost_apply_momentum);       /* 3 per parameter */
 EXEC_COST_FN(cost_apply_adam);           /* 12 per parameter */
 EXEC_COST_FN(cost_apply_rmsprop);        /* 11 per parameter */
 EXEC_COST_FN(cost_clip);                 /* 3 per element, over every input */
+/* convolution / pooling / normalization (the nn family) */
+EXEC_COST_FN(cost_conv2d);        /* Conv2D and both backprops: 2*N*OC*OH*OW*C*KH*KW */
+EXEC_COST_FN(cost_pool);          /* KH*KW per pooled element */
+EXEC_COST_FN(cost_lrn);
+EXEC_COST_FN(cost_batch_norm);
+/* ---- math family (arith.c, activation.c, reduction.c, movement.c) ---- */
+EXEC_COST_FN(cost_elem2);         /* 2 per output element */
+EXEC_COST_FN(cost_elem3);         /* 3 per output element */
+EXEC_COST_FN(cost_elem8);         /* 8 per output element (Pow: exp and log) */
+EXEC_COST_FN(cost_fill);          /* 0 FLOPs; writes the outputs, reads nothing */
 /* ideal bytes: every distinct input read once, every output written once */
 uint64_t exec_io_bytes(const exec_graph *g, const exec_node *n);
 

@@ -85,8 +85,15 @@ exec_status op_fwd_ClippedReluGrad(exec_kctx *k, const exec_node *n)
 }
 
 /* ---- Softmax / LogSoftmax over the last axis: x [..., C] --------------- */
-exec_status op_shape_Softmax(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_unary(g, n, o); }
-exec_status op_shape_LogSoftmax(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_unary(g, n, o); }
+static exec_status shape_rows(const exec_graph *g, const exec_node *n, exec_shape *o, int nin)
+{
+    for (int i = 0; i < nin; i++)
+        if (exec_gin(g, n, i)->ndim < 1)
+            return exec_fail(EXEC_ERR_SHAPE, "%s: wants at least 1 dim", exec_op_name(n->op));
+    return nin == 1 ? math_shape_unary(g, n, o) : math_shape_same2(g, n, o);
+}
+exec_status op_shape_Softmax(const exec_graph *g, const exec_node *n, exec_shape *o) { return shape_rows(g, n, o, 1); }
+exec_status op_shape_LogSoftmax(const exec_graph *g, const exec_node *n, exec_shape *o) { return shape_rows(g, n, o, 1); }
 
 static exec_status softmax_rows(exec_kctx *k, const exec_node *n, int logform)
 {
@@ -105,10 +112,10 @@ static exec_status softmax_rows(exec_kctx *k, const exec_node *n, int logform)
         if (logform) {
             for (int64_t j = 0; j < C; j++)
                 s += expf(xr[j] - m);
-            float lse = m + logf(s);
+            float ls = logf(s); /* (x - m) - log s: no rounding at m's magnitude */
 #pragma omp simd
             for (int64_t j = 0; j < C; j++)
-                yr[j] = xr[j] - lse;
+                yr[j] = (xr[j] - m) - ls;
         } else {
             for (int64_t j = 0; j < C; j++) {
                 yr[j] = expf(xr[j] - m);
@@ -140,8 +147,8 @@ exec_status op_grad_LogSoftmax(exec_graph *g, const exec_node *n, const uint32_t
     return g->status;
 }
 
-exec_status op_shape_SoftmaxGrad(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_same2(g, n, o); }
-exec_status op_shape_LogSoftmaxGrad(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_same2(g, n, o); }
+exec_status op_shape_SoftmaxGrad(const exec_graph *g, const exec_node *n, exec_shape *o) { return shape_rows(g, n, o, 2); }
+exec_status op_shape_LogSoftmaxGrad(const exec_graph *g, const exec_node *n, exec_shape *o) { return shape_rows(g, n, o, 2); }
 
 /* SoftmaxGrad(y, dy): dx = y * (dy - sum_j dy_j y_j)
  * LogSoftmaxGrad(y, dy): dx = dy - exp(y) * sum_j dy_j */

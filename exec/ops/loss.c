@@ -33,7 +33,8 @@ static uint32_t scale_by(exec_graph *g, uint32_t backprop, uint32_t dloss)
  * in: logits [N,C], labels f32 [N,C] (a distribution per row); out: loss
  * [1] = mean_i -sum_j z_ij log softmax(x_i)_j, backprop [N,C] =
  * (softmax(x_i) * sum_j z_ij - z_i) / N (= (p - z)/N for normalized rows,
- * TF's form; exact for any labels). Labels get no gradient. */
+ * TF's form; exact for any labels). The labels' gradient is
+ * -log_softmax(x) / N (TF's softmax_cross_entropy_with_logits_v2). */
 exec_status op_shape_SoftmaxCrossEntropyWithLogits(const exec_graph *g, const exec_node *n, exec_shape *out)
 {
     const exec_tensor *x = exec_gin(g, n, 0), *z = exec_gin(g, n, 1);
@@ -59,17 +60,17 @@ exec_status op_fwd_SoftmaxCrossEntropyWithLogits(exec_kctx *k, const exec_node *
         float m = xr[0];
         for (int64_t j = 1; j < C; j++)
             m = xr[j] > m ? xr[j] : m;
-        float s = 0, zs = 0, zx = 0;
+        float s = 0, zs = 0, zx = 0; /* zx: sum z (x - m), small and exact-ish */
         for (int64_t j = 0; j < C; j++) {
             br[j] = expf(xr[j] - m);
             s += br[j];
             zs += zr[j];
-            zx += zr[j] * xr[j];
+            zx += zr[j] * (xr[j] - m);
         }
-        float lse = logf(s) + m, scale = zs / s;
+        float scale = zs / s;
         for (int64_t j = 0; j < C; j++)
             br[j] = (br[j] * scale - zr[j]) * invn;
-        total += (double)(zs * lse - zx);
+        total += (double)zs * log((double)s) - (double)zx;
     }
     loss[0] = (float)(total / (double)N);
     return EXEC_OK;
@@ -77,8 +78,17 @@ exec_status op_fwd_SoftmaxCrossEntropyWithLogits(exec_kctx *k, const exec_node *
 
 exec_status op_grad_SoftmaxCrossEntropyWithLogits(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
 {
-    din[0] = din[0] && dout[0] ? scale_by(g, n->out[1], dout[0]) : 0;
-    din[1] = 0;
+    if (!dout[0]) {
+        din[0] = din[1] = 0;
+        return g->status;
+    }
+    din[0] = din[0] ? scale_by(g, n->out[1], dout[0]) : 0;
+    if (din[1]) { /* d/dz = -log_softmax(x) / N */
+        const exec_tensor *x = exec_t(g, n->in[0]);
+        uint32_t c = exec_const(g, "softmax_xent/-1/N", 1, (int64_t[]){ 1 }, -1.0f / (float)x->shape[0]);
+        uint32_t ls = exec_op1(g, EXEC_OP_LogSoftmax, 1, &n->in[0], 0, NULL);
+        din[1] = scale_by(g, exec_op1(g, EXEC_OP_Mul, 2, (uint32_t[]){ ls, c }, 0, NULL), dout[0]);
+    }
     return g->status;
 }
 

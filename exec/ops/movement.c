@@ -358,6 +358,8 @@ exec_status op_grad_ConcatV2(exec_graph *g, const exec_node *n, const uint32_t *
 exec_status op_shape_Split(const exec_graph *g, const exec_node *n, exec_shape *out)
 {
     const exec_tensor *x = exec_gin(g, n, 0);
+    if (n->nattrs != 2 || n->attrs[1] < 1 || n->attrs[1] != n->nout)
+        return exec_fail(EXEC_ERR_SHAPE, "Split: wants attributes axis, num_split with num_split = the %d outputs", n->nout);
     int64_t ax = norm_axis(n->attrs[0], x->ndim), ns = n->attrs[1];
     if (ax < 0 || ax >= x->ndim || x->shape[ax] % ns)
         return exec_fail(EXEC_ERR_SHAPE, "Split: axis %lld (%d dims) does not split into %lld equal parts",
@@ -401,12 +403,15 @@ exec_status op_grad_Split(exec_graph *g, const exec_node *n, const uint32_t *dou
 static exec_status slice_geom(const exec_tensor *x, const exec_node *n, int64_t *begin, int64_t *size)
 {
     int nd = x->ndim;
-    if (n->nattrs != 2 * nd)
+    if (nd < 1 || n->nattrs != 2 * nd)
         return exec_fail(EXEC_ERR_SHAPE, "Slice: %d attributes for %d dims (wants begin and size per dim)", n->nattrs, nd);
     for (int i = 0; i < nd; i++) {
         begin[i] = n->attrs[i];
+        if (begin[i] < 0 || begin[i] > x->shape[i])
+            return exec_fail(EXEC_ERR_SHAPE, "Slice: dim %d: begin %lld outside %lld", i, (long long)begin[i],
+                             (long long)x->shape[i]);
         size[i] = n->attrs[nd + i] == -1 ? x->shape[i] - begin[i] : n->attrs[nd + i];
-        if (begin[i] < 0 || size[i] < 1 || begin[i] + size[i] > x->shape[i])
+        if (size[i] < 1 || size[i] > x->shape[i] - begin[i])
             return exec_fail(EXEC_ERR_SHAPE, "Slice: dim %d: begin %lld size %lld outside %lld", i, (long long)begin[i],
                              (long long)n->attrs[nd + i], (long long)x->shape[i]);
     }
@@ -460,13 +465,13 @@ exec_status op_grad_Slice(exec_graph *g, const exec_node *n, const uint32_t *dou
 exec_status op_shape_Pad(const exec_graph *g, const exec_node *n, exec_shape *out)
 {
     const exec_tensor *x = exec_gin(g, n, 0);
-    if (n->nattrs != 2 * x->ndim)
+    if (x->ndim < 1 || n->nattrs != 2 * x->ndim)
         return exec_fail(EXEC_ERR_SHAPE, "Pad: %d attributes for %d dims (wants before and after per dim)", n->nattrs,
                          x->ndim);
     int64_t d[EXEC_MAX_DIMS];
     for (int i = 0; i < x->ndim; i++) {
-        if (n->attrs[2 * i] < 0 || n->attrs[2 * i + 1] < 0)
-            return exec_fail(EXEC_ERR_SHAPE, "Pad: negative padding in dim %d", i);
+        if (n->attrs[2 * i] < 0 || n->attrs[2 * i + 1] < 0 || n->attrs[2 * i] > (1 << 30) || n->attrs[2 * i + 1] > (1 << 30))
+            return exec_fail(EXEC_ERR_SHAPE, "Pad: padding in dim %d is negative or above 2^30", i);
         d[i] = x->shape[i] + n->attrs[2 * i] + n->attrs[2 * i + 1];
     }
     exec_shape_set(out, x->dtype, x->ndim, d);
@@ -512,8 +517,8 @@ exec_status op_grad_Pad(exec_graph *g, const exec_node *n, const uint32_t *dout,
 exec_status op_shape_Gather(const exec_graph *g, const exec_node *n, exec_shape *out)
 {
     const exec_tensor *p = exec_gin(g, n, 0), *ix = exec_gin(g, n, 1);
-    if (ix->dtype != EXEC_I32)
-        return exec_fail(EXEC_ERR_SHAPE, "Gather: indices must be int32");
+    if (ix->dtype != EXEC_I32 || p->ndim < 1)
+        return exec_fail(EXEC_ERR_SHAPE, "Gather: wants params of at least 1 dim and int32 indices");
     if (ix->ndim + p->ndim - 1 > EXEC_MAX_DIMS)
         return exec_fail(EXEC_ERR_SHAPE, "Gather: the result would have %d dims (max %d)", ix->ndim + p->ndim - 1,
                          EXEC_MAX_DIMS);

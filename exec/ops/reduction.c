@@ -206,8 +206,8 @@ exec_status op_grad_SparseSoftmaxCrossEntropyWithLogits(exec_graph *g, const exe
 /* ---- Mean: Sum scaled by (kept elements / input elements) ------------- */
 exec_status op_shape_Mean(const exec_graph *g, const exec_node *n, exec_shape *out)
 {
-    if (exec_gin(g, n, 0)->dtype != EXEC_F32)
-        return exec_fail(EXEC_ERR_SHAPE, "Mean: wants a float tensor");
+    if (exec_gin(g, n, 0)->dtype != EXEC_F32 || exec_gin(g, n, 0)->ndim < 1)
+        return exec_fail(EXEC_ERR_SHAPE, "Mean: wants a float tensor of at least 1 dim");
     return op_shape_Sum(g, n, out);
 }
 
@@ -243,8 +243,8 @@ exec_status op_grad_Mean(exec_graph *g, const exec_node *n, const uint32_t *dout
 /* ---- Max: the largest element over the axes (NaN-free inputs) --------- */
 exec_status op_shape_Max(const exec_graph *g, const exec_node *n, exec_shape *out)
 {
-    if (exec_gin(g, n, 0)->dtype != EXEC_F32)
-        return exec_fail(EXEC_ERR_SHAPE, "Max: wants a float tensor");
+    if (exec_gin(g, n, 0)->dtype != EXEC_F32 || exec_gin(g, n, 0)->ndim < 1)
+        return exec_fail(EXEC_ERR_SHAPE, "Max: wants a float tensor of at least 1 dim");
     return op_shape_Sum(g, n, out);
 }
 
@@ -378,8 +378,8 @@ exec_status op_fwd_ArgMax(exec_kctx *k, const exec_node *n)
 exec_status op_shape_UnsortedSegmentSum(const exec_graph *g, const exec_node *n, exec_shape *out)
 {
     const exec_tensor *x = exec_gin(g, n, 0), *ix = exec_gin(g, n, 1);
-    if (n->nattrs < 1 || n->attrs[0] < 1)
-        return exec_fail(EXEC_ERR_SHAPE, "UnsortedSegmentSum: attribute 0 must be num_segments >= 1");
+    if (n->nattrs < 1 || n->attrs[0] < 1 || n->attrs[0] > INT32_MAX)
+        return exec_fail(EXEC_ERR_SHAPE, "UnsortedSegmentSum: attribute 0 must be num_segments in [1, 2^31)");
     if (x->dtype != EXEC_F32 || ix->dtype != EXEC_I32 || ix->ndim > x->ndim)
         return exec_fail(EXEC_ERR_SHAPE, "UnsortedSegmentSum: wants float data and int32 indices");
     for (int i = 0; i < ix->ndim; i++)
