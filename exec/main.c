@@ -1,7 +1,10 @@
 /* main.c -- the `fathom` driver, git style: `fathom <subcommand> ...`.
  * The one file that sees every folder; nothing includes it. */
+#include "analyze/cmd_analyze.h"
 #include "exec/cli.h"
 #include "exec/exec.h"
+#include "tracer/cmd.h"   /* tracer: record, info */
+#include "tracer/hooks.h" /* tracer: FATHOM_TRACE=1 traces this process */
 
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +20,9 @@ static const struct subcommand {
     { "ops", cmd_ops, "list the op table: name, class, gradient, FLOP formula" },
     { "peak", cmd_peak, "measure this machine's sgemm GFLOP/s and memory bandwidth" },
     { "replay", cmd_replay, "re-execute a recorded op sequence on this machine" },
+    { "record", cmd_record, "run a workload under LTTng and archive its trace" },
+    { "info", cmd_info, "summarize a recorded trace: manifest, events, ops, discards" },
+    { "analyze", cmd_analyze, "analyze traces offline: breakdown, compare, similarity" },
     { "version", cmd_version, "print the version, BLAS configuration and CPU" },
     { "help", cmd_help, "show this help, or a subcommand's (fathom help CMD)" },
 };
@@ -70,6 +76,9 @@ static int cmd_help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    char terr[512]; /* tracer: a traced run (FATHOM_TRACE=1, set by `fathom record`) */
+    if (tracer_hooks_install_from_env(terr, sizeof terr) < 0)
+        return cli_error(NULL, "%s", terr);
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -8,7 +8,7 @@ preset=${1:-tiny}
 scripts/setup.sh build
 out=traces/demo-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
-./build/fathom record --all --modes train,infer --preset "$preset" --steps 6 -o "$out"
+./build/fathom record --all --modes train,infer --preset "$preset" --steps 6 --dir "$out"
 ./build/fathom analyze breakdown --skip-first 1 --skip-last 1 "$out"/*.tar.zst
 ./build/fathom analyze similarity --skip-first 1 --skip-last 1 "$out"/*train*.tar.zst
 echo "archives: $out"

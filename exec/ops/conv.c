@@ -82,10 +82,11 @@ static void col_range(const conv_geom *q, int64_t kw, int64_t *lo, int64_t *hi)
     *hi = h;
 }
 
-/* col[K,P] rows of channels [c0, c1) from one image x [C,H,W]. */
-static void im2col(const conv_geom *q, const float *restrict x, float *restrict col, int64_t c0, int64_t c1)
+/* col[K,P] rows of channels [c0, c1) from one image x [C,H,W]; rows are
+ * ld floats apart (ld = P, or G*P when G images share one col buffer). */
+static void im2col(const conv_geom *q, const float *restrict x, float *restrict col, int64_t ld, int64_t c0, int64_t c1)
 {
-    const int64_t H = q->h, W = q->w, OH = q->oh, OW = q->ow, P = OH * OW;
+    const int64_t H = q->h, W = q->w, OH = q->oh, OW = q->ow, P = ld;
     for (int64_t c = c0; c < c1; c++)
         for (int64_t kh = 0; kh < q->kh; kh++)
             for (int64_t kw = 0; kw < q->kw; kw++) {
@@ -113,11 +114,12 @@ static void im2col(const conv_geom *q, const float *restrict x, float *restrict 
             }
 }
 
-/* dx[C,H,W] (channels [c0, c1)) = the sum of col[K,P] back onto the image;
- * dx must be zero beforehand (cells no window covers stay zero). */
-static void col2im(const conv_geom *q, const float *restrict col, float *restrict dx, int64_t c0, int64_t c1)
+/* dx[C,H,W] (channels [c0, c1)) = the sum of col[K,P] (rows ld apart)
+ * back onto the image; dx must be zero beforehand (cells no window covers
+ * stay zero). */
+static void col2im(const conv_geom *q, const float *restrict col, float *restrict dx, int64_t ld, int64_t c0, int64_t c1)
 {
-    const int64_t H = q->h, W = q->w, OH = q->oh, OW = q->ow, P = OH * OW;
+    const int64_t H = q->h, W = q->w, OH = q->oh, OW = q->ow, P = ld;
     for (int64_t c = c0; c < c1; c++)
         for (int64_t kh = 0; kh < q->kh; kh++)
             for (int64_t kw = 0; kw < q->kw; kw++) {
@@ -147,6 +149,20 @@ static bool par_channels(const conv_geom *q, int nthreads) { return nthreads > 1
 
 /* Whole images per thread when there are enough of them. */
 static bool par_images(const conv_geom *q, int nthreads) { return nthreads > 1 && q->n >= nthreads; }
+
+/* Small images make thin GEMMs (N = P columns): a thread then stacks the
+ * columns of G of its images side by side into one [K, G*P] buffer, so one
+ * GEMM has G*P columns (at the price of a copy of the output in or out).
+ * G = 1 when P is wide enough on its own. */
+#define GROUP_COLS 1024
+static int64_t conv_group(const conv_geom *q, int nthreads)
+{
+    int64_t P = conv_p(q), per = (q->n + nthreads - 1) / nthreads;
+    if (P >= GROUP_COLS / 2)
+        return 1;
+    int64_t G = (GROUP_COLS + P - 1) / P;
+    return G < per ? G : per;
+}
 
 static void gemm(bool ta, bool tb, int64_t m, int64_t nn, int64_t kk, const float *a, int64_t lda, const float *b,
                  int64_t ldb, float beta, float *c, int64_t ldc)
@@ -192,21 +208,37 @@ exec_status op_fwd_Conv2D(exec_kctx *k, const exec_node *n)
     float *Y = yt->data;
     const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads;
     const bool one = conv_is_1x1(&q), pimg = par_images(&q, k->nthreads);
-    float *col = NULL;
-    if (!one && !(col = exec_kscratch(k, (size_t)((pimg ? T : 1) * K * P) * sizeof *col)))
-        return exec_fail(EXEC_ERR_NOMEM, "Conv2D: no memory for the %lldx%lld im2col buffer", (long long)K, (long long)P);
+    const int64_t G = pimg ? conv_group(&q, k->nthreads) : 1;
+    /* per thread: col [K, G*P] (none for an ungrouped 1x1) and, grouped,
+     * the stacked output [OC, G*P] */
+    const int64_t per = (one && G == 1 ? 0 : K * G * P) + (G > 1 ? q.oc * G * P : 0);
+    float *buf = NULL;
+    if (per && !(buf = exec_kscratch(k, (size_t)((pimg ? T : 1) * per) * sizeof *buf)))
+        return exec_fail(EXEC_ERR_NOMEM, "Conv2D: no memory for the %lldx%lld im2col buffer", (long long)K,
+                         (long long)(G * P));
     if (pimg) {
 #pragma omp parallel num_threads(k->nthreads)
         {
             int t = omp_get_thread_num(), nt = omp_get_num_threads();
-            float *mycol = one ? NULL : col + (int64_t)t * K * P;
-            for (int64_t i = t; i < q.n; i += nt) {
-                const float *src = X + i * CHW;
-                if (!one) {
-                    im2col(&q, src, mycol, 0, q.c);
-                    src = mycol;
+            float *col = buf + t * per, *yb = col + K * G * P;
+            int64_t lo = q.n * t / nt, hi = q.n * (t + 1) / nt;
+            for (int64_t i0 = lo; i0 < hi; i0 += G) {
+                int64_t g = hi - i0 < G ? hi - i0 : G, ld = g * P;
+                if (G == 1) {
+                    const float *src = X + i0 * CHW;
+                    if (!one) {
+                        im2col(&q, src, col, P, 0, q.c);
+                        src = col;
+                    }
+                    gemm(false, false, q.oc, P, K, Wt, K, src, P, 0.0f, Y + i0 * q.oc * P, P);
+                    continue;
                 }
-                gemm(false, false, q.oc, P, K, Wt, K, src, P, 0.0f, Y + i * q.oc * P, P);
+                for (int64_t j = 0; j < g; j++)
+                    im2col(&q, X + (i0 + j) * CHW, col + j * P, ld, 0, q.c);
+                gemm(false, false, q.oc, ld, K, Wt, K, col, ld, 0.0f, yb, ld);
+                for (int64_t j = 0; j < g; j++)
+                    for (int64_t o = 0; o < q.oc; o++)
+                        memcpy(Y + ((i0 + j) * q.oc + o) * P, yb + o * ld + j * P, (size_t)P * sizeof *Y);
             }
         }
         return EXEC_OK;
@@ -216,8 +248,8 @@ exec_status op_fwd_Conv2D(exec_kctx *k, const exec_node *n)
         if (!one) {
 #pragma omp parallel for num_threads(k->nthreads) if (par_channels(&q, k->nthreads)) schedule(static)
             for (int64_t c = 0; c < q.c; c++)
-                im2col(&q, src, col, c, c + 1);
-            src = col;
+                im2col(&q, src, buf, P, c, c + 1);
+            src = buf;
         }
         gemm(false, false, q.oc, P, K, Wt, K, src, P, 0.0f, Y + i * q.oc * P, P);
     }
@@ -280,22 +312,45 @@ exec_status op_fwd_Conv2DBackpropInput(exec_kctx *k, const exec_node *n)
     float *DX = dxt->data;
     const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads;
     const bool one = conv_is_1x1(&q), pimg = par_images(&q, k->nthreads);
-    float *col = NULL;
-    if (!one && !(col = exec_kscratch(k, (size_t)((pimg ? T : 1) * K * P) * sizeof *col)))
+    const int64_t G = pimg ? conv_group(&q, k->nthreads) : 1;
+    /* per thread: dcol [K, G*P] (none for an ungrouped 1x1) and, grouped,
+     * the stacked dy [OC, G*P] */
+    const int64_t per = (one && G == 1 ? 0 : K * G * P) + (G > 1 ? q.oc * G * P : 0);
+    float *buf = NULL;
+    if (per && !(buf = exec_kscratch(k, (size_t)((pimg ? T : 1) * per) * sizeof *buf)))
         return exec_fail(EXEC_ERR_NOMEM, "Conv2DBackpropInput: no memory for the %lldx%lld col buffer", (long long)K,
-                         (long long)P);
+                         (long long)(G * P));
     if (pimg) {
 #pragma omp parallel num_threads(k->nthreads)
         {
             int t = omp_get_thread_num(), nt = omp_get_num_threads();
-            float *mycol = one ? NULL : col + (int64_t)t * K * P;
-            for (int64_t i = t; i < q.n; i += nt) {
-                float *dx = DX + i * CHW;
-                /* W^T [K,OC] x dy[i] [OC,P] */
-                gemm(true, false, K, P, q.oc, Wt, K, DY + i * q.oc * P, P, 0.0f, one ? dx : mycol, P);
-                if (!one) {
-                    memset(dx, 0, (size_t)CHW * sizeof *dx);
-                    col2im(&q, mycol, dx, 0, q.c);
+            float *col = buf + t * per, *dyb = col + K * G * P;
+            int64_t lo = q.n * t / nt, hi = q.n * (t + 1) / nt;
+            for (int64_t i0 = lo; i0 < hi; i0 += G) {
+                int64_t g = hi - i0 < G ? hi - i0 : G, ld = g * P;
+                if (G == 1) {
+                    float *dx = DX + i0 * CHW;
+                    /* W^T [K,OC] x dy[i] [OC,P] */
+                    gemm(true, false, K, P, q.oc, Wt, K, DY + i0 * q.oc * P, P, 0.0f, one ? dx : col, P);
+                    if (!one) {
+                        memset(dx, 0, (size_t)CHW * sizeof *dx);
+                        col2im(&q, col, dx, P, 0, q.c);
+                    }
+                    continue;
+                }
+                for (int64_t j = 0; j < g; j++)
+                    for (int64_t o = 0; o < q.oc; o++)
+                        memcpy(dyb + o * ld + j * P, DY + ((i0 + j) * q.oc + o) * P, (size_t)P * sizeof *dyb);
+                gemm(true, false, K, ld, q.oc, Wt, K, dyb, ld, 0.0f, col, ld);
+                for (int64_t j = 0; j < g; j++) {
+                    float *dx = DX + (i0 + j) * CHW;
+                    if (one) {
+                        for (int64_t c = 0; c < q.c; c++)
+                            memcpy(dx + c * P, col + c * ld + j * P, (size_t)P * sizeof *dx);
+                    } else {
+                        memset(dx, 0, (size_t)CHW * sizeof *dx);
+                        col2im(&q, col + j * P, dx, ld, 0, q.c);
+                    }
                 }
             }
         }
@@ -303,12 +358,12 @@ exec_status op_fwd_Conv2DBackpropInput(exec_kctx *k, const exec_node *n)
     }
     for (int64_t i = 0; i < q.n; i++) {
         float *dx = DX + i * CHW;
-        gemm(true, false, K, P, q.oc, Wt, K, DY + i * q.oc * P, P, 0.0f, one ? dx : col, P);
+        gemm(true, false, K, P, q.oc, Wt, K, DY + i * q.oc * P, P, 0.0f, one ? dx : buf, P);
         if (!one) {
 #pragma omp parallel for num_threads(k->nthreads) if (par_channels(&q, k->nthreads)) schedule(static)
             for (int64_t c = 0; c < q.c; c++) {
                 memset(dx + c * q.h * q.w, 0, (size_t)(q.h * q.w) * sizeof *dx);
-                col2im(&q, col, dx, c, c + 1);
+                col2im(&q, buf, dx, P, c, c + 1);
             }
         }
     }
@@ -360,7 +415,7 @@ exec_status op_fwd_Conv2DBackpropFilter(exec_kctx *k, const exec_node *n)
             for (int64_t i = t; i < q.n; i += nt) {
                 const float *src = X + i * CHW;
                 if (!one) {
-                    im2col(&q, src, mycol, 0, q.c);
+                    im2col(&q, src, mycol, P, 0, q.c);
                     src = mycol;
                 }
                 /* dy[i] [OC,P] x col^T [P,K] */
@@ -386,7 +441,7 @@ exec_status op_fwd_Conv2DBackpropFilter(exec_kctx *k, const exec_node *n)
         if (!one) {
 #pragma omp parallel for num_threads(k->nthreads) if (par_channels(&q, k->nthreads)) schedule(static)
             for (int64_t c = 0; c < q.c; c++)
-                im2col(&q, src, buf, c, c + 1);
+                im2col(&q, src, buf, P, c, c + 1);
             src = buf;
         }
         gemm(false, true, q.oc, K, P, DY + i * q.oc * P, P, src, P, i ? 1.0f : 0.0f, DW, K);

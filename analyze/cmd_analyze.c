@@ -1,0 +1,211 @@
+/* cmd_analyze.c -- `fathom analyze breakdown|compare|similarity TRACE...`.
+ * Reads every trace (archive, CTF directory or net:// URL) into a profile,
+ * prints the warnings each one earned on stderr, then the analysis. */
+#include "analyze/cmd_analyze.h"
+
+#include "analyze/profile.h"
+#include "analyze/read.h"
+#include "analyze/report.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CMD "analyze"
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("fathom " CMD ": ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\n", stderr);
+    va_end(ap);
+    return 2;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: fathom analyze breakdown  [options] TRACE...\n"
+            "       fathom analyze compare    [options] [--pairs] TRACE...\n"
+            "       fathom analyze similarity [options] [--by type|class] TRACE...\n"
+            "\n"
+            "Analyzes recorded traces offline: TRACE is a trace archive (.tar.zst), a CTF\n"
+            "directory, or a net://HOST/host/HOSTNAME/SESSION lttng-live URL.\n"
+            "\n"
+            "  breakdown   time by op type, class and phase; how few op types make 90%%;\n"
+            "              a models x classes table when several traces are given\n"
+            "  compare     training vs inference of each model: step time ratio, class\n"
+            "              shares side by side, the ops only training runs\n"
+            "  similarity  cosine similarity of op-type time vectors, average-linkage\n"
+            "              clustering on 1 - cosine, printed as a dendrogram\n"
+            "\n"
+            "options:\n"
+            "  --format text|csv|json  output format (default text)\n"
+            "  --skip-first N          drop the first N steps (warm-up)\n"
+            "  --skip-last N           drop the last N steps\n"
+            "  --top N                 breakdown: show the N largest op types (text)\n"
+            "  --by type|class         similarity: vectors of op types (default) or classes\n"
+            "  --pairs                 compare: the traces are TRAIN INFER [TRAIN INFER...]\n"
+            "  --strict                warnings (lost events, unmatched pairs...) are errors\n"
+            "\nSee fathom-analyze(1).\n");
+}
+
+static int parse_u32(const char *opt, const char *arg, uint32_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long v = arg ? strtoul(arg, &end, 10) : 0;
+    if (!arg || errno || !end || *end || end == arg || arg[0] == '-' || v > 1000000000ul)
+        return usage_error("%s wants a non-negative integer, not '%s'", opt, arg ? arg : "");
+    *out = (uint32_t)v;
+    return 0;
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *what = argv[1];
+    if (strcmp(what, "--help") == 0 || strcmp(what, "-h") == 0 || strcmp(what, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    enum { BREAKDOWN, COMPARE, SIMILARITY } kind;
+    if (strcmp(what, "breakdown") == 0)
+        kind = BREAKDOWN;
+    else if (strcmp(what, "compare") == 0)
+        kind = COMPARE;
+    else if (strcmp(what, "similarity") == 0)
+        kind = SIMILARITY;
+    else
+        return usage_error("'%s' is not an analysis (breakdown, compare, similarity); see 'fathom analyze --help'",
+                           what);
+
+    analyze_read_options ro = { 0, 0 };
+    analyze_format fmt = ANALYZE_TEXT;
+    int by_class = 0, in_order = 0, strict = 0;
+    uint32_t top = 0;
+    const char **traces = calloc((size_t)argc, sizeof *traces);
+    size_t nt = 0;
+    if (!traces)
+        return usage_error("out of memory");
+    int rc = 2, only_traces = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (only_traces || a[0] != '-' || strcmp(a, "-") == 0) {
+            traces[nt++] = a;
+        } else if (strcmp(a, "--") == 0) {
+            only_traces = 1;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            rc = 0;
+            goto end;
+        } else if (strcmp(a, "--format") == 0) {
+            int f = analyze_format_parse(val);
+            if (f < 0) {
+                usage_error("unknown format '%s' (use text, csv or json)", val ? val : "");
+                goto end;
+            }
+            fmt = (analyze_format)f, i++;
+        } else if (strcmp(a, "--skip-first") == 0) {
+            if (parse_u32(a, val, &ro.skip_first))
+                goto end;
+            i++;
+        } else if (strcmp(a, "--skip-last") == 0) {
+            if (parse_u32(a, val, &ro.skip_last))
+                goto end;
+            i++;
+        } else if (strcmp(a, "--top") == 0 && kind == BREAKDOWN) {
+            if (parse_u32(a, val, &top))
+                goto end;
+            i++;
+        } else if (strcmp(a, "--by") == 0 && kind == SIMILARITY) {
+            if (!val || (strcmp(val, "type") != 0 && strcmp(val, "class") != 0)) {
+                usage_error("--by wants 'type' or 'class', not '%s'", val ? val : "");
+                goto end;
+            }
+            by_class = strcmp(val, "class") == 0, i++;
+        } else if (strcmp(a, "--pairs") == 0 && kind == COMPARE) {
+            in_order = 1;
+        } else if (strcmp(a, "--strict") == 0) {
+            strict = 1;
+        } else {
+            usage_error("unknown option '%s' for %s; see 'fathom analyze --help'", a, what);
+            goto end;
+        }
+    }
+    if (!nt) {
+        usage_error("%s wants at least one TRACE", what);
+        goto end;
+    }
+
+    analyze_profile **p = calloc(nt, sizeof *p);
+    if (!p) {
+        usage_error("out of memory");
+        goto end;
+    }
+    rc = 1;
+    int warned = 0;
+    for (size_t i = 0; i < nt; i++) {
+        char err[1024];
+        if (analyze_read(traces[i], &ro, &p[i], err, sizeof err) != 0) {
+            fprintf(stderr, "fathom " CMD ": %s\n", err);
+            goto done;
+        }
+        char w[4096];
+        if (analyze_profile_warnings(p[i], w, sizeof w)) {
+            warned = 1;
+            for (char *line = strtok(w, "\n"); line; line = strtok(NULL, "\n"))
+                fprintf(stderr, "fathom " CMD ": warning: %s: %s\n", traces[i], line);
+        }
+    }
+    if (strict && warned) {
+        fprintf(stderr, "fathom " CMD ": --strict: giving up on the warnings above\n");
+        goto done;
+    }
+    int io = 0;
+    if (kind == BREAKDOWN) {
+        io = analyze_breakdown(stdout, p, nt, fmt, top);
+    } else if (kind == COMPARE) {
+        analyze_pair *pairs = calloc(nt, sizeof *pairs);
+        int *used = calloc(nt, sizeof *used);
+        char err[1024];
+        int np = pairs && used ? analyze_pairs(p, nt, in_order, pairs, used, err, sizeof err) : -1;
+        if (np < 0) {
+            fprintf(stderr, "fathom " CMD ": %s\n", pairs && used ? err : "out of memory");
+            free(pairs), free(used);
+            goto done;
+        }
+        for (size_t i = 0; i < nt; i++)
+            if (!used[i])
+                fprintf(stderr, "fathom " CMD ": note: %s (%s %s) has no %s partner; left out\n", traces[i],
+                        analyze_profile_model(p[i]), analyze_profile_mode(p[i]),
+                        p[i]->meta.mode && strcmp(p[i]->meta.mode, "train") == 0 ? "inference" : "training");
+        io = analyze_compare(stdout, p, pairs, (size_t)np, fmt);
+        free(pairs), free(used);
+    } else {
+        analyze_sim *s = analyze_sim_create(p, nt, by_class);
+        io = s ? analyze_similarity(stdout, s, by_class, fmt) : -1;
+        analyze_sim_destroy(s);
+    }
+    if (io != 0 || fflush(stdout) != 0) {
+        fprintf(stderr, "fathom " CMD ": cannot write the output: %s\n", errno ? strerror(errno) : "error");
+        goto done;
+    }
+    rc = 0;
+done:
+    for (size_t i = 0; i < nt; i++)
+        analyze_profile_destroy(p[i]);
+    free(p);
+end:
+    free(traces);
+    return rc;
+}

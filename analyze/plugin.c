@@ -1,0 +1,264 @@
+/* plugin.c -- fathom-bt2.so, the Babeltrace2 plugin `fathom`: the same sink
+ * as `fathom analyze`, as sink component classes
+ *
+ *   sink.fathom.breakdown   sink.fathom.compare   sink.fathom.similarity
+ *
+ * so that  babeltrace2 --plugin-path=DIR TRACE... -c sink.fathom.breakdown
+ * prints the analysis of every trace it is given (one profile per trace).
+ * Parameters: format ("text", "csv", "json"), skip-first, skip-last (steps),
+ * top (breakdown), by ("type", "class": similarity), output (a file path;
+ * default: standard output).  Warnings go to standard error. */
+#include "analyze/report.h"
+#include "analyze/sink.h"
+
+#include <babeltrace2/babeltrace.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+BT_PLUGIN_MODULE();
+BT_PLUGIN(fathom);
+BT_PLUGIN_DESCRIPTION("Op-level analyses of fathom deep-learning workload traces");
+BT_PLUGIN_AUTHOR("fathom");
+BT_PLUGIN_LICENSE("MIT");
+
+enum analysis { A_BREAKDOWN, A_COMPARE, A_SIMILARITY };
+static const char *const analysis_name[] = { "breakdown", "compare", "similarity" };
+
+typedef struct fathom_sink {
+    enum analysis what;
+    analyze_sink *sink;
+    bt_message_iterator *it;
+    analyze_format fmt;
+    uint32_t top;
+    int by_class;
+    char *output;
+} fathom_sink;
+
+typedef struct param_ctx {
+    fathom_sink *fs;
+    analyze_sink_options *so;
+    char err[256];
+} param_ctx;
+
+static int get_u32(const bt_value *v, uint32_t *out)
+{
+    if (bt_value_is_unsigned_integer(v)) {
+        uint64_t x = bt_value_integer_unsigned_get(v);
+        if (x > UINT32_MAX)
+            return -1;
+        *out = (uint32_t)x;
+        return 0;
+    }
+    if (bt_value_is_signed_integer(v)) {
+        int64_t x = bt_value_integer_signed_get(v);
+        if (x < 0 || x > UINT32_MAX)
+            return -1;
+        *out = (uint32_t)x;
+        return 0;
+    }
+    return -1;
+}
+
+static bt_value_map_foreach_entry_const_func_status param(const char *key, const bt_value *v, void *data)
+{
+    param_ctx *c = data;
+    const char *s = bt_value_is_string(v) ? bt_value_string_get(v) : NULL;
+    int bad = 0;
+    if (strcmp(key, "format") == 0) {
+        int f = analyze_format_parse(s);
+        bad = f < 0;
+        c->fs->fmt = bad ? ANALYZE_TEXT : (analyze_format)f;
+    } else if (strcmp(key, "skip-first") == 0) {
+        bad = get_u32(v, &c->so->skip_first);
+    } else if (strcmp(key, "skip-last") == 0) {
+        bad = get_u32(v, &c->so->skip_last);
+    } else if (strcmp(key, "top") == 0 && c->fs->what == A_BREAKDOWN) {
+        bad = get_u32(v, &c->fs->top);
+    } else if (strcmp(key, "by") == 0 && c->fs->what == A_SIMILARITY) {
+        bad = !s || (strcmp(s, "type") != 0 && strcmp(s, "class") != 0);
+        c->fs->by_class = s && strcmp(s, "class") == 0;
+    } else if (strcmp(key, "output") == 0) {
+        bad = !s || !(c->fs->output = strdup(s));
+    } else {
+        snprintf(c->err, sizeof c->err, "unknown parameter `%s`", key);
+        return BT_VALUE_MAP_FOREACH_ENTRY_CONST_FUNC_STATUS_INTERRUPT;
+    }
+    if (bad) {
+        snprintf(c->err, sizeof c->err, "bad value for parameter `%s`", key);
+        return BT_VALUE_MAP_FOREACH_ENTRY_CONST_FUNC_STATUS_INTERRUPT;
+    }
+    return BT_VALUE_MAP_FOREACH_ENTRY_CONST_FUNC_STATUS_OK;
+}
+
+static void fathom_sink_free(fathom_sink *fs)
+{
+    if (!fs)
+        return;
+    bt_message_iterator_put_ref(fs->it);
+    analyze_sink_destroy(fs->sink);
+    free(fs->output);
+    free(fs);
+}
+
+static bt_component_class_initialize_method_status init(bt_self_component_sink *self, const bt_value *params,
+                                                        enum analysis what)
+{
+    bt_self_component *comp = bt_self_component_sink_as_self_component(self);
+    fathom_sink *fs = calloc(1, sizeof *fs);
+    if (!fs)
+        return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
+    fs->what = what;
+    analyze_sink_options so = { .per_trace = 1, .source = "trace" };
+    param_ctx pc = { .fs = fs, .so = &so };
+    if (params && bt_value_is_map(params) &&
+        bt_value_map_foreach_entry_const(params, param, &pc) != BT_VALUE_MAP_FOREACH_ENTRY_CONST_STATUS_OK) {
+        BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", analysis_name[what],
+                                                            pc.err[0] ? pc.err : "bad parameters");
+        fathom_sink_free(fs);
+        return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
+    }
+    fs->sink = analyze_sink_create(&so);
+    if (!fs->sink ||
+        bt_self_component_sink_add_input_port(self, "in", NULL, NULL) != BT_SELF_COMPONENT_ADD_PORT_STATUS_OK) {
+        fathom_sink_free(fs);
+        return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
+    }
+    bt_self_component_set_data(comp, fs);
+    return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_OK;
+}
+
+#define INIT_FN(name, what)                                                                                    \
+    static bt_component_class_initialize_method_status name(                                                   \
+        bt_self_component_sink *self, bt_self_component_sink_configuration *config, const bt_value *params,    \
+        void *init_data)                                                                                       \
+    {                                                                                                          \
+        (void)config, (void)init_data;                                                                         \
+        return init(self, params, what);                                                                       \
+    }
+INIT_FN(breakdown_init, A_BREAKDOWN)
+INIT_FN(compare_init, A_COMPARE)
+INIT_FN(similarity_init, A_SIMILARITY)
+
+static void fathom_finalize(bt_self_component_sink *self)
+{
+    fathom_sink_free(bt_self_component_get_data(bt_self_component_sink_as_self_component(self)));
+}
+
+static bt_component_class_sink_graph_is_configured_method_status fathom_graph_is_configured(bt_self_component_sink *self)
+{
+    fathom_sink *fs = bt_self_component_get_data(bt_self_component_sink_as_self_component(self));
+    bt_self_component_port_input *port = bt_self_component_sink_borrow_input_port_by_name(self, "in");
+    if (bt_message_iterator_create_from_sink_component(self, port, &fs->it) !=
+        BT_MESSAGE_ITERATOR_CREATE_FROM_SINK_COMPONENT_STATUS_OK)
+        return BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_ERROR;
+    return BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_OK;
+}
+
+/* The end of the messages: print the analysis. */
+static int report(bt_self_component *comp, fathom_sink *fs)
+{
+    const char *cc = analysis_name[fs->what];
+    size_t n = 0;
+    analyze_profile **p = analyze_sink_take(fs->sink, &n);
+    int rc = -1;
+    FILE *out = stdout;
+    if (!p) {
+        BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: out of memory", cc);
+        return -1;
+    }
+    if (!n) {
+        BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: no events", cc);
+        goto end;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char w[4096];
+        if (analyze_profile_warnings(p[i], w, sizeof w))
+            for (char *line = strtok(w, "\n"); line; line = strtok(NULL, "\n"))
+                fprintf(stderr, "sink.fathom.%s: warning: %s: %s\n", cc, p[i]->source, line);
+    }
+    if (fs->output && !(out = fopen(fs->output, "w"))) {
+        BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: cannot open %s", cc, fs->output);
+        goto end;
+    }
+    int io = 0;
+    if (fs->what == A_BREAKDOWN) {
+        io = analyze_breakdown(out, p, n, fs->fmt, fs->top);
+    } else if (fs->what == A_COMPARE) {
+        analyze_pair *pairs = calloc(n, sizeof *pairs);
+        int *used = calloc(n, sizeof *used);
+        char err[512] = "out of memory";
+        int np = pairs && used ? analyze_pairs(p, n, 0, pairs, used, err, sizeof err) : -1;
+        if (np < 0) {
+            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.compare: %s", err);
+            io = -1;
+        } else {
+            io = analyze_compare(out, p, pairs, (size_t)np, fs->fmt);
+        }
+        free(pairs), free(used);
+    } else {
+        analyze_sim *s = analyze_sim_create(p, n, fs->by_class);
+        io = s ? analyze_similarity(out, s, fs->by_class, fs->fmt) : -1;
+        analyze_sim_destroy(s);
+    }
+    if (fflush(out) != 0)
+        io = -1;
+    if (out != stdout && fclose(out) != 0)
+        io = -1;
+    if (io)
+        BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: cannot write the output", cc);
+    else
+        rc = 0;
+end:
+    for (size_t i = 0; i < n; i++)
+        analyze_profile_destroy(p[i]);
+    free(p);
+    return rc;
+}
+
+static bt_component_class_sink_consume_method_status fathom_consume(bt_self_component_sink *self)
+{
+    bt_self_component *comp = bt_self_component_sink_as_self_component(self);
+    fathom_sink *fs = bt_self_component_get_data(comp);
+    bt_message_array_const msgs;
+    uint64_t count = 0;
+    switch (bt_message_iterator_next(fs->it, &msgs, &count)) {
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
+        break;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
+        return report(comp, fs) == 0 ? BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_END
+                                     : BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
+        return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_AGAIN;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
+        return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
+    default:
+        return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+    }
+    bt_component_class_sink_consume_method_status st = BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+    for (uint64_t i = 0; i < count; i++) {
+        if (st == BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK && analyze_sink_consume(fs->sink, msgs[i])) {
+            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", analysis_name[fs->what],
+                                                                analyze_sink_error(fs->sink));
+            st = BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+        }
+        bt_message_put_ref(msgs[i]);
+    }
+    return st;
+}
+
+#define SINK_CLASS(name, init_fn, desc, help)                                                                  \
+    BT_PLUGIN_SINK_COMPONENT_CLASS(name, fathom_consume);                                                      \
+    BT_PLUGIN_SINK_COMPONENT_CLASS_DESCRIPTION(name, desc);                                                    \
+    BT_PLUGIN_SINK_COMPONENT_CLASS_HELP(name, help);                                                           \
+    BT_PLUGIN_SINK_COMPONENT_CLASS_INITIALIZE_METHOD(name, init_fn);                                           \
+    BT_PLUGIN_SINK_COMPONENT_CLASS_FINALIZE_METHOD(name, fathom_finalize);                                     \
+    BT_PLUGIN_SINK_COMPONENT_CLASS_GRAPH_IS_CONFIGURED_METHOD(name, fathom_graph_is_configured);
+
+SINK_CLASS(breakdown, breakdown_init, "Time share of each op type, class and phase of fathom traces",
+           "Parameters: format=text|csv|json, skip-first=N, skip-last=N, top=N, output=PATH. See fathom-analyze(1).")
+SINK_CLASS(compare, compare_init, "Training vs inference of each model in fathom traces",
+           "Parameters: format=text|csv|json, skip-first=N, skip-last=N, output=PATH. See fathom-analyze(1).")
+SINK_CLASS(similarity, similarity_init, "Cosine similarity and average-linkage clustering of fathom traces",
+           "Parameters: format=text|csv|json, by=type|class, skip-first=N, skip-last=N, output=PATH. "
+           "See fathom-analyze(1).")

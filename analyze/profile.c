@@ -1,0 +1,706 @@
+/* profile.c -- the profile model (see profile.h). */
+#include "analyze/profile.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const phase_names[ANALYZE_NPHASE] = { "forward", "backward", "update", "other" };
+
+const char *analyze_phase_name(analyze_phase p)
+{
+    return (unsigned)p < ANALYZE_NPHASE ? phase_names[p] : "other";
+}
+
+analyze_phase analyze_phase_parse(const char *label)
+{
+    for (int i = 0; i < ANALYZE_PHASE_OTHER; i++)
+        if (label && strcmp(label, phase_names[i]) == 0)
+            return (analyze_phase)i;
+    return ANALYZE_PHASE_OTHER;
+}
+
+void analyze_stat_init(analyze_stat *s)
+{
+    memset(s, 0, sizeof *s);
+    s->min_ns = UINT64_MAX;
+}
+
+void analyze_stat_add(analyze_stat *s, uint64_t ns, uint64_t flops, uint64_t bytes)
+{
+    s->count++;
+    s->ns += ns;
+    s->flops += flops;
+    s->bytes += bytes;
+    if (ns < s->min_ns)
+        s->min_ns = ns;
+    if (ns > s->max_ns)
+        s->max_ns = ns;
+}
+
+void analyze_stat_merge(analyze_stat *into, const analyze_stat *from)
+{
+    if (!from->count)
+        return;
+    into->count += from->count;
+    into->ns += from->ns;
+    into->flops += from->flops;
+    into->bytes += from->bytes;
+    if (from->min_ns < into->min_ns)
+        into->min_ns = from->min_ns;
+    if (from->max_ns > into->max_ns)
+        into->max_ns = from->max_ns;
+}
+
+double analyze_stat_mean(const analyze_stat *s)
+{
+    return s->count ? (double)s->ns / (double)s->count : 0.0;
+}
+
+/* ---- private state ---------------------------------------------------------- */
+
+/* Per-step (or total) accumulation: stats[op * ANALYZE_NPHASE + phase]. */
+typedef struct bucket {
+    uint64_t ordinal, dur;
+    size_t cap; /* op types the array holds */
+    analyze_stat *st;
+} bucket;
+
+#define OUTSIDE UINT64_MAX
+
+typedef struct pending {
+    uint64_t vtid, seq, ts, ordinal;
+    int32_t op;
+    uint8_t phase, used;
+} pending;
+
+typedef struct tensor {
+    uint64_t bytes;
+    uint32_t id;
+    int32_t role;
+    uint8_t used;
+} tensor;
+
+typedef struct state {
+    pending *pend;
+    size_t pend_cap, pend_len;
+    tensor *tens;
+    size_t tens_cap, tens_len;
+    bucket total, outside, cur;
+    int in_step;
+    uint64_t next_ordinal;   /* steps begun so far */
+    uint64_t step_begin_ts;
+    bucket *ring;            /* completed steps that may still be among the last skip_last */
+    size_t ring_len, ring_head;
+} state;
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static int bucket_fit(bucket *b, size_t nops)
+{
+    if (nops <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 16;
+    while (cap < nops)
+        cap *= 2;
+    analyze_stat *st = realloc(b->st, cap * ANALYZE_NPHASE * sizeof *st);
+    if (!st)
+        return -1;
+    for (size_t i = b->cap * ANALYZE_NPHASE; i < cap * ANALYZE_NPHASE; i++)
+        analyze_stat_init(&st[i]);
+    b->st = st;
+    b->cap = cap;
+    return 0;
+}
+
+static void bucket_reset(bucket *b)
+{
+    for (size_t i = 0; i < b->cap * ANALYZE_NPHASE; i++)
+        analyze_stat_init(&b->st[i]);
+    b->dur = 0;
+}
+
+static int bucket_merge(bucket *into, const bucket *from)
+{
+    if (bucket_fit(into, from->cap))
+        return -1;
+    for (size_t i = 0; i < from->cap * ANALYZE_NPHASE; i++)
+        analyze_stat_merge(&into->st[i], &from->st[i]);
+    return 0;
+}
+
+static void state_free(state *s, size_t ring_cap);
+
+analyze_profile *analyze_profile_create(const char *source, uint32_t skip_first, uint32_t skip_last)
+{
+    analyze_profile *p = calloc(1, sizeof *p);
+    state *s = calloc(1, sizeof *s);
+    if (!p || !s)
+        goto oom;
+    p->priv = s;
+    p->source = strdup(source ? source : "?");
+    if (!p->source)
+        goto oom;
+    p->skip_first = skip_first;
+    p->skip_last = skip_last;
+    analyze_stat_init(&p->step);
+    analyze_stat_init(&p->outside);
+    if (skip_last && !(s->ring = calloc(skip_last, sizeof *s->ring)))
+        goto oom;
+    return p;
+oom:
+    state_free(s, 0);
+    if (p)
+        free(p->source);
+    free(p);
+    return NULL;
+}
+
+static void state_free(state *s, size_t ring_cap)
+{
+    if (!s)
+        return;
+    free(s->pend);
+    free(s->tens);
+    free(s->total.st);
+    free(s->outside.st);
+    free(s->cur.st);
+    for (size_t i = 0; s->ring && i < ring_cap; i++)
+        free(s->ring[i].st);
+    free(s->ring);
+    free(s);
+}
+
+void analyze_profile_destroy(analyze_profile *p)
+{
+    if (!p)
+        return;
+    state_free(p->priv, p->skip_last);
+    for (size_t i = 0; i < p->nops; i++)
+        free(p->ops[i].name);
+    free(p->ops);
+    for (size_t i = 0; i < p->nclasses; i++)
+        free(p->classes[i]);
+    free(p->classes);
+    for (size_t i = 0; i < p->nroles; i++)
+        free(p->roles[i]);
+    free(p->roles);
+    free(p->role_peak);
+    free(p->role_live);
+    analyze_meta *m = &p->meta;
+    free(m->model), free(m->mode), free(m->preset), free(m->version), free(m->blas), free(m->cpu);
+    free(p->source);
+    free(p);
+}
+
+/* ---- interning --------------------------------------------------------------- */
+static int intern(char ***names, size_t *n, const char *name)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp((*names)[i], name) == 0)
+            return (int)i;
+    char **v = realloc(*names, (*n + 1) * sizeof *v);
+    if (!v)
+        return -1;
+    *names = v;
+    if (!(v[*n] = strdup(name)))
+        return -1;
+    return (int)(*n)++;
+}
+
+int analyze_profile_intern_op(analyze_profile *p, const char *name, const char *cls)
+{
+    for (size_t i = 0; i < p->nops; i++)
+        if (strcmp(p->ops[i].name, name) == 0)
+            return (int)i;
+    int c = intern(&p->classes, &p->nclasses, cls ? cls : "unknown");
+    if (c < 0)
+        return -1;
+    analyze_optype *v = realloc(p->ops, (p->nops + 1) * sizeof *v);
+    if (!v)
+        return -1;
+    p->ops = v;
+    analyze_optype *o = &v[p->nops];
+    memset(o, 0, sizeof *o);
+    if (!(o->name = strdup(name)))
+        return -1;
+    o->cls = c;
+    for (int i = 0; i < ANALYZE_NPHASE; i++)
+        analyze_stat_init(&o->phase[i]);
+    analyze_stat_init(&o->all);
+    return (int)p->nops++;
+}
+
+int analyze_profile_intern_role(analyze_profile *p, const char *name)
+{
+    size_t before = p->nroles;
+    int r = intern(&p->roles, &p->nroles, name);
+    if (r < 0 || p->nroles == before)
+        return r;
+    uint64_t *pk = realloc(p->role_peak, p->nroles * sizeof *pk);
+    if (pk)
+        p->role_peak = pk;
+    uint64_t *lv = realloc(p->role_live, p->nroles * sizeof *lv);
+    if (lv)
+        p->role_live = lv;
+    if (!pk || !lv) {
+        p->nroles--; /* keep the arrays and the names consistent */
+        free(p->roles[p->nroles]);
+        return -1;
+    }
+    p->role_peak[r] = p->role_live[r] = 0;
+    return r;
+}
+
+/* ---- run metadata ---------------------------------------------------------- */
+static int dup_field(char **dst, const char *src)
+{
+    free(*dst);
+    *dst = NULL;
+    if (src && !(*dst = strdup(src)))
+        return -1;
+    return 0;
+}
+
+int analyze_profile_run_begin(analyze_profile *p, const analyze_meta *m)
+{
+    analyze_meta *d = &p->meta;
+    p->diag.run_begins++;
+    d->have_begin = 1;
+    d->schema = m->schema;
+    d->batch = m->batch, d->steps = m->steps, d->threads = m->threads, d->inter = m->inter;
+    d->seed = m->seed;
+    if (dup_field(&d->model, m->model) || dup_field(&d->mode, m->mode) || dup_field(&d->preset, m->preset) ||
+        dup_field(&d->version, m->version) || dup_field(&d->blas, m->blas) || dup_field(&d->cpu, m->cpu))
+        return -1;
+    return 0;
+}
+
+void analyze_profile_run_end(analyze_profile *p, int32_t status, uint64_t ops)
+{
+    p->meta.have_end = 1;
+    p->meta.status = status;
+    p->meta.ops = ops;
+}
+
+/* ---- steps ------------------------------------------------------------------ */
+static int fold_kept(analyze_profile *p, bucket *b)
+{
+    state *s = p->priv;
+    if (bucket_merge(&s->total, b))
+        return -1;
+    analyze_stat_add(&p->step, b->dur, 0, 0);
+    return 0;
+}
+
+int analyze_profile_step_begin(analyze_profile *p, uint64_t ts, uint32_t step)
+{
+    (void)step;
+    state *s = p->priv;
+    if (s->in_step) /* the previous step never ended: drop it */
+        p->diag.unmatched_steps++;
+    s->in_step = 1;
+    s->cur.ordinal = s->next_ordinal++;
+    if (bucket_fit(&s->cur, p->nops))
+        return -1;
+    bucket_reset(&s->cur);
+    s->step_begin_ts = ts;
+    return 0;
+}
+
+int analyze_profile_step_end(analyze_profile *p, uint64_t ts, uint32_t step)
+{
+    (void)step;
+    state *s = p->priv;
+    if (!s->in_step) {
+        p->diag.unmatched_steps++;
+        return 0;
+    }
+    s->in_step = 0;
+    p->steps_seen++;
+    s->cur.dur = ts >= s->step_begin_ts ? ts - s->step_begin_ts : 0;
+    if (s->cur.ordinal < p->skip_first)
+        return 0;
+    if (!p->skip_last)
+        return fold_kept(p, &s->cur);
+    /* the ring holds the last skip_last completed steps; the oldest one
+     * leaves it as kept when a new one arrives */
+    size_t cap = p->skip_last;
+    bucket *slot;
+    if (s->ring_len < cap) {
+        slot = &s->ring[(s->ring_head + s->ring_len) % cap];
+        s->ring_len++;
+    } else {
+        slot = &s->ring[s->ring_head];
+        if (fold_kept(p, slot))
+            return -1;
+        s->ring_head = (s->ring_head + 1) % cap;
+    }
+    /* swap cur into the slot (the slot's array is reused by cur) */
+    bucket tmp = *slot;
+    *slot = s->cur;
+    s->cur = tmp;
+    s->cur.ordinal = OUTSIDE;
+    return 0;
+}
+
+/* Where does an op of step `ordinal` go? NULL: dropped. */
+static bucket *target(analyze_profile *p, uint64_t ordinal)
+{
+    state *s = p->priv;
+    if (ordinal == OUTSIDE)
+        return &s->outside;
+    if (s->in_step && ordinal == s->cur.ordinal)
+        return &s->cur;
+    for (size_t i = 0; i < s->ring_len; i++) {
+        bucket *b = &s->ring[(s->ring_head + i) % p->skip_last];
+        if (b->ordinal == ordinal)
+            return b;
+    }
+    /* its step has ended: skipped, folded into the totals, or (when newer
+     * than the oldest step in the ring yet not in it) dropped as incomplete */
+    if (ordinal < p->skip_first)
+        return NULL;
+    if (s->ring_len && ordinal > s->ring[s->ring_head].ordinal)
+        return NULL;
+    return &s->total;
+}
+
+/* ---- ops: the pending map keyed by (vtid, seq) ------------------------------- */
+static int pend_grow(state *s)
+{
+    size_t cap = s->pend_cap ? s->pend_cap * 2 : 64;
+    pending *t = calloc(cap, sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < s->pend_cap; i++) {
+        if (!s->pend[i].used)
+            continue;
+        size_t h = mix64(s->pend[i].vtid * 0x9E3779B97F4A7C15ULL ^ s->pend[i].seq) & (cap - 1);
+        while (t[h].used)
+            h = (h + 1) & (cap - 1);
+        t[h] = s->pend[i];
+    }
+    free(s->pend);
+    s->pend = t;
+    s->pend_cap = cap;
+    return 0;
+}
+
+static pending *pend_find(state *s, uint64_t vtid, uint64_t seq)
+{
+    if (!s->pend_cap)
+        return NULL;
+    size_t h = mix64(vtid * 0x9E3779B97F4A7C15ULL ^ seq) & (s->pend_cap - 1);
+    while (s->pend[h].used) {
+        if (s->pend[h].vtid == vtid && s->pend[h].seq == seq)
+            return &s->pend[h];
+        h = (h + 1) & (s->pend_cap - 1);
+    }
+    return NULL;
+}
+
+/* Backward-shift deletion (linear probing without tombstones). */
+static void pend_remove(state *s, pending *e)
+{
+    size_t mask = s->pend_cap - 1, i = (size_t)(e - s->pend), j = i;
+    s->pend[i].used = 0;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!s->pend[j].used)
+            break;
+        size_t k = mix64(s->pend[j].vtid * 0x9E3779B97F4A7C15ULL ^ s->pend[j].seq) & mask;
+        if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+            s->pend[i] = s->pend[j];
+            s->pend[j].used = 0;
+            i = j;
+        }
+    }
+    s->pend_len--;
+}
+
+int analyze_profile_op_begin(analyze_profile *p, uint64_t ts, uint64_t vtid, uint64_t seq, int op,
+                             analyze_phase phase)
+{
+    state *s = p->priv;
+    pending *e = pend_find(s, vtid, seq);
+    if (e) { /* the earlier begin never ended */
+        p->diag.duplicate_begin++;
+        p->diag.unmatched_begin++;
+    } else {
+        if ((s->pend_len + 1) * 2 > s->pend_cap && pend_grow(s))
+            return -1;
+        size_t h = mix64(vtid * 0x9E3779B97F4A7C15ULL ^ seq) & (s->pend_cap - 1);
+        while (s->pend[h].used)
+            h = (h + 1) & (s->pend_cap - 1);
+        e = &s->pend[h];
+        s->pend_len++;
+    }
+    e->vtid = vtid, e->seq = seq, e->ts = ts, e->op = op, e->phase = (uint8_t)phase, e->used = 1;
+    e->ordinal = s->in_step ? s->cur.ordinal : OUTSIDE;
+    return 0;
+}
+
+int analyze_profile_op_end(analyze_profile *p, uint64_t ts, uint64_t vtid, uint64_t seq, uint64_t flops,
+                           uint64_t bytes)
+{
+    state *s = p->priv;
+    pending *e = pend_find(s, vtid, seq);
+    if (!e) {
+        p->diag.unmatched_end++;
+        return 0;
+    }
+    pending b = *e;
+    pend_remove(s, e);
+    uint64_t ns = 0;
+    if (ts >= b.ts)
+        ns = ts - b.ts;
+    else
+        p->diag.negative_time++;
+    p->ops_seen++;
+    bucket *t = target(p, b.ordinal);
+    if (!t)
+        return 0;
+    if (bucket_fit(t, p->nops))
+        return -1;
+    analyze_stat_add(&t->st[(size_t)b.op * ANALYZE_NPHASE + b.phase], ns, flops, bytes);
+    return 0;
+}
+
+/* ---- tensors ------------------------------------------------------------------ */
+static tensor *tens_slot(state *s, uint32_t id, int insert)
+{
+    if (insert && (s->tens_len + 1) * 2 > s->tens_cap) {
+        size_t cap = s->tens_cap ? s->tens_cap * 2 : 64;
+        tensor *t = calloc(cap, sizeof *t);
+        if (!t)
+            return NULL;
+        for (size_t i = 0; i < s->tens_cap; i++) {
+            if (!s->tens[i].used)
+                continue;
+            size_t h = mix64(s->tens[i].id) & (cap - 1);
+            while (t[h].used)
+                h = (h + 1) & (cap - 1);
+            t[h] = s->tens[i];
+        }
+        free(s->tens);
+        s->tens = t;
+        s->tens_cap = cap;
+    }
+    if (!s->tens_cap)
+        return NULL;
+    size_t h = mix64(id) & (s->tens_cap - 1);
+    while (s->tens[h].used) {
+        if (s->tens[h].id == id)
+            return &s->tens[h];
+        h = (h + 1) & (s->tens_cap - 1);
+    }
+    return insert ? &s->tens[h] : NULL;
+}
+
+static void tens_remove(state *s, tensor *e)
+{
+    size_t mask = s->tens_cap - 1, i = (size_t)(e - s->tens), j = i;
+    s->tens[i].used = 0;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!s->tens[j].used)
+            break;
+        size_t k = mix64(s->tens[j].id) & mask;
+        if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+            s->tens[i] = s->tens[j];
+            s->tens[j].used = 0;
+            i = j;
+        }
+    }
+    s->tens_len--;
+}
+
+static void tensor_release(analyze_profile *p, tensor *t)
+{
+    p->role_live[t->role] -= t->bytes;
+    p->live_bytes -= t->bytes;
+    p->tensors_live--;
+}
+
+int analyze_profile_tensor_alloc(analyze_profile *p, uint32_t id, int role, uint64_t bytes)
+{
+    state *s = p->priv;
+    tensor *t = tens_slot(s, id, 1);
+    if (!t)
+        return -1;
+    if (t->used) /* re-allocated without a free: replace it */
+        tensor_release(p, t);
+    else
+        s->tens_len++;
+    t->used = 1, t->id = id, t->role = role, t->bytes = bytes;
+    p->tensors++;
+    p->tensors_live++;
+    p->role_live[role] += bytes;
+    if (p->role_live[role] > p->role_peak[role])
+        p->role_peak[role] = p->role_live[role];
+    p->live_bytes += bytes;
+    if (p->live_bytes > p->peak_bytes)
+        p->peak_bytes = p->live_bytes;
+    return 0;
+}
+
+void analyze_profile_tensor_free(analyze_profile *p, uint32_t id)
+{
+    state *s = p->priv;
+    tensor *t = tens_slot(s, id, 0);
+    if (!t) {
+        p->diag.unknown_frees++;
+        return;
+    }
+    tensor_release(p, t);
+    tens_remove(s, t);
+}
+
+/* ---- finish and views ---------------------------------------------------------- */
+void analyze_profile_finish(analyze_profile *p)
+{
+    if (p->finished)
+        return;
+    p->finished = 1;
+    state *s = p->priv;
+    if (s->in_step)
+        p->diag.unmatched_steps++;
+    p->diag.unmatched_begin += s->pend_len;
+    bucket *src = &s->total;
+    if (s->next_ordinal == 0)
+        src = &s->outside; /* no steps: every op counts */
+    if (bucket_fit(src, p->nops) == 0) {
+        for (size_t o = 0; o < p->nops; o++) {
+            analyze_optype *t = &p->ops[o];
+            for (int ph = 0; ph < ANALYZE_NPHASE; ph++) {
+                t->phase[ph] = src->st[o * ANALYZE_NPHASE + ph];
+                analyze_stat_merge(&t->all, &t->phase[ph]);
+            }
+        }
+    }
+    if (bucket_fit(&s->outside, p->nops) == 0)
+        for (size_t i = 0; i < p->nops * ANALYZE_NPHASE; i++)
+            analyze_stat_merge(&p->outside, &s->outside.st[i]);
+    state_free(s, p->skip_last);
+    p->priv = NULL;
+}
+
+uint64_t analyze_profile_total_ns(const analyze_profile *p)
+{
+    uint64_t t = 0;
+    for (size_t i = 0; i < p->nops; i++)
+        t += p->ops[i].all.ns;
+    return t;
+}
+
+uint64_t analyze_profile_steps_kept(const analyze_profile *p) { return p->step.count; }
+
+void analyze_profile_class_stats(const analyze_profile *p, analyze_stat *out)
+{
+    for (size_t c = 0; c < p->nclasses; c++)
+        analyze_stat_init(&out[c]);
+    for (size_t i = 0; i < p->nops; i++)
+        analyze_stat_merge(&out[p->ops[i].cls], &p->ops[i].all);
+}
+
+void analyze_profile_phase_stats(const analyze_profile *p, analyze_stat *out)
+{
+    for (int ph = 0; ph < ANALYZE_NPHASE; ph++) {
+        analyze_stat_init(&out[ph]);
+        for (size_t i = 0; i < p->nops; i++)
+            analyze_stat_merge(&out[ph], &p->ops[i].phase[ph]);
+    }
+}
+
+static const analyze_profile *sort_p;
+static int by_time(const void *a, const void *b)
+{
+    const analyze_optype *x = &sort_p->ops[*(const size_t *)a], *y = &sort_p->ops[*(const size_t *)b];
+    if (x->all.ns != y->all.ns)
+        return x->all.ns > y->all.ns ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+void analyze_profile_ops_by_time(const analyze_profile *p, size_t *out)
+{
+    for (size_t i = 0; i < p->nops; i++)
+        out[i] = i;
+    sort_p = p;
+    qsort(out, p->nops, sizeof *out, by_time);
+    sort_p = NULL;
+}
+
+const char *analyze_profile_model(const analyze_profile *p)
+{
+    return p->meta.model && *p->meta.model ? p->meta.model : "?";
+}
+
+const char *analyze_profile_mode(const analyze_profile *p)
+{
+    return p->meta.mode && *p->meta.mode ? p->meta.mode : "?";
+}
+
+static int add_line(char *buf, size_t len, size_t *pos, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int add_line(char *buf, size_t len, size_t *pos, const char *fmt, ...)
+{
+    if (*pos < len) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(buf + *pos, len - *pos, fmt, ap);
+        va_end(ap);
+        if (n > 0)
+            *pos += (size_t)n < len - *pos ? (size_t)n : len - *pos - 1;
+    }
+    return 1;
+}
+
+int analyze_profile_warnings(const analyze_profile *p, char *buf, size_t len)
+{
+    size_t pos = 0;
+    int n = 0;
+    const analyze_diag *d = &p->diag;
+    if (buf && len)
+        buf[0] = 0;
+    if (!buf)
+        len = 0;
+#define W(cond, ...) if (cond) n += add_line(buf, len, &pos, __VA_ARGS__)
+    W(d->discarded_events, "%llu events discarded by the tracer: op times and counts are incomplete\n",
+      (unsigned long long)d->discarded_events);
+    W(d->discarded_unknown, "%llu discarded-events records without a count: events were lost\n",
+      (unsigned long long)d->discarded_unknown);
+    W(d->discarded_packets, "%llu packets discarded by the tracer: op times and counts are incomplete\n",
+      (unsigned long long)d->discarded_packets);
+    W(d->unmatched_begin, "%llu op_begin events without their op_end (not counted)\n",
+      (unsigned long long)d->unmatched_begin);
+    W(d->unmatched_end, "%llu op_end events without their op_begin (not counted)\n",
+      (unsigned long long)d->unmatched_end);
+    W(d->negative_time, "%llu ops end before they begin (counted as 0 ns)\n",
+      (unsigned long long)d->negative_time);
+    W(d->unmatched_steps, "%llu step_begin/step_end events without their pair (steps dropped)\n",
+      (unsigned long long)d->unmatched_steps);
+    W(d->foreign_events, "%llu events of other providers ignored\n", (unsigned long long)d->foreign_events);
+    W(d->unknown_events, "%llu fathom events of unknown types ignored\n", (unsigned long long)d->unknown_events);
+    W(d->malformed_events, "%llu fathom events with missing or mistyped fields ignored\n",
+      (unsigned long long)d->malformed_events);
+    W(d->unknown_frees, "%llu tensor_free events of unknown tensors\n", (unsigned long long)d->unknown_frees);
+    W(d->run_begins > 1, "%llu run_begin events: several runs are summed\n", (unsigned long long)d->run_begins);
+    W(!p->meta.have_begin, "no fathom:run_begin event: model and mode unknown\n");
+    W(p->meta.have_end && p->meta.ops != p->ops_seen + d->unmatched_begin,
+      "run_end says %llu ops ran, the trace holds %llu\n", (unsigned long long)p->meta.ops,
+      (unsigned long long)(p->ops_seen + d->unmatched_begin));
+    W(p->steps_seen && !p->step.count, "all %llu steps skipped (--skip-first %u --skip-last %u): nothing left\n",
+      (unsigned long long)p->steps_seen, p->skip_first, p->skip_last);
+#undef W
+    return n;
+}

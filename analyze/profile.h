@@ -1,0 +1,151 @@
+/* profile.h -- the profile model of one trace: what the analyses read.
+ *
+ * Built by feeding it the trace's events in time order (analyze/sink.c does
+ * that from Babeltrace2 messages); it knows nothing of Babeltrace2 or of the
+ * engine, only the trace schema (DESIGN section 4).  Memory grows with the
+ * number of op types, tensors alive and ops in flight, never with the number
+ * of events: per-step statistics are folded into the totals as soon as a
+ * step can no longer be one of the last `skip_last` steps.
+ *
+ * Which ops count: the ops that begin inside a kept step (steps are counted
+ * in trace order; the first `skip_first` and the last `skip_last` are
+ * dropped).  A trace without any step event counts every op.
+ */
+#ifndef FATHOM_ANALYZE_PROFILE_H
+#define FATHOM_ANALYZE_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ANALYZE_SCHEMA 1 /* the trace schema version this analyzer reads */
+
+typedef enum analyze_phase {
+    ANALYZE_PHASE_FORWARD,
+    ANALYZE_PHASE_BACKWARD,
+    ANALYZE_PHASE_UPDATE,
+    ANALYZE_PHASE_OTHER, /* a label this analyzer does not know */
+    ANALYZE_NPHASE
+} analyze_phase;
+
+const char *analyze_phase_name(analyze_phase p);
+analyze_phase analyze_phase_parse(const char *label);
+
+/* Statistics of a set of op invocations. min_ns is UINT64_MAX when count == 0. */
+typedef struct analyze_stat {
+    uint64_t count, ns, min_ns, max_ns;
+    uint64_t flops, bytes; /* sums of op_end's flops and bytes */
+} analyze_stat;
+
+void analyze_stat_init(analyze_stat *s);
+void analyze_stat_add(analyze_stat *s, uint64_t ns, uint64_t flops, uint64_t bytes);
+void analyze_stat_merge(analyze_stat *into, const analyze_stat *from);
+double analyze_stat_mean(const analyze_stat *s);
+
+typedef struct analyze_optype {
+    char *name;  /* the op enum label (or "op#N" when the value had no label) */
+    int cls;     /* index into the profile's classes */
+    analyze_stat phase[ANALYZE_NPHASE]; /* kept ops, by phase */
+    analyze_stat all;                   /* kept ops, all phases (finish) */
+} analyze_optype;
+
+typedef struct analyze_meta {
+    int have_begin, have_end;
+    uint32_t schema;
+    char *model, *mode, *preset, *version, *blas, *cpu; /* NULL when absent */
+    uint32_t batch, steps, threads, inter;
+    uint64_t seed;
+    int32_t status; /* run_end */
+    uint64_t ops;   /* run_end: op invocations executed */
+} analyze_meta;
+
+/* What went wrong while reading: every non-zero count is a warning. */
+typedef struct analyze_diag {
+    uint64_t events;            /* all events seen */
+    uint64_t foreign_events;    /* events of other providers (ignored) */
+    uint64_t unknown_events;    /* fathom:* events this schema does not define */
+    uint64_t malformed_events;  /* fathom events missing a field */
+    uint64_t discarded_events;  /* lost by the tracer (discarded-events messages) */
+    uint64_t discarded_packets; /* lost by the tracer (discarded-packets messages) */
+    uint64_t discarded_unknown; /* discarded-events messages without a count */
+    uint64_t unmatched_begin;   /* op_begin without op_end */
+    uint64_t unmatched_end;     /* op_end without op_begin */
+    uint64_t duplicate_begin;   /* op_begin whose (vtid, seq) was already pending */
+    uint64_t negative_time;     /* op_end before its op_begin */
+    uint64_t unmatched_steps;   /* step_begin without step_end or the reverse */
+    uint64_t unknown_frees;     /* tensor_free of a tensor never allocated */
+    uint64_t run_begins;        /* more than one run_begin is suspicious */
+} analyze_diag;
+
+typedef struct analyze_profile {
+    char *source;      /* what was read (path, URL or trace name) */
+    analyze_meta meta;
+    uint32_t skip_first, skip_last;
+
+    size_t nops;
+    analyze_optype *ops; /* op types in first-seen order */
+    size_t nclasses;
+    char **classes;      /* class labels in first-seen order */
+    size_t nroles;
+    char **roles;        /* tensor role labels in first-seen order */
+
+    /* steps */
+    uint64_t steps_seen;     /* completed steps in the trace */
+    analyze_stat step;       /* durations of the kept steps */
+    analyze_stat outside;    /* ops that began outside any step (init, ...) */
+    uint64_t ops_seen;       /* matched op pairs anywhere */
+
+    /* memory (tensor_alloc / tensor_free over the whole run) */
+    uint64_t *role_peak, *role_live; /* per role, bytes */
+    uint64_t peak_bytes, live_bytes; /* all roles together */
+    uint64_t tensors, tensors_live;
+
+    analyze_diag diag;
+    int finished;
+    void *priv; /* in-flight state (freed by finish) */
+} analyze_profile;
+
+/* NULL on out of memory. */
+analyze_profile *analyze_profile_create(const char *source, uint32_t skip_first, uint32_t skip_last);
+void analyze_profile_destroy(analyze_profile *p);
+
+/* The feeding API.  Functions returning int give 0, or -1 on out of memory.
+ * `op` / `role` are indices from the intern functions. */
+int analyze_profile_intern_op(analyze_profile *p, const char *name, const char *cls);
+int analyze_profile_intern_role(analyze_profile *p, const char *name);
+/* Copies the strings of m; have_begin is set. */
+int analyze_profile_run_begin(analyze_profile *p, const analyze_meta *m);
+void analyze_profile_run_end(analyze_profile *p, int32_t status, uint64_t ops);
+int analyze_profile_step_begin(analyze_profile *p, uint64_t ts, uint32_t step);
+int analyze_profile_step_end(analyze_profile *p, uint64_t ts, uint32_t step);
+int analyze_profile_op_begin(analyze_profile *p, uint64_t ts, uint64_t vtid, uint64_t seq, int op,
+                             analyze_phase phase);
+int analyze_profile_op_end(analyze_profile *p, uint64_t ts, uint64_t vtid, uint64_t seq, uint64_t flops,
+                           uint64_t bytes);
+int analyze_profile_tensor_alloc(analyze_profile *p, uint32_t id, int role, uint64_t bytes);
+void analyze_profile_tensor_free(analyze_profile *p, uint32_t id);
+
+/* Ends the trace: ops still pending become unmatched_begin, an open step is
+ * dropped, the last skip_last steps are dropped, per-op totals are
+ * computed.  Idempotent. */
+void analyze_profile_finish(analyze_profile *p);
+
+/* ---- derived views (after finish) --------------------------------------- */
+/* Time of all kept ops; the denominator of every share. */
+uint64_t analyze_profile_total_ns(const analyze_profile *p);
+/* Kept steps (0 when the trace has no steps). */
+uint64_t analyze_profile_steps_kept(const analyze_profile *p);
+/* Per class / per phase totals of the kept ops (arrays of nclasses /
+ * ANALYZE_NPHASE stats that the caller provides). */
+void analyze_profile_class_stats(const analyze_profile *p, analyze_stat *out);
+void analyze_profile_phase_stats(const analyze_profile *p, analyze_stat *out);
+/* Op type indices sorted by descending time (ties: by name); out has nops. */
+void analyze_profile_ops_by_time(const analyze_profile *p, size_t *out);
+/* Model label: meta.model, else "?" */
+const char *analyze_profile_model(const analyze_profile *p);
+const char *analyze_profile_mode(const analyze_profile *p);
+
+/* Writes one line per problem into buf ("12 events discarded by the
+ * tracer; ..."); returns the number of warnings. */
+int analyze_profile_warnings(const analyze_profile *p, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,39 @@
+/* sink.h -- the fathom sink: Babeltrace2 messages -> profiles.
+ *
+ * Shared by the in-process graph of `fathom analyze` (analyze/read.c, a
+ * simple sink) and the Babeltrace2 plugin (analyze/plugin.c, sink
+ * component classes sink.fathom.*).  Knows the trace schema (DESIGN
+ * section 4) by event and field names only: enum labels give op, class,
+ * phase, mode and role names, so a trace from any version is readable.
+ */
+#ifndef FATHOM_ANALYZE_SINK_H
+#define FATHOM_ANALYZE_SINK_H
+
+#include "analyze/profile.h"
+
+#include <babeltrace2/babeltrace.h>
+
+typedef struct analyze_sink analyze_sink;
+
+typedef struct analyze_sink_options {
+    uint32_t skip_first, skip_last;
+    /* 0: every message goes into one profile named `source` (one recording,
+     * possibly several CTF traces: per-process buffers).  1: one profile per
+     * Babeltrace2 trace object, named after the trace (the plugin). */
+    int per_trace;
+    const char *source;
+} analyze_sink_options;
+
+analyze_sink *analyze_sink_create(const analyze_sink_options *o);
+void analyze_sink_destroy(analyze_sink *s);
+
+/* Feeds one message.  0, or -1 with a one-line message in
+ * analyze_sink_error() (out of memory, unknown schema version). */
+int analyze_sink_consume(analyze_sink *s, const bt_message *msg);
+const char *analyze_sink_error(const analyze_sink *s);
+
+/* Finishes every profile and hands them over (the caller destroys them and
+ * frees the array); the sink keeps none.  *n may be 0. */
+analyze_profile **analyze_sink_take(analyze_sink *s, size_t *n);
+
+#endif

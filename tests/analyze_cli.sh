@@ -1,0 +1,80 @@
+#!/bin/sh
+# analyze_cli.sh FATHOM CTFGEN_TOOL PLUGIN_DIR TMP -- `fathom analyze` as a user
+# runs it, and the fathom-bt2.so plugin loaded by the babeltrace2 program.
+set -u
+FATHOM=$1 GEN=$2 PLUGINS=$3
+T=$(mktemp -d "$4/analyze-cli-XXXXXX")
+trap 'rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# one-line error and a non-zero exit
+expect_error() { # what, args...
+    what=$1; shift
+    "$FATHOM" analyze "$@" >"$T/out" 2>"$T/err"; rc=$?
+    [ $rc -ne 0 ] || fail "$what: exit status 0"
+    [ "$(wc -l <"$T/err")" -eq 1 ] || { fail "$what: stderr is not one line:"; cat "$T/err"; }
+    [ ! -s "$T/out" ] || fail "$what: wrote to stdout"
+}
+
+"$GEN" "$T/a" conv alexnet train 4 || exit 1
+"$GEN" "$T/ai" conv alexnet infer 4 seed=2 || exit 1
+"$GEN" "$T/m" fc memnet train 4 seed=3 || exit 1
+"$GEN" "$T/d" conv alexnet train 4 discard=5 seed=4 || exit 1
+"$GEN" "$T/s2" conv alexnet train 2 schema=2 seed=5 || exit 1
+"$GEN" "$T/f" conv x train 2 only_foreign seed=6 || exit 1
+mkdir "$T/empty"
+head -c 20000 /dev/urandom >"$T/random.bin"
+
+expect_error "missing file" breakdown "$T/nope.tar.zst"
+expect_error "random file" breakdown "$T/random.bin"
+expect_error "empty dir" breakdown "$T/empty"
+expect_error "schema 2" breakdown "$T/s2"
+expect_error "foreign only" breakdown "$T/f"
+expect_error "bad format" breakdown --format xml "$T/a"
+expect_error "bad analysis" frobnicate "$T/a"
+expect_error "no trace" similarity
+expect_error "bad skip" breakdown --skip-first -1 "$T/a"
+expect_error "no pair" compare "$T/a" "$T/m"
+grep -q "schema version 2" "$T/err" 2>/dev/null || true
+
+# warnings: discarded events say so (and --strict makes them fatal)
+"$FATHOM" analyze breakdown "$T/d" >/dev/null 2>"$T/err" || fail "discarded: non-zero exit"
+grep -q "warning: .*5 events discarded" "$T/err" || { fail "discarded: no warning"; cat "$T/err"; }
+"$FATHOM" analyze breakdown --strict "$T/d" >/dev/null 2>&1 && fail "--strict with warnings: exit 0"
+
+# outputs
+"$FATHOM" analyze breakdown --format csv "$T/a" >"$T/csv" || fail "csv"
+head -1 "$T/csv" | grep -q '^trace,model,mode,level,name,class,count,ns,share,' || fail "csv header"
+grep -q ',op,Conv2D,convolution,4,4000,' "$T/csv" || { fail "csv Conv2D row"; cat "$T/csv"; }
+"$FATHOM" analyze breakdown --format json "$T/a" "$T/m" >"$T/json" || fail "json"
+[ "$(jq '.traces | length' "$T/json")" = 2 ] || fail "json: two traces"
+[ "$(jq '[.traces[0].op_types[].share] | add | . * 1e6 | round' "$T/json")" = 1000000 ] || fail "json: shares sum"
+[ "$(jq -r '.traces[1].model' "$T/json")" = memnet ] || fail "json: model"
+"$FATHOM" analyze compare --format json "$T/ai" "$T/a" >"$T/cmp" || fail "compare"
+[ "$(jq -r '.pairs[0].train_only | map(.op) | join(",")' "$T/cmp")" = \
+  "Conv2DBackpropFilter,Conv2DBackpropInput,ApplyAdam,MaxPoolGrad,ReluGrad" ] || fail "compare: train-only ops"
+"$FATHOM" analyze compare --format csv "$T/ai" "$T/a" | grep -q '^alexnet,step,step_ns,' || fail "compare csv"
+"$FATHOM" analyze similarity --format json "$T/a" "$T/ai" "$T/m" >"$T/sim" || fail "similarity"
+[ "$(jq '.cosine[0][0]' "$T/sim")" = 1 ] || [ "$(jq '.cosine[0][0]' "$T/sim")" = 1.0 ] || fail "similarity: diagonal"
+[ "$(jq '.merges | length' "$T/sim")" = 2 ] || fail "similarity: merges"
+"$FATHOM" analyze similarity --by class --format csv "$T/a" "$T/m" | head -1 | grep -q '^label,alexnet/train,memnet/train$' \
+  || fail "similarity csv header"
+"$FATHOM" analyze similarity "$T/a" "$T/m" | grep -q 'distance = 1 - cosine' || fail "dendrogram"
+
+# the plugin, loaded by the babeltrace2 program itself: same numbers as fathom analyze
+babeltrace2 --plugin-path="$PLUGINS" "$T/a" -c sink.fathom.breakdown -p 'format="json"' >"$T/bt.json" 2>"$T/bt.err" \
+  || { fail "babeltrace2 sink.fathom.breakdown"; cat "$T/bt.err"; }
+"$FATHOM" analyze breakdown --format json "$T/a" >"$T/cli.json"
+cmp -s "$T/bt.json" "$T/cli.json" || { fail "plugin JSON differs from fathom analyze"; diff "$T/bt.json" "$T/cli.json" | head; }
+babeltrace2 --plugin-path="$PLUGINS" "$T/d" -c sink.fathom.breakdown >/dev/null 2>"$T/bt.err" || fail "plugin on discarded"
+grep -q "5 events discarded" "$T/bt.err" || fail "plugin: no discarded warning"
+babeltrace2 --plugin-path="$PLUGINS" "$T/a" "$T/ai" -c sink.fathom.compare -p 'format="json"' 2>/dev/null \
+  | jq -e '.pairs[0].model == "alexnet"' >/dev/null || fail "plugin compare"
+babeltrace2 --plugin-path="$PLUGINS" "$T/a" "$T/m" -c sink.fathom.similarity -p 'by="class"' 2>/dev/null \
+  | grep -q 'average-linkage' || fail "plugin similarity"
+babeltrace2 --plugin-path="$PLUGINS" "$T/a" -c sink.fathom.breakdown -p 'nonsense=1' >/dev/null 2>&1 \
+  && fail "plugin accepts an unknown parameter"
+
+[ $fails -eq 0 ] && echo "all analyze CLI checks passed"
+exit $fails

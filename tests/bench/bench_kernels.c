@@ -1,0 +1,237 @@
+/* bench_kernels.c -- GEMM-shaped kernels against the machine's raw sgemm.
+ *
+ * In one run: raw cblas_sgemm at a large square shape (the peak), then the
+ * engine's MatMul (a one-node graph run repeatedly) at large shapes, then
+ * Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter at AlexNet, VGG-19
+ * and ResNet-50 layer shapes. Prints GFLOP/s and the ratio to the peak,
+ * against the targets (MatMul >= 0.90, Conv2D >= 0.75, backprops >= 0.65).
+ * Each kernel is timed interleaved with the peak sgemm (see time_interleaved).
+ * A benchmark, not a test: ctest label "bench" (ctest -L bench); --strict
+ * makes a missed target the exit status.
+ *
+ *   bench_kernels [--threads N] [--batch B] [--seconds S] [--strict]
+ */
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "exec/build.h"
+#include "exec/exec.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double g_seconds = 1.0; /* time budget per measurement */
+
+/* Runs f(arg) until the budget is spent (at least 3 times, after a warm-up
+ * run) and returns the median seconds per call. */
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+static double time_median(void (*f)(void *), void *arg)
+{
+    f(arg);
+    double t[256];
+    int n = 0;
+    double start = now();
+    while (n < 256 && (n < 3 || now() - start < g_seconds)) {
+        double t0 = now();
+        f(arg);
+        t[n++] = now() - t0;
+    }
+    qsort(t, (size_t)n, sizeof t[0], cmp_d);
+    return t[n / 2];
+}
+
+/* The machine may be shared and its load drift, so every kernel is timed
+ * interleaved with the peak sgemm: one call of each in turn, medians of
+ * both, and the ratio is taken against that local peak. */
+static void (*g_peak_fn)(void *);
+static void *g_peak_arg;
+static double g_peak_flops, g_local_peak;
+
+static double time_interleaved(void (*f)(void *), void *arg)
+{
+    f(arg);
+    g_peak_fn(g_peak_arg);
+    double t[128], u[128];
+    int n = 0;
+    double start = now();
+    while (n < 128 && (n < 5 || now() - start < 2 * g_seconds)) {
+        double t0 = now();
+        f(arg);
+        double t1 = now();
+        g_peak_fn(g_peak_arg);
+        u[n] = now() - t1;
+        t[n++] = t1 - t0;
+    }
+    qsort(t, (size_t)n, sizeof t[0], cmp_d);
+    qsort(u, (size_t)n, sizeof u[0], cmp_d);
+    g_local_peak = g_peak_flops / u[n / 2] * 1e-9;
+    return t[n / 2];
+}
+
+static float *rand_buf(size_t n)
+{
+    float *p = malloc(n * sizeof *p);
+    if (!p) {
+        fprintf(stderr, "bench_kernels: out of memory\n");
+        exit(1);
+    }
+    unsigned s = 12345;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 1103515245u + 12345u;
+        p[i] = (float)((s >> 9) & 0xffff) / 65536.0f - 0.5f;
+    }
+    return p;
+}
+
+/* ---- raw sgemm ---------------------------------------------------------- */
+typedef struct sg { int m, n, k; float *a, *b, *c; } sg;
+static void run_sgemm(void *p)
+{
+    sg *s = p;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->m, s->n, s->k, 1.0f, s->a, s->k, s->b, s->n, 0.0f, s->c,
+                s->n);
+}
+
+static sg g_sg;
+static double raw_sgemm(int m, int n, int k)
+{
+    g_sg = (sg){ m, n, k, rand_buf((size_t)m * k), rand_buf((size_t)k * n), rand_buf((size_t)m * n) };
+    double t = time_median(run_sgemm, &g_sg);
+    g_peak_fn = run_sgemm;
+    g_peak_arg = &g_sg;
+    g_peak_flops = 2.0 * m * n * k;
+    return g_peak_flops / t * 1e-9;
+}
+
+/* ---- one-node engine graphs --------------------------------------------- */
+static void run_graph(void *p)
+{
+    exec_run_opts o = { .max_phase = EXEC_PHASE_forward };
+    if (exec_graph_run(p, &o)) {
+        fprintf(stderr, "bench_kernels: run failed: %s\n", exec_errmsg());
+        exit(1);
+    }
+}
+
+typedef struct tdesc { int ndim; int64_t shape[4]; } tdesc;
+
+/* GFLOP/s of one node of `op` on random inputs of the given shapes. */
+static double bench_node(exec_op op, int nin, const tdesc *ins, int nattrs, const int64_t *attrs)
+{
+    exec_graph *g = NULL;
+    if (exec_graph_create(&g, 1))
+        exit(1);
+    uint32_t ids[4];
+    for (int i = 0; i < nin; i++)
+        ids[i] = exec_input(g, "in", EXEC_F32, ins[i].ndim, ins[i].shape);
+    exec_op_add(g, op, nin, ids, nattrs, attrs, NULL);
+    if (exec_graph_status(g) || exec_graph_plan(g)) {
+        fprintf(stderr, "bench_kernels: %s: %s\n", exec_op_name(op), exec_errmsg());
+        exit(1);
+    }
+    for (int i = 0; i < nin; i++) {
+        exec_tensor *t = exec_tensor_get(g, ids[i]);
+        float *r = rand_buf((size_t)t->numel);
+        memcpy(t->data, r, t->bytes);
+        free(r);
+    }
+    uint64_t flops = 0, bytes = 0;
+    exec_node_cost(g, exec_node_get(g, 0), &flops, &bytes);
+    double t = time_interleaved(run_graph, g);
+    exec_graph_destroy(g);
+    return (double)flops / t * 1e-9;
+}
+
+static double g_peak;
+static int g_missed;
+
+static void report(const char *what, double gf, double target)
+{
+    double r = gf / g_local_peak;
+    int ok = r >= target;
+    g_missed += !ok;
+    printf("%-52s %6.1f GFLOP/s  peak %5.1f  %5.2f of peak  (target %.2f: %s)\n", what, gf, g_local_peak, r, target,
+           ok ? "met" : "MISSED");
+    fflush(stdout);
+}
+
+typedef struct layer { const char *name; int64_t c, h, w, oc, k, s, p; } layer;
+
+int main(int argc, char **argv)
+{
+    int threads = 2, strict = 0;
+    int64_t batch = 8;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
+            batch = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
+            g_seconds = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--strict"))
+            strict = 1;
+        else {
+            fprintf(stderr, "usage: bench_kernels [--threads N] [--batch B] [--seconds S] [--strict]\n");
+            return 2;
+        }
+    }
+    if (threads < 1 || batch < 1 || !(g_seconds > 0)) {
+        fprintf(stderr, "bench_kernels: threads, batch and seconds must be positive\n");
+        return 2;
+    }
+    exec_threads_set(threads);
+    printf("bench_kernels: %d threads, batch %lld, %s\nBLAS: %s\n\n", exec_threads_get(), (long long)batch,
+           exec_cpu_model(), exec_blas_config());
+
+    g_peak = raw_sgemm(2048, 2048, 2048);
+    printf("%-52s %8.1f GFLOP/s  (the peak)\n", "raw cblas_sgemm 2048x2048x2048", g_peak);
+
+    static const int64_t mm[][3] = { { 2048, 2048, 2048 }, { 4096, 1024, 1024 }, { 1024, 4096, 2048 } };
+    for (size_t i = 0; i < sizeof mm / sizeof mm[0]; i++) {
+        int64_t m = mm[i][0], n = mm[i][1], k = mm[i][2];
+        tdesc in[2] = { { 2, { m, k } }, { 2, { k, n } } };
+        char what[96];
+        snprintf(what, sizeof what, "MatMul %lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
+        report(what, bench_node(EXEC_OP_MatMul, 2, in, 2, (int64_t[]){ 0, 0 }), 0.90);
+    }
+    printf("\n");
+
+    static const layer layers[] = {
+        { "AlexNet conv2 27x27x64->192 5x5", 64, 27, 27, 192, 5, 1, 2 },
+        { "VGG-19 conv3_1 56x56x128->256 3x3", 128, 56, 56, 256, 3, 1, 1 },
+        { "ResNet-50 1x1 56x56x64->256", 64, 56, 56, 256, 1, 1, 0 },
+        { "ResNet-50 3x3 14x14x256->256", 256, 14, 14, 256, 3, 1, 1 },
+    };
+    for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++) {
+        const layer *L = &layers[i];
+        int64_t oh = (L->h + 2 * L->p - L->k) / L->s + 1, ow = (L->w + 2 * L->p - L->k) / L->s + 1;
+        tdesc x = { 4, { batch, L->c, L->h, L->w } }, f = { 4, { L->oc, L->c, L->k, L->k } };
+        tdesc dy = { 4, { batch, L->oc, oh, ow } };
+        char what[128];
+        snprintf(what, sizeof what, "Conv2D               %s", L->name);
+        report(what, bench_node(EXEC_OP_Conv2D, 2, (tdesc[]){ x, f }, 4, (int64_t[]){ L->s, L->s, L->p, L->p }), 0.75);
+        snprintf(what, sizeof what, "Conv2DBackpropInput  %s", L->name);
+        report(what,
+               bench_node(EXEC_OP_Conv2DBackpropInput, 2, (tdesc[]){ f, dy }, 8,
+                          (int64_t[]){ L->s, L->s, L->p, L->p, batch, L->c, L->h, L->w }),
+               0.65);
+        snprintf(what, sizeof what, "Conv2DBackpropFilter %s", L->name);
+        report(what,
+               bench_node(EXEC_OP_Conv2DBackpropFilter, 2, (tdesc[]){ x, dy }, 8,
+                          (int64_t[]){ L->s, L->s, L->p, L->p, L->oc, L->c, L->k, L->k }),
+               0.65);
+    }
+    printf("\n%d target(s) missed\n", g_missed);
+    return strict && g_missed ? 1 : 0;
+}

@@ -1,0 +1,540 @@
+/* test_analyze.c -- the analyzer on traces with known op sequences, written
+ * by the ctfgen fixture (tests/fixtures): exact counts and times, step
+ * skipping, shares, the JSON layout, similarity, training/inference
+ * pairing, and the warnings and errors of damaged or foreign traces. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "analyze/profile.h"
+#include "analyze/read.h"
+#include "analyze/report.h"
+#include "fixtures/ctfgen.h"
+#include "fixtures/scenario.h"
+#include "tracer/archive.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char tmpdir[4096];
+
+static int setup_all(void **state)
+{
+    (void)state;
+    const char *base = getenv("FATHOM_TEST_TMP");
+    snprintf(tmpdir, sizeof tmpdir, "%s/analyze-XXXXXX", base ? base : "/tmp");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown_all(void **state)
+{
+    (void)state;
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Writes a scenario into a fresh directory named `name`; returns its path. */
+static const char *make(const char *name, const char *recipe, const char *model, int mode, uint32_t steps,
+                        scen *extra)
+{
+    static char paths[32][4200];
+    static int next;
+    char *path = paths[next++ % 32];
+    snprintf(path, 4200, "%s/%s", tmpdir, name);
+    scen s = extra ? *extra : (scen){ 0 };
+    s.model = model;
+    s.mode = mode;
+    s.steps = steps;
+    if (!extra)
+        s.run_begin = 1;
+    s.ops = scen_recipe(recipe, mode, &s.nops);
+    s.uuid_seed = (uint64_t)next * 7919;
+    assert_non_null(s.ops);
+    assert_int_equal(scen_write(path, &s), 0);
+    return path;
+}
+
+static analyze_profile *read_ok(const char *path, uint32_t skip_first, uint32_t skip_last)
+{
+    analyze_read_options o = { skip_first, skip_last };
+    analyze_profile *p = NULL;
+    char err[1024] = "";
+    int rc = analyze_read(path, &o, &p, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "analyze_read: %s\n", err);
+    assert_int_equal(rc, 0);
+    assert_non_null(p);
+    return p;
+}
+
+static const analyze_optype *op_named(const analyze_profile *p, const char *name)
+{
+    for (size_t i = 0; i < p->nops; i++)
+        if (strcmp(p->ops[i].name, name) == 0)
+            return &p->ops[i];
+    return NULL;
+}
+
+/* Expected count and time of op `name` in `phase` (-1: any) per step. */
+static void expect_per_step(const scen_op *r, size_t n, const char *name, int phase, uint64_t *count, uint64_t *ns)
+{
+    *count = *ns = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(r[i].op, name) == 0 && (phase < 0 || r[i].phase == phase))
+            (*count)++, *ns += r[i].ns;
+}
+
+static void check_counts(const analyze_profile *p, const char *recipe, int mode, uint64_t kept)
+{
+    size_t n;
+    const scen_op *r = scen_recipe(recipe, mode, &n);
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        const analyze_optype *o = op_named(p, r[i].op);
+        assert_non_null(o);
+        uint64_t c, ns;
+        expect_per_step(r, n, r[i].op, -1, &c, &ns);
+        assert_int_equal(o->all.count, c * kept);
+        assert_int_equal(o->all.ns, ns * kept);
+        expect_per_step(r, n, r[i].op, r[i].phase, &c, &ns);
+        assert_int_equal(o->phase[r[i].phase].count, c * kept);
+        assert_int_equal(o->phase[r[i].phase].ns, ns * kept);
+        assert_int_equal(o->all.flops, 1000 * o->all.ns); /* the fixture's op_end flops */
+        total += r[i].ns;
+    }
+    assert_int_equal(analyze_profile_total_ns(p), total * kept);
+}
+
+static uint64_t step_ns(const char *recipe, int mode)
+{
+    size_t n;
+    const scen_op *r = scen_recipe(recipe, mode, &n);
+    uint64_t t = 40 + 10 * n; /* the fixture's layout: see scenario.c */
+    for (size_t i = 0; i < n; i++)
+        t += r[i].ns;
+    return t;
+}
+
+/* ---- tests -------------------------------------------------------------------------- */
+static void test_counts_exact(void **state)
+{
+    (void)state;
+    scen s = { .run_begin = 1, .setup_ops = 3, .nstreams = 3 };
+    const char *dir = make("counts", "conv", "alexnet", CTFGEN_TRAIN, 5, &s);
+    analyze_profile *p = read_ok(dir, 0, 0);
+    check_counts(p, "conv", CTFGEN_TRAIN, 5);
+    assert_int_equal(p->steps_seen, 5);
+    assert_int_equal(analyze_profile_steps_kept(p), 5);
+    assert_int_equal(p->step.min_ns, step_ns("conv", CTFGEN_TRAIN));
+    assert_int_equal(p->step.max_ns, step_ns("conv", CTFGEN_TRAIN));
+    /* the weight initialisation ran outside the steps: not in the profile */
+    assert_int_equal(p->outside.count, 3);
+    assert_int_equal(p->outside.ns, 1500);
+    const analyze_optype *rnd = op_named(p, "RandomStandardNormal");
+    assert_true(!rnd || rnd->all.count == 0);
+    assert_string_equal(p->meta.model, "alexnet");
+    assert_string_equal(p->meta.mode, "train");
+    assert_string_equal(p->meta.preset, "tiny");
+    assert_int_equal(p->meta.steps, 5);
+    assert_int_equal(p->meta.seed, 42);
+    assert_int_equal(analyze_profile_warnings(p, NULL, 0), 0);
+    /* memory: 4 weights of 512 B and one 2048 B activation per step */
+    assert_int_equal(p->peak_bytes, 4 * 512 + 2048);
+    for (size_t r = 0; r < p->nroles; r++) {
+        if (strcmp(p->roles[r], "weight") == 0)
+            assert_int_equal(p->role_peak[r], 2048);
+        else if (strcmp(p->roles[r], "activation") == 0)
+            assert_int_equal(p->role_peak[r], 2048);
+    }
+    assert_int_equal(p->tensors_live, 4);
+    analyze_profile_destroy(p);
+}
+
+static void test_skip_steps(void **state)
+{
+    (void)state;
+    const char *dir = make("skip", "conv", "alexnet", CTFGEN_TRAIN, 6, NULL);
+    for (uint32_t sf = 0; sf <= 2; sf++)
+        for (uint32_t sl = 0; sl <= 3; sl++) {
+            analyze_profile *p = read_ok(dir, sf, sl);
+            check_counts(p, "conv", CTFGEN_TRAIN, 6 - sf - sl);
+            assert_int_equal(analyze_profile_steps_kept(p), 6 - sf - sl);
+            assert_int_equal(p->steps_seen, 6);
+            analyze_profile_destroy(p);
+        }
+    /* skipping everything is said */
+    analyze_profile *p = read_ok(dir, 3, 3);
+    assert_int_equal(analyze_profile_total_ns(p), 0);
+    char w[1024];
+    assert_true(analyze_profile_warnings(p, w, sizeof w) >= 1);
+    assert_non_null(strstr(w, "all 6 steps skipped"));
+    analyze_profile_destroy(p);
+}
+
+/* Ops that end after their step ended still count for that step; the ring
+ * of the last steps drops exactly skip_last of them. */
+static void test_profile_direct(void **state)
+{
+    (void)state;
+    analyze_profile *p = analyze_profile_create("direct", 1, 1);
+    assert_non_null(p);
+    int mm = analyze_profile_intern_op(p, "MatMul", "matrix");
+    int ad = analyze_profile_intern_op(p, "Add", "elementwise");
+    assert_true(mm >= 0 && ad >= 0);
+    uint64_t t = 0;
+    for (uint32_t s = 0; s < 5; s++) {
+        assert_int_equal(analyze_profile_step_begin(p, t, s), 0);
+        assert_int_equal(analyze_profile_op_begin(p, t + 1, 7, 2 * s, mm, ANALYZE_PHASE_FORWARD), 0);
+        assert_int_equal(analyze_profile_op_begin(p, t + 2, 8, 2 * s + 1, ad, ANALYZE_PHASE_BACKWARD), 0);
+        assert_int_equal(analyze_profile_op_end(p, t + 11, 7, 2 * s, 5, 6), 0);
+        assert_int_equal(analyze_profile_step_end(p, t + 20, s), 0);
+        /* the Add of this step ends after step_end */
+        assert_int_equal(analyze_profile_op_end(p, t + 102, 8, 2 * s + 1, 0, 0), 0);
+        t += 1000;
+    }
+    analyze_profile_finish(p);
+    assert_int_equal(p->ops[mm].all.count, 3);
+    assert_int_equal(p->ops[mm].all.ns, 30);
+    assert_int_equal(p->ops[mm].all.flops, 15);
+    assert_int_equal(p->ops[ad].phase[ANALYZE_PHASE_BACKWARD].count, 3);
+    assert_int_equal(p->ops[ad].all.ns, 300);
+    assert_int_equal(p->step.count, 3);
+    assert_int_equal(p->step.ns, 60);
+    assert_int_equal(p->diag.unmatched_begin, 0);
+    assert_int_equal(p->diag.unmatched_end, 0);
+    analyze_profile_destroy(p);
+}
+
+static json_t *json_of_breakdown(analyze_profile **p, size_t n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(analyze_breakdown(f, p, n, ANALYZE_JSON, 0), 0);
+    fclose(f);
+    json_error_t e;
+    json_t *j = json_loads(buf, 0, &e);
+    free(buf);
+    assert_non_null(j);
+    return j;
+}
+
+static void assert_keys(json_t *o, const char *const *keys, size_t n)
+{
+    assert_true(json_is_object(o));
+    assert_int_equal(json_object_size(o), n);
+    for (size_t i = 0; i < n; i++)
+        assert_non_null(json_object_get(o, keys[i]));
+}
+
+static void test_breakdown_json(void **state)
+{
+    (void)state;
+    analyze_profile *p[2];
+    p[0] = read_ok(make("json-a", "conv", "alexnet", CTFGEN_TRAIN, 4, NULL), 1, 1);
+    p[1] = read_ok(make("json-b", "fc", "memnet", CTFGEN_INFER, 3, NULL), 0, 0);
+    json_t *j = json_of_breakdown(p, 2);
+    static const char *const top[] = { "schema", "traces" };
+    static const char *const tk[] = { "model", "mode", "steps", "total_ns", "op_types", "classes" };
+    static const char *const ok[] = { "op", "class", "ns", "count", "share" };
+    static const char *const ck[] = { "class", "ns", "share" };
+    assert_keys(j, top, 2);
+    assert_int_equal(json_integer_value(json_object_get(j, "schema")), 1);
+    json_t *traces = json_object_get(j, "traces");
+    assert_int_equal(json_array_size(traces), 2);
+    for (size_t k = 0; k < 2; k++) {
+        json_t *t = json_array_get(traces, k);
+        assert_keys(t, tk, 6);
+        assert_int_equal(json_integer_value(json_object_get(t, "total_ns")), analyze_profile_total_ns(p[k]));
+        double sum = 0, csum = 0;
+        uint64_t nsum = 0;
+        size_t i;
+        json_t *o;
+        double prev = INFINITY;
+        json_array_foreach(json_object_get(t, "op_types"), i, o) {
+            assert_keys(o, ok, 5);
+            sum += json_real_value(json_object_get(o, "share"));
+            nsum += (uint64_t)json_integer_value(json_object_get(o, "ns"));
+            double ns = (double)json_integer_value(json_object_get(o, "ns"));
+            assert_true(ns <= prev); /* largest first */
+            prev = ns;
+        }
+        json_array_foreach(json_object_get(t, "classes"), i, o) {
+            assert_keys(o, ck, 3);
+            csum += json_real_value(json_object_get(o, "share"));
+        }
+        assert_true(fabs(sum - 1.0) < 1e-9);
+        assert_true(fabs(csum - 1.0) < 1e-9);
+        assert_int_equal(nsum, analyze_profile_total_ns(p[k]));
+    }
+    json_t *t0 = json_array_get(traces, 0);
+    assert_string_equal(json_string_value(json_object_get(t0, "model")), "alexnet");
+    assert_string_equal(json_string_value(json_object_get(t0, "mode")), "train");
+    assert_int_equal(json_integer_value(json_object_get(t0, "steps")), 2);
+    json_t *first = json_array_get(json_object_get(t0, "op_types"), 0);
+    assert_string_equal(json_string_value(json_object_get(first, "op")), "Conv2DBackpropFilter");
+    assert_string_equal(json_string_value(json_object_get(first, "class")), "convolution");
+    assert_int_equal(json_integer_value(json_object_get(first, "count")), 2);
+    assert_int_equal(json_integer_value(json_object_get(first, "ns")), 3000);
+    json_t *t1 = json_array_get(traces, 1);
+    assert_string_equal(json_string_value(json_object_get(t1, "mode")), "infer");
+    json_decref(j);
+    /* the cumulative view: conv train needs 6 of its 11 op types for 90% */
+    assert_int_equal(analyze_ops_for_share(p[0], 0.9), 6);
+    assert_int_equal(analyze_ops_for_share(p[0], 1.0), 11);
+    analyze_profile_destroy(p[0]);
+    analyze_profile_destroy(p[1]);
+}
+
+static void test_similarity(void **state)
+{
+    (void)state;
+    analyze_profile *p[4];
+    p[0] = read_ok(make("sim-a", "conv", "alexnet", CTFGEN_TRAIN, 3, NULL), 0, 0);
+    p[1] = read_ok(make("sim-b", "conv", "vgg", CTFGEN_TRAIN, 5, NULL), 0, 0); /* same mix, more steps */
+    p[2] = read_ok(make("sim-c", "disjoint", "odd", CTFGEN_TRAIN, 3, NULL), 0, 0);
+    p[3] = read_ok(make("sim-d", "fc", "memnet", CTFGEN_TRAIN, 3, NULL), 0, 0);
+    analyze_sim *s = analyze_sim_create(p, 4, 0);
+    assert_non_null(s);
+    assert_int_equal(s->n, 4);
+    for (size_t i = 0; i < 4; i++)
+        assert_true(fabs(s->cos[i * 4 + i] - 1.0) < 1e-12);
+    assert_true(fabs(s->cos[0 * 4 + 1] - 1.0) < 1e-12); /* identical op mixes */
+    assert_true(s->cos[0 * 4 + 2] == 0.0);               /* no op in common */
+    assert_true(s->cos[3 * 4 + 2] == 0.0);
+    assert_true(s->cos[0 * 4 + 3] > 0.0 && s->cos[0 * 4 + 3] < 1.0);
+    assert_true(fabs(s->cos[0 * 4 + 3] - s->cos[3 * 4 + 0]) < 1e-15);
+    /* clustering: alexnet+vgg first at distance 0; the disjoint one last at 1 */
+    assert_int_equal(s->merges[0].a, 0);
+    assert_int_equal(s->merges[0].b, 1);
+    assert_true(fabs(s->merges[0].distance) < 1e-12);
+    assert_int_equal(s->merges[1].b, 4); /* memnet joins {alexnet, vgg} */
+    assert_int_equal(s->merges[1].a, 3);
+    assert_true(fabs(s->merges[1].distance - (1.0 - s->cos[0 * 4 + 3])) < 1e-12);
+    assert_int_equal(s->merges[2].a, 2);
+    assert_true(fabs(s->merges[2].distance - 1.0) < 1e-12);
+    assert_int_equal(s->merges[2].size, 4);
+    /* the text output holds the matrix and a dendrogram */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(analyze_similarity(f, s, 0, ANALYZE_TEXT), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "alexnet/train"));
+    assert_non_null(strstr(buf, "distance = 1 - cosine"));
+    free(buf);
+    analyze_sim_destroy(s);
+    /* by class: conv and disjoint still share no class */
+    s = analyze_sim_create(p, 4, 1);
+    assert_true(s->cos[0 * 4 + 2] == 0.0);
+    assert_int_equal(s->dim, 6); /* the classes seen (random only outside steps: none here) */
+    analyze_sim_destroy(s);
+    /* several traces of one model are summed into one group */
+    analyze_profile *q[2] = { p[0], p[0] };
+    s = analyze_sim_create(q, 2, 0);
+    assert_int_equal(s->n, 1);
+    analyze_sim_destroy(s);
+    for (int i = 0; i < 4; i++)
+        analyze_profile_destroy(p[i]);
+}
+
+static void test_pairing(void **state)
+{
+    (void)state;
+    analyze_profile *p[5];
+    p[0] = read_ok(make("pair-mi", "fc", "memnet", CTFGEN_INFER, 3, NULL), 0, 0);
+    p[1] = read_ok(make("pair-at", "conv", "alexnet", CTFGEN_TRAIN, 3, NULL), 0, 0);
+    p[2] = read_ok(make("pair-ai", "conv", "alexnet", CTFGEN_INFER, 3, NULL), 0, 0);
+    p[3] = read_ok(make("pair-mt", "fc", "memnet", CTFGEN_TRAIN, 3, NULL), 0, 0);
+    p[4] = read_ok(make("pair-vt", "conv", "vgg", CTFGEN_TRAIN, 3, NULL), 0, 0);
+    analyze_pair pr[5];
+    int used[5];
+    char err[512];
+    int n = analyze_pairs(p, 5, 0, pr, used, err, sizeof err);
+    assert_int_equal(n, 2);
+    assert_int_equal(pr[0].train, 1);
+    assert_int_equal(pr[0].infer, 2);
+    assert_int_equal(pr[1].train, 3);
+    assert_int_equal(pr[1].infer, 0);
+    assert_int_equal(used[4], 0);
+    double ratio = analyze_step_ns(p[1]) / analyze_step_ns(p[2]);
+    assert_true(fabs(ratio - (double)step_ns("conv", CTFGEN_TRAIN) / (double)step_ns("conv", CTFGEN_INFER)) < 1e-12);
+    /* explicit pairs: in order, and checked */
+    analyze_profile *q[4] = { p[1], p[2], p[3], p[0] };
+    assert_int_equal(analyze_pairs(q, 4, 1, pr, used, err, sizeof err), 2);
+    analyze_profile *bad[2] = { p[2], p[1] };
+    assert_int_equal(analyze_pairs(bad, 2, 1, pr, used, err, sizeof err), -1);
+    analyze_profile *none[2] = { p[4], p[0] };
+    assert_int_equal(analyze_pairs(none, 2, 0, pr, used, err, sizeof err), -1);
+    /* the JSON: ops only in training */
+    n = analyze_pairs(p, 5, 0, pr, used, err, sizeof err);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(analyze_compare(f, p, pr, (size_t)n, ANALYZE_JSON), 0);
+    fclose(f);
+    json_error_t e;
+    json_t *j = json_loads(buf, 0, &e);
+    free(buf);
+    assert_non_null(j);
+    json_t *a = json_array_get(json_object_get(j, "pairs"), 0);
+    assert_string_equal(json_string_value(json_object_get(a, "model")), "alexnet");
+    assert_true(fabs(json_real_value(json_object_get(a, "step_ratio")) - ratio) < 1e-9);
+    json_t *only = json_object_get(a, "train_only");
+    const char *expect[] = { "Conv2DBackpropFilter", "Conv2DBackpropInput", "ApplyAdam", "MaxPoolGrad", "ReluGrad" };
+    assert_int_equal(json_array_size(only), 5);
+    for (size_t i = 0; i < 5; i++)
+        assert_string_equal(json_string_value(json_object_get(json_array_get(only, i), "op")), expect[i]);
+    json_decref(j);
+    for (int i = 0; i < 5; i++)
+        analyze_profile_destroy(p[i]);
+}
+
+static void test_discarded_warns(void **state)
+{
+    (void)state;
+    scen s = { .run_begin = 1, .discard_n = 7 };
+    analyze_profile *p = read_ok(make("discard", "conv", "alexnet", CTFGEN_TRAIN, 4, &s), 0, 0);
+    assert_int_equal(p->diag.discarded_events, 7);
+    char w[2048];
+    assert_true(analyze_profile_warnings(p, w, sizeof w) >= 1);
+    assert_non_null(strstr(w, "7 events discarded by the tracer"));
+    analyze_profile_destroy(p);
+}
+
+static void test_foreign_provider(void **state)
+{
+    (void)state;
+    scen s = { .run_begin = 1, .foreign_every = 5 };
+    analyze_profile *p = read_ok(make("mixed", "conv", "alexnet", CTFGEN_TRAIN, 3, &s), 0, 0);
+    check_counts(p, "conv", CTFGEN_TRAIN, 3); /* foreign events change nothing */
+    assert_int_equal(p->diag.foreign_events, 36 / 5);
+    char w[2048];
+    assert_true(analyze_profile_warnings(p, w, sizeof w) >= 1);
+    assert_non_null(strstr(w, "7 events of other providers ignored"));
+    analyze_profile_destroy(p);
+
+    scen o = { .only_foreign = 1 };
+    const char *dir = make("foreign", "conv", "x", CTFGEN_TRAIN, 1, &o);
+    analyze_profile *q = NULL;
+    char err[1024];
+    assert_int_equal(analyze_read(dir, NULL, &q, err, sizeof err), -1);
+    assert_null(q);
+    assert_non_null(strstr(err, "no fathom events"));
+    assert_non_null(strstr(err, "100 events of other providers"));
+}
+
+static void test_unknown_schema(void **state)
+{
+    (void)state;
+    scen s = { .run_begin = 1, .schema = 2 };
+    const char *dir = make("schema2", "conv", "alexnet", CTFGEN_TRAIN, 2, &s);
+    analyze_profile *p = NULL;
+    char err[1024];
+    assert_int_equal(analyze_read(dir, NULL, &p, err, sizeof err), -1);
+    assert_null(p);
+    assert_non_null(strstr(err, "unknown trace schema version 2"));
+    assert_null(strchr(err, '\n'));
+}
+
+static void test_unmatched(void **state)
+{
+    (void)state;
+    scen s = { .run_begin = 1, .drop_end_every = 7, .stray_ends = 2 };
+    analyze_profile *p = read_ok(make("unmatched", "conv", "alexnet", CTFGEN_TRAIN, 3, &s), 0, 0);
+    assert_int_equal(p->diag.unmatched_begin, 36 / 7);
+    assert_int_equal(p->diag.unmatched_end, 2);
+    uint64_t count = 0;
+    for (size_t i = 0; i < p->nops; i++)
+        count += p->ops[i].all.count;
+    assert_int_equal(count, 36 - 36 / 7);
+    char w[2048];
+    assert_int_equal(analyze_profile_warnings(p, w, sizeof w), 2);
+    assert_non_null(strstr(w, "5 op_begin events without their op_end"));
+    assert_non_null(strstr(w, "2 op_end events without their op_begin"));
+    analyze_profile_destroy(p);
+}
+
+static void test_archive(void **state)
+{
+    (void)state;
+    const char *dir = make("arch", "conv", "alexnet", CTFGEN_TRAIN, 3, NULL);
+    char path[4300], err[1024];
+    snprintf(path, sizeof path, "%s/arch.tar.zst", tmpdir);
+    tracer_manifest *m = tracer_manifest_create();
+    assert_non_null(m);
+    assert_int_equal(tracer_manifest_add(m, "schema", "1", err, sizeof err), 0);
+    assert_int_equal(tracer_manifest_add(m, "model", "alexnet", err, sizeof err), 0);
+    assert_int_equal(tracer_archive_write(path, dir, m, err, sizeof err), 0);
+    tracer_manifest_destroy(m);
+    analyze_profile *p = read_ok(path, 0, 0);
+    check_counts(p, "conv", CTFGEN_TRAIN, 3);
+    assert_string_equal(p->meta.model, "alexnet");
+    analyze_profile_destroy(p);
+    /* a trace without run_begin takes model and mode from the MANIFEST */
+    scen s = { .run_begin = 0 };
+    const char *dir2 = make("arch2", "conv", "ignored", CTFGEN_INFER, 2, &s);
+    snprintf(path, sizeof path, "%s/arch2.tar.zst", tmpdir);
+    m = tracer_manifest_create();
+    assert_int_equal(tracer_manifest_add(m, "model", "vgg", err, sizeof err), 0);
+    assert_int_equal(tracer_manifest_add(m, "mode", "infer", err, sizeof err), 0);
+    assert_int_equal(tracer_archive_write(path, dir2, m, err, sizeof err), 0);
+    tracer_manifest_destroy(m);
+    p = read_ok(path, 0, 0);
+    assert_string_equal(analyze_profile_model(p), "vgg");
+    assert_string_equal(analyze_profile_mode(p), "infer");
+    check_counts(p, "conv", CTFGEN_INFER, 2);
+    analyze_profile_destroy(p);
+}
+
+static void test_bad_inputs(void **state)
+{
+    (void)state;
+    char path[4300], err[1024];
+    analyze_profile *p = NULL;
+    snprintf(path, sizeof path, "%s/does-not-exist", tmpdir);
+    assert_int_equal(analyze_read(path, NULL, &p, err, sizeof err), -1);
+    assert_true(err[0] && !strchr(err, '\n'));
+    snprintf(path, sizeof path, "%s/random.bin", tmpdir);
+    FILE *f = fopen(path, "wb");
+    for (int i = 0; i < 10000; i++)
+        fputc((i * 7919 + 13) % 251, f);
+    fclose(f);
+    assert_int_equal(analyze_read(path, NULL, &p, err, sizeof err), -1);
+    assert_true(err[0] && !strchr(err, '\n'));
+    snprintf(path, sizeof path, "%s/empty-dir", tmpdir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_int_equal(analyze_read(path, NULL, &p, err, sizeof err), -1);
+    assert_true(err[0] && !strchr(err, '\n'));
+    /* a CTF directory whose stream file is garbage */
+    const char *dir = make("garbage", "conv", "alexnet", CTFGEN_TRAIN, 2, NULL);
+    snprintf(path, sizeof path, "%s/chan_0", dir);
+    f = fopen(path, "r+b");
+    fseek(f, 0, SEEK_SET);
+    fputs("this is not a packet header", f);
+    fclose(f);
+    assert_int_equal(analyze_read(dir, NULL, &p, err, sizeof err), -1);
+    assert_true(err[0] && !strchr(err, '\n'));
+    assert_null(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_counts_exact),   cmocka_unit_test(test_skip_steps),
+        cmocka_unit_test(test_profile_direct), cmocka_unit_test(test_breakdown_json),
+        cmocka_unit_test(test_similarity),     cmocka_unit_test(test_pairing),
+        cmocka_unit_test(test_discarded_warns), cmocka_unit_test(test_foreign_provider),
+        cmocka_unit_test(test_unknown_schema), cmocka_unit_test(test_unmatched),
+        cmocka_unit_test(test_archive),        cmocka_unit_test(test_bad_inputs),
+    };
+    return cmocka_run_group_tests(tests, setup_all, teardown_all);
+}

@@ -1,0 +1,547 @@
+/* test_ops_nn.c -- the convolution / pooling / normalization kernels
+ * (exec/ops/conv.c, pool.c, norm.c) against naive reference loops in
+ * double precision, on odd shapes: sizes that are no multiple of 8,
+ * stride 2, padding, batch 1 (the channel-parallel path) and batches of
+ * several images (the image-parallel path, two threads), the 1x1 fast path.
+ * Each check prints its max abs diff. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/build.h"
+#include "exec/exec.h"
+
+static uint64_t g_seed = 99;
+static float frand(float lo, float hi)
+{
+    g_seed = g_seed * 6364136223846793005ull + 1442695040888963407ull;
+    return lo + (hi - lo) * (float)((g_seed >> 33) % 1000003) / 1000003.0f;
+}
+
+static float *rand_buf(int64_t n, float lo, float hi)
+{
+    float *p = malloc((size_t)n * sizeof *p);
+    assert_non_null(p);
+    for (int64_t i = 0; i < n; i++)
+        p[i] = frand(lo, hi);
+    return p;
+}
+
+typedef struct tin { int ndim; int64_t shape[4]; const float *data; } tin;
+
+/* A graph with one node of `op` on inputs filled from `ins`, planned and
+ * run once (forward). Output ids go to outs. */
+static exec_graph *run_one(const char *opname, int nin, const tin *ins, int nattrs, const int64_t *attrs, uint32_t *outs)
+{
+    exec_graph *g = NULL;
+    assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+    uint32_t ids[8];
+    for (int i = 0; i < nin; i++)
+        ids[i] = exec_input(g, "in", EXEC_F32, ins[i].ndim, ins[i].shape);
+    int op = exec_op_from_name(opname);
+    assert_true(op >= 0);
+    exec_op_add(g, (exec_op)op, nin, ids, nattrs, attrs, outs);
+    if (exec_graph_status(g))
+        fprintf(stderr, "%s: %s\n", opname, exec_errmsg());
+    assert_int_equal(exec_graph_status(g), EXEC_OK);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    for (int i = 0; i < nin; i++) {
+        exec_tensor *t = exec_tensor_get(g, ids[i]);
+        memcpy(t->data, ins[i].data, t->bytes);
+    }
+    exec_run_opts o = { .max_phase = EXEC_PHASE_forward };
+    assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
+    return g;
+}
+
+/* max |got - ref|, checked against tol * (1 + max |ref|) */
+static void compare(const char *what, const float *got, const double *ref, int64_t n, double tol)
+{
+    double md = 0, mr = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - ref[i]);
+        if (!(d <= md))
+            md = d; /* NaN sticks */
+        mr = fmax(mr, fabs(ref[i]));
+    }
+    printf("%-58s max abs diff %.3e (max |ref| %.3g)\n", what, md, mr);
+    assert_true(md <= tol * (1.0 + mr));
+}
+
+/* ---- convolution -------------------------------------------------------- */
+typedef struct cv { int64_t n, c, h, w, oc, kh, kw, sh, sw, ph, pw; } cv;
+static int64_t cv_oh(const cv *q) { return (q->h + 2 * q->ph - q->kh) / q->sh + 1; }
+static int64_t cv_ow(const cv *q) { return (q->w + 2 * q->pw - q->kw) / q->sw + 1; }
+#define X4(a, b, c, d, B, C, D) ((((a) * (B) + (b)) * (C) + (c)) * (D) + (d))
+
+/* the 7-loop direct convolution */
+static void ref_conv(const cv *q, const float *x, const float *f, double *y)
+{
+    int64_t OH = cv_oh(q), OW = cv_ow(q);
+    for (int64_t n = 0; n < q->n; n++)
+        for (int64_t o = 0; o < q->oc; o++)
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    double s = 0;
+                    for (int64_t c = 0; c < q->c; c++)
+                        for (int64_t kh = 0; kh < q->kh; kh++)
+                            for (int64_t kw = 0; kw < q->kw; kw++) {
+                                int64_t ih = oh * q->sh - q->ph + kh, iw = ow * q->sw - q->pw + kw;
+                                if (ih >= 0 && ih < q->h && iw >= 0 && iw < q->w)
+                                    s += (double)x[X4(n, c, ih, iw, q->c, q->h, q->w)] *
+                                         f[X4(o, c, kh, kw, q->c, q->kh, q->kw)];
+                            }
+                    y[X4(n, o, oh, ow, q->oc, OH, OW)] = s;
+                }
+}
+
+/* dx and dw of the same loops, scattered */
+static void ref_conv_back(const cv *q, const float *x, const float *f, const float *dy, double *dx, double *dw)
+{
+    int64_t OH = cv_oh(q), OW = cv_ow(q);
+    memset(dx, 0, (size_t)(q->n * q->c * q->h * q->w) * sizeof *dx);
+    memset(dw, 0, (size_t)(q->oc * q->c * q->kh * q->kw) * sizeof *dw);
+    for (int64_t n = 0; n < q->n; n++)
+        for (int64_t o = 0; o < q->oc; o++)
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    double g = dy[X4(n, o, oh, ow, q->oc, OH, OW)];
+                    for (int64_t c = 0; c < q->c; c++)
+                        for (int64_t kh = 0; kh < q->kh; kh++)
+                            for (int64_t kw = 0; kw < q->kw; kw++) {
+                                int64_t ih = oh * q->sh - q->ph + kh, iw = ow * q->sw - q->pw + kw;
+                                if (ih >= 0 && ih < q->h && iw >= 0 && iw < q->w) {
+                                    dx[X4(n, c, ih, iw, q->c, q->h, q->w)] += g * f[X4(o, c, kh, kw, q->c, q->kh, q->kw)];
+                                    dw[X4(o, c, kh, kw, q->c, q->kh, q->kw)] += g * x[X4(n, c, ih, iw, q->c, q->h, q->w)];
+                                }
+                            }
+                }
+}
+
+static void check_conv(const cv *q)
+{
+    int64_t OH = cv_oh(q), OW = cv_ow(q);
+    int64_t nx = q->n * q->c * q->h * q->w, nf = q->oc * q->c * q->kh * q->kw, ny = q->n * q->oc * OH * OW;
+    float *x = rand_buf(nx, -1, 1), *f = rand_buf(nf, -1, 1), *dy = rand_buf(ny, -1, 1);
+    double *y = malloc((size_t)ny * sizeof *y), *dx = malloc((size_t)nx * sizeof *dx), *dw = malloc((size_t)nf * sizeof *dw);
+    char what[160];
+    snprintf(what, sizeof what, "[%lld,%lld,%lld,%lld] k%lldx%lld oc%lld s%lldx%lld p%lldx%lld", (long long)q->n,
+             (long long)q->c, (long long)q->h, (long long)q->w, (long long)q->kh, (long long)q->kw, (long long)q->oc,
+             (long long)q->sh, (long long)q->sw, (long long)q->ph, (long long)q->pw);
+    ref_conv(q, x, f, y);
+    ref_conv_back(q, x, f, dy, dx, dw);
+
+    uint32_t out[1];
+    tin fin[2] = { { 4, { q->n, q->c, q->h, q->w }, x }, { 4, { q->oc, q->c, q->kh, q->kw }, f } };
+    exec_graph *g = run_one("Conv2D", 2, fin, 4, (int64_t[]){ q->sh, q->sw, q->ph, q->pw }, out);
+    exec_tensor *yt = exec_tensor_get(g, out[0]);
+    assert_int_equal(yt->shape[2], OH);
+    assert_int_equal(yt->shape[3], OW);
+    char buf[200];
+    snprintf(buf, sizeof buf, "Conv2D %s", what);
+    compare(buf, yt->data, y, ny, 1e-5);
+    exec_graph_destroy(g);
+
+    tin bin[2] = { { 4, { q->oc, q->c, q->kh, q->kw }, f }, { 4, { q->n, q->oc, OH, OW }, dy } };
+    g = run_one("Conv2DBackpropInput", 2, bin, 8, (int64_t[]){ q->sh, q->sw, q->ph, q->pw, q->n, q->c, q->h, q->w }, out);
+    snprintf(buf, sizeof buf, "Conv2DBackpropInput %s", what);
+    compare(buf, exec_dataf(g, out[0]), dx, nx, 1e-5);
+    exec_graph_destroy(g);
+
+    tin win[2] = { { 4, { q->n, q->c, q->h, q->w }, x }, { 4, { q->n, q->oc, OH, OW }, dy } };
+    g = run_one("Conv2DBackpropFilter", 2, win, 8, (int64_t[]){ q->sh, q->sw, q->ph, q->pw, q->oc, q->c, q->kh, q->kw },
+                out);
+    snprintf(buf, sizeof buf, "Conv2DBackpropFilter %s", what);
+    compare(buf, exec_dataf(g, out[0]), dw, nf, 1e-5);
+    exec_graph_destroy(g);
+    free(x), free(f), free(dy), free(y), free(dx), free(dw);
+}
+
+static void test_conv(void **state)
+{
+    (void)state;
+    static const cv cases[] = {
+        /* n  c   h   w  oc kh kw sh sw ph pw */
+        { 1, 3, 11, 13, 5, 3, 3, 1, 1, 1, 1 },   /* batch 1 */
+        { 3, 3, 11, 13, 5, 3, 3, 1, 1, 1, 1 },   /* odd batch, image-parallel */
+        { 2, 5, 9, 7, 6, 3, 3, 2, 2, 1, 1 },     /* stride 2 */
+        { 3, 2, 10, 10, 4, 3, 3, 2, 2, 0, 0 },   /* a row and column no window covers */
+        { 2, 3, 7, 9, 5, 5, 3, 2, 1, 2, 1 },     /* non-square kernel and stride */
+        { 1, 7, 6, 5, 9, 1, 1, 1, 1, 0, 0 },     /* 1x1 fast path, batch 1 */
+        { 4, 13, 5, 7, 11, 1, 1, 1, 1, 0, 0 },   /* 1x1 fast path, batched */
+        { 3, 6, 9, 9, 5, 1, 1, 2, 2, 0, 0 },     /* 1x1 stride 2 (im2col) */
+        { 1, 16, 21, 19, 9, 3, 3, 1, 1, 1, 1 },  /* batch 1, large enough for channel-parallel im2col */
+        { 2, 3, 23, 23, 7, 11, 11, 4, 4, 2, 2 }, /* AlexNet conv1-like */
+        { 3, 4, 25, 23, 5, 3, 3, 1, 1, 1, 1 },   /* wide images: one image per GEMM */
+        { 2, 5, 24, 23, 6, 1, 1, 1, 1, 0, 0 },   /* wide 1x1: no copy at all */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_conv(&cases[i]);
+}
+
+/* ---- pools -------------------------------------------------------------- */
+typedef struct pl { int64_t n, c, h, w, kh, kw, sh, sw, ph, pw; } pl;
+
+static void check_pool(const pl *q)
+{
+    int64_t OH = (q->h + 2 * q->ph - q->kh) / q->sh + 1, OW = (q->w + 2 * q->pw - q->kw) / q->sw + 1;
+    int64_t nx = q->n * q->c * q->h * q->w, ny = q->n * q->c * OH * OW;
+    float *x = rand_buf(nx, -1, 1), *dy = rand_buf(ny, -1, 1);
+    double *ymax = calloc((size_t)ny, sizeof(double)), *yavg = calloc((size_t)ny, sizeof(double));
+    double *dxmax = calloc((size_t)nx, sizeof(double)), *dxavg = calloc((size_t)nx, sizeof(double));
+    for (int64_t p = 0; p < q->n * q->c; p++)
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+                double m = -INFINITY, s = 0;
+                int64_t cnt = 0, arg = -1;
+                for (int64_t kh = 0; kh < q->kh; kh++)
+                    for (int64_t kw = 0; kw < q->kw; kw++) {
+                        int64_t ih = oh * q->sh - q->ph + kh, iw = ow * q->sw - q->pw + kw;
+                        if (ih < 0 || ih >= q->h || iw < 0 || iw >= q->w)
+                            continue;
+                        double v = x[(p * q->h + ih) * q->w + iw];
+                        if (v > m)
+                            m = v, arg = (p * q->h + ih) * q->w + iw;
+                        s += v;
+                        cnt++;
+                    }
+                int64_t o = (p * OH + oh) * OW + ow;
+                ymax[o] = m;
+                yavg[o] = s / (double)cnt;
+                dxmax[arg] += dy[o];
+                for (int64_t kh = 0; kh < q->kh; kh++)
+                    for (int64_t kw = 0; kw < q->kw; kw++) {
+                        int64_t ih = oh * q->sh - q->ph + kh, iw = ow * q->sw - q->pw + kw;
+                        if (ih >= 0 && ih < q->h && iw >= 0 && iw < q->w)
+                            dxavg[(p * q->h + ih) * q->w + iw] += dy[o] / (double)cnt;
+                    }
+            }
+    char what[160], buf[200];
+    snprintf(what, sizeof what, "[%lld,%lld,%lld,%lld] k%lldx%lld s%lldx%lld p%lldx%lld", (long long)q->n,
+             (long long)q->c, (long long)q->h, (long long)q->w, (long long)q->kh, (long long)q->kw, (long long)q->sh,
+             (long long)q->sw, (long long)q->ph, (long long)q->pw);
+    int64_t at[10] = { q->kh, q->kw, q->sh, q->sw, q->ph, q->pw, q->n, q->c, q->h, q->w };
+    uint32_t out[1];
+    tin xin[1] = { { 4, { q->n, q->c, q->h, q->w }, x } };
+    exec_graph *g = run_one("MaxPool", 1, xin, 6, at, out);
+    float *ymax_f = malloc((size_t)ny * sizeof *ymax_f);
+    memcpy(ymax_f, exec_dataf(g, out[0]), (size_t)ny * sizeof *ymax_f);
+    snprintf(buf, sizeof buf, "MaxPool %s", what);
+    compare(buf, ymax_f, ymax, ny, 0);
+    exec_graph_destroy(g);
+
+    g = run_one("AvgPool", 1, xin, 6, at, out);
+    snprintf(buf, sizeof buf, "AvgPool %s", what);
+    compare(buf, exec_dataf(g, out[0]), yavg, ny, 1e-6);
+    exec_graph_destroy(g);
+
+    tin gin[3] = { xin[0], { 4, { q->n, q->c, OH, OW }, ymax_f }, { 4, { q->n, q->c, OH, OW }, dy } };
+    g = run_one("MaxPoolGrad", 3, gin, 6, at, out);
+    snprintf(buf, sizeof buf, "MaxPoolGrad %s", what);
+    compare(buf, exec_dataf(g, out[0]), dxmax, nx, 1e-6);
+    exec_graph_destroy(g);
+
+    g = run_one("AvgPoolGrad", 1, &gin[2], 10, at, out);
+    snprintf(buf, sizeof buf, "AvgPoolGrad %s", what);
+    compare(buf, exec_dataf(g, out[0]), dxavg, nx, 1e-6);
+    exec_graph_destroy(g);
+    free(x), free(dy), free(ymax), free(yavg), free(dxmax), free(dxavg), free(ymax_f);
+}
+
+static void test_pool(void **state)
+{
+    (void)state;
+    static const pl cases[] = {
+        /* n  c   h   w kh kw sh sw ph pw */
+        { 1, 3, 13, 11, 3, 3, 2, 2, 0, 0 },   /* AlexNet-style overlapping */
+        { 3, 5, 9, 7, 3, 3, 2, 2, 1, 1 },     /* padded */
+        { 2, 4, 8, 9, 2, 2, 2, 2, 0, 0 },     /* VGG-style, odd width */
+        { 2, 3, 7, 10, 3, 2, 1, 3, 1, 1 },    /* non-square */
+        { 3, 7, 5, 6, 5, 6, 1, 1, 0, 0 },     /* global */
+        { 2, 70, 15, 17, 3, 3, 2, 2, 1, 1 },  /* enough planes for the parallel path */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_pool(&cases[i]);
+}
+
+/* ---- LRN ---------------------------------------------------------------- */
+static void check_lrn(int64_t n, int64_t c, int64_t inner_h, int64_t inner_w, int r, float bias, float alpha, float beta)
+{
+    int64_t inner = inner_h * inner_w, nx = n * c * inner;
+    float *x = rand_buf(nx, -2, 2), *dy = rand_buf(nx, -1, 1);
+    double *y = malloc((size_t)nx * sizeof *y), *dx = calloc((size_t)nx, sizeof *dx);
+    double *nrm = malloc((size_t)nx * sizeof *nrm);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t ch = 0; ch < c; ch++)
+            for (int64_t s = 0; s < inner; s++) {
+                double q = 0;
+                for (int64_t cc = ch - r; cc <= ch + r; cc++)
+                    if (cc >= 0 && cc < c) {
+                        double v = x[(i * c + cc) * inner + s];
+                        q += v * v;
+                    }
+                int64_t e = (i * c + ch) * inner + s;
+                nrm[e] = bias + alpha * q;
+                y[e] = x[e] * pow(nrm[e], -beta);
+            }
+    /* dx_j = sum_i dy_i dy_i/dx_j, with dy_i/dx_j = [i==j] N_i^-b - 2 a b x_i x_j N_i^(-b-1) for j in i's window */
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t ch = 0; ch < c; ch++)
+            for (int64_t s = 0; s < inner; s++) {
+                int64_t e = (i * c + ch) * inner + s;
+                for (int64_t cc = ch - r; cc <= ch + r; cc++) {
+                    if (cc < 0 || cc >= c)
+                        continue;
+                    int64_t j = (i * c + cc) * inner + s;
+                    double d = (j == e ? pow(nrm[e], -beta) : 0.0) -
+                               2.0 * alpha * beta * x[e] * x[j] * pow(nrm[e], -beta - 1.0);
+                    dx[j] += dy[e] * d;
+                }
+            }
+    int64_t at[4] = { r, exec_attr_f(bias), exec_attr_f(alpha), exec_attr_f(beta) };
+    char buf[160];
+    uint32_t out[1];
+    tin xin[1] = { { 4, { n, c, inner_h, inner_w }, x } };
+    exec_graph *g = run_one("LRN", 1, xin, 4, at, out);
+    float *yf = malloc((size_t)nx * sizeof *yf);
+    memcpy(yf, exec_dataf(g, out[0]), (size_t)nx * sizeof *yf);
+    snprintf(buf, sizeof buf, "LRN [%lld,%lld,%lld,%lld] r%d bias %g alpha %g beta %g", (long long)n, (long long)c,
+             (long long)inner_h, (long long)inner_w, r, (double)bias, (double)alpha, (double)beta);
+    compare(buf, yf, y, nx, 1e-5);
+    exec_graph_destroy(g);
+    tin gin[3] = { { 4, { n, c, inner_h, inner_w }, dy }, xin[0], { 4, { n, c, inner_h, inner_w }, yf } };
+    g = run_one("LRNGrad", 3, gin, 4, at, out);
+    snprintf(buf, sizeof buf, "LRNGrad [%lld,%lld,%lld,%lld] r%d beta %g", (long long)n, (long long)c,
+             (long long)inner_h, (long long)inner_w, r, (double)beta);
+    compare(buf, exec_dataf(g, out[0]), dx, nx, 1e-5);
+    exec_graph_destroy(g);
+    free(x), free(dy), free(y), free(dx), free(nrm), free(yf);
+}
+
+static void test_lrn(void **state)
+{
+    (void)state;
+    check_lrn(2, 11, 5, 7, 2, 2.0f, 1e-1f, 0.75f);   /* AlexNet's exponent, exaggerated alpha */
+    check_lrn(1, 5, 3, 3, 3, 1.0f, 0.3f, 0.6f);      /* window wider than half the channels */
+    check_lrn(3, 96, 13, 13, 2, 1.0f, 1e-4f, 0.75f); /* AlexNet's constants, parallel path */
+    check_lrn(2, 9, 4, 3, 1, 1.5f, 0.2f, 1.0f);
+}
+
+/* ---- FusedBatchNorm ----------------------------------------------------- */
+static void check_bn(int64_t n, int64_t c, int64_t h, int64_t w, int training)
+{
+    int64_t inner = h * w, nx = n * c * inner, m = n * inner;
+    const float eps = 1e-3f, mom = 0.9f;
+    float *x = rand_buf(nx, -2, 3), *dy = rand_buf(nx, -1, 1);
+    float *scale = rand_buf(c, 0.5f, 1.5f), *offset = rand_buf(c, -1, 1);
+    float *rm = rand_buf(c, -0.5f, 0.5f), *rv = rand_buf(c, 0.5f, 1.5f);
+    double *y = malloc((size_t)nx * sizeof *y), *dx = malloc((size_t)nx * sizeof *dx);
+    double *mean = malloc((size_t)c * sizeof *mean), *inv = malloc((size_t)c * sizeof *inv);
+    double *rm2 = malloc((size_t)c * sizeof *rm2), *rv2 = malloc((size_t)c * sizeof *rv2);
+    double *dsc = malloc((size_t)c * sizeof *dsc), *dof = malloc((size_t)c * sizeof *dof);
+    for (int64_t ch = 0; ch < c; ch++) {
+        double s = 0, v = 0;
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t e = 0; e < inner; e++)
+                s += x[(i * c + ch) * inner + e];
+        double mu = s / (double)m;
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t e = 0; e < inner; e++) {
+                double d = x[(i * c + ch) * inner + e] - mu;
+                v += d * d;
+            }
+        double var = v / (double)m;
+        if (training) {
+            rm2[ch] = mom * rm[ch] + (1 - mom) * mu;
+            rv2[ch] = mom * rv[ch] + (1 - mom) * v / (double)(m - 1);
+        } else {
+            rm2[ch] = rm[ch], rv2[ch] = rv[ch];
+            mu = rm[ch], var = rv[ch];
+        }
+        mean[ch] = mu;
+        inv[ch] = 1.0 / sqrt(var + eps);
+        double sdy = 0, sdyxh = 0;
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t e = 0; e < inner; e++) {
+                int64_t k = (i * c + ch) * inner + e;
+                double xh = (x[k] - mu) * inv[ch];
+                y[k] = xh * scale[ch] + offset[ch];
+                sdy += dy[k];
+                sdyxh += dy[k] * xh;
+            }
+        dof[ch] = sdy;
+        dsc[ch] = sdyxh;
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t e = 0; e < inner; e++) {
+                int64_t k = (i * c + ch) * inner + e;
+                double xh = (x[k] - mu) * inv[ch];
+                dx[k] = training ? scale[ch] * inv[ch] * (dy[k] - sdy / (double)m - xh * sdyxh / (double)m)
+                                 : scale[ch] * inv[ch] * dy[k];
+            }
+    }
+    char buf[160], what[100];
+    snprintf(what, sizeof what, "[%lld,%lld,%lld,%lld] %s", (long long)n, (long long)c, (long long)h, (long long)w,
+             training ? "training" : "inference");
+    uint32_t out[3];
+    int ndim = h * w > 1 || h > 1 ? 4 : 2;
+    tin in[5] = { { ndim, { n, c, h, w }, x }, { 1, { c }, scale }, { 1, { c }, offset }, { 1, { c }, rm }, { 1, { c }, rv } };
+    exec_graph *g = run_one("FusedBatchNorm", 5, in, 3, (int64_t[]){ exec_attr_f(eps), exec_attr_f(mom), training }, out);
+    snprintf(buf, sizeof buf, "FusedBatchNorm y %s", what);
+    compare(buf, exec_dataf(g, out[0]), y, nx, 1e-5);
+    snprintf(buf, sizeof buf, "FusedBatchNorm saved_mean %s", what);
+    compare(buf, exec_dataf(g, out[1]), mean, c, 1e-5);
+    snprintf(buf, sizeof buf, "FusedBatchNorm saved_inv_std %s", what);
+    compare(buf, exec_dataf(g, out[2]), inv, c, 1e-5);
+    /* the running statistics, updated in place (inputs 3 and 4 are ids 4 and 5) */
+    snprintf(buf, sizeof buf, "FusedBatchNorm running_mean %s", what);
+    compare(buf, exec_dataf(g, 4), rm2, c, 1e-5);
+    snprintf(buf, sizeof buf, "FusedBatchNorm running_var %s", what);
+    compare(buf, exec_dataf(g, 5), rv2, c, 1e-5);
+    float *sm = malloc((size_t)c * sizeof *sm), *si = malloc((size_t)c * sizeof *si);
+    memcpy(sm, exec_dataf(g, out[1]), (size_t)c * sizeof *sm);
+    memcpy(si, exec_dataf(g, out[2]), (size_t)c * sizeof *si);
+    exec_graph_destroy(g);
+
+    tin gin[5] = { { ndim, { n, c, h, w }, dy }, in[0], in[1], { 1, { c }, sm }, { 1, { c }, si } };
+    g = run_one("FusedBatchNormGrad", 5, gin, 2, (int64_t[]){ exec_attr_f(eps), training }, out);
+    snprintf(buf, sizeof buf, "FusedBatchNormGrad dx %s", what);
+    compare(buf, exec_dataf(g, out[0]), dx, nx, 1e-5);
+    snprintf(buf, sizeof buf, "FusedBatchNormGrad dscale %s", what);
+    compare(buf, exec_dataf(g, out[1]), dsc, c, 1e-5);
+    snprintf(buf, sizeof buf, "FusedBatchNormGrad doffset %s", what);
+    compare(buf, exec_dataf(g, out[2]), dof, c, 1e-5);
+    exec_graph_destroy(g);
+    free(x), free(dy), free(scale), free(offset), free(rm), free(rv), free(y), free(dx), free(mean), free(inv);
+    free(rm2), free(rv2), free(dsc), free(dof), free(sm), free(si);
+}
+
+static void test_batch_norm(void **state)
+{
+    (void)state;
+    check_bn(3, 5, 7, 9, 1);
+    check_bn(3, 5, 7, 9, 0);
+    check_bn(1, 3, 5, 5, 1);       /* batch 1: statistics over space only */
+    check_bn(7, 13, 1, 1, 1);      /* [N,C] */
+    check_bn(4, 64, 15, 15, 1);    /* the parallel path */
+    check_bn(4, 64, 15, 15, 0);
+}
+
+/* ---- builders and shape errors ----------------------------------------- */
+static void test_builders(void **state)
+{
+    (void)state;
+    exec_graph *g = NULL;
+    assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+    uint32_t x = exec_input(g, "x", EXEC_F32, 4, (int64_t[]){ 2, 3, 17, 15 });
+    uint32_t w = exec_weight(g, "w", 4, (int64_t[]){ 8, 3, 3, 3 }, EXEC_INIT_HE);
+    uint32_t y = ex_conv2d(g, x, w, 2, 2, 1, 1);
+    exec_tensor *t = exec_tensor_get(g, y);
+    assert_int_equal(t->shape[1], 8);
+    assert_int_equal(t->shape[2], 9);
+    assert_int_equal(t->shape[3], 8);
+    uint32_t p = ex_max_pool(g, y, 3, 3, 2, 2, 1, 1);
+    assert_int_equal(exec_tensor_get(g, p)->shape[2], 5);
+    assert_int_equal(exec_tensor_get(g, p)->shape[3], 4);
+    uint32_t a = ex_avg_pool(g, p, 2, 2, 2, 2, 0, 0);
+    assert_int_equal(exec_tensor_get(g, a)->shape[2], 2);
+    uint32_t l = ex_lrn(g, y, 2, 2.0f, 1e-4f, 0.75f);
+    assert_int_equal(exec_tensor_get(g, l)->numel, t->numel);
+    uint32_t gp = ex_global_avg_pool(g, l);
+    t = exec_tensor_get(g, gp);
+    assert_int_equal(t->ndim, 4);
+    assert_int_equal(t->shape[2] * t->shape[3], 1);
+    uint32_t sc = exec_weight(g, "scale", 1, (int64_t[]){ 8 }, EXEC_INIT_ONE);
+    uint32_t of = exec_weight(g, "offset", 1, (int64_t[]){ 8 }, EXEC_INIT_ZERO);
+    uint32_t rm = exec_tensor_new(g, EXEC_ROLE_weight, EXEC_F32, 1, (int64_t[]){ 8 }, "rmean");
+    uint32_t rv = exec_const(g, "rvar", 1, (int64_t[]){ 8 }, 1.0f);
+    uint32_t bn = ex_fused_batch_norm(g, y, sc, of, rm, rv, 1e-3f, 0.99f, 1);
+    assert_true(bn != 0);
+    assert_int_equal(exec_graph_status(g), EXEC_OK);
+    /* a padding as large as the kernel is refused, with a message */
+    assert_int_equal(ex_max_pool(g, y, 2, 2, 2, 2, 2, 2), 0);
+    assert_int_equal(exec_graph_status(g), EXEC_ERR_SHAPE);
+    printf("shape error: %s\n", exec_errmsg());
+    exec_graph_destroy(g);
+
+    assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+    x = exec_input(g, "x", EXEC_F32, 4, (int64_t[]){ 2, 3, 17, 15 });
+    w = exec_weight(g, "w", 4, (int64_t[]){ 8, 4, 3, 3 }, EXEC_INIT_HE);
+    assert_int_equal(ex_conv2d(g, x, w, 1, 1, 1, 1), 0); /* channel mismatch */
+    printf("shape error: %s\n", exec_errmsg());
+    exec_graph_destroy(g);
+}
+
+/* a small convnet trains end to end: the family's gradients compose */
+static void test_tiny_convnet_learns(void **state)
+{
+    (void)state;
+    exec_graph *g = NULL;
+    assert_int_equal(exec_graph_create(&g, 3), EXEC_OK);
+    const int64_t B = 8;
+    uint32_t x = exec_input(g, "x", EXEC_F32, 4, (int64_t[]){ B, 1, 9, 9 });
+    uint32_t lab = exec_input(g, "y", EXEC_I32, 1, (int64_t[]){ B });
+    uint32_t w1 = exec_weight(g, "w1", 4, (int64_t[]){ 6, 1, 3, 3 }, EXEC_INIT_HE);
+    uint32_t sc = exec_weight(g, "scale", 1, (int64_t[]){ 6 }, EXEC_INIT_ONE);
+    uint32_t of = exec_weight(g, "offset", 1, (int64_t[]){ 6 }, EXEC_INIT_ZERO);
+    uint32_t rm = exec_const(g, "rmean", 1, (int64_t[]){ 6 }, 0.0f);
+    uint32_t rv = exec_const(g, "rvar", 1, (int64_t[]){ 6 }, 1.0f);
+    uint32_t h = ex_conv2d(g, x, w1, 1, 1, 1, 1);
+    h = ex_fused_batch_norm(g, h, sc, of, rm, rv, 1e-3f, 0.9f, 1);
+    h = ex_relu(g, h);
+    h = ex_lrn(g, h, 2, 1.0f, 1e-2f, 0.75f);
+    h = ex_max_pool(g, h, 3, 3, 2, 2, 1, 1); /* 5x5 */
+    uint32_t w2 = exec_weight(g, "w2", 4, (int64_t[]){ 4, 6, 1, 1 }, EXEC_INIT_GLOROT);
+    h = ex_conv2d(g, h, w2, 1, 1, 0, 0);
+    h = ex_global_avg_pool(g, h); /* [B,4,1,1] */
+    uint32_t logits = ex_reshape(g, h, 2, (int64_t[]){ B, 4 });
+    uint32_t loss = ex_sparse_softmax_xent(g, logits, lab);
+    assert_int_equal(exec_gradients(g, loss), EXEC_OK);
+    assert_int_equal(exec_optimizer_sgd(g, 0.5f), EXEC_OK);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    /* class k: a short bright stroke (horizontal, vertical, diagonal,
+     * anti-diagonal) somewhere in the image, plus noise: position-free, so
+     * conv + global pooling can tell them apart */
+    float *xd = exec_dataf(g, x);
+    int32_t *yd = exec_datai(g, lab);
+    static const int dr[4] = { 0, 1, 1, 1 }, dc[4] = { 1, 0, 1, -1 };
+    for (int64_t i = 0; i < B; i++) {
+        int k = (int)(i % 4);
+        yd[i] = k;
+        for (int64_t e = 0; e < 81; e++)
+            xd[i * 81 + e] = frand(-0.1f, 0.1f);
+        int r0 = 2 + (int)(i % 3) * 2, c0 = 2 + (int)(i / 3 % 3) * 2;
+        for (int t = -1; t <= 1; t++)
+            xd[i * 81 + (r0 + t * dr[k]) * 9 + c0 + t * dc[k]] += 1.0f;
+    }
+    exec_run_opts o = { .max_phase = EXEC_PHASE_update };
+    float first = 0, last = 0;
+    for (int step = 0; step < 60; step++) {
+        assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
+        last = exec_dataf(g, loss)[0];
+        if (step == 0)
+            first = last;
+    }
+    printf("tiny convnet: loss %.4f -> %.4f\n", (double)first, (double)last);
+    assert_true(last < 0.5f * first);
+    exec_graph_destroy(g);
+}
+
+int main(void)
+{
+    exec_threads_set(2);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conv),
+        cmocka_unit_test(test_pool),
+        cmocka_unit_test(test_lrn),
+        cmocka_unit_test(test_batch_norm),
+        cmocka_unit_test(test_builders),
+        cmocka_unit_test(test_tiny_convnet_learns),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,26 @@
+#!/bin/sh
+# fathom record with bad input: a one-line error, a non-zero exit, and no
+# session or archive left.
+. "$(dirname "$0")/lib.sh"
+cd "$T" || fail "cd"
+bad() {
+    "$FATHOM" record "$@" >"$T/bad.out" 2>"$T/bad.err"
+    rc=$?
+    [ $rc -ne 0 ] || fail "record $* succeeded"
+    [ "$(wc -l <"$T/bad.err")" = 1 ] || fail "record $*: want one line of error, got: $(cat "$T/bad.err")"
+    note "record $*: $(cat "$T/bad.err") (exit $rc)"
+}
+bad no-such-model
+bad no-such-model --steps 2
+bad --steps 0 x
+bad --mode sideways x
+bad --preset huge x
+bad --relay http://example.org x
+bad --all -o a.tar.zst
+bad --all somemodel
+bad --bogus
+bad -o
+bad x y
+[ ! -e "$T/traces" ] || fail "a traces/ folder was created"
+check_no_session_left
+echo PASS

@@ -1,0 +1,21 @@
+#!/bin/sh
+# A recorded run decodes with babeltrace2: op_begin == op_end == run_end.ops,
+# every op_begin carries inputs/outputs/attrs, nothing discarded; sequential
+# and with 2 inter-op workers; no session or temporary file left behind.
+. "$(dirname "$0")/lib.sh"
+ensure_sessiond
+for inter in 1 2; do
+    arch=$("$TRACE_MLP" record --dir "$T/out$inter" 7 $inter) || fail "record (inter $inter) failed"
+    [ -f "$arch" ] || fail "no archive at '$arch'"
+    case "$arch" in "$T/out$inter"/mlp-train-tiny-*.tar.zst) ;; *) fail "unexpected archive name $arch" ;; esac
+    extract "$arch" "$T/x$inter"
+    check_trace "$T/x$inter/trace" "$T/bt$inter" 7
+    grep -q '^events.fathom:op_begin=' "$T/x$inter/MANIFEST" || fail "MANIFEST lacks event counts"
+    for k in schema model mode preset host cpu blas threads created; do
+        grep -q "^$k=" "$T/x$inter/MANIFEST" || fail "MANIFEST lacks $k"
+    done
+    grep -q '^discarded=0$' "$T/x$inter/MANIFEST" || fail "MANIFEST: discarded is not 0"
+done
+check_no_session_left
+[ -z "$(ls -A "$TMPDIR")" ] || fail "temporary files left: $(ls -A "$TMPDIR")"
+echo PASS

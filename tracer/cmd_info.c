@@ -1,0 +1,177 @@
+/* cmd_info.c -- `fathom info ARCHIVE|DIR`: what a recorded trace holds
+ * (man fathom-info(1)). */
+#define _GNU_SOURCE
+#include "exec/cli.h"
+#include "tracer/archive.h"
+#include "tracer/cmd.h"
+#include "tracer/stats.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CMD "info"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: fathom info ARCHIVE|DIR [--format text|json]\n\n"
+               "Shows what a recorded trace holds: its MANIFEST, the events per name, discarded\n"
+               "events, steps, and the ops with their total time (op_end - op_begin of each seq).\n"
+               "Reads a .tar.zst archive (extracted safely into a temporary directory) or a CTF\n"
+               "directory. See fathom-info(1).\n");
+}
+
+static const char *kind_name(tracer_trace_kind k)
+{
+    return k == TRACER_TRACE_ARCHIVE ? "archive" : k == TRACER_TRACE_DIR ? "directory" : "live";
+}
+
+static int print_json(const tracer_trace *t, const tracer_stats *s)
+{
+    json_t *o = json_object(), *man = json_object(), *ev = json_object(), *ops = json_object(), *run = json_object();
+    const tracer_manifest *m = tracer_trace_manifest(t);
+    json_object_set_new(o, "source", json_string(tracer_trace_source(t)));
+    json_object_set_new(o, "kind", json_string(kind_name(tracer_trace_get_kind(t))));
+    for (size_t i = 0; m && i < tracer_manifest_count(m); i++)
+        json_object_set_new(man, tracer_manifest_key_at(m, i), json_string(tracer_manifest_value_at(m, i)));
+    json_object_set_new(o, "manifest", m ? man : json_null());
+    if (!m)
+        json_decref(man);
+    for (size_t i = 0; i < s->nnames; i++)
+        json_object_set_new(ev, s->names[i].name, json_integer((json_int_t)s->names[i].count));
+    json_object_set_new(o, "events", ev);
+    json_object_set_new(o, "events_total", json_integer((json_int_t)s->events));
+    json_object_set_new(o, "discarded_events", json_integer((json_int_t)s->discarded_events));
+    json_object_set_new(o, "discarded_packets", json_integer((json_int_t)s->discarded_packets));
+    json_object_set_new(o, "steps", json_integer((json_int_t)s->steps));
+    json_object_set_new(o, "duration_ns", json_integer((json_int_t)(s->last_ns - s->first_ns)));
+    json_object_set_new(ops, "begun", json_integer((json_int_t)s->op_begins));
+    json_object_set_new(ops, "ended", json_integer((json_int_t)s->op_ends));
+    json_object_set_new(ops, "pairs", json_integer((json_int_t)s->op_pairs));
+    json_object_set_new(ops, "unmatched", json_integer((json_int_t)s->op_unmatched));
+    json_object_set_new(ops, "run_end_ops", json_integer((json_int_t)s->run_end_ops));
+    json_object_set_new(ops, "time_ns", json_integer((json_int_t)s->op_time_ns));
+    json_object_set_new(o, "ops", ops);
+    if (s->runs) {
+        json_object_set_new(run, "schema", json_integer(s->schema));
+        json_object_set_new(run, "model", json_string(s->model));
+        json_object_set_new(run, "mode", json_string(s->mode));
+        json_object_set_new(run, "preset", json_string(s->preset));
+        json_object_set_new(run, "batch", json_integer(s->batch));
+        json_object_set_new(run, "steps", json_integer(s->steps_planned));
+        json_object_set_new(run, "threads", json_integer(s->threads));
+        json_object_set_new(run, "inter", json_integer(s->inter));
+        json_object_set_new(run, "seed", json_integer((json_int_t)s->seed));
+        json_object_set_new(run, "version", json_string(s->version));
+        json_object_set_new(run, "blas", json_string(s->blas));
+        json_object_set_new(run, "cpu", json_string(s->cpu));
+        json_object_set_new(run, "status", json_integer(s->run_end_status));
+        json_object_set_new(o, "run", run);
+    } else {
+        json_decref(run);
+        json_object_set_new(o, "run", json_null());
+    }
+    int rc = json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+    fputc('\n', stdout);
+    json_decref(o);
+    return rc == 0 ? 0 : cli_error(CMD, "cannot write JSON");
+}
+
+static void print_text(const tracer_trace *t, const tracer_stats *s)
+{
+    const tracer_manifest *m = tracer_trace_manifest(t);
+    printf("source: %s (%s)\n", tracer_trace_source(t), kind_name(tracer_trace_get_kind(t)));
+    if (m) {
+        printf("manifest:\n");
+        for (size_t i = 0; i < tracer_manifest_count(m); i++) {
+            const char *k = tracer_manifest_key_at(m, i);
+            if (strncmp(k, "events.", 7) != 0) /* counts come below, from the trace itself */
+                printf("  %-12s %s\n", k, tracer_manifest_value_at(m, i));
+        }
+    } else {
+        printf("manifest: none\n");
+    }
+    if (s->runs)
+        printf("run: %s %s %s, batch %" PRIu32 ", %" PRIu32 " steps, %" PRIu32 " threads, %" PRIu32
+               " inter, seed %" PRIu64 ", schema %" PRIu32 ", status %" PRId32 "\n",
+               s->model, s->mode, s->preset, s->batch, s->steps_planned, s->threads, s->inter, s->seed, s->schema,
+               s->run_end_status);
+    printf("events:\n");
+    for (size_t i = 0; i < s->nnames; i++)
+        printf("  %-22s %12" PRIu64 "\n", s->names[i].name, s->names[i].count);
+    if (s->other_names)
+        printf("  %-22s %12" PRIu64 "\n", "(other)", s->other_names);
+    printf("  %-22s %12" PRIu64 "\n", "total", s->events);
+    printf("discarded events: %" PRIu64 "%s\n", s->discarded_events,
+           s->discarded_events ? "  <-- THIS TRACE IS INCOMPLETE" : "");
+    if (s->discarded_packets)
+        printf("discarded packets: %" PRIu64 "  <-- THIS TRACE IS INCOMPLETE\n", s->discarded_packets);
+    printf("steps: %" PRIu64 "\n", s->steps);
+    printf("ops: %" PRIu64 " begun, %" PRIu64 " ended, %" PRIu64 " matched", s->op_begins, s->op_ends, s->op_pairs);
+    if (s->op_unmatched)
+        printf(", %" PRIu64 " unmatched", s->op_unmatched);
+    if (s->run_ends)
+        printf("; run_end says %" PRIu64, s->run_end_ops);
+    printf("\ntotal op time: %.6f s\n", (double)s->op_time_ns * 1e-9);
+    if (s->events)
+        printf("duration: %.6f s\n", (double)(s->last_ns - s->first_ns) * 1e-9);
+}
+
+int cmd_info(int argc, char **argv)
+{
+    const char *path = NULL;
+    int fmt = CLI_TEXT;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--format")) {
+            if (i + 1 >= argc)
+                return cli_usage_error(CMD, "--format wants text or json");
+            if ((fmt = cli_parse_format(CMD, argv[++i], 0)) < 0)
+                return 2;
+            continue;
+        }
+        if (argv[i][0] == '-' && argv[i][1])
+            return cli_usage_error(CMD, "unknown option '%s'", argv[i]);
+        if (path)
+            return cli_usage_error(CMD, "one trace at a time ('%s' is extra)", argv[i]);
+        path = argv[i];
+    }
+    if (!path)
+        return cli_usage_error(CMD, "which trace? usage: fathom info ARCHIVE|DIR [--format text|json]");
+    if (!strncmp(path, "net://", 6) || !strncmp(path, "net6://", 7))
+        return cli_usage_error(CMD, "%s: a live session; fathom info reads archives and CTF directories", path);
+    char err[1024];
+    tracer_trace *t = NULL;
+    if (tracer_trace_open(path, &t, err, sizeof err) != TRACER_ARCHIVE_OK)
+        return cli_error(CMD, "%s", err);
+    size_t n = tracer_trace_ctf_count(t);
+    const char **paths = calloc(n ? n : 1, sizeof *paths);
+    if (!paths) {
+        tracer_trace_close(t);
+        return cli_error(CMD, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        paths[i] = tracer_trace_ctf_path(t, i);
+    tracer_stats *s = calloc(1, sizeof *s);
+    int rc = 0;
+    if (!s)
+        rc = cli_error(CMD, "out of memory");
+    else if (tracer_stats_collect(paths, n, s, err, sizeof err) != 0)
+        rc = cli_error(CMD, "%s: %s", path, err);
+    else if (fmt == CLI_JSON)
+        rc = print_json(t, s);
+    else
+        print_text(t, s);
+    if (rc == 0 && s && (s->discarded_events || s->discarded_packets))
+        fprintf(stderr, "fathom info: warning: %s: %" PRIu64 " events were discarded; this trace is incomplete\n",
+                path, s->discarded_events);
+    free(s);
+    free(paths);
+    tracer_trace_close(t);
+    return rc;
+}

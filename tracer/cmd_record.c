@@ -1,0 +1,250 @@
+/* cmd_record.c -- `fathom record`: run a workload under LTTng and archive
+ * its trace (man fathom-record(1)). */
+#define _GNU_SOURCE
+#include "exec/cli.h"
+#include "models/model.h"
+#include "tracer/cmd.h"
+#include "tracer/record.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CMD "record"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: fathom record MODEL [run options] [-o ARCHIVE | --dir DIR] [--relay net://HOST[:PORTS]]\n"
+            "       fathom record --all [--modes train,infer] [run options] [--dir DIR] [--relay URL]\n\n"
+            "Runs a workload (`fathom run`) as a child process traced by LTTng and archives the\n"
+            "trace with a MANIFEST as one .tar.zst (default folder traces/, never overwriting).\n\n"
+            "run options (passed to `fathom run`):\n"
+            "  --mode train|infer   --preset tiny|small|full   --steps N   --batch B\n"
+            "  --threads N          --inter M                  --seed S\n"
+            "options:\n"
+            "  -o ARCHIVE           write the archive here (an error if it exists)\n"
+            "  --dir DIR            folder for default-named archives (default traces)\n"
+            "  --relay URL          stream to a running lttng-relayd (net://HOST[:CTRL[:DATA]])\n"
+            "                       instead of archiving locally\n"
+            "  --all                record every workload, in every mode of --modes\n"
+            "  --modes LIST         with --all: comma-separated modes (default train,infer)\n"
+            "  --verbose            show the workload's own output\n"
+            "  --quiet              no progress line\n\n"
+            "Starts lttng-sessiond if no session daemon answers (and stops it afterwards).\n"
+            "See fathom-record(1) and fathom-trace(5).\n");
+}
+
+typedef struct runopts {
+    const char *mode, *preset, *steps, *batch, *threads, *inter, *seed;
+} runopts;
+
+static int record_one(const char *exe, const char *model, const char *mode, const runopts *ro, const char *out_path,
+                      const char *dir, const char *relay, bool verbose, bool quiet)
+{
+    char *argv[32];
+    int n = 0;
+    argv[n++] = (char *)exe;
+    argv[n++] = "run";
+    argv[n++] = (char *)model;
+#define OPT(flag, v)                \
+    if (v) {                        \
+        argv[n++] = (char *)(flag); \
+        argv[n++] = (char *)(v);    \
+    }
+    OPT("--mode", mode)
+    OPT("--preset", ro->preset)
+    OPT("--steps", ro->steps)
+    OPT("--batch", ro->batch)
+    OPT("--threads", ro->threads)
+    OPT("--inter", ro->inter)
+    OPT("--seed", ro->seed)
+#undef OPT
+    argv[n] = NULL;
+
+    char err[1024], label[256];
+    tracer_manifest *base = tracer_manifest_create();
+    if (!base)
+        return cli_error(CMD, "out of memory");
+    tracer_manifest_set(base, "model", model, NULL, 0);
+    tracer_manifest_set(base, "mode", mode ? mode : "train", NULL, 0);
+    if (ro->preset)
+        tracer_manifest_set(base, "preset", ro->preset, NULL, 0);
+    if (ro->threads)
+        tracer_manifest_set(base, "threads", ro->threads, NULL, 0);
+    snprintf(label, sizeof label, "%s %s%s%s", model, mode ? mode : "train", ro->preset ? " " : "",
+             ro->preset ? ro->preset : "");
+    tracer_record_opts o = {
+        .argv = argv,
+        .out_path = out_path,
+        .out_dir = dir,
+        .relay_url = relay,
+        .manifest = base,
+        .label = label,
+        .progress = !quiet,
+        .show_output = verbose,
+    };
+    tracer_record_result *r = calloc(1, sizeof *r);
+    if (!r) {
+        tracer_manifest_destroy(base);
+        return cli_error(CMD, "out of memory");
+    }
+    tracer_record_status st = tracer_record(&o, r, err, sizeof err);
+    tracer_manifest_destroy(base);
+    int rc = 0;
+    switch (st) {
+    case TRACER_RECORD_OK:
+        if (relay)
+            printf("%s: streamed to %s (session %s)\n", label, relay, r->session);
+        else
+            printf("%s\n", r->archive);
+        if (!quiet && !relay)
+            fprintf(stderr, "%s: %" PRIu64 " events, %" PRIu64 " ops, %" PRIu64 " steps, 0 discarded, %.1f s\n", label,
+                    r->stats.events, r->stats.op_begins, r->stats.steps, r->seconds);
+        break;
+    case TRACER_RECORD_INCOMPLETE:
+        printf("%s\n", r->archive);
+        rc = cli_error(CMD, "%s: %s (archived as %s)", label, err, r->archive);
+        break;
+    case TRACER_RECORD_INTERRUPTED:
+        cli_error(CMD, "%s: %s", label, err);
+        rc = 130;
+        break;
+    default:
+        rc = cli_error(CMD, "%s: %s", label, err);
+        break;
+    }
+    free(r);
+    return rc;
+}
+
+int cmd_record(int argc, char **argv)
+{
+    runopts ro = { 0 };
+    const char *model = NULL, *out_path = NULL, *dir = NULL, *relay = NULL, *modes = NULL;
+    bool all = false, verbose = false, quiet = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--all")) {
+            all = true;
+            continue;
+        }
+        if (!strcmp(a, "--verbose")) {
+            verbose = true;
+            continue;
+        }
+        if (!strcmp(a, "--quiet")) {
+            quiet = true;
+            continue;
+        }
+        const char **slot = !strcmp(a, "--mode")      ? &ro.mode
+                            : !strcmp(a, "--preset")  ? &ro.preset
+                            : !strcmp(a, "--steps")   ? &ro.steps
+                            : !strcmp(a, "--batch")   ? &ro.batch
+                            : !strcmp(a, "--threads") ? &ro.threads
+                            : !strcmp(a, "--inter")   ? &ro.inter
+                            : !strcmp(a, "--seed")    ? &ro.seed
+                            : !strcmp(a, "-o")        ? &out_path
+                            : !strcmp(a, "--dir")     ? &dir
+                            : !strcmp(a, "--relay")   ? &relay
+                            : !strcmp(a, "--modes")   ? &modes
+                                                      : NULL;
+        if (slot) {
+            if (i + 1 >= argc)
+                return cli_usage_error(CMD, "%s wants a value", a);
+            *slot = argv[++i];
+            continue;
+        }
+        if (a[0] == '-')
+            return cli_usage_error(CMD, "unknown option '%s'; see 'fathom record --help'", a);
+        if (model)
+            return cli_usage_error(CMD, "unexpected argument '%s'", a);
+        model = a;
+    }
+    /* validate what we can before starting anything */
+    long v;
+    if (ro.mode && model_mode_from_name(ro.mode) < 0)
+        return cli_usage_error(CMD, "unknown mode '%s' (train or infer)", ro.mode);
+    if (ro.preset && model_preset_from_name(ro.preset) < 0)
+        return cli_usage_error(CMD, "unknown preset '%s' (tiny, small or full)", ro.preset);
+    if ((ro.steps && cli_parse_int(CMD, "--steps", ro.steps, 1, 100000000, &v)) ||
+        (ro.batch && cli_parse_int(CMD, "--batch", ro.batch, 1, 1000000, &v)) ||
+        (ro.threads && cli_parse_int(CMD, "--threads", ro.threads, 0, 4096, &v)) ||
+        (ro.inter && cli_parse_int(CMD, "--inter", ro.inter, 1, 64, &v)))
+        return 2;
+    if (ro.seed) {
+        char *end;
+        strtoull(ro.seed, &end, 10);
+        if (!*ro.seed || *end || ro.seed[0] == '-')
+            return cli_usage_error(CMD, "--seed wants an unsigned integer, not '%s'", ro.seed);
+    }
+    if (relay && strncmp(relay, "net://", 6) && strncmp(relay, "net6://", 7) && strncmp(relay, "tcp://", 6) &&
+        strncmp(relay, "tcp6://", 7))
+        return cli_usage_error(CMD, "--relay wants net://HOST[:CTRL[:DATA]], not '%s'", relay);
+    if (out_path && (relay || dir))
+        return cli_usage_error(CMD, "-o cannot be combined with %s", relay ? "--relay" : "--dir");
+    if (all && model)
+        return cli_usage_error(CMD, "--all records every workload: no MODEL");
+    if (all && out_path)
+        return cli_usage_error(CMD, "-o names one archive: use --dir with --all");
+    if (modes && !all)
+        return cli_usage_error(CMD, "--modes goes with --all (use --mode for one workload)");
+    if (!all && !model)
+        return cli_usage_error(CMD, "which workload? usage: fathom record MODEL [options] | --all; see --help");
+    if (model && !model_find(model))
+        return cli_usage_error(CMD, "unknown model '%s'; see 'fathom run --help' for the workloads", model);
+
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return cli_error(CMD, "cannot find the fathom executable (/proc/self/exe)");
+    exe[n] = '\0';
+
+    if (!all)
+        return record_one(exe, model, ro.mode, &ro, out_path, dir, relay, verbose, quiet);
+
+    /* --all: every workload in every mode, one session daemon for them all */
+    const char *mode_list[MODEL_MODE_COUNT];
+    int nmodes = 0;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", modes ? modes : "train,infer");
+    for (char *sv = NULL, *t = strtok_r(buf, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) {
+        int mi = model_mode_from_name(t);
+        if (mi < 0)
+            return cli_usage_error(CMD, "unknown mode '%s' in --modes", t);
+        bool dup = false;
+        for (int j = 0; j < nmodes; j++)
+            dup |= !strcmp(mode_list[j], model_mode_name((model_mode)mi));
+        if (!dup)
+            mode_list[nmodes++] = model_mode_name((model_mode)mi);
+    }
+    if (nmodes == 0)
+        return cli_usage_error(CMD, "--modes is empty");
+    if (ro.mode)
+        return cli_usage_error(CMD, "use --modes with --all");
+    if (model_registry_count == 0)
+        return cli_error(CMD, "no workloads are built in");
+    char err[512];
+    if (tracer_sessiond_acquire(err, sizeof err) != 0)
+        return cli_error(CMD, "%s", err);
+    int failed = 0, rc = 0;
+    for (int i = 0; i < model_registry_count && rc != 130; i++)
+        for (int j = 0; j < nmodes && rc != 130; j++) {
+            rc = record_one(exe, model_registry[i]->name, mode_list[j], &ro, NULL, dir, relay, verbose, quiet);
+            failed += rc != 0;
+        }
+    tracer_sessiond_release();
+    if (rc == 130)
+        return 130;
+    if (failed)
+        return cli_error(CMD, "%d of %d recordings failed", failed, model_registry_count * nmodes);
+    return 0;
+}

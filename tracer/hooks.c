@@ -1,0 +1,172 @@
+/* hooks.c -- the engine hooks that fire the `fathom` tracepoints.
+ *
+ * The one compilation unit that defines the tracepoints (lttng-ust's
+ * LTTNG_UST_TRACEPOINT_DEFINE) with dynamic probe linkage: the probes live
+ * in libfathom-tp.so, which tracer_hooks_install() dlopen()s.  Until then
+ * (and in every untraced run) the engine's hook pointer is NULL: one
+ * predicted branch per op. */
+#define _GNU_SOURCE
+#define LTTNG_UST_TRACEPOINT_DEFINE
+#define LTTNG_UST_TRACEPOINT_PROBE_DYNAMIC_LINKAGE
+#include "tracer/tp.h"
+
+#include "tracer/hooks.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const mode_names[] = { FATHOM_TP_MODE_NAMES };
+
+static const char *nz(const char *s) { return s ? s : ""; }
+
+static void h_run_begin(const exec_run_info *info)
+{
+    uint8_t mode = UINT8_MAX; /* not a label: an unknown mode string */
+    for (size_t i = 0; i < sizeof mode_names / sizeof mode_names[0]; i++)
+        if (info->mode && strcmp(info->mode, mode_names[i]) == 0)
+            mode = (uint8_t)i;
+    exec_run_info c = *info;
+    c.model = nz(c.model);
+    c.mode = nz(c.mode);
+    c.preset = nz(c.preset);
+    c.version = nz(c.version);
+    c.blas = nz(c.blas);
+    c.cpu = nz(c.cpu);
+    lttng_ust_tracepoint(fathom, run_begin, &c, mode);
+}
+
+static void h_run_end(int32_t status, uint64_t ops) { lttng_ust_tracepoint(fathom, run_end, status, ops); }
+static void h_step_begin(uint32_t step) { lttng_ust_tracepoint(fathom, step_begin, step); }
+static void h_step_end(uint32_t step, double loss) { lttng_ust_tracepoint(fathom, step_end, step, loss); }
+
+/* Tensor ids in the trace are unique in the process (exec_trace_tensor_id):
+ * a process may run several graphs (deepq's target network). */
+static void h_op_begin(const exec_graph *g, const exec_node *n, uint64_t seq)
+{
+    if (!lttng_ust_tracepoint_enabled(fathom, op_begin))
+        return;
+    uint32_t ids[n->nin + n->nout + 1];
+    for (int i = 0; i < n->nin; i++)
+        ids[i] = exec_trace_tensor_id(g, n->in[i]);
+    for (int i = 0; i < n->nout; i++)
+        ids[n->nin + i] = exec_trace_tensor_id(g, n->out[i]);
+    lttng_ust_do_tracepoint(fathom, op_begin, seq, n, (uint8_t)exec_op_table[n->op].cls, ids, ids + n->nin);
+}
+
+static void h_op_end(const exec_graph *g, const exec_node *n, uint64_t seq, uint64_t flops, uint64_t bytes)
+{
+    (void)g;
+    (void)n;
+    lttng_ust_tracepoint(fathom, op_end, seq, flops, bytes);
+}
+
+static void h_tensor_alloc(const exec_graph *g, const exec_tensor *t)
+{
+    uint32_t shape[EXEC_MAX_DIMS];
+    for (int i = 0; i < t->ndim && i < EXEC_MAX_DIMS; i++)
+        shape[i] = t->shape[i] > UINT32_MAX ? UINT32_MAX : (uint32_t)t->shape[i];
+    lttng_ust_tracepoint(fathom, tensor_alloc, t, exec_trace_tensor_id(g, t->id), shape);
+}
+
+static void h_tensor_free(const exec_graph *g, const exec_tensor *t)
+{
+    lttng_ust_tracepoint(fathom, tensor_free, exec_trace_tensor_id(g, t->id));
+}
+
+static const exec_hooks hooks = {
+    .op_begin = h_op_begin,
+    .op_end = h_op_end,
+    .tensor_alloc = h_tensor_alloc,
+    .tensor_free = h_tensor_free,
+    .run_begin = h_run_begin,
+    .run_end = h_run_end,
+    .step_begin = h_step_begin,
+    .step_end = h_step_end,
+};
+
+const exec_hooks *tracer_hooks_table(void) { return &hooks; }
+
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *probe_handle;
+static char probe_path[PATH_MAX];
+
+static int try_load(const char *path, char *why, size_t whylen)
+{
+    if (access(path, R_OK) != 0)
+        return -1;
+    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
+        snprintf(why, whylen, "%s", dlerror());
+        return -1;
+    }
+    probe_handle = h;
+    snprintf(probe_path, sizeof probe_path, "%s", path);
+    return 0;
+}
+
+static int load_probe(char *err, size_t errlen)
+{
+    char why[512] = "";
+    const char *env = getenv(TRACER_ENV_TP_LIB);
+    if (env && *env) {
+        if (try_load(env, why, sizeof why) == 0)
+            return 0;
+        snprintf(err, errlen, "cannot load the trace probe %s=%s: %s", TRACER_ENV_TP_LIB, env,
+                 *why ? why : "not readable");
+        return -1;
+    }
+    char exe[PATH_MAX], cand[PATH_MAX + 64];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(cand, sizeof cand, "%s/%s", exe, TRACER_TP_LIB_NAME);
+            if (try_load(cand, why, sizeof why) == 0)
+                return 0;
+        }
+    }
+#ifdef FATHOM_TP_BUILD_PATH
+    if (try_load(FATHOM_TP_BUILD_PATH, why, sizeof why) == 0)
+        return 0;
+#endif
+#ifdef FATHOM_TP_INSTALL_PATH
+    if (try_load(FATHOM_TP_INSTALL_PATH, why, sizeof why) == 0)
+        return 0;
+#endif
+    snprintf(err, errlen, "cannot load the trace probe %s%s%s (set %s to its path)", TRACER_TP_LIB_NAME,
+             *why ? ": " : "", why, TRACER_ENV_TP_LIB);
+    return -1;
+}
+
+int tracer_hooks_install(char *err, size_t errlen)
+{
+    pthread_mutex_lock(&load_lock);
+    int rc = probe_handle ? 0 : load_probe(err, errlen);
+    pthread_mutex_unlock(&load_lock);
+    if (rc == 0)
+        exec_hooks_set(&hooks);
+    return rc;
+}
+
+int tracer_hooks_install_from_env(char *err, size_t errlen)
+{
+    const char *v = getenv(TRACER_ENV_TRACE);
+    if (!v || !*v || strcmp(v, "0") == 0)
+        return 0;
+    if (strcmp(v, "1") != 0) {
+        snprintf(err, errlen, "%s must be 1 or 0, not '%s'", TRACER_ENV_TRACE, v);
+        return -1;
+    }
+    return tracer_hooks_install(err, errlen) == 0 ? 1 : -1;
+}
+
+void tracer_hooks_remove(void) { exec_hooks_set(NULL); }
+
+const char *tracer_hooks_probe_path(void) { return probe_handle ? probe_path : NULL; }

@@ -1,0 +1,35 @@
+/* hooks.h -- the engine's hook table (exec_hooks) firing the `fathom`
+ * tracepoints (tp.h).  Linked into `fathom` and into programs that trace
+ * their own engine runs; the probe library libfathom-tp.so is loaded only
+ * when tracing is asked for, so an untraced process never starts lttng-ust.
+ *
+ * A traced run: the recorder (`fathom record`, record.h) starts the
+ * workload with FATHOM_TRACE=1 in its environment; the driver calls
+ * tracer_hooks_install_from_env() first thing in main(). */
+#ifndef FATHOM_TRACER_HOOKS_H
+#define FATHOM_TRACER_HOOKS_H
+#include "exec/exec.h"
+
+#include <stddef.h>
+
+/* The environment variable that asks a process to trace itself ("1"). */
+#define TRACER_ENV_TRACE "FATHOM_TRACE"
+/* An explicit path of the probe library (overrides the search). */
+#define TRACER_ENV_TP_LIB "FATHOM_TP_LIB"
+#define TRACER_TP_LIB_NAME "libfathom-tp.so"
+
+/* Loads the probe library (once) and installs the hooks.  The library is
+ * searched for at $FATHOM_TP_LIB, next to the executable, in the build tree
+ * and in the install tree, in that order.  Returns 0, or -1 with a one-line
+ * message in err. */
+int tracer_hooks_install(char *err, size_t errlen);
+/* If FATHOM_TRACE=1: tracer_hooks_install(); returns 1 when installed, 0
+ * when tracing was not asked for, -1 on error (message in err). */
+int tracer_hooks_install_from_env(char *err, size_t errlen);
+/* Uninstalls the hooks (the probe library stays loaded). */
+void tracer_hooks_remove(void);
+/* The hook table tracer_hooks_install() sets (for benchmarks). */
+const exec_hooks *tracer_hooks_table(void);
+/* Path of the probe library that was loaded, or NULL. */
+const char *tracer_hooks_probe_path(void);
+#endif

@@ -1,0 +1,656 @@
+/* record.c -- recording a traced run through liblttng-ctl (see record.h). */
+#define _GNU_SOURCE
+#include "tracer/record.h"
+#include "tracer/hooks.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <lttng/lttng.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define CHANNEL "fathom"
+#define DEFAULT_SUBBUF ((size_t)1 << 20)
+#define DEFAULT_NSUBBUF 8
+
+static void fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void sleep_ms(long ms) { nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000L }, NULL); }
+
+/* ---- signals ----------------------------------------------------------- */
+static volatile sig_atomic_t g_signal;
+static void on_signal(int sig) { g_signal = sig; }
+
+typedef struct sigsave { struct sigaction old[3]; } sigsave;
+static const int caught[3] = { SIGINT, SIGTERM, SIGHUP };
+
+static void signals_catch(sigsave *s)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; i++)
+        sigaction(caught[i], &sa, &s->old[i]);
+}
+
+static void signals_restore(const sigsave *s)
+{
+    for (int i = 0; i < 3; i++)
+        sigaction(caught[i], &s->old[i], NULL);
+}
+
+/* ---- the session daemon ------------------------------------------------ */
+static int g_sessiond_refs;
+static pid_t g_sessiond_pid; /* the daemon we started, or 0 */
+
+int tracer_sessiond_alive(void) { return lttng_session_daemon_alive() == 1; }
+
+/* Waits for pid up to ms milliseconds; 1 if it exited (status in *st). */
+static int wait_pid_ms(pid_t pid, int *st, long ms)
+{
+    for (long t = 0;; t += 10) {
+        pid_t w = waitpid(pid, st, WNOHANG);
+        if (w == pid || (w < 0 && errno == ECHILD))
+            return 1;
+        if (t >= ms)
+            return 0;
+        sleep_ms(10);
+    }
+}
+
+static void stop_child(pid_t pid, int sig)
+{
+    int st;
+    kill(pid, sig);
+    if (!wait_pid_ms(pid, &st, 10000)) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+}
+
+int tracer_sessiond_acquire(char *err, size_t errlen)
+{
+    if (g_sessiond_refs > 0) {
+        g_sessiond_refs++;
+        return 0;
+    }
+    if (tracer_sessiond_alive()) {
+        g_sessiond_refs = 1;
+        g_sessiond_pid = 0;
+        return 0;
+    }
+    /* None answers: start one for this recording, in the foreground as our
+     * child, in its own process group (a Ctrl-C is ours to handle). */
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setpgroup(&at, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+    char *argv[] = { "lttng-sessiond", "--no-kernel", NULL };
+    pid_t pid;
+    int rc = posix_spawnp(&pid, "lttng-sessiond", &fa, &at, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    if (rc != 0) {
+        fail(err, errlen, "no LTTng session daemon answers and lttng-sessiond cannot be started: %s", strerror(rc));
+        return -1;
+    }
+    for (int t = 0; t < 2000; t++) { /* up to 20 s */
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            fail(err, errlen, "lttng-sessiond exited (%s %d) before answering",
+                 WIFEXITED(st) ? "status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+            return -1;
+        }
+        if (tracer_sessiond_alive()) {
+            g_sessiond_pid = pid;
+            g_sessiond_refs = 1;
+            return 0;
+        }
+        sleep_ms(10);
+    }
+    stop_child(pid, SIGTERM);
+    fail(err, errlen, "lttng-sessiond did not answer within 20 s");
+    return -1;
+}
+
+void tracer_sessiond_release(void)
+{
+    if (g_sessiond_refs <= 0 || --g_sessiond_refs > 0)
+        return;
+    if (g_sessiond_pid > 0)
+        stop_child(g_sessiond_pid, SIGTERM);
+    g_sessiond_pid = 0;
+}
+
+/* ---- names, files ------------------------------------------------------ */
+void tracer_session_name(char *buf, size_t len)
+{
+    uint32_t r = 0;
+    if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+        r = (uint32_t)(now_s() * 1e9) ^ ((uint32_t)getpid() << 16);
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    char when[32];
+    strftime(when, sizeof when, "%Y%m%dT%H%M%SZ", &tm);
+    snprintf(buf, len, "fathom-%ld-%s-%08" PRIx32, (long)getpid(), when, r);
+}
+
+static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path) != 0 && errno != ENOENT ? -1 : 0;
+}
+static void rm_tree(const char *path)
+{
+    if (path && *path)
+        nftw(path, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static uint64_t g_du;
+static int du_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)path;
+    (void)ftw;
+    if (flag == FTW_F)
+        g_du += (uint64_t)sb->st_size;
+    return 0;
+}
+static uint64_t du(const char *path)
+{
+    g_du = 0;
+    nftw(path, du_cb, 16, FTW_PHYS);
+    return g_du;
+}
+
+/* ---- the LTTng session ------------------------------------------------- */
+typedef struct session {
+    char name[128];
+    bool created;
+    struct lttng_handle *h;
+} session;
+
+static int lttng_fail(char *err, size_t errlen, const char *what, int ret)
+{
+    fail(err, errlen, "%s: %s", what, lttng_strerror(ret < 0 ? ret : -ret));
+    return -1;
+}
+
+static int session_setup(session *s, const char *path, const char *relay, const tracer_record_opts *o, char *err,
+                         size_t errlen)
+{
+    struct lttng_session_descriptor *d = relay ? lttng_session_descriptor_network_create(s->name, relay, NULL)
+                                               : lttng_session_descriptor_local_create(s->name, path);
+    if (!d) {
+        fail(err, errlen, relay ? "bad relay URL '%s' (want net://HOST[:CTRL[:DATA]])" : "bad trace path '%s'",
+             relay ? relay : path);
+        return -1;
+    }
+    enum lttng_error_code ec = lttng_create_session_ext(d);
+    lttng_session_descriptor_destroy(d);
+    if (ec != LTTNG_OK)
+        return lttng_fail(err, errlen, relay ? "cannot create a session streaming to the relay" : "cannot create the session",
+                          -(int)ec);
+    s->created = true;
+
+    struct lttng_domain dom;
+    memset(&dom, 0, sizeof dom);
+    dom.type = LTTNG_DOMAIN_UST;
+    dom.buf_type = LTTNG_BUFFER_PER_UID;
+    s->h = lttng_create_handle(s->name, &dom);
+    if (!s->h) {
+        fail(err, errlen, "cannot create an LTTng handle");
+        return -1;
+    }
+    struct lttng_channel *ch = lttng_channel_create(&dom);
+    if (!ch) {
+        fail(err, errlen, "cannot create the channel");
+        return -1;
+    }
+    snprintf(ch->name, sizeof ch->name, "%s", CHANNEL);
+    ch->enabled = 1;
+    ch->attr.overwrite = 0;         /* discard mode ... */
+    ch->attr.subbuf_size = o->subbuf_size ? o->subbuf_size : DEFAULT_SUBBUF;
+    ch->attr.num_subbuf = o->num_subbuf ? o->num_subbuf : DEFAULT_NSUBBUF;
+    ch->attr.output = LTTNG_EVENT_MMAP;
+    /* timers: lttng's defaults (no read timer: a full sub-buffer wakes the
+     * consumer at once, which is what a blocked writer waits for) */
+    int ret = lttng_channel_set_blocking_timeout(ch, o->discard ? 0 : -1); /* ... that blocks, forever, instead */
+    if (ret == 0)
+        ret = lttng_enable_channel(s->h, ch);
+    lttng_channel_destroy(ch);
+    if (ret < 0)
+        return lttng_fail(err, errlen, "cannot enable the blocking user-space channel", ret);
+
+    struct lttng_event *ev = lttng_event_create();
+    if (!ev) {
+        fail(err, errlen, "out of memory");
+        return -1;
+    }
+    snprintf(ev->name, sizeof ev->name, "fathom:*");
+    ev->type = LTTNG_EVENT_TRACEPOINT;
+    ev->loglevel_type = LTTNG_EVENT_LOGLEVEL_ALL;
+    ret = lttng_enable_event_with_exclusions(s->h, ev, CHANNEL, NULL, 0, NULL);
+    lttng_event_destroy(ev);
+    if (ret < 0)
+        return lttng_fail(err, errlen, "cannot enable fathom:*", ret);
+
+    static const struct { enum lttng_event_context_type t; const char *name; } ctxs[] = {
+        { LTTNG_EVENT_CONTEXT_VPID, "vpid" },
+        { LTTNG_EVENT_CONTEXT_VTID, "vtid" },
+        { LTTNG_EVENT_CONTEXT_PROCNAME, "procname" },
+    };
+    for (size_t i = 0; i < sizeof ctxs / sizeof ctxs[0]; i++) {
+        struct lttng_event_context c;
+        memset(&c, 0, sizeof c);
+        c.ctx = ctxs[i].t;
+        ret = lttng_add_context(s->h, &c, NULL, CHANNEL);
+        if (ret < 0) {
+            char what[64];
+            snprintf(what, sizeof what, "cannot add the %s context", ctxs[i].name);
+            return lttng_fail(err, errlen, what, ret);
+        }
+    }
+    ret = lttng_start_tracing(s->name);
+    if (ret < 0)
+        return lttng_fail(err, errlen, "cannot start tracing", ret);
+    return 0;
+}
+
+/* Stops (waiting for the data) and destroys the session; 0 or -1. */
+static int session_end(session *s, char *err, size_t errlen)
+{
+    int rc = 0;
+    if (s->h) {
+        lttng_destroy_handle(s->h);
+        s->h = NULL;
+    }
+    if (!s->created)
+        return 0;
+    s->created = false;
+    int ret = lttng_stop_tracing(s->name);
+    if (ret < 0 && ret != -LTTNG_ERR_TRACE_ALREADY_STOPPED && err) {
+        lttng_fail(err, errlen, "cannot stop tracing", ret);
+        rc = -1;
+    }
+    struct lttng_destruction_handle *dh = NULL;
+    enum lttng_error_code ec = lttng_destroy_session_ext(s->name, &dh);
+    if (ec != LTTNG_OK) {
+        if (err && rc == 0)
+            lttng_fail(err, errlen, "cannot destroy the session", -(int)ec);
+        return -1;
+    }
+    enum lttng_destruction_handle_status hs = lttng_destruction_handle_wait_for_completion(dh, 60000);
+    enum lttng_error_code result = LTTNG_OK;
+    bool done = hs == LTTNG_DESTRUCTION_HANDLE_STATUS_COMPLETED || hs == LTTNG_DESTRUCTION_HANDLE_STATUS_OK;
+    if (done && lttng_destruction_handle_get_result(dh, &result) != LTTNG_DESTRUCTION_HANDLE_STATUS_OK)
+        result = LTTNG_ERR_UNK;
+    lttng_destruction_handle_destroy(dh);
+    if ((!done || result != LTTNG_OK) && err && rc == 0) {
+        if (hs == LTTNG_DESTRUCTION_HANDLE_STATUS_TIMEOUT)
+            fail(err, errlen, "the session did not end within 60 s");
+        else if (!done)
+            fail(err, errlen, "waiting for the session's end failed (status %d)", (int)hs);
+        else
+            fail(err, errlen, "the session did not end cleanly: %s", lttng_strerror(-(int)result));
+        rc = -1;
+    }
+    return rc;
+}
+
+/* ---- the child --------------------------------------------------------- */
+static char **child_env(void)
+{
+    static const char *const drop[] = { TRACER_ENV_TRACE "=", "LTTNG_UST_ALLOW_BLOCKING=",
+                                        "LTTNG_UST_REGISTER_TIMEOUT=" };
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = calloc(n + 4, sizeof *env);
+    if (!env)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool skip = false;
+        for (size_t j = 0; j < sizeof drop / sizeof drop[0]; j++)
+            skip |= strncmp(environ[i], drop[j], strlen(drop[j])) == 0;
+        if (!skip)
+            env[k++] = environ[i];
+    }
+    env[k++] = TRACER_ENV_TRACE "=1";
+    env[k++] = "LTTNG_UST_ALLOW_BLOCKING=1";
+    /* The workload's lttng-ust must be registered (its events enabled)
+     * before its first event: wait for the session daemon as long as it
+     * takes (it answers: we just talked to it). */
+    env[k++] = "LTTNG_UST_REGISTER_TIMEOUT=-1";
+    env[k] = NULL;
+    return env;
+}
+
+static void show_log_tail(const char *log)
+{
+    FILE *f = fopen(log, "r");
+    if (!f)
+        return;
+    static char lines[20][512];
+    int n = 0;
+    while (fgets(lines[n % 20], sizeof lines[0], f))
+        n++;
+    fclose(f);
+    int from = n > 20 ? n - 20 : 0;
+    for (int i = from; i < n; i++)
+        fprintf(stderr, "  | %s%s", lines[i % 20], strchr(lines[i % 20], '\n') ? "" : "\n");
+}
+
+static void progress(const tracer_record_opts *o, bool tty, double t0, const char *trace_dir, bool final)
+{
+    char size[64] = "";
+    if (trace_dir) {
+        double mib = (double)du(trace_dir) / (1024.0 * 1024.0);
+        snprintf(size, sizeof size, ", %.1f MiB of trace", mib);
+    }
+    if (tty) {
+        fprintf(stderr, "\r\033[Krecording %s: %.1f s%s", o->label ? o->label : "", now_s() - t0, size);
+        if (final)
+            fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "recording %s: %.1f s%s%s\n", o->label ? o->label : "", now_s() - t0, size,
+                final ? ", done" : "");
+    }
+    fflush(stderr);
+}
+
+/* ---- the manifest ------------------------------------------------------ */
+static int mset(tracer_manifest *m, const char *k, const char *v, char *err, size_t errlen)
+{
+    return tracer_manifest_set(m, k, v ? v : "", err, errlen) == TRACER_ARCHIVE_OK ? 0 : -1;
+}
+
+static const char *pick(const char *traced, const tracer_manifest *base, const char *key)
+{
+    if (traced && *traced)
+        return traced;
+    const char *v = base ? tracer_manifest_get(base, key) : NULL;
+    return v ? v : "unknown";
+}
+
+int tracer_record_manifest(tracer_manifest *m, const tracer_manifest *base, const tracer_stats *s,
+                           const char *session, char *err, size_t errlen)
+{
+    char host[256] = "unknown", num[32], when[32];
+    gethostname(host, sizeof host - 1);
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    bool have_run = s && s->runs > 0;
+    snprintf(num, sizeof num, "%d", TRACER_MANIFEST_SCHEMA);
+    if (mset(m, "schema", num, err, errlen) || mset(m, "model", pick(have_run ? s->model : NULL, base, "model"), err, errlen) ||
+        mset(m, "mode", pick(have_run ? s->mode : NULL, base, "mode"), err, errlen) ||
+        mset(m, "preset", pick(have_run ? s->preset : NULL, base, "preset"), err, errlen) ||
+        mset(m, "host", host, err, errlen) || mset(m, "cpu", pick(have_run ? s->cpu : NULL, base, "cpu"), err, errlen) ||
+        mset(m, "blas", pick(have_run ? s->blas : NULL, base, "blas"), err, errlen))
+        return -1;
+    if (have_run) {
+        snprintf(num, sizeof num, "%" PRIu32, s->threads);
+        if (mset(m, "threads", num, err, errlen))
+            return -1;
+    } else if (mset(m, "threads", pick(NULL, base, "threads"), err, errlen)) {
+        return -1;
+    }
+    if (mset(m, "created", when, err, errlen))
+        return -1;
+    if (have_run) {
+        struct { const char *k; uint64_t v; } extra[] = {
+            { "batch", s->batch }, { "steps", s->steps_planned }, { "inter", s->inter }, { "seed", s->seed },
+        };
+        for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
+            if (tracer_manifest_set_u64(m, extra[i].k, extra[i].v, err, errlen))
+                return -1;
+        if (mset(m, "version", s->version, err, errlen))
+            return -1;
+    }
+    if (session && mset(m, "session", session, err, errlen))
+        return -1;
+    if (s) {
+        if (tracer_manifest_set_u64(m, "events", s->events, err, errlen))
+            return -1;
+        for (size_t i = 0; i < s->nnames; i++) {
+            char key[TRACER_MANIFEST_KEY_MAX + 1];
+            snprintf(key, sizeof key, "events.%s", s->names[i].name);
+            if (tracer_manifest_set_u64(m, key, s->names[i].count, err, errlen))
+                return -1;
+        }
+        if (tracer_manifest_set_u64(m, "discarded", s->discarded_events, err, errlen) ||
+            tracer_manifest_set_u64(m, "ops", s->run_end_ops, err, errlen) ||
+            tracer_manifest_set_u64(m, "op_time_ns", s->op_time_ns, err, errlen))
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- recording --------------------------------------------------------- */
+tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_result *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    err[0] = '\0';
+    if (!o->argv || !o->argv[0]) {
+        fail(err, errlen, "no workload to run");
+        return TRACER_RECORD_ERROR;
+    }
+    tracer_record_status st = TRACER_RECORD_ERROR;
+    sigsave saved;
+    g_signal = 0;
+    signals_catch(&saved);
+
+    char tmp[PATH_MAX] = "", trace_dir[PATH_MAX + 16] = "", log[PATH_MAX + 16] = "";
+    session s = { .created = false };
+    char **env = NULL;
+    bool have_sessiond = false;
+    pid_t child = -1;
+    tracer_manifest *m = NULL;
+    bool tty = isatty(2);
+
+    if (tracer_sessiond_acquire(err, errlen) != 0)
+        goto end;
+    have_sessiond = true;
+    if (g_signal)
+        goto end;
+
+    const char *tmpdir = getenv("TMPDIR");
+    snprintf(tmp, sizeof tmp, "%s/fathom-rec-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    if (!mkdtemp(tmp)) {
+        fail(err, errlen, "cannot create a temporary directory in %s: %s", tmpdir && *tmpdir ? tmpdir : "/tmp",
+             strerror(errno));
+        tmp[0] = '\0';
+        goto end;
+    }
+    char abs[PATH_MAX];
+    if (!realpath(tmp, abs)) {
+        fail(err, errlen, "%s: %s", tmp, strerror(errno));
+        goto end;
+    }
+    snprintf(trace_dir, sizeof trace_dir, "%s/trace", abs);
+    snprintf(log, sizeof log, "%s/workload.log", abs);
+
+    tracer_session_name(s.name, sizeof s.name);
+    snprintf(r->session, sizeof r->session, "%s", s.name);
+    if (session_setup(&s, trace_dir, o->relay_url, o, err, errlen) != 0)
+        goto end;
+    if (g_signal)
+        goto end;
+
+    env = child_env();
+    if (!env) {
+        fail(err, errlen, "out of memory");
+        goto end;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (!o->show_output) {
+        posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    }
+    double t0 = now_s();
+    int rc = posix_spawn(&child, o->argv[0], &fa, NULL, o->argv, env);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) {
+        child = -1;
+        fail(err, errlen, "cannot start %s: %s", o->argv[0], strerror(rc));
+        goto end;
+    }
+    double last = t0;
+    int wst = 0;
+    for (;;) {
+        pid_t w = waitpid(child, &wst, WNOHANG);
+        if (w == child)
+            break;
+        if (w < 0 && errno != EINTR) {
+            fail(err, errlen, "waitpid: %s", strerror(errno));
+            goto end;
+        }
+        if (g_signal) {
+            stop_child(child, g_signal == SIGHUP ? SIGTERM : g_signal);
+            child = -1;
+            goto end;
+        }
+        double t = now_s();
+        if (o->progress && (t - last >= (tty ? 0.5 : 10.0))) {
+            progress(o, tty, t0, o->relay_url ? NULL : trace_dir, false);
+            last = t;
+        }
+        sleep_ms(20);
+    }
+    child = -1;
+    r->child_status = wst;
+    r->seconds = now_s() - t0;
+    if (o->progress && (tty || r->seconds >= 10.0))
+        progress(o, tty, t0, o->relay_url ? NULL : trace_dir, true);
+
+    /* Stop (lttng waits until every event is consumed) and destroy. */
+    if (session_end(&s, err, errlen) != 0)
+        goto end;
+    if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0) {
+        if (WIFEXITED(wst))
+            fail(err, errlen, "the workload failed (exit status %d)", WEXITSTATUS(wst));
+        else
+            fail(err, errlen, "the workload was killed by signal %d", WTERMSIG(wst));
+        if (!o->show_output)
+            show_log_tail(log);
+        st = TRACER_RECORD_CHILD;
+        goto end;
+    }
+    if (o->relay_url) {
+        st = TRACER_RECORD_OK; /* the relay has it; nothing to check or archive here */
+        goto end;
+    }
+
+    /* Read it back: what it holds and whether anything was lost. */
+    tracer_trace *tr = NULL;
+    if (tracer_trace_open(trace_dir, &tr, err, errlen) != TRACER_ARCHIVE_OK)
+        goto end;
+    const char *paths[64];
+    size_t np = tracer_trace_ctf_count(tr);
+    if (np > 64)
+        np = 64;
+    for (size_t i = 0; i < np; i++)
+        paths[i] = tracer_trace_ctf_path(tr, i);
+    rc = tracer_stats_collect(paths, np, &r->stats, err, errlen);
+    tracer_trace_close(tr);
+    if (rc != 0)
+        goto end;
+
+    m = tracer_manifest_create();
+    if (!m) {
+        fail(err, errlen, "out of memory");
+        goto end;
+    }
+    if (o->manifest)
+        for (size_t i = 0; i < tracer_manifest_count(o->manifest); i++)
+            if (tracer_manifest_set(m, tracer_manifest_key_at(o->manifest, i), tracer_manifest_value_at(o->manifest, i),
+                                    err, errlen))
+                goto end;
+    if (tracer_record_manifest(m, o->manifest, &r->stats, s.name, err, errlen) != 0)
+        goto end;
+    tracer_archive_status as =
+        o->out_path ? tracer_archive_write(o->out_path, trace_dir, m, err, errlen)
+                    : tracer_archive_write_default(o->out_dir, trace_dir, m, (time_t)-1, r->archive, sizeof r->archive,
+                                                   err, errlen);
+    if (as != TRACER_ARCHIVE_OK)
+        goto end;
+    if (o->out_path)
+        snprintf(r->archive, sizeof r->archive, "%s", o->out_path);
+
+    const tracer_stats *ts = &r->stats;
+    if (ts->discarded_events || ts->discarded_packets)
+        fail(err, errlen, "%" PRIu64 " events and %" PRIu64 " packets were discarded", ts->discarded_events,
+             ts->discarded_packets);
+    else if (ts->runs != 1 || ts->run_ends != 1)
+        fail(err, errlen, "the trace holds %" PRIu64 " run_begin and %" PRIu64 " run_end events (want 1 and 1)", ts->runs,
+             ts->run_ends);
+    else if (ts->op_begins != ts->op_ends || ts->op_begins != ts->run_end_ops || ts->op_unmatched)
+        fail(err, errlen,
+             "the trace is incomplete: %" PRIu64 " op_begin, %" PRIu64 " op_end (%" PRIu64 " unmatched) for %" PRIu64
+             " ops run",
+             ts->op_begins, ts->op_ends, ts->op_unmatched, ts->run_end_ops);
+    else if (ts->op_begin_incomplete)
+        fail(err, errlen, "%" PRIu64 " op_begin events lack inputs, outputs or attrs", ts->op_begin_incomplete);
+    st = err[0] ? TRACER_RECORD_INCOMPLETE : TRACER_RECORD_OK;
+
+end:
+    if (child > 0)
+        stop_child(child, SIGTERM);
+    if (s.created || s.h)
+        session_end(&s, NULL, 0); /* an error path: the first message stands */
+    if (g_signal) {
+        fail(err, errlen, "interrupted by signal %d; the session was destroyed", (int)g_signal);
+        st = TRACER_RECORD_INTERRUPTED;
+    }
+    if (have_sessiond)
+        tracer_sessiond_release();
+    tracer_manifest_destroy(m);
+    free(env);
+    rm_tree(tmp);
+    signals_restore(&saved);
+    return st;
+}

@@ -1,0 +1,69 @@
+/* record.h -- recording a traced run with LTTng, through liblttng-ctl.
+ *
+ * tracer_record(): make sure a session daemon answers (start one if none
+ * does, and stop it afterwards), create a uniquely named session writing to
+ * a private temporary directory (or streaming to an lttng-relayd), a
+ * user-space channel that blocks instead of discarding, enable `fathom:*`,
+ * add the vpid, vtid and procname contexts, start, run the workload as a
+ * child process with FATHOM_TRACE=1, stop, destroy, check the trace
+ * (Babeltrace2: nothing discarded, every op begun and ended, as many as the
+ * run says it executed) and archive it with its MANIFEST.  Every error path
+ * (and SIGINT/SIGTERM/SIGHUP) destroys the session and removes the
+ * temporary directory. */
+#ifndef FATHOM_TRACER_RECORD_H
+#define FATHOM_TRACER_RECORD_H
+#include "tracer/archive.h"
+#include "tracer/stats.h"
+
+#include <limits.h>
+#include <stddef.h>
+
+typedef enum tracer_record_status {
+    TRACER_RECORD_OK = 0,
+    TRACER_RECORD_ERROR,       /* could not record (message in err) */
+    TRACER_RECORD_CHILD,       /* the workload failed (no archive) */
+    TRACER_RECORD_INCOMPLETE,  /* recorded and archived, but the check failed */
+    TRACER_RECORD_INTERRUPTED, /* a signal stopped the recording */
+} tracer_record_status;
+
+typedef struct tracer_record_opts {
+    char *const *argv;              /* the workload command; argv[0] is a path */
+    const char *out_path;           /* explicit archive path (never overwritten), or NULL */
+    const char *out_dir;            /* folder for the default name; NULL: "traces" */
+    const char *relay_url;          /* net://HOST[:CTRL[:DATA]]: stream to a relay, no archive */
+    const tracer_manifest *manifest;/* keys known from the command line (may be NULL) */
+    const char *label;              /* shown in the progress line */
+    int progress;                   /* 0: silent; 1: a progress line on stderr */
+    int show_output;                /* 1: the workload's stdout/stderr are ours; 0: logged, shown on failure */
+    size_t subbuf_size;             /* 0: default (1 MiB) */
+    size_t num_subbuf;              /* 0: default (8) */
+    int discard;                    /* tests only: a channel that discards when full instead of
+                                       blocking, to show that the loss check catches losses */
+} tracer_record_opts;
+
+typedef struct tracer_record_result {
+    char archive[PATH_MAX];         /* the archive written ("" if none) */
+    char session[128];              /* the LTTng session's name */
+    int child_status;               /* the workload's wait status */
+    double seconds;                 /* wall time of the workload */
+    tracer_stats stats;             /* what the trace holds (not with a relay) */
+} tracer_record_result;
+
+tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_result *r, char *err, size_t errlen);
+
+/* A session daemon for the caller: if none answers, one is started (and
+ * waited for) and stopped again when the last reference goes.  Nestable. */
+int tracer_sessiond_acquire(char *err, size_t errlen);
+void tracer_sessiond_release(void);
+/* 1 if a session daemon answers. */
+int tracer_sessiond_alive(void);
+
+/* A fresh session name: fathom-<pid>-<UTC time>-<random hex>. */
+void tracer_session_name(char *buf, size_t len);
+
+/* Fill the keys of the MANIFEST that `fathom record` writes from the trace's
+ * stats, falling back on `base` (command-line values), adding host,
+ * created, schema and the event counts. */
+int tracer_record_manifest(tracer_manifest *m, const tracer_manifest *base, const tracer_stats *s,
+                           const char *session, char *err, size_t errlen);
+#endif
