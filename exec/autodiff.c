@@ -119,7 +119,8 @@ exec_status exec_gradients(exec_graph *g, uint32_t loss)
     }
     for (uint32_t i = 0; i < g->nweights; i++) {
         uint32_t w = g->weights[i];
-        g->grad[w] = total(&a, w);
+        uint32_t gw = total(&a, w); /* may grow (move) g->grad: assign after */
+        g->grad[w] = gw;
     }
     st = g->status;
 restore:

@@ -20,12 +20,12 @@ static const struct subcommand {
 } subcommands[] = {
     { "run", cmd_run, "run a workload for some steps (train or infer), print step times" },
     { "list", cmd_list, "list the workloads: paper, class, parameters per preset" },
-    { "ops", cmd_ops, "list the op table: name, class, gradient, FLOP formula" },
-    { "peak", cmd_peak, "measure this machine's sgemm GFLOP/s and memory bandwidth" },
-    { "replay", cmd_replay, "re-execute a recorded op sequence on this machine" },
     { "record", cmd_record, "run a workload under LTTng and archive its trace" },
     { "info", cmd_info, "summarize a recorded trace: manifest, events, ops, discards" },
     { "analyze", cmd_analyze, "analyze traces offline: breakdown, compare, similarity" },
+    { "replay", cmd_replay, "re-execute a recorded op sequence on this machine" },
+    { "ops", cmd_ops, "list the op table: name, class, gradient, FLOP formula" },
+    { "peak", cmd_peak, "measure this machine's sgemm GFLOP/s and memory bandwidth" },
     { "version", cmd_version, "print the version, BLAS configuration and CPU" },
     { "help", cmd_help, "show this help, or a subcommand's (fathom help CMD)" },
 };

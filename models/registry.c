@@ -2,7 +2,9 @@
 #include "models/model.h"
 
 /* Each model file defines one model_def. */
-#define MODELS(X) X(alexnet) X(vgg) X(residual) X(deepq)
+#define MODELS(X) \
+    X(seq2seq) X(memnet) X(speech) X(autoenc) \
+    X(residual) X(vgg) X(alexnet) X(deepq)
 
 #define DECL(n) extern const model_def model_##n;
 MODELS(DECL)

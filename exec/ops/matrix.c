@@ -92,9 +92,10 @@ exec_status op_fwd_BatchMatMul(exec_kctx *k, const exec_node *n)
 exec_status op_grad_BatchMatMul(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
 {
     int ta = n->nattrs > 0 && n->attrs[0] != 0, tb = n->nattrs > 1 && n->attrs[1] != 0;
+    uint32_t a = n->in[0], b = n->in[1]; /* n moves when the first part grows the node array */
     if (din[0])
-        din[0] = matmul_grad_part(g, EXEC_OP_BatchMatMul, n->in[0], n->in[1], dout[0], ta, tb, 0);
+        din[0] = matmul_grad_part(g, EXEC_OP_BatchMatMul, a, b, dout[0], ta, tb, 0);
     if (din[1])
-        din[1] = matmul_grad_part(g, EXEC_OP_BatchMatMul, n->in[0], n->in[1], dout[0], ta, tb, 1);
+        din[1] = matmul_grad_part(g, EXEC_OP_BatchMatMul, a, b, dout[0], ta, tb, 1);
     return g->status;
 }

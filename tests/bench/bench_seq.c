@@ -1,0 +1,156 @@
+/* bench_seq.c -- step times of the sequence and generative workloads
+ * (seq2seq, memnet, speech, autoenc) against their PyTorch references
+ * (tests/bench/torch_seq.py: same architecture, batch and threads).
+ *
+ * For each workload, preset and mode: one warm-up step, then K timed steps;
+ * the median per-step wall time of each side and the fathom / PyTorch ratio.
+ *
+ *   bench_seq [--presets small,full] [--models seq2seq,...] [--modes train,infer]
+ *             [--steps K] [--threads N] [--json FILE]
+ *
+ * FATHOM_PYTHON names the Python with torch (default /usr/bin/python3). */
+#include "exec/exec.h"
+#include "models/model.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)); p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+            return 1;
+    return 0;
+}
+
+/* Median step time of fathom's model, or NAN on error. */
+static double fathom_ms(const char *name, model_preset preset, model_mode mode, int steps, float *loss)
+{
+    model_config c = { .mode = mode, .preset = preset, .seed = 42, .inter = 1, .plan = true };
+    model *m = NULL;
+    if (model_create(model_find(name), &c, &m)) {
+        fprintf(stderr, "%s %s %s: %s\n", name, model_preset_name(preset), model_mode_name(mode), exec_errmsg());
+        return NAN;
+    }
+    double t[64];
+    if (steps > 64)
+        steps = 64;
+    int ok = model_step(m, loss) == EXEC_OK;
+    for (int i = 0; ok && i < steps; i++) {
+        double t0 = now_ms();
+        ok = model_step(m, loss) == EXEC_OK;
+        t[i] = now_ms() - t0;
+    }
+    if (!ok)
+        fprintf(stderr, "%s: %s\n", name, exec_errmsg());
+    model_destroy(m);
+    if (!ok)
+        return NAN;
+    qsort(t, (size_t)steps, sizeof *t, cmp_d);
+    return steps % 2 ? t[steps / 2] : 0.5 * (t[steps / 2 - 1] + t[steps / 2]);
+}
+
+static double torch_ms(const char *name, const char *preset, const char *mode, int steps, int threads)
+{
+    const char *py = getenv("FATHOM_PYTHON") ? getenv("FATHOM_PYTHON") : "/usr/bin/python3";
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "env -u OMP_WAIT_POLICY '%s' '%s' %s %s %s --steps %d --warmup 1 --threads %d", py, TORCH_SEQ_PY,
+             name, preset, mode, steps, threads);
+    FILE *f = popen(cmd, "r");
+    if (!f)
+        return NAN;
+    char line[8192] = "";
+    double ms = NAN;
+    while (fgets(line, sizeof line, f)) {
+        json_t *o = json_loads(line, 0, NULL);
+        if (o && json_is_number(json_object_get(o, "median_ms")))
+            ms = json_number_value(json_object_get(o, "median_ms"));
+        json_decref(o);
+    }
+    if (pclose(f) != 0)
+        fprintf(stderr, "%s %s %s: the PyTorch reference failed\n", name, preset, mode);
+    return ms;
+}
+
+int main(int argc, char **argv)
+{
+    const char *presets = "small,full", *models = "seq2seq,memnet,speech,autoenc", *modes = "train,infer";
+    const char *json_path = NULL;
+    int steps = 0, threads = 0;
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 < argc && !strcmp(argv[i], "--presets"))
+            presets = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--models"))
+            models = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--modes"))
+            modes = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--steps"))
+            steps = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--threads"))
+            threads = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--json"))
+            json_path = argv[++i];
+        else {
+            fprintf(stderr, "usage: bench_seq [--presets small,full] [--models LIST] [--modes train,infer] "
+                            "[--steps K] [--threads N] [--json FILE]\n");
+            return 2;
+        }
+    }
+    if (threads <= 0)
+        threads = exec_cores();
+    exec_threads_set(threads);
+    static const char *const names[] = { "seq2seq", "memnet", "speech", "autoenc" };
+    json_t *rows = json_array();
+    printf("%-8s %-6s %-6s %12s %12s %8s\n", "model", "preset", "mode", "fathom ms", "pytorch ms", "ratio");
+    int failed = 0;
+    for (int p = MODEL_TINY; p < MODEL_PRESET_COUNT; p++) {
+        if (!listed(presets, model_preset_name((model_preset)p)))
+            continue;
+        for (int i = 0; i < 4; i++) {
+            if (!listed(models, names[i]))
+                continue;
+            for (int md = 0; md < MODEL_MODE_COUNT; md++) {
+                if (!listed(modes, model_mode_name((model_mode)md)))
+                    continue;
+                int k = steps > 0 ? steps : p == MODEL_FULL ? 3 : 5;
+                float loss = NAN;
+                double f = fathom_ms(names[i], (model_preset)p, (model_mode)md, k, &loss);
+                double t = torch_ms(names[i], model_preset_name((model_preset)p), model_mode_name((model_mode)md), k,
+                                    threads);
+                double r = f / t;
+                failed |= !isfinite(f) || !isfinite(t);
+                printf("%-8s %-6s %-6s %12.2f %12.2f %8.3f\n", names[i], model_preset_name((model_preset)p),
+                       model_mode_name((model_mode)md), f, t, r);
+                fflush(stdout);
+                json_array_append_new(rows, json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f,s:f}", "model", names[i],
+                                                      "preset", model_preset_name((model_preset)p), "mode",
+                                                      model_mode_name((model_mode)md), "threads", threads, "steps", k,
+                                                      "fathom_ms", isfinite(f) ? f : -1.0, "pytorch_ms",
+                                                      isfinite(t) ? t : -1.0, "ratio", isfinite(r) ? r : -1.0));
+            }
+        }
+    }
+    json_t *doc = json_pack("{s:i,s:s,s:o}", "schema", 1, "cpu", exec_cpu_model(), "rows", rows);
+    if (json_path && json_dump_file(doc, json_path, JSON_INDENT(1)) != 0)
+        fprintf(stderr, "cannot write %s\n", json_path);
+    json_decref(doc);
+    return failed;
+}
