@@ -15,6 +15,14 @@
  * Prints events, seconds of each program (best and median), the ratio
  * (target: <= 1.3), events per second, and the analyzer's peak RSS at 1x and
  * FACTORx (target: flat, i.e. memory does not grow with the events).
+ *
+ * Both programs run one thread.  On a shared machine the wall clock also
+ * counts the time a program waits for a core, which other work decides, so
+ * the verdict on the ratio uses each program's best user+sys time; the
+ * wall-clock ratios (best and median) are printed beside it.  The dummy
+ * sink's RSS is printed too: Babeltrace2's own memory (src.ctf.fs's packet
+ * index, the mapped windows of the stream files) grows a little with the
+ * trace, in both programs.
  * Exit status: 0 when every target is met, 1 when one is missed, 2 on an
  * error (a program failed, or the analyzer's counts are wrong).
  *
@@ -185,7 +193,7 @@ int main(int argc, char **argv)
     const char *fathom = FATHOM_BIN, *bt2 = "babeltrace2";
     uint64_t events = 1000000;
     unsigned factor = 10, streams = 2;
-    int runs = 3, keep = 0;
+    int runs = 5, keep = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--keep") == 0) {
@@ -307,32 +315,38 @@ int main(int argc, char **argv)
     }
 
     if (rc == 0) {
-        printf("\n%-6s %12s %10s %10s %10s %10s %8s %8s %12s %10s %10s\n", "size", "events", "dummy s", "analyze s",
-               "dummy med", "anlz med", "ratio", "cpu rat", "events/s", "RSS KB", "dummy RSS");
+        printf("\n%-5s %10s | %-23s | %-23s | %-23s | %10s | %-21s\n", "", "", "best wall s (ratio)",
+               "median wall s (ratio)", "best cpu s (ratio)", "", "peak RSS KB");
+        printf("%-5s %10s | %7s %7s %7s | %7s %7s %7s | %7s %7s %7s | %10s | %10s %10s\n", "size", "events", "dummy",
+               "analyze", "ratio", "dummy", "analyze", "ratio", "dummy", "analyze", "ratio", "events/s", "dummy",
+               "analyze");
         double ratio[2];
         for (int k = 0; k < 2; k++) {
             size_result *r = &res[k];
             double db = pick(r->dummy, r->n, 0, 0), ab = pick(r->analyze, r->n, 0, 0);
             double dm = pick(r->dummy, r->n, 0, 1), am = pick(r->analyze, r->n, 0, 1);
             double dc = pick(r->dummy, r->n, 1, 0), ac = pick(r->analyze, r->n, 1, 0);
-            ratio[k] = ab / db;
+            ratio[k] = ac / dc;
             char label[16];
             snprintf(label, sizeof label, "%ux", k ? factor : 1);
-            printf("%-6s %12" PRIu64 " %10.3f %10.3f %10.3f %10.3f %8.3f %8.3f %12.0f %10ld %10ld\n", label,
-                   r->events, db, ab, dm, am, ratio[k], ac / dc, (double)r->events / ab, max_rss(r->analyze, r->n),
-                   max_rss(r->dummy, r->n));
+            printf("%-5s %10" PRIu64 " | %7.3f %7.3f %7.3f | %7.3f %7.3f %7.3f | %7.3f %7.3f %7.3f | %10.0f | %10ld "
+                   "%10ld\n",
+                   label, r->events, db, ab, ab / db, dm, am, am / dm, dc, ac, ratio[k], (double)r->events / ac,
+                   max_rss(r->dummy, r->n), max_rss(r->analyze, r->n));
         }
         long rss1 = max_rss(res[0].analyze, res[0].n), rss10 = max_rss(res[1].analyze, res[1].n);
         long rss_limit = (long)((double)rss1 * (1.0 + RSS_SLACK_FRAC)) + RSS_SLACK_KB;
         int ratio_ok = ratio[0] <= RATIO_TARGET && ratio[1] <= RATIO_TARGET;
         int rss_ok = rss10 <= rss_limit;
-        printf("\nratio (best wall time, analyze / dummy): %.3f at 1x, %.3f at %ux; target <= %.2f: %s\n", ratio[0],
+        printf("\nratio (best user+sys time, analyze / dummy): %.3f at 1x, %.3f at %ux; target <= %.2f: %s\n", ratio[0],
                ratio[1], factor, RATIO_TARGET, ratio_ok ? "met" : "MISSED");
         printf("analyze peak RSS: %ld KB at 1x, %ld KB at %ux (%+.1f%%); target flat (<= %ld KB): %s\n", rss1, rss10,
                factor, 100.0 * ((double)rss10 / (double)rss1 - 1.0), rss_limit, rss_ok ? "met" : "MISSED");
-        printf("analyze throughput at %ux: %.0f events/s (%.1f MB/s of CTF)\n", factor,
-               (double)res[1].events / pick(res[1].analyze, res[1].n, 0, 0),
-               (double)res[1].bytes / 1e6 / pick(res[1].analyze, res[1].n, 0, 0));
+        printf("analyze throughput at %ux: %.0f events/s of cpu time (%.1f MB/s of CTF), %.0f events/s of best "
+               "wall time\n",
+               factor, (double)res[1].events / pick(res[1].analyze, res[1].n, 1, 0),
+               (double)res[1].bytes / 1e6 / pick(res[1].analyze, res[1].n, 1, 0),
+               (double)res[1].events / pick(res[1].analyze, res[1].n, 0, 0));
         if (!ratio_ok || !rss_ok)
             rc = 1;
     }
