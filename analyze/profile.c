@@ -60,11 +60,16 @@ double analyze_stat_mean(const analyze_stat *s)
 
 /* ---- private state ---------------------------------------------------------- */
 
-/* Per-step (or total) accumulation: stats[op * ANALYZE_NPHASE + phase]. */
+/* Per-step (or total) accumulation: stats[op * ANALYZE_NPHASE + phase].
+ * `touched` lists the indices whose count is non-zero, so folding a step
+ * into the totals and resetting it cost the (op type, phase) pairs the step
+ * used rather than every op type seen so far. */
 typedef struct bucket {
     uint64_t ordinal, dur;
     size_t cap; /* op types the array holds */
     analyze_stat *st;
+    uint32_t *touched; /* cap * ANALYZE_NPHASE entries */
+    size_t ntouched;
 } bucket;
 
 #define OUTSIDE UINT64_MAX
@@ -112,6 +117,10 @@ static int bucket_fit(bucket *b, size_t nops)
     size_t cap = b->cap ? b->cap : 16;
     while (cap < nops)
         cap *= 2;
+    uint32_t *touched = realloc(b->touched, cap * ANALYZE_NPHASE * sizeof *touched);
+    if (!touched)
+        return -1;
+    b->touched = touched;
     analyze_stat *st = realloc(b->st, cap * ANALYZE_NPHASE * sizeof *st);
     if (!st)
         return -1;
@@ -124,17 +133,30 @@ static int bucket_fit(bucket *b, size_t nops)
 
 static void bucket_reset(bucket *b)
 {
-    for (size_t i = 0; i < b->cap * ANALYZE_NPHASE; i++)
-        analyze_stat_init(&b->st[i]);
+    for (size_t i = 0; i < b->ntouched; i++)
+        analyze_stat_init(&b->st[b->touched[i]]);
+    b->ntouched = 0;
     b->dur = 0;
+}
+
+/* Adds one op invocation to stats[i] (the bucket fits i). */
+static void bucket_add(bucket *b, size_t i, uint64_t ns, uint64_t flops, uint64_t bytes)
+{
+    if (b->st[i].count == 0)
+        b->touched[b->ntouched++] = (uint32_t)i;
+    analyze_stat_add(&b->st[i], ns, flops, bytes);
 }
 
 static int bucket_merge(bucket *into, const bucket *from)
 {
     if (bucket_fit(into, from->cap))
         return -1;
-    for (size_t i = 0; i < from->cap * ANALYZE_NPHASE; i++)
+    for (size_t k = 0; k < from->ntouched; k++) {
+        uint32_t i = from->touched[k];
+        if (into->st[i].count == 0)
+            into->touched[into->ntouched++] = i;
         analyze_stat_merge(&into->st[i], &from->st[i]);
+    }
     return 0;
 }
 
@@ -171,11 +193,11 @@ static void state_free(state *s, size_t ring_cap)
         return;
     free(s->pend);
     free(s->tens);
-    free(s->total.st);
-    free(s->outside.st);
-    free(s->cur.st);
+    free(s->total.st), free(s->total.touched);
+    free(s->outside.st), free(s->outside.touched);
+    free(s->cur.st), free(s->cur.touched);
     for (size_t i = 0; s->ring && i < ring_cap; i++)
-        free(s->ring[i].st);
+        free(s->ring[i].st), free(s->ring[i].touched);
     free(s->ring);
     free(s);
 }
@@ -472,7 +494,7 @@ int analyze_profile_op_end(analyze_profile *p, uint64_t ts, uint64_t vtid, uint6
         return 0;
     if (bucket_fit(t, p->nops))
         return -1;
-    analyze_stat_add(&t->st[(size_t)b.op * ANALYZE_NPHASE + b.phase], ns, flops, bytes);
+    bucket_add(t, (size_t)b.op * ANALYZE_NPHASE + b.phase, ns, flops, bytes);
     return 0;
 }
 

@@ -1,8 +1,11 @@
 /* sink.c -- Babeltrace2 messages -> profiles (see sink.h).
  *
- * Per event class, the kind of event and the indices of the payload members
- * it needs are looked up once and cached; per op enum value, the interned op
- * type is cached, so an event costs a few pointer lookups. */
+ * Per event class, the kind of event, the indices of the payload members it
+ * needs and how to read each (unsigned, signed, bool, or not an integer) are
+ * looked up once and cached, as is whether its stream class has a clock; per
+ * op, phase and role enum value, the interned op type, the phase and the
+ * interned role are cached, so an event costs a few pointer lookups and no
+ * string work. */
 #include "analyze/sink.h"
 
 #include <inttypes.h>
@@ -39,14 +42,23 @@ static const struct {
 };
 
 #define OPCACHE_MAX 4096
+#define SMALLCACHE_MAX 256
+
+/* How a member's value is read (its field class type, fixed per event class). */
+enum ftype { FT_ABSENT, FT_UINT, FT_SINT, FT_BOOL, FT_OTHER };
 
 typedef struct evinfo {
     const bt_event_class *ec;
     enum kind kind;
     int malformed;          /* a required member is missing */
+    int has_clock;          /* the stream class has a default clock class */
     int64_t idx[NSLOT];     /* payload member index, -1: absent */
+    uint8_t ftype[NSLOT];   /* enum ftype of each member */
     int64_t vtid_idx;       /* common context member index, -1: absent */
-    analyze_profile *cache_owner;
+    uint8_t vtid_ftype;
+    int8_t phcache[SMALLCACHE_MAX]; /* phase value -> analyze_phase + 1 (any profile) */
+    analyze_profile *cache_owner;   /* the profile the two caches below belong to */
+    int32_t rolecache[SMALLCACHE_MAX]; /* role value -> role index + 1 */
     int32_t opcache[OPCACHE_MAX]; /* op enum value -> op index + 1 */
 } evinfo;
 
@@ -179,6 +191,23 @@ static int64_t member_index(const bt_field_class *fc, const char *name)
     return -1;
 }
 
+static enum ftype member_ftype(const bt_field_class *fc, int64_t idx)
+{
+    if (idx < 0)
+        return FT_ABSENT;
+    const bt_field_class *m = bt_field_class_structure_member_borrow_field_class_const(
+        bt_field_class_structure_borrow_member_by_index_const(fc, (uint64_t)idx));
+    bt_field_class_type t = bt_field_class_get_type(m);
+    /* enumerations are integers too */
+    if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER))
+        return FT_UINT;
+    if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER))
+        return FT_SINT;
+    if (t == BT_FIELD_CLASS_TYPE_BOOL)
+        return FT_BOOL;
+    return FT_OTHER;
+}
+
 static evinfo *evinfo_make(const bt_event_class *ec)
 {
     evinfo *e = calloc(1, sizeof *e);
@@ -196,13 +225,17 @@ static evinfo *evinfo_make(const bt_event_class *ec)
             const bt_field_class *pfc = bt_event_class_borrow_payload_field_class_const(ec);
             for (int f = 0; f < NSLOT; f++) {
                 e->idx[f] = member_index(pfc, slot_name[f]);
+                e->ftype[f] = (uint8_t)member_ftype(pfc, e->idx[f]);
                 if ((schema_events[i].required >> f & 1) && e->idx[f] < 0)
                     e->malformed = 1;
             }
         }
     }
     const bt_stream_class *sc = bt_event_class_borrow_stream_class_const(ec);
-    e->vtid_idx = member_index(bt_stream_class_borrow_event_common_context_field_class_const(sc), "vtid");
+    const bt_field_class *cfc = bt_stream_class_borrow_event_common_context_field_class_const(sc);
+    e->vtid_idx = member_index(cfc, "vtid");
+    e->vtid_ftype = (uint8_t)member_ftype(cfc, e->vtid_idx);
+    e->has_clock = bt_stream_class_borrow_default_clock_class_const(sc) != NULL;
     return e;
 }
 
@@ -276,6 +309,51 @@ static uint64_t u64_or(const bt_field *f, uint64_t dflt)
     return field_u64(f, &v) == 0 ? v : dflt;
 }
 
+/* field_u64() of member f of a struct, with the member's type known in
+ * advance (what the event loop uses). */
+static inline int read_u64(const bt_field *st, int64_t idx, enum ftype t, uint64_t *out)
+{
+    if (t == FT_ABSENT || t == FT_OTHER)
+        return -1;
+    const bt_field *f = bt_field_structure_borrow_member_field_by_index_const(st, (uint64_t)idx);
+    if (t == FT_UINT)
+        *out = bt_field_integer_unsigned_get_value(f);
+    else if (t == FT_SINT)
+        *out = (uint64_t)bt_field_integer_signed_get_value(f);
+    else
+        *out = bt_field_bool_get_value(f);
+    return 0;
+}
+
+static inline int slot_u64(const bt_field *pl, const evinfo *e, enum slot f, uint64_t *out)
+{
+    return read_u64(pl, e->idx[f], (enum ftype)e->ftype[f], out);
+}
+
+static inline uint64_t slot_u64_or(const bt_field *pl, const evinfo *e, enum slot f, uint64_t dflt)
+{
+    uint64_t v;
+    return slot_u64(pl, e, f, &v) == 0 ? v : dflt;
+}
+
+/* An integer value that fits a small cache: its slot, or -1. */
+static inline int small_key(const evinfo *e, enum slot f, uint64_t v)
+{
+    if (e->ftype[f] == FT_SINT)
+        return (int64_t)v >= 0 && (int64_t)v < SMALLCACHE_MAX ? (int)v : -1;
+    return (e->ftype[f] == FT_UINT || e->ftype[f] == FT_BOOL) && v < SMALLCACHE_MAX ? (int)v : -1;
+}
+
+/* The caches of interned indices belong to one profile at a time. */
+static void cache_claim(evinfo *e, analyze_profile *p)
+{
+    if (e->cache_owner == p)
+        return;
+    memset(e->opcache, 0, sizeof e->opcache);
+    memset(e->rolecache, 0, sizeof e->rolecache);
+    e->cache_owner = p;
+}
+
 /* A name for an enum/string/integer field: the (first) enum label, the
  * string, or "#VALUE" / "VALUE" when the value has no label.  NULL if the
  * field is absent or of another type. */
@@ -336,22 +414,18 @@ static int on_run_begin(analyze_sink *s, analyze_profile *p, const bt_field *pl,
 static int on_op_begin(analyze_profile *p, const bt_field *pl, evinfo *e, uint64_t ts, uint64_t vtid)
 {
     uint64_t seq, opv = UINT64_MAX;
-    const bt_field *opf = member(pl, e, F_OP);
-    if (field_u64(member(pl, e, F_SEQ), &seq) != 0) {
+    if (slot_u64(pl, e, F_SEQ, &seq) != 0) {
         p->diag.malformed_events++;
         return 0;
     }
     int op = -1;
-    int cacheable = field_u64(opf, &opv) == 0 && opv < OPCACHE_MAX;
-    if (e->cache_owner != p) {
-        memset(e->opcache, 0, sizeof e->opcache);
-        e->cache_owner = p;
-    }
+    int cacheable = slot_u64(pl, e, F_OP, &opv) == 0 && opv < OPCACHE_MAX;
+    cache_claim(e, p);
     if (cacheable && e->opcache[opv])
         op = e->opcache[opv] - 1;
     if (op < 0) {
         char ob[32], cb[32];
-        const char *name = field_label(opf, ob, sizeof ob);
+        const char *name = field_label(member(pl, e, F_OP), ob, sizeof ob);
         if (!name) {
             p->diag.malformed_events++;
             return 0;
@@ -363,8 +437,17 @@ static int on_op_begin(analyze_profile *p, const bt_field *pl, evinfo *e, uint64
         if (cacheable)
             e->opcache[opv] = op + 1;
     }
-    char phb[32];
-    analyze_phase ph = analyze_phase_parse(field_label(member(pl, e, F_PHASE), phb, sizeof phb));
+    uint64_t phv = 0;
+    int key = slot_u64(pl, e, F_PHASE, &phv) == 0 ? small_key(e, F_PHASE, phv) : -1;
+    analyze_phase ph;
+    if (key >= 0 && e->phcache[key]) {
+        ph = (analyze_phase)(e->phcache[key] - 1);
+    } else {
+        char phb[32];
+        ph = analyze_phase_parse(field_label(member(pl, e, F_PHASE), phb, sizeof phb));
+        if (key >= 0)
+            e->phcache[key] = (int8_t)(ph + 1);
+    }
     return analyze_profile_op_begin(p, ts, vtid, seq, op, ph);
 }
 
@@ -374,7 +457,9 @@ static int on_event(analyze_sink *s, const bt_message *msg)
     evinfo *e = evinfo_get(s, bt_event_borrow_class_const(ev));
     if (!e)
         return fail(s, "out of memory");
-    analyze_profile *p = profile_for(s, bt_stream_borrow_trace_const(bt_event_borrow_stream_const(ev)));
+    analyze_profile *p = !s->o.per_trace && s->single
+                             ? s->single
+                             : profile_for(s, bt_stream_borrow_trace_const(bt_event_borrow_stream_const(ev)));
     if (!p)
         return fail(s, "out of memory");
     p->diag.events++;
@@ -391,7 +476,7 @@ static int on_event(analyze_sink *s, const bt_message *msg)
         return 0;
     }
     uint64_t ts = 0;
-    if (bt_message_event_borrow_stream_class_default_clock_class_const(msg)) {
+    if (e->has_clock) {
         const bt_clock_snapshot *cs = bt_message_event_borrow_default_clock_snapshot_const(msg);
         int64_t ns;
         if (bt_clock_snapshot_get_ns_from_origin(cs, &ns) == BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK)
@@ -403,8 +488,8 @@ static int on_event(analyze_sink *s, const bt_message *msg)
     uint64_t vtid = 0;
     if (e->vtid_idx >= 0) {
         const bt_field *ctx = bt_event_borrow_common_context_field_const(ev);
-        if (ctx)
-            vtid = u64_or(bt_field_structure_borrow_member_field_by_index_const(ctx, (uint64_t)e->vtid_idx), 0);
+        if (ctx && read_u64(ctx, e->vtid_idx, (enum ftype)e->vtid_ftype, &vtid) != 0)
+            vtid = 0;
     }
     uint64_t v, w;
     char rb[32];
@@ -414,37 +499,45 @@ static int on_event(analyze_sink *s, const bt_message *msg)
         rc = on_run_begin(s, p, pl, e);
         break;
     case K_RUN_END:
-        analyze_profile_run_end(p, (int32_t)u64_or(member(pl, e, F_STATUS), 0), u64_or(member(pl, e, F_OPS), 0));
+        analyze_profile_run_end(p, (int32_t)slot_u64_or(pl, e, F_STATUS, 0), slot_u64_or(pl, e, F_OPS, 0));
         break;
     case K_STEP_BEGIN:
-        rc = analyze_profile_step_begin(p, ts, (uint32_t)u64_or(member(pl, e, F_STEP), 0));
+        rc = analyze_profile_step_begin(p, ts, (uint32_t)slot_u64_or(pl, e, F_STEP, 0));
         break;
     case K_STEP_END:
-        rc = analyze_profile_step_end(p, ts, (uint32_t)u64_or(member(pl, e, F_STEP), 0));
+        rc = analyze_profile_step_end(p, ts, (uint32_t)slot_u64_or(pl, e, F_STEP, 0));
         break;
     case K_OP_BEGIN:
         rc = on_op_begin(p, pl, e, ts, vtid);
         break;
     case K_OP_END:
-        if (field_u64(member(pl, e, F_SEQ), &v) != 0) {
+        if (slot_u64(pl, e, F_SEQ, &v) != 0) {
             p->diag.malformed_events++;
             break;
         }
-        rc = analyze_profile_op_end(p, ts, vtid, v, u64_or(member(pl, e, F_FLOPS), 0),
-                                    u64_or(member(pl, e, F_BYTES), 0));
+        rc = analyze_profile_op_end(p, ts, vtid, v, slot_u64_or(pl, e, F_FLOPS, 0), slot_u64_or(pl, e, F_BYTES, 0));
         break;
     case K_TENSOR_ALLOC: {
-        if (field_u64(member(pl, e, F_ID), &v) != 0 || field_u64(member(pl, e, F_BYTES), &w) != 0) {
+        if (slot_u64(pl, e, F_ID, &v) != 0 || slot_u64(pl, e, F_BYTES, &w) != 0) {
             p->diag.malformed_events++;
             break;
         }
-        const char *role = field_label(member(pl, e, F_ROLE), rb, sizeof rb);
-        int r = analyze_profile_intern_role(p, role ? role : "unknown");
+        uint64_t rv = 0;
+        int key = slot_u64(pl, e, F_ROLE, &rv) == 0 ? small_key(e, F_ROLE, rv) : -1, r;
+        cache_claim(e, p);
+        if (key >= 0 && e->rolecache[key]) {
+            r = e->rolecache[key] - 1;
+        } else {
+            const char *role = field_label(member(pl, e, F_ROLE), rb, sizeof rb);
+            r = analyze_profile_intern_role(p, role ? role : "unknown");
+            if (key >= 0 && r >= 0)
+                e->rolecache[key] = r + 1;
+        }
         rc = r < 0 ? -1 : analyze_profile_tensor_alloc(p, (uint32_t)v, r, w);
         break;
     }
     case K_TENSOR_FREE:
-        if (field_u64(member(pl, e, F_ID), &v) != 0) {
+        if (slot_u64(pl, e, F_ID, &v) != 0) {
             p->diag.malformed_events++;
             break;
         }
