@@ -118,19 +118,10 @@ static void stop_child(pid_t pid, int sig)
     }
 }
 
-int tracer_sessiond_acquire(char *err, size_t errlen)
+/* Starts lttng-sessiond in the foreground as our child, in its own process
+ * group (a Ctrl-C is ours to handle); its pid once it answers, or -1. */
+static pid_t sessiond_start(char *err, size_t errlen)
 {
-    if (g_sessiond_refs > 0) {
-        g_sessiond_refs++;
-        return 0;
-    }
-    if (tracer_sessiond_alive()) {
-        g_sessiond_refs = 1;
-        g_sessiond_pid = 0;
-        return 0;
-    }
-    /* None answers: start one for this recording, in the foreground as our
-     * child, in its own process group (a Ctrl-C is ours to handle). */
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
@@ -161,16 +152,34 @@ int tracer_sessiond_acquire(char *err, size_t errlen)
                  WIFEXITED(st) ? "status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
             return -1;
         }
-        if (tracer_sessiond_alive()) {
-            g_sessiond_pid = pid;
-            g_sessiond_refs = 1;
-            return 0;
-        }
+        if (tracer_sessiond_alive())
+            return pid;
         sleep_ms(10);
     }
     stop_child(pid, SIGTERM);
     fail(err, errlen, "lttng-sessiond did not answer within 20 s");
     return -1;
+}
+
+int tracer_sessiond_acquire(char *err, size_t errlen)
+{
+    if (tracer_sessiond_alive()) {
+        if (g_sessiond_refs++ == 0)
+            g_sessiond_pid = 0; /* someone else's: never ours to stop */
+        return 0;
+    }
+    /* None answers: the first recording, or the daemon a long `record --all`
+     * was using went away (the program that started it stopped it). Start
+     * our own. */
+    if (g_sessiond_pid > 0)
+        stop_child(g_sessiond_pid, SIGTERM);
+    g_sessiond_pid = 0;
+    pid_t pid = sessiond_start(err, errlen);
+    if (pid < 0)
+        return -1;
+    g_sessiond_pid = pid;
+    g_sessiond_refs++;
+    return 0;
 }
 
 void tracer_sessiond_release(void)

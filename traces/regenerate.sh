@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# regenerate.sh -- records the reference archives of traces/reference/ again:
+# all eight workloads, train and infer, with `fathom record --all`.
+#   traces/regenerate.sh [PRESET [STEPS]]      (default: small 6)
+# The old set stays in place until the new one is complete.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+preset=${1:-small}
+steps=${2:-6}
+[ -x build/fathom ] || scripts/setup.sh build
+new=$(mktemp -d traces/reference.new.XXXXXX)
+trap 'rm -rf "$new"' EXIT
+build/fathom record --all --modes train,infer --preset "$preset" --steps "$steps" --threads 2 --dir "$new"
+n=$(find "$new" -name '*.tar.zst' | wc -l)
+if [ "$n" != 16 ]; then
+    echo "regenerate.sh: $n archives recorded, want 16; traces/reference/ left as it was" >&2
+    exit 1
+fi
+old=""
+if [ -d traces/reference ]; then
+    old=traces/reference.old.$$
+    mv traces/reference "$old"
+fi
+mv "$new" traces/reference
+trap - EXIT
+[ -z "$old" ] || rm -rf "$old"
+du -sh traces/reference
