@@ -86,11 +86,19 @@ destroy() { lttng destroy "$S" >/dev/null 2>&1; }
 { lttng enable-channel -u -s "$S" ch --subbuf-size=1M &&
   lttng enable-event -u -s "$S" -c ch 'fathom:*' &&
   lttng add-context -u -s "$S" -c ch -t vpid -t vtid -t procname &&
+  lttng untrack -u -s "$S" --vpid --all &&
   lttng start "$S"; } >>"$T/lttng.log" 2>&1 || { destroy; fail "live session setup: $(tail -3 "$T/lttng.log")"; }
 timeout 120 "$FATHOM" analyze breakdown --format json "net://127.0.0.1:$l/host/$(hostname)/$S" >"$T/live.json" 2>"$T/live.err" &
 apid=$!
 sleep 1
-LTTNG_UST_REGISTER_TIMEOUT=-1 FATHOM_TRACE=1 "$TRACE_MLP" run 6 2 >"$T/live.run" 2>&1 || { destroy; fail "traced run: $(cat "$T/live.run")"; }
+# only our workload's events (other traced processes may run beside us): it
+# waits at a fifo until its pid is tracked, then execs
+mkfifo "$T/gate"
+( read -r _ <"$T/gate"; LTTNG_UST_REGISTER_TIMEOUT=-1 FATHOM_TRACE=1 exec "$TRACE_MLP" run 6 2 ) >"$T/live.run" 2>&1 &
+wpid=$!
+lttng track -u -s "$S" --vpid "$wpid" >>"$T/lttng.log" 2>&1 || { echo >"$T/gate"; wait "$wpid"; destroy; fail "lttng track: $(tail -2 "$T/lttng.log")"; }
+echo go >"$T/gate"
+wait "$wpid" || { destroy; fail "traced run: $(cat "$T/live.run")"; }
 sleep 1
 lttng stop "$S" >/dev/null 2>&1
 destroy

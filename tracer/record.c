@@ -316,9 +316,42 @@ static int session_setup(session *s, const char *path, const char *relay, const 
             return lttng_fail(err, errlen, what, ret);
         }
     }
+    /* Only the workload's events: other processes of this user with the
+     * fathom provider loaded (another recording, a test) register with the
+     * same daemon. The set of tracked vpids starts empty; the workload's
+     * pid enters it before the workload can register (session_track). */
+    struct lttng_process_attr_tracker_handle *tr = NULL;
+    ec = lttng_session_get_tracker_handle(s->name, LTTNG_DOMAIN_UST, LTTNG_PROCESS_ATTR_VIRTUAL_PROCESS_ID, &tr);
+    if (ec != LTTNG_OK)
+        return lttng_fail(err, errlen, "cannot get the session's process tracker", -(int)ec);
+    enum lttng_process_attr_tracker_handle_status hs =
+        lttng_process_attr_tracker_handle_set_tracking_policy(tr, LTTNG_TRACKING_POLICY_INCLUDE_SET);
+    lttng_process_attr_tracker_handle_destroy(tr);
+    if (hs != LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK) {
+        fail(err, errlen, "cannot restrict the session to the workload's process");
+        return -1;
+    }
     ret = lttng_start_tracing(s->name);
     if (ret < 0)
         return lttng_fail(err, errlen, "cannot start tracing", ret);
+    return 0;
+}
+
+/* Adds pid to the session's tracked processes. */
+static int session_track(session *s, pid_t pid, char *err, size_t errlen)
+{
+    struct lttng_process_attr_tracker_handle *tr = NULL;
+    enum lttng_error_code ec =
+        lttng_session_get_tracker_handle(s->name, LTTNG_DOMAIN_UST, LTTNG_PROCESS_ATTR_VIRTUAL_PROCESS_ID, &tr);
+    if (ec != LTTNG_OK)
+        return lttng_fail(err, errlen, "cannot get the session's process tracker", -(int)ec);
+    enum lttng_process_attr_tracker_handle_status hs =
+        lttng_process_attr_virtual_process_id_tracker_handle_add_pid(tr, pid);
+    lttng_process_attr_tracker_handle_destroy(tr);
+    if (hs != LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK) {
+        fail(err, errlen, "cannot track the workload's process %ld", (long)pid);
+        return -1;
+    }
     return 0;
 }
 
@@ -410,6 +443,93 @@ static char **child_env(void)
     env[k++] = "LTTNG_UST_REGISTER_TIMEOUT=-1";
     env[k] = NULL;
     return env;
+}
+
+/* Starts argv (stdin from /dev/null, stdout and stderr to log unless NULL)
+ * in its own process group: a Ctrl-C reaches the recorder alone, which stops
+ * tracing before it stops the workload (a process killed in the middle of
+ * writing an event would leave a sub-buffer that is never committed, and the
+ * session could not end). The child waits at a gate until its pid is in the
+ * session's tracked set, so that its lttng-ust registers already tracked and
+ * its first event is recorded. Between fork and exec the child makes only
+ * async-signal-safe calls. */
+static int spawn_gated(pid_t *child, char *const argv[], char *const env[], const char *log, session *s, char *err,
+                       size_t errlen)
+{
+    int gate[2] = { -1, -1 }, report[2] = { -1, -1 }, rc = -1;
+    *child = -1;
+    if (pipe2(gate, O_CLOEXEC) != 0 || pipe2(report, O_CLOEXEC) != 0) {
+        fail(err, errlen, "pipe: %s", strerror(errno));
+        goto end;
+    }
+    int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int out = log ? open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+    if (in < 0 || (log && out < 0)) {
+        fail(err, errlen, "cannot open %s: %s", in < 0 ? "/dev/null" : log, strerror(errno));
+        if (in >= 0)
+            close(in);
+        goto end;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        int e = 0;
+        char c;
+        setpgid(0, 0);
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_DFL;
+        sigemptyset(&sa.sa_mask);
+        for (int i = 0; i < 4; i++)
+            sigaction(caught[i], &sa, NULL);
+        if (read(gate[0], &c, 1) != 1)
+            _exit(127); /* the recorder gave up */
+        if (dup2(in, 0) < 0 || (out >= 0 && (dup2(out, 1) < 0 || dup2(out, 2) < 0)))
+            e = errno;
+        else
+            execve(argv[0], argv, env);
+        if (!e)
+            e = errno;
+        ssize_t w = write(report[1], &e, sizeof e);
+        (void)w;
+        _exit(127);
+    }
+    int fork_errno = errno;
+    close(in);
+    if (out >= 0)
+        close(out);
+    if (pid < 0) {
+        fail(err, errlen, "cannot start %s: %s", argv[0], strerror(fork_errno));
+        goto end;
+    }
+    *child = pid;
+    setpgid(pid, pid); /* on both sides: whichever runs first */
+    if (session_track(s, pid, err, errlen) != 0)
+        goto end; /* the caller stops the child (its gate closes) */
+    close(report[1]);
+    report[1] = -1;
+    if (write(gate[1], "g", 1) != 1) {
+        fail(err, errlen, "cannot start %s: %s", argv[0], strerror(errno));
+        goto end;
+    }
+    int e = 0;
+    ssize_t n;
+    while ((n = read(report[0], &e, sizeof e)) < 0 && errno == EINTR)
+        ;
+    if (n == (ssize_t)sizeof e) { /* exec failed: the child is exiting */
+        waitpid(pid, NULL, 0);
+        *child = -1;
+        fail(err, errlen, "cannot start %s: %s", argv[0], strerror(e));
+        goto end;
+    }
+    rc = 0;
+end:
+    for (int i = 0; i < 2; i++) {
+        if (gate[i] >= 0)
+            close(gate[i]);
+        if (report[i] >= 0)
+            close(report[i]);
+    }
+    return rc;
 }
 
 static void show_log_tail(const char *log)
@@ -579,32 +699,9 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
         fail(err, errlen, "out of memory");
         goto end;
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    if (!o->show_output) {
-        posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    }
-    /* The workload gets its own process group: a Ctrl-C reaches the recorder
-     * alone, which stops tracing before it stops the workload (a process
-     * killed in the middle of writing an event would leave a sub-buffer that
-     * is never committed, and the session could not end). */
-    posix_spawnattr_t at;
-    posix_spawnattr_init(&at);
-    posix_spawnattr_setpgroup(&at, 0);
-    short flags = POSIX_SPAWN_SETPGROUP;
-    child_sigdefault(&at, &flags);
-    posix_spawnattr_setflags(&at, flags);
     double t0 = now_s();
-    int rc = posix_spawn(&child, o->argv[0], &fa, &at, o->argv, env);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
-    if (rc != 0) {
-        child = -1;
-        fail(err, errlen, "cannot start %s: %s", o->argv[0], strerror(rc));
+    if (spawn_gated(&child, o->argv, env, o->show_output ? NULL : log, &s, err, errlen) != 0)
         goto end;
-    }
     double last = t0;
     int wst = 0;
     for (;;) {
@@ -658,7 +755,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
         np = 64;
     for (size_t i = 0; i < np; i++)
         paths[i] = tracer_trace_ctf_path(tr, i);
-    rc = tracer_stats_collect(paths, np, &r->stats, err, errlen);
+    int rc = tracer_stats_collect(paths, np, &r->stats, err, errlen);
     tracer_trace_close(tr);
     if (rc != 0)
         goto end;
