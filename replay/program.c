@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 exec_status replay_program_init(replay_program *p)
 {
@@ -133,6 +134,42 @@ exec_status replay_program_add_unknown(replay_program *p, const char *op_name, u
     return EXEC_OK;
 }
 
+/* The number of attributes an op's layout (exec_op_info.attrs, e.g.
+ * "stride_h,stride_w,pad_h,pad_w" or "lr(f),momentum(f)") fixes, or -1 where
+ * the layout has a variable part ("axis...", "dims..."). Parenthesized notes
+ * do not count. */
+static int layout_count(const char *layout)
+{
+    int n = 0, depth = 0, in_name = 0;
+    if (strstr(layout, "..."))
+        return -1;
+    for (const char *c = layout; *c; c++) {
+        if (*c == '(')
+            depth++;
+        else if (*c == ')')
+            depth -= depth > 0;
+        else if (depth == 0 && *c == ',')
+            in_name = 0;
+        else if (depth == 0 && *c != ' ' && !in_name)
+            in_name = 1, n++;
+    }
+    return n;
+}
+
+/* Total bytes the program's tensors need, saturating. */
+static uint64_t program_bytes(const replay_program *p)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < p->ntensors; i++) {
+        const replay_tensor *t = &p->tensors[i];
+        uint64_t b = 4; /* float32 and int32 */
+        for (int d = 0; d < t->ndim; d++)
+            b = (uint64_t)t->shape[d] > UINT64_MAX / b ? UINT64_MAX : b * (uint64_t)t->shape[d];
+        total = b > UINT64_MAX - total ? UINT64_MAX : total + b;
+    }
+    return total;
+}
+
 static int cmp_tensor(const void *a, const void *b)
 {
     uint32_t x = ((const replay_tensor *)a)->id, y = ((const replay_tensor *)b)->id;
@@ -231,6 +268,22 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
     for (uint32_t i = 1; i < p->ntensors; i++)
         if (p->tensors[i].id == p->tensors[i - 1].id)
             return exec_fail(EXEC_ERR_ARG, "the trace allocates tensor %u twice", p->tensors[i].id);
+    /* a trace is untrusted input: its tensors must fit in this machine */
+    uint64_t need = program_bytes(p), have = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+    if (have && need > have)
+        return exec_fail(EXEC_ERR_NOMEM, "the trace's tensors need %.1f GiB, more than this machine's %.1f GiB",
+                         (double)need / (1ull << 30), (double)have / (1ull << 30));
+    for (uint32_t k = 0; k < p->nops; k++) {
+        const replay_op *o = &p->ops[k];
+        if (o->unknown >= 0)
+            continue;
+        int want = layout_count(exec_op_table[o->op].attrs);
+        if (want >= 0 && o->nattrs != want)
+            return exec_fail(EXEC_ERR_ARG,
+                             "op %u (%s): %d attributes recorded, this version's layout has %d (%s): a trace of "
+                             "another version?",
+                             k, exec_op_name(o->op), o->nattrs, want, exec_op_table[o->op].attrs);
+    }
     if ((s = exec_graph_create(&p->g, seed)))
         return s;
     for (uint32_t i = 0; i < p->ntensors; i++) {
