@@ -4,16 +4,21 @@
 #include "exec/exec.h"
 #include "replay/load.h"
 #include "replay/run.h"
+#include "tracer/record.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 static const char usage_text[] =
     "usage: fathom replay TRACE [--threads N] [--inter M] [--steps K] [--skip-first N] [--skip-last N]\n"
-    "                    [--iterations I] [--warmup W] [--seed S] [--format text|csv|json]\n\n"
+    "                    [--iterations I] [--warmup W] [--seed S] [--format text|csv|json]\n"
+    "                    [--dump-ops FILE] [--record [-o ARCHIVE | --dir DIR]]\n\n"
     "Rebuilds the op program of a recorded trace (an archive or a CTF directory) from the\n"
     "trace alone: tensors from tensor_alloc, ops from op_begin in their recorded order and\n"
     "data flow. Fills inputs and weights with synthetic data of the recorded shapes, re-\n"
@@ -25,7 +30,14 @@ static const char usage_text[] =
     "  --skip-first N   leave out the first N recorded steps (default 0)\n"
     "  --skip-last N    leave out the last N recorded steps (default 0)\n"
     "  --iterations I   timed passes over the program (default 3)\n"
-    "  --warmup W       untimed passes first (default 1)\n";
+    "  --warmup W       untimed passes first (default 1)\n"
+    "  --dump-ops FILE  write every op the first pass executes, one line each:\n"
+    "                   OP PHASE IN_SHAPES -> OUT_SHAPES : ATTRS (\"-\": stdout)\n"
+    "  --record         trace the replay itself with LTTng into a new archive (its\n"
+    "                   MANIFEST names the source: replay_of=...); every pass is\n"
+    "                   traced, as steps\n"
+    "  -o ARCHIVE       with --record: the archive (an error if it exists)\n"
+    "  --dir DIR        with --record: folder for a default-named archive (traces)\n";
 
 static void print_text(const replay_program *p, const replay_report *r, int threads, int inter)
 {
@@ -63,7 +75,14 @@ static void print_text(const replay_program *p, const replay_report *r, int thre
            r->rep_op_ns / 1e6, r->rep_op_ns / r->rec_op_ns);
     printf("step time:          recorded %.3f ms, predicted here %.3f ms (ratio %.3f)\n", r->rec_step_ns / 1e6,
            r->predicted_step_ns / 1e6, r->predicted_step_ns / r->rec_step_ns);
-    printf("op types not replayed: none\n");
+    if (!r->unknown_types) {
+        printf("op types not replayed: none\n");
+        return;
+    }
+    printf("op types not replayed (not known to this version; recorded time carried over): %u\n", r->unknown_types);
+    for (int i = 0; i < r->nunknown; i++)
+        printf("  %-36s %7llu %12.3f\n", r->unknown[i].name, (unsigned long long)r->unknown[i].count,
+               r->unknown[i].rec_ns / 1e6);
 }
 
 static void print_csv(const replay_report *r)
@@ -80,6 +99,9 @@ static void print_csv(const replay_report *r)
             printf("class,%s,%s,%llu,%.0f,%.0f,%.4f\n", w->name, w->name, (unsigned long long)w->count, w->rec_ns,
                    w->rep_ns, w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0);
     }
+    for (int i = 0; i < r->nunknown; i++)
+        printf("not_replayed,%s,,%llu,%.0f,,\n", r->unknown[i].name, (unsigned long long)r->unknown[i].count,
+               r->unknown[i].rec_ns);
     printf("step,step,,%u,%.0f,%.0f,%.4f\n", r->steps, r->rec_step_ns, r->predicted_step_ns,
            r->predicted_step_ns / r->rec_step_ns);
 }
@@ -98,17 +120,91 @@ static void print_json(const replay_program *p, const replay_report *r, int thre
             json_array_append_new(classes, json_pack("{s:s, s:I, s:f, s:f}", "class", w->name, "count",
                                                      (json_int_t)w->count, "recorded_ns", w->rec_ns, "replayed_ns", w->rep_ns));
     }
+    json_t *unknown = json_array();
+    for (int i = 0; i < r->nunknown; i++)
+        json_array_append_new(unknown, json_pack("{s:s, s:I, s:f}", "op", r->unknown[i].name, "count",
+                                                 (json_int_t)r->unknown[i].count, "recorded_ns", r->unknown[i].rec_ns));
     json_t *root = json_pack(
-        "{s:i, s:s, s:s, s:s, s:{s:s, s:s, s:i, s:i}, s:{s:s, s:s, s:i, s:i}, s:i, s:I, s:f, s:f, s:f, s:f, s:o, s:o, s:[]}",
+        "{s:i, s:s, s:s, s:s, s:{s:s, s:s, s:i, s:i}, s:{s:s, s:s, s:i, s:i}, s:i, s:I, s:f, s:f, s:f, s:f, s:o, s:o, s:o}",
         "schema", 1, "model", p->rec.model, "mode", p->rec.mode, "preset", p->rec.preset, "recorded_on", "cpu", p->rec.cpu,
         "blas", p->rec.blas, "threads", (int)p->rec.threads, "inter", (int)p->rec.inter, "replayed_on", "cpu",
         exec_cpu_model(), "blas", exec_blas_config(), "threads", threads, "inter", inter, "steps", (int)r->steps,
         "ops_per_step", (json_int_t)(r->ops / r->steps), "recorded_step_ns", r->rec_step_ns, "predicted_step_ns",
         r->predicted_step_ns, "recorded_op_ns", r->rec_op_ns, "replayed_op_ns", r->rep_op_ns, "op_types", types,
-        "classes", classes, "not_replayed");
+        "classes", classes, "not_replayed", unknown);
+    json_object_set_new(root, "ops_executed", json_integer((json_int_t)r->ops_executed));
+    json_object_set_new(root, "replayed_step_ns", json_real(r->rep_wall_step_ns));
     json_dumpf(root, stdout, JSON_INDENT(2));
     fputc('\n', stdout);
     json_decref(root);
+}
+
+/* `--record`: run this replay again as a child traced by the recorder
+ * (tracer_record: a session of its own, the trace checked and archived). The
+ * child's run_begin names the source's model, mode and preset, so the
+ * MANIFEST does; replay_of names the source. The child's report is ours. */
+static int record_replay(const char *trace, char **child_args, int nargs, const char *out, const char *dir)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return cli_error("replay", "cannot find the fathom executable (/proc/self/exe)");
+    exe[n] = '\0';
+    char *argv[48];
+    int k = 0;
+    argv[k++] = exe;
+    argv[k++] = "replay";
+    argv[k++] = (char *)trace;
+    for (int i = 0; i < nargs && k < 47; i++)
+        argv[k++] = child_args[i];
+    argv[k] = NULL;
+    char err[1024], src[PATH_MAX];
+    const char *base = strrchr(trace, '/');
+    snprintf(src, sizeof src, "%s", base && base[1] ? base + 1 : trace);
+    tracer_manifest *m = tracer_manifest_create();
+    if (!m)
+        return cli_error("replay", "out of memory");
+    if (tracer_manifest_set(m, "replay_of", src, err, sizeof err)) {
+        tracer_manifest_destroy(m);
+        return cli_error("replay", "%s", err);
+    }
+    char label[PATH_MAX + 16];
+    snprintf(label, sizeof label, "replay of %s", src);
+    tracer_record_opts o = {
+        .argv = argv, .out_path = out, .out_dir = dir, .manifest = m, .label = label,
+        .progress = isatty(2), .show_output = 1,
+    };
+    tracer_record_result *r = calloc(1, sizeof *r);
+    if (!r) {
+        tracer_manifest_destroy(m);
+        return cli_error("replay", "out of memory");
+    }
+    signal(SIGPIPE, SIG_IGN); /* liblttng-ctl's sockets */
+    fflush(stdout);
+    tracer_record_status st = tracer_record(&o, r, err, sizeof err);
+    tracer_manifest_destroy(m);
+    int rc = 0;
+    switch (st) {
+    case TRACER_RECORD_OK:
+        fprintf(stderr, "fathom replay: recorded the replay in %s (%llu ops, %llu steps)\n", r->archive,
+                (unsigned long long)r->stats.op_begins, (unsigned long long)r->stats.steps);
+        break;
+    case TRACER_RECORD_INCOMPLETE:
+        rc = cli_error("replay", "%s: %s (archived as %s)", label, err, r->archive);
+        break;
+    case TRACER_RECORD_INTERRUPTED:
+        cli_error("replay", "%s: %s", label, err);
+        rc = 130;
+        break;
+    case TRACER_RECORD_CHILD: /* the replay said why on our stderr */
+        rc = WIFEXITED(r->child_status) && WEXITSTATUS(r->child_status) ? WEXITSTATUS(r->child_status) : 1;
+        break;
+    default:
+        rc = cli_error("replay", "%s: %s", label, err);
+        break;
+    }
+    free(r);
+    return rc;
 }
 
 int cmd_replay(int argc, char **argv)
@@ -119,13 +215,18 @@ int cmd_replay(int argc, char **argv)
         { "skip-last", required_argument, 0, 'L' }, { "iterations", required_argument, 0, 'n' },
         { "warmup", required_argument, 0, 'w' },    { "seed", required_argument, 0, 'S' },
         { "format", required_argument, 0, 'f' },    { "help", no_argument, 0, 'h' },
-        { 0, 0, 0, 0 },
+        { "dump-ops", required_argument, 0, 'D' },  { "record", no_argument, 0, 'R' },
+        { "dir", required_argument, 0, 'd' },       { 0, 0, 0, 0 },
     };
     long threads = 0, inter = 1, steps = 0, skip_first = 0, skip_last = 0, iters = 3, warmup = 1, seed = 1;
-    int fmt = CLI_TEXT, c;
+    int fmt = CLI_TEXT, c, record = 0;
+    const char *dump_path = NULL, *out = NULL, *dir = NULL;
+    char *child_args[32]; /* the options a --record child gets again */
+    char child_flags[16][24];
+    int nchild = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
         long *dst = NULL, lo = 0, hi = 1 << 20;
         const char *name = NULL;
         switch (c) {
@@ -140,17 +241,51 @@ int cmd_replay(int argc, char **argv)
         case 'f':
             if ((fmt = cli_parse_format("replay", optarg, 1)) < 0)
                 return 2;
-            continue;
+            break;
+        case 'D':
+            if (!*optarg)
+                return cli_usage_error("replay", "--dump-ops wants a file (or - for stdout)");
+            dump_path = optarg;
+            break;
+        case 'R': record = 1; continue;
+        case 'o': out = optarg; continue;
+        case 'd': dir = optarg; continue;
         case 'h': fputs(usage_text, stdout); return 0;
-        default: return cli_usage_error("replay", "unknown option '%s'; see 'fathom replay --help'", argv[optind - 1]);
+        case ':': return cli_usage_error("replay", "%s wants a value", argv[optind - 1]);
+        default:
+            return cli_usage_error("replay", "unknown option '%s'; see 'fathom replay --help'", argv[optind - 1]);
         }
-        if (cli_parse_int("replay", name, optarg, lo, hi, dst))
+        if (dst && cli_parse_int("replay", name, optarg, lo, hi, dst))
             return 2;
+        for (size_t j = 0; opts[j].name; j++) /* again for a --record child */
+            if (opts[j].val == c && nchild + 2 <= (int)(sizeof child_args / sizeof child_args[0])) {
+                char *flag = child_flags[nchild / 2];
+                snprintf(flag, sizeof child_flags[0], "--%s", opts[j].name);
+                child_args[nchild++] = flag;
+                child_args[nchild++] = optarg;
+            }
     }
     if (optind != argc - 1)
         return cli_usage_error("replay", optind >= argc ? "which trace? see 'fathom replay --help'"
                                                         : "one trace at a time (got '%s' too)",
                                optind < argc - 1 ? argv[optind + 1] : "");
+    if ((out || dir) && !record)
+        return cli_usage_error("replay", "%s goes with --record", out ? "-o" : "--dir");
+    if (out && dir)
+        return cli_usage_error("replay", "-o cannot be combined with --dir");
+    if (record) {
+        if (getenv("FATHOM_TRACE") && strcmp(getenv("FATHOM_TRACE"), "1") == 0)
+            return cli_usage_error("replay", "--record inside a traced run");
+        if (out && access(out, F_OK) == 0)
+            return cli_error("replay", "%s exists (never overwritten)", out);
+        return record_replay(argv[optind], child_args, nchild, out, dir);
+    }
+    FILE *dump = NULL;
+    if (dump_path) {
+        dump = strcmp(dump_path, "-") == 0 ? stdout : fopen(dump_path, "w");
+        if (!dump)
+            return cli_error("replay", "cannot write %s: %s", dump_path, strerror(errno));
+    }
     exec_threads_set((int)threads);
     replay_program p;
     replay_program_init(&p);
@@ -169,15 +304,30 @@ int cmd_replay(int argc, char **argv)
         cli_error("replay", "%s", exec_errmsg());
         goto end;
     }
+    if (p.nunknown) {
+        char names[512] = "";
+        size_t len = 0;
+        for (uint32_t i = 0; i < p.nunknown && len < sizeof names - 80; i++)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", p.unknown[i].name);
+        fprintf(stderr, "fathom replay: warning: %u op type%s this version does not know, not replayed: %s%s\n",
+                p.nunknown, p.nunknown == 1 ? "" : "s", names, len >= sizeof names - 80 ? ", ..." : "");
+    }
     if (isatty(2))
         fprintf(stderr, "\33[Kfathom replay: %u ops, %d passes...\r", p.nops, (int)(warmup + iters));
-    replay_opts ro = { .iterations = (int)iters, .warmup = (int)warmup, .inter = (int)inter, .threads = exec_threads_get() };
+    replay_opts ro = { .iterations = (int)iters, .warmup = (int)warmup, .inter = (int)inter, .threads = exec_threads_get(),
+                       .dump = dump };
     if (replay_run(&p, &ro, r)) {
         cli_error("replay", "%s", exec_errmsg());
         goto end;
     }
     if (isatty(2))
         fprintf(stderr, "\33[K");
+    if (dump && dump != stdout && fclose(dump) != 0) {
+        dump = NULL;
+        cli_error("replay", "cannot write %s: %s", dump_path, strerror(errno));
+        goto end;
+    }
+    dump = NULL;
     if (fmt == CLI_JSON)
         print_json(&p, r, exec_threads_get(), (int)inter);
     else if (fmt == CLI_CSV)
@@ -186,6 +336,8 @@ int cmd_replay(int argc, char **argv)
         print_text(&p, r, exec_threads_get(), (int)inter);
     rc = 0;
 end:
+    if (dump && dump != stdout)
+        fclose(dump);
     free(r);
     replay_program_destroy(&p);
     return rc;

@@ -131,13 +131,11 @@ static int grow_steps(loader *L)
     return 0;
 }
 
-static int on_op_begin(loader *L, const bt_field *pl, uint64_t ts, uint64_t vtid)
+/* An op_begin of an op type this version knows: into the program. */
+static int add_known(loader *L, const bt_field *pl, const char *op, const char *phase)
 {
     enum { MAXIO = 4096 };
     static _Thread_local int64_t io[2][MAXIO];
-    const char *op = get_label(member(pl, "op")), *phase = get_label(member(pl, "phase"));
-    if (!op || !phase)
-        return fail(L, EXEC_ERR_ARG, "op_begin: %s", "an op or phase value without a label (a newer schema?)");
     int nin = get_seq(member(pl, "inputs"), io[0], MAXIO), nout = get_seq(member(pl, "outputs"), io[1], MAXIO);
     int64_t attrs[EXEC_MAX_ATTRS];
     int nat = get_seq(member(pl, "attrs"), attrs, EXEC_MAX_ATTRS);
@@ -148,10 +146,25 @@ static int on_op_begin(loader *L, const bt_field *pl, uint64_t ts, uint64_t vtid
         in[i] = (uint32_t)io[0][i];
     for (int i = 0; i < nout; i++)
         out[i] = (uint32_t)io[1][i];
-    if (grow_steps(L))
-        return -1;
     if (replay_program_add_op(L->p, op, phase, L->in_step ? L->cur_step : UINT32_MAX, nin, in, nout, out, nat, attrs, 0))
         return fail(L, EXEC_ERR_ARG, "%s", exec_errmsg());
+    return 0;
+}
+
+static int on_op_begin(loader *L, const bt_field *pl, uint64_t ts, uint64_t vtid)
+{
+    const char *op = get_label(member(pl, "op")), *phase = get_label(member(pl, "phase"));
+    if (!op || !phase)
+        return fail(L, EXEC_ERR_ARG, "op_begin: %s", "an op or phase value without a label (a newer schema?)");
+    if (grow_steps(L))
+        return -1;
+    if (exec_op_from_name(op) < 0) {
+        /* an op type of a newer version: kept in its place, not replayed */
+        if (replay_program_add_unknown(L->p, op, L->in_step ? L->cur_step : UINT32_MAX, 0))
+            return fail(L, EXEC_ERR_ARG, "%s", exec_errmsg());
+    } else if (add_known(L, pl, op, phase)) {
+        return -1;
+    }
     L->op_step[L->p->nops - 1] = L->in_step ? L->nsteps : UINT32_MAX;
     if (L->npend == L->cap_pend) {
         size_t nc = L->cap_pend ? L->cap_pend * 2 : 64;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 exec_status replay_program_init(replay_program *p)
 {
@@ -22,6 +23,8 @@ void replay_program_destroy(replay_program *p)
     }
     exec_free(p->tensors);
     exec_free(p->ops);
+    exec_free(p->unknown);
+    exec_free(p->step_first);
     exec_graph_destroy(p->g);
     memset(p, 0, sizeof *p);
 }
@@ -83,6 +86,7 @@ exec_status replay_program_add_op(replay_program *p, const char *op_name, const 
     o->nout = nout;
     o->nattrs = nattrs;
     o->rec_ns = rec_ns;
+    o->unknown = -1;
     if (nin > EXEC_MAX_ATTRS && !(o->in_more = exec_malloc((size_t)nin * sizeof *in)))
         return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
     if (nout > EXEC_MAX_ATTRS && !(o->out_more = exec_malloc((size_t)nout * sizeof *out))) {
@@ -97,6 +101,73 @@ exec_status replay_program_add_op(replay_program *p, const char *op_name, const 
         memcpy(o->attrs, attrs, (size_t)nattrs * sizeof *attrs);
     p->nops++;
     return EXEC_OK;
+}
+
+exec_status replay_program_add_unknown(replay_program *p, const char *op_name, uint32_t step, uint64_t rec_ns)
+{
+    uint32_t u = 0;
+    while (u < p->nunknown && strcmp(p->unknown[u].name, op_name) != 0)
+        u++;
+    if (u == p->nunknown) {
+        if (p->nunknown >= 4096)
+            return exec_fail(EXEC_ERR_ARG, "the trace names more than 4096 op types this version does not know");
+        replay_unknown *nu = exec_realloc(p->unknown, (p->nunknown + 1) * sizeof *nu);
+        if (!nu)
+            return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+        p->unknown = nu;
+        snprintf(p->unknown[p->nunknown++].name, sizeof nu->name, "%s", op_name);
+    }
+    if (p->nops == p->cap_ops) {
+        uint32_t nc = p->cap_ops ? p->cap_ops * 2 : 1024;
+        replay_op *no = exec_realloc(p->ops, nc * sizeof *no);
+        if (!no)
+            return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+        p->ops = no;
+        p->cap_ops = nc;
+    }
+    replay_op *o = &p->ops[p->nops++];
+    memset(o, 0, sizeof *o);
+    o->step = step;
+    o->rec_ns = rec_ns;
+    o->unknown = (int)u;
+    o->node = UINT32_MAX;
+    return EXEC_OK;
+}
+
+/* The number of attributes an op's layout (exec_op_info.attrs, e.g.
+ * "stride_h,stride_w,pad_h,pad_w" or "lr(f),momentum(f)") fixes, or -1 where
+ * the layout has a variable part ("axis...", "dims..."). Parenthesized notes
+ * do not count. */
+static int layout_count(const char *layout)
+{
+    int n = 0, depth = 0, in_name = 0;
+    if (strstr(layout, "..."))
+        return -1;
+    for (const char *c = layout; *c; c++) {
+        if (*c == '(')
+            depth++;
+        else if (*c == ')')
+            depth -= depth > 0;
+        else if (depth == 0 && *c == ',')
+            in_name = 0;
+        else if (depth == 0 && *c != ' ' && !in_name)
+            in_name = 1, n++;
+    }
+    return n;
+}
+
+/* Total bytes the program's tensors need, saturating. */
+static uint64_t program_bytes(const replay_program *p)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < p->ntensors; i++) {
+        const replay_tensor *t = &p->tensors[i];
+        uint64_t b = 4; /* float32 and int32 */
+        for (int d = 0; d < t->ndim; d++)
+            b = (uint64_t)t->shape[d] > UINT64_MAX / b ? UINT64_MAX : b * (uint64_t)t->shape[d];
+        total = b > UINT64_MAX - total ? UINT64_MAX : total + b;
+    }
+    return total;
 }
 
 static int cmp_tensor(const void *a, const void *b)
@@ -197,6 +268,22 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
     for (uint32_t i = 1; i < p->ntensors; i++)
         if (p->tensors[i].id == p->tensors[i - 1].id)
             return exec_fail(EXEC_ERR_ARG, "the trace allocates tensor %u twice", p->tensors[i].id);
+    /* a trace is untrusted input: its tensors must fit in this machine */
+    uint64_t need = program_bytes(p), have = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+    if (have && need > have)
+        return exec_fail(EXEC_ERR_NOMEM, "the trace's tensors need %.1f GiB, more than this machine's %.1f GiB",
+                         (double)need / (1ull << 30), (double)have / (1ull << 30));
+    for (uint32_t k = 0; k < p->nops; k++) {
+        const replay_op *o = &p->ops[k];
+        if (o->unknown >= 0)
+            continue;
+        int want = layout_count(exec_op_table[o->op].attrs);
+        if (want >= 0 && o->nattrs != want)
+            return exec_fail(EXEC_ERR_ARG,
+                             "op %u (%s): %d attributes recorded, this version's layout has %d (%s): a trace of "
+                             "another version?",
+                             k, exec_op_name(o->op), o->nattrs, want, exec_op_table[o->op].attrs);
+    }
     if ((s = exec_graph_create(&p->g, seed)))
         return s;
     for (uint32_t i = 0; i < p->ntensors; i++) {
@@ -207,8 +294,11 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
         if (!t->engine_id)
             return exec_graph_status(p->g);
     }
+    uint32_t prev_step = UINT32_MAX;
     for (uint32_t k = 0; k < p->nops; k++) {
         replay_op *o = &p->ops[k];
+        if (o->unknown >= 0)
+            continue; /* not replayed (listed in the report) */
         uint32_t in[o->nin ? o->nin : 1], out[o->nout ? o->nout : 1];
         for (int side = 0; side < 2; side++) {
             int n = side ? o->nout : o->nin;
@@ -222,7 +312,20 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
         }
         o->node = exec_node_count(p->g);
         if ((s = exec_op_add_recorded(p->g, o->op, o->phase, o->nin, in, o->nattrs, o->attrs, o->nout, out)))
-            return exec_fail(s, "op %u: %s", k, exec_errmsg());
+            return exec_fail(s, "op %u (%s, %d attrs): %s", k, exec_op_name(o->op), o->nattrs, exec_errmsg());
+    }
+    /* where each recorded step begins (run.c marks steps in a traced replay) */
+    exec_free(p->step_first);
+    p->step_first = exec_calloc(exec_node_count(p->g) + 1, 1);
+    if (!p->step_first)
+        return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+    for (uint32_t k = 0; k < p->nops; k++) {
+        const replay_op *o = &p->ops[k];
+        if (o->unknown >= 0)
+            continue;
+        if (o->step != prev_step)
+            p->step_first[o->node] = 1;
+        prev_step = o->step;
     }
     if ((s = exec_graph_plan(p->g)))
         return s;
@@ -237,6 +340,8 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
     }
     exec_rng rng = exec_rng_make(seed);
     for (uint32_t k = 0; k < p->nops; k++) {
+        if (p->ops[k].unknown >= 0)
+            continue;
         const exec_node *n = exec_node_get(p->g, p->ops[k].node);
         for (int i = 0; i < n->nin; i++) {
             uint32_t id = n->in[i];

@@ -25,7 +25,12 @@ typedef struct replay_op {
     int64_t attrs[EXEC_MAX_ATTRS];
     uint64_t rec_ns;        /* recorded duration */
     uint32_t node;          /* its node in the rebuilt graph */
+    int unknown;            /* -1, or an op this version does not know: its index in
+                               replay_program.unknown (not replayed, node unset) */
 } replay_op;
+
+/* An op type the trace names and this version does not know. */
+typedef struct replay_unknown { char name[48]; } replay_unknown;
 
 typedef struct replay_machine {
     char model[64], mode[16], preset[16], cpu[128], blas[256], version[32];
@@ -42,6 +47,9 @@ typedef struct replay_program {
     uint64_t rec_step_ns;            /* sum of kept steps' durations */
     uint64_t rec_op_ns;              /* sum of kept ops' durations */
     uint64_t skipped;                /* op invocations outside kept steps */
+    replay_unknown *unknown;         /* op types not known here (their ops are not replayed) */
+    uint32_t nunknown;
+    uint8_t *step_first;             /* per node: 1 if it is the first op of a recorded step */
     exec_graph *g;
 } replay_program;
 
@@ -52,6 +60,10 @@ exec_status replay_program_add_tensor(replay_program *p, const replay_tensor *t)
 exec_status replay_program_add_op(replay_program *p, const char *op_name, const char *phase, uint32_t step, int nin,
                                   const uint32_t *in, int nout, const uint32_t *out, int nattrs, const int64_t *attrs,
                                   uint64_t rec_ns);
+/* An invocation of an op type this version does not know (by its trace
+ * label): kept in the program in its place, never executed; its outputs are
+ * filled like inputs when later ops read them. */
+exec_status replay_program_add_unknown(replay_program *p, const char *op_name, uint32_t step, uint64_t rec_ns);
 /* Builds the engine graph, plans it and fills every tensor no op writes
  * before reading with synthetic data valid for its consumers. */
 exec_status replay_program_build(replay_program *p, uint64_t seed);

@@ -1,11 +1,116 @@
 /* run.c -- re-executes a rebuilt program, timing every node, and sets the
- * replayed times beside the recorded ones per op type and class. */
+ * replayed times beside the recorded ones per op type and class.
+ *
+ * Passes run through exec_graph_run (the engine's one dispatch point). A
+ * pass that must be watched -- the one that writes the op dump, or every
+ * pass of a traced replay -- runs under a small hook set wrapping the one
+ * installed (the tracer's): it marks recorded step boundaries with
+ * step_begin/step_end and writes the dump, then forwards every event. */
 #include "replay/run.h"
 
 #include "exec/alloc.h"
 
+#include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+/* executor.c: the installed hook set, or NULL */
+const exec_hooks *exec_hooks_cur(void);
+
+static void dump_shape(FILE *f, const exec_tensor *t)
+{
+    if (!t || t->ndim == 0) {
+        fputs(t ? " scalar" : " ?", f);
+        return;
+    }
+    for (int d = 0; d < t->ndim; d++)
+        fprintf(f, "%c%lld", d ? 'x' : ' ', (long long)t->shape[d]);
+}
+
+void replay_dump_line(FILE *f, const exec_graph *g, const exec_node *n)
+{
+    fprintf(f, "%s %s", exec_op_name(n->op), exec_phase_name(n->phase));
+    for (int i = 0; i < n->nin; i++)
+        dump_shape(f, exec_tensor_get(g, n->in[i]));
+    fputs(" ->", f);
+    for (int i = 0; i < n->nout; i++)
+        dump_shape(f, exec_tensor_get(g, n->out[i]));
+    fputs(" :", f);
+    for (int i = 0; i < n->nattrs; i++)
+        fprintf(f, " %lld", (long long)n->attrs[i]);
+    fputc('\n', f);
+}
+
+/* ---- the watching hook set (one replay at a time per process) ---------- */
+static struct watch {
+    exec_hooks inner;            /* the hook set that was installed */
+    int traced;                  /* inner exists: mark steps */
+    const uint8_t *step_first;   /* per node */
+    uint32_t step;               /* next step number */
+    int in_step;
+    FILE *dump;
+    pthread_mutex_t lock;
+} W = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void w_op_begin(const exec_graph *g, const exec_node *n, uint64_t seq)
+{
+    if (W.traced && W.step_first[n->id]) {
+        pthread_mutex_lock(&W.lock);
+        if (W.in_step && W.inner.step_end)
+            W.inner.step_end(W.step++, NAN);
+        if (W.inner.step_begin)
+            W.inner.step_begin(W.step);
+        W.in_step = 1;
+        pthread_mutex_unlock(&W.lock);
+    }
+    if (W.dump) {
+        pthread_mutex_lock(&W.lock);
+        replay_dump_line(W.dump, g, n);
+        pthread_mutex_unlock(&W.lock);
+    }
+    if (W.inner.op_begin)
+        W.inner.op_begin(g, n, seq);
+}
+
+static void w_end_pass(void)
+{
+    if (W.traced && W.in_step && W.inner.step_end)
+        W.inner.step_end(W.step++, NAN);
+    W.in_step = 0;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* One pass; watched when traced or dumping. */
+static exec_status pass(replay_program *p, const exec_run_opts *ro, FILE *dump, uint64_t *wall)
+{
+    int watched = W.traced || dump;
+    if (watched) {
+        exec_hooks h = W.inner;
+        h.op_begin = w_op_begin;
+        W.dump = dump;
+        W.in_step = 0;
+        exec_hooks_set(&h);
+    }
+    uint64_t t0 = now_ns();
+    exec_status s = exec_graph_run(p->g, ro);
+    *wall += now_ns() - t0;
+    if (watched) {
+        w_end_pass();
+        W.dump = NULL;
+        exec_hooks_set(W.traced ? &W.inner : NULL);
+    }
+    if (dump)
+        fflush(dump);
+    return s;
+}
 
 exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r)
 {
@@ -16,24 +121,66 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
         return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
     exec_status s = EXEC_OK;
     int iters = o->iterations > 0 ? o->iterations : 3;
+    int warmup = o->warmup > 0 ? o->warmup : 0;
+    int dump_extra = o->dump && warmup == 0; /* the dump pass is never timed */
+    const exec_hooks *cur = exec_hooks_cur();
+    memset(&W.inner, 0, sizeof W.inner);
+    if (cur)
+        W.inner = *cur;
+    W.traced = cur != NULL;
+    W.step_first = p->step_first;
+    W.step = 0;
+    W.in_step = 0;
+    if (W.traced && !p->step_first) {
+        exec_free(ns);
+        return exec_fail(EXEC_ERR_STATE, "replay: the program is not built");
+    }
+    uint32_t steps = p->nsteps ? p->nsteps : 1;
+    exec_run_info info = {
+        .model = p->rec.model, .mode = p->rec.mode, .preset = p->rec.preset, .version = FATHOM_VERSION,
+        .blas = exec_blas_config(), .cpu = exec_cpu_model(), .batch = p->rec.batch,
+        .steps = steps * (uint32_t)(warmup + dump_extra + iters), .threads = (uint32_t)exec_threads_get(),
+        .inter = (uint32_t)(o->inter > 1 ? o->inter : 1), .seed = 0,
+    };
+    exec_trace_run_begin(&info);
     exec_run_opts ro = { .inter = o->inter, .max_phase = EXEC_PHASE_update };
-    for (int w = 0; w < o->warmup && !s; w++)
-        s = exec_graph_run(p->g, &ro);
+    uint64_t wall = 0;
+    for (int w = 0; w < warmup + dump_extra && !s; w++)
+        s = pass(p, &ro, w == 0 ? o->dump : NULL, &wall);
     uint64_t before = exec_graph_ops_run(p->g);
     ro.node_ns = ns;
+    wall = 0;
     for (int i = 0; i < iters && !s; i++)
-        s = exec_graph_run(p->g, &ro);
+        s = pass(p, &ro, NULL, &wall);
+    exec_trace_run_end((int32_t)s);
     if (s)
         goto end;
     r->ops_executed = exec_graph_ops_run(p->g) - before;
-    r->steps = p->nsteps ? p->nsteps : 1;
-    r->ops = p->nops;
+    r->steps = steps;
+    r->ops = nn;
+    r->rep_wall_step_ns = (double)wall / iters / steps;
     double per = 1.0 / r->steps;
     int index[EXEC_OP_COUNT];
     for (int t = 0; t < EXEC_OP_COUNT; t++)
         index[t] = -1;
     for (uint32_t k = 0; k < p->nops; k++) {
         const replay_op *op = &p->ops[k];
+        if (op->unknown >= 0) {
+            int u = 0;
+            while (u < r->nunknown && strcmp(r->unknown[u].name, p->unknown[op->unknown].name) != 0)
+                u++;
+            if (u == r->nunknown && r->nunknown < (int)(sizeof r->unknown / sizeof r->unknown[0])) {
+                snprintf(r->unknown[u].name, sizeof r->unknown[u].name, "%s", p->unknown[op->unknown].name);
+                r->unknown[u].cls = "?";
+                r->nunknown++;
+            }
+            if (u < r->nunknown) {
+                r->unknown[u].count++;
+                r->unknown[u].rec_ns += (double)op->rec_ns;
+            }
+            r->unknown_rec_ns += (double)op->rec_ns;
+            continue;
+        }
         int t = op->op;
         if (index[t] < 0) {
             index[t] = r->ntypes++;
@@ -52,10 +199,15 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
         r->rec_op_ns += (double)op->rec_ns;
         r->rep_op_ns += rep;
     }
+    r->unknown_types = p->nunknown;
     for (int i = 0; i < r->ntypes; i++) {
         r->types[i].rec_ns *= per;
         r->types[i].rep_ns *= per;
         r->types[i].count = (r->types[i].count + r->steps - 1) / r->steps;
+    }
+    for (int i = 0; i < r->nunknown; i++) {
+        r->unknown[i].rec_ns *= per;
+        r->unknown[i].count = (r->unknown[i].count + r->steps - 1) / r->steps;
     }
     for (int c = 0; c < EXEC_CLASS_COUNT; c++) {
         snprintf(r->classes[c].name, sizeof r->classes[c].name, "%s", exec_class_name((exec_class)c));
@@ -65,9 +217,14 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
     }
     r->rec_op_ns *= per;
     r->rep_op_ns *= per;
-    r->rec_step_ns = p->nsteps ? (double)p->rec_step_ns / p->nsteps : r->rec_op_ns;
+    r->unknown_rec_ns *= per;
+    r->rec_step_ns = p->nsteps ? (double)p->rec_step_ns / p->nsteps : r->rec_op_ns + r->unknown_rec_ns;
+    /* the time outside the replayed ops (the model's own work, ops not
+     * replayed) is carried over */
     r->predicted_step_ns = r->rec_step_ns - r->rec_op_ns + r->rep_op_ns;
 end:
+    W.traced = 0;
+    W.step_first = NULL;
     exec_free(ns);
     return s;
 }
