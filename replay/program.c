@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -223,6 +224,24 @@ static const struct input_rule *rule_for(const replay_op *o, int i)
     return NULL;
 }
 
+/* The spread of a tensor's plain values. Weights as the workloads initialise
+ * them (Glorot: sd sqrt(2 / (fan_in + fan_out)); [in, out] matrices and
+ * [OC, C, KH, KW] filters), so that activations, and with them the cost of
+ * data-dependent kernels (tanh, exp, sigmoid), have their trained range;
+ * biases and other vectors small; inputs and state of unit order. */
+static float fill_scale(const exec_tensor *t)
+{
+    if (t->role != EXEC_ROLE_weight)
+        return 0.5f;
+    if (t->ndim < 2)
+        return 0.01f;
+    double rf = 1.0; /* receptive field of a filter */
+    for (int d = 2; d < t->ndim; d++)
+        rf *= (double)t->shape[d];
+    double fan_a = (double)t->shape[0] * rf, fan_b = (double)t->shape[1] * rf;
+    return (float)sqrt(2.0 / (fan_a + fan_b));
+}
+
 /* Fills t, read first by node n (recorded op o) as the input `r` describes. */
 static void fill_tensor(const exec_graph *g, const exec_tensor *t, const exec_node *n, const replay_op *o,
                         const struct input_rule *r, exec_rng *rng)
@@ -239,6 +258,7 @@ static void fill_tensor(const exec_graph *g, const exec_tensor *t, const exec_no
     } else if (r && r->dom == DOM_INDEX_ATTR) {
         hi = o->attrs[r->ref_dim] > 0 ? o->attrs[r->ref_dim] : 1;
     }
+    float scale = fill_scale(t);
     for (int64_t e = 0; e < t->numel; e++) {
         if (t->dtype == EXEC_I32) {
             int32_t v = 0;
@@ -253,7 +273,7 @@ static void fill_tensor(const exec_graph *g, const exec_tensor *t, const exec_no
             case DOM_POSITIVE: v = 0.5f + exec_rng_uniform(rng); break;
             case DOM_UNIT: v = 0.5f + 0.4f * exec_rng_uniform(rng); break;
             case DOM_BOOL: v = exec_rng_uniform(rng) < 0.5f ? 0.0f : 1.0f; break;
-            default: v = (t->role == EXEC_ROLE_weight ? 0.05f : 0.5f) * exec_rng_normal(rng); break;
+            default: v = scale * exec_rng_normal(rng); break;
             }
             ((float *)t->data)[e] = v;
         }
