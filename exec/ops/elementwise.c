@@ -1,9 +1,8 @@
 /* elementwise.c -- elementwise arithmetic and activations.
  * Binary ops broadcast b onto a (same shape, a scalar, or a's trailing
  * dims); the output has a's shape. */
-#include "../internal.h"
+#include "mathkern.h"
 
-#define PAR_MIN 32768 /* elements below which a kernel stays single-threaded */
 
 /* ---- shared shape rules ------------------------------------------------- */
 static exec_status shape_unary(const exec_graph *g, const exec_node *n, exec_shape *out)
@@ -44,56 +43,11 @@ uint32_t exec_unbroadcast(exec_graph *g, uint32_t grad, uint32_t like)
     return exec_op1(g, EXEC_OP_Reshape, 1, &s, lt->ndim, dims);
 }
 
-/* out[i] = a[i] OP b[i % period] */
-#define BINARY_KERNEL(name, expr)                                                         \
-    exec_status op_fwd_##name(exec_kctx *k, const exec_node *n)                           \
-    {                                                                                     \
-        const exec_tensor *at = exec_in(k, n, 0), *bt = exec_in(k, n, 1);                 \
-        const float *restrict A = at->data, *restrict B = bt->data;                       \
-        float *restrict Y = exec_outf(k, n, 0);                                           \
-        int64_t total = at->numel, p = exec_bcast_period(at, bt);                         \
-        if (p == total) {                                                                 \
-            _Pragma("omp parallel for simd num_threads(k->nthreads) if (total > PAR_MIN)") \
-            for (int64_t i = 0; i < total; i++) {                                         \
-                float a = A[i], b = B[i];                                                 \
-                Y[i] = (expr);                                                            \
-            }                                                                             \
-        } else {                                                                          \
-            int64_t outer = total / p;                                                    \
-            _Pragma("omp parallel for num_threads(k->nthreads) if (total > PAR_MIN)")     \
-            for (int64_t o = 0; o < outer; o++) {                                         \
-                const float *ar = A + o * p;                                              \
-                float *yr = Y + o * p;                                                    \
-                _Pragma("omp simd")                                                       \
-                for (int64_t i = 0; i < p; i++) {                                         \
-                    float a = ar[i], b = B[i];                                            \
-                    yr[i] = (expr);                                                       \
-                }                                                                         \
-            }                                                                             \
-        }                                                                                 \
-        return EXEC_OK;                                                                   \
-    }
-
-/* y[i] = f(x[i]) */
-#define UNARY_KERNEL(name, expr)                                                          \
-    exec_status op_fwd_##name(exec_kctx *k, const exec_node *n)                           \
-    {                                                                                     \
-        const float *restrict X = exec_inf(k, n, 0);                                      \
-        float *restrict Y = exec_outf(k, n, 0);                                           \
-        int64_t total = exec_in(k, n, 0)->numel;                                          \
-        _Pragma("omp parallel for simd num_threads(k->nthreads) if (total > PAR_MIN)")     \
-        for (int64_t i = 0; i < total; i++) {                                             \
-            float x = X[i];                                                               \
-            Y[i] = (expr);                                                                \
-        }                                                                                 \
-        return EXEC_OK;                                                                   \
-    }
-
 /* ---- Add / Mul ---------------------------------------------------------- */
 exec_status op_shape_Add(const exec_graph *g, const exec_node *n, exec_shape *o) { return shape_binary(g, n, o); }
 exec_status op_shape_Mul(const exec_graph *g, const exec_node *n, exec_shape *o) { return shape_binary(g, n, o); }
-BINARY_KERNEL(Add, a + b)
-BINARY_KERNEL(Mul, a * b)
+MATH_BINARY_KERNEL(Add, a + b)
+MATH_BINARY_KERNEL(Mul, a * b)
 
 exec_status op_grad_Add(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
 {
@@ -133,7 +87,7 @@ exec_status op_fwd_AddN(exec_kctx *k, const exec_node *n)
     memcpy(Y, X0, (size_t)total * sizeof *Y);
     for (int j = 1; j < n->nin; j++) {
         const float *restrict X = exec_inf(k, n, j);
-#pragma omp parallel for simd num_threads(k->nthreads) if (total > PAR_MIN)
+#pragma omp parallel for simd num_threads(k->nthreads) if (total > MATH_PAR_MIN)
         for (int64_t i = 0; i < total; i++)
             Y[i] += X[i];
     }
@@ -171,7 +125,7 @@ exec_status op_fwd_BiasAdd(exec_kctx *k, const exec_node *n)
     int64_t ax = bias_axis(x, n), c = x->shape[ax], inner = x->strides[ax], outer = x->numel / (c * inner);
     const float *restrict X = x->data, *restrict B = exec_inf(k, n, 1);
     float *restrict Y = exec_outf(k, n, 0);
-#pragma omp parallel for collapse(2) num_threads(k->nthreads) if (x->numel > PAR_MIN)
+#pragma omp parallel for collapse(2) num_threads(k->nthreads) if (x->numel > MATH_PAR_MIN)
     for (int64_t o = 0; o < outer; o++)
         for (int64_t j = 0; j < c; j++) {
             const float *xr = X + (o * c + j) * inner;
@@ -195,7 +149,7 @@ exec_status op_grad_BiasAdd(exec_graph *g, const exec_node *n, const uint32_t *d
 
 /* ---- Relu / ReluGrad(dy, x) --------------------------------------------- */
 exec_status op_shape_Relu(const exec_graph *g, const exec_node *n, exec_shape *o) { return shape_unary(g, n, o); }
-UNARY_KERNEL(Relu, x > 0.0f ? x : 0.0f)
+MATH_UNARY_KERNEL(Relu, x > 0.0f ? x : 0.0f)
 
 exec_status op_grad_Relu(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
 {
@@ -211,4 +165,4 @@ exec_status op_shape_ReluGrad(const exec_graph *g, const exec_node *n, exec_shap
     exec_shape_of(out, exec_gin(g, n, 0));
     return EXEC_OK;
 }
-BINARY_KERNEL(ReluGrad, b > 0.0f ? a : 0.0f)
+MATH_BINARY_KERNEL(ReluGrad, b > 0.0f ? a : 0.0f)

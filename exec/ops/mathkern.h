@@ -1,6 +1,6 @@
-/* mathkern.h -- kernel macros and shape rules shared by arith.c and
- * activation.c (the same broadcasting contract as elementwise.c: b
- * broadcasts onto a when it is a scalar or matches a's trailing dims). */
+/* mathkern.h -- kernel macros and shape rules shared by the elementwise
+ * families (elementwise.c, arith.c, activation.c): b broadcasts onto a when
+ * it is a scalar or matches a's trailing dims. */
 #ifndef FATHOM_EXEC_OPS_MATHKERN_H
 #define FATHOM_EXEC_OPS_MATHKERN_H
 #include "../internal.h"
