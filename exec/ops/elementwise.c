@@ -3,29 +3,6 @@
  * dims); the output has a's shape. */
 #include "mathkern.h"
 
-
-/* ---- shared shape rules ------------------------------------------------- */
-static exec_status shape_unary(const exec_graph *g, const exec_node *n, exec_shape *out)
-{
-    const exec_tensor *x = exec_gin(g, n, 0);
-    if (x->dtype != EXEC_F32)
-        return exec_fail(EXEC_ERR_SHAPE, "%s: wants a float tensor", exec_op_name(n->op));
-    exec_shape_of(out, x);
-    return EXEC_OK;
-}
-
-static exec_status shape_binary(const exec_graph *g, const exec_node *n, exec_shape *out)
-{
-    const exec_tensor *a = exec_gin(g, n, 0), *b = exec_gin(g, n, 1);
-    if (a->dtype != EXEC_F32 || b->dtype != EXEC_F32)
-        return exec_fail(EXEC_ERR_SHAPE, "%s: wants float tensors", exec_op_name(n->op));
-    if (!exec_bcast_period(a, b))
-        return exec_fail(EXEC_ERR_SHAPE, "%s: %lld elements do not broadcast onto %lld", exec_op_name(n->op),
-                         (long long)b->numel, (long long)a->numel);
-    exec_shape_of(out, a);
-    return EXEC_OK;
-}
-
 /* Sum the gradient over the dims b was broadcast along. */
 uint32_t exec_unbroadcast(exec_graph *g, uint32_t grad, uint32_t like)
 {
@@ -44,8 +21,8 @@ uint32_t exec_unbroadcast(exec_graph *g, uint32_t grad, uint32_t like)
 }
 
 /* ---- Add / Mul ---------------------------------------------------------- */
-exec_status op_shape_Add(const exec_graph *g, const exec_node *n, exec_shape *o) { return shape_binary(g, n, o); }
-exec_status op_shape_Mul(const exec_graph *g, const exec_node *n, exec_shape *o) { return shape_binary(g, n, o); }
+exec_status op_shape_Add(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_binary(g, n, o); }
+exec_status op_shape_Mul(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_binary(g, n, o); }
 MATH_BINARY_KERNEL(Add, a + b)
 MATH_BINARY_KERNEL(Mul, a * b)
 
@@ -148,7 +125,7 @@ exec_status op_grad_BiasAdd(exec_graph *g, const exec_node *n, const uint32_t *d
 }
 
 /* ---- Relu / ReluGrad(dy, x) --------------------------------------------- */
-exec_status op_shape_Relu(const exec_graph *g, const exec_node *n, exec_shape *o) { return shape_unary(g, n, o); }
+exec_status op_shape_Relu(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_unary(g, n, o); }
 MATH_UNARY_KERNEL(Relu, x > 0.0f ? x : 0.0f)
 
 exec_status op_grad_Relu(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
