@@ -9,7 +9,7 @@ preset=${1:-small}
 steps=${2:-6}
 [ -x build/fathom ] || scripts/setup.sh build
 new=$(mktemp -d traces/reference.new.XXXXXX)
-trap 'rm -rf "$new"' EXIT
+trap 'rm -rf "$new" "$new.check"' EXIT
 build/fathom record --all --modes train,infer --preset "$preset" --steps "$steps" --threads 2 --dir "$new"
 n=$(find "$new" -name '*.tar.zst' | wc -l)
 if [ "$n" != 16 ]; then
