@@ -72,6 +72,7 @@ const model_def model_autoenc = {
     .name = "autoenc",
     .paper = "Kingma and Welling 2014",
     .kind = "generative",
+    .data_format = "an MNIST idx3-ubyte image file of 28x28 images",
     .summary = "variational autoencoder 784-500-(mu, logvar 20)-500-784, reparameterised sampling",
     .batch = { 32, 128, 128 },
     .create = ae_create,

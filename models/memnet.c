@@ -84,6 +84,7 @@ const model_def model_memnet = {
     .name = "memnet",
     .paper = "Sukhbaatar et al. 2015",
     .kind = "memory network",
+    .data_format = "a bAbI task file (numbered story lines, tab-separated answers)",
     .summary = "end-to-end memory network: embedding 20, 3 hops, memory 50, position + temporal encoding",
     .batch = { 32, 32, 32 },
     .create = mn_create,

@@ -43,6 +43,8 @@ struct model_def {
     const char *paper;       /* "Krizhevsky et al. 2012" */
     const char *kind;        /* "convolutional", "recurrent", ... */
     const char *summary;     /* one line: the architecture */
+    const char *data_format; /* what `--data PATH` reads ("MNIST idx3-ubyte
+                              * images"); NULL: the generator only */
     int batch[MODEL_PRESET_COUNT];
     /* Builds the graph(s) (and plans them when cfg->plan); on error returns a
      * status with exec_errmsg() set and leaves *out NULL. */

@@ -136,6 +136,7 @@ const model_def model_seq2seq = {
     .name = "seq2seq",
     .paper = "Sutskever et al. 2014",
     .kind = "recurrent",
+    .data_format = "SOURCE,TARGET: two parallel text files, one sentence per line",
     .summary = "3-layer LSTM 256 encoder-decoder with attention, vocab 40000, sampled softmax 512",
     .batch = { 8, 32, 64 },
     .create = s2s_create,

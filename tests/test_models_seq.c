@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "exec/alloc.h"
@@ -562,6 +563,57 @@ static void test_speech_no_loader(void **state)
     assert_null(m);
 }
 
+/* `fathom run --data`: the loaders reached from the command line */
+static int fathom_sh(const char *args, char *err, size_t errcap)
+{
+    char cmd[1536], errpath[320];
+    snprintf(errpath, sizeof errpath, "%s/cli.err", tmpdir);
+    snprintf(cmd, sizeof cmd, "%s %s >/dev/null 2>'%s'", FATHOM_BIN, args, errpath);
+    int st = system(cmd);
+    FILE *f = fopen(errpath, "r");
+    assert_non_null(f);
+    size_t n = fread(err, 1, errcap - 1, f);
+    err[n] = '\0';
+    fclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_data_option(void **state)
+{
+    (void)state;
+    char err[2048], args[1024];
+    const char *story = WRITE_STR("cli-qa1.txt", "1 Mary moved to the bathroom.\n"
+                                                 "2 John went to the hallway.\n"
+                                                 "3 Where is Mary? \tbathroom\t1\n"
+                                                 "4 Mary travelled to the office.\n"
+                                                 "5 Where is Mary? \toffice\t4\n");
+    snprintf(args, sizeof args, "run memnet --steps 2 --threads 1 --data '%s'", story);
+    assert_int_equal(fathom_sh(args, err, sizeof err), 0);
+    const char *src = WRITE_STR("cli.src", "the cat sat\nthe dog ran\n");
+    const char *tgt = WRITE_STR("cli.tgt", "le chat assis\nle chien couru\n");
+    snprintf(args, sizeof args, "run seq2seq --steps 2 --threads 1 --data '%s,%s'", src, tgt);
+    assert_int_equal(fathom_sh(args, err, sizeof err), 0);
+    /* a malformed file: one line naming the problem, exit 1 */
+    const char *bad = WRITE_STR("cli-bad.txt", "1 Mary moved to the bathroom.\nnot a numbered line\n");
+    snprintf(args, sizeof args, "run memnet --steps 1 --data '%s'", bad);
+    assert_int_equal(fathom_sh(args, err, sizeof err), 1);
+    assert_non_null(strstr(err, "cli-bad.txt"));
+    assert_non_null(strchr(err, '\n'));
+    assert_null(strchr(strchr(err, '\n') + 1, '\n'));
+    snprintf(args, sizeof args, "run autoenc --steps 1 --data '%s/missing-idx'", tmpdir);
+    assert_int_equal(fathom_sh(args, err, sizeof err), 1);
+    assert_non_null(strstr(err, "missing-idx"));
+    /* seq2seq wants two files */
+    snprintf(args, sizeof args, "run seq2seq --steps 1 --data '%s'", src);
+    assert_int_equal(fathom_sh(args, err, sizeof err), 1);
+    assert_non_null(strstr(err, "SOURCE,TARGET"));
+    /* workloads without a loader: a usage error before anything runs */
+    assert_int_equal(fathom_sh("run alexnet --data /dev/null", err, sizeof err), 2);
+    assert_non_null(strstr(err, "no real-format loader"));
+    assert_int_equal(fathom_sh("run speech --data /dev/null", err, sizeof err), 2);
+    assert_int_equal(fathom_sh("run memnet --data", err, sizeof err), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -574,6 +626,7 @@ int main(void)
         cmocka_unit_test(test_text_loader),
         cmocka_unit_test(test_mnist_loader),
         cmocka_unit_test(test_speech_no_loader),
+        cmocka_unit_test(test_data_option),
         cmocka_unit_test(test_infer_forward_only),
         cmocka_unit_test(test_speech_birnn),
         cmocka_unit_test(test_autoenc_learns),

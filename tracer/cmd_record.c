@@ -27,6 +27,7 @@ static void usage(FILE *f)
             "run options (passed to `fathom run`):\n"
             "  --mode train|infer   --preset tiny|small|full   --steps N   --batch B\n"
             "  --threads N          --inter M                  --seed S   --depth D (residual)\n"
+            "  --data PATH (seq2seq, memnet, autoenc: a real-format data file)\n"
             "options:\n"
             "  -o ARCHIVE           write the archive here (an error if it exists)\n"
             "  --dir DIR            folder for default-named archives (default traces)\n"
@@ -44,7 +45,7 @@ static void usage(FILE *f)
 }
 
 typedef struct runopts {
-    const char *mode, *preset, *steps, *batch, *threads, *inter, *seed, *depth;
+    const char *mode, *preset, *steps, *batch, *threads, *inter, *seed, *depth, *data;
 } runopts;
 
 static int record_one(const char *exe, const char *model, const char *mode, const runopts *ro, const char *out_path,
@@ -68,6 +69,7 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
     OPT("--inter", ro->inter)
     OPT("--seed", ro->seed)
     OPT("--depth", ro->depth)
+    OPT("--data", ro->data)
 #undef OPT
     argv[n] = NULL;
 
@@ -81,6 +83,8 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         tracer_manifest_set(base, "preset", ro->preset, NULL, 0);
     if (ro->threads)
         tracer_manifest_set(base, "threads", ro->threads, NULL, 0);
+    if (ro->data)
+        tracer_manifest_set(base, "data", ro->data, NULL, 0);
     snprintf(label, sizeof label, "%s %s%s%s", model, mode ? mode : "train", ro->preset ? " " : "",
              ro->preset ? ro->preset : "");
     tracer_record_opts o = {
@@ -158,6 +162,7 @@ int cmd_record(int argc, char **argv)
                             : !strcmp(a, "--inter")   ? &ro.inter
                             : !strcmp(a, "--seed")    ? &ro.seed
                             : !strcmp(a, "--depth")   ? &ro.depth
+                            : !strcmp(a, "--data")    ? &ro.data
                             : !strcmp(a, "-o")        ? &out_path
                             : !strcmp(a, "--dir")     ? &dir
                             : !strcmp(a, "--relay")   ? &relay
@@ -208,6 +213,11 @@ int cmd_record(int argc, char **argv)
         return cli_usage_error(CMD, "which workload? usage: fathom record MODEL [options] | --all; see --help");
     if (model && !model_find(model))
         return cli_usage_error(CMD, "unknown model '%s'; see 'fathom record --help' for the workloads", model);
+    if (all && ro.data)
+        return cli_usage_error(CMD, "--data names one workload's file: record that workload alone");
+    if (model && ro.data && !model_find(model)->data_format)
+        return cli_usage_error(CMD, "%s has no real-format loader: it runs on its built-in generator (drop --data)",
+                               model);
 
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
