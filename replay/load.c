@@ -408,6 +408,15 @@ exec_status replay_load(const char *source, const replay_load_opts *o, replay_pr
         s = exec_fail(EXEC_ERR_ARG, "%s: no fathom events (a trace of another tool?)", source);
         goto end;
     }
+    if (!L.run_begins) {
+        s = exec_fail(EXEC_ERR_ARG, "%s: no fathom:run_begin event: the run's schema and metadata are unknown", source);
+        goto end;
+    }
+    if (L.run_begins > 1) {
+        s = exec_fail(EXEC_ERR_ARG, "%s: %llu runs in one trace (%llu run_begin events); replay reads one run", source,
+                      (unsigned long long)L.run_begins, (unsigned long long)L.run_begins);
+        goto end;
+    }
     if (L.discarded) {
         s = exec_fail(EXEC_ERR_ARG, "%s: %llu events were discarded by the tracer: the op program is incomplete", source,
                       (unsigned long long)L.discarded);
@@ -415,6 +424,11 @@ exec_status replay_load(const char *source, const replay_load_opts *o, replay_pr
     }
     if (L.npend) {
         s = exec_fail(EXEC_ERR_ARG, "%s: truncated trace: %zu ops have no op_end", source, L.npend);
+        goto end;
+    }
+    if (L.unmatched_end) {
+        s = exec_fail(EXEC_ERR_ARG, "%s: damaged trace: %llu op_end events have no op_begin", source,
+                      (unsigned long long)L.unmatched_end);
         goto end;
     }
     if (!L.nsteps) {

@@ -71,6 +71,10 @@ bad "discarded" "$T/sc-discard"
 bad "schema" "$T/sc-schema"
 "$CTFGEN" "$T/sc-noend" fc mlp train 3 drop_end_every=4 || fail "ctfgen_tool"
 bad "truncated" "$T/sc-noend"
+"$CTFGEN" "$T/sc-stray" fc mlp train 3 stray_ends=3 || fail "ctfgen_tool"
+bad "3 op_end events have no op_begin" "$T/sc-stray"
+"$CTFGEN" "$T/sc-norun" fc mlp train 2 no_run_begin || fail "ctfgen_tool"
+bad "no fathom:run_begin" "$T/sc-norun"
 
 # ---- a real recording, damaged ------------------------------------------------
 ensure_sessiond
