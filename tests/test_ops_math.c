@@ -17,6 +17,7 @@
 
 #include "exec/build.h"
 #include "exec/exec.h"
+#include "exec/ops/mathkern.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 static uint64_t lcg(uint64_t *s)
@@ -693,6 +694,35 @@ static void test_costs(void **state)
     exec_graph_destroy(g);
 }
 
+/* the kernels' exp, tanh and sigmoid against libm in double, over their
+ * whole useful range, printing the max relative error */
+static void test_fast_math(void **state)
+{
+    (void)state;
+    double e_exp = 0, e_tanh = 0, e_sig = 0;
+    for (double v = -87.0; v <= 88.0; v += 3e-4) {
+        float x = (float)v;
+        double r = exp((double)x);
+        e_exp = fmax(e_exp, fabs(math_expf(x) - r) / r);
+    }
+    for (double v = -20.0; v <= 20.0; v += 1e-4) {
+        float x = (float)v;
+        double t = tanh((double)x), sg = 1.0 / (1.0 + exp(-(double)x));
+        if (t != 0)
+            e_tanh = fmax(e_tanh, fabs(math_tanhf(x) - t) / fabs(t));
+        e_sig = fmax(e_sig, fabs(math_sigmoid(x) - sg) / sg);
+    }
+    printf("max relative error: exp %.3g, tanh %.3g, sigmoid %.3g\n", e_exp, e_tanh, e_sig);
+    assert_true(e_exp < 2e-7);
+    assert_true(e_tanh < 1e-6);
+    assert_true(e_sig < 1e-6);
+    /* the edges: tiny, huge, saturated; no inf or nan */
+    assert_true(math_tanhf(1e-30f) == 1e-30f && math_tanhf(-1e-30f) == -1e-30f);
+    assert_true(math_tanhf(50.0f) == 1.0f && math_tanhf(-50.0f) == -1.0f);
+    assert_true(math_sigmoid(-200.0f) >= 0.0f && math_sigmoid(-200.0f) < 1e-37f && math_sigmoid(200.0f) == 1.0f);
+    assert_true(isfinite(math_expf(1000.0f)) && math_expf(-1000.0f) > 0.0f && math_expf(0.0f) == 1.0f);
+}
+
 int main(void)
 {
     exec_threads_set(2);
@@ -704,6 +734,7 @@ int main(void)
         cmocka_unit_test(test_gather_segment_sum),
         cmocka_unit_test(test_bad_indices),
         cmocka_unit_test(test_softmax),
+        cmocka_unit_test(test_fast_math),
         cmocka_unit_test(test_argmax_max_mean),
         cmocka_unit_test(test_cast),
         cmocka_unit_test(test_elementwise),

@@ -6,8 +6,8 @@
 
 /* ---- Sigmoid / SigmoidGrad(y, dy) = dy * y * (1 - y) ------------------ */
 exec_status op_shape_Sigmoid(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_unary(g, n, o); }
-/* the two forms keep exp's argument <= 0: no overflow for large |x| */
-MATH_UNARY_KERNEL(Sigmoid, x >= 0.0f ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x)))
+/* exp's argument is -|x| (<= 0: no overflow), both forms from one exp */
+MATH_UNARY_KERNEL(Sigmoid, math_sigmoid(x))
 
 exec_status op_grad_Sigmoid(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
 {
@@ -21,7 +21,7 @@ MATH_BINARY_KERNEL(SigmoidGrad, b * a * (1.0f - a))
 
 /* ---- Tanh / TanhGrad(y, dy) = dy * (1 - y*y) --------------------------- */
 exec_status op_shape_Tanh(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_unary(g, n, o); }
-MATH_UNARY_KERNEL(Tanh, tanhf(x))
+MATH_UNARY_KERNEL(Tanh, math_tanhf(x))
 
 exec_status op_grad_Tanh(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
 {
@@ -110,15 +110,17 @@ static exec_status softmax_rows(exec_kctx *k, const exec_node *n, int logform)
             m = xr[j] > m ? xr[j] : m;
         float s = 0;
         if (logform) {
+#pragma omp simd reduction(+ : s)
             for (int64_t j = 0; j < C; j++)
-                s += expf(xr[j] - m);
+                s += math_expf(xr[j] - m);
             float ls = logf(s); /* (x - m) - log s: no rounding at m's magnitude */
 #pragma omp simd
             for (int64_t j = 0; j < C; j++)
                 yr[j] = (xr[j] - m) - ls;
         } else {
+#pragma omp simd reduction(+ : s)
             for (int64_t j = 0; j < C; j++) {
-                yr[j] = expf(xr[j] - m);
+                yr[j] = math_expf(xr[j] - m);
                 s += yr[j];
             }
             float inv = 1.0f / s;
@@ -167,8 +169,9 @@ static exec_status softmax_grad_rows(exec_kctx *k, const exec_node *n, int logfo
 #pragma omp simd reduction(+ : s)
             for (int64_t j = 0; j < C; j++)
                 s += dr[j];
+#pragma omp simd
             for (int64_t j = 0; j < C; j++)
-                xr[j] = dr[j] - expf(yr[j]) * s;
+                xr[j] = dr[j] - math_expf(yr[j]) * s;
         } else {
 #pragma omp simd reduction(+ : s)
             for (int64_t j = 0; j < C; j++)

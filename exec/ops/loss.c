@@ -5,7 +5,7 @@
  * form inside the forward pass (as TF's SoftmaxCrossEntropyWithLogits does),
  * the op also returns that "backprop", already divided by the batch; the
  * gradient rule scales it by dloss with one Mul. */
-#include "../internal.h"
+#include "mathkern.h"
 #include "../rng.h"
 
 #include <cblas.h>
@@ -61,8 +61,9 @@ exec_status op_fwd_SoftmaxCrossEntropyWithLogits(exec_kctx *k, const exec_node *
         for (int64_t j = 1; j < C; j++)
             m = xr[j] > m ? xr[j] : m;
         float s = 0, zs = 0, zx = 0; /* zx: sum z (x - m), small and exact-ish */
+#pragma omp simd reduction(+ : s, zs, zx)
         for (int64_t j = 0; j < C; j++) {
-            br[j] = expf(xr[j] - m);
+            br[j] = math_expf(xr[j] - m);
             s += br[j];
             zs += zr[j];
             zx += zr[j] * (xr[j] - m);
@@ -353,8 +354,9 @@ exec_status op_fwd_CTCLoss(exec_kctx *k, const exec_node *n)
             float m = xr[0], s = 0;
             for (int64_t j = 1; j < C; j++)
                 m = xr[j] > m ? xr[j] : m;
+#pragma omp simd reduction(+ : s)
             for (int64_t j = 0; j < C; j++)
-                s += expf(xr[j] - m);
+                s += math_expf(xr[j] - m);
             float lz = logf(s) + m;
             for (int64_t j = 0; j < C; j++)
                 gr[j] = xr[j] - lz;

@@ -1,5 +1,5 @@
 /* reduction.c -- reductions and expansions: BiasAddGrad, Sum, softmax losses. */
-#include "../internal.h"
+#include "mathkern.h"
 
 /* ---- BiasAddGrad: db[C] = sum of dy over every axis but `axis` --------- */
 exec_status op_shape_BiasAddGrad(const exec_graph *g, const exec_node *n, exec_shape *out)
@@ -175,8 +175,9 @@ exec_status op_fwd_SparseSoftmaxCrossEntropyWithLogits(exec_kctx *k, const exec_
         for (int64_t j = 1; j < C; j++)
             m = xr[j] > m ? xr[j] : m;
         float s = 0;
+#pragma omp simd reduction(+ : s)
         for (int64_t j = 0; j < C; j++) {
-            br[j] = expf(xr[j] - m);
+            br[j] = math_expf(xr[j] - m);
             s += br[j];
         }
         float inv = 1.0f / s;
