@@ -712,7 +712,19 @@ static void test_fast_math(void **state)
             e_tanh = fmax(e_tanh, fabs(math_tanhf(x) - t) / fabs(t));
         e_sig = fmax(e_sig, fabs(math_sigmoid(x) - sg) / sg);
     }
-    printf("max relative error: exp %.3g, tanh %.3g, sigmoid %.3g\n", e_exp, e_tanh, e_sig);
+    double e_log = 0, e_l1p = 0;
+    for (double v = -80.0; v <= 80.0; v += 1e-3) {
+        float x = (float)exp(v);
+        e_log = fmax(e_log, fabs(math_logf(x) - log((double)x)) / fmax(fabs(log((double)x)), 1e-30));
+    }
+    for (double v = 0; v <= 1.0; v += 1e-5) {
+        float x = (float)v;
+        e_l1p = fmax(e_l1p, fabs(math_log1pf(x) - log1p((double)x)));
+    }
+    printf("max relative error: exp %.3g, tanh %.3g, sigmoid %.3g, log %.3g; log1p absolute %.3g\n", e_exp, e_tanh,
+           e_sig, e_log, e_l1p);
+    assert_true(e_log < 2e-7);
+    assert_true(e_l1p < 1e-7);
     assert_true(e_exp < 2e-7);
     assert_true(e_tanh < 1e-6);
     assert_true(e_sig < 1e-6);

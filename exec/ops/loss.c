@@ -550,8 +550,8 @@ exec_status op_fwd_SigmoidCrossEntropyWithLogits(exec_kctx *k, const exec_node *
     double sum = 0;
 #pragma omp parallel for simd reduction(+ : sum) num_threads(k->nthreads) if (total > PAR_MIN)
     for (int64_t i = 0; i < total; i++) {
-        float x = X[i], z = Z[i], e = expf(-fabsf(x));
-        sum += (x > 0 ? x : 0) - x * z + log1pf(e);
+        float x = X[i], z = Z[i], e = math_expf(-fabsf(x));
+        sum += (x > 0 ? x : 0) - x * z + math_log1pf(e);
         float sig = x >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
         BP[i] = (sig - z) * invn;
     }

@@ -54,6 +54,37 @@ static inline float math_tanhf(float x)
     return (x < 4e-4f && x > -4e-4f) ? x : t;
 }
 
+/* math_logf: Cephes' logf (exponent from the bits, mantissa in
+ * [sqrt(1/2), sqrt(2)), degree-9 polynomial); x > 0 and normal; max relative
+ * error 1e-7. math_log1pf(x) = log(1 + x) for x >= 0 (1 + x rounded: below
+ * 6e-8 it returns 0, an absolute error under 6e-8). */
+static inline float math_logf(float x)
+{
+    union { float f; int32_t i; } u = { .f = x };
+    int32_t e = ((u.i >> 23) & 0xff) - 126;
+    u.i = (u.i & 0x007fffff) | 0x3f000000; /* mantissa in [0.5, 1) */
+    float m = u.f;
+    int small = m < 0.707106781186547524f;
+    e -= small;
+    m = small ? m + m - 1.0f : m - 1.0f;
+    float z = m * m, fe = (float)e;
+    float y = 7.0376836292e-2f;
+    y = y * m - 1.1514610310e-1f;
+    y = y * m + 1.1676998740e-1f;
+    y = y * m - 1.2420140846e-1f;
+    y = y * m + 1.4249322787e-1f;
+    y = y * m - 1.6668057665e-1f;
+    y = y * m + 2.0000714765e-1f;
+    y = y * m - 2.4999993993e-1f;
+    y = y * m + 3.3333331174e-1f;
+    y = y * m * z;
+    y += -2.12194440e-4f * fe;
+    y += -0.5f * z;
+    return m + y + 0.693359375f * fe;
+}
+
+static inline float math_log1pf(float x) { return math_logf(1.0f + x); }
+
 static inline float math_sigmoid(float x)
 {
     float e = math_expf(x < 0.0f ? x : -x); /* exp(-|x|) */
