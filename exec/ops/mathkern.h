@@ -31,7 +31,9 @@ static inline float math_expf(float x)
     y = y * r + 1.6666665459e-1f;
     y = y * r + 5.0000001201e-1f;
     y = y * (r * r) + r + 1.0f;
-    union { int32_t i; float f; } two_n = { .i = ((int32_t)n + 127) << 23 };
+    /* unsigned: a NaN x (n undefined) must not make the shift undefined;
+     * y is NaN then and so is the result */
+    union { uint32_t i; float f; } two_n = { .i = (uint32_t)((int32_t)n + 127) << 23 };
     return y * two_n.f;
 }
 
@@ -60,9 +62,9 @@ static inline float math_tanhf(float x)
  * 6e-8 it returns 0, an absolute error under 6e-8). */
 static inline float math_logf(float x)
 {
-    union { float f; int32_t i; } u = { .f = x };
-    int32_t e = ((u.i >> 23) & 0xff) - 126;
-    u.i = (u.i & 0x007fffff) | 0x3f000000; /* mantissa in [0.5, 1) */
+    union { float f; uint32_t i; } u = { .f = x };
+    int32_t e = (int32_t)((u.i >> 23) & 0xff) - 126;
+    u.i = (u.i & 0x007fffffu) | 0x3f000000u; /* mantissa in [0.5, 1) */
     float m = u.f;
     int small = m < 0.707106781186547524f;
     e -= small;
