@@ -15,9 +15,8 @@ static const char usage_text[] =
     "the mean step time (the first step skipped). With --format json: one JSON\n"
     "object describing the run, one per step {step, loss, ms}, then a summary.\n"
     "Defaults: train, tiny, 20 steps (12 at small and full), the preset's batch,\n"
-    "all cores, 1 inter-op worker, seed 1, residual depth 50. --data PATH reads a\n"
-    "real-format file instead of the generator (seq2seq: SOURCE,TARGET parallel\n"
-    "text; memnet: bAbI; autoenc: MNIST idx). See fathom-run(1).\n";
+    "all cores, 1 inter-op worker, seed 1, residual depth 50. See fathom-run(1).\n\n"
+    "--data PATH reads a real-format file instead of the generator:\n";
 
 /* "--opt value" or "--opt=value": returns the value or NULL (after an error) */
 static const char *optval(int argc, char **argv, int *i, const char *opt, bool *matched)
@@ -51,6 +50,7 @@ int cmd_run(int argc, char **argv)
         bool m;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(usage_text, stdout);
+            model_print_data_formats(stdout);
             return 0;
         }
         if (a[0] != '-') {

@@ -37,6 +37,13 @@ const model_def *model_find(const char *name)
     return NULL;
 }
 
+void model_print_data_formats(FILE *f)
+{
+    for (int i = 0; i < model_registry_count; i++)
+        if (model_registry[i]->data_format)
+            fprintf(f, "  %-9s %s\n", model_registry[i]->name, model_registry[i]->data_format);
+}
+
 int model_batch(const model_def *def, const model_config *cfg)
 {
     return cfg->batch > 0 ? cfg->batch : def->batch[cfg->preset];

@@ -6,6 +6,8 @@
 #define FATHOM_MODELS_MODEL_H
 #include "exec/exec.h"
 
+#include <stdio.h>
+
 typedef enum model_mode { MODEL_TRAIN, MODEL_INFER, MODEL_MODE_COUNT } model_mode;
 typedef enum model_preset { MODEL_TINY, MODEL_SMALL, MODEL_FULL, MODEL_PRESET_COUNT } model_preset;
 
@@ -64,6 +66,9 @@ const model_def *model_find(const char *name);
 exec_status model_alloc(const model_def *def, const model_config *cfg, size_t priv_size, model **out);
 void model_free(model *m); /* destroys m->g and frees m and m->priv */
 int model_batch(const model_def *def, const model_config *cfg);
+/* One line per workload with a `--data` loader: "  NAME  FORMAT" (the
+ * registry's data_format, for --help texts). */
+void model_print_data_formats(FILE *f);
 /* Runs m->g for this step in cfg's mode (train: everything; infer: forward). */
 exec_status model_run_graph(model *m);
 

@@ -413,8 +413,8 @@ exec_status replay_load(const char *source, const replay_load_opts *o, replay_pr
         goto end;
     }
     if (L.run_begins > 1) {
-        s = exec_fail(EXEC_ERR_ARG, "%s: %llu runs in one trace (%llu run_begin events); replay reads one run", source,
-                      (unsigned long long)L.run_begins, (unsigned long long)L.run_begins);
+        s = exec_fail(EXEC_ERR_ARG, "%s: %llu run_begin events (several runs in one trace); replay reads one run",
+                      source, (unsigned long long)L.run_begins);
         goto end;
     }
     if (L.discarded) {

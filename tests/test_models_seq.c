@@ -612,6 +612,18 @@ static void test_data_option(void **state)
     assert_non_null(strstr(err, "no real-format loader"));
     assert_int_equal(fathom_sh("run speech --data /dev/null", err, sizeof err), 2);
     assert_int_equal(fathom_sh("run memnet --data", err, sizeof err), 2);
+    /* --help lists the formats from the registry: the loaders' workloads only */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "%s run --help", FATHOM_BIN);
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    char text[4096];
+    text[fread(text, 1, sizeof text - 1, f)] = '\0';
+    assert_int_equal(pclose(f), 0);
+    assert_non_null(strstr(text, "  seq2seq   SOURCE,TARGET"));
+    assert_non_null(strstr(text, "  memnet    a bAbI"));
+    assert_non_null(strstr(text, "  autoenc   an MNIST idx3-ubyte"));
+    assert_null(strstr(text, "  alexnet "));
 }
 
 int main(void)

@@ -27,7 +27,7 @@ static void usage(FILE *f)
             "run options (passed to `fathom run`):\n"
             "  --mode train|infer   --preset tiny|small|full   --steps N   --batch B\n"
             "  --threads N          --inter M                  --seed S   --depth D (residual)\n"
-            "  --data PATH (seq2seq, memnet, autoenc: a real-format data file)\n"
+            "  --data PATH          a real-format data file (see 'fathom run --help')\n"
             "options:\n"
             "  -o ARCHIVE           write the archive here (an error if it exists)\n"
             "  --dir DIR            folder for default-named archives (default traces)\n"
