@@ -180,6 +180,10 @@ static void test_conv(void **state)
         { 2, 3, 23, 23, 7, 11, 11, 4, 4, 2, 2 }, /* AlexNet conv1-like */
         { 3, 4, 25, 23, 5, 3, 3, 1, 1, 1, 1 },   /* wide images: one image per GEMM */
         { 2, 5, 24, 23, 6, 1, 1, 1, 1, 0, 0 },   /* wide 1x1: no copy at all */
+        { 5, 4, 36, 36, 6, 8, 8, 4, 4, 0, 0 },   /* DQN conv1-like: stride 4 phases, grouped, uneven split */
+        { 3, 3, 17, 16, 4, 5, 5, 3, 3, 2, 2 },   /* stride 3 with padding: negative phase offsets */
+        { 2, 2, 15, 15, 3, 4, 4, 2, 3, 1, 2 },   /* different strides across and down */
+        { 1, 16, 41, 41, 5, 3, 3, 2, 2, 1, 1 },  /* batch 1, strided channel-parallel */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_conv(&cases[i]);

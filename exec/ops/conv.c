@@ -82,48 +82,131 @@ static void col_range(const conv_geom *q, int64_t kw, int64_t *lo, int64_t *hi)
     *hi = h;
 }
 
-/* col[K,P] rows of channels [c0, c1) from one image x [C,H,W]; rows are
- * ld floats apart (ld = P, or G*P when G images share one col buffer). */
-static void im2col(const conv_geom *q, const float *restrict x, float *restrict col, int64_t ld, int64_t c0, int64_t c1)
+/* A strided convolution reads every sw-th input column. Rather than gather
+ * with a stride in every one of the K*OH row segments of col, each input row
+ * is first split once into its sw phases, planes of Wm = ceil(W/sw) floats:
+ *     xs[c][ih][r][m] = x[c][ih][m*sw + r]
+ * so input column ow*sw + t (t = kw - pw) is plane r = t mod sw, float
+ * ow + (t - r)/sw, and every segment becomes a short contiguous copy. The
+ * planes of channels [c0, c1) take phase_floats() floats. */
+static int64_t phase_w(const conv_geom *q) { return (q->w + q->sw - 1) / q->sw; }
+static int64_t phase_floats(const conv_geom *q, int64_t nc)
 {
-    const int64_t H = q->h, W = q->w, OH = q->oh, OW = q->ow, P = ld;
+    return q->sw == 1 ? 0 : nc * q->h * q->sw * phase_w(q);
+}
+
+static void phase_split(const conv_geom *q, const float *restrict x, float *restrict xs, int64_t c0, int64_t c1)
+{
+    const int64_t W = q->w, sw = q->sw, Wm = phase_w(q);
+    for (int64_t row = c0 * q->h; row < c1 * q->h; row++) {
+        const float *restrict s = x + row * W;
+        float *restrict d = xs + (row - c0 * q->h) * sw * Wm;
+        for (int64_t r = 0; r < sw; r++)
+            for (int64_t m = 0, nm = (W - r + sw - 1) / sw; m < nm; m++)
+                d[r * Wm + m] = s[m * sw + r];
+    }
+}
+
+/* x[c][ih][m*sw + r] = xs[c][ih][r][m], the inverse of phase_split */
+static void phase_merge(const conv_geom *q, const float *restrict xs, float *restrict x, int64_t c0, int64_t c1)
+{
+    const int64_t W = q->w, sw = q->sw, Wm = phase_w(q);
+    for (int64_t row = c0 * q->h; row < c1 * q->h; row++) {
+        float *restrict d = x + row * W;
+        const float *restrict s = xs + (row - c0 * q->h) * sw * Wm;
+        for (int64_t r = 0; r < sw; r++)
+            for (int64_t m = 0, nm = (W - r + sw - 1) / sw; m < nm; m++)
+                d[m * sw + r] = s[r * Wm + m];
+    }
+}
+
+/* Where row (c, kh, kw) of col reads input row ih = 0: the offset of the
+ * float that output column ow = 0 would read, so that column ow of input row
+ * ih reads [seg_at + ih * seg_rows + ow] (valid for ow in the col_range of
+ * kw). Into x itself at stride 1, else into the planes xs of channels from
+ * c0. */
+static int64_t seg_at(const conv_geom *q, int64_t c, int64_t c0, int64_t kw)
+{
+    int64_t t = kw - q->pw;
+    if (q->sw == 1)
+        return c * q->h * q->w + t;
+    int64_t r = ((t % q->sw) + q->sw) % q->sw;
+    return ((c - c0) * q->h * q->sw + r) * phase_w(q) + (t - r) / q->sw;
+}
+static int64_t seg_rows(const conv_geom *q) { return q->sw == 1 ? q->w : q->sw * phase_w(q); }
+
+/* Short row segments (OW is often 7..56): a call to memcpy/memset costs
+ * more than the copy, and GCC turns a plain copy loop back into one. These
+ * move 8 floats a step in fixed-size pieces the compiler inlines. */
+static inline void copy_seg(float *restrict d, const float *restrict s, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        __builtin_memcpy(d + i, s + i, 8 * sizeof *d);
+    if (i + 4 <= n) {
+        __builtin_memcpy(d + i, s + i, 4 * sizeof *d);
+        i += 4;
+    }
+    switch (n - i) {
+    case 3: d[i + 2] = s[i + 2]; /* fall through */
+    case 2: d[i + 1] = s[i + 1]; /* fall through */
+    case 1: d[i] = s[i];
+    }
+}
+static inline void zero_seg(float *d, int64_t n)
+{
+    static const float z[8];
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        __builtin_memcpy(d + i, z, sizeof z);
+    for (; i < n; i++)
+        d[i] = 0;
+}
+
+/* col[K,P] rows of channels [c0, c1) from one image x [C,H,W]; rows are
+ * ld floats apart (ld = P, or G*P when G images share one col buffer).
+ * xs: phase_floats(q, c1 - c0) floats of scratch (unused at stride 1). */
+static void im2col(const conv_geom *q, const float *x, float *restrict col, float *xs, int64_t ld, int64_t c0,
+                   int64_t c1)
+{
+    const int64_t H = q->h, OH = q->oh, OW = q->ow, P = ld, rs = seg_rows(q);
+    if (q->sw > 1)
+        phase_split(q, x, xs, c0, c1);
     for (int64_t c = c0; c < c1; c++)
         for (int64_t kh = 0; kh < q->kh; kh++)
             for (int64_t kw = 0; kw < q->kw; kw++) {
                 float *restrict row = col + ((c * q->kh + kh) * q->kw + kw) * P;
+                const float *src = (q->sw == 1 ? x : xs) + seg_at(q, c, c0, kw);
                 int64_t lo, hi;
                 col_range(q, kw, &lo, &hi);
                 for (int64_t oh = 0; oh < OH; oh++) {
                     float *restrict d = row + oh * OW;
                     int64_t ih = oh * q->sh - q->ph + kh;
                     if (ih < 0 || ih >= H) {
-                        memset(d, 0, (size_t)OW * sizeof *d);
+                        zero_seg(d, OW);
                         continue;
                     }
-                    const float *restrict s = x + (c * H + ih) * W - q->pw + kw;
-                    for (int64_t ow = 0; ow < lo; ow++)
-                        d[ow] = 0;
-                    if (q->sw == 1)
-                        memcpy(d + lo, s + lo, (size_t)(hi - lo) * sizeof *d);
-                    else
-                        for (int64_t ow = lo; ow < hi; ow++)
-                            d[ow] = s[ow * q->sw];
-                    for (int64_t ow = hi; ow < OW; ow++)
-                        d[ow] = 0;
+                    zero_seg(d, lo);
+                    copy_seg(d + lo, src + ih * rs + lo, hi - lo);
+                    zero_seg(d + hi, OW - hi);
                 }
             }
 }
 
 /* dx[C,H,W] (channels [c0, c1)) = the sum of col[K,P] (rows ld apart)
- * back onto the image; dx must be zero beforehand (cells no window covers
- * stay zero). */
-static void col2im(const conv_geom *q, const float *restrict col, float *restrict dx, int64_t ld, int64_t c0, int64_t c1)
+ * back onto the image: every cell of those channels is written (cells no
+ * window covers get zero). xs: phase_floats(q, c1 - c0) floats of scratch. */
+static void col2im(const conv_geom *q, const float *restrict col, float *dx, float *xs, int64_t ld, int64_t c0,
+                   int64_t c1)
 {
-    const int64_t H = q->h, W = q->w, OH = q->oh, OW = q->ow, P = ld;
+    const int64_t H = q->h, OH = q->oh, OW = q->ow, P = ld, rs = seg_rows(q);
+    float *acc = q->sw > 1 ? xs : dx + c0 * H * q->w;
+    memset(acc, 0, (size_t)(q->sw > 1 ? phase_floats(q, c1 - c0) : (c1 - c0) * H * q->w) * sizeof *acc);
     for (int64_t c = c0; c < c1; c++)
         for (int64_t kh = 0; kh < q->kh; kh++)
             for (int64_t kw = 0; kw < q->kw; kw++) {
                 const float *restrict row = col + ((c * q->kh + kh) * q->kw + kw) * P;
+                float *dst = (q->sw == 1 ? dx : xs) + seg_at(q, c, c0, kw);
                 int64_t lo, hi;
                 col_range(q, kw, &lo, &hi);
                 for (int64_t oh = 0; oh < OH; oh++) {
@@ -131,17 +214,14 @@ static void col2im(const conv_geom *q, const float *restrict col, float *restric
                     if (ih < 0 || ih >= H)
                         continue;
                     const float *restrict s = row + oh * OW;
-                    float *restrict d = dx + (c * H + ih) * W - q->pw + kw;
-                    if (q->sw == 1) {
+                    float *restrict d = dst + ih * rs;
 #pragma omp simd
-                        for (int64_t ow = lo; ow < hi; ow++)
-                            d[ow] += s[ow];
-                    } else {
-                        for (int64_t ow = lo; ow < hi; ow++)
-                            d[ow * q->sw] += s[ow];
-                    }
+                    for (int64_t ow = lo; ow < hi; ow++)
+                        d[ow] += s[ow];
                 }
             }
+    if (q->sw > 1)
+        phase_merge(q, xs, dx, c0, c1);
 }
 
 /* Enough work that splitting im2col / col2im over channels pays. */
@@ -209,9 +289,10 @@ exec_status op_fwd_Conv2D(exec_kctx *k, const exec_node *n)
     const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads;
     const bool one = conv_is_1x1(&q), pimg = par_images(&q, k->nthreads);
     const int64_t G = pimg ? conv_group(&q, k->nthreads) : 1;
-    /* per thread: col [K, G*P] (none for an ungrouped 1x1) and, grouped,
-     * the stacked output [OC, G*P] */
-    const int64_t per = (one && G == 1 ? 0 : K * G * P) + (G > 1 ? q.oc * G * P : 0);
+    /* per thread: col [K, G*P] (none for an ungrouped 1x1), grouped, the
+     * stacked output [OC, G*P], and strided, the phase planes */
+    const int64_t XS = one ? 0 : phase_floats(&q, q.c), YB = G > 1 ? q.oc * G * P : 0;
+    const int64_t per = (one && G == 1 ? 0 : K * G * P) + YB + XS;
     float *buf = NULL;
     if (per && !(buf = exec_kscratch(k, (size_t)((pimg ? T : 1) * per) * sizeof *buf)))
         return exec_fail(EXEC_ERR_NOMEM, "Conv2D: no memory for the %lldx%lld im2col buffer", (long long)K,
@@ -220,21 +301,21 @@ exec_status op_fwd_Conv2D(exec_kctx *k, const exec_node *n)
 #pragma omp parallel num_threads(k->nthreads)
         {
             int t = omp_get_thread_num(), nt = omp_get_num_threads();
-            float *col = buf + t * per, *yb = col + K * G * P;
+            float *col = buf + t * per, *yb = col + K * G * P, *xs = yb + YB;
             int64_t lo = q.n * t / nt, hi = q.n * (t + 1) / nt;
             for (int64_t i0 = lo; i0 < hi; i0 += G) {
                 int64_t g = hi - i0 < G ? hi - i0 : G, ld = g * P;
                 if (G == 1) {
                     const float *src = X + i0 * CHW;
                     if (!one) {
-                        im2col(&q, src, col, P, 0, q.c);
+                        im2col(&q, src, col, xs, P, 0, q.c);
                         src = col;
                     }
                     gemm(false, false, q.oc, P, K, Wt, K, src, P, 0.0f, Y + i0 * q.oc * P, P);
                     continue;
                 }
                 for (int64_t j = 0; j < g; j++)
-                    im2col(&q, X + (i0 + j) * CHW, col + j * P, ld, 0, q.c);
+                    im2col(&q, X + (i0 + j) * CHW, col + j * P, xs, ld, 0, q.c);
                 gemm(false, false, q.oc, ld, K, Wt, K, col, ld, 0.0f, yb, ld);
                 for (int64_t j = 0; j < g; j++)
                     for (int64_t o = 0; o < q.oc; o++)
@@ -248,7 +329,7 @@ exec_status op_fwd_Conv2D(exec_kctx *k, const exec_node *n)
         if (!one) {
 #pragma omp parallel for num_threads(k->nthreads) if (par_channels(&q, k->nthreads)) schedule(static)
             for (int64_t c = 0; c < q.c; c++)
-                im2col(&q, src, buf, P, c, c + 1);
+                im2col(&q, src, buf, buf + K * P + phase_floats(&q, c), P, c, c + 1);
             src = buf;
         }
         gemm(false, false, q.oc, P, K, Wt, K, src, P, 0.0f, Y + i * q.oc * P, P);
@@ -313,9 +394,10 @@ exec_status op_fwd_Conv2DBackpropInput(exec_kctx *k, const exec_node *n)
     const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads;
     const bool one = conv_is_1x1(&q), pimg = par_images(&q, k->nthreads);
     const int64_t G = pimg ? conv_group(&q, k->nthreads) : 1;
-    /* per thread: dcol [K, G*P] (none for an ungrouped 1x1) and, grouped,
-     * the stacked dy [OC, G*P] */
-    const int64_t per = (one && G == 1 ? 0 : K * G * P) + (G > 1 ? q.oc * G * P : 0);
+    /* per thread: dcol [K, G*P] (none for an ungrouped 1x1), grouped, the
+     * stacked dy [OC, G*P], and strided, the phase planes */
+    const int64_t XS = one ? 0 : phase_floats(&q, q.c), YB = G > 1 ? q.oc * G * P : 0;
+    const int64_t per = (one && G == 1 ? 0 : K * G * P) + YB + XS;
     float *buf = NULL;
     if (per && !(buf = exec_kscratch(k, (size_t)((pimg ? T : 1) * per) * sizeof *buf)))
         return exec_fail(EXEC_ERR_NOMEM, "Conv2DBackpropInput: no memory for the %lldx%lld col buffer", (long long)K,
@@ -324,7 +406,7 @@ exec_status op_fwd_Conv2DBackpropInput(exec_kctx *k, const exec_node *n)
 #pragma omp parallel num_threads(k->nthreads)
         {
             int t = omp_get_thread_num(), nt = omp_get_num_threads();
-            float *col = buf + t * per, *dyb = col + K * G * P;
+            float *col = buf + t * per, *dyb = col + K * G * P, *xs = dyb + YB;
             int64_t lo = q.n * t / nt, hi = q.n * (t + 1) / nt;
             for (int64_t i0 = lo; i0 < hi; i0 += G) {
                 int64_t g = hi - i0 < G ? hi - i0 : G, ld = g * P;
@@ -332,10 +414,8 @@ exec_status op_fwd_Conv2DBackpropInput(exec_kctx *k, const exec_node *n)
                     float *dx = DX + i0 * CHW;
                     /* W^T [K,OC] x dy[i] [OC,P] */
                     gemm(true, false, K, P, q.oc, Wt, K, DY + i0 * q.oc * P, P, 0.0f, one ? dx : col, P);
-                    if (!one) {
-                        memset(dx, 0, (size_t)CHW * sizeof *dx);
-                        col2im(&q, col, dx, P, 0, q.c);
-                    }
+                    if (!one)
+                        col2im(&q, col, dx, xs, P, 0, q.c);
                     continue;
                 }
                 for (int64_t j = 0; j < g; j++)
@@ -348,8 +428,7 @@ exec_status op_fwd_Conv2DBackpropInput(exec_kctx *k, const exec_node *n)
                         for (int64_t c = 0; c < q.c; c++)
                             memcpy(dx + c * P, col + c * ld + j * P, (size_t)P * sizeof *dx);
                     } else {
-                        memset(dx, 0, (size_t)CHW * sizeof *dx);
-                        col2im(&q, col + j * P, dx, ld, 0, q.c);
+                        col2im(&q, col + j * P, dx, xs, ld, 0, q.c);
                     }
                 }
             }
@@ -361,10 +440,8 @@ exec_status op_fwd_Conv2DBackpropInput(exec_kctx *k, const exec_node *n)
         gemm(true, false, K, P, q.oc, Wt, K, DY + i * q.oc * P, P, 0.0f, one ? dx : buf, P);
         if (!one) {
 #pragma omp parallel for num_threads(k->nthreads) if (par_channels(&q, k->nthreads)) schedule(static)
-            for (int64_t c = 0; c < q.c; c++) {
-                memset(dx + c * q.h * q.w, 0, (size_t)(q.h * q.w) * sizeof *dx);
-                col2im(&q, buf, dx, P, c, c + 1);
-            }
+            for (int64_t c = 0; c < q.c; c++)
+                col2im(&q, buf, dx, buf + K * P + phase_floats(&q, c), P, c, c + 1);
         }
     }
     return EXEC_OK;
@@ -398,39 +475,59 @@ exec_status op_fwd_Conv2DBackpropFilter(exec_kctx *k, const exec_node *n)
     float *DW = dwt->data;
     const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads, OK_ = q.oc * K;
     const bool one = conv_is_1x1(&q), pimg = par_images(&q, k->nthreads);
-    /* per thread: a col buffer (unless 1x1) and, but for thread 0, which
-     * accumulates into dW itself, a private dW */
-    int64_t per_col = one ? 0 : K * P, nbuf = pimg ? T : 1;
+    const int64_t G = pimg ? conv_group(&q, k->nthreads) : 1;
+    /* per thread: col [K, G*P] (none for an ungrouped 1x1), grouped, the
+     * stacked dy [OC, G*P], strided, the phase planes; and but for thread 0,
+     * which accumulates into dW itself, a private dW after all of those */
+    const int64_t XS = one ? 0 : phase_floats(&q, q.c), YB = G > 1 ? q.oc * G * P : 0;
+    const int64_t per = (one && G == 1 ? 0 : K * G * P) + YB + XS, nbuf = pimg ? T : 1;
     float *buf = NULL;
-    size_t need = (size_t)(nbuf * per_col + (nbuf - 1) * OK_) * sizeof *buf;
+    size_t need = (size_t)(nbuf * per + (nbuf - 1) * OK_) * sizeof *buf;
     if (need && !(buf = exec_kscratch(k, need)))
         return exec_fail(EXEC_ERR_NOMEM, "Conv2DBackpropFilter: no memory for the col buffers");
     if (pimg) {
 #pragma omp parallel num_threads(k->nthreads)
         {
             int t = omp_get_thread_num(), nt = omp_get_num_threads();
-            float *mycol = buf + (int64_t)t * per_col;
-            float *acc = t == 0 ? DW : buf + nbuf * per_col + (int64_t)(t - 1) * OK_;
+            float *col = buf + t * per, *dyb = col + K * G * P, *xs = dyb + YB;
+            float *acc = t == 0 ? DW : buf + nbuf * per + (int64_t)(t - 1) * OK_;
             float beta = 0.0f;
-            for (int64_t i = t; i < q.n; i += nt) {
-                const float *src = X + i * CHW;
-                if (!one) {
-                    im2col(&q, src, mycol, P, 0, q.c);
-                    src = mycol;
+            int64_t lo = q.n * t / nt, hi = q.n * (t + 1) / nt;
+            for (int64_t i0 = lo; i0 < hi; i0 += G) {
+                int64_t g = hi - i0 < G ? hi - i0 : G, ld = g * P;
+                if (G == 1) {
+                    const float *src = X + i0 * CHW;
+                    if (!one) {
+                        im2col(&q, src, col, xs, P, 0, q.c);
+                        src = col;
+                    }
+                    /* dy[i] [OC,P] x col^T [P,K] */
+                    gemm(false, true, q.oc, K, P, DY + i0 * q.oc * P, P, src, P, beta, acc, K);
+                    beta = 1.0f;
+                    continue;
                 }
-                /* dy[i] [OC,P] x col^T [P,K] */
-                gemm(false, true, q.oc, K, P, DY + i * q.oc * P, P, src, P, beta, acc, K);
+                /* g images side by side: dy [OC, g*P] x col^T [g*P, K] */
+                for (int64_t j = 0; j < g; j++) {
+                    if (one)
+                        for (int64_t c = 0; c < q.c; c++)
+                            memcpy(col + c * ld + j * P, X + (i0 + j) * CHW + c * P, (size_t)P * sizeof *col);
+                    else
+                        im2col(&q, X + (i0 + j) * CHW, col + j * P, xs, ld, 0, q.c);
+                    for (int64_t o = 0; o < q.oc; o++)
+                        memcpy(dyb + o * ld + j * P, DY + ((i0 + j) * q.oc + o) * P, (size_t)P * sizeof *dyb);
+                }
+                gemm(false, true, q.oc, K, ld, dyb, ld, col, ld, beta, acc, K);
                 beta = 1.0f;
             }
             if (beta == 0.0f) /* a thread with no image */
                 memset(acc, 0, (size_t)OK_ * sizeof *acc);
 #pragma omp barrier
             /* dW += the other threads' partial sums, split by element */
-            int64_t lo = OK_ * t / nt, hi = OK_ * (t + 1) / nt;
+            int64_t e0 = OK_ * t / nt, e1 = OK_ * (t + 1) / nt;
             for (int u = 1; u < nt; u++) {
-                const float *restrict part = buf + nbuf * per_col + (int64_t)(u - 1) * OK_;
+                const float *restrict part = buf + nbuf * per + (int64_t)(u - 1) * OK_;
 #pragma omp simd
-                for (int64_t e = lo; e < hi; e++)
+                for (int64_t e = e0; e < e1; e++)
                     DW[e] += part[e];
             }
         }
@@ -441,7 +538,7 @@ exec_status op_fwd_Conv2DBackpropFilter(exec_kctx *k, const exec_node *n)
         if (!one) {
 #pragma omp parallel for num_threads(k->nthreads) if (par_channels(&q, k->nthreads)) schedule(static)
             for (int64_t c = 0; c < q.c; c++)
-                im2col(&q, src, buf, P, c, c + 1);
+                im2col(&q, src, buf, buf + K * P + phase_floats(&q, c), P, c, c + 1);
             src = buf;
         }
         gemm(false, true, q.oc, K, P, DY + i * q.oc * P, P, src, P, i ? 1.0f : 0.0f, DW, K);

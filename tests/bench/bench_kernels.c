@@ -9,8 +9,10 @@
  * A benchmark, not a test: ctest label "bench" (ctest -L bench); --strict
  * makes a missed target the exit status.
  *
- *   bench_kernels [--threads N] [--batch B] [--seconds S] [--strict]
- */
+ *   bench_kernels [--threads N] [--batch B] [--seconds S] [--only TEXT] [--strict]
+ *
+ * --only keeps the measurements whose name contains TEXT (the peak is always
+ * measured). */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,6 +174,7 @@ int main(int argc, char **argv)
 {
     int threads = 2, strict = 0;
     int64_t batch = 8;
+    const char *only = "";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc)
             threads = atoi(argv[++i]);
@@ -179,10 +182,12 @@ int main(int argc, char **argv)
             batch = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
             g_seconds = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
         else if (!strcmp(argv[i], "--strict"))
             strict = 1;
         else {
-            fprintf(stderr, "usage: bench_kernels [--threads N] [--batch B] [--seconds S] [--strict]\n");
+            fprintf(stderr, "usage: bench_kernels [--threads N] [--batch B] [--seconds S] [--only TEXT] [--strict]\n");
             return 2;
         }
     }
@@ -203,6 +208,8 @@ int main(int argc, char **argv)
         tdesc in[2] = { { 2, { m, k } }, { 2, { k, n } } };
         char what[96];
         snprintf(what, sizeof what, "MatMul %lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
+        if (!strstr(what, only))
+            continue;
         report(what, bench_node(EXEC_OP_MatMul, 2, in, 2, (int64_t[]){ 0, 0 }), 0.90);
     }
     printf("\n");
@@ -212,9 +219,14 @@ int main(int argc, char **argv)
         { "VGG-19 conv3_1 56x56x128->256 3x3", 128, 56, 56, 256, 3, 1, 1 },
         { "ResNet-50 1x1 56x56x64->256", 64, 56, 56, 256, 1, 1, 0 },
         { "ResNet-50 3x3 14x14x256->256", 256, 14, 14, 256, 3, 1, 1 },
+        { "DQN conv1 84x84x4->32 8x8/4", 4, 84, 84, 32, 8, 4, 0 },
+        { "DQN conv2 20x20x32->64 4x4/2", 32, 20, 20, 64, 4, 2, 0 },
+        { "DQN conv3 9x9x64->64 3x3", 64, 9, 9, 64, 3, 1, 0 },
     };
     for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++) {
         const layer *L = &layers[i];
+        if (!strstr(L->name, only))
+            continue;
         int64_t oh = (L->h + 2 * L->p - L->k) / L->s + 1, ow = (L->w + 2 * L->p - L->k) / L->s + 1;
         tdesc x = { 4, { batch, L->c, L->h, L->w } }, f = { 4, { L->oc, L->c, L->k, L->k } };
         tdesc dy = { 4, { batch, L->oc, oh, ow } };
