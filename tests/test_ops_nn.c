@@ -184,6 +184,8 @@ static void test_conv(void **state)
         { 3, 3, 17, 16, 4, 5, 5, 3, 3, 2, 2 },   /* stride 3 with padding: negative phase offsets */
         { 2, 2, 15, 15, 3, 4, 4, 2, 3, 1, 2 },   /* different strides across and down */
         { 1, 16, 41, 41, 5, 3, 3, 2, 2, 1, 1 },  /* batch 1, strided channel-parallel */
+        { 2, 32, 45, 41, 4, 3, 3, 1, 1, 1, 1 },  /* wide images in tiles of rows: 22 + 22 + 1 */
+        { 3, 40, 61, 61, 3, 5, 5, 2, 2, 2, 2 },  /* strided, in tiles of 17 + 14 rows */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_conv(&cases[i]);

@@ -163,23 +163,32 @@ static inline void zero_seg(float *d, int64_t n)
         d[i] = 0;
 }
 
-/* col[K,P] rows of channels [c0, c1) from one image x [C,H,W]; rows are
- * ld floats apart (ld = P, or G*P when G images share one col buffer).
- * xs: phase_floats(q, c1 - c0) floats of scratch (unused at stride 1). */
-static void im2col(const conv_geom *q, const float *x, float *restrict col, float *xs, int64_t ld, int64_t c0,
-                   int64_t c1)
+/* What im2col reads: x itself at stride 1, else the phase planes of
+ * channels [c0, c1), split into xs (phase_floats(q, c1 - c0) floats). */
+static const float *conv_src(const conv_geom *q, const float *x, float *xs, int64_t c0, int64_t c1)
 {
-    const int64_t H = q->h, OH = q->oh, OW = q->ow, P = ld, rs = seg_rows(q);
-    if (q->sw > 1)
-        phase_split(q, x, xs, c0, c1);
+    if (q->sw == 1)
+        return x;
+    phase_split(q, x, xs, c0, c1);
+    return xs;
+}
+
+/* The columns of output rows [oh0, oh1) of col[K,P], channels [c0, c1),
+ * from src (conv_src): into col[K, (oh1-oh0)*OW], rows ld floats apart (ld =
+ * P for a whole image, G*P when G images share one col buffer, the tile's
+ * width for a tile). */
+static void im2col_rows(const conv_geom *q, const float *src, float *restrict col, int64_t ld, int64_t c0,
+                        int64_t c1, int64_t oh0, int64_t oh1)
+{
+    const int64_t H = q->h, OW = q->ow, rs = seg_rows(q);
     for (int64_t c = c0; c < c1; c++)
         for (int64_t kh = 0; kh < q->kh; kh++)
             for (int64_t kw = 0; kw < q->kw; kw++) {
-                float *restrict row = col + ((c * q->kh + kh) * q->kw + kw) * P;
-                const float *src = (q->sw == 1 ? x : xs) + seg_at(q, c, c0, kw);
+                float *restrict row = col + ((c * q->kh + kh) * q->kw + kw) * ld - oh0 * OW;
+                const float *from = src + seg_at(q, c, c0, kw);
                 int64_t lo, hi;
                 col_range(q, kw, &lo, &hi);
-                for (int64_t oh = 0; oh < OH; oh++) {
+                for (int64_t oh = oh0; oh < oh1; oh++) {
                     float *restrict d = row + oh * OW;
                     int64_t ih = oh * q->sh - q->ph + kh;
                     if (ih < 0 || ih >= H) {
@@ -187,41 +196,84 @@ static void im2col(const conv_geom *q, const float *x, float *restrict col, floa
                         continue;
                     }
                     zero_seg(d, lo);
-                    copy_seg(d + lo, src + ih * rs + lo, hi - lo);
+                    copy_seg(d + lo, from + ih * rs + lo, hi - lo);
                     zero_seg(d + hi, OW - hi);
                 }
             }
 }
 
-/* dx[C,H,W] (channels [c0, c1)) = the sum of col[K,P] (rows ld apart)
- * back onto the image: every cell of those channels is written (cells no
- * window covers get zero). xs: phase_floats(q, c1 - c0) floats of scratch. */
-static void col2im(const conv_geom *q, const float *restrict col, float *dx, float *xs, int64_t ld, int64_t c0,
+/* col[K,P] of channels [c0, c1) of one whole image x [C,H,W], rows ld apart */
+static void im2col(const conv_geom *q, const float *x, float *restrict col, float *xs, int64_t ld, int64_t c0,
                    int64_t c1)
 {
-    const int64_t H = q->h, OH = q->oh, OW = q->ow, P = ld, rs = seg_rows(q);
-    float *acc = q->sw > 1 ? xs : dx + c0 * H * q->w;
-    memset(acc, 0, (size_t)(q->sw > 1 ? phase_floats(q, c1 - c0) : (c1 - c0) * H * q->w) * sizeof *acc);
+    im2col_rows(q, conv_src(q, x, xs, c0, c1), col, ld, c0, c1, 0, q->oh);
+}
+
+/* col2im in three steps, so that tiles of output rows can be added one by
+ * one: col2im_begin zeroes the accumulator of channels [c0, c1) (dx itself
+ * at stride 1, else the phase planes xs) and returns it; col2im_rows adds
+ * the columns of output rows [oh0, oh1) (rows ld apart) onto it; col2im_end
+ * writes the planes back into dx. Every cell of those channels is written
+ * (cells no window covers get zero). */
+static float *col2im_begin(const conv_geom *q, float *dx, float *xs, int64_t c0, int64_t c1)
+{
+    bool planes = q->sw > 1;
+    float *acc = planes ? xs : dx;
+    int64_t n = planes ? phase_floats(q, c1 - c0) : (c1 - c0) * q->h * q->w;
+    memset(acc + (planes ? 0 : c0 * q->h * q->w), 0, (size_t)n * sizeof *acc);
+    return acc;
+}
+
+static void col2im_rows(const conv_geom *q, const float *restrict col, float *acc, int64_t ld, int64_t c0,
+                        int64_t c1, int64_t oh0, int64_t oh1)
+{
+    const int64_t H = q->h, OW = q->ow, rs = seg_rows(q);
     for (int64_t c = c0; c < c1; c++)
         for (int64_t kh = 0; kh < q->kh; kh++)
             for (int64_t kw = 0; kw < q->kw; kw++) {
-                const float *restrict row = col + ((c * q->kh + kh) * q->kw + kw) * P;
-                float *dst = (q->sw == 1 ? dx : xs) + seg_at(q, c, c0, kw);
+                const float *restrict row = col + ((c * q->kh + kh) * q->kw + kw) * ld - oh0 * OW;
+                float *to = acc + seg_at(q, c, c0, kw);
                 int64_t lo, hi;
                 col_range(q, kw, &lo, &hi);
-                for (int64_t oh = 0; oh < OH; oh++) {
+                for (int64_t oh = oh0; oh < oh1; oh++) {
                     int64_t ih = oh * q->sh - q->ph + kh;
                     if (ih < 0 || ih >= H)
                         continue;
                     const float *restrict s = row + oh * OW;
-                    float *restrict d = dst + ih * rs;
+                    float *restrict d = to + ih * rs;
 #pragma omp simd
                     for (int64_t ow = lo; ow < hi; ow++)
                         d[ow] += s[ow];
                 }
             }
+}
+
+static void col2im_end(const conv_geom *q, float *dx, const float *xs, int64_t c0, int64_t c1)
+{
     if (q->sw > 1)
         phase_merge(q, xs, dx, c0, c1);
+}
+
+/* dx[C,H,W] (channels [c0, c1)) = col[K,P] of a whole image (rows ld
+ * apart) summed back onto the image */
+static void col2im(const conv_geom *q, const float *restrict col, float *dx, float *xs, int64_t ld, int64_t c0,
+                   int64_t c1)
+{
+    col2im_rows(q, col, col2im_begin(q, dx, xs, c0, c1), ld, c0, c1, 0, q->oh);
+    col2im_end(q, dx, xs, c0, c1);
+}
+
+/* A wide image (G = 1 below) is done in tiles of output rows, so that its
+ * col buffer stays near the cache (VGG's first layers at 224x224 would
+ * otherwise need 115 MB of col per image): TILE_FLOATS of col per tile, but
+ * at least TILE_MIN_COLS columns, for GEMMs that are not too thin. */
+#define TILE_FLOATS (256 * 1024)
+#define TILE_MIN_COLS 512
+static int64_t tile_rows(const conv_geom *q)
+{
+    int64_t by_size = TILE_FLOATS / (conv_k(q) * q->ow), by_cols = (TILE_MIN_COLS + q->ow - 1) / q->ow;
+    int64_t r = by_size > by_cols ? by_size : by_cols;
+    return r < 1 ? 1 : r > q->oh ? q->oh : r;
 }
 
 /* Enough work that splitting im2col / col2im over channels pays. */
@@ -289,29 +341,36 @@ exec_status op_fwd_Conv2D(exec_kctx *k, const exec_node *n)
     const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads;
     const bool one = conv_is_1x1(&q), pimg = par_images(&q, k->nthreads);
     const int64_t G = pimg ? conv_group(&q, k->nthreads) : 1;
-    /* per thread: col [K, G*P] (none for an ungrouped 1x1), grouped, the
-     * stacked output [OC, G*P], and strided, the phase planes */
+    /* per thread: col [K, CW] (none for a 1x1 on whole images), grouped,
+     * the stacked output [OC, G*P], and strided, the phase planes */
+    const int64_t TR = tile_rows(&q), CW = G > 1 ? G * P : pimg ? TR * q.ow : P;
     const int64_t XS = one ? 0 : phase_floats(&q, q.c), YB = G > 1 ? q.oc * G * P : 0;
-    const int64_t per = (one && G == 1 ? 0 : K * G * P) + YB + XS;
+    const int64_t per = (one && G == 1 ? 0 : K * CW) + YB + XS;
     float *buf = NULL;
     if (per && !(buf = exec_kscratch(k, (size_t)((pimg ? T : 1) * per) * sizeof *buf)))
         return exec_fail(EXEC_ERR_NOMEM, "Conv2D: no memory for the %lldx%lld im2col buffer", (long long)K,
-                         (long long)(G * P));
+                         (long long)CW);
     if (pimg) {
 #pragma omp parallel num_threads(k->nthreads)
         {
             int t = omp_get_thread_num(), nt = omp_get_num_threads();
-            float *col = buf + t * per, *yb = col + K * G * P, *xs = yb + YB;
+            float *col = buf + t * per, *yb = col + K * CW, *xs = yb + YB;
             int64_t lo = q.n * t / nt, hi = q.n * (t + 1) / nt;
             for (int64_t i0 = lo; i0 < hi; i0 += G) {
                 int64_t g = hi - i0 < G ? hi - i0 : G, ld = g * P;
                 if (G == 1) {
-                    const float *src = X + i0 * CHW;
-                    if (!one) {
-                        im2col(&q, src, col, xs, P, 0, q.c);
-                        src = col;
+                    float *y = Y + i0 * q.oc * P;
+                    if (one) {
+                        gemm(false, false, q.oc, P, K, Wt, K, X + i0 * CHW, P, 0.0f, y, P);
+                        continue;
                     }
-                    gemm(false, false, q.oc, P, K, Wt, K, src, P, 0.0f, Y + i0 * q.oc * P, P);
+                    /* tiles of TR output rows: y[:, tile] = W x col(tile) */
+                    const float *src = conv_src(&q, X + i0 * CHW, xs, 0, q.c);
+                    for (int64_t r0 = 0; r0 < q.oh; r0 += TR) {
+                        int64_t r1 = r0 + TR < q.oh ? r0 + TR : q.oh, w = (r1 - r0) * q.ow;
+                        im2col_rows(&q, src, col, w, 0, q.c, r0, r1);
+                        gemm(false, false, q.oc, w, K, Wt, K, col, w, 0.0f, y + r0 * q.ow, P);
+                    }
                     continue;
                 }
                 for (int64_t j = 0; j < g; j++)
@@ -394,28 +453,38 @@ exec_status op_fwd_Conv2DBackpropInput(exec_kctx *k, const exec_node *n)
     const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads;
     const bool one = conv_is_1x1(&q), pimg = par_images(&q, k->nthreads);
     const int64_t G = pimg ? conv_group(&q, k->nthreads) : 1;
-    /* per thread: dcol [K, G*P] (none for an ungrouped 1x1), grouped, the
-     * stacked dy [OC, G*P], and strided, the phase planes */
+    /* per thread: dcol [K, CW] (none for a 1x1 on whole images), grouped,
+     * the stacked dy [OC, G*P], and strided, the phase planes */
+    const int64_t TR = tile_rows(&q), CW = G > 1 ? G * P : pimg ? TR * q.ow : P;
     const int64_t XS = one ? 0 : phase_floats(&q, q.c), YB = G > 1 ? q.oc * G * P : 0;
-    const int64_t per = (one && G == 1 ? 0 : K * G * P) + YB + XS;
+    const int64_t per = (one && G == 1 ? 0 : K * CW) + YB + XS;
     float *buf = NULL;
     if (per && !(buf = exec_kscratch(k, (size_t)((pimg ? T : 1) * per) * sizeof *buf)))
         return exec_fail(EXEC_ERR_NOMEM, "Conv2DBackpropInput: no memory for the %lldx%lld col buffer", (long long)K,
-                         (long long)(G * P));
+                         (long long)CW);
     if (pimg) {
 #pragma omp parallel num_threads(k->nthreads)
         {
             int t = omp_get_thread_num(), nt = omp_get_num_threads();
-            float *col = buf + t * per, *dyb = col + K * G * P, *xs = dyb + YB;
+            float *col = buf + t * per, *dyb = col + K * CW, *xs = dyb + YB;
             int64_t lo = q.n * t / nt, hi = q.n * (t + 1) / nt;
             for (int64_t i0 = lo; i0 < hi; i0 += G) {
                 int64_t g = hi - i0 < G ? hi - i0 : G, ld = g * P;
                 if (G == 1) {
                     float *dx = DX + i0 * CHW;
-                    /* W^T [K,OC] x dy[i] [OC,P] */
-                    gemm(true, false, K, P, q.oc, Wt, K, DY + i0 * q.oc * P, P, 0.0f, one ? dx : col, P);
-                    if (!one)
-                        col2im(&q, col, dx, xs, P, 0, q.c);
+                    const float *dy = DY + i0 * q.oc * P;
+                    if (one) { /* W^T [K,OC] x dy[i] [OC,P] */
+                        gemm(true, false, K, P, q.oc, Wt, K, dy, P, 0.0f, dx, P);
+                        continue;
+                    }
+                    /* tiles of TR output rows: col(tile) = W^T x dy[:, tile], added onto dx */
+                    float *acc = col2im_begin(&q, dx, xs, 0, q.c);
+                    for (int64_t r0 = 0; r0 < q.oh; r0 += TR) {
+                        int64_t r1 = r0 + TR < q.oh ? r0 + TR : q.oh, w = (r1 - r0) * q.ow;
+                        gemm(true, false, K, w, q.oc, Wt, K, dy + r0 * q.ow, P, 0.0f, col, w);
+                        col2im_rows(&q, col, acc, w, 0, q.c, r0, r1);
+                    }
+                    col2im_end(&q, dx, xs, 0, q.c);
                     continue;
                 }
                 for (int64_t j = 0; j < g; j++)
@@ -479,8 +548,9 @@ exec_status op_fwd_Conv2DBackpropFilter(exec_kctx *k, const exec_node *n)
     /* per thread: col [K, G*P] (none for an ungrouped 1x1), grouped, the
      * stacked dy [OC, G*P], strided, the phase planes; and but for thread 0,
      * which accumulates into dW itself, a private dW after all of those */
+    const int64_t TR = tile_rows(&q), CW = G > 1 ? G * P : pimg ? TR * q.ow : P;
     const int64_t XS = one ? 0 : phase_floats(&q, q.c), YB = G > 1 ? q.oc * G * P : 0;
-    const int64_t per = (one && G == 1 ? 0 : K * G * P) + YB + XS, nbuf = pimg ? T : 1;
+    const int64_t per = (one && G == 1 ? 0 : K * CW) + YB + XS, nbuf = pimg ? T : 1;
     float *buf = NULL;
     size_t need = (size_t)(nbuf * per + (nbuf - 1) * OK_) * sizeof *buf;
     if (need && !(buf = exec_kscratch(k, need)))
@@ -489,21 +559,27 @@ exec_status op_fwd_Conv2DBackpropFilter(exec_kctx *k, const exec_node *n)
 #pragma omp parallel num_threads(k->nthreads)
         {
             int t = omp_get_thread_num(), nt = omp_get_num_threads();
-            float *col = buf + t * per, *dyb = col + K * G * P, *xs = dyb + YB;
+            float *col = buf + t * per, *dyb = col + K * CW, *xs = dyb + YB;
             float *acc = t == 0 ? DW : buf + nbuf * per + (int64_t)(t - 1) * OK_;
             float beta = 0.0f;
             int64_t lo = q.n * t / nt, hi = q.n * (t + 1) / nt;
             for (int64_t i0 = lo; i0 < hi; i0 += G) {
                 int64_t g = hi - i0 < G ? hi - i0 : G, ld = g * P;
                 if (G == 1) {
-                    const float *src = X + i0 * CHW;
-                    if (!one) {
-                        im2col(&q, src, col, xs, P, 0, q.c);
-                        src = col;
+                    const float *dy = DY + i0 * q.oc * P;
+                    if (one) { /* dy[i] [OC,P] x x[i]^T [P,K] */
+                        gemm(false, true, q.oc, K, P, dy, P, X + i0 * CHW, P, beta, acc, K);
+                        beta = 1.0f;
+                        continue;
                     }
-                    /* dy[i] [OC,P] x col^T [P,K] */
-                    gemm(false, true, q.oc, K, P, DY + i0 * q.oc * P, P, src, P, beta, acc, K);
-                    beta = 1.0f;
+                    /* tiles of TR output rows: dW += dy[:, tile] x col(tile)^T */
+                    const float *src = conv_src(&q, X + i0 * CHW, xs, 0, q.c);
+                    for (int64_t r0 = 0; r0 < q.oh; r0 += TR) {
+                        int64_t r1 = r0 + TR < q.oh ? r0 + TR : q.oh, w = (r1 - r0) * q.ow;
+                        im2col_rows(&q, src, col, w, 0, q.c, r0, r1);
+                        gemm(false, true, q.oc, K, w, dy + r0 * q.ow, P, col, w, beta, acc, K);
+                        beta = 1.0f;
+                    }
                     continue;
                 }
                 /* g images side by side: dy [OC, g*P] x col^T [g*P, K] */
