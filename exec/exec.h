@@ -204,6 +204,10 @@ typedef struct exec_run_opts {
 exec_status exec_graph_run(exec_graph *g, const exec_run_opts *opts);
 /* Op invocations executed by this graph so far. */
 uint64_t exec_graph_ops_run(const exec_graph *g);
+/* Wall-clock nanoseconds this process has spent inside exec_graph_run, over
+ * every graph: the engine's share of a model step (the rest is the model's
+ * own work between runs: data feeding, a game, a decoder loop). */
+uint64_t exec_engine_ns(void);
 
 /* ---- threads (threads.c) ------------------------------------------------ */
 /* Intra-op threads shared by OpenBLAS and the engine's kernels (one OpenMP

@@ -22,6 +22,7 @@ typedef struct model_run_result {
     int64_t params;
     double mean_ms;          /* mean step time, skipping the first step (all if only one) */
     double first_ms, total_ms;
+    double mean_engine_ms;   /* of mean_ms, the time inside the engine's graph runs (same steps) */
     float first_loss, last_loss;
 } model_run_result;
 

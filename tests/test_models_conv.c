@@ -390,10 +390,17 @@ static void test_cli_run_json(void **state)
         } else if (lines <= 3) {
             assert_int_equal(json_integer_value(json_object_get(o, "step")), lines - 1);
             assert_true(json_is_null(json_object_get(o, "loss"))); /* no loss when acting */
-            assert_true(json_real_value(json_object_get(o, "ms")) > 0);
+            double ms = json_real_value(json_object_get(o, "ms"));
+            double engine = json_real_value(json_object_get(o, "engine_ms"));
+            assert_true(ms > 0);
+            /* the forward pass runs in the engine; the game step does not */
+            assert_true(engine > 0 && engine <= ms);
         } else {
             assert_true(json_is_true(json_object_get(o, "summary")));
             assert_int_equal(json_integer_value(json_object_get(o, "steps")), 3);
+            double mean = json_real_value(json_object_get(o, "mean_ms"));
+            double engine = json_real_value(json_object_get(o, "mean_engine_ms"));
+            assert_true(engine > 0 && engine <= mean);
         }
         json_decref(o);
     }

@@ -32,7 +32,7 @@ def fathom(bin_, model, preset, mode, steps, threads):
     out = subprocess.run([bin_, "run", model, "--preset", preset, "--mode", mode, "--steps", str(steps),
                           "--threads", str(threads), "--format", "json"], check=True, capture_output=True, text=True)
     lines = [json.loads(l) for l in out.stdout.splitlines()]
-    return lines[0]["batch"], lines[-1]["mean_ms"]
+    return lines[0]["batch"], lines[-1]["mean_ms"], lines[-1]["mean_engine_ms"]
 
 
 def torch_models():
@@ -173,20 +173,25 @@ def main():
         torch = None
         tv = "not available (apt-get install python3-torch; run with /usr/bin/python3)"
     print(f"fathom vs PyTorch {tv}: {a.threads} threads, {a.steps} steps (first skipped)")
-    print(f"{'model':9} {'preset':6} {'mode':6} {'batch':>5} {'fathom ms':>10} {'torch ms':>10} {'ratio':>6}")
+    print("fathom ms: the whole step; engine ms: the part inside fathom's graph runs (the step less its data\n"
+          "feeding and, for deepq, the game), which is what the PyTorch step times. ratio = fathom / torch.")
+    print(f"{'model':9} {'preset':6} {'mode':6} {'batch':>5} {'fathom ms':>10} {'engine ms':>10} {'torch ms':>10} "
+          f"{'ratio':>6} {'engine':>6}")
     worst = None
     for preset in a.presets.split(","):
         for model in a.models.split(","):
             for mode in a.modes.split(","):
-                batch, fms = fathom(a.fathom, model, preset, mode, a.steps, a.threads)
+                batch, fms, ems = fathom(a.fathom, model, preset, mode, a.steps, a.threads)
                 if torch is None:
-                    print(f"{model:9} {preset:6} {mode:6} {batch:5} {fms:10.1f} {'-':>10} {'-':>6}", flush=True)
+                    print(f"{model:9} {preset:6} {mode:6} {batch:5} {fms:10.1f} {ems:10.1f} {'-':>10} {'-':>6} {'-':>6}",
+                          flush=True)
                     continue
                 tms = torch_time(torch, nn, builders, dqn, model, preset, mode, batch, a.steps, a.threads)
                 ratio = fms / tms
                 if worst is None or ratio > worst[0]:
                     worst = (ratio, model, preset, mode)
-                print(f"{model:9} {preset:6} {mode:6} {batch:5} {fms:10.1f} {tms:10.1f} {ratio:6.2f}", flush=True)
+                print(f"{model:9} {preset:6} {mode:6} {batch:5} {fms:10.1f} {ems:10.1f} {tms:10.1f} {ratio:6.2f} "
+                      f"{ems / tms:6.2f}", flush=True)
     if worst:
         print(f"biggest gap: {worst[1]} {worst[2]} {worst[3]}: fathom/PyTorch = {worst[0]:.2f}")
 

@@ -32,6 +32,12 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 static int listed(const char *list, const char *name)
 {
     size_t n = strlen(name);
@@ -41,31 +47,36 @@ static int listed(const char *list, const char *name)
     return 0;
 }
 
-/* Median step time of fathom's model, or NAN on error. */
-static double fathom_ms(const char *name, model_preset preset, model_mode mode, int steps, float *loss)
+/* Median step time of fathom's model, or NAN on error; *engine_ms: the
+ * median time of those steps inside the engine's graph runs. */
+static double fathom_ms(const char *name, model_preset preset, model_mode mode, int steps, float *loss,
+                        double *engine_ms)
 {
+    *engine_ms = NAN;
     model_config c = { .mode = mode, .preset = preset, .seed = 42, .inter = 1, .plan = true };
     model *m = NULL;
     if (model_create(model_find(name), &c, &m)) {
         fprintf(stderr, "%s %s %s: %s\n", name, model_preset_name(preset), model_mode_name(mode), exec_errmsg());
         return NAN;
     }
-    double t[64];
+    double t[64], e[64];
     if (steps > 64)
         steps = 64;
     int ok = model_step(m, loss) == EXEC_OK;
     for (int i = 0; ok && i < steps; i++) {
+        uint64_t e0 = exec_engine_ns();
         double t0 = now_ms();
         ok = model_step(m, loss) == EXEC_OK;
         t[i] = now_ms() - t0;
+        e[i] = (double)(exec_engine_ns() - e0) / 1e6;
     }
     if (!ok)
         fprintf(stderr, "%s: %s\n", name, exec_errmsg());
     model_destroy(m);
     if (!ok)
         return NAN;
-    qsort(t, (size_t)steps, sizeof *t, cmp_d);
-    return steps % 2 ? t[steps / 2] : 0.5 * (t[steps / 2 - 1] + t[steps / 2]);
+    *engine_ms = median(e, steps);
+    return median(t, steps);
 }
 
 static double torch_ms(const char *name, const char *preset, const char *mode, int steps, int threads)
@@ -119,7 +130,10 @@ int main(int argc, char **argv)
     exec_threads_set(threads);
     static const char *const names[] = { "seq2seq", "memnet", "speech", "autoenc" };
     json_t *rows = json_array();
-    printf("%-8s %-6s %-6s %12s %12s %8s\n", "model", "preset", "mode", "fathom ms", "pytorch ms", "ratio");
+    printf("fathom ms: the whole step; engine ms: the part inside fathom's graph runs (the step less its data\n"
+           "feeding), which is what the PyTorch step times. ratio = fathom / pytorch.\n");
+    printf("%-8s %-6s %-6s %12s %12s %12s %8s %8s\n", "model", "preset", "mode", "fathom ms", "engine ms",
+           "pytorch ms", "ratio", "engine");
     int failed = 0;
     for (int p = MODEL_TINY; p < MODEL_PRESET_COUNT; p++) {
         if (!listed(presets, model_preset_name((model_preset)p)))
@@ -132,19 +146,21 @@ int main(int argc, char **argv)
                     continue;
                 int k = steps > 0 ? steps : p == MODEL_FULL ? 3 : 5;
                 float loss = NAN;
-                double f = fathom_ms(names[i], (model_preset)p, (model_mode)md, k, &loss);
+                double e = NAN;
+                double f = fathom_ms(names[i], (model_preset)p, (model_mode)md, k, &loss, &e);
                 double t = torch_ms(names[i], model_preset_name((model_preset)p), model_mode_name((model_mode)md), k,
                                     threads);
                 double r = f / t;
                 failed |= !isfinite(f) || !isfinite(t);
-                printf("%-8s %-6s %-6s %12.2f %12.2f %8.3f\n", names[i], model_preset_name((model_preset)p),
-                       model_mode_name((model_mode)md), f, t, r);
+                printf("%-8s %-6s %-6s %12.2f %12.2f %12.2f %8.3f %8.3f\n", names[i], model_preset_name((model_preset)p),
+                       model_mode_name((model_mode)md), f, e, t, r, e / t);
                 fflush(stdout);
-                json_array_append_new(rows, json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f,s:f}", "model", names[i],
+                json_array_append_new(rows, json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f,s:f,s:f}", "model", names[i],
                                                       "preset", model_preset_name((model_preset)p), "mode",
                                                       model_mode_name((model_mode)md), "threads", threads, "steps", k,
-                                                      "fathom_ms", isfinite(f) ? f : -1.0, "pytorch_ms",
-                                                      isfinite(t) ? t : -1.0, "ratio", isfinite(r) ? r : -1.0));
+                                                      "fathom_ms", isfinite(f) ? f : -1.0, "engine_ms",
+                                                      isfinite(e) ? e : -1.0, "pytorch_ms", isfinite(t) ? t : -1.0,
+                                                      "ratio", isfinite(r) ? r : -1.0));
             }
         }
     }
