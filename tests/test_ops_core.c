@@ -110,6 +110,29 @@ static void test_bias_add_and_grad(void **state)
     printf("BiasAdd NCHW: max diff %.2e; BiasAddGrad: %.2e\n", d1, d2);
     assert_true(d1 < 1e-6 && d2 < 1e-4);
     exec_graph_destroy(g);
+
+    /* the bias on the last axis, [R, C2], large enough to run threaded */
+    enum { R = 301, C2 = 127 };
+    assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+    x = exec_input(g, "x", EXEC_F32, 2, (int64_t[]){ R, C2 });
+    b = exec_input(g, "b", EXEC_F32, 1, (int64_t[]){ C2 });
+    y = ex_bias_add(g, x, b, 1);
+    db = exec_op_add(g, EXEC_OP_BiasAddGrad, 1, &x, 1, (int64_t[]){ 1 }, NULL);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    fill(exec_dataf(g, x), R * C2, 3);
+    fill(exec_dataf(g, b), C2, 5);
+    run_fwd(g);
+    X = exec_dataf(g, x), Bv = exec_dataf(g, b);
+    static double ref2[R * C2], rdb2[C2];
+    memset(rdb2, 0, sizeof rdb2);
+    for (int i = 0; i < R * C2; i++) {
+        ref2[i] = (double)X[i] + Bv[i % C2];
+        rdb2[i % C2] += X[i];
+    }
+    d1 = maxdiff(exec_dataf(g, y), ref2, R * C2), d2 = maxdiff(exec_dataf(g, db), rdb2, C2);
+    printf("BiasAdd [rows, C]: max diff %.2e; BiasAddGrad: %.2e\n", d1, d2);
+    assert_true(d1 < 1e-6 && d2 < 1e-3);
+    exec_graph_destroy(g);
 }
 
 static void test_sum_tile_reshape(void **state)

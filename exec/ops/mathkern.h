@@ -21,7 +21,7 @@ static inline float math_expf(float x)
 {
     x = x > 88.3762626647949f ? 88.3762626647949f : x;
     x = x < -87.3365447505531f ? -87.3365447505531f : x;
-    float n = __builtin_roundf(x * 1.44269504088896341f);
+    float n = __builtin_rintf(x * 1.44269504088896341f); /* nearest (even): inlined, unlike roundf */
     float r = x - n * 0.693359375f;
     r = r - n * -2.12194440e-4f;
     float y = 1.9875691500e-4f;
