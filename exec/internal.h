@@ -56,6 +56,33 @@ struct exec_kctx {
     int worker;              /* scratch slot */
 };
 
+/* for (int64_t i = 0; i < total; i++) { body }, vectorized, and threaded
+ * over k's threads when total > min (EXEC_PAR_SUM: the same with a
+ * + reduction into acc). The serial case is a loop of its own: GCC runs an
+ * `omp parallel for simd` whose if() is false through a scalar path (8 ns
+ * an element for Sigmoid there, 1.4 in a plain `omp simd` loop). */
+#define EXEC_PRAGMA(x) _Pragma(#x)
+#define EXEC_PAR_FOR(k, total, min, ...)                                                       \
+    do {                                                                                       \
+        if ((total) > (min) && (k)->nthreads > 1) {                                            \
+            EXEC_PRAGMA(omp parallel for simd num_threads((k)->nthreads))                      \
+            for (int64_t i = 0; i < (total); i++) { __VA_ARGS__ }                              \
+        } else {                                                                               \
+            EXEC_PRAGMA(omp simd)                                                              \
+            for (int64_t i = 0; i < (total); i++) { __VA_ARGS__ }                              \
+        }                                                                                      \
+    } while (0)
+#define EXEC_PAR_SUM(k, total, min, acc, ...)                                                  \
+    do {                                                                                       \
+        if ((total) > (min) && (k)->nthreads > 1) {                                            \
+            EXEC_PRAGMA(omp parallel for simd reduction(+ : acc) num_threads((k)->nthreads))   \
+            for (int64_t i = 0; i < (total); i++) { __VA_ARGS__ }                              \
+        } else {                                                                               \
+            EXEC_PRAGMA(omp simd reduction(+ : acc))                                           \
+            for (int64_t i = 0; i < (total); i++) { __VA_ARGS__ }                              \
+        }                                                                                      \
+    } while (0)
+
 /* Scratch memory for a kernel (the workspace role); NULL on failure. Valid
  * until the kernel returns. */
 void *exec_kscratch(exec_kctx *k, size_t bytes);

@@ -49,11 +49,9 @@ exec_status op_fwd_ClippedRelu(exec_kctx *k, const exec_node *n)
     float *restrict Y = exec_outf(k, n, 0);
     int64_t total = exec_in(k, n, 0)->numel;
     float cap = relu_cap(n);
-#pragma omp parallel for simd num_threads(k->nthreads) if (total > MATH_PAR_MIN)
-    for (int64_t i = 0; i < total; i++) {
+    EXEC_PAR_FOR(k, total, MATH_PAR_MIN,
         float v = X[i] > 0.0f ? X[i] : 0.0f;
-        Y[i] = v < cap ? v : cap;
-    }
+        Y[i] = v < cap ? v : cap;);
     return EXEC_OK;
 }
 
@@ -78,9 +76,8 @@ exec_status op_fwd_ClippedReluGrad(exec_kctx *k, const exec_node *n)
     float *restrict Y = exec_outf(k, n, 0);
     int64_t total = exec_in(k, n, 0)->numel;
     float cap = relu_cap(n);
-#pragma omp parallel for simd num_threads(k->nthreads) if (total > MATH_PAR_MIN)
-    for (int64_t i = 0; i < total; i++)
-        Y[i] = X[i] > 0.0f && X[i] < cap ? D[i] : 0.0f;
+    EXEC_PAR_FOR(k, total, MATH_PAR_MIN,
+        Y[i] = X[i] > 0.0f && X[i] < cap ? D[i] : 0.0f;);
     return EXEC_OK;
 }
 

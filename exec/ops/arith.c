@@ -127,9 +127,8 @@ exec_status op_fwd_Select(exec_kctx *k, const exec_node *n)
     const uint32_t *restrict A = exec_in(k, n, 1)->data, *restrict B = exec_in(k, n, 2)->data;
     uint32_t *restrict Y = exec_out(k, n, 0)->data;
     int64_t total = exec_out(k, n, 0)->numel;
-#pragma omp parallel for simd num_threads(k->nthreads) if (total > MATH_PAR_MIN)
-    for (int64_t i = 0; i < total; i++)
-        Y[i] = C[i] != 0.0f ? A[i] : B[i];
+    EXEC_PAR_FOR(k, total, MATH_PAR_MIN,
+        Y[i] = C[i] != 0.0f ? A[i] : B[i];);
     return EXEC_OK;
 }
 
@@ -190,9 +189,8 @@ exec_status op_fwd_Cast(exec_kctx *k, const exec_node *n)
     } else {
         const int32_t *restrict X = x->data;
         float *restrict Y = y->data;
-#pragma omp parallel for simd num_threads(k->nthreads) if (total > MATH_PAR_MIN)
-        for (int64_t i = 0; i < total; i++)
-            Y[i] = (float)X[i];
+        EXEC_PAR_FOR(k, total, MATH_PAR_MIN,
+            Y[i] = (float)X[i];);
     }
     return EXEC_OK;
 }

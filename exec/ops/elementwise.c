@@ -64,9 +64,8 @@ exec_status op_fwd_AddN(exec_kctx *k, const exec_node *n)
     memcpy(Y, X0, (size_t)total * sizeof *Y);
     for (int j = 1; j < n->nin; j++) {
         const float *restrict X = exec_inf(k, n, j);
-#pragma omp parallel for simd num_threads(k->nthreads) if (total > MATH_PAR_MIN)
-        for (int64_t i = 0; i < total; i++)
-            Y[i] += X[i];
+        EXEC_PAR_FOR(k, total, MATH_PAR_MIN,
+            Y[i] += X[i];);
     }
     return EXEC_OK;
 }

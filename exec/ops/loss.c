@@ -500,12 +500,10 @@ exec_status op_fwd_HuberLoss(exec_kctx *k, const exec_node *n)
     int64_t total = exec_in(k, n, 0)->numel;
     float delta = huber_delta(n), inv = 1.0f / (float)total;
     double sum = 0;
-#pragma omp parallel for simd reduction(+ : sum) num_threads(k->nthreads) if (total > PAR_MIN)
-    for (int64_t i = 0; i < total; i++) {
+    EXEC_PAR_SUM(k, total, PAR_MIN, sum,
         float d = P[i] - Tg[i], a = fabsf(d);
         sum += a <= delta ? 0.5f * d * d : delta * (a - 0.5f * delta);
-        BP[i] = (d > delta ? delta : d < -delta ? -delta : d) * inv;
-    }
+        BP[i] = (d > delta ? delta : d < -delta ? -delta : d) * inv;);
     loss[0] = (float)(sum / (double)total);
     return EXEC_OK;
 }
@@ -548,13 +546,11 @@ exec_status op_fwd_SigmoidCrossEntropyWithLogits(exec_kctx *k, const exec_node *
     int64_t total = xt->numel, N = xt->shape[0];
     float invn = 1.0f / (float)N;
     double sum = 0;
-#pragma omp parallel for simd reduction(+ : sum) num_threads(k->nthreads) if (total > PAR_MIN)
-    for (int64_t i = 0; i < total; i++) {
+    EXEC_PAR_SUM(k, total, PAR_MIN, sum,
         float x = X[i], z = Z[i], e = math_expf(-fabsf(x));
         sum += (x > 0 ? x : 0) - x * z + math_log1pf(e);
         float sig = x >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
-        BP[i] = (sig - z) * invn;
-    }
+        BP[i] = (sig - z) * invn;);
     loss[0] = (float)(sum / (double)N);
     return EXEC_OK;
 }

@@ -133,11 +133,7 @@ static inline exec_status math_shape_same2(const exec_graph *g, const exec_node 
         float *restrict Y = exec_outf(k, n, 0);                                                \
         int64_t total = at->numel, p = exec_bcast_period(at, bt);                              \
         if (p == total) {                                                                      \
-            _Pragma("omp parallel for simd num_threads(k->nthreads) if (total > MATH_PAR_MIN)") \
-            for (int64_t i = 0; i < total; i++) {                                              \
-                float a = A[i], b = B[i];                                                      \
-                Y[i] = (expr);                                                                 \
-            }                                                                                  \
+            EXEC_PAR_FOR(k, total, MATH_PAR_MIN, float a = A[i], b = B[i]; Y[i] = (expr););                         \
         } else {                                                                               \
             int64_t outer = total / p;                                                         \
             _Pragma("omp parallel for num_threads(k->nthreads) if (total > MATH_PAR_MIN)")     \
@@ -161,11 +157,7 @@ static inline exec_status math_shape_same2(const exec_graph *g, const exec_node 
         const float *restrict X = exec_inf(k, n, 0);                                           \
         float *restrict Y = exec_outf(k, n, 0);                                                \
         int64_t total = exec_in(k, n, 0)->numel;                                               \
-        _Pragma("omp parallel for simd num_threads(k->nthreads) if (total > MATH_PAR_MIN)")     \
-        for (int64_t i = 0; i < total; i++) {                                                  \
-            float x = X[i];                                                                    \
-            Y[i] = (expr);                                                                     \
-        }                                                                                      \
+        EXEC_PAR_FOR(k, total, MATH_PAR_MIN, float x = X[i]; Y[i] = (expr););                                       \
         return EXEC_OK;                                                                        \
     }
 

@@ -23,9 +23,8 @@ exec_status op_fwd_ApplyGradientDescent(exec_kctx *k, const exec_node *n)
     const float *restrict D = exec_inf(k, n, 1);
     float lr = exec_attr_getf(n->attrs[0]);
     int64_t total = exec_in(k, n, 0)->numel;
-#pragma omp parallel for simd num_threads(k->nthreads) if (total > 65536)
-    for (int64_t i = 0; i < total; i++)
-        V[i] -= lr * D[i];
+    EXEC_PAR_FOR(k, total, 65536,
+        V[i] -= lr * D[i];);
     return EXEC_OK;
 }
 
@@ -56,12 +55,10 @@ exec_status op_fwd_ApplyMomentum(exec_kctx *k, const exec_node *n)
     const float *restrict D = exec_inf(k, n, 2);
     float lr = exec_attr_getf(n->attrs[0]), mu = exec_attr_getf(n->attrs[1]);
     int64_t total = exec_in(k, n, 0)->numel;
-#pragma omp parallel for simd num_threads(k->nthreads) if (total > OPT_PAR_MIN)
-    for (int64_t i = 0; i < total; i++) {
+    EXEC_PAR_FOR(k, total, OPT_PAR_MIN,
         float a = mu * A[i] + D[i];
         A[i] = a;
-        V[i] -= lr * a;
-    }
+        V[i] -= lr * a;);
     return EXEC_OK;
 }
 
@@ -96,15 +93,13 @@ exec_status op_fwd_ApplyAdam(exec_kctx *k, const exec_node *n)
     BP[1] = c2;
     float lr_t = lr * sqrtf(c2) / c1;
     int64_t total = exec_in(k, n, 0)->numel;
-#pragma omp parallel for simd num_threads(k->nthreads) if (total > OPT_PAR_MIN)
-    for (int64_t i = 0; i < total; i++) {
+    EXEC_PAR_FOR(k, total, OPT_PAR_MIN,
         float gr = D[i];
         float m = M[i] + (gr - M[i]) * (1.0f - b1);
         float v = S[i] + (gr * gr - S[i]) * (1.0f - b2);
         M[i] = m;
         S[i] = v;
-        V[i] -= lr_t * m / (sqrtf(v) + eps);
-    }
+        V[i] -= lr_t * m / (sqrtf(v) + eps););
     return EXEC_OK;
 }
 
@@ -127,15 +122,13 @@ exec_status op_fwd_ApplyRMSProp(exec_kctx *k, const exec_node *n)
     float lr = exec_attr_getf(n->attrs[0]), decay = exec_attr_getf(n->attrs[1]), mu = exec_attr_getf(n->attrs[2]),
           eps = exec_attr_getf(n->attrs[3]);
     int64_t total = exec_in(k, n, 0)->numel;
-#pragma omp parallel for simd num_threads(k->nthreads) if (total > OPT_PAR_MIN)
-    for (int64_t i = 0; i < total; i++) {
+    EXEC_PAR_FOR(k, total, OPT_PAR_MIN,
         float gr = D[i];
         float ms = MS[i] + (gr * gr - MS[i]) * (1.0f - decay);
         float mom = mu * MOM[i] + lr * gr / sqrtf(ms + eps);
         MS[i] = ms;
         MOM[i] = mom;
-        V[i] -= mom;
-    }
+        V[i] -= mom;);
     return EXEC_OK;
 }
 
@@ -159,17 +152,15 @@ static exec_status shape_clip(const exec_graph *g, const exec_node *n, exec_shap
 static double sumsq(const exec_kctx *k, const float *restrict x, int64_t total)
 {
     double s = 0;
-#pragma omp parallel for simd reduction(+ : s) num_threads(k->nthreads) if (total > OPT_PAR_MIN)
-    for (int64_t i = 0; i < total; i++)
-        s += (double)x[i] * (double)x[i];
+    EXEC_PAR_SUM(k, total, OPT_PAR_MIN, s,
+        s += (double)x[i] * (double)x[i];);
     return s;
 }
 
 static void scale_into(const exec_kctx *k, float *restrict y, const float *restrict x, int64_t total, float scale)
 {
-#pragma omp parallel for simd num_threads(k->nthreads) if (total > OPT_PAR_MIN)
-    for (int64_t i = 0; i < total; i++)
-        y[i] = x[i] * scale;
+    EXEC_PAR_FOR(k, total, OPT_PAR_MIN,
+        y[i] = x[i] * scale;);
 }
 
 static exec_status clip_run(exec_kctx *k, const exec_node *n)
