@@ -111,8 +111,8 @@ static void test_bias_add_and_grad(void **state)
     assert_true(d1 < 1e-6 && d2 < 1e-4);
     exec_graph_destroy(g);
 
-    /* the bias on the last axis, [R, C2], large enough to run threaded */
-    enum { R = 301, C2 = 127 };
+    /* the bias on the last axis, [R, C2] */
+    enum { R = 601, C2 = 127 }; /* 76,327 elements: both kernels threaded */
     assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
     x = exec_input(g, "x", EXEC_F32, 2, (int64_t[]){ R, C2 });
     b = exec_input(g, "b", EXEC_F32, 1, (int64_t[]){ C2 });

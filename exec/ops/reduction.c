@@ -1,6 +1,8 @@
 /* reduction.c -- reductions and expansions: BiasAddGrad, Sum, softmax losses. */
 #include "mathkern.h"
 
+#include <omp.h>
+
 /* ---- BiasAddGrad: db[C] = sum of dy over every axis but `axis` --------- */
 exec_status op_shape_BiasAddGrad(const exec_graph *g, const exec_node *n, exec_shape *out)
 {
@@ -23,6 +25,29 @@ exec_status op_fwd_BiasAddGrad(exec_kctx *k, const exec_node *n)
     int64_t c = dy->shape[ax], inner = dy->strides[ax], outer = dy->numel / (c * inner);
     const float *restrict D = dy->data;
     float *restrict B = exec_outf(k, n, 0);
+    if (inner == 1) {
+        double *acc = exec_kscratch(k, (size_t)c * sizeof *acc);
+        if (!acc)
+            return exec_fail(EXEC_ERR_NOMEM, "BiasAddGrad: no memory for %lld sums", (long long)c);
+        /* the bias on the last axis: walk the rows in memory order, each
+         * thread summing its own range of columns (a column at a time would
+         * stride through all of dy once per column) */
+#pragma omp parallel num_threads(k->nthreads) if (dy->numel > 65536)
+        {
+            int t = omp_get_thread_num(), nt = omp_get_num_threads();
+            int64_t j0 = c * t / nt, j1 = c * (t + 1) / nt;
+            memset(acc + j0, 0, (size_t)(j1 - j0) * sizeof *acc);
+            for (int64_t o = 0; o < outer; o++) {
+                const float *restrict r = D + o * c;
+#pragma omp simd
+                for (int64_t j = j0; j < j1; j++)
+                    acc[j] += r[j];
+            }
+            for (int64_t j = j0; j < j1; j++)
+                B[j] = (float)acc[j];
+        }
+        return EXEC_OK;
+    }
 #pragma omp parallel for num_threads(k->nthreads) if (dy->numel > 65536)
     for (int64_t j = 0; j < c; j++) {
         double s = 0;
