@@ -292,8 +292,10 @@ static int64_t conv_group(const conv_geom *q, int nthreads)
     int64_t P = conv_p(q), per = (q->n + nthreads - 1) / nthreads;
     if (P >= GROUP_COLS / 2)
         return 1;
-    int64_t G = (GROUP_COLS + P - 1) / P;
-    return G < per ? G : per;
+    int64_t G = (GROUP_COLS + P - 1) / P, fit = TILE_FLOATS / (conv_k(q) * P);
+    G = G < fit ? G : fit;
+    G = G < per ? G : per;
+    return G > 1 ? G : 1;
 }
 
 static void gemm(bool ta, bool tb, int64_t m, int64_t nn, int64_t kk, const float *a, int64_t lda, const float *b,
