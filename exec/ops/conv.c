@@ -298,6 +298,25 @@ static int64_t conv_group(const conv_geom *q, int nthreads)
     return G > 1 ? G : 1;
 }
 
+/* How a conv op lays out its per-thread scratch (the same for all three):
+ * col [K, cw] (none for a 1x1 on whole images), grouped, the stacked
+ * y or dy [OC, G*P] (yb floats), strided, the phase planes; per floats in all. */
+typedef struct conv_bufs {
+    bool one, pimg;             /* 1x1 without im2col; whole images per thread */
+    int64_t G, tr, cw, yb, per; /* images per GEMM, tile rows, col width */
+} conv_bufs;
+
+static conv_bufs conv_bufs_of(const conv_geom *q, int nthreads)
+{
+    conv_bufs b = { .one = conv_is_1x1(q), .pimg = par_images(q, nthreads), .tr = tile_rows(q) };
+    int64_t P = conv_p(q);
+    b.G = b.pimg ? conv_group(q, nthreads) : 1;
+    b.cw = b.G > 1 ? b.G * P : b.pimg ? b.tr * q->ow : P;
+    b.yb = b.G > 1 ? q->oc * b.G * P : 0;
+    b.per = (b.one && b.G == 1 ? 0 : conv_k(q) * b.cw) + b.yb + (b.one ? 0 : phase_floats(q, q->c));
+    return b;
+}
+
 static void gemm(bool ta, bool tb, int64_t m, int64_t nn, int64_t kk, const float *a, int64_t lda, const float *b,
                  int64_t ldb, float beta, float *c, int64_t ldc)
 {
@@ -341,13 +360,9 @@ exec_status op_fwd_Conv2D(exec_kctx *k, const exec_node *n)
     const float *X = xt->data, *Wt = ft->data;
     float *Y = yt->data;
     const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads;
-    const bool one = conv_is_1x1(&q), pimg = par_images(&q, k->nthreads);
-    const int64_t G = pimg ? conv_group(&q, k->nthreads) : 1;
-    /* per thread: col [K, CW] (none for a 1x1 on whole images), grouped,
-     * the stacked output [OC, G*P], and strided, the phase planes */
-    const int64_t TR = tile_rows(&q), CW = G > 1 ? G * P : pimg ? TR * q.ow : P;
-    const int64_t XS = one ? 0 : phase_floats(&q, q.c), YB = G > 1 ? q.oc * G * P : 0;
-    const int64_t per = (one && G == 1 ? 0 : K * CW) + YB + XS;
+    const conv_bufs cb = conv_bufs_of(&q, k->nthreads); /* the scratch layout */
+    const bool one = cb.one, pimg = cb.pimg;
+    const int64_t G = cb.G, TR = cb.tr, CW = cb.cw, YB = cb.yb, per = cb.per;
     float *buf = NULL;
     if (per && !(buf = exec_kscratch(k, (size_t)((pimg ? T : 1) * per) * sizeof *buf)))
         return exec_fail(EXEC_ERR_NOMEM, "Conv2D: no memory for the %lldx%lld im2col buffer", (long long)K,
@@ -453,13 +468,9 @@ exec_status op_fwd_Conv2DBackpropInput(exec_kctx *k, const exec_node *n)
     const float *Wt = ft->data, *DY = dyt->data;
     float *DX = dxt->data;
     const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads;
-    const bool one = conv_is_1x1(&q), pimg = par_images(&q, k->nthreads);
-    const int64_t G = pimg ? conv_group(&q, k->nthreads) : 1;
-    /* per thread: dcol [K, CW] (none for a 1x1 on whole images), grouped,
-     * the stacked dy [OC, G*P], and strided, the phase planes */
-    const int64_t TR = tile_rows(&q), CW = G > 1 ? G * P : pimg ? TR * q.ow : P;
-    const int64_t XS = one ? 0 : phase_floats(&q, q.c), YB = G > 1 ? q.oc * G * P : 0;
-    const int64_t per = (one && G == 1 ? 0 : K * CW) + YB + XS;
+    const conv_bufs cb = conv_bufs_of(&q, k->nthreads); /* the scratch layout */
+    const bool one = cb.one, pimg = cb.pimg;
+    const int64_t G = cb.G, TR = cb.tr, CW = cb.cw, YB = cb.yb, per = cb.per;
     float *buf = NULL;
     if (per && !(buf = exec_kscratch(k, (size_t)((pimg ? T : 1) * per) * sizeof *buf)))
         return exec_fail(EXEC_ERR_NOMEM, "Conv2DBackpropInput: no memory for the %lldx%lld col buffer", (long long)K,
@@ -545,14 +556,11 @@ exec_status op_fwd_Conv2DBackpropFilter(exec_kctx *k, const exec_node *n)
     const float *X = xt->data, *DY = dyt->data;
     float *DW = dwt->data;
     const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads, OK_ = q.oc * K;
-    const bool one = conv_is_1x1(&q), pimg = par_images(&q, k->nthreads);
-    const int64_t G = pimg ? conv_group(&q, k->nthreads) : 1;
-    /* per thread: col [K, G*P] (none for an ungrouped 1x1), grouped, the
-     * stacked dy [OC, G*P], strided, the phase planes; and but for thread 0,
-     * which accumulates into dW itself, a private dW after all of those */
-    const int64_t TR = tile_rows(&q), CW = G > 1 ? G * P : pimg ? TR * q.ow : P;
-    const int64_t XS = one ? 0 : phase_floats(&q, q.c), YB = G > 1 ? q.oc * G * P : 0;
-    const int64_t per = (one && G == 1 ? 0 : K * CW) + YB + XS, nbuf = pimg ? T : 1;
+    const conv_bufs cb = conv_bufs_of(&q, k->nthreads); /* the scratch layout */
+    const bool one = cb.one, pimg = cb.pimg;
+    const int64_t G = cb.G, TR = cb.tr, CW = cb.cw, YB = cb.yb, per = cb.per, nbuf = pimg ? T : 1;
+    /* after the threads' scratch: a private dW for every thread but 0, which
+     * accumulates into dW itself */
     float *buf = NULL;
     size_t need = (size_t)(nbuf * per + (nbuf - 1) * OK_) * sizeof *buf;
     if (need && !(buf = exec_kscratch(k, need)))
