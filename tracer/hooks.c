@@ -102,6 +102,11 @@ static char probe_path[PATH_MAX];
 
 static int try_load(const char *path, char *why, size_t whylen)
 {
+    size_t len = strlen(path);
+    if (len >= sizeof probe_path) {
+        snprintf(why, whylen, "path longer than %zu bytes", sizeof probe_path - 1);
+        return -1;
+    }
     if (access(path, R_OK) != 0)
         return -1;
     void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
@@ -110,7 +115,7 @@ static int try_load(const char *path, char *why, size_t whylen)
         return -1;
     }
     probe_handle = h;
-    snprintf(probe_path, sizeof probe_path, "%s", path);
+    memcpy(probe_path, path, len + 1);
     return 0;
 }
 

@@ -56,7 +56,7 @@ static exec_status shape_pool(const exec_graph *g, const exec_node *n, exec_shap
     const exec_tensor *x = exec_gin(g, n, 0);
     if (x->ndim != 4 || x->dtype != EXEC_F32)
         return exec_fail(EXEC_ERR_SHAPE, "%s: wants a float [N,C,H,W] input (got %d-D)", who, x->ndim);
-    pool_geom q;
+    pool_geom q = { 0 };
     exec_status s = pool_geom_make(&q, n, x->shape, who);
     if (s)
         return s;
