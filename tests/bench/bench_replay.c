@@ -14,14 +14,22 @@
  *           tracing cost on both sides.
  * First and last recorded steps are left out (warm-up, the last step); the
  * traced replay's warm-up pass too.
- *   bench_replay [FATHOM_BIN] [--preset P] [--steps N] [--threads T] [MODEL...]
+ * A workload whose kept steps last less than MIN_KEPT_NS is re-recorded with
+ * more steps, and every workload is measured in --rounds rounds (record,
+ * replay, traced replay), the table showing the median of each column: the
+ * speed of this shared machine drifts by several percent between seconds.
+ *   bench_replay [FATHOM_BIN] [--preset P] [--steps N] [--threads T] [--rounds R] [MODEL...]
  */
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#define MIN_KEPT_NS 0.5e9 /* recorded time kept per workload, at least */
+#define MAX_STEPS 400
 
 static char *slurp_cmd(const char *cmd)
 {
@@ -84,11 +92,125 @@ static double max_dshare(json_t *a, const char *ka, double ta, json_t *b, const 
     return m;
 }
 
+typedef struct round_result {
+    double rec, pred, d1;     /* plain: recorded step, predicted step (ns), max share difference (pp) */
+    double na, nb, d2;        /* traced: op time per step, recorded and replayed (ns); share difference */
+    int traced;               /* the traced half was measured */
+    int steps;                /* steps recorded */
+} round_result;
+
+/* Last line of a file, for an error message. */
+static void last_line(const char *path, char *line, size_t n)
+{
+    *line = 0;
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, (int)n, f))
+        ;
+    if (f)
+        fclose(f);
+    line[strcspn(line, "\n")] = 0;
+}
+
+/* One round for one workload: record, replay (plain), replay --record, and
+ * both traces through `analyze breakdown`.  0 on success, else the message. */
+static int one_round(const char *bin, const char *model, const char *preset, int steps, const char *thr,
+                     const char *dir, round_result *r, char *why, size_t whylen)
+{
+    char cmd[4096], out[1024], rep[1024], log[1100];
+    snprintf(out, sizeof out, "%s/%s.tar.zst", dir, model);
+    snprintf(rep, sizeof rep, "%s/%s-replay.tar.zst", dir, model);
+    snprintf(log, sizeof log, "%s/record.log", dir);
+    memset(r, 0, sizeof *r);
+    int rc = -1;
+    json_t *j = NULL, *a = NULL, *b = NULL;
+    /* A short step is re-recorded with more steps, so that each side
+     * measures at least MIN_KEPT_NS. */
+    int msteps = steps;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        snprintf(cmd, sizeof cmd, "%s record %s --preset %s --steps %d %s -o %s >%s 2>&1", bin, model, preset, msteps,
+                 thr, out, log);
+        if (system(cmd) != 0)
+            break;
+        snprintf(cmd, sizeof cmd, "%s replay %s --skip-first 1 --skip-last 1 %s --format json 2>/dev/null", bin, out, thr);
+        json_decref(j);
+        j = run_json(cmd);
+        double step_ns = j ? json_number_value(json_object_get(j, "recorded_step_ns")) : 0;
+        if (attempt || !j || step_ns <= 0 || step_ns * (msteps - 2) >= MIN_KEPT_NS || msteps >= MAX_STEPS)
+            break;
+        int want = (int)ceil(MIN_KEPT_NS / step_ns) + 2;
+        msteps = want > MAX_STEPS ? MAX_STEPS : want;
+        unlink(out);
+    }
+    if (access(out, R_OK) != 0) {
+        char line[512];
+        last_line(log, line, sizeof line);
+        snprintf(why, whylen, "record failed: %s", *line ? line : "(no message)");
+        goto end;
+    }
+    if (!j) {
+        snprintf(why, whylen, "replay failed");
+        goto end;
+    }
+    r->steps = msteps;
+    r->rec = json_number_value(json_object_get(j, "recorded_step_ns"));
+    r->pred = json_number_value(json_object_get(j, "predicted_step_ns"));
+    double rec_op = json_number_value(json_object_get(j, "recorded_op_ns"));
+    double rep_op = json_number_value(json_object_get(j, "replayed_op_ns"));
+    r->d1 = max_dshare(json_object_get(j, "classes"), "recorded_ns", rec_op, json_object_get(j, "classes"),
+                       "replayed_ns", rep_op);
+    rc = 0;
+    /* traced: one warm-up pass and one timed pass of the kept steps, then both traces analyzed alike */
+    snprintf(cmd, sizeof cmd,
+             "%s replay %s --skip-first 1 --skip-last 1 %s --warmup 1 --iterations 1 --record -o %s >/dev/null 2>&1", bin,
+             out, thr, rep);
+    if (system(cmd) != 0)
+        goto end;
+    snprintf(cmd, sizeof cmd, "%s analyze breakdown --format json --skip-first 1 --skip-last 1 %s 2>/dev/null", bin, out);
+    a = run_json(cmd);
+    snprintf(cmd, sizeof cmd, "%s analyze breakdown --format json --skip-first %d %s 2>/dev/null", bin, msteps - 2, rep);
+    b = run_json(cmd);
+    json_t *ta = a ? json_array_get(json_object_get(a, "traces"), 0) : NULL;
+    json_t *tb = b ? json_array_get(json_object_get(b, "traces"), 0) : NULL;
+    if (ta && tb) {
+        double sa = (double)json_integer_value(json_object_get(ta, "steps"));
+        double sb = (double)json_integer_value(json_object_get(tb, "steps"));
+        r->na = json_number_value(json_object_get(ta, "total_ns")) / sa;
+        r->nb = json_number_value(json_object_get(tb, "total_ns")) / sb;
+        r->d2 = max_dshare(json_object_get(ta, "classes"), "ns", r->na * sa, json_object_get(tb, "classes"), "ns",
+                           r->nb * sb);
+        r->traced = 1;
+    }
+end:
+    json_decref(j), json_decref(a), json_decref(b);
+    unlink(out), unlink(rep), unlink(log);
+    return rc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of field `off` over n results (those with `traced` set if only_traced). */
+static double median_of(const round_result *r, int n, size_t off, int only_traced)
+{
+    double v[64];
+    int k = 0;
+    for (int i = 0; i < n && k < 64; i++)
+        if (!only_traced || r[i].traced)
+            v[k++] = *(const double *)((const char *)&r[i] + off);
+    if (!k)
+        return NAN;
+    qsort(v, (size_t)k, sizeof *v, cmp_double);
+    return k & 1 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
 int main(int argc, char **argv)
 {
     const char *bin = argc > 1 && argv[1][0] != '-' ? argv[1] : FATHOM_BIN;
     const char *preset = "small";
-    int steps = 8, threads = 0, first_model = argc > 1 && argv[1][0] != '-' ? 2 : 1;
+    int steps = 8, threads = 0, rounds = 3, first_model = argc > 1 && argv[1][0] != '-' ? 2 : 1;
     const char *models[16];
     int nmodels = 0;
     for (int i = first_model; i < argc; i++) {
@@ -98,11 +220,20 @@ int main(int argc, char **argv)
             steps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
             threads = atoi(argv[++i]);
-        else if (nmodels < 16)
+        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+            rounds = atoi(argv[++i]);
+        else if (argv[i][0] == '-') {
+            fprintf(stderr, "bench_replay: unknown option %s\n", argv[i]);
+            return 2;
+        } else if (nmodels < 16)
             models[nmodels++] = argv[i];
     }
     if (steps < 3) {
         fprintf(stderr, "bench_replay: --steps must be at least 3 (first and last are left out)\n");
+        return 2;
+    }
+    if (rounds < 1 || rounds > 64) {
+        fprintf(stderr, "bench_replay: --rounds must be 1 to 64\n");
         return 2;
     }
     if (!nmodels) {
@@ -118,75 +249,48 @@ int main(int argc, char **argv)
     char thr[32] = "";
     if (threads > 0)
         snprintf(thr, sizeof thr, "--threads %d", threads);
-    int kept = steps - 2;
-    printf("replay fidelity: %s preset, train, %d steps (first and last left out), %s, same machine, same settings\n",
-           preset, steps, threads > 0 ? thr : "all cores");
+    printf("replay fidelity: %s preset, train, %d steps or more (first and last left out; at least %.1f s kept per "
+           "side), %s, same machine, same settings; median of %d rounds\n",
+           preset, steps, MIN_KEPT_NS / 1e9, threads > 0 ? thr : "all cores", rounds);
     printf("%-9s | %9s %9s %6s %7s | %9s %9s %6s %7s | %s\n", "", "plain:", "", "", "", "traced:", "", "", "", "");
     printf("%-9s | %9s %9s %6s %7s | %9s %9s %6s %7s | %s\n", "workload", "rec step", "predicted", "ratio", "max dsh",
            "rec op", "replay op", "ratio", "max dsh", "verdict (plain, traced)");
     printf("%-9s | %9s %9s %6s %7s | %9s %9s %6s %7s |\n", "", "ms", "ms", "", "pp", "ms", "ms", "", "pp");
     int bad_plain = 0, bad_traced = 0, done = 0;
     for (int m = 0; m < nmodels; m++) {
-        char cmd[4096], out[1024], rep[1024];
-        snprintf(out, sizeof out, "%s/%s.tar.zst", dir, models[m]);
-        snprintf(rep, sizeof rep, "%s/%s-replay.tar.zst", dir, models[m]);
-        snprintf(cmd, sizeof cmd, "%s record %s --preset %s --steps %d %s -o %s >/dev/null 2>&1", bin, models[m], preset,
-                 steps, thr, out);
-        if (system(cmd) != 0) {
-            printf("%-9s record failed\n", models[m]);
+        round_result res[64];
+        int n = 0;
+        char why[640] = "";
+        for (int k = 0; k < rounds; k++)
+            if (one_round(bin, models[m], preset, steps, thr, dir, &res[n], why, sizeof why) == 0)
+                n++;
+        if (!n) {
+            printf("%-9s %s\n", models[m], why);
             bad_plain++, bad_traced++;
             continue;
         }
-        /* plain */
-        snprintf(cmd, sizeof cmd, "%s replay %s --skip-first 1 --skip-last 1 %s --format json 2>/dev/null", bin, out, thr);
-        json_t *j = run_json(cmd);
-        /* traced: one warm-up pass and one timed pass of the kept steps, then both traces analyzed alike */
-        snprintf(cmd, sizeof cmd,
-                 "%s replay %s --skip-first 1 --skip-last 1 %s --warmup 1 --iterations 1 --record -o %s >/dev/null 2>&1",
-                 bin, out, thr, rep);
-        json_t *a = NULL, *b = NULL;
-        if (system(cmd) == 0) {
-            snprintf(cmd, sizeof cmd, "%s analyze breakdown --format json --skip-first 1 --skip-last 1 %s 2>/dev/null", bin,
-                     out);
-            a = run_json(cmd);
-            snprintf(cmd, sizeof cmd, "%s analyze breakdown --format json --skip-first %d %s 2>/dev/null", bin, kept, rep);
-            b = run_json(cmd);
+        /* medians of the ratios, not ratios of medians */
+        for (int i = 0; i < n; i++) {
+            res[i].pred = res[i].pred / res[i].rec;
+            res[i].nb = res[i].traced ? res[i].nb / res[i].na : NAN;
         }
-        if (!j) {
-            printf("%-9s replay failed\n", models[m]);
-            bad_plain++, bad_traced++;
-            json_decref(a), json_decref(b);
-            unlink(out), unlink(rep);
-            continue;
-        }
-        double rec = json_number_value(json_object_get(j, "recorded_step_ns"));
-        double pred = json_number_value(json_object_get(j, "predicted_step_ns"));
-        double rec_op = json_number_value(json_object_get(j, "recorded_op_ns"));
-        double rep_op = json_number_value(json_object_get(j, "replayed_op_ns"));
-        double d1 = max_dshare(json_object_get(j, "classes"), "recorded_ns", rec_op, json_object_get(j, "classes"),
-                               "replayed_ns", rep_op);
-        int ok1 = fabs(pred / rec - 1) <= 0.05 && d1 <= 2.0;
+        double rec = median_of(res, n, offsetof(round_result, rec), 0);
+        double ratio1 = median_of(res, n, offsetof(round_result, pred), 0);
+        double d1 = median_of(res, n, offsetof(round_result, d1), 0);
+        double na = median_of(res, n, offsetof(round_result, na), 1);
+        double ratio2 = median_of(res, n, offsetof(round_result, nb), 1);
+        double d2 = median_of(res, n, offsetof(round_result, d2), 1);
+        int ok1 = fabs(ratio1 - 1) <= 0.05 && d1 <= 2.0;
+        int ok2 = !isnan(ratio2) && fabs(ratio2 - 1) <= 0.05 && d2 <= 2.0;
         bad_plain += !ok1;
-        json_t *ta = a ? json_array_get(json_object_get(a, "traces"), 0) : NULL;
-        json_t *tb = b ? json_array_get(json_object_get(b, "traces"), 0) : NULL;
-        char traced[128] = "   (traced replay failed)";
-        int ok2 = 0;
-        if (ta && tb) {
-            double na = json_number_value(json_object_get(ta, "total_ns")) / json_integer_value(json_object_get(ta, "steps"));
-            double nb = json_number_value(json_object_get(tb, "total_ns")) / json_integer_value(json_object_get(tb, "steps"));
-            double d2 = max_dshare(json_object_get(ta, "classes"), "ns", na * json_integer_value(json_object_get(ta, "steps")),
-                                   json_object_get(tb, "classes"), "ns",
-                                   nb * json_integer_value(json_object_get(tb, "steps")));
-            ok2 = fabs(nb / na - 1) <= 0.05 && d2 <= 2.0;
-            snprintf(traced, sizeof traced, "%9.2f %9.2f %6.3f %6.2f", na / 1e6, nb / 1e6, nb / na, d2);
-        }
         bad_traced += !ok2;
         done++;
-        printf("%-9s | %9.2f %9.2f %6.3f %6.2f | %s | %s, %s\n", models[m], rec / 1e6, pred / 1e6, pred / rec, d1, traced,
-               ok1 ? "ok" : "MISSED", ok2 ? "ok" : "MISSED");
+        char traced[128] = "   (traced replay failed)          ";
+        if (!isnan(ratio2))
+            snprintf(traced, sizeof traced, "%9.2f %9.2f %6.3f %7.2f", na / 1e6, na * ratio2 / 1e6, ratio2, d2);
+        printf("%-9s | %9.2f %9.2f %6.3f %7.2f | %s | %s, %s  (%d steps, %d rounds)\n", models[m], rec / 1e6,
+               rec * ratio1 / 1e6, ratio1, d1, traced, ok1 ? "ok" : "MISSED", ok2 ? "ok" : "MISSED", res[0].steps, n);
         fflush(stdout);
-        json_decref(j), json_decref(a), json_decref(b);
-        unlink(out), unlink(rep);
     }
     rmdir(dir);
     printf("within the targets (5%% step/op time, 2pp class shares): plain %d of %d, traced %d of %d\n",
