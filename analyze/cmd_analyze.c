@@ -1,4 +1,5 @@
-/* cmd_analyze.c -- `fathom analyze breakdown|compare|similarity TRACE...`.
+/* cmd_analyze.c -- `fathom analyze breakdown|compare|similarity TRACE...` and
+ * `fathom analyze diff A B`.
  * Reads every trace (archive, CTF directory or net:// URL) into a profile,
  * prints the warnings each one earned on stderr, then the analysis. */
 #include "analyze/cmd_analyze.h"
@@ -33,6 +34,7 @@ static void usage(FILE *f)
             "usage: fathom analyze breakdown  [options] TRACE...\n"
             "       fathom analyze compare    [options] [--pairs] TRACE...\n"
             "       fathom analyze similarity [options] [--by type|class] TRACE...\n"
+            "       fathom analyze diff       [options] A B\n"
             "\n"
             "Analyzes recorded traces offline: TRACE is a trace archive (.tar.zst), a CTF\n"
             "directory, or a net://HOST/host/HOSTNAME/SESSION lttng-live URL.\n"
@@ -43,12 +45,15 @@ static void usage(FILE *f)
             "              shares side by side, the ops only training runs\n"
             "  similarity  cosine similarity of op-type time vectors, average-linkage\n"
             "              clustering on 1 - cosine, printed as a dendrogram\n"
+            "  diff        two traces of one model (a recording and its replay, two\n"
+            "              machines or settings): step time and, per op type and class,\n"
+            "              time per step in A (the baseline) and in B, ratio B/A, delta\n"
             "\n"
             "options:\n"
             "  --format text|csv|json  output format (default text)\n"
             "  --skip-first N          drop the first N steps (warm-up)\n"
             "  --skip-last N           drop the last N steps\n"
-            "  --top N                 breakdown: show the N largest op types (text)\n"
+            "  --top N                 breakdown, diff: show only the first N op types (text)\n"
             "  --by type|class         similarity: vectors of op types (default) or classes\n"
             "  --pairs                 compare: the traces are TRAIN INFER [TRAIN INFER...]\n"
             "  --strict                warnings (lost events, unmatched pairs...) are errors\n"
@@ -77,15 +82,18 @@ int cmd_analyze(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    enum { BREAKDOWN, COMPARE, SIMILARITY } kind;
+    enum { BREAKDOWN, COMPARE, SIMILARITY, DIFF } kind;
     if (strcmp(what, "breakdown") == 0)
         kind = BREAKDOWN;
     else if (strcmp(what, "compare") == 0)
         kind = COMPARE;
     else if (strcmp(what, "similarity") == 0)
         kind = SIMILARITY;
+    else if (strcmp(what, "diff") == 0)
+        kind = DIFF;
     else
-        return usage_error("'%s' is not an analysis (breakdown, compare, similarity); see 'fathom analyze --help'",
+        return usage_error("'%s' is not an analysis (breakdown, compare, similarity, diff); see 'fathom analyze "
+                           "--help'",
                            what);
 
     analyze_read_options ro = { 0, 0 };
@@ -123,7 +131,7 @@ int cmd_analyze(int argc, char **argv)
             if (parse_u32(a, val, &ro.skip_last))
                 goto end;
             i++;
-        } else if (strcmp(a, "--top") == 0 && kind == BREAKDOWN) {
+        } else if (strcmp(a, "--top") == 0 && (kind == BREAKDOWN || kind == DIFF)) {
             if (parse_u32(a, val, &top))
                 goto end;
             i++;
@@ -141,6 +149,10 @@ int cmd_analyze(int argc, char **argv)
             usage_error("unknown option '%s' for %s; see 'fathom analyze --help'", a, what);
             goto end;
         }
+    }
+    if (kind == DIFF && nt != 2) {
+        usage_error("diff wants exactly two traces (A, the baseline, then B), not %zu", nt);
+        goto end;
     }
     if (!nt) {
         usage_error("%s wants at least one TRACE", what);
@@ -172,7 +184,29 @@ int cmd_analyze(int argc, char **argv)
         goto done;
     }
     int io = 0;
-    if (kind == BREAKDOWN) {
+    if (kind == DIFF) {
+        analyze_diff *d = analyze_diff_create(p[0], p[1]);
+        char w[512];
+        if (!d) {
+            fprintf(stderr, "fathom " CMD ": out of memory\n");
+            goto done;
+        }
+        if (analyze_diff_mismatch(d, w, sizeof w)) {
+            fprintf(stderr, "fathom " CMD ": warning: %s\n", w);
+            if (strict) {
+                fprintf(stderr, "fathom " CMD ": --strict: giving up on the warning above\n");
+                analyze_diff_destroy(d);
+                goto done;
+            }
+        }
+        for (size_t i = 0; i < 2 && fmt != ANALYZE_TEXT; i++) /* the text output says so itself */
+            if (!analyze_profile_steps_kept(p[i]))
+                fprintf(stderr,
+                        "fathom " CMD ": note: %s (%s) has no kept steps: its whole-trace totals are compared\n",
+                        i ? "B" : "A", traces[i]);
+        io = analyze_diff_print(stdout, d, fmt, top);
+        analyze_diff_destroy(d);
+    } else if (kind == BREAKDOWN) {
         io = analyze_breakdown(stdout, p, nt, fmt, top);
     } else if (kind == COMPARE) {
         analyze_pair *pairs = calloc(nt, sizeof *pairs);

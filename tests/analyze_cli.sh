@@ -23,6 +23,7 @@ expect_error() { # what, args...
 "$GEN" "$T/d" conv alexnet train 4 discard=5 seed=4 || exit 1
 "$GEN" "$T/s2" conv alexnet train 2 schema=2 seed=5 || exit 1
 "$GEN" "$T/f" conv x train 2 only_foreign seed=6 || exit 1
+"$GEN" "$T/a2" conv alexnet train 6 seed=7 || exit 1
 mkdir "$T/empty"
 head -c 20000 /dev/urandom >"$T/random.bin"
 
@@ -37,6 +38,16 @@ expect_error "no trace" similarity
 expect_error "bad skip" breakdown --skip-first -1 "$T/a"
 expect_error "no pair" compare "$T/a" "$T/m"
 grep -q "schema version 2" "$T/err" 2>/dev/null || true
+expect_error "diff of one trace" diff "$T/a"
+[ $rc -eq 2 ] || fail "diff of one trace: exit status $rc, not 2"
+grep -q "exactly two traces" "$T/err" || { fail "diff of one trace: message"; cat "$T/err"; }
+expect_error "diff of three traces" diff "$T/a" "$T/a2" "$T/ai"
+[ $rc -eq 2 ] || fail "diff of three traces: exit status $rc, not 2"
+expect_error "diff of no trace" diff
+[ $rc -eq 2 ] || fail "diff of no trace: exit status $rc, not 2"
+expect_error "diff missing file" diff "$T/a" "$T/nope.tar.zst"
+grep -q "nope.tar.zst" "$T/err" || { fail "diff missing file: not named"; cat "$T/err"; }
+expect_error "diff bad option" diff --pairs "$T/a" "$T/a2"
 
 # warnings: discarded events say so (and --strict makes them fatal)
 "$FATHOM" analyze breakdown "$T/d" >/dev/null 2>"$T/err" || fail "discarded: non-zero exit"
@@ -61,6 +72,40 @@ grep -q ',op,Conv2D,convolution,4,4000,' "$T/csv" || { fail "csv Conv2D row"; ca
 "$FATHOM" analyze similarity --by class --format csv "$T/a" "$T/m" | head -1 | grep -q '^label,alexnet/train,memnet/train$' \
   || fail "similarity csv header"
 "$FATHOM" analyze similarity "$T/a" "$T/m" | grep -q 'distance = 1 - cosine' || fail "dendrogram"
+
+# diff: same model (per kept step: equal), another mode (a warning, one-sided ops)
+"$FATHOM" analyze diff --skip-first 1 "$T/a" "$T/a2" >"$T/diff.txt" 2>"$T/err" || fail "diff text"
+[ ! -s "$T/err" ] || { fail "diff of one model: stderr not empty"; cat "$T/err"; }
+grep -q '^== diff' "$T/diff.txt" || fail "diff text: no header"
+grep -q '3 steps kept' "$T/diff.txt" && grep -q '5 steps kept' "$T/diff.txt" || fail "diff text: kept steps"
+grep -q '^Conv2DBackpropFilter  *convolution  *0.0015  *0.0015  *1.000 ' "$T/diff.txt" \
+  || { fail "diff text: Conv2DBackpropFilter row"; cat "$T/diff.txt"; }
+"$FATHOM" analyze diff --top 2 "$T/a" "$T/a2" | grep -q '^(9 more op types)' || fail "diff --top: rest line"
+"$FATHOM" analyze diff --format json --skip-first 1 "$T/a" "$T/a2" >"$T/diff.json" || fail "diff json"
+jq -e '.schema == 1 and .analysis == "diff" and .a.steps == 3 and .b.steps == 5 and .a.model == "alexnet"
+       and .a.threads == 2 and .b.preset == "tiny" and .op_ratio == 1 and .step_ratio == 1
+       and (.op_types | length) == 11 and (.classes | length) == 5
+       and (.op_types[0] | keys) == ["a_count","a_ns","a_share","b_count","b_ns","b_share","class","delta_ns","op","ratio"]
+       and (.classes[0] | keys) == ["a_ns","a_share","b_ns","b_share","class","dshare_pp","ratio"]
+       and ([.op_types[].delta_ns] | all(. == 0))' "$T/diff.json" >/dev/null \
+  || { fail "diff json: layout or values"; cat "$T/diff.json"; }
+"$FATHOM" analyze diff --format json "$T/a" "$T/ai" >"$T/diff2.json" 2>"$T/err" || fail "diff train/infer: exit"
+[ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "warning: A is alexnet/train, B is alexnet/infer" "$T/err" \
+  || { fail "diff train/infer: no one-line warning"; cat "$T/err"; }
+jq -e '(.op_types | map(select(.b_ns == 0 and .ratio == null)) | map(.op) | sort)
+         == ["ApplyAdam","Conv2DBackpropFilter","Conv2DBackpropInput","MaxPoolGrad","ReluGrad"]
+       and (.op_types[] | select(.op == "MatMul") | .a_ns == 900 and .b_ns == 300 and .a_count == 2)
+       and (.classes[] | select(.class == "optimization") | .ratio == null and .b_share == 0)' "$T/diff2.json" >/dev/null \
+  || { fail "diff train/infer: json"; cat "$T/diff2.json"; }
+"$FATHOM" analyze diff --strict "$T/a" "$T/ai" >/dev/null 2>&1 && fail "diff --strict with another mode: exit 0"
+"$FATHOM" analyze diff --format csv "$T/a" "$T/ai" >"$T/diff.csv" || fail "diff csv"
+head -1 "$T/diff.csv" | grep -qx 'level,name,class,a_ns,b_ns,ratio,delta_ns,a_share,b_share,dshare_pp,a_count,b_count' \
+  || fail "diff csv header"
+grep -q '^step,step_ns,,5930.0,1820.0,' "$T/diff.csv" || { fail "diff csv: step row"; cat "$T/diff.csv"; }
+grep -q '^op_type,Conv2D,convolution,1000.0,1000.0,1.000000,0.0,' "$T/diff.csv" || fail "diff csv: Conv2D row"
+grep -q '^op_type,ApplyAdam,optimization,400.0,0.0,,-400.0,' "$T/diff.csv" || fail "diff csv: one-sided row"
+grep -q '^class,convolution,convolution,' "$T/diff.csv" || fail "diff csv: class row"
+[ "$(awk -F, '{ print NF }' "$T/diff.csv" | sort -u)" = 12 ] || fail "diff csv: not 12 columns on every row"
 
 # the plugin, loaded by the babeltrace2 program itself: same numbers as fathom analyze
 babeltrace2 --plugin-path="$PLUGINS" "$T/a" -c sink.fathom.breakdown -p 'format="json"' >"$T/bt.json" 2>"$T/bt.err" \

@@ -1,7 +1,8 @@
 /* test_analyze.c -- the analyzer on traces with known op sequences, written
  * by the ctfgen fixture (tests/fixtures): exact counts and times, step
  * skipping, shares, the JSON layout, similarity, training/inference
- * pairing, and the warnings and errors of damaged or foreign traces. */
+ * pairing, the diff of two traces, and the warnings and errors of damaged
+ * or foreign traces. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -526,6 +527,293 @@ static void test_bad_inputs(void **state)
     assert_null(p);
 }
 
+/* ---- diff ------------------------------------------------------------------------------ */
+/* A trace of `steps` steps that each run ops[0..n). */
+static const char *make_ops(const char *name, const scen_op *ops, size_t n, const char *model, int mode,
+                            uint32_t steps)
+{
+    static char paths[8][4200];
+    static int next;
+    char *path = paths[next++ % 8];
+    snprintf(path, 4200, "%s/%s", tmpdir, name);
+    scen s = { .model = model, .mode = mode, .steps = steps, .run_begin = 1, .ops = ops, .nops = n,
+               .uuid_seed = 104729 + (uint64_t)next };
+    assert_int_equal(scen_write(path, &s), 0);
+    return path;
+}
+
+static const analyze_diff_row *diff_op(const analyze_diff *d, const char *name)
+{
+    for (size_t i = 0; i < d->nops; i++)
+        if (strcmp(d->ops[i].name, name) == 0)
+            return &d->ops[i];
+    return NULL;
+}
+
+static const analyze_diff_row *diff_class(const analyze_diff *d, const char *name)
+{
+    for (size_t i = 0; i < d->nclasses; i++)
+        if (strcmp(d->classes[i].name, name) == 0)
+            return &d->classes[i];
+    return NULL;
+}
+
+static char *diff_output(const analyze_diff *d, analyze_format fmt, size_t top)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(analyze_diff_print(f, d, fmt, top), 0);
+    fclose(f);
+    return buf;
+}
+
+#define NEAR(x, y) assert_true(fabs((double)(x) - (double)(y)) < 1e-9 * (1 + fabs((double)(y))))
+
+/* Per step, A: MatMul 1000 + 2000 (twice), Relu 100, Conv2D 500, ApplyAdam 400 (op time 4000);
+ * B: MatMul 500 + 1000, Relu 300, Add 200, ApplyAdam 400 (op time 2400).  Conv2D only in A,
+ * Add only in B.  A has 5 steps, the first skipped; B has 2. */
+static const scen_op diff_a[] = {
+    { "MatMul", CTFGEN_MATRIX, CTFGEN_FORWARD, 1000 },     { "Relu", CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 100 },
+    { "Conv2D", CTFGEN_CONVOLUTION, CTFGEN_FORWARD, 500 }, { "MatMul", CTFGEN_MATRIX, CTFGEN_BACKWARD, 2000 },
+    { "ApplyAdam", CTFGEN_OPTIMIZATION, CTFGEN_UPDATE, 400 },
+};
+static const scen_op diff_b[] = {
+    { "MatMul", CTFGEN_MATRIX, CTFGEN_FORWARD, 500 },    { "Relu", CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 300 },
+    { "Add", CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 200 },  { "MatMul", CTFGEN_MATRIX, CTFGEN_BACKWARD, 1000 },
+    { "ApplyAdam", CTFGEN_OPTIMIZATION, CTFGEN_UPDATE, 400 },
+};
+
+static void test_diff(void **state)
+{
+    (void)state;
+    analyze_profile *a = read_ok(make_ops("diff-a", diff_a, 5, "alexnet", CTFGEN_TRAIN, 5), 1, 0);
+    analyze_profile *b = read_ok(make_ops("diff-b", diff_b, 5, "alexnet", CTFGEN_TRAIN, 2), 0, 0);
+    analyze_diff *d = analyze_diff_create(a, b);
+    assert_non_null(d);
+    assert_int_equal(analyze_diff_mismatch(d, NULL, 0), 0);
+    NEAR(d->a_per, 4);
+    NEAR(d->b_per, 2);
+    NEAR(d->a_step_ns, 40 + 10 * 5 + 4000); /* the fixture's step layout: see scenario.c */
+    NEAR(d->b_step_ns, 40 + 10 * 5 + 2400);
+    NEAR(d->step_ratio, 2490.0 / 4090.0);
+    NEAR(d->a_op_ns, 4000);
+    NEAR(d->b_op_ns, 2400);
+    NEAR(d->op_ratio, 0.6);
+
+    /* op types: the union, by |delta| (ties by name) */
+    static const char *const order[] = { "MatMul", "Conv2D", "Add", "Relu", "ApplyAdam" };
+    assert_int_equal(d->nops, 5);
+    for (size_t i = 0; i < 5; i++)
+        assert_string_equal(d->ops[i].name, order[i]);
+    const analyze_diff_row *r = diff_op(d, "MatMul");
+    assert_string_equal(r->cls, "matrix");
+    assert_true(r->in_a && r->in_b);
+    NEAR(r->a_ns, 3000);
+    NEAR(r->b_ns, 1500);
+    NEAR(r->ratio, 0.5);
+    NEAR(r->delta_ns, -1500);
+    NEAR(r->a_share, 0.75);
+    NEAR(r->b_share, 0.625);
+    NEAR(r->a_count, 2);
+    NEAR(r->b_count, 2);
+    r = diff_op(d, "Relu");
+    NEAR(r->ratio, 3);
+    NEAR(r->delta_ns, 200);
+    NEAR(r->a_share, 0.025);
+    NEAR(r->b_share, 0.125);
+    r = diff_op(d, "ApplyAdam");
+    NEAR(r->ratio, 1);
+    NEAR(r->delta_ns, 0);
+    r = diff_op(d, "Conv2D"); /* only in A */
+    assert_true(r->in_a && !r->in_b);
+    assert_string_equal(r->cls, "convolution");
+    NEAR(r->a_ns, 500);
+    NEAR(r->b_ns, 0);
+    NEAR(r->b_count, 0);
+    assert_true(isnan(r->ratio));
+    NEAR(r->delta_ns, -500);
+    r = diff_op(d, "Add"); /* only in B */
+    assert_true(!r->in_a && r->in_b);
+    assert_string_equal(r->cls, "elementwise");
+    NEAR(r->a_ns, 0);
+    NEAR(r->b_ns, 200);
+    NEAR(r->b_count, 1);
+    assert_true(isnan(r->ratio));
+    NEAR(r->b_share, 200.0 / 2400.0);
+
+    /* classes: shares of each side's op time and their difference in points */
+    assert_int_equal(d->nclasses, 4);
+    assert_string_equal(d->classes[0].name, "matrix");
+    assert_string_equal(d->classes[1].name, "convolution");
+    assert_string_equal(d->classes[2].name, "elementwise");
+    assert_string_equal(d->classes[3].name, "optimization");
+    r = diff_class(d, "matrix");
+    NEAR(r->dshare_pp, -12.5);
+    NEAR(r->ratio, 0.5);
+    r = diff_class(d, "convolution");
+    NEAR(r->dshare_pp, -12.5);
+    assert_true(isnan(r->ratio));
+    r = diff_class(d, "elementwise");
+    NEAR(r->a_ns, 100);
+    NEAR(r->b_ns, 500);
+    NEAR(r->ratio, 5);
+    NEAR(r->dshare_pp, 100 * (500.0 / 2400.0 - 0.025));
+    r = diff_class(d, "optimization");
+    NEAR(r->dshare_pp, 100 * (400.0 / 2400.0 - 0.1));
+    double sa = 0, sb = 0, pp = 0;
+    for (size_t i = 0; i < d->nclasses; i++)
+        sa += d->classes[i].a_share, sb += d->classes[i].b_share, pp += d->classes[i].dshare_pp;
+    NEAR(sa, 1);
+    NEAR(sb, 1);
+    assert_true(fabs(pp) < 1e-9);
+
+    /* JSON: the documented layout, the numbers above, null ratios */
+    char *buf = diff_output(d, ANALYZE_JSON, 0);
+    json_error_t e;
+    json_t *j = json_loads(buf, 0, &e);
+    free(buf);
+    assert_non_null(j);
+    static const char *const top[] = { "schema", "analysis", "a", "b", "step_ratio", "op_ratio", "op_types",
+                                       "classes" };
+    static const char *const side[] = { "source", "model", "mode", "preset", "threads", "blas", "cpu", "steps",
+                                        "step_ns", "op_ns" };
+    static const char *const ok[] = { "op", "class", "a_ns", "b_ns", "ratio", "delta_ns", "a_share", "b_share",
+                                      "a_count", "b_count" };
+    static const char *const ck[] = { "class", "a_ns", "b_ns", "ratio", "a_share", "b_share", "dshare_pp" };
+    assert_keys(j, top, 8);
+    assert_int_equal(json_integer_value(json_object_get(j, "schema")), 1);
+    assert_string_equal(json_string_value(json_object_get(j, "analysis")), "diff");
+    json_t *ja = json_object_get(j, "a"), *jb = json_object_get(j, "b");
+    assert_keys(ja, side, 10);
+    assert_keys(jb, side, 10);
+    assert_string_equal(json_string_value(json_object_get(ja, "source")), a->source);
+    assert_string_equal(json_string_value(json_object_get(jb, "model")), "alexnet");
+    assert_string_equal(json_string_value(json_object_get(jb, "preset")), "tiny");
+    assert_string_equal(json_string_value(json_object_get(jb, "cpu")), "Test CPU @ 1.0GHz");
+    assert_int_equal(json_integer_value(json_object_get(ja, "threads")), 2);
+    assert_int_equal(json_integer_value(json_object_get(ja, "steps")), 4);
+    assert_int_equal(json_integer_value(json_object_get(jb, "steps")), 2);
+    NEAR(json_real_value(json_object_get(ja, "op_ns")), 4000);
+    NEAR(json_real_value(json_object_get(jb, "step_ns")), 2490);
+    NEAR(json_real_value(json_object_get(j, "step_ratio")), 2490.0 / 4090.0);
+    NEAR(json_real_value(json_object_get(j, "op_ratio")), 0.6);
+    json_t *ops = json_object_get(j, "op_types"), *o;
+    size_t i;
+    assert_int_equal(json_array_size(ops), 5);
+    json_array_foreach(ops, i, o) {
+        assert_keys(o, ok, 10);
+        assert_string_equal(json_string_value(json_object_get(o, "op")), order[i]);
+        const analyze_diff_row *x = diff_op(d, order[i]);
+        NEAR(json_real_value(json_object_get(o, "delta_ns")), x->delta_ns);
+        NEAR(json_real_value(json_object_get(o, "a_share")), x->a_share);
+        NEAR(json_real_value(json_object_get(o, "b_count")), x->b_count);
+        if (isnan(x->ratio))
+            assert_true(json_is_null(json_object_get(o, "ratio")));
+        else
+            NEAR(json_real_value(json_object_get(o, "ratio")), x->ratio);
+    }
+    json_t *m = json_array_get(ops, 0);
+    assert_string_equal(json_string_value(json_object_get(m, "class")), "matrix");
+    NEAR(json_real_value(json_object_get(m, "a_ns")), 3000);
+    NEAR(json_real_value(json_object_get(m, "b_ns")), 1500);
+    assert_true(json_is_null(json_object_get(json_array_get(ops, 1), "ratio"))); /* Conv2D */
+    assert_true(json_is_null(json_object_get(json_array_get(ops, 2), "ratio"))); /* Add */
+    json_t *cls = json_object_get(j, "classes");
+    assert_int_equal(json_array_size(cls), 4);
+    json_array_foreach(cls, i, o)
+        assert_keys(o, ck, 7);
+    json_t *el = json_array_get(cls, 2);
+    assert_string_equal(json_string_value(json_object_get(el, "class")), "elementwise");
+    NEAR(json_real_value(json_object_get(el, "dshare_pp")), 100 * (500.0 / 2400.0 - 0.025));
+    NEAR(json_real_value(json_object_get(el, "ratio")), 5);
+    assert_true(json_is_null(json_object_get(json_array_get(cls, 1), "ratio")));
+    json_decref(j);
+
+    /* text: the top rows, the rest summed, "-" for one-sided ratios */
+    buf = diff_output(d, ANALYZE_TEXT, 2);
+    assert_non_null(strstr(buf, "4 steps kept"));
+    assert_non_null(strstr(buf, "2 steps kept"));
+    assert_non_null(strstr(buf, "(3 more op types)"));
+    assert_null(strstr(buf, "\nRelu "));
+    char *line = strstr(buf, "\nConv2D ");
+    assert_non_null(line);
+    char *eol = strchr(line + 1, '\n');
+    assert_non_null(eol);
+    *eol = '\0';
+    assert_non_null(strstr(line, " - "));
+    free(buf);
+    /* CSV: a header, two step rows, then op types and classes */
+    buf = diff_output(d, ANALYZE_CSV, 0);
+    static const char header[] = "level,name,class,a_ns,b_ns,ratio,delta_ns,a_share,b_share,dshare_pp,a_count,"
+                                 "b_count\n";
+    assert_true(strncmp(buf, header, strlen(header)) == 0);
+    assert_non_null(strstr(buf, "\nstep,op_ns,,4000.0,2400.0,0.600000,-1600.0,,,,,\n"));
+    assert_non_null(strstr(buf, "\nop_type,MatMul,matrix,3000.0,1500.0,0.500000,-1500.0,0.750000000,0.625000000,"
+                                "-12.500000,2.000,2.000\n"));
+    assert_non_null(strstr(buf, "\nop_type,Add,elementwise,0.0,200.0,,200.0,"));
+    assert_non_null(strstr(buf, "\nclass,convolution,convolution,500.0,0.0,,-500.0,"));
+    free(buf);
+    analyze_diff_destroy(d);
+
+    /* the other way round: ratios invert, one-sided ops swap sides */
+    d = analyze_diff_create(b, a);
+    assert_non_null(d);
+    NEAR(diff_op(d, "MatMul")->ratio, 2);
+    assert_true(!diff_op(d, "Conv2D")->in_a && diff_op(d, "Conv2D")->in_b);
+    NEAR(diff_class(d, "matrix")->dshare_pp, 12.5);
+    analyze_diff_destroy(d);
+
+    /* another mode is said */
+    analyze_profile *c = read_ok(make_ops("diff-c", diff_b, 3, "alexnet", CTFGEN_INFER, 2), 0, 0);
+    d = analyze_diff_create(a, c);
+    char w[256];
+    assert_int_equal(analyze_diff_mismatch(d, w, sizeof w), 1);
+    assert_non_null(strstr(w, "alexnet/train"));
+    assert_non_null(strstr(w, "alexnet/infer"));
+    assert_null(strchr(w, '\n'));
+    analyze_diff_destroy(d);
+    analyze_profile_destroy(c);
+
+    /* a trace without steps: its whole-trace totals */
+    analyze_profile *n = analyze_profile_create("nosteps", 0, 0);
+    assert_non_null(n);
+    int mm = analyze_profile_intern_op(n, "MatMul", "matrix");
+    assert_true(mm >= 0);
+    for (uint64_t k = 0; k < 3; k++) {
+        assert_int_equal(analyze_profile_op_begin(n, 1000 * k, 1, k, mm, ANALYZE_PHASE_FORWARD), 0);
+        assert_int_equal(analyze_profile_op_end(n, 1000 * k + 700, 1, k, 0, 0), 0);
+    }
+    analyze_profile_finish(n);
+    d = analyze_diff_create(a, n);
+    assert_non_null(d);
+    NEAR(d->b_per, 1);
+    NEAR(d->b_op_ns, 2100);
+    assert_true(isnan(d->step_ratio));
+    NEAR(d->op_ratio, 2100.0 / 4000.0);
+    NEAR(diff_op(d, "MatMul")->b_ns, 2100);
+    NEAR(diff_op(d, "MatMul")->b_count, 3);
+    NEAR(diff_op(d, "MatMul")->b_share, 1);
+    assert_int_equal(analyze_diff_mismatch(d, NULL, 0), 0); /* no model on one side: nothing to say */
+    buf = diff_output(d, ANALYZE_TEXT, 0);
+    assert_non_null(strstr(buf, "B has no kept steps"));
+    free(buf);
+    buf = diff_output(d, ANALYZE_JSON, 0);
+    j = json_loads(buf, 0, &e);
+    free(buf);
+    assert_non_null(j);
+    assert_true(json_is_null(json_object_get(j, "step_ratio")));
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "b"), "steps")), 0);
+    assert_true(json_is_null(json_object_get(json_object_get(j, "b"), "threads")));
+    assert_true(json_is_null(json_object_get(json_object_get(j, "b"), "preset")));
+    json_decref(j);
+    analyze_diff_destroy(d);
+    analyze_profile_destroy(n);
+    analyze_profile_destroy(a);
+    analyze_profile_destroy(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -535,6 +823,7 @@ int main(void)
         cmocka_unit_test(test_discarded_warns), cmocka_unit_test(test_foreign_provider),
         cmocka_unit_test(test_unknown_schema), cmocka_unit_test(test_unmatched),
         cmocka_unit_test(test_archive),        cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_diff),
     };
     return cmocka_run_group_tests(tests, setup_all, teardown_all);
 }
