@@ -1,6 +1,8 @@
 /* profile.c -- the profile model (see profile.h). */
 #include "analyze/profile.h"
 
+#include "tracer/opmatch.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,12 +76,6 @@ typedef struct bucket {
 
 #define OUTSIDE UINT64_MAX
 
-typedef struct pending {
-    uint64_t vtid, seq, ts, ordinal;
-    int32_t op;
-    uint8_t phase, used;
-} pending;
-
 typedef struct tensor {
     uint64_t bytes;
     uint32_t id;
@@ -88,8 +84,7 @@ typedef struct tensor {
 } tensor;
 
 typedef struct state {
-    pending *pend;
-    size_t pend_cap, pend_len;
+    tracer_opmatch pend; /* op_begins waiting for their op_end: a = step ordinal, b = op << 8 | phase */
     tensor *tens;
     size_t tens_cap, tens_len;
     bucket total, outside, cur;
@@ -191,7 +186,7 @@ static void state_free(state *s, size_t ring_cap)
 {
     if (!s)
         return;
-    free(s->pend);
+    tracer_opmatch_clear(&s->pend);
     free(s->tens);
     free(s->total.st), free(s->total.touched);
     free(s->outside.st), free(s->outside.touched);
@@ -397,78 +392,27 @@ static bucket *target(analyze_profile *p, uint64_t ordinal)
     return &s->total;
 }
 
-/* ---- ops: the pending map keyed by (vtid, seq) ------------------------------- */
-static int pend_grow(state *s)
-{
-    size_t cap = s->pend_cap ? s->pend_cap * 2 : 64;
-    pending *t = calloc(cap, sizeof *t);
-    if (!t)
-        return -1;
-    for (size_t i = 0; i < s->pend_cap; i++) {
-        if (!s->pend[i].used)
-            continue;
-        size_t h = mix64(s->pend[i].vtid * 0x9E3779B97F4A7C15ULL ^ s->pend[i].seq) & (cap - 1);
-        while (t[h].used)
-            h = (h + 1) & (cap - 1);
-        t[h] = s->pend[i];
-    }
-    free(s->pend);
-    s->pend = t;
-    s->pend_cap = cap;
-    return 0;
-}
-
-static pending *pend_find(state *s, uint64_t vtid, uint64_t seq)
-{
-    if (!s->pend_cap)
-        return NULL;
-    size_t h = mix64(vtid * 0x9E3779B97F4A7C15ULL ^ seq) & (s->pend_cap - 1);
-    while (s->pend[h].used) {
-        if (s->pend[h].vtid == vtid && s->pend[h].seq == seq)
-            return &s->pend[h];
-        h = (h + 1) & (s->pend_cap - 1);
-    }
-    return NULL;
-}
-
-/* Backward-shift deletion (linear probing without tombstones). */
-static void pend_remove(state *s, pending *e)
-{
-    size_t mask = s->pend_cap - 1, i = (size_t)(e - s->pend), j = i;
-    s->pend[i].used = 0;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (!s->pend[j].used)
-            break;
-        size_t k = mix64(s->pend[j].vtid * 0x9E3779B97F4A7C15ULL ^ s->pend[j].seq) & mask;
-        if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-            s->pend[i] = s->pend[j];
-            s->pend[j].used = 0;
-            i = j;
-        }
-    }
-    s->pend_len--;
-}
-
+/* ---- ops ----------------------------------------------------------------------- */
 int analyze_profile_op_begin(analyze_profile *p, uint64_t ts, uint64_t vtid, uint64_t seq, int op,
                              analyze_phase phase)
 {
     state *s = p->priv;
-    pending *e = pend_find(s, vtid, seq);
-    if (e) { /* the earlier begin never ended */
+    tracer_opmatch_entry e = { .vtid = vtid, .seq = seq, .ts = ts,
+                               .a = s->in_step ? s->cur.ordinal : OUTSIDE,
+                               .b = (uint64_t)(uint32_t)op << 8 | (uint8_t)phase };
+    switch (tracer_opmatch_begin(&s->pend, &e, NULL)) {
+    case TRACER_OPMATCH_ADDED:
+        break;
+    case TRACER_OPMATCH_REPLACED: /* the earlier begin never ended */
         p->diag.duplicate_begin++;
         p->diag.unmatched_begin++;
-    } else {
-        if ((s->pend_len + 1) * 2 > s->pend_cap && pend_grow(s))
-            return -1;
-        size_t h = mix64(vtid * 0x9E3779B97F4A7C15ULL ^ seq) & (s->pend_cap - 1);
-        while (s->pend[h].used)
-            h = (h + 1) & (s->pend_cap - 1);
-        e = &s->pend[h];
-        s->pend_len++;
+        break;
+    case TRACER_OPMATCH_FULL: /* ops that never end: this one is not timed */
+        p->diag.unmatched_begin++;
+        break;
+    case TRACER_OPMATCH_NOMEM:
+        return -1;
     }
-    e->vtid = vtid, e->seq = seq, e->ts = ts, e->op = op, e->phase = (uint8_t)phase, e->used = 1;
-    e->ordinal = s->in_step ? s->cur.ordinal : OUTSIDE;
     return 0;
 }
 
@@ -476,25 +420,25 @@ int analyze_profile_op_end(analyze_profile *p, uint64_t ts, uint64_t vtid, uint6
                            uint64_t bytes)
 {
     state *s = p->priv;
-    pending *e = pend_find(s, vtid, seq);
-    if (!e) {
+    tracer_opmatch_entry b;
+    if (!tracer_opmatch_end(&s->pend, vtid, seq, &b)) {
         p->diag.unmatched_end++;
         return 0;
     }
-    pending b = *e;
-    pend_remove(s, e);
     uint64_t ns = 0;
     if (ts >= b.ts)
         ns = ts - b.ts;
     else
         p->diag.negative_time++;
     p->ops_seen++;
-    bucket *t = target(p, b.ordinal);
+    int op = (int)(uint32_t)(b.b >> 8);
+    analyze_phase phase = (analyze_phase)(b.b & 0xff);
+    bucket *t = target(p, b.a);
     if (!t)
         return 0;
     if (bucket_fit(t, p->nops))
         return -1;
-    bucket_add(t, (size_t)b.op * ANALYZE_NPHASE + b.phase, ns, flops, bytes);
+    bucket_add(t, (size_t)op * ANALYZE_NPHASE + phase, ns, flops, bytes);
     return 0;
 }
 
@@ -597,7 +541,7 @@ void analyze_profile_finish(analyze_profile *p)
     state *s = p->priv;
     if (s->in_step)
         p->diag.unmatched_steps++;
-    p->diag.unmatched_begin += s->pend_len;
+    p->diag.unmatched_begin += tracer_opmatch_pending(&s->pend);
     bucket *src = &s->total;
     if (s->next_ordinal == 0)
         src = &s->outside; /* no steps: every op counts */

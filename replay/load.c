@@ -6,13 +6,11 @@
 
 #include "exec/alloc.h"
 #include "tracer/archive.h"
+#include "tracer/opmatch.h"
 
 #include <babeltrace2/babeltrace.h>
 #include <stdio.h>
 #include <string.h>
-
-/* An op_begin waiting for its op_end. */
-typedef struct pending { uint64_t vtid, seq, ts; uint32_t op; } pending;
 
 typedef struct loader {
     replay_program *p;
@@ -24,9 +22,8 @@ typedef struct loader {
     uint64_t step_begin_ts;
     int in_step;
     uint32_t cur_step;
-    pending *pend;
-    size_t npend, cap_pend;
-    uint64_t discarded, unmatched_end, fathom_events, run_begins;
+    tracer_opmatch pend; /* op_begins waiting for their op_end: a = the op's index */
+    uint64_t discarded, unmatched_begin, unmatched_end, fathom_events, run_begins;
 } loader;
 
 static int fail(loader *L, exec_status s, const char *fmt, const char *a)
@@ -166,30 +163,27 @@ static int on_op_begin(loader *L, const bt_field *pl, uint64_t ts, uint64_t vtid
         return -1;
     }
     L->op_step[L->p->nops - 1] = L->in_step ? L->nsteps : UINT32_MAX;
-    if (L->npend == L->cap_pend) {
-        size_t nc = L->cap_pend ? L->cap_pend * 2 : 64;
-        pending *np = exec_realloc(L->pend, nc * sizeof *np);
-        if (!np)
-            return fail(L, EXEC_ERR_NOMEM, "%s", "replay: out of memory");
-        L->pend = np;
-        L->cap_pend = nc;
+    tracer_opmatch_entry e = { .vtid = vtid, .seq = get_u(member(pl, "seq")), .ts = ts, .a = L->p->nops - 1 };
+    switch (tracer_opmatch_begin(&L->pend, &e, NULL)) {
+    case TRACER_OPMATCH_ADDED:
+        break;
+    case TRACER_OPMATCH_REPLACED: /* the earlier begin never ended */
+    case TRACER_OPMATCH_FULL:
+        L->unmatched_begin++;
+        break;
+    case TRACER_OPMATCH_NOMEM:
+        return fail(L, EXEC_ERR_NOMEM, "%s", "replay: out of memory");
     }
-    L->pend[L->npend++] = (pending){ .vtid = vtid, .seq = get_u(member(pl, "seq")), .ts = ts, .op = L->p->nops - 1 };
     return 0;
 }
 
 static int on_op_end(loader *L, const bt_field *pl, uint64_t ts, uint64_t vtid)
 {
-    uint64_t seq = get_u(member(pl, "seq"));
-    /* few ops are in flight at once (one per thread): a linear scan from the end */
-    for (size_t i = L->npend; i-- > 0;) {
-        if (L->pend[i].seq == seq && L->pend[i].vtid == vtid) {
-            L->p->ops[L->pend[i].op].rec_ns = ts >= L->pend[i].ts ? ts - L->pend[i].ts : 0;
-            L->pend[i] = L->pend[--L->npend];
-            return 0;
-        }
-    }
-    L->unmatched_end++;
+    tracer_opmatch_entry b;
+    if (tracer_opmatch_end(&L->pend, vtid, get_u(member(pl, "seq")), &b))
+        L->p->ops[b.a].rec_ns = ts >= b.ts ? ts - b.ts : 0;
+    else
+        L->unmatched_end++;
     return 0;
 }
 
@@ -422,8 +416,9 @@ exec_status replay_load(const char *source, const replay_load_opts *o, replay_pr
                       (unsigned long long)L.discarded);
         goto end;
     }
-    if (L.npend) {
-        s = exec_fail(EXEC_ERR_ARG, "%s: truncated trace: %zu ops have no op_end", source, L.npend);
+    if (L.unmatched_begin + tracer_opmatch_pending(&L.pend)) {
+        s = exec_fail(EXEC_ERR_ARG, "%s: truncated trace: %llu ops have no op_end", source,
+                      (unsigned long long)(L.unmatched_begin + tracer_opmatch_pending(&L.pend)));
         goto end;
     }
     if (L.unmatched_end) {
@@ -444,7 +439,7 @@ exec_status replay_load(const char *source, const replay_load_opts *o, replay_pr
 end:
     exec_free(L.op_step);
     exec_free(L.step_ns);
-    exec_free(L.pend);
+    tracer_opmatch_clear(&L.pend);
     tracer_trace_close(t);
     return s;
 }

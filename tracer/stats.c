@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "tracer/stats.h"
 
+#include "tracer/opmatch.h"
+
 #include <babeltrace2/babeltrace.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -12,17 +14,13 @@
 
 enum kind { K_OTHER, K_RUN_BEGIN, K_RUN_END, K_STEP_END, K_OP_BEGIN, K_OP_END };
 
-typedef struct inflight { uint64_t seq, ns; } inflight;
-
 #define CLASS_CACHE 128
-#define INFLIGHT_MAX 65536
 
 typedef struct ctx {
     tracer_stats *s;
     struct { const bt_event_class *cls; enum kind kind; int name; } cache[CLASS_CACHE];
     int ncache;
-    inflight *fl; /* op_begin events waiting for their op_end */
-    size_t nfl, capfl;
+    tracer_opmatch pending; /* op_begin events waiting for their op_end */
     bool oom;
 } ctx;
 
@@ -109,6 +107,13 @@ static void classify(ctx *c, const bt_event_class *cls, enum kind *kind, int *na
     }
 }
 
+/* The event's vtid context (0 without one: a trace recorded without it
+ * pairs ops by seq alone). */
+static uint64_t vtid_of(const bt_event *ev)
+{
+    return get_u64(bt_event_borrow_common_context_field_const(ev), "vtid");
+}
+
 static void on_event(ctx *c, const bt_message *m)
 {
     tracer_stats *s = c->s;
@@ -163,38 +168,28 @@ static void on_event(ctx *c, const bt_message *m)
         s->op_begins++;
         if (!is_array(p, "inputs") || !is_array(p, "outputs") || !is_array(p, "attrs"))
             s->op_begin_incomplete++;
-        if (c->nfl == c->capfl) {
-            if (c->capfl >= INFLIGHT_MAX) { /* a run that never ends its ops */
-                s->op_unmatched++;
-                memmove(c->fl, c->fl + 1, (c->nfl - 1) * sizeof *c->fl);
-                c->nfl--;
-            } else {
-                size_t cap = c->capfl ? c->capfl * 2 : 64;
-                inflight *nf = realloc(c->fl, cap * sizeof *nf);
-                if (!nf) {
-                    c->oom = true;
-                    return;
-                }
-                c->fl = nf;
-                c->capfl = cap;
-            }
+        tracer_opmatch_entry e = { .vtid = vtid_of(ev), .seq = get_u64(p, "seq"), .ts = (uint64_t)ns };
+        switch (tracer_opmatch_begin(&c->pending, &e, NULL)) {
+        case TRACER_OPMATCH_ADDED:
+            break;
+        case TRACER_OPMATCH_REPLACED: /* the earlier begin never ended */
+        case TRACER_OPMATCH_FULL:     /* a run that never ends its ops */
+            s->op_unmatched++;
+            break;
+        case TRACER_OPMATCH_NOMEM:
+            c->oom = true;
+            return;
         }
-        c->fl[c->nfl++] = (inflight){ get_u64(p, "seq"), (uint64_t)ns };
         break;
     }
     case K_OP_END: {
         s->op_ends++;
-        uint64_t seq = get_u64(p, "seq");
-        size_t i = c->nfl;
-        while (i > 0 && c->fl[i - 1].seq != seq)
-            i--;
-        if (i == 0) {
+        tracer_opmatch_entry b;
+        if (!tracer_opmatch_end(&c->pending, vtid_of(ev), get_u64(p, "seq"), &b)) {
             s->op_unmatched++;
         } else {
             s->op_pairs++;
-            uint64_t b = c->fl[i - 1].ns;
-            s->op_time_ns += (uint64_t)ns >= b ? (uint64_t)ns - b : 0;
-            c->fl[i - 1] = c->fl[--c->nfl]; /* order does not matter */
+            s->op_time_ns += (uint64_t)ns >= b.ts ? (uint64_t)ns - b.ts : 0;
         }
         break;
     }
@@ -362,10 +357,10 @@ int tracer_stats_collect(const char *const *paths, size_t n, tracer_stats *out, 
             bt_err(err, errlen, "cannot decode the trace");
         goto end;
     }
-    out->op_unmatched += c.nfl;
+    out->op_unmatched += tracer_opmatch_pending(&c.pending);
     rc = 0;
 end:
-    free(c.fl);
+    tracer_opmatch_clear(&c.pending);
     bt_value_put_ref(params);
     bt_graph_put_ref(graph);
     bt_plugin_put_ref(ctf);

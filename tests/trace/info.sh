@@ -51,6 +51,12 @@ for f in "$T"/corrupt/trace/ust/uid/*/64-bit/fathom_[0-9]*; do
     sz=$(wc -c <"$f"); head -c $((sz / 2)) /dev/urandom | dd of="$f" bs=1 conv=notrunc 2>/dev/null
 done
 bad "$T/corrupt/trace"
+# a trace whose ops never end (cut short, or hostile): every begin counted
+# as unmatched, in time linear in the events (the pending-op map is bounded)
+"$CTFGEN" "$T/noend" conv mlp train 10000 drop_end_every=1 || fail "ctfgen_tool"
+"$FATHOM" info "$T/noend" >"$T/noend.txt" 2>&1 || fail "info on unended ops failed: $(cat "$T/noend.txt")"
+grep -q '^ops: 120000 begun, 0 ended, 0 matched, 120000 unmatched; run_end says 120000$' "$T/noend.txt" ||
+    fail "info on unended ops: $(grep '^ops' "$T/noend.txt")"
 bad --format xml "$arch"
 bad --bogus "$arch"
 bad
