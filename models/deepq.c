@@ -72,7 +72,7 @@ typedef struct deepq {
     float *rreward;
     int64_t cap, total;
     int32_t *batch_idx;      /* the last minibatch */
-    uint8_t *scratch;        /* two frames for max-pooling */
+    uint8_t *scratch;        /* two frames per game for max-pooling: prev, frame */
 } deepq;
 
 static uint64_t rnd(uint64_t *s)
@@ -137,13 +137,18 @@ static void destroy(model *m)
 
 /* ---- the game side ---- */
 
+/* Game i's two scratch frames: the one before last, and the agent's frame. */
+static uint8_t *prev_frame(deepq *d, int i) { return d->scratch + (int64_t)i * 2 * FRAME; }
+static uint8_t *game_frame(deepq *d, int i) { return prev_frame(d, i) + FRAME; }
+
 /* One agent step in game i: repeat the action, max-pool the last two
- * frames into `frame`; returns the summed reward. */
-static float env_step(deepq *d, int i, int action, uint8_t *frame)
+ * frames into game_frame(d, i); returns the summed reward.  Touches game
+ * i's state and frames only (games step in parallel). */
+static float env_step(deepq *d, int i, int action)
 {
     model_breakout *b = &d->games[i];
     int reward = 0;
-    uint8_t *prev = d->scratch;
+    uint8_t *prev = prev_frame(d, i), *frame = game_frame(d, i);
     for (int k = 0; k < ACTION_REPEAT; k++) {
         reward += model_breakout_step(b, action);
         if (k == ACTION_REPEAT - 2)
@@ -175,7 +180,7 @@ static void hist_to_float(const uint8_t *h, float *dst)
 
 static void game_reset(deepq *d, int i, uint64_t seed)
 {
-    uint8_t *frame = d->scratch + FRAME;
+    uint8_t *frame = game_frame(d, i);
     model_breakout_reset(&d->games[i], seed);
     model_breakout_render(&d->games[i], frame);
     hist_push(d, i, frame, true);
@@ -237,8 +242,8 @@ static exec_status act_and_store(model *m)
             return s;
         action = exec_datai(d->act.g, d->act_argmax)[0];
     }
-    uint8_t *frame = d->scratch + FRAME;
-    float r = env_step(d, 0, action, frame);
+    uint8_t *frame = game_frame(d, 0);
+    float r = env_step(d, 0, action);
     bool over = d->games[0].over;
     replay_store(d, frame, action, r, over, false);
     hist_push(d, 0, frame, false);
@@ -254,11 +259,11 @@ static exec_status prefill(model *m)
 {
     deepq *d = m->priv;
     game_reset(d, 0, m->cfg.seed);
-    replay_store(d, d->scratch + FRAME, 0, 0.0f, false, true);
-    uint8_t *frame = d->scratch + FRAME;
+    uint8_t *frame = game_frame(d, 0);
+    replay_store(d, frame, 0, 0.0f, false, true);
     for (int64_t i = 0; i < d->p->prefill; i++) {
         int action = (int)(rnd(&d->rng) % ACTIONS);
-        float r = env_step(d, 0, action, frame);
+        float r = env_step(d, 0, action);
         bool over = d->games[0].over;
         replay_store(d, frame, action, r, over, false);
         hist_push(d, 0, frame, false);
@@ -316,6 +321,22 @@ int64_t model_deepq_replay_size(const model *m)
     return d->total - oldest(d);
 }
 
+uint64_t model_deepq_games_digest(const model *m, int64_t *score)
+{
+    const deepq *d = m->priv;
+    int ngames = m->cfg.mode == MODEL_INFER ? m->batch : 1;
+    uint64_t h = 1469598103934665603ull; /* FNV-1a over the games and histories */
+    const uint8_t *bytes[2] = { (const uint8_t *)d->games, d->hist };
+    size_t len[2] = { (size_t)ngames * sizeof *d->games, (size_t)ngames * HIST * FRAME };
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < len[k]; i++)
+            h = (h ^ bytes[k][i]) * 1099511628211ull;
+    *score = 0;
+    for (int i = 0; i < ngames; i++)
+        *score += d->games[i].score;
+    return h;
+}
+
 static exec_status step_train(model *m, float *loss)
 {
     deepq *d = m->priv;
@@ -334,19 +355,24 @@ static exec_status step_infer(model *m, float *loss)
     deepq *d = m->priv;
     *loss = NAN;
     float *x = exec_dataf(m->g, d->act.s);
+    /* the games are independent: they step on the engine's threads, like a
+     * framework's vectorized environments (resets draw from the shared
+     * generator, in game order, afterwards: the same for any thread count) */
+#pragma omp parallel for schedule(static)
     for (int i = 0; i < m->batch; i++)
         hist_to_float(d->hist + (int64_t)i * HIST * FRAME, x + (int64_t)i * HIST * FRAME);
     exec_status s = model_run_graph(m);
     if (s)
         return s;
     const int32_t *a = exec_datai(m->g, d->act_argmax);
-    uint8_t *frame = d->scratch + FRAME;
+#pragma omp parallel for schedule(static)
     for (int i = 0; i < m->batch; i++) {
-        env_step(d, i, a[i], frame);
-        hist_push(d, i, frame, false);
+        env_step(d, i, a[i]);
+        hist_push(d, i, game_frame(d, i), false);
+    }
+    for (int i = 0; i < m->batch; i++)
         if (d->games[i].over)
             game_reset(d, i, rnd(&d->rng));
-    }
     return EXEC_OK;
 }
 
@@ -419,7 +445,7 @@ static exec_status create(const model_config *cfg, model **out)
     int ngames = cfg->mode == MODEL_INFER ? m->batch : 1;
     d->games = exec_calloc((size_t)ngames, sizeof *d->games);
     d->hist = exec_malloc((size_t)ngames * HIST * FRAME);
-    d->scratch = exec_malloc(2 * FRAME);
+    d->scratch = exec_malloc((size_t)ngames * 2 * FRAME);
     if (!d->games || !d->hist || !d->scratch) {
         destroy(m);
         return exec_fail(EXEC_ERR_NOMEM, "deepq: out of memory");

@@ -11,4 +11,8 @@
 exec_status model_deepq_learn(model *m, bool resample, float *loss);
 /* Transitions stored in the replay memory so far. */
 int64_t model_deepq_replay_size(const model *m);
+/* A digest of every game's state and frame history (tests: the games play
+ * the same whatever the thread count), and the summed score of the games
+ * in play. */
+uint64_t model_deepq_games_digest(const model *m, int64_t *score);
 #endif

@@ -140,6 +140,36 @@ static void test_deepq_td_fixed_batch(void **state)
     model_destroy(m);
 }
 
+/* deepq infer: the batch of games steps on the engine's threads; they play
+ * exactly the same games with 1 thread and with 2 (same seed). */
+static uint64_t play_infer(int threads, int steps, int64_t *score)
+{
+    model_config cfg = { .mode = MODEL_INFER, .preset = MODEL_TINY, .seed = 5, .plan = true };
+    model *m = NULL;
+    exec_threads_set(threads);
+    assert_int_equal(model_create(model_find("deepq"), &cfg, &m), EXEC_OK);
+    uint64_t h0 = model_deepq_games_digest(m, score);
+    float l;
+    for (int i = 0; i < steps; i++)
+        assert_int_equal(model_step(m, &l), EXEC_OK);
+    uint64_t h = model_deepq_games_digest(m, score);
+    assert_true(h != h0); /* the games moved */
+    model_destroy(m);
+    exec_threads_set(0);
+    return h;
+}
+
+static void test_deepq_infer_threads(void **state)
+{
+    (void)state;
+    int64_t s1, s2;
+    uint64_t h1 = play_infer(1, 60, &s1), h2 = play_infer(2, 60, &s2);
+    printf("deepq infer, 60 steps: digest %016llx (1 thread) %016llx (2 threads), score %lld %lld\n",
+           (unsigned long long)h1, (unsigned long long)h2, (long long)s1, (long long)s2);
+    assert_true(h1 == h2);
+    assert_int_equal(s1, s2);
+}
+
 /* ---- the game on its own ---- */
 
 static void test_breakout_deterministic(void **state)
@@ -438,6 +468,7 @@ int main(void)
         cmocka_unit_test(test_breakout_terminal),
         cmocka_unit_test(test_infer_forward_only),
         cmocka_unit_test(test_deepq_td_fixed_batch),
+        cmocka_unit_test(test_deepq_infer_threads),
         cmocka_unit_test(test_alexnet_learns),
         cmocka_unit_test(test_residual_learns),
         cmocka_unit_test(test_vgg_learns),
