@@ -96,19 +96,20 @@ static exec_status dispatch_timed(exec_kctx *k, const exec_node *n, uint64_t *no
 static exec_status exec_dispatch(exec_kctx *k, const exec_node *n)
 {
     const exec_hooks *h = g_hooks_ptr;
-    uint64_t seq = 0;
+    uint64_t seq = 0, flops = 0, bytes = 0;
     if (__builtin_expect(h != NULL, 0)) {
+        /* the op's cost first: between op_begin and op_end it would count
+         * as the op's own time */
+        if (h->op_end)
+            exec_op_table[n->op].cost(k->g, n, &flops, &bytes);
         seq = atomic_fetch_add_explicit(&g_seq, 1, memory_order_relaxed);
         if (h->op_begin)
             h->op_begin(k->g, n, seq);
     }
     exec_status s = exec_op_table[n->op].fwd(k, n);
     atomic_fetch_add_explicit(&g_dispatched, 1, memory_order_relaxed);
-    if (__builtin_expect(h != NULL, 0) && h->op_end) {
-        uint64_t flops = 0, bytes = 0;
-        exec_op_table[n->op].cost(k->g, n, &flops, &bytes);
+    if (__builtin_expect(h != NULL, 0) && h->op_end)
         h->op_end(k->g, n, seq, flops, bytes);
-    }
     return s;
 }
 
