@@ -295,7 +295,12 @@ static int64_t conv_group(const conv_geom *q, int nthreads)
     int64_t G = (GROUP_COLS + P - 1) / P, fit = TILE_FLOATS / (conv_k(q) * P);
     G = G < fit ? G : fit;
     G = G < per ? G : per;
-    return G > 1 ? G : 1;
+    if (G <= 1)
+        return 1;
+    /* groups of equal size: 4 images capped at 3 a group make 2 + 2, not
+     * 3 + a thin GEMM of 1 */
+    int64_t groups = (per + G - 1) / G;
+    return (per + groups - 1) / groups;
 }
 
 /* How a conv op lays out its per-thread scratch (the same for all three):
