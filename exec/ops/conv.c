@@ -181,6 +181,7 @@ static void im2col_rows(const conv_geom *q, const float *src, float *restrict co
                         int64_t c1, int64_t oh0, int64_t oh1)
 {
     const int64_t H = q->h, OW = q->ow, rs = seg_rows(q);
+    const bool same = q->sh == 1 && q->sw == 1 && OW == q->w;
     for (int64_t c = c0; c < c1; c++)
         for (int64_t kh = 0; kh < q->kh; kh++)
             for (int64_t kw = 0; kw < q->kw; kw++) {
@@ -188,6 +189,29 @@ static void im2col_rows(const conv_geom *q, const float *src, float *restrict co
                 const float *from = src + seg_at(q, c, c0, kw);
                 int64_t lo, hi;
                 col_range(q, kw, &lo, &hi);
+                if (same) {
+                    /* "same" stride-1 rows are as long in col as in x: the
+                     * valid output rows [a, b) are one contiguous copy, then
+                     * the padding columns it wrapped over are zeroed */
+                    int64_t a = q->ph - kh > oh0 ? q->ph - kh : oh0, b = H + q->ph - kh < oh1 ? H + q->ph - kh : oh1;
+                    if (b < a)
+                        b = a;
+                    zero_seg(row + oh0 * OW, (a - oh0) * OW);
+                    zero_seg(row + b * OW, (oh1 - b) * OW);
+                    if (b == a || hi <= lo) {
+                        zero_seg(row + a * OW, (b - a) * OW);
+                        continue;
+                    }
+                    float *restrict d = row + a * OW;
+                    const float *s = from + (a - q->ph + kh) * rs;
+                    memcpy(d + lo, s + lo, (size_t)((b - a) * OW - lo - (OW - hi)) * sizeof *d);
+                    if (lo > 0 || hi < OW)
+                        for (int64_t r = 0; r < b - a; r++) {
+                            zero_seg(d + r * OW, lo);
+                            zero_seg(d + r * OW + hi, OW - hi);
+                        }
+                    continue;
+                }
                 for (int64_t oh = oh0; oh < oh1; oh++) {
                     float *restrict d = row + oh * OW;
                     int64_t ih = oh * q->sh - q->ph + kh;
