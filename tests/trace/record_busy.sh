@@ -15,7 +15,11 @@ done
 "$TRACE_MLP" record --discard 1 --subbuf 4096 --nsubbuf 2 --dir "$T/lossy" 4000 2 >/dev/null 2>"$T/lossy.err" &
 ctl=$!
 sleep 1
-pkill -STOP -x lttng-consumerd
+for _ in $(seq 50); do # the consumer daemon starts with the first session
+    pgrep -x lttng-consumerd >/dev/null && break
+    sleep 0.2
+done
+pkill -STOP -x lttng-consumerd || fail "no lttng-consumerd to hold"
 sleep 1
 pkill -CONT -x lttng-consumerd
 if wait $ctl; then
