@@ -1,5 +1,5 @@
-/* cmd_analyze.c -- `fathom analyze breakdown|compare|similarity TRACE...` and
- * `fathom analyze diff A B`.
+/* cmd_analyze.c -- `fathom analyze breakdown|compare|similarity|scaling TRACE...`
+ * and `fathom analyze diff A B`.
  * Reads every trace (archive, CTF directory or net:// URL) into a profile,
  * prints the warnings each one earned on stderr, then the analysis. */
 #include "analyze/cmd_analyze.h"
@@ -35,6 +35,7 @@ static void usage(FILE *f)
             "       fathom analyze compare    [options] [--pairs] TRACE...\n"
             "       fathom analyze similarity [options] [--by type|class] TRACE...\n"
             "       fathom analyze diff       [options] A B\n"
+            "       fathom analyze scaling    [options] TRACE TRACE...\n"
             "\n"
             "Analyzes recorded traces offline: TRACE is a trace archive (.tar.zst), a CTF\n"
             "directory, or a net://HOST/host/HOSTNAME/SESSION lttng-live URL.\n"
@@ -48,12 +49,15 @@ static void usage(FILE *f)
             "  diff        two traces of one model (a recording and its replay, two\n"
             "              machines or settings): step time and, per op type and class,\n"
             "              time per step in A (the baseline) and in B, ratio B/A, delta\n"
+            "  scaling     traces of one model at different thread counts: step time,\n"
+            "              speedup and efficiency; per op type and class, time per step\n"
+            "              at each thread count and an Amdahl fit (serial fraction)\n"
             "\n"
             "options:\n"
             "  --format text|csv|json  output format (default text)\n"
             "  --skip-first N          drop the first N steps (warm-up)\n"
             "  --skip-last N           drop the last N steps\n"
-            "  --top N                 breakdown, diff: show only the first N op types (text)\n"
+            "  --top N                 breakdown, diff, scaling: show only the first N op types (text)\n"
             "  --by type|class         similarity: vectors of op types (default) or classes\n"
             "  --pairs                 compare: the traces are TRAIN INFER [TRAIN INFER...]\n"
             "  --strict                warnings (lost events, unmatched pairs...) are errors\n"
@@ -82,7 +86,7 @@ int cmd_analyze(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    enum { BREAKDOWN, COMPARE, SIMILARITY, DIFF } kind;
+    enum { BREAKDOWN, COMPARE, SIMILARITY, DIFF, SCALING } kind;
     if (strcmp(what, "breakdown") == 0)
         kind = BREAKDOWN;
     else if (strcmp(what, "compare") == 0)
@@ -91,8 +95,10 @@ int cmd_analyze(int argc, char **argv)
         kind = SIMILARITY;
     else if (strcmp(what, "diff") == 0)
         kind = DIFF;
+    else if (strcmp(what, "scaling") == 0)
+        kind = SCALING;
     else
-        return usage_error("'%s' is not an analysis (breakdown, compare, similarity, diff); see 'fathom analyze "
+        return usage_error("'%s' is not an analysis (breakdown, compare, similarity, diff, scaling); see 'fathom analyze "
                            "--help'",
                            what);
 
@@ -131,7 +137,7 @@ int cmd_analyze(int argc, char **argv)
             if (parse_u32(a, val, &ro.skip_last))
                 goto end;
             i++;
-        } else if (strcmp(a, "--top") == 0 && (kind == BREAKDOWN || kind == DIFF)) {
+        } else if (strcmp(a, "--top") == 0 && (kind == BREAKDOWN || kind == DIFF || kind == SCALING)) {
             if (parse_u32(a, val, &top))
                 goto end;
             i++;
@@ -152,6 +158,10 @@ int cmd_analyze(int argc, char **argv)
     }
     if (kind == DIFF && nt != 2) {
         usage_error("diff wants exactly two traces (A, the baseline, then B), not %zu", nt);
+        goto end;
+    }
+    if (kind == SCALING && nt < 2) {
+        usage_error("scaling wants at least two traces (one model at different thread counts), not %zu", nt);
         goto end;
     }
     if (!nt) {
@@ -206,6 +216,27 @@ int cmd_analyze(int argc, char **argv)
                         i ? "B" : "A", traces[i]);
         io = analyze_diff_print(stdout, d, fmt, top);
         analyze_diff_destroy(d);
+    } else if (kind == SCALING) {
+        char err[1024], w[1024];
+        analyze_scaling *s = analyze_scaling_create(p, nt, err, sizeof err);
+        if (!s) {
+            fprintf(stderr, "fathom " CMD ": %s\n", err);
+            goto done;
+        }
+        if (analyze_scaling_mismatch(s, w, sizeof w)) {
+            fprintf(stderr, "fathom " CMD ": warning: %s\n", w);
+            if (strict) {
+                fprintf(stderr, "fathom " CMD ": --strict: giving up on the warning above\n");
+                analyze_scaling_destroy(s);
+                goto done;
+            }
+        }
+        for (size_t i = 0; i < nt && fmt != ANALYZE_TEXT; i++) /* the text output says so itself */
+            if (!analyze_profile_steps_kept(p[i]))
+                fprintf(stderr, "fathom " CMD ": note: %s has no kept steps: its whole-trace totals are used\n",
+                        traces[i]);
+        io = analyze_scaling_print(stdout, s, fmt, top);
+        analyze_scaling_destroy(s);
     } else if (kind == BREAKDOWN) {
         io = analyze_breakdown(stdout, p, nt, fmt, top);
     } else if (kind == COMPARE) {

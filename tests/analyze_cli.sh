@@ -24,6 +24,13 @@ expect_error() { # what, args...
 "$GEN" "$T/s2" conv alexnet train 2 schema=2 seed=5 || exit 1
 "$GEN" "$T/f" conv x train 2 only_foreign seed=6 || exit 1
 "$GEN" "$T/a2" conv alexnet train 6 seed=7 || exit 1
+# scaling: op times 100%, 60%, 40% at 1, 2, 4 threads: t = 0.2 + 0.8/T of the 1-thread time
+"$GEN" "$T/t1" conv alexnet train 3 threads=1 seed=8 || exit 1
+"$GEN" "$T/t2" conv alexnet train 3 threads=2 scale_pct=60 seed=9 || exit 1
+"$GEN" "$T/t4" conv alexnet train 3 threads=4 scale_pct=40 seed=10 || exit 1
+"$GEN" "$T/t2b" conv alexnet train 3 threads=2 seed=11 || exit 1
+"$GEN" "$T/t8v" conv vgg train 3 threads=8 scale_pct=30 seed=12 || exit 1
+"$GEN" "$T/nb" conv alexnet train 3 no_run_begin seed=13 || exit 1
 mkdir "$T/empty"
 head -c 20000 /dev/urandom >"$T/random.bin"
 
@@ -48,6 +55,24 @@ expect_error "diff of no trace" diff
 expect_error "diff missing file" diff "$T/a" "$T/nope.tar.zst"
 grep -q "nope.tar.zst" "$T/err" || { fail "diff missing file: not named"; cat "$T/err"; }
 expect_error "diff bad option" diff --pairs "$T/a" "$T/a2"
+
+expect_error "scaling of one trace" scaling "$T/t1"
+[ $rc -eq 2 ] || fail "scaling of one trace: exit status $rc, not 2"
+grep -q "at least two traces" "$T/err" || { fail "scaling of one trace: message"; cat "$T/err"; }
+expect_error "scaling of no trace" scaling
+[ $rc -eq 2 ] || fail "scaling of no trace: exit status $rc, not 2"
+expect_error "scaling at one thread count" scaling "$T/t1" "$T/t2" "$T/t2b"
+[ $rc -eq 1 ] || fail "scaling at one thread count: exit status $rc, not 1"
+grep -q "$T/t2 and $T/t2b both ran with 2 threads" "$T/err" || { fail "scaling duplicate: not named"; cat "$T/err"; }
+"$FATHOM" analyze scaling "$T/t1" "$T/nb" >"$T/out" 2>"$T/err"; rc=$? # the reader warns first, then one error line
+[ $rc -eq 1 ] || fail "scaling without threads: exit status $rc, not 1"
+[ ! -s "$T/out" ] || fail "scaling without threads: wrote to stdout"
+tail -1 "$T/err" | grep -q "$T/nb has no threads value (no run_begin)" || { fail "scaling without threads: not named"; cat "$T/err"; }
+expect_error "scaling missing file" scaling "$T/t1" "$T/nope.tar.zst"
+grep -q "nope.tar.zst" "$T/err" || { fail "scaling missing file: not named"; cat "$T/err"; }
+expect_error "scaling bad option" scaling --pairs "$T/t1" "$T/t2"
+"$FATHOM" analyze nonsense 2>&1 | grep -q "scaling" || fail "not-an-analysis message does not list scaling"
+"$FATHOM" analyze --help | grep -q "fathom analyze scaling" || fail "--help does not list scaling"
 
 # warnings: discarded events say so (and --strict makes them fatal)
 "$FATHOM" analyze breakdown "$T/d" >/dev/null 2>"$T/err" || fail "discarded: non-zero exit"
@@ -106,6 +131,38 @@ grep -q '^op_type,Conv2D,convolution,1000.0,1000.0,1.000000,0.0,' "$T/diff.csv" 
 grep -q '^op_type,ApplyAdam,optimization,400.0,0.0,,-400.0,' "$T/diff.csv" || fail "diff csv: one-sided row"
 grep -q '^class,convolution,convolution,' "$T/diff.csv" || fail "diff csv: class row"
 [ "$(awk -F, '{ print NF }' "$T/diff.csv" | sort -u)" = 12 ] || fail "diff csv: not 12 columns on every row"
+
+# scaling: given out of order, sorted by threads; serial fraction 0.2 everywhere
+"$FATHOM" analyze scaling --top 3 "$T/t4" "$T/t1" "$T/t2" >"$T/sc.txt" 2>"$T/err" || fail "scaling text"
+[ ! -s "$T/err" ] || { fail "scaling: stderr not empty"; cat "$T/err"; }
+grep -q '^== scaling: alexnet/train at 1, 2, 4 threads' "$T/sc.txt" || { fail "scaling text: header"; cat "$T/sc.txt"; }
+grep -q 'serial fraction 0.200, limit speedup 5.000' "$T/sc.txt" || { fail "scaling text: total fit"; cat "$T/sc.txt"; }
+grep -q '^Conv2DBackpropFilter  *convolution  *0.0015  *0.0009  *0.0006  *2.500  *0.200  *5.000$' "$T/sc.txt" \
+  || { fail "scaling text: Conv2DBackpropFilter row"; cat "$T/sc.txt"; }
+grep -q '^(8 more op types)' "$T/sc.txt" || fail "scaling --top: rest line"
+"$FATHOM" analyze scaling --format json "$T/t4" "$T/t1" "$T/t2" >"$T/sc.json" || fail "scaling json"
+jq -e '.schema == 1 and .analysis == "scaling" and .threads == [1,2,4] and ([.traces[].threads] == [1,2,4])
+       and (.traces[0] | keys) == ["mode","model","op_ns","source","step_ns","steps","threads"]
+       and .traces[0].model == "alexnet" and .traces[2].steps == 3 and .traces[0].op_ns == 5770
+       and (.op_types | length) == 11 and (.classes | length) == 5
+       and (.op_types[0] | keys) == ["class","efficiency","limit_speedup","ns","op","parallel_ns","serial_fraction","serial_ns","speedup"]
+       and .op_types[0].op == "Conv2DBackpropFilter" and .op_types[0].ns == [1500,900,600]
+       and .op_types[0].speedup[2] == 2.5
+       and ([.op_types[].serial_fraction] | all(. > 0.1999999 and . < 0.2000001))
+       and (.total.limit_speedup > 4.999999 and .total.limit_speedup < 5.000001)
+       and (.total.step_ns | length) == 3' "$T/sc.json" >/dev/null \
+  || { fail "scaling json: layout or values"; cat "$T/sc.json"; }
+"$FATHOM" analyze scaling --format csv "$T/t1" "$T/t2" "$T/t4" >"$T/sc.csv" || fail "scaling csv"
+head -1 "$T/sc.csv" | grep -qx 'level,name,class,threads,ns,speedup,efficiency,serial_fraction,limit_speedup' \
+  || fail "scaling csv header"
+grep -q '^step,op_ns,,4,2308.0,2.500000,0.625000,0.200000000,5.000000$' "$T/sc.csv" || { fail "scaling csv: op row"; cat "$T/sc.csv"; }
+grep -q '^op_type,Conv2D,convolution,2,600.0,1.666667,0.833333,' "$T/sc.csv" || fail "scaling csv: Conv2D row"
+[ "$(grep -c '^op_type,' "$T/sc.csv")" -eq 33 ] || fail "scaling csv: not 11 op types x 3 thread counts"
+[ "$(awk -F, '{ print NF }' "$T/sc.csv" | sort -u)" = 9 ] || fail "scaling csv: not 9 columns on every row"
+"$FATHOM" analyze scaling "$T/t1" "$T/t8v" >/dev/null 2>"$T/err" || fail "scaling of two models: exit"
+[ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "warning: .*alexnet/train.*vgg/train" "$T/err" \
+  || { fail "scaling of two models: no one-line warning"; cat "$T/err"; }
+"$FATHOM" analyze scaling --strict "$T/t1" "$T/t8v" >/dev/null 2>&1 && fail "scaling --strict with another model: exit 0"
 
 # the plugin, loaded by the babeltrace2 program itself: same numbers as fathom analyze
 babeltrace2 --plugin-path="$PLUGINS" "$T/a" -c sink.fathom.breakdown -p 'format="json"' >"$T/bt.json" 2>"$T/bt.err" \

@@ -1,8 +1,8 @@
 /* test_analyze.c -- the analyzer on traces with known op sequences, written
  * by the ctfgen fixture (tests/fixtures): exact counts and times, step
  * skipping, shares, the JSON layout, similarity, training/inference
- * pairing, the diff of two traces, and the warnings and errors of damaged
- * or foreign traces. */
+ * pairing, the diff of two traces, scaling across thread counts (Amdahl
+ * fits), and the warnings and errors of damaged or foreign traces. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -814,6 +814,290 @@ static void test_diff(void **state)
     analyze_profile_destroy(b);
 }
 
+/* ---- scaling ------------------------------------------------------------------------------ */
+#define REL(x, y) assert_true(fabs((double)(x) - (double)(y)) <= 1e-6 * fabs((double)(y)) + 1e-12)
+
+/* A trace at `threads` whose steps run MatMul t = 10 + 90/T us (serial fraction 0.1 at T0 = 1),
+ * Conv2D 80/T us (perfectly parallel) and Relu 50 us (not parallel). */
+static const char *make_scaling(const char *name, uint32_t threads, const char *model, int run_begin)
+{
+    static char paths[8][4200];
+    static scen_op ops[8][3];
+    static int next;
+    int k = next++ % 8;
+    snprintf(paths[k], 4200, "%s/%s", tmpdir, name);
+    ops[k][0] = (scen_op){ "MatMul", CTFGEN_MATRIX, CTFGEN_FORWARD, 10000 + 90000 / threads };
+    ops[k][1] = (scen_op){ "Conv2D", CTFGEN_CONVOLUTION, CTFGEN_FORWARD, 80000 / threads };
+    ops[k][2] = (scen_op){ "Relu", CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 50000 };
+    scen s = { .model = model, .mode = CTFGEN_TRAIN, .steps = 3, .run_begin = run_begin, .ops = ops[k], .nops = 3,
+               .threads = threads, .uuid_seed = 7001 + (uint64_t)next };
+    assert_int_equal(scen_write(paths[k], &s), 0);
+    return paths[k];
+}
+
+static char *scaling_output(const analyze_scaling *sc, analyze_format fmt, size_t top)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(analyze_scaling_print(f, sc, fmt, top), 0);
+    fclose(f);
+    return buf;
+}
+
+static void test_amdahl_fit(void **state)
+{
+    (void)state;
+    const uint32_t th[3] = { 1, 2, 4 };
+    double a, b;
+    const double exact[3] = { 100, 55, 32.5 };
+    assert_int_equal(analyze_amdahl_fit(th, exact, 3, &a, &b), 0);
+    REL(a, 10);
+    REL(b, 90);
+    assert_int_equal(analyze_amdahl_fit(th, exact, 2, &a, &b), 0); /* two points: exact */
+    REL(a, 10);
+    REL(b, 90);
+    const double slower[3] = { 10, 12, 14 }; /* b < 0: clamped, all serial */
+    assert_int_equal(analyze_amdahl_fit(th, slower, 3, &a, &b), 0);
+    REL(a, 12);
+    assert_true(b == 0);
+    const double super[3] = { 100, 40, 10 }; /* a < 0: clamped, all parallel, b refitted */
+    assert_int_equal(analyze_amdahl_fit(th, super, 3, &a, &b), 0);
+    assert_true(a == 0);
+    REL(b, 122.5 / 1.3125);
+    const double gap[3] = { 100, NAN, 32.5 }; /* absent points are left out */
+    assert_int_equal(analyze_amdahl_fit(th, gap, 3, &a, &b), 0);
+    REL(a, 10);
+    REL(b, 90);
+    const double one[3] = { NAN, 5, NAN };
+    assert_int_equal(analyze_amdahl_fit(th, one, 3, &a, &b), -1);
+    assert_true(isnan(a) && isnan(b));
+}
+
+static void test_scaling(void **state)
+{
+    (void)state;
+    analyze_profile *p[3];
+    /* given out of order: sorted by thread count */
+    p[0] = read_ok(make_scaling("sc-4", 4, "vgg", 1), 0, 0);
+    p[1] = read_ok(make_scaling("sc-1", 1, "vgg", 1), 0, 0);
+    p[2] = read_ok(make_scaling("sc-2", 2, "vgg", 1), 0, 0);
+    char err[1024] = "";
+    analyze_scaling *sc = analyze_scaling_create(p, 3, err, sizeof err);
+    assert_non_null(sc);
+    assert_int_equal(analyze_scaling_mismatch(sc, NULL, 0), 0);
+    assert_int_equal(sc->n, 3);
+    assert_int_equal(sc->threads[0], 1);
+    assert_int_equal(sc->threads[1], 2);
+    assert_int_equal(sc->threads[2], 4);
+    assert_ptr_equal(sc->p[0], p[1]);
+    assert_ptr_equal(sc->p[2], p[0]);
+    const double op[3] = { 230000, 145000, 102500 };
+    for (size_t i = 0; i < 3; i++) {
+        REL(sc->per[i], 3);
+        REL(sc->total.ns[i], op[i]);
+        REL(sc->step_ns[i], 70 + op[i]); /* the fixture's step layout: see scenario.c */
+        REL(sc->step_speedup[i], (70 + op[0]) / (70 + op[i]));
+        REL(sc->step_efficiency[i], (70 + op[0]) / (70 + op[i]) / sc->threads[i]);
+        REL(sc->total.speedup[i], op[0] / op[i]);
+        REL(sc->total.efficiency[i], op[0] / op[i] / sc->threads[i]);
+    }
+    /* total: 60 + 170/T us, exactly */
+    REL(sc->total.a_ns, 60000);
+    REL(sc->total.b_ns, 170000);
+    REL(sc->total.serial_fraction, 60000.0 / 230000.0);
+    REL(sc->total.limit_speedup, 230000.0 / 60000.0);
+
+    /* op types by baseline time: MatMul 100, Conv2D 80, Relu 50 us */
+    assert_int_equal(sc->nops, 3);
+    const analyze_scaling_row *x = &sc->ops[0], *y = &sc->ops[1], *z = &sc->ops[2];
+    assert_string_equal(x->name, "MatMul");
+    assert_string_equal(x->cls, "matrix");
+    assert_string_equal(y->name, "Conv2D");
+    assert_string_equal(y->cls, "convolution");
+    assert_string_equal(z->name, "Relu");
+    REL(x->ns[0], 100000);
+    REL(x->ns[1], 55000);
+    REL(x->ns[2], 32500);
+    REL(x->speedup[2], 100.0 / 32.5);
+    REL(x->efficiency[2], 100.0 / 32.5 / 4);
+    REL(x->a_ns, 10000);
+    REL(x->b_ns, 90000);
+    REL(x->serial_fraction, 0.1);
+    REL(x->limit_speedup, 10);
+    REL(y->speedup[1], 2);
+    REL(y->speedup[2], 4);
+    REL(y->efficiency[2], 1);
+    assert_true(y->serial_fraction == 0);
+    assert_true(isinf(y->limit_speedup));
+    REL(z->speedup[2], 1);
+    REL(z->efficiency[2], 0.25);
+    REL(z->serial_fraction, 1);
+    REL(z->limit_speedup, 1);
+    /* classes: one op type each here, same numbers, same order */
+    assert_int_equal(sc->nclasses, 3);
+    assert_string_equal(sc->classes[0].name, "matrix");
+    assert_string_equal(sc->classes[1].name, "convolution");
+    assert_string_equal(sc->classes[2].name, "elementwise");
+    REL(sc->classes[0].serial_fraction, 0.1);
+    REL(sc->classes[0].speedup[2], 100.0 / 32.5);
+    assert_true(sc->classes[1].serial_fraction == 0);
+    REL(sc->classes[2].serial_fraction, 1);
+
+    /* JSON: the documented layout and the numbers above; null for an infinite limit */
+    char *buf = scaling_output(sc, ANALYZE_JSON, 0);
+    json_error_t e;
+    json_t *j = json_loads(buf, 0, &e);
+    free(buf);
+    assert_non_null(j);
+    static const char *const top[] = { "schema", "analysis", "traces", "threads", "op_types", "classes", "total" };
+    static const char *const tk[] = { "source", "model", "mode", "threads", "steps", "step_ns", "op_ns" };
+    static const char *const ok[] = { "op", "class", "ns", "speedup", "efficiency", "serial_ns", "parallel_ns",
+                                      "serial_fraction", "limit_speedup" };
+    static const char *const totk[] = { "ns", "speedup", "efficiency", "serial_ns", "parallel_ns",
+                                        "serial_fraction", "limit_speedup", "step_ns", "step_speedup",
+                                        "step_efficiency" };
+    assert_keys(j, top, 7);
+    assert_int_equal(json_integer_value(json_object_get(j, "schema")), 1);
+    assert_string_equal(json_string_value(json_object_get(j, "analysis")), "scaling");
+    json_t *th = json_object_get(j, "threads"), *tr = json_object_get(j, "traces"), *o;
+    size_t i;
+    assert_int_equal(json_array_size(th), 3);
+    assert_int_equal(json_array_size(tr), 3);
+    json_array_foreach(tr, i, o) {
+        assert_keys(o, tk, 7);
+        assert_int_equal(json_integer_value(json_array_get(th, i)), sc->threads[i]);
+        assert_int_equal(json_integer_value(json_object_get(o, "threads")), sc->threads[i]);
+        assert_int_equal(json_integer_value(json_object_get(o, "steps")), 3);
+        assert_string_equal(json_string_value(json_object_get(o, "model")), "vgg");
+        assert_string_equal(json_string_value(json_object_get(o, "source")), sc->p[i]->source);
+        REL(json_real_value(json_object_get(o, "op_ns")), op[i]);
+        REL(json_real_value(json_object_get(o, "step_ns")), 70 + op[i]);
+    }
+    json_t *ops = json_object_get(j, "op_types");
+    assert_int_equal(json_array_size(ops), 3);
+    json_array_foreach(ops, i, o) {
+        assert_keys(o, ok, 9);
+        assert_string_equal(json_string_value(json_object_get(o, "op")), sc->ops[i].name);
+        assert_int_equal(json_array_size(json_object_get(o, "ns")), 3);
+        for (size_t k = 0; k < 3; k++) {
+            REL(json_real_value(json_array_get(json_object_get(o, "ns"), k)), sc->ops[i].ns[k]);
+            REL(json_real_value(json_array_get(json_object_get(o, "speedup"), k)), sc->ops[i].speedup[k]);
+        }
+    }
+    json_t *jx = json_array_get(ops, 0), *jy = json_array_get(ops, 1), *jz = json_array_get(ops, 2);
+    assert_string_equal(json_string_value(json_object_get(jx, "class")), "matrix");
+    REL(json_real_value(json_object_get(jx, "serial_fraction")), 0.1);
+    REL(json_real_value(json_object_get(jx, "limit_speedup")), 10);
+    REL(json_real_value(json_array_get(json_object_get(jx, "speedup"), 2)), 100.0 / 32.5);
+    REL(json_number_value(json_object_get(jy, "serial_fraction")), 0);
+    assert_true(json_is_null(json_object_get(jy, "limit_speedup")));
+    REL(json_real_value(json_object_get(jz, "serial_fraction")), 1);
+    REL(json_real_value(json_object_get(jz, "limit_speedup")), 1);
+    json_t *cls = json_object_get(j, "classes");
+    assert_int_equal(json_array_size(cls), 3);
+    json_array_foreach(cls, i, o) {
+        static const char *const ck[] = { "class", "ns", "speedup", "efficiency", "serial_ns", "parallel_ns",
+                                          "serial_fraction", "limit_speedup" };
+        assert_keys(o, ck, 8);
+        assert_string_equal(json_string_value(json_object_get(o, "class")), sc->classes[i].name);
+    }
+    json_t *tot = json_object_get(j, "total");
+    assert_keys(tot, totk, 10);
+    REL(json_real_value(json_object_get(tot, "serial_fraction")), 60000.0 / 230000.0);
+    REL(json_real_value(json_array_get(json_object_get(tot, "ns"), 2)), 102500);
+    REL(json_real_value(json_array_get(json_object_get(tot, "step_ns"), 1)), 70 + 145000);
+    json_decref(j);
+
+    /* text: a row per op type, the rest summed, inf for a perfectly parallel op */
+    buf = scaling_output(sc, ANALYZE_TEXT, 1);
+    assert_non_null(strstr(buf, "== scaling: vgg/train at 1, 2, 4 threads"));
+    assert_non_null(strstr(buf, "(2 more op types)"));
+    assert_non_null(strstr(buf, "serial fraction 0.261"));
+    assert_null(strstr(buf, "\nRelu "));
+    char *line = strstr(buf, "\nMatMul ");
+    assert_non_null(line);
+    char *eol = strchr(line + 1, '\n');
+    assert_non_null(eol);
+    *eol = '\0';
+    assert_non_null(strstr(line, " 0.1000 "));
+    assert_non_null(strstr(line, " 3.077    0.100   10.000"));
+    free(buf);
+    buf = scaling_output(sc, ANALYZE_TEXT, 0);
+    line = strstr(buf, "\nConv2D ");
+    assert_non_null(line);
+    eol = strchr(line + 1, '\n');
+    *eol = '\0';
+    assert_non_null(strstr(line, " 4.000    0.000      inf"));
+    free(buf);
+    /* CSV: a header, then a row per (item, thread count) */
+    buf = scaling_output(sc, ANALYZE_CSV, 0);
+    static const char header[] = "level,name,class,threads,ns,speedup,efficiency,serial_fraction,limit_speedup\n";
+    assert_true(strncmp(buf, header, strlen(header)) == 0);
+    assert_non_null(strstr(buf, "\nstep,step_ns,,4,102570.0,"));
+    assert_non_null(strstr(buf, "\nstep,op_ns,,2,145000.0,1.586207,0.793103,0.260869565,3.833333\n"));
+    assert_non_null(strstr(buf, "\nop_type,MatMul,matrix,4,32500.0,3.076923,0.769231,0.100000000,10.000000\n"));
+    assert_non_null(strstr(buf, "\nop_type,Conv2D,convolution,1,80000.0,1.000000,1.000000,0.000000000,inf\n"));
+    assert_non_null(strstr(buf, "\nclass,elementwise,elementwise,2,50000.0,1.000000,0.500000,1.000000000,1.000000\n"));
+    size_t rows = 0;
+    for (char *c = buf; *c; c++)
+        rows += *c == '\n';
+    assert_int_equal(rows, 1 + 3 * (2 + 3 + 3));
+    free(buf);
+    analyze_scaling_destroy(sc);
+
+    /* two traces, baseline at 2 threads: the fit is exact, the fraction is at T0 = 2 */
+    analyze_profile *two[2] = { p[0], p[2] };
+    sc = analyze_scaling_create(two, 2, err, sizeof err);
+    assert_non_null(sc);
+    assert_int_equal(sc->threads[0], 2);
+    assert_string_equal(sc->ops[0].name, "MatMul");
+    REL(sc->ops[0].a_ns, 10000);
+    REL(sc->ops[0].b_ns, 90000);
+    REL(sc->ops[0].serial_fraction, 10.0 / 55.0);
+    REL(sc->ops[0].limit_speedup, 5.5);
+    REL(sc->ops[0].speedup[1], 55.0 / 32.5);
+    REL(sc->ops[0].efficiency[1], 55.0 / 32.5 / 2);
+    REL(sc->total.serial_fraction, 60000.0 / 145000.0);
+    REL(sc->step_efficiency[1], (70 + 145000.0) / (70 + 102500.0) / 2);
+    analyze_scaling_destroy(sc);
+
+    /* errors: a single trace, two traces at one thread count (both named), no threads value */
+    assert_null(analyze_scaling_create(p, 1, err, sizeof err));
+    assert_non_null(strstr(err, "at least two traces"));
+    analyze_profile *dup = read_ok(make_scaling("sc-2b", 2, "vgg", 1), 0, 0);
+    analyze_profile *d3[3] = { p[1], p[2], dup };
+    assert_null(analyze_scaling_create(d3, 3, err, sizeof err));
+    assert_non_null(strstr(err, p[2]->source));
+    assert_non_null(strstr(err, dup->source));
+    assert_non_null(strstr(err, "2 threads"));
+    assert_null(strchr(err, '\n'));
+    analyze_profile *nb = read_ok(make_scaling("sc-nobegin", 8, "vgg", 0), 0, 0);
+    analyze_profile *d2[2] = { p[1], nb };
+    assert_null(analyze_scaling_create(d2, 2, err, sizeof err));
+    assert_non_null(strstr(err, nb->source));
+    assert_non_null(strstr(err, "no threads value"));
+
+    /* another model is said, in one line */
+    analyze_profile *other = read_ok(make_scaling("sc-8", 8, "alexnet", 1), 0, 0);
+    analyze_profile *mm[2] = { p[1], other };
+    sc = analyze_scaling_create(mm, 2, err, sizeof err);
+    assert_non_null(sc);
+    char w[512];
+    assert_int_equal(analyze_scaling_mismatch(sc, w, sizeof w), 1);
+    assert_non_null(strstr(w, "vgg/train"));
+    assert_non_null(strstr(w, "alexnet/train"));
+    assert_null(strchr(w, '\n'));
+    analyze_scaling_destroy(sc);
+
+    analyze_profile_destroy(other);
+    analyze_profile_destroy(nb);
+    analyze_profile_destroy(dup);
+    for (size_t k = 0; k < 3; k++)
+        analyze_profile_destroy(p[k]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -823,7 +1107,8 @@ int main(void)
         cmocka_unit_test(test_discarded_warns), cmocka_unit_test(test_foreign_provider),
         cmocka_unit_test(test_unknown_schema), cmocka_unit_test(test_unmatched),
         cmocka_unit_test(test_archive),        cmocka_unit_test(test_bad_inputs),
-        cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_diff),           cmocka_unit_test(test_amdahl_fit),
+        cmocka_unit_test(test_scaling),
     };
     return cmocka_run_group_tests(tests, setup_all, teardown_all);
 }
