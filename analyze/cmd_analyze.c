@@ -75,6 +75,18 @@ static int parse_u32(const char *opt, const char *arg, uint32_t *out)
     return 0;
 }
 
+/* The traces are not of one model and mode (message w): a warning, and
+ * with --strict the end (returns 1). */
+static int gives_up(int mismatch, const char *w, int strict)
+{
+    if (!mismatch)
+        return 0;
+    fprintf(stderr, "fathom " CMD ": warning: %s\n", w);
+    if (strict)
+        fprintf(stderr, "fathom " CMD ": --strict: giving up on the warning above\n");
+    return strict;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
     if (argc < 2) {
@@ -201,13 +213,9 @@ int cmd_analyze(int argc, char **argv)
             fprintf(stderr, "fathom " CMD ": out of memory\n");
             goto done;
         }
-        if (analyze_diff_mismatch(d, w, sizeof w)) {
-            fprintf(stderr, "fathom " CMD ": warning: %s\n", w);
-            if (strict) {
-                fprintf(stderr, "fathom " CMD ": --strict: giving up on the warning above\n");
-                analyze_diff_destroy(d);
-                goto done;
-            }
+        if (gives_up(analyze_diff_mismatch(d, w, sizeof w), w, strict)) {
+            analyze_diff_destroy(d);
+            goto done;
         }
         for (size_t i = 0; i < 2 && fmt != ANALYZE_TEXT; i++) /* the text output says so itself */
             if (!analyze_profile_steps_kept(p[i]))
@@ -223,13 +231,9 @@ int cmd_analyze(int argc, char **argv)
             fprintf(stderr, "fathom " CMD ": %s\n", err);
             goto done;
         }
-        if (analyze_scaling_mismatch(s, w, sizeof w)) {
-            fprintf(stderr, "fathom " CMD ": warning: %s\n", w);
-            if (strict) {
-                fprintf(stderr, "fathom " CMD ": --strict: giving up on the warning above\n");
-                analyze_scaling_destroy(s);
-                goto done;
-            }
+        if (gives_up(analyze_scaling_mismatch(s, w, sizeof w), w, strict)) {
+            analyze_scaling_destroy(s);
+            goto done;
         }
         for (size_t i = 0; i < nt && fmt != ANALYZE_TEXT; i++) /* the text output says so itself */
             if (!analyze_profile_steps_kept(p[i]))

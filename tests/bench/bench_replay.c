@@ -93,8 +93,8 @@ static double max_dshare(json_t *a, const char *ka, double ta, json_t *b, const 
 }
 
 typedef struct round_result {
-    double rec, pred, d1;     /* plain: recorded step, predicted step (ns), max share difference (pp) */
-    double na, nb, d2;        /* traced: op time per step, recorded and replayed (ns); share difference */
+    double rec, ratio1, d1;   /* plain: recorded step (ns), predicted / recorded, max share difference (pp) */
+    double na, ratio2, d2;    /* traced: recorded op time per step (ns), replayed / recorded, share difference */
     int traced;               /* the traced half was measured */
     int steps;                /* steps recorded */
 } round_result;
@@ -153,7 +153,7 @@ static int one_round(const char *bin, const char *model, const char *preset, int
     }
     r->steps = msteps;
     r->rec = json_number_value(json_object_get(j, "recorded_step_ns"));
-    r->pred = json_number_value(json_object_get(j, "predicted_step_ns"));
+    r->ratio1 = json_number_value(json_object_get(j, "predicted_step_ns")) / r->rec;
     double rec_op = json_number_value(json_object_get(j, "recorded_op_ns"));
     double rep_op = json_number_value(json_object_get(j, "replayed_op_ns"));
     r->d1 = max_dshare(json_object_get(j, "classes"), "recorded_ns", rec_op, json_object_get(j, "classes"),
@@ -175,9 +175,10 @@ static int one_round(const char *bin, const char *model, const char *preset, int
         double sa = (double)json_integer_value(json_object_get(ta, "steps"));
         double sb = (double)json_integer_value(json_object_get(tb, "steps"));
         r->na = json_number_value(json_object_get(ta, "total_ns")) / sa;
-        r->nb = json_number_value(json_object_get(tb, "total_ns")) / sb;
+        double nb = json_number_value(json_object_get(tb, "total_ns")) / sb;
+        r->ratio2 = nb / r->na;
         r->d2 = max_dshare(json_object_get(ta, "classes"), "ns", r->na * sa, json_object_get(tb, "classes"), "ns",
-                           r->nb * sb);
+                           nb * sb);
         r->traced = 1;
     }
 end:
@@ -270,15 +271,11 @@ int main(int argc, char **argv)
             continue;
         }
         /* medians of the ratios, not ratios of medians */
-        for (int i = 0; i < n; i++) {
-            res[i].pred = res[i].pred / res[i].rec;
-            res[i].nb = res[i].traced ? res[i].nb / res[i].na : NAN;
-        }
         double rec = median_of(res, n, offsetof(round_result, rec), 0);
-        double ratio1 = median_of(res, n, offsetof(round_result, pred), 0);
+        double ratio1 = median_of(res, n, offsetof(round_result, ratio1), 0);
         double d1 = median_of(res, n, offsetof(round_result, d1), 0);
         double na = median_of(res, n, offsetof(round_result, na), 1);
-        double ratio2 = median_of(res, n, offsetof(round_result, nb), 1);
+        double ratio2 = median_of(res, n, offsetof(round_result, ratio2), 1);
         double d2 = median_of(res, n, offsetof(round_result, d2), 1);
         int ok1 = fabs(ratio1 - 1) <= 0.05 && d1 <= 2.0;
         int ok2 = !isnan(ratio2) && fabs(ratio2 - 1) <= 0.05 && d2 <= 2.0;
