@@ -5,10 +5,9 @@
  *      as the raw tracepoint sites and through the engine's hook table;
  *   2. an enabled op pair: the same hook calls inside a recording (the real
  *      recorder: blocking channel, vpid/vtid/procname contexts), per pair:
- *      paced (short batches with pauses in which the consumer drains the
- *      buffers: what a traced program pays per op) and back to back (the
- *      buffers fill and the blocking channel waits for the consumer: the
- *      consumer's throughput, not the event's cost);
+ *      paced (short batches, each after a pause in which the consumer
+ *      drains the buffers: caches cold, as between real ops) and back to
+ *      back (caches warm; the consumer kept up in our runs);
  *   3. the traced / untraced step-time ratio per workload, measured in the
  *      same run: steps alternate between hooks installed (recording) and
  *      none; the ratio of the median step times.  Every workload of the
@@ -249,11 +248,11 @@ static int child_enabled(int steps, const char *preset, const char *models, long
     }
     /* last: the pair loops fill the buffers, which would slow the steps */
     double paced = paced_pairs(200);
-    printf("enabled  pair (hooks -> tracepoints, recording): %.1f ns median of %d-pair batches, the consumer keeping "
-           "up%s\n", paced, PACED_BATCH, paced < 400 ? "" : "  (target < 400 ns)");
+    printf("enabled  pair (hooks -> tracepoints, recording): %.1f ns median of %d-pair batches after a pause each"
+           "%s\n", paced, PACED_BATCH, paced < 400 ? "" : "  (target < 400 ns)");
     double med, mean;
     hook_pairs(pairs, &med, &mean);
-    printf("enabled  pair back to back (buffers full, the consumer's pace): %.1f ns median of %ld-pair batches, %.1f "
+    printf("enabled  pair back to back: %.1f ns median of %ld-pair batches, %.1f "
            "ns over %ld pairs\n", med, (long)BATCH, mean, pairs);
     double eb, ee;
     single_events(pairs / 4, &eb, &ee);
