@@ -218,6 +218,15 @@ int exec_cores(void);
 const char *exec_blas_config(void);
 const char *exec_cpu_model(void);
 
+/* ---- convolution algorithm (ops/conv.c) --------------------------------- */
+/* How Conv2D's forward runs: AUTO (the default) takes the direct AVX2
+ * kernel (ops/conv_direct.c) for the shapes where it measured faster and
+ * im2col + GEMM for the rest; IM2COL and DIRECT force one (DIRECT runs
+ * im2col on a machine without AVX2 and FMA). For tests and A/B runs. */
+typedef enum exec_conv_algo { EXEC_CONV_AUTO, EXEC_CONV_IM2COL, EXEC_CONV_DIRECT } exec_conv_algo;
+void exec_conv_algo_set(exec_conv_algo a);
+exec_conv_algo exec_conv_algo_get(void);
+
 /* ---- the hook (executor.c) ---------------------------------------------- */
 /* The one interface between the engine and the tracer: called around every
  * node execution, every tensor allocation, and by the run loop around runs

@@ -138,15 +138,23 @@ static void check_conv(const cv *q)
     ref_conv_back(q, x, f, dy, dx, dw);
 
     uint32_t out[1];
-    tin fin[2] = { { 4, { q->n, q->c, q->h, q->w }, x }, { 4, { q->oc, q->c, q->kh, q->kw }, f } };
-    exec_graph *g = run_one("Conv2D", 2, fin, 4, (int64_t[]){ q->sh, q->sw, q->ph, q->pw }, out);
-    exec_tensor *yt = exec_tensor_get(g, out[0]);
-    assert_int_equal(yt->shape[2], OH);
-    assert_int_equal(yt->shape[3], OW);
     char buf[200];
-    snprintf(buf, sizeof buf, "Conv2D %s", what);
-    compare(buf, yt->data, y, ny, 1e-5);
-    exec_graph_destroy(g);
+    exec_graph *g;
+    /* the forward both ways: im2col + GEMM and the direct kernel (which
+     * runs im2col where the machine lacks AVX2) */
+    static const exec_conv_algo algos[] = { EXEC_CONV_IM2COL, EXEC_CONV_DIRECT };
+    for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
+        exec_conv_algo_set(algos[a]);
+        tin fin[2] = { { 4, { q->n, q->c, q->h, q->w }, x }, { 4, { q->oc, q->c, q->kh, q->kw }, f } };
+        g = run_one("Conv2D", 2, fin, 4, (int64_t[]){ q->sh, q->sw, q->ph, q->pw }, out);
+        exec_tensor *yt = exec_tensor_get(g, out[0]);
+        assert_int_equal(yt->shape[2], OH);
+        assert_int_equal(yt->shape[3], OW);
+        snprintf(buf, sizeof buf, "Conv2D (%s) %s", a ? "direct" : "im2col", what);
+        compare(buf, yt->data, y, ny, 1e-5);
+        exec_graph_destroy(g);
+    }
+    exec_conv_algo_set(EXEC_CONV_AUTO);
 
     tin bin[2] = { { 4, { q->oc, q->c, q->kh, q->kw }, f }, { 4, { q->n, q->oc, OH, OW }, dy } };
     g = run_one("Conv2DBackpropInput", 2, bin, 8, (int64_t[]){ q->sh, q->sw, q->ph, q->pw, q->n, q->c, q->h, q->w }, out);
@@ -186,6 +194,9 @@ static void test_conv(void **state)
         { 1, 16, 41, 41, 5, 3, 3, 2, 2, 1, 1 },  /* batch 1, strided channel-parallel */
         { 2, 32, 45, 41, 4, 3, 3, 1, 1, 1, 1 },  /* wide images in tiles of rows: 22 + 22 + 1 */
         { 3, 40, 61, 61, 3, 5, 5, 2, 2, 2, 2 },  /* strided, in tiles of 17 + 14 rows */
+        { 3, 5, 12, 11, 40, 3, 3, 1, 1, 1, 1 },  /* direct: 2 blocks of 16 channels and one of 8 */
+        { 1, 3, 9, 9, 17, 2, 3, 1, 2, 1, 2 },    /* direct: 17 channels (a block of 16 + 1 of 8), batch 1 */
+        { 5, 2, 13, 10, 8, 4, 2, 3, 2, 0, 1 },   /* direct: one 8-wide block, pixel blocks across rows */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_conv(&cases[i]);

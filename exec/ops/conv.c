@@ -16,23 +16,28 @@
  * parallelizes im2col for free. With fewer images (batch 1), images run one
  * after another, im2col/col2im split over channels, sgemm threaded.
  * Every buffer comes from the kernel's scratch (exec_kscratch): no mallocs. */
-#include "../internal.h"
+#include "conv.h"
 
 #include <cblas.h>
 #include <omp.h>
+#include <stdatomic.h>
 
-typedef struct conv_geom {
-    int64_t n, c, h, w;     /* input */
-    int64_t oc, kh, kw;     /* filter */
-    int64_t sh, sw, ph, pw; /* stride, padding */
-    int64_t oh, ow;         /* output */
-} conv_geom;
-
-static int64_t conv_k(const conv_geom *q) { return q->c * q->kh * q->kw; }
-static int64_t conv_p(const conv_geom *q) { return q->oh * q->ow; }
 static bool conv_is_1x1(const conv_geom *q)
 {
     return q->kh == 1 && q->kw == 1 && q->sh == 1 && q->sw == 1 && q->ph == 0 && q->pw == 0;
+}
+
+static _Atomic int conv_algo = EXEC_CONV_AUTO;
+void exec_conv_algo_set(exec_conv_algo a) { atomic_store(&conv_algo, (int)a); }
+exec_conv_algo exec_conv_algo_get(void) { return (exec_conv_algo)atomic_load(&conv_algo); }
+
+/* Whether this forward convolution runs conv_direct.c's kernel. */
+static bool use_direct(const conv_geom *q, int nthreads)
+{
+    int a = atomic_load_explicit(&conv_algo, memory_order_relaxed);
+    if (a == EXEC_CONV_IM2COL || !conv_direct_supported())
+        return false;
+    return a == EXEC_CONV_DIRECT || conv_direct_wins(q, nthreads);
 }
 
 /* Fills oh/ow from the rest and checks everything; `who` names the op. */
@@ -388,6 +393,13 @@ exec_status op_fwd_Conv2D(exec_kctx *k, const exec_node *n)
     const conv_geom q = geom_of(xt, ft, yt, n);
     const float *X = xt->data, *Wt = ft->data;
     float *Y = yt->data;
+    if (use_direct(&q, k->nthreads)) {
+        float *s = exec_kscratch(k, (size_t)conv_direct_scratch(&q, k->nthreads) * sizeof *s);
+        if (!s)
+            return exec_fail(EXEC_ERR_NOMEM, "Conv2D: no memory for the packed filter");
+        conv_direct_fwd(&q, X, Wt, Y, s, k->nthreads);
+        return EXEC_OK;
+    }
     const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads;
     const conv_bufs cb = conv_bufs_of(&q, k->nthreads); /* the scratch layout */
     const bool one = cb.one, pimg = cb.pimg;

@@ -1,0 +1,31 @@
+/* conv.h -- what conv.c (Conv2D and its backprops by im2col + GEMM) and
+ * conv_direct.c (Conv2D forward by a direct AVX2 kernel) share: the
+ * geometry of one convolution. Layout: x [N,C,H,W], filter [OC,C,KH,KW],
+ * y [N,OC,OH,OW]. Internal to exec/ops. */
+#ifndef FATHOM_EXEC_OPS_CONV_H
+#define FATHOM_EXEC_OPS_CONV_H
+
+#include "../internal.h"
+
+typedef struct conv_geom {
+    int64_t n, c, h, w;     /* input */
+    int64_t oc, kh, kw;     /* filter */
+    int64_t sh, sw, ph, pw; /* stride, padding */
+    int64_t oh, ow;         /* output */
+} conv_geom;
+
+static inline int64_t conv_k(const conv_geom *q) { return q->c * q->kh * q->kw; }
+static inline int64_t conv_p(const conv_geom *q) { return q->oh * q->ow; }
+
+/* Whether this machine runs the direct kernel (AVX2 and FMA). */
+bool conv_direct_supported(void);
+/* Whether the direct kernel is the faster way for this forward convolution
+ * on nthreads threads (measured: see conv_direct.c). */
+bool conv_direct_wins(const conv_geom *q, int nthreads);
+/* Scratch floats conv_direct_fwd needs (packed filter, padded images). */
+int64_t conv_direct_scratch(const conv_geom *q, int nthreads);
+/* y = x (*) w, on nthreads OpenMP threads; scratch of conv_direct_scratch()
+ * floats. Only where conv_direct_supported(). */
+void conv_direct_fwd(const conv_geom *q, const float *x, const float *w, float *y, float *scratch, int nthreads);
+
+#endif
