@@ -8,6 +8,7 @@
 #include "tracer/hooks.h" /* tracer: FATHOM_TRACE=1 traces this process */
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int cmd_version(int argc, char **argv);
@@ -82,6 +83,13 @@ int main(int argc, char **argv)
     char terr[512]; /* tracer: a traced run (FATHOM_TRACE=1, set by `fathom record`) */
     if (tracer_hooks_install_from_env(terr, sizeof terr) < 0)
         return cli_error(NULL, "%s", terr);
+    const char *algo = getenv("FATHOM_CONV_ALGO"); /* engine: Conv2D's forward, for A/B runs */
+    if (algo && *algo) {
+        int a = exec_conv_algo_from_name(algo);
+        if (a < 0)
+            return cli_error(NULL, "FATHOM_CONV_ALGO must be auto, im2col or direct, not '%s'", algo);
+        exec_conv_algo_set((exec_conv_algo)a);
+    }
     if (argc < 2) {
         usage(stderr);
         return 2;

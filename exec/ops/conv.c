@@ -31,6 +31,15 @@ static _Atomic int conv_algo = EXEC_CONV_AUTO;
 void exec_conv_algo_set(exec_conv_algo a) { atomic_store(&conv_algo, (int)a); }
 exec_conv_algo exec_conv_algo_get(void) { return (exec_conv_algo)atomic_load(&conv_algo); }
 
+static const char *const conv_algo_names[] = { "auto", "im2col", "direct" };
+int exec_conv_algo_from_name(const char *name)
+{
+    for (size_t i = 0; i < sizeof conv_algo_names / sizeof conv_algo_names[0]; i++)
+        if (strcmp(name, conv_algo_names[i]) == 0)
+            return (int)i;
+    return -1;
+}
+
 /* Whether this forward convolution runs conv_direct.c's kernel. */
 static bool use_direct(const conv_geom *q, int nthreads)
 {
