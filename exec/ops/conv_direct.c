@@ -199,24 +199,28 @@ void conv_direct_fwd(const conv_geom *q, const float *x, const float *w, float *
     }
 }
 
-/* Measured with tests/bench/bench_kernels (both ways, batch 8 and 32, 2
- * threads, AMD EPYC): the direct kernel runs at 0.7-0.95 of the machine's
- * sgemm peak wherever it is used; im2col + GEMM is as good or better when
- * the GEMM is wide and tall (VGG-19 conv3_1: 0.94 against 0.77; ResNet-50's
- * 3x3/2 at 56x56x128: 0.74 against 0.69) and when there is no im2col at all
- * (1x1: 0.77 against 0.47), but falls to 0.37-0.71 on few input channels
- * (AlexNet conv1 0.69 -> 0.92 direct, ResNet-50 conv1 0.71 -> 0.88) and on
- * small images with up to 192 output channels (DQN's three convolutions
- * 0.37-0.42 -> 0.73-0.82, AlexNet conv2 0.86 -> 0.96). Under 64 filter
- * taps per output the kernel spends its time storing: VGG-19 conv1_1
- * (3 channels, 3x3) runs at 0.44 direct against 0.50. */
+/* Measured (2 threads, AMD EPYC; bench_kernels' layers at batch 8 and 32,
+ * and per node in recordings of the small presets): the direct kernel runs
+ * at 0.7-0.95 of the machine's sgemm peak. im2col + GEMM is better only
+ *   - without im2col at all (1x1 stride 1: 0.77 against 0.47 direct);
+ *   - on big images: VGG-19 conv1_1 and conv1_2 at 224x224 (0.50 against
+ *     0.44, 0.79 against 0.71);
+ *   - when input and output channels are both many and the image is not
+ *     tiny: VGG-19 conv3_1 (128->256, 56x56) 0.94 against 0.77, ResNet-50's
+ *     3x3/2 at 56x56x128 0.74 against 0.69, its 14x14x256 3x3 0.87 against
+ *     0.83.
+ * Everywhere else direct wins, by the most where im2col's GEMM is thin or
+ * its copy large: DQN's three layers 0.37-0.42 -> 0.73-0.82, AlexNet conv1
+ * 0.69 -> 0.92, ResNet-50 conv1 0.71 -> 0.88; every non-1x1 layer of the
+ * small presets of alexnet (35.5 -> 22.3 ms a step in all five), vgg and
+ * residual. */
 bool conv_direct_wins(const conv_geom *q, int nthreads)
 {
     (void)nthreads;
     bool one = q->kh == 1 && q->kw == 1 && q->sh == 1 && q->sw == 1 && q->ph == 0 && q->pw == 0;
-    if (one || conv_k(q) < 64)
+    if (one || conv_p(q) >= 16384)
         return false;
-    return q->c <= 4 || (q->oc <= 192 && conv_p(q) < 784);
+    return conv_p(q) <= 64 || q->c * q->oc < 128 * 128;
 }
 
 #else /* not x86-64: no direct kernel; conv.c asks conv_direct_supported() first */
