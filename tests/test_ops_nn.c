@@ -154,13 +154,17 @@ static void check_conv(const cv *q)
         compare(buf, yt->data, y, ny, 1e-5);
         exec_graph_destroy(g);
     }
+    /* the input gradient both ways too (direct: stride 1 only) */
+    for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
+        exec_conv_algo_set(algos[a]);
+        tin bin[2] = { { 4, { q->oc, q->c, q->kh, q->kw }, f }, { 4, { q->n, q->oc, OH, OW }, dy } };
+        g = run_one("Conv2DBackpropInput", 2, bin, 8,
+                    (int64_t[]){ q->sh, q->sw, q->ph, q->pw, q->n, q->c, q->h, q->w }, out);
+        snprintf(buf, sizeof buf, "Conv2DBackpropInput (%s) %s", a ? "direct" : "im2col", what);
+        compare(buf, exec_dataf(g, out[0]), dx, nx, 1e-5);
+        exec_graph_destroy(g);
+    }
     exec_conv_algo_set(EXEC_CONV_AUTO);
-
-    tin bin[2] = { { 4, { q->oc, q->c, q->kh, q->kw }, f }, { 4, { q->n, q->oc, OH, OW }, dy } };
-    g = run_one("Conv2DBackpropInput", 2, bin, 8, (int64_t[]){ q->sh, q->sw, q->ph, q->pw, q->n, q->c, q->h, q->w }, out);
-    snprintf(buf, sizeof buf, "Conv2DBackpropInput %s", what);
-    compare(buf, exec_dataf(g, out[0]), dx, nx, 1e-5);
-    exec_graph_destroy(g);
 
     tin win[2] = { { 4, { q->n, q->c, q->h, q->w }, x }, { 4, { q->n, q->oc, OH, OW }, dy } };
     g = run_one("Conv2DBackpropFilter", 2, win, 8, (int64_t[]){ q->sh, q->sw, q->ph, q->pw, q->oc, q->c, q->kh, q->kw },
@@ -197,6 +201,7 @@ static void test_conv(void **state)
         { 3, 5, 12, 11, 40, 3, 3, 1, 1, 1, 1 },  /* direct: 2 blocks of 16 channels and one of 8 */
         { 1, 3, 9, 9, 17, 2, 3, 1, 2, 1, 2 },    /* direct: 17 channels (a block of 16 + 1 of 8), batch 1 */
         { 5, 2, 13, 10, 8, 4, 2, 3, 2, 0, 1 },   /* direct: one 8-wide block, pixel blocks across rows */
+        { 2, 19, 8, 9, 6, 3, 2, 1, 1, 2, 0 },    /* direct input gradient: 19 channels out, padding 2 of 3 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_conv(&cases[i]);

@@ -40,7 +40,8 @@ int exec_conv_algo_from_name(const char *name)
     return -1;
 }
 
-/* Whether this forward convolution runs conv_direct.c's kernel. */
+/* Whether this forward convolution (or the one of a stride-1 input
+ * gradient: conv_direct_transposed) runs conv_direct.c's kernel. */
 static bool use_direct(const conv_geom *q, int nthreads)
 {
     int a = atomic_load_explicit(&conv_algo, memory_order_relaxed);
@@ -517,6 +518,14 @@ exec_status op_fwd_Conv2DBackpropInput(exec_kctx *k, const exec_node *n)
     const conv_geom q = geom_of(dxt, ft, dyt, n);
     const float *Wt = ft->data, *DY = dyt->data;
     float *DX = dxt->data;
+    const conv_geom tq = conv_direct_transposed(&q);
+    if (q.sh == 1 && q.sw == 1 && use_direct(&tq, k->nthreads)) {
+        float *s = exec_kscratch(k, (size_t)conv_direct_scratch(&tq, k->nthreads) * sizeof *s);
+        if (!s)
+            return exec_fail(EXEC_ERR_NOMEM, "Conv2DBackpropInput: no memory for the packed filter");
+        conv_direct_bwd_input(&q, Wt, DY, DX, s, k->nthreads);
+        return EXEC_OK;
+    }
     const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads;
     const conv_bufs cb = conv_bufs_of(&q, k->nthreads); /* the scratch layout */
     const bool one = cb.one, pimg = cb.pimg;

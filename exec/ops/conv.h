@@ -27,5 +27,12 @@ int64_t conv_direct_scratch(const conv_geom *q, int nthreads);
 /* y = x (*) w, on nthreads OpenMP threads; scratch of conv_direct_scratch()
  * floats. Only where conv_direct_supported(). */
 void conv_direct_fwd(const conv_geom *q, const float *x, const float *w, float *y, float *scratch, int nthreads);
+/* The forward convolution whose output is a stride-1 convolution's input
+ * gradient (conv_direct_bwd_input runs it; its scratch and whether it wins
+ * are asked of this geometry). */
+conv_geom conv_direct_transposed(const conv_geom *q);
+/* dx = the input gradient of q (stride 1 only) from dy and q's filter w. */
+void conv_direct_bwd_input(const conv_geom *q, const float *w, const float *dy, float *dx, float *scratch,
+                           int nthreads);
 
 #endif

@@ -252,11 +252,14 @@ int main(int argc, char **argv)
             report(what, bench_node(EXEC_OP_Conv2D, 2, (tdesc[]){ x, f }, 4, (int64_t[]){ L->s, L->s, L->p, L->p }),
                    j == 2 ? 0.75 : 0.0);
         }
-        snprintf(what, sizeof what, "Conv2DBackpropInput  %s", L->name);
-        report(what,
-               bench_node(EXEC_OP_Conv2DBackpropInput, 2, (tdesc[]){ f, dy }, 8,
-                          (int64_t[]){ L->s, L->s, L->p, L->p, batch, L->c, L->h, L->w }),
-               0.65);
+        for (size_t j = L->s == 1 ? 0 : 2; j < sizeof algos / sizeof algos[0]; j++) { /* direct: stride 1 */
+            exec_conv_algo_set(algos[j].a);
+            snprintf(what, sizeof what, "Conv2DBackpropInput %-6s %s", algos[j].tag, L->name);
+            report(what,
+                   bench_node(EXEC_OP_Conv2DBackpropInput, 2, (tdesc[]){ f, dy }, 8,
+                              (int64_t[]){ L->s, L->s, L->p, L->p, batch, L->c, L->h, L->w }),
+                   j == 2 ? 0.65 : 0.0);
+        }
         snprintf(what, sizeof what, "Conv2DBackpropFilter %s", L->name);
         report(what,
                bench_node(EXEC_OP_Conv2DBackpropFilter, 2, (tdesc[]){ x, dy }, 8,
