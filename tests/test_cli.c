@@ -108,6 +108,31 @@ static void test_bad_input(void **state)
     }
 }
 
+/* FATHOM_CONV_ALGO: the three names work, anything else is a one-line
+ * error naming the variable */
+static void test_conv_algo_env(void **state)
+{
+    (void)state;
+    static const char *const good[] = { "auto", "im2col", "direct" };
+    char *out, *err;
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        setenv("FATHOM_CONV_ALGO", good[i], 1);
+        assert_int_equal(run("version", &out, NULL), 0);
+        free(out);
+    }
+    setenv("FATHOM_CONV_ALGO", "fastest", 1);
+    int rc = run("version", &out, &err);
+    unsetenv("FATHOM_CONV_ALGO");
+    printf("FATHOM_CONV_ALGO=fastest fathom version -> %d: %s", rc, err);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(err, "FATHOM_CONV_ALGO"));
+    assert_non_null(strstr(err, "'fastest'"));
+    assert_int_equal(count_lines(err), 1);
+    assert_string_equal(out, "");
+    free(out);
+    free(err);
+}
+
 static void test_help(void **state)
 {
     (void)state;
@@ -127,6 +152,7 @@ int main(void)
         cmocka_unit_test(test_peak_measures),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_help),
+        cmocka_unit_test(test_conv_algo_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
