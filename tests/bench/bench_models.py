@@ -5,7 +5,11 @@ next to a PyTorch reference of the same architectures (CPU, same batch, same
 thread count), printing the fathom / PyTorch step-time ratio.
 
 usage: bench_models.py FATHOM_BIN [--threads N] [--steps N] [--presets small,full]
-       [--models alexnet,vgg,residual,deepq]
+       [--models alexnet,vgg,residual,deepq] [--rounds R]
+
+Each cell is measured in R rounds (default 3), fathom then PyTorch in each,
+and the medians are printed: on a shared machine whose speed moves, a
+single pair of runs can land on different sides of a slowdown.
 
 The PyTorch side uses Debian's python3-torch (/usr/bin/python3); without it
 the fathom times are printed alone. Step times are means over the steps after
@@ -165,33 +169,46 @@ def main():
     ap.add_argument("--presets", default="small,full")
     ap.add_argument("--models", default="alexnet,vgg,residual,deepq")
     ap.add_argument("--modes", default="train,infer")
+    ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
+    if a.rounds < 1 or a.steps < 1 or a.threads < 1:
+        ap.error("--rounds, --steps and --threads must be at least 1")
     try:
         torch, nn, builders, dqn = torch_models()
         tv = torch.__version__
     except ImportError:
         torch = None
         tv = "not available (apt-get install python3-torch; run with /usr/bin/python3)"
-    print(f"fathom vs PyTorch {tv}: {a.threads} threads, {a.steps} steps (first skipped)")
+    print(f"fathom vs PyTorch {tv}: {a.threads} threads, {a.steps} steps (first skipped), "
+          f"median of {a.rounds} rounds")
     print("fathom ms: the whole step; engine ms: the part inside fathom's graph runs (the step less its data\n"
-          "feeding and, for deepq, the game), which is what the PyTorch step times. ratio = fathom / torch.")
+          "feeding and, for deepq, the game), which is what the PyTorch step times. ratio = fathom / torch\n"
+          "(the median of the rounds' ratios; range: the lowest and highest).")
     print(f"{'model':9} {'preset':6} {'mode':6} {'batch':>5} {'fathom ms':>10} {'engine ms':>10} {'torch ms':>10} "
-          f"{'ratio':>6} {'engine':>6}")
+          f"{'ratio':>6} {'engine':>6}  range")
+    med = lambda v: sorted(v)[len(v) // 2] if len(v) % 2 else 0.5 * (sorted(v)[len(v) // 2 - 1] + sorted(v)[len(v) // 2])
     worst = None
     for preset in a.presets.split(","):
         for model in a.models.split(","):
             for mode in a.modes.split(","):
-                batch, fms, ems = fathom(a.fathom, model, preset, mode, a.steps, a.threads)
+                f, e, t = [], [], []
+                for _ in range(a.rounds):
+                    batch, fms, ems = fathom(a.fathom, model, preset, mode, a.steps, a.threads)
+                    f.append(fms)
+                    e.append(ems)
+                    if torch is not None:
+                        t.append(torch_time(torch, nn, builders, dqn, model, preset, mode, batch, a.steps, a.threads))
                 if torch is None:
-                    print(f"{model:9} {preset:6} {mode:6} {batch:5} {fms:10.1f} {ems:10.1f} {'-':>10} {'-':>6} {'-':>6}",
-                          flush=True)
+                    print(f"{model:9} {preset:6} {mode:6} {batch:5} {med(f):10.1f} {med(e):10.1f} {'-':>10} {'-':>6} "
+                          f"{'-':>6}", flush=True)
                     continue
-                tms = torch_time(torch, nn, builders, dqn, model, preset, mode, batch, a.steps, a.threads)
-                ratio = fms / tms
+                r = [x / y for x, y in zip(f, t)]
+                re_ = [x / y for x, y in zip(e, t)]
+                ratio = med(r)
                 if worst is None or ratio > worst[0]:
                     worst = (ratio, model, preset, mode)
-                print(f"{model:9} {preset:6} {mode:6} {batch:5} {fms:10.1f} {ems:10.1f} {tms:10.1f} {ratio:6.2f} "
-                      f"{ems / tms:6.2f}", flush=True)
+                print(f"{model:9} {preset:6} {mode:6} {batch:5} {med(f):10.1f} {med(e):10.1f} {med(t):10.1f} "
+                      f"{ratio:6.2f} {med(re_):6.2f}  {min(r):.2f}-{max(r):.2f}", flush=True)
     if worst:
         print(f"biggest gap: {worst[1]} {worst[2]} {worst[3]}: fathom/PyTorch = {worst[0]:.2f}")
 
