@@ -146,9 +146,12 @@ static void run_block(const conv_geom *q, const float *xi, const float *wp, int6
     dk_args a = { .x = xi, .off = off, .wp = wp + oc0 * K, .c = q->c, .kh = q->kh, .kw = q->kw, .wd = Wp,
                   .hw = padded_h(q) * Wp, .out = out };
     const dk_fn *fns = dk_table[width / 8 - 1];
+    /* blocks as equal as they can be (49 pixels: 4 x 6 + 5 x 5, not 8 x 6 + 1:
+     * a 1-pixel block does 2 FMAs a filter tap for 3 loads) */
+    const int64_t npx = p_hi - p_lo, nblk = (npx + UR - 1) / UR, base = npx / nblk, extra = npx % nblk;
     int64_t oh = p_lo / q->ow, ow = p_lo % q->ow; /* of pixel p0 */
-    for (int64_t p0 = p_lo; p0 < p_hi; p0 += UR) {
-        int ur = p_hi - p0 < UR ? (int)(p_hi - p0) : UR;
+    for (int64_t bi = 0, p0 = p_lo, ur; bi < nblk; bi++, p0 += ur) {
+        ur = base + (bi < extra);
         for (int j = 0, h = (int)oh, w = (int)ow; j < ur; j++) {
             off[j] = h * q->sh * Wp + w * q->sw;
             if (++w == q->ow)
