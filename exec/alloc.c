@@ -2,8 +2,10 @@
 #include "alloc.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Each block carries its size in a 64-byte header, so frees are accounted
  * exactly and the payload stays 64-byte aligned for the aligned variant. */
@@ -40,6 +42,24 @@ static void account(size_t add, size_t sub)
     }
 }
 
+/* Large blocks (the arenas, kernel scratch) ask for transparent huge pages
+ * on their 2 MiB-aligned interior: where the kernel grants them only on
+ * request (transparent_hugepage=madvise, Debian's default), a step's
+ * tensors otherwise take one TLB entry per 4 KiB. */
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+static void advise_huge(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+    if (n < 2 * HUGE_PAGE)
+        return;
+    uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1), e = ((uintptr_t)p + n) & ~(HUGE_PAGE - 1);
+    if (e > a)
+        (void)madvise((void *)a, e - a, MADV_HUGEPAGE); /* advice: a refusal changes nothing */
+#else
+    (void)p, (void)n;
+#endif
+}
+
 void *exec_malloc_aligned(size_t n)
 {
     if (should_fail() || n > SIZE_MAX - HDR)
@@ -49,6 +69,7 @@ void *exec_malloc_aligned(size_t n)
         return NULL;
     memcpy(p, &n, sizeof n);
     account(n, 0);
+    advise_huge(p, n + HDR);
     return p + HDR;
 }
 
