@@ -83,7 +83,7 @@ int main(int argc, char **argv)
     char terr[512]; /* tracer: a traced run (FATHOM_TRACE=1, set by `fathom record`) */
     if (tracer_hooks_install_from_env(terr, sizeof terr) < 0)
         return cli_error(NULL, "%s", terr);
-    const char *algo = getenv("FATHOM_CONV_ALGO"); /* engine: Conv2D's forward, for A/B runs */
+    const char *algo = getenv("FATHOM_CONV_ALGO"); /* engine: how convolutions run, for A/B runs */
     if (algo && *algo) {
         int a = exec_conv_algo_from_name(algo);
         if (a < 0)

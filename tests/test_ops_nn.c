@@ -166,12 +166,17 @@ static void check_conv(const cv *q)
     }
     exec_conv_algo_set(EXEC_CONV_AUTO);
 
-    tin win[2] = { { 4, { q->n, q->c, q->h, q->w }, x }, { 4, { q->n, q->oc, OH, OW }, dy } };
-    g = run_one("Conv2DBackpropFilter", 2, win, 8, (int64_t[]){ q->sh, q->sw, q->ph, q->pw, q->oc, q->c, q->kh, q->kw },
-                out);
-    snprintf(buf, sizeof buf, "Conv2DBackpropFilter %s", what);
-    compare(buf, exec_dataf(g, out[0]), dw, nf, 1e-5);
-    exec_graph_destroy(g);
+    /* and the filter gradient both ways */
+    for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
+        exec_conv_algo_set(algos[a]);
+        tin win[2] = { { 4, { q->n, q->c, q->h, q->w }, x }, { 4, { q->n, q->oc, OH, OW }, dy } };
+        g = run_one("Conv2DBackpropFilter", 2, win, 8,
+                    (int64_t[]){ q->sh, q->sw, q->ph, q->pw, q->oc, q->c, q->kh, q->kw }, out);
+        snprintf(buf, sizeof buf, "Conv2DBackpropFilter (%s) %s", a ? "direct" : "im2col", what);
+        compare(buf, exec_dataf(g, out[0]), dw, nf, 1e-5);
+        exec_graph_destroy(g);
+    }
+    exec_conv_algo_set(EXEC_CONV_AUTO);
     free(x), free(f), free(dy), free(y), free(dx), free(dw);
 }
 

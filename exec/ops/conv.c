@@ -40,8 +40,9 @@ int exec_conv_algo_from_name(const char *name)
     return -1;
 }
 
-/* Whether this forward convolution (or the one of a stride-1 input
- * gradient: conv_direct_transposed) runs conv_direct.c's kernel. */
+/* Whether this convolution's forward or filter gradient (or, asked with
+ * conv_direct_transposed, a stride-1 input gradient) runs conv_direct.c's
+ * kernels. */
 static bool use_direct(const conv_geom *q, int nthreads)
 {
     int a = atomic_load_explicit(&conv_algo, memory_order_relaxed);
@@ -614,6 +615,13 @@ exec_status op_fwd_Conv2DBackpropFilter(exec_kctx *k, const exec_node *n)
     const conv_geom q = geom_of(xt, dwt, dyt, n);
     const float *X = xt->data, *DY = dyt->data;
     float *DW = dwt->data;
+    if (use_direct(&q, k->nthreads)) {
+        float *s = exec_kscratch(k, (size_t)conv_direct_filter_scratch(&q) * sizeof *s);
+        if (!s)
+            return exec_fail(EXEC_ERR_NOMEM, "Conv2DBackpropFilter: no memory for the transposed gradient");
+        conv_direct_bwd_filter(&q, X, DY, DW, s, k->nthreads);
+        return EXEC_OK;
+    }
     const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads, OK_ = q.oc * K;
     const conv_bufs cb = conv_bufs_of(&q, k->nthreads); /* the scratch layout */
     const bool one = cb.one, pimg = cb.pimg;

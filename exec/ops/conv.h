@@ -1,5 +1,5 @@
 /* conv.h -- what conv.c (Conv2D and its backprops by im2col + GEMM) and
- * conv_direct.c (Conv2D forward by a direct AVX2 kernel) share: the
+ * conv_direct.c (the same by direct AVX2 kernels) share: the
  * geometry of one convolution. Layout: x [N,C,H,W], filter [OC,C,KH,KW],
  * y [N,OC,OH,OW]. Internal to exec/ops. */
 #ifndef FATHOM_EXEC_OPS_CONV_H
@@ -34,5 +34,11 @@ conv_geom conv_direct_transposed(const conv_geom *q);
 /* dx = the input gradient of q (stride 1 only) from dy and q's filter w. */
 void conv_direct_bwd_input(const conv_geom *q, const float *w, const float *dy, float *dx, float *scratch,
                            int nthreads);
+
+/* Scratch floats conv_direct_bwd_filter needs. */
+int64_t conv_direct_filter_scratch(const conv_geom *q);
+/* dw = q's filter gradient from x and dy (any stride and padding). */
+void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy, float *dw, float *scratch,
+                            int nthreads);
 
 #endif

@@ -260,11 +260,14 @@ int main(int argc, char **argv)
                               (int64_t[]){ L->s, L->s, L->p, L->p, batch, L->c, L->h, L->w }),
                    j == 2 ? 0.65 : 0.0);
         }
-        snprintf(what, sizeof what, "Conv2DBackpropFilter %s", L->name);
-        report(what,
-               bench_node(EXEC_OP_Conv2DBackpropFilter, 2, (tdesc[]){ x, dy }, 8,
-                          (int64_t[]){ L->s, L->s, L->p, L->p, L->oc, L->c, L->k, L->k }),
-               0.65);
+        for (size_t j = 0; j < sizeof algos / sizeof algos[0]; j++) {
+            exec_conv_algo_set(algos[j].a);
+            snprintf(what, sizeof what, "Conv2DBackpropFilter %-6s %s", algos[j].tag, L->name);
+            report(what,
+                   bench_node(EXEC_OP_Conv2DBackpropFilter, 2, (tdesc[]){ x, dy }, 8,
+                              (int64_t[]){ L->s, L->s, L->p, L->p, L->oc, L->c, L->k, L->k }),
+                   j == 2 ? 0.65 : 0.0);
+        }
     }
     printf("\n%d target(s) missed\n", g_missed);
     return strict && g_missed ? 1 : 0;
