@@ -300,8 +300,9 @@ void conv_direct_bwd_input(const conv_geom *q, const float *w, const float *dy, 
     direct_run(&t, dy, w, true, dx, scratch, nthreads);
 }
 
-/* Scratch for conv_direct_bwd_filter: dy^T of every image, every padded
- * image, the packed gradient [block][K][16], and the taps' offsets. */
+/* Scratch for conv_direct_bwd_filter (from exec_kscratch: 64-byte aligned):
+ * the taps' offsets, dy^T of every image, every padded image, and the
+ * packed gradient [block][K][16]. */
 int64_t conv_direct_filter_scratch(const conv_geom *q)
 {
     const int64_t nblk = (oc_rounded(q) + OB - 1) / OB;
@@ -324,8 +325,8 @@ void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy,
     const bool whole = q->n * (P * ocr + ximg) * (int64_t)sizeof(float) <= CHUNK_BYTES;
     int64_t rows = (CHUNK_BYTES - q->c * Wp * q->kh * (int64_t)sizeof(float)) / row_bytes;
     rows = whole ? q->oh : rows < 1 ? 1 : rows;
-    float *gT = scratch, *xp = gT + q->n * P * ocr, *acc = xp + q->n * pad_floats(q);
-    int64_t *toff = (int64_t *)(acc + nblk * K * OB); /* tap k's offset from a window's corner */
+    int64_t *toff = (int64_t *)scratch; /* tap k's offset from a window's corner (first: aligned) */
+    float *gT = scratch + 2 * K, *xp = gT + q->n * P * ocr, *acc = xp + q->n * pad_floats(q);
 #pragma omp parallel num_threads(nthreads) if (nthreads > 1)
     {
         /* dy^T [n][p][ocr] (zero past OC), the padded images, acc = 0 */
