@@ -40,9 +40,58 @@
 
 bool conv_direct_supported(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 
-/* One block's arguments: the (padded) image, the pixels' offsets into it,
- * the packed filter block, the filter's sizes, the image's row and plane
- * strides, and where the [UR][OB] sums go. */
+/* The register block both kernels share: nb vectors of 8 channels x ut
+ * positions (pixels for the forward, taps for the filter gradient), sums in
+ * s0 (channels 0-7) and s1 (8-15). */
+typedef struct rblock {
+    __m256 s0[UR], s1[UR];
+} rblock;
+
+#define KERNEL_INLINE AVX2_FN static inline __attribute__((always_inline))
+
+/* the sums from acc ([ut][16]), or zero when acc is NULL */
+KERNEL_INLINE void rb_load(rblock *b, const float *acc, const int nb, const int ut)
+{
+#pragma GCC unroll 6
+    for (int j = 0; j < UR; j++) {
+        b->s0[j] = acc && j < ut ? _mm256_loadu_ps(acc + j * OB) : _mm256_setzero_ps();
+        b->s1[j] = acc && j < ut && nb == 2 ? _mm256_loadu_ps(acc + j * OB + 8) : _mm256_setzero_ps();
+    }
+}
+
+KERNEL_INLINE void rb_store(const rblock *b, float *acc, const int nb, const int ut)
+{
+#pragma GCC unroll 6
+    for (int j = 0; j < UR; j++)
+        if (j < ut) {
+            _mm256_storeu_ps(acc + j * OB, b->s0[j]);
+            if (nb == 2)
+                _mm256_storeu_ps(acc + j * OB + 8, b->s1[j]);
+        }
+}
+
+/* n steps of: the channel vectors at v times the ut floats at r + o[j];
+ * v moves vstride floats a step, r rstride. */
+KERNEL_INLINE void rb_run(rblock *b, const float *restrict v, int64_t vstride, const float *restrict r, int64_t rstride,
+                          const int64_t *o, int64_t n, const int nb, const int ut)
+{
+    for (int64_t i = 0; i < n; i++, v += vstride, r += rstride) {
+        __m256 w0 = _mm256_loadu_ps(v), w1 = nb == 2 ? _mm256_loadu_ps(v + 8) : w0;
+#pragma GCC unroll 6
+        for (int j = 0; j < UR; j++)
+            if (j < ut) {
+                __m256 x = _mm256_broadcast_ss(r + o[j]);
+                b->s0[j] = _mm256_fmadd_ps(w0, x, b->s0[j]);
+                if (nb == 2)
+                    b->s1[j] = _mm256_fmadd_ps(w1, x, b->s1[j]);
+            }
+    }
+}
+
+/* The forward's block: 16 output channels x 6 output pixels. Its arguments:
+ * the (padded) image, the pixels' offsets into it, the packed filter block,
+ * the filter's sizes, the image's row and plane strides, and where the
+ * [UR][OB] sums go. */
 typedef struct dk_args {
     const float *x;
     const int64_t *off;
@@ -51,38 +100,19 @@ typedef struct dk_args {
     float *out;
 } dk_args;
 
-AVX2_FN static inline __attribute__((always_inline)) void dk_body(const dk_args *a, const int nb, const int ur)
+KERNEL_INLINE void dk_body(const dk_args *a, const int nb, const int ur)
 {
-    __m256 s0[UR], s1[UR];
+    rblock b;
     int64_t o[UR];
 #pragma GCC unroll 6
-    for (int j = 0; j < UR; j++) {
-        s0[j] = s1[j] = _mm256_setzero_ps();
-        o[j] = j < ur ? a->off[j] : 0;
-    }
-    const float *restrict wp = a->wp;
-    for (int64_t c = 0; c < a->c; c++)
-        for (int64_t kh = 0; kh < a->kh; kh++) {
-            const float *restrict r = a->x + c * a->hw + kh * a->wd;
-            for (int64_t kw = 0; kw < a->kw; kw++, r++, wp += 8 * nb) {
-                __m256 w0 = _mm256_loadu_ps(wp), w1 = nb == 2 ? _mm256_loadu_ps(wp + 8) : w0;
-#pragma GCC unroll 6
-                for (int j = 0; j < UR; j++)
-                    if (j < ur) {
-                        __m256 v = _mm256_broadcast_ss(r + o[j]);
-                        s0[j] = _mm256_fmadd_ps(w0, v, s0[j]);
-                        if (nb == 2)
-                            s1[j] = _mm256_fmadd_ps(w1, v, s1[j]);
-                    }
-            }
-        }
-#pragma GCC unroll 6
     for (int j = 0; j < UR; j++)
-        if (j < ur) {
-            _mm256_storeu_ps(a->out + j * OB, s0[j]);
-            if (nb == 2)
-                _mm256_storeu_ps(a->out + j * OB + 8, s1[j]);
-        }
+        o[j] = j < ur ? a->off[j] : 0;
+    rb_load(&b, NULL, nb, ur);
+    const float *wp = a->wp;
+    for (int64_t c = 0; c < a->c; c++)
+        for (int64_t kh = 0; kh < a->kh; kh++, wp += 8 * nb * a->kw)
+            rb_run(&b, wp, 8 * nb, a->x + c * a->hw + kh * a->wd, 1, o, a->kw, nb, ur);
+    rb_store(&b, a->out, nb, ur);
 }
 
 /* one function per (vectors, pixels): the loops above unrolled into
@@ -113,40 +143,20 @@ typedef struct fk_args {
     float *acc;
 } fk_args;
 
-AVX2_FN static inline __attribute__((always_inline)) void fk_body(const fk_args *a, const int nb, const int ut)
+KERNEL_INLINE void fk_body(const fk_args *a, const int nb, const int ut)
 {
-    __m256 s0[UR], s1[UR];
+    rblock b;
     int64_t o[UR];
 #pragma GCC unroll 6
-    for (int j = 0; j < UR; j++) {
-        s0[j] = j < ut ? _mm256_loadu_ps(a->acc + j * OB) : _mm256_setzero_ps();
-        s1[j] = j < ut && nb == 2 ? _mm256_loadu_ps(a->acc + j * OB + 8) : _mm256_setzero_ps();
-        o[j] = j < ut ? a->off[j] : 0;
-    }
-    for (int64_t i = 0; i < a->nimg; i++) {
-        const float *restrict g = a->g + i * a->gimg + a->oh0 * a->ow * a->gstride;
-        for (int64_t oh = a->oh0; oh < a->oh1; oh++) {
-            const float *restrict r = a->x + i * a->ximg + oh * a->sh * a->wd;
-            for (int64_t ow = 0; ow < a->ow; ow++, r += a->sw, g += a->gstride) {
-                __m256 g0 = _mm256_loadu_ps(g), g1 = nb == 2 ? _mm256_loadu_ps(g + 8) : g0;
-#pragma GCC unroll 6
-                for (int j = 0; j < UR; j++)
-                    if (j < ut) {
-                        __m256 v = _mm256_broadcast_ss(r + o[j]);
-                        s0[j] = _mm256_fmadd_ps(g0, v, s0[j]);
-                        if (nb == 2)
-                            s1[j] = _mm256_fmadd_ps(g1, v, s1[j]);
-                    }
-            }
-        }
-    }
-#pragma GCC unroll 6
     for (int j = 0; j < UR; j++)
-        if (j < ut) {
-            _mm256_storeu_ps(a->acc + j * OB, s0[j]);
-            if (nb == 2)
-                _mm256_storeu_ps(a->acc + j * OB + 8, s1[j]);
-        }
+        o[j] = j < ut ? a->off[j] : 0;
+    rb_load(&b, a->acc, nb, ut);
+    for (int64_t i = 0; i < a->nimg; i++) {
+        const float *g = a->g + i * a->gimg + a->oh0 * a->ow * a->gstride;
+        for (int64_t oh = a->oh0; oh < a->oh1; oh++, g += a->ow * a->gstride)
+            rb_run(&b, g, a->gstride, a->x + i * a->ximg + oh * a->sh * a->wd, a->sw, o, a->ow, nb, ut);
+    }
+    rb_store(&b, a->acc, nb, ut);
 }
 
 #define FK(NB, U) AVX2_FN static void fk_##NB##_##U(const fk_args *a) { fk_body(a, NB, U); }
