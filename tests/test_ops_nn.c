@@ -137,45 +137,38 @@ static void check_conv(const cv *q)
     ref_conv(q, x, f, y);
     ref_conv_back(q, x, f, dy, dx, dw);
 
-    uint32_t out[1];
-    char buf[200];
-    exec_graph *g;
-    /* the forward both ways: im2col + GEMM and the direct kernel (which
-     * runs im2col where the machine lacks AVX2) */
+    /* the three ops, each both ways: im2col + GEMM and the direct kernels
+     * (which run im2col where the machine lacks AVX2, and for a strided
+     * input gradient) */
+    const struct {
+        const char *op;
+        tin in[2];
+        int64_t attrs[8], out[4];
+        const double *ref;
+        int64_t n;
+    } ops[] = {
+        { "Conv2D", { { 4, { q->n, q->c, q->h, q->w }, x }, { 4, { q->oc, q->c, q->kh, q->kw }, f } },
+          { q->sh, q->sw, q->ph, q->pw }, { q->n, q->oc, OH, OW }, y, ny },
+        { "Conv2DBackpropInput", { { 4, { q->oc, q->c, q->kh, q->kw }, f }, { 4, { q->n, q->oc, OH, OW }, dy } },
+          { q->sh, q->sw, q->ph, q->pw, q->n, q->c, q->h, q->w }, { q->n, q->c, q->h, q->w }, dx, nx },
+        { "Conv2DBackpropFilter", { { 4, { q->n, q->c, q->h, q->w }, x }, { 4, { q->n, q->oc, OH, OW }, dy } },
+          { q->sh, q->sw, q->ph, q->pw, q->oc, q->c, q->kh, q->kw }, { q->oc, q->c, q->kh, q->kw }, dw, nf },
+    };
     static const exec_conv_algo algos[] = { EXEC_CONV_IM2COL, EXEC_CONV_DIRECT };
-    for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
-        exec_conv_algo_set(algos[a]);
-        tin fin[2] = { { 4, { q->n, q->c, q->h, q->w }, x }, { 4, { q->oc, q->c, q->kh, q->kw }, f } };
-        g = run_one("Conv2D", 2, fin, 4, (int64_t[]){ q->sh, q->sw, q->ph, q->pw }, out);
-        exec_tensor *yt = exec_tensor_get(g, out[0]);
-        assert_int_equal(yt->shape[2], OH);
-        assert_int_equal(yt->shape[3], OW);
-        snprintf(buf, sizeof buf, "Conv2D (%s) %s", a ? "direct" : "im2col", what);
-        compare(buf, yt->data, y, ny, 1e-5);
-        exec_graph_destroy(g);
-    }
-    /* the input gradient both ways too (direct: stride 1 only) */
-    for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
-        exec_conv_algo_set(algos[a]);
-        tin bin[2] = { { 4, { q->oc, q->c, q->kh, q->kw }, f }, { 4, { q->n, q->oc, OH, OW }, dy } };
-        g = run_one("Conv2DBackpropInput", 2, bin, 8,
-                    (int64_t[]){ q->sh, q->sw, q->ph, q->pw, q->n, q->c, q->h, q->w }, out);
-        snprintf(buf, sizeof buf, "Conv2DBackpropInput (%s) %s", a ? "direct" : "im2col", what);
-        compare(buf, exec_dataf(g, out[0]), dx, nx, 1e-5);
-        exec_graph_destroy(g);
-    }
-    exec_conv_algo_set(EXEC_CONV_AUTO);
-
-    /* and the filter gradient both ways */
-    for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
-        exec_conv_algo_set(algos[a]);
-        tin win[2] = { { 4, { q->n, q->c, q->h, q->w }, x }, { 4, { q->n, q->oc, OH, OW }, dy } };
-        g = run_one("Conv2DBackpropFilter", 2, win, 8,
-                    (int64_t[]){ q->sh, q->sw, q->ph, q->pw, q->oc, q->c, q->kh, q->kw }, out);
-        snprintf(buf, sizeof buf, "Conv2DBackpropFilter (%s) %s", a ? "direct" : "im2col", what);
-        compare(buf, exec_dataf(g, out[0]), dw, nf, 1e-5);
-        exec_graph_destroy(g);
-    }
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
+            exec_conv_algo_set(algos[a]);
+            uint32_t out[1];
+            exec_graph *g = run_one(ops[o].op, 2, ops[o].in, o ? 8 : 4, ops[o].attrs, out);
+            exec_tensor *t = exec_tensor_get(g, out[0]);
+            assert_int_equal(t->ndim, 4);
+            for (int d = 0; d < 4; d++)
+                assert_int_equal(t->shape[d], ops[o].out[d]);
+            char buf[200];
+            snprintf(buf, sizeof buf, "%s (%s) %s", ops[o].op, a ? "direct" : "im2col", what);
+            compare(buf, t->data, ops[o].ref, ops[o].n, 1e-5);
+            exec_graph_destroy(g);
+        }
     exec_conv_algo_set(EXEC_CONV_AUTO);
     free(x), free(f), free(dy), free(y), free(dx), free(dw);
 }
