@@ -14,8 +14,9 @@
  *   FMAs; then the 16 x 6 sums are written out per channel.
  *
  * Padding is done by copying the image into a zero-bordered buffer, so the
- * kernel never tests bounds. Threads take (image, channel block) items in
- * image-major order, each with its own padded copy.
+ * kernel never tests bounds. Threads take (image, chunk of output pixels,
+ * channel block) items in that order, each thread with its own padded copy,
+ * so a thread's channel blocks reuse a chunk of the image in cache.
  *
  * The same register blocking serves the two gradients: a stride-1 input
  * gradient is a forward convolution of dy (conv_direct_bwd_input), and the
