@@ -1,4 +1,5 @@
-/* conv.c -- Conv2D and its two backprops, by im2col + GEMM on OpenBLAS.
+/* conv.c -- Conv2D and its two backprops, by im2col + GEMM on OpenBLAS (or
+ * by conv_direct.c's kernels where they are faster).
  *
  * Layout: x [N,C,H,W], filter [OC,C,KH,KW], y [N,OC,OH,OW] with
  * OH = (H + 2*pad_h - KH) / stride_h + 1 (symmetric zero padding). Per image
@@ -15,7 +16,11 @@
  * thread inside a parallel region), which avoids a fork/join per GEMM and
  * parallelizes im2col for free. With fewer images (batch 1), images run one
  * after another, im2col/col2im split over channels, sgemm threaded.
- * Every buffer comes from the kernel's scratch (exec_kscratch): no mallocs. */
+ * Every buffer comes from the kernel's scratch (exec_kscratch): no mallocs.
+ *
+ * Each op first asks use_direct() whether conv_direct.c's kernels, which
+ * write no col, are the faster way for its shape (exec_conv_algo_set and
+ * FATHOM_CONV_ALGO can force either); what follows here is the im2col way. */
 #include "conv.h"
 
 #include <cblas.h>
