@@ -482,7 +482,7 @@ static void tens_remove(state *s, tensor *e)
         if (!s->tens[j].used)
             break;
         size_t k = mix64(s->tens[j].id) & mask;
-        if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+        if (tracer_probe_shifts(i, j, k)) {
             s->tens[i] = s->tens[j];
             s->tens[j].used = 0;
             i = j;

@@ -22,6 +22,13 @@ int analyze_format_parse(const char *s)
 
 static double share(uint64_t part, uint64_t whole) { return whole ? (double)part / (double)whole : 0.0; }
 
+/* a text column of width w widened to fit name */
+static int name_width(int w, const char *name)
+{
+    size_t n = strlen(name);
+    return n > (size_t)w ? (int)n : w;
+}
+
 static int json_out(FILE *f, json_t *root)
 {
     if (!root)
@@ -228,8 +235,7 @@ static void breakdown_text_trace(FILE *f, const analyze_profile *p, size_t top, 
     fputc('\n', f);
     int nw = 30; /* the op name column fits the longest name */
     for (size_t i = 0; i < p->nops; i++)
-        if ((int)strlen(p->ops[i].name) > nw)
-            nw = (int)strlen(p->ops[i].name);
+        nw = name_width(nw, p->ops[i].name);
     fprintf(f, "\n%-*s %-13s %8s %11s %7s %7s %10s %10s %10s\n", nw, "op type", "class", "count", "total ms",
             "share", "cum", "mean us", "min us", "max us");
     double cum = 0;
@@ -1154,8 +1160,7 @@ static int diff_text(FILE *f, const analyze_diff *d, size_t top)
 
     int nw = 30; /* the op name column fits the longest name */
     for (size_t i = 0; i < d->nops; i++)
-        if ((int)strlen(d->ops[i].name) > nw)
-            nw = (int)strlen(d->ops[i].name);
+        nw = name_width(nw, d->ops[i].name);
     fprintf(f, "\n%-*s %-13s %10s %10s %7s %10s %8s %8s %9s %9s\n", nw, "op type", "class", "A ms/step", "B ms/step",
             "B/A", "delta ms", "A share", "B share", "A n/step", "B n/step");
     size_t shown = top && top < d->nops ? top : d->nops;
@@ -1628,10 +1633,9 @@ static int scaling_text(FILE *f, const analyze_scaling *s, size_t top)
     text_limit(f, 0, t->limit_speedup);
     fputc('\n', f);
 
-    int nw = 30;
+    int nw = 30; /* the op name column fits the longest name */
     for (size_t i = 0; i < s->nops; i++)
-        if ((int)strlen(s->ops[i].name) > nw)
-            nw = (int)strlen(s->ops[i].name);
+        nw = name_width(nw, s->ops[i].name);
     scaling_text_head(f, s, nw, "op type", 13);
     size_t shown = top && top < s->nops ? top : s->nops;
     for (size_t i = 0; i < shown; i++)

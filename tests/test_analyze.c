@@ -569,6 +569,18 @@ static char *diff_output(const analyze_diff *d, analyze_format fmt, size_t top)
     return buf;
 }
 
+/* The text report's row that starts with `start` ("\nName "), cut at its
+ * end of line (buf is modified). */
+static char *text_row(char *buf, const char *start)
+{
+    char *line = strstr(buf, start);
+    assert_non_null(line);
+    char *eol = strchr(line + 1, '\n');
+    assert_non_null(eol);
+    *eol = '\0';
+    return line;
+}
+
 #define NEAR(x, y) assert_true(fabs((double)(x) - (double)(y)) < 1e-9 * (1 + fabs((double)(y))))
 
 /* Per step, A: MatMul 1000 + 2000 (twice), Relu 100, Conv2D 500, ApplyAdam 400 (op time 4000);
@@ -737,12 +749,7 @@ static void test_diff(void **state)
     assert_non_null(strstr(buf, "2 steps kept"));
     assert_non_null(strstr(buf, "(3 more op types)"));
     assert_null(strstr(buf, "\nRelu "));
-    char *line = strstr(buf, "\nConv2D ");
-    assert_non_null(line);
-    char *eol = strchr(line + 1, '\n');
-    assert_non_null(eol);
-    *eol = '\0';
-    assert_non_null(strstr(line, " - "));
+    assert_non_null(strstr(text_row(buf, "\nConv2D "), " - "));
     free(buf);
     /* CSV: a header, two step rows, then op types and classes */
     buf = diff_output(d, ANALYZE_CSV, 0);
@@ -1016,20 +1023,12 @@ static void test_scaling(void **state)
     assert_non_null(strstr(buf, "(2 more op types)"));
     assert_non_null(strstr(buf, "serial fraction 0.261"));
     assert_null(strstr(buf, "\nRelu "));
-    char *line = strstr(buf, "\nMatMul ");
-    assert_non_null(line);
-    char *eol = strchr(line + 1, '\n');
-    assert_non_null(eol);
-    *eol = '\0';
+    char *line = text_row(buf, "\nMatMul ");
     assert_non_null(strstr(line, " 0.1000 "));
     assert_non_null(strstr(line, " 3.077    0.100   10.000"));
     free(buf);
     buf = scaling_output(sc, ANALYZE_TEXT, 0);
-    line = strstr(buf, "\nConv2D ");
-    assert_non_null(line);
-    eol = strchr(line + 1, '\n');
-    *eol = '\0';
-    assert_non_null(strstr(line, " 4.000    0.000      inf"));
+    assert_non_null(strstr(text_row(buf, "\nConv2D "), " 4.000    0.000      inf"));
     free(buf);
     /* CSV: a header, then a row per (item, thread count) */
     buf = scaling_output(sc, ANALYZE_CSV, 0);

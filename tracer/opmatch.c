@@ -82,8 +82,7 @@ int tracer_opmatch_end(tracer_opmatch *m, uint64_t vtid, uint64_t seq, tracer_op
         return 0;
     if (out)
         *out = s->e;
-    /* backward-shift deletion: move later entries of the probe run into the
-     * hole unless their home slot lies cyclically in (hole, j] */
+    /* backward-shift deletion: later entries of the probe run fill the hole */
     size_t mask = m->cap - 1, i = (size_t)(s - m->slots), j = i;
     m->slots[i].used = 0;
     for (;;) {
@@ -91,7 +90,7 @@ int tracer_opmatch_end(tracer_opmatch *m, uint64_t vtid, uint64_t seq, tracer_op
         if (!m->slots[j].used)
             break;
         size_t k = hash(m->slots[j].e.vtid, m->slots[j].e.seq) & mask;
-        if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
+        if (tracer_probe_shifts(i, j, k)) {
             m->slots[i] = m->slots[j];
             m->slots[j].used = 0;
             i = j;

@@ -48,4 +48,13 @@ static inline size_t tracer_opmatch_pending(const tracer_opmatch *m) { return m-
 /* Frees the map; it is empty (and reusable) afterwards. */
 void tracer_opmatch_clear(tracer_opmatch *m);
 
+/* Backward-shift deletion in a linear-probing table (this map's, and
+ * analyze/profile.c's tensor map): after a hole at slot i, the entry at
+ * slot j, whose home slot is k, moves into the hole unless k lies
+ * cyclically in (i, j]. */
+static inline int tracer_probe_shifts(size_t i, size_t j, size_t k)
+{
+    return (j > i && (k <= i || k > j)) || (j < i && k <= i && k > j);
+}
+
 #endif

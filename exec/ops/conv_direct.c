@@ -50,6 +50,15 @@ typedef struct rblock {
 
 #define KERNEL_INLINE AVX2_FN static inline __attribute__((always_inline))
 
+/* the block's ut broadcast offsets, copied where the compiler keeps them in
+ * registers */
+KERNEL_INLINE void rb_offsets(int64_t o[UR], const int64_t *off, const int ut)
+{
+#pragma GCC unroll 6
+    for (int j = 0; j < UR; j++)
+        o[j] = j < ut ? off[j] : 0;
+}
+
 /* the sums from acc ([ut][16]), or zero when acc is NULL */
 KERNEL_INLINE void rb_load(rblock *b, const float *acc, const int nb, const int ut)
 {
@@ -105,9 +114,7 @@ KERNEL_INLINE void dk_body(const dk_args *a, const int nb, const int ur)
 {
     rblock b;
     int64_t o[UR];
-#pragma GCC unroll 6
-    for (int j = 0; j < UR; j++)
-        o[j] = j < ur ? a->off[j] : 0;
+    rb_offsets(o, a->off, ur);
     rb_load(&b, NULL, nb, ur);
     const float *wp = a->wp;
     for (int64_t c = 0; c < a->c; c++)
@@ -148,9 +155,7 @@ KERNEL_INLINE void fk_body(const fk_args *a, const int nb, const int ut)
 {
     rblock b;
     int64_t o[UR];
-#pragma GCC unroll 6
-    for (int j = 0; j < UR; j++)
-        o[j] = j < ut ? a->off[j] : 0;
+    rb_offsets(o, a->off, ut);
     rb_load(&b, a->acc, nb, ut);
     for (int64_t i = 0; i < a->nimg; i++) {
         const float *g = a->g + i * a->gimg + a->oh0 * a->ow * a->gstride;
