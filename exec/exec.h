@@ -221,12 +221,12 @@ const char *exec_cpu_model(void);
 /* ---- convolution algorithm (ops/conv.c) --------------------------------- */
 /* How Conv2D, Conv2DBackpropFilter and a stride-1 Conv2DBackpropInput run:
  * AUTO (the default) takes the direct AVX2 kernels (ops/conv_direct.c) for
- * the shapes where they measured faster and im2col + GEMM for the rest; IM2COL and DIRECT force one (DIRECT runs
- * im2col on a machine without AVX2 and FMA). For tests and A/B runs; the
- * driver reads FATHOM_CONV_ALGO=auto|im2col|direct. */
+ * the shapes where they measured faster and im2col + GEMM for the rest;
+ * IM2COL and DIRECT force one (DIRECT runs im2col on a machine without AVX2
+ * and FMA). For tests and A/B runs; the driver reads
+ * FATHOM_CONV_ALGO=auto|im2col|direct. */
 typedef enum exec_conv_algo { EXEC_CONV_AUTO, EXEC_CONV_IM2COL, EXEC_CONV_DIRECT } exec_conv_algo;
 void exec_conv_algo_set(exec_conv_algo a);
-exec_conv_algo exec_conv_algo_get(void);
 /* "auto", "im2col", "direct" -> the algorithm; -1 for anything else. */
 int exec_conv_algo_from_name(const char *name);
 

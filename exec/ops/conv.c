@@ -34,7 +34,6 @@ static bool conv_is_1x1(const conv_geom *q)
 
 static _Atomic int conv_algo = EXEC_CONV_AUTO;
 void exec_conv_algo_set(exec_conv_algo a) { atomic_store(&conv_algo, (int)a); }
-exec_conv_algo exec_conv_algo_get(void) { return (exec_conv_algo)atomic_load(&conv_algo); }
 
 static const char *const conv_algo_names[] = { "auto", "im2col", "direct" };
 int exec_conv_algo_from_name(const char *name)

@@ -2,9 +2,11 @@
  *
  * In one run: raw cblas_sgemm at a large square shape (the peak), then the
  * engine's MatMul (a one-node graph run repeatedly) at large shapes, then
- * Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter at AlexNet, VGG-19
- * and ResNet-50 layer shapes. Prints GFLOP/s and the ratio to the peak,
- * against the targets (MatMul >= 0.90, Conv2D >= 0.75, backprops >= 0.65).
+ * Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter at AlexNet, VGG-19,
+ * ResNet-50 and DQN layer shapes, each as im2col + GEMM, as the direct
+ * kernels and as `auto` picks. Prints GFLOP/s and the ratio to the peak,
+ * against the targets (MatMul >= 0.90, Conv2D >= 0.75, backprops >= 0.65;
+ * for the convolutions, on the `auto` lines).
  * Each kernel is timed interleaved with the peak sgemm (see time_interleaved).
  * A benchmark, not a test: ctest label "bench" (ctest -L bench); --strict
  * makes a missed target the exit status.
@@ -14,6 +16,7 @@
  * --only keeps the measurements whose name contains TEXT (the peak is always
  * measured). */
 #include <cblas.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,32 +245,33 @@ int main(int argc, char **argv)
         int64_t oh = (L->h + 2 * L->p - L->k) / L->s + 1, ow = (L->w + 2 * L->p - L->k) / L->s + 1;
         tdesc x = { 4, { batch, L->c, L->h, L->w } }, f = { 4, { L->oc, L->c, L->k, L->k } };
         tdesc dy = { 4, { batch, L->oc, oh, ow } };
-        char what[128];
-        /* the forward both ways (ops/conv_direct.c), then as AUTO picks */
+        /* each op im2col, direct (ops/conv_direct.c; the input gradient
+         * only at stride 1), then as AUTO picks, which has the target */
+        const struct {
+            exec_op op;
+            tdesc in[2];
+            int64_t attrs[8];
+            int nattrs;
+            bool any_stride;
+            double target;
+        } ops[] = {
+            { EXEC_OP_Conv2D, { x, f }, { L->s, L->s, L->p, L->p }, 4, true, 0.75 },
+            { EXEC_OP_Conv2DBackpropInput, { f, dy }, { L->s, L->s, L->p, L->p, batch, L->c, L->h, L->w }, 8, false,
+              0.65 },
+            { EXEC_OP_Conv2DBackpropFilter, { x, dy }, { L->s, L->s, L->p, L->p, L->oc, L->c, L->k, L->k }, 8, true,
+              0.65 },
+        };
         static const struct { exec_conv_algo a; const char *tag; } algos[] = {
             { EXEC_CONV_IM2COL, "im2col" }, { EXEC_CONV_DIRECT, "direct" }, { EXEC_CONV_AUTO, "auto" } };
-        for (size_t j = 0; j < sizeof algos / sizeof algos[0]; j++) {
-            exec_conv_algo_set(algos[j].a);
-            snprintf(what, sizeof what, "Conv2D %-6s        %s", algos[j].tag, L->name);
-            report(what, bench_node(EXEC_OP_Conv2D, 2, (tdesc[]){ x, f }, 4, (int64_t[]){ L->s, L->s, L->p, L->p }),
-                   j == 2 ? 0.75 : 0.0);
-        }
-        for (size_t j = L->s == 1 ? 0 : 2; j < sizeof algos / sizeof algos[0]; j++) { /* direct: stride 1 */
-            exec_conv_algo_set(algos[j].a);
-            snprintf(what, sizeof what, "Conv2DBackpropInput %-6s %s", algos[j].tag, L->name);
-            report(what,
-                   bench_node(EXEC_OP_Conv2DBackpropInput, 2, (tdesc[]){ f, dy }, 8,
-                              (int64_t[]){ L->s, L->s, L->p, L->p, batch, L->c, L->h, L->w }),
-                   j == 2 ? 0.65 : 0.0);
-        }
-        for (size_t j = 0; j < sizeof algos / sizeof algos[0]; j++) {
-            exec_conv_algo_set(algos[j].a);
-            snprintf(what, sizeof what, "Conv2DBackpropFilter %-6s %s", algos[j].tag, L->name);
-            report(what,
-                   bench_node(EXEC_OP_Conv2DBackpropFilter, 2, (tdesc[]){ x, dy }, 8,
-                              (int64_t[]){ L->s, L->s, L->p, L->p, L->oc, L->c, L->k, L->k }),
-                   j == 2 ? 0.65 : 0.0);
-        }
+        const size_t nalgo = sizeof algos / sizeof algos[0];
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+            for (size_t j = ops[o].any_stride || L->s == 1 ? 0 : nalgo - 1; j < nalgo; j++) {
+                char what[128];
+                exec_conv_algo_set(algos[j].a);
+                snprintf(what, sizeof what, "%-20s %-6s %s", exec_op_name(ops[o].op), algos[j].tag, L->name);
+                report(what, bench_node(ops[o].op, 2, ops[o].in, ops[o].nattrs, ops[o].attrs),
+                       j == nalgo - 1 ? ops[o].target : 0.0);
+            }
     }
     printf("\n%d target(s) missed\n", g_missed);
     return strict && g_missed ? 1 : 0;
