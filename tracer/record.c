@@ -314,7 +314,8 @@ static int session_setup(session *s, const char *path, const char *relay, const 
         { LTTNG_EVENT_CONTEXT_VTID, "vtid" },
         { LTTNG_EVENT_CONTEXT_PROCNAME, "procname" },
     };
-    for (size_t i = 0; i < sizeof ctxs / sizeof ctxs[0]; i++) {
+    size_t nctx = o->no_contexts ? 0 : sizeof ctxs / sizeof ctxs[0];
+    for (size_t i = 0; i < nctx; i++) {
         struct lttng_event_context c;
         memset(&c, 0, sizeof c);
         c.ctx = ctxs[i].t;

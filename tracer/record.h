@@ -39,6 +39,9 @@ typedef struct tracer_record_opts {
     size_t num_subbuf;              /* 0: default (8) */
     int discard;                    /* tests only: a channel that discards when full instead of
                                        blocking, to show that the loss check catches losses */
+    int no_contexts;                /* benchmarks only: no vpid/vtid/procname contexts, to
+                                       measure lttng-ust's own per-event floor (the trace then
+                                       fails the check: its ops carry no thread) */
 } tracer_record_opts;
 
 typedef struct tracer_record_result {
