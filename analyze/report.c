@@ -1,6 +1,8 @@
 /* report.c -- breakdown, compare, similarity, diff and scaling, in text, CSV and JSON. */
 #include "analyze/report.h"
 
+#include "analyze/out.h"
+
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -21,48 +23,6 @@ int analyze_format_parse(const char *s)
 }
 
 static double share(uint64_t part, uint64_t whole) { return whole ? (double)part / (double)whole : 0.0; }
-
-/* a text column of width w widened to fit name */
-static int name_width(int w, const char *name)
-{
-    size_t n = strlen(name);
-    return n > (size_t)w ? (int)n : w;
-}
-
-static int json_out(FILE *f, json_t *root)
-{
-    if (!root)
-        return -1;
-    int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
-    json_decref(root);
-    if (rc == 0 && fputc('\n', f) == EOF)
-        rc = -1;
-    return rc;
-}
-
-/* CSV field: quoted when it holds a comma, quote or newline. */
-static void csv_str(FILE *f, const char *s)
-{
-    if (!s)
-        s = "";
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-static const char *label_of(const analyze_profile *p, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s/%s", analyze_profile_model(p), analyze_profile_mode(p));
-    return buf;
-}
 
 size_t analyze_ops_for_share(const analyze_profile *p, double target)
 {
@@ -143,15 +103,15 @@ static json_t *breakdown_json_trace(const analyze_profile *p)
 static void csv_row(FILE *f, const analyze_profile *p, const char *level, const char *name, const char *cls,
                     const analyze_stat *s, uint64_t total)
 {
-    csv_str(f, p->source);
+    analyze_out_csv_str(f, p->source);
     fputc(',', f);
-    csv_str(f, analyze_profile_model(p));
+    analyze_out_csv_str(f, analyze_profile_model(p));
     fputc(',', f);
-    csv_str(f, analyze_profile_mode(p));
+    analyze_out_csv_str(f, analyze_profile_mode(p));
     fprintf(f, ",%s,", level);
-    csv_str(f, name);
+    analyze_out_csv_str(f, name);
     fputc(',', f);
-    csv_str(f, cls);
+    analyze_out_csv_str(f, cls);
     fprintf(f, ",%llu,%llu,%.9f,%.1f,%llu,%llu,%llu,%llu\n", (unsigned long long)s->count,
             (unsigned long long)s->ns, share(s->ns, total), analyze_stat_mean(s),
             (unsigned long long)(s->count ? s->min_ns : 0), (unsigned long long)s->max_ns,
@@ -189,19 +149,6 @@ static int breakdown_csv(FILE *f, analyze_profile *const *pp, size_t n)
     return 0;
 }
 
-static const char *human_bytes(uint64_t b, char *buf, size_t len)
-{
-    if (b >= (1ull << 30))
-        snprintf(buf, len, "%.2f GiB", (double)b / (double)(1ull << 30));
-    else if (b >= (1ull << 20))
-        snprintf(buf, len, "%.2f MiB", (double)b / (double)(1ull << 20));
-    else if (b >= 1024)
-        snprintf(buf, len, "%.2f KiB", (double)b / 1024.0);
-    else
-        snprintf(buf, len, "%llu B", (unsigned long long)b);
-    return buf;
-}
-
 static void breakdown_text_trace(FILE *f, const analyze_profile *p, size_t top, size_t *ord, analyze_stat *cs,
                                  size_t *cord)
 {
@@ -235,7 +182,7 @@ static void breakdown_text_trace(FILE *f, const analyze_profile *p, size_t top, 
     fputc('\n', f);
     int nw = 30; /* the op name column fits the longest name */
     for (size_t i = 0; i < p->nops; i++)
-        nw = name_width(nw, p->ops[i].name);
+        nw = analyze_out_width(nw, p->ops[i].name);
     fprintf(f, "\n%-*s %-13s %8s %11s %7s %7s %10s %10s %10s\n", nw, "op type", "class", "count", "total ms",
             "share", "cum", "mean us", "min us", "max us");
     double cum = 0;
@@ -275,10 +222,10 @@ static void breakdown_text_trace(FILE *f, const analyze_profile *p, size_t top, 
                     (unsigned long long)ph[i].count, (double)ph[i].ns / 1e6, 100.0 * share(ph[i].ns, total));
     if (p->tensors) {
         char b[32];
-        fprintf(f, "\nmemory: peak %s over %llu tensors;", human_bytes(p->peak_bytes, b, sizeof b),
+        fprintf(f, "\nmemory: peak %s over %llu tensors;", analyze_out_bytes(p->peak_bytes, b, sizeof b),
                 (unsigned long long)p->tensors);
         for (size_t r = 0; r < p->nroles; r++)
-            fprintf(f, " %s %s%s", p->roles[r], human_bytes(p->role_peak[r], b, sizeof b),
+            fprintf(f, " %s %s%s", p->roles[r], analyze_out_bytes(p->role_peak[r], b, sizeof b),
                     r + 1 < p->nroles ? "," : "");
         fprintf(f, " (peaks by role)\n");
     }
@@ -327,7 +274,7 @@ static int heatmap_text(FILE *f, analyze_profile *const *pp, size_t n)
         }
         analyze_profile_class_stats(p, cs);
         uint64_t total = analyze_profile_total_ns(p);
-        fprintf(f, "%-24s", label_of(p, lb, sizeof lb));
+        fprintf(f, "%-24s", analyze_out_label(p, lb, sizeof lb));
         for (size_t j = 0; j < ncol; j++) {
             uint64_t ns = 0;
             int have = 0;
@@ -365,7 +312,7 @@ int analyze_breakdown(FILE *f, analyze_profile *const *pp, size_t n, analyze_for
             }
             json_array_append_new(arr, t);
         }
-        return json_out(f, root);
+        return analyze_out_json(f, root);
     }
     if (fmt == ANALYZE_CSV)
         return breakdown_csv(f, pp, n) || ferror(f) ? -1 : 0;
@@ -550,28 +497,28 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
             json_object_set_new(p, "train_only_share", json_real(share(only_ns, ttot)));
             json_array_append_new(jpairs, p);
         } else if (fmt == ANALYZE_CSV) {
-            csv_str(f, model);
+            analyze_out_csv_str(f, model);
             fprintf(f, ",step,step_ns,,%.1f,%.1f,%.6f\n", ts, is, ratio);
             for (size_t c = 0; c < ncl; c++) {
                 if (!class_used(tr, cls[c], tcs) && !class_used(in, cls[c], ics))
                     continue;
                 double a = class_share(tr, cls[c], tcs), b = class_share(in, cls[c], ics);
-                csv_str(f, model);
+                analyze_out_csv_str(f, model);
                 fputs(",class,", f);
-                csv_str(f, cls[c]);
+                analyze_out_csv_str(f, cls[c]);
                 fputc(',', f);
-                csv_str(f, cls[c]);
+                analyze_out_csv_str(f, cls[c]);
                 fprintf(f, ",%.9f,%.9f,%.6f\n", a, b, b > 0 ? a / b : 0.0);
             }
             for (size_t i = 0; i < tr->nops; i++) {
                 const analyze_optype *o = &tr->ops[ord[i]];
                 if (!o->all.count || op_in(in, o->name))
                     continue;
-                csv_str(f, model);
+                analyze_out_csv_str(f, model);
                 fputs(",train_only,", f);
-                csv_str(f, o->name);
+                analyze_out_csv_str(f, o->name);
                 fputc(',', f);
-                csv_str(f, tr->classes[o->cls]);
+                analyze_out_csv_str(f, tr->classes[o->cls]);
                 fprintf(f, ",%.9f,0,0\n", share(o->all.ns, ttot));
             }
         } else {
@@ -597,7 +544,7 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
         free(cls), free(tcs), free(ics), free(ord);
     }
     if (fmt == ANALYZE_JSON)
-        return json_out(f, root);
+        return analyze_out_json(f, root);
     return ferror(f) ? -1 : 0;
 }
 
@@ -663,7 +610,7 @@ analyze_sim *analyze_sim_create(analyze_profile *const *pp, size_t np, int by_cl
         goto fail;
     for (size_t k = 0; k < np; k++) {
         char lb[256];
-        label_of(pp[k], lb, sizeof lb);
+        analyze_out_label(pp[k], lb, sizeof lb);
         size_t g = find_str(s->labels, s->n, lb);
         if (g == s->n && !(s->labels[s->n++] = strdup(lb)))
             goto fail;
@@ -843,17 +790,17 @@ int analyze_similarity(FILE *f, const analyze_sim *s, int by_class, analyze_form
         json_object_set_new(root, "cosine", mat);
         json_object_set_new(root, "merges", merges);
         json_object_set_new(root, "order", order);
-        return json_out(f, root);
+        return analyze_out_json(f, root);
     }
     if (fmt == ANALYZE_CSV) {
         fputs("label", f);
         for (size_t j = 0; j < n; j++) {
             fputc(',', f);
-            csv_str(f, s->labels[j]);
+            analyze_out_csv_str(f, s->labels[j]);
         }
         fputc('\n', f);
         for (size_t i = 0; i < n; i++) {
-            csv_str(f, s->labels[i]);
+            analyze_out_csv_str(f, s->labels[i]);
             for (size_t j = 0; j < n; j++)
                 fprintf(f, ",%.6f", s->cos[i * n + j]);
             fputc('\n', f);
@@ -1007,21 +954,18 @@ int analyze_diff_mismatch(const analyze_diff *d, char *buf, size_t len)
     char la[128], lb[128];
     if (buf && len)
         snprintf(buf, len, "A is %s, B is %s: not two traces of the same model and mode",
-                 label_of(d->a, la, sizeof la), label_of(d->b, lb, sizeof lb));
+                 analyze_out_label(d->a, la, sizeof la), analyze_out_label(d->b, lb, sizeof lb));
     return 1;
 }
-
-static json_t *json_opt_str(const char *s) { return s && *s ? json_string(s) : json_null(); }
-static json_t *json_opt_real(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
 static json_t *diff_json_side(const analyze_profile *p, double step_ns, double op_ns)
 {
     const analyze_meta *m = &p->meta;
     return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:I, s:f, s:f}", "source", p->source ? p->source : "",
                      "model", analyze_profile_model(p), "mode", analyze_profile_mode(p), "preset",
-                     json_opt_str(m->preset), "threads",
+                     analyze_out_jstr(m->preset), "threads",
                      m->have_begin ? json_integer((json_int_t)m->threads) : json_null(), "blas",
-                     json_opt_str(m->blas), "cpu", json_opt_str(m->cpu), "steps",
+                     analyze_out_jstr(m->blas), "cpu", analyze_out_jstr(m->cpu), "steps",
                      (json_int_t)analyze_profile_steps_kept(p), "step_ns", step_ns, "op_ns", op_ns);
 }
 
@@ -1037,15 +981,15 @@ static int diff_json(FILE *f, const analyze_diff *d)
     bad |= json_object_set_new(root, "analysis", json_string("diff"));
     bad |= json_object_set_new(root, "a", diff_json_side(d->a, d->a_step_ns, d->a_op_ns));
     bad |= json_object_set_new(root, "b", diff_json_side(d->b, d->b_step_ns, d->b_op_ns));
-    bad |= json_object_set_new(root, "step_ratio", json_opt_real(d->step_ratio));
-    bad |= json_object_set_new(root, "op_ratio", json_opt_real(d->op_ratio));
+    bad |= json_object_set_new(root, "step_ratio", analyze_out_jreal(d->step_ratio));
+    bad |= json_object_set_new(root, "op_ratio", analyze_out_jreal(d->op_ratio));
     bad |= json_object_set_new(root, "op_types", ops);
     bad |= json_object_set_new(root, "classes", cls);
     for (size_t i = 0; i < d->nops && !bad; i++) {
         const analyze_diff_row *r = &d->ops[i];
         bad |= json_array_append_new(ops, json_pack("{s:s, s:s, s:f, s:f, s:o, s:f, s:f, s:f, s:f, s:f}", "op",
                                                     r->name, "class", r->cls, "a_ns", r->a_ns, "b_ns", r->b_ns,
-                                                    "ratio", json_opt_real(r->ratio), "delta_ns", r->delta_ns,
+                                                    "ratio", analyze_out_jreal(r->ratio), "delta_ns", r->delta_ns,
                                                     "a_share", r->a_share, "b_share", r->b_share, "a_count",
                                                     r->a_count, "b_count", r->b_count));
     }
@@ -1053,32 +997,24 @@ static int diff_json(FILE *f, const analyze_diff *d)
         const analyze_diff_row *r = &d->classes[i];
         bad |= json_array_append_new(cls, json_pack("{s:s, s:f, s:f, s:o, s:f, s:f, s:f}", "class", r->name,
                                                     "a_ns", r->a_ns, "b_ns", r->b_ns, "ratio",
-                                                    json_opt_real(r->ratio), "a_share", r->a_share, "b_share",
+                                                    analyze_out_jreal(r->ratio), "a_share", r->a_share, "b_share",
                                                     r->b_share, "dshare_pp", r->dshare_pp));
     }
     if (bad) {
         json_decref(root);
         return -1;
     }
-    return json_out(f, root);
-}
-
-/* A CSV number, empty when it is not one. */
-static void csv_num(FILE *f, const char *fmt, double v)
-{
-    fputc(',', f);
-    if (isfinite(v))
-        fprintf(f, fmt, v);
+    return analyze_out_json(f, root);
 }
 
 static void diff_csv_row(FILE *f, const char *level, const analyze_diff_row *r)
 {
     fprintf(f, "%s,", level);
-    csv_str(f, r->name);
+    analyze_out_csv_str(f, r->name);
     fputc(',', f);
-    csv_str(f, r->cls);
+    analyze_out_csv_str(f, r->cls);
     fprintf(f, ",%.1f,%.1f", r->a_ns, r->b_ns);
-    csv_num(f, "%.6f", r->ratio);
+    analyze_out_csv_num(f, "%.6f", r->ratio);
     fprintf(f, ",%.1f,%.9f,%.9f,%.6f,%.3f,%.3f\n", r->delta_ns, r->a_share, r->b_share, r->dshare_pp, r->a_count,
             r->b_count);
 }
@@ -1091,7 +1027,7 @@ static int diff_csv(FILE *f, const analyze_diff *d)
     double rv[2] = { d->step_ratio, d->op_ratio };
     for (int i = 0; i < 2; i++) {
         fprintf(f, "step,%s,,%.1f,%.1f", name[i], av[i], bv[i]);
-        csv_num(f, "%.6f", rv[i]);
+        analyze_out_csv_num(f, "%.6f", rv[i]);
         fprintf(f, ",%.1f,,,,,\n", bv[i] - av[i]);
     }
     for (size_t i = 0; i < d->nops; i++)
@@ -1101,8 +1037,6 @@ static int diff_csv(FILE *f, const analyze_diff *d)
     return ferror(f) ? -1 : 0;
 }
 
-static const char *or_unknown(const char *s) { return s && *s ? s : "?"; }
-
 static void diff_text_side(FILE *f, const char *tag, const analyze_profile *p)
 {
     const analyze_meta *m = &p->meta;
@@ -1110,8 +1044,8 @@ static void diff_text_side(FILE *f, const char *tag, const analyze_profile *p)
     if (m->have_begin)
         snprintf(threads, sizeof threads, "%u", m->threads);
     fprintf(f, "%s: %s\n   %s %s, preset %s, threads %s, BLAS %s, CPU %s; ", tag, p->source ? p->source : "?",
-            analyze_profile_model(p), analyze_profile_mode(p), or_unknown(m->preset), threads, or_unknown(m->blas),
-            or_unknown(m->cpu));
+            analyze_profile_model(p), analyze_profile_mode(p), analyze_out_or_unknown(m->preset), threads, analyze_out_or_unknown(m->blas),
+            analyze_out_or_unknown(m->cpu));
     uint64_t k = analyze_profile_steps_kept(p);
     if (k)
         fprintf(f, "%llu steps kept\n", (unsigned long long)k);
@@ -1119,19 +1053,10 @@ static void diff_text_side(FILE *f, const char *tag, const analyze_profile *p)
         fprintf(f, "no kept steps: whole-trace totals\n");
 }
 
-/* "  1.234" or "      -" in `w` columns. */
-static void text_ratio(FILE *f, int w, double r)
-{
-    if (isfinite(r))
-        fprintf(f, " %*.3f", w, r);
-    else
-        fprintf(f, " %*s", w, "-");
-}
-
 static void diff_text_op(FILE *f, int nw, const analyze_diff_row *r)
 {
     fprintf(f, "%-*s %-13s %10.4f %10.4f", nw, r->name, r->cls ? r->cls : "", r->a_ns / 1e6, r->b_ns / 1e6);
-    text_ratio(f, 7, r->ratio);
+    analyze_out_text_real(f, 7, 3, r->ratio);
     fprintf(f, " %+10.4f %7.1f%% %7.1f%% %9.2f %9.2f\n", r->delta_ns / 1e6, 100 * r->a_share, 100 * r->b_share,
             r->a_count, r->b_count);
 }
@@ -1149,18 +1074,18 @@ static int diff_text(FILE *f, const analyze_diff *d, size_t top)
                 sa ? "B" : "A", sa ? "A" : "B");
     if (sa && sb) {
         fprintf(f, "\nstep time:        A %10.4f ms  B %10.4f ms  B/A", d->a_step_ns / 1e6, d->b_step_ns / 1e6);
-        text_ratio(f, 7, d->step_ratio);
+        analyze_out_text_real(f, 7, 3, d->step_ratio);
         fputc('\n', f);
     } else {
         fputc('\n', f);
     }
     fprintf(f, "op time per step: A %10.4f ms  B %10.4f ms  B/A", d->a_op_ns / 1e6, d->b_op_ns / 1e6);
-    text_ratio(f, 7, d->op_ratio);
+    analyze_out_text_real(f, 7, 3, d->op_ratio);
     fputc('\n', f);
 
     int nw = 30; /* the op name column fits the longest name */
     for (size_t i = 0; i < d->nops; i++)
-        nw = name_width(nw, d->ops[i].name);
+        nw = analyze_out_width(nw, d->ops[i].name);
     fprintf(f, "\n%-*s %-13s %10s %10s %7s %10s %8s %8s %9s %9s\n", nw, "op type", "class", "A ms/step", "B ms/step",
             "B/A", "delta ms", "A share", "B share", "A n/step", "B n/step");
     size_t shown = top && top < d->nops ? top : d->nops;
@@ -1190,7 +1115,7 @@ static int diff_text(FILE *f, const analyze_diff *d, size_t top)
     for (size_t i = 0; i < d->nclasses; i++) {
         const analyze_diff_row *r = &d->classes[i];
         fprintf(f, "%-30s %10.4f %10.4f", r->name, r->a_ns / 1e6, r->b_ns / 1e6);
-        text_ratio(f, 7, r->ratio);
+        analyze_out_text_real(f, 7, 3, r->ratio);
         fprintf(f, " %7.1f%% %7.1f%% %+9.1f\n", 100 * r->a_share, 100 * r->b_share, r->dshare_pp);
     }
     fputc('\n', f);
@@ -1424,8 +1349,8 @@ int analyze_scaling_mismatch(const analyze_scaling *s, char *buf, size_t len)
             char la[128], lb[128];
             if (buf && len)
                 snprintf(buf, len, "%s is %s, %s is %s: not traces of one model and mode",
-                         first->source ? first->source : "?", label_of(first, la, sizeof la),
-                         s->p[i]->source ? s->p[i]->source : "?", label_of(s->p[i], lb, sizeof lb));
+                         first->source ? first->source : "?", analyze_out_label(first, la, sizeof la),
+                         s->p[i]->source ? s->p[i]->source : "?", analyze_out_label(s->p[i], lb, sizeof lb));
             return 1;
         }
     }
@@ -1436,7 +1361,7 @@ static json_t *json_reals(const double *v, size_t n)
 {
     json_t *a = json_array();
     for (size_t i = 0; a && i < n; i++)
-        if (json_array_append_new(a, json_opt_real(v[i]))) {
+        if (json_array_append_new(a, analyze_out_jreal(v[i]))) {
             json_decref(a);
             return NULL;
         }
@@ -1453,10 +1378,10 @@ static json_t *scaling_json_row(const analyze_scaling_row *r, size_t n, const ch
         bad |= json_object_set_new(o, "ns", json_reals(r->ns, n));
         bad |= json_object_set_new(o, "speedup", json_reals(r->speedup, n));
         bad |= json_object_set_new(o, "efficiency", json_reals(r->efficiency, n));
-        bad |= json_object_set_new(o, "serial_ns", json_opt_real(r->a_ns));
-        bad |= json_object_set_new(o, "parallel_ns", json_opt_real(r->b_ns));
-        bad |= json_object_set_new(o, "serial_fraction", json_opt_real(r->serial_fraction));
-        bad |= json_object_set_new(o, "limit_speedup", json_opt_real(r->limit_speedup));
+        bad |= json_object_set_new(o, "serial_ns", analyze_out_jreal(r->a_ns));
+        bad |= json_object_set_new(o, "parallel_ns", analyze_out_jreal(r->b_ns));
+        bad |= json_object_set_new(o, "serial_fraction", analyze_out_jreal(r->serial_fraction));
+        bad |= json_object_set_new(o, "limit_speedup", analyze_out_jreal(r->limit_speedup));
     }
     if (bad) {
         json_decref(o);
@@ -1503,7 +1428,7 @@ static int scaling_json(FILE *f, const analyze_scaling *s)
         json_decref(root);
         return -1;
     }
-    return json_out(f, root);
+    return analyze_out_json(f, root);
 }
 
 /* A CSV number: empty when it is not one, "inf" when infinite. */
@@ -1512,7 +1437,7 @@ static void csv_num_inf(FILE *f, const char *fmt, double v)
     if (isinf(v) && v > 0)
         fputs(",inf", f);
     else
-        csv_num(f, fmt, v);
+        analyze_out_csv_num(f, fmt, v);
 }
 
 static void scaling_csv_row(FILE *f, const analyze_scaling *s, const char *level, const analyze_scaling_row *r,
@@ -1520,15 +1445,15 @@ static void scaling_csv_row(FILE *f, const analyze_scaling *s, const char *level
 {
     for (size_t i = 0; i < s->n; i++) {
         fprintf(f, "%s,", level);
-        csv_str(f, r->name);
+        analyze_out_csv_str(f, r->name);
         fputc(',', f);
-        csv_str(f, r->cls);
+        analyze_out_csv_str(f, r->cls);
         fprintf(f, ",%u", s->threads[i]);
-        csv_num(f, "%.1f", r->ns[i]);
-        csv_num(f, "%.6f", r->speedup[i]);
-        csv_num(f, "%.6f", r->efficiency[i]);
+        analyze_out_csv_num(f, "%.1f", r->ns[i]);
+        analyze_out_csv_num(f, "%.6f", r->speedup[i]);
+        analyze_out_csv_num(f, "%.6f", r->efficiency[i]);
         if (fit) {
-            csv_num(f, "%.9f", r->serial_fraction);
+            analyze_out_csv_num(f, "%.9f", r->serial_fraction);
             csv_num_inf(f, "%.6f", r->limit_speedup);
         } else {
             fputs(",,", f);
@@ -1559,7 +1484,7 @@ static void text_limit(FILE *f, int w, double v)
     if (isinf(v) && v > 0)
         fprintf(f, " %*s", w, "inf");
     else
-        text_ratio(f, w, v);
+        analyze_out_text_real(f, w, 3, v);
 }
 
 static void scaling_text_row(FILE *f, const analyze_scaling *s, int nw, int cw, const analyze_scaling_row *r)
@@ -1572,8 +1497,8 @@ static void scaling_text_row(FILE *f, const analyze_scaling *s, int nw, int cw, 
             fprintf(f, " %10.4f", r->ns[i] / 1e6);
         else
             fprintf(f, " %10s", "-");
-    text_ratio(f, 8, r->speedup[s->n - 1]);
-    text_ratio(f, 8, r->serial_fraction);
+    analyze_out_text_real(f, 8, 3, r->speedup[s->n - 1]);
+    analyze_out_text_real(f, 8, 3, r->serial_fraction);
     text_limit(f, 8, r->limit_speedup);
     fputc('\n', f);
 }
@@ -1596,7 +1521,7 @@ static void scaling_text_head(FILE *f, const analyze_scaling *s, int nw, const c
 static int scaling_text(FILE *f, const analyze_scaling *s, size_t top)
 {
     char l[128];
-    fprintf(f, "== scaling: %s at", label_of(s->p[0], l, sizeof l));
+    fprintf(f, "== scaling: %s at", analyze_out_label(s->p[0], l, sizeof l));
     for (size_t i = 0; i < s->n; i++)
         fprintf(f, "%s %u", i ? "," : "", s->threads[i]);
     fprintf(f, " threads; baseline %u thread%s; per kept step\n", s->threads[0], s->threads[0] == 1 ? "" : "s");
@@ -1609,11 +1534,11 @@ static int scaling_text(FILE *f, const analyze_scaling *s, size_t top)
             fprintf(f, "%10.4f", s->step_ns[i] / 1e6);
         else
             fprintf(f, "%10s", "-");
-        text_ratio(f, 8, s->step_speedup[i]);
-        text_ratio(f, 8, s->step_efficiency[i]);
+        analyze_out_text_real(f, 8, 3, s->step_speedup[i]);
+        analyze_out_text_real(f, 8, 3, s->step_efficiency[i]);
         fprintf(f, " %10.4f", s->total.ns[i] / 1e6);
-        text_ratio(f, 8, s->total.speedup[i]);
-        text_ratio(f, 8, s->total.efficiency[i]);
+        analyze_out_text_real(f, 8, 3, s->total.speedup[i]);
+        analyze_out_text_real(f, 8, 3, s->total.efficiency[i]);
         fprintf(f, "  %s\n", s->p[i]->source ? s->p[i]->source : "?");
     }
     for (size_t i = 0; i < s->n; i++)
@@ -1622,20 +1547,20 @@ static int scaling_text(FILE *f, const analyze_scaling *s, size_t top)
                     s->p[i]->source ? s->p[i]->source : "?");
     const analyze_scaling_row *t = &s->total;
     fprintf(f, "op time: speedup");
-    text_ratio(f, 0, t->speedup[s->n - 1]);
+    analyze_out_text_real(f, 0, 3, t->speedup[s->n - 1]);
     fprintf(f, " at %u threads; Amdahl fit t(T) = a + b/T:", s->threads[s->n - 1]);
     if (isfinite(t->a_ns))
         fprintf(f, " a %.4f ms, b %.4f ms; serial fraction", t->a_ns / 1e6, t->b_ns / 1e6);
     else
         fprintf(f, " none; serial fraction");
-    text_ratio(f, 0, t->serial_fraction);
+    analyze_out_text_real(f, 0, 3, t->serial_fraction);
     fprintf(f, ", limit speedup");
     text_limit(f, 0, t->limit_speedup);
     fputc('\n', f);
 
     int nw = 30; /* the op name column fits the longest name */
     for (size_t i = 0; i < s->nops; i++)
-        nw = name_width(nw, s->ops[i].name);
+        nw = analyze_out_width(nw, s->ops[i].name);
     scaling_text_head(f, s, nw, "op type", 13);
     size_t shown = top && top < s->nops ? top : s->nops;
     for (size_t i = 0; i < shown; i++)

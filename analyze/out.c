@@ -1,0 +1,81 @@
+/* out.c -- the output helpers the analyses share (out.h). */
+#include "analyze/out.h"
+
+#include <math.h>
+#include <string.h>
+
+int analyze_out_width(int w, const char *name)
+{
+    size_t n = strlen(name);
+    return n > (size_t)w ? (int)n : w;
+}
+
+int analyze_out_json(FILE *f, json_t *root)
+{
+    if (!root)
+        return -1;
+    int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+    json_decref(root);
+    if (rc == 0 && fputc('\n', f) == EOF)
+        rc = -1;
+    return rc;
+}
+
+void analyze_out_csv_str(FILE *f, const char *s)
+{
+    if (!s)
+        s = "";
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+
+    fputc('"', f);
+}
+
+const char *analyze_out_label(const analyze_profile *p, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s", analyze_profile_model(p), analyze_profile_mode(p));
+    return buf;
+}
+
+const char *analyze_out_bytes(uint64_t b, char *buf, size_t len)
+{
+    if (b >= (1ull << 30))
+        snprintf(buf, len, "%.2f GiB", (double)b / (double)(1ull << 30));
+    else if (b >= (1ull << 20))
+        snprintf(buf, len, "%.2f MiB", (double)b / (double)(1ull << 20));
+    else if (b >= 1024)
+        snprintf(buf, len, "%.2f KiB", (double)b / 1024.0);
+    else
+        snprintf(buf, len, "%llu B", (unsigned long long)b);
+    return buf;
+}
+
+json_t *analyze_out_jstr(const char *s) { return s && *s ? json_string(s) : json_null(); }
+
+json_t *analyze_out_jreal(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+const char *analyze_out_or_unknown(const char *s) { return s && *s ? s : "?"; }
+
+void analyze_out_csv_num(FILE *f, const char *fmt, double v)
+{
+    fputc(',', f);
+    if (isfinite(v))
+        fprintf(f, fmt, v);
+}
+
+void analyze_out_text_real(FILE *f, int w, int prec, double v)
+{
+    if (isfinite(v))
+        fprintf(f, " %*.*f", w, prec, v);
+    else
+        fprintf(f, " %*s", w, "-");
+}

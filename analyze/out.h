@@ -1,0 +1,38 @@
+/* out.h -- the small output helpers every analysis shares (report.c,
+ * roofline.c): JSON, CSV and text cells, labels, byte counts.  Internal to
+ * analyze/. */
+#ifndef FATHOM_ANALYZE_OUT_H
+#define FATHOM_ANALYZE_OUT_H
+
+#include "analyze/profile.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Dumps root (indented) and a newline, and drops the reference: 0 or -1
+ * (root NULL: -1, for json_pack failures). */
+int analyze_out_json(FILE *f, json_t *root);
+/* A JSON string, or null for NULL or "". */
+json_t *analyze_out_jstr(const char *s);
+/* A JSON real, or null when v is not finite. */
+json_t *analyze_out_jreal(double v);
+
+/* A CSV field, quoted when it holds a comma, quote or newline. */
+void analyze_out_csv_str(FILE *f, const char *s);
+/* ",<v in fmt>", or "," alone when v is not finite. */
+void analyze_out_csv_num(FILE *f, const char *fmt, double v);
+
+/* A text column of width w widened to fit name. */
+int analyze_out_width(int w, const char *name);
+/* " <v with prec decimals>" right-aligned in w columns, or "-" when v is not finite. */
+void analyze_out_text_real(FILE *f, int w, int prec, double v);
+/* "model/mode" of p, in buf. */
+const char *analyze_out_label(const analyze_profile *p, char *buf, size_t len);
+/* "1.50 MiB" etc., in buf. */
+const char *analyze_out_bytes(uint64_t b, char *buf, size_t len);
+/* s, or "?" for NULL or "". */
+const char *analyze_out_or_unknown(const char *s);
+
+#endif
