@@ -1,5 +1,5 @@
-/* cmd_analyze.c -- `fathom analyze breakdown|compare|similarity|scaling TRACE...`
- * and `fathom analyze diff A B`.
+/* cmd_analyze.c -- `fathom analyze breakdown|compare|similarity|scaling|roofline
+ * TRACE...` and `fathom analyze diff A B`.
  * Reads every trace (archive, CTF directory or net:// URL) into a profile,
  * prints the warnings each one earned on stderr, then the analysis. */
 #include "analyze/cmd_analyze.h"
@@ -7,6 +7,9 @@
 #include "analyze/profile.h"
 #include "analyze/read.h"
 #include "analyze/report.h"
+#include "analyze/roofline.h"
+
+#include <math.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -36,6 +39,7 @@ static void usage(FILE *f)
             "       fathom analyze similarity [options] [--by type|class] TRACE...\n"
             "       fathom analyze diff       [options] A B\n"
             "       fathom analyze scaling    [options] TRACE TRACE...\n"
+            "       fathom analyze roofline   [options] --peak FILE | --gflops X --gbs Y TRACE...\n"
             "\n"
             "Analyzes recorded traces offline: TRACE is a trace archive (.tar.zst), a CTF\n"
             "directory, or a net://HOST/host/HOSTNAME/SESSION lttng-live URL.\n"
@@ -52,16 +56,35 @@ static void usage(FILE *f)
             "  scaling     traces of one model at different thread counts: step time,\n"
             "              speedup and efficiency; per op type and class, time per step\n"
             "              at each thread count and an Amdahl fit (serial fraction)\n"
+            "  roofline    per op type and class: arithmetic intensity (FLOP/byte), achieved\n"
+            "              GFLOP/s and GB/s against the recording machine's ceilings (from\n"
+            "              `fathom peak --format json > FILE` run there), the fraction of\n"
+            "              the roof reached, memory- or compute-bound; with several traces\n"
+            "              (batch sizes, thread counts) each op type's trajectory\n"
             "\n"
             "options:\n"
             "  --format text|csv|json  output format (default text)\n"
             "  --skip-first N          drop the first N steps (warm-up)\n"
             "  --skip-last N           drop the last N steps\n"
-            "  --top N                 breakdown, diff, scaling: show only the first N op types (text)\n"
+            "  --top N                 breakdown, diff, scaling, roofline: show only the first N\n"
+            "                          op types (text)\n"
             "  --by type|class         similarity: vectors of op types (default) or classes\n"
             "  --pairs                 compare: the traces are TRAIN INFER [TRAIN INFER...]\n"
+            "  --peak FILE             roofline: the ceilings, from `fathom peak --format json`\n"
+            "  --gflops X, --gbs Y     roofline: the compute and memory ceilings (override --peak)\n"
             "  --strict                warnings (lost events, unmatched pairs...) are errors\n"
             "\nSee fathom-analyze(1).\n");
+}
+
+static int parse_positive(const char *opt, const char *arg, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = arg ? strtod(arg, &end) : 0;
+    if (!arg || errno || !end || *end || end == arg || !isfinite(v) || v <= 0)
+        return usage_error("%s wants a positive number, not '%s'", opt, arg ? arg : "");
+    *out = v;
+    return 0;
 }
 
 static int parse_u32(const char *opt, const char *arg, uint32_t *out)
@@ -98,7 +121,7 @@ int cmd_analyze(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    enum { BREAKDOWN, COMPARE, SIMILARITY, DIFF, SCALING } kind;
+    enum { BREAKDOWN, COMPARE, SIMILARITY, DIFF, SCALING, ROOFLINE } kind;
     if (strcmp(what, "breakdown") == 0)
         kind = BREAKDOWN;
     else if (strcmp(what, "compare") == 0)
@@ -109,15 +132,19 @@ int cmd_analyze(int argc, char **argv)
         kind = DIFF;
     else if (strcmp(what, "scaling") == 0)
         kind = SCALING;
+    else if (strcmp(what, "roofline") == 0)
+        kind = ROOFLINE;
     else
-        return usage_error("'%s' is not an analysis (breakdown, compare, similarity, diff, scaling); see 'fathom analyze "
-                           "--help'",
+        return usage_error("'%s' is not an analysis (breakdown, compare, similarity, diff, scaling, roofline); see "
+                           "'fathom analyze --help'",
                            what);
 
     analyze_read_options ro = { 0, 0 };
     analyze_format fmt = ANALYZE_TEXT;
     int by_class = 0, in_order = 0, strict = 0;
     uint32_t top = 0;
+    const char *peak_file = NULL;
+    double gflops = 0, gbs = 0;
     const char **traces = calloc((size_t)argc, sizeof *traces);
     size_t nt = 0;
     if (!traces)
@@ -149,7 +176,7 @@ int cmd_analyze(int argc, char **argv)
             if (parse_u32(a, val, &ro.skip_last))
                 goto end;
             i++;
-        } else if (strcmp(a, "--top") == 0 && (kind == BREAKDOWN || kind == DIFF || kind == SCALING)) {
+        } else if (strcmp(a, "--top") == 0 && (kind == BREAKDOWN || kind == DIFF || kind == SCALING || kind == ROOFLINE)) {
             if (parse_u32(a, val, &top))
                 goto end;
             i++;
@@ -161,6 +188,20 @@ int cmd_analyze(int argc, char **argv)
             by_class = strcmp(val, "class") == 0, i++;
         } else if (strcmp(a, "--pairs") == 0 && kind == COMPARE) {
             in_order = 1;
+        } else if (strcmp(a, "--peak") == 0 && kind == ROOFLINE) {
+            if (!val) {
+                usage_error("--peak wants a file written by 'fathom peak --format json'");
+                goto end;
+            }
+            peak_file = val, i++;
+        } else if (strcmp(a, "--gflops") == 0 && kind == ROOFLINE) {
+            if (parse_positive(a, val, &gflops))
+                goto end;
+            i++;
+        } else if (strcmp(a, "--gbs") == 0 && kind == ROOFLINE) {
+            if (parse_positive(a, val, &gbs))
+                goto end;
+            i++;
         } else if (strcmp(a, "--strict") == 0) {
             strict = 1;
         } else {
@@ -179,6 +220,24 @@ int cmd_analyze(int argc, char **argv)
     if (!nt) {
         usage_error("%s wants at least one TRACE", what);
         goto end;
+    }
+    analyze_peaks peaks = { 0 };
+    if (kind == ROOFLINE) {
+        if (!peak_file && (!gflops || !gbs)) {
+            usage_error("roofline wants the recording machine's ceilings: --peak FILE (from 'fathom peak --format "
+                        "json' run there), or --gflops X and --gbs Y");
+            goto end;
+        }
+        char err[1024];
+        if (peak_file && analyze_peaks_load(peak_file, &peaks, err, sizeof err) != 0) {
+            fprintf(stderr, "fathom " CMD ": %s\n", err);
+            rc = 1;
+            goto end;
+        }
+        if (gflops) /* one ceiling for every thread count */
+            peaks.gflops = gflops, peaks.nsgemm = 0;
+        if (gbs)
+            peaks.gbs = gbs;
     }
 
     analyze_profile **p = calloc(nt, sizeof *p);
@@ -241,6 +300,19 @@ int cmd_analyze(int argc, char **argv)
                         traces[i]);
         io = analyze_scaling_print(stdout, s, fmt, top);
         analyze_scaling_destroy(s);
+    } else if (kind == ROOFLINE) {
+        char err[1024], w[1024];
+        analyze_roofline *r = analyze_roofline_create(p, nt, &peaks, err, sizeof err);
+        if (!r) {
+            fprintf(stderr, "fathom " CMD ": %s\n", err);
+            goto done;
+        }
+        if (gives_up(analyze_roofline_mismatch(r, w, sizeof w), w, strict)) {
+            analyze_roofline_destroy(r);
+            goto done;
+        }
+        io = analyze_roofline_print(stdout, r, fmt, top);
+        analyze_roofline_destroy(r);
     } else if (kind == BREAKDOWN) {
         io = analyze_breakdown(stdout, p, nt, fmt, top);
     } else if (kind == COMPARE) {

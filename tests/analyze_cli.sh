@@ -164,6 +164,59 @@ grep -q '^op_type,Conv2D,convolution,2,600.0,1.666667,0.833333,' "$T/sc.csv" || 
   || { fail "scaling of two models: no one-line warning"; cat "$T/err"; }
 "$FATHOM" analyze scaling --strict "$T/t1" "$T/t8v" >/dev/null 2>&1 && fail "scaling --strict with another model: exit 0"
 
+# roofline: known flops and bytes (ctfgen's roofline recipe) against ceilings
+"$GEN" "$T/r" roofline mlp infer 2 seed=14 || exit 1
+"$GEN" "$T/r8" roofline mlp infer 2 batch=8 seed=15 || exit 1
+expect_error "roofline without ceilings" roofline "$T/r"
+[ $rc -eq 2 ] && grep -q "fathom peak --format json" "$T/err" || { fail "roofline without ceilings: $rc"; cat "$T/err"; }
+expect_error "roofline with one ceiling" roofline --gflops 100 "$T/r"
+[ $rc -eq 2 ] || fail "roofline with one ceiling: exit status $rc, not 2"
+expect_error "roofline bad --gflops" roofline --gflops -3 --gbs 10 "$T/r"
+[ $rc -eq 2 ] && grep -q "positive number" "$T/err" || fail "roofline bad --gflops: $rc"
+expect_error "roofline --peak without a file" roofline "$T/r" --peak
+[ $rc -eq 2 ] || fail "roofline --peak without a file: exit status $rc, not 2"
+expect_error "roofline missing peak file" roofline --peak "$T/nope.json" "$T/r"
+[ $rc -eq 1 ] && grep -q "nope.json" "$T/err" || { fail "roofline missing peak file: $rc"; cat "$T/err"; }
+printf 'peak: 100 GFLOP/s\n' >"$T/bad.json"
+expect_error "roofline corrupt peak file" roofline --peak "$T/bad.json" "$T/r"
+[ $rc -eq 1 ] && grep -q "bad.json: not JSON" "$T/err" || { fail "roofline corrupt peak file: $rc"; cat "$T/err"; }
+expect_error "roofline --pairs" roofline --pairs --gflops 1 --gbs 1 "$T/r"
+cat >"$T/peak.json" <<'JSON'
+{"schema": 1, "cpu": "Test CPU @ 1.0GHz", "sgemm": [{"threads": 1, "gflops": 60}, {"threads": 2, "gflops": 100}],
+ "peak_gflops": 120, "bandwidth_gbs": 10}
+JSON
+"$FATHOM" analyze roofline --peak "$T/peak.json" --format json "$T/r8" "$T/r" >"$T/rl.json" 2>"$T/err" \
+  || { fail "roofline json: exit"; cat "$T/err"; }
+[ ! -s "$T/err" ] || { fail "roofline, same CPU: stderr not empty"; cat "$T/err"; }
+jq -e '.schema == 1 and .peaks.gflops == 120 and .peaks.gbs == 10 and (.traces | length) == 2
+       and .traces[0].batch == 8 and .traces[0].peak_gflops == 100 and .traces[0].peak_at_threads == true
+       and (.traces[0].op_types | map(.op)) == ["Conv2D","MatMul","Relu","Reshape","Tile"]
+       and (.traces[0].op_types[1] | .intensity == 50 and .gflops == 50 and .of_roof == 0.5 and .bound == "compute")
+       and (.traces[0].op_types[2] | .intensity == 0.125 and .gbs == 8 and .roof_gflops == 1.25 and .bound == "memory")
+       and (.traces[0].op_types[4] | .bound == "none" and .of_roof == null)
+       and (.trajectories[0] | .op == "Conv2D" and (.points | map(.batch)) == [4, 8] and (.points | map(.trace)) == [1, 0])' \
+  "$T/rl.json" >/dev/null || { fail "roofline json: layout or values"; cat "$T/rl.json"; }
+"$FATHOM" analyze roofline --peak "$T/peak.json" --gflops 50 --format json "$T/r" >"$T/rl2.json" || fail "roofline --gflops"
+jq -e '.traces[0].peak_gflops == 50 and .traces[0].peak_at_threads == false and .traces[0].op_types[1].of_roof == 1' \
+  "$T/rl2.json" >/dev/null || { fail "roofline: --gflops does not override the peak file"; cat "$T/rl2.json"; }
+"$FATHOM" analyze roofline --gflops 100 --gbs 10 "$T/r" >"$T/rl.txt" || fail "roofline text"
+grep -q '^ceilings: 100.0 GFLOP/s (peak), 10.0 GB/s; ridge point 10.00 FLOP/byte$' "$T/rl.txt" \
+  || { fail "roofline text: ceilings"; cat "$T/rl.txt"; }
+grep -q '^MatMul  *matrix  *21.1%  *50.00  *50.00  *1.00  *100.00  *0.50  compute$' "$T/rl.txt" \
+  || { fail "roofline text: MatMul row"; cat "$T/rl.txt"; }
+grep -q '^Tile  *data_movement  *5.3%  *-  *0.00  *0.00  *-  *-  none$' "$T/rl.txt" \
+  || { fail "roofline text: Tile row"; cat "$T/rl.txt"; }
+"$FATHOM" analyze roofline --gflops 100 --gbs 10 --format csv "$T/r" >"$T/rl.csv" || fail "roofline csv"
+[ "$(awk -F, '{ print NF }' "$T/rl.csv" | sort -u)" = 20 ] || fail "roofline csv: not 20 columns on every row"
+[ "$(wc -l <"$T/rl.csv")" -eq 11 ] || fail "roofline csv: not header + total + 5 op types + 4 classes"
+sed 's/Test CPU @ 1.0GHz/Another CPU/' "$T/peak.json" >"$T/peak2.json"
+"$FATHOM" analyze roofline --peak "$T/peak2.json" "$T/r" >/dev/null 2>"$T/err" || fail "roofline, other CPU: exit"
+[ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "warning: the peaks were measured on 'Another CPU'" "$T/err" \
+  || { fail "roofline, other CPU: no one-line warning"; cat "$T/err"; }
+"$FATHOM" analyze roofline --strict --peak "$T/peak2.json" "$T/r" >/dev/null 2>&1 && fail "roofline --strict, other CPU: exit 0"
+"$FATHOM" analyze nonsense 2>&1 | grep -q "roofline" || fail "not-an-analysis message does not list roofline"
+"$FATHOM" analyze --help | grep -q "fathom analyze roofline" || fail "--help does not list roofline"
+
 # the plugin, loaded by the babeltrace2 program itself: same numbers as fathom analyze
 babeltrace2 --plugin-path="$PLUGINS" "$T/a" -c sink.fathom.breakdown -p 'format="json"' >"$T/bt.json" 2>"$T/bt.err" \
   || { fail "babeltrace2 sink.fathom.breakdown"; cat "$T/bt.err"; }

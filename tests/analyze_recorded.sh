@@ -2,7 +2,8 @@
 # analyze_recorded.sh PLUGIN_DIR -- fathom analyze on traces really recorded
 # with LTTng (tests/trace_mlp through the recorder behind `fathom record`):
 # the counts agree with the recorder's own tally, a clean trace earns no
-# warning, the plugin agrees with the CLI, and a recording made with a tiny
+# warning, the plugin agrees with the CLI, the roofline reads it against
+# `fathom peak`'s ceilings, and a recording made with a tiny
 # discarding channel is flagged with the exact number of lost events.
 # Env as tests/trace/lib.sh: FATHOM, TRACE_MLP, TEST_TMP.
 . "$(dirname "$0")/trace/lib.sh"
@@ -33,6 +34,16 @@ cmp -s "$T/a.json" "$T/dir.json" || fail "archive and directory give different r
 babeltrace2 --plugin-path="$PLUGINS" "$T/x/trace" -c sink.fathom.breakdown -p 'format="json"' >"$T/bt.json" 2>"$T/bt.err" \
     || fail "babeltrace2 -c sink.fathom.breakdown: $(head -5 "$T/bt.err")"
 cmp -s "$T/a.json" "$T/bt.json" || fail "the plugin and fathom analyze disagree: $(diff "$T/a.json" "$T/bt.json" | head -5)"
+
+# the roofline of the recording against this machine's ceilings, measured by fathom peak
+"$FATHOM" peak --format json --size 256 >"$T/peak.json" 2>/dev/null || fail "fathom peak --format json"
+"$FATHOM" analyze roofline --peak "$T/peak.json" --format json "$arch" >"$T/rl.json" 2>"$T/rl.err" \
+    || fail "analyze roofline: $(cat "$T/rl.err")"
+[ ! -s "$T/rl.err" ] || fail "roofline of this machine's recording warned: $(cat "$T/rl.err")"
+jq -e --argjson n "$pairs" '.traces[0] | ([.op_types[].count] | add) == $n and .peak_gflops > 0 and .peak_gbs > 0
+      and (.op_types | map(select(.op == "MatMul"))[0] | .intensity > 1 and .gflops > 0 and .bound != "none")' \
+    "$T/rl.json" >/dev/null || fail "roofline of the recording: $(jq -c '.traces[0].op_types[0]' "$T/rl.json")"
+note "roofline: MatMul at $(jq '.traces[0].op_types | map(select(.op == "MatMul"))[0].of_roof' "$T/rl.json") of its roof"
 
 # a lossy recording: a tiny channel in discard mode while every core is busy
 ncpu=$(getconf _NPROCESSORS_ONLN)

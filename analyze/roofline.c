@@ -1,0 +1,492 @@
+/* roofline.c -- the roofline analysis (roofline.h): the ceilings from a
+ * `fathom peak` file, each trace's op types and classes against them, the
+ * trajectories across traces, in text, CSV and JSON. */
+#include "analyze/roofline.h"
+
+#include "analyze/out.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int positive(const json_t *v) { return json_is_number(v) && isfinite(json_number_value(v)) && json_number_value(v) > 0; }
+
+/* ---- ceilings ------------------------------------------------------------------------- */
+int analyze_peaks_load(const char *path, analyze_peaks *pk, char *err, size_t errlen)
+{
+    json_error_t je;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    int rc = -1;
+    if (!root) {
+        /* jansson says "unable to open ..." for a missing file */
+        fail(err, errlen, "%s: %s", path, je.line > 0 ? "not JSON" : je.text);
+        if (je.line > 0)
+            snprintf(err + strlen(err), errlen - strlen(err), " (line %d: %s)", je.line, je.text);
+        return -1;
+    }
+    memset(pk, 0, sizeof *pk);
+    const json_t *g = json_object_get(root, "peak_gflops"), *b = json_object_get(root, "bandwidth_gbs");
+    const json_t *cpu = json_object_get(root, "cpu"), *sg = json_object_get(root, "sgemm");
+    if (!json_is_object(root) || !positive(g) || !positive(b)) {
+        fail(err, errlen, "%s: not a `fathom peak --format json` file (no positive peak_gflops and bandwidth_gbs)",
+             path);
+        goto end;
+    }
+    pk->gflops = json_number_value(g);
+    pk->gbs = json_number_value(b);
+    if (json_is_string(cpu))
+        snprintf(pk->cpu, sizeof pk->cpu, "%s", json_string_value(cpu));
+    if (sg && !json_is_array(sg)) {
+        fail(err, errlen, "%s: sgemm is not an array", path);
+        goto end;
+    }
+    size_t i;
+    const json_t *e;
+    json_array_foreach(sg, i, e)
+    {
+        const json_t *t = json_object_get(e, "threads"), *v = json_object_get(e, "gflops");
+        if (!json_is_integer(t) || json_integer_value(t) < 1 || json_integer_value(t) > UINT32_MAX || !positive(v)) {
+            fail(err, errlen, "%s: sgemm entry %zu wants a positive threads and gflops", path, i);
+            goto end;
+        }
+        if (pk->nsgemm == ANALYZE_PEAKS_MAX) {
+            fail(err, errlen, "%s: more than %d sgemm entries", path, ANALYZE_PEAKS_MAX);
+            goto end;
+        }
+        pk->sgemm_threads[pk->nsgemm] = (uint32_t)json_integer_value(t);
+        pk->sgemm_gflops[pk->nsgemm++] = json_number_value(v);
+    }
+    rc = 0;
+end:
+    json_decref(root);
+    return rc;
+}
+
+double analyze_peaks_gflops_at(const analyze_peaks *pk, uint32_t threads, int *at_threads)
+{
+    *at_threads = 0;
+    for (size_t i = 0; i < pk->nsgemm; i++)
+        if (pk->sgemm_threads[i] == threads) {
+            *at_threads = 1;
+            return pk->sgemm_gflops[i];
+        }
+    return pk->gflops;
+}
+
+const char *analyze_bound_name(analyze_bound b)
+{
+    static const char *const names[] = { "none", "memory", "compute" };
+    return b <= ANALYZE_BOUND_COMPUTE ? names[b] : "?";
+}
+
+/* ---- rows ---------------------------------------------------------------------------- */
+static void row_fill(analyze_roof_row *r, const char *name, const char *cls, const analyze_stat *s, uint64_t total_ns,
+                     double P, double B)
+{
+    *r = (analyze_roof_row){ .name = name, .cls = cls, .count = s->count, .ns = s->ns, .flops = s->flops,
+                             .bytes = s->bytes };
+    r->share = total_ns ? (double)s->ns / (double)total_ns : 0.0;
+    r->intensity = s->bytes ? (double)s->flops / (double)s->bytes : NAN;
+    r->gflops = s->ns ? (double)s->flops / (double)s->ns : NAN; /* FLOP/ns = GFLOP/s */
+    r->gbs = s->ns ? (double)s->bytes / (double)s->ns : NAN;
+    if (!s->flops && !s->bytes) {
+        r->bound = ANALYZE_BOUND_NONE;
+        r->roof = r->of_roof = NAN;
+        return;
+    }
+    double ridge = P / B;
+    if (!s->bytes || r->intensity >= ridge) {
+        r->bound = ANALYZE_BOUND_COMPUTE;
+        r->roof = P;
+        r->of_roof = r->gflops / P;
+    } else {
+        r->bound = ANALYZE_BOUND_MEMORY;
+        r->roof = r->intensity * B;
+        r->of_roof = r->gbs / B;
+    }
+}
+
+static int cmp_row(const void *x, const void *y)
+{
+    const analyze_roof_row *a = x, *b = y;
+    if (a->ns != b->ns)
+        return a->ns > b->ns ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+static int trace_fill(analyze_roofline_trace *t, const analyze_profile *p, const analyze_peaks *pk)
+{
+    t->p = p;
+    t->peak_gflops = analyze_peaks_gflops_at(pk, p->meta.have_begin ? p->meta.threads : 0, &t->peak_at_threads);
+    t->peak_gbs = pk->gbs;
+    t->ridge = t->peak_gflops / t->peak_gbs;
+    uint64_t total = analyze_profile_total_ns(p);
+    analyze_stat all;
+    analyze_stat_init(&all);
+    t->ops = calloc(p->nops ? p->nops : 1, sizeof *t->ops);
+    t->classes = calloc(p->nclasses ? p->nclasses : 1, sizeof *t->classes);
+    analyze_stat *cs = calloc(p->nclasses ? p->nclasses : 1, sizeof *cs);
+    if (!t->ops || !t->classes || !cs) {
+        free(cs);
+        return -1;
+    }
+    for (size_t i = 0; i < p->nops; i++) {
+        const analyze_optype *o = &p->ops[i];
+        if (!o->all.count)
+            continue;
+        analyze_stat_merge(&all, &o->all);
+        row_fill(&t->ops[t->nops++], o->name, p->classes[o->cls], &o->all, total, t->peak_gflops, t->peak_gbs);
+    }
+    analyze_profile_class_stats(p, cs);
+    for (size_t c = 0; c < p->nclasses; c++)
+        if (cs[c].count)
+            row_fill(&t->classes[t->nclasses++], p->classes[c], p->classes[c], &cs[c], total, t->peak_gflops,
+                     t->peak_gbs);
+    free(cs);
+    qsort(t->ops, t->nops, sizeof *t->ops, cmp_row);
+    qsort(t->classes, t->nclasses, sizeof *t->classes, cmp_row);
+    row_fill(&t->total, "all ops", "all ops", &all, total, t->peak_gflops, t->peak_gbs);
+    return 0;
+}
+
+/* trajectory order: model, mode, batch, threads, then argument order */
+static const analyze_roofline *sort_ctx;
+static int cmp_str0(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : ""); }
+static int cmp_traj(const void *x, const void *y)
+{
+    size_t i = *(const size_t *)x, j = *(const size_t *)y;
+    const analyze_meta *a = &sort_ctx->t[i].p->meta, *b = &sort_ctx->t[j].p->meta;
+    int c = cmp_str0(a->model, b->model);
+    if (!c)
+        c = cmp_str0(a->mode, b->mode);
+    if (!c && a->batch != b->batch)
+        c = a->batch < b->batch ? -1 : 1;
+    if (!c && a->threads != b->threads)
+        c = a->threads < b->threads ? -1 : 1;
+    return c ? c : (i < j ? -1 : i > j);
+}
+
+void analyze_roofline_destroy(analyze_roofline *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->t[i].ops);
+        free(r->t[i].classes);
+    }
+    free(r->t);
+    free(r->order);
+    free(r);
+}
+
+analyze_roofline *analyze_roofline_create(analyze_profile *const *p, size_t n, const analyze_peaks *pk, char *err,
+                                          size_t errlen)
+{
+    if (!n) {
+        fail(err, errlen, "roofline wants at least one trace");
+        return NULL;
+    }
+    if (!(isfinite(pk->gflops) && pk->gflops > 0 && isfinite(pk->gbs) && pk->gbs > 0)) {
+        fail(err, errlen, "roofline wants positive ceilings (GFLOP/s %g, GB/s %g)", pk->gflops, pk->gbs);
+        return NULL;
+    }
+    analyze_roofline *r = calloc(1, sizeof *r);
+    if (!r || !(r->t = calloc(n, sizeof *r->t)) || !(r->order = calloc(n, sizeof *r->order)))
+        goto oom;
+    r->peaks = *pk;
+    r->n = n;
+    for (size_t i = 0; i < n; i++) {
+        r->order[i] = i;
+        if (trace_fill(&r->t[i], p[i], pk))
+            goto oom;
+    }
+    sort_ctx = r;
+    qsort(r->order, n, sizeof *r->order, cmp_traj);
+    sort_ctx = NULL;
+    return r;
+oom:
+    analyze_roofline_destroy(r);
+    fail(err, errlen, "out of memory");
+    return NULL;
+}
+
+int analyze_roofline_mismatch(const analyze_roofline *r, char *buf, size_t len)
+{
+    if (!r->peaks.cpu[0])
+        return 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const char *cpu = r->t[i].p->meta.cpu;
+        if (cpu && *cpu && strcmp(cpu, r->peaks.cpu) != 0) {
+            snprintf(buf, len, "the peaks were measured on '%s' but %s was recorded on '%s'", r->peaks.cpu,
+                     r->t[i].p->source ? r->t[i].p->source : "a trace", cpu);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The row of op type `name` in trace t, or NULL. */
+static const analyze_roof_row *op_row(const analyze_roofline_trace *t, const char *name)
+{
+    for (size_t i = 0; i < t->nops; i++)
+        if (strcmp(t->ops[i].name, name) == 0)
+            return &t->ops[i];
+    return NULL;
+}
+
+/* Op type names of all traces, by time summed over them (descending). */
+static const char **names_by_time(const analyze_roofline *r, size_t *n)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < r->n; i++)
+        cap += r->t[i].nops;
+    analyze_roof_row *u = calloc(cap ? cap : 1, sizeof *u);
+    const char **out = calloc(cap ? cap : 1, sizeof *out);
+    *n = 0;
+    if (!u || !out) {
+        free(u), free(out);
+        return NULL;
+    }
+    for (size_t i = 0; i < r->n; i++)
+        for (size_t k = 0; k < r->t[i].nops; k++) {
+            size_t j = 0;
+            while (j < *n && strcmp(u[j].name, r->t[i].ops[k].name) != 0)
+                j++;
+            if (j == *n)
+                u[(*n)++] = (analyze_roof_row){ .name = r->t[i].ops[k].name };
+            u[j].ns += r->t[i].ops[k].ns;
+        }
+    qsort(u, *n, sizeof *u, cmp_row);
+    for (size_t j = 0; j < *n; j++)
+        out[j] = u[j].name;
+    free(u);
+    return out;
+}
+
+/* ---- JSON ------------------------------------------------------------------------------ */
+static json_t *row_json(const analyze_roof_row *r, const char *key)
+{
+    return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:o, s:o, s:o, s:o, s:o, s:s}", key, r->name, "class", r->cls,
+                     "count", (json_int_t)r->count, "ns", (json_int_t)r->ns, "flops", (json_int_t)r->flops, "bytes",
+                     (json_int_t)r->bytes, "share", r->share, "intensity", analyze_out_jreal(r->intensity), "gflops",
+                     analyze_out_jreal(r->gflops), "gbs", analyze_out_jreal(r->gbs), "roof_gflops",
+                     analyze_out_jreal(r->roof), "of_roof", analyze_out_jreal(r->of_roof), "bound",
+                     analyze_bound_name(r->bound));
+}
+
+static json_t *rows_json(const analyze_roof_row *rows, size_t n, const char *key)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++)
+        if (json_array_append_new(a, row_json(&rows[i], key))) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+static json_t *trace_json(const analyze_roofline_trace *t)
+{
+    const analyze_meta *m = &t->p->meta;
+    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:I, s:f, s:f, s:f, s:b, s:o, s:o, s:o}", "source",
+                     t->p->source ? t->p->source : "", "model", analyze_profile_model(t->p), "mode",
+                     analyze_profile_mode(t->p), "preset", analyze_out_jstr(m->preset), "batch",
+                     m->have_begin ? json_integer(m->batch) : json_null(), "threads",
+                     m->have_begin ? json_integer(m->threads) : json_null(), "cpu", analyze_out_jstr(m->cpu), "steps",
+                     (json_int_t)analyze_profile_steps_kept(t->p), "peak_gflops", t->peak_gflops, "peak_gbs",
+                     t->peak_gbs, "ridge", t->ridge, "peak_at_threads", t->peak_at_threads, "total",
+                     row_json(&t->total, "name"), "op_types", rows_json(t->ops, t->nops, "op"), "classes",
+                     rows_json(t->classes, t->nclasses, "class_name"));
+}
+
+static int roofline_json(FILE *f, const analyze_roofline *r)
+{
+    json_t *traces = json_array(), *traj = json_array();
+    size_t nn = 0;
+    const char **names = names_by_time(r, &nn);
+    for (size_t i = 0; traces && i < r->n; i++)
+        json_array_append_new(traces, trace_json(&r->t[i]));
+    for (size_t k = 0; traj && names && r->n > 1 && k < nn; k++) {
+        json_t *pts = json_array();
+        for (size_t j = 0; pts && j < r->n; j++) {
+            const analyze_roofline_trace *t = &r->t[r->order[j]];
+            const analyze_roof_row *row = op_row(t, names[k]);
+            if (row)
+                json_array_append_new(pts, json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "trace",
+                                                     (json_int_t)r->order[j], "batch",
+                                                     t->p->meta.have_begin ? json_integer(t->p->meta.batch) : json_null(),
+                                                     "threads",
+                                                     t->p->meta.have_begin ? json_integer(t->p->meta.threads) : json_null(),
+                                                     "intensity", analyze_out_jreal(row->intensity), "gflops",
+                                                     analyze_out_jreal(row->gflops), "of_roof",
+                                                     analyze_out_jreal(row->of_roof)));
+        }
+        json_array_append_new(traj, json_pack("{s:s, s:o}", "op", names[k], "points", pts ? pts : json_null()));
+    }
+    free(names);
+    if (!names) {
+        json_decref(traces), json_decref(traj);
+        return -1;
+    }
+    return analyze_out_json(f, json_pack("{s:i, s:{s:f, s:f, s:o}, s:o, s:o}", "schema", 1, "peaks", "gflops",
+                                         r->peaks.gflops, "gbs", r->peaks.gbs, "cpu", analyze_out_jstr(r->peaks.cpu),
+                                         "traces", traces, "trajectories", traj));
+}
+
+/* ---- CSV ------------------------------------------------------------------------------- */
+static void csv_row(FILE *f, const analyze_roofline_trace *t, const char *level, const analyze_roof_row *r)
+{
+    char lb[512];
+    analyze_out_csv_str(f, t->p->source);
+    fputc(',', f);
+    analyze_out_csv_str(f, analyze_out_label(t->p, lb, sizeof lb));
+    fprintf(f, ",%s,", level);
+    analyze_out_csv_str(f, r->name);
+    fputc(',', f);
+    analyze_out_csv_str(f, r->cls);
+    if (t->p->meta.have_begin)
+        fprintf(f, ",%u,%u", t->p->meta.batch, t->p->meta.threads);
+    else
+        fputs(",,", f);
+    fprintf(f, ",%llu,%llu,%llu,%llu,%.6f", (unsigned long long)r->count, (unsigned long long)r->ns,
+            (unsigned long long)r->flops, (unsigned long long)r->bytes, r->share);
+    analyze_out_csv_num(f, "%.6g", r->intensity);
+    analyze_out_csv_num(f, "%.6g", r->gflops);
+    analyze_out_csv_num(f, "%.6g", r->gbs);
+    analyze_out_csv_num(f, "%.6g", r->roof);
+    analyze_out_csv_num(f, "%.6f", r->of_roof);
+    fprintf(f, ",%s,%.6g,%.6g\n", analyze_bound_name(r->bound), t->peak_gflops, t->peak_gbs);
+}
+
+static int roofline_csv(FILE *f, const analyze_roofline *r)
+{
+    fputs("source,trace,level,name,class,batch,threads,count,ns,flops,bytes,share,intensity,gflops,gbs,roof_gflops,"
+          "of_roof,bound,peak_gflops,peak_gbs\n",
+          f);
+    for (size_t i = 0; i < r->n; i++) {
+        const analyze_roofline_trace *t = &r->t[i];
+        csv_row(f, t, "total", &t->total);
+        for (size_t k = 0; k < t->nops; k++)
+            csv_row(f, t, "op", &t->ops[k]);
+        for (size_t k = 0; k < t->nclasses; k++)
+            csv_row(f, t, "class", &t->classes[k]);
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+/* ---- text ------------------------------------------------------------------------------ */
+static void text_head(FILE *f, int nw)
+{
+    fprintf(f, "%-*s %-13s %7s %9s %9s %8s %9s %7s  %s\n", nw, "", "class", "time", "FLOP/B", "GFLOP/s", "GB/s",
+            "roof GF/s", "of roof", "bound");
+}
+
+static void text_row(FILE *f, int nw, const analyze_roof_row *r, int show_cls)
+{
+    fprintf(f, "%-*s %-13s %6.1f%%", nw, r->name, show_cls ? r->cls : "", 100 * r->share);
+    analyze_out_text_real(f, 9, 2, r->intensity);
+    analyze_out_text_real(f, 9, 2, r->gflops);
+    analyze_out_text_real(f, 8, 2, r->gbs);
+    analyze_out_text_real(f, 9, 2, r->roof);
+    analyze_out_text_real(f, 7, 2, r->of_roof);
+    fprintf(f, "  %s\n", analyze_bound_name(r->bound));
+}
+
+static void text_trace(FILE *f, const analyze_roofline_trace *t, size_t top)
+{
+    const analyze_meta *m = &t->p->meta;
+    fprintf(f, "== %s %s", analyze_profile_model(t->p), analyze_profile_mode(t->p));
+    if (m->have_begin)
+        fprintf(f, " (%s, batch %u, %u thread%s)", analyze_out_or_unknown(m->preset), m->batch, m->threads,
+                m->threads == 1 ? "" : "s");
+    fprintf(f, " -- %s\n", t->p->source ? t->p->source : "?");
+    fprintf(f, "ceilings: %.1f GFLOP/s (%s), %.1f GB/s; ridge point %.2f FLOP/byte\n", t->peak_gflops,
+            t->peak_at_threads ? "sgemm at this thread count" : "peak", t->peak_gbs, t->ridge);
+    int nw = analyze_out_width(20, "op type");
+    size_t shown = top && top < t->nops ? top : t->nops;
+    for (size_t k = 0; k < shown; k++)
+        nw = analyze_out_width(nw, t->ops[k].name);
+    for (size_t k = 0; k < t->nclasses; k++)
+        nw = analyze_out_width(nw, t->classes[k].name);
+    fprintf(f, "%-*s", nw, "op type");
+    text_head(f, 0);
+    for (size_t k = 0; k < shown; k++)
+        text_row(f, nw, &t->ops[k], 1);
+    if (shown < t->nops)
+        fprintf(f, "(%zu more op types: --top 0 shows them all)\n", t->nops - shown);
+    text_row(f, nw, &t->total, 0);
+    fprintf(f, "%-*s", nw, "by class");
+    text_head(f, 0);
+    for (size_t k = 0; k < t->nclasses; k++)
+        text_row(f, nw, &t->classes[k], 0);
+}
+
+static int roofline_text(FILE *f, const analyze_roofline *r, size_t top)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        if (i)
+            fputc('\n', f);
+        text_trace(f, &r->t[i], top);
+    }
+    if (r->n < 2)
+        return ferror(f) ? -1 : 0;
+    size_t nn = 0;
+    const char **names = names_by_time(r, &nn);
+    if (!names)
+        return -1;
+    size_t shown = top && top < nn ? top : nn;
+    int lw = 24;
+    char lb[512];
+    for (size_t j = 0; j < r->n; j++)
+        lw = analyze_out_width(lw, analyze_out_label(r->t[j].p, lb, sizeof lb));
+    fprintf(f, "\n== trajectories (each op type across the traces, by model, mode, batch, threads)\n");
+    fprintf(f, "%-*s %6s %7s %9s %9s %7s  %s\n", lw, "op type / trace", "batch", "threads", "FLOP/B", "GFLOP/s",
+            "of roof", "bound");
+    for (size_t k = 0; k < shown; k++) {
+        fprintf(f, "%s\n", names[k]);
+        for (size_t j = 0; j < r->n; j++) {
+            const analyze_roofline_trace *t = &r->t[r->order[j]];
+            const analyze_roof_row *row = op_row(t, names[k]);
+            if (!row)
+                continue;
+            fprintf(f, "  %-*s", lw - 2, analyze_out_label(t->p, lb, sizeof lb));
+            if (t->p->meta.have_begin)
+                fprintf(f, " %6u %7u", t->p->meta.batch, t->p->meta.threads);
+            else
+                fprintf(f, " %6s %7s", "?", "?");
+            analyze_out_text_real(f, 9, 2, row->intensity);
+            analyze_out_text_real(f, 9, 2, row->gflops);
+            analyze_out_text_real(f, 7, 2, row->of_roof);
+            fprintf(f, "  %s\n", analyze_bound_name(row->bound));
+        }
+    }
+    if (shown < nn)
+        fprintf(f, "(%zu more op types: --top 0 shows them all)\n", nn - shown);
+    free(names);
+    return ferror(f) ? -1 : 0;
+}
+
+int analyze_roofline_print(FILE *f, const analyze_roofline *r, analyze_format fmt, size_t top)
+{
+    switch (fmt) {
+    case ANALYZE_JSON:
+        return roofline_json(f, r);
+    case ANALYZE_CSV:
+        return roofline_csv(f, r);
+    default:
+        return roofline_text(f, r, top);
+    }
+}
