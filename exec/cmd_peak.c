@@ -56,7 +56,8 @@ static const char usage_text[] =
     "throughput (cblas_sgemm, N x N x N, best of several runs) at 1..T threads,\n"
     "and memory bandwidth (a STREAM-style triad over 3 x 128 MiB) at T threads.\n"
     "  --threads N   highest thread count to measure (default: all cores)\n"
-    "  --size N      GEMM size (default 2048)\n";
+    "  --size N      GEMM size (default 2048)\n"
+    "  --format json writes what `fathom analyze roofline --peak FILE` reads.\n";
 
 int cmd_peak(int argc, char **argv)
 {
