@@ -13,6 +13,7 @@
 #include "analyze/report.h"
 #include "fixtures/ctfgen.h"
 #include "fixtures/scenario.h"
+#include "fixtures/testdir.h"
 #include "tracer/archive.h"
 
 #include <jansson.h>
@@ -28,17 +29,13 @@ static char tmpdir[4096];
 static int setup_all(void **state)
 {
     (void)state;
-    const char *base = getenv("FATHOM_TEST_TMP");
-    snprintf(tmpdir, sizeof tmpdir, "%s/analyze-XXXXXX", base ? base : "/tmp");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return testdir_create(tmpdir, sizeof tmpdir, "analyze");
 }
 
 static int teardown_all(void **state)
 {
     (void)state;
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return testdir_remove(tmpdir);
 }
 
 /* Writes a scenario into a fresh directory named `name`; returns its path. */

@@ -14,6 +14,7 @@
 #include "analyze/roofline.h"
 #include "fixtures/ctfgen.h"
 #include "fixtures/scenario.h"
+#include "fixtures/testdir.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -27,17 +28,13 @@ static char tmpdir[4096];
 static int setup_all(void **state)
 {
     (void)state;
-    const char *base = getenv("FATHOM_TEST_TMP");
-    snprintf(tmpdir, sizeof tmpdir, "%s/roofline-XXXXXX", base ? base : "/tmp");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return testdir_create(tmpdir, sizeof tmpdir, "roofline");
 }
 
 static int teardown_all(void **state)
 {
     (void)state;
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return testdir_remove(tmpdir);
 }
 
 #define REL(x, y) assert_true(fabs((double)(x) - (double)(y)) <= 1e-9 * fabs((double)(y)) + 1e-12)
