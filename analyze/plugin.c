@@ -2,13 +2,17 @@
  * as `fathom analyze`, as sink component classes
  *
  *   sink.fathom.breakdown   sink.fathom.compare   sink.fathom.similarity
+ *   sink.fathom.roofline
  *
  * so that  babeltrace2 --plugin-path=DIR TRACE... -c sink.fathom.breakdown
  * prints the analysis of every trace it is given (one profile per trace).
  * Parameters: format ("text", "csv", "json"), skip-first, skip-last (steps),
- * top (breakdown), by ("type", "class": similarity), output (a file path;
- * default: standard output).  Warnings go to standard error. */
+ * top (breakdown, roofline), by ("type", "class": similarity), peak (a
+ * `fathom peak --format json` file), gflops and gbs (numbers: roofline's
+ * ceilings, overriding peak's), output (a file path; default: standard
+ * output).  Warnings go to standard error. */
 #include "analyze/report.h"
+#include "analyze/roofline.h"
 #include "analyze/sink.h"
 
 #include <babeltrace2/babeltrace.h>
@@ -22,8 +26,8 @@ BT_PLUGIN_DESCRIPTION("Op-level analyses of fathom deep-learning workload traces
 BT_PLUGIN_AUTHOR("fathom");
 BT_PLUGIN_LICENSE("MIT");
 
-enum analysis { A_BREAKDOWN, A_COMPARE, A_SIMILARITY };
-static const char *const analysis_name[] = { "breakdown", "compare", "similarity" };
+enum analysis { A_BREAKDOWN, A_COMPARE, A_SIMILARITY, A_ROOFLINE };
+static const char *const analysis_name[] = { "breakdown", "compare", "similarity", "roofline" };
 
 typedef struct fathom_sink {
     enum analysis what;
@@ -33,6 +37,9 @@ typedef struct fathom_sink {
     uint32_t top;
     int by_class;
     char *output;
+    analyze_peaks peaks;  /* roofline: the ceilings */
+    int have_peak_file;
+    double gflops, gbs;   /* roofline: 0, or overriding the peak file's */
 } fathom_sink;
 
 typedef struct param_ctx {
@@ -60,6 +67,19 @@ static int get_u32(const bt_value *v, uint32_t *out)
     return -1;
 }
 
+/* A positive number (real or integer value) into *out; -1 otherwise. */
+static int get_positive(const bt_value *v, double *out)
+{
+    double x = bt_value_is_real(v)                ? bt_value_real_get(v)
+               : bt_value_is_unsigned_integer(v) ? (double)bt_value_integer_unsigned_get(v)
+               : bt_value_is_signed_integer(v)   ? (double)bt_value_integer_signed_get(v)
+                                                 : -1;
+    if (!(x > 0 && x < 1e300))
+        return -1;
+    *out = x;
+    return 0;
+}
+
 static bt_value_map_foreach_entry_const_func_status param(const char *key, const bt_value *v, void *data)
 {
     param_ctx *c = data;
@@ -73,11 +93,22 @@ static bt_value_map_foreach_entry_const_func_status param(const char *key, const
         bad = get_u32(v, &c->so->skip_first);
     } else if (strcmp(key, "skip-last") == 0) {
         bad = get_u32(v, &c->so->skip_last);
-    } else if (strcmp(key, "top") == 0 && c->fs->what == A_BREAKDOWN) {
+    } else if (strcmp(key, "top") == 0 && (c->fs->what == A_BREAKDOWN || c->fs->what == A_ROOFLINE)) {
         bad = get_u32(v, &c->fs->top);
     } else if (strcmp(key, "by") == 0 && c->fs->what == A_SIMILARITY) {
         bad = !s || (strcmp(s, "type") != 0 && strcmp(s, "class") != 0);
         c->fs->by_class = s && strcmp(s, "class") == 0;
+    } else if (strcmp(key, "peak") == 0 && c->fs->what == A_ROOFLINE) {
+        if (!s || analyze_peaks_load(s, &c->fs->peaks, c->err, sizeof c->err) != 0) {
+            if (!s)
+                snprintf(c->err, sizeof c->err, "parameter `peak` wants a file path");
+            return BT_VALUE_MAP_FOREACH_ENTRY_CONST_FUNC_STATUS_INTERRUPT;
+        }
+        c->fs->have_peak_file = 1;
+    } else if (strcmp(key, "gflops") == 0 && c->fs->what == A_ROOFLINE) {
+        bad = get_positive(v, &c->fs->gflops);
+    } else if (strcmp(key, "gbs") == 0 && c->fs->what == A_ROOFLINE) {
+        bad = get_positive(v, &c->fs->gbs);
     } else if (strcmp(key, "output") == 0) {
         bad = !s || !(c->fs->output = strdup(s));
     } else {
@@ -118,6 +149,19 @@ static bt_component_class_initialize_method_status init(bt_self_component_sink *
         fathom_sink_free(fs);
         return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
     }
+    if (what == A_ROOFLINE) {
+        if (!fs->have_peak_file && (!fs->gflops || !fs->gbs)) {
+            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+                comp, "sink.fathom.roofline: wants the ceilings: peak=PATH (from `fathom peak --format json`), or "
+                      "gflops and gbs");
+            fathom_sink_free(fs);
+            return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
+        }
+        if (fs->gflops) /* one ceiling for every thread count */
+            fs->peaks.gflops = fs->gflops, fs->peaks.nsgemm = 0;
+        if (fs->gbs)
+            fs->peaks.gbs = fs->gbs;
+    }
     fs->sink = analyze_sink_create(&so);
     if (!fs->sink ||
         bt_self_component_sink_add_input_port(self, "in", NULL, NULL) != BT_SELF_COMPONENT_ADD_PORT_STATUS_OK) {
@@ -139,6 +183,7 @@ static bt_component_class_initialize_method_status init(bt_self_component_sink *
 INIT_FN(breakdown_init, A_BREAKDOWN)
 INIT_FN(compare_init, A_COMPARE)
 INIT_FN(similarity_init, A_SIMILARITY)
+INIT_FN(roofline_init, A_ROOFLINE)
 
 static void fathom_finalize(bt_self_component_sink *self)
 {
@@ -196,6 +241,18 @@ static int report(bt_self_component *comp, fathom_sink *fs)
             io = analyze_compare(out, p, pairs, (size_t)np, fs->fmt);
         }
         free(pairs), free(used);
+    } else if (fs->what == A_ROOFLINE) {
+        char err[512], w[512];
+        analyze_roofline *r = analyze_roofline_create(p, n, &fs->peaks, err, sizeof err);
+        if (!r) {
+            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.roofline: %s", err);
+            io = -1;
+        } else {
+            if (analyze_roofline_mismatch(r, w, sizeof w))
+                fprintf(stderr, "sink.fathom.roofline: warning: %s\n", w);
+            io = analyze_roofline_print(out, r, fs->fmt, fs->top);
+        }
+        analyze_roofline_destroy(r);
     } else {
         analyze_sim *s = analyze_sim_create(p, n, fs->by_class);
         io = s ? analyze_similarity(out, s, fs->by_class, fs->fmt) : -1;
@@ -262,3 +319,6 @@ SINK_CLASS(compare, compare_init, "Training vs inference of each model in fathom
 SINK_CLASS(similarity, similarity_init, "Cosine similarity and average-linkage clustering of fathom traces",
            "Parameters: format=text|csv|json, by=type|class, skip-first=N, skip-last=N, output=PATH. "
            "See fathom-analyze(1).")
+SINK_CLASS(roofline, roofline_init, "Op types of fathom traces against the recording machine's roofline",
+           "Parameters: peak=PATH (from `fathom peak --format json`) and/or gflops=X, gbs=Y; format=text|csv|json, "
+           "skip-first=N, skip-last=N, top=N, output=PATH. See fathom-analyze(1).")

@@ -230,6 +230,19 @@ babeltrace2 --plugin-path="$PLUGINS" "$T/a" "$T/m" -c sink.fathom.similarity -p 
   | grep -q 'average-linkage' || fail "plugin similarity"
 babeltrace2 --plugin-path="$PLUGINS" "$T/a" -c sink.fathom.breakdown -p 'nonsense=1' >/dev/null 2>&1 \
   && fail "plugin accepts an unknown parameter"
+babeltrace2 --plugin-path="$PLUGINS" "$T/r" -c sink.fathom.roofline -p "format=\"json\",peak=\"$T/peak.json\"" \
+  >"$T/bt-rl.json" 2>"$T/bt.err" || { fail "babeltrace2 sink.fathom.roofline"; cat "$T/bt.err"; }
+"$FATHOM" analyze roofline --peak "$T/peak.json" --format json "$T/r" >"$T/cli-rl.json"
+[ "$(jq -c '.traces[0].op_types' "$T/bt-rl.json")" = "$(jq -c '.traces[0].op_types' "$T/cli-rl.json")" ] \
+  && jq -e '.traces[0].peak_gflops == 100' "$T/bt-rl.json" >/dev/null || fail "plugin roofline differs from fathom analyze"
+babeltrace2 --plugin-path="$PLUGINS" "$T/r" -c sink.fathom.roofline -p 'gflops=100.0,gbs=10' 2>/dev/null \
+  | grep -q '^MatMul  *matrix .* 0.50  compute$' || fail "plugin roofline with gflops and gbs"
+babeltrace2 --plugin-path="$PLUGINS" "$T/r" -c sink.fathom.roofline >/dev/null 2>"$T/bt.err" \
+  && fail "plugin roofline without ceilings: exit 0"
+grep -q "wants the ceilings" "$T/bt.err" || { fail "plugin roofline without ceilings: message"; cat "$T/bt.err"; }
+babeltrace2 --plugin-path="$PLUGINS" "$T/r" -c sink.fathom.roofline -p "peak=\"$T/bad.json\"" >/dev/null 2>"$T/bt.err" \
+  && fail "plugin roofline with a corrupt peak file: exit 0"
+tr -s "\n " "  " <"$T/bt.err" | grep -q "bad.json: not JSON" || { fail "plugin roofline, corrupt peak file: message"; cat "$T/bt.err"; }
 
 [ $fails -eq 0 ] && echo "all analyze CLI checks passed"
 exit $fails
