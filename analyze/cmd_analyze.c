@@ -1,9 +1,10 @@
-/* cmd_analyze.c -- `fathom analyze breakdown|compare|similarity|scaling|roofline
- * TRACE...` and `fathom analyze diff A B`.
+/* cmd_analyze.c -- `fathom analyze breakdown|compare|similarity|scaling|roofline|
+ * memory TRACE...` and `fathom analyze diff A B`.
  * Reads every trace (archive, CTF directory or net:// URL) into a profile,
  * prints the warnings each one earned on stderr, then the analysis. */
 #include "analyze/cmd_analyze.h"
 
+#include "analyze/memory.h"
 #include "analyze/profile.h"
 #include "analyze/read.h"
 #include "analyze/report.h"
@@ -40,6 +41,7 @@ static void usage(FILE *f)
             "       fathom analyze diff       [options] A B\n"
             "       fathom analyze scaling    [options] TRACE TRACE...\n"
             "       fathom analyze roofline   [options] --peak FILE | --gflops X --gbs Y TRACE...\n"
+            "       fathom analyze memory     [options] TRACE...\n"
             "\n"
             "Analyzes recorded traces offline: TRACE is a trace archive (.tar.zst), a CTF\n"
             "directory, or a net://HOST/host/HOSTNAME/SESSION lttng-live URL.\n"
@@ -61,6 +63,9 @@ static void usage(FILE *f)
             "              `fathom peak --format json > FILE` run there), the fraction of\n"
             "              the roof reached, memory- or compute-bound; with several traces\n"
             "              (batch sizes, thread counts) each op type's trajectory\n"
+            "  memory      tensor memory by role (weights, activations, gradients...): at the\n"
+            "              peak and each role's own peak, when the peak is reached, and the\n"
+            "              live bytes over the steps\n"
             "\n"
             "options:\n"
             "  --format text|csv|json  output format (default text)\n"
@@ -121,7 +126,7 @@ int cmd_analyze(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    enum { BREAKDOWN, COMPARE, SIMILARITY, DIFF, SCALING, ROOFLINE } kind;
+    enum { BREAKDOWN, COMPARE, SIMILARITY, DIFF, SCALING, ROOFLINE, MEMORY } kind;
     if (strcmp(what, "breakdown") == 0)
         kind = BREAKDOWN;
     else if (strcmp(what, "compare") == 0)
@@ -134,9 +139,11 @@ int cmd_analyze(int argc, char **argv)
         kind = SCALING;
     else if (strcmp(what, "roofline") == 0)
         kind = ROOFLINE;
+    else if (strcmp(what, "memory") == 0)
+        kind = MEMORY;
     else
-        return usage_error("'%s' is not an analysis (breakdown, compare, similarity, diff, scaling, roofline); see "
-                           "'fathom analyze --help'",
+        return usage_error("'%s' is not an analysis (breakdown, compare, similarity, diff, scaling, roofline, "
+                           "memory); see 'fathom analyze --help'",
                            what);
 
     analyze_read_options ro = { 0, 0 };
@@ -313,6 +320,8 @@ int cmd_analyze(int argc, char **argv)
         }
         io = analyze_roofline_print(stdout, r, fmt, top);
         analyze_roofline_destroy(r);
+    } else if (kind == MEMORY) {
+        io = analyze_memory_print(stdout, p, nt, fmt);
     } else if (kind == BREAKDOWN) {
         io = analyze_breakdown(stdout, p, nt, fmt, top);
     } else if (kind == COMPARE) {

@@ -91,6 +91,7 @@ typedef struct state {
     int in_step;
     uint64_t next_ordinal;   /* steps begun so far */
     uint64_t step_begin_ts;
+    uint64_t mem_start, mem_peak; /* live bytes at step_begin, and the most since */
     bucket *ring;            /* completed steps that may still be among the last skip_last */
     size_t ring_len, ring_head;
 } state;
@@ -213,6 +214,9 @@ void analyze_profile_destroy(analyze_profile *p)
     free(p->roles);
     free(p->role_peak);
     free(p->role_live);
+    free(p->role_at_peak);
+    free(p->role_tensors);
+    free(p->mem_steps);
     analyze_meta *m = &p->meta;
     free(m->model), free(m->mode), free(m->preset), free(m->version), free(m->blas), free(m->cpu);
     free(p->source);
@@ -263,18 +267,17 @@ int analyze_profile_intern_role(analyze_profile *p, const char *name)
     int r = intern(&p->roles, &p->nroles, name);
     if (r < 0 || p->nroles == before)
         return r;
-    uint64_t *pk = realloc(p->role_peak, p->nroles * sizeof *pk);
-    if (pk)
-        p->role_peak = pk;
-    uint64_t *lv = realloc(p->role_live, p->nroles * sizeof *lv);
-    if (lv)
-        p->role_live = lv;
-    if (!pk || !lv) {
-        p->nroles--; /* keep the arrays and the names consistent */
-        free(p->roles[p->nroles]);
-        return -1;
+    uint64_t **per_role[] = { &p->role_peak, &p->role_live, &p->role_at_peak, &p->role_tensors };
+    for (size_t i = 0; i < sizeof per_role / sizeof per_role[0]; i++) {
+        uint64_t *a = realloc(*per_role[i], p->nroles * sizeof *a);
+        if (!a) {
+            p->nroles--; /* keep the names consistent with the arrays (some may be longer: harmless) */
+            free(p->roles[p->nroles]);
+            return -1;
+        }
+        *per_role[i] = a;
+        a[r] = 0;
     }
-    p->role_peak[r] = p->role_live[r] = 0;
     return r;
 }
 
@@ -331,6 +334,7 @@ int analyze_profile_step_begin(analyze_profile *p, uint64_t ts, uint32_t step)
         return -1;
     bucket_reset(&s->cur);
     s->step_begin_ts = ts;
+    s->mem_start = s->mem_peak = p->live_bytes;
     return 0;
 }
 
@@ -344,6 +348,13 @@ int analyze_profile_step_end(analyze_profile *p, uint64_t ts, uint32_t step)
     }
     s->in_step = 0;
     p->steps_seen++;
+    if (p->nmem_steps == ANALYZE_MEM_STEPS_MAX) {
+        p->mem_steps_dropped++;
+    } else {
+        if (!p->mem_steps && !(p->mem_steps = malloc(ANALYZE_MEM_STEPS_MAX * sizeof *p->mem_steps)))
+            return -1;
+        p->mem_steps[p->nmem_steps++] = (analyze_mem_step){ s->mem_start, s->mem_peak, p->live_bytes };
+    }
     s->cur.dur = ts >= s->step_begin_ts ? ts - s->step_begin_ts : 0;
     if (s->cur.ordinal < p->skip_first)
         return 0;
@@ -511,12 +522,19 @@ int analyze_profile_tensor_alloc(analyze_profile *p, uint32_t id, int role, uint
     t->used = 1, t->id = id, t->role = role, t->bytes = bytes;
     p->tensors++;
     p->tensors_live++;
+    p->role_tensors[role]++;
     p->role_live[role] += bytes;
     if (p->role_live[role] > p->role_peak[role])
         p->role_peak[role] = p->role_live[role];
     p->live_bytes += bytes;
-    if (p->live_bytes > p->peak_bytes)
+    if (p->live_bytes > p->peak_bytes) {
         p->peak_bytes = p->live_bytes;
+        memcpy(p->role_at_peak, p->role_live, p->nroles * sizeof *p->role_at_peak);
+        p->peak_in_step = s->in_step;
+        p->peak_step = s->in_step ? s->cur.ordinal : s->next_ordinal;
+    }
+    if (s->in_step && p->live_bytes > s->mem_peak)
+        s->mem_peak = p->live_bytes;
     return 0;
 }
 

@@ -76,6 +76,13 @@ typedef struct analyze_diag {
     uint64_t run_begins;        /* more than one run_begin is suspicious */
 } analyze_diag;
 
+/* Memory over one completed step (bytes of live tensors, all roles). */
+typedef struct analyze_mem_step {
+    uint64_t start, peak, end; /* at step_begin, the most within it, at step_end */
+} analyze_mem_step;
+
+#define ANALYZE_MEM_STEPS_MAX 4096 /* steps whose memory is kept (later ones: counted only) */
+
 typedef struct analyze_profile {
     char *source;      /* what was read (path, URL or trace name) */
     analyze_meta meta;
@@ -94,10 +101,20 @@ typedef struct analyze_profile {
     analyze_stat outside;    /* ops that began outside any step (init, ...) */
     uint64_t ops_seen;       /* matched op pairs anywhere */
 
-    /* memory (tensor_alloc / tensor_free over the whole run) */
+    /* memory (tensor_alloc / tensor_free over the whole run, whatever steps
+     * are skipped) */
     uint64_t *role_peak, *role_live; /* per role, bytes */
+    uint64_t *role_at_peak;          /* per role, bytes live when peak_bytes was first reached */
+    uint64_t *role_tensors;          /* per role, tensors allocated */
     uint64_t peak_bytes, live_bytes; /* all roles together */
+    uint64_t peak_step;              /* where the peak was first reached: inside step peak_step
+                                        (counted from 0 in trace order) when peak_in_step, else
+                                        before it began (== steps begun: after the last step) */
+    int peak_in_step;
     uint64_t tensors, tensors_live;
+    size_t nmem_steps;               /* completed steps with their memory, in trace order */
+    analyze_mem_step *mem_steps;     /* at most ANALYZE_MEM_STEPS_MAX */
+    uint64_t mem_steps_dropped;      /* completed steps past that bound */
 
     analyze_diag diag;
     int finished;

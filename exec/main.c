@@ -23,7 +23,7 @@ static const struct subcommand {
     { "list", cmd_list, "list the workloads: paper, class, parameters per preset" },
     { "record", cmd_record, "run a workload under LTTng and archive its trace" },
     { "info", cmd_info, "summarize a recorded trace: manifest, events, ops, discards" },
-    { "analyze", cmd_analyze, "analyze traces offline: breakdown, compare, similarity, diff, scaling, roofline" },
+    { "analyze", cmd_analyze, "analyze traces offline: breakdown, compare, similarity, diff, scaling, roofline, memory" },
     { "replay", cmd_replay, "re-execute a recorded op sequence on this machine" },
     { "ops", cmd_ops, "list the op table: name, class, gradient, FLOP formula" },
     { "peak", cmd_peak, "measure this machine's sgemm GFLOP/s and memory bandwidth" },

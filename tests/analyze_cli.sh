@@ -217,6 +217,22 @@ sed 's/Test CPU @ 1.0GHz/Another CPU/' "$T/peak.json" >"$T/peak2.json"
 "$FATHOM" analyze nonsense 2>&1 | grep -q "roofline" || fail "not-an-analysis message does not list roofline"
 "$FATHOM" analyze --help | grep -q "fathom analyze roofline" || fail "--help does not list roofline"
 
+# memory: four 512 B weights before the steps, a 2048 B activation in each step
+"$FATHOM" analyze memory "$T/a" "$T/ai" >"$T/mem.txt" 2>"$T/err" || { fail "memory text: exit"; cat "$T/err"; }
+grep -q '^peak 4.00 KiB of tensors (8 allocated in all), reached in step 0$' "$T/mem.txt" \
+  || { fail "memory text: peak line"; cat "$T/mem.txt"; }
+grep -q '^alexnet/infer  *0.0  *0.0  *0.0$' "$T/mem.txt" || { fail "memory text: table row"; cat "$T/mem.txt"; }
+"$FATHOM" analyze memory --format json "$T/a" >"$T/mem.json" || fail "memory json"
+jq -e '.schema == 1 and .analysis == "memory" and .traces[0].peak_bytes == 4096 and .traces[0].peak_step == 0
+       and .traces[0].peak_in_step and (.traces[0].roles | map(.role)) == ["activation","weight"]
+       and (.traces[0].steps | length) == 4 and (.traces[0].steps | all(.start_bytes == 2048 and .peak_bytes == 4096))' \
+  "$T/mem.json" >/dev/null || { fail "memory json: layout or values"; cat "$T/mem.json"; }
+"$FATHOM" analyze memory --format csv "$T/a" >"$T/mem.csv" || fail "memory csv"
+[ "$(awk -F, '{ print NF }' "$T/mem.csv" | sort -u)" = 10 ] || fail "memory csv: not 10 columns on every row"
+expect_error "memory missing file" memory "$T/nope.tar.zst"
+expect_error "memory bad option" memory --top 3 "$T/a"
+[ $rc -eq 2 ] || fail "memory bad option: exit status $rc, not 2"
+
 # the plugin, loaded by the babeltrace2 program itself: same numbers as fathom analyze
 babeltrace2 --plugin-path="$PLUGINS" "$T/a" -c sink.fathom.breakdown -p 'format="json"' >"$T/bt.json" 2>"$T/bt.err" \
   || { fail "babeltrace2 sink.fathom.breakdown"; cat "$T/bt.err"; }
