@@ -2,7 +2,7 @@
  * as `fathom analyze`, as sink component classes
  *
  *   sink.fathom.breakdown   sink.fathom.compare   sink.fathom.similarity
- *   sink.fathom.roofline
+ *   sink.fathom.roofline    sink.fathom.memory
  *
  * so that  babeltrace2 --plugin-path=DIR TRACE... -c sink.fathom.breakdown
  * prints the analysis of every trace it is given (one profile per trace).
@@ -11,6 +11,7 @@
  * `fathom peak --format json` file), gflops and gbs (numbers: roofline's
  * ceilings, overriding peak's), output (a file path; default: standard
  * output).  Warnings go to standard error. */
+#include "analyze/memory.h"
 #include "analyze/report.h"
 #include "analyze/roofline.h"
 #include "analyze/sink.h"
@@ -26,8 +27,8 @@ BT_PLUGIN_DESCRIPTION("Op-level analyses of fathom deep-learning workload traces
 BT_PLUGIN_AUTHOR("fathom");
 BT_PLUGIN_LICENSE("MIT");
 
-enum analysis { A_BREAKDOWN, A_COMPARE, A_SIMILARITY, A_ROOFLINE };
-static const char *const analysis_name[] = { "breakdown", "compare", "similarity", "roofline" };
+enum analysis { A_BREAKDOWN, A_COMPARE, A_SIMILARITY, A_ROOFLINE, A_MEMORY };
+static const char *const analysis_name[] = { "breakdown", "compare", "similarity", "roofline", "memory" };
 
 typedef struct fathom_sink {
     enum analysis what;
@@ -184,6 +185,7 @@ INIT_FN(breakdown_init, A_BREAKDOWN)
 INIT_FN(compare_init, A_COMPARE)
 INIT_FN(similarity_init, A_SIMILARITY)
 INIT_FN(roofline_init, A_ROOFLINE)
+INIT_FN(memory_init, A_MEMORY)
 
 static void fathom_finalize(bt_self_component_sink *self)
 {
@@ -241,6 +243,8 @@ static int report(bt_self_component *comp, fathom_sink *fs)
             io = analyze_compare(out, p, pairs, (size_t)np, fs->fmt);
         }
         free(pairs), free(used);
+    } else if (fs->what == A_MEMORY) {
+        io = analyze_memory_print(out, p, n, fs->fmt);
     } else if (fs->what == A_ROOFLINE) {
         char err[512], w[512];
         analyze_roofline *r = analyze_roofline_create(p, n, &fs->peaks, err, sizeof err);
@@ -322,3 +326,5 @@ SINK_CLASS(similarity, similarity_init, "Cosine similarity and average-linkage c
 SINK_CLASS(roofline, roofline_init, "Op types of fathom traces against the recording machine's roofline",
            "Parameters: peak=PATH (from `fathom peak --format json`) and/or gflops=X, gbs=Y; format=text|csv|json, "
            "skip-first=N, skip-last=N, top=N, output=PATH. See fathom-analyze(1).")
+SINK_CLASS(memory, memory_init, "Tensor memory by role of fathom traces: peak, its makeup, over the steps",
+           "Parameters: format=text|csv|json, output=PATH. See fathom-analyze(1).")

@@ -253,6 +253,8 @@ babeltrace2 --plugin-path="$PLUGINS" "$T/r" -c sink.fathom.roofline -p "format=\
   && jq -e '.traces[0].peak_gflops == 100' "$T/bt-rl.json" >/dev/null || fail "plugin roofline differs from fathom analyze"
 babeltrace2 --plugin-path="$PLUGINS" "$T/r" -c sink.fathom.roofline -p 'gflops=100.0,gbs=10' 2>/dev/null \
   | grep -q '^MatMul  *matrix .* 0.50  compute$' || fail "plugin roofline with gflops and gbs"
+babeltrace2 --plugin-path="$PLUGINS" "$T/a" -c sink.fathom.memory -p 'format="json"' 2>/dev/null \
+  | jq -e '.traces[0].peak_bytes == 4096 and (.traces[0].steps | length) == 4' >/dev/null || fail "plugin memory"
 babeltrace2 --plugin-path="$PLUGINS" "$T/r" -c sink.fathom.roofline >/dev/null 2>"$T/bt.err" \
   && fail "plugin roofline without ceilings: exit 0"
 grep -q "wants the ceilings" "$T/bt.err" || { fail "plugin roofline without ceilings: message"; cat "$T/bt.err"; }
