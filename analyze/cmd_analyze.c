@@ -1,9 +1,11 @@
 /* cmd_analyze.c -- `fathom analyze breakdown|compare|similarity|scaling|roofline|
- * memory TRACE...` and `fathom analyze diff A B`.
+ * memory TRACE...`, `fathom analyze diff A B` and `fathom report TRACE...`.
  * Reads every trace (archive, CTF directory or net:// URL) into a profile,
- * prints the warnings each one earned on stderr, then the analysis. */
+ * prints the warnings each one earned on stderr, then the analysis (or,
+ * for report, the charts and the HTML page). */
 #include "analyze/cmd_analyze.h"
 
+#include "analyze/html.h"
 #include "analyze/memory.h"
 #include "analyze/profile.h"
 #include "analyze/read.h"
@@ -18,14 +20,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CMD "analyze"
+/* "fathom analyze" or "fathom report": the prefix of every message */
+static const char *prog = "fathom analyze";
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", prog);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
+
+enum kind { BREAKDOWN, COMPARE, SIMILARITY, DIFF, SCALING, ROOFLINE, MEMORY, REPORT };
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("fathom " CMD ": ", stderr);
+    fprintf(stderr, "%s: ", prog);
     vfprintf(stderr, fmt, ap);
     fputs("\n", stderr);
     va_end(ap);
@@ -81,6 +96,28 @@ static void usage(FILE *f)
             "\nSee fathom-analyze(1).\n");
 }
 
+static void usage_report(FILE *f)
+{
+    fprintf(f,
+            "usage: fathom report [options] [-o DIR] TRACE...\n"
+            "\n"
+            "Writes every analysis of the traces as charts and one HTML page into DIR (default\n"
+            "'report'; it must not exist or be empty): DIR/index.html with the op time by\n"
+            "class and by op type, training vs inference, the similarity matrix and\n"
+            "dendrogram, the roofline (with ceilings) and the tensor memory by role.\n"
+            "\n"
+            "options:\n"
+            "  -o, --output DIR        the folder to create (default report)\n"
+            "  --format svg|png        the charts' format (default svg)\n"
+            "  --top N                 op types in the heat map, the roofline and the tables (default 12;\n"
+            "                          0: all)\n"
+            "  --peak FILE             the recording machine's ceilings for the roofline, from\n"
+            "                          `fathom peak --format json`; or --gflops X --gbs Y\n"
+            "  --skip-first N, --skip-last N   drop warm-up and last steps\n"
+            "  --strict                warnings (lost events, unmatched pairs...) are errors\n"
+            "\nSee fathom-report(1).\n");
+}
+
 static int parse_positive(const char *opt, const char *arg, double *out)
 {
     char *end = NULL;
@@ -109,11 +146,15 @@ static int gives_up(int mismatch, const char *w, int strict)
 {
     if (!mismatch)
         return 0;
-    fprintf(stderr, "fathom " CMD ": warning: %s\n", w);
+    say("warning: %s\n", w);
     if (strict)
-        fprintf(stderr, "fathom " CMD ": --strict: giving up on the warning above\n");
+        say("--strict: giving up on the warning above\n");
     return strict;
 }
+
+static int run(enum kind kind, const char *what, int argc, char **argv, int first);
+
+int cmd_report(int argc, char **argv) { return run(REPORT, "report", argc, argv, 1); }
 
 int cmd_analyze(int argc, char **argv)
 {
@@ -126,7 +167,7 @@ int cmd_analyze(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    enum { BREAKDOWN, COMPARE, SIMILARITY, DIFF, SCALING, ROOFLINE, MEMORY } kind;
+    enum kind kind;
     if (strcmp(what, "breakdown") == 0)
         kind = BREAKDOWN;
     else if (strcmp(what, "compare") == 0)
@@ -145,19 +186,25 @@ int cmd_analyze(int argc, char **argv)
         return usage_error("'%s' is not an analysis (breakdown, compare, similarity, diff, scaling, roofline, "
                            "memory); see 'fathom analyze --help'",
                            what);
+    return run(kind, what, argc, argv, 2);
+}
 
+static int run(enum kind kind, const char *what, int argc, char **argv, int first)
+{
+    prog = kind == REPORT ? "fathom report" : "fathom analyze";
     analyze_read_options ro = { 0, 0 };
     analyze_format fmt = ANALYZE_TEXT;
     int by_class = 0, in_order = 0, strict = 0;
-    uint32_t top = 0;
-    const char *peak_file = NULL;
+    uint32_t top = kind == REPORT ? 12 : 0;
+    const char *peak_file = NULL, *outdir = "report";
+    int png = 0;
     double gflops = 0, gbs = 0;
     const char **traces = calloc((size_t)argc, sizeof *traces);
     size_t nt = 0;
     if (!traces)
         return usage_error("out of memory");
     int rc = 2, only_traces = 0;
-    for (int i = 2; i < argc; i++) {
+    for (int i = first; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (only_traces || a[0] != '-' || strcmp(a, "-") == 0) {
@@ -165,9 +212,21 @@ int cmd_analyze(int argc, char **argv)
         } else if (strcmp(a, "--") == 0) {
             only_traces = 1;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
+            (kind == REPORT ? usage_report : usage)(stdout);
             rc = 0;
             goto end;
+        } else if (strcmp(a, "--format") == 0 && kind == REPORT) {
+            if (!val || (strcmp(val, "svg") != 0 && strcmp(val, "png") != 0)) {
+                usage_error("report's --format wants svg or png, not '%s'", val ? val : "");
+                goto end;
+            }
+            png = strcmp(val, "png") == 0, i++;
+        } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && kind == REPORT) {
+            if (!val || !*val) {
+                usage_error("%s wants a folder", a);
+                goto end;
+            }
+            outdir = val, i++;
         } else if (strcmp(a, "--format") == 0) {
             int f = analyze_format_parse(val);
             if (f < 0) {
@@ -183,7 +242,8 @@ int cmd_analyze(int argc, char **argv)
             if (parse_u32(a, val, &ro.skip_last))
                 goto end;
             i++;
-        } else if (strcmp(a, "--top") == 0 && (kind == BREAKDOWN || kind == DIFF || kind == SCALING || kind == ROOFLINE)) {
+        } else if (strcmp(a, "--top") == 0 &&
+                   (kind == BREAKDOWN || kind == DIFF || kind == SCALING || kind == ROOFLINE || kind == REPORT)) {
             if (parse_u32(a, val, &top))
                 goto end;
             i++;
@@ -195,24 +255,25 @@ int cmd_analyze(int argc, char **argv)
             by_class = strcmp(val, "class") == 0, i++;
         } else if (strcmp(a, "--pairs") == 0 && kind == COMPARE) {
             in_order = 1;
-        } else if (strcmp(a, "--peak") == 0 && kind == ROOFLINE) {
+        } else if (strcmp(a, "--peak") == 0 && (kind == ROOFLINE || kind == REPORT)) {
             if (!val) {
                 usage_error("--peak wants a file written by 'fathom peak --format json'");
                 goto end;
             }
             peak_file = val, i++;
-        } else if (strcmp(a, "--gflops") == 0 && kind == ROOFLINE) {
+        } else if (strcmp(a, "--gflops") == 0 && (kind == ROOFLINE || kind == REPORT)) {
             if (parse_positive(a, val, &gflops))
                 goto end;
             i++;
-        } else if (strcmp(a, "--gbs") == 0 && kind == ROOFLINE) {
+        } else if (strcmp(a, "--gbs") == 0 && (kind == ROOFLINE || kind == REPORT)) {
             if (parse_positive(a, val, &gbs))
                 goto end;
             i++;
         } else if (strcmp(a, "--strict") == 0) {
             strict = 1;
         } else {
-            usage_error("unknown option '%s' for %s; see 'fathom analyze --help'", a, what);
+            usage_error("unknown option '%s' for %s; see 'fathom %s --help'", a, what,
+                        kind == REPORT ? "report" : "analyze");
             goto end;
         }
     }
@@ -229,15 +290,16 @@ int cmd_analyze(int argc, char **argv)
         goto end;
     }
     analyze_peaks peaks = { 0 };
-    if (kind == ROOFLINE) {
+    int have_peaks = kind == ROOFLINE || peak_file || gflops || gbs;
+    if (have_peaks) {
         if (!peak_file && (!gflops || !gbs)) {
-            usage_error("roofline wants the recording machine's ceilings: --peak FILE (from 'fathom peak --format "
-                        "json' run there), or --gflops X and --gbs Y");
+            usage_error("%s wants the recording machine's ceilings: --peak FILE (from 'fathom peak --format "
+                        "json' run there), or --gflops X and --gbs Y", kind == REPORT ? "the roofline" : "roofline");
             goto end;
         }
         char err[1024];
         if (peak_file && analyze_peaks_load(peak_file, &peaks, err, sizeof err) != 0) {
-            fprintf(stderr, "fathom " CMD ": %s\n", err);
+            say("%s\n", err);
             rc = 1;
             goto end;
         }
@@ -257,18 +319,18 @@ int cmd_analyze(int argc, char **argv)
     for (size_t i = 0; i < nt; i++) {
         char err[1024];
         if (analyze_read(traces[i], &ro, &p[i], err, sizeof err) != 0) {
-            fprintf(stderr, "fathom " CMD ": %s\n", err);
+            say("%s\n", err);
             goto done;
         }
         char w[4096];
         if (analyze_profile_warnings(p[i], w, sizeof w)) {
             warned = 1;
             for (char *line = strtok(w, "\n"); line; line = strtok(NULL, "\n"))
-                fprintf(stderr, "fathom " CMD ": warning: %s: %s\n", traces[i], line);
+                say("warning: %s: %s\n", traces[i], line);
         }
     }
     if (strict && warned) {
-        fprintf(stderr, "fathom " CMD ": --strict: giving up on the warnings above\n");
+        say("--strict: giving up on the warnings above\n");
         goto done;
     }
     int io = 0;
@@ -276,7 +338,7 @@ int cmd_analyze(int argc, char **argv)
         analyze_diff *d = analyze_diff_create(p[0], p[1]);
         char w[512];
         if (!d) {
-            fprintf(stderr, "fathom " CMD ": out of memory\n");
+            say("out of memory\n");
             goto done;
         }
         if (gives_up(analyze_diff_mismatch(d, w, sizeof w), w, strict)) {
@@ -285,8 +347,8 @@ int cmd_analyze(int argc, char **argv)
         }
         for (size_t i = 0; i < 2 && fmt != ANALYZE_TEXT; i++) /* the text output says so itself */
             if (!analyze_profile_steps_kept(p[i]))
-                fprintf(stderr,
-                        "fathom " CMD ": note: %s (%s) has no kept steps: its whole-trace totals are compared\n",
+                say(
+                        "note: %s (%s) has no kept steps: its whole-trace totals are compared\n",
                         i ? "B" : "A", traces[i]);
         io = analyze_diff_print(stdout, d, fmt, top);
         analyze_diff_destroy(d);
@@ -294,7 +356,7 @@ int cmd_analyze(int argc, char **argv)
         char err[1024], w[1024];
         analyze_scaling *s = analyze_scaling_create(p, nt, err, sizeof err);
         if (!s) {
-            fprintf(stderr, "fathom " CMD ": %s\n", err);
+            say("%s\n", err);
             goto done;
         }
         if (gives_up(analyze_scaling_mismatch(s, w, sizeof w), w, strict)) {
@@ -303,7 +365,7 @@ int cmd_analyze(int argc, char **argv)
         }
         for (size_t i = 0; i < nt && fmt != ANALYZE_TEXT; i++) /* the text output says so itself */
             if (!analyze_profile_steps_kept(p[i]))
-                fprintf(stderr, "fathom " CMD ": note: %s has no kept steps: its whole-trace totals are used\n",
+                say("note: %s has no kept steps: its whole-trace totals are used\n",
                         traces[i]);
         io = analyze_scaling_print(stdout, s, fmt, top);
         analyze_scaling_destroy(s);
@@ -311,7 +373,7 @@ int cmd_analyze(int argc, char **argv)
         char err[1024], w[1024];
         analyze_roofline *r = analyze_roofline_create(p, nt, &peaks, err, sizeof err);
         if (!r) {
-            fprintf(stderr, "fathom " CMD ": %s\n", err);
+            say("%s\n", err);
             goto done;
         }
         if (gives_up(analyze_roofline_mismatch(r, w, sizeof w), w, strict)) {
@@ -320,6 +382,14 @@ int cmd_analyze(int argc, char **argv)
         }
         io = analyze_roofline_print(stdout, r, fmt, top);
         analyze_roofline_destroy(r);
+    } else if (kind == REPORT) {
+        char err[1024];
+        analyze_html_opts ho = { .dir = outdir, .png = png, .top = top, .peaks = have_peaks ? &peaks : NULL };
+        if (analyze_html_write(p, nt, &ho, err, sizeof err) != 0) {
+            say("%s\n", err);
+            goto done;
+        }
+        printf("%s/index.html\n", outdir);
     } else if (kind == MEMORY) {
         io = analyze_memory_print(stdout, p, nt, fmt);
     } else if (kind == BREAKDOWN) {
@@ -330,13 +400,13 @@ int cmd_analyze(int argc, char **argv)
         char err[1024];
         int np = pairs && used ? analyze_pairs(p, nt, in_order, pairs, used, err, sizeof err) : -1;
         if (np < 0) {
-            fprintf(stderr, "fathom " CMD ": %s\n", pairs && used ? err : "out of memory");
+            say("%s\n", pairs && used ? err : "out of memory");
             free(pairs), free(used);
             goto done;
         }
         for (size_t i = 0; i < nt; i++)
             if (!used[i])
-                fprintf(stderr, "fathom " CMD ": note: %s (%s %s) has no %s partner; left out\n", traces[i],
+                say("note: %s (%s %s) has no %s partner; left out\n", traces[i],
                         analyze_profile_model(p[i]), analyze_profile_mode(p[i]),
                         p[i]->meta.mode && strcmp(p[i]->meta.mode, "train") == 0 ? "inference" : "training");
         io = analyze_compare(stdout, p, pairs, (size_t)np, fmt);
@@ -347,7 +417,7 @@ int cmd_analyze(int argc, char **argv)
         analyze_sim_destroy(s);
     }
     if (io != 0 || fflush(stdout) != 0) {
-        fprintf(stderr, "fathom " CMD ": cannot write the output: %s\n", errno ? strerror(errno) : "error");
+        say("cannot write the output: %s\n", errno ? strerror(errno) : "error");
         goto done;
     }
     rc = 0;

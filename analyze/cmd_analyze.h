@@ -1,8 +1,9 @@
-/* cmd_analyze.h -- `fathom analyze`: the entry point the driver's
- * subcommand table calls (exec/main.c). */
+/* cmd_analyze.h -- `fathom analyze` and `fathom report`: the entry points
+ * the driver's subcommand table calls (exec/main.c). */
 #ifndef FATHOM_ANALYZE_CMD_H
 #define FATHOM_ANALYZE_CMD_H
 
 int cmd_analyze(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

@@ -1,0 +1,47 @@
+/* chart.h -- the little drawing layer the report's plots stand on: a cairo
+ * surface written as SVG or PNG (by the file name's extension), text,
+ * a palette, and value-to-pixel scales (linear and log10).  Internal to
+ * analyze/. */
+#ifndef FATHOM_ANALYZE_CHART_H
+#define FATHOM_ANALYZE_CHART_H
+
+#include <cairo.h>
+#include <stddef.h>
+
+typedef struct analyze_chart {
+    cairo_surface_t *surface;
+    cairo_t *cr;
+    char *path;
+    int png; /* 1: written as PNG at finish; 0: SVG */
+    double w, h;
+} analyze_chart;
+
+/* A w x h chart for `path` (".png": PNG, else SVG), white background.
+ * 0, or -1 with a one-line message in err. */
+int analyze_chart_create(analyze_chart *c, const char *path, double w, double h, char *err, size_t errlen);
+/* Writes the file and frees the chart: 0, or -1 with a message (the chart
+ * is freed either way). */
+int analyze_chart_finish(analyze_chart *c, char *err, size_t errlen);
+/* Frees without writing (an error path); the partial file is removed. */
+void analyze_chart_discard(analyze_chart *c);
+
+/* Text at (x, y) (baseline), size in points; align -1 left, 0 centre, 1
+ * right; angle in degrees, counter-clockwise about (x, y). */
+void analyze_chart_text(analyze_chart *c, double x, double y, double size, int align, double angle, const char *s);
+/* Width of s at size. */
+double analyze_chart_text_width(analyze_chart *c, double size, const char *s);
+
+/* The i-th colour of a qualitative palette (cycles). */
+void analyze_chart_palette(analyze_chart *c, size_t i);
+/* A sequential colour for v in [0, 1]: white to dark blue. */
+void analyze_chart_ramp(analyze_chart *c, double v);
+void analyze_chart_rgb(analyze_chart *c, double r, double g, double b);
+
+/* A scale from [lo, hi] to pixels [p0, p1], linear or log10 (lo > 0). */
+typedef struct analyze_scale {
+    double lo, hi, p0, p1;
+    int log;
+} analyze_scale;
+double analyze_scale_at(const analyze_scale *s, double v);
+
+#endif

@@ -1,0 +1,325 @@
+/* html.c -- `fathom report`'s folder: the charts and index.html (html.h). */
+#include "analyze/html.h"
+
+#include "analyze/memory.h"
+#include "analyze/out.h"
+#include "analyze/plot.h"
+#include "analyze/report.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#define MAX_FILES 8
+
+typedef struct page {
+    const analyze_html_opts *o;
+    char files[MAX_FILES][64]; /* written so far, to remove on an error */
+    size_t nfiles;
+    int made_dir;
+} page;
+
+static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* 1 if dir does not exist (0 if it is an empty folder); -1 otherwise (message in err). */
+static int fresh_dir(const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return errno == ENOENT ? 1 : fail(err, errlen, "%s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return fail(err, errlen, "%s exists and is not a folder: nothing is overwritten; choose another -o", dir);
+    DIR *d = opendir(dir);
+    if (!d)
+        return fail(err, errlen, "%s: %s", dir, strerror(errno));
+    struct dirent *e;
+    int empty = 1;
+    while (empty && (e = readdir(d)))
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    closedir(d);
+    return empty ? 0 : fail(err, errlen, "%s is not empty: nothing is overwritten; choose another -o", dir);
+}
+
+/* dir/name into buf, remembered for the cleanup. */
+static const char *file(page *pg, const char *name, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s", pg->o->dir, name);
+    if (pg->nfiles < MAX_FILES)
+        snprintf(pg->files[pg->nfiles++], sizeof pg->files[0], "%s", name);
+    return buf;
+}
+
+static void cleanup(page *pg)
+{
+    char path[4200];
+    for (size_t i = 0; i < pg->nfiles; i++) {
+        snprintf(path, sizeof path, "%s/%s", pg->o->dir, pg->files[i]);
+        unlink(path);
+    }
+    if (pg->made_dir)
+        rmdir(pg->o->dir);
+}
+
+static void html_text(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+/* A text analysis into a <pre>, through a memory stream. */
+typedef int (*text_fn)(FILE *f, const void *ctx);
+static int pre(FILE *out, text_fn fn, const void *ctx)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m)
+        return -1;
+    int rc = fn(m, ctx);
+    if (fclose(m) != 0)
+        rc = -1;
+    if (rc == 0) {
+        fputs("<pre>", out);
+        html_text(out, buf);
+        fputs("</pre>\n", out);
+    }
+    free(buf);
+    return rc;
+}
+
+typedef struct profiles {
+    analyze_profile *const *p;
+    size_t n, top;
+    const analyze_pair *pairs;
+    size_t npairs;
+    const analyze_sim *sim;
+    const analyze_roofline *roof;
+} profiles;
+
+static int t_breakdown(FILE *f, const void *c)
+{
+    const profiles *x = c;
+    return analyze_breakdown(f, x->p, x->n, ANALYZE_TEXT, x->top);
+}
+static int t_compare(FILE *f, const void *c)
+{
+    const profiles *x = c;
+    return analyze_compare(f, x->p, x->pairs, x->npairs, ANALYZE_TEXT);
+}
+static int t_similarity(FILE *f, const void *c) { return analyze_similarity(f, ((const profiles *)c)->sim, 0, ANALYZE_TEXT); }
+static int t_roofline(FILE *f, const void *c)
+{
+    const profiles *x = c;
+    return analyze_roofline_print(f, x->roof, ANALYZE_TEXT, x->top);
+}
+static int t_memory(FILE *f, const void *c)
+{
+    const profiles *x = c;
+    return analyze_memory_print(f, x->p, x->n, ANALYZE_TEXT);
+}
+
+static void section(FILE *f, const char *id, const char *title, const char *what)
+{
+    fprintf(f, "<h2 id=\"%s\">%s</h2>\n<p>", id, title);
+    html_text(f, what);
+    fputs("</p>\n", f);
+}
+
+static void img(FILE *f, const char *name, const char *alt)
+{
+    fprintf(f, "<p><img src=\"%s\" alt=\"", name);
+    html_text(f, alt);
+    fputs("\"></p>\n", f);
+}
+
+static void traces_table(FILE *f, analyze_profile *const *p, size_t n)
+{
+    fputs("<table>\n<tr><th>trace</th><th>model</th><th>mode</th><th>preset</th><th>batch</th><th>threads</th>"
+          "<th>steps kept</th><th>step (ms)</th><th>ops</th><th>CPU</th></tr>\n",
+          f);
+    for (size_t i = 0; i < n; i++) {
+        const analyze_meta *m = &p[i]->meta;
+        fputs("<tr><td>", f);
+        html_text(f, p[i]->source);
+        fputs("</td><td>", f);
+        html_text(f, analyze_profile_model(p[i]));
+        fputs("</td><td>", f);
+        html_text(f, analyze_profile_mode(p[i]));
+        fputs("</td><td>", f);
+        html_text(f, analyze_out_or_unknown(m->preset));
+        if (m->have_begin)
+            fprintf(f, "</td><td>%u</td><td>%u", m->batch, m->threads);
+        else
+            fputs("</td><td>?</td><td>?", f);
+        fprintf(f, "</td><td>%llu</td><td>%.3f</td><td>%llu</td><td>", (unsigned long long)analyze_profile_steps_kept(p[i]),
+                analyze_step_ns(p[i]) / 1e6, (unsigned long long)p[i]->ops_seen);
+        html_text(f, analyze_out_or_unknown(m->cpu));
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
+int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_opts *o, char *err, size_t errlen)
+{
+    page pg = { .o = o };
+    const char *ext = o->png ? "png" : "svg";
+    char path[4200], name[64];
+    analyze_sim *sim = NULL;
+    analyze_roofline *roof = NULL;
+    analyze_pair *pairs = NULL;
+    int *used = NULL, np = 0, rc = -1;
+    FILE *f = NULL;
+    if (!n)
+        return fail(err, errlen, "report wants at least one trace");
+    int fresh = fresh_dir(o->dir, err, errlen);
+    if (fresh < 0)
+        return -1;
+    if (fresh && mkdir(o->dir, 0777) != 0)
+        return fail(err, errlen, "cannot create %s: %s", o->dir, strerror(errno));
+    pg.made_dir = fresh;
+
+    /* the analyses behind the charts and tables */
+    if (!(sim = analyze_sim_create(p, n, 0))) {
+        fail(err, errlen, "out of memory");
+        goto end;
+    }
+    if (o->peaks && !(roof = analyze_roofline_create(p, n, o->peaks, err, errlen)))
+        goto end;
+    pairs = calloc(n, sizeof *pairs);
+    used = calloc(n, sizeof *used);
+    if (!pairs || !used) {
+        fail(err, errlen, "out of memory");
+        goto end;
+    }
+    char perr[256];
+    np = analyze_pairs(p, n, 0, pairs, used, perr, sizeof perr);
+    if (np < 0)
+        np = 0; /* no training/inference pair: no compare section */
+
+    /* the charts */
+    snprintf(name, sizeof name, "classes.%s", ext);
+    if (analyze_plot_classes(file(&pg, name, path, sizeof path), p, n, err, errlen))
+        goto end;
+    snprintf(name, sizeof name, "optypes.%s", ext);
+    if (analyze_plot_optypes(file(&pg, name, path, sizeof path), p, n, o->top, err, errlen))
+        goto end;
+    snprintf(name, sizeof name, "memory.%s", ext);
+    if (analyze_plot_memory(file(&pg, name, path, sizeof path), p, n, err, errlen))
+        goto end;
+    if (sim->n >= 2) {
+        snprintf(name, sizeof name, "similarity.%s", ext);
+        if (analyze_plot_similarity(file(&pg, name, path, sizeof path), sim, err, errlen))
+            goto end;
+    }
+    if (roof) {
+        snprintf(name, sizeof name, "roofline.%s", ext);
+        if (analyze_plot_roofline(file(&pg, name, path, sizeof path), roof, o->top, err, errlen))
+            goto end;
+    }
+
+    /* the page */
+    if (!(f = fopen(file(&pg, "index.html", path, sizeof path), "w"))) {
+        fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        goto end;
+    }
+    profiles x = { p, n, o->top, pairs, (size_t)np, sim, roof };
+    time_t now = time(NULL);
+    char when[64];
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>fathom report</title>\n"
+          "<style>\nbody { font-family: sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #222; }\n"
+          "table { border-collapse: collapse; font-size: 90%; }\n"
+          "td, th { border: 1px solid #ccc; padding: 2px 8px; text-align: left; }\n"
+          "pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 85%; }\n"
+          "img { max-width: 100%; }\n</style>\n</head>\n<body>\n<h1>fathom report</h1>\n",
+          f);
+    fprintf(f, "<p>%zu trace%s, written %s by <code>fathom report</code>. Sections: "
+               "<a href=\"#breakdown\">breakdown</a>, ",
+            n, n == 1 ? "" : "s", when);
+    if (np)
+        fputs("<a href=\"#compare\">training vs inference</a>, ", f);
+    if (sim->n >= 2)
+        fputs("<a href=\"#similarity\">similarity</a>, ", f);
+    if (roof)
+        fputs("<a href=\"#roofline\">roofline</a>, ", f);
+    fputs("<a href=\"#memory\">memory</a>.</p>\n", f);
+    traces_table(f, p, n);
+    int io = 0;
+    section(f, "breakdown", "Where the time goes",
+            "Op time by class and by op type (fathom analyze breakdown); each trace's kept steps.");
+    snprintf(name, sizeof name, "classes.%s", ext);
+    img(f, name, "op time by class");
+    snprintf(name, sizeof name, "optypes.%s", ext);
+    img(f, name, "share of op time by op type");
+    io |= pre(f, t_breakdown, &x);
+    if (np) {
+        section(f, "compare", "Training vs inference", "fathom analyze compare: the pairs found by model name.");
+        io |= pre(f, t_compare, &x);
+    }
+    if (sim->n >= 2) {
+        section(f, "similarity", "Similarity",
+                "Cosine similarity of the op-type time vectors and their average-linkage clustering "
+                "(fathom analyze similarity).");
+        snprintf(name, sizeof name, "similarity.%s", ext);
+        img(f, name, "cosine similarity matrix and dendrogram");
+        io |= pre(f, t_similarity, &x);
+    }
+    if (roof) {
+        char what[512];
+        snprintf(what, sizeof what,
+                 "Each op type against the ceilings of the recording machine (fathom analyze roofline), %.1f GFLOP/s "
+                 "and %.1f GB/s as given.",
+                 o->peaks->gflops, o->peaks->gbs);
+        section(f, "roofline", "Roofline", what);
+        snprintf(name, sizeof name, "roofline.%s", ext);
+        img(f, name, "roofline");
+        io |= pre(f, t_roofline, &x);
+    }
+    section(f, "memory", "Memory", "Tensor memory by role at each run's peak (fathom analyze memory).");
+    snprintf(name, sizeof name, "memory.%s", ext);
+    img(f, name, "tensor memory at the peak by role");
+    io |= pre(f, t_memory, &x);
+    fputs("</body>\n</html>\n", f);
+    if (io || ferror(f)) {
+        fail(err, errlen, "cannot write %s", path);
+        goto end;
+    }
+    if (fclose(f) != 0) {
+        f = NULL;
+        fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        goto end;
+    }
+    f = NULL;
+    rc = 0;
+end:
+    if (f)
+        fclose(f);
+    if (rc)
+        cleanup(&pg);
+    analyze_sim_destroy(sim);
+    analyze_roofline_destroy(roof);
+    free(pairs);
+    free(used);
+    return rc;
+}

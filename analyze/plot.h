@@ -1,0 +1,33 @@
+/* plot.h -- the report's charts, one function per chart, each writing one
+ * SVG or PNG file (by the path's extension) with cairo:
+ *
+ *   classes     one bar per trace, its op time split by op class
+ *   optypes     traces x op types heat map of time shares (the Fathom
+ *               paper's op-type heat map)
+ *   similarity  the cosine similarity matrix in dendrogram order, with the
+ *               average-linkage dendrogram beside it
+ *   roofline    log-log roofline: the ceilings, each op type a disc (colour:
+ *               class, area: time share), trajectories across traces
+ *   memory      one bar per trace, its peak tensor memory split by role
+ *
+ * Each returns 0, or -1 with a one-line message in err (nothing left
+ * behind). */
+#ifndef FATHOM_ANALYZE_PLOT_H
+#define FATHOM_ANALYZE_PLOT_H
+
+#include "analyze/profile.h"
+#include "analyze/report.h"
+#include "analyze/roofline.h"
+
+#include <stddef.h>
+
+int analyze_plot_classes(const char *path, analyze_profile *const *p, size_t n, char *err, size_t errlen);
+/* top: at most this many op types (the largest over all traces). */
+int analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, size_t top, char *err,
+                         size_t errlen);
+int analyze_plot_similarity(const char *path, const analyze_sim *s, char *err, size_t errlen);
+/* top: op types per trace (the largest). */
+int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t top, char *err, size_t errlen);
+int analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n, char *err, size_t errlen);
+
+#endif
