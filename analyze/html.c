@@ -7,7 +7,6 @@
 #include "analyze/report.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,33 +24,25 @@ typedef struct page {
     int made_dir;
 } page;
 
-static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* 1 if dir does not exist (0 if it is an empty folder); -1 otherwise (message in err). */
 static int fresh_dir(const char *dir, char *err, size_t errlen)
 {
     struct stat st;
     if (stat(dir, &st) != 0)
-        return errno == ENOENT ? 1 : fail(err, errlen, "%s: %s", dir, strerror(errno));
+        return errno == ENOENT ? 1 : analyze_out_fail(err, errlen, "%s: %s", dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
-        return fail(err, errlen, "%s exists and is not a folder: nothing is overwritten; choose another -o", dir);
+        return analyze_out_fail(err, errlen, "%s exists and is not a folder: nothing is overwritten; choose another -o",
+                                dir);
     DIR *d = opendir(dir);
     if (!d)
-        return fail(err, errlen, "%s: %s", dir, strerror(errno));
+        return analyze_out_fail(err, errlen, "%s: %s", dir, strerror(errno));
     struct dirent *e;
     int empty = 1;
     while (empty && (e = readdir(d)))
         empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
     closedir(d);
-    return empty ? 0 : fail(err, errlen, "%s is not empty: nothing is overwritten; choose another -o", dir);
+    return empty ? 0 : analyze_out_fail(err, errlen, "%s is not empty: nothing is overwritten; choose another -o", dir);
 }
 
 /* dir/name into buf, remembered for the cleanup. */
@@ -127,7 +118,10 @@ static int t_compare(FILE *f, const void *c)
     const profiles *x = c;
     return analyze_compare(f, x->p, x->pairs, x->npairs, ANALYZE_TEXT);
 }
-static int t_similarity(FILE *f, const void *c) { return analyze_similarity(f, ((const profiles *)c)->sim, 0, ANALYZE_TEXT); }
+static int t_similarity(FILE *f, const void *c)
+{
+    return analyze_similarity(f, ((const profiles *)c)->sim, 0, ANALYZE_TEXT);
+}
 static int t_roofline(FILE *f, const void *c)
 {
     const profiles *x = c;
@@ -172,8 +166,9 @@ static void traces_table(FILE *f, analyze_profile *const *p, size_t n)
             fprintf(f, "</td><td>%u</td><td>%u", m->batch, m->threads);
         else
             fputs("</td><td>?</td><td>?", f);
-        fprintf(f, "</td><td>%llu</td><td>%.3f</td><td>%llu</td><td>", (unsigned long long)analyze_profile_steps_kept(p[i]),
-                analyze_step_ns(p[i]) / 1e6, (unsigned long long)p[i]->ops_seen);
+        fprintf(f, "</td><td>%llu</td><td>%.3f</td><td>%llu</td><td>",
+                (unsigned long long)analyze_profile_steps_kept(p[i]), analyze_step_ns(p[i]) / 1e6,
+                (unsigned long long)p[i]->ops_seen);
         html_text(f, analyze_out_or_unknown(m->cpu));
         fputs("</td></tr>\n", f);
     }
@@ -191,17 +186,17 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
     int *used = NULL, np = 0, rc = -1;
     FILE *f = NULL;
     if (!n)
-        return fail(err, errlen, "report wants at least one trace");
+        return analyze_out_fail(err, errlen, "report wants at least one trace");
     int fresh = fresh_dir(o->dir, err, errlen);
     if (fresh < 0)
         return -1;
     if (fresh && mkdir(o->dir, 0777) != 0)
-        return fail(err, errlen, "cannot create %s: %s", o->dir, strerror(errno));
+        return analyze_out_fail(err, errlen, "cannot create %s: %s", o->dir, strerror(errno));
     pg.made_dir = fresh;
 
     /* the analyses behind the charts and tables */
     if (!(sim = analyze_sim_create(p, n, 0))) {
-        fail(err, errlen, "out of memory");
+        analyze_out_fail(err, errlen, "out of memory");
         goto end;
     }
     if (o->peaks && !(roof = analyze_roofline_create(p, n, o->peaks, err, errlen)))
@@ -209,7 +204,7 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
     pairs = calloc(n, sizeof *pairs);
     used = calloc(n, sizeof *used);
     if (!pairs || !used) {
-        fail(err, errlen, "out of memory");
+        analyze_out_fail(err, errlen, "out of memory");
         goto end;
     }
     char perr[256];
@@ -240,7 +235,7 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
 
     /* the page */
     if (!(f = fopen(file(&pg, "index.html", path, sizeof path), "w"))) {
-        fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        analyze_out_fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
         goto end;
     }
     profiles x = { p, n, o->top, pairs, (size_t)np, sim, roof };
@@ -248,7 +243,8 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
     char when[64];
     strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>fathom report</title>\n"
-          "<style>\nbody { font-family: sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #222; }\n"
+          "<style>\nbody { font-family: sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; "
+          "color: #222; }\n"
           "table { border-collapse: collapse; font-size: 90%; }\n"
           "td, th { border: 1px solid #ccc; padding: 2px 8px; text-align: left; }\n"
           "pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 85%; }\n"
@@ -302,12 +298,12 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
     io |= pre(f, t_memory, &x);
     fputs("</body>\n</html>\n", f);
     if (io || ferror(f)) {
-        fail(err, errlen, "cannot write %s", path);
+        analyze_out_fail(err, errlen, "cannot write %s", path);
         goto end;
     }
     if (fclose(f) != 0) {
         f = NULL;
-        fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        analyze_out_fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
         goto end;
     }
     f = NULL;

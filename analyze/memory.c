@@ -34,7 +34,10 @@ static size_t *roles_by_size(const analyze_profile *p)
     return ord;
 }
 
-static double of_peak(const analyze_profile *p, uint64_t b) { return p->peak_bytes ? (double)b / (double)p->peak_bytes : 0.0; }
+static double of_peak(const analyze_profile *p, uint64_t b)
+{
+    return p->peak_bytes ? (double)b / (double)p->peak_bytes : 0.0;
+}
 
 /* The step summary: extremes over the recorded steps. */
 typedef struct mem_summary {
@@ -96,8 +99,9 @@ static int text_trace(FILE *f, const analyze_profile *p)
     if (m->have_begin)
         fprintf(f, " (%s, batch %u)", analyze_out_or_unknown(m->preset), m->batch);
     fprintf(f, " -- %s\n", p->source ? p->source : "?");
-    fprintf(f, "peak %s of tensors (%llu allocated in all), reached %s\n", analyze_out_bytes(p->peak_bytes, b1, sizeof b1),
-            (unsigned long long)p->tensors, peak_where(p, w, sizeof w));
+    fprintf(f, "peak %s of tensors (%llu allocated in all), reached %s\n",
+            analyze_out_bytes(p->peak_bytes, b1, sizeof b1), (unsigned long long)p->tensors,
+            peak_where(p, w, sizeof w));
     size_t *ord = roles_by_size(p);
     if (!ord)
         return -1;
@@ -199,8 +203,9 @@ static json_t *trace_json(const analyze_profile *p)
     for (size_t i = 0; i < p->nroles; i++) {
         size_t r = ord[i];
         json_array_append_new(roles, json_pack("{s:s, s:I, s:I, s:f, s:I}", "role", p->roles[r], "at_peak_bytes",
-                                               (json_int_t)p->role_at_peak[r], "peak_bytes", (json_int_t)p->role_peak[r],
-                                               "share_of_peak", of_peak(p, p->role_at_peak[r]), "tensors",
+                                               (json_int_t)p->role_at_peak[r], "peak_bytes",
+                                               (json_int_t)p->role_peak[r], "share_of_peak",
+                                               of_peak(p, p->role_at_peak[r]), "tensors",
                                                (json_int_t)p->role_tensors[r]));
     }
     free(ord);

@@ -2,6 +2,7 @@
 #include "analyze/out.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 int analyze_out_width(int w, const char *name)
@@ -78,4 +79,13 @@ void analyze_out_text_real(FILE *f, int w, int prec, double v)
         fprintf(f, " %*.*f", w, prec, v);
     else
         fprintf(f, " %*s", w, "-");
+}
+
+int analyze_out_fail(char *err, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return -1;
 }

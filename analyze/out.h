@@ -32,6 +32,8 @@ void analyze_out_text_real(FILE *f, int w, int prec, double v);
 const char *analyze_out_label(const analyze_profile *p, char *buf, size_t len);
 /* "1.50 MiB" etc., in buf. */
 const char *analyze_out_bytes(uint64_t b, char *buf, size_t len);
+/* Formats a one-line message into err; returns -1 (for `return fail(...)`). */
+int analyze_out_fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* s, or "?" for NULL or "". */
 const char *analyze_out_or_unknown(const char *s);
 

@@ -18,31 +18,26 @@ static const char *const class_order[] = { "convolution", "matrix",       "eleme
                                            "data_movement", "optimization", "random" };
 #define NCLASS_ORDER (sizeof class_order / sizeof class_order[0])
 
-static size_t class_colour(const char *name)
+/* The palette index of `name` in `order`; a name the list lacks gets one of
+ * the colours after it (by a hash of the name). */
+static size_t colour_in(const char *const *order, size_t n, const char *name)
 {
-    for (size_t i = 0; i < NCLASS_ORDER; i++)
-        if (strcmp(name, class_order[i]) == 0)
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(name, order[i]) == 0)
             return i;
     size_t h = 0;
     for (const char *c = name; *c; c++)
         h = h * 31 + (unsigned char)*c;
-    return NCLASS_ORDER + h % 5;
+    return n + h % 5;
 }
+
+static size_t class_colour(const char *name) { return colour_in(class_order, NCLASS_ORDER, name); }
 
 /* The same for tensor roles. */
 static const char *const role_order[] = { "weight", "activation", "gradient", "optimizer", "input", "workspace" };
 #define NROLE_ORDER (sizeof role_order / sizeof role_order[0])
 
-static size_t role_colour(const char *name)
-{
-    for (size_t i = 0; i < NROLE_ORDER; i++)
-        if (strcmp(name, role_order[i]) == 0)
-            return i;
-    size_t h = 0;
-    for (const char *c = name; *c; c++)
-        h = h * 31 + (unsigned char)*c;
-    return NROLE_ORDER + h % 6;
-}
+static size_t role_colour(const char *name) { return colour_in(role_order, NROLE_ORDER, name); }
 
 /* A list of unique names (borrowed). */
 typedef struct names {
@@ -66,19 +61,21 @@ static int names_add(names *l, const char *s)
     return 0;
 }
 
-static int cmp_class_order(const void *x, const void *y)
+/* Names in their colour order (the fixed list first), then by name. */
+static size_t (*sort_colour)(const char *);
+static int cmp_colour_order(const void *x, const void *y)
 {
     const char *a = *(const char *const *)x, *b = *(const char *const *)y;
-    size_t ca = class_colour(a), cb = class_colour(b);
+    size_t ca = sort_colour(a), cb = sort_colour(b);
     return ca != cb ? (ca < cb ? -1 : 1) : strcmp(a, b);
 }
 
-static int cmp_role_order(const void *x, const void *y)
+static void sort_by_colour(const char **v, size_t n, size_t (*colour)(const char *))
 {
-    const char *a = *(const char *const *)x, *b = *(const char *const *)y;
-    size_t ca = role_colour(a), cb = role_colour(b);
-    return ca != cb ? (ca < cb ? -1 : 1) : strcmp(a, b);
+    sort_colour = colour;
+    qsort(v, n, sizeof *v, cmp_colour_order);
 }
+
 
 static int oom(char *err, size_t errlen)
 {
@@ -180,7 +177,7 @@ int analyze_plot_classes(const char *path, analyze_profile *const *p, size_t n, 
         for (size_t k = 0; k < p[i]->nclasses; k++)
             if (names_add(&col, p[i]->classes[k]))
                 goto nomem;
-    qsort(col.v, col.n, sizeof *col.v, cmp_class_order);
+    sort_by_colour(col.v, col.n, class_colour);
     double *value = calloc((n ? n : 1) * (col.n ? col.n : 1), sizeof *value);
     if (!value)
         goto nomem;
@@ -217,7 +214,7 @@ int analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n, c
                 free(col.v);
                 return oom(err, errlen);
             }
-    qsort(col.v, col.n, sizeof *col.v, cmp_role_order);
+    sort_by_colour(col.v, col.n, role_colour);
     double *value = calloc((n ? n : 1) * (col.n ? col.n : 1), sizeof *value), full = 0;
     if (!value) {
         free(col.v);
@@ -510,7 +507,8 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
         xlo = fmin(xlo, t->ridge / 10), xhi = fmax(xhi, t->ridge * 10);
         ylo = fmin(ylo, t->peak_gflops / 1000), yhi = fmax(yhi, t->peak_gflops * 1.5);
     }
-    analyze_scale sx = { decade_down(xlo), decade_up(xhi), 0, 0, 1 }, sy = { decade_down(ylo), decade_up(yhi), 0, 0, 1 };
+    analyze_scale sx = { decade_down(xlo), decade_up(xhi), 0, 0, 1 };
+    analyze_scale sy = { decade_down(ylo), decade_up(yhi), 0, 0, 1 };
     double L = 70, T = 40, W = 640, H = 440, w = L + W + 220, h = T + H + 60;
     sx.p0 = L, sx.p1 = L + W, sy.p0 = T + H, sy.p1 = T;
     analyze_chart c;
@@ -581,8 +579,9 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
         for (size_t j = 0; j < k; j++)
             for (size_t q = 0; q < u->nops; q++)
                 if (strcmp(u->ops[q].name, t->ops[j].name) == 0 && plottable(&u->ops[q]) && plottable(&t->ops[j])) {
-                    cairo_move_to(cr, analyze_scale_at(&sx, u->ops[q].intensity), analyze_scale_at(&sy, u->ops[q].gflops));
-                    cairo_line_to(cr, analyze_scale_at(&sx, t->ops[j].intensity), analyze_scale_at(&sy, t->ops[j].gflops));
+                    const analyze_roof_row *from = &u->ops[q], *to = &t->ops[j];
+                    cairo_move_to(cr, analyze_scale_at(&sx, from->intensity), analyze_scale_at(&sy, from->gflops));
+                    cairo_line_to(cr, analyze_scale_at(&sx, to->intensity), analyze_scale_at(&sy, to->gflops));
                     cairo_stroke(cr);
                     trajectories = 1;
                 }
@@ -615,7 +614,7 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
     label_points(&c, r, top, &sx, &sy, placed, nplaced);
     cairo_restore(cr);
     /* the legend: classes, then what the discs say */
-    qsort(cls.v, cls.n, sizeof *cls.v, cmp_class_order);
+    sort_by_colour(cls.v, cls.n, class_colour);
     double ly = T + 10;
     for (size_t j = 0; j < cls.n; j++, ly += 18) {
         analyze_chart_palette(&c, class_colour(cls.v[j]));

@@ -8,21 +8,14 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
-static int positive(const json_t *v) { return json_is_number(v) && isfinite(json_number_value(v)) && json_number_value(v) > 0; }
+static int positive(const json_t *v)
+{
+    return json_is_number(v) && isfinite(json_number_value(v)) && json_number_value(v) > 0;
+}
 
 /* ---- ceilings ------------------------------------------------------------------------- */
 int analyze_peaks_load(const char *path, analyze_peaks *pk, char *err, size_t errlen)
@@ -32,7 +25,7 @@ int analyze_peaks_load(const char *path, analyze_peaks *pk, char *err, size_t er
     int rc = -1;
     if (!root) {
         /* jansson says "unable to open ..." for a missing file */
-        fail(err, errlen, "%s: %s", path, je.line > 0 ? "not JSON" : je.text);
+        analyze_out_fail(err, errlen, "%s: %s", path, je.line > 0 ? "not JSON" : je.text);
         if (je.line > 0)
             snprintf(err + strlen(err), errlen - strlen(err), " (line %d: %s)", je.line, je.text);
         return -1;
@@ -41,8 +34,8 @@ int analyze_peaks_load(const char *path, analyze_peaks *pk, char *err, size_t er
     const json_t *g = json_object_get(root, "peak_gflops"), *b = json_object_get(root, "bandwidth_gbs");
     const json_t *cpu = json_object_get(root, "cpu"), *sg = json_object_get(root, "sgemm");
     if (!json_is_object(root) || !positive(g) || !positive(b)) {
-        fail(err, errlen, "%s: not a `fathom peak --format json` file (no positive peak_gflops and bandwidth_gbs)",
-             path);
+        analyze_out_fail(err, errlen, "%s: not a `fathom peak --format json` file (no positive peak_gflops and "
+                                      "bandwidth_gbs)", path);
         goto end;
     }
     pk->gflops = json_number_value(g);
@@ -50,7 +43,7 @@ int analyze_peaks_load(const char *path, analyze_peaks *pk, char *err, size_t er
     if (json_is_string(cpu))
         snprintf(pk->cpu, sizeof pk->cpu, "%s", json_string_value(cpu));
     if (sg && !json_is_array(sg)) {
-        fail(err, errlen, "%s: sgemm is not an array", path);
+        analyze_out_fail(err, errlen, "%s: sgemm is not an array", path);
         goto end;
     }
     size_t i;
@@ -59,11 +52,11 @@ int analyze_peaks_load(const char *path, analyze_peaks *pk, char *err, size_t er
     {
         const json_t *t = json_object_get(e, "threads"), *v = json_object_get(e, "gflops");
         if (!json_is_integer(t) || json_integer_value(t) < 1 || json_integer_value(t) > UINT32_MAX || !positive(v)) {
-            fail(err, errlen, "%s: sgemm entry %zu wants a positive threads and gflops", path, i);
+            analyze_out_fail(err, errlen, "%s: sgemm entry %zu wants a positive threads and gflops", path, i);
             goto end;
         }
         if (pk->nsgemm == ANALYZE_PEAKS_MAX) {
-            fail(err, errlen, "%s: more than %d sgemm entries", path, ANALYZE_PEAKS_MAX);
+            analyze_out_fail(err, errlen, "%s: more than %d sgemm entries", path, ANALYZE_PEAKS_MAX);
             goto end;
         }
         pk->sgemm_threads[pk->nsgemm] = (uint32_t)json_integer_value(t);
@@ -196,11 +189,11 @@ analyze_roofline *analyze_roofline_create(analyze_profile *const *p, size_t n, c
                                           size_t errlen)
 {
     if (!n) {
-        fail(err, errlen, "roofline wants at least one trace");
+        analyze_out_fail(err, errlen, "roofline wants at least one trace");
         return NULL;
     }
     if (!(isfinite(pk->gflops) && pk->gflops > 0 && isfinite(pk->gbs) && pk->gbs > 0)) {
-        fail(err, errlen, "roofline wants positive ceilings (GFLOP/s %g, GB/s %g)", pk->gflops, pk->gbs);
+        analyze_out_fail(err, errlen, "roofline wants positive ceilings (GFLOP/s %g, GB/s %g)", pk->gflops, pk->gbs);
         return NULL;
     }
     analyze_roofline *r = calloc(1, sizeof *r);
@@ -219,7 +212,7 @@ analyze_roofline *analyze_roofline_create(analyze_profile *const *p, size_t n, c
     return r;
 oom:
     analyze_roofline_destroy(r);
-    fail(err, errlen, "out of memory");
+    analyze_out_fail(err, errlen, "out of memory");
     return NULL;
 }
 
@@ -324,15 +317,14 @@ static int roofline_json(FILE *f, const analyze_roofline *r)
         for (size_t j = 0; pts && j < r->n; j++) {
             const analyze_roofline_trace *t = &r->t[r->order[j]];
             const analyze_roof_row *row = op_row(t, names[k]);
+            const analyze_meta *m = &t->p->meta;
             if (row)
-                json_array_append_new(pts, json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "trace",
-                                                     (json_int_t)r->order[j], "batch",
-                                                     t->p->meta.have_begin ? json_integer(t->p->meta.batch) : json_null(),
-                                                     "threads",
-                                                     t->p->meta.have_begin ? json_integer(t->p->meta.threads) : json_null(),
-                                                     "intensity", analyze_out_jreal(row->intensity), "gflops",
-                                                     analyze_out_jreal(row->gflops), "of_roof",
-                                                     analyze_out_jreal(row->of_roof)));
+                json_array_append_new(
+                    pts, json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "trace", (json_int_t)r->order[j], "batch",
+                                   m->have_begin ? json_integer(m->batch) : json_null(), "threads",
+                                   m->have_begin ? json_integer(m->threads) : json_null(), "intensity",
+                                   analyze_out_jreal(row->intensity), "gflops", analyze_out_jreal(row->gflops),
+                                   "of_roof", analyze_out_jreal(row->of_roof)));
         }
         json_array_append_new(traj, json_pack("{s:s, s:o}", "op", names[k], "points", pts ? pts : json_null()));
     }
