@@ -150,7 +150,7 @@ static void img(FILE *f, const char *name, const char *alt)
 static void traces_table(FILE *f, analyze_profile *const *p, size_t n)
 {
     fputs("<table>\n<tr><th>trace</th><th>model</th><th>mode</th><th>preset</th><th>batch</th><th>threads</th>"
-          "<th>steps kept</th><th>step (ms)</th><th>ops</th><th>CPU</th></tr>\n",
+          "<th>steps kept</th><th>step (ms)</th><th>ops recorded</th><th>CPU</th></tr>\n",
           f);
     for (size_t i = 0; i < n; i++) {
         const analyze_meta *m = &p[i]->meta;
