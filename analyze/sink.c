@@ -8,6 +8,8 @@
  * string work. */
 #include "analyze/sink.h"
 
+#include "analyze/fields.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -286,30 +288,7 @@ static const bt_field *member(const bt_field *payload, const evinfo *e, enum slo
     return e->idx[f] < 0 ? NULL : bt_field_structure_borrow_member_field_by_index_const(payload, (uint64_t)e->idx[f]);
 }
 
-/* Integer value of an integer/enum/bool field; -1 if it is none of those. */
-static int field_u64(const bt_field *f, uint64_t *out)
-{
-    if (!f)
-        return -1;
-    bt_field_class_type t = bt_field_get_class_type(f);
-    if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER))
-        *out = bt_field_integer_unsigned_get_value(f);
-    else if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER))
-        *out = (uint64_t)bt_field_integer_signed_get_value(f);
-    else if (t == BT_FIELD_CLASS_TYPE_BOOL)
-        *out = bt_field_bool_get_value(f);
-    else
-        return -1;
-    return 0;
-}
-
-static uint64_t u64_or(const bt_field *f, uint64_t dflt)
-{
-    uint64_t v;
-    return field_u64(f, &v) == 0 ? v : dflt;
-}
-
-/* field_u64() of member f of a struct, with the member's type known in
+/* analyze_field_u64() of member f of a struct, with the member's type known in
  * advance (what the event loop uses). */
 static inline int read_u64(const bt_field *st, int64_t idx, enum ftype t, uint64_t *out)
 {
@@ -354,40 +333,11 @@ static void cache_claim(evinfo *e, analyze_profile *p)
     e->cache_owner = p;
 }
 
-/* A name for an enum/string/integer field: the (first) enum label, the
- * string, or "#VALUE" / "VALUE" when the value has no label.  NULL if the
- * field is absent or of another type. */
-static const char *field_label(const bt_field *f, char *buf, size_t len)
-{
-    if (!f)
-        return NULL;
-    bt_field_class_type t = bt_field_get_class_type(f);
-    if (t == BT_FIELD_CLASS_TYPE_STRING)
-        return bt_field_string_get_value(f);
-    if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_ENUMERATION)) {
-        bt_field_class_enumeration_mapping_label_array labels;
-        uint64_t n = 0;
-        bt_field_enumeration_get_mapping_labels_status st =
-            t == BT_FIELD_CLASS_TYPE_UNSIGNED_ENUMERATION ? bt_field_enumeration_unsigned_get_mapping_labels(f, &labels, &n)
-                                                          : bt_field_enumeration_signed_get_mapping_labels(f, &labels, &n);
-        if (st == BT_FIELD_ENUMERATION_GET_MAPPING_LABELS_STATUS_OK && n > 0)
-            return labels[0];
-    }
-    uint64_t v;
-    if (field_u64(f, &v) != 0)
-        return NULL;
-    if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER))
-        snprintf(buf, len, "#%" PRId64, (int64_t)v);
-    else
-        snprintf(buf, len, "#%" PRIu64, v);
-    return buf;
-}
-
 /* ---- events ----------------------------------------------------------------------------- */
 static int on_run_begin(analyze_sink *s, analyze_profile *p, const bt_field *pl, const evinfo *e)
 {
     uint64_t schema = 0;
-    if (field_u64(member(pl, e, F_SCHEMA), &schema) != 0) {
+    if (analyze_field_u64(member(pl, e, F_SCHEMA), &schema) != 0) {
         p->diag.malformed_events++;
         return 0;
     }
@@ -397,17 +347,17 @@ static int on_run_begin(analyze_sink *s, analyze_profile *p, const bt_field *pl,
     char mb[32], pb[32], vb[32], bb[32], cb[32], ob[32];
     analyze_meta m = { 0 };
     m.schema = (uint32_t)schema;
-    m.model = (char *)field_label(member(pl, e, F_MODEL), mb, sizeof mb);
-    m.mode = (char *)field_label(member(pl, e, F_MODE), ob, sizeof ob);
-    m.preset = (char *)field_label(member(pl, e, F_PRESET), pb, sizeof pb);
-    m.version = (char *)field_label(member(pl, e, F_VERSION), vb, sizeof vb);
-    m.blas = (char *)field_label(member(pl, e, F_BLAS), bb, sizeof bb);
-    m.cpu = (char *)field_label(member(pl, e, F_CPU), cb, sizeof cb);
-    m.batch = (uint32_t)u64_or(member(pl, e, F_BATCH), 0);
-    m.steps = (uint32_t)u64_or(member(pl, e, F_STEPS), 0);
-    m.threads = (uint32_t)u64_or(member(pl, e, F_THREADS), 0);
-    m.inter = (uint32_t)u64_or(member(pl, e, F_INTER), 0);
-    m.seed = u64_or(member(pl, e, F_SEED), 0);
+    m.model = (char *)analyze_field_label(member(pl, e, F_MODEL), mb, sizeof mb);
+    m.mode = (char *)analyze_field_label(member(pl, e, F_MODE), ob, sizeof ob);
+    m.preset = (char *)analyze_field_label(member(pl, e, F_PRESET), pb, sizeof pb);
+    m.version = (char *)analyze_field_label(member(pl, e, F_VERSION), vb, sizeof vb);
+    m.blas = (char *)analyze_field_label(member(pl, e, F_BLAS), bb, sizeof bb);
+    m.cpu = (char *)analyze_field_label(member(pl, e, F_CPU), cb, sizeof cb);
+    m.batch = (uint32_t)analyze_field_u64_or(member(pl, e, F_BATCH), 0);
+    m.steps = (uint32_t)analyze_field_u64_or(member(pl, e, F_STEPS), 0);
+    m.threads = (uint32_t)analyze_field_u64_or(member(pl, e, F_THREADS), 0);
+    m.inter = (uint32_t)analyze_field_u64_or(member(pl, e, F_INTER), 0);
+    m.seed = analyze_field_u64_or(member(pl, e, F_SEED), 0);
     return analyze_profile_run_begin(p, &m);
 }
 
@@ -425,12 +375,12 @@ static int on_op_begin(analyze_profile *p, const bt_field *pl, evinfo *e, uint64
         op = e->opcache[opv] - 1;
     if (op < 0) {
         char ob[32], cb[32];
-        const char *name = field_label(member(pl, e, F_OP), ob, sizeof ob);
+        const char *name = analyze_field_label(member(pl, e, F_OP), ob, sizeof ob);
         if (!name) {
             p->diag.malformed_events++;
             return 0;
         }
-        const char *cls = field_label(member(pl, e, F_CLS), cb, sizeof cb);
+        const char *cls = analyze_field_label(member(pl, e, F_CLS), cb, sizeof cb);
         op = analyze_profile_intern_op(p, name, cls ? cls : "unknown");
         if (op < 0)
             return -1;
@@ -444,7 +394,7 @@ static int on_op_begin(analyze_profile *p, const bt_field *pl, evinfo *e, uint64
         ph = (analyze_phase)(e->phcache[key] - 1);
     } else {
         char phb[32];
-        ph = analyze_phase_parse(field_label(member(pl, e, F_PHASE), phb, sizeof phb));
+        ph = analyze_phase_parse(analyze_field_label(member(pl, e, F_PHASE), phb, sizeof phb));
         if (key >= 0)
             e->phcache[key] = (int8_t)(ph + 1);
     }
@@ -528,7 +478,7 @@ static int on_event(analyze_sink *s, const bt_message *msg)
         if (key >= 0 && e->rolecache[key]) {
             r = e->rolecache[key] - 1;
         } else {
-            const char *role = field_label(member(pl, e, F_ROLE), rb, sizeof rb);
+            const char *role = analyze_field_label(member(pl, e, F_ROLE), rb, sizeof rb);
             r = analyze_profile_intern_role(p, role ? role : "unknown");
             if (key >= 0 && r >= 0)
                 e->rolecache[key] = r + 1;
