@@ -45,9 +45,11 @@ static void bt_error_text(char *buf, size_t len, const char *dflt)
 }
 
 typedef struct run_ctx {
-    analyze_sink *sink;
+    analyze_message_fn fn;
+    void *fn_ctx;
     bt_message_iterator *it;
     int sink_failed;
+    char why[512]; /* fn's message */
 } run_ctx;
 
 static bt_graph_simple_sink_component_initialize_func_status sink_init(bt_message_iterator *it, void *data)
@@ -75,7 +77,7 @@ static bt_graph_simple_sink_component_consume_func_status sink_consume(bt_messag
     }
     bt_graph_simple_sink_component_consume_func_status st = BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
     for (uint64_t i = 0; i < count; i++) {
-        if (st == BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK && analyze_sink_consume(c->sink, msgs[i])) {
+        if (st == BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK && c->fn(c->fn_ctx, msgs[i], c->why, sizeof c->why)) {
             c->sink_failed = 1;
             st = BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
         }
@@ -92,8 +94,9 @@ static const bt_plugin *find_plugin(const char *name)
     return p;
 }
 
-/* Builds and runs the graph; fills the sink. */
-static int run_graph(const tracer_trace *t, analyze_sink *sink, const char *src, char *err, size_t errlen)
+/* Builds and runs the graph, each message to fn. */
+static int run_graph(const tracer_trace *t, analyze_message_fn fn, void *fn_ctx, const char *src, char *err,
+                     size_t errlen)
 {
     int rc = -1, live = tracer_trace_get_kind(t) == TRACER_TRACE_LIVE;
     const bt_plugin *ctf = NULL, *utils = NULL;
@@ -102,7 +105,7 @@ static int run_graph(const tracer_trace *t, analyze_sink *sink, const char *src,
     const bt_component_source *source = NULL;
     const bt_component_filter *muxer = NULL;
     const bt_component_sink *out = NULL;
-    run_ctx ctx = { .sink = sink };
+    run_ctx ctx = { .fn = fn, .fn_ctx = fn_ctx };
     char why[512];
 
     ctf = find_plugin("ctf");
@@ -190,7 +193,7 @@ static int run_graph(const tracer_trace *t, analyze_sink *sink, const char *src,
         }
         if (ctx.sink_failed) {
             bt_current_thread_clear_error();
-            fail(err, errlen, "%s", analyze_sink_error(sink));
+            fail(err, errlen, "%s", ctx.why);
         } else {
             bt_error_text(why, sizeof why, st == BT_GRAPH_RUN_STATUS_MEMORY_ERROR ? "out of memory" : "cannot decode the trace");
             fail(err, errlen, "%s: %s", src, why);
@@ -224,16 +227,42 @@ static int fill_from_manifest(analyze_profile *p, const tracer_manifest *m)
     return 0;
 }
 
+static int sink_message(void *ctx, const bt_message *msg, char *err, size_t errlen)
+{
+    analyze_sink *sink = ctx;
+    if (analyze_sink_consume(sink, msg) == 0)
+        return 0;
+    snprintf(err, errlen, "%s", analyze_sink_error(sink));
+    return -1;
+}
+
+/* Opens a source safely (archives are extracted into a private folder). */
+static int open_source(const char *source, tracer_trace **t, char *err, size_t errlen)
+{
+    char why[768];
+    if (tracer_trace_open(source, t, why, sizeof why) == TRACER_ARCHIVE_OK)
+        return 0;
+    /* the archive library's messages name the path already */
+    return strstr(why, source) ? fail(err, errlen, "%s", why) : fail(err, errlen, "%s: %s", source, why);
+}
+
+int analyze_read_messages(const char *source, analyze_message_fn fn, void *ctx, char *err, size_t errlen)
+{
+    tracer_trace *t = NULL;
+    if (open_source(source, &t, err, errlen))
+        return -1;
+    int rc = run_graph(t, fn, ctx, source, err, errlen);
+    tracer_trace_close(t);
+    return rc;
+}
+
 int analyze_read(const char *source, const analyze_read_options *o, analyze_profile **out, char *err,
                  size_t errlen)
 {
     *out = NULL;
     tracer_trace *t = NULL;
-    char why[768];
-    if (tracer_trace_open(source, &t, why, sizeof why) != TRACER_ARCHIVE_OK) {
-        /* the archive library's messages name the path already */
-        return strstr(why, source) ? fail(err, errlen, "%s", why) : fail(err, errlen, "%s: %s", source, why);
-    }
+    if (open_source(source, &t, err, errlen))
+        return -1;
     analyze_read_options none = { 0, 0 };
     if (!o)
         o = &none;
@@ -247,7 +276,7 @@ int analyze_read(const char *source, const analyze_read_options *o, analyze_prof
         fail(err, errlen, "%s: out of memory", source);
         goto end;
     }
-    if (run_graph(t, sink, source, err, errlen))
+    if (run_graph(t, sink_message, sink, source, err, errlen))
         goto end;
     v = analyze_sink_take(sink, &n);
     if (!v) {
