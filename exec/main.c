@@ -25,6 +25,7 @@ static const struct subcommand {
     { "info", cmd_info, "summarize a recorded trace: manifest, events, ops, discards" },
     { "analyze", cmd_analyze, "analyze traces offline: breakdown, compare, similarity, diff, scaling, roofline, memory" },
     { "report", cmd_report, "write the analyses of traces as charts (SVG/PNG) and one HTML page" },
+    { "export", cmd_export, "write a trace as a Chrome/Perfetto timeline (JSON)" },
     { "replay", cmd_replay, "re-execute a recorded op sequence on this machine" },
     { "ops", cmd_ops, "list the op table: name, class, gradient, FLOP formula" },
     { "peak", cmd_peak, "measure this machine's sgemm GFLOP/s and memory bandwidth" },

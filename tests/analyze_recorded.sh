@@ -3,7 +3,8 @@
 # with LTTng (tests/trace_mlp through the recorder behind `fathom record`):
 # the counts agree with the recorder's own tally, a clean trace earns no
 # warning, the plugin agrees with the CLI, the roofline reads it against
-# `fathom peak`'s ceilings, and a recording made with a tiny
+# `fathom peak`'s ceilings, the Perfetto export holds every op as a nested
+# slice, and a recording made with a tiny
 # discarding channel is flagged with the exact number of lost events.
 # Env as tests/trace/lib.sh: FATHOM, TRACE_MLP, TEST_TMP.
 . "$(dirname "$0")/trace/lib.sh"
@@ -44,6 +45,14 @@ jq -e --argjson n "$pairs" '.traces[0] | ([.op_types[].count] | add) == $n and .
       and (.op_types | map(select(.op == "MatMul"))[0] | .intensity > 1 and .gflops > 0 and .bound != "none")' \
     "$T/rl.json" >/dev/null || fail "roofline of the recording: $(jq -c '.traces[0].op_types[0]' "$T/rl.json")"
 note "roofline: MatMul at $(jq '.traces[0].op_types | map(select(.op == "MatMul"))[0].of_roof' "$T/rl.json") of its roof"
+# the recording as a Perfetto timeline: every op a slice on its thread, nested
+"$FATHOM" export --perfetto -o "$T/rec.json" "$arch" >/dev/null 2>"$T/ex.err" || fail "export: $(cat "$T/ex.err")"
+jq -e --argjson n "$pairs" '[.traceEvents[] | select(.ph == "B" and .cat != "step")] | length == $n' "$T/rec.json" \
+    >/dev/null || fail "export: not $pairs op slices"
+jq -e '.traceEvents | map(select(.ph == "B" or .ph == "E")) | group_by(.tid)
+       | map(reduce .[] as $e ({d: 0, low: 0}; .d += (if $e.ph == "B" then 1 else -1 end) | .low = ([.low, .d] | min))
+             | .d == 0 and .low == 0) | all' "$T/rec.json" >/dev/null || fail "export: slices do not nest per thread"
+note "export: $(jq '.traceEvents | length' "$T/rec.json") trace events over $(jq '[.traceEvents[] | .tid] | unique | length' "$T/rec.json") threads"
 
 # a lossy recording: a tiny channel in discard mode while every core is busy
 ncpu=$(getconf _NPROCESSORS_ONLN)

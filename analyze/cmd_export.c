@@ -1,0 +1,141 @@
+/* cmd_export.c -- `fathom export --perfetto [-o FILE] TRACE`: a trace as a
+ * Chrome trace-event JSON timeline (export.h).  The file is written under a
+ * temporary name beside FILE and renamed when complete: an existing FILE is
+ * never overwritten and a failed export leaves nothing. */
+#define _GNU_SOURCE
+#include "analyze/cmd_analyze.h"
+
+#include "analyze/export.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: fathom export --perfetto [-o FILE] TRACE\n"
+               "\n"
+               "Writes the trace (an archive, a CTF directory or a net:// lttng-live URL) as a\n"
+               "timeline in the Chrome trace-event JSON format, which ui.perfetto.dev and\n"
+               "chrome://tracing open: every op a slice on its thread (name: the op type,\n"
+               "category: its class; arguments: seq, node, phase, inputs, outputs, attrs, and\n"
+               "flops and bytes at its end), every step a slice around its ops, and the live\n"
+               "tensor memory by role as a counter.\n"
+               "\n"
+               "  --perfetto      the format (the only one)\n"
+               "  -o FILE         the file to write (default: the trace's name with .json, in\n"
+               "                  this folder); '-' writes to standard output.  An existing\n"
+               "                  file is never overwritten.\n"
+               "\nSee fathom-export(1).\n");
+}
+
+static int usage_error(const char *msg, const char *arg)
+{
+    fprintf(stderr, "fathom export: %s%s%s\n", msg, arg ? arg : "", arg ? "'" : "");
+    return 2;
+}
+
+/* The default output: the trace's last path component, less .tar.zst /
+ * .tar / a trailing slash, plus .json. */
+static void default_name(const char *trace, char *buf, size_t len)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", trace);
+    size_t n = strlen(tmp);
+    while (n > 1 && tmp[n - 1] == '/')
+        tmp[--n] = '\0';
+    char *base = basename(tmp);
+    static const char *const ext[] = { ".tar.zst", ".tar.gz", ".tar.xz", ".tar", ".zst" };
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+        size_t b = strlen(base), e = strlen(ext[i]);
+        if (b > e && strcmp(base + b - e, ext[i]) == 0) {
+            base[b - e] = '\0';
+            break;
+        }
+    }
+    snprintf(buf, len, "%s.json", strcmp(base, "/") == 0 || strcmp(base, ".") == 0 ? "trace" : base);
+}
+
+int cmd_export(int argc, char **argv)
+{
+    const char *trace = NULL, *out_path = NULL;
+    int perfetto = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(a, "--perfetto") == 0) {
+            perfetto = 1;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (i + 1 >= argc || !*argv[i + 1])
+                return usage_error("-o wants a file", NULL);
+            out_path = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("unknown option '", a);
+        } else if (trace) {
+            return usage_error("export takes one trace; a second: '", a);
+        } else {
+            trace = a;
+        }
+    }
+    if (!perfetto)
+        return usage_error("export wants a format: --perfetto", NULL);
+    if (!trace)
+        return usage_error("export wants a TRACE", NULL);
+    char dflt[4200];
+    if (!out_path) {
+        default_name(trace, dflt, sizeof dflt);
+        out_path = dflt;
+    }
+    analyze_export_stats st;
+    char err[8800];
+    if (strcmp(out_path, "-") == 0) {
+        if (analyze_export_perfetto(trace, stdout, &st, err, sizeof err) != 0 || fflush(stdout) != 0) {
+            fprintf(stderr, "fathom export: %s\n", err);
+            return 1;
+        }
+        return 0;
+    }
+    struct stat sb;
+    if (lstat(out_path, &sb) == 0) {
+        fprintf(stderr, "fathom export: %s exists: nothing is overwritten; choose another -o\n", out_path);
+        return 1;
+    }
+    char tmp[4300];
+    snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", out_path);
+    int fd = mkstemp(tmp);
+    if (fd >= 0) { /* mkstemp's 0600 -> what a plain fopen would give */
+        mode_t mask = umask(0);
+        umask(mask);
+        fchmod(fd, 0666 & ~mask);
+    }
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        fprintf(stderr, "fathom export: cannot write %s: %s\n", out_path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        return 1;
+    }
+    int rc = analyze_export_perfetto(trace, f, &st, err, sizeof err);
+    if (fclose(f) != 0 && rc == 0)
+        rc = -1, snprintf(err, sizeof err, "cannot write %s: %s", out_path, strerror(errno));
+    /* link() refuses to replace a file that appeared meanwhile (rename would not) */
+    if (rc == 0 && link(tmp, out_path) != 0)
+        rc = -1, snprintf(err, sizeof err, "cannot write %s: %s", out_path, strerror(errno));
+    unlink(tmp);
+    if (rc != 0) {
+        fprintf(stderr, "fathom export: %s\n", err);
+        return 1;
+    }
+    printf("%s: %llu events (%llu ops, %llu steps)\n", out_path, (unsigned long long)st.events,
+           (unsigned long long)st.ops, (unsigned long long)st.steps);
+    return 0;
+}
