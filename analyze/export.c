@@ -23,20 +23,36 @@ typedef struct exporter {
     uint64_t named[MAX_NAMED]; /* pid << 32 | tid of the tracks named so far */
     size_t nnamed;
     json_t *meta; /* run_begin's fields, for otherData */
+    char *buf;    /* one encoded event */
+    size_t cap;
 } exporter;
 
 static int emit(exporter *x, json_t *ev, char *err, size_t errlen)
 {
     if (!ev)
         return analyze_out_fail(err, errlen, "out of memory");
-    if (x->wrote_any)
-        fputc(',', x->out);
-    fputc('\n', x->out);
-    int rc = json_dumpf(ev, x->out, JSON_COMPACT | JSON_REAL_PRECISION(15));
+    /* encoded into one buffer and written at once (jansson writes a FILE
+     * token by token) */
+    const size_t flags = JSON_COMPACT | JSON_REAL_PRECISION(15);
+    size_t n = json_dumpb(ev, x->buf ? x->buf + 2 : NULL, x->buf ? x->cap - 2 : 0, flags);
+    if (n + 2 > x->cap) {
+        size_t cap = 2 * (n + 2) > 4096 ? 2 * (n + 2) : 4096;
+        char *b = realloc(x->buf, cap);
+        if (!b) {
+            json_decref(ev);
+            return analyze_out_fail(err, errlen, "out of memory");
+        }
+        x->buf = b, x->cap = cap;
+        n = json_dumpb(ev, x->buf + 2, x->cap - 2, flags);
+    }
     json_decref(ev);
+    if (!n)
+        return analyze_out_fail(err, errlen, "cannot encode an event");
+    x->buf[0] = x->wrote_any ? ',' : ' ';
+    x->buf[1] = '\n';
     x->wrote_any = 1;
     x->st->events++;
-    if (rc != 0 || ferror(x->out))
+    if (fwrite(x->buf, 1, n + 2, x->out) != n + 2)
         return analyze_out_fail(err, errlen, "cannot write the timeline");
     return 0;
 }
@@ -268,6 +284,7 @@ int analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats 
     rc = 0;
 end:
     json_decref(x.meta);
+    free(x.buf);
     analyze_profile_destroy(x.mem);
     return rc;
 }
