@@ -222,6 +222,11 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
     snprintf(name, sizeof name, "memory.%s", ext);
     if (analyze_plot_memory(file(&pg, name, path, sizeof path), p, n, err, errlen))
         goto end;
+    if (np) {
+        snprintf(name, sizeof name, "compare.%s", ext);
+        if (analyze_plot_compare(file(&pg, name, path, sizeof path), p, pairs, (size_t)np, err, errlen))
+            goto end;
+    }
     if (sim->n >= 2) {
         snprintf(name, sizeof name, "similarity.%s", ext);
         if (analyze_plot_similarity(file(&pg, name, path, sizeof path), sim, err, errlen))
@@ -271,6 +276,8 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
     io |= pre(f, t_breakdown, &x);
     if (np) {
         section(f, "compare", "Training vs inference", "fathom analyze compare: the pairs found by model name.");
+        snprintf(name, sizeof name, "compare.%s", ext);
+        img(f, name, "training and inference step time");
         io |= pre(f, t_compare, &x);
     }
     if (sim->n >= 2) {

@@ -4,6 +4,7 @@
  *   DIR/index.html      the traces, each chart, and the text tables of
  *                       breakdown, compare, similarity, roofline and memory
  *   DIR/classes.svg     DIR/optypes.svg     DIR/memory.svg
+ *   DIR/compare.svg     (a training and an inference trace of one model)
  *   DIR/similarity.svg  (two models or more)
  *   DIR/roofline.svg    (with ceilings)
  *

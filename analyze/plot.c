@@ -235,6 +235,55 @@ int analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n, c
     return rc;
 }
 
+/* ---- training vs inference ------------------------------------------------------------ */
+int analyze_plot_compare(const char *path, analyze_profile *const *p, const analyze_pair *pairs, size_t npairs,
+                         char *err, size_t errlen)
+{
+    analyze_chart c;
+    if (analyze_chart_create(&c, path, 100, 100, err, errlen))
+        return -1;
+    double lw = 0, full = 0;
+    for (size_t i = 0; i < npairs; i++) {
+        double t = analyze_chart_text_width(&c, FONT, analyze_profile_model(p[pairs[i].train]));
+        lw = fmax(lw, t);
+        full = fmax(full, fmax(analyze_step_ns(p[pairs[i].train]), analyze_step_ns(p[pairs[i].infer])));
+    }
+    analyze_chart_discard(&c);
+    lw += 16;
+    double barw = 480, rowh = 44, h = 50 + rowh * (double)npairs + 40;
+    if (analyze_chart_create(&c, path, lw + barw + 200, h, err, errlen))
+        return -1;
+    analyze_chart_rgb(&c, 0, 0, 0);
+    analyze_chart_text(&c, 10, 22, TITLE, -1, 0, "Step time: training vs inference");
+    analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
+    analyze_chart_text(&c, lw + barw + 120, 36, 10, 1, 0, "train / infer");
+    char num[96];
+    for (size_t i = 0; i < npairs; i++) {
+        double y = 40 + rowh * (double)i;
+        double tr = analyze_step_ns(p[pairs[i].train]), in = analyze_step_ns(p[pairs[i].infer]);
+        analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
+        analyze_chart_text(&c, lw - 8, y + 24, FONT, 1, 0, analyze_profile_model(p[pairs[i].train]));
+        const double v[2] = { tr, in };
+        for (int k = 0; k < 2; k++) {
+            double bw = full > 0 ? v[k] / full * barw : 0;
+            analyze_chart_palette(&c, k ? 4 : 0);
+            cairo_rectangle(c.cr, lw, y + 4 + 18 * k, bw, 16);
+            cairo_fill(c.cr);
+            analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
+            snprintf(num, sizeof num, "%.2f ms", v[k] / 1e6);
+            analyze_chart_text(&c, lw + bw + 6, y + 17 + 18 * k, 10, -1, 0, num);
+        }
+        if (in > 0) {
+            snprintf(num, sizeof num, "%.2fx", tr / in);
+            analyze_chart_text(&c, lw + barw + 120, y + 26, FONT, 1, 0, num);
+        }
+    }
+    static const char *const keys[] = { "training step", "inference step" };
+    static const size_t colours[] = { 0, 4 };
+    legend(&c, lw, 40 + rowh * (double)npairs + 20, barw, keys, colours, 2);
+    return analyze_chart_finish(&c, err, errlen);
+}
+
 /* ---- op types heat map ----------------------------------------------------------------- */
 typedef struct op_total {
     const char *name;

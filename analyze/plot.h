@@ -9,6 +9,8 @@
  *   roofline    log-log roofline: the ceilings, each op type a disc (colour:
  *               class, area: time share), trajectories across traces
  *   memory      one bar per trace, its peak tensor memory split by role
+ *   compare     per model, the training and the inference step time side
+ *               by side, with their ratio (the Fathom paper's comparison)
  *
  * Each returns 0, or -1 with a one-line message in err (nothing left
  * behind). */
@@ -29,5 +31,8 @@ int analyze_plot_similarity(const char *path, const analyze_sim *s, char *err, s
 /* top: op types per trace (the largest). */
 int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t top, char *err, size_t errlen);
 int analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n, char *err, size_t errlen);
+/* pairs from analyze_pairs(). */
+int analyze_plot_compare(const char *path, analyze_profile *const *p, const analyze_pair *pairs, size_t npairs,
+                         char *err, size_t errlen);
 
 #endif

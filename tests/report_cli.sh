@@ -24,10 +24,10 @@ png_size() { od -An -tu1 -j16 -N8 "$1" | awk '{ print $1*16777216 + $2*65536 + $
 out=$("$FATHOM" report -o "$T/r1" "$T/a" "$T/ai" "$T/m" "$T/r&4" 2>"$T/err") || { fail "report: exit"; cat "$T/err"; }
 [ "$out" = "$T/r1/index.html" ] || fail "report: stdout is '$out', not the page's path"
 [ ! -s "$T/err" ] || { fail "report: stderr not empty"; cat "$T/err"; }
-[ "$(ls "$T/r1" | tr '\n' ' ')" = "classes.svg index.html memory.svg optypes.svg similarity.svg " ] \
+[ "$(ls "$T/r1" | tr '\n' ' ')" = "classes.svg compare.svg index.html memory.svg optypes.svg similarity.svg " ] \
   || fail "report: files $(ls "$T/r1" | tr '\n' ' ')"
-for f in classes optypes memory similarity; do is_svg "$T/r1/$f.svg" || fail "$f.svg is not an SVG document"; done
-for s in 'img src="classes.svg"' 'img src="optypes.svg"' 'img src="memory.svg"' 'img src="similarity.svg"' \
+for f in classes compare optypes memory similarity; do is_svg "$T/r1/$f.svg" || fail "$f.svg is not an SVG document"; done
+for s in 'img src="classes.svg"' 'img src="compare.svg"' 'img src="optypes.svg"' 'img src="memory.svg"' 'img src="similarity.svg"' \
          'id="breakdown"' 'id="compare"' 'id="similarity"' 'id="memory"' '4 traces' 'r&amp;4' \
          '== alexnet: training' 'average-linkage' '== at each trace'; do
     grep -qF "$s" "$T/r1/index.html" || fail "index.html lacks '$s'"
@@ -40,6 +40,7 @@ tail -1 "$T/r1/index.html" | grep -qx '</html>' || fail "index.html does not end
 "$FATHOM" report -o "$T/r2" --gflops 100 --gbs 10 "$T/r&4" "$T/r8" >/dev/null 2>"$T/err" || { fail "report --gflops"; cat "$T/err"; }
 is_svg "$T/r2/roofline.svg" || fail "roofline.svg missing or not SVG"
 [ -e "$T/r2/similarity.svg" ] && fail "similarity.svg for one model"
+[ -e "$T/r2/compare.svg" ] && fail "compare.svg without a training trace"
 grep -qF 'img src="roofline.svg"' "$T/r2/index.html" && grep -q 'ridge point 10.00 FLOP/byte' "$T/r2/index.html" \
   || fail "index.html: no roofline section"
 grep -q '== trajectories' "$T/r2/index.html" || fail "index.html: no trajectories for two batch sizes"
