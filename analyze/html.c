@@ -15,7 +15,8 @@
 #include <dirent.h>
 #include <unistd.h>
 
-#define MAX_FILES 8
+#define MAX_FILES 16
+#define MAX_SCALING 6 /* models with a scaling chart */
 
 typedef struct page {
     const analyze_html_opts *o;
@@ -106,6 +107,7 @@ typedef struct profiles {
     size_t npairs;
     const analyze_sim *sim;
     const analyze_roofline *roof;
+    const analyze_scaling *scaling; /* the one being printed */
 } profiles;
 
 static int t_breakdown(FILE *f, const void *c)
@@ -126,6 +128,11 @@ static int t_roofline(FILE *f, const void *c)
 {
     const profiles *x = c;
     return analyze_roofline_print(f, x->roof, ANALYZE_TEXT, x->top);
+}
+static int t_scaling(FILE *f, const void *c)
+{
+    const profiles *x = c;
+    return analyze_scaling_print(f, x->scaling, ANALYZE_TEXT, x->top);
 }
 static int t_memory(FILE *f, const void *c)
 {
@@ -175,6 +182,55 @@ static void traces_table(FILE *f, analyze_profile *const *p, size_t n)
     fputs("</table>\n", f);
 }
 
+static int same_run_kind(const analyze_profile *a, const analyze_profile *b)
+{
+    return strcmp(analyze_profile_model(a), analyze_profile_model(b)) == 0 &&
+           strcmp(analyze_profile_mode(a), analyze_profile_mode(b)) == 0;
+}
+
+/* The scaling of each model and mode given at two thread counts or more
+ * (at most MAX_SCALING; a set that scaling refuses, e.g. two traces at one
+ * thread count, gets none).  Returns how many, or -1 on out of memory. */
+static int scalings(analyze_profile *const *p, size_t n, analyze_scaling **out)
+{
+    int k = 0;
+    analyze_profile **sub = malloc(n * sizeof *sub);
+    if (!sub)
+        return -1;
+    for (size_t i = 0; i < n && k < MAX_SCALING; i++) {
+        int first = 1;
+        for (size_t j = 0; j < i && first; j++)
+            first = !same_run_kind(p[j], p[i]);
+        if (!first)
+            continue;
+        size_t m = 0;
+        for (size_t j = i; j < n; j++)
+            if (same_run_kind(p[j], p[i]))
+                sub[m++] = p[j];
+        char why[256];
+        if (m >= 2 && (out[k] = analyze_scaling_create(sub, m, why, sizeof why)))
+            k++;
+    }
+    free(sub);
+    return k;
+}
+
+/* "scaling-MODEL-MODE.EXT", the names reduced to [A-Za-z0-9_] (they come
+ * from the trace). */
+static void scaling_name(char *buf, size_t len, const analyze_scaling *sc, const char *ext)
+{
+    char model[21], mode[11];
+    snprintf(model, sizeof model, "%s", analyze_profile_model(sc->p[0]));
+    snprintf(mode, sizeof mode, "%s", analyze_profile_mode(sc->p[0]));
+    for (char *c = model; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
+            *c = '_';
+    for (char *c = mode; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
+            *c = '_';
+    snprintf(buf, len, "scaling-%s-%s.%s", model, mode, ext);
+}
+
 int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_opts *o, char *err, size_t errlen)
 {
     page pg = { .o = o };
@@ -183,7 +239,8 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
     analyze_sim *sim = NULL;
     analyze_roofline *roof = NULL;
     analyze_pair *pairs = NULL;
-    int *used = NULL, np = 0, rc = -1;
+    analyze_scaling *sc[MAX_SCALING] = { 0 };
+    int *used = NULL, np = 0, nsc = 0, rc = -1;
     FILE *f = NULL;
     if (!n)
         return analyze_out_fail(err, errlen, "report wants at least one trace");
@@ -211,6 +268,11 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
     np = analyze_pairs(p, n, 0, pairs, used, perr, sizeof perr);
     if (np < 0)
         np = 0; /* no training/inference pair: no compare section */
+    if ((nsc = scalings(p, n, sc)) < 0) {
+        nsc = 0;
+        analyze_out_fail(err, errlen, "out of memory");
+        goto end;
+    }
 
     /* the charts */
     snprintf(name, sizeof name, "classes.%s", ext);
@@ -232,6 +294,12 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
         if (analyze_plot_similarity(file(&pg, name, path, sizeof path), sim, err, errlen))
             goto end;
     }
+    for (int k = 0; k < nsc; k++) {
+        scaling_name(name, sizeof name, sc[k], ext);
+        if (analyze_plot_scaling(file(&pg, name, path, sizeof path), sc[k], o->top && o->top < 8 ? o->top : 8, err,
+                                 errlen))
+            goto end;
+    }
     if (roof) {
         snprintf(name, sizeof name, "roofline.%s", ext);
         if (analyze_plot_roofline(file(&pg, name, path, sizeof path), roof, o->top, err, errlen))
@@ -243,7 +311,7 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
         analyze_out_fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
         goto end;
     }
-    profiles x = { p, n, o->top, pairs, (size_t)np, sim, roof };
+    profiles x = { p, n, o->top, pairs, (size_t)np, sim, roof, NULL };
     time_t now = time(NULL);
     char when[64];
     strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
@@ -262,6 +330,8 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
         fputs("<a href=\"#compare\">training vs inference</a>, ", f);
     if (sim->n >= 2)
         fputs("<a href=\"#similarity\">similarity</a>, ", f);
+    if (nsc)
+        fputs("<a href=\"#scaling\">scaling</a>, ", f);
     if (roof)
         fputs("<a href=\"#roofline\">roofline</a>, ", f);
     fputs("<a href=\"#memory\">memory</a>.</p>\n", f);
@@ -287,6 +357,17 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
         snprintf(name, sizeof name, "similarity.%s", ext);
         img(f, name, "cosine similarity matrix and dendrogram");
         io |= pre(f, t_similarity, &x);
+    }
+    if (nsc) {
+        section(f, "scaling", "Scaling with threads",
+                "Each model given at several thread counts: the speedup of its op time and of its largest op types "
+                "over the fewest threads, and an Amdahl fit (fathom analyze scaling).");
+        for (int k = 0; k < nsc; k++) {
+            scaling_name(name, sizeof name, sc[k], ext);
+            img(f, name, "speedup with threads");
+            x.scaling = sc[k];
+            io |= pre(f, t_scaling, &x);
+        }
     }
     if (roof) {
         char what[512];
@@ -322,6 +403,8 @@ end:
         cleanup(&pg);
     analyze_sim_destroy(sim);
     analyze_roofline_destroy(roof);
+    for (int k = 0; k < nsc; k++)
+        analyze_scaling_destroy(sc[k]);
     free(pairs);
     free(used);
     return rc;

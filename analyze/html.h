@@ -6,6 +6,7 @@
  *   DIR/classes.svg     DIR/optypes.svg     DIR/memory.svg
  *   DIR/compare.svg     (a training and an inference trace of one model)
  *   DIR/similarity.svg  (two models or more)
+ *   DIR/scaling-MODEL-MODE.svg  (a model and mode at several thread counts)
  *   DIR/roofline.svg    (with ceilings)
  *
  * (.png instead of .svg with png).  The folder must not exist, or be

@@ -284,6 +284,118 @@ int analyze_plot_compare(const char *path, analyze_profile *const *p, const anal
     return analyze_chart_finish(&c, err, errlen);
 }
 
+/* ---- scaling ----------------------------------------------------------------------------- */
+static void speedup_line(analyze_chart *c, const analyze_scaling *s, const analyze_scaling_row *r,
+                         const analyze_scale *sx, const analyze_scale *sy)
+{
+    int started = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (!isfinite(r->speedup[i]))
+            continue;
+        double x = analyze_scale_at(sx, s->threads[i]), y = analyze_scale_at(sy, r->speedup[i]);
+        if (started)
+            cairo_line_to(c->cr, x, y);
+        else
+            cairo_move_to(c->cr, x, y);
+        started = 1;
+    }
+    cairo_stroke(c->cr);
+    for (size_t i = 0; i < s->n; i++)
+        if (isfinite(r->speedup[i])) {
+            cairo_arc(c->cr, analyze_scale_at(sx, s->threads[i]), analyze_scale_at(sy, r->speedup[i]), 3, 0, 2 * M_PI);
+            cairo_fill(c->cr);
+        }
+}
+
+int analyze_plot_scaling(const char *path, const analyze_scaling *s, size_t top, char *err, size_t errlen)
+{
+    double tmax = s->threads[s->n - 1], t0 = s->threads[0], ymax = tmax / t0;
+    size_t k = top && top < s->nops ? top : s->nops;
+    for (size_t j = 0; j < k; j++)
+        for (size_t i = 0; i < s->n; i++)
+            if (isfinite(s->ops[j].speedup[i]))
+                ymax = fmax(ymax, s->ops[j].speedup[i]);
+    double L = 60, T = 40, W = 520, H = 360;
+    analyze_scale sx = { t0, tmax, L, L + W, tmax / t0 >= 4 }, sy = { 0, ceil(ymax * 1.1), T + H, T, 0 };
+    analyze_chart c;
+    if (analyze_chart_create(&c, path, L + W + 260, T + H + 60, err, errlen))
+        return -1;
+    cairo_t *cr = c.cr;
+    char num[160];
+    snprintf(num, sizeof num, "Speedup over %u thread%s: %s/%s", s->threads[0], s->threads[0] == 1 ? "" : "s",
+             analyze_profile_model(s->p[0]), analyze_profile_mode(s->p[0]));
+    analyze_chart_rgb(&c, 0, 0, 0);
+    analyze_chart_text(&c, 10, 22, TITLE, -1, 0, num);
+    /* axes: a tick at every thread count, speedup in whole numbers */
+    cairo_set_line_width(cr, 0.5);
+    for (size_t i = 0; i < s->n; i++) {
+        double x = analyze_scale_at(&sx, s->threads[i]);
+        analyze_chart_rgb(&c, 0.88, 0.88, 0.88);
+        cairo_move_to(cr, x, T);
+        cairo_line_to(cr, x, T + H);
+        cairo_stroke(cr);
+        snprintf(num, sizeof num, "%u", s->threads[i]);
+        analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
+        analyze_chart_text(&c, x, T + H + 16, 10, 0, 0, num);
+    }
+    double step = sy.hi > 10 ? ceil(sy.hi / 10) : 1;
+    for (double v = 0; v <= sy.hi; v += step) {
+        double y = analyze_scale_at(&sy, v);
+        analyze_chart_rgb(&c, 0.88, 0.88, 0.88);
+        cairo_move_to(cr, L, y);
+        cairo_line_to(cr, L + W, y);
+        cairo_stroke(cr);
+        snprintf(num, sizeof num, "%g", v);
+        analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
+        analyze_chart_text(&c, L - 6, y + 4, 10, 1, 0, num);
+    }
+    analyze_chart_rgb(&c, 0.2, 0.2, 0.2);
+    cairo_set_line_width(cr, 1);
+    cairo_rectangle(cr, L, T, W, H);
+    cairo_stroke(cr);
+    analyze_chart_text(&c, L + W / 2, T + H + 40, FONT, 0, 0, "threads");
+    analyze_chart_text(&c, 20, T + H / 2, FONT, 0, 90, "speedup");
+    /* the ideal, the op time, the op types */
+    double ly = T + 10;
+    cairo_set_line_width(cr, 1.5);
+    double dash = 4;
+    cairo_set_dash(cr, &dash, 1, 0);
+    analyze_chart_rgb(&c, 0.6, 0.6, 0.6);
+    /* speedup = T / T0: a line on linear axes, a curve on the log thread axis */
+    for (int i = 0; i <= 64; i++) {
+        double t = sx.log ? t0 * pow(tmax / t0, i / 64.0) : t0 + (tmax - t0) * i / 64.0;
+        double x = analyze_scale_at(&sx, t), y = analyze_scale_at(&sy, t / t0);
+        if (i)
+            cairo_line_to(cr, x, y);
+        else
+            cairo_move_to(cr, x, y);
+    }
+    cairo_move_to(cr, L + W + 16, ly - 4); /* its legend sample */
+    cairo_line_to(cr, L + W + 32, ly - 4);
+    cairo_stroke(cr);
+    cairo_set_dash(cr, NULL, 0, 0);
+    analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
+    analyze_chart_text(&c, L + W + 36, ly, FONT, -1, 0, "ideal (threads / baseline)");
+    cairo_set_line_width(cr, 3);
+    analyze_chart_rgb(&c, 0, 0, 0);
+    speedup_line(&c, s, &s->total, &sx, &sy);
+    ly += 18;
+    cairo_move_to(cr, L + W + 16, ly - 4);
+    cairo_line_to(cr, L + W + 32, ly - 4);
+    cairo_stroke(cr);
+    analyze_chart_text(&c, L + W + 36, ly, FONT, -1, 0, "all ops");
+    cairo_set_line_width(cr, 1.5);
+    for (size_t j = 0; j < k; j++) {
+        analyze_chart_palette(&c, j);
+        speedup_line(&c, s, &s->ops[j], &sx, &sy);
+        cairo_rectangle(cr, L + W + 18, (ly += 18) - 9, 12, 10);
+        cairo_fill(cr);
+        analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
+        analyze_chart_text(&c, L + W + 36, ly, FONT, -1, 0, s->ops[j].name);
+    }
+    return analyze_chart_finish(&c, err, errlen);
+}
+
 /* ---- op types heat map ----------------------------------------------------------------- */
 typedef struct op_total {
     const char *name;

@@ -11,6 +11,8 @@
  *   memory      one bar per trace, its peak tensor memory split by role
  *   compare     per model, the training and the inference step time side
  *               by side, with their ratio (the Fathom paper's comparison)
+ *   scaling     one model at several thread counts: the speedup of its op
+ *               time and of its largest op types against the ideal
  *
  * Each returns 0, or -1 with a one-line message in err (nothing left
  * behind). */
@@ -31,6 +33,8 @@ int analyze_plot_similarity(const char *path, const analyze_sim *s, char *err, s
 /* top: op types per trace (the largest). */
 int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t top, char *err, size_t errlen);
 int analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n, char *err, size_t errlen);
+/* top: op types drawn (the largest at the baseline). */
+int analyze_plot_scaling(const char *path, const analyze_scaling *s, size_t top, char *err, size_t errlen);
 /* pairs from analyze_pairs(). */
 int analyze_plot_compare(const char *path, analyze_profile *const *p, const analyze_pair *pairs, size_t npairs,
                          char *err, size_t errlen);

@@ -45,6 +45,16 @@ grep -qF 'img src="roofline.svg"' "$T/r2/index.html" && grep -q 'ridge point 10.
   || fail "index.html: no roofline section"
 grep -q '== trajectories' "$T/r2/index.html" || fail "index.html: no trajectories for two batch sizes"
 
+# one model at 1, 2 and 4 threads: a scaling chart and its section
+"$GEN" "$T/t1" conv alexnet train 3 threads=1 seed=8 || exit 1
+"$GEN" "$T/t2" conv alexnet train 3 threads=2 scale_pct=60 seed=9 || exit 1
+"$GEN" "$T/t4" conv alexnet train 3 threads=4 scale_pct=40 seed=10 || exit 1
+"$FATHOM" report -o "$T/r3" "$T/t4" "$T/t1" "$T/t2" >/dev/null 2>"$T/err" || { fail "report of a thread sweep"; cat "$T/err"; }
+is_svg "$T/r3/scaling-alexnet-train.svg" || fail "scaling-alexnet-train.svg missing or not SVG"
+grep -qF 'img src="scaling-alexnet-train.svg"' "$T/r3/index.html" && grep -q 'serial fraction 0.200' "$T/r3/index.html" \
+  || fail "index.html: no scaling section"
+ls "$T/r1" | grep -q scaling && fail "a scaling chart without a thread sweep"
+
 # PNG, and the bar charts grow with the traces
 "$FATHOM" report -o "$T/p2" --format png "$T/a" "$T/ai" >/dev/null 2>&1 || fail "report --format png"
 "$FATHOM" report -o "$T/p4" --format png "$T/a" "$T/ai" "$T/a2" "$T/ai2" >/dev/null 2>&1 || fail "report --format png (4)"
