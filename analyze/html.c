@@ -215,20 +215,23 @@ static int scalings(analyze_profile *const *p, size_t n, analyze_scaling **out)
     return k;
 }
 
-/* "scaling-MODEL-MODE.EXT", the names reduced to [A-Za-z0-9_] (they come
- * from the trace). */
+/* s with every character but [A-Za-z0-9] made '_' (names from a trace
+ * going into a file name). */
+static char *safe_name(char *s)
+{
+    for (char *c = s; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
+            *c = '_';
+    return s;
+}
+
+/* "scaling-MODEL-MODE.EXT" */
 static void scaling_name(char *buf, size_t len, const analyze_scaling *sc, const char *ext)
 {
     char model[21], mode[11];
     snprintf(model, sizeof model, "%s", analyze_profile_model(sc->p[0]));
     snprintf(mode, sizeof mode, "%s", analyze_profile_mode(sc->p[0]));
-    for (char *c = model; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
-            *c = '_';
-    for (char *c = mode; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
-            *c = '_';
-    snprintf(buf, len, "scaling-%s-%s.%s", model, mode, ext);
+    snprintf(buf, len, "scaling-%s-%s.%s", safe_name(model), safe_name(mode), ext);
 }
 
 int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_opts *o, char *err, size_t errlen)
