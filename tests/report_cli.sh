@@ -54,6 +54,11 @@ is_svg "$T/r3/scaling-alexnet-train.svg" || fail "scaling-alexnet-train.svg miss
 grep -qF 'img src="scaling-alexnet-train.svg"' "$T/r3/index.html" && grep -q 'serial fraction 0.200' "$T/r3/index.html" \
   || fail "index.html: no scaling section"
 ls "$T/r1" | grep -q scaling && fail "a scaling chart without a thread sweep"
+# a model name from the trace never makes a path
+"$GEN" "$T/u1" fc "../x y" train 2 threads=1 seed=11 || exit 1
+"$GEN" "$T/u2" fc "../x y" train 2 threads=2 seed=12 || exit 1
+"$FATHOM" report -o "$T/r4" "$T/u1" "$T/u2" >/dev/null 2>"$T/err" || { fail "report of an odd model name"; cat "$T/err"; }
+[ -f "$T/r4/scaling-___x_y-train.svg" ] && [ ! -e "$T/x y-train.svg" ] || fail "odd model name: $(ls "$T/r4")"
 
 # PNG, and the bar charts grow with the traces
 "$FATHOM" report -o "$T/p2" --format png "$T/a" "$T/ai" >/dev/null 2>&1 || fail "report --format png"
