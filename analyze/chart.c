@@ -17,17 +17,17 @@ static int ends_with(const char *s, const char *tail)
 int analyze_chart_create(analyze_chart *c, const char *path, double w, double h, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
-    c->png = ends_with(path, ".png");
+    c->png = path && ends_with(path, ".png");
     c->w = w, c->h = h;
-    c->path = strdup(path);
-    c->surface = c->png ? cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)ceil(w), (int)ceil(h))
-                        : cairo_svg_surface_create(path, w, h);
-    if (!c->path || cairo_surface_status(c->surface) != CAIRO_STATUS_SUCCESS) {
-        snprintf(err, errlen, "%s: cannot create the chart: %s", path,
+    c->path = path ? strdup(path) : NULL;
+    c->surface = !path || c->png ? cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)ceil(w), (int)ceil(h))
+                                 : cairo_svg_surface_create(path, w, h);
+    if ((path && !c->path) || cairo_surface_status(c->surface) != CAIRO_STATUS_SUCCESS) {
+        snprintf(err, errlen, "%s: cannot create the chart: %s", path ? path : "a scratch surface",
                  cairo_status_to_string(cairo_surface_status(c->surface)));
         cairo_surface_destroy(c->surface);
         free(c->path);
-        if (!c->png)
+        if (path && !c->png)
             unlink(path);
         memset(c, 0, sizeof *c);
         return -1;
@@ -71,7 +71,8 @@ void analyze_chart_discard(analyze_chart *c)
     if (!c->cr)
         return;
     cairo_surface_finish(c->surface);
-    unlink(c->path);
+    if (c->path)
+        unlink(c->path);
     chart_free(c);
 }
 

@@ -16,8 +16,9 @@ typedef struct analyze_chart {
     double w, h;
 } analyze_chart;
 
-/* A w x h chart for `path` (".png": PNG, else SVG), white background.
- * 0, or -1 with a one-line message in err. */
+/* A w x h chart for `path` (".png": PNG, else SVG), white background; path
+ * NULL: a scratch surface to measure text on (discard it).  0, or -1 with a
+ * one-line message in err. */
 int analyze_chart_create(analyze_chart *c, const char *path, double w, double h, char *err, size_t errlen);
 /* Writes the file and frees the chart: 0, or -1 with a message (the chart
  * is freed either way). */

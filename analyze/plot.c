@@ -122,7 +122,7 @@ static int stacked_bars(const char *path, const char *title, analyze_profile *co
 {
     analyze_chart c;
     double rowh = 26, barw = 560;
-    if (analyze_chart_create(&c, path, 100, 100, err, errlen)) /* a scratch surface to measure the labels */
+    if (analyze_chart_create(&c, NULL, 1, 1, err, errlen)) /* a scratch surface to measure the labels */
         return -1;
     double lw = max_label_width(&c, p, n) + 16;
     analyze_chart_discard(&c);
@@ -240,7 +240,7 @@ int analyze_plot_compare(const char *path, analyze_profile *const *p, const anal
                          char *err, size_t errlen)
 {
     analyze_chart c;
-    if (analyze_chart_create(&c, path, 100, 100, err, errlen))
+    if (analyze_chart_create(&c, NULL, 1, 1, err, errlen))
         return -1;
     double lw = 0, full = 0;
     for (size_t i = 0; i < npairs; i++) {
@@ -446,7 +446,7 @@ int analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, 
     qsort(ot, all.n, sizeof *ot, cmp_op_total);
     size_t ncol = top && top < all.n ? top : all.n;
     analyze_chart c;
-    if (analyze_chart_create(&c, path, 100, 100, err, errlen))
+    if (analyze_chart_create(&c, NULL, 1, 1, err, errlen))
         goto fail;
     double lw = max_label_width(&c, p, n) + 16, head = 0;
     for (size_t j = 0; j < ncol; j++) {
@@ -503,7 +503,7 @@ int analyze_plot_similarity(const char *path, const analyze_sim *s, char *err, s
 {
     size_t n = s->n;
     analyze_chart c;
-    if (analyze_chart_create(&c, path, 100, 100, err, errlen))
+    if (analyze_chart_create(&c, NULL, 1, 1, err, errlen))
         return -1;
     double lw = 0;
     for (size_t i = 0; i < n; i++) {
