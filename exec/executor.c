@@ -1,6 +1,10 @@
 /* executor.c -- runs a planned graph: the single dispatch point, the
  * sequential loop and the inter-op scheduler (dependency counts, a ready
- * queue ordered by node id, M workers splitting the intra-op threads). */
+ * queue ordered by node id, M workers splitting the intra-op threads).  The
+ * workers are started at a graph's first inter-op run and kept, idle
+ * between runs, until the graph is destroyed or a run asks for another
+ * number of them: a trace shows the same M threads in every step, and no
+ * step pays for starting threads (or their OpenMP teams). */
 #include "internal.h"
 #include "rng.h"
 
@@ -243,7 +247,6 @@ typedef struct sched {
     uint32_t *indeg;
     uint32_t remaining;
     exec_status status;
-    int next_worker;
 } sched;
 
 static void heap_push(sched *s, uint32_t v)
@@ -279,11 +282,12 @@ static uint32_t heap_pop(sched *s)
     return top;
 }
 
-static void *worker(void *arg)
+/* Worker `index`'s share of one run: nodes from the ready queue until none
+ * remain or one fails. */
+static void run_worker(sched *s, int index)
 {
-    sched *s = arg;
     pthread_mutex_lock(&s->mu);
-    exec_kctx k = { .g = s->g, .nthreads = s->intra, .worker = s->next_worker++ };
+    exec_kctx k = { .g = s->g, .nthreads = s->intra, .worker = index };
     omp_set_num_threads(s->intra);
     for (;;) {
         while (s->nheap == 0 && s->remaining && !s->status)
@@ -309,7 +313,91 @@ static void *worker(void *arg)
         pthread_cond_broadcast(&s->cv);
     }
     pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- the pool of inter-op workers ---------------------------------------- */
+typedef struct pool_arg {
+    struct exec_pool *pool;
+    int index;
+} pool_arg;
+
+typedef struct exec_pool {
+    pthread_t tid[EXEC_MAX_WORKERS];
+    pool_arg arg[EXEC_MAX_WORKERS];
+    int n;                  /* workers running */
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    uint64_t gen;           /* bumped by every run */
+    int busy;               /* workers still inside the current run */
+    int quit;
+    sched *run;             /* the current run */
+} exec_pool;
+
+static void *pool_worker(void *arg)
+{
+    exec_pool *p = ((pool_arg *)arg)->pool;
+    int index = ((pool_arg *)arg)->index;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (p->gen == seen && !p->quit)
+            pthread_cond_wait(&p->go, &p->mu);
+        if (p->quit)
+            break;
+        seen = p->gen;
+        sched *s = p->run;
+        pthread_mutex_unlock(&p->mu);
+        run_worker(s, index);
+        pthread_mutex_lock(&p->mu);
+        if (--p->busy == 0)
+            pthread_cond_signal(&p->done);
+    }
+    pthread_mutex_unlock(&p->mu);
     return NULL;
+}
+
+void exec_pool_destroy(exec_graph *g)
+{
+    exec_pool *p = g->pool;
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->quit = 1;
+    pthread_cond_broadcast(&p->go);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->n; i++)
+        pthread_join(p->tid[i], NULL);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->go);
+    pthread_cond_destroy(&p->done);
+    exec_free(p);
+    g->pool = NULL;
+}
+
+/* The graph's pool with `inter` workers (fewer if the system refused some
+ * threads; NULL if it refused all, or on out of memory). */
+static exec_pool *pool_get(exec_graph *g, int inter)
+{
+    if (g->pool && g->pool->n == inter)
+        return g->pool;
+    exec_pool_destroy(g);
+    exec_pool *p = exec_calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->go, NULL);
+    pthread_cond_init(&p->done, NULL);
+    for (; p->n < inter; p->n++) {
+        p->arg[p->n] = (pool_arg){ p, p->n };
+        if (pthread_create(&p->tid[p->n], NULL, pool_worker, &p->arg[p->n]))
+            break;
+    }
+    g->pool = p;
+    if (!p->n) {
+        exec_pool_destroy(g);
+        return NULL;
+    }
+    return p;
 }
 
 static exec_status run_parallel(exec_graph *g, exec_phase max_phase, int inter, uint64_t *node_ns)
@@ -323,9 +411,7 @@ static exec_status run_parallel(exec_graph *g, exec_phase max_phase, int inter, 
         s.intra = 1;
     s.heap = exec_malloc((g->nnodes + 1) * sizeof *s.heap);
     s.indeg = exec_calloc(g->nnodes + 1, sizeof *s.indeg);
-    pthread_t *tid = exec_calloc((size_t)inter, sizeof *tid);
-    int started = 0;
-    if (!s.heap || !s.indeg || !tid) {
+    if (!s.heap || !s.indeg) {
         st = exec_fail(EXEC_ERR_NOMEM, "executor: out of memory");
         goto end;
     }
@@ -339,23 +425,28 @@ static exec_status run_parallel(exec_graph *g, exec_phase max_phase, int inter, 
         if (!s.indeg[j])
             heap_push(&s, j);
     }
+    exec_pool *p = pool_get(g, inter);
+    if (!p) {
+        st = exec_fail(EXEC_ERR_NOMEM, "executor: cannot start a worker thread");
+        goto end;
+    }
     pthread_mutex_init(&s.mu, NULL);
     pthread_cond_init(&s.cv, NULL);
-    for (; started < inter; started++)
-        if (pthread_create(&tid[started], NULL, worker, &s))
-            break;
-    if (!started)
-        st = exec_fail(EXEC_ERR_NOMEM, "executor: cannot start a worker thread");
-    for (int i = 0; i < started; i++)
-        pthread_join(tid[i], NULL);
+    pthread_mutex_lock(&p->mu);
+    p->run = &s;
+    p->busy = p->n;
+    p->gen++;
+    pthread_cond_broadcast(&p->go);
+    while (p->busy)
+        pthread_cond_wait(&p->done, &p->mu);
+    p->run = NULL;
+    pthread_mutex_unlock(&p->mu);
     pthread_mutex_destroy(&s.mu);
     pthread_cond_destroy(&s.cv);
-    if (!st)
-        st = s.status;
+    st = s.status;
 end:
     exec_free(s.heap);
     exec_free(s.indeg);
-    exec_free(tid);
     return st;
 }
 

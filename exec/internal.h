@@ -44,10 +44,14 @@ struct exec_graph {
     uint32_t *succ;          /* flattened successor lists */
     uint32_t *succ_start;
     uint32_t dep_nodes;      /* nnodes when the lists were built */
+    struct exec_pool *pool;  /* the inter-op workers, kept from run to run (NULL: none yet) */
     void *scratch[EXEC_MAX_WORKERS];  /* per-worker kernel workspace */
     size_t scratch_cap[EXEC_MAX_WORKERS];
     size_t peak_workspace;
 };
+
+/* Stops and joins the graph's inter-op workers (executor.c). */
+void exec_pool_destroy(exec_graph *g);
 
 /* The context a kernel runs in: its graph, its threads, its scratch. */
 struct exec_kctx {

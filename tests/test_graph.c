@@ -2,14 +2,18 @@
  * backward graph from autodiff, SGD updates; the loss must fall, and the
  * inter-op scheduler must give the very same numbers as the sequential loop.
  * Also: phases, dependency-respecting order, allocation failure. */
+#define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "exec/alloc.h"
 #include "exec/build.h"
@@ -218,6 +222,68 @@ static void test_phases(void **state)
     exec_graph_destroy(m.g);
 }
 
+/* The inter-op workers are the same threads from run to run: over five
+ * runs at inter 2, the ops run on at most two distinct threads (a pool
+ * started per run would show up to ten), and the same two again after a
+ * run at inter 1; at inter 3 a new pool of three. */
+#define MAX_SEEN 64
+static _Atomic long seen_tid[MAX_SEEN];
+static _Atomic int nseen;
+static void note_thread(const exec_graph *g, const exec_node *n, uint64_t seq)
+{
+    (void)g, (void)n, (void)seq;
+    long tid = (long)syscall(SYS_gettid);
+    int k = atomic_load(&nseen);
+    for (int i = 0; i < k; i++)
+        if (atomic_load(&seen_tid[i]) == tid)
+            return;
+    int slot = atomic_fetch_add(&nseen, 1);
+    if (slot < MAX_SEEN)
+        atomic_store(&seen_tid[slot], tid);
+}
+static int distinct_threads(void)
+{
+    int k = atomic_load(&nseen) < MAX_SEEN ? atomic_load(&nseen) : MAX_SEEN, d = 0;
+    for (int i = 0; i < k; i++) {
+        int dup = 0;
+        for (int j = 0; j < i && !dup; j++)
+            dup = seen_tid[j] == seen_tid[i];
+        d += !dup;
+    }
+    return d;
+}
+
+static void test_inter_workers_persist(void **state)
+{
+    (void)state;
+    mlp m;
+    assert_int_equal(mlp_build(&m, 1), EXEC_OK);
+    exec_hooks h = { .op_begin = note_thread };
+    exec_hooks_set(&h);
+    exec_run_opts two = { .inter = 2, .max_phase = EXEC_PHASE_update }, one = two, three = two;
+    one.inter = 1, three.inter = 3;
+    long main_tid = (long)syscall(SYS_gettid);
+    for (int r = 0; r < 5; r++)
+        assert_int_equal(exec_graph_run(m.g, &two), EXEC_OK);
+    int after_five = distinct_threads();
+    assert_int_equal(exec_graph_run(m.g, &one), EXEC_OK); /* the sequential loop: this thread */
+    assert_int_equal(exec_graph_run(m.g, &two), EXEC_OK);
+    int after_more = distinct_threads();
+    assert_int_equal(exec_graph_run(m.g, &three), EXEC_OK);
+    int after_three = distinct_threads();
+    exec_hooks_set(NULL);
+    exec_graph_destroy(m.g);
+    printf("ops ran on %d threads over 5 runs at inter 2, %d with this one after 2 more runs, %d after inter 3\n",
+           after_five, after_more, after_three);
+    assert_true(after_five >= 1 && after_five <= 2);
+    int main_seen = 0;
+    for (int i = 0; i < after_more; i++)
+        main_seen |= seen_tid[i] == main_tid;
+    assert_true(main_seen);
+    assert_int_equal(after_more, after_five + 1);
+    assert_true(after_three > after_more && after_three <= after_more + 3);
+}
+
 /* Every allocation failure becomes an error status: never a crash, never a
  * leak (the sanitizer build checks the latter). */
 static void test_alloc_failure(void **state)
@@ -269,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_mlp_learns),     cmocka_unit_test(test_inter_same_result),
         cmocka_unit_test(test_cnn_learns),
         cmocka_unit_test(test_phases),         cmocka_unit_test(test_alloc_failure),
+        cmocka_unit_test(test_inter_workers_persist),
         cmocka_unit_test(test_bad_build),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
