@@ -123,17 +123,22 @@ KERNEL_INLINE void dk_body(const dk_args *a, const int nb, const int ur)
     rb_store(&b, a->out, nb, ur);
 }
 
-/* one function per (vectors, pixels): the loops above unrolled into
- * registers */
-#define DK(NB, U) AVX2_FN static void dk_##NB##_##U(const dk_args *a) { dk_body(a, NB, U); }
-DK(1, 1) DK(1, 2) DK(1, 3) DK(1, 4) DK(1, 5) DK(1, 6)
-DK(2, 1) DK(2, 2) DK(2, 3) DK(2, 4) DK(2, 5) DK(2, 6)
-#undef DK
-typedef void (*dk_fn)(const dk_args *);
-static const dk_fn dk_table[2][UR] = {
-    { dk_1_1, dk_1_2, dk_1_3, dk_1_4, dk_1_5, dk_1_6 },
-    { dk_2_1, dk_2_2, dk_2_3, dk_2_4, dk_2_5, dk_2_6 },
-};
+/* One function per (vectors, pixels or taps) of a kernel NAME, whose
+ * NAME##_body's loops are thereby unrolled into registers, and the table
+ * that picks one: NAME##_table[vectors - 1][count - 1], of type NAME##_fn. */
+#define RB_K(NAME, ARGS, NB, U) AVX2_FN static void NAME##_##NB##_##U(const ARGS *a) { NAME##_body(a, NB, U); }
+#define RB_KERNELS(NAME, ARGS)                                                                                 \
+    RB_K(NAME, ARGS, 1, 1) RB_K(NAME, ARGS, 1, 2) RB_K(NAME, ARGS, 1, 3)                                     \
+    RB_K(NAME, ARGS, 1, 4) RB_K(NAME, ARGS, 1, 5) RB_K(NAME, ARGS, 1, 6)                                     \
+    RB_K(NAME, ARGS, 2, 1) RB_K(NAME, ARGS, 2, 2) RB_K(NAME, ARGS, 2, 3)                                     \
+    RB_K(NAME, ARGS, 2, 4) RB_K(NAME, ARGS, 2, 5) RB_K(NAME, ARGS, 2, 6)                                     \
+    typedef void (*NAME##_fn)(const ARGS *);                                                                  \
+    static const NAME##_fn NAME##_table[2][UR] = {                                                            \
+        { NAME##_1_1, NAME##_1_2, NAME##_1_3, NAME##_1_4, NAME##_1_5, NAME##_1_6 },                           \
+        { NAME##_2_1, NAME##_2_2, NAME##_2_3, NAME##_2_4, NAME##_2_5, NAME##_2_6 },                           \
+    };
+
+RB_KERNELS(dk, dk_args)
 
 /* The filter gradient turns the roles around: a block is 16 output
  * channels x 6 filter taps, summed over the pixels of an image. Per pixel:
@@ -165,15 +170,7 @@ KERNEL_INLINE void fk_body(const fk_args *a, const int nb, const int ut)
     rb_store(&b, a->acc, nb, ut);
 }
 
-#define FK(NB, U) AVX2_FN static void fk_##NB##_##U(const fk_args *a) { fk_body(a, NB, U); }
-FK(1, 1) FK(1, 2) FK(1, 3) FK(1, 4) FK(1, 5) FK(1, 6)
-FK(2, 1) FK(2, 2) FK(2, 3) FK(2, 4) FK(2, 5) FK(2, 6)
-#undef FK
-typedef void (*fk_fn)(const fk_args *);
-static const fk_fn fk_table[2][UR] = {
-    { fk_1_1, fk_1_2, fk_1_3, fk_1_4, fk_1_5, fk_1_6 },
-    { fk_2_1, fk_2_2, fk_2_3, fk_2_4, fk_2_5, fk_2_6 },
-};
+RB_KERNELS(fk, fk_args)
 
 static int64_t padded_h(const conv_geom *q) { return q->h + 2 * q->ph; }
 static int64_t padded_w(const conv_geom *q) { return q->w + 2 * q->pw; }
