@@ -12,6 +12,7 @@
 #include "analyze/read.h"
 #include "analyze/report.h"
 #include "fixtures/ctfgen.h"
+#include "fixtures/capture.h"
 #include "fixtures/scenario.h"
 #include "fixtures/testdir.h"
 #include "tracer/archive.h"
@@ -212,12 +213,9 @@ static void test_profile_direct(void **state)
 
 static json_t *json_of_breakdown(analyze_profile **p, size_t n)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    assert_int_equal(analyze_breakdown(f, p, n, ANALYZE_JSON, 0), 0);
-    fclose(f);
+    capture c;
+    assert_int_equal(analyze_breakdown(capture_open(&c), p, n, ANALYZE_JSON, 0), 0);
+    char *buf = capture_close(&c);
     json_error_t e;
     json_t *j = json_loads(buf, 0, &e);
     free(buf);
@@ -321,11 +319,9 @@ static void test_similarity(void **state)
     assert_true(fabs(s->merges[2].distance - 1.0) < 1e-12);
     assert_int_equal(s->merges[2].size, 4);
     /* the text output holds the matrix and a dendrogram */
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(analyze_similarity(f, s, 0, ANALYZE_TEXT), 0);
-    fclose(f);
+    capture c;
+    assert_int_equal(analyze_similarity(capture_open(&c), s, 0, ANALYZE_TEXT), 0);
+    char *buf = capture_close(&c);
     assert_non_null(strstr(buf, "alexnet/train"));
     assert_non_null(strstr(buf, "distance = 1 - cosine"));
     free(buf);
@@ -374,11 +370,9 @@ static void test_pairing(void **state)
     assert_int_equal(analyze_pairs(none, 2, 0, pr, used, err, sizeof err), -1);
     /* the JSON: ops only in training */
     n = analyze_pairs(p, 5, 0, pr, used, err, sizeof err);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(analyze_compare(f, p, pr, (size_t)n, ANALYZE_JSON), 0);
-    fclose(f);
+    capture c;
+    assert_int_equal(analyze_compare(capture_open(&c), p, pr, (size_t)n, ANALYZE_JSON), 0);
+    char *buf = capture_close(&c);
     json_error_t e;
     json_t *j = json_loads(buf, 0, &e);
     free(buf);
@@ -557,13 +551,9 @@ static const analyze_diff_row *diff_class(const analyze_diff *d, const char *nam
 
 static char *diff_output(const analyze_diff *d, analyze_format fmt, size_t top)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    assert_int_equal(analyze_diff_print(f, d, fmt, top), 0);
-    fclose(f);
-    return buf;
+    capture c;
+    assert_int_equal(analyze_diff_print(capture_open(&c), d, fmt, top), 0);
+    return capture_close(&c);
 }
 
 /* The text report's row that starts with `start` ("\nName "), cut at its
@@ -841,13 +831,9 @@ static const char *make_scaling(const char *name, uint32_t threads, const char *
 
 static char *scaling_output(const analyze_scaling *sc, analyze_format fmt, size_t top)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    assert_int_equal(analyze_scaling_print(f, sc, fmt, top), 0);
-    fclose(f);
-    return buf;
+    capture c;
+    assert_int_equal(analyze_scaling_print(capture_open(&c), sc, fmt, top), 0);
+    return capture_close(&c);
 }
 
 static void test_amdahl_fit(void **state)

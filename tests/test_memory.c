@@ -12,6 +12,7 @@
 #include "analyze/profile.h"
 #include "analyze/read.h"
 #include "fixtures/ctfgen.h"
+#include "fixtures/capture.h"
 #include "fixtures/scenario.h"
 #include "fixtures/testdir.h"
 
@@ -101,11 +102,9 @@ static void test_profile_memory(void **state)
     assert_int_equal(q->nmem_steps, 1);
     assert_int_equal(q->mem_steps[0].peak, 150);
     assert_int_equal(q->mem_steps[0].end, 100);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(analyze_memory_print(f, &q, 1, ANALYZE_TEXT), 0);
-    fclose(f);
+    capture c;
+    assert_int_equal(analyze_memory_print(capture_open(&c), &q, 1, ANALYZE_TEXT), 0);
+    char *buf = capture_close(&c);
     assert_non_null(strstr(buf, "peak 400 B of tensors (3 allocated in all), reached after the last step\n"));
     free(buf);
     analyze_profile_destroy(q);
@@ -114,13 +113,9 @@ static void test_profile_memory(void **state)
 
 static char *output(analyze_profile *const *p, size_t n, analyze_format fmt)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    assert_int_equal(analyze_memory_print(f, p, n, fmt), 0);
-    fclose(f);
-    return buf;
+    capture c;
+    assert_int_equal(analyze_memory_print(capture_open(&c), p, n, fmt), 0);
+    return capture_close(&c);
 }
 
 static void test_outputs(void **state)

@@ -13,6 +13,7 @@
 #include "analyze/read.h"
 #include "analyze/roofline.h"
 #include "fixtures/ctfgen.h"
+#include "fixtures/capture.h"
 #include "fixtures/scenario.h"
 #include "fixtures/testdir.h"
 
@@ -222,13 +223,9 @@ static void test_peaks_file(void **state)
 
 static char *output(const analyze_roofline *r, analyze_format fmt, size_t top)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    assert_int_equal(analyze_roofline_print(f, r, fmt, top), 0);
-    fclose(f);
-    return buf;
+    capture c;
+    assert_int_equal(analyze_roofline_print(capture_open(&c), r, fmt, top), 0);
+    return capture_close(&c);
 }
 
 /* Three traces of one model: batch 16, 4 and 8 (argument order); the
