@@ -3,10 +3,8 @@
 # runs it, and the fathom-bt2.so plugin loaded by the babeltrace2 program.
 set -u
 FATHOM=$1 GEN=$2 PLUGINS=$3
-T=$(mktemp -d "$4/analyze-cli-XXXXXX")
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/cli_lib.sh"
+cli_begin analyze-cli "$4"
 
 # one-line error and a non-zero exit
 expect_error() { # what, args...
@@ -262,5 +260,4 @@ babeltrace2 --plugin-path="$PLUGINS" "$T/r" -c sink.fathom.roofline -p "peak=\"$
   && fail "plugin roofline with a corrupt peak file: exit 0"
 tr -s "\n " "  " <"$T/bt.err" | grep -q "bad.json: not JSON" || { fail "plugin roofline, corrupt peak file: message"; cat "$T/bt.err"; }
 
-[ $fails -eq 0 ] && echo "all analyze CLI checks passed"
-exit $fails
+cli_end "analyze CLI"

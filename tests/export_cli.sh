@@ -6,10 +6,8 @@
 # and bad input.
 set -u
 FATHOM=$1 GEN=$2
-T=$(mktemp -d "$3/export-cli-XXXXXX")
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/cli_lib.sh"
+cli_begin export-cli "$3"
 command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
 
 "$GEN" "$T/a" conv alexnet train 3 || exit 1
@@ -62,5 +60,4 @@ grep -q "schema 2" "$T/err" || fail "export of a schema-2 trace: message $(cat "
 "$FATHOM" export --perfetto --nope "$T/a" >/dev/null 2>&1; [ $? -eq 2 ] || fail "export --nope"
 "$FATHOM" export --help | grep -q "ui.perfetto.dev" || fail "export --help"
 
-[ $fails -eq 0 ] && echo "all export checks passed"
-exit $fails
+cli_end "export"

@@ -4,10 +4,8 @@
 # with the sections the traces call for; nothing overwritten; bad input.
 set -u
 FATHOM=$1 GEN=$2
-T=$(mktemp -d "$3/report-cli-XXXXXX")
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/cli_lib.sh"
+cli_begin report-cli "$3"
 
 "$GEN" "$T/a" conv alexnet train 3 || exit 1
 "$GEN" "$T/ai" conv alexnet infer 3 seed=2 || exit 1
@@ -96,5 +94,4 @@ echo keep >"$T/file"
 "$FATHOM" report --help | grep -q -- "-o, --output DIR" || fail "report --help"
 "$FATHOM" --help | grep -q "report" || fail "fathom --help does not list report"
 
-[ $fails -eq 0 ] && echo "all report checks passed"
-exit $fails
+cli_end "report"
