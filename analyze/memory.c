@@ -144,25 +144,15 @@ static int text_trace(FILE *f, const analyze_profile *p)
 /* traces x roles at each trace's peak (MiB) */
 static int text_table(FILE *f, analyze_profile *const *pp, size_t n)
 {
-    const char **col = calloc(1, sizeof *col);
-    size_t ncol = 0;
-    for (size_t i = 0; i < n && col; i++)
-        for (size_t r = 0; r < pp[i]->nroles; r++) {
-            size_t j = 0;
-            while (j < ncol && strcmp(col[j], pp[i]->roles[r]) != 0)
-                j++;
-            if (j < ncol)
-                continue;
-            const char **c = realloc(col, (ncol + 1) * sizeof *c);
-            if (!c) {
-                free(col);
+    analyze_names roles = { 0 };
+    for (size_t i = 0; i < n; i++)
+        for (size_t r = 0; r < pp[i]->nroles; r++)
+            if (analyze_names_add(&roles, pp[i]->roles[r])) {
+                analyze_names_free(&roles);
                 return -1;
             }
-            col = c;
-            col[ncol++] = pp[i]->roles[r];
-        }
-    if (!col)
-        return -1;
+    const char **col = roles.v;
+    size_t ncol = roles.n;
     char lb[512];
     int lw = 24;
     for (size_t i = 0; i < n; i++)
@@ -186,7 +176,7 @@ static int text_table(FILE *f, analyze_profile *const *pp, size_t n)
         }
         fprintf(f, " %9.1f\n", (double)p->peak_bytes / (1024.0 * 1024.0));
     }
-    free(col);
+    analyze_names_free(&roles);
     return 0;
 }
 

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 int analyze_out_width(int w, const char *name)
@@ -88,4 +89,26 @@ int analyze_out_fail(char *err, size_t len, const char *fmt, ...)
     vsnprintf(err, len, fmt, ap);
     va_end(ap);
     return -1;
+}
+
+int analyze_names_add(analyze_names *l, const char *s)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->v[i], s) == 0)
+            return 0;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        const char **v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        l->v = v, l->cap = cap;
+    }
+    l->v[l->n++] = s;
+    return 0;
+}
+
+void analyze_names_free(analyze_names *l)
+{
+    free(l->v);
+    *l = (analyze_names){ 0 };
 }

@@ -32,6 +32,16 @@ void analyze_out_text_real(FILE *f, int w, int prec, double v);
 const char *analyze_out_label(const analyze_profile *p, char *buf, size_t len);
 /* "1.50 MiB" etc., in buf. */
 const char *analyze_out_bytes(uint64_t b, char *buf, size_t len);
+/* A list of distinct names, borrowed, in the order first added (the union
+ * of several traces' op types, classes or roles).  Zero-initialized: empty. */
+typedef struct analyze_names {
+    const char **v;
+    size_t n, cap;
+} analyze_names;
+/* Adds s unless it is there already: 0, or -1 on out of memory. */
+int analyze_names_add(analyze_names *l, const char *s);
+void analyze_names_free(analyze_names *l);
+
 /* Formats a one-line message into err; returns -1 (for `return fail(...)`). */
 int analyze_out_fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* s, or "?" for NULL or "". */

@@ -39,27 +39,6 @@ static const char *const role_order[] = { "weight", "activation", "gradient", "o
 
 static size_t role_colour(const char *name) { return colour_in(role_order, NROLE_ORDER, name); }
 
-/* A list of unique names (borrowed). */
-typedef struct names {
-    const char **v;
-    size_t n, cap;
-} names;
-
-static int names_add(names *l, const char *s)
-{
-    for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->v[i], s) == 0)
-            return 0;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        const char **v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        l->v = v, l->cap = cap;
-    }
-    l->v[l->n++] = s;
-    return 0;
-}
 
 /* Names in their colour order (the fixed list first), then by name. */
 static size_t (*sort_colour)(const char *);
@@ -72,6 +51,8 @@ static int cmp_colour_order(const void *x, const void *y)
 
 static void sort_by_colour(const char **v, size_t n, size_t (*colour)(const char *))
 {
+    if (n < 2) /* v may be NULL */
+        return;
     sort_colour = colour;
     qsort(v, n, sizeof *v, cmp_colour_order);
 }
@@ -172,10 +153,10 @@ static int stacked_bars(const char *path, const char *title, analyze_profile *co
 /* ---- classes --------------------------------------------------------------------------- */
 int analyze_plot_classes(const char *path, analyze_profile *const *p, size_t n, char *err, size_t errlen)
 {
-    names col = { 0 };
+    analyze_names col = { 0 };
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < p[i]->nclasses; k++)
-            if (names_add(&col, p[i]->classes[k]))
+            if (analyze_names_add(&col, p[i]->classes[k]))
                 goto nomem;
     sort_by_colour(col.v, col.n, class_colour);
     double *value = calloc((n ? n : 1) * (col.n ? col.n : 1), sizeof *value);
@@ -197,27 +178,27 @@ int analyze_plot_classes(const char *path, analyze_profile *const *p, size_t n, 
     }
     int rc = stacked_bars(path, "Op time by class", p, n, col.v, col.n, class_colour, value, 1.0, 1, err, errlen);
     free(value);
-    free(col.v);
+    analyze_names_free(&col);
     return rc;
 nomem:
-    free(col.v);
+    analyze_names_free(&col);
     return oom(err, errlen);
 }
 
 /* ---- memory ---------------------------------------------------------------------------- */
 int analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n, char *err, size_t errlen)
 {
-    names col = { 0 };
+    analyze_names col = { 0 };
     for (size_t i = 0; i < n; i++)
         for (size_t r = 0; r < p[i]->nroles; r++)
-            if (names_add(&col, p[i]->roles[r])) {
-                free(col.v);
+            if (analyze_names_add(&col, p[i]->roles[r])) {
+                analyze_names_free(&col);
                 return oom(err, errlen);
             }
     sort_by_colour(col.v, col.n, role_colour);
     double *value = calloc((n ? n : 1) * (col.n ? col.n : 1), sizeof *value), full = 0;
     if (!value) {
-        free(col.v);
+        analyze_names_free(&col);
         return oom(err, errlen);
     }
     for (size_t i = 0; i < n; i++) {
@@ -231,7 +212,7 @@ int analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n, c
     int rc = stacked_bars(path, "Tensor memory at the peak, by role", p, n, col.v, col.n, role_colour, value, full, 0,
                           err, errlen);
     free(value);
-    free(col.v);
+    analyze_names_free(&col);
     return rc;
 }
 
@@ -421,16 +402,16 @@ static double op_share(const analyze_profile *p, const char *name)
 
 int analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, size_t top, char *err, size_t errlen)
 {
-    names all = { 0 };
+    analyze_names all = { 0 };
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < p[i]->nops; k++)
-            if (p[i]->ops[k].all.count && names_add(&all, p[i]->ops[k].name)) {
-                free(all.v);
+            if (p[i]->ops[k].all.count && analyze_names_add(&all, p[i]->ops[k].name)) {
+                analyze_names_free(&all);
                 return oom(err, errlen);
             }
     op_total *ot = calloc(all.n ? all.n : 1, sizeof *ot);
     if (!ot) {
-        free(all.v);
+        analyze_names_free(&all);
         return oom(err, errlen);
     }
     double vmax = 0;
@@ -490,11 +471,11 @@ int analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, 
     snprintf(note, sizeof note, "%% of each trace's op time; %zu op type%s", ncol, ncol == 1 ? "" : "s");
     analyze_chart_text(&c, lw, top0 + ch * (double)n + 20, 10, -1, 0, note);
     free(ot);
-    free(all.v);
+    analyze_names_free(&all);
     return analyze_chart_finish(&c, err, errlen);
 fail:
     free(ot);
-    free(all.v);
+    analyze_names_free(&all);
     return -1;
 }
 
@@ -748,7 +729,7 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
                 }
     }
     /* the points: colour by class, area by time share */
-    names cls = { 0 };
+    analyze_names cls = { 0 };
     for (size_t a = 0; a < r->n; a++) {
         const analyze_roofline_trace *t = &r->t[r->order[a]];
         size_t k = top && top < t->nops ? top : t->nops;
@@ -756,10 +737,10 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
             const analyze_roof_row *o = &t->ops[j];
             if (!plottable(o))
                 continue;
-            if (names_add(&cls, o->cls)) {
+            if (analyze_names_add(&cls, o->cls)) {
                 cairo_restore(cr);
                 analyze_chart_discard(&c);
-                free(cls.v);
+                analyze_names_free(&cls);
                 return oom(err, errlen);
             }
             double x = analyze_scale_at(&sx, o->intensity), y = analyze_scale_at(&sy, o->gflops);
@@ -784,7 +765,7 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
         analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
         analyze_chart_text(&c, L + W + 36, ly, FONT, -1, 0, cls.v[j]);
     }
-    free(cls.v);
+    analyze_names_free(&cls);
     analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
     analyze_chart_text(&c, L + W + 18, ly += 10, 9.5, -1, 0, "disc area: share of op time");
     if (trajectories)

@@ -237,29 +237,19 @@ static int heatmap_text(FILE *f, analyze_profile *const *pp, size_t n)
 {
     static const char *const std[] = { "elementwise", "matrix",      "reduction",    "convolution",
                                        "random",      "optimization", "data_movement" };
-    size_t ncol = 7, cap = 16;
-    const char **col = malloc(cap * sizeof *col);
-    if (!col)
-        return -1;
-    for (size_t i = 0; i < ncol; i++)
-        col[i] = std[i];
+    analyze_names cls = { 0 };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof std / sizeof std[0]; i++)
+        bad |= analyze_names_add(&cls, std[i]);
     for (size_t k = 0; k < n; k++) /* classes from other versions, too */
-        for (size_t c = 0; c < pp[k]->nclasses; c++) {
-            size_t j = 0;
-            while (j < ncol && strcmp(col[j], pp[k]->classes[c]) != 0)
-                j++;
-            if (j < ncol)
-                continue;
-            if (ncol == cap) {
-                const char **t = realloc(col, (cap *= 2) * sizeof *t);
-                if (!t) {
-                    free(col);
-                    return -1;
-                }
-                col = t;
-            }
-            col[ncol++] = pp[k]->classes[c];
-        }
+        for (size_t c = 0; c < pp[k]->nclasses; c++)
+            bad |= analyze_names_add(&cls, pp[k]->classes[c]);
+    if (bad) {
+        analyze_names_free(&cls);
+        return -1;
+    }
+    const char **col = cls.v;
+    size_t ncol = cls.n;
     fprintf(f, "== share of op time by class (%%)\n%-24s", "model/mode");
     for (size_t j = 0; j < ncol; j++)
         fprintf(f, " %6s", col[j]);
@@ -269,7 +259,7 @@ static int heatmap_text(FILE *f, analyze_profile *const *pp, size_t n)
         char lb[128];
         analyze_stat *cs = malloc((p->nclasses ? p->nclasses : 1) * sizeof *cs);
         if (!cs) {
-            free(col);
+            analyze_names_free(&cls);
             return -1;
         }
         analyze_profile_class_stats(p, cs);
@@ -290,7 +280,7 @@ static int heatmap_text(FILE *f, analyze_profile *const *pp, size_t n)
         fputc('\n', f);
         free(cs);
     }
-    free(col);
+    analyze_names_free(&cls);
     return 0;
 }
 
