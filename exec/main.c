@@ -7,11 +7,24 @@
 #include "tracer/cmd.h"   /* tracer: record, info */
 #include "tracer/hooks.h" /* tracer: FATHOM_TRACE=1 traces this process */
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int cmd_version(int argc, char **argv);
+
+/* A traced run's SIGINT/SIGTERM: the engine stops at the next op boundary;
+ * a second one ends the process at once. */
+static void on_stop_signal(int sig)
+{
+    if (exec_interrupted()) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    exec_interrupt(sig);
+}
 static int cmd_help(int argc, char **argv);
 
 static const struct subcommand {
@@ -83,8 +96,17 @@ static int cmd_help(int argc, char **argv)
 int main(int argc, char **argv)
 {
     char terr[512]; /* tracer: a traced run (FATHOM_TRACE=1, set by `fathom record`) */
-    if (tracer_hooks_install_from_env(terr, sizeof terr) < 0)
+    int traced = tracer_hooks_install_from_env(terr, sizeof terr);
+    if (traced < 0)
         return cli_error(NULL, "%s", terr);
+    if (traced) { /* a recorded run: a signal stops it at the next op boundary, flushed */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_stop_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+    }
     const char *algo = getenv("FATHOM_CONV_ALGO"); /* engine: how convolutions run, for A/B runs */
     if (algo && *algo) {
         int a = exec_conv_algo_from_name(algo);

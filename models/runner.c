@@ -64,6 +64,10 @@ exec_status model_runner(const model_def *def, const model_config *cfg, const mo
     double rest = 0, rest_engine = 0, first_engine = 0;
     for (int i = 0; i < o->steps; i++) {
         float loss = NAN;
+        if (exec_interrupted()) { /* a step in progress stops at an op boundary; none starts */
+            s = exec_fail(EXEC_ERR_INTERRUPTED, "interrupted by signal %d", exec_interrupted());
+            break;
+        }
         exec_trace_step_begin((uint32_t)i);
         uint64_t e0 = exec_engine_ns();
         double t0 = now_ms();

@@ -114,6 +114,11 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         if (!quiet && !relay)
             fprintf(stderr, "%s: %" PRIu64 " events, %" PRIu64 " ops, %" PRIu64 " steps, 0 discarded, %.1f s\n", label,
                     r->stats.events, r->stats.op_pairs, r->stats.steps, r->seconds);
+        if (r->interrupted) {
+            cli_error(CMD, "%s: interrupted by signal %d after %" PRIu64 " steps; archived with status=interrupted",
+                      label, r->interrupted, r->stats.steps);
+            rc = 128 + r->interrupted;
+        }
         break;
     case TRACER_RECORD_INCOMPLETE:
         printf("%s\n", r->archive);
@@ -121,7 +126,7 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         break;
     case TRACER_RECORD_INTERRUPTED:
         cli_error(CMD, "%s: %s", label, err);
-        rc = 130;
+        rc = 128 + (r->interrupted ? r->interrupted : SIGINT);
         break;
     default:
         rc = cli_error(CMD, "%s: %s", label, err);

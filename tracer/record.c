@@ -722,8 +722,17 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
             fail(err, errlen, "waitpid: %s", strerror(errno));
             goto end;
         }
-        if (g_signal)
-            goto end; /* stops tracing, then the workload */
+        if (g_signal && !r->interrupted) {
+            /* the first signal: the workload stops at its next op boundary,
+             * flushes and ends its run; its trace is archived */
+            r->interrupted = (int)g_signal;
+            g_signal = 0;
+            kill(child, r->interrupted == SIGINT ? SIGINT : SIGTERM);
+            if (tty)
+                fprintf(stderr, "\r\033[Kstopping %s at the next op (again to abort)\n", o->label ? o->label : "");
+        } else if (g_signal) {
+            goto end; /* a second signal: stops tracing, then the workload; no archive */
+        }
         double t = now_s();
         if (o->progress && (t - last >= (tty ? 0.5 : 10.0))) {
             progress(o, tty, t0, o->relay_url ? NULL : trace_dir, false);
@@ -740,7 +749,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     /* Stop (lttng waits until every event is consumed) and destroy. */
     if (session_end(&s, err, errlen) != 0)
         goto end;
-    if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0) {
+    if (!r->interrupted && (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0)) {
         if (WIFEXITED(wst))
             fail(err, errlen, "the workload failed (exit status %d)", WEXITSTATUS(wst));
         else
@@ -774,7 +783,8 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
             if (tracer_manifest_set(m, tracer_manifest_key_at(o->manifest, i), tracer_manifest_value_at(o->manifest, i),
                                     err, errlen))
                 goto end;
-    if (tracer_record_manifest(m, o->manifest, &r->stats, s.name, err, errlen) != 0)
+    if (tracer_record_manifest(m, o->manifest, &r->stats, s.name, err, errlen) != 0 ||
+        mset(m, "status", r->interrupted ? "interrupted" : "complete", err, errlen))
         goto end;
     tracer_archive_status as =
         o->out_path ? tracer_archive_write(o->out_path, trace_dir, m, err, errlen)
@@ -809,7 +819,12 @@ end:
     if (s.created || s.h)
         session_end(&s, NULL, 0); /* an error path: the first message stands */
     if (g_signal) {
-        fail(err, errlen, "interrupted by signal %d; the session was destroyed", (int)g_signal);
+        if (r->archive[0]) /* it came after the archive was complete: kept */
+            fail(err, errlen, "interrupted by signal %d after archiving %s", (int)g_signal, r->archive);
+        else
+            fail(err, errlen, "interrupted by signal %d; the session was destroyed, nothing archived", (int)g_signal);
+        if (!r->interrupted)
+            r->interrupted = (int)g_signal;
         st = TRACER_RECORD_INTERRUPTED;
     }
     if (have_sessiond)

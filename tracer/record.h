@@ -52,6 +52,8 @@ typedef struct tracer_record_result {
     int sessiond_pid;               /* the session daemon this recording started (and
                                        stopped), or 0 if it used a running one */
     tracer_stats stats;             /* what the trace holds (not with a relay) */
+    int interrupted;                /* the signal that stopped the workload early (its
+                                       trace archived with status=interrupted), or 0 */
 } tracer_record_result;
 
 tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_result *r, char *err, size_t errlen);
