@@ -174,6 +174,17 @@ int tracer_hooks_install_from_env(char *err, size_t errlen)
         snprintf(err, errlen, "%s must be 1 or 0, not '%s'", TRACER_ENV_TRACE, v);
         return -1;
     }
+    const char *b = getenv(TRACER_ENV_BUFFER);
+    if (b && *b) {
+        char *end = NULL;
+        unsigned long n = strtoul(b, &end, 10);
+        if (!end || *end || b[0] == '-' || n < 1 || n > EXEC_TRACE_BUFFER_MAX) {
+            snprintf(err, errlen, "%s must be a record count from 1 to %d, not '%s'", TRACER_ENV_BUFFER,
+                     EXEC_TRACE_BUFFER_MAX, b);
+            return -1;
+        }
+        exec_trace_buffer_set((uint32_t)n);
+    }
     return tracer_hooks_install(err, errlen) == 0 ? 1 : -1;
 }
 

@@ -14,6 +14,9 @@
 
 /* The environment variable that asks a process to trace itself ("1"). */
 #define TRACER_ENV_TRACE "FATHOM_TRACE"
+/* Op records a thread buffers per `ops` event (exec_trace_buffer_set), set
+ * by `fathom record --buffer`. */
+#define TRACER_ENV_BUFFER "FATHOM_TRACE_BUFFER"
 /* An explicit path of the probe library (overrides the search). */
 #define TRACER_ENV_TP_LIB "FATHOM_TP_LIB"
 #define TRACER_TP_LIB_NAME "libfathom-tp.so"

@@ -427,14 +427,15 @@ static int session_end(session *s, char *err, size_t errlen)
 }
 
 /* ---- the child --------------------------------------------------------- */
-static char **child_env(void)
+static char **child_env(unsigned trace_buffer)
 {
     static const char *const drop[] = { TRACER_ENV_TRACE "=", "LTTNG_UST_ALLOW_BLOCKING=",
-                                        "LTTNG_UST_REGISTER_TIMEOUT=" };
+                                        "LTTNG_UST_REGISTER_TIMEOUT=", TRACER_ENV_BUFFER "=" };
+    static char buffer_var[64];
     size_t n = 0;
     while (environ[n])
         n++;
-    char **env = calloc(n + 4, sizeof *env);
+    char **env = calloc(n + 5, sizeof *env);
     if (!env)
         return NULL;
     size_t k = 0;
@@ -447,6 +448,10 @@ static char **child_env(void)
     }
     env[k++] = TRACER_ENV_TRACE "=1";
     env[k++] = "LTTNG_UST_ALLOW_BLOCKING=1";
+    if (trace_buffer) {
+        snprintf(buffer_var, sizeof buffer_var, "%s=%u", TRACER_ENV_BUFFER, trace_buffer);
+        env[k++] = buffer_var;
+    }
     /* The workload's lttng-ust must be registered (its events enabled)
      * before its first event: wait for the session daemon as long as it
      * takes (it answers: we just talked to it). */
@@ -704,7 +709,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     if (g_signal)
         goto end;
 
-    env = child_env();
+    env = child_env(o->trace_buffer);
     if (!env) {
         fail(err, errlen, "out of memory");
         goto end;
