@@ -49,8 +49,12 @@ static double now_s(void)
 static void sleep_ms(long ms) { nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000L }, NULL); }
 
 /* ---- signals ----------------------------------------------------------- */
-static volatile sig_atomic_t g_signal;
-static void on_signal(int sig) { g_signal = sig; }
+static volatile sig_atomic_t g_signal, g_nsignals;
+static void on_signal(int sig)
+{
+    g_signal = sig;
+    g_nsignals++;
+}
 
 typedef struct sigsave { struct sigaction old[4]; } sigsave;
 static const int caught[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
@@ -663,6 +667,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
         lttng_opt_quiet = 1;
     sigsave saved;
     g_signal = 0;
+    g_nsignals = 0;
     signals_catch(&saved);
 
     char tmp[PATH_MAX] = "", trace_dir[PATH_MAX + 16] = "", log[PATH_MAX + 16] = "";
@@ -727,7 +732,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
             fail(err, errlen, "waitpid: %s", strerror(errno));
             goto end;
         }
-        if (g_signal && !r->interrupted) {
+        if (g_signal && !r->interrupted && g_nsignals < 2) {
             /* the first signal: the workload stops at its next op boundary,
              * flushes and ends its run; its trace is archived */
             r->interrupted = (int)g_signal;
@@ -753,6 +758,8 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
 
     /* Stop (lttng waits until every event is consumed) and destroy. */
     if (session_end(&s, err, errlen) != 0)
+        goto end;
+    if (g_nsignals >= 2 || (g_signal && !r->interrupted))
         goto end;
     if (!r->interrupted && (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0)) {
         if (WIFEXITED(wst))
@@ -791,6 +798,8 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     if (tracer_record_manifest(m, o->manifest, &r->stats, s.name, err, errlen) != 0 ||
         mset(m, "status", r->interrupted ? "interrupted" : "complete", err, errlen))
         goto end;
+    if (g_nsignals >= 2 || (g_signal && !r->interrupted))
+        goto end; /* abandoned before its archive existed */
     tracer_archive_status as =
         o->out_path ? tracer_archive_write(o->out_path, trace_dir, m, err, errlen)
                     : tracer_archive_write_default(o->out_dir, trace_dir, m, (time_t)-1, r->archive, sizeof r->archive,
