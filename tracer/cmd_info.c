@@ -170,7 +170,7 @@ int cmd_info(int argc, char **argv)
     if (!s)
         rc = cli_error(CMD, "out of memory");
     else if (tracer_stats_collect(t, s, err, sizeof err) != 0)
-        rc = cli_error(CMD, "%s: %s", path, err);
+        rc = strstr(err, path) ? cli_error(CMD, "%s", err) : cli_error(CMD, "%s: %s", path, err);
     else if (fmt == CLI_JSON)
         rc = print_json(t, s);
     else
