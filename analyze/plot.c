@@ -834,9 +834,10 @@ static int cmp_mark_share(const void *x, const void *y)
 }
 
 /* One label per op type, at its largest point, largest shares first: the
- * first of eight spots around the mark (then eight further out, with a
- * leader line) that is inside the frame and clear of every mark and every
- * label placed before.  An op type with no free spot keeps its hover title
+ * first of eight spots around the mark (then twelve on a ring further out,
+ * and for the ten largest on two more, with a leader line that crosses no
+ * label) that is inside the
+ * frame and clear of every mark and every label placed before.  An op type with no free spot keeps its hover title
  * alone. */
 static int label_marks(analyze_chart *c, const mark *m, size_t nm, const box *frame, box *placed, size_t np,
                        size_t cap)
@@ -862,11 +863,13 @@ static int label_marks(analyze_chart *c, const mark *m, size_t nm, const box *fr
             break;
         }
         double tw = analyze_chart_text_width(c, fs, k->o->name);
-        static const double dir[8] = { 0, 180, -90, 90, -40, 40, -140, 140 };
-        for (int ring = 0; ring < 2; ring++) {
-            double d = k->r * (k->shape % NSHAPES ? 1.3 : 1) + (ring ? 16 : 2.5);
+        static const double dir[12] = { 0, 180, -90, 90, -40, 40, -140, 140, -65, 65, -115, 115 };
+        static const double ring_gap[4] = { 2.5, 16, 30, 48 };
+        int rings = tried.n <= 10 ? 4 : 2; /* far labels for the ten largest op types alone */
+        for (int ring = 0; ring < rings; ring++) {
+            double d = k->r * (k->shape % NSHAPES ? 1.3 : 1) + ring_gap[ring];
             int done = 0;
-            for (int q = 0; q < 8 && !done; q++) {
+            for (int q = 0; q < (ring ? 12 : 8) && !done; q++) {
                 double a = dir[q] * M_PI / 180, ax = k->x + d * cos(a), ay = k->y + d * sin(a);
                 double x = ax - tw * (cos(a) < -0.3 ? 1 : cos(a) > 0.3 ? 0 : 0.5);
                 double y = sin(a) < -0.3 ? ay - ANALYZE_CHART_DESCENT * fs - 1
@@ -874,6 +877,16 @@ static int label_marks(analyze_chart *c, const mark *m, size_t nm, const box *fr
                                           : ay + (ANALYZE_CHART_ASCENT - ANALYZE_CHART_DESCENT) * fs / 2;
                 box b = text_box(x, y, tw, fs);
                 if (!spot_free(&b, frame, m, nm, placed, np))
+                    continue;
+                int crosses = 0; /* a leader through a label placed before */
+                for (int t = 1; ring && t < 12 && !crosses; t++) {
+                    double x0 = k->x + (k->r + 1) * cos(a), y0 = k->y + (k->r + 1) * sin(a);
+                    double lx = x0 + (ax - x0) * t / 12, ly = y0 + (ay - y0) * t / 12;
+                    box dot = { lx - 0.5, ly - 0.5, lx + 0.5, ly + 0.5 };
+                    for (size_t q = 0; q < np && !crosses; q++)
+                        crosses = boxes_meet(&dot, &placed[q]);
+                }
+                if (crosses)
                     continue;
                 if (ring) { /* a leader from the mark's edge towards the label */
                     analyze_chart_rgb(c, 0.45, 0.45, 0.45);
@@ -924,7 +937,7 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
     analyze_names cls = { 0 };
     mark *m = calloc(nplot ? nplot : 1, sizeof *m);
     char (*tl)[128] = calloc(r->n ? r->n : 1, sizeof *tl); /* the traces' labels */
-    box *placed = calloc(MAX_LABELS + r->n + 1, sizeof *placed);
+    box *placed = calloc(MAX_LABELS + 2 * r->n + 1, sizeof *placed);
     analyze_chart c = { 0 };
     int rc = -1;
     if (!m || !tl || !placed) {
@@ -1035,9 +1048,18 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
                                  100 * m[i].o->share);
     }
     /* the ceilings' values: above the flat roof, right-aligned, moved left
-     * until clear of the marks */
+     * until clear of the marks; the flat roofs themselves kept clear of labels */
     box frame = { L + 2, T + 2, L + W - 2, T + H - 2 };
     size_t np = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const analyze_roofline_trace *t = &r->t[i];
+        int seen = 0;
+        for (size_t j = 0; j < i; j++)
+            seen |= r->t[j].peak_gflops == t->peak_gflops && r->t[j].peak_gbs == t->peak_gbs;
+        double ry = analyze_scale_at(&sy, t->peak_gflops);
+        if (!seen)
+            placed[np++] = (box){ analyze_scale_at(&sx, t->ridge), ry - 1.5, L + W, ry + 1.5 };
+    }
     char num[128];
     for (size_t i = 0; i < r->n; i++) {
         const analyze_roofline_trace *t = &r->t[i];
