@@ -90,6 +90,13 @@ static int cmd_help(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        printf("usage: fathom help [COMMAND]\n\nPrints the list of commands, or COMMAND's own help (the same as\n"
+               "'fathom COMMAND --help').\n");
+        return 0;
+    }
+    if (argc > 2)
+        return cli_usage_error("help", "one command at a time, not '%s'", argv[2]);
     const struct subcommand *s = find(argv[1]);
     if (!s)
         return cli_usage_error("help", "no such command '%s'", argv[1]);
