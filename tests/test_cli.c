@@ -170,6 +170,21 @@ static void test_analysis_help(void **state)
     }
 }
 
+/* Counts agree with their nouns: "1 thread", "2 threads" */
+static void test_thread_counts(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run("run autoenc --preset tiny --steps 1 --threads 1", &out, NULL), 0);
+    printf("%.*s\n", (int)strcspn(out, "\n"), out);
+    assert_non_null(strstr(out, " 1 thread,"));
+    assert_null(strstr(out, " 1 threads"));
+    free(out);
+    assert_int_equal(run("run autoenc --preset tiny --steps 1 --threads 2", &out, NULL), 0);
+    assert_non_null(strstr(out, " 2 threads,"));
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +193,7 @@ int main(void)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_analysis_help),
+        cmocka_unit_test(test_thread_counts),
         cmocka_unit_test(test_conv_algo_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
