@@ -1,6 +1,7 @@
 #!/bin/sh
-# report_chromium.sh FATHOM REFERENCE_DIR TMP [SHOTS] -- `fathom report` of the
-# reference traces (with ceilings, so every chart but scaling), each chart
+# report_chromium.sh FATHOM REFERENCE_DIR TMP CTFGEN [SHOTS] -- `fathom report`
+# of the reference traces (with ceilings, so every chart but scaling) and of
+# a thread sweep written by the fixture generator (scaling), each chart
 # rendered by headless Chromium: its screenshot is not blank, every text of
 # it lies inside the chart and overlaps no other text (the boxes as the
 # browser lays them out, rotation included: tests/chart_check.js), no text
@@ -8,12 +9,12 @@
 # itself renders, with no chart wider than its box.  SHOTS: a folder to
 # keep the screenshots in.
 set -u
-FATHOM=$1 REF=$2
+FATHOM=$1 REF=$2 GEN=$4
 . "$(dirname "$0")/cli_lib.sh"
 CHECK=$(dirname "$0")/chart_check.js
 browser=$(command -v chromium || command -v chromium-browser) || { echo "SKIP: chromium is not installed"; exit 77; }
 cli_begin report-chromium "$3"
-shots=${4:-$T/shots}
+shots=${5:-$T/shots}
 mkdir -p "$shots" "$T/home"
 # as root Chromium runs only without its sandbox
 sandbox=""
@@ -41,6 +42,11 @@ BAD
 chrome --dump-dom "file://$T/bad.html" >"$T/dom-bad.html"
 grep -q 'OVERLAP "overlapping" "text"' "$T/dom-bad.html" && grep -q 'CUT "cut at the edge"' "$T/dom-bad.html" &&
   grep -q 'OVER A MARK "on it"' "$T/dom-bad.html" || fail "chart_check.js misses a known overlap, cut or covered point"
+
+"$GEN" "$T/t1" conv alexnet train 3 threads=1 seed=8 && "$GEN" "$T/t2" conv alexnet train 3 threads=2 scale_pct=60 seed=9 &&
+  "$GEN" "$T/t4" conv alexnet train 3 threads=4 scale_pct=40 seed=10 || { fail "ctfgen"; cli_end "chromium"; }
+"$FATHOM" report -o "$T/s" "$T/t1" "$T/t2" "$T/t4" >/dev/null 2>"$T/err" || fail "report of a thread sweep: $(cat "$T/err")"
+cp "$T/s/scaling-alexnet-train.svg" "$T/r/" || fail "no scaling chart"
 
 n=0
 for f in "$T"/r/*.svg; do
@@ -72,7 +78,7 @@ for f in "$T"/r/*.svg; do
     [ "${titles:-0}" -gt 0 ] || fail "$name: no hover titles on its marks"
     echo "-- $name: ${W}x${H} px, $size bytes (blank $blank), $texts texts, $titles titles"
 done
-[ "$n" -eq 6 ] || fail "want 6 charts (classes optypes compare similarity roofline memory), got $n: $(ls "$T/r")"
+[ "$n" -eq 7 ] || fail "want 7 charts (classes optypes compare similarity roofline memory scaling), got $n: $(ls "$T/r")"
 
 # the page: it renders, and no chart is cut at its box's edge
 chrome --screenshot="$shots/page.png" --window-size=1200,6000 "file://$T/r/index.html" >/dev/null
