@@ -1,6 +1,8 @@
 /* chart.c -- see chart.h. */
 #include "analyze/chart.h"
 
+#include "analyze/out.h"
+
 #include <cairo-svg.h>
 #include <errno.h>
 #include <math.h>
@@ -139,19 +141,6 @@ void analyze_chart_discard(analyze_chart *c)
     chart_free(c);
 }
 
-static void xml_text(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
-
 /* The current cairo source as #rrggbb (a solid colour: what chart.h sets). */
 static void source_hex(analyze_chart *c, char hex[8])
 {
@@ -171,7 +160,7 @@ void analyze_chart_text(analyze_chart *c, double x, double y, double size, int a
         if (angle != 0)
             fprintf(c->over, " transform=\"rotate(%.2f %.2f %.2f)\"", -angle, x, y);
         fputc('>', c->over);
-        xml_text(c->over, s);
+        analyze_out_xml(c->over, s);
         fputs("</text>\n", c->over);
         return;
     }
@@ -202,7 +191,7 @@ static void title_body(analyze_chart *c, const char *fmt, va_list ap)
     char buf[512];
     vsnprintf(buf, sizeof buf, fmt, ap);
     fputs("<title>", c->over);
-    xml_text(c->over, buf);
+    analyze_out_xml(c->over, buf);
     fputs("</title>", c->over);
 }
 

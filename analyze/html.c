@@ -66,19 +66,6 @@ static void cleanup(page *pg)
         rmdir(pg->o->dir);
 }
 
-static void html_text(FILE *f, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
-
 /* A text analysis into a <pre>, through a memory stream. */
 typedef int (*text_fn)(FILE *f, const void *ctx);
 static int pre(FILE *out, text_fn fn, const void *ctx, const char *summary)
@@ -93,9 +80,9 @@ static int pre(FILE *out, text_fn fn, const void *ctx, const char *summary)
         rc = -1;
     if (rc == 0) {
         fputs("<details><summary>", out);
-        html_text(out, summary);
+        analyze_out_xml(out, summary);
         fputs("</summary>\n<pre>", out);
-        html_text(out, buf);
+        analyze_out_xml(out, buf);
         fputs("</pre></details>\n", out);
     }
     free(buf);
@@ -145,7 +132,7 @@ static int t_memory(FILE *f, const void *c)
 static void section(FILE *f, const char *id, const char *title, const char *what)
 {
     fprintf(f, "<h2 id=\"%s\">%s</h2>\n<p>", id, title);
-    html_text(f, what);
+    analyze_out_xml(f, what);
     fputs("</p>\n", f);
 }
 
@@ -157,7 +144,7 @@ static int chart(FILE *f, const char *dir, const char *name, const char *alt)
     const char *dot = strrchr(name, '.');
     if (!dot || strcmp(dot, ".svg") != 0) {
         fprintf(f, "<figure><img src=\"%s\" alt=\"", name);
-        html_text(f, alt);
+        analyze_out_xml(f, alt);
         fputs("\"></figure>\n", f);
         return 0;
     }
@@ -191,7 +178,7 @@ static int chart(FILE *f, const char *dir, const char *name, const char *alt)
         return -1;
     }
     fputs("<figure role=\"img\" aria-label=\"", f);
-    html_text(f, alt);
+    analyze_out_xml(f, alt);
     fputs("\">\n", f);
     static const char *const refs[] = { "id=\"", "url(#", "href=\"#" };
     while (*p) {
@@ -219,13 +206,13 @@ static void traces_table(FILE *f, analyze_profile *const *p, size_t n)
     for (size_t i = 0; i < n; i++) {
         const analyze_meta *m = &p[i]->meta;
         fputs("<tr><td>", f);
-        html_text(f, p[i]->source);
+        analyze_out_xml(f, p[i]->source);
         fputs("</td><td>", f);
-        html_text(f, analyze_profile_model(p[i]));
+        analyze_out_xml(f, analyze_profile_model(p[i]));
         fputs("</td><td>", f);
-        html_text(f, analyze_profile_mode(p[i]));
+        analyze_out_xml(f, analyze_profile_mode(p[i]));
         fputs("</td><td>", f);
-        html_text(f, analyze_out_or_unknown(m->preset));
+        analyze_out_xml(f, analyze_out_or_unknown(m->preset));
         if (m->have_begin)
             fprintf(f, "</td><td>%u</td><td>%u", m->batch, m->threads);
         else
@@ -233,7 +220,7 @@ static void traces_table(FILE *f, analyze_profile *const *p, size_t n)
         fprintf(f, "</td><td>%llu</td><td>%.3f</td><td>%llu</td><td>",
                 (unsigned long long)analyze_profile_steps_kept(p[i]), analyze_step_ns(p[i]) / 1e6,
                 (unsigned long long)p[i]->ops_seen);
-        html_text(f, analyze_out_or_unknown(m->cpu));
+        analyze_out_xml(f, analyze_out_or_unknown(m->cpu));
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);

@@ -909,6 +909,16 @@ static int label_marks(analyze_chart *c, const mark *m, size_t nm, const box *fr
     return rc;
 }
 
+/* 1 if no trace before i has the same ceilings as trace i (each pair of
+ * ceilings is drawn once). */
+static int first_ceilings(const analyze_roofline *r, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (r->t[j].peak_gflops == r->t[i].peak_gflops && r->t[j].peak_gbs == r->t[i].peak_gbs)
+            return 0;
+    return 1;
+}
+
 int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t top, char *err, size_t errlen)
 {
     /* the axes' ranges: every plotted point and the ridges, in whole decades */
@@ -1006,10 +1016,7 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
     cairo_set_line_width(cr, 2);
     for (size_t i = 0; i < r->n; i++) {
         const analyze_roofline_trace *t = &r->t[i];
-        int seen = 0;
-        for (size_t j = 0; j < i; j++)
-            seen |= r->t[j].peak_gflops == t->peak_gflops && r->t[j].peak_gbs == t->peak_gbs;
-        if (seen)
+        if (!first_ceilings(r, i))
             continue;
         analyze_chart_rgb(&c, 0.75, 0.1, 0.1);
         cairo_new_path(cr);
@@ -1053,20 +1060,14 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
     size_t np = 0;
     for (size_t i = 0; i < r->n; i++) {
         const analyze_roofline_trace *t = &r->t[i];
-        int seen = 0;
-        for (size_t j = 0; j < i; j++)
-            seen |= r->t[j].peak_gflops == t->peak_gflops && r->t[j].peak_gbs == t->peak_gbs;
         double ry = analyze_scale_at(&sy, t->peak_gflops);
-        if (!seen)
+        if (first_ceilings(r, i))
             placed[np++] = (box){ analyze_scale_at(&sx, t->ridge), ry - 1.5, L + W, ry + 1.5 };
     }
     char num[128];
     for (size_t i = 0; i < r->n; i++) {
         const analyze_roofline_trace *t = &r->t[i];
-        int seen = 0;
-        for (size_t j = 0; j < i; j++)
-            seen |= r->t[j].peak_gflops == t->peak_gflops && r->t[j].peak_gbs == t->peak_gbs;
-        if (seen)
+        if (!first_ceilings(r, i))
             continue;
         snprintf(num, sizeof num, "%.1f GFLOP/s, %.1f GB/s", t->peak_gflops, t->peak_gbs);
         double tw = analyze_chart_text_width(&c, 10, num), ry = analyze_scale_at(&sy, t->peak_gflops);
