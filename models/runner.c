@@ -108,9 +108,9 @@ exec_status model_runner(const model_def *def, const model_config *cfg, const mo
                                    "total_ms", r.total_ms,
                                    "first_loss", loss_json(r.first_loss), "last_loss", loss_json(r.last_loss)));
         } else if (o->format == MODEL_OUT_TEXT) {
-            fprintf(o->out, "%s %s (%s): batch %d, %lld parameters, %d threads, inter %u\n", def->name,
+            fprintf(o->out, "%s %s (%s): batch %d, %lld parameters, %d thread%s, inter %u\n", def->name,
                     model_mode_name(cfg->mode), model_preset_name(cfg->preset), m->batch, (long long)r.params,
-                    exec_threads_get(), info.inter);
+                    exec_threads_get(), exec_threads_get() == 1 ? "" : "s", info.inter);
             fprintf(o->out, "%d steps, mean step %.2f ms, %.2f ms of it in the engine (first step skipped; first %.2f ms)",
                     r.steps, r.mean_ms, r.mean_engine_ms, r.first_ms);
             if (isfinite(r.first_loss))

@@ -22,8 +22,9 @@
 #define TRACER_TP_LIB_NAME "libfathom-tp.so"
 
 /* Loads the probe library (once) and installs the hooks.  The library is
- * searched for at $FATHOM_TP_LIB, next to the executable, in the build tree
- * and in the install tree, in that order.  Returns 0, or -1 with a one-line
+ * $FATHOM_TP_LIB when set, else the first of locate.h's candidates that
+ * loads (next to the executable, in the install layout relative to it, at
+ * the configured install path, in the build tree).  Returns 0, or -1 with a one-line
  * message in err. */
 int tracer_hooks_install(char *err, size_t errlen);
 /* If FATHOM_TRACE=1: tracer_hooks_install(); returns 1 when installed, 0
