@@ -7,6 +7,7 @@
 #include "tracer/cmd.h"   /* tracer: record, info */
 #include "tracer/hooks.h" /* tracer: FATHOM_TRACE=1 traces this process */
 #include "tracer/locate.h" /* tracer: where the probe and the plugin are */
+#include "tracer/decode.h" /* tracer: the trace schema versions */
 
 #include <limits.h>
 
@@ -80,7 +81,7 @@ static int cmd_version(int argc, char **argv)
         }
         return cli_usage_error("version", "unexpected argument '%s'", argv[1]);
     }
-    printf("fathom %s\ntrace schema 1\nblas: %s\ncpu: %s (%d cores)\n", FATHOM_VERSION, exec_blas_config(),
+    printf("fathom %s\ntrace schema %d (reads 1 and 2)\nblas: %s\ncpu: %s (%d cores)\n", FATHOM_VERSION, TRACER_SCHEMA_CURRENT, exec_blas_config(),
            exec_cpu_model(), exec_cores());
     char path[PATH_MAX];
     const char *env = getenv(TRACER_ENV_TP_LIB);
