@@ -500,6 +500,48 @@ static const analyze_optype *optype(const analyze_profile *p, const char *name)
     return NULL;
 }
 
+/* A snapshot of a profile still being fed equals a profile fed the same
+ * events and finished; the original goes on unchanged. */
+static void test_snapshot(void **state)
+{
+    (void)state;
+    analyze_profile *live = analyze_profile_create("live", 1, 1), *ref = analyze_profile_create("ref", 1, 1);
+    assert_true(live && ref);
+    analyze_profile *both[2] = { live, ref };
+    for (int k = 0; k < 2; k++) {
+        analyze_profile *p = both[k];
+        int mm = analyze_profile_intern_op(p, "MatMul", "matrix"), ad = analyze_profile_intern_op(p, "Add", "elementwise");
+        int w = analyze_profile_intern_role(p, "weight");
+        assert_int_equal(analyze_profile_tensor_alloc(p, 1, w, 4096), 0);
+        for (uint32_t st = 0; st < 4; st++) {
+            uint64_t t = 1000 * (st + 1);
+            assert_int_equal(analyze_profile_step_begin(p, t, st), 0);
+            assert_int_equal(analyze_profile_op(p, t + 1, t + 11 + st, mm, ANALYZE_PHASE_FORWARD, 5, 6), 0);
+            assert_int_equal(analyze_profile_op(p, t + 20, t + 25, ad, ANALYZE_PHASE_BACKWARD, 1, 2), 0);
+            assert_int_equal(analyze_profile_step_end(p, t + 30, st), 0);
+        }
+    }
+    analyze_profile_finish(ref);
+    analyze_profile *snap = analyze_profile_snapshot(live);
+    assert_non_null(snap);
+    assert_int_equal(snap->steps_seen, ref->steps_seen);
+    assert_int_equal(snap->step.count, ref->step.count);
+    assert_int_equal(snap->step.ns, ref->step.ns);
+    assert_int_equal(snap->ops[0].all.ns, ref->ops[0].all.ns);
+    assert_int_equal(snap->ops[0].all.count, 2); /* steps 1 and 2 of 0..3 */
+    assert_int_equal(snap->ops[1].all.ns, ref->ops[1].all.ns);
+    assert_int_equal(snap->peak_bytes, 4096);
+    analyze_profile_destroy(snap);
+    /* the live one goes on */
+    assert_int_equal(analyze_profile_step_begin(live, 9000, 4), 0);
+    assert_int_equal(analyze_profile_op(live, 9001, 9101, 0, ANALYZE_PHASE_FORWARD, 5, 6), 0);
+    assert_int_equal(analyze_profile_step_end(live, 9200, 4), 0);
+    analyze_profile_finish(live);
+    assert_int_equal(live->ops[0].all.count, 3);
+    analyze_profile_destroy(live);
+    analyze_profile_destroy(ref);
+}
+
 static void test_schema2(void **state)
 {
     (void)state;
@@ -1208,6 +1250,7 @@ int main(void)
         cmocka_unit_test(test_archive),        cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_diff),           cmocka_unit_test(test_amdahl_fit),
         cmocka_unit_test(test_scaling),        cmocka_unit_test(test_schema2),
+        cmocka_unit_test(test_snapshot),
     };
     return cmocka_run_group_tests(tests, setup_all, teardown_all);
 }
