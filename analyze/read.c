@@ -46,7 +46,7 @@ int analyze_read(const char *source, const analyze_read_options *o, analyze_prof
     tracer_trace *t = NULL;
     if (tracer_read_open(source, &t, err, errlen))
         return -1;
-    analyze_read_options none = { 0, 0 };
+    analyze_read_options none = { 0 };
     if (!o)
         o = &none;
     analyze_sink_options so = { .skip_first = o->skip_first, .skip_last = o->skip_last, .per_trace = 0,
@@ -60,7 +60,13 @@ int analyze_read(const char *source, const analyze_read_options *o, analyze_prof
         goto end;
     }
     tracer_decode_diag diag = { 0 };
-    if (tracer_decode_trace_isolated(t, source, analyze_sink_callbacks(), sink, &diag, err, errlen)) {
+    tracer_decode_cbs cbs = *analyze_sink_callbacks();
+    if (o->progress) {
+        analyze_sink_set_progress(sink, o->progress, o->progress_ctx);
+        cbs.tick = analyze_sink_tick;
+        cbs.tick_s = o->interval > 0 ? o->interval : 2.0;
+    }
+    if (tracer_decode_trace_isolated(t, source, &cbs, sink, &diag, err, errlen)) {
         if (analyze_sink_failed(sink)) /* the sink's own reason (an unknown schema...) */
             snprintf(err, errlen, "%s", analyze_sink_error(sink));
         goto end;

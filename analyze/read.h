@@ -16,6 +16,11 @@
 
 typedef struct analyze_read_options {
     uint32_t skip_first, skip_last;
+    /* a live source: progress gets the profile so far every interval
+     * seconds (analyze_profile_snapshot), before the final one is returned */
+    int (*progress)(void *ctx, const analyze_profile *snapshot);
+    void *progress_ctx;
+    double interval;
 } analyze_read_options;
 
 /* 0 and a finished profile in *out (destroy it), or -1 and a one-line

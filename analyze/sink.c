@@ -32,6 +32,8 @@ struct analyze_sink {
     tracer_decoder *dec;
     traceprof **tp;   /* per_trace: one per trace; else tp[0] only */
     size_t ntp;
+    analyze_progress_fn progress;
+    void *progress_ctx;
     char err[512];
 };
 
@@ -238,6 +240,25 @@ static void diag_merge(analyze_profile *p, const tracer_decode_diag *g)
 }
 
 const tracer_decode_cbs *analyze_sink_callbacks(void) { return &sink_cbs; }
+
+void analyze_sink_set_progress(analyze_sink *s, analyze_progress_fn fn, void *ctx)
+{
+    s->progress = fn;
+    s->progress_ctx = ctx;
+}
+
+int analyze_sink_tick(void *sink)
+{
+    analyze_sink *s = sink;
+    if (!s->progress || !s->ntp)
+        return 0;
+    analyze_profile *snap = analyze_profile_snapshot(s->tp[0]->prof);
+    if (!snap)
+        return fail(s, "out of memory");
+    int rc = s->progress(s->progress_ctx, snap);
+    analyze_profile_destroy(snap);
+    return rc;
+}
 
 int analyze_sink_failed(const analyze_sink *s) { return s->err[0] != '\0'; }
 

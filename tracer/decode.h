@@ -132,6 +132,10 @@ typedef struct tracer_decode_cbs {
     int (*op)(void *user, const tracer_op *op);
     int (*tensor_alloc)(void *user, uint64_t ts, const tracer_tensor *t);
     int (*tensor_free)(void *user, uint64_t ts, uint32_t id);
+    /* Isolated decoding (isolate.h) only: called with ctx every tick_s
+     * seconds while the decoding goes on (a live trace's tables so far). */
+    int (*tick)(void *ctx);
+    double tick_s;
 } tracer_decode_cbs;
 
 typedef struct tracer_decoder tracer_decoder;

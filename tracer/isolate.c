@@ -38,6 +38,10 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
+static double now_s(void);
+static unsigned env_unsigned(const char *name, unsigned dflt);
+static double g_run_ended_at, g_last_frame_at, g_last_flush_at; /* the child's live clock */
+
 /* ---- the child: callbacks -> frames ------------------------------------------- */
 typedef struct wbuf {
     int fd;
@@ -53,6 +57,7 @@ typedef struct wbuf {
     const char *names[256];
     int nnames;
     tracer_decoder *dec;
+    int live;
 } wbuf;
 
 static void w_flush(wbuf *w)
@@ -249,6 +254,7 @@ static int c_run_begin(void *user, const tracer_run *r)
 static int c_run_end(void *user, int32_t status, uint64_t ops)
 {
     wbuf *w = user;
+    g_run_ended_at = now_s();
     w_current(w);
     w_begin(w, W_RUN_END);
     W_VAL(w, status);
@@ -330,6 +336,13 @@ static int c_tensor_free(void *user, uint64_t ts, uint32_t id)
 static int c_message(void *ctx, const bt_message *msg, char *err, size_t errlen)
 {
     wbuf *w = ctx;
+    if (w->live) { /* a live reader wants the records as they come, in a few writes a second */
+        g_last_frame_at = now_s();
+        if (w->len && g_last_frame_at - g_last_flush_at > 0.1) {
+            w_flush(w);
+            g_last_flush_at = g_last_frame_at;
+        }
+    }
     if (tracer_decoder_consume(w->dec, msg) == 0)
         return 0;
     snprintf(err, errlen, "%s", w->broken ? "the reader went away" : tracer_decoder_error(w->dec));
@@ -354,11 +367,24 @@ static void apply_limits(void)
 #endif
 }
 
+/* The child's live end: its run ended (run_end) and nothing came for
+ * FATHOM_LIVE_LINGER seconds (default 3). */
+static wbuf *g_child_w;
+static int child_live_idle(void)
+{
+    if (g_child_w && g_child_w->len) /* nothing more yet: what is buffered goes out now */
+        w_flush(g_child_w);
+    double now = now_s(), linger = env_unsigned("FATHOM_LIVE_LINGER", 3);
+    return g_run_ended_at > 0 && now - g_last_frame_at >= linger;
+}
+
 /* The child: decodes t, writes the frames, ends with W_DIAG and W_DONE. */
 static void child_main(const tracer_trace *t, const char *source, int fd, int want_events)
 {
     apply_limits();
-    wbuf w = { .fd = fd };
+    tracer_read_live_idle = child_live_idle;
+    wbuf w = { .fd = fd, .live = tracer_trace_get_kind(t) == TRACER_TRACE_LIVE };
+    g_child_w = &w;
     tracer_decode_cbs cbs = {
         .trace_begin = c_trace_begin, .event = want_events ? c_event : NULL, .run_begin = c_run_begin,
         .run_end = c_run_end, .step_begin = c_step_begin, .step_end = c_step_end, .node_def = c_node_def,
@@ -646,24 +672,33 @@ static unsigned env_unsigned(const char *name, unsigned dflt)
 /* Reads and dispatches every frame until W_DONE, EOF, a stall, or a
  * callback's stop. 0, -1 (the callbacks stopped: their message stands, or
  * out of memory), or -2 with the failure in err. */
-static int pump(parent *P, int fd, pid_t pid, const char *source, char *err, size_t errlen)
+static int pump(parent *P, int fd, pid_t pid, const char *source, int live, char *err, size_t errlen)
 {
     size_t cap = 1 << 17, len = 0;
     unsigned char *buf = malloc(cap);
     if (!buf)
         return fail(err, errlen, "%s: out of memory", source), -1;
-    unsigned stall = env_unsigned("FATHOM_DECODE_STALL", 30);
-    double last = now_s();
+    /* a live session may stay quiet for as long as its workload likes: no
+     * stall limit there unless asked for */
+    unsigned stall = env_unsigned("FATHOM_DECODE_STALL", live ? 0 : 30);
+    double last = now_s(), last_tick = last;
     int rc = 0, eof = 0;
     while (!P->done && !eof) {
         struct pollfd pf = { .fd = fd, .events = POLLIN };
-        int pr = poll(&pf, 1, 500);
+        int pr = poll(&pf, 1, P->cb->tick ? 100 : 500);
+        if (P->cb->tick && P->cb->tick_s > 0 && now_s() - last_tick >= P->cb->tick_s) {
+            last_tick = now_s();
+            if (P->cb->tick(P->ctx)) {
+                rc = -1;
+                break;
+            }
+        }
         if (pr < 0 && errno != EINTR) {
             rc = -2, fail(err, errlen, "%s: poll: %s", source, strerror(errno));
             break;
         }
         if (pr <= 0) {
-            if (now_s() - last > stall) {
+            if (stall && now_s() - last > stall) {
                 kill(pid, SIGKILL);
                 rc = -2;
                 fail(err, errlen, "%s: the CTF decoder stopped making progress (nothing decoded for %u s): a corrupt trace?",
@@ -808,7 +843,7 @@ int tracer_decode_trace_isolated(const tracer_trace *t, const char *source, cons
     close(fds[1]);
     fds[1] = -1;
     err[0] = '\0';
-    int pr = pump(&P, fds[0], pid, source, err, errlen);
+    int pr = pump(&P, fds[0], pid, source, tracer_trace_get_kind(t) == TRACER_TRACE_LIVE, err, errlen);
     if (pr != 0 || !P.done)
         kill(pid, SIGKILL);
     int st = 0;

@@ -18,6 +18,7 @@
 
 #include <babeltrace2/babeltrace.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* A message consumer: 0, or -1 with a one-line message in err (that ends
  * the reading). Messages are borrowed for the call. */
@@ -29,8 +30,24 @@ int tracer_read_open(const char *source, tracer_trace **t, char *err, size_t err
  * the trace in messages. 0, or -1 with a one-line message in err. */
 int tracer_read_run(const tracer_trace *t, const char *label, tracer_message_fn fn, void *ctx, char *err,
                     size_t errlen);
+/* A live source is read with session-not-found-action=continue: a reader
+ * started before the recording waits for its session and sees all of it.
+ * lttng-live never ends by itself then; when this is set, the graph ends
+ * as soon as it returns non-zero while no message is ready (the isolated
+ * decoder's child: the run ended and nothing came for a while). */
+extern int (*tracer_read_live_idle)(void);
 /* tracer_read_open + tracer_read_run + close. */
 int tracer_read_messages(const char *source, tracer_message_fn fn, void *ctx, char *err, size_t errlen);
+
+/* The live sessions an lttng-relayd holds (url: net://HOST[:PORT]): fn
+ * gets each one's lttng-live URL, host name, session name, live timer
+ * (us), streams and clients.  0, or -1 with a one-line message in err. */
+typedef struct tracer_live_session {
+    const char *url, *host, *name;
+    uint64_t timer_us, streams, clients;
+} tracer_live_session;
+int tracer_live_sessions(const char *url, int (*fn)(void *ctx, const tracer_live_session *s), void *ctx, char *err,
+                         size_t errlen);
 
 /* Decoding a source into op records: isolate.h (in a child process). */
 

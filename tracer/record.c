@@ -238,6 +238,30 @@ static uint64_t du(const char *path)
     return g_du;
 }
 
+/* The lttng-live URL of session `name` streamed to `relay`
+ * (net://HOST[:CTRL[:DATA]]): net://HOST[:LIVE]/host/HOSTNAME/NAME, with
+ * the live port the relay's ports imply by lttng-relayd's convention (its
+ * defaults are 5342, 5343 and 5344): DATA + 1, or CTRL + 2; none given,
+ * the default. */
+static void live_url(const char *relay, const char *name, char *out, size_t len)
+{
+    const char *h = strstr(relay, "://");
+    h = h ? h + 3 : relay;
+    size_t n = h[0] == '[' ? strcspn(h, "]") + 1 : strcspn(h, ":/");
+    char port[16] = "";
+    const char *ports = h[n] == ':' ? h + n + 1 : NULL;
+    if (ports) {
+        char *end = NULL;
+        long ctrl = strtol(ports, &end, 10), data = end && *end == ':' ? strtol(end + 1, NULL, 10) : 0;
+        long live = data > 0 ? data + 1 : ctrl > 0 ? ctrl + 2 : 0;
+        if (live > 0 && live < 65536)
+            snprintf(port, sizeof port, ":%ld", live);
+    }
+    char host[256] = "unknown";
+    gethostname(host, sizeof host - 1);
+    snprintf(out, len, "net://%.*s%s/host/%s/%s", (int)n, h, port, host, name);
+}
+
 /* ---- the LTTng session ------------------------------------------------- */
 typedef struct session {
     char name[128];
@@ -257,8 +281,11 @@ static int lttng_fail(char *err, size_t errlen, const char *what, int ret)
 static int session_setup(session *s, const char *path, const char *relay, const tracer_record_opts *o, char *err,
                          size_t errlen)
 {
-    struct lttng_session_descriptor *d = relay ? lttng_session_descriptor_network_create(s->name, relay, NULL)
-                                               : lttng_session_descriptor_local_create(s->name, path);
+    /* to a relay: a live session, so that analyzers read it while it runs */
+    struct lttng_session_descriptor *d =
+        relay ? lttng_session_descriptor_live_network_create(s->name, relay, NULL,
+                                                             o->live_timer_us ? o->live_timer_us : 1000000)
+              : lttng_session_descriptor_local_create(s->name, path);
     if (!d) {
         fail(err, errlen, relay ? "bad relay URL '%s' (want net://HOST[:CTRL[:DATA]])" : "bad trace path '%s'",
              relay ? relay : path);
@@ -701,7 +728,10 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     snprintf(trace_dir, sizeof trace_dir, "%s/trace", abs);
     snprintf(log, sizeof log, "%s/workload.log", abs);
 
-    tracer_session_name(s.name, sizeof s.name);
+    if (o->session_name)
+        snprintf(s.name, sizeof s.name, "%s", o->session_name);
+    else
+        tracer_session_name(s.name, sizeof s.name);
     snprintf(r->session, sizeof r->session, "%s", s.name);
     if (session_setup(&s, trace_dir, o->relay_url, o, err, errlen) != 0) {
         if (o->relay_url && !strstr(err, "relayd")) { /* say where it was going */
@@ -713,6 +743,10 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     }
     if (g_signal)
         goto end;
+    if (o->relay_url) {
+        live_url(o->relay_url, s.name, r->live_url, sizeof r->live_url);
+        fprintf(stderr, "fathom record: live at %s (fathom analyze breakdown %s)\n", r->live_url, r->live_url);
+    }
 
     env = child_env(o->trace_buffer);
     if (!env) {
