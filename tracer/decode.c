@@ -85,7 +85,7 @@ typedef struct dtrace {
     size_t nodes_cap, nodes_len;
     tracer_opmatch pend;    /* schema 1: a = the slot */
     s1slot *slots;
-    int nslots, free_slot;
+    int nslots, cap_slots, free_slot;
 } dtrace;
 
 struct tracer_decoder {
@@ -656,11 +656,15 @@ static int slot_take(dtrace *t)
         t->free_slot = t->slots[s].next_free;
         return s;
     }
-    s1slot *v = realloc(t->slots, (size_t)(t->nslots + 1) * sizeof *v);
-    if (!v)
-        return -1;
-    t->slots = v;
-    memset(&v[t->nslots], 0, sizeof *v);
+    if (t->nslots == t->cap_slots) { /* geometric: as many slots as ops in flight */
+        int cap = t->cap_slots ? t->cap_slots * 2 : 64;
+        s1slot *v = realloc(t->slots, (size_t)cap * sizeof *v);
+        if (!v)
+            return -1;
+        t->slots = v;
+        t->cap_slots = cap;
+    }
+    memset(&t->slots[t->nslots], 0, sizeof *t->slots);
     return t->nslots++;
 }
 
@@ -751,6 +755,10 @@ static int on_op_end(tracer_decoder *d, dtrace *t, const bt_field *pl, const evi
         return 0;
     }
     s1slot *sl = &t->slots[b.a];
+    /* the slots may have moved since the op_begin: the labels point into them */
+    sl->node.op = sl->op;
+    sl->node.cls = sl->node.cls ? sl->cls : NULL;
+    sl->node.phase = sl->node.phase ? sl->phase : NULL;
     sl->node.flops = slot_u64_or(pl, e, F_FLOPS, 0);
     sl->node.bytes = slot_u64_or(pl, e, F_BYTES, 0);
     tracer_op op = { .node = &sl->node, .begin = b.ts, .end = ts, .vpid = vpid, .vtid = vtid };
