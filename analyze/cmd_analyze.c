@@ -450,7 +450,8 @@ static int run(enum kind kind, const char *what, int argc, char **argv, int firs
     for (size_t i = 0; i < nt; i++) {
         char err[1024];
         /* a live session read alone: its table so far at every interval */
-        int live = nt == 1 && strncmp(traces[i], "net://", 6) == 0 && (kind == BREAKDOWN || kind == MEMORY);
+        int live = nt == 1 && strncmp(traces[i], "net://", 6) == 0 && (kind == BREAKDOWN || kind == MEMORY) &&
+                   fmt == ANALYZE_TEXT; /* CSV and JSON: one document, the final one */
         ro.progress = live ? live_table : NULL;
         ro.progress_ctx = &lv;
         ro.interval = interval;
