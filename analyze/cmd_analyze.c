@@ -447,18 +447,18 @@ static int run(enum kind kind, const char *what, int argc, char **argv, int firs
     rc = 1;
     int warned = 0;
     live_view lv = { .kind = kind, .fmt = fmt, .top = top, .tty = isatty(1) };
+    /* a live session read alone: its table so far at every interval */
+    int live = nt == 1 && strncmp(traces[0], "net://", 6) == 0 && (kind == BREAKDOWN || kind == MEMORY) &&
+               fmt == ANALYZE_TEXT; /* CSV and JSON: one document, the final one */
+    ro.progress = live ? live_table : NULL;
+    ro.progress_ctx = &lv;
+    ro.interval = interval;
+    char rerr[1024];
+    if (analyze_read_many(traces, nt, &ro, p, rerr, sizeof rerr) != 0) {
+        say("%s\n", rerr);
+        goto done;
+    }
     for (size_t i = 0; i < nt; i++) {
-        char err[1024];
-        /* a live session read alone: its table so far at every interval */
-        int live = nt == 1 && strncmp(traces[i], "net://", 6) == 0 && (kind == BREAKDOWN || kind == MEMORY) &&
-                   fmt == ANALYZE_TEXT; /* CSV and JSON: one document, the final one */
-        ro.progress = live ? live_table : NULL;
-        ro.progress_ctx = &lv;
-        ro.interval = interval;
-        if (analyze_read(traces[i], &ro, &p[i], err, sizeof err) != 0) {
-            say("%s\n", err);
-            goto done;
-        }
         char w[4096];
         if (analyze_profile_warnings(p[i], w, sizeof w)) {
             warned = 1;

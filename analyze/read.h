@@ -30,4 +30,11 @@ typedef struct analyze_read_options {
 int analyze_read(const char *source, const analyze_read_options *o, analyze_profile **out, char *err,
                  size_t errlen);
 
+/* analyze_read() of n sources at once (each decoded in its own child
+ * process, side by side: several live sessions, or archives on every core):
+ * 0 and n profiles in out, or -1 with the first failing source's message
+ * (no profile kept). progress applies when n is 1. */
+int analyze_read_many(const char *const *sources, size_t n, const analyze_read_options *o, analyze_profile **out,
+                      char *err, size_t errlen);
+
 #endif

@@ -669,99 +669,136 @@ static unsigned env_unsigned(const char *name, unsigned dflt)
     return n ? (unsigned)n : dflt;
 }
 
-/* Reads and dispatches every frame until W_DONE, EOF, a stall, or a
- * callback's stop. 0, -1 (the callbacks stopped: their message stands, or
- * out of memory), or -2 with the failure in err. */
-static int pump(parent *P, int fd, pid_t pid, const char *source, int live, char *err, size_t errlen)
+/* One decoding in flight: its child, its pipe and what came through. */
+typedef struct chan {
+    tracer_decode_job *job;
+    parent P;
+    int fd;
+    pid_t pid;
+    unsigned char *buf;
+    size_t len, cap;
+    double last, last_tick;
+    unsigned stall; /* seconds without a frame before the child is given up (0: never) */
+    int open;       /* still reading */
+    int pr;         /* 0, -1 (a callback stopped, or out of memory), -2 (a failure: job->err) */
+} chan;
+
+/* Dispatches the whole frames in c's buffer; 0, or c->pr set. */
+static int drain(chan *c)
 {
-    size_t cap = 1 << 17, len = 0;
-    unsigned char *buf = malloc(cap);
-    if (!buf)
-        return fail(err, errlen, "%s: out of memory", source), -1;
-    /* a live session may stay quiet for as long as its workload likes: no
-     * stall limit there unless asked for */
-    unsigned stall = env_unsigned("FATHOM_DECODE_STALL", live ? 0 : 30);
-    double last = now_s(), last_tick = last;
-    int rc = 0, eof = 0;
-    while (!P->done && !eof) {
-        struct pollfd pf = { .fd = fd, .events = POLLIN };
-        int pr = poll(&pf, 1, P->cb->tick ? 100 : 500);
-        if (P->cb->tick && P->cb->tick_s > 0 && now_s() - last_tick >= P->cb->tick_s) {
-            last_tick = now_s();
-            if (P->cb->tick(P->ctx)) {
-                rc = -1;
-                break;
+    tracer_decode_job *j = c->job;
+    size_t off = 0;
+    while (c->len - off >= 5 && !c->P.done) {
+        uint32_t flen;
+        memcpy(&flen, c->buf + off, 4);
+        if (flen < 1 || flen > (1u << 30))
+            return c->pr = -2, fail(j->err, sizeof j->err, "%s: the CTF decoder sent garbage", j->source);
+        if (c->len - off - 4 < flen) {
+            if ((size_t)flen + 4 > c->cap) {
+                unsigned char *b = realloc(c->buf, (size_t)flen + 4 + c->cap);
+                if (!b)
+                    return c->pr = -1, fail(j->err, sizeof j->err, "%s: out of memory", j->source);
+                c->buf = b, c->cap = (size_t)flen + 4 + c->cap;
             }
-        }
-        if (pr < 0 && errno != EINTR) {
-            rc = -2, fail(err, errlen, "%s: poll: %s", source, strerror(errno));
             break;
         }
-        if (pr <= 0) {
-            if (stall && now_s() - last > stall) {
-                kill(pid, SIGKILL);
-                rc = -2;
-                fail(err, errlen, "%s: the CTF decoder stopped making progress (nothing decoded for %u s): a corrupt trace?",
-                     source, stall);
-                break;
-            }
-            continue;
-        }
-        if (len == cap) {
-            unsigned char *b = realloc(buf, cap * 2);
-            if (!b) {
-                rc = -1, fail(err, errlen, "%s: out of memory", source);
-                break;
-            }
-            buf = b, cap *= 2;
-        }
-        ssize_t n = read(fd, buf + len, cap - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            eof = 1;
-            break;
-        }
-        last = now_s();
-        len += (size_t)n;
-        size_t off = 0;
-        while (len - off >= 5 && !P->done) {
-            uint32_t flen;
-            memcpy(&flen, buf + off, 4);
-            if (flen < 1 || flen > (1u << 30)) {
-                rc = -2, fail(err, errlen, "%s: the CTF decoder sent garbage", source);
-                break;
-            }
-            if (len - off - 4 < flen) {
-                if ((size_t)flen + 4 > cap) {
-                    unsigned char *b = realloc(buf, (size_t)flen + 4 + cap);
-                    if (!b) {
-                        rc = -1, fail(err, errlen, "%s: out of memory", source);
-                        break;
-                    }
-                    buf = b, cap = (size_t)flen + 4 + cap;
-                }
-                break;
-            }
-            rd r = { buf + off + 5, buf + off + 4 + flen, 0 };
-            int d = dispatch(P, buf[off + 4], &r);
-            if (d == -2) {
-                rc = -2, fail(err, errlen, "%s: the CTF decoder sent garbage", source);
-                break;
-            }
-            if (d == -1) {
-                rc = -1;
-                break;
-            }
-            off += 4 + (size_t)flen;
-        }
-        if (rc)
-            break;
-        memmove(buf, buf + off, len - off);
-        len -= off;
+        rd r = { c->buf + off + 5, c->buf + off + 4 + flen, 0 };
+        int d = dispatch(&c->P, c->buf[off + 4], &r);
+        if (d == -2)
+            return c->pr = -2, fail(j->err, sizeof j->err, "%s: the CTF decoder sent garbage", j->source);
+        if (d == -1)
+            return c->pr = -1;
+        off += 4 + (size_t)flen;
     }
-    free(buf);
-    return rc;
+    memmove(c->buf, c->buf + off, c->len - off);
+    c->len -= off;
+    return 0;
+}
+
+/* One read from c's pipe (it was readable). */
+static void take_in(chan *c)
+{
+    tracer_decode_job *j = c->job;
+    if (c->len == c->cap) {
+        unsigned char *b = realloc(c->buf, c->cap * 2);
+        if (!b) {
+            c->pr = -1, fail(j->err, sizeof j->err, "%s: out of memory", j->source);
+            c->open = 0;
+            return;
+        }
+        c->buf = b, c->cap *= 2;
+    }
+    ssize_t n = read(c->fd, c->buf + c->len, c->cap - c->len);
+    if (n < 0 && errno == EINTR)
+        return;
+    if (n <= 0) {
+        c->open = 0; /* EOF: the child ended (or died) */
+        return;
+    }
+    c->last = now_s();
+    c->len += (size_t)n;
+    if (drain(c) || c->P.done)
+        c->open = 0;
+}
+
+/* Reads every open channel until each is done, at EOF, stalled or stopped,
+ * calling the ticks of the ones that ask. */
+static void pump(chan *cs, size_t n)
+{
+    struct pollfd *pf = calloc(n ? n : 1, sizeof *pf);
+    if (!pf) {
+        for (size_t i = 0; i < n; i++)
+            if (cs[i].open)
+                cs[i].pr = -1, cs[i].open = 0, fail(cs[i].job->err, sizeof cs[i].job->err, "out of memory");
+        return;
+    }
+    for (;;) {
+        size_t k = 0;
+        int want_tick = 0;
+        for (size_t i = 0; i < n; i++)
+            if (cs[i].open) {
+                pf[k++] = (struct pollfd){ .fd = cs[i].fd, .events = POLLIN };
+                want_tick |= cs[i].job->cbs->tick != NULL;
+            }
+        if (!k)
+            break;
+        int pr = poll(pf, k, want_tick ? 100 : 500);
+        if (pr < 0 && errno != EINTR) {
+            for (size_t i = 0; i < n; i++)
+                if (cs[i].open) {
+                    cs[i].pr = -2, cs[i].open = 0;
+                    fail(cs[i].job->err, sizeof cs[i].job->err, "%s: poll: %s", cs[i].job->source, strerror(errno));
+                }
+            break;
+        }
+        double now = now_s();
+        k = 0;
+        for (size_t i = 0; i < n; i++) {
+            chan *c = &cs[i];
+            if (!c->open)
+                continue;
+            const tracer_decode_cbs *cb = c->job->cbs;
+            short rev = pr > 0 ? pf[k].revents : 0;
+            k++;
+            if (cb->tick && cb->tick_s > 0 && now - c->last_tick >= cb->tick_s) {
+                c->last_tick = now;
+                if (cb->tick(c->job->ctx)) {
+                    c->pr = -1, c->open = 0;
+                    continue;
+                }
+            }
+            if (rev) {
+                take_in(c);
+            } else if (c->stall && now - c->last > c->stall) {
+                kill(c->pid, SIGKILL);
+                c->pr = -2, c->open = 0;
+                fail(c->job->err, sizeof c->job->err,
+                     "%s: the CTF decoder stopped making progress (nothing decoded for %u s): a corrupt trace?",
+                     c->job->source, c->stall);
+            }
+        }
+    }
+    free(pf);
 }
 
 /* In the calling process (FATHOM_DECODE_INPROCESS=1). */
@@ -809,24 +846,19 @@ int tracer_read_decode_isolated(const char *source, const tracer_decode_cbs *cbs
     return rc;
 }
 
-int tracer_decode_trace_isolated(const tracer_trace *t, const char *source, const tracer_decode_cbs *cbs, void *ctx,
-                                 tracer_decode_diag *diag, char *err, size_t errlen)
+/* Starts c's child; 0, or -1 with the job's err. */
+static int start(chan *c)
 {
-    const char *inproc = getenv("FATHOM_DECODE_INPROCESS");
-    if (inproc && !strcmp(inproc, "1"))
-        return decode_here(t, source, cbs, ctx, diag, err, errlen);
-    int fds[2] = { -1, -1 }, rc = -1;
-    parent P = { .cb = cbs, .ctx = ctx, .user = ctx };
-    pid_t pid = -1;
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-        fail(err, errlen, "%s: pipe: %s", source, strerror(errno));
-        goto end;
-    }
+    tracer_decode_job *j = c->job;
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return fail(j->err, sizeof j->err, "%s: pipe: %s", j->source, strerror(errno));
     fflush(NULL);
-    pid = fork();
+    pid_t pid = fork();
     if (pid < 0) {
-        fail(err, errlen, "%s: cannot start the decoder: %s", source, strerror(errno));
-        goto end;
+        close(fds[0]);
+        close(fds[1]);
+        return fail(j->err, sizeof j->err, "%s: cannot start the decoder: %s", j->source, strerror(errno));
     }
     if (pid == 0) {
         close(fds[0]);
@@ -838,67 +870,129 @@ int tracer_decode_trace_isolated(const tracer_trace *t, const char *source, cons
                 dup2(null, 2);
         }
         signal(SIGPIPE, SIG_DFL);
-        child_main(t, source, fds[1], cbs->event != NULL);
+        child_main(j->t, j->source, fds[1], j->cbs->event != NULL);
     }
     close(fds[1]);
-    fds[1] = -1;
-    err[0] = '\0';
-    int pr = pump(&P, fds[0], pid, source, tracer_trace_get_kind(t) == TRACER_TRACE_LIVE, err, errlen);
-    if (pr != 0 || !P.done)
-        kill(pid, SIGKILL);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    pid = -1;
-    if (pr == -1) {
-        if (!err[0])
-            fail(err, errlen, "%s: stopped by its reader", source);
-        goto end;
+    c->fd = fds[0];
+    c->pid = pid;
+    c->open = 1;
+    c->cap = 1 << 17;
+    if (!(c->buf = malloc(c->cap))) {
+        c->open = 0;
+        c->pr = -1;
+        return fail(j->err, sizeof j->err, "%s: out of memory", j->source);
     }
-    if (pr == -2)
-        goto end;
-    if (!P.done) {
+    c->last = c->last_tick = now_s();
+    /* a live session may stay quiet for as long as its workload likes: no
+     * stall limit there unless asked for */
+    c->stall = env_unsigned("FATHOM_DECODE_STALL", tracer_trace_get_kind(j->t) == TRACER_TRACE_LIVE ? 0 : 30);
+    return 0;
+}
+
+/* The job's verdict once its channel is closed and its child reaped. */
+static int finish_chan(chan *c, int st)
+{
+    tracer_decode_job *j = c->job;
+    parent *P = &c->P;
+    if (c->pr == -1) {
+        if (!j->err[0])
+            fail(j->err, sizeof j->err, "%s: stopped by its reader", j->source);
+        return -1;
+    }
+    if (c->pr == -2)
+        return -1;
+    if (!P->done) {
         if (WIFSIGNALED(st)) {
             int sig = WTERMSIG(st);
-            fail(err, errlen, "%s: the CTF decoder %s (signal %d, %s): a corrupt trace?", source,
-                 sig == SIGXCPU ? "ran out of its CPU time" : "crashed", sig, strsignal(sig));
-        } else {
-            fail(err, errlen, "%s: the CTF decoder exited early (status %d)", source,
-                 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+            return fail(j->err, sizeof j->err, "%s: the CTF decoder %s (signal %d, %s): a corrupt trace?", j->source,
+                        sig == SIGXCPU ? "ran out of its CPU time" : "crashed", sig, strsignal(sig));
         }
-        goto end;
+        return fail(j->err, sizeof j->err, "%s: the CTF decoder exited early (status %d)", j->source,
+                    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     }
-    if (P.child_rc) {
-        snprintf(err, errlen, "%s", P.child_err[0] ? P.child_err : "cannot decode the trace");
-        goto end;
+    if (P->child_rc) {
+        snprintf(j->err, sizeof j->err, "%s", P->child_err[0] ? P->child_err : "cannot decode the trace");
+        return -1;
     }
-    if (P.diag.bad_schema) {
-        fail(err, errlen, "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)", source,
-             P.diag.bad_schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
-        goto end;
+    if (P->diag.bad_schema)
+        return fail(j->err, sizeof j->err,
+                    "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)", j->source,
+                    P->diag.bad_schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
+    if (P->diag.events == P->diag.foreign_events)
+        return fail(j->err, sizeof j->err, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)",
+                    j->source, P->diag.foreign_events);
+    if (j->diag)
+        tracer_decode_diag_add(j->diag, &P->diag);
+    return 0;
+}
+
+static void chan_free(chan *c)
+{
+    parent *P = &c->P;
+    for (int i = 0; i < P->nnames; i++)
+        free(P->names[i]);
+    for (uint32_t i = 0; i < P->nnodes; i++) {
+        free(P->nodes[i]->io);
+        free(P->nodes[i]->attrs);
+        free(P->nodes[i]);
     }
-    if (P.diag.events == P.diag.foreign_events) {
-        fail(err, errlen, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)", source,
-             P.diag.foreign_events);
-        goto end;
+    free(P->nodes);
+    free(P->scratch.io);
+    free(P->scratch.attrs);
+    free(c->buf);
+    if (c->fd >= 0)
+        close(c->fd);
+}
+
+int tracer_decode_jobs_isolated(tracer_decode_job *jobs, size_t n)
+{
+    const char *inproc = getenv("FATHOM_DECODE_INPROCESS");
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        jobs[i].err[0] = '\0', jobs[i].rc = 0;
+    if (inproc && !strcmp(inproc, "1")) {
+        for (size_t i = 0; i < n; i++) {
+            tracer_decode_job *j = &jobs[i];
+            j->rc = decode_here(j->t, j->source, j->cbs, j->ctx, j->diag, j->err, sizeof j->err);
+            bad |= j->rc;
+        }
+        return bad ? -1 : 0;
     }
-    if (diag)
-        tracer_decode_diag_add(diag, &P.diag);
-    rc = 0;
-end:
-    if (fds[0] >= 0)
-        close(fds[0]);
-    if (fds[1] >= 0)
-        close(fds[1]);
-    for (int i = 0; i < P.nnames; i++)
-        free(P.names[i]);
-    for (uint32_t i = 0; i < P.nnodes; i++) {
-        free(P.nodes[i]->io);
-        free(P.nodes[i]->attrs);
-        free(P.nodes[i]);
+    chan *cs = calloc(n ? n : 1, sizeof *cs);
+    if (!cs) {
+        for (size_t i = 0; i < n; i++)
+            jobs[i].rc = fail(jobs[i].err, sizeof jobs[i].err, "%s: out of memory", jobs[i].source);
+        return -1;
     }
-    free(P.nodes);
-    free(P.scratch.io);
-    free(P.scratch.attrs);
+    for (size_t i = 0; i < n; i++) {
+        cs[i] = (chan){ .job = &jobs[i], .fd = -1, .pid = -1 };
+        cs[i].P = (parent){ .cb = jobs[i].cbs, .ctx = jobs[i].ctx, .user = jobs[i].ctx };
+        if (start(&cs[i]) && !cs[i].pr)
+            cs[i].pr = -2;
+    }
+    pump(cs, n);
+    for (size_t i = 0; i < n; i++) {
+        chan *c = &cs[i];
+        int st = 0;
+        if (c->pid > 0) {
+            if (c->pr != 0 || !c->P.done)
+                kill(c->pid, SIGKILL);
+            while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR)
+                ;
+        }
+        jobs[i].rc = c->pid > 0 ? finish_chan(c, st) : -1;
+        bad |= jobs[i].rc;
+        chan_free(c);
+    }
+    free(cs);
+    return bad ? -1 : 0;
+}
+
+int tracer_decode_trace_isolated(const tracer_trace *t, const char *source, const tracer_decode_cbs *cbs, void *ctx,
+                                 tracer_decode_diag *diag, char *err, size_t errlen)
+{
+    tracer_decode_job j = { .t = t, .source = source, .cbs = cbs, .ctx = ctx, .diag = diag };
+    int rc = tracer_decode_jobs_isolated(&j, 1);
+    snprintf(err, errlen, "%s", j.err);
     return rc;
 }

@@ -38,6 +38,20 @@
 typedef struct tracer_trace tracer_trace;
 int tracer_decode_trace_isolated(const tracer_trace *t, const char *source, const tracer_decode_cbs *cbs, void *ctx,
                                  tracer_decode_diag *diag, char *err, size_t errlen);
+/* Several decodings at once, each in its own child: their callbacks
+ * interleave as records come (live sessions read side by side).  Each
+ * job's rc is 0, or -1 with its err; the result is 0 when every job
+ * succeeded. */
+typedef struct tracer_decode_job {
+    const tracer_trace *t;
+    const char *source;
+    const tracer_decode_cbs *cbs;
+    void *ctx;
+    tracer_decode_diag *diag; /* added into (may be NULL) */
+    int rc;
+    char err[1024];
+} tracer_decode_job;
+int tracer_decode_jobs_isolated(tracer_decode_job *jobs, size_t n);
 /* tracer_read_open + tracer_decode_trace_isolated + close. */
 int tracer_read_decode_isolated(const char *source, const tracer_decode_cbs *cbs, void *ctx,
                                 tracer_decode_diag *diag, char *err, size_t errlen);
