@@ -168,13 +168,20 @@ exec_status op_grad_Sum(exec_graph *g, const exec_node *n, const uint32_t *dout,
 }
 
 /* ---- SparseSoftmaxCrossEntropyWithLogits --------------------------------
- * in: logits [N,C], labels int32 [N]; out: loss [1] (mean over N),
- * backprop [N,C] = (softmax(logits) - onehot(labels)) / N. */
+ * in: logits [N,C], labels int32 [N]; out: loss [1] (mean over the rows
+ * that count), backprop [N,C] = (softmax(logits) - q) / M.
+ * Optional attrs label_smoothing(f) eps and ignore_label: the target q is
+ * (1 - eps) onehot(label) + eps / C (Szegedy et al.'s smoothing as PyTorch's
+ * CrossEntropyLoss does it), and rows whose label is ignore_label (padding)
+ * add nothing, so M is the number of the other rows (loss 0 when none). */
 exec_status op_shape_SparseSoftmaxCrossEntropyWithLogits(const exec_graph *g, const exec_node *n, exec_shape *out)
 {
     const exec_tensor *x = exec_gin(g, n, 0), *y = exec_gin(g, n, 1);
     if (x->ndim != 2 || x->dtype != EXEC_F32 || y->dtype != EXEC_I32 || y->numel != x->shape[0])
         return exec_fail(EXEC_ERR_SHAPE, "SparseSoftmaxCrossEntropyWithLogits: wants logits [N,C] and int labels [N]");
+    if (n->nattrs > 2 || (n->nattrs > 0 && !(exec_attr_getf(n->attrs[0]) >= 0 && exec_attr_getf(n->attrs[0]) < 1)))
+        return exec_fail(EXEC_ERR_SHAPE, "SparseSoftmaxCrossEntropyWithLogits: wants attrs label_smoothing in [0,1) "
+                                         "and ignore_label, both optional");
     exec_shape_set(&out[0], EXEC_F32, 1, (int64_t[]){ 1 });
     exec_shape_of(&out[1], x);
     return EXEC_OK;
@@ -187,31 +194,48 @@ exec_status op_fwd_SparseSoftmaxCrossEntropyWithLogits(exec_kctx *k, const exec_
     const float *X = x->data;
     const int32_t *L = exec_in(k, n, 1)->data;
     float *loss = exec_outf(k, n, 0), *BP = exec_outf(k, n, 1);
-    for (int64_t i = 0; i < N; i++)
+    const float eps = n->nattrs > 0 ? exec_attr_getf(n->attrs[0]) : 0.0f;
+    const bool ignoring = n->nattrs > 1;
+    const int64_t ignore = ignoring ? n->attrs[1] : 0;
+    int64_t M = 0;
+    for (int64_t i = 0; i < N; i++) {
+        if (ignoring && L[i] == ignore)
+            continue;
         if (L[i] < 0 || L[i] >= C)
             return exec_fail(EXEC_ERR_ARG, "SparseSoftmaxCrossEntropyWithLogits: label %d outside [0,%lld)", L[i], (long long)C);
+        M++;
+    }
     double total = 0;
-    float invn = 1.0f / (float)N;
+    const float invn = M ? 1.0f / (float)M : 0.0f, on = 1.0f - eps, off = eps / (float)C;
 #pragma omp parallel for reduction(+ : total) num_threads(k->nthreads) if (N * C > 65536)
     for (int64_t i = 0; i < N; i++) {
         const float *xr = X + i * C;
         float *br = BP + i * C;
+        if (ignoring && L[i] == ignore) {
+            for (int64_t j = 0; j < C; j++)
+                br[j] = 0;
+            continue;
+        }
         float m = xr[0];
         for (int64_t j = 1; j < C; j++)
             m = xr[j] > m ? xr[j] : m;
-        float s = 0;
-#pragma omp simd reduction(+ : s)
+        float s = 0, sx = 0;
+#pragma omp simd reduction(+ : s, sx)
         for (int64_t j = 0; j < C; j++) {
             br[j] = math_expf(xr[j] - m);
             s += br[j];
+            sx += xr[j];
         }
         float inv = 1.0f / s;
+#pragma omp simd
         for (int64_t j = 0; j < C; j++)
-            br[j] *= inv * invn;
-        br[L[i]] -= invn;
-        total += (double)(logf(s) + m - xr[L[i]]);
+            br[j] = (br[j] * inv - off) * invn;
+        br[L[i]] -= on * invn;
+        /* -sum_j q_j log p_j with log p_j = x_j - m - log s */
+        double lse = (double)logf(s) + m;
+        total += lse - on * (double)xr[L[i]] - (eps > 0 ? off * (double)sx : 0.0);
     }
-    loss[0] = (float)(total / (double)N);
+    loss[0] = M ? (float)(total / (double)M) : 0.0f;
     return EXEC_OK;
 }
 
