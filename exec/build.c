@@ -240,9 +240,8 @@ uint32_t ex_masked_fill(exec_graph *g, uint32_t x, uint32_t mask, float value)
 {
     return OP(g, MaskedFill, IN(x, mask), 1, AT(exec_attr_f(value)));
 }
-uint32_t ex_sparse_softmax_xent_smoothed(exec_graph *g, uint32_t logits, uint32_t labels, float label_smoothing,
+uint32_t ex_label_smoothed_xent(exec_graph *g, uint32_t logits, uint32_t labels, float label_smoothing,
                                          int32_t ignore_label)
 {
-    return OP(g, SparseSoftmaxCrossEntropyWithLogits, IN(logits, labels), 2,
-              AT(exec_attr_f(label_smoothing), ignore_label));
+    return OP(g, LabelSmoothedCrossEntropy, IN(logits, labels), 2, AT(exec_attr_f(label_smoothing), ignore_label));
 }

@@ -104,9 +104,9 @@ uint32_t ex_layer_norm(exec_graph *g, uint32_t x, uint32_t gamma, uint32_t beta,
 uint32_t ex_masked_fill(exec_graph *g, uint32_t x, uint32_t mask, float value);
 /* sparse softmax cross entropy with label smoothing eps (target
  * (1-eps) onehot + eps/C), mean over the rows whose label is not
- * ignore_label: logits [N,C], labels int32 [N] -> [1] */
-uint32_t ex_sparse_softmax_xent_smoothed(exec_graph *g, uint32_t logits, uint32_t labels, float label_smoothing,
-                                         int32_t ignore_label);
+ * ignore_label (-1: none): logits [N,C], labels int32 [N] -> [1] */
+uint32_t ex_label_smoothed_xent(exec_graph *g, uint32_t logits, uint32_t labels, float label_smoothing,
+                                int32_t ignore_label);
 
 /* ---- random (exec/ops/random.c): new draws every run, deterministic per seed ---- */
 uint32_t ex_random_normal(exec_graph *g, int ndim, const int64_t *shape, float mean, float stddev);

@@ -1,6 +1,6 @@
 /* test_ops_attn.c -- the attention ops (LayerNorm and LayerNormGrad,
- * MaskedFill, the label-smoothed and padding-ignoring sparse cross
- * entropy) against reference loops in double precision, on odd shapes and
+ * MaskedFill, LabelSmoothedCrossEntropy: label smoothing, padding rows
+ * ignored) against reference loops in double precision, on odd shapes and
  * with two threads over enough rows for the parallel paths. Each check
  * prints its max abs diff. */
 #include <setjmp.h>
@@ -172,8 +172,8 @@ static void xent_case(int64_t N, int64_t C, float eps, int ignore)
     uint32_t x = exec_input(g, "logits", EXEC_F32, 2, (int64_t[]){ N, C });
     uint32_t l = exec_input(g, "labels", EXEC_I32, 1, (int64_t[]){ N });
     uint32_t out[2] = { 0 };
-    int64_t attrs[] = { exec_attr_f(eps), 0 };
-    exec_op_add(g, EXEC_OP_SparseSoftmaxCrossEntropyWithLogits, 2, (uint32_t[]){ x, l }, ignore ? 2 : 1, attrs, out);
+    int64_t attrs[] = { exec_attr_f(eps), ignore ? 0 : -1 };
+    exec_op_add(g, EXEC_OP_LabelSmoothedCrossEntropy, 2, (uint32_t[]){ x, l }, 2, attrs, out);
     assert_int_equal(exec_graph_status(g), EXEC_OK);
     assert_int_equal(exec_graph_plan(g), EXEC_OK);
     float *X = exec_dataf(g, x);
@@ -209,7 +209,7 @@ static void xent_case(int64_t N, int64_t C, float eps, int ignore)
     }
     double ref = total / (double)M;
     char what[96];
-    snprintf(what, sizeof what, "SparseSoftmaxXent loss N=%lld C=%lld eps=%.2f%s", (long long)N, (long long)C,
+    snprintf(what, sizeof what, "LabelSmoothedCrossEntropy loss N=%lld C=%lld eps=%.2f%s", (long long)N, (long long)C,
              (double)eps, ignore ? " ignore 0" : "");
     compare(what, exec_dataf(g, out[0]), &ref, 1, 1e-5);
     compare("  backprop", exec_dataf(g, out[1]), bp, N * C, 1e-5);
