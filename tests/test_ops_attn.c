@@ -110,6 +110,60 @@ static void test_layer_norm(void **state)
     layer_norm_case(8, 33, 130);  /* parallel rows, column blocks of the parameter gradients */
 }
 
+/* A multi-output op whose first output feeds two ops: autodiff sums the two
+ * gradients with an AddN while it walks the op's outputs, and that AddN may
+ * be the node that grows (moves) the node array: the graphs of pad = 0..72
+ * extra nodes put that growth at every point of the walk (the sanitizer
+ * build checks the walk). d/dx of sum(y + y*y) with y = LayerNorm(x)
+ * equals LayerNormGrad of 1 + 2y. */
+static void layer_norm_reused_case(int pad)
+{
+    exec_graph *g = NULL;
+    assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+    uint32_t x = exec_weight(g, "x", 2, (int64_t[]){ 3, 5 }, EXEC_INIT_ZERO);
+    for (int i = 0; i < pad; i++)
+        ex_identity(g, x);
+    uint32_t gm = exec_weight(g, "gamma", 1, (int64_t[]){ 5 }, EXEC_INIT_ONE);
+    uint32_t bt = exec_weight(g, "beta", 1, (int64_t[]){ 5 }, EXEC_INIT_ZERO);
+    uint32_t y = ex_layer_norm(g, x, gm, bt, 1e-5f);
+    uint32_t loss = ex_sum(g, ex_add(g, y, ex_mul(g, y, y)), 0, NULL, 0);
+    assert_int_equal(exec_gradients(g, loss), EXEC_OK);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    fill(exec_dataf(g, x), 15, -2, 2);
+    exec_run_opts o = { .max_phase = EXEC_PHASE_backward };
+    assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
+    const float *Y = exec_dataf(g, y), *X = exec_dataf(g, x);
+    double ref[15];
+    for (int r = 0; r < 3; r++) {
+        double mu = 0, var = 0, sh = 0, shx = 0;
+        for (int e = 0; e < 5; e++)
+            mu += X[r * 5 + e] / 5.0;
+        for (int e = 0; e < 5; e++)
+            var += (X[r * 5 + e] - mu) * (X[r * 5 + e] - mu) / 5.0;
+        double is = 1.0 / sqrt(var + 1e-5);
+        for (int e = 0; e < 5; e++) {
+            double h = 1.0 + 2.0 * Y[r * 5 + e];
+            sh += h / 5.0;
+            shx += h * (X[r * 5 + e] - mu) * is / 5.0;
+        }
+        for (int e = 0; e < 5; e++)
+            ref[r * 5 + e] = is * (1.0 + 2.0 * Y[r * 5 + e] - sh - (X[r * 5 + e] - mu) * is * shx);
+    }
+    if (pad == 0)
+        compare("LayerNorm output used twice: dx", exec_dataf(g, exec_grad_of(g, x)), ref, 15, 1e-4);
+    else
+        for (int i = 0; i < 15; i++)
+            assert_true(fabs(exec_dataf(g, exec_grad_of(g, x))[i] - ref[i]) <= 1e-4 * (1 + fabs(ref[i])));
+    exec_graph_destroy(g);
+}
+
+static void test_layer_norm_output_reused(void **state)
+{
+    (void)state;
+    for (int pad = 0; pad <= 72; pad++)
+        layer_norm_reused_case(pad);
+}
+
 /* ---- MaskedFill: float and int32 masks, broadcast over each dim ------- */
 static void masked_fill_case(exec_dtype mdt, const int64_t *xs, const int64_t *ms)
 {
@@ -231,6 +285,7 @@ int main(void)
     exec_threads_set(2);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layer_norm),
+        cmocka_unit_test(test_layer_norm_output_reused),
         cmocka_unit_test(test_masked_fill),
         cmocka_unit_test(test_xent_smoothed),
     };
