@@ -79,10 +79,12 @@ exec_status op_fwd_BatchMatMul(exec_kctx *k, const exec_node *n)
     int64_t sa = a->shape[1] * a->shape[2], sb = b->shape[1] * b->shape[2], sc = m * nn;
     const float *A = a->data, *B = b->data;
     float *C = c->data;
-    /* Small matrices: one thread per batch entry (OpenBLAS then runs single
-     * threaded inside the parallel region); large ones: threaded sgemm. */
-    int small = m * nn * kk < 64 * 64 * 64;
-#pragma omp parallel for num_threads(k->nthreads) if (small && bs > 1) schedule(static)
+    /* Small matrices: the batch entries split over the threads (OpenBLAS
+     * then runs single threaded inside the parallel region), unless the
+     * whole op is too small to pay for a parallel region (attention over a
+     * few keys: decoding one token a step); large ones: threaded sgemm. */
+    int small = m * nn * kk < 64 * 64 * 64, split = small && bs > 1 && bs * m * nn * kk >= (1 << 20);
+#pragma omp parallel for num_threads(k->nthreads) if (split) schedule(static)
     for (int64_t i = 0; i < bs; i++)
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)nn,
                     (int)kk, 1.0f, A + i * sa, (int)a->shape[2], B + i * sb, (int)b->shape[2], 0.0f, C + i * sc, (int)nn);
