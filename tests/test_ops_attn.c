@@ -1,8 +1,8 @@
 /* test_ops_attn.c -- the attention ops (LayerNorm and LayerNormGrad,
  * MaskedFill, LabelSmoothedCrossEntropy: label smoothing, padding rows
  * ignored) against reference loops in double precision, on odd shapes and
- * with two threads over enough rows for the parallel paths. Each check
- * prints its max abs diff. */
+ * with two threads over enough rows for the parallel paths, and the
+ * learning-rate setter a schedule uses. Each check prints its max abs diff. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -280,6 +280,37 @@ static void test_xent_smoothed(void **state)
     xent_case(64, 3000, 0.1f, 1); /* the parallel path */
 }
 
+/* ---- exec_optimizer_set_lr: the schedule's rate reaches the updates ---- */
+static void test_set_lr(void **state)
+{
+    (void)state;
+    for (int adam = 0; adam < 2; adam++) {
+        exec_graph *g = NULL;
+        assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+        uint32_t w = exec_weight(g, "w", 1, (int64_t[]){ 4 }, EXEC_INIT_ZERO);
+        uint32_t r = exec_input(g, "r", EXEC_F32, 1, (int64_t[]){ 4 });
+        uint32_t loss = ex_sum(g, ex_mul(g, w, r), 0, NULL, 0);
+        assert_int_equal(exec_gradients(g, loss), EXEC_OK);
+        assert_int_equal(adam ? exec_optimizer_adam(g, 0.1f, 0.9f, 0.98f, 1e-9f) : exec_optimizer_sgd(g, 0.1f), EXEC_OK);
+        assert_int_equal(exec_graph_plan(g), EXEC_OK);
+        const float rv[4] = { 1, -2, 0.5f, 4 };
+        memcpy(exec_dataf(g, r), rv, sizeof rv);
+        assert_int_equal(exec_optimizer_set_lr(g, 0.5f), EXEC_OK);
+        exec_run_opts o = { .max_phase = EXEC_PHASE_update };
+        assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
+        /* SGD: w = -0.5 r; Adam's first step moves every weight by lr
+         * against the sign of its gradient */
+        for (int i = 0; i < 4; i++) {
+            double want = adam ? (rv[i] > 0 ? -0.5 : 0.5) : -0.5 * rv[i];
+            assert_true(fabs(exec_dataf(g, w)[i] - want) < 1e-4);
+        }
+        assert_int_not_equal(exec_optimizer_set_lr(g, -1.0f), EXEC_OK);
+        assert_int_not_equal(exec_optimizer_set_lr(g, NAN), EXEC_OK);
+        exec_graph_destroy(g);
+    }
+    printf("exec_optimizer_set_lr: SGD and Adam steps taken at the new rate\n");
+}
+
 int main(void)
 {
     exec_threads_set(2);
@@ -288,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_layer_norm_output_reused),
         cmocka_unit_test(test_masked_fill),
         cmocka_unit_test(test_xent_smoothed),
+        cmocka_unit_test(test_set_lr),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
