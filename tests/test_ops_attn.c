@@ -271,9 +271,30 @@ static void xent_case(int64_t N, int64_t C, float eps, int ignore)
     exec_graph_destroy(g);
 }
 
+/* A label outside [0, C) is an error, -1 included where nothing is ignored */
+static void xent_bad_label(exec_op op, int nattrs, int32_t bad)
+{
+    exec_graph *g = NULL;
+    assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+    uint32_t x = exec_input(g, "logits", EXEC_F32, 2, (int64_t[]){ 3, 4 });
+    uint32_t l = exec_input(g, "labels", EXEC_I32, 1, (int64_t[]){ 3 });
+    exec_op_add(g, op, 2, (uint32_t[]){ x, l }, nattrs, (int64_t[]){ exec_attr_f(0.1f), -1 }, NULL);
+    assert_int_equal(exec_graph_status(g), EXEC_OK);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    exec_datai(g, l)[1] = bad;
+    exec_run_opts o = { .max_phase = EXEC_PHASE_forward };
+    assert_int_not_equal(exec_graph_run(g, &o), EXEC_OK);
+    printf("rejected: %s\n", exec_errmsg());
+    assert_non_null(strstr(exec_errmsg(), "outside [0,4)"));
+    exec_graph_destroy(g);
+}
+
 static void test_xent_smoothed(void **state)
 {
     (void)state;
+    xent_bad_label(EXEC_OP_SparseSoftmaxCrossEntropyWithLogits, 0, -1);
+    xent_bad_label(EXEC_OP_LabelSmoothedCrossEntropy, 2, -1);
+    xent_bad_label(EXEC_OP_LabelSmoothedCrossEntropy, 2, 4);
     xent_case(9, 7, 0.1f, 0);
     xent_case(9, 7, 0.1f, 1);
     xent_case(11, 5, 0.0f, 1);

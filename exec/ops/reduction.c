@@ -200,9 +200,10 @@ static exec_status xent_fwd(exec_kctx *k, const exec_node *n)
     const bool smoothed = n->op == EXEC_OP_LabelSmoothedCrossEntropy;
     const float eps = smoothed ? exec_attr_getf(n->attrs[0]) : 0.0f;
     const int64_t ignore = smoothed ? n->attrs[1] : -1;
+    const bool ignoring = ignore >= 0; /* -1 (and the plain op): every label counts and must be valid */
     int64_t M = 0;
     for (int64_t i = 0; i < N; i++) {
-        if (L[i] == ignore)
+        if (ignoring && L[i] == ignore)
             continue;
         if (L[i] < 0 || L[i] >= C)
             return exec_fail(EXEC_ERR_ARG, "%s: label %d outside [0,%lld)", exec_op_name(n->op), L[i], (long long)C);
@@ -214,7 +215,7 @@ static exec_status xent_fwd(exec_kctx *k, const exec_node *n)
     for (int64_t i = 0; i < N; i++) {
         const float *xr = X + i * C;
         float *br = BP + i * C;
-        if (L[i] == ignore) {
+        if (ignoring && L[i] == ignore) {
             for (int64_t j = 0; j < C; j++)
                 br[j] = 0;
             continue;

@@ -5,7 +5,7 @@ train and infer, next to a PyTorch reference of the same architectures (CPU,
 same batch, same thread count), printing the fathom / PyTorch step-time ratio.
 
 usage: bench_models.py FATHOM_BIN [--threads N] [--steps N] [--presets small,full]
-       [--models alexnet,vgg,residual,deepq,transformer] [--rounds R]
+       [--models alexnet,vgg,residual,deepq,transformer] [--rounds R] [--batch B]
 
 Each cell is measured in R rounds (default 3), fathom then PyTorch in each,
 and the medians are printed: on a shared machine whose speed moves, a
@@ -43,9 +43,11 @@ DQN = {"small": ((32, 64, 64), 512, 32), "full": ((32, 64, 64), 512, 32), "tiny"
 TFM = {"tiny": (16, 32, 4, 64, 2, 8), "small": (8000, 256, 8, 1024, 3, 32), "full": (37000, 512, 8, 2048, 6, 64)}
 
 
-def fathom(bin_, model, preset, mode, steps, threads):
+def fathom(bin_, model, preset, mode, steps, threads, batch=0):
+    extra = ["--batch", str(batch)] if batch else []
     out = subprocess.run([bin_, "run", model, "--preset", preset, "--mode", mode, "--steps", str(steps),
-                          "--threads", str(threads), "--format", "json"], check=True, capture_output=True, text=True)
+                          "--threads", str(threads), "--format", "json"] + extra, check=True, capture_output=True,
+                         text=True)
     lines = [json.loads(l) for l in out.stdout.splitlines()]
     return lines[0]["batch"], lines[-1]["mean_ms"], lines[-1]["mean_engine_ms"]
 
@@ -266,6 +268,7 @@ def main():
     ap.add_argument("--models", default="alexnet,vgg,residual,deepq")
     ap.add_argument("--modes", default="train,infer")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--batch", type=int, default=0, help="a batch for every model (0: each preset's own)")
     a = ap.parse_args()
     if a.rounds < 1 or a.steps < 1 or a.threads < 1:
         ap.error("--rounds, --steps and --threads must be at least 1")
@@ -289,7 +292,7 @@ def main():
             for mode in a.modes.split(","):
                 f, e, t = [], [], []
                 for _ in range(a.rounds):
-                    batch, fms, ems = fathom(a.fathom, model, preset, mode, a.steps, a.threads)
+                    batch, fms, ems = fathom(a.fathom, model, preset, mode, a.steps, a.threads, a.batch)
                     f.append(fms)
                     e.append(ems)
                     if torch is not None:
