@@ -341,32 +341,26 @@ static exec_status tf_create(const model_config *cfg, model **out)
     uint32_t emb = exec_weight_scaled(g, "embedding", 2, (int64_t[]){ V, d }, EXEC_INIT_NORMAL, 1.0f / sqrtf((float)d));
     enc_layer enc[TF_MAX_LAYERS];
     dec_layer dec[TF_MAX_LAYERS];
-    char name[40];
+    char n[40];
+    /* in creation order, one statement each: the order fixes the tensor ids
+     * and the initialization draws */
+#define PART(stack, what) (snprintf(n, sizeof n, "%s/%d/%s", stack, l, what), n)
     for (int l = 0; l < L; l++) {
-        snprintf(name, sizeof name, "encoder/%d/attn", l);
-        enc[l].att = mha_new(g, name, d, true);
-        snprintf(name, sizeof name, "encoder/%d/ffn", l);
-        enc[l].ff = ffn_new(g, name, d, ps->dff);
-        snprintf(name, sizeof name, "encoder/%d/norm1", l);
-        enc[l].n1 = lnorm_new(g, name, d);
-        snprintf(name, sizeof name, "encoder/%d/norm2", l);
-        enc[l].n2 = lnorm_new(g, name, d);
+        enc[l].att = mha_new(g, PART("encoder", "attn"), d, true);
+        enc[l].ff = ffn_new(g, PART("encoder", "ffn"), d, ps->dff);
+        enc[l].n1 = lnorm_new(g, PART("encoder", "norm1"), d);
+        enc[l].n2 = lnorm_new(g, PART("encoder", "norm2"), d);
     }
     lnorm enc_norm = lnorm_new(g, "encoder/norm", d);
     for (int l = 0; l < L; l++) {
-        snprintf(name, sizeof name, "decoder/%d/self", l);
-        dec[l].self = mha_new(g, name, d, true);
-        snprintf(name, sizeof name, "decoder/%d/cross", l);
-        dec[l].cross = mha_new(g, name, d, false);
-        snprintf(name, sizeof name, "decoder/%d/ffn", l);
-        dec[l].ff = ffn_new(g, name, d, ps->dff);
-        snprintf(name, sizeof name, "decoder/%d/norm1", l);
-        dec[l].n1 = lnorm_new(g, name, d);
-        snprintf(name, sizeof name, "decoder/%d/norm2", l);
-        dec[l].n2 = lnorm_new(g, name, d);
-        snprintf(name, sizeof name, "decoder/%d/norm3", l);
-        dec[l].n3 = lnorm_new(g, name, d);
+        dec[l].self = mha_new(g, PART("decoder", "self"), d, true);
+        dec[l].cross = mha_new(g, PART("decoder", "cross"), d, false);
+        dec[l].ff = ffn_new(g, PART("decoder", "ffn"), d, ps->dff);
+        dec[l].n1 = lnorm_new(g, PART("decoder", "norm1"), d);
+        dec[l].n2 = lnorm_new(g, PART("decoder", "norm2"), d);
+        dec[l].n3 = lnorm_new(g, PART("decoder", "norm3"), d);
     }
+#undef PART
     lnorm dec_norm = lnorm_new(g, "decoder/norm", d);
 
     /* ---- inputs and constants ---- */

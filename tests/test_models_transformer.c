@@ -13,28 +13,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "exec/exec.h"
 #include "models/model.h"
 #include "models/seqdata.h"
 #include "models/transformer.h"
+#include "tests/fixtures/testdir.h"
 
 static char tmpdir[256];
 
 static int setup_tmp(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/fathom-test-tf-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return testdir_create(tmpdir, sizeof tmpdir, "transformer");
 }
 
 static int teardown_tmp(void **state)
 {
     (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return testdir_remove(tmpdir);
 }
 
 static const char *write_file(const char *name, const char *text)
