@@ -180,6 +180,9 @@ exec_status exec_optimizer_sgd(exec_graph *g, float lr);
 exec_status exec_optimizer_momentum(exec_graph *g, float lr, float momentum);
 exec_status exec_optimizer_adam(exec_graph *g, float lr, float beta1, float beta2, float epsilon);
 exec_status exec_optimizer_rmsprop(exec_graph *g, float lr, float decay, float momentum, float epsilon);
+/* Sets the learning rate of every update node the optimizers above appended,
+ * for a schedule (the Transformer's warm-up): call between runs. */
+exec_status exec_optimizer_set_lr(exec_graph *g, float lr);
 /* Gradient transforms, applied to exec_grad_of() of every weight before the
  * optimizer: TF's clip_by_global_norm and per-tensor clip_by_norm. */
 exec_status exec_clip_global_norm(exec_graph *g, float clip_norm);
