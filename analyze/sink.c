@@ -176,6 +176,7 @@ static const tracer_decode_cbs sink_cbs = {
     .op = cb_op,
     .tensor_alloc = cb_tensor_alloc,
     .tensor_free = cb_tensor_free,
+    .no_dataflow = 1,
 };
 
 /* ---- the sink ------------------------------------------------------------------ */
