@@ -1,0 +1,37 @@
+/* import_json.h -- reading one large JSON document element by element in
+ * bounded memory: the importer walks the top-level object or array itself
+ * and hands each element (one trace event, one graph node) to jansson.
+ * Input may be plain or compressed (gzip, zstd, xz, bzip2: libarchive's raw
+ * format detects it).  Memory: the largest single element, at most
+ * ANALYZE_JSON_ELEMENT_MAX bytes, plus a read buffer. */
+#ifndef FATHOM_ANALYZE_IMPORT_JSON_H
+#define FATHOM_ANALYZE_IMPORT_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ANALYZE_JSON_ELEMENT_MAX (64u << 20)
+
+typedef struct analyze_json_in analyze_json_in;
+
+/* NULL and a one-line message in err on failure. */
+analyze_json_in *analyze_json_open(const char *path, char *err, size_t errlen);
+void analyze_json_close(analyze_json_in *j);
+
+/* The next non-blank byte without consuming it; -1 at the end of the input,
+ * -2 on a read error (message in err). */
+int analyze_json_peek(analyze_json_in *j, char *err, size_t errlen);
+/* Consume one byte (after a peek). */
+void analyze_json_skip(analyze_json_in *j);
+/* The value starting at the next non-blank byte, whole in memory: *len
+ * bytes at the returned pointer (valid until the next call).  NULL with a
+ * message (truncated input, an element over the limit, a read error).  The
+ * extent is found by bracket and string matching only; the caller parses
+ * it (and so meets any syntax error inside). */
+const char *analyze_json_value(analyze_json_in *j, size_t *len, char *err, size_t errlen);
+/* Consume the value analyze_json_value returned. */
+void analyze_json_consume(analyze_json_in *j, size_t len);
+/* Bytes of (decompressed) input consumed so far. */
+uint64_t analyze_json_offset(const analyze_json_in *j);
+
+#endif
