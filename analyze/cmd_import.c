@@ -52,8 +52,8 @@ static void bt_error_message(char *buf, size_t len, const char *dflt)
 {
     const bt_error *e = bt_current_thread_take_error();
     const char *msg = NULL;
-    if (e && bt_error_get_cause_count(e) > 0) /* the innermost cause names the problem */
-        msg = bt_error_cause_get_message(bt_error_borrow_cause_by_index(e, bt_error_get_cause_count(e) - 1));
+    if (e && bt_error_get_cause_count(e) > 0) /* the first cause names the problem, the later ones its callers */
+        msg = bt_error_cause_get_message(bt_error_borrow_cause_by_index(e, 0));
     snprintf(buf, len, "%s", msg && *msg ? msg : dflt);
     for (char *p = buf; *p; p++) /* one line */
         if (*p == '\n')
@@ -132,8 +132,12 @@ static int import_one(const char *file, const char *model, const char *out, cons
     tracer_manifest *m = NULL;
     int rc = 1;
     memset(&sum, 0, sizeof sum);
-    if (stat(file, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fprintf(stderr, "fathom import: %s: %s\n", file, errno ? strerror(errno) : "not a regular file");
+    if (stat(file, &sb) != 0) {
+        fprintf(stderr, "fathom import: %s: %s\n", file, strerror(errno));
+        return 1;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        fprintf(stderr, "fathom import: %s: not a regular file\n", file);
         return 1;
     }
     snprintf(tmpl, sizeof tmpl, "%s/fathom-import-XXXXXX", tmp && *tmp ? tmp : "/tmp");

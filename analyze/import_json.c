@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define CHUNK (1u << 20)
 
@@ -41,6 +42,11 @@ analyze_json_in *analyze_json_open(const char *path, char *err, size_t errlen)
     }
     snprintf(j->path, sizeof j->path, "%s", path);
     j->cap = CHUNK;
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0) {
+        fail(err, errlen, "%s: empty file", path);
+        goto fail;
+    }
     archive_read_support_filter_all(j->a);
     archive_read_support_format_raw(j->a);
     if (archive_read_open_filename(j->a, path, 1 << 16) != ARCHIVE_OK) {
@@ -210,3 +216,74 @@ void analyze_json_consume(analyze_json_in *j, size_t len)
 }
 
 uint64_t analyze_json_offset(const analyze_json_in *j) { return j->base + j->pos; }
+
+/* The member `key` (quoted, e.g. "\"ts\"") of the object text s[0..len),
+ * at its top level: the offset of its value, or -1. */
+static long member_at(const char *s, size_t len, const char *key)
+{
+    size_t klen = strlen(key);
+    int depth = 0, in_str = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = 0;
+            continue;
+        }
+        if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        } else if (c == '"') {
+            if (depth == 1 && i + klen <= len && memcmp(s + i, key, klen) == 0) {
+                size_t k = i + klen;
+                while (k < len && blank((unsigned char)s[k]))
+                    k++;
+                if (k < len && s[k] == ':') {
+                    for (k++; k < len && blank((unsigned char)s[k]);)
+                        k++;
+                    return (long)k;
+                }
+            }
+            in_str = 1;
+        }
+    }
+    return -1;
+}
+
+int analyze_json_us_to_ns(const char *obj, size_t len, const char *key, int64_t *ns)
+{
+    long at = member_at(obj, len, key);
+    if (at < 0)
+        return -1;
+    const char *p = obj + at, *end = obj + len;
+    if (p < end && *p == '-')
+        return -2;
+    uint64_t whole = 0, frac = 0;
+    int nd = 0, nf = 0, round_up = 0;
+    for (; p < end && *p >= '0' && *p <= '9'; p++, nd++) {
+        if (whole > (UINT64_C(9200000000000000000) / 1000 - 9) / 10)
+            return -2;
+        whole = whole * 10 + (uint64_t)(*p - '0');
+    }
+    if (!nd)
+        return -2;
+    if (p < end && *p == '.') {
+        for (p++; p < end && *p >= '0' && *p <= '9'; p++, nf++) {
+            if (nf < 3)
+                frac = frac * 10 + (uint64_t)(*p - '0');
+            else if (nf == 3)
+                round_up = *p >= '5';
+        }
+        if (!nf)
+            return -2;
+    }
+    if (p < end && (*p == 'e' || *p == 'E'))
+        return 1; /* exponent notation: the caller's double will do */
+    for (; nf < 3; nf++)
+        frac *= 10;
+    *ns = (int64_t)(whole * 1000 + frac + (uint64_t)round_up);
+    return 0;
+}

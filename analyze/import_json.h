@@ -31,6 +31,12 @@ void analyze_json_skip(analyze_json_in *j);
 const char *analyze_json_value(analyze_json_in *j, size_t *len, char *err, size_t errlen);
 /* Consume the value analyze_json_value returned. */
 void analyze_json_consume(analyze_json_in *j, size_t len);
+/* The member `key` (with its quotes: "\"ts\"") of the JSON object text
+ * obj[0..len), a decimal number of microseconds, read exactly into
+ * nanoseconds (a double loses them: 2^53 ns is 104 days since the epoch).
+ * 0: *ns set; 1: a number in exponent notation (not read); -1: no such
+ * member; -2: not a non-negative number below 9.2e18 ns. */
+int analyze_json_us_to_ns(const char *obj, size_t len, const char *key, int64_t *ns);
 /* Bytes of (decompressed) input consumed so far. */
 uint64_t analyze_json_offset(const analyze_json_in *j);
 

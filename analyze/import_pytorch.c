@@ -459,8 +459,21 @@ static int is_kernel_cat(const char *cat)
                    strcmp(cat, "Kernel") == 0 || strcmp(cat, "Memcpy") == 0 || strcmp(cat, "Memset") == 0);
 }
 
-/* One element of traceEvents. 0, or -1 with err set. */
-static int profiler_event(imp_trace *t, const json_t *e, uint64_t idx, char *err, size_t errlen)
+/* The time member key of event e (text raw[0..len)) in ns, exactly; -1 if
+ * it is missing or not a usable time. */
+static int64_t event_time(const json_t *e, const char *raw, size_t len, const char *key)
+{
+    char quoted[16];
+    int64_t ns = -1;
+    snprintf(quoted, sizeof quoted, "\"%s\"", key);
+    int r = analyze_json_us_to_ns(raw, len, quoted, &ns);
+    return r == 0 ? ns : r == 1 ? us_to_ns(json_object_get(e, key)) : -1;
+}
+
+/* One element of traceEvents (its text: raw[0..len)). 0, or -1 with err
+ * set. */
+static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t len, uint64_t idx, char *err,
+                          size_t errlen)
 {
     if (!json_is_object(e)) {
         fail(err, errlen, "%s: event %llu is not an object: not a Chrome trace", t->path, (unsigned long long)idx);
@@ -478,7 +491,7 @@ static int profiler_event(imp_trace *t, const json_t *e, uint64_t idx, char *err
         t->no_name++;
         return 0;
     }
-    int64_t ts = us_to_ns(json_object_get(e, "ts")), dur = us_to_ns(json_object_get(e, "dur"));
+    int64_t ts = event_time(e, raw, len, "ts"), dur = event_time(e, raw, len, "dur");
     if (ts < 0 || dur < 0 || (uint64_t)ts + (uint64_t)dur > (uint64_t)INT64_MAX) {
         t->bad_time++;
         return 0;
@@ -961,8 +974,8 @@ static int stream_array(imp_trace *t, analyze_json_in *j, int et, et_state *s, c
                  je.text);
             return -1;
         }
+        int r = et ? et_node_read(t, s, e, idx, err, errlen) : profiler_event(t, e, v, len, idx, err, errlen);
         analyze_json_consume(j, len);
-        int r = et ? et_node_read(t, s, e, idx, err, errlen) : profiler_event(t, e, idx, err, errlen);
         json_decref(e);
         if (r)
             return -1;
