@@ -42,6 +42,21 @@ grep -q 'phase = ( "backward"' "$T/cnn_pt_trace_json_gz.txt" || fail "cnn: no ba
 grep -q 'phase = ( "update"' "$T/mlp_json.txt" || fail "mlp: no optimizer ops"
 grep -q 'execution trace has no op times' "$T/cnn_et_json_gz.err" || fail "untimed execution trace: no warning"
 
+# which of the reference workloads does the imported CNN resemble? (by class:
+# imported op names are the framework's, the references' the engine's)
+REF="$SRC/../traces/reference"
+if ls "$REF"/*-train-*.tar.zst >/dev/null 2>&1; then
+    "$FATHOM" analyze similarity --by class --format json "$T/cnn_pt_trace_json_gz.tar.zst" "$REF"/*-train-*.tar.zst \
+        >"$T/sim.json" 2>"$T/sim.err" || fail "similarity of the imported CNN: $(cat "$T/sim.err")"
+    best=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); c = d["cosine"][0]
+print(max(range(1, len(c)), key=lambda i: c[i]) and d["labels"][max(range(1, len(c)), key=lambda i: c[i])])' "$T/sim.json")
+    case "$best" in
+    alexnet/* | vgg/* | residual/* | deepq/*) ;;
+    *) fail "the imported CNN resembles $best most, not a convolutional workload" ;;
+    esac
+fi
+
 # the checker itself fails on a trace of another JSON
 python3 "$SRC/import_check.py" "$FIX/cnn.pt.trace.json.gz" "$T/mlp_json.txt" >/dev/null &&
     fail "import_check passes a trace against the wrong JSON"
