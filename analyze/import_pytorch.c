@@ -270,17 +270,22 @@ static int64_t shape_tensor(imp_trace *t, int dt, const analyze_import_arg *a)
 
 /* ---- protos, nodes, tracks ---------------------------------------------- */
 
+/* The label of an op name: at most MAX_LABEL bytes, control bytes as '?'
+ * (a label is one line of every table that prints it). */
 static int64_t name_id(imp_trace *t, const char *name)
 {
+    char label[MAX_LABEL + 1];
+    size_t len = 0;
+    for (; name[len] && len < MAX_LABEL; len++)
+        label[len] = (unsigned char)name[len] < ' ' || name[len] == 0x7f ? '?' : name[len];
     int added;
-    size_t len = strlen(name);
-    return intern(t->names, name, len > MAX_LABEL ? MAX_LABEL : len, &added);
+    return intern(t->names, label, len, &added);
 }
 
 /* A new proto for (name, args); in: tensor ids (or UINT32_MAX: not a
  * tensor) are kept for those args that are tensors. */
-static int64_t add_proto(imp_trace *t, const char *name, int cls, const analyze_import_arg *in, const int *in_dt,
-                         const int64_t *in_id, size_t nin, const analyze_import_arg *out, const int64_t *out_id,
+static int64_t add_proto(imp_trace *t, const char *name, int cls, const analyze_import_arg *in, const int64_t *in_id,
+                         size_t nin, const analyze_import_arg *out, const int64_t *out_id,
                          size_t nout, int es)
 {
     int64_t nm = name_id(t, name);
@@ -293,7 +298,6 @@ static int64_t add_proto(imp_trace *t, const char *name, int cls, const analyze_
     p->cls = (uint8_t)(cls >= 0 ? cls : op ? (int)op->cls : ANALYZE_IMPORT_OTHER);
     if (op)
         analyze_import_cost_of(op->cost, in, nin, out, nout, (uint32_t)es, &p->flops, &p->bytes);
-    (void)in_dt;
     p->in = calloc(nin ? nin : 1, sizeof *p->in);
     p->out = calloc(nout ? nout : 1, sizeof *p->out);
     if (!p->in || !p->out)
@@ -348,6 +352,15 @@ static int add_rec(imp_trace *t, uint64_t b, uint64_t e, uint32_t track, uint32_
     return 0;
 }
 
+static int push_step(imp_trace *t, uint64_t b, uint64_t e, uint32_t num)
+{
+    if (grow(&t->steps, &t->csteps, t->nsteps, sizeof *t->steps))
+        return -1;
+    t->steps[t->nsteps++] = (imp_step){ .b = b, .e = e, .num = num };
+    return 0;
+}
+
+/* A step from a `ProfilerStep#N` span. */
 static int add_step(imp_trace *t, uint64_t b, uint64_t e, const char *name)
 {
     char *end;
@@ -356,20 +369,21 @@ static int add_step(imp_trace *t, uint64_t b, uint64_t e, const char *name)
         t->bad_step++;
         return 0;
     }
-    if (grow(&t->steps, &t->csteps, t->nsteps, sizeof *t->steps))
-        return -1;
-    t->steps[t->nsteps++] = (imp_step){ .b = b, .e = e, .num = (uint32_t)n };
-    return 0;
+    return push_step(t, b, e, (uint32_t)n);
 }
 
 /* ---- profiler traces ---------------------------------------------------- */
 
 static int starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 
+/* A namespaced operator name: `ns::op`, no blanks or control bytes. */
 static int is_op_name(const char *n)
 {
+    for (const unsigned char *p = (const unsigned char *)n; *p; p++)
+        if (*p <= ' ' || *p == 0x7f)
+            return 0;
     const char *c = strstr(n, "::");
-    return c && c != n && !strchr(n, ' ') && !starts(n, "autograd::") && !starts(n, "torch::autograd::") &&
+    return c && c != n && !starts(n, "autograd::") && !starts(n, "torch::autograd::") &&
            !starts(n, "profiler::");
 }
 
@@ -433,7 +447,7 @@ static int64_t profiler_proto(imp_trace *t, const char *name, const json_t *args
         t->bad_shape++;
         nin = 0; /* no shapes: no cost */
     }
-    r = add_proto(t, name, -1, in, dt, ids, nin, NULL, NULL, 0, es ? es : 4);
+    r = add_proto(t, name, -1, in, ids, nin, NULL, NULL, 0, es ? es : 4);
     if (r >= 0 && r != id) /* protos and protokeys stay in step */
         r = -1;
 end:
@@ -449,7 +463,7 @@ static int64_t kernel_proto(imp_trace *t, const char *name)
     int64_t id = intern(t->protokeys, key, (size_t)n, &added);
     if (id < 0 || !added)
         return id;
-    int64_t r = add_proto(t, name, (int)analyze_import_kernel_class(name), NULL, NULL, NULL, 0, NULL, NULL, 0, 4);
+    int64_t r = add_proto(t, name, (int)analyze_import_kernel_class(name), NULL, NULL, 0, NULL, NULL, 0, 4);
     return r == id ? r : -1;
 }
 
@@ -659,7 +673,7 @@ static int et_node_read(imp_trace *t, et_state *s, const json_t *node, uint64_t 
         int kl = snprintf(key, sizeof key, "et%zu", s->count);
         int added;
         int64_t pk = intern(t->protokeys, key, (size_t)kl, &added);
-        int64_t p = pk < 0 ? -1 : add_proto(t, name, -1, in, NULL, iid, nin, out, oid, nout, es ? es : 4);
+        int64_t p = pk < 0 ? -1 : add_proto(t, name, -1, in, iid, nin, out, oid, nout, es ? es : 4);
         if (p < 0 || p != pk) {
             fail(err, errlen, "%s: out of memory", t->path);
             return -1;
@@ -710,8 +724,8 @@ static int et_finish(imp_trace *t, et_state *s, char *err, size_t errlen)
         if (n->kind != IMP_REC_OP || inner)
             continue;
         if (step != cur_step) { /* steps are contiguous runs of ops in id order */
-            if (cur_step >= 0 && add_step(t, step_b, now, "ProfilerStep#0") == 0)
-                t->steps[t->nsteps - 1].num = (uint32_t)cur_step;
+            if (cur_step >= 0 && push_step(t, step_b, now, (uint32_t)cur_step))
+                goto oom;
             cur_step = step;
             step_b = now;
         }
@@ -720,22 +734,22 @@ static int et_finish(imp_trace *t, et_state *s, char *err, size_t errlen)
         json_t *tid = json_integer(n->tid);
         int64_t track = tid ? track_of(t, pid, tid, 0) : -1;
         json_decref(tid);
-        int kind = IMP_REC_OP;
-        if (track < 0 || add_rec(t, now, now + d, (uint32_t)track, n->proto, kind)) {
-            json_decref(pid);
-            fail(err, errlen, "%s: out of memory", t->path);
-            return -1;
-        }
+        if (track < 0 || add_rec(t, now, now + d, (uint32_t)track, n->proto, IMP_REC_OP))
+            goto oom;
         /* the phase goes with the record through its own sweep: the
          * context spans are not kept, so mark it here */
         t->recs[t->nrecs - 1].seg = upd ? IMP_UPDATE : bwd ? IMP_BACKWARD : IMP_FORWARD;
         now += d ? d : 1000;
     }
-    if (cur_step >= 0 && add_step(t, step_b, now, "ProfilerStep#0") == 0)
-        t->steps[t->nsteps - 1].num = (uint32_t)cur_step;
+    if (cur_step >= 0 && push_step(t, step_b, now, (uint32_t)cur_step))
+        goto oom;
     json_decref(pid);
     t->untimed = untimed;
     return 0;
+oom:
+    json_decref(pid);
+    fail(err, errlen, "%s: out of memory", t->path);
+    return -1;
 }
 
 /* ---- from spans to ops ---------------------------------------------------- */

@@ -26,7 +26,7 @@ CLASSES = {"aten::conv2d": "convolution", "aten::convolution_backward": "convolu
 
 def is_op(name):
     i = name.find("::")
-    return i > 0 and " " not in name and not name.startswith(("autograd::", "torch::autograd::", "profiler::"))
+    return i > 0 and not any(ord(ch) <= 32 or ord(ch) == 127 for ch in name) and not name.startswith(("autograd::", "torch::autograd::", "profiler::"))
 
 
 def ns(us):
