@@ -693,6 +693,8 @@ static int by_id(const void *a, const void *b)
 
 static et_node *et_find(et_state *s, int64_t id)
 {
+    if (!s->count)
+        return NULL;
     et_node key = { .id = id };
     return bsearch(&key, s->n, s->count, sizeof *s->n, by_id);
 }
@@ -701,7 +703,8 @@ static et_node *et_find(et_state *s, int64_t id)
  * order (the order the observer saw them start). */
 static int et_finish(imp_trace *t, et_state *s, char *err, size_t errlen)
 {
-    qsort(s->n, s->count, sizeof *s->n, by_id);
+    if (s->count)
+        qsort(s->n, s->count, sizeof *s->n, by_id);
     uint64_t now = 0, untimed = 0;
     int64_t cur_step = -1;
     uint64_t step_b = 0;
@@ -805,7 +808,7 @@ static int resolve(imp_trace *t, int et, char *err, size_t errlen)
 {
     size_t *stack = NULL, cap = 0;
     int rc = -1;
-    if (!et)
+    if (!et && t->nrecs)
         qsort(t->recs, t->nrecs, sizeof *t->recs, rec_order);
     size_t nout = 0, depth = 0;
     int ops_open = 0, bwd = 0, upd = 0;
@@ -854,7 +857,8 @@ static int resolve(imp_trace *t, int et, char *err, size_t errlen)
         goto end;
     }
     /* the steps: in time order, none overlapping the one before */
-    qsort(t->steps, t->nsteps, sizeof *t->steps, step_order);
+    if (t->nsteps)
+        qsort(t->steps, t->nsteps, sizeof *t->steps, step_order);
     size_t ns = 0;
     for (size_t i = 0; i < t->nsteps; i++) {
         if (ns && t->steps[i].b < t->steps[ns - 1].e) {
