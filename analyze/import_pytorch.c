@@ -542,6 +542,10 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
 
 /* ---- execution traces --------------------------------------------------- */
 
+/* Ancestors looked at above a node: real traces nest a few tens deep; a
+ * longer chain (or a cycle of parents) stops here. */
+#define ET_MAX_DEPTH 256
+
 typedef struct et_node {
     int64_t id, parent;
     int64_t dur_ns;  /* -1: none */
@@ -714,7 +718,7 @@ static int et_finish(imp_trace *t, et_state *s, char *err, size_t errlen)
         int inner = 0, bwd = 0, upd = 0;
         int32_t step = n->step;
         int depth = 0;
-        for (et_node *p = et_find(s, n->parent); p && depth < 10000; p = et_find(s, p->parent), depth++) {
+        for (et_node *p = et_find(s, n->parent); p && depth < ET_MAX_DEPTH; p = et_find(s, p->parent), depth++) {
             if (p->kind == IMP_REC_OP)
                 inner = 1;
             bwd |= p->kind == IMP_REC_BWD;

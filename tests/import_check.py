@@ -51,7 +51,7 @@ def expected(doc):
             if not is_op(n["name"]):
                 continue
             p, inner, seen = nodes.get(n.get("parent")), False, 0
-            while p is not None and seen < 10000:
+            while p is not None and seen < 256:
                 inner |= is_op(p["name"])
                 p, seen = nodes.get(p.get("parent")), seen + 1
             ops += not inner

@@ -92,6 +92,48 @@ else
     fail "import gpu.json: $(cat "$T/gpu.err")"
 fi
 
+# ---- an execution trace with times, threads, phases and a cycle of parents --------
+cat >"$T/et.json" <<'JSON'
+{"schema": "1.0.3", "pid": 7, "nodes": [
+ {"id": 1, "name": "[pytorch|profiler|execution_graph|thread]", "parent": 1, "tid": 1},
+ {"id": 2, "name": "ProfilerStep#3", "parent": 1, "tid": 1},
+ {"id": 3, "name": "aten::linear", "parent": 2, "tid": 1, "dur": 12.5,
+  "inputs": [[10, 11, 0, 512, 4, "cpu"], [12, 13, 0, 1024, 4, "cpu"], [14, 15, 0, 32, 4, "cpu"]],
+  "input_shapes": [[16, 32], [32, 32], [32]], "input_types": ["Tensor(float)", "Tensor(float)", "Tensor(float)"],
+  "outputs": [[16, 17, 0, 512, 4, "cpu"]], "output_shapes": [[16, 32]], "output_types": ["Tensor(float)"]},
+ {"id": 4, "name": "aten::addmm", "parent": 3, "tid": 1, "dur": 10,
+  "inputs": [], "input_shapes": [], "input_types": [], "outputs": [], "output_shapes": [], "output_types": []},
+ {"id": 5, "name": "autograd::engine::evaluate_function: AddmmBackward0", "parent": 2, "tid": 2},
+ {"id": 6, "name": "aten::mm", "parent": 5, "tid": 2, "dur": 8,
+  "inputs": [[16, 17, 0, 512, 4, "cpu"], [12, 13, 0, 1024, 4, "cpu"]],
+  "input_shapes": [[16, 32], [32, 32]], "input_types": ["Tensor(float)", "Tensor(float)"],
+  "outputs": [[18, 19, 0, 512, 4, "cpu"]], "output_shapes": [[16, 32]], "output_types": ["Tensor(float)"]},
+ {"id": 7, "name": "Optimizer.step#SGD.step", "parent": 2, "tid": 1},
+ {"id": 8, "name": "aten::add_", "parent": 7, "tid": 1, "dur": 2,
+  "inputs": [[12, 13, 0, 1024, 4, "cpu"], [18, 19, 0, 512, 4, "cpu"]], "input_shapes": [[32, 32], [16, 32]],
+  "input_types": ["Tensor(float)", "Tensor(float)"], "outputs": [], "output_shapes": [], "output_types": []},
+ {"id": 9, "name": "aten::relu", "parent": 10, "tid": 1, "dur": 1},
+ {"id": 10, "name": "aten::cycle", "parent": 9, "tid": 1, "dur": 1}
+]}
+JSON
+if import_text "$T/et.json" et; then
+    python3 "$SRC/import_check.py" "$T/et.json" "$T/et.txt" || fail "import_check et.json"
+    grep -q 'op = ( "aten::linear".*phase = ( "forward".*inputs = \[ \[0\] = 0, \[1\] = 1, \[2\] = 2 \].*outputs = \[ \[0\] = 3 \].*flops = 33280,' \
+        "$T/et.txt" || fail "et: aten::linear's tensors or FLOPs (2*16*32*32 + 16*32)"
+    grep -q 'op = ( "aten::mm".*phase = ( "backward".*inputs = \[ \[0\] = 3, \[1\] = 1 \]' "$T/et.txt" ||
+        fail "et: aten::mm is not a backward op reading linear's output"
+    grep -q 'op = ( "aten::add_".*cls = ( "optimization".*phase = ( "update"' "$T/et.txt" || fail "et: add_ not an update"
+    grep -q 'vtid = 2, .*fathom:ops\|fathom:ops: { vpid = 0, vtid = 2' "$T/et.txt" || fail "et: no ops of thread 2"
+    grep -q 'step = 3' "$T/et.txt" || fail "et: ProfilerStep#3 is not step 3"
+    grep -q 'no op times' "$T/et.err" && fail "et: timed nodes reported as untimed"
+else
+    fail "import et.json: $(cat "$T/et.err")"
+fi
+echo '{"nodes": [{"id": 1, "name": "aten::mm"}, 7]}' >"$T/etbad.json"
+"$FATHOM" import -o "$T/etbad.tar.zst" "$T/etbad.json" >/dev/null 2>"$T/etbad.err" && fail "etbad.json: accepted"
+grep -q 'node 1 is not an object' "$T/etbad.err" || fail "etbad.json: $(cat "$T/etbad.err")"
+[ -e "$T/etbad.tar.zst" ] && fail "etbad.json: an archive was written"
+
 # ---- the babeltrace2 CLI: src.fathom.pytorch from the plugin ----------------
 if babeltrace2 --plugin-path="$PLUGINS" -c src.fathom.pytorch -p "inputs=[\"$FIX/mlp.json\"]" >"$T/cli.txt" 2>"$T/cli.err"; then
     [ "$(grep -c 'fathom:ops' "$T/cli.txt")" = "$(grep -c 'fathom:ops' "$T/mlp_json.txt")" ] ||
