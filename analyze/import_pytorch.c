@@ -311,7 +311,25 @@ static int64_t add_proto(imp_trace *t, const char *name, int cls, const analyze_
     return (int64_t)t->nprotos++;
 }
 
+static int64_t track_lookup(imp_trace *t, const json_t *pid, const json_t *tid, int gpu);
+
 static int64_t track_of(imp_trace *t, const json_t *pid, const json_t *tid, int gpu)
+{
+    /* consecutive events are mostly of one thread: the last one answers */
+    if (json_is_integer(pid) && json_is_integer(tid) && t->last_track >= 0 && t->last_gpu == gpu &&
+        t->last_pid == json_integer_value(pid) && t->last_tid == json_integer_value(tid))
+        return t->last_track;
+    int64_t id = track_lookup(t, pid, tid, gpu);
+    if (id >= 0 && json_is_integer(pid) && json_is_integer(tid)) {
+        t->last_track = id;
+        t->last_gpu = gpu;
+        t->last_pid = json_integer_value(pid);
+        t->last_tid = json_integer_value(tid);
+    }
+    return id;
+}
+
+static int64_t track_lookup(imp_trace *t, const json_t *pid, const json_t *tid, int gpu)
 {
     char key[160], pk[64], tk[64];
     if (json_is_integer(pid))
@@ -398,19 +416,79 @@ static int64_t us_to_ns(const json_t *v)
     return (int64_t)llround(x);
 }
 
+/* A growing key string. */
+typedef struct keybuf { char *s; size_t len, cap; int oom; } keybuf;
+
+static void key_put(keybuf *k, const char *p, size_t n)
+{
+    if (k->oom)
+        return;
+    if (k->len + n + 1 > k->cap) {
+        size_t nc = k->cap ? k->cap : 256;
+        while (nc < k->len + n + 1)
+            nc *= 2;
+        char *ns = realloc(k->s, nc);
+        if (!ns) {
+            k->oom = 1;
+            return;
+        }
+        k->s = ns;
+        k->cap = nc;
+    }
+    memcpy(k->s + k->len, p, n);
+    k->len += n;
+    k->s[k->len] = '\0';
+}
+
+/* The compact text of a JSON value of arrays, integers and strings (the
+ * shapes and types of an op's arguments), without printf: this runs once
+ * per op event. */
+static void key_json(keybuf *k, const json_t *v, int depth)
+{
+    if (json_is_integer(v)) {
+        char d[24], *p = d + sizeof d;
+        json_int_t x = json_integer_value(v);
+        uint64_t u = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+        do
+            *--p = (char)('0' + u % 10);
+        while (u /= 10);
+        if (x < 0)
+            *--p = '-';
+        key_put(k, p, (size_t)(d + sizeof d - p));
+    } else if (json_is_string(v)) {
+        key_put(k, "\"", 1);
+        key_put(k, json_string_value(v), json_string_length(v));
+        key_put(k, "\"", 1);
+    } else if (json_is_array(v) && depth < 8) {
+        key_put(k, "[", 1);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i)
+                key_put(k, ",", 1);
+            key_json(k, json_array_get(v, i), depth + 1);
+        }
+        key_put(k, "]", 1);
+    } else {
+        key_put(k, "?", 1);
+    }
+}
+
 /* The proto of a profiler op event: name + "Input Dims" + "Input type". */
 static int64_t profiler_proto(imp_trace *t, const char *name, const json_t *args)
 {
     const json_t *dims = json_object_get(args, "Input Dims"), *types = json_object_get(args, "Input type");
-    char *dk = dims ? json_dumps(dims, JSON_COMPACT) : NULL, *tk = types ? json_dumps(types, JSON_COMPACT) : NULL;
-    size_t klen = strlen(name) + (dk ? strlen(dk) : 0) + (tk ? strlen(tk) : 0) + 3;
-    char *key = malloc(klen);
+    keybuf key = { 0 };
     int64_t r = -1;
-    if (!key)
+    key_put(&key, name, strlen(name));
+    key_put(&key, "|", 1);
+    if (dims)
+        key_json(&key, dims, 0);
+    key_put(&key, "|", 1);
+    if (types)
+        key_json(&key, types, 0);
+    if (key.oom)
         goto end;
-    int n = snprintf(key, klen, "%s|%s|%s", name, dk ? dk : "", tk ? tk : "");
     int added;
-    int64_t id = intern(t->protokeys, key, (size_t)n, &added);
+    int64_t id = intern(t->protokeys, key.s, key.len, &added);
     if (id < 0 || !added) {
         r = id;
         goto end;
@@ -451,7 +529,7 @@ static int64_t profiler_proto(imp_trace *t, const char *name, const json_t *args
     if (r >= 0 && r != id) /* protos and protokeys stay in step */
         r = -1;
 end:
-    free(dk), free(tk), free(key);
+    free(key.s);
     return r;
 }
 
@@ -1043,6 +1121,8 @@ imp_trace *imp_trace_read(const char *path, const char *model, char *err, size_t
     analyze_json_in *j = NULL;
     et_state s = { 0 };
     int et = 0, saw = 0;
+    if (t)
+        t->last_track = -1;
     if (!t || !(t->path = strdup(path)) || !(t->names = strtab_create()) || !(t->protokeys = strtab_create()) ||
         !(t->nodekeys = strtab_create()) || !(t->trackkeys = strtab_create()) ||
         !(t->tensorkeys = strtab_create()) || !(s.ids = strtab_create())) {

@@ -74,6 +74,8 @@ typedef struct imp_trace {
     imp_step *steps; size_t nsteps, csteps;
     uint64_t t0, t1;        /* first begin, last end */
     size_t main_track;
+    int64_t last_track, last_pid, last_tid; /* the track of the last event read */
+    int last_gpu;
     /* warnings, counted while reading, printed once each */
     uint64_t bad_time, bad_shape, not_x, overlap, bad_step, no_name, untimed;
 } imp_trace;
