@@ -32,6 +32,7 @@
  * ANALYZE_IMPORT_MAX_DIMS, numel < 2^40), every time (finite, >= 0, under
  * 2^63 ns); spans failing the checks are dropped and counted in one
  * warning each. */
+#define _GNU_SOURCE /* qsort_r */
 #include "analyze/import_json.h"
 #include "analyze/import_trace.h"
 
@@ -145,7 +146,7 @@ static int grow(void *p, size_t *cap, size_t n, size_t sz)
 {
     if (n < *cap)
         return 0;
-    size_t nc = *cap ? *cap * 2 : 64;
+    size_t nc = *cap ? *cap + *cap / 2 : 64; /* 1.5x: the span records are most of the memory */
     void *np = realloc(*(void **)p, nc * sz);
     if (!np)
         return -1;
@@ -345,7 +346,7 @@ static int64_t track_lookup(imp_trace *t, const json_t *pid, const json_t *tid, 
     int64_t id = intern(t->trackkeys, key, (size_t)n, &added);
     if (id < 0 || !added)
         return id;
-    if (grow(&t->tracks, &t->ctracks, t->ntracks, sizeof *t->tracks))
+    if (t->ntracks >= IMP_MAX_TRACKS || grow(&t->tracks, &t->ctracks, t->ntracks, sizeof *t->tracks))
         return -1;
     imp_track *k = &t->tracks[t->ntracks++];
     memset(k, 0, sizeof *k);
@@ -366,7 +367,8 @@ static int add_rec(imp_trace *t, uint64_t b, uint64_t e, uint32_t track, uint32_
 {
     if (grow(&t->recs, &t->crecs, t->nrecs, sizeof *t->recs))
         return -1;
-    t->recs[t->nrecs++] = (imp_rec){ .b = b, .e = e, .track = track, .ref = ref, .kind = (uint8_t)kind };
+    t->recs[t->nrecs++] = (imp_rec){ .b = b, .e = e, .track = track & (IMP_MAX_TRACKS - 1), .kind = (uint32_t)kind,
+                                     .ref = ref };
     return 0;
 }
 
@@ -618,6 +620,25 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
     return 0;
 }
 
+/* The node of proto in phase (update nodes are of class optimization). */
+static int64_t node_of(imp_trace *t, uint32_t proto, int phase)
+{
+    char key[32];
+    int n = snprintf(key, sizeof key, "%u|%d", proto, phase);
+    int added;
+    int64_t id = intern(t->nodekeys, key, (size_t)n, &added);
+    if (id < 0 || !added)
+        return id;
+    if (grow(&t->nodes, &t->cnodes, t->nnodes, sizeof *t->nodes))
+        return -1;
+    t->nodes[t->nnodes++] = (imp_node){
+        .proto = proto,
+        .phase = (uint8_t)phase,
+        .cls = phase == IMP_UPDATE ? ANALYZE_IMPORT_OPTIMIZATION : t->protos[proto].cls,
+    };
+    return id;
+}
+
 /* ---- execution traces --------------------------------------------------- */
 
 /* Ancestors looked at above a node: real traces nest a few tens deep; a
@@ -819,11 +840,9 @@ static int et_finish(imp_trace *t, et_state *s, char *err, size_t errlen)
         json_t *tid = json_integer(n->tid);
         int64_t track = tid ? track_of(t, pid, tid, 0) : -1;
         json_decref(tid);
-        if (track < 0 || add_rec(t, now, now + d, (uint32_t)track, n->proto, IMP_REC_OP))
+        int64_t node = node_of(t, n->proto, upd ? IMP_UPDATE : bwd ? IMP_BACKWARD : IMP_FORWARD);
+        if (track < 0 || node < 0 || add_rec(t, now, now + d, (uint32_t)track, (uint32_t)node, IMP_REC_KEPT))
             goto oom;
-        /* the phase goes with the record through its own sweep: the
-         * context spans are not kept, so mark it here */
-        t->recs[t->nrecs - 1].seg = upd ? IMP_UPDATE : bwd ? IMP_BACKWARD : IMP_FORWARD;
         now += d ? d : 1000;
     }
     if (cur_step >= 0 && push_step(t, step_b, now, (uint32_t)cur_step))
@@ -851,11 +870,25 @@ static int rec_order(const void *a, const void *b)
     return (x->kind == IMP_REC_OP) - (y->kind == IMP_REC_OP); /* context spans before ops */
 }
 
-static int out_order(const void *a, const void *b)
+uint32_t imp_seg_of(const imp_trace *t, uint64_t b)
+{
+    size_t lo = 0, hi = t->nsteps; /* the first step beginning after b */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (t->steps[mid].b <= b)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && b < t->steps[lo - 1].e ? (uint32_t)(2 * (lo - 1) + 1) : (uint32_t)(2 * lo);
+}
+
+static int out_order(const void *a, const void *b, void *ctx)
 {
     const imp_rec *x = a, *y = b;
-    if (x->seg != y->seg)
-        return x->seg < y->seg ? -1 : 1;
+    uint32_t sx = imp_seg_of(ctx, x->b), sy = imp_seg_of(ctx, y->b);
+    if (sx != sy)
+        return sx < sy ? -1 : 1;
     if (x->track != y->track)
         return x->track < y->track ? -1 : 1;
     return x->b < y->b ? -1 : x->b > y->b;
@@ -867,24 +900,6 @@ static int step_order(const void *a, const void *b)
     return x->b < y->b ? -1 : x->b > y->b;
 }
 
-static int64_t node_of(imp_trace *t, uint32_t proto, int phase)
-{
-    char key[32];
-    int n = snprintf(key, sizeof key, "%u|%d", proto, phase);
-    int added;
-    int64_t id = intern(t->nodekeys, key, (size_t)n, &added);
-    if (id < 0 || !added)
-        return id;
-    if (grow(&t->nodes, &t->cnodes, t->nnodes, sizeof *t->nodes))
-        return -1;
-    t->nodes[t->nnodes++] = (imp_node){
-        .proto = proto,
-        .phase = (uint8_t)phase,
-        .cls = phase == IMP_UPDATE ? ANALYZE_IMPORT_OPTIMIZATION : t->protos[proto].cls,
-    };
-    return id;
-}
-
 /* Outermost ops of each thread -> node records; steps; segments. */
 static int resolve(imp_trace *t, int et, char *err, size_t errlen)
 {
@@ -894,36 +909,31 @@ static int resolve(imp_trace *t, int et, char *err, size_t errlen)
         qsort(t->recs, t->nrecs, sizeof *t->recs, rec_order);
     size_t nout = 0, depth = 0;
     int ops_open = 0, bwd = 0, upd = 0;
-    for (size_t i = 0; i < t->nrecs; i++) {
+    /* an execution trace's records are nodes already (et_finish) */
+    for (size_t i = 0; !et && i < t->nrecs; i++) {
         imp_rec r = t->recs[i];
-        int phase;
-        if (et) {
-            phase = (int)r.seg;
-        } else {
-            if (i == 0 || r.track != t->recs[i - 1].track)
-                depth = 0, ops_open = bwd = upd = 0;
-            while (depth && t->recs[stack[depth - 1]].e <= r.b) {
-                uint8_t k = t->recs[stack[--depth]].kind;
-                ops_open -= k == IMP_REC_KEPT || k == IMP_REC_INNER;
-                bwd -= k == IMP_REC_BWD;
-                upd -= k == IMP_REC_UPD;
-            }
-            if (depth && r.e > t->recs[stack[depth - 1]].e)
-                t->overlap++;
-            if (grow(&stack, &cap, depth, sizeof *stack))
-                goto oom;
-            stack[depth++] = i;
-            if (r.kind == IMP_REC_OP && ops_open)
-                t->recs[i].kind = IMP_REC_INNER;
-            uint8_t k = t->recs[i].kind;
-            ops_open += k == IMP_REC_OP || k == IMP_REC_INNER;
-            bwd += k == IMP_REC_BWD;
-            upd += k == IMP_REC_UPD;
-            if (k != IMP_REC_OP && k != IMP_REC_KERNEL)
-                continue;
-            phase = upd ? IMP_UPDATE : bwd ? IMP_BACKWARD : IMP_FORWARD;
+        if (i == 0 || r.track != t->recs[i - 1].track)
+            depth = 0, ops_open = bwd = upd = 0;
+        while (depth && t->recs[stack[depth - 1]].e <= r.b) {
+            unsigned k = t->recs[stack[--depth]].kind;
+            ops_open -= k == IMP_REC_KEPT || k == IMP_REC_INNER;
+            bwd -= k == IMP_REC_BWD;
+            upd -= k == IMP_REC_UPD;
         }
-        int64_t node = node_of(t, r.ref, phase);
+        if (depth && r.e > t->recs[stack[depth - 1]].e)
+            t->overlap++;
+        if (grow(&stack, &cap, depth, sizeof *stack))
+            goto oom;
+        stack[depth++] = i;
+        if (r.kind == IMP_REC_OP && ops_open)
+            t->recs[i].kind = IMP_REC_INNER;
+        unsigned k = t->recs[i].kind;
+        ops_open += k == IMP_REC_OP || k == IMP_REC_KERNEL || k == IMP_REC_INNER;
+        bwd += k == IMP_REC_BWD;
+        upd += k == IMP_REC_UPD;
+        if (k != IMP_REC_OP && k != IMP_REC_KERNEL)
+            continue;
+        int64_t node = node_of(t, r.ref, upd ? IMP_UPDATE : bwd ? IMP_BACKWARD : IMP_FORWARD);
         if (node < 0)
             goto oom;
         t->recs[i].ref = (uint32_t)node;
@@ -968,19 +978,7 @@ static int resolve(imp_trace *t, int et, char *err, size_t errlen)
         t->t0 = t->steps[0].b;
     if (t->steps[t->nsteps - 1].e > t->t1)
         t->t1 = t->steps[t->nsteps - 1].e;
-    for (size_t i = 0; i < nout; i++) {
-        imp_rec *r = &t->recs[i];
-        size_t lo = 0, hi = t->nsteps; /* the first step beginning after r */
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (t->steps[mid].b <= r->b)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        r->seg = lo && r->b < t->steps[lo - 1].e ? (uint32_t)(2 * (lo - 1) + 1) : (uint32_t)(2 * lo);
-    }
-    qsort(t->recs, nout, sizeof *t->recs, out_order);
+    qsort_r(t->recs, nout, sizeof *t->recs, out_order, t);
     /* the thread ids: CPU threads keep theirs where free, the others get
      * new ones above them */
     int64_t next = 1;

@@ -504,10 +504,10 @@ static bt_message *next_message(imp_iter *it)
                 set_u(p, 0, st->num);
                 return m;
             }
-            if (it->idx < t->nrecs && t->recs[it->idx].seg == it->seg) {
+            if (it->idx < t->nrecs && imp_seg_of(t, t->recs[it->idx].b) == it->seg) {
                 size_t i = it->idx, n = 1;
-                while (n < OPS_BATCH && i + n < t->nrecs && t->recs[i + n].seg == it->seg &&
-                       t->recs[i + n].track == t->recs[i].track)
+                while (n < OPS_BATCH && i + n < t->nrecs && t->recs[i + n].track == t->recs[i].track &&
+                       imp_seg_of(t, t->recs[i + n].b) == it->seg)
                     n++;
                 uint64_t ts = in_step ? st->e : it->seg ? t->steps[it->seg / 2 - 1].e : t->t0;
                 if (!(m = event(it, EV_OPS, ts, t->recs[i].track, &p)))

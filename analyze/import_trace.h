@@ -2,7 +2,7 @@
  * foreign trace before emitting it as schema-2 messages (internal to
  * import_pytorch.c and import_source.c).
  *
- * Records are compact (32 bytes a span): the importer keeps the spans of
+ * Records are compact (24 bytes a span): the importer keeps the spans of
  * the whole input (it must sort each thread's spans to find the outermost
  * op of each nest), never the JSON itself. */
 #ifndef FATHOM_ANALYZE_IMPORT_TRACE_H
@@ -53,12 +53,13 @@ typedef struct imp_track {  /* a CPU thread or a GPU stream */
 /* span kinds: an op, a GPU kernel, a backward or optimizer context span, an
  * op nested in another (a part of it), an op kept as a node record */
 enum { IMP_REC_OP, IMP_REC_KERNEL, IMP_REC_BWD, IMP_REC_UPD, IMP_REC_INNER, IMP_REC_KEPT };
-typedef struct imp_rec {    /* a span of the input */
+typedef struct imp_rec {    /* a span of the input: 24 bytes */
     uint64_t b, e;          /* ns */
-    uint32_t track, ref;    /* ref: proto (while reading), then node */
-    uint32_t seg;           /* 2k+1: in step k; 2k: between steps k-1 and k */
-    uint8_t kind;
+    uint32_t track : 28;    /* at most IMP_MAX_TRACKS */
+    uint32_t kind : 4;
+    uint32_t ref;           /* proto (while reading), then node */
 } imp_rec;
+#define IMP_MAX_TRACKS (UINT32_C(1) << 28)
 
 typedef struct imp_step { uint64_t b, e; uint32_t num; } imp_step;
 
@@ -85,6 +86,9 @@ typedef struct imp_trace {
  * file name). */
 imp_trace *imp_trace_read(const char *path, const char *model, char *err, size_t errlen);
 void imp_trace_destroy(imp_trace *t);
+/* The segment of a kept op beginning at b: 2k+1 in step k, 2k between
+ * steps k-1 and k (the steps of a read trace: sorted, disjoint). */
+uint32_t imp_seg_of(const imp_trace *t, uint64_t b);
 /* The interned string of id. */
 const char *imp_str(const imp_strtab *s, uint32_t id);
 uint32_t imp_strcount(const imp_strtab *s);

@@ -13,7 +13,7 @@
  * Prints per trace: events, JSON bytes, seconds, events per second, peak
  * RSS, and RSS bytes per event; the growth of RSS between the two sizes
  * per extra event shows what memory an event costs (the importer keeps a
- * 32-byte record per span, never the JSON).
+ * 24-byte record per span, never the JSON).
  * Exit status: 0, or 2 on an error (the import failed, wrong counts).
  *
  *   bench_import [--fathom BIN] [--events N] [--factor F] [--gzip] [--keep]
