@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #define CHUNK (1u << 20)
+#define fail analyze_import_errf
 
 struct analyze_json_in {
     struct archive *a;
@@ -21,8 +22,7 @@ struct analyze_json_in {
     char path[256];
 };
 
-static void fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fail(char *err, size_t errlen, const char *fmt, ...)
+void analyze_import_errf(char *err, size_t errlen, const char *fmt, ...)
 {
     if (!err || !errlen)
         return;

@@ -14,6 +14,9 @@
 
 typedef struct analyze_json_in analyze_json_in;
 
+/* A one-line message into err (the importer's errors). */
+void analyze_import_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* NULL and a one-line message in err on failure. */
 analyze_json_in *analyze_json_open(const char *path, char *err, size_t errlen);
 void analyze_json_close(analyze_json_in *j);

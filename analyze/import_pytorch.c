@@ -38,7 +38,6 @@
 
 #include <jansson.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,16 +54,7 @@ static const uint8_t dtype_size[IMP_DTYPE_COUNT] = { 4, 4, 8, 2, 2, 8, 2, 1, 1, 
 #define MAX_NUMEL (UINT64_C(1) << 40)
 #define MAX_LABEL 200 /* an op label longer than this (a templated kernel name) is cut */
 
-static void fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
+#define fail analyze_import_errf
 
 /* ---- interned strings --------------------------------------------------- */
 
@@ -245,6 +235,27 @@ static int arg_of(const json_t *dims, analyze_import_arg *a)
     return 0;
 }
 
+/* The tensor named key in keys: found, or made of dtype dt and shape a. */
+static int64_t keyed_tensor(imp_trace *t, imp_strtab *keys, const char *key, size_t n, int dt,
+                            const analyze_import_arg *a)
+{
+    int added;
+    int64_t id = intern(keys, key, n, &added);
+    if (id < 0 || !added)
+        return id;
+    if (grow(&t->tensors, &t->ctensors, t->ntensors, sizeof *t->tensors))
+        return -1;
+    imp_tensor *x = &t->tensors[t->ntensors++];
+    memset(x, 0, sizeof *x);
+    x->dtype = (uint8_t)(dt < 0 ? IMP_DTYPE_OTHER : dt);
+    x->role = IMP_ROLE_ACTIVATION;
+    x->ndim = (uint8_t)a->ndim;
+    for (int i = 0; i < a->ndim; i++)
+        x->shape[i] = (uint32_t)a->d[i];
+    x->bytes = a->numel * dtype_size[x->dtype];
+    return id;
+}
+
 /* The tensor of (dtype, shape) of a profiler trace: one per distinct pair. */
 static int64_t shape_tensor(imp_trace *t, int dt, const analyze_import_arg *a)
 {
@@ -252,21 +263,7 @@ static int64_t shape_tensor(imp_trace *t, int dt, const analyze_import_arg *a)
     int n = snprintf(key, sizeof key, "%d|", dt);
     for (int i = 0; i < a->ndim && n < (int)sizeof key - 24; i++)
         n += snprintf(key + n, sizeof key - (size_t)n, "%lld,", (long long)a->d[i]);
-    int added;
-    int64_t id = intern(t->tensorkeys, key, (size_t)n, &added);
-    if (id < 0 || !added)
-        return id;
-    if (grow(&t->tensors, &t->ctensors, t->ntensors, sizeof *t->tensors))
-        return -1;
-    imp_tensor *x = &t->tensors[t->ntensors++];
-    memset(x, 0, sizeof *x);
-    x->dtype = (uint8_t)dt;
-    x->role = IMP_ROLE_ACTIVATION;
-    x->ndim = (uint8_t)a->ndim;
-    for (int i = 0; i < a->ndim; i++)
-        x->shape[i] = (uint32_t)a->d[i];
-    x->bytes = a->numel * dtype_size[dt];
-    return id;
+    return keyed_tensor(t, t->tensorkeys, key, (size_t)n, dt, a);
 }
 
 /* ---- protos, nodes, tracks ---------------------------------------------- */
@@ -668,21 +665,7 @@ static int64_t et_tensor(imp_trace *t, et_state *s, const json_t *ref, int dt, c
         return -2;
     char key[48];
     int n = snprintf(key, sizeof key, "%lld", (long long)json_integer_value(json_array_get(ref, 0)));
-    int added;
-    int64_t id = intern(s->ids, key, (size_t)n, &added);
-    if (id < 0 || !added)
-        return id;
-    if (grow(&t->tensors, &t->ctensors, t->ntensors, sizeof *t->tensors))
-        return -1;
-    imp_tensor *x = &t->tensors[t->ntensors++];
-    memset(x, 0, sizeof *x);
-    x->dtype = (uint8_t)(dt < 0 ? IMP_DTYPE_OTHER : dt);
-    x->role = IMP_ROLE_ACTIVATION;
-    x->ndim = (uint8_t)a->ndim;
-    for (int i = 0; i < a->ndim; i++)
-        x->shape[i] = (uint32_t)a->d[i];
-    x->bytes = a->numel * dtype_size[x->dtype];
-    return id;
+    return keyed_tensor(t, s->ids, key, (size_t)n, dt, a);
 }
 
 /* The tensor arguments of one side (inputs or outputs) of an ET node. */
