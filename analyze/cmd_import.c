@@ -172,7 +172,12 @@ static int import_one(const char *file, const char *model, const char *out, cons
         tracer_manifest_set_u64(m, "steps", sum.steps, err, sizeof err) ||
         tracer_manifest_set_u64(m, "ops", sum.ops, err, sizeof err) ||
         tracer_manifest_set_u64(m, "nodes", sum.nodes, err, sizeof err) ||
-        tracer_manifest_set_u64(m, "threads", sum.tracks, err, sizeof err)) {
+        tracer_manifest_set_u64(m, "threads", sum.tracks, err, sizeof err) ||
+        (sum.devices && (tracer_manifest_set(m, "source.device", sum.device, err, sizeof err) ||
+                         tracer_manifest_set_u64(m, "source.devices", sum.devices, err, sizeof err))) ||
+        (sum.world_size && (tracer_manifest_set_u64(m, "source.rank", (uint64_t)sum.rank, err, sizeof err) ||
+                            tracer_manifest_set_u64(m, "source.world_size", (uint64_t)sum.world_size, err,
+                                                    sizeof err)))) {
         fprintf(stderr, "fathom import: %s: %s\n", file, m ? err : "out of memory");
         goto end;
     }

@@ -113,6 +113,9 @@ typedef struct analyze_import_summary {
     uint64_t warnings;
     char model[128];
     char mode[8];
+    char device[128];     /* the first GPU of deviceProperties, "" */
+    uint64_t devices;     /* GPUs in deviceProperties */
+    int64_t rank, world_size; /* distributedInfo; world_size 0: none */
 } analyze_import_summary;
 
 int cmd_import(int argc, char **argv);

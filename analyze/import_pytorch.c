@@ -1096,6 +1096,27 @@ static char *model_from_path(const char *path)
     return m;
 }
 
+/* Kineto's deviceProperties: [{"id": 0, "name": "NVIDIA A100...", ...}]. */
+static void devices_of(imp_trace *t, const json_t *d)
+{
+    size_t n = json_array_size(d);
+    const char *name = json_string_value(json_object_get(json_array_get(d, 0), "name"));
+    if (n && name)
+        snprintf(t->sum.device, sizeof t->sum.device, "%s%s", name, n > 1 ? " (and others)" : "");
+    t->sum.devices = n;
+}
+
+/* Kineto's distributedInfo: {"backend": "nccl", "rank": 0, "world_size": 8}. */
+static void distributed_of(imp_trace *t, const json_t *d)
+{
+    const json_t *rank = json_object_get(d, "rank"), *world = json_object_get(d, "world_size");
+    if (json_is_integer(rank) && json_is_integer(world) && json_integer_value(rank) >= 0 &&
+        json_integer_value(world) > json_integer_value(rank)) {
+        t->sum.rank = json_integer_value(rank);
+        t->sum.world_size = json_integer_value(world);
+    }
+}
+
 imp_trace *imp_trace_read(const char *path, const char *model, char *err, size_t errlen)
 {
     imp_trace *t = calloc(1, sizeof *t);
@@ -1144,6 +1165,8 @@ imp_trace *imp_trace_read(const char *path, const char *model, char *err, size_t
             }
             int is_events = len == 13 && memcmp(k, "\"traceEvents\"", 13) == 0;
             int is_nodes = len == 7 && memcmp(k, "\"nodes\"", 7) == 0;
+            int is_devices = len == 18 && memcmp(k, "\"deviceProperties\"", 18) == 0;
+            int is_dist = len == 17 && memcmp(k, "\"distributedInfo\"", 17) == 0;
             analyze_json_consume(j, len);
             if (analyze_json_peek(j, err, errlen) != ':') {
                 fail(err, errlen, "%s: not JSON at byte %llu: expected ':'", path,
@@ -1164,6 +1187,14 @@ imp_trace *imp_trace_read(const char *path, const char *model, char *err, size_t
                 const char *v = analyze_json_value(j, &len, err, errlen);
                 if (!v)
                     goto fail;
+                if (is_devices || is_dist) {
+                    json_t *d = json_loadb(v, len, JSON_DECODE_ANY, NULL);
+                    if (is_devices)
+                        devices_of(t, d);
+                    else
+                        distributed_of(t, d);
+                    json_decref(d);
+                }
                 analyze_json_consume(j, len);
             }
             c = analyze_json_peek(j, err, errlen);

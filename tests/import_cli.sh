@@ -64,6 +64,7 @@ python3 "$SRC/import_check.py" "$FIX/cnn.pt.trace.json.gz" "$T/mlp_json.txt" >/d
 # ---- a GPU trace (Kineto's layout): kernels on their own track ----------------
 cat >"$T/gpu.json" <<'JSON'
 {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "Some GPU"}],
+ "distributedInfo": {"backend": "nccl", "rank": 3, "world_size": 8},
  "traceEvents": [
   {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#7", "pid": 42, "tid": 42, "ts": 1700000000000000.0, "dur": 500},
   {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 42, "tid": 42, "ts": 1700000000000010.5, "dur": 40,
@@ -87,6 +88,9 @@ if import_text "$T/gpu.json" gpu; then
     grep -q 'op = ( "aten::mm".*flops = 524288, bytes = 57344' "$T/gpu.txt" ||
         fail "gpu: aten::mm [64,128]x[128,32] is not 2*64*128*32 FLOPs, 4*(64*128+128*32+64*32) bytes"
     grep -q 'step_begin: .* step = 7' "$T/gpu.txt" || fail "gpu: ProfilerStep#7 is not step 7"
+    grep -qx 'source.device=Some GPU' "$T/gpu.x/MANIFEST" || fail "gpu: MANIFEST has no source.device"
+    grep -qx 'source.rank=3' "$T/gpu.x/MANIFEST" && grep -qx 'source.world_size=8' "$T/gpu.x/MANIFEST" ||
+        fail "gpu: MANIFEST has no rank and world size"
     grep -q '^\[1700000000\.000000000\] .* fathom:step_begin' "$T/gpu.txt" || fail "gpu: step time is not the JSON's"
 else
     fail "import gpu.json: $(cat "$T/gpu.err")"
