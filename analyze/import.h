@@ -44,11 +44,23 @@ typedef enum analyze_import_cost {
     ANALYZE_IMPORT_COST_COUNT
 } analyze_import_cost;
 
+/* How an op's scalar arguments become its node's attrs (import_ops.def's
+ * ATTRS column): in the layout of the engine op. */
+typedef enum analyze_import_attrs {
+    ANALYZE_IMPORT_ATTRS_NONE,
+    ANALYZE_IMPORT_ATTRS_MM,
+    ANALYZE_IMPORT_ATTRS_MM_TB,
+    ANALYZE_IMPORT_ATTRS_CONV,
+    ANALYZE_IMPORT_ATTRS_CONV_BWD,
+    ANALYZE_IMPORT_ATTRS_POOL,
+} analyze_import_attrs;
+
 typedef struct analyze_import_op {
     const char *name;         /* the framework's name: "aten::conv2d" */
     analyze_import_class cls;
     const char *engine;       /* the engine's op(s), "" when it has none */
     analyze_import_cost cost;
+    analyze_import_attrs attrs;
 } analyze_import_op;
 
 /* The table entry of a framework op name, or NULL. */
@@ -77,6 +89,20 @@ typedef struct analyze_import_arg {
 void analyze_import_cost_of(analyze_import_cost cost, const analyze_import_arg *in, size_t nin,
                             const analyze_import_arg *out, size_t nout, uint32_t esize, uint64_t *flops,
                             uint64_t *bytes);
+
+/* One argument of a recorded op as integers: an int (n 1), a list of ints
+ * (n of them, at most 4 kept), or anything else (n -1). */
+typedef struct analyze_import_scalar {
+    int n;
+    int64_t v[4];
+} analyze_import_scalar;
+
+#define ANALYZE_IMPORT_MAX_ATTRS 8
+/* The attrs of `kind` from the op's arguments (all of them, by position)
+ * into attrs[ANALYZE_IMPORT_MAX_ATTRS]: their number, 0 when the arguments
+ * do not give them. */
+size_t analyze_import_attrs_of(analyze_import_attrs kind, const analyze_import_scalar *args, size_t nargs,
+                               int64_t *attrs);
 
 /* ---- the source component class (src.fathom.pytorch) ------------------ */
 

@@ -22,7 +22,7 @@ const char *analyze_import_class_name(analyze_import_class c)
 #define optimization ANALYZE_IMPORT_OPTIMIZATION
 #define data_movement ANALYZE_IMPORT_DATA_MOVEMENT
 static const analyze_import_op table[] = {
-#define X(name, cls, engine, cost) { name, cls, engine, ANALYZE_IMPORT_COST_##cost },
+#define X(name, cls, engine, cost, attrs) { name, cls, engine, ANALYZE_IMPORT_COST_##cost, ANALYZE_IMPORT_ATTRS_##attrs },
 #include "analyze/import_ops.def"
 #undef X
 };
@@ -272,4 +272,51 @@ void analyze_import_cost_of(analyze_import_cost cost, const analyze_import_arg *
     }
     *flops = f;
     *bytes = b;
+}
+
+/* ---- attrs ---------------------------------------------------------------- */
+
+/* Argument i as a pair (an int stands for both; a list of one too). */
+static int pair(const analyze_import_scalar *a, size_t n, size_t i, int64_t *x, int64_t *y)
+{
+    if (i >= n || a[i].n < 1 || a[i].n > 2)
+        return -1;
+    *x = a[i].v[0];
+    *y = a[i].n == 2 ? a[i].v[1] : a[i].v[0];
+    return *x >= 0 && *y >= 0 && *x <= INT32_MAX && *y <= INT32_MAX ? 0 : -1;
+}
+
+size_t analyze_import_attrs_of(analyze_import_attrs kind, const analyze_import_scalar *args, size_t nargs,
+                               int64_t *attrs)
+{
+    switch (kind) {
+    case ANALYZE_IMPORT_ATTRS_MM:
+    case ANALYZE_IMPORT_ATTRS_MM_TB:
+        attrs[0] = 0;
+        attrs[1] = kind == ANALYZE_IMPORT_ATTRS_MM_TB;
+        return 2;
+    case ANALYZE_IMPORT_ATTRS_CONV:
+    case ANALYZE_IMPORT_ATTRS_CONV_BWD: {
+        size_t at = kind == ANALYZE_IMPORT_ATTRS_CONV ? 3 : 4;
+        if (pair(args, nargs, at, &attrs[0], &attrs[1]) || pair(args, nargs, at + 1, &attrs[2], &attrs[3]) ||
+            !attrs[0] || !attrs[1])
+            return 0;
+        return 4;
+    }
+    case ANALYZE_IMPORT_ATTRS_POOL:
+        if (pair(args, nargs, 1, &attrs[0], &attrs[1]) || !attrs[0] || !attrs[1])
+            return 0;
+        if (nargs > 2 && args[2].n == 0) /* stride []: the kernel's */
+            attrs[2] = attrs[0], attrs[3] = attrs[1];
+        else if (pair(args, nargs, 2, &attrs[2], &attrs[3]) || !attrs[2] || !attrs[3])
+            return 0;
+        if (nargs > 3 && args[3].n == 0)
+            attrs[4] = attrs[5] = 0;
+        else if (pair(args, nargs, 3, &attrs[4], &attrs[5]))
+            return 0;
+        return 6;
+    case ANALYZE_IMPORT_ATTRS_NONE:
+        break;
+    }
+    return 0;
 }

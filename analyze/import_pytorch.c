@@ -280,11 +280,28 @@ static int64_t name_id(imp_trace *t, const char *name)
     return intern(t->names, label, len, &added);
 }
 
-/* A new proto for (name, args); in: tensor ids (or UINT32_MAX: not a
- * tensor) are kept for those args that are tensors. */
+/* A convolution's output from its input x[N,C,H,W], filter w[OC,C/g,KH,KW]
+ * and attrs (stride_h, stride_w, pad_h, pad_w); 0 if they do not give one. */
+static int conv_out(const analyze_import_arg *x, const analyze_import_arg *w, const int64_t *a, analyze_import_arg *o)
+{
+    if (x->ndim != 4 || w->ndim != 4 || x->is_list || w->is_list)
+        return 0;
+    int64_t h = (x->d[2] + 2 * a[2] - w->d[2]) / a[0] + 1, wd = (x->d[3] + 2 * a[3] - w->d[3]) / a[1] + 1;
+    if (h <= 0 || wd <= 0)
+        return 0;
+    memset(o, 0, sizeof *o);
+    o->ndim = 4;
+    o->d[0] = x->d[0], o->d[1] = w->d[0], o->d[2] = h, o->d[3] = wd;
+    o->numel = (uint64_t)(x->d[0] * w->d[0]) * (uint64_t)(h * wd);
+    return 1;
+}
+
+/* A new proto for (name, args); in: the arguments by position, in_id
+ * their tensor ids (-1: not a tensor); sc[nsc]: the arguments as integers
+ * (the source of the attrs). */
 static int64_t add_proto(imp_trace *t, const char *name, int cls, const analyze_import_arg *in, const int64_t *in_id,
-                         size_t nin, const analyze_import_arg *out, const int64_t *out_id,
-                         size_t nout, int es)
+                         size_t nin, const analyze_import_arg *out, const int64_t *out_id, size_t nout,
+                         const analyze_import_scalar *sc, size_t nsc, int es)
 {
     int64_t nm = name_id(t, name);
     if (nm < 0 || grow(&t->protos, &t->cprotos, t->nprotos, sizeof *t->protos))
@@ -295,7 +312,15 @@ static int64_t add_proto(imp_trace *t, const char *name, int cls, const analyze_
     const analyze_import_op *op = cls < 0 ? analyze_import_lookup(name) : NULL;
     p->cls = (uint8_t)(cls >= 0 ? cls : op ? (int)op->cls : ANALYZE_IMPORT_OTHER);
     if (op)
+        p->nattrs = (uint8_t)analyze_import_attrs_of(op->attrs, sc, nsc, p->attrs);
+    analyze_import_arg conv;
+    if (op && op->cost == ANALYZE_IMPORT_COST_CONV && !nout && op->attrs == ANALYZE_IMPORT_ATTRS_CONV &&
+        p->nattrs == 4 && nin >= 2 && conv_out(&in[0], &in[1], p->attrs, &conv))
+        out = &conv, nout = 1, out_id = NULL; /* the output's shape, not a tensor of the trace */
+    if (op)
         analyze_import_cost_of(op->cost, in, nin, out, nout, (uint32_t)es, &p->flops, &p->bytes);
+    if (!out_id)
+        nout = 0;
     p->in = calloc(nin ? nin : 1, sizeof *p->in);
     p->out = calloc(nout ? nout : 1, sizeof *p->out);
     if (!p->in || !p->out)
@@ -415,6 +440,66 @@ static int64_t us_to_ns(const json_t *v)
     return (int64_t)llround(x);
 }
 
+/* A Kineto "Concrete Inputs" string ("1", "[1, 1]", "[]", "") as integers. */
+static void scalar_of_text(const char *s, analyze_import_scalar *sc)
+{
+    sc->n = -1;
+    if (!s)
+        return;
+    int list = *s == '[';
+    const char *p = s + list;
+    int n = 0;
+    for (;;) {
+        while (*p == ' ')
+            p++;
+        if (list && *p == ']' && n == 0) {
+            sc->n = 0;
+            return;
+        }
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p)
+            return;
+        if (n < 4)
+            sc->v[n] = v;
+        n++;
+        p = end;
+        while (*p == ' ')
+            p++;
+        if (list && *p == ',') {
+            p++;
+            continue;
+        }
+        if ((list && *p == ']' && p[1] == '\0') || (!list && *p == '\0'))
+            break;
+        return;
+    }
+    sc->n = n < 4 ? n : 4;
+}
+
+/* An execution trace's argument value (by its type: Int, GenericList[Int...])
+ * as integers. */
+static void scalar_of_json(const json_t *v, const char *type, analyze_import_scalar *sc)
+{
+    sc->n = -1;
+    if (!type)
+        return;
+    if (strcmp(type, "Int") == 0 && json_is_integer(v)) {
+        sc->n = 1;
+        sc->v[0] = json_integer_value(v);
+    } else if (starts(type, "GenericList[Int") && json_is_array(v)) {
+        size_t n = json_array_size(v);
+        for (size_t i = 0; i < n && i < 4; i++) {
+            if (!json_is_integer(json_array_get(v, i)))
+                return;
+            sc->v[i] = json_integer_value(json_array_get(v, i));
+        }
+        sc->n = n < 4 ? (int)n : 4;
+    } else if (strcmp(type, "GenericList[]") == 0 && json_is_array(v) && !json_array_size(v)) {
+        sc->n = 0;
+    }
+}
+
 /* A growing key string. */
 typedef struct keybuf { char *s; size_t len, cap; int oom; } keybuf;
 
@@ -475,6 +560,7 @@ static void key_json(keybuf *k, const json_t *v, int depth)
 static int64_t profiler_proto(imp_trace *t, const char *name, const json_t *args)
 {
     const json_t *dims = json_object_get(args, "Input Dims"), *types = json_object_get(args, "Input type");
+    const json_t *concrete = json_object_get(args, "Concrete Inputs");
     keybuf key = { 0 };
     int64_t r = -1;
     key_put(&key, name, strlen(name));
@@ -484,6 +570,10 @@ static int64_t profiler_proto(imp_trace *t, const char *name, const json_t *args
     key_put(&key, "|", 1);
     if (types)
         key_json(&key, types, 0);
+    if (concrete) { /* the scalar arguments: a convolution's stride */
+        key_put(&key, "|", 1);
+        key_json(&key, concrete, 0);
+    }
     if (key.oom)
         goto end;
     int added;
@@ -524,7 +614,11 @@ static int64_t profiler_proto(imp_trace *t, const char *name, const json_t *args
         t->bad_shape++;
         nin = 0; /* no shapes: no cost */
     }
-    r = add_proto(t, name, -1, in, ids, nin, NULL, NULL, 0, es ? es : 4);
+    analyze_import_scalar sc[64];
+    size_t nsc = json_array_size(concrete) < 64 ? json_array_size(concrete) : 64;
+    for (size_t i = 0; i < nsc; i++)
+        scalar_of_text(json_string_value(json_array_get(concrete, i)), &sc[i]);
+    r = add_proto(t, name, -1, in, ids, nin, NULL, NULL, 0, sc, nsc, es ? es : 4);
     if (r >= 0 && r != id) /* protos and protokeys stay in step */
         r = -1;
 end:
@@ -540,7 +634,7 @@ static int64_t kernel_proto(imp_trace *t, const char *name)
     int64_t id = intern(t->protokeys, key, (size_t)n, &added);
     if (id < 0 || !added)
         return id;
-    int64_t r = add_proto(t, name, (int)analyze_import_kernel_class(name), NULL, NULL, 0, NULL, NULL, 0, 4);
+    int64_t r = add_proto(t, name, (int)analyze_import_kernel_class(name), NULL, NULL, 0, NULL, NULL, 0, NULL, 0, 4);
     return r == id ? r : -1;
 }
 
@@ -759,7 +853,12 @@ static int et_node_read(imp_trace *t, et_state *s, const json_t *node, uint64_t 
         int kl = snprintf(key, sizeof key, "et%zu", s->count);
         int added;
         int64_t pk = intern(t->protokeys, key, (size_t)kl, &added);
-        int64_t p = pk < 0 ? -1 : add_proto(t, name, -1, in, iid, nin, out, oid, nout, es ? es : 4);
+        analyze_import_scalar sc[64];
+        const json_t *vals = json_object_get(node, "inputs"), *types = json_object_get(node, "input_types");
+        size_t nsc = json_array_size(vals) < 64 ? json_array_size(vals) : 64;
+        for (size_t i = 0; i < nsc; i++)
+            scalar_of_json(json_array_get(vals, i), json_string_value(json_array_get(types, i)), &sc[i]);
+        int64_t p = pk < 0 ? -1 : add_proto(t, name, -1, in, iid, nin, out, oid, nout, sc, nsc, es ? es : 4);
         if (p < 0 || p != pk) {
             fail(err, errlen, "%s: out of memory", t->path);
             return -1;

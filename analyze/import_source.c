@@ -382,6 +382,7 @@ static int set_seq(bt_field *st, uint64_t i, size_t n, int sign, uint64_t (*get)
 }
 
 static uint64_t get_u32s(const void *ctx, size_t k) { return ((const uint32_t *)ctx)[k]; }
+static uint64_t get_i64s(const void *ctx, size_t k) { return (uint64_t)((const int64_t *)ctx)[k]; }
 static uint64_t get_rec_node(const void *ctx, size_t k) { return ((const imp_rec *)ctx)[k].ref; }
 static uint64_t get_rec_b(const void *ctx, size_t k) { return ((const imp_rec *)ctx)[k].b; }
 static uint64_t get_rec_e(const void *ctx, size_t k) { return ((const imp_rec *)ctx)[k].e; }
@@ -485,7 +486,7 @@ static bt_message *next_message(imp_iter *it)
                 set_u(p, 8, pr->flops);
                 set_u(p, 9, pr->bytes);
                 if (set_seq(p, 5, pr->nin, 0, get_u32s, pr->in) || set_seq(p, 6, pr->nout, 0, get_u32s, pr->out) ||
-                    set_seq(p, 7, 0, 1, get_u32s, NULL))
+                    set_seq(p, 7, pr->nattrs, 1, get_i64s, pr->attrs))
                     goto oom;
                 it->idx++;
                 return m;

@@ -31,6 +31,8 @@ typedef struct imp_proto {  /* an op call site: name, argument shapes and types 
     uint32_t nin, nout;
     uint32_t *in, *out;     /* tensor ids */
     uint64_t flops, bytes;
+    uint8_t nattrs;         /* attrs in the engine op's layout */
+    int64_t attrs[ANALYZE_IMPORT_MAX_ATTRS];
 } imp_proto;
 
 typedef struct imp_node {   /* a node_def: a proto in a phase */

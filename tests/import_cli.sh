@@ -35,6 +35,10 @@ done
 grep -qx 'source=pytorch-et' "$T/cnn_et_json_gz.x/MANIFEST" || fail "cnn.et.json.gz: source is not pytorch-et"
 grep -qx 'source=pytorch-profiler' "$T/mlp_json.x/MANIFEST" || fail "mlp.json: source is not pytorch-profiler"
 grep -q 'fathom:tensor_alloc' "$T/cnn_et_json_gz.txt" || fail "the execution trace has no tensor_alloc"
+grep -q 'op = ( "aten::conv2d".*attrs = \[ \[0\] = 1, \[1\] = 1, \[2\] = 1, \[3\] = 1 \]' "$T/cnn_et_json_gz.txt" ||
+    fail "cnn.et: conv2d's attrs are not Conv2D's stride 1, pad 1"
+grep -q 'op = ( "aten::max_pool2d".*attrs = \[ \[0\] = 2, \[1\] = 2, \[2\] = 2, \[3\] = 2, \[4\] = 0, \[5\] = 0 \]' \
+    "$T/cnn_et_json_gz.txt" || fail "cnn.et: max_pool2d's attrs are not MaxPool's 2x2 stride 2"
 grep -q 'op = ( "aten::conv2d".*cls = ( "convolution".*flops = [1-9]' "$T/cnn_pt_trace_json_gz.txt" ||
     fail "cnn: aten::conv2d without class convolution and FLOPs"
 grep -q 'mode = ( "train"' "$T/cnn_pt_trace_json_gz.txt" || fail "cnn: not a training run"
@@ -71,6 +75,10 @@ cat >"$T/gpu.json" <<'JSON'
    "args": {"Input Dims": [[64, 128], [128, 32]], "Input type": ["float", "float"], "External id": 1}},
   {"ph": "X", "cat": "cpu_op", "name": "myns::custom", "pid": 42, "tid": 42, "ts": 1700000000000060, "dur": 20,
    "args": {"Input Dims": [[8]], "Input type": ["float"]}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::conv2d", "pid": 42, "tid": 42, "ts": 1700000000000100, "dur": 10,
+   "args": {"Input Dims": [[1, 3, 8, 8], [4, 3, 3, 3], [4], [], [], [], []],
+            "Input type": ["float", "float", "float", "ScalarList", "ScalarList", "ScalarList", "Scalar"],
+            "Concrete Inputs": ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"]}},
   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 42, "tid": 42, "ts": 1700000000000020, "dur": 5},
   {"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 1700000000000030, "dur": 100},
   {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Pageable)", "pid": 0, "tid": 7, "ts": 1700000000000140, "dur": 10},
@@ -88,6 +96,8 @@ if import_text "$T/gpu.json" gpu; then
     grep -q 'op = ( "aten::mm".*flops = 524288, bytes = 57344' "$T/gpu.txt" ||
         fail "gpu: aten::mm [64,128]x[128,32] is not 2*64*128*32 FLOPs, 4*(64*128+128*32+64*32) bytes"
     grep -q 'step_begin: .* step = 7' "$T/gpu.txt" || fail "gpu: ProfilerStep#7 is not step 7"
+    grep -q 'op = ( "aten::conv2d".*attrs = \[ \[0\] = 2, \[1\] = 2, \[2\] = 1, \[3\] = 1 \], flops = 3456,' \
+        "$T/gpu.txt" || fail "gpu: conv2d stride 2 pad 1 (Concrete Inputs): not attrs 2,2,1,1 and 2*4*4*4*27 FLOPs"
     grep -qx 'source.device=Some GPU' "$T/gpu.x/MANIFEST" || fail "gpu: MANIFEST has no source.device"
     grep -qx 'source.rank=3' "$T/gpu.x/MANIFEST" && grep -qx 'source.world_size=8' "$T/gpu.x/MANIFEST" ||
         fail "gpu: MANIFEST has no rank and world size"
@@ -124,6 +134,8 @@ if import_text "$T/et.json" et; then
     python3 "$SRC/import_check.py" "$T/et.json" "$T/et.txt" || fail "import_check et.json"
     grep -q 'op = ( "aten::linear".*phase = ( "forward".*inputs = \[ \[0\] = 0, \[1\] = 1, \[2\] = 2 \].*outputs = \[ \[0\] = 3 \].*flops = 33280,' \
         "$T/et.txt" || fail "et: aten::linear's tensors or FLOPs (2*16*32*32 + 16*32)"
+    grep -q 'op = ( "aten::linear".*attrs = \[ \[0\] = 0, \[1\] = 1 \]' "$T/et.txt" ||
+        fail "et: aten::linear's attrs are not MatMul's transpose_b"
     grep -q 'op = ( "aten::mm".*phase = ( "backward".*inputs = \[ \[0\] = 3, \[1\] = 1 \]' "$T/et.txt" ||
         fail "et: aten::mm is not a backward op reading linear's output"
     grep -q 'op = ( "aten::add_".*cls = ( "optimization".*phase = ( "update"' "$T/et.txt" || fail "et: add_ not an update"

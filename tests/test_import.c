@@ -134,6 +134,33 @@ static void formulas(void **state)
     cost("aten::conv2d", none, 1, NULL, 0, 0, 0);
 }
 
+static void attrs(void **state)
+{
+    (void)state;
+    int64_t a[ANALYZE_IMPORT_MAX_ATTRS];
+    /* conv2d(x, w, b, stride [2, 2], padding [1, 0], dilation, groups) */
+    analyze_import_scalar conv[] = { { -1 }, { -1 }, { -1 }, { 2, { 2, 2 } }, { 2, { 1, 0 } }, { 2, { 1, 1 } }, { 1, { 1 } } };
+    assert_int_equal(analyze_import_attrs_of(analyze_import_lookup("aten::conv2d")->attrs, conv, 7, a), 4);
+    assert_int_equal(a[0], 2), assert_int_equal(a[1], 2), assert_int_equal(a[2], 1), assert_int_equal(a[3], 0);
+    /* convolution_backward: the same two lists one place later */
+    analyze_import_scalar bwd[] = { { -1 }, { -1 }, { -1 }, { 1, { 32 } }, { 1, { 3 } }, { 2, { 0, 0 } } };
+    assert_int_equal(analyze_import_attrs_of(analyze_import_lookup("aten::convolution_backward")->attrs, bwd, 6, a), 4);
+    assert_int_equal(a[0], 3), assert_int_equal(a[1], 3), assert_int_equal(a[2], 0);
+    /* max_pool2d(x, kernel [3, 3], stride [] = the kernel, padding [1, 1]) */
+    analyze_import_scalar pool[] = { { -1 }, { 2, { 3, 3 } }, { 0 }, { 2, { 1, 1 } } };
+    assert_int_equal(analyze_import_attrs_of(analyze_import_lookup("aten::max_pool2d")->attrs, pool, 4, a), 6);
+    assert_int_equal(a[2], 3), assert_int_equal(a[3], 3), assert_int_equal(a[4], 1);
+    assert_int_equal(analyze_import_attrs_of(analyze_import_lookup("aten::linear")->attrs, NULL, 0, a), 2);
+    assert_int_equal(a[0], 0), assert_int_equal(a[1], 1);
+    /* not given, or nonsense: no attrs */
+    assert_int_equal(analyze_import_attrs_of(analyze_import_lookup("aten::conv2d")->attrs, conv, 3, a), 0);
+    analyze_import_scalar zero[] = { { -1 }, { -1 }, { -1 }, { 2, { 0, 1 } }, { 2, { 1, 1 } } };
+    assert_int_equal(analyze_import_attrs_of(analyze_import_lookup("aten::conv2d")->attrs, zero, 5, a), 0);
+    analyze_import_scalar neg[] = { { -1 }, { 2, { -3, 3 } } };
+    assert_int_equal(analyze_import_attrs_of(analyze_import_lookup("aten::max_pool2d")->attrs, neg, 2, a), 0);
+    assert_int_equal(analyze_import_attrs_of(analyze_import_lookup("aten::relu")->attrs, conv, 7, a), 0);
+}
+
 static void exact_times(void **state)
 {
     (void)state;
@@ -158,6 +185,7 @@ int main(void)
         cmocka_unit_test(lookup_maps_classes_and_engine_ops),
         cmocka_unit_test(kernel_classes),
         cmocka_unit_test(formulas),
+        cmocka_unit_test(attrs),
         cmocka_unit_test(exact_times),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
