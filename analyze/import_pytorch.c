@@ -154,6 +154,7 @@ void imp_trace_destroy(imp_trace *t)
     for (size_t i = 0; i < t->ntracks; i++)
         free(t->tracks[i].procname);
     free(t->protos), free(t->nodes), free(t->tensors), free(t->tracks), free(t->recs), free(t->steps);
+    free(t->cpu_ext), free(t->kern_ext);
     strtab_destroy(t->names), strtab_destroy(t->protokeys), strtab_destroy(t->nodekeys);
     strtab_destroy(t->trackkeys), strtab_destroy(t->tensorkeys);
     free(t->path);
@@ -704,11 +705,25 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
         return 0; /* python frames, runtime calls, other annotations */
     }
     int64_t track = track_of(t, json_object_get(e, "pid"), json_object_get(e, "tid"), kernel);
-    if (ref < 0 || track < 0 || add_rec(t, b, en, (uint32_t)track, (uint32_t)ref, kind)) {
-        fail(err, errlen, "%s: out of memory", t->path);
-        return -1;
+    if (ref < 0 || track < 0 || add_rec(t, b, en, (uint32_t)track, (uint32_t)ref, kind))
+        goto oom;
+    /* a GPU trace (deviceProperties comes first) links kernels to the CPU
+     * ops that launched them: the kernel's phase is its op's */
+    const json_t *ext = json_object_get(json_object_get(e, "args"), "External id");
+    if ((kind == IMP_REC_OP || kind == IMP_REC_KERNEL) && json_is_integer(ext) && (t->sum.devices || kernel)) {
+        imp_launch l = { .ext = json_integer_value(ext), .b = b, .track = (uint32_t)track, .proto = (uint32_t)ref };
+        if (kernel ? grow(&t->kern_ext, &t->ckern_ext, t->nkern_ext, sizeof l)
+                   : grow(&t->cpu_ext, &t->ccpu_ext, t->ncpu_ext, sizeof l))
+            goto oom;
+        if (kernel)
+            t->kern_ext[t->nkern_ext++] = l;
+        else
+            t->cpu_ext[t->ncpu_ext++] = l;
     }
     return 0;
+oom:
+    fail(err, errlen, "%s: out of memory", t->path);
+    return -1;
 }
 
 /* The node of proto in phase (update nodes are of class optimization). */
@@ -982,6 +997,59 @@ static int step_order(const void *a, const void *b)
     return x->b < y->b ? -1 : x->b > y->b;
 }
 
+static int by_ext(const void *a, const void *b)
+{
+    const imp_launch *x = a, *y = b;
+    return x->ext < y->ext ? -1 : x->ext > y->ext;
+}
+
+/* The number of kept records (sorted by track, then begin) before or at
+ * (track, b): the one at track and b or just before it is that minus one. */
+static size_t kept_upto(const imp_trace *t, uint32_t track, uint64_t b)
+{
+    size_t lo = 0, hi = t->nrecs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const imp_rec *r = &t->recs[mid];
+        if (r->track < track || (r->track == track && r->b <= b))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Each kernel linked to a CPU op takes the phase of the outermost op around
+ * it (kept records in track, begin order). */
+static int kernel_phases(imp_trace *t)
+{
+    if (!t->nkern_ext || !t->ncpu_ext)
+        return 0;
+    qsort(t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
+    for (size_t i = 0; i < t->nkern_ext; i++) {
+        const imp_launch *k = &t->kern_ext[i];
+        const imp_launch *op = bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
+        size_t o = op ? kept_upto(t, op->track, op->b) : 0;
+        if (!o || t->recs[o - 1].track != op->track || t->recs[o - 1].e < op->b)
+            continue;
+        int phase = t->nodes[t->recs[o - 1].ref].phase;
+        if (phase == IMP_FORWARD)
+            continue;
+        for (size_t j = kept_upto(t, k->track, k->b); j && t->recs[j - 1].track == k->track && t->recs[j - 1].b == k->b;
+             j--) {
+            imp_rec *kr = &t->recs[j - 1];
+            if (t->nodes[kr->ref].proto != k->proto)
+                continue;
+            int64_t node = node_of(t, k->proto, phase);
+            if (node < 0)
+                return -1;
+            kr->ref = (uint32_t)node;
+            break;
+        }
+    }
+    return 0;
+}
+
 /* Outermost ops of each thread -> node records; steps; segments. */
 static int resolve(imp_trace *t, int et, char *err, size_t errlen)
 {
@@ -1025,6 +1093,8 @@ static int resolve(imp_trace *t, int et, char *err, size_t errlen)
         if (t->recs[i].kind == IMP_REC_KEPT)
             t->recs[nout++] = t->recs[i];
     t->nrecs = nout;
+    if (kernel_phases(t))
+        goto oom;
     if (!nout) {
         fail(err, errlen, "%s: no PyTorch ops found (%llu events read): not a PyTorch %s trace", t->path,
              (unsigned long long)t->sum.events, et ? "execution" : "profiler");
@@ -1075,6 +1145,10 @@ static int resolve(imp_trace *t, int et, char *err, size_t errlen)
             t->tracks[i].vtid = next++;
     }
     t->main_track = t->recs[0].track;
+    /* one process: readers look node ids up within the process (vpid) of
+     * the ops events, and the node_defs are the main thread's */
+    for (size_t i = 0; i < t->ntracks; i++)
+        t->tracks[i].vpid = t->tracks[t->main_track].vpid;
     int train = 0;
     for (size_t i = 0; i < t->nnodes; i++)
         train |= t->nodes[i].phase != IMP_FORWARD;

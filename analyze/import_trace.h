@@ -65,6 +65,10 @@ typedef struct imp_rec {    /* a span of the input: 24 bytes */
 
 typedef struct imp_step { uint64_t b, e; uint32_t num; } imp_step;
 
+/* A GPU trace's link between a CPU op and the kernels it launched: Kineto
+ * gives both the same "External id". */
+typedef struct imp_launch { int64_t ext; uint64_t b; uint32_t track, proto; } imp_launch;
+
 typedef struct imp_trace {
     char *path;
     analyze_import_summary sum;
@@ -75,6 +79,8 @@ typedef struct imp_trace {
     imp_track *tracks; size_t ntracks, ctracks;
     imp_rec *recs; size_t nrecs, crecs;
     imp_step *steps; size_t nsteps, csteps;
+    imp_launch *cpu_ext; size_t ncpu_ext, ccpu_ext; /* CPU ops with an External id (GPU traces only) */
+    imp_launch *kern_ext; size_t nkern_ext, ckern_ext; /* kernels with an External id */
     uint64_t t0, t1;        /* first begin, last end */
     size_t main_track;
     int64_t last_track, last_pid, last_tid; /* the track of the last event read */

@@ -80,7 +80,14 @@ cat >"$T/gpu.json" <<'JSON'
             "Input type": ["float", "float", "float", "ScalarList", "ScalarList", "ScalarList", "Scalar"],
             "Concrete Inputs": ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"]}},
   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 42, "tid": 42, "ts": 1700000000000020, "dur": 5},
-  {"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 1700000000000030, "dur": 100},
+  {"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 1700000000000030, "dur": 100,
+   "args": {"External id": 1, "correlation": 11}},
+  {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: MmBackward0", "pid": 42, "tid": 43,
+   "ts": 1700000000000200, "dur": 50},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 42, "tid": 43, "ts": 1700000000000205, "dur": 30,
+   "args": {"Input Dims": [[64, 32], [32, 128]], "Input type": ["float", "float"], "External id": 2}},
+  {"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nt", "pid": 0, "tid": 7, "ts": 1700000000000240, "dur": 20,
+   "args": {"External id": 2, "correlation": 12}},
   {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Pageable)", "pid": 0, "tid": 7, "ts": 1700000000000140, "dur": 10},
   {"ph": "f", "id": 1, "pid": 0, "tid": 7, "ts": 1700000000000030, "cat": "ac2g", "name": "ac2g"},
   {"ph": "M", "name": "thread_name", "pid": 42, "tid": 42, "args": {"name": "python"}}
@@ -88,8 +95,15 @@ cat >"$T/gpu.json" <<'JSON'
 JSON
 if import_text "$T/gpu.json" gpu; then
     python3 "$SRC/import_check.py" "$T/gpu.json" "$T/gpu.txt" || fail "import_check gpu.json"
-    grep -q 'procname = "gpu 0 stream 7" }, { graph = 0, __nodes_len = 2' "$T/gpu.txt" ||
-        fail "gpu: the kernel and the memcpy are not one ops event of the GPU stream"
+    "$FATHOM" analyze breakdown "$T/gpu.tar.zst" >"$T/gpu.bd" 2>&1 || fail "gpu: breakdown: $(cat "$T/gpu.bd")"
+    grep -q 'warning' "$T/gpu.bd" && fail "gpu: breakdown warns: $(grep warning "$T/gpu.bd")"
+    grep -q '^volta_sgemm_128x64_nn  *matrix  *1 ' "$T/gpu.bd" || fail "gpu: the kernel is not in the breakdown"
+    grep -q 'vpid = 0,' "$T/gpu.txt" && fail "gpu: the GPU stream is another process than the ops it runs"
+    grep -q 'procname = "gpu 0 stream 7" }, { graph = 0, __nodes_len = 3' "$T/gpu.txt" ||
+        fail "gpu: the kernels and the memcpy are not one ops event of the GPU stream"
+    grep -q 'op = ( "volta_sgemm_128x64_nt".*phase = ( "backward"' "$T/gpu.txt" ||
+        fail "gpu: the kernel a backward op launched (External id) is not backward"
+    grep -q 'op = ( "volta_sgemm_128x64_nn".*phase = ( "forward"' "$T/gpu.txt" || fail "gpu: forward kernel"
     grep -q 'op = ( "volta_sgemm_128x64_nn".*cls = ( "matrix"' "$T/gpu.txt" || fail "gpu: sgemm kernel not matrix"
     grep -q 'op = ( "Memcpy DtoH.*cls = ( "data_movement"' "$T/gpu.txt" || fail "gpu: memcpy not data_movement"
     grep -q 'op = ( "myns::custom".*cls = ( "other"' "$T/gpu.txt" || fail "gpu: an unknown op is not class other"
