@@ -1131,19 +1131,33 @@ static int resolve(imp_trace *t, int et, char *err, size_t errlen)
     if (t->steps[t->nsteps - 1].e > t->t1)
         t->t1 = t->steps[t->nsteps - 1].e;
     qsort_r(t->recs, nout, sizeof *t->recs, out_order, t);
-    /* the thread ids: CPU threads keep theirs where free, the others get
-     * new ones above them */
+    /* the thread ids: CPU threads keep theirs (0 to 2^31-1) where no other
+     * thread has it, the others get new ones above them */
     int64_t next = 1;
-    for (size_t i = 0; i < t->ntracks; i++)
+    for (size_t i = 0; i < t->ntracks; i++) {
+        if (t->tracks[i].vtid > INT32_MAX)
+            t->tracks[i].vtid = -1;
         if (t->tracks[i].vtid >= next)
             next = t->tracks[i].vtid + 1;
+    }
+    imp_strtab *taken = strtab_create();
+    if (!taken)
+        goto oom;
     for (size_t i = 0; i < t->ntracks; i++) {
-        for (size_t j = 0; j < i && t->tracks[i].vtid >= 0; j++)
-            if (t->tracks[j].vtid == t->tracks[i].vtid)
+        if (t->tracks[i].vtid >= 0) {
+            char key[24];
+            int n = snprintf(key, sizeof key, "%lld", (long long)t->tracks[i].vtid), added;
+            if (intern(taken, key, (size_t)n, &added) < 0) {
+                strtab_destroy(taken);
+                goto oom;
+            }
+            if (!added)
                 t->tracks[i].vtid = -1;
+        }
         if (t->tracks[i].vtid < 0)
             t->tracks[i].vtid = next++;
     }
+    strtab_destroy(taken);
     t->main_track = t->recs[0].track;
     /* one process: readers look node ids up within the process (vpid) of
      * the ops events, and the node_defs are the main thread's */

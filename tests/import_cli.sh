@@ -211,6 +211,43 @@ reject missing.json "No such file"
 mkdir -p "$T/adir.json"
 reject adir.json "not a regular file"
 
+# the fixtures with random values in random places (fixed seeds): imported
+# and analyzable, or refused in one line; never a crash
+mkdir -p "$T/mut"
+python3 - "$FIX" "$T/mut" <<'PY'
+import gzip, json, random, sys
+fix, out = sys.argv[1], sys.argv[2]
+random.seed(13)
+docs = [json.loads(gzip.decompress(open(fix + "/" + f, "rb").read())) for f in ("cnn.pt.trace.json.gz", "cnn.et.json.gz")]
+vals = [None, -1, 0, 1, 2**31, 2**63 - 1, -2**63, 1e308, -0.5, "x", "", [], [[]], [[-1, 2]], [[2**40, 2**40]], {},
+        True, [1] * 20, "ProfilerStep#", "ProfilerStep#99999999999", "aten::conv2d", "Optimizer.step#SGD.step",
+        "autograd::engine::evaluate_function: X", [[1, 2], [3, 4]], "Tensor(float)", "GenericList[Int,Int]", "kernel"]
+def mutate(o, depth):
+    if isinstance(o, dict):
+        for k in list(o):
+            r = random.random()
+            if r < 0.01: del o[k]
+            elif r < 0.03: o[k] = random.choice(vals)
+            else: mutate(o[k], depth + 1)
+    elif isinstance(o, list):
+        for i in range(len(o)):
+            if depth >= 3 and random.random() < 0.05: o[i] = random.choice(vals)
+            else: mutate(o[i], depth + 1)
+for i in range(24):
+    d = json.loads(json.dumps(docs[i % 2]))
+    mutate(d, 0)
+    json.dump(d, open("%s/m%02d.json" % (out, i), "w"))
+PY
+for f in "$T"/mut/m*.json; do
+    if "$FATHOM" import -o "$f.tar.zst" "$f" >/dev/null 2>"$f.err"; then
+        "$FATHOM" analyze breakdown "$f.tar.zst" >"$f.bd" 2>&1 || fail "$(basename "$f"): imported, not analyzable"
+        grep -q 'node_def' "$f.bd" && fail "$(basename "$f"): $(grep node_def "$f.bd")"
+    else
+        [ $? -eq 1 ] && [ "$(grep -vc warning "$f.err")" -eq 1 ] || fail "$(basename "$f"): $(head -3 "$f.err")"
+        [ -e "$f.tar.zst" ] && fail "$(basename "$f"): refused, but an archive was written"
+    fi
+done
+
 # some bad events among good ones: imported, one warning line each
 cat >"$T/mixed.json" <<'JSON'
 {"traceEvents": [
