@@ -1035,8 +1035,8 @@ static int kernel_phases(imp_trace *t)
         int phase = t->nodes[t->recs[o - 1].ref].phase;
         if (phase == IMP_FORWARD)
             continue;
-        for (size_t j = kept_upto(t, k->track, k->b); j && t->recs[j - 1].track == k->track && t->recs[j - 1].b == k->b;
-             j--) {
+        size_t j = kept_upto(t, k->track, k->b), stop = j > 64 ? j - 64 : 0; /* kernels of one stream at one time */
+        for (; j > stop && t->recs[j - 1].track == k->track && t->recs[j - 1].b == k->b; j--) {
             imp_rec *kr = &t->recs[j - 1];
             if (t->nodes[kr->ref].proto != k->proto)
                 continue;
