@@ -96,6 +96,69 @@ static void usage(FILE *f)
             "\nSee fathom-analyze(1).\n");
 }
 
+/* One analysis's own help (`fathom analyze NAME --help`): its synopsis,
+ * what it answers, and the options it takes. */
+static const struct analysis_help {
+    enum kind kind;
+    const char *synopsis, *what, *options;
+} helps[] = {
+    { BREAKDOWN, "breakdown [options] TRACE...",
+      "Time by op type, by class and by phase; the top op types and how few of them make\n"
+      "90% of the op time; a models x classes table when several traces are given.\n",
+      "  --top N                 show only the first N op types (text)\n" },
+    { COMPARE, "compare [options] [--pairs] TRACE...",
+      "Training vs inference of each model: the step time ratio, the class shares side\n"
+      "by side and the op types only training runs. Traces are paired by model name.\n",
+      "  --pairs                 the traces are TRAIN INFER [TRAIN INFER...], in that order\n" },
+    { SIMILARITY, "similarity [options] [--by type|class] TRACE...",
+      "Cosine similarity of the traces' op-type (or class) time vectors and their\n"
+      "average-linkage clustering on 1 - cosine, printed as a dendrogram.\n",
+      "  --by type|class         vectors of op types (default) or of classes\n" },
+    { DIFF, "diff [options] A B",
+      "Two traces of one model (a recording and its replay, two machines or settings):\n"
+      "the step time and, per op type and class, the time per step in A (the baseline)\n"
+      "and in B, their ratio B/A and the change.\n",
+      "  --top N                 show only the first N op types (text)\n" },
+    { SCALING, "scaling [options] TRACE TRACE...",
+      "Traces of one model at different thread counts: step time, speedup and\n"
+      "efficiency; per op type and class the time per step at each thread count and an\n"
+      "Amdahl fit (the serial fraction).\n",
+      "  --top N                 show only the first N op types (text)\n" },
+    { ROOFLINE, "roofline [options] --peak FILE | --gflops X --gbs Y TRACE...",
+      "Per op type and class: arithmetic intensity (FLOP/byte), achieved GFLOP/s and\n"
+      "GB/s against the recording machine's ceilings (from `fathom peak --format json >\n"
+      "FILE` run there), the fraction of the roof reached, memory- or compute-bound;\n"
+      "with several traces (batch sizes, thread counts) each op type's trajectory.\n",
+      "  --peak FILE             the ceilings, from `fathom peak --format json`\n"
+      "  --gflops X, --gbs Y     the compute and memory ceilings (override --peak)\n"
+      "  --top N                 show only the first N op types (text)\n" },
+    { MEMORY, "memory [options] TRACE...",
+      "Tensor memory by role (weights, activations, gradients, optimizer state, inputs,\n"
+      "workspace): at the peak and each role's own peak, when the peak is reached, and\n"
+      "the live bytes over the steps.\n",
+      "" },
+};
+
+static void usage_of(enum kind kind, FILE *f)
+{
+    for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++) {
+        const struct analysis_help *h = &helps[i];
+        if (h->kind != kind)
+            continue;
+        fprintf(f,
+                "usage: fathom analyze %s\n\n%s\nTRACE is a trace archive (.tar.zst), a CTF directory, or a\n"
+                "net://HOST/host/HOSTNAME/SESSION lttng-live URL.\n\noptions:\n%s"
+                "  --format text|csv|json  output format (default text)\n"
+                "  --skip-first N          drop the first N steps (warm-up)\n"
+                "  --skip-last N           drop the last N steps\n"
+                "  --strict                warnings (lost events, unmatched pairs...) are errors\n"
+                "\nAll analyses: 'fathom analyze --help'; see fathom-analyze(1).\n",
+                h->synopsis, h->what, h->options);
+        return;
+    }
+    usage(f);
+}
+
 static void usage_report(FILE *f)
 {
     fprintf(f,
@@ -212,7 +275,10 @@ static int run(enum kind kind, const char *what, int argc, char **argv, int firs
         } else if (strcmp(a, "--") == 0) {
             only_traces = 1;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            (kind == REPORT ? usage_report : usage)(stdout);
+            if (kind == REPORT)
+                usage_report(stdout);
+            else
+                usage_of(kind, stdout);
             rc = 0;
             goto end;
         } else if (strcmp(a, "--format") == 0 && kind == REPORT) {

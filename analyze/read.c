@@ -1,8 +1,10 @@
-/* read.c -- a trace source into a profile (see read.h): tracer/read.h's
- * graph with the fathom sink (sink.h) as its consumer. */
+/* read.c -- a trace source into a profile (see read.h): the one decoder,
+ * isolated in a child process (tracer/isolate.h), feeding the fathom sink's
+ * callbacks (sink.h). */
 #include "analyze/read.h"
 
 #include "analyze/sink.h"
+#include "tracer/isolate.h"
 #include "tracer/read.h"
 
 #include <inttypes.h>
@@ -37,15 +39,6 @@ static int fill_from_manifest(analyze_profile *p, const tracer_manifest *m)
     return 0;
 }
 
-static int sink_message(void *ctx, const bt_message *msg, char *err, size_t errlen)
-{
-    analyze_sink *sink = ctx;
-    if (analyze_sink_consume(sink, msg) == 0)
-        return 0;
-    snprintf(err, errlen, "%s", analyze_sink_error(sink));
-    return -1;
-}
-
 int analyze_read(const char *source, const analyze_read_options *o, analyze_profile **out, char *err,
                  size_t errlen)
 {
@@ -66,9 +59,13 @@ int analyze_read(const char *source, const analyze_read_options *o, analyze_prof
         fail(err, errlen, "%s: out of memory", source);
         goto end;
     }
-    if (tracer_read_run(t, source, sink_message, sink, err, errlen))
+    tracer_decode_diag diag = { 0 };
+    if (tracer_decode_trace_isolated(t, source, analyze_sink_callbacks(), sink, &diag, err, errlen)) {
+        if (analyze_sink_failed(sink)) /* the sink's own reason (an unknown schema...) */
+            snprintf(err, errlen, "%s", analyze_sink_error(sink));
         goto end;
-    v = analyze_sink_take(sink, &n);
+    }
+    v = analyze_sink_take_decoded(sink, &diag, &n);
     if (!v) {
         fail(err, errlen, "%s: out of memory", source);
         goto end;

@@ -237,9 +237,14 @@ static void diag_merge(analyze_profile *p, const tracer_decode_diag *g)
     d->redefined_nodes += g->redefined_nodes;
 }
 
-analyze_profile **analyze_sink_take(analyze_sink *s, size_t *n)
+const tracer_decode_cbs *analyze_sink_callbacks(void) { return &sink_cbs; }
+
+int analyze_sink_failed(const analyze_sink *s) { return s->err[0] != '\0'; }
+
+/* Hands the profiles over, each with its traces' diagnostics: from the
+ * sink's decoder, or `diag` (decoding done elsewhere: one profile). */
+static analyze_profile **take(analyze_sink *s, const tracer_decode_diag *diag, size_t *n)
 {
-    tracer_decoder_finish(s->dec);
     size_t cnt = s->ntp;
     analyze_profile **v = calloc(cnt ? cnt : 1, sizeof *v);
     *n = 0;
@@ -247,7 +252,10 @@ analyze_profile **analyze_sink_take(analyze_sink *s, size_t *n)
         return NULL;
     for (size_t i = 0; i < cnt; i++) {
         tracer_decode_diag g = { 0 };
-        tracer_decoder_diag_sum(s->dec, s->tp[i], &g);
+        if (diag)
+            g = *diag;
+        else
+            tracer_decoder_diag_sum(s->dec, s->tp[i], &g);
         v[i] = s->tp[i]->prof;
         s->tp[i]->prof = NULL;
         diag_merge(v[i], &g);
@@ -260,4 +268,15 @@ analyze_profile **analyze_sink_take(analyze_sink *s, size_t *n)
     s->dec = tracer_decoder_create(&sink_cbs, s);
     *n = cnt;
     return v;
+}
+
+analyze_profile **analyze_sink_take(analyze_sink *s, size_t *n)
+{
+    tracer_decoder_finish(s->dec);
+    return take(s, NULL, n);
+}
+
+analyze_profile **analyze_sink_take_decoded(analyze_sink *s, const tracer_decode_diag *diag, size_t *n)
+{
+    return take(s, diag, n);
 }

@@ -36,4 +36,14 @@ const char *analyze_sink_error(const analyze_sink *s);
  * frees the array); the sink keeps none.  *n may be 0. */
 analyze_profile **analyze_sink_take(analyze_sink *s, size_t *n);
 
+/* The sink as a decoder's consumer (tracer/decode.h), for decoding done
+ * elsewhere (tracer/isolate.h): its callbacks, with the sink as their ctx;
+ * analyze_sink_take_decoded() then finishes the profiles with that
+ * decoding's diagnostics (one profile: per_trace 0). */
+#include "tracer/decode.h"
+const tracer_decode_cbs *analyze_sink_callbacks(void);
+analyze_profile **analyze_sink_take_decoded(analyze_sink *s, const tracer_decode_diag *diag, size_t *n);
+/* 1 when a callback failed with a message of its own (analyze_sink_error). */
+int analyze_sink_failed(const analyze_sink *s);
+
 #endif

@@ -276,7 +276,7 @@ const exec_hooks *exec_hooks_cur(void);
  * larger buffer means fewer, larger `ops` events; a crash loses at most
  * the records still buffered. Takes effect for buffers made afterwards. */
 #define EXEC_TRACE_BUFFER_DEFAULT 256
-#define EXEC_TRACE_BUFFER_MAX 65536
+#define EXEC_TRACE_BUFFER_MAX 16384 /* 320 KiB an event: well inside a 1 MiB sub-buffer */
 void exec_trace_buffer_set(uint32_t records);
 uint32_t exec_trace_buffer_get(void);
 

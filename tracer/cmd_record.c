@@ -35,6 +35,10 @@ static void usage(FILE *f)
             "                       instead of archiving locally\n"
             "  --all                record every workload, in every mode of --modes\n"
             "  --modes LIST         with --all: comma-separated modes (default train,infer)\n"
+            "  --buffer RECORDS     op records each thread buffers before emitting them as one\n"
+            "                       fathom:ops event (default 256, at most 16384): larger means\n"
+            "                       fewer events; a crash loses at most the unflushed buffers\n"
+            "                       (a Ctrl-C loses nothing: the run stops at an op, flushed)\n"
             "  --verbose            show the workload's own output\n"
             "  --quiet              no progress line\n\n"
             "Starts lttng-sessiond if no session daemon answers (and stops it afterwards).\n"
@@ -46,6 +50,7 @@ static void usage(FILE *f)
 
 typedef struct runopts {
     const char *mode, *preset, *steps, *batch, *threads, *inter, *seed, *depth, *data;
+    unsigned trace_buffer; /* --buffer (0: the default) */
 } runopts;
 
 static int record_one(const char *exe, const char *model, const char *mode, const runopts *ro, const char *out_path,
@@ -89,6 +94,7 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
              ro->preset ? ro->preset : "");
     tracer_record_opts o = {
         .argv = argv,
+        .trace_buffer = ro->trace_buffer,
         .out_path = out_path,
         .out_dir = dir,
         .relay_url = relay,
@@ -114,6 +120,11 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         if (!quiet && !relay)
             fprintf(stderr, "%s: %" PRIu64 " events, %" PRIu64 " ops, %" PRIu64 " steps, 0 discarded, %.1f s\n", label,
                     r->stats.events, r->stats.op_pairs, r->stats.steps, r->seconds);
+        if (r->interrupted) {
+            cli_error(CMD, "%s: interrupted by signal %d after %" PRIu64 " steps; archived with status=interrupted",
+                      label, r->interrupted, r->stats.steps);
+            rc = 128 + r->interrupted;
+        }
         break;
     case TRACER_RECORD_INCOMPLETE:
         printf("%s\n", r->archive);
@@ -121,7 +132,7 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         break;
     case TRACER_RECORD_INTERRUPTED:
         cli_error(CMD, "%s: %s", label, err);
-        rc = 130;
+        rc = 128 + (r->interrupted ? r->interrupted : SIGINT);
         break;
     default:
         rc = cli_error(CMD, "%s: %s", label, err);
@@ -134,7 +145,7 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
 int cmd_record(int argc, char **argv)
 {
     runopts ro = { 0 };
-    const char *model = NULL, *out_path = NULL, *dir = NULL, *relay = NULL, *modes = NULL;
+    const char *model = NULL, *out_path = NULL, *dir = NULL, *relay = NULL, *modes = NULL, *buffer = NULL;
     bool all = false, verbose = false, quiet = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -167,6 +178,7 @@ int cmd_record(int argc, char **argv)
                             : !strcmp(a, "--dir")     ? &dir
                             : !strcmp(a, "--relay")   ? &relay
                             : !strcmp(a, "--modes")   ? &modes
+                            : !strcmp(a, "--buffer")  ? &buffer
                                                       : NULL;
         if (slot) {
             if (i + 1 >= argc)
@@ -192,6 +204,10 @@ int cmd_record(int argc, char **argv)
         (ro.depth && cli_parse_int(CMD, "--depth", ro.depth, 1, 1000, &v)) ||
         (ro.inter && cli_parse_int(CMD, "--inter", ro.inter, 1, 64, &v)))
         return 2;
+    long trace_buffer = 0;
+    if (buffer && cli_parse_int(CMD, "--buffer", buffer, 1, EXEC_TRACE_BUFFER_MAX, &trace_buffer))
+        return 2;
+    ro.trace_buffer = (unsigned)trace_buffer;
     if (ro.seed) {
         char *end;
         strtoull(ro.seed, &end, 10);

@@ -2,7 +2,8 @@
  * Babeltrace2 graph over it, in-process:
  *     src.ctf.fs (or src.ctf.lttng-live) -> flt.utils.muxer -> a sink
  * whose messages, in time order, go to a consumer -- a tracer_decoder
- * (decode.h) for everything that wants op records.
+ * (decode.h) for everything that wants op records, run in a child process
+ * for untrusted input (isolate.h).
  *
  * Sources: a trace archive (extracted by the archive library's safe
  * reader, archive.h), a CTF directory (every CTF trace below it: the
@@ -31,13 +32,6 @@ int tracer_read_run(const tracer_trace *t, const char *label, tracer_message_fn 
 /* tracer_read_open + tracer_read_run + close. */
 int tracer_read_messages(const char *source, tracer_message_fn fn, void *ctx, char *err, size_t errlen);
 
-/* Decodes source (tracer_read_open, a decoder with cbs and ctx, finish):
- * 0, or -1 with a message in err. The diagnostics of all its traces are
- * added into *diag when not NULL; *manifest_out (when not NULL) receives
- * the trace's MANIFEST values through fn_manifest before decoding. A trace
- * without any fathom event, or whose run_begin has a schema this fathom
- * does not read, is an error. */
-int tracer_read_decode(const char *source, const tracer_decode_cbs *cbs, void *ctx, tracer_decode_diag *diag,
-                       char *err, size_t errlen);
+/* Decoding a source into op records: isolate.h (in a child process). */
 
 #endif

@@ -49,8 +49,12 @@ static double now_s(void)
 static void sleep_ms(long ms) { nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000L }, NULL); }
 
 /* ---- signals ----------------------------------------------------------- */
-static volatile sig_atomic_t g_signal;
-static void on_signal(int sig) { g_signal = sig; }
+static volatile sig_atomic_t g_signal, g_nsignals;
+static void on_signal(int sig)
+{
+    g_signal = sig;
+    g_nsignals++;
+}
 
 typedef struct sigsave { struct sigaction old[4]; } sigsave;
 static const int caught[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
@@ -427,14 +431,15 @@ static int session_end(session *s, char *err, size_t errlen)
 }
 
 /* ---- the child --------------------------------------------------------- */
-static char **child_env(void)
+static char **child_env(unsigned trace_buffer)
 {
     static const char *const drop[] = { TRACER_ENV_TRACE "=", "LTTNG_UST_ALLOW_BLOCKING=",
-                                        "LTTNG_UST_REGISTER_TIMEOUT=" };
+                                        "LTTNG_UST_REGISTER_TIMEOUT=", TRACER_ENV_BUFFER "=" };
+    static char buffer_var[64];
     size_t n = 0;
     while (environ[n])
         n++;
-    char **env = calloc(n + 4, sizeof *env);
+    char **env = calloc(n + 5, sizeof *env);
     if (!env)
         return NULL;
     size_t k = 0;
@@ -447,6 +452,10 @@ static char **child_env(void)
     }
     env[k++] = TRACER_ENV_TRACE "=1";
     env[k++] = "LTTNG_UST_ALLOW_BLOCKING=1";
+    if (trace_buffer) {
+        snprintf(buffer_var, sizeof buffer_var, "%s=%u", TRACER_ENV_BUFFER, trace_buffer);
+        env[k++] = buffer_var;
+    }
     /* The workload's lttng-ust must be registered (its events enabled)
      * before its first event: wait for the session daemon as long as it
      * takes (it answers: we just talked to it). */
@@ -658,6 +667,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
         lttng_opt_quiet = 1;
     sigsave saved;
     g_signal = 0;
+    g_nsignals = 0;
     signals_catch(&saved);
 
     char tmp[PATH_MAX] = "", trace_dir[PATH_MAX + 16] = "", log[PATH_MAX + 16] = "";
@@ -704,7 +714,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     if (g_signal)
         goto end;
 
-    env = child_env();
+    env = child_env(o->trace_buffer);
     if (!env) {
         fail(err, errlen, "out of memory");
         goto end;
@@ -722,8 +732,17 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
             fail(err, errlen, "waitpid: %s", strerror(errno));
             goto end;
         }
-        if (g_signal)
-            goto end; /* stops tracing, then the workload */
+        if (g_signal && !r->interrupted && g_nsignals < 2) {
+            /* the first signal: the workload stops at its next op boundary,
+             * flushes and ends its run; its trace is archived */
+            r->interrupted = (int)g_signal;
+            g_signal = 0;
+            kill(child, r->interrupted == SIGINT ? SIGINT : SIGTERM);
+            if (tty)
+                fprintf(stderr, "\r\033[Kstopping %s at the next op (again to abort)\n", o->label ? o->label : "");
+        } else if (g_signal) {
+            goto end; /* a second signal: stops tracing, then the workload; no archive */
+        }
         double t = now_s();
         if (o->progress && (t - last >= (tty ? 0.5 : 10.0))) {
             progress(o, tty, t0, o->relay_url ? NULL : trace_dir, false);
@@ -740,7 +759,9 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     /* Stop (lttng waits until every event is consumed) and destroy. */
     if (session_end(&s, err, errlen) != 0)
         goto end;
-    if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0) {
+    if (g_nsignals >= 2 || (g_signal && !r->interrupted))
+        goto end;
+    if (!r->interrupted && (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0)) {
         if (WIFEXITED(wst))
             fail(err, errlen, "the workload failed (exit status %d)", WEXITSTATUS(wst));
         else
@@ -774,8 +795,11 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
             if (tracer_manifest_set(m, tracer_manifest_key_at(o->manifest, i), tracer_manifest_value_at(o->manifest, i),
                                     err, errlen))
                 goto end;
-    if (tracer_record_manifest(m, o->manifest, &r->stats, s.name, err, errlen) != 0)
+    if (tracer_record_manifest(m, o->manifest, &r->stats, s.name, err, errlen) != 0 ||
+        mset(m, "status", r->interrupted ? "interrupted" : "complete", err, errlen))
         goto end;
+    if (g_nsignals >= 2 || (g_signal && !r->interrupted))
+        goto end; /* abandoned before its archive existed */
     tracer_archive_status as =
         o->out_path ? tracer_archive_write(o->out_path, trace_dir, m, err, errlen)
                     : tracer_archive_write_default(o->out_dir, trace_dir, m, (time_t)-1, r->archive, sizeof r->archive,
@@ -809,7 +833,12 @@ end:
     if (s.created || s.h)
         session_end(&s, NULL, 0); /* an error path: the first message stands */
     if (g_signal) {
-        fail(err, errlen, "interrupted by signal %d; the session was destroyed", (int)g_signal);
+        if (r->archive[0]) /* it came after the archive was complete: kept */
+            fail(err, errlen, "interrupted by signal %d after archiving %s", (int)g_signal, r->archive);
+        else
+            fail(err, errlen, "interrupted by signal %d; the session was destroyed, nothing archived", (int)g_signal);
+        if (!r->interrupted)
+            r->interrupted = (int)g_signal;
         st = TRACER_RECORD_INTERRUPTED;
     }
     if (have_sessiond)
