@@ -13,20 +13,23 @@
  *    backward ops, `Optimizer.step#...` and `Optimizer.zero_grad#...` spans
  *    update ops (class optimization).  GPU kernels, memcpys and memsets
  *    (cat `kernel`, `gpu_memcpy`, `gpu_memset`) are ops of their own track
- *    (one per device stream), named by the kernel, classed by its name.
+ *    (one per device stream), named by the kernel, classed by its name,
+ *    in the phase of the CPU op that launched it (the same "External id").
  *
  *  - execution traces (`ExecutionGraphObserver`, `ExecutionTraceObserver`,
  *    Chakra ET JSON): `{"nodes": [...]}`, each node with its parent, op
  *    name, input and output tensor ids, shapes and types.  The outermost
  *    op nodes of each subtree are the ops, in node id order; a node
- *    `ProfilerStep#N` is a step.  Times come from a node's `dur` when it
- *    has one (later schemas); otherwise the trace has none, each op gets
- *    an empty span 1 us after the previous one, and a warning says so.
+ *    `ProfilerStep#N` is a step.  An execution trace records no start
+ *    times: the ops' spans follow one another in node order, each as long
+ *    as the node's `dur` where it has one, else empty and 1 us apart (a
+ *    warning says so).
  *
- * Nodes: one node_def per distinct (op name, input shapes and types,
- * phase).  Tensors: an execution trace's tensor ids are kept; a profiler
- * trace records no tensor identities, so each distinct (dtype, shape) of an
- * op input becomes one tensor.
+ * Nodes: in a profiler trace one node_def per distinct (op name, input
+ * shapes, types and scalar arguments, phase); in an execution trace one
+ * per op call (its tensors are its own).  Tensors: an execution trace's
+ * tensor ids are kept; a profiler trace records no tensor identities, so
+ * each distinct (dtype, shape) of an op input becomes one tensor.
  *
  * Hostile input: every shape dimension is checked (0 <= d < 2^31, at most
  * ANALYZE_IMPORT_MAX_DIMS, numel < 2^40), every time (finite, >= 0, under
