@@ -57,6 +57,7 @@ typedef struct runopts {
     unsigned trace_buffer; /* --buffer (0: the default) */
     unsigned long long live_timer_us; /* --live-timer */
     const char *session;   /* --session */
+    char of[32];           /* --all: "K/N " before the label (workload K of N) */
 } runopts;
 
 static int record_one(const char *exe, const char *model, const char *mode, const runopts *ro, const char *out_path,
@@ -96,7 +97,7 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         tracer_manifest_set(base, "threads", ro->threads, NULL, 0);
     if (ro->data)
         tracer_manifest_set(base, "data", ro->data, NULL, 0);
-    snprintf(label, sizeof label, "%s %s%s%s", model, mode ? mode : "train", ro->preset ? " " : "",
+    snprintf(label, sizeof label, "%s%s %s%s%s", ro->of, model, mode ? mode : "train", ro->preset ? " " : "",
              ro->preset ? ro->preset : "");
     tracer_record_opts o = {
         .argv = argv,
@@ -293,15 +294,16 @@ int cmd_record(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN); /* liblttng-ctl's sockets (children get it back) */
     if (tracer_sessiond_acquire(err, sizeof err) != 0)
         return cli_error(CMD, "%s", err);
-    int failed = 0, rc = 0;
-    for (int i = 0; i < model_registry_count && rc != 130; i++)
-        for (int j = 0; j < nmodes && rc != 130; j++) {
+    int failed = 0, rc = 0, total = model_registry_count * nmodes;
+    for (int i = 0; i < model_registry_count && rc < 128; i++)
+        for (int j = 0; j < nmodes && rc < 128; j++) { /* 128 + a signal: interrupted, stop */
+            snprintf(ro.of, sizeof ro.of, "%d/%d ", i * nmodes + j + 1, total);
             rc = record_one(exe, model_registry[i]->name, mode_list[j], &ro, NULL, dir, relay, verbose, quiet);
             failed += rc != 0;
         }
     tracer_sessiond_release();
-    if (rc == 130)
-        return 130;
+    if (rc >= 128)
+        return rc;
     if (failed)
         return cli_error(CMD, "%d of %d recordings failed", failed, model_registry_count * nmodes);
     return 0;
