@@ -127,8 +127,8 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         else
             printf("%s\n", r->archive);
         if (!quiet && !relay)
-            fprintf(stderr, "%s: %" PRIu64 " events, %" PRIu64 " ops, %" PRIu64 " steps, 0 discarded, %.1f s\n", label,
-                    r->stats.events, r->stats.op_pairs, r->stats.steps, r->seconds);
+            fprintf(stderr, "%s: %" PRIu64 " events, %" PRIu64 " ops, %" PRIu64 " step%s, 0 discarded, %.1f s\n", label,
+                    r->stats.events, r->stats.op_pairs, r->stats.steps, r->stats.steps == 1 ? "" : "s", r->seconds);
         if (r->interrupted) {
             cli_error(CMD, "%s: interrupted by signal %d after %" PRIu64 " steps; archived with status=interrupted",
                       label, r->interrupted, r->stats.steps);
