@@ -564,8 +564,8 @@ static int read_desc(tracer_decoder *d, const bt_field *pl, evinfo *e, tracer_no
 static int same_node(const tracer_node *a, const tracer_node *b)
 {
     return !strcmp(a->op, b->op) && a->nin == b->nin && a->nout == b->nout && a->nattrs == b->nattrs &&
-           !memcmp(a->inputs, b->inputs, (a->nin + a->nout) * sizeof *a->inputs) &&
-           !memcmp(a->attrs, b->attrs, a->nattrs * sizeof *a->attrs);
+           (!(a->nin + a->nout) || !memcmp(a->inputs, b->inputs, (a->nin + a->nout) * sizeof *a->inputs)) &&
+           (!a->nattrs || !memcmp(a->attrs, b->attrs, a->nattrs * sizeof *a->attrs));
 }
 
 static int on_node_def(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo *e, uint64_t vpid, uint64_t ts)
