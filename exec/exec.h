@@ -268,8 +268,11 @@ typedef struct exec_hooks {
     void (*step_begin)(uint32_t step);
     void (*step_end)(uint32_t step, double loss);
 } exec_hooks;
-/* Installs h (copied; NULL uninstalls). Every install starts a new epoch:
- * graphs describe their nodes again before their next traced run. */
+/* Installs h (copied; NULL uninstalls). An install whose node_def differs
+ * from the previous install's starts a new epoch: graphs describe their
+ * nodes again before their next traced run. Installing the same node_def
+ * again (tracing paused and resumed, a wrapper around the same tracer)
+ * does not repeat the descriptions. */
 void exec_hooks_set(const exec_hooks *h);
 /* The hook set in force (NULL: untraced); borrowed. */
 const exec_hooks *exec_hooks_cur(void);

@@ -23,8 +23,13 @@ static volatile sig_atomic_t g_interrupt;
 void exec_hooks_set(const exec_hooks *h)
 {
     if (h) {
+        /* a set whose node_def differs from the last one's starts a new
+         * epoch (its trace has not seen the graphs); the same node_def again
+         * (tracing paused and resumed, a wrapper around the same tracer)
+         * goes on in the epoch whose graphs are described */
+        if (h->node_def != g_hooks.node_def || !atomic_load(&g_hooks_epoch))
+            atomic_fetch_add(&g_hooks_epoch, 1);
         g_hooks = *h;
-        atomic_fetch_add(&g_hooks_epoch, 1);
         g_hooks_ptr = &g_hooks;
     } else {
         g_hooks_ptr = NULL;

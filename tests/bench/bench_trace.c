@@ -8,10 +8,11 @@
  *      and one smallest event (step_begin) for scale;
  *   3. the traced / untraced step-time ratio per workload, measured in the
  *      same run: steps alternate between hooks installed (recording) and
- *      none; the ratio of the median step times.  Every workload of the
+ *      none; per round (--rounds, default 5, of --steps pairs) the ratio of
+ *      the median step times, and the median of the rounds.  Every workload of the
  *      registry at --preset (default small), plus a small MLP on the engine.
  *
- * usage: bench_trace [--steps N] [--preset P] [--models a,b,...] [--pairs N]
+ * usage: bench_trace [--steps N] [--rounds R] [--preset P] [--models a,b,...] [--pairs N]
  *                    [--subbuf BYTES] [--nsubbuf N]   (the channel; default: the recorder's)
  *                    [--contexts all|none]
  *
@@ -150,9 +151,16 @@ static exec_status model_step_fn(void *ctx)
 
 
 /* Alternates traced (hooks) and untraced (none) steps; prints the ratio. */
+static int g_rounds = 5;
+
+/* Alternates traced (hooks) and untraced (none) steps, in g_rounds rounds
+ * of `steps` pairs: each round's ratio of the median step times, and the
+ * median of the rounds. */
 static int ratio(const char *name, step_fn step, void *ctx, int steps)
 {
     double *on = malloc((size_t)steps * sizeof *on), *off = malloc((size_t)steps * sizeof *off);
+    double rr[64], mon_all = 0, moff_all = 0;
+    int rounds = g_rounds < 64 ? g_rounds : 64;
     char err[256];
     tracer_hooks_install(err, sizeof err); /* warm up, traced: counts the ops */
     uint64_t ops0 = exec_ops_dispatched();
@@ -160,24 +168,32 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
         if (step(ctx))
             return -1;
     uint64_t per_step = (exec_ops_dispatched() - ops0) / 3;
-    for (int i = 0; i < steps; i++) {
-        for (int traced = 0; traced < 2; traced++) {
-            int t = (i & 1) ? !traced : traced; /* alternate the order too */
-            if (t)
-                tracer_hooks_install(err, sizeof err);
-            else
-                tracer_hooks_remove();
-            double s = now_ns();
-            if (step(ctx))
-                return -1;
-            (t ? on : off)[i] = now_ns() - s;
+    for (int r = 0; r < rounds; r++) {
+        for (int i = 0; i < steps; i++) {
+            for (int traced = 0; traced < 2; traced++) {
+                int t = (i & 1) ? !traced : traced; /* alternate the order too */
+                if (t)
+                    tracer_hooks_install(err, sizeof err);
+                else
+                    tracer_hooks_remove();
+                double s = now_ns();
+                if (step(ctx))
+                    return -1;
+                (t ? on : off)[i] = now_ns() - s;
+            }
         }
+        double mon = median(on, steps), moff = median(off, steps);
+        rr[r] = mon / moff;
+        mon_all += mon / rounds, moff_all += moff / rounds;
     }
     tracer_hooks_remove();
-    double mon = median(on, steps), moff = median(off, steps);
-    printf("ratio %-12s %8.3f ms untraced %8.3f ms traced  ratio %.4f  (%llu ops/step, %.0f ns/op added)%s\n", name,
-           moff * 1e-6, mon * 1e-6, mon / moff, (unsigned long long)per_step,
-           per_step ? (mon - moff) / (double)per_step : 0.0, mon / moff <= 1.01 ? "" : "  > 1.01");
+    double sorted[64];
+    memcpy(sorted, rr, (size_t)rounds * sizeof *rr);
+    double med = median(sorted, rounds), lo = sorted[0], hi = sorted[rounds - 1];
+    printf("ratio %-12s %8.3f ms untraced %8.3f ms traced  ratio %.4f (rounds %.4f-%.4f)  (%llu ops/step, %.0f ns/op "
+           "added)%s\n",
+           name, moff_all * 1e-6, mon_all * 1e-6, med, lo, hi, (unsigned long long)per_step,
+           per_step ? (mon_all - moff_all) / (double)per_step : 0.0, med <= 1.01 ? "" : "  > 1.01");
     free(on);
     free(off);
     return 0;
@@ -253,11 +269,16 @@ int main(int argc, char **argv)
     int no_contexts = 0;
     if (argc >= 2 && !strcmp(argv[1], "child-disabled"))
         return child_disabled(atol(argv[2]));
+    const char *rounds = getenv("BENCH_TRACE_ROUNDS");
+    if (rounds && atoi(rounds) > 0)
+        g_rounds = atoi(rounds);
     if (argc >= 2 && !strcmp(argv[1], "child-enabled"))
         return child_enabled(atoi(argv[2]), argv[3], argc > 5 ? argv[5] : NULL, atol(argv[4]));
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--steps"))
             steps = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--rounds"))
+            setenv("BENCH_TRACE_ROUNDS", argv[i + 1], 1); /* for the recorded child */
         else if (!strcmp(argv[i], "--preset"))
             preset = argv[i + 1];
         else if (!strcmp(argv[i], "--models"))
@@ -271,7 +292,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--contexts") && (!strcmp(argv[i + 1], "all") || !strcmp(argv[i + 1], "none")))
             no_contexts = !strcmp(argv[i + 1], "none");
         else {
-            fprintf(stderr, "usage: bench_trace [--steps N] [--preset P] [--models a,b] [--pairs N] [--subbuf BYTES] "
+            fprintf(stderr, "usage: bench_trace [--steps N] [--rounds R] [--preset P] [--models a,b] [--pairs N] [--subbuf BYTES] "
                             "[--nsubbuf N] [--contexts all|none]\n");
             return 2;
         }
