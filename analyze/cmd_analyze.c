@@ -11,6 +11,7 @@
 #include "analyze/read.h"
 #include "analyze/report.h"
 #include "analyze/roofline.h"
+#include "tracer/output.h"
 
 #include <math.h>
 
@@ -309,6 +310,15 @@ static int run(enum kind kind, const char *what, int argc, char **argv, int firs
             peaks.gbs = gbs;
     }
 
+    if (kind == REPORT) { /* the output rule (tracer/output.h): never into an input */
+        char page[4200], err[8800];
+        snprintf(page, sizeof page, "%s/index.html", outdir);
+        if (tracer_output_check(page, traces, nt, "-o", err, sizeof err) == TRACER_OUTPUT_EALIAS) {
+            say("%s\n", err);
+            rc = 1;
+            goto end;
+        }
+    }
     analyze_profile **p = calloc(nt, sizeof *p);
     if (!p) {
         usage_error("out of memory");

@@ -4,6 +4,7 @@
 #include "exec/cli.h"
 #include "models/model.h"
 #include "tracer/cmd.h"
+#include "tracer/output.h"
 #include "tracer/record.h"
 
 #include <inttypes.h>
@@ -219,6 +220,12 @@ int cmd_record(int argc, char **argv)
         return cli_usage_error(CMD, "%s has no real-format loader: it runs on its built-in generator (drop --data)",
                                model);
 
+    if (out_path) { /* the output rule (tracer/output.h), checked before the run */
+        char oerr[2 * PATH_MAX + 128];
+        const char *inputs[] = { ro.data };
+        if (tracer_output_check(out_path, inputs, ro.data ? 1 : 0, "-o", oerr, sizeof oerr))
+            return cli_error(CMD, "%s", oerr);
+    }
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0)
