@@ -4,6 +4,7 @@
 #define _GNU_SOURCE /* mkdtemp, renameat2, O_NOFOLLOW, nftw, strndup */
 
 #include "archive.h"
+#include "output.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -35,6 +37,8 @@
 #define MAX_DEPTH 64
 #define MAX_NAME_COMPONENT 255
 #define MAX_SUFFIX 10000
+#define ARCHIVE_TMP_PREFIX ".fathom-tmp-"
+#define EXTRACT_PREFIX "fathom-trace-"
 
 /* ------------------------------------------------------------------------
  * Errors
@@ -52,6 +56,7 @@ const char *tracer_archive_strstatus(tracer_archive_status st)
 	case TRACER_ARCHIVE_EUNSAFE: return "unsafe archive entry";
 	case TRACER_ARCHIVE_ELIMIT: return "limit exceeded";
 	case TRACER_ARCHIVE_ENOTRACE: return "no CTF trace found";
+	case TRACER_ARCHIVE_ENOSPC: return "no space left on device";
 	}
 	return "unknown status";
 }
@@ -949,13 +954,15 @@ cleanup:
 static tracer_archive_status write_tmp(const char *tmpl_base,
 				       const char *ctf_dir,
 				       const tracer_manifest *m,
-				       char **tmp_out, char *err,
-				       size_t errlen)
+				       char **tmp_out, int *slot_out,
+				       char *err, size_t errlen)
 {
 	tracer_archive_status st = TRACER_ARCHIVE_OK;
-	size_t bl = strlen(tmpl_base);
-	char *tmp = malloc(bl + sizeof(".tmpXXXXXX"));
-	int fd = -1;
+	const char *slash = strrchr(tmpl_base, '/');
+	size_t dl = slash ? (size_t)(slash - tmpl_base) + 1 : 0;
+	char *tmp = malloc(dl + sizeof(ARCHIVE_TMP_PREFIX) + 32);
+	tracer_cleanup_mask mask;
+	int fd = -1, slot = -1;
 	bool created = false;
 
 	*tmp_out = NULL;
@@ -964,9 +971,21 @@ static tracer_archive_status write_tmp(const char *tmpl_base,
 			     "%s: out of memory", tmpl_base);
 		goto cleanup;
 	}
-	memcpy(tmp, tmpl_base, bl);
-	memcpy(tmp + bl, ".tmpXXXXXX", sizeof(".tmpXXXXXX"));
+	/* `<folder>/.fathom-tmp-<pid>-XXXXXX`: a SIGKILLed writer's leftover
+	 * is recognized (and removed) by the next writer in that folder. */
+	memcpy(tmp, tmpl_base, dl);
+	tmp[dl ? dl - 1 : 0] = '\0';
+	tracer_cleanup_stale(dl ? (dl == 1 ? "/" : tmp) : ".",
+			     ARCHIVE_TMP_PREFIX);
+	if (dl)
+		tmp[dl - 1] = '/';
+	snprintf(tmp + dl, sizeof(ARCHIVE_TMP_PREFIX) + 32,
+		 ARCHIVE_TMP_PREFIX "%ld-XXXXXX", (long)getpid());
+	tracer_cleanup_block(&mask);
 	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd >= 0)
+		slot = tracer_cleanup_add(tmp, false);
+	tracer_cleanup_unblock(&mask);
 	if (fd < 0) {
 		st = set_err(err, errlen, TRACER_ARCHIVE_EIO,
 			     "%s: cannot create temporary file: %s", tmpl_base,
@@ -995,6 +1014,10 @@ cleanup:
 			unlink(tmp);
 		free(tmp);
 	}
+	if (st == TRACER_ARCHIVE_OK)
+		*slot_out = slot; /* the caller forgets it once published */
+	else
+		tracer_cleanup_forget(slot);
 	return st;
 }
 
@@ -1053,6 +1076,7 @@ tracer_archive_status tracer_archive_write(const char *out_path,
 	tracer_archive_status st = TRACER_ARCHIVE_OK;
 	char *tmp = NULL;
 	struct stat sb;
+	int slot = -1;
 
 	if (!out_path || !*out_path) {
 		st = set_err(err, errlen, TRACER_ARCHIVE_EINVAL,
@@ -1066,7 +1090,7 @@ tracer_archive_status tracer_archive_write(const char *out_path,
 			     "%s: already exists (not overwriting)", out_path);
 		goto cleanup;
 	}
-	st = write_tmp(out_path, ctf_dir, m, &tmp, err, errlen);
+	st = write_tmp(out_path, ctf_dir, m, &tmp, &slot, err, errlen);
 	if (st != TRACER_ARCHIVE_OK)
 		goto cleanup;
 	st = publish(tmp, out_path, err, errlen);
@@ -1078,6 +1102,7 @@ cleanup:
 		unlink(tmp); /* no-op if published */
 		free(tmp);
 	}
+	tracer_cleanup_forget(slot);
 	return st;
 }
 
@@ -1238,6 +1263,7 @@ tracer_archive_status tracer_archive_write_default(const char *dir,
 	char *base = NULL, *tmp = NULL;
 	char path[PATH_MAX];
 	unsigned i;
+	int slot = -1;
 
 	if (!dir)
 		dir = TRACER_ARCHIVE_DEFAULT_DIR;
@@ -1258,7 +1284,7 @@ tracer_archive_status tracer_archive_write_default(const char *dir,
 			     "%s: out of memory", path);
 		goto cleanup;
 	}
-	st = write_tmp(base, ctf_dir, m, &tmp, err, errlen);
+	st = write_tmp(base, ctf_dir, m, &tmp, &slot, err, errlen);
 	if (st != TRACER_ARCHIVE_OK)
 		goto cleanup;
 	for (i = 0; i < MAX_SUFFIX; i++) {
@@ -1288,6 +1314,7 @@ cleanup:
 		unlink(tmp); /* no-op once published */
 		free(tmp);
 	}
+	tracer_cleanup_forget(slot);
 	free(base);
 	return st;
 }
@@ -1301,6 +1328,7 @@ struct tracer_trace {
 	char *source;
 	char *root;
 	char *tmpdir; /* owned temporary directory, removed on close */
+	int tmpslot;  /* its cleanup-registry slot (-1: none) */
 	char **ctf;
 	size_t nctf, capctf;
 	tracer_manifest *manifest;
@@ -1328,6 +1356,7 @@ void tracer_trace_close(tracer_trace *t)
 		return;
 	if (t->tmpdir) {
 		remove_tree(t->tmpdir);
+		tracer_cleanup_forget(t->tmpslot);
 		free(t->tmpdir);
 	}
 	for (size_t i = 0; i < t->nctf; i++)
@@ -1582,9 +1611,24 @@ typedef struct extract_state {
 	struct archive *a;
 	int rootfd;
 	const char *src;
+	const char *tmpbase;
 	uint64_t total, max_total;
 	char *buf;
 } extract_state;
+
+/* A failed write while extracting; a full disk is named as such. */
+static tracer_archive_status write_fail(const extract_state *x,
+					const char *entry, int e, char *err,
+					size_t errlen)
+{
+	if (e == ENOSPC || e == EDQUOT)
+		return set_err(err, errlen, TRACER_ARCHIVE_ENOSPC,
+			       "%s: no space left on device in %s while "
+			       "extracting '%s' (set TMPDIR to a larger "
+			       "file system)", x->src, x->tmpbase, entry);
+	return set_err(err, errlen, errno_status(e),
+		       "%s: writing '%s': %s", x->src, entry, strerror(e));
+}
 
 static tracer_archive_status extract_entry(extract_state *x,
 					   struct archive_entry *e, char *err,
@@ -1636,9 +1680,7 @@ static tracer_archive_status extract_entry(extract_state *x,
 		int nfd;
 
 		if (mkdirat(dfd, comps[i], 0700) != 0 && errno != EEXIST) {
-			st = set_err(err, errlen, TRACER_ARCHIVE_EIO,
-				     "%s: cannot create '%s': %s", x->src, raw,
-				     strerror(errno));
+			st = write_fail(x, raw, errno, err, errlen);
 			goto cleanup;
 		}
 		nfd = openat(dfd, comps[i],
@@ -1664,9 +1706,7 @@ static tracer_archive_status extract_entry(extract_state *x,
 				     "%s: refusing entry '%s': duplicate name",
 				     x->src, raw);
 		else
-			st = set_err(err, errlen, TRACER_ARCHIVE_EIO,
-				     "%s: cannot create '%s': %s", x->src, raw,
-				     strerror(errno));
+			st = write_fail(x, raw, errno, err, errlen);
 		goto cleanup;
 	}
 	for (;;) {
@@ -1687,17 +1727,160 @@ static tracer_archive_status extract_entry(extract_state *x,
 		}
 		x->total += (uint64_t)n;
 		if (!write_all(fd, x->buf, (size_t)n)) {
-			st = set_err(err, errlen, TRACER_ARCHIVE_EIO,
-				     "%s: writing '%s': %s", x->src, raw,
-				     strerror(errno));
+			st = write_fail(x, raw, errno, err, errlen);
 			goto cleanup;
 		}
 	}
+	if (close(fd) != 0) {
+		fd = -1;
+		st = write_fail(x, raw, errno, err, errlen);
+		goto cleanup;
+	}
+	fd = -1;
 cleanup:
 	if (fd >= 0)
 		close(fd);
 	if (dfd != x->rootfd)
 		close(dfd);
+	return st;
+}
+
+/* The extraction bound: limits, else $FATHOM_MAX_EXTRACT, else 4 GiB. */
+static tracer_archive_status max_bytes(const tracer_trace_limits *lim,
+				       uint64_t *out, char *err, size_t errlen)
+{
+	const char *env = getenv(TRACER_TRACE_MAX_ENV);
+	const char *p = env;
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	*out = TRACER_TRACE_DEFAULT_MAX_BYTES;
+	if (lim && lim->max_total_bytes) {
+		*out = lim->max_total_bytes;
+		return TRACER_ARCHIVE_OK;
+	}
+	if (!env)
+		return TRACER_ARCHIVE_OK;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			goto bad;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (p == env)
+		goto bad;
+	switch (*p) {
+	case 'K': shift = 10, p++; break;
+	case 'M': shift = 20, p++; break;
+	case 'G': shift = 30, p++; break;
+	default: break;
+	}
+	if (*p || v == 0 || v > (UINT64_MAX >> shift))
+		goto bad;
+	*out = v << shift;
+	return TRACER_ARCHIVE_OK;
+bad:
+	return set_err(err, errlen, TRACER_ARCHIVE_EINVAL,
+		       "%s='%.40s': want a positive number of bytes "
+		       "(optionally with K, M or G)", TRACER_TRACE_MAX_ENV,
+		       env);
+}
+
+/* A reader of t->source with every filter and the tar formats. */
+static tracer_archive_status open_reader(const tracer_trace *t,
+					 struct archive **out, char *err,
+					 size_t errlen)
+{
+	struct archive *a = archive_read_new();
+	tracer_archive_status st;
+
+	*out = NULL;
+	if (!a)
+		return set_err(err, errlen, TRACER_ARCHIVE_ENOMEM,
+			       "%s: out of memory", t->source);
+	archive_read_support_filter_all(a);
+	archive_read_support_format_tar(a);
+	if (archive_read_open_filename(a, t->source, COPY_BUF_SIZE) !=
+	    ARCHIVE_OK) {
+		st = read_fail(a, t->source, err, errlen);
+		archive_read_free(a);
+		return st;
+	}
+	*out = a;
+	return TRACER_ARCHIVE_OK;
+}
+
+/*
+ * The first pass: walk the headers without writing anything, summing the
+ * sizes they declare, and refuse the archive if the sum passes the bound or
+ * the free space of tmpbase.  A compressed stream is still decompressed to
+ * reach each header, but nothing is kept; the walk stops at the first
+ * header that passes a bound.
+ */
+static tracer_archive_status prescan(const tracer_trace *t,
+				     const char *tmpbase, uint64_t max_total,
+				     uint64_t max_entries, char *err,
+				     size_t errlen)
+{
+	tracer_archive_status st;
+	struct archive *a = NULL;
+	struct archive_entry *e;
+	struct statvfs vfs;
+	uint64_t sum = 0, nent = 0, avail = UINT64_MAX;
+
+	if (statvfs(tmpbase, &vfs) == 0 && vfs.f_frsize > 0)
+		avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	st = open_reader(t, &a, err, errlen);
+	if (st != TRACER_ARCHIVE_OK)
+		return st;
+	for (;;) {
+		int r = archive_read_next_header(a, &e);
+		int64_t size;
+
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r < ARCHIVE_WARN) {
+			st = read_fail(a, t->source, err, errlen);
+			goto end;
+		}
+		if (++nent > max_entries) {
+			st = set_err(err, errlen, TRACER_ARCHIVE_ELIMIT,
+				     "%s: more than %" PRIu64 " entries",
+				     t->source, max_entries);
+			goto end;
+		}
+		size = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
+		if (size > 0 && archive_entry_filetype(e) == AE_IFREG)
+			sum += (uint64_t)size < UINT64_MAX - sum
+				       ? (uint64_t)size
+				       : UINT64_MAX - sum;
+		if (sum > max_total) {
+			st = set_err(err, errlen, TRACER_ARCHIVE_ELIMIT,
+				     "%s: its entries declare more than %" PRIu64
+				     " bytes, past the %" PRIu64 "-byte limit "
+				     "(refused before extracting; %s raises "
+				     "it)", t->source, sum, max_total,
+				     TRACER_TRACE_MAX_ENV);
+			goto end;
+		}
+		if (sum > avail) {
+			st = set_err(err, errlen, TRACER_ARCHIVE_ENOSPC,
+				     "%s: no space left on device: its entries "
+				     "declare more than %" PRIu64 " bytes and "
+				     "%s has %" PRIu64 " free (refused before "
+				     "extracting; set TMPDIR)", t->source, sum,
+				     tmpbase, avail);
+			goto end;
+		}
+		if (archive_read_data_skip(a) < ARCHIVE_WARN) {
+			st = read_fail(a, t->source, err, errlen);
+			goto end;
+		}
+	}
+	if (nent == 0)
+		st = set_err(err, errlen, TRACER_ARCHIVE_EFORMAT,
+			     "%s: empty archive", t->source);
+end:
+	archive_read_free(a);
 	return st;
 }
 
@@ -1710,26 +1893,46 @@ static tracer_archive_status open_archive(tracer_trace *t,
 	struct archive_entry *e;
 	const char *tmpbase = getenv("TMPDIR");
 	uint64_t max_entries = TRACER_TRACE_DEFAULT_MAX_ENTRIES, nent = 0;
-	int mfd = -1;
+	tracer_cleanup_mask mask;
+	char name[sizeof(EXTRACT_PREFIX) + 32];
+	int mfd = -1, mkerr = 0;
 
-	x.max_total = TRACER_TRACE_DEFAULT_MAX_BYTES;
-	if (lim && lim->max_total_bytes)
-		x.max_total = lim->max_total_bytes;
 	if (lim && lim->max_entries)
 		max_entries = lim->max_entries;
 	if (!tmpbase || !*tmpbase)
 		tmpbase = "/tmp";
-	t->tmpdir = path_join(tmpbase, "fathom-trace-XXXXXX");
+	x.tmpbase = tmpbase;
+	st = max_bytes(lim, &x.max_total, err, errlen);
+	if (st != TRACER_ARCHIVE_OK)
+		goto cleanup;
+	/* trees left by SIGKILLed readers */
+	tracer_cleanup_stale(tmpbase, EXTRACT_PREFIX);
+	st = prescan(t, tmpbase, x.max_total, max_entries, err, errlen);
+	if (st != TRACER_ARCHIVE_OK)
+		goto cleanup;
+	snprintf(name, sizeof name, EXTRACT_PREFIX "%ld-XXXXXX",
+		 (long)getpid());
+	t->tmpdir = path_join(tmpbase, name);
 	x.buf = malloc(COPY_BUF_SIZE);
 	if (!t->tmpdir || !x.buf) {
 		st = set_err(err, errlen, TRACER_ARCHIVE_ENOMEM,
 			     "%s: out of memory", t->source);
 		goto cleanup;
 	}
-	if (!mkdtemp(t->tmpdir)) {
-		st = set_err(err, errlen, TRACER_ARCHIVE_EIO,
+	tracer_cleanup_block(&mask);
+	if (mkdtemp(t->tmpdir))
+		t->tmpslot = tracer_cleanup_add(t->tmpdir, true);
+	else
+		mkerr = errno;
+	tracer_cleanup_unblock(&mask);
+	if (mkerr) {
+		st = set_err(err, errlen,
+			     mkerr == ENOSPC ? TRACER_ARCHIVE_ENOSPC
+					     : TRACER_ARCHIVE_EIO,
 			     "%s: cannot create a temporary directory: %s",
-			     t->tmpdir, strerror(errno));
+			     t->tmpdir,
+			     mkerr == ENOSPC ? "no space left on device"
+					     : strerror(mkerr));
 		free(t->tmpdir);
 		t->tmpdir = NULL;
 		goto cleanup;
@@ -1741,19 +1944,9 @@ static tracer_archive_status open_archive(tracer_trace *t,
 			     t->tmpdir, strerror(errno));
 		goto cleanup;
 	}
-	x.a = archive_read_new();
-	if (!x.a) {
-		st = set_err(err, errlen, TRACER_ARCHIVE_ENOMEM,
-			     "%s: out of memory", t->source);
+	st = open_reader(t, &x.a, err, errlen);
+	if (st != TRACER_ARCHIVE_OK)
 		goto cleanup;
-	}
-	archive_read_support_filter_all(x.a);
-	archive_read_support_format_tar(x.a);
-	if (archive_read_open_filename(x.a, t->source, COPY_BUF_SIZE) !=
-	    ARCHIVE_OK) {
-		st = read_fail(x.a, t->source, err, errlen);
-		goto cleanup;
-	}
 	for (;;) {
 		int r = archive_read_next_header(x.a, &e);
 
@@ -1824,6 +2017,8 @@ tracer_archive_status tracer_trace_open_ex(const char *path_or_url,
 		goto cleanup;
 	}
 	t = calloc(1, sizeof(*t));
+	if (t)
+		t->tmpslot = -1;
 	if (!t || !(t->source = str_dup(path_or_url))) {
 		st = set_err(err, errlen, TRACER_ARCHIVE_ENOMEM,
 			     "%s: out of memory", path_or_url);

@@ -30,7 +30,8 @@ typedef enum tracer_archive_status {
 	TRACER_ARCHIVE_EFORMAT, /* not an archive, corrupt, truncated, bad MANIFEST */
 	TRACER_ARCHIVE_EUNSAFE, /* hostile entry: .., absolute, link, device, ... */
 	TRACER_ARCHIVE_ELIMIT,  /* size / entry-count bound exceeded */
-	TRACER_ARCHIVE_ENOTRACE /* no CTF trace (no `metadata` file) found */
+	TRACER_ARCHIVE_ENOTRACE, /* no CTF trace (no `metadata` file) found */
+	TRACER_ARCHIVE_ENOSPC   /* no space left on device (to extract, write) */
 } tracer_archive_status;
 
 /* Short constant description of a status ("truncated", ...). */
@@ -168,11 +169,15 @@ typedef enum tracer_trace_kind {
 } tracer_trace_kind;
 
 typedef struct tracer_trace_limits {
-	uint64_t max_total_bytes; /* sum of extracted file sizes; 0 = default */
+	uint64_t max_total_bytes; /* sum of extracted file sizes; 0 = default
+				     ($FATHOM_MAX_EXTRACT, else 4 GiB) */
 	uint64_t max_entries;     /* archive entries; 0 = default */
 } tracer_trace_limits;
 
 #define TRACER_TRACE_DEFAULT_MAX_BYTES (UINT64_C(4) << 30) /* 4 GiB */
+/* Environment variable overriding the default extraction bound: bytes, in
+ * decimal, optionally followed by K, M or G (powers of 1024). */
+#define TRACER_TRACE_MAX_ENV "FATHOM_MAX_EXTRACT"
 #define TRACER_TRACE_DEFAULT_MAX_ENTRIES UINT64_C(100000)
 #define TRACER_TRACE_PATH_MAX 1024 /* longest accepted entry name */
 
@@ -186,10 +191,18 @@ typedef struct tracer_trace tracer_trace;
  *    `<dir>/MANIFEST`, or `<dir>/../MANIFEST` when dir is named `trace`;
  *  - anything else is read as an archive, detected by content (tar, pax,
  *    ustar, gnu tar; raw, gzip, zstd, xz, bzip2 ... compression) and
- *    extracted into a private `fathom-trace-XXXXXX` directory under $TMPDIR
- *    (or /tmp).  Only regular files and directories are accepted; `..`,
- *    absolute names, links, devices, fifos, sockets, empty or overlong
- *    names, duplicate files, and exceeding the limits are errors.
+ *    extracted into a private `fathom-trace-<pid>-XXXXXX` directory under
+ *    $TMPDIR (or /tmp).  Only regular files and directories are accepted;
+ *    `..`, absolute names, links, devices, fifos, sockets, empty or
+ *    overlong names, duplicate files, and exceeding the limits are errors.
+ *    The sizes the tar headers declare are summed (a first pass that
+ *    writes nothing) and checked against the bound and against the free
+ *    space of $TMPDIR before anything is extracted (ELIMIT, or ENOSPC with
+ *    "no space left on device"); the bound is enforced again while
+ *    writing.  The directory is removed by tracer_trace_close, on error,
+ *    and by the cleanup handler of output.h when SIGINT, SIGTERM or SIGHUP
+ *    ends the process; the trees of dead (SIGKILLed) processes are removed
+ *    by the next archive open.
  * limits may be NULL (defaults).  On error *out is NULL, a one-line message
  * is in err, and no temporary file or directory is left behind.
  */
