@@ -15,6 +15,7 @@
 
 #include <math.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -124,7 +125,7 @@ static int parse_positive(const char *opt, const char *arg, double *out)
     char *end = NULL;
     errno = 0;
     double v = arg ? strtod(arg, &end) : 0;
-    if (!arg || errno || !end || *end || end == arg || !isfinite(v) || v <= 0)
+    if (!arg || isspace((unsigned char)arg[0]) || errno || !end || *end || end == arg || !isfinite(v) || v <= 0)
         return usage_error("%s wants a positive number, not '%s'", opt, arg ? arg : "");
     *out = v;
     return 0;
@@ -135,7 +136,7 @@ static int parse_u32(const char *opt, const char *arg, uint32_t *out)
     char *end = NULL;
     errno = 0;
     unsigned long v = arg ? strtoul(arg, &end, 10) : 0;
-    if (!arg || errno || !end || *end || end == arg || arg[0] == '-' || v > 1000000000ul)
+    if (!arg || !isdigit((unsigned char)arg[0]) || errno || !end || *end || end == arg || v > 1000000000ul)
         return usage_error("%s wants a non-negative integer, not '%s'", opt, arg ? arg : "");
     *out = (uint32_t)v;
     return 0;

@@ -195,7 +195,7 @@ static int record_replay(const char *trace, char **child_args, int nargs, const 
         break;
     case TRACER_RECORD_INTERRUPTED:
         cli_error("replay", "%s: %s", label, err);
-        rc = 130;
+        rc = 128 + (r->signal > 0 ? r->signal : SIGINT);
         break;
     case TRACER_RECORD_CHILD: /* the replay said why on our stderr */
         rc = WIFEXITED(r->child_status) && WEXITSTATUS(r->child_status) ? WEXITSTATUS(r->child_status) : 1;

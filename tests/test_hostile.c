@@ -498,6 +498,85 @@ static void test_disk_full(void **state)
 	assert_int_equal(umount2(f->tmp, MNT_DETACH), 0);
 }
 
+/* ---- MANIFEST typed keys ------------------------------------------------- */
+
+static tracer_manifest *manifest_of(const char *text)
+{
+	tracer_manifest *m = NULL;
+	char err[ERRLEN];
+
+	assert_int_equal(tracer_manifest_parse(text, strlen(text), "test", &m,
+					       err, ERRLEN), TRACER_ARCHIVE_OK);
+	return m;
+}
+
+static void test_manifest_check(void **state)
+{
+	static const char good[] =
+		"schema=1\nmodel=alexnet\nmode=train\npreset=tiny\n"
+		"threads=2\nbatch=8\nsteps=5\ninter=1\n"
+		"seed=18446744073709551615\ncreated=2024-02-29T23:59:59Z\n"
+		"events=10\nevents.fathom:op_begin=4\n";
+	static const struct {
+		const char *line, *key;
+	} bad[] = {
+		{ "steps=1e23", "'steps'" },
+		{ "steps=0", "'steps'" },
+		{ "steps= 5", "'steps'" },
+		{ "batch=-5", "'batch'" },
+		{ "threads=18446744073709551615", "'threads'" },
+		{ "inter=65", "'inter'" },
+		{ "seed=18446744073709551616", "'seed'" },
+		{ "schema=3", "'schema'" },
+		{ "created=2023-02-29T00:00:00Z", "'created'" },
+		{ "created=yesterday", "'created'" },
+		{ "events.fathom:op_end=x", "'events.fathom:op_end'" },
+	};
+	char text[1024], out[2048], msg[256];
+	tracer_manifest *m;
+
+	(void)state;
+	m = manifest_of(good);
+	assert_int_equal(tracer_manifest_check(m, out, sizeof out), 0);
+	assert_string_equal(out, "");
+	assert_int_equal(tracer_manifest_check_schema(m, 1, msg, sizeof msg),
+			 0);
+	assert_int_equal(tracer_manifest_check_schema(m, 2, msg, sizeof msg),
+			 1);
+	assert_non_null(strstr(msg, "schema 1"));
+	assert_non_null(strstr(msg, "schema 2"));
+	tracer_manifest_destroy(m);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		const char *eq = strchr(bad[i].line, '=');
+		size_t kl = (size_t)(eq - bad[i].line);
+		size_t n = 0;
+
+		/* the good MANIFEST with this line replacing its key */
+		for (const char *l = good; *l;) {
+			const char *nl = strchr(l, '\n');
+
+			if (strncmp(l, bad[i].line, kl + 1) != 0)
+				n += (size_t)snprintf(text + n, sizeof text - n,
+						      "%.*s\n", (int)(nl - l), l);
+			l = nl + 1;
+		}
+		snprintf(text + n, sizeof text - n, "%s\n", bad[i].line);
+		m = manifest_of(text);
+		assert_int_equal(tracer_manifest_check(m, out, sizeof out), 1);
+		if (!strstr(out, bad[i].key))
+			fail_msg("%s: '%s' does not name %s", bad[i].line, out,
+				 bad[i].key);
+		tracer_manifest_destroy(m);
+	}
+	m = manifest_of("model=x\n");
+	assert_int_equal(tracer_manifest_check(m, out, sizeof out), 2);
+	assert_non_null(strstr(out, "'schema' is missing"));
+	assert_non_null(strstr(out, "'mode' is missing"));
+	tracer_manifest_destroy(m);
+	assert_int_equal(tracer_manifest_check(NULL, out, 4), 1);
+	assert_string_equal(out, "no "); /* truncated, still terminated */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -516,6 +595,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_disk_full, setup,
 						teardown),
+		cmocka_unit_test(test_manifest_check),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -324,6 +324,190 @@ tracer_archive_status tracer_manifest_get_u64(const tracer_manifest *m,
 	return TRACER_ARCHIVE_OK;
 }
 
+/* Appends one line to the problem list (out, *used of outlen). */
+__attribute__((format(printf, 4, 5)))
+static void problem(char *out, size_t outlen, size_t *used, const char *fmt,
+		    ...)
+{
+	va_list ap;
+	int n;
+
+	if (!out || *used + 1 >= outlen)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(out + *used, outlen - *used, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	*used += (size_t)n < outlen - *used ? (size_t)n : outlen - *used - 1;
+	if (*used + 1 < outlen) {
+		out[(*used)++] = '\n';
+		out[*used] = '\0';
+	}
+}
+
+/* Strict decimal u64: digits only, no overflow. */
+static bool parse_u64(const char *v, uint64_t *out)
+{
+	uint64_t x = 0;
+
+	if (!v || !*v)
+		return false;
+	for (const char *p = v; *p; p++) {
+		unsigned d;
+
+		if (*p < '0' || *p > '9')
+			return false;
+		d = (unsigned)(*p - '0');
+		if (x > (UINT64_MAX - d) / 10)
+			return false;
+		x = x * 10 + d;
+	}
+	*out = x;
+	return true;
+}
+
+/* YYYY-mm-ddTHH:MM:SSZ, a real date and time. */
+static bool valid_created(const char *v)
+{
+	static const int mdays[] = { 31, 29, 31, 30, 31, 30,
+				     31, 31, 30, 31, 30, 31 };
+	int y, mo, d, h, mi, sec;
+	char z;
+	int n = 0;
+
+	if (strlen(v) != 20 ||
+	    sscanf(v, "%4d-%2d-%2dT%2d:%2d:%2d%c%n", &y, &mo, &d, &h, &mi,
+		   &sec, &z, &n) != 7 || n != 20 || z != 'Z')
+		return false;
+	for (int i = 0; i < 19; i++) {
+		bool sep = i == 4 || i == 7 || i == 10 || i == 13 || i == 16;
+
+		if (!sep && !isdigit((unsigned char)v[i]))
+			return false;
+	}
+	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] ||
+	    h > 23 || mi > 59 || sec > 60)
+		return false;
+	if (mo == 2 && d == 29 && !((y % 4 == 0 && y % 100 != 0) ||
+				    y % 400 == 0))
+		return false;
+	return true;
+}
+
+size_t tracer_manifest_check(const tracer_manifest *m, char *out,
+			     size_t outlen)
+{
+	static const struct {
+		const char *key;
+		uint64_t lo, hi;
+		bool required;
+	} nums[] = {
+		{ "schema", 1, TRACER_SCHEMA_MAX, true },
+		{ "steps", 1, 100000000, false },
+		{ "batch", 1, 1000000, false },
+		{ "threads", 1, 4096, false },
+		{ "inter", 1, 64, false },
+		{ "seed", 0, UINT64_MAX, false },
+		{ "events", 0, UINT64_MAX, false },
+		{ "discarded", 0, UINT64_MAX, false },
+		{ "ops", 0, UINT64_MAX, false },
+		{ "op_time_ns", 0, UINT64_MAX, false },
+	};
+	static const char *const strs[] = { "preset", "host", "cpu", "blas",
+					    "version" };
+	size_t used = 0, n = 0;
+	const char *v;
+
+	if (out && outlen)
+		out[0] = '\0';
+	if (!m) {
+		problem(out, outlen, &used, "no MANIFEST");
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+		uint64_t x;
+
+		v = tracer_manifest_get(m, nums[i].key);
+		if (!v) {
+			if (nums[i].required) {
+				problem(out, outlen, &used, "key '%s' is missing",
+					nums[i].key);
+				n++;
+			}
+			continue;
+		}
+		if (!parse_u64(v, &x) || x < nums[i].lo || x > nums[i].hi) {
+			problem(out, outlen, &used,
+				"key '%s': '%.40s' is not an integer in "
+				"[%" PRIu64 ", %" PRIu64 "]", nums[i].key, v,
+				nums[i].lo, nums[i].hi);
+			n++;
+		}
+	}
+	v = tracer_manifest_get(m, "model");
+	if (!v || !*v) {
+		problem(out, outlen, &used, "key 'model' is %s",
+			v ? "empty" : "missing");
+		n++;
+	}
+	v = tracer_manifest_get(m, "mode");
+	if (!v || (strcmp(v, "train") && strcmp(v, "infer"))) {
+		if (v)
+			problem(out, outlen, &used,
+				"key 'mode': '%.40s' is not train or infer", v);
+		else
+			problem(out, outlen, &used, "key 'mode' is missing");
+		n++;
+	}
+	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+		v = tracer_manifest_get(m, strs[i]);
+		if (v && strlen(v) > 512) {
+			problem(out, outlen, &used,
+				"key '%s': longer than 512 bytes", strs[i]);
+			n++;
+		}
+	}
+	v = tracer_manifest_get(m, "created");
+	if (v && !valid_created(v)) {
+		problem(out, outlen, &used,
+			"key 'created': '%.40s' is not a UTC time "
+			"YYYY-mm-ddTHH:MM:SSZ", v);
+		n++;
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		uint64_t x;
+
+		if (strncmp(m->keys[i], "events.", 7) == 0 &&
+		    !parse_u64(m->vals[i], &x)) {
+			problem(out, outlen, &used,
+				"key '%s': '%.40s' is not an unsigned integer",
+				m->keys[i], m->vals[i]);
+			n++;
+		}
+	}
+	return n;
+}
+
+int tracer_manifest_check_schema(const tracer_manifest *m,
+				 uint32_t trace_schema, char *msg,
+				 size_t msglen)
+{
+	uint64_t x;
+
+	if (msg && msglen)
+		msg[0] = '\0';
+	if (!m || !parse_u64(tracer_manifest_get(m, "schema"), &x))
+		return 0;
+	if (x == trace_schema)
+		return 0;
+	if (msg && msglen)
+		snprintf(msg, msglen,
+			 "the MANIFEST says schema %" PRIu64 " but the trace's "
+			 "run_begin says schema %" PRIu32, x, trace_schema);
+	return 1;
+}
+
 size_t tracer_manifest_count(const tracer_manifest *m)
 {
 	return m ? m->n : 0;

@@ -79,6 +79,36 @@ const char *tracer_manifest_get(const tracer_manifest *m, const char *key);
 tracer_archive_status tracer_manifest_get_u64(const tracer_manifest *m,
 					      const char *key, uint64_t *out);
 
+/*
+ * The typed keys of a MANIFEST, range-checked:
+ *   schema    u32 in [1, TRACER_SCHEMA_MAX]   (required)
+ *   model     non-empty                       (required)
+ *   mode      train | infer                   (required)
+ *   preset, host, cpu, blas, version: at most 512 bytes
+ *   steps     [1, 100000000]   batch [1, 1000000]   threads [1, 4096]
+ *   inter     [1, 64]          seed  any u64
+ *   created   YYYY-mm-ddTHH:MM:SSZ (a valid UTC date and time)
+ *   events, events.*, discarded, ops, op_time_ns: u64
+ * Numbers are plain decimal: no sign, no spaces, no exponent, no overflow.
+ * Unknown keys are not checked.  Writes one line per problem ("key
+ * 'steps': '1e23' is not an integer in [1, 100000000]"), each ended by a
+ * newline, into out (truncated to outlen; may be NULL) and returns how many
+ * problems there are.  A NULL manifest has one problem ("no MANIFEST").
+ */
+#define TRACER_SCHEMA_MAX 2
+size_t tracer_manifest_check(const tracer_manifest *m, char *out,
+			     size_t outlen);
+
+/*
+ * The MANIFEST's schema against the schema the trace itself says
+ * (run_begin.schema, as a trace reader decodes it).  Returns 0 when they
+ * agree (or the MANIFEST has no valid schema: tracer_manifest_check says
+ * so), 1 when they disagree, with a one-line message in msg.
+ */
+int tracer_manifest_check_schema(const tracer_manifest *m,
+				 uint32_t trace_schema, char *msg,
+				 size_t msglen);
+
 size_t tracer_manifest_count(const tracer_manifest *m);
 /* Borrowed key / value of entry i (insertion order), NULL if out of range. */
 const char *tracer_manifest_key_at(const tracer_manifest *m, size_t i);

@@ -122,7 +122,7 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         break;
     case TRACER_RECORD_INTERRUPTED:
         cli_error(CMD, "%s: %s", label, err);
-        rc = 130;
+        rc = 128 + (r->signal > 0 ? r->signal : SIGINT);
         break;
     default:
         rc = cli_error(CMD, "%s: %s", label, err);
@@ -193,12 +193,9 @@ int cmd_record(int argc, char **argv)
         (ro.depth && cli_parse_int(CMD, "--depth", ro.depth, 1, 1000, &v)) ||
         (ro.inter && cli_parse_int(CMD, "--inter", ro.inter, 1, 64, &v)))
         return 2;
-    if (ro.seed) {
-        char *end;
-        strtoull(ro.seed, &end, 10);
-        if (!*ro.seed || *end || ro.seed[0] == '-')
-            return cli_usage_error(CMD, "--seed wants an unsigned integer, not '%s'", ro.seed);
-    }
+    unsigned long long seed;
+    if (ro.seed && cli_parse_u64(CMD, "--seed", ro.seed, &seed))
+        return 2;
     if (relay && strncmp(relay, "net://", 6) && strncmp(relay, "net6://", 7) && strncmp(relay, "tcp://", 6) &&
         strncmp(relay, "tcp6://", 7))
         return cli_usage_error(CMD, "--relay wants net://HOST[:CTRL[:DATA]], not '%s'", relay);
@@ -261,14 +258,14 @@ int cmd_record(int argc, char **argv)
     if (tracer_sessiond_acquire(err, sizeof err) != 0)
         return cli_error(CMD, "%s", err);
     int failed = 0, rc = 0;
-    for (int i = 0; i < model_registry_count && rc != 130; i++)
-        for (int j = 0; j < nmodes && rc != 130; j++) {
+    for (int i = 0; i < model_registry_count && rc <= 128; i++)
+        for (int j = 0; j < nmodes && rc <= 128; j++) {
             rc = record_one(exe, model_registry[i]->name, mode_list[j], &ro, NULL, dir, relay, verbose, quiet);
             failed += rc != 0;
         }
     tracer_sessiond_release();
-    if (rc == 130)
-        return 130;
+    if (rc > 128) /* interrupted: 128 + the signal */
+        return rc;
     if (failed)
         return cli_error(CMD, "%d of %d recordings failed", failed, model_registry_count * nmodes);
     return 0;

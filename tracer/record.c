@@ -817,6 +817,7 @@ end:
     if (g_signal) {
         fail(err, errlen, "interrupted by signal %d; the session was destroyed", (int)g_signal);
         st = TRACER_RECORD_INTERRUPTED;
+        r->signal = (int)g_signal;
     }
     if (have_sessiond)
         tracer_sessiond_release();

@@ -48,6 +48,8 @@ typedef struct tracer_record_result {
     char archive[PATH_MAX];         /* the archive written ("" if none) */
     char session[128];              /* the LTTng session's name */
     int child_status;               /* the workload's wait status */
+    int signal;                     /* INTERRUPTED: the signal that stopped the recording
+                                       (the command exits 128 + signal) */
     double seconds;                 /* wall time of the workload */
     int sessiond_pid;               /* the session daemon this recording started (and
                                        stopped), or 0 if it used a running one */
