@@ -1,12 +1,15 @@
-/* export.c -- the Chrome trace-event (Perfetto) exporter (export.h): each
- * message of the trace, as the Babeltrace2 graph of read.h delivers them in
- * time order, becomes at most a few trace-event objects, written at once. */
+/* export.c -- the Chrome trace-event (Perfetto) exporter (export.h): the
+ * trace's records, as the one decoder (tracer/decode.h) delivers them in
+ * time order, each become at most a few trace-event objects, written at
+ * once: an op a complete slice (X), a step a B/E pair, the tensor memory a
+ * counter. */
 #include "analyze/export.h"
 
-#include "analyze/fields.h"
+#include "tracer/fields.h"
 #include "analyze/out.h"
 #include "analyze/profile.h"
-#include "analyze/read.h"
+#include "tracer/decode.h"
+#include "tracer/read.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -23,6 +26,8 @@ typedef struct exporter {
     uint64_t named[MAX_NAMED]; /* pid << 32 | tid of the tracks named so far */
     size_t nnamed;
     json_t *meta; /* run_begin's fields, for otherData */
+    tracer_decoder *dec;
+    char err[512];   /* a callback's message */
     char *buf;    /* one encoded event */
     size_t cap;
 } exporter;
@@ -78,34 +83,23 @@ static int name_track(exporter *x, uint64_t pid, uint64_t tid, char *err, size_t
     return 0;
 }
 
-/* A sequence field as a JSON array of integers. */
-static json_t *int_array(const bt_field *f)
+static json_t *u32_array(const uint32_t *v, uint32_t n)
 {
     json_t *a = json_array();
-    if (!a || !f || !bt_field_class_type_is(bt_field_get_class_type(f), BT_FIELD_CLASS_TYPE_ARRAY))
-        return a;
-    uint64_t n = bt_field_array_get_length(f);
-    for (uint64_t i = 0; i < n; i++) {
-        const bt_field *e = bt_field_array_borrow_element_field_by_index_const(f, i);
-        uint64_t v = 0;
-        analyze_field_u64(e, &v);
-        int is_signed = bt_field_class_type_is(bt_field_get_class_type(e), BT_FIELD_CLASS_TYPE_SIGNED_INTEGER);
-        json_array_append_new(a, json_integer(is_signed ? (json_int_t)(int64_t)v : (json_int_t)v));
-    }
+    for (uint32_t i = 0; a && i < n; i++)
+        json_array_append_new(a, json_integer((json_int_t)v[i]));
     return a;
 }
 
-static json_t *label(const bt_field *pl, const char *name)
+static json_t *s64_array(const int64_t *v, uint32_t n)
 {
-    char buf[64];
-    const char *s = analyze_field_label(analyze_field_member(pl, name), buf, sizeof buf);
-    return json_string(s ? s : "?");
+    json_t *a = json_array();
+    for (uint32_t i = 0; a && i < n; i++)
+        json_array_append_new(a, json_integer((json_int_t)v[i]));
+    return a;
 }
 
-static json_t *u64_of(const bt_field *pl, const char *name)
-{
-    return json_integer((json_int_t)analyze_field_u64_or(analyze_field_member(pl, name), 0));
-}
+static json_t *str_or(const char *s) { return json_string(s ? s : "?"); }
 
 /* A begin (ph B) or end (ph E) of a slice, or a counter (C), on (pid, tid). */
 static json_t *slice(const char *ph, double ts, uint64_t pid, uint64_t tid)
@@ -126,126 +120,184 @@ static int on_memory(exporter *x, double ts, uint64_t pid, char *err, size_t err
                 err, errlen);
 }
 
-static int on_event(exporter *x, const bt_message *msg, char *err, size_t errlen)
+/* The time of the event being decoded, in us from the first event; names
+ * its thread on first sight. */
+static int at(exporter *x, double *ts, uint64_t *pid, uint64_t *tid)
 {
-    const bt_event *ev = bt_message_event_borrow_event_const(msg);
-    const char *name = bt_event_class_get_name(bt_event_borrow_class_const(ev));
-    if (!name || strncmp(name, "fathom:", 7) != 0) {
-        x->st->foreign++;
-        return 0;
-    }
-    name += 7;
-    if (!bt_message_event_borrow_stream_class_default_clock_class_const(msg))
-        return analyze_out_fail(err, errlen, "the trace's events have no clock");
-    int64_t ns = 0;
-    if (bt_clock_snapshot_get_ns_from_origin(bt_message_event_borrow_default_clock_snapshot_const(msg), &ns) !=
-        BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK)
-        return analyze_out_fail(err, errlen, "a timestamp out of range");
+    uint64_t ns;
+    tracer_decoder_current(x->dec, &ns, pid, tid);
     if (!x->have_t0)
-        x->t0 = ns, x->have_t0 = 1;
-    double ts = (double)(ns - x->t0) / 1000.0;
-    const bt_field *pl = bt_event_borrow_payload_field_const(ev), *cx = bt_event_borrow_common_context_field_const(ev);
-    uint64_t pid = analyze_field_u64_or(analyze_field_member(cx, "vpid"), 0);
-    uint64_t tid = analyze_field_u64_or(analyze_field_member(cx, "vtid"), 0);
-    if (name_track(x, pid, tid, err, errlen))
-        return -1;
-
-    json_t *e = NULL, *args = json_object();
-    if (!args)
-        return analyze_out_fail(err, errlen, "out of memory");
-    int bad = 0;
-    if (strcmp(name, "op_begin") == 0) {
-        x->st->ops++;
-        e = slice("B", ts, pid, tid);
-        bad |= e && (set_new(e, "name", label(pl, "op")) || set_new(e, "cat", label(pl, "cls")));
-        bad |= set_new(args, "seq", u64_of(pl, "seq")) || set_new(args, "node", u64_of(pl, "node")) ||
-               set_new(args, "phase", label(pl, "phase")) ||
-               set_new(args, "inputs", int_array(analyze_field_member(pl, "inputs"))) ||
-               set_new(args, "outputs", int_array(analyze_field_member(pl, "outputs"))) ||
-               set_new(args, "attrs", int_array(analyze_field_member(pl, "attrs")));
-    } else if (strcmp(name, "op_end") == 0) {
-        e = slice("E", ts, pid, tid);
-        bad |= set_new(args, "seq", u64_of(pl, "seq")) || set_new(args, "flops", u64_of(pl, "flops")) ||
-               set_new(args, "bytes", u64_of(pl, "bytes"));
-    } else if (strcmp(name, "step_begin") == 0) {
-        x->st->steps++;
-        char sname[32];
-        uint64_t step = analyze_field_u64_or(analyze_field_member(pl, "step"), 0);
-        snprintf(sname, sizeof sname, "step %llu", (unsigned long long)step);
-        e = slice("B", ts, pid, tid);
-        bad |= e && (set_new(e, "name", json_string(sname)) || set_new(e, "cat", json_string("step")));
-        bad |= set_new(args, "step", json_integer((json_int_t)step));
-    } else if (strcmp(name, "step_end") == 0) {
-        e = slice("E", ts, pid, tid);
-        const bt_field *loss = analyze_field_member(pl, "loss");
-        if (loss && bt_field_class_type_is(bt_field_get_class_type(loss), BT_FIELD_CLASS_TYPE_REAL))
-            bad |= set_new(args, "loss",
-                           bt_field_get_class_type(loss) == BT_FIELD_CLASS_TYPE_DOUBLE_PRECISION_REAL
-                               ? analyze_out_jreal(bt_field_real_double_precision_get_value(loss))
-                               : analyze_out_jreal(bt_field_real_single_precision_get_value(loss)));
-    } else if (strcmp(name, "tensor_alloc") == 0 || strcmp(name, "tensor_free") == 0) {
-        uint32_t id = (uint32_t)analyze_field_u64_or(analyze_field_member(pl, "id"), 0);
-        if (name[7] == 'a') {
-            char rb[64];
-            const char *role = analyze_field_label(analyze_field_member(pl, "role"), rb, sizeof rb);
-            int r = analyze_profile_intern_role(x->mem, role ? role : "unknown");
-            if (r < 0 || analyze_profile_tensor_alloc(x->mem, id, r,
-                                                      analyze_field_u64_or(analyze_field_member(pl, "bytes"), 0))) {
-                json_decref(args);
-                return analyze_out_fail(err, errlen, "out of memory");
-            }
-        } else {
-            analyze_profile_tensor_free(x->mem, id);
-        }
-        json_decref(args);
-        return on_memory(x, ts, pid, err, errlen);
-    } else if (strcmp(name, "run_begin") == 0) {
-        uint64_t schema = analyze_field_u64_or(analyze_field_member(pl, "schema"), 0);
-        if (schema != ANALYZE_SCHEMA) {
-            json_decref(args);
-            return analyze_out_fail(err, errlen, "trace schema %llu: this exporter reads schema %d",
-                                    (unsigned long long)schema, ANALYZE_SCHEMA);
-        }
-        static const char *const keys[] = { "model", "mode", "preset", "version", "blas", "cpu" };
-        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-            bad |= set_new(x->meta, keys[i], label(pl, keys[i]));
-        static const char *const nums[] = { "schema", "batch", "steps", "threads", "inter", "seed" };
-        for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
-            bad |= set_new(x->meta, nums[i], u64_of(pl, nums[i]));
-        char pname[256];
-        snprintf(pname, sizeof pname, "fathom %s %s", json_string_value(json_object_get(x->meta, "model")),
-                 json_string_value(json_object_get(x->meta, "mode")));
-        if (emit(x,
-                 json_pack("{s:s, s:s, s:I, s:{s:s}}", "name", "process_name", "ph", "M", "pid", (json_int_t)pid,
-                           "args", "name", pname),
-                 err, errlen)) {
-            json_decref(args);
-            return -1;
-        }
-        e = json_pack("{s:s, s:s, s:s, s:f, s:I, s:I}", "name", "run_begin", "ph", "i", "s", "p", "ts", ts, "pid",
-                      (json_int_t)pid, "tid", (json_int_t)tid);
-        json_object_update(args, x->meta);
-    } else if (strcmp(name, "run_end") == 0) {
-        e = json_pack("{s:s, s:s, s:s, s:f, s:I, s:I}", "name", "run_end", "ph", "i", "s", "p", "ts", ts, "pid",
-                      (json_int_t)pid, "tid", (json_int_t)tid);
-        bad |= set_new(args, "status", u64_of(pl, "status")) || set_new(args, "ops", u64_of(pl, "ops"));
-    } else { /* a fathom event this schema does not define: left out */
-        json_decref(args);
-        return 0;
-    }
-    if (!e || bad || json_object_set_new(e, "args", args)) {
-        json_decref(e);
-        return analyze_out_fail(err, errlen, "out of memory");
-    }
-    return emit(x, e, err, errlen);
+        x->t0 = (int64_t)ns, x->have_t0 = 1;
+    *ts = (double)((int64_t)ns - x->t0) / 1000.0;
+    return name_track(x, *pid, *tid, x->err, sizeof x->err);
 }
+
+static int cb_run_begin(void *user, const tracer_run *r)
+{
+    exporter *x = user;
+    double ts;
+    uint64_t pid, tid;
+    if (at(x, &ts, &pid, &tid))
+        return -1;
+    if (r->schema != TRACER_SCHEMA_V1 && r->schema != TRACER_SCHEMA_V2)
+        return analyze_out_fail(x->err, sizeof x->err, "trace schema %u: this exporter reads schemas %d and %d",
+                                r->schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
+    const char *keys[] = { "model", "mode", "preset", "version", "blas", "cpu" };
+    const char *vals[] = { r->model, r->mode, r->preset, r->version, r->blas, r->cpu };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        bad |= set_new(x->meta, keys[i], str_or(vals[i]));
+    const char *nums[] = { "schema", "batch", "steps", "threads", "inter", "seed" };
+    uint64_t nv[] = { r->schema, r->batch, r->steps, r->threads, r->inter, r->seed };
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        bad |= set_new(x->meta, nums[i], json_integer((json_int_t)nv[i]));
+    if (bad)
+        return analyze_out_fail(x->err, sizeof x->err, "out of memory");
+    char pname[256];
+    snprintf(pname, sizeof pname, "fathom %s %s", r->model ? r->model : "?", r->mode ? r->mode : "?");
+    if (emit(x,
+             json_pack("{s:s, s:s, s:I, s:{s:s}}", "name", "process_name", "ph", "M", "pid", (json_int_t)pid, "args",
+                       "name", pname),
+             x->err, sizeof x->err))
+        return -1;
+    json_t *e = json_pack("{s:s, s:s, s:s, s:f, s:I, s:I}", "name", "run_begin", "ph", "i", "s", "p", "ts", ts, "pid",
+                          (json_int_t)pid, "tid", (json_int_t)tid);
+    json_t *args = json_deep_copy(x->meta);
+    if (!e || !args || json_object_set_new(e, "args", args)) {
+        json_decref(e);
+        return analyze_out_fail(x->err, sizeof x->err, "out of memory");
+    }
+    return emit(x, e, x->err, sizeof x->err);
+}
+
+static int cb_run_end(void *user, int32_t status, uint64_t ops)
+{
+    exporter *x = user;
+    double ts;
+    uint64_t pid, tid;
+    if (at(x, &ts, &pid, &tid))
+        return -1;
+    return emit(x,
+                json_pack("{s:s, s:s, s:s, s:f, s:I, s:I, s:{s:i, s:I}}", "name", "run_end", "ph", "i", "s", "p", "ts",
+                          ts, "pid", (json_int_t)pid, "tid", (json_int_t)tid, "args", "status", (int)status, "ops",
+                          (json_int_t)ops),
+                x->err, sizeof x->err);
+}
+
+static int cb_step_begin(void *user, uint64_t ns, uint32_t step)
+{
+    (void)ns;
+    exporter *x = user;
+    double ts;
+    uint64_t pid, tid;
+    if (at(x, &ts, &pid, &tid))
+        return -1;
+    x->st->steps++;
+    char sname[32];
+    snprintf(sname, sizeof sname, "step %u", step);
+    json_t *e = slice("B", ts, pid, tid);
+    if (!e || set_new(e, "name", json_string(sname)) || set_new(e, "cat", json_string("step")) ||
+        set_new(e, "args", json_pack("{s:I}", "step", (json_int_t)step))) {
+        json_decref(e);
+        return analyze_out_fail(x->err, sizeof x->err, "out of memory");
+    }
+    return emit(x, e, x->err, sizeof x->err);
+}
+
+static int cb_step_end(void *user, uint64_t ns, uint32_t step, double loss)
+{
+    (void)ns, (void)step;
+    exporter *x = user;
+    double ts;
+    uint64_t pid, tid;
+    if (at(x, &ts, &pid, &tid))
+        return -1;
+    json_t *e = slice("E", ts, pid, tid);
+    if (!e || set_new(e, "args", json_pack("{s:o}", "loss", analyze_out_jreal(loss)))) {
+        json_decref(e);
+        return analyze_out_fail(x->err, sizeof x->err, "out of memory");
+    }
+    return emit(x, e, x->err, sizeof x->err);
+}
+
+/* An op record: one complete slice (ph X) on its thread. */
+static int cb_op(void *user, const tracer_op *o)
+{
+    exporter *x = user;
+    const tracer_node *n = o->node;
+    if (!x->have_t0) {
+        x->t0 = (int64_t)o->begin;
+        x->have_t0 = 1;
+    }
+    if (name_track(x, o->vpid, o->vtid, x->err, sizeof x->err))
+        return -1;
+    x->st->ops++;
+    double ts = (double)((int64_t)o->begin - x->t0) / 1000.0;
+    double dur = o->end >= o->begin ? (double)(o->end - o->begin) / 1000.0 : 0.0;
+    json_t *e = json_pack("{s:s, s:f, s:f, s:I, s:I}", "ph", "X", "ts", ts, "dur", dur, "pid", (json_int_t)o->vpid,
+                          "tid", (json_int_t)o->vtid);
+    json_t *args = json_object();
+    int bad = !e || !args || set_new(e, "name", str_or(n->op)) || set_new(e, "cat", str_or(n->cls)) ||
+              set_new(args, "graph", json_integer(n->graph)) || set_new(args, "node", json_integer(n->node)) ||
+              set_new(args, "phase", str_or(n->phase)) || set_new(args, "inputs", u32_array(n->inputs, n->nin)) ||
+              set_new(args, "outputs", u32_array(n->outputs, n->nout)) ||
+              set_new(args, "attrs", s64_array(n->attrs, n->nattrs)) ||
+              set_new(args, "flops", json_integer((json_int_t)n->flops)) ||
+              set_new(args, "bytes", json_integer((json_int_t)n->bytes));
+    if (bad || json_object_set_new(e, "args", args)) {
+        json_decref(e);
+        if (bad)
+            json_decref(args);
+        return analyze_out_fail(x->err, sizeof x->err, "out of memory");
+    }
+    return emit(x, e, x->err, sizeof x->err);
+}
+
+static int cb_tensor(exporter *x, int alloc, const tracer_tensor *t, uint32_t id)
+{
+    double ts;
+    uint64_t pid, tid;
+    if (at(x, &ts, &pid, &tid))
+        return -1;
+    if (alloc) {
+        int r = analyze_profile_intern_role(x->mem, t->role ? t->role : "unknown");
+        if (r < 0 || analyze_profile_tensor_alloc(x->mem, t->id, r, t->bytes))
+            return analyze_out_fail(x->err, sizeof x->err, "out of memory");
+    } else {
+        analyze_profile_tensor_free(x->mem, id);
+    }
+    return on_memory(x, ts, pid, x->err, sizeof x->err);
+}
+
+static int cb_tensor_alloc(void *user, uint64_t ns, const tracer_tensor *t)
+{
+    (void)ns;
+    return cb_tensor(user, 1, t, t->id);
+}
+
+static int cb_tensor_free(void *user, uint64_t ns, uint32_t id)
+{
+    (void)ns;
+    return cb_tensor(user, 0, NULL, id);
+}
+
+static const tracer_decode_cbs export_cbs = {
+    .run_begin = cb_run_begin,
+    .run_end = cb_run_end,
+    .step_begin = cb_step_begin,
+    .step_end = cb_step_end,
+    .op = cb_op,
+    .tensor_alloc = cb_tensor_alloc,
+    .tensor_free = cb_tensor_free,
+};
 
 static int on_message(void *ctx, const bt_message *msg, char *err, size_t errlen)
 {
     exporter *x = ctx;
-    if (bt_message_get_type(msg) == BT_MESSAGE_TYPE_EVENT)
-        return on_event(x, msg, err, errlen);
-    return 0;
+    if (tracer_decoder_consume(x->dec, msg) == 0)
+        return 0;
+    snprintf(err, errlen, "%s", x->err[0] ? x->err : tracer_decoder_error(x->dec));
+    return -1;
 }
 
 int analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats *st, char *err, size_t errlen)
@@ -254,14 +306,15 @@ int analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats 
     memset(st, 0, sizeof *st);
     x.mem = analyze_profile_create(source, 0, 0);
     x.meta = json_object();
+    x.dec = tracer_decoder_create(&export_cbs, &x);
     int rc = -1;
-    if (!x.mem || !x.meta) {
+    if (!x.mem || !x.meta || !x.dec) {
         analyze_out_fail(err, errlen, "out of memory");
         goto end;
     }
     fputs("{\"traceEvents\":[", out);
     char why[512];
-    if (analyze_read_messages(source, on_message, &x, why, sizeof why) != 0) {
+    if (tracer_read_messages(source, on_message, &x, why, sizeof why) != 0) {
         /* the reader's messages name the source; the exporter's do not */
         if (strstr(why, source))
             analyze_out_fail(err, errlen, "%s", why);
@@ -269,6 +322,10 @@ int analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats 
             analyze_out_fail(err, errlen, "%s: %s", source, why);
         goto end;
     }
+    tracer_decoder_finish(x.dec);
+    tracer_decode_diag g = { 0 };
+    tracer_decoder_diag_sum(x.dec, NULL, &g);
+    st->foreign = g.foreign_events;
     if (!st->ops && !st->steps && !x.mem->tensors) {
         analyze_out_fail(err, errlen, "%s: no fathom events in the trace (%llu events of other providers)", source,
                          (unsigned long long)st->foreign);
@@ -284,6 +341,7 @@ int analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats 
     rc = 0;
 end:
     json_decref(x.meta);
+    tracer_decoder_destroy(x.dec);
     free(x.buf);
     analyze_profile_destroy(x.mem);
     return rc;

@@ -1,7 +1,8 @@
 /* profile.c -- the profile model (see profile.h). */
 #include "analyze/profile.h"
 
-#include "tracer/opmatch.h"
+#include "tracer/opmatch.h" /* tracer_probe_shifts */
+
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -84,7 +85,6 @@ typedef struct tensor {
 } tensor;
 
 typedef struct state {
-    tracer_opmatch pend; /* op_begins waiting for their op_end: a = step ordinal, b = op << 8 | phase */
     tensor *tens;
     size_t tens_cap, tens_len;
     bucket total, outside, cur;
@@ -92,6 +92,8 @@ typedef struct state {
     uint64_t next_ordinal;   /* steps begun so far */
     uint64_t step_begin_ts;
     uint64_t mem_start, mem_peak; /* live bytes at step_begin, and the most since */
+    struct { uint64_t ordinal, begin, end; } recent[8]; /* the last completed steps' spans */
+    unsigned nrecent;        /* steps completed (recent[nrecent % 8] is the next slot) */
     bucket *ring;            /* completed steps that may still be among the last skip_last */
     size_t ring_len, ring_head;
 } state;
@@ -187,7 +189,6 @@ static void state_free(state *s, size_t ring_cap)
 {
     if (!s)
         return;
-    tracer_opmatch_clear(&s->pend);
     free(s->tens);
     free(s->total.st), free(s->total.touched);
     free(s->outside.st), free(s->outside.touched);
@@ -348,6 +349,10 @@ int analyze_profile_step_end(analyze_profile *p, uint64_t ts, uint32_t step)
     }
     s->in_step = 0;
     p->steps_seen++;
+    s->recent[s->nrecent % 8].ordinal = s->cur.ordinal;
+    s->recent[s->nrecent % 8].begin = s->step_begin_ts;
+    s->recent[s->nrecent % 8].end = ts;
+    s->nrecent++;
     if (p->nmem_steps == ANALYZE_MEM_STEPS_MAX) {
         p->mem_steps_dropped++;
     } else {
@@ -404,47 +409,28 @@ static bucket *target(analyze_profile *p, uint64_t ordinal)
 }
 
 /* ---- ops ----------------------------------------------------------------------- */
-int analyze_profile_op_begin(analyze_profile *p, uint64_t ts, uint64_t vtid, uint64_t seq, int op,
-                             analyze_phase phase)
+int analyze_profile_op(analyze_profile *p, uint64_t begin, uint64_t end, int op, analyze_phase phase,
+                       uint64_t flops, uint64_t bytes)
 {
     state *s = p->priv;
-    tracer_opmatch_entry e = { .vtid = vtid, .seq = seq, .ts = ts,
-                               .a = s->in_step ? s->cur.ordinal : OUTSIDE,
-                               .b = (uint64_t)(uint32_t)op << 8 | (uint8_t)phase };
-    switch (tracer_opmatch_begin(&s->pend, &e, NULL)) {
-    case TRACER_OPMATCH_ADDED:
-        break;
-    case TRACER_OPMATCH_REPLACED: /* the earlier begin never ended */
-        p->diag.duplicate_begin++;
-        p->diag.unmatched_begin++;
-        break;
-    case TRACER_OPMATCH_FULL: /* ops that never end: this one is not timed */
-        p->diag.unmatched_begin++;
-        break;
-    case TRACER_OPMATCH_NOMEM:
-        return -1;
-    }
-    return 0;
-}
-
-int analyze_profile_op_end(analyze_profile *p, uint64_t ts, uint64_t vtid, uint64_t seq, uint64_t flops,
-                           uint64_t bytes)
-{
-    state *s = p->priv;
-    tracer_opmatch_entry b;
-    if (!tracer_opmatch_end(&s->pend, vtid, seq, &b)) {
-        p->diag.unmatched_end++;
-        return 0;
-    }
-    uint64_t ns = 0;
-    if (ts >= b.ts)
-        ns = ts - b.ts;
-    else
-        p->diag.negative_time++;
+    uint64_t ns = end >= begin ? end - begin : 0;
     p->ops_seen++;
-    int op = (int)(uint32_t)(b.b >> 8);
-    analyze_phase phase = (analyze_phase)(b.b & 0xff);
-    bucket *t = target(p, b.a);
+    /* the step it began in: the one in progress, or one that ended since
+     * (records arrive when the op ends, or later in a batch) */
+    uint64_t ordinal = OUTSIDE;
+    if (s->in_step && begin >= s->step_begin_ts) {
+        ordinal = s->cur.ordinal;
+    } else {
+        unsigned n = s->nrecent < 8 ? s->nrecent : 8;
+        for (unsigned i = 1; i <= n; i++) {
+            unsigned k = (s->nrecent - i) % 8;
+            if (s->recent[k].begin <= begin && begin <= s->recent[k].end) {
+                ordinal = s->recent[k].ordinal;
+                break;
+            }
+        }
+    }
+    bucket *t = target(p, ordinal);
     if (!t)
         return 0;
     if (bucket_fit(t, p->nops))
@@ -559,7 +545,6 @@ void analyze_profile_finish(analyze_profile *p)
     state *s = p->priv;
     if (s->in_step)
         p->diag.unmatched_steps++;
-    p->diag.unmatched_begin += tracer_opmatch_pending(&s->pend);
     bucket *src = &s->total;
     if (s->next_ordinal == 0)
         src = &s->outside; /* no steps: every op counts */
@@ -671,6 +656,10 @@ int analyze_profile_warnings(const analyze_profile *p, char *buf, size_t len)
       (unsigned long long)d->unmatched_end);
     W(d->negative_time, "%llu ops end before they begin (counted as 0 ns)\n",
       (unsigned long long)d->negative_time);
+    W(d->undefined_nodes, "%llu op records name a node no node_def describes (not counted)\n",
+      (unsigned long long)d->undefined_nodes);
+    W(d->redefined_nodes, "%llu node_def events describe an already described node differently\n",
+      (unsigned long long)d->redefined_nodes);
     W(d->unmatched_steps, "%llu step_begin/step_end events without their pair (steps dropped)\n",
       (unsigned long long)d->unmatched_steps);
     W(d->foreign_events, "%llu events of other providers ignored\n", (unsigned long long)d->foreign_events);
@@ -680,9 +669,9 @@ int analyze_profile_warnings(const analyze_profile *p, char *buf, size_t len)
     W(d->unknown_frees, "%llu tensor_free events of unknown tensors\n", (unsigned long long)d->unknown_frees);
     W(d->run_begins > 1, "%llu run_begin events: several runs are summed\n", (unsigned long long)d->run_begins);
     W(!p->meta.have_begin, "no fathom:run_begin event: model and mode unknown\n");
-    W(p->meta.have_end && p->meta.ops != p->ops_seen + d->unmatched_begin,
+    W(p->meta.have_end && p->meta.ops != p->ops_seen + d->unmatched_begin + d->undefined_nodes,
       "run_end says %llu ops ran, the trace holds %llu\n", (unsigned long long)p->meta.ops,
-      (unsigned long long)(p->ops_seen + d->unmatched_begin));
+      (unsigned long long)(p->ops_seen + d->unmatched_begin + d->undefined_nodes));
     W(p->steps_seen && !p->step.count, "all %llu steps skipped (--skip-first %u --skip-last %u): nothing left\n",
       (unsigned long long)p->steps_seen, p->skip_first, p->skip_last);
 #undef W

@@ -17,7 +17,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ANALYZE_SCHEMA 1 /* the trace schema version this analyzer reads */
 
 typedef enum analyze_phase {
     ANALYZE_PHASE_FORWARD,
@@ -70,7 +69,9 @@ typedef struct analyze_diag {
     uint64_t unmatched_begin;   /* op_begin without op_end */
     uint64_t unmatched_end;     /* op_end without op_begin */
     uint64_t duplicate_begin;   /* op_begin whose (vtid, seq) was already pending */
-    uint64_t negative_time;     /* op_end before its op_begin */
+    uint64_t negative_time;     /* op records ending before they begin */
+    uint64_t undefined_nodes;   /* schema 2: op records naming a node no node_def describes */
+    uint64_t redefined_nodes;   /* schema 2: node_defs redescribing a node differently */
     uint64_t unmatched_steps;   /* step_begin without step_end or the reverse */
     uint64_t unknown_frees;     /* tensor_free of a tensor never allocated */
     uint64_t run_begins;        /* more than one run_begin is suspicious */
@@ -99,7 +100,7 @@ typedef struct analyze_profile {
     uint64_t steps_seen;     /* completed steps in the trace */
     analyze_stat step;       /* durations of the kept steps */
     analyze_stat outside;    /* ops that began outside any step (init, ...) */
-    uint64_t ops_seen;       /* matched op pairs anywhere */
+    uint64_t ops_seen;       /* op records anywhere */
 
     /* memory (tensor_alloc / tensor_free over the whole run, whatever steps
      * are skipped) */
@@ -134,10 +135,11 @@ int analyze_profile_run_begin(analyze_profile *p, const analyze_meta *m);
 void analyze_profile_run_end(analyze_profile *p, int32_t status, uint64_t ops);
 int analyze_profile_step_begin(analyze_profile *p, uint64_t ts, uint32_t step);
 int analyze_profile_step_end(analyze_profile *p, uint64_t ts, uint32_t step);
-int analyze_profile_op_begin(analyze_profile *p, uint64_t ts, uint64_t vtid, uint64_t seq, int op,
-                             analyze_phase phase);
-int analyze_profile_op_end(analyze_profile *p, uint64_t ts, uint64_t vtid, uint64_t seq, uint64_t flops,
-                           uint64_t bytes);
+/* One op record (tracer/decode.h), fed when it ends or later: counted in
+ * the step it began in (the one in progress or one of the last 8 ended),
+ * or outside steps; an end before its begin counts 0 ns. */
+int analyze_profile_op(analyze_profile *p, uint64_t begin, uint64_t end, int op, analyze_phase phase,
+                       uint64_t flops, uint64_t bytes);
 int analyze_profile_tensor_alloc(analyze_profile *p, uint32_t id, int role, uint64_t bytes);
 void analyze_profile_tensor_free(analyze_profile *p, uint32_t id);
 

@@ -1,5 +1,5 @@
-/* read.h -- reading a trace source into a profile, in-process:
- * src.ctf.fs (or src.ctf.lttng-live) -> flt.utils.muxer -> the fathom sink.
+/* read.h -- reading a trace source into a profile, in-process, through
+ * the one trace reader (tracer/read.h) with the fathom sink (sink.h).
  *
  * Sources: a trace archive (extracted by tracer/archive.h's safe reader),
  * a CTF directory (every CTF trace below it: per-process buffers of one
@@ -24,12 +24,5 @@ typedef struct analyze_read_options {
  * that is wrong shows in the profile's diag (analyze_profile_warnings). */
 int analyze_read(const char *source, const analyze_read_options *o, analyze_profile **out, char *err,
                  size_t errlen);
-
-/* The same graph with another consumer: every message of the source, in
- * time order (the muxer's), goes to fn, which returns 0, or -1 with a
- * one-line message in its err (that ends the reading).  The messages are
- * borrowed for the call.  0, or -1 with a message in err. */
-typedef int (*analyze_message_fn)(void *ctx, const bt_message *msg, char *err, size_t errlen);
-int analyze_read_messages(const char *source, analyze_message_fn fn, void *ctx, char *err, size_t errlen);
 
 #endif

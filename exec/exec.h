@@ -44,6 +44,7 @@ typedef enum exec_status {
     EXEC_ERR_STATE,     /* call out of order (e.g. run before plan) */
     EXEC_ERR_NUMERIC,   /* a NaN or a domain error */
     EXEC_ERR_IO,        /* a file could not be read or written */
+    EXEC_ERR_INTERRUPTED, /* stopped at an op boundary by exec_interrupt() */
 } exec_status;
 
 const char *exec_status_str(exec_status s);
@@ -199,6 +200,8 @@ typedef struct exec_run_opts {
     int inter;          /* inter-op workers (<= 1: sequential) */
     exec_phase max_phase; /* run nodes up to this phase (forward: inference) */
     uint64_t *node_ns;  /* optional, one per node: adds each node's wall time */
+    uint32_t first_node, end_node; /* run only nodes [first_node, end_node) (end 0: to the last);
+                                      dependencies on nodes outside count as met */
 } exec_run_opts;
 
 exec_status exec_graph_run(exec_graph *g, const exec_run_opts *opts);
@@ -231,11 +234,20 @@ void exec_conv_algo_set(exec_conv_algo a);
 int exec_conv_algo_from_name(const char *name);
 
 /* ---- the hook (executor.c) ---------------------------------------------- */
-/* The one interface between the engine and the tracer: called around every
- * node execution, every tensor allocation, and by the run loop around runs
- * and steps. One hook set per process (the tracer installs it when a run is
- * traced); while none is set each call site costs one predicted branch.
- * NULL members are skipped. */
+/* The one interface between the engine and the tracer (trace schema 2,
+ * DESIGN section 4). While no hook set is installed each op costs one
+ * predicted branch. While one is:
+ *   - before a graph's first run under these hooks, node_def describes each
+ *     of its nodes once (op, data flow, attributes, FLOPs and bytes);
+ *   - each executing thread times its op invocations into a buffer of its
+ *     own (node, begin, end: two clock reads, no lock, no atomic RMW) and
+ *     hands it to `ops` when it is full and when the thread finishes its
+ *     share of a graph run, so every op of a step is delivered before the
+ *     step's end;
+ *   - tensor_alloc/tensor_free at planning and release; the run loop calls
+ *     run_begin/end and step_begin/end.
+ * Times are CLOCK_MONOTONIC nanoseconds (LTTng's default clock). NULL
+ * members are skipped. */
 typedef struct exec_run_info {
     const char *model, *mode, *preset, *version, *blas, *cpu;
     uint32_t batch, steps, threads, inter;
@@ -243,8 +255,9 @@ typedef struct exec_run_info {
 } exec_run_info;
 
 typedef struct exec_hooks {
-    void (*op_begin)(const exec_graph *g, const exec_node *n, uint64_t seq);
-    void (*op_end)(const exec_graph *g, const exec_node *n, uint64_t seq, uint64_t flops, uint64_t bytes);
+    void (*node_def)(const exec_graph *g, const exec_node *n, uint64_t flops, uint64_t bytes);
+    void (*ops)(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
+                const uint64_t *ends);
     void (*tensor_alloc)(const exec_graph *g, const exec_tensor *t);
     void (*tensor_free)(const exec_graph *g, const exec_tensor *t);
     void (*run_begin)(const exec_run_info *info);
@@ -252,20 +265,44 @@ typedef struct exec_hooks {
     void (*step_begin)(uint32_t step);
     void (*step_end)(uint32_t step, double loss);
 } exec_hooks;
+/* Installs h (copied; NULL uninstalls). Every install starts a new epoch:
+ * graphs describe their nodes again before their next traced run. */
 void exec_hooks_set(const exec_hooks *h);
+/* The hook set in force (NULL: untraced); borrowed. */
+const exec_hooks *exec_hooks_cur(void);
+
+/* Op records a thread buffers before handing them to the `ops` hook
+ * (EXEC_TRACE_BUFFER_DEFAULT when 0; at most EXEC_TRACE_BUFFER_MAX). A
+ * larger buffer means fewer, larger `ops` events; a crash loses at most
+ * the records still buffered. Takes effect for buffers made afterwards. */
+#define EXEC_TRACE_BUFFER_DEFAULT 256
+#define EXEC_TRACE_BUFFER_MAX 65536
+void exec_trace_buffer_set(uint32_t records);
+uint32_t exec_trace_buffer_get(void);
 
 /* Tensor ids are per graph; a process may run several graphs (deepq's
  * target network). The id a trace records is unique in the process:
- * exec_trace_tensor_id(g, id) = the graph's base + id (bases are 2^20 apart). */
+ * exec_trace_tensor_id(g, id) = the graph's base + id (bases are 2^20 apart).
+ * exec_trace_graph_id(g) is the graph's number in the process. */
 uint32_t exec_trace_tensor_id(const exec_graph *g, uint32_t id);
+uint32_t exec_trace_graph_id(const exec_graph *g);
 
 /* For run loops (models/, replay/): forward to the hooks, if any. */
 void exec_trace_run_begin(const exec_run_info *info);
 void exec_trace_run_end(int32_t status);
 void exec_trace_step_begin(uint32_t step);
 void exec_trace_step_end(uint32_t step, double loss);
-/* Op invocations dispatched in this process (all graphs). */
+/* Op invocations executed under hooks in this process (all graphs and
+ * threads): what run_end reports. */
 uint64_t exec_ops_dispatched(void);
+
+/* ---- interruption (executor.c) ------------------------------------------ */
+/* Asks every graph run to stop at its next op boundary: the run returns
+ * EXEC_ERR_INTERRUPTED after flushing its trace buffers. Async-signal-safe
+ * (a SIGINT/SIGTERM handler calls it with the signal number). */
+void exec_interrupt(int sig);
+/* The signal given to exec_interrupt() (0: none). */
+int exec_interrupted(void);
 
 /* ---- the op table (optable.c) ------------------------------------------- */
 typedef struct exec_shape { exec_dtype dtype; int ndim; int64_t d[EXEC_MAX_DIMS]; } exec_shape;

@@ -10,17 +10,21 @@
 
 #include <omp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
 
 static exec_hooks g_hooks;
 static const exec_hooks *g_hooks_ptr;
-static atomic_uint_fast64_t g_seq;
+static _Atomic uint64_t g_hooks_epoch; /* bumped by every install */
+static _Atomic uint32_t g_trace_cap = EXEC_TRACE_BUFFER_DEFAULT;
+static volatile sig_atomic_t g_interrupt;
 
 void exec_hooks_set(const exec_hooks *h)
 {
     if (h) {
         g_hooks = *h;
+        atomic_fetch_add(&g_hooks_epoch, 1);
         g_hooks_ptr = &g_hooks;
     } else {
         g_hooks_ptr = NULL;
@@ -29,8 +33,103 @@ void exec_hooks_set(const exec_hooks *h)
 
 const exec_hooks *exec_hooks_cur(void) { return g_hooks_ptr; }
 
-static atomic_uint_fast64_t g_dispatched;
-uint64_t exec_ops_dispatched(void) { return atomic_load(&g_dispatched); }
+void exec_trace_buffer_set(uint32_t records)
+{
+    if (records == 0)
+        records = EXEC_TRACE_BUFFER_DEFAULT;
+    atomic_store(&g_trace_cap, records > EXEC_TRACE_BUFFER_MAX ? EXEC_TRACE_BUFFER_MAX : records);
+}
+uint32_t exec_trace_buffer_get(void) { return atomic_load(&g_trace_cap); }
+
+void exec_interrupt(int sig) { g_interrupt = sig ? sig : 1; }
+int exec_interrupted(void) { return g_interrupt; }
+
+/* ---- per-thread op records (trace schema 2) ---------------------------------
+ * Each thread that executes ops under hooks owns one buffer: it alone writes
+ * it, so appending a record is two clock reads and three stores. Buffers are
+ * registered in a list (under a lock, once per thread) so that
+ * exec_ops_dispatched() can sum their counts and the memory stays reachable;
+ * a thread's exit unregisters and frees its buffer. */
+typedef struct tbuf {
+    const exec_graph *g;        /* the graph of the buffered records */
+    uint32_t n, cap;
+    _Atomic uint64_t emitted;   /* records handed to the hook; written by the owner only */
+    struct tbuf *next, *prev;
+    uint32_t *nodes;
+    uint64_t *begins, *ends;
+} tbuf;
+
+static pthread_mutex_t g_tbuf_lock = PTHREAD_MUTEX_INITIALIZER;
+static tbuf *g_tbufs;
+static uint64_t g_tbuf_retired; /* records of buffers of exited threads */
+static pthread_key_t g_tbuf_key;
+static pthread_once_t g_tbuf_once = PTHREAD_ONCE_INIT;
+static _Thread_local tbuf *t_buf;
+
+static void tbuf_release(void *arg)
+{
+    tbuf *b = arg;
+    pthread_mutex_lock(&g_tbuf_lock);
+    g_tbuf_retired += atomic_load_explicit(&b->emitted, memory_order_relaxed);
+    if (b->prev)
+        b->prev->next = b->next;
+    else
+        g_tbufs = b->next;
+    if (b->next)
+        b->next->prev = b->prev;
+    pthread_mutex_unlock(&g_tbuf_lock);
+    exec_free(b);
+}
+
+static void tbuf_key_make(void) { pthread_key_create(&g_tbuf_key, tbuf_release); }
+
+static tbuf *tbuf_make(void)
+{
+    pthread_once(&g_tbuf_once, tbuf_key_make);
+    uint32_t cap = atomic_load(&g_trace_cap);
+    size_t bytes = sizeof(tbuf) + (size_t)cap * (sizeof(uint32_t) + 2 * sizeof(uint64_t)) + 16;
+    tbuf *b = exec_calloc(1, bytes);
+    if (!b)
+        return NULL;
+    b->cap = cap;
+    b->begins = (uint64_t *)(b + 1);
+    b->ends = b->begins + cap;
+    b->nodes = (uint32_t *)(b->ends + cap);
+    pthread_mutex_lock(&g_tbuf_lock);
+    b->next = g_tbufs;
+    if (g_tbufs)
+        g_tbufs->prev = b;
+    g_tbufs = b;
+    pthread_mutex_unlock(&g_tbuf_lock);
+    pthread_setspecific(g_tbuf_key, b);
+    t_buf = b;
+    return b;
+}
+
+/* Hands the calling thread's buffered records to the hooks. */
+static void tbuf_flush(tbuf *b)
+{
+    if (!b || !b->n)
+        return;
+    const exec_hooks *h = g_hooks_ptr;
+    if (h && h->ops)
+        h->ops(b->g, b->n, b->nodes, b->begins, b->ends);
+    atomic_store_explicit(&b->emitted, atomic_load_explicit(&b->emitted, memory_order_relaxed) + b->n,
+                          memory_order_relaxed);
+    b->n = 0;
+}
+
+static void trace_flush_thread(void) { tbuf_flush(t_buf); }
+
+uint64_t exec_ops_dispatched(void)
+{
+    pthread_mutex_lock(&g_tbuf_lock);
+    uint64_t n = g_tbuf_retired;
+    for (const tbuf *b = g_tbufs; b; b = b->next)
+        n += atomic_load_explicit(&b->emitted, memory_order_relaxed) + b->n;
+    pthread_mutex_unlock(&g_tbuf_lock);
+    return n;
+}
 
 void exec_trace_run_begin(const exec_run_info *info)
 {
@@ -39,6 +138,7 @@ void exec_trace_run_begin(const exec_run_info *info)
 }
 void exec_trace_run_end(int32_t status)
 {
+    trace_flush_thread();
     if (__builtin_expect(g_hooks_ptr != NULL, 0) && g_hooks_ptr->run_end)
         g_hooks_ptr->run_end(status, exec_ops_dispatched());
 }
@@ -49,8 +149,25 @@ void exec_trace_step_begin(uint32_t step)
 }
 void exec_trace_step_end(uint32_t step, double loss)
 {
+    trace_flush_thread();
     if (__builtin_expect(g_hooks_ptr != NULL, 0) && g_hooks_ptr->step_end)
         g_hooks_ptr->step_end(step, loss);
+}
+
+/* Describes every node of g once per hook epoch, before its first traced run. */
+static void trace_node_defs(exec_graph *g, const exec_hooks *h)
+{
+    uint64_t epoch = atomic_load(&g_hooks_epoch);
+    if (g->traced_epoch == epoch)
+        return;
+    g->traced_epoch = epoch;
+    if (!h->node_def)
+        return;
+    for (uint32_t j = 0; j < g->nnodes; j++) {
+        uint64_t flops = 0, bytes = 0;
+        exec_op_table[g->nodes[j].op].cost(g, &g->nodes[j], &flops, &bytes);
+        h->node_def(g, &g->nodes[j], flops, bytes);
+    }
 }
 
 /* Each worker keeps its scratch in the graph across runs (slot = worker). */
@@ -96,25 +213,36 @@ static exec_status dispatch_timed(exec_kctx *k, const exec_node *n, uint64_t *no
     return s;
 }
 
+/* A traced op: timed into the thread's buffer. */
+static exec_status dispatch_traced(exec_kctx *k, const exec_node *n)
+{
+    tbuf *b = t_buf;
+    if (__builtin_expect(!b, 0) && !(b = tbuf_make()))
+        return exec_fail(EXEC_ERR_NOMEM, "trace: out of memory for the op buffer");
+    if (b->g != k->g) {
+        tbuf_flush(b);
+        b->g = k->g;
+    }
+    uint64_t t0 = now_ns();
+    exec_status s = exec_op_table[n->op].fwd(k, n);
+    uint64_t t1 = now_ns();
+    uint32_t i = b->n;
+    b->nodes[i] = n->id;
+    b->begins[i] = t0;
+    b->ends[i] = t1;
+    if (++b->n == b->cap)
+        tbuf_flush(b);
+    return s;
+}
+
 /* The one place every node execution goes through. */
 static exec_status exec_dispatch(exec_kctx *k, const exec_node *n)
 {
-    const exec_hooks *h = g_hooks_ptr;
-    uint64_t seq = 0, flops = 0, bytes = 0;
-    if (__builtin_expect(h != NULL, 0)) {
-        /* the op's cost first: between op_begin and op_end it would count
-         * as the op's own time */
-        if (h->op_end)
-            exec_op_table[n->op].cost(k->g, n, &flops, &bytes);
-        seq = atomic_fetch_add_explicit(&g_seq, 1, memory_order_relaxed);
-        if (h->op_begin)
-            h->op_begin(k->g, n, seq);
-    }
-    exec_status s = exec_op_table[n->op].fwd(k, n);
-    atomic_fetch_add_explicit(&g_dispatched, 1, memory_order_relaxed);
-    if (__builtin_expect(h != NULL, 0) && h->op_end)
-        h->op_end(k->g, n, seq, flops, bytes);
-    return s;
+    if (__builtin_expect(g_interrupt != 0, 0))
+        return exec_fail(EXEC_ERR_INTERRUPTED, "interrupted by signal %d", (int)g_interrupt);
+    if (__builtin_expect(g_hooks_ptr != NULL, 0))
+        return dispatch_traced(k, n);
+    return exec_op_table[n->op].fwd(k, n);
 }
 
 /* ---- dependencies: RAW, WAR and WAW edges in build order ------------- */
@@ -239,6 +367,7 @@ end:
 typedef struct sched {
     exec_graph *g;
     exec_phase max_phase;
+    uint32_t lo, hi;            /* the nodes of this run: [lo, hi), phase <= max_phase */
     uint64_t *node_ns;
     int intra;
     pthread_mutex_t mu;
@@ -282,6 +411,12 @@ static uint32_t heap_pop(sched *s)
     return top;
 }
 
+/* Whether node j runs in a run of [lo, hi) up to max_phase. */
+static inline int in_run(const exec_graph *g, uint32_t j, exec_phase max_phase, uint32_t lo, uint32_t hi)
+{
+    return j >= lo && j < hi && g->nodes[j].phase <= max_phase;
+}
+
 /* Worker `index`'s share of one run: nodes from the ready queue until none
  * remain or one fails. */
 static void run_worker(sched *s, int index)
@@ -307,12 +442,13 @@ static void run_worker(sched *s, int index)
         s->remaining--;
         for (uint32_t e = s->g->succ_start[j]; e < s->g->succ_start[j + 1]; e++) {
             uint32_t v = s->g->succ[e];
-            if (s->g->nodes[v].phase <= s->max_phase && --s->indeg[v] == 0)
+            if (in_run(s->g, v, s->max_phase, s->lo, s->hi) && --s->indeg[v] == 0)
                 heap_push(s, v);
         }
         pthread_cond_broadcast(&s->cv);
     }
     pthread_mutex_unlock(&s->mu);
+    trace_flush_thread(); /* this worker's share of the run is over */
 }
 
 /* ---- the pool of inter-op workers ---------------------------------------- */
@@ -400,12 +536,13 @@ static exec_pool *pool_get(exec_graph *g, int inter)
     return p;
 }
 
-static exec_status run_parallel(exec_graph *g, exec_phase max_phase, int inter, uint64_t *node_ns)
+static exec_status run_parallel(exec_graph *g, exec_phase max_phase, uint32_t lo, uint32_t hi, int inter,
+                                uint64_t *node_ns)
 {
     exec_status st = build_deps(g);
     if (st)
         return st;
-    sched s = { .g = g, .max_phase = max_phase, .node_ns = node_ns };
+    sched s = { .g = g, .max_phase = max_phase, .lo = lo, .hi = hi, .node_ns = node_ns };
     s.intra = exec_threads_get() / inter;
     if (s.intra < 1)
         s.intra = 1;
@@ -415,12 +552,12 @@ static exec_status run_parallel(exec_graph *g, exec_phase max_phase, int inter, 
         st = exec_fail(EXEC_ERR_NOMEM, "executor: out of memory");
         goto end;
     }
-    for (uint32_t j = 0; j < g->nnodes; j++) {
+    for (uint32_t j = lo; j < hi; j++) {
         if (g->nodes[j].phase > max_phase)
             continue;
         s.remaining++;
         for (uint32_t e = g->dep_start[j]; e < g->dep_start[j + 1]; e++)
-            if (g->nodes[g->order_deps[e]].phase <= max_phase)
+            if (in_run(g, g->order_deps[e], max_phase, lo, hi))
                 s.indeg[j]++;
         if (!s.indeg[j])
             heap_push(&s, j);
@@ -472,23 +609,30 @@ static exec_status graph_run(exec_graph *g, const exec_run_opts *opts)
     if (!g->planned)
         return exec_fail(EXEC_ERR_STATE, "run: graph not planned");
     exec_phase max_phase = opts ? opts->max_phase : EXEC_PHASE_update;
+    uint32_t lo = opts ? opts->first_node : 0, hi = opts && opts->end_node ? opts->end_node : g->nnodes;
+    if (hi > g->nnodes || lo > hi)
+        return exec_fail(EXEC_ERR_ARG, "run: nodes [%u, %u) outside the graph's %u", lo, hi, g->nnodes);
     int inter = opts && opts->inter > 1 ? opts->inter : 1;
     if (inter > EXEC_MAX_WORKERS)
         inter = EXEC_MAX_WORKERS;
+    const exec_hooks *h = g_hooks_ptr;
+    if (__builtin_expect(h != NULL, 0))
+        trace_node_defs(g, h);
     exec_status st = EXEC_OK;
     uint64_t ran = 0;
     if (inter > 1) {
-        st = run_parallel(g, max_phase, inter, opts->node_ns);
-        for (uint32_t j = 0; j < g->nnodes; j++)
+        st = run_parallel(g, max_phase, lo, hi, inter, opts->node_ns);
+        for (uint32_t j = lo; j < hi; j++)
             ran += g->nodes[j].phase <= max_phase;
     } else {
         exec_kctx k = { .g = g, .nthreads = exec_threads_get() };
-        for (uint32_t j = 0; j < g->nnodes && !st; j++) {
+        for (uint32_t j = lo; j < hi && !st; j++) {
             if (g->nodes[j].phase > max_phase)
                 continue;
             st = dispatch_timed(&k, &g->nodes[j], opts ? opts->node_ns : NULL);
             ran++;
         }
+        trace_flush_thread();
     }
     if (!st) {
         g->ops_run += ran;

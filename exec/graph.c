@@ -29,7 +29,9 @@ exec_status exec_graph_create(exec_graph **out, uint64_t seed)
         return exec_fail(EXEC_ERR_NOMEM, "graph: out of memory");
     static _Atomic uint32_t next_base;
     g->seed = seed;
-    g->trace_base = next_base++ * EXEC_MAX_TENSORS % 0xfff00000u;
+    uint32_t index = next_base++;
+    g->trace_id = index;
+    g->trace_base = index * EXEC_MAX_TENSORS % 0xfff00000u;
     g->ntensors = 1; /* id 0 is "none" */
     *out = g;
     return EXEC_OK;
@@ -401,3 +403,4 @@ exec_status exec_op_add_recorded(exec_graph *g, exec_op op, exec_phase phase, in
 }
 
 uint32_t exec_trace_tensor_id(const exec_graph *g, uint32_t id) { return g->trace_base + id; }
+uint32_t exec_trace_graph_id(const exec_graph *g) { return g->trace_id; }

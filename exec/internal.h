@@ -17,6 +17,8 @@
 struct exec_graph {
     uint64_t seed;
     uint32_t trace_base;     /* exec_trace_tensor_id() = trace_base + id */
+    uint32_t trace_id;       /* exec_trace_graph_id(): unique in the process */
+    uint64_t traced_epoch;   /* the hook epoch whose node_defs this graph emitted (0: none) */
     uint64_t runs;           /* completed exec_graph_run calls */
     uint64_t ops_run;        /* op invocations executed */
     exec_status status;      /* sticky builder error */

@@ -2,7 +2,6 @@
 #include "internal.h"
 #include "rng.h"
 
-const exec_hooks *exec_hooks_cur(void);
 
 #define ALIGN 64
 static size_t align_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }

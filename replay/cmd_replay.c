@@ -188,7 +188,7 @@ static int record_replay(const char *trace, char **child_args, int nargs, const 
     switch (st) {
     case TRACER_RECORD_OK:
         fprintf(stderr, "fathom replay: recorded the replay in %s (%llu ops, %llu steps)\n", r->archive,
-                (unsigned long long)r->stats.op_begins, (unsigned long long)r->stats.steps);
+                (unsigned long long)r->stats.op_pairs, (unsigned long long)r->stats.steps);
         break;
     case TRACER_RECORD_INCOMPLETE:
         rc = cli_error("replay", "%s: %s (archived as %s)", label, err, r->archive);

@@ -16,9 +16,6 @@
 #include <string.h>
 #include <time.h>
 
-/* executor.c: the installed hook set, or NULL */
-const exec_hooks *exec_hooks_cur(void);
-
 static void dump_shape(FILE *f, const exec_tensor *t)
 {
     if (!t || t->ndim == 0) {
@@ -47,38 +44,22 @@ void replay_dump_line(FILE *f, const exec_graph *g, const exec_node *n)
 static struct watch {
     exec_hooks inner;            /* the hook set that was installed */
     int traced;                  /* inner exists: mark steps */
-    const uint8_t *step_first;   /* per node */
-    uint32_t step;               /* next step number */
-    int in_step;
     FILE *dump;
     pthread_mutex_t lock;
 } W = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static void w_op_begin(const exec_graph *g, const exec_node *n, uint64_t seq)
+/* Writes the dump lines of a batch of executed nodes, then forwards it. */
+static void w_ops(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
+                  const uint64_t *ends)
 {
-    if (W.traced && W.step_first[n->id]) {
-        pthread_mutex_lock(&W.lock);
-        if (W.in_step && W.inner.step_end)
-            W.inner.step_end(W.step++, NAN);
-        if (W.inner.step_begin)
-            W.inner.step_begin(W.step);
-        W.in_step = 1;
-        pthread_mutex_unlock(&W.lock);
-    }
     if (W.dump) {
         pthread_mutex_lock(&W.lock);
-        replay_dump_line(W.dump, g, n);
+        for (uint32_t i = 0; i < n; i++)
+            replay_dump_line(W.dump, g, exec_node_get(g, nodes[i]));
         pthread_mutex_unlock(&W.lock);
     }
-    if (W.inner.op_begin)
-        W.inner.op_begin(g, n, seq);
-}
-
-static void w_end_pass(void)
-{
-    if (W.traced && W.in_step && W.inner.step_end)
-        W.inner.step_end(W.step++, NAN);
-    W.in_step = 0;
+    if (W.inner.ops)
+        W.inner.ops(g, n, nodes, begins, ends);
 }
 
 static uint64_t now_ns(void)
@@ -88,22 +69,43 @@ static uint64_t now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-/* One pass; watched when traced or dumping. */
-static exec_status pass(replay_program *p, const exec_run_opts *ro, FILE *dump, uint64_t *wall)
+/* One pass; watched when traced or dumping. A traced pass runs the program
+ * one recorded step at a time (each a run of its nodes, so that the step's
+ * ops are in the trace before its step_end); step numbers go on from pass
+ * to pass. */
+static exec_status pass(replay_program *p, const exec_run_opts *ro, FILE *dump, uint64_t *wall, uint32_t *step)
 {
     int watched = W.traced || dump;
     if (watched) {
         exec_hooks h = W.inner;
-        h.op_begin = w_op_begin;
+        h.ops = w_ops;
         W.dump = dump;
-        W.in_step = 0;
         exec_hooks_set(&h);
     }
+    exec_status s = EXEC_OK;
     uint64_t t0 = now_ns();
-    exec_status s = exec_graph_run(p->g, ro);
+    if (!W.traced) {
+        s = exec_graph_run(p->g, ro);
+    } else {
+        uint32_t nn = exec_node_count(p->g);
+        exec_run_opts seg = *ro;
+        for (uint32_t a = 0; a < nn && !s;) {
+            uint32_t b = a + 1;
+            while (b < nn && !p->step_first[b])
+                b++;
+            int in_step = p->step_first[a];
+            seg.first_node = a;
+            seg.end_node = b;
+            if (in_step)
+                exec_trace_step_begin(*step);
+            s = exec_graph_run(p->g, &seg);
+            if (in_step)
+                exec_trace_step_end((*step)++, NAN);
+            a = b;
+        }
+    }
     *wall += now_ns() - t0;
     if (watched) {
-        w_end_pass();
         W.dump = NULL;
         exec_hooks_set(W.traced ? &W.inner : NULL);
     }
@@ -128,9 +130,7 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
     if (cur)
         W.inner = *cur;
     W.traced = cur != NULL;
-    W.step_first = p->step_first;
-    W.step = 0;
-    W.in_step = 0;
+    uint32_t step = 0;
     if (W.traced && !p->step_first) {
         exec_free(ns);
         return exec_fail(EXEC_ERR_STATE, "replay: the program is not built");
@@ -146,12 +146,12 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
     exec_run_opts ro = { .inter = o->inter, .max_phase = EXEC_PHASE_update };
     uint64_t wall = 0;
     for (int w = 0; w < warmup + dump_extra && !s; w++)
-        s = pass(p, &ro, w == 0 ? o->dump : NULL, &wall);
+        s = pass(p, &ro, w == 0 ? o->dump : NULL, &wall, &step);
     uint64_t before = exec_graph_ops_run(p->g);
     ro.node_ns = ns;
     wall = 0;
     for (int i = 0; i < iters && !s; i++)
-        s = pass(p, &ro, NULL, &wall);
+        s = pass(p, &ro, NULL, &wall, &step);
     exec_trace_run_end((int32_t)s);
     if (s)
         goto end;
@@ -224,7 +224,6 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
     r->predicted_step_ns = r->rec_step_ns - r->rec_op_ns + r->rep_op_ns;
 end:
     W.traced = 0;
-    W.step_first = NULL;
     exec_free(ns);
     return s;
 }

@@ -19,7 +19,7 @@ expect_error() { # what, args...
 "$GEN" "$T/ai" conv alexnet infer 4 seed=2 || exit 1
 "$GEN" "$T/m" fc memnet train 4 seed=3 || exit 1
 "$GEN" "$T/d" conv alexnet train 4 discard=5 seed=4 || exit 1
-"$GEN" "$T/s2" conv alexnet train 2 schema=2 seed=5 || exit 1
+"$GEN" "$T/s9" conv alexnet train 2 schema=9 seed=5 || exit 1
 "$GEN" "$T/f" conv x train 2 only_foreign seed=6 || exit 1
 "$GEN" "$T/a2" conv alexnet train 6 seed=7 || exit 1
 # scaling: op times 100%, 60%, 40% at 1, 2, 4 threads: t = 0.2 + 0.8/T of the 1-thread time
@@ -35,14 +35,14 @@ head -c 20000 /dev/urandom >"$T/random.bin"
 expect_error "missing file" breakdown "$T/nope.tar.zst"
 expect_error "random file" breakdown "$T/random.bin"
 expect_error "empty dir" breakdown "$T/empty"
-expect_error "schema 2" breakdown "$T/s2"
+expect_error "schema 9" breakdown "$T/s9"
 expect_error "foreign only" breakdown "$T/f"
 expect_error "bad format" breakdown --format xml "$T/a"
 expect_error "bad analysis" frobnicate "$T/a"
 expect_error "no trace" similarity
 expect_error "bad skip" breakdown --skip-first -1 "$T/a"
 expect_error "no pair" compare "$T/a" "$T/m"
-grep -q "schema version 2" "$T/err" 2>/dev/null || true
+grep -q "schema version 9" "$T/err" 2>/dev/null || true
 expect_error "diff of one trace" diff "$T/a"
 [ $rc -eq 2 ] || fail "diff of one trace: exit status $rc, not 2"
 grep -q "exactly two traces" "$T/err" || { fail "diff of one trace: message"; cat "$T/err"; }

@@ -190,12 +190,10 @@ static void test_profile_direct(void **state)
     uint64_t t = 0;
     for (uint32_t s = 0; s < 5; s++) {
         assert_int_equal(analyze_profile_step_begin(p, t, s), 0);
-        assert_int_equal(analyze_profile_op_begin(p, t + 1, 7, 2 * s, mm, ANALYZE_PHASE_FORWARD), 0);
-        assert_int_equal(analyze_profile_op_begin(p, t + 2, 8, 2 * s + 1, ad, ANALYZE_PHASE_BACKWARD), 0);
-        assert_int_equal(analyze_profile_op_end(p, t + 11, 7, 2 * s, 5, 6), 0);
+        assert_int_equal(analyze_profile_op(p, t + 1, t + 11, mm, ANALYZE_PHASE_FORWARD, 5, 6), 0);
         assert_int_equal(analyze_profile_step_end(p, t + 20, s), 0);
         /* the Add of this step ends after step_end */
-        assert_int_equal(analyze_profile_op_end(p, t + 102, 8, 2 * s + 1, 0, 0), 0);
+        assert_int_equal(analyze_profile_op(p, t + 2, t + 102, ad, ANALYZE_PHASE_BACKWARD, 0, 0), 0);
         t += 1000;
     }
     analyze_profile_finish(p);
@@ -427,13 +425,13 @@ static void test_foreign_provider(void **state)
 static void test_unknown_schema(void **state)
 {
     (void)state;
-    scen s = { .run_begin = 1, .schema = 2 };
-    const char *dir = make("schema2", "conv", "alexnet", CTFGEN_TRAIN, 2, &s);
+    scen s = { .run_begin = 1, .schema = 3 };
+    const char *dir = make("schema3", "conv", "alexnet", CTFGEN_TRAIN, 2, &s);
     analyze_profile *p = NULL;
     char err[1024];
     assert_int_equal(analyze_read(dir, NULL, &p, err, sizeof err), -1);
     assert_null(p);
-    assert_non_null(strstr(err, "unknown trace schema version 2"));
+    assert_non_null(strstr(err, "unknown trace schema version 3"));
     assert_null(strchr(err, '\n'));
 }
 
@@ -776,8 +774,7 @@ static void test_diff(void **state)
     int mm = analyze_profile_intern_op(n, "MatMul", "matrix");
     assert_true(mm >= 0);
     for (uint64_t k = 0; k < 3; k++) {
-        assert_int_equal(analyze_profile_op_begin(n, 1000 * k, 1, k, mm, ANALYZE_PHASE_FORWARD), 0);
-        assert_int_equal(analyze_profile_op_end(n, 1000 * k + 700, 1, k, 0, 0), 0);
+        assert_int_equal(analyze_profile_op(n, 1000 * k, 1000 * k + 700, mm, ANALYZE_PHASE_FORWARD, 0, 0), 0);
     }
     analyze_profile_finish(n);
     d = analyze_diff_create(a, n);

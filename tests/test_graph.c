@@ -229,9 +229,10 @@ static void test_phases(void **state)
 #define MAX_SEEN 64
 static _Atomic long seen_tid[MAX_SEEN];
 static _Atomic int nseen;
-static void note_thread(const exec_graph *g, const exec_node *n, uint64_t seq)
+static void note_thread(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
+                        const uint64_t *ends)
 {
-    (void)g, (void)n, (void)seq;
+    (void)g, (void)n, (void)nodes, (void)begins, (void)ends;
     long tid = (long)syscall(SYS_gettid);
     int k = atomic_load(&nseen);
     for (int i = 0; i < k; i++)
@@ -258,7 +259,7 @@ static void test_inter_workers_persist(void **state)
     (void)state;
     mlp m;
     assert_int_equal(mlp_build(&m, 1), EXEC_OK);
-    exec_hooks h = { .op_begin = note_thread };
+    exec_hooks h = { .ops = note_thread };
     exec_hooks_set(&h);
     exec_run_opts two = { .inter = 2, .max_phase = EXEC_PHASE_update }, one = two, three = two;
     one.inter = 1, three.inter = 3;

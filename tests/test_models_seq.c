@@ -96,18 +96,19 @@ static void test_autoenc_learns(void **state) { (void)state; learns("autoenc", 6
 
 /* ---- phases: infer is forward only ------------------------------------- */
 static int phase_count[EXEC_PHASE_COUNT];
-static void count_phase(const exec_graph *g, const exec_node *n, uint64_t seq)
+static void count_phase(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
+                        const uint64_t *ends)
 {
-    (void)g;
-    (void)seq;
-    phase_count[n->phase]++;
+    (void)begins, (void)ends;
+    for (uint32_t i = 0; i < n; i++)
+        phase_count[exec_node_get(g, nodes[i])->phase]++;
 }
 
 static void test_infer_forward_only(void **state)
 {
     (void)state;
     static const char *const names[] = { "seq2seq", "memnet", "speech", "autoenc" };
-    exec_hooks h = { .op_begin = count_phase };
+    exec_hooks h = { .ops = count_phase };
     for (int i = 0; i < 4; i++) {
         for (int mode = 0; mode < MODEL_MODE_COUNT; mode++) {
             model_config c = cfg_of((model_mode)mode, MODEL_TINY);
@@ -176,14 +177,17 @@ static void test_full_presets_build(void **state)
 /* ---- speech: the backward direction exists and runs --------------------- */
 static uint32_t bw_u, fw_u;
 static int bw_runs, fw_runs;
-static void count_rnn(const exec_graph *g, const exec_node *n, uint64_t seq)
+static void count_rnn(const exec_graph *g, uint32_t nrec, const uint32_t *nodes, const uint64_t *begins,
+                      const uint64_t *ends)
 {
-    (void)g;
-    (void)seq;
-    if (n->op != EXEC_OP_MatMul || n->phase != EXEC_PHASE_forward)
-        return;
-    bw_runs += n->in[1] == bw_u;
-    fw_runs += n->in[1] == fw_u;
+    (void)begins, (void)ends;
+    for (uint32_t i = 0; i < nrec; i++) {
+        const exec_node *n = exec_node_get(g, nodes[i]);
+        if (n->op != EXEC_OP_MatMul || n->phase != EXEC_PHASE_forward)
+            continue;
+        bw_runs += n->in[1] == bw_u;
+        fw_runs += n->in[1] == fw_u;
+    }
 }
 
 static uint32_t weight_named(const exec_graph *g, const char *name)
@@ -221,7 +225,7 @@ static void test_speech_birnn(void **state)
     float *before = malloc(nu * sizeof *before);
     assert_non_null(before);
     memcpy(before, exec_dataf(g, bw_u), nu * sizeof *before);
-    exec_hooks h = { .op_begin = count_rnn };
+    exec_hooks h = { .ops = count_rnn };
     bw_runs = fw_runs = 0;
     exec_hooks_set(&h);
     float loss;

@@ -49,10 +49,18 @@ static int print_json(const tracer_trace *t, const tracer_stats *s)
     json_object_set_new(o, "discarded_packets", json_integer((json_int_t)s->discarded_packets));
     json_object_set_new(o, "steps", json_integer((json_int_t)s->steps));
     json_object_set_new(o, "duration_ns", json_integer((json_int_t)(s->last_ns - s->first_ns)));
-    json_object_set_new(ops, "begun", json_integer((json_int_t)s->op_begins));
-    json_object_set_new(ops, "ended", json_integer((json_int_t)s->op_ends));
-    json_object_set_new(ops, "pairs", json_integer((json_int_t)s->op_pairs));
-    json_object_set_new(ops, "unmatched", json_integer((json_int_t)s->op_unmatched));
+    if (s->schema == 1 || (s->op_begins + s->op_ends && !s->ops_events)) {
+        json_object_set_new(ops, "begun", json_integer((json_int_t)s->op_begins));
+        json_object_set_new(ops, "ended", json_integer((json_int_t)s->op_ends));
+        json_object_set_new(ops, "pairs", json_integer((json_int_t)s->op_pairs));
+        json_object_set_new(ops, "unmatched", json_integer((json_int_t)s->op_unmatched));
+    } else {
+        json_object_set_new(ops, "records", json_integer((json_int_t)s->op_pairs));
+        json_object_set_new(ops, "ops_events", json_integer((json_int_t)s->ops_events));
+        json_object_set_new(ops, "nodes_defined", json_integer((json_int_t)s->node_defs));
+        json_object_set_new(ops, "undefined_nodes", json_integer((json_int_t)s->undefined_nodes));
+        json_object_set_new(ops, "malformed_events", json_integer((json_int_t)s->malformed));
+    }
     json_object_set_new(ops, "run_end_ops", json_integer((json_int_t)s->run_end_ops));
     json_object_set_new(ops, "time_ns", json_integer((json_int_t)s->op_time_ns));
     json_object_set_new(o, "ops", ops);
@@ -111,9 +119,17 @@ static void print_text(const tracer_trace *t, const tracer_stats *s)
     if (s->discarded_packets)
         printf("discarded packets: %" PRIu64 "  <-- THIS TRACE IS INCOMPLETE\n", s->discarded_packets);
     printf("steps: %" PRIu64 "\n", s->steps);
-    printf("ops: %" PRIu64 " begun, %" PRIu64 " ended, %" PRIu64 " matched", s->op_begins, s->op_ends, s->op_pairs);
+    if (s->schema == 1 || (s->op_begins + s->op_ends && !s->ops_events))
+        printf("ops: %" PRIu64 " begun, %" PRIu64 " ended, %" PRIu64 " matched", s->op_begins, s->op_ends, s->op_pairs);
+    else
+        printf("ops: %" PRIu64 " records in %" PRIu64 " ops events, %" PRIu64 " nodes defined", s->op_pairs,
+               s->ops_events, s->node_defs);
     if (s->op_unmatched)
         printf(", %" PRIu64 " unmatched", s->op_unmatched);
+    if (s->undefined_nodes)
+        printf(", %" PRIu64 " naming undefined nodes", s->undefined_nodes);
+    if (s->malformed)
+        printf(", %" PRIu64 " malformed events", s->malformed);
     if (s->run_ends)
         printf("; run_end says %" PRIu64, s->run_end_ops);
     printf("\ntotal op time: %.6f s\n", (double)s->op_time_ns * 1e-9);
@@ -173,19 +189,11 @@ int cmd_info(int argc, char **argv)
     tracer_trace *t = NULL;
     if (tracer_trace_open(path, &t, err, sizeof err) != TRACER_ARCHIVE_OK)
         return cli_error(CMD, "%s", err);
-    size_t n = tracer_trace_ctf_count(t);
-    const char **paths = calloc(n ? n : 1, sizeof *paths);
-    if (!paths) {
-        tracer_trace_close(t);
-        return cli_error(CMD, "out of memory");
-    }
-    for (size_t i = 0; i < n; i++)
-        paths[i] = tracer_trace_ctf_path(t, i);
     tracer_stats *s = calloc(1, sizeof *s);
     int rc = 0;
     if (!s)
         rc = cli_error(CMD, "out of memory");
-    else if (tracer_stats_collect(paths, n, s, err, sizeof err) != 0)
+    else if (tracer_stats_collect(t, s, err, sizeof err) != 0)
         rc = cli_error(CMD, "%s: %s", path, err);
     else if (manifest_problems(path, t, s, strict))
         rc = cli_error(CMD, "%s: --strict: giving up on the MANIFEST problems above", path);
@@ -197,7 +205,6 @@ int cmd_info(int argc, char **argv)
         fprintf(stderr, "fathom info: warning: %s: %" PRIu64 " events were discarded; this trace is incomplete\n",
                 path, s->discarded_events);
     free(s);
-    free(paths);
     tracer_trace_close(t);
     return rc;
 }

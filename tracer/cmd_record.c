@@ -114,7 +114,7 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
             printf("%s\n", r->archive);
         if (!quiet && !relay)
             fprintf(stderr, "%s: %" PRIu64 " events, %" PRIu64 " ops, %" PRIu64 " steps, 0 discarded, %.1f s\n", label,
-                    r->stats.events, r->stats.op_begins, r->stats.steps, r->seconds);
+                    r->stats.events, r->stats.op_pairs, r->stats.steps, r->seconds);
         break;
     case TRACER_RECORD_INCOMPLETE:
         printf("%s\n", r->archive);

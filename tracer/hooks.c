@@ -43,30 +43,30 @@ static void h_run_end(int32_t status, uint64_t ops) { lttng_ust_tracepoint(fatho
 static void h_step_begin(uint32_t step) { lttng_ust_tracepoint(fathom, step_begin, step); }
 static void h_step_end(uint32_t step, double loss) { lttng_ust_tracepoint(fathom, step_end, step, loss); }
 
-/* Tensor ids in the trace are unique in the process (exec_trace_tensor_id):
- * a process may run several graphs (deepq's target network). */
-static void h_op_begin(const exec_graph *g, const exec_node *n, uint64_t seq)
+/* Tensor and graph ids in the trace are unique in the process
+ * (exec_trace_tensor_id, exec_trace_graph_id): a process may run several
+ * graphs (deepq's target network). */
+static void h_node_def(const exec_graph *g, const exec_node *n, uint64_t flops, uint64_t bytes)
 {
-    if (!lttng_ust_tracepoint_enabled(fathom, op_begin))
-        return;
     uint32_t ids[n->nin + n->nout + 1];
     for (int i = 0; i < n->nin; i++)
         ids[i] = exec_trace_tensor_id(g, n->in[i]);
     for (int i = 0; i < n->nout; i++)
         ids[n->nin + i] = exec_trace_tensor_id(g, n->out[i]);
-    struct fathom_tp_op o = {
-        .op = (uint16_t)n->op, .cls = (uint8_t)exec_op_table[n->op].cls, .phase = (uint8_t)n->phase,
-        .node = n->id, .nin = (uint32_t)n->nin, .nout = (uint32_t)n->nout, .nattrs = (uint32_t)n->nattrs,
-        .in = ids, .out = ids + n->nin, .attrs = n->attrs,
+    struct fathom_tp_node d = {
+        .graph = exec_trace_graph_id(g), .node = n->id, .op = (uint16_t)n->op,
+        .cls = (uint8_t)exec_op_table[n->op].cls, .phase = (uint8_t)n->phase, .nin = (uint32_t)n->nin,
+        .nout = (uint32_t)n->nout, .nattrs = (uint32_t)n->nattrs, .in = ids, .out = ids + n->nin,
+        .attrs = n->attrs, .flops = flops, .bytes = bytes,
     };
-    lttng_ust_do_tracepoint(fathom, op_begin, seq, &o);
+    lttng_ust_tracepoint(fathom, node_def, &d);
 }
 
-static void h_op_end(const exec_graph *g, const exec_node *n, uint64_t seq, uint64_t flops, uint64_t bytes)
+static void h_ops(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
+                  const uint64_t *ends)
 {
-    (void)g;
-    (void)n;
-    lttng_ust_tracepoint(fathom, op_end, seq, flops, bytes);
+    struct fathom_tp_ops b = { .graph = exec_trace_graph_id(g), .n = n, .nodes = nodes, .begins = begins, .ends = ends };
+    lttng_ust_tracepoint(fathom, ops, &b);
 }
 
 static void h_tensor_alloc(const exec_graph *g, const exec_tensor *t)
@@ -84,8 +84,8 @@ static void h_tensor_free(const exec_graph *g, const exec_tensor *t)
 }
 
 static const exec_hooks hooks = {
-    .op_begin = h_op_begin,
-    .op_end = h_op_end,
+    .node_def = h_node_def,
+    .ops = h_ops,
     .tensor_alloc = h_tensor_alloc,
     .tensor_free = h_tensor_free,
     .run_begin = h_run_begin,

@@ -759,13 +759,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     tracer_trace *tr = NULL;
     if (tracer_trace_open(trace_dir, &tr, err, errlen) != TRACER_ARCHIVE_OK)
         goto end;
-    const char *paths[64];
-    size_t np = tracer_trace_ctf_count(tr);
-    if (np > 64)
-        np = 64;
-    for (size_t i = 0; i < np; i++)
-        paths[i] = tracer_trace_ctf_path(tr, i);
-    int rc = tracer_stats_collect(paths, np, &r->stats, err, errlen);
+    int rc = tracer_stats_collect(tr, &r->stats, err, errlen);
     tracer_trace_close(tr);
     if (rc != 0)
         goto end;
@@ -798,13 +792,13 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     else if (ts->runs != 1 || ts->run_ends != 1)
         fail(err, errlen, "the trace holds %" PRIu64 " run_begin and %" PRIu64 " run_end events (want 1 and 1)", ts->runs,
              ts->run_ends);
-    else if (ts->op_begins != ts->op_ends || ts->op_begins != ts->run_end_ops || ts->op_unmatched)
+    else if (ts->op_pairs != ts->run_end_ops || ts->op_unmatched || ts->undefined_nodes)
         fail(err, errlen,
-             "the trace is incomplete: %" PRIu64 " op_begin, %" PRIu64 " op_end (%" PRIu64 " unmatched) for %" PRIu64
+             "the trace is incomplete: %" PRIu64 " op records (%" PRIu64 " naming undefined nodes) for %" PRIu64
              " ops run",
-             ts->op_begins, ts->op_ends, ts->op_unmatched, ts->run_end_ops);
-    else if (ts->op_begin_incomplete)
-        fail(err, errlen, "%" PRIu64 " op_begin events lack inputs, outputs or attrs", ts->op_begin_incomplete);
+             ts->op_pairs, ts->undefined_nodes, ts->run_end_ops);
+    else if (ts->malformed)
+        fail(err, errlen, "%" PRIu64 " fathom events lack fields or have sequences of unequal lengths", ts->malformed);
     st = err[0] ? TRACER_RECORD_INCOMPLETE : TRACER_RECORD_OK;
 
 end:

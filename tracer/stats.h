@@ -1,10 +1,10 @@
-/* stats.h -- a small Babeltrace2 reader that summarizes a recorded `fathom`
- * trace: events per name, discarded events and packets, steps, op pairs and
- * their total time, the run_begin metadata and run_end's op count.
+/* stats.h -- summarizes a recorded `fathom` trace through the one trace
+ * reader (read.h, decode.h): events per name, discarded events and
+ * packets, steps, op records and their total time, what the decoder found
+ * inconsistent, the run_begin metadata and run_end's op count.
  *
  * Used by the recorder (MANIFEST event counts, the no-loss check) and by
- * `fathom info`.  Reads traces through a plain graph (src.ctf.fs ->
- * flt.utils.muxer -> a simple sink); depends on nothing of analyze/. */
+ * `fathom info`; depends on nothing of analyze/. */
 #ifndef FATHOM_TRACER_STATS_H
 #define FATHOM_TRACER_STATS_H
 #include <stddef.h>
@@ -32,11 +32,14 @@ typedef struct tracer_stats {
     uint64_t runs;                 /* run_begin events */
     uint64_t run_ends;
     uint64_t steps;                /* step_end events */
-    uint64_t op_begins, op_ends;
-    uint64_t op_pairs;             /* op_end matched with its op_begin (same seq) */
-    uint64_t op_unmatched;         /* op_begin or op_end without its partner */
-    uint64_t op_time_ns;           /* sum over pairs of op_end - op_begin */
-    uint64_t op_begin_incomplete;  /* op_begin without inputs, outputs or attrs */
+    uint64_t op_begins, op_ends;   /* schema 1: op_begin and op_end events */
+    uint64_t node_defs, ops_events; /* schema 2: node_def and ops events */
+    uint64_t op_pairs;             /* op records (schema 1: op_end matched with its op_begin) */
+    uint64_t op_unmatched;         /* schema 1: op_begin or op_end without its partner */
+    uint64_t op_time_ns;           /* sum over records of end - begin */
+    uint64_t undefined_nodes;      /* schema 2: records naming a node no node_def describes */
+    uint64_t malformed;            /* fathom events with missing or mistyped fields */
+    uint64_t negative_time;        /* records ending before they begin */
     uint64_t run_end_ops;          /* sum of run_end.ops */
     int32_t run_end_status;        /* the last run_end's status */
     /* the first run_begin */
@@ -45,9 +48,10 @@ typedef struct tracer_stats {
     char model[128], mode[32], preset[64], version[64], blas[512], cpu[256];
 } tracer_stats;
 
-/* Reads the CTF traces at paths[0..n) (one Babeltrace2 graph, events in time
- * order) into *out.  Returns 0, or -1 with a one-line message in err. */
-int tracer_stats_collect(const char *const *paths, size_t n, tracer_stats *out, char *err, size_t errlen);
+/* Reads an opened trace (archive.h) into *out.  Returns 0, or -1 with a
+ * one-line message in err. */
+typedef struct tracer_trace tracer_trace;
+int tracer_stats_collect(const tracer_trace *t, tracer_stats *out, char *err, size_t errlen);
 /* The count of events named `name` (0 if none). */
 uint64_t tracer_stats_count_of(const tracer_stats *s, const char *name);
 #endif

@@ -1,5 +1,7 @@
-/* tp.h -- the LTTng-UST tracepoint provider `fathom`, trace schema version 1
- * (DESIGN.md section 4; man fathom-trace(5)).  Field and event names are a
+/* tp.h -- the LTTng-UST tracepoint provider `fathom`, trace schema version 2
+ * (DESIGN.md section 4; man fathom-trace(5)).  Each graph node is described
+ * once (node_def); op invocations are timed by the executing thread into a
+ * buffer of its own and emitted in batches (ops).  Field and event names are a
  * contract: analyzers, replay and outside tools read them.
  *
  * Built the lttng-ust way, in three files: this header (the event
@@ -28,7 +30,7 @@
 
 #include "tracer/tp_enums.h"
 
-#define FATHOM_TP_SCHEMA 1
+#define FATHOM_TP_SCHEMA 2
 
 #ifndef FATHOM_TP_ARGS_DEFINED
 #define FATHOM_TP_ARGS_DEFINED
@@ -39,13 +41,21 @@ struct fathom_tp_run {
     uint32_t batch, steps, threads, inter;
     uint64_t seed;
 };
-/* op_begin's fields. */
-struct fathom_tp_op {
+/* node_def's fields. */
+struct fathom_tp_node {
+    uint32_t graph, node;
     uint16_t op;
     uint8_t cls, phase;
-    uint32_t node, nin, nout, nattrs;
+    uint32_t nin, nout, nattrs;
     const uint32_t *in, *out;
     const int64_t *attrs;
+    uint64_t flops, bytes;
+};
+/* ops' fields: n records of one thread, one graph. */
+struct fathom_tp_ops {
+    uint32_t graph, n;
+    const uint32_t *nodes;
+    const uint64_t *begins, *ends;
 };
 #endif
 
@@ -99,27 +109,30 @@ LTTNG_UST_TRACEPOINT_EVENT(fathom, step_end,
     )
 )
 
-/* ---- ops --------------------------------------------------------------- */
-LTTNG_UST_TRACEPOINT_EVENT(fathom, op_begin,
-    LTTNG_UST_TP_ARGS(uint64_t, seq, const struct fathom_tp_op *, o),
+/* ---- nodes and op invocations ------------------------------------------ */
+LTTNG_UST_TRACEPOINT_EVENT(fathom, node_def,
+    LTTNG_UST_TP_ARGS(const struct fathom_tp_node *, d),
     LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer(uint64_t, seq, seq)
-        lttng_ust_field_enum(fathom, op, uint16_t, op, o->op)
-        lttng_ust_field_enum(fathom, cls, uint8_t, cls, o->cls)
-        lttng_ust_field_enum(fathom, phase, uint8_t, phase, o->phase)
-        lttng_ust_field_integer(uint32_t, node, o->node)
-        lttng_ust_field_sequence(uint32_t, inputs, o->in, uint32_t, o->nin)
-        lttng_ust_field_sequence(uint32_t, outputs, o->out, uint32_t, o->nout)
-        lttng_ust_field_sequence(int64_t, attrs, o->attrs, uint32_t, o->nattrs)
+        lttng_ust_field_integer(uint32_t, graph, d->graph)
+        lttng_ust_field_integer(uint32_t, node, d->node)
+        lttng_ust_field_enum(fathom, op, uint16_t, op, d->op)
+        lttng_ust_field_enum(fathom, cls, uint8_t, cls, d->cls)
+        lttng_ust_field_enum(fathom, phase, uint8_t, phase, d->phase)
+        lttng_ust_field_sequence(uint32_t, inputs, d->in, uint32_t, d->nin)
+        lttng_ust_field_sequence(uint32_t, outputs, d->out, uint32_t, d->nout)
+        lttng_ust_field_sequence(int64_t, attrs, d->attrs, uint32_t, d->nattrs)
+        lttng_ust_field_integer(uint64_t, flops, d->flops)
+        lttng_ust_field_integer(uint64_t, bytes, d->bytes)
     )
 )
 
-LTTNG_UST_TRACEPOINT_EVENT(fathom, op_end,
-    LTTNG_UST_TP_ARGS(uint64_t, seq, uint64_t, flops, uint64_t, bytes),
+LTTNG_UST_TRACEPOINT_EVENT(fathom, ops,
+    LTTNG_UST_TP_ARGS(const struct fathom_tp_ops *, b),
     LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer(uint64_t, seq, seq)
-        lttng_ust_field_integer(uint64_t, flops, flops)
-        lttng_ust_field_integer(uint64_t, bytes, bytes)
+        lttng_ust_field_integer(uint32_t, graph, b->graph)
+        lttng_ust_field_sequence(uint32_t, nodes, b->nodes, uint32_t, b->n)
+        lttng_ust_field_sequence(uint64_t, begins, b->begins, uint32_t, b->n)
+        lttng_ust_field_sequence(uint64_t, ends, b->ends, uint32_t, b->n)
     )
 )
 

@@ -1,10 +1,10 @@
 /* fields.c -- see fields.h. */
-#include "analyze/fields.h"
+#include "tracer/fields.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 
-int analyze_field_u64(const bt_field *f, uint64_t *out)
+int tracer_field_u64(const bt_field *f, uint64_t *out)
 {
     if (!f)
         return -1;
@@ -20,13 +20,13 @@ int analyze_field_u64(const bt_field *f, uint64_t *out)
     return 0;
 }
 
-uint64_t analyze_field_u64_or(const bt_field *f, uint64_t dflt)
+uint64_t tracer_field_u64_or(const bt_field *f, uint64_t dflt)
 {
     uint64_t v;
-    return analyze_field_u64(f, &v) == 0 ? v : dflt;
+    return tracer_field_u64(f, &v) == 0 ? v : dflt;
 }
 
-const char *analyze_field_label(const bt_field *f, char *buf, size_t len)
+const char *tracer_field_label(const bt_field *f, char *buf, size_t len)
 {
     if (!f)
         return NULL;
@@ -43,7 +43,7 @@ const char *analyze_field_label(const bt_field *f, char *buf, size_t len)
             return labels[0];
     }
     uint64_t v;
-    if (analyze_field_u64(f, &v) != 0)
+    if (tracer_field_u64(f, &v) != 0)
         return NULL;
     if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER))
         snprintf(buf, len, "#%" PRId64, (int64_t)v);
@@ -52,7 +52,7 @@ const char *analyze_field_label(const bt_field *f, char *buf, size_t len)
     return buf;
 }
 
-const bt_field *analyze_field_member(const bt_field *f, const char *name)
+const bt_field *tracer_field_member(const bt_field *f, const char *name)
 {
     if (!f || bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_STRUCTURE)
         return NULL;

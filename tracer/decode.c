@@ -1,0 +1,936 @@
+/* decode.c -- schema 1 and 2 events -> op records (see decode.h).
+ *
+ * Per event class: its kind, the payload member index and read type of
+ * every slot, the common context's vpid/vtid, the stream's clock class.
+ * Per trace: the nodes its node_defs described (open addressing on
+ * (vpid, graph, node)), the schema-1 op_begins waiting for their op_end
+ * (tracer/opmatch.h, with their descriptions in a pool of slots), and the
+ * diagnostics. */
+#include "tracer/decode.h"
+
+#include "tracer/fields.h"
+#include "tracer/opmatch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum kind { K_FOREIGN, K_UNKNOWN, K_RUN_BEGIN, K_RUN_END, K_STEP_BEGIN, K_STEP_END, K_NODE_DEF, K_OPS,
+            K_OP_BEGIN, K_OP_END, K_TENSOR_ALLOC, K_TENSOR_FREE };
+
+enum slot { F_SCHEMA, F_MODEL, F_MODE, F_PRESET, F_BATCH, F_STEPS, F_THREADS, F_INTER, F_SEED, F_VERSION,
+            F_BLAS, F_CPU, F_STATUS, F_OPS, F_STEP, F_LOSS, F_SEQ, F_GRAPH, F_NODE, F_OP, F_CLS, F_PHASE,
+            F_INPUTS, F_OUTPUTS, F_ATTRS, F_FLOPS, F_BYTES, F_NODES, F_BEGINS, F_ENDS, F_ID, F_ROLE, F_DTYPE,
+            F_SHAPE, NSLOT };
+
+static const char *const slot_name[NSLOT] = {
+    "schema", "model", "mode", "preset", "batch", "steps", "threads", "inter", "seed", "version", "blas",
+    "cpu", "status", "ops", "step", "loss", "seq", "graph", "node", "op", "cls", "phase", "inputs",
+    "outputs", "attrs", "flops", "bytes", "nodes", "begins", "ends", "id", "role", "dtype", "shape",
+};
+
+#define BIT(f) (1ull << (f))
+static const struct {
+    const char *name;
+    enum kind kind;
+    uint64_t required;
+} schema_events[] = {
+    { TRACER_EV_RUN_BEGIN, K_RUN_BEGIN, BIT(F_SCHEMA) },
+    { TRACER_EV_RUN_END, K_RUN_END, 0 },
+    { TRACER_EV_STEP_BEGIN, K_STEP_BEGIN, 0 },
+    { TRACER_EV_STEP_END, K_STEP_END, 0 },
+    { TRACER_EV_NODE_DEF, K_NODE_DEF, BIT(F_GRAPH) | BIT(F_NODE) | BIT(F_OP) },
+    { TRACER_EV_OPS, K_OPS, BIT(F_GRAPH) | BIT(F_NODES) | BIT(F_BEGINS) | BIT(F_ENDS) },
+    { TRACER_EV_OP_BEGIN, K_OP_BEGIN, BIT(F_SEQ) | BIT(F_OP) },
+    { TRACER_EV_OP_END, K_OP_END, BIT(F_SEQ) },
+    { TRACER_EV_TENSOR_ALLOC, K_TENSOR_ALLOC, BIT(F_ID) | BIT(F_BYTES) },
+    { TRACER_EV_TENSOR_FREE, K_TENSOR_FREE, BIT(F_ID) },
+};
+
+/* How a member's value is read (its field class type, fixed per event class). */
+enum ftype { FT_ABSENT, FT_UINT, FT_SINT, FT_BOOL, FT_FLOAT, FT_ARRAY, FT_OTHER };
+
+typedef struct evinfo {
+    const bt_event_class *ec;
+    enum kind kind;
+    int malformed;          /* a required member is missing */
+    const bt_clock_class *clock; /* the stream class's default clock class, or NULL */
+    int64_t idx[NSLOT];     /* payload member index, -1: absent */
+    uint8_t ftype[NSLOT];
+    int64_t vtid_idx, vpid_idx; /* common context member indices, -1: absent */
+    uint8_t vtid_ftype, vpid_ftype;
+} evinfo;
+
+/* A schema-1 op_begin waiting for its op_end. */
+typedef struct s1slot {
+    tracer_node node;
+    char op[64], cls[40], phase[24];
+    uint32_t *io;    /* inputs then outputs */
+    int64_t *attrs;
+    uint32_t io_cap, attrs_cap;
+    int next_free;
+} s1slot;
+
+/* A node described by a node_def. */
+typedef struct dnode {
+    uint64_t vpid;
+    tracer_node node; /* labels and arrays owned */
+} dnode;
+
+typedef struct dtrace {
+    const bt_trace *trace;
+    void *user;
+    tracer_decode_diag diag;
+    dnode *nodes;           /* open addressing; node.op == NULL: empty */
+    size_t nodes_cap, nodes_len;
+    tracer_opmatch pend;    /* schema 1: a = the slot */
+    s1slot *slots;
+    int nslots, free_slot;
+} dtrace;
+
+struct tracer_decoder {
+    tracer_decode_cbs cb;
+    void *ctx;
+    evinfo **ev;       /* open addressing on the event class pointer */
+    size_t ev_cap, ev_len;
+    evinfo *last;
+    dtrace *tr;
+    size_t ntr;
+    dtrace *last_tr;
+    int oom;
+    uint64_t cur_ts, cur_vpid, cur_vtid; /* the event being decoded */
+    /* scratch for the ops event's sequences */
+    uint32_t *nodes;
+    uint64_t *begins, *ends;
+    size_t scratch_cap;
+    uint32_t *io;
+    int64_t *attrs;
+    size_t io_cap, attrs_cap;
+};
+
+tracer_decoder *tracer_decoder_create(const tracer_decode_cbs *cbs, void *ctx)
+{
+    tracer_decoder *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    d->cb = *cbs;
+    d->ctx = ctx;
+    return d;
+}
+
+static void node_free(tracer_node *n)
+{
+    free((void *)n->op);
+    free((void *)n->cls);
+    free((void *)n->phase);
+    free((void *)n->inputs);
+    free((void *)n->attrs);
+    memset(n, 0, sizeof *n);
+}
+
+void tracer_decoder_destroy(tracer_decoder *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->ev_cap; i++)
+        free(d->ev[i]);
+    free(d->ev);
+    for (size_t t = 0; t < d->ntr; t++) {
+        dtrace *tr = &d->tr[t];
+        for (size_t i = 0; i < tr->nodes_cap; i++)
+            if (tr->nodes[i].node.op)
+                node_free(&tr->nodes[i].node);
+        free(tr->nodes);
+        tracer_opmatch_clear(&tr->pend);
+        for (int i = 0; i < tr->nslots; i++) {
+            free(tr->slots[i].io);
+            free(tr->slots[i].attrs);
+        }
+        free(tr->slots);
+    }
+    free(d->tr);
+    free(d->nodes);
+    free(d->begins);
+    free(d->ends);
+    free(d->io);
+    free(d->attrs);
+    free(d);
+}
+
+void tracer_decoder_current(const tracer_decoder *d, uint64_t *ts, uint64_t *vpid, uint64_t *vtid)
+{
+    *ts = d->cur_ts;
+    *vpid = d->cur_vpid;
+    *vtid = d->cur_vtid;
+}
+
+const char *tracer_decoder_error(const tracer_decoder *d) { return d && d->oom ? "out of memory" : ""; }
+
+static int oom(tracer_decoder *d)
+{
+    d->oom = 1;
+    return -1;
+}
+
+/* ---- event classes ------------------------------------------------------ */
+static int64_t member_index(const bt_field_class *fc, const char *name)
+{
+    if (!fc || bt_field_class_get_type(fc) != BT_FIELD_CLASS_TYPE_STRUCTURE)
+        return -1;
+    uint64_t n = bt_field_class_structure_get_member_count(fc);
+    for (uint64_t i = 0; i < n; i++) {
+        const char *m = bt_field_class_structure_member_get_name(
+            bt_field_class_structure_borrow_member_by_index_const(fc, i));
+        /* CTF readers strip one leading underscore; accept both */
+        if (strcmp(m, name) == 0 || (m[0] == '_' && strcmp(m + 1, name) == 0))
+            return (int64_t)i;
+    }
+    return -1;
+}
+
+static enum ftype member_ftype(const bt_field_class *fc, int64_t idx)
+{
+    if (idx < 0)
+        return FT_ABSENT;
+    const bt_field_class *m = bt_field_class_structure_member_borrow_field_class_const(
+        bt_field_class_structure_borrow_member_by_index_const(fc, (uint64_t)idx));
+    bt_field_class_type t = bt_field_class_get_type(m);
+    if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER))
+        return FT_UINT;
+    if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER))
+        return FT_SINT;
+    if (t == BT_FIELD_CLASS_TYPE_BOOL)
+        return FT_BOOL;
+    if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_REAL))
+        return FT_FLOAT;
+    if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_ARRAY))
+        return FT_ARRAY;
+    return FT_OTHER;
+}
+
+/* The sequences an event kind needs must be arrays. */
+static const uint64_t array_slots = BIT(F_INPUTS) | BIT(F_OUTPUTS) | BIT(F_ATTRS) | BIT(F_NODES) | BIT(F_BEGINS) |
+                                    BIT(F_ENDS) | BIT(F_SHAPE);
+
+static evinfo *evinfo_make(const bt_event_class *ec)
+{
+    evinfo *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->ec = ec;
+    const char *name = bt_event_class_get_name(ec);
+    e->kind = K_FOREIGN;
+    if (name && strncmp(name, "fathom:", 7) == 0) {
+        e->kind = K_UNKNOWN;
+        for (size_t i = 0; i < sizeof schema_events / sizeof *schema_events; i++) {
+            if (strcmp(name, schema_events[i].name) != 0)
+                continue;
+            e->kind = schema_events[i].kind;
+            const bt_field_class *pfc = bt_event_class_borrow_payload_field_class_const(ec);
+            for (int f = 0; f < NSLOT; f++) {
+                e->idx[f] = member_index(pfc, slot_name[f]);
+                e->ftype[f] = (uint8_t)member_ftype(pfc, e->idx[f]);
+                if ((schema_events[i].required >> f & 1) && e->idx[f] < 0)
+                    e->malformed = 1;
+                if ((array_slots >> f & 1) && e->idx[f] >= 0 && e->ftype[f] != FT_ARRAY)
+                    e->malformed = 1;
+            }
+        }
+    }
+    const bt_stream_class *sc = bt_event_class_borrow_stream_class_const(ec);
+    const bt_field_class *cfc = bt_stream_class_borrow_event_common_context_field_class_const(sc);
+    e->vtid_idx = member_index(cfc, "vtid");
+    e->vtid_ftype = (uint8_t)member_ftype(cfc, e->vtid_idx);
+    e->vpid_idx = member_index(cfc, "vpid");
+    e->vpid_ftype = (uint8_t)member_ftype(cfc, e->vpid_idx);
+    e->clock = bt_stream_class_borrow_default_clock_class_const(sc);
+    return e;
+}
+
+static size_t ptr_hash(const void *p, size_t cap)
+{
+    return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ULL >> 20) & (cap - 1);
+}
+
+static evinfo *evinfo_get(tracer_decoder *d, const bt_event_class *ec)
+{
+    if (d->last && d->last->ec == ec)
+        return d->last;
+    if (d->ev_cap)
+        for (size_t h = ptr_hash(ec, d->ev_cap); d->ev[h]; h = (h + 1) & (d->ev_cap - 1))
+            if (d->ev[h]->ec == ec)
+                return d->last = d->ev[h];
+    if ((d->ev_len + 1) * 2 > d->ev_cap) {
+        size_t cap = d->ev_cap ? d->ev_cap * 2 : 32;
+        evinfo **t = calloc(cap, sizeof *t);
+        if (!t)
+            return NULL;
+        for (size_t i = 0; i < d->ev_cap; i++) {
+            if (!d->ev[i])
+                continue;
+            size_t h = ptr_hash(d->ev[i]->ec, cap);
+            while (t[h])
+                h = (h + 1) & (cap - 1);
+            t[h] = d->ev[i];
+        }
+        free(d->ev);
+        d->ev = t;
+        d->ev_cap = cap;
+    }
+    evinfo *e = evinfo_make(ec);
+    if (!e)
+        return NULL;
+    size_t h = ptr_hash(ec, d->ev_cap);
+    while (d->ev[h])
+        h = (h + 1) & (d->ev_cap - 1);
+    d->ev[h] = e;
+    d->ev_len++;
+    return d->last = e;
+}
+
+/* ---- field access ------------------------------------------------------------ */
+static inline const bt_field *member(const bt_field *pl, const evinfo *e, enum slot f)
+{
+    return e->idx[f] < 0 ? NULL : bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->idx[f]);
+}
+
+static inline int read_u64(const bt_field *st, int64_t idx, enum ftype t, uint64_t *out)
+{
+    if (t != FT_UINT && t != FT_SINT && t != FT_BOOL)
+        return -1;
+    const bt_field *f = bt_field_structure_borrow_member_field_by_index_const(st, (uint64_t)idx);
+    if (t == FT_UINT)
+        *out = bt_field_integer_unsigned_get_value(f);
+    else if (t == FT_SINT)
+        *out = (uint64_t)bt_field_integer_signed_get_value(f);
+    else
+        *out = bt_field_bool_get_value(f);
+    return 0;
+}
+
+static inline int slot_u64(const bt_field *pl, const evinfo *e, enum slot f, uint64_t *out)
+{
+    return read_u64(pl, e->idx[f], (enum ftype)e->ftype[f], out);
+}
+
+static inline uint64_t slot_u64_or(const bt_field *pl, const evinfo *e, enum slot f, uint64_t dflt)
+{
+    uint64_t v;
+    return slot_u64(pl, e, f, &v) == 0 ? v : dflt;
+}
+
+static int64_t slot_value(const bt_field *pl, const evinfo *e, enum slot f)
+{
+    uint64_t v;
+    return slot_u64(pl, e, f, &v) == 0 ? (int64_t)v : -1;
+}
+
+/* The array of slot f: its length (-1: absent or not an array). */
+static int64_t array_len(const bt_field *pl, const evinfo *e, enum slot f, const bt_field **arr)
+{
+    if (e->ftype[f] != FT_ARRAY) {
+        *arr = NULL;
+        return -1;
+    }
+    *arr = member(pl, e, f);
+    return (int64_t)bt_field_array_get_length(*arr);
+}
+
+/* Reads an integer array's elements into out (n of them); -1 if an element
+ * is not an integer. */
+static int array_u32(const bt_field *arr, uint64_t n, uint32_t *out)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t v;
+        if (tracer_field_u64(bt_field_array_borrow_element_field_by_index_const(arr, i), &v))
+            return -1;
+        out[i] = (uint32_t)v;
+    }
+    return 0;
+}
+
+static int array_u64(const bt_field *arr, uint64_t n, uint64_t *out)
+{
+    for (uint64_t i = 0; i < n; i++)
+        if (tracer_field_u64(bt_field_array_borrow_element_field_by_index_const(arr, i), &out[i]))
+            return -1;
+    return 0;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+/* ---- traces ---------------------------------------------------------------- */
+static dtrace *trace_of(tracer_decoder *d, const bt_trace *trace)
+{
+    if (d->last_tr && d->last_tr->trace == trace)
+        return d->last_tr;
+    for (size_t i = 0; i < d->ntr; i++)
+        if (d->tr[i].trace == trace)
+            return d->last_tr = &d->tr[i];
+    dtrace *v = realloc(d->tr, (d->ntr + 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    d->tr = v;
+    dtrace *t = &v[d->ntr];
+    memset(t, 0, sizeof *t);
+    t->trace = trace;
+    t->free_slot = -1;
+    t->user = d->cb.trace_begin ? d->cb.trace_begin(d->ctx, trace) : d->ctx;
+    if (!t->user)
+        return NULL;
+    d->ntr++;
+    return d->last_tr = t;
+}
+
+void tracer_decoder_diag_sum(const tracer_decoder *d, const void *user, tracer_decode_diag *out)
+{
+    for (size_t i = 0; i < d->ntr; i++) {
+        const tracer_decode_diag *g = &d->tr[i].diag;
+        if (user && d->tr[i].user != user)
+            continue;
+        out->events += g->events;
+        out->foreign_events += g->foreign_events;
+        out->unknown_events += g->unknown_events;
+        out->malformed_events += g->malformed_events;
+        out->discarded_events += g->discarded_events;
+        out->discarded_packets += g->discarded_packets;
+        out->discarded_unknown += g->discarded_unknown;
+        out->unmatched_begin += g->unmatched_begin;
+        out->unmatched_end += g->unmatched_end;
+        out->duplicate_begin += g->duplicate_begin;
+        out->undefined_nodes += g->undefined_nodes;
+        out->redefined_nodes += g->redefined_nodes;
+        out->negative_time += g->negative_time;
+        out->records += g->records;
+        out->run_end_ops += g->run_end_ops;
+        out->run_ends += g->run_ends;
+        if (!out->schema)
+            out->schema = g->schema;
+        if (!out->bad_schema)
+            out->bad_schema = g->bad_schema;
+    }
+}
+
+/* ---- nodes (schema 2) --------------------------------------------------------- */
+static size_t node_hash(uint64_t vpid, uint32_t graph, uint32_t node)
+{
+    uint64_t x = vpid * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)graph << 32 | node);
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+static dnode *node_find(const dtrace *t, uint64_t vpid, uint32_t graph, uint32_t node)
+{
+    if (!t->nodes_cap)
+        return NULL;
+    size_t mask = t->nodes_cap - 1;
+    for (size_t h = node_hash(vpid, graph, node) & mask; t->nodes[h].node.op; h = (h + 1) & mask)
+        if (t->nodes[h].vpid == vpid && t->nodes[h].node.graph == graph && t->nodes[h].node.node == node)
+            return &t->nodes[h];
+    return NULL;
+}
+
+static dnode *node_insert(dtrace *t, uint64_t vpid, uint32_t graph, uint32_t node)
+{
+    if ((t->nodes_len + 1) * 2 > t->nodes_cap) {
+        size_t cap = t->nodes_cap ? t->nodes_cap * 2 : 256;
+        dnode *v = calloc(cap, sizeof *v);
+        if (!v)
+            return NULL;
+        for (size_t i = 0; i < t->nodes_cap; i++) {
+            if (!t->nodes[i].node.op)
+                continue;
+            size_t h = node_hash(t->nodes[i].vpid, t->nodes[i].node.graph, t->nodes[i].node.node) & (cap - 1);
+            while (v[h].node.op)
+                h = (h + 1) & (cap - 1);
+            v[h] = t->nodes[i];
+        }
+        free(t->nodes);
+        t->nodes = v;
+        t->nodes_cap = cap;
+    }
+    size_t h = node_hash(vpid, graph, node) & (t->nodes_cap - 1);
+    while (t->nodes[h].node.op)
+        h = (h + 1) & (t->nodes_cap - 1);
+    t->nodes_len++;
+    t->nodes[h].vpid = vpid;
+    return &t->nodes[h];
+}
+
+static char *dup_label(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *c = malloc(n);
+    if (c)
+        memcpy(c, s, n);
+    return c;
+}
+
+/* Reads the node description common to node_def and op_begin: op, cls,
+ * phase labels into the given buffers, data flow into the decoder's scratch.
+ * 0, 1 when malformed, -1 on out of memory. */
+static int read_desc(tracer_decoder *d, const bt_field *pl, const evinfo *e, tracer_node *n, char *ob, size_t ol,
+                     char *cb, size_t cl, char *pb, size_t pll)
+{
+    memset(n, 0, sizeof *n);
+    n->graph = (uint32_t)slot_u64_or(pl, e, F_GRAPH, 0);
+    n->node = (uint32_t)slot_u64_or(pl, e, F_NODE, 0);
+    n->op = tracer_field_label(member(pl, e, F_OP), ob, ol);
+    if (!n->op)
+        return 1;
+    n->cls = tracer_field_label(member(pl, e, F_CLS), cb, cl);
+    n->phase = tracer_field_label(member(pl, e, F_PHASE), pb, pll);
+    n->op_value = slot_value(pl, e, F_OP);
+    n->cls_value = slot_value(pl, e, F_CLS);
+    n->phase_value = slot_value(pl, e, F_PHASE);
+    const bt_field *ai, *ao, *aa;
+    int64_t ni = array_len(pl, e, F_INPUTS, &ai), no = array_len(pl, e, F_OUTPUTS, &ao),
+            na = array_len(pl, e, F_ATTRS, &aa);
+    ni = ni < 0 ? 0 : ni;
+    no = no < 0 ? 0 : no;
+    na = na < 0 ? 0 : na;
+    if (ni + no > UINT32_MAX / 2 || na > UINT32_MAX / 2)
+        return 1;
+    if (grow((void **)&d->io, &d->io_cap, (size_t)(ni + no + 1), sizeof *d->io) ||
+        grow((void **)&d->attrs, &d->attrs_cap, (size_t)na + 1, sizeof *d->attrs))
+        return -1;
+    if ((ni && array_u32(ai, (uint64_t)ni, d->io)) || (no && array_u32(ao, (uint64_t)no, d->io + ni)))
+        return 1;
+    for (int64_t i = 0; i < na; i++) {
+        uint64_t v;
+        if (tracer_field_u64(bt_field_array_borrow_element_field_by_index_const(aa, (uint64_t)i), &v))
+            return 1;
+        d->attrs[i] = (int64_t)v;
+    }
+    n->nin = (uint32_t)ni;
+    n->nout = (uint32_t)no;
+    n->nattrs = (uint32_t)na;
+    n->inputs = d->io;
+    n->outputs = d->io + ni;
+    n->attrs = d->attrs;
+    n->flops = slot_u64_or(pl, e, F_FLOPS, 0);
+    n->bytes = slot_u64_or(pl, e, F_BYTES, 0);
+    return 0;
+}
+
+static int same_node(const tracer_node *a, const tracer_node *b)
+{
+    return !strcmp(a->op, b->op) && a->nin == b->nin && a->nout == b->nout && a->nattrs == b->nattrs &&
+           !memcmp(a->inputs, b->inputs, (a->nin + a->nout) * sizeof *a->inputs) &&
+           !memcmp(a->attrs, b->attrs, a->nattrs * sizeof *a->attrs);
+}
+
+static int on_node_def(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e, uint64_t vpid, uint64_t ts)
+{
+    char ob[40], cb[40], pb[40];
+    tracer_node n;
+    int r = read_desc(d, pl, e, &n, ob, sizeof ob, cb, sizeof cb, pb, sizeof pb);
+    if (r < 0)
+        return oom(d);
+    if (r > 0) {
+        t->diag.malformed_events++;
+        return 0;
+    }
+    dnode *old = node_find(t, vpid, n.graph, n.node);
+    if (old) {
+        if (!same_node(&old->node, &n))
+            t->diag.redefined_nodes++;
+        node_free(&old->node); /* the latest description holds */
+    } else if (!(old = node_insert(t, vpid, n.graph, n.node))) {
+        return oom(d);
+    }
+    tracer_node *c = &old->node;
+    *c = n;
+    uint32_t *io = malloc((n.nin + n.nout + 1) * sizeof *io);
+    int64_t *at = malloc((n.nattrs + 1) * sizeof *at);
+    c->op = dup_label(n.op);
+    c->cls = n.cls ? dup_label(n.cls) : NULL;
+    c->phase = n.phase ? dup_label(n.phase) : NULL;
+    c->inputs = io;
+    c->attrs = at;
+    if (!io || !at || !c->op || (n.cls && !c->cls) || (n.phase && !c->phase)) {
+        free(io);
+        free(at);
+        free((void *)c->op);
+        free((void *)c->cls);
+        free((void *)c->phase);
+        memset(c, 0, sizeof *c);
+        t->nodes_len--; /* an empty slot again (op == NULL); probe chains stay valid: never removed */
+        return oom(d);
+    }
+    memcpy(io, n.inputs, (n.nin + n.nout) * sizeof *io);
+    memcpy(at, n.attrs, n.nattrs * sizeof *at);
+    c->outputs = io + n.nin;
+    return d->cb.node_def ? d->cb.node_def(t->user, c, ts) : 0;
+}
+
+static uint64_t to_ns(const evinfo *e, uint64_t cycles)
+{
+    int64_t ns;
+    if (e->clock && bt_clock_class_cycles_to_ns_from_origin(e->clock, cycles, &ns) ==
+                        BT_CLOCK_CLASS_CYCLES_TO_NS_FROM_ORIGIN_STATUS_OK)
+        return (uint64_t)ns;
+    return cycles;
+}
+
+static int deliver(tracer_decoder *d, dtrace *t, tracer_op *op)
+{
+    if (op->end < op->begin)
+        t->diag.negative_time++;
+    t->diag.records++;
+    return d->cb.op ? d->cb.op(t->user, op) : 0;
+}
+
+static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e, uint64_t vpid, uint64_t vtid)
+{
+    const bt_field *an, *ab, *ae;
+    int64_t nn = array_len(pl, e, F_NODES, &an), nb = array_len(pl, e, F_BEGINS, &ab),
+            ne = array_len(pl, e, F_ENDS, &ae);
+    if (nn < 0 || nn != nb || nn != ne) {
+        t->diag.malformed_events++;
+        return 0;
+    }
+    uint32_t graph = (uint32_t)slot_u64_or(pl, e, F_GRAPH, 0);
+    if (grow((void **)&d->nodes, &d->scratch_cap, (size_t)nn + 1, sizeof *d->nodes))
+        return oom(d);
+    size_t cap = d->scratch_cap;
+    uint64_t *b = realloc(d->begins, cap * sizeof *b);
+    if (!b)
+        return oom(d);
+    d->begins = b;
+    uint64_t *en = realloc(d->ends, cap * sizeof *en);
+    if (!en)
+        return oom(d);
+    d->ends = en;
+    if (array_u32(an, (uint64_t)nn, d->nodes) || array_u64(ab, (uint64_t)nn, d->begins) ||
+        array_u64(ae, (uint64_t)nn, d->ends)) {
+        t->diag.malformed_events++;
+        return 0;
+    }
+    const dnode *last = NULL;
+    for (int64_t i = 0; i < nn; i++) {
+        const dnode *dn = last && last->node.node == d->nodes[i] ? last : node_find(t, vpid, graph, d->nodes[i]);
+        if (!dn) {
+            t->diag.undefined_nodes++;
+            continue;
+        }
+        last = dn;
+        tracer_op op = { .node = &dn->node, .begin = to_ns(e, d->begins[i]), .end = to_ns(e, d->ends[i]),
+                         .vpid = vpid, .vtid = vtid };
+        if (deliver(d, t, &op))
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- schema 1: op_begin / op_end ------------------------------------------------ */
+static int slot_take(dtrace *t)
+{
+    if (t->free_slot >= 0) {
+        int s = t->free_slot;
+        t->free_slot = t->slots[s].next_free;
+        return s;
+    }
+    s1slot *v = realloc(t->slots, (size_t)(t->nslots + 1) * sizeof *v);
+    if (!v)
+        return -1;
+    t->slots = v;
+    memset(&v[t->nslots], 0, sizeof *v);
+    return t->nslots++;
+}
+
+static void slot_give(dtrace *t, int s)
+{
+    t->slots[s].next_free = t->free_slot;
+    t->free_slot = s;
+}
+
+static int on_op_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e, uint64_t ts, uint64_t vtid)
+{
+    uint64_t seq;
+    if (slot_u64(pl, e, F_SEQ, &seq) != 0) {
+        t->diag.malformed_events++;
+        return 0;
+    }
+    int s = slot_take(t);
+    if (s < 0)
+        return oom(d);
+    s1slot *sl = &t->slots[s];
+    tracer_node n;
+    int r = read_desc(d, pl, e, &n, sl->op, sizeof sl->op, sl->cls, sizeof sl->cls, sl->phase, sizeof sl->phase);
+    if (r) {
+        slot_give(t, s);
+        if (r < 0)
+            return oom(d);
+        t->diag.malformed_events++;
+        return 0;
+    }
+    /* the labels: into the slot (enum labels are borrowed from the field class) */
+    if (n.op != sl->op)
+        snprintf(sl->op, sizeof sl->op, "%s", n.op);
+    if (n.cls && n.cls != sl->cls)
+        snprintf(sl->cls, sizeof sl->cls, "%s", n.cls);
+    if (n.phase && n.phase != sl->phase)
+        snprintf(sl->phase, sizeof sl->phase, "%s", n.phase);
+    size_t io_cap = sl->io_cap, at_cap = sl->attrs_cap;
+    if (grow((void **)&sl->io, &io_cap, n.nin + n.nout + 1, sizeof *sl->io) ||
+        grow((void **)&sl->attrs, &at_cap, n.nattrs + 1, sizeof *sl->attrs)) {
+        sl->io_cap = (uint32_t)io_cap;
+        sl->attrs_cap = (uint32_t)at_cap;
+        slot_give(t, s);
+        return oom(d);
+    }
+    sl->io_cap = (uint32_t)io_cap;
+    sl->attrs_cap = (uint32_t)at_cap;
+    memcpy(sl->io, n.inputs, (n.nin + n.nout) * sizeof *sl->io);
+    memcpy(sl->attrs, n.attrs, n.nattrs * sizeof *sl->attrs);
+    sl->node = n;
+    sl->node.op = sl->op;
+    sl->node.cls = n.cls ? sl->cls : NULL;
+    sl->node.phase = n.phase ? sl->phase : NULL;
+    sl->node.inputs = sl->io;
+    sl->node.outputs = sl->io + n.nin;
+    sl->node.attrs = sl->attrs;
+    tracer_opmatch_entry en = { .vtid = vtid, .seq = seq, .ts = ts, .a = (uint64_t)s };
+    tracer_opmatch_entry old;
+    switch (tracer_opmatch_begin(&t->pend, &en, &old)) {
+    case TRACER_OPMATCH_ADDED:
+        break;
+    case TRACER_OPMATCH_REPLACED: /* the earlier begin never ended */
+        t->diag.duplicate_begin++;
+        t->diag.unmatched_begin++;
+        slot_give(t, (int)old.a);
+        break;
+    case TRACER_OPMATCH_FULL: /* ops that never end: this one is not timed */
+        t->diag.unmatched_begin++;
+        slot_give(t, s);
+        break;
+    case TRACER_OPMATCH_NOMEM:
+        slot_give(t, s);
+        return oom(d);
+    }
+    return 0;
+}
+
+static int on_op_end(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e, uint64_t ts, uint64_t vpid,
+                     uint64_t vtid)
+{
+    uint64_t seq;
+    if (slot_u64(pl, e, F_SEQ, &seq) != 0) {
+        t->diag.malformed_events++;
+        return 0;
+    }
+    tracer_opmatch_entry b;
+    if (!tracer_opmatch_end(&t->pend, vtid, seq, &b)) {
+        t->diag.unmatched_end++;
+        return 0;
+    }
+    s1slot *sl = &t->slots[b.a];
+    sl->node.flops = slot_u64_or(pl, e, F_FLOPS, 0);
+    sl->node.bytes = slot_u64_or(pl, e, F_BYTES, 0);
+    tracer_op op = { .node = &sl->node, .begin = b.ts, .end = ts, .vpid = vpid, .vtid = vtid };
+    int rc = deliver(d, t, &op);
+    slot_give(t, (int)b.a);
+    return rc;
+}
+
+/* ---- events ------------------------------------------------------------------- */
+/* run_begin reaches the consumer whatever its schema (it decides). */
+static int on_run_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e)
+{
+    uint64_t schema = 0;
+    if (slot_u64(pl, e, F_SCHEMA, &schema) != 0) {
+        t->diag.malformed_events++;
+        return 0;
+    }
+    if (schema > UINT32_MAX)
+        schema = UINT32_MAX;
+    if (schema != TRACER_SCHEMA_V1 && schema != TRACER_SCHEMA_V2) {
+        if (!t->diag.bad_schema)
+            t->diag.bad_schema = (uint32_t)schema;
+    } else if (!t->diag.schema) {
+        t->diag.schema = (uint32_t)schema;
+    }
+    char mb[32], pb[32], vb[32], bb[32], cb[32], ob[32];
+    tracer_run r = {
+        .schema = (uint32_t)schema,
+        .model = tracer_field_label(member(pl, e, F_MODEL), mb, sizeof mb),
+        .mode = tracer_field_label(member(pl, e, F_MODE), ob, sizeof ob),
+        .preset = tracer_field_label(member(pl, e, F_PRESET), pb, sizeof pb),
+        .version = tracer_field_label(member(pl, e, F_VERSION), vb, sizeof vb),
+        .blas = tracer_field_label(member(pl, e, F_BLAS), bb, sizeof bb),
+        .cpu = tracer_field_label(member(pl, e, F_CPU), cb, sizeof cb),
+        .batch = (uint32_t)slot_u64_or(pl, e, F_BATCH, 0),
+        .steps = (uint32_t)slot_u64_or(pl, e, F_STEPS, 0),
+        .threads = (uint32_t)slot_u64_or(pl, e, F_THREADS, 0),
+        .inter = (uint32_t)slot_u64_or(pl, e, F_INTER, 0),
+        .seed = slot_u64_or(pl, e, F_SEED, 0),
+    };
+    return d->cb.run_begin ? d->cb.run_begin(t->user, &r) : 0;
+}
+
+static int on_tensor_alloc(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e, uint64_t ts)
+{
+    uint64_t id, bytes;
+    if (slot_u64(pl, e, F_ID, &id) != 0 || slot_u64(pl, e, F_BYTES, &bytes) != 0) {
+        t->diag.malformed_events++;
+        return 0;
+    }
+    char rb[32], db[32];
+    tracer_tensor x = { .id = (uint32_t)id, .bytes = bytes };
+    x.role = tracer_field_label(member(pl, e, F_ROLE), rb, sizeof rb);
+    x.dtype = tracer_field_label(member(pl, e, F_DTYPE), db, sizeof db);
+    x.role_value = slot_value(pl, e, F_ROLE);
+    const bt_field *as;
+    int64_t nd = array_len(pl, e, F_SHAPE, &as);
+    if (nd >= 0 && nd <= TRACER_MAX_DIMS && array_u32(as, (uint64_t)nd, x.shape) == 0) {
+        x.ndim = (uint32_t)nd;
+        x.shape_ok = 1;
+    } else if (nd > TRACER_MAX_DIMS) {
+        x.ndim = nd > UINT32_MAX ? UINT32_MAX : (uint32_t)nd;
+    }
+    return d->cb.tensor_alloc ? d->cb.tensor_alloc(t->user, ts, &x) : 0;
+}
+
+static int on_event(tracer_decoder *d, const bt_message *msg)
+{
+    const bt_event *ev = bt_message_event_borrow_event_const(msg);
+    const bt_event_class *ec = bt_event_borrow_class_const(ev);
+    evinfo *e = evinfo_get(d, ec);
+    if (!e)
+        return oom(d);
+    dtrace *t = trace_of(d, bt_stream_borrow_trace_const(bt_event_borrow_stream_const(ev)));
+    if (!t)
+        return oom(d);
+    t->diag.events++;
+    uint64_t ts = 0;
+    if (e->clock) {
+        const bt_clock_snapshot *cs = bt_message_event_borrow_default_clock_snapshot_const(msg);
+        int64_t ns;
+        if (bt_clock_snapshot_get_ns_from_origin(cs, &ns) == BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK)
+            ts = (uint64_t)ns;
+        else
+            ts = bt_clock_snapshot_get_value(cs);
+    }
+    if (d->cb.event && d->cb.event(t->user, bt_event_class_get_name(ec), ts))
+        return -1;
+    if (e->kind == K_FOREIGN) {
+        t->diag.foreign_events++;
+        return 0;
+    }
+    if (e->kind == K_UNKNOWN) {
+        t->diag.unknown_events++;
+        return 0;
+    }
+    if (e->malformed) {
+        t->diag.malformed_events++;
+        return 0;
+    }
+    const bt_field *pl = bt_event_borrow_payload_field_const(ev);
+    uint64_t vtid = 0, vpid = 0;
+    if (e->vtid_idx >= 0 || e->vpid_idx >= 0) {
+        const bt_field *ctx = bt_event_borrow_common_context_field_const(ev);
+        if (ctx && e->vtid_idx >= 0 && read_u64(ctx, e->vtid_idx, (enum ftype)e->vtid_ftype, &vtid) != 0)
+            vtid = 0;
+        if (ctx && e->vpid_idx >= 0 && read_u64(ctx, e->vpid_idx, (enum ftype)e->vpid_ftype, &vpid) != 0)
+            vpid = 0;
+    }
+    d->cur_ts = ts;
+    d->cur_vpid = vpid;
+    d->cur_vtid = vtid;
+    const tracer_decode_cbs *cb = &d->cb;
+    uint64_t v;
+    switch (e->kind) {
+    case K_RUN_BEGIN:
+        return on_run_begin(d, t, pl, e);
+    case K_RUN_END:
+        v = slot_u64_or(pl, e, F_OPS, 0);
+        t->diag.run_end_ops += v;
+        t->diag.run_ends++;
+        return cb->run_end ? cb->run_end(t->user, (int32_t)slot_u64_or(pl, e, F_STATUS, 0), v) : 0;
+    case K_STEP_BEGIN:
+        return cb->step_begin ? cb->step_begin(t->user, ts, (uint32_t)slot_u64_or(pl, e, F_STEP, 0)) : 0;
+    case K_STEP_END: {
+        double loss = 0;
+        if (e->ftype[F_LOSS] == FT_FLOAT)
+            loss = bt_field_real_double_precision_get_value(member(pl, e, F_LOSS));
+        return cb->step_end ? cb->step_end(t->user, ts, (uint32_t)slot_u64_or(pl, e, F_STEP, 0), loss) : 0;
+    }
+    case K_NODE_DEF:
+        return on_node_def(d, t, pl, e, vpid, ts);
+    case K_OPS:
+        return on_ops(d, t, pl, e, vpid, vtid);
+    case K_OP_BEGIN:
+        return on_op_begin(d, t, pl, e, ts, vtid);
+    case K_OP_END:
+        return on_op_end(d, t, pl, e, ts, vpid, vtid);
+    case K_TENSOR_ALLOC:
+        return on_tensor_alloc(d, t, pl, e, ts);
+    case K_TENSOR_FREE:
+        if (slot_u64(pl, e, F_ID, &v) != 0) {
+            t->diag.malformed_events++;
+            return 0;
+        }
+        return cb->tensor_free ? cb->tensor_free(t->user, ts, (uint32_t)v) : 0;
+    default:
+        return 0;
+    }
+}
+
+int tracer_decoder_consume(tracer_decoder *d, const bt_message *msg)
+{
+    const bt_stream *st;
+    dtrace *t;
+    uint64_t n = 0;
+    switch (bt_message_get_type(msg)) {
+    case BT_MESSAGE_TYPE_EVENT:
+        return on_event(d, msg);
+    case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
+        st = bt_message_discarded_events_borrow_stream_const(msg);
+        if (!(t = trace_of(d, bt_stream_borrow_trace_const(st))))
+            return oom(d);
+        if (bt_message_discarded_events_get_count(msg, &n) == BT_PROPERTY_AVAILABILITY_AVAILABLE)
+            t->diag.discarded_events += n;
+        else
+            t->diag.discarded_unknown++;
+        return 0;
+    case BT_MESSAGE_TYPE_DISCARDED_PACKETS:
+        st = bt_message_discarded_packets_borrow_stream_const(msg);
+        if (!(t = trace_of(d, bt_stream_borrow_trace_const(st))))
+            return oom(d);
+        if (bt_message_discarded_packets_get_count(msg, &n) == BT_PROPERTY_AVAILABILITY_AVAILABLE)
+            t->diag.discarded_packets += n;
+        else
+            t->diag.discarded_packets++;
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+void tracer_decoder_finish(tracer_decoder *d)
+{
+    for (size_t i = 0; i < d->ntr; i++) {
+        dtrace *t = &d->tr[i];
+        t->diag.unmatched_begin += tracer_opmatch_pending(&t->pend);
+        tracer_opmatch_clear(&t->pend);
+        t->free_slot = -1;
+        for (int s = 0; s < t->nslots; s++)
+            slot_give(t, s);
+    }
+}
