@@ -47,7 +47,7 @@ jq -e --argjson n "$pairs" '.traces[0] | ([.op_types[].count] | add) == $n and .
 note "roofline: MatMul at $(jq '.traces[0].op_types | map(select(.op == "MatMul"))[0].of_roof' "$T/rl.json") of its roof"
 # the recording as a Perfetto timeline: every op a slice on its thread, nested
 "$FATHOM" export --perfetto -o "$T/rec.json" "$arch" >/dev/null 2>"$T/ex.err" || fail "export: $(cat "$T/ex.err")"
-jq -e --argjson n "$pairs" '[.traceEvents[] | select(.ph == "B" and .cat != "step")] | length == $n' "$T/rec.json" \
+jq -e --argjson n "$pairs" '[.traceEvents[] | select(.ph == "X")] | length == $n' "$T/rec.json" \
     >/dev/null || fail "export: not $pairs op slices"
 jq -e '.traceEvents | map(select(.ph == "B" or .ph == "E")) | group_by(.tid)
        | map(reduce .[] as $e ({d: 0, low: 0}; .d += (if $e.ph == "B" then 1 else -1 end) | .low = ([.low, .d] | min))

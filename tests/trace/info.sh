@@ -6,31 +6,35 @@ ensure_sessiond
 arch=$("$TRACE_MLP" record --dir "$T/out" 4) || fail "record failed"
 extract "$arch" "$T/x"
 check_trace "$T/x/trace" "$T/bt" 4
-nb=$(grep -c ' fathom:op_begin: ' "$T/bt.txt")
+nd=$(grep -c ' fathom:node_def: ' "$T/bt.txt")
+no=$(grep -c ' fathom:ops: ' "$T/bt.txt")
+nb=$(sed -n 's/.* fathom:run_end: .*[{,] ops = \([0-9]*\).*/\1/p' "$T/bt.txt")
 nev=$(wc -l <"$T/bt.txt")
 
 "$FATHOM" info "$arch" >"$T/info.txt" 2>"$T/info.err" || fail "fathom info failed: $(cat "$T/info.err")"
 cat "$T/info.txt" >&2
-grep -Eq "^  fathom:op_begin +$nb\$" "$T/info.txt" || fail "info: op_begin count is not $nb"
+grep -Eq "^  fathom:node_def +$nd\$" "$T/info.txt" || fail "info: node_def count is not $nd"
+grep -Eq "^  fathom:ops +$no\$" "$T/info.txt" || fail "info: ops count is not $no"
+grep -Eq "^run: mlp .* schema 2, status 0\$" "$T/info.txt" || fail "info: the schema"
 grep -Eq "^  total +$nev\$" "$T/info.txt" || fail "info: total is not $nev"
 grep -q '^discarded events: 0$' "$T/info.txt" || fail "info: discarded events"
 grep -q '^steps: 4$' "$T/info.txt" || fail "info: steps"
-grep -q "^ops: $nb begun, $nb ended, $nb matched; run_end says $nb\$" "$T/info.txt" || fail "info: ops line"
+grep -q "^ops: $nb records in $no ops events, $nd nodes defined; run_end says $nb\$" "$T/info.txt" || fail "info: ops line"
 grep -Eq '^total op time: [0-9]+\.[0-9]{6} s$' "$T/info.txt" || fail "info: op time"
 grep -Eq '^  model +mlp$' "$T/info.txt" || fail "info: manifest model"
 [ ! -s "$T/info.err" ] || fail "info wrote to stderr: $(cat "$T/info.err")"
 
 "$FATHOM" info --format json "$arch" >"$T/info.json" || fail "fathom info --format json failed"
-grep -q "\"fathom:op_begin\": $nb" "$T/info.json" || fail "json: op_begin"
+grep -q "\"fathom:ops\": $no" "$T/info.json" || fail "json: ops events"
 grep -q '"discarded_events": 0' "$T/info.json" || fail "json: discarded"
 grep -q '"steps": 4' "$T/info.json" || fail "json: steps"
-grep -q "\"pairs\": $nb" "$T/info.json" || fail "json: pairs"
+grep -q "\"records\": $nb" "$T/info.json" || fail "json: records"
 if command -v python3 >/dev/null && python3 -c 'import json' 2>/dev/null; then
     python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/info.json" || fail "invalid JSON"
 fi
 # the CTF folder itself (with the MANIFEST beside trace/)
 "$FATHOM" info "$T/x/trace" >"$T/dir.txt" || fail "fathom info DIR failed"
-grep -q "^ops: $nb begun" "$T/dir.txt" || fail "info DIR: ops"
+grep -q "^ops: $nb records" "$T/dir.txt" || fail "info DIR: ops"
 grep -q "(directory)" "$T/dir.txt" || fail "info DIR: kind"
 
 # bad input: one line on stderr, non-zero exit, nothing on stdout

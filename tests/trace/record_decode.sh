@@ -1,6 +1,7 @@
 #!/bin/sh
-# A recorded run decodes with babeltrace2: op_begin == op_end == run_end.ops,
-# every op_begin carries inputs/outputs/attrs, nothing discarded; sequential
+# A recorded run decodes with babeltrace2 and passes the schema-2 lossless
+# checks (check_trace: records sum to run_end.ops, node_defs first, ordered
+# per thread, inside their steps, nothing discarded); sequential
 # and with 2 inter-op workers; no session or temporary file left behind.
 . "$(dirname "$0")/lib.sh"
 ensure_sessiond
@@ -10,7 +11,7 @@ for inter in 1 2; do
     case "$arch" in "$T/out$inter"/mlp-train-tiny-*.tar.zst) ;; *) fail "unexpected archive name $arch" ;; esac
     extract "$arch" "$T/x$inter"
     check_trace "$T/x$inter/trace" "$T/bt$inter" 7
-    grep -q '^events.fathom:op_begin=' "$T/x$inter/MANIFEST" || fail "MANIFEST lacks event counts"
+    grep -q '^events.fathom:ops=' "$T/x$inter/MANIFEST" || fail "MANIFEST lacks event counts"
     for k in schema model mode preset host cpu blas threads created; do
         grep -q "^$k=" "$T/x$inter/MANIFEST" || fail "MANIFEST lacks $k"
     done

@@ -67,7 +67,7 @@ bad "no fathom events" "$T/sc-foreign"
 bad "no complete step" "$T/sc-nosteps"
 "$CTFGEN" "$T/sc-discard" fc mlp train 3 discard=5 || fail "ctfgen_tool"
 bad "discarded" "$T/sc-discard"
-"$CTFGEN" "$T/sc-schema" fc mlp train 2 schema=2 || fail "ctfgen_tool"
+"$CTFGEN" "$T/sc-schema" fc mlp train 2 schema=7 || fail "ctfgen_tool"
 bad "schema" "$T/sc-schema"
 "$CTFGEN" "$T/sc-noend" fc mlp train 3 drop_end_every=4 || fail "ctfgen_tool"
 bad "truncated" "$T/sc-noend"
@@ -128,7 +128,7 @@ cp -r "$T/x" "$T/other"
 for md in "$T"/other/trace/ust/uid/*/64-bit/metadata; do
     perl -pi -e 's/name = "fathom:/name = "mohtaf:/g' "$md" || fail "perl"
 done
-babeltrace2 "$T/other/trace" | grep -q ' mohtaf:op_begin: ' || fail "the renamed provider does not decode"
+babeltrace2 "$T/other/trace" | grep -q ' mohtaf:ops: ' || fail "the renamed provider does not decode"
 bad "no fathom events" "$T/other/trace"
 # the metadata alone
 mkdir -p "$T/meta-only"

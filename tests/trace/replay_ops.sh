@@ -22,7 +22,7 @@ for spec in seq2seq:train memnet:train alexnet:train speech:train residual:infer
     check_trace "$T/x-$model/trace" "$T/bt-$model" 3
     awk -f "$AWK" "$T/bt-$model.txt" >"$T/want-$model.txt" || fail "bt_ops.awk on $model"
     want=$(wc -l <"$T/want-$model.txt")
-    nb=$(grep -c ' fathom:op_begin: ' "$T/bt-$model.txt")
+    nb=$(sed -n 's/.* fathom:run_end: .*[{,] ops = \([0-9]*\).*/\1/p' "$T/bt-$model.txt")
     [ "$want" -gt 0 ] || fail "$model: no ops in steps"
 
     "$FATHOM" replay "$arch" --threads 1 --warmup 1 --iterations 2 --dump-ops "$T/got-$model.txt" --format json \

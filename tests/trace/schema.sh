@@ -21,7 +21,7 @@ for l in elementwise matrix reduction convolution random optimization data_movem
          input weight activation gradient optimizer workspace float32 int32 train infer; do
     grep -q "\"$l\" = " "$T/meta.tsdl" || fail "label $l is not in the metadata"
 done
-for ev in run_begin run_end step_begin step_end op_begin op_end tensor_alloc tensor_free; do
+for ev in run_begin run_end step_begin step_end node_def ops tensor_alloc tensor_free; do
     grep -q "name = \"fathom:$ev\"" "$T/meta.tsdl" || fail "event fathom:$ev is not declared"
 done
 note "$n ops and all labels found in the metadata"
