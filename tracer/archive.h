@@ -53,7 +53,7 @@ const char *tracer_archive_strstatus(tracer_archive_status st);
 #define TRACER_MANIFEST_KEY_MAX 128
 #define TRACER_MANIFEST_VALUE_MAX 4096
 #define TRACER_MANIFEST_FILE "MANIFEST"
-#define TRACER_MANIFEST_SCHEMA 1
+#define TRACER_MANIFEST_SCHEMA 2 /* the trace schema fathom writes */
 
 typedef struct tracer_manifest tracer_manifest;
 
