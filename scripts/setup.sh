@@ -9,7 +9,8 @@ shift || true
 pkgs=(build-essential cmake pkg-config
       libopenblas-openmp-dev liblttng-ust-dev liblttng-ctl-dev lttng-tools
       libbabeltrace2-dev babeltrace2 libarchive-dev zstd libjansson-dev libcairo2-dev libcmocka-dev
-      jq procps)
+      jq procps
+      clang libclang-rt-14-dev)  # the libFuzzer targets (fuzz/)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
