@@ -281,6 +281,8 @@ int cmd_replay(int argc, char **argv)
         const char *inputs[] = { argv[optind] };
         if (out && tracer_output_check(out, inputs, 1, "-o", oerr, sizeof oerr))
             return cli_error("replay", "%s", oerr);
+        if (dir && tracer_archive_check_dir(dir, oerr, sizeof oerr))
+            return cli_usage_error("replay", "--dir: %s", oerr);
         return record_replay(argv[optind], child_args, nchild, out, dir);
     }
     FILE *dump = NULL;

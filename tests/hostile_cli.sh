@@ -83,4 +83,18 @@ for args in "run alexnet --seed 99999999999999999999999" "run alexnet --steps ' 
     [ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] || { fail "fathom $args: rc $rc"; cat "$T/err"; }
 done
 
+# --dir too long for the file system: refused before anything is created
+long=$T/long
+i=0
+while [ $i -lt 20 ]; do long=$long/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa; i=$((i + 1)); done
+comp=$T/$(printf 'b%.0s' $(seq 300))
+for d in "$long" "$comp"; do
+    for cmd in "record alexnet" "replay $ref --record"; do
+        $FATHOM $cmd --dir "$d" >/dev/null 2>"$T/err"; rc=$?
+        [ $rc -eq 2 ] && grep -q "too long" "$T/err" && [ "$(wc -l <"$T/err")" -eq 1 ] \
+            || { fail "$cmd --dir (${#d} bytes): rc $rc"; cat "$T/err"; }
+    done
+done
+[ ! -e "$T/long" ] || fail "--dir: folders created for a path that cannot be used"
+
 cli_end "hostile"

@@ -1405,13 +1405,49 @@ tracer_archive_status tracer_archive_default_path(const char *dir,
 	return st;
 }
 
+tracer_archive_status tracer_archive_check_dir(const char *dir, char *err,
+					       size_t errlen)
+{
+	size_t len, comp = 0;
+
+	if (!dir || !*dir)
+		return set_err(err, errlen, TRACER_ARCHIVE_EINVAL,
+			       "no folder given");
+	len = strlen(dir);
+	/* reasons first, so a cut message still gives them */
+	if (len + 1 + 255 >= PATH_MAX)
+		return set_err(err, errlen, TRACER_ARCHIVE_EINVAL,
+			       "folder path too long (%zu bytes; at most %d "
+			       "with the archive's name): %.80s...", len,
+			       PATH_MAX - 1 - 1 - 255, dir);
+	for (const char *c = dir;; c++) {
+		if (*c == '/' || *c == '\0') {
+			if (comp > MAX_NAME_COMPONENT)
+				return set_err(err, errlen,
+					       TRACER_ARCHIVE_EINVAL,
+					       "folder name too long (%zu "
+					       "bytes; at most %d): %.80s...",
+					       comp, MAX_NAME_COMPONENT, c - comp);
+			comp = 0;
+			if (*c == '\0')
+				break;
+		} else {
+			comp++;
+		}
+	}
+	return TRACER_ARCHIVE_OK;
+}
+
 /* mkdir -p (0755) */
 static tracer_archive_status make_dirs(const char *dir, char *err,
 				       size_t errlen)
 {
-	tracer_archive_status st = TRACER_ARCHIVE_OK;
-	char *p = str_dup(dir);
+	tracer_archive_status st = tracer_archive_check_dir(dir, err, errlen);
+	char *p;
 
+	if (st != TRACER_ARCHIVE_OK)
+		return st;
+	p = str_dup(dir);
 	if (!p)
 		return set_err(err, errlen, TRACER_ARCHIVE_ENOMEM,
 			       "%s: out of memory", dir);
@@ -1422,9 +1458,14 @@ static tracer_archive_status make_dirs(const char *dir, char *err,
 			continue;
 		*s = '\0';
 		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-			st = set_err(err, errlen, TRACER_ARCHIVE_EIO,
-				     "%s: cannot create directory: %s", p,
-				     strerror(errno));
+			int e = errno;
+
+			st = set_err(err, errlen,
+				     e == ENOSPC ? TRACER_ARCHIVE_ENOSPC
+						 : TRACER_ARCHIVE_EIO,
+				     "cannot create folder (%s): %s",
+				     e == ENOSPC ? "no space left on device"
+						 : strerror(e), p);
 			break;
 		}
 		*s = c;

@@ -182,6 +182,12 @@ tracer_archive_status tracer_archive_default_path(const char *dir,
  * still written and TRACER_ARCHIVE_EINVAL says so).  `when` as in
  * tracer_archive_default_name.
  */
+/* What tracer_archive_write_default checks of `dir` before creating any
+ * folder: a path short enough for an archive name below it, and no name
+ * component over 255 bytes.  EINVAL with the reason first in err. */
+tracer_archive_status tracer_archive_check_dir(const char *dir, char *err,
+					       size_t errlen);
+
 tracer_archive_status tracer_archive_write_default(const char *dir,
 						   const char *ctf_dir,
 						   const tracer_manifest *m,

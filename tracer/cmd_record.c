@@ -217,6 +217,9 @@ int cmd_record(int argc, char **argv)
         return cli_usage_error(CMD, "%s has no real-format loader: it runs on its built-in generator (drop --data)",
                                model);
 
+    char derr[256];
+    if (dir && tracer_archive_check_dir(dir, derr, sizeof derr))
+        return cli_usage_error(CMD, "--dir: %s", derr);
     if (out_path) { /* the output rule (tracer/output.h), checked before the run */
         char oerr[2 * PATH_MAX + 128];
         const char *inputs[] = { ro.data };
