@@ -85,7 +85,7 @@ typedef struct dtrace {
     size_t nodes_cap, nodes_len;
     tracer_opmatch pend;    /* schema 1: a = the slot */
     s1slot *slots;
-    int nslots, free_slot;
+    int nslots, capslots, free_slot;
 } dtrace;
 
 struct tracer_decoder {
@@ -646,11 +646,15 @@ static int slot_take(dtrace *t)
         t->free_slot = t->slots[s].next_free;
         return s;
     }
-    s1slot *v = realloc(t->slots, (size_t)(t->nslots + 1) * sizeof *v);
-    if (!v)
-        return -1;
-    t->slots = v;
-    memset(&v[t->nslots], 0, sizeof *v);
+    if (t->nslots == t->capslots) { /* doubling: linear in the pending ops */
+        int cap = t->capslots ? 2 * t->capslots : 64;
+        s1slot *v = realloc(t->slots, (size_t)cap * sizeof *v);
+        if (!v)
+            return -1;
+        t->slots = v;
+        t->capslots = cap;
+    }
+    memset(&t->slots[t->nslots], 0, sizeof *t->slots);
     return t->nslots++;
 }
 
