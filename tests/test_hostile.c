@@ -368,6 +368,16 @@ static void test_extract_sigkill(void **state)
 	assert_int_equal(count_entries(f->tmp), 1); /* its own */
 	tracer_trace_close(t);
 	assert_int_equal(count_entries(f->tmp), 0);
+	/* the tree of a live process (pid 1) and names of another pattern
+	 * are left alone */
+	pjoin(tree, f->tmp, "fathom-trace-1-live");
+	assert_int_equal(mkdir(tree, 0700), 0);
+	pjoin(tree, f->tmp, "fathom-trace-XYZ");
+	assert_int_equal(mkdir(tree, 0700), 0);
+	assert_int_equal(tracer_trace_open(small, &t, err, ERRLEN),
+			 TRACER_ARCHIVE_OK);
+	tracer_trace_close(t);
+	assert_int_equal(count_entries(f->tmp), 2);
 }
 
 /* ---- extraction: bounds ------------------------------------------------- */
