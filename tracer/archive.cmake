@@ -12,4 +12,6 @@ endif()
 
 add_library(fathom-archive STATIC ${CMAKE_CURRENT_LIST_DIR}/archive.c ${CMAKE_CURRENT_LIST_DIR}/output.c)
 target_include_directories(fathom-archive PUBLIC ${PROJECT_SOURCE_DIR})
+# linked into the fathom-bt2.so plugin as well
+set_target_properties(fathom-archive PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_link_libraries(fathom-archive PUBLIC PkgConfig::ARCHIVE)
