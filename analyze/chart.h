@@ -1,12 +1,18 @@
 /* chart.h -- the little drawing layer the report's plots stand on: a cairo
  * surface written as SVG or PNG (by the file name's extension), text,
  * a palette, and value-to-pixel scales (linear and log10).  Internal to
- * analyze/. */
+ * analyze/.
+ *
+ * In an SVG, text is real <text> (selectable, searchable, rendered by the
+ * viewer's font), not cairo's glyph outlines, and a mark can carry a
+ * <title> that the viewer shows on hover; cairo draws the shapes.  A PNG
+ * has its text drawn by cairo and no titles. */
 #ifndef FATHOM_ANALYZE_CHART_H
 #define FATHOM_ANALYZE_CHART_H
 
 #include <cairo.h>
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct analyze_chart {
     cairo_surface_t *surface;
@@ -14,6 +20,14 @@ typedef struct analyze_chart {
     char *path;
     int png; /* 1: written as PNG at finish; 0: SVG */
     double w, h;
+    /* SVG: cairo's document (its shapes) in memory, and the <text> and
+     * <title> elements laid over it at finish */
+    char *svg;
+    size_t svg_len, svg_cap;
+    int svg_oom;
+    FILE *over;
+    char *over_buf;
+    size_t over_len;
 } analyze_chart;
 
 /* A w x h chart for `path` (".png": PNG, else SVG), white background; path
@@ -31,6 +45,17 @@ void analyze_chart_discard(analyze_chart *c);
 void analyze_chart_text(analyze_chart *c, double x, double y, double size, int align, double angle, const char *s);
 /* Width of s at size. */
 double analyze_chart_text_width(analyze_chart *c, double size, const char *s);
+/* The vertical extent of a line of text at size about its baseline (what
+ * a browser's text box spans: the font's ascent above, descent below). */
+#define ANALYZE_CHART_ASCENT 0.93
+#define ANALYZE_CHART_DESCENT 0.24
+
+/* A hover title (SVG <title>) over the rectangle or the disc; the mark is
+ * invisible, drawn over what is there.  Nothing in a PNG. */
+void analyze_chart_title_rect(analyze_chart *c, double x, double y, double w, double h, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+void analyze_chart_title_disc(analyze_chart *c, double x, double y, double r, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* The i-th colour of a qualitative palette (cycles). */
 void analyze_chart_palette(analyze_chart *c, size_t i);

@@ -12,6 +12,7 @@
 #include "analyze/report.h"
 #include "analyze/roofline.h"
 #include "tracer/output.h"
+#include "tracer/read.h"
 
 #include <math.h>
 
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* "fathom analyze" or "fathom report": the prefix of every message */
 static const char *prog = "fathom analyze";
@@ -95,7 +97,76 @@ static void usage(FILE *f)
             "  --peak FILE             roofline: the ceilings, from `fathom peak --format json`\n"
             "  --gflops X, --gbs Y     roofline: the compute and memory ceilings (override --peak)\n"
             "  --strict                warnings (lost events, unmatched pairs...) are errors\n"
-            "\nSee fathom-analyze(1).\n");
+            "  --interval S            breakdown, memory of one net:// live session: the table so far\n"
+            "                          every S seconds (default 2; redrawn on a terminal), then the\n"
+            "                          final one when the session ends\n"
+            "\n`fathom analyze --list net://HOST[:PORT]` lists the live sessions a relay holds.\n"
+            "See fathom-analyze(1).\n");
+}
+
+/* One analysis's own help (`fathom analyze NAME --help`): its synopsis,
+ * what it answers, and the options it takes. */
+static const struct analysis_help {
+    enum kind kind;
+    const char *synopsis, *what, *options;
+} helps[] = {
+    { BREAKDOWN, "breakdown [options] TRACE...",
+      "Time by op type, by class and by phase; the top op types and how few of them make\n"
+      "90% of the op time; a models x classes table when several traces are given.\n",
+      "  --top N                 show only the first N op types (text)\n" },
+    { COMPARE, "compare [options] [--pairs] TRACE...",
+      "Training vs inference of each model: the step time ratio, the class shares side\n"
+      "by side and the op types only training runs. Traces are paired by model name.\n",
+      "  --pairs                 the traces are TRAIN INFER [TRAIN INFER...], in that order\n" },
+    { SIMILARITY, "similarity [options] [--by type|class] TRACE...",
+      "Cosine similarity of the traces' op-type (or class) time vectors and their\n"
+      "average-linkage clustering on 1 - cosine, printed as a dendrogram.\n",
+      "  --by type|class         vectors of op types (default) or of classes\n" },
+    { DIFF, "diff [options] A B",
+      "Two traces of one model (a recording and its replay, two machines or settings):\n"
+      "the step time and, per op type and class, the time per step in A (the baseline)\n"
+      "and in B, their ratio B/A and the change.\n",
+      "  --top N                 show only the first N op types (text)\n" },
+    { SCALING, "scaling [options] TRACE TRACE...",
+      "Traces of one model at different thread counts: step time, speedup and\n"
+      "efficiency; per op type and class the time per step at each thread count and an\n"
+      "Amdahl fit (the serial fraction).\n",
+      "  --top N                 show only the first N op types (text)\n" },
+    { ROOFLINE, "roofline [options] --peak FILE | --gflops X --gbs Y TRACE...",
+      "Per op type and class: arithmetic intensity (FLOP/byte), achieved GFLOP/s and\n"
+      "GB/s against the recording machine's ceilings (from `fathom peak --format json >\n"
+      "FILE` run there), the fraction of the roof reached, memory- or compute-bound;\n"
+      "with several traces (batch sizes, thread counts) each op type's trajectory.\n",
+      "  --peak FILE             the ceilings, from `fathom peak --format json`\n"
+      "  --gflops X, --gbs Y     the compute and memory ceilings (override --peak)\n"
+      "  --top N                 show only the first N op types (text)\n" },
+    { MEMORY, "memory [options] TRACE...",
+      "Tensor memory by role (weights, activations, gradients, optimizer state, inputs,\n"
+      "workspace): at the peak and each role's own peak, when the peak is reached, and\n"
+      "the live bytes over the steps.\n",
+      "" },
+};
+
+static void usage_of(enum kind kind, FILE *f)
+{
+    for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++) {
+        const struct analysis_help *h = &helps[i];
+        if (h->kind != kind)
+            continue;
+        fprintf(f,
+                "usage: fathom analyze %s\n\n%s\nTRACE is a trace archive (.tar.zst), a CTF directory, or a\n"
+                "net://HOST/host/HOSTNAME/SESSION lttng-live URL.\n\noptions:\n%s"
+                "  --format text|csv|json  output format (default text)\n"
+                "  --skip-first N          drop the first N steps (warm-up)\n"
+                "  --skip-last N           drop the last N steps\n"
+                "  --strict                warnings (lost events, unmatched pairs...) are errors\n"
+                "  --interval S            of one net:// live session (breakdown, memory): the table so\n"
+                "                          far every S seconds (default 2), then the final one\n"
+                "\nAll analyses: 'fathom analyze --help'; see fathom-analyze(1).\n",
+                h->synopsis, h->what, h->options);
+        return;
+    }
+    usage(f);
 }
 
 static void usage_report(FILE *f)
@@ -156,6 +227,55 @@ static int gives_up(int mismatch, const char *w, int strict)
 
 static int run(enum kind kind, const char *what, int argc, char **argv, int first);
 
+static int print_session(void *ctx, const tracer_live_session *s)
+{
+    (*(int *)ctx)++;
+    printf("%s  (host %s, session %s, live timer %llu us, %llu streams, %llu clients)\n", s->url, s->host, s->name,
+           (unsigned long long)s->timer_us, (unsigned long long)s->streams, (unsigned long long)s->clients);
+    return 0;
+}
+
+/* fathom analyze --list net://HOST[:PORT]: the relay's live sessions */
+static int list_sessions(int argc, char **argv)
+{
+    if (argc != 3 || strncmp(argv[2], "net://", 6) != 0)
+        return usage_error("--list wants one relay URL: fathom analyze --list net://HOST[:PORT]");
+    char err[1024];
+    int n = 0;
+    if (tracer_live_sessions(argv[2], print_session, &n, err, sizeof err)) {
+        say("%s\n", err);
+        return 1;
+    }
+    if (!n)
+        say("%s holds no live session\n", argv[2]);
+    return 0;
+}
+
+/* A live session's table so far: on a terminal redrawn in place, piped one
+ * table after another (each headed by the time it was taken). */
+typedef struct live_view {
+    enum kind kind;
+    analyze_format fmt;
+    uint32_t top;
+    int tty, shown;
+} live_view;
+
+static int live_table(void *ctx, const analyze_profile *snap)
+{
+    live_view *v = ctx;
+    analyze_profile *one[1] = { (analyze_profile *)snap };
+    if (v->tty)
+        fputs("\033[H\033[J", stdout);
+    else
+        printf("== so far: %llu steps (the session goes on)\n", (unsigned long long)snap->steps_seen);
+    int io = v->kind == MEMORY ? analyze_memory_print(stdout, one, 1, v->fmt)
+                               : analyze_breakdown(stdout, one, 1, v->fmt, v->top);
+    if (!v->tty)
+        fputc('\n', stdout);
+    v->shown = 1;
+    return io || fflush(stdout) ? -1 : 0;
+}
+
 int cmd_report(int argc, char **argv) { return run(REPORT, "report", argc, argv, 1); }
 
 int cmd_analyze(int argc, char **argv)
@@ -169,6 +289,8 @@ int cmd_analyze(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (strcmp(what, "--list") == 0)
+        return list_sessions(argc, argv);
     enum kind kind;
     if (strcmp(what, "breakdown") == 0)
         kind = BREAKDOWN;
@@ -194,7 +316,8 @@ int cmd_analyze(int argc, char **argv)
 static int run(enum kind kind, const char *what, int argc, char **argv, int first)
 {
     prog = kind == REPORT ? "fathom report" : "fathom analyze";
-    analyze_read_options ro = { 0, 0 };
+    analyze_read_options ro = { 0 };
+    double interval = 2.0;
     analyze_format fmt = ANALYZE_TEXT;
     int by_class = 0, in_order = 0, strict = 0;
     uint32_t top = kind == REPORT ? 12 : 0;
@@ -214,7 +337,10 @@ static int run(enum kind kind, const char *what, int argc, char **argv, int firs
         } else if (strcmp(a, "--") == 0) {
             only_traces = 1;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            (kind == REPORT ? usage_report : usage)(stdout);
+            if (kind == REPORT)
+                usage_report(stdout);
+            else
+                usage_of(kind, stdout);
             rc = 0;
             goto end;
         } else if (strcmp(a, "--format") == 0 && kind == REPORT) {
@@ -273,6 +399,10 @@ static int run(enum kind kind, const char *what, int argc, char **argv, int firs
             i++;
         } else if (strcmp(a, "--strict") == 0) {
             strict = 1;
+        } else if (strcmp(a, "--interval") == 0 && kind != REPORT) {
+            if (parse_positive(a, val, &interval))
+                goto end;
+            i++;
         } else {
             usage_error("unknown option '%s' for %s; see 'fathom %s --help'", a, what,
                         kind == REPORT ? "report" : "analyze");
@@ -327,12 +457,19 @@ static int run(enum kind kind, const char *what, int argc, char **argv, int firs
     }
     rc = 1;
     int warned = 0;
+    live_view lv = { .kind = kind, .fmt = fmt, .top = top, .tty = isatty(1) };
+    /* a live session read alone: its table so far at every interval */
+    int live = nt == 1 && strncmp(traces[0], "net://", 6) == 0 && (kind == BREAKDOWN || kind == MEMORY) &&
+               fmt == ANALYZE_TEXT; /* CSV and JSON: one document, the final one */
+    ro.progress = live ? live_table : NULL;
+    ro.progress_ctx = &lv;
+    ro.interval = interval;
+    char rerr[1024];
+    if (analyze_read_many(traces, nt, &ro, p, rerr, sizeof rerr) != 0) {
+        say("%s\n", rerr);
+        goto done;
+    }
     for (size_t i = 0; i < nt; i++) {
-        char err[1024];
-        if (analyze_read(traces[i], &ro, &p[i], err, sizeof err) != 0) {
-            say("%s\n", err);
-            goto done;
-        }
         char w[4096];
         if (analyze_profile_warnings(p[i], w, sizeof w)) {
             warned = 1;
@@ -345,6 +482,10 @@ static int run(enum kind kind, const char *what, int argc, char **argv, int firs
         goto done;
     }
     int io = 0;
+    if (lv.shown && lv.tty)
+        fputs("\033[H\033[J", stdout); /* the final table replaces the last one */
+    else if (lv.shown)
+        printf("== final (the session ended)\n");
     if (kind == DIFF) {
         analyze_diff *d = analyze_diff_create(p[0], p[1]);
         char w[512];

@@ -9,7 +9,7 @@
 #include "analyze/out.h"
 #include "analyze/profile.h"
 #include "tracer/decode.h"
-#include "tracer/read.h"
+#include "tracer/isolate.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -26,7 +26,6 @@ typedef struct exporter {
     uint64_t named[MAX_NAMED]; /* pid << 32 | tid of the tracks named so far */
     size_t nnamed;
     json_t *meta; /* run_begin's fields, for otherData */
-    tracer_decoder *dec;
     char err[512];   /* a callback's message */
     char *buf;    /* one encoded event */
     size_t cap;
@@ -125,7 +124,7 @@ static int on_memory(exporter *x, double ts, uint64_t pid, char *err, size_t err
 static int at(exporter *x, double *ts, uint64_t *pid, uint64_t *tid)
 {
     uint64_t ns;
-    tracer_decoder_current(x->dec, &ns, pid, tid);
+    tracer_decode_current(&ns, pid, tid);
     if (!x->have_t0)
         x->t0 = (int64_t)ns, x->have_t0 = 1;
     *ts = (double)((int64_t)ns - x->t0) / 1000.0;
@@ -291,30 +290,23 @@ static const tracer_decode_cbs export_cbs = {
     .tensor_free = cb_tensor_free,
 };
 
-static int on_message(void *ctx, const bt_message *msg, char *err, size_t errlen)
-{
-    exporter *x = ctx;
-    if (tracer_decoder_consume(x->dec, msg) == 0)
-        return 0;
-    snprintf(err, errlen, "%s", x->err[0] ? x->err : tracer_decoder_error(x->dec));
-    return -1;
-}
-
 int analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats *st, char *err, size_t errlen)
 {
     exporter x = { .out = out, .st = st };
     memset(st, 0, sizeof *st);
     x.mem = analyze_profile_create(source, 0, 0);
     x.meta = json_object();
-    x.dec = tracer_decoder_create(&export_cbs, &x);
     int rc = -1;
-    if (!x.mem || !x.meta || !x.dec) {
+    if (!x.mem || !x.meta) {
         analyze_out_fail(err, errlen, "out of memory");
         goto end;
     }
     fputs("{\"traceEvents\":[", out);
     char why[512];
-    if (tracer_read_messages(source, on_message, &x, why, sizeof why) != 0) {
+    tracer_decode_diag g = { 0 };
+    if (tracer_read_decode_isolated(source, &export_cbs, &x, &g, why, sizeof why) != 0) {
+        if (x.err[0]) /* the exporter's own reason */
+            snprintf(why, sizeof why, "%s", x.err);
         /* the reader's messages name the source; the exporter's do not */
         if (strstr(why, source))
             analyze_out_fail(err, errlen, "%s", why);
@@ -322,9 +314,6 @@ int analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats 
             analyze_out_fail(err, errlen, "%s: %s", source, why);
         goto end;
     }
-    tracer_decoder_finish(x.dec);
-    tracer_decode_diag g = { 0 };
-    tracer_decoder_diag_sum(x.dec, NULL, &g);
     st->foreign = g.foreign_events;
     if (!st->ops && !st->steps && !x.mem->tensors) {
         analyze_out_fail(err, errlen, "%s: no fathom events in the trace (%llu events of other providers)", source,
@@ -341,7 +330,6 @@ int analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats 
     rc = 0;
 end:
     json_decref(x.meta);
-    tracer_decoder_destroy(x.dec);
     free(x.buf);
     analyze_profile_destroy(x.mem);
     return rc;

@@ -66,22 +66,9 @@ static void cleanup(page *pg)
         rmdir(pg->o->dir);
 }
 
-static void html_text(FILE *f, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
-
 /* A text analysis into a <pre>, through a memory stream. */
 typedef int (*text_fn)(FILE *f, const void *ctx);
-static int pre(FILE *out, text_fn fn, const void *ctx)
+static int pre(FILE *out, text_fn fn, const void *ctx, const char *summary)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -92,9 +79,11 @@ static int pre(FILE *out, text_fn fn, const void *ctx)
     if (fclose(m) != 0)
         rc = -1;
     if (rc == 0) {
-        fputs("<pre>", out);
-        html_text(out, buf);
-        fputs("</pre>\n", out);
+        fputs("<details><summary>", out);
+        analyze_out_xml(out, summary);
+        fputs("</summary>\n<pre>", out);
+        analyze_out_xml(out, buf);
+        fputs("</pre></details>\n", out);
     }
     free(buf);
     return rc;
@@ -143,15 +132,70 @@ static int t_memory(FILE *f, const void *c)
 static void section(FILE *f, const char *id, const char *title, const char *what)
 {
     fprintf(f, "<h2 id=\"%s\">%s</h2>\n<p>", id, title);
-    html_text(f, what);
+    analyze_out_xml(f, what);
     fputs("</p>\n", f);
 }
 
-static void img(FILE *f, const char *name, const char *alt)
+/* A chart into the page: an SVG inline (its text searchable, its marks'
+ * titles shown on hover), its ids prefixed with its name so that charts
+ * do not share them; a PNG as <img>.  0, or -1 when the SVG cannot be read. */
+static int chart(FILE *f, const char *dir, const char *name, const char *alt)
 {
-    fprintf(f, "<p><img src=\"%s\" alt=\"", name);
-    html_text(f, alt);
-    fputs("\"></p>\n", f);
+    const char *dot = strrchr(name, '.');
+    if (!dot || strcmp(dot, ".svg") != 0) {
+        fprintf(f, "<figure><img src=\"%s\" alt=\"", name);
+        analyze_out_xml(f, alt);
+        fputs("\"></figure>\n", f);
+        return 0;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *in = fopen(path, "r");
+    if (!in)
+        return -1;
+    char *doc = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&doc, &len);
+    if (!m) {
+        fclose(in);
+        return -1;
+    }
+    char buf[8192];
+    size_t k;
+    while ((k = fread(buf, 1, sizeof buf, in)) > 0)
+        fwrite(buf, 1, k, m);
+    int bad = ferror(in);
+    fclose(in);
+    if (fclose(m) != 0 || bad) {
+        free(doc);
+        return -1;
+    }
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "%.*s-", (int)(dot - name), name);
+    const char *p = strstr(doc, "<svg");
+    if (!p) {
+        free(doc);
+        return -1;
+    }
+    fputs("<figure role=\"img\" aria-label=\"", f);
+    analyze_out_xml(f, alt);
+    fputs("\">\n", f);
+    static const char *const refs[] = { "id=\"", "url(#", "href=\"#" };
+    while (*p) {
+        size_t r = 0;
+        while (r < 3 && strncmp(p, refs[r], strlen(refs[r])) != 0)
+            r++;
+        if (r < 3) {
+            fputs(refs[r], f);
+            fputs(prefix, f);
+            p += strlen(refs[r]);
+        } else {
+            fputc(*p++, f);
+        }
+    }
+    fputs("</figure>\n", f);
+    free(doc);
+    return 0;
 }
 
 static void traces_table(FILE *f, analyze_profile *const *p, size_t n)
@@ -162,13 +206,13 @@ static void traces_table(FILE *f, analyze_profile *const *p, size_t n)
     for (size_t i = 0; i < n; i++) {
         const analyze_meta *m = &p[i]->meta;
         fputs("<tr><td>", f);
-        html_text(f, p[i]->source);
+        analyze_out_xml(f, p[i]->source);
         fputs("</td><td>", f);
-        html_text(f, analyze_profile_model(p[i]));
+        analyze_out_xml(f, analyze_profile_model(p[i]));
         fputs("</td><td>", f);
-        html_text(f, analyze_profile_mode(p[i]));
+        analyze_out_xml(f, analyze_profile_mode(p[i]));
         fputs("</td><td>", f);
-        html_text(f, analyze_out_or_unknown(m->preset));
+        analyze_out_xml(f, analyze_out_or_unknown(m->preset));
         if (m->have_begin)
             fprintf(f, "</td><td>%u</td><td>%u", m->batch, m->threads);
         else
@@ -176,7 +220,7 @@ static void traces_table(FILE *f, analyze_profile *const *p, size_t n)
         fprintf(f, "</td><td>%llu</td><td>%.3f</td><td>%llu</td><td>",
                 (unsigned long long)analyze_profile_steps_kept(p[i]), analyze_step_ns(p[i]) / 1e6,
                 (unsigned long long)p[i]->ops_seen);
-        html_text(f, analyze_out_or_unknown(m->cpu));
+        analyze_out_xml(f, analyze_out_or_unknown(m->cpu));
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);
@@ -324,7 +368,11 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
           "table { border-collapse: collapse; font-size: 90%; }\n"
           "td, th { border: 1px solid #ccc; padding: 2px 8px; text-align: left; }\n"
           "pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 85%; }\n"
-          "img { max-width: 100%; }\n</style>\n</head>\n<body>\n<h1>fathom report</h1>\n",
+          "figure { margin: 1em 0; overflow-x: auto; }\n"
+          "figure svg, figure img { max-width: 100%; height: auto; }\n"
+          "details { margin: 0.5em 0 1.5em; }\nsummary { cursor: pointer; color: #444; }\n"
+          ".note { background: #fff6d6; border-left: 4px solid #e6a700; padding: 0.5em 0.8em; }\n"
+          "</style>\n</head>\n<body>\n<h1>fathom report</h1>\n",
           f);
     fprintf(f, "<p>%zu trace%s, written %s by <code>fathom report</code>. Sections: "
                "<a href=\"#breakdown\">breakdown</a>, ",
@@ -335,31 +383,30 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
         fputs("<a href=\"#similarity\">similarity</a>, ", f);
     if (nsc)
         fputs("<a href=\"#scaling\">scaling</a>, ", f);
-    if (roof)
-        fputs("<a href=\"#roofline\">roofline</a>, ", f);
-    fputs("<a href=\"#memory\">memory</a>.</p>\n", f);
-    traces_table(f, p, n);
+    fputs("<a href=\"#roofline\">roofline</a>, <a href=\"#memory\">memory</a>, <a href=\"#traces\">traces</a>. "
+          "Hover over a mark of a chart for its value; each table is folded under its chart.</p>\n",
+          f);
     int io = 0;
     section(f, "breakdown", "Where the time goes",
             "Op time by class and by op type (fathom analyze breakdown); each trace's kept steps.");
     snprintf(name, sizeof name, "classes.%s", ext);
-    img(f, name, "op time by class");
+    io |= chart(f, o->dir, name, "op time by class");
     snprintf(name, sizeof name, "optypes.%s", ext);
-    img(f, name, "share of op time by op type");
-    io |= pre(f, t_breakdown, &x);
+    io |= chart(f, o->dir, name, "share of op time by op type");
+    io |= pre(f, t_breakdown, &x, "table: fathom analyze breakdown");
     if (np) {
         section(f, "compare", "Training vs inference", "fathom analyze compare: the pairs found by model name.");
         snprintf(name, sizeof name, "compare.%s", ext);
-        img(f, name, "training and inference step time");
-        io |= pre(f, t_compare, &x);
+        io |= chart(f, o->dir, name, "training and inference step time");
+        io |= pre(f, t_compare, &x, "table: fathom analyze compare");
     }
     if (sim->n >= 2) {
         section(f, "similarity", "Similarity",
                 "Cosine similarity of the op-type time vectors and their average-linkage clustering "
                 "(fathom analyze similarity).");
         snprintf(name, sizeof name, "similarity.%s", ext);
-        img(f, name, "cosine similarity matrix and dendrogram");
-        io |= pre(f, t_similarity, &x);
+        io |= chart(f, o->dir, name, "cosine similarity matrix and dendrogram");
+        io |= pre(f, t_similarity, &x, "table: fathom analyze similarity");
     }
     if (nsc) {
         section(f, "scaling", "Scaling with threads",
@@ -367,9 +414,9 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
                 "over the fewest threads, and an Amdahl fit (fathom analyze scaling).");
         for (int k = 0; k < nsc; k++) {
             scaling_name(name, sizeof name, sc[k], ext);
-            img(f, name, "speedup with threads");
+            io |= chart(f, o->dir, name, "speedup with threads");
             x.scaling = sc[k];
-            io |= pre(f, t_scaling, &x);
+            io |= pre(f, t_scaling, &x, "table: fathom analyze scaling");
         }
     }
     if (roof) {
@@ -380,13 +427,24 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
                  o->peaks->gflops, o->peaks->gbs);
         section(f, "roofline", "Roofline", what);
         snprintf(name, sizeof name, "roofline.%s", ext);
-        img(f, name, "roofline");
-        io |= pre(f, t_roofline, &x);
+        io |= chart(f, o->dir, name, "roofline");
+        io |= pre(f, t_roofline, &x, "table: fathom analyze roofline");
+    } else {
+        fputs("<h2 id=\"roofline\">Roofline</h2>\n<p class=\"note\">No roofline in this report: it needs the "
+              "ceilings of the machine that recorded the traces. Measure them there with <code>fathom peak "
+              "--format json &gt; peak.json</code> and give <code>fathom report --peak peak.json</code> (or "
+              "<code>--gflops G --gbs B</code>).</p>\n",
+              f);
     }
-    section(f, "memory", "Memory", "Tensor memory by role at each run's peak (fathom analyze memory).");
+    section(f, "memory", "Memory",
+            "Tensor memory by role at each run's peak, as a share of that peak, and the peaks themselves on a log "
+            "scale (fathom analyze memory).");
     snprintf(name, sizeof name, "memory.%s", ext);
-    img(f, name, "tensor memory at the peak by role");
-    io |= pre(f, t_memory, &x);
+    io |= chart(f, o->dir, name, "tensor memory at the peak by role");
+    io |= pre(f, t_memory, &x, "table: fathom analyze memory");
+    fputs("<h2 id=\"traces\">The traces</h2>\n<details><summary>table: the traces and their runs</summary>\n", f);
+    traces_table(f, p, n);
+    fputs("</details>\n", f);
     fputs("</body>\n</html>\n", f);
     if (io || ferror(f)) {
         analyze_out_fail(err, errlen, "cannot write %s", path);

@@ -23,6 +23,19 @@ int analyze_out_json(FILE *f, json_t *root)
     return rc;
 }
 
+void analyze_out_xml(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
 void analyze_out_csv_str(FILE *f, const char *s)
 {
     if (!s)

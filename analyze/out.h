@@ -19,6 +19,8 @@ json_t *analyze_out_jstr(const char *s);
 /* A JSON real, or null when v is not finite. */
 json_t *analyze_out_jreal(double v);
 
+/* s with <, >, & and " escaped for HTML and XML text and attributes (NULL: nothing). */
+void analyze_out_xml(FILE *f, const char *s);
 /* A CSV field, quoted when it holds a comma, quote or newline. */
 void analyze_out_csv_str(FILE *f, const char *s);
 /* ",<v in fmt>", or "," alone when v is not finite. */

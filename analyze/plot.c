@@ -76,77 +76,182 @@ static double max_label_width(analyze_chart *c, analyze_profile *const *p, size_
     return w;
 }
 
-/* A row of legend swatches from (x, y), wrapping at width w; returns the y below it. */
+/* A row of legend swatches from (x, y), wrapping at width w; returns the y
+ * below it.  draw 0: only measures. */
 static double legend(analyze_chart *c, double x, double y, double w, const char *const *labels, const size_t *colours,
-                     size_t n)
+                     size_t n, int draw)
 {
     double cx = x;
     for (size_t i = 0; i < n; i++) {
         double tw = analyze_chart_text_width(c, FONT, labels[i]) + 30;
         if (cx + tw > x + w && cx > x)
             cx = x, y += 18;
-        analyze_chart_palette(c, colours[i]);
-        cairo_rectangle(c->cr, cx, y - 10, 12, 12);
-        cairo_fill(c->cr);
-        analyze_chart_rgb(c, 0.1, 0.1, 0.1);
-        analyze_chart_text(c, cx + 16, y, FONT, -1, 0, labels[i]);
+        if (draw) {
+            analyze_chart_palette(c, colours[i]);
+            cairo_rectangle(c->cr, cx, y - 10, 12, 12);
+            cairo_fill(c->cr);
+            analyze_chart_rgb(c, 0.1, 0.1, 0.1);
+            analyze_chart_text(c, cx + 16, y, FONT, -1, 0, labels[i]);
+        }
         cx += tw;
     }
     return y + 18;
 }
 
-/* Stacked horizontal bars: one per trace, value[i * ncol + j] in part j,
- * scaled to `full` (the longest bar); `unit` formats the total at the end. */
-static int stacked_bars(const char *path, const char *title, analyze_profile *const *p, size_t n, const char **col,
-                        size_t ncol, size_t (*colour)(const char *), const double *value, double full, int as_share,
-                        char *err, size_t errlen)
+/* Text on a fill of palette colour i: white on a dark colour, else near black. */
+static void ink_on_palette(analyze_chart *c, size_t i)
+{
+    double r, g, b, a;
+    analyze_chart_palette(c, i);
+    cairo_pattern_get_rgba(cairo_get_source(c->cr), &r, &g, &b, &a);
+    if (0.299 * r + 0.587 * g + 0.114 * b < 0.6)
+        analyze_chart_rgb(c, 1, 1, 1);
+    else
+        analyze_chart_rgb(c, 0.1, 0.1, 0.1);
+}
+
+/* A step of 1, 2 or 5 times a power of ten giving at most `ticks` steps over range. */
+static double nice_step(double range, int ticks)
+{
+    if (!(range > 0))
+        return 1;
+    double raw = range / ticks, p = pow(10, floor(log10(raw)));
+    return raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
+}
+
+static double decade_down(double v) { return pow(10, floor(log10(v))); }
+static double decade_up(double v) { return pow(10, ceil(log10(v))); }
+
+/* A 0-100% axis under [x0, x0 + w] at y, with its title below. */
+static void share_axis(analyze_chart *c, double x0, double w, double y, const char *title)
+{
+    char num[32];
+    analyze_chart_rgb(c, 0.4, 0.4, 0.4);
+    cairo_set_line_width(c->cr, 1);
+    cairo_move_to(c->cr, x0, y);
+    cairo_line_to(c->cr, x0 + w, y);
+    for (int k = 0; k <= 4; k++) {
+        cairo_move_to(c->cr, x0 + w * k / 4, y);
+        cairo_line_to(c->cr, x0 + w * k / 4, y + 4);
+    }
+    cairo_stroke(c->cr);
+    analyze_chart_rgb(c, 0.1, 0.1, 0.1);
+    for (int k = 0; k <= 4; k++) {
+        snprintf(num, sizeof num, "%d%%", 25 * k);
+        analyze_chart_text(c, x0 + w * k / 4, y + 16, 10, 0, 0, num);
+    }
+    analyze_chart_rgb(c, 0.3, 0.3, 0.3);
+    analyze_chart_text(c, x0 + w / 2, y + 32, 10, 0, 0, title);
+}
+
+/* Stacked horizontal bars: one per trace, value[i * ncol + j] in part j, each
+ * bar its row's whole (100%), on a 0-100% axis; a value inside each part
+ * wide enough for it, every part's exact value in its hover title.
+ * memory: the values are bytes, and a second panel gives each row's total
+ * (its peak) on a log scale, so small and large models both read. */
+static int stacked_bars(const char *path, const char *title, const char *axis, analyze_profile *const *p, size_t n,
+                        const char **col, size_t ncol, size_t (*colour)(const char *), const double *value,
+                        int memory, char *err, size_t errlen)
 {
     analyze_chart c;
-    double rowh = 26, barw = 560;
+    double rowh = 26, barw = 520, pw = memory ? 200 : 0, vw = memory ? 80 : 0, gap = 36;
     if (analyze_chart_create(&c, NULL, 1, 1, err, errlen)) /* a scratch surface to measure the labels */
         return -1;
     double lw = max_label_width(&c, p, n) + 16;
+    double axis_y = 40 + rowh * (double)n + 4;
+    double legend_h = legend(&c, 0, 0, barw + pw + vw, col, NULL, ncol, 0);
     analyze_chart_discard(&c);
-    double w = lw + barw + 90, h = 50 + rowh * (double)n + 30 + 18 * (1 + (double)ncol / 5);
+    double w = lw + barw + (memory ? gap + pw + vw : 20), h = axis_y + 40 + 14 + legend_h + 6;
     if (analyze_chart_create(&c, path, w, h, err, errlen))
         return -1;
     analyze_chart_rgb(&c, 0, 0, 0);
     analyze_chart_text(&c, 10, 22, TITLE, -1, 0, title);
     size_t *colours = malloc((ncol ? ncol : 1) * sizeof *colours);
-    if (!colours) {
+    double *total = calloc(n ? n : 1, sizeof *total);
+    if (!colours || !total) {
+        free(colours), free(total);
         analyze_chart_discard(&c);
         return oom(err, errlen);
     }
     for (size_t j = 0; j < ncol; j++)
         colours[j] = colour(col[j]);
-    char lb[512], num[64];
+    double tmin = INFINITY, tmax = 0;
     for (size_t i = 0; i < n; i++) {
-        double y = 40 + rowh * (double)i, x = lw, total = 0;
+        for (size_t j = 0; j < ncol; j++)
+            total[i] += value[i * ncol + j];
+        if (total[i] > 0)
+            tmin = fmin(tmin, total[i]), tmax = fmax(tmax, total[i]);
+    }
+    char lb[512], num[64], mib[32];
+    for (size_t i = 0; i < n; i++) {
+        double y = 40 + rowh * (double)i, x = lw;
+        analyze_out_label(p[i], lb, sizeof lb);
         analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
-        analyze_chart_text(&c, lw - 8, y + 16, FONT, 1, 0, analyze_out_label(p[i], lb, sizeof lb));
+        analyze_chart_text(&c, lw - 8, y + 17, FONT, 1, 0, lb);
         for (size_t j = 0; j < ncol; j++) {
-            double v = value[i * ncol + j], bw = full > 0 ? v / full * barw : 0;
-            total += v;
+            double v = value[i * ncol + j], sh = total[i] > 0 ? v / total[i] : 0, bw = sh * barw;
             if (bw <= 0)
                 continue;
             analyze_chart_palette(&c, colours[j]);
             cairo_rectangle(c.cr, x, y + 3, bw, rowh - 6);
             cairo_fill(c.cr);
-            if (as_share && bw > 34) {
-                snprintf(num, sizeof num, "%.0f%%", 100 * v / (full > 0 ? full : 1));
-                analyze_chart_rgb(&c, 1, 1, 1);
-                analyze_chart_text(&c, x + bw / 2, y + 17, 9.5, 0, 0, num);
+            /* the value inside its part: "12%", else a bare "3" in smaller type */
+            snprintf(num, sizeof num, sh >= 0.095 || sh < 0.005 ? "%.0f%%" : "%.1f%%", 100 * sh);
+            double fs = 9.5;
+            if (analyze_chart_text_width(&c, fs, num) + 4 > bw) {
+                snprintf(num, sizeof num, "%.0f", 100 * sh);
+                fs = 8;
             }
+            if (sh >= 0.005 && analyze_chart_text_width(&c, fs, num) + 3 <= bw) {
+                ink_on_palette(&c, colours[j]);
+                analyze_chart_text(&c, x + bw / 2, y + 17, fs, 0, 0, num);
+            }
+            if (memory)
+                analyze_chart_title_rect(&c, x, y + 3, bw, rowh - 6, "%s: %s %s, %.1f%% of its peak", lb, col[j],
+                                         analyze_out_bytes((uint64_t)v, mib, sizeof mib), 100 * sh);
+            else
+                analyze_chart_title_rect(&c, x, y + 3, bw, rowh - 6, "%s: %s %.1f%% of op time", lb, col[j],
+                                         100 * sh);
             x += bw;
         }
-        if (!as_share) {
-            snprintf(num, sizeof num, "%.1f MiB", total / (1024.0 * 1024.0));
-            analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
-            analyze_chart_text(&c, x + 6, y + 17, FONT, -1, 0, num);
-        }
     }
-    legend(&c, lw, 40 + rowh * (double)n + 22, barw, col, colours, ncol);
+    share_axis(&c, lw, barw, axis_y, axis);
+    if (memory && tmax > 0) { /* each peak on a log axis */
+        analyze_scale sx = { decade_down(tmin / 1048576.0), decade_up(tmax / 1048576.0), lw + barw + gap,
+                             lw + barw + gap + pw, 1 };
+        if (sx.hi <= sx.lo)
+            sx.hi = sx.lo * 10;
+        for (size_t i = 0; i < n; i++) {
+            if (!(total[i] > 0))
+                continue;
+            double y = 40 + rowh * (double)i, x1 = analyze_scale_at(&sx, total[i] / 1048576.0);
+            analyze_chart_rgb(&c, 0.55, 0.55, 0.55);
+            cairo_rectangle(c.cr, sx.p0, y + 6, fmax(x1 - sx.p0, 1), rowh - 12);
+            cairo_fill(c.cr);
+            analyze_out_bytes((uint64_t)total[i], mib, sizeof mib);
+            analyze_chart_title_rect(&c, sx.p0, y + 6, fmax(x1 - sx.p0, 1), rowh - 12, "%s: peak %s", lb, mib);
+            analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
+            analyze_chart_text(&c, x1 + 4, y + 17, 10, -1, 0, mib);
+        }
+        analyze_chart_rgb(&c, 0.4, 0.4, 0.4);
+        cairo_move_to(c.cr, sx.p0, axis_y);
+        cairo_line_to(c.cr, sx.p1, axis_y);
+        for (double v = sx.lo; v <= sx.hi * 1.0001; v *= 10) {
+            cairo_move_to(c.cr, analyze_scale_at(&sx, v), axis_y);
+            cairo_line_to(c.cr, analyze_scale_at(&sx, v), axis_y + 4);
+        }
+        cairo_stroke(c.cr);
+        analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
+        for (double v = sx.lo; v <= sx.hi * 1.0001; v *= 10) {
+            snprintf(num, sizeof num, "%g", v);
+            analyze_chart_text(&c, analyze_scale_at(&sx, v), axis_y + 16, 10, 0, 0, num);
+        }
+        analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
+        analyze_chart_text(&c, sx.p0 + pw / 2, axis_y + 32, 10, 0, 0, "peak, MiB (log scale)");
+    }
+    legend(&c, lw, axis_y + 40 + 14 + 10, barw + pw + vw, col, colours, ncol, 1);
     free(colours);
+    free(total);
     return analyze_chart_finish(&c, err, errlen);
 }
 
@@ -176,7 +281,8 @@ int analyze_plot_classes(const char *path, analyze_profile *const *p, size_t n, 
                     value[i * col.n + j] = (double)cs[k].ns / total;
         free(cs);
     }
-    int rc = stacked_bars(path, "Op time by class", p, n, col.v, col.n, class_colour, value, 1.0, 1, err, errlen);
+    int rc = stacked_bars(path, "Op time by class", "share of each trace's op time", p, n, col.v, col.n,
+                          class_colour, value, 0, err, errlen);
     free(value);
     analyze_names_free(&col);
     return rc;
@@ -196,7 +302,7 @@ int analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n, c
                 return oom(err, errlen);
             }
     sort_by_colour(col.v, col.n, role_colour);
-    double *value = calloc((n ? n : 1) * (col.n ? col.n : 1), sizeof *value), full = 0;
+    double *value = calloc((n ? n : 1) * (col.n ? col.n : 1), sizeof *value);
     if (!value) {
         analyze_names_free(&col);
         return oom(err, errlen);
@@ -206,11 +312,9 @@ int analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n, c
             for (size_t j = 0; j < col.n; j++)
                 if (strcmp(col.v[j], p[i]->roles[r]) == 0)
                     value[i * col.n + j] = (double)p[i]->role_at_peak[r];
-        if ((double)p[i]->peak_bytes > full)
-            full = (double)p[i]->peak_bytes;
     }
-    int rc = stacked_bars(path, "Tensor memory at the peak, by role", p, n, col.v, col.n, role_colour, value, full, 0,
-                          err, errlen);
+    int rc = stacked_bars(path, "Tensor memory at the peak, by role", "share of each trace's peak", p, n, col.v,
+                          col.n, role_colour, value, 1, err, errlen);
     free(value);
     analyze_names_free(&col);
     return rc;
@@ -250,6 +354,9 @@ int analyze_plot_compare(const char *path, analyze_profile *const *p, const anal
             analyze_chart_palette(&c, k ? 4 : 0);
             cairo_rectangle(c.cr, lw, y + 4 + 18 * k, bw, 16);
             cairo_fill(c.cr);
+            analyze_chart_title_rect(&c, lw, y + 4 + 18 * k, fmax(bw, 1), 16, "%s %s step: %.3f ms",
+                                     analyze_profile_model(p[pairs[i].train]), k ? "inference" : "training",
+                                     v[k] / 1e6);
             analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
             snprintf(num, sizeof num, "%.2f ms", v[k] / 1e6);
             analyze_chart_text(&c, lw + bw + 6, y + 17 + 18 * k, 10, -1, 0, num);
@@ -261,7 +368,7 @@ int analyze_plot_compare(const char *path, analyze_profile *const *p, const anal
     }
     static const char *const keys[] = { "training step", "inference step" };
     static const size_t colours[] = { 0, 4 };
-    legend(&c, lw, 40 + rowh * (double)npairs + 20, barw, keys, colours, 2);
+    legend(&c, lw, 40 + rowh * (double)npairs + 20, barw, keys, colours, 2, 1);
     return analyze_chart_finish(&c, err, errlen);
 }
 
@@ -283,8 +390,12 @@ static void speedup_line(analyze_chart *c, const analyze_scaling *s, const analy
     cairo_stroke(c->cr);
     for (size_t i = 0; i < s->n; i++)
         if (isfinite(r->speedup[i])) {
-            cairo_arc(c->cr, analyze_scale_at(sx, s->threads[i]), analyze_scale_at(sy, r->speedup[i]), 3, 0, 2 * M_PI);
+            double x = analyze_scale_at(sx, s->threads[i]), y = analyze_scale_at(sy, r->speedup[i]);
+            cairo_new_path(c->cr);
+            cairo_arc(c->cr, x, y, 3, 0, 2 * M_PI);
             cairo_fill(c->cr);
+            analyze_chart_title_rect(c, x - 4, y - 4, 8, 8, "%s at %u thread%s: speedup %.2f", r->name, s->threads[i],
+                                     s->threads[i] == 1 ? "" : "s", r->speedup[i]);
         }
 }
 
@@ -437,8 +548,8 @@ int analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, 
     }
     analyze_chart_discard(&c);
     double cw = 46, ch = 24, top0 = 36 + head;
-    if (analyze_chart_create(&c, path, lw + cw * (double)ncol + head * 0.71 + 20, top0 + ch * (double)n + 30, err,
-                             errlen))
+    double kw = 240, w = fmax(lw + cw * (double)ncol + head * 0.71 + 20, lw + kw + 40);
+    if (analyze_chart_create(&c, path, w, top0 + ch * (double)n + 84, err, errlen))
         goto fail;
     analyze_chart_rgb(&c, 0, 0, 0);
     analyze_chart_text(&c, 10, 22, TITLE, -1, 0, "Share of op time by op type");
@@ -456,6 +567,8 @@ int analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, 
             analyze_chart_ramp(&c, v);
             cairo_rectangle(c.cr, lw + cw * (double)j, y, cw - 1, ch - 1);
             cairo_fill(c.cr);
+            analyze_chart_title_rect(&c, lw + cw * (double)j, y, cw - 1, ch - 1, "%s: %s %.2f%% of op time", lb,
+                                     ot[j].name, 100 * s);
             if (s >= 0.005) {
                 snprintf(num, sizeof num, "%.0f", 100 * s);
                 if (v > 0.5)
@@ -470,6 +583,29 @@ int analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, 
     char note[96];
     snprintf(note, sizeof note, "%% of each trace's op time; %zu op type%s", ncol, ncol == 1 ? "" : "s");
     analyze_chart_text(&c, lw, top0 + ch * (double)n + 20, 10, -1, 0, note);
+    /* the colour scale: 0 to the largest share shown */
+    double ky = top0 + ch * (double)n + 34;
+    for (int k = 0; k < 48; k++) {
+        analyze_chart_ramp(&c, (k + 0.5) / 48);
+        cairo_rectangle(c.cr, lw + kw * k / 48, ky, kw / 48 + 0.5, 12);
+        cairo_fill(c.cr);
+    }
+    analyze_chart_rgb(&c, 0.4, 0.4, 0.4);
+    cairo_rectangle(c.cr, lw, ky, kw, 12);
+    cairo_stroke(c.cr);
+    double kstep = nice_step(100 * vmax, 4);
+    for (double v = 0; v <= 100 * vmax * 1.0001 && vmax > 0; v += kstep) {
+        double x = lw + kw * v / (100 * vmax);
+        analyze_chart_rgb(&c, 0.4, 0.4, 0.4);
+        cairo_move_to(c.cr, x, ky + 12);
+        cairo_line_to(c.cr, x, ky + 16);
+        cairo_stroke(c.cr);
+        snprintf(num, sizeof num, "%g%%", v);
+        analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
+        analyze_chart_text(&c, x, ky + 28, 10, 0, 0, num);
+    }
+    analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
+    analyze_chart_text(&c, lw + kw + 10, ky + 10, 10, -1, 0, "share of op time");
     free(ot);
     analyze_names_free(&all);
     return analyze_chart_finish(&c, err, errlen);
@@ -495,7 +631,7 @@ int analyze_plot_similarity(const char *path, const analyze_sim *s, char *err, s
     analyze_chart_discard(&c);
     lw += 16;
     double cell = 40, head = lw * 0.71 + 10, top0 = 36 + head, dw = 220;
-    double w = lw + cell * (double)n + 20 + dw + 20, h = top0 + cell * (double)n + 40;
+    double w = lw + cell * (double)n + 20 + dw + 30, h = top0 + cell * (double)n + 56;
     if (analyze_chart_create(&c, path, w, h, err, errlen))
         return -1;
     analyze_chart_rgb(&c, 0, 0, 0);
@@ -511,6 +647,8 @@ int analyze_plot_similarity(const char *path, const analyze_sim *s, char *err, s
             analyze_chart_ramp(&c, v);
             cairo_rectangle(c.cr, lw + cell * (double)b, top0 + cell * (double)a, cell - 1, cell - 1);
             cairo_fill(c.cr);
+            analyze_chart_title_rect(&c, lw + cell * (double)b, top0 + cell * (double)a, cell - 1, cell - 1,
+                                     "%s vs %s: cosine %.4f", s->labels[i], s->labels[s->order[b]], v);
             snprintf(num, sizeof num, "%.2f", v);
             if (v > 0.5)
                 analyze_chart_rgb(&c, 1, 1, 1);
@@ -527,6 +665,8 @@ int analyze_plot_similarity(const char *path, const analyze_sim *s, char *err, s
             dmax = s->merges[k].distance;
     if (dmax <= 0)
         dmax = 1;
+    double step = nice_step(dmax, 4);
+    dmax = ceil(dmax / step - 1e-9) * step; /* the axis ends on a tick */
     double *nx = malloc((2 * n) * sizeof *nx), *ny = malloc((2 * n) * sizeof *ny);
     if (!nx || !ny) {
         free(nx), free(ny);
@@ -535,22 +675,43 @@ int analyze_plot_similarity(const char *path, const analyze_sim *s, char *err, s
     }
     for (size_t a = 0; a < n; a++)
         nx[s->order[a]] = x0, ny[s->order[a]] = top0 + cell * (double)a + cell / 2;
+    /* a merge sits at its distance, but at least a few pixels right of
+     * both its children: a merge at distance ~0 stays visible */
     analyze_chart_rgb(&c, 0.2, 0.2, 0.2);
     cairo_set_line_width(c.cr, 1.5);
     for (size_t k = 0; k + 1 < n; k++) {
         const analyze_merge *m = &s->merges[k];
-        double x = x0 + m->distance / dmax * dw;
+        double x = fmax(x0 + m->distance / dmax * dw, fmax(nx[m->a], nx[m->b]) + 5);
         cairo_move_to(c.cr, nx[m->a], ny[m->a]);
         cairo_line_to(c.cr, x, ny[m->a]);
         cairo_line_to(c.cr, x, ny[m->b]);
         cairo_line_to(c.cr, nx[m->b], ny[m->b]);
         cairo_stroke(c.cr);
         nx[n + k] = x, ny[n + k] = (ny[m->a] + ny[m->b]) / 2;
+        cairo_arc(c.cr, x, ny[n + k], 2.5, 0, 2 * M_PI);
+        cairo_fill(c.cr);
+        analyze_chart_title_disc(&c, x, ny[n + k], 6, "merge of %zu traces at distance %.4f (1 - cosine)", m->size,
+                                 m->distance);
     }
     free(nx), free(ny);
+    /* its distance axis */
+    double ay = top0 + cell * (double)n + 6;
+    analyze_chart_rgb(&c, 0.4, 0.4, 0.4);
+    cairo_set_line_width(c.cr, 1);
+    cairo_move_to(c.cr, x0, ay);
+    cairo_line_to(c.cr, x0 + dw, ay);
+    for (double v = 0; v <= dmax * 1.0001; v += step) {
+        cairo_move_to(c.cr, x0 + v / dmax * dw, ay);
+        cairo_line_to(c.cr, x0 + v / dmax * dw, ay + 4);
+    }
+    cairo_stroke(c.cr);
+    analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
+    for (double v = 0; v <= dmax * 1.0001; v += step) {
+        snprintf(num, sizeof num, "%g", v);
+        analyze_chart_text(&c, x0 + v / dmax * dw, ay + 16, 10, 0, 0, num);
+    }
     analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
-    snprintf(num, sizeof num, "1 - cosine, 0 to %.3f", dmax);
-    analyze_chart_text(&c, x0, top0 + cell * (double)n + 20, 10, -1, 0, num);
+    analyze_chart_text(&c, x0 + dw / 2, ay + 32, 10, 0, 0, "distance (1 - cosine)");
     return analyze_chart_finish(&c, err, errlen);
 }
 
@@ -559,9 +720,6 @@ static int plottable(const analyze_roof_row *r)
 {
     return isfinite(r->intensity) && r->intensity > 0 && isfinite(r->gflops) && r->gflops > 0;
 }
-
-static double decade_down(double v) { return pow(10, floor(log10(v))); }
-static double decade_up(double v) { return pow(10, ceil(log10(v))); }
 
 static void log_axis_labels(analyze_chart *c, const analyze_scale *s, int vertical, double at)
 {
@@ -577,63 +735,195 @@ static void log_axis_labels(analyze_chart *c, const analyze_scale *s, int vertic
     }
 }
 
-/* Labels the plotted points, largest time share first, each op type once
- * and at most 16, each only where it overlaps no label placed before it
- * (placed[0..nplaced): the ceilings' labels). */
+/* ---- the roofline's marks and labels ---- */
 typedef struct box {
     double x0, y0, x1, y1;
 } box;
 
-enum { MAX_LABELS = 16, MAX_BOXES = MAX_LABELS + 8 };
+/* One plotted op type of one trace: its disc (or the trace's shape). */
+typedef struct mark {
+    const analyze_roof_row *o;
+    const char *trace; /* the trace's label */
+    double x, y, r;
+    size_t shape;
+    int hollow;
+} mark;
 
-static void label_points(analyze_chart *c, const analyze_roofline *r, size_t top, const analyze_scale *sx,
-                         const analyze_scale *sy, box *placed, size_t nplaced)
+/* Marker shapes by trace: circle, square, triangle up, diamond, triangle
+ * down, pentagon, hexagon, star; then the same again hollow. */
+enum { NSHAPES = 8, MAX_LABELS = 32 };
+
+static void marker_path(cairo_t *cr, size_t shape, double x, double y, double r)
 {
-    enum { MAX_TRIES = 256 };
-    const analyze_roof_row *done[MAX_TRIES];
-    size_t labels = 0;
-    for (size_t tries = 0; tries < MAX_TRIES && labels < MAX_LABELS && nplaced < MAX_BOXES; tries++) {
-        const analyze_roof_row *best = NULL;
-        for (size_t i = 0; i < r->n; i++) {
-            size_t k = top && top < r->t[i].nops ? top : r->t[i].nops;
-            for (size_t j = 0; j < k; j++) {
-                const analyze_roof_row *o = &r->t[i].ops[j];
-                int seen = 0; /* tried already, or its op type was */
-                for (size_t d = 0; d < tries && !seen; d++)
-                    seen = done[d] == o || strcmp(done[d]->name, o->name) == 0;
-                if (!seen && plottable(o) && (!best || o->share > best->share))
-                    best = o;
-            }
+    static const int sides[NSHAPES] = { 0, 4, 3, 4, 3, 5, 6, 10 };
+    static const double start[NSHAPES] = { 0, 45, -90, 0, 90, -90, 0, -90 }; /* degrees, y down */
+    static const double scale[NSHAPES] = { 1, 1.2, 1.3, 1.2, 1.3, 1.1, 1.05, 1.45 }; /* about a circle's area */
+    shape %= NSHAPES;
+    cairo_new_path(cr);
+    if (!sides[shape]) {
+        cairo_arc(cr, x, y, r, 0, 2 * M_PI);
+        return;
+    }
+    for (int k = 0; k < sides[shape]; k++) {
+        double a = (start[shape] + 360.0 * k / sides[shape]) * M_PI / 180;
+        double rr = r * scale[shape] * (sides[shape] == 10 && k % 2 ? 0.45 : 1); /* the star's inner points */
+        cairo_line_to(cr, x + rr * cos(a), y + rr * sin(a));
+    }
+    cairo_close_path(cr);
+}
+
+/* A marker filled with the current source (hollow: white inside, the
+ * current source as a thick outline). */
+static void marker(analyze_chart *c, size_t shape, int hollow, double x, double y, double r)
+{
+    double cr_, cg, cb, ca;
+    cairo_pattern_get_rgba(cairo_get_source(c->cr), &cr_, &cg, &cb, &ca);
+    marker_path(c->cr, shape, x, y, r);
+    if (hollow) {
+        analyze_chart_rgb(c, 1, 1, 1);
+        cairo_fill_preserve(c->cr);
+        analyze_chart_rgb(c, cr_, cg, cb);
+        cairo_set_line_width(c->cr, 2);
+        cairo_stroke(c->cr);
+    } else {
+        cairo_fill_preserve(c->cr);
+        analyze_chart_rgb(c, 0.25, 0.25, 0.25);
+        cairo_set_line_width(c->cr, 0.6);
+        cairo_stroke(c->cr);
+    }
+    cairo_set_line_width(c->cr, 1);
+}
+
+static double disc_radius(double share) { return 3 + 14 * sqrt(share > 0 ? share : 0); }
+
+static int box_hits_disc(const box *b, double cx, double cy, double r)
+{
+    double dx = fmax(fmax(b->x0 - cx, 0), cx - b->x1), dy = fmax(fmax(b->y0 - cy, 0), cy - b->y1);
+    return dx * dx + dy * dy < r * r;
+}
+
+static int boxes_meet(const box *a, const box *b)
+{
+    return a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1;
+}
+
+/* The box a line of text at (x, y) (baseline, left) of width tw covers. */
+static box text_box(double x, double y, double tw, double size)
+{
+    return (box){ x - 1, y - ANALYZE_CHART_ASCENT * size - 0.5, x + tw + 1, y + ANALYZE_CHART_DESCENT * size + 0.5 };
+}
+
+/* Inside the frame, clear of every mark and of every box placed before. */
+static int spot_free(const box *b, const box *frame, const mark *m, size_t nm, const box *placed, size_t np)
+{
+    if (b->x0 < frame->x0 || b->x1 > frame->x1 || b->y0 < frame->y0 || b->y1 > frame->y1)
+        return 0;
+    for (size_t i = 0; i < nm; i++)
+        if (box_hits_disc(b, m[i].x, m[i].y, m[i].r + 1.5))
+            return 0;
+    for (size_t i = 0; i < np; i++)
+        if (boxes_meet(b, &placed[i]))
+            return 0;
+    return 1;
+}
+
+static int cmp_mark_share(const void *x, const void *y)
+{
+    const mark *a = *(const mark *const *)x, *b = *(const mark *const *)y;
+    return a->o->share != b->o->share ? (a->o->share > b->o->share ? -1 : 1) : strcmp(a->o->name, b->o->name);
+}
+
+/* One label per op type, at its largest point, largest shares first: the
+ * first of eight spots around the mark (then twelve on a ring further out,
+ * and for the ten largest on two more, with a leader line that crosses no
+ * label) that is inside the
+ * frame and clear of every mark and every label placed before.  An op type with no free spot keeps its hover title
+ * alone. */
+static int label_marks(analyze_chart *c, const mark *m, size_t nm, const box *frame, box *placed, size_t np,
+                       size_t cap)
+{
+    const double fs = 9.5;
+    const mark **by = malloc((nm ? nm : 1) * sizeof *by);
+    analyze_names tried = { 0 };
+    if (!by)
+        return -1;
+    for (size_t i = 0; i < nm; i++)
+        by[i] = &m[i];
+    qsort(by, nm, sizeof *by, cmp_mark_share);
+    int rc = 0;
+    for (size_t i = 0; i < nm && np < cap; i++) {
+        const mark *k = by[i];
+        int seen = 0;
+        for (size_t t = 0; t < tried.n && !seen; t++)
+            seen = strcmp(tried.v[t], k->o->name) == 0;
+        if (seen)
+            continue;
+        if (analyze_names_add(&tried, k->o->name)) {
+            rc = -1;
+            break;
         }
-        if (!best)
-            break;
-        done[tries] = best;
-        double rad = 3 + 14 * sqrt(best->share), tw = analyze_chart_text_width(c, 9.5, best->name);
-        double px = analyze_scale_at(sx, best->intensity), py = analyze_scale_at(sy, best->gflops);
-        /* right of the disc, left of it, above, below: the first spot inside the plot that is free */
-        const double spot[4][2] = { { px + rad + 3, py + 4 }, { px - rad - 3 - tw, py + 4 },
-                                    { px - tw / 2, py - rad - 4 }, { px - tw / 2, py + rad + 12 } };
-        for (int k = 0; k < 4; k++) {
-            box b = { spot[k][0], spot[k][1] - 10, spot[k][0] + tw, spot[k][1] + 2 };
-            int clash = b.x0 < sx->p0 || b.x1 > sx->p1 || b.y0 < sy->p1 || b.y1 > sy->p0;
-            for (size_t q = 0; q < nplaced && !clash; q++)
-                clash = b.x0 < placed[q].x1 && placed[q].x0 < b.x1 && b.y0 < placed[q].y1 && placed[q].y0 < b.y1;
-            if (clash)
-                continue;
-            placed[nplaced++] = b;
-            labels++;
-            analyze_chart_rgb(c, 0.1, 0.1, 0.1);
-            analyze_chart_text(c, spot[k][0], spot[k][1], 9.5, -1, 0, best->name);
-            break;
+        double tw = analyze_chart_text_width(c, fs, k->o->name);
+        static const double dir[12] = { 0, 180, -90, 90, -40, 40, -140, 140, -65, 65, -115, 115 };
+        static const double ring_gap[4] = { 2.5, 16, 30, 48 };
+        int rings = tried.n <= 10 ? 4 : 2; /* far labels for the ten largest op types alone */
+        for (int ring = 0; ring < rings; ring++) {
+            double d = k->r * (k->shape % NSHAPES ? 1.3 : 1) + ring_gap[ring];
+            int done = 0;
+            for (int q = 0; q < (ring ? 12 : 8) && !done; q++) {
+                double a = dir[q] * M_PI / 180, ax = k->x + d * cos(a), ay = k->y + d * sin(a);
+                double x = ax - tw * (cos(a) < -0.3 ? 1 : cos(a) > 0.3 ? 0 : 0.5);
+                double y = sin(a) < -0.3 ? ay - ANALYZE_CHART_DESCENT * fs - 1
+                           : sin(a) > 0.3 ? ay + ANALYZE_CHART_ASCENT * fs + 1
+                                          : ay + (ANALYZE_CHART_ASCENT - ANALYZE_CHART_DESCENT) * fs / 2;
+                box b = text_box(x, y, tw, fs);
+                if (!spot_free(&b, frame, m, nm, placed, np))
+                    continue;
+                int crosses = 0; /* a leader through a label placed before */
+                for (int t = 1; ring && t < 12 && !crosses; t++) {
+                    double x0 = k->x + (k->r + 1) * cos(a), y0 = k->y + (k->r + 1) * sin(a);
+                    double lx = x0 + (ax - x0) * t / 12, ly = y0 + (ay - y0) * t / 12;
+                    box dot = { lx - 0.5, ly - 0.5, lx + 0.5, ly + 0.5 };
+                    for (size_t q = 0; q < np && !crosses; q++)
+                        crosses = boxes_meet(&dot, &placed[q]);
+                }
+                if (crosses)
+                    continue;
+                if (ring) { /* a leader from the mark's edge towards the label */
+                    analyze_chart_rgb(c, 0.45, 0.45, 0.45);
+                    cairo_set_line_width(c->cr, 0.7);
+                    cairo_move_to(c->cr, k->x + (k->r + 1) * cos(a), k->y + (k->r + 1) * sin(a));
+                    cairo_line_to(c->cr, ax, ay);
+                    cairo_stroke(c->cr);
+                }
+                analyze_chart_rgb(c, 0.1, 0.1, 0.1);
+                analyze_chart_text(c, x, y, fs, -1, 0, k->o->name);
+                placed[np++] = b;
+                done = 1;
+            }
+            if (done)
+                break;
         }
     }
+    analyze_names_free(&tried);
+    free(by);
+    return rc;
+}
+
+/* 1 if no trace before i has the same ceilings as trace i (each pair of
+ * ceilings is drawn once). */
+static int first_ceilings(const analyze_roofline *r, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (r->t[j].peak_gflops == r->t[i].peak_gflops && r->t[j].peak_gbs == r->t[i].peak_gbs)
+            return 0;
+    return 1;
 }
 
 int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t top, char *err, size_t errlen)
 {
     /* the axes' ranges: every plotted point and the ridges, in whole decades */
     double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
-    size_t skipped = 0;
+    size_t skipped = 0, nplot = 0;
     for (size_t i = 0; i < r->n; i++) {
         const analyze_roofline_trace *t = &r->t[i];
         size_t k = top && top < t->nops ? top : t->nops;
@@ -643,6 +933,7 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
                 skipped++;
                 continue;
             }
+            nplot++;
             xlo = fmin(xlo, o->intensity), xhi = fmax(xhi, o->intensity);
             ylo = fmin(ylo, o->gflops), yhi = fmax(yhi, o->gflops);
         }
@@ -651,11 +942,49 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
     }
     analyze_scale sx = { decade_down(xlo), decade_up(xhi), 0, 0, 1 };
     analyze_scale sy = { decade_down(ylo), decade_up(yhi), 0, 0, 1 };
-    double L = 70, T = 40, W = 640, H = 440, w = L + W + 220, h = T + H + 60;
+    double L = 70, T = 40, W = 640, H = 440;
     sx.p0 = L, sx.p1 = L + W, sy.p0 = T + H, sy.p1 = T;
-    analyze_chart c;
+    analyze_names cls = { 0 };
+    mark *m = calloc(nplot ? nplot : 1, sizeof *m);
+    char (*tl)[128] = calloc(r->n ? r->n : 1, sizeof *tl); /* the traces' labels */
+    box *placed = calloc(MAX_LABELS + 2 * r->n + 1, sizeof *placed);
+    analyze_chart c = { 0 };
+    int rc = -1;
+    if (!m || !tl || !placed) {
+        oom(err, errlen);
+        goto end;
+    }
+    size_t nm = 0;
+    for (size_t a = 0; a < r->n; a++) {
+        const analyze_roofline_trace *t = &r->t[r->order[a]];
+        analyze_out_label(t->p, tl[a], sizeof tl[a]);
+        size_t k = top && top < t->nops ? top : t->nops;
+        for (size_t j = 0; j < k; j++) {
+            const analyze_roof_row *o = &t->ops[j];
+            if (!plottable(o))
+                continue;
+            if (analyze_names_add(&cls, o->cls)) {
+                oom(err, errlen);
+                goto end;
+            }
+            m[nm++] = (mark){ o, tl[a], analyze_scale_at(&sx, o->intensity), analyze_scale_at(&sy, o->gflops),
+                              disc_radius(o->share), a % NSHAPES, (a / NSHAPES) % 2 };
+        }
+    }
+    sort_by_colour(cls.v, cls.n, class_colour);
+    /* the legend's width and height decide the chart's */
+    if (analyze_chart_create(&c, NULL, 1, 1, err, errlen))
+        goto end;
+    double lw = analyze_chart_text_width(&c, FONT, "share of op time");
+    for (size_t j = 0; j < cls.n; j++)
+        lw = fmax(lw, analyze_chart_text_width(&c, FONT, cls.v[j]) + 20);
+    for (size_t a = 0; a < r->n && r->n > 1; a++)
+        lw = fmax(lw, analyze_chart_text_width(&c, FONT, tl[a]) + 20);
+    analyze_chart_discard(&c);
+    double legend_h = 18 * (double)(cls.n + 1) + (r->n > 1 ? 18 * (double)(r->n + 1) : 0) + 18 + 3 * 30 + 70;
+    double w = L + W + 30 + lw + 10, h = fmax(T + H + 60, T + legend_h);
     if (analyze_chart_create(&c, path, w, h, err, errlen))
-        return -1;
+        goto end;
     cairo_t *cr = c.cr;
     analyze_chart_rgb(&c, 0, 0, 0);
     analyze_chart_text(&c, 10, 22, TITLE, -1, 0, "Roofline: achieved GFLOP/s against arithmetic intensity");
@@ -685,27 +1014,16 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
     cairo_clip(cr);
     /* the roofs: min(P, I x B) for each distinct pair of ceilings */
     cairo_set_line_width(cr, 2);
-    char num[128];
-    box placed[MAX_BOXES];
-    size_t nplaced = 0;
     for (size_t i = 0; i < r->n; i++) {
         const analyze_roofline_trace *t = &r->t[i];
-        int seen = 0;
-        for (size_t j = 0; j < i; j++)
-            seen |= r->t[j].peak_gflops == t->peak_gflops && r->t[j].peak_gbs == t->peak_gbs;
-        if (seen)
+        if (!first_ceilings(r, i))
             continue;
         analyze_chart_rgb(&c, 0.75, 0.1, 0.1);
-        double x_start = sx.lo, y_start = x_start * t->peak_gbs;
-        cairo_move_to(cr, analyze_scale_at(&sx, x_start), analyze_scale_at(&sy, y_start));
+        cairo_new_path(cr);
+        cairo_move_to(cr, analyze_scale_at(&sx, sx.lo), analyze_scale_at(&sy, sx.lo * t->peak_gbs));
         cairo_line_to(cr, analyze_scale_at(&sx, t->ridge), analyze_scale_at(&sy, t->peak_gflops));
         cairo_line_to(cr, analyze_scale_at(&sx, sx.hi), analyze_scale_at(&sy, t->peak_gflops));
         cairo_stroke(cr);
-        snprintf(num, sizeof num, "%.1f GFLOP/s, %.1f GB/s", t->peak_gflops, t->peak_gbs);
-        double ty = analyze_scale_at(&sy, t->peak_gflops) - 6, tw = analyze_chart_text_width(&c, 10, num);
-        analyze_chart_text(&c, L + W - 6, ty, 10, 1, 0, num);
-        if (nplaced < MAX_BOXES - MAX_LABELS)
-            placed[nplaced++] = (box){ L + W - 6 - tw, ty - 11, L + W - 6, ty + 2 };
     }
     /* trajectories: an op type's points across the traces of one model and
      * mode (batch sizes, thread counts), in trajectory order */
@@ -728,52 +1046,105 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
                     trajectories = 1;
                 }
     }
-    /* the points: colour by class, area by time share */
-    analyze_names cls = { 0 };
-    for (size_t a = 0; a < r->n; a++) {
-        const analyze_roofline_trace *t = &r->t[r->order[a]];
-        size_t k = top && top < t->nops ? top : t->nops;
-        for (size_t j = 0; j < k; j++) {
-            const analyze_roof_row *o = &t->ops[j];
-            if (!plottable(o))
-                continue;
-            if (analyze_names_add(&cls, o->cls)) {
-                cairo_restore(cr);
-                analyze_chart_discard(&c);
-                analyze_names_free(&cls);
-                return oom(err, errlen);
+    /* the points: colour by class, area by time share, shape by trace */
+    for (size_t i = 0; i < nm; i++) {
+        analyze_chart_palette(&c, class_colour(m[i].o->cls));
+        marker(&c, m[i].shape, m[i].hollow, m[i].x, m[i].y, m[i].r);
+        analyze_chart_title_disc(&c, m[i].x, m[i].y, m[i].r, "%s: %s (%s), %.3g FLOP/byte, %.3g GFLOP/s, %.1f%% of op time",
+                                 m[i].trace, m[i].o->name, m[i].o->cls, m[i].o->intensity, m[i].o->gflops,
+                                 100 * m[i].o->share);
+    }
+    /* the ceilings' values: above the flat roof, right-aligned, moved left
+     * until clear of the marks; the flat roofs themselves kept clear of labels */
+    box frame = { L + 2, T + 2, L + W - 2, T + H - 2 };
+    size_t np = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const analyze_roofline_trace *t = &r->t[i];
+        double ry = analyze_scale_at(&sy, t->peak_gflops);
+        if (first_ceilings(r, i))
+            placed[np++] = (box){ analyze_scale_at(&sx, t->ridge), ry - 1.5, L + W, ry + 1.5 };
+    }
+    char num[128];
+    for (size_t i = 0; i < r->n; i++) {
+        const analyze_roofline_trace *t = &r->t[i];
+        if (!first_ceilings(r, i))
+            continue;
+        snprintf(num, sizeof num, "%.1f GFLOP/s, %.1f GB/s", t->peak_gflops, t->peak_gbs);
+        double tw = analyze_chart_text_width(&c, 10, num), ry = analyze_scale_at(&sy, t->peak_gflops);
+        for (int side = 0; side < 2; side++) {
+            double y = side ? ry + 3 + ANALYZE_CHART_ASCENT * 10 : ry - 4 - ANALYZE_CHART_DESCENT * 10;
+            int done = 0;
+            for (double x = L + W - 6 - tw; x >= L + 6 && !done; x -= 10) {
+                box b = text_box(x, y, tw, 10);
+                if (!spot_free(&b, &frame, m, nm, placed, np))
+                    continue;
+                analyze_chart_rgb(&c, 0.75, 0.1, 0.1);
+                analyze_chart_text(&c, x, y, 10, -1, 0, num);
+                placed[np++] = b;
+                done = 1;
             }
-            double x = analyze_scale_at(&sx, o->intensity), y = analyze_scale_at(&sy, o->gflops);
-            double rad = 3 + 14 * sqrt(o->share);
-            analyze_chart_palette(&c, class_colour(o->cls));
-            cairo_arc(cr, x, y, rad, 0, 2 * M_PI);
-            cairo_fill_preserve(cr);
-            analyze_chart_rgb(&c, 1, 1, 1);
-            cairo_stroke(cr);
+            if (done)
+                break;
         }
     }
-    /* labels: the largest shares first, each where it overlaps none placed before */
-    label_points(&c, r, top, &sx, &sy, placed, nplaced);
-    cairo_restore(cr);
-    /* the legend: classes, then what the discs say */
-    sort_by_colour(cls.v, cls.n, class_colour);
-    double ly = T + 10;
-    for (size_t j = 0; j < cls.n; j++, ly += 18) {
-        analyze_chart_palette(&c, class_colour(cls.v[j]));
-        cairo_arc(cr, L + W + 24, ly - 4, 6, 0, 2 * M_PI);
-        cairo_fill(cr);
-        analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
-        analyze_chart_text(&c, L + W + 36, ly, FONT, -1, 0, cls.v[j]);
+    /* labels: one per op type, where it hides nothing */
+    if (label_marks(&c, m, nm, &frame, placed, np, np + MAX_LABELS)) {
+        cairo_restore(cr);
+        oom(err, errlen);
+        goto end;
     }
-    analyze_names_free(&cls);
+    cairo_restore(cr);
+    /* the legend: classes (colour), traces (shape), disc sizes */
+    double lx = L + W + 30, ly = T + 8;
     analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
-    analyze_chart_text(&c, L + W + 18, ly += 10, 9.5, -1, 0, "disc area: share of op time");
+    analyze_chart_text(&c, lx - 8, ly, 10, -1, 0, "op class (colour)");
+    for (size_t j = 0; j < cls.n; j++) {
+        ly += 18;
+        analyze_chart_palette(&c, class_colour(cls.v[j]));
+        marker(&c, 0, 0, lx + 4, ly - 4, 6);
+        analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
+        analyze_chart_text(&c, lx + 16, ly, FONT, -1, 0, cls.v[j]);
+    }
+    if (r->n > 1) {
+        ly += 26;
+        analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
+        analyze_chart_text(&c, lx - 8, ly, 10, -1, 0, "trace (shape)");
+        for (size_t a = 0; a < r->n; a++) {
+            ly += 18;
+            analyze_chart_rgb(&c, 0.45, 0.45, 0.45);
+            marker(&c, a % NSHAPES, (a / NSHAPES) % 2, lx + 4, ly - 4, 5.5);
+            analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
+            analyze_chart_text(&c, lx + 16, ly, FONT, -1, 0, tl[a]);
+        }
+    }
+    ly += 26;
+    analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
+    analyze_chart_text(&c, lx - 8, ly, 10, -1, 0, "share of op time (area)");
+    static const double key[] = { 0.01, 0.1, 0.5 };
+    for (int k = 0; k < 3; k++) {
+        double rad = disc_radius(key[k]);
+        ly += 6 + fmax(2 * rad, 14);
+        analyze_chart_rgb(&c, 0.6, 0.6, 0.6);
+        marker(&c, 0, 0, lx + 13, ly - 4, rad);
+        snprintf(num, sizeof num, "%g%%", 100 * key[k]);
+        analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
+        analyze_chart_text(&c, lx + 32, ly, FONT, -1, 0, num);
+    }
+    analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
     if (trajectories)
-        analyze_chart_text(&c, L + W + 18, ly += 16, 9.5, -1, 0, "grey lines: trajectories");
+        analyze_chart_text(&c, lx - 8, ly += 24, 9.5, -1, 0, "grey lines: trajectories");
     if (skipped) {
         snprintf(num, sizeof num, "%zu point%s without flops", skipped, skipped == 1 ? "" : "s");
-        analyze_chart_text(&c, L + W + 18, ly += 16, 9.5, -1, 0, num);
-        analyze_chart_text(&c, L + W + 18, ly += 14, 9.5, -1, 0, "or bytes: not drawn");
+        analyze_chart_text(&c, lx - 8, ly += 18, 9.5, -1, 0, num);
+        analyze_chart_text(&c, lx - 8, ly += 14, 9.5, -1, 0, "or bytes: not drawn");
     }
-    return analyze_chart_finish(&c, err, errlen);
+    rc = analyze_chart_finish(&c, err, errlen);
+end:
+    if (rc && c.cr)
+        analyze_chart_discard(&c);
+    analyze_names_free(&cls);
+    free(m);
+    free(tl);
+    free(placed);
+    return rc;
 }

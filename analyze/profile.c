@@ -224,6 +224,113 @@ void analyze_profile_destroy(analyze_profile *p)
     free(p);
 }
 
+/* ---- snapshots ------------------------------------------------------------------ */
+static int dup_field(char **dst, const char *src);
+static void *dup_mem(const void *src, size_t n)
+{
+    if (!src || !n)
+        return NULL;
+    void *d = malloc(n);
+    if (d)
+        memcpy(d, src, n);
+    return d;
+}
+
+static int dup_bucket(bucket *d, const bucket *b)
+{
+    *d = *b;
+    d->st = NULL, d->touched = NULL;
+    if (!b->cap)
+        return 0;
+    d->st = dup_mem(b->st, b->cap * ANALYZE_NPHASE * sizeof *b->st);
+    d->touched = dup_mem(b->touched, b->cap * ANALYZE_NPHASE * sizeof *b->touched);
+    return d->st && d->touched ? 0 : -1;
+}
+
+static int dup_names(char ***dst, char *const *src, size_t n)
+{
+    *dst = n ? calloc(n, sizeof **dst) : NULL;
+    if (n && !*dst)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (!((*dst)[i] = strdup(src[i])))
+            return -1;
+    return 0;
+}
+
+analyze_profile *analyze_profile_snapshot(const analyze_profile *p)
+{
+    const state *s = p->priv;
+    analyze_profile *c = analyze_profile_create(p->source, p->skip_first, p->skip_last);
+    if (!c)
+        return NULL;
+    state *cs = c->priv;
+    bucket *ring = cs->ring; /* allocated by create: skip_last slots */
+    *cs = *s;
+    cs->ring = ring;
+    cs->tens = NULL; /* the copies come below; until then nothing of s's is owned */
+    cs->total.st = cs->outside.st = cs->cur.st = NULL;
+    cs->total.touched = cs->outside.touched = cs->cur.touched = NULL;
+    char *src = c->source;
+    analyze_meta m = p->meta;
+    void *priv = c->priv;
+    *c = *p;
+    c->source = src, c->priv = priv;
+    c->meta = (analyze_meta){ 0 };
+    c->ops = NULL, c->classes = c->roles = NULL, c->nops = c->nclasses = c->nroles = 0;
+    c->role_peak = c->role_live = c->role_at_peak = c->role_tensors = NULL;
+    c->mem_steps = NULL, c->nmem_steps = 0;
+    c->meta = m; /* the counts and flags; then the strings, owned */
+    c->meta.model = c->meta.mode = c->meta.preset = c->meta.version = c->meta.blas = c->meta.cpu = NULL;
+    if (dup_field(&c->meta.model, m.model) || dup_field(&c->meta.mode, m.mode) ||
+        dup_field(&c->meta.preset, m.preset) || dup_field(&c->meta.version, m.version) ||
+        dup_field(&c->meta.blas, m.blas) || dup_field(&c->meta.cpu, m.cpu))
+        goto oom;
+    c->diag = p->diag;
+    if (p->nops) {
+        if (!(c->ops = calloc(p->nops, sizeof *c->ops)))
+            goto oom;
+        for (size_t i = 0; i < p->nops; i++) {
+            c->ops[i] = p->ops[i];
+            c->ops[i].name = NULL;
+        }
+        c->nops = p->nops;
+        for (size_t i = 0; i < p->nops; i++)
+            if (!(c->ops[i].name = strdup(p->ops[i].name)))
+                goto oom;
+    }
+    if (dup_names(&c->classes, p->classes, p->nclasses))
+        goto oom;
+    c->nclasses = p->nclasses;
+    if (dup_names(&c->roles, p->roles, p->nroles))
+        goto oom;
+    c->nroles = p->nroles;
+    if (p->nroles) {
+        size_t n = p->nroles * sizeof(uint64_t);
+        if (!(c->role_peak = dup_mem(p->role_peak, n)) || !(c->role_live = dup_mem(p->role_live, n)) ||
+            !(c->role_at_peak = dup_mem(p->role_at_peak, n)) || !(c->role_tensors = dup_mem(p->role_tensors, n)))
+            goto oom;
+    }
+    if (p->mem_steps) {
+        if (!(c->mem_steps = malloc(ANALYZE_MEM_STEPS_MAX * sizeof *c->mem_steps)))
+            goto oom;
+        memcpy(c->mem_steps, p->mem_steps, p->nmem_steps * sizeof *c->mem_steps);
+        c->nmem_steps = p->nmem_steps;
+    }
+    if (s->tens_cap && !(cs->tens = dup_mem(s->tens, s->tens_cap * sizeof *s->tens)))
+        goto oom;
+    if (dup_bucket(&cs->total, &s->total) || dup_bucket(&cs->outside, &s->outside) || dup_bucket(&cs->cur, &s->cur))
+        goto oom;
+    for (size_t i = 0; i < p->skip_last; i++)
+        if (dup_bucket(&cs->ring[i], &s->ring[i]))
+            goto oom;
+    analyze_profile_finish(c);
+    return c;
+oom:
+    analyze_profile_destroy(c);
+    return NULL;
+}
+
 /* ---- interning --------------------------------------------------------------- */
 static int intern(char ***names, size_t *n, const char *name)
 {

@@ -148,6 +148,10 @@ void analyze_profile_tensor_free(analyze_profile *p, uint32_t id);
  * computed.  Idempotent. */
 void analyze_profile_finish(analyze_profile *p);
 
+/* A finished copy of a profile still being fed (a live trace's table so
+ * far): the trace as if it ended now.  NULL on out of memory. */
+analyze_profile *analyze_profile_snapshot(const analyze_profile *p);
+
 /* ---- derived views (after finish) --------------------------------------- */
 /* Time of all kept ops; the denominator of every share. */
 uint64_t analyze_profile_total_ns(const analyze_profile *p);

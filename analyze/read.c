@@ -1,8 +1,10 @@
-/* read.c -- a trace source into a profile (see read.h): tracer/read.h's
- * graph with the fathom sink (sink.h) as its consumer. */
+/* read.c -- a trace source into a profile (see read.h): the one decoder,
+ * isolated in a child process (tracer/isolate.h), feeding the fathom sink's
+ * callbacks (sink.h). */
 #include "analyze/read.h"
 
 #include "analyze/sink.h"
+#include "tracer/isolate.h"
 #include "tracer/read.h"
 
 #include <inttypes.h>
@@ -37,60 +39,100 @@ static int fill_from_manifest(analyze_profile *p, const tracer_manifest *m)
     return 0;
 }
 
-static int sink_message(void *ctx, const bt_message *msg, char *err, size_t errlen)
+/* One source being read: its trace, its sink and its decoding. */
+typedef struct reading {
+    tracer_trace *t;
+    analyze_sink *sink;
+    tracer_decode_cbs cbs;
+    tracer_decode_diag diag;
+} reading;
+
+/* The finished profile of a decoded source, or NULL with err. */
+static analyze_profile *profile_of(reading *r, const char *source, char *err, size_t errlen)
 {
-    analyze_sink *sink = ctx;
-    if (analyze_sink_consume(sink, msg) == 0)
-        return 0;
-    snprintf(err, errlen, "%s", analyze_sink_error(sink));
-    return -1;
+    size_t n = 0;
+    analyze_profile **v = analyze_sink_take_decoded(r->sink, &r->diag, &n), *p = NULL;
+    if (!v) {
+        fail(err, errlen, "%s: out of memory", source);
+        return NULL;
+    }
+    if (!n || v[0]->diag.events == v[0]->diag.foreign_events)
+        fail(err, errlen, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)", source,
+             n ? v[0]->diag.foreign_events : 0);
+    else if (fill_from_manifest(v[0], tracer_trace_manifest(r->t)))
+        fail(err, errlen, "%s: out of memory", source);
+    else
+        p = v[0], v[0] = NULL;
+    for (size_t i = 0; i < n; i++)
+        analyze_profile_destroy(v[i]);
+    free(v);
+    return p;
+}
+
+int analyze_read_many(const char *const *sources, size_t n, const analyze_read_options *o, analyze_profile **out,
+                      char *err, size_t errlen)
+{
+    analyze_read_options none = { 0 };
+    if (!o)
+        o = &none;
+    int rc = -1;
+    reading *rs = calloc(n ? n : 1, sizeof *rs);
+    tracer_decode_job *jobs = calloc(n ? n : 1, sizeof *jobs);
+    for (size_t i = 0; i < n; i++)
+        out[i] = NULL;
+    if (!rs || !jobs) {
+        fail(err, errlen, "out of memory");
+        goto end;
+    }
+    for (size_t i = 0; i < n; i++) {
+        reading *r = &rs[i];
+        if (tracer_read_open(sources[i], &r->t, err, errlen))
+            goto end;
+        analyze_sink_options so = { .skip_first = o->skip_first, .skip_last = o->skip_last, .source = sources[i] };
+        if (!(r->sink = analyze_sink_create(&so))) {
+            fail(err, errlen, "%s: out of memory", sources[i]);
+            goto end;
+        }
+        r->cbs = *analyze_sink_callbacks();
+        if (o->progress && n == 1) {
+            analyze_sink_set_progress(r->sink, o->progress, o->progress_ctx);
+            r->cbs.tick = analyze_sink_tick;
+            r->cbs.tick_s = o->interval > 0 ? o->interval : 2.0;
+        }
+        jobs[i] = (tracer_decode_job){ .t = r->t, .source = sources[i], .cbs = &r->cbs, .ctx = r->sink,
+                                       .diag = &r->diag };
+    }
+    /* every source decoded at once: live sessions side by side, archives on
+     * every core */
+    tracer_decode_jobs_isolated(jobs, n);
+    for (size_t i = 0; i < n; i++) {
+        if (jobs[i].rc) {
+            if (analyze_sink_failed(rs[i].sink)) /* the sink's own reason (an unknown schema...) */
+                fail(err, errlen, "%s", analyze_sink_error(rs[i].sink));
+            else
+                fail(err, errlen, "%s", jobs[i].err);
+            goto end;
+        }
+        if (!(out[i] = profile_of(&rs[i], sources[i], err, errlen)))
+            goto end;
+    }
+    rc = 0;
+end:
+    for (size_t i = 0; rc && i < n; i++) {
+        analyze_profile_destroy(out[i]);
+        out[i] = NULL;
+    }
+    for (size_t i = 0; rs && i < n; i++) {
+        analyze_sink_destroy(rs[i].sink);
+        tracer_trace_close(rs[i].t);
+    }
+    free(rs);
+    free(jobs);
+    return rc;
 }
 
 int analyze_read(const char *source, const analyze_read_options *o, analyze_profile **out, char *err,
                  size_t errlen)
 {
-    *out = NULL;
-    tracer_trace *t = NULL;
-    if (tracer_read_open(source, &t, err, errlen))
-        return -1;
-    analyze_read_options none = { 0, 0 };
-    if (!o)
-        o = &none;
-    analyze_sink_options so = { .skip_first = o->skip_first, .skip_last = o->skip_last, .per_trace = 0,
-                                .source = source };
-    analyze_sink *sink = analyze_sink_create(&so);
-    int rc = -1;
-    size_t n = 0;
-    analyze_profile **v = NULL;
-    if (!sink) {
-        fail(err, errlen, "%s: out of memory", source);
-        goto end;
-    }
-    if (tracer_read_run(t, source, sink_message, sink, err, errlen))
-        goto end;
-    v = analyze_sink_take(sink, &n);
-    if (!v) {
-        fail(err, errlen, "%s: out of memory", source);
-        goto end;
-    }
-    analyze_profile *p = n ? v[0] : NULL;
-    if (!p || p->diag.events == p->diag.foreign_events) {
-        fail(err, errlen, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)", source,
-             p ? p->diag.foreign_events : 0);
-        goto end;
-    }
-    if (fill_from_manifest(p, tracer_trace_manifest(t))) {
-        fail(err, errlen, "%s: out of memory", source);
-        goto end;
-    }
-    *out = p;
-    v[0] = NULL;
-    rc = 0;
-end:
-    for (size_t i = 0; i < n; i++)
-        analyze_profile_destroy(v[i]);
-    free(v);
-    analyze_sink_destroy(sink);
-    tracer_trace_close(t);
-    return rc;
+    return analyze_read_many(&source, 1, o, out, err, errlen);
 }

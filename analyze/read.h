@@ -16,6 +16,11 @@
 
 typedef struct analyze_read_options {
     uint32_t skip_first, skip_last;
+    /* a live source: progress gets the profile so far every interval
+     * seconds (analyze_profile_snapshot), before the final one is returned */
+    int (*progress)(void *ctx, const analyze_profile *snapshot);
+    void *progress_ctx;
+    double interval;
 } analyze_read_options;
 
 /* 0 and a finished profile in *out (destroy it), or -1 and a one-line
@@ -24,5 +29,12 @@ typedef struct analyze_read_options {
  * that is wrong shows in the profile's diag (analyze_profile_warnings). */
 int analyze_read(const char *source, const analyze_read_options *o, analyze_profile **out, char *err,
                  size_t errlen);
+
+/* analyze_read() of n sources at once (each decoded in its own child
+ * process, side by side: several live sessions, or archives on every core):
+ * 0 and n profiles in out, or -1 with the first failing source's message
+ * (no profile kept). progress applies when n is 1. */
+int analyze_read_many(const char *const *sources, size_t n, const analyze_read_options *o, analyze_profile **out,
+                      char *err, size_t errlen);
 
 #endif

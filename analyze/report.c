@@ -160,7 +160,7 @@ static void breakdown_text_trace(FILE *f, const analyze_profile *p, size_t top, 
     if (m->preset && m->batch)
         fprintf(f, ", batch %u", m->batch);
     if (m->preset && m->threads)
-        fprintf(f, ", %u threads x %u inter-op", m->threads, m->inter);
+        fprintf(f, ", %u thread%s x %u inter-op", m->threads, m->threads == 1 ? "" : "s", m->inter);
     fprintf(f, "%s  %s\n", m->preset ? ")" : "", p->source);
     if (p->steps_seen)
         fprintf(f, "steps: %llu kept of %llu (skipped first %u, last %u); step time mean %.3f ms, min %.3f, "

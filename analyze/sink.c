@@ -32,6 +32,8 @@ struct analyze_sink {
     tracer_decoder *dec;
     traceprof **tp;   /* per_trace: one per trace; else tp[0] only */
     size_t ntp;
+    analyze_progress_fn progress;
+    void *progress_ctx;
     char err[512];
 };
 
@@ -237,9 +239,33 @@ static void diag_merge(analyze_profile *p, const tracer_decode_diag *g)
     d->redefined_nodes += g->redefined_nodes;
 }
 
-analyze_profile **analyze_sink_take(analyze_sink *s, size_t *n)
+const tracer_decode_cbs *analyze_sink_callbacks(void) { return &sink_cbs; }
+
+void analyze_sink_set_progress(analyze_sink *s, analyze_progress_fn fn, void *ctx)
 {
-    tracer_decoder_finish(s->dec);
+    s->progress = fn;
+    s->progress_ctx = ctx;
+}
+
+int analyze_sink_tick(void *sink)
+{
+    analyze_sink *s = sink;
+    if (!s->progress || !s->ntp)
+        return 0;
+    analyze_profile *snap = analyze_profile_snapshot(s->tp[0]->prof);
+    if (!snap)
+        return fail(s, "out of memory");
+    int rc = s->progress(s->progress_ctx, snap);
+    analyze_profile_destroy(snap);
+    return rc;
+}
+
+int analyze_sink_failed(const analyze_sink *s) { return s->err[0] != '\0'; }
+
+/* Hands the profiles over, each with its traces' diagnostics: from the
+ * sink's decoder, or `diag` (decoding done elsewhere: one profile). */
+static analyze_profile **take(analyze_sink *s, const tracer_decode_diag *diag, size_t *n)
+{
     size_t cnt = s->ntp;
     analyze_profile **v = calloc(cnt ? cnt : 1, sizeof *v);
     *n = 0;
@@ -247,7 +273,10 @@ analyze_profile **analyze_sink_take(analyze_sink *s, size_t *n)
         return NULL;
     for (size_t i = 0; i < cnt; i++) {
         tracer_decode_diag g = { 0 };
-        tracer_decoder_diag_sum(s->dec, s->tp[i], &g);
+        if (diag)
+            g = *diag;
+        else
+            tracer_decoder_diag_sum(s->dec, s->tp[i], &g);
         v[i] = s->tp[i]->prof;
         s->tp[i]->prof = NULL;
         diag_merge(v[i], &g);
@@ -260,4 +289,15 @@ analyze_profile **analyze_sink_take(analyze_sink *s, size_t *n)
     s->dec = tracer_decoder_create(&sink_cbs, s);
     *n = cnt;
     return v;
+}
+
+analyze_profile **analyze_sink_take(analyze_sink *s, size_t *n)
+{
+    tracer_decoder_finish(s->dec);
+    return take(s, NULL, n);
+}
+
+analyze_profile **analyze_sink_take_decoded(analyze_sink *s, const tracer_decode_diag *diag, size_t *n)
+{
+    return take(s, diag, n);
 }

@@ -36,4 +36,20 @@ const char *analyze_sink_error(const analyze_sink *s);
  * frees the array); the sink keeps none.  *n may be 0. */
 analyze_profile **analyze_sink_take(analyze_sink *s, size_t *n);
 
+/* The sink as a decoder's consumer (tracer/decode.h), for decoding done
+ * elsewhere (tracer/isolate.h): its callbacks, with the sink as their ctx;
+ * analyze_sink_take_decoded() then finishes the profiles with that
+ * decoding's diagnostics (one profile: per_trace 0). */
+#include "tracer/decode.h"
+const tracer_decode_cbs *analyze_sink_callbacks(void);
+analyze_profile **analyze_sink_take_decoded(analyze_sink *s, const tracer_decode_diag *diag, size_t *n);
+/* 1 when a callback failed with a message of its own (analyze_sink_error). */
+int analyze_sink_failed(const analyze_sink *s);
+/* While decoding goes on (a live trace): fn gets a finished snapshot of
+ * the first profile at each analyze_sink_tick() (a tick callback for the
+ * decoder: ctx is the sink); fn returns 0, or -1 to stop. */
+typedef int (*analyze_progress_fn)(void *ctx, const analyze_profile *snapshot);
+void analyze_sink_set_progress(analyze_sink *s, analyze_progress_fn fn, void *ctx);
+int analyze_sink_tick(void *sink);
+
 #endif

@@ -79,7 +79,9 @@ exec_status exec_gradients(exec_graph *g, uint32_t loss)
 
     exec_phase saved = g->phase;
     g->phase = EXEC_PHASE_backward;
-    uint32_t seed = exec_tensor_new(g, EXEC_ROLE_gradient, EXEC_F32, lt->ndim, lt->shape, "dloss");
+    int64_t lshape[EXEC_MAX_DIMS]; /* a copy: a new tensor may move the tensor array under lt */
+    memcpy(lshape, lt->shape, sizeof lshape);
+    uint32_t seed = exec_tensor_new(g, EXEC_ROLE_gradient, EXEC_F32, lt->ndim, lshape, "dloss");
     if (!seed) {
         st = g->status;
         goto restore;
@@ -94,11 +96,16 @@ exec_status exec_gradients(exec_graph *g, uint32_t loss)
         if (n->phase != EXEC_PHASE_forward || !exec_op_table[n->op].grad)
             continue;
         int any = 0;
-        uint32_t dout[n->nout > 0 ? n->nout : 1];
-        for (int o = 0; o < n->nout; o++) {
-            dout[o] = a.needs[n->out[o]] ? total(&a, n->out[o]) : 0;
+        /* total() may append an AddN, which moves the node array: n is
+         * fetched again after it */
+        const int nout = n->nout;
+        const uint32_t *outs = n->out;
+        uint32_t dout[nout > 0 ? nout : 1];
+        for (int o = 0; o < nout; o++) {
+            dout[o] = a.needs[outs[o]] ? total(&a, outs[o]) : 0;
             any |= dout[o] != 0;
         }
+        n = &g->nodes[jj];
         if (!any)
             continue;
         uint32_t din[n->nin];

@@ -230,3 +230,18 @@ uint32_t ex_pad(exec_graph *g, uint32_t x, const int64_t *before, const int64_t 
 }
 
 uint32_t ex_gather(exec_graph *g, uint32_t params, uint32_t indices) { return OP(g, Gather, IN(params, indices), 0, NULL); }
+
+/* ---- attention models ---- */
+uint32_t ex_layer_norm(exec_graph *g, uint32_t x, uint32_t gamma, uint32_t beta, float epsilon)
+{
+    return OP(g, LayerNorm, IN(x, gamma, beta), 1, AT(exec_attr_f(epsilon)));
+}
+uint32_t ex_masked_fill(exec_graph *g, uint32_t x, uint32_t mask, float value)
+{
+    return OP(g, MaskedFill, IN(x, mask), 1, AT(exec_attr_f(value)));
+}
+uint32_t ex_label_smoothed_xent(exec_graph *g, uint32_t logits, uint32_t labels, float label_smoothing,
+                                         int32_t ignore_label)
+{
+    return OP(g, LabelSmoothedCrossEntropy, IN(logits, labels), 2, AT(exec_attr_f(label_smoothing), ignore_label));
+}

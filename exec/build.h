@@ -97,6 +97,17 @@ uint32_t ex_ctc_greedy_decoder(exec_graph *g, uint32_t logits, uint32_t seq_leng
 uint32_t ex_huber_loss(exec_graph *g, uint32_t pred, uint32_t target, float delta); /* mean */
 uint32_t ex_sigmoid_xent(exec_graph *g, uint32_t logits, uint32_t labels);          /* sum over features, mean over N */
 
+/* ---- attention models (exec/ops/norm.c, arith.c, reduction.c) ---- */
+/* LayerNorm over the last axis: x [...,D], gamma, beta [D] -> y [...,D] */
+uint32_t ex_layer_norm(exec_graph *g, uint32_t x, uint32_t gamma, uint32_t beta, float epsilon);
+/* mask != 0 ? value : x; mask (float or int32) of x's rank, each dim x's or 1 */
+uint32_t ex_masked_fill(exec_graph *g, uint32_t x, uint32_t mask, float value);
+/* sparse softmax cross entropy with label smoothing eps (target
+ * (1-eps) onehot + eps/C), mean over the rows whose label is not
+ * ignore_label (-1: none): logits [N,C], labels int32 [N] -> [1] */
+uint32_t ex_label_smoothed_xent(exec_graph *g, uint32_t logits, uint32_t labels, float label_smoothing,
+                                int32_t ignore_label);
+
 /* ---- random (exec/ops/random.c): new draws every run, deterministic per seed ---- */
 uint32_t ex_random_normal(exec_graph *g, int ndim, const int64_t *shape, float mean, float stddev);
 uint32_t ex_random_uniform(exec_graph *g, int ndim, const int64_t *shape, float lo, float hi);

@@ -134,7 +134,8 @@ int cmd_peak(int argc, char **argv)
     if (tty)
         fprintf(stderr, "\r%40s\r", "");
     if (fmt == CLI_TEXT) {
-        printf("peak sgemm: %.1f GFLOP/s\nmemory bandwidth (triad, %ld threads): %.1f GB/s\n", best, maxt, bw);
+        printf("peak sgemm: %.1f GFLOP/s\nmemory bandwidth (triad, %ld thread%s): %.1f GB/s\n", best, maxt,
+               maxt == 1 ? "" : "s", bw);
         printf("ridge point: %.1f FLOP/byte\ncpu: %s\n", best / bw, exec_cpu_model());
     } else {
         root = json_pack("{s:i, s:s, s:s, s:i, s:o, s:f, s:f, s:i, s:f}", "schema", 1, "cpu", exec_cpu_model(), "blas",

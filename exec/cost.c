@@ -155,6 +155,18 @@ EXEC_COST_FN(cost_batch_norm)
     *bytes = exec_io_bytes(g, n);
 }
 
+/* LayerNorm: per element the row mean (1), the variance (3: subtract,
+ * square, add) and y = (x - mean) * inv_std * gamma + beta (4) = 8.
+ * LayerNormGrad: xhat (2), g = dy*gamma (1), the row sums of g and g*xhat
+ * (3), dx = inv_std * (g - mean(g) - xhat*mean(g*xhat)) (4), dgamma (2)
+ * and dbeta (1) = 13. */
+EXEC_COST_FN(cost_layer_norm)
+{
+    const exec_tensor *x = &g->tensors[n->op == EXEC_OP_LayerNorm ? n->in[0] : n->in[1]];
+    *flops = (n->op == EXEC_OP_LayerNorm ? 8ull : 13ull) * (uint64_t)x->numel;
+    *bytes = exec_io_bytes(g, n);
+}
+
 /* ---- math family (elementwise math, activations, data movement) ---- */
 EXEC_COST_FN(cost_elem2) { *flops = 2 * out_numel(g, n); *bytes = exec_io_bytes(g, n); }
 EXEC_COST_FN(cost_elem3) { *flops = 3 * out_numel(g, n); *bytes = exec_io_bytes(g, n); }

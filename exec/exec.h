@@ -180,6 +180,9 @@ exec_status exec_optimizer_sgd(exec_graph *g, float lr);
 exec_status exec_optimizer_momentum(exec_graph *g, float lr, float momentum);
 exec_status exec_optimizer_adam(exec_graph *g, float lr, float beta1, float beta2, float epsilon);
 exec_status exec_optimizer_rmsprop(exec_graph *g, float lr, float decay, float momentum, float epsilon);
+/* Sets the learning rate of every update node the optimizers above appended,
+ * for a schedule (the Transformer's warm-up): call between runs. */
+exec_status exec_optimizer_set_lr(exec_graph *g, float lr);
 /* Gradient transforms, applied to exec_grad_of() of every weight before the
  * optimizer: TF's clip_by_global_norm and per-tensor clip_by_norm. */
 exec_status exec_clip_global_norm(exec_graph *g, float clip_norm);
@@ -276,7 +279,7 @@ const exec_hooks *exec_hooks_cur(void);
  * larger buffer means fewer, larger `ops` events; a crash loses at most
  * the records still buffered. Takes effect for buffers made afterwards. */
 #define EXEC_TRACE_BUFFER_DEFAULT 256
-#define EXEC_TRACE_BUFFER_MAX 65536
+#define EXEC_TRACE_BUFFER_MAX 16384 /* 320 KiB an event: well inside a 1 MiB sub-buffer */
 void exec_trace_buffer_set(uint32_t records);
 uint32_t exec_trace_buffer_get(void);
 

@@ -171,6 +171,7 @@ EXEC_COST_FN(cost_conv2d);        /* Conv2D and both backprops: 2*N*OC*OH*OW*C*K
 EXEC_COST_FN(cost_pool);          /* KH*KW per pooled element */
 EXEC_COST_FN(cost_lrn);
 EXEC_COST_FN(cost_batch_norm);
+EXEC_COST_FN(cost_layer_norm);   /* LayerNorm 8, LayerNormGrad 13 per element */
 /* ---- math family (arith.c, activation.c, reduction.c, movement.c) ---- */
 EXEC_COST_FN(cost_elem2);         /* 2 per output element */
 EXEC_COST_FN(cost_elem3);         /* 3 per output element */

@@ -6,12 +6,29 @@
 #include "models/cli.h"
 #include "tracer/cmd.h"   /* tracer: record, info */
 #include "tracer/hooks.h" /* tracer: FATHOM_TRACE=1 traces this process */
+#include "tracer/locate.h" /* tracer: where the probe and the plugin are */
+#include "tracer/decode.h" /* tracer: the trace schema versions */
 
+#include <limits.h>
+
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int cmd_version(int argc, char **argv);
+
+/* A traced run's SIGINT/SIGTERM: the engine stops at the next op boundary;
+ * a second one ends the process at once. */
+static void on_stop_signal(int sig)
+{
+    if (exec_interrupted()) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    exec_interrupt(sig);
+}
 static int cmd_help(int argc, char **argv);
 
 static const struct subcommand {
@@ -57,13 +74,27 @@ static int cmd_version(int argc, char **argv)
     if (argc > 1) {
         if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
             printf("usage: fathom version\n\nPrints fathom's version, the trace schema version, the BLAS\n"
-                   "configuration and the CPU model.\n");
+                   "configuration, the CPU model, the trace probe `fathom record` loads\n"
+                   "(FATHOM_TP_LIB overrides it) and the folder of the Babeltrace2 plugin\n"
+                   "(for babeltrace2 --plugin-path=DIR or BABELTRACE_PLUGIN_PATH=DIR).\n");
             return 0;
         }
         return cli_usage_error("version", "unexpected argument '%s'", argv[1]);
     }
-    printf("fathom %s\ntrace schema 1\nblas: %s\ncpu: %s (%d cores)\n", FATHOM_VERSION, exec_blas_config(),
+    printf("fathom %s\ntrace schema %d (reads 1 and 2)\nblas: %s\ncpu: %s (%d cores)\n", FATHOM_VERSION, TRACER_SCHEMA_CURRENT, exec_blas_config(),
            exec_cpu_model(), exec_cores());
+    char path[PATH_MAX];
+    const char *env = getenv(TRACER_ENV_TP_LIB);
+    if (env && *env)
+        printf("probe: %s (from %s)\n", env, TRACER_ENV_TP_LIB);
+    else if (tracer_probe_locate(path, sizeof path) == 0)
+        printf("probe: %s\n", path);
+    else
+        printf("probe: %s not found (set %s to its path)\n", TRACER_TP_LIB_NAME, TRACER_ENV_TP_LIB);
+    if (tracer_plugin_locate(path, sizeof path) == 0)
+        printf("plugin: %s/%s (babeltrace2 --plugin-path=%s)\n", path, TRACER_PLUGIN_NAME, path);
+    else
+        printf("plugin: %s not found\n", TRACER_PLUGIN_NAME);
     return 0;
 }
 
@@ -73,6 +104,13 @@ static int cmd_help(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        printf("usage: fathom help [COMMAND]\n\nPrints the list of commands, or COMMAND's own help (the same as\n"
+               "'fathom COMMAND --help').\n");
+        return 0;
+    }
+    if (argc > 2)
+        return cli_usage_error("help", "one command at a time, not '%s'", argv[2]);
     const struct subcommand *s = find(argv[1]);
     if (!s)
         return cli_usage_error("help", "no such command '%s'", argv[1]);
@@ -83,8 +121,17 @@ static int cmd_help(int argc, char **argv)
 int main(int argc, char **argv)
 {
     char terr[512]; /* tracer: a traced run (FATHOM_TRACE=1, set by `fathom record`) */
-    if (tracer_hooks_install_from_env(terr, sizeof terr) < 0)
+    int traced = tracer_hooks_install_from_env(terr, sizeof terr);
+    if (traced < 0)
         return cli_error(NULL, "%s", terr);
+    if (traced) { /* a recorded run: a signal stops it at the next op boundary, flushed */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_stop_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+    }
     const char *algo = getenv("FATHOM_CONV_ALGO"); /* engine: how convolutions run, for A/B runs */
     if (algo && *algo) {
         int a = exec_conv_algo_from_name(algo);

@@ -18,6 +18,21 @@ exec_status exec_optimizer_sgd(exec_graph *g, float lr)
     return g->status;
 }
 
+/* Every optimizer's update op keeps its learning rate in attribute 0. */
+exec_status exec_optimizer_set_lr(exec_graph *g, float lr)
+{
+    if (!(lr >= 0) || !isfinite(lr))
+        return exec_fail(EXEC_ERR_ARG, "optimizer: learning rate %g is not a finite number >= 0", (double)lr);
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        exec_node *n = &g->nodes[i];
+        if (n->phase == EXEC_PHASE_update &&
+            (n->op == EXEC_OP_ApplyGradientDescent || n->op == EXEC_OP_ApplyMomentum || n->op == EXEC_OP_ApplyAdam ||
+             n->op == EXEC_OP_ApplyRMSProp))
+            n->attrs[0] = exec_attr_f(lr);
+    }
+    return EXEC_OK;
+}
+
 /* ==== momentum, Adam, RMSProp and gradient clipping (loss branch) ======= */
 
 /* A zero-filled optimizer-state tensor shaped like w, named "<w>/<what>". */

@@ -46,7 +46,7 @@ int cmd_list(int argc, char **argv)
     }
     json_t *arr = format == CLI_JSON ? json_array() : NULL;
     if (format == CLI_TEXT)
-        printf("%-10s %-28s %-30s %12s %12s %13s\n", "name", "paper", "class", "tiny", "small", "full");
+        printf("%-11s %-28s %-30s %12s %12s %13s\n", "name", "paper", "class", "tiny", "small", "full");
     for (int i = 0; i < model_registry_count; i++) {
         const model_def *d = model_registry[i];
         int64_t n[MODEL_PRESET_COUNT];
@@ -63,7 +63,7 @@ int cmd_list(int argc, char **argv)
             json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:o}", "name", d->name, "paper", d->paper,
                                                  "class", d->kind, "summary", d->summary, "presets", presets));
         } else {
-            printf("%-10s %-28s %-30s %12lld %12lld %13lld\n", d->name, d->paper, d->kind, (long long)n[0],
+            printf("%-11s %-28s %-30s %12lld %12lld %13lld\n", d->name, d->paper, d->kind, (long long)n[0],
                    (long long)n[1], (long long)n[2]);
         }
     }

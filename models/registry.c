@@ -4,7 +4,7 @@
 /* Each model file defines one model_def. */
 #define MODELS(X) \
     X(seq2seq) X(memnet) X(speech) X(autoenc) \
-    X(residual) X(vgg) X(alexnet) X(deepq)
+    X(residual) X(vgg) X(alexnet) X(deepq) X(transformer)
 
 #define DECL(n) extern const model_def model_##n;
 MODELS(DECL)

@@ -64,6 +64,10 @@ exec_status model_runner(const model_def *def, const model_config *cfg, const mo
     double rest = 0, rest_engine = 0, first_engine = 0;
     for (int i = 0; i < o->steps; i++) {
         float loss = NAN;
+        if (exec_interrupted()) { /* a step in progress stops at an op boundary; none starts */
+            s = exec_fail(EXEC_ERR_INTERRUPTED, "interrupted by signal %d", exec_interrupted());
+            break;
+        }
         exec_trace_step_begin((uint32_t)i);
         uint64_t e0 = exec_engine_ns();
         double t0 = now_ms();
@@ -104,9 +108,9 @@ exec_status model_runner(const model_def *def, const model_config *cfg, const mo
                                    "total_ms", r.total_ms,
                                    "first_loss", loss_json(r.first_loss), "last_loss", loss_json(r.last_loss)));
         } else if (o->format == MODEL_OUT_TEXT) {
-            fprintf(o->out, "%s %s (%s): batch %d, %lld parameters, %d threads, inter %u\n", def->name,
+            fprintf(o->out, "%s %s (%s): batch %d, %lld parameters, %d thread%s, inter %u\n", def->name,
                     model_mode_name(cfg->mode), model_preset_name(cfg->preset), m->batch, (long long)r.params,
-                    exec_threads_get(), info.inter);
+                    exec_threads_get(), exec_threads_get() == 1 ? "" : "s", info.inter);
             fprintf(o->out, "%d steps, mean step %.2f ms, %.2f ms of it in the engine (first step skipped; first %.2f ms)",
                     r.steps, r.mean_ms, r.mean_engine_ms, r.first_ms);
             if (isfinite(r.first_loss))

@@ -8,6 +8,7 @@
 #define FATHOM_MODELS_SEQDATA_H
 #include "exec/exec.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,25 @@ int model_text_synth_translate(const int32_t *src, int len, int src_vocab, int t
 exec_status model_text_load(const char *src_path, const char *tgt_path, int src_len, int tgt_len, int src_vocab,
                             int tgt_vocab, model_text_corpus **out);
 void model_text_destroy(model_text_corpus *c);
+/* An all-PAD corpus of n pairs (for loaders and generators). */
+exec_status model_text_corpus_new(int n, int src_len, int tgt_len, int src_vocab, int tgt_vocab,
+                                  model_text_corpus **out);
+
+/* ---- token tasks for the Transformer (tokens.c) ------------------------- */
+/* The copy task (or, with reverse, the reversal task) over one shared
+ * vocabulary: each source is 1 to len-1 random words (ids MODEL_TEXT_FIRST
+ * and up, lengths uniform in [len/2, len-1]) then EOS, PAD after; its target
+ * the same words (reversed) then EOS. src_len = tgt_len = len; needs
+ * len >= 3 and vocab >= MODEL_TEXT_FIRST + 2. Deterministic for the seed. */
+exec_status model_tokens_copy_task(int n, int len, int vocab, bool reverse, uint64_t seed, model_text_corpus **out);
+/* Tokenized parallel text, as subword tokenizers write it: one sentence
+ * pair per line, the source's token ids, then " ||| " or a tab, then the
+ * target's; ids are decimal integers >= 0 separated by spaces. Each id is
+ * stored as id + MODEL_TEXT_FIRST (0-3 are PAD, GO, EOS, UNK); ids of
+ * vocab - MODEL_TEXT_FIRST and more become UNK. Each side gets an EOS; pairs
+ * longer than src_len - 1 or tgt_len - 1 tokens are skipped; blank lines
+ * too. Anything else is a one-line error naming the file and line. */
+exec_status model_tokens_load(const char *path, int src_len, int tgt_len, int vocab, model_text_corpus **out);
 
 /* ---- bAbI (babi.c) ------------------------------------------------------ */
 typedef struct model_babi_set {

@@ -68,7 +68,7 @@ void model_text_destroy(model_text_corpus *c)
     exec_free(c);
 }
 
-static exec_status corpus_new(int n, int src_len, int tgt_len, int sv, int tv, model_text_corpus **out)
+exec_status model_text_corpus_new(int n, int src_len, int tgt_len, int sv, int tv, model_text_corpus **out)
 {
     model_text_corpus *c = exec_calloc(1, sizeof *c);
     if (!c)
@@ -122,7 +122,7 @@ exec_status model_text_synth(int n, int src_len, int tgt_len, int src_vocab, int
         return exec_fail(EXEC_ERR_ARG, "text: bad synthetic task (n %d, src %d, tgt %d, vocab %d/%d)", n, src_len,
                          tgt_len, src_vocab, tgt_vocab);
     model_text_corpus *c;
-    exec_status s = corpus_new(n, src_len, tgt_len, src_vocab, tgt_vocab, &c);
+    exec_status s = model_text_corpus_new(n, src_len, tgt_len, src_vocab, tgt_vocab, &c);
     if (s)
         return s;
     exec_rng r = exec_rng_make(seed ^ 0x7e47ull);
@@ -318,7 +318,7 @@ exec_status model_text_load(const char *src_path, const char *tgt_path, int src_
         st = exec_fail(EXEC_ERR_IO, "%s: too many sentences", src_path);
         goto done;
     }
-    if ((st = corpus_new((int)fit, src_len, tgt_len, src_vocab, tgt_vocab, &c)))
+    if ((st = model_text_corpus_new((int)fit, src_len, tgt_len, src_vocab, tgt_vocab, &c)))
         goto done;
     size_t k = 0;
     for (size_t i = 0; i < a.nlines; i++) {

@@ -42,9 +42,10 @@ static const char usage_text[] =
 
 static void print_text(const replay_program *p, const replay_report *r, int threads, int inter)
 {
-    printf("recorded on: %s, %u threads, %u inter-op; %s\n", p->rec.cpu[0] ? p->rec.cpu : "?", p->rec.threads,
-           p->rec.inter, p->rec.blas[0] ? p->rec.blas : "?");
-    printf("replayed on: %s, %d threads, %d inter-op; %s\n", exec_cpu_model(), threads, inter, exec_blas_config());
+    printf("recorded on: %s, %u thread%s, %u inter-op; %s\n", p->rec.cpu[0] ? p->rec.cpu : "?", p->rec.threads,
+           p->rec.threads == 1 ? "" : "s", p->rec.inter, p->rec.blas[0] ? p->rec.blas : "?");
+    printf("replayed on: %s, %d thread%s, %d inter-op; %s\n", exec_cpu_model(), threads, threads == 1 ? "" : "s", inter,
+           exec_blas_config());
     printf("workload:    %s %s (%s), %u steps replayed, %llu ops per step\n\n", p->rec.model, p->rec.mode, p->rec.preset,
            r->steps, (unsigned long long)(r->ops / r->steps));
     printf("%-38s %-13s %7s %12s %12s %7s\n", "op type", "class", "count", "recorded ms", "replayed ms", "ratio");
@@ -195,7 +196,7 @@ static int record_replay(const char *trace, char **child_args, int nargs, const 
         break;
     case TRACER_RECORD_INTERRUPTED:
         cli_error("replay", "%s: %s", label, err);
-        rc = 128 + (r->signal > 0 ? r->signal : SIGINT);
+        rc = 128 + (r->interrupted > 0 ? r->interrupted : SIGINT);
         break;
     case TRACER_RECORD_CHILD: /* the replay said why on our stderr */
         rc = WIFEXITED(r->child_status) && WEXITSTATUS(r->child_status) ? WEXITSTATUS(r->child_status) : 1;

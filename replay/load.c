@@ -8,6 +8,7 @@
 #include "exec/alloc.h"
 #include "tracer/archive.h"
 #include "tracer/decode.h"
+#include "tracer/isolate.h"
 #include "tracer/read.h"
 
 #include <babeltrace2/babeltrace.h>
@@ -160,20 +161,6 @@ static const tracer_decode_cbs load_cbs = {
     .tensor_alloc = cb_tensor_alloc,
 };
 
-typedef struct reader {
-    loader *L;
-    tracer_decoder *dec;
-} reader;
-
-static int on_message(void *ctx, const bt_message *msg, char *err, size_t errlen)
-{
-    reader *r = ctx;
-    if (tracer_decoder_consume(r->dec, msg) == 0)
-        return 0;
-    snprintf(err, errlen, "%s", r->L->status ? exec_errmsg() : tracer_decoder_error(r->dec));
-    return -1;
-}
-
 /* The program's ops in the order of their recorded begins (records of
  * several threads arrive per thread). */
 static const uint64_t *g_sort_begin;
@@ -252,7 +239,6 @@ exec_status replay_load(const char *source, const replay_load_opts *o, replay_pr
     char err[512];
     tracer_trace *t = NULL;
     loader L = { .p = p };
-    reader R = { .L = &L };
     exec_status s = EXEC_OK;
     tracer_decode_diag g = { 0 };
     if (tracer_read_open(source, &t, err, sizeof err))
@@ -262,19 +248,13 @@ exec_status replay_load(const char *source, const replay_load_opts *o, replay_pr
                       source);
         goto end;
     }
-    R.dec = tracer_decoder_create(&load_cbs, &L);
-    if (!R.dec) {
-        s = exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
-        goto end;
-    }
-    if (tracer_read_run(t, source, on_message, &R, err, sizeof err)) {
-        s = L.status ? L.status : exec_fail(EXEC_ERR_ARG, "%s", err);
-        goto end;
-    }
-    tracer_decoder_finish(R.dec);
-    tracer_decoder_diag_sum(R.dec, NULL, &g);
-    if (g.events == g.foreign_events) {
-        s = exec_fail(EXEC_ERR_ARG, "%s: no fathom events (a trace of another tool?)", source);
+    if (tracer_decode_trace_isolated(t, source, &load_cbs, &L, &g, err, sizeof err)) {
+        if (L.status)
+            s = L.status;
+        else if (strstr(err, "no fathom events"))
+            s = exec_fail(EXEC_ERR_ARG, "%s: no fathom events (a trace of another tool?)", source);
+        else
+            s = exec_fail(EXEC_ERR_ARG, "%s", err);
         goto end;
     }
     if (!L.run_begins) {
@@ -319,7 +299,6 @@ exec_status replay_load(const char *source, const replay_load_opts *o, replay_pr
     }
     keep_steps(&L, o);
 end:
-    tracer_decoder_destroy(R.dec);
     exec_free(L.op_step);
     exec_free(L.op_begin);
     exec_free(L.step_ns);

@@ -269,4 +269,16 @@ babeltrace2 --plugin-path="$PLUGINS" "$T/r" -c sink.fathom.roofline -p "peak=\"$
   && fail "plugin roofline with a corrupt peak file: exit 0"
 tr -s "\n " "  " <"$T/bt.err" | grep -q "bad.json: not JSON" || { fail "plugin roofline, corrupt peak file: message"; cat "$T/bt.err"; }
 
+# schema 2 (node_def + batched ops records) and schema 1 (op_begin/op_end)
+# of the same op sequences analyze to the same tables (memory differs by
+# design: the schema-2 scenario keeps one activation for every step)
+for recipe in conv fc; do
+    "$GEN" "$T/v1-$recipe" $recipe alexnet train 5 seed=21 setup_ops=3 || exit 1
+    "$GEN" "$T/v2-$recipe" $recipe alexnet train 5 seed=21 setup_ops=3 schema=2 || exit 1
+    for a in breakdown; do
+        "$FATHOM" analyze $a --skip-first 1 --format csv "$T/v1-$recipe" | sed "s#$T/v1-$recipe#X#" >"$T/v1.csv"
+        "$FATHOM" analyze $a --skip-first 1 --format csv "$T/v2-$recipe" | sed "s#$T/v2-$recipe#X#" >"$T/v2.csv"
+        [ -s "$T/v1.csv" ] && cmp -s "$T/v1.csv" "$T/v2.csv" || { fail "$a of $recipe: schema 2 differs from schema 1"; diff "$T/v1.csv" "$T/v2.csv" | head -5; }
+    done
+done
 cli_end "analyze CLI"

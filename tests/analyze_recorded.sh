@@ -81,25 +81,7 @@ fi
 kill_busy() { for p in $BUSY; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
 kill_busy
 command -v lttng-relayd >/dev/null || skip "lttng-relayd is not installed"
-started=0
-for _ in 1 2 3 4 5 6 7 8; do
-    base=$(( 20000 + $(od -An -N2 -tu2 /dev/urandom) % 30000 ))
-    c=$base; d=$((base + 1)); l=$((base + 2))
-    rm -rf "$T/relay"
-    lttng-relayd -C "tcp://127.0.0.1:$c" -D "tcp://127.0.0.1:$d" -L "tcp://127.0.0.1:$l" -o "$T/relay" \
-        >"$T/relayd.log" 2>&1 &
-    rpid=$!
-    OWN_PIDS="$OWN_PIDS $rpid"
-    up=0
-    for _ in $(seq 40); do
-        kill -0 "$rpid" 2>/dev/null || break
-        if ss -ltn 2>/dev/null | grep -q "127.0.0.1:$l " && ss -ltn | grep -q "127.0.0.1:$c "; then up=1; break; fi
-        sleep 0.05
-    done
-    if [ $up = 1 ]; then started=1; break; fi
-    kill "$rpid" 2>/dev/null; wait "$rpid" 2>/dev/null
-done
-[ $started = 1 ] || fail "cannot start lttng-relayd: $(tail -3 "$T/relayd.log")"
+start_relayd
 S="fathom-$$-analyze-live"
 lttng create "$S" --live=100000 --set-url="net://127.0.0.1:$c:$d" >"$T/lttng.log" 2>&1 || fail "lttng create --live: $(cat "$T/lttng.log")"
 destroy() { lttng destroy "$S" >/dev/null 2>&1; }

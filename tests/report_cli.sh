@@ -25,12 +25,19 @@ out=$("$FATHOM" report -o "$T/r1" "$T/a" "$T/ai" "$T/m" "$T/r&4" 2>"$T/err") || 
 [ "$(ls "$T/r1" | tr '\n' ' ')" = "classes.svg compare.svg index.html memory.svg optypes.svg similarity.svg " ] \
   || fail "report: files $(ls "$T/r1" | tr '\n' ' ')"
 for f in classes compare optypes memory similarity; do is_svg "$T/r1/$f.svg" || fail "$f.svg is not an SVG document"; done
-for s in 'img src="classes.svg"' 'img src="compare.svg"' 'img src="optypes.svg"' 'img src="memory.svg"' 'img src="similarity.svg"' \
+for s in 'aria-label="op time by class"' 'id="classes-surface' 'aria-label="training and inference step time"' \
+         'aria-label="share of op time by op type"' 'aria-label="tensor memory at the peak by role"' \
+         'aria-label="cosine similarity matrix and dendrogram"' 'id="similarity-surface' '<details><summary>table: fathom analyze breakdown' \
          'id="breakdown"' 'id="compare"' 'id="similarity"' 'id="memory"' '4 traces' 'r&amp;4' \
          '== alexnet: training' 'average-linkage' '== at each trace'; do
     grep -qF "$s" "$T/r1/index.html" || fail "index.html lacks '$s'"
 done
-grep -q 'id="roofline"' "$T/r1/index.html" && fail "index.html has a roofline without ceilings"
+[ "$(grep -c '^<svg' "$T/r1/index.html")" = 5 ] || fail "index.html does not hold the 5 charts inline"
+grep -q 'aria-label="roofline"' "$T/r1/index.html" && fail "index.html has a roofline without ceilings"
+grep -q 'No roofline in this report' "$T/r1/index.html" || fail "index.html does not say why it has no roofline"
+# the charts first: no table before the first chart
+[ "$(grep -n -m1 '^<svg' "$T/r1/index.html" | cut -d: -f1)" -lt "$(grep -n -m1 '<details>' "$T/r1/index.html" | cut -d: -f1)" ] \
+  || fail "index.html: a table comes before the first chart"
 grep -qF 'r&4' "$T/r1/index.html" && fail "index.html: a path not escaped"
 tail -1 "$T/r1/index.html" | grep -qx '</html>' || fail "index.html does not end with </html>"
 
@@ -39,7 +46,7 @@ tail -1 "$T/r1/index.html" | grep -qx '</html>' || fail "index.html does not end
 is_svg "$T/r2/roofline.svg" || fail "roofline.svg missing or not SVG"
 [ -e "$T/r2/similarity.svg" ] && fail "similarity.svg for one model"
 [ -e "$T/r2/compare.svg" ] && fail "compare.svg without a training trace"
-grep -qF 'img src="roofline.svg"' "$T/r2/index.html" && grep -q 'ridge point 10.00 FLOP/byte' "$T/r2/index.html" \
+grep -qF 'aria-label="roofline"' "$T/r2/index.html" && grep -q 'ridge point 10.00 FLOP/byte' "$T/r2/index.html" \
   || fail "index.html: no roofline section"
 grep -q '== trajectories' "$T/r2/index.html" || fail "index.html: no trajectories for two batch sizes"
 
@@ -49,7 +56,7 @@ grep -q '== trajectories' "$T/r2/index.html" || fail "index.html: no trajectorie
 "$GEN" "$T/t4" conv alexnet train 3 threads=4 scale_pct=40 seed=10 || exit 1
 "$FATHOM" report -o "$T/r3" "$T/t4" "$T/t1" "$T/t2" >/dev/null 2>"$T/err" || { fail "report of a thread sweep"; cat "$T/err"; }
 is_svg "$T/r3/scaling-alexnet-train.svg" || fail "scaling-alexnet-train.svg missing or not SVG"
-grep -qF 'img src="scaling-alexnet-train.svg"' "$T/r3/index.html" && grep -q 'serial fraction 0.200' "$T/r3/index.html" \
+grep -qF 'id="scaling-alexnet-train-surface' "$T/r3/index.html" && grep -q 'serial fraction 0.200' "$T/r3/index.html" \
   || fail "index.html: no scaling section"
 ls "$T/r1" | grep -q scaling && fail "a scaling chart without a thread sweep"
 # a model name from the trace never makes a path

@@ -435,6 +435,168 @@ static void test_unknown_schema(void **state)
     assert_null(strchr(err, '\n'));
 }
 
+/* ---- schema 2: node_def + ops ------------------------------------------------
+ * A hand-made schema-2 trace: 3 steps of MatMul (node 0, 400 ns) then Relu
+ * (node 1, 100 ns) on the main thread, and BiasAdd (node 2, 250 ns) on a
+ * worker thread; `defect` adds one problem:
+ *   1: a record naming node 9, which no node_def describes;
+ *   2: an ops event whose sequences have unequal lengths (its 3 records lost);
+ *   3: a record that ends before it begins (counted as 0 ns);
+ *   4: run_end says 2 ops more than the trace holds. */
+enum { S2_MAIN = 100, S2_WORKER = 101 };
+static const char *make_schema2(const char *name, int defect)
+{
+    static char dir[4200];
+    snprintf(dir, sizeof dir, "%s/%s", tmpdir, name);
+    ctfgen_options o = { .nstreams = 2 };
+    ctfgen *g = ctfgen_create(dir, &o);
+    assert_non_null(g);
+    int mm = ctfgen_op(g, "MatMul"), relu = ctfgen_op(g, "Relu"), bias = ctfgen_op(g, "BiasAdd");
+    uint64_t t = 1000;
+    uint32_t in0[2] = { 1, 2 }, out0[1] = { 3 }, in1[1] = { 3 }, out1[1] = { 4 }, in2[2] = { 3, 5 }, out2[1] = { 6 };
+    int64_t attrs0[2] = { 0, 1 };
+    assert_int_equal(ctfgen_run_begin(g, t++, S2_MAIN, 2, "mlp", CTFGEN_TRAIN, "tiny", 4, 3, 2, 2, 1), 0);
+    uint32_t shape[2] = { 4, 4 };
+    for (uint32_t id = 1; id <= 6; id++)
+        assert_int_equal(ctfgen_tensor_alloc(g, t++, S2_MAIN, id, CTFGEN_ACTIVATION, 2, shape, 64), 0);
+    assert_int_equal(ctfgen_node_def(g, t++, S2_MAIN, 0, 0, mm, CTFGEN_MATRIX, CTFGEN_FORWARD, 2, in0, 1, out0, 2,
+                                     attrs0, 128, 192), 0);
+    assert_int_equal(ctfgen_node_def(g, t++, S2_MAIN, 0, 1, relu, CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 1, in1, 1, out1,
+                                     0, NULL, 16, 128), 0);
+    assert_int_equal(ctfgen_node_def(g, t++, S2_MAIN, 0, 2, bias, CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 2, in2, 1, out2,
+                                     0, NULL, 16, 192), 0);
+    uint64_t held = 0;
+    for (uint32_t st = 0; st < 3; st++) {
+        t += 1000;
+        assert_int_equal(ctfgen_step_begin(g, t, S2_MAIN, st), 0);
+        uint64_t b = t + 100;
+        uint32_t nodes[2] = { 0, 1 };
+        uint64_t begins[2] = { b, b + 500 }, ends[2] = { b + 400, b + 600 };
+        if (defect == 1 && st == 1)
+            nodes[1] = 9;
+        if (defect == 3 && st == 2)
+            ends[1] = begins[1] - 50;
+        uint32_t wn[1] = { 2 };
+        uint64_t wb[1] = { b + 200 }, we[1] = { b + 450 };
+        assert_int_equal(ctfgen_ops(g, b + 460, S2_WORKER, 0, 1, wn, 1, wb, 1, we), 0);
+        if (defect == 2 && st == 0)
+            assert_int_equal(ctfgen_ops(g, b + 700, S2_MAIN, 0, 2, nodes, 2, begins, 1, ends), 0);
+        else
+            assert_int_equal(ctfgen_ops(g, b + 700, S2_MAIN, 0, 2, nodes, 2, begins, 2, ends), 0);
+        held += 3;
+        t = b + 800;
+        assert_int_equal(ctfgen_step_end(g, t, S2_MAIN, st, 1.0), 0);
+    }
+    assert_int_equal(ctfgen_run_end(g, t + 10, S2_MAIN, 0, held + (defect == 4 ? 2 : 0)), 0);
+    assert_int_equal(ctfgen_close(g), 0);
+    return dir;
+}
+
+static const analyze_optype *optype(const analyze_profile *p, const char *name)
+{
+    for (size_t i = 0; i < p->nops; i++)
+        if (!strcmp(p->ops[i].name, name))
+            return &p->ops[i];
+    return NULL;
+}
+
+/* A snapshot of a profile still being fed equals a profile fed the same
+ * events and finished; the original goes on unchanged. */
+static void test_snapshot(void **state)
+{
+    (void)state;
+    analyze_profile *live = analyze_profile_create("live", 1, 1), *ref = analyze_profile_create("ref", 1, 1);
+    assert_true(live && ref);
+    analyze_profile *both[2] = { live, ref };
+    for (int k = 0; k < 2; k++) {
+        analyze_profile *p = both[k];
+        int mm = analyze_profile_intern_op(p, "MatMul", "matrix"), ad = analyze_profile_intern_op(p, "Add", "elementwise");
+        int w = analyze_profile_intern_role(p, "weight");
+        assert_int_equal(analyze_profile_tensor_alloc(p, 1, w, 4096), 0);
+        for (uint32_t st = 0; st < 4; st++) {
+            uint64_t t = 1000 * (st + 1);
+            assert_int_equal(analyze_profile_step_begin(p, t, st), 0);
+            assert_int_equal(analyze_profile_op(p, t + 1, t + 11 + st, mm, ANALYZE_PHASE_FORWARD, 5, 6), 0);
+            assert_int_equal(analyze_profile_op(p, t + 20, t + 25, ad, ANALYZE_PHASE_BACKWARD, 1, 2), 0);
+            assert_int_equal(analyze_profile_step_end(p, t + 30, st), 0);
+        }
+    }
+    analyze_profile_finish(ref);
+    analyze_profile *snap = analyze_profile_snapshot(live);
+    assert_non_null(snap);
+    assert_int_equal(snap->steps_seen, ref->steps_seen);
+    assert_int_equal(snap->step.count, ref->step.count);
+    assert_int_equal(snap->step.ns, ref->step.ns);
+    assert_int_equal(snap->ops[0].all.ns, ref->ops[0].all.ns);
+    assert_int_equal(snap->ops[0].all.count, 2); /* steps 1 and 2 of 0..3 */
+    assert_int_equal(snap->ops[1].all.ns, ref->ops[1].all.ns);
+    assert_int_equal(snap->peak_bytes, 4096);
+    analyze_profile_destroy(snap);
+    /* the live one goes on */
+    assert_int_equal(analyze_profile_step_begin(live, 9000, 4), 0);
+    assert_int_equal(analyze_profile_op(live, 9001, 9101, 0, ANALYZE_PHASE_FORWARD, 5, 6), 0);
+    assert_int_equal(analyze_profile_step_end(live, 9200, 4), 0);
+    analyze_profile_finish(live);
+    assert_int_equal(live->ops[0].all.count, 3);
+    analyze_profile_destroy(live);
+    analyze_profile_destroy(ref);
+}
+
+static void test_schema2(void **state)
+{
+    (void)state;
+    analyze_profile *p = NULL;
+    char err[1024], w[2048];
+    assert_int_equal(analyze_read(make_schema2("s2-ok", 0), NULL, &p, err, sizeof err), 0);
+    assert_int_equal(p->meta.schema, 2);
+    assert_int_equal(p->steps_seen, 3);
+    assert_int_equal(p->ops_seen, 9);
+    const analyze_optype *m = optype(p, "MatMul"), *r = optype(p, "Relu"), *b = optype(p, "BiasAdd");
+    assert_true(m && r && b);
+    assert_int_equal(m->all.count, 3);
+    assert_int_equal(m->all.ns, 1200);
+    assert_int_equal(m->all.flops, 3 * 128);
+    assert_int_equal(m->all.bytes, 3 * 192);
+    assert_int_equal(r->all.ns, 300);
+    assert_int_equal(b->all.count, 3); /* the worker's records */
+    assert_int_equal(b->all.ns, 750);
+    assert_int_equal(analyze_profile_warnings(p, w, sizeof w), 0);
+    analyze_profile_destroy(p);
+
+    /* 1: an undefined node: a warning, the record not counted, nothing else lost */
+    assert_int_equal(analyze_read(make_schema2("s2-undef", 1), NULL, &p, err, sizeof err), 0);
+    assert_int_equal(p->diag.undefined_nodes, 1);
+    assert_int_equal(optype(p, "Relu")->all.count, 2);
+    assert_int_equal(optype(p, "MatMul")->all.count, 3);
+    assert_true(analyze_profile_warnings(p, w, sizeof w) >= 1);
+    assert_non_null(strstr(w, "1 op records name a node no node_def describes"));
+    assert_null(strstr(w, "run_end says")); /* the count still agrees */
+    analyze_profile_destroy(p);
+
+    /* 2: sequences of unequal lengths: the event is malformed, its records ignored */
+    assert_int_equal(analyze_read(make_schema2("s2-uneq", 2), NULL, &p, err, sizeof err), 0);
+    assert_int_equal(p->diag.malformed_events, 1);
+    assert_int_equal(optype(p, "MatMul")->all.count, 2);
+    analyze_profile_warnings(p, w, sizeof w);
+    assert_non_null(strstr(w, "1 fathom events with missing or mistyped fields ignored"));
+    assert_non_null(strstr(w, "run_end says 9 ops ran, the trace holds 7"));
+    analyze_profile_destroy(p);
+
+    /* 3: an end before its begin: counted as 0 ns, said so */
+    assert_int_equal(analyze_read(make_schema2("s2-neg", 3), NULL, &p, err, sizeof err), 0);
+    assert_int_equal(p->diag.negative_time, 1);
+    assert_int_equal(optype(p, "Relu")->all.ns, 200);
+    analyze_profile_warnings(p, w, sizeof w);
+    assert_non_null(strstr(w, "1 ops end before they begin"));
+    analyze_profile_destroy(p);
+
+    /* 4: run_end disagrees with the records */
+    assert_int_equal(analyze_read(make_schema2("s2-count", 4), NULL, &p, err, sizeof err), 0);
+    analyze_profile_warnings(p, w, sizeof w);
+    assert_non_null(strstr(w, "run_end says 11 ops ran, the trace holds 9"));
+    analyze_profile_destroy(p);
+}
+
 static void test_unmatched(void **state)
 {
     (void)state;
@@ -1087,7 +1249,8 @@ int main(void)
         cmocka_unit_test(test_unknown_schema), cmocka_unit_test(test_unmatched),
         cmocka_unit_test(test_archive),        cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_diff),           cmocka_unit_test(test_amdahl_fit),
-        cmocka_unit_test(test_scaling),
+        cmocka_unit_test(test_scaling),        cmocka_unit_test(test_schema2),
+        cmocka_unit_test(test_snapshot),
     };
     return cmocka_run_group_tests(tests, setup_all, teardown_all);
 }

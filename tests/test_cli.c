@@ -136,13 +136,53 @@ static void test_conv_algo_env(void **state)
 static void test_help(void **state)
 {
     (void)state;
-    static const char *const cmds[] = { "--help", "ops --help", "peak --help", "version --help", "help ops" };
+    static const char *const cmds[] = { "--help", "ops --help", "peak --help", "version --help", "help ops",
+                                        "help --help", "help -h" };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         char *out;
         assert_int_equal(run(cmds[i], &out, NULL), 0);
         assert_non_null(strstr(out, "usage"));
         free(out);
     }
+}
+
+/* Each analysis has its own help: its usage line alone, not the list of all */
+static void test_analysis_help(void **state)
+{
+    (void)state;
+    static const char *const names[] = { "breakdown", "compare", "similarity", "diff", "scaling", "roofline",
+                                         "memory" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char cmd[64], want[64], *out;
+        snprintf(cmd, sizeof cmd, "analyze %s --help", names[i]);
+        snprintf(want, sizeof want, "usage: fathom analyze %s ", names[i]);
+        assert_int_equal(run(cmd, &out, NULL), 0);
+        printf("fathom %s -> %.*s\n", cmd, (int)strcspn(out, "\n"), out);
+        assert_true(strncmp(out, want, strlen(want)) == 0);
+        assert_int_equal(count_lines(out) > 8, 1);
+        for (size_t j = 0; j < sizeof names / sizeof names[0]; j++) { /* no other analysis's usage */
+            char other[64];
+            snprintf(other, sizeof other, "fathom analyze %s ", names[j]);
+            if (j != i)
+                assert_null(strstr(out, other));
+        }
+        free(out);
+    }
+}
+
+/* Counts agree with their nouns: "1 thread", "2 threads" */
+static void test_thread_counts(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run("run autoenc --preset tiny --steps 1 --threads 1", &out, NULL), 0);
+    printf("%.*s\n", (int)strcspn(out, "\n"), out);
+    assert_non_null(strstr(out, " 1 thread,"));
+    assert_null(strstr(out, " 1 threads"));
+    free(out);
+    assert_int_equal(run("run autoenc --preset tiny --steps 1 --threads 2", &out, NULL), 0);
+    assert_non_null(strstr(out, " 2 threads,"));
+    free(out);
 }
 
 int main(void)
@@ -152,6 +192,8 @@ int main(void)
         cmocka_unit_test(test_peak_measures),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_help),
+        cmocka_unit_test(test_analysis_help),
+        cmocka_unit_test(test_thread_counts),
         cmocka_unit_test(test_conv_algo_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,6 +26,7 @@ static const gc_case cases[] = {
 #if __has_include("tests/ops/loss.cases")
 #include "tests/ops/loss.cases"
 #endif
+#include "tests/ops/attn.cases"
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 

@@ -104,10 +104,10 @@ static void print_text(const tracer_trace *t, const tracer_stats *s)
         printf("manifest: none\n");
     }
     if (s->runs)
-        printf("run: %s %s %s, batch %" PRIu32 ", %" PRIu32 " steps, %" PRIu32 " threads, %" PRIu32
+        printf("run: %s %s %s, batch %" PRIu32 ", %" PRIu32 " step%s, %" PRIu32 " thread%s, %" PRIu32
                " inter, seed %" PRIu64 ", schema %" PRIu32 ", status %" PRId32 "\n",
-               s->model, s->mode, s->preset, s->batch, s->steps_planned, s->threads, s->inter, s->seed, s->schema,
-               s->run_end_status);
+               s->model, s->mode, s->preset, s->batch, s->steps_planned, s->steps_planned == 1 ? "" : "s", s->threads,
+               s->threads == 1 ? "" : "s", s->inter, s->seed, s->schema, s->run_end_status);
     printf("events:\n");
     for (size_t i = 0; i < s->nnames; i++)
         printf("  %-22s %12" PRIu64 "\n", s->names[i].name, s->names[i].count);
@@ -194,7 +194,7 @@ int cmd_info(int argc, char **argv)
     if (!s)
         rc = cli_error(CMD, "out of memory");
     else if (tracer_stats_collect(t, s, err, sizeof err) != 0)
-        rc = cli_error(CMD, "%s: %s", path, err);
+        rc = strstr(err, path) ? cli_error(CMD, "%s", err) : cli_error(CMD, "%s: %s", path, err);
     else if (manifest_problems(path, t, s, strict))
         rc = cli_error(CMD, "%s: --strict: giving up on the MANIFEST problems above", path);
     else if (fmt == CLI_JSON)

@@ -33,9 +33,17 @@ static void usage(FILE *f)
             "  -o ARCHIVE           write the archive here (an error if it exists)\n"
             "  --dir DIR            folder for default-named archives (default traces)\n"
             "  --relay URL          stream to a running lttng-relayd (net://HOST[:CTRL[:DATA]])\n"
-            "                       instead of archiving locally\n"
+            "                       as an LTTng live session instead of archiving locally; prints\n"
+            "                       the net://HOST/host/HOSTNAME/SESSION URL to analyze it with\n"
+            "  --live-timer US      with --relay: how often the buffers go to the relay (default\n"
+            "                       1000000 us)\n"
+            "  --session NAME       the LTTng session's name (default fathom-PID-TIME-RANDOM)\n"
             "  --all                record every workload, in every mode of --modes\n"
             "  --modes LIST         with --all: comma-separated modes (default train,infer)\n"
+            "  --buffer RECORDS     op records each thread buffers before emitting them as one\n"
+            "                       fathom:ops event (default 256, at most 16384): larger means\n"
+            "                       fewer events; a crash loses at most the unflushed buffers\n"
+            "                       (a Ctrl-C loses nothing: the run stops at an op, flushed)\n"
             "  --verbose            show the workload's own output\n"
             "  --quiet              no progress line\n\n"
             "Starts lttng-sessiond if no session daemon answers (and stops it afterwards).\n"
@@ -47,6 +55,9 @@ static void usage(FILE *f)
 
 typedef struct runopts {
     const char *mode, *preset, *steps, *batch, *threads, *inter, *seed, *depth, *data;
+    unsigned trace_buffer; /* --buffer (0: the default) */
+    unsigned long long live_timer_us; /* --live-timer */
+    const char *session;   /* --session */
 } runopts;
 
 static int record_one(const char *exe, const char *model, const char *mode, const runopts *ro, const char *out_path,
@@ -90,6 +101,9 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
              ro->preset ? ro->preset : "");
     tracer_record_opts o = {
         .argv = argv,
+        .trace_buffer = ro->trace_buffer,
+        .live_timer_us = ro->live_timer_us,
+        .session_name = ro->session,
         .out_path = out_path,
         .out_dir = dir,
         .relay_url = relay,
@@ -109,12 +123,17 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
     switch (st) {
     case TRACER_RECORD_OK:
         if (relay)
-            printf("%s: streamed to %s (session %s)\n", label, relay, r->session);
+            printf("%s: streamed to %s (session %s, live at %s)\n", label, relay, r->session, r->live_url);
         else
             printf("%s\n", r->archive);
         if (!quiet && !relay)
             fprintf(stderr, "%s: %" PRIu64 " events, %" PRIu64 " ops, %" PRIu64 " steps, 0 discarded, %.1f s\n", label,
                     r->stats.events, r->stats.op_pairs, r->stats.steps, r->seconds);
+        if (r->interrupted) {
+            cli_error(CMD, "%s: interrupted by signal %d after %" PRIu64 " steps; archived with status=interrupted",
+                      label, r->interrupted, r->stats.steps);
+            rc = 128 + r->interrupted;
+        }
         break;
     case TRACER_RECORD_INCOMPLETE:
         printf("%s\n", r->archive);
@@ -122,7 +141,7 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         break;
     case TRACER_RECORD_INTERRUPTED:
         cli_error(CMD, "%s: %s", label, err);
-        rc = 128 + (r->signal > 0 ? r->signal : SIGINT);
+        rc = 128 + (r->interrupted ? r->interrupted : SIGINT);
         break;
     default:
         rc = cli_error(CMD, "%s: %s", label, err);
@@ -135,7 +154,8 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
 int cmd_record(int argc, char **argv)
 {
     runopts ro = { 0 };
-    const char *model = NULL, *out_path = NULL, *dir = NULL, *relay = NULL, *modes = NULL;
+    const char *model = NULL, *out_path = NULL, *dir = NULL, *relay = NULL, *modes = NULL, *buffer = NULL;
+    const char *live_timer = NULL, *session = NULL;
     bool all = false, verbose = false, quiet = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -168,6 +188,9 @@ int cmd_record(int argc, char **argv)
                             : !strcmp(a, "--dir")     ? &dir
                             : !strcmp(a, "--relay")   ? &relay
                             : !strcmp(a, "--modes")   ? &modes
+                            : !strcmp(a, "--buffer")  ? &buffer
+                            : !strcmp(a, "--live-timer") ? &live_timer
+                            : !strcmp(a, "--session") ? &session
                                                       : NULL;
         if (slot) {
             if (i + 1 >= argc)
@@ -193,6 +216,23 @@ int cmd_record(int argc, char **argv)
         (ro.depth && cli_parse_int(CMD, "--depth", ro.depth, 1, 1000, &v)) ||
         (ro.inter && cli_parse_int(CMD, "--inter", ro.inter, 1, 64, &v)))
         return 2;
+    long trace_buffer = 0;
+    if (buffer && cli_parse_int(CMD, "--buffer", buffer, 1, EXEC_TRACE_BUFFER_MAX, &trace_buffer))
+        return 2;
+    ro.trace_buffer = (unsigned)trace_buffer;
+    long timer = 0;
+    if (live_timer && (!relay || cli_parse_int(CMD, "--live-timer", live_timer, 1000, 3600L * 1000000, &timer)))
+        return relay ? 2 : cli_usage_error(CMD, "--live-timer goes with --relay");
+    ro.live_timer_us = (unsigned long long)timer;
+    if (session) {
+        size_t n = strlen(session);
+        if (!n || n > 100 || strspn(session, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != n ||
+            session[0] == '.' || session[0] == '-')
+            return cli_usage_error(CMD, "--session wants a name of letters, digits, '_', '.' and '-', not '%s'", session);
+    }
+    if (session && all)
+        return cli_usage_error(CMD, "--session names one recording: not with --all");
+    ro.session = session;
     unsigned long long seed;
     if (ro.seed && cli_parse_u64(CMD, "--seed", ro.seed, &seed))
         return 2;

@@ -85,7 +85,7 @@ typedef struct dtrace {
     size_t nodes_cap, nodes_len;
     tracer_opmatch pend;    /* schema 1: a = the slot */
     s1slot *slots;
-    int nslots, capslots, free_slot;
+    int nslots, cap_slots, free_slot;
 } dtrace;
 
 struct tracer_decoder {
@@ -98,7 +98,6 @@ struct tracer_decoder {
     size_t ntr;
     dtrace *last_tr;
     int oom;
-    uint64_t cur_ts, cur_vpid, cur_vtid; /* the event being decoded */
     /* scratch for the ops event's sequences */
     uint32_t *nodes;
     uint64_t *begins, *ends;
@@ -157,11 +156,20 @@ void tracer_decoder_destroy(tracer_decoder *d)
     free(d);
 }
 
-void tracer_decoder_current(const tracer_decoder *d, uint64_t *ts, uint64_t *vpid, uint64_t *vtid)
+static _Thread_local uint64_t cur_ts, cur_vpid, cur_vtid; /* the event being decoded */
+
+void tracer_decode_current(uint64_t *ts, uint64_t *vpid, uint64_t *vtid)
 {
-    *ts = d->cur_ts;
-    *vpid = d->cur_vpid;
-    *vtid = d->cur_vtid;
+    *ts = cur_ts;
+    *vpid = cur_vpid;
+    *vtid = cur_vtid;
+}
+
+void tracer_decode_set_current(uint64_t ts, uint64_t vpid, uint64_t vtid)
+{
+    cur_ts = ts;
+    cur_vpid = vpid;
+    cur_vtid = vtid;
 }
 
 const char *tracer_decoder_error(const tracer_decoder *d) { return d && d->oom ? "out of memory" : ""; }
@@ -395,33 +403,35 @@ static dtrace *trace_of(tracer_decoder *d, const bt_trace *trace)
     return d->last_tr = t;
 }
 
+void tracer_decode_diag_add(tracer_decode_diag *out, const tracer_decode_diag *g)
+{
+    out->events += g->events;
+    out->foreign_events += g->foreign_events;
+    out->unknown_events += g->unknown_events;
+    out->malformed_events += g->malformed_events;
+    out->discarded_events += g->discarded_events;
+    out->discarded_packets += g->discarded_packets;
+    out->discarded_unknown += g->discarded_unknown;
+    out->unmatched_begin += g->unmatched_begin;
+    out->unmatched_end += g->unmatched_end;
+    out->duplicate_begin += g->duplicate_begin;
+    out->undefined_nodes += g->undefined_nodes;
+    out->redefined_nodes += g->redefined_nodes;
+    out->negative_time += g->negative_time;
+    out->records += g->records;
+    out->run_end_ops += g->run_end_ops;
+    out->run_ends += g->run_ends;
+    if (!out->schema)
+        out->schema = g->schema;
+    if (!out->bad_schema)
+        out->bad_schema = g->bad_schema;
+}
+
 void tracer_decoder_diag_sum(const tracer_decoder *d, const void *user, tracer_decode_diag *out)
 {
-    for (size_t i = 0; i < d->ntr; i++) {
-        const tracer_decode_diag *g = &d->tr[i].diag;
-        if (user && d->tr[i].user != user)
-            continue;
-        out->events += g->events;
-        out->foreign_events += g->foreign_events;
-        out->unknown_events += g->unknown_events;
-        out->malformed_events += g->malformed_events;
-        out->discarded_events += g->discarded_events;
-        out->discarded_packets += g->discarded_packets;
-        out->discarded_unknown += g->discarded_unknown;
-        out->unmatched_begin += g->unmatched_begin;
-        out->unmatched_end += g->unmatched_end;
-        out->duplicate_begin += g->duplicate_begin;
-        out->undefined_nodes += g->undefined_nodes;
-        out->redefined_nodes += g->redefined_nodes;
-        out->negative_time += g->negative_time;
-        out->records += g->records;
-        out->run_end_ops += g->run_end_ops;
-        out->run_ends += g->run_ends;
-        if (!out->schema)
-            out->schema = g->schema;
-        if (!out->bad_schema)
-            out->bad_schema = g->bad_schema;
-    }
+    for (size_t i = 0; i < d->ntr; i++)
+        if (!user || d->tr[i].user == user)
+            tracer_decode_diag_add(out, &d->tr[i].diag);
 }
 
 /* ---- nodes (schema 2) --------------------------------------------------------- */
@@ -646,13 +656,13 @@ static int slot_take(dtrace *t)
         t->free_slot = t->slots[s].next_free;
         return s;
     }
-    if (t->nslots == t->capslots) { /* doubling: linear in the pending ops */
-        int cap = t->capslots ? 2 * t->capslots : 64;
+    if (t->nslots == t->cap_slots) { /* geometric: as many slots as ops in flight */
+        int cap = t->cap_slots ? t->cap_slots * 2 : 64;
         s1slot *v = realloc(t->slots, (size_t)cap * sizeof *v);
         if (!v)
             return -1;
         t->slots = v;
-        t->capslots = cap;
+        t->cap_slots = cap;
     }
     memset(&t->slots[t->nslots], 0, sizeof *t->slots);
     return t->nslots++;
@@ -745,6 +755,10 @@ static int on_op_end(tracer_decoder *d, dtrace *t, const bt_field *pl, const evi
         return 0;
     }
     s1slot *sl = &t->slots[b.a];
+    /* the slots may have moved since the op_begin: the labels point into them */
+    sl->node.op = sl->op;
+    sl->node.cls = sl->node.cls ? sl->cls : NULL;
+    sl->node.phase = sl->node.phase ? sl->phase : NULL;
     sl->node.flops = slot_u64_or(pl, e, F_FLOPS, 0);
     sl->node.bytes = slot_u64_or(pl, e, F_BYTES, 0);
     tracer_op op = { .node = &sl->node, .begin = b.ts, .end = ts, .vpid = vpid, .vtid = vtid };
@@ -854,9 +868,7 @@ static int on_event(tracer_decoder *d, const bt_message *msg)
         if (ctx && e->vpid_idx >= 0 && read_u64(ctx, e->vpid_idx, (enum ftype)e->vpid_ftype, &vpid) != 0)
             vpid = 0;
     }
-    d->cur_ts = ts;
-    d->cur_vpid = vpid;
-    d->cur_vtid = vtid;
+    tracer_decode_set_current(ts, vpid, vtid);
     const tracer_decode_cbs *cb = &d->cb;
     uint64_t v;
     switch (e->kind) {

@@ -132,6 +132,10 @@ typedef struct tracer_decode_cbs {
     int (*op)(void *user, const tracer_op *op);
     int (*tensor_alloc)(void *user, uint64_t ts, const tracer_tensor *t);
     int (*tensor_free)(void *user, uint64_t ts, uint32_t id);
+    /* Isolated decoding (isolate.h) only: called with ctx every tick_s
+     * seconds while the decoding goes on (a live trace's tables so far). */
+    int (*tick)(void *ctx);
+    double tick_s;
 } tracer_decode_cbs;
 
 typedef struct tracer_decoder tracer_decoder;
@@ -144,9 +148,13 @@ int tracer_decoder_consume(tracer_decoder *d, const bt_message *msg);
 /* Ends every trace: schema-1 ops still pending become unmatched_begin;
  * run_end's count is checked against the records. */
 void tracer_decoder_finish(tracer_decoder *d);
-/* During a callback: the event's time (ns from origin) and its vpid and
- * vtid contexts (0 when absent). */
-void tracer_decoder_current(const tracer_decoder *d, uint64_t *ts, uint64_t *vpid, uint64_t *vtid);
+/* During a callback (of this thread's decoder, or of an isolated decoding,
+ * isolate.h): the event's time (ns from origin) and its vpid and vtid
+ * contexts (0 when absent). */
+void tracer_decode_current(uint64_t *ts, uint64_t *vpid, uint64_t *vtid);
+void tracer_decode_set_current(uint64_t ts, uint64_t vpid, uint64_t vtid);
+/* *out += *in, field by field (the schema fields: the first non-zero). */
+void tracer_decode_diag_add(tracer_decode_diag *out, const tracer_decode_diag *in);
 /* "out of memory" or "" when a callback stopped the decoding. */
 const char *tracer_decoder_error(const tracer_decoder *d);
 /* The diagnostics of the trace whose consumer pointer is `user`, or of all

@@ -11,6 +11,7 @@
 #include "tracer/tp.h"
 
 #include "tracer/hooks.h"
+#include "tracer/locate.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -119,6 +120,8 @@ static int try_load(const char *path, char *why, size_t whylen)
     return 0;
 }
 
+/* $FATHOM_TP_LIB alone when set; else the candidates of locate.h in turn
+ * (relative to the executable first, so a moved install tree works). */
 static int load_probe(char *err, size_t errlen)
 {
     char why[512] = "";
@@ -130,26 +133,10 @@ static int load_probe(char *err, size_t errlen)
                  *why ? why : "not readable");
         return -1;
     }
-    char exe[PATH_MAX], cand[PATH_MAX + 64];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            snprintf(cand, sizeof cand, "%s/%s", exe, TRACER_TP_LIB_NAME);
-            if (try_load(cand, why, sizeof why) == 0)
-                return 0;
-        }
-    }
-#ifdef FATHOM_TP_BUILD_PATH
-    if (try_load(FATHOM_TP_BUILD_PATH, why, sizeof why) == 0)
-        return 0;
-#endif
-#ifdef FATHOM_TP_INSTALL_PATH
-    if (try_load(FATHOM_TP_INSTALL_PATH, why, sizeof why) == 0)
-        return 0;
-#endif
+    char cand[PATH_MAX];
+    for (int i = 0; tracer_probe_candidate(i, cand, sizeof cand); i++)
+        if (cand[0] && try_load(cand, why, sizeof why) == 0)
+            return 0;
     snprintf(err, errlen, "cannot load the trace probe %s%s%s (set %s to its path)", TRACER_TP_LIB_NAME,
              *why ? ": " : "", why, TRACER_ENV_TP_LIB);
     return -1;
@@ -173,6 +160,17 @@ int tracer_hooks_install_from_env(char *err, size_t errlen)
     if (strcmp(v, "1") != 0) {
         snprintf(err, errlen, "%s must be 1 or 0, not '%s'", TRACER_ENV_TRACE, v);
         return -1;
+    }
+    const char *b = getenv(TRACER_ENV_BUFFER);
+    if (b && *b) {
+        char *end = NULL;
+        unsigned long n = strtoul(b, &end, 10);
+        if (!end || *end || b[0] == '-' || n < 1 || n > EXEC_TRACE_BUFFER_MAX) {
+            snprintf(err, errlen, "%s must be a record count from 1 to %d, not '%s'", TRACER_ENV_BUFFER,
+                     EXEC_TRACE_BUFFER_MAX, b);
+            return -1;
+        }
+        exec_trace_buffer_set((uint32_t)n);
     }
     return tracer_hooks_install(err, errlen) == 0 ? 1 : -1;
 }

@@ -14,13 +14,17 @@
 
 /* The environment variable that asks a process to trace itself ("1"). */
 #define TRACER_ENV_TRACE "FATHOM_TRACE"
+/* Op records a thread buffers per `ops` event (exec_trace_buffer_set), set
+ * by `fathom record --buffer`. */
+#define TRACER_ENV_BUFFER "FATHOM_TRACE_BUFFER"
 /* An explicit path of the probe library (overrides the search). */
 #define TRACER_ENV_TP_LIB "FATHOM_TP_LIB"
 #define TRACER_TP_LIB_NAME "libfathom-tp.so"
 
 /* Loads the probe library (once) and installs the hooks.  The library is
- * searched for at $FATHOM_TP_LIB, next to the executable, in the build tree
- * and in the install tree, in that order.  Returns 0, or -1 with a one-line
+ * $FATHOM_TP_LIB when set, else the first of locate.h's candidates that
+ * loads (next to the executable, in the install layout relative to it, at
+ * the configured install path, in the build tree).  Returns 0, or -1 with a one-line
  * message in err. */
 int tracer_hooks_install(char *err, size_t errlen);
 /* If FATHOM_TRACE=1: tracer_hooks_install(); returns 1 when installed, 0

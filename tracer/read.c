@@ -92,6 +92,8 @@ static const bt_plugin *find_plugin(const char *name)
 }
 
 /* Builds and runs the graph, each message to fn. */
+int (*tracer_read_live_idle)(void);
+
 int tracer_read_run(const tracer_trace *t, const char *src, tracer_message_fn fn, void *fn_ctx, char *err,
                     size_t errlen)
 {
@@ -131,7 +133,7 @@ int tracer_read_run(const tracer_trace *t, const char *src, tracer_message_fn fn
         goto oom;
     if (live) {
         if (bt_value_array_append_string_element(inputs, tracer_trace_root(t)) ||
-            bt_value_map_insert_string_entry(params, "session-not-found-action", "end"))
+            bt_value_map_insert_string_entry(params, "session-not-found-action", "continue"))
             goto oom;
     } else {
         for (size_t i = 0; i < tracer_trace_ctf_count(t); i++)
@@ -188,6 +190,8 @@ int tracer_read_run(const tracer_trace *t, const char *src, tracer_message_fn fn
         if (st == BT_GRAPH_RUN_STATUS_OK)
             break;
         if (st == BT_GRAPH_RUN_STATUS_AGAIN) { /* live: nothing yet */
+            if (live && tracer_read_live_idle && tracer_read_live_idle())
+                break; /* the run ended and nothing came since: the end */
             struct timespec ts = { 0, 20 * 1000 * 1000 };
             nanosleep(&ts, NULL);
             continue;
@@ -234,39 +238,83 @@ int tracer_read_messages(const char *source, tracer_message_fn fn, void *ctx, ch
     return rc;
 }
 
-static int decode_message(void *ctx, const bt_message *msg, char *err, size_t errlen)
+static uint64_t map_u64(const bt_value *m, const char *key)
 {
-    tracer_decoder *d = ctx;
-    if (tracer_decoder_consume(d, msg) == 0)
+    const bt_value *v = bt_value_map_borrow_entry_value_const(m, key);
+    if (!v)
         return 0;
-    const char *why = tracer_decoder_error(d);
-    if (*why)
-        snprintf(err, errlen, "%s", why);
-    else if (!*err)
-        snprintf(err, errlen, "stopped by its reader");
-    return -1;
+    if (bt_value_is_unsigned_integer(v))
+        return bt_value_integer_unsigned_get(v);
+    if (bt_value_is_signed_integer(v))
+        return (uint64_t)bt_value_integer_signed_get(v);
+    return 0;
 }
 
-int tracer_read_decode(const char *source, const tracer_decode_cbs *cbs, void *ctx, tracer_decode_diag *diag,
-                       char *err, size_t errlen)
+static const char *map_str(const bt_value *m, const char *key)
 {
-    tracer_decoder *d = tracer_decoder_create(cbs, ctx);
-    if (!d)
-        return fail(err, errlen, "%s: out of memory", source);
-    int rc = tracer_read_messages(source, decode_message, d, err, errlen);
-    tracer_decoder_finish(d);
-    tracer_decode_diag g = { 0 };
-    tracer_decoder_diag_sum(d, NULL, &g);
-    if (diag && !rc)
-        tracer_decoder_diag_sum(d, NULL, diag);
-    tracer_decoder_destroy(d);
-    if (rc)
-        return -1;
-    if (g.bad_schema)
-        return fail(err, errlen, "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)",
-                    source, g.bad_schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
-    if (g.events == g.foreign_events)
-        return fail(err, errlen, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)", source,
-                    g.foreign_events);
-    return 0;
+    const bt_value *v = bt_value_map_borrow_entry_value_const(m, key);
+    return v && bt_value_is_string(v) ? bt_value_string_get(v) : "?";
+}
+
+int tracer_live_sessions(const char *url, int (*fn)(void *ctx, const tracer_live_session *s), void *ctx, char *err,
+                         size_t errlen)
+{
+    int rc = -1;
+    const bt_plugin *ctf = find_plugin("ctf");
+    bt_value *params = bt_value_map_create();
+    bt_query_executor *q = NULL;
+    const bt_value *res = NULL;
+    char why[512];
+    if (!ctf) {
+        bt_current_thread_clear_error();
+        fail(err, errlen, "Babeltrace2's ctf plugin not found (is babeltrace2 installed?)");
+        goto end;
+    }
+    const bt_component_class_source *live = bt_plugin_borrow_source_component_class_by_name_const(ctf, "lttng-live");
+    if (!live || !params || bt_value_map_insert_string_entry(params, "url", url)) {
+        fail(err, errlen, "%s: %s", url, live ? "out of memory" : "Babeltrace2 lacks src.ctf.lttng-live");
+        goto end;
+    }
+    q = bt_query_executor_create(bt_component_class_source_as_component_class_const(live), "sessions", params);
+    if (!q) {
+        fail(err, errlen, "%s: out of memory", url);
+        goto end;
+    }
+    for (;;) {
+        bt_query_executor_query_status st = bt_query_executor_query(q, &res);
+        if (st == BT_QUERY_EXECUTOR_QUERY_STATUS_AGAIN) {
+            struct timespec ts = { 0, 20 * 1000 * 1000 };
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        if (st != BT_QUERY_EXECUTOR_QUERY_STATUS_OK) {
+            bt_error_text(why, sizeof why, "cannot query the relay");
+            fail(err, errlen, "%s: %s", url, why);
+            goto end;
+        }
+        break;
+    }
+    if (!res || !bt_value_is_array(res)) {
+        fail(err, errlen, "%s: the relay's answer is not a list of sessions", url);
+        goto end;
+    }
+    for (uint64_t i = 0; i < bt_value_array_get_length(res); i++) {
+        const bt_value *m = bt_value_array_borrow_element_by_index_const(res, i);
+        if (!bt_value_is_map(m))
+            continue;
+        tracer_live_session s = {
+            .url = map_str(m, "url"), .host = map_str(m, "target-hostname"), .name = map_str(m, "session-name"),
+            .timer_us = map_u64(m, "timer-us"), .streams = map_u64(m, "stream-count"),
+            .clients = map_u64(m, "client-count"),
+        };
+        if (fn(ctx, &s))
+            goto end;
+    }
+    rc = 0;
+end:
+    bt_value_put_ref(res);
+    bt_query_executor_put_ref(q);
+    bt_value_put_ref(params);
+    bt_plugin_put_ref(ctf);
+    return rc;
 }

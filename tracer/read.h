@@ -2,7 +2,8 @@
  * Babeltrace2 graph over it, in-process:
  *     src.ctf.fs (or src.ctf.lttng-live) -> flt.utils.muxer -> a sink
  * whose messages, in time order, go to a consumer -- a tracer_decoder
- * (decode.h) for everything that wants op records.
+ * (decode.h) for everything that wants op records, run in a child process
+ * for untrusted input (isolate.h).
  *
  * Sources: a trace archive (extracted by the archive library's safe
  * reader, archive.h), a CTF directory (every CTF trace below it: the
@@ -17,6 +18,7 @@
 
 #include <babeltrace2/babeltrace.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* A message consumer: 0, or -1 with a one-line message in err (that ends
  * the reading). Messages are borrowed for the call. */
@@ -28,16 +30,25 @@ int tracer_read_open(const char *source, tracer_trace **t, char *err, size_t err
  * the trace in messages. 0, or -1 with a one-line message in err. */
 int tracer_read_run(const tracer_trace *t, const char *label, tracer_message_fn fn, void *ctx, char *err,
                     size_t errlen);
+/* A live source is read with session-not-found-action=continue: a reader
+ * started before the recording waits for its session and sees all of it.
+ * lttng-live never ends by itself then; when this is set, the graph ends
+ * as soon as it returns non-zero while no message is ready (the isolated
+ * decoder's child: the run ended and nothing came for a while). */
+extern int (*tracer_read_live_idle)(void);
 /* tracer_read_open + tracer_read_run + close. */
 int tracer_read_messages(const char *source, tracer_message_fn fn, void *ctx, char *err, size_t errlen);
 
-/* Decodes source (tracer_read_open, a decoder with cbs and ctx, finish):
- * 0, or -1 with a message in err. The diagnostics of all its traces are
- * added into *diag when not NULL; *manifest_out (when not NULL) receives
- * the trace's MANIFEST values through fn_manifest before decoding. A trace
- * without any fathom event, or whose run_begin has a schema this fathom
- * does not read, is an error. */
-int tracer_read_decode(const char *source, const tracer_decode_cbs *cbs, void *ctx, tracer_decode_diag *diag,
-                       char *err, size_t errlen);
+/* The live sessions an lttng-relayd holds (url: net://HOST[:PORT]): fn
+ * gets each one's lttng-live URL, host name, session name, live timer
+ * (us), streams and clients.  0, or -1 with a one-line message in err. */
+typedef struct tracer_live_session {
+    const char *url, *host, *name;
+    uint64_t timer_us, streams, clients;
+} tracer_live_session;
+int tracer_live_sessions(const char *url, int (*fn)(void *ctx, const tracer_live_session *s), void *ctx, char *err,
+                         size_t errlen);
+
+/* Decoding a source into op records: isolate.h (in a child process). */
 
 #endif

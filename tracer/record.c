@@ -49,8 +49,12 @@ static double now_s(void)
 static void sleep_ms(long ms) { nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000L }, NULL); }
 
 /* ---- signals ----------------------------------------------------------- */
-static volatile sig_atomic_t g_signal;
-static void on_signal(int sig) { g_signal = sig; }
+static volatile sig_atomic_t g_signal, g_nsignals;
+static void on_signal(int sig)
+{
+    g_signal = sig;
+    g_nsignals++;
+}
 
 typedef struct sigsave { struct sigaction old[4]; } sigsave;
 static const int caught[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
@@ -234,6 +238,30 @@ static uint64_t du(const char *path)
     return g_du;
 }
 
+/* The lttng-live URL of session `name` streamed to `relay`
+ * (net://HOST[:CTRL[:DATA]]): net://HOST[:LIVE]/host/HOSTNAME/NAME, with
+ * the live port the relay's ports imply by lttng-relayd's convention (its
+ * defaults are 5342, 5343 and 5344): DATA + 1, or CTRL + 2; none given,
+ * the default. */
+static void live_url(const char *relay, const char *name, char *out, size_t len)
+{
+    const char *h = strstr(relay, "://");
+    h = h ? h + 3 : relay;
+    size_t n = h[0] == '[' ? strcspn(h, "]") + 1 : strcspn(h, ":/");
+    char port[16] = "";
+    const char *ports = h[n] == ':' ? h + n + 1 : NULL;
+    if (ports) {
+        char *end = NULL;
+        long ctrl = strtol(ports, &end, 10), data = end && *end == ':' ? strtol(end + 1, NULL, 10) : 0;
+        long live = data > 0 ? data + 1 : ctrl > 0 ? ctrl + 2 : 0;
+        if (live > 0 && live < 65536)
+            snprintf(port, sizeof port, ":%ld", live);
+    }
+    char host[256] = "unknown";
+    gethostname(host, sizeof host - 1);
+    snprintf(out, len, "net://%.*s%s/host/%s/%s", (int)n, h, port, host, name);
+}
+
 /* ---- the LTTng session ------------------------------------------------- */
 typedef struct session {
     char name[128];
@@ -253,8 +281,11 @@ static int lttng_fail(char *err, size_t errlen, const char *what, int ret)
 static int session_setup(session *s, const char *path, const char *relay, const tracer_record_opts *o, char *err,
                          size_t errlen)
 {
-    struct lttng_session_descriptor *d = relay ? lttng_session_descriptor_network_create(s->name, relay, NULL)
-                                               : lttng_session_descriptor_local_create(s->name, path);
+    /* to a relay: a live session, so that analyzers read it while it runs */
+    struct lttng_session_descriptor *d =
+        relay ? lttng_session_descriptor_live_network_create(s->name, relay, NULL,
+                                                             o->live_timer_us ? o->live_timer_us : 1000000)
+              : lttng_session_descriptor_local_create(s->name, path);
     if (!d) {
         fail(err, errlen, relay ? "bad relay URL '%s' (want net://HOST[:CTRL[:DATA]])" : "bad trace path '%s'",
              relay ? relay : path);
@@ -427,14 +458,15 @@ static int session_end(session *s, char *err, size_t errlen)
 }
 
 /* ---- the child --------------------------------------------------------- */
-static char **child_env(void)
+static char **child_env(unsigned trace_buffer)
 {
     static const char *const drop[] = { TRACER_ENV_TRACE "=", "LTTNG_UST_ALLOW_BLOCKING=",
-                                        "LTTNG_UST_REGISTER_TIMEOUT=" };
+                                        "LTTNG_UST_REGISTER_TIMEOUT=", TRACER_ENV_BUFFER "=" };
+    static char buffer_var[64];
     size_t n = 0;
     while (environ[n])
         n++;
-    char **env = calloc(n + 4, sizeof *env);
+    char **env = calloc(n + 5, sizeof *env);
     if (!env)
         return NULL;
     size_t k = 0;
@@ -447,6 +479,10 @@ static char **child_env(void)
     }
     env[k++] = TRACER_ENV_TRACE "=1";
     env[k++] = "LTTNG_UST_ALLOW_BLOCKING=1";
+    if (trace_buffer) {
+        snprintf(buffer_var, sizeof buffer_var, "%s=%u", TRACER_ENV_BUFFER, trace_buffer);
+        env[k++] = buffer_var;
+    }
     /* The workload's lttng-ust must be registered (its events enabled)
      * before its first event: wait for the session daemon as long as it
      * takes (it answers: we just talked to it). */
@@ -659,6 +695,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
         lttng_opt_quiet = 1;
     sigsave saved;
     g_signal = 0;
+    g_nsignals = 0;
     signals_catch(&saved);
 
     char tmp[PATH_MAX] = "", trace_dir[PATH_MAX + 16] = "", log[PATH_MAX + 16] = "";
@@ -692,7 +729,10 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     snprintf(trace_dir, sizeof trace_dir, "%s/trace", abs);
     snprintf(log, sizeof log, "%s/workload.log", abs);
 
-    tracer_session_name(s.name, sizeof s.name);
+    if (o->session_name)
+        snprintf(s.name, sizeof s.name, "%s", o->session_name);
+    else
+        tracer_session_name(s.name, sizeof s.name);
     snprintf(r->session, sizeof r->session, "%s", s.name);
     if (session_setup(&s, trace_dir, o->relay_url, o, err, errlen) != 0) {
         if (o->relay_url && !strstr(err, "relayd")) { /* say where it was going */
@@ -704,8 +744,12 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     }
     if (g_signal)
         goto end;
+    if (o->relay_url) {
+        live_url(o->relay_url, s.name, r->live_url, sizeof r->live_url);
+        fprintf(stderr, "fathom record: live at %s (fathom analyze breakdown %s)\n", r->live_url, r->live_url);
+    }
 
-    env = child_env();
+    env = child_env(o->trace_buffer);
     if (!env) {
         fail(err, errlen, "out of memory");
         goto end;
@@ -723,8 +767,17 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
             fail(err, errlen, "waitpid: %s", strerror(errno));
             goto end;
         }
-        if (g_signal)
-            goto end; /* stops tracing, then the workload */
+        if (g_signal && !r->interrupted && g_nsignals < 2) {
+            /* the first signal: the workload stops at its next op boundary,
+             * flushes and ends its run; its trace is archived */
+            r->interrupted = (int)g_signal;
+            g_signal = 0;
+            kill(child, r->interrupted == SIGINT ? SIGINT : SIGTERM);
+            if (tty)
+                fprintf(stderr, "\r\033[Kstopping %s at the next op (again to abort)\n", o->label ? o->label : "");
+        } else if (g_signal) {
+            goto end; /* a second signal: stops tracing, then the workload; no archive */
+        }
         double t = now_s();
         if (o->progress && (t - last >= (tty ? 0.5 : 10.0))) {
             progress(o, tty, t0, o->relay_url ? NULL : trace_dir, false);
@@ -741,7 +794,9 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     /* Stop (lttng waits until every event is consumed) and destroy. */
     if (session_end(&s, err, errlen) != 0)
         goto end;
-    if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0) {
+    if (g_nsignals >= 2 || (g_signal && !r->interrupted))
+        goto end;
+    if (!r->interrupted && (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0)) {
         if (WIFEXITED(wst))
             fail(err, errlen, "the workload failed (exit status %d)", WEXITSTATUS(wst));
         else
@@ -775,8 +830,11 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
             if (tracer_manifest_set(m, tracer_manifest_key_at(o->manifest, i), tracer_manifest_value_at(o->manifest, i),
                                     err, errlen))
                 goto end;
-    if (tracer_record_manifest(m, o->manifest, &r->stats, s.name, err, errlen) != 0)
+    if (tracer_record_manifest(m, o->manifest, &r->stats, s.name, err, errlen) != 0 ||
+        mset(m, "status", r->interrupted ? "interrupted" : "complete", err, errlen))
         goto end;
+    if (g_nsignals >= 2 || (g_signal && !r->interrupted))
+        goto end; /* abandoned before its archive existed */
     tracer_archive_status as =
         o->out_path ? tracer_archive_write(o->out_path, trace_dir, m, err, errlen)
                     : tracer_archive_write_default(o->out_dir, trace_dir, m, (time_t)-1, r->archive, sizeof r->archive,
@@ -810,9 +868,13 @@ end:
     if (s.created || s.h)
         session_end(&s, NULL, 0); /* an error path: the first message stands */
     if (g_signal) {
-        fail(err, errlen, "interrupted by signal %d; the session was destroyed", (int)g_signal);
+        if (r->archive[0]) /* it came after the archive was complete: kept */
+            fail(err, errlen, "interrupted by signal %d after archiving %s", (int)g_signal, r->archive);
+        else
+            fail(err, errlen, "interrupted by signal %d; the session was destroyed, nothing archived", (int)g_signal);
+        if (!r->interrupted)
+            r->interrupted = (int)g_signal;
         st = TRACER_RECORD_INTERRUPTED;
-        r->signal = (int)g_signal;
     }
     if (have_sessiond)
         tracer_sessiond_release();

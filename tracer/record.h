@@ -37,6 +37,9 @@ typedef struct tracer_record_opts {
     int show_output;                /* 1: the workload's stdout/stderr are ours; 0: logged, shown on failure */
     size_t subbuf_size;             /* 0: default (1 MiB) */
     size_t num_subbuf;              /* 0: default (8) */
+    unsigned trace_buffer;          /* op records per thread buffer (0: the engine's default) */
+    unsigned long long live_timer_us; /* with relay_url: the live timer (0: 1 s) */
+    const char *session_name;       /* the LTTng session's name (NULL: fathom-PID-TIME-RANDOM) */
     int discard;                    /* tests only: a channel that discards when full instead of
                                        blocking, to show that the loss check catches losses */
     int no_contexts;                /* benchmarks only: no vpid/vtid/procname contexts, to
@@ -47,13 +50,14 @@ typedef struct tracer_record_opts {
 typedef struct tracer_record_result {
     char archive[PATH_MAX];         /* the archive written ("" if none) */
     char session[128];              /* the LTTng session's name */
+    char live_url[512];             /* with a relay: the lttng-live URL to analyze it with */
     int child_status;               /* the workload's wait status */
-    int signal;                     /* INTERRUPTED: the signal that stopped the recording
-                                       (the command exits 128 + signal) */
     double seconds;                 /* wall time of the workload */
     int sessiond_pid;               /* the session daemon this recording started (and
                                        stopped), or 0 if it used a running one */
     tracer_stats stats;             /* what the trace holds (not with a relay) */
+    int interrupted;                /* the signal that stopped the workload early (its
+                                       trace archived with status=interrupted), or 0 */
 } tracer_record_result;
 
 tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_result *r, char *err, size_t errlen);

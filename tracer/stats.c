@@ -4,7 +4,7 @@
 
 #include "tracer/archive.h"
 #include "tracer/decode.h"
-#include "tracer/read.h"
+#include "tracer/isolate.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,7 +13,6 @@
 
 typedef struct ctx {
     tracer_stats *s;
-    tracer_decoder *dec;
     const char *last_name; /* event class names are stable: the last one's index */
     int last_index;
 } ctx;
@@ -100,29 +99,12 @@ static const tracer_decode_cbs stats_cbs = {
     .op = cb_op,
 };
 
-static int on_message(void *user, const bt_message *msg, char *err, size_t errlen)
-{
-    ctx *c = user;
-    if (tracer_decoder_consume(c->dec, msg) == 0)
-        return 0;
-    snprintf(err, errlen, "%s", tracer_decoder_error(c->dec));
-    return -1;
-}
-
 int tracer_stats_collect(const tracer_trace *t, tracer_stats *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     ctx c = { .s = out, .last_index = -1 };
-    c.dec = tracer_decoder_create(&stats_cbs, &c);
-    if (!c.dec) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    int rc = tracer_read_run(t, tracer_trace_source(t), on_message, &c, err, errlen);
-    tracer_decoder_finish(c.dec);
     tracer_decode_diag g = { 0 };
-    tracer_decoder_diag_sum(c.dec, NULL, &g);
-    tracer_decoder_destroy(c.dec);
+    int rc = tracer_decode_trace_isolated(t, tracer_trace_source(t), &stats_cbs, &c, &g, err, errlen);
     out->discarded_events = g.discarded_events + g.discarded_unknown;
     out->discarded_event_msgs = g.discarded_unknown; /* messages without a count */
     out->discarded_packets = g.discarded_packets;

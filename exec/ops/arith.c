@@ -223,3 +223,68 @@ exec_status op_grad_Identity(exec_graph *g, const exec_node *n, const uint32_t *
         din[0] = dout[0];
     return g->status;
 }
+
+/* ---- MaskedFill: in [x f32, mask (f32 or int32)] -> mask != 0 ? value : x;
+ *      mask has x's rank, each dim x's or 1 (broadcast); attrs value(f) ---- */
+exec_status op_shape_MaskedFill(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *x = exec_gin(g, n, 0), *m = exec_gin(g, n, 1);
+    if (x->dtype != EXEC_F32 || x->ndim < 1 || m->ndim != x->ndim)
+        return exec_fail(EXEC_ERR_SHAPE, "MaskedFill: wants a float x and a mask of its rank");
+    for (int i = 0; i < x->ndim; i++)
+        if (m->shape[i] != x->shape[i] && m->shape[i] != 1)
+            return exec_fail(EXEC_ERR_SHAPE, "MaskedFill: mask dim %d is %lld, wants %lld or 1", i,
+                             (long long)m->shape[i], (long long)x->shape[i]);
+    if (n->nattrs != 1)
+        return exec_fail(EXEC_ERR_SHAPE, "MaskedFill: wants attr value");
+    exec_shape_of(out, x);
+    return EXEC_OK;
+}
+
+exec_status op_fwd_MaskedFill(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *x = exec_in(k, n, 0), *m = exec_in(k, n, 1);
+    const int nd = x->ndim;
+    const int64_t C = x->shape[nd - 1], rows = x->numel / C, mc = m->shape[nd - 1] == 1 ? 0 : 1;
+    const float value = exec_attr_getf(n->attrs[0]);
+    const float *X = x->data;
+    float *Y = exec_outf(k, n, 0);
+    const bool fmask = m->dtype == EXEC_F32;
+#pragma omp parallel for num_threads(k->nthreads) if (x->numel > MATH_PAR_MIN && rows > 1) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        /* the mask row of x's row r: its index over the leading dims, with
+         * the mask's broadcast dims left out */
+        int64_t rem = r, mo = 0;
+        for (int d = nd - 2; d >= 0; d--) {
+            int64_t i = rem % x->shape[d];
+            rem /= x->shape[d];
+            if (m->shape[d] != 1)
+                mo += i * m->strides[d];
+        }
+        const float *restrict xr = X + r * C;
+        float *restrict yr = Y + r * C;
+        if (fmask) {
+            const float *restrict mr = (const float *)m->data + mo;
+#pragma omp simd
+            for (int64_t j = 0; j < C; j++)
+                yr[j] = mr[j * mc] != 0.0f ? value : xr[j];
+        } else {
+            const int32_t *restrict mr = (const int32_t *)m->data + mo;
+#pragma omp simd
+            for (int64_t j = 0; j < C; j++)
+                yr[j] = mr[j * mc] != 0 ? value : xr[j];
+        }
+    }
+    return EXEC_OK;
+}
+
+/* dx = MaskedFill(dy, mask, 0): the filled elements do not depend on x */
+exec_status op_grad_MaskedFill(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+{
+    if (din[0])
+        din[0] = exec_op1(g, EXEC_OP_MaskedFill, 2, (uint32_t[]){ dout[0], n->in[1] }, 1,
+                          (int64_t[]){ exec_attr_f(0.0f) });
+    if (din[1])
+        din[1] = 0; /* the mask is not differentiable */
+    return g->status;
+}

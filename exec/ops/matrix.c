@@ -79,10 +79,14 @@ exec_status op_fwd_BatchMatMul(exec_kctx *k, const exec_node *n)
     int64_t sa = a->shape[1] * a->shape[2], sb = b->shape[1] * b->shape[2], sc = m * nn;
     const float *A = a->data, *B = b->data;
     float *C = c->data;
-    /* Small matrices: one thread per batch entry (OpenBLAS then runs single
-     * threaded inside the parallel region); large ones: threaded sgemm. */
-    int small = m * nn * kk < 64 * 64 * 64;
-#pragma omp parallel for num_threads(k->nthreads) if (small && bs > 1) schedule(static)
+    /* Small matrices: the batch entries split over the threads (OpenBLAS
+     * then runs single threaded inside the parallel region) once the op has
+     * 4M multiply-adds: below that the parallel region costs more than it
+     * saves (2 threads on 32 x 32x32x32, Transformer attention at the small
+     * preset: 81 us against 53 us on one; on 128 x 64x64x64 they win, 1.0
+     * ms against 1.3-1.6 ms). Large matrices: threaded sgemm. */
+    int small = m * nn * kk < 64 * 64 * 64, split = small && bs > 1 && bs * m * nn * kk >= (1 << 22);
+#pragma omp parallel for num_threads(k->nthreads) if (split) schedule(static)
     for (int64_t i = 0; i < bs; i++)
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)nn,
                     (int)kk, 1.0f, A + i * sa, (int)a->shape[2], B + i * sb, (int)b->shape[2], 0.0f, C + i * sc, (int)nn);

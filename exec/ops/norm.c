@@ -1,6 +1,8 @@
-/* norm.c -- local response normalization and batch normalization.
+/* norm.c -- local response normalization, batch normalization and layer
+ * normalization.
  *
- * Both work on the channel axis 1 of x [N,C,...] (NCHW images, or [N,C]).
+ * LRN and FusedBatchNorm work on the channel axis 1 of x [N,C,...] (NCHW
+ * images, or [N,C]); LayerNorm on the last axis (its comment below).
  *
  * LRN (TF's, across channels as AlexNet uses it): attrs
  * "depth_radius,bias(f),alpha(f),beta(f)";
@@ -354,6 +356,151 @@ exec_status op_fwd_FusedBatchNormGrad(exec_kctx *k, const exec_node *n)
 #pragma omp simd
             for (int64_t e = 0; e < inner; e++)
                 dx[e] = dy[e] * gsc + x[e] * u + v;
+        }
+    }
+    return EXEC_OK;
+}
+
+/* ---- LayerNorm: per row r of x [R, D] (x [...,D] flattened):
+ *      mean_r, var_r over the D values (biased), inv_std_r = 1/sqrt(var_r + eps),
+ *      y = (x - mean_r) * inv_std_r * gamma + beta; attrs epsilon(f);
+ *      out [y, mean [R], inv_std [R]] (R = product of the leading dims) ---- */
+static exec_status ln_rows(const exec_tensor *x, int64_t *rows, int64_t *d, const char *who)
+{
+    if (x->ndim < 1 || x->dtype != EXEC_F32 || x->shape[x->ndim - 1] < 1)
+        return exec_fail(EXEC_ERR_SHAPE, "%s: wants a float [...,D] tensor", who);
+    *d = x->shape[x->ndim - 1];
+    *rows = x->numel / *d;
+    return EXEC_OK;
+}
+
+exec_status op_shape_LayerNorm(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *x = exec_gin(g, n, 0);
+    int64_t R = 0, D = 0;
+    exec_status s = ln_rows(x, &R, &D, "LayerNorm");
+    if (s || (s = check_vec(exec_gin(g, n, 1), D, "LayerNorm", "gamma")) ||
+        (s = check_vec(exec_gin(g, n, 2), D, "LayerNorm", "beta")))
+        return s;
+    if (n->nattrs != 1 || !(exec_attr_getf(n->attrs[0]) > 0))
+        return exec_fail(EXEC_ERR_SHAPE, "LayerNorm: wants attr epsilon (> 0)");
+    exec_shape_of(&out[0], x);
+    exec_shape_set(&out[1], EXEC_F32, 1, &R);
+    exec_shape_set(&out[2], EXEC_F32, 1, &R);
+    return EXEC_OK;
+}
+
+exec_status op_fwd_LayerNorm(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *xt = exec_in(k, n, 0);
+    const int64_t D = xt->shape[xt->ndim - 1], R = xt->numel / D;
+    const float eps = exec_attr_getf(n->attrs[0]), invd = 1.0f / (float)D;
+    const float *X = xt->data, *restrict gamma = exec_inf(k, n, 1), *restrict beta = exec_inf(k, n, 2);
+    float *Y = exec_outf(k, n, 0), *mean = exec_outf(k, n, 1), *inv = exec_outf(k, n, 2);
+#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > PAR_MIN && R > 1) schedule(static)
+    for (int64_t r = 0; r < R; r++) {
+        const float *restrict x = X + r * D;
+        float *restrict y = Y + r * D;
+        float s = 0, v = 0;
+#pragma omp simd reduction(+ : s)
+        for (int64_t e = 0; e < D; e++)
+            s += x[e];
+        const float mu = s * invd;
+#pragma omp simd reduction(+ : v)
+        for (int64_t e = 0; e < D; e++)
+            v += (x[e] - mu) * (x[e] - mu);
+        const float is = 1.0f / sqrtf(v * invd + eps);
+        mean[r] = mu;
+        inv[r] = is;
+#pragma omp simd
+        for (int64_t e = 0; e < D; e++)
+            y[e] = (x[e] - mu) * is * gamma[e] + beta[e];
+    }
+    return EXEC_OK;
+}
+
+/* Gradients flow through y only (mean / inv_std are LayerNormGrad's inputs). */
+exec_status op_grad_LayerNorm(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+{
+    if (dout[1] || dout[2])
+        return exec_fail(EXEC_ERR_ARG, "LayerNorm: no gradient through mean / inv_std");
+    uint32_t outs[3] = { 0 };
+    exec_op_add(g, EXEC_OP_LayerNormGrad, 5, (uint32_t[]){ dout[0], n->in[0], n->in[1], n->out[1], n->out[2] }, 0,
+                NULL, outs);
+    if (g->status)
+        return g->status;
+    for (int i = 0; i < 3; i++)
+        if (din[i])
+            din[i] = outs[i];
+    return EXEC_OK;
+}
+
+/* ---- LayerNormGrad: [dx, dgamma, dbeta] from dy, x, gamma, mean, inv_std.
+ *      Per row, with xhat = (x - mean) * inv_std and h = dy * gamma:
+ *        dx = inv_std * (h - mean(h) - xhat * mean(h * xhat));
+ *      over the rows: dgamma = sum dy * xhat, dbeta = sum dy. ---- */
+exec_status op_shape_LayerNormGrad(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    const exec_tensor *dy = exec_gin(g, n, 0), *x = exec_gin(g, n, 1);
+    int64_t R = 0, D = 0;
+    exec_status s = ln_rows(x, &R, &D, "LayerNormGrad");
+    if (s)
+        return s;
+    if (dy->dtype != EXEC_F32 || !exec_same_shape(dy, x))
+        return exec_fail(EXEC_ERR_SHAPE, "LayerNormGrad: wants dy and x of one float [...,D] shape");
+    if ((s = check_vec(exec_gin(g, n, 2), D, "LayerNormGrad", "gamma")) ||
+        (s = check_vec(exec_gin(g, n, 3), R, "LayerNormGrad", "mean")) ||
+        (s = check_vec(exec_gin(g, n, 4), R, "LayerNormGrad", "inv_std")))
+        return s;
+    exec_shape_of(&out[0], x);
+    exec_shape_set(&out[1], EXEC_F32, 1, &D);
+    exec_shape_set(&out[2], EXEC_F32, 1, &D);
+    return EXEC_OK;
+}
+
+exec_status op_fwd_LayerNormGrad(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *xt = exec_in(k, n, 1);
+    const int64_t D = xt->shape[xt->ndim - 1], R = xt->numel / D;
+    const float invd = 1.0f / (float)D;
+    const float *DY = exec_inf(k, n, 0), *X = xt->data, *restrict gamma = exec_inf(k, n, 2),
+                *mean = exec_inf(k, n, 3), *inv = exec_inf(k, n, 4);
+    float *DX = exec_outf(k, n, 0), *dgamma = exec_outf(k, n, 1), *dbeta = exec_outf(k, n, 2);
+    const bool par = xt->numel > PAR_MIN;
+#pragma omp parallel for num_threads(k->nthreads) if (par && R > 1) schedule(static)
+    for (int64_t r = 0; r < R; r++) {
+        const float *restrict dy = DY + r * D, *restrict x = X + r * D;
+        float *restrict dx = DX + r * D;
+        const float mu = mean[r], is = inv[r];
+        float sh = 0, shx = 0;
+#pragma omp simd reduction(+ : sh, shx)
+        for (int64_t e = 0; e < D; e++) {
+            float h = dy[e] * gamma[e];
+            sh += h;
+            shx += h * (x[e] - mu) * is;
+        }
+        sh *= invd;
+        shx *= invd;
+#pragma omp simd
+        for (int64_t e = 0; e < D; e++)
+            dx[e] = is * (dy[e] * gamma[e] - sh - (x[e] - mu) * is * shx);
+    }
+    /* the parameter gradients: column blocks, each summed over every row */
+    const int64_t blk = 64, nblk = (D + blk - 1) / blk;
+#pragma omp parallel for num_threads(k->nthreads) if (par && nblk > 1) schedule(static)
+    for (int64_t b = 0; b < nblk; b++) {
+        const int64_t e0 = b * blk, e1 = e0 + blk < D ? e0 + blk : D;
+        float *restrict dg = dgamma + e0, *restrict db = dbeta + e0;
+        for (int64_t e = 0; e < e1 - e0; e++)
+            dg[e] = db[e] = 0;
+        for (int64_t r = 0; r < R; r++) {
+            const float *restrict dy = DY + r * D + e0, *restrict x = X + r * D + e0;
+            const float mu = mean[r], is = inv[r];
+#pragma omp simd
+            for (int64_t e = 0; e < e1 - e0; e++) {
+                dg[e] += dy[e] * (x[e] - mu) * is;
+                db[e] += dy[e];
+            }
         }
     }
     return EXEC_OK;

@@ -167,55 +167,84 @@ exec_status op_grad_Sum(exec_graph *g, const exec_node *n, const uint32_t *dout,
     return g->status;
 }
 
-/* ---- SparseSoftmaxCrossEntropyWithLogits --------------------------------
- * in: logits [N,C], labels int32 [N]; out: loss [1] (mean over N),
- * backprop [N,C] = (softmax(logits) - onehot(labels)) / N. */
-exec_status op_shape_SparseSoftmaxCrossEntropyWithLogits(const exec_graph *g, const exec_node *n, exec_shape *out)
+/* ---- SparseSoftmaxCrossEntropyWithLogits and LabelSmoothedCrossEntropy --
+ * in: logits [N,C], labels int32 [N]; out: loss [1] (mean over the rows
+ * that count), backprop [N,C] = (softmax(logits) - q) / M.
+ * SparseSoftmaxCrossEntropyWithLogits: q = onehot(label), every row counts.
+ * LabelSmoothedCrossEntropy, attrs label_smoothing(f) eps, ignore_label:
+ * q = (1 - eps) onehot(label) + eps / C (Szegedy et al.'s smoothing as
+ * PyTorch's CrossEntropyLoss does it), and rows whose label is ignore_label
+ * (padding) add nothing, so M is the number of the other rows (loss 0 when
+ * none). */
+static exec_status xent_shape(const exec_graph *g, const exec_node *n, exec_shape *out)
 {
+    const char *who = exec_op_name(n->op);
     const exec_tensor *x = exec_gin(g, n, 0), *y = exec_gin(g, n, 1);
     if (x->ndim != 2 || x->dtype != EXEC_F32 || y->dtype != EXEC_I32 || y->numel != x->shape[0])
-        return exec_fail(EXEC_ERR_SHAPE, "SparseSoftmaxCrossEntropyWithLogits: wants logits [N,C] and int labels [N]");
+        return exec_fail(EXEC_ERR_SHAPE, "%s: wants logits [N,C] and int labels [N]", who);
+    if (n->op == EXEC_OP_LabelSmoothedCrossEntropy &&
+        (n->nattrs != 2 || !(exec_attr_getf(n->attrs[0]) >= 0 && exec_attr_getf(n->attrs[0]) < 1)))
+        return exec_fail(EXEC_ERR_SHAPE, "%s: wants attrs label_smoothing in [0,1) and ignore_label", who);
     exec_shape_set(&out[0], EXEC_F32, 1, (int64_t[]){ 1 });
     exec_shape_of(&out[1], x);
     return EXEC_OK;
 }
 
-exec_status op_fwd_SparseSoftmaxCrossEntropyWithLogits(exec_kctx *k, const exec_node *n)
+static exec_status xent_fwd(exec_kctx *k, const exec_node *n)
 {
     const exec_tensor *x = exec_in(k, n, 0);
     int64_t N = x->shape[0], C = x->shape[1];
     const float *X = x->data;
     const int32_t *L = exec_in(k, n, 1)->data;
     float *loss = exec_outf(k, n, 0), *BP = exec_outf(k, n, 1);
-    for (int64_t i = 0; i < N; i++)
+    const bool smoothed = n->op == EXEC_OP_LabelSmoothedCrossEntropy;
+    const float eps = smoothed ? exec_attr_getf(n->attrs[0]) : 0.0f;
+    const int64_t ignore = smoothed ? n->attrs[1] : -1;
+    const bool ignoring = ignore >= 0; /* -1 (and the plain op): every label counts and must be valid */
+    int64_t M = 0;
+    for (int64_t i = 0; i < N; i++) {
+        if (ignoring && L[i] == ignore)
+            continue;
         if (L[i] < 0 || L[i] >= C)
-            return exec_fail(EXEC_ERR_ARG, "SparseSoftmaxCrossEntropyWithLogits: label %d outside [0,%lld)", L[i], (long long)C);
+            return exec_fail(EXEC_ERR_ARG, "%s: label %d outside [0,%lld)", exec_op_name(n->op), L[i], (long long)C);
+        M++;
+    }
     double total = 0;
-    float invn = 1.0f / (float)N;
+    const float invn = M ? 1.0f / (float)M : 0.0f, on = 1.0f - eps, off = eps / (float)C;
 #pragma omp parallel for reduction(+ : total) num_threads(k->nthreads) if (N * C > 65536)
     for (int64_t i = 0; i < N; i++) {
         const float *xr = X + i * C;
         float *br = BP + i * C;
+        if (ignoring && L[i] == ignore) {
+            for (int64_t j = 0; j < C; j++)
+                br[j] = 0;
+            continue;
+        }
         float m = xr[0];
         for (int64_t j = 1; j < C; j++)
             m = xr[j] > m ? xr[j] : m;
-        float s = 0;
-#pragma omp simd reduction(+ : s)
+        float s = 0, sx = 0;
+#pragma omp simd reduction(+ : s, sx)
         for (int64_t j = 0; j < C; j++) {
             br[j] = math_expf(xr[j] - m);
             s += br[j];
+            sx += xr[j];
         }
         float inv = 1.0f / s;
+#pragma omp simd
         for (int64_t j = 0; j < C; j++)
-            br[j] *= inv * invn;
-        br[L[i]] -= invn;
-        total += (double)(logf(s) + m - xr[L[i]]);
+            br[j] = (br[j] * inv - off) * invn;
+        br[L[i]] -= on * invn;
+        /* -sum_j q_j log p_j with log p_j = x_j - m - log s */
+        double lse = (double)logf(s) + m;
+        total += lse - on * (double)xr[L[i]] - (eps > 0 ? off * (double)sx : 0.0);
     }
-    loss[0] = (float)(total / (double)N);
+    loss[0] = M ? (float)(total / (double)M) : 0.0f;
     return EXEC_OK;
 }
 
-exec_status op_grad_SparseSoftmaxCrossEntropyWithLogits(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+/* d logits = backprop * dloss; the labels get none */
+static exec_status xent_grad(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
 {
     if (din[0] && dout[0])
         din[0] = exec_op1(g, EXEC_OP_Mul, 2, (uint32_t[]){ n->out[1], dout[0] }, 0, NULL);
@@ -224,6 +253,26 @@ exec_status op_grad_SparseSoftmaxCrossEntropyWithLogits(exec_graph *g, const exe
     if (din[1])
         din[1] = 0;
     return g->status;
+}
+
+exec_status op_shape_SparseSoftmaxCrossEntropyWithLogits(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    return xent_shape(g, n, out);
+}
+exec_status op_fwd_SparseSoftmaxCrossEntropyWithLogits(exec_kctx *k, const exec_node *n) { return xent_fwd(k, n); }
+exec_status op_grad_SparseSoftmaxCrossEntropyWithLogits(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+{
+    return xent_grad(g, n, dout, din);
+}
+
+exec_status op_shape_LabelSmoothedCrossEntropy(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    return xent_shape(g, n, out);
+}
+exec_status op_fwd_LabelSmoothedCrossEntropy(exec_kctx *k, const exec_node *n) { return xent_fwd(k, n); }
+exec_status op_grad_LabelSmoothedCrossEntropy(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+{
+    return xent_grad(g, n, dout, din);
 }
 
 /* ======== reductions by axis (the math family): Mean, Max, ArgMax,

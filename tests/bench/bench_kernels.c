@@ -204,7 +204,8 @@ int main(int argc, char **argv)
         return 2;
     }
     exec_threads_set(threads);
-    printf("bench_kernels: %d threads, batch %lld, %s\nBLAS: %s\n\n", exec_threads_get(), (long long)batch,
+    printf("bench_kernels: %d thread%s, batch %lld, %s\nBLAS: %s\n\n", exec_threads_get(),
+           exec_threads_get() == 1 ? "" : "s", (long long)batch,
            exec_cpu_model(), exec_blas_config());
 
     g_peak = raw_sgemm(2048, 2048, 2048);

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """bench_models.py -- step times of the convolutional workloads (alexnet, vgg,
-residual, deepq) in fathom at the small and full presets, train and infer,
-next to a PyTorch reference of the same architectures (CPU, same batch, same
-thread count), printing the fathom / PyTorch step-time ratio.
+residual, deepq) and the Transformer in fathom at the small and full presets,
+train and infer, next to a PyTorch reference of the same architectures (CPU,
+same batch, same thread count), printing the fathom / PyTorch step-time ratio.
 
 usage: bench_models.py FATHOM_BIN [--threads N] [--steps N] [--presets small,full]
-       [--models alexnet,vgg,residual,deepq] [--rounds R]
+       [--models alexnet,vgg,residual,deepq,transformer] [--rounds R] [--batch B]
 
 Each cell is measured in R rounds (default 3), fathom then PyTorch in each,
 and the medians are printed: on a shared machine whose speed moves, a
@@ -20,8 +20,17 @@ the first (fathom's `run` summary; the same rule for PyTorch). What a step is:
                then the target network's forward and the online update; the
                PyTorch step is the target forward and the online update
   deepq infer: one forward over `batch` game states and the argmax
-The architectures mirror models/alexnet.c, vgg.c, residual.c and deepq.c
-(the preset tables are repeated below)."""
+  transformer train: nn.Transformer (post-norm, dropout 0.1, batch first) with
+               the shared embedding (scaled by sqrt(d_model), sinusoidal
+               positions, dropout) tied to the output projection, cross
+               entropy with label smoothing 0.1 ignoring padding, backward,
+               Adam (0.9, 0.98, 1e-9); a copy-task batch with padding masks
+  transformer infer: the encoder once, then greedy decoding of `len` tokens
+               one at a time over cached keys and values, as fathom decodes
+               (nn.Transformer's weights; its decoder layers applied by hand
+               to the one new position, since it has no cache of its own)
+The architectures mirror models/alexnet.c, vgg.c, residual.c, deepq.c and
+transformer.c (the preset tables are repeated below)."""
 import json, subprocess, sys, time, argparse
 
 ALEX = {"small": (128, 100, (32, 96, 192, 128, 128), 1024, 32), "full": (224, 1000, (64, 192, 384, 256, 256), 4096, 64),
@@ -30,11 +39,15 @@ VGG = {"small": (64, 100, (16, 32, 64, 128, 128), 512, 8), "full": (224, 1000, (
        "tiny": (32, 10, (16, 32, 64, 64, 64), 1024, 8)}
 RES = {"small": (64, 100, 16, 16), "full": (224, 1000, 64, 16), "tiny": (32, 10, 8, 16)}
 DQN = {"small": ((32, 64, 64), 512, 32), "full": ((32, 64, 64), 512, 32), "tiny": ((8, 16, 16), 64, 8)}
+# vocab, d_model, heads, d_ff, layers, len
+TFM = {"tiny": (16, 32, 4, 64, 2, 8), "small": (8000, 256, 8, 1024, 3, 32), "full": (37000, 512, 8, 2048, 6, 64)}
 
 
-def fathom(bin_, model, preset, mode, steps, threads):
+def fathom(bin_, model, preset, mode, steps, threads, batch=0):
+    extra = ["--batch", str(batch)] if batch else []
     out = subprocess.run([bin_, "run", model, "--preset", preset, "--mode", mode, "--steps", str(steps),
-                          "--threads", str(threads), "--format", "json"], check=True, capture_output=True, text=True)
+                          "--threads", str(threads), "--format", "json"] + extra, check=True, capture_output=True,
+                         text=True)
     lines = [json.loads(l) for l in out.stdout.splitlines()]
     return lines[0]["batch"], lines[-1]["mean_ms"], lines[-1]["mean_engine_ms"]
 
@@ -106,11 +119,96 @@ def torch_models():
     return torch, nn, {"alexnet": alexnet, "vgg": vgg, "residual": resnet}, dqn
 
 
+def torch_transformer(torch, nn, preset, mode, batch, steps):
+    """Step times (s) of the Transformer: see the module docstring."""
+    import math
+    V, d, H, dff, N, T = TFM[preset]
+    F = nn.functional
+    train = mode == "train"
+    tf = nn.Transformer(d, H, N, N, dff, dropout=0.1, batch_first=True)
+    emb = nn.Embedding(V, d)
+    nn.init.normal_(emb.weight, 0.0, d ** -0.5)
+    pos = torch.arange(T, dtype=torch.float32)[:, None] / torch.pow(10000.0, torch.arange(0, d, 2) / d)[None, :]
+    pe = torch.zeros(T, d)
+    pe[:, 0::2], pe[:, 1::2] = torch.sin(pos), torch.cos(pos)
+    drop = nn.Dropout(0.1)
+    # a copy-task batch: lengths in [T/2, T-1], then EOS (2), PAD (0) after
+    g = torch.Generator().manual_seed(1)
+    lens = torch.randint(T // 2, T, (batch,), generator=g)
+    src = torch.randint(4, V, (batch, T), generator=g)
+    ar = torch.arange(T)[None, :]
+    src = torch.where(ar < lens[:, None], src, torch.where(ar == lens[:, None], 2, 0))
+    tgt_in = torch.cat([torch.ones(batch, 1, dtype=torch.long), src[:, :-1]], 1)
+    pad = src == 0
+    embed = lambda ids, p: emb(ids) * math.sqrt(d) + p
+    times = []
+    if train:
+        params = list(tf.parameters()) + list(emb.parameters())
+        opt = torch.optim.Adam(params, lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+        causal = tf.generate_square_subsequent_mask(T)
+        tf.train()
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            y = tf(drop(embed(src, pe)), drop(embed(tgt_in, pe)), tgt_mask=causal, src_key_padding_mask=pad,
+                   memory_key_padding_mask=pad)
+            logits = y.reshape(-1, d) @ emb.weight.t()
+            loss = F.cross_entropy(logits, src.reshape(-1), ignore_index=0, label_smoothing=0.1)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            times.append(time.perf_counter() - t0)
+        return times
+    tf.eval()
+
+    def heads(x):  # [B, t, d] -> [B*H, t, d/H]
+        return x.reshape(batch, -1, H, d // H).transpose(1, 2).reshape(batch * H, -1, d // H)
+
+    def attend(q, k, v, mask=None):  # q [B*H, 1, dk]; mask [B*H, 1, t] (True: hidden)
+        s = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(d // H)
+        if mask is not None:
+            s = s.masked_fill(mask, -1e9)
+        o = torch.bmm(torch.softmax(s, -1), v)
+        return o.reshape(batch, H, 1, d // H).transpose(1, 2).reshape(batch, 1, d)
+
+    with torch.no_grad():
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            memory = tf.encoder(embed(src, pe), src_key_padding_mask=pad)
+            mpad = pad[:, None, :].repeat_interleave(H, 0)
+            cross = []
+            for layer in tf.decoder.layers:  # the cross-attention keys and values, once
+                w, b = layer.multihead_attn.in_proj_weight, layer.multihead_attn.in_proj_bias
+                kv = F.linear(memory, w[d:], b[d:])
+                cross.append((heads(kv[..., :d]), heads(kv[..., d:])))
+            cache = [None] * len(tf.decoder.layers)
+            tok = torch.ones(batch, dtype=torch.long)
+            for t in range(T):
+                x = embed(tok[:, None], pe[t])
+                for i, layer in enumerate(tf.decoder.layers):
+                    sa = layer.self_attn
+                    qkv = F.linear(x, sa.in_proj_weight, sa.in_proj_bias)
+                    q, k, v = heads(qkv[..., :d]), heads(qkv[..., d:2 * d]), heads(qkv[..., 2 * d:])
+                    if cache[i] is not None:
+                        k, v = torch.cat([cache[i][0], k], 1), torch.cat([cache[i][1], v], 1)
+                    cache[i] = (k, v)
+                    x = layer.norm1(x + sa.out_proj(attend(q, k, v)))
+                    ca = layer.multihead_attn
+                    q = heads(F.linear(x, ca.in_proj_weight[:d], ca.in_proj_bias[:d]))
+                    x = layer.norm2(x + ca.out_proj(attend(q, cross[i][0], cross[i][1], mpad)))
+                    x = layer.norm3(x + layer.linear2(torch.relu(layer.linear1(x))))
+                x = tf.decoder.norm(x)
+                tok = (x[:, 0] @ emb.weight.t()).argmax(1)
+            times.append(time.perf_counter() - t0)
+    return times
+
+
 def torch_time(torch, nn, builders, dqn, model, preset, mode, batch, steps, threads):
     torch.manual_seed(1)
     torch.set_num_threads(threads)
     times = []
-    if model == "deepq":
+    if model == "transformer":
+        times = torch_transformer(torch, nn, preset, mode, batch, steps)
+    elif model == "deepq":
         p = DQN[preset]
         online, target = dqn(p), dqn(p)
         x = torch.rand(batch, 4, 84, 84)
@@ -170,6 +268,7 @@ def main():
     ap.add_argument("--models", default="alexnet,vgg,residual,deepq")
     ap.add_argument("--modes", default="train,infer")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--batch", type=int, default=0, help="a batch for every model (0: each preset's own)")
     a = ap.parse_args()
     if a.rounds < 1 or a.steps < 1 or a.threads < 1:
         ap.error("--rounds, --steps and --threads must be at least 1")
@@ -193,7 +292,7 @@ def main():
             for mode in a.modes.split(","):
                 f, e, t = [], [], []
                 for _ in range(a.rounds):
-                    batch, fms, ems = fathom(a.fathom, model, preset, mode, a.steps, a.threads)
+                    batch, fms, ems = fathom(a.fathom, model, preset, mode, a.steps, a.threads, a.batch)
                     f.append(fms)
                     e.append(ems)
                     if torch is not None:

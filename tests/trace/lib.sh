@@ -47,6 +47,33 @@ ensure_sessiond() {
     fail "lttng-sessiond did not answer"
 }
 
+# Starts our own lttng-relayd on loopback at random free ports: control $c,
+# data $d = c + 1, live $l = c + 2 (lttng-relayd's own spacing), output in
+# $T/relay; its pid in $rpid (stopped at exit).
+start_relayd() {
+    command -v lttng-relayd >/dev/null || fail "lttng-relayd is not installed"
+    local started=0 up
+    for _ in 1 2 3 4 5 6 7 8; do
+        base=$(( 20000 + $(od -An -N2 -tu2 /dev/urandom) % 30000 ))
+        c=$base; d=$((base + 1)); l=$((base + 2))
+        rm -rf "$T/relay"
+        lttng-relayd -C "tcp://127.0.0.1:$c" -D "tcp://127.0.0.1:$d" -L "tcp://127.0.0.1:$l" -o "$T/relay" \
+            >"$T/relayd.log" 2>&1 &
+        rpid=$!
+        OWN_PIDS="$OWN_PIDS $rpid"
+        up=0
+        for _ in $(seq 40); do
+            kill -0 "$rpid" 2>/dev/null || break
+            if ss -ltn 2>/dev/null | grep -q "127.0.0.1:$l " && ss -ltn | grep -q "127.0.0.1:$c " &&
+               ss -ltn | grep -q "127.0.0.1:$d "; then up=1; break; fi
+            sleep 0.05
+        done
+        if [ $up = 1 ]; then started=1; break; fi
+        kill "$rpid" 2>/dev/null; wait "$rpid" 2>/dev/null
+    done
+    [ $started = 1 ] || fail "cannot start lttng-relayd: $(tail -3 "$T/relayd.log")"
+}
+
 # No fathom-PID-* session may outlive its recorder (PID): one whose
 # recorder is gone was leaked.  (Other recorders may run concurrently.)
 check_no_session_left() {

@@ -17,6 +17,16 @@ for inter in 1 2; do
     done
     grep -q '^discarded=0$' "$T/x$inter/MANIFEST" || fail "MANIFEST: discarded is not 0"
 done
+# a real workload at 2 inter-op workers with small buffers: records from
+# both workers, many ops events a step, still lossless
+arch=$("$FATHOM" record alexnet --preset tiny --steps 3 --inter 2 --buffer 5 --quiet --dir "$T/outw") ||
+    fail "record alexnet --inter 2 --buffer 5 failed"
+extract "$arch" "$T/xw"
+check_trace "$T/xw/trace" "$T/btw" 3
+nt=$(grep ' fathom:ops: ' "$T/btw.txt" | sed 's/.*vtid = \([0-9]*\).*/\1/' | sort -u | wc -l)
+[ "$nt" -ge 2 ] || fail "the ops records of --inter 2 come from $nt thread(s), want the 2 workers"
+big=$(grep ' fathom:ops: ' "$T/btw.txt" | grep -c '_nodes_length = \([6-9]\|[1-9][0-9]\)')
+[ "$big" = 0 ] || fail "$big ops events hold more than --buffer 5 records"
 check_no_session_left
 [ -z "$(ls -A "$TMPDIR")" ] || fail "temporary files left: $(ls -A "$TMPDIR")"
 echo PASS

@@ -1,0 +1,53 @@
+#!/bin/sh
+# decode_hostile.sh FATHOM CTFGEN_TOOL REFERENCE_DIR TMP -- a corrupt trace
+# never takes fathom down: CTF that crashes Babeltrace2's decoder (an ops
+# sequence whose length is negative as a C int) and CTF that makes it spin
+# (LTTng metadata truncated mid-packet), both made here by generators, give
+# every reader a one-line error naming the trace and a non-zero exit within
+# seconds, and leave no temporary tree behind.
+set -u
+FATHOM=$1 GEN=$2 REF=$3
+. "$(dirname "$0")/cli_lib.sh"
+cli_begin decode-hostile "$4"
+export TMPDIR="$T/tmp" FATHOM_DECODE_STALL=2
+mkdir -p "$TMPDIR"
+
+# 1. a negative sequence length (Babeltrace2 2.0.4 crashes on it)
+"$GEN" "$T/neg" conv alexnet train 3 schema=2 lying_length=2147483649 >/dev/null || exit 1
+# 2. truncated metadata: a reference archive's LTTng (packetized) metadata cut
+#    at sizes where the ctf plugin spins, then archived again
+ref=$(ls "$REF"/memnet-train-*.tar.zst | head -1)
+mkdir "$T/x" && tar -C "$T/x" -xf "$ref" || exit 1
+md=$(find "$T/x" -name metadata | head -1)
+[ -n "$md" ] || { fail "no metadata in $ref"; cli_end "decode-hostile"; }
+full=$(wc -c <"$md")
+cuts=""
+for n in 3000; do
+    [ "$n" -lt "$full" ] || continue
+    rm -rf "$T/cut$n" && cp -r "$T/x" "$T/cut$n" && truncate -s $n "$(find "$T/cut$n" -name metadata | head -1)"
+    tar -C "$T/cut$n" --zstd -cf "$T/cut$n.tar.zst" MANIFEST trace || exit 1
+    cuts="$cuts $T/cut$n/trace $T/cut$n.tar.zst"
+done
+
+for src in "$T/neg" $cuts; do
+    for cmd in "info" "analyze breakdown" "analyze memory" "export --perfetto -o $T/out.json" "replay --iterations 1" \
+               "report -o $T/rep"; do
+        start=$(date +%s)
+        # shellcheck disable=SC2086
+        timeout 60 "$FATHOM" $cmd "$src" >"$T/out" 2>"$T/err"
+        rc=$? took=$(($(date +%s) - start))
+        [ $rc -ne 0 ] && [ $rc -ne 124 ] || { fail "$cmd $src: exit $rc"; continue; }
+        [ "$(wc -l <"$T/err")" -eq 1 ] || { fail "$cmd $src: stderr is not one line: $(head -c 400 "$T/err")"; continue; }
+        grep -q "$src" "$T/err" || fail "$cmd $src: the error does not name the trace: $(cat "$T/err")"
+        [ $took -le 15 ] || fail "$cmd $src: took $took s"
+        [ ! -e "$T/out.json" ] && [ ! -e "$T/rep" ] || fail "$cmd $src: left an output"
+        rm -rf "$T/out.json" "$T/rep"
+    done
+    grep -q "crashed\|stopped making progress\|Cannot create trace\|cannot\|Failed\|corrupt" "$T/err" ||
+        fail "$src: unexpected message $(cat "$T/err")"
+done
+grep -q "crashed" "$T/err" 2>/dev/null || true
+"$FATHOM" analyze breakdown "$T/neg" 2>"$T/err" >/dev/null
+grep -q "the CTF decoder crashed" "$T/err" || fail "the negative length: $(cat "$T/err")"
+[ -z "$(ls -A "$TMPDIR")" ] || fail "temporary files left: $(ls -A "$TMPDIR")"
+cli_end "decode-hostile"

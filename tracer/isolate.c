@@ -1,0 +1,998 @@
+/* isolate.c -- the decoder in a child process (see isolate.h).
+ *
+ * The wire: frames of [u32 length of what follows][u8 kind][payload], in
+ * the host's byte order (parent and child are the same program).  Strings
+ * are [u32 length or UINT32_MAX for NULL][bytes].  A node the decoder
+ * described with node_def gets a number (the child maps the decoder's node
+ * pointer to it), so an op record of such a node costs 37 bytes; a record
+ * whose node was never described (schema 1) carries its node inline. */
+#define _GNU_SOURCE
+#include "tracer/isolate.h"
+
+#include "tracer/read.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum wire { W_TRACE = 1, W_EVENT_NAME, W_EVENT, W_RUN_BEGIN, W_RUN_END, W_STEP_BEGIN, W_STEP_END, W_NODE_DEF,
+            W_OP_REF, W_OP_FULL, W_TENSOR_ALLOC, W_TENSOR_FREE, W_CURRENT, W_DIAG, W_DONE };
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static double now_s(void);
+static unsigned env_unsigned(const char *name, unsigned dflt);
+static double g_run_ended_at, g_last_frame_at, g_last_flush_at; /* the child's live clock */
+
+/* ---- the child: callbacks -> frames ------------------------------------------- */
+typedef struct wbuf {
+    int fd;
+    unsigned char *b;
+    size_t len, cap, frame; /* frame: where the open frame's header starts */
+    int broken;
+    /* node pointers numbered (open addressing) */
+    const void **keys;
+    uint32_t *ids;
+    size_t kcap, klen;
+    uint32_t next_id;
+    /* event names numbered: the last one seen, and a small table */
+    const char *names[256];
+    int nnames;
+    tracer_decoder *dec;
+    int live;
+} wbuf;
+
+static void w_flush(wbuf *w)
+{
+    size_t off = 0;
+    while (off < w->len && !w->broken) {
+        ssize_t n = write(w->fd, w->b + off, w->len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            w->broken = 1;
+        else
+            off += (size_t)n;
+    }
+    w->len = 0;
+}
+
+static void w_raw(wbuf *w, const void *p, size_t n)
+{
+    if (w->len + n > w->cap) {
+        size_t cap = w->cap ? w->cap : 65536;
+        while (cap < w->len + n)
+            cap *= 2;
+        unsigned char *b = realloc(w->b, cap);
+        if (!b) {
+            w->broken = 1;
+            return;
+        }
+        w->b = b, w->cap = cap;
+    }
+    memcpy(w->b + w->len, p, n);
+    w->len += n;
+}
+
+static void w_begin(wbuf *w, enum wire kind)
+{
+    if (w->len > 60000)
+        w_flush(w);
+    w->frame = w->len;
+    uint32_t z = 0;
+    uint8_t k = (uint8_t)kind;
+    w_raw(w, &z, 4);
+    w_raw(w, &k, 1);
+}
+
+static int w_end(wbuf *w)
+{
+    uint32_t n = (uint32_t)(w->len - w->frame - 4);
+    if (!w->broken)
+        memcpy(w->b + w->frame, &n, 4);
+    return w->broken ? -1 : 0;
+}
+
+#define W_VAL(w, v)                         \
+    do {                                    \
+        __typeof__(v) v_ = (v);             \
+        w_raw((w), &v_, sizeof v_);         \
+    } while (0)
+
+static void w_str(wbuf *w, const char *s)
+{
+    uint32_t n = s ? (uint32_t)strlen(s) : UINT32_MAX;
+    w_raw(w, &n, 4);
+    if (s)
+        w_raw(w, s, n);
+}
+
+static void w_node(wbuf *w, const tracer_node *n)
+{
+    W_VAL(w, n->graph);
+    W_VAL(w, n->node);
+    w_str(w, n->op);
+    w_str(w, n->cls);
+    w_str(w, n->phase);
+    W_VAL(w, n->op_value);
+    W_VAL(w, n->cls_value);
+    W_VAL(w, n->phase_value);
+    W_VAL(w, n->nin);
+    W_VAL(w, n->nout);
+    W_VAL(w, n->nattrs);
+    w_raw(w, n->inputs, n->nin * sizeof *n->inputs);
+    w_raw(w, n->outputs, n->nout * sizeof *n->outputs);
+    w_raw(w, n->attrs, n->nattrs * sizeof *n->attrs);
+    W_VAL(w, n->flops);
+    W_VAL(w, n->bytes);
+}
+
+/* The current event's time and contexts, before the callbacks that use them. */
+static void w_current(wbuf *w)
+{
+    uint64_t ts, vpid, vtid;
+    tracer_decode_current(&ts, &vpid, &vtid);
+    w_begin(w, W_CURRENT);
+    W_VAL(w, ts);
+    W_VAL(w, vpid);
+    W_VAL(w, vtid);
+    w_end(w);
+}
+
+static size_t key_hash(const void *p, size_t cap) { return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ULL >> 17) & (cap - 1); }
+
+static int64_t node_id(wbuf *w, const void *p, int insert)
+{
+    if (w->kcap)
+        for (size_t h = key_hash(p, w->kcap); w->keys[h]; h = (h + 1) & (w->kcap - 1))
+            if (w->keys[h] == p)
+                return w->ids[h];
+    if (!insert)
+        return -1;
+    if ((w->klen + 1) * 2 > w->kcap) {
+        size_t cap = w->kcap ? w->kcap * 2 : 1024;
+        const void **k = calloc(cap, sizeof *k);
+        uint32_t *v = calloc(cap, sizeof *v);
+        if (!k || !v) {
+            free(k);
+            free(v);
+            return -1;
+        }
+        for (size_t i = 0; i < w->kcap; i++) {
+            if (!w->keys[i])
+                continue;
+            size_t h = key_hash(w->keys[i], cap);
+            while (k[h])
+                h = (h + 1) & (cap - 1);
+            k[h] = w->keys[i], v[h] = w->ids[i];
+        }
+        free(w->keys);
+        free(w->ids);
+        w->keys = k, w->ids = v, w->kcap = cap;
+    }
+    size_t h = key_hash(p, w->kcap);
+    while (w->keys[h])
+        h = (h + 1) & (w->kcap - 1);
+    w->keys[h] = p;
+    w->ids[h] = w->next_id++;
+    w->klen++;
+    return w->ids[h];
+}
+
+static void *c_trace_begin(void *ctx, const bt_trace *trace)
+{
+    wbuf *w = ctx;
+    const char *name = trace ? bt_trace_get_name(trace) : NULL;
+    w_begin(w, W_TRACE);
+    w_str(w, name);
+    w_end(w);
+    return w;
+}
+
+static int c_event(void *user, const char *name, uint64_t ts)
+{
+    wbuf *w = user;
+    int id = -1;
+    for (int i = 0; i < w->nnames; i++)
+        if (w->names[i] == name) {
+            id = i;
+            break;
+        }
+    if (id < 0 && w->nnames < 256) {
+        id = w->nnames;
+        w->names[w->nnames++] = name;
+        w_begin(w, W_EVENT_NAME);
+        w_str(w, name);
+        w_end(w);
+    }
+    w_begin(w, W_EVENT);
+    W_VAL(w, (int32_t)id);
+    if (id < 0)
+        w_str(w, name);
+    W_VAL(w, ts);
+    return w_end(w);
+}
+
+static int c_run_begin(void *user, const tracer_run *r)
+{
+    wbuf *w = user;
+    w_current(w);
+    w_begin(w, W_RUN_BEGIN);
+    W_VAL(w, r->schema);
+    w_str(w, r->model);
+    w_str(w, r->mode);
+    w_str(w, r->preset);
+    w_str(w, r->version);
+    w_str(w, r->blas);
+    w_str(w, r->cpu);
+    W_VAL(w, r->batch);
+    W_VAL(w, r->steps);
+    W_VAL(w, r->threads);
+    W_VAL(w, r->inter);
+    W_VAL(w, r->seed);
+    return w_end(w);
+}
+
+static int c_run_end(void *user, int32_t status, uint64_t ops)
+{
+    wbuf *w = user;
+    g_run_ended_at = now_s();
+    w_current(w);
+    w_begin(w, W_RUN_END);
+    W_VAL(w, status);
+    W_VAL(w, ops);
+    return w_end(w);
+}
+
+static int c_step(wbuf *w, enum wire kind, uint64_t ts, uint32_t step, double loss)
+{
+    w_current(w);
+    w_begin(w, kind);
+    W_VAL(w, ts);
+    W_VAL(w, step);
+    W_VAL(w, loss);
+    return w_end(w);
+}
+static int c_step_begin(void *user, uint64_t ts, uint32_t step) { return c_step(user, W_STEP_BEGIN, ts, step, 0); }
+static int c_step_end(void *user, uint64_t ts, uint32_t step, double loss)
+{
+    return c_step(user, W_STEP_END, ts, step, loss);
+}
+
+static int c_node_def(void *user, const tracer_node *n, uint64_t ts)
+{
+    wbuf *w = user;
+    int64_t id = node_id(w, n, 1);
+    if (id < 0)
+        return -1;
+    w_begin(w, W_NODE_DEF);
+    W_VAL(w, (uint32_t)id);
+    W_VAL(w, ts);
+    w_node(w, n);
+    return w_end(w);
+}
+
+static int c_op(void *user, const tracer_op *o)
+{
+    wbuf *w = user;
+    int64_t id = node_id(w, o->node, 0);
+    w_begin(w, id >= 0 ? W_OP_REF : W_OP_FULL);
+    if (id >= 0)
+        W_VAL(w, (uint32_t)id);
+    else
+        w_node(w, o->node);
+    W_VAL(w, o->begin);
+    W_VAL(w, o->end);
+    W_VAL(w, o->vpid);
+    W_VAL(w, o->vtid);
+    return w_end(w);
+}
+
+static int c_tensor_alloc(void *user, uint64_t ts, const tracer_tensor *t)
+{
+    wbuf *w = user;
+    w_current(w);
+    w_begin(w, W_TENSOR_ALLOC);
+    W_VAL(w, ts);
+    W_VAL(w, t->id);
+    w_str(w, t->role);
+    w_str(w, t->dtype);
+    W_VAL(w, t->role_value);
+    W_VAL(w, t->ndim);
+    w_raw(w, t->shape, sizeof t->shape);
+    W_VAL(w, t->shape_ok);
+    W_VAL(w, t->bytes);
+    return w_end(w);
+}
+
+static int c_tensor_free(void *user, uint64_t ts, uint32_t id)
+{
+    wbuf *w = user;
+    w_current(w);
+    w_begin(w, W_TENSOR_FREE);
+    W_VAL(w, ts);
+    W_VAL(w, id);
+    return w_end(w);
+}
+
+static int c_message(void *ctx, const bt_message *msg, char *err, size_t errlen)
+{
+    wbuf *w = ctx;
+    if (w->live) { /* a live reader wants the records as they come, in a few writes a second */
+        g_last_frame_at = now_s();
+        if (w->len && g_last_frame_at - g_last_flush_at > 0.1) {
+            w_flush(w);
+            g_last_flush_at = g_last_frame_at;
+        }
+    }
+    if (tracer_decoder_consume(w->dec, msg) == 0)
+        return 0;
+    snprintf(err, errlen, "%s", w->broken ? "the reader went away" : tracer_decoder_error(w->dec));
+    return -1;
+}
+
+static void apply_limits(void)
+{
+    const char *v;
+    struct rlimit rl;
+    unsigned long cpu = 3600;
+    if ((v = getenv("FATHOM_DECODE_CPU")) && *v)
+        cpu = strtoul(v, NULL, 10);
+    rl.rlim_cur = cpu, rl.rlim_max = cpu + 5;
+    setrlimit(RLIMIT_CPU, &rl);
+#if !defined(__SANITIZE_ADDRESS__)
+    unsigned long long mem = 16ull << 30;
+    if ((v = getenv("FATHOM_DECODE_MEMORY")) && *v)
+        mem = strtoull(v, NULL, 10);
+    rl.rlim_cur = rl.rlim_max = mem;
+    setrlimit(RLIMIT_AS, &rl);
+#endif
+}
+
+/* The child's live end: its run ended (run_end) and nothing came for
+ * FATHOM_LIVE_LINGER seconds (default 3). */
+static wbuf *g_child_w;
+static int child_live_idle(void)
+{
+    if (g_child_w && g_child_w->len) /* nothing more yet: what is buffered goes out now */
+        w_flush(g_child_w);
+    double now = now_s(), linger = env_unsigned("FATHOM_LIVE_LINGER", 3);
+    return g_run_ended_at > 0 && now - g_last_frame_at >= linger;
+}
+
+/* The child: decodes t, writes the frames, ends with W_DIAG and W_DONE. */
+static void child_main(const tracer_trace *t, const char *source, int fd, int want_events)
+{
+    apply_limits();
+    tracer_read_live_idle = child_live_idle;
+    wbuf w = { .fd = fd, .live = tracer_trace_get_kind(t) == TRACER_TRACE_LIVE };
+    g_child_w = &w;
+    tracer_decode_cbs cbs = {
+        .trace_begin = c_trace_begin, .event = want_events ? c_event : NULL, .run_begin = c_run_begin,
+        .run_end = c_run_end, .step_begin = c_step_begin, .step_end = c_step_end, .node_def = c_node_def,
+        .op = c_op, .tensor_alloc = c_tensor_alloc, .tensor_free = c_tensor_free,
+    };
+    char err[1024] = "";
+    w.dec = tracer_decoder_create(&cbs, &w);
+    int rc = w.dec ? tracer_read_run(t, source, c_message, &w, err, sizeof err) : fail(err, sizeof err, "out of memory");
+    tracer_decode_diag g = { 0 };
+    if (w.dec) {
+        tracer_decoder_finish(w.dec);
+        tracer_decoder_diag_sum(w.dec, NULL, &g);
+    }
+    w_begin(&w, W_DIAG);
+    W_VAL(&w, g);
+    w_end(&w);
+    w_begin(&w, W_DONE);
+    W_VAL(&w, (int32_t)rc);
+    w_str(&w, err);
+    w_end(&w);
+    w_flush(&w);
+    _exit(w.broken ? 3 : 0); /* never the parent's cleanup (its temporary tree) */
+}
+
+/* ---- the parent: frames -> the caller's callbacks ----------------------------------- */
+typedef struct rd {
+    const unsigned char *p, *end;
+    int bad;
+} rd;
+
+static void r_raw(rd *r, void *out, size_t n)
+{
+    if ((size_t)(r->end - r->p) < n) {
+        r->bad = 1;
+        memset(out, 0, n);
+        return;
+    }
+    memcpy(out, r->p, n);
+    r->p += n;
+}
+#define R_VAL(r, v) r_raw((r), &(v), sizeof(v))
+
+/* A string into the arena slot `buf` (NULL when it was NULL). */
+static const char *r_str(rd *r, char *buf, size_t len)
+{
+    uint32_t n;
+    R_VAL(r, n);
+    if (r->bad || n == UINT32_MAX)
+        return NULL;
+    if ((size_t)(r->end - r->p) < n || n >= len) {
+        r->bad = 1;
+        return NULL;
+    }
+    memcpy(buf, r->p, n);
+    buf[n] = '\0';
+    r->p += n;
+    return buf;
+}
+
+typedef struct pnode {
+    tracer_node n;
+    char op[128], cls[64], phase[64];
+    uint32_t *io;
+    int64_t *attrs;
+} pnode;
+
+typedef struct parent {
+    const tracer_decode_cbs *cb;
+    void *ctx;
+    void *user;
+    char *names[256];
+    int nnames;
+    pnode **nodes;     /* each its own allocation: tracer_node points into it */
+    uint32_t nnodes;
+    pnode scratch;
+    tracer_decode_diag diag;
+    int done, child_rc;
+    char child_err[1024];
+    uint64_t records;
+} parent;
+
+static int r_node(rd *r, pnode *pn)
+{
+    tracer_node *n = &pn->n;
+    R_VAL(r, n->graph);
+    R_VAL(r, n->node);
+    n->op = r_str(r, pn->op, sizeof pn->op);
+    n->cls = r_str(r, pn->cls, sizeof pn->cls);
+    n->phase = r_str(r, pn->phase, sizeof pn->phase);
+    R_VAL(r, n->op_value);
+    R_VAL(r, n->cls_value);
+    R_VAL(r, n->phase_value);
+    R_VAL(r, n->nin);
+    R_VAL(r, n->nout);
+    R_VAL(r, n->nattrs);
+    if (r->bad || (uint64_t)n->nin + n->nout > (uint64_t)(r->end - r->p) / 4 ||
+        n->nattrs > (uint64_t)(r->end - r->p) / 8)
+        return r->bad = 1, -1;
+    uint32_t *io = realloc(pn->io, (n->nin + n->nout + 1) * sizeof *io);
+    if (io)
+        pn->io = io;
+    int64_t *at = io ? realloc(pn->attrs, (n->nattrs + 1) * sizeof *at) : NULL;
+    if (!at)
+        return -1;
+    pn->attrs = at;
+    r_raw(r, pn->io, (n->nin + n->nout) * sizeof *io);
+    r_raw(r, pn->attrs, n->nattrs * sizeof *at);
+    n->inputs = pn->io;
+    n->outputs = pn->io + n->nin;
+    n->attrs = pn->attrs;
+    R_VAL(r, n->flops);
+    R_VAL(r, n->bytes);
+    return r->bad ? -1 : 0;
+}
+
+/* One frame to the callbacks: 0, -1 when a callback stopped (or out of
+ * memory), -2 when the frame is malformed. */
+static int dispatch(parent *P, uint8_t kind, rd *r)
+{
+    const tracer_decode_cbs *cb = P->cb;
+    char s[7][512];
+    switch (kind) {
+    case W_TRACE:
+        r_str(r, s[0], sizeof s[0]);
+        P->user = cb->trace_begin ? cb->trace_begin(P->ctx, NULL) : P->ctx;
+        return P->user ? 0 : -1;
+    case W_EVENT_NAME: {
+        const char *n = r_str(r, s[0], sizeof s[0]);
+        if (P->nnames < 256 && !(P->names[P->nnames++] = strdup(n ? n : "(unnamed)")))
+            return -1;
+        return 0;
+    }
+    case W_EVENT: {
+        int32_t id;
+        uint64_t ts;
+        R_VAL(r, id);
+        const char *name = id >= 0 && id < P->nnames ? P->names[id] : r_str(r, s[0], sizeof s[0]);
+        R_VAL(r, ts);
+        return r->bad ? -2 : cb->event ? cb->event(P->user, name, ts) : 0;
+    }
+    case W_CURRENT: {
+        uint64_t ts, vpid, vtid;
+        R_VAL(r, ts);
+        R_VAL(r, vpid);
+        R_VAL(r, vtid);
+        tracer_decode_set_current(ts, vpid, vtid);
+        return 0;
+    }
+    case W_RUN_BEGIN: {
+        tracer_run run;
+        R_VAL(r, run.schema);
+        run.model = r_str(r, s[0], sizeof s[0]);
+        run.mode = r_str(r, s[1], sizeof s[1]);
+        run.preset = r_str(r, s[2], sizeof s[2]);
+        run.version = r_str(r, s[3], sizeof s[3]);
+        run.blas = r_str(r, s[4], sizeof s[4]);
+        run.cpu = r_str(r, s[5], sizeof s[5]);
+        R_VAL(r, run.batch);
+        R_VAL(r, run.steps);
+        R_VAL(r, run.threads);
+        R_VAL(r, run.inter);
+        R_VAL(r, run.seed);
+        return r->bad ? -2 : cb->run_begin ? cb->run_begin(P->user, &run) : 0;
+    }
+    case W_RUN_END: {
+        int32_t status;
+        uint64_t ops;
+        R_VAL(r, status);
+        R_VAL(r, ops);
+        return r->bad ? -2 : cb->run_end ? cb->run_end(P->user, status, ops) : 0;
+    }
+    case W_STEP_BEGIN:
+    case W_STEP_END: {
+        uint64_t ts;
+        uint32_t step;
+        double loss;
+        R_VAL(r, ts);
+        R_VAL(r, step);
+        R_VAL(r, loss);
+        if (r->bad)
+            return -2;
+        if (kind == W_STEP_BEGIN)
+            return cb->step_begin ? cb->step_begin(P->user, ts, step) : 0;
+        return cb->step_end ? cb->step_end(P->user, ts, step, loss) : 0;
+    }
+    case W_NODE_DEF: {
+        uint32_t id;
+        uint64_t ts;
+        R_VAL(r, id);
+        R_VAL(r, ts);
+        if (r->bad || id > P->nnodes)
+            return -2;
+        if (id == P->nnodes) {
+            pnode **v = realloc(P->nodes, (P->nnodes + 1) * sizeof *v);
+            if (!v)
+                return -1;
+            P->nodes = v;
+            if (!(v[P->nnodes] = calloc(1, sizeof **v)))
+                return -1;
+            P->nnodes++;
+        }
+        if (r_node(r, P->nodes[id]))
+            return r->bad ? -2 : -1;
+        return cb->node_def ? cb->node_def(P->user, &P->nodes[id]->n, ts) : 0;
+    }
+    case W_OP_REF:
+    case W_OP_FULL: {
+        const tracer_node *n;
+        if (kind == W_OP_REF) {
+            uint32_t id;
+            R_VAL(r, id);
+            if (r->bad || id >= P->nnodes)
+                return -2;
+            n = &P->nodes[id]->n;
+        } else {
+            if (r_node(r, &P->scratch))
+                return r->bad ? -2 : -1;
+            n = &P->scratch.n;
+        }
+        tracer_op op = { .node = n };
+        R_VAL(r, op.begin);
+        R_VAL(r, op.end);
+        R_VAL(r, op.vpid);
+        R_VAL(r, op.vtid);
+        if (r->bad)
+            return -2;
+        P->records++;
+        return cb->op ? cb->op(P->user, &op) : 0;
+    }
+    case W_TENSOR_ALLOC: {
+        uint64_t ts;
+        tracer_tensor t;
+        R_VAL(r, ts);
+        R_VAL(r, t.id);
+        t.role = r_str(r, s[0], sizeof s[0]);
+        t.dtype = r_str(r, s[1], sizeof s[1]);
+        R_VAL(r, t.role_value);
+        R_VAL(r, t.ndim);
+        r_raw(r, t.shape, sizeof t.shape);
+        R_VAL(r, t.shape_ok);
+        R_VAL(r, t.bytes);
+        return r->bad ? -2 : cb->tensor_alloc ? cb->tensor_alloc(P->user, ts, &t) : 0;
+    }
+    case W_TENSOR_FREE: {
+        uint64_t ts;
+        uint32_t id;
+        R_VAL(r, ts);
+        R_VAL(r, id);
+        return r->bad ? -2 : cb->tensor_free ? cb->tensor_free(P->user, ts, id) : 0;
+    }
+    case W_DIAG:
+        R_VAL(r, P->diag);
+        return r->bad ? -2 : 0;
+    case W_DONE: {
+        int32_t rc;
+        R_VAL(r, rc);
+        const char *e = r_str(r, P->child_err, sizeof P->child_err);
+        if (!e)
+            P->child_err[0] = '\0';
+        P->child_rc = rc;
+        P->done = 1;
+        return r->bad ? -2 : 0;
+    }
+    default:
+        return -2;
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static unsigned env_unsigned(const char *name, unsigned dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    unsigned long n = strtoul(v, NULL, 10);
+    return n ? (unsigned)n : dflt;
+}
+
+/* One decoding in flight: its child, its pipe and what came through. */
+typedef struct chan {
+    tracer_decode_job *job;
+    parent P;
+    int fd;
+    pid_t pid;
+    unsigned char *buf;
+    size_t len, cap;
+    double last, last_tick;
+    unsigned stall; /* seconds without a frame before the child is given up (0: never) */
+    int open;       /* still reading */
+    int pr;         /* 0, -1 (a callback stopped, or out of memory), -2 (a failure: job->err) */
+} chan;
+
+/* Dispatches the whole frames in c's buffer; 0, or c->pr set. */
+static int drain(chan *c)
+{
+    tracer_decode_job *j = c->job;
+    size_t off = 0;
+    while (c->len - off >= 5 && !c->P.done) {
+        uint32_t flen;
+        memcpy(&flen, c->buf + off, 4);
+        if (flen < 1 || flen > (1u << 30))
+            return c->pr = -2, fail(j->err, sizeof j->err, "%s: the CTF decoder sent garbage", j->source);
+        if (c->len - off - 4 < flen) {
+            if ((size_t)flen + 4 > c->cap) {
+                unsigned char *b = realloc(c->buf, (size_t)flen + 4 + c->cap);
+                if (!b)
+                    return c->pr = -1, fail(j->err, sizeof j->err, "%s: out of memory", j->source);
+                c->buf = b, c->cap = (size_t)flen + 4 + c->cap;
+            }
+            break;
+        }
+        rd r = { c->buf + off + 5, c->buf + off + 4 + flen, 0 };
+        int d = dispatch(&c->P, c->buf[off + 4], &r);
+        if (d == -2)
+            return c->pr = -2, fail(j->err, sizeof j->err, "%s: the CTF decoder sent garbage", j->source);
+        if (d == -1)
+            return c->pr = -1;
+        off += 4 + (size_t)flen;
+    }
+    memmove(c->buf, c->buf + off, c->len - off);
+    c->len -= off;
+    return 0;
+}
+
+/* One read from c's pipe (it was readable). */
+static void take_in(chan *c)
+{
+    tracer_decode_job *j = c->job;
+    if (c->len == c->cap) {
+        unsigned char *b = realloc(c->buf, c->cap * 2);
+        if (!b) {
+            c->pr = -1, fail(j->err, sizeof j->err, "%s: out of memory", j->source);
+            c->open = 0;
+            return;
+        }
+        c->buf = b, c->cap *= 2;
+    }
+    ssize_t n = read(c->fd, c->buf + c->len, c->cap - c->len);
+    if (n < 0 && errno == EINTR)
+        return;
+    if (n <= 0) {
+        c->open = 0; /* EOF: the child ended (or died) */
+        return;
+    }
+    c->last = now_s();
+    c->len += (size_t)n;
+    if (drain(c) || c->P.done)
+        c->open = 0;
+}
+
+/* Reads every open channel until each is done, at EOF, stalled or stopped,
+ * calling the ticks of the ones that ask. */
+static void pump(chan *cs, size_t n)
+{
+    struct pollfd *pf = calloc(n ? n : 1, sizeof *pf);
+    if (!pf) {
+        for (size_t i = 0; i < n; i++)
+            if (cs[i].open)
+                cs[i].pr = -1, cs[i].open = 0, fail(cs[i].job->err, sizeof cs[i].job->err, "out of memory");
+        return;
+    }
+    for (;;) {
+        size_t k = 0;
+        int want_tick = 0;
+        for (size_t i = 0; i < n; i++)
+            if (cs[i].open) {
+                pf[k++] = (struct pollfd){ .fd = cs[i].fd, .events = POLLIN };
+                want_tick |= cs[i].job->cbs->tick != NULL;
+            }
+        if (!k)
+            break;
+        int pr = poll(pf, k, want_tick ? 100 : 500);
+        if (pr < 0 && errno != EINTR) {
+            for (size_t i = 0; i < n; i++)
+                if (cs[i].open) {
+                    cs[i].pr = -2, cs[i].open = 0;
+                    fail(cs[i].job->err, sizeof cs[i].job->err, "%s: poll: %s", cs[i].job->source, strerror(errno));
+                }
+            break;
+        }
+        double now = now_s();
+        k = 0;
+        for (size_t i = 0; i < n; i++) {
+            chan *c = &cs[i];
+            if (!c->open)
+                continue;
+            const tracer_decode_cbs *cb = c->job->cbs;
+            short rev = pr > 0 ? pf[k].revents : 0;
+            k++;
+            if (cb->tick && cb->tick_s > 0 && now - c->last_tick >= cb->tick_s) {
+                c->last_tick = now;
+                if (cb->tick(c->job->ctx)) {
+                    c->pr = -1, c->open = 0;
+                    continue;
+                }
+            }
+            if (rev) {
+                take_in(c);
+            } else if (c->stall && now - c->last > c->stall) {
+                kill(c->pid, SIGKILL);
+                c->pr = -2, c->open = 0;
+                fail(c->job->err, sizeof c->job->err,
+                     "%s: the CTF decoder stopped making progress (nothing decoded for %u s): a corrupt trace?",
+                     c->job->source, c->stall);
+            }
+        }
+    }
+    free(pf);
+}
+
+/* In the calling process (FATHOM_DECODE_INPROCESS=1). */
+static int decode_message(void *ctx, const bt_message *msg, char *err, size_t errlen)
+{
+    tracer_decoder *d = ctx;
+    if (tracer_decoder_consume(d, msg) == 0)
+        return 0;
+    snprintf(err, errlen, "%s", *tracer_decoder_error(d) ? tracer_decoder_error(d) : "stopped by its reader");
+    return -1;
+}
+
+static int decode_here(const tracer_trace *t, const char *source, const tracer_decode_cbs *cbs, void *ctx,
+                       tracer_decode_diag *diag, char *err, size_t errlen)
+{
+    tracer_decoder *d = tracer_decoder_create(cbs, ctx);
+    if (!d)
+        return fail(err, errlen, "%s: out of memory", source);
+    int rc = tracer_read_run(t, source, decode_message, d, err, errlen);
+    tracer_decoder_finish(d);
+    tracer_decode_diag g = { 0 };
+    tracer_decoder_diag_sum(d, NULL, &g);
+    tracer_decoder_destroy(d);
+    if (rc)
+        return -1;
+    if (g.bad_schema)
+        return fail(err, errlen, "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)",
+                    source, g.bad_schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
+    if (g.events == g.foreign_events)
+        return fail(err, errlen, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)", source,
+                    g.foreign_events);
+    if (diag)
+        tracer_decode_diag_add(diag, &g);
+    return 0;
+}
+
+int tracer_read_decode_isolated(const char *source, const tracer_decode_cbs *cbs, void *ctx,
+                                tracer_decode_diag *diag, char *err, size_t errlen)
+{
+    tracer_trace *t = NULL;
+    if (tracer_read_open(source, &t, err, errlen))
+        return -1;
+    int rc = tracer_decode_trace_isolated(t, source, cbs, ctx, diag, err, errlen);
+    tracer_trace_close(t);
+    return rc;
+}
+
+/* Starts c's child; 0, or -1 with the job's err. */
+static int start(chan *c)
+{
+    tracer_decode_job *j = c->job;
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return fail(j->err, sizeof j->err, "%s: pipe: %s", j->source, strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return fail(j->err, sizeof j->err, "%s: cannot start the decoder: %s", j->source, strerror(errno));
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        signal(SIGINT, SIG_IGN); /* the parent decides; it kills us when it must */
+        const char *dbg = getenv("FATHOM_DECODE_DEBUG");
+        if (!dbg || strcmp(dbg, "1") != 0) { /* GLib's criticals would make the parent's error many lines */
+            int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+            if (null >= 0)
+                dup2(null, 2);
+        }
+        signal(SIGPIPE, SIG_DFL);
+        child_main(j->t, j->source, fds[1], j->cbs->event != NULL);
+    }
+    close(fds[1]);
+    c->fd = fds[0];
+    c->pid = pid;
+    c->open = 1;
+    c->cap = 1 << 17;
+    if (!(c->buf = malloc(c->cap))) {
+        c->open = 0;
+        c->pr = -1;
+        return fail(j->err, sizeof j->err, "%s: out of memory", j->source);
+    }
+    c->last = c->last_tick = now_s();
+    /* a live session may stay quiet for as long as its workload likes: no
+     * stall limit there unless asked for */
+    c->stall = env_unsigned("FATHOM_DECODE_STALL", tracer_trace_get_kind(j->t) == TRACER_TRACE_LIVE ? 0 : 30);
+    return 0;
+}
+
+/* The job's verdict once its channel is closed and its child reaped. */
+static int finish_chan(chan *c, int st)
+{
+    tracer_decode_job *j = c->job;
+    parent *P = &c->P;
+    if (c->pr == -1) {
+        if (!j->err[0])
+            fail(j->err, sizeof j->err, "%s: stopped by its reader", j->source);
+        return -1;
+    }
+    if (c->pr == -2)
+        return -1;
+    if (!P->done) {
+        if (WIFSIGNALED(st)) {
+            int sig = WTERMSIG(st);
+            return fail(j->err, sizeof j->err, "%s: the CTF decoder %s (signal %d, %s): a corrupt trace?", j->source,
+                        sig == SIGXCPU ? "ran out of its CPU time" : "crashed", sig, strsignal(sig));
+        }
+        return fail(j->err, sizeof j->err, "%s: the CTF decoder exited early (status %d)", j->source,
+                    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    }
+    if (P->child_rc) {
+        snprintf(j->err, sizeof j->err, "%s", P->child_err[0] ? P->child_err : "cannot decode the trace");
+        return -1;
+    }
+    if (P->diag.bad_schema)
+        return fail(j->err, sizeof j->err,
+                    "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)", j->source,
+                    P->diag.bad_schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
+    if (P->diag.events == P->diag.foreign_events)
+        return fail(j->err, sizeof j->err, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)",
+                    j->source, P->diag.foreign_events);
+    if (j->diag)
+        tracer_decode_diag_add(j->diag, &P->diag);
+    return 0;
+}
+
+static void chan_free(chan *c)
+{
+    parent *P = &c->P;
+    for (int i = 0; i < P->nnames; i++)
+        free(P->names[i]);
+    for (uint32_t i = 0; i < P->nnodes; i++) {
+        free(P->nodes[i]->io);
+        free(P->nodes[i]->attrs);
+        free(P->nodes[i]);
+    }
+    free(P->nodes);
+    free(P->scratch.io);
+    free(P->scratch.attrs);
+    free(c->buf);
+    if (c->fd >= 0)
+        close(c->fd);
+}
+
+int tracer_decode_jobs_isolated(tracer_decode_job *jobs, size_t n)
+{
+    const char *inproc = getenv("FATHOM_DECODE_INPROCESS");
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        jobs[i].err[0] = '\0', jobs[i].rc = 0;
+    if (inproc && !strcmp(inproc, "1")) {
+        for (size_t i = 0; i < n; i++) {
+            tracer_decode_job *j = &jobs[i];
+            j->rc = decode_here(j->t, j->source, j->cbs, j->ctx, j->diag, j->err, sizeof j->err);
+            bad |= j->rc;
+        }
+        return bad ? -1 : 0;
+    }
+    chan *cs = calloc(n ? n : 1, sizeof *cs);
+    if (!cs) {
+        for (size_t i = 0; i < n; i++)
+            jobs[i].rc = fail(jobs[i].err, sizeof jobs[i].err, "%s: out of memory", jobs[i].source);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        cs[i] = (chan){ .job = &jobs[i], .fd = -1, .pid = -1 };
+        cs[i].P = (parent){ .cb = jobs[i].cbs, .ctx = jobs[i].ctx, .user = jobs[i].ctx };
+        if (start(&cs[i]) && !cs[i].pr)
+            cs[i].pr = -2;
+    }
+    pump(cs, n);
+    for (size_t i = 0; i < n; i++) {
+        chan *c = &cs[i];
+        int st = 0;
+        if (c->pid > 0) {
+            if (c->pr != 0 || !c->P.done)
+                kill(c->pid, SIGKILL);
+            while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR)
+                ;
+        }
+        jobs[i].rc = c->pid > 0 ? finish_chan(c, st) : -1;
+        bad |= jobs[i].rc;
+        chan_free(c);
+    }
+    free(cs);
+    return bad ? -1 : 0;
+}
+
+int tracer_decode_trace_isolated(const tracer_trace *t, const char *source, const tracer_decode_cbs *cbs, void *ctx,
+                                 tracer_decode_diag *diag, char *err, size_t errlen)
+{
+    tracer_decode_job j = { .t = t, .source = source, .cbs = cbs, .ctx = ctx, .diag = diag };
+    int rc = tracer_decode_jobs_isolated(&j, 1);
+    snprintf(err, errlen, "%s", j.err);
+    return rc;
+}
