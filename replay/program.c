@@ -198,6 +198,7 @@ static const struct input_rule {
     { "Gather", 1, DOM_INDEX_DIM, 0, 0 },
     { "UnsortedSegmentSum", 1, DOM_INDEX_ATTR, 0, 0 },
     { "SparseSoftmaxCrossEntropyWithLogits", 1, DOM_INDEX_DIM, 0, 1 },
+    { "LabelSmoothedCrossEntropy", 1, DOM_INDEX_DIM, 0, 1 },
     { "SampledSoftmaxLoss", 3, DOM_INDEX_DIM, 0, 0 },
     { "CTCLoss", 1, DOM_INDEX_DIM, 0, -1 },      /* labels below the blank (C-1) */
     { "CTCLoss", 2, DOM_LABEL_LENGTH, 1, 1 },
@@ -209,6 +210,7 @@ static const struct input_rule {
     { "Select", 0, DOM_BOOL, 0, 0 },
     { "FusedBatchNorm", 4, DOM_POSITIVE, 0, 0 },
     { "FusedBatchNormGrad", 4, DOM_POSITIVE, 0, 0 },
+    { "LayerNormGrad", 4, DOM_POSITIVE, 0, 0 },     /* inv_std */
     { "ApplyAdam", 3, DOM_UNIT, 0, 0 },
     { "ApplyRMSProp", 1, DOM_POSITIVE, 0, 0 },
     { "Div", 1, DOM_POSITIVE, 0, 0 },

@@ -181,17 +181,18 @@ static int teardown_trained(void **state)
 
 /* ---- infer is forward only; heads on inter-op workers ------------------- */
 static int phase_count[EXEC_PHASE_COUNT];
-static void count_phase(const exec_graph *g, const exec_node *n, uint64_t seq)
+static void count_phase(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
+                        const uint64_t *ends)
 {
-    (void)g;
-    (void)seq;
-    phase_count[n->phase]++;
+    (void)begins, (void)ends;
+    for (uint32_t i = 0; i < n; i++)
+        phase_count[exec_node_get(g, nodes[i])->phase]++;
 }
 
 static void test_modes(void **state)
 {
     (void)state;
-    exec_hooks h = { .op_begin = count_phase };
+    exec_hooks h = { .ops = count_phase };
     for (int mode = 0; mode < MODEL_MODE_COUNT; mode++) {
         model *m = create(cfg_of((model_mode)mode, MODEL_TINY, 7));
         memset(phase_count, 0, sizeof phase_count);

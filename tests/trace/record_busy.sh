@@ -30,4 +30,10 @@ note "control: $(grep discarded "$T/lossy.err")"
 arch=$("$TRACE_MLP" record --subbuf 4096 --nsubbuf 2 --dir "$T/out" 400 2) || fail "record failed under load"
 extract "$arch" "$T/x"
 check_trace "$T/x/trace" "$T/bt" 400
+# a real workload under the same load: seq2seq (thousands of short ops a
+# step) at 2 inter-op workers with small op buffers
+arch=$("$FATHOM" record seq2seq --preset tiny --steps 3 --inter 2 --buffer 16 --quiet --dir "$T/out2") ||
+    fail "record seq2seq failed under load"
+extract "$arch" "$T/x2"
+check_trace "$T/x2/trace" "$T/bt2" 3
 echo PASS
