@@ -42,9 +42,11 @@ pin=()
 campaign() { # target
   local t=$1 w=fuzz-work/$1 rc=0 extra=() execs cov found
   mkdir -p "$w/corpus" "$w/tmp"
-  [ "$t" = trace ] && extra=(-max_len=262144)
+  local asan=$ASAN_OPTIONS
+  # trace: full stacks through Babeltrace2 for the leak suppressions
+  [ "$t" = trace ] && extra=(-max_len=262144 -timeout=90) && asan=$asan:fast_unwind_on_malloc=0
   echo "fuzz.sh: $t for ${secs}s (log: $w/log)" >&2
-  FUZZ_TMP=$PWD/$w/tmp "${pin[@]}" nice -n 19 build-fuzz/fuzz_"$t" -max_total_time="$secs" -timeout=20 \
+  ASAN_OPTIONS=$asan FUZZ_TMP=$PWD/$w/tmp "${pin[@]}" nice -n 19 build-fuzz/fuzz_"$t" -max_total_time="$secs" -timeout=20 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$w/" "${extra[@]}" \
     "$w/corpus" fuzz-work/seeds/"$t" fuzz/regress/"$t" >"$w/log" 2>&1 || rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$w/log" | grep -o '[0-9]*$' || echo "?")

@@ -27,6 +27,7 @@
 #include <limits.h>
 #include <lttng/lttng.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

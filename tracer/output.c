@@ -195,6 +195,12 @@ void tracer_cleanup_forget(int id)
 		atomic_store(&slots[id].state, SLOT_FREE);
 }
 
+void tracer_cleanup_disown(void)
+{
+	for (int i = 0; i < CLEANUP_SLOTS; i++)
+		atomic_store(&slots[i].state, SLOT_FREE);
+}
+
 void tracer_cleanup_block(tracer_cleanup_mask *m)
 {
 	sigset_t set;

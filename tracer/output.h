@@ -54,6 +54,11 @@ int tracer_cleanup_add(const char *path, bool is_tree);
 /* Stop covering slot id (does not remove anything).  -1 is a no-op. */
 void tracer_cleanup_forget(int id);
 
+/* In a forked child: forget every registered path (they belong to the
+ * parent, which removes them), so that a signal ending the child leaves
+ * them alone.  Async-signal-safe. */
+void tracer_cleanup_disown(void);
+
 /* Block / restore SIGINT, SIGTERM and SIGHUP in the calling thread, so that
  * creating a temporary path and registering it is one step.  */
 typedef struct tracer_cleanup_mask {

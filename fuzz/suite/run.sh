@@ -2,7 +2,8 @@
 # run.sh MODE FUZZER WORK SEEDS REGRESS [libFuzzer options...]
 # MODE `regress`: run every input of REGRESS and SEEDS once.
 # MODE N (seconds): fuzz for N seconds from SEEDS and REGRESS into a fresh
-# WORK/corpus, libFuzzer seed 1.  Either way a crash, a hang (20 s), a leak
+# WORK/corpus, libFuzzer seed 1 (options: -timeout, -max_len).  Either way a
+# crash, a hang (past -timeout), a leak
 # or a UBSan report fails the test, and the input is kept in WORK/ with the
 # command that reproduces it.
 set -u
@@ -13,10 +14,10 @@ rm -rf "$work"
 mkdir -p "$work/corpus" "$work/tmp"
 export FUZZ_TMP="$work/tmp"
 if [ "$mode" = regress ]; then
-    "$bin" -runs=0 -timeout=20 -rss_limit_mb=2048 -artifact_prefix="$work/" "$@" "$work/corpus" "$regress" "$seeds" \
+    "$bin" -runs=0 -rss_limit_mb=2048 -artifact_prefix="$work/" "$@" "$work/corpus" "$regress" "$seeds" \
         >"$work/log" 2>&1
 else
-    "$bin" -max_total_time="$mode" -seed=1 -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+    "$bin" -max_total_time="$mode" -seed=1 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$work/" "$@" "$work/corpus" "$seeds" "$regress" >"$work/log" 2>&1
 fi
 rc=$?
