@@ -1,5 +1,6 @@
 /* plugin.c -- fathom-bt2.so, the Babeltrace2 plugin `fathom`: the same sink
- * as `fathom analyze`, as sink component classes
+ * as `fathom analyze`, as sink component classes, and the source of
+ * `fathom import` (src.fathom.pytorch, analyze/import_source.c)
  *
  *   sink.fathom.breakdown   sink.fathom.compare   sink.fathom.similarity
  *   sink.fathom.roofline    sink.fathom.memory
@@ -11,6 +12,7 @@
  * `fathom peak --format json` file), gflops and gbs (numbers: roofline's
  * ceilings, overriding peak's), output (a file path; default: standard
  * output).  Warnings go to standard error. */
+#include "analyze/import.h"
 #include "analyze/memory.h"
 #include "analyze/report.h"
 #include "analyze/roofline.h"
@@ -341,3 +343,12 @@ SINK_CLASS(roofline, roofline_init, "Op types of fathom traces against the recor
            "skip-first=N, skip-last=N, top=N, output=PATH. See fathom-analyze(1).")
 SINK_CLASS(memory, memory_init, "Tensor memory by role of fathom traces: peak, its makeup, over the steps",
            "Parameters: format=text|csv|json, output=PATH. See fathom-analyze(1).")
+
+/* src.fathom.pytorch: PyTorch traces as schema-2 fathom traces (import_source.c) */
+BT_PLUGIN_SOURCE_COMPONENT_CLASS(pytorch, analyze_import_iter_next);
+BT_PLUGIN_SOURCE_COMPONENT_CLASS_DESCRIPTION(pytorch, ANALYZE_IMPORT_SOURCE_DESC);
+BT_PLUGIN_SOURCE_COMPONENT_CLASS_HELP(pytorch, ANALYZE_IMPORT_SOURCE_HELP);
+BT_PLUGIN_SOURCE_COMPONENT_CLASS_INITIALIZE_METHOD(pytorch, analyze_import_init);
+BT_PLUGIN_SOURCE_COMPONENT_CLASS_FINALIZE_METHOD(pytorch, analyze_import_finalize);
+BT_PLUGIN_SOURCE_COMPONENT_CLASS_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD(pytorch, analyze_import_iter_init);
+BT_PLUGIN_SOURCE_COMPONENT_CLASS_MESSAGE_ITERATOR_CLASS_FINALIZE_METHOD(pytorch, analyze_import_iter_finalize);

@@ -176,6 +176,7 @@ static const tracer_decode_cbs sink_cbs = {
     .op = cb_op,
     .tensor_alloc = cb_tensor_alloc,
     .tensor_free = cb_tensor_free,
+    .no_dataflow = 1,
 };
 
 /* ---- the sink ------------------------------------------------------------------ */
@@ -281,6 +282,17 @@ static analyze_profile **take(analyze_sink *s, const tracer_decode_diag *diag, s
         s->tp[i]->prof = NULL;
         diag_merge(v[i], &g);
         analyze_profile_finish(v[i]);
+        if (s->o.per_trace && v[i]->meta.model && v[i]->meta.mode) {
+            /* a trace of the babeltrace2 CLI is named after its folder
+             * (vm/ust/uid/0/64-bit): say which run it holds instead */
+            size_t n = strlen(v[i]->meta.model) + strlen(v[i]->meta.mode) + 2;
+            char *name = malloc(n);
+            if (name) {
+                snprintf(name, n, "%s/%s", v[i]->meta.model, v[i]->meta.mode);
+                free(v[i]->source);
+                v[i]->source = name;
+            }
+        }
         free(s->tp[i]);
     }
     s->ntp = 0;

@@ -1,6 +1,7 @@
 /* main.c -- the `fathom` driver, git style: `fathom <subcommand> ...`.
  * The one file that sees every folder; nothing includes it. */
 #include "analyze/cmd_analyze.h"
+#include "analyze/import.h"
 #include "exec/cli.h"
 #include "exec/exec.h"
 #include "models/cli.h"
@@ -43,6 +44,7 @@ static const struct subcommand {
     { "analyze", cmd_analyze, "analyze traces offline: breakdown, compare, similarity, diff, scaling, roofline, memory" },
     { "report", cmd_report, "write the analyses of traces as charts (SVG/PNG) and one HTML page" },
     { "export", cmd_export, "write a trace as a Chrome/Perfetto timeline (JSON)" },
+    { "import", cmd_import, "turn PyTorch profiler or execution traces into fathom archives" },
     { "replay", cmd_replay, "re-execute a recorded op sequence on this machine" },
     { "ops", cmd_ops, "list the op table: name, class, gradient, FLOP formula" },
     { "peak", cmd_peak, "measure this machine's sgemm GFLOP/s and memory bandwidth" },

@@ -236,6 +236,8 @@ babeltrace2 --plugin-path="$PLUGINS" "$T/a" -c sink.fathom.breakdown -p 'format=
   || { fail "babeltrace2 sink.fathom.breakdown"; cat "$T/bt.err"; }
 "$FATHOM" analyze breakdown --format json "$T/a" >"$T/cli.json"
 cmp -s "$T/bt.json" "$T/cli.json" || { fail "plugin JSON differs from fathom analyze"; diff "$T/bt.json" "$T/cli.json" | head; }
+babeltrace2 --plugin-path="$PLUGINS" "$T/a" -c sink.fathom.breakdown >"$T/bt.txt" 2>&1 || fail "plugin text"
+head -1 "$T/bt.txt" | grep -q ') *alexnet/train$' || fail "the plugin does not label the trace by model/mode: $(head -1 "$T/bt.txt")"
 babeltrace2 --plugin-path="$PLUGINS" "$T/d" -c sink.fathom.breakdown >/dev/null 2>"$T/bt.err" || fail "plugin on discarded"
 grep -q "5 events discarded" "$T/bt.err" || fail "plugin: no discarded warning"
 babeltrace2 --plugin-path="$PLUGINS" "$T/a" "$T/ai" -c sink.fathom.compare -p 'format="json"' 2>/dev/null \

@@ -1,6 +1,6 @@
 #!/bin/sh
 # reference_traces.sh DIR PLUGIN_DIR -- the archives shipped in traces/reference/
-# read on a machine that never recorded them: all eight workloads in both
+# read on a machine that never recorded them: every workload in both
 # modes, intact, analyzable without warnings, the analyses consistent, and
 # Fathom's qualitative findings still what the README reports.
 # Env: FATHOM (the fathom binary), TEST_TMP (scratch).
@@ -15,10 +15,10 @@ rm -rf "$T" && mkdir -p "$T" || fail "cannot create $T"
 
 # the set: every workload of `fathom list`, train and infer, once each
 set -- "$REF"/*.tar.zst
-[ "$#" = 16 ] || fail "$# archives in $REF, want 16"
 "$FATHOM" list --format json >"$T/list.json" || fail "fathom list"
+nmodels=$(jq length "$T/list.json")
+[ "$#" = $((2 * nmodels)) ] || fail "$# archives in $REF, want $((2 * nmodels)) (the $nmodels workloads, train and infer)"
 want=$(jq -r '.[].name' "$T/list.json" | sort | while read -r m; do echo "$m/infer"; echo "$m/train"; done)
-[ "$(echo "$want" | wc -l)" = 16 ] || fail "fathom list names $(echo "$want" | wc -l) model/mode pairs"
 
 # each archive: the manifest agrees with the name, nothing was discarded
 for a in "$@"; do
@@ -29,7 +29,7 @@ for a in "$@"; do
     case "$(basename "$a")" in "$m-$mo-"*) ;; *) fail "$a: its manifest says $m/$mo" ;; esac
 done
 
-# breakdown of all sixteen: no warning, shares sum to 1, the set is complete
+# breakdown of them all: no warning, shares sum to 1, the set is complete
 "$FATHOM" analyze breakdown --format json --skip-first 1 --skip-last 1 "$@" >"$T/b.json" 2>"$T/b.err" \
     || fail "analyze breakdown: $(head -3 "$T/b.err")"
 [ ! -s "$T/b.err" ] || fail "warnings on the reference traces: $(head -3 "$T/b.err")"
@@ -43,20 +43,22 @@ bad=$(jq -r '.traces[] | select(.steps != 4) | .model + "/" + .mode' "$T/b.json"
 [ -z "$bad" ] || fail "not 4 steps left after skipping the first and last: $bad"
 
 # finding: a few op types make most of the time: 90% of every trace's op
-# time within at most 10 op types (of the 6 to 25 each one runs)
+# time within at most 12 op types (of the 6 to 30 each one runs)
 jq -r '.traces[] | .model + "/" + .mode + " " + (.op_types | length | tostring) + " " +
     ([foreach (.op_types | sort_by(-.share))[].share as $s (0; . + $s; .)] | map(select(. < 0.9)) | length + 1 | tostring)' \
     "$T/b.json" >"$T/n90.txt"
 while read -r mm n k; do
-    [ "$k" -le 10 ] || fail "$mm needs $k of its $n op types for 90% of its time"
+    [ "$k" -le 12 ] || fail "$mm needs $k of its $n op types for 90% of its time"
 done <"$T/n90.txt"
 note "op types making 90% of the time (of all): $(awk '{printf "%s %d/%d, ", $1, $3, $2}' "$T/n90.txt")"
 
-# compare: the eight pairs found from the metadata; training costs more than inference
+# compare: every pair found from the metadata; training costs more than
+# inference for Fathom's eight (the Transformer's inference decodes greedily,
+# one token a decoder pass: it may cost more than a teacher-forced step)
 "$FATHOM" analyze compare --format json --skip-first 1 --skip-last 1 "$@" >"$T/c.json" 2>"$T/c.err" \
     || fail "analyze compare: $(head -3 "$T/c.err")"
-[ "$(jq '.pairs | length' "$T/c.json")" = 8 ] || fail "compare paired $(jq '.pairs | length' "$T/c.json") models, want 8"
-bad=$(jq -r '.pairs[] | select(.step_ratio <= 1) | .model' "$T/c.json")
+[ "$(jq '.pairs | length' "$T/c.json")" = "$nmodels" ] || fail "compare paired $(jq '.pairs | length' "$T/c.json") models, want $nmodels"
+bad=$(jq -r '.pairs[] | select(.step_ratio <= 1 and .model != "transformer") | .model' "$T/c.json")
 [ -z "$bad" ] || fail "a training step is not slower than an inference step: $bad"
 note "train/infer step ratios: $(jq -r '[.pairs[] | .model + " " + (.step_ratio * 100 | round / 100 | tostring)] | join(", ")' "$T/c.json")"
 

@@ -59,6 +59,9 @@ typedef struct evinfo {
     uint8_t ftype[NSLOT];
     int64_t vtid_idx, vpid_idx; /* common context member indices, -1: absent */
     uint8_t vtid_ftype, vpid_ftype;
+    /* enum labels by value (borrowed from the field classes, which live as
+     * long as the trace): no mapping lookup per event */
+    const char *op_label[4096], *cls_label[256], *phase_label[256];
 } evinfo;
 
 /* A schema-1 op_begin waiting for its op_end. */
@@ -69,6 +72,7 @@ typedef struct s1slot {
     int64_t *attrs;
     uint32_t io_cap, attrs_cap;
     int next_free;
+    int own; /* bits: op, cls, phase labels in the buffers above */
 } s1slot;
 
 /* A node described by a node_def. */
@@ -491,23 +495,44 @@ static char *dup_label(const char *s)
     return c;
 }
 
+/* The label of enum slot f by its value, cached per event class; a label
+ * made from the value ("#12", in buf) is not cached. */
+static const char *label_of(const bt_field *pl, evinfo *e, enum slot f, const char **cache, size_t ncache, char *buf,
+                            size_t len)
+{
+    uint64_t v;
+    if (slot_u64(pl, e, f, &v) == 0 && v < ncache) {
+        if (cache[v])
+            return cache[v];
+        const char *l = tracer_field_label(member(pl, e, f), buf, len);
+        if (l && l != buf)
+            cache[v] = l;
+        return l;
+    }
+    return tracer_field_label(member(pl, e, f), buf, len);
+}
+
 /* Reads the node description common to node_def and op_begin: op, cls,
  * phase labels into the given buffers, data flow into the decoder's scratch.
  * 0, 1 when malformed, -1 on out of memory. */
-static int read_desc(tracer_decoder *d, const bt_field *pl, const evinfo *e, tracer_node *n, char *ob, size_t ol,
+static int read_desc(tracer_decoder *d, const bt_field *pl, evinfo *e, tracer_node *n, char *ob, size_t ol,
                      char *cb, size_t cl, char *pb, size_t pll)
 {
     memset(n, 0, sizeof *n);
     n->graph = (uint32_t)slot_u64_or(pl, e, F_GRAPH, 0);
     n->node = (uint32_t)slot_u64_or(pl, e, F_NODE, 0);
-    n->op = tracer_field_label(member(pl, e, F_OP), ob, ol);
+    n->op = label_of(pl, e, F_OP, e->op_label, 4096, ob, ol);
     if (!n->op)
         return 1;
-    n->cls = tracer_field_label(member(pl, e, F_CLS), cb, cl);
-    n->phase = tracer_field_label(member(pl, e, F_PHASE), pb, pll);
+    n->cls = label_of(pl, e, F_CLS, e->cls_label, 256, cb, cl);
+    n->phase = label_of(pl, e, F_PHASE, e->phase_label, 256, pb, pll);
     n->op_value = slot_value(pl, e, F_OP);
     n->cls_value = slot_value(pl, e, F_CLS);
     n->phase_value = slot_value(pl, e, F_PHASE);
+    n->flops = slot_u64_or(pl, e, F_FLOPS, 0);
+    n->bytes = slot_u64_or(pl, e, F_BYTES, 0);
+    if (d->cb.no_dataflow)
+        return 0;
     const bt_field *ai, *ao, *aa;
     int64_t ni = array_len(pl, e, F_INPUTS, &ai), no = array_len(pl, e, F_OUTPUTS, &ao),
             na = array_len(pl, e, F_ATTRS, &aa);
@@ -533,8 +558,6 @@ static int read_desc(tracer_decoder *d, const bt_field *pl, const evinfo *e, tra
     n->inputs = d->io;
     n->outputs = d->io + ni;
     n->attrs = d->attrs;
-    n->flops = slot_u64_or(pl, e, F_FLOPS, 0);
-    n->bytes = slot_u64_or(pl, e, F_BYTES, 0);
     return 0;
 }
 
@@ -545,7 +568,7 @@ static int same_node(const tracer_node *a, const tracer_node *b)
            !memcmp(a->attrs, b->attrs, a->nattrs * sizeof *a->attrs);
 }
 
-static int on_node_def(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e, uint64_t vpid, uint64_t ts)
+static int on_node_def(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo *e, uint64_t vpid, uint64_t ts)
 {
     char ob[40], cb[40], pb[40];
     tracer_node n;
@@ -674,7 +697,7 @@ static void slot_give(dtrace *t, int s)
     t->free_slot = s;
 }
 
-static int on_op_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e, uint64_t ts, uint64_t vtid)
+static int on_op_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo *e, uint64_t ts, uint64_t vtid)
 {
     uint64_t seq;
     if (slot_u64(pl, e, F_SEQ, &seq) != 0) {
@@ -694,13 +717,9 @@ static int on_op_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, const e
         t->diag.malformed_events++;
         return 0;
     }
-    /* the labels: into the slot (enum labels are borrowed from the field class) */
-    if (n.op != sl->op)
-        snprintf(sl->op, sizeof sl->op, "%s", n.op);
-    if (n.cls && n.cls != sl->cls)
-        snprintf(sl->cls, sizeof sl->cls, "%s", n.cls);
-    if (n.phase && n.phase != sl->phase)
-        snprintf(sl->phase, sizeof sl->phase, "%s", n.phase);
+    /* labels made from values live in the slot's buffers (re-pointed at the
+     * op_end: the slots may move); enum labels are the field class's */
+    sl->own = (n.op == sl->op) | (n.cls == sl->cls) << 1 | (n.phase == sl->phase) << 2;
     size_t io_cap = sl->io_cap, at_cap = sl->attrs_cap;
     if (grow((void **)&sl->io, &io_cap, n.nin + n.nout + 1, sizeof *sl->io) ||
         grow((void **)&sl->attrs, &at_cap, n.nattrs + 1, sizeof *sl->attrs)) {
@@ -714,9 +733,6 @@ static int on_op_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, const e
     memcpy(sl->io, n.inputs, (n.nin + n.nout) * sizeof *sl->io);
     memcpy(sl->attrs, n.attrs, n.nattrs * sizeof *sl->attrs);
     sl->node = n;
-    sl->node.op = sl->op;
-    sl->node.cls = n.cls ? sl->cls : NULL;
-    sl->node.phase = n.phase ? sl->phase : NULL;
     sl->node.inputs = sl->io;
     sl->node.outputs = sl->io + n.nin;
     sl->node.attrs = sl->attrs;
@@ -755,10 +771,13 @@ static int on_op_end(tracer_decoder *d, dtrace *t, const bt_field *pl, const evi
         return 0;
     }
     s1slot *sl = &t->slots[b.a];
-    /* the slots may have moved since the op_begin: the labels point into them */
-    sl->node.op = sl->op;
-    sl->node.cls = sl->node.cls ? sl->cls : NULL;
-    sl->node.phase = sl->node.phase ? sl->phase : NULL;
+    /* the slots may have moved since the op_begin: its own labels point into them */
+    if (sl->own & 1)
+        sl->node.op = sl->op;
+    if (sl->own & 2)
+        sl->node.cls = sl->cls;
+    if (sl->own & 4)
+        sl->node.phase = sl->phase;
     sl->node.flops = slot_u64_or(pl, e, F_FLOPS, 0);
     sl->node.bytes = slot_u64_or(pl, e, F_BYTES, 0);
     tracer_op op = { .node = &sl->node, .begin = b.ts, .end = ts, .vpid = vpid, .vtid = vtid };

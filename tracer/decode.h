@@ -136,6 +136,9 @@ typedef struct tracer_decode_cbs {
      * seconds while the decoding goes on (a live trace's tables so far). */
     int (*tick)(void *ctx);
     double tick_s;
+    /* 1: the consumer needs no data flow (the nodes' inputs, outputs and
+     * attrs are left empty; schema-1 decoding is cheaper for it) */
+    int no_dataflow;
 } tracer_decode_cbs;
 
 typedef struct tracer_decoder tracer_decoder;

@@ -391,7 +391,7 @@ static int child_live_idle(void)
 }
 
 /* The child: decodes t, writes the frames, ends with W_DIAG and W_DONE. */
-static void child_main(const tracer_trace *t, const char *source, int fd, int want_events)
+static void child_main(const tracer_trace *t, const char *source, int fd, int want_events, int no_dataflow)
 {
     apply_limits();
     tracer_read_live_idle = child_live_idle;
@@ -400,7 +400,7 @@ static void child_main(const tracer_trace *t, const char *source, int fd, int wa
     tracer_decode_cbs cbs = {
         .trace_begin = c_trace_begin, .event = want_events ? c_event : NULL, .run_begin = c_run_begin,
         .run_end = c_run_end, .step_begin = c_step_begin, .step_end = c_step_end, .node_def = c_node_def,
-        .op = c_op, .tensor_alloc = c_tensor_alloc, .tensor_free = c_tensor_free,
+        .op = c_op, .tensor_alloc = c_tensor_alloc, .tensor_free = c_tensor_free, .no_dataflow = no_dataflow,
     };
     char err[1024] = "";
     w.dec = tracer_decoder_create(&cbs, &w);
@@ -889,7 +889,7 @@ static int start(chan *c)
                 dup2(null, 2);
         }
         signal(SIGPIPE, SIG_DFL);
-        child_main(j->t, j->source, fds[1], j->cbs->event != NULL);
+        child_main(j->t, j->source, fds[1], j->cbs->event != NULL, j->cbs->no_dataflow);
     }
     close(fds[1]);
     c->fd = fds[0];

@@ -97,6 +97,7 @@ static const tracer_decode_cbs stats_cbs = {
     .run_end = cb_run_end,
     .step_end = cb_step_end,
     .op = cb_op,
+    .no_dataflow = 1,
 };
 
 int tracer_stats_collect(const tracer_trace *t, tracer_stats *out, char *err, size_t errlen)

@@ -12,7 +12,7 @@ done
 # recorder's check says so (so the run below really exercises blocking).
 # The consumer daemon is held for a second in the middle of the run, so it
 # surely falls behind (left alone it sometimes keeps up with 8 KiB).
-"$TRACE_MLP" record --discard 1 --subbuf 4096 --nsubbuf 2 --dir "$T/lossy" 4000 2 >/dev/null 2>"$T/lossy.err" &
+"$TRACE_MLP" record --discard 1 --subbuf 4096 --nsubbuf 2 --dir "$T/lossy" 20000 2 >/dev/null 2>"$T/lossy.err" &
 ctl=$!
 sleep 1
 for _ in $(seq 50); do # the consumer daemon starts with the first session

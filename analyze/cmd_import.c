@@ -1,0 +1,261 @@
+/* cmd_import.c -- `fathom import FILE... [-o ARCHIVE | --dir DIR]`: each
+ * PyTorch trace through src.fathom.pytorch -> sink.ctf.fs into a private
+ * temporary directory, then archived (tracer/archive.h) with a MANIFEST
+ * saying where it came from.  Nothing is written at the output path unless
+ * the whole import succeeded; an existing file is never overwritten. */
+#define _GNU_SOURCE /* mkdtemp, nftw */
+#include "analyze/import.h"
+#include "tracer/archive.h"
+
+#include <babeltrace2/babeltrace.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: fathom import [-o ARCHIVE | --dir DIR] [--model NAME] FILE...\n"
+               "\n"
+               "Turn PyTorch traces into fathom archives (schema 2), one per FILE:\n"
+               "  a profiler trace (torch.profiler's Chrome-trace JSON, plain or .gz, or the\n"
+               "  autograd profiler's export_chrome_trace array), or an execution trace\n"
+               "  (ExecutionGraphObserver / ExecutionTraceObserver JSON).\n"
+               "\n"
+               "  -o ARCHIVE    write this archive (one FILE only; never overwritten)\n"
+               "  --dir DIR     write archives into DIR under default names (default: traces)\n"
+               "  --model NAME  the model name the archive gives (default: from the file name)\n"
+               "\n"
+               "Prints each archive's path. See fathom-import(1).\n");
+}
+
+static int usage_error(const char *msg, const char *arg)
+{
+    fprintf(stderr, "fathom import: %s%s%s\n", msg, arg ? arg : "", arg ? "'" : "");
+    fprintf(stderr, "usage: fathom import [-o ARCHIVE | --dir DIR] [--model NAME] FILE... (fathom import --help)\n");
+    return 2;
+}
+
+static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* The first cause of the current thread's Babeltrace2 error (then cleared). */
+static void bt_error_message(char *buf, size_t len, const char *dflt)
+{
+    const bt_error *e = bt_current_thread_take_error();
+    const char *msg = NULL;
+    if (e && bt_error_get_cause_count(e) > 0) /* the first cause names the problem, the later ones its callers */
+        msg = bt_error_cause_get_message(bt_error_borrow_cause_by_index(e, 0));
+    snprintf(buf, len, "%s", msg && *msg ? msg : dflt);
+    for (char *p = buf; *p; p++) /* one line */
+        if (*p == '\n')
+            *p = ' ';
+    bt_error_release(e);
+}
+
+/* FILE -> CTF trace in ctf_dir; sum filled.  0, or -1 with err. */
+static int convert(const char *file, const char *model, const char *ctf_dir, analyze_import_summary *sum, char *err,
+                   size_t errlen)
+{
+    int rc = -1;
+    const bt_plugin *ctf = NULL;
+    bt_component_class_source *src_cls = analyze_import_source_class();
+    bt_graph *graph = bt_graph_create(0);
+    bt_value *sp = bt_value_map_create(), *kp = bt_value_map_create(), *inputs = bt_value_array_create();
+    const bt_component_source *src = NULL;
+    const bt_component_sink *sink = NULL;
+    if (!src_cls || !graph || !sp || !kp || !inputs || bt_value_array_append_string_element(inputs, file) ||
+        bt_value_map_insert_entry(sp, "inputs", inputs) ||
+        (model && bt_value_map_insert_string_entry(sp, "model", model)) ||
+        bt_value_map_insert_string_entry(kp, "path", ctf_dir) ||
+        bt_value_map_insert_bool_entry(kp, "assume-single-trace", BT_TRUE) ||
+        bt_value_map_insert_bool_entry(kp, "quiet", BT_TRUE)) {
+        snprintf(err, errlen, "%s: out of memory", file);
+        goto end;
+    }
+    if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &ctf) != BT_PLUGIN_FIND_STATUS_OK) {
+        bt_current_thread_clear_error();
+        snprintf(err, errlen, "Babeltrace2's ctf plugin not found (is babeltrace2 installed?)");
+        goto end;
+    }
+    const bt_component_class_sink *sink_cls = bt_plugin_borrow_sink_component_class_by_name_const(ctf, "fs");
+    if (!sink_cls) {
+        snprintf(err, errlen, "Babeltrace2 lacks sink.ctf.fs");
+        goto end;
+    }
+    if (bt_graph_add_source_component_with_initialize_method_data(graph, src_cls, "pytorch", sp, sum,
+                                                                  BT_LOGGING_LEVEL_NONE,
+                                                                  &src) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+        bt_error_message(err, errlen, "cannot read the trace");
+        goto end;
+    }
+    if (bt_graph_add_sink_component(graph, sink_cls, "ctf", kp, BT_LOGGING_LEVEL_NONE, &sink) !=
+            BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
+        bt_graph_connect_ports(graph, bt_component_source_borrow_output_port_by_index_const(src, 0),
+                               bt_component_sink_borrow_input_port_by_index_const(sink, 0),
+                               NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+        bt_error_message(err, errlen, "cannot build the graph");
+        goto end;
+    }
+    bt_graph_run_status st;
+    while ((st = bt_graph_run(graph)) == BT_GRAPH_RUN_STATUS_AGAIN)
+        ;
+    if (st != BT_GRAPH_RUN_STATUS_OK) {
+        bt_error_message(err, errlen, st == BT_GRAPH_RUN_STATUS_MEMORY_ERROR ? "out of memory" : "cannot write the CTF trace");
+        goto end;
+    }
+    rc = 0;
+end:
+    bt_graph_put_ref(graph);
+    bt_component_class_source_put_ref(src_cls);
+    bt_plugin_put_ref(ctf);
+    bt_value_put_ref(inputs);
+    bt_value_put_ref(sp);
+    bt_value_put_ref(kp);
+    return rc;
+}
+
+static int import_one(const char *file, const char *model, const char *out, const char *dir)
+{
+    char tmpl[4096], ctf_dir[4200], err[1024], path[4096], host[128];
+    const char *tmp = getenv("TMPDIR");
+    struct stat sb;
+    analyze_import_summary sum;
+    tracer_manifest *m = NULL;
+    int rc = 1;
+    memset(&sum, 0, sizeof sum);
+    if (stat(file, &sb) != 0) {
+        fprintf(stderr, "fathom import: %s: %s\n", file, strerror(errno));
+        return 1;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        fprintf(stderr, "fathom import: %s: not a regular file\n", file);
+        return 1;
+    }
+    snprintf(tmpl, sizeof tmpl, "%s/fathom-import-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(tmpl)) {
+        fprintf(stderr, "fathom import: cannot create a temporary directory in %s: %s\n", tmp && *tmp ? tmp : "/tmp",
+                strerror(errno));
+        return 1;
+    }
+    snprintf(ctf_dir, sizeof ctf_dir, "%s/trace", tmpl);
+    if (convert(file, model, ctf_dir, &sum, err, sizeof err)) {
+        fprintf(stderr, "fathom import: %s\n", err);
+        goto end;
+    }
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    if (gethostname(host, sizeof host) != 0)
+        snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = '\0';
+    char created[32];
+    time_t now = time(NULL);
+    strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    if (!(m = tracer_manifest_create()) || tracer_manifest_set_u64(m, "schema", 2, err, sizeof err) ||
+        tracer_manifest_set(m, "source", sum.format, err, sizeof err) ||
+        tracer_manifest_set(m, "source.file", base, err, sizeof err) ||
+        tracer_manifest_set_u64(m, "source.size", (uint64_t)sb.st_size, err, sizeof err) ||
+        tracer_manifest_set_u64(m, "source.events", sum.events, err, sizeof err) ||
+        tracer_manifest_set(m, "model", sum.model, err, sizeof err) ||
+        tracer_manifest_set(m, "mode", sum.mode, err, sizeof err) ||
+        tracer_manifest_set(m, "preset", "imported", err, sizeof err) ||
+        tracer_manifest_set(m, "host", host, err, sizeof err) ||
+        tracer_manifest_set(m, "created", created, err, sizeof err) ||
+        tracer_manifest_set_u64(m, "steps", sum.steps, err, sizeof err) ||
+        tracer_manifest_set_u64(m, "ops", sum.ops, err, sizeof err) ||
+        tracer_manifest_set_u64(m, "nodes", sum.nodes, err, sizeof err) ||
+        tracer_manifest_set_u64(m, "threads", sum.tracks, err, sizeof err) ||
+        (sum.devices && (tracer_manifest_set(m, "source.device", sum.device, err, sizeof err) ||
+                         tracer_manifest_set_u64(m, "source.devices", sum.devices, err, sizeof err))) ||
+        (sum.world_size && (tracer_manifest_set_u64(m, "source.rank", (uint64_t)sum.rank, err, sizeof err) ||
+                            tracer_manifest_set_u64(m, "source.world_size", (uint64_t)sum.world_size, err,
+                                                    sizeof err)))) {
+        fprintf(stderr, "fathom import: %s: %s\n", file, m ? err : "out of memory");
+        goto end;
+    }
+    tracer_archive_status st;
+    if (out) {
+        st = tracer_archive_write(out, ctf_dir, m, err, sizeof err);
+        snprintf(path, sizeof path, "%s", out);
+    } else {
+        st = tracer_archive_write_default(dir, ctf_dir, m, (time_t)-1, path, sizeof path, err, sizeof err);
+    }
+    if (st != TRACER_ARCHIVE_OK) {
+        if (st == TRACER_ARCHIVE_EEXIST && out)
+            fprintf(stderr, "fathom import: %s exists: nothing is overwritten; choose another -o\n", out);
+        else
+            fprintf(stderr, "fathom import: %s\n", err);
+        goto end;
+    }
+    printf("%s\n", path);
+    rc = 0;
+end:
+    tracer_manifest_destroy(m);
+    nftw(tmpl, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    rmdir(tmpl);
+    return rc;
+}
+
+int cmd_import(int argc, char **argv)
+{
+    const char *out = NULL, *dir = NULL, *model = NULL;
+    int nfiles = 0, i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (++i == argc)
+                return usage_error("-o wants a file", NULL);
+            out = argv[i];
+        } else if (strcmp(a, "--dir") == 0) {
+            if (++i == argc)
+                return usage_error("--dir wants a directory", NULL);
+            dir = argv[i];
+        } else if (strcmp(a, "--model") == 0) {
+            if (++i == argc || !*argv[i])
+                return usage_error("--model wants a name", NULL);
+            model = argv[i];
+        } else if (strcmp(a, "--") == 0) {
+            nfiles += argc - i - 1;
+            break;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("unknown option '", a);
+        } else {
+            nfiles++;
+        }
+    }
+    if (!nfiles)
+        return usage_error("import wants a FILE", NULL);
+    if (out && dir)
+        return usage_error("-o and --dir exclude each other", NULL);
+    if (out && nfiles > 1)
+        return usage_error("-o names one archive: give one FILE, or --dir for several", NULL);
+    int rc = 0, after_dashes = 0;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!after_dashes) {
+            if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--dir") == 0 ||
+                strcmp(a, "--model") == 0) {
+                i++;
+                continue;
+            }
+            if (strcmp(a, "--") == 0) {
+                after_dashes = 1;
+                continue;
+            }
+        }
+        if (import_one(a, model, out, dir))
+            rc = 1;
+    }
+    return rc;
+}

@@ -1,0 +1,46 @@
+/* import_json.h -- reading one large JSON document element by element in
+ * bounded memory: the importer walks the top-level object or array itself
+ * and hands each element (one trace event, one graph node) to jansson.
+ * Input may be plain or compressed (gzip, zstd, xz, bzip2: libarchive's raw
+ * format detects it).  Memory: the largest single element, at most
+ * ANALYZE_JSON_ELEMENT_MAX bytes, plus a read buffer. */
+#ifndef FATHOM_ANALYZE_IMPORT_JSON_H
+#define FATHOM_ANALYZE_IMPORT_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ANALYZE_JSON_ELEMENT_MAX (64u << 20)
+
+typedef struct analyze_json_in analyze_json_in;
+
+/* A one-line message into err (the importer's errors). */
+void analyze_import_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* NULL and a one-line message in err on failure. */
+analyze_json_in *analyze_json_open(const char *path, char *err, size_t errlen);
+void analyze_json_close(analyze_json_in *j);
+
+/* The next non-blank byte without consuming it; -1 at the end of the input,
+ * -2 on a read error (message in err). */
+int analyze_json_peek(analyze_json_in *j, char *err, size_t errlen);
+/* Consume one byte (after a peek). */
+void analyze_json_skip(analyze_json_in *j);
+/* The value starting at the next non-blank byte, whole in memory: *len
+ * bytes at the returned pointer (valid until the next call).  NULL with a
+ * message (truncated input, an element over the limit, a read error).  The
+ * extent is found by bracket and string matching only; the caller parses
+ * it (and so meets any syntax error inside). */
+const char *analyze_json_value(analyze_json_in *j, size_t *len, char *err, size_t errlen);
+/* Consume the value analyze_json_value returned. */
+void analyze_json_consume(analyze_json_in *j, size_t len);
+/* The member `key` (with its quotes: "\"ts\"") of the JSON object text
+ * obj[0..len), a decimal number of microseconds, read exactly into
+ * nanoseconds (a double loses them: 2^53 ns is 104 days since the epoch).
+ * 0: *ns set; 1: a number in exponent notation (not read); -1: no such
+ * member; -2: not a non-negative number below 9.2e18 ns. */
+int analyze_json_us_to_ns(const char *obj, size_t len, const char *key, int64_t *ns);
+/* Bytes of (decompressed) input consumed so far. */
+uint64_t analyze_json_offset(const analyze_json_in *j);
+
+#endif

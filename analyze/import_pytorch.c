@@ -1,0 +1,1436 @@
+/* import_pytorch.c -- PyTorch traces into the importer's in-memory trace
+ * (import_trace.h).
+ *
+ * Two inputs, told apart by their top-level shape:
+ *
+ *  - profiler traces (Chrome-trace JSON): Kineto's `{"traceEvents": [...]}`
+ *    or the autograd profiler's bare array of events.  Complete events
+ *    (`ph` "X") only.  An op is a CPU span whose name is a namespaced op
+ *    (`aten::addmm`, `torchvision::nms`; not `autograd::...`); only the
+ *    outermost op of a nest on its thread counts, the ops inside it are its
+ *    parts.  `ProfilerStep#N` spans are the steps.  Spans named
+ *    `autograd::engine::evaluate_function: ...` make the ops inside them
+ *    backward ops, `Optimizer.step#...` and `Optimizer.zero_grad#...` spans
+ *    update ops (class optimization).  GPU kernels, memcpys and memsets
+ *    (cat `kernel`, `gpu_memcpy`, `gpu_memset`) are ops of their own track
+ *    (one per device stream), named by the kernel, classed by its name,
+ *    in the phase of the CPU op that launched it (the same "External id").
+ *
+ *  - execution traces (`ExecutionGraphObserver`, `ExecutionTraceObserver`,
+ *    Chakra ET JSON): `{"nodes": [...]}`, each node with its parent, op
+ *    name, input and output tensor ids, shapes and types.  The outermost
+ *    op nodes of each subtree are the ops, in node id order; a node
+ *    `ProfilerStep#N` is a step.  An execution trace records no start
+ *    times: the ops' spans follow one another in node order, each as long
+ *    as the node's `dur` where it has one, else empty and 1 us apart (a
+ *    warning says so).
+ *
+ * Nodes: in a profiler trace one node_def per distinct (op name, input
+ * shapes, types and scalar arguments, phase); in an execution trace one
+ * per op call (its tensors are its own).  Tensors: an execution trace's
+ * tensor ids are kept; a profiler trace records no tensor identities, so
+ * each distinct (dtype, shape) of an op input becomes one tensor.
+ *
+ * Hostile input: every shape dimension is checked (0 <= d < 2^31, at most
+ * ANALYZE_IMPORT_MAX_DIMS, numel < 2^40), every time (finite, >= 0, under
+ * 2^63 ns); spans failing the checks are dropped and counted in one
+ * warning each. */
+#define _GNU_SOURCE /* qsort_r */
+#include "analyze/import_json.h"
+#include "analyze/import_trace.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const analyze_import_dtype_names[IMP_DTYPE_COUNT] = {
+    "float32", "int32", "float64", "float16", "bfloat16", "int64", "int16", "int8", "uint8", "bool", "other",
+};
+const char *const analyze_import_phase_names[IMP_PHASE_COUNT] = { "forward", "backward", "update" };
+const char *const analyze_import_role_names[IMP_ROLE_COUNT] = {
+    "input", "weight", "activation", "gradient", "optimizer", "workspace",
+};
+static const uint8_t dtype_size[IMP_DTYPE_COUNT] = { 4, 4, 8, 2, 2, 8, 2, 1, 1, 1, 4 };
+
+#define MAX_NUMEL (UINT64_C(1) << 40)
+#define MAX_LABEL 200 /* an op label longer than this (a templated kernel name) is cut */
+
+#define fail analyze_import_errf
+
+/* ---- interned strings --------------------------------------------------- */
+
+struct imp_strtab {
+    char **str;
+    uint32_t n, cap;  /* strings */
+    uint32_t *slot;   /* open addressing: id + 1, 0 = empty */
+    uint32_t nslots;
+};
+
+static uint64_t hash(const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static imp_strtab *strtab_create(void) { return calloc(1, sizeof(imp_strtab)); }
+
+static void strtab_destroy(imp_strtab *s)
+{
+    if (!s)
+        return;
+    for (uint32_t i = 0; i < s->n; i++)
+        free(s->str[i]);
+    free(s->str);
+    free(s->slot);
+    free(s);
+}
+
+/* The id of s[0..len); *added says whether it is new.  -1: out of memory. */
+static int64_t intern(imp_strtab *s, const char *str, size_t len, int *added)
+{
+    *added = 0;
+    if ((uint64_t)(s->n + 1) * 2 > s->nslots) {
+        uint32_t ns = s->nslots ? s->nslots * 2 : 256;
+        uint32_t *slot = calloc(ns, sizeof *slot);
+        if (!slot || ns < s->nslots)
+            return free(slot), -1;
+        for (uint32_t i = 0; i < s->n; i++) {
+            uint64_t h = hash(s->str[i], strlen(s->str[i])) & (ns - 1);
+            while (slot[h])
+                h = (h + 1) & (ns - 1);
+            slot[h] = i + 1;
+        }
+        free(s->slot);
+        s->slot = slot;
+        s->nslots = ns;
+    }
+    uint64_t h = hash(str, len) & (s->nslots - 1);
+    for (; s->slot[h]; h = (h + 1) & (s->nslots - 1)) {
+        const char *c = s->str[s->slot[h] - 1];
+        if (strncmp(c, str, len) == 0 && c[len] == '\0')
+            return s->slot[h] - 1;
+    }
+    if (s->n == s->cap) {
+        uint32_t nc = s->cap ? s->cap * 2 : 64;
+        char **ns = realloc(s->str, nc * sizeof *ns);
+        if (!ns)
+            return -1;
+        s->str = ns;
+        s->cap = nc;
+    }
+    char *copy = strndup(str, len);
+    if (!copy)
+        return -1;
+    s->str[s->n] = copy;
+    s->slot[h] = s->n + 1;
+    *added = 1;
+    return s->n++;
+}
+
+const char *imp_str(const imp_strtab *s, uint32_t id) { return id < s->n ? s->str[id] : "?"; }
+uint32_t imp_strcount(const imp_strtab *s) { return s->n; }
+
+/* grow array *p of *cap elements of size sz to hold n+1 */
+static int grow(void *p, size_t *cap, size_t n, size_t sz)
+{
+    if (n < *cap)
+        return 0;
+    size_t nc = *cap ? *cap + *cap / 2 : 64; /* 1.5x: the span records are most of the memory */
+    void *np = realloc(*(void **)p, nc * sz);
+    if (!np)
+        return -1;
+    *(void **)p = np;
+    *cap = nc;
+    return 0;
+}
+
+void imp_trace_destroy(imp_trace *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->nprotos; i++)
+        free(t->protos[i].in), free(t->protos[i].out);
+    for (size_t i = 0; i < t->ntracks; i++)
+        free(t->tracks[i].procname);
+    free(t->protos), free(t->nodes), free(t->tensors), free(t->tracks), free(t->recs), free(t->steps);
+    free(t->cpu_ext), free(t->kern_ext);
+    strtab_destroy(t->names), strtab_destroy(t->protokeys), strtab_destroy(t->nodekeys);
+    strtab_destroy(t->trackkeys), strtab_destroy(t->tensorkeys);
+    free(t->path);
+    free(t);
+}
+
+/* ---- shapes, dtypes, tensors -------------------------------------------- */
+
+static int dtype_of(const char *s)
+{
+    if (!s)
+        return -1;
+    if (strncmp(s, "Tensor(", 7) == 0) /* execution traces: Tensor(float) */
+        s += 7;
+    static const struct { const char *name; int dt; } map[] = {
+        { "float", IMP_F32 },        { "double", IMP_F64 },   { "c10::Half", IMP_F16 }, { "Half", IMP_F16 },
+        { "c10::BFloat16", IMP_BF16 }, { "BFloat16", IMP_BF16 }, { "long int", IMP_I64 }, { "long", IMP_I64 },
+        { "int64_t", IMP_I64 },      { "int", IMP_I32 },      { "short int", IMP_I16 }, { "short", IMP_I16 },
+        { "signed char", IMP_I8 },   { "unsigned char", IMP_U8 }, { "bool", IMP_BOOL },
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        size_t n = strlen(map[i].name);
+        if (strncmp(s, map[i].name, n) == 0 && (s[n] == '\0' || s[n] == ')'))
+            return map[i].dt;
+    }
+    return -1;
+}
+
+/* A JSON shape ([d0, d1, ...]) into a; -1 if it is not one, -2 if absurd. */
+static int shape_of(const json_t *dims, analyze_import_arg *a)
+{
+    if (!json_is_array(dims))
+        return -1;
+    size_t n = json_array_size(dims);
+    if (n > ANALYZE_IMPORT_MAX_DIMS)
+        return -2;
+    a->ndim = (int)n;
+    a->numel = 1;
+    a->is_list = 0;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *d = json_array_get(dims, i);
+        if (!json_is_integer(d))
+            return json_is_array(d) ? -1 : -2;
+        json_int_t v = json_integer_value(d);
+        if (v < 0 || v > INT32_MAX)
+            return -2;
+        a->d[i] = v;
+        a->numel *= (uint64_t)v;
+        if (a->numel > MAX_NUMEL)
+            return -2;
+    }
+    return 0;
+}
+
+/* An argument: a tensor's dims, or a list of tensors' ([[..], [..]]). */
+static int arg_of(const json_t *dims, analyze_import_arg *a)
+{
+    memset(a, 0, sizeof *a);
+    int r = shape_of(dims, a);
+    if (r != -1)
+        return r;
+    if (!json_is_array(dims) || !json_array_size(dims))
+        return -1;
+    uint64_t total = 0;
+    for (size_t i = 0; i < json_array_size(dims); i++) {
+        analyze_import_arg e;
+        memset(&e, 0, sizeof e);
+        int er = shape_of(json_array_get(dims, i), &e);
+        if (er)
+            return er == -2 ? -2 : -1;
+        if (i == 0)
+            *a = e;
+        total += e.numel;
+        if (total > MAX_NUMEL)
+            return -2;
+    }
+    a->is_list = 1;
+    a->numel = total;
+    return 0;
+}
+
+/* The tensor named key in keys: found, or made of dtype dt and shape a. */
+static int64_t keyed_tensor(imp_trace *t, imp_strtab *keys, const char *key, size_t n, int dt,
+                            const analyze_import_arg *a)
+{
+    int added;
+    int64_t id = intern(keys, key, n, &added);
+    if (id < 0 || !added)
+        return id;
+    if (grow(&t->tensors, &t->ctensors, t->ntensors, sizeof *t->tensors))
+        return -1;
+    imp_tensor *x = &t->tensors[t->ntensors++];
+    memset(x, 0, sizeof *x);
+    x->dtype = (uint8_t)(dt < 0 ? IMP_DTYPE_OTHER : dt);
+    x->role = IMP_ROLE_ACTIVATION;
+    x->ndim = (uint8_t)a->ndim;
+    for (int i = 0; i < a->ndim; i++)
+        x->shape[i] = (uint32_t)a->d[i];
+    x->bytes = a->numel * dtype_size[x->dtype];
+    return id;
+}
+
+/* The tensor of (dtype, shape) of a profiler trace: one per distinct pair. */
+static int64_t shape_tensor(imp_trace *t, int dt, const analyze_import_arg *a)
+{
+    char key[256];
+    int n = snprintf(key, sizeof key, "%d|", dt);
+    for (int i = 0; i < a->ndim && n < (int)sizeof key - 24; i++)
+        n += snprintf(key + n, sizeof key - (size_t)n, "%lld,", (long long)a->d[i]);
+    return keyed_tensor(t, t->tensorkeys, key, (size_t)n, dt, a);
+}
+
+/* ---- protos, nodes, tracks ---------------------------------------------- */
+
+/* The label of an op name: at most MAX_LABEL bytes, control bytes as '?'
+ * (a label is one line of every table that prints it). */
+static int64_t name_id(imp_trace *t, const char *name)
+{
+    char label[MAX_LABEL + 1];
+    size_t len = 0;
+    for (; name[len] && len < MAX_LABEL; len++)
+        label[len] = (unsigned char)name[len] < ' ' || name[len] == 0x7f ? '?' : name[len];
+    int added;
+    return intern(t->names, label, len, &added);
+}
+
+/* A convolution's output from its input x[N,C,H,W], filter w[OC,C/g,KH,KW]
+ * and attrs (stride_h, stride_w, pad_h, pad_w); 0 if they do not give one. */
+static int conv_out(const analyze_import_arg *x, const analyze_import_arg *w, const int64_t *a, analyze_import_arg *o)
+{
+    if (x->ndim != 4 || w->ndim != 4 || x->is_list || w->is_list)
+        return 0;
+    int64_t h = (x->d[2] + 2 * a[2] - w->d[2]) / a[0] + 1, wd = (x->d[3] + 2 * a[3] - w->d[3]) / a[1] + 1;
+    if (h <= 0 || wd <= 0)
+        return 0;
+    memset(o, 0, sizeof *o);
+    o->ndim = 4;
+    o->d[0] = x->d[0], o->d[1] = w->d[0], o->d[2] = h, o->d[3] = wd;
+    o->numel = (uint64_t)(x->d[0] * w->d[0]) * (uint64_t)(h * wd);
+    return 1;
+}
+
+/* A new proto for (name, args); in: the arguments by position, in_id
+ * their tensor ids (-1: not a tensor); sc[nsc]: the arguments as integers
+ * (the source of the attrs). */
+static int64_t add_proto(imp_trace *t, const char *name, int cls, const analyze_import_arg *in, const int64_t *in_id,
+                         size_t nin, const analyze_import_arg *out, const int64_t *out_id, size_t nout,
+                         const analyze_import_scalar *sc, size_t nsc, int es)
+{
+    int64_t nm = name_id(t, name);
+    if (nm < 0 || grow(&t->protos, &t->cprotos, t->nprotos, sizeof *t->protos))
+        return -1;
+    imp_proto *p = &t->protos[t->nprotos];
+    memset(p, 0, sizeof *p);
+    p->name = (uint32_t)nm;
+    const analyze_import_op *op = cls < 0 ? analyze_import_lookup(name) : NULL;
+    p->cls = (uint8_t)(cls >= 0 ? cls : op ? (int)op->cls : ANALYZE_IMPORT_OTHER);
+    if (op)
+        p->nattrs = (uint8_t)analyze_import_attrs_of(op->attrs, sc, nsc, p->attrs);
+    analyze_import_arg conv;
+    if (op && op->cost == ANALYZE_IMPORT_COST_CONV && !nout && op->attrs == ANALYZE_IMPORT_ATTRS_CONV &&
+        p->nattrs == 4 && nin >= 2 && conv_out(&in[0], &in[1], p->attrs, &conv))
+        out = &conv, nout = 1, out_id = NULL; /* the output's shape, not a tensor of the trace */
+    if (op)
+        analyze_import_cost_of(op->cost, in, nin, out, nout, (uint32_t)es, &p->flops, &p->bytes);
+    if (!out_id)
+        nout = 0;
+    p->in = calloc(nin ? nin : 1, sizeof *p->in);
+    p->out = calloc(nout ? nout : 1, sizeof *p->out);
+    if (!p->in || !p->out)
+        return free(p->in), free(p->out), -1;
+    for (size_t i = 0; i < nin; i++)
+        if (in_id[i] >= 0)
+            p->in[p->nin++] = (uint32_t)in_id[i];
+    for (size_t i = 0; i < nout; i++)
+        if (out_id[i] >= 0)
+            p->out[p->nout++] = (uint32_t)out_id[i];
+    return (int64_t)t->nprotos++;
+}
+
+static int64_t track_lookup(imp_trace *t, const json_t *pid, const json_t *tid, int gpu);
+
+static int64_t track_of(imp_trace *t, const json_t *pid, const json_t *tid, int gpu)
+{
+    /* consecutive events are mostly of one thread: the last one answers */
+    if (json_is_integer(pid) && json_is_integer(tid) && t->last_track >= 0 && t->last_gpu == gpu &&
+        t->last_pid == json_integer_value(pid) && t->last_tid == json_integer_value(tid))
+        return t->last_track;
+    int64_t id = track_lookup(t, pid, tid, gpu);
+    if (id >= 0 && json_is_integer(pid) && json_is_integer(tid)) {
+        t->last_track = id;
+        t->last_gpu = gpu;
+        t->last_pid = json_integer_value(pid);
+        t->last_tid = json_integer_value(tid);
+    }
+    return id;
+}
+
+static int64_t track_lookup(imp_trace *t, const json_t *pid, const json_t *tid, int gpu)
+{
+    char key[160], pk[64], tk[64];
+    if (json_is_integer(pid))
+        snprintf(pk, sizeof pk, "%lld", (long long)json_integer_value(pid));
+    else
+        snprintf(pk, sizeof pk, "%.60s", json_is_string(pid) ? json_string_value(pid) : "?");
+    if (json_is_integer(tid))
+        snprintf(tk, sizeof tk, "%lld", (long long)json_integer_value(tid));
+    else
+        snprintf(tk, sizeof tk, "%.60s", json_is_string(tid) ? json_string_value(tid) : "?");
+    int n = snprintf(key, sizeof key, "%d|%s|%s", gpu, pk, tk);
+    int added;
+    int64_t id = intern(t->trackkeys, key, (size_t)n, &added);
+    if (id < 0 || !added)
+        return id;
+    if (t->ntracks >= IMP_MAX_TRACKS || grow(&t->tracks, &t->ctracks, t->ntracks, sizeof *t->tracks))
+        return -1;
+    imp_track *k = &t->tracks[t->ntracks++];
+    memset(k, 0, sizeof *k);
+    k->gpu = gpu;
+    k->vpid = json_is_integer(pid) ? json_integer_value(pid) : 0;
+    k->vtid = json_is_integer(tid) && !gpu ? json_integer_value(tid) : -1; /* -1: given one at the end */
+    char name[160];
+    if (gpu)
+        snprintf(name, sizeof name, "gpu %s stream %s", pk, tk);
+    else
+        snprintf(name, sizeof name, "pytorch");
+    if (!(k->procname = strdup(name)))
+        return -1;
+    return id;
+}
+
+static int add_rec(imp_trace *t, uint64_t b, uint64_t e, uint32_t track, uint32_t ref, int kind)
+{
+    if (grow(&t->recs, &t->crecs, t->nrecs, sizeof *t->recs))
+        return -1;
+    t->recs[t->nrecs++] = (imp_rec){ .b = b, .e = e, .track = track & (IMP_MAX_TRACKS - 1), .kind = (uint32_t)kind,
+                                     .ref = ref };
+    return 0;
+}
+
+static int push_step(imp_trace *t, uint64_t b, uint64_t e, uint32_t num)
+{
+    if (grow(&t->steps, &t->csteps, t->nsteps, sizeof *t->steps))
+        return -1;
+    t->steps[t->nsteps++] = (imp_step){ .b = b, .e = e, .num = num };
+    return 0;
+}
+
+/* A step from a `ProfilerStep#N` span. */
+static int add_step(imp_trace *t, uint64_t b, uint64_t e, const char *name)
+{
+    char *end;
+    unsigned long n = strtoul(name + strlen("ProfilerStep#"), &end, 10);
+    if (end == name + strlen("ProfilerStep#") || n > UINT32_MAX) {
+        t->bad_step++;
+        return 0;
+    }
+    return push_step(t, b, e, (uint32_t)n);
+}
+
+/* ---- profiler traces ---------------------------------------------------- */
+
+static int starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+/* A namespaced operator name: `ns::op`, no blanks or control bytes. */
+static int is_op_name(const char *n)
+{
+    for (const unsigned char *p = (const unsigned char *)n; *p; p++)
+        if (*p <= ' ' || *p == 0x7f)
+            return 0;
+    const char *c = strstr(n, "::");
+    return c && c != n && !starts(n, "autograd::") && !starts(n, "torch::autograd::") &&
+           !starts(n, "profiler::");
+}
+
+/* Microseconds (a JSON number) to ns; -1 if not a usable time. */
+static int64_t us_to_ns(const json_t *v)
+{
+    if (!json_is_number(v))
+        return -1;
+    double x = json_number_value(v) * 1000.0;
+    if (!(x >= 0 && x < 9.2e18))
+        return -1;
+    return (int64_t)llround(x);
+}
+
+/* A Kineto "Concrete Inputs" string ("1", "[1, 1]", "[]", "") as integers. */
+static void scalar_of_text(const char *s, analyze_import_scalar *sc)
+{
+    sc->n = -1;
+    if (!s)
+        return;
+    int list = *s == '[';
+    const char *p = s + list;
+    int n = 0;
+    for (;;) {
+        while (*p == ' ')
+            p++;
+        if (list && *p == ']' && n == 0) {
+            sc->n = 0;
+            return;
+        }
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p)
+            return;
+        if (n < 4)
+            sc->v[n] = v;
+        n++;
+        p = end;
+        while (*p == ' ')
+            p++;
+        if (list && *p == ',') {
+            p++;
+            continue;
+        }
+        if ((list && *p == ']' && p[1] == '\0') || (!list && *p == '\0'))
+            break;
+        return;
+    }
+    sc->n = n < 4 ? n : 4;
+}
+
+/* An execution trace's argument value (by its type: Int, GenericList[Int...])
+ * as integers. */
+static void scalar_of_json(const json_t *v, const char *type, analyze_import_scalar *sc)
+{
+    sc->n = -1;
+    if (!type)
+        return;
+    if (strcmp(type, "Int") == 0 && json_is_integer(v)) {
+        sc->n = 1;
+        sc->v[0] = json_integer_value(v);
+    } else if (starts(type, "GenericList[Int") && json_is_array(v)) {
+        size_t n = json_array_size(v);
+        for (size_t i = 0; i < n && i < 4; i++) {
+            if (!json_is_integer(json_array_get(v, i)))
+                return;
+            sc->v[i] = json_integer_value(json_array_get(v, i));
+        }
+        sc->n = n < 4 ? (int)n : 4;
+    } else if (strcmp(type, "GenericList[]") == 0 && json_is_array(v) && !json_array_size(v)) {
+        sc->n = 0;
+    }
+}
+
+/* A growing key string. */
+typedef struct keybuf { char *s; size_t len, cap; int oom; } keybuf;
+
+static void key_put(keybuf *k, const char *p, size_t n)
+{
+    if (k->oom)
+        return;
+    if (k->len + n + 1 > k->cap) {
+        size_t nc = k->cap ? k->cap : 256;
+        while (nc < k->len + n + 1)
+            nc *= 2;
+        char *ns = realloc(k->s, nc);
+        if (!ns) {
+            k->oom = 1;
+            return;
+        }
+        k->s = ns;
+        k->cap = nc;
+    }
+    memcpy(k->s + k->len, p, n);
+    k->len += n;
+    k->s[k->len] = '\0';
+}
+
+/* The compact text of a JSON value of arrays, integers and strings (the
+ * shapes and types of an op's arguments), without printf: this runs once
+ * per op event. */
+static void key_json(keybuf *k, const json_t *v, int depth)
+{
+    if (json_is_integer(v)) {
+        char d[24], *p = d + sizeof d;
+        json_int_t x = json_integer_value(v);
+        uint64_t u = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+        do
+            *--p = (char)('0' + u % 10);
+        while (u /= 10);
+        if (x < 0)
+            *--p = '-';
+        key_put(k, p, (size_t)(d + sizeof d - p));
+    } else if (json_is_string(v)) {
+        key_put(k, "\"", 1);
+        key_put(k, json_string_value(v), json_string_length(v));
+        key_put(k, "\"", 1);
+    } else if (json_is_array(v) && depth < 8) {
+        key_put(k, "[", 1);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i)
+                key_put(k, ",", 1);
+            key_json(k, json_array_get(v, i), depth + 1);
+        }
+        key_put(k, "]", 1);
+    } else {
+        key_put(k, "?", 1);
+    }
+}
+
+/* The proto of a profiler op event: name + "Input Dims" + "Input type". */
+static int64_t profiler_proto(imp_trace *t, const char *name, const json_t *args)
+{
+    const json_t *dims = json_object_get(args, "Input Dims"), *types = json_object_get(args, "Input type");
+    const json_t *concrete = json_object_get(args, "Concrete Inputs");
+    keybuf key = { 0 };
+    int64_t r = -1;
+    key_put(&key, name, strlen(name));
+    key_put(&key, "|", 1);
+    if (dims)
+        key_json(&key, dims, 0);
+    key_put(&key, "|", 1);
+    if (types)
+        key_json(&key, types, 0);
+    if (concrete) { /* the scalar arguments: a convolution's stride */
+        key_put(&key, "|", 1);
+        key_json(&key, concrete, 0);
+    }
+    if (key.oom)
+        goto end;
+    int added;
+    int64_t id = intern(t->protokeys, key.s, key.len, &added);
+    if (id < 0 || !added) {
+        r = id;
+        goto end;
+    }
+    size_t nin = json_is_array(dims) ? json_array_size(dims) : 0;
+    if (nin > 64)
+        nin = 64;
+    analyze_import_arg in[64];
+    int dt[64];
+    int64_t ids[64];
+    int es = 0, absurd = 0;
+    for (size_t i = 0; i < nin; i++) {
+        const char *ty = json_string_value(json_array_get(types, i));
+        int s = arg_of(json_array_get(dims, i), &in[i]);
+        dt[i] = dtype_of(ty);
+        ids[i] = -1;
+        if (s == -2) {
+            absurd = 1;
+            memset(&in[i], 0, sizeof in[i]);
+            continue;
+        }
+        if (s < 0 || (in[i].ndim == 0 && dt[i] < 0)) { /* not a tensor: a scalar or None */
+            memset(&in[i], 0, sizeof in[i]);
+            continue;
+        }
+        if (dt[i] < 0)
+            dt[i] = IMP_DTYPE_OTHER;
+        if (!es)
+            es = dtype_size[dt[i]];
+        if (!in[i].is_list && (ids[i] = shape_tensor(t, dt[i], &in[i])) < 0)
+            goto end; /* out of memory */
+    }
+    if (absurd) {
+        t->bad_shape++;
+        nin = 0; /* no shapes: no cost */
+    }
+    analyze_import_scalar sc[64];
+    size_t nsc = json_array_size(concrete) < 64 ? json_array_size(concrete) : 64;
+    for (size_t i = 0; i < nsc; i++)
+        scalar_of_text(json_string_value(json_array_get(concrete, i)), &sc[i]);
+    r = add_proto(t, name, -1, in, ids, nin, NULL, NULL, 0, sc, nsc, es ? es : 4);
+    if (r >= 0 && r != id) /* protos and protokeys stay in step */
+        r = -1;
+end:
+    free(key.s);
+    return r;
+}
+
+static int64_t kernel_proto(imp_trace *t, const char *name)
+{
+    char key[MAX_LABEL + 8];
+    int n = snprintf(key, sizeof key, "%.*s|k", MAX_LABEL, name);
+    int added;
+    int64_t id = intern(t->protokeys, key, (size_t)n, &added);
+    if (id < 0 || !added)
+        return id;
+    int64_t r = add_proto(t, name, (int)analyze_import_kernel_class(name), NULL, NULL, 0, NULL, NULL, 0, NULL, 0, 4);
+    return r == id ? r : -1;
+}
+
+static int is_kernel_cat(const char *cat)
+{
+    return cat && (strcmp(cat, "kernel") == 0 || strcmp(cat, "gpu_memcpy") == 0 || strcmp(cat, "gpu_memset") == 0 ||
+                   strcmp(cat, "Kernel") == 0 || strcmp(cat, "Memcpy") == 0 || strcmp(cat, "Memset") == 0);
+}
+
+/* The time member key of event e (text raw[0..len)) in ns, exactly; -1 if
+ * it is missing or not a usable time. */
+static int64_t event_time(const json_t *e, const char *raw, size_t len, const char *key)
+{
+    char quoted[16];
+    int64_t ns = -1;
+    snprintf(quoted, sizeof quoted, "\"%s\"", key);
+    int r = analyze_json_us_to_ns(raw, len, quoted, &ns);
+    return r == 0 ? ns : r == 1 ? us_to_ns(json_object_get(e, key)) : -1;
+}
+
+/* One element of traceEvents (its text: raw[0..len)). 0, or -1 with err
+ * set. */
+static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t len, uint64_t idx, char *err,
+                          size_t errlen)
+{
+    if (!json_is_object(e)) {
+        fail(err, errlen, "%s: event %llu is not an object: not a Chrome trace", t->path, (unsigned long long)idx);
+        return -1;
+    }
+    t->sum.events++;
+    const char *ph = json_string_value(json_object_get(e, "ph"));
+    if (!ph || strcmp(ph, "X") != 0) {
+        t->not_x++;
+        return 0;
+    }
+    const char *name = json_string_value(json_object_get(e, "name"));
+    const char *cat = json_string_value(json_object_get(e, "cat"));
+    if (!name || !*name) {
+        t->no_name++;
+        return 0;
+    }
+    int64_t ts = event_time(e, raw, len, "ts"), dur = event_time(e, raw, len, "dur");
+    if (ts < 0 || dur < 0 || (uint64_t)ts + (uint64_t)dur > (uint64_t)INT64_MAX) {
+        t->bad_time++;
+        return 0;
+    }
+    uint64_t b = (uint64_t)ts, en = (uint64_t)(ts + dur);
+    int kernel = is_kernel_cat(cat);
+    int kind;
+    int64_t ref = 0;
+    if (starts(name, "ProfilerStep#")) {
+        if (cat && strcmp(cat, "gpu_user_annotation") == 0)
+            return 0;
+        return add_step(t, b, en, name) ? fail(err, errlen, "%s: out of memory", t->path), -1 : 0;
+    } else if (kernel) {
+        kind = IMP_REC_KERNEL;
+        ref = kernel_proto(t, name);
+    } else if (starts(name, "autograd::engine::evaluate_function")) {
+        kind = IMP_REC_BWD;
+    } else if (starts(name, "Optimizer.step#") || starts(name, "Optimizer.zero_grad#")) {
+        kind = IMP_REC_UPD;
+    } else if (is_op_name(name) && (!cat || strcmp(cat, "cpu_op") == 0 || strcmp(cat, "Operator") == 0 ||
+                                     strcmp(cat, "operator") == 0)) {
+        kind = IMP_REC_OP;
+        ref = profiler_proto(t, name, json_object_get(e, "args"));
+    } else {
+        return 0; /* python frames, runtime calls, other annotations */
+    }
+    int64_t track = track_of(t, json_object_get(e, "pid"), json_object_get(e, "tid"), kernel);
+    if (ref < 0 || track < 0 || add_rec(t, b, en, (uint32_t)track, (uint32_t)ref, kind))
+        goto oom;
+    /* a GPU trace (deviceProperties comes first) links kernels to the CPU
+     * ops that launched them: the kernel's phase is its op's */
+    const json_t *ext = json_object_get(json_object_get(e, "args"), "External id");
+    if ((kind == IMP_REC_OP || kind == IMP_REC_KERNEL) && json_is_integer(ext) && (t->sum.devices || kernel)) {
+        imp_launch l = { .ext = json_integer_value(ext), .b = b, .track = (uint32_t)track, .proto = (uint32_t)ref };
+        if (kernel ? grow(&t->kern_ext, &t->ckern_ext, t->nkern_ext, sizeof l)
+                   : grow(&t->cpu_ext, &t->ccpu_ext, t->ncpu_ext, sizeof l))
+            goto oom;
+        if (kernel)
+            t->kern_ext[t->nkern_ext++] = l;
+        else
+            t->cpu_ext[t->ncpu_ext++] = l;
+    }
+    return 0;
+oom:
+    fail(err, errlen, "%s: out of memory", t->path);
+    return -1;
+}
+
+/* The node of proto in phase (update nodes are of class optimization). */
+static int64_t node_of(imp_trace *t, uint32_t proto, int phase)
+{
+    char key[32];
+    int n = snprintf(key, sizeof key, "%u|%d", proto, phase);
+    int added;
+    int64_t id = intern(t->nodekeys, key, (size_t)n, &added);
+    if (id < 0 || !added)
+        return id;
+    if (grow(&t->nodes, &t->cnodes, t->nnodes, sizeof *t->nodes))
+        return -1;
+    t->nodes[t->nnodes++] = (imp_node){
+        .proto = proto,
+        .phase = (uint8_t)phase,
+        .cls = phase == IMP_UPDATE ? ANALYZE_IMPORT_OPTIMIZATION : t->protos[proto].cls,
+    };
+    return id;
+}
+
+/* ---- execution traces --------------------------------------------------- */
+
+/* Ancestors looked at above a node: real traces nest a few tens deep; a
+ * longer chain (or a cycle of parents) stops here. */
+#define ET_MAX_DEPTH 256
+
+typedef struct et_node {
+    int64_t id, parent;
+    int64_t dur_ns;  /* -1: none */
+    uint32_t proto;  /* ops */
+    int32_t step;    /* ProfilerStep#N: N; -1 */
+    uint8_t kind;    /* IMP_REC_OP, _BWD, _UPD, or 255: other */
+    int64_t tid;
+} et_node;
+
+typedef struct et_state {
+    et_node *n;
+    size_t count, cap;
+    imp_strtab *ids;  /* ET tensor id -> our tensor id */
+} et_state;
+
+/* Our tensor for an ET tensor reference [tensor_id, storage_id, offset,
+ * numel, elem_size, device] of shape a and dtype dt. */
+static int64_t et_tensor(imp_trace *t, et_state *s, const json_t *ref, int dt, const analyze_import_arg *a)
+{
+    if (!json_is_array(ref) || json_array_size(ref) < 2 || !json_is_integer(json_array_get(ref, 0)))
+        return -2;
+    char key[48];
+    int n = snprintf(key, sizeof key, "%lld", (long long)json_integer_value(json_array_get(ref, 0)));
+    return keyed_tensor(t, s->ids, key, (size_t)n, dt, a);
+}
+
+/* The tensor arguments of one side (inputs or outputs) of an ET node. */
+static int et_args(imp_trace *t, et_state *s, const json_t *node, const char *side, analyze_import_arg *a,
+                   int64_t *ids, size_t *n, int *es, int *absurd)
+{
+    char k1[32], k2[32], k3[32];
+    snprintf(k1, sizeof k1, "%ss", side);
+    snprintf(k2, sizeof k2, "%s_shapes", side);
+    snprintf(k3, sizeof k3, "%s_types", side);
+    const json_t *refs = json_object_get(node, k1), *shapes = json_object_get(node, k2),
+                 *types = json_object_get(node, k3);
+    size_t m = json_array_size(shapes);
+    *n = 0;
+    for (size_t i = 0; i < m && *n < 64; i++) {
+        const char *ty = json_string_value(json_array_get(types, i));
+        if (!ty || !starts(ty, "Tensor("))
+            continue;
+        analyze_import_arg *x = &a[*n];
+        int r = arg_of(json_array_get(shapes, i), x);
+        if (r == -2) {
+            *absurd = 1;
+            continue;
+        }
+        if (r < 0)
+            continue;
+        int dt = dtype_of(ty);
+        if (!*es)
+            *es = dtype_size[dt < 0 ? IMP_DTYPE_OTHER : dt];
+        int64_t id = et_tensor(t, s, json_array_get(refs, i), dt, x);
+        if (id == -1)
+            return -1;
+        ids[*n] = id == -2 ? -1 : id;
+        (*n)++;
+    }
+    return 0;
+}
+
+static int et_node_read(imp_trace *t, et_state *s, const json_t *node, uint64_t idx, char *err, size_t errlen)
+{
+    if (!json_is_object(node)) {
+        fail(err, errlen, "%s: node %llu is not an object: not an execution trace", t->path, (unsigned long long)idx);
+        return -1;
+    }
+    t->sum.events++;
+    const char *name = json_string_value(json_object_get(node, "name"));
+    const json_t *id = json_object_get(node, "id"), *parent = json_object_get(node, "parent");
+    if (!name || !json_is_integer(id)) {
+        t->no_name++;
+        return 0;
+    }
+    if (grow(&s->n, &s->cap, s->count, sizeof *s->n)) {
+        fail(err, errlen, "%s: out of memory", t->path);
+        return -1;
+    }
+    et_node *n = &s->n[s->count];
+    memset(n, 0, sizeof *n);
+    n->id = json_integer_value(id);
+    n->parent = json_is_integer(parent) ? json_integer_value(parent) : -1;
+    n->step = -1;
+    n->kind = 255;
+    n->tid = json_is_integer(json_object_get(node, "tid")) ? json_integer_value(json_object_get(node, "tid")) : 0;
+    const json_t *dur = json_object_get(node, "dur");
+    n->dur_ns = dur ? us_to_ns(dur) : -1;
+    if (dur && n->dur_ns < 0)
+        t->bad_time++;
+    if (starts(name, "ProfilerStep#")) {
+        char *end;
+        unsigned long v = strtoul(name + 13, &end, 10);
+        if (end != name + 13 && v <= INT32_MAX)
+            n->step = (int32_t)v;
+        else
+            t->bad_step++;
+    } else if (starts(name, "autograd::engine::evaluate_function")) {
+        n->kind = IMP_REC_BWD;
+    } else if (starts(name, "Optimizer.step#") || starts(name, "Optimizer.zero_grad#")) {
+        n->kind = IMP_REC_UPD;
+    } else if (is_op_name(name)) {
+        analyze_import_arg in[64], out[64];
+        int64_t iid[64], oid[64];
+        size_t nin = 0, nout = 0;
+        int es = 0, absurd = 0;
+        if (et_args(t, s, node, "input", in, iid, &nin, &es, &absurd) ||
+            et_args(t, s, node, "output", out, oid, &nout, &es, &absurd)) {
+            fail(err, errlen, "%s: out of memory", t->path);
+            return -1;
+        }
+        if (absurd)
+            t->bad_shape++;
+        char key[64];
+        int kl = snprintf(key, sizeof key, "et%zu", s->count);
+        int added;
+        int64_t pk = intern(t->protokeys, key, (size_t)kl, &added);
+        analyze_import_scalar sc[64];
+        const json_t *vals = json_object_get(node, "inputs"), *types = json_object_get(node, "input_types");
+        size_t nsc = json_array_size(vals) < 64 ? json_array_size(vals) : 64;
+        for (size_t i = 0; i < nsc; i++)
+            scalar_of_json(json_array_get(vals, i), json_string_value(json_array_get(types, i)), &sc[i]);
+        int64_t p = pk < 0 ? -1 : add_proto(t, name, -1, in, iid, nin, out, oid, nout, sc, nsc, es ? es : 4);
+        if (p < 0 || p != pk) {
+            fail(err, errlen, "%s: out of memory", t->path);
+            return -1;
+        }
+        n->kind = IMP_REC_OP;
+        n->proto = (uint32_t)p;
+    }
+    s->count++;
+    return 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    const et_node *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static et_node *et_find(et_state *s, int64_t id)
+{
+    if (!s->count)
+        return NULL;
+    et_node key = { .id = id };
+    return bsearch(&key, s->n, s->count, sizeof *s->n, by_id);
+}
+
+/* The ET nodes into records: each op whose ancestors hold no op, in node id
+ * order (the order the observer saw them start). */
+static int et_finish(imp_trace *t, et_state *s, char *err, size_t errlen)
+{
+    if (s->count)
+        qsort(s->n, s->count, sizeof *s->n, by_id);
+    uint64_t now = 0, untimed = 0;
+    int64_t cur_step = -1;
+    uint64_t step_b = 0;
+    json_t *pid = json_integer(0);
+    for (size_t i = 0; i < s->count; i++) {
+        et_node *n = &s->n[i];
+        int inner = 0, bwd = 0, upd = 0;
+        int32_t step = n->step;
+        int depth = 0;
+        for (et_node *p = et_find(s, n->parent); p && depth < ET_MAX_DEPTH; p = et_find(s, p->parent), depth++) {
+            if (p->kind == IMP_REC_OP)
+                inner = 1;
+            bwd |= p->kind == IMP_REC_BWD;
+            upd |= p->kind == IMP_REC_UPD;
+            if (p->step >= 0 && step < 0)
+                step = p->step;
+            if (p->id == n->id)
+                break; /* a cycle */
+        }
+        if (n->kind != IMP_REC_OP || inner)
+            continue;
+        if (step != cur_step) { /* steps are contiguous runs of ops in id order */
+            if (cur_step >= 0 && push_step(t, step_b, now, (uint32_t)cur_step))
+                goto oom;
+            cur_step = step;
+            step_b = now;
+        }
+        uint64_t d = n->dur_ns >= 0 ? (uint64_t)n->dur_ns : 0;
+        untimed += n->dur_ns < 0;
+        json_t *tid = json_integer(n->tid);
+        int64_t track = tid ? track_of(t, pid, tid, 0) : -1;
+        json_decref(tid);
+        int64_t node = node_of(t, n->proto, upd ? IMP_UPDATE : bwd ? IMP_BACKWARD : IMP_FORWARD);
+        if (track < 0 || node < 0 || add_rec(t, now, now + d, (uint32_t)track, (uint32_t)node, IMP_REC_KEPT))
+            goto oom;
+        now += d ? d : 1000;
+    }
+    if (cur_step >= 0 && push_step(t, step_b, now, (uint32_t)cur_step))
+        goto oom;
+    json_decref(pid);
+    t->untimed = untimed;
+    return 0;
+oom:
+    json_decref(pid);
+    fail(err, errlen, "%s: out of memory", t->path);
+    return -1;
+}
+
+/* ---- from spans to ops ---------------------------------------------------- */
+
+static int rec_order(const void *a, const void *b)
+{
+    const imp_rec *x = a, *y = b;
+    if (x->track != y->track)
+        return x->track < y->track ? -1 : 1;
+    if (x->b != y->b)
+        return x->b < y->b ? -1 : 1;
+    if (x->e != y->e)
+        return x->e > y->e ? -1 : 1; /* the enclosing span first */
+    return (x->kind == IMP_REC_OP) - (y->kind == IMP_REC_OP); /* context spans before ops */
+}
+
+uint32_t imp_seg_of(const imp_trace *t, uint64_t b)
+{
+    size_t lo = 0, hi = t->nsteps; /* the first step beginning after b */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (t->steps[mid].b <= b)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && b < t->steps[lo - 1].e ? (uint32_t)(2 * (lo - 1) + 1) : (uint32_t)(2 * lo);
+}
+
+static int out_order(const void *a, const void *b, void *ctx)
+{
+    const imp_rec *x = a, *y = b;
+    uint32_t sx = imp_seg_of(ctx, x->b), sy = imp_seg_of(ctx, y->b);
+    if (sx != sy)
+        return sx < sy ? -1 : 1;
+    if (x->track != y->track)
+        return x->track < y->track ? -1 : 1;
+    return x->b < y->b ? -1 : x->b > y->b;
+}
+
+static int step_order(const void *a, const void *b)
+{
+    const imp_step *x = a, *y = b;
+    return x->b < y->b ? -1 : x->b > y->b;
+}
+
+static int by_ext(const void *a, const void *b)
+{
+    const imp_launch *x = a, *y = b;
+    return x->ext < y->ext ? -1 : x->ext > y->ext;
+}
+
+/* The number of kept records (sorted by track, then begin) before or at
+ * (track, b): the one at track and b or just before it is that minus one. */
+static size_t kept_upto(const imp_trace *t, uint32_t track, uint64_t b)
+{
+    size_t lo = 0, hi = t->nrecs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const imp_rec *r = &t->recs[mid];
+        if (r->track < track || (r->track == track && r->b <= b))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Each kernel linked to a CPU op takes the phase of the outermost op around
+ * it (kept records in track, begin order). */
+static int kernel_phases(imp_trace *t)
+{
+    if (!t->nkern_ext || !t->ncpu_ext)
+        return 0;
+    qsort(t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
+    for (size_t i = 0; i < t->nkern_ext; i++) {
+        const imp_launch *k = &t->kern_ext[i];
+        const imp_launch *op = bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
+        size_t o = op ? kept_upto(t, op->track, op->b) : 0;
+        if (!o || t->recs[o - 1].track != op->track || t->recs[o - 1].e < op->b)
+            continue;
+        int phase = t->nodes[t->recs[o - 1].ref].phase;
+        if (phase == IMP_FORWARD)
+            continue;
+        size_t j = kept_upto(t, k->track, k->b), stop = j > 64 ? j - 64 : 0; /* kernels of one stream at one time */
+        for (; j > stop && t->recs[j - 1].track == k->track && t->recs[j - 1].b == k->b; j--) {
+            imp_rec *kr = &t->recs[j - 1];
+            if (t->nodes[kr->ref].proto != k->proto)
+                continue;
+            int64_t node = node_of(t, k->proto, phase);
+            if (node < 0)
+                return -1;
+            kr->ref = (uint32_t)node;
+            break;
+        }
+    }
+    return 0;
+}
+
+/* Outermost ops of each thread -> node records; steps; segments. */
+static int resolve(imp_trace *t, int et, char *err, size_t errlen)
+{
+    size_t *stack = NULL, cap = 0;
+    int rc = -1;
+    if (!et && t->nrecs)
+        qsort(t->recs, t->nrecs, sizeof *t->recs, rec_order);
+    size_t nout = 0, depth = 0;
+    int ops_open = 0, bwd = 0, upd = 0;
+    /* an execution trace's records are nodes already (et_finish) */
+    for (size_t i = 0; !et && i < t->nrecs; i++) {
+        imp_rec r = t->recs[i];
+        if (i == 0 || r.track != t->recs[i - 1].track)
+            depth = 0, ops_open = bwd = upd = 0;
+        while (depth && t->recs[stack[depth - 1]].e <= r.b) {
+            unsigned k = t->recs[stack[--depth]].kind;
+            ops_open -= k == IMP_REC_KEPT || k == IMP_REC_INNER;
+            bwd -= k == IMP_REC_BWD;
+            upd -= k == IMP_REC_UPD;
+        }
+        if (depth && r.e > t->recs[stack[depth - 1]].e)
+            t->overlap++;
+        if (grow(&stack, &cap, depth, sizeof *stack))
+            goto oom;
+        stack[depth++] = i;
+        if (r.kind == IMP_REC_OP && ops_open)
+            t->recs[i].kind = IMP_REC_INNER;
+        unsigned k = t->recs[i].kind;
+        ops_open += k == IMP_REC_OP || k == IMP_REC_KERNEL || k == IMP_REC_INNER;
+        bwd += k == IMP_REC_BWD;
+        upd += k == IMP_REC_UPD;
+        if (k != IMP_REC_OP && k != IMP_REC_KERNEL)
+            continue;
+        int64_t node = node_of(t, r.ref, upd ? IMP_UPDATE : bwd ? IMP_BACKWARD : IMP_FORWARD);
+        if (node < 0)
+            goto oom;
+        t->recs[i].ref = (uint32_t)node;
+        t->recs[i].kind = IMP_REC_KEPT;
+    }
+    for (size_t i = 0; i < t->nrecs; i++)
+        if (t->recs[i].kind == IMP_REC_KEPT)
+            t->recs[nout++] = t->recs[i];
+    t->nrecs = nout;
+    if (kernel_phases(t))
+        goto oom;
+    if (!nout) {
+        fail(err, errlen, "%s: no PyTorch ops found (%llu events read): not a PyTorch %s trace", t->path,
+             (unsigned long long)t->sum.events, et ? "execution" : "profiler");
+        goto end;
+    }
+    /* the steps: in time order, none overlapping the one before */
+    if (t->nsteps)
+        qsort(t->steps, t->nsteps, sizeof *t->steps, step_order);
+    size_t ns = 0;
+    for (size_t i = 0; i < t->nsteps; i++) {
+        if (ns && t->steps[i].b < t->steps[ns - 1].e) {
+            t->bad_step++;
+            continue;
+        }
+        t->steps[ns++] = t->steps[i];
+    }
+    t->nsteps = ns;
+    t->t0 = UINT64_MAX;
+    t->t1 = 0;
+    for (size_t i = 0; i < nout; i++) {
+        if (t->recs[i].b < t->t0)
+            t->t0 = t->recs[i].b;
+        if (t->recs[i].e > t->t1)
+            t->t1 = t->recs[i].e;
+    }
+    if (!t->nsteps) { /* a trace without step spans is one step */
+        if (grow(&t->steps, &t->csteps, 0, sizeof *t->steps))
+            goto oom;
+        t->steps[0] = (imp_step){ .b = t->t0, .e = t->t1, .num = 0 };
+        t->nsteps = 1;
+    }
+    if (t->steps[0].b < t->t0)
+        t->t0 = t->steps[0].b;
+    if (t->steps[t->nsteps - 1].e > t->t1)
+        t->t1 = t->steps[t->nsteps - 1].e;
+    qsort_r(t->recs, nout, sizeof *t->recs, out_order, t);
+    /* the thread ids: CPU threads keep theirs (0 to 2^31-1) where no other
+     * thread has it, the others get new ones above them */
+    int64_t next = 1;
+    for (size_t i = 0; i < t->ntracks; i++) {
+        if (t->tracks[i].vtid > INT32_MAX)
+            t->tracks[i].vtid = -1;
+        if (t->tracks[i].vtid >= next)
+            next = t->tracks[i].vtid + 1;
+    }
+    imp_strtab *taken = strtab_create();
+    if (!taken)
+        goto oom;
+    for (size_t i = 0; i < t->ntracks; i++) {
+        if (t->tracks[i].vtid >= 0) {
+            char key[24];
+            int n = snprintf(key, sizeof key, "%lld", (long long)t->tracks[i].vtid), added;
+            if (intern(taken, key, (size_t)n, &added) < 0) {
+                strtab_destroy(taken);
+                goto oom;
+            }
+            if (!added)
+                t->tracks[i].vtid = -1;
+        }
+        if (t->tracks[i].vtid < 0)
+            t->tracks[i].vtid = next++;
+    }
+    strtab_destroy(taken);
+    t->main_track = t->recs[0].track;
+    /* one process: readers look node ids up within the process (vpid) of
+     * the ops events, and the node_defs are the main thread's */
+    for (size_t i = 0; i < t->ntracks; i++)
+        t->tracks[i].vpid = t->tracks[t->main_track].vpid;
+    int train = 0;
+    for (size_t i = 0; i < t->nnodes; i++)
+        train |= t->nodes[i].phase != IMP_FORWARD;
+    snprintf(t->sum.mode, sizeof t->sum.mode, "%s", train ? "train" : "infer");
+    snprintf(t->sum.format, sizeof t->sum.format, "%s", et ? "pytorch-et" : "pytorch-profiler");
+    t->sum.ops = nout;
+    t->sum.steps = t->nsteps;
+    t->sum.nodes = t->nnodes;
+    t->sum.tracks = t->ntracks;
+    t->sum.tensors = t->ntensors;
+    t->sum.warnings = (t->bad_time > 0) + (t->bad_shape > 0) + (t->overlap > 0) + (t->bad_step > 0) +
+                      (t->no_name > 0) + (t->untimed > 0);
+    rc = 0;
+    goto end;
+oom:
+    fail(err, errlen, "%s: out of memory", t->path);
+end:
+    free(stack);
+    return rc;
+}
+
+int imp_trace_warnings(const imp_trace *t, char *buf, size_t len)
+{
+    int lines = 0;
+    size_t n = 0;
+    buf[0] = '\0';
+#define W(cond, ...)                                                                                           \
+    if (cond && n < len) {                                                                                     \
+        int k = snprintf(buf + n, len - n, __VA_ARGS__);                                                       \
+        n += k > 0 ? (size_t)k : 0;                                                                            \
+        lines++;                                                                                               \
+    }
+    int et = strcmp(t->sum.format, "pytorch-et") == 0;
+    W(t->bad_time, "%s: %llu spans with a missing, negative or absurd time or duration skipped\n", t->path,
+      (unsigned long long)t->bad_time);
+    W(t->bad_shape, "%s: %llu op call sites with an absurd shape (negative, over 2^31, over 2^40 elements): no "
+                    "shapes or costs kept for them\n", t->path, (unsigned long long)t->bad_shape);
+    W(t->overlap, "%s: %llu spans overlapping the end of the span around them\n", t->path,
+      (unsigned long long)t->overlap);
+    W(t->bad_step, "%s: %llu ProfilerStep spans unnamed or overlapping the step before: skipped\n", t->path,
+      (unsigned long long)t->bad_step);
+    W(t->no_name, "%s: %llu %s without a name skipped\n", t->path, (unsigned long long)t->no_name,
+      et ? "nodes" : "events");
+    W(et && t->untimed, "%s: the execution trace has no op times: %llu ops get empty spans 1 us apart (their "
+                        "order and shapes are real, their times are not)\n", t->path, (unsigned long long)t->untimed);
+#undef W
+    return lines;
+}
+
+/* ---- the document --------------------------------------------------------- */
+
+/* Each element of the array at the reader's position to fn. */
+static int stream_array(imp_trace *t, analyze_json_in *j, int et, et_state *s, char *err, size_t errlen)
+{
+    if (analyze_json_peek(j, err, errlen) != '[') {
+        fail(err, errlen, "%s: %s is not an array", t->path, et ? "nodes" : "traceEvents");
+        return -1;
+    }
+    analyze_json_skip(j);
+    for (uint64_t idx = 0;; idx++) {
+        int c = analyze_json_peek(j, err, errlen);
+        if (c == -2)
+            return -1;
+        if (c == ']' && idx == 0) {
+            analyze_json_skip(j);
+            return 0;
+        }
+        size_t len;
+        const char *v = analyze_json_value(j, &len, err, errlen);
+        if (!v)
+            return -1;
+        json_error_t je;
+        json_t *e = json_loadb(v, len, JSON_DECODE_ANY, &je);
+        if (!e) {
+            fail(err, errlen, "%s: not JSON at byte %llu: %s", t->path,
+                 (unsigned long long)(analyze_json_offset(j) + (uint64_t)(je.position > 0 ? je.position : 0)),
+                 je.text);
+            return -1;
+        }
+        int r = et ? et_node_read(t, s, e, idx, err, errlen) : profiler_event(t, e, v, len, idx, err, errlen);
+        analyze_json_consume(j, len);
+        json_decref(e);
+        if (r)
+            return -1;
+        c = analyze_json_peek(j, err, errlen);
+        if (c == ',') {
+            analyze_json_skip(j);
+            continue;
+        }
+        if (c == ']') {
+            analyze_json_skip(j);
+            return 0;
+        }
+        if (c == -2)
+            return -1;
+        fail(err, errlen, "%s: %s JSON at byte %llu: expected ',' or ']' after element %llu", t->path,
+             c == -1 ? "truncated" : "not", (unsigned long long)analyze_json_offset(j), (unsigned long long)idx);
+        return -1;
+    }
+}
+
+static char *model_from_path(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    char *m = strdup(base);
+    if (!m)
+        return NULL;
+    static const char *const suffix[] = { ".gz", ".zst", ".json", ".trace", ".pt", ".et" };
+    for (int again = 1; again;) {
+        again = 0;
+        for (size_t i = 0; i < sizeof suffix / sizeof *suffix; i++) {
+            size_t n = strlen(m), k = strlen(suffix[i]);
+            if (n > k && strcmp(m + n - k, suffix[i]) == 0)
+                m[n - k] = '\0', again = 1;
+        }
+    }
+    return m;
+}
+
+/* Kineto's deviceProperties: [{"id": 0, "name": "NVIDIA A100...", ...}]. */
+static void devices_of(imp_trace *t, const json_t *d)
+{
+    size_t n = json_array_size(d);
+    const char *name = json_string_value(json_object_get(json_array_get(d, 0), "name"));
+    if (n && name)
+        snprintf(t->sum.device, sizeof t->sum.device, "%s%s", name, n > 1 ? " (and others)" : "");
+    t->sum.devices = n;
+}
+
+/* Kineto's distributedInfo: {"backend": "nccl", "rank": 0, "world_size": 8}. */
+static void distributed_of(imp_trace *t, const json_t *d)
+{
+    const json_t *rank = json_object_get(d, "rank"), *world = json_object_get(d, "world_size");
+    if (json_is_integer(rank) && json_is_integer(world) && json_integer_value(rank) >= 0 &&
+        json_integer_value(world) > json_integer_value(rank)) {
+        t->sum.rank = json_integer_value(rank);
+        t->sum.world_size = json_integer_value(world);
+    }
+}
+
+imp_trace *imp_trace_read(const char *path, const char *model, char *err, size_t errlen)
+{
+    imp_trace *t = calloc(1, sizeof *t);
+    analyze_json_in *j = NULL;
+    et_state s = { 0 };
+    int et = 0, saw = 0;
+    if (t)
+        t->last_track = -1;
+    if (!t || !(t->path = strdup(path)) || !(t->names = strtab_create()) || !(t->protokeys = strtab_create()) ||
+        !(t->nodekeys = strtab_create()) || !(t->trackkeys = strtab_create()) ||
+        !(t->tensorkeys = strtab_create()) || !(s.ids = strtab_create())) {
+        fail(err, errlen, "%s: out of memory", path);
+        goto fail;
+    }
+    char *m = model ? strdup(model) : model_from_path(path);
+    if (!m) {
+        fail(err, errlen, "%s: out of memory", path);
+        goto fail;
+    }
+    snprintf(t->sum.model, sizeof t->sum.model, "%s", m);
+    free(m);
+    if (!(j = analyze_json_open(path, err, errlen)))
+        goto fail;
+    int c = analyze_json_peek(j, err, errlen);
+    if (c == -2)
+        goto fail;
+    if (c == '[') { /* the autograd profiler's bare array of events */
+        if (stream_array(t, j, 0, NULL, err, errlen))
+            goto fail;
+        saw = 1;
+    } else if (c == '{') {
+        analyze_json_skip(j);
+        for (int first = 1;; first = 0) {
+            c = analyze_json_peek(j, err, errlen);
+            if (c == '}' && first) {
+                analyze_json_skip(j);
+                break;
+            }
+            size_t len;
+            const char *k = c == '"' ? analyze_json_value(j, &len, err, errlen) : NULL;
+            if (!k) {
+                if (c != '"' && c != -2)
+                    fail(err, errlen, "%s: %s JSON at byte %llu: expected a key", path, c == -1 ? "truncated" : "not",
+                         (unsigned long long)analyze_json_offset(j));
+                goto fail;
+            }
+            int is_events = len == 13 && memcmp(k, "\"traceEvents\"", 13) == 0;
+            int is_nodes = len == 7 && memcmp(k, "\"nodes\"", 7) == 0;
+            int is_devices = len == 18 && memcmp(k, "\"deviceProperties\"", 18) == 0;
+            int is_dist = len == 17 && memcmp(k, "\"distributedInfo\"", 17) == 0;
+            analyze_json_consume(j, len);
+            if (analyze_json_peek(j, err, errlen) != ':') {
+                fail(err, errlen, "%s: not JSON at byte %llu: expected ':'", path,
+                     (unsigned long long)analyze_json_offset(j));
+                goto fail;
+            }
+            analyze_json_skip(j);
+            if (is_events || is_nodes) {
+                if (saw) {
+                    fail(err, errlen, "%s: both traceEvents and nodes, or one twice: not a PyTorch trace", path);
+                    goto fail;
+                }
+                et = is_nodes;
+                saw = 1;
+                if (stream_array(t, j, et, &s, err, errlen))
+                    goto fail;
+            } else {
+                const char *v = analyze_json_value(j, &len, err, errlen);
+                if (!v)
+                    goto fail;
+                if (is_devices || is_dist) {
+                    json_t *d = json_loadb(v, len, JSON_DECODE_ANY, NULL);
+                    if (is_devices)
+                        devices_of(t, d);
+                    else
+                        distributed_of(t, d);
+                    json_decref(d);
+                }
+                analyze_json_consume(j, len);
+            }
+            c = analyze_json_peek(j, err, errlen);
+            if (c == ',') {
+                analyze_json_skip(j);
+                continue;
+            }
+            if (c == '}') {
+                analyze_json_skip(j);
+                break;
+            }
+            if (c != -2)
+                fail(err, errlen, "%s: %s JSON at byte %llu: expected ',' or '}'", path,
+                     c == -1 ? "truncated" : "not", (unsigned long long)analyze_json_offset(j));
+            goto fail;
+        }
+    } else {
+        if (c != -1)
+            fail(err, errlen, "%s: not JSON: it starts with byte 0x%02x", path, (unsigned)c);
+        else
+            fail(err, errlen, "%s: no JSON in the file", path);
+        goto fail;
+    }
+    c = analyze_json_peek(j, err, errlen);
+    if (c != -1) {
+        if (c != -2)
+            fail(err, errlen, "%s: not JSON: bytes after the document at byte %llu", path,
+                 (unsigned long long)analyze_json_offset(j));
+        goto fail;
+    }
+    if (!saw) {
+        fail(err, errlen, "%s: neither traceEvents nor nodes: not a PyTorch trace", path);
+        goto fail;
+    }
+    if (et && et_finish(t, &s, err, errlen))
+        goto fail;
+    if (resolve(t, et, err, errlen))
+        goto fail;
+    analyze_json_close(j);
+    free(s.n);
+    strtab_destroy(s.ids);
+    return t;
+fail:
+    analyze_json_close(j);
+    free(s.n);
+    strtab_destroy(s.ids);
+    imp_trace_destroy(t);
+    return NULL;
+}

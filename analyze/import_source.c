@@ -1,0 +1,599 @@
+/* import_source.c -- src.fathom.pytorch: the Babeltrace2 source that emits
+ * an imported trace (import_trace.h) as a schema-2 fathom trace (DESIGN
+ * section 4; fathom-trace(5)).
+ *
+ * One output port per input (`out0`, `out1`, ...), each with its own trace,
+ * one stream and one packet.  The stream's events are in time order:
+ *
+ *   run_begin, tensor_alloc of every tensor, node_def of every node (all at
+ *   the first op's time, as a recorder plans a graph before running it);
+ *   then for each step: step_begin (at the step's begin), the step's ops
+ *   events (one per thread and up to OPS_BATCH records each, at the step's
+ *   end), step_end; ops outside every step between the steps, at the end
+ *   of the step before; run_end at the last op's end.
+ *
+ * Each event carries the vpid, vtid and procname contexts of its thread
+ * (the step and definition events those of the thread that ran the first
+ * op); GPU streams are threads of their own, named "gpu D stream S". */
+#include "analyze/import_trace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OPS_BATCH 256 /* records per ops event, as a recording thread's buffer */
+#define SCHEMA 2
+
+enum { EV_RUN_BEGIN, EV_RUN_END, EV_STEP_BEGIN, EV_STEP_END, EV_NODE_DEF, EV_OPS, EV_TENSOR_ALLOC, EV_COUNT };
+static const char *const ev_names[EV_COUNT] = {
+    "fathom:run_begin", "fathom:run_end", "fathom:step_begin", "fathom:step_end",
+    "fathom:node_def",  "fathom:ops",     "fathom:tensor_alloc",
+};
+
+typedef struct imp_input {
+    imp_trace *t;
+    bt_trace_class *tc;
+    bt_stream_class *sc;
+    bt_event_class *ec[EV_COUNT];
+} imp_input;
+
+typedef struct imp_comp {
+    size_t n;
+    imp_input *in;
+} imp_comp;
+
+/* ---- the trace class ------------------------------------------------------ */
+
+static bt_field_class *uint_fc(bt_trace_class *tc, unsigned bits)
+{
+    bt_field_class *fc = bt_field_class_integer_unsigned_create(tc);
+    if (fc)
+        bt_field_class_integer_set_field_value_range(fc, bits);
+    return fc;
+}
+
+static bt_field_class *sint_fc(bt_trace_class *tc, unsigned bits)
+{
+    bt_field_class *fc = bt_field_class_integer_signed_create(tc);
+    if (fc)
+        bt_field_class_integer_set_field_value_range(fc, bits);
+    return fc;
+}
+
+/* An unsigned enumeration of `bits` bits whose value i is labels(i). */
+static bt_field_class *enum_fc(bt_trace_class *tc, unsigned bits, size_t n, const char *(*label)(const void *, size_t),
+                               const void *ctx)
+{
+    bt_field_class *fc = bt_field_class_enumeration_unsigned_create(tc);
+    if (!fc)
+        return NULL;
+    bt_field_class_integer_set_field_value_range(fc, bits);
+    for (size_t i = 0; i < n; i++) {
+        bt_integer_range_set_unsigned *rs = bt_integer_range_set_unsigned_create();
+        int bad = !rs || bt_integer_range_set_unsigned_add_range(rs, i, i) != BT_INTEGER_RANGE_SET_ADD_RANGE_STATUS_OK ||
+                  bt_field_class_enumeration_unsigned_add_mapping(fc, label(ctx, i), rs) !=
+                      BT_FIELD_CLASS_ENUMERATION_ADD_MAPPING_STATUS_OK;
+        bt_integer_range_set_unsigned_put_ref(rs);
+        if (bad) {
+            bt_field_class_put_ref(fc);
+            return NULL;
+        }
+    }
+    return fc;
+}
+
+static const char *label_of_array(const void *ctx, size_t i) { return ((const char *const *)ctx)[i]; }
+static const char *label_of_names(const void *ctx, size_t i) { return imp_str(ctx, (uint32_t)i); }
+static const char *label_of_class(const void *ctx, size_t i)
+{
+    (void)ctx;
+    return analyze_import_class_name((analyze_import_class)i);
+}
+
+/* Append member `name` of class fc (consumed: the structure keeps it). */
+static int member(bt_field_class *st, const char *name, bt_field_class *fc)
+{
+    if (!fc)
+        return -1;
+    int r = bt_field_class_structure_append_member(st, name, fc) == BT_FIELD_CLASS_STRUCTURE_APPEND_MEMBER_STATUS_OK
+                ? 0
+                : -1;
+    bt_field_class_put_ref(fc);
+    return r;
+}
+
+static bt_field_class *seq_fc(bt_trace_class *tc, bt_field_class *elem)
+{
+    if (!elem)
+        return NULL;
+    bt_field_class *fc = bt_field_class_array_dynamic_create(tc, elem, NULL);
+    bt_field_class_put_ref(elem);
+    return fc;
+}
+
+/* The event class `name` with payload `payload` (consumed). */
+static bt_event_class *event_class(bt_stream_class *sc, const char *name, bt_field_class *payload, int ok)
+{
+    bt_event_class *ec = ok && payload ? bt_event_class_create(sc) : NULL;
+    if (ec && (bt_event_class_set_name(ec, name) != BT_EVENT_CLASS_SET_NAME_STATUS_OK ||
+               bt_event_class_set_payload_field_class(ec, payload) != BT_EVENT_CLASS_SET_FIELD_CLASS_STATUS_OK)) {
+        bt_event_class_put_ref(ec);
+        ec = NULL;
+    }
+    bt_field_class_put_ref(payload);
+    return ec;
+}
+
+static int build_classes(bt_self_component *self, imp_input *in)
+{
+    bt_trace_class *tc = in->tc = bt_trace_class_create(self);
+    if (!tc || !(in->sc = bt_stream_class_create(tc)))
+        return -1;
+    bt_clock_class *cc = bt_clock_class_create(self);
+    if (!cc)
+        return -1;
+    bt_clock_class_set_frequency(cc, UINT64_C(1000000000));
+    bt_clock_class_set_origin_is_unix_epoch(cc, BT_TRUE);
+    int bad = bt_clock_class_set_name(cc, "monotonic") != BT_CLOCK_CLASS_SET_NAME_STATUS_OK ||
+              bt_stream_class_set_default_clock_class(in->sc, cc) != BT_STREAM_CLASS_SET_DEFAULT_CLOCK_CLASS_STATUS_OK;
+    bt_clock_class_put_ref(cc);
+    if (bad)
+        return -1;
+    bt_stream_class_set_supports_packets(in->sc, BT_TRUE, BT_FALSE, BT_FALSE);
+
+    bt_field_class *ctx = bt_field_class_structure_create(tc);
+    bad = !ctx || member(ctx, "vpid", sint_fc(tc, 64)) || member(ctx, "vtid", sint_fc(tc, 64)) ||
+          member(ctx, "procname", bt_field_class_string_create(tc)) ||
+          bt_stream_class_set_event_common_context_field_class(in->sc, ctx) !=
+              BT_STREAM_CLASS_SET_FIELD_CLASS_STATUS_OK;
+    bt_field_class_put_ref(ctx);
+    if (bad)
+        return -1;
+
+    static const char *const modes[] = { "train", "infer" };
+    uint32_t nops = imp_strcount(in->t->names);
+    bt_field_class *p;
+    int ok;
+
+    p = bt_field_class_structure_create(tc);
+    ok = p && !member(p, "schema", uint_fc(tc, 32)) && !member(p, "model", bt_field_class_string_create(tc)) &&
+         !member(p, "mode", enum_fc(tc, 8, 2, label_of_array, modes)) &&
+         !member(p, "preset", bt_field_class_string_create(tc)) && !member(p, "batch", uint_fc(tc, 32)) &&
+         !member(p, "steps", uint_fc(tc, 32)) && !member(p, "threads", uint_fc(tc, 32)) &&
+         !member(p, "inter", uint_fc(tc, 32)) && !member(p, "seed", uint_fc(tc, 64)) &&
+         !member(p, "version", bt_field_class_string_create(tc)) &&
+         !member(p, "blas", bt_field_class_string_create(tc)) && !member(p, "cpu", bt_field_class_string_create(tc));
+    in->ec[EV_RUN_BEGIN] = event_class(in->sc, ev_names[EV_RUN_BEGIN], p, ok);
+
+    p = bt_field_class_structure_create(tc);
+    ok = p && !member(p, "status", sint_fc(tc, 32)) && !member(p, "ops", uint_fc(tc, 64));
+    in->ec[EV_RUN_END] = event_class(in->sc, ev_names[EV_RUN_END], p, ok);
+
+    p = bt_field_class_structure_create(tc);
+    ok = p && !member(p, "step", uint_fc(tc, 32));
+    in->ec[EV_STEP_BEGIN] = event_class(in->sc, ev_names[EV_STEP_BEGIN], p, ok);
+
+    p = bt_field_class_structure_create(tc);
+    ok = p && !member(p, "step", uint_fc(tc, 32)) &&
+         !member(p, "loss", bt_field_class_real_double_precision_create(tc));
+    in->ec[EV_STEP_END] = event_class(in->sc, ev_names[EV_STEP_END], p, ok);
+
+    p = bt_field_class_structure_create(tc);
+    ok = p && nops <= 65536 && !member(p, "graph", uint_fc(tc, 32)) && !member(p, "node", uint_fc(tc, 32)) &&
+         !member(p, "op", enum_fc(tc, 16, nops, label_of_names, in->t->names)) &&
+         !member(p, "cls", enum_fc(tc, 8, ANALYZE_IMPORT_CLASS_COUNT, label_of_class, NULL)) &&
+         !member(p, "phase", enum_fc(tc, 8, IMP_PHASE_COUNT, label_of_array, analyze_import_phase_names)) &&
+         !member(p, "inputs", seq_fc(tc, uint_fc(tc, 32))) && !member(p, "outputs", seq_fc(tc, uint_fc(tc, 32))) &&
+         !member(p, "attrs", seq_fc(tc, sint_fc(tc, 64))) && !member(p, "flops", uint_fc(tc, 64)) &&
+         !member(p, "bytes", uint_fc(tc, 64));
+    in->ec[EV_NODE_DEF] = event_class(in->sc, ev_names[EV_NODE_DEF], p, ok);
+
+    p = bt_field_class_structure_create(tc);
+    ok = p && !member(p, "graph", uint_fc(tc, 32)) && !member(p, "nodes", seq_fc(tc, uint_fc(tc, 32))) &&
+         !member(p, "begins", seq_fc(tc, uint_fc(tc, 64))) && !member(p, "ends", seq_fc(tc, uint_fc(tc, 64)));
+    in->ec[EV_OPS] = event_class(in->sc, ev_names[EV_OPS], p, ok);
+
+    p = bt_field_class_structure_create(tc);
+    ok = p && !member(p, "id", uint_fc(tc, 32)) &&
+         !member(p, "role", enum_fc(tc, 8, IMP_ROLE_COUNT, label_of_array, analyze_import_role_names)) &&
+         !member(p, "dtype", enum_fc(tc, 8, IMP_DTYPE_COUNT, label_of_array, analyze_import_dtype_names)) &&
+         !member(p, "shape", seq_fc(tc, uint_fc(tc, 32))) && !member(p, "bytes", uint_fc(tc, 64));
+    in->ec[EV_TENSOR_ALLOC] = event_class(in->sc, ev_names[EV_TENSOR_ALLOC], p, ok);
+
+    for (int i = 0; i < EV_COUNT; i++)
+        if (!in->ec[i])
+            return -1;
+    return 0;
+}
+
+/* ---- the component -------------------------------------------------------- */
+
+static void comp_free(imp_comp *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++) {
+        for (int e = 0; e < EV_COUNT; e++)
+            bt_event_class_put_ref(c->in[i].ec[e]);
+        bt_stream_class_put_ref(c->in[i].sc);
+        bt_trace_class_put_ref(c->in[i].tc);
+        imp_trace_destroy(c->in[i].t);
+    }
+    free(c->in);
+    free(c);
+}
+
+bt_component_class_initialize_method_status analyze_import_init(bt_self_component_source *self,
+                                                                bt_self_component_source_configuration *config,
+                                                                const bt_value *params, void *init_data)
+{
+    (void)config;
+    bt_self_component *comp = bt_self_component_source_as_self_component(self);
+    const bt_value *inputs = params && bt_value_is_map(params) ? bt_value_map_borrow_entry_value_const(params, "inputs")
+                                                               : NULL;
+    const bt_value *model = params && bt_value_is_map(params) ? bt_value_map_borrow_entry_value_const(params, "model")
+                                                              : NULL;
+    analyze_import_summary *sum = init_data;
+    imp_comp *c = NULL;
+    char err[512];
+    if (!inputs || !bt_value_is_array(inputs) || bt_value_array_get_length(inputs) == 0) {
+        BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "src.fathom.pytorch: wants inputs=[PATH...]");
+        goto error;
+    }
+    if (model && !bt_value_is_string(model)) {
+        BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "src.fathom.pytorch: model wants a string");
+        goto error;
+    }
+    if (params) {
+        uint64_t nkeys = bt_value_map_get_size(params) - (inputs != NULL) - (model != NULL);
+        if (nkeys) {
+            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+                comp, "src.fathom.pytorch: unknown parameter (it takes inputs and model)");
+            goto error;
+        }
+    }
+    uint64_t n = bt_value_array_get_length(inputs);
+    if (!(c = calloc(1, sizeof *c)) || !(c->in = calloc(n, sizeof *c->in)))
+        goto oom;
+    for (uint64_t i = 0; i < n; i++) {
+        const bt_value *v = bt_value_array_borrow_element_by_index_const(inputs, i);
+        if (!bt_value_is_string(v)) {
+            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "src.fathom.pytorch: inputs wants paths (strings)");
+            goto error;
+        }
+        imp_input *in = &c->in[c->n++];
+        in->t = imp_trace_read(bt_value_string_get(v), model ? bt_value_string_get(model) : NULL, err, sizeof err);
+        if (!in->t) {
+            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "%s", err);
+            goto error;
+        }
+        char w[4096];
+        if (imp_trace_warnings(in->t, w, sizeof w))
+            for (char *save = NULL, *line = strtok_r(w, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+                fprintf(stderr, "src.fathom.pytorch: warning: %s\n", line);
+        if (imp_strcount(in->t->names) > 65536) {
+            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+                comp, "%s: %u distinct op names: more than the 65536 a trace can label", in->t->path,
+                imp_strcount(in->t->names));
+            goto error;
+        }
+        if (build_classes(comp, in))
+            goto oom;
+        char port[32];
+        snprintf(port, sizeof port, "out%llu", (unsigned long long)i);
+        if (bt_self_component_source_add_output_port(self, port, in, NULL) != BT_SELF_COMPONENT_ADD_PORT_STATUS_OK)
+            goto oom;
+        if (sum)
+            sum[i] = in->t->sum;
+    }
+    bt_self_component_set_data(comp, c);
+    return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_OK;
+oom:
+    comp_free(c);
+    BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "src.fathom.pytorch: out of memory");
+    return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
+error:
+    comp_free(c);
+    return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
+}
+
+void analyze_import_finalize(bt_self_component_source *self)
+{
+    comp_free(bt_self_component_get_data(bt_self_component_source_as_self_component(self)));
+}
+
+/* ---- the message iterator --------------------------------------------------- */
+
+enum { ST_STREAM_BEGIN, ST_PACKET_BEGIN, ST_RUN_BEGIN, ST_TENSORS, ST_NODES, ST_SEGMENTS, ST_RUN_END, ST_PACKET_END,
+       ST_STREAM_END, ST_DONE };
+
+typedef struct imp_iter {
+    imp_input *in;
+    bt_self_message_iterator *self;
+    bt_trace *trace;
+    bt_stream *stream;
+    bt_packet *packet;
+    int state;
+    size_t idx;      /* tensor, node or record index */
+    size_t seg;      /* segment: 2k+1 step k, 2k the gap before it */
+    int step_open;
+    uint64_t last_ts;
+} imp_iter;
+
+bt_message_iterator_class_initialize_method_status
+analyze_import_iter_init(bt_self_message_iterator *self, bt_self_message_iterator_configuration *config,
+                         bt_self_component_port_output *port)
+{
+    (void)config;
+    imp_iter *it = calloc(1, sizeof *it);
+    if (!it)
+        return BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
+    it->self = self;
+    it->in = bt_self_component_port_get_data(bt_self_component_port_output_as_self_component_port(port));
+    imp_trace *t = it->in->t;
+    if (!(it->trace = bt_trace_create(it->in->tc)) || bt_trace_set_name(it->trace, t->sum.model) ||
+        bt_trace_set_environment_entry_string(it->trace, "tracer_name", "fathom import") ||
+        bt_trace_set_environment_entry_string(it->trace, "source", t->sum.format) ||
+        !(it->stream = bt_stream_create(it->in->sc, it->trace)) || !(it->packet = bt_packet_create(it->stream))) {
+        bt_packet_put_ref(it->packet);
+        bt_stream_put_ref(it->stream);
+        bt_trace_put_ref(it->trace);
+        free(it);
+        return BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
+    }
+    bt_self_message_iterator_set_data(self, it);
+    return BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_OK;
+}
+
+void analyze_import_iter_finalize(bt_self_message_iterator *self)
+{
+    imp_iter *it = bt_self_message_iterator_get_data(self);
+    if (!it)
+        return;
+    bt_packet_put_ref(it->packet);
+    bt_stream_put_ref(it->stream);
+    bt_trace_put_ref(it->trace);
+    free(it);
+}
+
+static bt_field *field(bt_field *st, uint64_t i) { return bt_field_structure_borrow_member_field_by_index(st, i); }
+static void set_u(bt_field *st, uint64_t i, uint64_t v) { bt_field_integer_unsigned_set_value(field(st, i), v); }
+static void set_s(bt_field *st, uint64_t i, int64_t v) { bt_field_integer_signed_set_value(field(st, i), v); }
+static int set_str(bt_field *st, uint64_t i, const char *v)
+{
+    return bt_field_string_set_value(field(st, i), v) == BT_FIELD_STRING_SET_VALUE_STATUS_OK ? 0 : -1;
+}
+
+/* Sequence member i of n elements get(ctx, k). */
+static int set_seq(bt_field *st, uint64_t i, size_t n, int sign, uint64_t (*get)(const void *, size_t),
+                   const void *ctx)
+{
+    bt_field *f = field(st, i);
+    if (bt_field_array_dynamic_set_length(f, n) != BT_FIELD_DYNAMIC_ARRAY_SET_LENGTH_STATUS_OK)
+        return -1;
+    for (size_t k = 0; k < n; k++) {
+        bt_field *e = bt_field_array_borrow_element_field_by_index(f, k);
+        if (sign)
+            bt_field_integer_signed_set_value(e, (int64_t)get(ctx, k));
+        else
+            bt_field_integer_unsigned_set_value(e, get(ctx, k));
+    }
+    return 0;
+}
+
+static uint64_t get_u32s(const void *ctx, size_t k) { return ((const uint32_t *)ctx)[k]; }
+static uint64_t get_i64s(const void *ctx, size_t k) { return (uint64_t)((const int64_t *)ctx)[k]; }
+static uint64_t get_rec_node(const void *ctx, size_t k) { return ((const imp_rec *)ctx)[k].ref; }
+static uint64_t get_rec_b(const void *ctx, size_t k) { return ((const imp_rec *)ctx)[k].b; }
+static uint64_t get_rec_e(const void *ctx, size_t k) { return ((const imp_rec *)ctx)[k].e; }
+
+/* A new event message of class ev at ts (kept monotonic) on track k; its
+ * payload in *payload.  NULL: out of memory. */
+static bt_message *event(imp_iter *it, int ev, uint64_t ts, size_t k, bt_field **payload)
+{
+    if (ts < it->last_ts)
+        ts = it->last_ts;
+    it->last_ts = ts;
+    bt_message *m = bt_message_event_create_with_packet_and_default_clock_snapshot(it->self, it->in->ec[ev],
+                                                                                   it->packet, ts);
+    if (!m)
+        return NULL;
+    bt_event *e = bt_message_event_borrow_event(m);
+    bt_field *ctx = bt_event_borrow_common_context_field(e);
+    const imp_track *tr = &it->in->t->tracks[k];
+    set_s(ctx, 0, tr->vpid);
+    set_s(ctx, 1, tr->vtid);
+    if (set_str(ctx, 2, tr->procname)) {
+        bt_message_put_ref(m);
+        return NULL;
+    }
+    *payload = bt_event_borrow_payload_field(e);
+    return m;
+}
+
+/* The next message of the stream, or NULL (out of memory; or none left,
+ * state ST_DONE). */
+static bt_message *next_message(imp_iter *it)
+{
+    imp_trace *t = it->in->t;
+    bt_field *p = NULL;
+    bt_message *m = NULL;
+    size_t mt = t->main_track;
+    for (;;) {
+        switch (it->state) {
+        case ST_STREAM_BEGIN:
+            it->state = ST_PACKET_BEGIN;
+            return bt_message_stream_beginning_create(it->self, it->stream);
+        case ST_PACKET_BEGIN:
+            it->state = ST_RUN_BEGIN;
+            return bt_message_packet_beginning_create(it->self, it->packet);
+        case ST_RUN_BEGIN: {
+            size_t cpu = 0;
+            for (size_t i = 0; i < t->ntracks; i++)
+                cpu += !t->tracks[i].gpu;
+            if (!(m = event(it, EV_RUN_BEGIN, t->t0, mt, &p)))
+                return NULL;
+            set_u(p, 0, SCHEMA);
+            set_u(p, 2, strcmp(t->sum.mode, "train") == 0 ? 0 : 1);
+            set_u(p, 4, 0);
+            set_u(p, 5, t->nsteps);
+            set_u(p, 6, cpu);
+            set_u(p, 7, 1);
+            set_u(p, 8, 0);
+            if (set_str(p, 1, t->sum.model) || set_str(p, 3, "imported") || set_str(p, 9, t->sum.format) ||
+                set_str(p, 10, "") || set_str(p, 11, ""))
+                goto oom;
+            it->state = ST_TENSORS;
+            it->idx = 0;
+            return m;
+        }
+        case ST_TENSORS:
+            if (it->idx == t->ntensors) {
+                it->state = ST_NODES;
+                it->idx = 0;
+                continue;
+            }
+            {
+                const imp_tensor *x = &t->tensors[it->idx];
+                if (!(m = event(it, EV_TENSOR_ALLOC, t->t0, mt, &p)))
+                    return NULL;
+                set_u(p, 0, it->idx);
+                set_u(p, 1, x->role);
+                set_u(p, 2, x->dtype);
+                set_u(p, 4, x->bytes);
+                if (set_seq(p, 3, x->ndim, 0, get_u32s, x->shape))
+                    goto oom;
+                it->idx++;
+                return m;
+            }
+        case ST_NODES:
+            if (it->idx == t->nnodes) {
+                it->state = ST_SEGMENTS;
+                it->idx = 0;
+                it->seg = 0;
+                continue;
+            }
+            {
+                const imp_node *n = &t->nodes[it->idx];
+                const imp_proto *pr = &t->protos[n->proto];
+                if (!(m = event(it, EV_NODE_DEF, t->t0, mt, &p)))
+                    return NULL;
+                set_u(p, 0, 0);
+                set_u(p, 1, it->idx);
+                set_u(p, 2, pr->name);
+                set_u(p, 3, n->cls);
+                set_u(p, 4, n->phase);
+                set_u(p, 8, pr->flops);
+                set_u(p, 9, pr->bytes);
+                if (set_seq(p, 5, pr->nin, 0, get_u32s, pr->in) || set_seq(p, 6, pr->nout, 0, get_u32s, pr->out) ||
+                    set_seq(p, 7, pr->nattrs, 1, get_i64s, pr->attrs))
+                    goto oom;
+                it->idx++;
+                return m;
+            }
+        case ST_SEGMENTS: {
+            if (it->seg > 2 * t->nsteps) {
+                it->state = ST_RUN_END;
+                continue;
+            }
+            int in_step = it->seg % 2;
+            const imp_step *st = in_step ? &t->steps[it->seg / 2] : NULL;
+            if (in_step && !it->step_open) {
+                it->step_open = 1;
+                if (!(m = event(it, EV_STEP_BEGIN, st->b, mt, &p)))
+                    return NULL;
+                set_u(p, 0, st->num);
+                return m;
+            }
+            if (it->idx < t->nrecs && imp_seg_of(t, t->recs[it->idx].b) == it->seg) {
+                size_t i = it->idx, n = 1;
+                while (n < OPS_BATCH && i + n < t->nrecs && t->recs[i + n].track == t->recs[i].track &&
+                       imp_seg_of(t, t->recs[i + n].b) == it->seg)
+                    n++;
+                uint64_t ts = in_step ? st->e : it->seg ? t->steps[it->seg / 2 - 1].e : t->t0;
+                if (!(m = event(it, EV_OPS, ts, t->recs[i].track, &p)))
+                    return NULL;
+                set_u(p, 0, 0);
+                if (set_seq(p, 1, n, 0, get_rec_node, &t->recs[i]) || set_seq(p, 2, n, 0, get_rec_b, &t->recs[i]) ||
+                    set_seq(p, 3, n, 0, get_rec_e, &t->recs[i]))
+                    goto oom;
+                it->idx += n;
+                return m;
+            }
+            it->seg++;
+            if (in_step) {
+                it->step_open = 0;
+                if (!(m = event(it, EV_STEP_END, st->e, mt, &p)))
+                    return NULL;
+                set_u(p, 0, st->num);
+                bt_field_real_double_precision_set_value(field(p, 1), 0.0); /* no loss recorded */
+                return m;
+            }
+            continue;
+        }
+        case ST_RUN_END:
+            if (!(m = event(it, EV_RUN_END, t->t1, mt, &p)))
+                return NULL;
+            set_s(p, 0, 0);
+            set_u(p, 1, t->nrecs);
+            it->state = ST_PACKET_END;
+            return m;
+        case ST_PACKET_END:
+            it->state = ST_STREAM_END;
+            return bt_message_packet_end_create(it->self, it->packet);
+        case ST_STREAM_END:
+            it->state = ST_DONE;
+            return bt_message_stream_end_create(it->self, it->stream);
+        default:
+            return NULL;
+        }
+    }
+oom:
+    bt_message_put_ref(m);
+    return NULL;
+}
+
+bt_message_iterator_class_next_method_status analyze_import_iter_next(bt_self_message_iterator *self,
+                                                                      bt_message_array_const msgs,
+                                                                      uint64_t capacity, uint64_t *count)
+{
+    imp_iter *it = bt_self_message_iterator_get_data(self);
+    uint64_t n = 0;
+    while (n < capacity && it->state != ST_DONE) {
+        bt_message *m = next_message(it);
+        if (!m) {
+            if (it->state == ST_DONE)
+                break;
+            for (uint64_t i = 0; i < n; i++)
+                bt_message_put_ref(msgs[i]);
+            return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_MEMORY_ERROR;
+        }
+        msgs[n++] = m;
+    }
+    *count = n;
+    if (!n)
+        return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_END;
+    return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_OK;
+}
+
+bt_component_class_source *analyze_import_source_class(void)
+{
+    bt_message_iterator_class *ic = bt_message_iterator_class_create(analyze_import_iter_next);
+    bt_component_class_source *cc = NULL;
+    if (!ic || bt_message_iterator_class_set_initialize_method(ic, analyze_import_iter_init) ||
+        bt_message_iterator_class_set_finalize_method(ic, analyze_import_iter_finalize))
+        goto end;
+    cc = bt_component_class_source_create(ANALYZE_IMPORT_SOURCE_NAME, ic);
+    if (cc && (bt_component_class_source_set_initialize_method(cc, analyze_import_init) ||
+               bt_component_class_source_set_finalize_method(cc, analyze_import_finalize) ||
+               bt_component_class_set_description(bt_component_class_source_as_component_class(cc),
+                                                  ANALYZE_IMPORT_SOURCE_DESC) ||
+               bt_component_class_set_help(bt_component_class_source_as_component_class(cc),
+                                           ANALYZE_IMPORT_SOURCE_HELP))) {
+        bt_component_class_source_put_ref(cc);
+        cc = NULL;
+    }
+end:
+    bt_message_iterator_class_put_ref(ic);
+    return cc;
+}
