@@ -10,6 +10,7 @@
 #include "analyze/profile.h"
 #include "tracer/decode.h"
 #include "tracer/isolate.h"
+#include "tracer/tp_enums.h" /* the op table's attribute layouts, generated from the engine's */
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -29,7 +30,107 @@ typedef struct exporter {
     char err[512];   /* a callback's message */
     char *buf;    /* one encoded event */
     size_t cap;
+    /* tensor shapes by id (open addressing; id 0: empty), for the ops' arguments */
+    struct shape_slot { uint32_t id, ndim; uint32_t d[TRACER_MAX_DIMS]; } *shapes;
+    size_t shapes_cap, shapes_len;
 } exporter;
+
+static json_t *s64_array(const int64_t *v, uint32_t n);
+
+/* ---- tensor shapes ----------------------------------------------------------- */
+static struct shape_slot *shape_find(const exporter *x, uint32_t id)
+{
+    if (!x->shapes_cap || !id)
+        return NULL;
+    for (size_t h = (id * 2654435761u) & (x->shapes_cap - 1); x->shapes[h].id; h = (h + 1) & (x->shapes_cap - 1))
+        if (x->shapes[h].id == id)
+            return &x->shapes[h];
+    return NULL;
+}
+
+static int shape_put(exporter *x, const tracer_tensor *t)
+{
+    struct shape_slot *old = shape_find(x, t->id);
+    if (!old) {
+        if ((x->shapes_len + 1) * 2 > x->shapes_cap) {
+            size_t cap = x->shapes_cap ? x->shapes_cap * 2 : 256;
+            struct shape_slot *v = calloc(cap, sizeof *v);
+            if (!v)
+                return -1;
+            for (size_t i = 0; i < x->shapes_cap; i++)
+                if (x->shapes[i].id) {
+                    size_t h = (x->shapes[i].id * 2654435761u) & (cap - 1);
+                    while (v[h].id)
+                        h = (h + 1) & (cap - 1);
+                    v[h] = x->shapes[i];
+                }
+            free(x->shapes);
+            x->shapes = v, x->shapes_cap = cap;
+        }
+        size_t h = (t->id * 2654435761u) & (x->shapes_cap - 1);
+        while (x->shapes[h].id)
+            h = (h + 1) & (x->shapes_cap - 1);
+        old = &x->shapes[h];
+        x->shapes_len++;
+    }
+    old->id = t->id;
+    old->ndim = t->shape_ok ? t->ndim : 0;
+    memcpy(old->d, t->shape, sizeof old->d);
+    return 0;
+}
+
+/* The shapes of tensors ids[0..n) ([] for a tensor never allocated). */
+static json_t *shapes_of(const exporter *x, const uint32_t *ids, uint32_t n)
+{
+    json_t *a = json_array();
+    for (uint32_t i = 0; a && i < n; i++) {
+        json_t *d = json_array();
+        const struct shape_slot *sl = shape_find(x, ids[i]);
+        for (uint32_t k = 0; d && sl && k < sl->ndim; k++)
+            json_array_append_new(d, json_integer(sl->d[k]));
+        json_array_append_new(a, d ? d : json_null());
+    }
+    return a;
+}
+
+/* ---- attribute names ----------------------------------------------------------- */
+#define LAYOUT_ROW(op, layout) { op, layout },
+static const struct { const char *op, *layout; } attr_layouts[] = { FATHOM_TP_OP_ATTRS(LAYOUT_ROW) };
+#undef LAYOUT_ROW
+
+/* A node's attrs by their names in the op's layout ({"stride_h": 4, ...},
+ * floats as floats), when this fathom knows the op and the count agrees;
+ * the bare array otherwise (an op of another version or framework). */
+static json_t *named_attrs(const tracer_node *n)
+{
+    const char *layout = NULL;
+    for (size_t i = 0; n->op && i < sizeof attr_layouts / sizeof attr_layouts[0] && !layout; i++)
+        if (strcmp(attr_layouts[i].op, n->op) == 0)
+            layout = attr_layouts[i].layout;
+    uint32_t names = layout && *layout ? 1 : 0;
+    for (const char *c = layout; c && *c; c++)
+        names += *c == ',';
+    if (!layout || names != n->nattrs)
+        return s64_array(n->attrs, n->nattrs);
+    json_t *o = json_object();
+    const char *p = layout;
+    for (uint32_t i = 0; o && i < n->nattrs; i++) {
+        size_t len = strcspn(p, ",");
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)len, p);
+        size_t nl = strlen(name);
+        if (nl > 3 && strcmp(name + nl - 3, "(f)") == 0) {
+            name[nl - 3] = '\0';
+            union { float f; uint32_t u; } v = { .u = (uint32_t)n->attrs[i] };
+            json_object_set_new(o, name, analyze_out_jreal(v.f));
+        } else {
+            json_object_set_new(o, name, json_integer((json_int_t)n->attrs[i]));
+        }
+        p += len + (p[len] == ',');
+    }
+    return o;
+}
+
 
 static int emit(exporter *x, json_t *ev, char *err, size_t errlen)
 {
@@ -240,7 +341,9 @@ static int cb_op(void *user, const tracer_op *o)
               set_new(args, "graph", json_integer(n->graph)) || set_new(args, "node", json_integer(n->node)) ||
               set_new(args, "phase", str_or(n->phase)) || set_new(args, "inputs", u32_array(n->inputs, n->nin)) ||
               set_new(args, "outputs", u32_array(n->outputs, n->nout)) ||
-              set_new(args, "attrs", s64_array(n->attrs, n->nattrs)) ||
+              set_new(args, "attrs", named_attrs(n)) ||
+              set_new(args, "input_shapes", shapes_of(x, n->inputs, n->nin)) ||
+              set_new(args, "output_shapes", shapes_of(x, n->outputs, n->nout)) ||
               set_new(args, "flops", json_integer((json_int_t)n->flops)) ||
               set_new(args, "bytes", json_integer((json_int_t)n->bytes));
     if (bad || json_object_set_new(e, "args", args)) {
@@ -260,7 +363,7 @@ static int cb_tensor(exporter *x, int alloc, const tracer_tensor *t, uint32_t id
         return -1;
     if (alloc) {
         int r = analyze_profile_intern_role(x->mem, t->role ? t->role : "unknown");
-        if (r < 0 || analyze_profile_tensor_alloc(x->mem, t->id, r, t->bytes))
+        if (r < 0 || analyze_profile_tensor_alloc(x->mem, t->id, r, t->bytes) || shape_put(x, t))
             return analyze_out_fail(x->err, sizeof x->err, "out of memory");
     } else {
         analyze_profile_tensor_free(x->mem, id);
@@ -331,6 +434,7 @@ int analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats 
 end:
     json_decref(x.meta);
     free(x.buf);
+    free(x.shapes);
     analyze_profile_destroy(x.mem);
     return rc;
 }

@@ -3,6 +3,7 @@
 #include "models/cli.h"
 #include "models/runner.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -132,8 +133,14 @@ int cmd_run(int argc, char **argv)
         .out = stdout,
         .progress = isatty(STDERR_FILENO) ? stderr : NULL,
     };
+    /* a recorder watching the steps (fathom record sets it) */
+    const char *sf = getenv(MODEL_ENV_STEP_FILE);
+    if (sf && *sf)
+        o.step_fd = open(sf, O_WRONLY | O_CLOEXEC); /* -1 when it cannot: no progress, no harm */
     model_run_result r;
     exec_status s = model_runner(def, &cfg, &o, &r);
+    if (o.step_fd > 0)
+        close(o.step_fd);
     if (s)
         return cli_error("run", "%s: %s", def->name, exec_errmsg());
     return 0;

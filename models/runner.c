@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <math.h>
+#include <unistd.h>
 #include <time.h>
 
 int model_default_steps(model_preset p) { return p == MODEL_TINY ? 20 : 12; }
@@ -90,6 +91,12 @@ exec_status model_runner(const model_def *def, const model_config *cfg, const mo
         if (json)
             emit(o->out, json_pack("{s:i, s:o, s:f, s:f}", "step", i, "loss", loss_json(loss), "ms", ms, "engine_ms",
                                    engine_ms));
+        if (o->step_fd > 0) {
+            char line[48];
+            int n = snprintf(line, sizeof line, "%d %d\n", i + 1, o->steps);
+            if (pwrite(o->step_fd, line, (size_t)n, 0) == n)
+                (void)!ftruncate(o->step_fd, n);
+        }
         if (o->progress) {
             fprintf(o->progress, "\r%s %s %s: step %d/%d  loss %.4f  %.1f ms   ", def->name,
                     model_mode_name(cfg->mode), model_preset_name(cfg->preset), i + 1, o->steps, (double)loss, ms);

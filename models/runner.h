@@ -7,6 +7,10 @@
 
 #include <stdio.h>
 
+/* `fathom run` rewrites "STEPS_DONE STEPS" in this file (it must exist)
+ * after each step: how `fathom record` shows the workload's progress. */
+#define MODEL_ENV_STEP_FILE "FATHOM_STEP_FILE"
+
 typedef enum model_out_format { MODEL_OUT_NONE, MODEL_OUT_TEXT, MODEL_OUT_JSON } model_out_format;
 
 typedef struct model_run_opts {
@@ -15,6 +19,8 @@ typedef struct model_run_opts {
     model_out_format format; /* what goes to `out` */
     FILE *out;               /* NULL: nothing */
     FILE *progress;          /* a progress line with \r (a terminal), or NULL */
+    int step_fd;             /* > 0: "STEPS_DONE STEPS\n" rewritten there after each step
+                                (the recorder shows step k of N from it); 0: none */
 } model_run_opts;
 
 typedef struct model_run_result {

@@ -49,6 +49,11 @@ note "roofline: MatMul at $(jq '.traces[0].op_types | map(select(.op == "MatMul"
 "$FATHOM" export --perfetto -o "$T/rec.json" "$arch" >/dev/null 2>"$T/ex.err" || fail "export: $(cat "$T/ex.err")"
 jq -e --argjson n "$pairs" '[.traceEvents[] | select(.ph == "X")] | length == $n' "$T/rec.json" \
     >/dev/null || fail "export: not $pairs op slices"
+# a recording of this version: attributes by name, shapes of every input
+jq -e '[.traceEvents[] | select(.ph == "X" and .name == "MatMul")][0].args
+       | (.attrs | has("transpose_a") and has("transpose_b")) and (.input_shapes | length == 2)
+         and (.input_shapes[0] | length == 2)' "$T/rec.json" >/dev/null \
+    || fail "export: MatMul's named attrs and shapes: $(jq -c '[.traceEvents[] | select(.name == "MatMul")][0].args' "$T/rec.json")"
 jq -e '.traceEvents | map(select(.ph == "B" or .ph == "E")) | group_by(.tid)
        | map(reduce .[] as $e ({d: 0, low: 0}; .d += (if $e.ph == "B" then 1 else -1 end) | .low = ([.low, .d] | min))
              | .d == 0 and .low == 0) | all' "$T/rec.json" >/dev/null || fail "export: slices do not nest per thread"

@@ -34,6 +34,9 @@ jq -e '[.traceEvents[] | select(.ph == "X" and .cat == "convolution")][0]
        | .name == "Conv2D" and .args.phase == "forward" and .args.node == 0 and .args.inputs == [1, 5]
          and .args.attrs == [1, -1, 0] and (.tid | type) == "number"
          and .args.flops == 1000000 and .args.bytes == 10000' "$J" >/dev/null || fail "export: op args"
+# the memory counter's tensors give every op its input and output shapes
+jq -e '[.traceEvents[] | select(.ph == "X")][0].args | .input_shapes == [[16, 8], [4, 16, 8]] and .output_shapes == [[4, 16, 8]]' \
+  "$J" >/dev/null || fail "export: op shapes $(jq -c '[.traceEvents[] | select(.ph == "X")][0].args' "$J")"
 jq -e '[.traceEvents[] | select(.ph == "B" and .cat == "step") | .name] == ["step 0", "step 1", "step 2"]' "$J" \
   >/dev/null || fail "export: steps"
 jq -e '[.traceEvents[] | select(.ph == "C")] | .[3].args == {"weight": 2048} and .[4].args == {"weight": 2048, "activation": 2048}

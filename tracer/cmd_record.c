@@ -58,6 +58,7 @@ typedef struct runopts {
     unsigned trace_buffer; /* --buffer (0: the default) */
     unsigned long long live_timer_us; /* --live-timer */
     const char *session;   /* --session */
+    char of[32];           /* --all: "K/N " before the label (workload K of N) */
 } runopts;
 
 static int record_one(const char *exe, const char *model, const char *mode, const runopts *ro, const char *out_path,
@@ -97,7 +98,7 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         tracer_manifest_set(base, "threads", ro->threads, NULL, 0);
     if (ro->data)
         tracer_manifest_set(base, "data", ro->data, NULL, 0);
-    snprintf(label, sizeof label, "%s %s%s%s", model, mode ? mode : "train", ro->preset ? " " : "",
+    snprintf(label, sizeof label, "%s%s %s%s%s", ro->of, model, mode ? mode : "train", ro->preset ? " " : "",
              ro->preset ? ro->preset : "");
     tracer_record_opts o = {
         .argv = argv,
@@ -127,8 +128,8 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         else
             printf("%s\n", r->archive);
         if (!quiet && !relay)
-            fprintf(stderr, "%s: %" PRIu64 " events, %" PRIu64 " ops, %" PRIu64 " steps, 0 discarded, %.1f s\n", label,
-                    r->stats.events, r->stats.op_pairs, r->stats.steps, r->seconds);
+            fprintf(stderr, "%s: %" PRIu64 " events, %" PRIu64 " ops, %" PRIu64 " step%s, 0 discarded, %.1f s\n", label,
+                    r->stats.events, r->stats.op_pairs, r->stats.steps, r->stats.steps == 1 ? "" : "s", r->seconds);
         if (r->interrupted) {
             cli_error(CMD, "%s: interrupted by signal %d after %" PRIu64 " steps; archived with status=interrupted",
                       label, r->interrupted, r->stats.steps);
@@ -300,14 +301,15 @@ int cmd_record(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN); /* liblttng-ctl's sockets (children get it back) */
     if (tracer_sessiond_acquire(err, sizeof err) != 0)
         return cli_error(CMD, "%s", err);
-    int failed = 0, rc = 0;
-    for (int i = 0; i < model_registry_count && rc <= 128; i++)
-        for (int j = 0; j < nmodes && rc <= 128; j++) {
+    int failed = 0, rc = 0, total = model_registry_count * nmodes;
+    for (int i = 0; i < model_registry_count && rc < 128; i++)
+        for (int j = 0; j < nmodes && rc < 128; j++) { /* 128 + a signal: interrupted, stop */
+            snprintf(ro.of, sizeof ro.of, "%d/%d ", i * nmodes + j + 1, total);
             rc = record_one(exe, model_registry[i]->name, mode_list[j], &ro, NULL, dir, relay, verbose, quiet);
             failed += rc != 0;
         }
     tracer_sessiond_release();
-    if (rc > 128) /* interrupted: 128 + the signal */
+    if (rc >= 128)
         return rc;
     if (failed)
         return cli_error(CMD, "%d of %d recordings failed", failed, model_registry_count * nmodes);

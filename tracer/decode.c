@@ -564,8 +564,8 @@ static int read_desc(tracer_decoder *d, const bt_field *pl, evinfo *e, tracer_no
 static int same_node(const tracer_node *a, const tracer_node *b)
 {
     return !strcmp(a->op, b->op) && a->nin == b->nin && a->nout == b->nout && a->nattrs == b->nattrs &&
-           !memcmp(a->inputs, b->inputs, (a->nin + a->nout) * sizeof *a->inputs) &&
-           !memcmp(a->attrs, b->attrs, a->nattrs * sizeof *a->attrs);
+           (!(a->nin + a->nout) || !memcmp(a->inputs, b->inputs, (a->nin + a->nout) * sizeof *a->inputs)) &&
+           (!a->nattrs || !memcmp(a->attrs, b->attrs, a->nattrs * sizeof *a->attrs));
 }
 
 static int on_node_def(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo *e, uint64_t vpid, uint64_t ts)
@@ -606,8 +606,10 @@ static int on_node_def(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo 
         t->nodes_len--; /* an empty slot again (op == NULL); probe chains stay valid: never removed */
         return oom(d);
     }
-    memcpy(io, n.inputs, (n.nin + n.nout) * sizeof *io);
-    memcpy(at, n.attrs, n.nattrs * sizeof *at);
+    if (n.nin + n.nout)
+        memcpy(io, n.inputs, (n.nin + n.nout) * sizeof *io);
+    if (n.nattrs)
+        memcpy(at, n.attrs, n.nattrs * sizeof *at);
     c->outputs = io + n.nin;
     return d->cb.node_def ? d->cb.node_def(t->user, c, ts) : 0;
 }
@@ -730,8 +732,10 @@ static int on_op_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo 
     }
     sl->io_cap = (uint32_t)io_cap;
     sl->attrs_cap = (uint32_t)at_cap;
-    memcpy(sl->io, n.inputs, (n.nin + n.nout) * sizeof *sl->io);
-    memcpy(sl->attrs, n.attrs, n.nattrs * sizeof *sl->attrs);
+    if (n.nin + n.nout) /* none read (no_dataflow): inputs is NULL */
+        memcpy(sl->io, n.inputs, (n.nin + n.nout) * sizeof *sl->io);
+    if (n.nattrs)
+        memcpy(sl->attrs, n.attrs, n.nattrs * sizeof *sl->attrs);
     sl->node = n;
     sl->node.inputs = sl->io;
     sl->node.outputs = sl->io + n.nin;

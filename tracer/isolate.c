@@ -89,6 +89,8 @@ static void w_flush(wbuf *w)
 
 static void w_raw(wbuf *w, const void *p, size_t n)
 {
+    if (!n)
+        return;
     if (w->len + n > w->cap) {
         size_t cap = w->cap ? w->cap : 65536;
         while (cap < w->len + n)
@@ -429,6 +431,8 @@ typedef struct rd {
 
 static void r_raw(rd *r, void *out, size_t n)
 {
+    if (!n)
+        return;
     if ((size_t)(r->end - r->p) < n) {
         r->bad = 1;
         memset(out, 0, n);

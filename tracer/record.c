@@ -458,15 +458,16 @@ static int session_end(session *s, char *err, size_t errlen)
 }
 
 /* ---- the child --------------------------------------------------------- */
-static char **child_env(unsigned trace_buffer)
+static char **child_env(unsigned trace_buffer, const char *step_file)
 {
     static const char *const drop[] = { TRACER_ENV_TRACE "=", "LTTNG_UST_ALLOW_BLOCKING=",
-                                        "LTTNG_UST_REGISTER_TIMEOUT=", TRACER_ENV_BUFFER "=" };
-    static char buffer_var[64];
+                                        "LTTNG_UST_REGISTER_TIMEOUT=", TRACER_ENV_BUFFER "=",
+                                        TRACER_ENV_STEP_FILE "=" };
+    static char buffer_var[64], step_var[PATH_MAX + 64];
     size_t n = 0;
     while (environ[n])
         n++;
-    char **env = calloc(n + 5, sizeof *env);
+    char **env = calloc(n + 6, sizeof *env);
     if (!env)
         return NULL;
     size_t k = 0;
@@ -482,6 +483,10 @@ static char **child_env(unsigned trace_buffer)
     if (trace_buffer) {
         snprintf(buffer_var, sizeof buffer_var, "%s=%u", TRACER_ENV_BUFFER, trace_buffer);
         env[k++] = buffer_var;
+    }
+    if (step_file && *step_file) {
+        snprintf(step_var, sizeof step_var, "%s=%s", TRACER_ENV_STEP_FILE, step_file);
+        env[k++] = step_var;
     }
     /* The workload's lttng-ust must be registered (its events enabled)
      * before its first event: wait for the session daemon as long as it
@@ -593,19 +598,37 @@ static void show_log_tail(const char *log)
         fprintf(stderr, "  | %s%s", lines[i % 20], strchr(lines[i % 20], '\n') ? "" : "\n");
 }
 
-static void progress(const tracer_record_opts *o, bool tty, double t0, const char *trace_dir, bool final)
+/* "step K of N, ETA S s" from the workload's step file (empty until its
+ * first step ends). */
+static void steps_done(const char *step_file, double elapsed, char *out, size_t len)
 {
-    char size[64] = "";
+    out[0] = '\0';
+    FILE *f = step_file ? fopen(step_file, "r") : NULL;
+    if (!f)
+        return;
+    int k = 0, n = 0;
+    if (fscanf(f, "%d %d", &k, &n) == 2 && k > 0 && n >= k) {
+        double eta = elapsed / k * (n - k);
+        snprintf(out, len, ", step %d of %d, ETA %.0f s", k, n, eta);
+    }
+    fclose(f);
+}
+
+static void progress(const tracer_record_opts *o, bool tty, double t0, const char *trace_dir, const char *step_file,
+                     bool final)
+{
+    char size[64] = "", steps[96];
     if (trace_dir) {
         double mib = (double)du(trace_dir) / (1024.0 * 1024.0);
         snprintf(size, sizeof size, ", %.1f MiB of trace", mib);
     }
+    steps_done(final ? NULL : step_file, now_s() - t0, steps, sizeof steps);
     if (tty) {
-        fprintf(stderr, "\r\033[Krecording %s: %.1f s%s", o->label ? o->label : "", now_s() - t0, size);
+        fprintf(stderr, "\r\033[Krecording %s: %.1f s%s%s", o->label ? o->label : "", now_s() - t0, steps, size);
         if (final)
             fputc('\n', stderr);
     } else {
-        fprintf(stderr, "recording %s: %.1f s%s%s\n", o->label ? o->label : "", now_s() - t0, size,
+        fprintf(stderr, "recording %s: %.1f s%s%s%s\n", o->label ? o->label : "", now_s() - t0, steps, size,
                 final ? ", done" : "");
     }
     fflush(stderr);
@@ -698,7 +721,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     g_nsignals = 0;
     signals_catch(&saved);
 
-    char tmp[PATH_MAX] = "", trace_dir[PATH_MAX + 16] = "", log[PATH_MAX + 16] = "";
+    char tmp[PATH_MAX] = "", trace_dir[PATH_MAX + 16] = "", log[PATH_MAX + 16] = "", step_file[PATH_MAX + 16] = "";
     session s = { .created = false, .stopped = false };
     char **env = NULL;
     bool have_sessiond = false;
@@ -728,6 +751,12 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     }
     snprintf(trace_dir, sizeof trace_dir, "%s/trace", abs);
     snprintf(log, sizeof log, "%s/workload.log", abs);
+    snprintf(step_file, sizeof step_file, "%s/steps", abs);
+    int sfd = open(step_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (sfd >= 0)
+        close(sfd);
+    else
+        step_file[0] = '\0';
 
     if (o->session_name)
         snprintf(s.name, sizeof s.name, "%s", o->session_name);
@@ -749,7 +778,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
         fprintf(stderr, "fathom record: live at %s (fathom analyze breakdown %s)\n", r->live_url, r->live_url);
     }
 
-    env = child_env(o->trace_buffer);
+    env = child_env(o->trace_buffer, step_file);
     if (!env) {
         fail(err, errlen, "out of memory");
         goto end;
@@ -780,7 +809,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
         }
         double t = now_s();
         if (o->progress && (t - last >= (tty ? 0.5 : 10.0))) {
-            progress(o, tty, t0, o->relay_url ? NULL : trace_dir, false);
+            progress(o, tty, t0, o->relay_url ? NULL : trace_dir, step_file, false);
             last = t;
         }
         sleep_ms(20);
@@ -789,7 +818,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     r->child_status = wst;
     r->seconds = now_s() - t0;
     if (o->progress && (tty || r->seconds >= 10.0))
-        progress(o, tty, t0, o->relay_url ? NULL : trace_dir, true);
+        progress(o, tty, t0, o->relay_url ? NULL : trace_dir, NULL, true);
 
     /* Stop (lttng waits until every event is consumed) and destroy. */
     if (session_end(&s, err, errlen) != 0)

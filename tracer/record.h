@@ -18,6 +18,11 @@
 #include <limits.h>
 #include <stddef.h>
 
+/* The file in which the workload (`fathom run`, models/runner.h's
+ * MODEL_ENV_STEP_FILE: the same name) rewrites "STEPS_DONE STEPS" after
+ * each step: the recorder's progress line shows step k of N and an ETA. */
+#define TRACER_ENV_STEP_FILE "FATHOM_STEP_FILE"
+
 typedef enum tracer_record_status {
     TRACER_RECORD_OK = 0,
     TRACER_RECORD_ERROR,       /* could not record (message in err) */

@@ -75,7 +75,13 @@ int main(int argc, char **argv)
                "#define FATHOM_TP_MODE_NAMES");
     for (int i = 0; i < MODEL_MODE_COUNT; i++)
         fprintf(f, " \"%s\",", mode_name(i));
-    fprintf(f, "\n\n#endif\n");
+    fprintf(f, "\n\n");
+    /* each op's attribute names, in its layout ("name" or "name(f)" for a
+     * float stored as its IEEE-754 bits): readers name a node_def's attrs */
+    fprintf(f, "/* X(op, \"attribute layout\") for every op of the table. */\n#define FATHOM_TP_OP_ATTRS(X) \\\n");
+    for (int i = 0; i < EXEC_OP_COUNT; i++)
+        fprintf(f, "\tX(\"%s\", \"%s\") \\\n", op_name(i), exec_op_table[i].attrs ? exec_op_table[i].attrs : "");
+    fprintf(f, "\t/* end */\n\n#endif\n");
     if (fclose(f) != 0 || rename(tmp, argv[1]) != 0) {
         perror(argv[1]);
         return 1;
