@@ -29,7 +29,11 @@ done
 ((${#targets[@]})) || targets=(manifest archive trace)
 clang=$(command -v clang || command -v clang-14 || true)
 [ -n "$clang" ] || { echo "fuzz.sh: clang is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
-cmake -S fuzz -B build-fuzz -DCMAKE_C_COMPILER="$clang" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# the generated headers the targets include come from the main build
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build --target fathom-tp-enums >/dev/null
+cmake -S fuzz -B build-fuzz -DCMAKE_C_COMPILER="$clang" -DFATHOM_BUILD_DIR="$PWD/build" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 nice -n 19 cmake --build build-fuzz -j"$(nproc)" >/dev/null
 mkdir -p fuzz-work
 sh fuzz/seeds.sh traces/reference fuzz-work/seeds
