@@ -11,10 +11,12 @@
 #include "analyze/read.h"
 #include "analyze/report.h"
 #include "analyze/roofline.h"
+#include "tracer/output.h"
 #include "tracer/read.h"
 
 #include <math.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -194,7 +196,7 @@ static int parse_positive(const char *opt, const char *arg, double *out)
     char *end = NULL;
     errno = 0;
     double v = arg ? strtod(arg, &end) : 0;
-    if (!arg || errno || !end || *end || end == arg || !isfinite(v) || v <= 0)
+    if (!arg || isspace((unsigned char)arg[0]) || errno || !end || *end || end == arg || !isfinite(v) || v <= 0)
         return usage_error("%s wants a positive number, not '%s'", opt, arg ? arg : "");
     *out = v;
     return 0;
@@ -205,7 +207,7 @@ static int parse_u32(const char *opt, const char *arg, uint32_t *out)
     char *end = NULL;
     errno = 0;
     unsigned long v = arg ? strtoul(arg, &end, 10) : 0;
-    if (!arg || errno || !end || *end || end == arg || arg[0] == '-' || v > 1000000000ul)
+    if (!arg || !isdigit((unsigned char)arg[0]) || errno || !end || *end || end == arg || v > 1000000000ul)
         return usage_error("%s wants a non-negative integer, not '%s'", opt, arg ? arg : "");
     *out = (uint32_t)v;
     return 0;
@@ -439,6 +441,15 @@ static int run(enum kind kind, const char *what, int argc, char **argv, int firs
             peaks.gbs = gbs;
     }
 
+    if (kind == REPORT) { /* the output rule (tracer/output.h): never into an input */
+        char page[4200], err[8800];
+        snprintf(page, sizeof page, "%s/index.html", outdir);
+        if (tracer_output_check(page, traces, nt, "-o", err, sizeof err) == TRACER_OUTPUT_EALIAS) {
+            say("%s\n", err);
+            rc = 1;
+            goto end;
+        }
+    }
     analyze_profile **p = calloc(nt, sizeof *p);
     if (!p) {
         usage_error("out of memory");

@@ -1,11 +1,13 @@
 /* cmd_export.c -- `fathom export --perfetto [-o FILE] TRACE`: a trace as a
- * Chrome trace-event JSON timeline (export.h).  The file is written under a
- * temporary name beside FILE and renamed when complete: an existing FILE is
- * never overwritten and a failed export leaves nothing. */
+ * Chrome trace-event JSON timeline (export.h).  FILE follows the output rule
+ * of tracer/output.h: never an existing path nor the input, written under a
+ * temporary name beside it and published when complete; a failed or
+ * interrupted export leaves nothing. */
 #define _GNU_SOURCE
 #include "analyze/cmd_analyze.h"
 
 #include "analyze/export.h"
+#include "tracer/output.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -102,36 +104,18 @@ int cmd_export(int argc, char **argv)
         }
         return 0;
     }
-    struct stat sb;
-    if (lstat(out_path, &sb) == 0) {
-        fprintf(stderr, "fathom export: %s exists: nothing is overwritten; choose another -o\n", out_path);
+    tracer_output *o = NULL;
+    const char *inputs[] = { trace };
+    if (tracer_output_open(out_path, inputs, 1, NULL, &o, err, sizeof err)) {
+        fprintf(stderr, "fathom export: %s; choose another -o\n", err);
         return 1;
     }
-    char tmp[4300];
-    snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", out_path);
-    int fd = mkstemp(tmp);
-    if (fd >= 0) { /* mkstemp's 0600 -> what a plain fopen would give */
-        mode_t mask = umask(0);
-        umask(mask);
-        fchmod(fd, 0666 & ~mask);
-    }
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        fprintf(stderr, "fathom export: cannot write %s: %s\n", out_path, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
+    if (analyze_export_perfetto(trace, tracer_output_file(o), &st, err, sizeof err) != 0) {
+        tracer_output_abort(o);
+        fprintf(stderr, "fathom export: %s\n", err);
         return 1;
     }
-    int rc = analyze_export_perfetto(trace, f, &st, err, sizeof err);
-    if (fclose(f) != 0 && rc == 0)
-        rc = -1, snprintf(err, sizeof err, "cannot write %s: %s", out_path, strerror(errno));
-    /* link() refuses to replace a file that appeared meanwhile (rename would not) */
-    if (rc == 0 && link(tmp, out_path) != 0)
-        rc = -1, snprintf(err, sizeof err, "cannot write %s: %s", out_path, strerror(errno));
-    unlink(tmp);
-    if (rc != 0) {
+    if (tracer_output_commit(o, err, sizeof err)) {
         fprintf(stderr, "fathom export: %s\n", err);
         return 1;
     }

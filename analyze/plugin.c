@@ -17,6 +17,7 @@
 #include "analyze/report.h"
 #include "analyze/roofline.h"
 #include "analyze/sink.h"
+#include "tracer/output.h"
 
 #include <babeltrace2/babeltrace.h>
 #include <stdio.h>
@@ -226,9 +227,14 @@ static int report(bt_self_component *comp, fathom_sink *fs)
             for (char *line = strtok(w, "\n"); line; line = strtok(NULL, "\n"))
                 fprintf(stderr, "sink.fathom.%s: warning: %s: %s\n", cc, p[i]->source, line);
     }
-    if (fs->output && !(out = fopen(fs->output, "w"))) {
-        BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: cannot open %s", cc, fs->output);
-        goto end;
+    tracer_output *o = NULL; /* output=PATH follows the output rule: never over a file */
+    if (fs->output) {
+        char oerr[8192];
+        if (tracer_output_open(fs->output, NULL, 0, "output=", &o, oerr, sizeof oerr)) {
+            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", cc, oerr);
+            goto end;
+        }
+        out = tracer_output_file(o);
     }
     int io = 0;
     if (fs->what == A_BREAKDOWN) {
@@ -266,8 +272,15 @@ static int report(bt_self_component *comp, fathom_sink *fs)
     }
     if (fflush(out) != 0)
         io = -1;
-    if (out != stdout && fclose(out) != 0)
-        io = -1;
+    if (o && io) {
+        tracer_output_abort(o);
+    } else if (o) {
+        char oerr[8192];
+        if (tracer_output_commit(o, oerr, sizeof oerr)) {
+            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", cc, oerr);
+            io = -1;
+        }
+    }
     if (io)
         BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: cannot write the output", cc);
     else

@@ -43,13 +43,41 @@ int cli_error(const char *cmd, const char *fmt, ...)
     return 1;
 }
 
+/* Plain decimal: an optional '-' (when allowed), then digits only; no
+ * spaces, no '+', no base prefix (strtol alone would take " 5" and "+5"). */
+static int plain_decimal(const char *arg, int allow_minus)
+{
+    const char *p = arg;
+    if (allow_minus && *p == '-')
+        p++;
+    if (!*p)
+        return 0;
+    for (; *p; p++)
+        if (*p < '0' || *p > '9')
+            return 0;
+    return 1;
+}
+
 int cli_parse_int(const char *cmd, const char *opt, const char *arg, long min, long max, long *out)
 {
     char *end = NULL;
     errno = 0;
-    long v = strtol(arg, &end, 10);
-    if (errno || !end || *end || end == arg || v < min || v > max) {
+    long v = plain_decimal(arg, 1) ? strtol(arg, &end, 10) : 0;
+    if (!plain_decimal(arg, 1) || errno || !end || *end || end == arg || v < min || v > max) {
         cli_usage_error(cmd, "%s wants an integer in [%ld, %ld], not '%s'", opt, min, max, arg);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_u64(const char *cmd, const char *opt, const char *arg, unsigned long long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = plain_decimal(arg, 0) ? strtoull(arg, &end, 10) : 0;
+    if (!plain_decimal(arg, 0) || errno || !end || *end || end == arg) {
+        cli_usage_error(cmd, "%s wants an unsigned integer below 2^64, not '%s'", opt, arg);
         return -1;
     }
     *out = v;

@@ -14,8 +14,11 @@ int cli_parse_format(const char *cmd, const char *arg, int allow_csv);
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints "fathom CMD: message" to stderr; returns 1. */
 int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Parses a positive int option value, printing an error if it is not one. */
+/* Parses an integer option value in [min, max] (plain decimal: no spaces,
+ * no '+', no overflow), printing an error naming opt if it is not one. */
 int cli_parse_int(const char *cmd, const char *opt, const char *arg, long min, long max, long *out);
+/* The same for an unsigned 64-bit value (seeds). */
+int cli_parse_u64(const char *cmd, const char *opt, const char *arg, unsigned long long *out);
 
 int cmd_ops(int argc, char **argv);
 int cmd_peak(int argc, char **argv);

@@ -92,10 +92,9 @@ int cmd_run(int argc, char **argv)
         } else if (OPT("--seed")) {
             if (!val)
                 return 2;
-            char *end = NULL;
-            unsigned long long sd = strtoull(val, &end, 10);
-            if (!*val || *end || val[0] == '-')
-                return cli_usage_error("run", "--seed wants a non-negative integer, not '%s'", val);
+            unsigned long long sd;
+            if (cli_parse_u64("run", "--seed", val, &sd))
+                return 2;
             cfg.seed = sd;
         } else if (OPT("--depth")) {
             if (!val || cli_parse_int("run", "--depth", val, 1, 1000, &v))

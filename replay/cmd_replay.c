@@ -4,6 +4,7 @@
 #include "exec/exec.h"
 #include "replay/load.h"
 #include "replay/run.h"
+#include "tracer/output.h"
 #include "tracer/record.h"
 
 #include <errno.h>
@@ -195,7 +196,7 @@ static int record_replay(const char *trace, char **child_args, int nargs, const 
         break;
     case TRACER_RECORD_INTERRUPTED:
         cli_error("replay", "%s: %s", label, err);
-        rc = 130;
+        rc = 128 + (r->interrupted > 0 ? r->interrupted : SIGINT);
         break;
     case TRACER_RECORD_CHILD: /* the replay said why on our stderr */
         rc = WIFEXITED(r->child_status) && WEXITSTATUS(r->child_status) ? WEXITSTATUS(r->child_status) : 1;
@@ -277,15 +278,24 @@ int cmd_replay(int argc, char **argv)
     if (record) {
         if (getenv("FATHOM_TRACE") && strcmp(getenv("FATHOM_TRACE"), "1") == 0)
             return cli_usage_error("replay", "--record inside a traced run");
-        if (out && access(out, F_OK) == 0)
-            return cli_error("replay", "%s exists (never overwritten)", out);
+        char oerr[PATH_MAX * 2 + 128];
+        const char *inputs[] = { argv[optind] };
+        if (out && tracer_output_check(out, inputs, 1, "-o", oerr, sizeof oerr))
+            return cli_error("replay", "%s", oerr);
+        if (dir && tracer_archive_check_dir(dir, oerr, sizeof oerr))
+            return cli_usage_error("replay", "--dir: %s", oerr);
         return record_replay(argv[optind], child_args, nchild, out, dir);
     }
     FILE *dump = NULL;
-    if (dump_path) {
-        dump = strcmp(dump_path, "-") == 0 ? stdout : fopen(dump_path, "w");
-        if (!dump)
-            return cli_error("replay", "cannot write %s: %s", dump_path, strerror(errno));
+    tracer_output *dump_out = NULL;
+    if (dump_path && strcmp(dump_path, "-") == 0) {
+        dump = stdout;
+    } else if (dump_path) {
+        char oerr[PATH_MAX * 2 + 128];
+        const char *inputs[] = { argv[optind] };
+        if (tracer_output_open(dump_path, inputs, 1, "--dump-ops", &dump_out, oerr, sizeof oerr))
+            return cli_error("replay", "%s", oerr);
+        dump = tracer_output_file(dump_out);
     }
     exec_threads_set((int)threads);
     replay_program p;
@@ -323,10 +333,14 @@ int cmd_replay(int argc, char **argv)
     }
     if (isatty(2))
         fprintf(stderr, "\33[K");
-    if (dump && dump != stdout && fclose(dump) != 0) {
-        dump = NULL;
-        cli_error("replay", "cannot write %s: %s", dump_path, strerror(errno));
-        goto end;
+    if (dump_out) {
+        char oerr[PATH_MAX * 2 + 128];
+        tracer_output_status ost = tracer_output_commit(dump_out, oerr, sizeof oerr);
+        dump_out = NULL;
+        if (ost) {
+            cli_error("replay", "%s", oerr);
+            goto end;
+        }
     }
     dump = NULL;
     if (fmt == CLI_JSON)
@@ -337,8 +351,7 @@ int cmd_replay(int argc, char **argv)
         print_text(&p, r, exec_threads_get(), (int)inter);
     rc = 0;
 end:
-    if (dump && dump != stdout)
-        fclose(dump);
+    tracer_output_abort(dump_out); /* a failed replay publishes no dump */
     free(r);
     replay_program_destroy(&p);
     return rc;

@@ -10,7 +10,8 @@ shift || true
 pkgs=(build-essential cmake pkg-config
       libopenblas-openmp-dev liblttng-ust-dev liblttng-ctl-dev lttng-tools
       libbabeltrace2-dev babeltrace2 libarchive-dev zstd libjansson-dev libcairo2-dev libcmocka-dev
-      jq procps python3 chromium fonts-dejavu-core mandoc)
+      jq procps python3 chromium fonts-dejavu-core mandoc
+      clang libclang-rt-14-dev)  # the libFuzzer targets (fuzz/)
 # apt-get and update-alternatives need root: sudo only when not root (a fresh
 # Debian machine where the user is root has no sudo).
 as_root=()

@@ -244,6 +244,15 @@ babeltrace2 --plugin-path="$PLUGINS" "$T/a" "$T/ai" -c sink.fathom.compare -p 'f
   | jq -e '.pairs[0].model == "alexnet"' >/dev/null || fail "plugin compare"
 babeltrace2 --plugin-path="$PLUGINS" "$T/a" "$T/m" -c sink.fathom.similarity -p 'by="class"' 2>/dev/null \
   | grep -q 'average-linkage' || fail "plugin similarity"
+# output=PATH: written whole, never over an existing file
+babeltrace2 --plugin-path="$PLUGINS" "$T/a" -c sink.fathom.breakdown -p "output=\"$T/bt-out.json\",format=\"json\"" \
+  >/dev/null 2>"$T/bt.err" && cmp -s "$T/bt-out.json" "$T/bt.json" || { fail "plugin output="; cat "$T/bt.err"; }
+echo keep >"$T/bt-keep.txt"
+babeltrace2 --plugin-path="$PLUGINS" "$T/a" -c sink.fathom.breakdown -p "output=\"$T/bt-keep.txt\"" \
+  >/dev/null 2>"$T/bt.err" && fail "plugin output= over an existing file: exit 0"
+[ "$(cat "$T/bt-keep.txt")" = keep ] || fail "plugin output= overwrote a file"
+tr '\n' ' ' <"$T/bt.err" | tr -s ' ' | grep -q "nothing is overwritten" || fail "plugin output=: no reason given"
+ls -A "$T" | grep -q fathom-tmp && fail "plugin output=: temporary file left"
 babeltrace2 --plugin-path="$PLUGINS" "$T/a" -c sink.fathom.breakdown -p 'nonsense=1' >/dev/null 2>&1 \
   && fail "plugin accepts an unknown parameter"
 babeltrace2 --plugin-path="$PLUGINS" "$T/r" -c sink.fathom.roofline -p "format=\"json\",peak=\"$T/peak.json\"" \

@@ -96,6 +96,8 @@ echo keep >"$T/file"
 [ $rc -eq 2 ] && [ ! -e "$T/bad3" ] || fail "--gflops without --gbs: rc $rc"
 "$FATHOM" report -o "$T/bad4" --peak "$T/nope.json" "$T/a" >/dev/null 2>"$T/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "nope.json" "$T/err" && [ ! -e "$T/bad4" ] || fail "missing peak file: rc $rc"
+"$FATHOM" report -o "$T/a/rep" "$T/a" >/dev/null 2>"$T/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "inside the input" "$T/err" && [ ! -e "$T/a/rep" ] || fail "report into its input: rc $rc"
 "$FATHOM" report >/dev/null 2>&1 && fail "report without traces: exit 0"
 "$FATHOM" report --pairs "$T/a" >/dev/null 2>&1 && fail "report --pairs: exit 0"
 "$FATHOM" report --help | grep -q -- "-o, --output DIR" || fail "report --help"

@@ -27,6 +27,7 @@
 #include <limits.h>
 #include <lttng/lttng.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,7 +178,7 @@ int main(int argc, char **argv)
         tracer_record_status st = tracer_record(&o, &r, err, sizeof err);
         if (st != TRACER_RECORD_OK) {
             fprintf(stderr, "trace_mlp record: %s\n", err);
-            return st == TRACER_RECORD_INTERRUPTED ? 130 : 1;
+            return st == TRACER_RECORD_INTERRUPTED ? 128 + (r.interrupted ? r.interrupted : SIGINT) : 1;
         }
         if (relay)
             printf("session %s\n", r.session);

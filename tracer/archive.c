@@ -4,6 +4,7 @@
 #define _GNU_SOURCE /* mkdtemp, renameat2, O_NOFOLLOW, nftw, strndup */
 
 #include "archive.h"
+#include "output.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -35,6 +37,8 @@
 #define MAX_DEPTH 64
 #define MAX_NAME_COMPONENT 255
 #define MAX_SUFFIX 10000
+#define ARCHIVE_TMP_PREFIX ".fathom-tmp-"
+#define EXTRACT_PREFIX "fathom-trace-"
 
 /* ------------------------------------------------------------------------
  * Errors
@@ -52,6 +56,7 @@ const char *tracer_archive_strstatus(tracer_archive_status st)
 	case TRACER_ARCHIVE_EUNSAFE: return "unsafe archive entry";
 	case TRACER_ARCHIVE_ELIMIT: return "limit exceeded";
 	case TRACER_ARCHIVE_ENOTRACE: return "no CTF trace found";
+	case TRACER_ARCHIVE_ENOSPC: return "no space left on device";
 	}
 	return "unknown status";
 }
@@ -317,6 +322,190 @@ tracer_archive_status tracer_manifest_get_u64(const tracer_manifest *m,
 	}
 	*out = x;
 	return TRACER_ARCHIVE_OK;
+}
+
+/* Appends one line to the problem list (out, *used of outlen). */
+__attribute__((format(printf, 4, 5)))
+static void problem(char *out, size_t outlen, size_t *used, const char *fmt,
+		    ...)
+{
+	va_list ap;
+	int n;
+
+	if (!out || *used + 1 >= outlen)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(out + *used, outlen - *used, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	*used += (size_t)n < outlen - *used ? (size_t)n : outlen - *used - 1;
+	if (*used + 1 < outlen) {
+		out[(*used)++] = '\n';
+		out[*used] = '\0';
+	}
+}
+
+/* Strict decimal u64: digits only, no overflow. */
+static bool parse_u64(const char *v, uint64_t *out)
+{
+	uint64_t x = 0;
+
+	if (!v || !*v)
+		return false;
+	for (const char *p = v; *p; p++) {
+		unsigned d;
+
+		if (*p < '0' || *p > '9')
+			return false;
+		d = (unsigned)(*p - '0');
+		if (x > (UINT64_MAX - d) / 10)
+			return false;
+		x = x * 10 + d;
+	}
+	*out = x;
+	return true;
+}
+
+/* YYYY-mm-ddTHH:MM:SSZ, a real date and time. */
+static bool valid_created(const char *v)
+{
+	static const int mdays[] = { 31, 29, 31, 30, 31, 30,
+				     31, 31, 30, 31, 30, 31 };
+	int y, mo, d, h, mi, sec;
+	char z;
+	int n = 0;
+
+	if (strlen(v) != 20 ||
+	    sscanf(v, "%4d-%2d-%2dT%2d:%2d:%2d%c%n", &y, &mo, &d, &h, &mi,
+		   &sec, &z, &n) != 7 || n != 20 || z != 'Z')
+		return false;
+	for (int i = 0; i < 19; i++) {
+		bool sep = i == 4 || i == 7 || i == 10 || i == 13 || i == 16;
+
+		if (!sep && !isdigit((unsigned char)v[i]))
+			return false;
+	}
+	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] ||
+	    h > 23 || mi > 59 || sec > 60)
+		return false;
+	if (mo == 2 && d == 29 && !((y % 4 == 0 && y % 100 != 0) ||
+				    y % 400 == 0))
+		return false;
+	return true;
+}
+
+size_t tracer_manifest_check(const tracer_manifest *m, char *out,
+			     size_t outlen)
+{
+	static const struct {
+		const char *key;
+		uint64_t lo, hi;
+		bool required;
+	} nums[] = {
+		{ "schema", 1, TRACER_SCHEMA_MAX, true },
+		{ "steps", 1, 100000000, false },
+		{ "batch", 1, 1000000, false },
+		{ "threads", 1, 4096, false },
+		{ "inter", 1, 64, false },
+		{ "seed", 0, UINT64_MAX, false },
+		{ "events", 0, UINT64_MAX, false },
+		{ "discarded", 0, UINT64_MAX, false },
+		{ "ops", 0, UINT64_MAX, false },
+		{ "op_time_ns", 0, UINT64_MAX, false },
+	};
+	static const char *const strs[] = { "preset", "host", "cpu", "blas",
+					    "version" };
+	size_t used = 0, n = 0;
+	const char *v;
+
+	if (out && outlen)
+		out[0] = '\0';
+	if (!m) {
+		problem(out, outlen, &used, "no MANIFEST");
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+		uint64_t x;
+
+		v = tracer_manifest_get(m, nums[i].key);
+		if (!v) {
+			if (nums[i].required) {
+				problem(out, outlen, &used, "key '%s' is missing",
+					nums[i].key);
+				n++;
+			}
+			continue;
+		}
+		if (!parse_u64(v, &x) || x < nums[i].lo || x > nums[i].hi) {
+			problem(out, outlen, &used,
+				"key '%s': '%.40s' is not an integer in "
+				"[%" PRIu64 ", %" PRIu64 "]", nums[i].key, v,
+				nums[i].lo, nums[i].hi);
+			n++;
+		}
+	}
+	v = tracer_manifest_get(m, "model");
+	if (!v || !*v) {
+		problem(out, outlen, &used, "key 'model' is %s",
+			v ? "empty" : "missing");
+		n++;
+	}
+	v = tracer_manifest_get(m, "mode");
+	if (!v || (strcmp(v, "train") && strcmp(v, "infer"))) {
+		if (v)
+			problem(out, outlen, &used,
+				"key 'mode': '%.40s' is not train or infer", v);
+		else
+			problem(out, outlen, &used, "key 'mode' is missing");
+		n++;
+	}
+	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+		v = tracer_manifest_get(m, strs[i]);
+		if (v && strlen(v) > 512) {
+			problem(out, outlen, &used,
+				"key '%s': longer than 512 bytes", strs[i]);
+			n++;
+		}
+	}
+	v = tracer_manifest_get(m, "created");
+	if (v && !valid_created(v)) {
+		problem(out, outlen, &used,
+			"key 'created': '%.40s' is not a UTC time "
+			"YYYY-mm-ddTHH:MM:SSZ", v);
+		n++;
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		uint64_t x;
+
+		if (strncmp(m->keys[i], "events.", 7) == 0 &&
+		    !parse_u64(m->vals[i], &x)) {
+			problem(out, outlen, &used,
+				"key '%s': '%.40s' is not an unsigned integer",
+				m->keys[i], m->vals[i]);
+			n++;
+		}
+	}
+	return n;
+}
+
+int tracer_manifest_check_schema(const tracer_manifest *m,
+				 uint32_t trace_schema, char *msg,
+				 size_t msglen)
+{
+	uint64_t x;
+
+	if (msg && msglen)
+		msg[0] = '\0';
+	if (!m || !parse_u64(tracer_manifest_get(m, "schema"), &x))
+		return 0;
+	if (x == trace_schema)
+		return 0;
+	if (msg && msglen)
+		snprintf(msg, msglen,
+			 "the MANIFEST says schema %" PRIu64 " but the trace's "
+			 "run_begin says schema %" PRIu32, x, trace_schema);
+	return 1;
 }
 
 size_t tracer_manifest_count(const tracer_manifest *m)
@@ -949,13 +1138,15 @@ cleanup:
 static tracer_archive_status write_tmp(const char *tmpl_base,
 				       const char *ctf_dir,
 				       const tracer_manifest *m,
-				       char **tmp_out, char *err,
-				       size_t errlen)
+				       char **tmp_out, int *slot_out,
+				       char *err, size_t errlen)
 {
 	tracer_archive_status st = TRACER_ARCHIVE_OK;
-	size_t bl = strlen(tmpl_base);
-	char *tmp = malloc(bl + sizeof(".tmpXXXXXX"));
-	int fd = -1;
+	const char *slash = strrchr(tmpl_base, '/');
+	size_t dl = slash ? (size_t)(slash - tmpl_base) + 1 : 0;
+	char *tmp = malloc(dl + sizeof(ARCHIVE_TMP_PREFIX) + 32);
+	tracer_cleanup_mask mask;
+	int fd = -1, slot = -1;
 	bool created = false;
 
 	*tmp_out = NULL;
@@ -964,9 +1155,21 @@ static tracer_archive_status write_tmp(const char *tmpl_base,
 			     "%s: out of memory", tmpl_base);
 		goto cleanup;
 	}
-	memcpy(tmp, tmpl_base, bl);
-	memcpy(tmp + bl, ".tmpXXXXXX", sizeof(".tmpXXXXXX"));
+	/* `<folder>/.fathom-tmp-<pid>-XXXXXX`: a SIGKILLed writer's leftover
+	 * is recognized (and removed) by the next writer in that folder. */
+	memcpy(tmp, tmpl_base, dl);
+	tmp[dl ? dl - 1 : 0] = '\0';
+	tracer_cleanup_stale(dl ? (dl == 1 ? "/" : tmp) : ".",
+			     ARCHIVE_TMP_PREFIX);
+	if (dl)
+		tmp[dl - 1] = '/';
+	snprintf(tmp + dl, sizeof(ARCHIVE_TMP_PREFIX) + 32,
+		 ARCHIVE_TMP_PREFIX "%ld-XXXXXX", (long)getpid());
+	tracer_cleanup_block(&mask);
 	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd >= 0)
+		slot = tracer_cleanup_add(tmp, false);
+	tracer_cleanup_unblock(&mask);
 	if (fd < 0) {
 		st = set_err(err, errlen, TRACER_ARCHIVE_EIO,
 			     "%s: cannot create temporary file: %s", tmpl_base,
@@ -995,6 +1198,10 @@ cleanup:
 			unlink(tmp);
 		free(tmp);
 	}
+	if (st == TRACER_ARCHIVE_OK)
+		*slot_out = slot; /* the caller forgets it once published */
+	else
+		tracer_cleanup_forget(slot);
 	return st;
 }
 
@@ -1053,6 +1260,7 @@ tracer_archive_status tracer_archive_write(const char *out_path,
 	tracer_archive_status st = TRACER_ARCHIVE_OK;
 	char *tmp = NULL;
 	struct stat sb;
+	int slot = -1;
 
 	if (!out_path || !*out_path) {
 		st = set_err(err, errlen, TRACER_ARCHIVE_EINVAL,
@@ -1066,7 +1274,7 @@ tracer_archive_status tracer_archive_write(const char *out_path,
 			     "%s: already exists (not overwriting)", out_path);
 		goto cleanup;
 	}
-	st = write_tmp(out_path, ctf_dir, m, &tmp, err, errlen);
+	st = write_tmp(out_path, ctf_dir, m, &tmp, &slot, err, errlen);
 	if (st != TRACER_ARCHIVE_OK)
 		goto cleanup;
 	st = publish(tmp, out_path, err, errlen);
@@ -1078,6 +1286,7 @@ cleanup:
 		unlink(tmp); /* no-op if published */
 		free(tmp);
 	}
+	tracer_cleanup_forget(slot);
 	return st;
 }
 
@@ -1196,13 +1405,49 @@ tracer_archive_status tracer_archive_default_path(const char *dir,
 	return st;
 }
 
+tracer_archive_status tracer_archive_check_dir(const char *dir, char *err,
+					       size_t errlen)
+{
+	size_t len, comp = 0;
+
+	if (!dir || !*dir)
+		return set_err(err, errlen, TRACER_ARCHIVE_EINVAL,
+			       "no folder given");
+	len = strlen(dir);
+	/* reasons first, so a cut message still gives them */
+	if (len + 1 + 255 >= PATH_MAX)
+		return set_err(err, errlen, TRACER_ARCHIVE_EINVAL,
+			       "folder path too long (%zu bytes; at most %d "
+			       "with the archive's name): %.80s...", len,
+			       PATH_MAX - 1 - 1 - 255, dir);
+	for (const char *c = dir;; c++) {
+		if (*c == '/' || *c == '\0') {
+			if (comp > MAX_NAME_COMPONENT)
+				return set_err(err, errlen,
+					       TRACER_ARCHIVE_EINVAL,
+					       "folder name too long (%zu "
+					       "bytes; at most %d): %.80s...",
+					       comp, MAX_NAME_COMPONENT, c - comp);
+			comp = 0;
+			if (*c == '\0')
+				break;
+		} else {
+			comp++;
+		}
+	}
+	return TRACER_ARCHIVE_OK;
+}
+
 /* mkdir -p (0755) */
 static tracer_archive_status make_dirs(const char *dir, char *err,
 				       size_t errlen)
 {
-	tracer_archive_status st = TRACER_ARCHIVE_OK;
-	char *p = str_dup(dir);
+	tracer_archive_status st = tracer_archive_check_dir(dir, err, errlen);
+	char *p;
 
+	if (st != TRACER_ARCHIVE_OK)
+		return st;
+	p = str_dup(dir);
 	if (!p)
 		return set_err(err, errlen, TRACER_ARCHIVE_ENOMEM,
 			       "%s: out of memory", dir);
@@ -1213,9 +1458,14 @@ static tracer_archive_status make_dirs(const char *dir, char *err,
 			continue;
 		*s = '\0';
 		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-			st = set_err(err, errlen, TRACER_ARCHIVE_EIO,
-				     "%s: cannot create directory: %s", p,
-				     strerror(errno));
+			int e = errno;
+
+			st = set_err(err, errlen,
+				     e == ENOSPC ? TRACER_ARCHIVE_ENOSPC
+						 : TRACER_ARCHIVE_EIO,
+				     "cannot create folder (%s): %s",
+				     e == ENOSPC ? "no space left on device"
+						 : strerror(e), p);
 			break;
 		}
 		*s = c;
@@ -1238,6 +1488,7 @@ tracer_archive_status tracer_archive_write_default(const char *dir,
 	char *base = NULL, *tmp = NULL;
 	char path[PATH_MAX];
 	unsigned i;
+	int slot = -1;
 
 	if (!dir)
 		dir = TRACER_ARCHIVE_DEFAULT_DIR;
@@ -1258,7 +1509,7 @@ tracer_archive_status tracer_archive_write_default(const char *dir,
 			     "%s: out of memory", path);
 		goto cleanup;
 	}
-	st = write_tmp(base, ctf_dir, m, &tmp, err, errlen);
+	st = write_tmp(base, ctf_dir, m, &tmp, &slot, err, errlen);
 	if (st != TRACER_ARCHIVE_OK)
 		goto cleanup;
 	for (i = 0; i < MAX_SUFFIX; i++) {
@@ -1288,6 +1539,7 @@ cleanup:
 		unlink(tmp); /* no-op once published */
 		free(tmp);
 	}
+	tracer_cleanup_forget(slot);
 	free(base);
 	return st;
 }
@@ -1301,6 +1553,7 @@ struct tracer_trace {
 	char *source;
 	char *root;
 	char *tmpdir; /* owned temporary directory, removed on close */
+	int tmpslot;  /* its cleanup-registry slot (-1: none) */
 	char **ctf;
 	size_t nctf, capctf;
 	tracer_manifest *manifest;
@@ -1328,6 +1581,7 @@ void tracer_trace_close(tracer_trace *t)
 		return;
 	if (t->tmpdir) {
 		remove_tree(t->tmpdir);
+		tracer_cleanup_forget(t->tmpslot);
 		free(t->tmpdir);
 	}
 	for (size_t i = 0; i < t->nctf; i++)
@@ -1582,9 +1836,24 @@ typedef struct extract_state {
 	struct archive *a;
 	int rootfd;
 	const char *src;
+	const char *tmpbase;
 	uint64_t total, max_total;
 	char *buf;
 } extract_state;
+
+/* A failed write while extracting; a full disk is named as such. */
+static tracer_archive_status write_fail(const extract_state *x,
+					const char *entry, int e, char *err,
+					size_t errlen)
+{
+	if (e == ENOSPC || e == EDQUOT)
+		return set_err(err, errlen, TRACER_ARCHIVE_ENOSPC,
+			       "%s: no space left on device in %s while "
+			       "extracting '%s' (set TMPDIR to a larger "
+			       "file system)", x->src, x->tmpbase, entry);
+	return set_err(err, errlen, errno_status(e),
+		       "%s: writing '%s': %s", x->src, entry, strerror(e));
+}
 
 static tracer_archive_status extract_entry(extract_state *x,
 					   struct archive_entry *e, char *err,
@@ -1636,9 +1905,7 @@ static tracer_archive_status extract_entry(extract_state *x,
 		int nfd;
 
 		if (mkdirat(dfd, comps[i], 0700) != 0 && errno != EEXIST) {
-			st = set_err(err, errlen, TRACER_ARCHIVE_EIO,
-				     "%s: cannot create '%s': %s", x->src, raw,
-				     strerror(errno));
+			st = write_fail(x, raw, errno, err, errlen);
 			goto cleanup;
 		}
 		nfd = openat(dfd, comps[i],
@@ -1664,9 +1931,7 @@ static tracer_archive_status extract_entry(extract_state *x,
 				     "%s: refusing entry '%s': duplicate name",
 				     x->src, raw);
 		else
-			st = set_err(err, errlen, TRACER_ARCHIVE_EIO,
-				     "%s: cannot create '%s': %s", x->src, raw,
-				     strerror(errno));
+			st = write_fail(x, raw, errno, err, errlen);
 		goto cleanup;
 	}
 	for (;;) {
@@ -1687,17 +1952,160 @@ static tracer_archive_status extract_entry(extract_state *x,
 		}
 		x->total += (uint64_t)n;
 		if (!write_all(fd, x->buf, (size_t)n)) {
-			st = set_err(err, errlen, TRACER_ARCHIVE_EIO,
-				     "%s: writing '%s': %s", x->src, raw,
-				     strerror(errno));
+			st = write_fail(x, raw, errno, err, errlen);
 			goto cleanup;
 		}
 	}
+	if (close(fd) != 0) {
+		fd = -1;
+		st = write_fail(x, raw, errno, err, errlen);
+		goto cleanup;
+	}
+	fd = -1;
 cleanup:
 	if (fd >= 0)
 		close(fd);
 	if (dfd != x->rootfd)
 		close(dfd);
+	return st;
+}
+
+/* The extraction bound: limits, else $FATHOM_MAX_EXTRACT, else 4 GiB. */
+static tracer_archive_status max_bytes(const tracer_trace_limits *lim,
+				       uint64_t *out, char *err, size_t errlen)
+{
+	const char *env = getenv(TRACER_TRACE_MAX_ENV);
+	const char *p = env;
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	*out = TRACER_TRACE_DEFAULT_MAX_BYTES;
+	if (lim && lim->max_total_bytes) {
+		*out = lim->max_total_bytes;
+		return TRACER_ARCHIVE_OK;
+	}
+	if (!env)
+		return TRACER_ARCHIVE_OK;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			goto bad;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (p == env)
+		goto bad;
+	switch (*p) {
+	case 'K': shift = 10, p++; break;
+	case 'M': shift = 20, p++; break;
+	case 'G': shift = 30, p++; break;
+	default: break;
+	}
+	if (*p || v == 0 || v > (UINT64_MAX >> shift))
+		goto bad;
+	*out = v << shift;
+	return TRACER_ARCHIVE_OK;
+bad:
+	return set_err(err, errlen, TRACER_ARCHIVE_EINVAL,
+		       "%s='%.40s': want a positive number of bytes "
+		       "(optionally with K, M or G)", TRACER_TRACE_MAX_ENV,
+		       env);
+}
+
+/* A reader of t->source with every filter and the tar formats. */
+static tracer_archive_status open_reader(const tracer_trace *t,
+					 struct archive **out, char *err,
+					 size_t errlen)
+{
+	struct archive *a = archive_read_new();
+	tracer_archive_status st;
+
+	*out = NULL;
+	if (!a)
+		return set_err(err, errlen, TRACER_ARCHIVE_ENOMEM,
+			       "%s: out of memory", t->source);
+	archive_read_support_filter_all(a);
+	archive_read_support_format_tar(a);
+	if (archive_read_open_filename(a, t->source, COPY_BUF_SIZE) !=
+	    ARCHIVE_OK) {
+		st = read_fail(a, t->source, err, errlen);
+		archive_read_free(a);
+		return st;
+	}
+	*out = a;
+	return TRACER_ARCHIVE_OK;
+}
+
+/*
+ * The first pass: walk the headers without writing anything, summing the
+ * sizes they declare, and refuse the archive if the sum passes the bound or
+ * the free space of tmpbase.  A compressed stream is still decompressed to
+ * reach each header, but nothing is kept; the walk stops at the first
+ * header that passes a bound.
+ */
+static tracer_archive_status prescan(const tracer_trace *t,
+				     const char *tmpbase, uint64_t max_total,
+				     uint64_t max_entries, char *err,
+				     size_t errlen)
+{
+	tracer_archive_status st;
+	struct archive *a = NULL;
+	struct archive_entry *e;
+	struct statvfs vfs;
+	uint64_t sum = 0, nent = 0, avail = UINT64_MAX;
+
+	if (statvfs(tmpbase, &vfs) == 0 && vfs.f_frsize > 0)
+		avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	st = open_reader(t, &a, err, errlen);
+	if (st != TRACER_ARCHIVE_OK)
+		return st;
+	for (;;) {
+		int r = archive_read_next_header(a, &e);
+		int64_t size;
+
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r < ARCHIVE_WARN) {
+			st = read_fail(a, t->source, err, errlen);
+			goto end;
+		}
+		if (++nent > max_entries) {
+			st = set_err(err, errlen, TRACER_ARCHIVE_ELIMIT,
+				     "%s: more than %" PRIu64 " entries",
+				     t->source, max_entries);
+			goto end;
+		}
+		size = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
+		if (size > 0 && archive_entry_filetype(e) == AE_IFREG)
+			sum += (uint64_t)size < UINT64_MAX - sum
+				       ? (uint64_t)size
+				       : UINT64_MAX - sum;
+		if (sum > max_total) {
+			st = set_err(err, errlen, TRACER_ARCHIVE_ELIMIT,
+				     "%s: its entries declare more than %" PRIu64
+				     " bytes, past the %" PRIu64 "-byte limit "
+				     "(refused before extracting; %s raises "
+				     "it)", t->source, sum, max_total,
+				     TRACER_TRACE_MAX_ENV);
+			goto end;
+		}
+		if (sum > avail) {
+			st = set_err(err, errlen, TRACER_ARCHIVE_ENOSPC,
+				     "%s: no space left on device: its entries "
+				     "declare more than %" PRIu64 " bytes and "
+				     "%s has %" PRIu64 " free (refused before "
+				     "extracting; set TMPDIR)", t->source, sum,
+				     tmpbase, avail);
+			goto end;
+		}
+		if (archive_read_data_skip(a) < ARCHIVE_WARN) {
+			st = read_fail(a, t->source, err, errlen);
+			goto end;
+		}
+	}
+	if (nent == 0)
+		st = set_err(err, errlen, TRACER_ARCHIVE_EFORMAT,
+			     "%s: empty archive", t->source);
+end:
+	archive_read_free(a);
 	return st;
 }
 
@@ -1710,26 +2118,46 @@ static tracer_archive_status open_archive(tracer_trace *t,
 	struct archive_entry *e;
 	const char *tmpbase = getenv("TMPDIR");
 	uint64_t max_entries = TRACER_TRACE_DEFAULT_MAX_ENTRIES, nent = 0;
-	int mfd = -1;
+	tracer_cleanup_mask mask;
+	char name[sizeof(EXTRACT_PREFIX) + 32];
+	int mfd = -1, mkerr = 0;
 
-	x.max_total = TRACER_TRACE_DEFAULT_MAX_BYTES;
-	if (lim && lim->max_total_bytes)
-		x.max_total = lim->max_total_bytes;
 	if (lim && lim->max_entries)
 		max_entries = lim->max_entries;
 	if (!tmpbase || !*tmpbase)
 		tmpbase = "/tmp";
-	t->tmpdir = path_join(tmpbase, "fathom-trace-XXXXXX");
+	x.tmpbase = tmpbase;
+	st = max_bytes(lim, &x.max_total, err, errlen);
+	if (st != TRACER_ARCHIVE_OK)
+		goto cleanup;
+	/* trees left by SIGKILLed readers */
+	tracer_cleanup_stale(tmpbase, EXTRACT_PREFIX);
+	st = prescan(t, tmpbase, x.max_total, max_entries, err, errlen);
+	if (st != TRACER_ARCHIVE_OK)
+		goto cleanup;
+	snprintf(name, sizeof name, EXTRACT_PREFIX "%ld-XXXXXX",
+		 (long)getpid());
+	t->tmpdir = path_join(tmpbase, name);
 	x.buf = malloc(COPY_BUF_SIZE);
 	if (!t->tmpdir || !x.buf) {
 		st = set_err(err, errlen, TRACER_ARCHIVE_ENOMEM,
 			     "%s: out of memory", t->source);
 		goto cleanup;
 	}
-	if (!mkdtemp(t->tmpdir)) {
-		st = set_err(err, errlen, TRACER_ARCHIVE_EIO,
+	tracer_cleanup_block(&mask);
+	if (mkdtemp(t->tmpdir))
+		t->tmpslot = tracer_cleanup_add(t->tmpdir, true);
+	else
+		mkerr = errno;
+	tracer_cleanup_unblock(&mask);
+	if (mkerr) {
+		st = set_err(err, errlen,
+			     mkerr == ENOSPC ? TRACER_ARCHIVE_ENOSPC
+					     : TRACER_ARCHIVE_EIO,
 			     "%s: cannot create a temporary directory: %s",
-			     t->tmpdir, strerror(errno));
+			     t->tmpdir,
+			     mkerr == ENOSPC ? "no space left on device"
+					     : strerror(mkerr));
 		free(t->tmpdir);
 		t->tmpdir = NULL;
 		goto cleanup;
@@ -1741,19 +2169,9 @@ static tracer_archive_status open_archive(tracer_trace *t,
 			     t->tmpdir, strerror(errno));
 		goto cleanup;
 	}
-	x.a = archive_read_new();
-	if (!x.a) {
-		st = set_err(err, errlen, TRACER_ARCHIVE_ENOMEM,
-			     "%s: out of memory", t->source);
+	st = open_reader(t, &x.a, err, errlen);
+	if (st != TRACER_ARCHIVE_OK)
 		goto cleanup;
-	}
-	archive_read_support_filter_all(x.a);
-	archive_read_support_format_tar(x.a);
-	if (archive_read_open_filename(x.a, t->source, COPY_BUF_SIZE) !=
-	    ARCHIVE_OK) {
-		st = read_fail(x.a, t->source, err, errlen);
-		goto cleanup;
-	}
 	for (;;) {
 		int r = archive_read_next_header(x.a, &e);
 
@@ -1824,6 +2242,8 @@ tracer_archive_status tracer_trace_open_ex(const char *path_or_url,
 		goto cleanup;
 	}
 	t = calloc(1, sizeof(*t));
+	if (t)
+		t->tmpslot = -1;
 	if (!t || !(t->source = str_dup(path_or_url))) {
 		st = set_err(err, errlen, TRACER_ARCHIVE_ENOMEM,
 			     "%s: out of memory", path_or_url);

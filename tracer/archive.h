@@ -30,7 +30,8 @@ typedef enum tracer_archive_status {
 	TRACER_ARCHIVE_EFORMAT, /* not an archive, corrupt, truncated, bad MANIFEST */
 	TRACER_ARCHIVE_EUNSAFE, /* hostile entry: .., absolute, link, device, ... */
 	TRACER_ARCHIVE_ELIMIT,  /* size / entry-count bound exceeded */
-	TRACER_ARCHIVE_ENOTRACE /* no CTF trace (no `metadata` file) found */
+	TRACER_ARCHIVE_ENOTRACE, /* no CTF trace (no `metadata` file) found */
+	TRACER_ARCHIVE_ENOSPC   /* no space left on device (to extract, write) */
 } tracer_archive_status;
 
 /* Short constant description of a status ("truncated", ...). */
@@ -52,7 +53,7 @@ const char *tracer_archive_strstatus(tracer_archive_status st);
 #define TRACER_MANIFEST_KEY_MAX 128
 #define TRACER_MANIFEST_VALUE_MAX 4096
 #define TRACER_MANIFEST_FILE "MANIFEST"
-#define TRACER_MANIFEST_SCHEMA 1
+#define TRACER_MANIFEST_SCHEMA 2 /* the trace schema fathom writes */
 
 typedef struct tracer_manifest tracer_manifest;
 
@@ -77,6 +78,36 @@ const char *tracer_manifest_get(const tracer_manifest *m, const char *key);
 /* Parse key's value as a decimal u64: OK, EINVAL (absent) or EFORMAT. */
 tracer_archive_status tracer_manifest_get_u64(const tracer_manifest *m,
 					      const char *key, uint64_t *out);
+
+/*
+ * The typed keys of a MANIFEST, range-checked:
+ *   schema    u32 in [1, TRACER_SCHEMA_MAX]   (required)
+ *   model     non-empty                       (required)
+ *   mode      train | infer                   (required)
+ *   preset, host, cpu, blas, version: at most 512 bytes
+ *   steps     [1, 100000000]   batch [1, 1000000]   threads [1, 4096]
+ *   inter     [1, 64]          seed  any u64
+ *   created   YYYY-mm-ddTHH:MM:SSZ (a valid UTC date and time)
+ *   events, events.*, discarded, ops, op_time_ns: u64
+ * Numbers are plain decimal: no sign, no spaces, no exponent, no overflow.
+ * Unknown keys are not checked.  Writes one line per problem ("key
+ * 'steps': '1e23' is not an integer in [1, 100000000]"), each ended by a
+ * newline, into out (truncated to outlen; may be NULL) and returns how many
+ * problems there are.  A NULL manifest has one problem ("no MANIFEST").
+ */
+#define TRACER_SCHEMA_MAX 2
+size_t tracer_manifest_check(const tracer_manifest *m, char *out,
+			     size_t outlen);
+
+/*
+ * The MANIFEST's schema against the schema the trace itself says
+ * (run_begin.schema, as a trace reader decodes it).  Returns 0 when they
+ * agree (or the MANIFEST has no valid schema: tracer_manifest_check says
+ * so), 1 when they disagree, with a one-line message in msg.
+ */
+int tracer_manifest_check_schema(const tracer_manifest *m,
+				 uint32_t trace_schema, char *msg,
+				 size_t msglen);
 
 size_t tracer_manifest_count(const tracer_manifest *m);
 /* Borrowed key / value of entry i (insertion order), NULL if out of range. */
@@ -151,6 +182,12 @@ tracer_archive_status tracer_archive_default_path(const char *dir,
  * still written and TRACER_ARCHIVE_EINVAL says so).  `when` as in
  * tracer_archive_default_name.
  */
+/* What tracer_archive_write_default checks of `dir` before creating any
+ * folder: a path short enough for an archive name below it, and no name
+ * component over 255 bytes.  EINVAL with the reason first in err. */
+tracer_archive_status tracer_archive_check_dir(const char *dir, char *err,
+					       size_t errlen);
+
 tracer_archive_status tracer_archive_write_default(const char *dir,
 						   const char *ctf_dir,
 						   const tracer_manifest *m,
@@ -168,11 +205,15 @@ typedef enum tracer_trace_kind {
 } tracer_trace_kind;
 
 typedef struct tracer_trace_limits {
-	uint64_t max_total_bytes; /* sum of extracted file sizes; 0 = default */
+	uint64_t max_total_bytes; /* sum of extracted file sizes; 0 = default
+				     ($FATHOM_MAX_EXTRACT, else 4 GiB) */
 	uint64_t max_entries;     /* archive entries; 0 = default */
 } tracer_trace_limits;
 
 #define TRACER_TRACE_DEFAULT_MAX_BYTES (UINT64_C(4) << 30) /* 4 GiB */
+/* Environment variable overriding the default extraction bound: bytes, in
+ * decimal, optionally followed by K, M or G (powers of 1024). */
+#define TRACER_TRACE_MAX_ENV "FATHOM_MAX_EXTRACT"
 #define TRACER_TRACE_DEFAULT_MAX_ENTRIES UINT64_C(100000)
 #define TRACER_TRACE_PATH_MAX 1024 /* longest accepted entry name */
 
@@ -186,10 +227,18 @@ typedef struct tracer_trace tracer_trace;
  *    `<dir>/MANIFEST`, or `<dir>/../MANIFEST` when dir is named `trace`;
  *  - anything else is read as an archive, detected by content (tar, pax,
  *    ustar, gnu tar; raw, gzip, zstd, xz, bzip2 ... compression) and
- *    extracted into a private `fathom-trace-XXXXXX` directory under $TMPDIR
- *    (or /tmp).  Only regular files and directories are accepted; `..`,
- *    absolute names, links, devices, fifos, sockets, empty or overlong
- *    names, duplicate files, and exceeding the limits are errors.
+ *    extracted into a private `fathom-trace-<pid>-XXXXXX` directory under
+ *    $TMPDIR (or /tmp).  Only regular files and directories are accepted;
+ *    `..`, absolute names, links, devices, fifos, sockets, empty or
+ *    overlong names, duplicate files, and exceeding the limits are errors.
+ *    The sizes the tar headers declare are summed (a first pass that
+ *    writes nothing) and checked against the bound and against the free
+ *    space of $TMPDIR before anything is extracted (ELIMIT, or ENOSPC with
+ *    "no space left on device"); the bound is enforced again while
+ *    writing.  The directory is removed by tracer_trace_close, on error,
+ *    and by the cleanup handler of output.h when SIGINT, SIGTERM or SIGHUP
+ *    ends the process; the trees of dead (SIGKILLed) processes are removed
+ *    by the next archive open.
  * limits may be NULL (defaults).  On error *out is NULL, a one-line message
  * is in err, and no temporary file or directory is left behind.
  */

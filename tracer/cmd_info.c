@@ -16,11 +16,13 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: fathom info ARCHIVE|DIR [--format text|json]\n\n"
+    fprintf(f, "usage: fathom info ARCHIVE|DIR [--format text|json] [--strict]\n\n"
                "Shows what a recorded trace holds: its MANIFEST, the events per name, discarded\n"
                "events, steps, and the ops with their total time (op_end - op_begin of each seq).\n"
                "Reads a .tar.zst archive (extracted safely into a temporary directory) or a CTF\n"
-               "directory. See fathom-info(1).\n");
+               "directory. The MANIFEST's typed keys are range-checked and its schema compared\n"
+               "with the trace's: each problem is a warning naming the key, an error with\n"
+               "--strict. See fathom-info(1).\n");
 }
 
 static const char *kind_name(tracer_trace_kind k)
@@ -135,10 +137,28 @@ static void print_text(const tracer_trace *t, const tracer_stats *s)
         printf("duration: %.6f s\n", (double)(s->last_ns - s->first_ns) * 1e-9);
 }
 
+/* The MANIFEST's typed keys and its schema against the trace's, one warning
+ * line each on stderr; returns the count of problems. */
+static size_t manifest_problems(const char *path, const tracer_trace *t, const tracer_stats *s, int strict)
+{
+    const tracer_manifest *m = tracer_trace_manifest(t);
+    char lines[4096], msg[256];
+    if (!m)
+        return 0; /* "manifest: none" says it */
+    size_t n = tracer_manifest_check(m, lines, sizeof lines);
+    for (char *sv = NULL, *l = strtok_r(lines, "\n", &sv); l; l = strtok_r(NULL, "\n", &sv))
+        fprintf(stderr, "fathom info: %s: %s: MANIFEST %s\n", strict ? "error" : "warning", path, l);
+    if (s->runs && tracer_manifest_check_schema(m, s->schema, msg, sizeof msg)) {
+        fprintf(stderr, "fathom info: %s: %s: %s\n", strict ? "error" : "warning", path, msg);
+        n++;
+    }
+    return strict ? n : 0;
+}
+
 int cmd_info(int argc, char **argv)
 {
     const char *path = NULL;
-    int fmt = CLI_TEXT;
+    int fmt = CLI_TEXT, strict = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
@@ -149,6 +169,10 @@ int cmd_info(int argc, char **argv)
                 return cli_usage_error(CMD, "--format wants text or json");
             if ((fmt = cli_parse_format(CMD, argv[++i], 0)) < 0)
                 return 2;
+            continue;
+        }
+        if (!strcmp(argv[i], "--strict")) {
+            strict = 1;
             continue;
         }
         if (argv[i][0] == '-' && argv[i][1])
@@ -171,6 +195,8 @@ int cmd_info(int argc, char **argv)
         rc = cli_error(CMD, "out of memory");
     else if (tracer_stats_collect(t, s, err, sizeof err) != 0)
         rc = strstr(err, path) ? cli_error(CMD, "%s", err) : cli_error(CMD, "%s: %s", path, err);
+    else if (manifest_problems(path, t, s, strict))
+        rc = cli_error(CMD, "%s: --strict: giving up on the MANIFEST problems above", path);
     else if (fmt == CLI_JSON)
         rc = print_json(t, s);
     else

@@ -4,6 +4,7 @@
 #include "exec/cli.h"
 #include "models/model.h"
 #include "tracer/cmd.h"
+#include "tracer/output.h"
 #include "tracer/record.h"
 
 #include <inttypes.h>
@@ -233,12 +234,9 @@ int cmd_record(int argc, char **argv)
     if (session && all)
         return cli_usage_error(CMD, "--session names one recording: not with --all");
     ro.session = session;
-    if (ro.seed) {
-        char *end;
-        strtoull(ro.seed, &end, 10);
-        if (!*ro.seed || *end || ro.seed[0] == '-')
-            return cli_usage_error(CMD, "--seed wants an unsigned integer, not '%s'", ro.seed);
-    }
+    unsigned long long seed;
+    if (ro.seed && cli_parse_u64(CMD, "--seed", ro.seed, &seed))
+        return 2;
     if (relay && strncmp(relay, "net://", 6) && strncmp(relay, "net6://", 7) && strncmp(relay, "tcp://", 6) &&
         strncmp(relay, "tcp6://", 7))
         return cli_usage_error(CMD, "--relay wants net://HOST[:CTRL[:DATA]], not '%s'", relay);
@@ -260,6 +258,15 @@ int cmd_record(int argc, char **argv)
         return cli_usage_error(CMD, "%s has no real-format loader: it runs on its built-in generator (drop --data)",
                                model);
 
+    char derr[256];
+    if (dir && tracer_archive_check_dir(dir, derr, sizeof derr))
+        return cli_usage_error(CMD, "--dir: %s", derr);
+    if (out_path) { /* the output rule (tracer/output.h), checked before the run */
+        char oerr[2 * PATH_MAX + 128];
+        const char *inputs[] = { ro.data };
+        if (tracer_output_check(out_path, inputs, ro.data ? 1 : 0, "-o", oerr, sizeof oerr))
+            return cli_error(CMD, "%s", oerr);
+    }
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0)

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "tracer/isolate.h"
 
+#include "tracer/output.h"
 #include "tracer/read.h"
 
 #include <errno.h>
@@ -20,10 +21,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* clang says so with __has_feature, gcc with __SANITIZE_ADDRESS__ */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FATHOM_HAS_ASAN 1
+#endif
+#endif
+#ifndef FATHOM_HAS_ASAN
+#define FATHOM_HAS_ASAN 0
+#endif
 
 enum wire { W_TRACE = 1, W_EVENT_NAME, W_EVENT, W_RUN_BEGIN, W_RUN_END, W_STEP_BEGIN, W_STEP_END, W_NODE_DEF,
             W_OP_REF, W_OP_FULL, W_TENSOR_ALLOC, W_TENSOR_FREE, W_CURRENT, W_DIAG, W_DONE };
@@ -360,7 +372,7 @@ static void apply_limits(void)
         cpu = strtoul(v, NULL, 10);
     rl.rlim_cur = cpu, rl.rlim_max = cpu + 5;
     setrlimit(RLIMIT_CPU, &rl);
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(__SANITIZE_ADDRESS__) && !FATHOM_HAS_ASAN /* ASan reserves terabytes of address space */
     unsigned long long mem = 16ull << 30;
     if ((v = getenv("FATHOM_DECODE_MEMORY")) && *v)
         mem = strtoull(v, NULL, 10);
@@ -858,6 +870,7 @@ static int start(chan *c)
     if (pipe2(fds, O_CLOEXEC) != 0)
         return fail(j->err, sizeof j->err, "%s: pipe: %s", j->source, strerror(errno));
     fflush(NULL);
+    pid_t parent_pid = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
@@ -866,6 +879,12 @@ static int start(chan *c)
     }
     if (pid == 0) {
         close(fds[0]);
+        /* the temporary paths are the parent's: a signal here must not remove them */
+        tracer_cleanup_disown();
+        /* never outlive the parent (killed, or its own timeout) */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent_pid)
+            _exit(127);
         signal(SIGINT, SIG_IGN); /* the parent decides; it kills us when it must */
         const char *dbg = getenv("FATHOM_DECODE_DEBUG");
         if (!dbg || strcmp(dbg, "1") != 0) { /* GLib's criticals would make the parent's error many lines */

@@ -107,6 +107,10 @@ int tracer_read_run(const tracer_trace *t, const char *src, tracer_message_fn fn
     run_ctx ctx = { .fn = fn, .fn_ctx = fn_ctx };
     char why[512];
 
+    /* A cause left by an earlier call (the ctf source appends some even when
+     * it succeeds) makes every Babeltrace2 function abort on its
+     * precondition: start clean. */
+    bt_current_thread_clear_error();
     ctf = find_plugin("ctf");
     utils = find_plugin("utils");
     if (!ctf || !utils) {

@@ -658,7 +658,8 @@ int tracer_record_manifest(tracer_manifest *m, const tracer_manifest *base, cons
     gmtime_r(&t, &tm);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
     bool have_run = s && s->runs > 0;
-    snprintf(num, sizeof num, "%d", TRACER_MANIFEST_SCHEMA);
+    /* the schema of the trace itself (run_begin), which readers check against */
+    snprintf(num, sizeof num, "%" PRIu32, have_run && s->schema ? s->schema : (uint32_t)TRACER_MANIFEST_SCHEMA);
     if (mset(m, "schema", num, err, errlen) || mset(m, "model", pick(have_run ? s->model : NULL, base, "model"), err, errlen) ||
         mset(m, "mode", pick(have_run ? s->mode : NULL, base, "mode"), err, errlen) ||
         mset(m, "preset", pick(have_run ? s->preset : NULL, base, "preset"), err, errlen) ||

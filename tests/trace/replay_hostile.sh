@@ -144,6 +144,26 @@ bad "" "$T/emptydir"
 bad "" "$T/missing.tar.zst"
 # usage
 bad "cannot write" "$arch" --dump-ops "$T/no/such/dir/ops.txt"
+# --dump-ops never writes over its input, any existing file or a symlink
+cp "$arch" "$T/self.tar.zst"
+sum_before=$(cksum <"$T/self.tar.zst")
+bad "is the input" "$T/self.tar.zst" --dump-ops "$T/self.tar.zst"
+bad "is the input" "$T/self.tar.zst" --dump-ops "$T/./self.tar.zst"
+ln "$T/self.tar.zst" "$T/self-hardlink.tar.zst"
+bad "is the input" "$T/self.tar.zst" --dump-ops "$T/self-hardlink.tar.zst"
+ln -s "$T/self.tar.zst" "$T/self-symlink"
+bad "is the input" "$T/self.tar.zst" --dump-ops "$T/self-symlink"
+[ "$(cksum <"$T/self.tar.zst")" = "$sum_before" ] || fail "--dump-ops changed its input"
+echo keep >"$T/exists.ops"
+bad "exists: nothing is overwritten" "$arch" --dump-ops "$T/exists.ops"
+[ "$(cat "$T/exists.ops")" = keep ] || fail "--dump-ops overwrote an existing file"
+ln -s "$T/dangling-target" "$T/dangling.ops"
+bad "symbolic link" "$arch" --dump-ops "$T/dangling.ops"
+[ ! -e "$T/dangling-target" ] || fail "--dump-ops followed a symlink"
+bad "inside the input" "$T/x/trace" --dump-ops "$T/x/trace/ops.txt"
+[ ! -e "$T/x/trace/ops.txt" ] || fail "--dump-ops wrote into its input folder"
+bad "is the input" "$arch" --record -o "$arch"
+ls -A "$T" | grep -q fathom-tmp && fail "temporary output left: $(ls -A "$T")"
 bad "with --record" "$arch" -o "$T/o.tar.zst"
 bad "unknown option" "$arch" --bogus
 bad "wants a value" "$arch" --dump-ops

@@ -1,0 +1,100 @@
+#!/bin/sh
+# hostile_cli.sh FATHOM ZBOMB_TOOL REFERENCE_DIR TMP -- the driver as an
+# attacker or an impatient user meets it: readers interrupted mid-extraction
+# (128 + the signal, no temporary tree left), an extraction bound from the
+# environment, outputs aimed at their input, MANIFESTs with bad typed values
+# (warnings naming the key; errors with --strict), numeric arguments that
+# overflow or carry spaces.
+set -u
+FATHOM=$1 ZB=$2 REF=$3
+. "$(dirname "$0")/cli_lib.sh"
+cli_begin hostile-cli "$4"
+export TMPDIR="$T/tmp"
+mkdir "$TMPDIR"
+ref=$(ls "$REF"/alexnet-train-*.tar.zst | head -n 1)
+[ -f "$ref" ] || { echo "no reference trace in $REF"; exit 1; }
+
+# a reader stopped by SIGINT or SIGTERM mid-extraction: 128 + N, nothing left
+"$ZB" "$T/big.tar.zst" MANIFEST=0 trace/=0 trace/metadata=10 trace/chan_0=3221225472 || exit 1
+# (a shell starts background jobs with SIGINT ignored: env gives it back)
+for s in INT:130 TERM:143 HUP:129; do
+    env --default-signal=INT "$FATHOM" info "$T/big.tar.zst" >/dev/null 2>&1 &
+    pid=$!
+    i=0
+    while [ $i -lt 2000 ] && [ -z "$(ls "$TMPDIR")" ]; do sleep 0.01; i=$((i + 1)); done
+    [ -n "$(ls "$TMPDIR")" ] || fail "SIG${s%:*}: extraction never started"
+    sleep 0.1
+    kill -"${s%:*}" $pid
+    wait $pid
+    rc=$?
+    [ $rc -eq "${s#*:}" ] || fail "SIG${s%:*}: exit status $rc, want ${s#*:}"
+    [ -z "$(ls -A "$TMPDIR")" ] || fail "SIG${s%:*}: left $(ls -A "$TMPDIR")"
+done
+# SIGKILL: the next reader removes the dead one's tree
+"$FATHOM" info "$T/big.tar.zst" >/dev/null 2>&1 &
+pid=$!
+i=0
+while [ $i -lt 2000 ] && [ -z "$(ls "$TMPDIR")" ]; do sleep 0.01; i=$((i + 1)); done
+kill -KILL $pid
+wait $pid
+[ -n "$(ls -A "$TMPDIR")" ] || fail "SIGKILL: no tree left to clean (the test proves nothing)"
+"$FATHOM" info "$ref" >/dev/null 2>"$T/err" || { fail "info after SIGKILL"; cat "$T/err"; }
+[ -z "$(ls -A "$TMPDIR")" ] || fail "SIGKILL: the next reader left $(ls -A "$TMPDIR")"
+
+# the extraction bound from the environment
+FATHOM_MAX_EXTRACT=1K "$FATHOM" info "$ref" >/dev/null 2>"$T/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "FATHOM_MAX_EXTRACT" "$T/err" && [ "$(wc -l <"$T/err")" -eq 1 ] \
+    || { fail "FATHOM_MAX_EXTRACT=1K: rc $rc"; cat "$T/err"; }
+FATHOM_MAX_EXTRACT=lots "$FATHOM" info "$ref" >/dev/null 2>"$T/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "FATHOM_MAX_EXTRACT='lots'" "$T/err" || { fail "FATHOM_MAX_EXTRACT=lots: rc $rc"; cat "$T/err"; }
+[ -z "$(ls -A "$TMPDIR")" ] || fail "bound: left $(ls -A "$TMPDIR")"
+
+# outputs never alias their input
+cp "$ref" "$T/in.tar.zst"
+before=$(cksum <"$T/in.tar.zst")
+"$FATHOM" export --perfetto -o "$T/in.tar.zst" "$T/in.tar.zst" >/dev/null 2>"$T/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "is the input" "$T/err" || { fail "export onto its input: rc $rc"; cat "$T/err"; }
+"$FATHOM" replay --iterations 1 --dump-ops "$T/in.tar.zst" "$T/in.tar.zst" >/dev/null 2>"$T/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "is the input" "$T/err" || { fail "replay --dump-ops onto its input: rc $rc"; cat "$T/err"; }
+[ "$(cksum <"$T/in.tar.zst")" = "$before" ] || fail "an output changed its input"
+[ -z "$(ls -A "$T" | grep fathom-tmp)" ] || fail "temporary outputs left"
+
+# MANIFEST typed values: a warning naming each bad key; an error with --strict
+mkdir "$T/x"
+tar --zstd -xf "$ref" -C "$T/x" || exit 1
+"$FATHOM" info --strict "$T/x" >/dev/null 2>"$T/err" || { fail "info --strict on a sound trace"; cat "$T/err"; }
+sed -i -e 's/^steps=.*/steps=1e23/' -e 's/^batch=.*/batch=-5/' -e 's/^threads=.*/threads=18446744073709551615/' \
+    -e 's/^schema=.*/schema=2/' -e 's/^created=.*/created=2026-02-30T10:00:00Z/' -e '/^mode=/d' "$T/x/MANIFEST"
+"$FATHOM" info "$T/x" >/dev/null 2>"$T/err" || { fail "info with warnings failed"; cat "$T/err"; }
+for k in steps batch threads created mode; do
+    grep -q "warning: .*MANIFEST key '$k'" "$T/err" || fail "no warning naming '$k': $(cat "$T/err")"
+done
+grep -q "MANIFEST says schema 2 but the trace's run_begin says schema 1" "$T/err" \
+    || fail "schema disagreement not reported: $(cat "$T/err")"
+"$FATHOM" info --strict "$T/x" >"$T/out" 2>"$T/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "error: .*key 'steps'" "$T/err" && grep -q "giving up" "$T/err" && [ ! -s "$T/out" ] \
+    || { fail "info --strict: rc $rc"; cat "$T/err"; }
+
+# numeric arguments: no overflow, no surrounding spaces
+for args in "run alexnet --seed 99999999999999999999999" "run alexnet --steps ' 5'" "run alexnet --steps '5 '" \
+    "run alexnet --steps +5" "record alexnet --seed ' 7'" "record alexnet --seed 18446744073709551616" \
+    "replay $ref --steps ' 5'" "replay $ref --seed 99999999999999999999999" "analyze breakdown --skip-first ' 1' $ref"; do
+    eval "\"\$FATHOM\" $args" >/dev/null 2>"$T/err"; rc=$?
+    [ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] || { fail "fathom $args: rc $rc"; cat "$T/err"; }
+done
+
+# --dir too long for the file system: refused before anything is created
+long=$T/long
+i=0
+while [ $i -lt 20 ]; do long=$long/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa; i=$((i + 1)); done
+comp=$T/$(printf 'b%.0s' $(seq 300))
+for d in "$long" "$comp"; do
+    for cmd in "record alexnet" "replay $ref --record"; do
+        $FATHOM $cmd --dir "$d" >/dev/null 2>"$T/err"; rc=$?
+        [ $rc -eq 2 ] && grep -q "too long" "$T/err" && [ "$(wc -l <"$T/err")" -eq 1 ] \
+            || { fail "$cmd --dir (${#d} bytes): rc $rc"; cat "$T/err"; }
+    done
+done
+[ ! -e "$T/long" ] || fail "--dir: folders created for a path that cannot be used"
+
+cli_end "hostile"
