@@ -64,12 +64,12 @@ mkdir "$T/x"
 tar --zstd -xf "$ref" -C "$T/x" || exit 1
 "$FATHOM" info --strict "$T/x" >/dev/null 2>"$T/err" || { fail "info --strict on a sound trace"; cat "$T/err"; }
 sed -i -e 's/^steps=.*/steps=1e23/' -e 's/^batch=.*/batch=-5/' -e 's/^threads=.*/threads=18446744073709551615/' \
-    -e 's/^schema=.*/schema=2/' -e 's/^created=.*/created=2026-02-30T10:00:00Z/' -e '/^mode=/d' "$T/x/MANIFEST"
+    -e 's/^schema=.*/schema=1/' -e 's/^created=.*/created=2026-02-30T10:00:00Z/' -e '/^mode=/d' "$T/x/MANIFEST"
 "$FATHOM" info "$T/x" >/dev/null 2>"$T/err" || { fail "info with warnings failed"; cat "$T/err"; }
 for k in steps batch threads created mode; do
     grep -q "warning: .*MANIFEST key '$k'" "$T/err" || fail "no warning naming '$k': $(cat "$T/err")"
 done
-grep -q "MANIFEST says schema 2 but the trace's run_begin says schema 1" "$T/err" \
+grep -q "MANIFEST says schema 1 but the trace's run_begin says schema 2" "$T/err" \
     || fail "schema disagreement not reported: $(cat "$T/err")"
 "$FATHOM" info --strict "$T/x" >"$T/out" 2>"$T/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "error: .*key 'steps'" "$T/err" && grep -q "giving up" "$T/err" && [ ! -s "$T/out" ] \
