@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# demo.sh -- the main job: set up, record all eight workloads (train and infer)
+# demo.sh -- the main job: set up, record all nine workloads (train and infer)
 # on a small preset, archive each run, analyze the archives, print the results
 # and write them as charts and an HTML page (with this machine's roofline).
 #   scripts/demo.sh [PRESET]   (default: tiny; `small` takes minutes)
