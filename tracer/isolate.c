@@ -38,7 +38,7 @@
 #endif
 
 enum wire { W_TRACE = 1, W_EVENT_NAME, W_EVENT, W_RUN_BEGIN, W_RUN_END, W_STEP_BEGIN, W_STEP_END, W_NODE_DEF,
-            W_OP_REF, W_OP_FULL, W_TENSOR_ALLOC, W_TENSOR_FREE, W_CURRENT, W_DIAG, W_DONE };
+            W_OP_REF, W_OP_FULL, W_TENSOR_ALLOC, W_TENSOR_FREE, W_CURRENT, W_DIAG, W_DONE, W_NODE_INTERN };
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -69,7 +69,17 @@ typedef struct wbuf {
     const char *names[256];
     int nnames;
     tracer_decoder *dec;
-    int live;
+    int live, no_dataflow;
+    /* schema-1 descriptions (no data flow) numbered by their content, so an
+     * op record of one already sent costs 37 bytes too */
+    struct ikey {
+        const char *op, *cls, *phase;
+        int64_t op_value, cls_value, phase_value;
+        uint32_t graph, node;
+        uint64_t flops, bytes;
+        uint32_t id, used;
+    } *ikeys;
+    size_t icap, ilen;
 } wbuf;
 
 static void w_flush(wbuf *w)
@@ -304,10 +314,70 @@ static int c_node_def(void *user, const tracer_node *n, uint64_t ts)
     return w_end(w);
 }
 
+static uint64_t ikey_hash(const struct ikey *k)
+{
+    uint64_t x = (uint64_t)(uintptr_t)k->op * 31 ^ (uint64_t)(uintptr_t)k->phase * 17 ^ ((uint64_t)k->graph << 32 | k->node) ^
+                 k->flops * 0x9E3779B97F4A7C15ULL ^ k->bytes;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    return x ^ (x >> 33);
+}
+
+static int ikey_same(const struct ikey *a, const struct ikey *b)
+{
+    return a->op == b->op && a->cls == b->cls && a->phase == b->phase && a->op_value == b->op_value &&
+           a->cls_value == b->cls_value && a->phase_value == b->phase_value && a->graph == b->graph &&
+           a->node == b->node && a->flops == b->flops && a->bytes == b->bytes;
+}
+
+/* The number of a description without data flow, sent once (W_NODE_INTERN);
+ * -1 when out of memory. Labels are compared by pointer: the decoder's are
+ * the field classes' (stable), or its slot buffers ("#12"), whose content
+ * is then fixed by the enum values compared beside them. */
+static int64_t intern_node(wbuf *w, const tracer_node *n)
+{
+    struct ikey k = { n->op, n->cls, n->phase, n->op_value, n->cls_value, n->phase_value, n->graph, n->node,
+                      n->flops, n->bytes, 0, 1 };
+    if (w->icap)
+        for (size_t h = ikey_hash(&k) & (w->icap - 1); w->ikeys[h].used; h = (h + 1) & (w->icap - 1))
+            if (ikey_same(&w->ikeys[h], &k))
+                return w->ikeys[h].id;
+    if (w->ilen > 65536) /* descriptions that never repeat: not worth keeping */
+        return -1;
+    if ((w->ilen + 1) * 2 > w->icap) {
+        size_t cap = w->icap ? w->icap * 2 : 256;
+        struct ikey *v = calloc(cap, sizeof *v);
+        if (!v)
+            return -1;
+        for (size_t i = 0; i < w->icap; i++)
+            if (w->ikeys[i].used) {
+                size_t h = ikey_hash(&w->ikeys[i]) & (cap - 1);
+                while (v[h].used)
+                    h = (h + 1) & (cap - 1);
+                v[h] = w->ikeys[i];
+            }
+        free(w->ikeys);
+        w->ikeys = v, w->icap = cap;
+    }
+    size_t h = ikey_hash(&k) & (w->icap - 1);
+    while (w->ikeys[h].used)
+        h = (h + 1) & (w->icap - 1);
+    k.id = w->next_id++;
+    w->ikeys[h] = k;
+    w->ilen++;
+    w_begin(w, W_NODE_INTERN);
+    W_VAL(w, k.id);
+    w_node(w, n);
+    w_end(w);
+    return k.id;
+}
+
 static int c_op(void *user, const tracer_op *o)
 {
     wbuf *w = user;
     int64_t id = node_id(w, o->node, 0);
+    if (id < 0 && w->no_dataflow)
+        id = intern_node(w, o->node);
     w_begin(w, id >= 0 ? W_OP_REF : W_OP_FULL);
     if (id >= 0)
         W_VAL(w, (uint32_t)id);
@@ -397,7 +467,7 @@ static void child_main(const tracer_trace *t, const char *source, int fd, int wa
 {
     apply_limits();
     tracer_read_live_idle = child_live_idle;
-    wbuf w = { .fd = fd, .live = tracer_trace_get_kind(t) == TRACER_TRACE_LIVE };
+    wbuf w = { .fd = fd, .live = tracer_trace_get_kind(t) == TRACER_TRACE_LIVE, .no_dataflow = no_dataflow };
     g_child_w = &w;
     tracer_decode_cbs cbs = {
         .trace_begin = c_trace_begin, .event = want_events ? c_event : NULL, .run_begin = c_run_begin,
@@ -586,11 +656,13 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
             return cb->step_begin ? cb->step_begin(P->user, ts, step) : 0;
         return cb->step_end ? cb->step_end(P->user, ts, step, loss) : 0;
     }
-    case W_NODE_DEF: {
+    case W_NODE_DEF:
+    case W_NODE_INTERN: {
         uint32_t id;
-        uint64_t ts;
+        uint64_t ts = 0;
         R_VAL(r, id);
-        R_VAL(r, ts);
+        if (kind == W_NODE_DEF)
+            R_VAL(r, ts);
         if (r->bad || id > P->nnodes)
             return -2;
         if (id == P->nnodes) {
@@ -604,6 +676,8 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         }
         if (r_node(r, P->nodes[id]))
             return r->bad ? -2 : -1;
+        if (kind == W_NODE_INTERN) /* a schema-1 description: no node_def of the trace */
+            return 0;
         return cb->node_def ? cb->node_def(P->user, &P->nodes[id]->n, ts) : 0;
     }
     case W_OP_REF:
