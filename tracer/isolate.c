@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -967,6 +968,13 @@ static int start(chan *c)
                 dup2(null, 2);
         }
         signal(SIGPIPE, SIG_DFL);
+        /* a decoder that faults dies of its signal, which the parent reports:
+         * handlers inherited from the parent (a fuzzer's, a sanitizer's)
+         * would turn it into an exit status or a report of their own */
+        static const int fatal[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGALRM };
+        for (size_t k = 0; k < sizeof fatal / sizeof fatal[0]; k++)
+            signal(fatal[k], SIG_DFL);
+        setitimer(ITIMER_REAL, &(struct itimerval){ { 0, 0 }, { 0, 0 } }, NULL);
         child_main(j->t, j->source, fds[1], j->cbs->event != NULL, j->cbs->no_dataflow);
     }
     close(fds[1]);
