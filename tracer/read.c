@@ -228,16 +228,6 @@ int tracer_read_open(const char *source, tracer_trace **t, char *err, size_t err
     return strstr(why, source) ? fail(err, errlen, "%s", why) : fail(err, errlen, "%s: %s", source, why);
 }
 
-int tracer_read_messages(const char *source, tracer_message_fn fn, void *ctx, char *err, size_t errlen)
-{
-    tracer_trace *t = NULL;
-    if (tracer_read_open(source, &t, err, errlen))
-        return -1;
-    int rc = tracer_read_run(t, source, fn, ctx, err, errlen);
-    tracer_trace_close(t);
-    return rc;
-}
-
 static uint64_t map_u64(const bt_value *m, const char *key)
 {
     const bt_value *v = bt_value_map_borrow_entry_value_const(m, key);

@@ -36,8 +36,6 @@ int tracer_read_run(const tracer_trace *t, const char *label, tracer_message_fn 
  * as soon as it returns non-zero while no message is ready (the isolated
  * decoder's child: the run ended and nothing came for a while). */
 extern int (*tracer_read_live_idle)(void);
-/* tracer_read_open + tracer_read_run + close. */
-int tracer_read_messages(const char *source, tracer_message_fn fn, void *ctx, char *err, size_t errlen);
 
 /* The live sessions an lttng-relayd holds (url: net://HOST[:PORT]): fn
  * gets each one's lttng-live URL, host name, session name, live timer
