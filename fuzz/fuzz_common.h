@@ -16,6 +16,15 @@
 
 static char fz_dir[4096], fz_tmp[4096], fz_input[4200];
 
+/* At a normal exit the private folder goes (it is empty but for the last
+ * input); after a finding it stays, beside the artifact. */
+static void fz_fini(void)
+{
+	unlink(fz_input);
+	rmdir(fz_tmp);
+	rmdir(fz_dir);
+}
+
 /* Once: a private folder under $FUZZ_TMP, $TMPDIR or /tmp. */
 static void fz_init(void)
 {
@@ -33,6 +42,7 @@ static void fz_init(void)
 	if (mkdir(fz_tmp, 0700) != 0)
 		abort();
 	setenv("TMPDIR", fz_tmp, 1);
+	atexit(fz_fini);
 	/* a bomb must be refused, not fill the disk: 64 MiB is plenty for
 	 * any input libFuzzer makes (-max_len) */
 	setenv("FATHOM_MAX_EXTRACT", "64M", 1);

@@ -38,6 +38,9 @@
 #define FATHOM_HAS_ASAN 0
 #endif
 
+/* Present when a sanitizer runtime is linked in (weak: absent otherwise). */
+void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+
 enum wire { W_TRACE = 1, W_EVENT_NAME, W_EVENT, W_RUN_BEGIN, W_RUN_END, W_STEP_BEGIN, W_STEP_END, W_NODE_DEF,
             W_OP_REF, W_OP_FULL, W_TENSOR_ALLOC, W_TENSOR_FREE, W_CURRENT, W_DIAG, W_DONE, W_NODE_INTERN };
 
@@ -975,6 +978,10 @@ static int start(chan *c)
         for (size_t k = 0; k < sizeof fatal / sizeof fatal[0]; k++)
             signal(fatal[k], SIG_DFL);
         setitimer(ITIMER_REAL, &(struct itimerval){ { 0, 0 }, { 0, 0 } }, NULL);
+        /* likewise a fuzzer's death callback, which would file the decoder's
+         * sanitizer report as the fuzzer's own finding */
+        if (__sanitizer_set_death_callback)
+            __sanitizer_set_death_callback(NULL);
         child_main(j->t, j->source, fds[1], j->cbs->event != NULL, j->cbs->no_dataflow);
     }
     close(fds[1]);
