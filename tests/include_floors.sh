@@ -52,10 +52,9 @@ check() {
     # every file of the tree, for resolving quoted includes as cpp does: the
     # including file's folder first, then the source root
     (cd "$src" && find $FLOORS tests fuzz -type f 2>/dev/null) >"$work/files"
-    (cd "$src" && find $FLOORS tests fuzz -type f \( -name '*.c' -o -name '*.h' -o -name '*.def' -o -name '*.cases' \) \
-        2>/dev/null | sort | while read -r f; do
-        grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" | sed "s|^|$f:|"
-    done) >"$work/includes"
+    (cd "$src" && grep -rn --include='*.c' --include='*.h' --include='*.def' --include='*.cases' \
+        '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' $FLOORS tests fuzz 2>/dev/null | sort -t: -k1,1 -k2,2n) \
+        >"$work/includes"
     awk -v floors="$FLOORS" -v base="$BASE_HELPERS" -v reader="$TRACER_READER" '
         function norm(p,    n, i, parts, out, k) {
             n = split(p, parts, "/"); k = 0
@@ -179,11 +178,19 @@ selftest() {
     src=$1
     tmp=$2/include_floors_selftest
     fails=0
-    fresh() {
-        rm -rf "$tmp"
-        mkdir -p "$tmp"
-        (cd "$src" && cp -r $FLOORS "$tmp/")
-        mkdir -p "$tmp/tests"
+    rm -rf "$tmp"
+    mkdir -p "$tmp/tests"
+    (cd "$src" && cp -r $FLOORS "$tmp/")
+    touched=""
+    add() { # LINE FILE: appends LINE to the copy's FILE (restored by fresh)
+        touched="$touched $2"
+        printf '%s\n' "$1" >>"$tmp/$2"
+    }
+    fresh() { # the copy as SRC again
+        for f in $touched; do
+            if [ -f "$src/$f" ]; then cp "$src/$f" "$tmp/$f"; else rm -f "$tmp/$f"; fi
+        done
+        touched=""
     }
     expect() { # NAME WANTED-TEXT: the check of $tmp fails and says WANTED-TEXT
         if out=$(check "$tmp"); then
@@ -197,49 +204,48 @@ selftest() {
             echo "selftest $1: reported: $(printf '%s\n' "$out" | grep -- "$2" | head -1)"
         fi
     }
-    fresh
     if ! out=$(check "$tmp"); then
         echo "selftest: the unchanged copy fails:"
         printf '%s\n' "$out"
         return 1
     fi
     fresh
-    printf '#include "tracer/hooks.h"\n' >>"$tmp/exec/graph.c"
+    add '#include "tracer/hooks.h"' exec/graph.c
     expect exec-above "exec/graph.c:[0-9]*: exec/ includes tracer/hooks.h"
     fresh
     kernel=$(cd "$tmp" && ls exec/ops/*.c | head -n 1)
-    printf '#include "../../tracer/hooks.h"\n' >>"$tmp/$kernel"
+    add '#include "../../tracer/hooks.h"' $kernel
     expect exec-relative "$kernel:[0-9]*: exec/ includes tracer/hooks.h"
     fresh
-    printf '#include "exec/exec.h"\n' >>"$tmp/analyze/profile.c"
+    add '#include "exec/exec.h"' analyze/profile.c
     expect analyze-engine "analyze/profile.c:[0-9]*: analyze/ includes exec/exec.h"
     fresh
-    printf '#include "models/model.h"\n' >>"$tmp/analyze/profile.c"
+    add '#include "models/model.h"' analyze/profile.c
     expect analyze-models "analyze/ includes models/model.h"
     fresh
-    printf '#include "tracer/record.h"\n' >>"$tmp/analyze/profile.c"
+    add '#include "tracer/record.h"' analyze/profile.c
     expect analyze-recorder "analyze/ includes tracer/record.h"
     fresh
-    printf '#include "models/model.h"\n' >>"$tmp/tracer/hooks.c"
+    add '#include "models/model.h"' tracer/hooks.c
     expect tracer-models "tracer/hooks.c:[0-9]*: tracer/ includes models/model.h"
     fresh
-    printf '#include "exec/exec.h"\n' >>"$tmp/exec/alloc.h"
+    add '#include "exec/exec.h"' exec/alloc.h
     expect base-helper "exec/alloc.h:.*a base helper"
     fresh
-    printf '#include "driver/cmd.h"\n' >"$tmp/tests/t.c"
+    add '#include "driver/cmd.h"' tests/t.c
     expect driver-included "tests/t.c:1: tests/ includes driver/cmd.h"
     fresh
-    printf '#include "replay/run.h"\n' >>"$tmp/models/model.c"
-    printf '#include "models/model.h"\n' >>"$tmp/replay/run.c"
+    add '#include "replay/run.h"' models/model.c
+    add '#include "models/model.h"' replay/run.c
     expect loop "include loop between folders"
     fresh
-    printf 'target_link_libraries(fathom-exec PUBLIC fathom-models)\n' >>"$tmp/exec/CMakeLists.txt"
+    add 'target_link_libraries(fathom-exec PUBLIC fathom-models)' exec/CMakeLists.txt
     expect exec-links "exec/CMakeLists.txt: fathom-exec links fathom-models"
     fresh
-    printf 'target_link_libraries(fathom-analyze PUBLIC fathom-exec)\n' >>"$tmp/analyze/CMakeLists.txt"
+    add 'target_link_libraries(fathom-analyze PUBLIC fathom-exec)' analyze/CMakeLists.txt
     expect analyze-links "fathom-analyze links fathom-exec"
     fresh
-    printf 'static void f(void) { bt_plugin_borrow_source_component_class_by_name_const(0, "fs"); }\n' >>"$tmp/replay/load.c"
+    add 'static void f(void) { bt_plugin_borrow_source_component_class_by_name_const(0, "fs"); }' replay/load.c
     expect own-reader "replay/load.c:.*its own Babeltrace2 source"
     rm -rf "$tmp"
     return $fails
