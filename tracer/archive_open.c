@@ -582,8 +582,12 @@ static tracer_archive_status open_archive(tracer_trace *t, const tracer_trace_li
         goto cleanup;
     }
     t->root = exec_strdup(t->tmpdir);
+    if (!t->root) {
+        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", t->source);
+        goto cleanup;
+    }
     x.rootfd = open(t->tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (!t->root || x.rootfd < 0) {
+    if (x.rootfd < 0) {
         st = tracer_archive_set_err(err, errlen, tracer_archive_errno_status(errno), "%s: %s", t->tmpdir,
                                     strerror(errno));
         goto cleanup;
