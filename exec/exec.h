@@ -179,8 +179,8 @@ uint32_t exec_grad_of(const exec_graph *g, uint32_t tensor);
 /* Replaces the gradient of every weight (e.g. after clipping or noise). */
 void exec_grad_set(exec_graph *g, uint32_t tensor, uint32_t grad);
 
+/* The optimizers (exec/optim.c; their update ops: exec/ops/optimization.c). */
 exec_status exec_optimizer_sgd(exec_graph *g, float lr);
-/* (optimizers below land with the optimization family, exec/optim.c) */
 exec_status exec_optimizer_momentum(exec_graph *g, float lr, float momentum);
 exec_status exec_optimizer_adam(exec_graph *g, float lr, float beta1, float beta2, float epsilon);
 exec_status exec_optimizer_rmsprop(exec_graph *g, float lr, float decay, float momentum, float epsilon);
