@@ -41,7 +41,7 @@ uint32_t ex_tile(exec_graph *g, uint32_t x, const int64_t *multiples)
     return exec_op1(g, EXEC_OP_Tile, 1, &x, t->ndim, multiples);
 }
 
-/* ---- losses and random sampling (loss branch) ------------------------- */
+/* ---- losses and random sampling --------------------------------------- */
 uint32_t ex_softmax_xent(exec_graph *g, uint32_t logits, uint32_t labels)
 {
     return OP(g, SoftmaxCrossEntropyWithLogits, IN(logits, labels), 0, NULL);

@@ -57,7 +57,7 @@ EXEC_COST_FN(cost_softmax_xent) { *flops = 5ull * (uint64_t)g->tensors[n->in[0]]
 /* var -= lr * grad: a multiply and a subtract per parameter */
 EXEC_COST_FN(cost_apply_gd) { *flops = 2ull * (uint64_t)g->tensors[n->in[0]].numel; *bytes = exec_io_bytes(g, n); }
 
-/* ---- losses, random, optimizers and clipping (loss branch) ------------ */
+/* ---- losses, random, optimizers and clipping -------------------------- */
 static uint64_t in_numel(const exec_graph *g, const exec_node *n, int i) { return (uint64_t)g->tensors[n->in[i]].numel; }
 
 /* weights [V,D], inputs [N,D]; S = numel of the sampled ids (output 1) */

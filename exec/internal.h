@@ -156,7 +156,7 @@ EXEC_COST_FN(cost_matmul);
 EXEC_COST_FN(cost_batchmatmul);
 EXEC_COST_FN(cost_softmax_xent);
 EXEC_COST_FN(cost_apply_gd);
-/* ---- losses, random, optimizers and clipping (loss branch) ---- */
+/* ---- losses, random, optimizers and clipping ---- */
 EXEC_COST_FN(cost_sampled_softmax);      /* 2*N*(S+1)*D + 6*N*(S+1) */
 EXEC_COST_FN(cost_sampled_softmax_grad); /* 4*N*(S+1)*D */
 EXEC_COST_FN(cost_ctc);                  /* 5*T*N*C softmax + 10 per lattice cell */

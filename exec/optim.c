@@ -33,7 +33,7 @@ exec_status exec_optimizer_set_lr(exec_graph *g, float lr)
     return EXEC_OK;
 }
 
-/* ==== momentum, Adam, RMSProp and gradient clipping (loss branch) ======= */
+/* ==== momentum, Adam, RMSProp and gradient clipping ===================== */
 
 /* A zero-filled optimizer-state tensor shaped like w, named "<w>/<what>". */
 static uint32_t slot(exec_graph *g, uint32_t w, const char *what, int ndim, const int64_t *shape)

@@ -1,6 +1,7 @@
 /* fuzz_manifest -- the MANIFEST parser on any bytes.  Whatever parses must
  * serialize, parse back to the same entries (escaping is lossless) and go
  * through the typed-key checks; nothing may crash or leak. */
+#include "exec/alloc.h"
 #include "tracer/archive.h"
 
 #include <stdint.h>
@@ -34,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    strcmp(tracer_manifest_value_at(m, i),
 			   tracer_manifest_value_at(back, i)))
 			abort();
-	free(text);
+	exec_free(text);
 	tracer_manifest_destroy(back);
 	tracer_manifest_destroy(m);
 	return 0;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "exec/alloc.h"
 #include "tracer/archive.h"
 
 #include <archive.h>
@@ -315,7 +316,7 @@ static void test_manifest_roundtrip(void **state)
 	assert_int_equal(tracer_manifest_get_u64(p, "nope", &v),
 			 TRACER_ARCHIVE_EINVAL);
 	assert_null(tracer_manifest_get(p, "nope"));
-	free(text);
+	exec_free(text);
 	tracer_manifest_destroy(m);
 	tracer_manifest_destroy(p);
 }

@@ -2,7 +2,8 @@
 # any trace source (archive, CTF directory, lttng-live URL) safely; the
 # output rule every command's files follow and the temporary-path cleanup
 # (output.c).
-# Depends on libarchive alone; never on exec/.  Include its header as
+# Depends on libarchive and exec/'s base allocator (libfathom-base) alone:
+# nothing else of exec/, so the plugin carries no engine.  Include its header as
 # "tracer/archive.h" (tracer/ itself must not be on the include path: its
 # archive.h would shadow libarchive's <archive.h>).
 if(NOT TARGET PkgConfig::ARCHIVE)
@@ -10,8 +11,9 @@ if(NOT TARGET PkgConfig::ARCHIVE)
   pkg_check_modules(ARCHIVE REQUIRED IMPORTED_TARGET libarchive)
 endif()
 
-add_library(fathom-archive STATIC ${CMAKE_CURRENT_LIST_DIR}/archive.c ${CMAKE_CURRENT_LIST_DIR}/output.c)
+add_library(fathom-archive STATIC ${CMAKE_CURRENT_LIST_DIR}/manifest.c ${CMAKE_CURRENT_LIST_DIR}/archive_write.c
+  ${CMAKE_CURRENT_LIST_DIR}/archive_open.c ${CMAKE_CURRENT_LIST_DIR}/archive_common.c ${CMAKE_CURRENT_LIST_DIR}/output.c)
 target_include_directories(fathom-archive PUBLIC ${PROJECT_SOURCE_DIR})
 # linked into the fathom-bt2.so plugin as well
 set_target_properties(fathom-archive PROPERTIES POSITION_INDEPENDENT_CODE ON)
-target_link_libraries(fathom-archive PUBLIC PkgConfig::ARCHIVE)
+target_link_libraries(fathom-archive PUBLIC fathom-base PkgConfig::ARCHIVE)

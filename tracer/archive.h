@@ -1,9 +1,11 @@
 /*
- * fathom archive library: the run MANIFEST, writing a trace archive
- * (.tar.zst, pax restricted format) and opening any trace source
- * (archive, CTF directory, lttng-live URL) safely.
+ * fathom archive library: the run MANIFEST (manifest.c), writing a trace
+ * archive (.tar.zst, pax restricted format; archive_write.c) and opening any
+ * trace source (archive, CTF directory, lttng-live URL) safely
+ * (archive_open.c).
  *
- * Depends on libarchive alone; never includes anything from exec/.
+ * Depends on libarchive and exec/'s base allocator (exec/alloc.h, whose
+ * failures a test injects) alone; nothing else of exec/.
  *
  * Errors: every function that can fail returns a tracer_archive_status
  * (TRACER_ARCHIVE_OK == 0) and, when `err` is not NULL, writes a one-line,
@@ -22,16 +24,16 @@ extern "C" {
 #endif
 
 typedef enum tracer_archive_status {
-	TRACER_ARCHIVE_OK = 0,
-	TRACER_ARCHIVE_EINVAL,  /* bad argument (NULL, invalid key, bad value) */
-	TRACER_ARCHIVE_ENOMEM,  /* allocation failed */
-	TRACER_ARCHIVE_EIO,     /* a system call failed (open, write, mkdir, ...) */
-	TRACER_ARCHIVE_EEXIST,  /* output (or manifest key) already exists */
-	TRACER_ARCHIVE_EFORMAT, /* not an archive, corrupt, truncated, bad MANIFEST */
-	TRACER_ARCHIVE_EUNSAFE, /* hostile entry: .., absolute, link, device, ... */
-	TRACER_ARCHIVE_ELIMIT,  /* size / entry-count bound exceeded */
-	TRACER_ARCHIVE_ENOTRACE, /* no CTF trace (no `metadata` file) found */
-	TRACER_ARCHIVE_ENOSPC   /* no space left on device (to extract, write) */
+    TRACER_ARCHIVE_OK = 0,
+    TRACER_ARCHIVE_EINVAL,   /* bad argument (NULL, invalid key, bad value) */
+    TRACER_ARCHIVE_ENOMEM,   /* allocation failed */
+    TRACER_ARCHIVE_EIO,      /* a system call failed (open, write, mkdir, ...) */
+    TRACER_ARCHIVE_EEXIST,   /* output (or manifest key) already exists */
+    TRACER_ARCHIVE_EFORMAT,  /* not an archive, corrupt, truncated, bad MANIFEST */
+    TRACER_ARCHIVE_EUNSAFE,  /* hostile entry: .., absolute, link, device, ... */
+    TRACER_ARCHIVE_ELIMIT,   /* size / entry-count bound exceeded */
+    TRACER_ARCHIVE_ENOTRACE, /* no CTF trace (no `metadata` file) found */
+    TRACER_ARCHIVE_ENOSPC    /* no space left on device (to extract, write) */
 } tracer_archive_status;
 
 /* Short constant description of a status ("truncated", ...). */
@@ -61,23 +63,19 @@ tracer_manifest *tracer_manifest_create(void);
 void tracer_manifest_destroy(tracer_manifest *m);
 
 /* Append key=value; TRACER_ARCHIVE_EEXIST if the key is already present. */
-tracer_archive_status tracer_manifest_add(tracer_manifest *m, const char *key,
-					  const char *value, char *err,
-					  size_t errlen);
+tracer_archive_status tracer_manifest_add(tracer_manifest *m, const char *key, const char *value, char *err,
+                                          size_t errlen);
 /* Replace the value of key in place, or append it. */
-tracer_archive_status tracer_manifest_set(tracer_manifest *m, const char *key,
-					  const char *value, char *err,
-					  size_t errlen);
+tracer_archive_status tracer_manifest_set(tracer_manifest *m, const char *key, const char *value, char *err,
+                                          size_t errlen);
 /* Set key to a decimal unsigned integer. */
-tracer_archive_status tracer_manifest_set_u64(tracer_manifest *m,
-					      const char *key, uint64_t value,
-					      char *err, size_t errlen);
+tracer_archive_status tracer_manifest_set_u64(tracer_manifest *m, const char *key, uint64_t value, char *err,
+                                              size_t errlen);
 
 /* Borrowed value of key, or NULL. */
 const char *tracer_manifest_get(const tracer_manifest *m, const char *key);
 /* Parse key's value as a decimal u64: OK, EINVAL (absent) or EFORMAT. */
-tracer_archive_status tracer_manifest_get_u64(const tracer_manifest *m,
-					      const char *key, uint64_t *out);
+tracer_archive_status tracer_manifest_get_u64(const tracer_manifest *m, const char *key, uint64_t *out);
 
 /*
  * The typed keys of a MANIFEST, range-checked:
@@ -96,8 +94,7 @@ tracer_archive_status tracer_manifest_get_u64(const tracer_manifest *m,
  * problems there are.  A NULL manifest has one problem ("no MANIFEST").
  */
 #define TRACER_SCHEMA_MAX 2
-size_t tracer_manifest_check(const tracer_manifest *m, char *out,
-			     size_t outlen);
+size_t tracer_manifest_check(const tracer_manifest *m, char *out, size_t outlen);
 
 /*
  * The MANIFEST's schema against the schema the trace itself says
@@ -105,34 +102,28 @@ size_t tracer_manifest_check(const tracer_manifest *m, char *out,
  * agree (or the MANIFEST has no valid schema: tracer_manifest_check says
  * so), 1 when they disagree, with a one-line message in msg.
  */
-int tracer_manifest_check_schema(const tracer_manifest *m,
-				 uint32_t trace_schema, char *msg,
-				 size_t msglen);
+int tracer_manifest_check_schema(const tracer_manifest *m, uint32_t trace_schema, char *msg, size_t msglen);
 
 size_t tracer_manifest_count(const tracer_manifest *m);
 /* Borrowed key / value of entry i (insertion order), NULL if out of range. */
 const char *tracer_manifest_key_at(const tracer_manifest *m, size_t i);
 const char *tracer_manifest_value_at(const tracer_manifest *m, size_t i);
 
-/* Serialize to a malloc'd NUL-terminated text (caller frees *out). */
-tracer_archive_status tracer_manifest_serialize(const tracer_manifest *m,
-						char **out, size_t *out_len,
-						char *err, size_t errlen);
+/* Serialize to a NUL-terminated text from exec_malloc (the caller frees *out
+ * with exec_free). */
+tracer_archive_status tracer_manifest_serialize(const tracer_manifest *m, char **out, size_t *out_len, char *err,
+                                                size_t errlen);
 /* Parse `len` bytes of text into a new manifest (destroy it when done).
  * `name` (may be NULL) prefixes error messages: "NAME:LINE: ...". */
-tracer_archive_status tracer_manifest_parse(const char *text, size_t len,
-					    const char *name,
-					    tracer_manifest **out, char *err,
-					    size_t errlen);
+tracer_archive_status tracer_manifest_parse(const char *text, size_t len, const char *name, tracer_manifest **out,
+                                            char *err, size_t errlen);
 /* Read and parse a MANIFEST file (at most 1 MiB). */
-tracer_archive_status tracer_manifest_read_file(const char *path,
-						tracer_manifest **out,
-						char *err, size_t errlen);
+tracer_archive_status tracer_manifest_read_file(const char *path, tracer_manifest **out, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------------
  * Writing archives.
  * ---------------------------------------------------------------------- */
-#define TRACER_ARCHIVE_TOPDIR "trace"        /* CTF tree lives under trace/ */
+#define TRACER_ARCHIVE_TOPDIR "trace" /* CTF tree lives under trace/ */
 #define TRACER_ARCHIVE_DEFAULT_DIR "traces"
 #define TRACER_ARCHIVE_SUFFIX ".tar.zst"
 
@@ -145,10 +136,8 @@ tracer_archive_status tracer_manifest_read_file(const char *path,
  * with no-clobber semantics; if out_path exists -> TRACER_ARCHIVE_EEXIST.
  * On any error nothing is left behind.
  */
-tracer_archive_status tracer_archive_write(const char *out_path,
-					   const char *ctf_dir,
-					   const tracer_manifest *m, char *err,
-					   size_t errlen);
+tracer_archive_status tracer_archive_write(const char *out_path, const char *ctf_dir, const tracer_manifest *m,
+                                           char *err, size_t errlen);
 
 /*
  * Default archive name:
@@ -157,10 +146,8 @@ tracer_archive_status tracer_archive_write(const char *out_path,
  * characters outside [A-Za-z0-9._+] become '_') and `when` in UTC
  * (`(time_t)-1` = now).  Writes the file name only into buf.
  */
-tracer_archive_status tracer_archive_default_name(const tracer_manifest *m,
-						  time_t when, char *buf,
-						  size_t buflen, char *err,
-						  size_t errlen);
+tracer_archive_status tracer_archive_default_name(const tracer_manifest *m, time_t when, char *buf, size_t buflen,
+                                                  char *err, size_t errlen);
 
 /*
  * First path `<dir>/<default name>` that does not exist yet, trying
@@ -168,11 +155,8 @@ tracer_archive_status tracer_archive_default_name(const tracer_manifest *m,
  * dir NULL -> "traces".  (Advisory: tracer_archive_write_default is the
  * race-free way to pick and write.)
  */
-tracer_archive_status tracer_archive_default_path(const char *dir,
-						  const tracer_manifest *m,
-						  time_t when, char *buf,
-						  size_t buflen, char *err,
-						  size_t errlen);
+tracer_archive_status tracer_archive_default_path(const char *dir, const tracer_manifest *m, time_t when, char *buf,
+                                                  size_t buflen, char *err, size_t errlen);
 
 /*
  * Write the archive into `dir` (NULL -> "traces", created if missing)
@@ -185,29 +169,25 @@ tracer_archive_status tracer_archive_default_path(const char *dir,
 /* What tracer_archive_write_default checks of `dir` before creating any
  * folder: a path short enough for an archive name below it, and no name
  * component over 255 bytes.  EINVAL with the reason first in err. */
-tracer_archive_status tracer_archive_check_dir(const char *dir, char *err,
-					       size_t errlen);
+tracer_archive_status tracer_archive_check_dir(const char *dir, char *err, size_t errlen);
 
-tracer_archive_status tracer_archive_write_default(const char *dir,
-						   const char *ctf_dir,
-						   const tracer_manifest *m,
-						   time_t when, char *out_path,
-						   size_t out_len, char *err,
-						   size_t errlen);
+tracer_archive_status tracer_archive_write_default(const char *dir, const char *ctf_dir, const tracer_manifest *m,
+                                                   time_t when, char *out_path, size_t out_len, char *err,
+                                                   size_t errlen);
 
 /* ------------------------------------------------------------------------
  * Opening a trace source (untrusted input).
  * ---------------------------------------------------------------------- */
 typedef enum tracer_trace_kind {
-	TRACER_TRACE_ARCHIVE, /* extracted into a private temporary directory */
-	TRACER_TRACE_DIR,     /* a CTF directory used in place */
-	TRACER_TRACE_LIVE     /* a net:// (lttng-live) URL, passed through */
+    TRACER_TRACE_ARCHIVE, /* extracted into a private temporary directory */
+    TRACER_TRACE_DIR,     /* a CTF directory used in place */
+    TRACER_TRACE_LIVE     /* a net:// (lttng-live) URL, passed through */
 } tracer_trace_kind;
 
 typedef struct tracer_trace_limits {
-	uint64_t max_total_bytes; /* sum of extracted file sizes; 0 = default
-				     ($FATHOM_MAX_EXTRACT, else 4 GiB) */
-	uint64_t max_entries;     /* archive entries; 0 = default */
+    /* sum of extracted file sizes; 0 = default ($FATHOM_MAX_EXTRACT, else 4 GiB) */
+    uint64_t max_total_bytes;
+    uint64_t max_entries; /* archive entries; 0 = default */
 } tracer_trace_limits;
 
 #define TRACER_TRACE_DEFAULT_MAX_BYTES (UINT64_C(4) << 30) /* 4 GiB */
@@ -242,13 +222,9 @@ typedef struct tracer_trace tracer_trace;
  * limits may be NULL (defaults).  On error *out is NULL, a one-line message
  * is in err, and no temporary file or directory is left behind.
  */
-tracer_archive_status tracer_trace_open(const char *path_or_url,
-					tracer_trace **out, char *err,
-					size_t errlen);
-tracer_archive_status tracer_trace_open_ex(const char *path_or_url,
-					   const tracer_trace_limits *limits,
-					   tracer_trace **out, char *err,
-					   size_t errlen);
+tracer_archive_status tracer_trace_open(const char *path_or_url, tracer_trace **out, char *err, size_t errlen);
+tracer_archive_status tracer_trace_open_ex(const char *path_or_url, const tracer_trace_limits *limits,
+                                           tracer_trace **out, char *err, size_t errlen);
 
 /* Remove the temporary directory (if any) and free t.  NULL is a no-op. */
 void tracer_trace_close(tracer_trace *t);

@@ -1,9 +1,12 @@
 /*
- * fathom outputs and the cleanup registry (see output.h).  libc alone.
+ * fathom outputs and the cleanup registry (see output.h).  libc and exec/'s
+ * base allocator alone.
  */
 #define _GNU_SOURCE /* mkostemp, renameat2, O_DIRECTORY */
 
 #include "output.h"
+
+#include "exec/alloc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -22,7 +25,10 @@
 
 #define TMP_PREFIX ".fathom-tmp-"
 #define CLEANUP_SLOTS 64
-#define TREE_DEPTH 24
+#define TREE_DEPTH 24 /* folders deep a signal handler removes (2 KiB of stack each) */
+/* folders deep tracer_remove_tree and the stale cleanup remove: deeper
+ * than any tree the archive library extracts (64) */
+#define REMOVE_DEPTH 72
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -69,9 +75,9 @@ struct dirent64_raw {
 	char d_name[];
 };
 
-/* Remove name (relative to dfd) and, if it is a directory, all below it.
- * Only raw system calls: usable from a signal handler. */
-static void remove_at(int dfd, const char *name, int depth)
+/* Remove name (relative to dfd) and, if it is a directory, all below it
+ * down to max_depth.  Only raw system calls: usable from a signal handler. */
+static void remove_at(int dfd, const char *name, int depth, int max_depth)
 {
 	char buf[2048];
 	int fd;
@@ -79,7 +85,7 @@ static void remove_at(int dfd, const char *name, int depth)
 
 	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
 		return;
-	if (depth > TREE_DEPTH)
+	if (depth > max_depth)
 		return;
 	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -103,7 +109,7 @@ static void remove_at(int dfd, const char *name, int depth)
 				    (dn[1] == '\0' ||
 				     (dn[1] == '.' && dn[2] == '\0')))
 					continue;
-				remove_at(fd, dn, depth + 1);
+				remove_at(fd, dn, depth + 1, max_depth);
 				removed = true;
 			}
 		}
@@ -115,7 +121,7 @@ static void remove_at(int dfd, const char *name, int depth)
 void tracer_remove_tree(const char *path)
 {
 	if (path && *path)
-		remove_at(AT_FDCWD, path, 0);
+		remove_at(AT_FDCWD, path, 0, REMOVE_DEPTH);
 }
 
 /* ---- the registry ------------------------------------------------------ */
@@ -141,7 +147,7 @@ static void on_signal(int sig)
 		if (st == SLOT_FILE)
 			unlink(slots[i].path);
 		else if (st == SLOT_TREE)
-			remove_at(AT_FDCWD, slots[i].path, 0);
+			remove_at(AT_FDCWD, slots[i].path, 0, TREE_DEPTH);
 	}
 	/* The default action, so the exit status says which signal. */
 	memset(&dfl, 0, sizeof dfl);
@@ -266,7 +272,7 @@ int tracer_cleanup_stale(const char *dir, const char *prefix)
 		    sb.st_uid != geteuid() ||
 		    !(S_ISDIR(sb.st_mode) || S_ISREG(sb.st_mode)))
 			continue;
-		remove_at(fd, de->d_name, 0);
+		remove_at(fd, de->d_name, 0, REMOVE_DEPTH);
 		removed++;
 	}
 	closedir(d);
@@ -287,28 +293,34 @@ static bool is_url(const char *s)
 	return strstr(s, "://") != NULL;
 }
 
-/* The nearest existing folder holding path, resolved (malloc'd), or NULL:
- * a path in folders still to be made lies where its first existing
- * ancestor does. */
-static char *parent_real(const char *path)
+/* The nearest existing folder holding path, resolved into real (PATH_MAX
+ * bytes): a path in folders still to be made lies where its first existing
+ * ancestor does.  1 when found, 0 when none resolves, -1 out of memory. */
+static int parent_real(const char *path, char *real)
 {
-	char *copy = strdup(path), *slash, *real = NULL;
+	char *copy = exec_strdup(path), *slash;
+	int found = 0;
 
-	while (copy && !real) {
+	if (!copy)
+		return -1;
+	for (;;) {
 		slash = strrchr(copy, '/');
 		if (!slash) {
-			real = realpath(".", NULL);
+			found = realpath(".", real) != NULL;
 			break;
 		}
 		if (slash == copy) {
-			real = realpath("/", NULL);
+			found = realpath("/", real) != NULL;
 			break;
 		}
 		*slash = '\0';
-		real = realpath(copy, NULL);
+		if (realpath(copy, real)) {
+			found = 1;
+			break;
+		}
 	}
-	free(copy);
-	return real;
+	exec_free(copy);
+	return found;
 }
 
 tracer_output_status tracer_output_check(const char *path,
@@ -319,7 +331,8 @@ tracer_output_status tracer_output_check(const char *path,
 	tracer_output_status st = TRACER_OUTPUT_OK;
 	struct stat out_l, out_s;
 	bool exists;
-	char *parent = NULL;
+	int parent = 0; /* 1: parent_dir holds the resolved folder of path */
+	char parent_dir[PATH_MAX], in_real[PATH_MAX];
 
 	if (!what)
 		what = "";
@@ -331,7 +344,6 @@ tracer_output_status tracer_output_check(const char *path,
 	for (size_t i = 0; i < ninputs && inputs; i++) {
 		const char *in = inputs[i];
 		struct stat in_s;
-		char *in_real;
 		size_t rl;
 
 		if (!in || !*in || strcmp(in, "-") == 0 || is_url(in) ||
@@ -350,23 +362,24 @@ tracer_output_status tracer_output_check(const char *path,
 		if (exists || !S_ISDIR(in_s.st_mode))
 			continue;
 		/* A new file inside an input folder would change that input. */
-		if (!parent && !(parent = parent_real(path)))
-			continue;
-		in_real = realpath(in, NULL);
-		if (!in_real)
+		if (!parent && (parent = parent_real(path, parent_dir)) < 0) {
+			st = set_err(err, errlen, TRACER_OUTPUT_ENOMEM,
+				     "%s%s%s: out of memory", what,
+				     *what ? " " : "", path);
+			goto end;
+		}
+		if (!parent || !realpath(in, in_real))
 			continue;
 		rl = strlen(in_real);
-		if (strncmp(parent, in_real, rl) == 0 &&
-		    (parent[rl] == '\0' || parent[rl] == '/' ||
+		if (strncmp(parent_dir, in_real, rl) == 0 &&
+		    (parent_dir[rl] == '\0' || parent_dir[rl] == '/' ||
 		     strcmp(in_real, "/") == 0)) {
-			free(in_real);
 			st = set_err(err, errlen, TRACER_OUTPUT_EALIAS,
 				     "%s%s%s is inside the input %s: refusing "
 				     "to write into it", what, *what ? " " : "",
 				     path, in);
 			goto end;
 		}
-		free(in_real);
 	}
 	if (exists)
 		st = set_err(err, errlen, TRACER_OUTPUT_EEXIST,
@@ -374,7 +387,6 @@ tracer_output_status tracer_output_check(const char *path,
 			     *what ? " " : "", path,
 			     S_ISLNK(out_l.st_mode) ? " (a symbolic link)" : "");
 end:
-	free(parent);
 	return st;
 }
 
@@ -401,13 +413,13 @@ tracer_output_status tracer_output_open(const char *path,
 	st = tracer_output_check(path, inputs, ninputs, what, err, errlen);
 	if (st != TRACER_OUTPUT_OK)
 		return st;
-	o = calloc(1, sizeof *o);
+	o = exec_calloc(1, sizeof *o);
 	slash = strrchr(path, '/');
 	dl = slash ? (size_t)(slash - path) + 1 : 0;
 	if (o) {
 		o->slot = -1;
-		o->path = strdup(path);
-		o->tmp = malloc(dl + sizeof(TMP_PREFIX) + 32);
+		o->path = exec_strdup(path);
+		o->tmp = exec_malloc(dl + sizeof(TMP_PREFIX) + 32);
 	}
 	if (!o || !o->path || !o->tmp) {
 		st = set_err(err, errlen, TRACER_OUTPUT_ENOMEM,
@@ -417,11 +429,19 @@ tracer_output_status tracer_output_open(const char *path,
 	}
 	/* leftovers of outputs whose writer was SIGKILLed */
 	if (dl) {
-		char *dir = strndup(path, dl > 1 ? dl - 1 : 1);
+		size_t n = dl > 1 ? dl - 1 : 1;
+		char *dir = exec_malloc(n + 1);
 
-		if (dir)
-			tracer_cleanup_stale(dir, TMP_PREFIX);
-		free(dir);
+		if (!dir) {
+			st = set_err(err, errlen, TRACER_OUTPUT_ENOMEM,
+				     "%s%s%s: out of memory", what,
+				     *what ? " " : "", path);
+			goto end;
+		}
+		memcpy(dir, path, n);
+		dir[n] = '\0';
+		tracer_cleanup_stale(dir, TMP_PREFIX);
+		exec_free(dir);
 	} else {
 		tracer_cleanup_stale(".", TMP_PREFIX);
 	}
@@ -436,7 +456,7 @@ tracer_output_status tracer_output_open(const char *path,
 	if (fd < 0) {
 		st = errno_fail(err, errlen, what, path,
 				"cannot write", errno);
-		free(o->tmp);
+		exec_free(o->tmp);
 		o->tmp = NULL;
 		goto end;
 	}
@@ -475,9 +495,9 @@ void tracer_output_abort(tracer_output *o)
 	if (o->tmp)
 		unlink(o->tmp);
 	tracer_cleanup_forget(o->slot);
-	free(o->tmp);
-	free(o->path);
-	free(o);
+	exec_free(o->tmp);
+	exec_free(o->path);
+	exec_free(o);
 }
 
 tracer_output_status tracer_output_commit(tracer_output *o, char *err,

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "tracer/record.h"
 #include "tracer/hooks.h"
+#include "tracer/output.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -207,19 +208,6 @@ void tracer_session_name(char *buf, size_t len)
     char when[32];
     strftime(when, sizeof when, "%Y%m%dT%H%M%SZ", &tm);
     snprintf(buf, len, "fathom-%ld-%s-%08" PRIx32, (long)getpid(), when, r);
-}
-
-static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path) != 0 && errno != ENOENT ? -1 : 0;
-}
-static void rm_tree(const char *path)
-{
-    if (path && *path)
-        nftw(path, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static uint64_t g_du;
@@ -909,7 +897,7 @@ end:
         tracer_sessiond_release();
     tracer_manifest_destroy(m);
     free(env);
-    rm_tree(tmp);
+    tracer_remove_tree(tmp);
     signals_restore(&saved);
     return st;
 }

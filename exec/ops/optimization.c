@@ -28,7 +28,7 @@ exec_status op_fwd_ApplyGradientDescent(exec_kctx *k, const exec_node *n)
     return EXEC_OK;
 }
 
-/* ==== optimizers and clipping (loss branch) ============================= */
+/* ==== optimizers and clipping ========================================== */
 #define OPT_PAR_MIN 65536
 
 /* the optimizer-state inputs 1..nstate must have the variable's shape */

@@ -1,5 +1,5 @@
 /* bench_analyze.c -- `fathom analyze breakdown` against Babeltrace2's own
- * dummy sink on the same large trace, in one run (issue 6).
+ * dummy sink on the same large trace, in one run.
  *
  * Writes two fathom-schema CTF traces with the test fixture writer
  * (tests/fixtures: ctfgen + the "conv" training scenario, two streams as
