@@ -301,6 +301,11 @@ size_t analyze_import_attrs_of(analyze_import_attrs kind, const analyze_import_s
         if (pair(args, nargs, at, &attrs[0], &attrs[1]) || pair(args, nargs, at + 1, &attrs[2], &attrs[3]) ||
             !attrs[0] || !attrs[1])
             return 0;
+        /* a dilated convolution is not the engine's (dilation follows the
+         * padding in every convolution's signature) */
+        int64_t dh, dw;
+        if (!pair(args, nargs, at + 2, &dh, &dw) && (dh != 1 || dw != 1))
+            return 0;
         return 4;
     }
     case ANALYZE_IMPORT_ATTRS_POOL:

@@ -770,13 +770,17 @@ typedef struct et_state {
 } et_state;
 
 /* Our tensor for an ET tensor reference [tensor_id, storage_id, offset,
- * numel, elem_size, device] of shape a and dtype dt. */
+ * numel, elem_size, device] of shape a and dtype dt.  The framework reuses a
+ * freed tensor's id: an id seen again with another dtype or shape is
+ * another tensor. */
 static int64_t et_tensor(imp_trace *t, et_state *s, const json_t *ref, int dt, const analyze_import_arg *a)
 {
     if (!json_is_array(ref) || json_array_size(ref) < 2 || !json_is_integer(json_array_get(ref, 0)))
         return -2;
-    char key[48];
-    int n = snprintf(key, sizeof key, "%lld", (long long)json_integer_value(json_array_get(ref, 0)));
+    char key[256];
+    int n = snprintf(key, sizeof key, "%lld|%d|", (long long)json_integer_value(json_array_get(ref, 0)), dt);
+    for (int i = 0; i < a->ndim && n < (int)sizeof key - 24; i++)
+        n += snprintf(key + n, sizeof key - (size_t)n, "%lld,", (long long)a->d[i]);
     return keyed_tensor(t, s->ids, key, (size_t)n, dt, a);
 }
 
