@@ -36,6 +36,35 @@ static const analyze_import_op table[] = {
 
 #define NOPS (sizeof table / sizeof table[0])
 
+/* The fused pair ("A,B") of the table engine op e (len bytes of it) is part of, or NULL. */
+static const char *fused_pair(const char *e, size_t len)
+{
+    for (size_t i = 0; i < analyze_import_op_count(); i++) {
+        const char *eng = analyze_import_op_at(i)->engine, *comma = strchr(eng, ',');
+        if (!comma)
+            continue;
+        size_t l1 = (size_t)(comma - eng);
+        if ((l1 == len && strncmp(eng, e, len) == 0) || (strlen(comma + 1) == len && strncmp(comma + 1, e, len) == 0))
+            return eng;
+    }
+    return NULL;
+}
+
+const char *analyze_import_diff_label(const char *name, int framework)
+{
+    const char *eng = name;
+    if (framework) {
+        const analyze_import_op *op = analyze_import_lookup(name);
+        if (!op || !op->engine[0])
+            return name;
+        eng = op->engine;
+        if (strchr(eng, ','))
+            return eng;
+    }
+    const char *pair = fused_pair(eng, strlen(eng));
+    return pair ? pair : eng;
+}
+
 size_t analyze_import_op_count(void) { return NOPS; }
 const analyze_import_op *analyze_import_op_at(size_t i) { return i < NOPS ? &table[i] : NULL; }
 
