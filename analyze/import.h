@@ -53,6 +53,7 @@ typedef enum analyze_import_attrs {
     ANALYZE_IMPORT_ATTRS_CONV,
     ANALYZE_IMPORT_ATTRS_CONV_BWD,
     ANALYZE_IMPORT_ATTRS_POOL,
+    ANALYZE_IMPORT_ATTRS_POOL_BWD,
 } analyze_import_attrs;
 
 typedef struct analyze_import_op {

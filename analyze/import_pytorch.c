@@ -444,12 +444,18 @@ static int64_t us_to_ns(const json_t *v)
     return (int64_t)llround(x);
 }
 
-/* A Kineto "Concrete Inputs" string ("1", "[1, 1]", "[]", "") as integers. */
+/* A Kineto "Concrete Inputs" string ("1", "[1, 1]", "[]", "", "True") as
+ * integers (a boolean as 1 or 0). */
 static void scalar_of_text(const char *s, analyze_import_scalar *sc)
 {
     sc->n = -1;
     if (!s)
         return;
+    if (strcmp(s, "True") == 0 || strcmp(s, "False") == 0) {
+        sc->n = 1;
+        sc->v[0] = *s == 'T';
+        return;
+    }
     int list = *s == '[';
     const char *p = s + list;
     int n = 0;
@@ -491,6 +497,9 @@ static void scalar_of_json(const json_t *v, const char *type, analyze_import_sca
     if (strcmp(type, "Int") == 0 && json_is_integer(v)) {
         sc->n = 1;
         sc->v[0] = json_integer_value(v);
+    } else if (strcmp(type, "Bool") == 0 && json_is_boolean(v)) {
+        sc->n = 1;
+        sc->v[0] = json_is_true(v);
     } else if (starts(type, "GenericList[Int") && json_is_array(v)) {
         size_t n = json_array_size(v);
         for (size_t i = 0; i < n && i < 4; i++) {

@@ -239,6 +239,21 @@ static const char *plan_pool(const call *c, replay_fw_plan *pl)
     return NULL;
 }
 
+/* MaxPoolGrad: max_pool2d_with_indices_backward(dy, x, kernel, stride,
+ * padding, ...) -> the engine's (x, y, dy), y of dy's shape. */
+static const char *plan_pool_grad(const call *c, replay_fw_plan *pl)
+{
+    if (c->nin < 2)
+        return R_NO_SHAPES;
+    if (c->nattrs != 6)
+        return R_NO_ATTRS;
+    replay_fw_node *n = node_new(pl, c->eop);
+    in_arg(n, &c->in[1]), in_arg(n, &c->in[0]), in_arg(n, &c->in[0]);
+    for (int i = 0; i < 6; i++)
+        attr(n, c->attrs[i]);
+    return NULL;
+}
+
 /* One input, no attrs: activations, softmax over the last axis, copies,
  * zero fills; ClippedRelu at hardtanh's default bound 1; Cast to float32;
  * Dropout at PyTorch's default rate 0.5; reductions over every axis (the
@@ -374,6 +389,7 @@ static const struct { exec_op op; planner plan; } planners[] = {
     { EXEC_OP_Conv2DBackpropInput, plan_conv_bwd },
     { EXEC_OP_MaxPool, plan_pool },
     { EXEC_OP_AvgPool, plan_pool },
+    { EXEC_OP_MaxPoolGrad, plan_pool_grad },
     { EXEC_OP_Relu, plan_unary },
     { EXEC_OP_Sigmoid, plan_unary },
     { EXEC_OP_Tanh, plan_unary },

@@ -82,7 +82,8 @@ grep -q '^aten::conv2d .* 1 *0.020 .*not recorded' "$T/hand.txt" || fail "text: 
 note "hand-checked trace: 8 of 14 ops, 48 of 79 us per step replayed; 3 demoted op types named with their reason"
 
 # ---- the PyTorch fixtures -----------------------------------------------------
-for f in cnn.pt.trace.json.gz lstm.pt.trace.json.gz mlp.pt.trace.json.gz mlp.json cnn.et.json.gz; do
+for f in cnn.pt.trace.json.gz cnn-args.pt.trace.json.gz lstm.pt.trace.json.gz mlp.pt.trace.json.gz mlp.json \
+    cnn.et.json.gz; do
     n=$(echo "$f" | tr . _)
     "$FATHOM" import -o "$T/$n.tar.zst" "$FIX/$f" >/dev/null 2>"$T/err" || fail "import $f: $(cat "$T/err")"
     "$FATHOM" replay "$T/$n.tar.zst" --format json --threads 1 --warmup 0 --iterations 1 >"$T/$n.json" 2>"$T/err" ||
@@ -108,7 +109,13 @@ jq -e '.not_replayed[] | select(.op == "aten::conv2d") | .why | test("not record
 jq -e '(.op_types | map(.op)) as $o | ["aten::batch_norm", "aten::relu", "aten::linear", "aten::threshold_backward",
         "aten::native_batch_norm_backward"] - $o == []' "$T/cnn_pt_trace_json_gz.json" >/dev/null ||
     fail "cnn profiler trace: replayed $(jq -c '[.op_types[].op]' "$T/cnn_pt_trace_json_gz.json")"
-# the execution trace records them: convolutions, both their gradients, pools
+# with the arguments Kineto records (Concrete Inputs), convolutions, pools and
+# their gradients run too: all but the views and allocations
+jq -e '(.op_types | map(.op)) as $o | ["aten::conv2d", "aten::convolution_backward", "aten::max_pool2d",
+        "aten::max_pool2d_with_indices_backward", "aten::batch_norm", "aten::linear"] - $o == []
+       and .coverage.time_share > 0.99' "$T/cnn-args_pt_trace_json_gz.json" >/dev/null ||
+    fail "cnn-args: replayed $(jq -c '[.op_types[].op], .coverage' "$T/cnn-args_pt_trace_json_gz.json")"
+# the execution trace records them too
 jq -e '(.op_types | map(.op)) as $o | ["aten::conv2d", "aten::convolution_backward", "aten::max_pool2d",
         "aten::batch_norm", "aten::linear"] - $o == []' "$T/cnn_et_json_gz.json" >/dev/null ||
     fail "cnn execution trace: replayed $(jq -c '[.op_types[].op]' "$T/cnn_et_json_gz.json")"
@@ -119,6 +126,8 @@ grep -qx 'Conv2D forward 8x16x16x16 32x16x3x3 -> 8x32x16x16 : 1 1 1 1' "$T/et.op
 grep -qx 'Conv2DBackpropFilter backward 8x16x16x16 8x32x16x16 -> 32x16x3x3 : 1 1 1 1 32 16 3 3' "$T/et.ops" ||
     fail "et: the filter gradient of the second convolution"
 grep -qx 'MaxPool forward 8x16x32x32 -> 8x16x16x16 : 2 2 2 2 0 0' "$T/et.ops" || fail "et: MaxPool"
+grep -qx 'MaxPoolGrad backward 8x32x16x16 8x32x8x8 8x32x8x8 -> 8x32x16x16 : 2 2 2 2 0 0' "$T/et.ops" ||
+    fail "et: MaxPoolGrad"
 # no shapes at all (the autograd profiler's own export): nothing replayed, all counted
 jq -e '.coverage.replayed_ops == 0 and .coverage.recorded_ops > 0' "$T/mlp_json.json" >/dev/null ||
     fail "mlp.json (no shapes): $(jq -c .coverage "$T/mlp_json.json")"
