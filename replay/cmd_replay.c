@@ -62,9 +62,8 @@ static void print_coverage(const replay_report *r)
         printf("op types not replayed: none\n");
         return;
     }
-    printf("\nnot replayed (recorded time carried over into the prediction): %u op type%s\n", r->demoted_types,
-           r->demoted_types == 1 ? "" : "s");
-    printf("%-38s %-13s %7s %12s %7s  %s\n", "op type", "class", "count", "recorded ms", "share", "why");
+    printf("\nop types not replayed (class, count, recorded ms per step, share, why; their recorded time is carried "
+           "over into the prediction): %u\n", r->demoted_types);
     /* by recorded time, descending */
     int order[REPLAY_MAX_TYPES], n = 0;
     for (int i = 0; i < r->ntypes; i++)
@@ -173,8 +172,8 @@ static void print_json(const replay_program *p, const replay_report *r, int thre
     for (int i = 0; i < r->ntypes; i++) {
         const replay_row *w = &r->types[i];
         if (w->why)
-            json_array_append_new(demoted, json_pack("{s:s, s:s, s:I, s:f, s:s}", "op", w->name, "class", w->cls, "count",
-                                                     (json_int_t)w->demoted, "recorded_ns", w->demoted_ns, "why", w->why));
+            json_array_append_new(demoted, json_pack("{s:s, s:I, s:f, s:s, s:s}", "op", w->name, "count", (json_int_t)w->demoted,
+                                                     "recorded_ns", w->demoted_ns, "class", w->cls, "why", w->why));
     }
     double all_ns = r->rec_op_ns + r->demoted_rec_ns;
     json_t *cov = json_pack("{s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f}", "recorded_ops", (json_int_t)r->rec_ops,
