@@ -223,6 +223,8 @@ static int cmp_tensor(const void *a, const void *b)
 static replay_tensor *find(replay_program *p, uint32_t id)
 {
     replay_tensor key = { .id = id };
+    if (!p->ntensors)
+        return NULL;
     return bsearch(&key, p->tensors, p->ntensors, sizeof key, cmp_tensor);
 }
 
@@ -465,7 +467,8 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
     exec_status s = EXEC_OK;
     uint8_t *written = NULL, *filled = NULL, *needed = NULL;
     pool pl = { 0 };
-    qsort(p->tensors, p->ntensors, sizeof *p->tensors, cmp_tensor);
+    if (p->ntensors) /* an imported trace without shapes has none */
+        qsort(p->tensors, p->ntensors, sizeof *p->tensors, cmp_tensor);
     for (uint32_t i = 1; i < p->ntensors; i++)
         if (p->tensors[i].id == p->tensors[i - 1].id)
             return exec_fail(EXEC_ERR_ARG, "the trace allocates tensor %u twice", p->tensors[i].id);
