@@ -196,7 +196,9 @@ static const char *plan_conv(const call *c, replay_fw_plan *pl)
 }
 
 /* convolution_backward(dy, x, w, ...): the input's and the filter's
- * gradients (both: the trace does not record which the framework needed). */
+ * gradients (program.c runs the filter's alone where the recorded outputs
+ * say the framework computed no input gradient; a profiler trace does not
+ * record it: both run). */
 static const char *plan_conv_bwd(const call *c, replay_fw_plan *pl)
 {
     if (c->op->layout != LAYOUT_CONV_BWD)

@@ -107,8 +107,8 @@ static int cb_op(void *user, const tracer_op *o)
         /* a framework op of an imported trace: its inputs and attrs */
         if (n->nattrs > EXEC_MAX_ATTRS)
             return fail(L, EXEC_ERR_ARG, "op %s: attrs too long", n->op);
-        if (replay_program_add_framework(L->p, fw, n->phase, step, (int)n->nin, n->inputs, (int)n->nattrs, n->attrs,
-                                         ns))
+        if (replay_program_add_framework(L->p, fw, n->phase, step, (int)n->nin, n->inputs, (int)n->nout, n->outputs,
+                                         (int)n->nattrs, n->attrs, ns))
             return fail(L, EXEC_ERR_ARG, "%s", exec_errmsg());
     } else if (exec_op_from_name(n->op) < 0) {
         if (replay_program_add_unknown(L->p, n->op, step, ns))

@@ -106,8 +106,8 @@ exec_status replay_program_add_op(replay_program *p, const char *op_name, const 
 }
 
 exec_status replay_program_add_framework(replay_program *p, const replay_fw_op *fw, const char *phase, uint32_t step,
-                                         int nin, const uint32_t *in, int nattrs, const int64_t *attrs,
-                                         uint64_t rec_ns)
+                                         int nin, const uint32_t *in, int nout, const uint32_t *out, int nattrs,
+                                         const int64_t *attrs, uint64_t rec_ns)
 {
     int ph = -1;
     for (int i = 0; i < EXEC_PHASE_COUNT; i++)
@@ -117,8 +117,8 @@ exec_status replay_program_add_framework(replay_program *p, const replay_fw_op *
         return exec_fail(EXEC_ERR_ARG, "%s: unknown phase '%s'", fw->name, phase);
     if (nattrs < 0 || nattrs > EXEC_MAX_ATTRS)
         return exec_fail(EXEC_ERR_ARG, "%s: %d attributes (at most %d)", fw->name, nattrs, EXEC_MAX_ATTRS);
-    if (nin < 0 || nin > 4096)
-        return exec_fail(EXEC_ERR_ARG, "%s: %d inputs", fw->name, nin);
+    if (nin < 0 || nout < 0 || nin > 4096 || nout > 4096)
+        return exec_fail(EXEC_ERR_ARG, "%s: %d inputs, %d outputs", fw->name, nin, nout);
     if (p->nops == p->cap_ops) {
         uint32_t nc = p->cap_ops ? p->cap_ops * 2 : 1024;
         replay_op *no = exec_realloc(p->ops, nc * sizeof *no);
@@ -133,14 +133,21 @@ exec_status replay_program_add_framework(replay_program *p, const replay_fw_op *
     o->phase = (exec_phase)ph;
     o->step = step;
     o->nin = nin;
+    o->nout = nout;
     o->nattrs = nattrs;
     o->rec_ns = rec_ns;
     o->unknown = -1;
     o->node = UINT32_MAX;
     if (nin > EXEC_MAX_ATTRS && !(o->in_more = exec_malloc((size_t)nin * sizeof *in)))
         return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+    if (nout > EXEC_MAX_ATTRS && !(o->out_more = exec_malloc((size_t)nout * sizeof *out))) {
+        exec_free(o->in_more);
+        return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+    }
     if (nin)
         memcpy(op_ids(o, 0), in, (size_t)nin * sizeof *in);
+    if (nout)
+        memcpy(op_ids(o, 1), out, (size_t)nout * sizeof *out);
     if (nattrs)
         memcpy(o->attrs, attrs, (size_t)nattrs * sizeof *attrs);
     p->nops++;
@@ -399,6 +406,27 @@ static int64_t rule_bound(const struct input_rule *r, const replay_fw_node *n)
 static const char R_NO_TENSORS[] = "inputs not recorded";
 static const char R_NO_FIT[] = "shapes do not fit the engine op";
 
+/* The number of elements of recorded output i of o; -1 if not recorded or
+ * of no dimension (a scalar, or an output the framework left undefined). */
+static int64_t out_numel(replay_program *p, replay_op *o, int i)
+{
+    const replay_tensor *t = i < o->nout ? find(p, op_ids(o, 1)[i]) : NULL;
+    if (!t || !t->ndim)
+        return -1;
+    int64_t e = 1;
+    for (int d = 0; d < t->ndim; d++)
+        e *= t->shape[d];
+    return e;
+}
+
+static int64_t shape_numel(const exec_shape *s)
+{
+    int64_t e = 1;
+    for (int d = 0; d < s->ndim; d++)
+        e *= s->d[d];
+    return e;
+}
+
 /* Framework op o (program op k) as engine nodes, or demoted (o->why). */
 static exec_status add_framework(replay_program *p, replay_op *o, pool *pl)
 {
@@ -440,6 +468,31 @@ static exec_status add_framework(replay_program *p, replay_op *o, pool *pl)
         memcpy(tmp.attrs, pn->attrs, sizeof tmp.attrs);
         memset(shapes[k], 0, sizeof shapes[k]);
         if (info->shape(p->g, &tmp, shapes[k])) {
+            o->why = R_NO_FIT;
+            return EXEC_OK;
+        }
+    }
+    /* recorded outputs (an execution trace's) say what the framework
+     * computed: a convolution backward whose first output (the input's
+     * gradient) is undefined computed the filter's alone (its output mask),
+     * and the filter's alone runs. Any other output of another size than
+     * the engine's is another computation (a transposed convolution):
+     * demoted. Reductions are excepted (their axes are not recorded: they
+     * reduce all). */
+    const replay_tensor *out0 = o->nout >= 1 ? find(p, op_ids(o, 1)[0]) : NULL;
+    int skip = 0;
+    if (plan.nnodes == 2 && out0 && out0->ndim == 0) {
+        plan.node[0] = plan.node[1];
+        memcpy(in[0], in[1], sizeof in[0]);
+        memcpy(shapes[0], shapes[1], sizeof shapes[0]);
+        plan.nnodes = 1;
+        skip = 1;
+    }
+    for (int k = 0; k < plan.nnodes; k++) {
+        exec_op op = plan.node[k].op;
+        int64_t want = out_numel(p, o, k + skip);
+        if (want >= 0 && op != EXEC_OP_Sum && op != EXEC_OP_Mean && op != EXEC_OP_Max &&
+            want != shape_numel(&shapes[k][0])) {
             o->why = R_NO_FIT;
             return EXEC_OK;
         }

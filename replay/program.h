@@ -74,10 +74,11 @@ exec_status replay_program_add_op(replay_program *p, const char *op_name, const 
 /* An invocation of a framework op of an imported trace (fw: its entry in
  * the framework op table): its recorded inputs (shapes from tensor_alloc)
  * and attrs (in the engine op's layout) become engine nodes when the
- * program is built, or it is demoted. */
+ * program is built, or it is demoted; recorded outputs (execution traces
+ * have them) must have the sizes the engine computes. */
 exec_status replay_program_add_framework(replay_program *p, const struct replay_fw_op *fw, const char *phase,
-                                         uint32_t step, int nin, const uint32_t *in, int nattrs,
-                                         const int64_t *attrs, uint64_t rec_ns);
+                                         uint32_t step, int nin, const uint32_t *in, int nout, const uint32_t *out,
+                                         int nattrs, const int64_t *attrs, uint64_t rec_ns);
 /* An invocation of an op type this version does not know (by its trace
  * label): kept in the program in its place, never executed; its outputs are
  * filled like inputs when later ops read them. */

@@ -126,6 +126,12 @@ grep -qx 'Conv2D forward 8x16x16x16 32x16x3x3 -> 8x32x16x16 : 1 1 1 1' "$T/et.op
 grep -qx 'Conv2DBackpropFilter backward 8x16x16x16 8x32x16x16 -> 32x16x3x3 : 1 1 1 1 32 16 3 3' "$T/et.ops" ||
     fail "et: the filter gradient of the second convolution"
 grep -qx 'MaxPool forward 8x16x32x32 -> 8x16x16x16 : 2 2 2 2 0 0' "$T/et.ops" || fail "et: MaxPool"
+# the first convolution's backward computed no input gradient (its recorded
+# first output is undefined): its filter's gradient alone runs
+grep -qx 'Conv2DBackpropFilter backward 8x3x32x32 8x16x32x32 -> 16x3x3x3 : 1 1 1 1 16 3 3 3' "$T/et.ops" ||
+    fail "et: the first convolution's filter gradient"
+grep -q '^Conv2DBackpropInput backward 16x3x3x3 ' "$T/et.ops" &&
+    fail "et: the input gradient of the first convolution, which PyTorch did not compute, was replayed"
 grep -qx 'MaxPoolGrad backward 8x32x16x16 8x32x8x8 8x32x8x8 -> 8x32x16x16 : 2 2 2 2 0 0' "$T/et.ops" ||
     fail "et: MaxPoolGrad"
 # no shapes at all (the autograd profiler's own export): nothing replayed, all counted
