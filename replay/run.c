@@ -182,10 +182,14 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
         while (t < r->ntypes && r->types[t].key != key)
             t++;
         if (t == r->ntypes) {
-            if (r->ntypes == REPLAY_MAX_TYPES) { /* the last row takes the rest */
+            if (r->ntypes >= REPLAY_MAX_TYPES - 1) { /* the last row takes the rest */
                 t = REPLAY_MAX_TYPES - 1;
-                snprintf(r->types[t].name, sizeof r->types[t].name, "(more op types)");
-                r->types[t].cls = "?";
+                if (r->ntypes == REPLAY_MAX_TYPES - 1) {
+                    snprintf(r->types[t].name, sizeof r->types[t].name, "(more op types)");
+                    r->types[t].cls = "?";
+                    r->types[t].key = r->types;
+                    r->ntypes++;
+                }
             } else {
                 replay_row *row = &r->types[r->ntypes++];
                 snprintf(row->name, sizeof row->name, "%s", name);

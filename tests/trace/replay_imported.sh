@@ -81,6 +81,23 @@ grep -q '^aten::conv2d .* 1 *0.020 .*not recorded' "$T/hand.txt" || fail "text: 
 [ -s "$T/err" ] && fail "replay of an imported trace warns: $(cat "$T/err")"
 note "hand-checked trace: 8 of 14 ops, 48 of 79 us per step replayed; 3 demoted op types named with their reason"
 
+# more op types than the report has rows: the last row takes the rest
+python3 - "$T/many.json" <<'PY'
+import json, sys
+ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0", "pid": 1, "tid": 1, "ts": 0, "dur": 1000}]
+ev += [{"ph": "X", "cat": "cpu_op", "name": "myns::op%d" % i, "pid": 1, "tid": 1, "ts": 1 + 2 * i, "dur": 1,
+        "args": {"Input Dims": [[2]]}} for i in range(300)]
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+PY
+"$FATHOM" import -o "$T/many.tar.zst" "$T/many.json" >/dev/null 2>"$T/err" || fail "import many.json: $(cat "$T/err")"
+"$FATHOM" replay "$T/many.tar.zst" --format json --warmup 0 --iterations 1 >"$T/many.rep" 2>"$T/err" ||
+    fail "replay of 300 op types: $(cat "$T/err")"
+jq -e '(.not_replayed | length) == 256 and .not_replayed[254].op == "myns::op254"
+       and .not_replayed[255] == {"op": "(more op types)", "count": 45, "recorded_ns": 45000, "class": "?",
+                                  "why": "not in the op table (analyze/import_ops.def)"}
+       and .coverage.recorded_ops == 300 and .coverage.replayed_ops == 0' "$T/many.rep" >/dev/null ||
+    fail "300 op types: $(jq -c '[.not_replayed[-2:], .coverage]' "$T/many.rep")"
+
 # ---- the PyTorch fixtures -----------------------------------------------------
 for f in cnn.pt.trace.json.gz cnn-args.pt.trace.json.gz lstm.pt.trace.json.gz mlp.pt.trace.json.gz mlp.json \
     cnn.et.json.gz; do
