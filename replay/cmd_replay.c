@@ -149,6 +149,9 @@ static void print_csv(const replay_report *r)
     }
     printf("step,step,,%u,%.0f,%.0f,%.4f\n", r->steps, r->rec_step_ns, r->predicted_step_ns,
            r->rec_step_ns > 0 ? r->predicted_step_ns / r->rec_step_ns : 0.0);
+    /* coverage: invocations over all replayed steps, recorded time per step */
+    printf("coverage,replayed,,%llu,%.0f,%.0f,\n", (unsigned long long)r->rep_ops, r->rec_op_ns, r->rep_op_ns);
+    printf("coverage,demoted,,%llu,%.0f,,\n", (unsigned long long)(r->rec_ops - r->rep_ops), r->demoted_rec_ns);
 }
 
 static void print_json(const replay_program *p, const replay_report *r, int threads, int inter)

@@ -79,6 +79,10 @@ grep -q '^coverage: *8 of 14 recorded ops replayed (57.1%), 0.048 of 0.079 ms re
     "$T/hand.txt" || fail "text coverage: $(grep -A2 coverage "$T/hand.txt")"
 grep -q '^aten::conv2d .* 1 *0.020 .*not recorded' "$T/hand.txt" || fail "text: the demoted conv2d: $(cat "$T/hand.txt")"
 [ -s "$T/err" ] && fail "replay of an imported trace warns: $(cat "$T/err")"
+"$FATHOM" replay "$T/hand.tar.zst" --format csv --threads 1 --warmup 0 --iterations 1 >"$T/hand.csv" 2>"$T/err" ||
+    fail "replay (csv): $(cat "$T/err")"
+grep -q '^coverage,replayed,,8,48000,' "$T/hand.csv" && grep -qx 'coverage,demoted,,6,31000,,' "$T/hand.csv" &&
+    grep -q '^not_replayed,myns::custom,?,1,7000,,$' "$T/hand.csv" || fail "csv coverage: $(cat "$T/hand.csv")"
 note "hand-checked trace: 8 of 14 ops, 48 of 79 us per step replayed; 3 demoted op types named with their reason"
 
 # more op types than the report has rows: the last row takes the rest
