@@ -10,6 +10,8 @@
 #include <babeltrace2/babeltrace.h>
 #include <errno.h>
 #include <ftw.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +125,55 @@ end:
     return rc;
 }
 
+/* The temporary directory of the import under way: a SIGINT, SIGTERM or
+ * SIGHUP removes it before the process dies of the signal. The signals are
+ * blocked in every thread and taken by one that waits for them (it may call
+ * nftw, which a signal handler may not). */
+static char g_tmpdir[4096];
+static pthread_mutex_t g_tmp_lock = PTHREAD_MUTEX_INITIALIZER;
+static sigset_t g_sigs;
+
+static void *signal_watch(void *arg)
+{
+    (void)arg;
+    int sig;
+    if (sigwait(&g_sigs, &sig) != 0)
+        return NULL;
+    pthread_mutex_lock(&g_tmp_lock);
+    if (g_tmpdir[0]) {
+        nftw(g_tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+        rmdir(g_tmpdir);
+    }
+    /* dies of the signal, as without this thread */
+    signal(sig, SIG_DFL);
+    pthread_sigmask(SIG_UNBLOCK, &g_sigs, NULL);
+    raise(sig);
+    return NULL;
+}
+
+static void watch_signals(void)
+{
+    pthread_t t;
+    sigemptyset(&g_sigs);
+    sigaddset(&g_sigs, SIGINT);
+    sigaddset(&g_sigs, SIGTERM);
+    sigaddset(&g_sigs, SIGHUP);
+    if (pthread_sigmask(SIG_BLOCK, &g_sigs, NULL) != 0)
+        return;
+    if (pthread_create(&t, NULL, signal_watch, NULL) != 0) {
+        pthread_sigmask(SIG_UNBLOCK, &g_sigs, NULL);
+        return;
+    }
+    pthread_detach(t);
+}
+
+static void tmpdir_set(const char *dir)
+{
+    pthread_mutex_lock(&g_tmp_lock);
+    snprintf(g_tmpdir, sizeof g_tmpdir, "%s", dir ? dir : "");
+    pthread_mutex_unlock(&g_tmp_lock);
+}
+
 static int import_one(const char *file, const char *model, const char *out, const char *dir)
 {
     char tmpl[4096], ctf_dir[4200], err[1024], path[4096], host[128];
@@ -146,6 +197,7 @@ static int import_one(const char *file, const char *model, const char *out, cons
                 strerror(errno));
         return 1;
     }
+    tmpdir_set(tmpl);
     snprintf(ctf_dir, sizeof ctf_dir, "%s/trace", tmpl);
     if (convert(file, model, ctf_dir, &sum, err, sizeof err)) {
         fprintf(stderr, "fathom import: %s\n", err);
@@ -199,8 +251,11 @@ static int import_one(const char *file, const char *model, const char *out, cons
     rc = 0;
 end:
     tracer_manifest_destroy(m);
+    pthread_mutex_lock(&g_tmp_lock); /* not while a signal removes it */
     nftw(tmpl, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
     rmdir(tmpl);
+    g_tmpdir[0] = '\0';
+    pthread_mutex_unlock(&g_tmp_lock);
     return rc;
 }
 
@@ -241,6 +296,7 @@ int cmd_import(int argc, char **argv)
     if (out && nfiles > 1)
         return usage_error("-o names one archive: give one FILE, or --dir for several", NULL);
     int rc = 0, after_dashes = 0;
+    watch_signals();
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!after_dashes) {

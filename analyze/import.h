@@ -53,6 +53,7 @@ typedef enum analyze_import_attrs {
     ANALYZE_IMPORT_ATTRS_CONV,
     ANALYZE_IMPORT_ATTRS_CONV_BWD,
     ANALYZE_IMPORT_ATTRS_POOL,
+    ANALYZE_IMPORT_ATTRS_POOL_BWD,
 } analyze_import_attrs;
 
 typedef struct analyze_import_op {
@@ -65,6 +66,13 @@ typedef struct analyze_import_op {
 
 /* The table entry of a framework op name, or NULL. */
 const analyze_import_op *analyze_import_lookup(const char *name);
+/* The name an op type goes by when an imported trace is compared with a
+ * fathom trace (`analyze diff IMPORTED REPLAY`): a framework op (framework
+ * 1) by its engine op, or by the table's "A,B" where the framework fuses two
+ * engine ops (a convolution's backward); an engine op (framework 0) by the
+ * fused pair it is part of. Any other name as it is. The result is name or
+ * a string of the table. */
+const char *analyze_import_diff_label(const char *name, int framework);
 /* Number of entries, and entry i (for tests and listings). */
 size_t analyze_import_op_count(void);
 const analyze_import_op *analyze_import_op_at(size_t i);

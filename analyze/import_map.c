@@ -36,6 +36,35 @@ static const analyze_import_op table[] = {
 
 #define NOPS (sizeof table / sizeof table[0])
 
+/* The fused pair ("A,B") of the table engine op e (len bytes of it) is part of, or NULL. */
+static const char *fused_pair(const char *e, size_t len)
+{
+    for (size_t i = 0; i < analyze_import_op_count(); i++) {
+        const char *eng = analyze_import_op_at(i)->engine, *comma = strchr(eng, ',');
+        if (!comma)
+            continue;
+        size_t l1 = (size_t)(comma - eng);
+        if ((l1 == len && strncmp(eng, e, len) == 0) || (strlen(comma + 1) == len && strncmp(comma + 1, e, len) == 0))
+            return eng;
+    }
+    return NULL;
+}
+
+const char *analyze_import_diff_label(const char *name, int framework)
+{
+    const char *eng = name;
+    if (framework) {
+        const analyze_import_op *op = analyze_import_lookup(name);
+        if (!op || !op->engine[0])
+            return name;
+        eng = op->engine;
+        if (strchr(eng, ','))
+            return eng;
+    }
+    const char *pair = fused_pair(eng, strlen(eng));
+    return pair ? pair : eng;
+}
+
 size_t analyze_import_op_count(void) { return NOPS; }
 const analyze_import_op *analyze_import_op_at(size_t i) { return i < NOPS ? &table[i] : NULL; }
 
@@ -301,20 +330,39 @@ size_t analyze_import_attrs_of(analyze_import_attrs kind, const analyze_import_s
         if (pair(args, nargs, at, &attrs[0], &attrs[1]) || pair(args, nargs, at + 1, &attrs[2], &attrs[3]) ||
             !attrs[0] || !attrs[1])
             return 0;
+        /* a dilated convolution is not the engine's (dilation follows the
+         * padding in every convolution's signature) */
+        int64_t dh, dw;
+        if (!pair(args, nargs, at + 2, &dh, &dw) && (dh != 1 || dw != 1))
+            return 0;
         return 4;
     }
     case ANALYZE_IMPORT_ATTRS_POOL:
-        if (pair(args, nargs, 1, &attrs[0], &attrs[1]) || !attrs[0] || !attrs[1])
+    case ANALYZE_IMPORT_ATTRS_POOL_BWD: {
+        size_t at = kind == ANALYZE_IMPORT_ATTRS_POOL ? 1 : 2;
+        if (pair(args, nargs, at, &attrs[0], &attrs[1]) || !attrs[0] || !attrs[1])
             return 0;
-        if (nargs > 2 && args[2].n == 0) /* stride []: the kernel's */
+        if (nargs > at + 1 && args[at + 1].n == 0) /* stride []: the kernel's */
             attrs[2] = attrs[0], attrs[3] = attrs[1];
-        else if (pair(args, nargs, 2, &attrs[2], &attrs[3]) || !attrs[2] || !attrs[3])
+        else if (pair(args, nargs, at + 1, &attrs[2], &attrs[3]) || !attrs[2] || !attrs[3])
             return 0;
-        if (nargs > 3 && args[3].n == 0)
+        if (nargs > at + 2 && args[at + 2].n == 0)
             attrs[4] = attrs[5] = 0;
-        else if (pair(args, nargs, 3, &attrs[4], &attrs[5]))
+        else if (pair(args, nargs, at + 2, &attrs[4], &attrs[5]))
+            return 0;
+        /* a dilation other than 1 (max pools: a list after the padding) or
+         * ceil_mode (the output rounded up: the boolean after the padding or
+         * the dilation) is not the engine's pool */
+        size_t ceil = at + 3;
+        if (nargs > at + 3 && args[at + 3].n == 2) {
+            if (args[at + 3].v[0] != 1 || args[at + 3].v[1] != 1)
+                return 0;
+            ceil = at + 4;
+        }
+        if (nargs > ceil && args[ceil].n == 1 && args[ceil].v[0])
             return 0;
         return 6;
+    }
     case ANALYZE_IMPORT_ATTRS_NONE:
         break;
     }

@@ -444,12 +444,18 @@ static int64_t us_to_ns(const json_t *v)
     return (int64_t)llround(x);
 }
 
-/* A Kineto "Concrete Inputs" string ("1", "[1, 1]", "[]", "") as integers. */
+/* A Kineto "Concrete Inputs" string ("1", "[1, 1]", "[]", "", "True") as
+ * integers (a boolean as 1 or 0). */
 static void scalar_of_text(const char *s, analyze_import_scalar *sc)
 {
     sc->n = -1;
     if (!s)
         return;
+    if (strcmp(s, "True") == 0 || strcmp(s, "False") == 0) {
+        sc->n = 1;
+        sc->v[0] = *s == 'T';
+        return;
+    }
     int list = *s == '[';
     const char *p = s + list;
     int n = 0;
@@ -491,6 +497,9 @@ static void scalar_of_json(const json_t *v, const char *type, analyze_import_sca
     if (strcmp(type, "Int") == 0 && json_is_integer(v)) {
         sc->n = 1;
         sc->v[0] = json_integer_value(v);
+    } else if (strcmp(type, "Bool") == 0 && json_is_boolean(v)) {
+        sc->n = 1;
+        sc->v[0] = json_is_true(v);
     } else if (starts(type, "GenericList[Int") && json_is_array(v)) {
         size_t n = json_array_size(v);
         for (size_t i = 0; i < n && i < 4; i++) {
@@ -770,13 +779,17 @@ typedef struct et_state {
 } et_state;
 
 /* Our tensor for an ET tensor reference [tensor_id, storage_id, offset,
- * numel, elem_size, device] of shape a and dtype dt. */
+ * numel, elem_size, device] of shape a and dtype dt.  The framework reuses a
+ * freed tensor's id: an id seen again with another dtype or shape is
+ * another tensor. */
 static int64_t et_tensor(imp_trace *t, et_state *s, const json_t *ref, int dt, const analyze_import_arg *a)
 {
     if (!json_is_array(ref) || json_array_size(ref) < 2 || !json_is_integer(json_array_get(ref, 0)))
         return -2;
-    char key[48];
-    int n = snprintf(key, sizeof key, "%lld", (long long)json_integer_value(json_array_get(ref, 0)));
+    char key[256];
+    int n = snprintf(key, sizeof key, "%lld|%d|", (long long)json_integer_value(json_array_get(ref, 0)), dt);
+    for (int i = 0; i < a->ndim && n < (int)sizeof key - 24; i++)
+        n += snprintf(key + n, sizeof key - (size_t)n, "%lld,", (long long)a->d[i]);
     return keyed_tensor(t, s->ids, key, (size_t)n, dt, a);
 }
 

@@ -1,6 +1,8 @@
 /* report.c -- breakdown, compare, similarity, diff and scaling, in text, CSV and JSON. */
 #include "analyze/report.h"
 
+#include "analyze/import.h"
+
 #include "analyze/out.h"
 
 #include <jansson.h>
@@ -914,12 +916,20 @@ analyze_diff *analyze_diff_create(const analyze_profile *a, const analyze_profil
         goto end;
     }
     const analyze_profile *side[2] = { a, b };
+    /* an imported trace against a fathom trace (its replay): the framework's
+     * op types under the engine ops that compute them (analyze/import_ops.def) */
+    int fw[2] = { 0, 0 };
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < side[k]->nops && !fw[k]; i++)
+            fw[k] = analyze_import_lookup(side[k]->ops[i].name) != NULL;
+    int relabel = fw[0] != fw[1];
     for (int k = 0; k < 2; k++) {
         const analyze_profile *p = side[k];
         for (size_t i = 0; i < p->nops; i++)
-            if (p->ops[i].all.count)
-                diff_row_add(diff_row(d->ops, &d->nops, p->ops[i].name, p->classes[p->ops[i].cls]), k,
-                             &p->ops[i].all);
+            if (p->ops[i].all.count) {
+                const char *name = relabel ? analyze_import_diff_label(p->ops[i].name, fw[k]) : p->ops[i].name;
+                diff_row_add(diff_row(d->ops, &d->nops, name, p->classes[p->ops[i].cls]), k, &p->ops[i].all);
+            }
         analyze_profile_class_stats(p, cs[k]);
         for (size_t c = 0; c < p->nclasses; c++)
             if (cs[k][c].count)

@@ -26,6 +26,10 @@ static const char usage_text[] =
     "data flow. Fills inputs and weights with synthetic data of the recorded shapes, re-\n"
     "executes every op with this machine's kernels, and prints per op type and class the\n"
     "recorded and replayed time per step, their ratio, and the predicted step time here.\n"
+    "An archive of `fathom import` replays each framework op the op table maps to an\n"
+    "engine op with its recorded shapes; the others are demoted (not run, their recorded\n"
+    "time carried over). The report ends with its coverage: ops and recorded time\n"
+    "replayed, and the op types not replayed with the reason. See fathom-replay(1).\n"
     "  --threads N      intra-op threads (default: all cores)\n"
     "  --inter M        inter-op workers (default 1)\n"
     "  --steps K        replay K recorded steps (default: all kept steps)\n"
@@ -41,26 +45,69 @@ static const char usage_text[] =
     "  -o ARCHIVE       with --record: the archive (an error if it exists)\n"
     "  --dir DIR        with --record: folder for a default-named archive (traces)\n";
 
+/* The coverage statement: how much of the recording the replay represents. */
+static void print_coverage(const replay_report *r)
+{
+    double all_ns = r->rec_op_ns + r->demoted_rec_ns;
+    if (r->rep_ops == r->rec_ops) {
+        printf("coverage:           all %llu recorded ops replayed (100%% of the recorded op time)\n",
+               (unsigned long long)r->rec_ops);
+    } else {
+        printf("coverage:           %llu of %llu recorded ops replayed (%.1f%%), %.3f of %.3f ms recorded op time per "
+               "step (%.1f%%)\n",
+               (unsigned long long)r->rep_ops, (unsigned long long)r->rec_ops,
+               r->rec_ops ? 100.0 * (double)r->rep_ops / (double)r->rec_ops : 0.0, r->rec_op_ns / 1e6, all_ns / 1e6,
+               all_ns > 0 ? 100.0 * r->rec_op_ns / all_ns : 0.0);
+    }
+    if (r->converted_ops)
+        printf("                    %llu of the replayed ops have inputs recorded in dtypes the engine lacks "
+               "(float64, int64, ...): replayed in float32 and int32\n",
+               (unsigned long long)r->converted_ops);
+    if (!r->demoted_types) {
+        printf("op types not replayed: none\n");
+        return;
+    }
+    printf("\nop types not replayed (class, count, recorded ms per step, share, why; their recorded time is carried "
+           "over into the prediction): %u\n", r->demoted_types);
+    /* by recorded time, descending */
+    int order[REPLAY_MAX_TYPES], n = 0;
+    for (int i = 0; i < r->ntypes; i++)
+        if (r->types[i].why)
+            order[n++] = i;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && r->types[order[j]].demoted_ns > r->types[order[j - 1]].demoted_ns; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (int i = 0; i < n; i++) {
+        const replay_row *w = &r->types[order[i]];
+        printf("%-38s %-13s %7llu %12.3f %6.1f%%  %s\n", w->name, w->cls, (unsigned long long)w->demoted,
+               w->demoted_ns / 1e6, all_ns > 0 ? 100.0 * w->demoted_ns / all_ns : 0.0, w->why);
+    }
+}
+
 static void print_text(const replay_program *p, const replay_report *r, int threads, int inter)
 {
     printf("recorded on: %s, %u thread%s, %u inter-op; %s\n", p->rec.cpu[0] ? p->rec.cpu : "?", p->rec.threads,
            p->rec.threads == 1 ? "" : "s", p->rec.inter, p->rec.blas[0] ? p->rec.blas : "?");
     printf("replayed on: %s, %d thread%s, %d inter-op; %s\n", exec_cpu_model(), threads, threads == 1 ? "" : "s", inter,
            exec_blas_config());
-    printf("workload:    %s %s (%s), %u steps replayed, %llu ops per step\n\n", p->rec.model, p->rec.mode, p->rec.preset,
-           r->steps, (unsigned long long)(r->ops / r->steps));
+    printf("workload:    %s %s (%s), %u steps replayed, %llu engine ops per step\n\n", p->rec.model, p->rec.mode,
+           p->rec.preset, r->steps, (unsigned long long)(r->ops / r->steps));
     printf("%-38s %-13s %7s %12s %12s %7s\n", "op type", "class", "count", "recorded ms", "replayed ms", "ratio");
-    /* by replayed time, descending */
-    int order[EXEC_OP_COUNT];
+    /* the replayed op types, by replayed time, descending */
+    int order[REPLAY_MAX_TYPES], n = 0;
     for (int i = 0; i < r->ntypes; i++)
-        order[i] = i;
-    for (int i = 1; i < r->ntypes; i++)
+        if (r->types[i].count)
+            order[n++] = i;
+    for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && r->types[order[j]].rep_ns > r->types[order[j - 1]].rep_ns; j--) {
             int t = order[j];
             order[j] = order[j - 1];
             order[j - 1] = t;
         }
-    for (int i = 0; i < r->ntypes; i++) {
+    for (int i = 0; i < n; i++) {
         const replay_row *w = &r->types[order[i]];
         printf("%-38s %-13s %7llu %12.3f %12.3f %7.2f\n", w->name, w->cls, (unsigned long long)w->count, w->rec_ns / 1e6,
                w->rep_ns / 1e6, w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0);
@@ -71,21 +118,18 @@ static void print_text(const replay_program *p, const replay_report *r, int thre
         if (!w->count)
             continue;
         printf("%-38s %7llu %12.3f %12.3f %7.2f %7.1f%% %7.1f%%\n", w->name, (unsigned long long)w->count, w->rec_ns / 1e6,
-               w->rep_ns / 1e6, w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0, 100 * w->rec_ns / r->rec_op_ns,
-               100 * w->rep_ns / r->rep_op_ns);
+               w->rep_ns / 1e6, w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0,
+               r->rec_op_ns > 0 ? 100 * w->rec_ns / r->rec_op_ns : 0.0, r->rep_op_ns > 0 ? 100 * w->rep_ns / r->rep_op_ns : 0.0);
     }
-    printf("\nop time per step:   recorded %.3f ms, replayed %.3f ms (ratio %.3f)\n", r->rec_op_ns / 1e6,
-           r->rep_op_ns / 1e6, r->rep_op_ns / r->rec_op_ns);
+    printf("\nop time per step:   recorded %.3f ms, replayed %.3f ms (ratio %.3f)%s\n", r->rec_op_ns / 1e6,
+           r->rep_op_ns / 1e6, r->rec_op_ns > 0 ? r->rep_op_ns / r->rec_op_ns : 0.0,
+           r->rep_ops == r->rec_ops ? "" : " (the replayed ops)");
     printf("step time:          recorded %.3f ms, predicted here %.3f ms (ratio %.3f)\n", r->rec_step_ns / 1e6,
-           r->predicted_step_ns / 1e6, r->predicted_step_ns / r->rec_step_ns);
-    if (!r->unknown_types) {
-        printf("op types not replayed: none\n");
-        return;
-    }
-    printf("op types not replayed (not known to this version; recorded time carried over): %u\n", r->unknown_types);
-    for (int i = 0; i < r->nunknown; i++)
-        printf("  %-36s %7llu %12.3f\n", r->unknown[i].name, (unsigned long long)r->unknown[i].count,
-               r->unknown[i].rec_ns / 1e6);
+           r->predicted_step_ns / 1e6, r->rec_step_ns > 0 ? r->predicted_step_ns / r->rec_step_ns : 0.0);
+    if (r->rec_op_ns + r->demoted_rec_ns <= 0)
+        printf("note:               the trace records no op times (an execution trace): recorded times and ratios "
+               "are 0\n");
+    print_coverage(r);
 }
 
 static void print_csv(const replay_report *r)
@@ -93,8 +137,9 @@ static void print_csv(const replay_report *r)
     printf("kind,name,class,count,recorded_ns,replayed_ns,ratio\n");
     for (int i = 0; i < r->ntypes; i++) {
         const replay_row *w = &r->types[i];
-        printf("op,%s,%s,%llu,%.0f,%.0f,%.4f\n", w->name, w->cls, (unsigned long long)w->count, w->rec_ns, w->rep_ns,
-               w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0);
+        if (w->count)
+            printf("op,%s,%s,%llu,%.0f,%.0f,%.4f\n", w->name, w->cls, (unsigned long long)w->count, w->rec_ns, w->rep_ns,
+                   w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0);
     }
     for (int c = 0; c < EXEC_CLASS_COUNT; c++) {
         const replay_row *w = &r->classes[c];
@@ -102,11 +147,16 @@ static void print_csv(const replay_report *r)
             printf("class,%s,%s,%llu,%.0f,%.0f,%.4f\n", w->name, w->name, (unsigned long long)w->count, w->rec_ns,
                    w->rep_ns, w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0);
     }
-    for (int i = 0; i < r->nunknown; i++)
-        printf("not_replayed,%s,,%llu,%.0f,,\n", r->unknown[i].name, (unsigned long long)r->unknown[i].count,
-               r->unknown[i].rec_ns);
+    for (int i = 0; i < r->ntypes; i++) {
+        const replay_row *w = &r->types[i];
+        if (w->why)
+            printf("not_replayed,%s,%s,%llu,%.0f,,\n", w->name, w->cls, (unsigned long long)w->demoted, w->demoted_ns);
+    }
     printf("step,step,,%u,%.0f,%.0f,%.4f\n", r->steps, r->rec_step_ns, r->predicted_step_ns,
-           r->predicted_step_ns / r->rec_step_ns);
+           r->rec_step_ns > 0 ? r->predicted_step_ns / r->rec_step_ns : 0.0);
+    /* coverage: invocations over all replayed steps, recorded time per step */
+    printf("coverage,replayed,,%llu,%.0f,%.0f,\n", (unsigned long long)r->rep_ops, r->rec_op_ns, r->rep_op_ns);
+    printf("coverage,demoted,,%llu,%.0f,,\n", (unsigned long long)(r->rec_ops - r->rep_ops), r->demoted_rec_ns);
 }
 
 static void print_json(const replay_program *p, const replay_report *r, int threads, int inter)
@@ -114,8 +164,11 @@ static void print_json(const replay_program *p, const replay_report *r, int thre
     json_t *types = json_array(), *classes = json_array();
     for (int i = 0; i < r->ntypes; i++) {
         const replay_row *w = &r->types[i];
-        json_array_append_new(types, json_pack("{s:s, s:s, s:I, s:f, s:f}", "op", w->name, "class", w->cls, "count",
-                                               (json_int_t)w->count, "recorded_ns", w->rec_ns, "replayed_ns", w->rep_ns));
+        if (!w->count)
+            continue;
+        json_array_append_new(types, json_pack("{s:s, s:s, s:I, s:f, s:f, s:I}", "op", w->name, "class", w->cls, "count",
+                                               (json_int_t)w->count, "recorded_ns", w->rec_ns, "replayed_ns", w->rep_ns,
+                                               "converted", (json_int_t)w->converted));
     }
     for (int c = 0; c < EXEC_CLASS_COUNT; c++) {
         const replay_row *w = &r->classes[c];
@@ -123,10 +176,19 @@ static void print_json(const replay_program *p, const replay_report *r, int thre
             json_array_append_new(classes, json_pack("{s:s, s:I, s:f, s:f}", "class", w->name, "count",
                                                      (json_int_t)w->count, "recorded_ns", w->rec_ns, "replayed_ns", w->rep_ns));
     }
-    json_t *unknown = json_array();
-    for (int i = 0; i < r->nunknown; i++)
-        json_array_append_new(unknown, json_pack("{s:s, s:I, s:f}", "op", r->unknown[i].name, "count",
-                                                 (json_int_t)r->unknown[i].count, "recorded_ns", r->unknown[i].rec_ns));
+    json_t *demoted = json_array();
+    for (int i = 0; i < r->ntypes; i++) {
+        const replay_row *w = &r->types[i];
+        if (w->why)
+            json_array_append_new(demoted, json_pack("{s:s, s:I, s:f, s:s, s:s}", "op", w->name, "count", (json_int_t)w->demoted,
+                                                     "recorded_ns", w->demoted_ns, "class", w->cls, "why", w->why));
+    }
+    double all_ns = r->rec_op_ns + r->demoted_rec_ns;
+    json_t *cov = json_pack("{s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f}", "recorded_ops", (json_int_t)r->rec_ops,
+                            "replayed_ops", (json_int_t)r->rep_ops, "converted_ops", (json_int_t)r->converted_ops,
+                            "recorded_op_ns", all_ns, "replayed_recorded_ns", r->rec_op_ns, "demoted_recorded_ns",
+                            r->demoted_rec_ns, "op_share", r->rec_ops ? (double)r->rep_ops / (double)r->rec_ops : 0.0,
+                            "time_share", all_ns > 0 ? r->rec_op_ns / all_ns : 0.0);
     json_t *root = json_pack(
         "{s:i, s:s, s:s, s:s, s:{s:s, s:s, s:i, s:i}, s:{s:s, s:s, s:i, s:i}, s:i, s:I, s:f, s:f, s:f, s:f, s:o, s:o, s:o}",
         "schema", 1, "model", p->rec.model, "mode", p->rec.mode, "preset", p->rec.preset, "recorded_on", "cpu", p->rec.cpu,
@@ -134,7 +196,8 @@ static void print_json(const replay_program *p, const replay_report *r, int thre
         exec_cpu_model(), "blas", exec_blas_config(), "threads", threads, "inter", inter, "steps", (int)r->steps,
         "ops_per_step", (json_int_t)(r->ops / r->steps), "recorded_step_ns", r->rec_step_ns, "predicted_step_ns",
         r->predicted_step_ns, "recorded_op_ns", r->rec_op_ns, "replayed_op_ns", r->rep_op_ns, "op_types", types,
-        "classes", classes, "not_replayed", unknown);
+        "classes", classes, "not_replayed", demoted);
+    json_object_set_new(root, "coverage", cov);
     json_object_set_new(root, "ops_executed", json_integer((json_int_t)r->ops_executed));
     json_object_set_new(root, "replayed_step_ns", json_real(r->rep_wall_step_ns));
     json_dumpf(root, stdout, JSON_INDENT(2));
@@ -316,7 +379,7 @@ int cmd_replay(int argc, char **argv)
         cli_error("replay", "%s", exec_errmsg());
         goto end;
     }
-    if (p.nunknown) {
+    if (p.nunknown && !p.imported) { /* an imported trace's: in the coverage statement */
         char names[512] = "";
         size_t len = 0;
         for (uint32_t i = 0; i < p.nunknown && len < sizeof names - 80; i++)

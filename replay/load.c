@@ -6,6 +6,7 @@
 #include "replay/load.h"
 
 #include "exec/alloc.h"
+#include "replay/imported.h"
 #include "tracer/archive.h"
 #include "tracer/decode.h"
 #include "tracer/isolate.h"
@@ -28,6 +29,8 @@ typedef struct loader {
     int in_step;
     uint32_t cur_step;
     uint64_t run_begins;
+    int imported;               /* a trace `fathom import` wrote (run_begin's version
+                                   names the source format, pytorch-...) */
 } loader;
 
 static int fail(loader *L, exec_status s, const char *fmt, const char *a)
@@ -42,18 +45,25 @@ static int cb_tensor_alloc(void *user, uint64_t ts, const tracer_tensor *x)
     (void)ts;
     loader *L = user;
     replay_tensor t = { .id = x->id };
-    int r = -1, d = -1;
+    int r = -1, conv = 0;
     for (int i = 0; x->role && i < EXEC_ROLE_COUNT; i++)
         if (strcmp(x->role, exec_role_name((exec_role)i)) == 0)
             r = i;
-    for (int i = 0; x->dtype && i < EXEC_DTYPE_COUNT; i++)
-        if (strcmp(x->dtype, exec_dtype_name((exec_dtype)i)) == 0)
-            d = i;
+    /* the engine's dtypes, or a framework's (imported traces), converted */
+    int d = replay_fw_dtype(x->dtype, &conv);
     if (r < 0 || d < 0)
         return fail(L, EXEC_ERR_ARG, "tensor_alloc: unknown role or dtype '%s'",
                     r < 0 ? (x->role ? x->role : "?") : (x->dtype ? x->dtype : "?"));
     t.role = (exec_role)r;
     t.dtype = (exec_dtype)d;
+    t.converted = (uint8_t)conv;
+    int usable = x->shape_ok && x->ndim <= EXEC_MAX_DIMS;
+    for (uint32_t i = 0; usable && i < x->ndim; i++)
+        usable = x->shape[i] > 0;
+    /* an imported trace's tensor the engine cannot hold (more than 5
+     * dimensions, an empty one) is left out: the ops reading it are demoted */
+    if (!usable && L->imported)
+        return 0;
     if (!x->shape_ok || x->ndim > EXEC_MAX_DIMS)
         return fail(L, EXEC_ERR_ARG, "tensor_alloc: %s", "a shape of more than 5 dimensions or none at all");
     t.ndim = (int)x->ndim;
@@ -92,7 +102,15 @@ static int cb_op(void *user, const tracer_op *o)
         return -1;
     uint32_t step = L->in_step ? L->cur_step : UINT32_MAX;
     uint64_t ns = o->end >= o->begin ? o->end - o->begin : 0;
-    if (exec_op_from_name(n->op) < 0) {
+    const replay_fw_op *fw = NULL;
+    if (exec_op_from_name(n->op) < 0 && (fw = replay_fw_lookup(n->op))) {
+        /* a framework op of an imported trace: its inputs and attrs */
+        if (n->nattrs > EXEC_MAX_ATTRS)
+            return fail(L, EXEC_ERR_ARG, "op %s: attrs too long", n->op);
+        if (replay_program_add_framework(L->p, fw, n->phase, step, (int)n->nin, n->inputs, (int)n->nout, n->outputs,
+                                         (int)n->nattrs, n->attrs, ns))
+            return fail(L, EXEC_ERR_ARG, "%s", exec_errmsg());
+    } else if (exec_op_from_name(n->op) < 0) {
         if (replay_program_add_unknown(L->p, n->op, step, ns))
             return fail(L, EXEC_ERR_ARG, "%s", exec_errmsg());
     } else {
@@ -149,6 +167,7 @@ static int cb_run_begin(void *user, const tracer_run *r)
     m->inter = r->inter;
     m->batch = r->batch;
     m->steps = r->steps;
+    L->imported = L->p->imported = r->version && strncmp(r->version, "pytorch-", 8) == 0;
     L->run_begins++;
     return 0;
 }

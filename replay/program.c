@@ -2,6 +2,7 @@
 #include "replay/program.h"
 
 #include "exec/alloc.h"
+#include "replay/imported.h"
 #include "exec/rng.h"
 
 #include <stdio.h>
@@ -104,6 +105,55 @@ exec_status replay_program_add_op(replay_program *p, const char *op_name, const 
     return EXEC_OK;
 }
 
+exec_status replay_program_add_framework(replay_program *p, const replay_fw_op *fw, const char *phase, uint32_t step,
+                                         int nin, const uint32_t *in, int nout, const uint32_t *out, int nattrs,
+                                         const int64_t *attrs, uint64_t rec_ns)
+{
+    int ph = -1;
+    for (int i = 0; i < EXEC_PHASE_COUNT; i++)
+        if (strcmp(phase, exec_phase_name((exec_phase)i)) == 0)
+            ph = i;
+    if (ph < 0)
+        return exec_fail(EXEC_ERR_ARG, "%s: unknown phase '%s'", fw->name, phase);
+    if (nattrs < 0 || nattrs > EXEC_MAX_ATTRS)
+        return exec_fail(EXEC_ERR_ARG, "%s: %d attributes (at most %d)", fw->name, nattrs, EXEC_MAX_ATTRS);
+    if (nin < 0 || nout < 0 || nin > 4096 || nout > 4096)
+        return exec_fail(EXEC_ERR_ARG, "%s: %d inputs, %d outputs", fw->name, nin, nout);
+    if (p->nops == p->cap_ops) {
+        uint32_t nc = p->cap_ops ? p->cap_ops * 2 : 1024;
+        replay_op *no = exec_realloc(p->ops, nc * sizeof *no);
+        if (!no)
+            return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+        p->ops = no;
+        p->cap_ops = nc;
+    }
+    replay_op *o = &p->ops[p->nops];
+    memset(o, 0, sizeof *o);
+    o->fw = fw;
+    o->phase = (exec_phase)ph;
+    o->step = step;
+    o->nin = nin;
+    o->nout = nout;
+    o->nattrs = nattrs;
+    o->rec_ns = rec_ns;
+    o->unknown = -1;
+    o->node = UINT32_MAX;
+    if (nin > EXEC_MAX_ATTRS && !(o->in_more = exec_malloc((size_t)nin * sizeof *in)))
+        return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+    if (nout > EXEC_MAX_ATTRS && !(o->out_more = exec_malloc((size_t)nout * sizeof *out))) {
+        exec_free(o->in_more);
+        return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+    }
+    if (nin)
+        memcpy(op_ids(o, 0), in, (size_t)nin * sizeof *in);
+    if (nout)
+        memcpy(op_ids(o, 1), out, (size_t)nout * sizeof *out);
+    if (nattrs)
+        memcpy(o->attrs, attrs, (size_t)nattrs * sizeof *attrs);
+    p->nops++;
+    return EXEC_OK;
+}
+
 exec_status replay_program_add_unknown(replay_program *p, const char *op_name, uint32_t step, uint64_t rec_ns)
 {
     uint32_t u = 0;
@@ -180,6 +230,8 @@ static int cmp_tensor(const void *a, const void *b)
 static replay_tensor *find(replay_program *p, uint32_t id)
 {
     replay_tensor key = { .id = id };
+    if (!p->ntensors)
+        return NULL;
     return bsearch(&key, p->tensors, p->ntensors, sizeof key, cmp_tensor);
 }
 
@@ -216,10 +268,10 @@ static const struct input_rule {
     { "Div", 1, DOM_POSITIVE, 0, 0 },
 };
 
-/* The rule for a tensor read first as input `i` of op `o`, if any. */
-static const struct input_rule *rule_for(const replay_op *o, int i)
+/* The rule for a tensor read first as input `i` of op `op`, if any. */
+static const struct input_rule *rule_for(exec_op op, int i)
 {
-    const char *name = exec_op_name(o->op);
+    const char *name = exec_op_name(op);
     for (size_t r = 0; r < sizeof input_rules / sizeof input_rules[0]; r++)
         if (input_rules[r].input == i && strcmp(input_rules[r].op, name) == 0)
             return &input_rules[r];
@@ -244,9 +296,9 @@ static float fill_scale(const exec_tensor *t)
     return (float)sqrt(2.0 / (fan_a + fan_b));
 }
 
-/* Fills t, read first by node n (recorded op o) as the input `r` describes. */
-static void fill_tensor(const exec_graph *g, const exec_tensor *t, const exec_node *n, const replay_op *o,
-                        const struct input_rule *r, exec_rng *rng)
+/* Fills t, read first by node n as the input `r` describes. */
+static void fill_tensor(const exec_graph *g, const exec_tensor *t, const exec_node *n, const struct input_rule *r,
+                        exec_rng *rng)
 {
     int64_t lo = 0, hi = 1;
     if (r && (r->dom == DOM_INDEX_DIM || r->dom == DOM_FULL_LENGTH || r->dom == DOM_LABEL_LENGTH)) {
@@ -258,7 +310,7 @@ static void fill_tensor(const exec_graph *g, const exec_tensor *t, const exec_no
         if (hi < 1)
             hi = 1;
     } else if (r && r->dom == DOM_INDEX_ATTR) {
-        hi = o->attrs[r->ref_dim] > 0 ? o->attrs[r->ref_dim] : 1;
+        hi = n->attrs[r->ref_dim] > 0 ? n->attrs[r->ref_dim] : 1;
     }
     float scale = fill_scale(t);
     for (int64_t e = 0; e < t->numel; e++) {
@@ -282,11 +334,194 @@ static void fill_tensor(const exec_graph *g, const exec_tensor *t, const exec_no
     }
 }
 
+/* ---- framework ops (imported traces) ---------------------------------------
+ * Their tensors come from two pools: inputs, one per distinct dtype, shape
+ * and value domain (filled once, never written: every reader gets valid
+ * values), and outputs, one per distinct dtype and shape (written, never
+ * read). */
+typedef struct pool_entry {
+    int out;
+    exec_dtype dtype;
+    int ndim;
+    int64_t shape[EXEC_MAX_DIMS];
+    const struct input_rule *rule;
+    int64_t bound;
+    uint32_t id;
+} pool_entry;
+
+typedef struct pool {
+    pool_entry *e;
+    uint32_t n, cap;
+} pool;
+
+static uint32_t pool_get(exec_graph *g, pool *pl, int out, exec_dtype dt, int ndim, const int64_t *shape,
+                         const struct input_rule *rule, int64_t bound)
+{
+    for (uint32_t i = 0; i < pl->n; i++) {
+        const pool_entry *e = &pl->e[i];
+        if (e->out == out && e->dtype == dt && e->ndim == ndim && e->rule == rule && e->bound == bound &&
+            memcmp(e->shape, shape, (size_t)ndim * sizeof *shape) == 0)
+            return e->id;
+    }
+    if (pl->n == pl->cap) {
+        uint32_t nc = pl->cap ? pl->cap * 2 : 64;
+        pool_entry *ne = exec_realloc(pl->e, nc * sizeof *ne);
+        if (!ne) {
+            exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+            return 0;
+        }
+        pl->e = ne;
+        pl->cap = nc;
+    }
+    char name[32];
+    snprintf(name, sizeof name, "%s%u", out ? "fw_out" : "fw_in", pl->n);
+    uint32_t id = exec_tensor_new(g, EXEC_ROLE_activation, dt, ndim, shape, name);
+    if (!id) {
+        exec_fail(exec_graph_status(g), "%s", exec_errmsg());
+        return 0;
+    }
+    pool_entry *e = &pl->e[pl->n++];
+    memset(e, 0, sizeof *e);
+    e->out = out, e->dtype = dt, e->ndim = ndim, e->rule = rule, e->bound = bound, e->id = id;
+    memcpy(e->shape, shape, (size_t)ndim * sizeof *shape);
+    return id;
+}
+
+/* The bound a rule's values depend on (an index range), for the pool key. */
+static int64_t rule_bound(const struct input_rule *r, const replay_fw_node *n)
+{
+    if (!r)
+        return 0;
+    if (r->dom == DOM_INDEX_ATTR)
+        return r->ref_dim < n->nattrs ? n->attrs[r->ref_dim] : 0;
+    if (r->dom == DOM_INDEX_DIM || r->dom == DOM_FULL_LENGTH || r->dom == DOM_LABEL_LENGTH) {
+        if (r->ref_input >= n->nin)
+            return 0;
+        int nd = n->in[r->ref_input].ndim, d = r->ref_dim < 0 ? nd - 1 : r->ref_dim;
+        return d >= 0 && d < nd ? n->in[r->ref_input].shape[d] : 0;
+    }
+    return 0;
+}
+
+static const char R_NO_TENSORS[] = "inputs not recorded";
+static const char R_NO_FIT[] = "shapes do not fit the engine op";
+
+/* The number of elements of recorded output i of o; -1 if not recorded or
+ * of no dimension (a scalar, or an output the framework left undefined). */
+static int64_t out_numel(replay_program *p, replay_op *o, int i)
+{
+    const replay_tensor *t = i < o->nout ? find(p, op_ids(o, 1)[i]) : NULL;
+    if (!t || !t->ndim)
+        return -1;
+    int64_t e = 1;
+    for (int d = 0; d < t->ndim; d++)
+        e *= t->shape[d];
+    return e;
+}
+
+static int64_t shape_numel(const exec_shape *s)
+{
+    int64_t e = 1;
+    for (int d = 0; d < s->ndim; d++)
+        e *= s->d[d];
+    return e;
+}
+
+/* Framework op o (program op k) as engine nodes, or demoted (o->why). */
+static exec_status add_framework(replay_program *p, replay_op *o, pool *pl)
+{
+    replay_fw_arg args[o->nin ? o->nin : 1];
+    o->nnodes = 0;
+    o->why = NULL;
+    for (int i = 0; i < o->nin; i++) {
+        const replay_tensor *t = find(p, op_ids(o, 0)[i]);
+        if (!t) {
+            o->why = R_NO_TENSORS;
+            return EXEC_OK;
+        }
+        args[i].ndim = t->ndim;
+        memcpy(args[i].shape, t->shape, sizeof t->shape);
+        o->converted |= t->converted;
+    }
+    replay_fw_plan plan;
+    int training = strcmp(p->rec.mode, "train") == 0;
+    if ((o->why = replay_fw_plan_of(o->fw, o->nin, args, o->nattrs, o->attrs, training, &plan)))
+        return EXEC_OK;
+    uint32_t in[2][REPLAY_FW_MAX_IN];
+    exec_shape shapes[2][4];
+    for (int k = 0; k < plan.nnodes; k++) {
+        const replay_fw_node *pn = &plan.node[k];
+        const exec_op_info *info = &exec_op_table[pn->op];
+        if (info->nin != pn->nin || info->nout < 1 || info->nout > 4) {
+            o->why = R_NO_FIT;
+            return EXEC_OK;
+        }
+        for (int i = 0; i < pn->nin; i++) {
+            const struct input_rule *r = rule_for(pn->op, i);
+            if (!(in[k][i] = pool_get(p->g, pl, 0, pn->in[i].dtype, pn->in[i].ndim, pn->in[i].shape, r,
+                                      rule_bound(r, pn))))
+                return exec_graph_status(p->g) ? exec_graph_status(p->g) : EXEC_ERR_NOMEM;
+        }
+        /* the engine's shape rule on a node not yet in the graph: the op
+         * runs only with shapes its kernels accept */
+        exec_node tmp = { .op = pn->op, .phase = o->phase, .nin = pn->nin, .in = in[k], .nattrs = pn->nattrs };
+        memcpy(tmp.attrs, pn->attrs, sizeof tmp.attrs);
+        memset(shapes[k], 0, sizeof shapes[k]);
+        if (info->shape(p->g, &tmp, shapes[k])) {
+            o->why = R_NO_FIT;
+            return EXEC_OK;
+        }
+    }
+    /* recorded outputs (an execution trace's) say what the framework
+     * computed: a convolution backward whose first output (the input's
+     * gradient) is undefined computed the filter's alone (its output mask),
+     * and the filter's alone runs. Any other output of another size than
+     * the engine's is another computation (a transposed convolution):
+     * demoted. Reductions are excepted (their axes are not recorded: they
+     * reduce all). */
+    const replay_tensor *out0 = o->nout >= 1 ? find(p, op_ids(o, 1)[0]) : NULL;
+    int skip = 0;
+    if (plan.nnodes == 2 && out0 && out0->ndim == 0) {
+        plan.node[0] = plan.node[1];
+        memcpy(in[0], in[1], sizeof in[0]);
+        memcpy(shapes[0], shapes[1], sizeof shapes[0]);
+        plan.nnodes = 1;
+        skip = 1;
+    }
+    for (int k = 0; k < plan.nnodes; k++) {
+        exec_op op = plan.node[k].op;
+        int64_t want = out_numel(p, o, k + skip);
+        if (want >= 0 && op != EXEC_OP_Sum && op != EXEC_OP_Mean && op != EXEC_OP_Max &&
+            want != shape_numel(&shapes[k][0])) {
+            o->why = R_NO_FIT;
+            return EXEC_OK;
+        }
+    }
+    for (int k = 0; k < plan.nnodes; k++) {
+        const replay_fw_node *pn = &plan.node[k];
+        int nout = exec_op_table[pn->op].nout;
+        uint32_t out[4];
+        for (int i = 0; i < nout; i++)
+            if (!(out[i] = pool_get(p->g, pl, 1, shapes[k][i].dtype, shapes[k][i].ndim, shapes[k][i].d, NULL, 0)))
+                return exec_graph_status(p->g) ? exec_graph_status(p->g) : EXEC_ERR_NOMEM;
+        uint32_t node = exec_node_count(p->g);
+        exec_status s = exec_op_add_recorded(p->g, pn->op, o->phase, pn->nin, in[k], pn->nattrs, pn->attrs, nout, out);
+        if (s)
+            return exec_fail(s, "%s as %s: %s", o->fw->name, exec_op_name(pn->op), exec_errmsg());
+        if (k == 0)
+            o->node = node;
+        o->nnodes++;
+    }
+    return EXEC_OK;
+}
+
 exec_status replay_program_build(replay_program *p, uint64_t seed)
 {
     exec_status s = EXEC_OK;
-    uint8_t *written = NULL, *filled = NULL;
-    qsort(p->tensors, p->ntensors, sizeof *p->tensors, cmp_tensor);
+    uint8_t *written = NULL, *filled = NULL, *needed = NULL;
+    pool pl = { 0 };
+    if (p->ntensors) /* an imported trace without shapes has none */
+        qsort(p->tensors, p->ntensors, sizeof *p->tensors, cmp_tensor);
     for (uint32_t i = 1; i < p->ntensors; i++)
         if (p->tensors[i].id == p->tensors[i - 1].id)
             return exec_fail(EXEC_ERR_ARG, "the trace allocates tensor %u twice", p->tensors[i].id);
@@ -295,9 +530,11 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
     if (have && need > have)
         return exec_fail(EXEC_ERR_NOMEM, "the trace's tensors need %.1f GiB, more than this machine's %.1f GiB",
                          (double)need / (1ull << 30), (double)have / (1ull << 30));
+    int has_fw = 0;
     for (uint32_t k = 0; k < p->nops; k++) {
         const replay_op *o = &p->ops[k];
-        if (o->unknown >= 0)
+        has_fw |= o->fw != NULL;
+        if (o->unknown >= 0 || o->fw)
             continue;
         int want = layout_count(exec_op_table[o->op].attrs);
         if (want >= 0 && o->nattrs != want)
@@ -306,51 +543,96 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
                              "another version?",
                              k, exec_op_name(o->op), o->nattrs, want, exec_op_table[o->op].attrs);
     }
+    /* the recorded tensors engine ops read or write (with framework ops
+     * about, only those: framework ops get tensors of their own) */
+    if (!(needed = exec_calloc(p->ntensors + 1, 1)))
+        return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+    for (uint32_t i = 0; i < p->ntensors; i++)
+        needed[i] = !has_fw;
+    for (uint32_t k = 0; k < p->nops && has_fw; k++) {
+        replay_op *o = &p->ops[k];
+        if (o->unknown >= 0 || o->fw)
+            continue;
+        for (int side = 0; side < 2; side++)
+            for (int i = 0; i < (side ? o->nout : o->nin); i++) {
+                replay_tensor *t = find(p, op_ids(o, side)[i]);
+                if (t)
+                    needed[t - p->tensors] = 1;
+            }
+    }
     if ((s = exec_graph_create(&p->g, seed)))
-        return s;
+        goto end;
     for (uint32_t i = 0; i < p->ntensors; i++) {
         replay_tensor *t = &p->tensors[i];
+        t->engine_id = 0;
+        if (!needed[i])
+            continue;
         char name[32];
         snprintf(name, sizeof name, "t%u", t->id);
         t->engine_id = exec_tensor_new(p->g, t->role, t->dtype, t->ndim, t->shape, name);
-        if (!t->engine_id)
-            return exec_graph_status(p->g);
+        if (!t->engine_id) {
+            s = exec_graph_status(p->g);
+            goto end;
+        }
     }
     uint32_t prev_step = UINT32_MAX;
     for (uint32_t k = 0; k < p->nops; k++) {
         replay_op *o = &p->ops[k];
         if (o->unknown >= 0)
             continue; /* not replayed (listed in the report) */
+        if (o->fw) {
+            if ((s = add_framework(p, o, &pl)))
+                goto end;
+            continue;
+        }
         uint32_t in[o->nin ? o->nin : 1], out[o->nout ? o->nout : 1];
         for (int side = 0; side < 2; side++) {
             int n = side ? o->nout : o->nin;
             for (int i = 0; i < n; i++) {
                 replay_tensor *t = find(p, op_ids(o, side)[i]);
-                if (!t)
-                    return exec_fail(EXEC_ERR_ARG, "op %u (%s) %s tensor %u, which the trace never allocated", k,
-                                     exec_op_name(o->op), side ? "writes" : "reads", op_ids(o, side)[i]);
+                if (!t) {
+                    s = exec_fail(EXEC_ERR_ARG, "op %u (%s) %s tensor %u, which the trace never allocated", k,
+                                  exec_op_name(o->op), side ? "writes" : "reads", op_ids(o, side)[i]);
+                    goto end;
+                }
                 (side ? out : in)[i] = t->engine_id;
             }
         }
         o->node = exec_node_count(p->g);
-        if ((s = exec_op_add_recorded(p->g, o->op, o->phase, o->nin, in, o->nattrs, o->attrs, o->nout, out)))
-            return exec_fail(s, "op %u (%s, %d attrs): %s", k, exec_op_name(o->op), o->nattrs, exec_errmsg());
+        o->nnodes = 1;
+        if ((s = exec_op_add_recorded(p->g, o->op, o->phase, o->nin, in, o->nattrs, o->attrs, o->nout, out))) {
+            s = exec_fail(s, "op %u (%s, %d attrs): %s", k, exec_op_name(o->op), o->nattrs, exec_errmsg());
+            goto end;
+        }
     }
     /* where each recorded step begins (run.c marks steps in a traced replay) */
     exec_free(p->step_first);
     p->step_first = exec_calloc(exec_node_count(p->g) + 1, 1);
-    if (!p->step_first)
-        return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+    if (!p->step_first) {
+        s = exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+        goto end;
+    }
     for (uint32_t k = 0; k < p->nops; k++) {
         const replay_op *o = &p->ops[k];
-        if (o->unknown >= 0)
+        if (o->unknown >= 0 || !o->nnodes)
             continue;
         if (o->step != prev_step)
             p->step_first[o->node] = 1;
         prev_step = o->step;
     }
+    /* the framework ops' tensors must fit too */
+    need = 0;
+    for (uint32_t id = 1; id <= exec_tensor_count(p->g); id++) {
+        uint64_t b = exec_tensor_get(p->g, id)->bytes;
+        need = b > UINT64_MAX - need ? UINT64_MAX : need + b;
+    }
+    if (have && need > have) {
+        s = exec_fail(EXEC_ERR_NOMEM, "the replayed ops' tensors need %.1f GiB, more than this machine's %.1f GiB",
+                      (double)need / (1ull << 30), (double)have / (1ull << 30));
+        goto end;
+    }
     if ((s = exec_graph_plan(p->g)))
-        return s;
+        goto end;
 
     /* fill what is read before it is written */
     uint32_t nt = exec_tensor_count(p->g) + 1;
@@ -361,21 +643,21 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
         goto end;
     }
     exec_rng rng = exec_rng_make(seed);
-    for (uint32_t k = 0; k < p->nops; k++) {
-        if (p->ops[k].unknown >= 0)
-            continue;
-        const exec_node *n = exec_node_get(p->g, p->ops[k].node);
+    for (uint32_t nd = 0; nd < exec_node_count(p->g); nd++) {
+        const exec_node *n = exec_node_get(p->g, nd);
         for (int i = 0; i < n->nin; i++) {
             uint32_t id = n->in[i];
             if (written[id] || filled[id])
                 continue;
-            fill_tensor(p->g, exec_tensor_get(p->g, id), n, &p->ops[k], rule_for(&p->ops[k], i), &rng);
+            fill_tensor(p->g, exec_tensor_get(p->g, id), n, rule_for(n->op, i), &rng);
             filled[id] = 1;
         }
         for (int i = 0; i < n->nout; i++)
             written[n->out[i]] = 1;
     }
 end:
+    exec_free(pl.e);
+    exec_free(needed);
     exec_free(written);
     exec_free(filled);
     return s;

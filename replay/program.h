@@ -12,7 +12,9 @@ typedef struct replay_tensor {
     exec_dtype dtype;
     int ndim;
     int64_t shape[EXEC_MAX_DIMS];
-    uint32_t engine_id;     /* its tensor in the rebuilt graph */
+    uint8_t converted;      /* recorded in a dtype the engine lacks (float64, int64...):
+                               replayed as float32 or int32 */
+    uint32_t engine_id;     /* its tensor in the rebuilt graph (0: no engine op reads it) */
 } replay_tensor;
 
 typedef struct replay_op {
@@ -24,9 +26,16 @@ typedef struct replay_op {
     uint32_t *in_more, *out_more;  /* more than EXEC_MAX_ATTRS (AddN of many) */
     int64_t attrs[EXEC_MAX_ATTRS];
     uint64_t rec_ns;        /* recorded duration */
-    uint32_t node;          /* its node in the rebuilt graph */
+    uint32_t node;          /* its (first) node in the rebuilt graph */
     int unknown;            /* -1, or an op this version does not know: its index in
                                replay_program.unknown (not replayed, node unset) */
+    const struct replay_fw_op *fw; /* NULL, or the framework op of an imported trace
+                               (replay/imported.h): run as nnodes engine nodes from
+                               `node` on, or demoted (nnodes 0) for the reason `why` */
+    int nnodes;
+    const char *why;        /* a demoted op: why it is not replayed (static) */
+    int converted;          /* a framework op whose inputs were recorded in a dtype
+                               the engine lacks: replayed converted */
 } replay_op;
 
 /* An op type the trace names and this version does not know. */
@@ -49,6 +58,8 @@ typedef struct replay_program {
     uint64_t skipped;                /* op invocations outside kept steps */
     replay_unknown *unknown;         /* op types not known here (their ops are not replayed) */
     uint32_t nunknown;
+    int imported;                    /* a trace `fathom import` wrote: its op types are the
+                                        framework's (an unknown one is not in the op table) */
     uint8_t *step_first;             /* per node: 1 if it is the first op of a recorded step */
     exec_graph *g;
 } replay_program;
@@ -60,11 +71,23 @@ exec_status replay_program_add_tensor(replay_program *p, const replay_tensor *t)
 exec_status replay_program_add_op(replay_program *p, const char *op_name, const char *phase, uint32_t step, int nin,
                                   const uint32_t *in, int nout, const uint32_t *out, int nattrs, const int64_t *attrs,
                                   uint64_t rec_ns);
+/* An invocation of a framework op of an imported trace (fw: its entry in
+ * the framework op table): its recorded inputs (shapes from tensor_alloc)
+ * and attrs (in the engine op's layout) become engine nodes when the
+ * program is built, or it is demoted; recorded outputs (execution traces
+ * have them) must have the sizes the engine computes. */
+exec_status replay_program_add_framework(replay_program *p, const struct replay_fw_op *fw, const char *phase,
+                                         uint32_t step, int nin, const uint32_t *in, int nout, const uint32_t *out,
+                                         int nattrs, const int64_t *attrs, uint64_t rec_ns);
 /* An invocation of an op type this version does not know (by its trace
  * label): kept in the program in its place, never executed; its outputs are
  * filled like inputs when later ops read them. */
 exec_status replay_program_add_unknown(replay_program *p, const char *op_name, uint32_t step, uint64_t rec_ns);
 /* Builds the engine graph, plans it and fills every tensor no op writes
- * before reading with synthetic data valid for its consumers. */
+ * before reading with synthetic data valid for its consumers. Framework ops
+ * get inputs of their recorded shapes made afresh (one tensor per distinct
+ * dtype, shape and value domain, never written) and outputs of the shapes
+ * the engine computes (one per distinct shape, never read): an imported
+ * trace's data flow is not replayed, its ops' shapes are. */
 exec_status replay_program_build(replay_program *p, uint64_t seed);
 #endif

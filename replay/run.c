@@ -9,6 +9,7 @@
 #include "replay/run.h"
 
 #include "exec/alloc.h"
+#include "replay/imported.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -160,54 +161,82 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
     r->ops = nn;
     r->rep_wall_step_ns = (double)wall / iters / steps;
     double per = 1.0 / r->steps;
-    int index[EXEC_OP_COUNT];
-    for (int t = 0; t < EXEC_OP_COUNT; t++)
-        index[t] = -1;
+    const char *why_unknown = p->imported ? "not in the op table (analyze/import_ops.def)" : "not known to this version";
     for (uint32_t k = 0; k < p->nops; k++) {
         const replay_op *op = &p->ops[k];
+        const char *name, *cls;
+        const void *key;
+        int c = -1;
         if (op->unknown >= 0) {
-            int u = 0;
-            while (u < r->nunknown && strcmp(r->unknown[u].name, p->unknown[op->unknown].name) != 0)
-                u++;
-            if (u == r->nunknown && r->nunknown < (int)(sizeof r->unknown / sizeof r->unknown[0])) {
-                snprintf(r->unknown[u].name, sizeof r->unknown[u].name, "%s", p->unknown[op->unknown].name);
-                r->unknown[u].cls = "?";
-                r->nunknown++;
+            key = p->unknown[op->unknown].name, name = p->unknown[op->unknown].name, cls = "?";
+        } else if (op->fw) {
+            key = op->fw, name = op->fw->name, cls = op->fw->cls;
+            for (int i = 0; i < EXEC_CLASS_COUNT; i++)
+                if (strcmp(cls, exec_class_name((exec_class)i)) == 0)
+                    c = i;
+        } else {
+            key = &exec_op_table[op->op], name = exec_op_name(op->op), cls = exec_class_name(exec_op_table[op->op].cls);
+            c = exec_op_table[op->op].cls;
+        }
+        int t = 0;
+        while (t < r->ntypes && r->types[t].key != key)
+            t++;
+        if (t == r->ntypes) {
+            if (r->ntypes >= REPLAY_MAX_TYPES - 1) { /* the last row takes the rest */
+                t = REPLAY_MAX_TYPES - 1;
+                if (r->ntypes == REPLAY_MAX_TYPES - 1) {
+                    snprintf(r->types[t].name, sizeof r->types[t].name, "(more op types)");
+                    r->types[t].cls = "?";
+                    r->types[t].key = r->types;
+                    r->ntypes++;
+                }
+            } else {
+                replay_row *row = &r->types[r->ntypes++];
+                snprintf(row->name, sizeof row->name, "%s", name);
+                row->cls = cls;
+                row->key = key;
             }
-            if (u < r->nunknown) {
-                r->unknown[u].count++;
-                r->unknown[u].rec_ns += (double)op->rec_ns;
-            }
-            r->unknown_rec_ns += (double)op->rec_ns;
+        }
+        replay_row *row = &r->types[t];
+        r->rec_ops++;
+        if (op->unknown >= 0 || !op->nnodes) {
+            row->demoted++;
+            row->demoted_ns += (double)op->rec_ns;
+            if (!row->why)
+                row->why = op->unknown >= 0 ? why_unknown : op->why;
+            r->demoted_rec_ns += (double)op->rec_ns;
             continue;
         }
-        int t = op->op;
-        if (index[t] < 0) {
-            index[t] = r->ntypes++;
-            replay_row *row = &r->types[index[t]];
-            snprintf(row->name, sizeof row->name, "%s", exec_op_name(op->op));
-            row->cls = exec_class_name(exec_op_table[t].cls);
-        }
-        replay_row *row = &r->types[index[t]], *c = &r->classes[exec_op_table[t].cls];
-        double rep = (double)ns[op->node] / iters;
+        double rep = 0;
+        for (int i = 0; i < op->nnodes; i++)
+            rep += (double)ns[op->node + (uint32_t)i] / iters;
+        r->rep_ops++;
         row->count++;
         row->rec_ns += (double)op->rec_ns;
         row->rep_ns += rep;
-        c->count++;
-        c->rec_ns += (double)op->rec_ns;
-        c->rep_ns += rep;
+        if (op->converted) {
+            row->converted++;
+            r->converted_ops++;
+        }
+        if (c >= 0) {
+            replay_row *cr = &r->classes[c];
+            cr->count++;
+            cr->rec_ns += (double)op->rec_ns;
+            cr->rep_ns += rep;
+        }
         r->rec_op_ns += (double)op->rec_ns;
         r->rep_op_ns += rep;
     }
     r->unknown_types = p->nunknown;
     for (int i = 0; i < r->ntypes; i++) {
-        r->types[i].rec_ns *= per;
-        r->types[i].rep_ns *= per;
-        r->types[i].count = (r->types[i].count + r->steps - 1) / r->steps;
-    }
-    for (int i = 0; i < r->nunknown; i++) {
-        r->unknown[i].rec_ns *= per;
-        r->unknown[i].count = (r->unknown[i].count + r->steps - 1) / r->steps;
+        replay_row *w = &r->types[i];
+        w->rec_ns *= per;
+        w->rep_ns *= per;
+        w->demoted_ns *= per;
+        w->count = (w->count + r->steps - 1) / r->steps;
+        w->demoted = (w->demoted + r->steps - 1) / r->steps;
+        w->converted = (w->converted + r->steps - 1) / r->steps;
+        r->demoted_types += w->why != NULL;
     }
     for (int c = 0; c < EXEC_CLASS_COUNT; c++) {
         snprintf(r->classes[c].name, sizeof r->classes[c].name, "%s", exec_class_name((exec_class)c));
@@ -217,8 +246,8 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
     }
     r->rec_op_ns *= per;
     r->rep_op_ns *= per;
-    r->unknown_rec_ns *= per;
-    r->rec_step_ns = p->nsteps ? (double)p->rec_step_ns / p->nsteps : r->rec_op_ns + r->unknown_rec_ns;
+    r->demoted_rec_ns *= per;
+    r->rec_step_ns = p->nsteps ? (double)p->rec_step_ns / p->nsteps : r->rec_op_ns + r->demoted_rec_ns;
     /* the time outside the replayed ops (the model's own work, ops not
      * replayed) is carried over */
     r->predicted_step_ns = r->rec_step_ns - r->rec_op_ns + r->rep_op_ns;

@@ -8,11 +8,13 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "exec/build.h"
 #include "exec/exec.h"
+#include "replay/imported.h"
 #include "replay/program.h"
 #include "replay/run.h"
 
@@ -175,6 +177,102 @@ static void test_bad_programs(void **state)
     replay_program_destroy(&p);
 }
 
+/* Every framework op of the import table (analyze/import_ops.def), called
+ * with arguments of random count, rank, size and attrs, as an imported trace
+ * may describe them: the program builds and runs (under the sanitizers: no
+ * kernel reads outside its tensors), each op replayed or demoted with a
+ * reason; well-formed calls of the common ops are replayed. */
+static const char *const fw_names[] = {
+#define X(name, cls, engine, cost, attrs) name,
+#include "analyze/import_ops.def"
+#undef X
+};
+
+static void test_framework_table(void **state)
+{
+    (void)state;
+    replay_program p;
+    replay_program_init(&p);
+    snprintf(p.rec.mode, sizeof p.rec.mode, "train");
+    uint32_t next_id = 1, rng = 12345;
+#define RND(n) (rng = rng * 1103515245u + 12345u, (int)((rng >> 16) % (uint32_t)(n)))
+    static const int64_t dims[] = { 1, 2, 3, 4, 8 };
+    size_t nfw = sizeof fw_names / sizeof fw_names[0];
+    for (size_t f = 0; f < nfw; f++) {
+        const replay_fw_op *fw = replay_fw_lookup(fw_names[f]);
+        assert_non_null(fw);
+        for (int c = 0; c < 24; c++) {
+            uint32_t in[4];
+            int nin = RND(5);
+            for (int i = 0; i < nin; i++) {
+                replay_tensor t = { .id = next_id++, .role = EXEC_ROLE_activation, .dtype = RND(2) ? EXEC_F32 : EXEC_I32,
+                                    .ndim = 1 + RND(4) };
+                for (int d = 0; d < t.ndim; d++)
+                    t.shape[d] = dims[RND(5)];
+                assert_int_equal(replay_program_add_tensor(&p, &t), EXEC_OK);
+                in[i] = t.id;
+            }
+            int64_t attrs[6];
+            int nattrs = (int[]){ 0, 2, 4, 6 }[RND(4)];
+            for (int a = 0; a < nattrs; a++)
+                attrs[a] = a < 2 && nattrs != 2 ? 1 + RND(3) : RND(2);
+            assert_int_equal(replay_program_add_framework(&p, fw, c % 3 ? "forward" : "backward", 0, nin, in, 0, NULL,
+                                                          nattrs, attrs, 1000),
+                             EXEC_OK);
+        }
+    }
+    /* well-formed calls: replayed */
+    static const struct { const char *op; int nin; int ndim[3]; int64_t shape[3][4]; int nattrs; int64_t attrs[6]; } ok[] = {
+        { "aten::conv2d", 2, { 4, 4 }, { { 2, 3, 8, 8 }, { 4, 3, 3, 3 } }, 4, { 1, 1, 1, 1 } },
+        { "aten::convolution_backward", 3, { 4, 4, 4 }, { { 2, 4, 8, 8 }, { 2, 3, 8, 8 }, { 4, 3, 3, 3 } }, 4, { 1, 1, 1, 1 } },
+        { "aten::max_pool2d", 1, { 4 }, { { 2, 3, 8, 8 } }, 6, { 2, 2, 2, 2, 0, 0 } },
+        { "aten::addmm", 3, { 1, 2, 2 }, { { 5 }, { 4, 3 }, { 3, 5 } }, 2, { 0, 0 } },
+        { "aten::linear", 3, { 3, 2, 1 }, { { 2, 4, 3 }, { 5, 3 }, { 5 } }, 2, { 0, 1 } },
+        { "aten::bmm", 2, { 3, 3 }, { { 2, 4, 3 }, { 2, 3, 5 } }, 0, { 0 } },
+        { "aten::batch_norm", 1, { 4 }, { { 2, 3, 4, 4 } }, 0, { 0 } },
+        { "aten::embedding", 2, { 2, 2 }, { { 10, 4 }, { 2, 3 } }, 0, { 0 } },
+        { "aten::relu", 1, { 2 }, { { 3, 4 } }, 0, { 0 } },
+        { "aten::softmax", 1, { 2 }, { { 3, 4 } }, 0, { 0 } },
+    };
+    uint32_t first_ok = p.nops;
+    for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++) {
+        uint32_t in[3];
+        for (int i = 0; i < ok[k].nin; i++) {
+            replay_tensor t = { .id = next_id++, .role = EXEC_ROLE_activation,
+                                .dtype = strcmp(ok[k].op, "aten::embedding") == 0 && i == 1 ? EXEC_I32 : EXEC_F32,
+                                .ndim = ok[k].ndim[i] };
+            memcpy(t.shape, ok[k].shape[i], sizeof ok[k].shape[i]);
+            assert_int_equal(replay_program_add_tensor(&p, &t), EXEC_OK);
+            in[i] = t.id;
+        }
+        assert_int_equal(replay_program_add_framework(&p, replay_fw_lookup(ok[k].op), "forward", 0, ok[k].nin, in, 0,
+                                                      NULL, ok[k].nattrs, ok[k].attrs, 1000),
+                         EXEC_OK);
+    }
+    p.nsteps = 1;
+    p.rec_step_ns = 1000ull * p.nops;
+    assert_int_equal(replay_program_build(&p, 5), EXEC_OK);
+    uint32_t replayed = 0;
+    for (uint32_t k = 0; k < p.nops; k++) {
+        assert_true(p.ops[k].nnodes > 0 || p.ops[k].why);
+        assert_true(p.ops[k].nnodes == 0 || !p.ops[k].why);
+        replayed += p.ops[k].nnodes > 0;
+        if (k >= first_ok && !p.ops[k].nnodes)
+            fail_msg("%s (well-formed) demoted: %s", p.ops[k].fw->name, p.ops[k].why);
+    }
+    assert_int_equal(p.ops[first_ok + 1].nnodes, 2); /* both gradients of a convolution */
+    replay_opts o = { .iterations = 1, .warmup = 0 };
+    replay_report r;
+    assert_int_equal(replay_run(&p, &o, &r), EXEC_OK);
+    assert_int_equal(r.rec_ops, p.nops);
+    assert_int_equal(r.rep_ops, replayed);
+    assert_true(fabs(r.rec_op_ns + r.demoted_rec_ns - 1000.0 * p.nops) < 1e-6);
+    printf("%zu framework ops x 24 random calls: %u of %u replayed, %u demoted op types\n", nfw, replayed, p.nops,
+           r.demoted_types);
+    replay_program_destroy(&p);
+#undef RND
+}
+
 int main(void)
 {
     exec_threads_set(1);
@@ -182,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_op_for_op),
         cmocka_unit_test(test_same_outputs),
         cmocka_unit_test(test_bad_programs),
+        cmocka_unit_test(test_framework_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,460 @@
+/* imported.c -- the engine nodes of an imported framework op (imported.h).
+ *
+ * What runs: the engine op(s) of the op's table entry, with the recorded
+ * input shapes, in float32 (indices in int32). Arguments a trace does not
+ * record and that change no shape (batch norm's epsilon and momentum, a
+ * clip's bound, a dropout's rate) take PyTorch's defaults; arguments that
+ * change shapes or work (a convolution's stride and padding, a pool's
+ * window) must be recorded or the op is demoted. Bias terms the framework
+ * fuses into a matrix product (addmm, linear) are not replayed: the engine's
+ * MatMul has none. */
+#include "replay/imported.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+#define C(name) LAYOUT_##name,
+#include "analyze/import_costs.def"
+#undef C
+};
+
+static const replay_fw_op fw_table[] = {
+#define X(name, cls, engine, cost, attrs) { name, #cls, engine, LAYOUT_##cost },
+#include "analyze/import_ops.def"
+#undef X
+};
+#define FW_COUNT (sizeof fw_table / sizeof fw_table[0])
+
+static const replay_fw_op *fw_sorted[FW_COUNT];
+static pthread_once_t fw_once = PTHREAD_ONCE_INIT;
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp((*(const replay_fw_op *const *)a)->name, (*(const replay_fw_op *const *)b)->name);
+}
+
+static void fw_sort(void)
+{
+    for (size_t i = 0; i < FW_COUNT; i++)
+        fw_sorted[i] = &fw_table[i];
+    qsort(fw_sorted, FW_COUNT, sizeof fw_sorted[0], by_name);
+}
+
+const replay_fw_op *replay_fw_lookup(const char *name)
+{
+    pthread_once(&fw_once, fw_sort);
+    replay_fw_op key = { .name = name };
+    const replay_fw_op *k = &key, *const *hit = bsearch(&k, fw_sorted, FW_COUNT, sizeof fw_sorted[0], by_name);
+    return hit ? *hit : NULL;
+}
+
+int replay_fw_dtype(const char *label, int *converted)
+{
+    static const struct { const char *name; exec_dtype dt; int conv; } map[] = {
+        { "float32", EXEC_F32, 0 }, { "int32", EXEC_I32, 0 },  { "other", EXEC_F32, 0 },
+        { "float64", EXEC_F32, 1 }, { "float16", EXEC_F32, 1 }, { "bfloat16", EXEC_F32, 1 },
+        { "int64", EXEC_I32, 1 },   { "int16", EXEC_I32, 1 },   { "int8", EXEC_I32, 1 },
+        { "uint8", EXEC_I32, 1 },   { "bool", EXEC_I32, 1 },
+    };
+    for (size_t i = 0; label && i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(label, map[i].name) == 0) {
+            *converted = map[i].conv;
+            return (int)map[i].dt;
+        }
+    return -1;
+}
+
+/* ---- reasons an op is demoted ------------------------------------------- */
+static const char R_NO_ENGINE[] = "the engine has no such op";
+static const char R_NO_SHAPES[] = "input shapes not recorded";
+static const char R_NO_ATTRS[] = "stride, padding or window not recorded";
+static const char R_SHAPES[] = "shapes do not fit the engine op";
+static const char R_NO_MAPPING[] = "arguments not derivable from the trace";
+static const char R_LISTS[] = "tensor-list arguments";
+
+/* ---- building a plan ----------------------------------------------------- */
+
+static replay_fw_node *node_new(replay_fw_plan *pl, exec_op op)
+{
+    replay_fw_node *n = &pl->node[pl->nnodes++];
+    memset(n, 0, sizeof *n);
+    n->op = op;
+    return n;
+}
+
+static void in_set(replay_fw_node *n, exec_dtype dt, int ndim, const int64_t *shape)
+{
+    int i = n->nin++;
+    n->in[i].dtype = dt;
+    n->in[i].ndim = ndim;
+    memcpy(n->in[i].shape, shape, (size_t)ndim * sizeof *shape);
+}
+
+static void in_arg(replay_fw_node *n, const replay_fw_arg *a) { in_set(n, EXEC_F32, a->ndim, a->shape); }
+
+static void in_vec(replay_fw_node *n, exec_dtype dt, int64_t len) { in_set(n, dt, 1, &len); }
+
+static void attr(replay_fw_node *n, int64_t v) { n->attrs[n->nattrs++] = v; }
+
+static int64_t numel(const replay_fw_arg *a)
+{
+    int64_t e = 1;
+    for (int d = 0; d < a->ndim; d++)
+        e *= a->shape[d];
+    return e;
+}
+
+/* ---- the planners, one per engine op (its argument order) ---------------- */
+typedef struct call {
+    const replay_fw_op *op;
+    exec_op eop;
+    int nin;
+    const replay_fw_arg *in;
+    int nattrs;
+    const int64_t *attrs;
+    int training;
+} call;
+
+typedef const char *(*planner)(const call *c, replay_fw_plan *pl);
+
+/* MatMul: mm(a, b), addmm(c, a, b), matmul(a[...,K], b[K,N]),
+ * linear(x[...,K], w[N,K]), mv(A, x), addmv(v, A, x), dot(x, y). */
+static const char *plan_matmul(const call *c, replay_fw_plan *pl)
+{
+    int first = c->op->layout == LAYOUT_ADDMM || c->op->layout == LAYOUT_ADDMV ? 1 : 0;
+    if (c->nin < first + 2)
+        return R_NO_SHAPES;
+    const replay_fw_arg *a = &c->in[first], *b = &c->in[first + 1];
+    replay_fw_node *n = node_new(pl, c->eop);
+    int64_t m, k;
+    switch (c->op->layout) {
+    case LAYOUT_MM:
+    case LAYOUT_ADDMM:
+        if (a->ndim != 2 || b->ndim != 2)
+            return R_SHAPES;
+        in_arg(n, a), in_arg(n, b);
+        attr(n, 0), attr(n, 0);
+        return NULL;
+    case LAYOUT_MATMUL:
+    case LAYOUT_LINEAR: /* leading dims of x flattened into rows */
+        if (a->ndim < 1 || b->ndim != 2)
+            return R_SHAPES;
+        k = a->shape[a->ndim - 1];
+        m = numel(a) / (k ? k : 1);
+        in_set(n, EXEC_F32, 2, (int64_t[]){ m, k });
+        in_arg(n, b);
+        attr(n, 0), attr(n, c->op->layout == LAYOUT_LINEAR);
+        return NULL;
+    case LAYOUT_MV:
+    case LAYOUT_ADDMV:
+        if (a->ndim != 2 || b->ndim != 1)
+            return R_SHAPES;
+        in_arg(n, a);
+        in_set(n, EXEC_F32, 2, (int64_t[]){ b->shape[0], 1 });
+        attr(n, 0), attr(n, 0);
+        return NULL;
+    case LAYOUT_DOT:
+        if (a->ndim != 1 || b->ndim != 1)
+            return R_SHAPES;
+        in_set(n, EXEC_F32, 2, (int64_t[]){ 1, a->shape[0] });
+        in_set(n, EXEC_F32, 2, (int64_t[]){ b->shape[0], 1 });
+        attr(n, 0), attr(n, 0);
+        return NULL;
+    }
+    return R_NO_MAPPING;
+}
+
+/* BatchMatMul: bmm(a, b), baddbmm(c, a, b). */
+static const char *plan_bmm(const call *c, replay_fw_plan *pl)
+{
+    int first = c->op->layout == LAYOUT_BADDBMM ? 1 : 0;
+    if (c->nin < first + 2)
+        return R_NO_SHAPES;
+    replay_fw_node *n = node_new(pl, c->eop);
+    in_arg(n, &c->in[first]), in_arg(n, &c->in[first + 1]);
+    attr(n, 0), attr(n, 0);
+    return NULL;
+}
+
+/* Conv2D: conv2d(x, w, bias, stride, padding, ...): the attrs as recorded
+ * (stride_h, stride_w, pad_h, pad_w). */
+static const char *plan_conv(const call *c, replay_fw_plan *pl)
+{
+    if (c->op->layout != LAYOUT_CONV)
+        return R_NO_MAPPING;
+    if (c->nin < 2)
+        return R_NO_SHAPES;
+    if (c->nattrs != 4)
+        return R_NO_ATTRS;
+    replay_fw_node *n = node_new(pl, c->eop);
+    in_arg(n, &c->in[0]), in_arg(n, &c->in[1]);
+    for (int i = 0; i < 4; i++)
+        attr(n, c->attrs[i]);
+    return NULL;
+}
+
+/* convolution_backward(dy, x, w, ...): the input's and the filter's
+ * gradients (program.c runs the filter's alone where the recorded outputs
+ * say the framework computed no input gradient; a profiler trace does not
+ * record it: both run). */
+static const char *plan_conv_bwd(const call *c, replay_fw_plan *pl)
+{
+    if (c->op->layout != LAYOUT_CONV_BWD)
+        return R_NO_MAPPING;
+    if (c->nin < 3)
+        return R_NO_SHAPES;
+    if (c->nattrs != 4)
+        return R_NO_ATTRS;
+    const replay_fw_arg *dy = &c->in[0], *x = &c->in[1], *w = &c->in[2];
+    if (x->ndim != 4 || w->ndim != 4 || dy->ndim != 4)
+        return R_SHAPES;
+    replay_fw_node *n = node_new(pl, EXEC_OP_Conv2DBackpropInput);
+    in_arg(n, w), in_arg(n, dy);
+    for (int i = 0; i < 4; i++)
+        attr(n, c->attrs[i]);
+    for (int i = 0; i < 4; i++)
+        attr(n, x->shape[i]);
+    n = node_new(pl, EXEC_OP_Conv2DBackpropFilter);
+    in_arg(n, x), in_arg(n, dy);
+    for (int i = 0; i < 4; i++)
+        attr(n, c->attrs[i]);
+    for (int i = 0; i < 4; i++)
+        attr(n, w->shape[i]);
+    return NULL;
+}
+
+/* MaxPool, AvgPool: pool(x, kernel, stride, padding): kh,kw,sh,sw,ph,pw. */
+static const char *plan_pool(const call *c, replay_fw_plan *pl)
+{
+    if (c->op->layout != LAYOUT_POOL)
+        return R_NO_MAPPING;
+    if (c->nin < 1)
+        return R_NO_SHAPES;
+    if (c->nattrs != 6)
+        return R_NO_ATTRS;
+    replay_fw_node *n = node_new(pl, c->eop);
+    in_arg(n, &c->in[0]);
+    for (int i = 0; i < 6; i++)
+        attr(n, c->attrs[i]);
+    return NULL;
+}
+
+/* MaxPoolGrad: max_pool2d_with_indices_backward(dy, x, kernel, stride,
+ * padding, ...) -> the engine's (x, y, dy), y of dy's shape. */
+static const char *plan_pool_grad(const call *c, replay_fw_plan *pl)
+{
+    if (c->nin < 2)
+        return R_NO_SHAPES;
+    if (c->nattrs != 6)
+        return R_NO_ATTRS;
+    replay_fw_node *n = node_new(pl, c->eop);
+    in_arg(n, &c->in[1]), in_arg(n, &c->in[0]), in_arg(n, &c->in[0]);
+    for (int i = 0; i < 6; i++)
+        attr(n, c->attrs[i]);
+    return NULL;
+}
+
+/* One input, no attrs: activations, softmax over the last axis, copies,
+ * zero fills; ClippedRelu at hardtanh's default bound 1; Cast to float32;
+ * Dropout at PyTorch's default rate 0.5; reductions over every axis (the
+ * trace does not record the axes; the work reads every element either
+ * way). */
+static const char *plan_unary(const call *c, replay_fw_plan *pl)
+{
+    if (c->nin < 1)
+        return R_NO_SHAPES;
+    if (c->in[0].ndim < 1)
+        return R_SHAPES;
+    replay_fw_node *n = node_new(pl, c->eop);
+    in_arg(n, &c->in[0]);
+    switch (c->eop) {
+    case EXEC_OP_ClippedRelu: attr(n, exec_attr_f(1.0f)); break;
+    case EXEC_OP_Cast: attr(n, 0); break;
+    case EXEC_OP_Dropout: attr(n, exec_attr_f(0.5f)), attr(n, 0); break;
+    case EXEC_OP_Sum:
+    case EXEC_OP_Mean:
+    case EXEC_OP_Max: attr(n, 0); break;
+    default: break;
+    }
+    return NULL;
+}
+
+/* Two inputs, b broadcast onto a; a scalar other operand is [1]. */
+static const char *plan_binary(const call *c, replay_fw_plan *pl)
+{
+    if (c->nin < 1)
+        return R_NO_SHAPES;
+    replay_fw_node *n = node_new(pl, c->eop);
+    in_arg(n, &c->in[0]);
+    if (c->nin >= 2)
+        in_arg(n, &c->in[1]);
+    else
+        in_vec(n, EXEC_F32, 1);
+    return NULL;
+}
+
+/* Gradients of activations: the framework passes (grad_output, x or y);
+ * the engine takes (dy, x) for ReluGrad and ClippedReluGrad, (y, dy) for
+ * the others. */
+static const char *plan_act_grad(const call *c, replay_fw_plan *pl)
+{
+    if (c->nin < 2)
+        return R_NO_SHAPES;
+    replay_fw_node *n = node_new(pl, c->eop);
+    int swap = c->eop != EXEC_OP_ReluGrad && c->eop != EXEC_OP_ClippedReluGrad;
+    in_arg(n, &c->in[swap ? 1 : 0]);
+    in_arg(n, &c->in[swap ? 0 : 1]);
+    if (c->eop == EXEC_OP_ClippedReluGrad)
+        attr(n, exec_attr_f(1.0f));
+    return NULL;
+}
+
+/* batch_norm(x, weight, bias, running_mean, running_var, ...): per-channel
+ * vectors of x's dimension 1 (made when the framework passed None). */
+static const char *plan_batch_norm(const call *c, replay_fw_plan *pl)
+{
+    if (c->nin < 1)
+        return R_NO_SHAPES;
+    const replay_fw_arg *x = &c->in[0];
+    if (x->ndim < 2)
+        return R_SHAPES;
+    replay_fw_node *n = node_new(pl, c->eop);
+    in_arg(n, x);
+    for (int i = 0; i < 4; i++)
+        in_vec(n, EXEC_F32, x->shape[1]);
+    attr(n, exec_attr_f(1e-5f)), attr(n, exec_attr_f(0.1f)), attr(n, c->training);
+    return NULL;
+}
+
+/* native_batch_norm_backward(dy, x, weight, running_mean, running_var,
+ * save_mean, save_invstd, ...): the engine's (dy, x, scale, saved_mean,
+ * saved_inv_std). */
+static const char *plan_batch_norm_grad(const call *c, replay_fw_plan *pl)
+{
+    if (c->nin < 2)
+        return R_NO_SHAPES;
+    const replay_fw_arg *x = &c->in[1];
+    if (x->ndim < 2)
+        return R_SHAPES;
+    replay_fw_node *n = node_new(pl, c->eop);
+    in_arg(n, &c->in[0]), in_arg(n, x);
+    for (int i = 0; i < 3; i++)
+        in_vec(n, EXEC_F32, x->shape[1]);
+    attr(n, exec_attr_f(1e-5f)), attr(n, c->training);
+    return NULL;
+}
+
+/* embedding(weight[V,D], indices[...]): Gather with int32 indices. */
+static const char *plan_gather(const call *c, replay_fw_plan *pl)
+{
+    if (c->op->layout != LAYOUT_EMBED)
+        return R_NO_MAPPING; /* index_select: its dim is not recorded */
+    if (c->nin < 2)
+        return R_NO_SHAPES;
+    replay_fw_node *n = node_new(pl, c->eop);
+    in_arg(n, &c->in[0]);
+    in_set(n, EXEC_I32, c->in[1].ndim, c->in[1].shape);
+    return NULL;
+}
+
+/* cross_entropy_loss(logits[N,C], target[N]): int32 labels. */
+static const char *plan_xent(const call *c, replay_fw_plan *pl)
+{
+    if (c->nin < 2)
+        return R_NO_SHAPES;
+    replay_fw_node *n = node_new(pl, c->eop);
+    in_arg(n, &c->in[0]);
+    in_set(n, EXEC_I32, c->in[1].ndim, c->in[1].shape);
+    return NULL;
+}
+
+/* t(x) and transpose(x, 0, 1) of a matrix: perm 1,0 (other ranks: the
+ * dims are not recorded). */
+static const char *plan_transpose(const call *c, replay_fw_plan *pl)
+{
+    if (c->nin < 1)
+        return R_NO_SHAPES;
+    if (c->in[0].ndim != 2)
+        return R_NO_MAPPING;
+    replay_fw_node *n = node_new(pl, c->eop);
+    in_arg(n, &c->in[0]);
+    attr(n, 1), attr(n, 0);
+    return NULL;
+}
+
+static const struct { exec_op op; planner plan; } planners[] = {
+    { EXEC_OP_MatMul, plan_matmul },
+    { EXEC_OP_BatchMatMul, plan_bmm },
+    { EXEC_OP_Conv2D, plan_conv },
+    { EXEC_OP_Conv2DBackpropInput, plan_conv_bwd },
+    { EXEC_OP_MaxPool, plan_pool },
+    { EXEC_OP_AvgPool, plan_pool },
+    { EXEC_OP_MaxPoolGrad, plan_pool_grad },
+    { EXEC_OP_Relu, plan_unary },
+    { EXEC_OP_Sigmoid, plan_unary },
+    { EXEC_OP_Tanh, plan_unary },
+    { EXEC_OP_Exp, plan_unary },
+    { EXEC_OP_Log, plan_unary },
+    { EXEC_OP_Sqrt, plan_unary },
+    { EXEC_OP_Neg, plan_unary },
+    { EXEC_OP_Square, plan_unary },
+    { EXEC_OP_ClippedRelu, plan_unary },
+    { EXEC_OP_Softmax, plan_unary },
+    { EXEC_OP_LogSoftmax, plan_unary },
+    { EXEC_OP_ZerosLike, plan_unary },
+    { EXEC_OP_Identity, plan_unary },
+    { EXEC_OP_Cast, plan_unary },
+    { EXEC_OP_Dropout, plan_unary },
+    { EXEC_OP_Sum, plan_unary },
+    { EXEC_OP_Mean, plan_unary },
+    { EXEC_OP_Max, plan_unary },
+    { EXEC_OP_Add, plan_binary },
+    { EXEC_OP_Sub, plan_binary },
+    { EXEC_OP_Mul, plan_binary },
+    { EXEC_OP_Div, plan_binary },
+    { EXEC_OP_Pow, plan_binary },
+    { EXEC_OP_Equal, plan_binary },
+    { EXEC_OP_ReluGrad, plan_act_grad },
+    { EXEC_OP_ClippedReluGrad, plan_act_grad },
+    { EXEC_OP_SigmoidGrad, plan_act_grad },
+    { EXEC_OP_TanhGrad, plan_act_grad },
+    { EXEC_OP_SoftmaxGrad, plan_act_grad },
+    { EXEC_OP_LogSoftmaxGrad, plan_act_grad },
+    { EXEC_OP_FusedBatchNorm, plan_batch_norm },
+    { EXEC_OP_FusedBatchNormGrad, plan_batch_norm_grad },
+    { EXEC_OP_Gather, plan_gather },
+    { EXEC_OP_SparseSoftmaxCrossEntropyWithLogits, plan_xent },
+    { EXEC_OP_Transpose, plan_transpose },
+};
+
+const char *replay_fw_plan_of(const replay_fw_op *op, int nin, const replay_fw_arg *in, int nattrs,
+                              const int64_t *attrs, int training, replay_fw_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    if (!op->engine[0])
+        return R_NO_ENGINE;
+    if (op->layout == LAYOUT_FOREACH)
+        return R_LISTS;
+    /* the first engine op names the planner (a second one is its partner) */
+    char first[64];
+    size_t len = strcspn(op->engine, ",");
+    if (len >= sizeof first)
+        return R_NO_ENGINE;
+    memcpy(first, op->engine, len);
+    first[len] = '\0';
+    int eop = exec_op_from_name(first);
+    if (eop < 0)
+        return R_NO_ENGINE;
+    for (size_t i = 0; i < sizeof planners / sizeof planners[0]; i++)
+        if (planners[i].op == (exec_op)eop) {
+            call c = { .op = op, .eop = (exec_op)eop, .nin = nin, .in = in, .nattrs = nattrs, .attrs = attrs,
+                       .training = training };
+            const char *why = planners[i].plan(&c, plan);
+            if (why)
+                plan->nnodes = 0;
+            return why;
+        }
+    return R_NO_MAPPING;
+}
