@@ -4,7 +4,10 @@
 #include "analyze/memory.h"
 #include "analyze/out.h"
 #include "analyze/plot.h"
-#include "analyze/report.h"
+#include "analyze/breakdown.h"
+#include "analyze/compare.h"
+#include "analyze/scaling.h"
+#include "analyze/similarity.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -14,7 +14,10 @@
  * output).  Warnings go to standard error. */
 #include "analyze/import.h"
 #include "analyze/memory.h"
-#include "analyze/report.h"
+#include "analyze/analysis.h"
+#include "analyze/breakdown.h"
+#include "analyze/compare.h"
+#include "analyze/similarity.h"
 #include "analyze/roofline.h"
 #include "analyze/sink.h"
 #include "tracer/output.h"

@@ -784,3 +784,44 @@ int analyze_profile_warnings(const analyze_profile *p, char *buf, size_t len)
 #undef W
     return n;
 }
+
+size_t analyze_ops_for_share(const analyze_profile *p, double target)
+{
+    uint64_t total = analyze_profile_total_ns(p);
+    if (!total || !p->nops)
+        return 0;
+    size_t *ord = malloc(p->nops * sizeof *ord);
+    if (!ord)
+        return 0;
+    analyze_profile_ops_by_time(p, ord);
+    uint64_t cum = 0;
+    size_t k = 0;
+    while (k < p->nops) {
+        cum += p->ops[ord[k++]].all.ns;
+        if ((double)cum >= target * (double)total - 1e-9)
+            break;
+    }
+    free(ord);
+    return k;
+}
+
+
+size_t *analyze_profile_classes_by_time(const analyze_profile *p, analyze_stat *cs)
+{
+    size_t *ord = malloc((p->nclasses ? p->nclasses : 1) * sizeof *ord);
+    if (!ord)
+        return NULL;
+    analyze_profile_class_stats(p, cs);
+    for (size_t i = 0; i < p->nclasses; i++)
+        ord[i] = i;
+    for (size_t i = 1; i < p->nclasses; i++) /* insertion sort: few classes */
+        for (size_t j = i; j > 0 && cs[ord[j]].ns > cs[ord[j - 1]].ns; j--) {
+            size_t t = ord[j];
+            ord[j] = ord[j - 1], ord[j - 1] = t;
+        }
+    return ord;
+}
+
+double analyze_step_ns(const analyze_profile *p) { return analyze_stat_mean(&p->step); }
+
+int analyze_profile_named_differently(const char *x, const char *y) { return x && y && *x && *y && strcmp(x, y) != 0; }

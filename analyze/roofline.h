@@ -20,7 +20,7 @@
 #define FATHOM_ANALYZE_ROOFLINE_H
 
 #include "analyze/profile.h"
-#include "analyze/report.h"
+#include "analyze/analysis.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -5,7 +5,7 @@
 #include "fuzz_common.h"
 
 #include "analyze/read.h"
-#include "analyze/report.h"
+#include "analyze/breakdown.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -10,7 +10,11 @@
 
 #include "analyze/profile.h"
 #include "analyze/read.h"
-#include "analyze/report.h"
+#include "analyze/breakdown.h"
+#include "analyze/compare.h"
+#include "analyze/diff.h"
+#include "analyze/scaling.h"
+#include "analyze/similarity.h"
 #include "fixtures/ctfgen.h"
 #include "fixtures/capture.h"
 #include "fixtures/scenario.h"
