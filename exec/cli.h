@@ -19,8 +19,4 @@ int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(print
 int cli_parse_int(const char *cmd, const char *opt, const char *arg, long min, long max, long *out);
 /* The same for an unsigned 64-bit value (seeds). */
 int cli_parse_u64(const char *cmd, const char *opt, const char *arg, unsigned long long *out);
-
-int cmd_ops(int argc, char **argv);
-int cmd_peak(int argc, char **argv);
-int cmd_replay(int argc, char **argv);   /* replay/cmd_replay.c */
 #endif

@@ -1,5 +1,6 @@
 /* cmd_ops.c -- `fathom ops`: the op table. */
 #include "cli.h"
+#include "cmd.h"
 #include "exec.h"
 
 #include <getopt.h>

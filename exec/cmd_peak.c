@@ -3,6 +3,7 @@
  * STREAM-style triad's bandwidth. */
 #include "alloc.h"
 #include "cli.h"
+#include "cmd.h"
 #include "exec.h"
 
 #include <cblas.h>

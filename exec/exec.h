@@ -79,12 +79,16 @@ typedef enum exec_role {
 
 typedef enum exec_phase { EXEC_PHASE_forward, EXEC_PHASE_backward, EXEC_PHASE_update, EXEC_PHASE_COUNT } exec_phase;
 typedef enum exec_dtype { EXEC_F32, EXEC_I32, EXEC_DTYPE_COUNT } exec_dtype;
+/* What a run computes: training runs every phase, inference the forward one.
+ * The workloads' modes and the trace schema's mode labels are this table. */
+typedef enum exec_mode { EXEC_MODE_train, EXEC_MODE_infer, EXEC_MODE_COUNT } exec_mode;
 
 const char *exec_op_name(exec_op op);
 const char *exec_class_name(exec_class c);
 const char *exec_role_name(exec_role r);
 const char *exec_phase_name(exec_phase p);
 const char *exec_dtype_name(exec_dtype t);
+const char *exec_mode_name(exec_mode m);
 /* Name -> value; -1 if unknown. */
 int exec_op_from_name(const char *name);
 

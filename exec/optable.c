@@ -45,11 +45,15 @@ static_assert(sizeof phase_names / sizeof phase_names[0] == EXEC_PHASE_COUNT, "p
 static const char *const dtype_names[] = { "float32", "int32" };
 static_assert(sizeof dtype_names / sizeof dtype_names[0] == EXEC_DTYPE_COUNT, "dtype table out of sync");
 
+static const char *const mode_names[] = { "train", "infer" };
+static_assert(sizeof mode_names / sizeof mode_names[0] == EXEC_MODE_COUNT, "mode table out of sync");
+
 const char *exec_op_name(exec_op op) { return (unsigned)op < EXEC_OP_COUNT ? exec_op_table[op].name : "?"; }
 const char *exec_class_name(exec_class c) { return (unsigned)c < EXEC_CLASS_COUNT ? class_names[c] : "?"; }
 const char *exec_role_name(exec_role r) { return (unsigned)r < EXEC_ROLE_COUNT ? role_names[r] : "?"; }
 const char *exec_phase_name(exec_phase p) { return (unsigned)p < EXEC_PHASE_COUNT ? phase_names[p] : "?"; }
 const char *exec_dtype_name(exec_dtype t) { return (unsigned)t < EXEC_DTYPE_COUNT ? dtype_names[t] : "?"; }
+const char *exec_mode_name(exec_mode m) { return (unsigned)m < EXEC_MODE_COUNT ? mode_names[m] : "?"; }
 
 int exec_op_from_name(const char *name)
 {

@@ -5,18 +5,16 @@
 
 #include <string.h>
 
-static const char *const mode_names[] = { "train", "infer" };
 static const char *const preset_names[] = { "tiny", "small", "full" };
-_Static_assert(sizeof mode_names / sizeof mode_names[0] == MODEL_MODE_COUNT, "mode names");
 _Static_assert(sizeof preset_names / sizeof preset_names[0] == MODEL_PRESET_COUNT, "preset names");
 
-const char *model_mode_name(model_mode m) { return (unsigned)m < MODEL_MODE_COUNT ? mode_names[m] : "?"; }
+const char *model_mode_name(model_mode m) { return exec_mode_name((exec_mode)m); }
 const char *model_preset_name(model_preset p) { return (unsigned)p < MODEL_PRESET_COUNT ? preset_names[p] : "?"; }
 
 int model_mode_from_name(const char *s)
 {
     for (int i = 0; i < MODEL_MODE_COUNT; i++)
-        if (strcmp(s, mode_names[i]) == 0)
+        if (strcmp(s, exec_mode_name((exec_mode)i)) == 0)
             return i;
     return -1;
 }

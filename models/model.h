@@ -8,7 +8,12 @@
 
 #include <stdio.h>
 
-typedef enum model_mode { MODEL_TRAIN, MODEL_INFER, MODEL_MODE_COUNT } model_mode;
+/* The engine's modes (exec_mode), under the names the workloads use. */
+typedef enum model_mode {
+    MODEL_TRAIN = EXEC_MODE_train,
+    MODEL_INFER = EXEC_MODE_infer,
+    MODEL_MODE_COUNT = EXEC_MODE_COUNT
+} model_mode;
 typedef enum model_preset { MODEL_TINY, MODEL_SMALL, MODEL_FULL, MODEL_PRESET_COUNT } model_preset;
 
 const char *model_mode_name(model_mode m);

@@ -2,6 +2,7 @@
  * ops cost on this machine? */
 #include "exec/cli.h"
 #include "exec/exec.h"
+#include "replay/cmd.h"
 #include "replay/load.h"
 #include "replay/run.h"
 #include "tracer/output.h"

@@ -1,6 +1,5 @@
-/* cmd.h -- the tracer's `fathom` subcommands (tracer/cmd_*.c). */
+/* cmd.h -- the tracer's `fathom` subcommand (tracer/cmd_info.c). */
 #ifndef FATHOM_TRACER_CMD_H
 #define FATHOM_TRACER_CMD_H
-int cmd_record(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 #endif

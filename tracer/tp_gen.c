@@ -4,14 +4,14 @@
  *
  * The op, class and role labels come straight from the X-macro tables
  * (exec/ops.def, exec/op_class.def, exec/role.def); phase and dtype from the
- * engine's name functions; mode from the workloads' names.  lttng-ust's
+ * engine's name functions; mode from the engine's run modes (exec_mode),
+ * which the workloads use too.  lttng-ust's
  * LTTNG_UST_TRACEPOINT_ENUM takes its values as a macro argument, where an
  * #include cannot appear, hence this small program instead of a direct
  * expansion inside tp.h.
  *
  * usage: fathom-tp-gen OUTPUT.h */
 #include "exec/exec.h"
-#include "models/model.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -48,7 +48,7 @@ static const char *cls_name(int i) { return class_names[i]; }
 static const char *role_name(int i) { return role_names[i]; }
 static const char *phase_name(int i) { return exec_phase_name((exec_phase)i); }
 static const char *dtype_name(int i) { return exec_dtype_name((exec_dtype)i); }
-static const char *mode_name(int i) { return model_mode_name((model_mode)i); }
+static const char *mode_name(int i) { return exec_mode_name((exec_mode)i); }
 
 int main(int argc, char **argv)
 {
@@ -70,10 +70,10 @@ int main(int argc, char **argv)
     values(f, "FATHOM_TP_PHASE_VALUES", EXEC_PHASE_COUNT, phase_name);
     values(f, "FATHOM_TP_ROLE_VALUES", EXEC_ROLE_COUNT, role_name);
     values(f, "FATHOM_TP_DTYPE_VALUES", EXEC_DTYPE_COUNT, dtype_name);
-    values(f, "FATHOM_TP_MODE_VALUES", MODEL_MODE_COUNT, mode_name);
+    values(f, "FATHOM_TP_MODE_VALUES", EXEC_MODE_COUNT, mode_name);
     fprintf(f, "/* The mode labels, for mapping run_begin's mode string to its value. */\n"
                "#define FATHOM_TP_MODE_NAMES");
-    for (int i = 0; i < MODEL_MODE_COUNT; i++)
+    for (int i = 0; i < EXEC_MODE_COUNT; i++)
         fprintf(f, " \"%s\",", mode_name(i));
     fprintf(f, "\n\n");
     /* each op's attribute names, in its layout ("name" or "name(f)" for a

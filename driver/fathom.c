@@ -1,12 +1,17 @@
-/* main.c -- the `fathom` driver, git style: `fathom <subcommand> ...`.
- * The one file that sees every folder; nothing includes it. */
+/* fathom.c -- the `fathom` driver, git style: `fathom <subcommand> ...`.
+ * The top floor: the one place that sees every folder (each subcommand lives
+ * in the folder that owns it; this table names them all); nothing includes
+ * it. */
 #include "analyze/cmd_analyze.h"
 #include "analyze/import.h"
+#include "driver/cmd.h"    /* record: the workloads under the tracer */
 #include "exec/cli.h"
+#include "exec/cmd.h"      /* engine: ops, peak */
 #include "exec/exec.h"
 #include "models/cli.h"
-#include "tracer/cmd.h"   /* tracer: record, info */
-#include "tracer/hooks.h" /* tracer: FATHOM_TRACE=1 traces this process */
+#include "replay/cmd.h"
+#include "tracer/cmd.h"    /* tracer: info */
+#include "tracer/hooks.h"  /* tracer: FATHOM_TRACE=1 traces this process */
 #include "tracer/locate.h" /* tracer: where the probe and the plugin are */
 #include "tracer/decode.h" /* tracer: the trace schema versions */
 

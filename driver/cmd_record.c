@@ -3,7 +3,7 @@
 #define _GNU_SOURCE
 #include "exec/cli.h"
 #include "models/model.h"
-#include "tracer/cmd.h"
+#include "driver/cmd.h"
 #include "tracer/output.h"
 #include "tracer/record.h"
 
