@@ -2,6 +2,7 @@
 #include "analyze/breakdown.h"
 
 #include "analyze/out.h"
+#include "exec/alloc.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -272,3 +273,32 @@ int analyze_breakdown(FILE *f, analyze_profile *const *pp, size_t n, analyze_for
     return ferror(f) ? -1 : 0;
 }
 
+
+/* ---- the row ------------------------------------------------------------------------- */
+static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
+                             analyze_error *e)
+{
+    (void)o;
+    return analyze_profile_set_create(p, n, out, e);
+}
+
+static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+{
+    const analyze_profile_set *s = r;
+    return analyze_breakdown(f, s->p, s->n, fmt, o->top);
+}
+
+const analyze_analysis analyze_row_breakdown = {
+    .name = "breakdown",
+    .args = "[options] TRACE...",
+    .summary = "time by op type, class and phase; how few op types make 90%;\n"
+               "a models x classes table when several traces are given",
+    .about = "Time by op type, by class and by phase; the top op types and how few of them make\n"
+             "90% of the op time; a models x classes table when several traces are given.\n",
+    .options = "  --top N                 show only the first N op types (text)\n",
+    .takes = ANALYZE_TAKES_TOP | ANALYZE_TAKES_LIVE,
+    .min_traces = 1,
+    .create = create,
+    .print = print,
+    .destroy = analyze_profile_set_destroy,
+};

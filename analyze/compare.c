@@ -2,6 +2,7 @@
 #include "analyze/compare.h"
 
 #include "analyze/out.h"
+#include "exec/alloc.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -222,3 +223,80 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
     return ferror(f) ? -1 : 0;
 }
 
+
+/* ---- the row ------------------------------------------------------------------------- */
+typedef struct compare_result {
+    analyze_profile *const *p;
+    size_t n, npairs;
+    analyze_pair *pairs;
+    int *used; /* per trace: paired */
+} compare_result;
+
+static void destroy(void *r)
+{
+    compare_result *c = r;
+    if (!c)
+        return;
+    exec_free(c->pairs);
+    exec_free(c->used);
+    exec_free(c);
+}
+
+static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
+                             analyze_error *e)
+{
+    compare_result *c = exec_calloc(1, sizeof *c);
+    if (!c || !(c->pairs = exec_calloc(n ? n : 1, sizeof *c->pairs)) || !(c->used = exec_calloc(n ? n : 1, sizeof *c->used))) {
+        destroy(c);
+        return analyze_fail(e, ANALYZE_ERR_NOMEM, "out of memory");
+    }
+    c->p = p, c->n = n;
+    char err[sizeof e->msg];
+    int np = analyze_pairs(p, n, o->in_order, c->pairs, c->used, err, sizeof err);
+    if (np < 0) {
+        destroy(c);
+        return analyze_fail(e, ANALYZE_ERR_INPUT, "%s", err);
+    }
+    c->npairs = (size_t)np;
+    *out = c;
+    return ANALYZE_OK;
+}
+
+static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+{
+    const compare_result *c = r;
+    (void)o;
+    return analyze_compare(f, c->p, c->pairs, c->npairs, fmt);
+}
+
+/* the traces left out: no partner */
+static void notes(const void *r, analyze_format fmt, analyze_note_fn fn, void *ctx)
+{
+    const compare_result *c = r;
+    (void)fmt;
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->used[i])
+            continue;
+        const analyze_profile *p = c->p[i];
+        char line[2048];
+        snprintf(line, sizeof line, "%s (%s %s) has no %s partner; left out", p->source, analyze_profile_model(p),
+                 analyze_profile_mode(p), p->meta.mode && strcmp(p->meta.mode, "train") == 0 ? "inference" : "training");
+        fn(ctx, line);
+    }
+}
+
+const analyze_analysis analyze_row_compare = {
+    .name = "compare",
+    .args = "[options] [--pairs] TRACE...",
+    .summary = "training vs inference of each model: step time ratio, class\n"
+               "shares side by side, the ops only training runs",
+    .about = "Training vs inference of each model: the step time ratio, the class shares side\n"
+             "by side and the op types only training runs. Traces are paired by model name.\n",
+    .options = "  --pairs                 the traces are TRAIN INFER [TRAIN INFER...], in that order\n",
+    .takes = ANALYZE_TAKES_PAIRS,
+    .min_traces = 1,
+    .create = create,
+    .print = print,
+    .destroy = destroy,
+    .notes = notes,
+};

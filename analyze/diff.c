@@ -2,6 +2,7 @@
 #include "analyze/diff.h"
 
 #include "analyze/out.h"
+#include "exec/alloc.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -294,3 +295,62 @@ int analyze_diff_print(FILE *f, const analyze_diff *d, analyze_format fmt, size_
     return diff_text(f, d, top);
 }
 
+
+/* ---- the row ------------------------------------------------------------------------- */
+static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
+                             analyze_error *e)
+{
+    (void)o;
+    if (n != 2)
+        return analyze_fail(e, ANALYZE_ERR_INPUT, "diff wants exactly two traces (A, the baseline, then B), not %zu", n);
+    analyze_diff *d = analyze_diff_create(p[0], p[1]);
+    if (!d)
+        return analyze_fail(e, ANALYZE_ERR_NOMEM, "out of memory");
+    *out = d;
+    return ANALYZE_OK;
+}
+
+static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+{
+    return analyze_diff_print(f, r, fmt, o->top);
+}
+
+static void destroy(void *r) { analyze_diff_destroy(r); }
+
+static int mismatch(const void *r, char *buf, size_t len) { return analyze_diff_mismatch(r, buf, len); }
+
+/* a side without kept steps (the text output says so itself) */
+static void notes(const void *r, analyze_format fmt, analyze_note_fn fn, void *ctx)
+{
+    const analyze_diff *d = r;
+    for (int i = 0; i < 2 && fmt != ANALYZE_TEXT; i++) {
+        const analyze_profile *p = i ? d->b : d->a;
+        if (analyze_profile_steps_kept(p))
+            continue;
+        char line[2048];
+        snprintf(line, sizeof line, "%s (%s) has no kept steps: its whole-trace totals are compared", i ? "B" : "A",
+                 p->source);
+        fn(ctx, line);
+    }
+}
+
+const analyze_analysis analyze_row_diff = {
+    .name = "diff",
+    .args = "[options] A B",
+    .summary = "two traces of one model (a recording and its replay, two\n"
+               "machines or settings): step time and, per op type and class,\n"
+               "time per step in A (the baseline) and in B, ratio B/A, delta",
+    .about = "Two traces of one model (a recording and its replay, two machines or settings):\n"
+             "the step time and, per op type and class, the time per step in A (the baseline)\n"
+             "and in B, their ratio B/A and the change.\n",
+    .options = "  --top N                 show only the first N op types (text)\n",
+    .takes = ANALYZE_TAKES_TOP,
+    .min_traces = 2,
+    .max_traces = 2,
+    .traces_rule = "exactly two traces (A, the baseline, then B)",
+    .create = create,
+    .print = print,
+    .destroy = destroy,
+    .mismatch = mismatch,
+    .notes = notes,
+};

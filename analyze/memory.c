@@ -2,6 +2,7 @@
 #include "analyze/memory.h"
 
 #include "analyze/out.h"
+#include "exec/alloc.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -278,3 +279,35 @@ int analyze_memory_print(FILE *f, analyze_profile *const *p, size_t n, analyze_f
         return -1;
     return ferror(f) ? -1 : 0;
 }
+
+/* ---- the row ------------------------------------------------------------------------- */
+static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
+                             analyze_error *e)
+{
+    (void)o;
+    return analyze_profile_set_create(p, n, out, e);
+}
+
+static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+{
+    const analyze_profile_set *s = r;
+    (void)o;
+    return analyze_memory_print(f, s->p, s->n, fmt);
+}
+
+const analyze_analysis analyze_row_memory = {
+    .name = "memory",
+    .args = "[options] TRACE...",
+    .summary = "tensor memory by role (weights, activations, gradients...): at the\n"
+               "peak and each role's own peak, when the peak is reached, and the\n"
+               "live bytes over the steps",
+    .about = "Tensor memory by role (weights, activations, gradients, optimizer state, inputs,\n"
+             "workspace): at the peak and each role's own peak, when the peak is reached, and\n"
+             "the live bytes over the steps.\n",
+    .options = "",
+    .takes = ANALYZE_TAKES_LIVE,
+    .min_traces = 1,
+    .create = create,
+    .print = print,
+    .destroy = analyze_profile_set_destroy,
+};

@@ -4,6 +4,7 @@
 #include "analyze/roofline.h"
 
 #include "analyze/out.h"
+#include "exec/alloc.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -482,3 +483,60 @@ int analyze_roofline_print(FILE *f, const analyze_roofline *r, analyze_format fm
         return roofline_text(f, r, top);
     }
 }
+
+int analyze_peaks_override(analyze_peaks *pk, int have_file, double gflops, double gbs)
+{
+    if (!have_file && (!gflops || !gbs))
+        return -1;
+    if (gflops) /* one ceiling for every thread count */
+        pk->gflops = gflops, pk->nsgemm = 0;
+    if (gbs)
+        pk->gbs = gbs;
+    return 0;
+}
+
+/* ---- the row ------------------------------------------------------------------------- */
+static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
+                             analyze_error *e)
+{
+    char err[sizeof e->msg];
+    if (!o->peaks)
+        return analyze_fail(e, ANALYZE_ERR_INPUT, "roofline wants the ceilings");
+    analyze_roofline *r = analyze_roofline_create(p, n, o->peaks, err, sizeof err);
+    if (!r)
+        return analyze_fail_msg(e, err);
+    *out = r;
+    return ANALYZE_OK;
+}
+
+static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+{
+    return analyze_roofline_print(f, r, fmt, o->top);
+}
+
+static void destroy(void *r) { analyze_roofline_destroy(r); }
+
+static int mismatch(const void *r, char *buf, size_t len) { return analyze_roofline_mismatch(r, buf, len); }
+
+const analyze_analysis analyze_row_roofline = {
+    .name = "roofline",
+    .args = "[options] --peak FILE | --gflops X --gbs Y TRACE...",
+    .summary = "per op type and class: arithmetic intensity (FLOP/byte), achieved\n"
+               "GFLOP/s and GB/s against the recording machine's ceilings (from\n"
+               "`fathom peak --format json > FILE` run there), the fraction of\n"
+               "the roof reached, memory- or compute-bound; with several traces\n"
+               "(batch sizes, thread counts) each op type's trajectory",
+    .about = "Per op type and class: arithmetic intensity (FLOP/byte), achieved GFLOP/s and\n"
+             "GB/s against the recording machine's ceilings (from `fathom peak --format json >\n"
+             "FILE` run there), the fraction of the roof reached, memory- or compute-bound;\n"
+             "with several traces (batch sizes, thread counts) each op type's trajectory.\n",
+    .options = "  --peak FILE             the ceilings, from `fathom peak --format json`\n"
+               "  --gflops X, --gbs Y     the compute and memory ceilings (override --peak)\n"
+               "  --top N                 show only the first N op types (text)\n",
+    .takes = ANALYZE_TAKES_TOP | ANALYZE_TAKES_PEAKS,
+    .min_traces = 1,
+    .create = create,
+    .print = print,
+    .destroy = destroy,
+    .mismatch = mismatch,
+};

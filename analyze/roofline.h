@@ -42,6 +42,10 @@ typedef struct analyze_peaks {
  * all of it).  0, or -1 with a one-line message in err: unreadable, not
  * JSON, or missing/invalid peak_gflops, bandwidth_gbs or sgemm entries. */
 int analyze_peaks_load(const char *path, analyze_peaks *pk, char *err, size_t errlen);
+/* The ceilings given beside (or instead of) a peak file: gflops (when not
+ * 0) is the compute ceiling at every thread count, gbs (when not 0) the
+ * memory ceiling.  -1 when there is no peak file and not both. */
+int analyze_peaks_override(analyze_peaks *pk, int have_file, double gflops, double gbs);
 /* The compute ceiling for a run at `threads`: peak's sgemm at exactly that
  * thread count when it measured one (*at_threads = 1), else pk->gflops. */
 double analyze_peaks_gflops_at(const analyze_peaks *pk, uint32_t threads, int *at_threads);

@@ -2,6 +2,7 @@
 #include "analyze/scaling.h"
 
 #include "analyze/out.h"
+#include "exec/alloc.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -473,3 +474,58 @@ int analyze_scaling_print(FILE *f, const analyze_scaling *s, analyze_format fmt,
     return scaling_text(f, s, top);
 }
 
+
+/* ---- the row ------------------------------------------------------------------------- */
+static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
+                             analyze_error *e)
+{
+    (void)o;
+    char err[sizeof e->msg];
+    analyze_scaling *s = analyze_scaling_create(p, n, err, sizeof err);
+    if (!s)
+        return analyze_fail_msg(e, err);
+    *out = s;
+    return ANALYZE_OK;
+}
+
+static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+{
+    return analyze_scaling_print(f, r, fmt, o->top);
+}
+
+static void destroy(void *r) { analyze_scaling_destroy(r); }
+
+static int mismatch(const void *r, char *buf, size_t len) { return analyze_scaling_mismatch(r, buf, len); }
+
+/* traces without kept steps (the text output says so itself) */
+static void notes(const void *r, analyze_format fmt, analyze_note_fn fn, void *ctx)
+{
+    const analyze_scaling *s = r;
+    for (size_t i = 0; i < s->n && fmt != ANALYZE_TEXT; i++) {
+        if (analyze_profile_steps_kept(s->p[i]))
+            continue;
+        char line[2048];
+        snprintf(line, sizeof line, "%s has no kept steps: its whole-trace totals are used", s->p[i]->source);
+        fn(ctx, line);
+    }
+}
+
+const analyze_analysis analyze_row_scaling = {
+    .name = "scaling",
+    .args = "[options] TRACE TRACE...",
+    .summary = "traces of one model at different thread counts: step time,\n"
+               "speedup and efficiency; per op type and class, time per step\n"
+               "at each thread count and an Amdahl fit (serial fraction)",
+    .about = "Traces of one model at different thread counts: step time, speedup and\n"
+             "efficiency; per op type and class the time per step at each thread count and an\n"
+             "Amdahl fit (the serial fraction).\n",
+    .options = "  --top N                 show only the first N op types (text)\n",
+    .takes = ANALYZE_TAKES_TOP,
+    .min_traces = 2,
+    .traces_rule = "at least two traces (one model at different thread counts)",
+    .create = create,
+    .print = print,
+    .destroy = destroy,
+    .mismatch = mismatch,
+    .notes = notes,
+};

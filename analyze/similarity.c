@@ -2,6 +2,7 @@
 #include "analyze/similarity.h"
 
 #include "analyze/out.h"
+#include "exec/alloc.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -301,3 +302,36 @@ int analyze_similarity(FILE *f, const analyze_sim *s, int by_class, analyze_form
     return ferror(f) ? -1 : 0;
 }
 
+
+/* ---- the row ------------------------------------------------------------------------- */
+static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
+                             analyze_error *e)
+{
+    analyze_sim *s = analyze_sim_create(p, n, o->by_class);
+    if (!s)
+        return analyze_fail(e, ANALYZE_ERR_NOMEM, "out of memory");
+    *out = s;
+    return ANALYZE_OK;
+}
+
+static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+{
+    return analyze_similarity(f, r, o->by_class, fmt);
+}
+
+static void destroy(void *r) { analyze_sim_destroy(r); }
+
+const analyze_analysis analyze_row_similarity = {
+    .name = "similarity",
+    .args = "[options] [--by type|class] TRACE...",
+    .summary = "cosine similarity of op-type time vectors, average-linkage\n"
+               "clustering on 1 - cosine, printed as a dendrogram",
+    .about = "Cosine similarity of the traces' op-type (or class) time vectors and their\n"
+             "average-linkage clustering on 1 - cosine, printed as a dendrogram.\n",
+    .options = "  --by type|class         vectors of op types (default) or of classes\n",
+    .takes = ANALYZE_TAKES_BY,
+    .min_traces = 1,
+    .create = create,
+    .print = print,
+    .destroy = destroy,
+};
