@@ -76,8 +76,10 @@ analyze_status analyze_fail_msg(analyze_error *e, const char *msg)
     return analyze_fail(e, nomem ? ANALYZE_ERR_NOMEM : ANALYZE_ERR_INPUT, "%s", msg);
 }
 
-analyze_status analyze_profile_set_create(analyze_profile *const *p, size_t n, void **out, analyze_error *e)
+analyze_status analyze_profile_set_create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
+                                          analyze_error *e)
 {
+    (void)o;
     analyze_profile_set *s = exec_calloc(1, sizeof *s);
     if (!s)
         return analyze_fail(e, ANALYZE_ERR_NOMEM, "out of memory");

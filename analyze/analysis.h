@@ -92,7 +92,9 @@ typedef struct analyze_profile_set {
     analyze_profile *const *p;
     size_t n;
 } analyze_profile_set;
-analyze_status analyze_profile_set_create(analyze_profile *const *p, size_t n, void **out, analyze_error *e);
+/* A row's create for them (o is not read). */
+analyze_status analyze_profile_set_create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
+                                          analyze_error *e);
 void analyze_profile_set_destroy(void *set);
 
 /* For the create functions that return NULL with a one-line message:

@@ -11,19 +11,40 @@
 
 static double share(uint64_t part, uint64_t whole) { return whole ? (double)part / (double)whole : 0.0; }
 
+/* What every output of one trace reads: its op types and classes by time. */
+typedef struct views {
+    size_t *ord;      /* op types, by time descending */
+    analyze_stat *cs; /* per class */
+    size_t *cord;     /* classes, by time descending */
+} views;
+
+static void views_free(views *v) { exec_free(v->ord), exec_free(v->cs), exec_free(v->cord); }
+
+/* 0, or -1 (nothing held) on out of memory. */
+static int views_make(const analyze_profile *p, views *v)
+{
+    v->ord = exec_malloc((p->nops ? p->nops : 1) * sizeof *v->ord);
+    v->cs = exec_malloc((p->nclasses ? p->nclasses : 1) * sizeof *v->cs);
+    v->cord = v->cs ? analyze_profile_classes_by_time(p, v->cs) : NULL;
+    if (!v->ord || !v->cord) {
+        views_free(v);
+        return -1;
+    }
+    analyze_profile_ops_by_time(p, v->ord);
+    return 0;
+}
+
 static json_t *breakdown_json_trace(const analyze_profile *p)
 {
     uint64_t total = analyze_profile_total_ns(p);
     json_t *t = json_object(), *ops = json_array(), *cls = json_array();
-    size_t *ord = malloc((p->nops ? p->nops : 1) * sizeof *ord);
-    analyze_stat *cs = malloc((p->nclasses ? p->nclasses : 1) * sizeof *cs);
-    size_t *cord = cs ? analyze_profile_classes_by_time(p, cs) : NULL;
-    if (!t || !ops || !cls || !ord || !cord) {
+    views v = { 0 };
+    if (!t || !ops || !cls || views_make(p, &v)) { /* views_make holds nothing when it fails */
         json_decref(t), json_decref(ops), json_decref(cls);
-        free(ord), free(cs), free(cord);
         return NULL;
     }
-    analyze_profile_ops_by_time(p, ord);
+    size_t *ord = v.ord, *cord = v.cord;
+    const analyze_stat *cs = v.cs;
     for (size_t i = 0; i < p->nops; i++) {
         const analyze_optype *o = &p->ops[ord[i]];
         if (!o->all.count)
@@ -45,7 +66,7 @@ static json_t *breakdown_json_trace(const analyze_profile *p)
     json_object_set_new(t, "total_ns", json_integer((json_int_t)total));
     json_object_set_new(t, "op_types", ops);
     json_object_set_new(t, "classes", cls);
-    free(ord), free(cs), free(cord);
+    views_free(&v);
     return t;
 }
 
@@ -73,14 +94,11 @@ static int breakdown_csv(FILE *f, analyze_profile *const *pp, size_t n)
     for (size_t k = 0; k < n; k++) {
         const analyze_profile *p = pp[k];
         uint64_t total = analyze_profile_total_ns(p);
-        size_t *ord = malloc((p->nops ? p->nops : 1) * sizeof *ord);
-        analyze_stat *cs = malloc((p->nclasses ? p->nclasses : 1) * sizeof *cs);
-        size_t *cord = cs ? analyze_profile_classes_by_time(p, cs) : NULL;
-        if (!ord || !cord) {
-            free(ord), free(cs), free(cord);
+        views v;
+        if (views_make(p, &v))
             return -1;
-        }
-        analyze_profile_ops_by_time(p, ord);
+        size_t *ord = v.ord, *cord = v.cord;
+        const analyze_stat *cs = v.cs;
         for (size_t i = 0; i < p->nops; i++)
             if (p->ops[ord[i]].all.count)
                 csv_row(f, p, "op", p->ops[ord[i]].name, p->classes[p->ops[ord[i]].cls], &p->ops[ord[i]].all,
@@ -93,7 +111,7 @@ static int breakdown_csv(FILE *f, analyze_profile *const *pp, size_t n)
         for (int i = 0; i < ANALYZE_NPHASE; i++)
             if (ph[i].count)
                 csv_row(f, p, "phase", analyze_phase_name((analyze_phase)i), "", &ph[i], total);
-        free(ord), free(cs), free(cord);
+        views_free(&v);
     }
     return 0;
 }
@@ -206,7 +224,7 @@ static int heatmap_text(FILE *f, analyze_profile *const *pp, size_t n)
     for (size_t k = 0; k < n; k++) {
         const analyze_profile *p = pp[k];
         char lb[128];
-        analyze_stat *cs = malloc((p->nclasses ? p->nclasses : 1) * sizeof *cs);
+        analyze_stat *cs = exec_malloc((p->nclasses ? p->nclasses : 1) * sizeof *cs);
         if (!cs) {
             analyze_names_free(&cls);
             return -1;
@@ -227,7 +245,7 @@ static int heatmap_text(FILE *f, analyze_profile *const *pp, size_t n)
                 fprintf(f, " %*s", w, ".");
         }
         fputc('\n', f);
-        free(cs);
+        exec_free(cs);
     }
     analyze_names_free(&cls);
     return 0;
@@ -257,16 +275,11 @@ int analyze_breakdown(FILE *f, analyze_profile *const *pp, size_t n, analyze_for
         return breakdown_csv(f, pp, n) || ferror(f) ? -1 : 0;
     for (size_t k = 0; k < n; k++) {
         const analyze_profile *p = pp[k];
-        size_t *ord = malloc((p->nops ? p->nops : 1) * sizeof *ord);
-        analyze_stat *cs = malloc((p->nclasses ? p->nclasses : 1) * sizeof *cs);
-        size_t *cord = cs ? analyze_profile_classes_by_time(p, cs) : NULL;
-        if (!ord || !cord) {
-            free(ord), free(cs), free(cord);
+        views v;
+        if (views_make(p, &v))
             return -1;
-        }
-        analyze_profile_ops_by_time(p, ord);
-        breakdown_text_trace(f, p, top, ord, cs, cord);
-        free(ord), free(cs), free(cord);
+        breakdown_text_trace(f, p, top, v.ord, v.cs, v.cord);
+        views_free(&v);
     }
     if (n > 1 && heatmap_text(f, pp, n))
         return -1;
@@ -275,13 +288,6 @@ int analyze_breakdown(FILE *f, analyze_profile *const *pp, size_t n, analyze_for
 
 
 /* ---- the row ------------------------------------------------------------------------- */
-static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
-                             analyze_error *e)
-{
-    (void)o;
-    return analyze_profile_set_create(p, n, out, e);
-}
-
 static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
 {
     const analyze_profile_set *s = r;
@@ -298,7 +304,7 @@ const analyze_analysis analyze_row_breakdown = {
     .options = "  --top N                 show only the first N op types (text)\n",
     .takes = ANALYZE_TAKES_TOP | ANALYZE_TAKES_LIVE,
     .min_traces = 1,
-    .create = create,
+    .create = analyze_profile_set_create,
     .print = print,
     .destroy = analyze_profile_set_destroy,
 };

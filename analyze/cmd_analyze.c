@@ -10,6 +10,7 @@
 #include "analyze/profile.h"
 #include "analyze/read.h"
 #include "analyze/roofline.h"
+#include "exec/alloc.h"
 #include "tracer/output.h"
 #include "tracer/read.h"
 
@@ -255,7 +256,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     const char *peak_file = NULL, *outdir = "report";
     int png = 0;
     double gflops = 0, gbs = 0;
-    const char **traces = calloc((size_t)argc, sizeof *traces);
+    const char **traces = exec_calloc((size_t)argc, sizeof *traces);
     size_t nt = 0;
     if (!traces)
         return usage_error("out of memory");
@@ -373,7 +374,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
             goto end;
         }
     }
-    analyze_profile **p = calloc(nt, sizeof *p);
+    analyze_profile **p = exec_calloc(nt, sizeof *p);
     if (!p) {
         usage_error("out of memory");
         goto end;
@@ -442,8 +443,8 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
 done:
     for (size_t i = 0; i < nt; i++)
         analyze_profile_destroy(p[i]);
-    free(p);
+    exec_free(p);
 end:
-    free(traces);
+    exec_free(traces);
     return rc;
 }

@@ -126,12 +126,12 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
         double ratio = is > 0 ? ts / is : 0.0;
         uint64_t ttot = analyze_profile_total_ns(tr);
         size_t ncl = tr->nclasses + in->nclasses;
-        const char **cls = malloc((ncl ? ncl : 1) * sizeof *cls);
-        analyze_stat *tcs = malloc((tr->nclasses ? tr->nclasses : 1) * sizeof *tcs);
-        analyze_stat *ics = malloc((in->nclasses ? in->nclasses : 1) * sizeof *ics);
-        size_t *ord = malloc((tr->nops ? tr->nops : 1) * sizeof *ord);
+        const char **cls = exec_malloc((ncl ? ncl : 1) * sizeof *cls);
+        analyze_stat *tcs = exec_malloc((tr->nclasses ? tr->nclasses : 1) * sizeof *tcs);
+        analyze_stat *ics = exec_malloc((in->nclasses ? in->nclasses : 1) * sizeof *ics);
+        size_t *ord = exec_malloc((tr->nops ? tr->nops : 1) * sizeof *ord);
         if (!cls || !tcs || !ics || !ord) {
-            free(cls), free(tcs), free(ics), free(ord);
+            exec_free(cls), exec_free(tcs), exec_free(ics), exec_free(ord);
             json_decref(root);
             return -1;
         }
@@ -216,7 +216,7 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
             }
             fputc('\n', f);
         }
-        free(cls), free(tcs), free(ics), free(ord);
+        exec_free(cls), exec_free(tcs), exec_free(ics), exec_free(ord);
     }
     if (fmt == ANALYZE_JSON)
         return analyze_out_json(f, root);

@@ -1,6 +1,8 @@
 /* out.c -- the output helpers the analyses share (out.h). */
 #include "analyze/out.h"
 
+#include "exec/alloc.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -111,7 +113,7 @@ int analyze_names_add(analyze_names *l, const char *s)
             return 0;
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 16;
-        const char **v = realloc(l->v, cap * sizeof *v);
+        const char **v = exec_realloc(l->v, cap * sizeof *v);
         if (!v)
             return -1;
         l->v = v, l->cap = cap;
@@ -122,6 +124,6 @@ int analyze_names_add(analyze_names *l, const char *s)
 
 void analyze_names_free(analyze_names *l)
 {
-    free(l->v);
+    exec_free(l->v);
     *l = (analyze_names){ 0 };
 }

@@ -1,6 +1,8 @@
 /* profile.c -- the profile model (see profile.h). */
 #include "analyze/profile.h"
 
+#include "exec/alloc.h"
+
 #include "tracer/opmatch.h" /* tracer_probe_shifts */
 
 
@@ -790,7 +792,7 @@ size_t analyze_ops_for_share(const analyze_profile *p, double target)
     uint64_t total = analyze_profile_total_ns(p);
     if (!total || !p->nops)
         return 0;
-    size_t *ord = malloc(p->nops * sizeof *ord);
+    size_t *ord = exec_malloc(p->nops * sizeof *ord);
     if (!ord)
         return 0;
     analyze_profile_ops_by_time(p, ord);
@@ -801,14 +803,14 @@ size_t analyze_ops_for_share(const analyze_profile *p, double target)
         if ((double)cum >= target * (double)total - 1e-9)
             break;
     }
-    free(ord);
+    exec_free(ord);
     return k;
 }
 
 
 size_t *analyze_profile_classes_by_time(const analyze_profile *p, analyze_stat *cs)
 {
-    size_t *ord = malloc((p->nclasses ? p->nclasses : 1) * sizeof *ord);
+    size_t *ord = exec_malloc((p->nclasses ? p->nclasses : 1) * sizeof *ord);
     if (!ord)
         return NULL;
     analyze_profile_class_stats(p, cs);

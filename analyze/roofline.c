@@ -130,11 +130,11 @@ static int trace_fill(analyze_roofline_trace *t, const analyze_profile *p, const
     uint64_t total = analyze_profile_total_ns(p);
     analyze_stat all;
     analyze_stat_init(&all);
-    t->ops = calloc(p->nops ? p->nops : 1, sizeof *t->ops);
-    t->classes = calloc(p->nclasses ? p->nclasses : 1, sizeof *t->classes);
-    analyze_stat *cs = calloc(p->nclasses ? p->nclasses : 1, sizeof *cs);
+    t->ops = exec_calloc(p->nops ? p->nops : 1, sizeof *t->ops);
+    t->classes = exec_calloc(p->nclasses ? p->nclasses : 1, sizeof *t->classes);
+    analyze_stat *cs = exec_calloc(p->nclasses ? p->nclasses : 1, sizeof *cs);
     if (!t->ops || !t->classes || !cs) {
-        free(cs);
+        exec_free(cs);
         return -1;
     }
     for (size_t i = 0; i < p->nops; i++) {
@@ -149,7 +149,7 @@ static int trace_fill(analyze_roofline_trace *t, const analyze_profile *p, const
         if (cs[c].count)
             row_fill(&t->classes[t->nclasses++], p->classes[c], p->classes[c], &cs[c], total, t->peak_gflops,
                      t->peak_gbs);
-    free(cs);
+    exec_free(cs);
     qsort(t->ops, t->nops, sizeof *t->ops, cmp_row);
     qsort(t->classes, t->nclasses, sizeof *t->classes, cmp_row);
     row_fill(&t->total, "all ops", "all ops", &all, total, t->peak_gflops, t->peak_gbs);
@@ -178,12 +178,12 @@ void analyze_roofline_destroy(analyze_roofline *r)
     if (!r)
         return;
     for (size_t i = 0; i < r->n; i++) {
-        free(r->t[i].ops);
-        free(r->t[i].classes);
+        exec_free(r->t[i].ops);
+        exec_free(r->t[i].classes);
     }
-    free(r->t);
-    free(r->order);
-    free(r);
+    exec_free(r->t);
+    exec_free(r->order);
+    exec_free(r);
 }
 
 analyze_roofline *analyze_roofline_create(analyze_profile *const *p, size_t n, const analyze_peaks *pk, char *err,
@@ -197,8 +197,8 @@ analyze_roofline *analyze_roofline_create(analyze_profile *const *p, size_t n, c
         analyze_out_fail(err, errlen, "roofline wants positive ceilings (GFLOP/s %g, GB/s %g)", pk->gflops, pk->gbs);
         return NULL;
     }
-    analyze_roofline *r = calloc(1, sizeof *r);
-    if (!r || !(r->t = calloc(n, sizeof *r->t)) || !(r->order = calloc(n, sizeof *r->order)))
+    analyze_roofline *r = exec_calloc(1, sizeof *r);
+    if (!r || !(r->t = exec_calloc(n, sizeof *r->t)) || !(r->order = exec_calloc(n, sizeof *r->order)))
         goto oom;
     r->peaks = *pk;
     r->n = n;
@@ -247,11 +247,11 @@ static const char **names_by_time(const analyze_roofline *r, size_t *n)
     size_t cap = 0;
     for (size_t i = 0; i < r->n; i++)
         cap += r->t[i].nops;
-    analyze_roof_row *u = calloc(cap ? cap : 1, sizeof *u);
-    const char **out = calloc(cap ? cap : 1, sizeof *out);
+    analyze_roof_row *u = exec_calloc(cap ? cap : 1, sizeof *u);
+    const char **out = exec_calloc(cap ? cap : 1, sizeof *out);
     *n = 0;
     if (!u || !out) {
-        free(u), free(out);
+        exec_free(u), exec_free(out);
         return NULL;
     }
     for (size_t i = 0; i < r->n; i++)
@@ -266,7 +266,7 @@ static const char **names_by_time(const analyze_roofline *r, size_t *n)
     qsort(u, *n, sizeof *u, cmp_row);
     for (size_t j = 0; j < *n; j++)
         out[j] = u[j].name;
-    free(u);
+    exec_free(u);
     return out;
 }
 
@@ -329,7 +329,7 @@ static int roofline_json(FILE *f, const analyze_roofline *r)
         }
         json_array_append_new(traj, json_pack("{s:s, s:o}", "op", names[k], "points", pts ? pts : json_null()));
     }
-    free(names);
+    exec_free(names);
     if (!names) {
         json_decref(traces), json_decref(traj);
         return -1;
@@ -468,7 +468,7 @@ static int roofline_text(FILE *f, const analyze_roofline *r, size_t top)
     }
     if (shown < nn)
         fprintf(f, "(%zu more op types: --top 0 shows them all)\n", nn - shown);
-    free(names);
+    exec_free(names);
     return ferror(f) ? -1 : 0;
 }
 

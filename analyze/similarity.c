@@ -25,11 +25,11 @@ void analyze_sim_destroy(analyze_sim *s)
     if (!s)
         return;
     for (size_t i = 0; i < s->n; i++)
-        free(s->labels[i]);
+        exec_free(s->labels[i]);
     for (size_t i = 0; i < s->dim; i++)
-        free(s->dims[i]);
-    free(s->labels), free(s->dims), free(s->vec), free(s->cos), free(s->merges), free(s->order);
-    free(s);
+        exec_free(s->dims[i]);
+    exec_free(s->labels), exec_free(s->dims), exec_free(s->vec), exec_free(s->cos), exec_free(s->merges), exec_free(s->order);
+    exec_free(s);
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -56,23 +56,23 @@ static void leaves(const analyze_sim *s, size_t c, size_t **out)
 
 analyze_sim *analyze_sim_create(analyze_profile *const *pp, size_t np, int by_class)
 {
-    analyze_sim *s = calloc(1, sizeof *s);
+    analyze_sim *s = exec_calloc(1, sizeof *s);
     if (!s)
         return NULL;
     /* groups by label, dimensions by name */
-    s->labels = calloc(np ? np : 1, sizeof *s->labels);
-    size_t *group = calloc(np ? np : 1, sizeof *group);
+    s->labels = exec_calloc(np ? np : 1, sizeof *s->labels);
+    size_t *group = exec_calloc(np ? np : 1, sizeof *group);
     size_t dcap = 0;
     for (size_t k = 0; k < np; k++)
         dcap += by_class ? pp[k]->nclasses : pp[k]->nops;
-    s->dims = calloc(dcap ? dcap : 1, sizeof *s->dims);
+    s->dims = exec_calloc(dcap ? dcap : 1, sizeof *s->dims);
     if (!s->labels || !group || !s->dims)
         goto fail;
     for (size_t k = 0; k < np; k++) {
         char lb[256];
         analyze_out_label(pp[k], lb, sizeof lb);
         size_t g = find_str(s->labels, s->n, lb);
-        if (g == s->n && !(s->labels[s->n++] = strdup(lb)))
+        if (g == s->n && !(s->labels[s->n++] = exec_strdup(lb)))
             goto fail;
         group[k] = g;
         size_t nd = by_class ? pp[k]->nclasses : pp[k]->nops;
@@ -80,16 +80,16 @@ analyze_sim *analyze_sim_create(analyze_profile *const *pp, size_t np, int by_cl
             const char *name = by_class ? pp[k]->classes[i] : pp[k]->ops[i].name;
             if (!by_class && !pp[k]->ops[i].all.count)
                 continue; /* no kept time: not a dimension */
-            if (find_str(s->dims, s->dim, name) == s->dim && !(s->dims[s->dim++] = strdup(name)))
+            if (find_str(s->dims, s->dim, name) == s->dim && !(s->dims[s->dim++] = exec_strdup(name)))
                 goto fail;
         }
     }
     qsort(s->dims, s->dim, sizeof *s->dims, cmp_str);
     size_t n = s->n;
-    s->vec = calloc(n * (s->dim ? s->dim : 1), sizeof *s->vec);
-    s->cos = calloc(n ? n * n : 1, sizeof *s->cos);
-    s->merges = calloc(n ? n : 1, sizeof *s->merges);
-    s->order = calloc(n ? n : 1, sizeof *s->order);
+    s->vec = exec_calloc(n * (s->dim ? s->dim : 1), sizeof *s->vec);
+    s->cos = exec_calloc(n ? n * n : 1, sizeof *s->cos);
+    s->merges = exec_calloc(n ? n : 1, sizeof *s->merges);
+    s->order = exec_calloc(n ? n : 1, sizeof *s->order);
     if (!s->vec || !s->cos || !s->merges || !s->order)
         goto fail;
     for (size_t k = 0; k < np; k++) {
@@ -112,11 +112,11 @@ analyze_sim *analyze_sim_create(analyze_profile *const *pp, size_t np, int by_cl
     /* average linkage (UPGMA) on d = 1 - cosine */
     if (n > 1) {
         size_t m = 2 * n - 1;
-        double *d = malloc(m * m * sizeof *d);
-        size_t *size = calloc(m, sizeof *size);
-        int *alive = calloc(m, sizeof *alive);
+        double *d = exec_malloc(m * m * sizeof *d);
+        size_t *size = exec_calloc(m, sizeof *size);
+        int *alive = exec_calloc(m, sizeof *alive);
         if (!d || !size || !alive) {
-            free(d), free(size), free(alive);
+            exec_free(d), exec_free(size), exec_free(alive);
             goto fail;
         }
         for (size_t i = 0; i < n; i++) {
@@ -144,16 +144,16 @@ analyze_sim *analyze_sim_create(analyze_profile *const *pp, size_t np, int by_cl
             }
             d[c * m + c] = 0;
         }
-        free(d), free(size), free(alive);
+        exec_free(d), exec_free(size), exec_free(alive);
         size_t *o = s->order;
         leaves(s, 2 * n - 2, &o);
     } else if (n == 1) {
         s->order[0] = 0;
     }
-    free(group);
+    exec_free(group);
     return s;
 fail:
-    free(group);
+    exec_free(group);
     analyze_sim_destroy(s);
     return NULL;
 }
@@ -171,10 +171,10 @@ static void dendrogram_text(FILE *f, const analyze_sim *s)
             lw = strlen(s->labels[i]);
     const size_t W = 48, rows = 2 * n - 1, cols = lw + 2 + W + 1;
     double maxh = s->merges[n - 2].distance > 0 ? s->merges[n - 2].distance : 1.0;
-    char *g = malloc(rows * (cols + 1));
-    size_t *row = malloc((2 * n - 1) * sizeof *row), *col = malloc((2 * n - 1) * sizeof *col);
+    char *g = exec_malloc(rows * (cols + 1));
+    size_t *row = exec_malloc((2 * n - 1) * sizeof *row), *col = exec_malloc((2 * n - 1) * sizeof *col);
     if (!g || !row || !col) {
-        free(g), free(row), free(col);
+        exec_free(g), exec_free(row), exec_free(col);
         return;
     }
     memset(g, ' ', rows * (cols + 1));
@@ -213,7 +213,7 @@ static void dendrogram_text(FILE *f, const analyze_sim *s)
         fprintf(f, "  %.*s\n", (int)e, line);
     }
     fprintf(f, "  %*s0%*s%.3f  (distance = 1 - cosine)\n", (int)(lw + 2), "", (int)(W - 2), "", maxh);
-    free(g), free(row), free(col);
+    exec_free(g), exec_free(row), exec_free(col);
 }
 
 int analyze_similarity(FILE *f, const analyze_sim *s, int by_class, analyze_format fmt)
@@ -288,12 +288,12 @@ int analyze_similarity(FILE *f, const analyze_sim *s, int by_class, analyze_form
         const analyze_merge *m = &s->merges[k];
         fprintf(f, "  %2zu: distance %.4f  {", k + 1, m->distance);
         /* print the leaves of both sides */
-        size_t *buf = malloc(n * sizeof *buf), *e = buf;
+        size_t *buf = exec_malloc(n * sizeof *buf), *e = buf;
         if (buf) {
             leaves(s, n + k, &e);
             for (size_t *q = buf; q < e; q++)
                 fprintf(f, "%s%s", q == buf ? "" : ", ", s->labels[*q]);
-            free(buf);
+            exec_free(buf);
         }
         fprintf(f, "}\n");
     }
