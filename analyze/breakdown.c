@@ -170,7 +170,7 @@ static void breakdown_text_trace(FILE *f, const analyze_profile *p, size_t top, 
     }
     if (shown < live)
         fprintf(f, "(%zu more op types)\n", live - shown);
-    fprintf(f, "%zu of %zu op types make %.0f%% of the op time.\n", analyze_ops_for_share(p, ANALYZE_CUMULATIVE_SHARE),
+    fprintf(f, "%zu of %zu op types make %.0f%% of the op time.\n", analyze_ops_for_share(p, ord, ANALYZE_CUMULATIVE_SHARE),
             live, 100 * ANALYZE_CUMULATIVE_SHARE);
 
     fprintf(f, "\n%-30s %8s %11s %7s\n", "class", "count", "total ms", "share");

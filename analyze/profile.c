@@ -787,15 +787,11 @@ int analyze_profile_warnings(const analyze_profile *p, char *buf, size_t len)
     return n;
 }
 
-size_t analyze_ops_for_share(const analyze_profile *p, double target)
+size_t analyze_ops_for_share(const analyze_profile *p, const size_t *ord, double target)
 {
     uint64_t total = analyze_profile_total_ns(p);
     if (!total || !p->nops)
         return 0;
-    size_t *ord = exec_malloc(p->nops * sizeof *ord);
-    if (!ord)
-        return 0;
-    analyze_profile_ops_by_time(p, ord);
     uint64_t cum = 0;
     size_t k = 0;
     while (k < p->nops) {
@@ -803,7 +799,6 @@ size_t analyze_ops_for_share(const analyze_profile *p, double target)
         if ((double)cum >= target * (double)total - 1e-9)
             break;
     }
-    exec_free(ord);
     return k;
 }
 

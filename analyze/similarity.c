@@ -158,12 +158,13 @@ fail:
     return NULL;
 }
 
-static void dendrogram_text(FILE *f, const analyze_sim *s)
+/* 0, or -1 on out of memory. */
+static int dendrogram_text(FILE *f, const analyze_sim *s)
 {
     size_t n = s->n;
     if (n < 2) {
         fprintf(f, "(one group: no clustering)\n");
-        return;
+        return 0;
     }
     size_t lw = 0;
     for (size_t i = 0; i < n; i++)
@@ -175,7 +176,7 @@ static void dendrogram_text(FILE *f, const analyze_sim *s)
     size_t *row = exec_malloc((2 * n - 1) * sizeof *row), *col = exec_malloc((2 * n - 1) * sizeof *col);
     if (!g || !row || !col) {
         exec_free(g), exec_free(row), exec_free(col);
-        return;
+        return -1;
     }
     memset(g, ' ', rows * (cols + 1));
     for (size_t r = 0; r < n; r++) {
@@ -214,6 +215,7 @@ static void dendrogram_text(FILE *f, const analyze_sim *s)
     }
     fprintf(f, "  %*s0%*s%.3f  (distance = 1 - cosine)\n", (int)(lw + 2), "", (int)(W - 2), "", maxh);
     exec_free(g), exec_free(row), exec_free(col);
+    return 0;
 }
 
 int analyze_similarity(FILE *f, const analyze_sim *s, int by_class, analyze_format fmt)
@@ -289,17 +291,16 @@ int analyze_similarity(FILE *f, const analyze_sim *s, int by_class, analyze_form
         fprintf(f, "  %2zu: distance %.4f  {", k + 1, m->distance);
         /* print the leaves of both sides */
         size_t *buf = exec_malloc(n * sizeof *buf), *e = buf;
-        if (buf) {
-            leaves(s, n + k, &e);
-            for (size_t *q = buf; q < e; q++)
-                fprintf(f, "%s%s", q == buf ? "" : ", ", s->labels[*q]);
-            exec_free(buf);
-        }
+        if (!buf)
+            return -1;
+        leaves(s, n + k, &e);
+        for (size_t *q = buf; q < e; q++)
+            fprintf(f, "%s%s", q == buf ? "" : ", ", s->labels[*q]);
+        exec_free(buf);
         fprintf(f, "}\n");
     }
     fputc('\n', f);
-    dendrogram_text(f, s);
-    return ferror(f) ? -1 : 0;
+    return dendrogram_text(f, s) || ferror(f) ? -1 : 0;
 }
 
 
