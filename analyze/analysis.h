@@ -12,14 +12,14 @@
 #define FATHOM_ANALYZE_ANALYSIS_H
 
 #include "analyze/profile.h"
+#include "exec/cli.h"
 
 #include <stddef.h>
 #include <stdio.h>
 
-typedef enum analyze_format { ANALYZE_TEXT, ANALYZE_CSV, ANALYZE_JSON } analyze_format;
-
-/* "text" | "csv" | "json" -> format, -1 otherwise. */
-int analyze_format_parse(const char *s);
+/* The output format is the one every subcommand shares (exec/cli.h, in
+ * libfathom-base): CLI_TEXT, CLI_CSV, CLI_JSON. */
+typedef cli_format analyze_format;
 
 /* What went wrong, as exec/ says it: a status and a one-line message. */
 typedef enum analyze_status {

@@ -253,7 +253,7 @@ static int heatmap_text(FILE *f, analyze_profile *const *pp, size_t n)
 
 int analyze_breakdown(FILE *f, analyze_profile *const *pp, size_t n, analyze_format fmt, size_t top)
 {
-    if (fmt == ANALYZE_JSON) {
+    if (fmt == CLI_JSON) {
         json_t *root = json_object(), *arr = json_array();
         if (!root || !arr) {
             json_decref(root), json_decref(arr);
@@ -271,7 +271,7 @@ int analyze_breakdown(FILE *f, analyze_profile *const *pp, size_t n, analyze_for
         }
         return analyze_out_json(f, root);
     }
-    if (fmt == ANALYZE_CSV)
+    if (fmt == CLI_CSV)
         return breakdown_csv(f, pp, n) || ferror(f) ? -1 : 0;
     for (size_t k = 0; k < n; k++) {
         const analyze_profile *p = pp[k];

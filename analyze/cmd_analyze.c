@@ -24,30 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* "fathom analyze" or "fathom report": the prefix of every message */
-static const char *prog = "fathom analyze";
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "%s: ", prog);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-}
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "%s: ", prog);
-    vfprintf(stderr, fmt, ap);
-    fputs("\n", stderr);
-    va_end(ap);
-    return 2;
-}
+/* "analyze" or "report": the command every message names (exec/cli.h) */
+static const char *cmd = "analyze";
 
 static void usage(FILE *f)
 {
@@ -130,7 +108,7 @@ static int parse_positive(const char *opt, const char *arg, double *out)
     errno = 0;
     double v = arg ? strtod(arg, &end) : 0;
     if (!arg || isspace((unsigned char)arg[0]) || errno || !end || *end || end == arg || !isfinite(v) || v <= 0)
-        return usage_error("%s wants a positive number, not '%s'", opt, arg ? arg : "");
+        return cli_usage_error(cmd, "%s wants a positive number, not '%s'", opt, arg ? arg : "");
     *out = v;
     return 0;
 }
@@ -141,7 +119,7 @@ static int parse_u32(const char *opt, const char *arg, uint32_t *out)
     errno = 0;
     unsigned long v = arg ? strtoul(arg, &end, 10) : 0;
     if (!arg || !isdigit((unsigned char)arg[0]) || errno || !end || *end || end == arg || v > 1000000000ul)
-        return usage_error("%s wants a non-negative integer, not '%s'", opt, arg ? arg : "");
+        return cli_usage_error(cmd, "%s wants a non-negative integer, not '%s'", opt, arg ? arg : "");
     *out = (uint32_t)v;
     return 0;
 }
@@ -152,9 +130,9 @@ static int gives_up(int mismatch, const char *w, int strict)
 {
     if (!mismatch)
         return 0;
-    say("warning: %s\n", w);
+    cli_error(cmd, "warning: %s", w);
     if (strict)
-        say("--strict: giving up on the warning above\n");
+        cli_error(cmd, "--strict: giving up on the warning above");
     return strict;
 }
 
@@ -173,15 +151,15 @@ static int print_session(void *ctx, const tracer_live_session *s)
 static int list_sessions(int argc, char **argv)
 {
     if (argc != 3 || strncmp(argv[2], "net://", 6) != 0)
-        return usage_error("--list wants one relay URL: fathom analyze --list net://HOST[:PORT]");
+        return cli_usage_error(cmd, "--list wants one relay URL: fathom analyze --list net://HOST[:PORT]");
     char err[1024];
     int n = 0;
     if (tracer_live_sessions(argv[2], print_session, &n, err, sizeof err)) {
-        say("%s\n", err);
+        cli_error(cmd, "%s", err);
         return 1;
     }
     if (!n)
-        say("%s holds no live session\n", argv[2]);
+        cli_error(cmd, "%s holds no live session", argv[2]);
     return 0;
 }
 
@@ -214,7 +192,7 @@ static int live_table(void *ctx, const analyze_profile *snap)
 static void print_note(void *ctx, const char *line)
 {
     (void)ctx;
-    say("note: %s\n", line);
+    cli_error(cmd, "note: %s", line);
 }
 
 int cmd_report(int argc, char **argv) { return run(NULL, "report", argc, argv, 1); }
@@ -238,7 +216,7 @@ int cmd_analyze(int argc, char **argv)
         for (size_t i = 0; i < analyze_nanalyses; i++)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
                      analyze_analyses[i]->name);
-        return usage_error("'%s' is not an analysis (%s); see 'fathom analyze --help'", what, names);
+        return cli_usage_error(cmd, "'%s' is not an analysis (%s); see 'fathom analyze --help'", what, names);
     }
     return run(an, what, argc, argv, 2);
 }
@@ -247,10 +225,10 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
 {
     int report = !an;
     unsigned takes = an ? an->takes : ANALYZE_TAKES_TOP | ANALYZE_TAKES_PEAKS;
-    prog = report ? "fathom report" : "fathom analyze";
+    cmd = report ? "report" : "analyze";
     analyze_read_options ro = { 0 };
     double interval = 2.0;
-    analyze_format fmt = ANALYZE_TEXT;
+    analyze_format fmt = CLI_TEXT;
     int by_class = 0, in_order = 0, strict = 0;
     uint32_t top = report ? 12 : 0;
     const char *peak_file = NULL, *outdir = "report";
@@ -259,7 +237,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     const char **traces = exec_calloc((size_t)argc, sizeof *traces);
     size_t nt = 0;
     if (!traces)
-        return usage_error("out of memory");
+        return cli_usage_error(cmd, "out of memory");
     int rc = 2, only_traces = 0;
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
@@ -277,22 +255,20 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
             goto end;
         } else if (strcmp(a, "--format") == 0 && report) {
             if (!val || (strcmp(val, "svg") != 0 && strcmp(val, "png") != 0)) {
-                usage_error("report's --format wants svg or png, not '%s'", val ? val : "");
+                cli_usage_error(cmd, "report's --format wants svg or png, not '%s'", val ? val : "");
                 goto end;
             }
             png = strcmp(val, "png") == 0, i++;
         } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && report) {
             if (!val || !*val) {
-                usage_error("%s wants a folder", a);
+                cli_usage_error(cmd, "%s wants a folder", a);
                 goto end;
             }
             outdir = val, i++;
         } else if (strcmp(a, "--format") == 0) {
-            int f = analyze_format_parse(val);
-            if (f < 0) {
-                usage_error("unknown format '%s' (use text, csv or json)", val ? val : "");
+            int f = cli_parse_format(cmd, val, 1);
+            if (f < 0)
                 goto end;
-            }
             fmt = (analyze_format)f, i++;
         } else if (strcmp(a, "--skip-first") == 0) {
             if (parse_u32(a, val, &ro.skip_first))
@@ -308,7 +284,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
             i++;
         } else if (strcmp(a, "--by") == 0 && (takes & ANALYZE_TAKES_BY)) {
             if (!val || (strcmp(val, "type") != 0 && strcmp(val, "class") != 0)) {
-                usage_error("--by wants 'type' or 'class', not '%s'", val ? val : "");
+                cli_usage_error(cmd, "--by wants 'type' or 'class', not '%s'", val ? val : "");
                 goto end;
             }
             by_class = strcmp(val, "class") == 0, i++;
@@ -316,7 +292,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
             in_order = 1;
         } else if (strcmp(a, "--peak") == 0 && (takes & ANALYZE_TAKES_PEAKS)) {
             if (!val) {
-                usage_error("--peak wants a file written by 'fathom peak --format json'");
+                cli_usage_error(cmd, "--peak wants a file written by 'fathom peak --format json'");
                 goto end;
             }
             peak_file = val, i++;
@@ -335,17 +311,17 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
                 goto end;
             i++;
         } else {
-            usage_error("unknown option '%s' for %s; see 'fathom %s --help'", a, what,
+            cli_usage_error(cmd, "unknown option '%s' for %s; see 'fathom %s --help'", a, what,
                         report ? "report" : "analyze");
             goto end;
         }
     }
     if (an && an->traces_rule && (nt < an->min_traces || (an->max_traces && nt > an->max_traces))) {
-        usage_error("%s wants %s, not %zu", what, an->traces_rule, nt);
+        cli_usage_error(cmd, "%s wants %s, not %zu", what, an->traces_rule, nt);
         goto end;
     }
     if (!nt) {
-        usage_error("%s wants at least one TRACE", what);
+        cli_usage_error(cmd, "%s wants at least one TRACE", what);
         goto end;
     }
     analyze_peaks peaks = { 0 };
@@ -353,12 +329,12 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     if (have_peaks) {
         char err[1024];
         if (peak_file && analyze_peaks_load(peak_file, &peaks, err, sizeof err) != 0) {
-            say("%s\n", err);
+            cli_error(cmd, "%s", err);
             rc = 1;
             goto end;
         }
         if (analyze_peaks_override(&peaks, peak_file != NULL, gflops, gbs) != 0) {
-            usage_error("%s wants the recording machine's ceilings: --peak FILE (from 'fathom peak --format "
+            cli_usage_error(cmd, "%s wants the recording machine's ceilings: --peak FILE (from 'fathom peak --format "
                         "json' run there), or --gflops X and --gbs Y", report ? "the roofline" : what);
             goto end;
         }
@@ -369,14 +345,14 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
         char page[4200], err[8800];
         snprintf(page, sizeof page, "%s/index.html", outdir);
         if (tracer_output_check(page, traces, nt, "-o", err, sizeof err) == TRACER_OUTPUT_EALIAS) {
-            say("%s\n", err);
+            cli_error(cmd, "%s", err);
             rc = 1;
             goto end;
         }
     }
     analyze_profile **p = exec_calloc(nt, sizeof *p);
     if (!p) {
-        usage_error("out of memory");
+        cli_usage_error(cmd, "out of memory");
         goto end;
     }
     rc = 1;
@@ -384,13 +360,13 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     live_view lv = { .an = an, .opts = &ao, .fmt = fmt, .tty = isatty(1) };
     /* a live session read alone: its table so far at every interval */
     int live = nt == 1 && strncmp(traces[0], "net://", 6) == 0 && an && (an->takes & ANALYZE_TAKES_LIVE) &&
-               fmt == ANALYZE_TEXT; /* CSV and JSON: one document, the final one */
+               fmt == CLI_TEXT; /* CSV and JSON: one document, the final one */
     ro.progress = live ? live_table : NULL;
     ro.progress_ctx = &lv;
     ro.interval = interval;
     char rerr[1024];
     if (analyze_read_many(traces, nt, &ro, p, rerr, sizeof rerr) != 0) {
-        say("%s\n", rerr);
+        cli_error(cmd, "%s", rerr);
         goto done;
     }
     for (size_t i = 0; i < nt; i++) {
@@ -398,11 +374,11 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
         if (analyze_profile_warnings(p[i], w, sizeof w)) {
             warned = 1;
             for (char *line = strtok(w, "\n"); line; line = strtok(NULL, "\n"))
-                say("warning: %s: %s\n", traces[i], line);
+                cli_error(cmd, "warning: %s: %s", traces[i], line);
         }
     }
     if (strict && warned) {
-        say("--strict: giving up on the warnings above\n");
+        cli_error(cmd, "--strict: giving up on the warnings above");
         goto done;
     }
     int io = 0;
@@ -414,7 +390,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
         char err[1024];
         analyze_html_opts ho = { .dir = outdir, .png = png, .top = top, .peaks = have_peaks ? &peaks : NULL };
         if (analyze_html_write(p, nt, &ho, err, sizeof err) != 0) {
-            say("%s\n", err);
+            cli_error(cmd, "%s", err);
             goto done;
         }
         printf("%s/index.html\n", outdir);
@@ -423,7 +399,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
         analyze_error e = { 0 };
         char w[1024];
         if (an->create(p, nt, &ao, &res, &e) != ANALYZE_OK) {
-            say("%s\n", e.msg);
+            cli_error(cmd, "%s", e.msg);
             goto done;
         }
         if (an->mismatch && gives_up(an->mismatch(res, w, sizeof w), w, strict)) {
@@ -436,7 +412,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
         an->destroy(res);
     }
     if (io != 0 || fflush(stdout) != 0) {
-        say("cannot write the output: %s\n", errno ? strerror(errno) : "error");
+        cli_error(cmd, "cannot write the output: %s", errno ? strerror(errno) : "error");
         goto done;
     }
     rc = 0;

@@ -108,7 +108,7 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
                     analyze_format fmt)
 {
     json_t *root = NULL, *jpairs = NULL;
-    if (fmt == ANALYZE_JSON) {
+    if (fmt == CLI_JSON) {
         root = json_object();
         jpairs = json_array();
         if (!root || !jpairs) {
@@ -117,7 +117,7 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
         }
         json_object_set_new(root, "schema", json_integer(1));
         json_object_set_new(root, "pairs", jpairs);
-    } else if (fmt == ANALYZE_CSV) {
+    } else if (fmt == CLI_CSV) {
         fputs("model,kind,name,class,train,infer,ratio\n", f);
     }
     for (size_t k = 0; k < npairs; k++) {
@@ -145,7 +145,7 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
             if (tr->ops[ord[i]].all.count && !op_in(in, tr->ops[ord[i]].name))
                 only_ns += tr->ops[ord[i]].all.ns;
 
-        if (fmt == ANALYZE_JSON) {
+        if (fmt == CLI_JSON) {
             json_t *p = json_object(), *jc = json_array(), *jo = json_array();
             json_object_set_new(p, "model", json_string(model));
             json_object_set_new(p, "train", json_pack("{s:s, s:I, s:f, s:I}", "trace", tr->source, "steps",
@@ -171,7 +171,7 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
             json_object_set_new(p, "train_only", jo);
             json_object_set_new(p, "train_only_share", json_real(share(only_ns, ttot)));
             json_array_append_new(jpairs, p);
-        } else if (fmt == ANALYZE_CSV) {
+        } else if (fmt == CLI_CSV) {
             analyze_out_csv_str(f, model);
             fprintf(f, ",step,step_ns,,%.1f,%.1f,%.6f\n", ts, is, ratio);
             for (size_t c = 0; c < ncl; c++) {
@@ -218,7 +218,7 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
         }
         exec_free(cls), exec_free(tcs), exec_free(ics), exec_free(ord);
     }
-    if (fmt == ANALYZE_JSON)
+    if (fmt == CLI_JSON)
         return analyze_out_json(f, root);
     return ferror(f) ? -1 : 0;
 }

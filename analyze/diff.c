@@ -288,9 +288,9 @@ static int diff_text(FILE *f, const analyze_diff *d, size_t top)
 
 int analyze_diff_print(FILE *f, const analyze_diff *d, analyze_format fmt, size_t top)
 {
-    if (fmt == ANALYZE_JSON)
+    if (fmt == CLI_JSON)
         return diff_json(f, d);
-    if (fmt == ANALYZE_CSV)
+    if (fmt == CLI_CSV)
         return diff_csv(f, d);
     return diff_text(f, d, top);
 }
@@ -323,7 +323,7 @@ static int mismatch(const void *r, char *buf, size_t len) { return analyze_diff_
 static void notes(const void *r, analyze_format fmt, analyze_note_fn fn, void *ctx)
 {
     const analyze_diff *d = r;
-    for (int i = 0; i < 2 && fmt != ANALYZE_TEXT; i++) {
+    for (int i = 0; i < 2 && fmt != CLI_TEXT; i++) {
         const analyze_profile *p = i ? d->b : d->a;
         if (analyze_profile_steps_kept(p))
             continue;

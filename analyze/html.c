@@ -105,31 +105,31 @@ typedef struct profiles {
 static int t_breakdown(FILE *f, const void *c)
 {
     const profiles *x = c;
-    return analyze_breakdown(f, x->p, x->n, ANALYZE_TEXT, x->top);
+    return analyze_breakdown(f, x->p, x->n, CLI_TEXT, x->top);
 }
 static int t_compare(FILE *f, const void *c)
 {
     const profiles *x = c;
-    return analyze_compare(f, x->p, x->pairs, x->npairs, ANALYZE_TEXT);
+    return analyze_compare(f, x->p, x->pairs, x->npairs, CLI_TEXT);
 }
 static int t_similarity(FILE *f, const void *c)
 {
-    return analyze_similarity(f, ((const profiles *)c)->sim, 0, ANALYZE_TEXT);
+    return analyze_similarity(f, ((const profiles *)c)->sim, 0, CLI_TEXT);
 }
 static int t_roofline(FILE *f, const void *c)
 {
     const profiles *x = c;
-    return analyze_roofline_print(f, x->roof, ANALYZE_TEXT, x->top);
+    return analyze_roofline_print(f, x->roof, CLI_TEXT, x->top);
 }
 static int t_scaling(FILE *f, const void *c)
 {
     const profiles *x = c;
-    return analyze_scaling_print(f, x->scaling, ANALYZE_TEXT, x->top);
+    return analyze_scaling_print(f, x->scaling, CLI_TEXT, x->top);
 }
 static int t_memory(FILE *f, const void *c)
 {
     const profiles *x = c;
-    return analyze_memory_print(f, x->p, x->n, ANALYZE_TEXT);
+    return analyze_memory_print(f, x->p, x->n, CLI_TEXT);
 }
 
 static void section(FILE *f, const char *id, const char *title, const char *what)

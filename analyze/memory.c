@@ -258,7 +258,7 @@ static int memory_csv(FILE *f, analyze_profile *const *pp, size_t n)
 
 int analyze_memory_print(FILE *f, analyze_profile *const *p, size_t n, analyze_format fmt)
 {
-    if (fmt == ANALYZE_JSON) {
+    if (fmt == CLI_JSON) {
         json_t *traces = json_array();
         for (size_t i = 0; traces && i < n; i++)
             if (json_array_append_new(traces, trace_json(p[i]))) {
@@ -267,7 +267,7 @@ int analyze_memory_print(FILE *f, analyze_profile *const *p, size_t n, analyze_f
             }
         return analyze_out_json(f, json_pack("{s:i, s:s, s:o}", "schema", 1, "analysis", "memory", "traces", traces));
     }
-    if (fmt == ANALYZE_CSV)
+    if (fmt == CLI_CSV)
         return memory_csv(f, p, n);
     for (size_t i = 0; i < n; i++) {
         if (i)

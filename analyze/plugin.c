@@ -89,9 +89,9 @@ static bt_value_map_foreach_entry_const_func_status param(const char *key, const
     const char *s = bt_value_is_string(v) ? bt_value_string_get(v) : NULL;
     int bad = 0;
     if (strcmp(key, "format") == 0) {
-        int f = analyze_format_parse(s);
+        int f = cli_format_from(s, 1);
         bad = f < 0;
-        c->fs->fmt = bad ? ANALYZE_TEXT : (analyze_format)f;
+        c->fs->fmt = bad ? CLI_TEXT : (analyze_format)f;
     } else if (strcmp(key, "skip-first") == 0) {
         bad = get_u32(v, &c->so->skip_first);
     } else if (strcmp(key, "skip-last") == 0) {

@@ -475,9 +475,9 @@ static int roofline_text(FILE *f, const analyze_roofline *r, size_t top)
 int analyze_roofline_print(FILE *f, const analyze_roofline *r, analyze_format fmt, size_t top)
 {
     switch (fmt) {
-    case ANALYZE_JSON:
+    case CLI_JSON:
         return roofline_json(f, r);
-    case ANALYZE_CSV:
+    case CLI_CSV:
         return roofline_csv(f, r);
     default:
         return roofline_text(f, r, top);

@@ -467,9 +467,9 @@ static int scaling_text(FILE *f, const analyze_scaling *s, size_t top)
 
 int analyze_scaling_print(FILE *f, const analyze_scaling *s, analyze_format fmt, size_t top)
 {
-    if (fmt == ANALYZE_JSON)
+    if (fmt == CLI_JSON)
         return scaling_json(f, s);
-    if (fmt == ANALYZE_CSV)
+    if (fmt == CLI_CSV)
         return scaling_csv(f, s);
     return scaling_text(f, s, top);
 }
@@ -501,7 +501,7 @@ static int mismatch(const void *r, char *buf, size_t len) { return analyze_scali
 static void notes(const void *r, analyze_format fmt, analyze_note_fn fn, void *ctx)
 {
     const analyze_scaling *s = r;
-    for (size_t i = 0; i < s->n && fmt != ANALYZE_TEXT; i++) {
+    for (size_t i = 0; i < s->n && fmt != CLI_TEXT; i++) {
         if (analyze_profile_steps_kept(s->p[i]))
             continue;
         char line[2048];

@@ -221,7 +221,7 @@ static int dendrogram_text(FILE *f, const analyze_sim *s)
 int analyze_similarity(FILE *f, const analyze_sim *s, int by_class, analyze_format fmt)
 {
     size_t n = s->n;
-    if (fmt == ANALYZE_JSON) {
+    if (fmt == CLI_JSON) {
         json_t *root = json_object(), *labels = json_array(), *dims = json_array(), *mat = json_array(),
                *merges = json_array(), *order = json_array();
         if (!root || !labels || !dims || !mat || !merges || !order) {
@@ -254,7 +254,7 @@ int analyze_similarity(FILE *f, const analyze_sim *s, int by_class, analyze_form
         json_object_set_new(root, "order", order);
         return analyze_out_json(f, root);
     }
-    if (fmt == ANALYZE_CSV) {
+    if (fmt == CLI_CSV) {
         fputs("label", f);
         for (size_t j = 0; j < n; j++) {
             fputc(',', f);

@@ -216,7 +216,7 @@ static void test_profile_direct(void **state)
 static json_t *json_of_breakdown(analyze_profile **p, size_t n)
 {
     capture c;
-    assert_int_equal(analyze_breakdown(capture_open(&c), p, n, ANALYZE_JSON, 0), 0);
+    assert_int_equal(analyze_breakdown(capture_open(&c), p, n, CLI_JSON, 0), 0);
     char *buf = capture_close(&c);
     json_error_t e;
     json_t *j = json_loads(buf, 0, &e);
@@ -325,7 +325,7 @@ static void test_similarity(void **state)
     assert_int_equal(s->merges[2].size, 4);
     /* the text output holds the matrix and a dendrogram */
     capture c;
-    assert_int_equal(analyze_similarity(capture_open(&c), s, 0, ANALYZE_TEXT), 0);
+    assert_int_equal(analyze_similarity(capture_open(&c), s, 0, CLI_TEXT), 0);
     char *buf = capture_close(&c);
     assert_non_null(strstr(buf, "alexnet/train"));
     assert_non_null(strstr(buf, "distance = 1 - cosine"));
@@ -376,7 +376,7 @@ static void test_pairing(void **state)
     /* the JSON: ops only in training */
     n = analyze_pairs(p, 5, 0, pr, used, err, sizeof err);
     capture c;
-    assert_int_equal(analyze_compare(capture_open(&c), p, pr, (size_t)n, ANALYZE_JSON), 0);
+    assert_int_equal(analyze_compare(capture_open(&c), p, pr, (size_t)n, CLI_JSON), 0);
     char *buf = capture_close(&c);
     json_error_t e;
     json_t *j = json_loads(buf, 0, &e);
@@ -836,7 +836,7 @@ static void test_diff(void **state)
     assert_true(fabs(pp) < 1e-9);
 
     /* JSON: the documented layout, the numbers above, null ratios */
-    char *buf = diff_output(d, ANALYZE_JSON, 0);
+    char *buf = diff_output(d, CLI_JSON, 0);
     json_error_t e;
     json_t *j = json_loads(buf, 0, &e);
     free(buf);
@@ -898,7 +898,7 @@ static void test_diff(void **state)
     json_decref(j);
 
     /* text: the top rows, the rest summed, "-" for one-sided ratios */
-    buf = diff_output(d, ANALYZE_TEXT, 2);
+    buf = diff_output(d, CLI_TEXT, 2);
     assert_non_null(strstr(buf, "4 steps kept"));
     assert_non_null(strstr(buf, "2 steps kept"));
     assert_non_null(strstr(buf, "(3 more op types)"));
@@ -906,7 +906,7 @@ static void test_diff(void **state)
     assert_non_null(strstr(text_row(buf, "\nConv2D "), " - "));
     free(buf);
     /* CSV: a header, two step rows, then op types and classes */
-    buf = diff_output(d, ANALYZE_CSV, 0);
+    buf = diff_output(d, CLI_CSV, 0);
     static const char header[] = "level,name,class,a_ns,b_ns,ratio,delta_ns,a_share,b_share,dshare_pp,a_count,"
                                  "b_count\n";
     assert_true(strncmp(buf, header, strlen(header)) == 0);
@@ -956,10 +956,10 @@ static void test_diff(void **state)
     NEAR(diff_op(d, "MatMul")->b_count, 3);
     NEAR(diff_op(d, "MatMul")->b_share, 1);
     assert_int_equal(analyze_diff_mismatch(d, NULL, 0), 0); /* no model on one side: nothing to say */
-    buf = diff_output(d, ANALYZE_TEXT, 0);
+    buf = diff_output(d, CLI_TEXT, 0);
     assert_non_null(strstr(buf, "B has no kept steps"));
     free(buf);
-    buf = diff_output(d, ANALYZE_JSON, 0);
+    buf = diff_output(d, CLI_JSON, 0);
     j = json_loads(buf, 0, &e);
     free(buf);
     assert_non_null(j);
@@ -1102,7 +1102,7 @@ static void test_scaling(void **state)
     REL(sc->classes[2].serial_fraction, 1);
 
     /* JSON: the documented layout and the numbers above; null for an infinite limit */
-    char *buf = scaling_output(sc, ANALYZE_JSON, 0);
+    char *buf = scaling_output(sc, CLI_JSON, 0);
     json_error_t e;
     json_t *j = json_loads(buf, 0, &e);
     free(buf);
@@ -1167,7 +1167,7 @@ static void test_scaling(void **state)
     json_decref(j);
 
     /* text: a row per op type, the rest summed, inf for a perfectly parallel op */
-    buf = scaling_output(sc, ANALYZE_TEXT, 1);
+    buf = scaling_output(sc, CLI_TEXT, 1);
     assert_non_null(strstr(buf, "== scaling: vgg/train at 1, 2, 4 threads"));
     assert_non_null(strstr(buf, "(2 more op types)"));
     assert_non_null(strstr(buf, "serial fraction 0.261"));
@@ -1176,11 +1176,11 @@ static void test_scaling(void **state)
     assert_non_null(strstr(line, " 0.1000 "));
     assert_non_null(strstr(line, " 3.077    0.100   10.000"));
     free(buf);
-    buf = scaling_output(sc, ANALYZE_TEXT, 0);
+    buf = scaling_output(sc, CLI_TEXT, 0);
     assert_non_null(strstr(text_row(buf, "\nConv2D "), " 4.000    0.000      inf"));
     free(buf);
     /* CSV: a header, then a row per (item, thread count) */
-    buf = scaling_output(sc, ANALYZE_CSV, 0);
+    buf = scaling_output(sc, CLI_CSV, 0);
     static const char header[] = "level,name,class,threads,ns,speedup,efficiency,serial_fraction,limit_speedup\n";
     assert_true(strncmp(buf, header, strlen(header)) == 0);
     assert_non_null(strstr(buf, "\nstep,step_ns,,4,102570.0,"));

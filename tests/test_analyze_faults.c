@@ -120,7 +120,7 @@ static analyze_status run_once(const analyze_analysis *an, analyze_profile *cons
  * shows as an output that differs). */
 static void inject_each(const analyze_analysis *an, analyze_profile *const *p, size_t n, const analyze_options *o)
 {
-    static const analyze_format fmts[3] = { ANALYZE_TEXT, ANALYZE_CSV, ANALYZE_JSON };
+    static const analyze_format fmts[3] = { CLI_TEXT, CLI_CSV, CLI_JSON };
     uint64_t last[3] = { 0 }; /* per format: the allocations of one run */
     for (int pass = 0; pass < 6; pass++) {
         int k = pass % 3, sticky = pass < 3;

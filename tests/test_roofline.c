@@ -242,7 +242,7 @@ static void test_outputs_and_trajectories(void **state)
     assert_int_equal(r->order[1], 2);
     assert_int_equal(r->order[2], 0);
 
-    char *js = output(r, ANALYZE_JSON, 0);
+    char *js = output(r, CLI_JSON, 0);
     json_error_t je;
     json_t *root = json_loads(js, 0, &je);
     assert_non_null(root);
@@ -269,7 +269,7 @@ static void test_outputs_and_trajectories(void **state)
     json_decref(root);
     free(js);
 
-    char *csv = output(r, ANALYZE_CSV, 0);
+    char *csv = output(r, CLI_CSV, 0);
     size_t lines = 0;
     for (char *c = csv; *c; c++)
         lines += *c == '\n';
@@ -279,7 +279,7 @@ static void test_outputs_and_trajectories(void **state)
     assert_non_null(strstr(csv, ",0.800000,memory,100,10\n"));
     free(csv);
 
-    char *txt = output(r, ANALYZE_TEXT, 2);
+    char *txt = output(r, CLI_TEXT, 2);
     assert_non_null(strstr(txt, "ceilings: 100.0 GFLOP/s (peak), 10.0 GB/s; ridge point 10.00 FLOP/byte"));
     assert_non_null(strstr(txt, "\nConv2D "));
     assert_non_null(strstr(txt, "\nMatMul "));
