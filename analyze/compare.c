@@ -88,20 +88,16 @@ static int op_in(const analyze_profile *p, const char *name)
     return 0;
 }
 
-/* The union of both profiles' class names, in a stable order. */
-static size_t class_union(const analyze_profile *a, const analyze_profile *b, const char **out)
+/* The union of both profiles' class names, in a stable order: 0, or -1 on
+ * out of memory. */
+static int class_union(const analyze_profile *a, const analyze_profile *b, analyze_names *out)
 {
-    size_t n = 0;
     const analyze_profile *ps[2] = { a, b };
     for (int k = 0; k < 2; k++)
-        for (size_t c = 0; c < ps[k]->nclasses; c++) {
-            size_t j = 0;
-            while (j < n && strcmp(out[j], ps[k]->classes[c]) != 0)
-                j++;
-            if (j == n)
-                out[n++] = ps[k]->classes[c];
-        }
-    return n;
+        for (size_t c = 0; c < ps[k]->nclasses; c++)
+            if (analyze_names_add(out, ps[k]->classes[c]))
+                return -1;
+    return 0;
 }
 
 int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pairs, size_t npairs,
@@ -125,17 +121,17 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
         double ts = analyze_step_ns(tr), is = analyze_step_ns(in);
         double ratio = is > 0 ? ts / is : 0.0;
         uint64_t ttot = analyze_profile_total_ns(tr);
-        size_t ncl = tr->nclasses + in->nclasses;
-        const char **cls = exec_malloc((ncl ? ncl : 1) * sizeof *cls);
+        analyze_names un = { 0 };
         analyze_stat *tcs = exec_malloc((tr->nclasses ? tr->nclasses : 1) * sizeof *tcs);
         analyze_stat *ics = exec_malloc((in->nclasses ? in->nclasses : 1) * sizeof *ics);
         size_t *ord = exec_malloc((tr->nops ? tr->nops : 1) * sizeof *ord);
-        if (!cls || !tcs || !ics || !ord) {
-            exec_free(cls), exec_free(tcs), exec_free(ics), exec_free(ord);
+        if (!tcs || !ics || !ord || class_union(tr, in, &un)) {
+            analyze_names_free(&un), exec_free(tcs), exec_free(ics), exec_free(ord);
             json_decref(root);
             return -1;
         }
-        ncl = class_union(tr, in, cls);
+        const char **cls = un.v;
+        size_t ncl = un.n;
         analyze_profile_class_stats(tr, tcs);
         analyze_profile_class_stats(in, ics);
         analyze_profile_ops_by_time(tr, ord);
@@ -216,7 +212,7 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
             }
             fputc('\n', f);
         }
-        exec_free(cls), exec_free(tcs), exec_free(ics), exec_free(ord);
+        analyze_names_free(&un), exec_free(tcs), exec_free(ics), exec_free(ord);
     }
     if (fmt == CLI_JSON)
         return analyze_out_json(f, root);

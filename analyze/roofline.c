@@ -244,29 +244,30 @@ static const analyze_roof_row *op_row(const analyze_roofline_trace *t, const cha
 /* Op type names of all traces, by time summed over them (descending). */
 static const char **names_by_time(const analyze_roofline *r, size_t *n)
 {
-    size_t cap = 0;
-    for (size_t i = 0; i < r->n; i++)
-        cap += r->t[i].nops;
-    analyze_roof_row *u = exec_calloc(cap ? cap : 1, sizeof *u);
-    const char **out = exec_calloc(cap ? cap : 1, sizeof *out);
+    analyze_names all = { 0 };
     *n = 0;
+    for (size_t i = 0; i < r->n; i++)
+        for (size_t k = 0; k < r->t[i].nops; k++)
+            if (analyze_names_add(&all, r->t[i].ops[k].name)) {
+                analyze_names_free(&all);
+                return NULL;
+            }
+    analyze_roof_row *u = exec_calloc(all.n ? all.n : 1, sizeof *u);
+    const char **out = exec_calloc(all.n ? all.n : 1, sizeof *out);
     if (!u || !out) {
-        exec_free(u), exec_free(out);
+        exec_free(u), exec_free(out), analyze_names_free(&all);
         return NULL;
     }
+    for (size_t j = 0; j < all.n; j++)
+        u[j].name = all.v[j];
     for (size_t i = 0; i < r->n; i++)
-        for (size_t k = 0; k < r->t[i].nops; k++) {
-            size_t j = 0;
-            while (j < *n && strcmp(u[j].name, r->t[i].ops[k].name) != 0)
-                j++;
-            if (j == *n)
-                u[(*n)++] = (analyze_roof_row){ .name = r->t[i].ops[k].name };
-            u[j].ns += r->t[i].ops[k].ns;
-        }
+        for (size_t k = 0; k < r->t[i].nops; k++)
+            u[analyze_names_index(&all, r->t[i].ops[k].name)].ns += r->t[i].ops[k].ns;
+    *n = all.n;
     qsort(u, *n, sizeof *u, cmp_row);
     for (size_t j = 0; j < *n; j++)
         out[j] = u[j].name;
-    exec_free(u);
+    exec_free(u), analyze_names_free(&all);
     return out;
 }
 

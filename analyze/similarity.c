@@ -62,11 +62,8 @@ analyze_sim *analyze_sim_create(analyze_profile *const *pp, size_t np, int by_cl
     /* groups by label, dimensions by name */
     s->labels = exec_calloc(np ? np : 1, sizeof *s->labels);
     size_t *group = exec_calloc(np ? np : 1, sizeof *group);
-    size_t dcap = 0;
-    for (size_t k = 0; k < np; k++)
-        dcap += by_class ? pp[k]->nclasses : pp[k]->nops;
-    s->dims = exec_calloc(dcap ? dcap : 1, sizeof *s->dims);
-    if (!s->labels || !group || !s->dims)
+    analyze_names dims = { 0 };
+    if (!s->labels || !group)
         goto fail;
     for (size_t k = 0; k < np; k++) {
         char lb[256];
@@ -80,10 +77,16 @@ analyze_sim *analyze_sim_create(analyze_profile *const *pp, size_t np, int by_cl
             const char *name = by_class ? pp[k]->classes[i] : pp[k]->ops[i].name;
             if (!by_class && !pp[k]->ops[i].all.count)
                 continue; /* no kept time: not a dimension */
-            if (find_str(s->dims, s->dim, name) == s->dim && !(s->dims[s->dim++] = exec_strdup(name)))
+            if (analyze_names_add(&dims, name))
                 goto fail;
         }
     }
+    if (!(s->dims = exec_calloc(dims.n ? dims.n : 1, sizeof *s->dims)))
+        goto fail;
+    for (; s->dim < dims.n; s->dim++) /* the sim owns its dimensions' names */
+        if (!(s->dims[s->dim] = exec_strdup(dims.v[s->dim])))
+            goto fail;
+    analyze_names_free(&dims);
     qsort(s->dims, s->dim, sizeof *s->dims, cmp_str);
     size_t n = s->n;
     s->vec = exec_calloc(n * (s->dim ? s->dim : 1), sizeof *s->vec);
@@ -154,6 +157,7 @@ analyze_sim *analyze_sim_create(analyze_profile *const *pp, size_t np, int by_cl
     return s;
 fail:
     exec_free(group);
+    analyze_names_free(&dims);
     analyze_sim_destroy(s);
     return NULL;
 }
