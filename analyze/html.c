@@ -8,6 +8,7 @@
 #include "analyze/compare.h"
 #include "analyze/scaling.h"
 #include "analyze/similarity.h"
+#include "exec/alloc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -88,7 +89,7 @@ static int pre(FILE *out, text_fn fn, const void *ctx, const char *summary)
         analyze_out_xml(out, buf);
         fputs("</pre></details>\n", out);
     }
-    free(buf);
+    free(buf); /* open_memstream's */
     return rc;
 }
 
@@ -241,7 +242,7 @@ static int same_run_kind(const analyze_profile *a, const analyze_profile *b)
 static int scalings(analyze_profile *const *p, size_t n, analyze_scaling **out)
 {
     int k = 0;
-    analyze_profile **sub = malloc(n * sizeof *sub);
+    analyze_profile **sub = exec_malloc(n * sizeof *sub);
     if (!sub)
         return -1;
     for (size_t i = 0; i < n && k < MAX_SCALING; i++) {
@@ -258,7 +259,7 @@ static int scalings(analyze_profile *const *p, size_t n, analyze_scaling **out)
         if (m >= 2 && (out[k] = analyze_scaling_create(sub, m, why, sizeof why)))
             k++;
     }
-    free(sub);
+    exec_free(sub);
     return k;
 }
 
@@ -308,8 +309,8 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
     }
     if (o->peaks && !(roof = analyze_roofline_create(p, n, o->peaks, err, errlen)))
         goto end;
-    pairs = calloc(n, sizeof *pairs);
-    used = calloc(n, sizeof *used);
+    pairs = exec_calloc(n, sizeof *pairs);
+    used = exec_calloc(n, sizeof *used);
     if (!pairs || !used) {
         analyze_out_fail(err, errlen, "out of memory");
         goto end;
@@ -469,7 +470,7 @@ end:
     analyze_roofline_destroy(roof);
     for (int k = 0; k < nsc; k++)
         analyze_scaling_destroy(sc[k]);
-    free(pairs);
-    free(used);
+    exec_free(pairs);
+    exec_free(used);
     return rc;
 }

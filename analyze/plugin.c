@@ -263,7 +263,7 @@ static int report(bt_self_component *comp, fathom_sink *fs)
 end:
     for (size_t i = 0; i < n; i++)
         analyze_profile_destroy(p[i]);
-    free(p);
+    exec_free(p);
     return rc;
 }
 
