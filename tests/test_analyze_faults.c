@@ -190,6 +190,44 @@ static void test_every_analysis(void **state)
     assert_int_equal(rows, analyze_nanalyses);
 }
 
+/* Reading a trace into a profile (the sink, the profile) under the same
+ * injection: a one-line error naming the trace, nothing left allocated. */
+static void test_read(void **state)
+{
+    (void)state;
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/t1", tmpdir);
+    int failures = 0;
+    uint64_t last = 0; /* the allocations of one read, counted by the first pass */
+    for (int sticky = 1; sticky >= 0; sticky--) {
+        for (uint64_t at = 1; sticky ? at < 1000000 : at <= last; at++) {
+            size_t before = exec_alloc_bytes();
+            analyze_read_options o = { .skip_first = 1 };
+            analyze_profile *p = NULL;
+            char err[1024] = "";
+            exec_alloc_fail_after(at, sticky);
+            int rc = analyze_read(dir, &o, &p, err, sizeof err);
+            exec_alloc_fail_after(0, 0);
+            if (rc == 0) {
+                assert_non_null(p);
+                analyze_profile_destroy(p);
+                assert_int_equal(exec_alloc_bytes(), before);
+                if (sticky) {
+                    last = at - 1;
+                    break; /* past the last allocation */
+                }
+                continue;
+            }
+            assert_int_equal(exec_alloc_bytes(), before);
+            assert_null(p);
+            assert_true(err[0] != '\0' && !strchr(err, '\n'));
+            failures++;
+        }
+    }
+    printf("reading: allocation failure injected at %d points, each a one-line error\n", failures);
+    assert_true(failures > 0);
+}
+
 /* The row's own bad input is a status and a message, not a crash. */
 static void test_bad_input(void **state)
 {
@@ -214,6 +252,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_analysis),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_read),
     };
     return cmocka_run_group_tests(tests, setup_all, teardown_all);
 }
