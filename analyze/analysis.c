@@ -57,12 +57,6 @@ const analyze_analysis *analyze_analysis_find(const char *name)
     return NULL;
 }
 
-analyze_status analyze_fail_msg(analyze_error *e, const char *msg)
-{
-    int nomem = strcmp(msg, analyze_status_str(ANALYZE_ERR_NOMEM)) == 0;
-    return analyze_fail(e, nomem ? ANALYZE_ERR_NOMEM : ANALYZE_ERR_INPUT, "%s", msg);
-}
-
 analyze_status analyze_profile_set_create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
                                           analyze_error *e)
 {

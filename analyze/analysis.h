@@ -73,7 +73,8 @@ typedef struct analyze_analysis {
     size_t min_traces, max_traces;  /* max 0: no limit */
     const char *traces_rule;        /* "exactly two traces (...)" when min > 1; NULL otherwise */
     /* The result of the analysis of p[0..n-1] (borrowed: they outlive it)
-     * into *out; or a status and e's message.  Bad input: ANALYZE_ERR_INPUT. */
+     * into *out; or a status and e's message (e is not NULL).  Bad input:
+     * ANALYZE_ERR_INPUT. */
     analyze_status (*create)(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
                              analyze_error *e);
     /* 0, or -1 on I/O or memory error. */
@@ -96,10 +97,6 @@ typedef struct analyze_profile_set {
 analyze_status analyze_profile_set_create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
                                           analyze_error *e);
 void analyze_profile_set_destroy(void *set);
-
-/* For the create functions that return NULL with a one-line message:
- * the message into e, as out of memory when it says so, else as bad input. */
-analyze_status analyze_fail_msg(analyze_error *e, const char *msg);
 
 /* The table, in the order of `fathom analyze --help` (analyses.def). */
 extern const analyze_analysis *const analyze_analyses[];

@@ -18,7 +18,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,7 +180,8 @@ static int live_table(void *ctx, const analyze_profile *snap)
     else
         printf("== so far: %llu steps (the session goes on)\n", (unsigned long long)snap->steps_seen);
     void *res = NULL;
-    int io = v->an->create(one, 1, v->opts, &res, NULL) != ANALYZE_OK || v->an->print(stdout, res, v->fmt, v->opts);
+    analyze_error e = { 0 };
+    int io = v->an->create(one, 1, v->opts, &res, &e) != ANALYZE_OK || v->an->print(stdout, res, v->fmt, v->opts);
     v->an->destroy(res);
     if (!v->tty)
         fputc('\n', stdout);

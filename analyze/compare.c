@@ -16,20 +16,19 @@ static int is_mode(const analyze_profile *p, const char *mode)
     return p->meta.mode && strcmp(p->meta.mode, mode) == 0;
 }
 
-int analyze_pairs(analyze_profile *const *p, size_t n, int in_order, analyze_pair *out, int *used, char *err,
-                  size_t errlen)
+int analyze_pairs(analyze_profile *const *p, size_t n, int in_order, analyze_pair *out, int *used, analyze_error *e)
 {
     int np = 0;
     for (size_t i = 0; i < n; i++)
         used[i] = 0;
     if (in_order) {
         if (n % 2) {
-            snprintf(err, errlen, "--pairs wants an even number of traces (training, inference, ...), not %zu", n);
+            analyze_fail(e, ANALYZE_ERR_INPUT, "--pairs wants an even number of traces (training, inference, ...), not %zu", n);
             return -1;
         }
         for (size_t i = 0; i < n; i += 2) {
             if (!is_mode(p[i], "train") || !is_mode(p[i + 1], "infer")) {
-                snprintf(err, errlen, "%s (%s) and %s (%s) are not a training, inference pair", p[i]->source,
+                analyze_fail(e, ANALYZE_ERR_INPUT, "%s (%s) and %s (%s) are not a training, inference pair", p[i]->source,
                          analyze_profile_mode(p[i]), p[i + 1]->source, analyze_profile_mode(p[i + 1]));
                 return -1;
             }
@@ -53,7 +52,7 @@ int analyze_pairs(analyze_profile *const *p, size_t n, int in_order, analyze_pai
         }
     }
     if (!np) {
-        snprintf(err, errlen, "no training/inference pair among the traces (pairs are matched by the model "
+        analyze_fail(e, ANALYZE_ERR_INPUT, "no training/inference pair among the traces (pairs are matched by the model "
                               "name of run_begin; or give --pairs TRAIN INFER ...)");
         return -1;
     }
@@ -247,11 +246,10 @@ static analyze_status create(analyze_profile *const *p, size_t n, const analyze_
         return analyze_fail(e, ANALYZE_ERR_NOMEM, "out of memory");
     }
     c->p = p, c->n = n;
-    char err[sizeof e->msg];
-    int np = analyze_pairs(p, n, o->in_order, c->pairs, c->used, err, sizeof err);
+    int np = analyze_pairs(p, n, o->in_order, c->pairs, c->used, e);
     if (np < 0) {
         destroy(c);
-        return analyze_fail(e, ANALYZE_ERR_INPUT, "%s", err);
+        return e->status;
     }
     c->npairs = (size_t)np;
     *out = c;

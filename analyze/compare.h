@@ -17,9 +17,9 @@ typedef struct analyze_pair {
  * trace with the first inference trace of the same model, in argument
  * order), or, when `in_order`, as consecutive (training, inference)
  * arguments.  Returns the number of pairs written to out (room for n/2), or
- * -1 with a message in err.  used[i] is set for every paired trace. */
-int analyze_pairs(analyze_profile *const *p, size_t n, int in_order, analyze_pair *out, int *used, char *err,
-                  size_t errlen);
+ * -1 with e's status (ANALYZE_ERR_INPUT) and message.  used[i] is set for
+ * every paired trace. */
+int analyze_pairs(analyze_profile *const *p, size_t n, int in_order, analyze_pair *out, int *used, analyze_error *e);
 int analyze_compare(FILE *f, analyze_profile *const *p, const analyze_pair *pairs, size_t npairs,
                     analyze_format fmt);
 

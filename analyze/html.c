@@ -255,8 +255,8 @@ static int scalings(analyze_profile *const *p, size_t n, analyze_scaling **out)
         for (size_t j = i; j < n; j++)
             if (same_run_kind(p[j], p[i]))
                 sub[m++] = p[j];
-        char why[256];
-        if (m >= 2 && (out[k] = analyze_scaling_create(sub, m, why, sizeof why)))
+        analyze_error why; /* traces that do not scale are left out */
+        if (m >= 2 && (out[k] = analyze_scaling_create(sub, m, &why)))
             k++;
     }
     exec_free(sub);
@@ -307,16 +307,19 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
         analyze_out_fail(err, errlen, "out of memory");
         goto end;
     }
-    if (o->peaks && !(roof = analyze_roofline_create(p, n, o->peaks, err, errlen)))
+    analyze_error re;
+    if (o->peaks && !(roof = analyze_roofline_create(p, n, o->peaks, &re))) {
+        analyze_out_fail(err, errlen, "%s", re.msg);
         goto end;
+    }
     pairs = exec_calloc(n, sizeof *pairs);
     used = exec_calloc(n, sizeof *used);
     if (!pairs || !used) {
         analyze_out_fail(err, errlen, "out of memory");
         goto end;
     }
-    char perr[256];
-    np = analyze_pairs(p, n, 0, pairs, used, perr, sizeof perr);
+    analyze_error perr;
+    np = analyze_pairs(p, n, 0, pairs, used, &perr);
     if (np < 0)
         np = 0; /* no training/inference pair: no compare section */
     if ((nsc = scalings(p, n, sc)) < 0) {

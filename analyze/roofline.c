@@ -186,15 +186,16 @@ void analyze_roofline_destroy(analyze_roofline *r)
     exec_free(r);
 }
 
-analyze_roofline *analyze_roofline_create(analyze_profile *const *p, size_t n, const analyze_peaks *pk, char *err,
-                                          size_t errlen)
+analyze_roofline *analyze_roofline_create(analyze_profile *const *p, size_t n, const analyze_peaks *pk,
+                                          analyze_error *e)
 {
     if (!n) {
-        analyze_out_fail(err, errlen, "roofline wants at least one trace");
+        analyze_fail(e, ANALYZE_ERR_INPUT, "roofline wants at least one trace");
         return NULL;
     }
     if (!(isfinite(pk->gflops) && pk->gflops > 0 && isfinite(pk->gbs) && pk->gbs > 0)) {
-        analyze_out_fail(err, errlen, "roofline wants positive ceilings (GFLOP/s %g, GB/s %g)", pk->gflops, pk->gbs);
+        analyze_fail(e, ANALYZE_ERR_INPUT, "roofline wants positive ceilings (GFLOP/s %g, GB/s %g)", pk->gflops,
+                     pk->gbs);
         return NULL;
     }
     analyze_roofline *r = exec_calloc(1, sizeof *r);
@@ -213,7 +214,7 @@ analyze_roofline *analyze_roofline_create(analyze_profile *const *p, size_t n, c
     return r;
 oom:
     analyze_roofline_destroy(r);
-    analyze_out_fail(err, errlen, "out of memory");
+    analyze_fail(e, ANALYZE_ERR_NOMEM, "out of memory");
     return NULL;
 }
 
@@ -500,12 +501,11 @@ int analyze_peaks_override(analyze_peaks *pk, int have_file, double gflops, doub
 static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
                              analyze_error *e)
 {
-    char err[sizeof e->msg];
     if (!o->peaks)
         return analyze_fail(e, ANALYZE_ERR_INPUT, "roofline wants the ceilings");
-    analyze_roofline *r = analyze_roofline_create(p, n, o->peaks, err, sizeof err);
+    analyze_roofline *r = analyze_roofline_create(p, n, o->peaks, e);
     if (!r)
-        return analyze_fail_msg(e, err);
+        return e->status;
     *out = r;
     return ANALYZE_OK;
 }

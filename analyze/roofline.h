@@ -89,10 +89,10 @@ typedef struct analyze_roofline {
     size_t *order;             /* trajectory order of the traces: model, mode, batch, threads */
 } analyze_roofline;
 
-/* NULL with a one-line message in err: no traces, ceilings that are not
- * positive and finite, or out of memory. */
-analyze_roofline *analyze_roofline_create(analyze_profile *const *p, size_t n, const analyze_peaks *pk, char *err,
-                                          size_t errlen);
+/* NULL with e's status and one-line message: no traces, ceilings that
+ * are not positive and finite (ANALYZE_ERR_INPUT), or ANALYZE_ERR_NOMEM. */
+analyze_roofline *analyze_roofline_create(analyze_profile *const *p, size_t n, const analyze_peaks *pk,
+                                          analyze_error *e);
 void analyze_roofline_destroy(analyze_roofline *r);
 /* Writes a one-line warning into buf (no newline) and returns 1 when the
  * peaks name a CPU and a trace names another (ceilings of one machine

@@ -115,24 +115,24 @@ static int cmp_scaling_row(const void *x, const void *y)
     return strcmp(a->name, b->name);
 }
 
-analyze_scaling *analyze_scaling_create(analyze_profile *const *p, size_t n, char *err, size_t errlen)
+analyze_scaling *analyze_scaling_create(analyze_profile *const *p, size_t n, analyze_error *e)
 {
     analyze_scaling *s = NULL;
     analyze_stat *cs = NULL;
     if (n < 2) {
-        snprintf(err, errlen, "scaling wants at least two traces at different thread counts, not %zu", n);
+        analyze_fail(e, ANALYZE_ERR_INPUT, "scaling wants at least two traces at different thread counts, not %zu", n);
         return NULL;
     }
     for (size_t i = 0; i < n; i++)
         if (!p[i]->meta.have_begin || p[i]->meta.threads == 0) {
-            snprintf(err, errlen, "%s has no threads value (%s): scaling cannot place it",
+            analyze_fail(e, ANALYZE_ERR_INPUT, "%s has no threads value (%s): scaling cannot place it",
                      p[i]->source ? p[i]->source : "?", p[i]->meta.have_begin ? "threads is 0" : "no run_begin");
             return NULL;
         }
     for (size_t i = 0; i < n; i++)
         for (size_t j = i + 1; j < n; j++)
             if (p[i]->meta.threads == p[j]->meta.threads) {
-                snprintf(err, errlen, "%s and %s both ran with %u thread%s: scaling wants one trace per thread count",
+                analyze_fail(e, ANALYZE_ERR_INPUT, "%s and %s both ran with %u thread%s: scaling wants one trace per thread count",
                          p[i]->source ? p[i]->source : "?", p[j]->source ? p[j]->source : "?",
                          p[i]->meta.threads, p[i]->meta.threads == 1 ? "" : "s");
                 return NULL;
@@ -205,7 +205,7 @@ analyze_scaling *analyze_scaling_create(analyze_profile *const *p, size_t n, cha
     exec_free(cs);
     return s;
 oom:
-    snprintf(err, errlen, "out of memory");
+    analyze_fail(e, ANALYZE_ERR_NOMEM, "out of memory");
     exec_free(cs);
     analyze_scaling_destroy(s);
     return NULL;
@@ -480,10 +480,9 @@ static analyze_status create(analyze_profile *const *p, size_t n, const analyze_
                              analyze_error *e)
 {
     (void)o;
-    char err[sizeof e->msg];
-    analyze_scaling *s = analyze_scaling_create(p, n, err, sizeof err);
+    analyze_scaling *s = analyze_scaling_create(p, n, e);
     if (!s)
-        return analyze_fail_msg(e, err);
+        return e->status;
     *out = s;
     return ANALYZE_OK;
 }

@@ -356,8 +356,8 @@ static void test_pairing(void **state)
     p[4] = read_ok(make("pair-vt", "conv", "vgg", CTFGEN_TRAIN, 3, NULL), 0, 0);
     analyze_pair pr[5];
     int used[5];
-    char err[512];
-    int n = analyze_pairs(p, 5, 0, pr, used, err, sizeof err);
+    analyze_error ae;
+    int n = analyze_pairs(p, 5, 0, pr, used, &ae);
     assert_int_equal(n, 2);
     assert_int_equal(pr[0].train, 1);
     assert_int_equal(pr[0].infer, 2);
@@ -368,13 +368,13 @@ static void test_pairing(void **state)
     assert_true(fabs(ratio - (double)step_ns("conv", CTFGEN_TRAIN) / (double)step_ns("conv", CTFGEN_INFER)) < 1e-12);
     /* explicit pairs: in order, and checked */
     analyze_profile *q[4] = { p[1], p[2], p[3], p[0] };
-    assert_int_equal(analyze_pairs(q, 4, 1, pr, used, err, sizeof err), 2);
+    assert_int_equal(analyze_pairs(q, 4, 1, pr, used, &ae), 2);
     analyze_profile *bad[2] = { p[2], p[1] };
-    assert_int_equal(analyze_pairs(bad, 2, 1, pr, used, err, sizeof err), -1);
+    assert_int_equal(analyze_pairs(bad, 2, 1, pr, used, &ae), -1);
     analyze_profile *none[2] = { p[4], p[0] };
-    assert_int_equal(analyze_pairs(none, 2, 0, pr, used, err, sizeof err), -1);
+    assert_int_equal(analyze_pairs(none, 2, 0, pr, used, &ae), -1);
     /* the JSON: ops only in training */
-    n = analyze_pairs(p, 5, 0, pr, used, err, sizeof err);
+    n = analyze_pairs(p, 5, 0, pr, used, &ae);
     capture c;
     assert_int_equal(analyze_compare(capture_open(&c), p, pr, (size_t)n, CLI_JSON), 0);
     char *buf = capture_close(&c);
@@ -1039,8 +1039,9 @@ static void test_scaling(void **state)
     p[0] = read_ok(make_scaling("sc-4", 4, "vgg", 1), 0, 0);
     p[1] = read_ok(make_scaling("sc-1", 1, "vgg", 1), 0, 0);
     p[2] = read_ok(make_scaling("sc-2", 2, "vgg", 1), 0, 0);
-    char err[1024] = "";
-    analyze_scaling *sc = analyze_scaling_create(p, 3, err, sizeof err);
+    analyze_error ae = { 0 };
+    const char *err = ae.msg;
+    analyze_scaling *sc = analyze_scaling_create(p, 3, &ae);
     assert_non_null(sc);
     assert_int_equal(analyze_scaling_mismatch(sc, NULL, 0), 0);
     assert_int_equal(sc->n, 3);
@@ -1197,7 +1198,7 @@ static void test_scaling(void **state)
 
     /* two traces, baseline at 2 threads: the fit is exact, the fraction is at T0 = 2 */
     analyze_profile *two[2] = { p[0], p[2] };
-    sc = analyze_scaling_create(two, 2, err, sizeof err);
+    sc = analyze_scaling_create(two, 2, &ae);
     assert_non_null(sc);
     assert_int_equal(sc->threads[0], 2);
     assert_string_equal(sc->ops[0].name, "MatMul");
@@ -1212,25 +1213,25 @@ static void test_scaling(void **state)
     analyze_scaling_destroy(sc);
 
     /* errors: a single trace, two traces at one thread count (both named), no threads value */
-    assert_null(analyze_scaling_create(p, 1, err, sizeof err));
+    assert_null(analyze_scaling_create(p, 1, &ae));
     assert_non_null(strstr(err, "at least two traces"));
     analyze_profile *dup = read_ok(make_scaling("sc-2b", 2, "vgg", 1), 0, 0);
     analyze_profile *d3[3] = { p[1], p[2], dup };
-    assert_null(analyze_scaling_create(d3, 3, err, sizeof err));
+    assert_null(analyze_scaling_create(d3, 3, &ae));
     assert_non_null(strstr(err, p[2]->source));
     assert_non_null(strstr(err, dup->source));
     assert_non_null(strstr(err, "2 threads"));
     assert_null(strchr(err, '\n'));
     analyze_profile *nb = read_ok(make_scaling("sc-nobegin", 8, "vgg", 0), 0, 0);
     analyze_profile *d2[2] = { p[1], nb };
-    assert_null(analyze_scaling_create(d2, 2, err, sizeof err));
+    assert_null(analyze_scaling_create(d2, 2, &ae));
     assert_non_null(strstr(err, nb->source));
     assert_non_null(strstr(err, "no threads value"));
 
     /* another model is said, in one line */
     analyze_profile *other = read_ok(make_scaling("sc-8", 8, "alexnet", 1), 0, 0);
     analyze_profile *mm[2] = { p[1], other };
-    sc = analyze_scaling_create(mm, 2, err, sizeof err);
+    sc = analyze_scaling_create(mm, 2, &ae);
     assert_non_null(sc);
     char w[512];
     assert_int_equal(analyze_scaling_mismatch(sc, w, sizeof w), 1);
