@@ -16,8 +16,6 @@ const char *analyze_status_str(analyze_status s)
         return "out of memory";
     case ANALYZE_ERR_INPUT:
         return "bad input";
-    case ANALYZE_ERR_IO:
-        return "cannot write the output";
     }
     return "unknown status";
 }

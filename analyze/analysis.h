@@ -26,7 +26,6 @@ typedef enum analyze_status {
     ANALYZE_OK = 0,
     ANALYZE_ERR_NOMEM, /* an allocation failed */
     ANALYZE_ERR_INPUT, /* traces the analysis cannot take (no pair, one thread count twice...) */
-    ANALYZE_ERR_IO,    /* the output could not be written */
 } analyze_status;
 
 const char *analyze_status_str(analyze_status s);
