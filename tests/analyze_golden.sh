@@ -137,4 +137,9 @@ for fmt in text csv json; do
     bt plugin-roofline.$fmt roofline -p "format=\"$fmt\",gflops=150,gbs=25.0,top=4"
     bt plugin-memory.$fmt memory -p "format=\"$fmt\""
 done
+# each sink's description and help (the plugin's path left out)
+for s in breakdown compare similarity roofline memory; do
+    check plugin-help-$s.text sh -c 'babeltrace2 --plugin-path="$1" help "sink.fathom.$2" | grep -v "^  Path: "' \
+        sh "$PLUGINS" $s
+done
 cli_end "analyze golden"
