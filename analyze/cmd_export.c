@@ -7,6 +7,7 @@
 #include "analyze/cmd_analyze.h"
 
 #include "analyze/export.h"
+#include "exec/cli.h"
 #include "tracer/output.h"
 
 #include <errno.h>
@@ -34,12 +35,6 @@ static void usage(FILE *f)
                "                  this folder); '-' writes to standard output.  An existing\n"
                "                  file is never overwritten.\n"
                "\nSee fathom-export(1).\n");
-}
-
-static int usage_error(const char *msg, const char *arg)
-{
-    fprintf(stderr, "fathom export: %s%s%s\n", msg, arg ? arg : "", arg ? "'" : "");
-    return 2;
 }
 
 /* The default output: the trace's last path component, less .tar.zst /
@@ -76,20 +71,20 @@ int cmd_export(int argc, char **argv)
             perfetto = 1;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
             if (i + 1 >= argc || !*argv[i + 1])
-                return usage_error("-o wants a file", NULL);
+                return cli_usage_error("export", "-o wants a file");
             out_path = argv[++i];
         } else if (a[0] == '-' && a[1]) {
-            return usage_error("unknown option '", a);
+            return cli_usage_error("export", "unknown option '%s'", a);
         } else if (trace) {
-            return usage_error("export takes one trace; a second: '", a);
+            return cli_usage_error("export", "export takes one trace; a second: '%s'", a);
         } else {
             trace = a;
         }
     }
     if (!perfetto)
-        return usage_error("export wants a format: --perfetto", NULL);
+        return cli_usage_error("export", "export wants a format: --perfetto");
     if (!trace)
-        return usage_error("export wants a TRACE", NULL);
+        return cli_usage_error("export", "export wants a TRACE");
     char dflt[4200];
     if (!out_path) {
         default_name(trace, dflt, sizeof dflt);

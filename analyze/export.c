@@ -5,6 +5,7 @@
  * counter. */
 #include "analyze/export.h"
 
+#include "exec/alloc.h"
 #include "tracer/fields.h"
 #include "analyze/out.h"
 #include "analyze/profile.h"
@@ -54,7 +55,7 @@ static int shape_put(exporter *x, const tracer_tensor *t)
     if (!old) {
         if ((x->shapes_len + 1) * 2 > x->shapes_cap) {
             size_t cap = x->shapes_cap ? x->shapes_cap * 2 : 256;
-            struct shape_slot *v = calloc(cap, sizeof *v);
+            struct shape_slot *v = exec_calloc(cap, sizeof *v);
             if (!v)
                 return -1;
             for (size_t i = 0; i < x->shapes_cap; i++)
@@ -64,7 +65,7 @@ static int shape_put(exporter *x, const tracer_tensor *t)
                         h = (h + 1) & (cap - 1);
                     v[h] = x->shapes[i];
                 }
-            free(x->shapes);
+            exec_free(x->shapes);
             x->shapes = v, x->shapes_cap = cap;
         }
         size_t h = (t->id * 2654435761u) & (x->shapes_cap - 1);
@@ -142,7 +143,7 @@ static int emit(exporter *x, json_t *ev, char *err, size_t errlen)
     size_t n = json_dumpb(ev, x->buf ? x->buf + 2 : NULL, x->buf ? x->cap - 2 : 0, flags);
     if (n + 2 > x->cap) {
         size_t cap = 2 * (n + 2) > 4096 ? 2 * (n + 2) : 4096;
-        char *b = realloc(x->buf, cap);
+        char *b = exec_realloc(x->buf, cap);
         if (!b) {
             json_decref(ev);
             return analyze_out_fail(err, errlen, "out of memory");
@@ -433,8 +434,8 @@ int analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats 
     rc = 0;
 end:
     json_decref(x.meta);
-    free(x.buf);
-    free(x.shapes);
+    exec_free(x.buf);
+    exec_free(x.shapes);
     analyze_profile_destroy(x.mem);
     return rc;
 }

@@ -4,7 +4,11 @@
 #include "analyze/memory.h"
 #include "analyze/out.h"
 #include "analyze/plot.h"
-#include "analyze/report.h"
+#include "analyze/breakdown.h"
+#include "analyze/compare.h"
+#include "analyze/scaling.h"
+#include "analyze/similarity.h"
+#include "exec/alloc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -85,7 +89,7 @@ static int pre(FILE *out, text_fn fn, const void *ctx, const char *summary)
         analyze_out_xml(out, buf);
         fputs("</pre></details>\n", out);
     }
-    free(buf);
+    free(buf); /* open_memstream's */
     return rc;
 }
 
@@ -102,31 +106,31 @@ typedef struct profiles {
 static int t_breakdown(FILE *f, const void *c)
 {
     const profiles *x = c;
-    return analyze_breakdown(f, x->p, x->n, ANALYZE_TEXT, x->top);
+    return analyze_breakdown(f, x->p, x->n, CLI_TEXT, x->top);
 }
 static int t_compare(FILE *f, const void *c)
 {
     const profiles *x = c;
-    return analyze_compare(f, x->p, x->pairs, x->npairs, ANALYZE_TEXT);
+    return analyze_compare(f, x->p, x->pairs, x->npairs, CLI_TEXT);
 }
 static int t_similarity(FILE *f, const void *c)
 {
-    return analyze_similarity(f, ((const profiles *)c)->sim, 0, ANALYZE_TEXT);
+    return analyze_similarity(f, ((const profiles *)c)->sim, 0, CLI_TEXT);
 }
 static int t_roofline(FILE *f, const void *c)
 {
     const profiles *x = c;
-    return analyze_roofline_print(f, x->roof, ANALYZE_TEXT, x->top);
+    return analyze_roofline_print(f, x->roof, CLI_TEXT, x->top);
 }
 static int t_scaling(FILE *f, const void *c)
 {
     const profiles *x = c;
-    return analyze_scaling_print(f, x->scaling, ANALYZE_TEXT, x->top);
+    return analyze_scaling_print(f, x->scaling, CLI_TEXT, x->top);
 }
 static int t_memory(FILE *f, const void *c)
 {
     const profiles *x = c;
-    return analyze_memory_print(f, x->p, x->n, ANALYZE_TEXT);
+    return analyze_memory_print(f, x->p, x->n, CLI_TEXT);
 }
 
 static void section(FILE *f, const char *id, const char *title, const char *what)
@@ -238,7 +242,7 @@ static int same_run_kind(const analyze_profile *a, const analyze_profile *b)
 static int scalings(analyze_profile *const *p, size_t n, analyze_scaling **out)
 {
     int k = 0;
-    analyze_profile **sub = malloc(n * sizeof *sub);
+    analyze_profile **sub = exec_malloc(n * sizeof *sub);
     if (!sub)
         return -1;
     for (size_t i = 0; i < n && k < MAX_SCALING; i++) {
@@ -251,11 +255,11 @@ static int scalings(analyze_profile *const *p, size_t n, analyze_scaling **out)
         for (size_t j = i; j < n; j++)
             if (same_run_kind(p[j], p[i]))
                 sub[m++] = p[j];
-        char why[256];
-        if (m >= 2 && (out[k] = analyze_scaling_create(sub, m, why, sizeof why)))
+        analyze_error why; /* traces that do not scale are left out */
+        if (m >= 2 && (out[k] = analyze_scaling_create(sub, m, &why)))
             k++;
     }
-    free(sub);
+    exec_free(sub);
     return k;
 }
 
@@ -303,16 +307,19 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
         analyze_out_fail(err, errlen, "out of memory");
         goto end;
     }
-    if (o->peaks && !(roof = analyze_roofline_create(p, n, o->peaks, err, errlen)))
+    analyze_error re;
+    if (o->peaks && !(roof = analyze_roofline_create(p, n, o->peaks, &re))) {
+        analyze_out_fail(err, errlen, "%s", re.msg);
         goto end;
-    pairs = calloc(n, sizeof *pairs);
-    used = calloc(n, sizeof *used);
+    }
+    pairs = exec_calloc(n, sizeof *pairs);
+    used = exec_calloc(n, sizeof *used);
     if (!pairs || !used) {
         analyze_out_fail(err, errlen, "out of memory");
         goto end;
     }
-    char perr[256];
-    np = analyze_pairs(p, n, 0, pairs, used, perr, sizeof perr);
+    analyze_error perr;
+    np = analyze_pairs(p, n, 0, pairs, used, &perr);
     if (np < 0)
         np = 0; /* no training/inference pair: no compare section */
     if ((nsc = scalings(p, n, sc)) < 0) {
@@ -466,7 +473,7 @@ end:
     analyze_roofline_destroy(roof);
     for (int k = 0; k < nsc; k++)
         analyze_scaling_destroy(sc[k]);
-    free(pairs);
-    free(used);
+    exec_free(pairs);
+    exec_free(used);
     return rc;
 }

@@ -1,6 +1,7 @@
 /* import_json.c -- bounded-memory, element-by-element JSON input
  * (import_json.h). */
 #include "analyze/import_json.h"
+#include "exec/alloc.h"
 
 #include <archive.h>
 #include <errno.h>
@@ -34,9 +35,9 @@ void analyze_import_errf(char *err, size_t errlen, const char *fmt, ...)
 
 analyze_json_in *analyze_json_open(const char *path, char *err, size_t errlen)
 {
-    analyze_json_in *j = calloc(1, sizeof *j);
+    analyze_json_in *j = exec_calloc(1, sizeof *j);
     struct archive_entry *entry = NULL;
-    if (!j || !(j->buf = malloc(CHUNK)) || !(j->a = archive_read_new())) {
+    if (!j || !(j->buf = exec_malloc(CHUNK)) || !(j->a = archive_read_new())) {
         fail(err, errlen, "%s: out of memory", path);
         goto fail;
     }
@@ -74,8 +75,8 @@ void analyze_json_close(analyze_json_in *j)
         return;
     if (j->a)
         archive_read_free(j->a);
-    free(j->buf);
-    free(j);
+    exec_free(j->buf);
+    exec_free(j);
 }
 
 /* Read more input after buf[len]: moves the unconsumed bytes to the front,
@@ -97,7 +98,7 @@ static int refill(analyze_json_in *j, char *err, size_t errlen)
                  (unsigned long long)j->base, ANALYZE_JSON_ELEMENT_MAX >> 20);
             return -1;
         }
-        char *nb = realloc(j->buf, j->cap * 2);
+        char *nb = exec_realloc(j->buf, j->cap * 2);
         if (!nb) {
             fail(err, errlen, "%s: out of memory", j->path);
             return -1;

@@ -38,6 +38,7 @@
 #define _GNU_SOURCE /* qsort_r */
 #include "analyze/import_json.h"
 #include "analyze/import_trace.h"
+#include "exec/alloc.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -76,17 +77,17 @@ static uint64_t hash(const char *s, size_t len)
     return h;
 }
 
-static imp_strtab *strtab_create(void) { return calloc(1, sizeof(imp_strtab)); }
+static imp_strtab *strtab_create(void) { return exec_calloc(1, sizeof(imp_strtab)); }
 
 static void strtab_destroy(imp_strtab *s)
 {
     if (!s)
         return;
     for (uint32_t i = 0; i < s->n; i++)
-        free(s->str[i]);
-    free(s->str);
-    free(s->slot);
-    free(s);
+        exec_free(s->str[i]);
+    exec_free(s->str);
+    exec_free(s->slot);
+    exec_free(s);
 }
 
 /* The id of s[0..len); *added says whether it is new.  -1: out of memory. */
@@ -95,16 +96,16 @@ static int64_t intern(imp_strtab *s, const char *str, size_t len, int *added)
     *added = 0;
     if ((uint64_t)(s->n + 1) * 2 > s->nslots) {
         uint32_t ns = s->nslots ? s->nslots * 2 : 256;
-        uint32_t *slot = calloc(ns, sizeof *slot);
+        uint32_t *slot = exec_calloc(ns, sizeof *slot);
         if (!slot || ns < s->nslots)
-            return free(slot), -1;
+            return exec_free(slot), -1;
         for (uint32_t i = 0; i < s->n; i++) {
             uint64_t h = hash(s->str[i], strlen(s->str[i])) & (ns - 1);
             while (slot[h])
                 h = (h + 1) & (ns - 1);
             slot[h] = i + 1;
         }
-        free(s->slot);
+        exec_free(s->slot);
         s->slot = slot;
         s->nslots = ns;
     }
@@ -116,15 +117,16 @@ static int64_t intern(imp_strtab *s, const char *str, size_t len, int *added)
     }
     if (s->n == s->cap) {
         uint32_t nc = s->cap ? s->cap * 2 : 64;
-        char **ns = realloc(s->str, nc * sizeof *ns);
+        char **ns = exec_realloc(s->str, nc * sizeof *ns);
         if (!ns)
             return -1;
         s->str = ns;
         s->cap = nc;
     }
-    char *copy = strndup(str, len);
+    char *copy = exec_malloc(len + 1);
     if (!copy)
         return -1;
+    memcpy(copy, str, len), copy[len] = '\0';
     s->str[s->n] = copy;
     s->slot[h] = s->n + 1;
     *added = 1;
@@ -140,7 +142,7 @@ static int grow(void *p, size_t *cap, size_t n, size_t sz)
     if (n < *cap)
         return 0;
     size_t nc = *cap ? *cap + *cap / 2 : 64; /* 1.5x: the span records are most of the memory */
-    void *np = realloc(*(void **)p, nc * sz);
+    void *np = exec_realloc(*(void **)p, nc * sz);
     if (!np)
         return -1;
     *(void **)p = np;
@@ -153,15 +155,15 @@ void imp_trace_destroy(imp_trace *t)
     if (!t)
         return;
     for (size_t i = 0; i < t->nprotos; i++)
-        free(t->protos[i].in), free(t->protos[i].out);
+        exec_free(t->protos[i].in), exec_free(t->protos[i].out);
     for (size_t i = 0; i < t->ntracks; i++)
-        free(t->tracks[i].procname);
-    free(t->protos), free(t->nodes), free(t->tensors), free(t->tracks), free(t->recs), free(t->steps);
-    free(t->cpu_ext), free(t->kern_ext);
+        exec_free(t->tracks[i].procname);
+    exec_free(t->protos), exec_free(t->nodes), exec_free(t->tensors), exec_free(t->tracks), exec_free(t->recs), exec_free(t->steps);
+    exec_free(t->cpu_ext), exec_free(t->kern_ext);
     strtab_destroy(t->names), strtab_destroy(t->protokeys), strtab_destroy(t->nodekeys);
     strtab_destroy(t->trackkeys), strtab_destroy(t->tensorkeys);
-    free(t->path);
-    free(t);
+    exec_free(t->path);
+    exec_free(t);
 }
 
 /* ---- shapes, dtypes, tensors -------------------------------------------- */
@@ -325,10 +327,10 @@ static int64_t add_proto(imp_trace *t, const char *name, int cls, const analyze_
         analyze_import_cost_of(op->cost, in, nin, out, nout, (uint32_t)es, &p->flops, &p->bytes);
     if (!out_id)
         nout = 0;
-    p->in = calloc(nin ? nin : 1, sizeof *p->in);
-    p->out = calloc(nout ? nout : 1, sizeof *p->out);
+    p->in = exec_calloc(nin ? nin : 1, sizeof *p->in);
+    p->out = exec_calloc(nout ? nout : 1, sizeof *p->out);
     if (!p->in || !p->out)
-        return free(p->in), free(p->out), -1;
+        return exec_free(p->in), exec_free(p->out), -1;
     for (size_t i = 0; i < nin; i++)
         if (in_id[i] >= 0)
             p->in[p->nin++] = (uint32_t)in_id[i];
@@ -384,7 +386,7 @@ static int64_t track_lookup(imp_trace *t, const json_t *pid, const json_t *tid, 
         snprintf(name, sizeof name, "gpu %s stream %s", pk, tk);
     else
         snprintf(name, sizeof name, "pytorch");
-    if (!(k->procname = strdup(name)))
+    if (!(k->procname = exec_strdup(name)))
         return -1;
     return id;
 }
@@ -524,7 +526,7 @@ static void key_put(keybuf *k, const char *p, size_t n)
         size_t nc = k->cap ? k->cap : 256;
         while (nc < k->len + n + 1)
             nc *= 2;
-        char *ns = realloc(k->s, nc);
+        char *ns = exec_realloc(k->s, nc);
         if (!ns) {
             k->oom = 1;
             return;
@@ -635,7 +637,7 @@ static int64_t profiler_proto(imp_trace *t, const char *name, const json_t *args
     if (r >= 0 && r != id) /* protos and protokeys stay in step */
         r = -1;
 end:
-    free(key.s);
+    exec_free(key.s);
     return r;
 }
 
@@ -1196,7 +1198,7 @@ static int resolve(imp_trace *t, int et, char *err, size_t errlen)
 oom:
     fail(err, errlen, "%s: out of memory", t->path);
 end:
-    free(stack);
+    exec_free(stack);
     return rc;
 }
 
@@ -1284,7 +1286,7 @@ static char *model_from_path(const char *path)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    char *m = strdup(base);
+    char *m = exec_strdup(base);
     if (!m)
         return NULL;
     static const char *const suffix[] = { ".gz", ".zst", ".json", ".trace", ".pt", ".et" };
@@ -1322,25 +1324,25 @@ static void distributed_of(imp_trace *t, const json_t *d)
 
 imp_trace *imp_trace_read(const char *path, const char *model, char *err, size_t errlen)
 {
-    imp_trace *t = calloc(1, sizeof *t);
+    imp_trace *t = exec_calloc(1, sizeof *t);
     analyze_json_in *j = NULL;
     et_state s = { 0 };
     int et = 0, saw = 0;
     if (t)
         t->last_track = -1;
-    if (!t || !(t->path = strdup(path)) || !(t->names = strtab_create()) || !(t->protokeys = strtab_create()) ||
+    if (!t || !(t->path = exec_strdup(path)) || !(t->names = strtab_create()) || !(t->protokeys = strtab_create()) ||
         !(t->nodekeys = strtab_create()) || !(t->trackkeys = strtab_create()) ||
         !(t->tensorkeys = strtab_create()) || !(s.ids = strtab_create())) {
         fail(err, errlen, "%s: out of memory", path);
         goto fail;
     }
-    char *m = model ? strdup(model) : model_from_path(path);
+    char *m = model ? exec_strdup(model) : model_from_path(path);
     if (!m) {
         fail(err, errlen, "%s: out of memory", path);
         goto fail;
     }
     snprintf(t->sum.model, sizeof t->sum.model, "%s", m);
-    free(m);
+    exec_free(m);
     if (!(j = analyze_json_open(path, err, errlen)))
         goto fail;
     int c = analyze_json_peek(j, err, errlen);
@@ -1437,12 +1439,12 @@ imp_trace *imp_trace_read(const char *path, const char *model, char *err, size_t
     if (resolve(t, et, err, errlen))
         goto fail;
     analyze_json_close(j);
-    free(s.n);
+    exec_free(s.n);
     strtab_destroy(s.ids);
     return t;
 fail:
     analyze_json_close(j);
-    free(s.n);
+    exec_free(s.n);
     strtab_destroy(s.ids);
     imp_trace_destroy(t);
     return NULL;

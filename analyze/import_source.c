@@ -16,6 +16,7 @@
  * (the step and definition events those of the thread that ran the first
  * op); GPU streams are threads of their own, named "gpu D stream S". */
 #include "analyze/import_trace.h"
+#include "exec/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,8 +220,8 @@ static void comp_free(imp_comp *c)
         bt_trace_class_put_ref(c->in[i].tc);
         imp_trace_destroy(c->in[i].t);
     }
-    free(c->in);
-    free(c);
+    exec_free(c->in);
+    exec_free(c);
 }
 
 bt_component_class_initialize_method_status analyze_import_init(bt_self_component_source *self,
@@ -253,7 +254,7 @@ bt_component_class_initialize_method_status analyze_import_init(bt_self_componen
         }
     }
     uint64_t n = bt_value_array_get_length(inputs);
-    if (!(c = calloc(1, sizeof *c)) || !(c->in = calloc(n, sizeof *c->in)))
+    if (!(c = exec_calloc(1, sizeof *c)) || !(c->in = exec_calloc(n, sizeof *c->in)))
         goto oom;
     for (uint64_t i = 0; i < n; i++) {
         const bt_value *v = bt_value_array_borrow_element_by_index_const(inputs, i);
@@ -325,7 +326,7 @@ analyze_import_iter_init(bt_self_message_iterator *self, bt_self_message_iterato
                          bt_self_component_port_output *port)
 {
     (void)config;
-    imp_iter *it = calloc(1, sizeof *it);
+    imp_iter *it = exec_calloc(1, sizeof *it);
     if (!it)
         return BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
     it->self = self;
@@ -338,7 +339,7 @@ analyze_import_iter_init(bt_self_message_iterator *self, bt_self_message_iterato
         bt_packet_put_ref(it->packet);
         bt_stream_put_ref(it->stream);
         bt_trace_put_ref(it->trace);
-        free(it);
+        exec_free(it);
         return BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
     }
     bt_self_message_iterator_set_data(self, it);
@@ -353,7 +354,7 @@ void analyze_import_iter_finalize(bt_self_message_iterator *self)
     bt_packet_put_ref(it->packet);
     bt_stream_put_ref(it->stream);
     bt_trace_put_ref(it->trace);
-    free(it);
+    exec_free(it);
 }
 
 static bt_field *field(bt_field *st, uint64_t i) { return bt_field_structure_borrow_member_field_by_index(st, i); }

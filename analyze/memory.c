@@ -2,6 +2,7 @@
 #include "analyze/memory.h"
 
 #include "analyze/out.h"
+#include "exec/alloc.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -23,7 +24,7 @@ static int cmp_role(const void *x, const void *y)
 
 static size_t *roles_by_size(const analyze_profile *p)
 {
-    size_t *ord = malloc((p->nroles ? p->nroles : 1) * sizeof *ord);
+    size_t *ord = exec_malloc((p->nroles ? p->nroles : 1) * sizeof *ord);
     if (!ord)
         return NULL;
     for (size_t i = 0; i < p->nroles; i++)
@@ -118,7 +119,7 @@ static int text_trace(FILE *f, const analyze_profile *p)
     fprintf(f, "%-*s %12s %11.1f%% %12s %8llu\n", nw, "total", analyze_out_bytes(p->peak_bytes, b1, sizeof b1),
             p->peak_bytes ? 100.0 : 0.0, analyze_out_bytes(p->peak_bytes, b2, sizeof b2),
             (unsigned long long)p->tensors);
-    free(ord);
+    exec_free(ord);
     if (!p->nmem_steps) {
         fprintf(f, "steps: none\n");
         return 0;
@@ -187,7 +188,7 @@ static json_t *trace_json(const analyze_profile *p)
     size_t *ord = roles_by_size(p);
     json_t *roles = json_array(), *steps = json_array();
     if (!ord || !roles || !steps) {
-        free(ord), json_decref(roles), json_decref(steps);
+        exec_free(ord), json_decref(roles), json_decref(steps);
         return NULL;
     }
     for (size_t i = 0; i < p->nroles; i++) {
@@ -198,7 +199,7 @@ static json_t *trace_json(const analyze_profile *p)
                                                of_peak(p, p->role_at_peak[r]), "tensors",
                                                (json_int_t)p->role_tensors[r]));
     }
-    free(ord);
+    exec_free(ord);
     for (size_t i = 0; i < p->nmem_steps; i++) {
         const analyze_mem_step *s = &p->mem_steps[i];
         json_array_append_new(steps, json_pack("{s:I, s:I, s:I, s:I}", "step", (json_int_t)i, "start_bytes",
@@ -240,7 +241,7 @@ static int memory_csv(FILE *f, analyze_profile *const *pp, size_t n)
                     (unsigned long long)p->role_peak[r], of_peak(p, p->role_at_peak[r]),
                     (unsigned long long)p->role_tensors[r]);
         }
-        free(ord);
+        exec_free(ord);
         csv_head(f, p, "total", "total");
         fprintf(f, ",%llu,%llu,%.6f,%llu,,\n", (unsigned long long)p->peak_bytes, (unsigned long long)p->peak_bytes,
                 p->peak_bytes ? 1.0 : 0.0, (unsigned long long)p->tensors);
@@ -257,7 +258,7 @@ static int memory_csv(FILE *f, analyze_profile *const *pp, size_t n)
 
 int analyze_memory_print(FILE *f, analyze_profile *const *p, size_t n, analyze_format fmt)
 {
-    if (fmt == ANALYZE_JSON) {
+    if (fmt == CLI_JSON) {
         json_t *traces = json_array();
         for (size_t i = 0; traces && i < n; i++)
             if (json_array_append_new(traces, trace_json(p[i]))) {
@@ -266,7 +267,7 @@ int analyze_memory_print(FILE *f, analyze_profile *const *p, size_t n, analyze_f
             }
         return analyze_out_json(f, json_pack("{s:i, s:s, s:o}", "schema", 1, "analysis", "memory", "traces", traces));
     }
-    if (fmt == ANALYZE_CSV)
+    if (fmt == CLI_CSV)
         return memory_csv(f, p, n);
     for (size_t i = 0; i < n; i++) {
         if (i)
@@ -278,3 +279,28 @@ int analyze_memory_print(FILE *f, analyze_profile *const *p, size_t n, analyze_f
         return -1;
     return ferror(f) ? -1 : 0;
 }
+
+/* ---- the row ------------------------------------------------------------------------- */
+static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+{
+    const analyze_profile_set *s = r;
+    (void)o;
+    return analyze_memory_print(f, s->p, s->n, fmt);
+}
+
+const analyze_analysis analyze_row_memory = {
+    .name = "memory",
+    .args = "[options] TRACE...",
+    .summary = "tensor memory by role (weights, activations, gradients...): at the\n"
+               "peak and each role's own peak, when the peak is reached, and the\n"
+               "live bytes over the steps",
+    .about = "Tensor memory by role (weights, activations, gradients, optimizer state, inputs,\n"
+             "workspace): at the peak and each role's own peak, when the peak is reached, and\n"
+             "the live bytes over the steps.\n",
+    .options = "",
+    .takes = ANALYZE_TAKES_LIVE,
+    .min_traces = 1,
+    .create = analyze_profile_set_create,
+    .print = print,
+    .destroy = analyze_profile_set_destroy,
+};

@@ -9,7 +9,7 @@
 #define FATHOM_ANALYZE_MEMORY_H
 
 #include "analyze/profile.h"
-#include "analyze/report.h"
+#include "analyze/analysis.h"
 
 #include <stddef.h>
 #include <stdio.h>

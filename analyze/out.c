@@ -1,6 +1,8 @@
 /* out.c -- the output helpers the analyses share (out.h). */
 #include "analyze/out.h"
 
+#include "exec/alloc.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -104,14 +106,21 @@ int analyze_out_fail(char *err, size_t len, const char *fmt, ...)
     return -1;
 }
 
+size_t analyze_names_index(const analyze_names *l, const char *s)
+{
+    size_t i = 0;
+    while (i < l->n && strcmp(l->v[i], s) != 0)
+        i++;
+    return i;
+}
+
 int analyze_names_add(analyze_names *l, const char *s)
 {
-    for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->v[i], s) == 0)
-            return 0;
+    if (analyze_names_index(l, s) < l->n)
+        return 0;
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 16;
-        const char **v = realloc(l->v, cap * sizeof *v);
+        const char **v = exec_realloc(l->v, cap * sizeof *v);
         if (!v)
             return -1;
         l->v = v, l->cap = cap;
@@ -122,6 +131,6 @@ int analyze_names_add(analyze_names *l, const char *s)
 
 void analyze_names_free(analyze_names *l)
 {
-    free(l->v);
+    exec_free(l->v);
     *l = (analyze_names){ 0 };
 }

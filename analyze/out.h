@@ -42,6 +42,8 @@ typedef struct analyze_names {
 } analyze_names;
 /* Adds s unless it is there already: 0, or -1 on out of memory. */
 int analyze_names_add(analyze_names *l, const char *s);
+/* Where s is in l: its index, or l->n when it is not there. */
+size_t analyze_names_index(const analyze_names *l, const char *s);
 void analyze_names_free(analyze_names *l);
 
 /* Formats a one-line message into err; returns -1 (for `return fail(...)`). */

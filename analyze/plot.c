@@ -3,6 +3,7 @@
 
 #include "analyze/chart.h"
 #include "analyze/out.h"
+#include "exec/alloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -166,10 +167,10 @@ static int stacked_bars(const char *path, const char *title, const char *axis, a
         return -1;
     analyze_chart_rgb(&c, 0, 0, 0);
     analyze_chart_text(&c, 10, 22, TITLE, -1, 0, title);
-    size_t *colours = malloc((ncol ? ncol : 1) * sizeof *colours);
-    double *total = calloc(n ? n : 1, sizeof *total);
+    size_t *colours = exec_malloc((ncol ? ncol : 1) * sizeof *colours);
+    double *total = exec_calloc(n ? n : 1, sizeof *total);
     if (!colours || !total) {
-        free(colours), free(total);
+        exec_free(colours), exec_free(total);
         analyze_chart_discard(&c);
         return oom(err, errlen);
     }
@@ -250,8 +251,8 @@ static int stacked_bars(const char *path, const char *title, const char *axis, a
         analyze_chart_text(&c, sx.p0 + pw / 2, axis_y + 32, 10, 0, 0, "peak, MiB (log scale)");
     }
     legend(&c, lw, axis_y + 40 + 14 + 10, barw + pw + vw, col, colours, ncol, 1);
-    free(colours);
-    free(total);
+    exec_free(colours);
+    exec_free(total);
     return analyze_chart_finish(&c, err, errlen);
 }
 
@@ -264,13 +265,13 @@ int analyze_plot_classes(const char *path, analyze_profile *const *p, size_t n, 
             if (analyze_names_add(&col, p[i]->classes[k]))
                 goto nomem;
     sort_by_colour(col.v, col.n, class_colour);
-    double *value = calloc((n ? n : 1) * (col.n ? col.n : 1), sizeof *value);
+    double *value = exec_calloc((n ? n : 1) * (col.n ? col.n : 1), sizeof *value);
     if (!value)
         goto nomem;
     for (size_t i = 0; i < n; i++) {
-        analyze_stat *cs = calloc(p[i]->nclasses ? p[i]->nclasses : 1, sizeof *cs);
+        analyze_stat *cs = exec_calloc(p[i]->nclasses ? p[i]->nclasses : 1, sizeof *cs);
         if (!cs) {
-            free(value);
+            exec_free(value);
             goto nomem;
         }
         analyze_profile_class_stats(p[i], cs);
@@ -279,11 +280,11 @@ int analyze_plot_classes(const char *path, analyze_profile *const *p, size_t n, 
             for (size_t j = 0; j < col.n; j++)
                 if (strcmp(col.v[j], p[i]->classes[k]) == 0 && total > 0)
                     value[i * col.n + j] = (double)cs[k].ns / total;
-        free(cs);
+        exec_free(cs);
     }
     int rc = stacked_bars(path, "Op time by class", "share of each trace's op time", p, n, col.v, col.n,
                           class_colour, value, 0, err, errlen);
-    free(value);
+    exec_free(value);
     analyze_names_free(&col);
     return rc;
 nomem:
@@ -302,7 +303,7 @@ int analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n, c
                 return oom(err, errlen);
             }
     sort_by_colour(col.v, col.n, role_colour);
-    double *value = calloc((n ? n : 1) * (col.n ? col.n : 1), sizeof *value);
+    double *value = exec_calloc((n ? n : 1) * (col.n ? col.n : 1), sizeof *value);
     if (!value) {
         analyze_names_free(&col);
         return oom(err, errlen);
@@ -315,7 +316,7 @@ int analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n, c
     }
     int rc = stacked_bars(path, "Tensor memory at the peak, by role", "share of each trace's peak", p, n, col.v,
                           col.n, role_colour, value, 1, err, errlen);
-    free(value);
+    exec_free(value);
     analyze_names_free(&col);
     return rc;
 }
@@ -520,7 +521,7 @@ int analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, 
                 analyze_names_free(&all);
                 return oom(err, errlen);
             }
-    op_total *ot = calloc(all.n ? all.n : 1, sizeof *ot);
+    op_total *ot = exec_calloc(all.n ? all.n : 1, sizeof *ot);
     if (!ot) {
         analyze_names_free(&all);
         return oom(err, errlen);
@@ -606,11 +607,11 @@ int analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, 
     }
     analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
     analyze_chart_text(&c, lw + kw + 10, ky + 10, 10, -1, 0, "share of op time");
-    free(ot);
+    exec_free(ot);
     analyze_names_free(&all);
     return analyze_chart_finish(&c, err, errlen);
 fail:
-    free(ot);
+    exec_free(ot);
     analyze_names_free(&all);
     return -1;
 }
@@ -667,9 +668,9 @@ int analyze_plot_similarity(const char *path, const analyze_sim *s, char *err, s
         dmax = 1;
     double step = nice_step(dmax, 4);
     dmax = ceil(dmax / step - 1e-9) * step; /* the axis ends on a tick */
-    double *nx = malloc((2 * n) * sizeof *nx), *ny = malloc((2 * n) * sizeof *ny);
+    double *nx = exec_malloc((2 * n) * sizeof *nx), *ny = exec_malloc((2 * n) * sizeof *ny);
     if (!nx || !ny) {
-        free(nx), free(ny);
+        exec_free(nx), exec_free(ny);
         analyze_chart_discard(&c);
         return oom(err, errlen);
     }
@@ -693,7 +694,7 @@ int analyze_plot_similarity(const char *path, const analyze_sim *s, char *err, s
         analyze_chart_title_disc(&c, x, ny[n + k], 6, "merge of %zu traces at distance %.4f (1 - cosine)", m->size,
                                  m->distance);
     }
-    free(nx), free(ny);
+    exec_free(nx), exec_free(ny);
     /* its distance axis */
     double ay = top0 + cell * (double)n + 6;
     analyze_chart_rgb(&c, 0.4, 0.4, 0.4);
@@ -843,7 +844,7 @@ static int label_marks(analyze_chart *c, const mark *m, size_t nm, const box *fr
                        size_t cap)
 {
     const double fs = 9.5;
-    const mark **by = malloc((nm ? nm : 1) * sizeof *by);
+    const mark **by = exec_malloc((nm ? nm : 1) * sizeof *by);
     analyze_names tried = { 0 };
     if (!by)
         return -1;
@@ -905,7 +906,7 @@ static int label_marks(analyze_chart *c, const mark *m, size_t nm, const box *fr
         }
     }
     analyze_names_free(&tried);
-    free(by);
+    exec_free(by);
     return rc;
 }
 
@@ -945,9 +946,9 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
     double L = 70, T = 40, W = 640, H = 440;
     sx.p0 = L, sx.p1 = L + W, sy.p0 = T + H, sy.p1 = T;
     analyze_names cls = { 0 };
-    mark *m = calloc(nplot ? nplot : 1, sizeof *m);
-    char (*tl)[128] = calloc(r->n ? r->n : 1, sizeof *tl); /* the traces' labels */
-    box *placed = calloc(MAX_LABELS + 2 * r->n + 1, sizeof *placed);
+    mark *m = exec_calloc(nplot ? nplot : 1, sizeof *m);
+    char (*tl)[128] = exec_calloc(r->n ? r->n : 1, sizeof *tl); /* the traces' labels */
+    box *placed = exec_calloc(MAX_LABELS + 2 * r->n + 1, sizeof *placed);
     analyze_chart c = { 0 };
     int rc = -1;
     if (!m || !tl || !placed) {
@@ -1143,8 +1144,8 @@ end:
     if (rc && c.cr)
         analyze_chart_discard(&c);
     analyze_names_free(&cls);
-    free(m);
-    free(tl);
-    free(placed);
+    exec_free(m);
+    exec_free(tl);
+    exec_free(placed);
     return rc;
 }

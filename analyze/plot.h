@@ -20,7 +20,9 @@
 #define FATHOM_ANALYZE_PLOT_H
 
 #include "analyze/profile.h"
-#include "analyze/report.h"
+#include "analyze/compare.h"
+#include "analyze/scaling.h"
+#include "analyze/similarity.h"
 #include "analyze/roofline.h"
 
 #include <stddef.h>

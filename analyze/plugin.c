@@ -5,6 +5,8 @@
  *   sink.fathom.breakdown   sink.fathom.compare   sink.fathom.similarity
  *   sink.fathom.roofline    sink.fathom.memory
  *
+ * one per ANALYZE_SINK_ROW of the table (analyses.def), each driven by its
+ * row: the parameters it takes, create, print, destroy. *
  * so that  babeltrace2 --plugin-path=DIR TRACE... -c sink.fathom.breakdown
  * prints the analysis of every trace it is given (one profile per trace).
  * Parameters: format ("text", "csv", "json"), skip-first, skip-last (steps),
@@ -12,11 +14,11 @@
  * `fathom peak --format json` file), gflops and gbs (numbers: roofline's
  * ceilings, overriding peak's), output (a file path; default: standard
  * output).  Warnings go to standard error. */
+#include "analyze/analysis.h"
 #include "analyze/import.h"
-#include "analyze/memory.h"
-#include "analyze/report.h"
 #include "analyze/roofline.h"
 #include "analyze/sink.h"
+#include "exec/alloc.h"
 #include "tracer/output.h"
 
 #include <babeltrace2/babeltrace.h>
@@ -30,11 +32,8 @@ BT_PLUGIN_DESCRIPTION("Op-level analyses of fathom deep-learning workload traces
 BT_PLUGIN_AUTHOR("fathom");
 BT_PLUGIN_LICENSE("MIT");
 
-enum analysis { A_BREAKDOWN, A_COMPARE, A_SIMILARITY, A_ROOFLINE, A_MEMORY };
-static const char *const analysis_name[] = { "breakdown", "compare", "similarity", "roofline", "memory" };
-
 typedef struct fathom_sink {
-    enum analysis what;
+    const analyze_analysis *an; /* the row of the table */
     analyze_sink *sink;
     bt_message_iterator *it;
     analyze_format fmt;
@@ -90,31 +89,31 @@ static bt_value_map_foreach_entry_const_func_status param(const char *key, const
     const char *s = bt_value_is_string(v) ? bt_value_string_get(v) : NULL;
     int bad = 0;
     if (strcmp(key, "format") == 0) {
-        int f = analyze_format_parse(s);
+        int f = cli_format_from(s, 1);
         bad = f < 0;
-        c->fs->fmt = bad ? ANALYZE_TEXT : (analyze_format)f;
+        c->fs->fmt = bad ? CLI_TEXT : (analyze_format)f;
     } else if (strcmp(key, "skip-first") == 0) {
         bad = get_u32(v, &c->so->skip_first);
     } else if (strcmp(key, "skip-last") == 0) {
         bad = get_u32(v, &c->so->skip_last);
-    } else if (strcmp(key, "top") == 0 && (c->fs->what == A_BREAKDOWN || c->fs->what == A_ROOFLINE)) {
+    } else if (strcmp(key, "top") == 0 && (c->fs->an->takes & ANALYZE_TAKES_TOP)) {
         bad = get_u32(v, &c->fs->top);
-    } else if (strcmp(key, "by") == 0 && c->fs->what == A_SIMILARITY) {
+    } else if (strcmp(key, "by") == 0 && (c->fs->an->takes & ANALYZE_TAKES_BY)) {
         bad = !s || (strcmp(s, "type") != 0 && strcmp(s, "class") != 0);
         c->fs->by_class = s && strcmp(s, "class") == 0;
-    } else if (strcmp(key, "peak") == 0 && c->fs->what == A_ROOFLINE) {
+    } else if (strcmp(key, "peak") == 0 && (c->fs->an->takes & ANALYZE_TAKES_PEAKS)) {
         if (!s || analyze_peaks_load(s, &c->fs->peaks, c->err, sizeof c->err) != 0) {
             if (!s)
                 snprintf(c->err, sizeof c->err, "parameter `peak` wants a file path");
             return BT_VALUE_MAP_FOREACH_ENTRY_CONST_FUNC_STATUS_INTERRUPT;
         }
         c->fs->have_peak_file = 1;
-    } else if (strcmp(key, "gflops") == 0 && c->fs->what == A_ROOFLINE) {
+    } else if (strcmp(key, "gflops") == 0 && (c->fs->an->takes & ANALYZE_TAKES_PEAKS)) {
         bad = get_positive(v, &c->fs->gflops);
-    } else if (strcmp(key, "gbs") == 0 && c->fs->what == A_ROOFLINE) {
+    } else if (strcmp(key, "gbs") == 0 && (c->fs->an->takes & ANALYZE_TAKES_PEAKS)) {
         bad = get_positive(v, &c->fs->gbs);
     } else if (strcmp(key, "output") == 0) {
-        bad = !s || !(c->fs->output = strdup(s));
+        bad = !s || !(c->fs->output = exec_strdup(s));
     } else {
         snprintf(c->err, sizeof c->err, "unknown parameter `%s`", key);
         return BT_VALUE_MAP_FOREACH_ENTRY_CONST_FUNC_STATUS_INTERRUPT;
@@ -132,39 +131,34 @@ static void fathom_sink_free(fathom_sink *fs)
         return;
     bt_message_iterator_put_ref(fs->it);
     analyze_sink_destroy(fs->sink);
-    free(fs->output);
-    free(fs);
+    exec_free(fs->output);
+    exec_free(fs);
 }
 
 static bt_component_class_initialize_method_status init(bt_self_component_sink *self, const bt_value *params,
-                                                        enum analysis what)
+                                                        const analyze_analysis *an)
 {
     bt_self_component *comp = bt_self_component_sink_as_self_component(self);
-    fathom_sink *fs = calloc(1, sizeof *fs);
+    fathom_sink *fs = exec_calloc(1, sizeof *fs);
     if (!fs)
         return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
-    fs->what = what;
+    fs->an = an;
     analyze_sink_options so = { .per_trace = 1, .source = "trace" };
     param_ctx pc = { .fs = fs, .so = &so };
     if (params && bt_value_is_map(params) &&
         bt_value_map_foreach_entry_const(params, param, &pc) != BT_VALUE_MAP_FOREACH_ENTRY_CONST_STATUS_OK) {
-        BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", analysis_name[what],
+        BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", an->name,
                                                             pc.err[0] ? pc.err : "bad parameters");
         fathom_sink_free(fs);
         return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
     }
-    if (what == A_ROOFLINE) {
-        if (!fs->have_peak_file && (!fs->gflops || !fs->gbs)) {
-            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
-                comp, "sink.fathom.roofline: wants the ceilings: peak=PATH (from `fathom peak --format json`), or "
-                      "gflops and gbs");
-            fathom_sink_free(fs);
-            return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
-        }
-        if (fs->gflops) /* one ceiling for every thread count */
-            fs->peaks.gflops = fs->gflops, fs->peaks.nsgemm = 0;
-        if (fs->gbs)
-            fs->peaks.gbs = fs->gbs;
+    if ((an->takes & ANALYZE_TAKES_PEAKS) &&
+        analyze_peaks_override(&fs->peaks, fs->have_peak_file, fs->gflops, fs->gbs) != 0) {
+        BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
+            comp, "sink.fathom.%s: wants the ceilings: peak=PATH (from `fathom peak --format json`), or "
+                  "gflops and gbs", an->name);
+        fathom_sink_free(fs);
+        return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
     }
     fs->sink = analyze_sink_create(&so);
     if (!fs->sink ||
@@ -176,19 +170,20 @@ static bt_component_class_initialize_method_status init(bt_self_component_sink *
     return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_OK;
 }
 
-#define INIT_FN(name, what)                                                                                    \
-    static bt_component_class_initialize_method_status name(                                                   \
+/* One initialize method per sink of the table (analyses.def). */
+#define ANALYZE_ROW(name)
+#define ANALYZE_SINK_ROW(name, desc, help)                                                                     \
+    extern const analyze_analysis analyze_row_##name;                                                          \
+    static bt_component_class_initialize_method_status name##_init(                                            \
         bt_self_component_sink *self, bt_self_component_sink_configuration *config, const bt_value *params,    \
         void *init_data)                                                                                       \
     {                                                                                                          \
         (void)config, (void)init_data;                                                                         \
-        return init(self, params, what);                                                                       \
+        return init(self, params, &analyze_row_##name);                                                        \
     }
-INIT_FN(breakdown_init, A_BREAKDOWN)
-INIT_FN(compare_init, A_COMPARE)
-INIT_FN(similarity_init, A_SIMILARITY)
-INIT_FN(roofline_init, A_ROOFLINE)
-INIT_FN(memory_init, A_MEMORY)
+#include "analyze/analyses.def"
+#undef ANALYZE_ROW
+#undef ANALYZE_SINK_ROW
 
 static void fathom_finalize(bt_self_component_sink *self)
 {
@@ -205,10 +200,11 @@ static bt_component_class_sink_graph_is_configured_method_status fathom_graph_is
     return BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_OK;
 }
 
-/* The end of the messages: print the analysis. */
+/* The end of the messages: the analysis of the profiles, printed. */
 static int report(bt_self_component *comp, fathom_sink *fs)
 {
-    const char *cc = analysis_name[fs->what];
+    const analyze_analysis *an = fs->an;
+    const char *cc = an->name;
     size_t n = 0;
     analyze_profile **p = analyze_sink_take(fs->sink, &n);
     int rc = -1;
@@ -227,49 +223,28 @@ static int report(bt_self_component *comp, fathom_sink *fs)
             for (char *line = strtok(w, "\n"); line; line = strtok(NULL, "\n"))
                 fprintf(stderr, "sink.fathom.%s: warning: %s: %s\n", cc, p[i]->source, line);
     }
+    analyze_options ao = { .top = fs->top, .by_class = fs->by_class, .peaks = &fs->peaks };
+    void *res = NULL;
+    analyze_error e = { 0 };
+    if (an->create(p, n, &ao, &res, &e) != ANALYZE_OK) {
+        BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", cc, e.msg);
+        goto end;
+    }
+    char w[1024];
+    if (an->mismatch && an->mismatch(res, w, sizeof w))
+        fprintf(stderr, "sink.fathom.%s: warning: %s\n", cc, w);
     tracer_output *o = NULL; /* output=PATH follows the output rule: never over a file */
     if (fs->output) {
         char oerr[8192];
         if (tracer_output_open(fs->output, NULL, 0, "output=", &o, oerr, sizeof oerr)) {
             BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", cc, oerr);
+            an->destroy(res);
             goto end;
         }
         out = tracer_output_file(o);
     }
-    int io = 0;
-    if (fs->what == A_BREAKDOWN) {
-        io = analyze_breakdown(out, p, n, fs->fmt, fs->top);
-    } else if (fs->what == A_COMPARE) {
-        analyze_pair *pairs = calloc(n, sizeof *pairs);
-        int *used = calloc(n, sizeof *used);
-        char err[512] = "out of memory";
-        int np = pairs && used ? analyze_pairs(p, n, 0, pairs, used, err, sizeof err) : -1;
-        if (np < 0) {
-            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.compare: %s", err);
-            io = -1;
-        } else {
-            io = analyze_compare(out, p, pairs, (size_t)np, fs->fmt);
-        }
-        free(pairs), free(used);
-    } else if (fs->what == A_MEMORY) {
-        io = analyze_memory_print(out, p, n, fs->fmt);
-    } else if (fs->what == A_ROOFLINE) {
-        char err[512], w[512];
-        analyze_roofline *r = analyze_roofline_create(p, n, &fs->peaks, err, sizeof err);
-        if (!r) {
-            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.roofline: %s", err);
-            io = -1;
-        } else {
-            if (analyze_roofline_mismatch(r, w, sizeof w))
-                fprintf(stderr, "sink.fathom.roofline: warning: %s\n", w);
-            io = analyze_roofline_print(out, r, fs->fmt, fs->top);
-        }
-        analyze_roofline_destroy(r);
-    } else {
-        analyze_sim *s = analyze_sim_create(p, n, fs->by_class);
-        io = s ? analyze_similarity(out, s, fs->by_class, fs->fmt) : -1;
-        analyze_sim_destroy(s);
-    }
+    int io = an->print(out, res, fs->fmt, &ao);
+    an->destroy(res);
     if (fflush(out) != 0)
         io = -1;
     if (o && io) {
@@ -288,7 +263,7 @@ static int report(bt_self_component *comp, fathom_sink *fs)
 end:
     for (size_t i = 0; i < n; i++)
         analyze_profile_destroy(p[i]);
-    free(p);
+    exec_free(p);
     return rc;
 }
 
@@ -314,7 +289,7 @@ static bt_component_class_sink_consume_method_status fathom_consume(bt_self_comp
     bt_component_class_sink_consume_method_status st = BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
     for (uint64_t i = 0; i < count; i++) {
         if (st == BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK && analyze_sink_consume(fs->sink, msgs[i])) {
-            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", analysis_name[fs->what],
+            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", fs->an->name,
                                                                 analyze_sink_error(fs->sink));
             st = BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
         }
@@ -331,18 +306,11 @@ static bt_component_class_sink_consume_method_status fathom_consume(bt_self_comp
     BT_PLUGIN_SINK_COMPONENT_CLASS_FINALIZE_METHOD(name, fathom_finalize);                                     \
     BT_PLUGIN_SINK_COMPONENT_CLASS_GRAPH_IS_CONFIGURED_METHOD(name, fathom_graph_is_configured);
 
-SINK_CLASS(breakdown, breakdown_init, "Time share of each op type, class and phase of fathom traces",
-           "Parameters: format=text|csv|json, skip-first=N, skip-last=N, top=N, output=PATH. See fathom-analyze(1).")
-SINK_CLASS(compare, compare_init, "Training vs inference of each model in fathom traces",
-           "Parameters: format=text|csv|json, skip-first=N, skip-last=N, output=PATH. See fathom-analyze(1).")
-SINK_CLASS(similarity, similarity_init, "Cosine similarity and average-linkage clustering of fathom traces",
-           "Parameters: format=text|csv|json, by=type|class, skip-first=N, skip-last=N, output=PATH. "
-           "See fathom-analyze(1).")
-SINK_CLASS(roofline, roofline_init, "Op types of fathom traces against the recording machine's roofline",
-           "Parameters: peak=PATH (from `fathom peak --format json`) and/or gflops=X, gbs=Y; format=text|csv|json, "
-           "skip-first=N, skip-last=N, top=N, output=PATH. See fathom-analyze(1).")
-SINK_CLASS(memory, memory_init, "Tensor memory by role of fathom traces: peak, its makeup, over the steps",
-           "Parameters: format=text|csv|json, output=PATH. See fathom-analyze(1).")
+#define ANALYZE_ROW(name)
+#define ANALYZE_SINK_ROW(name, desc, help) SINK_CLASS(name, name##_init, desc, help)
+#include "analyze/analyses.def"
+#undef ANALYZE_ROW
+#undef ANALYZE_SINK_ROW
 
 /* src.fathom.pytorch: PyTorch traces as schema-2 fathom traces (import_source.c) */
 BT_PLUGIN_SOURCE_COMPONENT_CLASS(pytorch, analyze_import_iter_next);

@@ -1,6 +1,8 @@
 /* profile.c -- the profile model (see profile.h). */
 #include "analyze/profile.h"
 
+#include "exec/alloc.h"
+
 #include "tracer/opmatch.h" /* tracer_probe_shifts */
 
 
@@ -115,11 +117,11 @@ static int bucket_fit(bucket *b, size_t nops)
     size_t cap = b->cap ? b->cap : 16;
     while (cap < nops)
         cap *= 2;
-    uint32_t *touched = realloc(b->touched, cap * ANALYZE_NPHASE * sizeof *touched);
+    uint32_t *touched = exec_realloc(b->touched, cap * ANALYZE_NPHASE * sizeof *touched);
     if (!touched)
         return -1;
     b->touched = touched;
-    analyze_stat *st = realloc(b->st, cap * ANALYZE_NPHASE * sizeof *st);
+    analyze_stat *st = exec_realloc(b->st, cap * ANALYZE_NPHASE * sizeof *st);
     if (!st)
         return -1;
     for (size_t i = b->cap * ANALYZE_NPHASE; i < cap * ANALYZE_NPHASE; i++)
@@ -162,26 +164,26 @@ static void state_free(state *s, size_t ring_cap);
 
 analyze_profile *analyze_profile_create(const char *source, uint32_t skip_first, uint32_t skip_last)
 {
-    analyze_profile *p = calloc(1, sizeof *p);
-    state *s = calloc(1, sizeof *s);
+    analyze_profile *p = exec_calloc(1, sizeof *p);
+    state *s = exec_calloc(1, sizeof *s);
     if (!p || !s)
         goto oom;
     p->priv = s;
-    p->source = strdup(source ? source : "?");
+    p->source = exec_strdup(source ? source : "?");
     if (!p->source)
         goto oom;
     p->skip_first = skip_first;
     p->skip_last = skip_last;
     analyze_stat_init(&p->step);
     analyze_stat_init(&p->outside);
-    if (skip_last && !(s->ring = calloc(skip_last, sizeof *s->ring)))
+    if (skip_last && !(s->ring = exec_calloc(skip_last, sizeof *s->ring)))
         goto oom;
     return p;
 oom:
     state_free(s, 0);
     if (p)
-        free(p->source);
-    free(p);
+        exec_free(p->source);
+    exec_free(p);
     return NULL;
 }
 
@@ -189,14 +191,14 @@ static void state_free(state *s, size_t ring_cap)
 {
     if (!s)
         return;
-    free(s->tens);
-    free(s->total.st), free(s->total.touched);
-    free(s->outside.st), free(s->outside.touched);
-    free(s->cur.st), free(s->cur.touched);
+    exec_free(s->tens);
+    exec_free(s->total.st), exec_free(s->total.touched);
+    exec_free(s->outside.st), exec_free(s->outside.touched);
+    exec_free(s->cur.st), exec_free(s->cur.touched);
     for (size_t i = 0; s->ring && i < ring_cap; i++)
-        free(s->ring[i].st), free(s->ring[i].touched);
-    free(s->ring);
-    free(s);
+        exec_free(s->ring[i].st), exec_free(s->ring[i].touched);
+    exec_free(s->ring);
+    exec_free(s);
 }
 
 void analyze_profile_destroy(analyze_profile *p)
@@ -205,23 +207,23 @@ void analyze_profile_destroy(analyze_profile *p)
         return;
     state_free(p->priv, p->skip_last);
     for (size_t i = 0; i < p->nops; i++)
-        free(p->ops[i].name);
-    free(p->ops);
+        exec_free(p->ops[i].name);
+    exec_free(p->ops);
     for (size_t i = 0; i < p->nclasses; i++)
-        free(p->classes[i]);
-    free(p->classes);
+        exec_free(p->classes[i]);
+    exec_free(p->classes);
     for (size_t i = 0; i < p->nroles; i++)
-        free(p->roles[i]);
-    free(p->roles);
-    free(p->role_peak);
-    free(p->role_live);
-    free(p->role_at_peak);
-    free(p->role_tensors);
-    free(p->mem_steps);
+        exec_free(p->roles[i]);
+    exec_free(p->roles);
+    exec_free(p->role_peak);
+    exec_free(p->role_live);
+    exec_free(p->role_at_peak);
+    exec_free(p->role_tensors);
+    exec_free(p->mem_steps);
     analyze_meta *m = &p->meta;
-    free(m->model), free(m->mode), free(m->preset), free(m->version), free(m->blas), free(m->cpu);
-    free(p->source);
-    free(p);
+    exec_free(m->model), exec_free(m->mode), exec_free(m->preset), exec_free(m->version), exec_free(m->blas), exec_free(m->cpu);
+    exec_free(p->source);
+    exec_free(p);
 }
 
 /* ---- snapshots ------------------------------------------------------------------ */
@@ -230,7 +232,7 @@ static void *dup_mem(const void *src, size_t n)
 {
     if (!src || !n)
         return NULL;
-    void *d = malloc(n);
+    void *d = exec_malloc(n);
     if (d)
         memcpy(d, src, n);
     return d;
@@ -249,11 +251,11 @@ static int dup_bucket(bucket *d, const bucket *b)
 
 static int dup_names(char ***dst, char *const *src, size_t n)
 {
-    *dst = n ? calloc(n, sizeof **dst) : NULL;
+    *dst = n ? exec_calloc(n, sizeof **dst) : NULL;
     if (n && !*dst)
         return -1;
     for (size_t i = 0; i < n; i++)
-        if (!((*dst)[i] = strdup(src[i])))
+        if (!((*dst)[i] = exec_strdup(src[i])))
             return -1;
     return 0;
 }
@@ -288,7 +290,7 @@ analyze_profile *analyze_profile_snapshot(const analyze_profile *p)
         goto oom;
     c->diag = p->diag;
     if (p->nops) {
-        if (!(c->ops = calloc(p->nops, sizeof *c->ops)))
+        if (!(c->ops = exec_calloc(p->nops, sizeof *c->ops)))
             goto oom;
         for (size_t i = 0; i < p->nops; i++) {
             c->ops[i] = p->ops[i];
@@ -296,7 +298,7 @@ analyze_profile *analyze_profile_snapshot(const analyze_profile *p)
         }
         c->nops = p->nops;
         for (size_t i = 0; i < p->nops; i++)
-            if (!(c->ops[i].name = strdup(p->ops[i].name)))
+            if (!(c->ops[i].name = exec_strdup(p->ops[i].name)))
                 goto oom;
     }
     if (dup_names(&c->classes, p->classes, p->nclasses))
@@ -312,7 +314,7 @@ analyze_profile *analyze_profile_snapshot(const analyze_profile *p)
             goto oom;
     }
     if (p->mem_steps) {
-        if (!(c->mem_steps = malloc(ANALYZE_MEM_STEPS_MAX * sizeof *c->mem_steps)))
+        if (!(c->mem_steps = exec_malloc(ANALYZE_MEM_STEPS_MAX * sizeof *c->mem_steps)))
             goto oom;
         memcpy(c->mem_steps, p->mem_steps, p->nmem_steps * sizeof *c->mem_steps);
         c->nmem_steps = p->nmem_steps;
@@ -337,11 +339,11 @@ static int intern(char ***names, size_t *n, const char *name)
     for (size_t i = 0; i < *n; i++)
         if (strcmp((*names)[i], name) == 0)
             return (int)i;
-    char **v = realloc(*names, (*n + 1) * sizeof *v);
+    char **v = exec_realloc(*names, (*n + 1) * sizeof *v);
     if (!v)
         return -1;
     *names = v;
-    if (!(v[*n] = strdup(name)))
+    if (!(v[*n] = exec_strdup(name)))
         return -1;
     return (int)(*n)++;
 }
@@ -354,13 +356,13 @@ int analyze_profile_intern_op(analyze_profile *p, const char *name, const char *
     int c = intern(&p->classes, &p->nclasses, cls ? cls : "unknown");
     if (c < 0)
         return -1;
-    analyze_optype *v = realloc(p->ops, (p->nops + 1) * sizeof *v);
+    analyze_optype *v = exec_realloc(p->ops, (p->nops + 1) * sizeof *v);
     if (!v)
         return -1;
     p->ops = v;
     analyze_optype *o = &v[p->nops];
     memset(o, 0, sizeof *o);
-    if (!(o->name = strdup(name)))
+    if (!(o->name = exec_strdup(name)))
         return -1;
     o->cls = c;
     for (int i = 0; i < ANALYZE_NPHASE; i++)
@@ -377,10 +379,10 @@ int analyze_profile_intern_role(analyze_profile *p, const char *name)
         return r;
     uint64_t **per_role[] = { &p->role_peak, &p->role_live, &p->role_at_peak, &p->role_tensors };
     for (size_t i = 0; i < sizeof per_role / sizeof per_role[0]; i++) {
-        uint64_t *a = realloc(*per_role[i], p->nroles * sizeof *a);
+        uint64_t *a = exec_realloc(*per_role[i], p->nroles * sizeof *a);
         if (!a) {
             p->nroles--; /* keep the names consistent with the arrays (some may be longer: harmless) */
-            free(p->roles[p->nroles]);
+            exec_free(p->roles[p->nroles]);
             return -1;
         }
         *per_role[i] = a;
@@ -392,9 +394,9 @@ int analyze_profile_intern_role(analyze_profile *p, const char *name)
 /* ---- run metadata ---------------------------------------------------------- */
 static int dup_field(char **dst, const char *src)
 {
-    free(*dst);
+    exec_free(*dst);
     *dst = NULL;
-    if (src && !(*dst = strdup(src)))
+    if (src && !(*dst = exec_strdup(src)))
         return -1;
     return 0;
 }
@@ -463,7 +465,7 @@ int analyze_profile_step_end(analyze_profile *p, uint64_t ts, uint32_t step)
     if (p->nmem_steps == ANALYZE_MEM_STEPS_MAX) {
         p->mem_steps_dropped++;
     } else {
-        if (!p->mem_steps && !(p->mem_steps = malloc(ANALYZE_MEM_STEPS_MAX * sizeof *p->mem_steps)))
+        if (!p->mem_steps && !(p->mem_steps = exec_malloc(ANALYZE_MEM_STEPS_MAX * sizeof *p->mem_steps)))
             return -1;
         p->mem_steps[p->nmem_steps++] = (analyze_mem_step){ s->mem_start, s->mem_peak, p->live_bytes };
     }
@@ -551,7 +553,7 @@ static tensor *tens_slot(state *s, uint32_t id, int insert)
 {
     if (insert && (s->tens_len + 1) * 2 > s->tens_cap) {
         size_t cap = s->tens_cap ? s->tens_cap * 2 : 64;
-        tensor *t = calloc(cap, sizeof *t);
+        tensor *t = exec_calloc(cap, sizeof *t);
         if (!t)
             return NULL;
         for (size_t i = 0; i < s->tens_cap; i++) {
@@ -562,7 +564,7 @@ static tensor *tens_slot(state *s, uint32_t id, int insert)
                 h = (h + 1) & (cap - 1);
             t[h] = s->tens[i];
         }
-        free(s->tens);
+        exec_free(s->tens);
         s->tens = t;
         s->tens_cap = cap;
     }
@@ -784,3 +786,39 @@ int analyze_profile_warnings(const analyze_profile *p, char *buf, size_t len)
 #undef W
     return n;
 }
+
+size_t analyze_ops_for_share(const analyze_profile *p, const size_t *ord, double target)
+{
+    uint64_t total = analyze_profile_total_ns(p);
+    if (!total || !p->nops)
+        return 0;
+    uint64_t cum = 0;
+    size_t k = 0;
+    while (k < p->nops) {
+        cum += p->ops[ord[k++]].all.ns;
+        if ((double)cum >= target * (double)total - 1e-9)
+            break;
+    }
+    return k;
+}
+
+
+size_t *analyze_profile_classes_by_time(const analyze_profile *p, analyze_stat *cs)
+{
+    size_t *ord = exec_malloc((p->nclasses ? p->nclasses : 1) * sizeof *ord);
+    if (!ord)
+        return NULL;
+    analyze_profile_class_stats(p, cs);
+    for (size_t i = 0; i < p->nclasses; i++)
+        ord[i] = i;
+    for (size_t i = 1; i < p->nclasses; i++) /* insertion sort: few classes */
+        for (size_t j = i; j > 0 && cs[ord[j]].ns > cs[ord[j - 1]].ns; j--) {
+            size_t t = ord[j];
+            ord[j] = ord[j - 1], ord[j - 1] = t;
+        }
+    return ord;
+}
+
+double analyze_step_ns(const analyze_profile *p) { return analyze_stat_mean(&p->step); }
+
+int analyze_profile_named_differently(const char *x, const char *y) { return x && y && *x && *y && strcmp(x, y) != 0; }

@@ -171,4 +171,18 @@ const char *analyze_profile_mode(const analyze_profile *p);
  * tracer; ..."); returns the number of warnings. */
 int analyze_profile_warnings(const analyze_profile *p, char *buf, size_t len);
 
+/* The share of time that makes "most" of it in the cumulative view. */
+#define ANALYZE_CUMULATIVE_SHARE 0.9
+
+/* How many op types (largest first: ord from analyze_profile_ops_by_time)
+ * make `share` of p's op time. */
+size_t analyze_ops_for_share(const analyze_profile *p, const size_t *ord, double share);
+/* p's classes by descending time: the indices (caller frees), with each
+ * class's stats written into cs (room for p->nclasses); NULL on out of memory. */
+size_t *analyze_profile_classes_by_time(const analyze_profile *p, analyze_stat *cs);
+/* Mean kept step time, or 0 when the trace has no steps. */
+double analyze_step_ns(const analyze_profile *p);
+/* 1 when both names are given (not NULL nor "") and differ. */
+int analyze_profile_named_differently(const char *x, const char *y);
+
 #endif

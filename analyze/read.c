@@ -4,6 +4,7 @@
 #include "analyze/read.h"
 
 #include "analyze/sink.h"
+#include "exec/alloc.h"
 #include "tracer/isolate.h"
 #include "tracer/read.h"
 
@@ -33,7 +34,7 @@ static int fill_from_manifest(analyze_profile *p, const tracer_manifest *m)
     const char *keys[] = { "model", "mode", "preset", "cpu", "blas" };
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const char *v = tracer_manifest_get(m, keys[i]);
-        if (v && !*dst[i] && !(*dst[i] = strdup(v)))
+        if (v && !*dst[i] && !(*dst[i] = exec_strdup(v)))
             return -1;
     }
     return 0;
@@ -65,7 +66,7 @@ static analyze_profile *profile_of(reading *r, const char *source, char *err, si
         p = v[0], v[0] = NULL;
     for (size_t i = 0; i < n; i++)
         analyze_profile_destroy(v[i]);
-    free(v);
+    exec_free(v);
     return p;
 }
 
@@ -76,8 +77,8 @@ int analyze_read_many(const char *const *sources, size_t n, const analyze_read_o
     if (!o)
         o = &none;
     int rc = -1;
-    reading *rs = calloc(n ? n : 1, sizeof *rs);
-    tracer_decode_job *jobs = calloc(n ? n : 1, sizeof *jobs);
+    reading *rs = exec_calloc(n ? n : 1, sizeof *rs);
+    tracer_decode_job *jobs = exec_calloc(n ? n : 1, sizeof *jobs);
     for (size_t i = 0; i < n; i++)
         out[i] = NULL;
     if (!rs || !jobs) {
@@ -126,8 +127,8 @@ end:
         analyze_sink_destroy(rs[i].sink);
         tracer_trace_close(rs[i].t);
     }
-    free(rs);
-    free(jobs);
+    exec_free(rs);
+    exec_free(jobs);
     return rc;
 }
 

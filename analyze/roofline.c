@@ -4,6 +4,7 @@
 #include "analyze/roofline.h"
 
 #include "analyze/out.h"
+#include "exec/alloc.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -129,11 +130,11 @@ static int trace_fill(analyze_roofline_trace *t, const analyze_profile *p, const
     uint64_t total = analyze_profile_total_ns(p);
     analyze_stat all;
     analyze_stat_init(&all);
-    t->ops = calloc(p->nops ? p->nops : 1, sizeof *t->ops);
-    t->classes = calloc(p->nclasses ? p->nclasses : 1, sizeof *t->classes);
-    analyze_stat *cs = calloc(p->nclasses ? p->nclasses : 1, sizeof *cs);
+    t->ops = exec_calloc(p->nops ? p->nops : 1, sizeof *t->ops);
+    t->classes = exec_calloc(p->nclasses ? p->nclasses : 1, sizeof *t->classes);
+    analyze_stat *cs = exec_calloc(p->nclasses ? p->nclasses : 1, sizeof *cs);
     if (!t->ops || !t->classes || !cs) {
-        free(cs);
+        exec_free(cs);
         return -1;
     }
     for (size_t i = 0; i < p->nops; i++) {
@@ -148,7 +149,7 @@ static int trace_fill(analyze_roofline_trace *t, const analyze_profile *p, const
         if (cs[c].count)
             row_fill(&t->classes[t->nclasses++], p->classes[c], p->classes[c], &cs[c], total, t->peak_gflops,
                      t->peak_gbs);
-    free(cs);
+    exec_free(cs);
     qsort(t->ops, t->nops, sizeof *t->ops, cmp_row);
     qsort(t->classes, t->nclasses, sizeof *t->classes, cmp_row);
     row_fill(&t->total, "all ops", "all ops", &all, total, t->peak_gflops, t->peak_gbs);
@@ -177,27 +178,28 @@ void analyze_roofline_destroy(analyze_roofline *r)
     if (!r)
         return;
     for (size_t i = 0; i < r->n; i++) {
-        free(r->t[i].ops);
-        free(r->t[i].classes);
+        exec_free(r->t[i].ops);
+        exec_free(r->t[i].classes);
     }
-    free(r->t);
-    free(r->order);
-    free(r);
+    exec_free(r->t);
+    exec_free(r->order);
+    exec_free(r);
 }
 
-analyze_roofline *analyze_roofline_create(analyze_profile *const *p, size_t n, const analyze_peaks *pk, char *err,
-                                          size_t errlen)
+analyze_roofline *analyze_roofline_create(analyze_profile *const *p, size_t n, const analyze_peaks *pk,
+                                          analyze_error *e)
 {
     if (!n) {
-        analyze_out_fail(err, errlen, "roofline wants at least one trace");
+        analyze_fail(e, ANALYZE_ERR_INPUT, "roofline wants at least one trace");
         return NULL;
     }
     if (!(isfinite(pk->gflops) && pk->gflops > 0 && isfinite(pk->gbs) && pk->gbs > 0)) {
-        analyze_out_fail(err, errlen, "roofline wants positive ceilings (GFLOP/s %g, GB/s %g)", pk->gflops, pk->gbs);
+        analyze_fail(e, ANALYZE_ERR_INPUT, "roofline wants positive ceilings (GFLOP/s %g, GB/s %g)", pk->gflops,
+                     pk->gbs);
         return NULL;
     }
-    analyze_roofline *r = calloc(1, sizeof *r);
-    if (!r || !(r->t = calloc(n, sizeof *r->t)) || !(r->order = calloc(n, sizeof *r->order)))
+    analyze_roofline *r = exec_calloc(1, sizeof *r);
+    if (!r || !(r->t = exec_calloc(n, sizeof *r->t)) || !(r->order = exec_calloc(n, sizeof *r->order)))
         goto oom;
     r->peaks = *pk;
     r->n = n;
@@ -212,7 +214,7 @@ analyze_roofline *analyze_roofline_create(analyze_profile *const *p, size_t n, c
     return r;
 oom:
     analyze_roofline_destroy(r);
-    analyze_out_fail(err, errlen, "out of memory");
+    analyze_fail(e, ANALYZE_ERR_NOMEM, "out of memory");
     return NULL;
 }
 
@@ -243,29 +245,30 @@ static const analyze_roof_row *op_row(const analyze_roofline_trace *t, const cha
 /* Op type names of all traces, by time summed over them (descending). */
 static const char **names_by_time(const analyze_roofline *r, size_t *n)
 {
-    size_t cap = 0;
-    for (size_t i = 0; i < r->n; i++)
-        cap += r->t[i].nops;
-    analyze_roof_row *u = calloc(cap ? cap : 1, sizeof *u);
-    const char **out = calloc(cap ? cap : 1, sizeof *out);
+    analyze_names all = { 0 };
     *n = 0;
+    for (size_t i = 0; i < r->n; i++)
+        for (size_t k = 0; k < r->t[i].nops; k++)
+            if (analyze_names_add(&all, r->t[i].ops[k].name)) {
+                analyze_names_free(&all);
+                return NULL;
+            }
+    analyze_roof_row *u = exec_calloc(all.n ? all.n : 1, sizeof *u);
+    const char **out = exec_calloc(all.n ? all.n : 1, sizeof *out);
     if (!u || !out) {
-        free(u), free(out);
+        exec_free(u), exec_free(out), analyze_names_free(&all);
         return NULL;
     }
+    for (size_t j = 0; j < all.n; j++)
+        u[j].name = all.v[j];
     for (size_t i = 0; i < r->n; i++)
-        for (size_t k = 0; k < r->t[i].nops; k++) {
-            size_t j = 0;
-            while (j < *n && strcmp(u[j].name, r->t[i].ops[k].name) != 0)
-                j++;
-            if (j == *n)
-                u[(*n)++] = (analyze_roof_row){ .name = r->t[i].ops[k].name };
-            u[j].ns += r->t[i].ops[k].ns;
-        }
+        for (size_t k = 0; k < r->t[i].nops; k++)
+            u[analyze_names_index(&all, r->t[i].ops[k].name)].ns += r->t[i].ops[k].ns;
+    *n = all.n;
     qsort(u, *n, sizeof *u, cmp_row);
     for (size_t j = 0; j < *n; j++)
         out[j] = u[j].name;
-    free(u);
+    exec_free(u), analyze_names_free(&all);
     return out;
 }
 
@@ -328,7 +331,7 @@ static int roofline_json(FILE *f, const analyze_roofline *r)
         }
         json_array_append_new(traj, json_pack("{s:s, s:o}", "op", names[k], "points", pts ? pts : json_null()));
     }
-    free(names);
+    exec_free(names);
     if (!names) {
         json_decref(traces), json_decref(traj);
         return -1;
@@ -467,18 +470,74 @@ static int roofline_text(FILE *f, const analyze_roofline *r, size_t top)
     }
     if (shown < nn)
         fprintf(f, "(%zu more op types: --top 0 shows them all)\n", nn - shown);
-    free(names);
+    exec_free(names);
     return ferror(f) ? -1 : 0;
 }
 
 int analyze_roofline_print(FILE *f, const analyze_roofline *r, analyze_format fmt, size_t top)
 {
     switch (fmt) {
-    case ANALYZE_JSON:
+    case CLI_JSON:
         return roofline_json(f, r);
-    case ANALYZE_CSV:
+    case CLI_CSV:
         return roofline_csv(f, r);
     default:
         return roofline_text(f, r, top);
     }
 }
+
+int analyze_peaks_override(analyze_peaks *pk, int have_file, double gflops, double gbs)
+{
+    if (!have_file && (!gflops || !gbs))
+        return -1;
+    if (gflops) /* one ceiling for every thread count */
+        pk->gflops = gflops, pk->nsgemm = 0;
+    if (gbs)
+        pk->gbs = gbs;
+    return 0;
+}
+
+/* ---- the row ------------------------------------------------------------------------- */
+static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
+                             analyze_error *e)
+{
+    if (!o->peaks)
+        return analyze_fail(e, ANALYZE_ERR_INPUT, "roofline wants the ceilings");
+    analyze_roofline *r = analyze_roofline_create(p, n, o->peaks, e);
+    if (!r)
+        return e->status;
+    *out = r;
+    return ANALYZE_OK;
+}
+
+static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+{
+    return analyze_roofline_print(f, r, fmt, o->top);
+}
+
+static void destroy(void *r) { analyze_roofline_destroy(r); }
+
+static int mismatch(const void *r, char *buf, size_t len) { return analyze_roofline_mismatch(r, buf, len); }
+
+const analyze_analysis analyze_row_roofline = {
+    .name = "roofline",
+    .args = "[options] --peak FILE | --gflops X --gbs Y TRACE...",
+    .summary = "per op type and class: arithmetic intensity (FLOP/byte), achieved\n"
+               "GFLOP/s and GB/s against the recording machine's ceilings (from\n"
+               "`fathom peak --format json > FILE` run there), the fraction of\n"
+               "the roof reached, memory- or compute-bound; with several traces\n"
+               "(batch sizes, thread counts) each op type's trajectory",
+    .about = "Per op type and class: arithmetic intensity (FLOP/byte), achieved GFLOP/s and\n"
+             "GB/s against the recording machine's ceilings (from `fathom peak --format json >\n"
+             "FILE` run there), the fraction of the roof reached, memory- or compute-bound;\n"
+             "with several traces (batch sizes, thread counts) each op type's trajectory.\n",
+    .options = "  --peak FILE             the ceilings, from `fathom peak --format json`\n"
+               "  --gflops X, --gbs Y     the compute and memory ceilings (override --peak)\n"
+               "  --top N                 show only the first N op types (text)\n",
+    .takes = ANALYZE_TAKES_TOP | ANALYZE_TAKES_PEAKS,
+    .min_traces = 1,
+    .create = create,
+    .print = print,
+    .destroy = destroy,
+    .mismatch = mismatch,
+};

@@ -20,7 +20,7 @@
 #define FATHOM_ANALYZE_ROOFLINE_H
 
 #include "analyze/profile.h"
-#include "analyze/report.h"
+#include "analyze/analysis.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -42,6 +42,10 @@ typedef struct analyze_peaks {
  * all of it).  0, or -1 with a one-line message in err: unreadable, not
  * JSON, or missing/invalid peak_gflops, bandwidth_gbs or sgemm entries. */
 int analyze_peaks_load(const char *path, analyze_peaks *pk, char *err, size_t errlen);
+/* The ceilings given beside (or instead of) a peak file: gflops (when not
+ * 0) is the compute ceiling at every thread count, gbs (when not 0) the
+ * memory ceiling.  -1 when there is no peak file and not both. */
+int analyze_peaks_override(analyze_peaks *pk, int have_file, double gflops, double gbs);
 /* The compute ceiling for a run at `threads`: peak's sgemm at exactly that
  * thread count when it measured one (*at_threads = 1), else pk->gflops. */
 double analyze_peaks_gflops_at(const analyze_peaks *pk, uint32_t threads, int *at_threads);
@@ -85,10 +89,10 @@ typedef struct analyze_roofline {
     size_t *order;             /* trajectory order of the traces: model, mode, batch, threads */
 } analyze_roofline;
 
-/* NULL with a one-line message in err: no traces, ceilings that are not
- * positive and finite, or out of memory. */
-analyze_roofline *analyze_roofline_create(analyze_profile *const *p, size_t n, const analyze_peaks *pk, char *err,
-                                          size_t errlen);
+/* NULL with e's status and one-line message: no traces, ceilings that
+ * are not positive and finite (ANALYZE_ERR_INPUT), or ANALYZE_ERR_NOMEM. */
+analyze_roofline *analyze_roofline_create(analyze_profile *const *p, size_t n, const analyze_peaks *pk,
+                                          analyze_error *e);
 void analyze_roofline_destroy(analyze_roofline *r);
 /* Writes a one-line warning into buf (no newline) and returns 1 when the
  * peaks name a CPU and a trace names another (ceilings of one machine

@@ -5,6 +5,7 @@
  * few array lookups and no string work. */
 #include "analyze/sink.h"
 
+#include "exec/alloc.h"
 #include "tracer/decode.h"
 
 #include <inttypes.h>
@@ -55,16 +56,16 @@ const char *analyze_sink_error(const analyze_sink *s)
 /* ---- the decoder's callbacks -------------------------------------------------- */
 static traceprof *tp_make(analyze_sink *s, const bt_trace *trace, const char *name)
 {
-    traceprof **v = realloc(s->tp, (s->ntp + 1) * sizeof *v);
+    traceprof **v = exec_realloc(s->tp, (s->ntp + 1) * sizeof *v);
     if (!v)
         return NULL;
     s->tp = v;
-    traceprof *t = calloc(1, sizeof *t);
+    traceprof *t = exec_calloc(1, sizeof *t);
     if (!t)
         return NULL;
     t->prof = analyze_profile_create(name, s->o.skip_first, s->o.skip_last);
     if (!t->prof) {
-        free(t);
+        exec_free(t);
         return NULL;
     }
     t->trace = trace;
@@ -182,11 +183,11 @@ static const tracer_decode_cbs sink_cbs = {
 /* ---- the sink ------------------------------------------------------------------ */
 analyze_sink *analyze_sink_create(const analyze_sink_options *o)
 {
-    analyze_sink *s = calloc(1, sizeof *s);
+    analyze_sink *s = exec_calloc(1, sizeof *s);
     if (!s)
         return NULL;
     s->o = *o;
-    s->source = strdup(o->source ? o->source : "trace");
+    s->source = exec_strdup(o->source ? o->source : "trace");
     s->dec = tracer_decoder_create(&sink_cbs, s);
     if (!s->source || !s->dec) {
         analyze_sink_destroy(s);
@@ -203,11 +204,11 @@ void analyze_sink_destroy(analyze_sink *s)
     tracer_decoder_destroy(s->dec);
     for (size_t i = 0; i < s->ntp; i++) {
         analyze_profile_destroy(s->tp[i]->prof);
-        free(s->tp[i]);
+        exec_free(s->tp[i]);
     }
-    free(s->tp);
-    free(s->source);
-    free(s);
+    exec_free(s->tp);
+    exec_free(s->source);
+    exec_free(s);
 }
 
 int analyze_sink_consume(analyze_sink *s, const bt_message *msg)
@@ -268,7 +269,7 @@ int analyze_sink_failed(const analyze_sink *s) { return s->err[0] != '\0'; }
 static analyze_profile **take(analyze_sink *s, const tracer_decode_diag *diag, size_t *n)
 {
     size_t cnt = s->ntp;
-    analyze_profile **v = calloc(cnt ? cnt : 1, sizeof *v);
+    analyze_profile **v = exec_calloc(cnt ? cnt : 1, sizeof *v);
     *n = 0;
     if (!v)
         return NULL;
@@ -286,14 +287,14 @@ static analyze_profile **take(analyze_sink *s, const tracer_decode_diag *diag, s
             /* a trace of the babeltrace2 CLI is named after its folder
              * (vm/ust/uid/0/64-bit): say which run it holds instead */
             size_t n = strlen(v[i]->meta.model) + strlen(v[i]->meta.mode) + 2;
-            char *name = malloc(n);
+            char *name = exec_malloc(n);
             if (name) {
                 snprintf(name, n, "%s/%s", v[i]->meta.model, v[i]->meta.mode);
-                free(v[i]->source);
+                exec_free(v[i]->source);
                 v[i]->source = name;
             }
         }
-        free(s->tp[i]);
+        exec_free(s->tp[i]);
     }
     s->ntp = 0;
     /* a new decoder: the sink keeps nothing of the taken traces */

@@ -6,16 +6,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+int cli_format_from(const char *s, int allow_csv)
+{
+    if (!s)
+        return -1;
+    if (strcmp(s, "text") == 0)
+        return CLI_TEXT;
+    if (strcmp(s, "json") == 0)
+        return CLI_JSON;
+    if (allow_csv && strcmp(s, "csv") == 0)
+        return CLI_CSV;
+    return -1;
+}
+
 int cli_parse_format(const char *cmd, const char *arg, int allow_csv)
 {
-    if (strcmp(arg, "text") == 0)
-        return CLI_TEXT;
-    if (strcmp(arg, "json") == 0)
-        return CLI_JSON;
-    if (allow_csv && strcmp(arg, "csv") == 0)
-        return CLI_CSV;
-    cli_usage_error(cmd, "unknown format '%s' (use text%s or json)", arg, allow_csv ? ", csv" : "");
-    return -1;
+    int f = cli_format_from(arg, allow_csv);
+    if (f < 0)
+        cli_usage_error(cmd, "unknown format '%s' (use text%s or json)", arg ? arg : "", allow_csv ? ", csv" : "");
+    return f;
 }
 
 static void vreport(const char *cmd, const char *fmt, va_list ap)

@@ -7,6 +7,9 @@
 typedef int (*cli_main_fn)(int argc, char **argv);
 
 typedef enum cli_format { CLI_TEXT, CLI_CSV, CLI_JSON } cli_format;
+/* "text", "json" or (allow_csv) "csv" as a format; -1 for anything else
+ * (NULL too), silently. */
+int cli_format_from(const char *s, int allow_csv);
 /* Parses "text", "csv" or "json"; returns -1 (after printing an error naming
  * the command) for anything else or a format the command does not offer. */
 int cli_parse_format(const char *cmd, const char *arg, int allow_csv);

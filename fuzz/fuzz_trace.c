@@ -5,7 +5,7 @@
 #include "fuzz_common.h"
 
 #include "analyze/read.h"
-#include "analyze/report.h"
+#include "analyze/breakdown.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fz_write(data, size);
 	err[0] = '\0';
 	if (analyze_read(fz_input, &o, &p, err, sizeof err) == 0) {
-		analyze_breakdown(devnull, &p, 1, ANALYZE_JSON, 10);
+		analyze_breakdown(devnull, &p, 1, CLI_JSON, 10);
 		analyze_profile_destroy(p);
 	} else if (p || !err[0]) {
 		abort(); /* an error has a message and no profile */

@@ -103,7 +103,7 @@ static void test_profile_memory(void **state)
     assert_int_equal(q->mem_steps[0].peak, 150);
     assert_int_equal(q->mem_steps[0].end, 100);
     capture c;
-    assert_int_equal(analyze_memory_print(capture_open(&c), &q, 1, ANALYZE_TEXT), 0);
+    assert_int_equal(analyze_memory_print(capture_open(&c), &q, 1, CLI_TEXT), 0);
     char *buf = capture_close(&c);
     assert_non_null(strstr(buf, "peak 400 B of tensors (3 allocated in all), reached after the last step\n"));
     free(buf);
@@ -122,14 +122,14 @@ static void test_outputs(void **state)
 {
     (void)state;
     analyze_profile *p[2] = { trace("tr", "mlp", CTFGEN_TRAIN, 3, 0), trace("in", "mlp", CTFGEN_INFER, 4, 0) };
-    char *txt = output(p, 2, ANALYZE_TEXT);
+    char *txt = output(p, 2, CLI_TEXT);
     assert_non_null(strstr(txt, "peak 4.00 KiB of tensors (7 allocated in all), reached in step 0\n"));
     assert_non_null(strstr(txt, "steps: 3; live at the start 2.00 KiB, at the end 2.00 KiB; the most within a step "
                                 "4.00 KiB (step 0)\n"));
     assert_non_null(strstr(txt, "== at each trace's peak (MiB)"));
     free(txt);
 
-    char *js = output(p, 2, ANALYZE_JSON);
+    char *js = output(p, 2, CLI_JSON);
     json_error_t je;
     json_t *root = json_loads(js, 0, &je);
     assert_non_null(root);
@@ -148,7 +148,7 @@ static void test_outputs(void **state)
     json_decref(root);
     free(js);
 
-    char *csv = output(p, 2, ANALYZE_CSV);
+    char *csv = output(p, 2, CLI_CSV);
     assert_non_null(strstr(csv, "source,trace,level,name,at_peak_bytes,peak_bytes,share_of_peak,tensors,start_bytes,"
                                 "end_bytes\n"));
     assert_non_null(strstr(csv, ",mlp/train,role,activation,2048,2048,0.500000,3,,\n"));

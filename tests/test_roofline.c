@@ -91,8 +91,9 @@ static void test_rows(void **state)
 {
     (void)state;
     analyze_profile *p = roofline_trace("rows", 4, 2, 3);
-    char err[256];
-    analyze_roofline *r = analyze_roofline_create(&p, 1, &ceilings, err, sizeof err);
+    analyze_error ae = { 0 };
+    const char *err = ae.msg;
+    analyze_roofline *r = analyze_roofline_create(&p, 1, &ceilings, &ae);
     assert_non_null(r);
     const analyze_roofline_trace *t = &r->t[0];
     REL(t->peak_gflops, 100);
@@ -131,7 +132,7 @@ static void test_rows(void **state)
 
     /* a lower compute ceiling moves MatMul's ridge: P 5, B 10 -> ridge 0.5; Relu stays memory-bound */
     analyze_peaks low = { .gflops = 5, .gbs = 10 };
-    r = analyze_roofline_create(&p, 1, &low, err, sizeof err);
+    r = analyze_roofline_create(&p, 1, &low, &ae);
     assert_non_null(r);
     check_row(row_named(r->t[0].ops, r->t[0].nops, "MatMul"), 50, 50, 1, 5, 10, ANALYZE_BOUND_COMPUTE);
     check_row(row_named(r->t[0].ops, r->t[0].nops, "Relu"), 0.125, 1, 8, 1.25, 0.8, ANALYZE_BOUND_MEMORY);
@@ -139,9 +140,9 @@ static void test_rows(void **state)
 
     /* ceilings that are not positive */
     analyze_peaks bad = { .gflops = 0, .gbs = 10 };
-    assert_null(analyze_roofline_create(&p, 1, &bad, err, sizeof err));
+    assert_null(analyze_roofline_create(&p, 1, &bad, &ae));
     assert_non_null(strstr(err, "positive"));
-    assert_null(analyze_roofline_create(&p, 0, &ceilings, err, sizeof err));
+    assert_null(analyze_roofline_create(&p, 0, &ceilings, &ae));
     analyze_profile_destroy(p);
 }
 
@@ -161,6 +162,7 @@ static void test_peaks_file(void **state)
     (void)state;
     analyze_peaks pk;
     char err[512];
+    analyze_error ae = { 0 };
     const char *good = write_file("peak.json", "{\"schema\": 1, \"cpu\": \"Test CPU @ 1.0GHz\", \"sgemm\": "
                                                "[{\"threads\": 1, \"gflops\": 50}, {\"threads\": 2, \"gflops\": 90.5}],"
                                                " \"peak_gflops\": 90.5, \"bandwidth_gbs\": 12.5}");
@@ -177,7 +179,7 @@ static void test_peaks_file(void **state)
 
     /* the trace ran at 1 thread: its ceiling is sgemm at 1 thread */
     analyze_profile *p = roofline_trace("one-thread", 4, 1, 2);
-    analyze_roofline *r = analyze_roofline_create(&p, 1, &pk, err, sizeof err);
+    analyze_roofline *r = analyze_roofline_create(&p, 1, &pk, &ae);
     assert_non_null(r);
     REL(r->t[0].peak_gflops, 50);
     assert_int_equal(r->t[0].peak_at_threads, 1);
@@ -187,7 +189,7 @@ static void test_peaks_file(void **state)
     analyze_roofline_destroy(r);
     analyze_peaks other = pk;
     snprintf(other.cpu, sizeof other.cpu, "Other CPU");
-    r = analyze_roofline_create(&p, 1, &other, err, sizeof err);
+    r = analyze_roofline_create(&p, 1, &other, &ae);
     assert_int_equal(analyze_roofline_mismatch(r, w, sizeof w), 1);
     assert_non_null(strstr(w, "Other CPU"));
     assert_non_null(strstr(w, "Test CPU @ 1.0GHz"));
@@ -235,14 +237,14 @@ static void test_outputs_and_trajectories(void **state)
     (void)state;
     analyze_profile *p[3] = { roofline_trace("b16", 16, 2, 2), roofline_trace("b4", 4, 2, 2),
                               roofline_trace("b8", 8, 2, 2) };
-    char err[256];
-    analyze_roofline *r = analyze_roofline_create(p, 3, &ceilings, err, sizeof err);
+    analyze_error ae = { 0 };
+    analyze_roofline *r = analyze_roofline_create(p, 3, &ceilings, &ae);
     assert_non_null(r);
     assert_int_equal(r->order[0], 1);
     assert_int_equal(r->order[1], 2);
     assert_int_equal(r->order[2], 0);
 
-    char *js = output(r, ANALYZE_JSON, 0);
+    char *js = output(r, CLI_JSON, 0);
     json_error_t je;
     json_t *root = json_loads(js, 0, &je);
     assert_non_null(root);
@@ -269,7 +271,7 @@ static void test_outputs_and_trajectories(void **state)
     json_decref(root);
     free(js);
 
-    char *csv = output(r, ANALYZE_CSV, 0);
+    char *csv = output(r, CLI_CSV, 0);
     size_t lines = 0;
     for (char *c = csv; *c; c++)
         lines += *c == '\n';
@@ -279,7 +281,7 @@ static void test_outputs_and_trajectories(void **state)
     assert_non_null(strstr(csv, ",0.800000,memory,100,10\n"));
     free(csv);
 
-    char *txt = output(r, ANALYZE_TEXT, 2);
+    char *txt = output(r, CLI_TEXT, 2);
     assert_non_null(strstr(txt, "ceilings: 100.0 GFLOP/s (peak), 10.0 GB/s; ridge point 10.00 FLOP/byte"));
     assert_non_null(strstr(txt, "\nConv2D "));
     assert_non_null(strstr(txt, "\nMatMul "));

@@ -1,0 +1,106 @@
+/* analysis.h -- what every analysis is, and the table of them.
+ *
+ * An analysis has one shape: create from profiles (with the options it
+ * takes) -> a result, or a status and a one-line message -> print the
+ * result as text, CSV or JSON -> destroy.  Each lives in a file of its own
+ * (breakdown.c, compare.c, similarity.c, diff.c, scaling.c, roofline.c,
+ * memory.c) that defines its row, an analyze_analysis; analyses.def lists
+ * the rows.  `fathom analyze` (cmd_analyze.c) and the Babeltrace2 plugin's
+ * sinks (plugin.c) are both driven by the table: adding an analysis is
+ * adding its file and a row in analyses.def. */
+#ifndef FATHOM_ANALYZE_ANALYSIS_H
+#define FATHOM_ANALYZE_ANALYSIS_H
+
+#include "analyze/profile.h"
+#include "exec/cli.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* The output format is the one every subcommand shares (exec/cli.h, in
+ * libfathom-base): CLI_TEXT, CLI_CSV, CLI_JSON. */
+typedef cli_format analyze_format;
+
+/* What went wrong, as exec/ says it: a status and a one-line message. */
+typedef enum analyze_status {
+    ANALYZE_OK = 0,
+    ANALYZE_ERR_NOMEM, /* an allocation failed */
+    ANALYZE_ERR_INPUT, /* traces the analysis cannot take (no pair, one thread count twice...) */
+} analyze_status;
+
+const char *analyze_status_str(analyze_status s);
+
+typedef struct analyze_error {
+    analyze_status status;
+    char msg[1024]; /* one line, no newline: "" when status is ANALYZE_OK */
+} analyze_error;
+
+/* Sets e (when not NULL) to s and the formatted message; returns s, for
+ * `return analyze_fail(...)`. */
+analyze_status analyze_fail(analyze_error *e, analyze_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+struct analyze_peaks; /* roofline.h */
+
+/* The options an analysis may take (which ones: its row's `takes`). */
+enum {
+    ANALYZE_TAKES_TOP = 1 << 0,   /* --top N / top=N: text rows of op types */
+    ANALYZE_TAKES_BY = 1 << 1,    /* --by type|class / by=... */
+    ANALYZE_TAKES_PAIRS = 1 << 2, /* --pairs: the traces are TRAIN INFER ... in argument order */
+    ANALYZE_TAKES_PEAKS = 1 << 3, /* --peak FILE, --gflops X, --gbs Y (required) */
+    ANALYZE_TAKES_LIVE = 1 << 4,  /* a live session read alone: its table so far at every interval */
+};
+
+typedef struct analyze_options {
+    size_t top;                         /* 0: every row */
+    int by_class;                       /* similarity: classes rather than op types */
+    int in_order;                       /* compare: pairs in argument order */
+    const struct analyze_peaks *peaks;  /* roofline: the ceilings */
+} analyze_options;
+
+/* A note for the reader of the command line (a trace left out, a trace
+ * without kept steps): one line, no newline. */
+typedef void (*analyze_note_fn)(void *ctx, const char *line);
+
+typedef struct analyze_analysis {
+    const char *name;     /* "breakdown": `fathom analyze NAME`, sink.fathom.NAME */
+    const char *args;     /* its synopsis after the name: "[options] TRACE..." */
+    const char *summary;  /* `fathom analyze --help`: lines of at most 62 columns */
+    const char *about;    /* `fathom analyze NAME --help` */
+    const char *options;  /* its own options' help lines ("" when none) */
+    unsigned takes;       /* ANALYZE_TAKES_* */
+    size_t min_traces, max_traces;  /* max 0: no limit */
+    const char *traces_rule;        /* "exactly two traces (...)" when min > 1; NULL otherwise */
+    /* The result of the analysis of p[0..n-1] (borrowed: they outlive it)
+     * into *out; or a status and e's message (e is not NULL).  Bad input:
+     * ANALYZE_ERR_INPUT. */
+    analyze_status (*create)(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
+                             analyze_error *e);
+    /* 0, or -1 on I/O or memory error. */
+    int (*print)(FILE *f, const void *result, analyze_format fmt, const analyze_options *o);
+    void (*destroy)(void *result);
+    /* Optional: a one-line warning into buf, returning 1, when the traces
+     * are not what the analysis expects of them (other models, machines). */
+    int (*mismatch)(const void *result, char *buf, size_t len);
+    /* Optional: the notes of the command line for format fmt. */
+    void (*notes)(const void *result, analyze_format fmt, analyze_note_fn fn, void *ctx);
+} analyze_analysis;
+
+/* The result of the analyses that print straight from the profiles
+ * (breakdown, memory): the profiles, borrowed. */
+typedef struct analyze_profile_set {
+    analyze_profile *const *p;
+    size_t n;
+} analyze_profile_set;
+/* A row's create for them (o is not read). */
+analyze_status analyze_profile_set_create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
+                                          analyze_error *e);
+void analyze_profile_set_destroy(void *set);
+
+/* The table, in the order of `fathom analyze --help` (analyses.def). */
+extern const analyze_analysis *const analyze_analyses[];
+extern const size_t analyze_nanalyses;
+/* The row named `name`, or NULL. */
+const analyze_analysis *analyze_analysis_find(const char *name);
+
+#endif
