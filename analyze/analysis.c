@@ -1,7 +1,7 @@
 /* analysis.c -- what every analysis shares (see analysis.h). */
 #include "analyze/analysis.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -12,12 +12,12 @@
 #define FATHOM_ANALYZE_ANALYSIS_H
 
 #include "analyze/profile.h"
-#include "exec/cli.h"
+#include "base/cli.h"
 
 #include <stddef.h>
 #include <stdio.h>
 
-/* The output format is the one every subcommand shares (exec/cli.h, in
+/* The output format is the one every subcommand shares (base/cli.h, in
  * libfathom-base): CLI_TEXT, CLI_CSV, CLI_JSON. */
 typedef cli_format analyze_format;
 

@@ -2,7 +2,7 @@
 #include "analyze/breakdown.h"
 
 #include "analyze/out.h"
-#include "exec/alloc.h"
+#include "base/alloc.h"
 
 #include <jansson.h>
 #include <math.h>

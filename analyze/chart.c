@@ -2,7 +2,7 @@
 #include "analyze/chart.h"
 
 #include "analyze/out.h"
-#include "exec/alloc.h"
+#include "base/alloc.h"
 
 #include <cairo-svg.h>
 #include <errno.h>

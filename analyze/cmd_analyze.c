@@ -10,7 +10,7 @@
 #include "analyze/profile.h"
 #include "analyze/read.h"
 #include "analyze/roofline.h"
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "tracer/output.h"
 #include "tracer/read.h"
 
@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* "analyze" or "report": the command every message names (exec/cli.h) */
+/* "analyze" or "report": the command every message names (base/cli.h) */
 static const char *cmd = "analyze";
 
 static void usage(FILE *f)

@@ -7,7 +7,7 @@
 #include "analyze/cmd_analyze.h"
 
 #include "analyze/export.h"
-#include "exec/cli.h"
+#include "base/cli.h"
 #include "tracer/output.h"
 
 #include <errno.h>

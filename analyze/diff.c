@@ -3,7 +3,7 @@
 
 #include "analyze/import.h"
 #include "analyze/out.h"
-#include "exec/alloc.h"
+#include "base/alloc.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -92,7 +92,7 @@ analyze_diff *analyze_diff_create(const analyze_profile *a, const analyze_profil
     }
     const analyze_profile *side[2] = { a, b };
     /* an imported trace against a fathom trace (its replay): the framework's
-     * op types under the engine ops that compute them (analyze/import_ops.def) */
+     * op types under the engine ops that compute them (tracer/import_ops.def) */
     int fw[2] = { 0, 0 };
     for (int k = 0; k < 2; k++)
         for (size_t i = 0; i < side[k]->nops && !fw[k]; i++)

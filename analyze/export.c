@@ -5,7 +5,7 @@
  * counter. */
 #include "analyze/export.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "tracer/fields.h"
 #include "analyze/out.h"
 #include "analyze/profile.h"

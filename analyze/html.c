@@ -8,7 +8,7 @@
 #include "analyze/compare.h"
 #include "analyze/scaling.h"
 #include "analyze/similarity.h"
-#include "exec/alloc.h"
+#include "base/alloc.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -39,7 +39,7 @@ const char *analyze_import_class_name(analyze_import_class c);
 /* The cost formulas of import_ops.def's COST column. */
 typedef enum analyze_import_cost {
 #define C(name) ANALYZE_IMPORT_COST_##name,
-#include "analyze/import_costs.def"
+#include "tracer/import_costs.def"
 #undef C
     ANALYZE_IMPORT_COST_COUNT
 } analyze_import_cost;

@@ -23,7 +23,7 @@ const char *analyze_import_class_name(analyze_import_class c)
 #define data_movement ANALYZE_IMPORT_DATA_MOVEMENT
 static const analyze_import_op table[] = {
 #define X(name, cls, engine, cost, attrs) { name, cls, engine, ANALYZE_IMPORT_COST_##cost, ANALYZE_IMPORT_ATTRS_##attrs },
-#include "analyze/import_ops.def"
+#include "tracer/import_ops.def"
 #undef X
 };
 #undef elementwise

@@ -38,7 +38,7 @@
 #define _GNU_SOURCE /* qsort_r */
 #include "analyze/import_json.h"
 #include "analyze/import_trace.h"
-#include "exec/alloc.h"
+#include "base/alloc.h"
 
 #include <jansson.h>
 #include <math.h>

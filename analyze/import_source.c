@@ -16,7 +16,7 @@
  * (the step and definition events those of the thread that ran the first
  * op); GPU streams are threads of their own, named "gpu D stream S". */
 #include "analyze/import_trace.h"
-#include "exec/alloc.h"
+#include "base/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

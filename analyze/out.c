@@ -1,7 +1,7 @@
 /* out.c -- the output helpers the analyses share (out.h). */
 #include "analyze/out.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 
 #include <math.h>
 #include <stdarg.h>

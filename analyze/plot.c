@@ -3,7 +3,7 @@
 
 #include "analyze/chart.h"
 #include "analyze/out.h"
-#include "exec/alloc.h"
+#include "base/alloc.h"
 
 #include <math.h>
 #include <stdio.h>

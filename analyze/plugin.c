@@ -18,7 +18,7 @@
 #include "analyze/import.h"
 #include "analyze/roofline.h"
 #include "analyze/sink.h"
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "tracer/output.h"
 
 #include <babeltrace2/babeltrace.h>

@@ -1,7 +1,7 @@
 /* profile.c -- the profile model (see profile.h). */
 #include "analyze/profile.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 
 #include "tracer/opmatch.h" /* tracer_probe_shifts */
 

@@ -4,7 +4,7 @@
 #include "analyze/read.h"
 
 #include "analyze/sink.h"
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "tracer/isolate.h"
 #include "tracer/read.h"
 

@@ -4,7 +4,7 @@
 #include "analyze/roofline.h"
 
 #include "analyze/out.h"
-#include "exec/alloc.h"
+#include "base/alloc.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -5,7 +5,7 @@
  * few array lookups and no string work. */
 #include "analyze/sink.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "tracer/decode.h"
 
 #include <inttypes.h>

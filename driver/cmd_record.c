@@ -1,7 +1,7 @@
 /* cmd_record.c -- `fathom record`: run a workload under LTTng and archive
  * its trace (man fathom-record(1)). */
 #define _GNU_SOURCE
-#include "exec/cli.h"
+#include "base/cli.h"
 #include "models/model.h"
 #include "driver/cmd.h"
 #include "tracer/output.h"

@@ -5,7 +5,7 @@
 #include "analyze/cmd_analyze.h"
 #include "analyze/import.h"
 #include "driver/cmd.h"    /* record: the workloads under the tracer */
-#include "exec/cli.h"
+#include "base/cli.h"
 #include "exec/cmd.h"      /* engine: ops, peak */
 #include "exec/exec.h"
 #include "models/cli.h"

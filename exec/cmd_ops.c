@@ -1,5 +1,5 @@
 /* cmd_ops.c -- `fathom ops`: the op table. */
-#include "cli.h"
+#include "base/cli.h"
 #include "cmd.h"
 #include "exec.h"
 

@@ -1,8 +1,8 @@
 /* cmd_peak.c -- `fathom peak`: this machine's measured compute and memory
  * peaks (the roofline's ceilings): sgemm GFLOP/s at 1..N threads, and a
  * STREAM-style triad's bandwidth. */
-#include "alloc.h"
-#include "cli.h"
+#include "base/alloc.h"
+#include "base/cli.h"
 #include "cmd.h"
 #include "exec.h"
 

@@ -4,7 +4,7 @@
 #ifndef FATHOM_EXEC_INTERNAL_H
 #define FATHOM_EXEC_INTERNAL_H
 
-#include "alloc.h"
+#include "base/alloc.h"
 #include "exec.h"
 
 #include <assert.h>

@@ -1,7 +1,7 @@
 /* fuzz_manifest -- the MANIFEST parser on any bytes.  Whatever parses must
  * serialize, parse back to the same entries (escaping is lossless) and go
  * through the typed-key checks; nothing may crash or leak. */
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "tracer/archive.h"
 
 #include <stdint.h>

@@ -10,7 +10,7 @@
  * the answer and the supporting sentence numbers after tabs. */
 #include "models/seqdata.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "exec/rng.h"
 
 #include <ctype.h>

@@ -1,5 +1,5 @@
 /* cmd_list.c -- `fathom list`: the workloads, their papers and sizes. */
-#include "exec/cli.h"
+#include "base/cli.h"
 #include "models/cli.h"
 #include "models/model.h"
 

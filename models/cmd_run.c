@@ -1,5 +1,5 @@
 /* cmd_run.c -- `fathom run MODEL [options]`: run a workload for some steps. */
-#include "exec/cli.h"
+#include "base/cli.h"
 #include "models/cli.h"
 #include "models/runner.h"
 

@@ -20,7 +20,7 @@ extern const model_def model_deepq;
 #include "models/breakout.h"
 #include "models/layers.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 
 #include <math.h>
 #include <string.h>

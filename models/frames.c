@@ -2,7 +2,7 @@
  * sequences (a stand-in for TIMIT's 26 MFCC-style features per frame). */
 #include "models/seqdata.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "exec/rng.h"
 
 #include <math.h>

@@ -2,7 +2,7 @@
  * skeletons, and a loader for MNIST's idx files. */
 #include "models/seqdata.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "exec/rng.h"
 
 #include <math.h>

@@ -1,7 +1,7 @@
 /* model.c -- what every workload shares: names, allocation, running a step. */
 #include "models/model.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 
 #include <string.h>
 

@@ -22,7 +22,7 @@
  * full projection (MatMul, BiasAdd), ArgMax, and Gather of the next input. */
 #include "models/model.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "exec/build.h"
 #include "models/seqdata.h"
 

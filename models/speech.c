@@ -17,7 +17,7 @@
  * infer: the forward pass and the greedy CTC decoder. */
 #include "models/model.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "exec/build.h"
 #include "models/seqdata.h"
 

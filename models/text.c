@@ -2,7 +2,7 @@
  * parallel text files (one sentence per line, whitespace tokens). */
 #include "models/seqdata.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "exec/rng.h"
 
 #include <errno.h>

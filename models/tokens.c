@@ -2,7 +2,7 @@
  * for tokenized parallel text (token ids, one sentence pair per line). */
 #include "models/seqdata.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "exec/rng.h"
 
 #include <errno.h>

@@ -31,7 +31,7 @@
  * (--data, model_tokens_load). */
 #include "models/transformer.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "exec/build.h"
 #include "models/seqdata.h"
 

@@ -1,6 +1,6 @@
 /* cmd_replay.c -- `fathom replay TRACE`: what would this recorded workload's
  * ops cost on this machine? */
-#include "exec/cli.h"
+#include "base/cli.h"
 #include "exec/exec.h"
 #include "replay/cmd.h"
 #include "replay/load.h"

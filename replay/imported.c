@@ -16,13 +16,13 @@
 
 enum {
 #define C(name) LAYOUT_##name,
-#include "analyze/import_costs.def"
+#include "tracer/import_costs.def"
 #undef C
 };
 
 static const replay_fw_op fw_table[] = {
 #define X(name, cls, engine, cost, attrs) { name, #cls, engine, LAYOUT_##cost },
-#include "analyze/import_ops.def"
+#include "tracer/import_ops.def"
 #undef X
 };
 #define FW_COUNT (sizeof fw_table / sizeof fw_table[0])

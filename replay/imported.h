@@ -1,7 +1,7 @@
 /* imported.h -- replaying the ops of an imported trace (`fathom import`:
  * framework op names such as aten::conv2d) on the engine.
  *
- * The one table of framework ops (analyze/import_ops.def, a plain data
+ * The one table of framework ops (tracer/import_ops.def, a plain data
  * header) names for each op its class and the engine op(s) that compute
  * the same thing; its COST column names the op's argument layout (addmm's
  * bias, a, b; linear's x, w, bias; ...). A planner per engine op turns a

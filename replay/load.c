@@ -5,7 +5,7 @@
  * step_begin/end. */
 #include "replay/load.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "replay/imported.h"
 #include "tracer/archive.h"
 #include "tracer/decode.h"

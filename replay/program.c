@@ -1,7 +1,7 @@
 /* program.c -- turning a recorded op program into an engine graph. */
 #include "replay/program.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "replay/imported.h"
 #include "exec/rng.h"
 

@@ -8,7 +8,7 @@
  * step_begin/step_end and writes the dump, then forwards every event. */
 #include "replay/run.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "replay/imported.h"
 
 #include <math.h>
@@ -161,7 +161,7 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
     r->ops = nn;
     r->rep_wall_step_ns = (double)wall / iters / steps;
     double per = 1.0 / r->steps;
-    const char *why_unknown = p->imported ? "not in the op table (analyze/import_ops.def)" : "not known to this version";
+    const char *why_unknown = p->imported ? "not in the op table (tracer/import_ops.def)" : "not known to this version";
     for (uint32_t k = 0; k < p->nops; k++) {
         const replay_op *op = &p->ops[k];
         const char *name, *cls;

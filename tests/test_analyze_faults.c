@@ -1,6 +1,6 @@
 /* test_analyze_faults.c -- every analysis of the table (analyze/analysis.h)
  * under allocation failure: the n-th allocation through the accounting
- * allocator (exec/alloc.h) and every later one fail, for n = 1, 2, ... until
+ * allocator (base/alloc.h) and every later one fail, for n = 1, 2, ... until
  * the analysis no longer meets a failure.  Each time: create answers
  * ANALYZE_ERR_NOMEM with a one-line message, or print answers -1; nothing
  * is left allocated (the allocator's byte count, and LeakSanitizer in the
@@ -18,7 +18,7 @@
 #include "analyze/profile.h"
 #include "analyze/read.h"
 #include "analyze/roofline.h"
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "fixtures/capture.h"
 #include "fixtures/ctfgen.h"
 #include "fixtures/scenario.h"

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "tracer/archive.h"
 
 #include <archive.h>

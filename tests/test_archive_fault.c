@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "tracer/archive.h"
 #include "tracer/output.h"
 

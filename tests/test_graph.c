@@ -15,7 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "exec/build.h"
 #include "exec/exec.h"
 

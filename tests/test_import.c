@@ -1,4 +1,4 @@
-/* test_import.c -- the op table of `fathom import` (analyze/import_ops.def)
+/* test_import.c -- the op table of `fathom import` (tracer/import_ops.def)
  * and its FLOP/byte formulas, and the exact time reader. */
 #include "analyze/import.h"
 #include "analyze/import_json.h"

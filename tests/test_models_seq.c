@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 #include "exec/exec.h"
 #include "models/model.h"
 #include "models/seqdata.h"

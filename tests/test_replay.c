@@ -177,14 +177,14 @@ static void test_bad_programs(void **state)
     replay_program_destroy(&p);
 }
 
-/* Every framework op of the import table (analyze/import_ops.def), called
+/* Every framework op of the import table (tracer/import_ops.def), called
  * with arguments of random count, rank, size and attrs, as an imported trace
  * may describe them: the program builds and runs (under the sanitizers: no
  * kernel reads outside its tensors), each op replayed or demoted with a
  * reason; well-formed calls of the common ops are replayed. */
 static const char *const fw_names[] = {
 #define X(name, cls, engine, cost, attrs) name,
-#include "analyze/import_ops.def"
+#include "tracer/import_ops.def"
 #undef X
 };
 

@@ -2,7 +2,7 @@
 # any trace source (archive, CTF directory, lttng-live URL) safely; the
 # output rule every command's files follow and the temporary-path cleanup
 # (output.c).
-# Depends on libarchive and exec/'s base allocator (libfathom-base) alone:
+# Depends on libarchive and base/'s allocator (libfathom-base) alone:
 # nothing else of exec/, so the plugin carries no engine.  Include its header as
 # "tracer/archive.h" (tracer/ itself must not be on the include path: its
 # archive.h would shadow libarchive's <archive.h>).

@@ -4,7 +4,7 @@
  * trace source (archive, CTF directory, lttng-live URL) safely
  * (archive_open.c).
  *
- * Depends on libarchive and exec/'s base allocator (exec/alloc.h, whose
+ * Depends on libarchive and base/'s allocator (base/alloc.h, whose
  * failures a test injects) alone; nothing else of exec/.
  *
  * Errors: every function that can fail returns a tracer_archive_status

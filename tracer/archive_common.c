@@ -4,7 +4,7 @@
 
 #include "tracer/archive_internal.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 
 #include <dirent.h>
 #include <errno.h>

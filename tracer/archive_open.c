@@ -8,7 +8,7 @@
 #include "tracer/archive_internal.h"
 #include "tracer/output.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 
 #include <archive.h>
 #include <archive_entry.h>

@@ -1,7 +1,7 @@
 /* cmd_info.c -- `fathom info ARCHIVE|DIR`: what a recorded trace holds
  * (man fathom-info(1)). */
 #define _GNU_SOURCE
-#include "exec/cli.h"
+#include "base/cli.h"
 #include "tracer/archive.h"
 #include "tracer/cmd.h"
 #include "tracer/stats.h"

@@ -5,7 +5,7 @@
 
 #include "tracer/archive_internal.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 
 #include <ctype.h>
 #include <errno.h>

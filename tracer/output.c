@@ -6,7 +6,7 @@
 
 #include "output.h"
 
-#include "exec/alloc.h"
+#include "base/alloc.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 #!/bin/sh
 # `fathom replay` of traces `fathom import` wrote: the ops the framework op
-# table (analyze/import_ops.def) maps to an engine op run with the recorded
+# table (tracer/import_ops.def) maps to an engine op run with the recorded
 # shapes, the others are demoted and counted; the coverage statement's
 # numbers are those of a hand-checked profiler trace; the PyTorch fixtures
 # replay; `--record` and `analyze diff IMPORTED REPLAYED` work. And `fathom
@@ -98,7 +98,7 @@ PY
     fail "replay of 300 op types: $(cat "$T/err")"
 jq -e '(.not_replayed | length) == 256 and .not_replayed[254].op == "myns::op254"
        and .not_replayed[255] == {"op": "(more op types)", "count": 45, "recorded_ns": 45000, "class": "?",
-                                  "why": "not in the op table (analyze/import_ops.def)"}
+                                  "why": "not in the op table (tracer/import_ops.def)"}
        and .coverage.recorded_ops == 300 and .coverage.replayed_ops == 0' "$T/many.rep" >/dev/null ||
     fail "300 op types: $(jq -c '[.not_replayed[-2:], .coverage]' "$T/many.rep")"
 
