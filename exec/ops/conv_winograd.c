@@ -1,0 +1,307 @@
+/* conv_winograd.c -- 3x3 stride-1 convolutions and both their gradients by
+ * Winograd's minimal filtering F(4x4, 3x3) (Lavin and Gray, "Fast
+ * Algorithms for Convolutional Neural Networks", 2016).
+ *
+ * A 6x6 input tile d and a 3x3 filter g give a 4x4 output tile
+ *     y = A^T [ (G g G^T) (.) (B^T d B) ] A          ((.): elementwise)
+ * with 36 multiplications instead of 144. Summed over input channels, the
+ * elementwise product becomes, for each of the 36 tile positions xi, one
+ * GEMM:  M[xi] [OC, T] = U[xi] [OC, C] x V[xi] [C, T]  over T tiles, where
+ * U = G g G^T is the transformed filter and V = B^T d B the transformed
+ * input. A 3x3 convolution thus runs 2.25 multiply-adds per output and
+ * channel pair where direct and im2col run 9, at the price of the
+ * transforms (additions, O(C + OC) per tile) and a larger rounding error:
+ * the interpolation points 0, +-1, +-2 and infinity scale values by up to 8
+ * before they cancel, so results differ from the direct sum by a few units
+ * of 1e-6 relative to the sum of |terms| (the tests allow 1e-4).
+ *
+ *   forward          y  = Winograd(x, w)
+ *   input gradient   dx = Winograd(dy padded by 2 - pad, w flipped with its
+ *                    channels swapped): the forward of the transposed
+ *                    geometry (conv_direct_transposed)
+ *   filter gradient  F(3x3, 4x4), the same identity read the other way:
+ *                    dw = G^T [ sum over tiles (A dy A^T) (.) (B^T x B) ] G
+ *                    per 4x4 tile of dy and the 6x6 input tile under it;
+ *                    the sum over tiles is, per xi, the GEMM
+ *                    S[xi] [OC, C] += DY[xi] [OC, T] x X[xi]^T [T, C].
+ *
+ * Threads take chunks of TC tiles (across images): each transforms its
+ * chunk's inputs into its own V, runs the 36 GEMMs single-threaded (OpenBLAS
+ * runs one thread inside a parallel region) and transforms the results out.
+ * TC is chosen so that a chunk's V and M stay within about 1 MB. The filter
+ * gradient keeps one S per thread and sums them at the end. */
+#include "conv.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#define WM 4  /* output tile */
+#define WA 6  /* input tile: WM + 3 - 1 */
+#define WT 36 /* WA * WA transformed positions */
+
+bool conv_wino_applies(const conv_geom *q)
+{
+    return q->kh == 3 && q->kw == 3 && q->sh == 1 && q->sw == 1 && q->ph <= 2 && q->pw <= 2;
+}
+
+/* ---- the 1-D transforms; each 2-D one is a 1-D one down the columns, then
+ *      along the rows. s: the stride between the elements read, t: written */
+
+/* B^T d: six inputs to six */
+static inline void wino_bt(float *restrict o, int64_t t, const float *restrict d, int64_t s)
+{
+    float d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s], d5 = d[5 * s];
+    o[0] = 4 * d0 - 5 * d2 + d4;
+    o[t] = -4 * (d1 + d2) + d3 + d4;
+    o[2 * t] = 4 * (d1 - d2) - d3 + d4;
+    o[3 * t] = 2 * (d3 - d1) - d2 + d4;
+    o[4 * t] = 2 * (d1 - d3) - d2 + d4;
+    o[5 * t] = 4 * d1 - 5 * d3 + d5;
+}
+
+/* G g: three filter taps to six */
+static inline void wino_g(float *restrict o, int64_t t, const float *restrict g, int64_t s)
+{
+    float g0 = g[0], g1 = g[s], g2 = g[2 * s];
+    o[0] = g0 / 4;
+    o[t] = -(g0 + g1 + g2) / 6;
+    o[2 * t] = -(g0 - g1 + g2) / 6;
+    o[3 * t] = g0 / 24 + g1 / 12 + g2 / 6;
+    o[4 * t] = g0 / 24 - g1 / 12 + g2 / 6;
+    o[5 * t] = g2;
+}
+
+/* A^T m: six to four outputs */
+static inline void wino_at(float *restrict o, int64_t t, const float *restrict m, int64_t s)
+{
+    float m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s], m5 = m[5 * s];
+    float a = m1 + m2, b = m1 - m2, c = m3 + m4, e = m3 - m4;
+    o[0] = m0 + a + c;
+    o[t] = b + 2 * e;
+    o[2 * t] = a + 4 * c;
+    o[3 * t] = b + 8 * e + m5;
+}
+
+/* A y: four output gradients to six (the filter gradient's dy tile) */
+static inline void wino_a(float *restrict o, int64_t t, const float *restrict y, int64_t s)
+{
+    float y0 = y[0], y1 = y[s], y2 = y[2 * s], y3 = y[3 * s];
+    o[0] = y0;
+    o[t] = y0 + y1 + y2 + y3;
+    o[2 * t] = y0 - y1 + y2 - y3;
+    o[3 * t] = y0 + 2 * y1 + 4 * y2 + 8 * y3;
+    o[4 * t] = y0 - 2 * y1 + 4 * y2 - 8 * y3;
+    o[5 * t] = y3;
+}
+
+/* G^T m: six to the three filter taps */
+static inline void wino_gt(float *restrict o, int64_t t, const float *restrict m, int64_t s)
+{
+    float m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s], m5 = m[5 * s];
+    o[0] = m0 / 4 - (m1 + m2) / 6 + (m3 + m4) / 24;
+    o[t] = (m2 - m1) / 6 + (m3 - m4) / 12;
+    o[2 * t] = (m3 + m4 - m1 - m2) / 6 + m5;
+}
+
+/* The tiling of an output of OH x OW into 4x4 tiles, over n images. */
+typedef struct wtiles {
+    int64_t th, tw, per, total; /* tile rows, columns, tiles an image, in all */
+    int64_t tc, chunks;         /* tiles a chunk, chunks */
+} wtiles;
+
+static wtiles wino_tiles(const conv_geom *q, int64_t cin, int64_t cout, int nthreads)
+{
+    wtiles t = { .th = (q->oh + WM - 1) / WM, .tw = (q->ow + WM - 1) / WM };
+    t.per = t.th * t.tw;
+    t.total = q->n * t.per;
+    int64_t tc = (1 << 20) / (WT * (cin + cout) * (int64_t)sizeof(float));
+    tc = tc < 16 ? 16 : tc > 512 ? 512 : tc;
+    int64_t chunks = (t.total + tc - 1) / tc;
+    if (chunks < nthreads && t.total >= nthreads)
+        chunks = nthreads; /* every thread gets a chunk */
+    else if (chunks % nthreads)
+        chunks += nthreads - chunks % nthreads; /* equal shares */
+    t.tc = (t.total + chunks - 1) / chunks;
+    t.chunks = (t.total + t.tc - 1) / t.tc;
+    return t;
+}
+
+/* The 6x6 input tile whose corner is (r0, c0) of plane x [H, W], zero
+ * outside it, transformed into v[xi * vs] (B^T d B). */
+static inline void wino_in_tile(float *restrict v, int64_t vs, const float *restrict x, int64_t H, int64_t W,
+                                int64_t r0, int64_t c0)
+{
+    float d[WT], m[WT];
+    if (r0 >= 0 && c0 >= 0 && r0 + WA <= H && c0 + WA <= W) {
+        for (int i = 0; i < WA; i++)
+            wino_bt(m + i, WA, x + (r0 + i) * W + c0, 1); /* row i of d, B^T'd along it: m^T */
+    } else {
+        for (int i = 0; i < WA; i++)
+            for (int j = 0; j < WA; j++) {
+                int64_t r = r0 + i, c = c0 + j;
+                d[i * WA + j] = r >= 0 && r < H && c >= 0 && c < W ? x[r * W + c] : 0.0f;
+            }
+        for (int i = 0; i < WA; i++)
+            wino_bt(m + i, WA, d + i * WA, 1);
+    }
+    /* m[j][i] = (d B)[i][j]; B^T down its columns gives (B^T d B)[.][j] */
+    for (int j = 0; j < WA; j++)
+        wino_bt(v + j * vs, WA * vs, m + j * WA, 1);
+}
+
+/* ---- forward ------------------------------------------------------------ */
+
+int64_t conv_wino_scratch(const conv_geom *q, int nthreads)
+{
+    wtiles t = wino_tiles(q, q->c, q->oc, nthreads);
+    return WT * q->oc * q->c + (int64_t)nthreads * WT * (q->c + q->oc) * t.tc;
+}
+
+/* y = x (*) w on q (3x3, stride 1); with flip, w is the filter of the
+ * convolution whose transposed geometry q is: w[c][o][2-kh][2-kw] for q's
+ * output channel o and input channel c. */
+static void wino_run(const conv_geom *q, const float *x, const float *w, bool flip, float *y, float *scratch,
+                     int nthreads)
+{
+    const int64_t C = q->c, OC = q->oc, H = q->h, W = q->w, OH = q->oh, OW = q->ow;
+    const wtiles t = wino_tiles(q, C, OC, nthreads);
+    float *U = scratch, *bufs = U + WT * OC * C;
+#pragma omp parallel num_threads(nthreads) if (nthreads > 1)
+    {
+        /* U[xi][o][c] = G g G^T */
+#pragma omp for schedule(static)
+        for (int64_t oc = 0; oc < OC * C; oc++) {
+            int64_t o = oc / C, c = oc % C;
+            float g[9], m[18];
+            if (flip)
+                for (int k = 0; k < 9; k++)
+                    g[k] = w[(c * OC + o) * 9 + 8 - k];
+            else
+                memcpy(g, w + oc * 9, sizeof g);
+            for (int j = 0; j < 3; j++)
+                wino_g(m + j * WA, 1, g + j, 3); /* column j of g, transformed: m[j][.] */
+            for (int i = 0; i < WA; i++)
+                wino_g(U + (i * WA) * OC * C + oc, OC * C, m + i, WA);
+        }
+        int tid = omp_get_thread_num();
+        float *V = bufs + (int64_t)tid * WT * (C + OC) * t.tc, *M = V + WT * C * t.tc;
+#pragma omp for schedule(static)
+        for (int64_t ch = 0; ch < t.chunks; ch++) {
+            int64_t j0 = ch * t.tc, jn = t.total - j0 < t.tc ? t.total - j0 : t.tc;
+            for (int64_t c = 0; c < C; c++)
+                for (int64_t j = 0; j < jn; j++) {
+                    int64_t tile = j0 + j, n = tile / t.per, r = tile % t.per;
+                    wino_in_tile(V + c * t.tc + j, C * t.tc, x + (n * C + c) * H * W, H, W,
+                                 r / t.tw * WM - q->ph, r % t.tw * WM - q->pw);
+                }
+            for (int xi = 0; xi < WT; xi++)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)OC, (int)jn, (int)C, 1.0f,
+                            U + xi * OC * C, (int)C, V + xi * C * t.tc, (int)t.tc, 0.0f, M + xi * OC * t.tc,
+                            (int)t.tc);
+            for (int64_t o = 0; o < OC; o++)
+                for (int64_t j = 0; j < jn; j++) {
+                    int64_t tile = j0 + j, n = tile / t.per, r = tile % t.per;
+                    int64_t r0 = r / t.tw * WM, c0 = r % t.tw * WM;
+                    float m[WA * WM], out[WM * WM];
+                    const float *src = M + o * t.tc + j;
+                    /* A^T down the columns of the 6x6 (stride OC*TC between
+                     * positions), then along the rows */
+                    for (int i = 0; i < WA; i++)
+                        wino_at(m + i, WA, src + i * OC * t.tc, WA * OC * t.tc);
+                    for (int i = 0; i < WM; i++)
+                        wino_at(out + i * WM, 1, m + i * WA, 1);
+                    float *dst = y + (n * OC + o) * OH * OW;
+                    int64_t rh = OH - r0 < WM ? OH - r0 : WM, cw = OW - c0 < WM ? OW - c0 : WM;
+                    for (int64_t a = 0; a < rh; a++)
+                        for (int64_t b = 0; b < cw; b++)
+                            dst[(r0 + a) * OW + c0 + b] = out[a * WM + b];
+                }
+        }
+    }
+}
+
+void conv_wino_fwd(const conv_geom *q, const float *x, const float *w, float *y, float *scratch, int nthreads)
+{
+    wino_run(q, x, w, false, y, scratch, nthreads);
+}
+
+void conv_wino_bwd_input(const conv_geom *q, const float *w, const float *dy, float *dx, float *scratch,
+                         int nthreads)
+{
+    const conv_geom t = conv_direct_transposed(q);
+    wino_run(&t, dy, w, true, dx, scratch, nthreads);
+}
+
+/* ---- filter gradient ---------------------------------------------------- */
+
+int64_t conv_wino_filter_scratch(const conv_geom *q, int nthreads)
+{
+    wtiles t = wino_tiles(q, q->c, q->oc, nthreads);
+    return (int64_t)nthreads * (WT * (q->c + q->oc) * t.tc + WT * q->oc * q->c);
+}
+
+void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, float *dw, float *scratch,
+                          int nthreads)
+{
+    const int64_t C = q->c, OC = q->oc, H = q->h, W = q->w, OH = q->oh, OW = q->ow, S = WT * OC * C;
+    const wtiles t = wino_tiles(q, C, OC, nthreads);
+    const int64_t per = WT * (C + OC) * t.tc + S;
+    int used = 1;
+#pragma omp parallel num_threads(nthreads) if (nthreads > 1)
+    {
+        int tid = omp_get_thread_num();
+#pragma omp single
+        used = omp_get_num_threads();
+        float *X = scratch + tid * per, *D = X + WT * C * t.tc, *acc = D + WT * OC * t.tc;
+        float beta = 0.0f;
+#pragma omp for schedule(static)
+        for (int64_t ch = 0; ch < t.chunks; ch++) {
+            int64_t j0 = ch * t.tc, jn = t.total - j0 < t.tc ? t.total - j0 : t.tc;
+            for (int64_t c = 0; c < C; c++)
+                for (int64_t j = 0; j < jn; j++) {
+                    int64_t tile = j0 + j, n = tile / t.per, r = tile % t.per;
+                    wino_in_tile(X + c * t.tc + j, C * t.tc, x + (n * C + c) * H * W, H, W, r / t.tw * WM - q->ph,
+                                 r % t.tw * WM - q->pw);
+                }
+            for (int64_t o = 0; o < OC; o++)
+                for (int64_t j = 0; j < jn; j++) {
+                    int64_t tile = j0 + j, n = tile / t.per, r = tile % t.per;
+                    int64_t r0 = r / t.tw * WM, c0 = r % t.tw * WM;
+                    int64_t rh = OH - r0 < WM ? OH - r0 : WM, cw = OW - c0 < WM ? OW - c0 : WM;
+                    const float *src = dy + (n * OC + o) * OH * OW;
+                    float g[WM * WM] = { 0 }, m[WA * WM];
+                    for (int64_t a = 0; a < rh; a++)
+                        for (int64_t b = 0; b < cw; b++)
+                            g[a * WM + b] = src[(r0 + a) * OW + c0 + b];
+                    for (int i = 0; i < WM; i++)
+                        wino_a(m + i, WM, g + i * WM, 1); /* m[.][i]: row i of g, transformed */
+                    float *v = D + o * t.tc + j;
+                    for (int i = 0; i < WA; i++)
+                        wino_a(v + i * OC * t.tc, WA * OC * t.tc, m + i * WM, 1); /* column i of A g A^T */
+                }
+            for (int xi = 0; xi < WT; xi++)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)OC, (int)C, (int)jn, 1.0f,
+                            D + xi * OC * t.tc, (int)t.tc, X + xi * C * t.tc, (int)t.tc, beta, acc + xi * OC * C,
+                            (int)C);
+            beta = 1.0f;
+        }
+        if (beta == 0.0f) /* a thread with no chunk */
+            memset(acc, 0, (size_t)S * sizeof *acc);
+#pragma omp barrier
+        /* thread 0's S += the others', split by element */
+        float *sum = scratch + WT * (C + OC) * t.tc;
+#pragma omp for schedule(static)
+        for (int64_t e = 0; e < S; e++)
+            for (int u = 1; u < used; u++)
+                sum[e] += scratch[u * per + WT * (C + OC) * t.tc + e];
+        /* dw[o][c] = G^T S G */
+#pragma omp for schedule(static)
+        for (int64_t oc = 0; oc < OC * C; oc++) {
+            float m[WA * 3];
+            for (int i = 0; i < WA; i++)
+                wino_gt(m + i, WA, sum + (i * WA) * S / WT + oc, S / WT); /* row i of S: its 3 taps, m[.][i] */
+            for (int k = 0; k < 3; k++)
+                wino_gt(dw + oc * 9 + k, 3, m + k * WA, 1); /* column k of dw */
+        }
+    }
+}
