@@ -45,12 +45,19 @@ bool conv_wino_applies(const conv_geom *q)
 }
 
 /* ---- the 1-D transforms; each 2-D one is a 1-D one down the columns, then
- *      along the rows. s: the stride between the elements read, t: written */
+ *      along the rows. s: the stride between the elements read, t: written.
+ *      The input and output sides work on WL tiles at once, one a lane. */
+#define WL 8
+typedef float v8 __attribute__((vector_size(WL * sizeof(float))));
+typedef union lanes {
+    v8 v[WT];
+    float f[WT][WL];
+} lanes;
 
 /* B^T d: six inputs to six */
-static inline void wino_bt(float *restrict o, int64_t t, const float *restrict d, int64_t s)
+static inline void wino_bt(v8 *restrict o, int t, const v8 *restrict d, int s)
 {
-    float d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s], d5 = d[5 * s];
+    v8 d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s], d5 = d[5 * s];
     o[0] = 4 * d0 - 5 * d2 + d4;
     o[t] = -4 * (d1 + d2) + d3 + d4;
     o[2 * t] = 4 * (d1 - d2) - d3 + d4;
@@ -59,23 +66,25 @@ static inline void wino_bt(float *restrict o, int64_t t, const float *restrict d
     o[5 * t] = 4 * d1 - 5 * d3 + d5;
 }
 
-/* G g: three filter taps to six */
-static inline void wino_g(float *restrict o, int64_t t, const float *restrict g, int64_t s)
+/* G g: three filter taps to six (products with the reciprocals: a
+ * division costs ten times a multiplication) */
+static inline void wino_g(v8 *restrict o, int t, const v8 *restrict g, int s)
 {
-    float g0 = g[0], g1 = g[s], g2 = g[2 * s];
-    o[0] = g0 / 4;
-    o[t] = -(g0 + g1 + g2) / 6;
-    o[2 * t] = -(g0 - g1 + g2) / 6;
-    o[3 * t] = g0 / 24 + g1 / 12 + g2 / 6;
-    o[4 * t] = g0 / 24 - g1 / 12 + g2 / 6;
+    const float r6 = 1.0f / 6, r12 = 1.0f / 12, r24 = 1.0f / 24;
+    v8 g0 = g[0], g1 = g[s], g2 = g[2 * s], a = g0 * r24 + g2 * r6, b = g1 * r12;
+    o[0] = g0 * 0.25f;
+    o[t] = -(g0 + g1 + g2) * r6;
+    o[2 * t] = -(g0 - g1 + g2) * r6;
+    o[3 * t] = a + b;
+    o[4 * t] = a - b;
     o[5 * t] = g2;
 }
 
 /* A^T m: six to four outputs */
-static inline void wino_at(float *restrict o, int64_t t, const float *restrict m, int64_t s)
+static inline void wino_at(v8 *restrict o, int t, const v8 *restrict m, int s)
 {
-    float m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s], m5 = m[5 * s];
-    float a = m1 + m2, b = m1 - m2, c = m3 + m4, e = m3 - m4;
+    v8 m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s], m5 = m[5 * s];
+    v8 a = m1 + m2, b = m1 - m2, c = m3 + m4, e = m3 - m4;
     o[0] = m0 + a + c;
     o[t] = b + 2 * e;
     o[2 * t] = a + 4 * c;
@@ -83,9 +92,9 @@ static inline void wino_at(float *restrict o, int64_t t, const float *restrict m
 }
 
 /* A y: four output gradients to six (the filter gradient's dy tile) */
-static inline void wino_a(float *restrict o, int64_t t, const float *restrict y, int64_t s)
+static inline void wino_a(v8 *restrict o, int t, const v8 *restrict y, int s)
 {
-    float y0 = y[0], y1 = y[s], y2 = y[2 * s], y3 = y[3 * s];
+    v8 y0 = y[0], y1 = y[s], y2 = y[2 * s], y3 = y[3 * s];
     o[0] = y0;
     o[t] = y0 + y1 + y2 + y3;
     o[2 * t] = y0 - y1 + y2 - y3;
@@ -95,15 +104,17 @@ static inline void wino_a(float *restrict o, int64_t t, const float *restrict y,
 }
 
 /* G^T m: six to the three filter taps */
-static inline void wino_gt(float *restrict o, int64_t t, const float *restrict m, int64_t s)
+static inline void wino_gt(v8 *restrict o, int t, const v8 *restrict m, int s)
 {
-    float m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s], m5 = m[5 * s];
-    o[0] = m0 / 4 - (m1 + m2) / 6 + (m3 + m4) / 24;
-    o[t] = (m2 - m1) / 6 + (m3 - m4) / 12;
-    o[2 * t] = (m3 + m4 - m1 - m2) / 6 + m5;
+    const float r6 = 1.0f / 6, r12 = 1.0f / 12, r24 = 1.0f / 24;
+    v8 m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s], m5 = m[5 * s];
+    o[0] = m0 * 0.25f - (m1 + m2) * r6 + (m3 + m4) * r24;
+    o[t] = (m2 - m1) * r6 + (m3 - m4) * r12;
+    o[2 * t] = (m3 + m4 - m1 - m2) * r6 + m5;
 }
 
-/* The tiling of an output of OH x OW into 4x4 tiles, over n images. */
+/* The tiling of an output of OH x OW into 4x4 tiles, over n images; chunks
+ * of tc tiles (a multiple of WL). */
 typedef struct wtiles {
     int64_t th, tw, per, total; /* tile rows, columns, tiles an image, in all */
     int64_t tc, chunks;         /* tiles a chunk, chunks */
@@ -115,38 +126,64 @@ static wtiles wino_tiles(const conv_geom *q, int64_t cin, int64_t cout, int nthr
     t.per = t.th * t.tw;
     t.total = q->n * t.per;
     int64_t tc = (1 << 20) / (WT * (cin + cout) * (int64_t)sizeof(float));
-    tc = tc < 16 ? 16 : tc > 512 ? 512 : tc;
+    tc = tc < 32 ? 32 : tc > 512 ? 512 : tc;
     int64_t chunks = (t.total + tc - 1) / tc;
-    if (chunks < nthreads && t.total >= nthreads)
+    if (chunks < nthreads && t.total >= nthreads * WL)
         chunks = nthreads; /* every thread gets a chunk */
     else if (chunks % nthreads)
         chunks += nthreads - chunks % nthreads; /* equal shares */
     t.tc = (t.total + chunks - 1) / chunks;
+    t.tc = (t.tc + WL - 1) / WL * WL;
     t.chunks = (t.total + t.tc - 1) / t.tc;
     return t;
 }
 
-/* The 6x6 input tile whose corner is (r0, c0) of plane x [H, W], zero
- * outside it, transformed into v[xi * vs] (B^T d B). */
-static inline void wino_in_tile(float *restrict v, int64_t vs, const float *restrict x, int64_t H, int64_t W,
-                                int64_t r0, int64_t c0)
+/* where tile `tile` starts in the output: image n, row r0, column c0 */
+static inline void tile_at(const wtiles *t, int64_t tile, int64_t *n, int64_t *r0, int64_t *c0)
 {
-    float d[WT], m[WT];
-    if (r0 >= 0 && c0 >= 0 && r0 + WA <= H && c0 + WA <= W) {
-        for (int i = 0; i < WA; i++)
-            wino_bt(m + i, WA, x + (r0 + i) * W + c0, 1); /* row i of d, B^T'd along it: m^T */
-    } else {
-        for (int i = 0; i < WA; i++)
-            for (int j = 0; j < WA; j++) {
-                int64_t r = r0 + i, c = c0 + j;
-                d[i * WA + j] = r >= 0 && r < H && c >= 0 && c < W ? x[r * W + c] : 0.0f;
-            }
-        for (int i = 0; i < WA; i++)
-            wino_bt(m + i, WA, d + i * WA, 1);
+    int64_t r = tile % t->per;
+    *n = tile / t->per;
+    *r0 = r / t->tw * WM;
+    *c0 = r % t->tw * WM;
+}
+
+/* The 6x6 input tiles of tiles [j0, j0 + WL) (zero past t->total) in
+ * channel c of x [N, C, H, W], transformed (B^T d B) into v[xi * vs], WL
+ * floats each. */
+static void wino_in_tiles(float *v, int64_t vs, const conv_geom *q, const wtiles *t, const float *x, int64_t c,
+                          int64_t j0)
+{
+    const int64_t H = q->h, W = q->w;
+    lanes d, m;
+    for (int l = 0; l < WL; l++) {
+        int64_t n, r0, c0;
+        if (j0 + l >= t->total) {
+            for (int e = 0; e < WT; e++)
+                d.f[e][l] = 0.0f;
+            continue;
+        }
+        tile_at(t, j0 + l, &n, &r0, &c0);
+        r0 -= q->ph;
+        c0 -= q->pw;
+        const float *p = x + (n * q->c + c) * H * W;
+        if (r0 >= 0 && c0 >= 0 && r0 + WA <= H && c0 + WA <= W) {
+            for (int i = 0; i < WA; i++)
+                for (int k = 0; k < WA; k++)
+                    d.f[i * WA + k][l] = p[(r0 + i) * W + c0 + k];
+        } else {
+            for (int i = 0; i < WA; i++)
+                for (int k = 0; k < WA; k++) {
+                    int64_t r = r0 + i, cc = c0 + k;
+                    d.f[i * WA + k][l] = r >= 0 && r < H && cc >= 0 && cc < W ? p[r * W + cc] : 0.0f;
+                }
+        }
     }
-    /* m[j][i] = (d B)[i][j]; B^T down its columns gives (B^T d B)[.][j] */
-    for (int j = 0; j < WA; j++)
-        wino_bt(v + j * vs, WA * vs, m + j * WA, 1);
+    for (int i = 0; i < WA; i++)
+        wino_bt(m.v + i, WA, d.v + i * WA, 1); /* row i of d, B^T'd along it: m[k][i] */
+    for (int k = 0; k < WA; k++)
+        wino_bt(d.v + k, WA, m.v + k * WA, 1); /* column k of d B, B^T'd down it */
+    for (int e = 0; e < WT; e++)
+        memcpy(v + e * vs, &d.v[e], sizeof d.v[e]);
 }
 
 /* ---- forward ------------------------------------------------------------ */
@@ -163,58 +200,59 @@ int64_t conv_wino_scratch(const conv_geom *q, int nthreads)
 static void wino_run(const conv_geom *q, const float *x, const float *w, bool flip, float *y, float *scratch,
                      int nthreads)
 {
-    const int64_t C = q->c, OC = q->oc, H = q->h, W = q->w, OH = q->oh, OW = q->ow;
+    const int64_t C = q->c, OC = q->oc, OH = q->oh, OW = q->ow;
     const wtiles t = wino_tiles(q, C, OC, nthreads);
     float *U = scratch, *bufs = U + WT * OC * C;
 #pragma omp parallel num_threads(nthreads) if (nthreads > 1)
     {
-        /* U[xi][o][c] = G g G^T */
+        /* U[xi][o][c] = G g G^T, WL pairs (o, c) at a time */
 #pragma omp for schedule(static)
-        for (int64_t oc = 0; oc < OC * C; oc++) {
-            int64_t o = oc / C, c = oc % C;
-            float g[9], m[18];
-            if (flip)
+        for (int64_t e0 = 0; e0 < OC * C; e0 += WL) {
+            lanes g, m;
+            for (int l = 0; l < WL; l++) {
+                int64_t e = e0 + l, o = e / C, c = e % C;
                 for (int k = 0; k < 9; k++)
-                    g[k] = w[(c * OC + o) * 9 + 8 - k];
-            else
-                memcpy(g, w + oc * 9, sizeof g);
+                    g.f[k][l] = e >= OC * C ? 0.0f : flip ? w[(c * OC + o) * 9 + 8 - k] : w[e * 9 + k];
+            }
             for (int j = 0; j < 3; j++)
-                wino_g(m + j * WA, 1, g + j, 3); /* column j of g, transformed: m[j][.] */
+                wino_g(m.v + j * WA, 1, g.v + j, 3); /* column j of g, transformed: m[j][.] */
             for (int i = 0; i < WA; i++)
-                wino_g(U + (i * WA) * OC * C + oc, OC * C, m + i, WA);
+                wino_g(g.v + i * WA, 1, m.v + i, WA); /* row i of G g, transformed */
+            for (int e = 0; e < WT; e++)
+                for (int l = 0; l < WL && e0 + l < OC * C; l++)
+                    U[e * OC * C + e0 + l] = g.f[e][l];
         }
         int tid = omp_get_thread_num();
         float *V = bufs + (int64_t)tid * WT * (C + OC) * t.tc, *M = V + WT * C * t.tc;
 #pragma omp for schedule(static)
         for (int64_t ch = 0; ch < t.chunks; ch++) {
             int64_t j0 = ch * t.tc, jn = t.total - j0 < t.tc ? t.total - j0 : t.tc;
+            int64_t jr = (jn + WL - 1) / WL * WL; /* columns written: whole lane groups */
             for (int64_t c = 0; c < C; c++)
-                for (int64_t j = 0; j < jn; j++) {
-                    int64_t tile = j0 + j, n = tile / t.per, r = tile % t.per;
-                    wino_in_tile(V + c * t.tc + j, C * t.tc, x + (n * C + c) * H * W, H, W,
-                                 r / t.tw * WM - q->ph, r % t.tw * WM - q->pw);
-                }
+                for (int64_t j = 0; j < jn; j += WL)
+                    wino_in_tiles(V + c * t.tc + j, C * t.tc, q, &t, x, c, j0 + j);
             for (int xi = 0; xi < WT; xi++)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)OC, (int)jn, (int)C, 1.0f,
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)OC, (int)jr, (int)C, 1.0f,
                             U + xi * OC * C, (int)C, V + xi * C * t.tc, (int)t.tc, 0.0f, M + xi * OC * t.tc,
                             (int)t.tc);
             for (int64_t o = 0; o < OC; o++)
-                for (int64_t j = 0; j < jn; j++) {
-                    int64_t tile = j0 + j, n = tile / t.per, r = tile % t.per;
-                    int64_t r0 = r / t.tw * WM, c0 = r % t.tw * WM;
-                    float m[WA * WM], out[WM * WM];
-                    const float *src = M + o * t.tc + j;
-                    /* A^T down the columns of the 6x6 (stride OC*TC between
-                     * positions), then along the rows */
-                    for (int i = 0; i < WA; i++)
-                        wino_at(m + i, WA, src + i * OC * t.tc, WA * OC * t.tc);
-                    for (int i = 0; i < WM; i++)
-                        wino_at(out + i * WM, 1, m + i * WA, 1);
-                    float *dst = y + (n * OC + o) * OH * OW;
-                    int64_t rh = OH - r0 < WM ? OH - r0 : WM, cw = OW - c0 < WM ? OW - c0 : WM;
-                    for (int64_t a = 0; a < rh; a++)
-                        for (int64_t b = 0; b < cw; b++)
-                            dst[(r0 + a) * OW + c0 + b] = out[a * WM + b];
+                for (int64_t j = 0; j < jn; j += WL) {
+                    lanes mm, m;
+                    for (int e = 0; e < WT; e++)
+                        memcpy(&mm.v[e], M + (e * OC + o) * t.tc + j, sizeof mm.v[e]);
+                    for (int k = 0; k < WA; k++)
+                        wino_at(m.v + k, WA, mm.v + k, WA); /* column k, A^T'd: m[a][k] */
+                    for (int a = 0; a < WM; a++)
+                        wino_at(mm.v + a * WM, 1, m.v + a * WA, 1); /* row a: mm[a][b] */
+                    for (int l = 0; l < WL && j + l < jn; l++) {
+                        int64_t n, r0, c0;
+                        tile_at(&t, j0 + j + l, &n, &r0, &c0);
+                        float *dst = y + (n * OC + o) * OH * OW;
+                        int64_t rh = OH - r0 < WM ? OH - r0 : WM, cw = OW - c0 < WM ? OW - c0 : WM;
+                        for (int64_t a = 0; a < rh; a++)
+                            for (int64_t b = 0; b < cw; b++)
+                                dst[(r0 + a) * OW + c0 + b] = mm.f[a * WM + b][l];
+                    }
                 }
         }
     }
@@ -243,7 +281,7 @@ int64_t conv_wino_filter_scratch(const conv_geom *q, int nthreads)
 void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, float *dw, float *scratch,
                           int nthreads)
 {
-    const int64_t C = q->c, OC = q->oc, H = q->h, W = q->w, OH = q->oh, OW = q->ow, S = WT * OC * C;
+    const int64_t C = q->c, OC = q->oc, OH = q->oh, OW = q->ow, S = WT * OC * C;
     const wtiles t = wino_tiles(q, C, OC, nthreads);
     const int64_t per = WT * (C + OC) * t.tc + S;
     int used = 1;
@@ -258,26 +296,28 @@ void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, f
         for (int64_t ch = 0; ch < t.chunks; ch++) {
             int64_t j0 = ch * t.tc, jn = t.total - j0 < t.tc ? t.total - j0 : t.tc;
             for (int64_t c = 0; c < C; c++)
-                for (int64_t j = 0; j < jn; j++) {
-                    int64_t tile = j0 + j, n = tile / t.per, r = tile % t.per;
-                    wino_in_tile(X + c * t.tc + j, C * t.tc, x + (n * C + c) * H * W, H, W, r / t.tw * WM - q->ph,
-                                 r % t.tw * WM - q->pw);
-                }
+                for (int64_t j = 0; j < jn; j += WL)
+                    wino_in_tiles(X + c * t.tc + j, C * t.tc, q, &t, x, c, j0 + j);
             for (int64_t o = 0; o < OC; o++)
-                for (int64_t j = 0; j < jn; j++) {
-                    int64_t tile = j0 + j, n = tile / t.per, r = tile % t.per;
-                    int64_t r0 = r / t.tw * WM, c0 = r % t.tw * WM;
-                    int64_t rh = OH - r0 < WM ? OH - r0 : WM, cw = OW - c0 < WM ? OW - c0 : WM;
-                    const float *src = dy + (n * OC + o) * OH * OW;
-                    float g[WM * WM] = { 0 }, m[WA * WM];
-                    for (int64_t a = 0; a < rh; a++)
-                        for (int64_t b = 0; b < cw; b++)
-                            g[a * WM + b] = src[(r0 + a) * OW + c0 + b];
+                for (int64_t j = 0; j < jn; j += WL) {
+                    lanes g, m;
+                    for (int l = 0; l < WL; l++) {
+                        int64_t n = 0, r0 = 0, c0 = 0, rh = 0, cw = 0;
+                        if (j0 + j + l < t.total) {
+                            tile_at(&t, j0 + j + l, &n, &r0, &c0);
+                            rh = OH - r0 < WM ? OH - r0 : WM;
+                            cw = OW - c0 < WM ? OW - c0 : WM;
+                        }
+                        for (int64_t a = 0; a < WM; a++)
+                            for (int64_t b = 0; b < WM; b++)
+                                g.f[a * WM + b][l] = a < rh && b < cw ? dy[((n * OC + o) * OH + r0 + a) * OW + c0 + b] : 0.0f;
+                    }
                     for (int i = 0; i < WM; i++)
-                        wino_a(m + i, WM, g + i * WM, 1); /* m[.][i]: row i of g, transformed */
-                    float *v = D + o * t.tc + j;
-                    for (int i = 0; i < WA; i++)
-                        wino_a(v + i * OC * t.tc, WA * OC * t.tc, m + i * WM, 1); /* column i of A g A^T */
+                        wino_a(m.v + i, WM, g.v + i * WM, 1); /* row i of g, transformed: m[l][i] */
+                    for (int l = 0; l < WA; l++)
+                        wino_a(g.v + l, WA, m.v + l * WM, 1); /* column l of A g A^T */
+                    for (int e = 0; e < WT; e++)
+                        memcpy(D + (e * OC + o) * t.tc + j, &g.v[e], sizeof g.v[e]);
                 }
             for (int xi = 0; xi < WT; xi++)
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)OC, (int)C, (int)jn, 1.0f,
@@ -294,14 +334,20 @@ void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, f
         for (int64_t e = 0; e < S; e++)
             for (int u = 1; u < used; u++)
                 sum[e] += scratch[u * per + WT * (C + OC) * t.tc + e];
-        /* dw[o][c] = G^T S G */
+        /* dw[o][c] = G^T S G, WL pairs (o, c) at a time */
 #pragma omp for schedule(static)
-        for (int64_t oc = 0; oc < OC * C; oc++) {
-            float m[WA * 3];
+        for (int64_t e0 = 0; e0 < OC * C; e0 += WL) {
+            lanes v, m;
+            for (int e = 0; e < WT; e++)
+                for (int l = 0; l < WL; l++)
+                    v.f[e][l] = e0 + l < OC * C ? sum[e * OC * C + e0 + l] : 0.0f;
             for (int i = 0; i < WA; i++)
-                wino_gt(m + i, WA, sum + (i * WA) * S / WT + oc, S / WT); /* row i of S: its 3 taps, m[.][i] */
+                wino_gt(m.v + i, WA, v.v + i * WA, 1); /* row i of S: its 3 taps, m[.][i] */
             for (int k = 0; k < 3; k++)
-                wino_gt(dw + oc * 9 + k, 3, m + k * WA, 1); /* column k of dw */
+                wino_gt(v.v + k, 3, m.v + k * WA, 1); /* column k of dw */
+            for (int l = 0; l < WL && e0 + l < OC * C; l++)
+                for (int k = 0; k < 9; k++)
+                    dw[(e0 + l) * 9 + k] = v.f[k][l];
         }
     }
 }

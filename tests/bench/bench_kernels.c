@@ -3,8 +3,8 @@
  * In one run: raw cblas_sgemm at a large square shape (the peak), then the
  * engine's MatMul (a one-node graph run repeatedly) at large shapes, then
  * Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter at AlexNet, VGG-19,
- * ResNet-50 and DQN layer shapes, each as im2col + GEMM, as the direct
- * kernels and as `auto` picks. Prints GFLOP/s and the ratio to the peak,
+ * ResNet-50, DQN and the small VGG's layer shapes, each as im2col + GEMM,
+ * as the direct kernels, as Winograd (3x3 stride 1) and as `auto` picks. Prints GFLOP/s and the ratio to the peak,
  * against the targets (MatMul >= 0.90, Conv2D >= 0.75, backprops >= 0.65;
  * for the convolutions, on the `auto` lines).
  * Each kernel is timed interleaved with the peak sgemm (see time_interleaved).
@@ -232,6 +232,10 @@ int main(int argc, char **argv)
         { "VGG-19 conv1_2 224x224x64->64 3x3", 64, 224, 224, 64, 3, 1, 1 },
         { "VGG-19 conv3_1 56x56x128->256 3x3", 128, 56, 56, 256, 3, 1, 1 },
         { "ResNet-50 3x3 56x56x64->64", 64, 56, 56, 64, 3, 1, 1 },
+        { "VGG small 64x64x16->16 3x3", 16, 64, 64, 16, 3, 1, 1 },
+        { "VGG small 32x32x32->32 3x3", 32, 32, 32, 32, 3, 1, 1 },
+        { "VGG small 16x16x64->64 3x3", 64, 16, 16, 64, 3, 1, 1 },
+        { "VGG small 8x8x128->128 3x3", 128, 8, 8, 128, 3, 1, 1 },
         { "ResNet-50 1x1 56x56x64->256", 64, 56, 56, 256, 1, 1, 0 },
         { "ResNet-50 3x3 14x14x256->256", 256, 14, 14, 256, 3, 1, 1 },
         { "ResNet-50 3x3 7x7x512->512", 512, 7, 7, 512, 3, 1, 1 },
@@ -263,11 +267,14 @@ int main(int argc, char **argv)
               0.65 },
         };
         static const struct { exec_conv_algo a; const char *tag; } algos[] = {
-            { EXEC_CONV_IM2COL, "im2col" }, { EXEC_CONV_DIRECT, "direct" }, { EXEC_CONV_AUTO, "auto" } };
+            { EXEC_CONV_IM2COL, "im2col" }, { EXEC_CONV_DIRECT, "direct" }, { EXEC_CONV_WINOGRAD, "wino" },
+            { EXEC_CONV_AUTO, "auto" } };
         const size_t nalgo = sizeof algos / sizeof algos[0];
         for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
             for (size_t j = ops[o].any_stride || L->s == 1 ? 0 : nalgo - 1; j < nalgo; j++) {
                 char what[128];
+                if (algos[j].a == EXEC_CONV_WINOGRAD && (L->k != 3 || L->s != 1))
+                    continue;
                 exec_conv_algo_set(algos[j].a);
                 snprintf(what, sizeof what, "%-20s %-6s %s", exec_op_name(ops[o].op), algos[j].tag, L->name);
                 report(what, bench_node(ops[o].op, 2, ops[o].in, ops[o].nattrs, ops[o].attrs),
