@@ -778,10 +778,12 @@ static double seconds(void)
 
 /* Runs op `kind` of q by the forced algorithm (im2col where it does not
  * apply) or, under `auto`, by the fastest for this shape: the first call
- * with a shape runs every algorithm that applies twice, interleaved (the
- * first run of each pays for fresh scratch pages and cold caches), and keeps
- * the one of the shortest run. Every run writes the whole output, so the
+ * with a shape runs every algorithm that applies PICK_RUNS times, in turn,
+ * and keeps the one of the shortest run: the first run of each pays for
+ * fresh scratch pages and cold caches, and on a shared machine any run may
+ * lose its core for a while (the shortest is the one that did not). Every run writes the whole output, so the
  * op's result is right whichever ran last. */
+#define PICK_RUNS 3
 static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, const float *in0, const float *in1,
                              float *out)
 {
@@ -797,7 +799,7 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
         if (conv_applies(kind, q, (exec_conv_algo)c))
             cand[nc++] = (exec_conv_algo)c;
     double best[3] = { 1e30, 1e30, 1e30 };
-    for (int rep = 0; rep < (nc > 1 ? 2 : 1); rep++)
+    for (int rep = 0; rep < (nc > 1 ? PICK_RUNS : 1); rep++)
         for (int i = 0; i < nc; i++) {
             double t0 = seconds();
             exec_status s = conv_run(k, kind, q, cand[i], in0, in1, out);
