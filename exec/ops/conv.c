@@ -769,21 +769,26 @@ static void choice_put(conv_kind kind, const conv_geom *q, int nthreads, exec_co
     pthread_mutex_unlock(&choices_lock);
 }
 
-static double seconds(void)
+static double seconds(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* Runs op `kind` of q by the forced algorithm (im2col where it does not
- * apply) or, under `auto`, by the fastest for this shape: the first call
- * with a shape runs every algorithm that applies PICK_RUNS times, in turn,
- * and keeps the one of the shortest run: the first run of each pays for
- * fresh scratch pages and cold caches, and on a shared machine any run may
- * lose its core for a while (the shortest is the one that did not). Every run writes the whole output, so the
+ * apply) or, under `auto`, by the fastest for this shape. The first call
+ * with a shape runs the algorithms that apply in turn and keeps the one of
+ * the shortest clean run: a run is clean when the process's CPU time in it
+ * is at least 0.7 x threads x its wall time, i.e. its threads kept their
+ * cores (on a shared machine a run may lose one for a while, and its wall
+ * time then says nothing about the kernel). Each algorithm runs until it
+ * has PICK_CLEAN clean runs (the first run also pays for fresh scratch
+ * pages and cold caches), PICK_MAX runs at most; one without a clean run
+ * is judged by its shortest. Every run writes the whole output, so the
  * op's result is right whichever ran last. */
-#define PICK_RUNS 3
+#define PICK_CLEAN 2
+#define PICK_MAX 8
 static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, const float *in0, const float *in1,
                              float *out)
 {
@@ -798,19 +803,35 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
     for (int c = EXEC_CONV_IM2COL; c <= EXEC_CONV_WINOGRAD; c++)
         if (conv_applies(kind, q, (exec_conv_algo)c))
             cand[nc++] = (exec_conv_algo)c;
-    double best[3] = { 1e30, 1e30, 1e30 };
-    for (int rep = 0; rep < (nc > 1 ? PICK_RUNS : 1); rep++)
+    if (nc == 1) {
+        choice_put(kind, q, k->nthreads, cand[0]);
+        return conv_run(k, kind, q, cand[0], in0, in1, out);
+    }
+    double clean[3] = { 1e30, 1e30, 1e30 }, any[3] = { 1e30, 1e30, 1e30 };
+    int nclean[3] = { 0 };
+    for (int rep = 0; rep < PICK_MAX; rep++) {
+        bool more = false;
         for (int i = 0; i < nc; i++) {
-            double t0 = seconds();
+            if (nclean[i] >= PICK_CLEAN)
+                continue;
+            double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_PROCESS_CPUTIME_ID);
             exec_status s = conv_run(k, kind, q, cand[i], in0, in1, out);
             if (s)
                 return s;
-            double dt = seconds() - t0;
-            best[i] = dt < best[i] ? dt : best[i];
+            double w = seconds(CLOCK_MONOTONIC) - w0, c = seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
+            any[i] = w < any[i] ? w : any[i];
+            if (c >= 0.7 * k->nthreads * w) {
+                clean[i] = w < clean[i] ? w : clean[i];
+                nclean[i]++;
+            }
+            more |= nclean[i] < PICK_CLEAN;
         }
+        if (!more)
+            break;
+    }
     int win = 0;
     for (int i = 1; i < nc; i++)
-        if (best[i] < best[win])
+        if ((nclean[i] ? clean[i] : any[i]) < (nclean[win] ? clean[win] : any[win]))
             win = i;
     choice_put(kind, q, k->nthreads, cand[win]);
     return EXEC_OK;
