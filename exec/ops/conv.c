@@ -779,13 +779,14 @@ static double seconds(clockid_t clock)
 /* Runs op `kind` of q by the forced algorithm (im2col where it does not
  * apply) or, under `auto`, by the fastest for this shape. The first call
  * with a shape runs the algorithms that apply in turn and keeps the one of
- * the shortest clean run: a run is clean when the process's CPU time in it
- * is at least 0.7 x threads x its wall time, i.e. its threads kept their
- * cores (on a shared machine a run may lose one for a while, and its wall
- * time then says nothing about the kernel). Each algorithm runs until it
- * has PICK_CLEAN clean runs (the first run also pays for fresh scratch
- * pages and cold caches), PICK_MAX runs at most; one without a clean run
- * is judged by its shortest. Every run writes the whole output, so the
+ * the shortest run. On a shared machine a run may lose a core for a while
+ * (its wall time then says little about the kernel), and the first run of
+ * each also pays for fresh scratch pages and cold caches, so each runs
+ * until it has had PICK_CLEAN clean runs, PICK_MAX runs at most: clean
+ * when the process's CPU time in it is at least 0.7 x threads x its wall
+ * time, i.e. its threads kept their cores (with OMP_WAIT_POLICY=passive,
+ * threads that wait sleep, and runs rarely look clean: then every
+ * algorithm runs PICK_MAX times). Every run writes the whole output, so the
  * op's result is right whichever ran last. */
 #define PICK_CLEAN 2
 #define PICK_MAX 8
@@ -807,7 +808,7 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
         choice_put(kind, q, k->nthreads, cand[0]);
         return conv_run(k, kind, q, cand[0], in0, in1, out);
     }
-    double clean[3] = { 1e30, 1e30, 1e30 }, any[3] = { 1e30, 1e30, 1e30 };
+    double best[3] = { 1e30, 1e30, 1e30 };
     int nclean[3] = { 0 };
     for (int rep = 0; rep < PICK_MAX; rep++) {
         bool more = false;
@@ -819,11 +820,8 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
             if (s)
                 return s;
             double w = seconds(CLOCK_MONOTONIC) - w0, c = seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
-            any[i] = w < any[i] ? w : any[i];
-            if (c >= 0.7 * k->nthreads * w) {
-                clean[i] = w < clean[i] ? w : clean[i];
-                nclean[i]++;
-            }
+            best[i] = w < best[i] ? w : best[i];
+            nclean[i] += c >= 0.7 * k->nthreads * w;
             more |= nclean[i] < PICK_CLEAN;
         }
         if (!more)
@@ -831,7 +829,7 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
     }
     int win = 0;
     for (int i = 1; i < nc; i++)
-        if ((nclean[i] ? clean[i] : any[i]) < (nclean[win] ? clean[win] : any[win]))
+        if (best[i] < best[win])
             win = i;
     choice_put(kind, q, k->nthreads, cand[win]);
     return EXEC_OK;
