@@ -163,6 +163,37 @@ static double bench_node(exec_op op, int nin, const tdesc *ins, int nattrs, cons
     return (double)flops / t * 1e-9;
 }
 
+/* Milliseconds and GB/s (the op table's bytes) of one node of a
+ * memory-bound op, its median time alone (no peak sgemm between). */
+static void bench_mem(const char *what, exec_op op, int nin, const tdesc *ins, int nattrs, const int64_t *attrs)
+{
+    exec_graph *g = NULL;
+    if (exec_graph_create(&g, 1))
+        exit(1);
+    uint32_t ids[8];
+    for (int i = 0; i < nin; i++)
+        ids[i] = exec_input(g, "in", EXEC_F32, ins[i].ndim, ins[i].shape);
+    exec_op_add(g, op, nin, ids, nattrs, attrs, NULL);
+    if (exec_graph_status(g) || exec_graph_plan(g)) {
+        fprintf(stderr, "bench_kernels: %s: %s\n", exec_op_name(op), exec_errmsg());
+        exit(1);
+    }
+    for (int i = 0; i < nin; i++) {
+        exec_tensor *t = exec_tensor_get(g, ids[i]);
+        float *r = rand_buf((size_t)t->numel);
+        for (int64_t e = 0; e < t->numel; e++)
+            r[e] += 1.0f; /* positive: LRN's y, batch norm's variances */
+        memcpy(t->data, r, t->bytes);
+        free(r);
+    }
+    uint64_t flops = 0, bytes = 0;
+    exec_node_cost(g, exec_node_get(g, 0), &flops, &bytes);
+    double t = time_median(run_graph, g);
+    exec_graph_destroy(g);
+    printf("%-52s %8.3f ms  %6.1f GB/s\n", what, t * 1e3, (double)bytes / t * 1e-9);
+    fflush(stdout);
+}
+
 static double g_peak;
 static int g_missed;
 
@@ -287,6 +318,26 @@ int main(int argc, char **argv)
                 report(what, bench_node(ops[o].op, 2, ops[o].in, ops[o].nattrs, ops[o].attrs),
                        j == nalgo - 1 ? ops[o].target : 0.0);
             }
+    }
+    /* memory-bound ops at AlexNet small's first LRN (conv1: 32 channels of
+     * 31x31) and a batch norm of ResNet small's first stage (16 channels
+     * of 32x32 at batch 16) */
+    {
+        const int64_t B = batch;
+        tdesc a = { 4, { B, 32, 31, 31 } }, b = { 4, { B, 16, 32, 32 } }, v = { 1, { 16 } };
+        const int64_t lrn[4] = { 2, exec_attr_f(2.0f), exec_attr_f(1e-4f), exec_attr_f(0.75f) };
+        const int64_t bn[3] = { exec_attr_f(1e-3f), exec_attr_f(0.9f), 1 }, bng[2] = { exec_attr_f(1e-3f), 1 };
+        printf("\n");
+        if (strstr("LRN AlexNet small conv1", only))
+            bench_mem("LRN AlexNet small conv1", EXEC_OP_LRN, 1, &a, 4, lrn);
+        if (strstr("LRNGrad AlexNet small conv1", only))
+            bench_mem("LRNGrad AlexNet small conv1", EXEC_OP_LRNGrad, 3, (tdesc[]){ a, a, a }, 4, lrn);
+        if (strstr("FusedBatchNorm ResNet small 32x32x16", only))
+            bench_mem("FusedBatchNorm ResNet small 32x32x16", EXEC_OP_FusedBatchNorm, 5, (tdesc[]){ b, v, v, v, v }, 3,
+                      bn);
+        if (strstr("FusedBatchNormGrad ResNet small 32x32x16", only))
+            bench_mem("FusedBatchNormGrad ResNet small 32x32x16", EXEC_OP_FusedBatchNormGrad, 5,
+                      (tdesc[]){ b, b, v, v, v }, 2, bng);
     }
     printf("\n%d target(s) missed\n", g_missed);
     return strict && g_missed ? 1 : 0;
