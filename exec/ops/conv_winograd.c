@@ -138,34 +138,36 @@ static wtiles wino_tiles(const conv_geom *q, int64_t cin, int64_t cout, int nthr
     return t;
 }
 
-/* where tile `tile` starts in the output: image n, row r0, column c0 */
-static inline void tile_at(const wtiles *t, int64_t tile, int64_t *n, int64_t *r0, int64_t *c0)
+/* Where a tile starts in the output: image n, row r0, column c0. A chunk
+ * works them out once for all its channels (three divisions a tile). */
+typedef struct wpos {
+    int64_t n, r0, c0;
+} wpos;
+
+static void tiles_at(const wtiles *t, int64_t j0, int64_t jn, wpos *pos)
 {
-    int64_t r = tile % t->per;
-    *n = tile / t->per;
-    *r0 = r / t->tw * WM;
-    *c0 = r % t->tw * WM;
+    for (int64_t j = 0; j < jn; j++) {
+        int64_t tile = j0 + j, r = tile % t->per;
+        pos[j] = (wpos){ .n = tile / t->per, .r0 = r / t->tw * WM, .c0 = r % t->tw * WM };
+    }
 }
 
-/* The 6x6 input tiles of tiles [j0, j0 + WL) (zero past t->total) in
- * channel c of x [N, C, H, W], transformed (B^T d B) into v[xi * vs], WL
- * floats each. */
-static void wino_in_tiles(float *v, int64_t vs, const conv_geom *q, const wtiles *t, const float *x, int64_t c,
-                          int64_t j0)
+/* The 6x6 input tiles of the nl tiles at pos (zero in the lanes past
+ * them) in channel c of x [N, C, H, W], transformed (B^T d B) into
+ * v[xi * vs], WL floats each. */
+static void wino_in_tiles(float *v, int64_t vs, const conv_geom *q, const wpos *pos, int64_t nl, const float *x,
+                          int64_t c)
 {
     const int64_t H = q->h, W = q->w;
     lanes d, m;
     for (int l = 0; l < WL; l++) {
-        int64_t n, r0, c0;
-        if (j0 + l >= t->total) {
+        if (l >= nl) {
             for (int e = 0; e < WT; e++)
                 d.f[e][l] = 0.0f;
             continue;
         }
-        tile_at(t, j0 + l, &n, &r0, &c0);
-        r0 -= q->ph;
-        c0 -= q->pw;
-        const float *p = x + (n * q->c + c) * H * W;
+        int64_t r0 = pos[l].r0 - q->ph, c0 = pos[l].c0 - q->pw;
+        const float *p = x + (pos[l].n * q->c + c) * H * W;
         if (r0 >= 0 && c0 >= 0 && r0 + WA <= H && c0 + WA <= W) {
             for (int i = 0; i < WA; i++)
                 for (int k = 0; k < WA; k++)
@@ -228,9 +230,11 @@ static void wino_run(const conv_geom *q, const float *x, const float *w, bool fl
         for (int64_t ch = 0; ch < t.chunks; ch++) {
             int64_t j0 = ch * t.tc, jn = t.total - j0 < t.tc ? t.total - j0 : t.tc;
             int64_t jr = (jn + WL - 1) / WL * WL; /* columns written: whole lane groups */
+            wpos pos[t.tc];
+            tiles_at(&t, j0, jn, pos);
             for (int64_t c = 0; c < C; c++)
                 for (int64_t j = 0; j < jn; j += WL)
-                    wino_in_tiles(V + c * t.tc + j, C * t.tc, q, &t, x, c, j0 + j);
+                    wino_in_tiles(V + c * t.tc + j, C * t.tc, q, pos + j, jn - j, x, c);
             for (int xi = 0; xi < WT; xi++)
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)OC, (int)jr, (int)C, 1.0f,
                             U + xi * OC * C, (int)C, V + xi * C * t.tc, (int)t.tc, 0.0f, M + xi * OC * t.tc,
@@ -245,9 +249,8 @@ static void wino_run(const conv_geom *q, const float *x, const float *w, bool fl
                     for (int a = 0; a < WM; a++)
                         wino_at(mm.v + a * WM, 1, m.v + a * WA, 1); /* row a: mm[a][b] */
                     for (int l = 0; l < WL && j + l < jn; l++) {
-                        int64_t n, r0, c0;
-                        tile_at(&t, j0 + j + l, &n, &r0, &c0);
-                        float *dst = y + (n * OC + o) * OH * OW;
+                        int64_t r0 = pos[j + l].r0, c0 = pos[j + l].c0;
+                        float *dst = y + (pos[j + l].n * OC + o) * OH * OW;
                         int64_t rh = OH - r0 < WM ? OH - r0 : WM, cw = OW - c0 < WM ? OW - c0 : WM;
                         for (int64_t a = 0; a < rh; a++)
                             for (int64_t b = 0; b < cw; b++)
@@ -295,16 +298,18 @@ void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, f
 #pragma omp for schedule(static)
         for (int64_t ch = 0; ch < t.chunks; ch++) {
             int64_t j0 = ch * t.tc, jn = t.total - j0 < t.tc ? t.total - j0 : t.tc;
+            wpos pos[t.tc];
+            tiles_at(&t, j0, jn, pos);
             for (int64_t c = 0; c < C; c++)
                 for (int64_t j = 0; j < jn; j += WL)
-                    wino_in_tiles(X + c * t.tc + j, C * t.tc, q, &t, x, c, j0 + j);
+                    wino_in_tiles(X + c * t.tc + j, C * t.tc, q, pos + j, jn - j, x, c);
             for (int64_t o = 0; o < OC; o++)
                 for (int64_t j = 0; j < jn; j += WL) {
                     lanes g, m;
                     for (int l = 0; l < WL; l++) {
                         int64_t n = 0, r0 = 0, c0 = 0, rh = 0, cw = 0;
-                        if (j0 + j + l < t.total) {
-                            tile_at(&t, j0 + j + l, &n, &r0, &c0);
+                        if (j + l < jn) {
+                            n = pos[j + l].n, r0 = pos[j + l].r0, c0 = pos[j + l].c0;
                             rh = OH - r0 < WM ? OH - r0 : WM;
                             cw = OW - c0 < WM ? OW - c0 : WM;
                         }
