@@ -173,6 +173,16 @@ static void check_conv(const cv *q)
             snprintf(buf, sizeof buf, "%s (%s) %s", ops[o].op, names[a], what);
             compare(buf, t->data, ops[o].ref, ops[o].n, tols[a]);
             exec_graph_destroy(g);
+            if (algos[a] == EXEC_CONV_AUTO) {
+                /* auto chose, and only among the algorithms that apply */
+                const int64_t geom[11] = { q->n, q->c, q->h, q->w, q->oc, q->kh, q->kw, q->sh, q->sw, q->ph, q->pw };
+                exec_conv_algo c = exec_conv_algo_chosen((int)o, geom, exec_threads_get());
+                assert_int_not_equal(c, EXEC_CONV_AUTO);
+                if (c == EXEC_CONV_WINOGRAD)
+                    assert_true(q->kh == 3 && q->kw == 3 && q->sh == 1 && q->sw == 1);
+                if (c == EXEC_CONV_DIRECT && o == 1)
+                    assert_true(q->sh == 1 && q->sw == 1);
+            }
         }
     exec_conv_algo_set(EXEC_CONV_AUTO);
     free(x), free(f), free(dy), free(y), free(dx), free(dw);
