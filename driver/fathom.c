@@ -143,7 +143,7 @@ int main(int argc, char **argv)
     if (algo && *algo) {
         int a = exec_conv_algo_from_name(algo);
         if (a < 0)
-            return cli_error(NULL, "FATHOM_CONV_ALGO must be auto, im2col or direct, not '%s'", algo);
+            return cli_error(NULL, "FATHOM_CONV_ALGO must be auto, im2col, direct or winograd, not '%s'", algo);
         exec_conv_algo_set((exec_conv_algo)a);
     }
     if (argc < 2) {

@@ -229,16 +229,22 @@ const char *exec_blas_config(void);
 const char *exec_cpu_model(void);
 
 /* ---- convolution algorithm (ops/conv.c) --------------------------------- */
-/* How Conv2D, Conv2DBackpropFilter and a stride-1 Conv2DBackpropInput run:
- * AUTO (the default) takes the direct AVX2 kernels (ops/conv_direct.c) for
- * the shapes where they measured faster and im2col + GEMM for the rest;
- * IM2COL and DIRECT force one (DIRECT runs im2col on a machine without AVX2
- * and FMA). For tests and A/B runs; the driver reads
- * FATHOM_CONV_ALGO=auto|im2col|direct. */
-typedef enum exec_conv_algo { EXEC_CONV_AUTO, EXEC_CONV_IM2COL, EXEC_CONV_DIRECT } exec_conv_algo;
+/* How Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter run: im2col +
+ * GEMM (ops/conv.c), direct AVX2 kernels (ops/conv_direct.c; not for a
+ * strided input gradient) or Winograd F(4x4, 3x3) (ops/conv_winograd.c; 3x3
+ * stride 1 only). AUTO (the default) measures the algorithms that apply the
+ * first time it meets a shape (op, sizes, threads) and keeps the fastest
+ * for it in this process; the others force one, falling back to im2col
+ * where it does not apply (or without AVX2 and FMA, for DIRECT). The driver
+ * reads FATHOM_CONV_ALGO=auto|im2col|direct|winograd. */
+typedef enum exec_conv_algo { EXEC_CONV_AUTO, EXEC_CONV_IM2COL, EXEC_CONV_DIRECT, EXEC_CONV_WINOGRAD } exec_conv_algo;
 void exec_conv_algo_set(exec_conv_algo a);
-/* "auto", "im2col", "direct" -> the algorithm; -1 for anything else. */
+/* "auto", "im2col", "direct", "winograd" -> the algorithm; -1 for anything else. */
 int exec_conv_algo_from_name(const char *name);
+/* What AUTO chose for op kind (0 Conv2D, 1 Conv2DBackpropInput, 2
+ * Conv2DBackpropFilter) of geometry {n, c, h, w, oc, kh, kw, sh, sw, ph, pw}
+ * on nthreads threads; EXEC_CONV_AUTO while that shape has not run. */
+exec_conv_algo exec_conv_algo_chosen(int kind, const int64_t geom[11], int nthreads);
 
 /* ---- the hook (executor.c) ---------------------------------------------- */
 /* The one interface between the engine and the tracer (trace schema 2,

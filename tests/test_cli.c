@@ -108,12 +108,12 @@ static void test_bad_input(void **state)
     }
 }
 
-/* FATHOM_CONV_ALGO: the three names work, anything else is a one-line
+/* FATHOM_CONV_ALGO: the four names work, anything else is a one-line
  * error naming the variable */
 static void test_conv_algo_env(void **state)
 {
     (void)state;
-    static const char *const good[] = { "auto", "im2col", "direct" };
+    static const char *const good[] = { "auto", "im2col", "direct", "winograd" };
     char *out, *err;
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         setenv("FATHOM_CONV_ALGO", good[i], 1);

@@ -112,12 +112,19 @@ static double loss_now(built *b)
     return exec_dataf(b->g, b->loss)[0];
 }
 
+/* The convolution algorithm of the finite differences' forward runs, when
+ * not 0 (AUTO): the analytic gradient then comes from the algorithm set
+ * before check_case, the numeric one from this. */
+static exec_conv_algo fd_conv_algo;
+
 static void check_case(const gc_case *c)
 {
     built b;
     assert_int_equal(build_case(c, &b, 1), 0);
     exec_run_opts o = { .max_phase = EXEC_PHASE_backward };
     assert_int_equal(exec_graph_run(b.g, &o), EXEC_OK);
+    if (fd_conv_algo != EXEC_CONV_AUTO)
+        exec_conv_algo_set(fd_conv_algo);
     double maxrel = 0;
     int64_t kinks = 0, checked = 0;
     double l0 = loss_now(&b);
@@ -171,6 +178,28 @@ static void test_every_case(void **state)
         check_case(&cases[i]);
 }
 
+/* The convolution cases once per algorithm forced (the gradient of Conv2D
+ * runs Conv2DBackpropInput and Conv2DBackpropFilter by the same one):
+ * Winograd, where it applies (3x3 stride 1), and the others everywhere.
+ * The finite differences take their forward runs from im2col: Winograd's
+ * forward rounds to about 1e-6 of the sum's terms, which in a difference
+ * of losses over 2h = 2e-3 is a few percent of a small gradient (its
+ * forward itself is checked against the 7-loop sum in test_ops_nn). */
+static void test_conv_algos(void **state)
+{
+    (void)state;
+    static const exec_conv_algo algos[] = { EXEC_CONV_IM2COL, EXEC_CONV_DIRECT, EXEC_CONV_WINOGRAD };
+    fd_conv_algo = EXEC_CONV_IM2COL;
+    for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++)
+        for (size_t i = 0; i < NCASES; i++)
+            if (strncmp(cases[i].op, "Conv2D", 6) == 0) {
+                exec_conv_algo_set(algos[a]);
+                check_case(&cases[i]);
+            }
+    fd_conv_algo = EXEC_CONV_AUTO;
+    exec_conv_algo_set(EXEC_CONV_AUTO);
+}
+
 /* Every op with a gradient rule has at least one case; no case names an
  * unknown op. */
 static void test_table_covered(void **state)
@@ -199,6 +228,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_covered),
         cmocka_unit_test(test_every_case),
+        cmocka_unit_test(test_conv_algos),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

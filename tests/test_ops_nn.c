@@ -137,9 +137,10 @@ static void check_conv(const cv *q)
     ref_conv(q, x, f, y);
     ref_conv_back(q, x, f, dy, dx, dw);
 
-    /* the three ops, each both ways: im2col + GEMM and the direct kernels
+    /* the three ops, each every way: im2col + GEMM, the direct kernels
      * (which run im2col where the machine lacks AVX2, and for a strided
-     * input gradient) */
+     * input gradient), Winograd (3x3 stride 1; im2col elsewhere) and auto
+     * (the fastest of those that apply, measured on the first run) */
     const struct {
         const char *op;
         tin in[2];
@@ -154,7 +155,11 @@ static void check_conv(const cv *q)
         { "Conv2DBackpropFilter", { { 4, { q->n, q->c, q->h, q->w }, x }, { 4, { q->n, q->oc, OH, OW }, dy } },
           { q->sh, q->sw, q->ph, q->pw, q->oc, q->c, q->kh, q->kw }, { q->oc, q->c, q->kh, q->kw }, dw, nf },
     };
-    static const exec_conv_algo algos[] = { EXEC_CONV_IM2COL, EXEC_CONV_DIRECT };
+    static const exec_conv_algo algos[] = { EXEC_CONV_IM2COL, EXEC_CONV_DIRECT, EXEC_CONV_WINOGRAD, EXEC_CONV_AUTO };
+    static const char *const names[] = { "im2col", "direct", "winograd", "auto" };
+    /* Winograd F(4x4, 3x3) rounds more than the direct sums: its transforms
+     * scale terms by up to 8x8 before they cancel */
+    static const double tols[] = { 1e-5, 1e-5, 1e-4, 1e-4 };
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
         for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
             exec_conv_algo_set(algos[a]);
@@ -165,9 +170,19 @@ static void check_conv(const cv *q)
             for (int d = 0; d < 4; d++)
                 assert_int_equal(t->shape[d], ops[o].out[d]);
             char buf[200];
-            snprintf(buf, sizeof buf, "%s (%s) %s", ops[o].op, a ? "direct" : "im2col", what);
-            compare(buf, t->data, ops[o].ref, ops[o].n, 1e-5);
+            snprintf(buf, sizeof buf, "%s (%s) %s", ops[o].op, names[a], what);
+            compare(buf, t->data, ops[o].ref, ops[o].n, tols[a]);
             exec_graph_destroy(g);
+            if (algos[a] == EXEC_CONV_AUTO) {
+                /* auto chose, and only among the algorithms that apply */
+                const int64_t geom[11] = { q->n, q->c, q->h, q->w, q->oc, q->kh, q->kw, q->sh, q->sw, q->ph, q->pw };
+                exec_conv_algo c = exec_conv_algo_chosen((int)o, geom, exec_threads_get());
+                assert_int_not_equal(c, EXEC_CONV_AUTO);
+                if (c == EXEC_CONV_WINOGRAD)
+                    assert_true(q->kh == 3 && q->kw == 3 && q->sh == 1 && q->sw == 1);
+                if (c == EXEC_CONV_DIRECT && o == 1)
+                    assert_true(q->sh == 1 && q->sw == 1);
+            }
         }
     exec_conv_algo_set(EXEC_CONV_AUTO);
     free(x), free(f), free(dy), free(y), free(dx), free(dw);
@@ -200,6 +215,11 @@ static void test_conv(void **state)
         { 1, 3, 9, 9, 17, 2, 3, 1, 2, 1, 2 },    /* direct: 17 channels (a block of 16 + 1 of 8), batch 1 */
         { 5, 2, 13, 10, 8, 4, 2, 3, 2, 0, 1 },   /* direct: one 8-wide block, pixel blocks across rows */
         { 2, 19, 8, 9, 6, 3, 2, 1, 1, 2, 0 },    /* direct input gradient: 19 channels out, padding 2 of 3 */
+        { 1, 1, 3, 3, 1, 3, 3, 1, 1, 0, 0 },     /* Winograd: one output, one partial tile */
+        { 2, 3, 4, 6, 2, 3, 3, 1, 1, 2, 2 },     /* Winograd: padding 2 (its input gradient pads 0) */
+        { 1, 5, 13, 11, 7, 3, 3, 1, 1, 0, 1 },   /* Winograd: odd sizes, batch 1, partial tiles both ways */
+        { 3, 20, 30, 29, 24, 3, 3, 1, 1, 1, 1 }, /* Winograd: several chunks of tiles over both threads */
+        { 2, 4, 130, 67, 3, 3, 3, 1, 1, 1, 0 },  /* Winograd: many chunks of its largest size */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_conv(&cases[i]);

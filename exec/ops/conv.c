@@ -18,14 +18,18 @@
  * after another, im2col/col2im split over channels, sgemm threaded.
  * Every buffer comes from the kernel's scratch (exec_kscratch): no mallocs.
  *
- * Each op first asks use_direct() whether conv_direct.c's kernels, which
- * write no col, are the faster way for its shape (exec_conv_algo_set and
- * FATHOM_CONV_ALGO can force either); what follows here is the im2col way. */
+ * Each op runs one of three algorithms: this im2col way, conv_direct.c's
+ * kernels (which write no col) or conv_winograd.c's (3x3 stride 1 only).
+ * `auto` measures the ones that apply the first time it meets a shape and
+ * keeps the fastest for that shape (conv_pick, at the end of this file);
+ * exec_conv_algo_set and FATHOM_CONV_ALGO can force one. */
 #include "conv.h"
 
 #include <cblas.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 static bool conv_is_1x1(const conv_geom *q)
 {
@@ -35,24 +39,13 @@ static bool conv_is_1x1(const conv_geom *q)
 static _Atomic int conv_algo = EXEC_CONV_AUTO;
 void exec_conv_algo_set(exec_conv_algo a) { atomic_store(&conv_algo, (int)a); }
 
-static const char *const conv_algo_names[] = { "auto", "im2col", "direct" };
+static const char *const conv_algo_names[] = { "auto", "im2col", "direct", "winograd" };
 int exec_conv_algo_from_name(const char *name)
 {
     for (size_t i = 0; i < sizeof conv_algo_names / sizeof conv_algo_names[0]; i++)
         if (strcmp(name, conv_algo_names[i]) == 0)
             return (int)i;
     return -1;
-}
-
-/* Whether this convolution's forward or filter gradient (or, asked with
- * conv_direct_transposed, a stride-1 input gradient) runs conv_direct.c's
- * kernels. */
-static bool use_direct(const conv_geom *q, int nthreads)
-{
-    int a = atomic_load_explicit(&conv_algo, memory_order_relaxed);
-    if (a == EXEC_CONV_IM2COL || !conv_direct_supported())
-        return false;
-    return a == EXEC_CONV_DIRECT || conv_direct_wins(q, nthreads);
 }
 
 /* Fills oh/ow from the rest and checks everything; `who` names the op. */
@@ -402,19 +395,10 @@ static conv_geom geom_of(const exec_tensor *x, const exec_tensor *f, const exec_
     return q;
 }
 
-exec_status op_fwd_Conv2D(exec_kctx *k, const exec_node *n)
+/* y = x (*) w by im2col + GEMM */
+static exec_status fwd_im2col(exec_kctx *k, const conv_geom *qp, const float *X, const float *Wt, float *Y)
 {
-    const exec_tensor *xt = exec_in(k, n, 0), *ft = exec_in(k, n, 1), *yt = exec_out(k, n, 0);
-    const conv_geom q = geom_of(xt, ft, yt, n);
-    const float *X = xt->data, *Wt = ft->data;
-    float *Y = yt->data;
-    if (use_direct(&q, k->nthreads)) {
-        float *s = exec_kscratch(k, (size_t)conv_direct_scratch(&q, k->nthreads) * sizeof *s);
-        if (!s)
-            return exec_fail(EXEC_ERR_NOMEM, "Conv2D: no memory for the packed filter");
-        conv_direct_fwd(&q, X, Wt, Y, s, k->nthreads);
-        return EXEC_OK;
-    }
+    const conv_geom q = *qp;
     const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads;
     const conv_bufs cb = conv_bufs_of(&q, k->nthreads); /* the scratch layout */
     const bool one = cb.one, pimg = cb.pimg;
@@ -517,20 +501,10 @@ exec_status op_shape_Conv2DBackpropInput(const exec_graph *g, const exec_node *n
     return EXEC_OK;
 }
 
-exec_status op_fwd_Conv2DBackpropInput(exec_kctx *k, const exec_node *n)
+/* dx from w and dy by GEMM + col2im */
+static exec_status bwd_input_im2col(exec_kctx *k, const conv_geom *qp, const float *Wt, const float *DY, float *DX)
 {
-    const exec_tensor *ft = exec_in(k, n, 0), *dyt = exec_in(k, n, 1), *dxt = exec_out(k, n, 0);
-    const conv_geom q = geom_of(dxt, ft, dyt, n);
-    const float *Wt = ft->data, *DY = dyt->data;
-    float *DX = dxt->data;
-    const conv_geom tq = conv_direct_transposed(&q);
-    if (q.sh == 1 && q.sw == 1 && use_direct(&tq, k->nthreads)) {
-        float *s = exec_kscratch(k, (size_t)conv_direct_scratch(&tq, k->nthreads) * sizeof *s);
-        if (!s)
-            return exec_fail(EXEC_ERR_NOMEM, "Conv2DBackpropInput: no memory for the packed filter");
-        conv_direct_bwd_input(&q, Wt, DY, DX, s, k->nthreads);
-        return EXEC_OK;
-    }
+    const conv_geom q = *qp;
     const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads;
     const conv_bufs cb = conv_bufs_of(&q, k->nthreads); /* the scratch layout */
     const bool one = cb.one, pimg = cb.pimg;
@@ -613,19 +587,10 @@ exec_status op_shape_Conv2DBackpropFilter(const exec_graph *g, const exec_node *
     return EXEC_OK;
 }
 
-exec_status op_fwd_Conv2DBackpropFilter(exec_kctx *k, const exec_node *n)
+/* dw from x and dy by im2col + GEMM */
+static exec_status bwd_filter_im2col(exec_kctx *k, const conv_geom *qp, const float *X, const float *DY, float *DW)
 {
-    const exec_tensor *xt = exec_in(k, n, 0), *dyt = exec_in(k, n, 1), *dwt = exec_out(k, n, 0);
-    const conv_geom q = geom_of(xt, dwt, dyt, n);
-    const float *X = xt->data, *DY = dyt->data;
-    float *DW = dwt->data;
-    if (use_direct(&q, k->nthreads)) {
-        float *s = exec_kscratch(k, (size_t)conv_direct_filter_scratch(&q) * sizeof *s);
-        if (!s)
-            return exec_fail(EXEC_ERR_NOMEM, "Conv2DBackpropFilter: no memory for the transposed gradient");
-        conv_direct_bwd_filter(&q, X, DY, DW, s, k->nthreads);
-        return EXEC_OK;
-    }
+    const conv_geom q = *qp;
     const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads, OK_ = q.oc * K;
     const conv_bufs cb = conv_bufs_of(&q, k->nthreads); /* the scratch layout */
     const bool one = cb.one, pimg = cb.pimg;
@@ -701,4 +666,203 @@ exec_status op_fwd_Conv2DBackpropFilter(exec_kctx *k, const exec_node *n)
         gemm(false, true, q.oc, K, P, DY + i * q.oc * P, P, src, P, i ? 1.0f : 0.0f, DW, K);
     }
     return EXEC_OK;
+}
+
+/* ---- choosing the algorithm ---------------------------------------------- */
+
+typedef enum conv_kind { CONV_FWD, CONV_BWD_INPUT, CONV_BWD_FILTER } conv_kind;
+static const char *const conv_kind_names[] = { "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter" };
+
+static bool conv_applies(conv_kind kind, const conv_geom *q, exec_conv_algo a)
+{
+    switch (a) {
+    case EXEC_CONV_DIRECT:
+        return conv_direct_supported() && (kind != CONV_BWD_INPUT || (q->sh == 1 && q->sw == 1));
+    case EXEC_CONV_WINOGRAD:
+        return conv_wino_applies(q);
+    default:
+        return true;
+    }
+}
+
+/* Runs op `kind` of q by algorithm a (one that applies): out from in0, in1
+ * (x and w; w and dy; x and dy). */
+static exec_status conv_run(exec_kctx *k, conv_kind kind, const conv_geom *q, exec_conv_algo a, const float *in0,
+                            const float *in1, float *out)
+{
+    const int T = k->nthreads;
+    int64_t need = 0;
+    if (a == EXEC_CONV_IM2COL)
+        return kind == CONV_FWD         ? fwd_im2col(k, q, in0, in1, out)
+               : kind == CONV_BWD_INPUT ? bwd_input_im2col(k, q, in0, in1, out)
+                                        : bwd_filter_im2col(k, q, in0, in1, out);
+    conv_geom tq = conv_direct_transposed(q);
+    if (a == EXEC_CONV_DIRECT)
+        need = kind == CONV_FWD ? conv_direct_scratch(q, T)
+               : kind == CONV_BWD_INPUT ? conv_direct_scratch(&tq, T)
+                                        : conv_direct_filter_scratch(q);
+    else
+        need = kind == CONV_FWD ? conv_wino_scratch(q, T)
+               : kind == CONV_BWD_INPUT ? conv_wino_scratch(&tq, T)
+                                        : conv_wino_filter_scratch(q, T);
+    float *s = exec_kscratch(k, (size_t)need * sizeof *s);
+    if (!s)
+        return exec_fail(EXEC_ERR_NOMEM, "%s: no memory for the %s kernel's %lld floats of scratch",
+                         conv_kind_names[kind], conv_algo_names[a], (long long)need);
+    if (a == EXEC_CONV_DIRECT) {
+        if (kind == CONV_FWD)
+            conv_direct_fwd(q, in0, in1, out, s, T);
+        else if (kind == CONV_BWD_INPUT)
+            conv_direct_bwd_input(q, in0, in1, out, s, T);
+        else
+            conv_direct_bwd_filter(q, in0, in1, out, s, T);
+    } else {
+        if (kind == CONV_FWD)
+            conv_wino_fwd(q, in0, in1, out, s, T);
+        else if (kind == CONV_BWD_INPUT)
+            conv_wino_bwd_input(q, in0, in1, out, s, T);
+        else
+            conv_wino_bwd_filter(q, in0, in1, out, s, T);
+    }
+    return EXEC_OK;
+}
+
+/* What `auto` measured: per op kind, geometry and thread count, the fastest
+ * algorithm. A process meets a few dozen shapes; past CHOICES the choice
+ * is measured again at every call (correct, only slower). */
+#define CHOICES 512
+typedef struct conv_choice {
+    conv_kind kind;
+    int nthreads;
+    conv_geom q;
+    exec_conv_algo algo;
+} conv_choice;
+static conv_choice choices[CHOICES];
+static int nchoices;
+static pthread_mutex_t choices_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool same_geom(const conv_geom *a, const conv_geom *b)
+{
+    return a->n == b->n && a->c == b->c && a->h == b->h && a->w == b->w && a->oc == b->oc && a->kh == b->kh &&
+           a->kw == b->kw && a->sh == b->sh && a->sw == b->sw && a->ph == b->ph && a->pw == b->pw;
+}
+
+static int choice_find(conv_kind kind, const conv_geom *q, int nthreads)
+{
+    int r = -1;
+    pthread_mutex_lock(&choices_lock);
+    for (int i = 0; i < nchoices && r < 0; i++)
+        if (choices[i].kind == kind && choices[i].nthreads == nthreads && same_geom(&choices[i].q, q))
+            r = (int)choices[i].algo;
+    pthread_mutex_unlock(&choices_lock);
+    return r;
+}
+
+static void choice_put(conv_kind kind, const conv_geom *q, int nthreads, exec_conv_algo a)
+{
+    pthread_mutex_lock(&choices_lock);
+    bool known = false;
+    for (int i = 0; i < nchoices && !known; i++)
+        known = choices[i].kind == kind && choices[i].nthreads == nthreads && same_geom(&choices[i].q, q);
+    if (!known && nchoices < CHOICES)
+        choices[nchoices++] = (conv_choice){ .kind = kind, .nthreads = nthreads, .q = *q, .algo = a };
+    pthread_mutex_unlock(&choices_lock);
+}
+
+static double seconds(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Runs op `kind` of q by the forced algorithm (im2col where it does not
+ * apply) or, under `auto`, by the fastest for this shape. The first call
+ * with a shape runs the algorithms that apply in turn and keeps the one of
+ * the shortest run. On a shared machine a run may lose a core for a while
+ * (its wall time then says little about the kernel), and the first run of
+ * each also pays for fresh scratch pages and cold caches, so each runs
+ * until it has had PICK_CLEAN clean runs, PICK_MAX runs at most: clean
+ * when the process's CPU time in it is at least 0.7 x threads x its wall
+ * time, i.e. its threads kept their cores (with OMP_WAIT_POLICY=passive,
+ * threads that wait sleep, and runs rarely look clean: then every
+ * algorithm runs PICK_MAX times). On one thread the process's CPU time is
+ * the run's length with the waits left out, and it decides instead. Every
+ * run writes the whole output, so the op's result is right whichever ran
+ * last. */
+#define PICK_CLEAN 2
+#define PICK_MAX 8
+static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, const float *in0, const float *in1,
+                             float *out)
+{
+    exec_conv_algo a = (exec_conv_algo)atomic_load_explicit(&conv_algo, memory_order_relaxed);
+    if (a != EXEC_CONV_AUTO)
+        return conv_run(k, kind, q, conv_applies(kind, q, a) ? a : EXEC_CONV_IM2COL, in0, in1, out);
+    int known = choice_find(kind, q, k->nthreads);
+    if (known >= 0)
+        return conv_run(k, kind, q, (exec_conv_algo)known, in0, in1, out);
+    exec_conv_algo cand[3];
+    int nc = 0;
+    for (int c = EXEC_CONV_IM2COL; c <= EXEC_CONV_WINOGRAD; c++)
+        if (conv_applies(kind, q, (exec_conv_algo)c))
+            cand[nc++] = (exec_conv_algo)c;
+    if (nc == 1) {
+        choice_put(kind, q, k->nthreads, cand[0]);
+        return conv_run(k, kind, q, cand[0], in0, in1, out);
+    }
+    double best[3] = { 1e30, 1e30, 1e30 };
+    int nclean[3] = { 0 };
+    for (int rep = 0; rep < PICK_MAX; rep++) {
+        bool more = false;
+        for (int i = 0; i < nc; i++) {
+            if (nclean[i] >= PICK_CLEAN)
+                continue;
+            double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_PROCESS_CPUTIME_ID);
+            exec_status s = conv_run(k, kind, q, cand[i], in0, in1, out);
+            if (s)
+                return s;
+            double w = seconds(CLOCK_MONOTONIC) - w0, c = seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
+            double t = k->nthreads == 1 ? c : w; /* one thread: its CPU time leaves the waits out */
+            best[i] = t < best[i] ? t : best[i];
+            nclean[i] += c >= 0.7 * k->nthreads * w;
+            more |= nclean[i] < PICK_CLEAN;
+        }
+        if (!more)
+            break;
+    }
+    int win = 0;
+    for (int i = 1; i < nc; i++)
+        if (best[i] < best[win])
+            win = i;
+    choice_put(kind, q, k->nthreads, cand[win]);
+    return EXEC_OK;
+}
+
+exec_conv_algo exec_conv_algo_chosen(int kind, const int64_t geom[11], int nthreads)
+{
+    conv_geom q = { .n = geom[0], .c = geom[1], .h = geom[2], .w = geom[3], .oc = geom[4], .kh = geom[5],
+                    .kw = geom[6], .sh = geom[7], .sw = geom[8], .ph = geom[9], .pw = geom[10] };
+    int a = kind >= 0 && kind <= 2 ? choice_find((conv_kind)kind, &q, nthreads) : -1;
+    return a < 0 ? EXEC_CONV_AUTO : (exec_conv_algo)a;
+}
+
+exec_status op_fwd_Conv2D(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *xt = exec_in(k, n, 0), *ft = exec_in(k, n, 1), *yt = exec_out(k, n, 0);
+    const conv_geom q = geom_of(xt, ft, yt, n);
+    return conv_exec(k, CONV_FWD, &q, xt->data, ft->data, yt->data);
+}
+
+exec_status op_fwd_Conv2DBackpropInput(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *ft = exec_in(k, n, 0), *dyt = exec_in(k, n, 1), *dxt = exec_out(k, n, 0);
+    const conv_geom q = geom_of(dxt, ft, dyt, n);
+    return conv_exec(k, CONV_BWD_INPUT, &q, ft->data, dyt->data, dxt->data);
+}
+
+exec_status op_fwd_Conv2DBackpropFilter(exec_kctx *k, const exec_node *n)
+{
+    const exec_tensor *xt = exec_in(k, n, 0), *dyt = exec_in(k, n, 1), *dwt = exec_out(k, n, 0);
+    const conv_geom q = geom_of(xt, dwt, dyt, n);
+    return conv_exec(k, CONV_BWD_FILTER, &q, xt->data, dyt->data, dwt->data);
 }

@@ -19,17 +19,14 @@ static inline int64_t conv_p(const conv_geom *q) { return q->oh * q->ow; }
 
 /* Whether this machine runs the direct kernel (AVX2 and FMA). */
 bool conv_direct_supported(void);
-/* Whether the direct kernel is the faster way for this forward convolution
- * on nthreads threads (measured: see conv_direct.c). */
-bool conv_direct_wins(const conv_geom *q, int nthreads);
 /* Scratch floats conv_direct_fwd needs (packed filter, padded images). */
 int64_t conv_direct_scratch(const conv_geom *q, int nthreads);
 /* y = x (*) w, on nthreads OpenMP threads; scratch of conv_direct_scratch()
  * floats. Only where conv_direct_supported(). */
 void conv_direct_fwd(const conv_geom *q, const float *x, const float *w, float *y, float *scratch, int nthreads);
 /* The forward convolution whose output is a stride-1 convolution's input
- * gradient (conv_direct_bwd_input runs it; its scratch and whether it wins
- * are asked of this geometry). */
+ * gradient (conv_direct_bwd_input and conv_wino_bwd_input run it; their
+ * scratch is asked of this geometry). */
 conv_geom conv_direct_transposed(const conv_geom *q);
 /* dx = the input gradient of q (stride 1 only) from dy and q's filter w. */
 void conv_direct_bwd_input(const conv_geom *q, const float *w, const float *dy, float *dx, float *scratch,
@@ -40,5 +37,19 @@ int64_t conv_direct_filter_scratch(const conv_geom *q);
 /* dw = q's filter gradient from x and dy (any stride and padding). */
 void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy, float *dw, float *scratch,
                             int nthreads);
+
+/* Whether the Winograd kernels (conv_winograd.c) apply: 3x3, stride 1,
+ * padding at most 2 (F(4x4, 3x3), forward and both gradients). */
+bool conv_wino_applies(const conv_geom *q);
+/* Scratch floats conv_wino_fwd needs; conv_wino_bwd_input asks it of
+ * conv_direct_transposed(q). */
+int64_t conv_wino_scratch(const conv_geom *q, int nthreads);
+void conv_wino_fwd(const conv_geom *q, const float *x, const float *w, float *y, float *scratch, int nthreads);
+void conv_wino_bwd_input(const conv_geom *q, const float *w, const float *dy, float *dx, float *scratch,
+                         int nthreads);
+int64_t conv_wino_filter_scratch(const conv_geom *q, int nthreads);
+/* dw = q's filter gradient, overwritten */
+void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, float *dw, float *scratch,
+                          int nthreads);
 
 #endif

@@ -386,49 +386,8 @@ void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy,
     }
 }
 
-/* Measured (2 threads, AMD EPYC; bench_kernels' layers at batch 8 and 32,
- * and per node in recordings of the small presets): the direct kernel runs
- * at 0.7-0.95 of the machine's sgemm peak. im2col + GEMM is better only
- *   - without im2col at all (1x1 stride 1: 0.77 against 0.47 direct);
- *   - on big images: VGG-19 conv1_1 and conv1_2 at 224x224 (0.50 against
- *     0.44, 0.79 against 0.71);
- *   - when input and output channels are both many and the image is not
- *     tiny: VGG-19 conv3_1 (128->256, 56x56) 0.94 against 0.77, ResNet-50's
- *     3x3/2 at 56x56x128 0.74 against 0.69, its 14x14x256 3x3 0.87 against
- *     0.83.
- *   - with over 2048 filter taps per output, whose 16-channel filter block
- *     (128 KB) no longer stays near the core: AlexNet conv2's input
- *     gradient (192 channels of 5x5) 0.88 against 0.70 direct.
- * The input gradient of a stride-1 convolution is asked about as the
- * forward convolution it is (conv_direct_transposed): in recordings of the
- * small presets the direct one took vgg's from 14.9 to 11.1 ms a step. The
- * filter gradient is asked about as its own forward convolution: where this
- * says direct it measured as fast or faster (DQN 0.38-0.45 -> 0.60-0.77,
- * AlexNet conv2 0.89 -> 0.97, ResNet-50's 56x56x64 3x3 0.74 -> 0.84;
- * deepq small's three 6.4 -> 4.1 ms a step, alexnet's 33 -> 28, residual's
- * 11.1 -> 9.6, vgg's 16.5 -> 15.5), and it is slower on 1x1 (0.49 against
- * 0.80) and VGG-19 conv1_1 (0.13 against 0.56), which this leaves to im2col.
- * Everywhere else direct wins, by the most where im2col's GEMM is thin or
- * its copy large: DQN's three layers 0.37-0.42 -> 0.73-0.82, AlexNet conv1
- * 0.69 -> 0.92, ResNet-50 conv1 0.71 -> 0.88; every non-1x1 layer of the
- * small presets of alexnet (35.5 -> 22.3 ms a step in all five), vgg and
- * residual. */
-bool conv_direct_wins(const conv_geom *q, int nthreads)
-{
-    (void)nthreads;
-    bool one = q->kh == 1 && q->kw == 1 && q->sh == 1 && q->sw == 1 && q->ph == 0 && q->pw == 0;
-    if (one || conv_p(q) >= 16384 || conv_k(q) > 2048)
-        return false;
-    return conv_p(q) <= 64 || q->c * q->oc < 128 * 128;
-}
-
 #else /* not x86-64: no direct kernel; conv.c asks conv_direct_supported() first */
 bool conv_direct_supported(void) { return false; }
-bool conv_direct_wins(const conv_geom *q, int nthreads)
-{
-    (void)q, (void)nthreads;
-    return false;
-}
 int64_t conv_direct_scratch(const conv_geom *q, int nthreads)
 {
     (void)q, (void)nthreads;

@@ -49,6 +49,30 @@ static inline float neg_pow(float t, float beta)
     return powf(t, -beta);
 }
 
+/* y[s] = x[s] * t[s]^-beta (t[s] > 0), a loop per exponent so that each
+ * vectorizes (sqrt and division have vector instructions; the branch of
+ * neg_pow inside the loop would keep it scalar). x may be NULL: then
+ * y = t^-beta. y may be t. */
+static void lrn_pow(float *y, const float *t, const float *x, int64_t n, float beta)
+{
+    if (beta == 0.75f && x) {
+#pragma omp simd
+        for (int64_t s = 0; s < n; s++) {
+            float r = sqrtf(t[s]);
+            y[s] = x[s] / (r * sqrtf(r));
+        }
+    } else if (beta == 0.75f) {
+#pragma omp simd
+        for (int64_t s = 0; s < n; s++) {
+            float r = sqrtf(t[s]);
+            y[s] = 1.0f / (r * sqrtf(r));
+        }
+    } else {
+        for (int64_t s = 0; s < n; s++)
+            y[s] = (x ? x[s] : 1.0f) * neg_pow(t[s], beta);
+    }
+}
+
 typedef struct lrn_p { int64_t r; float bias, alpha, beta; } lrn_p;
 
 static lrn_p lrn_params(const exec_node *n)
@@ -114,8 +138,7 @@ exec_status op_fwd_LRN(exec_kctx *k, const exec_node *n)
         float *restrict y = Y + nc * inner;
         const float *restrict xc = X + nc * inner;
         lrn_norm(&p, x, C, inner, c, y);
-        for (int64_t s = 0; s < inner; s++)
-            y[s] = xc[s] * neg_pow(y[s], p.beta);
+        lrn_pow(y, y, xc, inner, p.beta);
     }
     return EXEC_OK;
 }
@@ -164,11 +187,10 @@ exec_status op_fwd_LRNGrad(exec_kctx *k, const exec_node *n)
             float *restrict dx = DX + nc * inner, *restrict t = T + nc * inner;
             const float *restrict dy = DY + nc * inner, *restrict y = Y + nc * inner;
             lrn_norm(&p, X + i * C * inner, C, inner, c, dx);
-            for (int64_t s = 0; s < inner; s++) {
-                float nm = dx[s];
-                t[s] = dy[s] * y[s] / nm;
-                dx[s] = neg_pow(nm, p.beta);
-            }
+#pragma omp simd
+            for (int64_t s = 0; s < inner; s++)
+                t[s] = dy[s] * y[s] / dx[s];
+            lrn_pow(dx, dx, NULL, inner, p.beta);
         }
 #pragma omp for schedule(static)
         for (int64_t nc = 0; nc < N * C; nc++) {
@@ -177,12 +199,16 @@ exec_status op_fwd_LRNGrad(exec_kctx *k, const exec_node *n)
             float *restrict dx = DX + nc * inner;
             const float *restrict dy = DY + nc * inner, *restrict x = X + nc * inner;
             /* each plane's dx only needs its own norm^-beta and t of the
-             * window: t is complete after the barrier above */
-            for (int64_t s = 0; s < inner; s++) {
-                float acc = 0;
-                for (int64_t cc = c0; cc <= c1; cc++)
-                    acc += T[(i * C + cc) * inner + s];
-                dx[s] = dy[s] * dx[s] - k2ab * x[s] * acc;
+             * window: t is complete after the barrier above. Plane by
+             * plane of the window, so that the loops run along s. */
+#pragma omp simd
+            for (int64_t s = 0; s < inner; s++)
+                dx[s] *= dy[s];
+            for (int64_t cc = c0; cc <= c1; cc++) {
+                const float *restrict t = T + (i * C + cc) * inner;
+#pragma omp simd
+                for (int64_t s = 0; s < inner; s++)
+                    dx[s] -= k2ab * x[s] * t[s];
             }
         }
     }
@@ -234,25 +260,27 @@ exec_status op_fwd_FusedBatchNorm(exec_kctx *k, const exec_node *n)
     for (int64_t c = 0; c < C; c++) {
         float mean, var;
         if (training) {
-            double s = 0;
+            /* one pass for both moments: sums of x - k and (x - k)^2 with k
+             * the channel's first value, which keeps the variance's
+             * difference of squares from cancelling when |mean| >> std */
+            const float k0 = X[c * inner];
+            double s = 0, s2 = 0;
             for (int64_t i = 0; i < N; i++) {
                 const float *restrict x = X + (i * C + c) * inner;
-                float part = 0;
-#pragma omp simd reduction(+ : part)
-                for (int64_t e = 0; e < inner; e++)
-                    part += x[e];
+                float part = 0, part2 = 0;
+#pragma omp simd reduction(+ : part, part2)
+                for (int64_t e = 0; e < inner; e++) {
+                    float d = x[e] - k0;
+                    part += d;
+                    part2 += d * d;
+                }
                 s += part;
+                s2 += part2;
             }
-            mean = (float)(s / (double)M);
-            double v = 0;
-            for (int64_t i = 0; i < N; i++) {
-                const float *restrict x = X + (i * C + c) * inner;
-                float part = 0;
-#pragma omp simd reduction(+ : part)
-                for (int64_t e = 0; e < inner; e++)
-                    part += (x[e] - mean) * (x[e] - mean);
-                v += part;
-            }
+            double dm = s / (double)M, v = s2 - s * dm; /* sum (x - mean)^2 */
+            if (v < 0)
+                v = 0;
+            mean = (float)(k0 + dm);
             var = (float)(v / (double)M);
             rmean[c] = mom * rmean[c] + (1.0f - mom) * mean;
             rvar[c] = mom * rvar[c] + (1.0f - mom) * (float)(v / (double)(M - 1));

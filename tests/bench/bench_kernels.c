@@ -3,18 +3,21 @@
  * In one run: raw cblas_sgemm at a large square shape (the peak), then the
  * engine's MatMul (a one-node graph run repeatedly) at large shapes, then
  * Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter at AlexNet, VGG-19,
- * ResNet-50 and DQN layer shapes, each as im2col + GEMM, as the direct
- * kernels and as `auto` picks. Prints GFLOP/s and the ratio to the peak,
+ * ResNet-50, DQN and the small VGG's layer shapes, each as im2col + GEMM,
+ * as the direct kernels, as Winograd (3x3 stride 1) and as `auto` picks. Prints GFLOP/s and the ratio to the peak,
  * against the targets (MatMul >= 0.90, Conv2D >= 0.75, backprops >= 0.65;
  * for the convolutions, on the `auto` lines).
  * Each kernel is timed interleaved with the peak sgemm (see time_interleaved).
  * A benchmark, not a test: ctest label "bench" (ctest -L bench); --strict
  * makes a missed target the exit status.
  *
- *   bench_kernels [--threads N] [--batch B] [--seconds S] [--only TEXT] [--strict]
+ *   bench_kernels [--threads N] [--batch B] [--seconds S] [--only TEXT] [--cpu] [--strict]
  *
  * --only keeps the measurements whose name contains TEXT (the peak is always
- * measured). */
+ * measured). --cpu times in the process's CPU time instead of the clock's:
+ * with --threads 1 on a loaded machine, that leaves out the time the
+ * process waited for a core (with more threads it would count the time
+ * OpenMP threads spin at barriers). */
 #include <cblas.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,10 +28,12 @@
 #include "exec/build.h"
 #include "exec/exec.h"
 
+static clockid_t g_clock = CLOCK_MONOTONIC; /* --cpu: CLOCK_PROCESS_CPUTIME_ID */
+
 static double now(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(g_clock, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -158,6 +163,37 @@ static double bench_node(exec_op op, int nin, const tdesc *ins, int nattrs, cons
     return (double)flops / t * 1e-9;
 }
 
+/* Milliseconds and GB/s (the op table's bytes) of one node of a
+ * memory-bound op, its median time alone (no peak sgemm between). */
+static void bench_mem(const char *what, exec_op op, int nin, const tdesc *ins, int nattrs, const int64_t *attrs)
+{
+    exec_graph *g = NULL;
+    if (exec_graph_create(&g, 1))
+        exit(1);
+    uint32_t ids[8];
+    for (int i = 0; i < nin; i++)
+        ids[i] = exec_input(g, "in", EXEC_F32, ins[i].ndim, ins[i].shape);
+    exec_op_add(g, op, nin, ids, nattrs, attrs, NULL);
+    if (exec_graph_status(g) || exec_graph_plan(g)) {
+        fprintf(stderr, "bench_kernels: %s: %s\n", exec_op_name(op), exec_errmsg());
+        exit(1);
+    }
+    for (int i = 0; i < nin; i++) {
+        exec_tensor *t = exec_tensor_get(g, ids[i]);
+        float *r = rand_buf((size_t)t->numel);
+        for (int64_t e = 0; e < t->numel; e++)
+            r[e] += 1.0f; /* positive: LRN's y, batch norm's variances */
+        memcpy(t->data, r, t->bytes);
+        free(r);
+    }
+    uint64_t flops = 0, bytes = 0;
+    exec_node_cost(g, exec_node_get(g, 0), &flops, &bytes);
+    double t = time_median(run_graph, g);
+    exec_graph_destroy(g);
+    printf("%-52s %8.3f ms  %6.1f GB/s\n", what, t * 1e3, (double)bytes / t * 1e-9);
+    fflush(stdout);
+}
+
 static double g_peak;
 static int g_missed;
 
@@ -194,8 +230,10 @@ int main(int argc, char **argv)
             only = argv[++i];
         else if (!strcmp(argv[i], "--strict"))
             strict = 1;
+        else if (!strcmp(argv[i], "--cpu"))
+            g_clock = CLOCK_PROCESS_CPUTIME_ID;
         else {
-            fprintf(stderr, "usage: bench_kernels [--threads N] [--batch B] [--seconds S] [--only TEXT] [--strict]\n");
+            fprintf(stderr, "usage: bench_kernels [--threads N] [--batch B] [--seconds S] [--only TEXT] [--cpu] [--strict]\n");
             return 2;
         }
     }
@@ -232,6 +270,10 @@ int main(int argc, char **argv)
         { "VGG-19 conv1_2 224x224x64->64 3x3", 64, 224, 224, 64, 3, 1, 1 },
         { "VGG-19 conv3_1 56x56x128->256 3x3", 128, 56, 56, 256, 3, 1, 1 },
         { "ResNet-50 3x3 56x56x64->64", 64, 56, 56, 64, 3, 1, 1 },
+        { "VGG small 64x64x16->16 3x3", 16, 64, 64, 16, 3, 1, 1 },
+        { "VGG small 32x32x32->32 3x3", 32, 32, 32, 32, 3, 1, 1 },
+        { "VGG small 16x16x64->64 3x3", 64, 16, 16, 64, 3, 1, 1 },
+        { "VGG small 8x8x128->128 3x3", 128, 8, 8, 128, 3, 1, 1 },
         { "ResNet-50 1x1 56x56x64->256", 64, 56, 56, 256, 1, 1, 0 },
         { "ResNet-50 3x3 14x14x256->256", 256, 14, 14, 256, 3, 1, 1 },
         { "ResNet-50 3x3 7x7x512->512", 512, 7, 7, 512, 3, 1, 1 },
@@ -263,16 +305,39 @@ int main(int argc, char **argv)
               0.65 },
         };
         static const struct { exec_conv_algo a; const char *tag; } algos[] = {
-            { EXEC_CONV_IM2COL, "im2col" }, { EXEC_CONV_DIRECT, "direct" }, { EXEC_CONV_AUTO, "auto" } };
+            { EXEC_CONV_IM2COL, "im2col" }, { EXEC_CONV_DIRECT, "direct" }, { EXEC_CONV_WINOGRAD, "wino" },
+            { EXEC_CONV_AUTO, "auto" } };
         const size_t nalgo = sizeof algos / sizeof algos[0];
         for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
             for (size_t j = ops[o].any_stride || L->s == 1 ? 0 : nalgo - 1; j < nalgo; j++) {
                 char what[128];
+                if (algos[j].a == EXEC_CONV_WINOGRAD && (L->k != 3 || L->s != 1))
+                    continue;
                 exec_conv_algo_set(algos[j].a);
                 snprintf(what, sizeof what, "%-20s %-6s %s", exec_op_name(ops[o].op), algos[j].tag, L->name);
                 report(what, bench_node(ops[o].op, 2, ops[o].in, ops[o].nattrs, ops[o].attrs),
                        j == nalgo - 1 ? ops[o].target : 0.0);
             }
+    }
+    /* memory-bound ops at AlexNet small's first LRN (conv1: 32 channels of
+     * 31x31) and a batch norm of ResNet small's first stage (16 channels
+     * of 32x32 at batch 16) */
+    {
+        const int64_t B = batch;
+        tdesc a = { 4, { B, 32, 31, 31 } }, b = { 4, { B, 16, 32, 32 } }, v = { 1, { 16 } };
+        const int64_t lrn[4] = { 2, exec_attr_f(2.0f), exec_attr_f(1e-4f), exec_attr_f(0.75f) };
+        const int64_t bn[3] = { exec_attr_f(1e-3f), exec_attr_f(0.9f), 1 }, bng[2] = { exec_attr_f(1e-3f), 1 };
+        printf("\n");
+        if (strstr("LRN AlexNet small conv1", only))
+            bench_mem("LRN AlexNet small conv1", EXEC_OP_LRN, 1, &a, 4, lrn);
+        if (strstr("LRNGrad AlexNet small conv1", only))
+            bench_mem("LRNGrad AlexNet small conv1", EXEC_OP_LRNGrad, 3, (tdesc[]){ a, a, a }, 4, lrn);
+        if (strstr("FusedBatchNorm ResNet small 32x32x16", only))
+            bench_mem("FusedBatchNorm ResNet small 32x32x16", EXEC_OP_FusedBatchNorm, 5, (tdesc[]){ b, v, v, v, v }, 3,
+                      bn);
+        if (strstr("FusedBatchNormGrad ResNet small 32x32x16", only))
+            bench_mem("FusedBatchNormGrad ResNet small 32x32x16", EXEC_OP_FusedBatchNormGrad, 5,
+                      (tdesc[]){ b, b, v, v, v }, 2, bng);
     }
     printf("\n%d target(s) missed\n", g_missed);
     return strict && g_missed ? 1 : 0;
