@@ -3,14 +3,14 @@
  * temporary directory, then archived (tracer/archive.h) with a MANIFEST
  * saying where it came from.  Nothing is written at the output path unless
  * the whole import succeeded; an existing file is never overwritten. */
-#define _GNU_SOURCE /* mkdtemp, nftw */
+#define _GNU_SOURCE /* mkdtemp */
 #include "analyze/import.h"
+#include "base/cli.h"
 #include "tracer/archive.h"
+#include "tracer/output.h"
 
 #include <babeltrace2/babeltrace.h>
 #include <errno.h>
-#include <ftw.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,16 +37,7 @@ static void usage(FILE *f)
 
 static int usage_error(const char *msg, const char *arg)
 {
-    fprintf(stderr, "fathom import: %s%s%s\n", msg, arg ? arg : "", arg ? "'" : "");
-    fprintf(stderr, "usage: fathom import [-o ARCHIVE | --dir DIR] [--model NAME] FILE... (fathom import --help)\n");
-    return 2;
-}
-
-static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb, (void)flag, (void)ftw;
-    remove(path);
-    return 0;
+    return cli_usage_error("import", "%s%s%s (fathom import --help)", msg, arg ? arg : "", arg ? "'" : "");
 }
 
 /* The first cause of the current thread's Babeltrace2 error (then cleared). */
@@ -125,55 +116,6 @@ end:
     return rc;
 }
 
-/* The temporary directory of the import under way: a SIGINT, SIGTERM or
- * SIGHUP removes it before the process dies of the signal. The signals are
- * blocked in every thread and taken by one that waits for them (it may call
- * nftw, which a signal handler may not). */
-static char g_tmpdir[4096];
-static pthread_mutex_t g_tmp_lock = PTHREAD_MUTEX_INITIALIZER;
-static sigset_t g_sigs;
-
-static void *signal_watch(void *arg)
-{
-    (void)arg;
-    int sig;
-    if (sigwait(&g_sigs, &sig) != 0)
-        return NULL;
-    pthread_mutex_lock(&g_tmp_lock);
-    if (g_tmpdir[0]) {
-        nftw(g_tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-        rmdir(g_tmpdir);
-    }
-    /* dies of the signal, as without this thread */
-    signal(sig, SIG_DFL);
-    pthread_sigmask(SIG_UNBLOCK, &g_sigs, NULL);
-    raise(sig);
-    return NULL;
-}
-
-static void watch_signals(void)
-{
-    pthread_t t;
-    sigemptyset(&g_sigs);
-    sigaddset(&g_sigs, SIGINT);
-    sigaddset(&g_sigs, SIGTERM);
-    sigaddset(&g_sigs, SIGHUP);
-    if (pthread_sigmask(SIG_BLOCK, &g_sigs, NULL) != 0)
-        return;
-    if (pthread_create(&t, NULL, signal_watch, NULL) != 0) {
-        pthread_sigmask(SIG_UNBLOCK, &g_sigs, NULL);
-        return;
-    }
-    pthread_detach(t);
-}
-
-static void tmpdir_set(const char *dir)
-{
-    pthread_mutex_lock(&g_tmp_lock);
-    snprintf(g_tmpdir, sizeof g_tmpdir, "%s", dir ? dir : "");
-    pthread_mutex_unlock(&g_tmp_lock);
-}
-
 static int import_one(const char *file, const char *model, const char *out, const char *dir)
 {
     char tmpl[4096], ctf_dir[4200], err[1024], path[4096], host[128];
@@ -191,13 +133,22 @@ static int import_one(const char *file, const char *model, const char *out, cons
         fprintf(stderr, "fathom import: %s: not a regular file\n", file);
         return 1;
     }
-    snprintf(tmpl, sizeof tmpl, "%s/fathom-import-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    /* the temporary tree is registered for removal on SIGINT/SIGTERM/SIGHUP;
+     * its name carries the pid, so a later import removes what a SIGKILLed
+     * one left */
+    const char *tmpbase = tmp && *tmp ? tmp : "/tmp";
+    tracer_cleanup_stale(tmpbase, "fathom-import-");
+    snprintf(tmpl, sizeof tmpl, "%s/fathom-import-%ld-XXXXXX", tmpbase, (long)getpid());
+    tracer_cleanup_mask mask;
+    tracer_cleanup_block(&mask);
     if (!mkdtemp(tmpl)) {
-        fprintf(stderr, "fathom import: cannot create a temporary directory in %s: %s\n", tmp && *tmp ? tmp : "/tmp",
-                strerror(errno));
+        int e = errno;
+        tracer_cleanup_unblock(&mask);
+        fprintf(stderr, "fathom import: cannot create a temporary directory in %s: %s\n", tmpbase, strerror(e));
         return 1;
     }
-    tmpdir_set(tmpl);
+    int cleanup_id = tracer_cleanup_add(tmpl, true);
+    tracer_cleanup_unblock(&mask);
     snprintf(ctf_dir, sizeof ctf_dir, "%s/trace", tmpl);
     if (convert(file, model, ctf_dir, &sum, err, sizeof err)) {
         fprintf(stderr, "fathom import: %s\n", err);
@@ -251,11 +202,10 @@ static int import_one(const char *file, const char *model, const char *out, cons
     rc = 0;
 end:
     tracer_manifest_destroy(m);
-    pthread_mutex_lock(&g_tmp_lock); /* not while a signal removes it */
-    nftw(tmpl, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-    rmdir(tmpl);
-    g_tmpdir[0] = '\0';
-    pthread_mutex_unlock(&g_tmp_lock);
+    tracer_cleanup_block(&mask); /* not while a signal removes it */
+    tracer_remove_tree(tmpl);
+    tracer_cleanup_forget(cleanup_id);
+    tracer_cleanup_unblock(&mask);
     return rc;
 }
 
@@ -296,7 +246,6 @@ int cmd_import(int argc, char **argv)
     if (out && nfiles > 1)
         return usage_error("-o names one archive: give one FILE, or --dir for several", NULL);
     int rc = 0, after_dashes = 0;
-    watch_signals();
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!after_dashes) {
