@@ -199,8 +199,26 @@ typedef struct exec_mem_stats {
 exec_status exec_graph_plan(exec_graph *g);
 void exec_graph_mem(const exec_graph *g, exec_mem_stats *out);
 
+/* ---- engine settings (executor.c) --------------------------------------- */
+/* How a graph's ops run: carried by the graph (exec_graph_settings_set) and
+ * overridable per run (exec_run_opts.settings), so two graphs of one process
+ * -- candidates of `fathom tune`, a replay beside a model -- run side by side
+ * with different settings. A zero member means the process default
+ * (exec_threads_set, exec_conv_algo_set, FATHOM_CONV_ALGO in the driver). */
+typedef struct exec_settings {
+    int threads;              /* intra-op threads of a sequential run, split among
+                                 inter-op workers (0: exec_threads_get()) */
+    int conv_algo;            /* an exec_conv_algo (EXEC_CONV_DEFAULT: the process's) */
+} exec_settings;
+
+/* Copies s into g (NULL: back to the process defaults). */
+void exec_graph_settings_set(exec_graph *g, const exec_settings *s);
+/* The settings g carries (zero members: the process defaults). */
+exec_settings exec_graph_settings(const exec_graph *g);
+
 typedef struct exec_run_opts {
     int inter;          /* inter-op workers (<= 1: sequential) */
+    const exec_settings *settings; /* NULL: the graph's; a zero member: the graph's */
     exec_phase max_phase; /* run nodes up to this phase (forward: inference) */
     uint64_t *node_ns;  /* optional, one per node: adds each node's wall time */
     uint32_t first_node, end_node; /* run only nodes [first_node, end_node) (end 0: to the last);
@@ -231,8 +249,13 @@ const char *exec_cpu_model(void);
  * IM2COL and DIRECT force one (DIRECT runs im2col on a machine without AVX2
  * and FMA). For tests and A/B runs; the driver reads
  * FATHOM_CONV_ALGO=auto|im2col|direct. */
-typedef enum exec_conv_algo { EXEC_CONV_AUTO, EXEC_CONV_IM2COL, EXEC_CONV_DIRECT } exec_conv_algo;
+typedef enum exec_conv_algo { EXEC_CONV_DEFAULT, EXEC_CONV_AUTO, EXEC_CONV_IM2COL, EXEC_CONV_DIRECT } exec_conv_algo;
+/* The process default (EXEC_CONV_DEFAULT: AUTO); graphs and runs override
+ * it through exec_settings. */
 void exec_conv_algo_set(exec_conv_algo a);
+exec_conv_algo exec_conv_algo_get(void);
+/* The algorithm's name ("auto", "im2col", "direct"; "default"). */
+const char *exec_conv_algo_name(exec_conv_algo a);
 /* "auto", "im2col", "direct" -> the algorithm; -1 for anything else. */
 int exec_conv_algo_from_name(const char *name);
 

@@ -32,27 +32,37 @@ static bool conv_is_1x1(const conv_geom *q)
     return q->kh == 1 && q->kw == 1 && q->sh == 1 && q->sw == 1 && q->ph == 0 && q->pw == 0;
 }
 
+/* The process default; a graph's or a run's settings override it (the
+ * kernel context carries the one in force). */
 static _Atomic int conv_algo = EXEC_CONV_AUTO;
-void exec_conv_algo_set(exec_conv_algo a) { atomic_store(&conv_algo, (int)a); }
+void exec_conv_algo_set(exec_conv_algo a)
+{
+    atomic_store(&conv_algo, a == EXEC_CONV_DEFAULT ? EXEC_CONV_AUTO : (int)a);
+}
+exec_conv_algo exec_conv_algo_get(void) { return (exec_conv_algo)atomic_load(&conv_algo); }
 
-static const char *const conv_algo_names[] = { "auto", "im2col", "direct" };
+static const char *const conv_algo_names[] = { "default", "auto", "im2col", "direct" };
 int exec_conv_algo_from_name(const char *name)
 {
-    for (size_t i = 0; i < sizeof conv_algo_names / sizeof conv_algo_names[0]; i++)
+    for (size_t i = EXEC_CONV_AUTO; i < sizeof conv_algo_names / sizeof conv_algo_names[0]; i++)
         if (strcmp(name, conv_algo_names[i]) == 0)
             return (int)i;
     return -1;
 }
+const char *exec_conv_algo_name(exec_conv_algo a)
+{
+    return (unsigned)a < sizeof conv_algo_names / sizeof conv_algo_names[0] ? conv_algo_names[a] : "?";
+}
 
 /* Whether this convolution's forward or filter gradient (or, asked with
  * conv_direct_transposed, a stride-1 input gradient) runs conv_direct.c's
- * kernels. */
-static bool use_direct(const conv_geom *q, int nthreads)
+ * kernels under the run's algorithm. */
+static bool use_direct(const exec_kctx *k, const conv_geom *q)
 {
-    int a = atomic_load_explicit(&conv_algo, memory_order_relaxed);
+    exec_conv_algo a = k->conv_algo == EXEC_CONV_DEFAULT ? exec_conv_algo_get() : k->conv_algo;
     if (a == EXEC_CONV_IM2COL || !conv_direct_supported())
         return false;
-    return a == EXEC_CONV_DIRECT || conv_direct_wins(q, nthreads);
+    return a == EXEC_CONV_DIRECT || conv_direct_wins(q, k->nthreads);
 }
 
 /* Fills oh/ow from the rest and checks everything; `who` names the op. */
@@ -408,7 +418,7 @@ exec_status op_fwd_Conv2D(exec_kctx *k, const exec_node *n)
     const conv_geom q = geom_of(xt, ft, yt, n);
     const float *X = xt->data, *Wt = ft->data;
     float *Y = yt->data;
-    if (use_direct(&q, k->nthreads)) {
+    if (use_direct(k, &q)) {
         float *s = exec_kscratch(k, (size_t)conv_direct_scratch(&q, k->nthreads) * sizeof *s);
         if (!s)
             return exec_fail(EXEC_ERR_NOMEM, "Conv2D: no memory for the packed filter");
@@ -524,7 +534,7 @@ exec_status op_fwd_Conv2DBackpropInput(exec_kctx *k, const exec_node *n)
     const float *Wt = ft->data, *DY = dyt->data;
     float *DX = dxt->data;
     const conv_geom tq = conv_direct_transposed(&q);
-    if (q.sh == 1 && q.sw == 1 && use_direct(&tq, k->nthreads)) {
+    if (q.sh == 1 && q.sw == 1 && use_direct(k, &tq)) {
         float *s = exec_kscratch(k, (size_t)conv_direct_scratch(&tq, k->nthreads) * sizeof *s);
         if (!s)
             return exec_fail(EXEC_ERR_NOMEM, "Conv2DBackpropInput: no memory for the packed filter");
@@ -619,7 +629,7 @@ exec_status op_fwd_Conv2DBackpropFilter(exec_kctx *k, const exec_node *n)
     const conv_geom q = geom_of(xt, dwt, dyt, n);
     const float *X = xt->data, *DY = dyt->data;
     float *DW = dwt->data;
-    if (use_direct(&q, k->nthreads)) {
+    if (use_direct(k, &q)) {
         float *s = exec_kscratch(k, (size_t)conv_direct_filter_scratch(&q) * sizeof *s);
         if (!s)
             return exec_fail(EXEC_ERR_NOMEM, "Conv2DBackpropFilter: no memory for the transposed gradient");
