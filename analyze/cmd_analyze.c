@@ -7,6 +7,7 @@
 
 #include "analyze/html.h"
 #include "analyze/memory.h"
+#include "analyze/parallelism.h"
 #include "analyze/profile.h"
 #include "analyze/read.h"
 #include "analyze/report.h"
@@ -291,6 +292,8 @@ int cmd_analyze(int argc, char **argv)
     }
     if (strcmp(what, "--list") == 0)
         return list_sessions(argc, argv);
+    if (strcmp(what, "parallelism") == 0)
+        return analyze_parallelism_main(argc - 1, argv + 1);
     enum kind kind;
     if (strcmp(what, "breakdown") == 0)
         kind = BREAKDOWN;
