@@ -23,4 +23,5 @@ int cli_parse_u64(const char *cmd, const char *opt, const char *arg, unsigned lo
 int cmd_ops(int argc, char **argv);
 int cmd_peak(int argc, char **argv);
 int cmd_replay(int argc, char **argv);   /* replay/cmd_replay.c */
+int cmd_tune(int argc, char **argv);     /* replay/cmd_tune.c */
 #endif

@@ -149,6 +149,7 @@ static int cb_run_begin(void *user, const tracer_run *r)
     m->inter = r->inter;
     m->batch = r->batch;
     m->steps = r->steps;
+    m->schema = r->schema;
     L->run_begins++;
     return 0;
 }
