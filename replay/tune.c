@@ -64,8 +64,8 @@ static void topology(int cores, int *physical, int *sockets)
  * ridge point that splits memory- from compute-bound op types. */
 static exec_status ceilings(double *gflops, double *gbs)
 {
-    const int n = 384;
-    const int64_t m = 1 << 22;
+    const int n = 256;
+    const int64_t m = 1 << 21;
     float *a = exec_malloc((size_t)n * n * 3 * sizeof *a), *x = exec_malloc((size_t)m * 3 * sizeof *x);
     if (!a || !x) {
         exec_free(a), exec_free(x);
@@ -283,6 +283,32 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Whether the rounds so far already decide: the fastest candidate (by its
+ * slowest step) was faster in every round than every other candidate in
+ * any round. */
+static int separated(const double *samples, int stride, int n, int rounds)
+{
+    int best = -1;
+    double best_max = 0;
+    for (int i = 0; i < n; i++) {
+        double mx = 0;
+        for (int k = 0; k < rounds; k++)
+            mx = fmax(mx, samples[(size_t)i * stride + k]);
+        if (best < 0 || mx < best_max)
+            best = i, best_max = mx;
+    }
+    for (int i = 0; i < n; i++) {
+        if (i == best)
+            continue;
+        double mn = INFINITY;
+        for (int k = 0; k < rounds; k++)
+            mn = fmin(mn, samples[(size_t)i * stride + k]);
+        if (mn <= best_max)
+            return 0;
+    }
+    return 1;
+}
+
 /* The op time per step predicted at t intra-op threads: the nearest
  * measured level at or below t (levels are sorted ascending). */
 static double op_at(const replay_tune_result *r, int t)
@@ -324,12 +350,14 @@ static exec_status profile_level(const replay_tune_target *t, const replay_tune_
     *done = steps;
     prof_reset(flow);
     exec_hooks h = { .ops = prof_ops };
+    const exec_hooks *cur = exec_hooks_cur(); /* a tracer's, given back afterwards */
+    exec_hooks saved = cur ? *cur : (exec_hooks){ 0 };
     double wall = 0;
     for (int i = 0; i < steps && !s; i++) {
         P.nrecs = P.nids = 0;
         exec_hooks_set(&h);
         s = t->step(inst, &ns);
-        exec_hooks_set(NULL);
+        exec_hooks_set(cur ? &saved : NULL);
         wall += (double)ns;
         if (!s && P.nomem)
             s = exec_fail(EXEC_ERR_NOMEM, "out of memory for the op records");
@@ -543,7 +571,7 @@ candidates_done:
     }
 
     /* 3. alternating measured runs */
-    enum { MAX_ROUNDS = 64 };
+    enum { MAX_ROUNDS = 64, TUNE_ROUNDS = 10 }; /* ten alternating steps give a steady median */
     samples = exec_calloc((size_t)r->n * MAX_ROUNDS, sizeof *samples);
     inst = exec_calloc((size_t)r->n, sizeof *inst);
     if (!samples || !inst) {
@@ -551,7 +579,7 @@ candidates_done:
         goto end;
     }
     double m0 = now_s();
-    int rounds_max = o->sweep ? (o->rounds > 0 ? o->rounds : 5) : MAX_ROUNDS;
+    int rounds_max = o->sweep ? (o->rounds > 0 ? o->rounds : 5) : TUNE_ROUNDS;
     if (rounds_max > MAX_ROUNDS)
         rounds_max = MAX_ROUNDS;
     /* every point stays open (its model built, warmed up) so that rounds
@@ -577,6 +605,8 @@ candidates_done:
         }
         r->rounds++;
         per_round = now_s() - rt0;
+        if (!o->sweep && r->rounds >= 3 && separated(samples, MAX_ROUNDS, r->n, r->rounds))
+            break;
     }
     r->measure_s = now_s() - m0;
     if (s)
