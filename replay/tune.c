@@ -337,7 +337,7 @@ static void progress(const replay_tune_opts *o, const char *fmt, ...)
  * (one warm-up step first); *step_ns the mean wall time of the profiled
  * steps. */
 static exec_status profile_level(const replay_tune_target *t, const replay_tune_knobs *k, int steps, int flow,
-                                 double budget_s, int *done, double *total, double *cp, double *step_ns)
+                                 double budget_s, int *done, double *total, double *cp, double *step_ns, void **keep)
 {
     void *inst = NULL;
     exec_status s = t->open(t->ctx, k, &inst);
@@ -364,7 +364,10 @@ static exec_status profile_level(const replay_tune_target *t, const replay_tune_
         if (!s && flow)
             s = critical_path(total, cp);
     }
-    t->close(inst);
+    if (keep && !s)
+        *keep = inst; /* warmed up: the measured runs go on with it */
+    else
+        t->close(inst);
     *step_ns = wall / steps;
     return s;
 }
@@ -377,8 +380,9 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
         return exec_fail(EXEC_ERR_ARG, "the budget must be positive");
     exec_status s = EXEC_OK;
     double *samples = NULL;
-    void **inst = NULL;
+    void **inst = NULL, *def_inst = NULL; /* the defaults' profiled instance, kept */
     r->cores = exec_cores();
+    r->budget_s = o->sweep ? 0 : budget;
     topology(r->cores, &r->physical, &r->sockets);
     const int B0 = t->batch > 0 ? t->batch : 1;
     const int nb = o->nbatches > 0 && !t->batch_fixed ? o->nbatches : 1;
@@ -408,11 +412,12 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
         double tot = 0, c = 0;
         int done = 1, spr = t->steps_per_run > 0 ? t->steps_per_run : 1;
         if ((s = profile_level(t, &k, pass == 0 ? 2 : 1, pass == 0, o->sweep ? 1e9 : budget, &done, &tot, &c,
-                               &step_ns)))
+                               &step_ns, pass == 0 ? &def_inst : NULL)))
             goto end;
         double per = 1.0 / ((double)done * spr); /* per recorded step */
         if (pass == 0) {
             total = tot * per, cp = c * per, def_step_ns = step_ns;
+            r->default_step_ns = step_ns;
             double all = 0, conv = P.class_ns[EXEC_CLASS_convolution];
             for (int c2 = 0; c2 < EXEC_CLASS_COUNT; c2++)
                 all += P.class_ns[c2];
@@ -584,7 +589,11 @@ candidates_done:
         rounds_max = MAX_ROUNDS;
     /* every point stays open (its model built, warmed up) so that rounds
      * alternate over all of them */
+    inst[r->defaults] = def_inst; /* already warm */
+    def_inst = NULL;
     for (int i = 0; i < r->n && !s; i++) {
+        if (inst[i])
+            continue;
         progress(o, "starting candidate %d/%d", i + 1, r->n);
         uint64_t ns = 0;
         if (!(s = t->open(t->ctx, &r->c[i].k, &inst[i])))
@@ -629,6 +638,8 @@ end:
         for (int i = 0; i < r->n; i++)
             if (inst[i])
                 t->close(inst[i]);
+    if (def_inst)
+        t->close(def_inst);
     exec_free(inst);
     exec_free(samples);
     prof_free();

@@ -86,6 +86,8 @@ typedef struct replay_tune_result {
     int n, best, defaults, vendors;
     int rounds;
     double wall_s, measure_s;                 /* all of it; the alternating runs */
+    double budget_s;                          /* asked for (0: a sweep) */
+    double default_step_ns;                   /* a step at the defaults, profiled */
 } replay_tune_result;
 
 exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, replay_tune_result *r);
