@@ -505,8 +505,8 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
              100 * r->conv_share);
     if (nb > 1)
         line(r, "batch: %d sizes measured as throughput (time per sample)", nb);
-    line(r, "thread binding left to the OpenMP runtime: OMP_PROC_BIND and OMP_PLACES act when it starts, not per "
-            "run (%d socket%s, %d physical cores of %d)",
+    line(r, "thread binding and waiting left to the OpenMP runtime: OMP_PROC_BIND, OMP_PLACES and OMP_WAIT_POLICY "
+            "act when it starts, not per run (%d socket%s, %d physical cores of %d)",
          r->sockets, r->sockets == 1 ? "" : "s", r->physical, r->cores);
 
     /* candidates: defaults and vendors first */
