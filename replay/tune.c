@@ -283,30 +283,40 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Whether the rounds so far already decide: the fastest candidate (by its
- * slowest step) was faster in every round than every other candidate in
- * any round. */
-static int separated(const double *samples, int stride, int n, int rounds)
+/* Racing: after a few rounds, a candidate whose fastest step was slower
+ * than every step of the leader (the lowest median so far) is out; its
+ * rounds so far give its median. Returns the candidates still in. */
+static int race(const double *samples, int stride, const replay_tune_cand *c, int n, int *active)
 {
-    int best = -1;
-    double best_max = 0;
+    int lead = -1;
+    double lead_max = 0, lead_med = 0;
     for (int i = 0; i < n; i++) {
-        double mx = 0;
-        for (int k = 0; k < rounds; k++)
-            mx = fmax(mx, samples[(size_t)i * stride + k]);
-        if (best < 0 || mx < best_max)
-            best = i, best_max = mx;
+        if (!active[i])
+            continue;
+        double v[64], mx = 0;
+        int k = c[i].rounds;
+        for (int j = 0; j < k; j++)
+            v[j] = samples[(size_t)i * stride + j], mx = fmax(mx, v[j]);
+        qsort(v, (size_t)k, sizeof v[0], cmp_double);
+        double med = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+        med /= c[i].k.batch > 0 ? c[i].k.batch : 1;
+        mx /= c[i].k.batch > 0 ? c[i].k.batch : 1;
+        if (lead < 0 || med < lead_med)
+            lead = i, lead_med = med, lead_max = mx;
     }
+    int in = 0;
     for (int i = 0; i < n; i++) {
-        if (i == best)
+        if (!active[i])
             continue;
         double mn = INFINITY;
-        for (int k = 0; k < rounds; k++)
-            mn = fmin(mn, samples[(size_t)i * stride + k]);
-        if (mn <= best_max)
-            return 0;
+        for (int j = 0; j < c[i].rounds; j++)
+            mn = fmin(mn, samples[(size_t)i * stride + j]);
+        mn /= c[i].k.batch > 0 ? c[i].k.batch : 1;
+        if (i != lead && mn > lead_max)
+            active[i] = 0;
+        in += active[i];
     }
-    return 1;
+    return in;
 }
 
 /* The op time per step predicted at t intra-op threads: the nearest
@@ -600,6 +610,13 @@ candidates_done:
             s = t->step(inst[i], &ns); /* warm-up */
     }
     double per_round = 0;
+    int *active = exec_calloc((size_t)r->n, sizeof *active);
+    if (!active) {
+        s = exec_fail(EXEC_ERR_NOMEM, "out of memory");
+        goto end;
+    }
+    for (int i = 0; i < r->n; i++)
+        active[i] = 1;
     for (int round = 0; round < rounds_max && !s; round++) {
         double rt0 = now_s();
         if (!o->sweep && round >= 1 && now_s() - t0 + per_round > budget)
@@ -607,6 +624,8 @@ candidates_done:
         for (int j = 0; j < r->n && !s; j++) {
             int i = (j + round) % r->n;
             uint64_t ns = 0;
+            if (!active[i])
+                continue;
             progress(o, "round %d: candidate %d/%d", round + 1, j + 1, r->n);
             s = t->step(inst[i], &ns);
             samples[(size_t)i * MAX_ROUNDS + round] = (double)ns / (t->steps_per_run > 0 ? t->steps_per_run : 1);
@@ -614,9 +633,10 @@ candidates_done:
         }
         r->rounds++;
         per_round = now_s() - rt0;
-        if (!o->sweep && r->rounds >= 3 && separated(samples, MAX_ROUNDS, r->n, r->rounds))
+        if (!o->sweep && r->rounds >= 3 && race(samples, MAX_ROUNDS, r->c, r->n, active) <= 1)
             break;
     }
+    exec_free(active);
     r->measure_s = now_s() - m0;
     if (s)
         goto end;

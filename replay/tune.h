@@ -14,8 +14,10 @@
  *   3. measures the best few beside fathom's defaults and the vendors'
  *      settings (intra-op = physical cores, inter-op = sockets) in
  *      alternating rounds (one step each, the order rotated every round, so
- *      drift hits every candidate alike) until the budget is spent, and
- *      recommends the fastest by median time per sample.
+ *      drift hits every candidate alike; after three rounds a candidate
+ *      clearly slower than the leader drops out) until the budget is spent
+ *      or ten rounds ran, and recommends the fastest by median time per
+ *      sample.
  * With `sweep` it measures every point of the knob space instead (the
  * exhaustive baseline of tests/bench/bench_tune). */
 #ifndef FATHOM_REPLAY_TUNE_H
