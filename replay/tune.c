@@ -546,11 +546,15 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     } else {
         /* (threads, inter) pairs ranked by the prediction: op time at the
          * threads each worker gets, shared by min(M, parallelism) workers */
-        int tset[2] = { tbest, r->cores }, nt = tbest == r->cores ? 1 : 2;
-        struct { int T, M; double pred; } pairs[16];
+        /* the best level, all cores, and the level below the best (its
+         * measured gain may be drift: the runs will tell) */
+        int tset[3] = { tbest, r->cores, 0 }, nt = tbest == r->cores ? 1 : 2;
+        if (best_level > 0)
+            tset[nt++] = r->level_threads[best_level - 1];
+        struct { int T, M; double pred; } pairs[24];
         int np = 0;
         for (int i = 0; i < nt; i++)
-            for (int M = 1; M <= mmax && np < 16; M++) {
+            for (int M = 1; M <= mmax && np < 24; M++) {
                 if (M > tset[i])
                     continue;
                 double par = r->parallelism < M ? r->parallelism : M;
