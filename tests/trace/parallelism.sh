@@ -2,8 +2,9 @@
 # `fathom analyze parallelism`: the average parallelism of hand-made traces
 # with known answers (a chain 1.0, two equal independent branches 2.0, a
 # diamond 50/40 = 1.25), of recorded workloads (speech's bidirectional RNN
-# runs its two directions side by side: well above 1; trace_mlp's plain
-# 2-layer MLP: near 1), and the one-line errors (schema 1, no data flow).
+# runs its two directions side by side: 1.3 or more; trace_mlp's plain
+# 2-layer MLP: near 1, below speech), and the one-line errors (schema 1,
+# no data flow).
 . "$(dirname "$0")/lib.sh"
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 
@@ -48,9 +49,12 @@ ensure_sessiond
 "$FATHOM" record speech --preset tiny --steps 3 --threads 1 -o "$T/speech.tar.zst" --quiet >/dev/null 2>"$T/err" ||
     fail "record speech: $(cat "$T/err")"
 got=$(par --skip-first 1 "$T/speech.tar.zst") || fail "speech: analyze parallelism failed"
-near "$got" 1.6 0.6 || fail "speech: parallelism $got, want well above 1 (its two RNN directions)"
+awk -v p="$got" 'BEGIN { exit !(p >= 1.3) }' || fail "speech: parallelism $got, want 1.3 or more (its two RNN directions)"
 note "speech train tiny: $got"
+speech=$got
 mlp=$("$TRACE_MLP" record --dir "$T" 3) || fail "trace_mlp record"
 got=$(par --skip-first 1 "$mlp") || fail "mlp: analyze parallelism failed"
-near "$got" 1.0 0.3 || fail "mlp: parallelism $got, want about 1"
+# a 2-layer MLP: a chain forward; backward, a layer's weight gradient beside the gradient it passes down
+awk -v p="$got" -v s="$speech" 'BEGIN { exit !(p >= 0.99 && p <= 1.45 && p < s) }' ||
+    fail "mlp: parallelism $got, want about 1 (at most 1.45, below speech's $speech)"
 note "2-layer MLP: $got"
