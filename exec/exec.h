@@ -235,7 +235,8 @@ uint64_t exec_engine_ns(void);
 
 /* ---- threads (threads.c) ------------------------------------------------ */
 /* Intra-op threads shared by OpenBLAS and the engine's kernels (one OpenMP
- * pool); 0 = all cores. Inter-op workers split them, never oversubscribing. */
+ * pool); 0 = all cores. Inter-op workers split them, never oversubscribing.
+ * The process default: a graph's or a run's exec_settings override it. */
 void exec_threads_set(int intra);
 int exec_threads_get(void);
 int exec_cores(void);
@@ -247,8 +248,9 @@ const char *exec_cpu_model(void);
  * AUTO (the default) takes the direct AVX2 kernels (ops/conv_direct.c) for
  * the shapes where they measured faster and im2col + GEMM for the rest;
  * IM2COL and DIRECT force one (DIRECT runs im2col on a machine without AVX2
- * and FMA). For tests and A/B runs; the driver reads
- * FATHOM_CONV_ALGO=auto|im2col|direct. */
+ * and FMA). DEFAULT, in exec_settings, means the process's. A graph or a
+ * run chooses through exec_settings (`fathom run --conv-algo`, `fathom
+ * tune`); the driver sets the process's from FATHOM_CONV_ALGO. */
 typedef enum exec_conv_algo { EXEC_CONV_DEFAULT, EXEC_CONV_AUTO, EXEC_CONV_IM2COL, EXEC_CONV_DIRECT } exec_conv_algo;
 /* The process default (EXEC_CONV_DEFAULT: AUTO); graphs and runs override
  * it through exec_settings. */
