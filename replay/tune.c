@@ -566,7 +566,10 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
                 __typeof__(pairs[0]) x = pairs[j];
                 pairs[j] = pairs[j - 1], pairs[j - 1] = x;
             }
-        for (int i = 0; i < np && i < 3; i++)
+        /* the best three, none predicted slower than 1.5x the best: a
+         * point far off its prediction costs the budget rounds that the
+         * close ones need */
+        for (int i = 0; i < np && i < 3 && pairs[i].pred <= 1.5 * pairs[0].pred; i++)
             for (int a = 0; a < nalgo; a++)
                 for (int b = 0; b < nb; b++) {
                     replay_tune_knobs k = { pairs[i].T, pairs[i].M, algos[a], batches[b] };
