@@ -82,7 +82,7 @@ static void print_text(const replay_tune_result *r, const replay_tune_target *t,
 {
     printf("fathom tune: %s, batch %d, on %s (%d cores: %d physical, %d socket%s)\n", t->what, t->batch,
            exec_cpu_model(), r->cores, r->physical, r->sockets, r->sockets == 1 ? "" : "s");
-    printf("\nmeasured:\n  average parallelism %.2f (per step: op time %.2f ms, critical path %.2f ms)\n",
+    printf("\nmeasured:\n  average parallelism %.2f (per step at one thread: op time %.2f ms, critical path %.2f ms)\n",
            r->parallelism, r->op_ns / 1e6, r->critical_ns / 1e6);
     printf("  op time per step by intra-op threads:");
     for (int i = 0; i < r->nlevels; i++)

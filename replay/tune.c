@@ -409,25 +409,30 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     for (int v = 1; v < r->cores && nl < REPLAY_TUNE_MAX_LEVELS - 1; v *= 2)
         levels[nl++] = v;
     levels[nl++] = r->cores;
-    /* the defaults' level first (it also gives the data flow), then the rest */
+    /* one thread first (it gives the data flow, and one thread never waits
+     * for a descheduled team member), then all cores (the defaults, whose
+     * instance goes on into the measured runs), then the levels between */
     double type_ns[REPLAY_TUNE_MAX_LEVELS][EXEC_OP_COUNT];
-    double total = 0, cp = 0, step_ns = 0, def_step_ns = 0;
+    double total = 0, cp = 0, step_ns = 0, def_step_ns = 0, min_step_ns = 0, one_step_ns = 0;
     int got[REPLAY_TUNE_MAX_LEVELS] = { 0 };
     for (int pass = 0; pass < nl; pass++) {
-        int li = pass == 0 ? nl - 1 : pass - 1;
-        if (pass > 0 && (o->sweep || now_s() - t0 > 0.35 * budget))
+        int li = pass == 0 ? 0 : pass == 1 ? nl - 1 : pass - 1;
+        if (pass > 1 && (o->sweep || now_s() - t0 > 0.35 * budget))
             break; /* the sweep measures every point anyway; the tuner keeps its budget */
         replay_tune_knobs k = { .threads = levels[li], .inter = 1, .conv_algo = EXEC_CONV_AUTO, .batch = B0 };
         progress(o, "profiling at %d intra-op thread%s", k.threads, k.threads == 1 ? "" : "s");
         double tot = 0, c = 0;
         int done = 1, spr = t->steps_per_run > 0 ? t->steps_per_run : 1;
         if ((s = profile_level(t, &k, pass == 0 ? 2 : 1, pass == 0, o->sweep ? 1e9 : budget, &done, &tot, &c,
-                               &step_ns, pass == 0 ? &def_inst : NULL)))
+                               &step_ns, li == nl - 1 ? &def_inst : NULL)))
             goto end;
+        if (li == nl - 1)
+            def_step_ns = r->default_step_ns = step_ns;
+        if (min_step_ns == 0 || step_ns < min_step_ns)
+            min_step_ns = step_ns;
         double per = 1.0 / ((double)done * spr); /* per recorded step */
         if (pass == 0) {
-            total = tot * per, cp = c * per, def_step_ns = step_ns;
-            r->default_step_ns = step_ns;
+            total = tot * per, cp = c * per, one_step_ns = step_ns;
             double all = 0, conv = P.class_ns[EXEC_CLASS_convolution];
             for (int c2 = 0; c2 < EXEC_CLASS_COUNT; c2++)
                 all += P.class_ns[c2];
@@ -521,7 +526,7 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
 
     /* candidates: defaults and vendors first */
     const int spr = t->steps_per_run > 0 ? t->steps_per_run : 1;
-    double rest = def_step_ns / spr > r->op_ns ? def_step_ns / spr - r->op_ns : 0; /* time outside the ops */
+    double rest = one_step_ns / spr > r->op_ns ? one_step_ns / spr - r->op_ns : 0; /* time outside the ops */
     replay_tune_knobs def = { r->cores, 1, EXEC_CONV_AUTO, B0 };
     replay_tune_knobs ven = { r->physical, r->sockets, EXEC_CONV_AUTO, B0 };
     add_cand(r, &def, "defaults", 0);
@@ -581,13 +586,14 @@ candidates_done:
         /* each candidate costs a warm-up step and a step a round: keep as
          * many (defaults and vendors first, then by prediction) as leave
          * time for two rounds */
-        double left = budget - (now_s() - t0), each = 3.0 * def_step_ns * 1e-9;
+        double left = budget - (now_s() - t0) - 2.0 * def_step_ns * 1e-9, each = 3.0 * min_step_ns * 1e-9;
         int fit = each > 0 ? (int)(left / each) : r->n;
         if (fit < 2)
             fit = 2;
         if (r->n > fit) {
-            line(r, "the budget leaves time to measure %d of %d candidates (a step takes %.2f s): the rest are "
-                    "left out by their prediction", fit, r->n, def_step_ns * 1e-9);
+            line(r, "the budget leaves time to measure %d of %d candidates (a step takes %.2f s at the defaults, "
+                    "%.2f s at best): the rest are left out by their prediction",
+                 fit, r->n, def_step_ns * 1e-9, min_step_ns * 1e-9);
             r->n = fit;
         }
     }

@@ -5,8 +5,10 @@
  * program rebuilt from a trace (replay_tune_trace_target) -- through one
  * interface: open an instance with given knobs, run one step, close. It
  *   1. measures: a few profiled steps at each intra-op thread level (the
- *      engine's hooks time every op): op time per op type and level, the
- *      data flow's average parallelism (op time / critical path), each
+ *      engine's hooks time every op; one thread first, then all cores,
+ *      then the levels between while the budget allows): op time per op
+ *      type and level, the data flow's average parallelism (op time /
+ *      critical path, at one thread), each
  *      dominant op type's arithmetic intensity against this machine's ridge
  *      (a short sgemm and triad);
  *   2. proposes values for each knob with one line saying which measurement
@@ -72,7 +74,7 @@ typedef struct replay_tune_cand {
 typedef struct replay_tune_result {
     int cores, physical, sockets;
     /* measurements */
-    double parallelism, op_ns, critical_ns;   /* at the defaults, per step */
+    double parallelism, op_ns, critical_ns;   /* at one intra-op thread, per step */
     int nlevels;
     int level_threads[REPLAY_TUNE_MAX_LEVELS];
     double level_op_ns[REPLAY_TUNE_MAX_LEVELS]; /* op time per step at each thread level */
