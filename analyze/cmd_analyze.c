@@ -7,6 +7,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/html.h"
+#include "analyze/parallelism.h"
 #include "analyze/profile.h"
 #include "analyze/read.h"
 #include "analyze/roofline.h"
@@ -210,6 +211,8 @@ int cmd_analyze(int argc, char **argv)
     }
     if (strcmp(what, "--list") == 0)
         return list_sessions(argc, argv);
+    if (strcmp(what, "parallelism") == 0)
+        return analyze_parallelism_main(argc - 1, argv + 1);
     const analyze_analysis *an = analyze_analysis_find(what);
     if (!an) {
         char names[512] = "";

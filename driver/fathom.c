@@ -51,6 +51,7 @@ static const struct subcommand {
     { "export", cmd_export, "write a trace as a Chrome/Perfetto timeline (JSON)" },
     { "import", cmd_import, "turn PyTorch profiler or execution traces into fathom archives" },
     { "replay", cmd_replay, "re-execute a recorded op sequence on this machine" },
+    { "tune", cmd_tune, "find faster engine settings for a workload or trace here, measured" },
     { "ops", cmd_ops, "list the op table: name, class, gradient, FLOP formula" },
     { "peak", cmd_peak, "measure this machine's sgemm GFLOP/s and memory bandwidth" },
     { "version", cmd_version, "print the version, BLAS configuration and CPU" },

@@ -203,8 +203,26 @@ typedef struct exec_mem_stats {
 exec_status exec_graph_plan(exec_graph *g);
 void exec_graph_mem(const exec_graph *g, exec_mem_stats *out);
 
+/* ---- engine settings (executor.c) --------------------------------------- */
+/* How a graph's ops run: carried by the graph (exec_graph_settings_set) and
+ * overridable per run (exec_run_opts.settings), so two graphs of one process
+ * -- candidates of `fathom tune`, a replay beside a model -- run side by side
+ * with different settings. A zero member means the process default
+ * (exec_threads_set, exec_conv_algo_set, FATHOM_CONV_ALGO in the driver). */
+typedef struct exec_settings {
+    int threads;              /* intra-op threads of a sequential run, split among
+                                 inter-op workers (0: exec_threads_get()) */
+    int conv_algo;            /* an exec_conv_algo (EXEC_CONV_DEFAULT: the process's) */
+} exec_settings;
+
+/* Copies s into g (NULL: back to the process defaults). */
+void exec_graph_settings_set(exec_graph *g, const exec_settings *s);
+/* The settings g carries (zero members: the process defaults). */
+exec_settings exec_graph_settings(const exec_graph *g);
+
 typedef struct exec_run_opts {
     int inter;          /* inter-op workers (<= 1: sequential) */
+    const exec_settings *settings; /* NULL: the graph's; a zero member: the graph's */
     exec_phase max_phase; /* run nodes up to this phase (forward: inference) */
     uint64_t *node_ns;  /* optional, one per node: adds each node's wall time */
     uint32_t first_node, end_node; /* run only nodes [first_node, end_node) (end 0: to the last);
@@ -221,7 +239,8 @@ uint64_t exec_engine_ns(void);
 
 /* ---- threads (threads.c) ------------------------------------------------ */
 /* Intra-op threads shared by OpenBLAS and the engine's kernels (one OpenMP
- * pool); 0 = all cores. Inter-op workers split them, never oversubscribing. */
+ * pool); 0 = all cores. Inter-op workers split them, never oversubscribing.
+ * The process default: a graph's or a run's exec_settings override it. */
 void exec_threads_set(int intra);
 int exec_threads_get(void);
 int exec_cores(void);
@@ -235,10 +254,23 @@ const char *exec_cpu_model(void);
  * stride 1 only). AUTO (the default) measures the algorithms that apply the
  * first time it meets a shape (op, sizes, threads) and keeps the fastest
  * for it in this process; the others force one, falling back to im2col
- * where it does not apply (or without AVX2 and FMA, for DIRECT). The driver
- * reads FATHOM_CONV_ALGO=auto|im2col|direct|winograd. */
-typedef enum exec_conv_algo { EXEC_CONV_AUTO, EXEC_CONV_IM2COL, EXEC_CONV_DIRECT, EXEC_CONV_WINOGRAD } exec_conv_algo;
+ * where it does not apply (or without AVX2 and FMA, for DIRECT). DEFAULT, in
+ * exec_settings, means the process's. A graph or a run chooses through
+ * exec_settings (`fathom run --conv-algo`, `fathom tune`); the driver sets
+ * the process's from FATHOM_CONV_ALGO=auto|im2col|direct|winograd. */
+typedef enum exec_conv_algo {
+    EXEC_CONV_DEFAULT,
+    EXEC_CONV_AUTO,
+    EXEC_CONV_IM2COL,
+    EXEC_CONV_DIRECT,
+    EXEC_CONV_WINOGRAD
+} exec_conv_algo;
+/* The process default (EXEC_CONV_DEFAULT: AUTO); graphs and runs override
+ * it through exec_settings. */
 void exec_conv_algo_set(exec_conv_algo a);
+exec_conv_algo exec_conv_algo_get(void);
+/* The algorithm's name ("auto", "im2col", "direct", "winograd"; "default"). */
+const char *exec_conv_algo_name(exec_conv_algo a);
 /* "auto", "im2col", "direct", "winograd" -> the algorithm; -1 for anything else. */
 int exec_conv_algo_from_name(const char *name);
 /* What AUTO chose for op kind (0 Conv2D, 1 Conv2DBackpropInput, 2

@@ -375,6 +375,7 @@ typedef struct sched {
     uint32_t lo, hi;            /* the nodes of this run: [lo, hi), phase <= max_phase */
     uint64_t *node_ns;
     int intra;
+    exec_conv_algo conv_algo;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     uint32_t *heap, nheap;      /* ready nodes, min-heap by id */
@@ -427,7 +428,7 @@ static inline int in_run(const exec_graph *g, uint32_t j, exec_phase max_phase, 
 static void run_worker(sched *s, int index)
 {
     pthread_mutex_lock(&s->mu);
-    exec_kctx k = { .g = s->g, .nthreads = s->intra, .worker = index };
+    exec_kctx k = { .g = s->g, .nthreads = s->intra, .worker = index, .conv_algo = s->conv_algo };
     omp_set_num_threads(s->intra);
     for (;;) {
         while (s->nheap == 0 && s->remaining && !s->status)
@@ -542,13 +543,14 @@ static exec_pool *pool_get(exec_graph *g, int inter)
 }
 
 static exec_status run_parallel(exec_graph *g, exec_phase max_phase, uint32_t lo, uint32_t hi, int inter,
-                                uint64_t *node_ns)
+                                uint64_t *node_ns, const exec_settings *set)
 {
     exec_status st = build_deps(g);
     if (st)
         return st;
-    sched s = { .g = g, .max_phase = max_phase, .lo = lo, .hi = hi, .node_ns = node_ns };
-    s.intra = exec_threads_get() / inter;
+    sched s = { .g = g, .max_phase = max_phase, .lo = lo, .hi = hi, .node_ns = node_ns,
+                .conv_algo = (exec_conv_algo)set->conv_algo };
+    s.intra = set->threads / inter;
     if (s.intra < 1)
         s.intra = 1;
     s.heap = exec_malloc((g->nnodes + 1) * sizeof *s.heap);
@@ -599,6 +601,29 @@ uint64_t exec_engine_ns(void) { return atomic_load_explicit(&g_engine_ns, memory
 
 static exec_status graph_run(exec_graph *g, const exec_run_opts *opts);
 
+void exec_graph_settings_set(exec_graph *g, const exec_settings *s)
+{
+    g->settings = s ? *s : (exec_settings){ 0 };
+}
+
+exec_settings exec_graph_settings(const exec_graph *g) { return g->settings; }
+
+/* The settings in force for one run: the run's, else the graph's, else the
+ * process's (threads resolved to a count; the algorithm may stay DEFAULT,
+ * which the kernels read as the process's at the op). */
+static exec_settings settings_of_run(const exec_graph *g, const exec_run_opts *opts)
+{
+    exec_settings r = g->settings;
+    const exec_settings *o = opts ? opts->settings : NULL;
+    if (o && o->threads > 0)
+        r.threads = o->threads;
+    if (o && o->conv_algo != EXEC_CONV_DEFAULT)
+        r.conv_algo = o->conv_algo;
+    if (r.threads <= 0)
+        r.threads = exec_threads_get();
+    return r;
+}
+
 exec_status exec_graph_run(exec_graph *g, const exec_run_opts *opts)
 {
     uint64_t t0 = now_ns();
@@ -625,18 +650,28 @@ static exec_status graph_run(exec_graph *g, const exec_run_opts *opts)
         trace_node_defs(g, h);
     exec_status st = EXEC_OK;
     uint64_t ran = 0;
+    exec_settings set = settings_of_run(g, opts);
     if (inter > 1) {
-        st = run_parallel(g, max_phase, lo, hi, inter, opts->node_ns);
+        st = run_parallel(g, max_phase, lo, hi, inter, opts->node_ns, &set);
         for (uint32_t j = lo; j < hi; j++)
             ran += g->nodes[j].phase <= max_phase;
     } else {
-        exec_kctx k = { .g = g, .nthreads = exec_threads_get() };
+        /* OpenBLAS (its OpenMP build) follows the calling thread's OpenMP
+         * thread count: this run's, restored afterwards */
+        int was = omp_get_max_threads();
+        bool own = (g->settings.threads > 0 || (opts && opts->settings && opts->settings->threads > 0)) &&
+                   was != set.threads;
+        if (own)
+            omp_set_num_threads(set.threads);
+        exec_kctx k = { .g = g, .nthreads = set.threads, .conv_algo = (exec_conv_algo)set.conv_algo };
         for (uint32_t j = lo; j < hi && !st; j++) {
             if (g->nodes[j].phase > max_phase)
                 continue;
             st = dispatch_timed(&k, &g->nodes[j], opts ? opts->node_ns : NULL);
             ran++;
         }
+        if (own)
+            omp_set_num_threads(was);
         trace_flush_thread();
     }
     if (!st) {

@@ -50,6 +50,7 @@ struct exec_graph {
     void *scratch[EXEC_MAX_WORKERS];  /* per-worker kernel workspace */
     size_t scratch_cap[EXEC_MAX_WORKERS];
     size_t peak_workspace;
+    exec_settings settings;  /* exec_graph_settings_set(); zero members: the process's */
 };
 
 /* Stops and joins the graph's inter-op workers (executor.c). */
@@ -60,6 +61,7 @@ struct exec_kctx {
     exec_graph *g;
     int nthreads;            /* intra-op threads this kernel may use */
     int worker;              /* scratch slot */
+    exec_conv_algo conv_algo; /* this run's convolution algorithm (never DEFAULT) */
 };
 
 /* for (int64_t i = 0; i < total; i++) { body }, vectorized, and threaded

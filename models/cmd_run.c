@@ -10,13 +10,15 @@
 
 static const char usage_text[] =
     "usage: fathom run MODEL [--mode train|infer] [--preset tiny|small|full] [--steps N]\n"
-    "                  [--batch B] [--threads N] [--inter M] [--seed S] [--depth D]\n"
-    "                  [--data PATH] [--format text|json]\n\n"
+    "                  [--batch B] [--threads N] [--inter M] [--conv-algo A] [--seed S]\n"
+    "                  [--depth D] [--data PATH] [--format text|json]\n\n"
     "Runs a workload (see `fathom list`) on its built-in data for N steps and prints\n"
     "the mean step time (the first step skipped). With --format json: one JSON\n"
     "object describing the run, one per step {step, loss, ms}, then a summary.\n"
     "Defaults: train, tiny, 20 steps (12 at small and full), the preset's batch,\n"
-    "all cores, 1 inter-op worker, seed 1, residual depth 50. See fathom-run(1).\n\n"
+    "all cores, 1 inter-op worker, convolution algorithm auto (or FATHOM_CONV_ALGO),\n"
+    "seed 1, residual depth 50. `fathom tune` recommends --threads, --inter,\n"
+    "--conv-algo and --batch for this machine. See fathom-run(1).\n\n"
     "--data PATH reads a real-format file instead of the generator:\n";
 
 /* "--opt value" or "--opt=value": returns the value or NULL (after an error) */
@@ -89,6 +91,13 @@ int cmd_run(int argc, char **argv)
             if (!val || cli_parse_int("run", "--inter", val, 1, 64, &v))
                 return 2;
             cfg.inter = (int)v;
+        } else if (OPT("--conv-algo")) {
+            if (!val)
+                return 2;
+            int x = exec_conv_algo_from_name(val);
+            if (x < 0)
+                return cli_usage_error("run", "unknown convolution algorithm '%s' (use auto, im2col or direct)", val);
+            cfg.settings.conv_algo = x;
         } else if (OPT("--seed")) {
             if (!val)
                 return 2;

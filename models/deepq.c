@@ -435,6 +435,7 @@ static exec_status create(const model_config *cfg, model **out)
         /* the target network: y = r + gamma * notdone * max_a Q_target(s', a) */
         if (!s && !(s = exec_graph_create(&d->target.g, cfg->seed + 1))) {
             exec_graph *t = d->target.g;
+            exec_graph_settings_set(t, &cfg->settings);
             d->target.s = state_input(t, "next_state", B);
             d->t_r = exec_input(t, "reward", EXEC_F32, 1, &B);
             d->t_notdone = exec_input(t, "not_done", EXEC_F32, 1, &B);
@@ -444,9 +445,11 @@ static exec_status create(const model_config *cfg, model **out)
             d->t_y = ex_add(t, ex_mul(t, ex_mul(t, maxq, d->t_notdone), gamma), d->t_r);
             s = plan_graph(t, cfg->plan);
         }
-        if (!s && !(s = exec_graph_create(&d->act.g, cfg->seed + 2)))
+        if (!s && !(s = exec_graph_create(&d->act.g, cfg->seed + 2))) {
+            exec_graph_settings_set(d->act.g, &cfg->settings);
             if (!(s = build_act(&d->act, d->act.g, 1, p, &d->act_argmax)))
                 s = plan_graph(d->act.g, cfg->plan);
+        }
     }
     if (s || !cfg->plan) {
         if (!s)

@@ -61,6 +61,8 @@ exec_status model_alloc(const model_def *def, const model_config *cfg, size_t pr
     m->cfg = *cfg;
     m->batch = model_batch(def, cfg);
     exec_status s = exec_graph_create(&m->g, cfg->seed);
+    if (!s)
+        exec_graph_settings_set(m->g, &cfg->settings);
     if (s) {
         exec_free(m->priv);
         exec_free(m);

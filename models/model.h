@@ -28,6 +28,8 @@ typedef struct model_config {
     int depth;              /* residual: 18/34/50/101/152; 0: the default */
     uint64_t seed;
     int inter;              /* inter-op workers for exec_graph_run */
+    exec_settings settings; /* intra-op threads and convolution algorithm of the
+                               model's graphs (zero members: the process's) */
     bool plan;              /* false: build the graph only (parameter counts) */
     const char *data_path;  /* a real-format data file/dir; NULL: the generator */
 } model_config;

@@ -41,12 +41,13 @@ exec_status model_runner(const model_def *def, const model_config *cfg, const mo
     if (s)
         return s;
     r.params = exec_param_count(m->g);
+    const int threads = cfg->settings.threads > 0 ? cfg->settings.threads : exec_threads_get();
     bool json = o->out && o->format == MODEL_OUT_JSON;
     if (json)
         emit(o->out, json_pack("{s:s, s:s, s:s, s:i, s:I, s:i, s:i, s:i, s:I}", "model", def->name, "mode",
                                model_mode_name(cfg->mode), "preset", model_preset_name(cfg->preset), "batch",
                                m->batch, "params", (json_int_t)r.params, "steps", o->steps, "threads",
-                               exec_threads_get(), "inter", cfg->inter > 1 ? cfg->inter : 1, "seed",
+                               threads, "inter", cfg->inter > 1 ? cfg->inter : 1, "seed",
                                (json_int_t)cfg->seed));
     exec_run_info info = {
         .model = def->name,
@@ -57,7 +58,7 @@ exec_status model_runner(const model_def *def, const model_config *cfg, const mo
         .cpu = exec_cpu_model(),
         .batch = (uint32_t)m->batch,
         .steps = (uint32_t)o->steps,
-        .threads = (uint32_t)exec_threads_get(),
+        .threads = (uint32_t)threads,
         .inter = (uint32_t)(cfg->inter > 1 ? cfg->inter : 1),
         .seed = cfg->seed,
     };
@@ -117,7 +118,7 @@ exec_status model_runner(const model_def *def, const model_config *cfg, const mo
         } else if (o->format == MODEL_OUT_TEXT) {
             fprintf(o->out, "%s %s (%s): batch %d, %lld parameters, %d thread%s, inter %u\n", def->name,
                     model_mode_name(cfg->mode), model_preset_name(cfg->preset), m->batch, (long long)r.params,
-                    exec_threads_get(), exec_threads_get() == 1 ? "" : "s", info.inter);
+                    threads, threads == 1 ? "" : "s", info.inter);
             fprintf(o->out, "%d steps, mean step %.2f ms, %.2f ms of it in the engine (first step skipped; first %.2f ms)",
                     r.steps, r.mean_ms, r.mean_engine_ms, r.first_ms);
             if (isfinite(r.first_loss))

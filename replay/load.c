@@ -168,6 +168,7 @@ static int cb_run_begin(void *user, const tracer_run *r)
     m->batch = r->batch;
     m->steps = r->steps;
     L->imported = L->p->imported = r->version && strncmp(r->version, "pytorch-", 8) == 0;
+    m->schema = r->schema;
     L->run_begins++;
     return 0;
 }

@@ -44,6 +44,7 @@ typedef struct replay_unknown { char name[48]; } replay_unknown;
 typedef struct replay_machine {
     char model[64], mode[16], preset[16], cpu[128], blas[256], version[32];
     uint32_t threads, inter, batch, steps;
+    uint32_t schema;        /* the trace's schema version */
 } replay_machine;
 
 typedef struct replay_program {

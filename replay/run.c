@@ -140,11 +140,13 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
     exec_run_info info = {
         .model = p->rec.model, .mode = p->rec.mode, .preset = p->rec.preset, .version = FATHOM_VERSION,
         .blas = exec_blas_config(), .cpu = exec_cpu_model(), .batch = p->rec.batch,
-        .steps = steps * (uint32_t)(warmup + dump_extra + iters), .threads = (uint32_t)exec_threads_get(),
+        .steps = steps * (uint32_t)(warmup + dump_extra + iters),
+        .threads = (uint32_t)(o->threads > 0 ? o->threads : exec_threads_get()),
         .inter = (uint32_t)(o->inter > 1 ? o->inter : 1), .seed = 0,
     };
     exec_trace_run_begin(&info);
-    exec_run_opts ro = { .inter = o->inter, .max_phase = EXEC_PHASE_update };
+    exec_settings set = { .threads = o->threads, .conv_algo = o->conv_algo };
+    exec_run_opts ro = { .inter = o->inter, .max_phase = EXEC_PHASE_update, .settings = &set };
     uint64_t wall = 0;
     for (int w = 0; w < warmup + dump_extra && !s; w++)
         s = pass(p, &ro, w == 0 ? o->dump : NULL, &wall, &step);

@@ -9,7 +9,8 @@ typedef struct replay_opts {
     int iterations;   /* timed passes over the program (default 3) */
     int warmup;       /* untimed passes first (default 1) */
     int inter;        /* inter-op workers */
-    int threads;      /* intra-op threads (the caller sets them) */
+    int threads;      /* intra-op threads of this replay (0: the process's) */
+    exec_conv_algo conv_algo; /* EXEC_CONV_DEFAULT: the process's */
     FILE *dump;       /* NULL, or: every op the first pass executes, one line each
                          (replay_dump_line's format); the pass is never a timed one */
 } replay_opts;

@@ -335,6 +335,67 @@ static void test_bad_build(void **state)
     exec_graph_destroy(g);
 }
 
+/* A small convolution graph: y = conv3x3(x, w), x [4,3,8,8], w [4,3,3,3]. */
+static exec_graph *conv_graph(const exec_settings *set, uint32_t *x, uint32_t *y)
+{
+    exec_graph *g = NULL;
+    assert_int_equal(exec_graph_create(&g, 9), EXEC_OK);
+    if (set)
+        exec_graph_settings_set(g, set);
+    *x = exec_input(g, "x", EXEC_F32, 4, (int64_t[]){ 4, 3, 8, 8 });
+    uint32_t w = exec_weight(g, "w", 4, (int64_t[]){ 4, 3, 3, 3 }, EXEC_INIT_HE);
+    *y = ex_conv2d(g, *x, w, 1, 1, 1, 1);
+    assert_int_equal(exec_graph_status(g), EXEC_OK);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    float *xd = exec_dataf(g, *x);
+    for (int i = 0; i < 4 * 3 * 8 * 8; i++)
+        xd[i] = (float)((i * 37) % 101) / 101.0f - 0.5f;
+    return g;
+}
+
+/* Two graphs of one process run with different settings: the convolution
+ * algorithm and the thread count each graph carries reach its kernels (the
+ * im2col and the direct kernels keep workspaces of different sizes, per
+ * thread), the results agree, and the process defaults stay as they were. */
+static void test_settings_per_graph(void **state)
+{
+    (void)state;
+    exec_settings im2col = { .threads = 1, .conv_algo = EXEC_CONV_IM2COL };
+    exec_settings direct = { .threads = 2, .conv_algo = EXEC_CONV_DIRECT };
+    exec_settings im2col2 = { .threads = 2, .conv_algo = EXEC_CONV_IM2COL };
+    uint32_t x1, y1, x2, y2, x3, y3, x4, y4;
+    exec_graph *g1 = conv_graph(&im2col, &x1, &y1), *g2 = conv_graph(&direct, &x2, &y2);
+    exec_graph *g3 = conv_graph(NULL, &x3, &y3), *g4 = conv_graph(&im2col, &x4, &y4);
+    exec_settings got = exec_graph_settings(g2);
+    assert_int_equal(got.threads, 2);
+    assert_int_equal(got.conv_algo, EXEC_CONV_DIRECT);
+    exec_run_opts o = { .max_phase = EXEC_PHASE_forward };
+    assert_int_equal(exec_graph_run(g1, &o), EXEC_OK);
+    assert_int_equal(exec_graph_run(g2, &o), EXEC_OK);
+    exec_run_opts over = { .max_phase = EXEC_PHASE_forward, .settings = &direct }; /* the run's settings win */
+    assert_int_equal(exec_graph_run(g3, &over), EXEC_OK);
+    exec_run_opts twice = { .max_phase = EXEC_PHASE_forward, .settings = &im2col2 };
+    assert_int_equal(exec_graph_run(g4, &twice), EXEC_OK);
+    exec_mem_stats m1, m2, m3, m4;
+    exec_graph_mem(g1, &m1), exec_graph_mem(g2, &m2), exec_graph_mem(g3, &m3), exec_graph_mem(g4, &m4);
+    printf("workspace: im2col 1 thread %zu B, direct 2 threads %zu B, direct by the run %zu B, im2col 2 threads %zu B\n",
+           m1.peak_workspace, m2.peak_workspace, m3.peak_workspace, m4.peak_workspace);
+    assert_true(m1.peak_workspace > 0 && m2.peak_workspace > 0);
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        assert_true(m1.peak_workspace != m2.peak_workspace); /* without them DIRECT runs im2col */
+    assert_int_equal(m3.peak_workspace, m2.peak_workspace);
+    assert_true(m4.peak_workspace > m1.peak_workspace); /* one image buffer per thread */
+    const float *a = exec_dataf(g1, y1), *b = exec_dataf(g2, y2), *c = exec_dataf(g3, y3), *d = exec_dataf(g4, y4);
+    for (int i = 0; i < 4 * 4 * 8 * 8; i++) {
+        assert_float_equal(a[i], b[i], 1e-5);
+        assert_float_equal(a[i], c[i], 1e-5);
+        assert_float_equal(a[i], d[i], 1e-5);
+    }
+    assert_int_equal(exec_threads_get(), 1);
+    assert_int_equal(exec_conv_algo_get(), EXEC_CONV_AUTO);
+    exec_graph_destroy(g1), exec_graph_destroy(g2), exec_graph_destroy(g3), exec_graph_destroy(g4);
+}
+
 int main(void)
 {
     exec_threads_set(1);
@@ -343,7 +404,7 @@ int main(void)
         cmocka_unit_test(test_cnn_learns),
         cmocka_unit_test(test_phases),         cmocka_unit_test(test_alloc_failure),
         cmocka_unit_test(test_inter_workers_persist),
-        cmocka_unit_test(test_bad_build),
+        cmocka_unit_test(test_bad_build),      cmocka_unit_test(test_settings_per_graph),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,16 +36,26 @@ static bool conv_is_1x1(const conv_geom *q)
     return q->kh == 1 && q->kw == 1 && q->sh == 1 && q->sw == 1 && q->ph == 0 && q->pw == 0;
 }
 
+/* The process default; a graph's or a run's settings override it (the
+ * kernel context carries the one in force). */
 static _Atomic int conv_algo = EXEC_CONV_AUTO;
-void exec_conv_algo_set(exec_conv_algo a) { atomic_store(&conv_algo, (int)a); }
+void exec_conv_algo_set(exec_conv_algo a)
+{
+    atomic_store(&conv_algo, a == EXEC_CONV_DEFAULT ? EXEC_CONV_AUTO : (int)a);
+}
+exec_conv_algo exec_conv_algo_get(void) { return (exec_conv_algo)atomic_load(&conv_algo); }
 
-static const char *const conv_algo_names[] = { "auto", "im2col", "direct", "winograd" };
+static const char *const conv_algo_names[] = { "default", "auto", "im2col", "direct", "winograd" };
 int exec_conv_algo_from_name(const char *name)
 {
-    for (size_t i = 0; i < sizeof conv_algo_names / sizeof conv_algo_names[0]; i++)
+    for (size_t i = EXEC_CONV_AUTO; i < sizeof conv_algo_names / sizeof conv_algo_names[0]; i++)
         if (strcmp(name, conv_algo_names[i]) == 0)
             return (int)i;
     return -1;
+}
+const char *exec_conv_algo_name(exec_conv_algo a)
+{
+    return (unsigned)a < sizeof conv_algo_names / sizeof conv_algo_names[0] ? conv_algo_names[a] : "?";
 }
 
 /* Fills oh/ow from the rest and checks everything; `who` names the op. */
@@ -795,7 +805,10 @@ static double seconds(clockid_t clock)
 static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, const float *in0, const float *in1,
                              float *out)
 {
-    exec_conv_algo a = (exec_conv_algo)atomic_load_explicit(&conv_algo, memory_order_relaxed);
+    /* the run's algorithm (its graph's or its own settings), else the process's */
+    exec_conv_algo a = k->conv_algo != EXEC_CONV_DEFAULT
+                           ? k->conv_algo
+                           : (exec_conv_algo)atomic_load_explicit(&conv_algo, memory_order_relaxed);
     if (a != EXEC_CONV_AUTO)
         return conv_run(k, kind, q, conv_applies(kind, q, a) ? a : EXEC_CONV_IM2COL, in0, in1, out);
     int known = choice_find(kind, q, k->nthreads);

@@ -1,0 +1,351 @@
+/* cmd_tune.c -- `fathom tune MODEL [run options] | TRACE`: faster engine
+ * settings for this machine, measured (replay/tune.h; fathom-tune(1)).
+ * A MODEL target builds the workload (models/) once per candidate; a TRACE
+ * target replays the program rebuilt from it, every candidate running the
+ * one graph with its own settings. Compiled into the driver, which sees
+ * models/ and replay/ both. */
+#include "base/cli.h"
+#include "models/model.h"
+#include "replay/load.h"
+#include "replay/tune.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+    "usage: fathom tune MODEL [--mode train|infer] [--preset tiny|small|full] [--batch B]\n"
+    "                         [--batches B1,B2,...] [--depth D] [--seed S] [options]\n"
+    "       fathom tune TRACE [--skip-first N] [--skip-last N] [--steps K (default 1)] [options]\n"
+    "options: [--budget SECONDS] [--sweep [--rounds N]] [--format text|json]\n\n"
+    "Finds faster engine settings for this machine and checks them by measured runs:\n"
+    "measures the op time at each intra-op thread count, the data flow's average\n"
+    "parallelism and the dominant op types against this machine's ridge point;\n"
+    "proposes inter-op workers, intra-op threads, the convolution algorithm (and\n"
+    "the batch, given --batches) with one line each saying why; measures the best\n"
+    "few beside fathom's defaults and the vendors' settings (intra-op = physical\n"
+    "cores, inter-op = sockets) in alternating rounds; prints the recommendation as\n"
+    "flags of `fathom run`, with the step times and speedups of that same run.\n\n"
+    "  --budget SECONDS   wall-clock time to spend, all of it (default 60)\n"
+    "  --batches LIST     batch sizes to measure as throughput (a MODEL)\n"
+    "  --sweep            measure every point of the knob space instead (the\n"
+    "                     exhaustive baseline; ignores --budget), --rounds each\n"
+    "                     (default 5)\n"
+    "  --format json      one JSON object\n\n"
+    "Progress goes to stderr when it is a terminal. See fathom-tune(1).\n";
+
+/* ---- a MODEL target ----------------------------------------------------------- */
+typedef struct model_target {
+    const model_def *def;
+    model_config cfg;
+} model_target;
+
+static exec_status model_open(void *ctx, const replay_tune_knobs *k, void **out)
+{
+    model_target *mt = ctx;
+    model_config cfg = mt->cfg;
+    cfg.batch = k->batch;
+    cfg.inter = k->inter;
+    cfg.settings = (exec_settings){ .threads = k->threads, .conv_algo = k->conv_algo };
+    model *m = NULL;
+    exec_status s = model_create(mt->def, &cfg, &m);
+    if (!s)
+        *out = m;
+    return s;
+}
+
+static exec_status model_tstep(void *inst, uint64_t *ns)
+{
+    struct timespec a, b;
+    float loss;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    exec_status s = model_step(inst, &loss);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    *ns = (uint64_t)((b.tv_sec - a.tv_sec) * 1000000000ll + (b.tv_nsec - a.tv_nsec));
+    return s;
+}
+
+static void model_close(void *inst) { model_destroy(inst); }
+
+/* ---- output ------------------------------------------------------------------------ */
+static double speedup(const replay_tune_result *r, int over)
+{
+    return r->c[r->best].per_sample_ns > 0 ? r->c[over].per_sample_ns / r->c[r->best].per_sample_ns : 0;
+}
+
+static void print_text(const replay_tune_result *r, const replay_tune_target *t, const char *run_prefix,
+                       int with_batch)
+{
+    printf("fathom tune: %s, batch %d, on %s (%d cores: %d physical, %d socket%s)\n", t->what, t->batch,
+           exec_cpu_model(), r->cores, r->physical, r->sockets, r->sockets == 1 ? "" : "s");
+    printf("\nmeasured:\n  average parallelism %.2f (per step at one thread: op time %.2f ms, critical path %.2f ms)\n",
+           r->parallelism, r->op_ns / 1e6, r->critical_ns / 1e6);
+    printf("  op time per step by intra-op threads:");
+    for (int i = 0; i < r->nlevels; i++)
+        printf("%s %d: %.2f ms", i ? "," : "", r->level_threads[i], r->level_op_ns[i] / 1e6);
+    printf("\n  convolutions: %.1f%% of op time; ceilings: sgemm %.1f GFLOP/s, triad %.1f GB/s (ridge %.1f FLOP/byte)\n",
+           100 * r->conv_share, r->peak_gflops, r->peak_gbs, r->ridge);
+    for (int i = 0; i < r->ntop; i++) {
+        printf("  %-28s %5.1f%% of op time, %7.2f FLOP/byte (%s-bound)", r->top[i].op, 100 * r->top[i].share,
+               r->top[i].intensity, r->top[i].memory_bound ? "memory" : "compute");
+        if (r->top[i].speedup > 0)
+            printf(", %.3gx from 1 thread to %d", r->top[i].speedup, r->cores);
+        putchar('\n');
+    }
+    printf("\nproposed:\n");
+    for (int i = 0; i < r->nlines; i++)
+        printf("  %s\n", r->lines[i]);
+    printf("\nmeasured runs: %d candidate%s, %d round%s alternating, median step time (%.1f s of %.1f s)\n", r->n,
+           r->n == 1 ? "" : "s", r->rounds, r->rounds == 1 ? "" : "s", r->measure_s, r->wall_s);
+    printf("  %-20s %-52s %10s %12s %8s\n", "", "settings", "step ms", "samples/s", "vs best");
+    for (int i = 0; i < r->n; i++) {
+        char flags[160];
+        replay_tune_flags(&r->c[i].k, with_batch, flags, sizeof flags);
+        printf("  %-20s %-52s %10.2f %12.1f %8.3f%s\n", r->c[i].role, flags, r->c[i].median_ns / 1e6,
+               r->c[i].per_sample_ns > 0 ? 1e9 / r->c[i].per_sample_ns : 0,
+               r->c[r->best].per_sample_ns > 0 ? r->c[i].per_sample_ns / r->c[r->best].per_sample_ns : 0,
+               i == r->best ? "  <- recommended" : "");
+    }
+    if (r->budget_s > 0 && r->wall_s > r->budget_s)
+        printf("  over the %.0f s budget: a step at the defaults takes %.2f s, and the defaults need a warm-up, a "
+               "profiled and a measured one\n", r->budget_s, r->default_step_ns / 1e9);
+    char flags[160];
+    replay_tune_flags(&r->c[r->best].k, with_batch, flags, sizeof flags);
+    printf("\nrecommendation: %s %s\n", run_prefix, flags);
+    printf("  step %.2f ms: %.2fx over fathom's defaults (%.2f ms), %.2fx over the vendors' settings (%.2f ms)%s\n",
+           r->c[r->best].median_ns / 1e6, speedup(r, r->defaults), r->c[r->defaults].median_ns / 1e6,
+           speedup(r, r->vendors), r->c[r->vendors].median_ns / 1e6,
+           with_batch && r->c[r->best].k.batch != r->c[r->defaults].k.batch ? " (per sample)" : "");
+}
+
+static json_t *knobs_json(const replay_tune_knobs *k)
+{
+    return json_pack("{s:i, s:i, s:s, s:i}", "threads", k->threads, "inter", k->inter, "conv_algo",
+                     exec_conv_algo_name(k->conv_algo), "batch", k->batch);
+}
+
+static int print_json(const replay_tune_result *r, const replay_tune_target *t, const char *run_prefix,
+                      int with_batch)
+{
+    json_t *cands = json_array(), *lines = json_array(), *levels = json_array(), *top = json_array();
+    for (int i = 0; i < r->n; i++) {
+        char flags[160];
+        replay_tune_flags(&r->c[i].k, with_batch, flags, sizeof flags);
+        json_array_append_new(cands, json_pack("{s:s, s:o, s:s, s:f, s:f, s:f, s:i}", "role", r->c[i].role,
+                                               "knobs", knobs_json(&r->c[i].k), "flags", flags, "step_ms",
+                                               r->c[i].median_ns / 1e6, "predicted_ms", r->c[i].predicted_ns / 1e6,
+                                               "samples_per_s", r->c[i].per_sample_ns > 0 ? 1e9 / r->c[i].per_sample_ns : 0.0,
+                                               "rounds", r->c[i].rounds));
+    }
+    for (int i = 0; i < r->nlines; i++)
+        json_array_append_new(lines, json_string(r->lines[i]));
+    for (int i = 0; i < r->nlevels; i++)
+        json_array_append_new(levels, json_pack("{s:i, s:f}", "threads", r->level_threads[i], "op_ms",
+                                                r->level_op_ns[i] / 1e6));
+    for (int i = 0; i < r->ntop; i++)
+        json_array_append_new(top, json_pack("{s:s, s:f, s:f, s:s, s:f}", "op", r->top[i].op, "share",
+                                             r->top[i].share, "intensity", r->top[i].intensity, "bound",
+                                             r->top[i].memory_bound ? "memory" : "compute", "speedup",
+                                             r->top[i].speedup));
+    char flags[160];
+    replay_tune_flags(&r->c[r->best].k, with_batch, flags, sizeof flags);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "%s %s", run_prefix, flags);
+    json_t *root = json_pack(
+        "{s:i, s:s, s:i, s:{s:s, s:i, s:i, s:i}, s:{s:f, s:f, s:f, s:o, s:f, s:f, s:f, s:f, s:o}, s:o, s:o, s:i,"
+        " s:{s:s, s:s, s:o, s:f, s:f, s:f, s:f, s:f}, s:f, s:f, s:f, s:f}",
+        "schema", 1, "target", t->what, "batch", t->batch, "machine", "cpu", exec_cpu_model(), "cores", r->cores,
+        "physical_cores", r->physical, "sockets", r->sockets, "measured", "parallelism", r->parallelism, "op_ms",
+        r->op_ns / 1e6, "critical_ms", r->critical_ns / 1e6, "levels", levels, "conv_share", r->conv_share,
+        "peak_gflops", r->peak_gflops, "peak_gbs", r->peak_gbs, "ridge", r->ridge, "top", top, "proposals", lines,
+        "candidates", cands, "rounds", r->rounds, "recommendation", "flags", flags, "command", cmd, "knobs",
+        knobs_json(&r->c[r->best].k), "step_ms", r->c[r->best].median_ns / 1e6, "defaults_ms",
+        r->c[r->defaults].median_ns / 1e6, "vendors_ms", r->c[r->vendors].median_ns / 1e6, "speedup_defaults",
+        speedup(r, r->defaults), "speedup_vendors", speedup(r, r->vendors), "measure_s", r->measure_s, "wall_s",
+        r->wall_s, "budget_s", r->budget_s, "default_step_ms", r->default_step_ns / 1e6);
+    if (!root)
+        return -1;
+    int rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    putchar('\n');
+    return rc;
+}
+
+/* "8,16,32" -> batches; -1 after an error. */
+static int parse_batches(const char *arg, int *out, int max)
+{
+    int n = 0;
+    const char *p = arg;
+    while (*p) {
+        char num[24];
+        size_t len = strcspn(p, ",");
+        if (len == 0 || len >= sizeof num || n == max)
+            return cli_usage_error("tune", "--batches wants up to %d batch sizes like 8,16,32, not '%s'", max, arg),
+                   -1;
+        memcpy(num, p, len);
+        num[len] = 0;
+        long v;
+        if (cli_parse_int("tune", "--batches", num, 1, 1 << 20, &v))
+            return -1;
+        out[n++] = (int)v;
+        p += len;
+        if (*p == ',' && !*++p)
+            return cli_usage_error("tune", "--batches ends with a comma: '%s'", arg), -1;
+    }
+    return n;
+}
+
+int cmd_tune(int argc, char **argv)
+{
+    const char *name = NULL;
+    model_config cfg = { .mode = MODEL_TRAIN, .preset = MODEL_TINY, .seed = 1, .inter = 1, .plan = true };
+    long budget = 60, rounds = 0, skip_first = 0, skip_last = 0, steps = 0, v = 0;
+    int fmt = CLI_TEXT, sweep = 0, batches[16], nbatches = 0, model_opts = 0, trace_opts = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        if (a[0] != '-') {
+            if (name)
+                return cli_usage_error("tune", "unexpected argument '%s' (one model or trace at a time)", a);
+            name = a;
+            continue;
+        }
+        if (strcmp(a, "--sweep") == 0) {
+            sweep = 1;
+            continue;
+        }
+        if (i + 1 >= argc)
+            return cli_usage_error("tune", "%s needs a value, or is not an option; see 'fathom tune --help'", a);
+        const char *val = argv[++i];
+        if (strcmp(a, "--mode") == 0) {
+            int x = model_mode_from_name(val);
+            if (x < 0)
+                return cli_usage_error("tune", "unknown mode '%s' (use train or infer)", val);
+            cfg.mode = (model_mode)x, model_opts = 1;
+        } else if (strcmp(a, "--preset") == 0) {
+            int x = model_preset_from_name(val);
+            if (x < 0)
+                return cli_usage_error("tune", "unknown preset '%s' (use tiny, small or full)", val);
+            cfg.preset = (model_preset)x, model_opts = 1;
+        } else if (strcmp(a, "--batch") == 0) {
+            if (cli_parse_int("tune", a, val, 1, 1 << 20, &v))
+                return 2;
+            cfg.batch = (int)v, model_opts = 1;
+        } else if (strcmp(a, "--batches") == 0) {
+            if ((nbatches = parse_batches(val, batches, 16)) < 0)
+                return 2;
+            model_opts = 1;
+        } else if (strcmp(a, "--depth") == 0) {
+            if (cli_parse_int("tune", a, val, 1, 1000, &v))
+                return 2;
+            if (v != 18 && v != 34 && v != 50 && v != 101 && v != 152)
+                return cli_usage_error("tune", "--depth must be 18, 34, 50, 101 or 152, not %ld", v);
+            cfg.depth = (int)v, model_opts = 1;
+        } else if (strcmp(a, "--seed") == 0) {
+            unsigned long long sd;
+            if (cli_parse_u64("tune", a, val, &sd))
+                return 2;
+            cfg.seed = sd, model_opts = 1;
+        } else if (strcmp(a, "--skip-first") == 0) {
+            if (cli_parse_int("tune", a, val, 0, 1 << 20, &skip_first))
+                return 2;
+            trace_opts = 1;
+        } else if (strcmp(a, "--skip-last") == 0) {
+            if (cli_parse_int("tune", a, val, 0, 1 << 20, &skip_last))
+                return 2;
+            trace_opts = 1;
+        } else if (strcmp(a, "--steps") == 0) {
+            if (cli_parse_int("tune", a, val, 1, 1 << 20, &steps))
+                return 2;
+            trace_opts = 1;
+        } else if (strcmp(a, "--budget") == 0) {
+            if (cli_parse_int("tune", a, val, 1, 86400, &budget))
+                return 2;
+        } else if (strcmp(a, "--rounds") == 0) {
+            if (cli_parse_int("tune", a, val, 1, 64, &rounds))
+                return 2;
+        } else if (strcmp(a, "--format") == 0) {
+            if ((fmt = cli_parse_format("tune", val, 0)) < 0)
+                return 2;
+        } else {
+            return cli_usage_error("tune", "unknown option '%s'; see 'fathom tune --help'", a);
+        }
+    }
+    if (!name)
+        return cli_usage_error("tune", "which model or trace? (see 'fathom list')");
+    const model_def *def = model_find(name);
+    struct stat st;
+    if (!def && stat(name, &st) != 0)
+        return cli_usage_error("tune", "'%s' is neither a model (see 'fathom list') nor a trace", name);
+    if (def && trace_opts)
+        return cli_usage_error("tune", "--skip-first, --skip-last and --steps apply to a trace, not to a model");
+    if (!def && model_opts)
+        return cli_usage_error("tune", "--mode, --preset, --batch, --batches, --depth and --seed apply to a model; "
+                                       "a trace's are its own");
+    if (def && cfg.depth && strcmp(def->name, "residual") != 0)
+        return cli_usage_error("tune", "--depth applies to residual only");
+    exec_threads_set(0); /* the process default: all cores (each candidate carries its own) */
+    replay_tune_target t;
+    model_target mt = { .def = def, .cfg = cfg };
+    replay_program p;
+    replay_program_init(&p);
+    replay_tune_result *r = calloc(1, sizeof *r);
+    int rc = 1, with_batch = 0;
+    char prefix[512];
+    if (!r) {
+        cli_error("tune", "out of memory");
+        goto end;
+    }
+    if (def) {
+        memset(&t, 0, sizeof t);
+        t.ctx = &mt;
+        t.batch = model_batch(def, &cfg);
+        t.steps_per_run = 1;
+        t.open = model_open, t.step = model_tstep, t.close = model_close;
+        snprintf(t.what, sizeof t.what, "%s %s (%s)", def->name, model_mode_name(cfg.mode),
+                 model_preset_name(cfg.preset));
+        int n = snprintf(prefix, sizeof prefix, "fathom run %s --mode %s --preset %s", def->name,
+                         model_mode_name(cfg.mode), model_preset_name(cfg.preset));
+        if (cfg.depth)
+            n += snprintf(prefix + n, sizeof prefix - (size_t)n, " --depth %d", cfg.depth);
+        if (cfg.seed != 1)
+            snprintf(prefix + n, sizeof prefix - (size_t)n, " --seed %llu", (unsigned long long)cfg.seed);
+        with_batch = 1;
+    } else {
+        /* one recorded step by default: every candidate replays it in each round */
+        replay_load_opts lo = { .skip_first = (uint32_t)skip_first, .skip_last = (uint32_t)skip_last,
+                                .max_steps = steps ? (uint32_t)steps : 1 };
+        if (isatty(STDERR_FILENO))
+            fprintf(stderr, "fathom tune: reading %s...\r", name);
+        if (replay_load(name, &lo, &p) || replay_program_build(&p, 1) || replay_tune_trace_target(&p, &t)) {
+            if (isatty(STDERR_FILENO))
+                fprintf(stderr, "\33[K");
+            cli_error("tune", "%s: %s", name, exec_errmsg());
+            goto end;
+        }
+        snprintf(prefix, sizeof prefix, "fathom run %s --mode %s --preset %s", p.rec.model[0] ? p.rec.model : "MODEL",
+                 p.rec.mode[0] ? p.rec.mode : "train", p.rec.preset[0] ? p.rec.preset : "small");
+    }
+    replay_tune_opts o = { .budget_s = (double)budget, .batches = batches, .nbatches = nbatches, .sweep = sweep,
+                           .rounds = (int)rounds, .progress = isatty(STDERR_FILENO) ? stderr : NULL };
+    if (replay_tune(&t, &o, r)) {
+        cli_error("tune", "%s: %s", t.what, exec_errmsg());
+        goto end;
+    }
+    if (fmt == CLI_JSON ? print_json(r, &t, prefix, with_batch) : (print_text(r, &t, prefix, with_batch), 0)) {
+        cli_error("tune", "cannot write the output");
+        goto end;
+    }
+    rc = fflush(stdout) ? cli_error("tune", "cannot write the output") : 0;
+end:
+    free(r);
+    replay_program_destroy(&p);
+    return rc;
+}

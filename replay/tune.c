@@ -1,0 +1,734 @@
+/* tune.c -- `fathom tune`'s engine (see tune.h): measurements, proposals,
+ * alternating measured runs. */
+#include "replay/tune.h"
+
+#include "base/alloc.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* ---- this machine: physical cores and sockets (sysfs), ceilings ---------- */
+static int read_int(const char *path, int *v)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int ok = fscanf(f, "%d", v) == 1;
+    fclose(f);
+    return ok ? 0 : -1;
+}
+
+static void topology(int cores, int *physical, int *sockets)
+{
+    int pkg[1024], core[1024], n = 0;
+    *physical = cores, *sockets = 1;
+    for (int c = 0; c < cores && c < 1024; c++) {
+        char path[128];
+        int p, k;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
+        if (read_int(path, &p))
+            return;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/core_id", c);
+        if (read_int(path, &k))
+            return;
+        pkg[n] = p, core[n] = k, n++;
+    }
+    int phys = 0, socks = 0;
+    for (int i = 0; i < n; i++) {
+        int seen_core = 0, seen_pkg = 0;
+        for (int j = 0; j < i; j++) {
+            seen_core |= pkg[j] == pkg[i] && core[j] == core[i];
+            seen_pkg |= pkg[j] == pkg[i];
+        }
+        phys += !seen_core;
+        socks += !seen_pkg;
+    }
+    if (phys > 0)
+        *physical = phys, *sockets = socks;
+}
+
+/* A short sgemm (GFLOP/s) and triad (GB/s) at the process's threads: the
+ * ridge point that splits memory- from compute-bound op types. */
+static exec_status ceilings(double *gflops, double *gbs)
+{
+    const int n = 256;
+    const int64_t m = 1 << 21;
+    float *a = exec_malloc((size_t)n * n * 3 * sizeof *a), *x = exec_malloc((size_t)m * 3 * sizeof *x);
+    if (!a || !x) {
+        exec_free(a), exec_free(x);
+        return exec_fail(EXEC_ERR_NOMEM, "out of memory");
+    }
+    for (int64_t i = 0; i < (int64_t)n * n * 3; i++)
+        a[i] = (float)(i % 7) * 0.25f;
+    for (int64_t i = 0; i < m * 3; i++)
+        x[i] = (float)(i % 5);
+    double best = 0, bw = 0;
+    for (int r = 0; r < 3; r++) {
+        double t0 = now_s();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, a + n * n, n, 0.0f,
+                    a + 2 * n * n, n);
+        double t = now_s() - t0;
+        if (t > 0 && 2.0 * n * n * n / t / 1e9 > best)
+            best = 2.0 * n * n * n / t / 1e9;
+        float *y = x, *b = x + m, *c = x + 2 * m;
+        t0 = now_s();
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < m; i++)
+            y[i] = b[i] + 3.0f * c[i];
+        t = now_s() - t0;
+        if (t > 0 && 12.0 * (double)m / t / 1e9 > bw)
+            bw = 12.0 * (double)m / t / 1e9;
+    }
+    exec_free(a), exec_free(x);
+    *gflops = best, *gbs = bw;
+    return EXEC_OK;
+}
+
+/* ---- profiling through the engine's hooks -------------------------------- */
+typedef struct flow_rec {
+    uint64_t begin, end;
+    uint32_t first, nin, nout;
+} flow_rec;
+
+static struct prof {
+    pthread_mutex_t mu;
+    double type_ns[EXEC_OP_COUNT];
+    double type_flops[EXEC_OP_COUNT], type_bytes[EXEC_OP_COUNT];
+    double class_ns[EXEC_CLASS_COUNT];
+    int flow;              /* keep the records' data flow */
+    flow_rec *recs;
+    size_t nrecs, caprecs;
+    uint32_t *ids;
+    size_t nids, capids;
+    int nomem;
+} P = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 256;
+    while (c < need)
+        c *= 2;
+    void *q = exec_realloc(*p, c * size);
+    if (!q)
+        return -1;
+    *p = q, *cap = c;
+    return 0;
+}
+
+static void prof_ops(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
+                     const uint64_t *ends)
+{
+    pthread_mutex_lock(&P.mu);
+    for (uint32_t i = 0; i < n; i++) {
+        const exec_node *nd = exec_node_get(g, nodes[i]);
+        if (!nd)
+            continue;
+        uint64_t f = 0, b = 0, d = ends[i] > begins[i] ? ends[i] - begins[i] : 0;
+        exec_node_cost(g, nd, &f, &b);
+        P.type_ns[nd->op] += (double)d;
+        P.type_flops[nd->op] += (double)f;
+        P.type_bytes[nd->op] += (double)b;
+        P.class_ns[exec_op_table[nd->op].cls] += (double)d;
+        if (!P.flow || P.nomem)
+            continue;
+        uint32_t k = (uint32_t)(nd->nin + nd->nout);
+        if (grow((void **)&P.recs, &P.caprecs, P.nrecs + 1, sizeof *P.recs) ||
+            grow((void **)&P.ids, &P.capids, P.nids + k, sizeof *P.ids)) {
+            P.nomem = 1;
+            continue;
+        }
+        P.recs[P.nrecs++] = (flow_rec){ begins[i], begins[i] + d, (uint32_t)P.nids, (uint32_t)nd->nin,
+                                        (uint32_t)nd->nout };
+        for (int j = 0; j < nd->nin; j++)
+            P.ids[P.nids++] = exec_trace_tensor_id(g, nd->in[j]);
+        for (int j = 0; j < nd->nout; j++)
+            P.ids[P.nids++] = exec_trace_tensor_id(g, nd->out[j]);
+    }
+    pthread_mutex_unlock(&P.mu);
+}
+
+static void prof_reset(int flow)
+{
+    memset(P.type_ns, 0, sizeof P.type_ns);
+    memset(P.type_flops, 0, sizeof P.type_flops);
+    memset(P.type_bytes, 0, sizeof P.type_bytes);
+    memset(P.class_ns, 0, sizeof P.class_ns);
+    P.flow = flow;
+    P.nrecs = P.nids = 0;
+    P.nomem = 0;
+}
+
+static void prof_free(void)
+{
+    exec_free(P.recs), exec_free(P.ids);
+    P.recs = NULL, P.ids = NULL;
+    P.caprecs = P.capids = P.nrecs = P.nids = 0;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+    const flow_rec *x = a, *y = b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+/* The critical path of the records of one step (read-after-write edges;
+ * tensors not written in the step are ready at its start). */
+static exec_status critical_path(double *total, double *cp)
+{
+    size_t cap = 64;
+    while (cap < 2 * P.nids + 64)
+        cap *= 2;
+    uint32_t *key = exec_calloc(cap, sizeof *key);
+    uint64_t *fin = exec_malloc(cap * sizeof *fin);
+    if (!key || !fin) {
+        exec_free(key), exec_free(fin);
+        return exec_fail(EXEC_ERR_NOMEM, "out of memory");
+    }
+    qsort(P.recs, P.nrecs, sizeof *P.recs, cmp_rec);
+    uint64_t sum = 0, longest = 0;
+    for (size_t r = 0; r < P.nrecs; r++) {
+        const flow_rec *x = &P.recs[r];
+        uint64_t ready = 0, d = x->end - x->begin;
+        for (uint32_t i = 0; i < x->nin + x->nout; i++) {
+            uint32_t id = P.ids[x->first + i] + 1; /* 0 marks an empty slot */
+            size_t h = (id * 2654435761u) & (cap - 1);
+            while (key[h] && key[h] != id)
+                h = (h + 1) & (cap - 1);
+            if (i < x->nin) {
+                if (key[h] && fin[h] > ready)
+                    ready = fin[h];
+            } else {
+                key[h] = id;
+                fin[h] = 0; /* set below, once the op's finish is known */
+            }
+        }
+        uint64_t f = ready + d;
+        for (uint32_t i = x->nin; i < x->nin + x->nout; i++) {
+            uint32_t id = P.ids[x->first + i] + 1;
+            size_t h = (id * 2654435761u) & (cap - 1);
+            while (key[h] != id)
+                h = (h + 1) & (cap - 1);
+            fin[h] = f;
+        }
+        sum += d;
+        if (f > longest)
+            longest = f;
+    }
+    exec_free(key), exec_free(fin);
+    *total += (double)sum;
+    *cp += (double)longest;
+    return EXEC_OK;
+}
+
+/* ---- candidates ------------------------------------------------------------ */
+static int same_knobs(const replay_tune_knobs *a, const replay_tune_knobs *b)
+{
+    return a->threads == b->threads && a->inter == b->inter && a->conv_algo == b->conv_algo && a->batch == b->batch;
+}
+
+/* Adds k (or gives the role to the same point already there); its index or -1 when full. */
+static int add_cand(replay_tune_result *r, const replay_tune_knobs *k, const char *role, double pred)
+{
+    for (int i = 0; i < r->n; i++)
+        if (same_knobs(&r->c[i].k, k)) {
+            if (strcmp(role, "candidate") != 0 && strcmp(r->c[i].role, "candidate") == 0)
+                r->c[i].role = role;
+            else if (strcmp(role, "vendors") == 0 && strcmp(r->c[i].role, "defaults") == 0)
+                r->c[i].role = "defaults = vendors";
+            return i;
+        }
+    if (r->n >= REPLAY_TUNE_MAX_CANDIDATES)
+        return -1;
+    r->c[r->n] = (replay_tune_cand){ .k = *k, .role = role, .predicted_ns = pred };
+    return r->n++;
+}
+
+void replay_tune_flags(const replay_tune_knobs *k, int with_batch, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "--threads %d --inter %d --conv-algo %s", k->threads, k->inter,
+                     exec_conv_algo_name(k->conv_algo));
+    if (with_batch && n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " --batch %d", k->batch);
+}
+
+static void line(replay_tune_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line(replay_tune_result *r, const char *fmt, ...)
+{
+    if (r->nlines >= REPLAY_TUNE_MAX_LINES)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->lines[r->nlines++], sizeof r->lines[0], fmt, ap);
+    va_end(ap);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Racing: after a few rounds, a candidate whose fastest step was slower
+ * than every step of the leader (the lowest median so far) is out; its
+ * rounds so far give its median. Returns the candidates still in. */
+static int race(const double *samples, int stride, const replay_tune_cand *c, int n, int *active)
+{
+    int lead = -1;
+    double lead_max = 0, lead_med = 0;
+    for (int i = 0; i < n; i++) {
+        if (!active[i])
+            continue;
+        double v[64], mx = 0;
+        int k = c[i].rounds;
+        for (int j = 0; j < k; j++)
+            v[j] = samples[(size_t)i * stride + j], mx = fmax(mx, v[j]);
+        qsort(v, (size_t)k, sizeof v[0], cmp_double);
+        double med = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+        med /= c[i].k.batch > 0 ? c[i].k.batch : 1;
+        mx /= c[i].k.batch > 0 ? c[i].k.batch : 1;
+        if (lead < 0 || med < lead_med)
+            lead = i, lead_med = med, lead_max = mx;
+    }
+    int in = 0;
+    for (int i = 0; i < n; i++) {
+        if (!active[i])
+            continue;
+        double mn = INFINITY;
+        for (int j = 0; j < c[i].rounds; j++)
+            mn = fmin(mn, samples[(size_t)i * stride + j]);
+        mn /= c[i].k.batch > 0 ? c[i].k.batch : 1;
+        if (i != lead && mn > lead_max)
+            active[i] = 0;
+        in += active[i];
+    }
+    return in;
+}
+
+/* The op time per step predicted at t intra-op threads: the nearest
+ * measured level at or below t (levels are sorted ascending). */
+static double op_at(const replay_tune_result *r, int t)
+{
+    double v = r->level_op_ns[0];
+    for (int i = 0; i < r->nlevels; i++)
+        if (r->level_threads[i] <= t)
+            v = r->level_op_ns[i];
+    return v;
+}
+
+static void progress(const replay_tune_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void progress(const replay_tune_opts *o, const char *fmt, ...)
+{
+    if (!o->progress)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("\r\33[Kfathom tune: ", o->progress);
+    vfprintf(o->progress, fmt, ap);
+    fflush(o->progress);
+    va_end(ap);
+}
+
+/* One measured level: op time per type in P after `steps` profiled steps
+ * (one warm-up step first); *step_ns the mean wall time of the profiled
+ * steps. */
+static exec_status profile_level(const replay_tune_target *t, const replay_tune_knobs *k, int steps, int flow,
+                                 double budget_s, int *done, double *total, double *cp, double *step_ns, void **keep)
+{
+    void *inst = NULL;
+    exec_status s = t->open(t->ctx, k, &inst);
+    if (s)
+        return s;
+    uint64_t ns = 0;
+    s = t->step(inst, &ns); /* warm-up */
+    if (steps > 1 && (double)ns * 1e-9 * (steps + 1) > budget_s * 0.15)
+        steps = 1; /* long steps: one profiled step keeps the budget */
+    *done = steps;
+    prof_reset(flow);
+    exec_hooks h = { .ops = prof_ops };
+    const exec_hooks *cur = exec_hooks_cur(); /* a tracer's, given back afterwards */
+    exec_hooks saved = cur ? *cur : (exec_hooks){ 0 };
+    double wall = 0;
+    for (int i = 0; i < steps && !s; i++) {
+        P.nrecs = P.nids = 0;
+        exec_hooks_set(&h);
+        s = t->step(inst, &ns);
+        exec_hooks_set(cur ? &saved : NULL);
+        wall += (double)ns;
+        if (!s && P.nomem)
+            s = exec_fail(EXEC_ERR_NOMEM, "out of memory for the op records");
+        if (!s && flow)
+            s = critical_path(total, cp);
+    }
+    if (keep && !s)
+        *keep = inst; /* warmed up: the measured runs go on with it */
+    else
+        t->close(inst);
+    *step_ns = wall / steps;
+    return s;
+}
+
+exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, replay_tune_result *r)
+{
+    memset(r, 0, sizeof *r);
+    double t0 = now_s(), budget = o->budget_s;
+    if (!o->sweep && !(budget > 0))
+        return exec_fail(EXEC_ERR_ARG, "the budget must be positive");
+    exec_status s = EXEC_OK;
+    double *samples = NULL;
+    void **inst = NULL, *def_inst = NULL; /* the defaults' profiled instance, kept */
+    r->cores = exec_cores();
+    r->budget_s = o->sweep ? 0 : budget;
+    topology(r->cores, &r->physical, &r->sockets);
+    const int B0 = t->batch > 0 ? t->batch : 1;
+    const int nb = o->nbatches > 0 && !t->batch_fixed ? o->nbatches : 1;
+    int batches[16];
+    for (int i = 0; i < nb && i < 16; i++)
+        batches[i] = o->nbatches > 0 && !t->batch_fixed ? o->batches[i] : B0;
+
+    /* 1. measurements */
+    progress(o, "measuring the machine's ceilings");
+    if ((s = ceilings(&r->peak_gflops, &r->peak_gbs)))
+        goto end;
+    r->ridge = r->peak_gbs > 0 ? r->peak_gflops / r->peak_gbs : 0;
+    int levels[REPLAY_TUNE_MAX_LEVELS], nl = 0;
+    for (int v = 1; v < r->cores && nl < REPLAY_TUNE_MAX_LEVELS - 1; v *= 2)
+        levels[nl++] = v;
+    levels[nl++] = r->cores;
+    /* one thread first (it gives the data flow, and one thread never waits
+     * for a descheduled team member), then all cores (the defaults, whose
+     * instance goes on into the measured runs), then the levels between */
+    double type_ns[REPLAY_TUNE_MAX_LEVELS][EXEC_OP_COUNT];
+    double total = 0, cp = 0, step_ns = 0, def_step_ns = 0, min_step_ns = 0, one_step_ns = 0;
+    int got[REPLAY_TUNE_MAX_LEVELS] = { 0 };
+    for (int pass = 0; pass < nl; pass++) {
+        int li = pass == 0 ? 0 : pass == 1 ? nl - 1 : pass - 1;
+        if (pass > 1 && (o->sweep || now_s() - t0 > 0.35 * budget))
+            break; /* the sweep measures every point anyway; the tuner keeps its budget */
+        replay_tune_knobs k = { .threads = levels[li], .inter = 1, .conv_algo = EXEC_CONV_AUTO, .batch = B0 };
+        progress(o, "profiling at %d intra-op thread%s", k.threads, k.threads == 1 ? "" : "s");
+        double tot = 0, c = 0;
+        int done = 1, spr = t->steps_per_run > 0 ? t->steps_per_run : 1;
+        if ((s = profile_level(t, &k, pass == 0 ? 2 : 1, pass == 0, o->sweep ? 1e9 : budget, &done, &tot, &c,
+                               &step_ns, li == nl - 1 ? &def_inst : NULL)))
+            goto end;
+        if (li == nl - 1)
+            def_step_ns = r->default_step_ns = step_ns;
+        if (min_step_ns == 0 || step_ns < min_step_ns)
+            min_step_ns = step_ns;
+        double per = 1.0 / ((double)done * spr); /* per recorded step */
+        if (pass == 0) {
+            total = tot * per, cp = c * per, one_step_ns = step_ns;
+            double all = 0, conv = P.class_ns[EXEC_CLASS_convolution];
+            for (int c2 = 0; c2 < EXEC_CLASS_COUNT; c2++)
+                all += P.class_ns[c2];
+            r->conv_share = all > 0 ? conv / all : 0;
+            /* the dominant op types, with their intensity */
+            int used[EXEC_OP_COUNT] = { 0 };
+            for (r->ntop = 0; r->ntop < 4; r->ntop++) {
+                int b = -1;
+                for (int op = 0; op < EXEC_OP_COUNT; op++)
+                    if (!used[op] && P.type_ns[op] > 0 && (b < 0 || P.type_ns[op] > P.type_ns[b]))
+                        b = op;
+                if (b < 0)
+                    break;
+                used[b] = 1;
+                snprintf(r->top[r->ntop].op, sizeof r->top[0].op, "%s", exec_op_name((exec_op)b));
+                r->top[r->ntop].share = all > 0 ? P.type_ns[b] / all : 0;
+                r->top[r->ntop].intensity = P.type_bytes[b] > 0 ? P.type_flops[b] / P.type_bytes[b] : 0;
+                r->top[r->ntop].memory_bound = r->top[r->ntop].intensity < r->ridge;
+            }
+        }
+        for (int op = 0; op < EXEC_OP_COUNT; op++)
+            type_ns[li][op] = P.type_ns[op] * per;
+        got[li] = 1;
+    }
+    for (int li = 0; li < nl; li++)
+        if (got[li]) {
+            double sum = 0;
+            for (int op = 0; op < EXEC_OP_COUNT; op++)
+                sum += type_ns[li][op];
+            r->level_threads[r->nlevels] = levels[li];
+            r->level_op_ns[r->nlevels++] = sum;
+        }
+    if (total <= 0) {
+        s = exec_fail(EXEC_ERR_STATE, "no op ran in a step");
+        goto end;
+    }
+    r->op_ns = total, r->critical_ns = cp;
+    r->parallelism = cp > 0 ? total / cp : 1;
+    for (int i = 0; i < r->ntop; i++) { /* each dominant type's speedup from 1 thread to all */
+        int op = exec_op_from_name(r->top[i].op);
+        r->top[i].speedup = got[0] && got[nl - 1] && op >= 0 && type_ns[nl - 1][op] > 0
+                                ? type_ns[0][op] / type_ns[nl - 1][op] : 0;
+    }
+
+    /* 2. proposals */
+    int best_level = 0;
+    for (int i = 1; i < r->nlevels; i++)
+        if (r->level_op_ns[i] < r->level_op_ns[best_level])
+            best_level = i;
+    int tbest = r->level_threads[best_level];
+    if (r->nlevels > 1)
+        line(r, "intra-op threads %d: op time per step %.2f ms at %d thread%s, %.2f ms at %d (speedup %.2f)%s", tbest,
+             r->level_op_ns[0] / 1e6, r->level_threads[0], r->level_threads[0] == 1 ? "" : "s",
+             r->level_op_ns[r->nlevels - 1] / 1e6, r->level_threads[r->nlevels - 1],
+             r->level_op_ns[r->nlevels - 1] > 0 ? r->level_op_ns[0] / r->level_op_ns[r->nlevels - 1] : 0,
+             tbest < r->cores ? ": the ops stop scaling before all cores" : ": the ops scale to all cores");
+    else
+        line(r, "intra-op threads %d: %s", tbest,
+             r->cores == 1 ? "one core" : "the budget left no time to measure fewer threads");
+    for (int i = 0; i < r->ntop && i < 2; i++)
+        line(r, "%s, %.0f%% of op time: %.2f FLOP/byte, %s-bound (ridge %.1f: sgemm %.1f GFLOP/s, triad %.1f GB/s)%s",
+             r->top[i].op, 100 * r->top[i].share, r->top[i].intensity, r->top[i].memory_bound ? "memory" : "compute",
+             r->ridge, r->peak_gflops, r->peak_gbs,
+             r->top[i].memory_bound ? ": more threads than the bandwidth needs do not help it" : "");
+    int mmax = (int)ceil(r->parallelism - 0.2); /* 1.2 and above: a second worker has work */
+    if (mmax > r->cores)
+        mmax = r->cores;
+    if (mmax > 4)
+        mmax = 4;
+    if (r->parallelism >= 1.2 && mmax >= 2)
+        line(r, "inter-op workers up to %d: average parallelism %.2f (op time %.2f ms over a critical path of %.2f ms "
+                "per step): independent ops can run side by side",
+             mmax, r->parallelism, r->op_ns / 1e6, r->critical_ns / 1e6);
+    else {
+        line(r, "inter-op workers 1: average parallelism %.2f%s", r->parallelism,
+             r->cores < 2 ? " on one core" : " (below 1.2): the critical path is nearly all of the op time");
+        mmax = 1;
+    }
+    int convs = r->conv_share >= 0.05;
+    if (convs)
+        line(r, "convolution algorithm: convolutions are %.0f%% of op time: auto, im2col and direct are measured",
+             100 * r->conv_share);
+    else
+        line(r, "convolution algorithm auto: convolutions are %.1f%% of op time, not worth a measurement",
+             100 * r->conv_share);
+    if (nb > 1)
+        line(r, "batch: %d sizes measured as throughput (time per sample)", nb);
+    line(r, "thread binding and waiting left to the OpenMP runtime: OMP_PROC_BIND, OMP_PLACES and OMP_WAIT_POLICY "
+            "act when it starts, not per run (%d socket%s, %d physical cores of %d)",
+         r->sockets, r->sockets == 1 ? "" : "s", r->physical, r->cores);
+
+    /* candidates: defaults and vendors first */
+    const int spr = t->steps_per_run > 0 ? t->steps_per_run : 1;
+    double rest = one_step_ns / spr > r->op_ns ? one_step_ns / spr - r->op_ns : 0; /* time outside the ops */
+    replay_tune_knobs def = { r->cores, 1, EXEC_CONV_AUTO, B0 };
+    replay_tune_knobs ven = { r->physical, r->sockets, EXEC_CONV_AUTO, B0 };
+    add_cand(r, &def, "defaults", 0);
+    add_cand(r, &ven, "vendors", 0);
+    r->defaults = 0;
+    r->vendors = same_knobs(&def, &ven) ? 0 : 1;
+    const exec_conv_algo algos[] = { EXEC_CONV_AUTO, EXEC_CONV_IM2COL, EXEC_CONV_DIRECT };
+    int nalgo = convs || (o->sweep && r->conv_share > 0) ? 3 : 1;
+    if (o->sweep) {
+        int tmax = r->cores;
+        for (int T = 1; T <= tmax; T++) {
+            if (tmax > 8 && (T & (T - 1)) && T != tmax)
+                continue; /* many cores: powers of two and all */
+            for (int M = 1; M <= 4 && M <= T; M++)
+                for (int a = 0; a < nalgo; a++)
+                    for (int b = 0; b < nb; b++) {
+                        replay_tune_knobs k = { T, M, algos[a], batches[b] };
+                        if (add_cand(r, &k, "candidate", 0) < 0)
+                            goto candidates_done;
+                    }
+        }
+    } else {
+        /* (threads, inter) pairs ranked by the prediction: op time at the
+         * threads each worker gets, shared by min(M, parallelism) workers */
+        /* the best level, all cores, and the level below the best (its
+         * measured gain may be drift: the runs will tell) */
+        int tset[3] = { tbest, r->cores, 0 }, nt = tbest == r->cores ? 1 : 2;
+        if (best_level > 0)
+            tset[nt++] = r->level_threads[best_level - 1];
+        struct { int T, M; double pred; } pairs[24];
+        int np = 0;
+        for (int i = 0; i < nt; i++)
+            for (int M = 1; M <= mmax && np < 24; M++) {
+                if (M > tset[i])
+                    continue;
+                double par = r->parallelism < M ? r->parallelism : M;
+                pairs[np].T = tset[i], pairs[np].M = M;
+                pairs[np++].pred = op_at(r, tset[i] / M) / par + rest;
+            }
+        for (int i = 0; i < np; i++) /* insertion sort by prediction */
+            for (int j = i; j > 0 && pairs[j].pred < pairs[j - 1].pred; j--) {
+                __typeof__(pairs[0]) x = pairs[j];
+                pairs[j] = pairs[j - 1], pairs[j - 1] = x;
+            }
+        /* the best three, none predicted slower than 1.5x the best: a
+         * point far off its prediction costs the budget rounds that the
+         * close ones need */
+        for (int i = 0; i < np && i < 3 && pairs[i].pred <= 1.5 * pairs[0].pred; i++)
+            for (int a = 0; a < nalgo; a++)
+                for (int b = 0; b < nb; b++) {
+                    replay_tune_knobs k = { pairs[i].T, pairs[i].M, algos[a], batches[b] };
+                    add_cand(r, &k, "candidate", pairs[i].pred * batches[b] / B0);
+                }
+    }
+candidates_done:
+    if (!o->sweep) {
+        /* each candidate costs a warm-up step and a step a round: keep as
+         * many (defaults and vendors first, then by prediction) as leave
+         * time for two rounds */
+        double left = budget - (now_s() - t0) - 2.0 * def_step_ns * 1e-9, each = 3.0 * min_step_ns * 1e-9;
+        int fit = each > 0 ? (int)(left / each) : r->n;
+        if (fit < 2)
+            fit = 2;
+        if (r->n > fit) {
+            line(r, "the budget leaves time to measure %d of %d candidates (a step takes %.2f s at the defaults, "
+                    "%.2f s at best): the rest are left out by their prediction",
+                 fit, r->n, def_step_ns * 1e-9, min_step_ns * 1e-9);
+            r->n = fit;
+        }
+    }
+
+    /* 3. alternating measured runs */
+    enum { MAX_ROUNDS = 64, TUNE_ROUNDS = 10 }; /* ten alternating steps give a steady median */
+    samples = exec_calloc((size_t)r->n * MAX_ROUNDS, sizeof *samples);
+    inst = exec_calloc((size_t)r->n, sizeof *inst);
+    if (!samples || !inst) {
+        s = exec_fail(EXEC_ERR_NOMEM, "out of memory");
+        goto end;
+    }
+    double m0 = now_s();
+    int rounds_max = o->sweep ? (o->rounds > 0 ? o->rounds : 5) : TUNE_ROUNDS;
+    if (rounds_max > MAX_ROUNDS)
+        rounds_max = MAX_ROUNDS;
+    /* every point stays open (its model built, warmed up) so that rounds
+     * alternate over all of them */
+    inst[r->defaults] = def_inst; /* already warm */
+    def_inst = NULL;
+    for (int i = 0; i < r->n && !s; i++) {
+        if (inst[i])
+            continue;
+        progress(o, "starting candidate %d/%d", i + 1, r->n);
+        uint64_t ns = 0;
+        if (!(s = t->open(t->ctx, &r->c[i].k, &inst[i])))
+            s = t->step(inst[i], &ns); /* warm-up */
+    }
+    double per_round = 0;
+    int *active = exec_calloc((size_t)r->n, sizeof *active);
+    if (!active) {
+        s = exec_fail(EXEC_ERR_NOMEM, "out of memory");
+        goto end;
+    }
+    for (int i = 0; i < r->n; i++)
+        active[i] = 1;
+    for (int round = 0; round < rounds_max && !s; round++) {
+        double rt0 = now_s();
+        if (!o->sweep && round >= 1 && now_s() - t0 + per_round > budget)
+            break;
+        for (int j = 0; j < r->n && !s; j++) {
+            int i = (j + round) % r->n;
+            uint64_t ns = 0;
+            if (!active[i])
+                continue;
+            progress(o, "round %d: candidate %d/%d", round + 1, j + 1, r->n);
+            s = t->step(inst[i], &ns);
+            samples[(size_t)i * MAX_ROUNDS + round] = (double)ns / (t->steps_per_run > 0 ? t->steps_per_run : 1);
+            r->c[i].rounds++;
+        }
+        r->rounds++;
+        per_round = now_s() - rt0;
+        if (!o->sweep && r->rounds >= 3 && race(samples, MAX_ROUNDS, r->c, r->n, active) <= 1)
+            break;
+    }
+    exec_free(active);
+    r->measure_s = now_s() - m0;
+    if (s)
+        goto end;
+    r->best = 0;
+    for (int i = 0; i < r->n; i++) {
+        double *v = samples + (size_t)i * MAX_ROUNDS;
+        qsort(v, (size_t)r->c[i].rounds, sizeof *v, cmp_double);
+        int n = r->c[i].rounds;
+        r->c[i].median_ns = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+        r->c[i].per_sample_ns = r->c[i].median_ns / (r->c[i].k.batch > 0 ? r->c[i].k.batch : 1);
+        if (r->c[i].per_sample_ns < r->c[r->best].per_sample_ns)
+            r->best = i;
+    }
+end:
+    progress(o, "%s", "");
+    if (o->progress)
+        fputs("\r\33[K", o->progress);
+    if (inst)
+        for (int i = 0; i < r->n; i++)
+            if (inst[i])
+                t->close(inst[i]);
+    if (def_inst)
+        t->close(def_inst);
+    exec_free(inst);
+    exec_free(samples);
+    prof_free();
+    r->wall_s = now_s() - t0;
+    return s;
+}
+
+/* ---- a program rebuilt from a trace ----------------------------------------- */
+typedef struct trace_inst {
+    replay_program *p;
+    exec_settings set;
+    int inter;
+} trace_inst;
+
+static exec_status trace_open(void *ctx, const replay_tune_knobs *k, void **out)
+{
+    trace_inst *i = exec_calloc(1, sizeof *i);
+    if (!i)
+        return exec_fail(EXEC_ERR_NOMEM, "out of memory");
+    i->p = ctx;
+    i->set = (exec_settings){ .threads = k->threads, .conv_algo = k->conv_algo };
+    i->inter = k->inter;
+    *out = i;
+    return EXEC_OK;
+}
+
+static exec_status trace_step(void *inst, uint64_t *ns)
+{
+    trace_inst *i = inst;
+    exec_run_opts ro = { .inter = i->inter, .max_phase = EXEC_PHASE_update, .settings = &i->set };
+    double t0 = now_s();
+    exec_status s = exec_graph_run(i->p->g, &ro);
+    *ns = (uint64_t)((now_s() - t0) * 1e9);
+    return s;
+}
+
+static void trace_close(void *inst) { exec_free(inst); }
+
+exec_status replay_tune_trace_target(replay_program *p, replay_tune_target *t)
+{
+    if (p->rec.schema == 1)
+        return exec_fail(EXEC_ERR_ARG, "a schema-1 trace has no data flow (node_def): record it with this fathom");
+    int flow = 0;
+    for (uint32_t i = 0; i < p->nops && !flow; i++)
+        flow = p->ops[i].unknown < 0 && p->ops[i].nin + p->ops[i].nout > 0;
+    if (!flow)
+        return exec_fail(EXEC_ERR_ARG, "the trace has no data flow (its ops name no tensors)");
+    memset(t, 0, sizeof *t);
+    t->ctx = p;
+    snprintf(t->what, sizeof t->what, "%s %s (%s)", p->rec.model[0] ? p->rec.model : "?", p->rec.mode,
+             p->rec.preset);
+    t->batch = p->rec.batch > 0 ? (int)p->rec.batch : 1;
+    t->batch_fixed = 1;
+    t->steps_per_run = p->nsteps ? (int)p->nsteps : 1;
+    t->open = trace_open;
+    t->step = trace_step;
+    t->close = trace_close;
+    return EXEC_OK;
+}

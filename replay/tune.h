@@ -1,0 +1,105 @@
+/* tune.h -- `fathom tune`: from measurements to faster engine settings,
+ * checked by measured runs (DESIGN section 8; guidelines in fathom-tune(1)).
+ *
+ * The tuner drives a target -- a model (the driver's cmd_tune.c) or a
+ * program rebuilt from a trace (replay_tune_trace_target) -- through one
+ * interface: open an instance with given knobs, run one step, close. It
+ *   1. measures: a few profiled steps at each intra-op thread level (the
+ *      engine's hooks time every op; one thread first, then all cores,
+ *      then the levels between while the budget allows): op time per op
+ *      type and level, the data flow's average parallelism (op time /
+ *      critical path, at one thread), each
+ *      dominant op type's arithmetic intensity against this machine's ridge
+ *      (a short sgemm and triad);
+ *   2. proposes values for each knob with one line saying which measurement
+ *      led there, and ranks their combinations by a prediction;
+ *   3. measures the best few beside fathom's defaults and the vendors'
+ *      settings (intra-op = physical cores, inter-op = sockets) in
+ *      alternating rounds (one step each, the order rotated every round, so
+ *      drift hits every candidate alike; after three rounds a candidate
+ *      clearly slower than the leader drops out) until the budget is spent
+ *      or ten rounds ran, and recommends the fastest by median time per
+ *      sample.
+ * With `sweep` it measures every point of the knob space instead (the
+ * exhaustive baseline of tests/bench/bench_tune). */
+#ifndef FATHOM_REPLAY_TUNE_H
+#define FATHOM_REPLAY_TUNE_H
+#include "exec/exec.h"
+#include "replay/program.h"
+
+#include <stdio.h>
+
+typedef struct replay_tune_knobs {
+    int threads;              /* intra-op threads in all (inter-op workers split them) */
+    int inter;                /* inter-op workers */
+    exec_conv_algo conv_algo; /* AUTO, IM2COL or DIRECT */
+    int batch;                /* the target's batch (a trace's is fixed) */
+} replay_tune_knobs;
+
+typedef struct replay_tune_target {
+    void *ctx;
+    char what[160];           /* "speech train (small)" */
+    int batch;                /* the default batch */
+    int batch_fixed;          /* 1: the batch cannot change (a trace) */
+    int steps_per_run;        /* recorded steps one step() runs (a trace's pass: all of them) */
+    /* Makes an instance running with k; on error a status with exec_errmsg(). */
+    exec_status (*open)(void *ctx, const replay_tune_knobs *k, void **inst);
+    /* One step (or one pass of a trace); *ns its wall time. */
+    exec_status (*step)(void *inst, uint64_t *ns);
+    void (*close)(void *inst);
+} replay_tune_target;
+
+#define REPLAY_TUNE_MAX_CANDIDATES 96
+#define REPLAY_TUNE_MAX_LEVELS 16
+#define REPLAY_TUNE_MAX_LINES 12
+
+typedef struct replay_tune_opts {
+    double budget_s;          /* wall-clock budget (> 0) */
+    const int *batches;       /* batches to try (NULL/0: the target's); not for a fixed batch */
+    int nbatches;
+    int sweep;                /* 1: every point of the knob space, `rounds` rounds, no budget */
+    int rounds;               /* sweep rounds (0: 5) */
+    FILE *progress;           /* a terminal for "\r" progress lines, or NULL */
+} replay_tune_opts;
+
+typedef struct replay_tune_cand {
+    replay_tune_knobs k;
+    const char *role;         /* "defaults", "vendors", "candidate" (several may share one point) */
+    double predicted_ns;      /* per step, from the measurements (0: not predicted) */
+    double median_ns;         /* measured, per step */
+    double per_sample_ns;     /* median_ns / batch */
+    int rounds;               /* measured steps */
+} replay_tune_cand;
+
+typedef struct replay_tune_result {
+    int cores, physical, sockets;
+    /* measurements */
+    double parallelism, op_ns, critical_ns;   /* at one intra-op thread, per step */
+    int nlevels;
+    int level_threads[REPLAY_TUNE_MAX_LEVELS];
+    double level_op_ns[REPLAY_TUNE_MAX_LEVELS]; /* op time per step at each thread level */
+    double conv_share;                        /* convolution class's share of op time */
+    double ridge, peak_gflops, peak_gbs;      /* this machine's, measured */
+    int ntop;
+    struct { char op[48]; double share, intensity; int memory_bound; double speedup; } top[4];
+    /* reasons, one line each */
+    char lines[REPLAY_TUNE_MAX_LINES][240];
+    int nlines;
+    /* measured candidates */
+    replay_tune_cand c[REPLAY_TUNE_MAX_CANDIDATES];
+    int n, best, defaults, vendors;
+    int rounds;
+    double wall_s, measure_s;                 /* all of it; the alternating runs */
+    double budget_s;                          /* asked for (0: a sweep) */
+    double default_step_ns;                   /* a step at the defaults, profiled */
+} replay_tune_result;
+
+exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, replay_tune_result *r);
+
+/* `--threads T --inter M --conv-algo A [--batch B]`: flags of `fathom run`. */
+void replay_tune_flags(const replay_tune_knobs *k, int with_batch, char *buf, size_t len);
+
+/* A target that replays a program rebuilt from a trace (built, with data
+ * flow); p is borrowed. Fails when the program has no data flow. */
+exec_status replay_tune_trace_target(replay_program *p, replay_tune_target *t);
+#endif

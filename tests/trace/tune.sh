@@ -1,0 +1,69 @@
+#!/bin/sh
+# `fathom tune`: on tiny presets and on a tiny recording it keeps its budget
+# and recommends flags that `fathom run` accepts (they are run); the defaults
+# and the vendors' settings are measured in the same run; bad input (a
+# trace without data flow, an unknown model, a budget of 0) is a one-line
+# error.
+. "$(dirname "$0")/lib.sh"
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+
+# runs the recommended command line for 2 steps
+run_flags() { # what, command line
+    what=$1
+    shift
+    [ "$1" = fathom ] || fail "$what: the recommendation is not a fathom command: $*"
+    shift
+    "$FATHOM" "$@" --steps 2 >"$T/run.out" 2>"$T/run.err" || fail "$what: fathom run refused '$*': $(cat "$T/run.err")"
+    note "$what: 'fathom $*' runs: $(tail -1 "$T/run.out")"
+}
+
+# a MODEL, JSON: budget kept, defaults and vendors measured, flags accepted
+start=$(date +%s)
+"$FATHOM" tune autoenc --preset tiny --budget 6 --format json >"$T/a.json" 2>"$T/err" || fail "tune autoenc: $(cat "$T/err")"
+took=$(($(date +%s) - start))
+jq -e '.recommendation.step_ms > 0 and .recommendation.defaults_ms > 0 and .recommendation.vendors_ms > 0
+       and .recommendation.speedup_defaults > 0 and .recommendation.speedup_vendors > 0 and .rounds >= 1
+       and ([.candidates[].role] | map(test("defaults")) | any) and ([.candidates[].role] | map(test("vendors")) | any)
+       and (.proposals | length) >= 4 and .measured.parallelism >= 1 and .budget_s == 6' "$T/a.json" >/dev/null ||
+    fail "tune autoenc: the JSON lacks measurements: $(cat "$T/a.json")"
+# the budget is kept, but for what one step at the defaults can add on a loaded machine (its warm-up,
+# profiled and measured steps must run whatever the budget)
+limit=$(jq '6 + 3 * .default_step_ms / 1000 + 1' "$T/a.json")
+jq -e --argjson l "$limit" '.wall_s <= $l' "$T/a.json" >/dev/null || fail "tune autoenc --budget 6 ran $(jq .wall_s "$T/a.json") s"
+awk -v t="$took" -v l="$limit" 'BEGIN { exit !(t <= l + 1) }' || fail "tune autoenc --budget 6 took $took s"
+run_flags "autoenc" $(jq -r .recommendation.command "$T/a.json")
+note "autoenc: $(jq -r '"\(.recommendation.flags): \(.recommendation.speedup_defaults)x over the defaults, wall \(.wall_s) s"' "$T/a.json")"
+
+# a convolutional MODEL, text, with batches: the recommendation line runs
+"$FATHOM" tune alexnet --preset tiny --budget 8 --batches 8,16 >"$T/b.txt" 2>"$T/err" || fail "tune alexnet: $(cat "$T/err")"
+grep -q '^  convolution algorithm' "$T/b.txt" || fail "tune alexnet: no line about the convolution algorithm"
+grep -q 'over fathom.s defaults' "$T/b.txt" || fail "tune alexnet: no speedup line"
+cmd=$(sed -n 's/^recommendation: //p' "$T/b.txt")
+echo "$cmd" | grep -q -- '--batch \(8\|16\)' || fail "tune alexnet --batches: no batch in '$cmd'"
+run_flags "alexnet" $cmd
+
+# a TRACE recorded here (tiny): replayed candidates, flags for fathom run
+ensure_sessiond
+"$FATHOM" record memnet --preset tiny --steps 3 --threads 1 -o "$T/memnet.tar.zst" --quiet >/dev/null 2>"$T/err" ||
+    fail "record memnet: $(cat "$T/err")"
+"$FATHOM" tune "$T/memnet.tar.zst" --skip-first 1 --budget 5 --format json >"$T/t.json" 2>"$T/err" ||
+    fail "tune TRACE: $(cat "$T/err")"
+run_flags "memnet trace" $(jq -r .recommendation.command "$T/t.json")
+
+# bad input: one line on stderr, nothing on stdout, exit status not 0
+expect_error() { # what, args...
+    what=$1
+    shift
+    if "$FATHOM" tune "$@" >"$T/out" 2>"$T/err"; then fail "$what: exit status 0"; fi
+    [ "$(wc -l <"$T/err")" = 1 ] || fail "$what: stderr is not one line: $(cat "$T/err")"
+    [ ! -s "$T/out" ] || fail "$what: wrote to stdout"
+    note "$what: $(cat "$T/err")"
+}
+expect_error "unknown model" nosuchmodel
+expect_error "budget 0" autoenc --budget 0
+expect_error "budget not a number" autoenc --budget soon
+expect_error "schema 1 (no data flow)" "$(ls "$SRC"/tests/fixtures/schema1/*-train-*.tar.zst | head -1)"
+grep -q 'no data flow' "$T/err" || fail "schema 1: the error does not say so"
+expect_error "batches for a trace" "$T/memnet.tar.zst" --batches 4,8
+expect_error "bad batches" autoenc --batches 4,,8
+expect_error "no target" --budget 5
