@@ -4,7 +4,7 @@
  * takes) -> a result, or a status and a one-line message -> print the
  * result as text, CSV or JSON -> destroy.  Each lives in a file of its own
  * (breakdown.c, compare.c, similarity.c, diff.c, scaling.c, roofline.c,
- * memory.c) that defines its row, an analyze_analysis; analyses.def lists
+ * memory.c, parallelism.c) that defines its row, an analyze_analysis; analyses.def lists
  * the rows.  `fathom analyze` (cmd_analyze.c) and the Babeltrace2 plugin's
  * sinks (plugin.c) are both driven by the table: adding an analysis is
  * adding its file and a row in analyses.def. */
@@ -49,6 +49,7 @@ enum {
     ANALYZE_TAKES_PAIRS = 1 << 2, /* --pairs: the traces are TRAIN INFER ... in argument order */
     ANALYZE_TAKES_PEAKS = 1 << 3, /* --peak FILE, --gflops X, --gbs Y (required) */
     ANALYZE_TAKES_LIVE = 1 << 4,  /* a live session read alone: its table so far at every interval */
+    ANALYZE_TAKES_FLOW = 1 << 5,  /* profiles that follow the data flow (analyze_read_options.dataflow) */
 };
 
 typedef struct analyze_options {

@@ -7,7 +7,6 @@
 
 #include "analyze/analysis.h"
 #include "analyze/html.h"
-#include "analyze/parallelism.h"
 #include "analyze/profile.h"
 #include "analyze/read.h"
 #include "analyze/roofline.h"
@@ -29,8 +28,12 @@ static const char *cmd = "analyze";
 
 static void usage(FILE *f)
 {
+    int w = 10; /* the names' column: the longest name */
     for (size_t i = 0; i < analyze_nanalyses; i++)
-        fprintf(f, "%s fathom analyze %-10s %s\n", i ? "      " : "usage:", analyze_analyses[i]->name,
+        if ((int)strlen(analyze_analyses[i]->name) > w)
+            w = (int)strlen(analyze_analyses[i]->name);
+    for (size_t i = 0; i < analyze_nanalyses; i++)
+        fprintf(f, "%s fathom analyze %-*s %s\n", i ? "      " : "usage:", w, analyze_analyses[i]->name,
                 analyze_analyses[i]->args);
     fprintf(f, "\n"
                "Analyzes recorded traces offline: TRACE is a trace archive (.tar.zst), a CTF\n"
@@ -38,9 +41,9 @@ static void usage(FILE *f)
                "\n");
     for (size_t i = 0; i < analyze_nanalyses; i++) { /* each summary line under the first indented */
         const char *line = analyze_analyses[i]->summary;
-        fprintf(f, "  %-10s  ", analyze_analyses[i]->name);
+        fprintf(f, "  %-*s  ", w, analyze_analyses[i]->name);
         for (const char *nl; (nl = strchr(line, '\n')); line = nl + 1)
-            fprintf(f, "%.*s\n              ", (int)(nl - line), line);
+            fprintf(f, "%.*s\n%*s", (int)(nl - line), line, w + 4, "");
         fprintf(f, "%s\n", line);
     }
     fprintf(f,
@@ -211,8 +214,6 @@ int cmd_analyze(int argc, char **argv)
     }
     if (strcmp(what, "--list") == 0)
         return list_sessions(argc, argv);
-    if (strcmp(what, "parallelism") == 0)
-        return analyze_parallelism_main(argc - 1, argv + 1);
     const analyze_analysis *an = analyze_analysis_find(what);
     if (!an) {
         char names[512] = "";
@@ -367,6 +368,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     ro.progress = live ? live_table : NULL;
     ro.progress_ctx = &lv;
     ro.interval = interval;
+    ro.dataflow = an && (an->takes & ANALYZE_TAKES_FLOW);
     char rerr[1024];
     if (analyze_read_many(traces, nt, &ro, p, rerr, sizeof rerr) != 0) {
         cli_error(cmd, "%s", rerr);

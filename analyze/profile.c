@@ -3,6 +3,7 @@
 
 #include "base/alloc.h"
 
+#include "tracer/critpath.h"
 #include "tracer/opmatch.h" /* tracer_probe_shifts */
 
 
@@ -71,6 +72,7 @@ double analyze_stat_mean(const analyze_stat *s)
  * used rather than every op type seen so far. */
 typedef struct bucket {
     uint64_t ordinal, dur;
+    tracer_critpath cp; /* the step's data flow (when followed) */
     size_t cap; /* op types the array holds */
     analyze_stat *st;
     uint32_t *touched; /* cap * ANALYZE_NPHASE entries */
@@ -98,6 +100,8 @@ typedef struct state {
     unsigned nrecent;        /* steps completed (recent[nrecent % 8] is the next slot) */
     bucket *ring;            /* completed steps that may still be among the last skip_last */
     size_t ring_len, ring_head;
+    int follow_flow;         /* analyze_profile_follow_flow */
+    tracer_flow flow;        /* the op records of the step under way */
 } state;
 
 static uint64_t mix64(uint64_t x)
@@ -198,6 +202,7 @@ static void state_free(state *s, size_t ring_cap)
     for (size_t i = 0; s->ring && i < ring_cap; i++)
         exec_free(s->ring[i].st), exec_free(s->ring[i].touched);
     exec_free(s->ring);
+    tracer_flow_free(&s->flow);
     exec_free(s);
 }
 
@@ -271,6 +276,7 @@ analyze_profile *analyze_profile_snapshot(const analyze_profile *p)
     *cs = *s;
     cs->ring = ring;
     cs->tens = NULL; /* the copies come below; until then nothing of s's is owned */
+    cs->flow = (tracer_flow){ 0 }; /* the step under way's data flow is not the snapshot's */
     cs->total.st = cs->outside.st = cs->cur.st = NULL;
     cs->total.touched = cs->outside.touched = cs->cur.touched = NULL;
     char *src = c->source;
@@ -423,13 +429,52 @@ void analyze_profile_run_end(analyze_profile *p, int32_t status, uint64_t ops)
 }
 
 /* ---- steps ------------------------------------------------------------------ */
+static void flow_fold(analyze_profile *p, const tracer_critpath *cp)
+{
+    if (!cp->ops)
+        return;
+    double par = cp->critical_ns ? (double)cp->total_ns / (double)cp->critical_ns : 1.0;
+    if (!p->flow_steps || par < p->flow_min)
+        p->flow_min = par;
+    if (!p->flow_steps || par > p->flow_max)
+        p->flow_max = par;
+    p->flow_steps++;
+    p->flow_op_ns += (double)cp->total_ns;
+    p->flow_critical_ns += (double)cp->critical_ns;
+    p->flow_ops += cp->ops;
+    p->flow_critical_ops += cp->critical_ops;
+}
+
 static int fold_kept(analyze_profile *p, bucket *b)
 {
     state *s = p->priv;
     if (bucket_merge(&s->total, b))
         return -1;
     analyze_stat_add(&p->step, b->dur, 0, 0);
+    flow_fold(p, &b->cp);
     return 0;
+}
+
+int analyze_profile_follow_flow(analyze_profile *p)
+{
+    ((state *)p->priv)->follow_flow = 1;
+    return 0;
+}
+
+int analyze_profile_flow_op(analyze_profile *p, uint64_t begin, uint64_t end, const uint32_t *in, uint32_t nin,
+                            const uint32_t *out, uint32_t nout)
+{
+    state *s = p->priv;
+    if (!s || !s->follow_flow)
+        return 0;
+    if ((in && nin) || (out && nout))
+        p->flow_seen = 1;
+    /* the step under way's ops (the executor flushes a step's records
+     * before its step_end); with no step yet, the trace may have none: its
+     * ops are one step */
+    if (s->next_ordinal && !(s->in_step && begin >= s->step_begin_ts))
+        return 0;
+    return tracer_flow_add(&s->flow, begin, end, in, nin, out, nout);
 }
 
 int analyze_profile_step_begin(analyze_profile *p, uint64_t ts, uint32_t step)
@@ -439,6 +484,7 @@ int analyze_profile_step_begin(analyze_profile *p, uint64_t ts, uint32_t step)
     if (s->in_step) /* the previous step never ended: drop it */
         p->diag.unmatched_steps++;
     s->in_step = 1;
+    tracer_flow_clear(&s->flow); /* ops before the first step, or between steps */
     s->cur.ordinal = s->next_ordinal++;
     if (bucket_fit(&s->cur, p->nops))
         return -1;
@@ -470,6 +516,8 @@ int analyze_profile_step_end(analyze_profile *p, uint64_t ts, uint32_t step)
         p->mem_steps[p->nmem_steps++] = (analyze_mem_step){ s->mem_start, s->mem_peak, p->live_bytes };
     }
     s->cur.dur = ts >= s->step_begin_ts ? ts - s->step_begin_ts : 0;
+    if (tracer_flow_step(&s->flow, &s->cur.cp))
+        return -1;
     if (s->cur.ordinal < p->skip_first)
         return 0;
     if (!p->skip_last)
@@ -655,8 +703,14 @@ void analyze_profile_finish(analyze_profile *p)
     if (s->in_step)
         p->diag.unmatched_steps++;
     bucket *src = &s->total;
-    if (s->next_ordinal == 0)
+    if (s->next_ordinal == 0) {
         src = &s->outside; /* no steps: every op counts */
+        tracer_critpath cp;
+        if (tracer_flow_step(&s->flow, &cp) == 0)
+            flow_fold(p, &cp);
+        else
+            p->flow_nomem = 1;
+    }
     if (bucket_fit(src, p->nops) == 0) {
         for (size_t o = 0; o < p->nops; o++) {
             analyze_optype *t = &p->ops[o];

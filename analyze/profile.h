@@ -102,6 +102,17 @@ typedef struct analyze_profile {
     analyze_stat outside;    /* ops that began outside any step (init, ...) */
     uint64_t ops_seen;       /* op records anywhere */
 
+    /* data flow, when the profile was asked to follow it
+     * (analyze_profile_follow_flow; the parallelism analysis): each kept
+     * step's critical path (tracer/critpath.h), summed; a trace without
+     * steps counts as one step */
+    int flow_seen;               /* some op named the tensors it reads or writes */
+    uint64_t flow_steps;         /* kept steps with op records */
+    double flow_op_ns, flow_critical_ns;  /* sums over those steps */
+    double flow_ops, flow_critical_ops;   /* op invocations, all and on the critical path */
+    double flow_min, flow_max;   /* the lowest and highest parallelism of one step */
+    int flow_nomem;              /* the data flow of a trace without steps ran out of memory */
+
     /* memory (tensor_alloc / tensor_free over the whole run, whatever steps
      * are skipped) */
     uint64_t *role_peak, *role_live; /* per role, bytes */
@@ -138,6 +149,12 @@ int analyze_profile_step_end(analyze_profile *p, uint64_t ts, uint32_t step);
 /* One op record (tracer/decode.h), fed when it ends or later: counted in
  * the step it began in (the one in progress or one of the last 8 ended),
  * or outside steps; an end before its begin counts 0 ns. */
+/* Follow the data flow from now on: analyze_profile_flow_op() records. */
+int analyze_profile_follow_flow(analyze_profile *p);
+/* One op's record for the data flow (in, out: the tensor ids it reads and
+ * writes); 0 when the profile does not follow it, -1 out of memory. */
+int analyze_profile_flow_op(analyze_profile *p, uint64_t begin, uint64_t end, const uint32_t *in, uint32_t nin,
+                            const uint32_t *out, uint32_t nout);
 int analyze_profile_op(analyze_profile *p, uint64_t begin, uint64_t end, int op, analyze_phase phase,
                        uint64_t flops, uint64_t bytes);
 int analyze_profile_tensor_alloc(analyze_profile *p, uint32_t id, int role, uint64_t bytes);

@@ -89,12 +89,14 @@ int analyze_read_many(const char *const *sources, size_t n, const analyze_read_o
         reading *r = &rs[i];
         if (tracer_read_open(sources[i], &r->t, err, errlen))
             goto end;
-        analyze_sink_options so = { .skip_first = o->skip_first, .skip_last = o->skip_last, .source = sources[i] };
+        analyze_sink_options so = { .skip_first = o->skip_first, .skip_last = o->skip_last, .source = sources[i],
+                                    .dataflow = o->dataflow };
         if (!(r->sink = analyze_sink_create(&so))) {
             fail(err, errlen, "%s: out of memory", sources[i]);
             goto end;
         }
         r->cbs = *analyze_sink_callbacks();
+        r->cbs.no_dataflow = !o->dataflow;
         if (o->progress && n == 1) {
             analyze_sink_set_progress(r->sink, o->progress, o->progress_ctx);
             r->cbs.tick = analyze_sink_tick;

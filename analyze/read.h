@@ -21,6 +21,8 @@ typedef struct analyze_read_options {
     int (*progress)(void *ctx, const analyze_profile *snapshot);
     void *progress_ctx;
     double interval;
+    /* 1: the profiles follow the data flow (analyze_profile_follow_flow) */
+    int dataflow;
 } analyze_read_options;
 
 /* 0 and a finished profile in *out (destroy it), or -1 and a one-line

@@ -64,7 +64,8 @@ static traceprof *tp_make(analyze_sink *s, const bt_trace *trace, const char *na
     if (!t)
         return NULL;
     t->prof = analyze_profile_create(name, s->o.skip_first, s->o.skip_last);
-    if (!t->prof) {
+    if (!t->prof || (s->o.dataflow && analyze_profile_follow_flow(t->prof))) {
+        analyze_profile_destroy(t->prof);
         exec_free(t);
         return NULL;
     }
@@ -143,6 +144,9 @@ static int cb_op(void *user, const tracer_op *o)
         if (key >= 0)
             t->phcache[key] = (int8_t)(ph + 1);
     }
+    if (t->sink->o.dataflow &&
+        analyze_profile_flow_op(t->prof, o->begin, o->end, n->inputs, n->nin, n->outputs, n->nout))
+        return -1;
     return analyze_profile_op(t->prof, o->begin, o->end, op, ph, n->flops, n->bytes);
 }
 

@@ -22,6 +22,9 @@ typedef struct analyze_sink_options {
      * Babeltrace2 trace object, named after the trace (the plugin). */
     int per_trace;
     const char *source;
+    /* 1: the profiles follow the data flow (the parallelism analysis); the
+     * decoder must then pass the nodes' inputs and outputs (no_dataflow 0) */
+    int dataflow;
 } analyze_sink_options;
 
 analyze_sink *analyze_sink_create(const analyze_sink_options *o);

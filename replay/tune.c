@@ -3,6 +3,7 @@
 #include "replay/tune.h"
 
 #include "base/alloc.h"
+#include "tracer/critpath.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -98,37 +99,17 @@ static exec_status ceilings(double *gflops, double *gbs)
 }
 
 /* ---- profiling through the engine's hooks -------------------------------- */
-typedef struct flow_rec {
-    uint64_t begin, end;
-    uint32_t first, nin, nout;
-} flow_rec;
-
 static struct prof {
     pthread_mutex_t mu;
     double type_ns[EXEC_OP_COUNT];
     double type_flops[EXEC_OP_COUNT], type_bytes[EXEC_OP_COUNT];
     double class_ns[EXEC_CLASS_COUNT];
     int flow;              /* keep the records' data flow */
-    flow_rec *recs;
-    size_t nrecs, caprecs;
-    uint32_t *ids;
-    size_t nids, capids;
+    tracer_flow recs;      /* the step's records (tracer/critpath.h) */
+    uint32_t *idbuf;       /* one node's tensor ids */
+    size_t idcap;
     int nomem;
 } P = { .mu = PTHREAD_MUTEX_INITIALIZER };
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 256;
-    while (c < need)
-        c *= 2;
-    void *q = exec_realloc(*p, c * size);
-    if (!q)
-        return -1;
-    *p = q, *cap = c;
-    return 0;
-}
 
 static void prof_ops(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
                      const uint64_t *ends)
@@ -146,18 +127,22 @@ static void prof_ops(const exec_graph *g, uint32_t n, const uint32_t *nodes, con
         P.class_ns[exec_op_table[nd->op].cls] += (double)d;
         if (!P.flow || P.nomem)
             continue;
-        uint32_t k = (uint32_t)(nd->nin + nd->nout);
-        if (grow((void **)&P.recs, &P.caprecs, P.nrecs + 1, sizeof *P.recs) ||
-            grow((void **)&P.ids, &P.capids, P.nids + k, sizeof *P.ids)) {
-            P.nomem = 1;
-            continue;
+        size_t k = (size_t)nd->nin + (size_t)nd->nout;
+        if (k > P.idcap) { /* the trace's tensor ids of this node, inputs first */
+            uint32_t *v = exec_realloc(P.idbuf, k * sizeof *v);
+            if (!v) {
+                P.nomem = 1;
+                continue;
+            }
+            P.idbuf = v, P.idcap = k;
         }
-        P.recs[P.nrecs++] = (flow_rec){ begins[i], begins[i] + d, (uint32_t)P.nids, (uint32_t)nd->nin,
-                                        (uint32_t)nd->nout };
         for (int j = 0; j < nd->nin; j++)
-            P.ids[P.nids++] = exec_trace_tensor_id(g, nd->in[j]);
+            P.idbuf[j] = exec_trace_tensor_id(g, nd->in[j]);
         for (int j = 0; j < nd->nout; j++)
-            P.ids[P.nids++] = exec_trace_tensor_id(g, nd->out[j]);
+            P.idbuf[nd->nin + j] = exec_trace_tensor_id(g, nd->out[j]);
+        if (tracer_flow_add(&P.recs, begins[i], begins[i] + d, P.idbuf, (uint32_t)nd->nin, P.idbuf + nd->nin,
+                            (uint32_t)nd->nout))
+            P.nomem = 1;
     }
     pthread_mutex_unlock(&P.mu);
 }
@@ -169,69 +154,25 @@ static void prof_reset(int flow)
     memset(P.type_bytes, 0, sizeof P.type_bytes);
     memset(P.class_ns, 0, sizeof P.class_ns);
     P.flow = flow;
-    P.nrecs = P.nids = 0;
+    tracer_flow_clear(&P.recs);
     P.nomem = 0;
 }
 
 static void prof_free(void)
 {
-    exec_free(P.recs), exec_free(P.ids);
-    P.recs = NULL, P.ids = NULL;
-    P.caprecs = P.capids = P.nrecs = P.nids = 0;
+    tracer_flow_free(&P.recs);
+    exec_free(P.idbuf);
+    P.idbuf = NULL, P.idcap = 0;
 }
 
-static int cmp_rec(const void *a, const void *b)
-{
-    const flow_rec *x = a, *y = b;
-    return x->begin < y->begin ? -1 : x->begin > y->begin;
-}
-
-/* The critical path of the records of one step (read-after-write edges;
- * tensors not written in the step are ready at its start). */
+/* The critical path of the step's records, added to *total and *cp. */
 static exec_status critical_path(double *total, double *cp)
 {
-    size_t cap = 64;
-    while (cap < 2 * P.nids + 64)
-        cap *= 2;
-    uint32_t *key = exec_calloc(cap, sizeof *key);
-    uint64_t *fin = exec_malloc(cap * sizeof *fin);
-    if (!key || !fin) {
-        exec_free(key), exec_free(fin);
+    tracer_critpath c;
+    if (tracer_flow_step(&P.recs, &c))
         return exec_fail(EXEC_ERR_NOMEM, "out of memory");
-    }
-    qsort(P.recs, P.nrecs, sizeof *P.recs, cmp_rec);
-    uint64_t sum = 0, longest = 0;
-    for (size_t r = 0; r < P.nrecs; r++) {
-        const flow_rec *x = &P.recs[r];
-        uint64_t ready = 0, d = x->end - x->begin;
-        for (uint32_t i = 0; i < x->nin + x->nout; i++) {
-            uint32_t id = P.ids[x->first + i] + 1; /* 0 marks an empty slot */
-            size_t h = (id * 2654435761u) & (cap - 1);
-            while (key[h] && key[h] != id)
-                h = (h + 1) & (cap - 1);
-            if (i < x->nin) {
-                if (key[h] && fin[h] > ready)
-                    ready = fin[h];
-            } else {
-                key[h] = id;
-                fin[h] = 0; /* set below, once the op's finish is known */
-            }
-        }
-        uint64_t f = ready + d;
-        for (uint32_t i = x->nin; i < x->nin + x->nout; i++) {
-            uint32_t id = P.ids[x->first + i] + 1;
-            size_t h = (id * 2654435761u) & (cap - 1);
-            while (key[h] != id)
-                h = (h + 1) & (cap - 1);
-            fin[h] = f;
-        }
-        sum += d;
-        if (f > longest)
-            longest = f;
-    }
-    exec_free(key), exec_free(fin);
-    *total += (double)sum;
-    *cp += (double)longest;
+    *total += (double)c.total_ns;
+    *cp += (double)c.critical_ns;
     return EXEC_OK;
 }
 
@@ -364,7 +305,7 @@ static exec_status profile_level(const replay_tune_target *t, const replay_tune_
     exec_hooks saved = cur ? *cur : (exec_hooks){ 0 };
     double wall = 0;
     for (int i = 0; i < steps && !s; i++) {
-        P.nrecs = P.nids = 0;
+        tracer_flow_clear(&P.recs);
         exec_hooks_set(&h);
         s = t->step(inst, &ns);
         exec_hooks_set(cur ? &saved : NULL);

@@ -36,7 +36,8 @@ static analyze_profile *thr[3];   /* one generated model at 1, 2, 4 threads */
 
 static analyze_profile *read_ok(const char *path, uint32_t skip_first)
 {
-    analyze_read_options o = { .skip_first = skip_first };
+    /* the data flow followed, as the parallelism row reads its traces */
+    analyze_read_options o = { .skip_first = skip_first, .dataflow = 1 };
     analyze_profile *p = NULL;
     char err[1024] = "";
     if (analyze_read(path, &o, &p, err, sizeof err) != 0) {
@@ -202,7 +203,7 @@ static void test_read(void **state)
     for (int sticky = 1; sticky >= 0; sticky--) {
         for (uint64_t at = 1; sticky ? at < 1000000 : at <= last; at++) {
             size_t before = exec_alloc_bytes();
-            analyze_read_options o = { .skip_first = 1 };
+            analyze_read_options o = { .skip_first = 1, .dataflow = 1 };
             analyze_profile *p = NULL;
             char err[1024] = "";
             exec_alloc_fail_after(at, sticky);
