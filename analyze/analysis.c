@@ -10,12 +10,9 @@
 const char *analyze_status_str(analyze_status s)
 {
     switch (s) {
-    case ANALYZE_OK:
-        return "ok";
-    case ANALYZE_ERR_NOMEM:
-        return "out of memory";
-    case ANALYZE_ERR_INPUT:
-        return "bad input";
+    case ANALYZE_OK: return "ok";
+    case ANALYZE_ERR_NOMEM: return "out of memory";
+    case ANALYZE_ERR_INPUT: return "bad input";
     }
     return "unknown status";
 }

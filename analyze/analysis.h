@@ -53,10 +53,10 @@ enum {
 };
 
 typedef struct analyze_options {
-    size_t top;                         /* 0: every row */
-    int by_class;                       /* similarity: classes rather than op types */
-    int in_order;                       /* compare: pairs in argument order */
-    const struct analyze_peaks *peaks;  /* roofline: the ceilings */
+    size_t top;                        /* 0: every row */
+    int by_class;                      /* similarity: classes rather than op types */
+    int in_order;                      /* compare: pairs in argument order */
+    const struct analyze_peaks *peaks; /* roofline: the ceilings */
 } analyze_options;
 
 /* A note for the reader of the command line (a trace left out, a trace
@@ -64,14 +64,14 @@ typedef struct analyze_options {
 typedef void (*analyze_note_fn)(void *ctx, const char *line);
 
 typedef struct analyze_analysis {
-    const char *name;     /* "breakdown": `fathom analyze NAME`, sink.fathom.NAME */
-    const char *args;     /* its synopsis after the name: "[options] TRACE..." */
-    const char *summary;  /* `fathom analyze --help`: lines of at most 62 columns */
-    const char *about;    /* `fathom analyze NAME --help` */
-    const char *options;  /* its own options' help lines ("" when none) */
-    unsigned takes;       /* ANALYZE_TAKES_* */
-    size_t min_traces, max_traces;  /* max 0: no limit */
-    const char *traces_rule;        /* "exactly two traces (...)" when min > 1; NULL otherwise */
+    const char *name;              /* "breakdown": `fathom analyze NAME`, sink.fathom.NAME */
+    const char *args;              /* its synopsis after the name: "[options] TRACE..." */
+    const char *summary;           /* `fathom analyze --help`: lines of at most 62 columns */
+    const char *about;             /* `fathom analyze NAME --help` */
+    const char *options;           /* its own options' help lines ("" when none) */
+    unsigned takes;                /* ANALYZE_TAKES_* */
+    size_t min_traces, max_traces; /* max 0: no limit */
+    const char *traces_rule;       /* "exactly two traces (...)" when min > 1; NULL otherwise */
     /* The result of the analysis of p[0..n-1] (borrowed: they outlive it)
      * into *out; or a status and e's message (e is not NULL).  Bad input:
      * ANALYZE_ERR_INPUT. */

@@ -49,16 +49,16 @@ static json_t *breakdown_json_trace(const analyze_profile *p)
         const analyze_optype *o = &p->ops[ord[i]];
         if (!o->all.count)
             continue;
-        json_array_append_new(ops, json_pack("{s:s, s:s, s:I, s:I, s:f}", "op", o->name, "class",
-                                             p->classes[o->cls], "ns", (json_int_t)o->all.ns, "count",
-                                             (json_int_t)o->all.count, "share", share(o->all.ns, total)));
+        json_array_append_new(ops, json_pack("{s:s, s:s, s:I, s:I, s:f}", "op", o->name, "class", p->classes[o->cls],
+                                             "ns", (json_int_t)o->all.ns, "count", (json_int_t)o->all.count, "share",
+                                             share(o->all.ns, total)));
     }
     for (size_t i = 0; i < p->nclasses; i++) {
         const analyze_stat *c = &cs[cord[i]];
         if (!c->count)
             continue;
-        json_array_append_new(cls, json_pack("{s:s, s:I, s:f}", "class", p->classes[cord[i]], "ns",
-                                             (json_int_t)c->ns, "share", share(c->ns, total)));
+        json_array_append_new(cls, json_pack("{s:s, s:I, s:f}", "class", p->classes[cord[i]], "ns", (json_int_t)c->ns,
+                                             "share", share(c->ns, total)));
     }
     json_object_set_new(t, "model", json_string(analyze_profile_model(p)));
     json_object_set_new(t, "mode", json_string(analyze_profile_mode(p)));
@@ -82,10 +82,9 @@ static void csv_row(FILE *f, const analyze_profile *p, const char *level, const 
     analyze_out_csv_str(f, name);
     fputc(',', f);
     analyze_out_csv_str(f, cls);
-    fprintf(f, ",%llu,%llu,%.9f,%.1f,%llu,%llu,%llu,%llu\n", (unsigned long long)s->count,
-            (unsigned long long)s->ns, share(s->ns, total), analyze_stat_mean(s),
-            (unsigned long long)(s->count ? s->min_ns : 0), (unsigned long long)s->max_ns,
-            (unsigned long long)s->flops, (unsigned long long)s->bytes);
+    fprintf(f, ",%llu,%llu,%.9f,%.1f,%llu,%llu,%llu,%llu\n", (unsigned long long)s->count, (unsigned long long)s->ns,
+            share(s->ns, total), analyze_stat_mean(s), (unsigned long long)(s->count ? s->min_ns : 0),
+            (unsigned long long)s->max_ns, (unsigned long long)s->flops, (unsigned long long)s->bytes);
 }
 
 static int breakdown_csv(FILE *f, analyze_profile *const *pp, size_t n)
@@ -101,8 +100,7 @@ static int breakdown_csv(FILE *f, analyze_profile *const *pp, size_t n)
         const analyze_stat *cs = v.cs;
         for (size_t i = 0; i < p->nops; i++)
             if (p->ops[ord[i]].all.count)
-                csv_row(f, p, "op", p->ops[ord[i]].name, p->classes[p->ops[ord[i]].cls], &p->ops[ord[i]].all,
-                        total);
+                csv_row(f, p, "op", p->ops[ord[i]].name, p->classes[p->ops[ord[i]].cls], &p->ops[ord[i]].all, total);
         for (size_t i = 0; i < p->nclasses; i++)
             if (cs[cord[i]].count)
                 csv_row(f, p, "class", p->classes[cord[i]], p->classes[cord[i]], &cs[cord[i]], total);
@@ -130,8 +128,9 @@ static void breakdown_text_trace(FILE *f, const analyze_profile *p, size_t top, 
         fprintf(f, ", %u thread%s x %u inter-op", m->threads, m->threads == 1 ? "" : "s", m->inter);
     fprintf(f, "%s  %s\n", m->preset ? ")" : "", p->source);
     if (p->steps_seen)
-        fprintf(f, "steps: %llu kept of %llu (skipped first %u, last %u); step time mean %.3f ms, min %.3f, "
-                   "max %.3f\n",
+        fprintf(f,
+                "steps: %llu kept of %llu (skipped first %u, last %u); step time mean %.3f ms, min %.3f, "
+                "max %.3f\n",
                 (unsigned long long)p->step.count, (unsigned long long)p->steps_seen, p->skip_first, p->skip_last,
                 analyze_stat_mean(&p->step) / 1e6, p->step.count ? (double)p->step.min_ns / 1e6 : 0.0,
                 (double)p->step.max_ns / 1e6);
@@ -150,8 +149,8 @@ static void breakdown_text_trace(FILE *f, const analyze_profile *p, size_t top, 
     int nw = 30; /* the op name column fits the longest name */
     for (size_t i = 0; i < p->nops; i++)
         nw = analyze_out_width(nw, p->ops[i].name);
-    fprintf(f, "\n%-*s %-13s %8s %11s %7s %7s %10s %10s %10s\n", nw, "op type", "class", "count", "total ms",
-            "share", "cum", "mean us", "min us", "max us");
+    fprintf(f, "\n%-*s %-13s %8s %11s %7s %7s %10s %10s %10s\n", nw, "op type", "class", "count", "total ms", "share",
+            "cum", "mean us", "min us", "max us");
     double cum = 0;
     size_t shown = 0, live = 0;
     for (size_t i = 0; i < p->nops; i++) {
@@ -164,14 +163,13 @@ static void breakdown_text_trace(FILE *f, const analyze_profile *p, size_t top, 
             continue;
         shown++;
         fprintf(f, "%-*s %-13s %8llu %11.3f %6.1f%% %6.1f%% %10.2f %10.2f %10.2f\n", nw, o->name, p->classes[o->cls],
-                (unsigned long long)o->all.count, (double)o->all.ns / 1e6, 100.0 * share(o->all.ns, total),
-                100.0 * cum, analyze_stat_mean(&o->all) / 1e3, (double)o->all.min_ns / 1e3,
-                (double)o->all.max_ns / 1e3);
+                (unsigned long long)o->all.count, (double)o->all.ns / 1e6, 100.0 * share(o->all.ns, total), 100.0 * cum,
+                analyze_stat_mean(&o->all) / 1e3, (double)o->all.min_ns / 1e3, (double)o->all.max_ns / 1e3);
     }
     if (shown < live)
         fprintf(f, "(%zu more op types)\n", live - shown);
-    fprintf(f, "%zu of %zu op types make %.0f%% of the op time.\n", analyze_ops_for_share(p, ord, ANALYZE_CUMULATIVE_SHARE),
-            live, 100 * ANALYZE_CUMULATIVE_SHARE);
+    fprintf(f, "%zu of %zu op types make %.0f%% of the op time.\n",
+            analyze_ops_for_share(p, ord, ANALYZE_CUMULATIVE_SHARE), live, 100 * ANALYZE_CUMULATIVE_SHARE);
 
     fprintf(f, "\n%-30s %8s %11s %7s\n", "class", "count", "total ms", "share");
     for (size_t i = 0; i < p->nclasses; i++) {
@@ -202,7 +200,7 @@ static void breakdown_text_trace(FILE *f, const analyze_profile *p, size_t top, 
 /* models x classes, percent of op time */
 static int heatmap_text(FILE *f, analyze_profile *const *pp, size_t n)
 {
-    static const char *const std[] = { "elementwise", "matrix",      "reduction",    "convolution",
+    static const char *const std[] = { "elementwise", "matrix",       "reduction",    "convolution",
                                        "random",      "optimization", "data_movement" };
     analyze_names cls = { 0 };
     int bad = 0;
@@ -285,7 +283,6 @@ int analyze_breakdown(FILE *f, analyze_profile *const *pp, size_t n, analyze_for
         return -1;
     return ferror(f) ? -1 : 0;
 }
-
 
 /* ---- the row ------------------------------------------------------------------------- */
 static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)

@@ -156,8 +156,13 @@ void analyze_chart_text(analyze_chart *c, double x, double y, double size, int a
     if (c->over) {
         char hex[8];
         source_hex(c, hex);
-        fprintf(c->over, "<text x=\"%.2f\" y=\"%.2f\" font-family=\"DejaVu Sans,Verdana,sans-serif\" font-size=\"%.2f\" fill=\"%s\"%s", x, y, size, hex,
-                align < 0 ? "" : align == 0 ? " text-anchor=\"middle\"" : " text-anchor=\"end\"");
+        fprintf(
+            c->over,
+            "<text x=\"%.2f\" y=\"%.2f\" font-family=\"DejaVu Sans,Verdana,sans-serif\" font-size=\"%.2f\" fill=\"%s\"%s",
+            x, y, size, hex,
+            align < 0    ? ""
+            : align == 0 ? " text-anchor=\"middle\""
+                         : " text-anchor=\"end\"");
         if (angle != 0)
             fprintf(c->over, " transform=\"rotate(%.2f %.2f %.2f)\"", -angle, x, y);
         fputc('>', c->over);
@@ -200,8 +205,8 @@ void analyze_chart_title_rect(analyze_chart *c, double x, double y, double w, do
 {
     if (!c->over)
         return;
-    fprintf(c->over, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#000\" fill-opacity=\"0\">", x, y,
-            w, h);
+    fprintf(c->over, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#000\" fill-opacity=\"0\">", x,
+            y, w, h);
     va_list ap;
     va_start(ap, fmt);
     title_body(c, fmt, ap);

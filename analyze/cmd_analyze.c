@@ -46,24 +46,23 @@ static void usage(FILE *f)
             fprintf(f, "%.*s\n%*s", (int)(nl - line), line, w + 4, "");
         fprintf(f, "%s\n", line);
     }
-    fprintf(f,
-            "\n"
-            "options:\n"
-            "  --format text|csv|json  output format (default text)\n"
-            "  --skip-first N          drop the first N steps (warm-up)\n"
-            "  --skip-last N           drop the last N steps\n"
-            "  --top N                 breakdown, diff, scaling, roofline: show only the first N\n"
-            "                          op types (text)\n"
-            "  --by type|class         similarity: vectors of op types (default) or classes\n"
-            "  --pairs                 compare: the traces are TRAIN INFER [TRAIN INFER...]\n"
-            "  --peak FILE             roofline: the ceilings, from `fathom peak --format json`\n"
-            "  --gflops X, --gbs Y     roofline: the compute and memory ceilings (override --peak)\n"
-            "  --strict                warnings (lost events, unmatched pairs...) are errors\n"
-            "  --interval S            breakdown, memory of one net:// live session: the table so far\n"
-            "                          every S seconds (default 2; redrawn on a terminal), then the\n"
-            "                          final one when the session ends\n"
-            "\n`fathom analyze --list net://HOST[:PORT]` lists the live sessions a relay holds.\n"
-            "See fathom-analyze(1).\n");
+    fprintf(f, "\n"
+               "options:\n"
+               "  --format text|csv|json  output format (default text)\n"
+               "  --skip-first N          drop the first N steps (warm-up)\n"
+               "  --skip-last N           drop the last N steps\n"
+               "  --top N                 breakdown, diff, scaling, roofline: show only the first N\n"
+               "                          op types (text)\n"
+               "  --by type|class         similarity: vectors of op types (default) or classes\n"
+               "  --pairs                 compare: the traces are TRAIN INFER [TRAIN INFER...]\n"
+               "  --peak FILE             roofline: the ceilings, from `fathom peak --format json`\n"
+               "  --gflops X, --gbs Y     roofline: the compute and memory ceilings (override --peak)\n"
+               "  --strict                warnings (lost events, unmatched pairs...) are errors\n"
+               "  --interval S            breakdown, memory of one net:// live session: the table so far\n"
+               "                          every S seconds (default 2; redrawn on a terminal), then the\n"
+               "                          final one when the session ends\n"
+               "\n`fathom analyze --list net://HOST[:PORT]` lists the live sessions a relay holds.\n"
+               "See fathom-analyze(1).\n");
 }
 
 /* One analysis's own help (`fathom analyze NAME --help`): its synopsis,
@@ -85,24 +84,23 @@ static void usage_of(const analyze_analysis *an, FILE *f)
 
 static void usage_report(FILE *f)
 {
-    fprintf(f,
-            "usage: fathom report [options] [-o DIR] TRACE...\n"
-            "\n"
-            "Writes every analysis of the traces as charts and one HTML page into DIR (default\n"
-            "'report'; it must not exist or be empty): DIR/index.html with the op time by\n"
-            "class and by op type, training vs inference, the similarity matrix and\n"
-            "dendrogram, the roofline (with ceilings) and the tensor memory by role.\n"
-            "\n"
-            "options:\n"
-            "  -o, --output DIR        the folder to create (default report)\n"
-            "  --format svg|png        the charts' format (default svg)\n"
-            "  --top N                 op types in the heat map, the roofline and the tables (default 12;\n"
-            "                          0: all)\n"
-            "  --peak FILE             the recording machine's ceilings for the roofline, from\n"
-            "                          `fathom peak --format json`; or --gflops X --gbs Y\n"
-            "  --skip-first N, --skip-last N   drop warm-up and last steps\n"
-            "  --strict                warnings (lost events, unmatched pairs...) are errors\n"
-            "\nSee fathom-report(1).\n");
+    fprintf(f, "usage: fathom report [options] [-o DIR] TRACE...\n"
+               "\n"
+               "Writes every analysis of the traces as charts and one HTML page into DIR (default\n"
+               "'report'; it must not exist or be empty): DIR/index.html with the op time by\n"
+               "class and by op type, training vs inference, the similarity matrix and\n"
+               "dendrogram, the roofline (with ceilings) and the tensor memory by role.\n"
+               "\n"
+               "options:\n"
+               "  -o, --output DIR        the folder to create (default report)\n"
+               "  --format svg|png        the charts' format (default svg)\n"
+               "  --top N                 op types in the heat map, the roofline and the tables (default 12;\n"
+               "                          0: all)\n"
+               "  --peak FILE             the recording machine's ceilings for the roofline, from\n"
+               "                          `fathom peak --format json`; or --gflops X --gbs Y\n"
+               "  --skip-first N, --skip-last N   drop warm-up and last steps\n"
+               "  --strict                warnings (lost events, unmatched pairs...) are errors\n"
+               "\nSee fathom-report(1).\n");
 }
 
 static int parse_positive(const char *opt, const char *arg, double *out)
@@ -316,7 +314,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
             i++;
         } else {
             cli_usage_error(cmd, "unknown option '%s' for %s; see 'fathom %s --help'", a, what,
-                        report ? "report" : "analyze");
+                            report ? "report" : "analyze");
             goto end;
         }
     }
@@ -338,12 +336,16 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
             goto end;
         }
         if (analyze_peaks_override(&peaks, peak_file != NULL, gflops, gbs) != 0) {
-            cli_usage_error(cmd, "%s wants the recording machine's ceilings: --peak FILE (from 'fathom peak --format "
-                        "json' run there), or --gflops X and --gbs Y", report ? "the roofline" : what);
+            cli_usage_error(cmd,
+                            "%s wants the recording machine's ceilings: --peak FILE (from 'fathom peak --format "
+                            "json' run there), or --gflops X and --gbs Y",
+                            report ? "the roofline" : what);
             goto end;
         }
     }
-    analyze_options ao = { .top = top, .by_class = by_class, .in_order = in_order, .peaks = have_peaks ? &peaks : NULL };
+    analyze_options ao = {
+        .top = top, .by_class = by_class, .in_order = in_order, .peaks = have_peaks ? &peaks : NULL
+    };
 
     if (report) { /* the output rule (tracer/output.h): never into an input */
         char page[4200], err[8800];

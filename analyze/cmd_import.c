@@ -84,9 +84,8 @@ static int convert(const char *file, const char *model, const char *ctf_dir, ana
         snprintf(err, errlen, "Babeltrace2 lacks sink.ctf.fs");
         goto end;
     }
-    if (bt_graph_add_source_component_with_initialize_method_data(graph, src_cls, "pytorch", sp, sum,
-                                                                  BT_LOGGING_LEVEL_NONE,
-                                                                  &src) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+    if (bt_graph_add_source_component_with_initialize_method_data(
+            graph, src_cls, "pytorch", sp, sum, BT_LOGGING_LEVEL_NONE, &src) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
         bt_error_message(err, errlen, "cannot read the trace");
         goto end;
     }
@@ -102,7 +101,8 @@ static int convert(const char *file, const char *model, const char *ctf_dir, ana
     while ((st = bt_graph_run(graph)) == BT_GRAPH_RUN_STATUS_AGAIN)
         ;
     if (st != BT_GRAPH_RUN_STATUS_OK) {
-        bt_error_message(err, errlen, st == BT_GRAPH_RUN_STATUS_MEMORY_ERROR ? "out of memory" : "cannot write the CTF trace");
+        bt_error_message(err, errlen,
+                         st == BT_GRAPH_RUN_STATUS_MEMORY_ERROR ? "out of memory" : "cannot write the CTF trace");
         goto end;
     }
     rc = 0;
@@ -178,9 +178,9 @@ static int import_one(const char *file, const char *model, const char *out, cons
         tracer_manifest_set_u64(m, "threads", sum.tracks, err, sizeof err) ||
         (sum.devices && (tracer_manifest_set(m, "source.device", sum.device, err, sizeof err) ||
                          tracer_manifest_set_u64(m, "source.devices", sum.devices, err, sizeof err))) ||
-        (sum.world_size && (tracer_manifest_set_u64(m, "source.rank", (uint64_t)sum.rank, err, sizeof err) ||
-                            tracer_manifest_set_u64(m, "source.world_size", (uint64_t)sum.world_size, err,
-                                                    sizeof err)))) {
+        (sum.world_size &&
+         (tracer_manifest_set_u64(m, "source.rank", (uint64_t)sum.rank, err, sizeof err) ||
+          tracer_manifest_set_u64(m, "source.world_size", (uint64_t)sum.world_size, err, sizeof err)))) {
         fprintf(stderr, "fathom import: %s: %s\n", file, m ? err : "out of memory");
         goto end;
     }

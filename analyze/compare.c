@@ -23,13 +23,15 @@ int analyze_pairs(analyze_profile *const *p, size_t n, int in_order, analyze_pai
         used[i] = 0;
     if (in_order) {
         if (n % 2) {
-            analyze_fail(e, ANALYZE_ERR_INPUT, "--pairs wants an even number of traces (training, inference, ...), not %zu", n);
+            analyze_fail(e, ANALYZE_ERR_INPUT,
+                         "--pairs wants an even number of traces (training, inference, ...), not %zu", n);
             return -1;
         }
         for (size_t i = 0; i < n; i += 2) {
             if (!is_mode(p[i], "train") || !is_mode(p[i + 1], "infer")) {
-                analyze_fail(e, ANALYZE_ERR_INPUT, "%s (%s) and %s (%s) are not a training, inference pair", p[i]->source,
-                         analyze_profile_mode(p[i]), p[i + 1]->source, analyze_profile_mode(p[i + 1]));
+                analyze_fail(e, ANALYZE_ERR_INPUT, "%s (%s) and %s (%s) are not a training, inference pair",
+                             p[i]->source, analyze_profile_mode(p[i]), p[i + 1]->source,
+                             analyze_profile_mode(p[i + 1]));
                 return -1;
             }
             out[np].train = i, out[np].infer = i + 1;
@@ -52,13 +54,13 @@ int analyze_pairs(analyze_profile *const *p, size_t n, int in_order, analyze_pai
         }
     }
     if (!np) {
-        analyze_fail(e, ANALYZE_ERR_INPUT, "no training/inference pair among the traces (pairs are matched by the model "
-                              "name of run_begin; or give --pairs TRAIN INFER ...)");
+        analyze_fail(e, ANALYZE_ERR_INPUT,
+                     "no training/inference pair among the traces (pairs are matched by the model "
+                     "name of run_begin; or give --pairs TRAIN INFER ...)");
         return -1;
     }
     return np;
 }
-
 
 /* Share of class `name` in p (0 if absent). */
 static double class_share(const analyze_profile *p, const char *name, const analyze_stat *cs)
@@ -99,8 +101,7 @@ static int class_union(const analyze_profile *a, const analyze_profile *b, analy
     return 0;
 }
 
-int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pairs, size_t npairs,
-                    analyze_format fmt)
+int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pairs, size_t npairs, analyze_format fmt)
 {
     json_t *root = NULL, *jpairs = NULL;
     if (fmt == CLI_JSON) {
@@ -143,18 +144,19 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
         if (fmt == CLI_JSON) {
             json_t *p = json_object(), *jc = json_array(), *jo = json_array();
             json_object_set_new(p, "model", json_string(model));
-            json_object_set_new(p, "train", json_pack("{s:s, s:I, s:f, s:I}", "trace", tr->source, "steps",
-                                                      (json_int_t)tr->step.count, "step_ns", ts, "total_ns",
-                                                      (json_int_t)ttot));
-            json_object_set_new(p, "infer", json_pack("{s:s, s:I, s:f, s:I}", "trace", in->source, "steps",
-                                                      (json_int_t)in->step.count, "step_ns", is, "total_ns",
-                                                      (json_int_t)analyze_profile_total_ns(in)));
+            json_object_set_new(p, "train",
+                                json_pack("{s:s, s:I, s:f, s:I}", "trace", tr->source, "steps",
+                                          (json_int_t)tr->step.count, "step_ns", ts, "total_ns", (json_int_t)ttot));
+            json_object_set_new(p, "infer",
+                                json_pack("{s:s, s:I, s:f, s:I}", "trace", in->source, "steps",
+                                          (json_int_t)in->step.count, "step_ns", is, "total_ns",
+                                          (json_int_t)analyze_profile_total_ns(in)));
             json_object_set_new(p, "step_ratio", is > 0 ? json_real(ratio) : json_null());
             for (size_t c = 0; c < ncl; c++)
                 if (class_used(tr, cls[c], tcs) || class_used(in, cls[c], ics))
                     json_array_append_new(jc, json_pack("{s:s, s:f, s:f}", "class", cls[c], "train_share",
-                                                    class_share(tr, cls[c], tcs), "infer_share",
-                                                    class_share(in, cls[c], ics)));
+                                                        class_share(tr, cls[c], tcs), "infer_share",
+                                                        class_share(in, cls[c], ics)));
             json_object_set_new(p, "classes", jc);
             for (size_t i = 0; i < tr->nops; i++) {
                 const analyze_optype *o = &tr->ops[ord[i]];
@@ -194,15 +196,15 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
         } else {
             fprintf(f, "== %s: training %s vs inference %s\n", model, tr->source, in->source);
             if (ts > 0 && is > 0)
-                fprintf(f, "step time: training %.3f ms, inference %.3f ms: training is %.2fx inference\n",
-                        ts / 1e6, is / 1e6, ratio);
+                fprintf(f, "step time: training %.3f ms, inference %.3f ms: training is %.2fx inference\n", ts / 1e6,
+                        is / 1e6, ratio);
             else
                 fprintf(f, "step time: %s has no kept steps\n", ts > 0 ? "the inference trace" : "a trace");
             fprintf(f, "\n%-30s %12s %12s\n", "class", "train share", "infer share");
             for (size_t c = 0; c < ncl; c++)
                 if (class_used(tr, cls[c], tcs) || class_used(in, cls[c], ics))
                     fprintf(f, "%-30s %11.1f%% %11.1f%%\n", cls[c], 100 * class_share(tr, cls[c], tcs),
-                        100 * class_share(in, cls[c], ics));
+                            100 * class_share(in, cls[c], ics));
             fprintf(f, "\nops only in training: %.1f%% of the training op time\n", 100 * share(only_ns, ttot));
             for (size_t i = 0; i < tr->nops; i++) {
                 const analyze_optype *o = &tr->ops[ord[i]];
@@ -217,7 +219,6 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
         return analyze_out_json(f, root);
     return ferror(f) ? -1 : 0;
 }
-
 
 /* ---- the row ------------------------------------------------------------------------- */
 typedef struct compare_result {
@@ -241,7 +242,8 @@ static analyze_status create(analyze_profile *const *p, size_t n, const analyze_
                              analyze_error *e)
 {
     compare_result *c = exec_calloc(1, sizeof *c);
-    if (!c || !(c->pairs = exec_calloc(n ? n : 1, sizeof *c->pairs)) || !(c->used = exec_calloc(n ? n : 1, sizeof *c->used))) {
+    if (!c || !(c->pairs = exec_calloc(n ? n : 1, sizeof *c->pairs)) ||
+        !(c->used = exec_calloc(n ? n : 1, sizeof *c->used))) {
         destroy(c);
         return analyze_fail(e, ANALYZE_ERR_NOMEM, "out of memory");
     }
@@ -274,7 +276,8 @@ static void notes(const void *r, analyze_format fmt, analyze_note_fn fn, void *c
         const analyze_profile *p = c->p[i];
         char line[2048];
         snprintf(line, sizeof line, "%s (%s %s) has no %s partner; left out", p->source, analyze_profile_model(p),
-                 analyze_profile_mode(p), p->meta.mode && strcmp(p->meta.mode, "train") == 0 ? "inference" : "training");
+                 analyze_profile_mode(p),
+                 p->meta.mode && strcmp(p->meta.mode, "train") == 0 ? "inference" : "training");
         fn(ctx, line);
     }
 }

@@ -160,18 +160,17 @@ static int diff_json(FILE *f, const analyze_diff *d)
     bad |= json_object_set_new(root, "classes", cls);
     for (size_t i = 0; i < d->nops && !bad; i++) {
         const analyze_diff_row *r = &d->ops[i];
-        bad |= json_array_append_new(ops, json_pack("{s:s, s:s, s:f, s:f, s:o, s:f, s:f, s:f, s:f, s:f}", "op",
-                                                    r->name, "class", r->cls, "a_ns", r->a_ns, "b_ns", r->b_ns,
-                                                    "ratio", analyze_out_jreal(r->ratio), "delta_ns", r->delta_ns,
-                                                    "a_share", r->a_share, "b_share", r->b_share, "a_count",
-                                                    r->a_count, "b_count", r->b_count));
+        bad |= json_array_append_new(
+            ops, json_pack("{s:s, s:s, s:f, s:f, s:o, s:f, s:f, s:f, s:f, s:f}", "op", r->name, "class", r->cls, "a_ns",
+                           r->a_ns, "b_ns", r->b_ns, "ratio", analyze_out_jreal(r->ratio), "delta_ns", r->delta_ns,
+                           "a_share", r->a_share, "b_share", r->b_share, "a_count", r->a_count, "b_count", r->b_count));
     }
     for (size_t i = 0; i < d->nclasses && !bad; i++) {
         const analyze_diff_row *r = &d->classes[i];
-        bad |= json_array_append_new(cls, json_pack("{s:s, s:f, s:f, s:o, s:f, s:f, s:f}", "class", r->name,
-                                                    "a_ns", r->a_ns, "b_ns", r->b_ns, "ratio",
-                                                    analyze_out_jreal(r->ratio), "a_share", r->a_share, "b_share",
-                                                    r->b_share, "dshare_pp", r->dshare_pp));
+        bad |= json_array_append_new(cls,
+                                     json_pack("{s:s, s:f, s:f, s:o, s:f, s:f, s:f}", "class", r->name, "a_ns", r->a_ns,
+                                               "b_ns", r->b_ns, "ratio", analyze_out_jreal(r->ratio), "a_share",
+                                               r->a_share, "b_share", r->b_share, "dshare_pp", r->dshare_pp));
     }
     if (bad) {
         json_decref(root);
@@ -217,8 +216,8 @@ static void diff_text_side(FILE *f, const char *tag, const analyze_profile *p)
     if (m->have_begin)
         snprintf(threads, sizeof threads, "%u", m->threads);
     fprintf(f, "%s: %s\n   %s %s, preset %s, threads %s, BLAS %s, CPU %s; ", tag, p->source ? p->source : "?",
-            analyze_profile_model(p), analyze_profile_mode(p), analyze_out_or_unknown(m->preset), threads, analyze_out_or_unknown(m->blas),
-            analyze_out_or_unknown(m->cpu));
+            analyze_profile_model(p), analyze_profile_mode(p), analyze_out_or_unknown(m->preset), threads,
+            analyze_out_or_unknown(m->blas), analyze_out_or_unknown(m->cpu));
     uint64_t k = analyze_profile_steps_kept(p);
     if (k)
         fprintf(f, "%llu steps kept\n", (unsigned long long)k);
@@ -304,14 +303,14 @@ int analyze_diff_print(FILE *f, const analyze_diff *d, analyze_format fmt, size_
     return diff_text(f, d, top);
 }
 
-
 /* ---- the row ------------------------------------------------------------------------- */
 static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
                              analyze_error *e)
 {
     (void)o;
     if (n != 2)
-        return analyze_fail(e, ANALYZE_ERR_INPUT, "diff wants exactly two traces (A, the baseline, then B), not %zu", n);
+        return analyze_fail(e, ANALYZE_ERR_INPUT, "diff wants exactly two traces (A, the baseline, then B), not %zu",
+                            n);
     analyze_diff *d = analyze_diff_create(p[0], p[1]);
     if (!d)
         return analyze_fail(e, ANALYZE_ERR_NOMEM, "out of memory");

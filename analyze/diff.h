@@ -14,14 +14,14 @@
  * kept step of its own trace, or the whole trace's total when it has no
  * steps (the side's `per` is then 1). */
 typedef struct analyze_diff_row {
-    const char *name;  /* op type or class (borrowed from a or b) */
-    const char *cls;   /* op types: the class (A's when in both); classes: the name */
-    int in_a, in_b;    /* kept ops on that side */
-    double a_ns, b_ns; /* time per step */
-    double ratio;      /* b_ns / a_ns; NAN unless on both sides with a_ns > 0 */
-    double delta_ns;   /* b_ns - a_ns */
+    const char *name;        /* op type or class (borrowed from a or b) */
+    const char *cls;         /* op types: the class (A's when in both); classes: the name */
+    int in_a, in_b;          /* kept ops on that side */
+    double a_ns, b_ns;       /* time per step */
+    double ratio;            /* b_ns / a_ns; NAN unless on both sides with a_ns > 0 */
+    double delta_ns;         /* b_ns - a_ns */
     double a_share, b_share; /* of the side's op time */
-    double dshare_pp;  /* 100 * (b_share - a_share): percentage points */
+    double dshare_pp;        /* 100 * (b_share - a_share): percentage points */
     double a_count, b_count; /* invocations per step */
 } analyze_diff_row;
 
@@ -33,9 +33,9 @@ typedef struct analyze_diff {
     double a_op_ns, b_op_ns;      /* op time per step */
     double op_ratio;              /* b / a; NAN when a_op_ns is 0 */
     size_t nops;
-    analyze_diff_row *ops;        /* union by name; by |delta_ns| descending, ties by name */
+    analyze_diff_row *ops; /* union by name; by |delta_ns| descending, ties by name */
     size_t nclasses;
-    analyze_diff_row *classes;    /* union by name; same order */
+    analyze_diff_row *classes; /* union by name; same order */
 } analyze_diff;
 
 /* NULL on out of memory. */

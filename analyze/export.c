@@ -24,15 +24,18 @@ typedef struct exporter {
     analyze_export_stats *st;
     int wrote_any, have_t0;
     int64_t t0;
-    analyze_profile *mem; /* the live tensors and bytes per role (only its tensor bookkeeping is used) */
+    analyze_profile *mem;      /* the live tensors and bytes per role (only its tensor bookkeeping is used) */
     uint64_t named[MAX_NAMED]; /* pid << 32 | tid of the tracks named so far */
     size_t nnamed;
-    json_t *meta; /* run_begin's fields, for otherData */
-    char err[512];   /* a callback's message */
-    char *buf;    /* one encoded event */
+    json_t *meta;  /* run_begin's fields, for otherData */
+    char err[512]; /* a callback's message */
+    char *buf;     /* one encoded event */
     size_t cap;
     /* tensor shapes by id (open addressing; id 0: empty), for the ops' arguments */
-    struct shape_slot { uint32_t id, ndim; uint32_t d[TRACER_MAX_DIMS]; } *shapes;
+    struct shape_slot {
+        uint32_t id, ndim;
+        uint32_t d[TRACER_MAX_DIMS];
+    } * shapes;
     size_t shapes_cap, shapes_len;
 } exporter;
 
@@ -96,7 +99,9 @@ static json_t *shapes_of(const exporter *x, const uint32_t *ids, uint32_t n)
 
 /* ---- attribute names ----------------------------------------------------------- */
 #define LAYOUT_ROW(op, layout) { op, layout },
-static const struct { const char *op, *layout; } attr_layouts[] = { FATHOM_TP_OP_ATTRS(LAYOUT_ROW) };
+static const struct {
+    const char *op, *layout;
+} attr_layouts[] = { FATHOM_TP_OP_ATTRS(LAYOUT_ROW) };
 #undef LAYOUT_ROW
 
 /* A node's attrs by their names in the op's layout ({"stride_h": 4, ...},
@@ -122,7 +127,10 @@ static json_t *named_attrs(const tracer_node *n)
         size_t nl = strlen(name);
         if (nl > 3 && strcmp(name + nl - 3, "(f)") == 0) {
             name[nl - 3] = '\0';
-            union { float f; uint32_t u; } v = { .u = (uint32_t)n->attrs[i] };
+            union {
+                float f;
+                uint32_t u;
+            } v = { .u = (uint32_t)n->attrs[i] };
             json_object_set_new(o, name, analyze_out_jreal(v.f));
         } else {
             json_object_set_new(o, name, json_integer((json_int_t)n->attrs[i]));
@@ -131,7 +139,6 @@ static json_t *named_attrs(const tracer_node *n)
     }
     return o;
 }
-
 
 static int emit(exporter *x, json_t *ev, char *err, size_t errlen)
 {
@@ -176,8 +183,8 @@ static int name_track(exporter *x, uint64_t pid, uint64_t tid, char *err, size_t
         char name[64];
         snprintf(name, sizeof name, tid == pid ? "main (vtid %llu)" : "vtid %llu", (unsigned long long)tid);
         if (emit(x,
-                 json_pack("{s:s, s:s, s:I, s:I, s:{s:s}}", "name", "thread_name", "ph", "M", "pid",
-                           (json_int_t)pid, "tid", (json_int_t)tid, "args", "name", name),
+                 json_pack("{s:s, s:s, s:I, s:I, s:{s:s}}", "name", "thread_name", "ph", "M", "pid", (json_int_t)pid,
+                           "tid", (json_int_t)tid, "args", "name", name),
                  err, errlen))
             return -1;
     }
@@ -341,8 +348,7 @@ static int cb_op(void *user, const tracer_op *o)
     int bad = !e || !args || set_new(e, "name", str_or(n->op)) || set_new(e, "cat", str_or(n->cls)) ||
               set_new(args, "graph", json_integer(n->graph)) || set_new(args, "node", json_integer(n->node)) ||
               set_new(args, "phase", str_or(n->phase)) || set_new(args, "inputs", u32_array(n->inputs, n->nin)) ||
-              set_new(args, "outputs", u32_array(n->outputs, n->nout)) ||
-              set_new(args, "attrs", named_attrs(n)) ||
+              set_new(args, "outputs", u32_array(n->outputs, n->nout)) || set_new(args, "attrs", named_attrs(n)) ||
               set_new(args, "input_shapes", shapes_of(x, n->inputs, n->nin)) ||
               set_new(args, "output_shapes", shapes_of(x, n->outputs, n->nout)) ||
               set_new(args, "flops", json_integer((json_int_t)n->flops)) ||

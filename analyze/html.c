@@ -29,7 +29,6 @@ typedef struct page {
     int made_dir;
 } page;
 
-
 /* 1 if dir does not exist (0 if it is an empty folder); -1 otherwise (message in err). */
 static int fresh_dir(const char *dir, char *err, size_t errlen)
 {
@@ -381,8 +380,9 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
           ".note { background: #fff6d6; border-left: 4px solid #e6a700; padding: 0.5em 0.8em; }\n"
           "</style>\n</head>\n<body>\n<h1>fathom report</h1>\n",
           f);
-    fprintf(f, "<p>%zu trace%s, written %s by <code>fathom report</code>. Sections: "
-               "<a href=\"#breakdown\">breakdown</a>, ",
+    fprintf(f,
+            "<p>%zu trace%s, written %s by <code>fathom report</code>. Sections: "
+            "<a href=\"#breakdown\">breakdown</a>, ",
             n, n == 1 ? "" : "s", when);
     if (np)
         fputs("<a href=\"#compare\">training vs inference</a>, ", f);

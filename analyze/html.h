@@ -21,9 +21,9 @@
 #include <stddef.h>
 
 typedef struct analyze_html_opts {
-    const char *dir;           /* the folder to create */
-    int png;                   /* 1: PNG charts; 0: SVG */
-    size_t top;                /* op types in the heat map, the roofline and the tables (0: all) */
+    const char *dir;            /* the folder to create */
+    int png;                    /* 1: PNG charts; 0: SVG */
+    size_t top;                 /* op types in the heat map, the roofline and the tables (0: all) */
     const analyze_peaks *peaks; /* NULL: no roofline */
 } analyze_html_opts;
 

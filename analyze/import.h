@@ -57,9 +57,9 @@ typedef enum analyze_import_attrs {
 } analyze_import_attrs;
 
 typedef struct analyze_import_op {
-    const char *name;         /* the framework's name: "aten::conv2d" */
+    const char *name; /* the framework's name: "aten::conv2d" */
     analyze_import_class cls;
-    const char *engine;       /* the engine's op(s), "" when it has none */
+    const char *engine; /* the engine's op(s), "" when it has none */
     analyze_import_cost cost;
     analyze_import_attrs attrs;
 } analyze_import_op;
@@ -124,15 +124,14 @@ bt_message_iterator_class_initialize_method_status
 analyze_import_iter_init(bt_self_message_iterator *it, bt_self_message_iterator_configuration *config,
                          bt_self_component_port_output *port);
 void analyze_import_iter_finalize(bt_self_message_iterator *it);
-bt_message_iterator_class_next_method_status analyze_import_iter_next(bt_self_message_iterator *it,
-                                                                      bt_message_array_const msgs,
-                                                                      uint64_t capacity, uint64_t *count);
+bt_message_iterator_class_next_method_status
+analyze_import_iter_next(bt_self_message_iterator *it, bt_message_array_const msgs, uint64_t capacity, uint64_t *count);
 
 #define ANALYZE_IMPORT_SOURCE_NAME "pytorch"
 #define ANALYZE_IMPORT_SOURCE_DESC "PyTorch profiler traces and execution traces as schema-2 fathom traces"
-#define ANALYZE_IMPORT_SOURCE_HELP                                                                              \
-    "Parameters: inputs=[PATH...] (Kineto or autograd-profiler Chrome-trace JSON, plain or gzip; or an "        \
-    "execution trace JSON), model=NAME (default: the file's name). One output port per input. "                \
+#define ANALYZE_IMPORT_SOURCE_HELP                                                                       \
+    "Parameters: inputs=[PATH...] (Kineto or autograd-profiler Chrome-trace JSON, plain or gzip; or an " \
+    "execution trace JSON), model=NAME (default: the file's name). One output port per input. "          \
     "See fathom-import(1)."
 
 /* A new reference to the class, built in process; NULL when out of memory. */
@@ -141,14 +140,14 @@ bt_component_class_source *analyze_import_source_class(void);
 /* What an import read, for the MANIFEST (filled by the component; the
  * command passes a pointer to one per input through init_data). */
 typedef struct analyze_import_summary {
-    char format[32];      /* "pytorch-profiler" or "pytorch-et" */
-    uint64_t events;      /* JSON events (or ET nodes) read */
+    char format[32]; /* "pytorch-profiler" or "pytorch-et" */
+    uint64_t events; /* JSON events (or ET nodes) read */
     uint64_t ops, steps, nodes, tracks, tensors;
     uint64_t warnings;
     char model[128];
     char mode[8];
-    char device[128];     /* the first GPU of deviceProperties, "" */
-    uint64_t devices;     /* GPUs in deviceProperties */
+    char device[128];         /* the first GPU of deviceProperties, "" */
+    uint64_t devices;         /* GPUs in deviceProperties */
     int64_t rank, world_size; /* distributedInfo; world_size 0: none */
 } analyze_import_summary;
 

@@ -94,8 +94,8 @@ static int refill(analyze_json_in *j, char *err, size_t errlen)
     }
     if (j->len == j->cap) {
         if (j->cap >= ANALYZE_JSON_ELEMENT_MAX) {
-            fail(err, errlen, "%s: an element at byte %llu is larger than %u MiB", j->path,
-                 (unsigned long long)j->base, ANALYZE_JSON_ELEMENT_MAX >> 20);
+            fail(err, errlen, "%s: an element at byte %llu is larger than %u MiB", j->path, (unsigned long long)j->base,
+                 ANALYZE_JSON_ELEMENT_MAX >> 20);
             return -1;
         }
         char *nb = exec_realloc(j->buf, j->cap * 2);
@@ -211,10 +211,7 @@ const char *analyze_json_value(analyze_json_in *j, size_t *len, char *err, size_
     }
 }
 
-void analyze_json_consume(analyze_json_in *j, size_t len)
-{
-    j->pos = len <= j->len - j->pos ? j->pos + len : j->len;
-}
+void analyze_json_consume(analyze_json_in *j, size_t len) { j->pos = len <= j->len - j->pos ? j->pos + len : j->len; }
 
 uint64_t analyze_json_offset(const analyze_json_in *j) { return j->base + j->pos; }
 

@@ -22,7 +22,8 @@ const char *analyze_import_class_name(analyze_import_class c)
 #define optimization ANALYZE_IMPORT_OPTIMIZATION
 #define data_movement ANALYZE_IMPORT_DATA_MOVEMENT
 static const analyze_import_op table[] = {
-#define X(name, cls, engine, cost, attrs) { name, cls, engine, ANALYZE_IMPORT_COST_##cost, ANALYZE_IMPORT_ATTRS_##attrs },
+#define X(name, cls, engine, cost, attrs) \
+    { name, cls, engine, ANALYZE_IMPORT_COST_##cost, ANALYZE_IMPORT_ATTRS_##attrs },
 #include "tracer/import_ops.def"
 #undef X
 };
@@ -106,8 +107,7 @@ analyze_import_class analyze_import_kernel_class(const char *name)
         return ANALYZE_IMPORT_CONVOLUTION;
     if (has(name, "gemm") || has(name, "Gemm") || has(name, "GEMM") || has(name, "cutlass") || has(name, "_mma"))
         return ANALYZE_IMPORT_MATRIX;
-    if (has(name, "reduce") || has(name, "Reduce") || has(name, "softmax") || has(name, "norm") ||
-        has(name, "pool"))
+    if (has(name, "reduce") || has(name, "Reduce") || has(name, "softmax") || has(name, "norm") || has(name, "pool"))
         return ANALYZE_IMPORT_REDUCTION;
     if (has(name, "elementwise") || has(name, "Elementwise"))
         return ANALYZE_IMPORT_ELEMENTWISE;
@@ -166,22 +166,14 @@ static uint64_t spatial(const analyze_import_arg *a)
 }
 
 void analyze_import_cost_of(analyze_import_cost cost, const analyze_import_arg *in, size_t nin,
-                            const analyze_import_arg *out, size_t nout, uint32_t es, uint64_t *flops,
-                            uint64_t *bytes)
+                            const analyze_import_arg *out, size_t nout, uint32_t es, uint64_t *flops, uint64_t *bytes)
 {
     uint64_t f = 0, b = 0, o = sum_numel(out, nout), big = max_numel(in, nin);
     switch (cost) {
-    case ANALYZE_IMPORT_COST_NONE:
-        break;
-    case ANALYZE_IMPORT_COST_IO:
-        b = (sum_numel(in, nin) + o) * es;
-        break;
-    case ANALYZE_IMPORT_COST_COPY:
-        b = 2 * numel(in, nin, 0) * es;
-        break;
-    case ANALYZE_IMPORT_COST_OUT:
-        b = numel(in, nin, 0) * es;
-        break;
+    case ANALYZE_IMPORT_COST_NONE: break;
+    case ANALYZE_IMPORT_COST_IO: b = (sum_numel(in, nin) + o) * es; break;
+    case ANALYZE_IMPORT_COST_COPY: b = 2 * numel(in, nin, 0) * es; break;
+    case ANALYZE_IMPORT_COST_OUT: b = numel(in, nin, 0) * es; break;
     case ANALYZE_IMPORT_COST_ELEM1:
     case ANALYZE_IMPORT_COST_ELEM4:
     case ANALYZE_IMPORT_COST_ELEM8: {
@@ -235,15 +227,13 @@ void analyze_import_cost_of(analyze_import_cost cost, const analyze_import_arg *
         gemm(dim(in, nin, 0, 0), dim(in, nin, 0, 1), dim(in, nin, 0, 2), dim(in, nin, 1, 2), 0, es, &f, &b);
         break;
     case ANALYZE_IMPORT_COST_BADDBMM:
-        gemm(dim(in, nin, 1, 0), dim(in, nin, 1, 1), dim(in, nin, 1, 2), dim(in, nin, 2, 2), numel(in, nin, 0), es,
-             &f, &b);
+        gemm(dim(in, nin, 1, 0), dim(in, nin, 1, 1), dim(in, nin, 1, 2), dim(in, nin, 2, 2), numel(in, nin, 0), es, &f,
+             &b);
         break;
     case ANALYZE_IMPORT_COST_ADDMV:
         gemm(1, dim(in, nin, 1, 0), dim(in, nin, 1, 1), 1, numel(in, nin, 0), es, &f, &b);
         break;
-    case ANALYZE_IMPORT_COST_MV:
-        gemm(1, dim(in, nin, 0, 0), dim(in, nin, 0, 1), 1, 0, es, &f, &b);
-        break;
+    case ANALYZE_IMPORT_COST_MV: gemm(1, dim(in, nin, 0, 0), dim(in, nin, 0, 1), 1, 0, es, &f, &b); break;
     case ANALYZE_IMPORT_COST_DOT:
         f = 2 * numel(in, nin, 0);
         b = (numel(in, nin, 0) + numel(in, nin, 1) + 1) * es;
@@ -296,8 +286,7 @@ void analyze_import_cost_of(analyze_import_cost cost, const analyze_import_arg *
         f = 2 * numel(in, nin, 0);
         b = (sum_numel(in, nin) + numel(in, nin, 0)) * es;
         break;
-    case ANALYZE_IMPORT_COST_COUNT:
-        break;
+    case ANALYZE_IMPORT_COST_COUNT: break;
     }
     *flops = f;
     *bytes = b;
@@ -363,8 +352,7 @@ size_t analyze_import_attrs_of(analyze_import_attrs kind, const analyze_import_s
             return 0;
         return 6;
     }
-    case ANALYZE_IMPORT_ATTRS_NONE:
-        break;
+    case ANALYZE_IMPORT_ATTRS_NONE: break;
     }
     return 0;
 }

@@ -64,8 +64,8 @@ static const uint8_t dtype_size[IMP_DTYPE_COUNT] = { 4, 4, 8, 2, 2, 8, 2, 1, 1, 
 
 struct imp_strtab {
     char **str;
-    uint32_t n, cap;  /* strings */
-    uint32_t *slot;   /* open addressing: id + 1, 0 = empty */
+    uint32_t n, cap; /* strings */
+    uint32_t *slot;  /* open addressing: id + 1, 0 = empty */
     uint32_t nslots;
 };
 
@@ -158,7 +158,8 @@ void imp_trace_destroy(imp_trace *t)
         exec_free(t->protos[i].in), exec_free(t->protos[i].out);
     for (size_t i = 0; i < t->ntracks; i++)
         exec_free(t->tracks[i].procname);
-    exec_free(t->protos), exec_free(t->nodes), exec_free(t->tensors), exec_free(t->tracks), exec_free(t->recs), exec_free(t->steps);
+    exec_free(t->protos), exec_free(t->nodes), exec_free(t->tensors), exec_free(t->tracks), exec_free(t->recs),
+        exec_free(t->steps);
     exec_free(t->cpu_ext), exec_free(t->kern_ext);
     strtab_destroy(t->names), strtab_destroy(t->protokeys), strtab_destroy(t->nodekeys);
     strtab_destroy(t->trackkeys), strtab_destroy(t->tensorkeys);
@@ -174,11 +175,14 @@ static int dtype_of(const char *s)
         return -1;
     if (strncmp(s, "Tensor(", 7) == 0) /* execution traces: Tensor(float) */
         s += 7;
-    static const struct { const char *name; int dt; } map[] = {
-        { "float", IMP_F32 },        { "double", IMP_F64 },   { "c10::Half", IMP_F16 }, { "Half", IMP_F16 },
-        { "c10::BFloat16", IMP_BF16 }, { "BFloat16", IMP_BF16 }, { "long int", IMP_I64 }, { "long", IMP_I64 },
-        { "int64_t", IMP_I64 },      { "int", IMP_I32 },      { "short int", IMP_I16 }, { "short", IMP_I16 },
-        { "signed char", IMP_I8 },   { "unsigned char", IMP_U8 }, { "bool", IMP_BOOL },
+    static const struct {
+        const char *name;
+        int dt;
+    } map[] = {
+        { "float", IMP_F32 },          { "double", IMP_F64 },       { "c10::Half", IMP_F16 }, { "Half", IMP_F16 },
+        { "c10::BFloat16", IMP_BF16 }, { "BFloat16", IMP_BF16 },    { "long int", IMP_I64 },  { "long", IMP_I64 },
+        { "int64_t", IMP_I64 },        { "int", IMP_I32 },          { "short int", IMP_I16 }, { "short", IMP_I16 },
+        { "signed char", IMP_I8 },     { "unsigned char", IMP_U8 }, { "bool", IMP_BOOL },
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
         size_t n = strlen(map[i].name);
@@ -395,8 +399,8 @@ static int add_rec(imp_trace *t, uint64_t b, uint64_t e, uint32_t track, uint32_
 {
     if (grow(&t->recs, &t->crecs, t->nrecs, sizeof *t->recs))
         return -1;
-    t->recs[t->nrecs++] = (imp_rec){ .b = b, .e = e, .track = track & (IMP_MAX_TRACKS - 1), .kind = (uint32_t)kind,
-                                     .ref = ref };
+    t->recs[t->nrecs++] =
+        (imp_rec){ .b = b, .e = e, .track = track & (IMP_MAX_TRACKS - 1), .kind = (uint32_t)kind, .ref = ref };
     return 0;
 }
 
@@ -431,8 +435,7 @@ static int is_op_name(const char *n)
         if (*p <= ' ' || *p == 0x7f)
             return 0;
     const char *c = strstr(n, "::");
-    return c && c != n && !starts(n, "autograd::") && !starts(n, "torch::autograd::") &&
-           !starts(n, "profiler::");
+    return c && c != n && !starts(n, "autograd::") && !starts(n, "torch::autograd::") && !starts(n, "profiler::");
 }
 
 /* Microseconds (a JSON number) to ns; -1 if not a usable time. */
@@ -516,7 +519,11 @@ static void scalar_of_json(const json_t *v, const char *type, analyze_import_sca
 }
 
 /* A growing key string. */
-typedef struct keybuf { char *s; size_t len, cap; int oom; } keybuf;
+typedef struct keybuf {
+    char *s;
+    size_t len, cap;
+    int oom;
+} keybuf;
 
 static void key_put(keybuf *k, const char *p, size_t n)
 {
@@ -711,8 +718,8 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
         kind = IMP_REC_BWD;
     } else if (starts(name, "Optimizer.step#") || starts(name, "Optimizer.zero_grad#")) {
         kind = IMP_REC_UPD;
-    } else if (is_op_name(name) && (!cat || strcmp(cat, "cpu_op") == 0 || strcmp(cat, "Operator") == 0 ||
-                                     strcmp(cat, "operator") == 0)) {
+    } else if (is_op_name(name) &&
+               (!cat || strcmp(cat, "cpu_op") == 0 || strcmp(cat, "Operator") == 0 || strcmp(cat, "operator") == 0)) {
         kind = IMP_REC_OP;
         ref = profiler_proto(t, name, json_object_get(e, "args"));
     } else {
@@ -767,17 +774,17 @@ static int64_t node_of(imp_trace *t, uint32_t proto, int phase)
 
 typedef struct et_node {
     int64_t id, parent;
-    int64_t dur_ns;  /* -1: none */
-    uint32_t proto;  /* ops */
-    int32_t step;    /* ProfilerStep#N: N; -1 */
-    uint8_t kind;    /* IMP_REC_OP, _BWD, _UPD, or 255: other */
+    int64_t dur_ns; /* -1: none */
+    uint32_t proto; /* ops */
+    int32_t step;   /* ProfilerStep#N: N; -1 */
+    uint8_t kind;   /* IMP_REC_OP, _BWD, _UPD, or 255: other */
     int64_t tid;
 } et_node;
 
 typedef struct et_state {
     et_node *n;
     size_t count, cap;
-    imp_strtab *ids;  /* ET tensor id -> our tensor id */
+    imp_strtab *ids; /* ET tensor id -> our tensor id */
 } et_state;
 
 /* Our tensor for an ET tensor reference [tensor_id, storage_id, offset,
@@ -796,8 +803,8 @@ static int64_t et_tensor(imp_trace *t, et_state *s, const json_t *ref, int dt, c
 }
 
 /* The tensor arguments of one side (inputs or outputs) of an ET node. */
-static int et_args(imp_trace *t, et_state *s, const json_t *node, const char *side, analyze_import_arg *a,
-                   int64_t *ids, size_t *n, int *es, int *absurd)
+static int et_args(imp_trace *t, et_state *s, const json_t *node, const char *side, analyze_import_arg *a, int64_t *ids,
+                   size_t *n, int *es, int *absurd)
 {
     char k1[32], k2[32], k3[32];
     snprintf(k1, sizeof k1, "%ss", side);
@@ -981,7 +988,7 @@ static int rec_order(const void *a, const void *b)
     if (x->b != y->b)
         return x->b < y->b ? -1 : 1;
     if (x->e != y->e)
-        return x->e > y->e ? -1 : 1; /* the enclosing span first */
+        return x->e > y->e ? -1 : 1;                          /* the enclosing span first */
     return (x->kind == IMP_REC_OP) - (y->kind == IMP_REC_OP); /* context spans before ops */
 }
 
@@ -1191,8 +1198,8 @@ static int resolve(imp_trace *t, int et, char *err, size_t errlen)
     t->sum.nodes = t->nnodes;
     t->sum.tracks = t->ntracks;
     t->sum.tensors = t->ntensors;
-    t->sum.warnings = (t->bad_time > 0) + (t->bad_shape > 0) + (t->overlap > 0) + (t->bad_step > 0) +
-                      (t->no_name > 0) + (t->untimed > 0);
+    t->sum.warnings = (t->bad_time > 0) + (t->bad_shape > 0) + (t->overlap > 0) + (t->bad_step > 0) + (t->no_name > 0) +
+                      (t->untimed > 0);
     rc = 0;
     goto end;
 oom:
@@ -1207,25 +1214,29 @@ int imp_trace_warnings(const imp_trace *t, char *buf, size_t len)
     int lines = 0;
     size_t n = 0;
     buf[0] = '\0';
-#define W(cond, ...)                                                                                           \
-    if (cond && n < len) {                                                                                     \
-        int k = snprintf(buf + n, len - n, __VA_ARGS__);                                                       \
-        n += k > 0 ? (size_t)k : 0;                                                                            \
-        lines++;                                                                                               \
+#define W(cond, ...)                                     \
+    if (cond && n < len) {                               \
+        int k = snprintf(buf + n, len - n, __VA_ARGS__); \
+        n += k > 0 ? (size_t)k : 0;                      \
+        lines++;                                         \
     }
     int et = strcmp(t->sum.format, "pytorch-et") == 0;
     W(t->bad_time, "%s: %llu spans with a missing, negative or absurd time or duration skipped\n", t->path,
       (unsigned long long)t->bad_time);
-    W(t->bad_shape, "%s: %llu op call sites with an absurd shape (negative, over 2^31, over 2^40 elements): no "
-                    "shapes or costs kept for them\n", t->path, (unsigned long long)t->bad_shape);
+    W(t->bad_shape,
+      "%s: %llu op call sites with an absurd shape (negative, over 2^31, over 2^40 elements): no "
+      "shapes or costs kept for them\n",
+      t->path, (unsigned long long)t->bad_shape);
     W(t->overlap, "%s: %llu spans overlapping the end of the span around them\n", t->path,
       (unsigned long long)t->overlap);
     W(t->bad_step, "%s: %llu ProfilerStep spans unnamed or overlapping the step before: skipped\n", t->path,
       (unsigned long long)t->bad_step);
     W(t->no_name, "%s: %llu %s without a name skipped\n", t->path, (unsigned long long)t->no_name,
       et ? "nodes" : "events");
-    W(et && t->untimed, "%s: the execution trace has no op times: %llu ops get empty spans 1 us apart (their "
-                        "order and shapes are real, their times are not)\n", t->path, (unsigned long long)t->untimed);
+    W(et && t->untimed,
+      "%s: the execution trace has no op times: %llu ops get empty spans 1 us apart (their "
+      "order and shapes are real, their times are not)\n",
+      t->path, (unsigned long long)t->untimed);
 #undef W
     return lines;
 }
@@ -1256,8 +1267,7 @@ static int stream_array(imp_trace *t, analyze_json_in *j, int et, et_state *s, c
         json_t *e = json_loadb(v, len, JSON_DECODE_ANY, &je);
         if (!e) {
             fail(err, errlen, "%s: not JSON at byte %llu: %s", t->path,
-                 (unsigned long long)(analyze_json_offset(j) + (uint64_t)(je.position > 0 ? je.position : 0)),
-                 je.text);
+                 (unsigned long long)(analyze_json_offset(j) + (uint64_t)(je.position > 0 ? je.position : 0)), je.text);
             return -1;
         }
         int r = et ? et_node_read(t, s, e, idx, err, errlen) : profiler_event(t, e, v, len, idx, err, errlen);
@@ -1331,8 +1341,8 @@ imp_trace *imp_trace_read(const char *path, const char *model, char *err, size_t
     if (t)
         t->last_track = -1;
     if (!t || !(t->path = exec_strdup(path)) || !(t->names = strtab_create()) || !(t->protokeys = strtab_create()) ||
-        !(t->nodekeys = strtab_create()) || !(t->trackkeys = strtab_create()) ||
-        !(t->tensorkeys = strtab_create()) || !(s.ids = strtab_create())) {
+        !(t->nodekeys = strtab_create()) || !(t->trackkeys = strtab_create()) || !(t->tensorkeys = strtab_create()) ||
+        !(s.ids = strtab_create())) {
         fail(err, errlen, "%s: out of memory", path);
         goto fail;
     }
@@ -1412,8 +1422,8 @@ imp_trace *imp_trace_read(const char *path, const char *model, char *err, size_t
                 break;
             }
             if (c != -2)
-                fail(err, errlen, "%s: %s JSON at byte %llu: expected ',' or '}'", path,
-                     c == -1 ? "truncated" : "not", (unsigned long long)analyze_json_offset(j));
+                fail(err, errlen, "%s: %s JSON at byte %llu: expected ',' or '}'", path, c == -1 ? "truncated" : "not",
+                     (unsigned long long)analyze_json_offset(j));
             goto fail;
         }
     } else {

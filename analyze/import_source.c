@@ -27,7 +27,7 @@
 
 enum { EV_RUN_BEGIN, EV_RUN_END, EV_STEP_BEGIN, EV_STEP_END, EV_NODE_DEF, EV_OPS, EV_TENSOR_ALLOC, EV_COUNT };
 static const char *const ev_names[EV_COUNT] = {
-    "fathom:run_begin", "fathom:run_end", "fathom:step_begin", "fathom:step_end",
+    "fathom:run_begin", "fathom:run_end", "fathom:step_begin",   "fathom:step_end",
     "fathom:node_def",  "fathom:ops",     "fathom:tensor_alloc",
 };
 
@@ -71,7 +71,8 @@ static bt_field_class *enum_fc(bt_trace_class *tc, unsigned bits, size_t n, cons
     bt_field_class_integer_set_field_value_range(fc, bits);
     for (size_t i = 0; i < n; i++) {
         bt_integer_range_set_unsigned *rs = bt_integer_range_set_unsigned_create();
-        int bad = !rs || bt_integer_range_set_unsigned_add_range(rs, i, i) != BT_INTEGER_RANGE_SET_ADD_RANGE_STATUS_OK ||
+        int bad = !rs ||
+                  bt_integer_range_set_unsigned_add_range(rs, i, i) != BT_INTEGER_RANGE_SET_ADD_RANGE_STATUS_OK ||
                   bt_field_class_enumeration_unsigned_add_mapping(fc, label(ctx, i), rs) !=
                       BT_FIELD_CLASS_ENUMERATION_ADD_MAPPING_STATUS_OK;
         bt_integer_range_set_unsigned_put_ref(rs);
@@ -143,10 +144,10 @@ static int build_classes(bt_self_component *self, imp_input *in)
     bt_stream_class_set_supports_packets(in->sc, BT_TRUE, BT_FALSE, BT_FALSE);
 
     bt_field_class *ctx = bt_field_class_structure_create(tc);
-    bad = !ctx || member(ctx, "vpid", sint_fc(tc, 64)) || member(ctx, "vtid", sint_fc(tc, 64)) ||
-          member(ctx, "procname", bt_field_class_string_create(tc)) ||
-          bt_stream_class_set_event_common_context_field_class(in->sc, ctx) !=
-              BT_STREAM_CLASS_SET_FIELD_CLASS_STATUS_OK;
+    bad =
+        !ctx || member(ctx, "vpid", sint_fc(tc, 64)) || member(ctx, "vtid", sint_fc(tc, 64)) ||
+        member(ctx, "procname", bt_field_class_string_create(tc)) ||
+        bt_stream_class_set_event_common_context_field_class(in->sc, ctx) != BT_STREAM_CLASS_SET_FIELD_CLASS_STATUS_OK;
     bt_field_class_put_ref(ctx);
     if (bad)
         return -1;
@@ -175,8 +176,8 @@ static int build_classes(bt_self_component *self, imp_input *in)
     in->ec[EV_STEP_BEGIN] = event_class(in->sc, ev_names[EV_STEP_BEGIN], p, ok);
 
     p = bt_field_class_structure_create(tc);
-    ok = p && !member(p, "step", uint_fc(tc, 32)) &&
-         !member(p, "loss", bt_field_class_real_double_precision_create(tc));
+    ok =
+        p && !member(p, "step", uint_fc(tc, 32)) && !member(p, "loss", bt_field_class_real_double_precision_create(tc));
     in->ec[EV_STEP_END] = event_class(in->sc, ev_names[EV_STEP_END], p, ok);
 
     p = bt_field_class_structure_create(tc);
@@ -230,10 +231,10 @@ bt_component_class_initialize_method_status analyze_import_init(bt_self_componen
 {
     (void)config;
     bt_self_component *comp = bt_self_component_source_as_self_component(self);
-    const bt_value *inputs = params && bt_value_is_map(params) ? bt_value_map_borrow_entry_value_const(params, "inputs")
-                                                               : NULL;
-    const bt_value *model = params && bt_value_is_map(params) ? bt_value_map_borrow_entry_value_const(params, "model")
-                                                              : NULL;
+    const bt_value *inputs =
+        params && bt_value_is_map(params) ? bt_value_map_borrow_entry_value_const(params, "inputs") : NULL;
+    const bt_value *model =
+        params && bt_value_is_map(params) ? bt_value_map_borrow_entry_value_const(params, "model") : NULL;
     analyze_import_summary *sum = init_data;
     imp_comp *c = NULL;
     char err[512];
@@ -259,7 +260,8 @@ bt_component_class_initialize_method_status analyze_import_init(bt_self_componen
     for (uint64_t i = 0; i < n; i++) {
         const bt_value *v = bt_value_array_borrow_element_by_index_const(inputs, i);
         if (!bt_value_is_string(v)) {
-            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "src.fathom.pytorch: inputs wants paths (strings)");
+            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp,
+                                                                "src.fathom.pytorch: inputs wants paths (strings)");
             goto error;
         }
         imp_input *in = &c->in[c->n++];
@@ -305,8 +307,18 @@ void analyze_import_finalize(bt_self_component_source *self)
 
 /* ---- the message iterator --------------------------------------------------- */
 
-enum { ST_STREAM_BEGIN, ST_PACKET_BEGIN, ST_RUN_BEGIN, ST_TENSORS, ST_NODES, ST_SEGMENTS, ST_RUN_END, ST_PACKET_END,
-       ST_STREAM_END, ST_DONE };
+enum {
+    ST_STREAM_BEGIN,
+    ST_PACKET_BEGIN,
+    ST_RUN_BEGIN,
+    ST_TENSORS,
+    ST_NODES,
+    ST_SEGMENTS,
+    ST_RUN_END,
+    ST_PACKET_END,
+    ST_STREAM_END,
+    ST_DONE
+};
 
 typedef struct imp_iter {
     imp_input *in;
@@ -315,8 +327,8 @@ typedef struct imp_iter {
     bt_stream *stream;
     bt_packet *packet;
     int state;
-    size_t idx;      /* tensor, node or record index */
-    size_t seg;      /* segment: 2k+1 step k, 2k the gap before it */
+    size_t idx; /* tensor, node or record index */
+    size_t seg; /* segment: 2k+1 step k, 2k the gap before it */
     int step_open;
     uint64_t last_ts;
 } imp_iter;
@@ -366,8 +378,7 @@ static int set_str(bt_field *st, uint64_t i, const char *v)
 }
 
 /* Sequence member i of n elements get(ctx, k). */
-static int set_seq(bt_field *st, uint64_t i, size_t n, int sign, uint64_t (*get)(const void *, size_t),
-                   const void *ctx)
+static int set_seq(bt_field *st, uint64_t i, size_t n, int sign, uint64_t (*get)(const void *, size_t), const void *ctx)
 {
     bt_field *f = field(st, i);
     if (bt_field_array_dynamic_set_length(f, n) != BT_FIELD_DYNAMIC_ARRAY_SET_LENGTH_STATUS_OK)
@@ -395,8 +406,8 @@ static bt_message *event(imp_iter *it, int ev, uint64_t ts, size_t k, bt_field *
     if (ts < it->last_ts)
         ts = it->last_ts;
     it->last_ts = ts;
-    bt_message *m = bt_message_event_create_with_packet_and_default_clock_snapshot(it->self, it->in->ec[ev],
-                                                                                   it->packet, ts);
+    bt_message *m =
+        bt_message_event_create_with_packet_and_default_clock_snapshot(it->self, it->in->ec[ev], it->packet, ts);
     if (!m)
         return NULL;
     bt_event *e = bt_message_event_borrow_event(m);
@@ -425,9 +436,7 @@ static bt_message *next_message(imp_iter *it)
         case ST_STREAM_BEGIN:
             it->state = ST_PACKET_BEGIN;
             return bt_message_stream_beginning_create(it->self, it->stream);
-        case ST_PACKET_BEGIN:
-            it->state = ST_RUN_BEGIN;
-            return bt_message_packet_beginning_create(it->self, it->packet);
+        case ST_PACKET_BEGIN: it->state = ST_RUN_BEGIN; return bt_message_packet_beginning_create(it->self, it->packet);
         case ST_RUN_BEGIN: {
             size_t cpu = 0;
             for (size_t i = 0; i < t->ntracks; i++)
@@ -539,14 +548,9 @@ static bt_message *next_message(imp_iter *it)
             set_u(p, 1, t->nrecs);
             it->state = ST_PACKET_END;
             return m;
-        case ST_PACKET_END:
-            it->state = ST_STREAM_END;
-            return bt_message_packet_end_create(it->self, it->packet);
-        case ST_STREAM_END:
-            it->state = ST_DONE;
-            return bt_message_stream_end_create(it->self, it->stream);
-        default:
-            return NULL;
+        case ST_PACKET_END: it->state = ST_STREAM_END; return bt_message_packet_end_create(it->self, it->packet);
+        case ST_STREAM_END: it->state = ST_DONE; return bt_message_stream_end_create(it->self, it->stream);
+        default: return NULL;
         }
     }
 oom:
@@ -555,8 +559,8 @@ oom:
 }
 
 bt_message_iterator_class_next_method_status analyze_import_iter_next(bt_self_message_iterator *self,
-                                                                      bt_message_array_const msgs,
-                                                                      uint64_t capacity, uint64_t *count)
+                                                                      bt_message_array_const msgs, uint64_t capacity,
+                                                                      uint64_t *count)
 {
     imp_iter *it = bt_self_message_iterator_get_data(self);
     uint64_t n = 0;
@@ -585,12 +589,12 @@ bt_component_class_source *analyze_import_source_class(void)
         bt_message_iterator_class_set_finalize_method(ic, analyze_import_iter_finalize))
         goto end;
     cc = bt_component_class_source_create(ANALYZE_IMPORT_SOURCE_NAME, ic);
-    if (cc && (bt_component_class_source_set_initialize_method(cc, analyze_import_init) ||
-               bt_component_class_source_set_finalize_method(cc, analyze_import_finalize) ||
-               bt_component_class_set_description(bt_component_class_source_as_component_class(cc),
-                                                  ANALYZE_IMPORT_SOURCE_DESC) ||
-               bt_component_class_set_help(bt_component_class_source_as_component_class(cc),
-                                           ANALYZE_IMPORT_SOURCE_HELP))) {
+    if (cc &&
+        (bt_component_class_source_set_initialize_method(cc, analyze_import_init) ||
+         bt_component_class_source_set_finalize_method(cc, analyze_import_finalize) ||
+         bt_component_class_set_description(bt_component_class_source_as_component_class(cc),
+                                            ANALYZE_IMPORT_SOURCE_DESC) ||
+         bt_component_class_set_help(bt_component_class_source_as_component_class(cc), ANALYZE_IMPORT_SOURCE_HELP))) {
         bt_component_class_source_put_ref(cc);
         cc = NULL;
     }

@@ -14,28 +14,47 @@
 
 /* the dtype labels of imported tensors: the engine's two first, in its
  * order (float32, int32), then the framework's others */
-enum { IMP_F32, IMP_I32, IMP_F64, IMP_F16, IMP_BF16, IMP_I64, IMP_I16, IMP_I8, IMP_U8, IMP_BOOL, IMP_DTYPE_OTHER,
-       IMP_DTYPE_COUNT };
+enum {
+    IMP_F32,
+    IMP_I32,
+    IMP_F64,
+    IMP_F16,
+    IMP_BF16,
+    IMP_I64,
+    IMP_I16,
+    IMP_I8,
+    IMP_U8,
+    IMP_BOOL,
+    IMP_DTYPE_OTHER,
+    IMP_DTYPE_COUNT
+};
 extern const char *const analyze_import_dtype_names[IMP_DTYPE_COUNT];
 enum { IMP_FORWARD, IMP_BACKWARD, IMP_UPDATE, IMP_PHASE_COUNT };
 extern const char *const analyze_import_phase_names[IMP_PHASE_COUNT];
-enum { IMP_ROLE_INPUT, IMP_ROLE_WEIGHT, IMP_ROLE_ACTIVATION, IMP_ROLE_GRADIENT, IMP_ROLE_OPTIMIZER,
-       IMP_ROLE_WORKSPACE, IMP_ROLE_COUNT };
+enum {
+    IMP_ROLE_INPUT,
+    IMP_ROLE_WEIGHT,
+    IMP_ROLE_ACTIVATION,
+    IMP_ROLE_GRADIENT,
+    IMP_ROLE_OPTIMIZER,
+    IMP_ROLE_WORKSPACE,
+    IMP_ROLE_COUNT
+};
 extern const char *const analyze_import_role_names[IMP_ROLE_COUNT];
 
 typedef struct imp_strtab imp_strtab; /* interned strings -> dense ids */
 
-typedef struct imp_proto {  /* an op call site: name, argument shapes and types */
-    uint32_t name;          /* in t->names */
-    uint8_t cls;            /* analyze_import_class */
+typedef struct imp_proto { /* an op call site: name, argument shapes and types */
+    uint32_t name;         /* in t->names */
+    uint8_t cls;           /* analyze_import_class */
     uint32_t nin, nout;
-    uint32_t *in, *out;     /* tensor ids */
+    uint32_t *in, *out; /* tensor ids */
     uint64_t flops, bytes;
-    uint8_t nattrs;         /* attrs in the engine op's layout */
+    uint8_t nattrs; /* attrs in the engine op's layout */
     int64_t attrs[ANALYZE_IMPORT_MAX_ATTRS];
 } imp_proto;
 
-typedef struct imp_node {   /* a node_def: a proto in a phase */
+typedef struct imp_node { /* a node_def: a proto in a phase */
     uint32_t proto;
     uint8_t phase, cls;
 } imp_node;
@@ -46,7 +65,7 @@ typedef struct imp_tensor {
     uint64_t bytes;
 } imp_tensor;
 
-typedef struct imp_track {  /* a CPU thread or a GPU stream */
+typedef struct imp_track { /* a CPU thread or a GPU stream */
     int64_t vpid, vtid;
     int gpu;
     char *procname;
@@ -55,33 +74,48 @@ typedef struct imp_track {  /* a CPU thread or a GPU stream */
 /* span kinds: an op, a GPU kernel, a backward or optimizer context span, an
  * op nested in another (a part of it), an op kept as a node record */
 enum { IMP_REC_OP, IMP_REC_KERNEL, IMP_REC_BWD, IMP_REC_UPD, IMP_REC_INNER, IMP_REC_KEPT };
-typedef struct imp_rec {    /* a span of the input: 24 bytes */
-    uint64_t b, e;          /* ns */
-    uint32_t track : 28;    /* at most IMP_MAX_TRACKS */
+typedef struct imp_rec { /* a span of the input: 24 bytes */
+    uint64_t b, e;       /* ns */
+    uint32_t track : 28; /* at most IMP_MAX_TRACKS */
     uint32_t kind : 4;
-    uint32_t ref;           /* proto (while reading), then node */
+    uint32_t ref; /* proto (while reading), then node */
 } imp_rec;
 #define IMP_MAX_TRACKS (UINT32_C(1) << 28)
 
-typedef struct imp_step { uint64_t b, e; uint32_t num; } imp_step;
+typedef struct imp_step {
+    uint64_t b, e;
+    uint32_t num;
+} imp_step;
 
 /* A GPU trace's link between a CPU op and the kernels it launched: Kineto
  * gives both the same "External id". */
-typedef struct imp_launch { int64_t ext; uint64_t b; uint32_t track, proto; } imp_launch;
+typedef struct imp_launch {
+    int64_t ext;
+    uint64_t b;
+    uint32_t track, proto;
+} imp_launch;
 
 typedef struct imp_trace {
     char *path;
     analyze_import_summary sum;
     imp_strtab *names, *protokeys, *nodekeys, *trackkeys, *tensorkeys;
-    imp_proto *protos; size_t nprotos, cprotos;
-    imp_node *nodes; size_t nnodes, cnodes;
-    imp_tensor *tensors; size_t ntensors, ctensors;
-    imp_track *tracks; size_t ntracks, ctracks;
-    imp_rec *recs; size_t nrecs, crecs;
-    imp_step *steps; size_t nsteps, csteps;
-    imp_launch *cpu_ext; size_t ncpu_ext, ccpu_ext; /* CPU ops with an External id (GPU traces only) */
-    imp_launch *kern_ext; size_t nkern_ext, ckern_ext; /* kernels with an External id */
-    uint64_t t0, t1;        /* first begin, last end */
+    imp_proto *protos;
+    size_t nprotos, cprotos;
+    imp_node *nodes;
+    size_t nnodes, cnodes;
+    imp_tensor *tensors;
+    size_t ntensors, ctensors;
+    imp_track *tracks;
+    size_t ntracks, ctracks;
+    imp_rec *recs;
+    size_t nrecs, crecs;
+    imp_step *steps;
+    size_t nsteps, csteps;
+    imp_launch *cpu_ext;
+    size_t ncpu_ext, ccpu_ext; /* CPU ops with an External id (GPU traces only) */
+    imp_launch *kern_ext;
+    size_t nkern_ext, ckern_ext; /* kernels with an External id */
+    uint64_t t0, t1;             /* first begin, last end */
     size_t main_track;
     int64_t last_track, last_pid, last_tid; /* the track of the last event read */
     int last_gpu;

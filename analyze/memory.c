@@ -193,11 +193,10 @@ static json_t *trace_json(const analyze_profile *p)
     }
     for (size_t i = 0; i < p->nroles; i++) {
         size_t r = ord[i];
-        json_array_append_new(roles, json_pack("{s:s, s:I, s:I, s:f, s:I}", "role", p->roles[r], "at_peak_bytes",
-                                               (json_int_t)p->role_at_peak[r], "peak_bytes",
-                                               (json_int_t)p->role_peak[r], "share_of_peak",
-                                               of_peak(p, p->role_at_peak[r]), "tensors",
-                                               (json_int_t)p->role_tensors[r]));
+        json_array_append_new(
+            roles, json_pack("{s:s, s:I, s:I, s:f, s:I}", "role", p->roles[r], "at_peak_bytes",
+                             (json_int_t)p->role_at_peak[r], "peak_bytes", (json_int_t)p->role_peak[r], "share_of_peak",
+                             of_peak(p, p->role_at_peak[r]), "tensors", (json_int_t)p->role_tensors[r]));
     }
     exec_free(ord);
     for (size_t i = 0; i < p->nmem_steps; i++) {

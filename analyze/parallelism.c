@@ -29,8 +29,7 @@ analyze_parallelism *analyze_parallelism_create(analyze_profile *const *p, size_
             goto fail;
         }
         if (!q->flow_seen) {
-            analyze_fail(e, ANALYZE_ERR_INPUT, "%s: no data flow (its ops name no input or output tensors)",
-                         q->source);
+            analyze_fail(e, ANALYZE_ERR_INPUT, "%s: no data flow (its ops name no input or output tensors)", q->source);
             goto fail;
         }
         if (!q->flow_steps) {
@@ -77,9 +76,8 @@ int analyze_parallelism_print(FILE *f, const analyze_parallelism *a, analyze_for
                 arr, json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "source",
                                t->source, "model", t->model, "mode", t->mode, "preset", t->preset, "threads",
                                (int)t->threads, "inter", (int)t->inter, "steps", (json_int_t)t->steps, "op_ns",
-                               t->op_ns, "critical_ns", t->critical_ns, "ops", t->ops, "critical_ops",
-                               t->critical_ops, "parallelism", t->parallelism, "min_step", t->min_step,
-                               "max_step", t->max_step));
+                               t->op_ns, "critical_ns", t->critical_ns, "ops", t->ops, "critical_ops", t->critical_ops,
+                               "parallelism", t->parallelism, "min_step", t->min_step, "max_step", t->max_step));
         }
         int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         json_decref(root);
@@ -91,9 +89,9 @@ int analyze_parallelism_print(FILE *f, const analyze_parallelism *a, analyze_for
                    "min_step,max_step\n");
         for (size_t i = 0; i < a->n; i++) {
             const analyze_par_trace *t = &a->t[i];
-            fprintf(f, "\"%s\",%s,%s,%s,%u,%u,%llu,%.6f,%.6f,%.1f,%.1f,%.4f,%.4f,%.4f\n", t->source, t->model,
-                    t->mode, t->preset, t->threads, t->inter, (unsigned long long)t->steps, t->op_ns / 1e6,
-                    t->critical_ns / 1e6, t->ops, t->critical_ops, t->parallelism, t->min_step, t->max_step);
+            fprintf(f, "\"%s\",%s,%s,%s,%u,%u,%llu,%.6f,%.6f,%.1f,%.1f,%.4f,%.4f,%.4f\n", t->source, t->model, t->mode,
+                    t->preset, t->threads, t->inter, (unsigned long long)t->steps, t->op_ns / 1e6, t->critical_ns / 1e6,
+                    t->ops, t->critical_ops, t->parallelism, t->min_step, t->max_step);
         }
         return ferror(f) ? -1 : 0;
     }

@@ -19,11 +19,11 @@
 typedef struct analyze_par_trace {
     const char *source, *model, *mode, *preset; /* borrowed from the profile; "" when the trace does not say */
     uint32_t threads, inter;
-    uint64_t steps;                       /* kept steps with ops (a trace without steps: 1) */
-    double op_ns, critical_ns;            /* per kept step, means */
-    double ops, critical_ops;             /* op invocations per step: all, on the critical path */
-    double parallelism;                   /* sum of op time / sum of critical-path time */
-    double min_step, max_step;            /* the kept steps' own parallelism: lowest, highest */
+    uint64_t steps;            /* kept steps with ops (a trace without steps: 1) */
+    double op_ns, critical_ns; /* per kept step, means */
+    double ops, critical_ops;  /* op invocations per step: all, on the critical path */
+    double parallelism;        /* sum of op time / sum of critical-path time */
+    double min_step, max_step; /* the kept steps' own parallelism: lowest, highest */
 } analyze_par_trace;
 
 typedef struct analyze_parallelism {

@@ -15,7 +15,7 @@
 
 /* The seven op classes in a fixed order, so a class has one colour in
  * every chart; a label the list does not know comes after them. */
-static const char *const class_order[] = { "convolution", "matrix",       "elementwise", "reduction",
+static const char *const class_order[] = { "convolution",   "matrix",       "elementwise", "reduction",
                                            "data_movement", "optimization", "random" };
 #define NCLASS_ORDER (sizeof class_order / sizeof class_order[0])
 
@@ -40,7 +40,6 @@ static const char *const role_order[] = { "weight", "activation", "gradient", "o
 
 static size_t role_colour(const char *name) { return colour_in(role_order, NROLE_ORDER, name); }
 
-
 /* Names in their colour order (the fixed list first), then by name. */
 static size_t (*sort_colour)(const char *);
 static int cmp_colour_order(const void *x, const void *y)
@@ -57,7 +56,6 @@ static void sort_by_colour(const char **v, size_t n, size_t (*colour)(const char
     sort_colour = colour;
     qsort(v, n, sizeof *v, cmp_colour_order);
 }
-
 
 static int oom(char *err, size_t errlen)
 {
@@ -151,8 +149,8 @@ static void share_axis(analyze_chart *c, double x0, double w, double y, const ch
  * memory: the values are bytes, and a second panel gives each row's total
  * (its peak) on a log scale, so small and large models both read. */
 static int stacked_bars(const char *path, const char *title, const char *axis, analyze_profile *const *p, size_t n,
-                        const char **col, size_t ncol, size_t (*colour)(const char *), const double *value,
-                        int memory, char *err, size_t errlen)
+                        const char **col, size_t ncol, size_t (*colour)(const char *), const double *value, int memory,
+                        char *err, size_t errlen)
 {
     analyze_chart c;
     double rowh = 26, barw = 520, pw = memory ? 200 : 0, vw = memory ? 80 : 0, gap = 36;
@@ -211,8 +209,7 @@ static int stacked_bars(const char *path, const char *title, const char *axis, a
                 analyze_chart_title_rect(&c, x, y + 3, bw, rowh - 6, "%s: %s %s, %.1f%% of its peak", lb, col[j],
                                          analyze_out_bytes((uint64_t)v, mib, sizeof mib), 100 * sh);
             else
-                analyze_chart_title_rect(&c, x, y + 3, bw, rowh - 6, "%s: %s %.1f%% of op time", lb, col[j],
-                                         100 * sh);
+                analyze_chart_title_rect(&c, x, y + 3, bw, rowh - 6, "%s: %s %.1f%% of op time", lb, col[j], 100 * sh);
             x += bw;
         }
     }
@@ -282,8 +279,8 @@ int analyze_plot_classes(const char *path, analyze_profile *const *p, size_t n, 
                     value[i * col.n + j] = (double)cs[k].ns / total;
         exec_free(cs);
     }
-    int rc = stacked_bars(path, "Op time by class", "share of each trace's op time", p, n, col.v, col.n,
-                          class_colour, value, 0, err, errlen);
+    int rc = stacked_bars(path, "Op time by class", "share of each trace's op time", p, n, col.v, col.n, class_colour,
+                          value, 0, err, errlen);
     exec_free(value);
     analyze_names_free(&col);
     return rc;
@@ -314,8 +311,8 @@ int analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n, c
                 if (strcmp(col.v[j], p[i]->roles[r]) == 0)
                     value[i * col.n + j] = (double)p[i]->role_at_peak[r];
     }
-    int rc = stacked_bars(path, "Tensor memory at the peak, by role", "share of each trace's peak", p, n, col.v,
-                          col.n, role_colour, value, 1, err, errlen);
+    int rc = stacked_bars(path, "Tensor memory at the peak, by role", "share of each trace's peak", p, n, col.v, col.n,
+                          role_colour, value, 1, err, errlen);
     exec_free(value);
     analyze_names_free(&col);
     return rc;
@@ -757,7 +754,7 @@ enum { NSHAPES = 8, MAX_LABELS = 32 };
 static void marker_path(cairo_t *cr, size_t shape, double x, double y, double r)
 {
     static const int sides[NSHAPES] = { 0, 4, 3, 4, 3, 5, 6, 10 };
-    static const double start[NSHAPES] = { 0, 45, -90, 0, 90, -90, 0, -90 }; /* degrees, y down */
+    static const double start[NSHAPES] = { 0, 45, -90, 0, 90, -90, 0, -90 };         /* degrees, y down */
     static const double scale[NSHAPES] = { 1, 1.2, 1.3, 1.2, 1.3, 1.1, 1.05, 1.45 }; /* about a circle's area */
     shape %= NSHAPES;
     cairo_new_path(cr);
@@ -840,8 +837,7 @@ static int cmp_mark_share(const void *x, const void *y)
  * label) that is inside the
  * frame and clear of every mark and every label placed before.  An op type with no free spot keeps its hover title
  * alone. */
-static int label_marks(analyze_chart *c, const mark *m, size_t nm, const box *frame, box *placed, size_t np,
-                       size_t cap)
+static int label_marks(analyze_chart *c, const mark *m, size_t nm, const box *frame, box *placed, size_t np, size_t cap)
 {
     const double fs = 9.5;
     const mark **by = exec_malloc((nm ? nm : 1) * sizeof *by);
@@ -873,7 +869,7 @@ static int label_marks(analyze_chart *c, const mark *m, size_t nm, const box *fr
             for (int q = 0; q < (ring ? 12 : 8) && !done; q++) {
                 double a = dir[q] * M_PI / 180, ax = k->x + d * cos(a), ay = k->y + d * sin(a);
                 double x = ax - tw * (cos(a) < -0.3 ? 1 : cos(a) > 0.3 ? 0 : 0.5);
-                double y = sin(a) < -0.3 ? ay - ANALYZE_CHART_DESCENT * fs - 1
+                double y = sin(a) < -0.3  ? ay - ANALYZE_CHART_DESCENT * fs - 1
                            : sin(a) > 0.3 ? ay + ANALYZE_CHART_ASCENT * fs + 1
                                           : ay + (ANALYZE_CHART_ASCENT - ANALYZE_CHART_DESCENT) * fs / 2;
                 box b = text_box(x, y, tw, fs);
@@ -947,7 +943,7 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
     sx.p0 = L, sx.p1 = L + W, sy.p0 = T + H, sy.p1 = T;
     analyze_names cls = { 0 };
     mark *m = exec_calloc(nplot ? nplot : 1, sizeof *m);
-    char (*tl)[128] = exec_calloc(r->n ? r->n : 1, sizeof *tl); /* the traces' labels */
+    char(*tl)[128] = exec_calloc(r->n ? r->n : 1, sizeof *tl); /* the traces' labels */
     box *placed = exec_calloc(MAX_LABELS + 2 * r->n + 1, sizeof *placed);
     analyze_chart c = { 0 };
     int rc = -1;
@@ -968,8 +964,13 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
                 oom(err, errlen);
                 goto end;
             }
-            m[nm++] = (mark){ o, tl[a], analyze_scale_at(&sx, o->intensity), analyze_scale_at(&sy, o->gflops),
-                              disc_radius(o->share), a % NSHAPES, (a / NSHAPES) % 2 };
+            m[nm++] = (mark){ o,
+                              tl[a],
+                              analyze_scale_at(&sx, o->intensity),
+                              analyze_scale_at(&sy, o->gflops),
+                              disc_radius(o->share),
+                              a % NSHAPES,
+                              (a / NSHAPES) % 2 };
         }
     }
     sort_by_colour(cls.v, cls.n, class_colour);
@@ -1051,9 +1052,9 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
     for (size_t i = 0; i < nm; i++) {
         analyze_chart_palette(&c, class_colour(m[i].o->cls));
         marker(&c, m[i].shape, m[i].hollow, m[i].x, m[i].y, m[i].r);
-        analyze_chart_title_disc(&c, m[i].x, m[i].y, m[i].r, "%s: %s (%s), %.3g FLOP/byte, %.3g GFLOP/s, %.1f%% of op time",
-                                 m[i].trace, m[i].o->name, m[i].o->cls, m[i].o->intensity, m[i].o->gflops,
-                                 100 * m[i].o->share);
+        analyze_chart_title_disc(&c, m[i].x, m[i].y, m[i].r,
+                                 "%s: %s (%s), %.3g FLOP/byte, %.3g GFLOP/s, %.1f%% of op time", m[i].trace,
+                                 m[i].o->name, m[i].o->cls, m[i].o->intensity, m[i].o->gflops, 100 * m[i].o->share);
     }
     /* the ceilings' values: above the flat roof, right-aligned, moved left
      * until clear of the marks; the flat roofs themselves kept clear of labels */

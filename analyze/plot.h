@@ -29,8 +29,7 @@
 
 int analyze_plot_classes(const char *path, analyze_profile *const *p, size_t n, char *err, size_t errlen);
 /* top: at most this many op types (the largest over all traces). */
-int analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, size_t top, char *err,
-                         size_t errlen);
+int analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, size_t top, char *err, size_t errlen);
 int analyze_plot_similarity(const char *path, const analyze_sim *s, char *err, size_t errlen);
 /* top: op types per trace (the largest). */
 int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t top, char *err, size_t errlen);

@@ -40,9 +40,9 @@ typedef struct fathom_sink {
     uint32_t top;
     int by_class;
     char *output;
-    analyze_peaks peaks;  /* roofline: the ceilings */
+    analyze_peaks peaks; /* roofline: the ceilings */
     int have_peak_file;
-    double gflops, gbs;   /* roofline: 0, or overriding the peak file's */
+    double gflops, gbs; /* roofline: 0, or overriding the peak file's */
 } fathom_sink;
 
 typedef struct param_ctx {
@@ -73,7 +73,7 @@ static int get_u32(const bt_value *v, uint32_t *out)
 /* A positive number (real or integer value) into *out; -1 otherwise. */
 static int get_positive(const bt_value *v, double *out)
 {
-    double x = bt_value_is_real(v)                ? bt_value_real_get(v)
+    double x = bt_value_is_real(v)               ? bt_value_real_get(v)
                : bt_value_is_unsigned_integer(v) ? (double)bt_value_integer_unsigned_get(v)
                : bt_value_is_signed_integer(v)   ? (double)bt_value_integer_signed_get(v)
                                                  : -1;
@@ -155,8 +155,10 @@ static bt_component_class_initialize_method_status init(bt_self_component_sink *
     if ((an->takes & ANALYZE_TAKES_PEAKS) &&
         analyze_peaks_override(&fs->peaks, fs->have_peak_file, fs->gflops, fs->gbs) != 0) {
         BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
-            comp, "sink.fathom.%s: wants the ceilings: peak=PATH (from `fathom peak --format json`), or "
-                  "gflops and gbs", an->name);
+            comp,
+            "sink.fathom.%s: wants the ceilings: peak=PATH (from `fathom peak --format json`), or "
+            "gflops and gbs",
+            an->name);
         fathom_sink_free(fs);
         return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
     }
@@ -172,14 +174,14 @@ static bt_component_class_initialize_method_status init(bt_self_component_sink *
 
 /* One initialize method per sink of the table (analyses.def). */
 #define ANALYZE_ROW(name)
-#define ANALYZE_SINK_ROW(name, desc, help)                                                                     \
-    extern const analyze_analysis analyze_row_##name;                                                          \
-    static bt_component_class_initialize_method_status name##_init(                                            \
-        bt_self_component_sink *self, bt_self_component_sink_configuration *config, const bt_value *params,    \
-        void *init_data)                                                                                       \
-    {                                                                                                          \
-        (void)config, (void)init_data;                                                                         \
-        return init(self, params, &analyze_row_##name);                                                        \
+#define ANALYZE_SINK_ROW(name, desc, help)                                                                       \
+    extern const analyze_analysis analyze_row_##name;                                                            \
+    static bt_component_class_initialize_method_status name##_init(bt_self_component_sink *self,                 \
+                                                                   bt_self_component_sink_configuration *config, \
+                                                                   const bt_value *params, void *init_data)      \
+    {                                                                                                            \
+        (void)config, (void)init_data;                                                                           \
+        return init(self, params, &analyze_row_##name);                                                          \
     }
 #include "analyze/analyses.def"
 #undef ANALYZE_ROW
@@ -190,7 +192,8 @@ static void fathom_finalize(bt_self_component_sink *self)
     fathom_sink_free(bt_self_component_get_data(bt_self_component_sink_as_self_component(self)));
 }
 
-static bt_component_class_sink_graph_is_configured_method_status fathom_graph_is_configured(bt_self_component_sink *self)
+static bt_component_class_sink_graph_is_configured_method_status
+fathom_graph_is_configured(bt_self_component_sink *self)
 {
     fathom_sink *fs = bt_self_component_get_data(bt_self_component_sink_as_self_component(self));
     bt_self_component_port_input *port = bt_self_component_sink_borrow_input_port_by_name(self, "in");
@@ -274,17 +277,14 @@ static bt_component_class_sink_consume_method_status fathom_consume(bt_self_comp
     bt_message_array_const msgs;
     uint64_t count = 0;
     switch (bt_message_iterator_next(fs->it, &msgs, &count)) {
-    case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
-        break;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK: break;
     case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
         return report(comp, fs) == 0 ? BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_END
                                      : BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
-    case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
-        return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_AGAIN;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN: return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_AGAIN;
     case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
         return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
-    default:
-        return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+    default: return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
     }
     bt_component_class_sink_consume_method_status st = BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
     for (uint64_t i = 0; i < count; i++) {
@@ -298,12 +298,12 @@ static bt_component_class_sink_consume_method_status fathom_consume(bt_self_comp
     return st;
 }
 
-#define SINK_CLASS(name, init_fn, desc, help)                                                                  \
-    BT_PLUGIN_SINK_COMPONENT_CLASS(name, fathom_consume);                                                      \
-    BT_PLUGIN_SINK_COMPONENT_CLASS_DESCRIPTION(name, desc);                                                    \
-    BT_PLUGIN_SINK_COMPONENT_CLASS_HELP(name, help);                                                           \
-    BT_PLUGIN_SINK_COMPONENT_CLASS_INITIALIZE_METHOD(name, init_fn);                                           \
-    BT_PLUGIN_SINK_COMPONENT_CLASS_FINALIZE_METHOD(name, fathom_finalize);                                     \
+#define SINK_CLASS(name, init_fn, desc, help)                              \
+    BT_PLUGIN_SINK_COMPONENT_CLASS(name, fathom_consume);                  \
+    BT_PLUGIN_SINK_COMPONENT_CLASS_DESCRIPTION(name, desc);                \
+    BT_PLUGIN_SINK_COMPONENT_CLASS_HELP(name, help);                       \
+    BT_PLUGIN_SINK_COMPONENT_CLASS_INITIALIZE_METHOD(name, init_fn);       \
+    BT_PLUGIN_SINK_COMPONENT_CLASS_FINALIZE_METHOD(name, fathom_finalize); \
     BT_PLUGIN_SINK_COMPONENT_CLASS_GRAPH_IS_CONFIGURED_METHOD(name, fathom_graph_is_configured);
 
 #define ANALYZE_ROW(name)

@@ -6,7 +6,6 @@
 #include "tracer/critpath.h"
 #include "tracer/opmatch.h" /* tracer_probe_shifts */
 
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,10 +13,7 @@
 
 static const char *const phase_names[ANALYZE_NPHASE] = { "forward", "backward", "update", "other" };
 
-const char *analyze_phase_name(analyze_phase p)
-{
-    return (unsigned)p < ANALYZE_NPHASE ? phase_names[p] : "other";
-}
+const char *analyze_phase_name(analyze_phase p) { return (unsigned)p < ANALYZE_NPHASE ? phase_names[p] : "other"; }
 
 analyze_phase analyze_phase_parse(const char *label)
 {
@@ -59,10 +55,7 @@ void analyze_stat_merge(analyze_stat *into, const analyze_stat *from)
         into->max_ns = from->max_ns;
 }
 
-double analyze_stat_mean(const analyze_stat *s)
-{
-    return s->count ? (double)s->ns / (double)s->count : 0.0;
-}
+double analyze_stat_mean(const analyze_stat *s) { return s->count ? (double)s->ns / (double)s->count : 0.0; }
 
 /* ---- private state ---------------------------------------------------------- */
 
@@ -73,7 +66,7 @@ double analyze_stat_mean(const analyze_stat *s)
 typedef struct bucket {
     uint64_t ordinal, dur;
     tracer_critpath cp; /* the step's data flow (when followed) */
-    size_t cap; /* op types the array holds */
+    size_t cap;         /* op types the array holds */
     analyze_stat *st;
     uint32_t *touched; /* cap * ANALYZE_NPHASE entries */
     size_t ntouched;
@@ -93,15 +86,17 @@ typedef struct state {
     size_t tens_cap, tens_len;
     bucket total, outside, cur;
     int in_step;
-    uint64_t next_ordinal;   /* steps begun so far */
+    uint64_t next_ordinal; /* steps begun so far */
     uint64_t step_begin_ts;
     uint64_t mem_start, mem_peak; /* live bytes at step_begin, and the most since */
-    struct { uint64_t ordinal, begin, end; } recent[8]; /* the last completed steps' spans */
-    unsigned nrecent;        /* steps completed (recent[nrecent % 8] is the next slot) */
-    bucket *ring;            /* completed steps that may still be among the last skip_last */
+    struct {
+        uint64_t ordinal, begin, end;
+    } recent[8];      /* the last completed steps' spans */
+    unsigned nrecent; /* steps completed (recent[nrecent % 8] is the next slot) */
+    bucket *ring;     /* completed steps that may still be among the last skip_last */
     size_t ring_len, ring_head;
-    int follow_flow;         /* analyze_profile_follow_flow */
-    tracer_flow flow;        /* the op records of the step under way */
+    int follow_flow;  /* analyze_profile_follow_flow */
+    tracer_flow flow; /* the op records of the step under way */
 } state;
 
 static uint64_t mix64(uint64_t x)
@@ -226,7 +221,8 @@ void analyze_profile_destroy(analyze_profile *p)
     exec_free(p->role_tensors);
     exec_free(p->mem_steps);
     analyze_meta *m = &p->meta;
-    exec_free(m->model), exec_free(m->mode), exec_free(m->preset), exec_free(m->version), exec_free(m->blas), exec_free(m->cpu);
+    exec_free(m->model), exec_free(m->mode), exec_free(m->preset), exec_free(m->version), exec_free(m->blas),
+        exec_free(m->cpu);
     exec_free(p->source);
     exec_free(p);
 }
@@ -275,7 +271,7 @@ analyze_profile *analyze_profile_snapshot(const analyze_profile *p)
     bucket *ring = cs->ring; /* allocated by create: skip_last slots */
     *cs = *s;
     cs->ring = ring;
-    cs->tens = NULL; /* the copies come below; until then nothing of s's is owned */
+    cs->tens = NULL;               /* the copies come below; until then nothing of s's is owned */
     cs->flow = (tracer_flow){ 0 }; /* the step under way's data flow is not the snapshot's */
     cs->total.st = cs->outside.st = cs->cur.st = NULL;
     cs->total.touched = cs->outside.touched = cs->cur.touched = NULL;
@@ -566,8 +562,8 @@ static bucket *target(analyze_profile *p, uint64_t ordinal)
 }
 
 /* ---- ops ----------------------------------------------------------------------- */
-int analyze_profile_op(analyze_profile *p, uint64_t begin, uint64_t end, int op, analyze_phase phase,
-                       uint64_t flops, uint64_t bytes)
+int analyze_profile_op(analyze_profile *p, uint64_t begin, uint64_t end, int op, analyze_phase phase, uint64_t flops,
+                       uint64_t bytes)
 {
     state *s = p->priv;
     uint64_t ns = end >= begin ? end - begin : 0;
@@ -782,8 +778,7 @@ const char *analyze_profile_mode(const analyze_profile *p)
     return p->meta.mode && *p->meta.mode ? p->meta.mode : "?";
 }
 
-static int add_line(char *buf, size_t len, size_t *pos, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+static int add_line(char *buf, size_t len, size_t *pos, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int add_line(char *buf, size_t len, size_t *pos, const char *fmt, ...)
 {
     if (*pos < len) {
@@ -806,7 +801,9 @@ int analyze_profile_warnings(const analyze_profile *p, char *buf, size_t len)
         buf[0] = 0;
     if (!buf)
         len = 0;
-#define W(cond, ...) if (cond) n += add_line(buf, len, &pos, __VA_ARGS__)
+#define W(cond, ...) \
+    if (cond)        \
+    n += add_line(buf, len, &pos, __VA_ARGS__)
     W(d->discarded_events, "%llu events discarded by the tracer: op times and counts are incomplete\n",
       (unsigned long long)d->discarded_events);
     W(d->discarded_unknown, "%llu discarded-events records without a count: events were lost\n",
@@ -817,8 +814,7 @@ int analyze_profile_warnings(const analyze_profile *p, char *buf, size_t len)
       (unsigned long long)d->unmatched_begin);
     W(d->unmatched_end, "%llu op_end events without their op_begin (not counted)\n",
       (unsigned long long)d->unmatched_end);
-    W(d->negative_time, "%llu ops end before they begin (counted as 0 ns)\n",
-      (unsigned long long)d->negative_time);
+    W(d->negative_time, "%llu ops end before they begin (counted as 0 ns)\n", (unsigned long long)d->negative_time);
     W(d->undefined_nodes, "%llu op records name a node no node_def describes (not counted)\n",
       (unsigned long long)d->undefined_nodes);
     W(d->redefined_nodes, "%llu node_def events describe an already described node differently\n",
@@ -855,7 +851,6 @@ size_t analyze_ops_for_share(const analyze_profile *p, const size_t *ord, double
     }
     return k;
 }
-
 
 size_t *analyze_profile_classes_by_time(const analyze_profile *p, analyze_stat *cs)
 {

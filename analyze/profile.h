@@ -17,7 +17,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-
 typedef enum analyze_phase {
     ANALYZE_PHASE_FORWARD,
     ANALYZE_PHASE_BACKWARD,
@@ -41,8 +40,8 @@ void analyze_stat_merge(analyze_stat *into, const analyze_stat *from);
 double analyze_stat_mean(const analyze_stat *s);
 
 typedef struct analyze_optype {
-    char *name;  /* the op enum label (or "op#N" when the value had no label) */
-    int cls;     /* index into the profile's classes */
+    char *name;                         /* the op enum label (or "op#N" when the value had no label) */
+    int cls;                            /* index into the profile's classes */
     analyze_stat phase[ANALYZE_NPHASE]; /* kept ops, by phase */
     analyze_stat all;                   /* kept ops, all phases (finish) */
 } analyze_optype;
@@ -85,33 +84,33 @@ typedef struct analyze_mem_step {
 #define ANALYZE_MEM_STEPS_MAX 4096 /* steps whose memory is kept (later ones: counted only) */
 
 typedef struct analyze_profile {
-    char *source;      /* what was read (path, URL or trace name) */
+    char *source; /* what was read (path, URL or trace name) */
     analyze_meta meta;
     uint32_t skip_first, skip_last;
 
     size_t nops;
     analyze_optype *ops; /* op types in first-seen order */
     size_t nclasses;
-    char **classes;      /* class labels in first-seen order */
+    char **classes; /* class labels in first-seen order */
     size_t nroles;
-    char **roles;        /* tensor role labels in first-seen order */
+    char **roles; /* tensor role labels in first-seen order */
 
     /* steps */
-    uint64_t steps_seen;     /* completed steps in the trace */
-    analyze_stat step;       /* durations of the kept steps */
-    analyze_stat outside;    /* ops that began outside any step (init, ...) */
-    uint64_t ops_seen;       /* op records anywhere */
+    uint64_t steps_seen;  /* completed steps in the trace */
+    analyze_stat step;    /* durations of the kept steps */
+    analyze_stat outside; /* ops that began outside any step (init, ...) */
+    uint64_t ops_seen;    /* op records anywhere */
 
     /* data flow, when the profile was asked to follow it
      * (analyze_profile_follow_flow; the parallelism analysis): each kept
      * step's critical path (tracer/critpath.h), summed; a trace without
      * steps counts as one step */
-    int flow_seen;               /* some op named the tensors it reads or writes */
-    uint64_t flow_steps;         /* kept steps with op records */
-    double flow_op_ns, flow_critical_ns;  /* sums over those steps */
-    double flow_ops, flow_critical_ops;   /* op invocations, all and on the critical path */
-    double flow_min, flow_max;   /* the lowest and highest parallelism of one step */
-    int flow_nomem;              /* the data flow of a trace without steps ran out of memory */
+    int flow_seen;                       /* some op named the tensors it reads or writes */
+    uint64_t flow_steps;                 /* kept steps with op records */
+    double flow_op_ns, flow_critical_ns; /* sums over those steps */
+    double flow_ops, flow_critical_ops;  /* op invocations, all and on the critical path */
+    double flow_min, flow_max;           /* the lowest and highest parallelism of one step */
+    int flow_nomem;                      /* the data flow of a trace without steps ran out of memory */
 
     /* memory (tensor_alloc / tensor_free over the whole run, whatever steps
      * are skipped) */
@@ -124,9 +123,9 @@ typedef struct analyze_profile {
                                         before it began (== steps begun: after the last step) */
     int peak_in_step;
     uint64_t tensors, tensors_live;
-    size_t nmem_steps;               /* completed steps with their memory, in trace order */
-    analyze_mem_step *mem_steps;     /* at most ANALYZE_MEM_STEPS_MAX */
-    uint64_t mem_steps_dropped;      /* completed steps past that bound */
+    size_t nmem_steps;           /* completed steps with their memory, in trace order */
+    analyze_mem_step *mem_steps; /* at most ANALYZE_MEM_STEPS_MAX */
+    uint64_t mem_steps_dropped;  /* completed steps past that bound */
 
     analyze_diag diag;
     int finished;
@@ -155,8 +154,8 @@ int analyze_profile_follow_flow(analyze_profile *p);
  * writes); 0 when the profile does not follow it, -1 out of memory. */
 int analyze_profile_flow_op(analyze_profile *p, uint64_t begin, uint64_t end, const uint32_t *in, uint32_t nin,
                             const uint32_t *out, uint32_t nout);
-int analyze_profile_op(analyze_profile *p, uint64_t begin, uint64_t end, int op, analyze_phase phase,
-                       uint64_t flops, uint64_t bytes);
+int analyze_profile_op(analyze_profile *p, uint64_t begin, uint64_t end, int op, analyze_phase phase, uint64_t flops,
+                       uint64_t bytes);
 int analyze_profile_tensor_alloc(analyze_profile *p, uint32_t id, int role, uint64_t bytes);
 void analyze_profile_tensor_free(analyze_profile *p, uint32_t id);
 

@@ -89,8 +89,9 @@ int analyze_read_many(const char *const *sources, size_t n, const analyze_read_o
         reading *r = &rs[i];
         if (tracer_read_open(sources[i], &r->t, err, errlen))
             goto end;
-        analyze_sink_options so = { .skip_first = o->skip_first, .skip_last = o->skip_last, .source = sources[i],
-                                    .dataflow = o->dataflow };
+        analyze_sink_options so = {
+            .skip_first = o->skip_first, .skip_last = o->skip_last, .source = sources[i], .dataflow = o->dataflow
+        };
         if (!(r->sink = analyze_sink_create(&so))) {
             fail(err, errlen, "%s: out of memory", sources[i]);
             goto end;
@@ -102,8 +103,8 @@ int analyze_read_many(const char *const *sources, size_t n, const analyze_read_o
             r->cbs.tick = analyze_sink_tick;
             r->cbs.tick_s = o->interval > 0 ? o->interval : 2.0;
         }
-        jobs[i] = (tracer_decode_job){ .t = r->t, .source = sources[i], .cbs = &r->cbs, .ctx = r->sink,
-                                       .diag = &r->diag };
+        jobs[i] =
+            (tracer_decode_job){ .t = r->t, .source = sources[i], .cbs = &r->cbs, .ctx = r->sink, .diag = &r->diag };
     }
     /* every source decoded at once: live sessions side by side, archives on
      * every core */
@@ -134,8 +135,7 @@ end:
     return rc;
 }
 
-int analyze_read(const char *source, const analyze_read_options *o, analyze_profile **out, char *err,
-                 size_t errlen)
+int analyze_read(const char *source, const analyze_read_options *o, analyze_profile **out, char *err, size_t errlen)
 {
     return analyze_read_many(&source, 1, o, out, err, errlen);
 }

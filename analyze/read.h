@@ -29,8 +29,7 @@ typedef struct analyze_read_options {
  * message "SOURCE: why" in err.  A trace with no fathom event, or with a
  * schema version this analyzer does not know, is an error; everything else
  * that is wrong shows in the profile's diag (analyze_profile_warnings). */
-int analyze_read(const char *source, const analyze_read_options *o, analyze_profile **out, char *err,
-                 size_t errlen);
+int analyze_read(const char *source, const analyze_read_options *o, analyze_profile **out, char *err, size_t errlen);
 
 /* analyze_read() of n sources at once (each decoded in its own child
  * process, side by side: several live sessions, or archives on every core):

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static int positive(const json_t *v)
 {
     return json_is_number(v) && isfinite(json_number_value(v)) && json_number_value(v) > 0;
@@ -35,8 +34,10 @@ int analyze_peaks_load(const char *path, analyze_peaks *pk, char *err, size_t er
     const json_t *g = json_object_get(root, "peak_gflops"), *b = json_object_get(root, "bandwidth_gbs");
     const json_t *cpu = json_object_get(root, "cpu"), *sg = json_object_get(root, "sgemm");
     if (!json_is_object(root) || !positive(g) || !positive(b)) {
-        analyze_out_fail(err, errlen, "%s: not a `fathom peak --format json` file (no positive peak_gflops and "
-                                      "bandwidth_gbs)", path);
+        analyze_out_fail(err, errlen,
+                         "%s: not a `fathom peak --format json` file (no positive peak_gflops and "
+                         "bandwidth_gbs)",
+                         path);
         goto end;
     }
     pk->gflops = json_number_value(g);
@@ -90,8 +91,9 @@ const char *analyze_bound_name(analyze_bound b)
 static void row_fill(analyze_roof_row *r, const char *name, const char *cls, const analyze_stat *s, uint64_t total_ns,
                      double P, double B)
 {
-    *r = (analyze_roof_row){ .name = name, .cls = cls, .count = s->count, .ns = s->ns, .flops = s->flops,
-                             .bytes = s->bytes };
+    *r = (analyze_roof_row){
+        .name = name, .cls = cls, .count = s->count, .ns = s->ns, .flops = s->flops, .bytes = s->bytes
+    };
     r->share = total_ns ? (double)s->ns / (double)total_ns : 0.0;
     r->intensity = s->bytes ? (double)s->flops / (double)s->bytes : NAN;
     r->gflops = s->ns ? (double)s->flops / (double)s->ns : NAN; /* FLOP/ns = GFLOP/s */
@@ -297,15 +299,14 @@ static json_t *rows_json(const analyze_roof_row *rows, size_t n, const char *key
 static json_t *trace_json(const analyze_roofline_trace *t)
 {
     const analyze_meta *m = &t->p->meta;
-    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:I, s:f, s:f, s:f, s:b, s:o, s:o, s:o}", "source",
-                     t->p->source ? t->p->source : "", "model", analyze_profile_model(t->p), "mode",
-                     analyze_profile_mode(t->p), "preset", analyze_out_jstr(m->preset), "batch",
-                     m->have_begin ? json_integer(m->batch) : json_null(), "threads",
-                     m->have_begin ? json_integer(m->threads) : json_null(), "cpu", analyze_out_jstr(m->cpu), "steps",
-                     (json_int_t)analyze_profile_steps_kept(t->p), "peak_gflops", t->peak_gflops, "peak_gbs",
-                     t->peak_gbs, "ridge", t->ridge, "peak_at_threads", t->peak_at_threads, "total",
-                     row_json(&t->total, "name"), "op_types", rows_json(t->ops, t->nops, "op"), "classes",
-                     rows_json(t->classes, t->nclasses, "class_name"));
+    return json_pack(
+        "{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:I, s:f, s:f, s:f, s:b, s:o, s:o, s:o}", "source",
+        t->p->source ? t->p->source : "", "model", analyze_profile_model(t->p), "mode", analyze_profile_mode(t->p),
+        "preset", analyze_out_jstr(m->preset), "batch", m->have_begin ? json_integer(m->batch) : json_null(), "threads",
+        m->have_begin ? json_integer(m->threads) : json_null(), "cpu", analyze_out_jstr(m->cpu), "steps",
+        (json_int_t)analyze_profile_steps_kept(t->p), "peak_gflops", t->peak_gflops, "peak_gbs", t->peak_gbs, "ridge",
+        t->ridge, "peak_at_threads", t->peak_at_threads, "total", row_json(&t->total, "name"), "op_types",
+        rows_json(t->ops, t->nops, "op"), "classes", rows_json(t->classes, t->nclasses, "class_name"));
 }
 
 static int roofline_json(FILE *f, const analyze_roofline *r)
@@ -322,12 +323,12 @@ static int roofline_json(FILE *f, const analyze_roofline *r)
             const analyze_roof_row *row = op_row(t, names[k]);
             const analyze_meta *m = &t->p->meta;
             if (row)
-                json_array_append_new(
-                    pts, json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "trace", (json_int_t)r->order[j], "batch",
-                                   m->have_begin ? json_integer(m->batch) : json_null(), "threads",
-                                   m->have_begin ? json_integer(m->threads) : json_null(), "intensity",
-                                   analyze_out_jreal(row->intensity), "gflops", analyze_out_jreal(row->gflops),
-                                   "of_roof", analyze_out_jreal(row->of_roof)));
+                json_array_append_new(pts, json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "trace", (json_int_t)r->order[j],
+                                                     "batch", m->have_begin ? json_integer(m->batch) : json_null(),
+                                                     "threads", m->have_begin ? json_integer(m->threads) : json_null(),
+                                                     "intensity", analyze_out_jreal(row->intensity), "gflops",
+                                                     analyze_out_jreal(row->gflops), "of_roof",
+                                                     analyze_out_jreal(row->of_roof)));
         }
         json_array_append_new(traj, json_pack("{s:s, s:o}", "op", names[k], "points", pts ? pts : json_null()));
     }
@@ -477,12 +478,9 @@ static int roofline_text(FILE *f, const analyze_roofline *r, size_t top)
 int analyze_roofline_print(FILE *f, const analyze_roofline *r, analyze_format fmt, size_t top)
 {
     switch (fmt) {
-    case CLI_JSON:
-        return roofline_json(f, r);
-    case CLI_CSV:
-        return roofline_csv(f, r);
-    default:
-        return roofline_text(f, r, top);
+    case CLI_JSON: return roofline_json(f, r);
+    case CLI_CSV: return roofline_csv(f, r);
+    default: return roofline_text(f, r, top);
     }
 }
 

@@ -30,10 +30,10 @@
 
 /* The ceilings, from `fathom peak --format json` and/or the command line. */
 typedef struct analyze_peaks {
-    double gflops;  /* compute ceiling, GFLOP/s (peak's best sgemm) */
-    double gbs;     /* memory ceiling, GB/s (peak's triad) */
-    char cpu[256];  /* the machine peak measured ("" unknown) */
-    size_t nsgemm;  /* peak's sgemm at each thread count (0: none) */
+    double gflops; /* compute ceiling, GFLOP/s (peak's best sgemm) */
+    double gbs;    /* memory ceiling, GB/s (peak's triad) */
+    char cpu[256]; /* the machine peak measured ("" unknown) */
+    size_t nsgemm; /* peak's sgemm at each thread count (0: none) */
     uint32_t sgemm_threads[ANALYZE_PEAKS_MAX];
     double sgemm_gflops[ANALYZE_PEAKS_MAX];
 } analyze_peaks;
@@ -59,25 +59,25 @@ typedef enum analyze_bound {
 const char *analyze_bound_name(analyze_bound b);
 
 typedef struct analyze_roof_row {
-    const char *name;  /* op type, class, or "all ops" (borrowed) */
-    const char *cls;   /* op types: the class; else the name */
+    const char *name;                 /* op type, class, or "all ops" (borrowed) */
+    const char *cls;                  /* op types: the class; else the name */
     uint64_t count, ns, flops, bytes; /* kept ops of the trace */
-    double share;      /* of the trace's op time */
-    double intensity;  /* FLOP/byte: NAN when bytes is 0 */
-    double gflops;     /* achieved: flops / ns; NAN when ns is 0 */
-    double gbs;        /* achieved: bytes / ns; NAN when ns is 0 */
-    double roof;       /* attainable GFLOP/s at this intensity: min(P, I x B); NAN without flops and bytes */
-    double of_roof;    /* gbs / B when memory-bound, gflops / P when compute-bound; NAN when NONE or ns 0 */
+    double share;                     /* of the trace's op time */
+    double intensity;                 /* FLOP/byte: NAN when bytes is 0 */
+    double gflops;                    /* achieved: flops / ns; NAN when ns is 0 */
+    double gbs;                       /* achieved: bytes / ns; NAN when ns is 0 */
+    double roof;    /* attainable GFLOP/s at this intensity: min(P, I x B); NAN without flops and bytes */
+    double of_roof; /* gbs / B when memory-bound, gflops / P when compute-bound; NAN when NONE or ns 0 */
     analyze_bound bound;
 } analyze_roof_row;
 
 typedef struct analyze_roofline_trace {
-    const analyze_profile *p;  /* borrowed */
+    const analyze_profile *p;            /* borrowed */
     double peak_gflops, peak_gbs, ridge; /* the ceilings used for this trace */
-    int peak_at_threads;       /* 1: peak_gflops is sgemm at the trace's thread count */
-    analyze_roof_row total;    /* all kept ops */
+    int peak_at_threads;                 /* 1: peak_gflops is sgemm at the trace's thread count */
+    analyze_roof_row total;              /* all kept ops */
     size_t nops;
-    analyze_roof_row *ops;     /* op types, by time descending (ties: by name) */
+    analyze_roof_row *ops; /* op types, by time descending (ties: by name) */
     size_t nclasses;
     analyze_roof_row *classes; /* same order */
 } analyze_roofline_trace;

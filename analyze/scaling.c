@@ -25,7 +25,8 @@ void analyze_scaling_destroy(analyze_scaling *s)
         scaling_row_free(&s->classes[i]);
     scaling_row_free(&s->total);
     exec_free(s->ops), exec_free(s->classes);
-    exec_free(s->p), exec_free(s->threads), exec_free(s->per), exec_free(s->step_ns), exec_free(s->step_speedup), exec_free(s->step_efficiency);
+    exec_free(s->p), exec_free(s->threads), exec_free(s->per), exec_free(s->step_ns), exec_free(s->step_speedup),
+        exec_free(s->step_efficiency);
     exec_free(s);
 }
 
@@ -126,15 +127,16 @@ analyze_scaling *analyze_scaling_create(analyze_profile *const *p, size_t n, ana
     for (size_t i = 0; i < n; i++)
         if (!p[i]->meta.have_begin || p[i]->meta.threads == 0) {
             analyze_fail(e, ANALYZE_ERR_INPUT, "%s has no threads value (%s): scaling cannot place it",
-                     p[i]->source ? p[i]->source : "?", p[i]->meta.have_begin ? "threads is 0" : "no run_begin");
+                         p[i]->source ? p[i]->source : "?", p[i]->meta.have_begin ? "threads is 0" : "no run_begin");
             return NULL;
         }
     for (size_t i = 0; i < n; i++)
         for (size_t j = i + 1; j < n; j++)
             if (p[i]->meta.threads == p[j]->meta.threads) {
-                analyze_fail(e, ANALYZE_ERR_INPUT, "%s and %s both ran with %u thread%s: scaling wants one trace per thread count",
-                         p[i]->source ? p[i]->source : "?", p[j]->source ? p[j]->source : "?",
-                         p[i]->meta.threads, p[i]->meta.threads == 1 ? "" : "s");
+                analyze_fail(e, ANALYZE_ERR_INPUT,
+                             "%s and %s both ran with %u thread%s: scaling wants one trace per thread count",
+                             p[i]->source ? p[i]->source : "?", p[j]->source ? p[j]->source : "?", p[i]->meta.threads,
+                             p[i]->meta.threads == 1 ? "" : "s");
                 return NULL;
             }
     s = exec_calloc(1, sizeof *s);
@@ -222,7 +224,8 @@ int analyze_scaling_mismatch(const analyze_scaling *s, char *buf, size_t len)
             first = s->p[i];
             continue;
         }
-        if (analyze_profile_named_differently(first->meta.model, m->model) || analyze_profile_named_differently(first->meta.mode, m->mode)) {
+        if (analyze_profile_named_differently(first->meta.model, m->model) ||
+            analyze_profile_named_differently(first->meta.mode, m->mode)) {
             char la[128], lb[128];
             if (buf && len)
                 snprintf(buf, len, "%s is %s, %s is %s: not traces of one model and mode",
@@ -269,8 +272,8 @@ static json_t *scaling_json_row(const analyze_scaling_row *r, size_t n, const ch
 
 static int scaling_json(FILE *f, const analyze_scaling *s)
 {
-    json_t *root = json_object(), *traces = json_array(), *th = json_array(), *ops = json_array(),
-           *cls = json_array(), *total = scaling_json_row(&s->total, s->n, "name");
+    json_t *root = json_object(), *traces = json_array(), *th = json_array(), *ops = json_array(), *cls = json_array(),
+           *total = scaling_json_row(&s->total, s->n, "name");
     int bad = !root || !traces || !th || !ops || !cls || !total;
     if (bad) {
         json_decref(root), json_decref(traces), json_decref(th), json_decref(ops), json_decref(cls);
@@ -294,8 +297,8 @@ static int scaling_json(FILE *f, const analyze_scaling *s)
         bad |= json_array_append_new(
             traces, json_pack("{s:s, s:s, s:s, s:I, s:I, s:f, s:f}", "source", q->source ? q->source : "", "model",
                               analyze_profile_model(q), "mode", analyze_profile_mode(q), "threads",
-                              (json_int_t)s->threads[i], "steps", (json_int_t)analyze_profile_steps_kept(q),
-                              "step_ns", s->step_ns[i], "op_ns", s->total.ns[i]));
+                              (json_int_t)s->threads[i], "steps", (json_int_t)analyze_profile_steps_kept(q), "step_ns",
+                              s->step_ns[i], "op_ns", s->total.ns[i]));
     }
     for (size_t i = 0; i < s->nops && !bad; i++)
         bad |= json_array_append_new(ops, scaling_json_row(&s->ops[i], s->n, "op"));
@@ -317,8 +320,7 @@ static void csv_num_inf(FILE *f, const char *fmt, double v)
         analyze_out_csv_num(f, fmt, v);
 }
 
-static void scaling_csv_row(FILE *f, const analyze_scaling *s, const char *level, const analyze_scaling_row *r,
-                            int fit)
+static void scaling_csv_row(FILE *f, const analyze_scaling *s, const char *level, const analyze_scaling_row *r, int fit)
 {
     for (size_t i = 0; i < s->n; i++) {
         fprintf(f, "%s,", level);
@@ -342,8 +344,9 @@ static void scaling_csv_row(FILE *f, const analyze_scaling *s, const char *level
 static int scaling_csv(FILE *f, const analyze_scaling *s)
 {
     fputs("level,name,class,threads,ns,speedup,efficiency,serial_fraction,limit_speedup\n", f);
-    analyze_scaling_row step = { .name = "step_ns", .cls = "", .ns = s->step_ns, .speedup = s->step_speedup,
-                                 .efficiency = s->step_efficiency };
+    analyze_scaling_row step = {
+        .name = "step_ns", .cls = "", .ns = s->step_ns, .speedup = s->step_speedup, .efficiency = s->step_efficiency
+    };
     analyze_scaling_row op = s->total;
     op.name = "op_ns";
     scaling_csv_row(f, s, "step", &step, 0);
@@ -402,8 +405,8 @@ static int scaling_text(FILE *f, const analyze_scaling *s, size_t top)
     for (size_t i = 0; i < s->n; i++)
         fprintf(f, "%s %u", i ? "," : "", s->threads[i]);
     fprintf(f, " threads; baseline %u thread%s; per kept step\n", s->threads[0], s->threads[0] == 1 ? "" : "s");
-    fprintf(f, "%7s %6s %10s %8s %8s %10s %8s %8s  %s\n", "threads", "steps", "step ms", "speedup", "effic.",
-            "op ms", "speedup", "effic.", "source");
+    fprintf(f, "%7s %6s %10s %8s %8s %10s %8s %8s  %s\n", "threads", "steps", "step ms", "speedup", "effic.", "op ms",
+            "speedup", "effic.", "source");
     for (size_t i = 0; i < s->n; i++) {
         uint64_t k = analyze_profile_steps_kept(s->p[i]);
         fprintf(f, "%7u %6llu ", s->threads[i], (unsigned long long)k);
@@ -459,8 +462,9 @@ static int scaling_text(FILE *f, const analyze_scaling *s, size_t top)
     scaling_text_head(f, s, 30, "class", 0);
     for (size_t i = 0; i < s->nclasses; i++)
         scaling_text_row(f, s, 30, 0, &s->classes[i]);
-    fprintf(f, "\nms@T: time per step at T threads; x@%u: speedup over %u thread%s; serial f: Amdahl serial "
-               "fraction at %u; limit: 1 / serial f\n\n",
+    fprintf(f,
+            "\nms@T: time per step at T threads; x@%u: speedup over %u thread%s; serial f: Amdahl serial "
+            "fraction at %u; limit: 1 / serial f\n\n",
             s->threads[s->n - 1], s->threads[0], s->threads[0] == 1 ? "" : "s", s->threads[0]);
     return ferror(f) ? -1 : 0;
 }
@@ -473,7 +477,6 @@ int analyze_scaling_print(FILE *f, const analyze_scaling *s, analyze_format fmt,
         return scaling_csv(f, s);
     return scaling_text(f, s, top);
 }
-
 
 /* ---- the row ------------------------------------------------------------------------- */
 static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,

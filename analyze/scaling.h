@@ -17,28 +17,28 @@
  * exact with two points); serial fraction f = a / (a + b/T0), limit speedup
  * 1/f. */
 typedef struct analyze_scaling_row {
-    const char *name;   /* op type, class or "op time" (borrowed) */
-    const char *cls;    /* op types: the class (the first trace's that has it); classes: the name */
-    double *ns;         /* per thread count: time per step; NAN where the item did not run */
-    double *speedup;    /* ns[0] / ns[i]; NAN unless both are > 0 */
-    double *efficiency; /* speedup[i] / (T_i / T0) */
-    double a_ns, b_ns;  /* the fit: serial time, parallel time at one thread (NAN: fewer than 2 points) */
+    const char *name;       /* op type, class or "op time" (borrowed) */
+    const char *cls;        /* op types: the class (the first trace's that has it); classes: the name */
+    double *ns;             /* per thread count: time per step; NAN where the item did not run */
+    double *speedup;        /* ns[0] / ns[i]; NAN unless both are > 0 */
+    double *efficiency;     /* speedup[i] / (T_i / T0) */
+    double a_ns, b_ns;      /* the fit: serial time, parallel time at one thread (NAN: fewer than 2 points) */
     double serial_fraction; /* a / (a + b/T0); NAN when there is no fit or it is 0 at T0 */
     double limit_speedup;   /* 1 / serial_fraction; INFINITY when it is 0 */
 } analyze_scaling_row;
 
 typedef struct analyze_scaling {
-    size_t n;                         /* traces (>= 2) */
-    const analyze_profile **p;        /* borrowed, sorted by threads */
+    size_t n;                  /* traces (>= 2) */
+    const analyze_profile **p; /* borrowed, sorted by threads */
     uint32_t *threads;
-    double *per;                      /* kept steps, or 1 when the trace has none */
-    double *step_ns;                  /* mean kept step (0 without steps) */
+    double *per;                            /* kept steps, or 1 when the trace has none */
+    double *step_ns;                        /* mean kept step (0 without steps) */
     double *step_speedup, *step_efficiency; /* NAN where a step time is 0 */
-    analyze_scaling_row total;        /* op time per step */
+    analyze_scaling_row total;              /* op time per step */
     size_t nops;
-    analyze_scaling_row *ops;         /* union by name; by baseline time descending, ties by name */
+    analyze_scaling_row *ops; /* union by name; by baseline time descending, ties by name */
     size_t nclasses;
-    analyze_scaling_row *classes;     /* same */
+    analyze_scaling_row *classes; /* same */
 } analyze_scaling;
 
 /* NULL with e's status and one-line message: fewer than two traces, a

@@ -28,7 +28,8 @@ void analyze_sim_destroy(analyze_sim *s)
         exec_free(s->labels[i]);
     for (size_t i = 0; i < s->dim; i++)
         exec_free(s->dims[i]);
-    exec_free(s->labels), exec_free(s->dims), exec_free(s->vec), exec_free(s->cos), exec_free(s->merges), exec_free(s->order);
+    exec_free(s->labels), exec_free(s->dims), exec_free(s->vec), exec_free(s->cos), exec_free(s->merges),
+        exec_free(s->order);
     exec_free(s);
 }
 
@@ -306,7 +307,6 @@ int analyze_similarity(FILE *f, const analyze_sim *s, int by_class, analyze_form
     fputc('\n', f);
     return dendrogram_text(f, s) || ferror(f) ? -1 : 0;
 }
-
 
 /* ---- the row ------------------------------------------------------------------------- */
 static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,

@@ -16,14 +16,14 @@ typedef struct analyze_merge {
 } analyze_merge;
 
 typedef struct analyze_sim {
-    size_t n;          /* groups (models): traces with the same label are summed */
-    char **labels;     /* "model/mode" */
+    size_t n;      /* groups (models): traces with the same label are summed */
+    char **labels; /* "model/mode" */
     size_t dim;
-    char **dims;       /* op types (or classes), sorted by name */
-    double *vec;       /* n x dim: op time in ns */
-    double *cos;       /* n x n cosine similarity */
+    char **dims;           /* op types (or classes), sorted by name */
+    double *vec;           /* n x dim: op time in ns */
+    double *cos;           /* n x n cosine similarity */
     analyze_merge *merges; /* n - 1 merges, in order */
-    size_t *order;     /* leaves in dendrogram order */
+    size_t *order;         /* leaves in dendrogram order */
 } analyze_sim;
 
 analyze_sim *analyze_sim_create(analyze_profile *const *p, size_t n, int by_class);

@@ -31,7 +31,7 @@ struct analyze_sink {
     analyze_sink_options o;
     char *source;
     tracer_decoder *dec;
-    traceprof **tp;   /* per_trace: one per trace; else tp[0] only */
+    traceprof **tp; /* per_trace: one per trace; else tp[0] only */
     size_t ntp;
     analyze_progress_fn progress;
     void *progress_ctx;
@@ -48,10 +48,7 @@ static int fail(analyze_sink *s, const char *fmt, ...)
     return -1;
 }
 
-const char *analyze_sink_error(const analyze_sink *s)
-{
-    return s && s->err[0] ? s->err : "out of memory";
-}
+const char *analyze_sink_error(const analyze_sink *s) { return s && s->err[0] ? s->err : "out of memory"; }
 
 /* ---- the decoder's callbacks -------------------------------------------------- */
 static traceprof *tp_make(analyze_sink *s, const bt_trace *trace, const char *name)
@@ -97,9 +94,18 @@ static int cb_run_begin(void *user, const tracer_run *r)
         return fail(t->sink, "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)",
                     p->source, r->schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
     analyze_meta m = {
-        .schema = r->schema, .model = (char *)r->model, .mode = (char *)r->mode, .preset = (char *)r->preset,
-        .version = (char *)r->version, .blas = (char *)r->blas, .cpu = (char *)r->cpu, .batch = r->batch,
-        .steps = r->steps, .threads = r->threads, .inter = r->inter, .seed = r->seed,
+        .schema = r->schema,
+        .model = (char *)r->model,
+        .mode = (char *)r->mode,
+        .preset = (char *)r->preset,
+        .version = (char *)r->version,
+        .blas = (char *)r->blas,
+        .cpu = (char *)r->cpu,
+        .batch = r->batch,
+        .steps = r->steps,
+        .threads = r->threads,
+        .inter = r->inter,
+        .seed = r->seed,
     };
     return analyze_profile_run_begin(p, &m);
 }

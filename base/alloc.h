@@ -10,8 +10,8 @@ void *exec_calloc(size_t count, size_t size);
 void *exec_realloc(void *p, size_t n);
 /* 64-byte aligned, for arenas and kernel workspaces. */
 void *exec_malloc_aligned(size_t n);
-void exec_free(void *p);           /* for exec_malloc / calloc / realloc */
-void exec_free_aligned(void *p);   /* for exec_malloc_aligned */
+void exec_free(void *p);         /* for exec_malloc / calloc / realloc */
+void exec_free_aligned(void *p); /* for exec_malloc_aligned */
 char *exec_strdup(const char *s);
 
 /* Bytes currently held and the most ever held through this wrapper. */

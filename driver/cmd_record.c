@@ -20,34 +20,33 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: fathom record MODEL [run options] [-o ARCHIVE | --dir DIR] [--relay net://HOST[:PORTS]]\n"
-            "       fathom record --all [--modes train,infer] [run options] [--dir DIR] [--relay URL]\n\n"
-            "Runs a workload (`fathom run`) as a child process traced by LTTng and archives the\n"
-            "trace with a MANIFEST as one .tar.zst (default folder traces/, never overwriting).\n\n"
-            "run options (passed to `fathom run`):\n"
-            "  --mode train|infer   --preset tiny|small|full   --steps N   --batch B\n"
-            "  --threads N          --inter M                  --seed S   --depth D (residual)\n"
-            "  --data PATH          a real-format data file (see 'fathom run --help')\n"
-            "options:\n"
-            "  -o ARCHIVE           write the archive here (an error if it exists)\n"
-            "  --dir DIR            folder for default-named archives (default traces)\n"
-            "  --relay URL          stream to a running lttng-relayd (net://HOST[:CTRL[:DATA]])\n"
-            "                       as an LTTng live session instead of archiving locally; prints\n"
-            "                       the net://HOST/host/HOSTNAME/SESSION URL to analyze it with\n"
-            "  --live-timer US      with --relay: how often the buffers go to the relay (default\n"
-            "                       1000000 us)\n"
-            "  --session NAME       the LTTng session's name (default fathom-PID-TIME-RANDOM)\n"
-            "  --all                record every workload, in every mode of --modes\n"
-            "  --modes LIST         with --all: comma-separated modes (default train,infer)\n"
-            "  --buffer RECORDS     op records each thread buffers before emitting them as one\n"
-            "                       fathom:ops event (default 256, at most 16384): larger means\n"
-            "                       fewer events; a crash loses at most the unflushed buffers\n"
-            "                       (a Ctrl-C loses nothing: the run stops at an op, flushed)\n"
-            "  --verbose            show the workload's own output\n"
-            "  --quiet              no progress line\n\n"
-            "Starts lttng-sessiond if no session daemon answers (and stops it afterwards).\n"
-            "See fathom-record(1) and fathom-trace(5).\n\nworkloads:");
+    fprintf(f, "usage: fathom record MODEL [run options] [-o ARCHIVE | --dir DIR] [--relay net://HOST[:PORTS]]\n"
+               "       fathom record --all [--modes train,infer] [run options] [--dir DIR] [--relay URL]\n\n"
+               "Runs a workload (`fathom run`) as a child process traced by LTTng and archives the\n"
+               "trace with a MANIFEST as one .tar.zst (default folder traces/, never overwriting).\n\n"
+               "run options (passed to `fathom run`):\n"
+               "  --mode train|infer   --preset tiny|small|full   --steps N   --batch B\n"
+               "  --threads N          --inter M                  --seed S   --depth D (residual)\n"
+               "  --data PATH          a real-format data file (see 'fathom run --help')\n"
+               "options:\n"
+               "  -o ARCHIVE           write the archive here (an error if it exists)\n"
+               "  --dir DIR            folder for default-named archives (default traces)\n"
+               "  --relay URL          stream to a running lttng-relayd (net://HOST[:CTRL[:DATA]])\n"
+               "                       as an LTTng live session instead of archiving locally; prints\n"
+               "                       the net://HOST/host/HOSTNAME/SESSION URL to analyze it with\n"
+               "  --live-timer US      with --relay: how often the buffers go to the relay (default\n"
+               "                       1000000 us)\n"
+               "  --session NAME       the LTTng session's name (default fathom-PID-TIME-RANDOM)\n"
+               "  --all                record every workload, in every mode of --modes\n"
+               "  --modes LIST         with --all: comma-separated modes (default train,infer)\n"
+               "  --buffer RECORDS     op records each thread buffers before emitting them as one\n"
+               "                       fathom:ops event (default 256, at most 16384): larger means\n"
+               "                       fewer events; a crash loses at most the unflushed buffers\n"
+               "                       (a Ctrl-C loses nothing: the run stops at an op, flushed)\n"
+               "  --verbose            show the workload's own output\n"
+               "  --quiet              no progress line\n\n"
+               "Starts lttng-sessiond if no session daemon answers (and stops it afterwards).\n"
+               "See fathom-record(1) and fathom-trace(5).\n\nworkloads:");
     for (int i = 0; i < model_registry_count; i++)
         fprintf(f, " %s", model_registry[i]->name);
     fprintf(f, "%s\n", model_registry_count ? "" : " (none built in)");
@@ -55,10 +54,10 @@ static void usage(FILE *f)
 
 typedef struct runopts {
     const char *mode, *preset, *steps, *batch, *threads, *inter, *seed, *depth, *data;
-    unsigned trace_buffer; /* --buffer (0: the default) */
+    unsigned trace_buffer;            /* --buffer (0: the default) */
     unsigned long long live_timer_us; /* --live-timer */
-    const char *session;   /* --session */
-    char of[32];           /* --all: "K/N " before the label (workload K of N) */
+    const char *session;              /* --session */
+    char of[32];                      /* --all: "K/N " before the label (workload K of N) */
 } runopts;
 
 static int record_one(const char *exe, const char *model, const char *mode, const runopts *ro, const char *out_path,
@@ -144,9 +143,7 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         cli_error(CMD, "%s: %s", label, err);
         rc = 128 + (r->interrupted ? r->interrupted : SIGINT);
         break;
-    default:
-        rc = cli_error(CMD, "%s: %s", label, err);
-        break;
+    default: rc = cli_error(CMD, "%s: %s", label, err); break;
     }
     free(r);
     return rc;
@@ -176,23 +173,23 @@ int cmd_record(int argc, char **argv)
             quiet = true;
             continue;
         }
-        const char **slot = !strcmp(a, "--mode")      ? &ro.mode
-                            : !strcmp(a, "--preset")  ? &ro.preset
-                            : !strcmp(a, "--steps")   ? &ro.steps
-                            : !strcmp(a, "--batch")   ? &ro.batch
-                            : !strcmp(a, "--threads") ? &ro.threads
-                            : !strcmp(a, "--inter")   ? &ro.inter
-                            : !strcmp(a, "--seed")    ? &ro.seed
-                            : !strcmp(a, "--depth")   ? &ro.depth
-                            : !strcmp(a, "--data")    ? &ro.data
-                            : !strcmp(a, "-o")        ? &out_path
-                            : !strcmp(a, "--dir")     ? &dir
-                            : !strcmp(a, "--relay")   ? &relay
-                            : !strcmp(a, "--modes")   ? &modes
-                            : !strcmp(a, "--buffer")  ? &buffer
+        const char **slot = !strcmp(a, "--mode")         ? &ro.mode
+                            : !strcmp(a, "--preset")     ? &ro.preset
+                            : !strcmp(a, "--steps")      ? &ro.steps
+                            : !strcmp(a, "--batch")      ? &ro.batch
+                            : !strcmp(a, "--threads")    ? &ro.threads
+                            : !strcmp(a, "--inter")      ? &ro.inter
+                            : !strcmp(a, "--seed")       ? &ro.seed
+                            : !strcmp(a, "--depth")      ? &ro.depth
+                            : !strcmp(a, "--data")       ? &ro.data
+                            : !strcmp(a, "-o")           ? &out_path
+                            : !strcmp(a, "--dir")        ? &dir
+                            : !strcmp(a, "--relay")      ? &relay
+                            : !strcmp(a, "--modes")      ? &modes
+                            : !strcmp(a, "--buffer")     ? &buffer
                             : !strcmp(a, "--live-timer") ? &live_timer
-                            : !strcmp(a, "--session") ? &session
-                                                      : NULL;
+                            : !strcmp(a, "--session")    ? &session
+                                                         : NULL;
         if (slot) {
             if (i + 1 >= argc)
                 return cli_usage_error(CMD, "%s wants a value", a);
@@ -227,9 +224,11 @@ int cmd_record(int argc, char **argv)
     ro.live_timer_us = (unsigned long long)timer;
     if (session) {
         size_t n = strlen(session);
-        if (!n || n > 100 || strspn(session, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != n ||
+        if (!n || n > 100 ||
+            strspn(session, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != n ||
             session[0] == '.' || session[0] == '-')
-            return cli_usage_error(CMD, "--session wants a name of letters, digits, '_', '.' and '-', not '%s'", session);
+            return cli_usage_error(CMD, "--session wants a name of letters, digits, '_', '.' and '-', not '%s'",
+                                   session);
     }
     if (session && all)
         return cli_usage_error(CMD, "--session names one recording: not with --all");

@@ -77,8 +77,7 @@ static double speedup(const replay_tune_result *r, int over)
     return r->c[r->best].per_sample_ns > 0 ? r->c[over].per_sample_ns / r->c[r->best].per_sample_ns : 0;
 }
 
-static void print_text(const replay_tune_result *r, const replay_tune_target *t, const char *run_prefix,
-                       int with_batch)
+static void print_text(const replay_tune_result *r, const replay_tune_target *t, const char *run_prefix, int with_batch)
 {
     printf("fathom tune: %s, batch %d, on %s (%d cores: %d physical, %d socket%s)\n", t->what, t->batch,
            exec_cpu_model(), r->cores, r->physical, r->sockets, r->sockets == 1 ? "" : "s");
@@ -87,8 +86,9 @@ static void print_text(const replay_tune_result *r, const replay_tune_target *t,
     printf("  op time per step by intra-op threads:");
     for (int i = 0; i < r->nlevels; i++)
         printf("%s %d: %.2f ms", i ? "," : "", r->level_threads[i], r->level_op_ns[i] / 1e6);
-    printf("\n  convolutions: %.1f%% of op time; ceilings: sgemm %.1f GFLOP/s, triad %.1f GB/s (ridge %.1f FLOP/byte)\n",
-           100 * r->conv_share, r->peak_gflops, r->peak_gbs, r->ridge);
+    printf(
+        "\n  convolutions: %.1f%% of op time; ceilings: sgemm %.1f GFLOP/s, triad %.1f GB/s (ridge %.1f FLOP/byte)\n",
+        100 * r->conv_share, r->peak_gflops, r->peak_gbs, r->ridge);
     for (int i = 0; i < r->ntop; i++) {
         printf("  %-28s %5.1f%% of op time, %7.2f FLOP/byte (%s-bound)", r->top[i].op, 100 * r->top[i].share,
                r->top[i].intensity, r->top[i].memory_bound ? "memory" : "compute");
@@ -112,7 +112,8 @@ static void print_text(const replay_tune_result *r, const replay_tune_target *t,
     }
     if (r->budget_s > 0 && r->wall_s > r->budget_s)
         printf("  over the %.0f s budget: a step at the defaults takes %.2f s, and the defaults need a warm-up, a "
-               "profiled and a measured one\n", r->budget_s, r->default_step_ns / 1e9);
+               "profiled and a measured one\n",
+               r->budget_s, r->default_step_ns / 1e9);
     char flags[160];
     replay_tune_flags(&r->c[r->best].k, with_batch, flags, sizeof flags);
     printf("\nrecommendation: %s %s\n", run_prefix, flags);
@@ -128,29 +129,28 @@ static json_t *knobs_json(const replay_tune_knobs *k)
                      exec_conv_algo_name(k->conv_algo), "batch", k->batch);
 }
 
-static int print_json(const replay_tune_result *r, const replay_tune_target *t, const char *run_prefix,
-                      int with_batch)
+static int print_json(const replay_tune_result *r, const replay_tune_target *t, const char *run_prefix, int with_batch)
 {
     json_t *cands = json_array(), *lines = json_array(), *levels = json_array(), *top = json_array();
     for (int i = 0; i < r->n; i++) {
         char flags[160];
         replay_tune_flags(&r->c[i].k, with_batch, flags, sizeof flags);
-        json_array_append_new(cands, json_pack("{s:s, s:o, s:s, s:f, s:f, s:f, s:i}", "role", r->c[i].role,
-                                               "knobs", knobs_json(&r->c[i].k), "flags", flags, "step_ms",
-                                               r->c[i].median_ns / 1e6, "predicted_ms", r->c[i].predicted_ns / 1e6,
-                                               "samples_per_s", r->c[i].per_sample_ns > 0 ? 1e9 / r->c[i].per_sample_ns : 0.0,
-                                               "rounds", r->c[i].rounds));
+        json_array_append_new(
+            cands, json_pack("{s:s, s:o, s:s, s:f, s:f, s:f, s:i}", "role", r->c[i].role, "knobs",
+                             knobs_json(&r->c[i].k), "flags", flags, "step_ms", r->c[i].median_ns / 1e6, "predicted_ms",
+                             r->c[i].predicted_ns / 1e6, "samples_per_s",
+                             r->c[i].per_sample_ns > 0 ? 1e9 / r->c[i].per_sample_ns : 0.0, "rounds", r->c[i].rounds));
     }
     for (int i = 0; i < r->nlines; i++)
         json_array_append_new(lines, json_string(r->lines[i]));
     for (int i = 0; i < r->nlevels; i++)
-        json_array_append_new(levels, json_pack("{s:i, s:f}", "threads", r->level_threads[i], "op_ms",
-                                                r->level_op_ns[i] / 1e6));
+        json_array_append_new(
+            levels, json_pack("{s:i, s:f}", "threads", r->level_threads[i], "op_ms", r->level_op_ns[i] / 1e6));
     for (int i = 0; i < r->ntop; i++)
-        json_array_append_new(top, json_pack("{s:s, s:f, s:f, s:s, s:f}", "op", r->top[i].op, "share",
-                                             r->top[i].share, "intensity", r->top[i].intensity, "bound",
-                                             r->top[i].memory_bound ? "memory" : "compute", "speedup",
-                                             r->top[i].speedup));
+        json_array_append_new(top,
+                              json_pack("{s:s, s:f, s:f, s:s, s:f}", "op", r->top[i].op, "share", r->top[i].share,
+                                        "intensity", r->top[i].intensity, "bound",
+                                        r->top[i].memory_bound ? "memory" : "compute", "speedup", r->top[i].speedup));
     char flags[160];
     replay_tune_flags(&r->c[r->best].k, with_batch, flags, sizeof flags);
     char cmd[700];
@@ -184,8 +184,7 @@ static int parse_batches(const char *arg, int *out, int max)
         char num[24];
         size_t len = strcspn(p, ",");
         if (len == 0 || len >= sizeof num || n == max)
-            return cli_usage_error("tune", "--batches wants up to %d batch sizes like 8,16,32, not '%s'", max, arg),
-                   -1;
+            return cli_usage_error("tune", "--batches wants up to %d batch sizes like 8,16,32, not '%s'", max, arg), -1;
         memcpy(num, p, len);
         num[len] = 0;
         long v;
@@ -320,7 +319,8 @@ int cmd_tune(int argc, char **argv)
         with_batch = 1;
     } else {
         /* one recorded step by default: every candidate replays it in each round */
-        replay_load_opts lo = { .skip_first = (uint32_t)skip_first, .skip_last = (uint32_t)skip_last,
+        replay_load_opts lo = { .skip_first = (uint32_t)skip_first,
+                                .skip_last = (uint32_t)skip_last,
                                 .max_steps = steps ? (uint32_t)steps : 1 };
         if (isatty(STDERR_FILENO))
             fprintf(stderr, "fathom tune: reading %s...\r", name);
@@ -333,8 +333,12 @@ int cmd_tune(int argc, char **argv)
         snprintf(prefix, sizeof prefix, "fathom run %s --mode %s --preset %s", p.rec.model[0] ? p.rec.model : "MODEL",
                  p.rec.mode[0] ? p.rec.mode : "train", p.rec.preset[0] ? p.rec.preset : "small");
     }
-    replay_tune_opts o = { .budget_s = (double)budget, .batches = batches, .nbatches = nbatches, .sweep = sweep,
-                           .rounds = (int)rounds, .progress = isatty(STDERR_FILENO) ? stderr : NULL };
+    replay_tune_opts o = { .budget_s = (double)budget,
+                           .batches = batches,
+                           .nbatches = nbatches,
+                           .sweep = sweep,
+                           .rounds = (int)rounds,
+                           .progress = isatty(STDERR_FILENO) ? stderr : NULL };
     if (replay_tune(&t, &o, r)) {
         cli_error("tune", "%s: %s", t.what, exec_errmsg());
         goto end;

@@ -4,9 +4,9 @@
  * it. */
 #include "analyze/cmd_analyze.h"
 #include "analyze/import.h"
-#include "driver/cmd.h"    /* record: the workloads under the tracer */
+#include "driver/cmd.h" /* record: the workloads under the tracer */
 #include "base/cli.h"
-#include "exec/cmd.h"      /* engine: ops, peak */
+#include "exec/cmd.h" /* engine: ops, peak */
 #include "exec/exec.h"
 #include "models/cli.h"
 #include "replay/cmd.h"
@@ -46,7 +46,8 @@ static const struct subcommand {
     { "list", cmd_list, "list the workloads: paper, class, parameters per preset" },
     { "record", cmd_record, "run a workload under LTTng and archive its trace" },
     { "info", cmd_info, "summarize a recorded trace: manifest, events, ops, discards" },
-    { "analyze", cmd_analyze, "analyze traces offline: breakdown, compare, similarity, diff, scaling, roofline, memory" },
+    { "analyze", cmd_analyze,
+      "analyze traces offline: breakdown, compare, similarity, diff, scaling, roofline, memory" },
     { "report", cmd_report, "write the analyses of traces as charts (SVG/PNG) and one HTML page" },
     { "export", cmd_export, "write a trace as a Chrome/Perfetto timeline (JSON)" },
     { "import", cmd_import, "turn PyTorch profiler or execution traces into fathom archives" },
@@ -89,8 +90,8 @@ static int cmd_version(int argc, char **argv)
         }
         return cli_usage_error("version", "unexpected argument '%s'", argv[1]);
     }
-    printf("fathom %s\ntrace schema %d (reads 1 and 2)\nblas: %s\ncpu: %s (%d cores)\n", FATHOM_VERSION, TRACER_SCHEMA_CURRENT, exec_blas_config(),
-           exec_cpu_model(), exec_cores());
+    printf("fathom %s\ntrace schema %d (reads 1 and 2)\nblas: %s\ncpu: %s (%d cores)\n", FATHOM_VERSION,
+           TRACER_SCHEMA_CURRENT, exec_blas_config(), exec_cpu_model(), exec_cores());
     char path[PATH_MAX];
     const char *env = getenv(TRACER_ENV_TP_LIB);
     if (env && *env)

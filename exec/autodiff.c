@@ -2,14 +2,16 @@
  * appends each op's gradient rule (from the op table) to the graph. */
 #include "internal.h"
 
-typedef struct contrib { uint32_t grad, next; } contrib;
+typedef struct contrib {
+    uint32_t grad, next;
+} contrib;
 
 typedef struct ad {
     exec_graph *g;
-    uint32_t *head;      /* per tensor: first contribution (index into list) */
+    uint32_t *head; /* per tensor: first contribution (index into list) */
     contrib *list;
     uint32_t nlist, cap;
-    uint8_t *needs;      /* per tensor: depends on a weight */
+    uint8_t *needs; /* per tensor: depends on a weight */
 } ad;
 
 static exec_status push(ad *a, uint32_t t, uint32_t grad)

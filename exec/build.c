@@ -3,13 +3,22 @@
 
 #include "internal.h"
 
-#define IN(...) (uint32_t[]){ __VA_ARGS__ }
-#define AT(...) (int64_t[]){ __VA_ARGS__ }
+#define IN(...) \
+    (uint32_t[]) { __VA_ARGS__ }
+#define AT(...) \
+    (int64_t[]) { __VA_ARGS__ }
 #define NARGS(T, ...) (int)(sizeof((T[]){ __VA_ARGS__ }) / sizeof(T))
-#define OP(g, op, ins, nattrs, attrs) exec_op1(g, EXEC_OP_##op, (int)(sizeof ins / sizeof(uint32_t)), ins, nattrs, attrs)
+#define OP(g, op, ins, nattrs, attrs) \
+    exec_op1(g, EXEC_OP_##op, (int)(sizeof ins / sizeof(uint32_t)), ins, nattrs, attrs)
 
-uint32_t ex_matmul(exec_graph *g, uint32_t a, uint32_t b, int ta, int tb) { return OP(g, MatMul, IN(a, b), 2, AT(ta, tb)); }
-uint32_t ex_batch_matmul(exec_graph *g, uint32_t a, uint32_t b, int ax, int ay) { return OP(g, BatchMatMul, IN(a, b), 2, AT(ax, ay)); }
+uint32_t ex_matmul(exec_graph *g, uint32_t a, uint32_t b, int ta, int tb)
+{
+    return OP(g, MatMul, IN(a, b), 2, AT(ta, tb));
+}
+uint32_t ex_batch_matmul(exec_graph *g, uint32_t a, uint32_t b, int ax, int ay)
+{
+    return OP(g, BatchMatMul, IN(a, b), 2, AT(ax, ay));
+}
 uint32_t ex_add(exec_graph *g, uint32_t a, uint32_t b) { return OP(g, Add, IN(a, b), 0, NULL); }
 uint32_t ex_mul(exec_graph *g, uint32_t a, uint32_t b) { return OP(g, Mul, IN(a, b), 0, NULL); }
 uint32_t ex_addn(exec_graph *g, int n, const uint32_t *xs) { return exec_op1(g, EXEC_OP_AddN, n, xs, 0, NULL); }
@@ -31,7 +40,10 @@ uint32_t ex_sparse_softmax_xent(exec_graph *g, uint32_t logits, uint32_t labels)
     return OP(g, SparseSoftmaxCrossEntropyWithLogits, IN(logits, labels), 0, NULL);
 }
 
-uint32_t ex_reshape(exec_graph *g, uint32_t x, int ndim, const int64_t *dims) { return exec_op1(g, EXEC_OP_Reshape, 1, &x, ndim, dims); }
+uint32_t ex_reshape(exec_graph *g, uint32_t x, int ndim, const int64_t *dims)
+{
+    return exec_op1(g, EXEC_OP_Reshape, 1, &x, ndim, dims);
+}
 
 uint32_t ex_tile(exec_graph *g, uint32_t x, const int64_t *multiples)
 {
@@ -93,7 +105,10 @@ uint32_t ex_random_uniform(exec_graph *g, int ndim, const int64_t *shape, float 
     return random_op(g, EXEC_OP_RandomUniform, ndim, shape, lo, hi);
 }
 
-uint32_t ex_dropout(exec_graph *g, uint32_t x, float rate) { return OP(g, Dropout, IN(x), 2, AT(exec_attr_f(rate), 0)); }
+uint32_t ex_dropout(exec_graph *g, uint32_t x, float rate)
+{
+    return OP(g, Dropout, IN(x), 2, AT(exec_attr_f(rate), 0));
+}
 /* ---- convolution, pooling, normalization (exec/ops/conv.c, pool.c, norm.c) ---- */
 uint32_t ex_conv2d(exec_graph *g, uint32_t x, uint32_t filter, int stride_h, int stride_w, int pad_h, int pad_w)
 {
@@ -142,10 +157,16 @@ uint32_t ex_log(exec_graph *g, uint32_t x) { return OP(g, Log, IN(x), 0, NULL); 
 uint32_t ex_equal(exec_graph *g, uint32_t a, uint32_t b) { return OP(g, Equal, IN(a, b), 0, NULL); }
 uint32_t ex_sigmoid(exec_graph *g, uint32_t x) { return OP(g, Sigmoid, IN(x), 0, NULL); }
 uint32_t ex_tanh(exec_graph *g, uint32_t x) { return OP(g, Tanh, IN(x), 0, NULL); }
-uint32_t ex_clipped_relu(exec_graph *g, uint32_t x, float cap) { return OP(g, ClippedRelu, IN(x), 1, AT(exec_attr_f(cap))); }
+uint32_t ex_clipped_relu(exec_graph *g, uint32_t x, float cap)
+{
+    return OP(g, ClippedRelu, IN(x), 1, AT(exec_attr_f(cap)));
+}
 uint32_t ex_softmax(exec_graph *g, uint32_t x) { return OP(g, Softmax, IN(x), 0, NULL); }
 uint32_t ex_log_softmax(exec_graph *g, uint32_t x) { return OP(g, LogSoftmax, IN(x), 0, NULL); }
-uint32_t ex_select(exec_graph *g, uint32_t cond, uint32_t a, uint32_t b) { return OP(g, Select, IN(cond, a, b), 0, NULL); }
+uint32_t ex_select(exec_graph *g, uint32_t cond, uint32_t a, uint32_t b)
+{
+    return OP(g, Select, IN(cond, a, b), 0, NULL);
+}
 uint32_t ex_zeros_like(exec_graph *g, uint32_t x) { return OP(g, ZerosLike, IN(x), 0, NULL); }
 uint32_t ex_cast(exec_graph *g, uint32_t x, exec_dtype to) { return OP(g, Cast, IN(x), 1, AT((int64_t)to)); }
 uint32_t ex_identity(exec_graph *g, uint32_t x) { return OP(g, Identity, IN(x), 0, NULL); }
@@ -229,7 +250,10 @@ uint32_t ex_pad(exec_graph *g, uint32_t x, const int64_t *before, const int64_t 
     return exec_op1(g, EXEC_OP_Pad, 1, &x, 2 * nd, at);
 }
 
-uint32_t ex_gather(exec_graph *g, uint32_t params, uint32_t indices) { return OP(g, Gather, IN(params, indices), 0, NULL); }
+uint32_t ex_gather(exec_graph *g, uint32_t params, uint32_t indices)
+{
+    return OP(g, Gather, IN(params, indices), 0, NULL);
+}
 
 /* ---- attention models ---- */
 uint32_t ex_layer_norm(exec_graph *g, uint32_t x, uint32_t gamma, uint32_t beta, float epsilon)
@@ -241,7 +265,7 @@ uint32_t ex_masked_fill(exec_graph *g, uint32_t x, uint32_t mask, float value)
     return OP(g, MaskedFill, IN(x, mask), 1, AT(exec_attr_f(value)));
 }
 uint32_t ex_label_smoothed_xent(exec_graph *g, uint32_t logits, uint32_t labels, float label_smoothing,
-                                         int32_t ignore_label)
+                                int32_t ignore_label)
 {
     return OP(g, LabelSmoothedCrossEntropy, IN(logits, labels), 2, AT(exec_attr_f(label_smoothing), ignore_label));
 }

@@ -7,13 +7,13 @@
 
 /* ---- matrix ---- */
 uint32_t ex_matmul(exec_graph *g, uint32_t a, uint32_t b, int transpose_a, int transpose_b); /* [M,K]x[K,N] -> [M,N] */
-uint32_t ex_batch_matmul(exec_graph *g, uint32_t a, uint32_t b, int adj_x, int adj_y);       /* [B,M,K]x[B,K,N] -> [B,M,N] */
+uint32_t ex_batch_matmul(exec_graph *g, uint32_t a, uint32_t b, int adj_x, int adj_y); /* [B,M,K]x[B,K,N] -> [B,M,N] */
 
 /* ---- elementwise (b broadcasts onto a) ---- */
 uint32_t ex_add(exec_graph *g, uint32_t a, uint32_t b);
 uint32_t ex_mul(exec_graph *g, uint32_t a, uint32_t b);
 uint32_t ex_addn(exec_graph *g, int n, const uint32_t *xs);
-uint32_t ex_bias_add(exec_graph *g, uint32_t x, uint32_t b, int axis);  /* b [x.shape[axis]] */
+uint32_t ex_bias_add(exec_graph *g, uint32_t x, uint32_t b, int axis); /* b [x.shape[axis]] */
 uint32_t ex_relu(exec_graph *g, uint32_t x);
 
 /* ---- reduction ---- */
@@ -26,7 +26,6 @@ uint32_t ex_sparse_softmax_xent(exec_graph *g, uint32_t logits, uint32_t labels)
 uint32_t ex_reshape(exec_graph *g, uint32_t x, int ndim, const int64_t *dims);
 uint32_t ex_tile(exec_graph *g, uint32_t x, const int64_t *multiples);
 
-
 /* ==== The rest of the table: declared here as the contract between the
  * families; each is defined in build.c by the family that lands it. ==== */
 
@@ -37,7 +36,7 @@ uint32_t ex_conv2d(exec_graph *g, uint32_t x, uint32_t filter, int stride_h, int
 /* pad for TF's "SAME" at stride 1 is K/2; helpers for explicit layers: */
 uint32_t ex_max_pool(exec_graph *g, uint32_t x, int kh, int kw, int sh, int sw, int ph, int pw);
 uint32_t ex_avg_pool(exec_graph *g, uint32_t x, int kh, int kw, int sh, int sw, int ph, int pw);
-uint32_t ex_global_avg_pool(exec_graph *g, uint32_t x);           /* [N,C,H,W] -> [N,C,1,1] */
+uint32_t ex_global_avg_pool(exec_graph *g, uint32_t x); /* [N,C,H,W] -> [N,C,1,1] */
 /* LRN across channels (AlexNet: depth_radius 2, bias 2 (or 1), alpha 1e-4, beta 0.75) */
 uint32_t ex_lrn(exec_graph *g, uint32_t x, int depth_radius, float bias, float alpha, float beta);
 /* FusedBatchNorm over N,H,W per channel C (x [N,C,H,W] or [N,C]); scale, offset,
@@ -60,15 +59,15 @@ uint32_t ex_exp(exec_graph *g, uint32_t x);
 uint32_t ex_log(exec_graph *g, uint32_t x);
 uint32_t ex_sigmoid(exec_graph *g, uint32_t x);
 uint32_t ex_tanh(exec_graph *g, uint32_t x);
-uint32_t ex_clipped_relu(exec_graph *g, uint32_t x, float cap);   /* min(max(x,0),cap) */
-uint32_t ex_softmax(exec_graph *g, uint32_t x);                   /* over the last axis */
-uint32_t ex_log_softmax(exec_graph *g, uint32_t x);               /* over the last axis */
+uint32_t ex_clipped_relu(exec_graph *g, uint32_t x, float cap);           /* min(max(x,0),cap) */
+uint32_t ex_softmax(exec_graph *g, uint32_t x);                           /* over the last axis */
+uint32_t ex_log_softmax(exec_graph *g, uint32_t x);                       /* over the last axis */
 uint32_t ex_select(exec_graph *g, uint32_t cond, uint32_t a, uint32_t b); /* cond != 0 ? a : b, same shapes */
 uint32_t ex_cast(exec_graph *g, uint32_t x, exec_dtype to);
-uint32_t ex_identity(exec_graph *g, uint32_t x);                  /* a copy */
+uint32_t ex_identity(exec_graph *g, uint32_t x); /* a copy */
 uint32_t ex_mean(exec_graph *g, uint32_t x, int naxes, const int64_t *axes, int keep_dims);
 uint32_t ex_max(exec_graph *g, uint32_t x, int naxes, const int64_t *axes, int keep_dims);
-uint32_t ex_argmax(exec_graph *g, uint32_t x, int axis);          /* -> int32 */
+uint32_t ex_argmax(exec_graph *g, uint32_t x, int axis); /* -> int32 */
 uint32_t ex_transpose(exec_graph *g, uint32_t x, const int64_t *perm);
 uint32_t ex_concat(exec_graph *g, int n, const uint32_t *xs, int axis);
 /* splits x along axis into n equal parts; writes the n ids to out */
@@ -83,7 +82,7 @@ uint32_t ex_zeros_like(exec_graph *g, uint32_t x);
 uint32_t ex_unsorted_segment_sum(exec_graph *g, uint32_t data, uint32_t indices, int64_t num_segments);
 
 /* ---- losses (exec/ops/loss.c): each returns a scalar [1] loss tensor ---- */
-uint32_t ex_softmax_xent(exec_graph *g, uint32_t logits, uint32_t labels);      /* dense labels [N,C]; mean */
+uint32_t ex_softmax_xent(exec_graph *g, uint32_t logits, uint32_t labels); /* dense labels [N,C]; mean */
 /* sampled softmax (Jean et al.; TF's sampled_softmax_loss): weights [V,D],
  * biases [V], inputs [N,D], labels int32 [N]; num_sampled log-uniform
  * candidates; mean over N */

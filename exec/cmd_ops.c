@@ -7,15 +7,16 @@
 #include <jansson.h>
 #include <string.h>
 
-static const char usage_text[] =
-    "usage: fathom ops [--format text|csv|json]\n\n"
-    "Lists every op of the engine's op table: its TensorFlow-style name, its\n"
-    "Fathom class, its arity, whether it has a gradient rule, its attribute\n"
-    "layout and its FLOP formula in words. One line per op in text and CSV.\n";
+static const char usage_text[] = "usage: fathom ops [--format text|csv|json]\n\n"
+                                 "Lists every op of the engine's op table: its TensorFlow-style name, its\n"
+                                 "Fathom class, its arity, whether it has a gradient rule, its attribute\n"
+                                 "layout and its FLOP formula in words. One line per op in text and CSV.\n";
 
 int cmd_ops(int argc, char **argv)
 {
-    static const struct option opts[] = { { "format", required_argument, 0, 'f' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+    static const struct option opts[] = { { "format", required_argument, 0, 'f' },
+                                          { "help", no_argument, 0, 'h' },
+                                          { 0, 0, 0, 0 } };
     int fmt = CLI_TEXT, c;
     optind = 1;
     opterr = 0;
@@ -25,11 +26,8 @@ int cmd_ops(int argc, char **argv)
             if ((fmt = cli_parse_format("ops", optarg, 1)) < 0)
                 return 2;
             break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return 0;
-        default:
-            return cli_usage_error("ops", "unknown option '%s'; see 'fathom ops --help'", argv[optind - 1]);
+        case 'h': fputs(usage_text, stdout); return 0;
+        default: return cli_usage_error("ops", "unknown option '%s'; see 'fathom ops --help'", argv[optind - 1]);
         }
     }
     if (optind < argc)
@@ -61,8 +59,8 @@ int cmd_ops(int argc, char **argv)
         if (o->nout < 0)
             strcpy(nout, "n");
         if (fmt == CLI_CSV)
-            printf("%s,%s,%s,%s,%s,\"%s\",\"%s\"\n", o->name, exec_class_name(o->cls), nin, nout, o->grad ? "yes" : "no",
-                   o->attrs, o->flops);
+            printf("%s,%s,%s,%s,%s,\"%s\",\"%s\"\n", o->name, exec_class_name(o->cls), nin, nout,
+                   o->grad ? "yes" : "no", o->attrs, o->flops);
         else
             printf("%-38s %-13s %2s->%-2s grad:%-3s  flops: %-26s attrs: %s\n", o->name, exec_class_name(o->cls), nin,
                    nout, o->grad ? "yes" : "no", o->flops, *o->attrs ? o->attrs : "-");

@@ -51,19 +51,21 @@ static double triad_gbs(int64_t n, int reps, int threads, float *a, const float 
     return best;
 }
 
-static const char usage_text[] =
-    "usage: fathom peak [--threads N] [--size N] [--format text|json]\n\n"
-    "Measures this machine's peaks for roofline analysis: single-precision GEMM\n"
-    "throughput (cblas_sgemm, N x N x N, best of several runs) at 1..T threads,\n"
-    "and memory bandwidth (a STREAM-style triad over 3 x 128 MiB) at T threads.\n"
-    "  --threads N   highest thread count to measure (default: all cores)\n"
-    "  --size N      GEMM size (default 2048)\n"
-    "  --format json writes what `fathom analyze roofline --peak FILE` reads.\n";
+static const char usage_text[] = "usage: fathom peak [--threads N] [--size N] [--format text|json]\n\n"
+                                 "Measures this machine's peaks for roofline analysis: single-precision GEMM\n"
+                                 "throughput (cblas_sgemm, N x N x N, best of several runs) at 1..T threads,\n"
+                                 "and memory bandwidth (a STREAM-style triad over 3 x 128 MiB) at T threads.\n"
+                                 "  --threads N   highest thread count to measure (default: all cores)\n"
+                                 "  --size N      GEMM size (default 2048)\n"
+                                 "  --format json writes what `fathom analyze roofline --peak FILE` reads.\n";
 
 int cmd_peak(int argc, char **argv)
 {
-    static const struct option opts[] = { { "format", required_argument, 0, 'f' }, { "threads", required_argument, 0, 't' },
-                                          { "size", required_argument, 0, 's' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+    static const struct option opts[] = { { "format", required_argument, 0, 'f' },
+                                          { "threads", required_argument, 0, 't' },
+                                          { "size", required_argument, 0, 's' },
+                                          { "help", no_argument, 0, 'h' },
+                                          { 0, 0, 0, 0 } };
     int fmt = CLI_TEXT, c, rc = 1;
     long maxt = exec_cores(), size = 2048;
     optind = 1;
@@ -82,11 +84,8 @@ int cmd_peak(int argc, char **argv)
             if (cli_parse_int("peak", "--size", optarg, 64, 16384, &size))
                 return 2;
             break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return 0;
-        default:
-            return cli_usage_error("peak", "unknown option '%s'; see 'fathom peak --help'", argv[optind - 1]);
+        case 'h': fputs(usage_text, stdout); return 0;
+        default: return cli_usage_error("peak", "unknown option '%s'; see 'fathom peak --help'", argv[optind - 1]);
         }
     }
     if (optind < argc)
@@ -96,7 +95,8 @@ int cmd_peak(int argc, char **argv)
     int64_t sn = 32ll << 20; /* 128 MiB per array */
     float *a = exec_malloc_aligned((size_t)n * n * sizeof *a), *b = exec_malloc_aligned((size_t)n * n * sizeof *b),
           *cc = exec_malloc_aligned((size_t)n * n * sizeof *cc);
-    float *x = exec_malloc_aligned((size_t)sn * 4), *y = exec_malloc_aligned((size_t)sn * 4), *z = exec_malloc_aligned((size_t)sn * 4);
+    float *x = exec_malloc_aligned((size_t)sn * 4), *y = exec_malloc_aligned((size_t)sn * 4),
+          *z = exec_malloc_aligned((size_t)sn * 4);
     json_t *root = NULL, *arr = NULL;
     if (!a || !b || !cc || !x || !y || !z) {
         cli_error("peak", "out of memory");

@@ -25,15 +25,31 @@ static uint64_t out_numel(const exec_graph *g, const exec_node *n)
     return e;
 }
 
-EXEC_COST_FN(cost_io) { *flops = 0; *bytes = exec_io_bytes(g, n); }
-EXEC_COST_FN(cost_elem1) { *flops = out_numel(g, n); *bytes = exec_io_bytes(g, n); }
-EXEC_COST_FN(cost_elem4) { *flops = 4 * out_numel(g, n); *bytes = exec_io_bytes(g, n); }
+EXEC_COST_FN(cost_io)
+{
+    *flops = 0;
+    *bytes = exec_io_bytes(g, n);
+}
+EXEC_COST_FN(cost_elem1)
+{
+    *flops = out_numel(g, n);
+    *bytes = exec_io_bytes(g, n);
+}
+EXEC_COST_FN(cost_elem4)
+{
+    *flops = 4 * out_numel(g, n);
+    *bytes = exec_io_bytes(g, n);
+}
 EXEC_COST_FN(cost_addn)
 {
     *flops = (uint64_t)(n->nin - 1) * (uint64_t)g->tensors[n->out[0]].numel;
     *bytes = exec_io_bytes(g, n);
 }
-EXEC_COST_FN(cost_reduce) { *flops = (uint64_t)g->tensors[n->in[0]].numel; *bytes = exec_io_bytes(g, n); }
+EXEC_COST_FN(cost_reduce)
+{
+    *flops = (uint64_t)g->tensors[n->in[0]].numel;
+    *bytes = exec_io_bytes(g, n);
+}
 
 EXEC_COST_FN(cost_matmul)
 {
@@ -52,13 +68,24 @@ EXEC_COST_FN(cost_batchmatmul)
 }
 
 /* max, subtract, exp, sum, divide per logit */
-EXEC_COST_FN(cost_softmax_xent) { *flops = 5ull * (uint64_t)g->tensors[n->in[0]].numel; *bytes = exec_io_bytes(g, n); }
+EXEC_COST_FN(cost_softmax_xent)
+{
+    *flops = 5ull * (uint64_t)g->tensors[n->in[0]].numel;
+    *bytes = exec_io_bytes(g, n);
+}
 
 /* var -= lr * grad: a multiply and a subtract per parameter */
-EXEC_COST_FN(cost_apply_gd) { *flops = 2ull * (uint64_t)g->tensors[n->in[0]].numel; *bytes = exec_io_bytes(g, n); }
+EXEC_COST_FN(cost_apply_gd)
+{
+    *flops = 2ull * (uint64_t)g->tensors[n->in[0]].numel;
+    *bytes = exec_io_bytes(g, n);
+}
 
 /* ---- losses, random, optimizers and clipping -------------------------- */
-static uint64_t in_numel(const exec_graph *g, const exec_node *n, int i) { return (uint64_t)g->tensors[n->in[i]].numel; }
+static uint64_t in_numel(const exec_graph *g, const exec_node *n, int i)
+{
+    return (uint64_t)g->tensors[n->in[i]].numel;
+}
 
 /* weights [V,D], inputs [N,D]; S = numel of the sampled ids (output 1) */
 EXEC_COST_FN(cost_sampled_softmax)
@@ -87,11 +114,31 @@ EXEC_COST_FN(cost_ctc)
     *bytes = exec_io_bytes(g, n);
 }
 
-EXEC_COST_FN(cost_huber) { *flops = 5 * in_numel(g, n, 0); *bytes = exec_io_bytes(g, n); }
-EXEC_COST_FN(cost_sigmoid_xent) { *flops = 7 * in_numel(g, n, 0); *bytes = exec_io_bytes(g, n); }
-EXEC_COST_FN(cost_apply_momentum) { *flops = 3 * in_numel(g, n, 0); *bytes = exec_io_bytes(g, n); }
-EXEC_COST_FN(cost_apply_adam) { *flops = 12 * in_numel(g, n, 0); *bytes = exec_io_bytes(g, n); }
-EXEC_COST_FN(cost_apply_rmsprop) { *flops = 11 * in_numel(g, n, 0); *bytes = exec_io_bytes(g, n); }
+EXEC_COST_FN(cost_huber)
+{
+    *flops = 5 * in_numel(g, n, 0);
+    *bytes = exec_io_bytes(g, n);
+}
+EXEC_COST_FN(cost_sigmoid_xent)
+{
+    *flops = 7 * in_numel(g, n, 0);
+    *bytes = exec_io_bytes(g, n);
+}
+EXEC_COST_FN(cost_apply_momentum)
+{
+    *flops = 3 * in_numel(g, n, 0);
+    *bytes = exec_io_bytes(g, n);
+}
+EXEC_COST_FN(cost_apply_adam)
+{
+    *flops = 12 * in_numel(g, n, 0);
+    *bytes = exec_io_bytes(g, n);
+}
+EXEC_COST_FN(cost_apply_rmsprop)
+{
+    *flops = 11 * in_numel(g, n, 0);
+    *bytes = exec_io_bytes(g, n);
+}
 
 EXEC_COST_FN(cost_clip)
 {
@@ -168,9 +215,21 @@ EXEC_COST_FN(cost_layer_norm)
 }
 
 /* ---- math family (elementwise math, activations, data movement) ---- */
-EXEC_COST_FN(cost_elem2) { *flops = 2 * out_numel(g, n); *bytes = exec_io_bytes(g, n); }
-EXEC_COST_FN(cost_elem3) { *flops = 3 * out_numel(g, n); *bytes = exec_io_bytes(g, n); }
-EXEC_COST_FN(cost_elem8) { *flops = 8 * out_numel(g, n); *bytes = exec_io_bytes(g, n); }
+EXEC_COST_FN(cost_elem2)
+{
+    *flops = 2 * out_numel(g, n);
+    *bytes = exec_io_bytes(g, n);
+}
+EXEC_COST_FN(cost_elem3)
+{
+    *flops = 3 * out_numel(g, n);
+    *bytes = exec_io_bytes(g, n);
+}
+EXEC_COST_FN(cost_elem8)
+{
+    *flops = 8 * out_numel(g, n);
+    *bytes = exec_io_bytes(g, n);
+}
 /* ZerosLike: the input gives only the shape; only the output is touched */
 EXEC_COST_FN(cost_fill)
 {

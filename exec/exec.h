@@ -38,12 +38,12 @@
 /* ---- status ------------------------------------------------------------ */
 typedef enum exec_status {
     EXEC_OK = 0,
-    EXEC_ERR_NOMEM,     /* an allocation failed */
-    EXEC_ERR_SHAPE,     /* incompatible shapes or bad attributes */
-    EXEC_ERR_ARG,       /* bad argument */
-    EXEC_ERR_STATE,     /* call out of order (e.g. run before plan) */
-    EXEC_ERR_NUMERIC,   /* a NaN or a domain error */
-    EXEC_ERR_IO,        /* a file could not be read or written */
+    EXEC_ERR_NOMEM,       /* an allocation failed */
+    EXEC_ERR_SHAPE,       /* incompatible shapes or bad attributes */
+    EXEC_ERR_ARG,         /* bad argument */
+    EXEC_ERR_STATE,       /* call out of order (e.g. run before plan) */
+    EXEC_ERR_NUMERIC,     /* a NaN or a domain error */
+    EXEC_ERR_IO,          /* a file could not be read or written */
     EXEC_ERR_INTERRUPTED, /* stopped at an op boundary by exec_interrupt() */
 } exec_status;
 
@@ -52,8 +52,7 @@ const char *exec_status_str(exec_status s);
 /* The last error message of the calling thread ("MatMul: inner dims 3 != 4"). */
 const char *exec_errmsg(void);
 /* Sets the thread's error message; returns s so callers can `return exec_fail(...)`. */
-exec_status exec_fail(exec_status s, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+exec_status exec_fail(exec_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- the tables --------------------------------------------------------- */
 typedef enum exec_op {
@@ -116,13 +115,34 @@ typedef struct exec_node {
     int64_t attrs[EXEC_MAX_ATTRS];
 } exec_node;
 
-static inline int64_t exec_attr_f(float f) { union { float f; uint32_t u; } v = { .f = f }; return (int64_t)v.u; }
-static inline float exec_attr_getf(int64_t a) { union { float f; uint32_t u; } v = { .u = (uint32_t)a }; return v.f; }
+static inline int64_t exec_attr_f(float f)
+{
+    union {
+        float f;
+        uint32_t u;
+    } v = { .f = f };
+    return (int64_t)v.u;
+}
+static inline float exec_attr_getf(int64_t a)
+{
+    union {
+        float f;
+        uint32_t u;
+    } v = { .u = (uint32_t)a };
+    return v.f;
+}
 
 /* ---- graphs ------------------------------------------------------------- */
 typedef struct exec_graph exec_graph;
 
-typedef enum exec_init { EXEC_INIT_ZERO, EXEC_INIT_ONE, EXEC_INIT_GLOROT, EXEC_INIT_HE, EXEC_INIT_NORMAL, EXEC_INIT_UNIFORM } exec_init;
+typedef enum exec_init {
+    EXEC_INIT_ZERO,
+    EXEC_INIT_ONE,
+    EXEC_INIT_GLOROT,
+    EXEC_INIT_HE,
+    EXEC_INIT_NORMAL,
+    EXEC_INIT_UNIFORM
+} exec_init;
 
 exec_status exec_graph_create(exec_graph **out, uint64_t seed);
 void exec_graph_destroy(exec_graph *g);
@@ -131,28 +151,30 @@ exec_status exec_graph_status(const exec_graph *g);
 uint32_t exec_input(exec_graph *g, const char *name, exec_dtype dt, int ndim, const int64_t *shape);
 /* A trainable weight; `scale` is the std-dev (NORMAL) or half-range (UNIFORM). */
 uint32_t exec_weight(exec_graph *g, const char *name, int ndim, const int64_t *shape, exec_init init);
-uint32_t exec_weight_scaled(exec_graph *g, const char *name, int ndim, const int64_t *shape, exec_init init, float scale);
+uint32_t exec_weight_scaled(exec_graph *g, const char *name, int ndim, const int64_t *shape, exec_init init,
+                            float scale);
 /* A constant tensor (role input) with every element set to `value`. */
 uint32_t exec_const(exec_graph *g, const char *name, int ndim, const int64_t *shape, float value);
 /* A tensor of any role; used by builders and optimizers. */
-uint32_t exec_tensor_new(exec_graph *g, exec_role role, exec_dtype dt, int ndim, const int64_t *shape, const char *name);
+uint32_t exec_tensor_new(exec_graph *g, exec_role role, exec_dtype dt, int ndim, const int64_t *shape,
+                         const char *name);
 
 /* Appends a node: op on inputs with attributes; output shapes come from the
  * op's shape function. Writes nout output ids (nout = the op's NOUT, or nin
  * for variadic outputs, or attrs[1] for NOUT -2 such as Split's num_split)
  * to `out` when non-NULL; returns the first output id
  * (0 on error, recorded in the graph). */
-uint32_t exec_op_add(exec_graph *g, exec_op op, int nin, const uint32_t *in,
-                     int nattrs, const int64_t *attrs, uint32_t *out);
+uint32_t exec_op_add(exec_graph *g, exec_op op, int nin, const uint32_t *in, int nattrs, const int64_t *attrs,
+                     uint32_t *out);
 /* Appends an in-place node that writes `nout` existing tensors (updates). */
-uint32_t exec_op_add_inplace(exec_graph *g, exec_op op, int nin, const uint32_t *in,
-                             int nattrs, const int64_t *attrs, int nout, const uint32_t *out);
+uint32_t exec_op_add_inplace(exec_graph *g, exec_op op, int nin, const uint32_t *in, int nattrs, const int64_t *attrs,
+                             int nout, const uint32_t *out);
 
 /* Appends a node whose outputs already exist (replay: a program rebuilt from
  * a trace). The op's shape function must agree with the outputs' shapes and
  * dtypes, except for in-place updates (outputs that are also inputs). */
-exec_status exec_op_add_recorded(exec_graph *g, exec_op op, exec_phase phase, int nin, const uint32_t *in,
-                                 int nattrs, const int64_t *attrs, int nout, const uint32_t *out);
+exec_status exec_op_add_recorded(exec_graph *g, exec_op op, exec_phase phase, int nin, const uint32_t *in, int nattrs,
+                                 const int64_t *attrs, int nout, const uint32_t *out);
 
 /* Nodes added from now on get this phase (builders default to forward). */
 void exec_set_phase(exec_graph *g, exec_phase p);
@@ -194,8 +216,8 @@ exec_status exec_clip_by_norm(exec_graph *g, float clip_norm);
 
 /* ---- planning and running (memory.c, executor.c) ----------------------- */
 typedef struct exec_mem_stats {
-    size_t bytes[EXEC_ROLE_COUNT];  /* sum of the tensors' bytes, per role */
-    size_t arena[EXEC_ROLE_COUNT];  /* what each arena allocated (with alignment) */
+    size_t bytes[EXEC_ROLE_COUNT]; /* sum of the tensors' bytes, per role */
+    size_t arena[EXEC_ROLE_COUNT]; /* what each arena allocated (with alignment) */
     size_t peak_workspace;
 } exec_mem_stats;
 
@@ -210,9 +232,9 @@ void exec_graph_mem(const exec_graph *g, exec_mem_stats *out);
  * with different settings. A zero member means the process default
  * (exec_threads_set, exec_conv_algo_set, FATHOM_CONV_ALGO in the driver). */
 typedef struct exec_settings {
-    int threads;              /* intra-op threads of a sequential run, split among
+    int threads;   /* intra-op threads of a sequential run, split among
                                  inter-op workers (0: exec_threads_get()) */
-    int conv_algo;            /* an exec_conv_algo (EXEC_CONV_DEFAULT: the process's) */
+    int conv_algo; /* an exec_conv_algo (EXEC_CONV_DEFAULT: the process's) */
 } exec_settings;
 
 /* Copies s into g (NULL: back to the process defaults). */
@@ -221,10 +243,10 @@ void exec_graph_settings_set(exec_graph *g, const exec_settings *s);
 exec_settings exec_graph_settings(const exec_graph *g);
 
 typedef struct exec_run_opts {
-    int inter;          /* inter-op workers (<= 1: sequential) */
+    int inter;                     /* inter-op workers (<= 1: sequential) */
     const exec_settings *settings; /* NULL: the graph's; a zero member: the graph's */
-    exec_phase max_phase; /* run nodes up to this phase (forward: inference) */
-    uint64_t *node_ns;  /* optional, one per node: adds each node's wall time */
+    exec_phase max_phase;          /* run nodes up to this phase (forward: inference) */
+    uint64_t *node_ns;             /* optional, one per node: adds each node's wall time */
     uint32_t first_node, end_node; /* run only nodes [first_node, end_node) (end 0: to the last);
                                       dependencies on nodes outside count as met */
 } exec_run_opts;
@@ -301,8 +323,7 @@ typedef struct exec_run_info {
 
 typedef struct exec_hooks {
     void (*node_def)(const exec_graph *g, const exec_node *n, uint64_t flops, uint64_t bytes);
-    void (*ops)(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
-                const uint64_t *ends);
+    void (*ops)(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins, const uint64_t *ends);
     void (*tensor_alloc)(const exec_graph *g, const exec_tensor *t);
     void (*tensor_free)(const exec_graph *g, const exec_tensor *t);
     void (*run_begin)(const exec_run_info *info);
@@ -353,15 +374,19 @@ void exec_interrupt(int sig);
 int exec_interrupted(void);
 
 /* ---- the op table (optable.c) ------------------------------------------- */
-typedef struct exec_shape { exec_dtype dtype; int ndim; int64_t d[EXEC_MAX_DIMS]; } exec_shape;
+typedef struct exec_shape {
+    exec_dtype dtype;
+    int ndim;
+    int64_t d[EXEC_MAX_DIMS];
+} exec_shape;
 typedef struct exec_kctx exec_kctx;
 
 typedef struct exec_op_info {
     const char *name;
     exec_class cls;
     int nin, nout;
-    const char *attrs;  /* attribute layout, in words */
-    const char *flops;  /* FLOP formula, in words */
+    const char *attrs; /* attribute layout, in words */
+    const char *flops; /* FLOP formula, in words */
     exec_status (*shape)(const exec_graph *g, const exec_node *n, exec_shape *out);
     exec_status (*fwd)(exec_kctx *k, const exec_node *n);
     void (*cost)(const exec_graph *g, const exec_node *n, uint64_t *flops, uint64_t *bytes);

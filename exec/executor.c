@@ -56,9 +56,9 @@ int exec_interrupted(void) { return g_interrupt; }
  * exec_ops_dispatched() can sum their counts and the memory stays reachable;
  * a thread's exit unregisters and frees its buffer. */
 typedef struct tbuf {
-    const exec_graph *g;        /* the graph of the buffered records */
+    const exec_graph *g; /* the graph of the buffered records */
     uint32_t n, cap;
-    _Atomic uint64_t emitted;   /* records handed to the hook; written by the owner only */
+    _Atomic uint64_t emitted; /* records handed to the hook; written by the owner only */
     struct tbuf *next, *prev;
     uint32_t *nodes;
     uint64_t *begins, *ends;
@@ -285,22 +285,22 @@ static exec_status build_deps(exec_graph *g)
         stamp[j] = UINT32_MAX;
     uint32_t rfree = 1; /* 0 ends a list */
 
-#define ADD_DEP(i)                                                                  \
-    do {                                                                            \
-        uint32_t d_ = (uint32_t)(i);                                                \
-        if (d_ != j && stamp[d_] != j) {                                            \
-            stamp[d_] = j;                                                          \
-            if (ndeps == cap) {                                                     \
-                uint32_t *nd = exec_realloc(deps, (size_t)cap * 2 * sizeof *deps);  \
-                if (!nd) {                                                          \
-                    st = exec_fail(EXEC_ERR_NOMEM, "executor: out of memory");      \
-                    goto end;                                                       \
-                }                                                                   \
-                deps = nd;                                                          \
-                cap *= 2;                                                           \
-            }                                                                       \
-            deps[ndeps++] = d_;                                                     \
-        }                                                                           \
+#define ADD_DEP(i)                                                                 \
+    do {                                                                           \
+        uint32_t d_ = (uint32_t)(i);                                               \
+        if (d_ != j && stamp[d_] != j) {                                           \
+            stamp[d_] = j;                                                         \
+            if (ndeps == cap) {                                                    \
+                uint32_t *nd = exec_realloc(deps, (size_t)cap * 2 * sizeof *deps); \
+                if (!nd) {                                                         \
+                    st = exec_fail(EXEC_ERR_NOMEM, "executor: out of memory");     \
+                    goto end;                                                      \
+                }                                                                  \
+                deps = nd;                                                         \
+                cap *= 2;                                                          \
+            }                                                                      \
+            deps[ndeps++] = d_;                                                    \
+        }                                                                          \
     } while (0)
 
     for (uint32_t j = 0; j < nn; j++) {
@@ -372,13 +372,13 @@ end:
 typedef struct sched {
     exec_graph *g;
     exec_phase max_phase;
-    uint32_t lo, hi;            /* the nodes of this run: [lo, hi), phase <= max_phase */
+    uint32_t lo, hi; /* the nodes of this run: [lo, hi), phase <= max_phase */
     uint64_t *node_ns;
     int intra;
     exec_conv_algo conv_algo;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    uint32_t *heap, nheap;      /* ready nodes, min-heap by id */
+    uint32_t *heap, nheap; /* ready nodes, min-heap by id */
     uint32_t *indeg;
     uint32_t remaining;
     exec_status status;
@@ -466,13 +466,13 @@ typedef struct pool_arg {
 typedef struct exec_pool {
     pthread_t tid[EXEC_MAX_WORKERS];
     pool_arg arg[EXEC_MAX_WORKERS];
-    int n;                  /* workers running */
+    int n; /* workers running */
     pthread_mutex_t mu;
     pthread_cond_t go, done;
-    uint64_t gen;           /* bumped by every run */
-    int busy;               /* workers still inside the current run */
+    uint64_t gen; /* bumped by every run */
+    int busy;     /* workers still inside the current run */
     int quit;
-    sched *run;             /* the current run */
+    sched *run; /* the current run */
 } exec_pool;
 
 static void *pool_worker(void *arg)
@@ -548,7 +548,11 @@ static exec_status run_parallel(exec_graph *g, exec_phase max_phase, uint32_t lo
     exec_status st = build_deps(g);
     if (st)
         return st;
-    sched s = { .g = g, .max_phase = max_phase, .lo = lo, .hi = hi, .node_ns = node_ns,
+    sched s = { .g = g,
+                .max_phase = max_phase,
+                .lo = lo,
+                .hi = hi,
+                .node_ns = node_ns,
                 .conv_algo = (exec_conv_algo)set->conv_algo };
     s.intra = set->threads / inter;
     if (s.intra < 1)
@@ -601,10 +605,7 @@ uint64_t exec_engine_ns(void) { return atomic_load_explicit(&g_engine_ns, memory
 
 static exec_status graph_run(exec_graph *g, const exec_run_opts *opts);
 
-void exec_graph_settings_set(exec_graph *g, const exec_settings *s)
-{
-    g->settings = s ? *s : (exec_settings){ 0 };
-}
+void exec_graph_settings_set(exec_graph *g, const exec_settings *s) { g->settings = s ? *s : (exec_settings){ 0 }; }
 
 exec_settings exec_graph_settings(const exec_graph *g) { return g->settings; }
 
@@ -659,8 +660,8 @@ static exec_status graph_run(exec_graph *g, const exec_run_opts *opts)
         /* OpenBLAS (its OpenMP build) follows the calling thread's OpenMP
          * thread count: this run's, restored afterwards */
         int was = omp_get_max_threads();
-        bool own = (g->settings.threads > 0 || (opts && opts->settings && opts->settings->threads > 0)) &&
-                   was != set.threads;
+        bool own =
+            (g->settings.threads > 0 || (opts && opts->settings && opts->settings->threads > 0)) && was != set.threads;
         if (own)
             omp_set_num_threads(set.threads);
         exec_kctx k = { .g = g, .nthreads = set.threads, .conv_algo = (exec_conv_algo)set.conv_algo };

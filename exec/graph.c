@@ -5,20 +5,19 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-#define GROW(ptr, n, cap, extra)                                                   \
-    do {                                                                           \
-        if ((n) + (extra) > (cap)) {                                               \
-            uint32_t nc = (cap) ? (cap) * 2 : 64;                                  \
-            while (nc < (n) + (extra))                                             \
-                nc *= 2;                                                           \
-            void *np = exec_realloc((ptr), (size_t)nc * sizeof *(ptr));            \
-            if (!np)                                                               \
-                return exec_fail(EXEC_ERR_NOMEM, "graph: cannot grow " #ptr);      \
-            memset((char *)np + (size_t)(cap) * sizeof *(ptr), 0,                  \
-                   (size_t)(nc - (cap)) * sizeof *(ptr));                          \
-            (ptr) = np;                                                            \
-            (cap) = nc;                                                            \
-        }                                                                          \
+#define GROW(ptr, n, cap, extra)                                                                         \
+    do {                                                                                                 \
+        if ((n) + (extra) > (cap)) {                                                                     \
+            uint32_t nc = (cap) ? (cap)*2 : 64;                                                          \
+            while (nc < (n) + (extra))                                                                   \
+                nc *= 2;                                                                                 \
+            void *np = exec_realloc((ptr), (size_t)nc * sizeof *(ptr));                                  \
+            if (!np)                                                                                     \
+                return exec_fail(EXEC_ERR_NOMEM, "graph: cannot grow " #ptr);                            \
+            memset((char *)np + (size_t)(cap) * sizeof *(ptr), 0, (size_t)(nc - (cap)) * sizeof *(ptr)); \
+            (ptr) = np;                                                                                  \
+            (cap) = nc;                                                                                  \
+        }                                                                                                \
     } while (0)
 
 exec_status exec_graph_create(exec_graph **out, uint64_t seed)
@@ -115,16 +114,15 @@ static exec_status grow_tensors(exec_graph *g)
     if (g->cap_tensors != cap) {
         cap = g->cap_tensors;
         uint32_t c2;
-#define GROW_PARALLEL(arr)                                                        \
-        c2 = g->ntensors;                                                         \
-        {                                                                         \
-            void *np = exec_realloc(arr, (size_t)cap * sizeof *(arr));            \
-            if (!np)                                                              \
-                return exec_fail(EXEC_ERR_NOMEM, "graph: out of memory");         \
-            memset((char *)np + (size_t)c2 * sizeof *(arr), 0,                    \
-                   (size_t)(cap - c2) * sizeof *(arr));                           \
-            arr = np;                                                             \
-        }
+#define GROW_PARALLEL(arr)                                                                      \
+    c2 = g->ntensors;                                                                           \
+    {                                                                                           \
+        void *np = exec_realloc(arr, (size_t)cap * sizeof *(arr));                              \
+        if (!np)                                                                                \
+            return exec_fail(EXEC_ERR_NOMEM, "graph: out of memory");                           \
+        memset((char *)np + (size_t)c2 * sizeof *(arr), 0, (size_t)(cap - c2) * sizeof *(arr)); \
+        arr = np;                                                                               \
+    }
         GROW_PARALLEL(g->init)
         GROW_PARALLEL(g->init_scale)
         GROW_PARALLEL(g->init_value)
@@ -141,10 +139,12 @@ uint32_t exec_tensor_new(exec_graph *g, exec_role role, exec_dtype dt, int ndim,
     if (g->planned)
         return exec_graph_fail(g, EXEC_ERR_STATE, "graph: tensor '%s' added after plan", name ? name : "");
     if (ndim < 0 || ndim > EXEC_MAX_DIMS)
-        return exec_graph_fail(g, EXEC_ERR_SHAPE, "tensor '%s': %d dims (max %d)", name ? name : "", ndim, EXEC_MAX_DIMS);
+        return exec_graph_fail(g, EXEC_ERR_SHAPE, "tensor '%s': %d dims (max %d)", name ? name : "", ndim,
+                               EXEC_MAX_DIMS);
     for (int i = 0; i < ndim; i++)
         if (shape[i] <= 0)
-            return exec_graph_fail(g, EXEC_ERR_SHAPE, "tensor '%s': dim %d is %lld", name ? name : "", i, (long long)shape[i]);
+            return exec_graph_fail(g, EXEC_ERR_SHAPE, "tensor '%s': dim %d is %lld", name ? name : "", i,
+                                   (long long)shape[i]);
     if (g->ntensors >= EXEC_MAX_TENSORS)
         return exec_graph_fail(g, EXEC_ERR_ARG, "graph: more than %u tensors", EXEC_MAX_TENSORS);
     if (grow_tensors(g))
@@ -173,7 +173,8 @@ uint32_t exec_input(exec_graph *g, const char *name, exec_dtype dt, int ndim, co
     return exec_tensor_new(g, EXEC_ROLE_input, dt, ndim, shape, name);
 }
 
-uint32_t exec_weight_scaled(exec_graph *g, const char *name, int ndim, const int64_t *shape, exec_init init, float scale)
+uint32_t exec_weight_scaled(exec_graph *g, const char *name, int ndim, const int64_t *shape, exec_init init,
+                            float scale)
 {
     uint32_t id = exec_tensor_new(g, EXEC_ROLE_weight, EXEC_F32, ndim, shape, name);
     if (!id)
@@ -216,8 +217,8 @@ static exec_status grow_nodes(exec_graph *g)
     return EXEC_OK;
 }
 
-static uint32_t node_append(exec_graph *g, exec_op op, int nin, const uint32_t *in, int nattrs,
-                            const int64_t *attrs, int nout, exec_node **out)
+static uint32_t node_append(exec_graph *g, exec_op op, int nin, const uint32_t *in, int nattrs, const int64_t *attrs,
+                            int nout, exec_node **out)
 {
     if ((unsigned)op >= EXEC_OP_COUNT)
         return exec_graph_fail(g, EXEC_ERR_ARG, "graph: op %d out of range", (int)op);
@@ -254,7 +255,8 @@ static uint32_t node_append(exec_graph *g, exec_op op, int nin, const uint32_t *
     return 1;
 }
 
-uint32_t exec_op_add(exec_graph *g, exec_op op, int nin, const uint32_t *in, int nattrs, const int64_t *attrs, uint32_t *out)
+uint32_t exec_op_add(exec_graph *g, exec_op op, int nin, const uint32_t *in, int nattrs, const int64_t *attrs,
+                     uint32_t *out)
 {
     if (g->status)
         return 0;
@@ -279,8 +281,9 @@ uint32_t exec_op_add(exec_graph *g, exec_op op, int nin, const uint32_t *in, int
         return exec_graph_fail(g, s, "%s", exec_errmsg());
     }
     for (int i = 0; i < nout; i++) {
-        exec_role role = g->phase == EXEC_PHASE_forward ? EXEC_ROLE_activation
-                       : g->phase == EXEC_PHASE_backward ? EXEC_ROLE_gradient : EXEC_ROLE_optimizer;
+        exec_role role = g->phase == EXEC_PHASE_forward    ? EXEC_ROLE_activation
+                         : g->phase == EXEC_PHASE_backward ? EXEC_ROLE_gradient
+                                                           : EXEC_ROLE_optimizer;
         char name[48];
         snprintf(name, sizeof name, "%s:%u:%d", info->name, g->nnodes, i);
         uint32_t id = exec_tensor_new(g, role, shapes[i].dtype, shapes[i].ndim, shapes[i].d, name);
@@ -298,8 +301,8 @@ uint32_t exec_op_add(exec_graph *g, exec_op op, int nin, const uint32_t *in, int
     return nout > 0 ? n->out[0] : 0;
 }
 
-uint32_t exec_op_add_inplace(exec_graph *g, exec_op op, int nin, const uint32_t *in, int nattrs,
-                             const int64_t *attrs, int nout, const uint32_t *out)
+uint32_t exec_op_add_inplace(exec_graph *g, exec_op op, int nin, const uint32_t *in, int nattrs, const int64_t *attrs,
+                             int nout, const uint32_t *out)
 {
     if (g->status)
         return 0;
@@ -328,7 +331,10 @@ uint32_t exec_op1(exec_graph *g, exec_op op, int nin, const uint32_t *in, int na
     return exec_op_add(g, op, nin, in, nattrs, attrs, NULL);
 }
 
-exec_tensor *exec_tensor_get(const exec_graph *g, uint32_t id) { return id && id < g->ntensors ? &g->tensors[id] : NULL; }
+exec_tensor *exec_tensor_get(const exec_graph *g, uint32_t id)
+{
+    return id && id < g->ntensors ? &g->tensors[id] : NULL;
+}
 uint32_t exec_tensor_count(const exec_graph *g) { return g->ntensors - 1; }
 const exec_node *exec_node_get(const exec_graph *g, uint32_t i) { return i < g->nnodes ? &g->nodes[i] : NULL; }
 uint32_t exec_node_count(const exec_graph *g) { return g->nnodes; }
@@ -357,8 +363,8 @@ void exec_grad_set(exec_graph *g, uint32_t tensor, uint32_t grad)
         g->grad[tensor] = grad;
 }
 
-exec_status exec_op_add_recorded(exec_graph *g, exec_op op, exec_phase phase, int nin, const uint32_t *in,
-                                 int nattrs, const int64_t *attrs, int nout, const uint32_t *out)
+exec_status exec_op_add_recorded(exec_graph *g, exec_op op, exec_phase phase, int nin, const uint32_t *in, int nattrs,
+                                 const int64_t *attrs, int nout, const uint32_t *out)
 {
     if (g->status)
         return g->status;

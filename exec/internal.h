@@ -16,41 +16,41 @@
 
 struct exec_graph {
     uint64_t seed;
-    uint32_t trace_base;     /* exec_trace_tensor_id() = trace_base + id */
-    uint32_t trace_id;       /* exec_trace_graph_id(): unique in the process */
-    uint64_t traced_epoch;   /* the hook epoch whose node_defs this graph emitted (0: none) */
-    uint64_t runs;           /* completed exec_graph_run calls */
-    uint64_t ops_run;        /* op invocations executed */
-    exec_status status;      /* sticky builder error */
-    exec_phase phase;        /* phase of nodes added now */
+    uint32_t trace_base;   /* exec_trace_tensor_id() = trace_base + id */
+    uint32_t trace_id;     /* exec_trace_graph_id(): unique in the process */
+    uint64_t traced_epoch; /* the hook epoch whose node_defs this graph emitted (0: none) */
+    uint64_t runs;         /* completed exec_graph_run calls */
+    uint64_t ops_run;      /* op invocations executed */
+    exec_status status;    /* sticky builder error */
+    exec_phase phase;      /* phase of nodes added now */
     bool planned;
 
-    exec_tensor *tensors;    /* index = id; [0] unused */
+    exec_tensor *tensors; /* index = id; [0] unused */
     uint32_t ntensors, cap_tensors;
     exec_node *nodes;
     uint32_t nnodes, cap_nodes;
 
-    uint32_t *weights;       /* trainable weight ids */
+    uint32_t *weights; /* trainable weight ids */
     uint32_t nweights, cap_weights;
-    uint8_t *init;           /* per tensor: exec_init + 1 (0: none) */
-    float *init_scale;       /* per tensor */
-    float *init_value;       /* per tensor: constant fill */
-    uint32_t *grad;          /* per tensor: gradient id (after exec_gradients) */
+    uint8_t *init;     /* per tensor: exec_init + 1 (0: none) */
+    float *init_scale; /* per tensor */
+    float *init_value; /* per tensor: constant fill */
+    uint32_t *grad;    /* per tensor: gradient id (after exec_gradients) */
 
     void *arena[EXEC_ROLE_COUNT];
     size_t arena_bytes[EXEC_ROLE_COUNT];
 
     /* executor state (executor.c) */
-    uint32_t *order_deps;    /* flattened dependency lists */
-    uint32_t *dep_start;     /* per node: start in order_deps; nnodes + 1 */
-    uint32_t *succ;          /* flattened successor lists */
+    uint32_t *order_deps; /* flattened dependency lists */
+    uint32_t *dep_start;  /* per node: start in order_deps; nnodes + 1 */
+    uint32_t *succ;       /* flattened successor lists */
     uint32_t *succ_start;
-    uint32_t dep_nodes;      /* nnodes when the lists were built */
-    struct exec_pool *pool;  /* the inter-op workers, kept from run to run (NULL: none yet) */
-    void *scratch[EXEC_MAX_WORKERS];  /* per-worker kernel workspace */
+    uint32_t dep_nodes;              /* nnodes when the lists were built */
+    struct exec_pool *pool;          /* the inter-op workers, kept from run to run (NULL: none yet) */
+    void *scratch[EXEC_MAX_WORKERS]; /* per-worker kernel workspace */
     size_t scratch_cap[EXEC_MAX_WORKERS];
     size_t peak_workspace;
-    exec_settings settings;  /* exec_graph_settings_set(); zero members: the process's */
+    exec_settings settings; /* exec_graph_settings_set(); zero members: the process's */
 };
 
 /* Stops and joins the graph's inter-op workers (executor.c). */
@@ -59,8 +59,8 @@ void exec_pool_destroy(exec_graph *g);
 /* The context a kernel runs in: its graph, its threads, its scratch. */
 struct exec_kctx {
     exec_graph *g;
-    int nthreads;            /* intra-op threads this kernel may use */
-    int worker;              /* scratch slot */
+    int nthreads;             /* intra-op threads this kernel may use */
+    int worker;               /* scratch slot */
     exec_conv_algo conv_algo; /* this run's convolution algorithm (never DEFAULT) */
 };
 
@@ -70,25 +70,33 @@ struct exec_kctx {
  * `omp parallel for simd` whose if() is false through a scalar path (8 ns
  * an element for Sigmoid there, 1.4 in a plain `omp simd` loop). */
 #define EXEC_PRAGMA(x) _Pragma(#x)
-#define EXEC_PAR_FOR(k, total, min, ...)                                                       \
-    do {                                                                                       \
-        if ((total) > (min) && (k)->nthreads > 1) {                                            \
-            EXEC_PRAGMA(omp parallel for simd num_threads((k)->nthreads))                      \
-            for (int64_t i = 0; i < (total); i++) { __VA_ARGS__ }                              \
-        } else {                                                                               \
-            EXEC_PRAGMA(omp simd)                                                              \
-            for (int64_t i = 0; i < (total); i++) { __VA_ARGS__ }                              \
-        }                                                                                      \
+#define EXEC_PAR_FOR(k, total, min, ...)                                  \
+    do {                                                                  \
+        if ((total) > (min) && (k)->nthreads > 1) {                       \
+            EXEC_PRAGMA(omp parallel for simd num_threads((k)->nthreads)) \
+            for (int64_t i = 0; i < (total); i++) {                       \
+                __VA_ARGS__                                               \
+            }                                                             \
+        } else {                                                          \
+            EXEC_PRAGMA(omp simd)                                         \
+            for (int64_t i = 0; i < (total); i++) {                       \
+                __VA_ARGS__                                               \
+            }                                                             \
+        }                                                                 \
     } while (0)
-#define EXEC_PAR_SUM(k, total, min, acc, ...)                                                  \
-    do {                                                                                       \
-        if ((total) > (min) && (k)->nthreads > 1) {                                            \
-            EXEC_PRAGMA(omp parallel for simd reduction(+ : acc) num_threads((k)->nthreads))   \
-            for (int64_t i = 0; i < (total); i++) { __VA_ARGS__ }                              \
-        } else {                                                                               \
-            EXEC_PRAGMA(omp simd reduction(+ : acc))                                           \
-            for (int64_t i = 0; i < (total); i++) { __VA_ARGS__ }                              \
-        }                                                                                      \
+#define EXEC_PAR_SUM(k, total, min, acc, ...)                                                \
+    do {                                                                                     \
+        if ((total) > (min) && (k)->nthreads > 1) {                                          \
+            EXEC_PRAGMA(omp parallel for simd reduction(+ : acc) num_threads((k)->nthreads)) \
+            for (int64_t i = 0; i < (total); i++) {                                          \
+                __VA_ARGS__                                                                  \
+            }                                                                                \
+        } else {                                                                             \
+            EXEC_PRAGMA(omp simd reduction(+ : acc))                                         \
+            for (int64_t i = 0; i < (total); i++) {                                          \
+                __VA_ARGS__                                                                  \
+            }                                                                                \
+        }                                                                                    \
     } while (0)
 
 /* Scratch memory for a kernel (the workspace role); NULL on failure. Valid
@@ -100,9 +108,18 @@ uint64_t exec_kseed(const exec_kctx *k, const exec_node *n);
 static inline exec_tensor *exec_t(const exec_graph *g, uint32_t id) { return &g->tensors[id]; }
 static inline exec_tensor *exec_in(const exec_kctx *k, const exec_node *n, int i) { return &k->g->tensors[n->in[i]]; }
 static inline exec_tensor *exec_out(const exec_kctx *k, const exec_node *n, int i) { return &k->g->tensors[n->out[i]]; }
-static inline float *exec_inf(const exec_kctx *k, const exec_node *n, int i) { return (float *)k->g->tensors[n->in[i]].data; }
-static inline float *exec_outf(const exec_kctx *k, const exec_node *n, int i) { return (float *)k->g->tensors[n->out[i]].data; }
-static inline const exec_tensor *exec_gin(const exec_graph *g, const exec_node *n, int i) { return &g->tensors[n->in[i]]; }
+static inline float *exec_inf(const exec_kctx *k, const exec_node *n, int i)
+{
+    return (float *)k->g->tensors[n->in[i]].data;
+}
+static inline float *exec_outf(const exec_kctx *k, const exec_node *n, int i)
+{
+    return (float *)k->g->tensors[n->out[i]].data;
+}
+static inline const exec_tensor *exec_gin(const exec_graph *g, const exec_node *n, int i)
+{
+    return &g->tensors[n->in[i]];
+}
 
 /* Shape helpers for shape functions. */
 static inline void exec_shape_of(exec_shape *s, const exec_tensor *t)
@@ -134,26 +151,26 @@ uint32_t exec_op1(exec_graph *g, exec_op op, int nin, const uint32_t *in, int na
 /* Sums g over leading axes so it takes the shape of `like` (broadcast undo). */
 uint32_t exec_unbroadcast(exec_graph *g, uint32_t grad, uint32_t like);
 /* Records a builder error (first one wins) and returns 0. */
-uint32_t exec_graph_fail(exec_graph *g, exec_status s, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+uint32_t exec_graph_fail(exec_graph *g, exec_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The op functions every ops/ *.c file defines, declared from the table. */
-#define GRAD_DECL_GRAD(name) exec_status op_grad_##name(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din);
+#define GRAD_DECL_GRAD(name) \
+    exec_status op_grad_##name(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din);
 #define GRAD_DECL_NOGRAD(name)
-#define X(name, cls, nin, nout, cost, grad, attrs, words)                                   \
+#define X(name, cls, nin, nout, cost, grad, attrs, words)                                  \
     exec_status op_shape_##name(const exec_graph *g, const exec_node *n, exec_shape *out); \
-    exec_status op_fwd_##name(exec_kctx *k, const exec_node *n);                          \
+    exec_status op_fwd_##name(exec_kctx *k, const exec_node *n);                           \
     GRAD_DECL_##grad(name)
 #include "ops.def"
 #undef X
 
 /* Cost formulas (cost.c), named in ops.def's COST column. */
 #define EXEC_COST_FN(fn) void fn(const exec_graph *g, const exec_node *n, uint64_t *flops, uint64_t *bytes)
-EXEC_COST_FN(cost_io);            /* 0 FLOPs: data movement */
-EXEC_COST_FN(cost_elem1);         /* 1 per output element */
-EXEC_COST_FN(cost_elem4);         /* 4 per output element (transcendental-ish) */
+EXEC_COST_FN(cost_io);    /* 0 FLOPs: data movement */
+EXEC_COST_FN(cost_elem1); /* 1 per output element */
+EXEC_COST_FN(cost_elem4); /* 4 per output element (transcendental-ish) */
 EXEC_COST_FN(cost_addn);
-EXEC_COST_FN(cost_reduce);        /* 1 per input element */
+EXEC_COST_FN(cost_reduce); /* 1 per input element */
 EXEC_COST_FN(cost_matmul);
 EXEC_COST_FN(cost_batchmatmul);
 EXEC_COST_FN(cost_softmax_xent);
@@ -169,16 +186,16 @@ EXEC_COST_FN(cost_apply_adam);           /* 12 per parameter */
 EXEC_COST_FN(cost_apply_rmsprop);        /* 11 per parameter */
 EXEC_COST_FN(cost_clip);                 /* 3 per element, over every input */
 /* convolution / pooling / normalization (the nn family) */
-EXEC_COST_FN(cost_conv2d);        /* Conv2D and both backprops: 2*N*OC*OH*OW*C*KH*KW */
-EXEC_COST_FN(cost_pool);          /* KH*KW per pooled element */
+EXEC_COST_FN(cost_conv2d); /* Conv2D and both backprops: 2*N*OC*OH*OW*C*KH*KW */
+EXEC_COST_FN(cost_pool);   /* KH*KW per pooled element */
 EXEC_COST_FN(cost_lrn);
 EXEC_COST_FN(cost_batch_norm);
-EXEC_COST_FN(cost_layer_norm);   /* LayerNorm 8, LayerNormGrad 13 per element */
+EXEC_COST_FN(cost_layer_norm); /* LayerNorm 8, LayerNormGrad 13 per element */
 /* ---- math family (arith.c, activation.c, reduction.c, movement.c) ---- */
-EXEC_COST_FN(cost_elem2);         /* 2 per output element */
-EXEC_COST_FN(cost_elem3);         /* 3 per output element */
-EXEC_COST_FN(cost_elem8);         /* 8 per output element (Pow: exp and log) */
-EXEC_COST_FN(cost_fill);          /* 0 FLOPs; writes the outputs, reads nothing */
+EXEC_COST_FN(cost_elem2); /* 2 per output element */
+EXEC_COST_FN(cost_elem3); /* 3 per output element */
+EXEC_COST_FN(cost_elem8); /* 8 per output element (Pow: exp and log) */
+EXEC_COST_FN(cost_fill);  /* 0 FLOPs; writes the outputs, reads nothing */
 /* ideal bytes: every distinct input read once, every output written once */
 uint64_t exec_io_bytes(const exec_graph *g, const exec_node *n);
 

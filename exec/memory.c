@@ -2,7 +2,6 @@
 #include "internal.h"
 #include "rng.h"
 
-
 #define ALIGN 64
 static size_t align_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
 
@@ -33,7 +32,9 @@ static void init_tensor(exec_graph *g, exec_tensor *t)
         switch (init) {
         case EXEC_INIT_ZERO: v = g->init_value[t->id]; break;
         case EXEC_INIT_ONE: v = 1.0f; break;
-        case EXEC_INIT_GLOROT: v = (2.0f * exec_rng_uniform(&r) - 1.0f) * sqrtf(6.0f / (float)(fan_in + fan_out)); break;
+        case EXEC_INIT_GLOROT:
+            v = (2.0f * exec_rng_uniform(&r) - 1.0f) * sqrtf(6.0f / (float)(fan_in + fan_out));
+            break;
         case EXEC_INIT_HE: v = exec_rng_normal(&r) * sqrtf(2.0f / (float)fan_in); break;
         case EXEC_INIT_NORMAL: v = exec_rng_normal(&r) * (scale > 0 ? scale : 0.01f); break;
         case EXEC_INIT_UNIFORM: v = (2.0f * exec_rng_uniform(&r) - 1.0f) * (scale > 0 ? scale : 0.05f); break;

@@ -5,11 +5,17 @@
 #define GRAD_FN_NOGRAD(name) NULL
 
 const exec_op_info exec_op_table[EXEC_OP_COUNT] = {
-#define X(op_, cls_, nin_, nout_, cost_, grad_, attrs_, words_)                       \
-    [EXEC_OP_##op_] = { .name = #op_, .cls = EXEC_CLASS_##cls_, .nin = nin_,         \
-                        .nout = nout_, .attrs = attrs_, .flops = words_,             \
-                        .shape = op_shape_##op_, .fwd = op_fwd_##op_,                \
-                        .cost = cost_, .grad = GRAD_FN_##grad_(op_) },
+#define X(op_, cls_, nin_, nout_, cost_, grad_, attrs_, words_) \
+    [EXEC_OP_##op_] = { .name = #op_,                           \
+                        .cls = EXEC_CLASS_##cls_,               \
+                        .nin = nin_,                            \
+                        .nout = nout_,                          \
+                        .attrs = attrs_,                        \
+                        .flops = words_,                        \
+                        .shape = op_shape_##op_,                \
+                        .fwd = op_fwd_##op_,                    \
+                        .cost = cost_,                          \
+                        .grad = GRAD_FN_##grad_(op_) },
 #include "ops.def"
 #undef X
 };
@@ -18,8 +24,8 @@ const exec_op_info exec_op_table[EXEC_OP_COUNT] = {
  * column missing does not expand (wrong macro arity), an unknown class or
  * grad kind is an undeclared name, a row naming no function does not link;
  * and the table has exactly one entry per op. */
-#define X(name, cls, nin, nout, cost, grad, attrs, words)                              \
-    static_assert(EXEC_CLASS_##cls < EXEC_CLASS_COUNT, #name ": bad class");          \
+#define X(name, cls, nin, nout, cost, grad, attrs, words)                    \
+    static_assert(EXEC_CLASS_##cls < EXEC_CLASS_COUNT, #name ": bad class"); \
     static_assert((nin) >= -1 && (nout) >= -2, #name ": bad arity");
 #include "ops.def"
 #undef X

@@ -25,9 +25,8 @@ exec_status exec_optimizer_set_lr(exec_graph *g, float lr)
         return exec_fail(EXEC_ERR_ARG, "optimizer: learning rate %g is not a finite number >= 0", (double)lr);
     for (uint32_t i = 0; i < g->nnodes; i++) {
         exec_node *n = &g->nodes[i];
-        if (n->phase == EXEC_PHASE_update &&
-            (n->op == EXEC_OP_ApplyGradientDescent || n->op == EXEC_OP_ApplyMomentum || n->op == EXEC_OP_ApplyAdam ||
-             n->op == EXEC_OP_ApplyRMSProp))
+        if (n->phase == EXEC_PHASE_update && (n->op == EXEC_OP_ApplyGradientDescent || n->op == EXEC_OP_ApplyMomentum ||
+                                              n->op == EXEC_OP_ApplyAdam || n->op == EXEC_OP_ApplyRMSProp))
             n->attrs[0] = exec_attr_f(lr);
     }
     return EXEC_OK;
@@ -62,7 +61,8 @@ exec_status exec_optimizer_momentum(exec_graph *g, float lr, float momentum)
         if (!acc)
             break;
         int64_t attrs[] = { exec_attr_f(lr), exec_attr_f(momentum) };
-        exec_op_add_inplace(g, EXEC_OP_ApplyMomentum, 3, (uint32_t[]){ w, acc, dw }, 2, attrs, 2, (uint32_t[]){ w, acc });
+        exec_op_add_inplace(g, EXEC_OP_ApplyMomentum, 3, (uint32_t[]){ w, acc, dw }, 2, attrs, 2,
+                            (uint32_t[]){ w, acc });
     }
     g->phase = saved;
     return g->status;

@@ -5,7 +5,9 @@
 #include <math.h>
 #include <stdint.h>
 
-typedef struct exec_rng { uint64_t s; } exec_rng;
+typedef struct exec_rng {
+    uint64_t s;
+} exec_rng;
 
 static inline uint64_t exec_splitmix64(uint64_t x)
 {
@@ -14,7 +16,11 @@ static inline uint64_t exec_splitmix64(uint64_t x)
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
     return x ^ (x >> 31);
 }
-static inline exec_rng exec_rng_make(uint64_t seed) { exec_rng r = { exec_splitmix64(seed) | 1 }; return r; }
+static inline exec_rng exec_rng_make(uint64_t seed)
+{
+    exec_rng r = { exec_splitmix64(seed) | 1 };
+    return r;
+}
 static inline uint64_t exec_rng_u64(exec_rng *r)
 {
     r->s ^= r->s >> 12;
@@ -33,5 +39,8 @@ static inline float exec_rng_normal(exec_rng *r)
     return sqrtf(-2.0f * logf(u1)) * cosf(6.28318530718f * u2);
 }
 /* uniform integer in [0, n) */
-static inline uint32_t exec_rng_below(exec_rng *r, uint32_t n) { return (uint32_t)((exec_rng_u64(r) >> 32) * (uint64_t)n >> 32); }
+static inline uint32_t exec_rng_below(exec_rng *r, uint32_t n)
+{
+    return (uint32_t)((exec_rng_u64(r) >> 32) * (uint64_t)n >> 32);
+}
 #endif

@@ -10,9 +10,13 @@ static _Thread_local char g_msg[512];
 const char *exec_status_str(exec_status s)
 {
     static const char *const names[] = {
-        [EXEC_OK] = "ok", [EXEC_ERR_NOMEM] = "out of memory", [EXEC_ERR_SHAPE] = "bad shape",
-        [EXEC_ERR_ARG] = "bad argument", [EXEC_ERR_STATE] = "bad state",
-        [EXEC_ERR_NUMERIC] = "numeric error", [EXEC_ERR_IO] = "I/O error",
+        [EXEC_OK] = "ok",
+        [EXEC_ERR_NOMEM] = "out of memory",
+        [EXEC_ERR_SHAPE] = "bad shape",
+        [EXEC_ERR_ARG] = "bad argument",
+        [EXEC_ERR_STATE] = "bad state",
+        [EXEC_ERR_NUMERIC] = "numeric error",
+        [EXEC_ERR_IO] = "I/O error",
         [EXEC_ERR_INTERRUPTED] = "interrupted",
     };
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown status";

@@ -6,36 +6,34 @@
 
 #include "tracer/archive.h"
 
-
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	(void)argc;
-	(void)argv;
-	fz_init();
-	return 0;
+    (void)argc;
+    (void)argv;
+    fz_init();
+    return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	tracer_trace *t = NULL;
-	char err[1024];
+    tracer_trace *t = NULL;
+    char err[1024];
 
-	fz_write(data, size);
-	if (tracer_trace_open(fz_input, &t, err, sizeof err) ==
-	    TRACER_ARCHIVE_OK) {
-		const char *root = tracer_trace_root(t);
-		size_t rl = strlen(root);
+    fz_write(data, size);
+    if (tracer_trace_open(fz_input, &t, err, sizeof err) == TRACER_ARCHIVE_OK) {
+        const char *root = tracer_trace_root(t);
+        size_t rl = strlen(root);
 
-		for (size_t i = 0; i < tracer_trace_ctf_count(t); i++)
-			if (strncmp(tracer_trace_ctf_path(t, i), root, rl))
-				abort(); /* a CTF path outside the tree */
-		tracer_trace_close(t);
-	} else if (t || !err[0] || strchr(err, '\n')) {
-		abort(); /* an error is one line and no trace */
-	}
-	fz_check_clean();
-	return 0;
+        for (size_t i = 0; i < tracer_trace_ctf_count(t); i++)
+            if (strncmp(tracer_trace_ctf_path(t, i), root, rl))
+                abort(); /* a CTF path outside the tree */
+        tracer_trace_close(t);
+    } else if (t || !err[0] || strchr(err, '\n')) {
+        abort(); /* an error is one line and no trace */
+    }
+    fz_check_clean();
+    return 0;
 }

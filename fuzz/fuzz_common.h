@@ -20,57 +20,56 @@ static char fz_dir[4096], fz_tmp[4096], fz_input[4200];
  * input); after a finding it stays, beside the artifact. */
 static void fz_fini(void)
 {
-	unlink(fz_input);
-	rmdir(fz_tmp);
-	rmdir(fz_dir);
+    unlink(fz_input);
+    rmdir(fz_tmp);
+    rmdir(fz_dir);
 }
 
 /* Once: a private folder under $FUZZ_TMP, $TMPDIR or /tmp. */
 static void fz_init(void)
 {
-	const char *base = getenv("FUZZ_TMP");
+    const char *base = getenv("FUZZ_TMP");
 
-	if (!base || !*base)
-		base = getenv("TMPDIR");
-	if (!base || !*base)
-		base = "/tmp";
-	snprintf(fz_dir, sizeof fz_dir, "%s/fathom-fuzz-XXXXXX", base);
-	if (!mkdtemp(fz_dir))
-		abort();
-	snprintf(fz_tmp, sizeof fz_tmp, "%s/tmp", fz_dir);
-	snprintf(fz_input, sizeof fz_input, "%s/input", fz_dir);
-	if (mkdir(fz_tmp, 0700) != 0)
-		abort();
-	setenv("TMPDIR", fz_tmp, 1);
-	atexit(fz_fini);
-	/* a bomb must be refused, not fill the disk: 64 MiB is plenty for
+    if (!base || !*base)
+        base = getenv("TMPDIR");
+    if (!base || !*base)
+        base = "/tmp";
+    snprintf(fz_dir, sizeof fz_dir, "%s/fathom-fuzz-XXXXXX", base);
+    if (!mkdtemp(fz_dir))
+        abort();
+    snprintf(fz_tmp, sizeof fz_tmp, "%s/tmp", fz_dir);
+    snprintf(fz_input, sizeof fz_input, "%s/input", fz_dir);
+    if (mkdir(fz_tmp, 0700) != 0)
+        abort();
+    setenv("TMPDIR", fz_tmp, 1);
+    atexit(fz_fini);
+    /* a bomb must be refused, not fill the disk: 64 MiB is plenty for
 	 * any input libFuzzer makes (-max_len) */
-	setenv("FATHOM_MAX_EXTRACT", "64M", 1);
+    setenv("FATHOM_MAX_EXTRACT", "64M", 1);
 }
 
 static void fz_write(const uint8_t *data, size_t size)
 {
-	FILE *f = fopen(fz_input, "wb");
+    FILE *f = fopen(fz_input, "wb");
 
-	if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f))
-		abort();
+    if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f))
+        abort();
 }
 
 /* Abort if the reader left anything in its $TMPDIR. */
 static void fz_check_clean(void)
 {
-	DIR *d = opendir(fz_tmp);
-	struct dirent *e;
+    DIR *d = opendir(fz_tmp);
+    struct dirent *e;
 
-	if (!d)
-		abort();
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-			fprintf(stderr, "left behind: %s/%s\n", fz_tmp,
-				e->d_name);
-			abort();
-		}
-	closedir(d);
+    if (!d)
+        abort();
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            fprintf(stderr, "left behind: %s/%s\n", fz_tmp, e->d_name);
+            abort();
+        }
+    closedir(d);
 }
 
 #endif

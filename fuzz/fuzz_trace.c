@@ -14,32 +14,32 @@ static FILE *devnull;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	(void)argc;
-	(void)argv;
-	fz_init();
-	/* a decoder that stops making progress is stopped well within
+    (void)argc;
+    (void)argv;
+    fz_init();
+    /* a decoder that stops making progress is stopped well within
 	 * libFuzzer's -timeout */
-	setenv("FATHOM_DECODE_STALL", "10", 0);
-	devnull = fopen("/dev/null", "w");
-	if (!devnull)
-		abort();
-	return 0;
+    setenv("FATHOM_DECODE_STALL", "10", 0);
+    devnull = fopen("/dev/null", "w");
+    if (!devnull)
+        abort();
+    return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	analyze_read_options o = { 0, 0 };
-	analyze_profile *p = NULL;
-	char err[2048];
+    analyze_read_options o = { 0, 0 };
+    analyze_profile *p = NULL;
+    char err[2048];
 
-	fz_write(data, size);
-	err[0] = '\0';
-	if (analyze_read(fz_input, &o, &p, err, sizeof err) == 0) {
-		analyze_breakdown(devnull, &p, 1, CLI_JSON, 10);
-		analyze_profile_destroy(p);
-	} else if (p || !err[0]) {
-		abort(); /* an error has a message and no profile */
-	}
-	fz_check_clean();
-	return 0;
+    fz_write(data, size);
+    err[0] = '\0';
+    if (analyze_read(fz_input, &o, &p, err, sizeof err) == 0) {
+        analyze_breakdown(devnull, &p, 1, CLI_JSON, 10);
+        analyze_profile_destroy(p);
+    } else if (p || !err[0]) {
+        abort(); /* an error has a message and no profile */
+    }
+    fz_check_clean();
+    return 0;
 }

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef struct ae_preset { int hidden, latent, images; } ae_preset;
+typedef struct ae_preset {
+    int hidden, latent, images;
+} ae_preset;
 static const ae_preset presets[MODEL_PRESET_COUNT] = {
     [MODEL_TINY] = { 128, 10, 1024 },
     [MODEL_SMALL] = { 500, 20, 4096 },

@@ -18,12 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BABI_MAX_WORDS 64      /* per sentence */
+#define BABI_MAX_WORDS 64 /* per sentence */
 #define BABI_MAX_LINE 4096
 
 typedef struct sent {
-    size_t first, count;   /* tokens */
-    const char *answer;    /* NULL for a statement */
+    size_t first, count; /* tokens */
+    const char *answer;  /* NULL for a statement */
     size_t story;
     long line;
 } sent;

@@ -109,7 +109,8 @@ int model_breakout_step(model_breakout *b, int action)
         if (b->ball_vy > 0 && overlap(x, y, MODEL_BREAKOUT_BALL, MODEL_BREAKOUT_BALL, b->paddle_x,
                                       MODEL_BREAKOUT_PADDLE_Y, MODEL_BREAKOUT_PADDLE_W, MODEL_BREAKOUT_PADDLE_H)) {
             /* the bounce angle follows where the ball meets the paddle */
-            int32_t off = (b->ball_x + MODEL_BREAKOUT_BALL * SUB / 2) - (b->paddle_x * SUB + MODEL_BREAKOUT_PADDLE_W * SUB / 2);
+            int32_t off =
+                (b->ball_x + MODEL_BREAKOUT_BALL * SUB / 2) - (b->paddle_x * SUB + MODEL_BREAKOUT_PADDLE_W * SUB / 2);
             int32_t vx = off / 3;
             if (vx > 36)
                 vx = 36;

@@ -21,10 +21,10 @@
 enum { MODEL_BREAKOUT_NOOP, MODEL_BREAKOUT_FIRE, MODEL_BREAKOUT_RIGHT, MODEL_BREAKOUT_LEFT };
 
 /* geometry, in pixels */
-#define MODEL_BREAKOUT_WALL_X0 2      /* play area x in [2, 82) */
+#define MODEL_BREAKOUT_WALL_X0 2 /* play area x in [2, 82) */
 #define MODEL_BREAKOUT_WALL_X1 82
-#define MODEL_BREAKOUT_WALL_Y0 4      /* top wall: y < 4 */
-#define MODEL_BREAKOUT_BRICK_Y0 14    /* first brick row's top */
+#define MODEL_BREAKOUT_WALL_Y0 4   /* top wall: y < 4 */
+#define MODEL_BREAKOUT_BRICK_Y0 14 /* first brick row's top */
 #define MODEL_BREAKOUT_BRICK_W 8
 #define MODEL_BREAKOUT_BRICK_H 3
 #define MODEL_BREAKOUT_PADDLE_Y 76
@@ -34,10 +34,10 @@ enum { MODEL_BREAKOUT_NOOP, MODEL_BREAKOUT_FIRE, MODEL_BREAKOUT_RIGHT, MODEL_BRE
 
 typedef struct model_breakout {
     uint64_t rng;
-    int32_t paddle_x;           /* paddle's left edge, pixels */
-    int32_t ball_x, ball_y;     /* ball's top-left corner, 1/16 pixel */
-    int32_t ball_vx, ball_vy;   /* 1/16 pixel per tick */
-    bool launched;              /* false: the ball rests on the paddle */
+    int32_t paddle_x;         /* paddle's left edge, pixels */
+    int32_t ball_x, ball_y;   /* ball's top-left corner, 1/16 pixel */
+    int32_t ball_vx, ball_vy; /* 1/16 pixel per tick */
+    bool launched;            /* false: the ball rests on the paddle */
     int lives;
     int score;
     int ticks;

@@ -9,7 +9,7 @@
 typedef enum model_optim { MODEL_OPT_ADAM, MODEL_OPT_MOMENTUM } model_optim;
 
 typedef struct model_classifier_spec {
-    int classes, size;       /* classes and image side (square, 3 channels) */
+    int classes, size; /* classes and image side (square, 3 channels) */
     model_optim opt;
     float lr;
     /* builds the network on images x [B,3,size,size]; returns the logits [B,classes] */

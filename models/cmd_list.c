@@ -7,11 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage_text[] =
-    "usage: fathom list [--format text|json]\n\n"
-    "Lists the workloads: name, seminal paper, class of network, and per preset\n"
-    "(tiny, small, full) the default batch and the parameter count, counted from\n"
-    "the built graph. See fathom-list(1) and fathom-workloads(7).\n";
+static const char usage_text[] = "usage: fathom list [--format text|json]\n\n"
+                                 "Lists the workloads: name, seminal paper, class of network, and per preset\n"
+                                 "(tiny, small, full) the default batch and the parameter count, counted from\n"
+                                 "the built graph. See fathom-list(1) and fathom-workloads(7).\n";
 
 /* Parameters of a preset, from its graph built without planning. */
 static int64_t params_of(const model_def *d, model_preset p)

@@ -8,18 +8,17 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char usage_text[] =
-    "usage: fathom run MODEL [--mode train|infer] [--preset tiny|small|full] [--steps N]\n"
-    "                  [--batch B] [--threads N] [--inter M] [--conv-algo A] [--seed S]\n"
-    "                  [--depth D] [--data PATH] [--format text|json]\n\n"
-    "Runs a workload (see `fathom list`) on its built-in data for N steps and prints\n"
-    "the mean step time (the first step skipped). With --format json: one JSON\n"
-    "object describing the run, one per step {step, loss, ms}, then a summary.\n"
-    "Defaults: train, tiny, 20 steps (12 at small and full), the preset's batch,\n"
-    "all cores, 1 inter-op worker, convolution algorithm auto (or FATHOM_CONV_ALGO),\n"
-    "seed 1, residual depth 50. `fathom tune` recommends --threads, --inter,\n"
-    "--conv-algo and --batch for this machine. See fathom-run(1).\n\n"
-    "--data PATH reads a real-format file instead of the generator:\n";
+static const char usage_text[] = "usage: fathom run MODEL [--mode train|infer] [--preset tiny|small|full] [--steps N]\n"
+                                 "                  [--batch B] [--threads N] [--inter M] [--conv-algo A] [--seed S]\n"
+                                 "                  [--depth D] [--data PATH] [--format text|json]\n\n"
+                                 "Runs a workload (see `fathom list`) on its built-in data for N steps and prints\n"
+                                 "the mean step time (the first step skipped). With --format json: one JSON\n"
+                                 "object describing the run, one per step {step, loss, ms}, then a summary.\n"
+                                 "Defaults: train, tiny, 20 steps (12 at small and full), the preset's batch,\n"
+                                 "all cores, 1 inter-op worker, convolution algorithm auto (or FATHOM_CONV_ALGO),\n"
+                                 "seed 1, residual depth 50. `fathom tune` recommends --threads, --inter,\n"
+                                 "--conv-algo and --batch for this machine. See fathom-run(1).\n\n"
+                                 "--data PATH reads a real-format file instead of the generator:\n";
 
 /* "--opt value" or "--opt=value": returns the value or NULL (after an error) */
 static const char *optval(int argc, char **argv, int *i, const char *opt, bool *matched)

@@ -35,10 +35,10 @@ extern const model_def model_deepq;
 
 typedef struct deepq_preset {
     int conv[3], fc;
-    int64_t replay;      /* replay capacity, frames (Nature: 1M) */
-    int64_t prefill;     /* random-policy frames before learning (Nature: 50k) */
-    int64_t anneal;      /* frames over which epsilon goes 1.0 -> 0.1 (Nature: 1M) */
-    int sync;            /* target network sync every C updates (Nature: 10k) */
+    int64_t replay;  /* replay capacity, frames (Nature: 1M) */
+    int64_t prefill; /* random-policy frames before learning (Nature: 50k) */
+    int64_t anneal;  /* frames over which epsilon goes 1.0 -> 0.1 (Nature: 1M) */
+    int sync;        /* target network sync every C updates (Nature: 10k) */
 } deepq_preset;
 
 static const deepq_preset presets[MODEL_PRESET_COUNT] = {
@@ -55,24 +55,24 @@ typedef struct qnet {
 typedef struct deepq {
     const deepq_preset *p;
     /* train: m->g is the online train graph */
-    uint32_t s, onehot, y;   /* online graph: states, actions one-hot, TD targets */
-    qnet target;             /* target network: s' -> y */
+    uint32_t s, onehot, y; /* online graph: states, actions one-hot, TD targets */
+    qnet target;           /* target network: s' -> y */
     uint32_t t_r, t_notdone, t_y;
-    qnet act;                /* batch-1 acting network (train), or m->g's (infer) */
+    qnet act; /* batch-1 acting network (train), or m->g's (infer) */
     uint32_t act_argmax;
     /* game(s) */
-    model_breakout *games;   /* 1 (train) or batch (infer) */
-    uint8_t *hist;           /* per game: HIST frames, oldest first */
+    model_breakout *games; /* 1 (train) or batch (infer) */
+    uint8_t *hist;         /* per game: HIST frames, oldest first */
     uint64_t rng;
-    int64_t frames;          /* agent steps taken */
+    int64_t frames; /* agent steps taken */
     int64_t updates;
     /* replay memory: a ring of frames */
     uint8_t *rframes;
     uint8_t *raction, *rterm, *rfirst;
     float *rreward;
     int64_t cap, total;
-    int32_t *batch_idx;      /* the last minibatch */
-    uint8_t *scratch;        /* two frames per game for max-pooling: prev, frame */
+    int32_t *batch_idx; /* the last minibatch */
+    uint8_t *scratch;   /* two frames per game for max-pooling: prev, frame */
 } deepq;
 
 static uint64_t rnd(uint64_t *s)
@@ -481,8 +481,7 @@ static exec_status create(const model_config *cfg, model **out)
     d->batch_idx = exec_calloc((size_t)B, sizeof(int32_t));
     if (!d->rframes || !d->raction || !d->rterm || !d->rfirst || !d->rreward || !d->batch_idx) {
         destroy(m);
-        return exec_fail(EXEC_ERR_NOMEM, "deepq: out of memory for a replay memory of %lld frames",
-                         (long long)d->cap);
+        return exec_fail(EXEC_ERR_NOMEM, "deepq: out of memory for a replay memory of %lld frames", (long long)d->cap);
     }
     copy_weights(d->target.g, m->g);
     prefill(m);

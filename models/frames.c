@@ -62,8 +62,8 @@ int model_frames_nearest(const model_frames *f, const float *frame)
     return best;
 }
 
-void model_frames_fill(const model_frames *f, uint64_t step, int T, int N, int context, int max_labels,
-                       float *frames, int32_t *labels, int32_t *label_len, int32_t *seq_len)
+void model_frames_fill(const model_frames *f, uint64_t step, int T, int N, int context, int max_labels, float *frames,
+                       int32_t *labels, int32_t *label_len, int32_t *seq_len)
 {
     const int F = f->features, W = F * (2 * context + 1);
     if (max_labels > T)

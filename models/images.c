@@ -27,10 +27,10 @@ void model_images_init(model_images *im, int classes, int c, int h, int w, uint6
 /* A class's structure: a fixed function of the class index (not of the seed),
  * so every seed draws from the same task. */
 typedef struct cls_params {
-    float theta, freq;   /* stripe orientation (rad) and cycles per image */
-    float bx, by, bs;    /* blob centre (fractions) and size */
-    float bamp;          /* blob sign/amplitude */
-    float col[4];        /* per-channel weights */
+    float theta, freq; /* stripe orientation (rad) and cycles per image */
+    float bx, by, bs;  /* blob centre (fractions) and size */
+    float bamp;        /* blob sign/amplitude */
+    float col[4];      /* per-channel weights */
 } cls_params;
 
 static void class_params(int k, int c, cls_params *p)

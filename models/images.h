@@ -11,7 +11,7 @@
 typedef struct model_images {
     int classes, c, h, w;
     uint64_t rng;
-    float noise;    /* noise amplitude (uniform, +-noise) */
+    float noise; /* noise amplitude (uniform, +-noise) */
 } model_images;
 
 void model_images_init(model_images *im, int classes, int c, int h, int w, uint64_t seed);

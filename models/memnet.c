@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef struct mn_preset { int emb, hops, mem, stories; } mn_preset;
+typedef struct mn_preset {
+    int emb, hops, mem, stories;
+} mn_preset;
 static const mn_preset presets[MODEL_PRESET_COUNT] = {
     [MODEL_TINY] = { 20, 3, 10, 200 },
     [MODEL_SMALL] = { 20, 3, 50, 2000 },
@@ -101,8 +103,7 @@ static void mn_fill_constants(model *m)
     float *pe = exec_dataf(g, p->pe);
     for (int j = 1; j <= J; j++)
         for (int k = 1; k <= d; k++)
-            pe[(j - 1) * d + (k - 1)] =
-                (1.0f - (float)j / J) - ((float)k / d) * (1.0f - 2.0f * (float)j / J);
+            pe[(j - 1) * d + (k - 1)] = (1.0f - (float)j / J) - ((float)k / d) * (1.0f - 2.0f * (float)j / J);
     if (p->nilmask) {
         float *mask = exec_dataf(g, p->nilmask);
         for (int i = 0; i < V * d; i++)
@@ -147,7 +148,7 @@ static exec_status mn_create(const model_config *cfg, model **out)
     uint32_t mem[MN_MAX_HOPS + 1];
     for (int k = 0; k <= p->hops; k++)
         mem[k] = ex_add(g, encode(g, p->emb[k], p->stories, p->pe, 2), temporal[k]); /* [N, M, D] */
-    uint32_t u = encode(g, p->emb[0], p->query, p->pe, 1);                          /* [N, D] */
+    uint32_t u = encode(g, p->emb[0], p->query, p->pe, 1);                           /* [N, D] */
     for (int k = 0; k < p->hops; k++) {
         uint32_t score = ex_batch_matmul(g, mem[k], ex_reshape(g, u, 3, (int64_t[]){ N, D, 1 }), 0, 0);
         uint32_t prob = ex_softmax(g, ex_reshape(g, score, 2, (int64_t[]){ N, M }));

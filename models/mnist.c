@@ -19,20 +19,32 @@ void model_mnist_destroy(model_mnist_set *s)
 
 /* ---- the generator ------------------------------------------------------ */
 /* Each digit a polyline in a unit box (x right, y down). */
-typedef struct pt { float x, y; } pt;
-static const pt d0[] = { {.5f, 0}, {.8f, .15f}, {.9f, .5f}, {.8f, .85f}, {.5f, 1}, {.2f, .85f}, {.1f, .5f}, {.2f, .15f}, {.5f, 0} };
-static const pt d1[] = { {.3f, .2f}, {.55f, 0}, {.55f, 1} };
-static const pt d2[] = { {.15f, .25f}, {.3f, .05f}, {.7f, .05f}, {.85f, .25f}, {.8f, .45f}, {.15f, 1}, {.9f, 1} };
-static const pt d3[] = { {.15f, .05f}, {.85f, .05f}, {.45f, .45f}, {.85f, .65f}, {.75f, .95f}, {.15f, .95f} };
-static const pt d4[] = { {.7f, 1}, {.7f, 0}, {.1f, .65f}, {.9f, .65f} };
-static const pt d5[] = { {.85f, 0}, {.2f, 0}, {.15f, .45f}, {.7f, .45f}, {.85f, .7f}, {.7f, .95f}, {.15f, .95f} };
-static const pt d6[] = { {.8f, .05f}, {.3f, .3f}, {.15f, .7f}, {.35f, .97f}, {.7f, .95f}, {.85f, .7f}, {.6f, .5f}, {.2f, .6f} };
-static const pt d7[] = { {.1f, .05f}, {.9f, .05f}, {.4f, 1} };
-static const pt d8[] = { {.5f, .5f}, {.2f, .3f}, {.3f, .05f}, {.7f, .05f}, {.8f, .3f}, {.5f, .5f},
-                         {.15f, .72f}, {.3f, .97f}, {.7f, .97f}, {.85f, .72f}, {.5f, .5f} };
-static const pt d9[] = { {.85f, .35f}, {.6f, .5f}, {.2f, .4f}, {.2f, .1f}, {.5f, .02f}, {.85f, .2f}, {.85f, .35f}, {.75f, 1} };
+typedef struct pt {
+    float x, y;
+} pt;
+static const pt d0[] = { { .5f, 0 },    { .8f, .15f }, { .9f, .5f },  { .8f, .85f }, { .5f, 1 },
+                         { .2f, .85f }, { .1f, .5f },  { .2f, .15f }, { .5f, 0 } };
+static const pt d1[] = { { .3f, .2f }, { .55f, 0 }, { .55f, 1 } };
+static const pt d2[] = { { .15f, .25f }, { .3f, .05f }, { .7f, .05f }, { .85f, .25f },
+                         { .8f, .45f },  { .15f, 1 },   { .9f, 1 } };
+static const pt d3[] = {
+    { .15f, .05f }, { .85f, .05f }, { .45f, .45f }, { .85f, .65f }, { .75f, .95f }, { .15f, .95f }
+};
+static const pt d4[] = { { .7f, 1 }, { .7f, 0 }, { .1f, .65f }, { .9f, .65f } };
+static const pt d5[] = { { .85f, 0 },   { .2f, 0 },    { .15f, .45f }, { .7f, .45f },
+                         { .85f, .7f }, { .7f, .95f }, { .15f, .95f } };
+static const pt d6[] = { { .8f, .05f }, { .3f, .3f },  { .15f, .7f }, { .35f, .97f },
+                         { .7f, .95f }, { .85f, .7f }, { .6f, .5f },  { .2f, .6f } };
+static const pt d7[] = { { .1f, .05f }, { .9f, .05f }, { .4f, 1 } };
+static const pt d8[] = { { .5f, .5f },   { .2f, .3f },  { .3f, .05f }, { .7f, .05f },  { .8f, .3f }, { .5f, .5f },
+                         { .15f, .72f }, { .3f, .97f }, { .7f, .97f }, { .85f, .72f }, { .5f, .5f } };
+static const pt d9[] = { { .85f, .35f }, { .6f, .5f },  { .2f, .4f },   { .2f, .1f },
+                         { .5f, .02f },  { .85f, .2f }, { .85f, .35f }, { .75f, 1 } };
 #define NPTS(a) (int)(sizeof a / sizeof a[0])
-static const struct { const pt *p; int n; } digits[10] = {
+static const struct {
+    const pt *p;
+    int n;
+} digits[10] = {
     { d0, NPTS(d0) }, { d1, NPTS(d1) }, { d2, NPTS(d2) }, { d3, NPTS(d3) }, { d4, NPTS(d4) },
     { d5, NPTS(d5) }, { d6, NPTS(d6) }, { d7, NPTS(d7) }, { d8, NPTS(d8) }, { d9, NPTS(d9) },
 };
@@ -121,8 +133,8 @@ exec_status model_mnist_load(const char *images_path, const char *labels_path, m
         goto done;
     }
     if (be32(p) != 0x00000803) {
-        st = exec_fail(EXEC_ERR_IO, "%s: magic 0x%08x, not an idx3-ubyte image file (0x00000803)", images_path,
-                       be32(p));
+        st =
+            exec_fail(EXEC_ERR_IO, "%s: magic 0x%08x, not an idx3-ubyte image file (0x00000803)", images_path, be32(p));
         goto done;
     }
     uint32_t n = be32(p + 4), rows = be32(p + 8), cols = be32(p + 12);
@@ -132,8 +144,8 @@ exec_status model_mnist_load(const char *images_path, const char *labels_path, m
     }
     uint64_t want = 16 + (uint64_t)n * rows * cols;
     if ((uint64_t)il != want) {
-        st = exec_fail(EXEC_ERR_IO, "%s: %zu bytes where %u images of %ux%u need %llu (%s)", images_path, il, n,
-                       rows, cols, (unsigned long long)want, (uint64_t)il < want ? "truncated" : "trailing data");
+        st = exec_fail(EXEC_ERR_IO, "%s: %zu bytes where %u images of %ux%u need %llu (%s)", images_path, il, n, rows,
+                       cols, (unsigned long long)want, (uint64_t)il < want ? "truncated" : "trailing data");
         goto done;
     }
     if (labels_path) {
@@ -145,8 +157,7 @@ exec_status model_mnist_load(const char *images_path, const char *labels_path, m
             goto done;
         }
         if (be32(q + 4) != n || ll != 8 + (size_t)n) {
-            st = exec_fail(EXEC_ERR_IO, "%s: %u labels in %zu bytes for %u images", labels_path, be32(q + 4), ll,
-                           n);
+            st = exec_fail(EXEC_ERR_IO, "%s: %u labels in %zu bytes for %u images", labels_path, be32(q + 4), ll, n);
             goto done;
         }
         for (uint32_t i = 0; i < n; i++)

@@ -18,14 +18,14 @@ typedef enum model_preset { MODEL_TINY, MODEL_SMALL, MODEL_FULL, MODEL_PRESET_CO
 
 const char *model_mode_name(model_mode m);
 const char *model_preset_name(model_preset p);
-int model_mode_from_name(const char *s);     /* -1 if unknown */
-int model_preset_from_name(const char *s);   /* -1 if unknown */
+int model_mode_from_name(const char *s);   /* -1 if unknown */
+int model_preset_from_name(const char *s); /* -1 if unknown */
 
 typedef struct model_config {
     model_mode mode;
     model_preset preset;
-    int batch;              /* 0: the preset's */
-    int depth;              /* residual: 18/34/50/101/152; 0: the default */
+    int batch; /* 0: the preset's */
+    int depth; /* residual: 18/34/50/101/152; 0: the default */
     uint64_t seed;
     int inter;              /* inter-op workers for exec_graph_run */
     exec_settings settings; /* intra-op threads and convolution algorithm of the
@@ -41,9 +41,9 @@ typedef struct model_def model_def;
 typedef struct model {
     const model_def *def;
     model_config cfg;
-    int batch;              /* the effective batch */
+    int batch; /* the effective batch */
     exec_graph *g;
-    uint32_t loss;          /* scalar loss tensor (0 in infer mode if none) */
+    uint32_t loss; /* scalar loss tensor (0 in infer mode if none) */
     void *priv;
 } model;
 
@@ -79,7 +79,14 @@ void model_print_data_formats(FILE *f);
 /* Runs m->g for this step in cfg's mode (train: everything; infer: forward). */
 exec_status model_run_graph(model *m);
 
-static inline exec_status model_create(const model_def *d, const model_config *c, model **out) { return d->create(c, out); }
+static inline exec_status model_create(const model_def *d, const model_config *c, model **out)
+{
+    return d->create(c, out);
+}
 static inline exec_status model_step(model *m, float *loss) { return m->def->step(m, loss); }
-static inline void model_destroy(model *m) { if (m) m->def->destroy(m); }
+static inline void model_destroy(model *m)
+{
+    if (m)
+        m->def->destroy(m);
+}
 #endif

@@ -14,7 +14,7 @@ extern const model_def model_residual;
 #include <stdio.h>
 
 typedef struct residual_preset {
-    int size, classes, width;  /* width: stage 1's base channels (64 in the paper) */
+    int size, classes, width; /* width: stage 1's base channels (64 in the paper) */
 } residual_preset;
 
 static const residual_preset presets[MODEL_PRESET_COUNT] = {
@@ -32,8 +32,10 @@ typedef struct residual_arch {
 
 static int arch_of(int depth, residual_arch *a)
 {
-    static const struct { int depth, bottleneck, blocks[4]; } tab[] = {
-        { 18, 0, { 2, 2, 2, 2 } },  { 34, 0, { 3, 4, 6, 3 } },   { 50, 1, { 3, 4, 6, 3 } },
+    static const struct {
+        int depth, bottleneck, blocks[4];
+    } tab[] = {
+        { 18, 0, { 2, 2, 2, 2 } },   { 34, 0, { 3, 4, 6, 3 } },   { 50, 1, { 3, 4, 6, 3 } },
         { 101, 1, { 3, 4, 23, 3 } }, { 152, 1, { 3, 8, 36, 3 } },
     };
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
@@ -102,8 +104,12 @@ static exec_status create(const model_config *cfg, model **out)
     if (arch_of(depth, &a))
         return exec_fail(EXEC_ERR_ARG, "residual: depth %d is not one of 18, 34, 50, 101, 152", depth);
     int batch = model_batch(&model_residual, cfg);
-    model_classifier_spec spec = { .classes = a.p->classes, .size = a.p->size, .opt = MODEL_OPT_MOMENTUM,
-                                   .lr = 0.1f * (float)batch / 256.0f, .net = net, .arg = &a };
+    model_classifier_spec spec = { .classes = a.p->classes,
+                                   .size = a.p->size,
+                                   .opt = MODEL_OPT_MOMENTUM,
+                                   .lr = 0.1f * (float)batch / 256.0f,
+                                   .net = net,
+                                   .arg = &a };
     return model_classifier_create(&model_residual, cfg, &spec, out);
 }
 

@@ -29,8 +29,7 @@ static void emit(FILE *f, json_t *o)
 
 static json_t *loss_json(float l) { return isfinite(l) ? json_real(l) : json_null(); }
 
-exec_status model_runner(const model_def *def, const model_config *cfg, const model_run_opts *o,
-                         model_run_result *res)
+exec_status model_runner(const model_def *def, const model_config *cfg, const model_run_opts *o, model_run_result *res)
 {
     model_run_result r = { .first_loss = NAN, .last_loss = NAN };
     if (o->steps <= 0)
@@ -45,10 +44,9 @@ exec_status model_runner(const model_def *def, const model_config *cfg, const mo
     bool json = o->out && o->format == MODEL_OUT_JSON;
     if (json)
         emit(o->out, json_pack("{s:s, s:s, s:s, s:i, s:I, s:i, s:i, s:i, s:I}", "model", def->name, "mode",
-                               model_mode_name(cfg->mode), "preset", model_preset_name(cfg->preset), "batch",
-                               m->batch, "params", (json_int_t)r.params, "steps", o->steps, "threads",
-                               threads, "inter", cfg->inter > 1 ? cfg->inter : 1, "seed",
-                               (json_int_t)cfg->seed));
+                               model_mode_name(cfg->mode), "preset", model_preset_name(cfg->preset), "batch", m->batch,
+                               "params", (json_int_t)r.params, "steps", o->steps, "threads", threads, "inter",
+                               cfg->inter > 1 ? cfg->inter : 1, "seed", (json_int_t)cfg->seed));
     exec_run_info info = {
         .model = def->name,
         .mode = model_mode_name(cfg->mode),
@@ -99,8 +97,8 @@ exec_status model_runner(const model_def *def, const model_config *cfg, const mo
                 (void)!ftruncate(o->step_fd, n);
         }
         if (o->progress) {
-            fprintf(o->progress, "\r%s %s %s: step %d/%d  loss %.4f  %.1f ms   ", def->name,
-                    model_mode_name(cfg->mode), model_preset_name(cfg->preset), i + 1, o->steps, (double)loss, ms);
+            fprintf(o->progress, "\r%s %s %s: step %d/%d  loss %.4f  %.1f ms   ", def->name, model_mode_name(cfg->mode),
+                    model_preset_name(cfg->preset), i + 1, o->steps, (double)loss, ms);
             fflush(o->progress);
         }
     }
@@ -111,15 +109,16 @@ exec_status model_runner(const model_def *def, const model_config *cfg, const mo
     r.mean_engine_ms = r.steps > 1 ? rest_engine / (r.steps - 1) : first_engine;
     if (!s && o->out) {
         if (json) {
-            emit(o->out, json_pack("{s:b, s:i, s:f, s:f, s:f, s:f, s:o, s:o}", "summary", 1, "steps", r.steps,
-                                   "mean_ms", r.mean_ms, "mean_engine_ms", r.mean_engine_ms, "first_ms", r.first_ms,
-                                   "total_ms", r.total_ms,
-                                   "first_loss", loss_json(r.first_loss), "last_loss", loss_json(r.last_loss)));
+            emit(o->out,
+                 json_pack("{s:b, s:i, s:f, s:f, s:f, s:f, s:o, s:o}", "summary", 1, "steps", r.steps, "mean_ms",
+                           r.mean_ms, "mean_engine_ms", r.mean_engine_ms, "first_ms", r.first_ms, "total_ms",
+                           r.total_ms, "first_loss", loss_json(r.first_loss), "last_loss", loss_json(r.last_loss)));
         } else if (o->format == MODEL_OUT_TEXT) {
             fprintf(o->out, "%s %s (%s): batch %d, %lld parameters, %d thread%s, inter %u\n", def->name,
-                    model_mode_name(cfg->mode), model_preset_name(cfg->preset), m->batch, (long long)r.params,
-                    threads, threads == 1 ? "" : "s", info.inter);
-            fprintf(o->out, "%d steps, mean step %.2f ms, %.2f ms of it in the engine (first step skipped; first %.2f ms)",
+                    model_mode_name(cfg->mode), model_preset_name(cfg->preset), m->batch, (long long)r.params, threads,
+                    threads == 1 ? "" : "s", info.inter);
+            fprintf(o->out,
+                    "%d steps, mean step %.2f ms, %.2f ms of it in the engine (first step skipped; first %.2f ms)",
                     r.steps, r.mean_ms, r.mean_engine_ms, r.first_ms);
             if (isfinite(r.first_loss))
                 fprintf(o->out, ", loss %.4f -> %.4f", (double)r.first_loss, (double)r.last_loss);

@@ -24,11 +24,11 @@ typedef struct model_run_opts {
 } model_run_opts;
 
 typedef struct model_run_result {
-    int steps;               /* steps completed */
+    int steps; /* steps completed */
     int64_t params;
-    double mean_ms;          /* mean step time, skipping the first step (all if only one) */
+    double mean_ms; /* mean step time, skipping the first step (all if only one) */
     double first_ms, total_ms;
-    double mean_engine_ms;   /* of mean_ms, the time inside the engine's graph runs (same steps) */
+    double mean_engine_ms; /* of mean_ms, the time inside the engine's graph runs (same steps) */
     float first_loss, last_loss;
 } model_run_result;
 
@@ -38,6 +38,5 @@ int model_default_steps(model_preset p);
 /* Sets the threads, creates the model, announces the run, runs the steps,
  * announces the end, destroys the model. On error the message is in
  * exec_errmsg() (and any JSON already written stays valid per line). */
-exec_status model_runner(const model_def *def, const model_config *cfg, const model_run_opts *o,
-                         model_run_result *res);
+exec_status model_runner(const model_def *def, const model_config *cfg, const model_run_opts *o, model_run_result *res);
 #endif

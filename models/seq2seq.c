@@ -30,7 +30,9 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef struct s2s_preset { int src_vocab, tgt_vocab, emb, units, layers, src_len, tgt_len, samples, sentences; } s2s_preset;
+typedef struct s2s_preset {
+    int src_vocab, tgt_vocab, emb, units, layers, src_len, tgt_len, samples, sentences;
+} s2s_preset;
 static const s2s_preset presets[MODEL_PRESET_COUNT] = {
     [MODEL_TINY] = { 64, 64, 16, 16, 3, 6, 8, 16, 512 },
     [MODEL_SMALL] = { 4000, 4000, 128, 128, 3, 10, 15, 256, 20000 },
@@ -47,7 +49,9 @@ typedef struct s2s_priv {
     int64_t cursor;
 } s2s_priv;
 
-typedef struct lstm { uint32_t w, b; } lstm;
+typedef struct lstm {
+    uint32_t w, b;
+} lstm;
 
 static void s2s_destroy(model *m)
 {
@@ -78,12 +82,15 @@ static void lstm_step(exec_graph *g, lstm l, uint32_t x, uint32_t one, uint32_t 
     uint32_t q[4] = { 0 };
     if (ex_split(g, z, 1, 4, q))
         return;
-    *c = ex_add(g, ex_mul(g, *c, ex_sigmoid(g, ex_add(g, q[2], one))), ex_mul(g, ex_sigmoid(g, q[0]), ex_tanh(g, q[1])));
+    *c =
+        ex_add(g, ex_mul(g, *c, ex_sigmoid(g, ex_add(g, q[2], one))), ex_mul(g, ex_sigmoid(g, q[0]), ex_tanh(g, q[1])));
     *h = ex_mul(g, ex_tanh(g, *c), ex_sigmoid(g, q[3]));
 }
 
 /* TF's linear([a, b]): one weight over the concatenation, shared by every step. */
-typedef struct dense { uint32_t w, b; } dense;
+typedef struct dense {
+    uint32_t w, b;
+} dense;
 static dense dense_new(exec_graph *g, const char *name, int64_t in, int64_t out)
 {
     char wn[48], bn[48];
@@ -199,7 +206,8 @@ static exec_status s2s_create(const model_config *cfg, model **out)
     }
 
     /* ---- encoder ---- */
-    uint32_t emb_src = exec_weight_scaled(g, "encoder/embedding", 2, (int64_t[]){ Vs, E }, EXEC_INIT_UNIFORM, sqrtf(3.0f));
+    uint32_t emb_src =
+        exec_weight_scaled(g, "encoder/embedding", 2, (int64_t[]){ Vs, E }, EXEC_INIT_UNIFORM, sqrtf(3.0f));
     p->enc_in = exec_input(g, "encoder_inputs", EXEC_I32, 1, (int64_t[]){ Ts * B }); /* time-major */
     if ((s = ex_split(g, ex_gather(g, emb_src, p->enc_in), 0, (int)Ts, xs)) || (s = exec_graph_status(g)))
         goto done;
@@ -222,7 +230,8 @@ static exec_status s2s_create(const model_config *cfg, model **out)
     uint32_t v = exec_weight(g, "attention/v", 2, (int64_t[]){ U, 1 }, EXEC_INIT_GLOROT);
 
     /* ---- decoder ---- */
-    uint32_t emb_tgt = exec_weight_scaled(g, "decoder/embedding", 2, (int64_t[]){ Vt, E }, EXEC_INIT_UNIFORM, sqrtf(3.0f));
+    uint32_t emb_tgt =
+        exec_weight_scaled(g, "decoder/embedding", 2, (int64_t[]){ Vt, E }, EXEC_INIT_UNIFORM, sqrtf(3.0f));
     uint32_t proj_w = exec_weight(g, "proj/W", 2, (int64_t[]){ Vt, U }, EXEC_INIT_GLOROT);
     uint32_t proj_b = exec_weight(g, "proj/b", 1, (int64_t[]){ Vt }, EXEC_INIT_ZERO);
     if (cfg->mode == MODEL_TRAIN) {
@@ -249,7 +258,8 @@ static exec_status s2s_create(const model_config *cfg, model **out)
         }
         uint32_t y = ex_bias_add(g, ex_matmul(g, ex_concat(g, (int)(2 * L), qs, 1), wq, 0, 0), bq, 1);
         uint32_t act = ex_reshape(g, ex_tanh(g, ex_add(g, hidden, y)), 2, (int64_t[]){ Ts * B, U });
-        uint32_t e = ex_transpose(g, ex_reshape(g, ex_matmul(g, act, v, 0, 0), 2, (int64_t[]){ Ts, B }), (int64_t[]){ 1, 0 });
+        uint32_t e =
+            ex_transpose(g, ex_reshape(g, ex_matmul(g, act, v, 0, 0), 2, (int64_t[]){ Ts, B }), (int64_t[]){ 1, 0 });
         uint32_t a = ex_reshape(g, ex_softmax(g, e), 3, (int64_t[]){ B, 1, Ts });
         attns = ex_reshape(g, ex_batch_matmul(g, a, states_bm, 0, 0), 2, (int64_t[]){ B, U });
         dec_out[t] = linear2(g, dout, x, attns);

@@ -23,11 +23,11 @@ exec_status model_seq_read_file(const char *path, size_t max_bytes, char **buf, 
 enum { MODEL_TEXT_PAD = 0, MODEL_TEXT_GO = 1, MODEL_TEXT_EOS = 2, MODEL_TEXT_UNK = 3, MODEL_TEXT_FIRST = 4 };
 
 typedef struct model_text_corpus {
-    int n;                  /* sentence pairs */
-    int src_len, tgt_len;   /* encoder steps; decoder steps (target + EOS fit) */
+    int n;                /* sentence pairs */
+    int src_len, tgt_len; /* encoder steps; decoder steps (target + EOS fit) */
     int src_vocab, tgt_vocab;
-    int32_t *src;           /* [n, src_len]: source tokens, PAD after the end */
-    int32_t *tgt;           /* [n, tgt_len]: target tokens, EOS, then PAD */
+    int32_t *src; /* [n, src_len]: source tokens, PAD after the end */
+    int32_t *tgt; /* [n, tgt_len]: target tokens, EOS, then PAD */
 } model_text_corpus;
 
 /* A synthetic translation task: source sentences of Zipf-distributed words;
@@ -69,14 +69,14 @@ exec_status model_tokens_load(const char *path, int src_len, int tgt_len, int vo
 
 /* ---- bAbI (babi.c) ------------------------------------------------------ */
 typedef struct model_babi_set {
-    int n;                  /* questions */
-    int mem;                /* memory slots */
-    int sent_len;           /* words per sentence (and per query) */
-    int vocab;              /* word ids 1..vocab-1; 0 is the nil word */
-    int32_t *stories;       /* [n, mem, sent_len]: slot 0 the most recent sentence */
-    int32_t *queries;       /* [n, sent_len] */
-    int32_t *answers;       /* [n] */
-    char **words;           /* [vocab]: words[0] = "<nil>" */
+    int n;            /* questions */
+    int mem;          /* memory slots */
+    int sent_len;     /* words per sentence (and per query) */
+    int vocab;        /* word ids 1..vocab-1; 0 is the nil word */
+    int32_t *stories; /* [n, mem, sent_len]: slot 0 the most recent sentence */
+    int32_t *queries; /* [n, sent_len] */
+    int32_t *answers; /* [n] */
+    char **words;     /* [vocab]: words[0] = "<nil>" */
 } model_babi_set;
 
 /* Parses bAbI text ("1 Mary moved to the bathroom.", "3 Where is Mary?\tbathroom\t1");
@@ -95,8 +95,8 @@ void model_babi_destroy(model_babi_set *s);
 /* ---- digit images (mnist.c) --------------------------------------------- */
 typedef struct model_mnist_set {
     int n, rows, cols;
-    float *images;          /* [n, rows*cols] in [0, 1] */
-    uint8_t *labels;        /* [n], or NULL when loaded without labels */
+    float *images;   /* [n, rows*cols] in [0, 1] */
+    uint8_t *labels; /* [n], or NULL when loaded without labels */
 } model_mnist_set;
 
 /* Synthetic 28x28 digits: stroke skeletons of 0-9 under a random affine
@@ -121,8 +121,8 @@ void model_frames_destroy(model_frames *f);
  * labels [N, max_labels] (padded with 0), label_len [N], seq_len [N] (= T).
  * Every utterance has between max_labels/2 and max_labels labels (at least 1
  * frame each); needs T >= max_labels. `step` picks the batch. */
-void model_frames_fill(const model_frames *f, uint64_t step, int T, int N, int context, int max_labels,
-                       float *frames, int32_t *labels, int32_t *label_len, int32_t *seq_len);
+void model_frames_fill(const model_frames *f, uint64_t step, int T, int N, int context, int max_labels, float *frames,
+                       int32_t *labels, int32_t *label_len, int32_t *seq_len);
 /* Nearest-prototype label of one frame's base features (for tests). */
 int model_frames_nearest(const model_frames *f, const float *frame);
 #endif

@@ -28,7 +28,9 @@
 #define SP_FEATURES 26
 #define SP_CLASSES 62 /* 61 phonemes + the CTC blank (last) */
 
-typedef struct sp_preset { int frames, context, hidden, max_labels; } sp_preset;
+typedef struct sp_preset {
+    int frames, context, hidden, max_labels;
+} sp_preset;
 static const sp_preset presets[MODEL_PRESET_COUNT] = {
     [MODEL_TINY] = { 24, 2, 64, 5 },
     [MODEL_SMALL] = { 200, 0, 512, 20 },

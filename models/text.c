@@ -151,13 +151,17 @@ exec_status model_text_synth(int n, int src_len, int tgt_len, int src_vocab, int
 typedef struct side {
     char *buf;
     size_t len;
-    char **tok;            /* every token, in order */
+    char **tok; /* every token, in order */
     size_t ntok, captok;
-    size_t *line_start;    /* per line: first token; nlines + 1 entries */
+    size_t *line_start; /* per line: first token; nlines + 1 entries */
     size_t nlines, caplines;
 } side;
 
-typedef struct vword { const char *w; size_t count; int32_t id; } vword;
+typedef struct vword {
+    const char *w;
+    size_t count;
+    int32_t id;
+} vword;
 
 static void side_free(side *s)
 {
@@ -298,8 +302,8 @@ exec_status model_text_load(const char *src_path, const char *tgt_path, int src_
     if ((st = side_read(&a, src_path)) || (st = side_read(&b, tgt_path)))
         goto done;
     if (a.nlines != b.nlines) {
-        st = exec_fail(EXEC_ERR_IO, "%s has %zu lines but %s has %zu: not parallel text", src_path, a.nlines,
-                       tgt_path, b.nlines);
+        st = exec_fail(EXEC_ERR_IO, "%s has %zu lines but %s has %zu: not parallel text", src_path, a.nlines, tgt_path,
+                       b.nlines);
         goto done;
     }
     if ((st = build_vocab(&a, src_vocab, &va, &nva)) || (st = build_vocab(&b, tgt_vocab, &vb, &nvb)))
@@ -310,8 +314,8 @@ exec_status model_text_load(const char *src_path, const char *tgt_path, int src_
         fit += ls > 0 && lt > 0 && ls <= (size_t)src_len && lt + 1 <= (size_t)tgt_len;
     }
     if (fit == 0) {
-        st = exec_fail(EXEC_ERR_IO, "%s, %s: no sentence pair fits %d source and %d target tokens", src_path,
-                       tgt_path, src_len, tgt_len - 1);
+        st = exec_fail(EXEC_ERR_IO, "%s, %s: no sentence pair fits %d source and %d target tokens", src_path, tgt_path,
+                       src_len, tgt_len - 1);
         goto done;
     }
     if (fit > (size_t)1 << 30) {

@@ -39,7 +39,10 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef struct tf_preset { int vocab, d, heads, dff, layers, len, warmup, examples; float dropout, lr_scale; } tf_preset;
+typedef struct tf_preset {
+    int vocab, d, heads, dff, layers, len, warmup, examples;
+    float dropout, lr_scale;
+} tf_preset;
 static const tf_preset presets[MODEL_PRESET_COUNT] = {
     [MODEL_TINY] = { 16, 32, 4, 64, 2, 8, 40, 4096, 0.1f, 0.5f },
     [MODEL_SMALL] = { 8000, 256, 8, 1024, 3, 32, 1000, 20000, 0.1f, 1.0f },
@@ -49,18 +52,32 @@ static const tf_preset presets[MODEL_PRESET_COUNT] = {
 #define TF_MAX_HEADS 16
 #define TF_MAX_LAYERS 8
 
-typedef struct mha { uint32_t wq, bq, wkv, bkv, wo, bo; } mha; /* self-attention: wq, bq are [d, 3d], [3d] */
-typedef struct ffn { uint32_t w1, b1, w2, b2; } ffn;
-typedef struct lnorm { uint32_t gamma, beta; } lnorm;
-typedef struct enc_layer { mha att; ffn ff; lnorm n1, n2; } enc_layer;
-typedef struct dec_layer { mha self, cross; ffn ff; lnorm n1, n2, n3; } dec_layer;
+typedef struct mha {
+    uint32_t wq, bq, wkv, bkv, wo, bo;
+} mha; /* self-attention: wq, bq are [d, 3d], [3d] */
+typedef struct ffn {
+    uint32_t w1, b1, w2, b2;
+} ffn;
+typedef struct lnorm {
+    uint32_t gamma, beta;
+} lnorm;
+typedef struct enc_layer {
+    mha att;
+    ffn ff;
+    lnorm n1, n2;
+} enc_layer;
+typedef struct dec_layer {
+    mha self, cross;
+    ffn ff;
+    lnorm n1, n2, n3;
+} dec_layer;
 
 typedef struct tf_priv {
     const tf_preset *ps;
     model_text_corpus *data;
     uint32_t src, src_mask, tgt_in, tgt_out, go, pe, causal;
-    uint32_t *pred;     /* infer: ArgMax of each step, int32 [B] */
-    int32_t *last_src;  /* infer: the last batch's sources and outputs [B, len] */
+    uint32_t *pred;    /* infer: ArgMax of each step, int32 [B] */
+    int32_t *last_src; /* infer: the last batch's sources and outputs [B, len] */
     int32_t *last_out;
     int64_t cursor;
     uint64_t steps;
@@ -71,8 +88,8 @@ typedef struct tf_build {
     exec_graph *g;
     const tf_preset *ps;
     int64_t B;
-    float dropout;     /* 0 in infer graphs */
-    uint32_t scale;    /* [1]: 1/sqrt(d_k) */
+    float dropout;  /* 0 in infer graphs */
+    uint32_t scale; /* [1]: 1/sqrt(d_k) */
 } tf_build;
 
 static void tf_destroy(model *m)
@@ -89,7 +106,8 @@ static void tf_destroy(model *m)
     model_free(m);
 }
 
-static uint32_t weight(exec_graph *g, const char *prefix, const char *what, int ndim, const int64_t *shape, exec_init init)
+static uint32_t weight(exec_graph *g, const char *prefix, const char *what, int ndim, const int64_t *shape,
+                       exec_init init)
 {
     char name[48];
     snprintf(name, sizeof name, "%s/%s", prefix, what);
@@ -128,7 +146,10 @@ static lnorm lnorm_new(exec_graph *g, const char *prefix, int64_t d)
 }
 
 /* x [R, d] W + b */
-static uint32_t linear(exec_graph *g, uint32_t x, uint32_t w, uint32_t b) { return ex_bias_add(g, ex_matmul(g, x, w, 0, 0), b, 1); }
+static uint32_t linear(exec_graph *g, uint32_t x, uint32_t w, uint32_t b)
+{
+    return ex_bias_add(g, ex_matmul(g, x, w, 0, 0), b, 1);
+}
 
 /* x [B*T, k*d] -> k*h heads [B, T, d_k] (Q heads first, then K, then V) */
 static exec_status heads_of(const tf_build *t, uint32_t x, int64_t T, int k, uint32_t *out)
@@ -184,7 +205,8 @@ static exec_status cross_kv(const tf_build *t, const mha *w, uint32_t memory, in
     return heads_of(t, linear(t->g, memory, w->wkv, w->bkv), Ts, 2, kv);
 }
 
-static uint32_t cross_attention(const tf_build *t, const mha *w, uint32_t y, int64_t Tq, const uint32_t *kv, uint32_t mask)
+static uint32_t cross_attention(const tf_build *t, const mha *w, uint32_t y, int64_t Tq, const uint32_t *kv,
+                                uint32_t mask)
 {
     uint32_t q[TF_MAX_HEADS];
     if (heads_of(t, linear(t->g, y, w->wq, w->bq), Tq, 1, q))

@@ -46,8 +46,9 @@ static uint32_t net(exec_graph *g, uint32_t x, bool train, const model_config *c
 static exec_status create(const model_config *cfg, model **out)
 {
     const vgg_preset *p = &presets[cfg->preset];
-    model_classifier_spec spec = { .classes = p->classes, .size = p->size, .opt = MODEL_OPT_ADAM, .lr = p->lr,
-                                   .net = net, .arg = p };
+    model_classifier_spec spec = {
+        .classes = p->classes, .size = p->size, .opt = MODEL_OPT_ADAM, .lr = p->lr, .net = net, .arg = p
+    };
     return model_classifier_create(&model_vgg, cfg, &spec, out);
 }
 

@@ -68,7 +68,8 @@ static void print_coverage(const replay_report *r)
         return;
     }
     printf("\nop types not replayed (class, count, recorded ms per step, share, why; their recorded time is carried "
-           "over into the prediction): %u\n", r->demoted_types);
+           "over into the prediction): %u\n",
+           r->demoted_types);
     /* by recorded time, descending */
     int order[REPLAY_MAX_TYPES], n = 0;
     for (int i = 0; i < r->ntypes; i++)
@@ -109,17 +110,19 @@ static void print_text(const replay_program *p, const replay_report *r, int thre
         }
     for (int i = 0; i < n; i++) {
         const replay_row *w = &r->types[order[i]];
-        printf("%-38s %-13s %7llu %12.3f %12.3f %7.2f\n", w->name, w->cls, (unsigned long long)w->count, w->rec_ns / 1e6,
-               w->rep_ns / 1e6, w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0);
+        printf("%-38s %-13s %7llu %12.3f %12.3f %7.2f\n", w->name, w->cls, (unsigned long long)w->count,
+               w->rec_ns / 1e6, w->rep_ns / 1e6, w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0);
     }
-    printf("\n%-38s %7s %12s %12s %7s %8s %8s\n", "class", "count", "recorded ms", "replayed ms", "ratio", "rec %", "rep %");
+    printf("\n%-38s %7s %12s %12s %7s %8s %8s\n", "class", "count", "recorded ms", "replayed ms", "ratio", "rec %",
+           "rep %");
     for (int c = 0; c < EXEC_CLASS_COUNT; c++) {
         const replay_row *w = &r->classes[c];
         if (!w->count)
             continue;
-        printf("%-38s %7llu %12.3f %12.3f %7.2f %7.1f%% %7.1f%%\n", w->name, (unsigned long long)w->count, w->rec_ns / 1e6,
-               w->rep_ns / 1e6, w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0,
-               r->rec_op_ns > 0 ? 100 * w->rec_ns / r->rec_op_ns : 0.0, r->rep_op_ns > 0 ? 100 * w->rep_ns / r->rep_op_ns : 0.0);
+        printf("%-38s %7llu %12.3f %12.3f %7.2f %7.1f%% %7.1f%%\n", w->name, (unsigned long long)w->count,
+               w->rec_ns / 1e6, w->rep_ns / 1e6, w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0,
+               r->rec_op_ns > 0 ? 100 * w->rec_ns / r->rec_op_ns : 0.0,
+               r->rep_op_ns > 0 ? 100 * w->rep_ns / r->rep_op_ns : 0.0);
     }
     printf("\nop time per step:   recorded %.3f ms, replayed %.3f ms (ratio %.3f)%s\n", r->rec_op_ns / 1e6,
            r->rep_op_ns / 1e6, r->rec_op_ns > 0 ? r->rep_op_ns / r->rec_op_ns : 0.0,
@@ -138,8 +141,8 @@ static void print_csv(const replay_report *r)
     for (int i = 0; i < r->ntypes; i++) {
         const replay_row *w = &r->types[i];
         if (w->count)
-            printf("op,%s,%s,%llu,%.0f,%.0f,%.4f\n", w->name, w->cls, (unsigned long long)w->count, w->rec_ns, w->rep_ns,
-                   w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0);
+            printf("op,%s,%s,%llu,%.0f,%.0f,%.4f\n", w->name, w->cls, (unsigned long long)w->count, w->rec_ns,
+                   w->rep_ns, w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0);
     }
     for (int c = 0; c < EXEC_CLASS_COUNT; c++) {
         const replay_row *w = &r->classes[c];
@@ -166,22 +169,24 @@ static void print_json(const replay_program *p, const replay_report *r, int thre
         const replay_row *w = &r->types[i];
         if (!w->count)
             continue;
-        json_array_append_new(types, json_pack("{s:s, s:s, s:I, s:f, s:f, s:I}", "op", w->name, "class", w->cls, "count",
-                                               (json_int_t)w->count, "recorded_ns", w->rec_ns, "replayed_ns", w->rep_ns,
-                                               "converted", (json_int_t)w->converted));
+        json_array_append_new(types, json_pack("{s:s, s:s, s:I, s:f, s:f, s:I}", "op", w->name, "class", w->cls,
+                                               "count", (json_int_t)w->count, "recorded_ns", w->rec_ns, "replayed_ns",
+                                               w->rep_ns, "converted", (json_int_t)w->converted));
     }
     for (int c = 0; c < EXEC_CLASS_COUNT; c++) {
         const replay_row *w = &r->classes[c];
         if (w->count)
-            json_array_append_new(classes, json_pack("{s:s, s:I, s:f, s:f}", "class", w->name, "count",
-                                                     (json_int_t)w->count, "recorded_ns", w->rec_ns, "replayed_ns", w->rep_ns));
+            json_array_append_new(classes,
+                                  json_pack("{s:s, s:I, s:f, s:f}", "class", w->name, "count", (json_int_t)w->count,
+                                            "recorded_ns", w->rec_ns, "replayed_ns", w->rep_ns));
     }
     json_t *demoted = json_array();
     for (int i = 0; i < r->ntypes; i++) {
         const replay_row *w = &r->types[i];
         if (w->why)
-            json_array_append_new(demoted, json_pack("{s:s, s:I, s:f, s:s, s:s}", "op", w->name, "count", (json_int_t)w->demoted,
-                                                     "recorded_ns", w->demoted_ns, "class", w->cls, "why", w->why));
+            json_array_append_new(demoted,
+                                  json_pack("{s:s, s:I, s:f, s:s, s:s}", "op", w->name, "count", (json_int_t)w->demoted,
+                                            "recorded_ns", w->demoted_ns, "class", w->cls, "why", w->why));
     }
     double all_ns = r->rec_op_ns + r->demoted_rec_ns;
     json_t *cov = json_pack("{s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f}", "recorded_ops", (json_int_t)r->rec_ops,
@@ -191,9 +196,9 @@ static void print_json(const replay_program *p, const replay_report *r, int thre
                             "time_share", all_ns > 0 ? r->rec_op_ns / all_ns : 0.0);
     json_t *root = json_pack(
         "{s:i, s:s, s:s, s:s, s:{s:s, s:s, s:i, s:i}, s:{s:s, s:s, s:i, s:i}, s:i, s:I, s:f, s:f, s:f, s:f, s:o, s:o, s:o}",
-        "schema", 1, "model", p->rec.model, "mode", p->rec.mode, "preset", p->rec.preset, "recorded_on", "cpu", p->rec.cpu,
-        "blas", p->rec.blas, "threads", (int)p->rec.threads, "inter", (int)p->rec.inter, "replayed_on", "cpu",
-        exec_cpu_model(), "blas", exec_blas_config(), "threads", threads, "inter", inter, "steps", (int)r->steps,
+        "schema", 1, "model", p->rec.model, "mode", p->rec.mode, "preset", p->rec.preset, "recorded_on", "cpu",
+        p->rec.cpu, "blas", p->rec.blas, "threads", (int)p->rec.threads, "inter", (int)p->rec.inter, "replayed_on",
+        "cpu", exec_cpu_model(), "blas", exec_blas_config(), "threads", threads, "inter", inter, "steps", (int)r->steps,
         "ops_per_step", (json_int_t)(r->ops / r->steps), "recorded_step_ns", r->rec_step_ns, "predicted_step_ns",
         r->predicted_step_ns, "recorded_op_ns", r->rec_op_ns, "replayed_op_ns", r->rep_op_ns, "op_types", types,
         "classes", classes, "not_replayed", demoted);
@@ -237,8 +242,13 @@ static int record_replay(const char *trace, char **child_args, int nargs, const 
     char label[PATH_MAX + 16];
     snprintf(label, sizeof label, "replay of %s", src);
     tracer_record_opts o = {
-        .argv = argv, .out_path = out, .out_dir = dir, .manifest = m, .label = label,
-        .progress = isatty(2), .show_output = 1,
+        .argv = argv,
+        .out_path = out,
+        .out_dir = dir,
+        .manifest = m,
+        .label = label,
+        .progress = isatty(2),
+        .show_output = 1,
     };
     tracer_record_result *r = calloc(1, sizeof *r);
     if (!r) {
@@ -255,9 +265,7 @@ static int record_replay(const char *trace, char **child_args, int nargs, const 
         fprintf(stderr, "fathom replay: recorded the replay in %s (%llu ops, %llu steps)\n", r->archive,
                 (unsigned long long)r->stats.op_pairs, (unsigned long long)r->stats.steps);
         break;
-    case TRACER_RECORD_INCOMPLETE:
-        rc = cli_error("replay", "%s: %s (archived as %s)", label, err, r->archive);
-        break;
+    case TRACER_RECORD_INCOMPLETE: rc = cli_error("replay", "%s: %s (archived as %s)", label, err, r->archive); break;
     case TRACER_RECORD_INTERRUPTED:
         cli_error("replay", "%s: %s", label, err);
         rc = 128 + (r->interrupted > 0 ? r->interrupted : SIGINT);
@@ -265,9 +273,7 @@ static int record_replay(const char *trace, char **child_args, int nargs, const 
     case TRACER_RECORD_CHILD: /* the replay said why on our stderr */
         rc = WIFEXITED(r->child_status) && WEXITSTATUS(r->child_status) ? WEXITSTATUS(r->child_status) : 1;
         break;
-    default:
-        rc = cli_error("replay", "%s: %s", label, err);
-        break;
+    default: rc = cli_error("replay", "%s: %s", label, err); break;
     }
     free(r);
     return rc;
@@ -318,8 +324,7 @@ int cmd_replay(int argc, char **argv)
         case 'd': dir = optarg; continue;
         case 'h': fputs(usage_text, stdout); return 0;
         case ':': return cli_usage_error("replay", "%s wants a value", argv[optind - 1]);
-        default:
-            return cli_usage_error("replay", "unknown option '%s'; see 'fathom replay --help'", argv[optind - 1]);
+        default: return cli_usage_error("replay", "unknown option '%s'; see 'fathom replay --help'", argv[optind - 1]);
         }
         if (dst && cli_parse_int("replay", name, optarg, lo, hi, dst))
             return 2;
@@ -332,9 +337,9 @@ int cmd_replay(int argc, char **argv)
             }
     }
     if (optind != argc - 1)
-        return cli_usage_error("replay", optind >= argc ? "which trace? see 'fathom replay --help'"
-                                                        : "one trace at a time (got '%s' too)",
-                               optind < argc - 1 ? argv[optind + 1] : "");
+        return cli_usage_error(
+            "replay", optind >= argc ? "which trace? see 'fathom replay --help'" : "one trace at a time (got '%s' too)",
+            optind < argc - 1 ? argv[optind + 1] : "");
     if ((out || dir) && !record)
         return cli_usage_error("replay", "%s goes with --record", out ? "-o" : "--dir");
     if (out && dir)
@@ -364,7 +369,9 @@ int cmd_replay(int argc, char **argv)
     exec_threads_set((int)threads);
     replay_program p;
     replay_program_init(&p);
-    replay_load_opts lo = { .skip_first = (uint32_t)skip_first, .skip_last = (uint32_t)skip_last, .max_steps = (uint32_t)steps };
+    replay_load_opts lo = { .skip_first = (uint32_t)skip_first,
+                            .skip_last = (uint32_t)skip_last,
+                            .max_steps = (uint32_t)steps };
     int rc = 1;
     replay_report *r = calloc(1, sizeof *r);
     if (!r) {
@@ -389,7 +396,10 @@ int cmd_replay(int argc, char **argv)
     }
     if (isatty(2))
         fprintf(stderr, "\33[Kfathom replay: %u ops, %d passes...\r", p.nops, (int)(warmup + iters));
-    replay_opts ro = { .iterations = (int)iters, .warmup = (int)warmup, .inter = (int)inter, .threads = exec_threads_get(),
+    replay_opts ro = { .iterations = (int)iters,
+                       .warmup = (int)warmup,
+                       .inter = (int)inter,
+                       .threads = exec_threads_get(),
                        .dump = dump };
     if (replay_run(&p, &ro, r)) {
         cli_error("replay", "%s", exec_errmsg());

@@ -52,11 +52,14 @@ const replay_fw_op *replay_fw_lookup(const char *name)
 
 int replay_fw_dtype(const char *label, int *converted)
 {
-    static const struct { const char *name; exec_dtype dt; int conv; } map[] = {
-        { "float32", EXEC_F32, 0 }, { "int32", EXEC_I32, 0 },  { "other", EXEC_F32, 0 },
-        { "float64", EXEC_F32, 1 }, { "float16", EXEC_F32, 1 }, { "bfloat16", EXEC_F32, 1 },
-        { "int64", EXEC_I32, 1 },   { "int16", EXEC_I32, 1 },   { "int8", EXEC_I32, 1 },
-        { "uint8", EXEC_I32, 1 },   { "bool", EXEC_I32, 1 },
+    static const struct {
+        const char *name;
+        exec_dtype dt;
+        int conv;
+    } map[] = {
+        { "float32", EXEC_F32, 0 }, { "int32", EXEC_I32, 0 },    { "other", EXEC_F32, 0 }, { "float64", EXEC_F32, 1 },
+        { "float16", EXEC_F32, 1 }, { "bfloat16", EXEC_F32, 1 }, { "int64", EXEC_I32, 1 }, { "int16", EXEC_I32, 1 },
+        { "int8", EXEC_I32, 1 },    { "uint8", EXEC_I32, 1 },    { "bool", EXEC_I32, 1 },
     };
     for (size_t i = 0; label && i < sizeof map / sizeof map[0]; i++)
         if (strcmp(label, map[i].name) == 0) {
@@ -384,7 +387,10 @@ static const char *plan_transpose(const call *c, replay_fw_plan *pl)
     return NULL;
 }
 
-static const struct { exec_op op; planner plan; } planners[] = {
+static const struct {
+    exec_op op;
+    planner plan;
+} planners[] = {
     { EXEC_OP_MatMul, plan_matmul },
     { EXEC_OP_BatchMatMul, plan_bmm },
     { EXEC_OP_Conv2D, plan_conv },
@@ -449,7 +455,12 @@ const char *replay_fw_plan_of(const replay_fw_op *op, int nin, const replay_fw_a
         return R_NO_ENGINE;
     for (size_t i = 0; i < sizeof planners / sizeof planners[0]; i++)
         if (planners[i].op == (exec_op)eop) {
-            call c = { .op = op, .eop = (exec_op)eop, .nin = nin, .in = in, .nattrs = nattrs, .attrs = attrs,
+            call c = { .op = op,
+                       .eop = (exec_op)eop,
+                       .nin = nin,
+                       .in = in,
+                       .nattrs = nattrs,
+                       .attrs = attrs,
                        .training = training };
             const char *why = planners[i].plan(&c, plan);
             if (why)

@@ -15,10 +15,10 @@
 
 /* One entry of the framework op table. */
 typedef struct replay_fw_op {
-    const char *name;    /* "aten::conv2d" */
-    const char *cls;     /* one of the seven class labels */
-    const char *engine;  /* "Conv2D", "" (none), "A,B" (two) */
-    int layout;          /* the COST column (argument layout) */
+    const char *name;   /* "aten::conv2d" */
+    const char *cls;    /* one of the seven class labels */
+    const char *engine; /* "Conv2D", "" (none), "A,B" (two) */
+    int layout;         /* the COST column (argument layout) */
 } replay_fw_op;
 
 /* The table entry of a framework op name, or NULL. */
@@ -36,7 +36,11 @@ typedef struct replay_fw_arg {
 typedef struct replay_fw_node {
     exec_op op;
     int nin;
-    struct { exec_dtype dtype; int ndim; int64_t shape[EXEC_MAX_DIMS]; } in[REPLAY_FW_MAX_IN];
+    struct {
+        exec_dtype dtype;
+        int ndim;
+        int64_t shape[EXEC_MAX_DIMS];
+    } in[REPLAY_FW_MAX_IN];
     int nattrs;
     int64_t attrs[EXEC_MAX_ATTRS];
 } replay_fw_node;

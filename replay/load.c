@@ -20,16 +20,16 @@
 typedef struct loader {
     replay_program *p;
     exec_status status;
-    uint32_t *op_step;          /* per op: its step ordinal, UINT32_MAX outside steps */
-    uint64_t *op_begin;         /* per op: its recorded begin (the program's order) */
+    uint32_t *op_step;  /* per op: its step ordinal, UINT32_MAX outside steps */
+    uint64_t *op_begin; /* per op: its recorded begin (the program's order) */
     uint32_t cap_steps;
-    uint64_t *step_ns;          /* per step: duration */
-    uint32_t nsteps;            /* completed steps */
+    uint64_t *step_ns; /* per step: duration */
+    uint32_t nsteps;   /* completed steps */
     uint64_t step_begin_ts;
     int in_step;
     uint32_t cur_step;
     uint64_t run_begins;
-    int imported;               /* a trace `fathom import` wrote (run_begin's version
+    int imported; /* a trace `fathom import` wrote (run_begin's version
                                    names the source format, pytorch-...) */
 } loader;
 
@@ -155,7 +155,8 @@ static int cb_run_begin(void *user, const tracer_run *r)
 {
     loader *L = user;
     if (r->schema != TRACER_SCHEMA_V1 && r->schema != TRACER_SCHEMA_V2)
-        return fail(L, EXEC_ERR_ARG, "%s", "the trace has a schema version this fathom does not know (it reads 1 and 2)");
+        return fail(L, EXEC_ERR_ARG, "%s",
+                    "the trace has a schema version this fathom does not know (it reads 1 and 2)");
     replay_machine *m = &L->p->rec;
     copy_str(m->model, sizeof m->model, r->model);
     snprintf(m->mode, sizeof m->mode, "%s", r->mode ? r->mode : "?");
@@ -264,8 +265,8 @@ exec_status replay_load(const char *source, const replay_load_opts *o, replay_pr
     if (tracer_read_open(source, &t, err, sizeof err))
         return exec_fail(EXEC_ERR_IO, "%s", err);
     if (tracer_trace_get_kind(t) == TRACER_TRACE_LIVE) {
-        s = exec_fail(EXEC_ERR_ARG, "%s: replay reads recorded traces (an archive or a CTF directory), not live sessions",
-                      source);
+        s = exec_fail(EXEC_ERR_ARG,
+                      "%s: replay reads recorded traces (an archive or a CTF directory), not live sessions", source);
         goto end;
     }
     if (tracer_decode_trace_isolated(t, source, &load_cbs, &L, &g, err, sizeof err)) {
@@ -287,8 +288,8 @@ exec_status replay_load(const char *source, const replay_load_opts *o, replay_pr
         goto end;
     }
     if (g.discarded_events + g.discarded_unknown + g.discarded_packets) {
-        s = exec_fail(EXEC_ERR_ARG, "%s: %llu events were discarded by the tracer: the op program is incomplete", source,
-                      (unsigned long long)(g.discarded_events + g.discarded_unknown + g.discarded_packets));
+        s = exec_fail(EXEC_ERR_ARG, "%s: %llu events were discarded by the tracer: the op program is incomplete",
+                      source, (unsigned long long)(g.discarded_events + g.discarded_unknown + g.discarded_packets));
         goto end;
     }
     if (g.unmatched_begin) {
@@ -302,8 +303,9 @@ exec_status replay_load(const char *source, const replay_load_opts *o, replay_pr
         goto end;
     }
     if (g.undefined_nodes || g.malformed_events) {
-        s = exec_fail(EXEC_ERR_ARG, "%s: damaged trace: %llu op records name undefined nodes, %llu events are malformed",
-                      source, (unsigned long long)g.undefined_nodes, (unsigned long long)g.malformed_events);
+        s = exec_fail(EXEC_ERR_ARG,
+                      "%s: damaged trace: %llu op records name undefined nodes, %llu events are malformed", source,
+                      (unsigned long long)g.undefined_nodes, (unsigned long long)g.malformed_events);
         goto end;
     }
     if ((s = order_by_begin(&L)))

@@ -5,8 +5,8 @@
 #include "replay/program.h"
 
 typedef struct replay_load_opts {
-    uint32_t skip_first, skip_last;  /* recorded steps left out */
-    uint32_t max_steps;              /* 0: every kept step */
+    uint32_t skip_first, skip_last; /* recorded steps left out */
+    uint32_t max_steps;             /* 0: every kept step */
 } replay_load_opts;
 
 /* Fills p (initialized) from the trace at `source`. Errors name the problem

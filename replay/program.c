@@ -52,7 +52,10 @@ exec_status replay_program_add_tensor(replay_program *p, const replay_tensor *t)
     return EXEC_OK;
 }
 
-static uint32_t *op_ids(replay_op *o, int out) { return out ? (o->out_more ? o->out_more : o->out) : (o->in_more ? o->in_more : o->in); }
+static uint32_t *op_ids(replay_op *o, int out)
+{
+    return out ? (o->out_more ? o->out_more : o->out) : (o->in_more ? o->in_more : o->in);
+}
 
 exec_status replay_program_add_op(replay_program *p, const char *op_name, const char *phase, uint32_t step, int nin,
                                   const uint32_t *in, int nout, const uint32_t *out, int nattrs, const int64_t *attrs,
@@ -239,7 +242,16 @@ static replay_tensor *find(replay_program *p, uint32_t id)
  * A tensor that the program reads before any op writes it (a graph input, a
  * weight, optimizer state) gets synthetic data of its recorded shape. Most
  * get small normal values; the consumers below need a valid domain. */
-typedef enum domain { DOM_ANY, DOM_POSITIVE, DOM_UNIT, DOM_BOOL, DOM_INDEX_DIM, DOM_INDEX_ATTR, DOM_FULL_LENGTH, DOM_LABEL_LENGTH } domain;
+typedef enum domain {
+    DOM_ANY,
+    DOM_POSITIVE,
+    DOM_UNIT,
+    DOM_BOOL,
+    DOM_INDEX_DIM,
+    DOM_INDEX_ATTR,
+    DOM_FULL_LENGTH,
+    DOM_LABEL_LENGTH
+} domain;
 
 static const struct input_rule {
     const char *op;
@@ -252,7 +264,7 @@ static const struct input_rule {
     { "SparseSoftmaxCrossEntropyWithLogits", 1, DOM_INDEX_DIM, 0, 1 },
     { "LabelSmoothedCrossEntropy", 1, DOM_INDEX_DIM, 0, 1 },
     { "SampledSoftmaxLoss", 3, DOM_INDEX_DIM, 0, 0 },
-    { "CTCLoss", 1, DOM_INDEX_DIM, 0, -1 },      /* labels below the blank (C-1) */
+    { "CTCLoss", 1, DOM_INDEX_DIM, 0, -1 }, /* labels below the blank (C-1) */
     { "CTCLoss", 2, DOM_LABEL_LENGTH, 1, 1 },
     { "CTCLoss", 3, DOM_FULL_LENGTH, 0, 0 },
     { "CTCGreedyDecoder", 1, DOM_FULL_LENGTH, 0, 0 },
@@ -262,7 +274,7 @@ static const struct input_rule {
     { "Select", 0, DOM_BOOL, 0, 0 },
     { "FusedBatchNorm", 4, DOM_POSITIVE, 0, 0 },
     { "FusedBatchNormGrad", 4, DOM_POSITIVE, 0, 0 },
-    { "LayerNormGrad", 4, DOM_POSITIVE, 0, 0 },     /* inv_std */
+    { "LayerNormGrad", 4, DOM_POSITIVE, 0, 0 }, /* inv_std */
     { "ApplyAdam", 3, DOM_UNIT, 0, 0 },
     { "ApplyRMSProp", 1, DOM_POSITIVE, 0, 0 },
     { "Div", 1, DOM_POSITIVE, 0, 0 },
@@ -458,8 +470,8 @@ static exec_status add_framework(replay_program *p, replay_op *o, pool *pl)
         }
         for (int i = 0; i < pn->nin; i++) {
             const struct input_rule *r = rule_for(pn->op, i);
-            if (!(in[k][i] = pool_get(p->g, pl, 0, pn->in[i].dtype, pn->in[i].ndim, pn->in[i].shape, r,
-                                      rule_bound(r, pn))))
+            if (!(in[k][i] =
+                      pool_get(p->g, pl, 0, pn->in[i].dtype, pn->in[i].ndim, pn->in[i].shape, r, rule_bound(r, pn))))
                 return exec_graph_status(p->g) ? exec_graph_status(p->g) : EXEC_ERR_NOMEM;
         }
         /* the engine's shape rule on a node not yet in the graph: the op

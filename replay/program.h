@@ -7,61 +7,63 @@
 #include "exec/exec.h"
 
 typedef struct replay_tensor {
-    uint32_t id;            /* the recorded id */
+    uint32_t id; /* the recorded id */
     exec_role role;
     exec_dtype dtype;
     int ndim;
     int64_t shape[EXEC_MAX_DIMS];
-    uint8_t converted;      /* recorded in a dtype the engine lacks (float64, int64...):
+    uint8_t converted;  /* recorded in a dtype the engine lacks (float64, int64...):
                                replayed as float32 or int32 */
-    uint32_t engine_id;     /* its tensor in the rebuilt graph (0: no engine op reads it) */
+    uint32_t engine_id; /* its tensor in the rebuilt graph (0: no engine op reads it) */
 } replay_tensor;
 
 typedef struct replay_op {
     exec_op op;
     exec_phase phase;
-    uint32_t step;          /* recorded step */
+    uint32_t step; /* recorded step */
     int nin, nout, nattrs;
     uint32_t in[EXEC_MAX_ATTRS], out[EXEC_MAX_ATTRS]; /* recorded tensor ids */
-    uint32_t *in_more, *out_more;  /* more than EXEC_MAX_ATTRS (AddN of many) */
+    uint32_t *in_more, *out_more;                     /* more than EXEC_MAX_ATTRS (AddN of many) */
     int64_t attrs[EXEC_MAX_ATTRS];
-    uint64_t rec_ns;        /* recorded duration */
-    uint32_t node;          /* its (first) node in the rebuilt graph */
-    int unknown;            /* -1, or an op this version does not know: its index in
+    uint64_t rec_ns;               /* recorded duration */
+    uint32_t node;                 /* its (first) node in the rebuilt graph */
+    int unknown;                   /* -1, or an op this version does not know: its index in
                                replay_program.unknown (not replayed, node unset) */
     const struct replay_fw_op *fw; /* NULL, or the framework op of an imported trace
                                (replay/imported.h): run as nnodes engine nodes from
                                `node` on, or demoted (nnodes 0) for the reason `why` */
     int nnodes;
-    const char *why;        /* a demoted op: why it is not replayed (static) */
-    int converted;          /* a framework op whose inputs were recorded in a dtype
+    const char *why; /* a demoted op: why it is not replayed (static) */
+    int converted;   /* a framework op whose inputs were recorded in a dtype
                                the engine lacks: replayed converted */
 } replay_op;
 
 /* An op type the trace names and this version does not know. */
-typedef struct replay_unknown { char name[48]; } replay_unknown;
+typedef struct replay_unknown {
+    char name[48];
+} replay_unknown;
 
 typedef struct replay_machine {
     char model[64], mode[16], preset[16], cpu[128], blas[256], version[32];
     uint32_t threads, inter, batch, steps;
-    uint32_t schema;        /* the trace's schema version */
+    uint32_t schema; /* the trace's schema version */
 } replay_machine;
 
 typedef struct replay_program {
-    replay_machine rec;              /* from run_begin */
-    replay_tensor *tensors;          /* sorted by id after load */
+    replay_machine rec;     /* from run_begin */
+    replay_tensor *tensors; /* sorted by id after load */
     uint32_t ntensors, cap_tensors;
     replay_op *ops;
     uint32_t nops, cap_ops;
-    uint32_t nsteps;                 /* steps with ops kept */
-    uint64_t rec_step_ns;            /* sum of kept steps' durations */
-    uint64_t rec_op_ns;              /* sum of kept ops' durations */
-    uint64_t skipped;                /* op invocations outside kept steps */
-    replay_unknown *unknown;         /* op types not known here (their ops are not replayed) */
+    uint32_t nsteps;         /* steps with ops kept */
+    uint64_t rec_step_ns;    /* sum of kept steps' durations */
+    uint64_t rec_op_ns;      /* sum of kept ops' durations */
+    uint64_t skipped;        /* op invocations outside kept steps */
+    replay_unknown *unknown; /* op types not known here (their ops are not replayed) */
     uint32_t nunknown;
-    int imported;                    /* a trace `fathom import` wrote: its op types are the
+    int imported;        /* a trace `fathom import` wrote: its op types are the
                                         framework's (an unknown one is not in the op table) */
-    uint8_t *step_first;             /* per node: 1 if it is the first op of a recorded step */
+    uint8_t *step_first; /* per node: 1 if it is the first op of a recorded step */
     exec_graph *g;
 } replay_program;
 

@@ -43,15 +43,14 @@ void replay_dump_line(FILE *f, const exec_graph *g, const exec_node *n)
 
 /* ---- the watching hook set (one replay at a time per process) ---------- */
 static struct watch {
-    exec_hooks inner;            /* the hook set that was installed */
-    int traced;                  /* inner exists: mark steps */
+    exec_hooks inner; /* the hook set that was installed */
+    int traced;       /* inner exists: mark steps */
     FILE *dump;
     pthread_mutex_t lock;
 } W = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Writes the dump lines of a batch of executed nodes, then forwards it. */
-static void w_ops(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
-                  const uint64_t *ends)
+static void w_ops(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins, const uint64_t *ends)
 {
     if (W.dump) {
         pthread_mutex_lock(&W.lock);
@@ -138,11 +137,17 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
     }
     uint32_t steps = p->nsteps ? p->nsteps : 1;
     exec_run_info info = {
-        .model = p->rec.model, .mode = p->rec.mode, .preset = p->rec.preset, .version = FATHOM_VERSION,
-        .blas = exec_blas_config(), .cpu = exec_cpu_model(), .batch = p->rec.batch,
+        .model = p->rec.model,
+        .mode = p->rec.mode,
+        .preset = p->rec.preset,
+        .version = FATHOM_VERSION,
+        .blas = exec_blas_config(),
+        .cpu = exec_cpu_model(),
+        .batch = p->rec.batch,
         .steps = steps * (uint32_t)(warmup + dump_extra + iters),
         .threads = (uint32_t)(o->threads > 0 ? o->threads : exec_threads_get()),
-        .inter = (uint32_t)(o->inter > 1 ? o->inter : 1), .seed = 0,
+        .inter = (uint32_t)(o->inter > 1 ? o->inter : 1),
+        .seed = 0,
     };
     exec_trace_run_begin(&info);
     exec_settings set = { .threads = o->threads, .conv_algo = o->conv_algo };

@@ -6,12 +6,12 @@
 #include <stdio.h>
 
 typedef struct replay_opts {
-    int iterations;   /* timed passes over the program (default 3) */
-    int warmup;       /* untimed passes first (default 1) */
-    int inter;        /* inter-op workers */
-    int threads;      /* intra-op threads of this replay (0: the process's) */
+    int iterations;           /* timed passes over the program (default 3) */
+    int warmup;               /* untimed passes first (default 1) */
+    int inter;                /* inter-op workers */
+    int threads;              /* intra-op threads of this replay (0: the process's) */
     exec_conv_algo conv_algo; /* EXEC_CONV_DEFAULT: the process's */
-    FILE *dump;       /* NULL, or: every op the first pass executes, one line each
+    FILE *dump;               /* NULL, or: every op the first pass executes, one line each
                          (replay_dump_line's format); the pass is never a timed one */
 } replay_opts;
 
@@ -24,41 +24,41 @@ typedef struct replay_opts {
 #define REPLAY_MAX_TYPES 256 /* op type rows (more: folded into the last) */
 
 typedef struct replay_row {
-    char name[96];          /* op type as recorded (an engine op, or a framework
+    char name[96];         /* op type as recorded (an engine op, or a framework
                                op of an imported trace: aten::conv2d), or class */
-    const char *cls;        /* for op types */
-    const void *key;        /* what the row counts (internal) */
-    uint64_t count;         /* replayed invocations per step */
-    double rec_ns, rep_ns;  /* per step: their recorded and replayed time */
-    uint64_t demoted;       /* invocations per step not replayed */
-    double demoted_ns;      /* their recorded time per step */
-    const char *why;        /* why (the first reason met), NULL if none is demoted */
-    uint64_t converted;     /* replayed invocations per step whose inputs were recorded
+    const char *cls;       /* for op types */
+    const void *key;       /* what the row counts (internal) */
+    uint64_t count;        /* replayed invocations per step */
+    double rec_ns, rep_ns; /* per step: their recorded and replayed time */
+    uint64_t demoted;      /* invocations per step not replayed */
+    double demoted_ns;     /* their recorded time per step */
+    const char *why;       /* why (the first reason met), NULL if none is demoted */
+    uint64_t converted;    /* replayed invocations per step whose inputs were recorded
                                in a dtype the engine lacks (replayed as float32/int32) */
 } replay_row;
 
 typedef struct replay_report {
-    uint32_t steps;                  /* recorded steps in the program */
-    uint64_t ops;                    /* engine nodes per pass */
-    uint64_t ops_executed;           /* invocations executed in timed passes */
-    double rec_step_ns;              /* recorded mean step time */
-    double rec_op_ns, rep_op_ns;     /* op time per step of the replayed ops: recorded, replayed */
-    double predicted_step_ns;        /* rec_step - rec_op + rep_op */
+    uint32_t steps;                     /* recorded steps in the program */
+    uint64_t ops;                       /* engine nodes per pass */
+    uint64_t ops_executed;              /* invocations executed in timed passes */
+    double rec_step_ns;                 /* recorded mean step time */
+    double rec_op_ns, rep_op_ns;        /* op time per step of the replayed ops: recorded, replayed */
+    double predicted_step_ns;           /* rec_step - rec_op + rep_op */
     replay_row types[REPLAY_MAX_TYPES]; /* every recorded op type, replayed or not */
     int ntypes;
     replay_row classes[EXEC_CLASS_COUNT]; /* replayed invocations */
-    double rep_wall_step_ns;         /* replayed wall time per recorded step (timed passes) */
+    double rep_wall_step_ns;              /* replayed wall time per recorded step (timed passes) */
     /* coverage: what share of the recording the replay represents. Ops not
      * replayed (demoted: no engine op, arguments the trace does not record,
      * shapes the engine op does not take; or op types this version does not
      * know) are not executed: their recorded time is carried over into the
      * prediction. Totals over all kept steps. */
-    uint64_t rec_ops;                /* recorded op invocations */
-    uint64_t rep_ops;                /* of them replayed */
-    uint64_t converted_ops;          /* of those, with inputs converted to the engine's dtypes */
-    uint32_t demoted_types;          /* op types with a demoted invocation */
-    double demoted_rec_ns;           /* their recorded time per step */
-    uint32_t unknown_types;          /* op types this version does not know at all */
+    uint64_t rec_ops;       /* recorded op invocations */
+    uint64_t rep_ops;       /* of them replayed */
+    uint64_t converted_ops; /* of those, with inputs converted to the engine's dtypes */
+    uint32_t demoted_types; /* op types with a demoted invocation */
+    double demoted_rec_ns;  /* their recorded time per step */
+    uint32_t unknown_types; /* op types this version does not know at all */
 } replay_report;
 
 /* One line for node n of g: "OP PHASE IN_SHAPES -> OUT_SHAPES : ATTRS",

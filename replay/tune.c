@@ -79,8 +79,8 @@ static exec_status ceilings(double *gflops, double *gbs)
     double best = 0, bw = 0;
     for (int r = 0; r < 3; r++) {
         double t0 = now_s();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, a + n * n, n, 0.0f,
-                    a + 2 * n * n, n);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, a + n * n, n, 0.0f, a + 2 * n * n,
+                    n);
         double t = now_s() - t0;
         if (t > 0 && 2.0 * n * n * n / t / 1e9 > best)
             best = 2.0 * n * n * n / t / 1e9;
@@ -104,9 +104,9 @@ static struct prof {
     double type_ns[EXEC_OP_COUNT];
     double type_flops[EXEC_OP_COUNT], type_bytes[EXEC_OP_COUNT];
     double class_ns[EXEC_CLASS_COUNT];
-    int flow;              /* keep the records' data flow */
-    tracer_flow recs;      /* the step's records (tracer/critpath.h) */
-    uint32_t *idbuf;       /* one node's tensor ids */
+    int flow;         /* keep the records' data flow */
+    tracer_flow recs; /* the step's records (tracer/critpath.h) */
+    uint32_t *idbuf;  /* one node's tensor ids */
     size_t idcap;
     int nomem;
 } P = { .mu = PTHREAD_MUTEX_INITIALIZER };
@@ -364,8 +364,8 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
         progress(o, "profiling at %d intra-op thread%s", k.threads, k.threads == 1 ? "" : "s");
         double tot = 0, c = 0;
         int done = 1, spr = t->steps_per_run > 0 ? t->steps_per_run : 1;
-        if ((s = profile_level(t, &k, pass == 0 ? 2 : 1, pass == 0, o->sweep ? 1e9 : budget, &done, &tot, &c,
-                               &step_ns, li == nl - 1 ? &def_inst : NULL)))
+        if ((s = profile_level(t, &k, pass == 0 ? 2 : 1, pass == 0, o->sweep ? 1e9 : budget, &done, &tot, &c, &step_ns,
+                               li == nl - 1 ? &def_inst : NULL)))
             goto end;
         if (li == nl - 1)
             def_step_ns = r->default_step_ns = step_ns;
@@ -414,8 +414,8 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     r->parallelism = cp > 0 ? total / cp : 1;
     for (int i = 0; i < r->ntop; i++) { /* each dominant type's speedup from 1 thread to all */
         int op = exec_op_from_name(r->top[i].op);
-        r->top[i].speedup = got[0] && got[nl - 1] && op >= 0 && type_ns[nl - 1][op] > 0
-                                ? type_ns[0][op] / type_ns[nl - 1][op] : 0;
+        r->top[i].speedup =
+            got[0] && got[nl - 1] && op >= 0 && type_ns[nl - 1][op] > 0 ? type_ns[0][op] / type_ns[nl - 1][op] : 0;
     }
 
     /* 2. proposals */
@@ -444,8 +444,9 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     if (mmax > 4)
         mmax = 4;
     if (r->parallelism >= 1.2 && mmax >= 2)
-        line(r, "inter-op workers up to %d: average parallelism %.2f (op time %.2f ms over a critical path of %.2f ms "
-                "per step): independent ops can run side by side",
+        line(r,
+             "inter-op workers up to %d: average parallelism %.2f (op time %.2f ms over a critical path of %.2f ms "
+             "per step): independent ops can run side by side",
              mmax, r->parallelism, r->op_ns / 1e6, r->critical_ns / 1e6);
     else {
         line(r, "inter-op workers 1: average parallelism %.2f%s", r->parallelism,
@@ -461,8 +462,9 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
              100 * r->conv_share);
     if (nb > 1)
         line(r, "batch: %d sizes measured as throughput (time per sample)", nb);
-    line(r, "thread binding and waiting left to the OpenMP runtime: OMP_PROC_BIND, OMP_PLACES and OMP_WAIT_POLICY "
-            "act when it starts, not per run (%d socket%s, %d physical cores of %d)",
+    line(r,
+         "thread binding and waiting left to the OpenMP runtime: OMP_PROC_BIND, OMP_PLACES and OMP_WAIT_POLICY "
+         "act when it starts, not per run (%d socket%s, %d physical cores of %d)",
          r->sockets, r->sockets == 1 ? "" : "s", r->physical, r->cores);
 
     /* candidates: defaults and vendors first */
@@ -497,7 +499,10 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
         int tset[3] = { tbest, r->cores, 0 }, nt = tbest == r->cores ? 1 : 2;
         if (best_level > 0)
             tset[nt++] = r->level_threads[best_level - 1];
-        struct { int T, M; double pred; } pairs[24];
+        struct {
+            int T, M;
+            double pred;
+        } pairs[24];
         int np = 0;
         for (int i = 0; i < nt; i++)
             for (int M = 1; M <= mmax && np < 24; M++) {
@@ -532,8 +537,9 @@ candidates_done:
         if (fit < 2)
             fit = 2;
         if (r->n > fit) {
-            line(r, "the budget leaves time to measure %d of %d candidates (a step takes %.2f s at the defaults, "
-                    "%.2f s at best): the rest are left out by their prediction",
+            line(r,
+                 "the budget leaves time to measure %d of %d candidates (a step takes %.2f s at the defaults, "
+                 "%.2f s at best): the rest are left out by their prediction",
                  fit, r->n, def_step_ns * 1e-9, min_step_ns * 1e-9);
             r->n = fit;
         }
@@ -663,8 +669,7 @@ exec_status replay_tune_trace_target(replay_program *p, replay_tune_target *t)
         return exec_fail(EXEC_ERR_ARG, "the trace has no data flow (its ops name no tensors)");
     memset(t, 0, sizeof *t);
     t->ctx = p;
-    snprintf(t->what, sizeof t->what, "%s %s (%s)", p->rec.model[0] ? p->rec.model : "?", p->rec.mode,
-             p->rec.preset);
+    snprintf(t->what, sizeof t->what, "%s %s (%s)", p->rec.model[0] ? p->rec.model : "?", p->rec.mode, p->rec.preset);
     t->batch = p->rec.batch > 0 ? (int)p->rec.batch : 1;
     t->batch_fixed = 1;
     t->steps_per_run = p->nsteps ? (int)p->nsteps : 1;

@@ -38,10 +38,10 @@ typedef struct replay_tune_knobs {
 
 typedef struct replay_tune_target {
     void *ctx;
-    char what[160];           /* "speech train (small)" */
-    int batch;                /* the default batch */
-    int batch_fixed;          /* 1: the batch cannot change (a trace) */
-    int steps_per_run;        /* recorded steps one step() runs (a trace's pass: all of them) */
+    char what[160];    /* "speech train (small)" */
+    int batch;         /* the default batch */
+    int batch_fixed;   /* 1: the batch cannot change (a trace) */
+    int steps_per_run; /* recorded steps one step() runs (a trace's pass: all of them) */
     /* Makes an instance running with k; on error a status with exec_errmsg(). */
     exec_status (*open)(void *ctx, const replay_tune_knobs *k, void **inst);
     /* One step (or one pass of a trace); *ns its wall time. */
@@ -54,34 +54,39 @@ typedef struct replay_tune_target {
 #define REPLAY_TUNE_MAX_LINES 12
 
 typedef struct replay_tune_opts {
-    double budget_s;          /* wall-clock budget (> 0) */
-    const int *batches;       /* batches to try (NULL/0: the target's); not for a fixed batch */
+    double budget_s;    /* wall-clock budget (> 0) */
+    const int *batches; /* batches to try (NULL/0: the target's); not for a fixed batch */
     int nbatches;
-    int sweep;                /* 1: every point of the knob space, `rounds` rounds, no budget */
-    int rounds;               /* sweep rounds (0: 5) */
-    FILE *progress;           /* a terminal for "\r" progress lines, or NULL */
+    int sweep;      /* 1: every point of the knob space, `rounds` rounds, no budget */
+    int rounds;     /* sweep rounds (0: 5) */
+    FILE *progress; /* a terminal for "\r" progress lines, or NULL */
 } replay_tune_opts;
 
 typedef struct replay_tune_cand {
     replay_tune_knobs k;
-    const char *role;         /* "defaults", "vendors", "candidate" (several may share one point) */
-    double predicted_ns;      /* per step, from the measurements (0: not predicted) */
-    double median_ns;         /* measured, per step */
-    double per_sample_ns;     /* median_ns / batch */
-    int rounds;               /* measured steps */
+    const char *role;     /* "defaults", "vendors", "candidate" (several may share one point) */
+    double predicted_ns;  /* per step, from the measurements (0: not predicted) */
+    double median_ns;     /* measured, per step */
+    double per_sample_ns; /* median_ns / batch */
+    int rounds;           /* measured steps */
 } replay_tune_cand;
 
 typedef struct replay_tune_result {
     int cores, physical, sockets;
     /* measurements */
-    double parallelism, op_ns, critical_ns;   /* at one intra-op thread, per step */
+    double parallelism, op_ns, critical_ns; /* at one intra-op thread, per step */
     int nlevels;
     int level_threads[REPLAY_TUNE_MAX_LEVELS];
     double level_op_ns[REPLAY_TUNE_MAX_LEVELS]; /* op time per step at each thread level */
-    double conv_share;                        /* convolution class's share of op time */
-    double ridge, peak_gflops, peak_gbs;      /* this machine's, measured */
+    double conv_share;                          /* convolution class's share of op time */
+    double ridge, peak_gflops, peak_gbs;        /* this machine's, measured */
     int ntop;
-    struct { char op[48]; double share, intensity; int memory_bound; double speedup; } top[4];
+    struct {
+        char op[48];
+        double share, intensity;
+        int memory_bound;
+        double speedup;
+    } top[4];
     /* reasons, one line each */
     char lines[REPLAY_TUNE_MAX_LINES][240];
     int nlines;
@@ -89,9 +94,9 @@ typedef struct replay_tune_result {
     replay_tune_cand c[REPLAY_TUNE_MAX_CANDIDATES];
     int n, best, defaults, vendors;
     int rounds;
-    double wall_s, measure_s;                 /* all of it; the alternating runs */
-    double budget_s;                          /* asked for (0: a sweep) */
-    double default_step_ns;                   /* a step at the defaults, profiled */
+    double wall_s, measure_s; /* all of it; the alternating runs */
+    double budget_s;          /* asked for (0: a sweep) */
+    double default_step_ns;   /* a step at the defaults, profiled */
 } replay_tune_result;
 
 exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, replay_tune_result *r);

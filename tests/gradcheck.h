@@ -10,8 +10,8 @@ typedef struct gc_input {
     exec_dtype dtype;
     int ndim;
     int64_t shape[EXEC_MAX_DIMS];
-    float lo, hi;   /* values drawn uniformly in [lo, hi) (ints: [lo, hi)) */
-    int fixed;      /* 1: not differentiated (labels, indices, masks) */
+    float lo, hi; /* values drawn uniformly in [lo, hi) (ints: [lo, hi)) */
+    int fixed;    /* 1: not differentiated (labels, indices, masks) */
 } gc_input;
 
 typedef struct gc_case {
@@ -24,9 +24,21 @@ typedef struct gc_case {
     float tol;         /* relative tolerance; 0 means the default */
 } gc_case;
 
-#define F(nd, ...) { EXEC_F32, nd, { __VA_ARGS__ }, -1.0f, 1.0f, 0 }
-#define FR(lo_, hi_, nd, ...) { EXEC_F32, nd, { __VA_ARGS__ }, lo_, hi_, 0 }
-#define FFIX(lo_, hi_, nd, ...) { EXEC_F32, nd, { __VA_ARGS__ }, lo_, hi_, 1 }
-#define I(lo_, hi_, nd, ...) { EXEC_I32, nd, { __VA_ARGS__ }, lo_, hi_, 1 }
+#define F(nd, ...)                                    \
+    {                                                 \
+        EXEC_F32, nd, { __VA_ARGS__ }, -1.0f, 1.0f, 0 \
+    }
+#define FR(lo_, hi_, nd, ...)                      \
+    {                                              \
+        EXEC_F32, nd, { __VA_ARGS__ }, lo_, hi_, 0 \
+    }
+#define FFIX(lo_, hi_, nd, ...)                    \
+    {                                              \
+        EXEC_F32, nd, { __VA_ARGS__ }, lo_, hi_, 1 \
+    }
+#define I(lo_, hi_, nd, ...)                       \
+    {                                              \
+        EXEC_I32, nd, { __VA_ARGS__ }, lo_, hi_, 1 \
+    }
 #define ATTRS(...) .nattrs = (int)(sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)), .attrs = { __VA_ARGS__ }
 #endif

@@ -44,8 +44,7 @@ static int teardown_all(void **state)
 }
 
 /* Writes a scenario into a fresh directory named `name`; returns its path. */
-static const char *make(const char *name, const char *recipe, const char *model, int mode, uint32_t steps,
-                        scen *extra)
+static const char *make(const char *name, const char *recipe, const char *model, int mode, uint32_t steps, scen *extra)
 {
     static char paths[32][4200];
     static int next;
@@ -257,7 +256,8 @@ static void test_breakdown_json(void **state)
         size_t i;
         json_t *o;
         double prev = INFINITY;
-        json_array_foreach(json_object_get(t, "op_types"), i, o) {
+        json_array_foreach(json_object_get(t, "op_types"), i, o)
+        {
             assert_keys(o, ok, 5);
             sum += json_real_value(json_object_get(o, "share"));
             nsum += (uint64_t)json_integer_value(json_object_get(o, "ns"));
@@ -265,7 +265,8 @@ static void test_breakdown_json(void **state)
             assert_true(ns <= prev); /* largest first */
             prev = ns;
         }
-        json_array_foreach(json_object_get(t, "classes"), i, o) {
+        json_array_foreach(json_object_get(t, "classes"), i, o)
+        {
             assert_keys(o, ck, 3);
             csum += json_real_value(json_object_get(o, "share"));
         }
@@ -309,7 +310,7 @@ static void test_similarity(void **state)
     for (size_t i = 0; i < 4; i++)
         assert_true(fabs(s->cos[i * 4 + i] - 1.0) < 1e-12);
     assert_true(fabs(s->cos[0 * 4 + 1] - 1.0) < 1e-12); /* identical op mixes */
-    assert_true(s->cos[0 * 4 + 2] == 0.0);               /* no op in common */
+    assert_true(s->cos[0 * 4 + 2] == 0.0);              /* no op in common */
     assert_true(s->cos[3 * 4 + 2] == 0.0);
     assert_true(s->cos[0 * 4 + 3] > 0.0 && s->cos[0 * 4 + 3] < 1.0);
     assert_true(fabs(s->cos[0 * 4 + 3] - s->cos[3 * 4 + 0]) < 1e-15);
@@ -466,12 +467,15 @@ static const char *make_schema2(const char *name, int defect)
     uint32_t shape[2] = { 4, 4 };
     for (uint32_t id = 1; id <= 6; id++)
         assert_int_equal(ctfgen_tensor_alloc(g, t++, S2_MAIN, id, CTFGEN_ACTIVATION, 2, shape, 64), 0);
-    assert_int_equal(ctfgen_node_def(g, t++, S2_MAIN, 0, 0, mm, CTFGEN_MATRIX, CTFGEN_FORWARD, 2, in0, 1, out0, 2,
-                                     attrs0, 128, 192), 0);
+    assert_int_equal(
+        ctfgen_node_def(g, t++, S2_MAIN, 0, 0, mm, CTFGEN_MATRIX, CTFGEN_FORWARD, 2, in0, 1, out0, 2, attrs0, 128, 192),
+        0);
     assert_int_equal(ctfgen_node_def(g, t++, S2_MAIN, 0, 1, relu, CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 1, in1, 1, out1,
-                                     0, NULL, 16, 128), 0);
+                                     0, NULL, 16, 128),
+                     0);
     assert_int_equal(ctfgen_node_def(g, t++, S2_MAIN, 0, 2, bias, CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 2, in2, 1, out2,
-                                     0, NULL, 16, 192), 0);
+                                     0, NULL, 16, 192),
+                     0);
     uint64_t held = 0;
     for (uint32_t st = 0; st < 3; st++) {
         t += 1000;
@@ -517,7 +521,8 @@ static void test_snapshot(void **state)
     analyze_profile *both[2] = { live, ref };
     for (int k = 0; k < 2; k++) {
         analyze_profile *p = both[k];
-        int mm = analyze_profile_intern_op(p, "MatMul", "matrix"), ad = analyze_profile_intern_op(p, "Add", "elementwise");
+        int mm = analyze_profile_intern_op(p, "MatMul", "matrix"),
+            ad = analyze_profile_intern_op(p, "Add", "elementwise");
         int w = analyze_profile_intern_role(p, "weight");
         assert_int_equal(analyze_profile_tensor_alloc(p, 1, w, 4096), 0);
         for (uint32_t st = 0; st < 4; st++) {
@@ -687,14 +692,18 @@ static void test_bad_inputs(void **state)
 
 /* ---- diff ------------------------------------------------------------------------------ */
 /* A trace of `steps` steps that each run ops[0..n). */
-static const char *make_ops(const char *name, const scen_op *ops, size_t n, const char *model, int mode,
-                            uint32_t steps)
+static const char *make_ops(const char *name, const scen_op *ops, size_t n, const char *model, int mode, uint32_t steps)
 {
     static char paths[8][4200];
     static int next;
     char *path = paths[next++ % 8];
     snprintf(path, 4200, "%s/%s", tmpdir, name);
-    scen s = { .model = model, .mode = mode, .steps = steps, .run_begin = 1, .ops = ops, .nops = n,
+    scen s = { .model = model,
+               .mode = mode,
+               .steps = steps,
+               .run_begin = 1,
+               .ops = ops,
+               .nops = n,
                .uuid_seed = 104729 + (uint64_t)next };
     assert_int_equal(scen_write(path, &s), 0);
     return path;
@@ -741,13 +750,13 @@ static char *text_row(char *buf, const char *start)
  * B: MatMul 500 + 1000, Relu 300, Add 200, ApplyAdam 400 (op time 2400).  Conv2D only in A,
  * Add only in B.  A has 5 steps, the first skipped; B has 2. */
 static const scen_op diff_a[] = {
-    { "MatMul", CTFGEN_MATRIX, CTFGEN_FORWARD, 1000 },     { "Relu", CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 100 },
-    { "Conv2D", CTFGEN_CONVOLUTION, CTFGEN_FORWARD, 500 }, { "MatMul", CTFGEN_MATRIX, CTFGEN_BACKWARD, 2000 },
+    { "MatMul", CTFGEN_MATRIX, CTFGEN_FORWARD, 1000 },        { "Relu", CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 100 },
+    { "Conv2D", CTFGEN_CONVOLUTION, CTFGEN_FORWARD, 500 },    { "MatMul", CTFGEN_MATRIX, CTFGEN_BACKWARD, 2000 },
     { "ApplyAdam", CTFGEN_OPTIMIZATION, CTFGEN_UPDATE, 400 },
 };
 static const scen_op diff_b[] = {
-    { "MatMul", CTFGEN_MATRIX, CTFGEN_FORWARD, 500 },    { "Relu", CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 300 },
-    { "Add", CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 200 },  { "MatMul", CTFGEN_MATRIX, CTFGEN_BACKWARD, 1000 },
+    { "MatMul", CTFGEN_MATRIX, CTFGEN_FORWARD, 500 },         { "Relu", CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 300 },
+    { "Add", CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 200 },       { "MatMul", CTFGEN_MATRIX, CTFGEN_BACKWARD, 1000 },
     { "ApplyAdam", CTFGEN_OPTIMIZATION, CTFGEN_UPDATE, 400 },
 };
 
@@ -841,12 +850,13 @@ static void test_diff(void **state)
     json_t *j = json_loads(buf, 0, &e);
     free(buf);
     assert_non_null(j);
-    static const char *const top[] = { "schema", "analysis", "a", "b", "step_ratio", "op_ratio", "op_types",
-                                       "classes" };
-    static const char *const side[] = { "source", "model", "mode", "preset", "threads", "blas", "cpu", "steps",
-                                        "step_ns", "op_ns" };
-    static const char *const ok[] = { "op", "class", "a_ns", "b_ns", "ratio", "delta_ns", "a_share", "b_share",
-                                      "a_count", "b_count" };
+    static const char *const top[] = {
+        "schema", "analysis", "a", "b", "step_ratio", "op_ratio", "op_types", "classes"
+    };
+    static const char *const side[] = { "source", "model", "mode",  "preset",  "threads",
+                                        "blas",   "cpu",   "steps", "step_ns", "op_ns" };
+    static const char *const ok[] = { "op",       "class",   "a_ns",    "b_ns",    "ratio",
+                                      "delta_ns", "a_share", "b_share", "a_count", "b_count" };
     static const char *const ck[] = { "class", "a_ns", "b_ns", "ratio", "a_share", "b_share", "dshare_pp" };
     assert_keys(j, top, 8);
     assert_int_equal(json_integer_value(json_object_get(j, "schema")), 1);
@@ -868,7 +878,8 @@ static void test_diff(void **state)
     json_t *ops = json_object_get(j, "op_types"), *o;
     size_t i;
     assert_int_equal(json_array_size(ops), 5);
-    json_array_foreach(ops, i, o) {
+    json_array_foreach(ops, i, o)
+    {
         assert_keys(o, ok, 10);
         assert_string_equal(json_string_value(json_object_get(o, "op")), order[i]);
         const analyze_diff_row *x = diff_op(d, order[i]);
@@ -888,8 +899,7 @@ static void test_diff(void **state)
     assert_true(json_is_null(json_object_get(json_array_get(ops, 2), "ratio"))); /* Add */
     json_t *cls = json_object_get(j, "classes");
     assert_int_equal(json_array_size(cls), 4);
-    json_array_foreach(cls, i, o)
-        assert_keys(o, ck, 7);
+    json_array_foreach(cls, i, o) assert_keys(o, ck, 7);
     json_t *el = json_array_get(cls, 2);
     assert_string_equal(json_string_value(json_object_get(el, "class")), "elementwise");
     NEAR(json_real_value(json_object_get(el, "dshare_pp")), 100 * (500.0 / 2400.0 - 0.025));
@@ -989,8 +999,14 @@ static const char *make_scaling(const char *name, uint32_t threads, const char *
     ops[k][0] = (scen_op){ "MatMul", CTFGEN_MATRIX, CTFGEN_FORWARD, 10000 + 90000 / threads };
     ops[k][1] = (scen_op){ "Conv2D", CTFGEN_CONVOLUTION, CTFGEN_FORWARD, 80000 / threads };
     ops[k][2] = (scen_op){ "Relu", CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 50000 };
-    scen s = { .model = model, .mode = CTFGEN_TRAIN, .steps = 3, .run_begin = run_begin, .ops = ops[k], .nops = 3,
-               .threads = threads, .uuid_seed = 7001 + (uint64_t)next };
+    scen s = { .model = model,
+               .mode = CTFGEN_TRAIN,
+               .steps = 3,
+               .run_begin = run_begin,
+               .ops = ops[k],
+               .nops = 3,
+               .threads = threads,
+               .uuid_seed = 7001 + (uint64_t)next };
     assert_int_equal(scen_write(paths[k], &s), 0);
     return paths[k];
 }
@@ -1110,11 +1126,12 @@ static void test_scaling(void **state)
     assert_non_null(j);
     static const char *const top[] = { "schema", "analysis", "traces", "threads", "op_types", "classes", "total" };
     static const char *const tk[] = { "source", "model", "mode", "threads", "steps", "step_ns", "op_ns" };
-    static const char *const ok[] = { "op", "class", "ns", "speedup", "efficiency", "serial_ns", "parallel_ns",
-                                      "serial_fraction", "limit_speedup" };
-    static const char *const totk[] = { "ns", "speedup", "efficiency", "serial_ns", "parallel_ns",
-                                        "serial_fraction", "limit_speedup", "step_ns", "step_speedup",
-                                        "step_efficiency" };
+    static const char *const ok[] = { "op",          "class",           "ns",
+                                      "speedup",     "efficiency",      "serial_ns",
+                                      "parallel_ns", "serial_fraction", "limit_speedup" };
+    static const char *const totk[] = { "ns",           "speedup",         "efficiency",    "serial_ns",
+                                        "parallel_ns",  "serial_fraction", "limit_speedup", "step_ns",
+                                        "step_speedup", "step_efficiency" };
     assert_keys(j, top, 7);
     assert_int_equal(json_integer_value(json_object_get(j, "schema")), 1);
     assert_string_equal(json_string_value(json_object_get(j, "analysis")), "scaling");
@@ -1122,7 +1139,8 @@ static void test_scaling(void **state)
     size_t i;
     assert_int_equal(json_array_size(th), 3);
     assert_int_equal(json_array_size(tr), 3);
-    json_array_foreach(tr, i, o) {
+    json_array_foreach(tr, i, o)
+    {
         assert_keys(o, tk, 7);
         assert_int_equal(json_integer_value(json_array_get(th, i)), sc->threads[i]);
         assert_int_equal(json_integer_value(json_object_get(o, "threads")), sc->threads[i]);
@@ -1134,7 +1152,8 @@ static void test_scaling(void **state)
     }
     json_t *ops = json_object_get(j, "op_types");
     assert_int_equal(json_array_size(ops), 3);
-    json_array_foreach(ops, i, o) {
+    json_array_foreach(ops, i, o)
+    {
         assert_keys(o, ok, 9);
         assert_string_equal(json_string_value(json_object_get(o, "op")), sc->ops[i].name);
         assert_int_equal(json_array_size(json_object_get(o, "ns")), 3);
@@ -1154,9 +1173,10 @@ static void test_scaling(void **state)
     REL(json_real_value(json_object_get(jz, "limit_speedup")), 1);
     json_t *cls = json_object_get(j, "classes");
     assert_int_equal(json_array_size(cls), 3);
-    json_array_foreach(cls, i, o) {
-        static const char *const ck[] = { "class", "ns", "speedup", "efficiency", "serial_ns", "parallel_ns",
-                                          "serial_fraction", "limit_speedup" };
+    json_array_foreach(cls, i, o)
+    {
+        static const char *const ck[] = { "class",     "ns",          "speedup",         "efficiency",
+                                          "serial_ns", "parallel_ns", "serial_fraction", "limit_speedup" };
         assert_keys(o, ck, 8);
         assert_string_equal(json_string_value(json_object_get(o, "class")), sc->classes[i].name);
     }
@@ -1250,14 +1270,22 @@ static void test_scaling(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_counts_exact),   cmocka_unit_test(test_skip_steps),
-        cmocka_unit_test(test_profile_direct), cmocka_unit_test(test_breakdown_json),
-        cmocka_unit_test(test_similarity),     cmocka_unit_test(test_pairing),
-        cmocka_unit_test(test_discarded_warns), cmocka_unit_test(test_foreign_provider),
-        cmocka_unit_test(test_unknown_schema), cmocka_unit_test(test_unmatched),
-        cmocka_unit_test(test_archive),        cmocka_unit_test(test_bad_inputs),
-        cmocka_unit_test(test_diff),           cmocka_unit_test(test_amdahl_fit),
-        cmocka_unit_test(test_scaling),        cmocka_unit_test(test_schema2),
+        cmocka_unit_test(test_counts_exact),
+        cmocka_unit_test(test_skip_steps),
+        cmocka_unit_test(test_profile_direct),
+        cmocka_unit_test(test_breakdown_json),
+        cmocka_unit_test(test_similarity),
+        cmocka_unit_test(test_pairing),
+        cmocka_unit_test(test_discarded_warns),
+        cmocka_unit_test(test_foreign_provider),
+        cmocka_unit_test(test_unknown_schema),
+        cmocka_unit_test(test_unmatched),
+        cmocka_unit_test(test_archive),
+        cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_amdahl_fit),
+        cmocka_unit_test(test_scaling),
+        cmocka_unit_test(test_schema2),
         cmocka_unit_test(test_snapshot),
     };
     return cmocka_run_group_tests(tests, setup_all, teardown_all);

@@ -31,8 +31,8 @@
 #include <string.h>
 
 static char tmpdir[4096];
-static analyze_profile *ref[4];   /* alexnet train, alexnet infer, memnet train, deepq train */
-static analyze_profile *thr[3];   /* one generated model at 1, 2, 4 threads */
+static analyze_profile *ref[4]; /* alexnet train, alexnet infer, memnet train, deepq train */
+static analyze_profile *thr[3]; /* one generated model at 1, 2, 4 threads */
 
 static analyze_profile *read_ok(const char *path, uint32_t skip_first)
 {
@@ -74,8 +74,13 @@ static int setup_all(void **state)
     for (int i = 0; i < 3; i++) {
         char dir[4200];
         snprintf(dir, sizeof dir, "%s/t%u", tmpdir, threads[i]);
-        scen s = { .model = "alexnet", .mode = CTFGEN_TRAIN, .steps = 3, .run_begin = 1, .threads = threads[i],
-                   .scale_pct = pct[i], .uuid_seed = 11 + (uint64_t)i };
+        scen s = { .model = "alexnet",
+                   .mode = CTFGEN_TRAIN,
+                   .steps = 3,
+                   .run_begin = 1,
+                   .threads = threads[i],
+                   .scale_pct = pct[i],
+                   .uuid_seed = 11 + (uint64_t)i };
         s.ops = scen_recipe("conv", CTFGEN_TRAIN, &s.nops);
         if (!s.ops || scen_write(dir, &s) || !(thr[i] = read_ok(dir, 0)))
             return -1;
@@ -139,7 +144,7 @@ static void inject_each(const analyze_analysis *an, analyze_profile *const *p, s
             analyze_status st = run_once(an, p, n, o, fmts[k], &e, &io, &got);
             exec_alloc_fail_after(0, 0);
             assert_int_equal(exec_alloc_bytes(), before); /* nothing left behind */
-            if (st == ANALYZE_OK && io == 0) { /* the failure met nothing: the same output */
+            if (st == ANALYZE_OK && io == 0) {            /* the failure met nothing: the same output */
                 int same = strcmp(got, want) == 0;
                 free(got);
                 if (!same)
@@ -160,9 +165,11 @@ static void inject_each(const analyze_analysis *an, analyze_profile *const *p, s
             failures++;
         }
         free(want);
-        printf("%-10s %-4s %s: allocation failure injected at %d points (%d in create), each a clean error\n",
-               an->name, k == 0 ? "text" : k == 1 ? "csv" : "json", sticky ? "from then on" : "that one   ",
-               failures, in_create);
+        printf("%-10s %-4s %s: allocation failure injected at %d points (%d in create), each a clean error\n", an->name,
+               k == 0   ? "text"
+               : k == 1 ? "csv"
+                        : "json",
+               sticky ? "from then on" : "that one   ", failures, in_create);
         assert_true(failures > 0);
     }
 }

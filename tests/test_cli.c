@@ -95,8 +95,8 @@ static void test_peak_measures(void **state)
 static void test_bad_input(void **state)
 {
     (void)state;
-    static const char *const bad[] = { "bogus", "ops --format xml", "ops --nope", "peak --threads 0",
-                                       "peak --size abc", "version extra", "help nosuchcmd", "" };
+    static const char *const bad[] = { "bogus",           "ops --format xml", "ops --nope",     "peak --threads 0",
+                                       "peak --size abc", "version extra",    "help nosuchcmd", "" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *out, *err;
         int rc = run(bad[i], &out, &err);
@@ -136,8 +136,8 @@ static void test_conv_algo_env(void **state)
 static void test_help(void **state)
 {
     (void)state;
-    static const char *const cmds[] = { "--help", "ops --help", "peak --help", "version --help", "help ops",
-                                        "help --help", "help -h" };
+    static const char *const cmds[] = { "--help",   "ops --help",  "peak --help", "version --help",
+                                        "help ops", "help --help", "help -h" };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         char *out;
         assert_int_equal(run(cmds[i], &out, NULL), 0);
@@ -150,8 +150,9 @@ static void test_help(void **state)
 static void test_analysis_help(void **state)
 {
     (void)state;
-    static const char *const names[] = { "breakdown", "compare", "similarity", "diff", "scaling", "roofline",
-                                         "memory" };
+    static const char *const names[] = {
+        "breakdown", "compare", "similarity", "diff", "scaling", "roofline", "memory"
+    };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char cmd[64], want[64], *out;
         snprintf(cmd, sizeof cmd, "analyze %s --help", names[i]);
@@ -188,12 +189,9 @@ static void test_thread_counts(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ops_lists_table),
-        cmocka_unit_test(test_peak_measures),
-        cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_help),
-        cmocka_unit_test(test_analysis_help),
-        cmocka_unit_test(test_thread_counts),
+        cmocka_unit_test(test_ops_lists_table), cmocka_unit_test(test_peak_measures),
+        cmocka_unit_test(test_bad_input),       cmocka_unit_test(test_help),
+        cmocka_unit_test(test_analysis_help),   cmocka_unit_test(test_thread_counts),
         cmocka_unit_test(test_conv_algo_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,7 +21,10 @@
 
 enum { B = 32, D = 12, H = 24, C = 3 };
 
-typedef struct mlp { exec_graph *g; uint32_t x, y, loss; } mlp;
+typedef struct mlp {
+    exec_graph *g;
+    uint32_t x, y, loss;
+} mlp;
 
 static exec_status mlp_build(mlp *m, int plan)
 {
@@ -104,7 +107,10 @@ static void test_mlp_learns(void **state)
 
 /* A small CNN: conv, max-pool, conv (stride 2, padding), global average
  * pool, FC; trained on images whose class sets a bright quadrant. */
-typedef struct cnn { exec_graph *g; uint32_t x, y, loss; } cnn;
+typedef struct cnn {
+    exec_graph *g;
+    uint32_t x, y, loss;
+} cnn;
 enum { CB = 16, CH = 12, CC = 4 };
 
 static void cnn_build(cnn *m)
@@ -183,7 +189,8 @@ static void test_cnn_learns(void **state)
     }
     for (int i = 0; i < STEPS; i++)
         maxdiff = fmax(maxdiff, fabs((double)a[i] - b[i]));
-    printf("cnn: mean loss of the first 5 steps %.4f, of the last 5 %.4f; inter 2 max diff %.3g\n", first, last, maxdiff);
+    printf("cnn: mean loss of the first 5 steps %.4f, of the last 5 %.4f; inter 2 max diff %.3g\n", first, last,
+           maxdiff);
     assert_true(last < 0.5f * first);
     assert_true(maxdiff == 0.0);
 }
@@ -378,8 +385,9 @@ static void test_settings_per_graph(void **state)
     assert_int_equal(exec_graph_run(g4, &twice), EXEC_OK);
     exec_mem_stats m1, m2, m3, m4;
     exec_graph_mem(g1, &m1), exec_graph_mem(g2, &m2), exec_graph_mem(g3, &m3), exec_graph_mem(g4, &m4);
-    printf("workspace: im2col 1 thread %zu B, direct 2 threads %zu B, direct by the run %zu B, im2col 2 threads %zu B\n",
-           m1.peak_workspace, m2.peak_workspace, m3.peak_workspace, m4.peak_workspace);
+    printf(
+        "workspace: im2col 1 thread %zu B, direct 2 threads %zu B, direct by the run %zu B, im2col 2 threads %zu B\n",
+        m1.peak_workspace, m2.peak_workspace, m3.peak_workspace, m4.peak_workspace);
     assert_true(m1.peak_workspace > 0 && m2.peak_workspace > 0);
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         assert_true(m1.peak_workspace != m2.peak_workspace); /* without them DIRECT runs im2col */
@@ -400,11 +408,10 @@ int main(void)
 {
     exec_threads_set(1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mlp_learns),     cmocka_unit_test(test_inter_same_result),
-        cmocka_unit_test(test_cnn_learns),
-        cmocka_unit_test(test_phases),         cmocka_unit_test(test_alloc_failure),
-        cmocka_unit_test(test_inter_workers_persist),
-        cmocka_unit_test(test_bad_build),      cmocka_unit_test(test_settings_per_graph),
+        cmocka_unit_test(test_mlp_learns),    cmocka_unit_test(test_inter_same_result),
+        cmocka_unit_test(test_cnn_learns),    cmocka_unit_test(test_phases),
+        cmocka_unit_test(test_alloc_failure), cmocka_unit_test(test_inter_workers_persist),
+        cmocka_unit_test(test_bad_build),     cmocka_unit_test(test_settings_per_graph),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,7 +47,9 @@ static void table_is_sound(void **state)
 static void lookup_maps_classes_and_engine_ops(void **state)
 {
     (void)state;
-    static const struct { const char *name, *cls, *engine; } want[] = {
+    static const struct {
+        const char *name, *cls, *engine;
+    } want[] = {
         { "aten::conv2d", "convolution", "Conv2D" },
         { "aten::convolution_backward", "convolution", "Conv2DBackpropInput,Conv2DBackpropFilter" },
         { "aten::addmm", "matrix", "MatMul" },
@@ -106,7 +108,8 @@ static void formulas(void **state)
     analyze_import_arg addmm[] = { t1(32), t2(64, 128), t2(128, 32) };
     cost("aten::addmm", addmm, 3, NULL, 0, 2ull * 64 * 128 * 32 + 64 * 32, 4ull * (32 + 64 * 128 + 128 * 32 + 64 * 32));
     analyze_import_arg lin[] = { t2(16, 64), t2(128, 64), t1(128) }; /* x[16,64] w[128,64] b[128] */
-    cost("aten::linear", lin, 3, NULL, 0, 2ull * 16 * 64 * 128 + 16 * 128, 4ull * (16 * 64 + 128 * 64 + 128 + 16 * 128));
+    cost("aten::linear", lin, 3, NULL, 0, 2ull * 16 * 64 * 128 + 16 * 128,
+         4ull * (16 * 64 + 128 * 64 + 128 + 16 * 128));
     /* conv 8x3x32x32 * 16x3x3x3, same padding: 2 * N*OC*OH*OW * C*KH*KW */
     analyze_import_arg conv[] = { t4(8, 3, 32, 32), t4(16, 3, 3, 3), t1(16) };
     uint64_t cf = 2ull * 8 * 16 * 32 * 32 * 3 * 3 * 3;
@@ -139,7 +142,8 @@ static void attrs(void **state)
     (void)state;
     int64_t a[ANALYZE_IMPORT_MAX_ATTRS];
     /* conv2d(x, w, b, stride [2, 2], padding [1, 0], dilation, groups) */
-    analyze_import_scalar conv[] = { { -1 }, { -1 }, { -1 }, { 2, { 2, 2 } }, { 2, { 1, 0 } }, { 2, { 1, 1 } }, { 1, { 1 } } };
+    analyze_import_scalar conv[] = { { -1 },          { -1 },          { -1 },      { 2, { 2, 2 } },
+                                     { 2, { 1, 0 } }, { 2, { 1, 1 } }, { 1, { 1 } } };
     assert_int_equal(analyze_import_attrs_of(analyze_import_lookup("aten::conv2d")->attrs, conv, 7, a), 4);
     assert_int_equal(a[0], 2), assert_int_equal(a[1], 2), assert_int_equal(a[2], 1), assert_int_equal(a[3], 0);
     /* convolution_backward: the same two lists one place later */
@@ -181,12 +185,9 @@ static void exact_times(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(table_is_sound),
-        cmocka_unit_test(lookup_maps_classes_and_engine_ops),
-        cmocka_unit_test(kernel_classes),
-        cmocka_unit_test(formulas),
-        cmocka_unit_test(attrs),
-        cmocka_unit_test(exact_times),
+        cmocka_unit_test(table_is_sound), cmocka_unit_test(lookup_maps_classes_and_engine_ops),
+        cmocka_unit_test(kernel_classes), cmocka_unit_test(formulas),
+        cmocka_unit_test(attrs),          cmocka_unit_test(exact_times),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -195,7 +195,7 @@ static void test_breakout_deterministic(void **state)
     }
     assert_int_equal(a.score, b.score);
     assert_int_equal(a.lives, b.lives);
-    assert_true(differs); /* another seed plays another game */
+    assert_true(differs);                                       /* another seed plays another game */
     assert_true(a.score > 0 || a.lives < MODEL_BREAKOUT_LIVES); /* something happened */
 }
 
@@ -229,7 +229,8 @@ static void test_breakout_score(void **state)
     model_breakout_render(&b, f);
     assert_int_equal(f[(b.ball_y / 16) * MODEL_BREAKOUT_SIZE + b.ball_x / 16], 255);
     assert_int_equal(f[MODEL_BREAKOUT_PADDLE_Y * MODEL_BREAKOUT_SIZE + b.paddle_x + 1], 200);
-    int by = MODEL_BREAKOUT_BRICK_Y0 + row * MODEL_BREAKOUT_BRICK_H, bx = MODEL_BREAKOUT_WALL_X0 + col * MODEL_BREAKOUT_BRICK_W;
+    int by = MODEL_BREAKOUT_BRICK_Y0 + row * MODEL_BREAKOUT_BRICK_H,
+        bx = MODEL_BREAKOUT_WALL_X0 + col * MODEL_BREAKOUT_BRICK_W;
     assert_int_equal(f[by * MODEL_BREAKOUT_SIZE + bx], 0);
     assert_int_not_equal(f[by * MODEL_BREAKOUT_SIZE + bx + MODEL_BREAKOUT_BRICK_W], 0);
 }

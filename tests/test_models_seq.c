@@ -89,10 +89,26 @@ static void learns(const char *name, int steps, double ratio)
     model_destroy(m);
 }
 
-static void test_seq2seq_learns(void **state) { (void)state; learns("seq2seq", 60, 0.75); }
-static void test_memnet_learns(void **state) { (void)state; learns("memnet", 250, 0.5); }
-static void test_speech_learns(void **state) { (void)state; learns("speech", 40, 0.7); }
-static void test_autoenc_learns(void **state) { (void)state; learns("autoenc", 60, 0.6); }
+static void test_seq2seq_learns(void **state)
+{
+    (void)state;
+    learns("seq2seq", 60, 0.75);
+}
+static void test_memnet_learns(void **state)
+{
+    (void)state;
+    learns("memnet", 250, 0.5);
+}
+static void test_speech_learns(void **state)
+{
+    (void)state;
+    learns("speech", 40, 0.7);
+}
+static void test_autoenc_learns(void **state)
+{
+    (void)state;
+    learns("autoenc", 60, 0.6);
+}
 
 /* ---- phases: infer is forward only ------------------------------------- */
 static int phase_count[EXEC_PHASE_COUNT];
@@ -153,7 +169,10 @@ static void test_autoenc_params(void **state)
 static void test_full_presets_build(void **state)
 {
     (void)state;
-    static const struct { const char *name; int64_t lo, hi; } want[] = {
+    static const struct {
+        const char *name;
+        int64_t lo, hi;
+    } want[] = {
         { "seq2seq", 30000000, 40000000 }, /* 2 embeddings + projection of 40000 x 256, LSTMs, attention */
         { "memnet", 1000, 100000 },        /* 4 embeddings V x 20 + 4 temporal 50 x 20 */
         { "speech", 5000000, 8000000 },    /* 26x1024 + 4 x 1024^2 + 1024^2 x 2 (U) + 1024x62 */
@@ -382,7 +401,9 @@ static void test_babi_loader(void **state)
     exec_free(text);
 
     /* malformed files: a clear error naming the file and line */
-    static const struct { const char *text, *needle; } bad[] = {
+    static const struct {
+        const char *text, *needle;
+    } bad[] = {
         { "Mary moved to the bathroom.\n", "expected a sentence number" },
         { "1 Mary moved to the bathroom.\n3 Where is Mary?\tbathroom\t1\n", "sentence number 3 follows 1" },
         { "1 Mary moved to the bathroom.\n2 Where is Mary?\t\t1\n", "without an answer" },
@@ -633,22 +654,14 @@ static void test_data_option(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_autoenc_params),
-        cmocka_unit_test(test_full_presets_build),
-        cmocka_unit_test(test_frames_recoverable),
-        cmocka_unit_test(test_text_synth),
-        cmocka_unit_test(test_babi_generator),
-        cmocka_unit_test(test_babi_loader),
-        cmocka_unit_test(test_text_loader),
-        cmocka_unit_test(test_mnist_loader),
-        cmocka_unit_test(test_speech_no_loader),
-        cmocka_unit_test(test_data_option),
-        cmocka_unit_test(test_infer_forward_only),
-        cmocka_unit_test(test_speech_birnn),
-        cmocka_unit_test(test_autoenc_learns),
-        cmocka_unit_test(test_memnet_learns),
-        cmocka_unit_test(test_speech_learns),
-        cmocka_unit_test(test_seq2seq_learns),
+        cmocka_unit_test(test_autoenc_params),     cmocka_unit_test(test_full_presets_build),
+        cmocka_unit_test(test_frames_recoverable), cmocka_unit_test(test_text_synth),
+        cmocka_unit_test(test_babi_generator),     cmocka_unit_test(test_babi_loader),
+        cmocka_unit_test(test_text_loader),        cmocka_unit_test(test_mnist_loader),
+        cmocka_unit_test(test_speech_no_loader),   cmocka_unit_test(test_data_option),
+        cmocka_unit_test(test_infer_forward_only), cmocka_unit_test(test_speech_birnn),
+        cmocka_unit_test(test_autoenc_learns),     cmocka_unit_test(test_memnet_learns),
+        cmocka_unit_test(test_speech_learns),      cmocka_unit_test(test_seq2seq_learns),
     };
     return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
 }

@@ -87,8 +87,8 @@ static void test_params(void **state)
         for (uint32_t i = 0; i < exec_weight_count(m->g); i++)
             if (exec_weight_id(m->g, i) != emb)
                 stacks += exec_tensor_get(m->g, exec_weight_id(m->g, i))->numel;
-        printf("transformer full %s: %lld parameters, %lld in the stacks, %u nodes\n", model_mode_name((model_mode)mode),
-               (long long)total, (long long)stacks, exec_node_count(m->g));
+        printf("transformer full %s: %lld parameters, %lld in the stacks, %u nodes\n",
+               model_mode_name((model_mode)mode), (long long)total, (long long)stacks, exec_node_count(m->g));
         /* nn.Transformer(512, 8, 6, 6, 2048): attention, FFN, layer norms
          * with the two final ones; plus the one shared 37000 x 512 embedding */
         assert_int_equal(stacks, 44140544);
@@ -99,7 +99,7 @@ static void test_params(void **state)
 
 /* ---- training on tiny, then greedy decoding ----------------------------- */
 #define TRAIN_STEPS 600
-static model *trained;     /* shared by the two tests below */
+static model *trained; /* shared by the two tests below */
 static double first_loss, last_loss;
 
 static void train_tiny(void)
@@ -277,12 +277,11 @@ static void test_copy_task(void **state)
 static void test_tokens_loader(void **state)
 {
     (void)state;
-    const char *path = write_file("pairs.txt",
-                                  "5 6 7 ||| 7 6 5\n"
-                                  "\n"
-                                  "0 1\t2 3 4\r\n"
-                                  "1 2 3 4 5 6 7 8 9 ||| 1\n"   /* source too long: skipped */
-                                  "9 100000 ||| 15 16\n");     /* 100000 and 16: beyond the vocabulary */
+    const char *path = write_file("pairs.txt", "5 6 7 ||| 7 6 5\n"
+                                               "\n"
+                                               "0 1\t2 3 4\r\n"
+                                               "1 2 3 4 5 6 7 8 9 ||| 1\n" /* source too long: skipped */
+                                               "9 100000 ||| 15 16\n");    /* 100000 and 16: beyond the vocabulary */
     model_text_corpus *c = NULL;
     if (model_tokens_load(path, 5, 5, 20, &c))
         fail_msg("%s", exec_errmsg());
@@ -294,7 +293,9 @@ static void test_tokens_loader(void **state)
     assert_memory_equal(c->tgt, tgt, sizeof tgt);
     model_text_destroy(c);
 
-    static const struct { const char *text, *want; } bad[] = {
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
         { "1 2 3\n", "bad.txt:1: no ' ||| ' or tab" },
         { "1 2 ||| 3\n4 x5 ||| 6\n", "bad.txt:2: 'x5' is not a token id" },
         { "1 -2 ||| 3\n", "bad.txt:1: '-2' is not a token id" },
@@ -329,12 +330,8 @@ int main(void)
 {
     exec_threads_set(2);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_params),
-        cmocka_unit_test(test_copy_task),
-        cmocka_unit_test(test_tokens_loader),
-        cmocka_unit_test(test_modes),
-        cmocka_unit_test(test_inter_op),
-        cmocka_unit_test(test_learns),
+        cmocka_unit_test(test_params),        cmocka_unit_test(test_copy_task), cmocka_unit_test(test_tokens_loader),
+        cmocka_unit_test(test_modes),         cmocka_unit_test(test_inter_op),  cmocka_unit_test(test_learns),
         cmocka_unit_test(test_greedy_copies),
     };
     int r = cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);

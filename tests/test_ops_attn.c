@@ -91,7 +91,8 @@ static void layer_norm_case(int64_t rows_a, int64_t rows_b, int64_t D)
     char what[96];
     snprintf(what, sizeof what, "LayerNorm y [%lld,%lld,%lld]", (long long)rows_a, (long long)rows_b, (long long)D);
     compare(what, exec_dataf(g, y), ry, n, 1e-5);
-    snprintf(what, sizeof what, "LayerNormGrad dx [%lld,%lld,%lld]", (long long)rows_a, (long long)rows_b, (long long)D);
+    snprintf(what, sizeof what, "LayerNormGrad dx [%lld,%lld,%lld]", (long long)rows_a, (long long)rows_b,
+             (long long)D);
     compare(what, exec_dataf(g, exec_grad_of(g, x)), rdx, n, 1e-4);
     compare("LayerNormGrad dgamma", exec_dataf(g, exec_grad_of(g, gm)), rdg, D, 1e-4);
     compare("LayerNormGrad dbeta", exec_dataf(g, exec_grad_of(g, bt)), rdb, D, 1e-4);
@@ -106,8 +107,8 @@ static void test_layer_norm(void **state)
 {
     (void)state;
     layer_norm_case(2, 3, 7);
-    layer_norm_case(1, 5, 1);     /* one value a row: y = beta */
-    layer_norm_case(8, 33, 130);  /* parallel rows, column blocks of the parameter gradients */
+    layer_norm_case(1, 5, 1);    /* one value a row: y = beta */
+    layer_norm_case(8, 33, 130); /* parallel rows, column blocks of the parameter gradients */
 }
 
 /* A multi-output op whose first output feeds two ops: autodiff sums the two
@@ -201,7 +202,8 @@ static void masked_fill_case(exec_dtype mdt, const int64_t *xs, const int64_t *m
             }
     char what[96];
     snprintf(what, sizeof what, "MaskedFill %s mask [%lld,%lld,%lld] on [%lld,%lld,%lld]", exec_dtype_name(mdt),
-             (long long)ms[0], (long long)ms[1], (long long)ms[2], (long long)xs[0], (long long)xs[1], (long long)xs[2]);
+             (long long)ms[0], (long long)ms[1], (long long)ms[2], (long long)xs[0], (long long)xs[1],
+             (long long)xs[2]);
     compare(what, exec_dataf(g, y), ref, n, 0);
     assert_true(filled > 0 && filled < n); /* the case exercises both branches */
     free(ref);
@@ -212,9 +214,9 @@ static void test_masked_fill(void **state)
 {
     (void)state;
     masked_fill_case(EXEC_F32, (int64_t[]){ 3, 4, 5 }, (int64_t[]){ 3, 4, 5 });
-    masked_fill_case(EXEC_I32, (int64_t[]){ 3, 4, 5 }, (int64_t[]){ 3, 1, 5 });   /* key padding */
-    masked_fill_case(EXEC_F32, (int64_t[]){ 3, 6, 6 }, (int64_t[]){ 1, 6, 6 });   /* causal */
-    masked_fill_case(EXEC_I32, (int64_t[]){ 2, 3, 7 }, (int64_t[]){ 2, 3, 1 });   /* whole rows */
+    masked_fill_case(EXEC_I32, (int64_t[]){ 3, 4, 5 }, (int64_t[]){ 3, 1, 5 });      /* key padding */
+    masked_fill_case(EXEC_F32, (int64_t[]){ 3, 6, 6 }, (int64_t[]){ 1, 6, 6 });      /* causal */
+    masked_fill_case(EXEC_I32, (int64_t[]){ 2, 3, 7 }, (int64_t[]){ 2, 3, 1 });      /* whole rows */
     masked_fill_case(EXEC_F32, (int64_t[]){ 16, 40, 64 }, (int64_t[]){ 16, 1, 64 }); /* parallel */
 }
 
@@ -312,7 +314,8 @@ static void test_set_lr(void **state)
         uint32_t r = exec_input(g, "r", EXEC_F32, 1, (int64_t[]){ 4 });
         uint32_t loss = ex_sum(g, ex_mul(g, w, r), 0, NULL, 0);
         assert_int_equal(exec_gradients(g, loss), EXEC_OK);
-        assert_int_equal(adam ? exec_optimizer_adam(g, 0.1f, 0.9f, 0.98f, 1e-9f) : exec_optimizer_sgd(g, 0.1f), EXEC_OK);
+        assert_int_equal(adam ? exec_optimizer_adam(g, 0.1f, 0.9f, 0.98f, 1e-9f) : exec_optimizer_sgd(g, 0.1f),
+                         EXEC_OK);
         assert_int_equal(exec_graph_plan(g), EXEC_OK);
         const float rv[4] = { 1, -2, 0.5f, 4 };
         memcpy(exec_dataf(g, r), rv, sizeof rv);
@@ -336,10 +339,8 @@ int main(void)
 {
     exec_threads_set(2);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_layer_norm),
-        cmocka_unit_test(test_layer_norm_output_reused),
-        cmocka_unit_test(test_masked_fill),
-        cmocka_unit_test(test_xent_smoothed),
+        cmocka_unit_test(test_layer_norm),  cmocka_unit_test(test_layer_norm_output_reused),
+        cmocka_unit_test(test_masked_fill), cmocka_unit_test(test_xent_smoothed),
         cmocka_unit_test(test_set_lr),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -69,7 +69,8 @@ static void check_matmul(int M, int N, int K, int ta, int tb, int batch)
                 ref[(q * M + i) * N + j] = s;
             }
     double d = maxdiff(exec_dataf(g, c), ref, (int64_t)nb * M * N);
-    printf("%s %dx%dx%d ta=%d tb=%d batch=%d: max diff %.2e\n", batch ? "BatchMatMul" : "MatMul", M, N, K, ta, tb, batch, d);
+    printf("%s %dx%dx%d ta=%d tb=%d batch=%d: max diff %.2e\n", batch ? "BatchMatMul" : "MatMul", M, N, K, ta, tb,
+           batch, d);
     assert_true(d < 1e-4);
     exec_graph_destroy(g);
 }

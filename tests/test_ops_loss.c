@@ -531,9 +531,21 @@ static void check_optimizer(int kind)
     exec_graph_destroy(g);
 }
 
-static void test_optimizer_momentum(void **state) { (void)state; check_optimizer(OPT_MOMENTUM); }
-static void test_optimizer_adam(void **state) { (void)state; check_optimizer(OPT_ADAM); }
-static void test_optimizer_rmsprop(void **state) { (void)state; check_optimizer(OPT_RMSPROP); }
+static void test_optimizer_momentum(void **state)
+{
+    (void)state;
+    check_optimizer(OPT_MOMENTUM);
+}
+static void test_optimizer_adam(void **state)
+{
+    (void)state;
+    check_optimizer(OPT_ADAM);
+}
+static void test_optimizer_rmsprop(void **state)
+{
+    (void)state;
+    check_optimizer(OPT_RMSPROP);
+}
 
 /* ---- clipping ----------------------------------------------------------- */
 static void check_clip(int global, float clip, float xscale)
@@ -544,7 +556,8 @@ static void check_clip(int global, float clip, float xscale)
     uint32_t x1 = exec_input(g, "x1", EXEC_F32, 2, (int64_t[]){ 3, 4 });
     uint32_t x2 = exec_input(g, "x2", EXEC_F32, 1, (int64_t[]){ 5 });
     /* gradients are x1 and x2 */
-    uint32_t loss = ex_addn(g, 2, (uint32_t[]){ ex_sum(g, ex_mul(g, w1, x1), 0, NULL, 0), ex_sum(g, ex_mul(g, w2, x2), 0, NULL, 0) });
+    uint32_t loss = ex_addn(
+        g, 2, (uint32_t[]){ ex_sum(g, ex_mul(g, w1, x1), 0, NULL, 0), ex_sum(g, ex_mul(g, w2, x2), 0, NULL, 0) });
     exec_gradients(g, loss);
     uint32_t raw1 = exec_grad_of(g, w1), raw2 = exec_grad_of(g, w2);
     assert_int_equal(global ? exec_clip_global_norm(g, clip) : exec_clip_by_norm(g, clip), EXEC_OK);
@@ -583,7 +596,7 @@ static void test_clip(void **state)
     check_clip(1, 1.0f, 3.0f);  /* clipped */
     check_clip(1, 50.0f, 1.0f); /* below the threshold: unchanged */
     check_clip(0, 1.0f, 3.0f);
-    check_clip(0, 1.5f, 0.5f);  /* w1 clipped, w2 not (norms ~1.0 and ~0.6) */
+    check_clip(0, 1.5f, 0.5f); /* w1 clipped, w2 not (norms ~1.0 and ~0.6) */
 }
 
 /* ---- random ops --------------------------------------------------------- */
@@ -625,8 +638,8 @@ static void test_random_ops(void **state)
         uv += (u1[i] - um) * (u1[i] - um);
     }
     double sd = sqrt(v / (NR - 1)), usd = sqrt(uv / (NR - 1));
-    printf("normal(2, 3): mean %.4f sd %.4f; uniform[-1,5): mean %.4f sd %.4f (want 2, %.4f) range [%.4f, %.4f]\n", m, sd,
-           um, usd, sqrt(36.0 / 12), umin, umax);
+    printf("normal(2, 3): mean %.4f sd %.4f; uniform[-1,5): mean %.4f sd %.4f (want 2, %.4f) range [%.4f, %.4f]\n", m,
+           sd, um, usd, sqrt(36.0 / 12), umin, umax);
     assert_true(fabs(m - 2.0) < 5 * 3.0 / sqrt(NR));
     assert_true(fabs(sd - 3.0) < 0.02 * 3.0);
     assert_true(fabs(um - 2.0) < 5 * sqrt(3.0) / sqrt(NR));

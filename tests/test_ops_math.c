@@ -362,7 +362,7 @@ static void test_gather_segment_sum(void **state)
         int32_t *I = exec_datai(g, ix);
         for (int64_t i = 0; i < N; i++)
             I[i] = (int32_t)(lcg(&seed) % (uint64_t)(big ? V : 4)); /* small: many repeats */
-        I[0] = I[N - 1] = I[N / 2];                                /* certainly repeated */
+        I[0] = I[N - 1] = I[N / 2];                                 /* certainly repeated */
         run_ok(g);
         const float *P = exec_dataf(g, params), *Y = exec_dataf(g, y), *Dd = exec_dataf(g, data);
         for (int64_t i = 0; i < N; i++)
@@ -633,9 +633,14 @@ static void test_elementwise(void **state)
 static void test_hostile_attrs(void **state)
 {
     (void)state;
-    struct { exec_op op; int nattrs; int64_t attrs[4]; int nout; } cases[] = {
-        { EXEC_OP_Split, 0, { 0 }, 2 },                   /* no count: no division by zero */
-        { EXEC_OP_Split, 2, { 0, 3 }, 2 },                /* count disagrees with the outputs */
+    struct {
+        exec_op op;
+        int nattrs;
+        int64_t attrs[4];
+        int nout;
+    } cases[] = {
+        { EXEC_OP_Split, 0, { 0 }, 2 },    /* no count: no division by zero */
+        { EXEC_OP_Split, 2, { 0, 3 }, 2 }, /* count disagrees with the outputs */
         { EXEC_OP_Slice, 4, { INT64_MAX, 0, INT64_MAX, 1 }, 1 },
         { EXEC_OP_Slice, 4, { 1, 0, INT64_MAX, 1 }, 1 },
         { EXEC_OP_Pad, 4, { INT64_MAX, INT64_MAX, 0, 0 }, 1 },
@@ -660,7 +665,9 @@ static void test_hostile_attrs(void **state)
         exec_graph_destroy(g);
     }
     /* a 0-dim tensor is refused by the ops that index its last dim */
-    const exec_op ops[] = { EXEC_OP_Softmax, EXEC_OP_LogSoftmax, EXEC_OP_Mean, EXEC_OP_Max, EXEC_OP_Slice, EXEC_OP_Pad };
+    const exec_op ops[] = {
+        EXEC_OP_Softmax, EXEC_OP_LogSoftmax, EXEC_OP_Mean, EXEC_OP_Max, EXEC_OP_Slice, EXEC_OP_Pad
+    };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         exec_graph *g = newg();
         uint32_t x = exec_input(g, "x", EXEC_F32, 0, NULL);

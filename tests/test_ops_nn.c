@@ -33,11 +33,16 @@ static float *rand_buf(int64_t n, float lo, float hi)
     return p;
 }
 
-typedef struct tin { int ndim; int64_t shape[4]; const float *data; } tin;
+typedef struct tin {
+    int ndim;
+    int64_t shape[4];
+    const float *data;
+} tin;
 
 /* A graph with one node of `op` on inputs filled from `ins`, planned and
  * run once (forward). Output ids go to outs. */
-static exec_graph *run_one(const char *opname, int nin, const tin *ins, int nattrs, const int64_t *attrs, uint32_t *outs)
+static exec_graph *run_one(const char *opname, int nin, const tin *ins, int nattrs, const int64_t *attrs,
+                           uint32_t *outs)
 {
     exec_graph *g = NULL;
     assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
@@ -75,7 +80,9 @@ static void compare(const char *what, const float *got, const double *ref, int64
 }
 
 /* ---- convolution -------------------------------------------------------- */
-typedef struct cv { int64_t n, c, h, w, oc, kh, kw, sh, sw, ph, pw; } cv;
+typedef struct cv {
+    int64_t n, c, h, w, oc, kh, kw, sh, sw, ph, pw;
+} cv;
 static int64_t cv_oh(const cv *q) { return (q->h + 2 * q->ph - q->kh) / q->sh + 1; }
 static int64_t cv_ow(const cv *q) { return (q->w + 2 * q->pw - q->kw) / q->sw + 1; }
 #define X4(a, b, c, d, B, C, D) ((((a) * (B) + (b)) * (C) + (c)) * (D) + (d))
@@ -117,8 +124,10 @@ static void ref_conv_back(const cv *q, const float *x, const float *f, const flo
                             for (int64_t kw = 0; kw < q->kw; kw++) {
                                 int64_t ih = oh * q->sh - q->ph + kh, iw = ow * q->sw - q->pw + kw;
                                 if (ih >= 0 && ih < q->h && iw >= 0 && iw < q->w) {
-                                    dx[X4(n, c, ih, iw, q->c, q->h, q->w)] += g * f[X4(o, c, kh, kw, q->c, q->kh, q->kw)];
-                                    dw[X4(o, c, kh, kw, q->c, q->kh, q->kw)] += g * x[X4(n, c, ih, iw, q->c, q->h, q->w)];
+                                    dx[X4(n, c, ih, iw, q->c, q->h, q->w)] +=
+                                        g * f[X4(o, c, kh, kw, q->c, q->kh, q->kw)];
+                                    dw[X4(o, c, kh, kw, q->c, q->kh, q->kw)] +=
+                                        g * x[X4(n, c, ih, iw, q->c, q->h, q->w)];
                                 }
                             }
                 }
@@ -129,7 +138,8 @@ static void check_conv(const cv *q)
     int64_t OH = cv_oh(q), OW = cv_ow(q);
     int64_t nx = q->n * q->c * q->h * q->w, nf = q->oc * q->c * q->kh * q->kw, ny = q->n * q->oc * OH * OW;
     float *x = rand_buf(nx, -1, 1), *f = rand_buf(nf, -1, 1), *dy = rand_buf(ny, -1, 1);
-    double *y = malloc((size_t)ny * sizeof *y), *dx = malloc((size_t)nx * sizeof *dx), *dw = malloc((size_t)nf * sizeof *dw);
+    double *y = malloc((size_t)ny * sizeof *y), *dx = malloc((size_t)nx * sizeof *dx),
+           *dw = malloc((size_t)nf * sizeof *dw);
     char what[160];
     snprintf(what, sizeof what, "[%lld,%lld,%lld,%lld] k%lldx%lld oc%lld s%lldx%lld p%lldx%lld", (long long)q->n,
              (long long)q->c, (long long)q->h, (long long)q->w, (long long)q->kh, (long long)q->kw, (long long)q->oc,
@@ -148,12 +158,24 @@ static void check_conv(const cv *q)
         const double *ref;
         int64_t n;
     } ops[] = {
-        { "Conv2D", { { 4, { q->n, q->c, q->h, q->w }, x }, { 4, { q->oc, q->c, q->kh, q->kw }, f } },
-          { q->sh, q->sw, q->ph, q->pw }, { q->n, q->oc, OH, OW }, y, ny },
-        { "Conv2DBackpropInput", { { 4, { q->oc, q->c, q->kh, q->kw }, f }, { 4, { q->n, q->oc, OH, OW }, dy } },
-          { q->sh, q->sw, q->ph, q->pw, q->n, q->c, q->h, q->w }, { q->n, q->c, q->h, q->w }, dx, nx },
-        { "Conv2DBackpropFilter", { { 4, { q->n, q->c, q->h, q->w }, x }, { 4, { q->n, q->oc, OH, OW }, dy } },
-          { q->sh, q->sw, q->ph, q->pw, q->oc, q->c, q->kh, q->kw }, { q->oc, q->c, q->kh, q->kw }, dw, nf },
+        { "Conv2D",
+          { { 4, { q->n, q->c, q->h, q->w }, x }, { 4, { q->oc, q->c, q->kh, q->kw }, f } },
+          { q->sh, q->sw, q->ph, q->pw },
+          { q->n, q->oc, OH, OW },
+          y,
+          ny },
+        { "Conv2DBackpropInput",
+          { { 4, { q->oc, q->c, q->kh, q->kw }, f }, { 4, { q->n, q->oc, OH, OW }, dy } },
+          { q->sh, q->sw, q->ph, q->pw, q->n, q->c, q->h, q->w },
+          { q->n, q->c, q->h, q->w },
+          dx,
+          nx },
+        { "Conv2DBackpropFilter",
+          { { 4, { q->n, q->c, q->h, q->w }, x }, { 4, { q->n, q->oc, OH, OW }, dy } },
+          { q->sh, q->sw, q->ph, q->pw, q->oc, q->c, q->kh, q->kw },
+          { q->oc, q->c, q->kh, q->kw },
+          dw,
+          nf },
     };
     static const exec_conv_algo algos[] = { EXEC_CONV_IM2COL, EXEC_CONV_DIRECT, EXEC_CONV_WINOGRAD, EXEC_CONV_AUTO };
     static const char *const names[] = { "im2col", "direct", "winograd", "auto" };
@@ -226,7 +248,9 @@ static void test_conv(void **state)
 }
 
 /* ---- pools -------------------------------------------------------------- */
-typedef struct pl { int64_t n, c, h, w, kh, kw, sh, sw, ph, pw; } pl;
+typedef struct pl {
+    int64_t n, c, h, w, kh, kw, sh, sw, ph, pw;
+} pl;
 
 static void check_pool(const pl *q)
 {
@@ -299,19 +323,20 @@ static void test_pool(void **state)
     (void)state;
     static const pl cases[] = {
         /* n  c   h   w kh kw sh sw ph pw */
-        { 1, 3, 13, 11, 3, 3, 2, 2, 0, 0 },   /* AlexNet-style overlapping */
-        { 3, 5, 9, 7, 3, 3, 2, 2, 1, 1 },     /* padded */
-        { 2, 4, 8, 9, 2, 2, 2, 2, 0, 0 },     /* VGG-style, odd width */
-        { 2, 3, 7, 10, 3, 2, 1, 3, 1, 1 },    /* non-square */
-        { 3, 7, 5, 6, 5, 6, 1, 1, 0, 0 },     /* global */
-        { 2, 70, 15, 17, 3, 3, 2, 2, 1, 1 },  /* enough planes for the parallel path */
+        { 1, 3, 13, 11, 3, 3, 2, 2, 0, 0 },  /* AlexNet-style overlapping */
+        { 3, 5, 9, 7, 3, 3, 2, 2, 1, 1 },    /* padded */
+        { 2, 4, 8, 9, 2, 2, 2, 2, 0, 0 },    /* VGG-style, odd width */
+        { 2, 3, 7, 10, 3, 2, 1, 3, 1, 1 },   /* non-square */
+        { 3, 7, 5, 6, 5, 6, 1, 1, 0, 0 },    /* global */
+        { 2, 70, 15, 17, 3, 3, 2, 2, 1, 1 }, /* enough planes for the parallel path */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_pool(&cases[i]);
 }
 
 /* ---- LRN ---------------------------------------------------------------- */
-static void check_lrn(int64_t n, int64_t c, int64_t inner_h, int64_t inner_w, int r, float bias, float alpha, float beta)
+static void check_lrn(int64_t n, int64_t c, int64_t inner_h, int64_t inner_w, int r, float bias, float alpha,
+                      float beta)
 {
     int64_t inner = inner_h * inner_w, nx = n * c * inner;
     float *x = rand_buf(nx, -2, 2), *dy = rand_buf(nx, -1, 1);
@@ -430,8 +455,11 @@ static void check_bn(int64_t n, int64_t c, int64_t h, int64_t w, int training)
              training ? "training" : "inference");
     uint32_t out[3];
     int ndim = h * w > 1 || h > 1 ? 4 : 2;
-    tin in[5] = { { ndim, { n, c, h, w }, x }, { 1, { c }, scale }, { 1, { c }, offset }, { 1, { c }, rm }, { 1, { c }, rv } };
-    exec_graph *g = run_one("FusedBatchNorm", 5, in, 3, (int64_t[]){ exec_attr_f(eps), exec_attr_f(mom), training }, out);
+    tin in[5] = {
+        { ndim, { n, c, h, w }, x }, { 1, { c }, scale }, { 1, { c }, offset }, { 1, { c }, rm }, { 1, { c }, rv }
+    };
+    exec_graph *g =
+        run_one("FusedBatchNorm", 5, in, 3, (int64_t[]){ exec_attr_f(eps), exec_attr_f(mom), training }, out);
     snprintf(buf, sizeof buf, "FusedBatchNorm y %s", what);
     compare(buf, exec_dataf(g, out[0]), y, nx, 1e-5);
     snprintf(buf, sizeof buf, "FusedBatchNorm saved_mean %s", what);
@@ -466,9 +494,9 @@ static void test_batch_norm(void **state)
     (void)state;
     check_bn(3, 5, 7, 9, 1);
     check_bn(3, 5, 7, 9, 0);
-    check_bn(1, 3, 5, 5, 1);       /* batch 1: statistics over space only */
-    check_bn(7, 13, 1, 1, 1);      /* [N,C] */
-    check_bn(4, 64, 15, 15, 1);    /* the parallel path */
+    check_bn(1, 3, 5, 5, 1);    /* batch 1: statistics over space only */
+    check_bn(7, 13, 1, 1, 1);   /* [N,C] */
+    check_bn(4, 64, 15, 15, 1); /* the parallel path */
     check_bn(4, 64, 15, 15, 0);
 }
 
@@ -576,12 +604,8 @@ int main(void)
 {
     exec_threads_set(2);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_conv),
-        cmocka_unit_test(test_pool),
-        cmocka_unit_test(test_lrn),
-        cmocka_unit_test(test_batch_norm),
-        cmocka_unit_test(test_builders),
-        cmocka_unit_test(test_tiny_convnet_learns),
+        cmocka_unit_test(test_conv),       cmocka_unit_test(test_pool),     cmocka_unit_test(test_lrn),
+        cmocka_unit_test(test_batch_norm), cmocka_unit_test(test_builders), cmocka_unit_test(test_tiny_convnet_learns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,8 +56,8 @@ static void program_from_graph(replay_program *p, const exec_graph *g, int steps
                 in[k] = exec_trace_tensor_id(g, n->in[k]);
             for (int k = 0; k < n->nout; k++)
                 out[k] = exec_trace_tensor_id(g, n->out[k]);
-            assert_int_equal(replay_program_add_op(p, exec_op_name(n->op), exec_phase_name(n->phase), (uint32_t)s, n->nin,
-                                                   in, n->nout, out, n->nattrs, n->attrs, 1000),
+            assert_int_equal(replay_program_add_op(p, exec_op_name(n->op), exec_phase_name(n->phase), (uint32_t)s,
+                                                   n->nin, in, n->nout, out, n->nattrs, n->attrs, 1000),
                              EXEC_OK);
         }
     p->nsteps = (uint32_t)steps;
@@ -154,7 +154,8 @@ static void test_bad_programs(void **state)
     t.shape[0] = 3;
     t.shape[1] = 6; /* MatMul of [3,4]x[4,5] is [3,5]: a lie */
     assert_int_equal(replay_program_add_tensor(&p, &t), EXEC_OK);
-    assert_int_equal(replay_program_add_op(&p, "MatMul", "forward", 0, 2, in, 1, out, 2, (int64_t[]){ 0, 0 }, 1), EXEC_OK);
+    assert_int_equal(replay_program_add_op(&p, "MatMul", "forward", 0, 2, in, 1, out, 2, (int64_t[]){ 0, 0 }, 1),
+                     EXEC_OK);
     assert_int_equal(replay_program_build(&p, 1), EXEC_ERR_SHAPE);
     printf("lying shapes: %s\n", exec_errmsg());
     replay_program_destroy(&p);
@@ -205,7 +206,9 @@ static void test_framework_table(void **state)
             uint32_t in[4];
             int nin = RND(5);
             for (int i = 0; i < nin; i++) {
-                replay_tensor t = { .id = next_id++, .role = EXEC_ROLE_activation, .dtype = RND(2) ? EXEC_F32 : EXEC_I32,
+                replay_tensor t = { .id = next_id++,
+                                    .role = EXEC_ROLE_activation,
+                                    .dtype = RND(2) ? EXEC_F32 : EXEC_I32,
                                     .ndim = 1 + RND(4) };
                 for (int d = 0; d < t.ndim; d++)
                     t.shape[d] = dims[RND(5)];
@@ -222,9 +225,21 @@ static void test_framework_table(void **state)
         }
     }
     /* well-formed calls: replayed */
-    static const struct { const char *op; int nin; int ndim[3]; int64_t shape[3][4]; int nattrs; int64_t attrs[6]; } ok[] = {
+    static const struct {
+        const char *op;
+        int nin;
+        int ndim[3];
+        int64_t shape[3][4];
+        int nattrs;
+        int64_t attrs[6];
+    } ok[] = {
         { "aten::conv2d", 2, { 4, 4 }, { { 2, 3, 8, 8 }, { 4, 3, 3, 3 } }, 4, { 1, 1, 1, 1 } },
-        { "aten::convolution_backward", 3, { 4, 4, 4 }, { { 2, 4, 8, 8 }, { 2, 3, 8, 8 }, { 4, 3, 3, 3 } }, 4, { 1, 1, 1, 1 } },
+        { "aten::convolution_backward",
+          3,
+          { 4, 4, 4 },
+          { { 2, 4, 8, 8 }, { 2, 3, 8, 8 }, { 4, 3, 3, 3 } },
+          4,
+          { 1, 1, 1, 1 } },
         { "aten::max_pool2d", 1, { 4 }, { { 2, 3, 8, 8 } }, 6, { 2, 2, 2, 2, 0, 0 } },
         { "aten::addmm", 3, { 1, 2, 2 }, { { 5 }, { 4, 3 }, { 3, 5 } }, 2, { 0, 0 } },
         { "aten::linear", 3, { 3, 2, 1 }, { { 2, 4, 3 }, { 5, 3 }, { 5 } }, 2, { 0, 1 } },
@@ -238,7 +253,8 @@ static void test_framework_table(void **state)
     for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++) {
         uint32_t in[3];
         for (int i = 0; i < ok[k].nin; i++) {
-            replay_tensor t = { .id = next_id++, .role = EXEC_ROLE_activation,
+            replay_tensor t = { .id = next_id++,
+                                .role = EXEC_ROLE_activation,
                                 .dtype = strcmp(ok[k].op, "aten::embedding") == 0 && i == 1 ? EXEC_I32 : EXEC_F32,
                                 .ndim = ok[k].ndim[i] };
             memcpy(t.shape, ok[k].shape[i], sizeof ok[k].shape[i]);

@@ -45,8 +45,13 @@ static analyze_profile *roofline_trace(const char *name, uint32_t batch, uint32_
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-    scen s = { .model = "mlp", .mode = CTFGEN_INFER, .steps = steps, .run_begin = 1, .batch = batch,
-               .threads = threads, .uuid_seed = 4242 + batch * 31 + threads };
+    scen s = { .model = "mlp",
+               .mode = CTFGEN_INFER,
+               .steps = steps,
+               .run_begin = 1,
+               .batch = batch,
+               .threads = threads,
+               .uuid_seed = 4242 + batch * 31 + threads };
     s.ops = scen_recipe("roofline", s.mode, &s.nops);
     assert_non_null(s.ops);
     assert_int_equal(scen_write(path, &s), 0);
@@ -198,7 +203,9 @@ static void test_peaks_file(void **state)
     analyze_profile_destroy(p);
 
     /* bad files: each a one-line error naming the file */
-    static const struct { const char *name, *text, *says; } bad[] = {
+    static const struct {
+        const char *name, *text, *says;
+    } bad[] = {
         { "empty.json", "", "not JSON" },
         { "text.json", "peak 100 GFLOP/s\n", "not JSON" },
         { "array.json", "[1, 2]", "fathom peak" },

@@ -59,9 +59,16 @@ static int run(int steps, int inter)
         return 1;
     }
     exec_run_info info = {
-        .model = "mlp", .mode = "train", .preset = "tiny", .version = FATHOM_VERSION,
-        .blas = exec_blas_config(), .cpu = exec_cpu_model(),
-        .batch = B, .steps = (uint32_t)steps, .threads = (uint32_t)exec_threads_get(), .inter = (uint32_t)inter,
+        .model = "mlp",
+        .mode = "train",
+        .preset = "tiny",
+        .version = FATHOM_VERSION,
+        .blas = exec_blas_config(),
+        .cpu = exec_cpu_model(),
+        .batch = B,
+        .steps = (uint32_t)steps,
+        .threads = (uint32_t)exec_threads_get(),
+        .inter = (uint32_t)inter,
         .seed = 42,
     };
     exec_trace_run_begin(&info);
@@ -170,8 +177,14 @@ int main(int argc, char **argv)
             return 1;
         exe[n] = '\0';
         char *cargv[] = { exe, "run", argv[i], i + 1 < argc ? argv[i + 1] : "1", NULL };
-        tracer_record_opts o = { .argv = cargv, .out_path = out, .out_dir = dir, .relay_url = relay,
-                                 .label = "mlp", .progress = 1, .subbuf_size = subbuf, .num_subbuf = nsubbuf,
+        tracer_record_opts o = { .argv = cargv,
+                                 .out_path = out,
+                                 .out_dir = dir,
+                                 .relay_url = relay,
+                                 .label = "mlp",
+                                 .progress = 1,
+                                 .subbuf_size = subbuf,
+                                 .num_subbuf = nsubbuf,
                                  .discard = discard };
         static tracer_record_result r;
         char err[1024];

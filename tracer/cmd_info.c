@@ -202,8 +202,8 @@ int cmd_info(int argc, char **argv)
     else
         print_text(t, s);
     if (rc == 0 && s && (s->discarded_events || s->discarded_packets))
-        fprintf(stderr, "fathom info: warning: %s: %" PRIu64 " events were discarded; this trace is incomplete\n",
-                path, s->discarded_events);
+        fprintf(stderr, "fathom info: warning: %s: %" PRIu64 " events were discarded; this trace is incomplete\n", path,
+                s->discarded_events);
     free(s);
     tracer_trace_close(t);
     return rc;

@@ -21,8 +21,8 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
-int tracer_flow_add(tracer_flow *f, uint64_t begin, uint64_t end, const uint32_t *in, uint32_t nin,
-                    const uint32_t *out, uint32_t nout)
+int tracer_flow_add(tracer_flow *f, uint64_t begin, uint64_t end, const uint32_t *in, uint32_t nin, const uint32_t *out,
+                    uint32_t nout)
 {
     if (!in)
         nin = 0;
@@ -31,8 +31,9 @@ int tracer_flow_add(tracer_flow *f, uint64_t begin, uint64_t end, const uint32_t
     if (grow((void **)&f->recs, &f->caprecs, f->nrecs + 1, sizeof *f->recs) ||
         grow((void **)&f->ids, &f->capids, f->nids + nin + nout, sizeof *f->ids))
         return -1;
-    f->recs[f->nrecs++] = (tracer_flow_rec){ .begin = begin, .end = end >= begin ? end : begin,
-                                             .first = (uint32_t)f->nids, .nin = nin, .nout = nout };
+    f->recs[f->nrecs++] = (tracer_flow_rec){
+        .begin = begin, .end = end >= begin ? end : begin, .first = (uint32_t)f->nids, .nin = nin, .nout = nout
+    };
     if (nin)
         memcpy(f->ids + f->nids, in, nin * sizeof *f->ids);
     if (nout)

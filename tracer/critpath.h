@@ -39,15 +39,15 @@ typedef struct tracer_flow {
 } tracer_flow;
 
 typedef struct tracer_critpath {
-    uint64_t total_ns;      /* the sum of the ops' durations */
-    uint64_t critical_ns;   /* the critical path's length */
-    uint32_t ops;           /* op records in the step */
-    uint32_t critical_ops;  /* ops on the critical path */
+    uint64_t total_ns;     /* the sum of the ops' durations */
+    uint64_t critical_ns;  /* the critical path's length */
+    uint32_t ops;          /* op records in the step */
+    uint32_t critical_ops; /* ops on the critical path */
 } tracer_critpath;
 
 /* Adds one op record (end before begin counts as a zero duration). */
-int tracer_flow_add(tracer_flow *f, uint64_t begin, uint64_t end, const uint32_t *in, uint32_t nin,
-                    const uint32_t *out, uint32_t nout);
+int tracer_flow_add(tracer_flow *f, uint64_t begin, uint64_t end, const uint32_t *in, uint32_t nin, const uint32_t *out,
+                    uint32_t nout);
 /* The critical path of the records added since the last call, into *cp
  * (all zero when there were none); the records are dropped. */
 int tracer_flow_step(tracer_flow *f, tracer_critpath *cp);

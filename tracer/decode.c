@@ -15,18 +15,64 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum kind { K_FOREIGN, K_UNKNOWN, K_RUN_BEGIN, K_RUN_END, K_STEP_BEGIN, K_STEP_END, K_NODE_DEF, K_OPS,
-            K_OP_BEGIN, K_OP_END, K_TENSOR_ALLOC, K_TENSOR_FREE };
+enum kind {
+    K_FOREIGN,
+    K_UNKNOWN,
+    K_RUN_BEGIN,
+    K_RUN_END,
+    K_STEP_BEGIN,
+    K_STEP_END,
+    K_NODE_DEF,
+    K_OPS,
+    K_OP_BEGIN,
+    K_OP_END,
+    K_TENSOR_ALLOC,
+    K_TENSOR_FREE
+};
 
-enum slot { F_SCHEMA, F_MODEL, F_MODE, F_PRESET, F_BATCH, F_STEPS, F_THREADS, F_INTER, F_SEED, F_VERSION,
-            F_BLAS, F_CPU, F_STATUS, F_OPS, F_STEP, F_LOSS, F_SEQ, F_GRAPH, F_NODE, F_OP, F_CLS, F_PHASE,
-            F_INPUTS, F_OUTPUTS, F_ATTRS, F_FLOPS, F_BYTES, F_NODES, F_BEGINS, F_ENDS, F_ID, F_ROLE, F_DTYPE,
-            F_SHAPE, NSLOT };
+enum slot {
+    F_SCHEMA,
+    F_MODEL,
+    F_MODE,
+    F_PRESET,
+    F_BATCH,
+    F_STEPS,
+    F_THREADS,
+    F_INTER,
+    F_SEED,
+    F_VERSION,
+    F_BLAS,
+    F_CPU,
+    F_STATUS,
+    F_OPS,
+    F_STEP,
+    F_LOSS,
+    F_SEQ,
+    F_GRAPH,
+    F_NODE,
+    F_OP,
+    F_CLS,
+    F_PHASE,
+    F_INPUTS,
+    F_OUTPUTS,
+    F_ATTRS,
+    F_FLOPS,
+    F_BYTES,
+    F_NODES,
+    F_BEGINS,
+    F_ENDS,
+    F_ID,
+    F_ROLE,
+    F_DTYPE,
+    F_SHAPE,
+    NSLOT
+};
 
 static const char *const slot_name[NSLOT] = {
-    "schema", "model", "mode", "preset", "batch", "steps", "threads", "inter", "seed", "version", "blas",
-    "cpu", "status", "ops", "step", "loss", "seq", "graph", "node", "op", "cls", "phase", "inputs",
-    "outputs", "attrs", "flops", "bytes", "nodes", "begins", "ends", "id", "role", "dtype", "shape",
+    "schema",  "model",  "mode", "preset", "batch",  "steps",   "threads", "inter", "seed",
+    "version", "blas",   "cpu",  "status", "ops",    "step",    "loss",    "seq",   "graph",
+    "node",    "op",     "cls",  "phase",  "inputs", "outputs", "attrs",   "flops", "bytes",
+    "nodes",   "begins", "ends", "id",     "role",   "dtype",   "shape",
 };
 
 #define BIT(f) (1ull << (f))
@@ -53,9 +99,9 @@ enum ftype { FT_ABSENT, FT_UINT, FT_SINT, FT_BOOL, FT_FLOAT, FT_ARRAY, FT_OTHER 
 typedef struct evinfo {
     const bt_event_class *ec;
     enum kind kind;
-    int malformed;          /* a required member is missing */
+    int malformed;               /* a required member is missing */
     const bt_clock_class *clock; /* the stream class's default clock class, or NULL */
-    int64_t idx[NSLOT];     /* payload member index, -1: absent */
+    int64_t idx[NSLOT];          /* payload member index, -1: absent */
     uint8_t ftype[NSLOT];
     int64_t vtid_idx, vpid_idx; /* common context member indices, -1: absent */
     uint8_t vtid_ftype, vpid_ftype;
@@ -68,7 +114,7 @@ typedef struct evinfo {
 typedef struct s1slot {
     tracer_node node;
     char op[64], cls[40], phase[24];
-    uint32_t *io;    /* inputs then outputs */
+    uint32_t *io; /* inputs then outputs */
     int64_t *attrs;
     uint32_t io_cap, attrs_cap;
     int next_free;
@@ -85,9 +131,9 @@ typedef struct dtrace {
     const bt_trace *trace;
     void *user;
     tracer_decode_diag diag;
-    dnode *nodes;           /* open addressing; node.op == NULL: empty */
+    dnode *nodes; /* open addressing; node.op == NULL: empty */
     size_t nodes_cap, nodes_len;
-    tracer_opmatch pend;    /* schema 1: a = the slot */
+    tracer_opmatch pend; /* schema 1: a = the slot */
     s1slot *slots;
     int nslots, cap_slots, free_slot;
 } dtrace;
@@ -95,7 +141,7 @@ typedef struct dtrace {
 struct tracer_decoder {
     tracer_decode_cbs cb;
     void *ctx;
-    evinfo **ev;       /* open addressing on the event class pointer */
+    evinfo **ev; /* open addressing on the event class pointer */
     size_t ev_cap, ev_len;
     evinfo *last;
     dtrace *tr;
@@ -191,8 +237,8 @@ static int64_t member_index(const bt_field_class *fc, const char *name)
         return -1;
     uint64_t n = bt_field_class_structure_get_member_count(fc);
     for (uint64_t i = 0; i < n; i++) {
-        const char *m = bt_field_class_structure_member_get_name(
-            bt_field_class_structure_borrow_member_by_index_const(fc, i));
+        const char *m =
+            bt_field_class_structure_member_get_name(bt_field_class_structure_borrow_member_by_index_const(fc, i));
         /* CTF readers strip one leading underscore; accept both */
         if (strcmp(m, name) == 0 || (m[0] == '_' && strcmp(m + 1, name) == 0))
             return (int64_t)i;
@@ -221,8 +267,8 @@ static enum ftype member_ftype(const bt_field_class *fc, int64_t idx)
 }
 
 /* The sequences an event kind needs must be arrays. */
-static const uint64_t array_slots = BIT(F_INPUTS) | BIT(F_OUTPUTS) | BIT(F_ATTRS) | BIT(F_NODES) | BIT(F_BEGINS) |
-                                    BIT(F_ENDS) | BIT(F_SHAPE);
+static const uint64_t array_slots =
+    BIT(F_INPUTS) | BIT(F_OUTPUTS) | BIT(F_ATTRS) | BIT(F_NODES) | BIT(F_BEGINS) | BIT(F_ENDS) | BIT(F_SHAPE);
 
 static evinfo *evinfo_make(const bt_event_class *ec)
 {
@@ -515,8 +561,8 @@ static const char *label_of(const bt_field *pl, evinfo *e, enum slot f, const ch
 /* Reads the node description common to node_def and op_begin: op, cls,
  * phase labels into the given buffers, data flow into the decoder's scratch.
  * 0, 1 when malformed, -1 on out of memory. */
-static int read_desc(tracer_decoder *d, const bt_field *pl, evinfo *e, tracer_node *n, char *ob, size_t ol,
-                     char *cb, size_t cl, char *pb, size_t pll)
+static int read_desc(tracer_decoder *d, const bt_field *pl, evinfo *e, tracer_node *n, char *ob, size_t ol, char *cb,
+                     size_t cl, char *pb, size_t pll)
 {
     memset(n, 0, sizeof *n);
     n->graph = (uint32_t)slot_u64_or(pl, e, F_GRAPH, 0);
@@ -665,8 +711,9 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
             continue;
         }
         last = dn;
-        tracer_op op = { .node = &dn->node, .begin = to_ns(e, d->begins[i]), .end = to_ns(e, d->ends[i]),
-                         .vpid = vpid, .vtid = vtid };
+        tracer_op op = {
+            .node = &dn->node, .begin = to_ns(e, d->begins[i]), .end = to_ns(e, d->ends[i]), .vpid = vpid, .vtid = vtid
+        };
         if (deliver(d, t, &op))
             return -1;
     }
@@ -743,8 +790,7 @@ static int on_op_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo 
     tracer_opmatch_entry en = { .vtid = vtid, .seq = seq, .ts = ts, .a = (uint64_t)s };
     tracer_opmatch_entry old;
     switch (tracer_opmatch_begin(&t->pend, &en, &old)) {
-    case TRACER_OPMATCH_ADDED:
-        break;
+    case TRACER_OPMATCH_ADDED: break;
     case TRACER_OPMATCH_REPLACED: /* the earlier begin never ended */
         t->diag.duplicate_begin++;
         t->diag.unmatched_begin++;
@@ -754,9 +800,7 @@ static int on_op_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo 
         t->diag.unmatched_begin++;
         slot_give(t, s);
         break;
-    case TRACER_OPMATCH_NOMEM:
-        slot_give(t, s);
-        return oom(d);
+    case TRACER_OPMATCH_NOMEM: slot_give(t, s); return oom(d);
     }
     return 0;
 }
@@ -895,39 +939,31 @@ static int on_event(tracer_decoder *d, const bt_message *msg)
     const tracer_decode_cbs *cb = &d->cb;
     uint64_t v;
     switch (e->kind) {
-    case K_RUN_BEGIN:
-        return on_run_begin(d, t, pl, e);
+    case K_RUN_BEGIN: return on_run_begin(d, t, pl, e);
     case K_RUN_END:
         v = slot_u64_or(pl, e, F_OPS, 0);
         t->diag.run_end_ops += v;
         t->diag.run_ends++;
         return cb->run_end ? cb->run_end(t->user, (int32_t)slot_u64_or(pl, e, F_STATUS, 0), v) : 0;
-    case K_STEP_BEGIN:
-        return cb->step_begin ? cb->step_begin(t->user, ts, (uint32_t)slot_u64_or(pl, e, F_STEP, 0)) : 0;
+    case K_STEP_BEGIN: return cb->step_begin ? cb->step_begin(t->user, ts, (uint32_t)slot_u64_or(pl, e, F_STEP, 0)) : 0;
     case K_STEP_END: {
         double loss = 0;
         if (e->ftype[F_LOSS] == FT_FLOAT)
             loss = bt_field_real_double_precision_get_value(member(pl, e, F_LOSS));
         return cb->step_end ? cb->step_end(t->user, ts, (uint32_t)slot_u64_or(pl, e, F_STEP, 0), loss) : 0;
     }
-    case K_NODE_DEF:
-        return on_node_def(d, t, pl, e, vpid, ts);
-    case K_OPS:
-        return on_ops(d, t, pl, e, vpid, vtid);
-    case K_OP_BEGIN:
-        return on_op_begin(d, t, pl, e, ts, vtid);
-    case K_OP_END:
-        return on_op_end(d, t, pl, e, ts, vpid, vtid);
-    case K_TENSOR_ALLOC:
-        return on_tensor_alloc(d, t, pl, e, ts);
+    case K_NODE_DEF: return on_node_def(d, t, pl, e, vpid, ts);
+    case K_OPS: return on_ops(d, t, pl, e, vpid, vtid);
+    case K_OP_BEGIN: return on_op_begin(d, t, pl, e, ts, vtid);
+    case K_OP_END: return on_op_end(d, t, pl, e, ts, vpid, vtid);
+    case K_TENSOR_ALLOC: return on_tensor_alloc(d, t, pl, e, ts);
     case K_TENSOR_FREE:
         if (slot_u64(pl, e, F_ID, &v) != 0) {
             t->diag.malformed_events++;
             return 0;
         }
         return cb->tensor_free ? cb->tensor_free(t->user, ts, (uint32_t)v) : 0;
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -937,8 +973,7 @@ int tracer_decoder_consume(tracer_decoder *d, const bt_message *msg)
     dtrace *t;
     uint64_t n = 0;
     switch (bt_message_get_type(msg)) {
-    case BT_MESSAGE_TYPE_EVENT:
-        return on_event(d, msg);
+    case BT_MESSAGE_TYPE_EVENT: return on_event(d, msg);
     case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
         st = bt_message_discarded_events_borrow_stream_const(msg);
         if (!(t = trace_of(d, bt_stream_borrow_trace_const(st))))
@@ -957,8 +992,7 @@ int tracer_decoder_consume(tracer_decoder *d, const bt_message *msg)
         else
             t->diag.discarded_packets++;
         return 0;
-    default:
-        return 0;
+    default: return 0;
     }
 }
 

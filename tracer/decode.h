@@ -88,9 +88,9 @@ typedef struct tracer_tensor {
     uint32_t id;
     const char *role, *dtype; /* labels, NULL when absent */
     int64_t role_value;
-    uint32_t ndim;            /* dims in shape (at most TRACER_MAX_DIMS are kept) */
+    uint32_t ndim; /* dims in shape (at most TRACER_MAX_DIMS are kept) */
     uint32_t shape[8];
-    int shape_ok;             /* shape present and at most 8 dims */
+    int shape_ok; /* shape present and at most 8 dims */
     uint64_t bytes;
 } tracer_tensor;
 #define TRACER_MAX_DIMS 8
@@ -114,15 +114,15 @@ typedef struct tracer_decode_diag {
     uint64_t records;           /* op records delivered */
     uint64_t run_end_ops;       /* sum of run_end.ops */
     uint64_t run_ends;
-    uint32_t schema;            /* run_begin.schema (0: none seen) */
-    uint32_t bad_schema;        /* a run_begin of a schema this decoder does not read */
+    uint32_t schema;     /* run_begin.schema (0: none seen) */
+    uint32_t bad_schema; /* a run_begin of a schema this decoder does not read */
 } tracer_decode_diag;
 
 /* Callbacks: each returns 0, or -1 to stop decoding (with the consumer's
  * own message). `user` is what trace_begin returned for the event's trace
  * (ctx when trace_begin is NULL). Any member may be NULL. */
 typedef struct tracer_decode_cbs {
-    void *(*trace_begin)(void *ctx, const bt_trace *trace); /* NULL: out of memory */
+    void *(*trace_begin)(void *ctx, const bt_trace *trace);  /* NULL: out of memory */
     int (*event)(void *user, const char *name, uint64_t ts); /* every event, foreign ones too */
     int (*run_begin)(void *user, const tracer_run *run);
     int (*run_end)(void *user, int32_t status, uint64_t ops);

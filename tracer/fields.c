@@ -37,8 +37,9 @@ const char *tracer_field_label(const bt_field *f, char *buf, size_t len)
         bt_field_class_enumeration_mapping_label_array labels;
         uint64_t n = 0;
         bt_field_enumeration_get_mapping_labels_status st =
-            t == BT_FIELD_CLASS_TYPE_UNSIGNED_ENUMERATION ? bt_field_enumeration_unsigned_get_mapping_labels(f, &labels, &n)
-                                                          : bt_field_enumeration_signed_get_mapping_labels(f, &labels, &n);
+            t == BT_FIELD_CLASS_TYPE_UNSIGNED_ENUMERATION
+                ? bt_field_enumeration_unsigned_get_mapping_labels(f, &labels, &n)
+                : bt_field_enumeration_signed_get_mapping_labels(f, &labels, &n);
         if (st == BT_FIELD_ENUMERATION_GET_MAPPING_LABELS_STATUS_OK && n > 0)
             return labels[0];
     }

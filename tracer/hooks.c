@@ -28,10 +28,16 @@ static const char *nz(const char *s) { return s ? s : ""; }
 static void h_run_begin(const exec_run_info *info)
 {
     struct fathom_tp_run r = {
-        .model = nz(info->model), .preset = nz(info->preset), .version = nz(info->version),
-        .blas = nz(info->blas), .cpu = nz(info->cpu),
+        .model = nz(info->model),
+        .preset = nz(info->preset),
+        .version = nz(info->version),
+        .blas = nz(info->blas),
+        .cpu = nz(info->cpu),
         .mode = UINT8_MAX, /* not a label: an unknown mode string */
-        .batch = info->batch, .steps = info->steps, .threads = info->threads, .inter = info->inter,
+        .batch = info->batch,
+        .steps = info->steps,
+        .threads = info->threads,
+        .inter = info->inter,
         .seed = info->seed,
     };
     for (size_t i = 0; i < sizeof mode_names / sizeof mode_names[0]; i++)
@@ -55,18 +61,28 @@ static void h_node_def(const exec_graph *g, const exec_node *n, uint64_t flops, 
     for (int i = 0; i < n->nout; i++)
         ids[n->nin + i] = exec_trace_tensor_id(g, n->out[i]);
     struct fathom_tp_node d = {
-        .graph = exec_trace_graph_id(g), .node = n->id, .op = (uint16_t)n->op,
-        .cls = (uint8_t)exec_op_table[n->op].cls, .phase = (uint8_t)n->phase, .nin = (uint32_t)n->nin,
-        .nout = (uint32_t)n->nout, .nattrs = (uint32_t)n->nattrs, .in = ids, .out = ids + n->nin,
-        .attrs = n->attrs, .flops = flops, .bytes = bytes,
+        .graph = exec_trace_graph_id(g),
+        .node = n->id,
+        .op = (uint16_t)n->op,
+        .cls = (uint8_t)exec_op_table[n->op].cls,
+        .phase = (uint8_t)n->phase,
+        .nin = (uint32_t)n->nin,
+        .nout = (uint32_t)n->nout,
+        .nattrs = (uint32_t)n->nattrs,
+        .in = ids,
+        .out = ids + n->nin,
+        .attrs = n->attrs,
+        .flops = flops,
+        .bytes = bytes,
     };
     lttng_ust_tracepoint(fathom, node_def, &d);
 }
 
-static void h_ops(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
-                  const uint64_t *ends)
+static void h_ops(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins, const uint64_t *ends)
 {
-    struct fathom_tp_ops b = { .graph = exec_trace_graph_id(g), .n = n, .nodes = nodes, .begins = begins, .ends = ends };
+    struct fathom_tp_ops b = {
+        .graph = exec_trace_graph_id(g), .n = n, .nodes = nodes, .begins = begins, .ends = ends
+    };
     lttng_ust_tracepoint(fathom, ops, &b);
 }
 
@@ -75,8 +91,8 @@ static void h_tensor_alloc(const exec_graph *g, const exec_tensor *t)
     uint32_t shape[EXEC_MAX_DIMS];
     for (int i = 0; i < t->ndim && i < EXEC_MAX_DIMS; i++)
         shape[i] = t->shape[i] > UINT32_MAX ? UINT32_MAX : (uint32_t)t->shape[i];
-    lttng_ust_tracepoint(fathom, tensor_alloc, exec_trace_tensor_id(g, t->id), (uint8_t)t->role, (uint8_t)t->dtype, (uint32_t)t->ndim, shape,
-                         (uint64_t)t->bytes);
+    lttng_ust_tracepoint(fathom, tensor_alloc, exec_trace_tensor_id(g, t->id), (uint8_t)t->role, (uint8_t)t->dtype,
+                         (uint32_t)t->ndim, shape, (uint64_t)t->bytes);
 }
 
 static void h_tensor_free(const exec_graph *g, const exec_tensor *t)

@@ -41,8 +41,24 @@
 /* Present when a sanitizer runtime is linked in (weak: absent otherwise). */
 void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
 
-enum wire { W_TRACE = 1, W_EVENT_NAME, W_EVENT, W_RUN_BEGIN, W_RUN_END, W_STEP_BEGIN, W_STEP_END, W_NODE_DEF,
-            W_OP_REF, W_OP_FULL, W_TENSOR_ALLOC, W_TENSOR_FREE, W_CURRENT, W_DIAG, W_DONE, W_NODE_INTERN };
+enum wire {
+    W_TRACE = 1,
+    W_EVENT_NAME,
+    W_EVENT,
+    W_RUN_BEGIN,
+    W_RUN_END,
+    W_STEP_BEGIN,
+    W_STEP_END,
+    W_NODE_DEF,
+    W_OP_REF,
+    W_OP_FULL,
+    W_TENSOR_ALLOC,
+    W_TENSOR_FREE,
+    W_CURRENT,
+    W_DIAG,
+    W_DONE,
+    W_NODE_INTERN
+};
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -82,7 +98,7 @@ typedef struct wbuf {
         uint32_t graph, node;
         uint64_t flops, bytes;
         uint32_t id, used;
-    } *ikeys;
+    } * ikeys;
     size_t icap, ilen;
 } wbuf;
 
@@ -139,10 +155,10 @@ static int w_end(wbuf *w)
     return w->broken ? -1 : 0;
 }
 
-#define W_VAL(w, v)                         \
-    do {                                    \
-        __typeof__(v) v_ = (v);             \
-        w_raw((w), &v_, sizeof v_);         \
+#define W_VAL(w, v)                 \
+    do {                            \
+        __typeof__(v) v_ = (v);     \
+        w_raw((w), &v_, sizeof v_); \
     } while (0)
 
 static void w_str(wbuf *w, const char *s)
@@ -185,7 +201,10 @@ static void w_current(wbuf *w)
     w_end(w);
 }
 
-static size_t key_hash(const void *p, size_t cap) { return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ULL >> 17) & (cap - 1); }
+static size_t key_hash(const void *p, size_t cap)
+{
+    return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ULL >> 17) & (cap - 1);
+}
 
 static int64_t node_id(wbuf *w, const void *p, int insert)
 {
@@ -320,8 +339,8 @@ static int c_node_def(void *user, const tracer_node *n, uint64_t ts)
 
 static uint64_t ikey_hash(const struct ikey *k)
 {
-    uint64_t x = (uint64_t)(uintptr_t)k->op * 31 ^ (uint64_t)(uintptr_t)k->phase * 17 ^ ((uint64_t)k->graph << 32 | k->node) ^
-                 k->flops * 0x9E3779B97F4A7C15ULL ^ k->bytes;
+    uint64_t x = (uint64_t)(uintptr_t)k->op * 31 ^ (uint64_t)(uintptr_t)k->phase * 17 ^
+                 ((uint64_t)k->graph << 32 | k->node) ^ k->flops * 0x9E3779B97F4A7C15ULL ^ k->bytes;
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdULL;
     return x ^ (x >> 33);
@@ -340,8 +359,9 @@ static int ikey_same(const struct ikey *a, const struct ikey *b)
  * is then fixed by the enum values compared beside them. */
 static int64_t intern_node(wbuf *w, const tracer_node *n)
 {
-    struct ikey k = { n->op, n->cls, n->phase, n->op_value, n->cls_value, n->phase_value, n->graph, n->node,
-                      n->flops, n->bytes, 0, 1 };
+    struct ikey k = { n->op,        n->cls,         n->phase, n->op_value,
+                      n->cls_value, n->phase_value, n->graph, n->node,
+                      n->flops,     n->bytes,       0,        1 };
     if (w->icap)
         for (size_t h = ikey_hash(&k) & (w->icap - 1); w->ikeys[h].used; h = (h + 1) & (w->icap - 1))
             if (ikey_same(&w->ikeys[h], &k))
@@ -474,13 +494,22 @@ static void child_main(const tracer_trace *t, const char *source, int fd, int wa
     wbuf w = { .fd = fd, .live = tracer_trace_get_kind(t) == TRACER_TRACE_LIVE, .no_dataflow = no_dataflow };
     g_child_w = &w;
     tracer_decode_cbs cbs = {
-        .trace_begin = c_trace_begin, .event = want_events ? c_event : NULL, .run_begin = c_run_begin,
-        .run_end = c_run_end, .step_begin = c_step_begin, .step_end = c_step_end, .node_def = c_node_def,
-        .op = c_op, .tensor_alloc = c_tensor_alloc, .tensor_free = c_tensor_free, .no_dataflow = no_dataflow,
+        .trace_begin = c_trace_begin,
+        .event = want_events ? c_event : NULL,
+        .run_begin = c_run_begin,
+        .run_end = c_run_end,
+        .step_begin = c_step_begin,
+        .step_end = c_step_end,
+        .node_def = c_node_def,
+        .op = c_op,
+        .tensor_alloc = c_tensor_alloc,
+        .tensor_free = c_tensor_free,
+        .no_dataflow = no_dataflow,
     };
     char err[1024] = "";
     w.dec = tracer_decoder_create(&cbs, &w);
-    int rc = w.dec ? tracer_read_run(t, source, c_message, &w, err, sizeof err) : fail(err, sizeof err, "out of memory");
+    int rc =
+        w.dec ? tracer_read_run(t, source, c_message, &w, err, sizeof err) : fail(err, sizeof err, "out of memory");
     tracer_decode_diag g = { 0 };
     if (w.dec) {
         tracer_decoder_finish(w.dec);
@@ -547,7 +576,7 @@ typedef struct parent {
     void *user;
     char *names[256];
     int nnames;
-    pnode **nodes;     /* each its own allocation: tracer_node points into it */
+    pnode **nodes; /* each its own allocation: tracer_node points into it */
     uint32_t nnodes;
     pnode scratch;
     tracer_decode_diag diag;
@@ -729,9 +758,7 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         R_VAL(r, id);
         return r->bad ? -2 : cb->tensor_free ? cb->tensor_free(P->user, ts, id) : 0;
     }
-    case W_DIAG:
-        R_VAL(r, P->diag);
-        return r->bad ? -2 : 0;
+    case W_DIAG: R_VAL(r, P->diag); return r->bad ? -2 : 0;
     case W_DONE: {
         int32_t rc;
         R_VAL(r, rc);
@@ -742,8 +769,7 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         P->done = 1;
         return r->bad ? -2 : 0;
     }
-    default:
-        return -2;
+    default: return -2;
     }
 }
 
@@ -929,8 +955,8 @@ static int decode_here(const tracer_trace *t, const char *source, const tracer_d
     return 0;
 }
 
-int tracer_read_decode_isolated(const char *source, const tracer_decode_cbs *cbs, void *ctx,
-                                tracer_decode_diag *diag, char *err, size_t errlen)
+int tracer_read_decode_isolated(const char *source, const tracer_decode_cbs *cbs, void *ctx, tracer_decode_diag *diag,
+                                char *err, size_t errlen)
 {
     tracer_trace *t = NULL;
     if (tracer_read_open(source, &t, err, errlen))

@@ -53,7 +53,7 @@ typedef struct tracer_decode_job {
 } tracer_decode_job;
 int tracer_decode_jobs_isolated(tracer_decode_job *jobs, size_t n);
 /* tracer_read_open + tracer_decode_trace_isolated + close. */
-int tracer_read_decode_isolated(const char *source, const tracer_decode_cbs *cbs, void *ctx,
-                                tracer_decode_diag *diag, char *err, size_t errlen);
+int tracer_read_decode_isolated(const char *source, const tracer_decode_cbs *cbs, void *ctx, tracer_decode_diag *diag,
+                                char *err, size_t errlen);
 
 #endif

@@ -46,12 +46,9 @@ const char *tracer_probe_candidate(int i, char *path, size_t len)
         return have_dir ? join(path, len, dir, NULL, TRACER_TP_LIB_NAME) : path;
     case 1: /* an installed tree, wherever it lies: BINDIR/../LIBDIR/fathom */
         return have_dir ? join(path, len, dir, FATHOM_TP_REL_DIR, TRACER_TP_LIB_NAME) : path;
-    case 2:
-        return join(path, len, FATHOM_TP_INSTALL_DIR, NULL, TRACER_TP_LIB_NAME);
-    case 3:
-        return join(path, len, FATHOM_TP_BUILD_DIR, NULL, TRACER_TP_LIB_NAME);
-    default:
-        return NULL;
+    case 2: return join(path, len, FATHOM_TP_INSTALL_DIR, NULL, TRACER_TP_LIB_NAME);
+    case 3: return join(path, len, FATHOM_TP_BUILD_DIR, NULL, TRACER_TP_LIB_NAME);
+    default: return NULL;
     }
 }
 

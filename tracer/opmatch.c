@@ -54,8 +54,7 @@ static int grow(tracer_opmatch *m)
     return 0;
 }
 
-tracer_opmatch_status tracer_opmatch_begin(tracer_opmatch *m, const tracer_opmatch_entry *e,
-                                           tracer_opmatch_entry *old)
+tracer_opmatch_status tracer_opmatch_begin(tracer_opmatch *m, const tracer_opmatch_entry *e, tracer_opmatch_entry *old)
 {
     tracer_opmatch_slot *s = find(m, e->vtid, e->seq);
     if (s) {

@@ -38,8 +38,7 @@ typedef enum tracer_opmatch_status {
 } tracer_opmatch_status;
 
 /* Adds e as pending; on REPLACED, *old (if not NULL) is the entry it replaced. */
-tracer_opmatch_status tracer_opmatch_begin(tracer_opmatch *m, const tracer_opmatch_entry *e,
-                                           tracer_opmatch_entry *old);
+tracer_opmatch_status tracer_opmatch_begin(tracer_opmatch *m, const tracer_opmatch_entry *e, tracer_opmatch_entry *old);
 /* 1: the pending begin of (vtid, seq) is removed and copied to *out (if not
  * NULL); 0: none is pending. */
 int tracer_opmatch_end(tracer_opmatch *m, uint64_t vtid, uint64_t seq, tracer_opmatch_entry *out);

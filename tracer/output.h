@@ -35,13 +35,13 @@ extern "C" {
 #endif
 
 typedef enum tracer_output_status {
-	TRACER_OUTPUT_OK = 0,
-	TRACER_OUTPUT_EINVAL, /* bad argument */
-	TRACER_OUTPUT_EEXIST, /* the path exists (or is a symlink) */
-	TRACER_OUTPUT_EALIAS, /* the path is (or is inside) an input */
-	TRACER_OUTPUT_EIO,    /* a system call failed (message names it) */
-	TRACER_OUTPUT_ENOSPC, /* the file system is full */
-	TRACER_OUTPUT_ENOMEM,
+    TRACER_OUTPUT_OK = 0,
+    TRACER_OUTPUT_EINVAL, /* bad argument */
+    TRACER_OUTPUT_EEXIST, /* the path exists (or is a symlink) */
+    TRACER_OUTPUT_EALIAS, /* the path is (or is inside) an input */
+    TRACER_OUTPUT_EIO,    /* a system call failed (message names it) */
+    TRACER_OUTPUT_ENOSPC, /* the file system is full */
+    TRACER_OUTPUT_ENOMEM,
 } tracer_output_status;
 
 /* ---- cleanup registry -------------------------------------------------- */
@@ -62,7 +62,7 @@ void tracer_cleanup_disown(void);
 /* Block / restore SIGINT, SIGTERM and SIGHUP in the calling thread, so that
  * creating a temporary path and registering it is one step.  */
 typedef struct tracer_cleanup_mask {
-	unsigned char saved[128]; /* an opaque sigset_t */
+    unsigned char saved[128]; /* an opaque sigset_t */
 } tracer_cleanup_mask;
 void tracer_cleanup_block(tracer_cleanup_mask *m);
 void tracer_cleanup_unblock(const tracer_cleanup_mask *m);
@@ -89,11 +89,8 @@ typedef struct tracer_output tracer_output;
  * plain fopen would give.  `what` (may be NULL) prefixes messages, e.g.
  * "--dump-ops".
  */
-tracer_output_status tracer_output_open(const char *path,
-					const char *const *inputs,
-					size_t ninputs, const char *what,
-					tracer_output **out, char *err,
-					size_t errlen);
+tracer_output_status tracer_output_open(const char *path, const char *const *inputs, size_t ninputs, const char *what,
+                                        tracer_output **out, char *err, size_t errlen);
 
 /* The stream to write (borrowed; closed by commit or abort). */
 FILE *tracer_output_file(tracer_output *o);
@@ -102,8 +99,7 @@ const char *tracer_output_path(const tracer_output *o);
 
 /* Flush, close and publish the file under its final name; frees o.  On
  * error the temporary file is removed and nothing is published. */
-tracer_output_status tracer_output_commit(tracer_output *o, char *err,
-					  size_t errlen);
+tracer_output_status tracer_output_commit(tracer_output *o, char *err, size_t errlen);
 /* Close and remove the temporary file; frees o.  NULL is a no-op. */
 void tracer_output_abort(tracer_output *o);
 
@@ -112,10 +108,8 @@ void tracer_output_abort(tracer_output *o);
  * (a folder, an archive written by the archive library): EEXIST if path
  * exists, EALIAS if it is (or is inside) one of the inputs.
  */
-tracer_output_status tracer_output_check(const char *path,
-					 const char *const *inputs,
-					 size_t ninputs, const char *what,
-					 char *err, size_t errlen);
+tracer_output_status tracer_output_check(const char *path, const char *const *inputs, size_t ninputs, const char *what,
+                                         char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -61,20 +61,17 @@ static bt_graph_simple_sink_component_consume_func_status sink_consume(bt_messag
     bt_message_array_const msgs;
     uint64_t count = 0;
     switch (bt_message_iterator_next(it, &msgs, &count)) {
-    case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
-        break;
-    case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
-        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
-    case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
-        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK: break;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_END: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
     case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
         return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
-    default:
-        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+    default: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
     }
     bt_graph_simple_sink_component_consume_func_status st = BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
     for (uint64_t i = 0; i < count; i++) {
-        if (st == BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK && c->fn(c->fn_ctx, msgs[i], c->why, sizeof c->why)) {
+        if (st == BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK &&
+            c->fn(c->fn_ctx, msgs[i], c->why, sizeof c->why)) {
             c->sink_failed = 1;
             st = BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
         }
@@ -200,7 +197,8 @@ int tracer_read_run(const tracer_trace *t, const char *src, tracer_message_fn fn
             bt_current_thread_clear_error();
             fail(err, errlen, "%s", ctx.why);
         } else {
-            bt_error_text(why, sizeof why, st == BT_GRAPH_RUN_STATUS_MEMORY_ERROR ? "out of memory" : "cannot decode the trace");
+            bt_error_text(why, sizeof why,
+                          st == BT_GRAPH_RUN_STATUS_MEMORY_ERROR ? "out of memory" : "cannot decode the trace");
             fail(err, errlen, "%s: %s", src, why);
         }
         goto end;
@@ -293,8 +291,11 @@ int tracer_live_sessions(const char *url, int (*fn)(void *ctx, const tracer_live
         if (!bt_value_is_map(m))
             continue;
         tracer_live_session s = {
-            .url = map_str(m, "url"), .host = map_str(m, "target-hostname"), .name = map_str(m, "session-name"),
-            .timer_us = map_u64(m, "timer-us"), .streams = map_u64(m, "stream-count"),
+            .url = map_str(m, "url"),
+            .host = map_str(m, "target-hostname"),
+            .name = map_str(m, "session-name"),
+            .timer_us = map_u64(m, "timer-us"),
+            .streams = map_u64(m, "stream-count"),
             .clients = map_u64(m, "client-count"),
         };
         if (fn(ctx, &s))

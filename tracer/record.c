@@ -57,7 +57,9 @@ static void on_signal(int sig)
     g_nsignals++;
 }
 
-typedef struct sigsave { struct sigaction old[4]; } sigsave;
+typedef struct sigsave {
+    struct sigaction old[4];
+} sigsave;
 static const int caught[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
 
 static void signals_catch(sigsave *s)
@@ -153,8 +155,8 @@ static pid_t sessiond_start(char *err, size_t errlen)
     for (int t = 0; t < 2000; t++) { /* up to 20 s */
         int st;
         if (waitpid(pid, &st, WNOHANG) == pid) {
-            fail(err, errlen, "lttng-sessiond exited (%s %d) before answering",
-                 WIFEXITED(st) ? "status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+            fail(err, errlen, "lttng-sessiond exited (%s %d) before answering", WIFEXITED(st) ? "status" : "signal",
+                 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
             return -1;
         }
         if (tracer_sessiond_alive())
@@ -282,7 +284,8 @@ static int session_setup(session *s, const char *path, const char *relay, const 
     enum lttng_error_code ec = lttng_create_session_ext(d);
     lttng_session_descriptor_destroy(d);
     if (ec != LTTNG_OK)
-        return lttng_fail(err, errlen, relay ? "cannot create a session streaming to the relay" : "cannot create the session",
+        return lttng_fail(err, errlen,
+                          relay ? "cannot create a session streaming to the relay" : "cannot create the session",
                           -(int)ec);
     s->created = true;
 
@@ -302,7 +305,7 @@ static int session_setup(session *s, const char *path, const char *relay, const 
     }
     snprintf(ch->name, sizeof ch->name, "%s", CHANNEL);
     ch->enabled = 1;
-    ch->attr.overwrite = 0;         /* discard mode ... */
+    ch->attr.overwrite = 0; /* discard mode ... */
     ch->attr.subbuf_size = o->subbuf_size ? o->subbuf_size : DEFAULT_SUBBUF;
     ch->attr.num_subbuf = o->num_subbuf ? o->num_subbuf : DEFAULT_NSUBBUF;
     ch->attr.output = LTTNG_EVENT_MMAP;
@@ -328,7 +331,10 @@ static int session_setup(session *s, const char *path, const char *relay, const 
     if (ret < 0)
         return lttng_fail(err, errlen, "cannot enable fathom:*", ret);
 
-    static const struct { enum lttng_event_context_type t; const char *name; } ctxs[] = {
+    static const struct {
+        enum lttng_event_context_type t;
+        const char *name;
+    } ctxs[] = {
         { LTTNG_EVENT_CONTEXT_VPID, "vpid" },
         { LTTNG_EVENT_CONTEXT_VTID, "vtid" },
         { LTTNG_EVENT_CONTEXT_PROCNAME, "procname" },
@@ -636,8 +642,8 @@ static const char *pick(const char *traced, const tracer_manifest *base, const c
     return v ? v : "unknown";
 }
 
-int tracer_record_manifest(tracer_manifest *m, const tracer_manifest *base, const tracer_stats *s,
-                           const char *session, char *err, size_t errlen)
+int tracer_record_manifest(tracer_manifest *m, const tracer_manifest *base, const tracer_stats *s, const char *session,
+                           char *err, size_t errlen)
 {
     char host[256] = "unknown", num[32], when[32];
     gethostname(host, sizeof host - 1);
@@ -648,10 +654,12 @@ int tracer_record_manifest(tracer_manifest *m, const tracer_manifest *base, cons
     bool have_run = s && s->runs > 0;
     /* the schema of the trace itself (run_begin), which readers check against */
     snprintf(num, sizeof num, "%" PRIu32, have_run && s->schema ? s->schema : (uint32_t)TRACER_MANIFEST_SCHEMA);
-    if (mset(m, "schema", num, err, errlen) || mset(m, "model", pick(have_run ? s->model : NULL, base, "model"), err, errlen) ||
+    if (mset(m, "schema", num, err, errlen) ||
+        mset(m, "model", pick(have_run ? s->model : NULL, base, "model"), err, errlen) ||
         mset(m, "mode", pick(have_run ? s->mode : NULL, base, "mode"), err, errlen) ||
         mset(m, "preset", pick(have_run ? s->preset : NULL, base, "preset"), err, errlen) ||
-        mset(m, "host", host, err, errlen) || mset(m, "cpu", pick(have_run ? s->cpu : NULL, base, "cpu"), err, errlen) ||
+        mset(m, "host", host, err, errlen) ||
+        mset(m, "cpu", pick(have_run ? s->cpu : NULL, base, "cpu"), err, errlen) ||
         mset(m, "blas", pick(have_run ? s->blas : NULL, base, "blas"), err, errlen))
         return -1;
     if (have_run) {
@@ -664,8 +672,14 @@ int tracer_record_manifest(tracer_manifest *m, const tracer_manifest *base, cons
     if (mset(m, "created", when, err, errlen))
         return -1;
     if (have_run) {
-        struct { const char *k; uint64_t v; } extra[] = {
-            { "batch", s->batch }, { "steps", s->steps_planned }, { "inter", s->inter }, { "seed", s->seed },
+        struct {
+            const char *k;
+            uint64_t v;
+        } extra[] = {
+            { "batch", s->batch },
+            { "steps", s->steps_planned },
+            { "inter", s->inter },
+            { "seed", s->seed },
         };
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
             if (tracer_manifest_set_u64(m, extra[i].k, extra[i].v, err, errlen))
@@ -852,10 +866,9 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
         goto end;
     if (g_nsignals >= 2 || (g_signal && !r->interrupted))
         goto end; /* abandoned before its archive existed */
-    tracer_archive_status as =
-        o->out_path ? tracer_archive_write(o->out_path, trace_dir, m, err, errlen)
-                    : tracer_archive_write_default(o->out_dir, trace_dir, m, (time_t)-1, r->archive, sizeof r->archive,
-                                                   err, errlen);
+    tracer_archive_status as = o->out_path ? tracer_archive_write(o->out_path, trace_dir, m, err, errlen)
+                                           : tracer_archive_write_default(o->out_dir, trace_dir, m, (time_t)-1,
+                                                                          r->archive, sizeof r->archive, err, errlen);
     if (as != TRACER_ARCHIVE_OK)
         goto end;
     if (o->out_path)
@@ -866,8 +879,8 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
         fail(err, errlen, "%" PRIu64 " events and %" PRIu64 " packets were discarded", ts->discarded_events,
              ts->discarded_packets);
     else if (ts->runs != 1 || ts->run_ends != 1)
-        fail(err, errlen, "the trace holds %" PRIu64 " run_begin and %" PRIu64 " run_end events (want 1 and 1)", ts->runs,
-             ts->run_ends);
+        fail(err, errlen, "the trace holds %" PRIu64 " run_begin and %" PRIu64 " run_end events (want 1 and 1)",
+             ts->runs, ts->run_ends);
     else if (ts->op_pairs != ts->run_end_ops || ts->op_unmatched || ts->undefined_nodes)
         fail(err, errlen,
              "the trace is incomplete: %" PRIu64 " op records (%" PRIu64 " naming undefined nodes) for %" PRIu64

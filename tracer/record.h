@@ -32,36 +32,36 @@ typedef enum tracer_record_status {
 } tracer_record_status;
 
 typedef struct tracer_record_opts {
-    char *const *argv;              /* the workload command; argv[0] is a path */
-    const char *out_path;           /* explicit archive path (never overwritten), or NULL */
-    const char *out_dir;            /* folder for the default name; NULL: "traces" */
-    const char *relay_url;          /* net://HOST[:CTRL[:DATA]]: stream to a relay, no archive */
-    const tracer_manifest *manifest;/* keys known from the command line (may be NULL) */
-    const char *label;              /* shown in the progress line */
-    int progress;                   /* 0: silent; 1: a progress line on stderr */
-    int show_output;                /* 1: the workload's stdout/stderr are ours; 0: logged, shown on failure */
-    size_t subbuf_size;             /* 0: default (1 MiB) */
-    size_t num_subbuf;              /* 0: default (8) */
-    unsigned trace_buffer;          /* op records per thread buffer (0: the engine's default) */
+    char *const *argv;                /* the workload command; argv[0] is a path */
+    const char *out_path;             /* explicit archive path (never overwritten), or NULL */
+    const char *out_dir;              /* folder for the default name; NULL: "traces" */
+    const char *relay_url;            /* net://HOST[:CTRL[:DATA]]: stream to a relay, no archive */
+    const tracer_manifest *manifest;  /* keys known from the command line (may be NULL) */
+    const char *label;                /* shown in the progress line */
+    int progress;                     /* 0: silent; 1: a progress line on stderr */
+    int show_output;                  /* 1: the workload's stdout/stderr are ours; 0: logged, shown on failure */
+    size_t subbuf_size;               /* 0: default (1 MiB) */
+    size_t num_subbuf;                /* 0: default (8) */
+    unsigned trace_buffer;            /* op records per thread buffer (0: the engine's default) */
     unsigned long long live_timer_us; /* with relay_url: the live timer (0: 1 s) */
-    const char *session_name;       /* the LTTng session's name (NULL: fathom-PID-TIME-RANDOM) */
-    int discard;                    /* tests only: a channel that discards when full instead of
+    const char *session_name;         /* the LTTng session's name (NULL: fathom-PID-TIME-RANDOM) */
+    int discard;                      /* tests only: a channel that discards when full instead of
                                        blocking, to show that the loss check catches losses */
-    int no_contexts;                /* benchmarks only: no vpid/vtid/procname contexts, to
+    int no_contexts;                  /* benchmarks only: no vpid/vtid/procname contexts, to
                                        measure lttng-ust's own per-event floor (the trace then
                                        fails the check: its ops carry no thread) */
 } tracer_record_opts;
 
 typedef struct tracer_record_result {
-    char archive[PATH_MAX];         /* the archive written ("" if none) */
-    char session[128];              /* the LTTng session's name */
-    char live_url[512];             /* with a relay: the lttng-live URL to analyze it with */
-    int child_status;               /* the workload's wait status */
-    double seconds;                 /* wall time of the workload */
-    int sessiond_pid;               /* the session daemon this recording started (and
+    char archive[PATH_MAX]; /* the archive written ("" if none) */
+    char session[128];      /* the LTTng session's name */
+    char live_url[512];     /* with a relay: the lttng-live URL to analyze it with */
+    int child_status;       /* the workload's wait status */
+    double seconds;         /* wall time of the workload */
+    int sessiond_pid;       /* the session daemon this recording started (and
                                        stopped), or 0 if it used a running one */
-    tracer_stats stats;             /* what the trace holds (not with a relay) */
-    int interrupted;                /* the signal that stopped the workload early (its
+    tracer_stats stats;     /* what the trace holds (not with a relay) */
+    int interrupted;        /* the signal that stopped the workload early (its
                                        trace archived with status=interrupted), or 0 */
 } tracer_record_result;
 
@@ -80,6 +80,6 @@ void tracer_session_name(char *buf, size_t len);
 /* Fill the keys of the MANIFEST that `fathom record` writes from the trace's
  * stats, falling back on `base` (command-line values), adding host,
  * created, schema and the event counts. */
-int tracer_record_manifest(tracer_manifest *m, const tracer_manifest *base, const tracer_stats *s,
-                           const char *session, char *err, size_t errlen);
+int tracer_record_manifest(tracer_manifest *m, const tracer_manifest *base, const tracer_stats *s, const char *session,
+                           char *err, size_t errlen);
 #endif

@@ -13,7 +13,7 @@
 #define TRACER_STATS_MAX_NAMES 64
 
 typedef struct tracer_stats_count {
-    char name[96];   /* full event name, "fathom:op_begin" */
+    char name[96]; /* full event name, "fathom:op_begin" */
     uint64_t count;
 } tracer_stats_count;
 
@@ -26,22 +26,22 @@ typedef struct tracer_stats {
     uint64_t discarded_events;     /* sum over discarded-events messages (unknown count: 1) */
     uint64_t discarded_event_msgs; /* number of such messages */
     uint64_t discarded_packets;
-    uint64_t first_ns, last_ns;    /* time of the first and last event (ns from origin) */
+    uint64_t first_ns, last_ns; /* time of the first and last event (ns from origin) */
 
     /* the fathom schema */
-    uint64_t runs;                 /* run_begin events */
+    uint64_t runs; /* run_begin events */
     uint64_t run_ends;
-    uint64_t steps;                /* step_end events */
-    uint64_t op_begins, op_ends;   /* schema 1: op_begin and op_end events */
+    uint64_t steps;                 /* step_end events */
+    uint64_t op_begins, op_ends;    /* schema 1: op_begin and op_end events */
     uint64_t node_defs, ops_events; /* schema 2: node_def and ops events */
-    uint64_t op_pairs;             /* op records (schema 1: op_end matched with its op_begin) */
-    uint64_t op_unmatched;         /* schema 1: op_begin or op_end without its partner */
-    uint64_t op_time_ns;           /* sum over records of end - begin */
-    uint64_t undefined_nodes;      /* schema 2: records naming a node no node_def describes */
-    uint64_t malformed;            /* fathom events with missing or mistyped fields */
-    uint64_t negative_time;        /* records ending before they begin */
-    uint64_t run_end_ops;          /* sum of run_end.ops */
-    int32_t run_end_status;        /* the last run_end's status */
+    uint64_t op_pairs;              /* op records (schema 1: op_end matched with its op_begin) */
+    uint64_t op_unmatched;          /* schema 1: op_begin or op_end without its partner */
+    uint64_t op_time_ns;            /* sum over records of end - begin */
+    uint64_t undefined_nodes;       /* schema 2: records naming a node no node_def describes */
+    uint64_t malformed;             /* fathom events with missing or mistyped fields */
+    uint64_t negative_time;         /* records ending before they begin */
+    uint64_t run_end_ops;           /* sum of run_end.ops */
+    int32_t run_end_status;         /* the last run_end's status */
     /* the first run_begin */
     uint32_t schema, batch, steps_planned, threads, inter;
     uint64_t seed;

@@ -60,6 +60,8 @@ struct fathom_tp_ops {
 #endif
 
 /* ---- enums ------------------------------------------------------------- */
+/* the tracepoint macros keep LTTng-UST's layout, one field a line */
+/* clang-format off */
 LTTNG_UST_TRACEPOINT_ENUM(fathom, op, LTTNG_UST_TP_ENUM_VALUES(FATHOM_TP_OP_VALUES))
 LTTNG_UST_TRACEPOINT_ENUM(fathom, cls, LTTNG_UST_TP_ENUM_VALUES(FATHOM_TP_CLS_VALUES))
 LTTNG_UST_TRACEPOINT_ENUM(fathom, phase, LTTNG_UST_TP_ENUM_VALUES(FATHOM_TP_PHASE_VALUES))
@@ -156,6 +158,7 @@ LTTNG_UST_TRACEPOINT_EVENT(fathom, tensor_free,
     )
 )
 
+/* clang-format on */
 #endif /* FATHOM_TRACER_TP_H */
 
 #include <lttng/tracepoint-event.h>

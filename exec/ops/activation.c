@@ -5,7 +5,10 @@
 #include "mathkern.h"
 
 /* ---- Sigmoid / SigmoidGrad(y, dy) = dy * y * (1 - y) ------------------ */
-exec_status op_shape_Sigmoid(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_unary(g, n, o); }
+exec_status op_shape_Sigmoid(const exec_graph *g, const exec_node *n, exec_shape *o)
+{
+    return math_shape_unary(g, n, o);
+}
 /* exp's argument is -|x| (<= 0: no overflow), both forms from one exp */
 MATH_UNARY_KERNEL(Sigmoid, math_sigmoid(x))
 
@@ -16,8 +19,11 @@ exec_status op_grad_Sigmoid(exec_graph *g, const exec_node *n, const uint32_t *d
     return g->status;
 }
 
-exec_status op_shape_SigmoidGrad(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_same2(g, n, o); }
-MATH_BINARY_KERNEL(SigmoidGrad, b * a * (1.0f - a))
+exec_status op_shape_SigmoidGrad(const exec_graph *g, const exec_node *n, exec_shape *o)
+{
+    return math_shape_same2(g, n, o);
+}
+MATH_BINARY_KERNEL(SigmoidGrad, b *a *(1.0f - a))
 
 /* ---- Tanh / TanhGrad(y, dy) = dy * (1 - y*y) --------------------------- */
 exec_status op_shape_Tanh(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_unary(g, n, o); }
@@ -30,8 +36,11 @@ exec_status op_grad_Tanh(exec_graph *g, const exec_node *n, const uint32_t *dout
     return g->status;
 }
 
-exec_status op_shape_TanhGrad(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_same2(g, n, o); }
-MATH_BINARY_KERNEL(TanhGrad, b * (1.0f - a * a))
+exec_status op_shape_TanhGrad(const exec_graph *g, const exec_node *n, exec_shape *o)
+{
+    return math_shape_same2(g, n, o);
+}
+MATH_BINARY_KERNEL(TanhGrad, b *(1.0f - a * a))
 
 /* ---- ClippedRelu: y = min(max(x, 0), cap); attrs cap(f) ---------------- */
 static float relu_cap(const exec_node *n) { return exec_attr_getf(n->attrs[0]); }
@@ -49,9 +58,7 @@ exec_status op_fwd_ClippedRelu(exec_kctx *k, const exec_node *n)
     float *restrict Y = exec_outf(k, n, 0);
     int64_t total = exec_in(k, n, 0)->numel;
     float cap = relu_cap(n);
-    EXEC_PAR_FOR(k, total, MATH_PAR_MIN,
-        float v = X[i] > 0.0f ? X[i] : 0.0f;
-        Y[i] = v < cap ? v : cap;);
+    EXEC_PAR_FOR(k, total, MATH_PAR_MIN, float v = X[i] > 0.0f ? X[i] : 0.0f; Y[i] = v < cap ? v : cap;);
     return EXEC_OK;
 }
 
@@ -76,8 +83,7 @@ exec_status op_fwd_ClippedReluGrad(exec_kctx *k, const exec_node *n)
     float *restrict Y = exec_outf(k, n, 0);
     int64_t total = exec_in(k, n, 0)->numel;
     float cap = relu_cap(n);
-    EXEC_PAR_FOR(k, total, MATH_PAR_MIN,
-        Y[i] = X[i] > 0.0f && X[i] < cap ? D[i] : 0.0f;);
+    EXEC_PAR_FOR(k, total, MATH_PAR_MIN, Y[i] = X[i] > 0.0f && X[i] < cap ? D[i] : 0.0f;);
     return EXEC_OK;
 }
 
@@ -90,7 +96,10 @@ static exec_status shape_rows(const exec_graph *g, const exec_node *n, exec_shap
     return nin == 1 ? math_shape_unary(g, n, o) : math_shape_same2(g, n, o);
 }
 exec_status op_shape_Softmax(const exec_graph *g, const exec_node *n, exec_shape *o) { return shape_rows(g, n, o, 1); }
-exec_status op_shape_LogSoftmax(const exec_graph *g, const exec_node *n, exec_shape *o) { return shape_rows(g, n, o, 1); }
+exec_status op_shape_LogSoftmax(const exec_graph *g, const exec_node *n, exec_shape *o)
+{
+    return shape_rows(g, n, o, 1);
+}
 
 static exec_status softmax_rows(exec_kctx *k, const exec_node *n, int logform)
 {
@@ -146,8 +155,14 @@ exec_status op_grad_LogSoftmax(exec_graph *g, const exec_node *n, const uint32_t
     return g->status;
 }
 
-exec_status op_shape_SoftmaxGrad(const exec_graph *g, const exec_node *n, exec_shape *o) { return shape_rows(g, n, o, 2); }
-exec_status op_shape_LogSoftmaxGrad(const exec_graph *g, const exec_node *n, exec_shape *o) { return shape_rows(g, n, o, 2); }
+exec_status op_shape_SoftmaxGrad(const exec_graph *g, const exec_node *n, exec_shape *o)
+{
+    return shape_rows(g, n, o, 2);
+}
+exec_status op_shape_LogSoftmaxGrad(const exec_graph *g, const exec_node *n, exec_shape *o)
+{
+    return shape_rows(g, n, o, 2);
+}
 
 /* SoftmaxGrad(y, dy): dx = y * (dy - sum_j dy_j y_j)
  * LogSoftmaxGrad(y, dy): dx = dy - exp(y) * sum_j dy_j */

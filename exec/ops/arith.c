@@ -56,17 +56,23 @@ exec_status op_grad_Pow(exec_graph *g, const exec_node *n, const uint32_t *dout,
 }
 
 /* ---- Equal: y = a == b ? 1 : 0 (float mask; b broadcasts) -------------- */
-exec_status op_shape_Equal(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_binary(g, n, o); }
+exec_status op_shape_Equal(const exec_graph *g, const exec_node *n, exec_shape *o)
+{
+    return math_shape_binary(g, n, o);
+}
 MATH_BINARY_KERNEL(Equal, a == b ? 1.0f : 0.0f)
 
 /* ---- unary: Neg, Square, Sqrt, Exp, Log -------------------------------- */
 exec_status op_shape_Neg(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_unary(g, n, o); }
-exec_status op_shape_Square(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_unary(g, n, o); }
+exec_status op_shape_Square(const exec_graph *g, const exec_node *n, exec_shape *o)
+{
+    return math_shape_unary(g, n, o);
+}
 exec_status op_shape_Sqrt(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_unary(g, n, o); }
 exec_status op_shape_Exp(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_unary(g, n, o); }
 exec_status op_shape_Log(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_unary(g, n, o); }
 MATH_UNARY_KERNEL(Neg, -x)
-MATH_UNARY_KERNEL(Square, x * x)
+MATH_UNARY_KERNEL(Square, x *x)
 MATH_UNARY_KERNEL(Sqrt, sqrtf(x))
 MATH_UNARY_KERNEL(Exp, expf(x))
 MATH_UNARY_KERNEL(Log, logf(x))
@@ -127,8 +133,7 @@ exec_status op_fwd_Select(exec_kctx *k, const exec_node *n)
     const uint32_t *restrict A = exec_in(k, n, 1)->data, *restrict B = exec_in(k, n, 2)->data;
     uint32_t *restrict Y = exec_out(k, n, 0)->data;
     int64_t total = exec_out(k, n, 0)->numel;
-    EXEC_PAR_FOR(k, total, MATH_PAR_MIN,
-        Y[i] = C[i] != 0.0f ? A[i] : B[i];);
+    EXEC_PAR_FOR(k, total, MATH_PAR_MIN, Y[i] = C[i] != 0.0f ? A[i] : B[i];);
     return EXEC_OK;
 }
 
@@ -189,8 +194,7 @@ exec_status op_fwd_Cast(exec_kctx *k, const exec_node *n)
     } else {
         const int32_t *restrict X = x->data;
         float *restrict Y = y->data;
-        EXEC_PAR_FOR(k, total, MATH_PAR_MIN,
-            Y[i] = (float)X[i];);
+        EXEC_PAR_FOR(k, total, MATH_PAR_MIN, Y[i] = (float)X[i];);
     }
     return EXEC_OK;
 }
@@ -282,8 +286,8 @@ exec_status op_fwd_MaskedFill(exec_kctx *k, const exec_node *n)
 exec_status op_grad_MaskedFill(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
 {
     if (din[0])
-        din[0] = exec_op1(g, EXEC_OP_MaskedFill, 2, (uint32_t[]){ dout[0], n->in[1] }, 1,
-                          (int64_t[]){ exec_attr_f(0.0f) });
+        din[0] =
+            exec_op1(g, EXEC_OP_MaskedFill, 2, (uint32_t[]){ dout[0], n->in[1] }, 1, (int64_t[]){ exec_attr_f(0.0f) });
     if (din[1])
         din[1] = 0; /* the mask is not differentiable */
     return g->status;

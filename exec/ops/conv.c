@@ -113,10 +113,7 @@ static void col_range(const conv_geom *q, int64_t kw, int64_t *lo, int64_t *hi)
  * ow + (t - r)/sw, and every segment becomes a short contiguous copy. The
  * planes of channels [c0, c1) take phase_floats() floats. */
 static int64_t phase_w(const conv_geom *q) { return (q->w + q->sw - 1) / q->sw; }
-static int64_t phase_floats(const conv_geom *q, int64_t nc)
-{
-    return q->sw == 1 ? 0 : nc * q->h * q->sw * phase_w(q);
-}
+static int64_t phase_floats(const conv_geom *q, int64_t nc) { return q->sw == 1 ? 0 : nc * q->h * q->sw * phase_w(q); }
 
 static void phase_split(const conv_geom *q, const float *restrict x, float *restrict xs, int64_t c0, int64_t c1)
 {
@@ -200,8 +197,8 @@ static const float *conv_src(const conv_geom *q, const float *x, float *xs, int6
  * from src (conv_src): into col[K, (oh1-oh0)*OW], rows ld floats apart (ld =
  * P for a whole image, G*P when G images share one col buffer, the tile's
  * width for a tile). */
-static void im2col_rows(const conv_geom *q, const float *src, float *restrict col, int64_t ld, int64_t c0,
-                        int64_t c1, int64_t oh0, int64_t oh1)
+static void im2col_rows(const conv_geom *q, const float *src, float *restrict col, int64_t ld, int64_t c0, int64_t c1,
+                        int64_t oh0, int64_t oh1)
 {
     const int64_t H = q->h, OW = q->ow, rs = seg_rows(q);
     const bool same = q->sh == 1 && q->sw == 1 && OW == q->w;
@@ -271,8 +268,8 @@ static float *col2im_begin(const conv_geom *q, float *dx, float *xs, int64_t c0,
     return acc;
 }
 
-static void col2im_rows(const conv_geom *q, const float *restrict col, float *acc, int64_t ld, int64_t c0,
-                        int64_t c1, int64_t oh0, int64_t oh1)
+static void col2im_rows(const conv_geom *q, const float *restrict col, float *acc, int64_t ld, int64_t c0, int64_t c1,
+                        int64_t oh0, int64_t oh1)
 {
     const int64_t H = q->h, OW = q->ow, rs = seg_rows(q);
     for (int64_t c = c0; c < c1; c++)
@@ -386,8 +383,13 @@ exec_status op_shape_Conv2D(const exec_graph *g, const exec_node *n, exec_shape 
     if (x->shape[1] != f->shape[1])
         return exec_fail(EXEC_ERR_SHAPE, "Conv2D: input has %lld channels, the filter %lld", (long long)x->shape[1],
                          (long long)f->shape[1]);
-    conv_geom q = { .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3],
-                    .oc = f->shape[0], .kh = f->shape[2], .kw = f->shape[3] };
+    conv_geom q = { .n = x->shape[0],
+                    .c = x->shape[1],
+                    .h = x->shape[2],
+                    .w = x->shape[3],
+                    .oc = f->shape[0],
+                    .kh = f->shape[2],
+                    .kw = f->shape[3] };
     conv_geom_attrs(&q, n);
     exec_status s = conv_geom_check(&q, "Conv2D");
     if (s)
@@ -398,9 +400,15 @@ exec_status op_shape_Conv2D(const exec_graph *g, const exec_node *n, exec_shape 
 
 static conv_geom geom_of(const exec_tensor *x, const exec_tensor *f, const exec_tensor *y, const exec_node *n)
 {
-    conv_geom q = { .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3],
-                    .oc = f->shape[0], .kh = f->shape[2], .kw = f->shape[3],
-                    .oh = y->shape[2], .ow = y->shape[3] };
+    conv_geom q = { .n = x->shape[0],
+                    .c = x->shape[1],
+                    .h = x->shape[2],
+                    .w = x->shape[3],
+                    .oc = f->shape[0],
+                    .kh = f->shape[2],
+                    .kw = f->shape[3],
+                    .oh = y->shape[2],
+                    .ow = y->shape[3] };
     conv_geom_attrs(&q, n);
     return q;
 }
@@ -498,8 +506,13 @@ exec_status op_shape_Conv2DBackpropInput(const exec_graph *g, const exec_node *n
     const exec_tensor *f = exec_gin(g, n, 0), *dy = exec_gin(g, n, 1);
     if (n->nattrs != 8 || f->ndim != 4 || f->dtype != EXEC_F32)
         return exec_fail(EXEC_ERR_SHAPE, "Conv2DBackpropInput: wants a 4-D filter and 8 attributes");
-    conv_geom q = { .n = n->attrs[4], .c = n->attrs[5], .h = n->attrs[6], .w = n->attrs[7],
-                    .oc = f->shape[0], .kh = f->shape[2], .kw = f->shape[3] };
+    conv_geom q = { .n = n->attrs[4],
+                    .c = n->attrs[5],
+                    .h = n->attrs[6],
+                    .w = n->attrs[7],
+                    .oc = f->shape[0],
+                    .kh = f->shape[2],
+                    .kw = f->shape[3] };
     conv_geom_attrs(&q, n);
     if (f->shape[1] != q.c)
         return exec_fail(EXEC_ERR_SHAPE, "Conv2DBackpropInput: filter has %lld channels, input_sizes %lld",
@@ -584,8 +597,13 @@ exec_status op_shape_Conv2DBackpropFilter(const exec_graph *g, const exec_node *
     const exec_tensor *x = exec_gin(g, n, 0), *dy = exec_gin(g, n, 1);
     if (n->nattrs != 8 || x->ndim != 4 || x->dtype != EXEC_F32)
         return exec_fail(EXEC_ERR_SHAPE, "Conv2DBackpropFilter: wants a 4-D input and 8 attributes");
-    conv_geom q = { .n = x->shape[0], .c = x->shape[1], .h = x->shape[2], .w = x->shape[3],
-                    .oc = n->attrs[4], .kh = n->attrs[6], .kw = n->attrs[7] };
+    conv_geom q = { .n = x->shape[0],
+                    .c = x->shape[1],
+                    .h = x->shape[2],
+                    .w = x->shape[3],
+                    .oc = n->attrs[4],
+                    .kh = n->attrs[6],
+                    .kw = n->attrs[7] };
     conv_geom_attrs(&q, n);
     if (n->attrs[5] != q.c)
         return exec_fail(EXEC_ERR_SHAPE, "Conv2DBackpropFilter: input has %lld channels, filter_sizes %lld",
@@ -686,12 +704,9 @@ static const char *const conv_kind_names[] = { "Conv2D", "Conv2DBackpropInput", 
 static bool conv_applies(conv_kind kind, const conv_geom *q, exec_conv_algo a)
 {
     switch (a) {
-    case EXEC_CONV_DIRECT:
-        return conv_direct_supported() && (kind != CONV_BWD_INPUT || (q->sh == 1 && q->sw == 1));
-    case EXEC_CONV_WINOGRAD:
-        return conv_wino_applies(q);
-    default:
-        return true;
+    case EXEC_CONV_DIRECT: return conv_direct_supported() && (kind != CONV_BWD_INPUT || (q->sh == 1 && q->sw == 1));
+    case EXEC_CONV_WINOGRAD: return conv_wino_applies(q);
+    default: return true;
     }
 }
 
@@ -708,11 +723,11 @@ static exec_status conv_run(exec_kctx *k, conv_kind kind, const conv_geom *q, ex
                                         : bwd_filter_im2col(k, q, in0, in1, out);
     conv_geom tq = conv_direct_transposed(q);
     if (a == EXEC_CONV_DIRECT)
-        need = kind == CONV_FWD ? conv_direct_scratch(q, T)
+        need = kind == CONV_FWD         ? conv_direct_scratch(q, T)
                : kind == CONV_BWD_INPUT ? conv_direct_scratch(&tq, T)
                                         : conv_direct_filter_scratch(q);
     else
-        need = kind == CONV_FWD ? conv_wino_scratch(q, T)
+        need = kind == CONV_FWD         ? conv_wino_scratch(q, T)
                : kind == CONV_BWD_INPUT ? conv_wino_scratch(&tq, T)
                                         : conv_wino_filter_scratch(q, T);
     float *s = exec_kscratch(k, (size_t)need * sizeof *s);
@@ -853,8 +868,17 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
 
 exec_conv_algo exec_conv_algo_chosen(int kind, const int64_t geom[11], int nthreads)
 {
-    conv_geom q = { .n = geom[0], .c = geom[1], .h = geom[2], .w = geom[3], .oc = geom[4], .kh = geom[5],
-                    .kw = geom[6], .sh = geom[7], .sw = geom[8], .ph = geom[9], .pw = geom[10] };
+    conv_geom q = { .n = geom[0],
+                    .c = geom[1],
+                    .h = geom[2],
+                    .w = geom[3],
+                    .oc = geom[4],
+                    .kh = geom[5],
+                    .kw = geom[6],
+                    .sh = geom[7],
+                    .sw = geom[8],
+                    .ph = geom[9],
+                    .pw = geom[10] };
     int a = kind >= 0 && kind <= 2 ? choice_find((conv_kind)kind, &q, nthreads) : -1;
     return a < 0 ? EXEC_CONV_AUTO : (exec_conv_algo)a;
 }

@@ -45,11 +45,9 @@ bool conv_wino_applies(const conv_geom *q);
  * conv_direct_transposed(q). */
 int64_t conv_wino_scratch(const conv_geom *q, int nthreads);
 void conv_wino_fwd(const conv_geom *q, const float *x, const float *w, float *y, float *scratch, int nthreads);
-void conv_wino_bwd_input(const conv_geom *q, const float *w, const float *dy, float *dx, float *scratch,
-                         int nthreads);
+void conv_wino_bwd_input(const conv_geom *q, const float *w, const float *dy, float *dx, float *scratch, int nthreads);
 int64_t conv_wino_filter_scratch(const conv_geom *q, int nthreads);
 /* dw = q's filter gradient, overwritten */
-void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, float *dw, float *scratch,
-                          int nthreads);
+void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, float *dw, float *scratch, int nthreads);
 
 #endif

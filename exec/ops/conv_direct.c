@@ -126,6 +126,7 @@ KERNEL_INLINE void dk_body(const dk_args *a, const int nb, const int ur)
 /* One function per (vectors, pixels or taps) of a kernel NAME, whose
  * NAME##_body's loops are thereby unrolled into registers, and the table
  * that picks one: NAME##_table[vectors - 1][count - 1], of type NAME##_fn. */
+/* clang-format off */
 #define RB_K(NAME, ARGS, NB, U) AVX2_FN static void NAME##_##NB##_##U(const ARGS *a) { NAME##_body(a, NB, U); }
 #define RB_KERNELS(NAME, ARGS)                                                                                 \
     RB_K(NAME, ARGS, 1, 1) RB_K(NAME, ARGS, 1, 2) RB_K(NAME, ARGS, 1, 3)                                     \
@@ -137,6 +138,7 @@ KERNEL_INLINE void dk_body(const dk_args *a, const int nb, const int ur)
         { NAME##_1_1, NAME##_1_2, NAME##_1_3, NAME##_1_4, NAME##_1_5, NAME##_1_6 },                           \
         { NAME##_2_1, NAME##_2_2, NAME##_2_3, NAME##_2_4, NAME##_2_5, NAME##_2_6 },                           \
     };
+/* clang-format on */
 
 RB_KERNELS(dk, dk_args)
 
@@ -147,12 +149,12 @@ RB_KERNELS(dk, dk_args)
  * The sums start from and go back to acc ([6][16]), so a block adds up
  * image after image. */
 typedef struct fk_args {
-    const float *x;   /* the (padded) image */
-    const int64_t *off; /* the taps' offsets */
-    const float *g;   /* dy^T at pixel 0, this block's first channel */
-    int64_t gstride;  /* floats from a pixel's dy^T row to the next */
+    const float *x;                   /* the (padded) image */
+    const int64_t *off;               /* the taps' offsets */
+    const float *g;                   /* dy^T at pixel 0, this block's first channel */
+    int64_t gstride;                  /* floats from a pixel's dy^T row to the next */
     int64_t oh0, oh1, ow, sh, sw, wd; /* output rows [oh0, oh1) ... */
-    int64_t nimg, ximg, gimg;          /* ... of nimg images, x and g that far apart */
+    int64_t nimg, ximg, gimg;         /* ... of nimg images, x and g that far apart */
     float *acc;
 } fk_args;
 
@@ -224,8 +226,15 @@ static void run_block(const conv_geom *q, const float *xi, const float *wp, int6
     const int64_t width = ocr - oc0 < OB ? ocr - oc0 : OB, live = q->oc - oc0 < width ? q->oc - oc0 : width;
     float out[UR * OB];
     int64_t off[UR];
-    dk_args a = { .x = xi, .off = off, .wp = wp + oc0 * K, .c = q->c, .kh = q->kh, .kw = q->kw, .wd = Wp,
-                  .hw = padded_h(q) * Wp, .out = out };
+    dk_args a = { .x = xi,
+                  .off = off,
+                  .wp = wp + oc0 * K,
+                  .c = q->c,
+                  .kh = q->kh,
+                  .kw = q->kw,
+                  .wd = Wp,
+                  .hw = padded_h(q) * Wp,
+                  .out = out };
     const dk_fn *fns = dk_table[width / 8 - 1];
     /* blocks as equal as they can be (49 pixels: 4 x 6 + 5 x 5, not 8 x 6 + 1:
      * a 1-pixel block does 2 FMAs a filter tap for 3 loads) */
@@ -302,12 +311,22 @@ void conv_direct_fwd(const conv_geom *q, const float *x, const float *w, float *
  * swapped and taps flipped, gives dx. */
 conv_geom conv_direct_transposed(const conv_geom *q)
 {
-    return (conv_geom){ .n = q->n, .c = q->oc, .h = q->oh, .w = q->ow, .oc = q->c, .kh = q->kh, .kw = q->kw,
-                        .sh = 1, .sw = 1, .ph = q->kh - 1 - q->ph, .pw = q->kw - 1 - q->pw, .oh = q->h, .ow = q->w };
+    return (conv_geom){ .n = q->n,
+                        .c = q->oc,
+                        .h = q->oh,
+                        .w = q->ow,
+                        .oc = q->c,
+                        .kh = q->kh,
+                        .kw = q->kw,
+                        .sh = 1,
+                        .sw = 1,
+                        .ph = q->kh - 1 - q->ph,
+                        .pw = q->kw - 1 - q->pw,
+                        .oh = q->h,
+                        .ow = q->w };
 }
 
-void conv_direct_bwd_input(const conv_geom *q, const float *w, const float *dy, float *dx, float *scratch,
-                           int nthreads)
+void conv_direct_bwd_input(const conv_geom *q, const float *w, const float *dy, float *dx, float *scratch, int nthreads)
 {
     const conv_geom t = conv_direct_transposed(q);
     direct_run(&t, dy, w, true, dx, scratch, nthreads);
@@ -368,15 +387,25 @@ void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy,
                 for (int64_t it = lo; it < hi; it++) {
                     int64_t b = it / ntap, t0 = it % ntap * UR, width = ocr - b * OB < OB ? ocr - b * OB : OB;
                     int ut = K - t0 < UR ? (int)(K - t0) : UR;
-                    fk_args a = { .x = xs + i * ximg, .off = toff + t0, .g = gT + i * P * ocr + b * OB,
-                                  .gstride = ocr, .oh0 = r0, .oh1 = r1, .ow = q->ow, .sh = q->sh, .sw = q->sw,
-                                  .wd = Wp, .nimg = whole ? q->n : 1, .ximg = ximg, .gimg = P * ocr,
+                    fk_args a = { .x = xs + i * ximg,
+                                  .off = toff + t0,
+                                  .g = gT + i * P * ocr + b * OB,
+                                  .gstride = ocr,
+                                  .oh0 = r0,
+                                  .oh1 = r1,
+                                  .ow = q->ow,
+                                  .sh = q->sh,
+                                  .sw = q->sw,
+                                  .wd = Wp,
+                                  .nimg = whole ? q->n : 1,
+                                  .ximg = ximg,
+                                  .gimg = P * ocr,
                                   .acc = acc + (b * K + t0) * OB };
                     fk_table[width / 8 - 1][ut - 1](&a);
                 }
             }
 #pragma omp barrier
-        /* unpack: dw[o][k] = acc[o/16][k][o%16] */
+            /* unpack: dw[o][k] = acc[o/16][k][o%16] */
 #pragma omp for schedule(static)
         for (int64_t o = 0; o < q->oc; o++) {
             const float *restrict s = acc + (o / OB) * K * OB + o % OB;

@@ -236,9 +236,8 @@ static void wino_run(const conv_geom *q, const float *x, const float *w, bool fl
                 for (int64_t j = 0; j < jn; j += WL)
                     wino_in_tiles(V + c * t.tc + j, C * t.tc, q, pos + j, jn - j, x, c);
             for (int xi = 0; xi < WT; xi++)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)OC, (int)jr, (int)C, 1.0f,
-                            U + xi * OC * C, (int)C, V + xi * C * t.tc, (int)t.tc, 0.0f, M + xi * OC * t.tc,
-                            (int)t.tc);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)OC, (int)jr, (int)C, 1.0f, U + xi * OC * C,
+                            (int)C, V + xi * C * t.tc, (int)t.tc, 0.0f, M + xi * OC * t.tc, (int)t.tc);
             for (int64_t o = 0; o < OC; o++)
                 for (int64_t j = 0; j < jn; j += WL) {
                     lanes mm, m;
@@ -266,8 +265,7 @@ void conv_wino_fwd(const conv_geom *q, const float *x, const float *w, float *y,
     wino_run(q, x, w, false, y, scratch, nthreads);
 }
 
-void conv_wino_bwd_input(const conv_geom *q, const float *w, const float *dy, float *dx, float *scratch,
-                         int nthreads)
+void conv_wino_bwd_input(const conv_geom *q, const float *w, const float *dy, float *dx, float *scratch, int nthreads)
 {
     const conv_geom t = conv_direct_transposed(q);
     wino_run(&t, dy, w, true, dx, scratch, nthreads);
@@ -281,8 +279,7 @@ int64_t conv_wino_filter_scratch(const conv_geom *q, int nthreads)
     return (int64_t)nthreads * (WT * (q->c + q->oc) * t.tc + WT * q->oc * q->c);
 }
 
-void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, float *dw, float *scratch,
-                          int nthreads)
+void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, float *dw, float *scratch, int nthreads)
 {
     const int64_t C = q->c, OC = q->oc, OH = q->oh, OW = q->ow, S = WT * OC * C;
     const wtiles t = wino_tiles(q, C, OC, nthreads);
@@ -315,7 +312,8 @@ void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, f
                         }
                         for (int64_t a = 0; a < WM; a++)
                             for (int64_t b = 0; b < WM; b++)
-                                g.f[a * WM + b][l] = a < rh && b < cw ? dy[((n * OC + o) * OH + r0 + a) * OW + c0 + b] : 0.0f;
+                                g.f[a * WM + b][l] =
+                                    a < rh && b < cw ? dy[((n * OC + o) * OH + r0 + a) * OW + c0 + b] : 0.0f;
                     }
                     for (int i = 0; i < WM; i++)
                         wino_a(m.v + i, WM, g.v + i * WM, 1); /* row i of g, transformed: m[l][i] */
@@ -325,9 +323,8 @@ void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, f
                         memcpy(D + (e * OC + o) * t.tc + j, &g.v[e], sizeof g.v[e]);
                 }
             for (int xi = 0; xi < WT; xi++)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)OC, (int)C, (int)jn, 1.0f,
-                            D + xi * OC * t.tc, (int)t.tc, X + xi * C * t.tc, (int)t.tc, beta, acc + xi * OC * C,
-                            (int)C);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)OC, (int)C, (int)jn, 1.0f, D + xi * OC * t.tc,
+                            (int)t.tc, X + xi * C * t.tc, (int)t.tc, beta, acc + xi * OC * C, (int)C);
             beta = 1.0f;
         }
         if (beta == 0.0f) /* a thread with no chunk */
@@ -339,7 +336,7 @@ void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, f
         for (int64_t e = 0; e < S; e++)
             for (int u = 1; u < used; u++)
                 sum[e] += scratch[u * per + WT * (C + OC) * t.tc + e];
-        /* dw[o][c] = G^T S G, WL pairs (o, c) at a time */
+                /* dw[o][c] = G^T S G, WL pairs (o, c) at a time */
 #pragma omp for schedule(static)
         for (int64_t e0 = 0; e0 < OC * C; e0 += WL) {
             lanes v, m;

@@ -24,7 +24,7 @@ uint32_t exec_unbroadcast(exec_graph *g, uint32_t grad, uint32_t like)
 exec_status op_shape_Add(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_binary(g, n, o); }
 exec_status op_shape_Mul(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_binary(g, n, o); }
 MATH_BINARY_KERNEL(Add, a + b)
-MATH_BINARY_KERNEL(Mul, a * b)
+MATH_BINARY_KERNEL(Mul, a *b)
 
 exec_status op_grad_Add(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
 {
@@ -64,8 +64,7 @@ exec_status op_fwd_AddN(exec_kctx *k, const exec_node *n)
     memcpy(Y, X0, (size_t)total * sizeof *Y);
     for (int j = 1; j < n->nin; j++) {
         const float *restrict X = exec_inf(k, n, j);
-        EXEC_PAR_FOR(k, total, MATH_PAR_MIN,
-            Y[i] += X[i];);
+        EXEC_PAR_FOR(k, total, MATH_PAR_MIN, Y[i] += X[i];);
     }
     return EXEC_OK;
 }
@@ -90,7 +89,8 @@ exec_status op_shape_BiasAdd(const exec_graph *g, const exec_node *n, exec_shape
     const exec_tensor *x = exec_gin(g, n, 0), *b = exec_gin(g, n, 1);
     int64_t ax = bias_axis(x, n);
     if (ax < 0 || ax >= x->ndim || b->ndim != 1 || b->shape[0] != x->shape[ax])
-        return exec_fail(EXEC_ERR_SHAPE, "BiasAdd: bias of %lld does not match axis %lld", (long long)b->numel, (long long)ax);
+        return exec_fail(EXEC_ERR_SHAPE, "BiasAdd: bias of %lld does not match axis %lld", (long long)b->numel,
+                         (long long)ax);
     exec_shape_of(out, x);
     return EXEC_OK;
 }

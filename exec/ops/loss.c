@@ -77,7 +77,8 @@ exec_status op_fwd_SoftmaxCrossEntropyWithLogits(exec_kctx *k, const exec_node *
     return EXEC_OK;
 }
 
-exec_status op_grad_SoftmaxCrossEntropyWithLogits(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+exec_status op_grad_SoftmaxCrossEntropyWithLogits(exec_graph *g, const exec_node *n, const uint32_t *dout,
+                                                  uint32_t *din)
 {
     if (!dout[0]) {
         din[0] = din[1] = 0;
@@ -105,7 +106,9 @@ exec_status op_grad_SoftmaxCrossEntropyWithLogits(exec_graph *g, const exec_node
  * accidental hit) is removed. loss = mean_i (logsumexp(z_i) - z_i0).
  * out: loss [1], sampled ids int32 [S], their expected counts f32 [S],
  * backprop [N,S+1] = (softmax(z_i) - onehot(0)) / N (0 at removed hits). */
-typedef struct ssm_dims { int64_t V, D, N, S; } ssm_dims;
+typedef struct ssm_dims {
+    int64_t V, D, N, S;
+} ssm_dims;
 
 exec_status op_shape_SampledSoftmaxLoss(const exec_graph *g, const exec_node *n, exec_shape *out)
 {
@@ -114,11 +117,13 @@ exec_status op_shape_SampledSoftmaxLoss(const exec_graph *g, const exec_node *n,
         return exec_fail(EXEC_ERR_SHAPE, "SampledSoftmaxLoss: wants weights [V,D], biases [V], inputs [N,D]");
     int64_t V = w->shape[0], D = w->shape[1], N = x->shape[0];
     if (x->shape[1] != D || b->numel != V || y->dtype != EXEC_I32 || y->numel != N)
-        return exec_fail(EXEC_ERR_SHAPE, "SampledSoftmaxLoss: weights [%lld,%lld] need biases [%lld], inputs [N,%lld], int labels [N]",
+        return exec_fail(EXEC_ERR_SHAPE,
+                         "SampledSoftmaxLoss: weights [%lld,%lld] need biases [%lld], inputs [N,%lld], int labels [N]",
                          (long long)V, (long long)D, (long long)V, (long long)D);
     int64_t S = n->nattrs > 0 ? n->attrs[0] : 0;
     if (S < 1 || S > V || V > INT32_MAX)
-        return exec_fail(EXEC_ERR_SHAPE, "SampledSoftmaxLoss: num_sampled %lld outside [1,%lld]", (long long)S, (long long)V);
+        return exec_fail(EXEC_ERR_SHAPE, "SampledSoftmaxLoss: num_sampled %lld outside [1,%lld]", (long long)S,
+                         (long long)V);
     exec_shape_set(&out[0], EXEC_F32, 1, (int64_t[]){ 1 });
     exec_shape_set(&out[1], EXEC_I32, 1, (int64_t[]){ S });
     exec_shape_set(&out[2], EXEC_F32, 1, (int64_t[]){ S });
@@ -126,7 +131,10 @@ exec_status op_shape_SampledSoftmaxLoss(const exec_graph *g, const exec_node *n,
     return EXEC_OK;
 }
 
-static inline double logu_prob(int64_t c, double log_range) { return log((double)(c + 2) / (double)(c + 1)) / log_range; }
+static inline double logu_prob(int64_t c, double log_range)
+{
+    return log((double)(c + 2) / (double)(c + 1)) / log_range;
+}
 static inline float expected_count(int64_t c, double log_range, int64_t tries)
 {
     return (float)-expm1((double)tries * log1p(-logu_prob(c, log_range)));
@@ -152,8 +160,9 @@ exec_status op_fwd_SampledSoftmaxLoss(exec_kctx *k, const exec_node *n)
     float *WS = (float *)(seen + mark_bytes);
     memset(seen, 0, (size_t)V);
 
-    uint64_t seed = n->nattrs > 1 && n->attrs[1] ? exec_splitmix64(k->g->seed ^ exec_splitmix64((uint64_t)n->attrs[1] + n->id))
-                                                 : exec_kseed(k, n);
+    uint64_t seed = n->nattrs > 1 && n->attrs[1]
+                        ? exec_splitmix64(k->g->seed ^ exec_splitmix64((uint64_t)n->attrs[1] + n->id))
+                        : exec_kseed(k, n);
     exec_rng r = exec_rng_make(seed);
     double log_range = log((double)V + 1.0);
     int64_t got = 0, tries = 0, limit = 1000 * V + 1000000;
@@ -219,8 +228,8 @@ exec_status op_grad_SampledSoftmaxLoss(exec_graph *g, const exec_node *n, const 
     }
     uint32_t scaled = scale_by(g, n->out[3], dout[0]);
     uint32_t outs[3] = { 0 };
-    exec_op_add(g, EXEC_OP_SampledSoftmaxLossGrad, 5, (uint32_t[]){ n->in[0], n->in[2], n->in[3], n->out[1], scaled }, 0,
-                NULL, outs);
+    exec_op_add(g, EXEC_OP_SampledSoftmaxLossGrad, 5, (uint32_t[]){ n->in[0], n->in[2], n->in[3], n->out[1], scaled },
+                0, NULL, outs);
     for (int i = 0; i < 3; i++)
         din[i] = din[i] ? outs[i] : 0;
     return g->status;
@@ -236,7 +245,9 @@ exec_status op_shape_SampledSoftmaxLossGrad(const exec_graph *g, const exec_node
                       *dz = exec_gin(g, n, 4);
     if (w->ndim != 2 || x->ndim != 2 || x->shape[1] != w->shape[1] || y->numel != x->shape[0] || s->dtype != EXEC_I32 ||
         dz->ndim != 2 || dz->shape[0] != x->shape[0] || dz->shape[1] != s->numel + 1)
-        return exec_fail(EXEC_ERR_SHAPE, "SampledSoftmaxLossGrad: wants weights [V,D], inputs [N,D], labels [N], sampled [S], dlogits [N,S+1]");
+        return exec_fail(
+            EXEC_ERR_SHAPE,
+            "SampledSoftmaxLossGrad: wants weights [V,D], inputs [N,D], labels [N], sampled [S], dlogits [N,S+1]");
     exec_shape_of(&out[0], w);
     exec_shape_set(&out[1], EXEC_F32, 1, &w->shape[0]);
     exec_shape_of(&out[2], x);
@@ -300,7 +311,8 @@ exec_status op_shape_CTCLoss(const exec_graph *g, const exec_node *n, exec_shape
     int64_t N = x->shape[1];
     if (l->ndim != 2 || l->shape[0] != N || l->dtype != EXEC_I32 || ll->numel != N || ll->dtype != EXEC_I32 ||
         sl->numel != N || sl->dtype != EXEC_I32)
-        return exec_fail(EXEC_ERR_SHAPE, "CTCLoss: wants int labels [N,L], label_lengths [N], seq_lengths [N] (N = %lld)",
+        return exec_fail(EXEC_ERR_SHAPE,
+                         "CTCLoss: wants int labels [N,L], label_lengths [N], seq_lengths [N] (N = %lld)",
                          (long long)N);
     exec_shape_set(&out[0], EXEC_F32, 1, (int64_t[]){ 1 });
     exec_shape_of(&out[1], x);
@@ -317,12 +329,13 @@ exec_status op_fwd_CTCLoss(exec_kctx *k, const exec_node *n)
     float *loss = exec_outf(k, n, 0), *G = exec_outf(k, n, 1);
     for (int64_t b = 0; b < N; b++) {
         if (LL[b] < 0 || LL[b] > Lmax || SL[b] < 0 || SL[b] > T)
-            return exec_fail(EXEC_ERR_ARG, "CTCLoss: example %lld: label length %d (max %lld), sequence length %d (max %lld)",
+            return exec_fail(EXEC_ERR_ARG,
+                             "CTCLoss: example %lld: label length %d (max %lld), sequence length %d (max %lld)",
                              (long long)b, LL[b], (long long)Lmax, SL[b], (long long)T);
         for (int32_t i = 0; i < LL[b]; i++)
             if (LAB[b * Lmax + i] < 0 || LAB[b * Lmax + i] >= blank)
-                return exec_fail(EXEC_ERR_ARG, "CTCLoss: label %d outside [0,%d) (blank is %d)", LAB[b * Lmax + i], blank,
-                                 blank);
+                return exec_fail(EXEC_ERR_ARG, "CTCLoss: label %d outside [0,%d) (blank is %d)", LAB[b * Lmax + i],
+                                 blank, blank);
     }
     int nth = k->nthreads > 0 ? k->nthreads : 1;
     if (nth > N)
@@ -365,7 +378,7 @@ exec_status op_fwd_CTCLoss(exec_kctx *k, const exec_node *n)
             total += S == 1 ? 0.0 : INFINITY;
             continue;
         }
-#define LOGY(t, s) G[((t) * N + b) * C + lab[s]]
+#define LOGY(t, s) G[((t)*N + b) * C + lab[s]]
         /* alpha: paths ending in state s at time t, emissions 0..t included */
         for (int64_t s = 0; s < S; s++)
             la[s] = s < 2 ? LOGY(0, s) : -INFINITY;
@@ -453,7 +466,8 @@ exec_status op_fwd_CTCGreedyDecoder(exec_kctx *k, const exec_node *n)
     int32_t *Y = exec_out(k, n, 0)->data;
     for (int64_t b = 0; b < N; b++)
         if (SL[b] < 0 || SL[b] > T)
-            return exec_fail(EXEC_ERR_ARG, "CTCGreedyDecoder: sequence length %d outside [0,%lld]", SL[b], (long long)T);
+            return exec_fail(EXEC_ERR_ARG, "CTCGreedyDecoder: sequence length %d outside [0,%lld]", SL[b],
+                             (long long)T);
 #pragma omp parallel for num_threads(k->nthreads) if (x->numel > PAR_MIN)
     for (int64_t b = 0; b < N; b++) {
         int32_t *yr = Y + b * T;
@@ -500,10 +514,11 @@ exec_status op_fwd_HuberLoss(exec_kctx *k, const exec_node *n)
     int64_t total = exec_in(k, n, 0)->numel;
     float delta = huber_delta(n), inv = 1.0f / (float)total;
     double sum = 0;
-    EXEC_PAR_SUM(k, total, PAR_MIN, sum,
-        float d = P[i] - Tg[i], a = fabsf(d);
-        sum += a <= delta ? 0.5f * d * d : delta * (a - 0.5f * delta);
-        BP[i] = (d > delta ? delta : d < -delta ? -delta : d) * inv;);
+    EXEC_PAR_SUM(k, total, PAR_MIN, sum, float d = P[i] - Tg[i], a = fabsf(d);
+                 sum += a <= delta ? 0.5f * d * d : delta * (a - 0.5f * delta); BP[i] = (d > delta    ? delta
+                                                                                         : d < -delta ? -delta
+                                                                                                      : d) *
+                                                                                        inv;);
     loss[0] = (float)(sum / (double)total);
     return EXEC_OK;
 }
@@ -546,16 +561,15 @@ exec_status op_fwd_SigmoidCrossEntropyWithLogits(exec_kctx *k, const exec_node *
     int64_t total = xt->numel, N = xt->shape[0];
     float invn = 1.0f / (float)N;
     double sum = 0;
-    EXEC_PAR_SUM(k, total, PAR_MIN, sum,
-        float x = X[i], z = Z[i], e = math_expf(-fabsf(x));
-        sum += (x > 0 ? x : 0) - x * z + math_log1pf(e);
-        float sig = x >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
-        BP[i] = (sig - z) * invn;);
+    EXEC_PAR_SUM(k, total, PAR_MIN, sum, float x = X[i], z = Z[i], e = math_expf(-fabsf(x));
+                 sum += (x > 0 ? x : 0) - x * z + math_log1pf(e);
+                 float sig = x >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e); BP[i] = (sig - z) * invn;);
     loss[0] = (float)(sum / (double)N);
     return EXEC_OK;
 }
 
-exec_status op_grad_SigmoidCrossEntropyWithLogits(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+exec_status op_grad_SigmoidCrossEntropyWithLogits(exec_graph *g, const exec_node *n, const uint32_t *dout,
+                                                  uint32_t *din)
 {
     if (!dout[0]) {
         din[0] = din[1] = 0;

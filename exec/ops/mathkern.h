@@ -33,7 +33,10 @@ static inline float math_expf(float x)
     y = y * (r * r) + r + 1.0f;
     /* unsigned: a NaN x (n undefined) must not make the shift undefined;
      * y is NaN then and so is the result */
-    union { uint32_t i; float f; } two_n = { .i = (uint32_t)((int32_t)n + 127) << 23 };
+    union {
+        uint32_t i;
+        float f;
+    } two_n = { .i = (uint32_t)((int32_t)n + 127) << 23 };
     return y * two_n.f;
 }
 
@@ -62,7 +65,10 @@ static inline float math_tanhf(float x)
  * 6e-8 it returns 0, an absolute error under 6e-8). */
 static inline float math_logf(float x)
 {
-    union { float f; uint32_t i; } u = { .f = x };
+    union {
+        float f;
+        uint32_t i;
+    } u = { .f = x };
     int32_t e = (int32_t)((u.i >> 23) & 0xff) - 126;
     u.i = (u.i & 0x007fffffu) | 0x3f000000u; /* mantissa in [0.5, 1) */
     float m = u.f;
@@ -125,40 +131,41 @@ static inline exec_status math_shape_same2(const exec_graph *g, const exec_node 
 }
 
 /* out[i] = expr(a = a[i], b = b[i % period]) */
-#define MATH_BINARY_KERNEL(name, expr)                                                         \
-    exec_status op_fwd_##name(exec_kctx *k, const exec_node *n)                                \
-    {                                                                                          \
-        const exec_tensor *at = exec_in(k, n, 0), *bt = exec_in(k, n, 1);                      \
-        const float *restrict A = at->data, *restrict B = bt->data;                            \
-        float *restrict Y = exec_outf(k, n, 0);                                                \
-        int64_t total = at->numel, p = exec_bcast_period(at, bt);                              \
-        if (p == total) {                                                                      \
-            EXEC_PAR_FOR(k, total, MATH_PAR_MIN, float a = A[i], b = B[i]; Y[i] = (expr););                         \
-        } else {                                                                               \
-            int64_t outer = total / p;                                                         \
-            _Pragma("omp parallel for num_threads(k->nthreads) if (total > MATH_PAR_MIN)")     \
-            for (int64_t o = 0; o < outer; o++) {                                              \
-                const float *ar = A + o * p;                                                   \
-                float *yr = Y + o * p;                                                         \
-                _Pragma("omp simd")                                                            \
-                for (int64_t i = 0; i < p; i++) {                                              \
-                    float a = ar[i], b = B[i];                                                 \
-                    yr[i] = (expr);                                                            \
-                }                                                                              \
-            }                                                                                  \
-        }                                                                                      \
-        return EXEC_OK;                                                                        \
+#define MATH_BINARY_KERNEL(name, expr)                                                                          \
+    exec_status op_fwd_##name(exec_kctx *k, const exec_node *n)                                                 \
+    {                                                                                                           \
+        const exec_tensor *at = exec_in(k, n, 0), *bt = exec_in(k, n, 1);                                       \
+        const float *restrict A = at->data, *restrict B = bt->data;                                             \
+        float *restrict Y = exec_outf(k, n, 0);                                                                 \
+        int64_t total = at->numel, p = exec_bcast_period(at, bt);                                               \
+        if (p == total) {                                                                                       \
+            EXEC_PAR_FOR(k, total, MATH_PAR_MIN, float a = A[i], b = B[i]; Y[i] = (expr););                     \
+        } else {                                                                                                \
+            int64_t outer = total / p;                                                                          \
+            _Pragma("omp parallel for num_threads(k->nthreads) if (total > MATH_PAR_MIN)") for (int64_t o = 0;  \
+                                                                                                o < outer; o++) \
+            {                                                                                                   \
+                const float *ar = A + o * p;                                                                    \
+                float *yr = Y + o * p;                                                                          \
+                _Pragma("omp simd") for (int64_t i = 0; i < p; i++)                                             \
+                {                                                                                               \
+                    float a = ar[i], b = B[i];                                                                  \
+                    yr[i] = (expr);                                                                             \
+                }                                                                                               \
+            }                                                                                                   \
+        }                                                                                                       \
+        return EXEC_OK;                                                                                         \
     }
 
 /* y[i] = expr(x = x[i]) */
-#define MATH_UNARY_KERNEL(name, expr)                                                          \
-    exec_status op_fwd_##name(exec_kctx *k, const exec_node *n)                                \
-    {                                                                                          \
-        const float *restrict X = exec_inf(k, n, 0);                                           \
-        float *restrict Y = exec_outf(k, n, 0);                                                \
-        int64_t total = exec_in(k, n, 0)->numel;                                               \
-        EXEC_PAR_FOR(k, total, MATH_PAR_MIN, float x = X[i]; Y[i] = (expr););                                       \
-        return EXEC_OK;                                                                        \
+#define MATH_UNARY_KERNEL(name, expr)                                         \
+    exec_status op_fwd_##name(exec_kctx *k, const exec_node *n)               \
+    {                                                                         \
+        const float *restrict X = exec_inf(k, n, 0);                          \
+        float *restrict Y = exec_outf(k, n, 0);                               \
+        int64_t total = exec_in(k, n, 0)->numel;                              \
+        EXEC_PAR_FOR(k, total, MATH_PAR_MIN, float x = X[i]; Y[i] = (expr);); \
+        return EXEC_OK;                                                       \
     }
 
 #define MATH_BIN(g, op, a, b) exec_op1((g), EXEC_OP_##op, 2, (uint32_t[]){ (a), (b) }, 0, NULL)

@@ -14,7 +14,8 @@ exec_status op_shape_MatMul(const exec_graph *g, const exec_node *n, exec_shape 
     int64_t m = ta ? a->shape[1] : a->shape[0], ka = ta ? a->shape[0] : a->shape[1];
     int64_t kb = tb ? b->shape[1] : b->shape[0], nn = tb ? b->shape[0] : b->shape[1];
     if (ka != kb)
-        return exec_fail(EXEC_ERR_SHAPE, "MatMul: inner dimensions differ (%lld vs %lld)", (long long)ka, (long long)kb);
+        return exec_fail(EXEC_ERR_SHAPE, "MatMul: inner dimensions differ (%lld vs %lld)", (long long)ka,
+                         (long long)kb);
     exec_shape_set(out, EXEC_F32, 2, (int64_t[]){ m, nn });
     return EXEC_OK;
 }
@@ -24,19 +25,20 @@ exec_status op_fwd_MatMul(exec_kctx *k, const exec_node *n)
     const exec_tensor *a = exec_in(k, n, 0), *b = exec_in(k, n, 1), *c = exec_out(k, n, 0);
     int ta = n->nattrs > 0 && n->attrs[0], tb = n->nattrs > 1 && n->attrs[1];
     int64_t m = c->shape[0], nn = c->shape[1], kk = ta ? a->shape[0] : a->shape[1];
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)nn,
-                (int)kk, 1.0f, a->data, (int)a->shape[1], b->data, (int)b->shape[1], 0.0f, c->data, (int)nn);
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)nn, (int)kk,
+                1.0f, a->data, (int)a->shape[1], b->data, (int)b->shape[1], 0.0f, c->data, (int)nn);
     return EXEC_OK;
 }
 
 /* The gradients of c = op(a) op(b), for each transpose combination, as
  * MatMuls: row [ta][tb] gives (x, y, tx, ty) for da and for db. */
-static uint32_t matmul_grad_part(exec_graph *g, exec_op op, uint32_t a, uint32_t b, uint32_t dc, int ta, int tb, int which)
+static uint32_t matmul_grad_part(exec_graph *g, exec_op op, uint32_t a, uint32_t b, uint32_t dc, int ta, int tb,
+                                 int which)
 {
     /* which = 0: da, 1: db. Operands: 'A', 'B' or 'C' (= dc). */
     static const char rule[2][2][2][4] = {
-        { { "CB01", "AC10" }, { "CB00", "CA10" } },   /* ta=0: tb=0, tb=1 */
-        { { "BC01", "AC00" }, { "BC11", "CA11" } },   /* ta=1 */
+        { { "CB01", "AC10" }, { "CB00", "CA10" } }, /* ta=0: tb=0, tb=1 */
+        { { "BC01", "AC00" }, { "BC11", "CA11" } }, /* ta=1 */
     };
     const char *r = rule[ta][tb][which];
     uint32_t x = r[0] == 'A' ? a : r[0] == 'B' ? b : dc;
@@ -66,7 +68,8 @@ exec_status op_shape_BatchMatMul(const exec_graph *g, const exec_node *n, exec_s
     int64_t m = ta ? a->shape[2] : a->shape[1], ka = ta ? a->shape[1] : a->shape[2];
     int64_t kb = tb ? b->shape[2] : b->shape[1], nn = tb ? b->shape[1] : b->shape[2];
     if (ka != kb)
-        return exec_fail(EXEC_ERR_SHAPE, "BatchMatMul: inner dimensions differ (%lld vs %lld)", (long long)ka, (long long)kb);
+        return exec_fail(EXEC_ERR_SHAPE, "BatchMatMul: inner dimensions differ (%lld vs %lld)", (long long)ka,
+                         (long long)kb);
     exec_shape_set(out, EXEC_F32, 3, (int64_t[]){ a->shape[0], m, nn });
     return EXEC_OK;
 }
@@ -89,7 +92,8 @@ exec_status op_fwd_BatchMatMul(exec_kctx *k, const exec_node *n)
 #pragma omp parallel for num_threads(k->nthreads) if (split) schedule(static)
     for (int64_t i = 0; i < bs; i++)
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)nn,
-                    (int)kk, 1.0f, A + i * sa, (int)a->shape[2], B + i * sb, (int)b->shape[2], 0.0f, C + i * sc, (int)nn);
+                    (int)kk, 1.0f, A + i * sa, (int)a->shape[2], B + i * sb, (int)b->shape[2], 0.0f, C + i * sc,
+                    (int)nn);
     return EXEC_OK;
 }
 

@@ -20,7 +20,8 @@ exec_status op_shape_Reshape(const exec_graph *g, const exec_node *n, exec_shape
     }
     if (infer >= 0) {
         if (x->numel % known)
-            return exec_fail(EXEC_ERR_SHAPE, "Reshape: %lld elements do not split by %lld", (long long)x->numel, (long long)known);
+            return exec_fail(EXEC_ERR_SHAPE, "Reshape: %lld elements do not split by %lld", (long long)x->numel,
+                             (long long)known);
         d[infer] = x->numel / known;
         known *= d[infer];
     }
@@ -359,7 +360,8 @@ exec_status op_shape_Split(const exec_graph *g, const exec_node *n, exec_shape *
 {
     const exec_tensor *x = exec_gin(g, n, 0);
     if (n->nattrs != 2 || n->attrs[1] < 1 || n->attrs[1] != n->nout)
-        return exec_fail(EXEC_ERR_SHAPE, "Split: wants attributes axis, num_split with num_split = the %d outputs", n->nout);
+        return exec_fail(EXEC_ERR_SHAPE, "Split: wants attributes axis, num_split with num_split = the %d outputs",
+                         n->nout);
     int64_t ax = norm_axis(n->attrs[0], x->ndim), ns = n->attrs[1];
     if (ax < 0 || ax >= x->ndim || x->shape[ax] % ns)
         return exec_fail(EXEC_ERR_SHAPE, "Split: axis %lld (%d dims) does not split into %lld equal parts",
@@ -404,7 +406,8 @@ static exec_status slice_geom(const exec_tensor *x, const exec_node *n, int64_t 
 {
     int nd = x->ndim;
     if (nd < 1 || n->nattrs != 2 * nd)
-        return exec_fail(EXEC_ERR_SHAPE, "Slice: %d attributes for %d dims (wants begin and size per dim)", n->nattrs, nd);
+        return exec_fail(EXEC_ERR_SHAPE, "Slice: %d attributes for %d dims (wants begin and size per dim)", n->nattrs,
+                         nd);
     for (int i = 0; i < nd; i++) {
         begin[i] = n->attrs[i];
         if (begin[i] < 0 || begin[i] > x->shape[i])
@@ -470,7 +473,8 @@ exec_status op_shape_Pad(const exec_graph *g, const exec_node *n, exec_shape *ou
                          x->ndim);
     int64_t d[EXEC_MAX_DIMS];
     for (int i = 0; i < x->ndim; i++) {
-        if (n->attrs[2 * i] < 0 || n->attrs[2 * i + 1] < 0 || n->attrs[2 * i] > (1 << 30) || n->attrs[2 * i + 1] > (1 << 30))
+        if (n->attrs[2 * i] < 0 || n->attrs[2 * i + 1] < 0 || n->attrs[2 * i] > (1 << 30) ||
+            n->attrs[2 * i + 1] > (1 << 30))
             return exec_fail(EXEC_ERR_SHAPE, "Pad: padding in dim %d is negative or above 2^30", i);
         d[i] = x->shape[i] + n->attrs[2 * i] + n->attrs[2 * i + 1];
     }
@@ -543,7 +547,8 @@ exec_status op_fwd_Gather(exec_kctx *k, const exec_node *n)
     uint32_t *Y = exec_out(k, n, 0)->data;
     for (int64_t r = 0; r < rows; r++)
         if (I[r] < 0 || I[r] >= V)
-            return exec_fail(EXEC_ERR_ARG, "Gather: index %d at %lld outside [0,%lld)", I[r], (long long)r, (long long)V);
+            return exec_fail(EXEC_ERR_ARG, "Gather: index %d at %lld outside [0,%lld)", I[r], (long long)r,
+                             (long long)V);
 #pragma omp parallel for num_threads(k->nthreads) if (rows * D > MOVE_PAR_MIN)
     for (int64_t r = 0; r < rows; r++)
         memcpy(Y + r * D, P + (int64_t)I[r] * D, (size_t)D * sizeof *Y);

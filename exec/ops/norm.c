@@ -73,11 +73,16 @@ static void lrn_pow(float *y, const float *t, const float *x, int64_t n, float b
     }
 }
 
-typedef struct lrn_p { int64_t r; float bias, alpha, beta; } lrn_p;
+typedef struct lrn_p {
+    int64_t r;
+    float bias, alpha, beta;
+} lrn_p;
 
 static lrn_p lrn_params(const exec_node *n)
 {
-    return (lrn_p){ .r = attr(n, 0), .bias = exec_attr_getf(attr(n, 1)), .alpha = exec_attr_getf(attr(n, 2)),
+    return (lrn_p){ .r = attr(n, 0),
+                    .bias = exec_attr_getf(attr(n, 1)),
+                    .alpha = exec_attr_getf(attr(n, 2)),
                     .beta = exec_attr_getf(attr(n, 3)) };
 }
 
@@ -453,8 +458,8 @@ exec_status op_grad_LayerNorm(exec_graph *g, const exec_node *n, const uint32_t 
     if (dout[1] || dout[2])
         return exec_fail(EXEC_ERR_ARG, "LayerNorm: no gradient through mean / inv_std");
     uint32_t outs[3] = { 0 };
-    exec_op_add(g, EXEC_OP_LayerNormGrad, 5, (uint32_t[]){ dout[0], n->in[0], n->in[1], n->out[1], n->out[2] }, 0,
-                NULL, outs);
+    exec_op_add(g, EXEC_OP_LayerNormGrad, 5, (uint32_t[]){ dout[0], n->in[0], n->in[1], n->out[1], n->out[2] }, 0, NULL,
+                outs);
     if (g->status)
         return g->status;
     for (int i = 0; i < 3; i++)
@@ -491,8 +496,8 @@ exec_status op_fwd_LayerNormGrad(exec_kctx *k, const exec_node *n)
     const exec_tensor *xt = exec_in(k, n, 1);
     const int64_t D = xt->shape[xt->ndim - 1], R = xt->numel / D;
     const float invd = 1.0f / (float)D;
-    const float *DY = exec_inf(k, n, 0), *X = xt->data, *restrict gamma = exec_inf(k, n, 2),
-                *mean = exec_inf(k, n, 3), *inv = exec_inf(k, n, 4);
+    const float *DY = exec_inf(k, n, 0), *X = xt->data, *restrict gamma = exec_inf(k, n, 2), *mean = exec_inf(k, n, 3),
+                *inv = exec_inf(k, n, 4);
     float *DX = exec_outf(k, n, 0), *dgamma = exec_outf(k, n, 1), *dbeta = exec_outf(k, n, 2);
     const bool par = xt->numel > PAR_MIN;
 #pragma omp parallel for num_threads(k->nthreads) if (par && R > 1) schedule(static)

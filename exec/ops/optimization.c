@@ -23,8 +23,7 @@ exec_status op_fwd_ApplyGradientDescent(exec_kctx *k, const exec_node *n)
     const float *restrict D = exec_inf(k, n, 1);
     float lr = exec_attr_getf(n->attrs[0]);
     int64_t total = exec_in(k, n, 0)->numel;
-    EXEC_PAR_FOR(k, total, 65536,
-        V[i] -= lr * D[i];);
+    EXEC_PAR_FOR(k, total, 65536, V[i] -= lr * D[i];);
     return EXEC_OK;
 }
 
@@ -37,7 +36,8 @@ static exec_status check_state(const exec_graph *g, const exec_node *n, int firs
     const exec_tensor *v = exec_gin(g, n, 0);
     for (int i = first; i <= last; i++)
         if (!exec_same_shape(v, exec_gin(g, n, i)) || exec_gin(g, n, i)->dtype != EXEC_F32)
-            return exec_fail(EXEC_ERR_SHAPE, "%s: state input %d differs from the variable's shape", exec_op_name(n->op), i);
+            return exec_fail(EXEC_ERR_SHAPE, "%s: state input %d differs from the variable's shape",
+                             exec_op_name(n->op), i);
     return EXEC_OK;
 }
 
@@ -55,10 +55,7 @@ exec_status op_fwd_ApplyMomentum(exec_kctx *k, const exec_node *n)
     const float *restrict D = exec_inf(k, n, 2);
     float lr = exec_attr_getf(n->attrs[0]), mu = exec_attr_getf(n->attrs[1]);
     int64_t total = exec_in(k, n, 0)->numel;
-    EXEC_PAR_FOR(k, total, OPT_PAR_MIN,
-        float a = mu * A[i] + D[i];
-        A[i] = a;
-        V[i] -= lr * a;);
+    EXEC_PAR_FOR(k, total, OPT_PAR_MIN, float a = mu * A[i] + D[i]; A[i] = a; V[i] -= lr * a;);
     return EXEC_OK;
 }
 
@@ -93,13 +90,9 @@ exec_status op_fwd_ApplyAdam(exec_kctx *k, const exec_node *n)
     BP[1] = c2;
     float lr_t = lr * sqrtf(c2) / c1;
     int64_t total = exec_in(k, n, 0)->numel;
-    EXEC_PAR_FOR(k, total, OPT_PAR_MIN,
-        float gr = D[i];
-        float m = M[i] + (gr - M[i]) * (1.0f - b1);
-        float v = S[i] + (gr * gr - S[i]) * (1.0f - b2);
-        M[i] = m;
-        S[i] = v;
-        V[i] -= lr_t * m / (sqrtf(v) + eps););
+    EXEC_PAR_FOR(k, total, OPT_PAR_MIN, float gr = D[i]; float m = M[i] + (gr - M[i]) * (1.0f - b1);
+                 float v = S[i] + (gr * gr - S[i]) * (1.0f - b2); M[i] = m; S[i] = v;
+                 V[i] -= lr_t * m / (sqrtf(v) + eps););
     return EXEC_OK;
 }
 
@@ -122,13 +115,8 @@ exec_status op_fwd_ApplyRMSProp(exec_kctx *k, const exec_node *n)
     float lr = exec_attr_getf(n->attrs[0]), decay = exec_attr_getf(n->attrs[1]), mu = exec_attr_getf(n->attrs[2]),
           eps = exec_attr_getf(n->attrs[3]);
     int64_t total = exec_in(k, n, 0)->numel;
-    EXEC_PAR_FOR(k, total, OPT_PAR_MIN,
-        float gr = D[i];
-        float ms = MS[i] + (gr * gr - MS[i]) * (1.0f - decay);
-        float mom = mu * MOM[i] + lr * gr / sqrtf(ms + eps);
-        MS[i] = ms;
-        MOM[i] = mom;
-        V[i] -= mom;);
+    EXEC_PAR_FOR(k, total, OPT_PAR_MIN, float gr = D[i]; float ms = MS[i] + (gr * gr - MS[i]) * (1.0f - decay);
+                 float mom = mu * MOM[i] + lr * gr / sqrtf(ms + eps); MS[i] = ms; MOM[i] = mom; V[i] -= mom;);
     return EXEC_OK;
 }
 
@@ -152,15 +140,13 @@ static exec_status shape_clip(const exec_graph *g, const exec_node *n, exec_shap
 static double sumsq(const exec_kctx *k, const float *restrict x, int64_t total)
 {
     double s = 0;
-    EXEC_PAR_SUM(k, total, OPT_PAR_MIN, s,
-        s += (double)x[i] * (double)x[i];);
+    EXEC_PAR_SUM(k, total, OPT_PAR_MIN, s, s += (double)x[i] * (double)x[i];);
     return s;
 }
 
 static void scale_into(const exec_kctx *k, float *restrict y, const float *restrict x, int64_t total, float scale)
 {
-    EXEC_PAR_FOR(k, total, OPT_PAR_MIN,
-        y[i] = x[i] * scale;);
+    EXEC_PAR_FOR(k, total, OPT_PAR_MIN, y[i] = x[i] * scale;);
 }
 
 static exec_status clip_run(exec_kctx *k, const exec_node *n)
@@ -176,9 +162,15 @@ static exec_status clip_run(exec_kctx *k, const exec_node *n)
 }
 
 /* ClipByGlobalNorm: in [g...] -> out [g'...], norm over all inputs */
-exec_status op_shape_ClipByGlobalNorm(const exec_graph *g, const exec_node *n, exec_shape *out) { return shape_clip(g, n, out); }
+exec_status op_shape_ClipByGlobalNorm(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    return shape_clip(g, n, out);
+}
 exec_status op_fwd_ClipByGlobalNorm(exec_kctx *k, const exec_node *n) { return clip_run(k, n); }
 
 /* ClipByNorm: in [g] -> [g'], norm of the one tensor */
-exec_status op_shape_ClipByNorm(const exec_graph *g, const exec_node *n, exec_shape *out) { return shape_clip(g, n, out); }
+exec_status op_shape_ClipByNorm(const exec_graph *g, const exec_node *n, exec_shape *out)
+{
+    return shape_clip(g, n, out);
+}
 exec_status op_fwd_ClipByNorm(exec_kctx *k, const exec_node *n) { return clip_run(k, n); }

@@ -19,8 +19,16 @@ static exec_status pool_geom_make(pool_geom *q, const exec_node *n, const int64_
 {
     if (n->nattrs < 6)
         return exec_fail(EXEC_ERR_SHAPE, "%s: wants attrs kh,kw,sh,sw,ph,pw", who);
-    *q = (pool_geom){ .n = nchw[0], .c = nchw[1], .h = nchw[2], .w = nchw[3], .kh = n->attrs[0], .kw = n->attrs[1],
-                      .sh = n->attrs[2], .sw = n->attrs[3], .ph = n->attrs[4], .pw = n->attrs[5] };
+    *q = (pool_geom){ .n = nchw[0],
+                      .c = nchw[1],
+                      .h = nchw[2],
+                      .w = nchw[3],
+                      .kh = n->attrs[0],
+                      .kw = n->attrs[1],
+                      .sh = n->attrs[2],
+                      .sw = n->attrs[3],
+                      .ph = n->attrs[4],
+                      .pw = n->attrs[5] };
     if (q->n <= 0 || q->c <= 0 || q->h <= 0 || q->w <= 0)
         return exec_fail(EXEC_ERR_SHAPE, "%s: empty input", who);
     if (q->kh <= 0 || q->kw <= 0 || q->sh <= 0 || q->sw <= 0 || q->ph < 0 || q->pw < 0)
@@ -40,7 +48,8 @@ static exec_status pool_geom_make(pool_geom *q, const exec_node *n, const int64_
 
 /* The window of output (oh, ow), clipped to the image: rows [*h0, *h1),
  * columns [*w0, *w1). */
-static inline void window(const pool_geom *q, int64_t oh, int64_t ow, int64_t *h0, int64_t *h1, int64_t *w0, int64_t *w1)
+static inline void window(const pool_geom *q, int64_t oh, int64_t ow, int64_t *h0, int64_t *h1, int64_t *w0,
+                          int64_t *w1)
 {
     int64_t hs = oh * q->sh - q->ph, ws = ow * q->sw - q->pw;
     int64_t he = hs + q->kh, we = ws + q->kw;

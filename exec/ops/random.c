@@ -7,7 +7,7 @@
 #include "../internal.h"
 #include "../rng.h"
 
-#define CHUNK 4096   /* elements per stream (even: normals come in pairs) */
+#define CHUNK 4096 /* elements per stream (even: normals come in pairs) */
 #define PAR_MIN 32768
 
 static inline exec_rng chunk_rng(uint64_t seed, int64_t c)
@@ -110,8 +110,9 @@ exec_status op_fwd_Dropout(exec_kctx *k, const exec_node *n)
     float *restrict Y = exec_outf(k, n, 0), *restrict M = exec_outf(k, n, 1);
     int64_t total = exec_in(k, n, 0)->numel, nchunks = (total + CHUNK - 1) / CHUNK;
     float rate = dropout_rate(n), scale = 1.0f / (1.0f - rate);
-    uint64_t seed = n->nattrs > 1 && n->attrs[1] ? exec_splitmix64(k->g->seed ^ exec_splitmix64((uint64_t)n->attrs[1] + n->id))
-                                                 : exec_kseed(k, n);
+    uint64_t seed = n->nattrs > 1 && n->attrs[1]
+                        ? exec_splitmix64(k->g->seed ^ exec_splitmix64((uint64_t)n->attrs[1] + n->id))
+                        : exec_kseed(k, n);
 #pragma omp parallel for num_threads(k->nthreads) if (total > PAR_MIN)
     for (int64_t c = 0; c < nchunks; c++) {
         exec_rng r = chunk_rng(seed, c);

@@ -29,7 +29,7 @@ exec_status op_fwd_BiasAddGrad(exec_kctx *k, const exec_node *n)
         double *acc = exec_kscratch(k, (size_t)c * sizeof *acc);
         if (!acc)
             return exec_fail(EXEC_ERR_NOMEM, "BiasAddGrad: no memory for %lld sums", (long long)c);
-        /* the bias on the last axis: walk the rows in memory order, each
+            /* the bias on the last axis: walk the rows in memory order, each
          * thread summing its own range of columns (a column at a time would
          * stride through all of dy once per column) */
 #pragma omp parallel num_threads(k->nthreads) if (dy->numel > 65536)
@@ -260,7 +260,8 @@ exec_status op_shape_SparseSoftmaxCrossEntropyWithLogits(const exec_graph *g, co
     return xent_shape(g, n, out);
 }
 exec_status op_fwd_SparseSoftmaxCrossEntropyWithLogits(exec_kctx *k, const exec_node *n) { return xent_fwd(k, n); }
-exec_status op_grad_SparseSoftmaxCrossEntropyWithLogits(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
+exec_status op_grad_SparseSoftmaxCrossEntropyWithLogits(exec_graph *g, const exec_node *n, const uint32_t *dout,
+                                                        uint32_t *din)
 {
     return xent_grad(g, n, dout, din);
 }
@@ -391,7 +392,8 @@ exec_status op_grad_Max(exec_graph *g, const exec_node *n, const uint32_t *dout,
     uint32_t mask = exec_op1(g, EXEC_OP_Equal, 2, (uint32_t[]){ xin, yb }, 0, NULL);
     uint32_t cnt = exec_op1(g, EXEC_OP_Sum, 1, &mask, snattrs, sattrs);
     uint32_t cntb = exec_op1(g, EXEC_OP_Tile, 1, &cnt, nd, mult);
-    uint32_t dyb = exec_op1(g, EXEC_OP_Tile, 1, (uint32_t[]){ exec_op1(g, EXEC_OP_Reshape, 1, &dout[0], nd, kd) }, nd, mult);
+    uint32_t dyb =
+        exec_op1(g, EXEC_OP_Tile, 1, (uint32_t[]){ exec_op1(g, EXEC_OP_Reshape, 1, &dout[0], nd, kd) }, nd, mult);
     uint32_t num = exec_op1(g, EXEC_OP_Mul, 2, (uint32_t[]){ mask, dyb }, 0, NULL);
     din[0] = exec_op1(g, EXEC_OP_Div, 2, (uint32_t[]){ num, cntb }, 0, NULL);
     return g->status;

@@ -193,8 +193,9 @@ static int check_json(const char *path, uint64_t steps, uint64_t ops)
     uint64_t got_steps = (uint64_t)json_integer_value(json_object_get(tr, "steps"));
     json_decref(root);
     if (got_steps != steps || count != ops) {
-        fprintf(stderr, "bench_analyze: %s: the analyzer counted %" PRIu64 " steps and %" PRIu64
-                        " ops, the trace holds %" PRIu64 " and %" PRIu64 "\n",
+        fprintf(stderr,
+                "bench_analyze: %s: the analyzer counted %" PRIu64 " steps and %" PRIu64
+                " ops, the trace holds %" PRIu64 " and %" PRIu64 "\n",
                 path, got_steps, count, steps, ops);
         return -1;
     }
@@ -241,8 +242,7 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    scen sc = { .model = "bench", .mode = CTFGEN_TRAIN, .run_begin = 1, .nstreams = streams,
-                .packet_size = 64 * 1024 };
+    scen sc = { .model = "bench", .mode = CTFGEN_TRAIN, .run_begin = 1, .nstreams = streams, .packet_size = 64 * 1024 };
     sc.ops = scen_recipe("conv", CTFGEN_TRAIN, &sc.nops);
     /* what scen_write writes: run_begin, 4 weight allocs, per step
      * step_begin/end, an activation alloc/free and a begin/end per op,
@@ -288,8 +288,8 @@ int main(int argc, char **argv)
         tree_bytes = 0;
         nftw(dir, add_size, 16, FTW_PHYS);
         r->bytes = tree_bytes;
-        printf("[%ux] %" PRIu64 " events (%" PRIu64 " steps), %.1f MB written in %.1f s\n", k ? factor : 1,
-               r->events, r->steps, (double)r->bytes / 1e6, gen);
+        printf("[%ux] %" PRIu64 " events (%" PRIu64 " steps), %.1f MB written in %.1f s\n", k ? factor : 1, r->events,
+               r->steps, (double)r->bytes / 1e6, gen);
         fflush(stdout);
 
         char *dummy_argv[] = { (char *)bt2, dir, "-c", "sink.utils.dummy", NULL };
@@ -344,15 +344,16 @@ int main(int argc, char **argv)
             snprintf(label, sizeof label, "%ux", k ? factor : 1);
             printf("%-5s %10" PRIu64 " | %7.3f %7.3f %7.3f | %7.3f %7.3f %7.3f | %7.3f %7.3f %7.3f | %7.3f | %10.0f | "
                    "%10ld %10ld\n",
-                   label, r->events, db, ab, ab / db, dm, am, am / dm, dc, ac, ac / dc, ratio[k], (double)r->events / ac,
-                   max_rss(r->dummy, r->n), max_rss(r->analyze, r->n));
+                   label, r->events, db, ab, ab / db, dm, am, am / dm, dc, ac, ac / dc, ratio[k],
+                   (double)r->events / ac, max_rss(r->dummy, r->n), max_rss(r->analyze, r->n));
         }
         long rss1 = max_rss(res[0].analyze, res[0].n), rss10 = max_rss(res[1].analyze, res[1].n);
         long rss_limit = (long)((double)rss1 * (1.0 + RSS_SLACK_FRAC)) + RSS_SLACK_KB;
         int ratio_ok = ratio[0] <= RATIO_TARGET && ratio[1] <= RATIO_TARGET;
         int rss_ok = rss10 <= rss_limit;
-        printf("\nratio (median of paired user+sys ratios, analyze / dummy): %.3f at 1x, %.3f at %ux; target <= %.2f: %s\n", ratio[0],
-               ratio[1], factor, RATIO_TARGET, ratio_ok ? "met" : "MISSED");
+        printf(
+            "\nratio (median of paired user+sys ratios, analyze / dummy): %.3f at 1x, %.3f at %ux; target <= %.2f: %s\n",
+            ratio[0], ratio[1], factor, RATIO_TARGET, ratio_ok ? "met" : "MISSED");
         printf("analyze peak RSS: %ld KB at 1x, %ld KB at %ux (%+.1f%%); target flat (<= %ld KB): %s\n", rss1, rss10,
                factor, 100.0 * ((double)rss10 / (double)rss1 - 1.0), rss_limit, rss_ok ? "met" : "MISSED");
         printf("analyze throughput at %ux: %.0f events/s of cpu time (%.1f MB/s of CTF), %.0f events/s of best "

@@ -40,15 +40,18 @@
 #define FATHOM_BIN "fathom"
 #endif
 
-typedef struct gen_counts { uint64_t events, ops, steps; } gen_counts;
+typedef struct gen_counts {
+    uint64_t events, ops, steps;
+} gen_counts;
 
 static const int shapes[4][2] = { { 64, 512 }, { 64, 1024 }, { 128, 512 }, { 32, 256 } };
 
 static void span(FILE *f, int *first, const char *cat, const char *name, int tid, double ts, double dur,
                  const int *dims)
 {
-    fprintf(f, "%s\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": 4242, \"tid\": %d, \"ts\": %.3f, "
-               "\"dur\": %.3f",
+    fprintf(f,
+            "%s\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": 4242, \"tid\": %d, \"ts\": %.3f, "
+            "\"dur\": %.3f",
             *first ? "" : ",", cat, name, tid, ts, dur);
     if (dims)
         fprintf(f, ", \"args\": {\"Input Dims\": [[%d, %d], [%d, %d]], \"Input type\": [\"float\", \"float\"]}",
@@ -114,7 +117,11 @@ static int generate(const char *path, uint64_t events, int z, gen_counts *c)
     return z ? (pclose(f) == 0 ? 0 : -1) : (fclose(f) == 0 ? 0 : -1);
 }
 
-typedef struct run_result { double wall, cpu; long rss_kb; int status; } run_result;
+typedef struct run_result {
+    double wall, cpu;
+    long rss_kb;
+    int status;
+} run_result;
 
 static int run(char *const argv[], run_result *r)
 {

@@ -105,7 +105,10 @@ static float *rand_buf(size_t n)
 }
 
 /* ---- raw sgemm ---------------------------------------------------------- */
-typedef struct sg { int m, n, k; float *a, *b, *c; } sg;
+typedef struct sg {
+    int m, n, k;
+    float *a, *b, *c;
+} sg;
 static void run_sgemm(void *p)
 {
     sg *s = p;
@@ -134,7 +137,10 @@ static void run_graph(void *p)
     }
 }
 
-typedef struct tdesc { int ndim; int64_t shape[4]; } tdesc;
+typedef struct tdesc {
+    int ndim;
+    int64_t shape[4];
+} tdesc;
 
 /* GFLOP/s of one node of `op` on random inputs of the given shapes. */
 static double bench_node(exec_op op, int nin, const tdesc *ins, int nattrs, const int64_t *attrs)
@@ -212,7 +218,10 @@ static void report(const char *what, double gf, double target)
     fflush(stdout);
 }
 
-typedef struct layer { const char *name; int64_t c, h, w, oc, k, s, p; } layer;
+typedef struct layer {
+    const char *name;
+    int64_t c, h, w, oc, k, s, p;
+} layer;
 
 int main(int argc, char **argv)
 {
@@ -233,7 +242,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--cpu"))
             g_clock = CLOCK_PROCESS_CPUTIME_ID;
         else {
-            fprintf(stderr, "usage: bench_kernels [--threads N] [--batch B] [--seconds S] [--only TEXT] [--cpu] [--strict]\n");
+            fprintf(stderr,
+                    "usage: bench_kernels [--threads N] [--batch B] [--seconds S] [--only TEXT] [--cpu] [--strict]\n");
             return 2;
         }
     }
@@ -243,8 +253,7 @@ int main(int argc, char **argv)
     }
     exec_threads_set(threads);
     printf("bench_kernels: %d thread%s, batch %lld, %s\nBLAS: %s\n\n", exec_threads_get(),
-           exec_threads_get() == 1 ? "" : "s", (long long)batch,
-           exec_cpu_model(), exec_blas_config());
+           exec_threads_get() == 1 ? "" : "s", (long long)batch, exec_cpu_model(), exec_blas_config());
 
     g_peak = raw_sgemm(2048, 2048, 2048);
     printf("%-52s %8.1f GFLOP/s  (the peak)\n", "raw cblas_sgemm 2048x2048x2048", g_peak);
@@ -299,14 +308,26 @@ int main(int argc, char **argv)
             double target;
         } ops[] = {
             { EXEC_OP_Conv2D, { x, f }, { L->s, L->s, L->p, L->p }, 4, true, 0.75 },
-            { EXEC_OP_Conv2DBackpropInput, { f, dy }, { L->s, L->s, L->p, L->p, batch, L->c, L->h, L->w }, 8, false,
+            { EXEC_OP_Conv2DBackpropInput,
+              { f, dy },
+              { L->s, L->s, L->p, L->p, batch, L->c, L->h, L->w },
+              8,
+              false,
               0.65 },
-            { EXEC_OP_Conv2DBackpropFilter, { x, dy }, { L->s, L->s, L->p, L->p, L->oc, L->c, L->k, L->k }, 8, true,
+            { EXEC_OP_Conv2DBackpropFilter,
+              { x, dy },
+              { L->s, L->s, L->p, L->p, L->oc, L->c, L->k, L->k },
+              8,
+              true,
               0.65 },
         };
-        static const struct { exec_conv_algo a; const char *tag; } algos[] = {
-            { EXEC_CONV_IM2COL, "im2col" }, { EXEC_CONV_DIRECT, "direct" }, { EXEC_CONV_WINOGRAD, "wino" },
-            { EXEC_CONV_AUTO, "auto" } };
+        static const struct {
+            exec_conv_algo a;
+            const char *tag;
+        } algos[] = { { EXEC_CONV_IM2COL, "im2col" },
+                      { EXEC_CONV_DIRECT, "direct" },
+                      { EXEC_CONV_WINOGRAD, "wino" },
+                      { EXEC_CONV_AUTO, "auto" } };
         const size_t nalgo = sizeof algos / sizeof algos[0];
         for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
             for (size_t j = ops[o].any_stride || L->s == 1 ? 0 : nalgo - 1; j < nalgo; j++) {

@@ -75,14 +75,16 @@ static double max_dshare(json_t *a, const char *ka, double ta, json_t *b, const 
     double m = 0;
     size_t i, j;
     json_t *x, *y;
-    json_array_foreach(a, i, x) {
+    json_array_foreach(a, i, x)
+    {
         const char *c = json_string_value(json_object_get(x, "class"));
         double sa = json_number_value(json_object_get(x, ka)) / ta, sb = 0;
         json_array_foreach(b, j, y) if (c && strcmp(c, json_string_value(json_object_get(y, "class"))) == 0) sb =
             json_number_value(json_object_get(y, kb)) / tb;
         m = fmax(m, fabs(sa - sb) * 100);
     }
-    json_array_foreach(b, j, y) { /* classes only the second has */
+    json_array_foreach(b, j, y)
+    { /* classes only the second has */
         const char *c = json_string_value(json_object_get(y, "class"));
         int found = 0;
         json_array_foreach(a, i, x) found |= c && strcmp(c, json_string_value(json_object_get(x, "class"))) == 0;
@@ -93,10 +95,10 @@ static double max_dshare(json_t *a, const char *ka, double ta, json_t *b, const 
 }
 
 typedef struct round_result {
-    double rec, ratio1, d1;   /* plain: recorded step (ns), predicted / recorded, max share difference (pp) */
-    double na, ratio2, d2;    /* traced: recorded op time per step (ns), replayed / recorded, share difference */
-    int traced;               /* the traced half was measured */
-    int steps;                /* steps recorded */
+    double rec, ratio1, d1; /* plain: recorded step (ns), predicted / recorded, max share difference (pp) */
+    double na, ratio2, d2;  /* traced: recorded op time per step (ns), replayed / recorded, share difference */
+    int traced;             /* the traced half was measured */
+    int steps;              /* steps recorded */
 } round_result;
 
 /* Last line of a file, for an error message. */
@@ -131,7 +133,8 @@ static int one_round(const char *bin, const char *model, const char *preset, int
                  thr, out, log);
         if (system(cmd) != 0)
             break;
-        snprintf(cmd, sizeof cmd, "%s replay %s --skip-first 1 --skip-last 1 %s --format json 2>/dev/null", bin, out, thr);
+        snprintf(cmd, sizeof cmd, "%s replay %s --skip-first 1 --skip-last 1 %s --format json 2>/dev/null", bin, out,
+                 thr);
         json_decref(j);
         j = run_json(cmd);
         double step_ns = j ? json_number_value(json_object_get(j, "recorded_step_ns")) : 0;
@@ -161,13 +164,15 @@ static int one_round(const char *bin, const char *model, const char *preset, int
     rc = 0;
     /* traced: one warm-up pass and one timed pass of the kept steps, then both traces analyzed alike */
     snprintf(cmd, sizeof cmd,
-             "%s replay %s --skip-first 1 --skip-last 1 %s --warmup 1 --iterations 1 --record -o %s >/dev/null 2>&1", bin,
-             out, thr, rep);
+             "%s replay %s --skip-first 1 --skip-last 1 %s --warmup 1 --iterations 1 --record -o %s >/dev/null 2>&1",
+             bin, out, thr, rep);
     if (system(cmd) != 0)
         goto end;
-    snprintf(cmd, sizeof cmd, "%s analyze breakdown --format json --skip-first 1 --skip-last 1 %s 2>/dev/null", bin, out);
+    snprintf(cmd, sizeof cmd, "%s analyze breakdown --format json --skip-first 1 --skip-last 1 %s 2>/dev/null", bin,
+             out);
     a = run_json(cmd);
-    snprintf(cmd, sizeof cmd, "%s analyze breakdown --format json --skip-first %d %s 2>/dev/null", bin, msteps - 2, rep);
+    snprintf(cmd, sizeof cmd, "%s analyze breakdown --format json --skip-first %d %s 2>/dev/null", bin, msteps - 2,
+             rep);
     b = run_json(cmd);
     json_t *ta = a ? json_array_get(json_object_get(a, "traces"), 0) : NULL;
     json_t *tb = b ? json_array_get(json_object_get(b, "traces"), 0) : NULL;
@@ -177,8 +182,8 @@ static int one_round(const char *bin, const char *model, const char *preset, int
         r->na = json_number_value(json_object_get(ta, "total_ns")) / sa;
         double nb = json_number_value(json_object_get(tb, "total_ns")) / sb;
         r->ratio2 = nb / r->na;
-        r->d2 = max_dshare(json_object_get(ta, "classes"), "ns", r->na * sa, json_object_get(tb, "classes"), "ns",
-                           nb * sb);
+        r->d2 =
+            max_dshare(json_object_get(ta, "classes"), "ns", r->na * sa, json_object_get(tb, "classes"), "ns", nb * sb);
         r->traced = 1;
     }
 end:
@@ -238,7 +243,8 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!nmodels) {
-        static const char *const all[] = { "seq2seq", "memnet", "speech", "autoenc", "residual", "vgg", "alexnet", "deepq" };
+        static const char *const all[] = { "seq2seq",  "memnet", "speech",  "autoenc",
+                                           "residual", "vgg",    "alexnet", "deepq" };
         for (int i = 0; i < 8; i++)
             models[nmodels++] = all[i];
     }

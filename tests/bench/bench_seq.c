@@ -83,8 +83,8 @@ static double torch_ms(const char *name, const char *preset, const char *mode, i
 {
     const char *py = getenv("FATHOM_PYTHON") ? getenv("FATHOM_PYTHON") : "/usr/bin/python3";
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "env -u OMP_WAIT_POLICY '%s' '%s' %s %s %s --steps %d --warmup 1 --threads %d", py, TORCH_SEQ_PY,
-             name, preset, mode, steps, threads);
+    snprintf(cmd, sizeof cmd, "env -u OMP_WAIT_POLICY '%s' '%s' %s %s %s --steps %d --warmup 1 --threads %d", py,
+             TORCH_SEQ_PY, name, preset, mode, steps, threads);
     FILE *f = popen(cmd, "r");
     if (!f)
         return NAN;
@@ -132,8 +132,8 @@ int main(int argc, char **argv)
     json_t *rows = json_array();
     printf("fathom ms: the whole step; engine ms: the part inside fathom's graph runs (the step less its data\n"
            "feeding), which is what the PyTorch step times. ratio = fathom / pytorch.\n");
-    printf("%-8s %-6s %-6s %12s %12s %12s %8s %8s\n", "model", "preset", "mode", "fathom ms", "engine ms",
-           "pytorch ms", "ratio", "engine");
+    printf("%-8s %-6s %-6s %12s %12s %12s %8s %8s\n", "model", "preset", "mode", "fathom ms", "engine ms", "pytorch ms",
+           "ratio", "engine");
     int failed = 0;
     for (int p = MODEL_TINY; p < MODEL_PRESET_COUNT; p++) {
         if (!listed(presets, model_preset_name((model_preset)p)))
@@ -148,12 +148,12 @@ int main(int argc, char **argv)
                 float loss = NAN;
                 double e = NAN;
                 double f = fathom_ms(names[i], (model_preset)p, (model_mode)md, k, &loss, &e);
-                double t = torch_ms(names[i], model_preset_name((model_preset)p), model_mode_name((model_mode)md), k,
-                                    threads);
+                double t =
+                    torch_ms(names[i], model_preset_name((model_preset)p), model_mode_name((model_mode)md), k, threads);
                 double r = f / t;
                 failed |= !isfinite(f) || !isfinite(t);
-                printf("%-8s %-6s %-6s %12.2f %12.2f %12.2f %8.3f %8.3f\n", names[i], model_preset_name((model_preset)p),
-                       model_mode_name((model_mode)md), f, e, t, r, e / t);
+                printf("%-8s %-6s %-6s %12.2f %12.2f %12.2f %8.3f %8.3f\n", names[i],
+                       model_preset_name((model_preset)p), model_mode_name((model_mode)md), f, e, t, r, e / t);
                 fflush(stdout);
                 json_array_append_new(rows, json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f,s:f,s:f}", "model", names[i],
                                                       "preset", model_preset_name((model_preset)p), "mode",

@@ -111,7 +111,10 @@ static double raw_ops_events(long n, uint32_t cap)
 }
 
 /* ---- step ratios ------------------------------------------------------- */
-typedef struct mlp { exec_graph *g; uint32_t x, y, loss; } mlp;
+typedef struct mlp {
+    exec_graph *g;
+    uint32_t x, y, loss;
+} mlp;
 
 static int mlp_create(mlp *m)
 {
@@ -148,7 +151,6 @@ static exec_status model_step_fn(void *ctx)
     float loss;
     return model_step((model *)ctx, &loss);
 }
-
 
 /* Alternates traced (hooks) and untraced (none) steps; prints the ratio. */
 static int g_rounds = 5;
@@ -217,8 +219,11 @@ static int child_enabled(int steps, const char *preset, const char *models, long
         const model_def *d = model_registry[i];
         if (models && !strstr(models, d->name))
             continue;
-        model_config cfg = { .mode = MODEL_TRAIN, .preset = (model_preset)model_preset_from_name(preset), .seed = 1,
-                             .inter = 1, .plan = true };
+        model_config cfg = { .mode = MODEL_TRAIN,
+                             .preset = (model_preset)model_preset_from_name(preset),
+                             .seed = 1,
+                             .inter = 1,
+                             .plan = true };
         model *m = NULL;
         if (model_create(d, &cfg, &m) || ratio(d->name, model_step_fn, m, steps)) {
             fprintf(stderr, "bench_trace: %s: %s\n", d->name, exec_errmsg());
@@ -254,8 +259,9 @@ static int child_disabled(long pairs)
     uint32_t cap = exec_trace_buffer_get();
     raw_ops_events(pairs, cap); /* warm */
     double ev = raw_ops_events(pairs * 10, cap);
-    printf("disabled ops event site (no session enables it): %.2f ns an event, %.4f ns an op at %u records an event%s\n",
-           ev, ev / cap, cap, ev / cap < 2 ? "" : "  (target < 2 ns)");
+    printf(
+        "disabled ops event site (no session enables it): %.2f ns an event, %.4f ns an op at %u records an event%s\n",
+        ev, ev / cap, cap, ev / cap < 2 ? "" : "  (target < 2 ns)");
     tracer_hooks_remove();
     return 0;
 }
@@ -292,8 +298,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--contexts") && (!strcmp(argv[i + 1], "all") || !strcmp(argv[i + 1], "none")))
             no_contexts = !strcmp(argv[i + 1], "none");
         else {
-            fprintf(stderr, "usage: bench_trace [--steps N] [--rounds R] [--preset P] [--models a,b] [--pairs N] [--subbuf BYTES] "
-                            "[--nsubbuf N] [--contexts all|none]\n");
+            fprintf(
+                stderr,
+                "usage: bench_trace [--steps N] [--rounds R] [--preset P] [--models a,b] [--pairs N] [--subbuf BYTES] "
+                "[--nsubbuf N] [--contexts all|none]\n");
             return 2;
         }
     }
@@ -330,8 +338,13 @@ int main(int argc, char **argv)
     if (!d)
         d = mkdtemp(dir);
     char *eargv[] = { exe, "child-enabled", ns, (char *)preset, np, (char *)models, NULL };
-    tracer_record_opts o = { .argv = eargv, .out_dir = d, .label = "bench", .show_output = 1,
-                             .subbuf_size = subbuf, .num_subbuf = nsubbuf, .no_contexts = no_contexts };
+    tracer_record_opts o = { .argv = eargv,
+                             .out_dir = d,
+                             .label = "bench",
+                             .show_output = 1,
+                             .subbuf_size = subbuf,
+                             .num_subbuf = nsubbuf,
+                             .no_contexts = no_contexts };
     static tracer_record_result r;
     char err[1024];
     tracer_record_status rs = tracer_record(&o, &r, err, sizeof err);

@@ -34,10 +34,13 @@ int main(int argc, char **argv)
     static const fop noflow[] = { { 0, 0, { 0 }, { 0 }, 10 }, { 0, 0, { 0 }, { 0 }, 10 } };
     const fop *ops = NULL;
     size_t n = 0;
-#define KIND(k)                                   \
-    if (!strcmp(argv[2], #k))                     \
+#define KIND(k)               \
+    if (!strcmp(argv[2], #k)) \
         ops = k, n = sizeof k / sizeof k[0];
-    KIND(chain) KIND(branches) KIND(diamond) KIND(noflow)
+    KIND(chain)
+    KIND(branches)
+    KIND(diamond)
+    KIND(noflow)
 #undef KIND
     if (!ops) {
         fprintf(stderr, "parallelism_fixtures: unknown kind %s\n", argv[2]);
@@ -52,10 +55,10 @@ int main(int argc, char **argv)
     }
     int ok = 0;
     uint64_t t = 1000;
-#define TRY(x)                   \
-    do {                         \
-        if ((x) != 0)            \
-            goto end;            \
+#define TRY(x)        \
+    do {              \
+        if ((x) != 0) \
+            goto end; \
     } while (0)
     TRY(ctfgen_run_begin(g, t++, VT, 2, "fixture", CTFGEN_TRAIN, "tiny", 1, 2, 1, 1, 7));
     const uint32_t shape[] = { 4, 4 };

@@ -19,8 +19,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *kind = argv[2];
-    static const char *const kinds[] = { "ok", "newop", "attrs", "stride0", "dangling", "nosteps", "shapes",
-                                         "zerodim", "huge", "badio" };
+    static const char *const kinds[] = { "ok",      "newop",  "attrs",   "stride0", "dangling",
+                                         "nosteps", "shapes", "zerodim", "huge",    "badio" };
     int known = 0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         known |= !strcmp(kind, kinds[i]);
@@ -38,15 +38,16 @@ int main(int argc, char **argv)
     }
     int ok = 0;
     uint64_t t = 1000, seq = 0;
-#define TRY(x)                   \
-    do {                         \
-        if ((x) != 0)            \
-            goto end;            \
+#define TRY(x)        \
+    do {              \
+        if ((x) != 0) \
+            goto end; \
     } while (0)
     TRY(ctfgen_run_begin(g, t++, VT, 1, "fixture", CTFGEN_TRAIN, "tiny", 3, 2, 1, 1, 7));
     /* tensors: x [3,4], w [4,5], h [3,5], y [3,5], z [3,5]; conv: in, filter, out */
     const uint32_t x[] = { 3, 4 }, w[] = { 4, 5 }, h[] = { 3, 5 }, bad[] = { 3, 6 }, zero[] = { 3, 0 },
-                   huge[] = { 65536, 65536, 65536 }, ci[] = { 1, 1, 4, 4 }, cf[] = { 1, 1, 2, 2 }, co[] = { 1, 1, 3, 3 };
+                   huge[] = { 65536, 65536, 65536 }, ci[] = { 1, 1, 4, 4 }, cf[] = { 1, 1, 2, 2 },
+                   co[] = { 1, 1, 3, 3 };
     TRY(ctfgen_tensor_alloc(g, t++, VT, 1, CTFGEN_INPUT, 2, x, 48));
     TRY(ctfgen_tensor_alloc(g, t++, VT, 2, CTFGEN_WEIGHT, 2, w, 80));
     if (!strcmp(kind, "shapes"))
@@ -69,7 +70,8 @@ int main(int argc, char **argv)
         if (steps)
             TRY(ctfgen_step_begin(g, t++, VT, (uint32_t)s));
         const uint32_t mm_in[] = { 1, 2 }, mm_out[] = { 3 }, r_in[] = { 3 }, r_out[] = { 4 }, r2_in[] = { 4 },
-                       r2_out[] = { 5 }, c_in[] = { 6, 7 }, c_out[] = { 8 }, dangling[] = { 77 }, huge_in[] = { 9 }, huge_out[] = { 10 };
+                       r2_out[] = { 5 }, c_in[] = { 6, 7 }, c_out[] = { 8 }, dangling[] = { 77 }, huge_in[] = { 9 },
+                       huge_out[] = { 10 };
         const int64_t mm_attrs[] = { 0, 0, 0, 0, 0 }, conv_attrs[] = { 1, 1, 0, 0 }, conv0[] = { 0, 0, 0, 0 };
         int mm_nattrs = !strcmp(kind, "attrs") ? 5 : 2;
         TRY(ctfgen_op_begin(g, t, VT, seq, MATMUL, CTFGEN_MATRIX, CTFGEN_FORWARD, 0, 2, mm_in, 1, mm_out,
@@ -77,8 +79,10 @@ int main(int argc, char **argv)
         TRY(ctfgen_op_end(g, t += 500, VT, seq++, 120, 208));
         /* Relu(h) -> y, or an op of a newer version in its place */
         int mid = !strcmp(kind, "newop") ? FANCY : RELU;
-        TRY(ctfgen_op_begin(g, ++t, VT, seq, mid, CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 1,
-                            1, !strcmp(kind, "dangling") ? dangling : !strcmp(kind, "huge") ? huge_in : r_in,
+        TRY(ctfgen_op_begin(g, ++t, VT, seq, mid, CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 1, 1,
+                            !strcmp(kind, "dangling") ? dangling
+                            : !strcmp(kind, "huge")   ? huge_in
+                                                      : r_in,
                             !strcmp(kind, "badio") ? 0 : 1, !strcmp(kind, "huge") ? huge_out : r_out, 0, NULL));
         TRY(ctfgen_op_end(g, t += 300, VT, seq++, 15, 120));
         TRY(ctfgen_op_begin(g, ++t, VT, seq, RELU, CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 2, 1, r2_in, 1, r2_out, 0,
