@@ -230,11 +230,17 @@ void exec_graph_mem(const exec_graph *g, exec_mem_stats *out);
  * overridable per run (exec_run_opts.settings), so two graphs of one process
  * -- candidates of `fathom tune`, a replay beside a model -- run side by side
  * with different settings. A zero member means the process default
- * (exec_threads_set, exec_conv_algo_set, FATHOM_CONV_ALGO in the driver). */
+ * (exec_threads_set, exec_conv_algo_set, FATHOM_CONV_ALGO in the driver,
+ * exec_hooks_set). */
+struct exec_hooks;
 typedef struct exec_settings {
     int threads;   /* intra-op threads of a sequential run, split among
                                  inter-op workers (0: exec_threads_get()) */
     int conv_algo; /* an exec_conv_algo (EXEC_CONV_DEFAULT: the process's) */
+    /* the hooks that see this run's ops (node_def, ops; borrowed, alive
+     * until the run returns: its records are handed over before); NULL:
+     * the process's.  The run, step and tensor hooks stay the process's. */
+    const struct exec_hooks *hooks;
 } exec_settings;
 
 /* Copies s into g (NULL: back to the process defaults). */

@@ -56,7 +56,8 @@ int exec_interrupted(void) { return g_interrupt; }
  * exec_ops_dispatched() can sum their counts and the memory stays reachable;
  * a thread's exit unregisters and frees its buffer. */
 typedef struct tbuf {
-    const exec_graph *g; /* the graph of the buffered records */
+    const exec_graph *g;     /* the graph of the buffered records */
+    const exec_hooks *hooks; /* the hooks they go to (the run's) */
     uint32_t n, cap;
     _Atomic uint64_t emitted; /* records handed to the hook; written by the owner only */
     struct tbuf *next, *prev;
@@ -116,7 +117,7 @@ static void tbuf_flush(tbuf *b)
 {
     if (!b || !b->n)
         return;
-    const exec_hooks *h = g_hooks_ptr;
+    const exec_hooks *h = b->hooks;
     if (h && h->ops)
         h->ops(b->g, b->n, b->nodes, b->begins, b->ends);
     atomic_store_explicit(&b->emitted, atomic_load_explicit(&b->emitted, memory_order_relaxed) + b->n,
@@ -163,9 +164,10 @@ void exec_trace_step_end(uint32_t step, double loss)
 static void trace_node_defs(exec_graph *g, const exec_hooks *h)
 {
     uint64_t epoch = atomic_load(&g_hooks_epoch);
-    if (g->traced_epoch == epoch)
+    if (g->traced_epoch == epoch && g->traced_node_def == h->node_def)
         return;
     g->traced_epoch = epoch;
+    g->traced_node_def = h->node_def;
     if (!h->node_def)
         return;
     for (uint32_t j = 0; j < g->nnodes; j++) {
@@ -224,9 +226,10 @@ static exec_status dispatch_traced(exec_kctx *k, const exec_node *n)
     tbuf *b = t_buf;
     if (__builtin_expect(!b, 0) && !(b = tbuf_make()))
         return exec_fail(EXEC_ERR_NOMEM, "trace: out of memory for the op buffer");
-    if (b->g != k->g) {
+    if (b->g != k->g || b->hooks != k->hooks) {
         tbuf_flush(b);
         b->g = k->g;
+        b->hooks = k->hooks;
     }
     uint64_t t0 = now_ns();
     exec_status s = exec_op_table[n->op].fwd(k, n);
@@ -245,7 +248,7 @@ static exec_status exec_dispatch(exec_kctx *k, const exec_node *n)
 {
     if (__builtin_expect(g_interrupt != 0, 0))
         return exec_fail(EXEC_ERR_INTERRUPTED, "interrupted by signal %d", (int)g_interrupt);
-    if (__builtin_expect(g_hooks_ptr != NULL, 0))
+    if (__builtin_expect(k->hooks != NULL, 0))
         return dispatch_traced(k, n);
     return exec_op_table[n->op].fwd(k, n);
 }
@@ -376,6 +379,7 @@ typedef struct sched {
     uint64_t *node_ns;
     int intra;
     exec_conv_algo conv_algo;
+    const exec_hooks *hooks;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     uint32_t *heap, nheap; /* ready nodes, min-heap by id */
@@ -428,7 +432,7 @@ static inline int in_run(const exec_graph *g, uint32_t j, exec_phase max_phase, 
 static void run_worker(sched *s, int index)
 {
     pthread_mutex_lock(&s->mu);
-    exec_kctx k = { .g = s->g, .nthreads = s->intra, .worker = index, .conv_algo = s->conv_algo };
+    exec_kctx k = { .g = s->g, .nthreads = s->intra, .worker = index, .conv_algo = s->conv_algo, .hooks = s->hooks };
     omp_set_num_threads(s->intra);
     for (;;) {
         while (s->nheap == 0 && s->remaining && !s->status)
@@ -553,7 +557,8 @@ static exec_status run_parallel(exec_graph *g, exec_phase max_phase, uint32_t lo
                 .lo = lo,
                 .hi = hi,
                 .node_ns = node_ns,
-                .conv_algo = (exec_conv_algo)set->conv_algo };
+                .conv_algo = (exec_conv_algo)set->conv_algo,
+                .hooks = set->hooks };
     s.intra = set->threads / inter;
     if (s.intra < 1)
         s.intra = 1;
@@ -620,6 +625,10 @@ static exec_settings settings_of_run(const exec_graph *g, const exec_run_opts *o
         r.threads = o->threads;
     if (o && o->conv_algo != EXEC_CONV_DEFAULT)
         r.conv_algo = o->conv_algo;
+    if (o && o->hooks)
+        r.hooks = o->hooks;
+    if (!r.hooks)
+        r.hooks = g_hooks_ptr;
     if (r.threads <= 0)
         r.threads = exec_threads_get();
     return r;
@@ -646,12 +655,11 @@ static exec_status graph_run(exec_graph *g, const exec_run_opts *opts)
     int inter = opts && opts->inter > 1 ? opts->inter : 1;
     if (inter > EXEC_MAX_WORKERS)
         inter = EXEC_MAX_WORKERS;
-    const exec_hooks *h = g_hooks_ptr;
-    if (__builtin_expect(h != NULL, 0))
-        trace_node_defs(g, h);
+    exec_settings set = settings_of_run(g, opts);
+    if (__builtin_expect(set.hooks != NULL, 0))
+        trace_node_defs(g, set.hooks);
     exec_status st = EXEC_OK;
     uint64_t ran = 0;
-    exec_settings set = settings_of_run(g, opts);
     if (inter > 1) {
         st = run_parallel(g, max_phase, lo, hi, inter, opts->node_ns, &set);
         for (uint32_t j = lo; j < hi; j++)
@@ -664,7 +672,9 @@ static exec_status graph_run(exec_graph *g, const exec_run_opts *opts)
             (g->settings.threads > 0 || (opts && opts->settings && opts->settings->threads > 0)) && was != set.threads;
         if (own)
             omp_set_num_threads(set.threads);
-        exec_kctx k = { .g = g, .nthreads = set.threads, .conv_algo = (exec_conv_algo)set.conv_algo };
+        exec_kctx k = {
+            .g = g, .nthreads = set.threads, .conv_algo = (exec_conv_algo)set.conv_algo, .hooks = set.hooks
+        };
         for (uint32_t j = lo; j < hi && !st; j++) {
             if (g->nodes[j].phase > max_phase)
                 continue;

@@ -19,10 +19,12 @@ struct exec_graph {
     uint32_t trace_base;   /* exec_trace_tensor_id() = trace_base + id */
     uint32_t trace_id;     /* exec_trace_graph_id(): unique in the process */
     uint64_t traced_epoch; /* the hook epoch whose node_defs this graph emitted (0: none) */
-    uint64_t runs;         /* completed exec_graph_run calls */
-    uint64_t ops_run;      /* op invocations executed */
-    exec_status status;    /* sticky builder error */
-    exec_phase phase;      /* phase of nodes added now */
+    /* the node_def hook they went to (a run's own hooks may differ from the process's) */
+    void (*traced_node_def)(const exec_graph *g, const exec_node *n, uint64_t flops, uint64_t bytes);
+    uint64_t runs;      /* completed exec_graph_run calls */
+    uint64_t ops_run;   /* op invocations executed */
+    exec_status status; /* sticky builder error */
+    exec_phase phase;   /* phase of nodes added now */
     bool planned;
 
     exec_tensor *tensors; /* index = id; [0] unused */
@@ -62,6 +64,7 @@ struct exec_kctx {
     int nthreads;             /* intra-op threads this kernel may use */
     int worker;               /* scratch slot */
     exec_conv_algo conv_algo; /* this run's convolution algorithm (never DEFAULT) */
+    const exec_hooks *hooks;  /* this run's hooks (NULL: untraced) */
 };
 
 /* for (int64_t i = 0; i < total; i++) { body }, vectorized, and threaded

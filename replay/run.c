@@ -73,14 +73,21 @@ static uint64_t now_ns(void)
  * one recorded step at a time (each a run of its nodes, so that the step's
  * ops are in the trace before its step_end); step numbers go on from pass
  * to pass. */
-static exec_status pass(replay_program *p, const exec_run_opts *ro, FILE *dump, uint64_t *wall, uint32_t *step)
+static exec_status pass(replay_program *p, const exec_run_opts *ro0, FILE *dump, uint64_t *wall, uint32_t *step)
 {
     int watched = W.traced || dump;
+    /* a watched pass's runs see their ops through the watching hooks (the
+     * run's own: the process's hooks, a tracer's, stay installed) */
+    exec_hooks h = W.inner;
+    h.ops = w_ops;
+    exec_settings set = ro0->settings ? *ro0->settings : (exec_settings){ 0 };
+    exec_run_opts opts = *ro0;
+    const exec_run_opts *ro = ro0;
     if (watched) {
-        exec_hooks h = W.inner;
-        h.ops = w_ops;
         W.dump = dump;
-        exec_hooks_set(&h);
+        set.hooks = &h;
+        opts.settings = &set;
+        ro = &opts;
     }
     exec_status s = EXEC_OK;
     uint64_t t0 = now_ns();
@@ -105,10 +112,7 @@ static exec_status pass(replay_program *p, const exec_run_opts *ro, FILE *dump, 
         }
     }
     *wall += now_ns() - t0;
-    if (watched) {
-        W.dump = NULL;
-        exec_hooks_set(W.traced ? &W.inner : NULL);
-    }
+    W.dump = NULL;
     if (dump)
         fflush(dump);
     return s;

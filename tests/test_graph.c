@@ -404,6 +404,69 @@ static void test_settings_per_graph(void **state)
     exec_graph_destroy(g1), exec_graph_destroy(g2), exec_graph_destroy(g3), exec_graph_destroy(g4);
 }
 
+/* Hooks as a run's setting: counters of the node_def and ops calls each
+ * hook set received. */
+static _Atomic uint32_t hk_defs[2], hk_ops[2];
+static void hk_def0(const exec_graph *g, const exec_node *n, uint64_t f, uint64_t b)
+{
+    (void)g, (void)n, (void)f, (void)b;
+    hk_defs[0]++;
+}
+static void hk_def1(const exec_graph *g, const exec_node *n, uint64_t f, uint64_t b)
+{
+    (void)g, (void)n, (void)f, (void)b;
+    hk_defs[1]++;
+}
+static void hk_ops0(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *b, const uint64_t *e)
+{
+    (void)g, (void)nodes, (void)b, (void)e;
+    hk_ops[0] += n;
+}
+static void hk_ops1(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *b, const uint64_t *e)
+{
+    (void)g, (void)nodes, (void)b, (void)e;
+    hk_ops[1] += n;
+}
+
+/* A run's hooks see that run's ops, whatever the process's are; the
+ * process's see the others; each node_def hook gets the graph's nodes once. */
+static void test_hooks_per_run(void **state)
+{
+    (void)state;
+    uint32_t x, y;
+    exec_graph *g = conv_graph(NULL, &x, &y);
+    uint32_t nodes = exec_node_count(g);
+    exec_hooks proc = { .node_def = hk_def0, .ops = hk_ops0 }, mine = { .node_def = hk_def1, .ops = hk_ops1 };
+    exec_settings with_mine = { .hooks = &mine };
+    exec_run_opts plain = { .max_phase = EXEC_PHASE_forward };
+    exec_run_opts own = { .max_phase = EXEC_PHASE_forward, .settings = &with_mine };
+    uint32_t fwd = 0;
+    for (uint32_t i = 0; i < nodes; i++)
+        fwd += exec_node_get(g, i)->phase <= EXEC_PHASE_forward;
+    for (int k = 0; k < 2; k++)
+        hk_defs[k] = hk_ops[k] = 0;
+    /* no process hooks: only the run's see anything */
+    assert_int_equal(exec_graph_run(g, &own), EXEC_OK);
+    assert_int_equal(exec_graph_run(g, &plain), EXEC_OK);
+    assert_int_equal(hk_ops[1], fwd);
+    assert_int_equal(hk_defs[1], nodes);
+    /* process hooks installed: a plain run goes to them, an own run to its own */
+    exec_hooks_set(&proc);
+    assert_int_equal(exec_graph_run(g, &plain), EXEC_OK);
+    assert_int_equal(exec_graph_run(g, &own), EXEC_OK);
+    exec_run_opts own2 = own;
+    own2.inter = 2; /* the inter-op workers' records go to the run's hooks too */
+    assert_int_equal(exec_graph_run(g, &own2), EXEC_OK);
+    exec_hooks_set(NULL);
+    printf("hooks per run: %u nodes (%u forward); process hooks %u defs %u ops, the run's %u defs %u ops\n", nodes, fwd,
+           (unsigned)hk_defs[0], (unsigned)hk_ops[0], (unsigned)hk_defs[1], (unsigned)hk_ops[1]);
+    assert_int_equal(hk_ops[0], fwd);
+    assert_int_equal(hk_ops[1], 3 * fwd);
+    assert_int_equal(hk_defs[0], nodes);     /* described to the process's hooks once */
+    assert_int_equal(hk_defs[1], 2 * nodes); /* and again to the run's after them */
+    exec_graph_destroy(g);
+}
+
 int main(void)
 {
     exec_threads_set(1);
@@ -412,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_cnn_learns),    cmocka_unit_test(test_phases),
         cmocka_unit_test(test_alloc_failure), cmocka_unit_test(test_inter_workers_persist),
         cmocka_unit_test(test_bad_build),     cmocka_unit_test(test_settings_per_graph),
+        cmocka_unit_test(test_hooks_per_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
