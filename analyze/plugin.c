@@ -143,7 +143,7 @@ static bt_component_class_initialize_method_status init(bt_self_component_sink *
     if (!fs)
         return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
     fs->an = an;
-    analyze_sink_options so = { .per_trace = 1, .source = "trace" };
+    analyze_sink_options so = { .per_trace = 1, .source = "trace", .dataflow = (an->takes & ANALYZE_TAKES_FLOW) != 0 };
     param_ctx pc = { .fs = fs, .so = &so };
     if (params && bt_value_is_map(params) &&
         bt_value_map_foreach_entry_const(params, param, &pc) != BT_VALUE_MAP_FOREACH_ENTRY_CONST_STATUS_OK) {

@@ -198,7 +198,9 @@ analyze_sink *analyze_sink_create(const analyze_sink_options *o)
         return NULL;
     s->o = *o;
     s->source = exec_strdup(o->source ? o->source : "trace");
-    s->dec = tracer_decoder_create(&sink_cbs, s);
+    tracer_decode_cbs cbs = sink_cbs; /* copied by the decoder */
+    cbs.no_dataflow = !o->dataflow;
+    s->dec = tracer_decoder_create(&cbs, s);
     if (!s->source || !s->dec) {
         analyze_sink_destroy(s);
         return NULL;

@@ -26,6 +26,15 @@ done
 "$FATHOM" analyze parallelism --format csv "$T/diamond" | awk -F, 'NR == 2 && $9 == "0.040000" && $11 == "3.0" { ok = 1 } END { exit !ok }' ||
     fail "diamond: critical path is not 0.040 ms in 3 ops"
 
+# the Babeltrace2 plugin's sink gives the same number (the profiles follow
+# the data flow there too)
+if [ -n "${PLUGINS:-}" ] && command -v babeltrace2 >/dev/null; then
+    bt=$(babeltrace2 --plugin-path="$PLUGINS" "$T/diamond" -c sink.fathom.parallelism -p 'format="json"' 2>"$T/bt.err" |
+        jq -r '.traces[0].parallelism') || fail "sink.fathom.parallelism: $(cat "$T/bt.err")"
+    near "${bt:-0}" 1.25 0.01 || fail "sink.fathom.parallelism: $bt, want 1.25"
+    note "sink.fathom.parallelism: $bt"
+fi
+
 # errors: one line, non-zero exit
 one_line_error() {
     what=$1
