@@ -29,7 +29,9 @@ done
 # the Babeltrace2 plugin's sink gives the same number (the profiles follow
 # the data flow there too)
 if [ -n "${PLUGINS:-}" ] && command -v babeltrace2 >/dev/null; then
-    bt=$(babeltrace2 --plugin-path="$PLUGINS" "$T/diamond" -c sink.fathom.parallelism -p 'format="json"' 2>"$T/bt.err" |
+    # under ASan the uninstrumented babeltrace2 needs the runtime first (BT_PRELOAD)
+    bt=$(env ${BT_PRELOAD:+LD_PRELOAD=$BT_PRELOAD ASAN_OPTIONS=detect_leaks=0} \
+        babeltrace2 --plugin-path="$PLUGINS" "$T/diamond" -c sink.fathom.parallelism -p 'format="json"' 2>"$T/bt.err" |
         jq -r '.traces[0].parallelism') || fail "sink.fathom.parallelism: $(cat "$T/bt.err")"
     near "${bt:-0}" 1.25 0.01 || fail "sink.fathom.parallelism: $bt, want 1.25"
     note "sink.fathom.parallelism: $bt"
