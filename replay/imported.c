@@ -101,6 +101,12 @@ static void in_vec(replay_fw_node *n, exec_dtype dt, int64_t len) { in_set(n, dt
 
 static void attr(replay_fw_node *n, int64_t v) { n->attrs[n->nattrs++] = v; }
 
+static void attrs(replay_fw_node *n, const int64_t *v, int k)
+{
+    for (int i = 0; i < k; i++)
+        attr(n, v[i]);
+}
+
 static int64_t numel(const replay_fw_arg *a)
 {
     int64_t e = 1;
@@ -193,8 +199,7 @@ static const char *plan_conv(const call *c, replay_fw_plan *pl)
         return R_NO_ATTRS;
     replay_fw_node *n = node_new(pl, c->eop);
     in_arg(n, &c->in[0]), in_arg(n, &c->in[1]);
-    for (int i = 0; i < 4; i++)
-        attr(n, c->attrs[i]);
+    attrs(n, c->attrs, 4);
     return NULL;
 }
 
@@ -215,16 +220,12 @@ static const char *plan_conv_bwd(const call *c, replay_fw_plan *pl)
         return R_SHAPES;
     replay_fw_node *n = node_new(pl, EXEC_OP_Conv2DBackpropInput);
     in_arg(n, w), in_arg(n, dy);
-    for (int i = 0; i < 4; i++)
-        attr(n, c->attrs[i]);
-    for (int i = 0; i < 4; i++)
-        attr(n, x->shape[i]);
+    attrs(n, c->attrs, 4);
+    attrs(n, x->shape, 4);
     n = node_new(pl, EXEC_OP_Conv2DBackpropFilter);
     in_arg(n, x), in_arg(n, dy);
-    for (int i = 0; i < 4; i++)
-        attr(n, c->attrs[i]);
-    for (int i = 0; i < 4; i++)
-        attr(n, w->shape[i]);
+    attrs(n, c->attrs, 4);
+    attrs(n, w->shape, 4);
     return NULL;
 }
 
@@ -239,8 +240,7 @@ static const char *plan_pool(const call *c, replay_fw_plan *pl)
         return R_NO_ATTRS;
     replay_fw_node *n = node_new(pl, c->eop);
     in_arg(n, &c->in[0]);
-    for (int i = 0; i < 6; i++)
-        attr(n, c->attrs[i]);
+    attrs(n, c->attrs, 6);
     return NULL;
 }
 
@@ -254,8 +254,7 @@ static const char *plan_pool_grad(const call *c, replay_fw_plan *pl)
         return R_NO_ATTRS;
     replay_fw_node *n = node_new(pl, c->eop);
     in_arg(n, &c->in[1]), in_arg(n, &c->in[0]), in_arg(n, &c->in[0]);
-    for (int i = 0; i < 6; i++)
-        attr(n, c->attrs[i]);
+    attrs(n, c->attrs, 6);
     return NULL;
 }
 

@@ -57,34 +57,43 @@ static uint32_t *op_ids(replay_op *o, int out)
     return out ? (o->out_more ? o->out_more : o->out) : (o->in_more ? o->in_more : o->in);
 }
 
-exec_status replay_program_add_op(replay_program *p, const char *op_name, const char *phase, uint32_t step, int nin,
-                                  const uint32_t *in, int nout, const uint32_t *out, int nattrs, const int64_t *attrs,
-                                  uint64_t rec_ns)
+/* Room for one more op in p. */
+static exec_status ops_grow(replay_program *p)
 {
-    int op = exec_op_from_name(op_name);
-    if (op < 0)
-        return exec_fail(EXEC_ERR_ARG, "op '%s' is not known to this version of fathom", op_name);
+    if (p->nops < p->cap_ops)
+        return EXEC_OK;
+    uint32_t nc = p->cap_ops ? p->cap_ops * 2 : 1024;
+    replay_op *no = exec_realloc(p->ops, nc * sizeof *no);
+    if (!no)
+        return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+    p->ops = no;
+    p->cap_ops = nc;
+    return EXEC_OK;
+}
+
+/* Appends an op of the engine (fw NULL: op) or of a framework (fw), its
+ * phase by name, after checking the counts; `name` names it in errors. */
+static exec_status op_append(replay_program *p, const char *name, exec_op op, const replay_fw_op *fw, const char *phase,
+                             uint32_t step, int nin, const uint32_t *in, int nout, const uint32_t *out, int nattrs,
+                             const int64_t *attrs, uint64_t rec_ns)
+{
     int ph = -1;
     for (int i = 0; i < EXEC_PHASE_COUNT; i++)
         if (strcmp(phase, exec_phase_name((exec_phase)i)) == 0)
             ph = i;
     if (ph < 0)
-        return exec_fail(EXEC_ERR_ARG, "%s: unknown phase '%s'", op_name, phase);
+        return exec_fail(EXEC_ERR_ARG, "%s: unknown phase '%s'", name, phase);
     if (nattrs < 0 || nattrs > EXEC_MAX_ATTRS)
-        return exec_fail(EXEC_ERR_ARG, "%s: %d attributes (at most %d)", op_name, nattrs, EXEC_MAX_ATTRS);
+        return exec_fail(EXEC_ERR_ARG, "%s: %d attributes (at most %d)", name, nattrs, EXEC_MAX_ATTRS);
     if (nin < 0 || nout < 0 || nin > 4096 || nout > 4096)
-        return exec_fail(EXEC_ERR_ARG, "%s: %d inputs, %d outputs", op_name, nin, nout);
-    if (p->nops == p->cap_ops) {
-        uint32_t nc = p->cap_ops ? p->cap_ops * 2 : 1024;
-        replay_op *no = exec_realloc(p->ops, nc * sizeof *no);
-        if (!no)
-            return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
-        p->ops = no;
-        p->cap_ops = nc;
-    }
+        return exec_fail(EXEC_ERR_ARG, "%s: %d inputs, %d outputs", name, nin, nout);
+    exec_status s = ops_grow(p);
+    if (s)
+        return s;
     replay_op *o = &p->ops[p->nops];
     memset(o, 0, sizeof *o);
-    o->op = (exec_op)op;
+    o->op = op;
+    o->fw = fw;
     o->phase = (exec_phase)ph;
     o->step = step;
     o->nin = nin;
@@ -92,6 +101,7 @@ exec_status replay_program_add_op(replay_program *p, const char *op_name, const 
     o->nattrs = nattrs;
     o->rec_ns = rec_ns;
     o->unknown = -1;
+    o->node = UINT32_MAX; /* until the graph is built */
     if (nin > EXEC_MAX_ATTRS && !(o->in_more = exec_malloc((size_t)nin * sizeof *in)))
         return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
     if (nout > EXEC_MAX_ATTRS && !(o->out_more = exec_malloc((size_t)nout * sizeof *out))) {
@@ -108,53 +118,21 @@ exec_status replay_program_add_op(replay_program *p, const char *op_name, const 
     return EXEC_OK;
 }
 
+exec_status replay_program_add_op(replay_program *p, const char *op_name, const char *phase, uint32_t step, int nin,
+                                  const uint32_t *in, int nout, const uint32_t *out, int nattrs, const int64_t *attrs,
+                                  uint64_t rec_ns)
+{
+    int op = exec_op_from_name(op_name);
+    if (op < 0)
+        return exec_fail(EXEC_ERR_ARG, "op '%s' is not known to this version of fathom", op_name);
+    return op_append(p, op_name, (exec_op)op, NULL, phase, step, nin, in, nout, out, nattrs, attrs, rec_ns);
+}
+
 exec_status replay_program_add_framework(replay_program *p, const replay_fw_op *fw, const char *phase, uint32_t step,
                                          int nin, const uint32_t *in, int nout, const uint32_t *out, int nattrs,
                                          const int64_t *attrs, uint64_t rec_ns)
 {
-    int ph = -1;
-    for (int i = 0; i < EXEC_PHASE_COUNT; i++)
-        if (strcmp(phase, exec_phase_name((exec_phase)i)) == 0)
-            ph = i;
-    if (ph < 0)
-        return exec_fail(EXEC_ERR_ARG, "%s: unknown phase '%s'", fw->name, phase);
-    if (nattrs < 0 || nattrs > EXEC_MAX_ATTRS)
-        return exec_fail(EXEC_ERR_ARG, "%s: %d attributes (at most %d)", fw->name, nattrs, EXEC_MAX_ATTRS);
-    if (nin < 0 || nout < 0 || nin > 4096 || nout > 4096)
-        return exec_fail(EXEC_ERR_ARG, "%s: %d inputs, %d outputs", fw->name, nin, nout);
-    if (p->nops == p->cap_ops) {
-        uint32_t nc = p->cap_ops ? p->cap_ops * 2 : 1024;
-        replay_op *no = exec_realloc(p->ops, nc * sizeof *no);
-        if (!no)
-            return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
-        p->ops = no;
-        p->cap_ops = nc;
-    }
-    replay_op *o = &p->ops[p->nops];
-    memset(o, 0, sizeof *o);
-    o->fw = fw;
-    o->phase = (exec_phase)ph;
-    o->step = step;
-    o->nin = nin;
-    o->nout = nout;
-    o->nattrs = nattrs;
-    o->rec_ns = rec_ns;
-    o->unknown = -1;
-    o->node = UINT32_MAX;
-    if (nin > EXEC_MAX_ATTRS && !(o->in_more = exec_malloc((size_t)nin * sizeof *in)))
-        return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
-    if (nout > EXEC_MAX_ATTRS && !(o->out_more = exec_malloc((size_t)nout * sizeof *out))) {
-        exec_free(o->in_more);
-        return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
-    }
-    if (nin)
-        memcpy(op_ids(o, 0), in, (size_t)nin * sizeof *in);
-    if (nout)
-        memcpy(op_ids(o, 1), out, (size_t)nout * sizeof *out);
-    if (nattrs)
-        memcpy(o->attrs, attrs, (size_t)nattrs * sizeof *attrs);
-    p->nops++;
-    return EXEC_OK;
+    return op_append(p, fw->name, (exec_op)0, fw, phase, step, nin, in, nout, out, nattrs, attrs, rec_ns);
 }
 
 exec_status replay_program_add_unknown(replay_program *p, const char *op_name, uint32_t step, uint64_t rec_ns)
@@ -171,14 +149,9 @@ exec_status replay_program_add_unknown(replay_program *p, const char *op_name, u
         p->unknown = nu;
         snprintf(p->unknown[p->nunknown++].name, sizeof nu->name, "%s", op_name);
     }
-    if (p->nops == p->cap_ops) {
-        uint32_t nc = p->cap_ops ? p->cap_ops * 2 : 1024;
-        replay_op *no = exec_realloc(p->ops, nc * sizeof *no);
-        if (!no)
-            return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
-        p->ops = no;
-        p->cap_ops = nc;
-    }
+    exec_status s = ops_grow(p);
+    if (s)
+        return s;
     replay_op *o = &p->ops[p->nops++];
     memset(o, 0, sizeof *o);
     o->step = step;

@@ -31,21 +31,23 @@ const char *tracer_archive_strstatus(tracer_archive_status st)
     return "unknown status";
 }
 
-/* Format a one-line message into err (control bytes become '?'). */
+void tracer_vformat_err(char *err, size_t errlen, const char *fmt, va_list ap)
+{
+    if (!err || errlen == 0)
+        return;
+    vsnprintf(err, errlen, fmt, ap);
+    for (char *p = err; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
+}
+
 __attribute__((format(printf, 4, 5))) tracer_archive_status
 tracer_archive_set_err(char *err, size_t errlen, tracer_archive_status st, const char *fmt, ...)
 {
     va_list ap;
-
-    if (!err || errlen == 0)
-        return st;
     va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
+    tracer_vformat_err(err, errlen, fmt, ap);
     va_end(ap);
-    for (char *p = err; *p; p++) {
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
-    }
     return st;
 }
 

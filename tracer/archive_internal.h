@@ -6,13 +6,17 @@
 
 #include "tracer/archive.h"
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #define COPY_BUF_SIZE (64 * 1024) /* one read/write chunk when copying entries */
 #define MAX_DEPTH 64              /* folders deep, writing or extracting */
 #define MAX_NAME_COMPONENT 255    /* bytes of one path component */
 
-/* Formats a one-line message into err (control bytes become '?'); returns st. */
+/* Formats a one-line message into err (control bytes become '?'); the
+ * archive library's and the output rule's messages both. */
+void tracer_vformat_err(char *err, size_t errlen, const char *fmt, va_list ap);
+/* tracer_vformat_err; returns st. */
 __attribute__((format(printf, 4, 5))) tracer_archive_status
 tracer_archive_set_err(char *err, size_t errlen, tracer_archive_status st, const char *fmt, ...);
 /* The status of a failed system call's errno. */

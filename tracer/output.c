@@ -6,6 +6,7 @@
 
 #include "output.h"
 
+#include "archive_internal.h"
 #include "base/alloc.h"
 
 #include <dirent.h>
@@ -36,15 +37,9 @@ __attribute__((format(printf, 4, 5))) static tracer_output_status set_err(char *
                                                                           tracer_output_status st, const char *fmt, ...)
 {
     va_list ap;
-
-    if (!err || errlen == 0)
-        return st;
     va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
+    tracer_vformat_err(err, errlen, fmt, ap);
     va_end(ap);
-    for (char *p = err; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
     return st;
 }
 
