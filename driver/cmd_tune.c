@@ -25,8 +25,8 @@ static const char usage_text[] =
     "Finds faster engine settings for this machine and checks them by measured runs:\n"
     "measures the op time at each intra-op thread count, the data flow's average\n"
     "parallelism and the dominant op types against this machine's ridge point;\n"
-    "proposes inter-op workers, intra-op threads, the convolution algorithm (and\n"
-    "the batch, given --batches) with one line each saying why; measures the best\n"
+    "proposes inter-op workers, intra-op threads, the convolution algorithm, thread\n"
+    "binding (and the batch, given --batches) with one line each saying why; measures the best\n"
     "few beside fathom's defaults and the vendors' settings (intra-op = physical\n"
     "cores, inter-op = sockets) in alternating rounds; prints the recommendation as\n"
     "flags of `fathom run`, with the step times and speedups of that same run.\n\n"
@@ -50,7 +50,7 @@ static exec_status model_open(void *ctx, const replay_tune_knobs *k, void **out)
     model_config cfg = mt->cfg;
     cfg.batch = k->batch;
     cfg.inter = k->inter;
-    cfg.settings = (exec_settings){ .threads = k->threads, .conv_algo = k->conv_algo };
+    cfg.settings = (exec_settings){ .threads = k->threads, .conv_algo = k->conv_algo, .bind = k->bind };
     model *m = NULL;
     exec_status s = model_create(mt->def, &cfg, &m);
     if (!s)
@@ -86,9 +86,17 @@ static void print_text(const replay_tune_result *r, const replay_tune_target *t,
     printf("  op time per step by intra-op threads:");
     for (int i = 0; i < r->nlevels; i++)
         printf("%s %d: %.2f ms", i ? "," : "", r->level_threads[i], r->level_op_ns[i] / 1e6);
-    printf(
-        "\n  convolutions: %.1f%% of op time; ceilings: sgemm %.1f GFLOP/s, triad %.1f GB/s (ridge %.1f FLOP/byte)\n",
-        100 * r->conv_share, r->peak_gflops, r->peak_gbs, r->ridge);
+    if (r->ridge > 0)
+        printf(
+            "\n  convolutions: %.1f%% of op time; ceilings: sgemm %.1f GFLOP/s, triad %.1f GB/s (ridge %.1f FLOP/byte)\n",
+            100 * r->conv_share, r->peak_gflops, r->peak_gbs, r->ridge);
+    else
+        printf("\n  convolutions: %.1f%% of op time; ceilings not measured (no dominant op type near a CPU's ridge)\n",
+               100 * r->conv_share);
+    printf("  preemptions while profiling: %.0f a second; bindings that take effect here:", r->preempt_per_s);
+    for (int i = 0; i < r->nbinds; i++)
+        printf(" %s", exec_bind_name((exec_bind)r->binds[i]));
+    putchar('\n');
     for (int i = 0; i < r->ntop; i++) {
         printf("  %-28s %5.1f%% of op time, %7.2f FLOP/byte (%s-bound)", r->top[i].op, 100 * r->top[i].share,
                r->top[i].intensity, r->top[i].memory_bound ? "memory" : "compute");
@@ -99,8 +107,12 @@ static void print_text(const replay_tune_result *r, const replay_tune_target *t,
     printf("\nproposed:\n");
     for (int i = 0; i < r->nlines; i++)
         printf("  %s\n", r->lines[i]);
-    printf("\nmeasured runs: %d candidate%s, %d round%s alternating, median step time (%.1f s of %.1f s)\n", r->n,
-           r->n == 1 ? "" : "s", r->rounds, r->rounds == 1 ? "" : "s", r->measure_s, r->wall_s);
+    printf("\nmeasured runs: %d candidate%s, %d round%s alternating (a sample: steps enough for %.0f ms), median step "
+           "time\n",
+           r->n, r->n == 1 ? "" : "s", r->rounds, r->rounds == 1 ? "" : "s", REPLAY_TUNE_SAMPLE_MS);
+    printf("  time: %.2f s in all: profiling %.2f s, ceilings %.2f s, starting candidates %.2f s, alternating runs "
+           "%.2f s\n",
+           r->wall_s, r->profile_s, r->ceilings_s, r->start_s, r->measure_s);
     printf("  %-20s %-52s %10s %12s %8s\n", "", "settings", "step ms", "samples/s", "vs best");
     for (int i = 0; i < r->n; i++) {
         char flags[160];
@@ -125,8 +137,8 @@ static void print_text(const replay_tune_result *r, const replay_tune_target *t,
 
 static json_t *knobs_json(const replay_tune_knobs *k)
 {
-    return json_pack("{s:i, s:i, s:s, s:i}", "threads", k->threads, "inter", k->inter, "conv_algo",
-                     exec_conv_algo_name(k->conv_algo), "batch", k->batch);
+    return json_pack("{s:i, s:i, s:s, s:s, s:i}", "threads", k->threads, "inter", k->inter, "conv_algo",
+                     exec_conv_algo_name(k->conv_algo), "bind", exec_bind_name(k->bind), "batch", k->batch);
 }
 
 static int print_json(const replay_tune_result *r, const replay_tune_target *t, const char *run_prefix, int with_batch)
@@ -135,14 +147,19 @@ static int print_json(const replay_tune_result *r, const replay_tune_target *t, 
     for (int i = 0; i < r->n; i++) {
         char flags[160];
         replay_tune_flags(&r->c[i].k, with_batch, flags, sizeof flags);
-        json_array_append_new(
-            cands, json_pack("{s:s, s:o, s:s, s:f, s:f, s:f, s:i}", "role", r->c[i].role, "knobs",
-                             knobs_json(&r->c[i].k), "flags", flags, "step_ms", r->c[i].median_ns / 1e6, "predicted_ms",
-                             r->c[i].predicted_ns / 1e6, "samples_per_s",
-                             r->c[i].per_sample_ns > 0 ? 1e9 / r->c[i].per_sample_ns : 0.0, "rounds", r->c[i].rounds));
+        json_array_append_new(cands,
+                              json_pack("{s:s, s:o, s:s, s:f, s:f, s:f, s:f, s:f, s:i, s:i}", "role", r->c[i].role,
+                                        "knobs", knobs_json(&r->c[i].k), "flags", flags, "step_ms",
+                                        r->c[i].median_ns / 1e6, "min_ms", r->c[i].min_ns / 1e6, "max_ms",
+                                        r->c[i].max_ns / 1e6, "predicted_ms", r->c[i].predicted_ns / 1e6,
+                                        "samples_per_s", r->c[i].per_sample_ns > 0 ? 1e9 / r->c[i].per_sample_ns : 0.0,
+                                        "rounds", r->c[i].rounds, "steps", r->c[i].steps));
     }
     for (int i = 0; i < r->nlines; i++)
         json_array_append_new(lines, json_string(r->lines[i]));
+    json_t *binds = json_array();
+    for (int i = 0; i < r->nbinds; i++)
+        json_array_append_new(binds, json_string(exec_bind_name((exec_bind)r->binds[i])));
     for (int i = 0; i < r->nlevels; i++)
         json_array_append_new(
             levels, json_pack("{s:i, s:f}", "threads", r->level_threads[i], "op_ms", r->level_op_ns[i] / 1e6));
@@ -156,17 +173,19 @@ static int print_json(const replay_tune_result *r, const replay_tune_target *t, 
     char cmd[700];
     snprintf(cmd, sizeof cmd, "%s %s", run_prefix, flags);
     json_t *root = json_pack(
-        "{s:i, s:s, s:i, s:{s:s, s:i, s:i, s:i}, s:{s:f, s:f, s:f, s:o, s:f, s:f, s:f, s:f, s:o}, s:o, s:o, s:i,"
-        " s:{s:s, s:s, s:o, s:f, s:f, s:f, s:f, s:f}, s:f, s:f, s:f, s:f}",
+        "{s:i, s:s, s:i, s:{s:s, s:i, s:i, s:i, s:o}, s:{s:f, s:f, s:f, s:o, s:f, s:f, s:f, s:f, s:f, s:o}, s:o, s:o,"
+        " s:i, s:f, s:{s:s, s:s, s:o, s:f, s:f, s:f, s:f, s:f}, s:f, s:f, s:f, s:f, s:{s:f, s:f, s:f, s:f}}",
         "schema", 1, "target", t->what, "batch", t->batch, "machine", "cpu", exec_cpu_model(), "cores", r->cores,
-        "physical_cores", r->physical, "sockets", r->sockets, "measured", "parallelism", r->parallelism, "op_ms",
-        r->op_ns / 1e6, "critical_ms", r->critical_ns / 1e6, "levels", levels, "conv_share", r->conv_share,
-        "peak_gflops", r->peak_gflops, "peak_gbs", r->peak_gbs, "ridge", r->ridge, "top", top, "proposals", lines,
-        "candidates", cands, "rounds", r->rounds, "recommendation", "flags", flags, "command", cmd, "knobs",
-        knobs_json(&r->c[r->best].k), "step_ms", r->c[r->best].median_ns / 1e6, "defaults_ms",
-        r->c[r->defaults].median_ns / 1e6, "vendors_ms", r->c[r->vendors].median_ns / 1e6, "speedup_defaults",
-        speedup(r, r->defaults), "speedup_vendors", speedup(r, r->vendors), "measure_s", r->measure_s, "wall_s",
-        r->wall_s, "budget_s", r->budget_s, "default_step_ms", r->default_step_ns / 1e6);
+        "physical_cores", r->physical, "sockets", r->sockets, "binds", binds, "measured", "parallelism", r->parallelism,
+        "op_ms", r->op_ns / 1e6, "critical_ms", r->critical_ns / 1e6, "levels", levels, "conv_share", r->conv_share,
+        "peak_gflops", r->peak_gflops, "peak_gbs", r->peak_gbs, "ridge", r->ridge, "preempt_per_s", r->preempt_per_s,
+        "top", top, "proposals", lines, "candidates", cands, "rounds", r->rounds, "sample_ms", REPLAY_TUNE_SAMPLE_MS,
+        "recommendation", "flags", flags, "command", cmd, "knobs", knobs_json(&r->c[r->best].k), "step_ms",
+        r->c[r->best].median_ns / 1e6, "defaults_ms", r->c[r->defaults].median_ns / 1e6, "vendors_ms",
+        r->c[r->vendors].median_ns / 1e6, "speedup_defaults", speedup(r, r->defaults), "speedup_vendors",
+        speedup(r, r->vendors), "measure_s", r->measure_s, "wall_s", r->wall_s, "budget_s", r->budget_s,
+        "default_step_ms", r->default_step_ns / 1e6, "phases", "profile_s", r->profile_s, "ceilings_s", r->ceilings_s,
+        "start_s", r->start_s, "measure_s", r->measure_s);
     if (!root)
         return -1;
     int rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

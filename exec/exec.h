@@ -241,6 +241,8 @@ typedef struct exec_settings {
      * until the run returns: its records are handed over before); NULL:
      * the process's.  The run, step and tensor hooks stay the process's. */
     const struct exec_hooks *hooks;
+    int bind; /* an exec_bind: how the run's threads are pinned to CPUs
+                 (EXEC_BIND_DEFAULT: the process's) */
 } exec_settings;
 
 /* Copies s into g (NULL: back to the process defaults). */
@@ -274,6 +276,37 @@ int exec_threads_get(void);
 int exec_cores(void);
 const char *exec_blas_config(void);
 const char *exec_cpu_model(void);
+
+/* ---- thread binding (threads.c) ------------------------------------------ */
+/* Which CPUs a run's threads may use: the calling thread and its OpenMP team
+ * (which OpenBLAS's OpenMP build shares), or each inter-op worker and its
+ * team. The places are the CPUs the process was given at its start, ordered
+ * by socket, core and CPU (SMT siblings side by side); thread s of a run's n
+ * (worker-major: worker w's team holds w * n/M ...) gets one place:
+ *   NONE    every place (the threads migrate as the kernel schedules them);
+ *   CLOSE   place s (mod places): neighbours share a core's SMT siblings, a socket;
+ *   SPREAD  place floor(s * places / n): as far apart as the places allow.
+ * Applied by pthread_setaffinity_np at a run's start when the thread's team
+ * is not bound so already (a thread-local check: nothing to pay between runs
+ * of one binding); the threads stay bound after the run. libgomp reads
+ * OMP_PROC_BIND and OMP_PLACES once, at its start, so binding per run is
+ * fathom's own. DEFAULT, in exec_settings, means the process's. */
+typedef enum exec_bind { EXEC_BIND_DEFAULT, EXEC_BIND_NONE, EXEC_BIND_CLOSE, EXEC_BIND_SPREAD } exec_bind;
+/* The process default (EXEC_BIND_DEFAULT: NONE). */
+void exec_bind_set(exec_bind b);
+exec_bind exec_bind_get(void);
+/* "none", "close", "spread" ("default"); and back (-1 for anything else). */
+const char *exec_bind_name(exec_bind b);
+int exec_bind_from_name(const char *name);
+/* NULL when b takes effect here, else why not (one phrase): OpenBLAS not
+ * the OpenMP build (its own threads), the OpenMP runtime binding already
+ * (OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY), one CPU, or SPREAD
+ * placing every thread count as CLOSE does. NONE always takes effect. */
+const char *exec_bind_unavailable(exec_bind b);
+/* The places (CPUs) binding uses, in order; how many (at most max). */
+int exec_bind_places(int *cpus, int max);
+/* The CPU of thread `slot` of n under b; -1 for NONE (every place). */
+int exec_bind_cpu(exec_bind b, int slot, int n);
 
 /* ---- convolution algorithm (ops/conv.c) --------------------------------- */
 /* How Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter run: im2col +

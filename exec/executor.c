@@ -379,6 +379,8 @@ typedef struct sched {
     uint64_t *node_ns;
     int intra;
     exec_conv_algo conv_algo;
+    exec_bind bind;
+    int workers; /* inter-op workers: worker w binds slots [w * intra, (w + 1) * intra) */
     const exec_hooks *hooks;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -434,6 +436,7 @@ static void run_worker(sched *s, int index)
     pthread_mutex_lock(&s->mu);
     exec_kctx k = { .g = s->g, .nthreads = s->intra, .worker = index, .conv_algo = s->conv_algo, .hooks = s->hooks };
     omp_set_num_threads(s->intra);
+    exec_bind_team(s->bind, index * s->intra, s->intra, s->workers * s->intra);
     for (;;) {
         while (s->nheap == 0 && s->remaining && !s->status)
             pthread_cond_wait(&s->cv, &s->mu);
@@ -558,6 +561,7 @@ static exec_status run_parallel(exec_graph *g, exec_phase max_phase, uint32_t lo
                 .hi = hi,
                 .node_ns = node_ns,
                 .conv_algo = (exec_conv_algo)set->conv_algo,
+                .bind = (exec_bind)set->bind,
                 .hooks = set->hooks };
     s.intra = set->threads / inter;
     if (s.intra < 1)
@@ -583,6 +587,7 @@ static exec_status run_parallel(exec_graph *g, exec_phase max_phase, uint32_t lo
         st = exec_fail(EXEC_ERR_NOMEM, "executor: cannot start a worker thread");
         goto end;
     }
+    s.workers = p->n;
     pthread_mutex_init(&s.mu, NULL);
     pthread_cond_init(&s.cv, NULL);
     pthread_mutex_lock(&p->mu);
@@ -627,6 +632,10 @@ static exec_settings settings_of_run(const exec_graph *g, const exec_run_opts *o
         r.conv_algo = o->conv_algo;
     if (o && o->hooks)
         r.hooks = o->hooks;
+    if (o && o->bind != EXEC_BIND_DEFAULT)
+        r.bind = o->bind;
+    if (r.bind == EXEC_BIND_DEFAULT)
+        r.bind = exec_bind_get();
     if (!r.hooks)
         r.hooks = g_hooks_ptr;
     if (r.threads <= 0)
@@ -672,6 +681,7 @@ static exec_status graph_run(exec_graph *g, const exec_run_opts *opts)
             (g->settings.threads > 0 || (opts && opts->settings && opts->settings->threads > 0)) && was != set.threads;
         if (own)
             omp_set_num_threads(set.threads);
+        exec_bind_team((exec_bind)set.bind, 0, set.threads, set.threads);
         exec_kctx k = {
             .g = g, .nthreads = set.threads, .conv_algo = (exec_conv_algo)set.conv_algo, .hooks = set.hooks
         };

@@ -58,6 +58,12 @@ struct exec_graph {
 /* Stops and joins the graph's inter-op workers (executor.c). */
 void exec_pool_destroy(exec_graph *g);
 
+/* Binds the calling thread and its OpenMP team of n threads to slots
+ * [base, base + n) of a run's `total` threads under b (DEFAULT: the
+ * process's; NONE: back to the process's CPUs); nothing when this thread's
+ * team is bound so already, or when b cannot take effect (threads.c). */
+void exec_bind_team(exec_bind b, int base, int n, int total);
+
 /* The context a kernel runs in: its graph, its threads, its scratch. */
 struct exec_kctx {
     exec_graph *g;

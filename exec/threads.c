@@ -1,10 +1,17 @@
 /* threads.c -- one intra-op pool: OpenMP, which the OpenMP build of OpenBLAS
- * shares, so BLAS calls and the engine's kernels never run two pools. */
+ * shares, so BLAS calls and the engine's kernels never run two pools; and
+ * the binding of a run's threads to CPUs (exec.h: exec_bind). */
+#define _GNU_SOURCE /* pthread_setaffinity_np, sched_getaffinity */
 #include "internal.h"
 
 #include <cblas.h>
 #include <omp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
 #include <unistd.h>
 
 static int g_intra;
@@ -65,4 +72,151 @@ const char *exec_cpu_model(void)
         }
     }
     return buf;
+}
+
+/* ---- thread binding -------------------------------------------------------- */
+static struct {
+    pthread_once_t once;
+    cpu_set_t initial; /* the process's CPUs at the first binding question */
+    int n;             /* places: the CPUs of `initial`, by socket, core, CPU */
+    int cpu[CPU_SETSIZE];
+    const char *why_not; /* NULL: binding takes effect here */
+} B = { .once = PTHREAD_ONCE_INIT };
+static _Atomic int g_bind;  /* the process default (an exec_bind) */
+static _Atomic int g_bound; /* some thread was bound: NONE must unbind */
+/* How this thread's team was bound last (b 0: never by fathom). */
+static _Thread_local struct {
+    int b, base, n, total;
+} tl_bind;
+
+static int sys_int(int cpu, const char *what)
+{
+    char path[128];
+    int v = -1;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/%s", cpu, what);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fscanf(f, "%d", &v) != 1)
+            v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
+static void places_init(void)
+{
+    static int pkg[CPU_SETSIZE], core[CPU_SETSIZE];
+    const char *env[] = { "OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY" };
+    for (size_t i = 0; i < sizeof env / sizeof env[0] && !B.why_not; i++) {
+        const char *v = getenv(env[i]);
+        if (v && *v && !(i == 0 && strcasecmp(v, "false") == 0))
+            B.why_not = i == 0   ? "OMP_PROC_BIND is set: the OpenMP runtime binds the threads"
+                        : i == 1 ? "OMP_PLACES is set: the OpenMP runtime binds the threads"
+                                 : "GOMP_CPU_AFFINITY is set: the OpenMP runtime binds the threads";
+    }
+    if (!B.why_not && openblas_get_parallel() != 2)
+        B.why_not = "OpenBLAS is not its OpenMP build: its own threads cannot be bound per run";
+    if (sched_getaffinity(0, sizeof B.initial, &B.initial) != 0) {
+        if (!B.why_not)
+            B.why_not = "the process's CPUs cannot be read (sched_getaffinity)";
+        return;
+    }
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &B.initial)) {
+            int i = B.n++;
+            pkg[c] = sys_int(c, "physical_package_id"), core[c] = sys_int(c, "core_id");
+            /* insertion by (socket, core, CPU): SMT siblings side by side */
+            while (i > 0) {
+                int d = B.cpu[i - 1];
+                if (pkg[d] < pkg[c] || (pkg[d] == pkg[c] && core[d] <= core[c]))
+                    break;
+                B.cpu[i] = d, i--;
+            }
+            B.cpu[i] = c;
+        }
+    if (B.n < 2 && !B.why_not)
+        B.why_not = "one CPU to run on: nothing to bind";
+}
+
+void exec_bind_set(exec_bind b) { atomic_store_explicit(&g_bind, (int)b, memory_order_relaxed); }
+
+exec_bind exec_bind_get(void)
+{
+    int b = atomic_load_explicit(&g_bind, memory_order_relaxed);
+    return b == EXEC_BIND_DEFAULT ? EXEC_BIND_NONE : (exec_bind)b;
+}
+
+static const char *const bind_names[] = { "default", "none", "close", "spread" };
+
+const char *exec_bind_name(exec_bind b)
+{
+    return (unsigned)b < sizeof bind_names / sizeof bind_names[0] ? bind_names[b] : "?";
+}
+
+int exec_bind_from_name(const char *name)
+{
+    for (int b = EXEC_BIND_NONE; b <= EXEC_BIND_SPREAD; b++)
+        if (name && strcmp(name, bind_names[b]) == 0)
+            return b;
+    return -1;
+}
+
+const char *exec_bind_unavailable(exec_bind b)
+{
+    if (b == EXEC_BIND_DEFAULT || b == EXEC_BIND_NONE)
+        return NULL;
+    pthread_once(&B.once, places_init);
+    return B.why_not;
+}
+
+int exec_bind_places(int *cpus, int max)
+{
+    pthread_once(&B.once, places_init);
+    int n = B.n < max ? B.n : max;
+    for (int i = 0; i < n; i++)
+        cpus[i] = B.cpu[i];
+    return n;
+}
+
+int exec_bind_cpu(exec_bind b, int slot, int n)
+{
+    pthread_once(&B.once, places_init);
+    if (B.n < 1 || n < 1 || (b != EXEC_BIND_CLOSE && b != EXEC_BIND_SPREAD))
+        return -1;
+    slot %= n;
+    return b == EXEC_BIND_CLOSE ? B.cpu[slot % B.n] : B.cpu[(int)((int64_t)slot * B.n / n)];
+}
+
+/* The calling thread to its place (NONE: every place); a refusal (a CPU
+ * taken away since) leaves it where it was. */
+static void bind_self(exec_bind b, int slot, int total)
+{
+    int cpu = exec_bind_cpu(b, slot, total);
+    cpu_set_t set = B.initial;
+    if (cpu >= 0) {
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+    }
+    (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+void exec_bind_team(exec_bind b, int base, int n, int total)
+{
+    if (b == EXEC_BIND_DEFAULT)
+        b = exec_bind_get();
+    if (b == EXEC_BIND_NONE && !atomic_load_explicit(&g_bound, memory_order_relaxed))
+        return; /* nothing was ever bound: every thread has every place */
+    if (tl_bind.b == (int)b && tl_bind.base == base && tl_bind.n == n && tl_bind.total == total)
+        return;
+    if (exec_bind_unavailable(b))
+        return;
+    if (b != EXEC_BIND_NONE)
+        atomic_store_explicit(&g_bound, 1, memory_order_relaxed);
+    if (n <= 1) {
+        bind_self(b, base, total);
+    } else {
+#pragma omp parallel num_threads(n)
+        bind_self(b, base + omp_get_thread_num(), total);
+    }
+    tl_bind.b = (int)b, tl_bind.base = base, tl_bind.n = n, tl_bind.total = total;
 }

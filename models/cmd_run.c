@@ -9,15 +9,17 @@
 #include <unistd.h>
 
 static const char usage_text[] = "usage: fathom run MODEL [--mode train|infer] [--preset tiny|small|full] [--steps N]\n"
-                                 "                  [--batch B] [--threads N] [--inter M] [--conv-algo A] [--seed S]\n"
-                                 "                  [--depth D] [--data PATH] [--format text|json]\n\n"
+                                 "                  [--batch B] [--threads N] [--inter M] [--conv-algo A]\n"
+                                 "                  [--bind none|close|spread] [--seed S] [--depth D]\n"
+                                 "                  [--data PATH] [--format text|json]\n\n"
                                  "Runs a workload (see `fathom list`) on its built-in data for N steps and prints\n"
                                  "the mean step time (the first step skipped). With --format json: one JSON\n"
                                  "object describing the run, one per step {step, loss, ms}, then a summary.\n"
                                  "Defaults: train, tiny, 20 steps (12 at small and full), the preset's batch,\n"
                                  "all cores, 1 inter-op worker, convolution algorithm auto (or FATHOM_CONV_ALGO),\n"
+                                 "threads not bound to CPUs (--bind close|spread pins each engine thread to one),\n"
                                  "seed 1, residual depth 50. `fathom tune` recommends --threads, --inter,\n"
-                                 "--conv-algo and --batch for this machine. See fathom-run(1).\n\n"
+                                 "--conv-algo, --bind and --batch for this machine. See fathom-run(1).\n\n"
                                  "--data PATH reads a real-format file instead of the generator:\n";
 
 /* "--opt value" or "--opt=value": returns the value or NULL (after an error) */
@@ -97,6 +99,16 @@ int cmd_run(int argc, char **argv)
             if (x < 0)
                 return cli_usage_error("run", "unknown convolution algorithm '%s' (use auto, im2col or direct)", val);
             cfg.settings.conv_algo = x;
+        } else if (OPT("--bind")) {
+            if (!val)
+                return 2;
+            int x = exec_bind_from_name(val);
+            if (x < 0)
+                return cli_usage_error("run", "unknown thread binding '%s' (use none, close or spread)", val);
+            const char *why = exec_bind_unavailable((exec_bind)x);
+            if (why)
+                return cli_usage_error("run", "--bind %s cannot take effect here: %s", val, why);
+            cfg.settings.bind = x;
         } else if (OPT("--seed")) {
             if (!val)
                 return 2;

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 static double now_s(void)
@@ -179,7 +180,8 @@ static exec_status critical_path(double *total, double *cp)
 /* ---- candidates ------------------------------------------------------------ */
 static int same_knobs(const replay_tune_knobs *a, const replay_tune_knobs *b)
 {
-    return a->threads == b->threads && a->inter == b->inter && a->conv_algo == b->conv_algo && a->batch == b->batch;
+    return a->threads == b->threads && a->inter == b->inter && a->conv_algo == b->conv_algo && a->bind == b->bind &&
+           a->batch == b->batch;
 }
 
 /* Adds k (or gives the role to the same point already there); its index or -1 when full. */
@@ -201,8 +203,9 @@ static int add_cand(replay_tune_result *r, const replay_tune_knobs *k, const cha
 
 void replay_tune_flags(const replay_tune_knobs *k, int with_batch, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "--threads %d --inter %d --conv-algo %s", k->threads, k->inter,
-                     exec_conv_algo_name(k->conv_algo));
+    int n = snprintf(buf, len, "--threads %d --inter %d --conv-algo %s --bind %s", k->threads, k->inter,
+                     exec_conv_algo_name(k->conv_algo),
+                     exec_bind_name(k->bind == EXEC_BIND_DEFAULT ? EXEC_BIND_NONE : k->bind));
     if (with_batch && n > 0 && (size_t)n < len)
         snprintf(buf + n, len - (size_t)n, " --batch %d", k->batch);
 }
@@ -224,37 +227,45 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Racing: after a few rounds, a candidate whose fastest step was slower
- * than every step of the leader (the lowest median so far) is out; its
- * rounds so far give its median. Returns the candidates still in. */
-static int race(const double *samples, int stride, const replay_tune_cand *c, int n, int *active)
+/* Median, fastest and slowest of candidate c's samples, per sample of its batch. */
+static void stats(const double *v, const replay_tune_cand *c, double *med, double *mn, double *mx)
+{
+    double w[64];
+    int k = c->rounds;
+    memcpy(w, v, (size_t)k * sizeof *w);
+    qsort(w, (size_t)k, sizeof w[0], cmp_double);
+    double b = c->k.batch > 0 ? c->k.batch : 1;
+    *med = (k % 2 ? w[k / 2] : (w[k / 2 - 1] + w[k / 2]) / 2) / b;
+    *mn = w[0] / b, *mx = w[k - 1] / b;
+}
+
+/* Racing, after each round: a candidate whose fastest sample is slower than
+ * the leader's (the lowest median's) slowest is out; its samples so far give
+ * its median. Returns the candidates still in; *tie is set when every one of
+ * them is within REPLAY_TUNE_TIE of the leader's median. */
+static int race(const double *samples, int stride, const replay_tune_cand *c, int n, int *active, int *tie)
 {
     int lead = -1;
     double lead_max = 0, lead_med = 0;
     for (int i = 0; i < n; i++) {
-        if (!active[i])
+        double med, mn, mx;
+        if (!active[i] || !c[i].rounds)
             continue;
-        double v[64], mx = 0;
-        int k = c[i].rounds;
-        for (int j = 0; j < k; j++)
-            v[j] = samples[(size_t)i * stride + j], mx = fmax(mx, v[j]);
-        qsort(v, (size_t)k, sizeof v[0], cmp_double);
-        double med = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
-        med /= c[i].k.batch > 0 ? c[i].k.batch : 1;
-        mx /= c[i].k.batch > 0 ? c[i].k.batch : 1;
+        stats(samples + (size_t)i * stride, &c[i], &med, &mn, &mx);
         if (lead < 0 || med < lead_med)
             lead = i, lead_med = med, lead_max = mx;
     }
     int in = 0;
+    *tie = 1;
     for (int i = 0; i < n; i++) {
-        if (!active[i])
+        double med, mn, mx;
+        if (!active[i] || !c[i].rounds)
             continue;
-        double mn = INFINITY;
-        for (int j = 0; j < c[i].rounds; j++)
-            mn = fmin(mn, samples[(size_t)i * stride + j]);
-        mn /= c[i].k.batch > 0 ? c[i].k.batch : 1;
+        stats(samples + (size_t)i * stride, &c[i], &med, &mn, &mx);
         if (i != lead && mn > lead_max)
             active[i] = 0;
+        else if (med > lead_med * (1 + REPLAY_TUNE_TIE))
+            *tie = 0;
         in += active[i];
     }
     return in;
@@ -284,11 +295,18 @@ static void progress(const replay_tune_opts *o, const char *fmt, ...)
     va_end(ap);
 }
 
-/* One measured level: op time per type in P after `steps` profiled steps
- * (one warm-up step first); *step_ns the mean wall time of the profiled
- * steps. */
-static exec_status profile_level(const replay_tune_target *t, const replay_tune_knobs *k, int steps, int flow,
-                                 double budget_s, int *done, double *total, double *cp, double *step_ns, void **keep)
+static long preemptions(void)
+{
+    struct rusage u;
+    return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_nivcsw : 0;
+}
+
+/* One measured level: op time per type in P after one warm-up and one
+ * profiled step; *step_ns that step's wall time, *preempt the involuntary
+ * context switches during it. The warmed-up instance goes on as a candidate
+ * (*keep). */
+static exec_status profile_level(const replay_tune_target *t, const replay_tune_knobs *k, int flow, double *total,
+                                 double *cp, double *step_ns, long *preempt, void **keep)
 {
     void *inst = NULL;
     exec_status s = t->open(t->ctx, k, &inst);
@@ -296,31 +314,69 @@ static exec_status profile_level(const replay_tune_target *t, const replay_tune_
         return s;
     uint64_t ns = 0;
     s = t->step(inst, &ns); /* warm-up */
-    if (steps > 1 && (double)ns * 1e-9 * (steps + 1) > budget_s * 0.15)
-        steps = 1; /* long steps: one profiled step keeps the budget */
-    *done = steps;
     prof_reset(flow);
     exec_hooks h = { .ops = prof_ops };
     const exec_hooks *cur = exec_hooks_cur(); /* a tracer's, given back afterwards */
     exec_hooks saved = cur ? *cur : (exec_hooks){ 0 };
-    double wall = 0;
-    for (int i = 0; i < steps && !s; i++) {
-        tracer_flow_clear(&P.recs);
+    if (!s) {
+        long p0 = preemptions();
         exec_hooks_set(&h);
         s = t->step(inst, &ns);
         exec_hooks_set(cur ? &saved : NULL);
-        wall += (double)ns;
+        *preempt = preemptions() - p0;
         if (!s && P.nomem)
             s = exec_fail(EXEC_ERR_NOMEM, "out of memory for the op records");
         if (!s && flow)
             s = critical_path(total, cp);
     }
-    if (keep && !s)
-        *keep = inst; /* warmed up: the measured runs go on with it */
-    else
+    *step_ns = (double)ns;
+    if (s)
         t->close(inst);
-    *step_ns = wall / steps;
+    else
+        *keep = inst;
     return s;
+}
+
+/* One measured sample of instance inst: `reps` steps; *ns per step (of the
+ * recorded steps one step() runs). */
+static exec_status sample(const replay_tune_target *t, void *inst, int reps, double *ns)
+{
+    exec_status s = EXEC_OK;
+    double sum = 0;
+    for (int i = 0; i < reps && !s; i++) {
+        uint64_t v = 0;
+        s = t->step(inst, &v);
+        sum += (double)v;
+    }
+    *ns = sum / reps / (t->steps_per_run > 0 ? t->steps_per_run : 1);
+    return s;
+}
+
+/* Steps (of step() calls running spr recorded steps each) for a sample of
+ * sample_ns when a recorded step takes step_ns: 1 to 1000. */
+static double steps_for(double sample_ns, double step_ns, int spr)
+{
+    double n = step_ns > 0 ? ceil(sample_ns / (step_ns * spr)) : 1;
+    return n < 1 ? 1 : n > 1000 ? 1000 : n;
+}
+
+/* The bindings that take effect here and place some thread count of 1 to
+ * `cores` differently from each other: NONE always, CLOSE, SPREAD. */
+static int offered_binds(int cores, char *out, const char **why)
+{
+    int n = 0;
+    out[n++] = EXEC_BIND_NONE;
+    *why = exec_bind_unavailable(EXEC_BIND_CLOSE);
+    if (*why)
+        return n;
+    out[n++] = EXEC_BIND_CLOSE;
+    int differs = 0;
+    for (int t = 1; t <= cores && !differs; t++)
+        for (int i = 0; i < t && !differs; i++)
+            differs = exec_bind_cpu(EXEC_BIND_CLOSE, i, t) != exec_bind_cpu(EXEC_BIND_SPREAD, i, t);
+    if (differs)
+        out[n++] = EXEC_BIND_SPREAD;
+    return n;
 }
 
 exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, replay_tune_result *r)
@@ -331,47 +387,58 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
         return exec_fail(EXEC_ERR_ARG, "the budget must be positive");
     exec_status s = EXEC_OK;
     double *samples = NULL;
-    void **inst = NULL, *def_inst = NULL; /* the defaults' profiled instance, kept */
+    void **inst = NULL;
+    int *active = NULL;
+    double *reps = NULL; /* each candidate's steps a sample (its step time before) */
+    enum { KEPT_MAX = REPLAY_TUNE_MAX_LEVELS };
+    void *kept[KEPT_MAX] = { 0 }; /* the profiled instances, warm */
+    replay_tune_knobs kept_k[KEPT_MAX];
+    double kept_ns[KEPT_MAX];
+    int nkept = 0;
     r->cores = exec_cores();
     r->budget_s = o->sweep ? 0 : budget;
     topology(r->cores, &r->physical, &r->sockets);
+    const char *bind_why = NULL;
+    r->nbinds = offered_binds(r->cores, r->binds, &bind_why);
     const int B0 = t->batch > 0 ? t->batch : 1;
     const int nb = o->nbatches > 0 && !t->batch_fixed ? o->nbatches : 1;
+    const int spr = t->steps_per_run > 0 ? t->steps_per_run : 1;
     int batches[16];
     for (int i = 0; i < nb && i < 16; i++)
         batches[i] = o->nbatches > 0 && !t->batch_fixed ? o->batches[i] : B0;
 
     /* 1. measurements */
-    progress(o, "measuring the machine's ceilings");
-    if ((s = ceilings(&r->peak_gflops, &r->peak_gbs)))
-        goto end;
-    r->ridge = r->peak_gbs > 0 ? r->peak_gflops / r->peak_gbs : 0;
     int levels[REPLAY_TUNE_MAX_LEVELS], nl = 0;
     for (int v = 1; v < r->cores && nl < REPLAY_TUNE_MAX_LEVELS - 1; v *= 2)
         levels[nl++] = v;
     levels[nl++] = r->cores;
     /* one thread first (it gives the data flow, and one thread never waits
-     * for a descheduled team member), then all cores (the defaults, whose
-     * instance goes on into the measured runs), then the levels between */
+     * for a descheduled team member), then all cores (the defaults), then
+     * the levels between */
     double type_ns[REPLAY_TUNE_MAX_LEVELS][EXEC_OP_COUNT];
-    double total = 0, cp = 0, step_ns = 0, def_step_ns = 0, min_step_ns = 0, one_step_ns = 0;
+    double total = 0, cp = 0, step_ns = 0, def_step_ns = 0, min_step_ns = 0, one_step_ns = 0, prof_wall = 0;
+    long preempt = 0;
     int got[REPLAY_TUNE_MAX_LEVELS] = { 0 };
     for (int pass = 0; pass < nl; pass++) {
         int li = pass == 0 ? 0 : pass == 1 ? nl - 1 : pass - 1;
-        if (pass > 1 && (o->sweep || now_s() - t0 > 0.35 * budget))
+        if (pass > 1 && (o->sweep || now_s() - t0 > 0.2 * budget))
             break; /* the sweep measures every point anyway; the tuner keeps its budget */
-        replay_tune_knobs k = { .threads = levels[li], .inter = 1, .conv_algo = EXEC_CONV_AUTO, .batch = B0 };
+        replay_tune_knobs k = {
+            .threads = levels[li], .inter = 1, .conv_algo = EXEC_CONV_AUTO, .bind = EXEC_BIND_NONE, .batch = B0
+        };
         progress(o, "profiling at %d intra-op thread%s", k.threads, k.threads == 1 ? "" : "s");
         double tot = 0, c = 0;
-        int done = 1, spr = t->steps_per_run > 0 ? t->steps_per_run : 1;
-        if ((s = profile_level(t, &k, pass == 0 ? 2 : 1, pass == 0, o->sweep ? 1e9 : budget, &done, &tot, &c, &step_ns,
-                               li == nl - 1 ? &def_inst : NULL)))
+        long pre = 0;
+        if ((s = profile_level(t, &k, pass == 0, &tot, &c, &step_ns, &pre, &kept[nkept])))
             goto end;
+        kept_ns[nkept] = step_ns;
+        kept_k[nkept++] = k;
+        preempt += pre, prof_wall += step_ns;
         if (li == nl - 1)
             def_step_ns = r->default_step_ns = step_ns;
         if (min_step_ns == 0 || step_ns < min_step_ns)
             min_step_ns = step_ns;
-        double per = 1.0 / ((double)done * spr); /* per recorded step */
+        double per = 1.0 / spr; /* per recorded step */
         if (pass == 0) {
             total = tot * per, cp = c * per, one_step_ns = step_ns;
             double all = 0, conv = P.class_ns[EXEC_CLASS_convolution];
@@ -391,13 +458,14 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
                 snprintf(r->top[r->ntop].op, sizeof r->top[0].op, "%s", exec_op_name((exec_op)b));
                 r->top[r->ntop].share = all > 0 ? P.type_ns[b] / all : 0;
                 r->top[r->ntop].intensity = P.type_bytes[b] > 0 ? P.type_flops[b] / P.type_bytes[b] : 0;
-                r->top[r->ntop].memory_bound = r->top[r->ntop].intensity < r->ridge;
             }
         }
         for (int op = 0; op < EXEC_OP_COUNT; op++)
             type_ns[li][op] = P.type_ns[op] * per;
         got[li] = 1;
     }
+    r->profile_s = now_s() - t0;
+    r->preempt_per_s = prof_wall > 0 ? (double)preempt / (prof_wall * 1e-9) : 0;
     for (int li = 0; li < nl; li++)
         if (got[li]) {
             double sum = 0;
@@ -417,6 +485,22 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
         r->top[i].speedup =
             got[0] && got[nl - 1] && op >= 0 && type_ns[nl - 1][op] > 0 ? type_ns[0][op] / type_ns[nl - 1][op] : 0;
     }
+    /* the ridge: an op type below 1 FLOP/byte is memory-bound and one above
+     * 64 compute-bound on any CPU (their ridges lie between); only one in
+     * between, of 10% of op time or more, needs this machine's */
+    int doubt = 0;
+    for (int i = 0; i < r->ntop; i++)
+        doubt |= r->top[i].share >= 0.1 && r->top[i].intensity >= 1 && r->top[i].intensity <= 64;
+    if (doubt && !o->sweep) {
+        double c0 = now_s();
+        progress(o, "measuring the machine's ceilings");
+        if ((s = ceilings(&r->peak_gflops, &r->peak_gbs)))
+            goto end;
+        r->ridge = r->peak_gbs > 0 ? r->peak_gflops / r->peak_gbs : 0;
+        r->ceilings_s = now_s() - c0;
+    }
+    for (int i = 0; i < r->ntop; i++)
+        r->top[i].memory_bound = r->ridge > 0 ? r->top[i].intensity < r->ridge : r->top[i].intensity < 1;
 
     /* 2. proposals */
     int best_level = 0;
@@ -433,11 +517,18 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     else
         line(r, "intra-op threads %d: %s", tbest,
              r->cores == 1 ? "one core" : "the budget left no time to measure fewer threads");
-    for (int i = 0; i < r->ntop && i < 2; i++)
-        line(r, "%s, %.0f%% of op time: %.2f FLOP/byte, %s-bound (ridge %.1f: sgemm %.1f GFLOP/s, triad %.1f GB/s)%s",
-             r->top[i].op, 100 * r->top[i].share, r->top[i].intensity, r->top[i].memory_bound ? "memory" : "compute",
-             r->ridge, r->peak_gflops, r->peak_gbs,
+    for (int i = 0; i < r->ntop && i < 2; i++) {
+        char ridge[160];
+        if (r->ridge > 0)
+            snprintf(ridge, sizeof ridge, "ridge %.1f: sgemm %.1f GFLOP/s, triad %.1f GB/s", r->ridge, r->peak_gflops,
+                     r->peak_gbs);
+        else
+            snprintf(ridge, sizeof ridge, "%s 1 FLOP/byte, every CPU's ridge; ceilings not measured",
+                     r->top[i].memory_bound ? "below" : "far above");
+        line(r, "%s, %.0f%% of op time: %.2f FLOP/byte, %s-bound (%s)%s", r->top[i].op, 100 * r->top[i].share,
+             r->top[i].intensity, r->top[i].memory_bound ? "memory" : "compute", ridge,
              r->top[i].memory_bound ? ": more threads than the bandwidth needs do not help it" : "");
+    }
     int mmax = (int)ceil(r->parallelism - 0.2); /* 1.2 and above: a second worker has work */
     if (mmax > r->cores)
         mmax = r->cores;
@@ -453,31 +544,46 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
              r->cores < 2 ? " on one core" : " (below 1.2): the critical path is nearly all of the op time");
         mmax = 1;
     }
-    int convs = r->conv_share >= 0.05;
-    if (convs)
-        line(r, "convolution algorithm: convolutions are %.0f%% of op time: auto, im2col and direct are measured",
+    int nalgo = o->sweep && r->conv_share > 0 ? 3 : 1;
+    if (r->conv_share >= 0.05)
+        line(r,
+             "convolution algorithm auto: convolutions are %.0f%% of op time; auto timed the algorithms that apply "
+             "to each shape in its first step and keeps the fastest, which forcing one can only match",
              100 * r->conv_share);
     else
         line(r, "convolution algorithm auto: convolutions are %.1f%% of op time, not worth a measurement",
              100 * r->conv_share);
     if (nb > 1)
         line(r, "batch: %d sizes measured as throughput (time per sample)", nb);
-    line(r,
-         "thread binding and waiting left to the OpenMP runtime: OMP_PROC_BIND, OMP_PLACES and OMP_WAIT_POLICY "
-         "act when it starts, not per run (%d socket%s, %d physical cores of %d)",
-         r->sockets, r->sockets == 1 ? "" : "s", r->physical, r->cores);
+    /* binding: the one that suits the machine's layout, measured against
+     * none; the preemptions say whether other work competes for the cores */
+    exec_bind bstar = EXEC_BIND_NONE;
+    if (r->nbinds < 2)
+        line(r, "thread binding none: %s", bind_why ? bind_why : "no binding takes effect here");
+    else {
+        int spread = r->nbinds > 2, smt = r->cores > r->physical;
+        int membound = r->sockets > 1 && r->ntop > 0 && r->top[0].memory_bound;
+        bstar = spread && (membound || (smt && tbest <= r->physical)) ? EXEC_BIND_SPREAD : EXEC_BIND_CLOSE;
+        line(r, "thread binding %s vs none: %d CPUs, %d cores, %d socket%s (sysfs)%s; %.0f preemptions/s profiling: %s",
+             exec_bind_name(bstar), r->cores, r->physical, r->sockets, r->sockets == 1 ? "" : "s",
+             bstar == EXEC_BIND_SPREAD ? (membound ? ", memory-bound ops: spread uses every socket's memory"
+                                                   : ", SMT siblings: spread gives each thread a core")
+             : spread                  ? ", close keeps the threads on neighbouring cores"
+                                       : ", no SMT siblings, one socket (spread = close)",
+             r->preempt_per_s,
+             r->preempt_per_s > 50 ? "the cores run other work, a pinned thread cannot leave a busy one"
+                                   : "the cores are free, a pinned thread keeps its caches");
+    }
 
     /* candidates: defaults and vendors first */
-    const int spr = t->steps_per_run > 0 ? t->steps_per_run : 1;
     double rest = one_step_ns / spr > r->op_ns ? one_step_ns / spr - r->op_ns : 0; /* time outside the ops */
-    replay_tune_knobs def = { r->cores, 1, EXEC_CONV_AUTO, B0 };
-    replay_tune_knobs ven = { r->physical, r->sockets, EXEC_CONV_AUTO, B0 };
+    replay_tune_knobs def = { r->cores, 1, EXEC_CONV_AUTO, EXEC_BIND_NONE, B0 };
+    replay_tune_knobs ven = { r->physical, r->sockets, EXEC_CONV_AUTO, EXEC_BIND_NONE, B0 };
     add_cand(r, &def, "defaults", 0);
     add_cand(r, &ven, "vendors", 0);
     r->defaults = 0;
     r->vendors = same_knobs(&def, &ven) ? 0 : 1;
     const exec_conv_algo algos[] = { EXEC_CONV_AUTO, EXEC_CONV_IM2COL, EXEC_CONV_DIRECT };
-    int nalgo = convs || (o->sweep && r->conv_share > 0) ? 3 : 1;
     if (o->sweep) {
         int tmax = r->cores;
         for (int T = 1; T <= tmax; T++) {
@@ -485,11 +591,12 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
                 continue; /* many cores: powers of two and all */
             for (int M = 1; M <= 4 && M <= T; M++)
                 for (int a = 0; a < nalgo; a++)
-                    for (int b = 0; b < nb; b++) {
-                        replay_tune_knobs k = { T, M, algos[a], batches[b] };
-                        if (add_cand(r, &k, "candidate", 0) < 0)
-                            goto candidates_done;
-                    }
+                    for (int bd = 0; bd < r->nbinds; bd++)
+                        for (int b = 0; b < nb; b++) {
+                            replay_tune_knobs k = { T, M, algos[a], (exec_bind)r->binds[bd], batches[b] };
+                            if (add_cand(r, &k, "candidate", 0) < 0)
+                                goto candidates_done;
+                        }
         }
     } else {
         /* (threads, inter) pairs ranked by the prediction: op time at the
@@ -517,22 +624,27 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
                 __typeof__(pairs[0]) x = pairs[j];
                 pairs[j] = pairs[j - 1], pairs[j - 1] = x;
             }
-        /* the best three, none predicted slower than 1.5x the best: a
+        /* the best three, none predicted slower than 1.25x the best: a
          * point far off its prediction costs the budget rounds that the
-         * close ones need */
-        for (int i = 0; i < np && i < 3 && pairs[i].pred <= 1.5 * pairs[0].pred; i++)
-            for (int a = 0; a < nalgo; a++)
-                for (int b = 0; b < nb; b++) {
-                    replay_tune_knobs k = { pairs[i].T, pairs[i].M, algos[a], batches[b] };
+         * close ones need; the best with the binding proposed */
+        for (int i = 0; i < np && i < 3 && pairs[i].pred <= 1.25 * pairs[0].pred; i++)
+            for (int b = 0; b < nb; b++) {
+                replay_tune_knobs k = { pairs[i].T, pairs[i].M, EXEC_CONV_AUTO, EXEC_BIND_NONE, batches[b] };
+                add_cand(r, &k, "candidate", pairs[i].pred * batches[b] / B0);
+                if (i == 0 && bstar != EXEC_BIND_NONE) {
+                    k.bind = bstar;
                     add_cand(r, &k, "candidate", pairs[i].pred * batches[b] / B0);
                 }
+            }
     }
-candidates_done:
+candidates_done:;
+    const double sample_ns = REPLAY_TUNE_SAMPLE_MS * 1e6;
     if (!o->sweep) {
-        /* each candidate costs a warm-up step and a step a round: keep as
+        /* each candidate costs a warm-up step and a sample a round: keep as
          * many (defaults and vendors first, then by prediction) as leave
          * time for two rounds */
-        double left = budget - (now_s() - t0) - 2.0 * def_step_ns * 1e-9, each = 3.0 * min_step_ns * 1e-9;
+        double left = budget - (now_s() - t0) - 2.0 * fmax(def_step_ns, sample_ns) * 1e-9,
+               each = (min_step_ns + 2.0 * fmax(min_step_ns, sample_ns)) * 1e-9;
         int fit = each > 0 ? (int)(left / each) : r->n;
         if (fit < 2)
             fit = 2;
@@ -546,21 +658,25 @@ candidates_done:
     }
 
     /* 3. alternating measured runs */
-    enum { MAX_ROUNDS = 64, TUNE_ROUNDS = 10 }; /* ten alternating steps give a steady median */
+    enum { MAX_ROUNDS = 64, TUNE_ROUNDS = 5 };
     samples = exec_calloc((size_t)r->n * MAX_ROUNDS, sizeof *samples);
     inst = exec_calloc((size_t)r->n, sizeof *inst);
-    if (!samples || !inst) {
+    active = exec_calloc((size_t)r->n, sizeof *active);
+    reps = exec_calloc((size_t)r->n, sizeof *reps);
+    if (!samples || !inst || !active || !reps) {
         s = exec_fail(EXEC_ERR_NOMEM, "out of memory");
         goto end;
     }
-    double m0 = now_s();
     int rounds_max = o->sweep ? (o->rounds > 0 ? o->rounds : 5) : TUNE_ROUNDS;
     if (rounds_max > MAX_ROUNDS)
         rounds_max = MAX_ROUNDS;
     /* every point stays open (its model built, warmed up) so that rounds
-     * alternate over all of them */
-    inst[r->defaults] = def_inst; /* already warm */
-    def_inst = NULL;
+     * alternate over all of them; the profiled ones are warm already */
+    double st0 = now_s();
+    for (int i = 0; i < r->n; i++)
+        for (int j = 0; j < nkept; j++)
+            if (kept[j] && same_knobs(&kept_k[j], &r->c[i].k))
+                inst[i] = kept[j], kept[j] = NULL, reps[i] = kept_ns[j];
     for (int i = 0; i < r->n && !s; i++) {
         if (inst[i])
             continue;
@@ -568,13 +684,14 @@ candidates_done:
         uint64_t ns = 0;
         if (!(s = t->open(t->ctx, &r->c[i].k, &inst[i])))
             s = t->step(inst[i], &ns); /* warm-up */
+        reps[i] = (double)ns;
     }
-    double per_round = 0;
-    int *active = exec_calloc((size_t)r->n, sizeof *active);
-    if (!active) {
-        s = exec_fail(EXEC_ERR_NOMEM, "out of memory");
-        goto end;
-    }
+    /* a sample: steps enough for REPLAY_TUNE_SAMPLE_MS, from the step time
+     * known so far (the profiled or warm-up step, then the last sample) */
+    for (int i = 0; i < r->n; i++)
+        reps[i] = steps_for(sample_ns, reps[i] / spr, spr);
+    r->start_s = now_s() - st0;
+    double m0 = now_s(), per_round = 0;
     for (int i = 0; i < r->n; i++)
         active[i] = 1;
     for (int round = 0; round < rounds_max && !s; round++) {
@@ -583,30 +700,33 @@ candidates_done:
             break;
         for (int j = 0; j < r->n && !s; j++) {
             int i = (j + round) % r->n;
-            uint64_t ns = 0;
             if (!active[i])
                 continue;
             progress(o, "round %d: candidate %d/%d", round + 1, j + 1, r->n);
-            s = t->step(inst[i], &ns);
-            samples[(size_t)i * MAX_ROUNDS + round] = (double)ns / (t->steps_per_run > 0 ? t->steps_per_run : 1);
+            double *v = &samples[(size_t)i * MAX_ROUNDS + round];
+            s = sample(t, inst[i], (int)reps[i], v);
             r->c[i].rounds++;
+            r->c[i].steps += (int)reps[i];
+            reps[i] = steps_for(sample_ns, *v, spr);
         }
         r->rounds++;
         per_round = now_s() - rt0;
-        if (!o->sweep && r->rounds >= 3 && race(samples, MAX_ROUNDS, r->c, r->n, active) <= 1)
+        int tie = 0;
+        if (!o->sweep && r->rounds >= 2 && race(samples, MAX_ROUNDS, r->c, r->n, active, &tie) <= 1)
+            break;
+        if (!o->sweep && r->rounds >= 3 && tie)
             break;
     }
-    exec_free(active);
     r->measure_s = now_s() - m0;
     if (s)
         goto end;
     r->best = 0;
     for (int i = 0; i < r->n; i++) {
-        double *v = samples + (size_t)i * MAX_ROUNDS;
-        qsort(v, (size_t)r->c[i].rounds, sizeof *v, cmp_double);
-        int n = r->c[i].rounds;
-        r->c[i].median_ns = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-        r->c[i].per_sample_ns = r->c[i].median_ns / (r->c[i].k.batch > 0 ? r->c[i].k.batch : 1);
+        double med, mn, mx;
+        stats(samples + (size_t)i * MAX_ROUNDS, &r->c[i], &med, &mn, &mx);
+        double b = r->c[i].k.batch > 0 ? r->c[i].k.batch : 1;
+        r->c[i].per_sample_ns = med;
+        r->c[i].median_ns = med * b, r->c[i].min_ns = mn * b, r->c[i].max_ns = mx * b;
         if (r->c[i].per_sample_ns < r->c[r->best].per_sample_ns)
             r->best = i;
     }
@@ -618,10 +738,13 @@ end:
         for (int i = 0; i < r->n; i++)
             if (inst[i])
                 t->close(inst[i]);
-    if (def_inst)
-        t->close(def_inst);
+    for (int j = 0; j < nkept; j++)
+        if (kept[j])
+            t->close(kept[j]);
     exec_free(inst);
     exec_free(samples);
+    exec_free(active);
+    exec_free(reps);
     prof_free();
     r->wall_s = now_s() - t0;
     return s;
@@ -640,7 +763,7 @@ static exec_status trace_open(void *ctx, const replay_tune_knobs *k, void **out)
     if (!i)
         return exec_fail(EXEC_ERR_NOMEM, "out of memory");
     i->p = ctx;
-    i->set = (exec_settings){ .threads = k->threads, .conv_algo = k->conv_algo };
+    i->set = (exec_settings){ .threads = k->threads, .conv_algo = k->conv_algo, .bind = k->bind };
     i->inter = k->inter;
     *out = i;
     return EXEC_OK;

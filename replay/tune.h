@@ -4,24 +4,28 @@
  * The tuner drives a target -- a model (the driver's cmd_tune.c) or a
  * program rebuilt from a trace (replay_tune_trace_target) -- through one
  * interface: open an instance with given knobs, run one step, close. It
- *   1. measures: a few profiled steps at each intra-op thread level (the
+ *   1. measures: one profiled step at each intra-op thread level (the
  *      engine's hooks time every op; one thread first, then all cores,
- *      then the levels between while the budget allows): op time per op
- *      type and level, the data flow's average parallelism (op time /
- *      critical path, at one thread), each
- *      dominant op type's arithmetic intensity against this machine's ridge
- *      (a short sgemm and triad);
+ *      then the levels between while the budget allows), each instance
+ *      warmed up and kept as a candidate: op time per op type and level,
+ *      the data flow's average parallelism (op time / critical path, at one
+ *      thread), the preemptions the profiled steps suffered, each dominant
+ *      op type's arithmetic intensity against this machine's ridge (a short
+ *      sgemm and triad, measured only where an op type's intensity leaves
+ *      its bound in doubt);
  *   2. proposes values for each knob with one line saying which measurement
  *      led there, and ranks their combinations by a prediction;
  *   3. measures the best few beside fathom's defaults and the vendors'
  *      settings (intra-op = physical cores, inter-op = sockets) in
- *      alternating rounds (one step each, the order rotated every round, so
- *      drift hits every candidate alike; after three rounds a candidate
- *      clearly slower than the leader drops out) until the budget is spent
- *      or ten rounds ran, and recommends the fastest by median time per
- *      sample.
- * With `sweep` it measures every point of the knob space instead (the
- * exhaustive baseline of tests/bench/bench_tune). */
+ *      alternating rounds (one sample each: steps enough for
+ *      REPLAY_TUNE_SAMPLE_MS; the order rotated every round, so drift hits
+ *      every candidate alike); from the second round a candidate whose
+ *      fastest sample is slower than the leader's slowest drops out, and
+ *      from the third the race ends when the candidates left are within
+ *      REPLAY_TUNE_TIE of the leader (a tie) -- or after five rounds, or at
+ *      the budget; it recommends the fastest by median time per sample.
+ * With `sweep` it measures every point of the knob space instead, with the
+ * same samples (the exhaustive baseline of tests/bench/bench_tune). */
 #ifndef FATHOM_REPLAY_TUNE_H
 #define FATHOM_REPLAY_TUNE_H
 #include "exec/exec.h"
@@ -33,6 +37,7 @@ typedef struct replay_tune_knobs {
     int threads;              /* intra-op threads in all (inter-op workers split them) */
     int inter;                /* inter-op workers */
     exec_conv_algo conv_algo; /* AUTO, IM2COL or DIRECT */
+    exec_bind bind;           /* NONE, CLOSE or SPREAD */
     int batch;                /* the target's batch (a trace's is fixed) */
 } replay_tune_knobs;
 
@@ -52,6 +57,8 @@ typedef struct replay_tune_target {
 #define REPLAY_TUNE_MAX_CANDIDATES 96
 #define REPLAY_TUNE_MAX_LEVELS 16
 #define REPLAY_TUNE_MAX_LINES 12
+#define REPLAY_TUNE_SAMPLE_MS 10.0 /* a measured sample: steps enough to last this long */
+#define REPLAY_TUNE_TIE 0.015      /* candidates this close to the leader's median are a tie */
 
 typedef struct replay_tune_opts {
     double budget_s;    /* wall-clock budget (> 0) */
@@ -64,11 +71,13 @@ typedef struct replay_tune_opts {
 
 typedef struct replay_tune_cand {
     replay_tune_knobs k;
-    const char *role;     /* "defaults", "vendors", "candidate" (several may share one point) */
-    double predicted_ns;  /* per step, from the measurements (0: not predicted) */
-    double median_ns;     /* measured, per step */
-    double per_sample_ns; /* median_ns / batch */
-    int rounds;           /* measured steps */
+    const char *role;      /* "defaults", "vendors", "candidate" (several may share one point) */
+    double predicted_ns;   /* per step, from the measurements (0: not predicted) */
+    double median_ns;      /* measured, per step */
+    double min_ns, max_ns; /* the fastest and slowest sample, per step */
+    double per_sample_ns;  /* median_ns / batch */
+    int rounds;            /* measured samples */
+    int steps;             /* measured steps, all samples */
 } replay_tune_cand;
 
 typedef struct replay_tune_result {
@@ -79,7 +88,10 @@ typedef struct replay_tune_result {
     int level_threads[REPLAY_TUNE_MAX_LEVELS];
     double level_op_ns[REPLAY_TUNE_MAX_LEVELS]; /* op time per step at each thread level */
     double conv_share;                          /* convolution class's share of op time */
-    double ridge, peak_gflops, peak_gbs;        /* this machine's, measured */
+    double ridge, peak_gflops, peak_gbs;        /* this machine's, measured (0: not needed) */
+    double preempt_per_s;                       /* involuntary context switches a second, profiling */
+    char binds[3];                              /* the bindings offered (exec_bind; 0 ends) */
+    int nbinds;
     int ntop;
     struct {
         char op[48];
@@ -95,13 +107,16 @@ typedef struct replay_tune_result {
     int n, best, defaults, vendors;
     int rounds;
     double wall_s, measure_s; /* all of it; the alternating runs */
-    double budget_s;          /* asked for (0: a sweep) */
-    double default_step_ns;   /* a step at the defaults, profiled */
+    /* where the time went: profiling (with its warm-ups), the ceilings,
+     * starting and warming the other candidates, the alternating runs */
+    double profile_s, ceilings_s, start_s;
+    double budget_s;        /* asked for (0: a sweep) */
+    double default_step_ns; /* a step at the defaults, profiled */
 } replay_tune_result;
 
 exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, replay_tune_result *r);
 
-/* `--threads T --inter M --conv-algo A [--batch B]`: flags of `fathom run`. */
+/* `--threads T --inter M --conv-algo A --bind B [--batch B]`: flags of `fathom run`. */
 void replay_tune_flags(const replay_tune_knobs *k, int with_batch, char *buf, size_t len);
 
 /* A target that replays a program rebuilt from a trace (built, with data

@@ -1,15 +1,21 @@
 /* test_graph.c -- graphs end to end: an MLP built with the builders, its
  * backward graph from autodiff, SGD updates; the loss must fall, and the
  * inter-op scheduler must give the very same numbers as the sequential loop.
- * Also: phases, dependency-respecting order, allocation failure. */
+ * Also: phases, dependency-respecting order, allocation failure, thread
+ * binding read back from the threads' affinity. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <math.h>
+#include <omp.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -467,6 +473,106 @@ static void test_hooks_per_run(void **state)
     exec_graph_destroy(g);
 }
 
+/* The CPU a thread is bound to (-1: more than one), by its affinity. */
+static int only_cpu(const cpu_set_t *set)
+{
+    int cpu = -1;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, set)) {
+            if (cpu >= 0)
+                return -1;
+            cpu = c;
+        }
+    return cpu;
+}
+
+/* The process's threads bound to one CPU: how many, and a mask of the CPUs (below 64). */
+static int bound_threads(uint64_t *cpus)
+{
+    int n = 0;
+    *cpus = 0;
+    DIR *d = opendir("/proc/self/task");
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        cpu_set_t set;
+        if (sched_getaffinity((pid_t)atoi(e->d_name), sizeof set, &set) != 0)
+            continue; /* exited meanwhile */
+        int c = only_cpu(&set);
+        if (c >= 0) {
+            n++;
+            *cpus |= c < 64 ? UINT64_C(1) << c : 0;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+/* --bind: a run's threads (the caller and its OpenMP team, or the inter-op
+ * workers) are pinned where exec_bind_cpu says, as their affinity reads
+ * back; NONE gives them every CPU again; SPREAD and CLOSE agree when the
+ * threads fill the places. */
+static void test_bind(void **state)
+{
+    (void)state;
+    assert_int_equal(exec_bind_from_name("close"), EXEC_BIND_CLOSE);
+    assert_int_equal(exec_bind_from_name("spread"), EXEC_BIND_SPREAD);
+    assert_int_equal(exec_bind_from_name("none"), EXEC_BIND_NONE);
+    assert_int_equal(exec_bind_from_name("tight"), -1);
+    assert_null(exec_bind_unavailable(EXEC_BIND_NONE));
+    const char *why = exec_bind_unavailable(EXEC_BIND_CLOSE);
+    int cpus[CPU_SETSIZE], np = exec_bind_places(cpus, CPU_SETSIZE);
+    if (why) {
+        printf("binding not available here: %s\n", why);
+        skip();
+    }
+    assert_true(np >= 2);
+    for (int n = 1; n <= np; n++)
+        for (int i = 0; i < n; i++) {
+            assert_int_equal(exec_bind_cpu(EXEC_BIND_CLOSE, i, n), cpus[i]);
+            assert_int_equal(exec_bind_cpu(EXEC_BIND_SPREAD, i, n), cpus[i * np / n]);
+        }
+    assert_int_equal(exec_bind_cpu(EXEC_BIND_NONE, 0, 2), -1);
+    uint32_t x, y;
+    exec_graph *g = conv_graph(NULL, &x, &y);
+    uint64_t mask = 0;
+    /* sequential, 2 threads, close: this thread on place 0, its team's second on place 1 */
+    exec_settings close2 = { .threads = 2, .bind = EXEC_BIND_CLOSE }, none2 = { .threads = 2, .bind = EXEC_BIND_NONE };
+    exec_run_opts o = { .max_phase = EXEC_PHASE_forward, .settings = &close2 };
+    assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
+    int team[2] = { -2, -2 };
+#pragma omp parallel num_threads(2)
+    {
+        cpu_set_t set;
+        if (pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0)
+            team[omp_get_thread_num()] = only_cpu(&set);
+    }
+    printf("bind close, 2 threads: places %d (first %d, %d); the team on %d and %d\n", np, cpus[0], cpus[1], team[0],
+           team[1]);
+    assert_int_equal(team[0], cpus[0]);
+    assert_int_equal(team[1], cpus[1]);
+    /* none: back to every CPU */
+    o.settings = &none2;
+    assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
+    assert_int_equal(bound_threads(&mask), 0);
+    /* two inter-op workers of one thread each, close: one on each of the first two places */
+    o.settings = &close2;
+    o.inter = 2;
+    assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
+    int nb = bound_threads(&mask);
+    printf("bind close, 2 inter-op workers: %d threads bound, CPU mask %#llx\n", nb, (unsigned long long)mask);
+    assert_int_equal(nb, 2);
+    if (cpus[0] < 64 && cpus[1] < 64)
+        assert_true(mask == ((UINT64_C(1) << cpus[0]) | (UINT64_C(1) << cpus[1])));
+    /* the graph's own setting (no run settings) binds too, and none unbinds the workers */
+    exec_graph_settings_set(g, &none2);
+    o.settings = NULL;
+    assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
+    assert_int_equal(bound_threads(&mask), 0);
+    exec_graph_destroy(g);
+}
+
 int main(void)
 {
     exec_threads_set(1);
@@ -475,7 +581,7 @@ int main(void)
         cmocka_unit_test(test_cnn_learns),    cmocka_unit_test(test_phases),
         cmocka_unit_test(test_alloc_failure), cmocka_unit_test(test_inter_workers_persist),
         cmocka_unit_test(test_bad_build),     cmocka_unit_test(test_settings_per_graph),
-        cmocka_unit_test(test_hooks_per_run),
+        cmocka_unit_test(test_hooks_per_run), cmocka_unit_test(test_bind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

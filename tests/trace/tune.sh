@@ -1,9 +1,11 @@
 #!/bin/sh
 # `fathom tune`: on tiny presets and on a tiny recording it keeps its budget
-# and recommends flags that `fathom run` accepts (they are run); the defaults
-# and the vendors' settings are measured in the same run; bad input (a
-# trace without data flow, an unknown model, a budget of 0) is a one-line
-# error.
+# and recommends flags that `fathom run` accepts (they are run, --bind
+# among them); the defaults and the vendors' settings are measured in the
+# same run; bad input (a trace without data flow, an unknown model, a budget
+# of 0) is a one-line error. `fathom run --bind` pins the threads (their
+# affinity read back from /proc while it runs) and refuses a binding that
+# cannot take effect.
 . "$(dirname "$0")/lib.sh"
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 
@@ -31,6 +33,10 @@ jq -e '.recommendation.step_ms > 0 and .recommendation.defaults_ms > 0 and .reco
 limit=$(jq '6 + 3 * .default_step_ms / 1000 + 1' "$T/a.json")
 jq -e --argjson l "$limit" '.wall_s <= $l' "$T/a.json" >/dev/null || fail "tune autoenc --budget 6 ran $(jq .wall_s "$T/a.json") s"
 awk -v t="$took" -v l="$limit" 'BEGIN { exit !(t <= l + 1) }' || fail "tune autoenc --budget 6 took $took s"
+jq -e '.recommendation.knobs.bind and (.recommendation.flags | test("--bind (none|close|spread)"))
+       and (.proposals | map(test("^thread binding")) | any) and (.machine.binds | index("none"))
+       and (.phases.profile_s > 0) and (.phases.measure_s > 0)' "$T/a.json" >/dev/null ||
+    fail "tune autoenc: no binding in the recommendation, its proposals or the machine, or no phase times"
 run_flags "autoenc" $(jq -r .recommendation.command "$T/a.json")
 note "autoenc: $(jq -r '"\(.recommendation.flags): \(.recommendation.speedup_defaults)x over the defaults, wall \(.wall_s) s"' "$T/a.json")"
 
@@ -49,6 +55,32 @@ ensure_sessiond
 "$FATHOM" tune "$T/memnet.tar.zst" --skip-first 1 --budget 5 --format json >"$T/t.json" 2>"$T/err" ||
     fail "tune TRACE: $(cat "$T/err")"
 run_flags "memnet trace" $(jq -r .recommendation.command "$T/t.json")
+
+# --bind: the knob the tuner offers takes effect in fathom run: while it runs, each engine thread is on one CPU
+if jq -e '.machine.binds | index("close")' "$T/a.json" >/dev/null; then
+    "$FATHOM" run autoenc --preset small --steps 100000 --threads 2 --bind close >/dev/null 2>"$T/bind.err" &
+    pid=$!
+    OWN_PIDS="$OWN_PIDS $pid"
+    pinned=0
+    for _ in $(seq 100); do
+        pinned=$(cat /proc/$pid/task/*/status 2>/dev/null | awk '/^Cpus_allowed_list:/ && $2 ~ /^[0-9]+$/ { n++ } END { print n + 0 }')
+        [ "$pinned" -ge 2 ] && break
+        sleep 0.1
+    done
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    [ "$pinned" -ge 2 ] || fail "fathom run --bind close: $pinned threads bound to one CPU ($(cat "$T/bind.err"))"
+    note "fathom run --bind close --threads 2: $pinned threads on one CPU each"
+    "$FATHOM" run autoenc --steps 2 --threads 2 --bind none >"$T/run.out" 2>&1 || fail "--bind none: $(cat "$T/run.out")"
+else
+    note "no binding takes effect here: $(jq -r '.proposals[] | select(test("^thread binding"))' "$T/a.json")"
+fi
+if OMP_PROC_BIND=true "$FATHOM" run autoenc --steps 2 --bind close >"$T/out" 2>"$T/err"; then
+    fail "--bind close under OMP_PROC_BIND: exit status 0"
+fi
+[ "$(wc -l <"$T/err")" = 1 ] && grep -q 'OMP_PROC_BIND' "$T/err" || fail "--bind close under OMP_PROC_BIND: $(cat "$T/err")"
+if "$FATHOM" run autoenc --steps 2 --bind tight >"$T/out" 2>"$T/err"; then fail "--bind tight: exit status 0"; fi
+[ "$(wc -l <"$T/err")" = 1 ] || fail "--bind tight: $(cat "$T/err")"
 
 # bad input: one line on stderr, nothing on stdout, exit status not 0
 expect_error() { # what, args...
