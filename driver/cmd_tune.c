@@ -58,6 +58,13 @@ static exec_status model_open(void *ctx, const replay_tune_knobs *k, void **out)
     return s;
 }
 
+static exec_status model_retune(void *inst, const replay_tune_knobs *k)
+{
+    exec_settings set = { .threads = k->threads, .conv_algo = k->conv_algo, .bind = k->bind };
+    model_settings_set(inst, &set, k->inter);
+    return EXEC_OK;
+}
+
 static exec_status model_tstep(void *inst, uint64_t *ns)
 {
     struct timespec a, b;
@@ -326,7 +333,7 @@ int cmd_tune(int argc, char **argv)
         t.ctx = &mt;
         t.batch = model_batch(def, &cfg);
         t.steps_per_run = 1;
-        t.open = model_open, t.step = model_tstep, t.close = model_close;
+        t.open = model_open, t.retune = model_retune, t.step = model_tstep, t.close = model_close;
         snprintf(t.what, sizeof t.what, "%s %s (%s)", def->name, model_mode_name(cfg.mode),
                  model_preset_name(cfg.preset));
         int n = snprintf(prefix, sizeof prefix, "fathom run %s --mode %s --preset %s", def->name,

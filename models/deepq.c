@@ -436,6 +436,7 @@ static exec_status create(const model_config *cfg, model **out)
         if (!s && !(s = exec_graph_create(&d->target.g, cfg->seed + 1))) {
             exec_graph *t = d->target.g;
             exec_graph_settings_set(t, &cfg->settings);
+            m->more[0] = t;
             d->target.s = state_input(t, "next_state", B);
             d->t_r = exec_input(t, "reward", EXEC_F32, 1, &B);
             d->t_notdone = exec_input(t, "not_done", EXEC_F32, 1, &B);
@@ -447,6 +448,7 @@ static exec_status create(const model_config *cfg, model **out)
         }
         if (!s && !(s = exec_graph_create(&d->act.g, cfg->seed + 2))) {
             exec_graph_settings_set(d->act.g, &cfg->settings);
+            m->more[1] = d->act.g;
             if (!(s = build_act(&d->act, d->act.g, 1, p, &d->act_argmax)))
                 s = plan_graph(d->act.g, cfg->plan);
         }

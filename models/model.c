@@ -87,3 +87,13 @@ exec_status model_run_graph(model *m)
                         .max_phase = m->cfg.mode == MODEL_TRAIN ? EXEC_PHASE_update : EXEC_PHASE_forward };
     return exec_graph_run(m->g, &o);
 }
+
+void model_settings_set(model *m, const exec_settings *s, int inter)
+{
+    m->cfg.settings = *s;
+    m->cfg.inter = inter;
+    exec_graph_settings_set(m->g, s);
+    for (size_t i = 0; i < sizeof m->more / sizeof m->more[0]; i++)
+        if (m->more[i])
+            exec_graph_settings_set(m->more[i], s);
+}

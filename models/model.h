@@ -36,14 +36,16 @@ typedef struct model_config {
 
 typedef struct model_def model_def;
 
-/* A model instance. `g` is the graph whose steps are profiled; models with a
- * second graph (deepq's target network) keep it in priv. */
+/* A model instance. `g` is the graph whose steps are profiled; models with
+ * more graphs (deepq's target and acting networks) keep them in priv and name
+ * them in `more`, so that model_settings_set reaches them too. */
 typedef struct model {
     const model_def *def;
     model_config cfg;
     int batch; /* the effective batch */
     exec_graph *g;
-    uint32_t loss; /* scalar loss tensor (0 in infer mode if none) */
+    exec_graph *more[2]; /* the model's other graphs (owned by priv), or NULL */
+    uint32_t loss;       /* scalar loss tensor (0 in infer mode if none) */
     void *priv;
 } model;
 
@@ -78,6 +80,10 @@ int model_batch(const model_def *def, const model_config *cfg);
 void model_print_data_formats(FILE *f);
 /* Runs m->g for this step in cfg's mode (train: everything; infer: forward). */
 exec_status model_run_graph(model *m);
+/* From the next step on, every graph of m runs with settings s and `inter`
+ * inter-op workers (what a model_config gives at create, but for a model
+ * built: one instance measured at several settings, as fathom tune does). */
+void model_settings_set(model *m, const exec_settings *s, int inter);
 
 static inline exec_status model_create(const model_def *d, const model_config *c, model **out)
 {

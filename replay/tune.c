@@ -301,63 +301,111 @@ static long preemptions(void)
     return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_nivcsw : 0;
 }
 
-/* One measured level: op time per type in P after one warm-up and one
- * profiled step; *step_ns that step's wall time, *preempt the involuntary
- * context switches during it. The warmed-up instance goes on as a candidate
- * (*keep). */
-static exec_status profile_level(const replay_tune_target *t, const replay_tune_knobs *k, int flow, double *total,
-                                 double *cp, double *step_ns, long *preempt, void **keep)
+/* Open instances, each running one point at a time: with t->retune, one
+ * per batch and inter-op workers, switched between the points that share
+ * them (the engine's settings are a run's: nothing else of the instance
+ * changes); without it, one per point. */
+typedef struct hosts {
+    void *inst[REPLAY_TUNE_MAX_CANDIDATES + REPLAY_TUNE_MAX_LEVELS];
+    replay_tune_knobs cur[REPLAY_TUNE_MAX_CANDIDATES + REPLAY_TUNE_MAX_LEVELS];
+    int n;
+    /* the points warmed up (a step at those knobs: threads started, AUTO's
+     * convolution timings at that thread count taken) */
+    replay_tune_knobs warm[REPLAY_TUNE_MAX_CANDIDATES + REPLAY_TUNE_MAX_LEVELS];
+    int nwarm;
+} hosts;
+
+static int host_takes(const replay_tune_target *t, const replay_tune_knobs *a, const replay_tune_knobs *b)
+{
+    return t->retune ? a->batch == b->batch && a->inter == b->inter : same_knobs(a, b);
+}
+
+/* The instance running k: an open one switched to k, or a new one; a first
+ * step at k warms it up (*warm_ns its time, 0 when warm already). */
+static exec_status host_get(const replay_tune_target *t, hosts *h, const replay_tune_knobs *k, void **inst,
+                            double *warm_ns)
+{
+    exec_status s = EXEC_OK;
+    int i = 0;
+    *warm_ns = 0;
+    while (i < h->n && !host_takes(t, &h->cur[i], k))
+        i++;
+    if (i == h->n) {
+        if (h->n == (int)(sizeof h->inst / sizeof h->inst[0]))
+            return exec_fail(EXEC_ERR_STATE, "tune: too many instances");
+        if ((s = t->open(t->ctx, k, &h->inst[i])))
+            return s;
+        h->cur[h->n++] = *k;
+    } else if (!same_knobs(&h->cur[i], k)) {
+        if ((s = t->retune(h->inst[i], k)))
+            return s;
+        h->cur[i] = *k;
+    }
+    *inst = h->inst[i];
+    int w = 0;
+    while (w < h->nwarm && !same_knobs(&h->warm[w], k))
+        w++;
+    if (w == h->nwarm) {
+        uint64_t ns = 0;
+        if ((s = t->step(*inst, &ns)))
+            return s;
+        h->warm[h->nwarm++] = *k;
+        *warm_ns = ns > 0 ? (double)ns : 1;
+    }
+    return EXEC_OK;
+}
+
+static void hosts_close(const replay_tune_target *t, hosts *h)
+{
+    for (int i = 0; i < h->n; i++)
+        t->close(h->inst[i]);
+    h->n = 0;
+}
+
+/* One measured level: op time per type in P after one profiled step at k
+ * (warmed up first); *step_ns that step's wall time, *preempt the
+ * involuntary context switches during it. */
+static exec_status profile_level(const replay_tune_target *t, hosts *h, const replay_tune_knobs *k, int flow,
+                                 double *total, double *cp, double *step_ns, long *preempt)
 {
     void *inst = NULL;
-    exec_status s = t->open(t->ctx, k, &inst);
+    double warm;
+    exec_status s = host_get(t, h, k, &inst, &warm);
     if (s)
         return s;
     uint64_t ns = 0;
-    s = t->step(inst, &ns); /* warm-up */
     prof_reset(flow);
-    exec_hooks h = { .ops = prof_ops };
+    exec_hooks hk = { .ops = prof_ops };
     const exec_hooks *cur = exec_hooks_cur(); /* a tracer's, given back afterwards */
     exec_hooks saved = cur ? *cur : (exec_hooks){ 0 };
-    if (!s) {
-        long p0 = preemptions();
-        exec_hooks_set(&h);
-        s = t->step(inst, &ns);
-        exec_hooks_set(cur ? &saved : NULL);
-        *preempt = preemptions() - p0;
-        if (!s && P.nomem)
-            s = exec_fail(EXEC_ERR_NOMEM, "out of memory for the op records");
-        if (!s && flow)
-            s = critical_path(total, cp);
-    }
+    long p0 = preemptions();
+    exec_hooks_set(&hk);
+    s = t->step(inst, &ns);
+    exec_hooks_set(cur ? &saved : NULL);
+    *preempt = preemptions() - p0;
+    if (!s && P.nomem)
+        s = exec_fail(EXEC_ERR_NOMEM, "out of memory for the op records");
+    if (!s && flow)
+        s = critical_path(total, cp);
     *step_ns = (double)ns;
-    if (s)
-        t->close(inst);
-    else
-        *keep = inst;
     return s;
 }
 
-/* One measured sample of instance inst: `reps` steps; *ns per step (of the
- * recorded steps one step() runs). */
-static exec_status sample(const replay_tune_target *t, void *inst, int reps, double *ns)
+/* One measured sample of instance inst: steps until they took sample_ns
+ * (1 to 1000 of them); *ns per recorded step, *steps how many. */
+static exec_status sample(const replay_tune_target *t, void *inst, double sample_ns, double *ns, int *steps)
 {
     exec_status s = EXEC_OK;
     double sum = 0;
-    for (int i = 0; i < reps && !s; i++) {
+    int n = 0;
+    while (!s && n < 1000 && (n == 0 || sum < sample_ns)) {
         uint64_t v = 0;
         s = t->step(inst, &v);
-        sum += (double)v;
+        sum += (double)v, n++;
     }
-    *ns = sum / reps / (t->steps_per_run > 0 ? t->steps_per_run : 1);
+    *ns = sum / n / (t->steps_per_run > 0 ? t->steps_per_run : 1);
+    *steps += n;
     return s;
-}
-
-/* Steps (of step() calls running spr recorded steps each) for a sample of
- * sample_ns when a recorded step takes step_ns: 1 to 1000. */
-static double steps_for(double sample_ns, double step_ns, int spr)
-{
-    double n = step_ns > 0 ? ceil(sample_ns / (step_ns * spr)) : 1;
-    return n < 1 ? 1 : n > 1000 ? 1000 : n;
 }
 
 /* The bindings that take effect here and place some thread count of 1 to
@@ -389,12 +437,9 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     double *samples = NULL;
     void **inst = NULL;
     int *active = NULL;
-    double *reps = NULL; /* each candidate's steps a sample (its step time before) */
-    enum { KEPT_MAX = REPLAY_TUNE_MAX_LEVELS };
-    void *kept[KEPT_MAX] = { 0 }; /* the profiled instances, warm */
-    replay_tune_knobs kept_k[KEPT_MAX];
-    double kept_ns[KEPT_MAX];
-    int nkept = 0;
+    hosts *h = exec_calloc(1, sizeof *h);
+    if (!h)
+        return exec_fail(EXEC_ERR_NOMEM, "out of memory");
     r->cores = exec_cores();
     r->budget_s = o->sweep ? 0 : budget;
     topology(r->cores, &r->physical, &r->sockets);
@@ -429,10 +474,8 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
         progress(o, "profiling at %d intra-op thread%s", k.threads, k.threads == 1 ? "" : "s");
         double tot = 0, c = 0;
         long pre = 0;
-        if ((s = profile_level(t, &k, pass == 0, &tot, &c, &step_ns, &pre, &kept[nkept])))
+        if ((s = profile_level(t, h, &k, pass == 0, &tot, &c, &step_ns, &pre)))
             goto end;
-        kept_ns[nkept] = step_ns;
-        kept_k[nkept++] = k;
         preempt += pre, prof_wall += step_ns;
         if (li == nl - 1)
             def_step_ns = r->default_step_ns = step_ns;
@@ -662,8 +705,7 @@ candidates_done:;
     samples = exec_calloc((size_t)r->n * MAX_ROUNDS, sizeof *samples);
     inst = exec_calloc((size_t)r->n, sizeof *inst);
     active = exec_calloc((size_t)r->n, sizeof *active);
-    reps = exec_calloc((size_t)r->n, sizeof *reps);
-    if (!samples || !inst || !active || !reps) {
+    if (!samples || !inst || !active) {
         s = exec_fail(EXEC_ERR_NOMEM, "out of memory");
         goto end;
     }
@@ -673,23 +715,11 @@ candidates_done:;
     /* every point stays open (its model built, warmed up) so that rounds
      * alternate over all of them; the profiled ones are warm already */
     double st0 = now_s();
-    for (int i = 0; i < r->n; i++)
-        for (int j = 0; j < nkept; j++)
-            if (kept[j] && same_knobs(&kept_k[j], &r->c[i].k))
-                inst[i] = kept[j], kept[j] = NULL, reps[i] = kept_ns[j];
     for (int i = 0; i < r->n && !s; i++) {
-        if (inst[i])
-            continue;
         progress(o, "starting candidate %d/%d", i + 1, r->n);
-        uint64_t ns = 0;
-        if (!(s = t->open(t->ctx, &r->c[i].k, &inst[i])))
-            s = t->step(inst[i], &ns); /* warm-up */
-        reps[i] = (double)ns;
+        double warm = 0;
+        s = host_get(t, h, &r->c[i].k, &inst[i], &warm);
     }
-    /* a sample: steps enough for REPLAY_TUNE_SAMPLE_MS, from the step time
-     * known so far (the profiled or warm-up step, then the last sample) */
-    for (int i = 0; i < r->n; i++)
-        reps[i] = steps_for(sample_ns, reps[i] / spr, spr);
     r->start_s = now_s() - st0;
     double m0 = now_s(), per_round = 0;
     for (int i = 0; i < r->n; i++)
@@ -703,11 +733,11 @@ candidates_done:;
             if (!active[i])
                 continue;
             progress(o, "round %d: candidate %d/%d", round + 1, j + 1, r->n);
-            double *v = &samples[(size_t)i * MAX_ROUNDS + round];
-            s = sample(t, inst[i], (int)reps[i], v);
+            double *v = &samples[(size_t)i * MAX_ROUNDS + round], warm;
+            if ((s = host_get(t, h, &r->c[i].k, &inst[i], &warm)))
+                break;
+            s = sample(t, inst[i], sample_ns, v, &r->c[i].steps);
             r->c[i].rounds++;
-            r->c[i].steps += (int)reps[i];
-            reps[i] = steps_for(sample_ns, *v, spr);
         }
         r->rounds++;
         per_round = now_s() - rt0;
@@ -734,17 +764,11 @@ end:
     progress(o, "%s", "");
     if (o->progress)
         fputs("\r\33[K", o->progress);
-    if (inst)
-        for (int i = 0; i < r->n; i++)
-            if (inst[i])
-                t->close(inst[i]);
-    for (int j = 0; j < nkept; j++)
-        if (kept[j])
-            t->close(kept[j]);
+    hosts_close(t, h);
+    exec_free(h);
     exec_free(inst);
     exec_free(samples);
     exec_free(active);
-    exec_free(reps);
     prof_free();
     r->wall_s = now_s() - t0;
     return s;
@@ -779,6 +803,14 @@ static exec_status trace_step(void *inst, uint64_t *ns)
     return s;
 }
 
+static exec_status trace_retune(void *inst, const replay_tune_knobs *k)
+{
+    trace_inst *i = inst;
+    i->set = (exec_settings){ .threads = k->threads, .conv_algo = k->conv_algo, .bind = k->bind };
+    i->inter = k->inter;
+    return EXEC_OK;
+}
+
 static void trace_close(void *inst) { exec_free(inst); }
 
 exec_status replay_tune_trace_target(replay_program *p, replay_tune_target *t)
@@ -798,6 +830,7 @@ exec_status replay_tune_trace_target(replay_program *p, replay_tune_target *t)
     t->steps_per_run = p->nsteps ? (int)p->nsteps : 1;
     t->open = trace_open;
     t->step = trace_step;
+    t->retune = trace_retune;
     t->close = trace_close;
     return EXEC_OK;
 }

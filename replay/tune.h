@@ -49,6 +49,9 @@ typedef struct replay_tune_target {
     int steps_per_run; /* recorded steps one step() runs (a trace's pass: all of them) */
     /* Makes an instance running with k; on error a status with exec_errmsg(). */
     exec_status (*open)(void *ctx, const replay_tune_knobs *k, void **inst);
+    /* Gives an open instance knobs k of its batch and inter-op workers
+     * (NULL: every point opens an instance of its own). */
+    exec_status (*retune)(void *inst, const replay_tune_knobs *k);
     /* One step (or one pass of a trace); *ns its wall time. */
     exec_status (*step)(void *inst, uint64_t *ns);
     void (*close)(void *inst);

@@ -2,11 +2,14 @@
 # bench_tune.sh FATHOM [MODEL:MODE ...] -- `fathom tune` against an
 # exhaustive sweep of the knob space (`fathom tune --sweep`), per workload at
 # the small preset, train and infer (all nine workloads when none is named).
-# Each row: the sweep's best point and its step time, the tuner's pick and
-# the pick's step time in the sweep (pick/best: the target is within 3%),
-# both wall times (the target: the tuner in at most a quarter of the
-# sweep's), and the tuner's measured speedups over fathom's defaults and the
-# vendors' settings. Env: BUDGET (tuner, seconds; default 20), ROUNDS (sweep
+# Each row: the knob space's size (points), the sweep's best point, its step
+# time and its spread (its slowest sample over its fastest, less one: the
+# sweep's own run-to-run noise), the tuner's pick and the pick's step time
+# in the sweep (pick/best: the target is within 3%; "tie" when the pick's
+# fastest sample in the sweep is no slower than the best's slowest: the two
+# are inside the sweep's noise), both wall times (the target: the tuner in
+# at most a quarter of the sweep's), and the tuner's measured speedups over
+# fathom's defaults and the vendors' settings. Env: BUDGET (tuner, seconds; default 20), ROUNDS (sweep
 # rounds per point; default 5), PRESET (default small), OUT (a folder for
 # the JSON; default a temporary one). Benchmark only (label bench): the
 # numbers depend on the machine and its load.
@@ -23,8 +26,8 @@ if [ -z "$specs" ]; then
     done
 fi
 now() { date +%s.%N; }
-printf '%-18s %-44s %9s %-44s %9s %7s %7s %7s %6s %8s %8s\n' workload "sweep best" "best ms" "tuner pick" \
-    "pick ms" "pick/bst" "sweep s" "tune s" "ratio" "x dflt" "x vendor"
+printf '%-18s %6s %-22s %9s %6s %-22s %9s %8s %4s %7s %7s %6s %7s %8s\n' workload points "sweep best" "best ms" \
+    spread "tuner pick" "pick ms" "pick/bst" tie "sweep s" "tune s" "ratio" "x dflt" "x vendor"
 fails=0
 for spec in $specs; do
     m=${spec%%:*} mode=${spec#*:}
@@ -39,16 +42,19 @@ for spec in $specs; do
     # the pick's time in the sweep (the same point of the knob space)
     jq -r --slurpfile t "$OUT/$m-$mode-tune.json" --arg sw "$sweep_s" --arg tu "$tune_s" --arg w "$m $mode" '
         ($t[0].recommendation.knobs) as $k
-        | (.candidates | min_by(.step_ms)) as $b
+        | def short: "t\(.threads) i\(.inter) \(.conv_algo) \(.bind) b\(.batch)";
+        (.candidates | min_by(.samples_per_s | -.)) as $b
         | (.candidates | map(select(.knobs == $k)) | first) as $p
-        | [$w, $b.flags, $b.step_ms, $t[0].recommendation.flags, ($p.step_ms // -1),
-           (if $p then $p.step_ms / $b.step_ms else -1 end), ($sw | tonumber), ($tu | tonumber),
-           (($tu | tonumber) / ($sw | tonumber)), $t[0].recommendation.speedup_defaults,
-           $t[0].recommendation.speedup_vendors]
-        | "\(.[0])\t\(.[1])\t\(.[2])\t\(.[3])\t\(.[4])\t\(.[5])\t\(.[6])\t\(.[7])\t\(.[8])\t\(.[9])\t\(.[10])"' \
+        | [$w, (.candidates | length), ($b.knobs | short), $b.step_ms, ($b.max_ms / $b.min_ms - 1), ($k | short),
+           ($p.step_ms // -1), (if $p then ($b.samples_per_s / $p.samples_per_s) else -1 end),
+           (if $p and ($p.min_ms * $b.knobs.batch <= $b.max_ms * $p.knobs.batch) then "tie" else "-" end),
+           ($sw | tonumber), ($tu | tonumber), (($tu | tonumber) / ($sw | tonumber)),
+           $t[0].recommendation.speedup_defaults, $t[0].recommendation.speedup_vendors]
+        | map(tostring) | join("\t")' \
         "$OUT/$m-$mode-sweep.json" |
-        awk -F'\t' '{ printf "%-18s %-44s %9.2f %-44s %9.2f %7.3f %7.1f %7.1f %6.2f %8.2f %8.2f\n",
-                      $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 }'
+        awk -F'\t' '{ printf "%-18s %6d %-22s %9.2f %6.3f %-22s %9.2f %8.3f %4s %7.1f %7.1f %6.2f %7.2f %8.2f\n",
+                      $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 }'
 done
-echo "(JSON in $OUT; tuner budget $BUDGET s, sweep $ROUNDS rounds a point, preset $PRESET)"
+echo "(JSON in $OUT; tuner budget $BUDGET s, sweep $ROUNDS rounds a point, preset $PRESET;" \
+    "t2 i1 auto none b32: --threads 2 --inter 1 --conv-algo auto --bind none --batch 32)"
 exit $fails
