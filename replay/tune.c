@@ -756,7 +756,7 @@ candidates_done:;
         int tie = 0;
         if (!o->sweep && r->rounds >= 2 && race(samples, MAX_ROUNDS, r->c, r->n, active, &tie) <= 1)
             break;
-        if (!o->sweep && r->rounds >= 3 && tie)
+        if (!o->sweep && tie)
             break;
     }
     r->measure_s = now_s() - m0;

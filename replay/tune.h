@@ -21,7 +21,7 @@
  *      REPLAY_TUNE_SAMPLE_MS; the order rotated every round, so drift hits
  *      every candidate alike); from the second round a candidate whose
  *      fastest sample is slower than the leader's slowest drops out, and
- *      from the third the race ends when the candidates left are within
+ *      the race ends when the candidates left are within
  *      REPLAY_TUNE_TIE of the leader (a tie) -- or after five rounds, or at
  *      the budget; it recommends the fastest by median time per sample.
  * With `sweep` it measures every point of the knob space instead, with the
