@@ -313,6 +313,10 @@ typedef struct hosts {
      * convolution timings at that thread count taken) */
     replay_tune_knobs warm[REPLAY_TUNE_MAX_CANDIDATES + REPLAY_TUNE_MAX_LEVELS];
     int nwarm;
+    /* 1: only a new instance needs a warm-up step (its memory touched, its
+     * data made); a switch of a warm one to other settings does not, as no
+     * convolution of note has AUTO's per-thread-count timings to take */
+    int new_only;
 } hosts;
 
 static int host_takes(const replay_tune_target *t, const replay_tune_knobs *a, const replay_tune_knobs *b)
@@ -321,7 +325,8 @@ static int host_takes(const replay_tune_target *t, const replay_tune_knobs *a, c
 }
 
 /* The instance running k: an open one switched to k, or a new one; a first
- * step at k warms it up (*warm_ns its time, 0 when warm already). */
+ * step at k warms up a new instance, and a switched one unless new_only
+ * (*warm_ns its time, 0 when none ran). */
 static exec_status host_get(const replay_tune_target *t, hosts *h, const replay_tune_knobs *k, void **inst,
                             double *warm_ns)
 {
@@ -330,7 +335,8 @@ static exec_status host_get(const replay_tune_target *t, hosts *h, const replay_
     *warm_ns = 0;
     while (i < h->n && !host_takes(t, &h->cur[i], k))
         i++;
-    if (i == h->n) {
+    int fresh = i == h->n;
+    if (fresh) {
         if (h->n == (int)(sizeof h->inst / sizeof h->inst[0]))
             return exec_fail(EXEC_ERR_STATE, "tune: too many instances");
         if ((s = t->open(t->ctx, k, &h->inst[i])))
@@ -347,10 +353,10 @@ static exec_status host_get(const replay_tune_target *t, hosts *h, const replay_
         w++;
     if (w == h->nwarm) {
         uint64_t ns = 0;
-        if ((s = t->step(*inst, &ns)))
+        if ((fresh || !h->new_only) && (s = t->step(*inst, &ns)))
             return s;
         h->warm[h->nwarm++] = *k;
-        *warm_ns = ns > 0 ? (double)ns : 1;
+        *warm_ns = (double)ns;
     }
     return EXEC_OK;
 }
@@ -492,6 +498,7 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
             for (int c2 = 0; c2 < EXEC_CLASS_COUNT; c2++)
                 all += P.class_ns[c2];
             r->conv_share = all > 0 ? conv / all : 0;
+            h->new_only = r->conv_share < 0.05;
             /* the dominant op types, with their intensity */
             int used[EXEC_OP_COUNT] = { 0 };
             for (r->ntop = 0; r->ntop < 4; r->ntop++) {
@@ -591,11 +598,11 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
              r->cores < 2 ? " on one core" : " (below 1.2): the critical path is nearly all of the op time");
         mmax = 1;
     }
-    int nalgo = o->sweep && r->conv_share > 0 ? 3 : 1;
-    if (r->conv_share >= 0.05)
+    int nalgo = o->sweep && r->conv_share > 0 ? 3 : 1, convs = r->conv_share >= 0.05;
+    if (convs)
         line(r,
-             "convolution algorithm auto: convolutions are %.0f%% of op time; auto timed the algorithms that apply "
-             "to each shape in its first step and keeps the fastest, which forcing one can only match",
+             "convolution algorithm: convolutions are %.0f%% of op time: auto (one timing per shape at its first "
+             "step, which a busy moment misleads), im2col and direct measured at the best-predicted threads",
              100 * r->conv_share);
     else
         line(r, "convolution algorithm auto: convolutions are %.1f%% of op time, not worth a measurement",
@@ -673,13 +680,19 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
             }
         /* the best three, none predicted slower than 1.25x the best: a
          * point far off its prediction costs the budget rounds that the
-         * close ones need; the best with the binding proposed */
+         * close ones need; the best with the binding proposed, and with
+         * each convolution algorithm forced where convolutions count */
         for (int i = 0; i < np && i < 3 && pairs[i].pred <= 1.25 * pairs[0].pred; i++)
             for (int b = 0; b < nb; b++) {
                 replay_tune_knobs k = { pairs[i].T, pairs[i].M, EXEC_CONV_AUTO, EXEC_BIND_NONE, batches[b] };
                 add_cand(r, &k, "candidate", pairs[i].pred * batches[b] / B0);
                 if (i == 0 && bstar != EXEC_BIND_NONE) {
                     k.bind = bstar;
+                    add_cand(r, &k, "candidate", pairs[i].pred * batches[b] / B0);
+                    k.bind = EXEC_BIND_NONE;
+                }
+                for (int a = 1; i == 0 && convs && a < 3; a++) {
+                    k.conv_algo = algos[a];
                     add_cand(r, &k, "candidate", pairs[i].pred * batches[b] / B0);
                 }
             }
