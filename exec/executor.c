@@ -433,10 +433,10 @@ static inline int in_run(const exec_graph *g, uint32_t j, exec_phase max_phase, 
  * remain or one fails. */
 static void run_worker(sched *s, int index)
 {
+    omp_set_num_threads(s->intra);
+    exec_bind_team(s->bind, index * s->intra, s->intra, s->workers * s->intra); /* before the lock: it may fork */
     pthread_mutex_lock(&s->mu);
     exec_kctx k = { .g = s->g, .nthreads = s->intra, .worker = index, .conv_algo = s->conv_algo, .hooks = s->hooks };
-    omp_set_num_threads(s->intra);
-    exec_bind_team(s->bind, index * s->intra, s->intra, s->workers * s->intra);
     for (;;) {
         while (s->nheap == 0 && s->remaining && !s->status)
             pthread_cond_wait(&s->cv, &s->mu);
