@@ -86,6 +86,22 @@ static void test_matmul(void **state)
     }
 }
 
+/* BatchMatMul's plain loops: one side of at most 4 rows (a decoded token's
+ * query against its keys, its weights against the values), each transpose
+ * and its column buffer, batches split over the threads or not */
+static void test_batch_matmul_small(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 4; t++) {
+        check_matmul(1, 37, 33, t & 1, t >> 1, 5);
+        check_matmul(3, 1, 70, t & 1, t >> 1, 2);
+        check_matmul(4, 29, 301, t & 1, t >> 1, 7);
+        check_matmul(250, 2, 9, t & 1, t >> 1, 3);
+        check_matmul(1, 65, 64, t & 1, t >> 1, 300); /* 1.2M multiply-adds: threaded */
+        check_matmul(5, 5, 5, t & 1, t >> 1, 4);     /* just past the loops: sgemm */
+    }
+}
+
 static void test_bias_add_and_grad(void **state)
 {
     (void)state;
@@ -212,6 +228,7 @@ int main(void)
     exec_threads_set(2);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_batch_matmul_small),
         cmocka_unit_test(test_bias_add_and_grad),
         cmocka_unit_test(test_sum_tile_reshape),
         cmocka_unit_test(test_sparse_xent),

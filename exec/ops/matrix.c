@@ -59,6 +59,12 @@ exec_status op_grad_MatMul(exec_graph *g, const exec_node *n, const uint32_t *do
 }
 
 /* ---- BatchMatMul: c[B,M,N] = op(a[i]) op(b[i]) for each i < B ---------- */
+enum {
+    BMM_SMALL_ROWS = 4,       /* m or n at most this: the plain loops */
+    BMM_SMALL_DIM = 256,      /* and m at most this (small_gemm's column buffer) */
+    BMM_SMALL_MACS = 1 << 16, /* and at most this many multiply-adds a product */
+};
+
 exec_status op_shape_BatchMatMul(const exec_graph *g, const exec_node *n, exec_shape *out)
 {
     const exec_tensor *a = exec_gin(g, n, 0), *b = exec_gin(g, n, 1);
@@ -74,6 +80,72 @@ exec_status op_shape_BatchMatMul(const exec_graph *g, const exec_node *n, exec_s
     return EXEC_OK;
 }
 
+/* One small product c[m,n] = op(a) op(b), a [m,kk] ([kk,m] if ta), b [kk,n]
+ * ([n,kk] if tb), in plain loops that vectorize: rows of c as sums of rows
+ * of b (b not transposed), dot products along kk (b transposed, a not), or
+ * columns of c as sums of rows of a (both transposed). Each cblas_sgemm call
+ * costs about 0.25 us before any arithmetic, more than the whole product
+ * for one decoded token's query against its keys (1 x 64 x 32). */
+static void small_gemm(float *restrict c, const float *restrict a, const float *restrict b, int64_t m, int64_t n,
+                       int64_t kk, int ta, int tb)
+{
+    if (!tb) {
+        for (int64_t i = 0; i < m; i++) {
+            float *restrict ci = c + i * n;
+            for (int64_t j = 0; j < n; j++)
+                ci[j] = 0.0f;
+            for (int64_t p = 0; p < kk; p++) {
+                const float aip = ta ? a[p * m + i] : a[i * kk + p];
+                const float *restrict bp = b + p * n;
+#pragma omp simd
+                for (int64_t j = 0; j < n; j++)
+                    ci[j] += aip * bp[j];
+            }
+        }
+    } else if (!ta) {
+        for (int64_t i = 0; i < m; i++) {
+            const float *restrict ai = a + i * kk;
+            int64_t j = 0;
+            for (; j + 4 <= n; j += 4) { /* four dot products share the loads of a's row */
+                const float *restrict b0 = b + j * kk, *restrict b1 = b0 + kk, *restrict b2 = b1 + kk,
+                                      *restrict b3 = b2 + kk;
+                float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+                for (int64_t p = 0; p < kk; p++) {
+                    s0 += ai[p] * b0[p];
+                    s1 += ai[p] * b1[p];
+                    s2 += ai[p] * b2[p];
+                    s3 += ai[p] * b3[p];
+                }
+                c[i * n + j] = s0, c[i * n + j + 1] = s1, c[i * n + j + 2] = s2, c[i * n + j + 3] = s3;
+            }
+            for (; j < n; j++) {
+                const float *restrict bj = b + j * kk;
+                float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+                for (int64_t p = 0; p < kk; p++)
+                    sum += ai[p] * bj[p];
+                c[i * n + j] = sum;
+            }
+        }
+    } else {
+        float col[BMM_SMALL_DIM];
+        for (int64_t j = 0; j < n; j++) {
+            for (int64_t i = 0; i < m; i++)
+                col[i] = 0.0f;
+            for (int64_t p = 0; p < kk; p++) {
+                const float bjp = b[j * kk + p];
+                const float *restrict ap = a + p * m;
+#pragma omp simd
+                for (int64_t i = 0; i < m; i++)
+                    col[i] += ap[i] * bjp;
+            }
+            for (int64_t i = 0; i < m; i++)
+                c[i * n + j] = col[i];
+        }
+    }
+}
+
 exec_status op_fwd_BatchMatMul(exec_kctx *k, const exec_node *n)
 {
     const exec_tensor *a = exec_in(k, n, 0), *b = exec_in(k, n, 1), *c = exec_out(k, n, 0);
@@ -82,6 +154,15 @@ exec_status op_fwd_BatchMatMul(exec_kctx *k, const exec_node *n)
     int64_t sa = a->shape[1] * a->shape[2], sb = b->shape[1] * b->shape[2], sc = m * nn;
     const float *A = a->data, *B = b->data;
     float *C = c->data;
+    /* Products with one side of a few rows (a decoded token's attention):
+     * the loops above, the batch split over the threads once the op has
+     * 256K multiply-adds. */
+    if ((m <= BMM_SMALL_ROWS || nn <= BMM_SMALL_ROWS) && m <= BMM_SMALL_DIM && m * nn * kk <= BMM_SMALL_MACS) {
+#pragma omp parallel for num_threads(k->nthreads) if (bs > 1 && bs * m * nn * kk >= (1 << 15)) schedule(static)
+        for (int64_t i = 0; i < bs; i++)
+            small_gemm(C + i * sc, A + i * sa, B + i * sb, m, nn, kk, ta, tb);
+        return EXEC_OK;
+    }
     /* Small matrices: the batch entries split over the threads (OpenBLAS
      * then runs single threaded inside the parallel region) once the op has
      * 4M multiply-adds: below that the parallel region costs more than it
