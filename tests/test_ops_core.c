@@ -86,6 +86,22 @@ static void test_matmul(void **state)
     }
 }
 
+/* MatMul's skinny path: a of at most 8 rows against a b of 2^17 elements
+ * or more, b plain or transposed; odd N (a partial column block) and odd K
+ * (the dot products' tails) */
+static void test_matmul_skinny(void **state)
+{
+    (void)state;
+    for (int tb = 0; tb < 2; tb++) {
+        check_matmul(1, 4099, 33, 0, tb, 0);
+        check_matmul(3, 517, 301, 0, tb, 0);
+        check_matmul(5, 129, 1030, 0, tb, 0);
+        check_matmul(8, 1003, 263, 0, tb, 0);
+        check_matmul(9, 1003, 263, 0, tb, 0); /* one row too many: sgemm */
+        check_matmul(8, 1003, 263, 1, tb, 0); /* a transposed: sgemm */
+    }
+}
+
 /* BatchMatMul's plain loops: one side of at most 4 rows (a decoded token's
  * query against its keys, its weights against the values), each transpose
  * and its column buffer, batches split over the threads or not */
@@ -227,11 +243,9 @@ int main(void)
 {
     exec_threads_set(2);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_matmul),
-        cmocka_unit_test(test_batch_matmul_small),
-        cmocka_unit_test(test_bias_add_and_grad),
-        cmocka_unit_test(test_sum_tile_reshape),
-        cmocka_unit_test(test_sparse_xent),
+        cmocka_unit_test(test_matmul),           cmocka_unit_test(test_batch_matmul_small),
+        cmocka_unit_test(test_matmul_skinny),    cmocka_unit_test(test_bias_add_and_grad),
+        cmocka_unit_test(test_sum_tile_reshape), cmocka_unit_test(test_sparse_xent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

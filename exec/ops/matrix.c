@@ -2,6 +2,7 @@
 #include "../internal.h"
 
 #include <cblas.h>
+#include <string.h>
 
 /* ---- MatMul: c[M,N] = op(a) op(b); a [M,K] ([K,M] if transpose_a),
  *      b [K,N] ([N,K] if transpose_b) ------------------------------------ */
@@ -20,11 +21,112 @@ exec_status op_shape_MatMul(const exec_graph *g, const exec_node *n, exec_shape 
     return EXEC_OK;
 }
 
+/* Skinny products: a of at most SKINNY_M rows against a large b, as in
+ * greedy decoding of a few sequences, where every step multiplies a handful
+ * of rows by every weight matrix. sgemm packs b into panels before its
+ * kernel reads them (about three passes over b, each from memory once the
+ * weights outgrow the caches); these loops read b once, in column blocks of
+ * SKINNY_W (b [K,N]) or row by row (b^T: [N,K]), with the rows' sums in
+ * registers. m is a constant in each instance (skinny_nn/nt below, inlined
+ * per m), so the accumulators stay in registers. */
+enum { SKINNY_M = 8, SKINNY_W = 16, SKINNY_MIN = 1 << 17 /* k*n below this: sgemm */ };
+
+typedef float skinny_vec __attribute__((vector_size(SKINNY_W * sizeof(float))));
+
+/* c[m, j0:j0+w] = a[m,K] b[K, j0:j0+w], w <= SKINNY_W */
+static inline __attribute__((always_inline)) void skinny_nn(int m, float *restrict c, const float *restrict a,
+                                                            const float *restrict b, int64_t K, int64_t N, int64_t j0,
+                                                            int64_t w)
+{
+    skinny_vec acc[SKINNY_M] = { 0 };
+    if (w == SKINNY_W) {
+        for (int64_t p = 0; p < K; p++) {
+            skinny_vec bv;
+            memcpy(&bv, b + p * N + j0, sizeof bv);
+#pragma GCC unroll 8
+            for (int i = 0; i < m; i++)
+                acc[i] += a[i * K + p] * bv;
+        }
+        for (int i = 0; i < m; i++)
+            memcpy(c + i * N + j0, &acc[i], sizeof acc[i]);
+        return;
+    }
+    for (int i = 0; i < m; i++)
+        for (int64_t l = 0; l < w; l++) {
+            float sum = 0.0f;
+            for (int64_t p = 0; p < K; p++)
+                sum += a[i * K + p] * b[p * N + j0 + l];
+            c[i * N + j0 + l] = sum;
+        }
+}
+
+/* c[m, j] = a[m,K] . b[j,K] */
+static inline __attribute__((always_inline)) void skinny_nt(int m, float *restrict c, const float *restrict a,
+                                                            const float *restrict b, int64_t K, int64_t N, int64_t j)
+{
+    skinny_vec acc[SKINNY_M] = { 0 };
+    float tail[SKINNY_M] = { 0 };
+    const float *restrict bj = b + j * K;
+    int64_t p = 0;
+    for (; p + SKINNY_W <= K; p += SKINNY_W) {
+        skinny_vec bv;
+        memcpy(&bv, bj + p, sizeof bv);
+#pragma GCC unroll 8
+        for (int i = 0; i < m; i++) {
+            skinny_vec av;
+            memcpy(&av, a + i * K + p, sizeof av);
+            acc[i] += av * bv;
+        }
+    }
+    for (; p < K; p++)
+        for (int i = 0; i < m; i++)
+            tail[i] += a[i * K + p] * bj[p];
+    for (int i = 0; i < m; i++) {
+        float sum = tail[i];
+        for (int l = 0; l < SKINNY_W; l++)
+            sum += acc[i][l];
+        c[i * N + j] = sum;
+    }
+}
+
+#define SKINNY_CASE(M)                                                                                            \
+    case M:                                                                                                       \
+        if (tb) {                                                                                                 \
+            _Pragma("omp parallel for num_threads(nthreads) schedule(static)") for (int64_t j = 0; j < N; j++)    \
+                skinny_nt(M, c, a, b, K, N, j);                                                                   \
+        } else {                                                                                                  \
+            _Pragma("omp parallel for num_threads(nthreads) schedule(static)") for (int64_t jb = 0; jb < nblocks; \
+                                                                                    jb++)                         \
+                skinny_nn(M, c, a, b, K, N, jb *SKINNY_W,                                                         \
+                          N - jb * SKINNY_W < SKINNY_W ? N - jb * SKINNY_W : SKINNY_W);                           \
+        }                                                                                                         \
+        break;
+
+/* c[m,N] = a[m,K] op(b), 1 <= m <= SKINNY_M */
+static void skinny_gemm(int nthreads, float *c, const float *a, const float *b, int m, int64_t K, int64_t N, int tb)
+{
+    const int64_t nblocks = (N + SKINNY_W - 1) / SKINNY_W;
+    switch (m) {
+        SKINNY_CASE(1)
+        SKINNY_CASE(2)
+        SKINNY_CASE(3)
+        SKINNY_CASE(4)
+        SKINNY_CASE(5)
+        SKINNY_CASE(6)
+        SKINNY_CASE(7)
+        SKINNY_CASE(8)
+    }
+}
+
 exec_status op_fwd_MatMul(exec_kctx *k, const exec_node *n)
 {
     const exec_tensor *a = exec_in(k, n, 0), *b = exec_in(k, n, 1), *c = exec_out(k, n, 0);
     int ta = n->nattrs > 0 && n->attrs[0], tb = n->nattrs > 1 && n->attrs[1];
     int64_t m = c->shape[0], nn = c->shape[1], kk = ta ? a->shape[0] : a->shape[1];
+    if (!ta && m <= SKINNY_M && kk * nn >= SKINNY_MIN) {
+        skinny_gemm(k->nthreads, c->data, a->data, b->data, (int)m, kk, nn, tb);
+        return EXEC_OK;
+    }
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)nn, (int)kk,
                 1.0f, a->data, (int)a->shape[1], b->data, (int)b->shape[1], 0.0f, c->data, (int)nn);
     return EXEC_OK;
