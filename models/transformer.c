@@ -153,14 +153,19 @@ static uint32_t linear(exec_graph *g, uint32_t x, uint32_t w, uint32_t b)
 /* x [B*T, k*d] -> k tensors of all heads [B*h, T, d_k] (Q first, then K,
  * then V): Reshape to [B, T, k, h, d_k], one Transpose to [k, B, h, T, d_k]
  * and, for k > 1, a Split along the first axis, as nn.Transformer's and
- * TF's multi-head attention lay the heads out for one batched matmul */
+ * TF's multi-head attention lay the heads out for one batched matmul. One
+ * position (a decoding step) needs no Transpose: Split x [B, k*d] and
+ * Reshape each part to [B*h, 1, d_k]. */
 static exec_status heads_of(const tf_build *t, uint32_t x, int64_t T, int k, uint32_t *out)
 {
     exec_graph *g = t->g;
     const int64_t H = t->ps->heads, dk = t->ps->d / H;
-    uint32_t r = ex_reshape(g, x, 5, (int64_t[]){ t->B, T, k, H, dk });
-    uint32_t tr = ex_transpose(g, r, (int64_t[]){ 2, 0, 3, 1, 4 }), parts[3] = { tr };
-    exec_status s = k > 1 ? ex_split(g, tr, 0, k, parts) : exec_graph_status(g);
+    uint32_t parts[3] = { x };
+    if (T > 1) {
+        uint32_t r = ex_reshape(g, x, 5, (int64_t[]){ t->B, T, k, H, dk });
+        parts[0] = ex_transpose(g, r, (int64_t[]){ 2, 0, 3, 1, 4 });
+    }
+    exec_status s = k > 1 ? ex_split(g, parts[0], T > 1 ? 0 : 1, k, parts) : exec_graph_status(g);
     for (int i = 0; i < k && !s; i++)
         out[i] = ex_reshape(g, parts[i], 3, (int64_t[]){ t->B * H, T, dk });
     return s ? s : exec_graph_status(g);
@@ -177,7 +182,8 @@ static uint32_t attend(const tf_build *t, const mha *w, uint32_t q, uint32_t k, 
     if (mask)
         s = ex_masked_fill(g, s, mask, -1e9f);
     uint32_t o = ex_batch_matmul(g, ex_softmax(g, s), v, 0, 0); /* [B*h, Tq, d_k] */
-    o = ex_transpose(g, ex_reshape(g, o, 4, (int64_t[]){ t->B, H, Tq, d / H }), (int64_t[]){ 0, 2, 1, 3 });
+    if (Tq > 1)
+        o = ex_transpose(g, ex_reshape(g, o, 4, (int64_t[]){ t->B, H, Tq, d / H }), (int64_t[]){ 0, 2, 1, 3 });
     return linear(g, ex_reshape(g, o, 2, (int64_t[]){ t->B * Tq, d }), w->wo, w->bo);
 }
 

@@ -529,6 +529,28 @@ static void test_argmax_max_mean(void **state)
     assert_true(exec_dataf(g, all)[0] == 7.0f);
     assert_true(fabsf(exec_dataf(g, avg)[0] - 1.4f) < 1e-6f);
     exec_graph_destroy(g);
+
+    /* long rows (the vectorized last axis): ties, the maximum last, NaN
+     * first (index 0, as a scan gives) and NaN inside (skipped) */
+    enum { R = 5, C = 1001 };
+    g = newg();
+    x = exec_input(g, "x", EXEC_F32, 2, (int64_t[]){ R, C });
+    am = ex_argmax(g, x, -1);
+    plan(g);
+    float *X = exec_dataf(g, x);
+    uint64_t seed = 7;
+    for (int64_t i = 0; i < R * C; i++)
+        X[i] = (float)(lcg(&seed) % 50) - 60.0f;
+    X[0 * C + 700] = X[0 * C + 300] = 5.0f; /* tie: 300 */
+    X[1 * C + C - 1] = 9.0f;
+    X[2 * C + 0] = NAN, X[2 * C + 10] = 3.0f;
+    X[3 * C + 17] = NAN, X[3 * C + 400] = 2.0f;
+    X[4 * C + 0] = 4.0f;
+    run_ok(g);
+    const int32_t want[R] = { 300, C - 1, 0, 400, 0 };
+    for (int r = 0; r < R; r++)
+        assert_int_equal(exec_datai(g, am)[r], want[r]);
+    exec_graph_destroy(g);
 }
 
 /* ---- Cast ------------------------------------------------------------------ */

@@ -434,6 +434,19 @@ exec_status op_fwd_ArgMax(exec_kctx *k, const exec_node *n)
     for (int64_t o = 0; o < outer; o++) {
         const float *xo = X + o * c * inner;
         int32_t *yo = Y + o * inner;
+        if (inner == 1) { /* the last axis: the maximum vectorized, then its first index */
+            float m = xo[0];
+            int64_t j = 0;
+            if (m == m) { /* xo[0] NaN: 0, as the scan below gives (no x > NaN) */
+#pragma omp simd reduction(max : m)
+                for (int64_t q = 1; q < c; q++)
+                    m = xo[q] > m ? xo[q] : m;
+                while (j < c - 1 && xo[j] != m)
+                    j++;
+            }
+            yo[0] = (int32_t)j;
+            continue;
+        }
         for (int64_t i = 0; i < inner; i++) {
             float m = xo[i];
             int32_t best = 0;
