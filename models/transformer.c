@@ -150,41 +150,43 @@ static uint32_t linear(exec_graph *g, uint32_t x, uint32_t w, uint32_t b)
     return ex_bias_add(g, ex_matmul(g, x, w, 0, 0), b, 1);
 }
 
-/* x [B*T, k*d] -> k tensors of all heads [B*h, T, d_k] (Q first, then K,
- * then V): Reshape to [B, T, k, h, d_k], one Transpose to [k, B, h, T, d_k]
- * and, for k > 1, a Split along the first axis, as nn.Transformer's and
- * TF's multi-head attention lay the heads out for one batched matmul. One
- * position (a decoding step) needs no Transpose: Split x [B, k*d] and
- * Reshape each part to [B*h, 1, d_k]. */
+/* x [B*T, k*d] -> k tensors of all heads [1, B, h, T, d_k] (Q first, then
+ * K, then V): Reshape to [B, T, k, h, d_k], one Transpose to [k, B, h, T,
+ * d_k] and, for k > 1, a Split along the first axis, as nn.Transformer's and
+ * TF's multi-head attention lay the heads out for batched matmuls over
+ * (B, h). One position (a decoding step) needs no Transpose: Split x
+ * [B, k*d] and Reshape each part. */
 static exec_status heads_of(const tf_build *t, uint32_t x, int64_t T, int k, uint32_t *out)
 {
     exec_graph *g = t->g;
     const int64_t H = t->ps->heads, dk = t->ps->d / H;
-    uint32_t parts[3] = { x };
+    exec_status s;
     if (T > 1) {
         uint32_t r = ex_reshape(g, x, 5, (int64_t[]){ t->B, T, k, H, dk });
-        parts[0] = ex_transpose(g, r, (int64_t[]){ 2, 0, 3, 1, 4 });
+        out[0] = ex_transpose(g, r, (int64_t[]){ 2, 0, 3, 1, 4 });
+        s = k > 1 ? ex_split(g, out[0], 0, k, out) : EXEC_OK;
+    } else {
+        uint32_t parts[3] = { x };
+        s = k > 1 ? ex_split(g, x, 1, k, parts) : EXEC_OK;
+        for (int i = 0; i < k && !s; i++)
+            out[i] = ex_reshape(g, parts[i], 5, (int64_t[]){ 1, t->B, H, 1, dk });
     }
-    exec_status s = k > 1 ? ex_split(g, parts[0], T > 1 ? 0 : 1, k, parts) : exec_graph_status(g);
-    for (int i = 0; i < k && !s; i++)
-        out[i] = ex_reshape(g, parts[i], 3, (int64_t[]){ t->B * H, T, dk });
     return s ? s : exec_graph_status(g);
 }
 
 /* softmax(Q K^T / sqrt(d_k), masked) V over all heads at once, the heads
- * concatenated and projected: q [B*h, Tq, d_k], k and v [B*h, Tk, d_k];
- * mask [B*h or 1, Tq or 1, Tk] -> [B*Tq, d] */
+ * concatenated and projected: q [1, B, h, Tq, d_k], k and v [1, B, h, Tk,
+ * d_k]; mask [1, B or 1, 1, Tq or 1, Tk] -> [B*Tq, d] */
 static uint32_t attend(const tf_build *t, const mha *w, uint32_t q, uint32_t k, uint32_t v, int64_t Tq, uint32_t mask)
 {
     exec_graph *g = t->g;
-    const int64_t H = t->ps->heads, d = t->ps->d;
-    uint32_t s = ex_mul(g, ex_batch_matmul(g, q, k, 0, 1), t->scale); /* [B*h, Tq, Tk] */
+    uint32_t s = ex_mul(g, ex_batch_matmul(g, q, k, 0, 1), t->scale); /* [1, B, h, Tq, Tk] */
     if (mask)
         s = ex_masked_fill(g, s, mask, -1e9f);
-    uint32_t o = ex_batch_matmul(g, ex_softmax(g, s), v, 0, 0); /* [B*h, Tq, d_k] */
+    uint32_t o = ex_batch_matmul(g, ex_softmax(g, s), v, 0, 0); /* [1, B, h, Tq, d_k] */
     if (Tq > 1)
-        o = ex_transpose(g, ex_reshape(g, o, 4, (int64_t[]){ t->B, H, Tq, d / H }), (int64_t[]){ 0, 2, 1, 3 });
-    return linear(g, ex_reshape(g, o, 2, (int64_t[]){ t->B * Tq, d }), w->wo, w->bo);
+        o = ex_transpose(g, o, (int64_t[]){ 1, 3, 0, 2, 4 }); /* [B, Tq, 1, h, d_k] */
+    return linear(g, ex_reshape(g, o, 2, (int64_t[]){ t->B * Tq, t->ps->d }), w->wo, w->bo);
 }
 
 /* x = LayerNorm(x + Dropout(y)) */
@@ -402,9 +404,8 @@ static exec_status tf_create(const model_config *cfg, model **out)
     uint32_t sqrt_d = exec_const(g, "sqrt_d_model", 1, (int64_t[]){ 1 }, sqrtf((float)d));
     t.scale = exec_const(g, "attention_scale", 1, (int64_t[]){ 1 }, 1.0f / sqrtf((float)(d / H)));
 
-    /* the padding mask of every head's scores: [B, 1, T] -> [B*h, 1, T] */
-    uint32_t pad = ex_reshape(g, p->src_mask, 4, (int64_t[]){ B, 1, 1, T });
-    pad = ex_reshape(g, ex_tile(g, pad, (int64_t[]){ 1, H, 1, 1 }), 3, (int64_t[]){ B * H, 1, T });
+    /* the padding mask as the scores' [1, B, h, Tq, Tk] takes it */
+    uint32_t pad = ex_reshape(g, p->src_mask, 5, (int64_t[]){ 1, B, 1, 1, T });
 
     /* ---- encoder ---- */
     uint32_t x = embed(&t, emb, sqrt_d, p->src, p->pe, T);
@@ -423,9 +424,10 @@ static exec_status tf_create(const model_config *cfg, model **out)
         p->tgt_in = exec_input(g, "target_inputs", EXEC_I32, 1, (int64_t[]){ B * T });
         p->tgt_out = exec_input(g, "targets", EXEC_I32, 1, (int64_t[]){ B * T });
         p->causal = exec_input(g, "causal_mask", EXEC_F32, 3, (int64_t[]){ 1, T, T });
+        uint32_t causal = ex_reshape(g, p->causal, 5, (int64_t[]){ 1, 1, 1, T, T });
         uint32_t y = embed(&t, emb, sqrt_d, p->tgt_in, p->pe, T);
         for (int l = 0; l < L; l++) {
-            y = add_norm(&t, y, self_attention(&t, &dec[l].self, y, T, p->causal), &dec[l].n1);
+            y = add_norm(&t, y, self_attention(&t, &dec[l].self, y, T, causal), &dec[l].n1);
             y = add_norm(&t, y, cross_attention(&t, &dec[l].cross, y, T, kv[l], pad), &dec[l].n2);
             y = add_norm(&t, y, feed_forward(&t, y, &dec[l].ff), &dec[l].n3);
         }
@@ -437,7 +439,7 @@ static exec_status tf_create(const model_config *cfg, model **out)
     } else {
         /* ---- greedy decoding, one token a step over cached keys/values ---- */
         p->go = exec_input(g, "go", EXEC_I32, 1, (int64_t[]){ B });
-        uint32_t cache[TF_MAX_LAYERS][2]; /* keys, values [B*h, tokens so far, d_k] */
+        uint32_t cache[TF_MAX_LAYERS][2]; /* keys, values [1, B, h, tokens so far, d_k] */
         uint32_t tok = p->go;
         for (int64_t step = 0; step < T && !s; step++) {
             uint32_t pos = ex_reshape(g, ex_slice(g, p->pe, (int64_t[]){ step, 0 }, (int64_t[]){ 1, d }), 1, &d);
@@ -447,7 +449,7 @@ static exec_status tf_create(const model_config *cfg, model **out)
                 if ((s = heads_of(&t, linear(g, y, dec[l].self.wq, dec[l].self.bq), 1, 3, qkv)))
                     break;
                 for (int i = 0; i < 2; i++) /* keys and values of the tokens so far */
-                    cache[l][i] = step ? ex_concat(g, 2, (uint32_t[]){ cache[l][i], qkv[1 + i] }, 1) : qkv[1 + i];
+                    cache[l][i] = step ? ex_concat(g, 2, (uint32_t[]){ cache[l][i], qkv[1 + i] }, 3) : qkv[1 + i];
                 y = add_norm(&t, y, attend(&t, &dec[l].self, qkv[0], cache[l][0], cache[l][1], 1, 0), &dec[l].n1);
                 y = add_norm(&t, y, cross_attention(&t, &dec[l].cross, y, 1, kv[l], pad), &dec[l].n2);
                 y = add_norm(&t, y, feed_forward(&t, y, &dec[l].ff), &dec[l].n3);

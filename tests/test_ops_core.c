@@ -118,6 +118,42 @@ static void test_batch_matmul_small(void **state)
     }
 }
 
+/* BatchMatMul over two batch dims [P, Q, M, K] x [P, Q, N, K]^T against
+ * the 3-D op on the same data (the sgemm path and the plain loops); batch
+ * dims that differ are a shape error */
+static void test_batch_matmul_rank4(void **state)
+{
+    (void)state;
+    const int P = 2, Q = 3, K = 7, N = 5;
+    for (int M = 1; M <= 9; M += 8) {
+        exec_graph *g;
+        assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+        uint32_t a = exec_input(g, "a", EXEC_F32, 4, (int64_t[]){ P, Q, M, K });
+        uint32_t b = exec_input(g, "b", EXEC_F32, 4, (int64_t[]){ P, Q, N, K });
+        uint32_t c4 = ex_batch_matmul(g, a, b, 0, 1);
+        uint32_t a3 = ex_reshape(g, a, 3, (int64_t[]){ P * Q, M, K }),
+                 b3 = ex_reshape(g, b, 3, (int64_t[]){ P * Q, N, K });
+        uint32_t c3 = ex_batch_matmul(g, a3, b3, 0, 1);
+        assert_int_equal(exec_graph_plan(g), EXEC_OK);
+        const exec_tensor *t4 = exec_tensor_get(g, c4);
+        assert_int_equal(t4->ndim, 4);
+        assert_true(t4->shape[0] == P && t4->shape[1] == Q && t4->shape[2] == M && t4->shape[3] == N);
+        fill(exec_dataf(g, a), (int64_t)P * Q * M * K, 11);
+        fill(exec_dataf(g, b), (int64_t)P * Q * N * K, 13);
+        run_fwd(g);
+        assert_memory_equal(exec_dataf(g, c4), exec_dataf(g, c3), (size_t)P * Q * M * N * sizeof(float));
+        exec_graph_destroy(g);
+    }
+    exec_graph *g;
+    assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+    uint32_t a = exec_input(g, "a", EXEC_F32, 4, (int64_t[]){ 2, 3, 4, 5 });
+    uint32_t b = exec_input(g, "b", EXEC_F32, 4, (int64_t[]){ 3, 2, 5, 4 });
+    assert_int_equal(ex_batch_matmul(g, a, b, 0, 0), 0);
+    assert_int_equal(exec_graph_status(g), EXEC_ERR_SHAPE);
+    printf("BatchMatMul [2,3,..] x [3,2,..]: %s\n", exec_errmsg());
+    exec_graph_destroy(g);
+}
+
 static void test_bias_add_and_grad(void **state)
 {
     (void)state;
@@ -243,9 +279,13 @@ int main(void)
 {
     exec_threads_set(2);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_matmul),           cmocka_unit_test(test_batch_matmul_small),
-        cmocka_unit_test(test_matmul_skinny),    cmocka_unit_test(test_bias_add_and_grad),
-        cmocka_unit_test(test_sum_tile_reshape), cmocka_unit_test(test_sparse_xent),
+        cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_batch_matmul_small),
+        cmocka_unit_test(test_matmul_skinny),
+        cmocka_unit_test(test_batch_matmul_rank4),
+        cmocka_unit_test(test_bias_add_and_grad),
+        cmocka_unit_test(test_sum_tile_reshape),
+        cmocka_unit_test(test_sparse_xent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -262,6 +262,38 @@ static void test_concat_split(void **state)
     }
 }
 
+/* Large copies, threaded: ConcatV2 and Split along the first axis (one
+ * slice of each part per thread; odd sizes), and Reshape */
+static void test_concat_split_large(void **state)
+{
+    (void)state;
+    exec_graph *g = newg();
+    const int64_t C = 1001;
+    int64_t s[3][2] = { { 37, C }, { 1, C }, { 40, C } };
+    uint32_t xs[3];
+    for (int i = 0; i < 3; i++)
+        xs[i] = exec_input(g, "x", EXEC_F32, 2, s[i]);
+    uint32_t y = ex_concat(g, 3, xs, 0); /* [78, C] */
+    uint32_t parts[3];
+    assert_int_equal(ex_split(g, y, 0, 3, parts), EXEC_OK); /* 26 rows each */
+    uint32_t r = ex_reshape(g, y, 3, (int64_t[]){ 2, 39, C });
+    plan(g);
+    uint64_t seed = 17;
+    for (int i = 0; i < 3; i++)
+        fill_f(g, xs[i], &seed, -1, 1);
+    run_ok(g);
+    const float *Y = exec_dataf(g, y);
+    int64_t row = 0;
+    for (int i = 0; i < 3; i++) {
+        assert_memory_equal(Y + row * C, exec_dataf(g, xs[i]), (size_t)(s[i][0] * C) * sizeof(float));
+        row += s[i][0];
+    }
+    for (int p = 0; p < 3; p++)
+        assert_memory_equal(exec_dataf(g, parts[p]), Y + 26 * C * p, (size_t)(26 * C) * sizeof(float));
+    assert_memory_equal(exec_dataf(g, r), Y, (size_t)(78 * C) * sizeof(float));
+    exec_graph_destroy(g);
+}
+
 static void test_split_errors(void **state)
 {
     (void)state;
@@ -770,19 +802,13 @@ int main(void)
 {
     exec_threads_set(2);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_transpose),
-        cmocka_unit_test(test_concat_split),
-        cmocka_unit_test(test_split_errors),
-        cmocka_unit_test(test_slice_pad),
-        cmocka_unit_test(test_gather_segment_sum),
-        cmocka_unit_test(test_bad_indices),
-        cmocka_unit_test(test_softmax),
-        cmocka_unit_test(test_fast_math),
-        cmocka_unit_test(test_argmax_max_mean),
-        cmocka_unit_test(test_cast),
-        cmocka_unit_test(test_elementwise),
-        cmocka_unit_test(test_hostile_attrs),
-        cmocka_unit_test(test_costs),
+        cmocka_unit_test(test_transpose),     cmocka_unit_test(test_concat_split_large),
+        cmocka_unit_test(test_concat_split),  cmocka_unit_test(test_split_errors),
+        cmocka_unit_test(test_slice_pad),     cmocka_unit_test(test_gather_segment_sum),
+        cmocka_unit_test(test_bad_indices),   cmocka_unit_test(test_softmax),
+        cmocka_unit_test(test_fast_math),     cmocka_unit_test(test_argmax_max_mean),
+        cmocka_unit_test(test_cast),          cmocka_unit_test(test_elementwise),
+        cmocka_unit_test(test_hostile_attrs), cmocka_unit_test(test_costs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

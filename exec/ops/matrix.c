@@ -160,7 +160,9 @@ exec_status op_grad_MatMul(exec_graph *g, const exec_node *n, const uint32_t *do
     return g->status;
 }
 
-/* ---- BatchMatMul: c[B,M,N] = op(a[i]) op(b[i]) for each i < B ---------- */
+/* ---- BatchMatMul: c[..., M, N] = op(a[i]) op(b[i]) for each index i of
+ *      the leading (batch) dims, which a and b share (TF's BatchMatMulV2
+ *      without broadcasting): a [..., M, K], b [..., K, N] ------------ */
 enum {
     BMM_SMALL_ROWS = 4,       /* m or n at most this: the plain loops */
     BMM_SMALL_DIM = 256,      /* and m at most this (small_gemm's column buffer) */
@@ -170,15 +172,23 @@ enum {
 exec_status op_shape_BatchMatMul(const exec_graph *g, const exec_node *n, exec_shape *out)
 {
     const exec_tensor *a = exec_gin(g, n, 0), *b = exec_gin(g, n, 1);
-    if (a->ndim != 3 || b->ndim != 3 || a->shape[0] != b->shape[0])
-        return exec_fail(EXEC_ERR_SHAPE, "BatchMatMul: wants two [B,.,.] tensors with the same B");
+    const int nd = a->ndim;
+    bool same = nd >= 3 && b->ndim == nd && a->dtype == EXEC_F32 && b->dtype == EXEC_F32;
+    for (int i = 0; same && i < nd - 2; i++)
+        same = a->shape[i] == b->shape[i];
+    if (!same)
+        return exec_fail(EXEC_ERR_SHAPE, "BatchMatMul: wants two float [..., M, K] tensors with the same batch dims");
     int ta = n->nattrs > 0 && n->attrs[0], tb = n->nattrs > 1 && n->attrs[1];
-    int64_t m = ta ? a->shape[2] : a->shape[1], ka = ta ? a->shape[1] : a->shape[2];
-    int64_t kb = tb ? b->shape[2] : b->shape[1], nn = tb ? b->shape[1] : b->shape[2];
+    int64_t m = ta ? a->shape[nd - 1] : a->shape[nd - 2], ka = ta ? a->shape[nd - 2] : a->shape[nd - 1];
+    int64_t kb = tb ? b->shape[nd - 1] : b->shape[nd - 2], nn = tb ? b->shape[nd - 2] : b->shape[nd - 1];
     if (ka != kb)
         return exec_fail(EXEC_ERR_SHAPE, "BatchMatMul: inner dimensions differ (%lld vs %lld)", (long long)ka,
                          (long long)kb);
-    exec_shape_set(out, EXEC_F32, 3, (int64_t[]){ a->shape[0], m, nn });
+    int64_t d[EXEC_MAX_DIMS];
+    memcpy(d, a->shape, (size_t)nd * sizeof *d);
+    d[nd - 2] = m;
+    d[nd - 1] = nn;
+    exec_shape_set(out, EXEC_F32, nd, d);
     return EXEC_OK;
 }
 
@@ -252,8 +262,10 @@ exec_status op_fwd_BatchMatMul(exec_kctx *k, const exec_node *n)
 {
     const exec_tensor *a = exec_in(k, n, 0), *b = exec_in(k, n, 1), *c = exec_out(k, n, 0);
     int ta = n->nattrs > 0 && n->attrs[0], tb = n->nattrs > 1 && n->attrs[1];
-    int64_t bs = c->shape[0], m = c->shape[1], nn = c->shape[2], kk = ta ? a->shape[1] : a->shape[2];
-    int64_t sa = a->shape[1] * a->shape[2], sb = b->shape[1] * b->shape[2], sc = m * nn;
+    const int nd = c->ndim;
+    int64_t m = c->shape[nd - 2], nn = c->shape[nd - 1], kk = ta ? a->shape[nd - 2] : a->shape[nd - 1];
+    int64_t sa = a->shape[nd - 2] * a->shape[nd - 1], sb = b->shape[nd - 2] * b->shape[nd - 1], sc = m * nn;
+    int64_t bs = sc ? c->numel / sc : 0;
     const float *A = a->data, *B = b->data;
     float *C = c->data;
     /* Products with one side of a few rows (a decoded token's attention):
@@ -275,8 +287,8 @@ exec_status op_fwd_BatchMatMul(exec_kctx *k, const exec_node *n)
 #pragma omp parallel for num_threads(k->nthreads) if (split) schedule(static)
     for (int64_t i = 0; i < bs; i++)
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)nn,
-                    (int)kk, 1.0f, A + i * sa, (int)a->shape[2], B + i * sb, (int)b->shape[2], 0.0f, C + i * sc,
-                    (int)nn);
+                    (int)kk, 1.0f, A + i * sa, (int)a->shape[nd - 1], B + i * sb, (int)b->shape[nd - 1], 0.0f,
+                    C + i * sc, (int)nn);
     return EXEC_OK;
 }
 

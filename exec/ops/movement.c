@@ -1,6 +1,8 @@
 /* movement.c -- data movement: Reshape, Tile. */
 #include "../internal.h"
 
+#define RESHAPE_PAR_BYTES (256 * 1024) /* copies below this stay on one thread */
+
 /* ---- Reshape: attrs = the new dims (one may be -1) --------------------- */
 exec_status op_shape_Reshape(const exec_graph *g, const exec_node *n, exec_shape *out)
 {
@@ -31,9 +33,20 @@ exec_status op_shape_Reshape(const exec_graph *g, const exec_node *n, exec_shape
     return EXEC_OK;
 }
 
+/* a copy (every tensor has its own memory); large ones in one slice per
+ * thread: one core's copy does not reach the memory's bandwidth */
 exec_status op_fwd_Reshape(exec_kctx *k, const exec_node *n)
 {
-    memcpy(exec_out(k, n, 0)->data, exec_in(k, n, 0)->data, exec_in(k, n, 0)->bytes);
+    const char *x = exec_in(k, n, 0)->data;
+    char *y = exec_out(k, n, 0)->data;
+    const size_t bytes = exec_in(k, n, 0)->bytes;
+    const int parts = bytes >= RESHAPE_PAR_BYTES && k->nthreads > 1 ? k->nthreads : 1;
+#pragma omp parallel for num_threads(parts) if (parts > 1) schedule(static)
+    for (int i = 0; i < parts; i++) {
+        size_t a = bytes / (size_t)parts * (size_t)i,
+               b = i == parts - 1 ? bytes : bytes / (size_t)parts * (size_t)(i + 1);
+        memcpy(y + a, x + a, b - a);
+    }
     return EXEC_OK;
 }
 
@@ -309,6 +322,24 @@ static void concat_split(exec_kctx *k, exec_tensor *whole, int nparts, exec_tens
     int64_t inner = whole->strides[ax], outer = whole->numel / (whole->shape[ax] * inner);
     int64_t wrow = whole->shape[ax] * inner;
     uint32_t *W = whole->data;
+    if (outer == 1 && whole->numel > MOVE_PAR_MIN && k->nthreads > 1) {
+        /* along the first non-unit axis: each part in one slice per thread */
+        const int ns = k->nthreads;
+#pragma omp parallel for num_threads(ns) schedule(static)
+        for (int q = 0; q < nparts * ns; q++) {
+            int i = q / ns, s = q % ns;
+            int64_t off = 0;
+            for (int j = 0; j < i; j++)
+                off += parts[j]->numel;
+            int64_t len = parts[i]->numel, a = len / ns * s, b = s == ns - 1 ? len : len / ns * (s + 1);
+            uint32_t *P = (uint32_t *)parts[i]->data;
+            if (split)
+                memcpy(P + a, W + off + a, (size_t)(b - a) * sizeof *P);
+            else
+                memcpy(W + off + a, P + a, (size_t)(b - a) * sizeof *P);
+        }
+        return;
+    }
 #pragma omp parallel for num_threads(k->nthreads) if (whole->numel > MOVE_PAR_MIN && outer > 1)
     for (int64_t o = 0; o < outer; o++) {
         int64_t off = 0;

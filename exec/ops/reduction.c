@@ -243,11 +243,13 @@ static exec_status xent_fwd(exec_kctx *k, const exec_node *n)
     return EXEC_OK;
 }
 
-/* d logits = backprop * dloss; the labels get none */
+/* d logits = backprop * dloss (the backprop itself when dloss is the
+ * gradients' seed, the constant 1); the labels get none */
 static exec_status xent_grad(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
 {
     if (din[0] && dout[0])
-        din[0] = exec_op1(g, EXEC_OP_Mul, 2, (uint32_t[]){ n->out[1], dout[0] }, 0, NULL);
+        din[0] = dout[0] == g->grad_seed ? n->out[1]
+                                         : exec_op1(g, EXEC_OP_Mul, 2, (uint32_t[]){ n->out[1], dout[0] }, 0, NULL);
     else if (din[0])
         din[0] = 0;
     if (din[1])
