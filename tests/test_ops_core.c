@@ -102,9 +102,11 @@ static void test_matmul_skinny(void **state)
     }
 }
 
-/* BatchMatMul's plain loops: one side of at most 4 rows (a decoded token's
- * query against its keys, its weights against the values), each transpose
- * and its column buffer, batches split over the threads or not */
+/* BatchMatMul's small paths: the plain loops for one side of at most 4 rows
+ * (a decoded token's query against its keys, its weights against the
+ * values), each transpose and its column buffer; the tiles for products of
+ * at most 64 in every dim (a head's attention); batches split over the
+ * threads or not */
 static void test_batch_matmul_small(void **state)
 {
     (void)state;
@@ -114,7 +116,11 @@ static void test_batch_matmul_small(void **state)
         check_matmul(4, 29, 301, t & 1, t >> 1, 7);
         check_matmul(250, 2, 9, t & 1, t >> 1, 3);
         check_matmul(1, 65, 64, t & 1, t >> 1, 300); /* 1.2M multiply-adds: threaded */
-        check_matmul(5, 5, 5, t & 1, t >> 1, 4);     /* just past the loops: sgemm */
+        check_matmul(5, 5, 5, t & 1, t >> 1, 4);     /* past the loops: the tiles */
+        check_matmul(33, 17, 64, t & 1, t >> 1, 3);  /* partial vectors and row blocks */
+        check_matmul(64, 64, 64, t & 1, t >> 1, 65); /* 17M multiply-adds: threaded */
+        check_matmul(7, 40, 1, t & 1, t >> 1, 2);
+        check_matmul(65, 8, 8, t & 1, t >> 1, 2); /* past the tiles: sgemm */
     }
 }
 

@@ -199,6 +199,12 @@ static void test_transpose(void **state)
     assert_int_equal(n5, 120);
     for (int p = 0; p < n5; p++)
         check_transpose(5, (int64_t[]){ 2, 3, 1, 5, 3 }, perms[p], EXEC_F32);
+    /* threaded, with runs of rows: every fourth 5-D perm (the Transformer's
+     * heads among them) on 68,112 elements */
+    for (int p = 0; p < n5; p += 4)
+        check_transpose(5, (int64_t[]){ 6, 11, 3, 8, 43 }, perms[p], EXEC_F32);
+    check_transpose(5, (int64_t[]){ 6, 11, 3, 8, 43 }, (int64_t[]){ 2, 0, 3, 1, 4 }, EXEC_F32);
+    check_transpose(5, (int64_t[]){ 1, 6, 8, 11, 43 }, (int64_t[]){ 1, 3, 0, 2, 4 }, EXEC_F32);
 }
 
 /* ---- Concat / Split / Slice / Pad along each axis ------------------------- */

@@ -258,6 +258,61 @@ static void small_gemm(float *restrict c, const float *restrict a, const float *
     }
 }
 
+/* One product of at most TILE_MAX in every dim (one head's attention:
+ * 32 x 32 x 32 at the Transformer's small preset, 64 x 64 x 64 at full):
+ * b packed into rows of TILE_W-float vectors (transposed when tb; zeros past
+ * n), then 4 rows of c at a time in registers, each a(i, p) times b's row p.
+ * sgemm's per-call costs (its checks, buffers and packing for large
+ * products) are most of such a small product's time. */
+enum { TILE_MAX = 64, TILE_W = 16 };
+typedef float tile_vec __attribute__((vector_size(TILE_W * sizeof(float))));
+
+static void tile_gemm(float *restrict c, const float *restrict a, const float *restrict b, int64_t m, int64_t n,
+                      int64_t kk, int ta, int tb)
+{
+    tile_vec bp[TILE_MAX * (TILE_MAX / TILE_W)]; /* [kk][nv] */
+    const int64_t nv = (n + TILE_W - 1) / TILE_W;
+    for (int64_t p = 0; p < kk; p++)
+        for (int64_t v = 0; v < nv; v++) {
+            tile_vec row = { 0 };
+            for (int64_t l = 0; l < TILE_W && v * TILE_W + l < n; l++) {
+                int64_t j = v * TILE_W + l;
+                row[l] = tb ? b[j * kk + p] : b[p * n + j];
+            }
+            bp[p * nv + v] = row;
+        }
+    const int64_t sai = ta ? 1 : kk, sap = ta ? m : 1; /* a(i, p) = a[i * sai + p * sap] */
+    for (int64_t v = 0; v < nv; v++) {
+        const int64_t j0 = v * TILE_W, w = n - j0 < TILE_W ? n - j0 : TILE_W;
+        int64_t i = 0;
+        for (; i + 4 <= m; i += 4) {
+            tile_vec c0 = { 0 }, c1 = { 0 }, c2 = { 0 }, c3 = { 0 };
+            const float *a0 = a + i * sai;
+            for (int64_t p = 0; p < kk; p++) {
+                const tile_vec bv = bp[p * nv + v];
+                const float *ap = a0 + p * sap;
+                c0 += ap[0] * bv;
+                c1 += ap[sai] * bv;
+                c2 += ap[2 * sai] * bv;
+                c3 += ap[3 * sai] * bv;
+            }
+            for (int64_t l = 0; l < w; l++) {
+                c[i * n + j0 + l] = c0[l];
+                c[(i + 1) * n + j0 + l] = c1[l];
+                c[(i + 2) * n + j0 + l] = c2[l];
+                c[(i + 3) * n + j0 + l] = c3[l];
+            }
+        }
+        for (; i < m; i++) {
+            tile_vec c0 = { 0 };
+            for (int64_t p = 0; p < kk; p++)
+                c0 += a[i * sai + p * sap] * bp[p * nv + v];
+            for (int64_t l = 0; l < w; l++)
+                c[i * n + j0 + l] = c0[l];
+        }
+    }
+}
+
 exec_status op_fwd_BatchMatMul(exec_kctx *k, const exec_node *n)
 {
     const exec_tensor *a = exec_in(k, n, 0), *b = exec_in(k, n, 1), *c = exec_out(k, n, 0);
@@ -275,6 +330,14 @@ exec_status op_fwd_BatchMatMul(exec_kctx *k, const exec_node *n)
 #pragma omp parallel for num_threads(k->nthreads) if (bs > 1 && bs * m * nn * kk >= (1 << 15)) schedule(static)
         for (int64_t i = 0; i < bs; i++)
             small_gemm(C + i * sc, A + i * sa, B + i * sb, m, nn, kk, ta, tb);
+        return EXEC_OK;
+    }
+    /* Small products: the tiles above, the batch split over the threads
+     * once the op has 256K multiply-adds */
+    if (m <= TILE_MAX && nn <= TILE_MAX && kk <= TILE_MAX) {
+#pragma omp parallel for num_threads(k->nthreads) if (bs > 1 && bs * m * nn * kk >= (1 << 18)) schedule(static)
+        for (int64_t i = 0; i < bs; i++)
+            tile_gemm(C + i * sc, A + i * sa, B + i * sb, m, nn, kk, ta, tb);
         return EXEC_OK;
     }
     /* Small matrices: the batch entries split over the threads (OpenBLAS

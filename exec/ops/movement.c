@@ -264,16 +264,21 @@ exec_status op_fwd_Transpose(exec_kctx *k, const exec_node *n)
         od[j] = cin[cperm[j]];
         ostr_in[j] = cstr[cperm[j]]; /* input stride of output dim j */
     }
-    int64_t inner = od[ng - 1], istep = ostr_in[ng - 1], rows = x->numel / inner;
+    /* rows in runs along the next-to-last output dim: one row_offset (its
+     * divisions) per run, then a step of that dim's input stride */
+    int64_t inner = od[ng - 1], istep = ostr_in[ng - 1], run = od[ng - 2], rstep = ostr_in[ng - 2];
+    int64_t runs = x->numel / (inner * run);
 #pragma omp parallel for num_threads(k->nthreads) if (x->numel > MOVE_PAR_MIN)
-    for (int64_t r = 0; r < rows; r++) {
-        int64_t xoff = row_offset(r, ng, od, NULL, ostr_in);
-        uint32_t *yr = Y + r * inner;
-        if (istep == 1) {
-            memcpy(yr, X + xoff, (size_t)inner * sizeof *yr);
-        } else {
-            for (int64_t i = 0; i < inner; i++)
-                yr[i] = X[xoff + i * istep];
+    for (int64_t q = 0; q < runs; q++) {
+        int64_t xoff = row_offset(q * run, ng, od, NULL, ostr_in);
+        for (int64_t j = 0; j < run; j++, xoff += rstep) {
+            uint32_t *yr = Y + (q * run + j) * inner;
+            if (istep == 1) {
+                memcpy(yr, X + xoff, (size_t)inner * sizeof *yr);
+            } else {
+                for (int64_t i = 0; i < inner; i++)
+                    yr[i] = X[xoff + i * istep];
+            }
         }
     }
     return EXEC_OK;
