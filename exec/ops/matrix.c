@@ -271,16 +271,20 @@ static void tile_gemm(float *restrict c, const float *restrict a, const float *r
                       int64_t kk, int ta, int tb)
 {
     tile_vec bp[TILE_MAX * (TILE_MAX / TILE_W)]; /* [kk][nv] */
-    const int64_t nv = (n + TILE_W - 1) / TILE_W;
-    for (int64_t p = 0; p < kk; p++)
-        for (int64_t v = 0; v < nv; v++) {
-            tile_vec row = { 0 };
-            for (int64_t l = 0; l < TILE_W && v * TILE_W + l < n; l++) {
-                int64_t j = v * TILE_W + l;
-                row[l] = tb ? b[j * kk + p] : b[p * n + j];
-            }
-            bp[p * nv + v] = row;
-        }
+    const int64_t nv = (n + TILE_W - 1) / TILE_W, ld = nv * TILE_W;
+    float *restrict bf = (float *)bp;
+    if (n < ld)
+        for (int64_t p = 0; p < kk; p++)
+            for (int64_t j = n; j < ld; j++)
+                bf[p * ld + j] = 0.0f;
+    if (tb) {
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t p = 0; p < kk; p++)
+                bf[p * ld + j] = b[j * kk + p];
+    } else {
+        for (int64_t p = 0; p < kk; p++)
+            memcpy(bf + p * ld, b + p * n, (size_t)n * sizeof *bf);
+    }
     const int64_t sai = ta ? 1 : kk, sap = ta ? m : 1; /* a(i, p) = a[i * sai + p * sap] */
     for (int64_t v = 0; v < nv; v++) {
         const int64_t j0 = v * TILE_W, w = n - j0 < TILE_W ? n - j0 : TILE_W;
