@@ -11,13 +11,16 @@
  *              x = LayerNorm(x + Dropout(sublayer(x))); each stack ends in
  *              a LayerNorm, as nn.Transformer's does
  *   attention  h heads of d_k = d_model / h: the projections are one MatMul
- *              (Q, K and V together for self-attention; Q, and K and V,
- *              for the encoder-decoder one) split into heads; each head is
- *              its own branch of nodes, which the inter-op workers run in
- *              parallel: BatchMatMul(Q, K^T), Mul by 1/sqrt(d_k),
- *              MaskedFill (padding keys; future positions in the decoder),
- *              Softmax, BatchMatMul with V; ConcatV2 of the heads, then the
- *              output projection
+ *              (Q, K and V together for self-attention, as nn.Transformer's
+ *              in_proj; Q, and K and V, for the encoder-decoder one), laid
+ *              out as [1, B, h, T, d_k] by one Transpose and a Split, then
+ *              all heads at once, as nn.Transformer and TF batch them:
+ *              BatchMatMul(Q, K^T) over the (B, h) batch dims, Mul by
+ *              1/sqrt(d_k), MaskedFill (padding keys; future positions in
+ *              the decoder), Softmax, BatchMatMul with V; a Transpose back
+ *              to [B, T, h, d_k], then the output projection. Independent
+ *              branches (Q, K and V; the encoder-decoder attention's keys
+ *              and values of every layer) run on the inter-op workers
  *   FFN        MatMul d_model x d_ff, Relu, MatMul d_ff x d_model
  *
  * Training: label-smoothed (0.1) cross entropy over the non-padding target
