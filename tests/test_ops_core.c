@@ -102,7 +102,7 @@ static void test_matmul_skinny(void **state)
     }
 }
 
-/* BatchMatMul's small paths: the plain loops for one side of at most 4 rows
+/* BatchMatMul's small paths: the plain loops for c of at most 4 rows
  * (a decoded token's query against its keys, its weights against the
  * values), each transpose and its column buffer; the tiles for products of
  * at most 64 in every dim (a head's attention); batches split over the
@@ -114,13 +114,16 @@ static void test_batch_matmul_small(void **state)
         check_matmul(1, 37, 33, t & 1, t >> 1, 5);
         check_matmul(3, 1, 70, t & 1, t >> 1, 2);
         check_matmul(4, 29, 301, t & 1, t >> 1, 7);
-        check_matmul(250, 2, 9, t & 1, t >> 1, 3);
+        check_matmul(250, 2, 9, t & 1, t >> 1, 3);   /* many rows, few columns: sgemm */
+        check_matmul(50, 1, 20, t & 1, t >> 1, 32);  /* memnet's attention: sgemm */
+        check_matmul(50, 8, 20, t & 1, t >> 1, 3);   /* half a vector of columns: the tiles */
         check_matmul(1, 65, 64, t & 1, t >> 1, 300); /* 1.2M multiply-adds: threaded */
-        check_matmul(5, 5, 5, t & 1, t >> 1, 4);     /* past the loops: the tiles */
+        check_matmul(5, 5, 5, t & 1, t >> 1, 4);     /* past the loops, few columns: sgemm */
         check_matmul(33, 17, 64, t & 1, t >> 1, 3);  /* partial vectors and row blocks */
         check_matmul(64, 64, 64, t & 1, t >> 1, 65); /* 17M multiply-adds: threaded */
         check_matmul(7, 40, 1, t & 1, t >> 1, 2);
         check_matmul(65, 8, 8, t & 1, t >> 1, 2); /* past the tiles: sgemm */
+        check_matmul(9, 7, 8, t & 1, t >> 1, 2);  /* too few columns: sgemm */
     }
 }
 

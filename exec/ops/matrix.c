@@ -164,8 +164,7 @@ exec_status op_grad_MatMul(exec_graph *g, const exec_node *n, const uint32_t *do
  *      the leading (batch) dims, which a and b share (TF's BatchMatMulV2
  *      without broadcasting): a [..., M, K], b [..., K, N] ------------ */
 enum {
-    BMM_SMALL_ROWS = 4,       /* m or n at most this: the plain loops */
-    BMM_SMALL_DIM = 256,      /* and m at most this (small_gemm's column buffer) */
+    BMM_SMALL_ROWS = 4,       /* m at most this: the plain loops */
     BMM_SMALL_MACS = 1 << 16, /* and at most this many multiply-adds a product */
 };
 
@@ -241,7 +240,7 @@ static void small_gemm(float *restrict c, const float *restrict a, const float *
             }
         }
     } else {
-        float col[BMM_SMALL_DIM];
+        float col[BMM_SMALL_ROWS];
         for (int64_t j = 0; j < n; j++) {
             for (int64_t i = 0; i < m; i++)
                 col[i] = 0.0f;
@@ -327,21 +326,35 @@ exec_status op_fwd_BatchMatMul(exec_kctx *k, const exec_node *n)
     int64_t bs = sc ? c->numel / sc : 0;
     const float *A = a->data, *B = b->data;
     float *C = c->data;
-    /* Products with one side of a few rows (a decoded token's attention):
-     * the loops above, the batch split over the threads once the op has
-     * 256K multiply-adds. */
-    if ((m <= BMM_SMALL_ROWS || nn <= BMM_SMALL_ROWS) && m <= BMM_SMALL_DIM && m * nn * kk <= BMM_SMALL_MACS) {
-#pragma omp parallel for num_threads(k->nthreads) if (bs > 1 && bs * m * nn * kk >= (1 << 15)) schedule(static)
-        for (int64_t i = 0; i < bs; i++)
-            small_gemm(C + i * sc, A + i * sa, B + i * sb, m, nn, kk, ta, tb);
+    /* Products of a few rows of c (a decoded token's attention): the loops
+     * above, the batch split over the threads once the op has 32K
+     * multiply-adds. (A few columns and many rows go to the tiles: the
+     * row loops would run a vector loop of one element per multiply.) */
+    /* (below: no parallel region at all when one thread does it, as a
+     * region whose if() is false still costs about a microsecond) */
+    const int nt = k->nthreads > 1 && bs > 1 ? k->nthreads : 1;
+    if (m <= BMM_SMALL_ROWS && m * nn * kk <= BMM_SMALL_MACS) {
+        if (nt > 1 && bs * m * nn * kk >= (1 << 15)) {
+#pragma omp parallel for num_threads(nt) schedule(static)
+            for (int64_t i = 0; i < bs; i++)
+                small_gemm(C + i * sc, A + i * sa, B + i * sb, m, nn, kk, ta, tb);
+        } else {
+            for (int64_t i = 0; i < bs; i++)
+                small_gemm(C + i * sc, A + i * sa, B + i * sb, m, nn, kk, ta, tb);
+        }
         return EXEC_OK;
     }
-    /* Small products: the tiles above, the batch split over the threads
-     * once the op has 256K multiply-adds */
-    if (m <= TILE_MAX && nn <= TILE_MAX && kk <= TILE_MAX) {
-#pragma omp parallel for num_threads(k->nthreads) if (bs > 1 && bs * m * nn * kk >= (1 << 18)) schedule(static)
-        for (int64_t i = 0; i < bs; i++)
-            tile_gemm(C + i * sc, A + i * sa, B + i * sb, m, nn, kk, ta, tb);
+    /* Small products of at least half a vector of columns: the tiles above,
+     * the batch split over the threads once the op has 256K multiply-adds */
+    if (m <= TILE_MAX && nn <= TILE_MAX && kk <= TILE_MAX && nn >= TILE_W / 2) {
+        if (nt > 1 && bs * m * nn * kk >= (1 << 18)) {
+#pragma omp parallel for num_threads(nt) schedule(static)
+            for (int64_t i = 0; i < bs; i++)
+                tile_gemm(C + i * sc, A + i * sa, B + i * sb, m, nn, kk, ta, tb);
+        } else {
+            for (int64_t i = 0; i < bs; i++)
+                tile_gemm(C + i * sc, A + i * sa, B + i * sb, m, nn, kk, ta, tb);
+        }
         return EXEC_OK;
     }
     /* Small matrices: the batch entries split over the threads (OpenBLAS

@@ -40,8 +40,12 @@ exec_status op_fwd_Reshape(exec_kctx *k, const exec_node *n)
     const char *x = exec_in(k, n, 0)->data;
     char *y = exec_out(k, n, 0)->data;
     const size_t bytes = exec_in(k, n, 0)->bytes;
-    const int parts = bytes >= RESHAPE_PAR_BYTES && k->nthreads > 1 ? k->nthreads : 1;
-#pragma omp parallel for num_threads(parts) if (parts > 1) schedule(static)
+    const int parts = k->nthreads;
+    if (bytes < RESHAPE_PAR_BYTES || parts < 2) { /* no parallel region: its cost is a small copy's */
+        memcpy(y, x, bytes);
+        return EXEC_OK;
+    }
+#pragma omp parallel for num_threads(parts) schedule(static)
     for (int i = 0; i < parts; i++) {
         size_t a = bytes / (size_t)parts * (size_t)i,
                b = i == parts - 1 ? bytes : bytes / (size_t)parts * (size_t)(i + 1);
