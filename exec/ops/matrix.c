@@ -316,6 +316,24 @@ static void tile_gemm(float *restrict c, const float *restrict a, const float *r
     }
 }
 
+/* f on each of the bs products, on nthreads threads; no parallel region at
+ * all for one thread (or one product): a region whose if() is false still
+ * costs about a microsecond */
+typedef void product_fn(float *restrict c, const float *restrict a, const float *restrict b, int64_t m, int64_t n,
+                        int64_t kk, int ta, int tb);
+static void each_product(product_fn *f, int nthreads, float *C, const float *A, const float *B, int64_t bs, int64_t sc,
+                         int64_t sa, int64_t sb, int64_t m, int64_t n, int64_t kk, int ta, int tb)
+{
+    if (nthreads > 1 && bs > 1) {
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+        for (int64_t i = 0; i < bs; i++)
+            f(C + i * sc, A + i * sa, B + i * sb, m, n, kk, ta, tb);
+        return;
+    }
+    for (int64_t i = 0; i < bs; i++)
+        f(C + i * sc, A + i * sa, B + i * sb, m, n, kk, ta, tb);
+}
+
 exec_status op_fwd_BatchMatMul(exec_kctx *k, const exec_node *n)
 {
     const exec_tensor *a = exec_in(k, n, 0), *b = exec_in(k, n, 1), *c = exec_out(k, n, 0);
@@ -328,33 +346,17 @@ exec_status op_fwd_BatchMatMul(exec_kctx *k, const exec_node *n)
     float *C = c->data;
     /* Products of a few rows of c (a decoded token's attention): the loops
      * above, the batch split over the threads once the op has 32K
-     * multiply-adds. (A few columns and many rows go to the tiles: the
-     * row loops would run a vector loop of one element per multiply.) */
-    /* (below: no parallel region at all when one thread does it, as a
-     * region whose if() is false still costs about a microsecond) */
-    const int nt = k->nthreads > 1 && bs > 1 ? k->nthreads : 1;
+     * multiply-adds. (Not a few columns and many rows: the row loops would
+     * run a vector loop of one element per multiply-add.) */
+    const int64_t macs = bs * m * nn * kk;
     if (m <= BMM_SMALL_ROWS && m * nn * kk <= BMM_SMALL_MACS) {
-        if (nt > 1 && bs * m * nn * kk >= (1 << 15)) {
-#pragma omp parallel for num_threads(nt) schedule(static)
-            for (int64_t i = 0; i < bs; i++)
-                small_gemm(C + i * sc, A + i * sa, B + i * sb, m, nn, kk, ta, tb);
-        } else {
-            for (int64_t i = 0; i < bs; i++)
-                small_gemm(C + i * sc, A + i * sa, B + i * sb, m, nn, kk, ta, tb);
-        }
+        each_product(small_gemm, macs >= (1 << 15) ? k->nthreads : 1, C, A, B, bs, sc, sa, sb, m, nn, kk, ta, tb);
         return EXEC_OK;
     }
     /* Small products of at least half a vector of columns: the tiles above,
      * the batch split over the threads once the op has 256K multiply-adds */
     if (m <= TILE_MAX && nn <= TILE_MAX && kk <= TILE_MAX && nn >= TILE_W / 2) {
-        if (nt > 1 && bs * m * nn * kk >= (1 << 18)) {
-#pragma omp parallel for num_threads(nt) schedule(static)
-            for (int64_t i = 0; i < bs; i++)
-                tile_gemm(C + i * sc, A + i * sa, B + i * sb, m, nn, kk, ta, tb);
-        } else {
-            for (int64_t i = 0; i < bs; i++)
-                tile_gemm(C + i * sc, A + i * sa, B + i * sb, m, nn, kk, ta, tb);
-        }
+        each_product(tile_gemm, macs >= (1 << 18) ? k->nthreads : 1, C, A, B, bs, sc, sa, sb, m, nn, kk, ta, tb);
         return EXEC_OK;
     }
     /* Small matrices: the batch entries split over the threads (OpenBLAS
