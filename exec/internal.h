@@ -34,10 +34,11 @@ struct exec_graph {
 
     uint32_t *weights; /* trainable weight ids */
     uint32_t nweights, cap_weights;
-    uint8_t *init;      /* per tensor: exec_init + 1 (0: none) */
-    float *init_scale;  /* per tensor */
-    float *init_value;  /* per tensor: constant fill */
-    uint32_t *grad;     /* per tensor: gradient id (after exec_gradients) */
+    uint8_t *init;     /* per tensor: exec_init + 1 (0: none) */
+    float *init_scale; /* per tensor */
+    float *init_value; /* per tensor: constant fill */
+    uint32_t *grad;    /* per tensor: gradient id (after exec_gradients) */
+
     uint32_t grad_seed; /* exec_gradients' dloss, the constant 1 (0: none) */
 
     void *arena[EXEC_ROLE_COUNT];
