@@ -90,6 +90,7 @@ exec_status exec_gradients(exec_graph *g, uint32_t loss)
     }
     g->init[seed] = EXEC_INIT_ZERO + 1;
     g->init_value[seed] = 1.0f;
+    g->grad_seed = seed;
     if ((st = push(&a, loss, seed)))
         goto restore;
 

@@ -7,7 +7,8 @@
 
 /* ---- matrix ---- */
 uint32_t ex_matmul(exec_graph *g, uint32_t a, uint32_t b, int transpose_a, int transpose_b); /* [M,K]x[K,N] -> [M,N] */
-uint32_t ex_batch_matmul(exec_graph *g, uint32_t a, uint32_t b, int adj_x, int adj_y); /* [B,M,K]x[B,K,N] -> [B,M,N] */
+/* [...,M,K]x[...,K,N] -> [...,M,N] over shared batch dims */
+uint32_t ex_batch_matmul(exec_graph *g, uint32_t a, uint32_t b, int adj_x, int adj_y);
 
 /* ---- elementwise (b broadcasts onto a) ---- */
 uint32_t ex_add(exec_graph *g, uint32_t a, uint32_t b);

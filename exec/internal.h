@@ -39,6 +39,8 @@ struct exec_graph {
     float *init_value; /* per tensor: constant fill */
     uint32_t *grad;    /* per tensor: gradient id (after exec_gradients) */
 
+    uint32_t grad_seed; /* exec_gradients' dloss, the constant 1 (0: none) */
+
     void *arena[EXEC_ROLE_COUNT];
     size_t arena_bytes[EXEC_ROLE_COUNT];
 

@@ -11,13 +11,16 @@
  *              x = LayerNorm(x + Dropout(sublayer(x))); each stack ends in
  *              a LayerNorm, as nn.Transformer's does
  *   attention  h heads of d_k = d_model / h: the projections are one MatMul
- *              (Q, K and V together for self-attention; Q, and K and V,
- *              for the encoder-decoder one) split into heads; each head is
- *              its own branch of nodes, which the inter-op workers run in
- *              parallel: BatchMatMul(Q, K^T), Mul by 1/sqrt(d_k),
- *              MaskedFill (padding keys; future positions in the decoder),
- *              Softmax, BatchMatMul with V; ConcatV2 of the heads, then the
- *              output projection
+ *              (Q, K and V together for self-attention, as nn.Transformer's
+ *              in_proj; Q, and K and V, for the encoder-decoder one), laid
+ *              out as [1, B, h, T, d_k] by one Transpose and a Split, then
+ *              all heads at once, as nn.Transformer and TF batch them:
+ *              BatchMatMul(Q, K^T) over the (B, h) batch dims, Mul by
+ *              1/sqrt(d_k), MaskedFill (padding keys; future positions in
+ *              the decoder), Softmax, BatchMatMul with V; a Transpose back
+ *              to [B, T, h, d_k], then the output projection. Independent
+ *              branches (Q, K and V; the encoder-decoder attention's keys
+ *              and values of every layer) run on the inter-op workers
  *   FFN        MatMul d_model x d_ff, Relu, MatMul d_ff x d_model
  *
  * Training: label-smoothed (0.1) cross entropy over the non-padding target
@@ -49,7 +52,6 @@ static const tf_preset presets[MODEL_PRESET_COUNT] = {
     [MODEL_FULL] = { 37000, 512, 8, 2048, 6, 64, 4000, 100000, 0.1f, 1.0f },
 };
 
-#define TF_MAX_HEADS 16
 #define TF_MAX_LAYERS 8
 
 typedef struct mha {
@@ -151,29 +153,43 @@ static uint32_t linear(exec_graph *g, uint32_t x, uint32_t w, uint32_t b)
     return ex_bias_add(g, ex_matmul(g, x, w, 0, 0), b, 1);
 }
 
-/* x [B*T, k*d] -> k*h heads [B, T, d_k] (Q heads first, then K, then V) */
+/* x [B*T, k*d] -> k tensors of all heads [1, B, h, T, d_k] (Q first, then
+ * K, then V): Reshape to [B, T, k, h, d_k], one Transpose to [k, B, h, T,
+ * d_k] and, for k > 1, a Split along the first axis, as nn.Transformer's and
+ * TF's multi-head attention lay the heads out for batched matmuls over
+ * (B, h). One position (a decoding step) needs no Transpose: Split x
+ * [B, k*d] and Reshape each part. */
 static exec_status heads_of(const tf_build *t, uint32_t x, int64_t T, int k, uint32_t *out)
 {
-    const int64_t d = t->ps->d;
-    return ex_split(t->g, ex_reshape(t->g, x, 3, (int64_t[]){ t->B, T, k * d }), 2, k * t->ps->heads, out);
+    exec_graph *g = t->g;
+    const int64_t H = t->ps->heads, dk = t->ps->d / H;
+    exec_status s;
+    if (T > 1) {
+        uint32_t r = ex_reshape(g, x, 5, (int64_t[]){ t->B, T, k, H, dk });
+        out[0] = ex_transpose(g, r, (int64_t[]){ 2, 0, 3, 1, 4 });
+        s = k > 1 ? ex_split(g, out[0], 0, k, out) : EXEC_OK;
+    } else {
+        uint32_t parts[3] = { x };
+        s = k > 1 ? ex_split(g, x, 1, k, parts) : EXEC_OK;
+        for (int i = 0; i < k && !s; i++)
+            out[i] = ex_reshape(g, parts[i], 5, (int64_t[]){ 1, t->B, H, 1, dk });
+    }
+    return s ? s : exec_graph_status(g);
 }
 
-/* softmax(Q K^T / sqrt(d_k), masked) V per head, the heads concatenated and
- * projected: q, k, v [B, Tq|Tk, d_k] per head -> [B*Tq, d] */
-static uint32_t attend(const tf_build *t, const mha *w, const uint32_t *q, const uint32_t *k, const uint32_t *v,
-                       int64_t Tq, uint32_t mask)
+/* softmax(Q K^T / sqrt(d_k), masked) V over all heads at once, the heads
+ * concatenated and projected: q [1, B, h, Tq, d_k], k and v [1, B, h, Tk,
+ * d_k]; mask [1, B or 1, 1, Tq or 1, Tk] -> [B*Tq, d] */
+static uint32_t attend(const tf_build *t, const mha *w, uint32_t q, uint32_t k, uint32_t v, int64_t Tq, uint32_t mask)
 {
     exec_graph *g = t->g;
-    const int H = t->ps->heads;
-    uint32_t o[TF_MAX_HEADS];
-    for (int h = 0; h < H; h++) {
-        uint32_t s = ex_mul(g, ex_batch_matmul(g, q[h], k[h], 0, 1), t->scale); /* [B, Tq, Tk] */
-        if (mask)
-            s = ex_masked_fill(g, s, mask, -1e9f);
-        o[h] = ex_batch_matmul(g, ex_softmax(g, s), v[h], 0, 0);
-    }
-    uint32_t cat = ex_reshape(g, ex_concat(g, H, o, 2), 2, (int64_t[]){ t->B * Tq, t->ps->d });
-    return linear(g, cat, w->wo, w->bo);
+    uint32_t s = ex_mul(g, ex_batch_matmul(g, q, k, 0, 1), t->scale); /* [1, B, h, Tq, Tk] */
+    if (mask)
+        s = ex_masked_fill(g, s, mask, -1e9f);
+    uint32_t o = ex_batch_matmul(g, ex_softmax(g, s), v, 0, 0); /* [1, B, h, Tq, d_k] */
+    if (Tq > 1)
+        o = ex_transpose(g, o, (int64_t[]){ 1, 3, 0, 2, 4 }); /* [B, Tq, 1, h, d_k] */
+    return linear(g, ex_reshape(g, o, 2, (int64_t[]){ t->B * Tq, t->ps->d }), w->wo, w->bo);
 }
 
 /* x = LayerNorm(x + Dropout(y)) */
@@ -192,11 +208,10 @@ static uint32_t feed_forward(const tf_build *t, uint32_t x, const ffn *f)
 /* self-attention over x [B*T, d] */
 static uint32_t self_attention(const tf_build *t, const mha *w, uint32_t x, int64_t T, uint32_t mask)
 {
-    uint32_t hs[3 * TF_MAX_HEADS];
-    const int H = t->ps->heads;
-    if (heads_of(t, linear(t->g, x, w->wq, w->bq), T, 3, hs))
+    uint32_t qkv[3];
+    if (heads_of(t, linear(t->g, x, w->wq, w->bq), T, 3, qkv))
         return 0;
-    return attend(t, w, hs, hs + H, hs + 2 * H, T, mask);
+    return attend(t, w, qkv[0], qkv[1], qkv[2], T, mask);
 }
 
 /* the encoder-decoder attention's keys and values of memory [B*Ts, d] */
@@ -208,10 +223,10 @@ static exec_status cross_kv(const tf_build *t, const mha *w, uint32_t memory, in
 static uint32_t cross_attention(const tf_build *t, const mha *w, uint32_t y, int64_t Tq, const uint32_t *kv,
                                 uint32_t mask)
 {
-    uint32_t q[TF_MAX_HEADS];
-    if (heads_of(t, linear(t->g, y, w->wq, w->bq), Tq, 1, q))
+    uint32_t q;
+    if (heads_of(t, linear(t->g, y, w->wq, w->bq), Tq, 1, &q))
         return 0;
-    return attend(t, w, q, kv, kv + t->ps->heads, Tq, mask);
+    return attend(t, w, q, kv[0], kv[1], Tq, mask);
 }
 
 /* sqrt(d) E[ids] + PE: ids int32 [B*T] -> [B*T, d]; pe [T, d] */
@@ -392,14 +407,17 @@ static exec_status tf_create(const model_config *cfg, model **out)
     uint32_t sqrt_d = exec_const(g, "sqrt_d_model", 1, (int64_t[]){ 1 }, sqrtf((float)d));
     t.scale = exec_const(g, "attention_scale", 1, (int64_t[]){ 1 }, 1.0f / sqrtf((float)(d / H)));
 
+    /* the padding mask as the scores' [1, B, h, Tq, Tk] takes it */
+    uint32_t pad = ex_reshape(g, p->src_mask, 5, (int64_t[]){ 1, B, 1, 1, T });
+
     /* ---- encoder ---- */
     uint32_t x = embed(&t, emb, sqrt_d, p->src, p->pe, T);
     for (int l = 0; l < L; l++) {
-        x = add_norm(&t, x, self_attention(&t, &enc[l].att, x, T, p->src_mask), &enc[l].n1);
+        x = add_norm(&t, x, self_attention(&t, &enc[l].att, x, T, pad), &enc[l].n1);
         x = add_norm(&t, x, feed_forward(&t, x, &enc[l].ff), &enc[l].n2);
     }
     uint32_t memory = ex_layer_norm(g, x, enc_norm.gamma, enc_norm.beta, 1e-5f);
-    uint32_t kv[TF_MAX_LAYERS][2 * TF_MAX_HEADS];
+    uint32_t kv[TF_MAX_LAYERS][2];
     for (int l = 0; l < L; l++)
         if ((s = cross_kv(&t, &dec[l].cross, memory, T, kv[l])))
             goto done;
@@ -409,10 +427,11 @@ static exec_status tf_create(const model_config *cfg, model **out)
         p->tgt_in = exec_input(g, "target_inputs", EXEC_I32, 1, (int64_t[]){ B * T });
         p->tgt_out = exec_input(g, "targets", EXEC_I32, 1, (int64_t[]){ B * T });
         p->causal = exec_input(g, "causal_mask", EXEC_F32, 3, (int64_t[]){ 1, T, T });
+        uint32_t causal = ex_reshape(g, p->causal, 5, (int64_t[]){ 1, 1, 1, T, T });
         uint32_t y = embed(&t, emb, sqrt_d, p->tgt_in, p->pe, T);
         for (int l = 0; l < L; l++) {
-            y = add_norm(&t, y, self_attention(&t, &dec[l].self, y, T, p->causal), &dec[l].n1);
-            y = add_norm(&t, y, cross_attention(&t, &dec[l].cross, y, T, kv[l], p->src_mask), &dec[l].n2);
+            y = add_norm(&t, y, self_attention(&t, &dec[l].self, y, T, causal), &dec[l].n1);
+            y = add_norm(&t, y, cross_attention(&t, &dec[l].cross, y, T, kv[l], pad), &dec[l].n2);
             y = add_norm(&t, y, feed_forward(&t, y, &dec[l].ff), &dec[l].n3);
         }
         y = ex_layer_norm(g, y, dec_norm.gamma, dec_norm.beta, 1e-5f);
@@ -423,19 +442,19 @@ static exec_status tf_create(const model_config *cfg, model **out)
     } else {
         /* ---- greedy decoding, one token a step over cached keys/values ---- */
         p->go = exec_input(g, "go", EXEC_I32, 1, (int64_t[]){ B });
-        uint32_t cache[TF_MAX_LAYERS][2 * TF_MAX_HEADS];
+        uint32_t cache[TF_MAX_LAYERS][2]; /* keys, values [1, B, h, tokens so far, d_k] */
         uint32_t tok = p->go;
         for (int64_t step = 0; step < T && !s; step++) {
             uint32_t pos = ex_reshape(g, ex_slice(g, p->pe, (int64_t[]){ step, 0 }, (int64_t[]){ 1, d }), 1, &d);
             uint32_t y = ex_add(g, ex_mul(g, ex_gather(g, emb, tok), sqrt_d), pos); /* [B, d] */
             for (int l = 0; l < L && !s; l++) {
-                uint32_t hs[3 * TF_MAX_HEADS];
-                if ((s = heads_of(&t, linear(g, y, dec[l].self.wq, dec[l].self.bq), 1, 3, hs)))
+                uint32_t qkv[3];
+                if ((s = heads_of(&t, linear(g, y, dec[l].self.wq, dec[l].self.bq), 1, 3, qkv)))
                     break;
-                for (int h = 0; h < 2 * H; h++) /* keys and values of the tokens so far */
-                    cache[l][h] = step ? ex_concat(g, 2, (uint32_t[]){ cache[l][h], hs[H + h] }, 1) : hs[H + h];
-                y = add_norm(&t, y, attend(&t, &dec[l].self, hs, cache[l], cache[l] + H, 1, 0), &dec[l].n1);
-                y = add_norm(&t, y, cross_attention(&t, &dec[l].cross, y, 1, kv[l], p->src_mask), &dec[l].n2);
+                for (int i = 0; i < 2; i++) /* keys and values of the tokens so far */
+                    cache[l][i] = step ? ex_concat(g, 2, (uint32_t[]){ cache[l][i], qkv[1 + i] }, 3) : qkv[1 + i];
+                y = add_norm(&t, y, attend(&t, &dec[l].self, qkv[0], cache[l][0], cache[l][1], 1, 0), &dec[l].n1);
+                y = add_norm(&t, y, cross_attention(&t, &dec[l].cross, y, 1, kv[l], pad), &dec[l].n2);
                 y = add_norm(&t, y, feed_forward(&t, y, &dec[l].ff), &dec[l].n3);
             }
             y = ex_layer_norm(g, y, dec_norm.gamma, dec_norm.beta, 1e-5f);

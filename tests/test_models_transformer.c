@@ -1,7 +1,7 @@
 /* test_models_transformer.c -- the Transformer workload (models/transformer.c)
  * and its data (models/tokens.c): the base model's parameter count, the loss
  * falls on tiny, greedy decoding copies after that training, infer runs
- * forward ops only, the heads' branches give the same result on inter-op
+ * forward ops only, independent branches give the same result on inter-op
  * workers, the copy task, and the token-id loader on files the test writes
  * (malformed ones rejected with a one-line error naming file and line). */
 #include <setjmp.h>
@@ -179,7 +179,7 @@ static int teardown_trained(void **state)
     return 0;
 }
 
-/* ---- infer is forward only; heads on inter-op workers ------------------- */
+/* ---- infer is forward only; branches on inter-op workers ---------------- */
 static int phase_count[EXEC_PHASE_COUNT];
 static void count_phase(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
                         const uint64_t *ends)
@@ -213,8 +213,9 @@ static void test_modes(void **state)
     }
 }
 
-/* The heads are independent branches: two inter-op workers run them and
- * the losses of a few steps are the ones one worker computes. */
+/* The graph's independent branches (Q, K and V; every layer's
+ * encoder-decoder keys and values) on two inter-op workers: the losses of a
+ * few steps are the ones one worker computes. */
 static void test_inter_op(void **state)
 {
     (void)state;

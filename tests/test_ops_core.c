@@ -86,6 +86,83 @@ static void test_matmul(void **state)
     }
 }
 
+/* MatMul's skinny path: a of at most 8 rows against a b of 2^17 elements
+ * or more, b plain or transposed; odd N (a partial column block) and odd K
+ * (the dot products' tails) */
+static void test_matmul_skinny(void **state)
+{
+    (void)state;
+    for (int tb = 0; tb < 2; tb++) {
+        check_matmul(1, 4099, 33, 0, tb, 0);
+        check_matmul(3, 517, 301, 0, tb, 0);
+        check_matmul(5, 129, 1030, 0, tb, 0);
+        check_matmul(8, 1003, 263, 0, tb, 0);
+        check_matmul(9, 1003, 263, 0, tb, 0); /* one row too many: sgemm */
+        check_matmul(8, 1003, 263, 1, tb, 0); /* a transposed: sgemm */
+    }
+}
+
+/* BatchMatMul's small paths: the plain loops for c of at most 4 rows
+ * (a decoded token's query against its keys, its weights against the
+ * values), each transpose and its column buffer; the tiles for products of
+ * at most 64 in every dim (a head's attention); batches split over the
+ * threads or not */
+static void test_batch_matmul_small(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 4; t++) {
+        check_matmul(1, 37, 33, t & 1, t >> 1, 5);
+        check_matmul(3, 1, 70, t & 1, t >> 1, 2);
+        check_matmul(4, 29, 301, t & 1, t >> 1, 7);
+        check_matmul(250, 2, 9, t & 1, t >> 1, 3);   /* many rows, few columns: sgemm */
+        check_matmul(50, 1, 20, t & 1, t >> 1, 32);  /* memnet's attention: sgemm */
+        check_matmul(50, 8, 20, t & 1, t >> 1, 3);   /* half a vector of columns: the tiles */
+        check_matmul(1, 65, 64, t & 1, t >> 1, 300); /* 1.2M multiply-adds: threaded */
+        check_matmul(5, 5, 5, t & 1, t >> 1, 4);     /* past the loops, few columns: sgemm */
+        check_matmul(33, 17, 64, t & 1, t >> 1, 3);  /* partial vectors and row blocks */
+        check_matmul(64, 64, 64, t & 1, t >> 1, 65); /* 17M multiply-adds: threaded */
+        check_matmul(7, 40, 1, t & 1, t >> 1, 2);
+        check_matmul(65, 8, 8, t & 1, t >> 1, 2); /* past the tiles: sgemm */
+        check_matmul(9, 7, 8, t & 1, t >> 1, 2);  /* too few columns: sgemm */
+    }
+}
+
+/* BatchMatMul over two batch dims [P, Q, M, K] x [P, Q, N, K]^T against
+ * the 3-D op on the same data (the sgemm path and the plain loops); batch
+ * dims that differ are a shape error */
+static void test_batch_matmul_rank4(void **state)
+{
+    (void)state;
+    const int P = 2, Q = 3, K = 7, N = 5;
+    for (int M = 1; M <= 9; M += 8) {
+        exec_graph *g;
+        assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+        uint32_t a = exec_input(g, "a", EXEC_F32, 4, (int64_t[]){ P, Q, M, K });
+        uint32_t b = exec_input(g, "b", EXEC_F32, 4, (int64_t[]){ P, Q, N, K });
+        uint32_t c4 = ex_batch_matmul(g, a, b, 0, 1);
+        uint32_t a3 = ex_reshape(g, a, 3, (int64_t[]){ P * Q, M, K }),
+                 b3 = ex_reshape(g, b, 3, (int64_t[]){ P * Q, N, K });
+        uint32_t c3 = ex_batch_matmul(g, a3, b3, 0, 1);
+        assert_int_equal(exec_graph_plan(g), EXEC_OK);
+        const exec_tensor *t4 = exec_tensor_get(g, c4);
+        assert_int_equal(t4->ndim, 4);
+        assert_true(t4->shape[0] == P && t4->shape[1] == Q && t4->shape[2] == M && t4->shape[3] == N);
+        fill(exec_dataf(g, a), (int64_t)P * Q * M * K, 11);
+        fill(exec_dataf(g, b), (int64_t)P * Q * N * K, 13);
+        run_fwd(g);
+        assert_memory_equal(exec_dataf(g, c4), exec_dataf(g, c3), (size_t)P * Q * M * N * sizeof(float));
+        exec_graph_destroy(g);
+    }
+    exec_graph *g;
+    assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+    uint32_t a = exec_input(g, "a", EXEC_F32, 4, (int64_t[]){ 2, 3, 4, 5 });
+    uint32_t b = exec_input(g, "b", EXEC_F32, 4, (int64_t[]){ 3, 2, 5, 4 });
+    assert_int_equal(ex_batch_matmul(g, a, b, 0, 0), 0);
+    assert_int_equal(exec_graph_status(g), EXEC_ERR_SHAPE);
+    printf("BatchMatMul [2,3,..] x [3,2,..]: %s\n", exec_errmsg());
+    exec_graph_destroy(g);
+}
+
 static void test_bias_add_and_grad(void **state)
 {
     (void)state;
@@ -212,6 +289,9 @@ int main(void)
     exec_threads_set(2);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_batch_matmul_small),
+        cmocka_unit_test(test_matmul_skinny),
+        cmocka_unit_test(test_batch_matmul_rank4),
         cmocka_unit_test(test_bias_add_and_grad),
         cmocka_unit_test(test_sum_tile_reshape),
         cmocka_unit_test(test_sparse_xent),

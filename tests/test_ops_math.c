@@ -199,6 +199,12 @@ static void test_transpose(void **state)
     assert_int_equal(n5, 120);
     for (int p = 0; p < n5; p++)
         check_transpose(5, (int64_t[]){ 2, 3, 1, 5, 3 }, perms[p], EXEC_F32);
+    /* threaded, with runs of rows: every fourth 5-D perm (the Transformer's
+     * heads among them) on 68,112 elements */
+    for (int p = 0; p < n5; p += 4)
+        check_transpose(5, (int64_t[]){ 6, 11, 3, 8, 43 }, perms[p], EXEC_F32);
+    check_transpose(5, (int64_t[]){ 6, 11, 3, 8, 43 }, (int64_t[]){ 2, 0, 3, 1, 4 }, EXEC_F32);
+    check_transpose(5, (int64_t[]){ 1, 6, 8, 11, 43 }, (int64_t[]){ 1, 3, 0, 2, 4 }, EXEC_F32);
 }
 
 /* ---- Concat / Split / Slice / Pad along each axis ------------------------- */
@@ -260,6 +266,38 @@ static void test_concat_split(void **state)
         }
         exec_graph_destroy(g);
     }
+}
+
+/* Large copies, threaded: ConcatV2 and Split along the first axis (one
+ * slice of each part per thread; odd sizes), and Reshape */
+static void test_concat_split_large(void **state)
+{
+    (void)state;
+    exec_graph *g = newg();
+    const int64_t C = 1001;
+    int64_t s[3][2] = { { 37, C }, { 1, C }, { 40, C } };
+    uint32_t xs[3];
+    for (int i = 0; i < 3; i++)
+        xs[i] = exec_input(g, "x", EXEC_F32, 2, s[i]);
+    uint32_t y = ex_concat(g, 3, xs, 0); /* [78, C] */
+    uint32_t parts[3];
+    assert_int_equal(ex_split(g, y, 0, 3, parts), EXEC_OK); /* 26 rows each */
+    uint32_t r = ex_reshape(g, y, 3, (int64_t[]){ 2, 39, C });
+    plan(g);
+    uint64_t seed = 17;
+    for (int i = 0; i < 3; i++)
+        fill_f(g, xs[i], &seed, -1, 1);
+    run_ok(g);
+    const float *Y = exec_dataf(g, y);
+    int64_t row = 0;
+    for (int i = 0; i < 3; i++) {
+        assert_memory_equal(Y + row * C, exec_dataf(g, xs[i]), (size_t)(s[i][0] * C) * sizeof(float));
+        row += s[i][0];
+    }
+    for (int p = 0; p < 3; p++)
+        assert_memory_equal(exec_dataf(g, parts[p]), Y + 26 * C * p, (size_t)(26 * C) * sizeof(float));
+    assert_memory_equal(exec_dataf(g, r), Y, (size_t)(78 * C) * sizeof(float));
+    exec_graph_destroy(g);
 }
 
 static void test_split_errors(void **state)
@@ -529,6 +567,28 @@ static void test_argmax_max_mean(void **state)
     assert_true(exec_dataf(g, all)[0] == 7.0f);
     assert_true(fabsf(exec_dataf(g, avg)[0] - 1.4f) < 1e-6f);
     exec_graph_destroy(g);
+
+    /* long rows (the vectorized last axis): ties, the maximum last, NaN
+     * first (index 0, as a scan gives) and NaN inside (skipped) */
+    enum { R = 5, C = 1001 };
+    g = newg();
+    x = exec_input(g, "x", EXEC_F32, 2, (int64_t[]){ R, C });
+    am = ex_argmax(g, x, -1);
+    plan(g);
+    float *X = exec_dataf(g, x);
+    uint64_t seed = 7;
+    for (int64_t i = 0; i < R * C; i++)
+        X[i] = (float)(lcg(&seed) % 50) - 60.0f;
+    X[0 * C + 700] = X[0 * C + 300] = 5.0f; /* tie: 300 */
+    X[1 * C + C - 1] = 9.0f;
+    X[2 * C + 0] = NAN, X[2 * C + 10] = 3.0f;
+    X[3 * C + 17] = NAN, X[3 * C + 400] = 2.0f;
+    X[4 * C + 0] = 4.0f;
+    run_ok(g);
+    const int32_t want[R] = { 300, C - 1, 0, 400, 0 };
+    for (int r = 0; r < R; r++)
+        assert_int_equal(exec_datai(g, am)[r], want[r]);
+    exec_graph_destroy(g);
 }
 
 /* ---- Cast ------------------------------------------------------------------ */
@@ -748,19 +808,13 @@ int main(void)
 {
     exec_threads_set(2);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_transpose),
-        cmocka_unit_test(test_concat_split),
-        cmocka_unit_test(test_split_errors),
-        cmocka_unit_test(test_slice_pad),
-        cmocka_unit_test(test_gather_segment_sum),
-        cmocka_unit_test(test_bad_indices),
-        cmocka_unit_test(test_softmax),
-        cmocka_unit_test(test_fast_math),
-        cmocka_unit_test(test_argmax_max_mean),
-        cmocka_unit_test(test_cast),
-        cmocka_unit_test(test_elementwise),
-        cmocka_unit_test(test_hostile_attrs),
-        cmocka_unit_test(test_costs),
+        cmocka_unit_test(test_transpose),     cmocka_unit_test(test_concat_split_large),
+        cmocka_unit_test(test_concat_split),  cmocka_unit_test(test_split_errors),
+        cmocka_unit_test(test_slice_pad),     cmocka_unit_test(test_gather_segment_sum),
+        cmocka_unit_test(test_bad_indices),   cmocka_unit_test(test_softmax),
+        cmocka_unit_test(test_fast_math),     cmocka_unit_test(test_argmax_max_mean),
+        cmocka_unit_test(test_cast),          cmocka_unit_test(test_elementwise),
+        cmocka_unit_test(test_hostile_attrs), cmocka_unit_test(test_costs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

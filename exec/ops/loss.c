@@ -4,7 +4,8 @@
  * Every loss returns its scalar [1] first. Where the gradient is cheapest to
  * form inside the forward pass (as TF's SoftmaxCrossEntropyWithLogits does),
  * the op also returns that "backprop", already divided by the batch; the
- * gradient rule scales it by dloss with one Mul. */
+ * gradient rule scales it by dloss with one Mul (none when dloss is the
+ * gradients' seed, the constant 1: the loss is the graph's own). */
 #include "mathkern.h"
 #include "../rng.h"
 
@@ -23,9 +24,12 @@ static inline float lse2(float a, float b)
     return a > b ? a + log1pf(expf(b - a)) : b + log1pf(expf(a - b));
 }
 
-/* din[i] = dout * backprop (a [1] dloss broadcast onto it) */
+/* din[i] = dout * backprop (a [1] dloss broadcast onto it; the backprop
+ * itself when dloss is the gradients' seed, the constant 1) */
 static uint32_t scale_by(exec_graph *g, uint32_t backprop, uint32_t dloss)
 {
+    if (dloss == g->grad_seed)
+        return backprop;
     return exec_op1(g, EXEC_OP_Mul, 2, (uint32_t[]){ backprop, dloss }, 0, NULL);
 }
 

@@ -1,6 +1,8 @@
 /* movement.c -- data movement: Reshape, Tile. */
 #include "../internal.h"
 
+#define RESHAPE_PAR_BYTES (256 * 1024) /* copies below this stay on one thread */
+
 /* ---- Reshape: attrs = the new dims (one may be -1) --------------------- */
 exec_status op_shape_Reshape(const exec_graph *g, const exec_node *n, exec_shape *out)
 {
@@ -31,9 +33,24 @@ exec_status op_shape_Reshape(const exec_graph *g, const exec_node *n, exec_shape
     return EXEC_OK;
 }
 
+/* a copy (every tensor has its own memory); large ones in one slice per
+ * thread: one core's copy does not reach the memory's bandwidth */
 exec_status op_fwd_Reshape(exec_kctx *k, const exec_node *n)
 {
-    memcpy(exec_out(k, n, 0)->data, exec_in(k, n, 0)->data, exec_in(k, n, 0)->bytes);
+    const char *x = exec_in(k, n, 0)->data;
+    char *y = exec_out(k, n, 0)->data;
+    const size_t bytes = exec_in(k, n, 0)->bytes;
+    const int parts = k->nthreads;
+    if (bytes < RESHAPE_PAR_BYTES || parts < 2) { /* no parallel region: its cost is a small copy's */
+        memcpy(y, x, bytes);
+        return EXEC_OK;
+    }
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int i = 0; i < parts; i++) {
+        size_t a = bytes / (size_t)parts * (size_t)i,
+               b = i == parts - 1 ? bytes : bytes / (size_t)parts * (size_t)(i + 1);
+        memcpy(y + a, x + a, b - a);
+    }
     return EXEC_OK;
 }
 
@@ -251,16 +268,21 @@ exec_status op_fwd_Transpose(exec_kctx *k, const exec_node *n)
         od[j] = cin[cperm[j]];
         ostr_in[j] = cstr[cperm[j]]; /* input stride of output dim j */
     }
-    int64_t inner = od[ng - 1], istep = ostr_in[ng - 1], rows = x->numel / inner;
+    /* rows in runs along the next-to-last output dim: one row_offset (its
+     * divisions) per run, then a step of that dim's input stride */
+    int64_t inner = od[ng - 1], istep = ostr_in[ng - 1], run = od[ng - 2], rstep = ostr_in[ng - 2];
+    int64_t runs = x->numel / (inner * run);
 #pragma omp parallel for num_threads(k->nthreads) if (x->numel > MOVE_PAR_MIN)
-    for (int64_t r = 0; r < rows; r++) {
-        int64_t xoff = row_offset(r, ng, od, NULL, ostr_in);
-        uint32_t *yr = Y + r * inner;
-        if (istep == 1) {
-            memcpy(yr, X + xoff, (size_t)inner * sizeof *yr);
-        } else {
-            for (int64_t i = 0; i < inner; i++)
-                yr[i] = X[xoff + i * istep];
+    for (int64_t q = 0; q < runs; q++) {
+        int64_t xoff = row_offset(q * run, ng, od, NULL, ostr_in);
+        for (int64_t j = 0; j < run; j++, xoff += rstep) {
+            uint32_t *yr = Y + (q * run + j) * inner;
+            if (istep == 1) {
+                memcpy(yr, X + xoff, (size_t)inner * sizeof *yr);
+            } else {
+                for (int64_t i = 0; i < inner; i++)
+                    yr[i] = X[xoff + i * istep];
+            }
         }
     }
     return EXEC_OK;
@@ -309,6 +331,24 @@ static void concat_split(exec_kctx *k, exec_tensor *whole, int nparts, exec_tens
     int64_t inner = whole->strides[ax], outer = whole->numel / (whole->shape[ax] * inner);
     int64_t wrow = whole->shape[ax] * inner;
     uint32_t *W = whole->data;
+    if (outer == 1 && whole->numel > MOVE_PAR_MIN && k->nthreads > 1) {
+        /* along the first non-unit axis: each part in one slice per thread */
+        const int ns = k->nthreads;
+#pragma omp parallel for num_threads(ns) schedule(static)
+        for (int q = 0; q < nparts * ns; q++) {
+            int i = q / ns, s = q % ns;
+            int64_t off = 0;
+            for (int j = 0; j < i; j++)
+                off += parts[j]->numel;
+            int64_t len = parts[i]->numel, a = len / ns * s, b = s == ns - 1 ? len : len / ns * (s + 1);
+            uint32_t *P = (uint32_t *)parts[i]->data;
+            if (split)
+                memcpy(P + a, W + off + a, (size_t)(b - a) * sizeof *P);
+            else
+                memcpy(W + off + a, P + a, (size_t)(b - a) * sizeof *P);
+        }
+        return;
+    }
 #pragma omp parallel for num_threads(k->nthreads) if (whole->numel > MOVE_PAR_MIN && outer > 1)
     for (int64_t o = 0; o < outer; o++) {
         int64_t off = 0;

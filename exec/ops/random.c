@@ -7,7 +7,8 @@
 #include "../internal.h"
 #include "../rng.h"
 
-#define CHUNK 4096 /* elements per stream (even: normals come in pairs) */
+#define CHUNK 4096      /* elements per stream (even: normals come in pairs) */
+#define DROPOUT_LANES 8 /* Dropout: streams per chunk */
 #define PAR_MIN 32768
 
 static inline exec_rng chunk_rng(uint64_t seed, int64_t c)
@@ -113,12 +114,28 @@ exec_status op_fwd_Dropout(exec_kctx *k, const exec_node *n)
     uint64_t seed = n->nattrs > 1 && n->attrs[1]
                         ? exec_splitmix64(k->g->seed ^ exec_splitmix64((uint64_t)n->attrs[1] + n->id))
                         : exec_kseed(k, n);
+    /* DROPOUT_LANES streams a chunk, element i of the chunk from stream
+     * i % DROPOUT_LANES: independent generator steps (one xorshift's steps
+     * depend on each other) that the compiler runs side by side */
 #pragma omp parallel for num_threads(k->nthreads) if (total > PAR_MIN)
     for (int64_t c = 0; c < nchunks; c++) {
-        exec_rng r = chunk_rng(seed, c);
-        int64_t a = c * CHUNK, b = a + CHUNK < total ? a + CHUNK : total;
-        for (int64_t i = a; i < b; i++) {
+        uint64_t st[DROPOUT_LANES];
+        for (int s = 0; s < DROPOUT_LANES; s++)
+            st[s] = chunk_rng(seed, c * DROPOUT_LANES + s).s;
+        int64_t a = c * CHUNK, b = a + CHUNK < total ? a + CHUNK : total, i = a;
+        for (; i + DROPOUT_LANES <= b; i += DROPOUT_LANES)
+#pragma omp simd
+            for (int s = 0; s < DROPOUT_LANES; s++) {
+                exec_rng r = { st[s] };
+                float m = exec_rng_uniform(&r) >= rate ? scale : 0.0f;
+                st[s] = r.s;
+                M[i + s] = m;
+                Y[i + s] = X[i + s] * m;
+            }
+        for (int s = 0; i < b; i++, s++) {
+            exec_rng r = { st[s] };
             float m = exec_rng_uniform(&r) >= rate ? scale : 0.0f;
+            st[s] = r.s;
             M[i] = m;
             Y[i] = X[i] * m;
         }

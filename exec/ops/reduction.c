@@ -243,11 +243,13 @@ static exec_status xent_fwd(exec_kctx *k, const exec_node *n)
     return EXEC_OK;
 }
 
-/* d logits = backprop * dloss; the labels get none */
+/* d logits = backprop * dloss (the backprop itself when dloss is the
+ * gradients' seed, the constant 1); the labels get none */
 static exec_status xent_grad(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
 {
     if (din[0] && dout[0])
-        din[0] = exec_op1(g, EXEC_OP_Mul, 2, (uint32_t[]){ n->out[1], dout[0] }, 0, NULL);
+        din[0] = dout[0] == g->grad_seed ? n->out[1]
+                                         : exec_op1(g, EXEC_OP_Mul, 2, (uint32_t[]){ n->out[1], dout[0] }, 0, NULL);
     else if (din[0])
         din[0] = 0;
     if (din[1])
@@ -434,6 +436,19 @@ exec_status op_fwd_ArgMax(exec_kctx *k, const exec_node *n)
     for (int64_t o = 0; o < outer; o++) {
         const float *xo = X + o * c * inner;
         int32_t *yo = Y + o * inner;
+        if (inner == 1) { /* the last axis: the maximum vectorized, then its first index */
+            float m = xo[0];
+            int64_t j = 0;
+            if (m == m) { /* xo[0] NaN: 0, as the scan below gives (no x > NaN) */
+#pragma omp simd reduction(max : m)
+                for (int64_t q = 1; q < c; q++)
+                    m = xo[q] > m ? xo[q] : m;
+                while (j < c - 1 && xo[j] != m)
+                    j++;
+            }
+            yo[0] = (int32_t)j;
+            continue;
+        }
         for (int64_t i = 0; i < inner; i++) {
             float m = xo[i];
             int32_t best = 0;

@@ -6,10 +6,13 @@ same batch, same thread count), printing the fathom / PyTorch step-time ratio.
 
 usage: bench_models.py FATHOM_BIN [--threads N] [--steps N] [--presets small,full]
        [--models alexnet,vgg,residual,deepq,transformer] [--rounds R] [--batch B]
+       [--baseline OTHER_FATHOM_BIN]
 
 Each cell is measured in R rounds (default 3), fathom then PyTorch in each,
 and the medians are printed: on a shared machine whose speed moves, a
-single pair of runs can land on different sides of a slowdown.
+single pair of runs can land on different sides of a slowdown. --baseline
+adds another fathom build to every round (before FATHOM_BIN), and a line
+with its own ratios: before and after measured in the same rounds.
 
 The PyTorch side uses Debian's python3-torch (/usr/bin/python3); without it
 the fathom times are printed alone. Step times are means over the steps after
@@ -269,6 +272,7 @@ def main():
     ap.add_argument("--modes", default="train,infer")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--batch", type=int, default=0, help="a batch for every model (0: each preset's own)")
+    ap.add_argument("--baseline", help="another fathom binary measured in the same rounds (a 'before' line)")
     a = ap.parse_args()
     if a.rounds < 1 or a.steps < 1 or a.threads < 1:
         ap.error("--rounds, --steps and --threads must be at least 1")
@@ -290,8 +294,12 @@ def main():
     for preset in a.presets.split(","):
         for model in a.models.split(","):
             for mode in a.modes.split(","):
-                f, e, t = [], [], []
+                f, e, t, fb, eb = [], [], [], [], []
                 for _ in range(a.rounds):
+                    if a.baseline:
+                        _, fms, ems = fathom(a.baseline, model, preset, mode, a.steps, a.threads, a.batch)
+                        fb.append(fms)
+                        eb.append(ems)
                     batch, fms, ems = fathom(a.fathom, model, preset, mode, a.steps, a.threads, a.batch)
                     f.append(fms)
                     e.append(ems)
@@ -301,6 +309,11 @@ def main():
                     print(f"{model:9} {preset:6} {mode:6} {batch:5} {med(f):10.1f} {med(e):10.1f} {'-':>10} {'-':>6} "
                           f"{'-':>6}", flush=True)
                     continue
+                if a.baseline:
+                    rb = [x / y for x, y in zip(fb, t)]
+                    reb = [x / y for x, y in zip(eb, t)]
+                    print(f"{model:9} {preset:6} {mode:6} {batch:5} {med(fb):10.1f} {med(eb):10.1f} {med(t):10.1f} "
+                          f"{med(rb):6.2f} {med(reb):6.2f}  {min(rb):.2f}-{max(rb):.2f}  (baseline)", flush=True)
                 r = [x / y for x, y in zip(f, t)]
                 re_ = [x / y for x, y in zip(e, t)]
                 ratio = med(r)
