@@ -44,13 +44,13 @@ typedef struct model_target {
     model_config cfg;
 } model_target;
 
-static exec_status model_open(void *ctx, const replay_tune_knobs *k, void **out)
+static exec_status model_open(void *ctx, const replay_tune_knobs *k, const exec_hooks *hooks, void **out)
 {
     model_target *mt = ctx;
     model_config cfg = mt->cfg;
     cfg.batch = k->batch;
     cfg.inter = k->inter;
-    cfg.settings = (exec_settings){ .threads = k->threads, .conv_algo = k->conv_algo };
+    cfg.settings = (exec_settings){ .threads = k->threads, .conv_algo = k->conv_algo, .hooks = hooks };
     model *m = NULL;
     exec_status s = model_create(mt->def, &cfg, &m);
     if (!s)

@@ -99,7 +99,11 @@ static exec_status ceilings(double *gflops, double *gbs)
 }
 
 /* ---- profiling through the engine's hooks -------------------------------- */
-static struct prof {
+/* One tuner's profile. Every instance it opens runs with `hooks`
+ * (exec_settings.hooks, borrowed for the instance's life): during a
+ * profiled step they are prof_ops on this profile; between, the process's
+ * (a tracer's) or none, so the measured runs are timed as any other run. */
+typedef struct prof {
     pthread_mutex_t mu;
     double type_ns[EXEC_OP_COUNT];
     double type_flops[EXEC_OP_COUNT], type_bytes[EXEC_OP_COUNT];
@@ -109,67 +113,84 @@ static struct prof {
     uint32_t *idbuf;  /* one node's tensor ids */
     size_t idcap;
     int nomem;
-} P = { .mu = PTHREAD_MUTEX_INITIALIZER };
+    exec_hooks hooks; /* what the instances' runs see */
+} prof;
 
-static void prof_ops(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
+static void prof_ops(void *ctx, const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
                      const uint64_t *ends)
 {
-    pthread_mutex_lock(&P.mu);
+    prof *P = ctx;
+    pthread_mutex_lock(&P->mu);
     for (uint32_t i = 0; i < n; i++) {
         const exec_node *nd = exec_node_get(g, nodes[i]);
         if (!nd)
             continue;
         uint64_t f = 0, b = 0, d = ends[i] > begins[i] ? ends[i] - begins[i] : 0;
         exec_node_cost(g, nd, &f, &b);
-        P.type_ns[nd->op] += (double)d;
-        P.type_flops[nd->op] += (double)f;
-        P.type_bytes[nd->op] += (double)b;
-        P.class_ns[exec_op_table[nd->op].cls] += (double)d;
-        if (!P.flow || P.nomem)
+        P->type_ns[nd->op] += (double)d;
+        P->type_flops[nd->op] += (double)f;
+        P->type_bytes[nd->op] += (double)b;
+        P->class_ns[exec_op_table[nd->op].cls] += (double)d;
+        if (!P->flow || P->nomem)
             continue;
         size_t k = (size_t)nd->nin + (size_t)nd->nout;
-        if (k > P.idcap) { /* the trace's tensor ids of this node, inputs first */
-            uint32_t *v = exec_realloc(P.idbuf, k * sizeof *v);
+        if (k > P->idcap) { /* the trace's tensor ids of this node, inputs first */
+            uint32_t *v = exec_realloc(P->idbuf, k * sizeof *v);
             if (!v) {
-                P.nomem = 1;
+                P->nomem = 1;
                 continue;
             }
-            P.idbuf = v, P.idcap = k;
+            P->idbuf = v, P->idcap = k;
         }
         for (int j = 0; j < nd->nin; j++)
-            P.idbuf[j] = exec_trace_tensor_id(g, nd->in[j]);
+            P->idbuf[j] = exec_trace_tensor_id(g, nd->in[j]);
         for (int j = 0; j < nd->nout; j++)
-            P.idbuf[nd->nin + j] = exec_trace_tensor_id(g, nd->out[j]);
-        if (tracer_flow_add(&P.recs, begins[i], begins[i] + d, P.idbuf, (uint32_t)nd->nin, P.idbuf + nd->nin,
+            P->idbuf[nd->nin + j] = exec_trace_tensor_id(g, nd->out[j]);
+        if (tracer_flow_add(&P->recs, begins[i], begins[i] + d, P->idbuf, (uint32_t)nd->nin, P->idbuf + nd->nin,
                             (uint32_t)nd->nout))
-            P.nomem = 1;
+            P->nomem = 1;
     }
-    pthread_mutex_unlock(&P.mu);
+    pthread_mutex_unlock(&P->mu);
 }
 
-static void prof_reset(int flow)
+/* The instances' hooks between profiled steps: the process's, or none. */
+static void prof_idle(prof *P)
 {
-    memset(P.type_ns, 0, sizeof P.type_ns);
-    memset(P.type_flops, 0, sizeof P.type_flops);
-    memset(P.type_bytes, 0, sizeof P.type_bytes);
-    memset(P.class_ns, 0, sizeof P.class_ns);
-    P.flow = flow;
-    tracer_flow_clear(&P.recs);
-    P.nomem = 0;
+    const exec_hooks *cur = exec_hooks_cur();
+    P->hooks = cur ? *cur : (exec_hooks){ 0 };
 }
 
-static void prof_free(void)
+static void prof_init(prof *P)
 {
-    tracer_flow_free(&P.recs);
-    exec_free(P.idbuf);
-    P.idbuf = NULL, P.idcap = 0;
+    memset(P, 0, sizeof *P);
+    pthread_mutex_init(&P->mu, NULL);
+    prof_idle(P);
+}
+
+static void prof_reset(prof *P, int flow)
+{
+    memset(P->type_ns, 0, sizeof P->type_ns);
+    memset(P->type_flops, 0, sizeof P->type_flops);
+    memset(P->type_bytes, 0, sizeof P->type_bytes);
+    memset(P->class_ns, 0, sizeof P->class_ns);
+    P->flow = flow;
+    tracer_flow_clear(&P->recs);
+    P->nomem = 0;
+}
+
+static void prof_free(prof *P)
+{
+    tracer_flow_free(&P->recs);
+    exec_free(P->idbuf);
+    P->idbuf = NULL, P->idcap = 0;
+    pthread_mutex_destroy(&P->mu);
 }
 
 /* The critical path of the step's records, added to *total and *cp. */
-static exec_status critical_path(double *total, double *cp)
+static exec_status critical_path(prof *P, double *total, double *cp)
 {
     tracer_critpath c;
-    if (tracer_flow_step(&P.recs, &c))
+    if (tracer_flow_step(&P->recs, &c))
         return exec_fail(EXEC_ERR_NOMEM, "out of memory");
     *total += (double)c.total_ns;
     *cp += (double)c.critical_ns;
@@ -287,11 +308,11 @@ static void progress(const replay_tune_opts *o, const char *fmt, ...)
 /* One measured level: op time per type in P after `steps` profiled steps
  * (one warm-up step first); *step_ns the mean wall time of the profiled
  * steps. */
-static exec_status profile_level(const replay_tune_target *t, const replay_tune_knobs *k, int steps, int flow,
+static exec_status profile_level(prof *P, const replay_tune_target *t, const replay_tune_knobs *k, int steps, int flow,
                                  double budget_s, int *done, double *total, double *cp, double *step_ns, void **keep)
 {
     void *inst = NULL;
-    exec_status s = t->open(t->ctx, k, &inst);
+    exec_status s = t->open(t->ctx, k, &P->hooks, &inst);
     if (s)
         return s;
     uint64_t ns = 0;
@@ -299,21 +320,18 @@ static exec_status profile_level(const replay_tune_target *t, const replay_tune_
     if (steps > 1 && (double)ns * 1e-9 * (steps + 1) > budget_s * 0.15)
         steps = 1; /* long steps: one profiled step keeps the budget */
     *done = steps;
-    prof_reset(flow);
-    exec_hooks h = { .ops = prof_ops };
-    const exec_hooks *cur = exec_hooks_cur(); /* a tracer's, given back afterwards */
-    exec_hooks saved = cur ? *cur : (exec_hooks){ 0 };
+    prof_reset(P, flow);
     double wall = 0;
     for (int i = 0; i < steps && !s; i++) {
-        tracer_flow_clear(&P.recs);
-        exec_hooks_set(&h);
+        tracer_flow_clear(&P->recs);
+        P->hooks = (exec_hooks){ .ctx = P, .ops = prof_ops };
         s = t->step(inst, &ns);
-        exec_hooks_set(cur ? &saved : NULL);
+        prof_idle(P);
         wall += (double)ns;
-        if (!s && P.nomem)
+        if (!s && P->nomem)
             s = exec_fail(EXEC_ERR_NOMEM, "out of memory for the op records");
         if (!s && flow)
-            s = critical_path(total, cp);
+            s = critical_path(P, total, cp);
     }
     if (keep && !s)
         *keep = inst; /* warmed up: the measured runs go on with it */
@@ -332,6 +350,8 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     exec_status s = EXEC_OK;
     double *samples = NULL;
     void **inst = NULL, *def_inst = NULL; /* the defaults' profiled instance, kept */
+    prof P;
+    prof_init(&P);
     r->cores = exec_cores();
     r->budget_s = o->sweep ? 0 : budget;
     topology(r->cores, &r->physical, &r->sockets);
@@ -364,8 +384,8 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
         progress(o, "profiling at %d intra-op thread%s", k.threads, k.threads == 1 ? "" : "s");
         double tot = 0, c = 0;
         int done = 1, spr = t->steps_per_run > 0 ? t->steps_per_run : 1;
-        if ((s = profile_level(t, &k, pass == 0 ? 2 : 1, pass == 0, o->sweep ? 1e9 : budget, &done, &tot, &c, &step_ns,
-                               li == nl - 1 ? &def_inst : NULL)))
+        if ((s = profile_level(&P, t, &k, pass == 0 ? 2 : 1, pass == 0, o->sweep ? 1e9 : budget, &done, &tot, &c,
+                               &step_ns, li == nl - 1 ? &def_inst : NULL)))
             goto end;
         if (li == nl - 1)
             def_step_ns = r->default_step_ns = step_ns;
@@ -566,7 +586,7 @@ candidates_done:
             continue;
         progress(o, "starting candidate %d/%d", i + 1, r->n);
         uint64_t ns = 0;
-        if (!(s = t->open(t->ctx, &r->c[i].k, &inst[i])))
+        if (!(s = t->open(t->ctx, &r->c[i].k, &P.hooks, &inst[i])))
             s = t->step(inst[i], &ns); /* warm-up */
     }
     double per_round = 0;
@@ -622,7 +642,7 @@ end:
         t->close(def_inst);
     exec_free(inst);
     exec_free(samples);
-    prof_free();
+    prof_free(&P);
     r->wall_s = now_s() - t0;
     return s;
 }
@@ -634,13 +654,13 @@ typedef struct trace_inst {
     int inter;
 } trace_inst;
 
-static exec_status trace_open(void *ctx, const replay_tune_knobs *k, void **out)
+static exec_status trace_open(void *ctx, const replay_tune_knobs *k, const exec_hooks *hooks, void **out)
 {
     trace_inst *i = exec_calloc(1, sizeof *i);
     if (!i)
         return exec_fail(EXEC_ERR_NOMEM, "out of memory");
     i->p = ctx;
-    i->set = (exec_settings){ .threads = k->threads, .conv_algo = k->conv_algo };
+    i->set = (exec_settings){ .threads = k->threads, .conv_algo = k->conv_algo, .hooks = hooks };
     i->inter = k->inter;
     *out = i;
     return EXEC_OK;

@@ -25,8 +25,9 @@ static const char *const mode_names[] = { FATHOM_TP_MODE_NAMES };
 
 static const char *nz(const char *s) { return s ? s : ""; }
 
-static void h_run_begin(const exec_run_info *info)
+static void h_run_begin(void *ctx, const exec_run_info *info)
 {
+    (void)ctx;
     struct fathom_tp_run r = {
         .model = nz(info->model),
         .preset = nz(info->preset),
@@ -46,15 +47,28 @@ static void h_run_begin(const exec_run_info *info)
     lttng_ust_tracepoint(fathom, run_begin, &r);
 }
 
-static void h_run_end(int32_t status, uint64_t ops) { lttng_ust_tracepoint(fathom, run_end, status, ops); }
-static void h_step_begin(uint32_t step) { lttng_ust_tracepoint(fathom, step_begin, step); }
-static void h_step_end(uint32_t step, double loss) { lttng_ust_tracepoint(fathom, step_end, step, loss); }
+static void h_run_end(void *ctx, int32_t status, uint64_t ops)
+{
+    (void)ctx;
+    lttng_ust_tracepoint(fathom, run_end, status, ops);
+}
+static void h_step_begin(void *ctx, uint32_t step)
+{
+    (void)ctx;
+    lttng_ust_tracepoint(fathom, step_begin, step);
+}
+static void h_step_end(void *ctx, uint32_t step, double loss)
+{
+    (void)ctx;
+    lttng_ust_tracepoint(fathom, step_end, step, loss);
+}
 
 /* Tensor and graph ids in the trace are unique in the process
  * (exec_trace_tensor_id, exec_trace_graph_id): a process may run several
  * graphs (deepq's target network). */
-static void h_node_def(const exec_graph *g, const exec_node *n, uint64_t flops, uint64_t bytes)
+static void h_node_def(void *ctx, const exec_graph *g, const exec_node *n, uint64_t flops, uint64_t bytes)
 {
+    (void)ctx;
     uint32_t ids[n->nin + n->nout + 1];
     for (int i = 0; i < n->nin; i++)
         ids[i] = exec_trace_tensor_id(g, n->in[i]);
@@ -78,16 +92,19 @@ static void h_node_def(const exec_graph *g, const exec_node *n, uint64_t flops, 
     lttng_ust_tracepoint(fathom, node_def, &d);
 }
 
-static void h_ops(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins, const uint64_t *ends)
+static void h_ops(void *ctx, const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
+                  const uint64_t *ends)
 {
+    (void)ctx;
     struct fathom_tp_ops b = {
         .graph = exec_trace_graph_id(g), .n = n, .nodes = nodes, .begins = begins, .ends = ends
     };
     lttng_ust_tracepoint(fathom, ops, &b);
 }
 
-static void h_tensor_alloc(const exec_graph *g, const exec_tensor *t)
+static void h_tensor_alloc(void *ctx, const exec_graph *g, const exec_tensor *t)
 {
+    (void)ctx;
     uint32_t shape[EXEC_MAX_DIMS];
     for (int i = 0; i < t->ndim && i < EXEC_MAX_DIMS; i++)
         shape[i] = t->shape[i] > UINT32_MAX ? UINT32_MAX : (uint32_t)t->shape[i];
@@ -95,8 +112,9 @@ static void h_tensor_alloc(const exec_graph *g, const exec_tensor *t)
                          (uint32_t)t->ndim, shape, (uint64_t)t->bytes);
 }
 
-static void h_tensor_free(const exec_graph *g, const exec_tensor *t)
+static void h_tensor_free(void *ctx, const exec_graph *g, const exec_tensor *t)
 {
+    (void)ctx;
     lttng_ust_tracepoint(fathom, tensor_free, exec_trace_tensor_id(g, t->id));
 }
 

@@ -82,7 +82,7 @@ static double record_ops(long n, uint32_t cap)
         begins[k] = b;
         ends[k] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
         if (++k == cap) {
-            h->ops(g, k, nodes, begins, ends);
+            h->ops(h->ctx, g, k, nodes, begins, ends);
             k = 0;
         }
     }
@@ -242,7 +242,7 @@ static int child_enabled(int steps, const char *preset, const char *models, long
     long nf = pairs / 4;
     double t0 = now_ns();
     for (long i = 0; i < nf; i++)
-        h->step_begin((uint32_t)i);
+        h->step_begin(h->ctx, (uint32_t)i);
     double floor_ns = (now_ns() - t0) / (double)nf;
     printf("enabled  one LTTng-UST event of one u32 (step_begin, the per-event floor): %.1f ns\n", floor_ns);
     fflush(stdout);
