@@ -17,9 +17,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* The output format is the one every subcommand shares (base/cli.h, in
- * libfathom-base): CLI_TEXT, CLI_CSV, CLI_JSON. */
-typedef cli_format analyze_format;
+/* Analyses print in the output format every subcommand shares (cli_format
+ * of base/cli.h: CLI_TEXT, CLI_CSV, CLI_JSON). */
 
 /* What went wrong, as exec/ says it: a status and a one-line message. */
 typedef enum analyze_status {
@@ -78,13 +77,13 @@ typedef struct analyze_analysis {
     analyze_status (*create)(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
                              analyze_error *e);
     /* 0, or -1 on I/O or memory error. */
-    int (*print)(FILE *f, const void *result, analyze_format fmt, const analyze_options *o);
+    int (*print)(FILE *f, const void *result, cli_format fmt, const analyze_options *o);
     void (*destroy)(void *result);
     /* Optional: a one-line warning into buf, returning 1, when the traces
      * are not what the analysis expects of them (other models, machines). */
     int (*mismatch)(const void *result, char *buf, size_t len);
     /* Optional: the notes of the command line for format fmt. */
-    void (*notes)(const void *result, analyze_format fmt, analyze_note_fn fn, void *ctx);
+    void (*notes)(const void *result, cli_format fmt, analyze_note_fn fn, void *ctx);
 } analyze_analysis;
 
 /* The result of the analyses that print straight from the profiles

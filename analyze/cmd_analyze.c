@@ -169,7 +169,7 @@ static int list_sessions(int argc, char **argv)
 typedef struct live_view {
     const analyze_analysis *an;
     const analyze_options *opts;
-    analyze_format fmt;
+    cli_format fmt;
     int tty, shown;
 } live_view;
 
@@ -230,7 +230,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     cmd = report ? "report" : "analyze";
     analyze_read_options ro = { 0 };
     double interval = 2.0;
-    analyze_format fmt = CLI_TEXT;
+    cli_format fmt = CLI_TEXT;
     int by_class = 0, in_order = 0, strict = 0;
     uint32_t top = report ? 12 : 0;
     const char *peak_file = NULL, *outdir = "report";
@@ -271,7 +271,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
             int f = cli_parse_format(cmd, val, 1);
             if (f < 0)
                 goto end;
-            fmt = (analyze_format)f, i++;
+            fmt = (cli_format)f, i++;
         } else if (strcmp(a, "--skip-first") == 0) {
             if (parse_u32(a, val, &ro.skip_first))
                 goto end;

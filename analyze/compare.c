@@ -101,7 +101,7 @@ static int class_union(const analyze_profile *a, const analyze_profile *b, analy
     return 0;
 }
 
-int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pairs, size_t npairs, analyze_format fmt)
+int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pairs, size_t npairs, cli_format fmt)
 {
     json_t *root = NULL, *jpairs = NULL;
     if (fmt == CLI_JSON) {
@@ -258,7 +258,7 @@ static analyze_status create(analyze_profile *const *p, size_t n, const analyze_
     return ANALYZE_OK;
 }
 
-static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     const compare_result *c = r;
     (void)o;
@@ -266,7 +266,7 @@ static int print(FILE *f, const void *r, analyze_format fmt, const analyze_optio
 }
 
 /* the traces left out: no partner */
-static void notes(const void *r, analyze_format fmt, analyze_note_fn fn, void *ctx)
+static void notes(const void *r, cli_format fmt, analyze_note_fn fn, void *ctx)
 {
     const compare_result *c = r;
     (void)fmt;

@@ -294,7 +294,7 @@ static int diff_text(FILE *f, const analyze_diff *d, size_t top)
     return ferror(f) ? -1 : 0;
 }
 
-int analyze_diff_print(FILE *f, const analyze_diff *d, analyze_format fmt, size_t top)
+int analyze_diff_print(FILE *f, const analyze_diff *d, cli_format fmt, size_t top)
 {
     if (fmt == CLI_JSON)
         return diff_json(f, d);
@@ -318,7 +318,7 @@ static analyze_status create(analyze_profile *const *p, size_t n, const analyze_
     return ANALYZE_OK;
 }
 
-static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     return analyze_diff_print(f, r, fmt, o->top);
 }
@@ -328,7 +328,7 @@ static void destroy(void *r) { analyze_diff_destroy(r); }
 static int mismatch(const void *r, char *buf, size_t len) { return analyze_diff_mismatch(r, buf, len); }
 
 /* a side without kept steps (the text output says so itself) */
-static void notes(const void *r, analyze_format fmt, analyze_note_fn fn, void *ctx)
+static void notes(const void *r, cli_format fmt, analyze_note_fn fn, void *ctx)
 {
     const analyze_diff *d = r;
     for (int i = 0; i < 2 && fmt != CLI_TEXT; i++) {

@@ -64,7 +64,7 @@ void analyze_parallelism_destroy(analyze_parallelism *a)
     exec_free(a);
 }
 
-int analyze_parallelism_print(FILE *f, const analyze_parallelism *a, analyze_format fmt)
+int analyze_parallelism_print(FILE *f, const analyze_parallelism *a, cli_format fmt)
 {
     if (fmt == CLI_JSON) {
         json_t *arr = json_array(), *root = json_pack("{s:i, s:o}", "schema", 1, "traces", arr);
@@ -118,7 +118,7 @@ static analyze_status create(analyze_profile *const *p, size_t n, const analyze_
     return ANALYZE_OK;
 }
 
-static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     (void)o;
     return analyze_parallelism_print(f, r, fmt);

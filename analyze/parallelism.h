@@ -37,6 +37,6 @@ typedef struct analyze_parallelism {
 analyze_parallelism *analyze_parallelism_create(analyze_profile *const *p, size_t n, analyze_error *e);
 void analyze_parallelism_destroy(analyze_parallelism *a);
 /* 0, or -1 on an output error. */
-int analyze_parallelism_print(FILE *f, const analyze_parallelism *a, analyze_format fmt);
+int analyze_parallelism_print(FILE *f, const analyze_parallelism *a, cli_format fmt);
 
 #endif

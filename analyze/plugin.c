@@ -36,7 +36,7 @@ typedef struct fathom_sink {
     const analyze_analysis *an; /* the row of the table */
     analyze_sink *sink;
     bt_message_iterator *it;
-    analyze_format fmt;
+    cli_format fmt;
     uint32_t top;
     int by_class;
     char *output;
@@ -91,7 +91,7 @@ static bt_value_map_foreach_entry_const_func_status param(const char *key, const
     if (strcmp(key, "format") == 0) {
         int f = cli_format_from(s, 1);
         bad = f < 0;
-        c->fs->fmt = bad ? CLI_TEXT : (analyze_format)f;
+        c->fs->fmt = bad ? CLI_TEXT : (cli_format)f;
     } else if (strcmp(key, "skip-first") == 0) {
         bad = get_u32(v, &c->so->skip_first);
     } else if (strcmp(key, "skip-last") == 0) {

@@ -475,7 +475,7 @@ static int roofline_text(FILE *f, const analyze_roofline *r, size_t top)
     return ferror(f) ? -1 : 0;
 }
 
-int analyze_roofline_print(FILE *f, const analyze_roofline *r, analyze_format fmt, size_t top)
+int analyze_roofline_print(FILE *f, const analyze_roofline *r, cli_format fmt, size_t top)
 {
     switch (fmt) {
     case CLI_JSON: return roofline_json(f, r);
@@ -508,7 +508,7 @@ static analyze_status create(analyze_profile *const *p, size_t n, const analyze_
     return ANALYZE_OK;
 }
 
-static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     return analyze_roofline_print(f, r, fmt, o->top);
 }

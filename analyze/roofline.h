@@ -99,6 +99,6 @@ void analyze_roofline_destroy(analyze_roofline *r);
  * against a trace of another); 0 otherwise. */
 int analyze_roofline_mismatch(const analyze_roofline *r, char *buf, size_t len);
 /* top: text rows of op types per trace and trajectories (0: all). */
-int analyze_roofline_print(FILE *f, const analyze_roofline *r, analyze_format fmt, size_t top);
+int analyze_roofline_print(FILE *f, const analyze_roofline *r, cli_format fmt, size_t top);
 
 #endif

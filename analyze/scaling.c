@@ -469,7 +469,7 @@ static int scaling_text(FILE *f, const analyze_scaling *s, size_t top)
     return ferror(f) ? -1 : 0;
 }
 
-int analyze_scaling_print(FILE *f, const analyze_scaling *s, analyze_format fmt, size_t top)
+int analyze_scaling_print(FILE *f, const analyze_scaling *s, cli_format fmt, size_t top)
 {
     if (fmt == CLI_JSON)
         return scaling_json(f, s);
@@ -490,7 +490,7 @@ static analyze_status create(analyze_profile *const *p, size_t n, const analyze_
     return ANALYZE_OK;
 }
 
-static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     return analyze_scaling_print(f, r, fmt, o->top);
 }
@@ -500,7 +500,7 @@ static void destroy(void *r) { analyze_scaling_destroy(r); }
 static int mismatch(const void *r, char *buf, size_t len) { return analyze_scaling_mismatch(r, buf, len); }
 
 /* traces without kept steps (the text output says so itself) */
-static void notes(const void *r, analyze_format fmt, analyze_note_fn fn, void *ctx)
+static void notes(const void *r, cli_format fmt, analyze_note_fn fn, void *ctx)
 {
     const analyze_scaling *s = r;
     for (size_t i = 0; i < s->n && fmt != CLI_TEXT; i++) {

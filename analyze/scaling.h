@@ -53,6 +53,6 @@ int analyze_scaling_mismatch(const analyze_scaling *s, char *buf, size_t len);
  * finite t; -1 (a, b NAN) when fewer than two. */
 int analyze_amdahl_fit(const uint32_t *threads, const double *t, size_t n, double *a, double *b);
 /* top: text rows of op types (0: all; the rest summed in one line). */
-int analyze_scaling_print(FILE *f, const analyze_scaling *s, analyze_format fmt, size_t top);
+int analyze_scaling_print(FILE *f, const analyze_scaling *s, cli_format fmt, size_t top);
 
 #endif

@@ -725,7 +725,7 @@ static const analyze_diff_row *diff_class(const analyze_diff *d, const char *nam
     return NULL;
 }
 
-static char *diff_output(const analyze_diff *d, analyze_format fmt, size_t top)
+static char *diff_output(const analyze_diff *d, cli_format fmt, size_t top)
 {
     capture c;
     assert_int_equal(analyze_diff_print(capture_open(&c), d, fmt, top), 0);
@@ -1011,7 +1011,7 @@ static const char *make_scaling(const char *name, uint32_t threads, const char *
     return paths[k];
 }
 
-static char *scaling_output(const analyze_scaling *sc, analyze_format fmt, size_t top)
+static char *scaling_output(const analyze_scaling *sc, cli_format fmt, size_t top)
 {
     capture c;
     assert_int_equal(analyze_scaling_print(capture_open(&c), sc, fmt, top), 0);

@@ -101,7 +101,7 @@ static int teardown_all(void **state)
 /* One run of the row: create, print into a string, destroy.  *out: the
  * output when print succeeded (caller frees), else NULL. */
 static analyze_status run_once(const analyze_analysis *an, analyze_profile *const *p, size_t n,
-                               const analyze_options *o, analyze_format fmt, analyze_error *e, int *io, char **out)
+                               const analyze_options *o, cli_format fmt, analyze_error *e, int *io, char **out)
 {
     void *res = NULL;
     *out = NULL;
@@ -126,7 +126,7 @@ static analyze_status run_once(const analyze_analysis *an, analyze_profile *cons
  * shows as an output that differs). */
 static void inject_each(const analyze_analysis *an, analyze_profile *const *p, size_t n, const analyze_options *o)
 {
-    static const analyze_format fmts[3] = { CLI_TEXT, CLI_CSV, CLI_JSON };
+    static const cli_format fmts[3] = { CLI_TEXT, CLI_CSV, CLI_JSON };
     uint64_t last[3] = { 0 }; /* per format: the allocations of one run */
     for (int pass = 0; pass < 6; pass++) {
         int k = pass % 3, sticky = pass < 3;

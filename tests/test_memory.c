@@ -111,7 +111,7 @@ static void test_profile_memory(void **state)
     analyze_profile_destroy(p);
 }
 
-static char *output(analyze_profile *const *p, size_t n, analyze_format fmt)
+static char *output(analyze_profile *const *p, size_t n, cli_format fmt)
 {
     capture c;
     assert_int_equal(analyze_memory_print(capture_open(&c), p, n, fmt), 0);

@@ -230,7 +230,7 @@ static void test_peaks_file(void **state)
     assert_non_null(strstr(err, "no-such-peak.json"));
 }
 
-static char *output(const analyze_roofline *r, analyze_format fmt, size_t top)
+static char *output(const analyze_roofline *r, cli_format fmt, size_t top)
 {
     capture c;
     assert_int_equal(analyze_roofline_print(capture_open(&c), r, fmt, top), 0);
