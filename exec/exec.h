@@ -49,9 +49,11 @@ typedef enum exec_status {
 
 const char *exec_status_str(exec_status s);
 
-/* The last error message of the calling thread ("MatMul: inner dims 3 != 4"). */
+/* The convention of every library (base/error.h): a status and the
+ * calling thread's one-line message ("MatMul: inner dims 3 != 4").
+ * exec_errmsg() is base_errmsg(). */
 const char *exec_errmsg(void);
-/* Sets the thread's error message; returns s so callers can `return exec_fail(...)`. */
+/* Sets the thread's message (base_fail); returns s so callers can `return exec_fail(...)`. */
 exec_status exec_fail(exec_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- the tables --------------------------------------------------------- */
