@@ -153,10 +153,9 @@ static int list_sessions(int argc, char **argv)
 {
     if (argc != 3 || strncmp(argv[2], "net://", 6) != 0)
         return cli_usage_error(cmd, "--list wants one relay URL: fathom analyze --list net://HOST[:PORT]");
-    char err[1024];
     int n = 0;
-    if (tracer_live_sessions(argv[2], print_session, &n, err, sizeof err)) {
-        cli_error(cmd, "%s", err);
+    if (tracer_live_sessions(argv[2], print_session, &n)) {
+        cli_error(cmd, "%s", base_errmsg());
         return 1;
     }
     if (!n)
@@ -348,10 +347,10 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     };
 
     if (report) { /* the output rule (tracer/output.h): never into an input */
-        char page[4200], err[8800];
+        char page[4200];
         snprintf(page, sizeof page, "%s/index.html", outdir);
-        if (tracer_output_check(page, traces, nt, "-o", err, sizeof err) == TRACER_OUTPUT_EALIAS) {
-            cli_error(cmd, "%s", err);
+        if (tracer_output_check(page, traces, nt, "-o") == TRACER_OUTPUT_EALIAS) {
+            cli_error(cmd, "%s", base_errmsg());
             rc = 1;
             goto end;
         }

@@ -101,8 +101,8 @@ int cmd_export(int argc, char **argv)
     }
     tracer_output *o = NULL;
     const char *inputs[] = { trace };
-    if (tracer_output_open(out_path, inputs, 1, NULL, &o, err, sizeof err)) {
-        fprintf(stderr, "fathom export: %s; choose another -o\n", err);
+    if (tracer_output_open(out_path, inputs, 1, NULL, &o)) {
+        fprintf(stderr, "fathom export: %s; choose another -o\n", base_errmsg());
         return 1;
     }
     if (analyze_export_perfetto(trace, tracer_output_file(o), &st, err, sizeof err) != 0) {
@@ -110,8 +110,8 @@ int cmd_export(int argc, char **argv)
         fprintf(stderr, "fathom export: %s\n", err);
         return 1;
     }
-    if (tracer_output_commit(o, err, sizeof err)) {
-        fprintf(stderr, "fathom export: %s\n", err);
+    if (tracer_output_commit(o)) {
+        fprintf(stderr, "fathom export: %s\n", base_errmsg());
         return 1;
     }
     printf("%s: %llu events (%llu ops, %llu steps)\n", out_path, (unsigned long long)st.events,

@@ -162,40 +162,33 @@ static int import_one(const char *file, const char *model, const char *out, cons
     char created[32];
     time_t now = time(NULL);
     strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    if (!(m = tracer_manifest_create()) || tracer_manifest_set_u64(m, "schema", 2, err, sizeof err) ||
-        tracer_manifest_set(m, "source", sum.format, err, sizeof err) ||
-        tracer_manifest_set(m, "source.file", base, err, sizeof err) ||
-        tracer_manifest_set_u64(m, "source.size", (uint64_t)sb.st_size, err, sizeof err) ||
-        tracer_manifest_set_u64(m, "source.events", sum.events, err, sizeof err) ||
-        tracer_manifest_set(m, "model", sum.model, err, sizeof err) ||
-        tracer_manifest_set(m, "mode", sum.mode, err, sizeof err) ||
-        tracer_manifest_set(m, "preset", "imported", err, sizeof err) ||
-        tracer_manifest_set(m, "host", host, err, sizeof err) ||
-        tracer_manifest_set(m, "created", created, err, sizeof err) ||
-        tracer_manifest_set_u64(m, "steps", sum.steps, err, sizeof err) ||
-        tracer_manifest_set_u64(m, "ops", sum.ops, err, sizeof err) ||
-        tracer_manifest_set_u64(m, "nodes", sum.nodes, err, sizeof err) ||
-        tracer_manifest_set_u64(m, "threads", sum.tracks, err, sizeof err) ||
-        (sum.devices && (tracer_manifest_set(m, "source.device", sum.device, err, sizeof err) ||
-                         tracer_manifest_set_u64(m, "source.devices", sum.devices, err, sizeof err))) ||
-        (sum.world_size &&
-         (tracer_manifest_set_u64(m, "source.rank", (uint64_t)sum.rank, err, sizeof err) ||
-          tracer_manifest_set_u64(m, "source.world_size", (uint64_t)sum.world_size, err, sizeof err)))) {
-        fprintf(stderr, "fathom import: %s: %s\n", file, m ? err : "out of memory");
+    if (!(m = tracer_manifest_create()) || tracer_manifest_set_u64(m, "schema", 2) ||
+        tracer_manifest_set(m, "source", sum.format) || tracer_manifest_set(m, "source.file", base) ||
+        tracer_manifest_set_u64(m, "source.size", (uint64_t)sb.st_size) ||
+        tracer_manifest_set_u64(m, "source.events", sum.events) || tracer_manifest_set(m, "model", sum.model) ||
+        tracer_manifest_set(m, "mode", sum.mode) || tracer_manifest_set(m, "preset", "imported") ||
+        tracer_manifest_set(m, "host", host) || tracer_manifest_set(m, "created", created) ||
+        tracer_manifest_set_u64(m, "steps", sum.steps) || tracer_manifest_set_u64(m, "ops", sum.ops) ||
+        tracer_manifest_set_u64(m, "nodes", sum.nodes) || tracer_manifest_set_u64(m, "threads", sum.tracks) ||
+        (sum.devices && (tracer_manifest_set(m, "source.device", sum.device) ||
+                         tracer_manifest_set_u64(m, "source.devices", sum.devices))) ||
+        (sum.world_size && (tracer_manifest_set_u64(m, "source.rank", (uint64_t)sum.rank) ||
+                            tracer_manifest_set_u64(m, "source.world_size", (uint64_t)sum.world_size)))) {
+        fprintf(stderr, "fathom import: %s: %s\n", file, m ? base_errmsg() : "out of memory");
         goto end;
     }
     tracer_archive_status st;
     if (out) {
-        st = tracer_archive_write(out, ctf_dir, m, err, sizeof err);
+        st = tracer_archive_write(out, ctf_dir, m);
         snprintf(path, sizeof path, "%s", out);
     } else {
-        st = tracer_archive_write_default(dir, ctf_dir, m, (time_t)-1, path, sizeof path, err, sizeof err);
+        st = tracer_archive_write_default(dir, ctf_dir, m, (time_t)-1, path, sizeof path);
     }
     if (st != TRACER_ARCHIVE_OK) {
         if (st == TRACER_ARCHIVE_EEXIST && out)
             fprintf(stderr, "fathom import: %s exists: nothing is overwritten; choose another -o\n", out);
         else
-            fprintf(stderr, "fathom import: %s\n", err);
+            fprintf(stderr, "fathom import: %s\n", base_errmsg());
         goto end;
     }
     printf("%s\n", path);

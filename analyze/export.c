@@ -414,7 +414,8 @@ int analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats 
     fputs("{\"traceEvents\":[", out);
     char why[512];
     tracer_decode_diag g = { 0 };
-    if (tracer_read_decode_isolated(source, &export_cbs, &x, &g, why, sizeof why) != 0) {
+    if (tracer_read_decode_isolated(source, &export_cbs, &x, &g) != TRACER_OK) {
+        snprintf(why, sizeof why, "%s", base_errmsg());
         if (x.err[0]) /* the exporter's own reason */
             snprintf(why, sizeof why, "%s", x.err);
         /* the reader's messages name the source; the exporter's do not */

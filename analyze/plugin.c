@@ -238,9 +238,8 @@ static int report(bt_self_component *comp, fathom_sink *fs)
         fprintf(stderr, "sink.fathom.%s: warning: %s\n", cc, w);
     tracer_output *o = NULL; /* output=PATH follows the output rule: never over a file */
     if (fs->output) {
-        char oerr[8192];
-        if (tracer_output_open(fs->output, NULL, 0, "output=", &o, oerr, sizeof oerr)) {
-            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", cc, oerr);
+        if (tracer_output_open(fs->output, NULL, 0, "output=", &o)) {
+            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", cc, base_errmsg());
             an->destroy(res);
             goto end;
         }
@@ -253,9 +252,8 @@ static int report(bt_self_component *comp, fathom_sink *fs)
     if (o && io) {
         tracer_output_abort(o);
     } else if (o) {
-        char oerr[8192];
-        if (tracer_output_commit(o, oerr, sizeof oerr)) {
-            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", cc, oerr);
+        if (tracer_output_commit(o)) {
+            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", cc, base_errmsg());
             io = -1;
         }
     }

@@ -87,8 +87,10 @@ int analyze_read_many(const char *const *sources, size_t n, const analyze_read_o
     }
     for (size_t i = 0; i < n; i++) {
         reading *r = &rs[i];
-        if (tracer_read_open(sources[i], &r->t, err, errlen))
+        if (tracer_read_open(sources[i], &r->t)) {
+            fail(err, errlen, "%s", base_errmsg());
             goto end;
+        }
         analyze_sink_options so = {
             .skip_first = o->skip_first, .skip_last = o->skip_last, .source = sources[i], .dataflow = o->dataflow
         };
@@ -110,7 +112,7 @@ int analyze_read_many(const char *const *sources, size_t n, const analyze_read_o
      * every core */
     tracer_decode_jobs_isolated(jobs, n);
     for (size_t i = 0; i < n; i++) {
-        if (jobs[i].rc) {
+        if (jobs[i].status) {
             if (analyze_sink_failed(rs[i].sink)) /* the sink's own reason (an unknown schema...) */
                 fail(err, errlen, "%s", analyze_sink_error(rs[i].sink));
             else

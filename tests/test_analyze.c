@@ -631,13 +631,13 @@ static void test_archive(void **state)
 {
     (void)state;
     const char *dir = make("arch", "conv", "alexnet", CTFGEN_TRAIN, 3, NULL);
-    char path[4300], err[1024];
+    char path[4300];
     snprintf(path, sizeof path, "%s/arch.tar.zst", tmpdir);
     tracer_manifest *m = tracer_manifest_create();
     assert_non_null(m);
-    assert_int_equal(tracer_manifest_add(m, "schema", "1", err, sizeof err), 0);
-    assert_int_equal(tracer_manifest_add(m, "model", "alexnet", err, sizeof err), 0);
-    assert_int_equal(tracer_archive_write(path, dir, m, err, sizeof err), 0);
+    assert_int_equal(tracer_manifest_add(m, "schema", "1"), 0);
+    assert_int_equal(tracer_manifest_add(m, "model", "alexnet"), 0);
+    assert_int_equal(tracer_archive_write(path, dir, m), 0);
     tracer_manifest_destroy(m);
     analyze_profile *p = read_ok(path, 0, 0);
     check_counts(p, "conv", CTFGEN_TRAIN, 3);
@@ -648,9 +648,9 @@ static void test_archive(void **state)
     const char *dir2 = make("arch2", "conv", "ignored", CTFGEN_INFER, 2, &s);
     snprintf(path, sizeof path, "%s/arch2.tar.zst", tmpdir);
     m = tracer_manifest_create();
-    assert_int_equal(tracer_manifest_add(m, "model", "vgg", err, sizeof err), 0);
-    assert_int_equal(tracer_manifest_add(m, "mode", "infer", err, sizeof err), 0);
-    assert_int_equal(tracer_archive_write(path, dir2, m, err, sizeof err), 0);
+    assert_int_equal(tracer_manifest_add(m, "model", "vgg"), 0);
+    assert_int_equal(tracer_manifest_add(m, "mode", "infer"), 0);
+    assert_int_equal(tracer_archive_write(path, dir2, m), 0);
     tracer_manifest_destroy(m);
     p = read_ok(path, 0, 0);
     assert_string_equal(analyze_profile_model(p), "vgg");

@@ -11,6 +11,8 @@
 #include "tracer/tp.h"
 
 #include "tracer/hooks.h"
+
+#include "base/error.h"
 #include "tracer/locate.h"
 
 #include <dlfcn.h>
@@ -156,57 +158,55 @@ static int try_load(const char *path, char *why, size_t whylen)
 
 /* $FATHOM_TP_LIB alone when set; else the candidates of locate.h in turn
  * (relative to the executable first, so a moved install tree works). */
-static int load_probe(char *err, size_t errlen)
+static tracer_status load_probe(void)
 {
     char why[512] = "";
     const char *env = getenv(TRACER_ENV_TP_LIB);
     if (env && *env) {
         if (try_load(env, why, sizeof why) == 0)
-            return 0;
-        snprintf(err, errlen, "cannot load the trace probe %s=%s: %s", TRACER_ENV_TP_LIB, env,
-                 *why ? why : "not readable");
-        return -1;
+            return TRACER_OK;
+        return base_fail(TRACER_ERR_SYSTEM, "cannot load the trace probe %s=%s: %s", TRACER_ENV_TP_LIB, env,
+                         *why ? why : "not readable");
     }
     char cand[PATH_MAX];
     for (int i = 0; tracer_probe_candidate(i, cand, sizeof cand); i++)
         if (cand[0] && try_load(cand, why, sizeof why) == 0)
-            return 0;
-    snprintf(err, errlen, "cannot load the trace probe %s%s%s (set %s to its path)", TRACER_TP_LIB_NAME,
-             *why ? ": " : "", why, TRACER_ENV_TP_LIB);
-    return -1;
+            return TRACER_OK;
+    return base_fail(TRACER_ERR_SYSTEM, "cannot load the trace probe %s%s%s (set %s to its path)", TRACER_TP_LIB_NAME,
+                     *why ? ": " : "", why, TRACER_ENV_TP_LIB);
 }
 
-int tracer_hooks_install(char *err, size_t errlen)
+tracer_status tracer_hooks_install(void)
 {
     pthread_mutex_lock(&load_lock);
-    int rc = probe_handle ? 0 : load_probe(err, errlen);
+    tracer_status rc = probe_handle ? TRACER_OK : load_probe();
     pthread_mutex_unlock(&load_lock);
     if (rc == 0)
         exec_hooks_set(&hooks);
     return rc;
 }
 
-int tracer_hooks_install_from_env(char *err, size_t errlen)
+tracer_status tracer_hooks_install_from_env(int *installed)
 {
+    *installed = 0;
     const char *v = getenv(TRACER_ENV_TRACE);
     if (!v || !*v || strcmp(v, "0") == 0)
-        return 0;
-    if (strcmp(v, "1") != 0) {
-        snprintf(err, errlen, "%s must be 1 or 0, not '%s'", TRACER_ENV_TRACE, v);
-        return -1;
-    }
+        return TRACER_OK;
+    if (strcmp(v, "1") != 0)
+        return base_fail(TRACER_ERR_INPUT, "%s must be 1 or 0, not '%s'", TRACER_ENV_TRACE, v);
     const char *b = getenv(TRACER_ENV_BUFFER);
     if (b && *b) {
         char *end = NULL;
         unsigned long n = strtoul(b, &end, 10);
         if (!end || *end || b[0] == '-' || n < 1 || n > EXEC_TRACE_BUFFER_MAX) {
-            snprintf(err, errlen, "%s must be a record count from 1 to %d, not '%s'", TRACER_ENV_BUFFER,
-                     EXEC_TRACE_BUFFER_MAX, b);
-            return -1;
+            return base_fail(TRACER_ERR_INPUT, "%s must be a record count from 1 to %d, not '%s'", TRACER_ENV_BUFFER,
+                             EXEC_TRACE_BUFFER_MAX, b);
         }
         exec_trace_buffer_set((uint32_t)n);
     }
-    return tracer_hooks_install(err, errlen) == 0 ? 1 : -1;
+    tracer_status rc = tracer_hooks_install();
+    *installed = rc == TRACER_OK;
+    return rc;
 }
 
 void tracer_hooks_remove(void) { exec_hooks_set(NULL); }
