@@ -181,8 +181,7 @@ static int live_table(void *ctx, const analyze_profile *snap)
     else
         printf("== so far: %llu steps (the session goes on)\n", (unsigned long long)snap->steps_seen);
     void *res = NULL;
-    analyze_error e = { 0 };
-    int io = v->an->create(one, 1, v->opts, &res, &e) != ANALYZE_OK || v->an->print(stdout, res, v->fmt, v->opts);
+    int io = v->an->create(one, 1, v->opts, &res) != ANALYZE_OK || v->an->print(stdout, res, v->fmt, v->opts);
     v->an->destroy(res);
     if (!v->tty)
         fputc('\n', stdout);
@@ -328,9 +327,8 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     analyze_peaks peaks = { 0 };
     int have_peaks = (an && (an->takes & ANALYZE_TAKES_PEAKS)) || peak_file || gflops || gbs;
     if (have_peaks) {
-        char err[1024];
-        if (peak_file && analyze_peaks_load(peak_file, &peaks, err, sizeof err) != 0) {
-            cli_error(cmd, "%s", err);
+        if (peak_file && analyze_peaks_load(peak_file, &peaks) != 0) {
+            cli_error(cmd, "%s", base_errmsg());
             rc = 1;
             goto end;
         }
@@ -370,9 +368,8 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     ro.progress_ctx = &lv;
     ro.interval = interval;
     ro.dataflow = an && (an->takes & ANALYZE_TAKES_FLOW);
-    char rerr[1024];
-    if (analyze_read_many(traces, nt, &ro, p, rerr, sizeof rerr) != 0) {
-        cli_error(cmd, "%s", rerr);
+    if (analyze_read_many(traces, nt, &ro, p) != 0) {
+        cli_error(cmd, "%s", base_errmsg());
         goto done;
     }
     for (size_t i = 0; i < nt; i++) {
@@ -393,19 +390,17 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     else if (lv.shown)
         printf("== final (the session ended)\n");
     if (report) {
-        char err[1024];
         analyze_html_opts ho = { .dir = outdir, .png = png, .top = top, .peaks = have_peaks ? &peaks : NULL };
-        if (analyze_html_write(p, nt, &ho, err, sizeof err) != 0) {
-            cli_error(cmd, "%s", err);
+        if (analyze_html_write(p, nt, &ho) != 0) {
+            cli_error(cmd, "%s", base_errmsg());
             goto done;
         }
         printf("%s/index.html\n", outdir);
     } else {
         void *res = NULL;
-        analyze_error e = { 0 };
         char w[1024];
-        if (an->create(p, nt, &ao, &res, &e) != ANALYZE_OK) {
-            cli_error(cmd, "%s", e.msg);
+        if (an->create(p, nt, &ao, &res) != ANALYZE_OK) {
+            cli_error(cmd, "%s", base_errmsg());
             goto done;
         }
         if (an->mismatch && gives_up(an->mismatch(res, w, sizeof w), w, strict)) {

@@ -304,16 +304,14 @@ int analyze_diff_print(FILE *f, const analyze_diff *d, cli_format fmt, size_t to
 }
 
 /* ---- the row ------------------------------------------------------------------------- */
-static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
-                             analyze_error *e)
+static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out)
 {
     (void)o;
     if (n != 2)
-        return analyze_fail(e, ANALYZE_ERR_INPUT, "diff wants exactly two traces (A, the baseline, then B), not %zu",
-                            n);
+        return analyze_fail(ANALYZE_ERR_INPUT, "diff wants exactly two traces (A, the baseline, then B), not %zu", n);
     analyze_diff *d = analyze_diff_create(p[0], p[1]);
     if (!d)
-        return analyze_fail(e, ANALYZE_ERR_NOMEM, "out of memory");
+        return analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
     *out = d;
     return ANALYZE_OK;
 }

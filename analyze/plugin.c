@@ -102,9 +102,8 @@ static bt_value_map_foreach_entry_const_func_status param(const char *key, const
         bad = !s || (strcmp(s, "type") != 0 && strcmp(s, "class") != 0);
         c->fs->by_class = s && strcmp(s, "class") == 0;
     } else if (strcmp(key, "peak") == 0 && (c->fs->an->takes & ANALYZE_TAKES_PEAKS)) {
-        if (!s || analyze_peaks_load(s, &c->fs->peaks, c->err, sizeof c->err) != 0) {
-            if (!s)
-                snprintf(c->err, sizeof c->err, "parameter `peak` wants a file path");
+        if (!s || analyze_peaks_load(s, &c->fs->peaks) != 0) {
+            snprintf(c->err, sizeof c->err, "%s", s ? base_errmsg() : "parameter `peak` wants a file path");
             return BT_VALUE_MAP_FOREACH_ENTRY_CONST_FUNC_STATUS_INTERRUPT;
         }
         c->fs->have_peak_file = 1;
@@ -228,9 +227,8 @@ static int report(bt_self_component *comp, fathom_sink *fs)
     }
     analyze_options ao = { .top = fs->top, .by_class = fs->by_class, .peaks = &fs->peaks };
     void *res = NULL;
-    analyze_error e = { 0 };
-    if (an->create(p, n, &ao, &res, &e) != ANALYZE_OK) {
-        BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", cc, e.msg);
+    if (an->create(p, n, &ao, &res) != ANALYZE_OK) {
+        BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", cc, base_errmsg());
         goto end;
     }
     char w[1024];

@@ -2,6 +2,7 @@
  * isolated in a child process (tracer/isolate.h), feeding the fathom sink's
  * callbacks (sink.h). */
 #include "analyze/read.h"
+#include "analyze/status.h"
 
 #include "analyze/sink.h"
 #include "base/alloc.h"
@@ -13,18 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 static int fill_from_manifest(analyze_profile *p, const tracer_manifest *m)
 {
@@ -48,20 +37,20 @@ typedef struct reading {
     tracer_decode_diag diag;
 } reading;
 
-/* The finished profile of a decoded source, or NULL with err. */
-static analyze_profile *profile_of(reading *r, const char *source, char *err, size_t errlen)
+/* The finished profile of a decoded source, or NULL with the thread's message. */
+static analyze_profile *profile_of(reading *r, const char *source)
 {
     size_t n = 0;
     analyze_profile **v = analyze_sink_take_decoded(r->sink, &r->diag, &n), *p = NULL;
     if (!v) {
-        fail(err, errlen, "%s: out of memory", source);
+        analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", source);
         return NULL;
     }
     if (!n || v[0]->diag.events == v[0]->diag.foreign_events)
-        fail(err, errlen, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)", source,
-             n ? v[0]->diag.foreign_events : 0);
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)",
+                     source, n ? v[0]->diag.foreign_events : 0);
     else if (fill_from_manifest(v[0], tracer_trace_manifest(r->t)))
-        fail(err, errlen, "%s: out of memory", source);
+        analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", source);
     else
         p = v[0], v[0] = NULL;
     for (size_t i = 0; i < n; i++)
@@ -70,8 +59,7 @@ static analyze_profile *profile_of(reading *r, const char *source, char *err, si
     return p;
 }
 
-int analyze_read_many(const char *const *sources, size_t n, const analyze_read_options *o, analyze_profile **out,
-                      char *err, size_t errlen)
+int analyze_read_many(const char *const *sources, size_t n, const analyze_read_options *o, analyze_profile **out)
 {
     analyze_read_options none = { 0 };
     if (!o)
@@ -82,20 +70,20 @@ int analyze_read_many(const char *const *sources, size_t n, const analyze_read_o
     for (size_t i = 0; i < n; i++)
         out[i] = NULL;
     if (!rs || !jobs) {
-        fail(err, errlen, "out of memory");
+        analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         goto end;
     }
     for (size_t i = 0; i < n; i++) {
         reading *r = &rs[i];
         if (tracer_read_open(sources[i], &r->t)) {
-            fail(err, errlen, "%s", base_errmsg());
+            analyze_fail(ANALYZE_ERR_INPUT, "%s", base_errmsg());
             goto end;
         }
         analyze_sink_options so = {
             .skip_first = o->skip_first, .skip_last = o->skip_last, .source = sources[i], .dataflow = o->dataflow
         };
         if (!(r->sink = analyze_sink_create(&so))) {
-            fail(err, errlen, "%s: out of memory", sources[i]);
+            analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", sources[i]);
             goto end;
         }
         r->cbs = *analyze_sink_callbacks();
@@ -114,12 +102,12 @@ int analyze_read_many(const char *const *sources, size_t n, const analyze_read_o
     for (size_t i = 0; i < n; i++) {
         if (jobs[i].status) {
             if (analyze_sink_failed(rs[i].sink)) /* the sink's own reason (an unknown schema...) */
-                fail(err, errlen, "%s", analyze_sink_error(rs[i].sink));
+                analyze_fail(ANALYZE_ERR_INPUT, "%s", analyze_sink_error(rs[i].sink));
             else
-                fail(err, errlen, "%s", jobs[i].err);
+                analyze_fail(ANALYZE_ERR_INPUT, "%s", jobs[i].err);
             goto end;
         }
-        if (!(out[i] = profile_of(&rs[i], sources[i], err, errlen)))
+        if (!(out[i] = profile_of(&rs[i], sources[i])))
             goto end;
     }
     rc = 0;
@@ -137,7 +125,7 @@ end:
     return rc;
 }
 
-int analyze_read(const char *source, const analyze_read_options *o, analyze_profile **out, char *err, size_t errlen)
+int analyze_read(const char *source, const analyze_read_options *o, analyze_profile **out)
 {
-    return analyze_read_many(&source, 1, o, out, err, errlen);
+    return analyze_read_many(&source, 1, o, out);
 }

@@ -309,12 +309,11 @@ int analyze_similarity(FILE *f, const analyze_sim *s, int by_class, cli_format f
 }
 
 /* ---- the row ------------------------------------------------------------------------- */
-static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
-                             analyze_error *e)
+static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out)
 {
     analyze_sim *s = analyze_sim_create(p, n, o->by_class);
     if (!s)
-        return analyze_fail(e, ANALYZE_ERR_NOMEM, "out of memory");
+        return analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
     *out = s;
     return ANALYZE_OK;
 }
