@@ -18,24 +18,6 @@ const char *analyze_status_str(analyze_status s)
     return "unknown status";
 }
 
-analyze_status analyze_fail(analyze_status s, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    base_vfail((int)s, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-int analyze_fail_rc(analyze_status s, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    base_vfail((int)s, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 #define ANALYZE_ROW(name) extern const analyze_analysis analyze_row_##name;
 #define ANALYZE_SINK_ROW(name, desc, help) ANALYZE_ROW(name)
 #include "analyze/analyses.def"

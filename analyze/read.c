@@ -37,53 +37,57 @@ typedef struct reading {
     tracer_decode_diag diag;
 } reading;
 
-/* The finished profile of a decoded source, or NULL with the thread's message. */
-static analyze_profile *profile_of(reading *r, const char *source)
+/* The finished profile of a decoded source into *out; or a status and the
+ * thread's message. */
+static analyze_status profile_of(reading *r, const char *source, analyze_profile **out)
 {
     size_t n = 0;
-    analyze_profile **v = analyze_sink_take_decoded(r->sink, &r->diag, &n), *p = NULL;
-    if (!v) {
-        analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", source);
-        return NULL;
-    }
+    analyze_status st = ANALYZE_OK;
+    analyze_profile **v = analyze_sink_take_decoded(r->sink, &r->diag, &n);
+    *out = NULL;
+    if (!v)
+        return analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", source);
     if (!n || v[0]->diag.events == v[0]->diag.foreign_events)
-        analyze_fail(ANALYZE_ERR_INPUT, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)",
-                     source, n ? v[0]->diag.foreign_events : 0);
+        st =
+            analyze_fail(ANALYZE_ERR_INPUT, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)",
+                         source, n ? v[0]->diag.foreign_events : 0);
     else if (fill_from_manifest(v[0], tracer_trace_manifest(r->t)))
-        analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", source);
+        st = analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", source);
     else
-        p = v[0], v[0] = NULL;
+        *out = v[0], v[0] = NULL;
     for (size_t i = 0; i < n; i++)
         analyze_profile_destroy(v[i]);
     exec_free(v);
-    return p;
+    return st;
 }
 
-int analyze_read_many(const char *const *sources, size_t n, const analyze_read_options *o, analyze_profile **out)
+analyze_status analyze_read_many(const char *const *sources, size_t n, const analyze_read_options *o,
+                                 analyze_profile **out)
 {
     analyze_read_options none = { 0 };
     if (!o)
         o = &none;
-    int rc = -1;
+    analyze_status rc = ANALYZE_ERR_INPUT;
     reading *rs = exec_calloc(n ? n : 1, sizeof *rs);
     tracer_decode_job *jobs = exec_calloc(n ? n : 1, sizeof *jobs);
     for (size_t i = 0; i < n; i++)
         out[i] = NULL;
     if (!rs || !jobs) {
-        analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
+        rc = analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         goto end;
     }
     for (size_t i = 0; i < n; i++) {
         reading *r = &rs[i];
-        if (tracer_read_open(sources[i], &r->t)) {
-            analyze_fail(ANALYZE_ERR_INPUT, "%s", base_errmsg());
+        tracer_status ts = tracer_read_open(sources[i], &r->t);
+        if (ts) { /* its message stands */
+            rc = ts == TRACER_ERR_NOMEM ? ANALYZE_ERR_NOMEM : ANALYZE_ERR_INPUT;
             goto end;
         }
         analyze_sink_options so = {
             .skip_first = o->skip_first, .skip_last = o->skip_last, .source = sources[i], .dataflow = o->dataflow
         };
         if (!(r->sink = analyze_sink_create(&so))) {
-            analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", sources[i]);
+            rc = analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", sources[i]);
             goto end;
         }
         r->cbs = *analyze_sink_callbacks();
@@ -102,15 +106,16 @@ int analyze_read_many(const char *const *sources, size_t n, const analyze_read_o
     for (size_t i = 0; i < n; i++) {
         if (jobs[i].status) {
             if (analyze_sink_failed(rs[i].sink)) /* the sink's own reason (an unknown schema...) */
-                analyze_fail(ANALYZE_ERR_INPUT, "%s", analyze_sink_error(rs[i].sink));
+                rc = analyze_fail(ANALYZE_ERR_INPUT, "%s", analyze_sink_error(rs[i].sink));
             else
-                analyze_fail(ANALYZE_ERR_INPUT, "%s", jobs[i].err);
+                rc = analyze_fail(jobs[i].status == TRACER_ERR_NOMEM ? ANALYZE_ERR_NOMEM : ANALYZE_ERR_INPUT, "%s",
+                                  jobs[i].err);
             goto end;
         }
-        if (!(out[i] = profile_of(&rs[i], sources[i])))
+        if ((rc = profile_of(&rs[i], sources[i], &out[i])))
             goto end;
     }
-    rc = 0;
+    rc = ANALYZE_OK;
 end:
     for (size_t i = 0; rc && i < n; i++) {
         analyze_profile_destroy(out[i]);
@@ -125,7 +130,7 @@ end:
     return rc;
 }
 
-int analyze_read(const char *source, const analyze_read_options *o, analyze_profile **out)
+analyze_status analyze_read(const char *source, const analyze_read_options *o, analyze_profile **out)
 {
     return analyze_read_many(&source, 1, o, out);
 }

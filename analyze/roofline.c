@@ -19,18 +19,18 @@ static int positive(const json_t *v)
 }
 
 /* ---- ceilings ------------------------------------------------------------------------- */
-int analyze_peaks_load(const char *path, analyze_peaks *pk)
+analyze_status analyze_peaks_load(const char *path, analyze_peaks *pk)
 {
     json_error_t je;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-    int rc = -1;
+    analyze_status rc = ANALYZE_ERR_INPUT;
     if (!root) {
         /* jansson says "unable to open ..." for a missing file */
         if (je.line > 0)
             analyze_fail(ANALYZE_ERR_INPUT, "%s: not JSON (line %d: %s)", path, je.line, je.text);
         else
             analyze_fail(ANALYZE_ERR_INPUT, "%s: %s", path, je.text);
-        return -1;
+        return ANALYZE_ERR_INPUT;
     }
     memset(pk, 0, sizeof *pk);
     const json_t *g = json_object_get(root, "peak_gflops"), *b = json_object_get(root, "bandwidth_gbs");
@@ -66,7 +66,7 @@ int analyze_peaks_load(const char *path, analyze_peaks *pk)
         pk->sgemm_threads[pk->nsgemm] = (uint32_t)json_integer_value(t);
         pk->sgemm_gflops[pk->nsgemm++] = json_number_value(v);
     }
-    rc = 0;
+    rc = ANALYZE_OK;
 end:
     json_decref(root);
     return rc;

@@ -39,9 +39,10 @@ typedef struct analyze_peaks {
 } analyze_peaks;
 
 /* Reads the JSON that `fathom peak --format json` writes into pk (replacing
- * all of it).  0, or -1 with a one-line message in base_errmsg(): unreadable, not
- * JSON, or missing/invalid peak_gflops, bandwidth_gbs or sgemm entries. */
-int analyze_peaks_load(const char *path, analyze_peaks *pk);
+ * all of it).  ANALYZE_OK, or ANALYZE_ERR_INPUT with a one-line message in
+ * base_errmsg(): unreadable, not JSON, or missing/invalid peak_gflops,
+ * bandwidth_gbs or sgemm entries. */
+analyze_status analyze_peaks_load(const char *path, analyze_peaks *pk);
 /* The ceilings given beside (or instead of) a peak file: gflops (when not
  * 0) is the compute ceiling at every thread count, gbs (when not 0) the
  * memory ceiling.  -1 when there is no peak file and not both. */

@@ -17,9 +17,9 @@ const char *analyze_status_str(analyze_status s);
 
 /* Sets the thread's message (base_fail); returns s, for
  * `return analyze_fail(...)`. */
-analyze_status analyze_fail(analyze_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define analyze_fail(s, ...) ((analyze_status)base_fail((int)(s), __VA_ARGS__))
 /* The same for the functions that answer 0 or -1 (helpers, printers,
  * charts): sets the message, returns -1. */
-int analyze_fail_rc(analyze_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define analyze_fail_rc(s, ...) (base_fail((int)(s), __VA_ARGS__), -1)
 
 #endif

@@ -41,11 +41,16 @@ int base_fail_cause(int status, const char *fmt, ...)
     return status;
 }
 
-void base_errmsg_oneline(void)
+int base_fail_oneline(int status, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    base_vfail(status, fmt, ap);
+    va_end(ap);
     for (char *p = t_msg; *p; p++)
         if ((unsigned char)*p < 0x20 || *p == 0x7f)
             *p = '?';
+    return status;
 }
 
 void base_errmsg_clear(void) { t_msg[0] = '\0'; }

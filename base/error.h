@@ -27,12 +27,12 @@ const char *base_errmsg(void);
  * base_errmsg() itself); returns status. */
 int base_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int base_vfail(int status, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* base_fail, the message's control bytes then made '?' (text taken from
+ * untrusted input, an archive's entry names, stays one line). */
+int base_fail_oneline(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prepends fmt's text to the thread's message (a cause: "reading X: " and
  * then what the callee said); returns status. */
 int base_fail_cause(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Replaces the message's control bytes by '?', so that text taken from
- * untrusted input (an archive's entry names) stays one line. */
-void base_errmsg_oneline(void);
 /* Empties the thread's message (base_errmsg() says "no error" again). */
 void base_errmsg_clear(void);
 #endif

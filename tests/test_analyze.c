@@ -421,7 +421,7 @@ static void test_foreign_provider(void **state)
     scen o = { .only_foreign = 1 };
     const char *dir = make("foreign", "conv", "x", CTFGEN_TRAIN, 1, &o);
     analyze_profile *q = NULL;
-    assert_int_equal(analyze_read(dir, NULL, &q), -1);
+    assert_int_equal(analyze_read(dir, NULL, &q), ANALYZE_ERR_INPUT);
     assert_null(q);
     assert_non_null(strstr(base_errmsg(), "no fathom events"));
     assert_non_null(strstr(base_errmsg(), "100 events of other providers"));
@@ -433,7 +433,7 @@ static void test_unknown_schema(void **state)
     scen s = { .run_begin = 1, .schema = 3 };
     const char *dir = make("schema3", "conv", "alexnet", CTFGEN_TRAIN, 2, &s);
     analyze_profile *p = NULL;
-    assert_int_equal(analyze_read(dir, NULL, &p), -1);
+    assert_int_equal(analyze_read(dir, NULL, &p), ANALYZE_ERR_INPUT);
     assert_null(p);
     assert_non_null(strstr(base_errmsg(), "unknown trace schema version 3"));
     assert_null(strchr(base_errmsg(), '\n'));
@@ -661,18 +661,18 @@ static void test_bad_inputs(void **state)
     char path[4300];
     analyze_profile *p = NULL;
     snprintf(path, sizeof path, "%s/does-not-exist", tmpdir);
-    assert_int_equal(analyze_read(path, NULL, &p), -1);
+    assert_int_equal(analyze_read(path, NULL, &p), ANALYZE_ERR_INPUT);
     assert_true(strcmp(base_errmsg(), "no error") && !strchr(base_errmsg(), '\n'));
     snprintf(path, sizeof path, "%s/random.bin", tmpdir);
     FILE *f = fopen(path, "wb");
     for (int i = 0; i < 10000; i++)
         fputc((i * 7919 + 13) % 251, f);
     fclose(f);
-    assert_int_equal(analyze_read(path, NULL, &p), -1);
+    assert_int_equal(analyze_read(path, NULL, &p), ANALYZE_ERR_INPUT);
     assert_true(strcmp(base_errmsg(), "no error") && !strchr(base_errmsg(), '\n'));
     snprintf(path, sizeof path, "%s/empty-dir", tmpdir);
     assert_int_equal(mkdir(path, 0755), 0);
-    assert_int_equal(analyze_read(path, NULL, &p), -1);
+    assert_int_equal(analyze_read(path, NULL, &p), ANALYZE_ERR_INPUT);
     assert_true(strcmp(base_errmsg(), "no error") && !strchr(base_errmsg(), '\n'));
     /* a CTF directory whose stream file is garbage */
     const char *dir = make("garbage", "conv", "alexnet", CTFGEN_TRAIN, 2, NULL);
@@ -681,7 +681,7 @@ static void test_bad_inputs(void **state)
     fseek(f, 0, SEEK_SET);
     fputs("this is not a packet header", f);
     fclose(f);
-    assert_int_equal(analyze_read(dir, NULL, &p), -1);
+    assert_int_equal(analyze_read(dir, NULL, &p), ANALYZE_ERR_INPUT);
     assert_true(strcmp(base_errmsg(), "no error") && !strchr(base_errmsg(), '\n'));
     assert_null(p);
 }

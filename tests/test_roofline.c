@@ -217,13 +217,13 @@ static void test_peaks_file(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *path = write_file(bad[i].name, bad[i].text);
         base_errmsg_clear();
-        assert_int_equal(analyze_peaks_load(path, &pk), -1);
+        assert_int_equal(analyze_peaks_load(path, &pk), ANALYZE_ERR_INPUT);
         if (!strstr(base_errmsg(), bad[i].says) || !strstr(base_errmsg(), bad[i].name) || strchr(base_errmsg(), '\n'))
             fail_msg("%s: %s", bad[i].name, base_errmsg());
     }
     char missing[4200];
     snprintf(missing, sizeof missing, "%s/no-such-peak.json", tmpdir);
-    assert_int_equal(analyze_peaks_load(missing, &pk), -1);
+    assert_int_equal(analyze_peaks_load(missing, &pk), ANALYZE_ERR_INPUT);
     assert_non_null(strstr(base_errmsg(), "no-such-peak.json"));
 }
 

@@ -32,16 +32,6 @@ const char *tracer_archive_strstatus(tracer_archive_status st)
     return "unknown status";
 }
 
-tracer_archive_status tracer_archive_fail(tracer_archive_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    base_vfail((int)st, fmt, ap);
-    va_end(ap);
-    base_errmsg_oneline();
-    return st;
-}
-
 tracer_archive_status tracer_archive_errno_status(int e)
 {
     if (e == ENOMEM)

@@ -5,6 +5,7 @@
 #define FATHOM_TRACER_ARCHIVE_INTERNAL_H
 
 #include "tracer/archive.h"
+#include "base/error.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,8 +17,7 @@
 /* Sets the thread's message (base/error.h) from fmt, control bytes made
  * '?' (names from an archive are untrusted: the message stays one line);
  * returns st. */
-__attribute__((format(printf, 2, 3))) tracer_archive_status tracer_archive_fail(tracer_archive_status st,
-                                                                                const char *fmt, ...);
+#define tracer_archive_fail(st, ...) ((tracer_archive_status)base_fail_oneline((int)(st), __VA_ARGS__))
 /* The status of a failed system call's errno. */
 tracer_archive_status tracer_archive_errno_status(int e);
 /* "a/b" (a without trailing slashes, unless it is "/"), from exec_malloc;

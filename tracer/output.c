@@ -36,16 +36,7 @@
 
 /* Sets the thread's message (base/error.h; control bytes made '?');
  * returns st. */
-__attribute__((format(printf, 2, 3))) static tracer_output_status output_fail(tracer_output_status st, const char *fmt,
-                                                                              ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    base_vfail((int)st, fmt, ap);
-    va_end(ap);
-    base_errmsg_oneline();
-    return st;
-}
+#define output_fail(st, ...) ((tracer_output_status)base_fail_oneline((int)(st), __VA_ARGS__))
 
 /* An errno as a status and a message ("no space left on device" named). */
 static tracer_output_status errno_fail(const char *what, const char *path, const char *doing, int e)
