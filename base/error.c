@@ -41,12 +41,8 @@ int base_fail_cause(int status, const char *fmt, ...)
     return status;
 }
 
-int base_fail_oneline(int status, const char *fmt, ...)
+int base_errmsg_oneline(int status)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    base_vfail(status, fmt, ap);
-    va_end(ap);
     for (char *p = t_msg; *p; p++)
         if ((unsigned char)*p < 0x20 || *p == 0x7f)
             *p = '?';

@@ -29,7 +29,9 @@ int base_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2,
 int base_vfail(int status, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* base_fail, the message's control bytes then made '?' (text taken from
  * untrusted input, an archive's entry names, stays one line). */
-int base_fail_oneline(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define base_fail_oneline(status, ...) (base_fail((status), __VA_ARGS__), base_errmsg_oneline(status))
+/* Makes the message's control bytes '?'; returns status. */
+int base_errmsg_oneline(int status);
 /* Prepends fmt's text to the thread's message (a cause: "reading X: " and
  * then what the callee said); returns status. */
 int base_fail_cause(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

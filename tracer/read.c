@@ -223,8 +223,8 @@ tracer_status tracer_read_open(const char *source, tracer_trace **t)
     if (st == TRACER_ARCHIVE_OK)
         return TRACER_OK;
     tracer_status rc = st == TRACER_ARCHIVE_ENOMEM ? TRACER_ERR_NOMEM : TRACER_ERR_INPUT;
-    /* the archive library's messages name the path already */
-    return strstr(base_errmsg(), source) ? fail(rc, "%s", base_errmsg()) : fail(rc, "%s: %s", source, base_errmsg());
+    /* the archive library's messages (one line) name the path already */
+    return strstr(base_errmsg(), source) ? rc : (tracer_status)base_fail_cause(rc, "%s: ", source);
 }
 
 static uint64_t map_u64(const bt_value *m, const char *key)
