@@ -13,20 +13,9 @@ const char *analyze_status_str(analyze_status s)
     case ANALYZE_OK: return "ok";
     case ANALYZE_ERR_NOMEM: return "out of memory";
     case ANALYZE_ERR_INPUT: return "bad input";
+    case ANALYZE_ERR_IO: return "I/O error";
     }
     return "unknown status";
-}
-
-analyze_status analyze_fail(analyze_error *e, analyze_status s, const char *fmt, ...)
-{
-    if (!e)
-        return s;
-    e->status = s;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-    va_end(ap);
-    return s;
 }
 
 #define ANALYZE_ROW(name) extern const analyze_analysis analyze_row_##name;
@@ -52,13 +41,12 @@ const analyze_analysis *analyze_analysis_find(const char *name)
     return NULL;
 }
 
-analyze_status analyze_profile_set_create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
-                                          analyze_error *e)
+analyze_status analyze_profile_set_create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out)
 {
     (void)o;
     analyze_profile_set *s = exec_calloc(1, sizeof *s);
     if (!s)
-        return analyze_fail(e, ANALYZE_ERR_NOMEM, "out of memory");
+        return analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
     s->p = p, s->n = n;
     *out = s;
     return ANALYZE_OK;

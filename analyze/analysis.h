@@ -12,33 +12,14 @@
 #define FATHOM_ANALYZE_ANALYSIS_H
 
 #include "analyze/profile.h"
+#include "analyze/status.h"
 #include "base/cli.h"
 
 #include <stddef.h>
 #include <stdio.h>
 
-/* The output format is the one every subcommand shares (base/cli.h, in
- * libfathom-base): CLI_TEXT, CLI_CSV, CLI_JSON. */
-typedef cli_format analyze_format;
-
-/* What went wrong, as exec/ says it: a status and a one-line message. */
-typedef enum analyze_status {
-    ANALYZE_OK = 0,
-    ANALYZE_ERR_NOMEM, /* an allocation failed */
-    ANALYZE_ERR_INPUT, /* traces the analysis cannot take (no pair, one thread count twice...) */
-} analyze_status;
-
-const char *analyze_status_str(analyze_status s);
-
-typedef struct analyze_error {
-    analyze_status status;
-    char msg[1024]; /* one line, no newline: "" when status is ANALYZE_OK */
-} analyze_error;
-
-/* Sets e (when not NULL) to s and the formatted message; returns s, for
- * `return analyze_fail(...)`. */
-analyze_status analyze_fail(analyze_error *e, analyze_status s, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* Analyses print in the output format every subcommand shares (cli_format
+ * of base/cli.h: CLI_TEXT, CLI_CSV, CLI_JSON). */
 
 struct analyze_peaks; /* roofline.h */
 
@@ -73,18 +54,17 @@ typedef struct analyze_analysis {
     size_t min_traces, max_traces; /* max 0: no limit */
     const char *traces_rule;       /* "exactly two traces (...)" when min > 1; NULL otherwise */
     /* The result of the analysis of p[0..n-1] (borrowed: they outlive it)
-     * into *out; or a status and e's message (e is not NULL).  Bad input:
+     * into *out; or a status and its message (base_errmsg()).  Bad input:
      * ANALYZE_ERR_INPUT. */
-    analyze_status (*create)(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
-                             analyze_error *e);
+    analyze_status (*create)(analyze_profile *const *p, size_t n, const analyze_options *o, void **out);
     /* 0, or -1 on I/O or memory error. */
-    int (*print)(FILE *f, const void *result, analyze_format fmt, const analyze_options *o);
+    int (*print)(FILE *f, const void *result, cli_format fmt, const analyze_options *o);
     void (*destroy)(void *result);
     /* Optional: a one-line warning into buf, returning 1, when the traces
      * are not what the analysis expects of them (other models, machines). */
     int (*mismatch)(const void *result, char *buf, size_t len);
     /* Optional: the notes of the command line for format fmt. */
-    void (*notes)(const void *result, analyze_format fmt, analyze_note_fn fn, void *ctx);
+    void (*notes)(const void *result, cli_format fmt, analyze_note_fn fn, void *ctx);
 } analyze_analysis;
 
 /* The result of the analyses that print straight from the profiles
@@ -94,8 +74,7 @@ typedef struct analyze_profile_set {
     size_t n;
 } analyze_profile_set;
 /* A row's create for them (o is not read). */
-analyze_status analyze_profile_set_create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
-                                          analyze_error *e);
+analyze_status analyze_profile_set_create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out);
 void analyze_profile_set_destroy(void *set);
 
 /* The table, in the order of `fathom analyze --help` (analyses.def). */

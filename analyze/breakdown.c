@@ -249,7 +249,7 @@ static int heatmap_text(FILE *f, analyze_profile *const *pp, size_t n)
     return 0;
 }
 
-int analyze_breakdown(FILE *f, analyze_profile *const *pp, size_t n, analyze_format fmt, size_t top)
+int analyze_breakdown(FILE *f, analyze_profile *const *pp, size_t n, cli_format fmt, size_t top)
 {
     if (fmt == CLI_JSON) {
         json_t *root = json_object(), *arr = json_array();
@@ -285,7 +285,7 @@ int analyze_breakdown(FILE *f, analyze_profile *const *pp, size_t n, analyze_for
 }
 
 /* ---- the row ------------------------------------------------------------------------- */
-static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     const analyze_profile_set *s = r;
     return analyze_breakdown(f, s->p, s->n, fmt, o->top);

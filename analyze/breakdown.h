@@ -10,6 +10,6 @@
 #include <stdio.h>
 
 /* top: text rows of op types per trace (0: all).  0, or -1 on I/O or memory error. */
-int analyze_breakdown(FILE *f, analyze_profile *const *p, size_t n, analyze_format fmt, size_t top);
+int analyze_breakdown(FILE *f, analyze_profile *const *p, size_t n, cli_format fmt, size_t top);
 
 #endif

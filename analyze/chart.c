@@ -1,6 +1,8 @@
 /* chart.c -- see chart.h. */
 #include "analyze/chart.h"
 
+#include "analyze/status.h"
+
 #include "analyze/out.h"
 #include "base/alloc.h"
 
@@ -53,7 +55,7 @@ static void chart_free(analyze_chart *c)
     memset(c, 0, sizeof *c);
 }
 
-int analyze_chart_create(analyze_chart *c, const char *path, double w, double h, char *err, size_t errlen)
+int analyze_chart_create(analyze_chart *c, const char *path, double w, double h)
 {
     memset(c, 0, sizeof *c);
     c->png = path && ends_with(path, ".png");
@@ -65,10 +67,10 @@ int analyze_chart_create(analyze_chart *c, const char *path, double w, double h,
     if (svg)
         c->over = open_memstream(&c->over_buf, &c->over_len);
     if ((path && !c->path) || (svg && !c->over) || cairo_surface_status(c->surface) != CAIRO_STATUS_SUCCESS) {
-        snprintf(err, errlen, "%s: cannot create the chart: %s", path ? path : "a scratch surface",
-                 cairo_surface_status(c->surface) != CAIRO_STATUS_SUCCESS
-                     ? cairo_status_to_string(cairo_surface_status(c->surface))
-                     : "out of memory");
+        analyze_fail(ANALYZE_ERR_IO, "%s: cannot create the chart: %s", path ? path : "a scratch surface",
+                     cairo_surface_status(c->surface) != CAIRO_STATUS_SUCCESS
+                         ? cairo_status_to_string(cairo_surface_status(c->surface))
+                         : "out of memory");
         chart_free(c);
         return -1;
     }
@@ -110,7 +112,7 @@ static int svg_save(analyze_chart *c)
     return 0;
 }
 
-int analyze_chart_finish(analyze_chart *c, char *err, size_t errlen)
+int analyze_chart_finish(analyze_chart *c)
 {
     cairo_status_t st = cairo_status(c->cr);
     if (st == CAIRO_STATUS_SUCCESS && c->png)
@@ -119,14 +121,14 @@ int analyze_chart_finish(analyze_chart *c, char *err, size_t errlen)
     if (st == CAIRO_STATUS_SUCCESS)
         st = cairo_surface_status(c->surface);
     if (st != CAIRO_STATUS_SUCCESS) {
-        snprintf(err, errlen, "%s: cannot write the chart: %s", c->path, cairo_status_to_string(st));
+        analyze_fail(ANALYZE_ERR_IO, "%s: cannot write the chart: %s", c->path, cairo_status_to_string(st));
         if (c->png)
             unlink(c->path);
         chart_free(c);
         return -1;
     }
     if (!c->png && svg_save(c) != 0) {
-        snprintf(err, errlen, "%s: cannot write the chart: %s", c->path, strerror(errno));
+        analyze_fail(ANALYZE_ERR_IO, "%s: cannot write the chart: %s", c->path, strerror(errno));
         chart_free(c);
         return -1;
     }

@@ -32,11 +32,11 @@ typedef struct analyze_chart {
 
 /* A w x h chart for `path` (".png": PNG, else SVG), white background; path
  * NULL: a scratch surface to measure text on (discard it).  0, or -1 with a
- * one-line message in err. */
-int analyze_chart_create(analyze_chart *c, const char *path, double w, double h, char *err, size_t errlen);
+ * one-line message in base_errmsg(). */
+int analyze_chart_create(analyze_chart *c, const char *path, double w, double h);
 /* Writes the file and frees the chart: 0, or -1 with a message (the chart
  * is freed either way). */
-int analyze_chart_finish(analyze_chart *c, char *err, size_t errlen);
+int analyze_chart_finish(analyze_chart *c);
 /* Frees without writing (an error path); the partial file is removed. */
 void analyze_chart_discard(analyze_chart *c);
 

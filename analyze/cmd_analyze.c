@@ -153,10 +153,9 @@ static int list_sessions(int argc, char **argv)
 {
     if (argc != 3 || strncmp(argv[2], "net://", 6) != 0)
         return cli_usage_error(cmd, "--list wants one relay URL: fathom analyze --list net://HOST[:PORT]");
-    char err[1024];
     int n = 0;
-    if (tracer_live_sessions(argv[2], print_session, &n, err, sizeof err)) {
-        cli_error(cmd, "%s", err);
+    if (tracer_live_sessions(argv[2], print_session, &n)) {
+        cli_error(cmd, "%s", base_errmsg());
         return 1;
     }
     if (!n)
@@ -169,7 +168,7 @@ static int list_sessions(int argc, char **argv)
 typedef struct live_view {
     const analyze_analysis *an;
     const analyze_options *opts;
-    analyze_format fmt;
+    cli_format fmt;
     int tty, shown;
 } live_view;
 
@@ -182,8 +181,7 @@ static int live_table(void *ctx, const analyze_profile *snap)
     else
         printf("== so far: %llu steps (the session goes on)\n", (unsigned long long)snap->steps_seen);
     void *res = NULL;
-    analyze_error e = { 0 };
-    int io = v->an->create(one, 1, v->opts, &res, &e) != ANALYZE_OK || v->an->print(stdout, res, v->fmt, v->opts);
+    int io = v->an->create(one, 1, v->opts, &res) != ANALYZE_OK || v->an->print(stdout, res, v->fmt, v->opts);
     v->an->destroy(res);
     if (!v->tty)
         fputc('\n', stdout);
@@ -230,7 +228,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     cmd = report ? "report" : "analyze";
     analyze_read_options ro = { 0 };
     double interval = 2.0;
-    analyze_format fmt = CLI_TEXT;
+    cli_format fmt = CLI_TEXT;
     int by_class = 0, in_order = 0, strict = 0;
     uint32_t top = report ? 12 : 0;
     const char *peak_file = NULL, *outdir = "report";
@@ -271,7 +269,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
             int f = cli_parse_format(cmd, val, 1);
             if (f < 0)
                 goto end;
-            fmt = (analyze_format)f, i++;
+            fmt = (cli_format)f, i++;
         } else if (strcmp(a, "--skip-first") == 0) {
             if (parse_u32(a, val, &ro.skip_first))
                 goto end;
@@ -329,9 +327,8 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     analyze_peaks peaks = { 0 };
     int have_peaks = (an && (an->takes & ANALYZE_TAKES_PEAKS)) || peak_file || gflops || gbs;
     if (have_peaks) {
-        char err[1024];
-        if (peak_file && analyze_peaks_load(peak_file, &peaks, err, sizeof err) != 0) {
-            cli_error(cmd, "%s", err);
+        if (peak_file && analyze_peaks_load(peak_file, &peaks) != 0) {
+            cli_error(cmd, "%s", base_errmsg());
             rc = 1;
             goto end;
         }
@@ -348,10 +345,10 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     };
 
     if (report) { /* the output rule (tracer/output.h): never into an input */
-        char page[4200], err[8800];
+        char page[4200];
         snprintf(page, sizeof page, "%s/index.html", outdir);
-        if (tracer_output_check(page, traces, nt, "-o", err, sizeof err) == TRACER_OUTPUT_EALIAS) {
-            cli_error(cmd, "%s", err);
+        if (tracer_output_check(page, traces, nt, "-o") == TRACER_OUTPUT_EALIAS) {
+            cli_error(cmd, "%s", base_errmsg());
             rc = 1;
             goto end;
         }
@@ -371,9 +368,8 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     ro.progress_ctx = &lv;
     ro.interval = interval;
     ro.dataflow = an && (an->takes & ANALYZE_TAKES_FLOW);
-    char rerr[1024];
-    if (analyze_read_many(traces, nt, &ro, p, rerr, sizeof rerr) != 0) {
-        cli_error(cmd, "%s", rerr);
+    if (analyze_read_many(traces, nt, &ro, p) != 0) {
+        cli_error(cmd, "%s", base_errmsg());
         goto done;
     }
     for (size_t i = 0; i < nt; i++) {
@@ -394,19 +390,17 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     else if (lv.shown)
         printf("== final (the session ended)\n");
     if (report) {
-        char err[1024];
         analyze_html_opts ho = { .dir = outdir, .png = png, .top = top, .peaks = have_peaks ? &peaks : NULL };
-        if (analyze_html_write(p, nt, &ho, err, sizeof err) != 0) {
-            cli_error(cmd, "%s", err);
+        if (analyze_html_write(p, nt, &ho) != 0) {
+            cli_error(cmd, "%s", base_errmsg());
             goto done;
         }
         printf("%s/index.html\n", outdir);
     } else {
         void *res = NULL;
-        analyze_error e = { 0 };
         char w[1024];
-        if (an->create(p, nt, &ao, &res, &e) != ANALYZE_OK) {
-            cli_error(cmd, "%s", e.msg);
+        if (an->create(p, nt, &ao, &res) != ANALYZE_OK) {
+            cli_error(cmd, "%s", base_errmsg());
             goto done;
         }
         if (an->mismatch && gives_up(an->mismatch(res, w, sizeof w), w, strict)) {

@@ -91,27 +91,26 @@ int cmd_export(int argc, char **argv)
         out_path = dflt;
     }
     analyze_export_stats st;
-    char err[8800];
     if (strcmp(out_path, "-") == 0) {
-        if (analyze_export_perfetto(trace, stdout, &st, err, sizeof err) != 0 || fflush(stdout) != 0) {
-            fprintf(stderr, "fathom export: %s\n", err);
+        if (analyze_export_perfetto(trace, stdout, &st) != 0 || fflush(stdout) != 0) {
+            fprintf(stderr, "fathom export: %s\n", base_errmsg());
             return 1;
         }
         return 0;
     }
     tracer_output *o = NULL;
     const char *inputs[] = { trace };
-    if (tracer_output_open(out_path, inputs, 1, NULL, &o, err, sizeof err)) {
-        fprintf(stderr, "fathom export: %s; choose another -o\n", err);
+    if (tracer_output_open(out_path, inputs, 1, NULL, &o)) {
+        fprintf(stderr, "fathom export: %s; choose another -o\n", base_errmsg());
         return 1;
     }
-    if (analyze_export_perfetto(trace, tracer_output_file(o), &st, err, sizeof err) != 0) {
+    if (analyze_export_perfetto(trace, tracer_output_file(o), &st) != 0) {
         tracer_output_abort(o);
-        fprintf(stderr, "fathom export: %s\n", err);
+        fprintf(stderr, "fathom export: %s\n", base_errmsg());
         return 1;
     }
-    if (tracer_output_commit(o, err, sizeof err)) {
-        fprintf(stderr, "fathom export: %s\n", err);
+    if (tracer_output_commit(o)) {
+        fprintf(stderr, "fathom export: %s\n", base_errmsg());
         return 1;
     }
     printf("%s: %llu events (%llu ops, %llu steps)\n", out_path, (unsigned long long)st.events,

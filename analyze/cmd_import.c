@@ -5,6 +5,7 @@
  * the whole import succeeded; an existing file is never overwritten. */
 #define _GNU_SOURCE /* mkdtemp */
 #include "analyze/import.h"
+#include "analyze/status.h"
 #include "base/cli.h"
 #include "tracer/archive.h"
 #include "tracer/output.h"
@@ -41,22 +42,23 @@ static int usage_error(const char *msg, const char *arg)
 }
 
 /* The first cause of the current thread's Babeltrace2 error (then cleared). */
-static void bt_error_message(char *buf, size_t len, const char *dflt)
+static void bt_error_message(analyze_status st, const char *dflt)
 {
+    char buf[BASE_ERRMSG_MAX];
     const bt_error *e = bt_current_thread_take_error();
     const char *msg = NULL;
     if (e && bt_error_get_cause_count(e) > 0) /* the first cause names the problem, the later ones its callers */
         msg = bt_error_cause_get_message(bt_error_borrow_cause_by_index(e, 0));
-    snprintf(buf, len, "%s", msg && *msg ? msg : dflt);
+    snprintf(buf, sizeof buf, "%s", msg && *msg ? msg : dflt);
     for (char *p = buf; *p; p++) /* one line */
         if (*p == '\n')
             *p = ' ';
     bt_error_release(e);
+    analyze_fail(st, "%s", buf);
 }
 
-/* FILE -> CTF trace in ctf_dir; sum filled.  0, or -1 with err. */
-static int convert(const char *file, const char *model, const char *ctf_dir, analyze_import_summary *sum, char *err,
-                   size_t errlen)
+/* FILE -> CTF trace in ctf_dir; sum filled.  0, or -1 with the thread's message. */
+static int convert(const char *file, const char *model, const char *ctf_dir, analyze_import_summary *sum)
 {
     int rc = -1;
     const bt_plugin *ctf = NULL;
@@ -71,22 +73,22 @@ static int convert(const char *file, const char *model, const char *ctf_dir, ana
         bt_value_map_insert_string_entry(kp, "path", ctf_dir) ||
         bt_value_map_insert_bool_entry(kp, "assume-single-trace", BT_TRUE) ||
         bt_value_map_insert_bool_entry(kp, "quiet", BT_TRUE)) {
-        snprintf(err, errlen, "%s: out of memory", file);
+        analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", file);
         goto end;
     }
     if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &ctf) != BT_PLUGIN_FIND_STATUS_OK) {
         bt_current_thread_clear_error();
-        snprintf(err, errlen, "Babeltrace2's ctf plugin not found (is babeltrace2 installed?)");
+        analyze_fail(ANALYZE_ERR_INPUT, "Babeltrace2's ctf plugin not found (is babeltrace2 installed?)");
         goto end;
     }
     const bt_component_class_sink *sink_cls = bt_plugin_borrow_sink_component_class_by_name_const(ctf, "fs");
     if (!sink_cls) {
-        snprintf(err, errlen, "Babeltrace2 lacks sink.ctf.fs");
+        analyze_fail(ANALYZE_ERR_INPUT, "Babeltrace2 lacks sink.ctf.fs");
         goto end;
     }
     if (bt_graph_add_source_component_with_initialize_method_data(
             graph, src_cls, "pytorch", sp, sum, BT_LOGGING_LEVEL_NONE, &src) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-        bt_error_message(err, errlen, "cannot read the trace");
+        bt_error_message(ANALYZE_ERR_INPUT, "cannot read the trace");
         goto end;
     }
     if (bt_graph_add_sink_component(graph, sink_cls, "ctf", kp, BT_LOGGING_LEVEL_NONE, &sink) !=
@@ -94,14 +96,14 @@ static int convert(const char *file, const char *model, const char *ctf_dir, ana
         bt_graph_connect_ports(graph, bt_component_source_borrow_output_port_by_index_const(src, 0),
                                bt_component_sink_borrow_input_port_by_index_const(sink, 0),
                                NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-        bt_error_message(err, errlen, "cannot build the graph");
+        bt_error_message(ANALYZE_ERR_INPUT, "cannot build the graph");
         goto end;
     }
     bt_graph_run_status st;
     while ((st = bt_graph_run(graph)) == BT_GRAPH_RUN_STATUS_AGAIN)
         ;
     if (st != BT_GRAPH_RUN_STATUS_OK) {
-        bt_error_message(err, errlen,
+        bt_error_message(st == BT_GRAPH_RUN_STATUS_MEMORY_ERROR ? ANALYZE_ERR_NOMEM : ANALYZE_ERR_IO,
                          st == BT_GRAPH_RUN_STATUS_MEMORY_ERROR ? "out of memory" : "cannot write the CTF trace");
         goto end;
     }
@@ -118,7 +120,7 @@ end:
 
 static int import_one(const char *file, const char *model, const char *out, const char *dir)
 {
-    char tmpl[4096], ctf_dir[4200], err[1024], path[4096], host[128];
+    char tmpl[4096], ctf_dir[4200], path[4096], host[128];
     const char *tmp = getenv("TMPDIR");
     struct stat sb;
     analyze_import_summary sum;
@@ -150,8 +152,8 @@ static int import_one(const char *file, const char *model, const char *out, cons
     int cleanup_id = tracer_cleanup_add(tmpl, true);
     tracer_cleanup_unblock(&mask);
     snprintf(ctf_dir, sizeof ctf_dir, "%s/trace", tmpl);
-    if (convert(file, model, ctf_dir, &sum, err, sizeof err)) {
-        fprintf(stderr, "fathom import: %s\n", err);
+    if (convert(file, model, ctf_dir, &sum)) {
+        fprintf(stderr, "fathom import: %s\n", base_errmsg());
         goto end;
     }
     const char *base = strrchr(file, '/');
@@ -162,40 +164,33 @@ static int import_one(const char *file, const char *model, const char *out, cons
     char created[32];
     time_t now = time(NULL);
     strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    if (!(m = tracer_manifest_create()) || tracer_manifest_set_u64(m, "schema", 2, err, sizeof err) ||
-        tracer_manifest_set(m, "source", sum.format, err, sizeof err) ||
-        tracer_manifest_set(m, "source.file", base, err, sizeof err) ||
-        tracer_manifest_set_u64(m, "source.size", (uint64_t)sb.st_size, err, sizeof err) ||
-        tracer_manifest_set_u64(m, "source.events", sum.events, err, sizeof err) ||
-        tracer_manifest_set(m, "model", sum.model, err, sizeof err) ||
-        tracer_manifest_set(m, "mode", sum.mode, err, sizeof err) ||
-        tracer_manifest_set(m, "preset", "imported", err, sizeof err) ||
-        tracer_manifest_set(m, "host", host, err, sizeof err) ||
-        tracer_manifest_set(m, "created", created, err, sizeof err) ||
-        tracer_manifest_set_u64(m, "steps", sum.steps, err, sizeof err) ||
-        tracer_manifest_set_u64(m, "ops", sum.ops, err, sizeof err) ||
-        tracer_manifest_set_u64(m, "nodes", sum.nodes, err, sizeof err) ||
-        tracer_manifest_set_u64(m, "threads", sum.tracks, err, sizeof err) ||
-        (sum.devices && (tracer_manifest_set(m, "source.device", sum.device, err, sizeof err) ||
-                         tracer_manifest_set_u64(m, "source.devices", sum.devices, err, sizeof err))) ||
-        (sum.world_size &&
-         (tracer_manifest_set_u64(m, "source.rank", (uint64_t)sum.rank, err, sizeof err) ||
-          tracer_manifest_set_u64(m, "source.world_size", (uint64_t)sum.world_size, err, sizeof err)))) {
-        fprintf(stderr, "fathom import: %s: %s\n", file, m ? err : "out of memory");
+    if (!(m = tracer_manifest_create()) || tracer_manifest_set_u64(m, "schema", 2) ||
+        tracer_manifest_set(m, "source", sum.format) || tracer_manifest_set(m, "source.file", base) ||
+        tracer_manifest_set_u64(m, "source.size", (uint64_t)sb.st_size) ||
+        tracer_manifest_set_u64(m, "source.events", sum.events) || tracer_manifest_set(m, "model", sum.model) ||
+        tracer_manifest_set(m, "mode", sum.mode) || tracer_manifest_set(m, "preset", "imported") ||
+        tracer_manifest_set(m, "host", host) || tracer_manifest_set(m, "created", created) ||
+        tracer_manifest_set_u64(m, "steps", sum.steps) || tracer_manifest_set_u64(m, "ops", sum.ops) ||
+        tracer_manifest_set_u64(m, "nodes", sum.nodes) || tracer_manifest_set_u64(m, "threads", sum.tracks) ||
+        (sum.devices && (tracer_manifest_set(m, "source.device", sum.device) ||
+                         tracer_manifest_set_u64(m, "source.devices", sum.devices))) ||
+        (sum.world_size && (tracer_manifest_set_u64(m, "source.rank", (uint64_t)sum.rank) ||
+                            tracer_manifest_set_u64(m, "source.world_size", (uint64_t)sum.world_size)))) {
+        fprintf(stderr, "fathom import: %s: %s\n", file, m ? base_errmsg() : "out of memory");
         goto end;
     }
     tracer_archive_status st;
     if (out) {
-        st = tracer_archive_write(out, ctf_dir, m, err, sizeof err);
+        st = tracer_archive_write(out, ctf_dir, m);
         snprintf(path, sizeof path, "%s", out);
     } else {
-        st = tracer_archive_write_default(dir, ctf_dir, m, (time_t)-1, path, sizeof path, err, sizeof err);
+        st = tracer_archive_write_default(dir, ctf_dir, m, (time_t)-1, path, sizeof path);
     }
     if (st != TRACER_ARCHIVE_OK) {
         if (st == TRACER_ARCHIVE_EEXIST && out)
             fprintf(stderr, "fathom import: %s exists: nothing is overwritten; choose another -o\n", out);
         else
-            fprintf(stderr, "fathom import: %s\n", err);
+            fprintf(stderr, "fathom import: %s\n", base_errmsg());
         goto end;
     }
     printf("%s\n", path);

@@ -16,22 +16,21 @@ static int is_mode(const analyze_profile *p, const char *mode)
     return p->meta.mode && strcmp(p->meta.mode, mode) == 0;
 }
 
-int analyze_pairs(analyze_profile *const *p, size_t n, int in_order, analyze_pair *out, int *used, analyze_error *e)
+int analyze_pairs(analyze_profile *const *p, size_t n, int in_order, analyze_pair *out, int *used)
 {
     int np = 0;
     for (size_t i = 0; i < n; i++)
         used[i] = 0;
     if (in_order) {
         if (n % 2) {
-            analyze_fail(e, ANALYZE_ERR_INPUT,
+            analyze_fail(ANALYZE_ERR_INPUT,
                          "--pairs wants an even number of traces (training, inference, ...), not %zu", n);
             return -1;
         }
         for (size_t i = 0; i < n; i += 2) {
             if (!is_mode(p[i], "train") || !is_mode(p[i + 1], "infer")) {
-                analyze_fail(e, ANALYZE_ERR_INPUT, "%s (%s) and %s (%s) are not a training, inference pair",
-                             p[i]->source, analyze_profile_mode(p[i]), p[i + 1]->source,
-                             analyze_profile_mode(p[i + 1]));
+                analyze_fail(ANALYZE_ERR_INPUT, "%s (%s) and %s (%s) are not a training, inference pair", p[i]->source,
+                             analyze_profile_mode(p[i]), p[i + 1]->source, analyze_profile_mode(p[i + 1]));
                 return -1;
             }
             out[np].train = i, out[np].infer = i + 1;
@@ -54,9 +53,8 @@ int analyze_pairs(analyze_profile *const *p, size_t n, int in_order, analyze_pai
         }
     }
     if (!np) {
-        analyze_fail(e, ANALYZE_ERR_INPUT,
-                     "no training/inference pair among the traces (pairs are matched by the model "
-                     "name of run_begin; or give --pairs TRAIN INFER ...)");
+        analyze_fail(ANALYZE_ERR_INPUT, "no training/inference pair among the traces (pairs are matched by the model "
+                                        "name of run_begin; or give --pairs TRAIN INFER ...)");
         return -1;
     }
     return np;
@@ -101,7 +99,7 @@ static int class_union(const analyze_profile *a, const analyze_profile *b, analy
     return 0;
 }
 
-int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pairs, size_t npairs, analyze_format fmt)
+int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pairs, size_t npairs, cli_format fmt)
 {
     json_t *root = NULL, *jpairs = NULL;
     if (fmt == CLI_JSON) {
@@ -238,27 +236,26 @@ static void destroy(void *r)
     exec_free(c);
 }
 
-static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
-                             analyze_error *e)
+static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out)
 {
     compare_result *c = exec_calloc(1, sizeof *c);
     if (!c || !(c->pairs = exec_calloc(n ? n : 1, sizeof *c->pairs)) ||
         !(c->used = exec_calloc(n ? n : 1, sizeof *c->used))) {
         destroy(c);
-        return analyze_fail(e, ANALYZE_ERR_NOMEM, "out of memory");
+        return analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
     }
     c->p = p, c->n = n;
-    int np = analyze_pairs(p, n, o->in_order, c->pairs, c->used, e);
+    int np = analyze_pairs(p, n, o->in_order, c->pairs, c->used);
     if (np < 0) {
         destroy(c);
-        return e->status;
+        return ANALYZE_ERR_INPUT; /* its message: analyze_pairs said why */
     }
     c->npairs = (size_t)np;
     *out = c;
     return ANALYZE_OK;
 }
 
-static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     const compare_result *c = r;
     (void)o;
@@ -266,7 +263,7 @@ static int print(FILE *f, const void *r, analyze_format fmt, const analyze_optio
 }
 
 /* the traces left out: no partner */
-static void notes(const void *r, analyze_format fmt, analyze_note_fn fn, void *ctx)
+static void notes(const void *r, cli_format fmt, analyze_note_fn fn, void *ctx)
 {
     const compare_result *c = r;
     (void)fmt;

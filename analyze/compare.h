@@ -19,7 +19,7 @@ typedef struct analyze_pair {
  * arguments.  Returns the number of pairs written to out (room for n/2), or
  * -1 with e's status (ANALYZE_ERR_INPUT) and message.  used[i] is set for
  * every paired trace. */
-int analyze_pairs(analyze_profile *const *p, size_t n, int in_order, analyze_pair *out, int *used, analyze_error *e);
-int analyze_compare(FILE *f, analyze_profile *const *p, const analyze_pair *pairs, size_t npairs, analyze_format fmt);
+int analyze_pairs(analyze_profile *const *p, size_t n, int in_order, analyze_pair *out, int *used);
+int analyze_compare(FILE *f, analyze_profile *const *p, const analyze_pair *pairs, size_t npairs, cli_format fmt);
 
 #endif

@@ -294,7 +294,7 @@ static int diff_text(FILE *f, const analyze_diff *d, size_t top)
     return ferror(f) ? -1 : 0;
 }
 
-int analyze_diff_print(FILE *f, const analyze_diff *d, analyze_format fmt, size_t top)
+int analyze_diff_print(FILE *f, const analyze_diff *d, cli_format fmt, size_t top)
 {
     if (fmt == CLI_JSON)
         return diff_json(f, d);
@@ -304,21 +304,19 @@ int analyze_diff_print(FILE *f, const analyze_diff *d, analyze_format fmt, size_
 }
 
 /* ---- the row ------------------------------------------------------------------------- */
-static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
-                             analyze_error *e)
+static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out)
 {
     (void)o;
     if (n != 2)
-        return analyze_fail(e, ANALYZE_ERR_INPUT, "diff wants exactly two traces (A, the baseline, then B), not %zu",
-                            n);
+        return analyze_fail(ANALYZE_ERR_INPUT, "diff wants exactly two traces (A, the baseline, then B), not %zu", n);
     analyze_diff *d = analyze_diff_create(p[0], p[1]);
     if (!d)
-        return analyze_fail(e, ANALYZE_ERR_NOMEM, "out of memory");
+        return analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
     *out = d;
     return ANALYZE_OK;
 }
 
-static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     return analyze_diff_print(f, r, fmt, o->top);
 }
@@ -328,7 +326,7 @@ static void destroy(void *r) { analyze_diff_destroy(r); }
 static int mismatch(const void *r, char *buf, size_t len) { return analyze_diff_mismatch(r, buf, len); }
 
 /* a side without kept steps (the text output says so itself) */
-static void notes(const void *r, analyze_format fmt, analyze_note_fn fn, void *ctx)
+static void notes(const void *r, cli_format fmt, analyze_note_fn fn, void *ctx)
 {
     const analyze_diff *d = r;
     for (int i = 0; i < 2 && fmt != CLI_TEXT; i++) {

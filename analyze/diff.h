@@ -45,6 +45,6 @@ void analyze_diff_destroy(analyze_diff *d);
  * traces name their model and mode and these differ; 0 otherwise. */
 int analyze_diff_mismatch(const analyze_diff *d, char *buf, size_t len);
 /* top: text rows of op types (0: all; the rest summed in one line). */
-int analyze_diff_print(FILE *f, const analyze_diff *d, analyze_format fmt, size_t top);
+int analyze_diff_print(FILE *f, const analyze_diff *d, cli_format fmt, size_t top);
 
 #endif

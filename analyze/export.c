@@ -4,6 +4,7 @@
  * once: an op a complete slice (X), a step a B/E pair, the tensor memory a
  * counter. */
 #include "analyze/export.h"
+#include "analyze/status.h"
 
 #include "base/alloc.h"
 #include "tracer/fields.h"
@@ -27,9 +28,9 @@ typedef struct exporter {
     analyze_profile *mem;      /* the live tensors and bytes per role (only its tensor bookkeeping is used) */
     uint64_t named[MAX_NAMED]; /* pid << 32 | tid of the tracks named so far */
     size_t nnamed;
-    json_t *meta;  /* run_begin's fields, for otherData */
-    char err[512]; /* a callback's message */
-    char *buf;     /* one encoded event */
+    json_t *meta; /* run_begin's fields, for otherData */
+    int failed;   /* a callback stopped the decoding (its message is the thread's) */
+    char *buf;    /* one encoded event */
     size_t cap;
     /* tensor shapes by id (open addressing; id 0: empty), for the ops' arguments */
     struct shape_slot {
@@ -140,10 +141,22 @@ static json_t *named_attrs(const tracer_node *n)
     return o;
 }
 
-static int emit(exporter *x, json_t *ev, char *err, size_t errlen)
+/* A callback's failure: the thread's message, and the decoding stops. */
+static int xfail(exporter *x, analyze_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int xfail(exporter *x, analyze_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    base_vfail((int)st, fmt, ap);
+    va_end(ap);
+    x->failed = 1;
+    return -1;
+}
+
+static int emit(exporter *x, json_t *ev)
 {
     if (!ev)
-        return analyze_out_fail(err, errlen, "out of memory");
+        return analyze_fail_rc(ANALYZE_ERR_NOMEM, "out of memory");
     /* encoded into one buffer and written at once (jansson writes a FILE
      * token by token) */
     const size_t flags = JSON_COMPACT | JSON_REAL_PRECISION(15);
@@ -153,26 +166,26 @@ static int emit(exporter *x, json_t *ev, char *err, size_t errlen)
         char *b = exec_realloc(x->buf, cap);
         if (!b) {
             json_decref(ev);
-            return analyze_out_fail(err, errlen, "out of memory");
+            return analyze_fail_rc(ANALYZE_ERR_NOMEM, "out of memory");
         }
         x->buf = b, x->cap = cap;
         n = json_dumpb(ev, x->buf + 2, x->cap - 2, flags);
     }
     json_decref(ev);
     if (!n)
-        return analyze_out_fail(err, errlen, "cannot encode an event");
+        return analyze_fail_rc(ANALYZE_ERR_INPUT, "cannot encode an event");
     x->buf[0] = x->wrote_any ? ',' : ' ';
     x->buf[1] = '\n';
     x->wrote_any = 1;
     x->st->events++;
     if (fwrite(x->buf, 1, n + 2, x->out) != n + 2)
-        return analyze_out_fail(err, errlen, "cannot write the timeline");
+        return analyze_fail_rc(ANALYZE_ERR_INPUT, "cannot write the timeline");
     return 0;
 }
 
 /* A thread's name on first sight of (pid, tid); the process is named by
  * its run_begin. */
-static int name_track(exporter *x, uint64_t pid, uint64_t tid, char *err, size_t errlen)
+static int name_track(exporter *x, uint64_t pid, uint64_t tid)
 {
     uint64_t key = pid << 32 | (tid & 0xffffffffu);
     int have_t = 0;
@@ -182,10 +195,8 @@ static int name_track(exporter *x, uint64_t pid, uint64_t tid, char *err, size_t
         x->named[x->nnamed++] = key;
         char name[64];
         snprintf(name, sizeof name, tid == pid ? "main (vtid %llu)" : "vtid %llu", (unsigned long long)tid);
-        if (emit(x,
-                 json_pack("{s:s, s:s, s:I, s:I, s:{s:s}}", "name", "thread_name", "ph", "M", "pid", (json_int_t)pid,
-                           "tid", (json_int_t)tid, "args", "name", name),
-                 err, errlen))
+        if (emit(x, json_pack("{s:s, s:s, s:I, s:I, s:{s:s}}", "name", "thread_name", "ph", "M", "pid", (json_int_t)pid,
+                              "tid", (json_int_t)tid, "args", "name", name)))
             return -1;
     }
     return 0;
@@ -217,15 +228,13 @@ static json_t *slice(const char *ph, double ts, uint64_t pid, uint64_t tid)
 
 static int set_new(json_t *o, const char *key, json_t *v) { return v ? json_object_set_new(o, key, v) : -1; }
 
-static int on_memory(exporter *x, double ts, uint64_t pid, char *err, size_t errlen)
+static int on_memory(exporter *x, double ts, uint64_t pid)
 {
     json_t *args = json_object();
     for (size_t r = 0; args && r < x->mem->nroles; r++)
         json_object_set_new(args, x->mem->roles[r], json_integer((json_int_t)x->mem->role_live[r]));
-    return emit(x,
-                json_pack("{s:s, s:s, s:f, s:I, s:o}", "name", "tensor memory (bytes)", "ph", "C", "ts", ts, "pid",
-                          (json_int_t)pid, "args", args ? args : json_null()),
-                err, errlen);
+    return emit(x, json_pack("{s:s, s:s, s:f, s:I, s:o}", "name", "tensor memory (bytes)", "ph", "C", "ts", ts, "pid",
+                             (json_int_t)pid, "args", args ? args : json_null()));
 }
 
 /* The time of the event being decoded, in us from the first event; names
@@ -237,7 +246,7 @@ static int at(exporter *x, double *ts, uint64_t *pid, uint64_t *tid)
     if (!x->have_t0)
         x->t0 = (int64_t)ns, x->have_t0 = 1;
     *ts = (double)((int64_t)ns - x->t0) / 1000.0;
-    return name_track(x, *pid, *tid, x->err, sizeof x->err);
+    return name_track(x, *pid, *tid);
 }
 
 static int cb_run_begin(void *user, const tracer_run *r)
@@ -248,8 +257,8 @@ static int cb_run_begin(void *user, const tracer_run *r)
     if (at(x, &ts, &pid, &tid))
         return -1;
     if (r->schema != TRACER_SCHEMA_V1 && r->schema != TRACER_SCHEMA_V2)
-        return analyze_out_fail(x->err, sizeof x->err, "trace schema %u: this exporter reads schemas %d and %d",
-                                r->schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
+        return xfail(x, ANALYZE_ERR_INPUT, "trace schema %u: this exporter reads schemas %d and %d", r->schema,
+                     TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
     const char *keys[] = { "model", "mode", "preset", "version", "blas", "cpu" };
     const char *vals[] = { r->model, r->mode, r->preset, r->version, r->blas, r->cpu };
     int bad = 0;
@@ -260,22 +269,20 @@ static int cb_run_begin(void *user, const tracer_run *r)
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
         bad |= set_new(x->meta, nums[i], json_integer((json_int_t)nv[i]));
     if (bad)
-        return analyze_out_fail(x->err, sizeof x->err, "out of memory");
+        return xfail(x, ANALYZE_ERR_NOMEM, "out of memory");
     char pname[256];
     snprintf(pname, sizeof pname, "fathom %s %s", r->model ? r->model : "?", r->mode ? r->mode : "?");
-    if (emit(x,
-             json_pack("{s:s, s:s, s:I, s:{s:s}}", "name", "process_name", "ph", "M", "pid", (json_int_t)pid, "args",
-                       "name", pname),
-             x->err, sizeof x->err))
+    if (emit(x, json_pack("{s:s, s:s, s:I, s:{s:s}}", "name", "process_name", "ph", "M", "pid", (json_int_t)pid, "args",
+                          "name", pname)))
         return -1;
     json_t *e = json_pack("{s:s, s:s, s:s, s:f, s:I, s:I}", "name", "run_begin", "ph", "i", "s", "p", "ts", ts, "pid",
                           (json_int_t)pid, "tid", (json_int_t)tid);
     json_t *args = json_deep_copy(x->meta);
     if (!e || !args || json_object_set_new(e, "args", args)) {
         json_decref(e);
-        return analyze_out_fail(x->err, sizeof x->err, "out of memory");
+        return xfail(x, ANALYZE_ERR_NOMEM, "out of memory");
     }
-    return emit(x, e, x->err, sizeof x->err);
+    return emit(x, e);
 }
 
 static int cb_run_end(void *user, int32_t status, uint64_t ops)
@@ -285,11 +292,9 @@ static int cb_run_end(void *user, int32_t status, uint64_t ops)
     uint64_t pid, tid;
     if (at(x, &ts, &pid, &tid))
         return -1;
-    return emit(x,
-                json_pack("{s:s, s:s, s:s, s:f, s:I, s:I, s:{s:i, s:I}}", "name", "run_end", "ph", "i", "s", "p", "ts",
-                          ts, "pid", (json_int_t)pid, "tid", (json_int_t)tid, "args", "status", (int)status, "ops",
-                          (json_int_t)ops),
-                x->err, sizeof x->err);
+    return emit(x, json_pack("{s:s, s:s, s:s, s:f, s:I, s:I, s:{s:i, s:I}}", "name", "run_end", "ph", "i", "s", "p",
+                             "ts", ts, "pid", (json_int_t)pid, "tid", (json_int_t)tid, "args", "status", (int)status,
+                             "ops", (json_int_t)ops));
 }
 
 static int cb_step_begin(void *user, uint64_t ns, uint32_t step)
@@ -307,9 +312,9 @@ static int cb_step_begin(void *user, uint64_t ns, uint32_t step)
     if (!e || set_new(e, "name", json_string(sname)) || set_new(e, "cat", json_string("step")) ||
         set_new(e, "args", json_pack("{s:I}", "step", (json_int_t)step))) {
         json_decref(e);
-        return analyze_out_fail(x->err, sizeof x->err, "out of memory");
+        return xfail(x, ANALYZE_ERR_NOMEM, "out of memory");
     }
-    return emit(x, e, x->err, sizeof x->err);
+    return emit(x, e);
 }
 
 static int cb_step_end(void *user, uint64_t ns, uint32_t step, double loss)
@@ -323,9 +328,9 @@ static int cb_step_end(void *user, uint64_t ns, uint32_t step, double loss)
     json_t *e = slice("E", ts, pid, tid);
     if (!e || set_new(e, "args", json_pack("{s:o}", "loss", analyze_out_jreal(loss)))) {
         json_decref(e);
-        return analyze_out_fail(x->err, sizeof x->err, "out of memory");
+        return xfail(x, ANALYZE_ERR_NOMEM, "out of memory");
     }
-    return emit(x, e, x->err, sizeof x->err);
+    return emit(x, e);
 }
 
 /* An op record: one complete slice (ph X) on its thread. */
@@ -337,7 +342,7 @@ static int cb_op(void *user, const tracer_op *o)
         x->t0 = (int64_t)o->begin;
         x->have_t0 = 1;
     }
-    if (name_track(x, o->vpid, o->vtid, x->err, sizeof x->err))
+    if (name_track(x, o->vpid, o->vtid))
         return -1;
     x->st->ops++;
     double ts = (double)((int64_t)o->begin - x->t0) / 1000.0;
@@ -357,9 +362,9 @@ static int cb_op(void *user, const tracer_op *o)
         json_decref(e);
         if (bad)
             json_decref(args);
-        return analyze_out_fail(x->err, sizeof x->err, "out of memory");
+        return xfail(x, ANALYZE_ERR_NOMEM, "out of memory");
     }
-    return emit(x, e, x->err, sizeof x->err);
+    return emit(x, e);
 }
 
 static int cb_tensor(exporter *x, int alloc, const tracer_tensor *t, uint32_t id)
@@ -371,11 +376,11 @@ static int cb_tensor(exporter *x, int alloc, const tracer_tensor *t, uint32_t id
     if (alloc) {
         int r = analyze_profile_intern_role(x->mem, t->role ? t->role : "unknown");
         if (r < 0 || analyze_profile_tensor_alloc(x->mem, t->id, r, t->bytes) || shape_put(x, t))
-            return analyze_out_fail(x->err, sizeof x->err, "out of memory");
+            return xfail(x, ANALYZE_ERR_NOMEM, "out of memory");
     } else {
         analyze_profile_tensor_free(x->mem, id);
     }
-    return on_memory(x, ts, pid, x->err, sizeof x->err);
+    return on_memory(x, ts, pid);
 }
 
 static int cb_tensor_alloc(void *user, uint64_t ns, const tracer_tensor *t)
@@ -400,7 +405,7 @@ static const tracer_decode_cbs export_cbs = {
     .tensor_free = cb_tensor_free,
 };
 
-int analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats *st, char *err, size_t errlen)
+int analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats *st)
 {
     exporter x = { .out = out, .st = st };
     memset(st, 0, sizeof *st);
@@ -408,33 +413,32 @@ int analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats 
     x.meta = json_object();
     int rc = -1;
     if (!x.mem || !x.meta) {
-        analyze_out_fail(err, errlen, "out of memory");
+        analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         goto end;
     }
     fputs("{\"traceEvents\":[", out);
     char why[512];
     tracer_decode_diag g = { 0 };
-    if (tracer_read_decode_isolated(source, &export_cbs, &x, &g, why, sizeof why) != 0) {
-        if (x.err[0]) /* the exporter's own reason */
-            snprintf(why, sizeof why, "%s", x.err);
+    if (tracer_read_decode_isolated(source, &export_cbs, &x, &g) != TRACER_OK) {
+        snprintf(why, sizeof why, "%s", base_errmsg()); /* the reader's, or the exporter's own */
         /* the reader's messages name the source; the exporter's do not */
         if (strstr(why, source))
-            analyze_out_fail(err, errlen, "%s", why);
+            analyze_fail(ANALYZE_ERR_INPUT, "%s", why);
         else
-            analyze_out_fail(err, errlen, "%s: %s", source, why);
+            analyze_fail(ANALYZE_ERR_INPUT, "%s: %s", source, why);
         goto end;
     }
     st->foreign = g.foreign_events;
     if (!st->ops && !st->steps && !x.mem->tensors) {
-        analyze_out_fail(err, errlen, "%s: no fathom events in the trace (%llu events of other providers)", source,
-                         (unsigned long long)st->foreign);
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: no fathom events in the trace (%llu events of other providers)", source,
+                     (unsigned long long)st->foreign);
         goto end;
     }
     json_object_set_new(x.meta, "source", json_string(source));
     json_object_set_new(x.meta, "exporter", json_string("fathom export --perfetto"));
     fputs("\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":", out);
     if (json_dumpf(x.meta, out, JSON_COMPACT) != 0 || fputs("}\n", out) == EOF || ferror(out)) {
-        analyze_out_fail(err, errlen, "cannot write the timeline");
+        analyze_fail(ANALYZE_ERR_INPUT, "cannot write the timeline");
         goto end;
     }
     rc = 0;

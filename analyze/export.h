@@ -32,8 +32,8 @@ typedef struct analyze_export_stats {
 } analyze_export_stats;
 
 /* Writes the timeline of `source` (archive, CTF directory or net:// URL)
- * to out.  0, or -1 with a one-line message in err (the output is then
+ * to out.  0, or -1 with a one-line message in base_errmsg() (the output is then
  * incomplete: the caller removes it). */
-int analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats *st, char *err, size_t errlen);
+int analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats *st);
 
 #endif

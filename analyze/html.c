@@ -1,5 +1,6 @@
 /* html.c -- `fathom report`'s folder: the charts and index.html (html.h). */
 #include "analyze/html.h"
+#include "analyze/status.h"
 
 #include "analyze/memory.h"
 #include "analyze/out.h"
@@ -29,24 +30,25 @@ typedef struct page {
     int made_dir;
 } page;
 
-/* 1 if dir does not exist (0 if it is an empty folder); -1 otherwise (message in err). */
-static int fresh_dir(const char *dir, char *err, size_t errlen)
+/* 1 if dir does not exist (0 if it is an empty folder); -1 otherwise (the thread's message). */
+static int fresh_dir(const char *dir)
 {
     struct stat st;
     if (stat(dir, &st) != 0)
-        return errno == ENOENT ? 1 : analyze_out_fail(err, errlen, "%s: %s", dir, strerror(errno));
+        return errno == ENOENT ? 1 : analyze_fail_rc(ANALYZE_ERR_IO, "%s: %s", dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
-        return analyze_out_fail(err, errlen, "%s exists and is not a folder: nothing is overwritten; choose another -o",
-                                dir);
+        return analyze_fail_rc(ANALYZE_ERR_IO,
+                               "%s exists and is not a folder: nothing is overwritten; choose another -o", dir);
     DIR *d = opendir(dir);
     if (!d)
-        return analyze_out_fail(err, errlen, "%s: %s", dir, strerror(errno));
+        return analyze_fail_rc(ANALYZE_ERR_IO, "%s: %s", dir, strerror(errno));
     struct dirent *e;
     int empty = 1;
     while (empty && (e = readdir(d)))
         empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
     closedir(d);
-    return empty ? 0 : analyze_out_fail(err, errlen, "%s is not empty: nothing is overwritten; choose another -o", dir);
+    return empty ? 0
+                 : analyze_fail_rc(ANALYZE_ERR_IO, "%s is not empty: nothing is overwritten; choose another -o", dir);
 }
 
 /* dir/name into buf, remembered for the cleanup. */
@@ -254,8 +256,8 @@ static int scalings(analyze_profile *const *p, size_t n, analyze_scaling **out)
         for (size_t j = i; j < n; j++)
             if (same_run_kind(p[j], p[i]))
                 sub[m++] = p[j];
-        analyze_error why; /* traces that do not scale are left out */
-        if (m >= 2 && (out[k] = analyze_scaling_create(sub, m, &why)))
+        /* traces that do not scale are left out */
+        if (m >= 2 && analyze_scaling_create(sub, m, &out[k]) == ANALYZE_OK)
             k++;
     }
     exec_free(sub);
@@ -281,7 +283,7 @@ static void scaling_name(char *buf, size_t len, const analyze_scaling *sc, const
     snprintf(buf, len, "scaling-%s-%s.%s", safe_name(model), safe_name(mode), ext);
 }
 
-int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_opts *o, char *err, size_t errlen)
+int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_opts *o)
 {
     page pg = { .o = o };
     const char *ext = o->png ? "png" : "svg";
@@ -293,75 +295,71 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
     int *used = NULL, np = 0, nsc = 0, rc = -1;
     FILE *f = NULL;
     if (!n)
-        return analyze_out_fail(err, errlen, "report wants at least one trace");
-    int fresh = fresh_dir(o->dir, err, errlen);
+        return analyze_fail_rc(ANALYZE_ERR_INPUT, "report wants at least one trace");
+    int fresh = fresh_dir(o->dir);
     if (fresh < 0)
         return -1;
     if (fresh && mkdir(o->dir, 0777) != 0)
-        return analyze_out_fail(err, errlen, "cannot create %s: %s", o->dir, strerror(errno));
+        return analyze_fail_rc(ANALYZE_ERR_IO, "cannot create %s: %s", o->dir, strerror(errno));
     pg.made_dir = fresh;
 
     /* the analyses behind the charts and tables */
     if (!(sim = analyze_sim_create(p, n, 0))) {
-        analyze_out_fail(err, errlen, "out of memory");
+        analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         goto end;
     }
-    analyze_error re;
-    if (o->peaks && !(roof = analyze_roofline_create(p, n, o->peaks, &re))) {
-        analyze_out_fail(err, errlen, "%s", re.msg);
+    if (o->peaks && analyze_roofline_create(p, n, o->peaks, &roof)) {
         goto end;
     }
     pairs = exec_calloc(n, sizeof *pairs);
     used = exec_calloc(n, sizeof *used);
     if (!pairs || !used) {
-        analyze_out_fail(err, errlen, "out of memory");
+        analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         goto end;
     }
-    analyze_error perr;
-    np = analyze_pairs(p, n, 0, pairs, used, &perr);
+    np = analyze_pairs(p, n, 0, pairs, used);
     if (np < 0)
         np = 0; /* no training/inference pair: no compare section */
     if ((nsc = scalings(p, n, sc)) < 0) {
         nsc = 0;
-        analyze_out_fail(err, errlen, "out of memory");
+        analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         goto end;
     }
 
     /* the charts */
     snprintf(name, sizeof name, "classes.%s", ext);
-    if (analyze_plot_classes(file(&pg, name, path, sizeof path), p, n, err, errlen))
+    if (analyze_plot_classes(file(&pg, name, path, sizeof path), p, n))
         goto end;
     snprintf(name, sizeof name, "optypes.%s", ext);
-    if (analyze_plot_optypes(file(&pg, name, path, sizeof path), p, n, o->top, err, errlen))
+    if (analyze_plot_optypes(file(&pg, name, path, sizeof path), p, n, o->top))
         goto end;
     snprintf(name, sizeof name, "memory.%s", ext);
-    if (analyze_plot_memory(file(&pg, name, path, sizeof path), p, n, err, errlen))
+    if (analyze_plot_memory(file(&pg, name, path, sizeof path), p, n))
         goto end;
     if (np) {
         snprintf(name, sizeof name, "compare.%s", ext);
-        if (analyze_plot_compare(file(&pg, name, path, sizeof path), p, pairs, (size_t)np, err, errlen))
+        if (analyze_plot_compare(file(&pg, name, path, sizeof path), p, pairs, (size_t)np))
             goto end;
     }
     if (sim->n >= 2) {
         snprintf(name, sizeof name, "similarity.%s", ext);
-        if (analyze_plot_similarity(file(&pg, name, path, sizeof path), sim, err, errlen))
+        if (analyze_plot_similarity(file(&pg, name, path, sizeof path), sim))
             goto end;
     }
     for (int k = 0; k < nsc; k++) {
         scaling_name(name, sizeof name, sc[k], ext);
-        if (analyze_plot_scaling(file(&pg, name, path, sizeof path), sc[k], o->top && o->top < 8 ? o->top : 8, err,
-                                 errlen))
+        if (analyze_plot_scaling(file(&pg, name, path, sizeof path), sc[k], o->top && o->top < 8 ? o->top : 8))
             goto end;
     }
     if (roof) {
         snprintf(name, sizeof name, "roofline.%s", ext);
-        if (analyze_plot_roofline(file(&pg, name, path, sizeof path), roof, o->top, err, errlen))
+        if (analyze_plot_roofline(file(&pg, name, path, sizeof path), roof, o->top))
             goto end;
     }
 
     /* the page */
     if (!(f = fopen(file(&pg, "index.html", path, sizeof path), "w"))) {
-        analyze_out_fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        analyze_fail(ANALYZE_ERR_IO, "cannot write %s: %s", path, strerror(errno));
         goto end;
     }
     profiles x = { p, n, o->top, pairs, (size_t)np, sim, roof, NULL };
@@ -454,12 +452,12 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
     fputs("</details>\n", f);
     fputs("</body>\n</html>\n", f);
     if (io || ferror(f)) {
-        analyze_out_fail(err, errlen, "cannot write %s", path);
+        analyze_fail(ANALYZE_ERR_IO, "cannot write %s", path);
         goto end;
     }
     if (fclose(f) != 0) {
         f = NULL;
-        analyze_out_fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        analyze_fail(ANALYZE_ERR_IO, "cannot write %s: %s", path, strerror(errno));
         goto end;
     }
     f = NULL;

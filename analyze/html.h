@@ -27,7 +27,7 @@ typedef struct analyze_html_opts {
     const analyze_peaks *peaks; /* NULL: no roofline */
 } analyze_html_opts;
 
-/* 0, or -1 with a one-line message in err. */
-int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_opts *o, char *err, size_t errlen);
+/* 0, or -1 with a one-line message in base_errmsg(). */
+int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_opts *o);
 
 #endif

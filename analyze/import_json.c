@@ -1,6 +1,7 @@
 /* import_json.c -- bounded-memory, element-by-element JSON input
  * (import_json.h). */
 #include "analyze/import_json.h"
+#include "analyze/status.h"
 #include "base/alloc.h"
 
 #include <archive.h>
@@ -12,7 +13,6 @@
 #include <sys/stat.h>
 
 #define CHUNK (1u << 20)
-#define fail analyze_import_errf
 
 struct analyze_json_in {
     struct archive *a;
@@ -23,44 +23,34 @@ struct analyze_json_in {
     char path[256];
 };
 
-void analyze_import_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-analyze_json_in *analyze_json_open(const char *path, char *err, size_t errlen)
+analyze_json_in *analyze_json_open(const char *path)
 {
     analyze_json_in *j = exec_calloc(1, sizeof *j);
     struct archive_entry *entry = NULL;
     if (!j || !(j->buf = exec_malloc(CHUNK)) || !(j->a = archive_read_new())) {
-        fail(err, errlen, "%s: out of memory", path);
+        analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", path);
         goto fail;
     }
     snprintf(j->path, sizeof j->path, "%s", path);
     j->cap = CHUNK;
     struct stat sb;
     if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0) {
-        fail(err, errlen, "%s: empty file", path);
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: empty file", path);
         goto fail;
     }
     archive_read_support_filter_all(j->a);
     archive_read_support_format_raw(j->a);
     if (archive_read_open_filename(j->a, path, 1 << 16) != ARCHIVE_OK) {
-        fail(err, errlen, "%s: cannot read: %s", path, archive_error_string(j->a));
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: cannot read: %s", path, archive_error_string(j->a));
         goto fail;
     }
     int r = archive_read_next_header(j->a, &entry);
     if (r == ARCHIVE_EOF) {
-        fail(err, errlen, "%s: empty file", path);
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: empty file", path);
         goto fail;
     }
     if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
-        fail(err, errlen, "%s: cannot read: %s", path, archive_error_string(j->a));
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: cannot read: %s", path, archive_error_string(j->a));
         goto fail;
     }
     return j;
@@ -82,7 +72,7 @@ void analyze_json_close(analyze_json_in *j)
 /* Read more input after buf[len]: moves the unconsumed bytes to the front,
  * grows the buffer (up to the element limit) when it is full.  0: got some
  * or at the end (j->eof); -1: error. */
-static int refill(analyze_json_in *j, char *err, size_t errlen)
+static int refill(analyze_json_in *j)
 {
     if (j->eof)
         return 0;
@@ -94,13 +84,13 @@ static int refill(analyze_json_in *j, char *err, size_t errlen)
     }
     if (j->len == j->cap) {
         if (j->cap >= ANALYZE_JSON_ELEMENT_MAX) {
-            fail(err, errlen, "%s: an element at byte %llu is larger than %u MiB", j->path, (unsigned long long)j->base,
-                 ANALYZE_JSON_ELEMENT_MAX >> 20);
+            analyze_fail(ANALYZE_ERR_INPUT, "%s: an element at byte %llu is larger than %u MiB", j->path,
+                         (unsigned long long)j->base, ANALYZE_JSON_ELEMENT_MAX >> 20);
             return -1;
         }
         char *nb = exec_realloc(j->buf, j->cap * 2);
         if (!nb) {
-            fail(err, errlen, "%s: out of memory", j->path);
+            analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", j->path);
             return -1;
         }
         j->buf = nb;
@@ -108,7 +98,7 @@ static int refill(analyze_json_in *j, char *err, size_t errlen)
     }
     la_ssize_t n = archive_read_data(j->a, j->buf + j->len, j->cap - j->len);
     if (n < 0) {
-        fail(err, errlen, "%s: cannot read: %s", j->path, archive_error_string(j->a));
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: cannot read: %s", j->path, archive_error_string(j->a));
         return -1;
     }
     if (n == 0)
@@ -119,7 +109,7 @@ static int refill(analyze_json_in *j, char *err, size_t errlen)
 
 static int blank(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-int analyze_json_peek(analyze_json_in *j, char *err, size_t errlen)
+int analyze_json_peek(analyze_json_in *j)
 {
     for (;;) {
         while (j->pos < j->len && blank((unsigned char)j->buf[j->pos]))
@@ -128,7 +118,7 @@ int analyze_json_peek(analyze_json_in *j, char *err, size_t errlen)
             return (unsigned char)j->buf[j->pos];
         if (j->eof)
             return -1;
-        if (refill(j, err, errlen))
+        if (refill(j))
             return -2;
     }
 }
@@ -179,22 +169,22 @@ static size_t extent(const analyze_json_in *j, int *bad)
     return 0;
 }
 
-const char *analyze_json_value(analyze_json_in *j, size_t *len, char *err, size_t errlen)
+const char *analyze_json_value(analyze_json_in *j, size_t *len)
 {
-    int c = analyze_json_peek(j, err, errlen);
+    int c = analyze_json_peek(j);
     if (c == -2)
         return NULL;
     if (c == -1) {
-        fail(err, errlen, "%s: truncated JSON: the input ends at byte %llu where a value was expected", j->path,
-             (unsigned long long)(j->base + j->len));
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: truncated JSON: the input ends at byte %llu where a value was expected",
+                     j->path, (unsigned long long)(j->base + j->len));
         return NULL;
     }
     for (;;) {
         int bad = 0;
         size_t n = extent(j, &bad);
         if (bad) {
-            fail(err, errlen, "%s: not JSON: unbalanced bracket after byte %llu", j->path,
-                 (unsigned long long)(j->base + j->pos));
+            analyze_fail(ANALYZE_ERR_INPUT, "%s: not JSON: unbalanced bracket after byte %llu", j->path,
+                         (unsigned long long)(j->base + j->pos));
             return NULL;
         }
         if (n) {
@@ -202,11 +192,11 @@ const char *analyze_json_value(analyze_json_in *j, size_t *len, char *err, size_
             return j->buf + j->pos;
         }
         if (j->eof) {
-            fail(err, errlen, "%s: truncated JSON: the input ends inside the value at byte %llu", j->path,
-                 (unsigned long long)(j->base + j->pos));
+            analyze_fail(ANALYZE_ERR_INPUT, "%s: truncated JSON: the input ends inside the value at byte %llu", j->path,
+                         (unsigned long long)(j->base + j->pos));
             return NULL;
         }
-        if (refill(j, err, errlen))
+        if (refill(j))
             return NULL;
     }
 }

@@ -14,16 +14,13 @@
 
 typedef struct analyze_json_in analyze_json_in;
 
-/* A one-line message into err (the importer's errors). */
-void analyze_import_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* NULL and a one-line message in err on failure. */
-analyze_json_in *analyze_json_open(const char *path, char *err, size_t errlen);
+/* NULL and a one-line message in base_errmsg() on failure. */
+analyze_json_in *analyze_json_open(const char *path);
 void analyze_json_close(analyze_json_in *j);
 
 /* The next non-blank byte without consuming it; -1 at the end of the input,
- * -2 on a read error (message in err). */
-int analyze_json_peek(analyze_json_in *j, char *err, size_t errlen);
+ * -2 on a read error (message in base_errmsg()). */
+int analyze_json_peek(analyze_json_in *j);
 /* Consume one byte (after a peek). */
 void analyze_json_skip(analyze_json_in *j);
 /* The value starting at the next non-blank byte, whole in memory: *len
@@ -31,7 +28,7 @@ void analyze_json_skip(analyze_json_in *j);
  * message (truncated input, an element over the limit, a read error).  The
  * extent is found by bracket and string matching only; the caller parses
  * it (and so meets any syntax error inside). */
-const char *analyze_json_value(analyze_json_in *j, size_t *len, char *err, size_t errlen);
+const char *analyze_json_value(analyze_json_in *j, size_t *len);
 /* Consume the value analyze_json_value returned. */
 void analyze_json_consume(analyze_json_in *j, size_t len);
 /* The member `key` (with its quotes: "\"ts\"") of the JSON object text

@@ -36,6 +36,7 @@
  * 2^63 ns); spans failing the checks are dropped and counted in one
  * warning each. */
 #define _GNU_SOURCE /* qsort_r */
+#include "analyze/status.h"
 #include "analyze/import_json.h"
 #include "analyze/import_trace.h"
 #include "base/alloc.h"
@@ -57,8 +58,6 @@ static const uint8_t dtype_size[IMP_DTYPE_COUNT] = { 4, 4, 8, 2, 2, 8, 2, 1, 1, 
 
 #define MAX_NUMEL (UINT64_C(1) << 40)
 #define MAX_LABEL 200 /* an op label longer than this (a templated kernel name) is cut */
-
-#define fail analyze_import_errf
 
 /* ---- interned strings --------------------------------------------------- */
 
@@ -677,13 +676,13 @@ static int64_t event_time(const json_t *e, const char *raw, size_t len, const ch
     return r == 0 ? ns : r == 1 ? us_to_ns(json_object_get(e, key)) : -1;
 }
 
-/* One element of traceEvents (its text: raw[0..len)). 0, or -1 with err
+/* One element of traceEvents (its text: raw[0..len)). 0, or -1 with the thread's message
  * set. */
-static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t len, uint64_t idx, char *err,
-                          size_t errlen)
+static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t len, uint64_t idx)
 {
     if (!json_is_object(e)) {
-        fail(err, errlen, "%s: event %llu is not an object: not a Chrome trace", t->path, (unsigned long long)idx);
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: event %llu is not an object: not a Chrome trace", t->path,
+                     (unsigned long long)idx);
         return -1;
     }
     t->sum.events++;
@@ -710,7 +709,7 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
     if (starts(name, "ProfilerStep#")) {
         if (cat && strcmp(cat, "gpu_user_annotation") == 0)
             return 0;
-        return add_step(t, b, en, name) ? fail(err, errlen, "%s: out of memory", t->path), -1 : 0;
+        return add_step(t, b, en, name) ? analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path), -1 : 0;
     } else if (kernel) {
         kind = IMP_REC_KERNEL;
         ref = kernel_proto(t, name);
@@ -743,7 +742,7 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
     }
     return 0;
 oom:
-    fail(err, errlen, "%s: out of memory", t->path);
+    analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
     return -1;
 }
 
@@ -838,10 +837,11 @@ static int et_args(imp_trace *t, et_state *s, const json_t *node, const char *si
     return 0;
 }
 
-static int et_node_read(imp_trace *t, et_state *s, const json_t *node, uint64_t idx, char *err, size_t errlen)
+static int et_node_read(imp_trace *t, et_state *s, const json_t *node, uint64_t idx)
 {
     if (!json_is_object(node)) {
-        fail(err, errlen, "%s: node %llu is not an object: not an execution trace", t->path, (unsigned long long)idx);
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: node %llu is not an object: not an execution trace", t->path,
+                     (unsigned long long)idx);
         return -1;
     }
     t->sum.events++;
@@ -852,7 +852,7 @@ static int et_node_read(imp_trace *t, et_state *s, const json_t *node, uint64_t 
         return 0;
     }
     if (grow(&s->n, &s->cap, s->count, sizeof *s->n)) {
-        fail(err, errlen, "%s: out of memory", t->path);
+        analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
         return -1;
     }
     et_node *n = &s->n[s->count];
@@ -884,7 +884,7 @@ static int et_node_read(imp_trace *t, et_state *s, const json_t *node, uint64_t 
         int es = 0, absurd = 0;
         if (et_args(t, s, node, "input", in, iid, &nin, &es, &absurd) ||
             et_args(t, s, node, "output", out, oid, &nout, &es, &absurd)) {
-            fail(err, errlen, "%s: out of memory", t->path);
+            analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
             return -1;
         }
         if (absurd)
@@ -900,7 +900,7 @@ static int et_node_read(imp_trace *t, et_state *s, const json_t *node, uint64_t 
             scalar_of_json(json_array_get(vals, i), json_string_value(json_array_get(types, i)), &sc[i]);
         int64_t p = pk < 0 ? -1 : add_proto(t, name, -1, in, iid, nin, out, oid, nout, sc, nsc, es ? es : 4);
         if (p < 0 || p != pk) {
-            fail(err, errlen, "%s: out of memory", t->path);
+            analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
             return -1;
         }
         n->kind = IMP_REC_OP;
@@ -926,7 +926,7 @@ static et_node *et_find(et_state *s, int64_t id)
 
 /* The ET nodes into records: each op whose ancestors hold no op, in node id
  * order (the order the observer saw them start). */
-static int et_finish(imp_trace *t, et_state *s, char *err, size_t errlen)
+static int et_finish(imp_trace *t, et_state *s)
 {
     if (s->count)
         qsort(s->n, s->count, sizeof *s->n, by_id);
@@ -974,7 +974,7 @@ static int et_finish(imp_trace *t, et_state *s, char *err, size_t errlen)
     return 0;
 oom:
     json_decref(pid);
-    fail(err, errlen, "%s: out of memory", t->path);
+    analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
     return -1;
 }
 
@@ -1076,7 +1076,7 @@ static int kernel_phases(imp_trace *t)
 }
 
 /* Outermost ops of each thread -> node records; steps; segments. */
-static int resolve(imp_trace *t, int et, char *err, size_t errlen)
+static int resolve(imp_trace *t, int et)
 {
     size_t *stack = NULL, cap = 0;
     int rc = -1;
@@ -1121,8 +1121,8 @@ static int resolve(imp_trace *t, int et, char *err, size_t errlen)
     if (kernel_phases(t))
         goto oom;
     if (!nout) {
-        fail(err, errlen, "%s: no PyTorch ops found (%llu events read): not a PyTorch %s trace", t->path,
-             (unsigned long long)t->sum.events, et ? "execution" : "profiler");
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: no PyTorch ops found (%llu events read): not a PyTorch %s trace", t->path,
+                     (unsigned long long)t->sum.events, et ? "execution" : "profiler");
         goto end;
     }
     /* the steps: in time order, none overlapping the one before */
@@ -1203,7 +1203,7 @@ static int resolve(imp_trace *t, int et, char *err, size_t errlen)
     rc = 0;
     goto end;
 oom:
-    fail(err, errlen, "%s: out of memory", t->path);
+    analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
 end:
     exec_free(stack);
     return rc;
@@ -1244,15 +1244,15 @@ int imp_trace_warnings(const imp_trace *t, char *buf, size_t len)
 /* ---- the document --------------------------------------------------------- */
 
 /* Each element of the array at the reader's position to fn. */
-static int stream_array(imp_trace *t, analyze_json_in *j, int et, et_state *s, char *err, size_t errlen)
+static int stream_array(imp_trace *t, analyze_json_in *j, int et, et_state *s)
 {
-    if (analyze_json_peek(j, err, errlen) != '[') {
-        fail(err, errlen, "%s: %s is not an array", t->path, et ? "nodes" : "traceEvents");
+    if (analyze_json_peek(j) != '[') {
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: %s is not an array", t->path, et ? "nodes" : "traceEvents");
         return -1;
     }
     analyze_json_skip(j);
     for (uint64_t idx = 0;; idx++) {
-        int c = analyze_json_peek(j, err, errlen);
+        int c = analyze_json_peek(j);
         if (c == -2)
             return -1;
         if (c == ']' && idx == 0) {
@@ -1260,22 +1260,23 @@ static int stream_array(imp_trace *t, analyze_json_in *j, int et, et_state *s, c
             return 0;
         }
         size_t len;
-        const char *v = analyze_json_value(j, &len, err, errlen);
+        const char *v = analyze_json_value(j, &len);
         if (!v)
             return -1;
         json_error_t je;
         json_t *e = json_loadb(v, len, JSON_DECODE_ANY, &je);
         if (!e) {
-            fail(err, errlen, "%s: not JSON at byte %llu: %s", t->path,
-                 (unsigned long long)(analyze_json_offset(j) + (uint64_t)(je.position > 0 ? je.position : 0)), je.text);
+            analyze_fail(ANALYZE_ERR_INPUT, "%s: not JSON at byte %llu: %s", t->path,
+                         (unsigned long long)(analyze_json_offset(j) + (uint64_t)(je.position > 0 ? je.position : 0)),
+                         je.text);
             return -1;
         }
-        int r = et ? et_node_read(t, s, e, idx, err, errlen) : profiler_event(t, e, v, len, idx, err, errlen);
+        int r = et ? et_node_read(t, s, e, idx) : profiler_event(t, e, v, len, idx);
         analyze_json_consume(j, len);
         json_decref(e);
         if (r)
             return -1;
-        c = analyze_json_peek(j, err, errlen);
+        c = analyze_json_peek(j);
         if (c == ',') {
             analyze_json_skip(j);
             continue;
@@ -1286,8 +1287,9 @@ static int stream_array(imp_trace *t, analyze_json_in *j, int et, et_state *s, c
         }
         if (c == -2)
             return -1;
-        fail(err, errlen, "%s: %s JSON at byte %llu: expected ',' or ']' after element %llu", t->path,
-             c == -1 ? "truncated" : "not", (unsigned long long)analyze_json_offset(j), (unsigned long long)idx);
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: %s JSON at byte %llu: expected ',' or ']' after element %llu", t->path,
+                     c == -1 ? "truncated" : "not", (unsigned long long)analyze_json_offset(j),
+                     (unsigned long long)idx);
         return -1;
     }
 }
@@ -1332,7 +1334,7 @@ static void distributed_of(imp_trace *t, const json_t *d)
     }
 }
 
-imp_trace *imp_trace_read(const char *path, const char *model, char *err, size_t errlen)
+imp_trace *imp_trace_read(const char *path, const char *model)
 {
     imp_trace *t = exec_calloc(1, sizeof *t);
     analyze_json_in *j = NULL;
@@ -1343,39 +1345,39 @@ imp_trace *imp_trace_read(const char *path, const char *model, char *err, size_t
     if (!t || !(t->path = exec_strdup(path)) || !(t->names = strtab_create()) || !(t->protokeys = strtab_create()) ||
         !(t->nodekeys = strtab_create()) || !(t->trackkeys = strtab_create()) || !(t->tensorkeys = strtab_create()) ||
         !(s.ids = strtab_create())) {
-        fail(err, errlen, "%s: out of memory", path);
+        analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", path);
         goto fail;
     }
     char *m = model ? exec_strdup(model) : model_from_path(path);
     if (!m) {
-        fail(err, errlen, "%s: out of memory", path);
+        analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", path);
         goto fail;
     }
     snprintf(t->sum.model, sizeof t->sum.model, "%s", m);
     exec_free(m);
-    if (!(j = analyze_json_open(path, err, errlen)))
+    if (!(j = analyze_json_open(path)))
         goto fail;
-    int c = analyze_json_peek(j, err, errlen);
+    int c = analyze_json_peek(j);
     if (c == -2)
         goto fail;
     if (c == '[') { /* the autograd profiler's bare array of events */
-        if (stream_array(t, j, 0, NULL, err, errlen))
+        if (stream_array(t, j, 0, NULL))
             goto fail;
         saw = 1;
     } else if (c == '{') {
         analyze_json_skip(j);
         for (int first = 1;; first = 0) {
-            c = analyze_json_peek(j, err, errlen);
+            c = analyze_json_peek(j);
             if (c == '}' && first) {
                 analyze_json_skip(j);
                 break;
             }
             size_t len;
-            const char *k = c == '"' ? analyze_json_value(j, &len, err, errlen) : NULL;
+            const char *k = c == '"' ? analyze_json_value(j, &len) : NULL;
             if (!k) {
                 if (c != '"' && c != -2)
-                    fail(err, errlen, "%s: %s JSON at byte %llu: expected a key", path, c == -1 ? "truncated" : "not",
-                         (unsigned long long)analyze_json_offset(j));
+                    analyze_fail(ANALYZE_ERR_INPUT, "%s: %s JSON at byte %llu: expected a key", path,
+                                 c == -1 ? "truncated" : "not", (unsigned long long)analyze_json_offset(j));
                 goto fail;
             }
             int is_events = len == 13 && memcmp(k, "\"traceEvents\"", 13) == 0;
@@ -1383,23 +1385,24 @@ imp_trace *imp_trace_read(const char *path, const char *model, char *err, size_t
             int is_devices = len == 18 && memcmp(k, "\"deviceProperties\"", 18) == 0;
             int is_dist = len == 17 && memcmp(k, "\"distributedInfo\"", 17) == 0;
             analyze_json_consume(j, len);
-            if (analyze_json_peek(j, err, errlen) != ':') {
-                fail(err, errlen, "%s: not JSON at byte %llu: expected ':'", path,
-                     (unsigned long long)analyze_json_offset(j));
+            if (analyze_json_peek(j) != ':') {
+                analyze_fail(ANALYZE_ERR_INPUT, "%s: not JSON at byte %llu: expected ':'", path,
+                             (unsigned long long)analyze_json_offset(j));
                 goto fail;
             }
             analyze_json_skip(j);
             if (is_events || is_nodes) {
                 if (saw) {
-                    fail(err, errlen, "%s: both traceEvents and nodes, or one twice: not a PyTorch trace", path);
+                    analyze_fail(ANALYZE_ERR_INPUT, "%s: both traceEvents and nodes, or one twice: not a PyTorch trace",
+                                 path);
                     goto fail;
                 }
                 et = is_nodes;
                 saw = 1;
-                if (stream_array(t, j, et, &s, err, errlen))
+                if (stream_array(t, j, et, &s))
                     goto fail;
             } else {
-                const char *v = analyze_json_value(j, &len, err, errlen);
+                const char *v = analyze_json_value(j, &len);
                 if (!v)
                     goto fail;
                 if (is_devices || is_dist) {
@@ -1412,7 +1415,7 @@ imp_trace *imp_trace_read(const char *path, const char *model, char *err, size_t
                 }
                 analyze_json_consume(j, len);
             }
-            c = analyze_json_peek(j, err, errlen);
+            c = analyze_json_peek(j);
             if (c == ',') {
                 analyze_json_skip(j);
                 continue;
@@ -1422,31 +1425,31 @@ imp_trace *imp_trace_read(const char *path, const char *model, char *err, size_t
                 break;
             }
             if (c != -2)
-                fail(err, errlen, "%s: %s JSON at byte %llu: expected ',' or '}'", path, c == -1 ? "truncated" : "not",
-                     (unsigned long long)analyze_json_offset(j));
+                analyze_fail(ANALYZE_ERR_INPUT, "%s: %s JSON at byte %llu: expected ',' or '}'", path,
+                             c == -1 ? "truncated" : "not", (unsigned long long)analyze_json_offset(j));
             goto fail;
         }
     } else {
         if (c != -1)
-            fail(err, errlen, "%s: not JSON: it starts with byte 0x%02x", path, (unsigned)c);
+            analyze_fail(ANALYZE_ERR_INPUT, "%s: not JSON: it starts with byte 0x%02x", path, (unsigned)c);
         else
-            fail(err, errlen, "%s: no JSON in the file", path);
+            analyze_fail(ANALYZE_ERR_INPUT, "%s: no JSON in the file", path);
         goto fail;
     }
-    c = analyze_json_peek(j, err, errlen);
+    c = analyze_json_peek(j);
     if (c != -1) {
         if (c != -2)
-            fail(err, errlen, "%s: not JSON: bytes after the document at byte %llu", path,
-                 (unsigned long long)analyze_json_offset(j));
+            analyze_fail(ANALYZE_ERR_INPUT, "%s: not JSON: bytes after the document at byte %llu", path,
+                         (unsigned long long)analyze_json_offset(j));
         goto fail;
     }
     if (!saw) {
-        fail(err, errlen, "%s: neither traceEvents nor nodes: not a PyTorch trace", path);
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: neither traceEvents nor nodes: not a PyTorch trace", path);
         goto fail;
     }
-    if (et && et_finish(t, &s, err, errlen))
+    if (et && et_finish(t, &s))
         goto fail;
-    if (resolve(t, et, err, errlen))
+    if (resolve(t, et))
         goto fail;
     analyze_json_close(j);
     exec_free(s.n);

@@ -16,6 +16,7 @@
  * (the step and definition events those of the thread that ran the first
  * op); GPU streams are threads of their own, named "gpu D stream S". */
 #include "analyze/import_trace.h"
+#include "analyze/status.h"
 #include "base/alloc.h"
 
 #include <stdio.h>
@@ -237,7 +238,6 @@ bt_component_class_initialize_method_status analyze_import_init(bt_self_componen
         params && bt_value_is_map(params) ? bt_value_map_borrow_entry_value_const(params, "model") : NULL;
     analyze_import_summary *sum = init_data;
     imp_comp *c = NULL;
-    char err[512];
     if (!inputs || !bt_value_is_array(inputs) || bt_value_array_get_length(inputs) == 0) {
         BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "src.fathom.pytorch: wants inputs=[PATH...]");
         goto error;
@@ -265,9 +265,9 @@ bt_component_class_initialize_method_status analyze_import_init(bt_self_componen
             goto error;
         }
         imp_input *in = &c->in[c->n++];
-        in->t = imp_trace_read(bt_value_string_get(v), model ? bt_value_string_get(model) : NULL, err, sizeof err);
+        in->t = imp_trace_read(bt_value_string_get(v), model ? bt_value_string_get(model) : NULL);
         if (!in->t) {
-            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "%s", err);
+            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "%s", base_errmsg());
             goto error;
         }
         char w[4096];

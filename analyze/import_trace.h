@@ -124,9 +124,9 @@ typedef struct imp_trace {
 } imp_trace;
 
 /* Read one file (either format) into a new trace; NULL and a one-line
- * message in err on failure.  model: the run's model name (NULL: from the
+ * message in base_errmsg() on failure.  model: the run's model name (NULL: from the
  * file name). */
-imp_trace *imp_trace_read(const char *path, const char *model, char *err, size_t errlen);
+imp_trace *imp_trace_read(const char *path, const char *model);
 void imp_trace_destroy(imp_trace *t);
 /* The segment of a kept op beginning at b: 2k+1 in step k, 2k between
  * steps k-1 and k (the steps of a read trace: sorted, disjoint). */

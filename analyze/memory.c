@@ -255,7 +255,7 @@ static int memory_csv(FILE *f, analyze_profile *const *pp, size_t n)
     return ferror(f) ? -1 : 0;
 }
 
-int analyze_memory_print(FILE *f, analyze_profile *const *p, size_t n, analyze_format fmt)
+int analyze_memory_print(FILE *f, analyze_profile *const *p, size_t n, cli_format fmt)
 {
     if (fmt == CLI_JSON) {
         json_t *traces = json_array();
@@ -280,7 +280,7 @@ int analyze_memory_print(FILE *f, analyze_profile *const *p, size_t n, analyze_f
 }
 
 /* ---- the row ------------------------------------------------------------------------- */
-static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     const analyze_profile_set *s = r;
     (void)o;

@@ -15,6 +15,6 @@
 #include <stdio.h>
 
 /* 0, or -1 on I/O or memory error. */
-int analyze_memory_print(FILE *f, analyze_profile *const *p, size_t n, analyze_format fmt);
+int analyze_memory_print(FILE *f, analyze_profile *const *p, size_t n, cli_format fmt);
 
 #endif

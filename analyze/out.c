@@ -97,15 +97,6 @@ void analyze_out_text_real(FILE *f, int w, int prec, double v)
         fprintf(f, " %*s", w, "-");
 }
 
-int analyze_out_fail(char *err, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 size_t analyze_names_index(const analyze_names *l, const char *s)
 {
     size_t i = 0;

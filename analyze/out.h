@@ -46,8 +46,6 @@ int analyze_names_add(analyze_names *l, const char *s);
 size_t analyze_names_index(const analyze_names *l, const char *s);
 void analyze_names_free(analyze_names *l);
 
-/* Formats a one-line message into err; returns -1 (for `return fail(...)`). */
-int analyze_out_fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* s, or "?" for NULL or "". */
 const char *analyze_out_or_unknown(const char *s);
 

@@ -9,33 +9,33 @@
 
 static const char *or_empty(const char *s) { return s ? s : ""; }
 
-analyze_parallelism *analyze_parallelism_create(analyze_profile *const *p, size_t n, analyze_error *e)
+analyze_status analyze_parallelism_create(analyze_profile *const *p, size_t n, analyze_parallelism **out)
 {
+    *out = NULL;
     analyze_parallelism *a = exec_calloc(1, sizeof *a);
     if (!a || !(a->t = exec_calloc(n ? n : 1, sizeof *a->t))) {
         exec_free(a);
-        analyze_fail(e, ANALYZE_ERR_NOMEM, "out of memory");
-        return NULL;
+        analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
+        return ANALYZE_ERR_NOMEM;
     }
     for (size_t i = 0; i < n; i++) {
         const analyze_profile *q = p[i];
         if (q->meta.schema == 1) {
-            analyze_fail(e, ANALYZE_ERR_INPUT,
+            analyze_fail(ANALYZE_ERR_INPUT,
                          "%s: a schema-1 trace has no data flow (node_def); record it with this fathom", q->source);
             goto fail;
         }
         if (q->flow_nomem) {
-            analyze_fail(e, ANALYZE_ERR_NOMEM, "%s: out of memory for its data flow", q->source);
+            analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory for its data flow", q->source);
             goto fail;
         }
         if (!q->flow_seen) {
-            analyze_fail(e, ANALYZE_ERR_INPUT, "%s: no data flow (its ops name no input or output tensors)", q->source);
+            analyze_fail(ANALYZE_ERR_INPUT, "%s: no data flow (its ops name no input or output tensors)", q->source);
             goto fail;
         }
         if (!q->flow_steps) {
-            analyze_fail(e, ANALYZE_ERR_INPUT,
-                         "%s: no op in the kept steps (%llu steps, skipping %u first and %u last)", q->source,
-                         (unsigned long long)q->steps_seen, q->skip_first, q->skip_last);
+            analyze_fail(ANALYZE_ERR_INPUT, "%s: no op in the kept steps (%llu steps, skipping %u first and %u last)",
+                         q->source, (unsigned long long)q->steps_seen, q->skip_first, q->skip_last);
             goto fail;
         }
         analyze_par_trace *t = &a->t[a->n++];
@@ -50,10 +50,11 @@ analyze_parallelism *analyze_parallelism_create(analyze_profile *const *p, size_
         t->parallelism = q->flow_critical_ns > 0 ? q->flow_op_ns / q->flow_critical_ns : 1.0;
         t->min_step = q->flow_min, t->max_step = q->flow_max;
     }
-    return a;
+    *out = a;
+    return ANALYZE_OK;
 fail:
     analyze_parallelism_destroy(a);
-    return NULL;
+    return ANALYZE_ERR_INPUT;
 }
 
 void analyze_parallelism_destroy(analyze_parallelism *a)
@@ -64,7 +65,7 @@ void analyze_parallelism_destroy(analyze_parallelism *a)
     exec_free(a);
 }
 
-int analyze_parallelism_print(FILE *f, const analyze_parallelism *a, analyze_format fmt)
+int analyze_parallelism_print(FILE *f, const analyze_parallelism *a, cli_format fmt)
 {
     if (fmt == CLI_JSON) {
         json_t *arr = json_array(), *root = json_pack("{s:i, s:o}", "schema", 1, "traces", arr);
@@ -107,18 +108,18 @@ int analyze_parallelism_print(FILE *f, const analyze_parallelism *a, analyze_for
     return ferror(f) ? -1 : 0;
 }
 
-static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
-                             analyze_error *e)
+static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out)
 {
     (void)o;
-    analyze_parallelism *a = analyze_parallelism_create(p, n, e);
-    if (!a)
-        return e->status;
+    analyze_parallelism *a = NULL;
+    analyze_status st = analyze_parallelism_create(p, n, &a);
+    if (st)
+        return st;
     *out = a;
     return ANALYZE_OK;
 }
 
-static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     (void)o;
     return analyze_parallelism_print(f, r, fmt);

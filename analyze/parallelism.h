@@ -34,9 +34,9 @@ typedef struct analyze_parallelism {
 /* The parallelism of each profile (read with the data flow followed), or
  * NULL with e's status and message: a schema-1 trace or one whose ops name
  * no tensors ("no data flow"), no op in the kept steps, out of memory. */
-analyze_parallelism *analyze_parallelism_create(analyze_profile *const *p, size_t n, analyze_error *e);
+analyze_status analyze_parallelism_create(analyze_profile *const *p, size_t n, analyze_parallelism **out);
 void analyze_parallelism_destroy(analyze_parallelism *a);
 /* 0, or -1 on an output error. */
-int analyze_parallelism_print(FILE *f, const analyze_parallelism *a, analyze_format fmt);
+int analyze_parallelism_print(FILE *f, const analyze_parallelism *a, cli_format fmt);
 
 #endif

@@ -1,5 +1,6 @@
 /* plot.c -- the report's charts (plot.h), drawn with cairo through chart.h. */
 #include "analyze/plot.h"
+#include "analyze/status.h"
 
 #include "analyze/chart.h"
 #include "analyze/out.h"
@@ -57,9 +58,9 @@ static void sort_by_colour(const char **v, size_t n, size_t (*colour)(const char
     qsort(v, n, sizeof *v, cmp_colour_order);
 }
 
-static int oom(char *err, size_t errlen)
+static int oom(void)
 {
-    snprintf(err, errlen, "out of memory");
+    analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
     return -1;
 }
 
@@ -149,19 +150,18 @@ static void share_axis(analyze_chart *c, double x0, double w, double y, const ch
  * memory: the values are bytes, and a second panel gives each row's total
  * (its peak) on a log scale, so small and large models both read. */
 static int stacked_bars(const char *path, const char *title, const char *axis, analyze_profile *const *p, size_t n,
-                        const char **col, size_t ncol, size_t (*colour)(const char *), const double *value, int memory,
-                        char *err, size_t errlen)
+                        const char **col, size_t ncol, size_t (*colour)(const char *), const double *value, int memory)
 {
     analyze_chart c;
     double rowh = 26, barw = 520, pw = memory ? 200 : 0, vw = memory ? 80 : 0, gap = 36;
-    if (analyze_chart_create(&c, NULL, 1, 1, err, errlen)) /* a scratch surface to measure the labels */
+    if (analyze_chart_create(&c, NULL, 1, 1)) /* a scratch surface to measure the labels */
         return -1;
     double lw = max_label_width(&c, p, n) + 16;
     double axis_y = 40 + rowh * (double)n + 4;
     double legend_h = legend(&c, 0, 0, barw + pw + vw, col, NULL, ncol, 0);
     analyze_chart_discard(&c);
     double w = lw + barw + (memory ? gap + pw + vw : 20), h = axis_y + 40 + 14 + legend_h + 6;
-    if (analyze_chart_create(&c, path, w, h, err, errlen))
+    if (analyze_chart_create(&c, path, w, h))
         return -1;
     analyze_chart_rgb(&c, 0, 0, 0);
     analyze_chart_text(&c, 10, 22, TITLE, -1, 0, title);
@@ -170,7 +170,7 @@ static int stacked_bars(const char *path, const char *title, const char *axis, a
     if (!colours || !total) {
         exec_free(colours), exec_free(total);
         analyze_chart_discard(&c);
-        return oom(err, errlen);
+        return oom();
     }
     for (size_t j = 0; j < ncol; j++)
         colours[j] = colour(col[j]);
@@ -250,11 +250,11 @@ static int stacked_bars(const char *path, const char *title, const char *axis, a
     legend(&c, lw, axis_y + 40 + 14 + 10, barw + pw + vw, col, colours, ncol, 1);
     exec_free(colours);
     exec_free(total);
-    return analyze_chart_finish(&c, err, errlen);
+    return analyze_chart_finish(&c);
 }
 
 /* ---- classes --------------------------------------------------------------------------- */
-int analyze_plot_classes(const char *path, analyze_profile *const *p, size_t n, char *err, size_t errlen)
+int analyze_plot_classes(const char *path, analyze_profile *const *p, size_t n)
 {
     analyze_names col = { 0 };
     for (size_t i = 0; i < n; i++)
@@ -280,30 +280,30 @@ int analyze_plot_classes(const char *path, analyze_profile *const *p, size_t n, 
         exec_free(cs);
     }
     int rc = stacked_bars(path, "Op time by class", "share of each trace's op time", p, n, col.v, col.n, class_colour,
-                          value, 0, err, errlen);
+                          value, 0);
     exec_free(value);
     analyze_names_free(&col);
     return rc;
 nomem:
     analyze_names_free(&col);
-    return oom(err, errlen);
+    return oom();
 }
 
 /* ---- memory ---------------------------------------------------------------------------- */
-int analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n, char *err, size_t errlen)
+int analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n)
 {
     analyze_names col = { 0 };
     for (size_t i = 0; i < n; i++)
         for (size_t r = 0; r < p[i]->nroles; r++)
             if (analyze_names_add(&col, p[i]->roles[r])) {
                 analyze_names_free(&col);
-                return oom(err, errlen);
+                return oom();
             }
     sort_by_colour(col.v, col.n, role_colour);
     double *value = exec_calloc((n ? n : 1) * (col.n ? col.n : 1), sizeof *value);
     if (!value) {
         analyze_names_free(&col);
-        return oom(err, errlen);
+        return oom();
     }
     for (size_t i = 0; i < n; i++) {
         for (size_t r = 0; r < p[i]->nroles; r++)
@@ -312,18 +312,17 @@ int analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n, c
                     value[i * col.n + j] = (double)p[i]->role_at_peak[r];
     }
     int rc = stacked_bars(path, "Tensor memory at the peak, by role", "share of each trace's peak", p, n, col.v, col.n,
-                          role_colour, value, 1, err, errlen);
+                          role_colour, value, 1);
     exec_free(value);
     analyze_names_free(&col);
     return rc;
 }
 
 /* ---- training vs inference ------------------------------------------------------------ */
-int analyze_plot_compare(const char *path, analyze_profile *const *p, const analyze_pair *pairs, size_t npairs,
-                         char *err, size_t errlen)
+int analyze_plot_compare(const char *path, analyze_profile *const *p, const analyze_pair *pairs, size_t npairs)
 {
     analyze_chart c;
-    if (analyze_chart_create(&c, NULL, 1, 1, err, errlen))
+    if (analyze_chart_create(&c, NULL, 1, 1))
         return -1;
     double lw = 0, full = 0;
     for (size_t i = 0; i < npairs; i++) {
@@ -334,7 +333,7 @@ int analyze_plot_compare(const char *path, analyze_profile *const *p, const anal
     analyze_chart_discard(&c);
     lw += 16;
     double barw = 480, rowh = 44, h = 50 + rowh * (double)npairs + 40;
-    if (analyze_chart_create(&c, path, lw + barw + 200, h, err, errlen))
+    if (analyze_chart_create(&c, path, lw + barw + 200, h))
         return -1;
     analyze_chart_rgb(&c, 0, 0, 0);
     analyze_chart_text(&c, 10, 22, TITLE, -1, 0, "Step time: training vs inference");
@@ -367,7 +366,7 @@ int analyze_plot_compare(const char *path, analyze_profile *const *p, const anal
     static const char *const keys[] = { "training step", "inference step" };
     static const size_t colours[] = { 0, 4 };
     legend(&c, lw, 40 + rowh * (double)npairs + 20, barw, keys, colours, 2, 1);
-    return analyze_chart_finish(&c, err, errlen);
+    return analyze_chart_finish(&c);
 }
 
 /* ---- scaling ----------------------------------------------------------------------------- */
@@ -397,7 +396,7 @@ static void speedup_line(analyze_chart *c, const analyze_scaling *s, const analy
         }
 }
 
-int analyze_plot_scaling(const char *path, const analyze_scaling *s, size_t top, char *err, size_t errlen)
+int analyze_plot_scaling(const char *path, const analyze_scaling *s, size_t top)
 {
     double tmax = s->threads[s->n - 1], t0 = s->threads[0], ymax = tmax / t0;
     size_t k = top && top < s->nops ? top : s->nops;
@@ -408,7 +407,7 @@ int analyze_plot_scaling(const char *path, const analyze_scaling *s, size_t top,
     double L = 60, T = 40, W = 520, H = 360;
     analyze_scale sx = { t0, tmax, L, L + W, tmax / t0 >= 4 }, sy = { 0, ceil(ymax * 1.1), T + H, T, 0 };
     analyze_chart c;
-    if (analyze_chart_create(&c, path, L + W + 260, T + H + 60, err, errlen))
+    if (analyze_chart_create(&c, path, L + W + 260, T + H + 60))
         return -1;
     cairo_t *cr = c.cr;
     char num[160];
@@ -483,7 +482,7 @@ int analyze_plot_scaling(const char *path, const analyze_scaling *s, size_t top,
         analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
         analyze_chart_text(&c, L + W + 36, ly, FONT, -1, 0, s->ops[j].name);
     }
-    return analyze_chart_finish(&c, err, errlen);
+    return analyze_chart_finish(&c);
 }
 
 /* ---- op types heat map ----------------------------------------------------------------- */
@@ -509,19 +508,19 @@ static double op_share(const analyze_profile *p, const char *name)
     return 0;
 }
 
-int analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, size_t top, char *err, size_t errlen)
+int analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, size_t top)
 {
     analyze_names all = { 0 };
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < p[i]->nops; k++)
             if (p[i]->ops[k].all.count && analyze_names_add(&all, p[i]->ops[k].name)) {
                 analyze_names_free(&all);
-                return oom(err, errlen);
+                return oom();
             }
     op_total *ot = exec_calloc(all.n ? all.n : 1, sizeof *ot);
     if (!ot) {
         analyze_names_free(&all);
-        return oom(err, errlen);
+        return oom();
     }
     double vmax = 0;
     for (size_t j = 0; j < all.n; j++) {
@@ -536,7 +535,7 @@ int analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, 
     qsort(ot, all.n, sizeof *ot, cmp_op_total);
     size_t ncol = top && top < all.n ? top : all.n;
     analyze_chart c;
-    if (analyze_chart_create(&c, NULL, 1, 1, err, errlen))
+    if (analyze_chart_create(&c, NULL, 1, 1))
         goto fail;
     double lw = max_label_width(&c, p, n) + 16, head = 0;
     for (size_t j = 0; j < ncol; j++) {
@@ -547,7 +546,7 @@ int analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, 
     analyze_chart_discard(&c);
     double cw = 46, ch = 24, top0 = 36 + head;
     double kw = 240, w = fmax(lw + cw * (double)ncol + head * 0.71 + 20, lw + kw + 40);
-    if (analyze_chart_create(&c, path, w, top0 + ch * (double)n + 84, err, errlen))
+    if (analyze_chart_create(&c, path, w, top0 + ch * (double)n + 84))
         goto fail;
     analyze_chart_rgb(&c, 0, 0, 0);
     analyze_chart_text(&c, 10, 22, TITLE, -1, 0, "Share of op time by op type");
@@ -606,7 +605,7 @@ int analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, 
     analyze_chart_text(&c, lw + kw + 10, ky + 10, 10, -1, 0, "share of op time");
     exec_free(ot);
     analyze_names_free(&all);
-    return analyze_chart_finish(&c, err, errlen);
+    return analyze_chart_finish(&c);
 fail:
     exec_free(ot);
     analyze_names_free(&all);
@@ -614,11 +613,11 @@ fail:
 }
 
 /* ---- similarity ------------------------------------------------------------------------ */
-int analyze_plot_similarity(const char *path, const analyze_sim *s, char *err, size_t errlen)
+int analyze_plot_similarity(const char *path, const analyze_sim *s)
 {
     size_t n = s->n;
     analyze_chart c;
-    if (analyze_chart_create(&c, NULL, 1, 1, err, errlen))
+    if (analyze_chart_create(&c, NULL, 1, 1))
         return -1;
     double lw = 0;
     for (size_t i = 0; i < n; i++) {
@@ -630,7 +629,7 @@ int analyze_plot_similarity(const char *path, const analyze_sim *s, char *err, s
     lw += 16;
     double cell = 40, head = lw * 0.71 + 10, top0 = 36 + head, dw = 220;
     double w = lw + cell * (double)n + 20 + dw + 30, h = top0 + cell * (double)n + 56;
-    if (analyze_chart_create(&c, path, w, h, err, errlen))
+    if (analyze_chart_create(&c, path, w, h))
         return -1;
     analyze_chart_rgb(&c, 0, 0, 0);
     analyze_chart_text(&c, 10, 22, TITLE, -1, 0, "Cosine similarity of op-type time, average-linkage clustering");
@@ -669,7 +668,7 @@ int analyze_plot_similarity(const char *path, const analyze_sim *s, char *err, s
     if (!nx || !ny) {
         exec_free(nx), exec_free(ny);
         analyze_chart_discard(&c);
-        return oom(err, errlen);
+        return oom();
     }
     for (size_t a = 0; a < n; a++)
         nx[s->order[a]] = x0, ny[s->order[a]] = top0 + cell * (double)a + cell / 2;
@@ -710,7 +709,7 @@ int analyze_plot_similarity(const char *path, const analyze_sim *s, char *err, s
     }
     analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
     analyze_chart_text(&c, x0 + dw / 2, ay + 32, 10, 0, 0, "distance (1 - cosine)");
-    return analyze_chart_finish(&c, err, errlen);
+    return analyze_chart_finish(&c);
 }
 
 /* ---- roofline -------------------------------------------------------------------------- */
@@ -916,7 +915,7 @@ static int first_ceilings(const analyze_roofline *r, size_t i)
     return 1;
 }
 
-int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t top, char *err, size_t errlen)
+int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t top)
 {
     /* the axes' ranges: every plotted point and the ridges, in whole decades */
     double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
@@ -948,7 +947,7 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
     analyze_chart c = { 0 };
     int rc = -1;
     if (!m || !tl || !placed) {
-        oom(err, errlen);
+        oom();
         goto end;
     }
     size_t nm = 0;
@@ -961,7 +960,7 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
             if (!plottable(o))
                 continue;
             if (analyze_names_add(&cls, o->cls)) {
-                oom(err, errlen);
+                oom();
                 goto end;
             }
             m[nm++] = (mark){ o,
@@ -975,7 +974,7 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
     }
     sort_by_colour(cls.v, cls.n, class_colour);
     /* the legend's width and height decide the chart's */
-    if (analyze_chart_create(&c, NULL, 1, 1, err, errlen))
+    if (analyze_chart_create(&c, NULL, 1, 1))
         goto end;
     double lw = analyze_chart_text_width(&c, FONT, "share of op time");
     for (size_t j = 0; j < cls.n; j++)
@@ -985,7 +984,7 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
     analyze_chart_discard(&c);
     double legend_h = 18 * (double)(cls.n + 1) + (r->n > 1 ? 18 * (double)(r->n + 1) : 0) + 18 + 3 * 30 + 70;
     double w = L + W + 30 + lw + 10, h = fmax(T + H + 60, T + legend_h);
-    if (analyze_chart_create(&c, path, w, h, err, errlen))
+    if (analyze_chart_create(&c, path, w, h))
         goto end;
     cairo_t *cr = c.cr;
     analyze_chart_rgb(&c, 0, 0, 0);
@@ -1092,7 +1091,7 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
     /* labels: one per op type, where it hides nothing */
     if (label_marks(&c, m, nm, &frame, placed, np, np + MAX_LABELS)) {
         cairo_restore(cr);
-        oom(err, errlen);
+        oom();
         goto end;
     }
     cairo_restore(cr);
@@ -1140,7 +1139,7 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
         analyze_chart_text(&c, lx - 8, ly += 18, 9.5, -1, 0, num);
         analyze_chart_text(&c, lx - 8, ly += 14, 9.5, -1, 0, "or bytes: not drawn");
     }
-    rc = analyze_chart_finish(&c, err, errlen);
+    rc = analyze_chart_finish(&c);
 end:
     if (rc && c.cr)
         analyze_chart_discard(&c);

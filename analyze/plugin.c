@@ -36,7 +36,7 @@ typedef struct fathom_sink {
     const analyze_analysis *an; /* the row of the table */
     analyze_sink *sink;
     bt_message_iterator *it;
-    analyze_format fmt;
+    cli_format fmt;
     uint32_t top;
     int by_class;
     char *output;
@@ -91,7 +91,7 @@ static bt_value_map_foreach_entry_const_func_status param(const char *key, const
     if (strcmp(key, "format") == 0) {
         int f = cli_format_from(s, 1);
         bad = f < 0;
-        c->fs->fmt = bad ? CLI_TEXT : (analyze_format)f;
+        c->fs->fmt = bad ? CLI_TEXT : (cli_format)f;
     } else if (strcmp(key, "skip-first") == 0) {
         bad = get_u32(v, &c->so->skip_first);
     } else if (strcmp(key, "skip-last") == 0) {
@@ -102,9 +102,8 @@ static bt_value_map_foreach_entry_const_func_status param(const char *key, const
         bad = !s || (strcmp(s, "type") != 0 && strcmp(s, "class") != 0);
         c->fs->by_class = s && strcmp(s, "class") == 0;
     } else if (strcmp(key, "peak") == 0 && (c->fs->an->takes & ANALYZE_TAKES_PEAKS)) {
-        if (!s || analyze_peaks_load(s, &c->fs->peaks, c->err, sizeof c->err) != 0) {
-            if (!s)
-                snprintf(c->err, sizeof c->err, "parameter `peak` wants a file path");
+        if (!s || analyze_peaks_load(s, &c->fs->peaks) != 0) {
+            snprintf(c->err, sizeof c->err, "%s", s ? base_errmsg() : "parameter `peak` wants a file path");
             return BT_VALUE_MAP_FOREACH_ENTRY_CONST_FUNC_STATUS_INTERRUPT;
         }
         c->fs->have_peak_file = 1;
@@ -228,9 +227,8 @@ static int report(bt_self_component *comp, fathom_sink *fs)
     }
     analyze_options ao = { .top = fs->top, .by_class = fs->by_class, .peaks = &fs->peaks };
     void *res = NULL;
-    analyze_error e = { 0 };
-    if (an->create(p, n, &ao, &res, &e) != ANALYZE_OK) {
-        BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", cc, e.msg);
+    if (an->create(p, n, &ao, &res) != ANALYZE_OK) {
+        BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", cc, base_errmsg());
         goto end;
     }
     char w[1024];
@@ -238,9 +236,8 @@ static int report(bt_self_component *comp, fathom_sink *fs)
         fprintf(stderr, "sink.fathom.%s: warning: %s\n", cc, w);
     tracer_output *o = NULL; /* output=PATH follows the output rule: never over a file */
     if (fs->output) {
-        char oerr[8192];
-        if (tracer_output_open(fs->output, NULL, 0, "output=", &o, oerr, sizeof oerr)) {
-            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", cc, oerr);
+        if (tracer_output_open(fs->output, NULL, 0, "output=", &o)) {
+            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", cc, base_errmsg());
             an->destroy(res);
             goto end;
         }
@@ -253,9 +250,8 @@ static int report(bt_self_component *comp, fathom_sink *fs)
     if (o && io) {
         tracer_output_abort(o);
     } else if (o) {
-        char oerr[8192];
-        if (tracer_output_commit(o, oerr, sizeof oerr)) {
-            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", cc, oerr);
+        if (tracer_output_commit(o)) {
+            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "sink.fathom.%s: %s", cc, base_errmsg());
             io = -1;
         }
     }

@@ -2,6 +2,7 @@
  * isolated in a child process (tracer/isolate.h), feeding the fathom sink's
  * callbacks (sink.h). */
 #include "analyze/read.h"
+#include "analyze/status.h"
 
 #include "analyze/sink.h"
 #include "base/alloc.h"
@@ -13,18 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 static int fill_from_manifest(analyze_profile *p, const tracer_manifest *m)
 {
@@ -48,52 +37,57 @@ typedef struct reading {
     tracer_decode_diag diag;
 } reading;
 
-/* The finished profile of a decoded source, or NULL with err. */
-static analyze_profile *profile_of(reading *r, const char *source, char *err, size_t errlen)
+/* The finished profile of a decoded source into *out; or a status and the
+ * thread's message. */
+static analyze_status profile_of(reading *r, const char *source, analyze_profile **out)
 {
     size_t n = 0;
-    analyze_profile **v = analyze_sink_take_decoded(r->sink, &r->diag, &n), *p = NULL;
-    if (!v) {
-        fail(err, errlen, "%s: out of memory", source);
-        return NULL;
-    }
+    analyze_status st = ANALYZE_OK;
+    analyze_profile **v = analyze_sink_take_decoded(r->sink, &r->diag, &n);
+    *out = NULL;
+    if (!v)
+        return analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", source);
     if (!n || v[0]->diag.events == v[0]->diag.foreign_events)
-        fail(err, errlen, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)", source,
-             n ? v[0]->diag.foreign_events : 0);
+        st =
+            analyze_fail(ANALYZE_ERR_INPUT, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)",
+                         source, n ? v[0]->diag.foreign_events : 0);
     else if (fill_from_manifest(v[0], tracer_trace_manifest(r->t)))
-        fail(err, errlen, "%s: out of memory", source);
+        st = analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", source);
     else
-        p = v[0], v[0] = NULL;
+        *out = v[0], v[0] = NULL;
     for (size_t i = 0; i < n; i++)
         analyze_profile_destroy(v[i]);
     exec_free(v);
-    return p;
+    return st;
 }
 
-int analyze_read_many(const char *const *sources, size_t n, const analyze_read_options *o, analyze_profile **out,
-                      char *err, size_t errlen)
+analyze_status analyze_read_many(const char *const *sources, size_t n, const analyze_read_options *o,
+                                 analyze_profile **out)
 {
     analyze_read_options none = { 0 };
     if (!o)
         o = &none;
-    int rc = -1;
+    analyze_status rc = ANALYZE_ERR_INPUT;
     reading *rs = exec_calloc(n ? n : 1, sizeof *rs);
     tracer_decode_job *jobs = exec_calloc(n ? n : 1, sizeof *jobs);
     for (size_t i = 0; i < n; i++)
         out[i] = NULL;
     if (!rs || !jobs) {
-        fail(err, errlen, "out of memory");
+        rc = analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         goto end;
     }
     for (size_t i = 0; i < n; i++) {
         reading *r = &rs[i];
-        if (tracer_read_open(sources[i], &r->t, err, errlen))
+        tracer_status ts = tracer_read_open(sources[i], &r->t);
+        if (ts) { /* its message stands */
+            rc = ts == TRACER_ERR_NOMEM ? ANALYZE_ERR_NOMEM : ANALYZE_ERR_INPUT;
             goto end;
+        }
         analyze_sink_options so = {
             .skip_first = o->skip_first, .skip_last = o->skip_last, .source = sources[i], .dataflow = o->dataflow
         };
         if (!(r->sink = analyze_sink_create(&so))) {
-            fail(err, errlen, "%s: out of memory", sources[i]);
+            rc = analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", sources[i]);
             goto end;
         }
         r->cbs = *analyze_sink_callbacks();
@@ -110,17 +104,18 @@ int analyze_read_many(const char *const *sources, size_t n, const analyze_read_o
      * every core */
     tracer_decode_jobs_isolated(jobs, n);
     for (size_t i = 0; i < n; i++) {
-        if (jobs[i].rc) {
+        if (jobs[i].status) {
             if (analyze_sink_failed(rs[i].sink)) /* the sink's own reason (an unknown schema...) */
-                fail(err, errlen, "%s", analyze_sink_error(rs[i].sink));
+                rc = analyze_fail(ANALYZE_ERR_INPUT, "%s", analyze_sink_error(rs[i].sink));
             else
-                fail(err, errlen, "%s", jobs[i].err);
+                rc = analyze_fail(jobs[i].status == TRACER_ERR_NOMEM ? ANALYZE_ERR_NOMEM : ANALYZE_ERR_INPUT, "%s",
+                                  jobs[i].err);
             goto end;
         }
-        if (!(out[i] = profile_of(&rs[i], sources[i], err, errlen)))
+        if ((rc = profile_of(&rs[i], sources[i], &out[i])))
             goto end;
     }
-    rc = 0;
+    rc = ANALYZE_OK;
 end:
     for (size_t i = 0; rc && i < n; i++) {
         analyze_profile_destroy(out[i]);
@@ -135,7 +130,7 @@ end:
     return rc;
 }
 
-int analyze_read(const char *source, const analyze_read_options *o, analyze_profile **out, char *err, size_t errlen)
+analyze_status analyze_read(const char *source, const analyze_read_options *o, analyze_profile **out)
 {
-    return analyze_read_many(&source, 1, o, out, err, errlen);
+    return analyze_read_many(&source, 1, o, out);
 }

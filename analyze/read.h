@@ -9,6 +9,7 @@
 #define FATHOM_ANALYZE_READ_H
 
 #include "analyze/profile.h"
+#include "analyze/status.h"
 
 #include <babeltrace2/babeltrace.h>
 #include <stddef.h>
@@ -25,17 +26,18 @@ typedef struct analyze_read_options {
     int dataflow;
 } analyze_read_options;
 
-/* 0 and a finished profile in *out (destroy it), or -1 and a one-line
- * message "SOURCE: why" in err.  A trace with no fathom event, or with a
+/* ANALYZE_OK and a finished profile in *out (destroy it), or a status
+ * (ANALYZE_ERR_INPUT, ANALYZE_ERR_NOMEM) and the one-line message
+ * "SOURCE: why" in base_errmsg().  A trace with no fathom event, or with a
  * schema version this analyzer does not know, is an error; everything else
  * that is wrong shows in the profile's diag (analyze_profile_warnings). */
-int analyze_read(const char *source, const analyze_read_options *o, analyze_profile **out, char *err, size_t errlen);
+analyze_status analyze_read(const char *source, const analyze_read_options *o, analyze_profile **out);
 
 /* analyze_read() of n sources at once (each decoded in its own child
  * process, side by side: several live sessions, or archives on every core):
- * 0 and n profiles in out, or -1 with the first failing source's message
+ * ANALYZE_OK and n profiles in out, or the first failing source's status and message
  * (no profile kept). progress applies when n is 1. */
-int analyze_read_many(const char *const *sources, size_t n, const analyze_read_options *o, analyze_profile **out,
-                      char *err, size_t errlen);
+analyze_status analyze_read_many(const char *const *sources, size_t n, const analyze_read_options *o,
+                                 analyze_profile **out);
 
 #endif

@@ -2,6 +2,7 @@
  * `fathom peak` file, each trace's op types and classes against them, the
  * trajectories across traces, in text, CSV and JSON. */
 #include "analyze/roofline.h"
+#include "analyze/status.h"
 
 #include "analyze/out.h"
 #include "base/alloc.h"
@@ -18,26 +19,27 @@ static int positive(const json_t *v)
 }
 
 /* ---- ceilings ------------------------------------------------------------------------- */
-int analyze_peaks_load(const char *path, analyze_peaks *pk, char *err, size_t errlen)
+analyze_status analyze_peaks_load(const char *path, analyze_peaks *pk)
 {
     json_error_t je;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-    int rc = -1;
+    analyze_status rc = ANALYZE_ERR_INPUT;
     if (!root) {
         /* jansson says "unable to open ..." for a missing file */
-        analyze_out_fail(err, errlen, "%s: %s", path, je.line > 0 ? "not JSON" : je.text);
         if (je.line > 0)
-            snprintf(err + strlen(err), errlen - strlen(err), " (line %d: %s)", je.line, je.text);
-        return -1;
+            analyze_fail(ANALYZE_ERR_INPUT, "%s: not JSON (line %d: %s)", path, je.line, je.text);
+        else
+            analyze_fail(ANALYZE_ERR_INPUT, "%s: %s", path, je.text);
+        return ANALYZE_ERR_INPUT;
     }
     memset(pk, 0, sizeof *pk);
     const json_t *g = json_object_get(root, "peak_gflops"), *b = json_object_get(root, "bandwidth_gbs");
     const json_t *cpu = json_object_get(root, "cpu"), *sg = json_object_get(root, "sgemm");
     if (!json_is_object(root) || !positive(g) || !positive(b)) {
-        analyze_out_fail(err, errlen,
-                         "%s: not a `fathom peak --format json` file (no positive peak_gflops and "
-                         "bandwidth_gbs)",
-                         path);
+        analyze_fail(ANALYZE_ERR_INPUT,
+                     "%s: not a `fathom peak --format json` file (no positive peak_gflops and "
+                     "bandwidth_gbs)",
+                     path);
         goto end;
     }
     pk->gflops = json_number_value(g);
@@ -45,7 +47,7 @@ int analyze_peaks_load(const char *path, analyze_peaks *pk, char *err, size_t er
     if (json_is_string(cpu))
         snprintf(pk->cpu, sizeof pk->cpu, "%s", json_string_value(cpu));
     if (sg && !json_is_array(sg)) {
-        analyze_out_fail(err, errlen, "%s: sgemm is not an array", path);
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: sgemm is not an array", path);
         goto end;
     }
     size_t i;
@@ -54,17 +56,17 @@ int analyze_peaks_load(const char *path, analyze_peaks *pk, char *err, size_t er
     {
         const json_t *t = json_object_get(e, "threads"), *v = json_object_get(e, "gflops");
         if (!json_is_integer(t) || json_integer_value(t) < 1 || json_integer_value(t) > UINT32_MAX || !positive(v)) {
-            analyze_out_fail(err, errlen, "%s: sgemm entry %zu wants a positive threads and gflops", path, i);
+            analyze_fail(ANALYZE_ERR_INPUT, "%s: sgemm entry %zu wants a positive threads and gflops", path, i);
             goto end;
         }
         if (pk->nsgemm == ANALYZE_PEAKS_MAX) {
-            analyze_out_fail(err, errlen, "%s: more than %d sgemm entries", path, ANALYZE_PEAKS_MAX);
+            analyze_fail(ANALYZE_ERR_INPUT, "%s: more than %d sgemm entries", path, ANALYZE_PEAKS_MAX);
             goto end;
         }
         pk->sgemm_threads[pk->nsgemm] = (uint32_t)json_integer_value(t);
         pk->sgemm_gflops[pk->nsgemm++] = json_number_value(v);
     }
-    rc = 0;
+    rc = ANALYZE_OK;
 end:
     json_decref(root);
     return rc;
@@ -188,17 +190,17 @@ void analyze_roofline_destroy(analyze_roofline *r)
     exec_free(r);
 }
 
-analyze_roofline *analyze_roofline_create(analyze_profile *const *p, size_t n, const analyze_peaks *pk,
-                                          analyze_error *e)
+analyze_status analyze_roofline_create(analyze_profile *const *p, size_t n, const analyze_peaks *pk,
+                                       analyze_roofline **out)
 {
+    *out = NULL;
     if (!n) {
-        analyze_fail(e, ANALYZE_ERR_INPUT, "roofline wants at least one trace");
-        return NULL;
+        analyze_fail(ANALYZE_ERR_INPUT, "roofline wants at least one trace");
+        return ANALYZE_ERR_INPUT;
     }
     if (!(isfinite(pk->gflops) && pk->gflops > 0 && isfinite(pk->gbs) && pk->gbs > 0)) {
-        analyze_fail(e, ANALYZE_ERR_INPUT, "roofline wants positive ceilings (GFLOP/s %g, GB/s %g)", pk->gflops,
-                     pk->gbs);
-        return NULL;
+        analyze_fail(ANALYZE_ERR_INPUT, "roofline wants positive ceilings (GFLOP/s %g, GB/s %g)", pk->gflops, pk->gbs);
+        return ANALYZE_ERR_INPUT;
     }
     analyze_roofline *r = exec_calloc(1, sizeof *r);
     if (!r || !(r->t = exec_calloc(n, sizeof *r->t)) || !(r->order = exec_calloc(n, sizeof *r->order)))
@@ -213,11 +215,12 @@ analyze_roofline *analyze_roofline_create(analyze_profile *const *p, size_t n, c
     sort_ctx = r;
     qsort(r->order, n, sizeof *r->order, cmp_traj);
     sort_ctx = NULL;
-    return r;
+    *out = r;
+    return ANALYZE_OK;
 oom:
     analyze_roofline_destroy(r);
-    analyze_fail(e, ANALYZE_ERR_NOMEM, "out of memory");
-    return NULL;
+    analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
+    return ANALYZE_ERR_NOMEM;
 }
 
 int analyze_roofline_mismatch(const analyze_roofline *r, char *buf, size_t len)
@@ -475,7 +478,7 @@ static int roofline_text(FILE *f, const analyze_roofline *r, size_t top)
     return ferror(f) ? -1 : 0;
 }
 
-int analyze_roofline_print(FILE *f, const analyze_roofline *r, analyze_format fmt, size_t top)
+int analyze_roofline_print(FILE *f, const analyze_roofline *r, cli_format fmt, size_t top)
 {
     switch (fmt) {
     case CLI_JSON: return roofline_json(f, r);
@@ -496,19 +499,19 @@ int analyze_peaks_override(analyze_peaks *pk, int have_file, double gflops, doub
 }
 
 /* ---- the row ------------------------------------------------------------------------- */
-static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
-                             analyze_error *e)
+static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out)
 {
     if (!o->peaks)
-        return analyze_fail(e, ANALYZE_ERR_INPUT, "roofline wants the ceilings");
-    analyze_roofline *r = analyze_roofline_create(p, n, o->peaks, e);
-    if (!r)
-        return e->status;
+        return analyze_fail(ANALYZE_ERR_INPUT, "roofline wants the ceilings");
+    analyze_roofline *r = NULL;
+    analyze_status st = analyze_roofline_create(p, n, o->peaks, &r);
+    if (st)
+        return st;
     *out = r;
     return ANALYZE_OK;
 }
 
-static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     return analyze_roofline_print(f, r, fmt, o->top);
 }

@@ -39,9 +39,10 @@ typedef struct analyze_peaks {
 } analyze_peaks;
 
 /* Reads the JSON that `fathom peak --format json` writes into pk (replacing
- * all of it).  0, or -1 with a one-line message in err: unreadable, not
- * JSON, or missing/invalid peak_gflops, bandwidth_gbs or sgemm entries. */
-int analyze_peaks_load(const char *path, analyze_peaks *pk, char *err, size_t errlen);
+ * all of it).  ANALYZE_OK, or ANALYZE_ERR_INPUT with a one-line message in
+ * base_errmsg(): unreadable, not JSON, or missing/invalid peak_gflops,
+ * bandwidth_gbs or sgemm entries. */
+analyze_status analyze_peaks_load(const char *path, analyze_peaks *pk);
 /* The ceilings given beside (or instead of) a peak file: gflops (when not
  * 0) is the compute ceiling at every thread count, gbs (when not 0) the
  * memory ceiling.  -1 when there is no peak file and not both. */
@@ -91,14 +92,14 @@ typedef struct analyze_roofline {
 
 /* NULL with e's status and one-line message: no traces, ceilings that
  * are not positive and finite (ANALYZE_ERR_INPUT), or ANALYZE_ERR_NOMEM. */
-analyze_roofline *analyze_roofline_create(analyze_profile *const *p, size_t n, const analyze_peaks *pk,
-                                          analyze_error *e);
+analyze_status analyze_roofline_create(analyze_profile *const *p, size_t n, const analyze_peaks *pk,
+                                       analyze_roofline **out);
 void analyze_roofline_destroy(analyze_roofline *r);
 /* Writes a one-line warning into buf (no newline) and returns 1 when the
  * peaks name a CPU and a trace names another (ceilings of one machine
  * against a trace of another); 0 otherwise. */
 int analyze_roofline_mismatch(const analyze_roofline *r, char *buf, size_t len);
 /* top: text rows of op types per trace and trajectories (0: all). */
-int analyze_roofline_print(FILE *f, const analyze_roofline *r, analyze_format fmt, size_t top);
+int analyze_roofline_print(FILE *f, const analyze_roofline *r, cli_format fmt, size_t top);
 
 #endif

@@ -116,28 +116,29 @@ static int cmp_scaling_row(const void *x, const void *y)
     return strcmp(a->name, b->name);
 }
 
-analyze_scaling *analyze_scaling_create(analyze_profile *const *p, size_t n, analyze_error *e)
+analyze_status analyze_scaling_create(analyze_profile *const *p, size_t n, analyze_scaling **out)
 {
+    *out = NULL;
     analyze_scaling *s = NULL;
     analyze_stat *cs = NULL;
     if (n < 2) {
-        analyze_fail(e, ANALYZE_ERR_INPUT, "scaling wants at least two traces at different thread counts, not %zu", n);
-        return NULL;
+        analyze_fail(ANALYZE_ERR_INPUT, "scaling wants at least two traces at different thread counts, not %zu", n);
+        return ANALYZE_ERR_INPUT;
     }
     for (size_t i = 0; i < n; i++)
         if (!p[i]->meta.have_begin || p[i]->meta.threads == 0) {
-            analyze_fail(e, ANALYZE_ERR_INPUT, "%s has no threads value (%s): scaling cannot place it",
+            analyze_fail(ANALYZE_ERR_INPUT, "%s has no threads value (%s): scaling cannot place it",
                          p[i]->source ? p[i]->source : "?", p[i]->meta.have_begin ? "threads is 0" : "no run_begin");
-            return NULL;
+            return ANALYZE_ERR_INPUT;
         }
     for (size_t i = 0; i < n; i++)
         for (size_t j = i + 1; j < n; j++)
             if (p[i]->meta.threads == p[j]->meta.threads) {
-                analyze_fail(e, ANALYZE_ERR_INPUT,
+                analyze_fail(ANALYZE_ERR_INPUT,
                              "%s and %s both ran with %u thread%s: scaling wants one trace per thread count",
                              p[i]->source ? p[i]->source : "?", p[j]->source ? p[j]->source : "?", p[i]->meta.threads,
                              p[i]->meta.threads == 1 ? "" : "s");
-                return NULL;
+                return ANALYZE_ERR_INPUT;
             }
     s = exec_calloc(1, sizeof *s);
     if (!s)
@@ -205,12 +206,13 @@ analyze_scaling *analyze_scaling_create(analyze_profile *const *p, size_t n, ana
     qsort(s->ops, s->nops, sizeof *s->ops, cmp_scaling_row);
     qsort(s->classes, s->nclasses, sizeof *s->classes, cmp_scaling_row);
     exec_free(cs);
-    return s;
+    *out = s;
+    return ANALYZE_OK;
 oom:
-    analyze_fail(e, ANALYZE_ERR_NOMEM, "out of memory");
+    analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
     exec_free(cs);
     analyze_scaling_destroy(s);
-    return NULL;
+    return ANALYZE_ERR_NOMEM;
 }
 
 int analyze_scaling_mismatch(const analyze_scaling *s, char *buf, size_t len)
@@ -469,7 +471,7 @@ static int scaling_text(FILE *f, const analyze_scaling *s, size_t top)
     return ferror(f) ? -1 : 0;
 }
 
-int analyze_scaling_print(FILE *f, const analyze_scaling *s, analyze_format fmt, size_t top)
+int analyze_scaling_print(FILE *f, const analyze_scaling *s, cli_format fmt, size_t top)
 {
     if (fmt == CLI_JSON)
         return scaling_json(f, s);
@@ -479,18 +481,18 @@ int analyze_scaling_print(FILE *f, const analyze_scaling *s, analyze_format fmt,
 }
 
 /* ---- the row ------------------------------------------------------------------------- */
-static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
-                             analyze_error *e)
+static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out)
 {
     (void)o;
-    analyze_scaling *s = analyze_scaling_create(p, n, e);
-    if (!s)
-        return e->status;
+    analyze_scaling *s = NULL;
+    analyze_status st = analyze_scaling_create(p, n, &s);
+    if (st)
+        return st;
     *out = s;
     return ANALYZE_OK;
 }
 
-static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     return analyze_scaling_print(f, r, fmt, o->top);
 }
@@ -500,7 +502,7 @@ static void destroy(void *r) { analyze_scaling_destroy(r); }
 static int mismatch(const void *r, char *buf, size_t len) { return analyze_scaling_mismatch(r, buf, len); }
 
 /* traces without kept steps (the text output says so itself) */
-static void notes(const void *r, analyze_format fmt, analyze_note_fn fn, void *ctx)
+static void notes(const void *r, cli_format fmt, analyze_note_fn fn, void *ctx)
 {
     const analyze_scaling *s = r;
     for (size_t i = 0; i < s->n && fmt != CLI_TEXT; i++) {

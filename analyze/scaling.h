@@ -44,7 +44,7 @@ typedef struct analyze_scaling {
 /* NULL with e's status and one-line message: fewer than two traces, a
  * trace without a threads value (no run_begin), two traces with the same
  * thread count (named): ANALYZE_ERR_INPUT; or ANALYZE_ERR_NOMEM. */
-analyze_scaling *analyze_scaling_create(analyze_profile *const *p, size_t n, analyze_error *e);
+analyze_status analyze_scaling_create(analyze_profile *const *p, size_t n, analyze_scaling **out);
 void analyze_scaling_destroy(analyze_scaling *s);
 /* Writes a one-line warning into buf (no newline) and returns 1 when the
  * traces that name their model and mode do not all name the same; 0 otherwise. */
@@ -53,6 +53,6 @@ int analyze_scaling_mismatch(const analyze_scaling *s, char *buf, size_t len);
  * finite t; -1 (a, b NAN) when fewer than two. */
 int analyze_amdahl_fit(const uint32_t *threads, const double *t, size_t n, double *a, double *b);
 /* top: text rows of op types (0: all; the rest summed in one line). */
-int analyze_scaling_print(FILE *f, const analyze_scaling *s, analyze_format fmt, size_t top);
+int analyze_scaling_print(FILE *f, const analyze_scaling *s, cli_format fmt, size_t top);
 
 #endif

@@ -223,7 +223,7 @@ static int dendrogram_text(FILE *f, const analyze_sim *s)
     return 0;
 }
 
-int analyze_similarity(FILE *f, const analyze_sim *s, int by_class, analyze_format fmt)
+int analyze_similarity(FILE *f, const analyze_sim *s, int by_class, cli_format fmt)
 {
     size_t n = s->n;
     if (fmt == CLI_JSON) {
@@ -309,17 +309,16 @@ int analyze_similarity(FILE *f, const analyze_sim *s, int by_class, analyze_form
 }
 
 /* ---- the row ------------------------------------------------------------------------- */
-static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out,
-                             analyze_error *e)
+static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out)
 {
     analyze_sim *s = analyze_sim_create(p, n, o->by_class);
     if (!s)
-        return analyze_fail(e, ANALYZE_ERR_NOMEM, "out of memory");
+        return analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
     *out = s;
     return ANALYZE_OK;
 }
 
-static int print(FILE *f, const void *r, analyze_format fmt, const analyze_options *o)
+static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     return analyze_similarity(f, r, o->by_class, fmt);
 }

@@ -29,6 +29,6 @@ typedef struct analyze_sim {
 analyze_sim *analyze_sim_create(analyze_profile *const *p, size_t n, int by_class);
 void analyze_sim_destroy(analyze_sim *s);
 double analyze_cosine(const double *a, const double *b, size_t dim);
-int analyze_similarity(FILE *f, const analyze_sim *s, int by_class, analyze_format fmt);
+int analyze_similarity(FILE *f, const analyze_sim *s, int by_class, cli_format fmt);
 
 #endif

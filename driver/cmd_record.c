@@ -85,18 +85,18 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
 #undef OPT
     argv[n] = NULL;
 
-    char err[1024], label[256];
+    char label[256];
     tracer_manifest *base = tracer_manifest_create();
     if (!base)
         return cli_error(CMD, "out of memory");
-    tracer_manifest_set(base, "model", model, NULL, 0);
-    tracer_manifest_set(base, "mode", mode ? mode : "train", NULL, 0);
+    tracer_manifest_set(base, "model", model);
+    tracer_manifest_set(base, "mode", mode ? mode : "train");
     if (ro->preset)
-        tracer_manifest_set(base, "preset", ro->preset, NULL, 0);
+        tracer_manifest_set(base, "preset", ro->preset);
     if (ro->threads)
-        tracer_manifest_set(base, "threads", ro->threads, NULL, 0);
+        tracer_manifest_set(base, "threads", ro->threads);
     if (ro->data)
-        tracer_manifest_set(base, "data", ro->data, NULL, 0);
+        tracer_manifest_set(base, "data", ro->data);
     snprintf(label, sizeof label, "%s%s %s%s%s", ro->of, model, mode ? mode : "train", ro->preset ? " " : "",
              ro->preset ? ro->preset : "");
     tracer_record_opts o = {
@@ -117,7 +117,8 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         tracer_manifest_destroy(base);
         return cli_error(CMD, "out of memory");
     }
-    tracer_record_status st = tracer_record(&o, r, err, sizeof err);
+    tracer_record_status st = tracer_record(&o, r);
+    const char *err = base_errmsg();
     tracer_manifest_destroy(base);
     int rc = 0;
     switch (st) {
@@ -257,14 +258,12 @@ int cmd_record(int argc, char **argv)
         return cli_usage_error(CMD, "%s has no real-format loader: it runs on its built-in generator (drop --data)",
                                model);
 
-    char derr[256];
-    if (dir && tracer_archive_check_dir(dir, derr, sizeof derr))
-        return cli_usage_error(CMD, "--dir: %s", derr);
+    if (dir && tracer_archive_check_dir(dir))
+        return cli_usage_error(CMD, "--dir: %s", base_errmsg());
     if (out_path) { /* the output rule (tracer/output.h), checked before the run */
-        char oerr[2 * PATH_MAX + 128];
         const char *inputs[] = { ro.data };
-        if (tracer_output_check(out_path, inputs, ro.data ? 1 : 0, "-o", oerr, sizeof oerr))
-            return cli_error(CMD, "%s", oerr);
+        if (tracer_output_check(out_path, inputs, ro.data ? 1 : 0, "-o"))
+            return cli_error(CMD, "%s", base_errmsg());
     }
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -296,10 +295,9 @@ int cmd_record(int argc, char **argv)
         return cli_usage_error(CMD, "use --modes with --all");
     if (model_registry_count == 0)
         return cli_error(CMD, "no workloads are built in");
-    char err[512];
     signal(SIGPIPE, SIG_IGN); /* liblttng-ctl's sockets (children get it back) */
-    if (tracer_sessiond_acquire(err, sizeof err) != 0)
-        return cli_error(CMD, "%s", err);
+    if (tracer_sessiond_acquire() != TRACER_RECORD_OK)
+        return cli_error(CMD, "%s", base_errmsg());
     int failed = 0, rc = 0, total = model_registry_count * nmodes;
     for (int i = 0; i < model_registry_count && rc < 128; i++)
         for (int j = 0; j < nmodes && rc < 128; j++) { /* 128 + a signal: interrupted, stop */

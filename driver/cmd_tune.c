@@ -45,13 +45,13 @@ typedef struct model_target {
     model_config cfg;
 } model_target;
 
-static exec_status model_open(void *ctx, const replay_tune_knobs *k, void **out)
+static exec_status model_open(void *ctx, const replay_tune_knobs *k, const exec_hooks *hooks, void **out)
 {
     model_target *mt = ctx;
     model_config cfg = mt->cfg;
     cfg.batch = k->batch;
     cfg.inter = k->inter;
-    cfg.settings = (exec_settings){ .threads = k->threads, .conv_algo = k->conv_algo, .bind = k->bind };
+    cfg.settings = (exec_settings){ .threads = k->threads, .conv_algo = k->conv_algo, .bind = k->bind, .hooks = hooks };
     model *m = NULL;
     exec_status s = model_create(mt->def, &cfg, &m);
     if (!s)
@@ -59,9 +59,9 @@ static exec_status model_open(void *ctx, const replay_tune_knobs *k, void **out)
     return s;
 }
 
-static exec_status model_retune(void *inst, const replay_tune_knobs *k)
+static exec_status model_retune(void *inst, const replay_tune_knobs *k, const exec_hooks *hooks)
 {
-    exec_settings set = { .threads = k->threads, .conv_algo = k->conv_algo, .bind = k->bind };
+    exec_settings set = { .threads = k->threads, .conv_algo = k->conv_algo, .bind = k->bind, .hooks = hooks };
     model_settings_set(inst, &set, k->inter);
     return EXEC_OK;
 }

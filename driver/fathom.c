@@ -129,10 +129,9 @@ static int cmd_help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    char terr[512]; /* tracer: a traced run (FATHOM_TRACE=1, set by `fathom record`) */
-    int traced = tracer_hooks_install_from_env(terr, sizeof terr);
-    if (traced < 0)
-        return cli_error(NULL, "%s", terr);
+    int traced = 0; /* tracer: a traced run (FATHOM_TRACE=1, set by `fathom record`) */
+    if (tracer_hooks_install_from_env(&traced) != TRACER_OK)
+        return cli_error(NULL, "%s", base_errmsg());
     if (traced) { /* a recorded run: a signal stops it at the next op boundary, flushed */
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);

@@ -49,9 +49,11 @@ typedef enum exec_status {
 
 const char *exec_status_str(exec_status s);
 
-/* The last error message of the calling thread ("MatMul: inner dims 3 != 4"). */
+/* The convention of every library (base/error.h): a status and the
+ * calling thread's one-line message ("MatMul: inner dims 3 != 4").
+ * exec_errmsg() is base_errmsg(). */
 const char *exec_errmsg(void);
-/* Sets the thread's error message; returns s so callers can `return exec_fail(...)`. */
+/* Sets the thread's message (base_fail); returns s so callers can `return exec_fail(...)`. */
 exec_status exec_fail(exec_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- the tables --------------------------------------------------------- */
@@ -237,9 +239,10 @@ typedef struct exec_settings {
     int threads;   /* intra-op threads of a sequential run, split among
                                  inter-op workers (0: exec_threads_get()) */
     int conv_algo; /* an exec_conv_algo (EXEC_CONV_DEFAULT: the process's) */
-    /* the hooks that see this run's ops (node_def, ops; borrowed, alive
-     * until the run returns: its records are handed over before); NULL:
-     * the process's.  The run, step and tensor hooks stay the process's. */
+    /* the hooks that see this run's ops (node_def, ops, with their ctx;
+     * borrowed, alive until the run returns: its records are handed over
+     * before); NULL: the process's.  The run, step and tensor hooks stay
+     * the process's. */
     const struct exec_hooks *hooks;
     int bind; /* an exec_bind: how the run's threads are pinned to CPUs
                  (EXEC_BIND_DEFAULT: the process's) */
@@ -353,7 +356,12 @@ exec_conv_algo exec_conv_algo_chosen(int kind, const int64_t geom[11], int nthre
  *   - tensor_alloc/tensor_free at planning and release; the run loop calls
  *     run_begin/end and step_begin/end.
  * Times are CLOCK_MONOTONIC nanoseconds (LTTng's default clock). NULL
- * members are skipped. */
+ * members are skipped; every callback gets the set's ctx, so a hook set
+ * keeps its state in an object of its own (one per run, if need be) rather
+ * than in globals. The process's set (exec_hooks_set: the tracer's) sees
+ * every run that names none; a graph or a run names its own in
+ * exec_settings.hooks. A set with neither node_def nor ops sees no op: its
+ * runs are untimed, as with no hooks. */
 typedef struct exec_run_info {
     const char *model, *mode, *preset, *version, *blas, *cpu;
     uint32_t batch, steps, threads, inter;
@@ -361,17 +369,19 @@ typedef struct exec_run_info {
 } exec_run_info;
 
 typedef struct exec_hooks {
-    void (*node_def)(const exec_graph *g, const exec_node *n, uint64_t flops, uint64_t bytes);
-    void (*ops)(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins, const uint64_t *ends);
-    void (*tensor_alloc)(const exec_graph *g, const exec_tensor *t);
-    void (*tensor_free)(const exec_graph *g, const exec_tensor *t);
-    void (*run_begin)(const exec_run_info *info);
-    void (*run_end)(int32_t status, uint64_t ops);
-    void (*step_begin)(uint32_t step);
-    void (*step_end)(uint32_t step, double loss);
+    void *ctx; /* the hook set's own state, passed back to every callback */
+    void (*node_def)(void *ctx, const exec_graph *g, const exec_node *n, uint64_t flops, uint64_t bytes);
+    void (*ops)(void *ctx, const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
+                const uint64_t *ends);
+    void (*tensor_alloc)(void *ctx, const exec_graph *g, const exec_tensor *t);
+    void (*tensor_free)(void *ctx, const exec_graph *g, const exec_tensor *t);
+    void (*run_begin)(void *ctx, const exec_run_info *info);
+    void (*run_end)(void *ctx, int32_t status, uint64_t ops);
+    void (*step_begin)(void *ctx, uint32_t step);
+    void (*step_end)(void *ctx, uint32_t step, double loss);
 } exec_hooks;
-/* Installs h (copied; NULL uninstalls). An install whose node_def differs
- * from the previous install's starts a new epoch: graphs describe their
+/* Installs h (copied; NULL uninstalls). An install whose node_def or ctx
+ * differs from the previous install's starts a new epoch: graphs describe their
  * nodes again before their next traced run. Installing the same node_def
  * again (tracing paused and resumed, a wrapper around the same tracer)
  * does not repeat the descriptions. */

@@ -24,10 +24,10 @@ void exec_hooks_set(const exec_hooks *h)
 {
     if (h) {
         /* a set whose node_def differs from the last one's starts a new
-         * epoch (its trace has not seen the graphs); the same node_def again
+         * epoch (its trace has not seen the graphs); the same node_def and ctx again
          * (tracing paused and resumed, a wrapper around the same tracer)
          * goes on in the epoch whose graphs are described */
-        if (h->node_def != g_hooks.node_def || !atomic_load(&g_hooks_epoch))
+        if (h->node_def != g_hooks.node_def || h->ctx != g_hooks.ctx || !atomic_load(&g_hooks_epoch))
             atomic_fetch_add(&g_hooks_epoch, 1);
         g_hooks = *h;
         g_hooks_ptr = &g_hooks;
@@ -119,7 +119,7 @@ static void tbuf_flush(tbuf *b)
         return;
     const exec_hooks *h = b->hooks;
     if (h && h->ops)
-        h->ops(b->g, b->n, b->nodes, b->begins, b->ends);
+        h->ops(h->ctx, b->g, b->n, b->nodes, b->begins, b->ends);
     atomic_store_explicit(&b->emitted, atomic_load_explicit(&b->emitted, memory_order_relaxed) + b->n,
                           memory_order_relaxed);
     b->n = 0;
@@ -140,40 +140,41 @@ uint64_t exec_ops_dispatched(void)
 void exec_trace_run_begin(const exec_run_info *info)
 {
     if (__builtin_expect(g_hooks_ptr != NULL, 0) && g_hooks_ptr->run_begin)
-        g_hooks_ptr->run_begin(info);
+        g_hooks_ptr->run_begin(g_hooks_ptr->ctx, info);
 }
 void exec_trace_run_end(int32_t status)
 {
     trace_flush_thread();
     if (__builtin_expect(g_hooks_ptr != NULL, 0) && g_hooks_ptr->run_end)
-        g_hooks_ptr->run_end(status, exec_ops_dispatched());
+        g_hooks_ptr->run_end(g_hooks_ptr->ctx, status, exec_ops_dispatched());
 }
 void exec_trace_step_begin(uint32_t step)
 {
     if (__builtin_expect(g_hooks_ptr != NULL, 0) && g_hooks_ptr->step_begin)
-        g_hooks_ptr->step_begin(step);
+        g_hooks_ptr->step_begin(g_hooks_ptr->ctx, step);
 }
 void exec_trace_step_end(uint32_t step, double loss)
 {
     trace_flush_thread();
     if (__builtin_expect(g_hooks_ptr != NULL, 0) && g_hooks_ptr->step_end)
-        g_hooks_ptr->step_end(step, loss);
+        g_hooks_ptr->step_end(g_hooks_ptr->ctx, step, loss);
 }
 
 /* Describes every node of g once per hook epoch, before its first traced run. */
 static void trace_node_defs(exec_graph *g, const exec_hooks *h)
 {
     uint64_t epoch = atomic_load(&g_hooks_epoch);
-    if (g->traced_epoch == epoch && g->traced_node_def == h->node_def)
+    if (g->traced_epoch == epoch && g->traced_node_def == h->node_def && g->traced_ctx == h->ctx)
         return;
     g->traced_epoch = epoch;
     g->traced_node_def = h->node_def;
+    g->traced_ctx = h->ctx;
     if (!h->node_def)
         return;
     for (uint32_t j = 0; j < g->nnodes; j++) {
         uint64_t flops = 0, bytes = 0;
         exec_op_table[g->nodes[j].op].cost(g, &g->nodes[j], &flops, &bytes);
-        h->node_def(g, &g->nodes[j], flops, bytes);
+        h->node_def(h->ctx, g, &g->nodes[j], flops, bytes);
     }
 }
 
@@ -638,6 +639,8 @@ static exec_settings settings_of_run(const exec_graph *g, const exec_run_opts *o
         r.bind = exec_bind_get();
     if (!r.hooks)
         r.hooks = g_hooks_ptr;
+    if (r.hooks && !r.hooks->node_def && !r.hooks->ops)
+        r.hooks = NULL; /* a set that sees no op: the run goes untimed */
     if (r.threads <= 0)
         r.threads = exec_threads_get();
     return r;

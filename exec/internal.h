@@ -20,7 +20,8 @@ struct exec_graph {
     uint32_t trace_id;     /* exec_trace_graph_id(): unique in the process */
     uint64_t traced_epoch; /* the hook epoch whose node_defs this graph emitted (0: none) */
     /* the node_def hook they went to (a run's own hooks may differ from the process's) */
-    void (*traced_node_def)(const exec_graph *g, const exec_node *n, uint64_t flops, uint64_t bytes);
+    void (*traced_node_def)(void *ctx, const exec_graph *g, const exec_node *n, uint64_t flops, uint64_t bytes);
+    void *traced_ctx;   /* ... and the ctx of that hook set */
     uint64_t runs;      /* completed exec_graph_run calls */
     uint64_t ops_run;   /* op invocations executed */
     exec_status status; /* sticky builder error */

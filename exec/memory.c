@@ -77,7 +77,7 @@ exec_status exec_graph_plan(exec_graph *g)
         off[t->role] += align_up(t->bytes);
         init_tensor(g, t);
         if (h && h->tensor_alloc)
-            h->tensor_alloc(g, t);
+            h->tensor_alloc(h->ctx, g, t);
     }
     g->planned = true;
     return EXEC_OK;
@@ -88,7 +88,7 @@ void exec_memory_release(exec_graph *g)
     const exec_hooks *h = exec_hooks_cur();
     if (g->planned && h && h->tensor_free)
         for (uint32_t id = 1; id < g->ntensors; id++)
-            h->tensor_free(g, &g->tensors[id]);
+            h->tensor_free(h->ctx, g, &g->tensors[id]);
     for (int w = 0; w < EXEC_MAX_WORKERS; w++) {
         exec_free_aligned(g->scratch[w]);
         g->scratch[w] = NULL;

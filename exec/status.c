@@ -1,11 +1,10 @@
-/* status.c -- status codes and the per-thread error message. */
+/* status.c -- exec's status codes; the message is the thread's one
+ * (base/error.h). */
 #include "exec.h"
 
-#include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
+#include "base/error.h"
 
-static _Thread_local char g_msg[512];
+#include <stdarg.h>
 
 const char *exec_status_str(exec_status s)
 {
@@ -22,16 +21,13 @@ const char *exec_status_str(exec_status s)
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown status";
 }
 
-const char *exec_errmsg(void) { return g_msg[0] ? g_msg : "no error"; }
+const char *exec_errmsg(void) { return base_errmsg(); }
 
 exec_status exec_fail(exec_status s, const char *fmt, ...)
 {
-    /* format aside first: callers may pass exec_errmsg() as an argument */
-    char buf[sizeof g_msg];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    base_vfail((int)s, fmt, ap);
     va_end(ap);
-    memcpy(g_msg, buf, sizeof g_msg);
     return s;
 }

@@ -20,10 +20,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     tracer_trace *t = NULL;
-    char err[1024];
-
     fz_write(data, size);
-    if (tracer_trace_open(fz_input, &t, err, sizeof err) == TRACER_ARCHIVE_OK) {
+    base_errmsg_clear();
+    if (tracer_trace_open(fz_input, &t) == TRACER_ARCHIVE_OK) {
         const char *root = tracer_trace_root(t);
         size_t rl = strlen(root);
 
@@ -31,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (strncmp(tracer_trace_ctf_path(t, i), root, rl))
                 abort(); /* a CTF path outside the tree */
         tracer_trace_close(t);
-    } else if (t || !err[0] || strchr(err, '\n')) {
+    } else if (t || !strcmp(base_errmsg(), "no error") || strchr(base_errmsg(), '\n')) {
         abort(); /* an error is one line and no trace */
     }
     fz_check_clean();

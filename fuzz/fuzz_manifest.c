@@ -13,17 +13,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     tracer_manifest *m = NULL, *back = NULL;
-    char err[256], problems[1024], msg[256];
+    char problems[1024], msg[256];
     char *text = NULL;
     size_t len = 0;
 
-    if (tracer_manifest_parse((const char *)data, size, "fuzz", &m, err, sizeof err) != TRACER_ARCHIVE_OK)
+    if (tracer_manifest_parse((const char *)data, size, "fuzz", &m) != TRACER_ARCHIVE_OK)
         return 0;
     (void)tracer_manifest_check(m, problems, sizeof problems);
     (void)tracer_manifest_check_schema(m, 1, msg, sizeof msg);
-    if (tracer_manifest_serialize(m, &text, &len, err, sizeof err) != TRACER_ARCHIVE_OK)
+    if (tracer_manifest_serialize(m, &text, &len) != TRACER_ARCHIVE_OK)
         abort(); /* a parsed manifest always serializes */
-    if (tracer_manifest_parse(text, len, "again", &back, err, sizeof err) != TRACER_ARCHIVE_OK ||
+    if (tracer_manifest_parse(text, len, "again", &back) != TRACER_ARCHIVE_OK ||
         tracer_manifest_count(back) != tracer_manifest_count(m))
         abort();
     for (size_t i = 0; i < tracer_manifest_count(m); i++)

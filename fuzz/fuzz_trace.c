@@ -30,14 +30,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     analyze_read_options o = { 0, 0 };
     analyze_profile *p = NULL;
-    char err[2048];
 
     fz_write(data, size);
-    err[0] = '\0';
-    if (analyze_read(fz_input, &o, &p, err, sizeof err) == 0) {
+    base_errmsg_clear();
+    if (analyze_read(fz_input, &o, &p) == 0) {
         analyze_breakdown(devnull, &p, 1, CLI_JSON, 10);
         analyze_profile_destroy(p);
-    } else if (p || !err[0]) {
+    } else if (p || !strcmp(base_errmsg(), "no error")) {
         abort(); /* an error has a message and no profile */
     }
     fz_check_clean();

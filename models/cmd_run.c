@@ -149,7 +149,7 @@ int cmd_run(int argc, char **argv)
     model_run_opts o = {
         .steps = steps ? (int)steps : model_default_steps(cfg.preset),
         .threads = (int)threads,
-        .format = format == CLI_JSON ? MODEL_OUT_JSON : MODEL_OUT_TEXT,
+        .format = (cli_format)format,
         .out = stdout,
         .progress = isatty(STDERR_FILENO) ? stderr : NULL,
     };

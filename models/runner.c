@@ -41,7 +41,7 @@ exec_status model_runner(const model_def *def, const model_config *cfg, const mo
         return s;
     r.params = exec_param_count(m->g);
     const int threads = cfg->settings.threads > 0 ? cfg->settings.threads : exec_threads_get();
-    bool json = o->out && o->format == MODEL_OUT_JSON;
+    bool json = o->out && o->format == CLI_JSON;
     if (json)
         emit(o->out, json_pack("{s:s, s:s, s:s, s:i, s:I, s:i, s:i, s:i, s:I}", "model", def->name, "mode",
                                model_mode_name(cfg->mode), "preset", model_preset_name(cfg->preset), "batch", m->batch,
@@ -113,7 +113,7 @@ exec_status model_runner(const model_def *def, const model_config *cfg, const mo
                  json_pack("{s:b, s:i, s:f, s:f, s:f, s:f, s:o, s:o}", "summary", 1, "steps", r.steps, "mean_ms",
                            r.mean_ms, "mean_engine_ms", r.mean_engine_ms, "first_ms", r.first_ms, "total_ms",
                            r.total_ms, "first_loss", loss_json(r.first_loss), "last_loss", loss_json(r.last_loss)));
-        } else if (o->format == MODEL_OUT_TEXT) {
+        } else {
             fprintf(o->out, "%s %s (%s): batch %d, %lld parameters, %d thread%s, inter %u\n", def->name,
                     model_mode_name(cfg->mode), model_preset_name(cfg->preset), m->batch, (long long)r.params, threads,
                     threads == 1 ? "" : "s", info.inter);

@@ -3,6 +3,7 @@
  * announces the run and each step to the engine's hooks (the tracer). */
 #ifndef FATHOM_MODELS_RUNNER_H
 #define FATHOM_MODELS_RUNNER_H
+#include "base/cli.h"
 #include "models/model.h"
 
 #include <stdio.h>
@@ -11,15 +12,13 @@
  * after each step: how `fathom record` shows the workload's progress. */
 #define MODEL_ENV_STEP_FILE "FATHOM_STEP_FILE"
 
-typedef enum model_out_format { MODEL_OUT_NONE, MODEL_OUT_TEXT, MODEL_OUT_JSON } model_out_format;
-
 typedef struct model_run_opts {
-    int steps;               /* > 0 */
-    int threads;             /* intra-op threads (0: all cores) */
-    model_out_format format; /* what goes to `out` */
-    FILE *out;               /* NULL: nothing */
-    FILE *progress;          /* a progress line with \r (a terminal), or NULL */
-    int step_fd;             /* > 0: "STEPS_DONE STEPS\n" rewritten there after each step
+    int steps;         /* > 0 */
+    int threads;       /* intra-op threads (0: all cores) */
+    cli_format format; /* how `out` is written: CLI_JSON, else text (no CSV) */
+    FILE *out;         /* NULL: nothing */
+    FILE *progress;    /* a progress line with \r (a terminal), or NULL */
+    int step_fd;       /* > 0: "STEPS_DONE STEPS\n" rewritten there after each step
                                 (the recorder shows step k of N from it); 0: none */
 } model_run_opts;
 

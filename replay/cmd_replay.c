@@ -229,15 +229,15 @@ static int record_replay(const char *trace, char **child_args, int nargs, const 
     for (int i = 0; i < nargs && k < 47; i++)
         argv[k++] = child_args[i];
     argv[k] = NULL;
-    char err[1024], src[PATH_MAX];
+    char src[PATH_MAX];
     const char *base = strrchr(trace, '/');
     snprintf(src, sizeof src, "%s", base && base[1] ? base + 1 : trace);
     tracer_manifest *m = tracer_manifest_create();
     if (!m)
         return cli_error("replay", "out of memory");
-    if (tracer_manifest_set(m, "replay_of", src, err, sizeof err)) {
+    if (tracer_manifest_set(m, "replay_of", src)) {
         tracer_manifest_destroy(m);
-        return cli_error("replay", "%s", err);
+        return cli_error("replay", "%s", base_errmsg());
     }
     char label[PATH_MAX + 16];
     snprintf(label, sizeof label, "replay of %s", src);
@@ -257,7 +257,8 @@ static int record_replay(const char *trace, char **child_args, int nargs, const 
     }
     signal(SIGPIPE, SIG_IGN); /* liblttng-ctl's sockets */
     fflush(stdout);
-    tracer_record_status st = tracer_record(&o, r, err, sizeof err);
+    tracer_record_status st = tracer_record(&o, r);
+    const char *err = base_errmsg();
     tracer_manifest_destroy(m);
     int rc = 0;
     switch (st) {
@@ -347,12 +348,11 @@ int cmd_replay(int argc, char **argv)
     if (record) {
         if (getenv("FATHOM_TRACE") && strcmp(getenv("FATHOM_TRACE"), "1") == 0)
             return cli_usage_error("replay", "--record inside a traced run");
-        char oerr[PATH_MAX * 2 + 128];
         const char *inputs[] = { argv[optind] };
-        if (out && tracer_output_check(out, inputs, 1, "-o", oerr, sizeof oerr))
-            return cli_error("replay", "%s", oerr);
-        if (dir && tracer_archive_check_dir(dir, oerr, sizeof oerr))
-            return cli_usage_error("replay", "--dir: %s", oerr);
+        if (out && tracer_output_check(out, inputs, 1, "-o"))
+            return cli_error("replay", "%s", base_errmsg());
+        if (dir && tracer_archive_check_dir(dir))
+            return cli_usage_error("replay", "--dir: %s", base_errmsg());
         return record_replay(argv[optind], child_args, nchild, out, dir);
     }
     FILE *dump = NULL;
@@ -360,10 +360,9 @@ int cmd_replay(int argc, char **argv)
     if (dump_path && strcmp(dump_path, "-") == 0) {
         dump = stdout;
     } else if (dump_path) {
-        char oerr[PATH_MAX * 2 + 128];
         const char *inputs[] = { argv[optind] };
-        if (tracer_output_open(dump_path, inputs, 1, "--dump-ops", &dump_out, oerr, sizeof oerr))
-            return cli_error("replay", "%s", oerr);
+        if (tracer_output_open(dump_path, inputs, 1, "--dump-ops", &dump_out))
+            return cli_error("replay", "%s", base_errmsg());
         dump = tracer_output_file(dump_out);
     }
     exec_threads_set((int)threads);
@@ -408,11 +407,10 @@ int cmd_replay(int argc, char **argv)
     if (isatty(2))
         fprintf(stderr, "\33[K");
     if (dump_out) {
-        char oerr[PATH_MAX * 2 + 128];
-        tracer_output_status ost = tracer_output_commit(dump_out, oerr, sizeof oerr);
+        tracer_output_status ost = tracer_output_commit(dump_out);
         dump_out = NULL;
         if (ost) {
-            cli_error("replay", "%s", oerr);
+            cli_error("replay", "%s", base_errmsg());
             goto end;
         }
     }

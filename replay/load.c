@@ -257,25 +257,24 @@ static void keep_steps(loader *L, const replay_load_opts *o)
 
 exec_status replay_load(const char *source, const replay_load_opts *o, replay_program *p)
 {
-    char err[512];
     tracer_trace *t = NULL;
     loader L = { .p = p };
     exec_status s = EXEC_OK;
     tracer_decode_diag g = { 0 };
-    if (tracer_read_open(source, &t, err, sizeof err))
-        return exec_fail(EXEC_ERR_IO, "%s", err);
+    if (tracer_read_open(source, &t))
+        return exec_fail(EXEC_ERR_IO, "%s", base_errmsg());
     if (tracer_trace_get_kind(t) == TRACER_TRACE_LIVE) {
         s = exec_fail(EXEC_ERR_ARG,
                       "%s: replay reads recorded traces (an archive or a CTF directory), not live sessions", source);
         goto end;
     }
-    if (tracer_decode_trace_isolated(t, source, &load_cbs, &L, &g, err, sizeof err)) {
+    if (tracer_decode_trace_isolated(t, source, &load_cbs, &L, &g)) {
         if (L.status)
             s = L.status;
-        else if (strstr(err, "no fathom events"))
+        else if (strstr(base_errmsg(), "no fathom events"))
             s = exec_fail(EXEC_ERR_ARG, "%s: no fathom events (a trace of another tool?)", source);
         else
-            s = exec_fail(EXEC_ERR_ARG, "%s", err);
+            s = exec_fail(EXEC_ERR_ARG, "%s", base_errmsg());
         goto end;
     }
     if (!L.run_begins) {

@@ -3,9 +3,10 @@
  *
  * Passes run through exec_graph_run (the engine's one dispatch point). A
  * pass that must be watched -- the one that writes the op dump, or every
- * pass of a traced replay -- runs under a small hook set wrapping the one
- * installed (the tracer's): it marks recorded step boundaries with
- * step_begin/step_end and writes the dump, then forwards every event. */
+ * pass of a traced replay -- runs with hooks of its own (exec_settings.hooks,
+ * their state a watch object of this replay) wrapping the process's (the
+ * tracer's): it marks recorded step boundaries with step_begin/step_end and
+ * writes the dump, then forwards every event. */
 #include "replay/run.h"
 
 #include "base/alloc.h"
@@ -41,25 +42,34 @@ void replay_dump_line(FILE *f, const exec_graph *g, const exec_node *n)
     fputc('\n', f);
 }
 
-/* ---- the watching hook set (one replay at a time per process) ---------- */
-static struct watch {
-    exec_hooks inner; /* the hook set that was installed */
+/* ---- the watching hooks: one watch per replay_run ------------------------ */
+typedef struct watch {
+    exec_hooks inner; /* the process's hook set (the tracer's), forwarded to */
     int traced;       /* inner exists: mark steps */
-    FILE *dump;
+    FILE *dump;       /* this pass's dump, or NULL */
     pthread_mutex_t lock;
-} W = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} watch;
 
 /* Writes the dump lines of a batch of executed nodes, then forwards it. */
-static void w_ops(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins, const uint64_t *ends)
+static void w_ops(void *ctx, const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
+                  const uint64_t *ends)
 {
-    if (W.dump) {
-        pthread_mutex_lock(&W.lock);
+    watch *w = ctx;
+    if (w->dump) {
+        pthread_mutex_lock(&w->lock);
         for (uint32_t i = 0; i < n; i++)
-            replay_dump_line(W.dump, g, exec_node_get(g, nodes[i]));
-        pthread_mutex_unlock(&W.lock);
+            replay_dump_line(w->dump, g, exec_node_get(g, nodes[i]));
+        pthread_mutex_unlock(&w->lock);
     }
-    if (W.inner.ops)
-        W.inner.ops(g, n, nodes, begins, ends);
+    if (w->inner.ops)
+        w->inner.ops(w->inner.ctx, g, n, nodes, begins, ends);
+}
+
+/* The inner set's node_def, under the watch's ctx. */
+static void w_node_def(void *ctx, const exec_graph *g, const exec_node *n, uint64_t flops, uint64_t bytes)
+{
+    watch *w = ctx;
+    w->inner.node_def(w->inner.ctx, g, n, flops, bytes);
 }
 
 static uint64_t now_ns(void)
@@ -73,25 +83,25 @@ static uint64_t now_ns(void)
  * one recorded step at a time (each a run of its nodes, so that the step's
  * ops are in the trace before its step_end); step numbers go on from pass
  * to pass. */
-static exec_status pass(replay_program *p, const exec_run_opts *ro0, FILE *dump, uint64_t *wall, uint32_t *step)
+static exec_status pass(replay_program *p, watch *w, const exec_run_opts *ro0, FILE *dump, uint64_t *wall,
+                        uint32_t *step)
 {
-    int watched = W.traced || dump;
+    int watched = w->traced || dump;
     /* a watched pass's runs see their ops through the watching hooks (the
      * run's own: the process's hooks, a tracer's, stay installed) */
-    exec_hooks h = W.inner;
-    h.ops = w_ops;
+    exec_hooks h = { .ctx = w, .node_def = w->inner.node_def ? w_node_def : NULL, .ops = w_ops };
     exec_settings set = ro0->settings ? *ro0->settings : (exec_settings){ 0 };
     exec_run_opts opts = *ro0;
     const exec_run_opts *ro = ro0;
     if (watched) {
-        W.dump = dump;
+        w->dump = dump;
         set.hooks = &h;
         opts.settings = &set;
         ro = &opts;
     }
     exec_status s = EXEC_OK;
     uint64_t t0 = now_ns();
-    if (!W.traced) {
+    if (!w->traced) {
         s = exec_graph_run(p->g, ro);
     } else {
         uint32_t nn = exec_node_count(p->g);
@@ -112,7 +122,7 @@ static exec_status pass(replay_program *p, const exec_run_opts *ro0, FILE *dump,
         }
     }
     *wall += now_ns() - t0;
-    W.dump = NULL;
+    w->dump = NULL;
     if (dump)
         fflush(dump);
     return s;
@@ -130,12 +140,13 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
     int warmup = o->warmup > 0 ? o->warmup : 0;
     int dump_extra = o->dump && warmup == 0; /* the dump pass is never timed */
     const exec_hooks *cur = exec_hooks_cur();
-    memset(&W.inner, 0, sizeof W.inner);
+    watch w = { .traced = cur != NULL };
     if (cur)
-        W.inner = *cur;
-    W.traced = cur != NULL;
+        w.inner = *cur;
+    pthread_mutex_init(&w.lock, NULL);
     uint32_t step = 0;
-    if (W.traced && !p->step_first) {
+    if (w.traced && !p->step_first) {
+        pthread_mutex_destroy(&w.lock);
         exec_free(ns);
         return exec_fail(EXEC_ERR_STATE, "replay: the program is not built");
     }
@@ -157,13 +168,13 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
     exec_settings set = { .threads = o->threads, .conv_algo = o->conv_algo };
     exec_run_opts ro = { .inter = o->inter, .max_phase = EXEC_PHASE_update, .settings = &set };
     uint64_t wall = 0;
-    for (int w = 0; w < warmup + dump_extra && !s; w++)
-        s = pass(p, &ro, w == 0 ? o->dump : NULL, &wall, &step);
+    for (int i = 0; i < warmup + dump_extra && !s; i++)
+        s = pass(p, &w, &ro, i == 0 ? o->dump : NULL, &wall, &step);
     uint64_t before = exec_graph_ops_run(p->g);
     ro.node_ns = ns;
     wall = 0;
     for (int i = 0; i < iters && !s; i++)
-        s = pass(p, &ro, NULL, &wall, &step);
+        s = pass(p, &w, &ro, NULL, &wall, &step);
     exec_trace_run_end((int32_t)s);
     if (s)
         goto end;
@@ -263,7 +274,7 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
      * replayed) is carried over */
     r->predicted_step_ns = r->rec_step_ns - r->rec_op_ns + r->rep_op_ns;
 end:
-    W.traced = 0;
+    pthread_mutex_destroy(&w.lock);
     exec_free(ns);
     return s;
 }

@@ -100,7 +100,11 @@ static exec_status ceilings(double *gflops, double *gbs)
 }
 
 /* ---- profiling through the engine's hooks -------------------------------- */
-static struct prof {
+/* One tuner's profile. Every instance it opens runs with `hooks`
+ * (exec_settings.hooks, borrowed for the instance's life): during a
+ * profiled step they are prof_ops on this profile; between, the process's
+ * (a tracer's) or none, so the measured runs are timed as any other run. */
+typedef struct prof {
     pthread_mutex_t mu;
     double type_ns[EXEC_OP_COUNT];
     double type_flops[EXEC_OP_COUNT], type_bytes[EXEC_OP_COUNT];
@@ -110,67 +114,84 @@ static struct prof {
     uint32_t *idbuf;  /* one node's tensor ids */
     size_t idcap;
     int nomem;
-} P = { .mu = PTHREAD_MUTEX_INITIALIZER };
+    exec_hooks hooks; /* what the instances' runs see */
+} prof;
 
-static void prof_ops(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
+static void prof_ops(void *ctx, const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
                      const uint64_t *ends)
 {
-    pthread_mutex_lock(&P.mu);
+    prof *P = ctx;
+    pthread_mutex_lock(&P->mu);
     for (uint32_t i = 0; i < n; i++) {
         const exec_node *nd = exec_node_get(g, nodes[i]);
         if (!nd)
             continue;
         uint64_t f = 0, b = 0, d = ends[i] > begins[i] ? ends[i] - begins[i] : 0;
         exec_node_cost(g, nd, &f, &b);
-        P.type_ns[nd->op] += (double)d;
-        P.type_flops[nd->op] += (double)f;
-        P.type_bytes[nd->op] += (double)b;
-        P.class_ns[exec_op_table[nd->op].cls] += (double)d;
-        if (!P.flow || P.nomem)
+        P->type_ns[nd->op] += (double)d;
+        P->type_flops[nd->op] += (double)f;
+        P->type_bytes[nd->op] += (double)b;
+        P->class_ns[exec_op_table[nd->op].cls] += (double)d;
+        if (!P->flow || P->nomem)
             continue;
         size_t k = (size_t)nd->nin + (size_t)nd->nout;
-        if (k > P.idcap) { /* the trace's tensor ids of this node, inputs first */
-            uint32_t *v = exec_realloc(P.idbuf, k * sizeof *v);
+        if (k > P->idcap) { /* the trace's tensor ids of this node, inputs first */
+            uint32_t *v = exec_realloc(P->idbuf, k * sizeof *v);
             if (!v) {
-                P.nomem = 1;
+                P->nomem = 1;
                 continue;
             }
-            P.idbuf = v, P.idcap = k;
+            P->idbuf = v, P->idcap = k;
         }
         for (int j = 0; j < nd->nin; j++)
-            P.idbuf[j] = exec_trace_tensor_id(g, nd->in[j]);
+            P->idbuf[j] = exec_trace_tensor_id(g, nd->in[j]);
         for (int j = 0; j < nd->nout; j++)
-            P.idbuf[nd->nin + j] = exec_trace_tensor_id(g, nd->out[j]);
-        if (tracer_flow_add(&P.recs, begins[i], begins[i] + d, P.idbuf, (uint32_t)nd->nin, P.idbuf + nd->nin,
+            P->idbuf[nd->nin + j] = exec_trace_tensor_id(g, nd->out[j]);
+        if (tracer_flow_add(&P->recs, begins[i], begins[i] + d, P->idbuf, (uint32_t)nd->nin, P->idbuf + nd->nin,
                             (uint32_t)nd->nout))
-            P.nomem = 1;
+            P->nomem = 1;
     }
-    pthread_mutex_unlock(&P.mu);
+    pthread_mutex_unlock(&P->mu);
 }
 
-static void prof_reset(int flow)
+/* The instances' hooks between profiled steps: the process's, or none. */
+static void prof_idle(prof *P)
 {
-    memset(P.type_ns, 0, sizeof P.type_ns);
-    memset(P.type_flops, 0, sizeof P.type_flops);
-    memset(P.type_bytes, 0, sizeof P.type_bytes);
-    memset(P.class_ns, 0, sizeof P.class_ns);
-    P.flow = flow;
-    tracer_flow_clear(&P.recs);
-    P.nomem = 0;
+    const exec_hooks *cur = exec_hooks_cur();
+    P->hooks = cur ? *cur : (exec_hooks){ 0 };
 }
 
-static void prof_free(void)
+static void prof_init(prof *P)
 {
-    tracer_flow_free(&P.recs);
-    exec_free(P.idbuf);
-    P.idbuf = NULL, P.idcap = 0;
+    memset(P, 0, sizeof *P);
+    pthread_mutex_init(&P->mu, NULL);
+    prof_idle(P);
+}
+
+static void prof_reset(prof *P, int flow)
+{
+    memset(P->type_ns, 0, sizeof P->type_ns);
+    memset(P->type_flops, 0, sizeof P->type_flops);
+    memset(P->type_bytes, 0, sizeof P->type_bytes);
+    memset(P->class_ns, 0, sizeof P->class_ns);
+    P->flow = flow;
+    tracer_flow_clear(&P->recs);
+    P->nomem = 0;
+}
+
+static void prof_free(prof *P)
+{
+    tracer_flow_free(&P->recs);
+    exec_free(P->idbuf);
+    P->idbuf = NULL, P->idcap = 0;
+    pthread_mutex_destroy(&P->mu);
 }
 
 /* The critical path of the step's records, added to *total and *cp. */
-static exec_status critical_path(double *total, double *cp)
+static exec_status critical_path(prof *P, double *total, double *cp)
 {
     tracer_critpath c;
-    if (tracer_flow_step(&P.recs, &c))
+    if (tracer_flow_step(&P->recs, &c))
         return exec_fail(EXEC_ERR_NOMEM, "out of memory");
     *total += (double)c.total_ns;
     *cp += (double)c.critical_ns;
@@ -317,6 +338,7 @@ typedef struct hosts {
      * data made); a switch of a warm one to other settings does not, as no
      * convolution of note has AUTO's per-thread-count timings to take */
     int new_only;
+    const exec_hooks *hooks; /* what every instance's runs see (the tuner's profile's) */
 } hosts;
 
 static int host_takes(const replay_tune_target *t, const replay_tune_knobs *a, const replay_tune_knobs *b)
@@ -339,11 +361,11 @@ static exec_status host_get(const replay_tune_target *t, hosts *h, const replay_
     if (fresh) {
         if (h->n == (int)(sizeof h->inst / sizeof h->inst[0]))
             return exec_fail(EXEC_ERR_STATE, "tune: too many instances");
-        if ((s = t->open(t->ctx, k, &h->inst[i])))
+        if ((s = t->open(t->ctx, k, h->hooks, &h->inst[i])))
             return s;
         h->cur[h->n++] = *k;
     } else if (!same_knobs(&h->cur[i], k)) {
-        if ((s = t->retune(h->inst[i], k)))
+        if ((s = t->retune(h->inst[i], k, h->hooks)))
             return s;
         h->cur[i] = *k;
     }
@@ -371,7 +393,7 @@ static void hosts_close(const replay_tune_target *t, hosts *h)
 /* One measured level: op time per type in P after one profiled step at k
  * (warmed up first); *step_ns that step's wall time, *preempt the
  * involuntary context switches during it. */
-static exec_status profile_level(const replay_tune_target *t, hosts *h, const replay_tune_knobs *k, int flow,
+static exec_status profile_level(prof *P, const replay_tune_target *t, hosts *h, const replay_tune_knobs *k, int flow,
                                  double *total, double *cp, double *step_ns, long *preempt)
 {
     void *inst = NULL;
@@ -380,19 +402,16 @@ static exec_status profile_level(const replay_tune_target *t, hosts *h, const re
     if (s)
         return s;
     uint64_t ns = 0;
-    prof_reset(flow);
-    exec_hooks hk = { .ops = prof_ops };
-    const exec_hooks *cur = exec_hooks_cur(); /* a tracer's, given back afterwards */
-    exec_hooks saved = cur ? *cur : (exec_hooks){ 0 };
+    prof_reset(P, flow);
     long p0 = preemptions();
-    exec_hooks_set(&hk);
+    P->hooks = (exec_hooks){ .ctx = P, .ops = prof_ops };
     s = t->step(inst, &ns);
-    exec_hooks_set(cur ? &saved : NULL);
+    prof_idle(P);
     *preempt = preemptions() - p0;
-    if (!s && P.nomem)
+    if (!s && P->nomem)
         s = exec_fail(EXEC_ERR_NOMEM, "out of memory for the op records");
     if (!s && flow)
-        s = critical_path(total, cp);
+        s = critical_path(P, total, cp);
     *step_ns = (double)ns;
     return s;
 }
@@ -443,9 +462,14 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     double *samples = NULL;
     void **inst = NULL;
     int *active = NULL;
+    prof P;
+    prof_init(&P);
     hosts *h = exec_calloc(1, sizeof *h);
-    if (!h)
+    if (!h) {
+        prof_free(&P);
         return exec_fail(EXEC_ERR_NOMEM, "out of memory");
+    }
+    h->hooks = &P.hooks;
     r->cores = exec_cores();
     r->budget_s = o->sweep ? 0 : budget;
     topology(r->cores, &r->physical, &r->sockets);
@@ -483,7 +507,7 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
         progress(o, "profiling at %d intra-op thread%s", k.threads, k.threads == 1 ? "" : "s");
         double tot = 0, c = 0;
         long pre = 0;
-        if ((s = profile_level(t, h, &k, pass == 0, &tot, &c, &step_ns, &pre)))
+        if ((s = profile_level(&P, t, h, &k, pass == 0, &tot, &c, &step_ns, &pre)))
             goto end;
         preempt += pre, prof_wall += step_ns;
         prof_k[nprof] = k, prof_ns[nprof++] = step_ns;
@@ -794,7 +818,7 @@ end:
     exec_free(inst);
     exec_free(samples);
     exec_free(active);
-    prof_free();
+    prof_free(&P);
     r->wall_s = now_s() - t0;
     return s;
 }
@@ -806,13 +830,13 @@ typedef struct trace_inst {
     int inter;
 } trace_inst;
 
-static exec_status trace_open(void *ctx, const replay_tune_knobs *k, void **out)
+static exec_status trace_open(void *ctx, const replay_tune_knobs *k, const exec_hooks *hooks, void **out)
 {
     trace_inst *i = exec_calloc(1, sizeof *i);
     if (!i)
         return exec_fail(EXEC_ERR_NOMEM, "out of memory");
     i->p = ctx;
-    i->set = (exec_settings){ .threads = k->threads, .conv_algo = k->conv_algo, .bind = k->bind };
+    i->set = (exec_settings){ .threads = k->threads, .conv_algo = k->conv_algo, .bind = k->bind, .hooks = hooks };
     i->inter = k->inter;
     *out = i;
     return EXEC_OK;
@@ -828,10 +852,10 @@ static exec_status trace_step(void *inst, uint64_t *ns)
     return s;
 }
 
-static exec_status trace_retune(void *inst, const replay_tune_knobs *k)
+static exec_status trace_retune(void *inst, const replay_tune_knobs *k, const exec_hooks *hooks)
 {
     trace_inst *i = inst;
-    i->set = (exec_settings){ .threads = k->threads, .conv_algo = k->conv_algo, .bind = k->bind };
+    i->set = (exec_settings){ .threads = k->threads, .conv_algo = k->conv_algo, .bind = k->bind, .hooks = hooks };
     i->inter = k->inter;
     return EXEC_OK;
 }

@@ -47,11 +47,15 @@ typedef struct replay_tune_target {
     int batch;         /* the default batch */
     int batch_fixed;   /* 1: the batch cannot change (a trace) */
     int steps_per_run; /* recorded steps one step() runs (a trace's pass: all of them) */
-    /* Makes an instance running with k; on error a status with exec_errmsg(). */
-    exec_status (*open)(void *ctx, const replay_tune_knobs *k, void **inst);
-    /* Gives an open instance knobs k of its batch and inter-op workers
-     * (NULL: every point opens an instance of its own). */
-    exec_status (*retune)(void *inst, const replay_tune_knobs *k);
+    /* Makes an instance running with k whose runs name `hooks` in their
+     * exec_settings (borrowed until close: the tuner switches them between
+     * its profiling hooks and the process's); on error a status with
+     * exec_errmsg(). */
+    exec_status (*open)(void *ctx, const replay_tune_knobs *k, const exec_hooks *hooks, void **inst);
+    /* Gives an open instance knobs k of its batch and inter-op workers, its
+     * runs still naming `hooks` (NULL: every point opens an instance of its
+     * own). */
+    exec_status (*retune)(void *inst, const replay_tune_knobs *k, const exec_hooks *hooks);
     /* One step (or one pass of a trace); *ns its wall time. */
     exec_status (*step)(void *inst, uint64_t *ns);
     void (*close)(void *inst);

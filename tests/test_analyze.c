@@ -67,10 +67,9 @@ static analyze_profile *read_ok(const char *path, uint32_t skip_first, uint32_t 
 {
     analyze_read_options o = { skip_first, skip_last };
     analyze_profile *p = NULL;
-    char err[1024] = "";
-    int rc = analyze_read(path, &o, &p, err, sizeof err);
+    int rc = analyze_read(path, &o, &p);
     if (rc)
-        fprintf(stderr, "analyze_read: %s\n", err);
+        fprintf(stderr, "analyze_read: %s\n", base_errmsg());
     assert_int_equal(rc, 0);
     assert_non_null(p);
     return p;
@@ -357,8 +356,7 @@ static void test_pairing(void **state)
     p[4] = read_ok(make("pair-vt", "conv", "vgg", CTFGEN_TRAIN, 3, NULL), 0, 0);
     analyze_pair pr[5];
     int used[5];
-    analyze_error ae;
-    int n = analyze_pairs(p, 5, 0, pr, used, &ae);
+    int n = analyze_pairs(p, 5, 0, pr, used);
     assert_int_equal(n, 2);
     assert_int_equal(pr[0].train, 1);
     assert_int_equal(pr[0].infer, 2);
@@ -369,13 +367,13 @@ static void test_pairing(void **state)
     assert_true(fabs(ratio - (double)step_ns("conv", CTFGEN_TRAIN) / (double)step_ns("conv", CTFGEN_INFER)) < 1e-12);
     /* explicit pairs: in order, and checked */
     analyze_profile *q[4] = { p[1], p[2], p[3], p[0] };
-    assert_int_equal(analyze_pairs(q, 4, 1, pr, used, &ae), 2);
+    assert_int_equal(analyze_pairs(q, 4, 1, pr, used), 2);
     analyze_profile *bad[2] = { p[2], p[1] };
-    assert_int_equal(analyze_pairs(bad, 2, 1, pr, used, &ae), -1);
+    assert_int_equal(analyze_pairs(bad, 2, 1, pr, used), -1);
     analyze_profile *none[2] = { p[4], p[0] };
-    assert_int_equal(analyze_pairs(none, 2, 0, pr, used, &ae), -1);
+    assert_int_equal(analyze_pairs(none, 2, 0, pr, used), -1);
     /* the JSON: ops only in training */
-    n = analyze_pairs(p, 5, 0, pr, used, &ae);
+    n = analyze_pairs(p, 5, 0, pr, used);
     capture c;
     assert_int_equal(analyze_compare(capture_open(&c), p, pr, (size_t)n, CLI_JSON), 0);
     char *buf = capture_close(&c);
@@ -423,11 +421,10 @@ static void test_foreign_provider(void **state)
     scen o = { .only_foreign = 1 };
     const char *dir = make("foreign", "conv", "x", CTFGEN_TRAIN, 1, &o);
     analyze_profile *q = NULL;
-    char err[1024];
-    assert_int_equal(analyze_read(dir, NULL, &q, err, sizeof err), -1);
+    assert_int_equal(analyze_read(dir, NULL, &q), ANALYZE_ERR_INPUT);
     assert_null(q);
-    assert_non_null(strstr(err, "no fathom events"));
-    assert_non_null(strstr(err, "100 events of other providers"));
+    assert_non_null(strstr(base_errmsg(), "no fathom events"));
+    assert_non_null(strstr(base_errmsg(), "100 events of other providers"));
 }
 
 static void test_unknown_schema(void **state)
@@ -436,11 +433,10 @@ static void test_unknown_schema(void **state)
     scen s = { .run_begin = 1, .schema = 3 };
     const char *dir = make("schema3", "conv", "alexnet", CTFGEN_TRAIN, 2, &s);
     analyze_profile *p = NULL;
-    char err[1024];
-    assert_int_equal(analyze_read(dir, NULL, &p, err, sizeof err), -1);
+    assert_int_equal(analyze_read(dir, NULL, &p), ANALYZE_ERR_INPUT);
     assert_null(p);
-    assert_non_null(strstr(err, "unknown trace schema version 3"));
-    assert_null(strchr(err, '\n'));
+    assert_non_null(strstr(base_errmsg(), "unknown trace schema version 3"));
+    assert_null(strchr(base_errmsg(), '\n'));
 }
 
 /* ---- schema 2: node_def + ops ------------------------------------------------
@@ -558,8 +554,8 @@ static void test_schema2(void **state)
 {
     (void)state;
     analyze_profile *p = NULL;
-    char err[1024], w[2048];
-    assert_int_equal(analyze_read(make_schema2("s2-ok", 0), NULL, &p, err, sizeof err), 0);
+    char w[2048];
+    assert_int_equal(analyze_read(make_schema2("s2-ok", 0), NULL, &p), 0);
     assert_int_equal(p->meta.schema, 2);
     assert_int_equal(p->steps_seen, 3);
     assert_int_equal(p->ops_seen, 9);
@@ -576,7 +572,7 @@ static void test_schema2(void **state)
     analyze_profile_destroy(p);
 
     /* 1: an undefined node: a warning, the record not counted, nothing else lost */
-    assert_int_equal(analyze_read(make_schema2("s2-undef", 1), NULL, &p, err, sizeof err), 0);
+    assert_int_equal(analyze_read(make_schema2("s2-undef", 1), NULL, &p), 0);
     assert_int_equal(p->diag.undefined_nodes, 1);
     assert_int_equal(optype(p, "Relu")->all.count, 2);
     assert_int_equal(optype(p, "MatMul")->all.count, 3);
@@ -586,7 +582,7 @@ static void test_schema2(void **state)
     analyze_profile_destroy(p);
 
     /* 2: sequences of unequal lengths: the event is malformed, its records ignored */
-    assert_int_equal(analyze_read(make_schema2("s2-uneq", 2), NULL, &p, err, sizeof err), 0);
+    assert_int_equal(analyze_read(make_schema2("s2-uneq", 2), NULL, &p), 0);
     assert_int_equal(p->diag.malformed_events, 1);
     assert_int_equal(optype(p, "MatMul")->all.count, 2);
     analyze_profile_warnings(p, w, sizeof w);
@@ -595,7 +591,7 @@ static void test_schema2(void **state)
     analyze_profile_destroy(p);
 
     /* 3: an end before its begin: counted as 0 ns, said so */
-    assert_int_equal(analyze_read(make_schema2("s2-neg", 3), NULL, &p, err, sizeof err), 0);
+    assert_int_equal(analyze_read(make_schema2("s2-neg", 3), NULL, &p), 0);
     assert_int_equal(p->diag.negative_time, 1);
     assert_int_equal(optype(p, "Relu")->all.ns, 200);
     analyze_profile_warnings(p, w, sizeof w);
@@ -603,7 +599,7 @@ static void test_schema2(void **state)
     analyze_profile_destroy(p);
 
     /* 4: run_end disagrees with the records */
-    assert_int_equal(analyze_read(make_schema2("s2-count", 4), NULL, &p, err, sizeof err), 0);
+    assert_int_equal(analyze_read(make_schema2("s2-count", 4), NULL, &p), 0);
     analyze_profile_warnings(p, w, sizeof w);
     assert_non_null(strstr(w, "run_end says 11 ops ran, the trace holds 9"));
     analyze_profile_destroy(p);
@@ -631,13 +627,13 @@ static void test_archive(void **state)
 {
     (void)state;
     const char *dir = make("arch", "conv", "alexnet", CTFGEN_TRAIN, 3, NULL);
-    char path[4300], err[1024];
+    char path[4300];
     snprintf(path, sizeof path, "%s/arch.tar.zst", tmpdir);
     tracer_manifest *m = tracer_manifest_create();
     assert_non_null(m);
-    assert_int_equal(tracer_manifest_add(m, "schema", "1", err, sizeof err), 0);
-    assert_int_equal(tracer_manifest_add(m, "model", "alexnet", err, sizeof err), 0);
-    assert_int_equal(tracer_archive_write(path, dir, m, err, sizeof err), 0);
+    assert_int_equal(tracer_manifest_add(m, "schema", "1"), 0);
+    assert_int_equal(tracer_manifest_add(m, "model", "alexnet"), 0);
+    assert_int_equal(tracer_archive_write(path, dir, m), 0);
     tracer_manifest_destroy(m);
     analyze_profile *p = read_ok(path, 0, 0);
     check_counts(p, "conv", CTFGEN_TRAIN, 3);
@@ -648,9 +644,9 @@ static void test_archive(void **state)
     const char *dir2 = make("arch2", "conv", "ignored", CTFGEN_INFER, 2, &s);
     snprintf(path, sizeof path, "%s/arch2.tar.zst", tmpdir);
     m = tracer_manifest_create();
-    assert_int_equal(tracer_manifest_add(m, "model", "vgg", err, sizeof err), 0);
-    assert_int_equal(tracer_manifest_add(m, "mode", "infer", err, sizeof err), 0);
-    assert_int_equal(tracer_archive_write(path, dir2, m, err, sizeof err), 0);
+    assert_int_equal(tracer_manifest_add(m, "model", "vgg"), 0);
+    assert_int_equal(tracer_manifest_add(m, "mode", "infer"), 0);
+    assert_int_equal(tracer_archive_write(path, dir2, m), 0);
     tracer_manifest_destroy(m);
     p = read_ok(path, 0, 0);
     assert_string_equal(analyze_profile_model(p), "vgg");
@@ -662,22 +658,22 @@ static void test_archive(void **state)
 static void test_bad_inputs(void **state)
 {
     (void)state;
-    char path[4300], err[1024];
+    char path[4300];
     analyze_profile *p = NULL;
     snprintf(path, sizeof path, "%s/does-not-exist", tmpdir);
-    assert_int_equal(analyze_read(path, NULL, &p, err, sizeof err), -1);
-    assert_true(err[0] && !strchr(err, '\n'));
+    assert_int_equal(analyze_read(path, NULL, &p), ANALYZE_ERR_INPUT);
+    assert_true(strcmp(base_errmsg(), "no error") && !strchr(base_errmsg(), '\n'));
     snprintf(path, sizeof path, "%s/random.bin", tmpdir);
     FILE *f = fopen(path, "wb");
     for (int i = 0; i < 10000; i++)
         fputc((i * 7919 + 13) % 251, f);
     fclose(f);
-    assert_int_equal(analyze_read(path, NULL, &p, err, sizeof err), -1);
-    assert_true(err[0] && !strchr(err, '\n'));
+    assert_int_equal(analyze_read(path, NULL, &p), ANALYZE_ERR_INPUT);
+    assert_true(strcmp(base_errmsg(), "no error") && !strchr(base_errmsg(), '\n'));
     snprintf(path, sizeof path, "%s/empty-dir", tmpdir);
     assert_int_equal(mkdir(path, 0755), 0);
-    assert_int_equal(analyze_read(path, NULL, &p, err, sizeof err), -1);
-    assert_true(err[0] && !strchr(err, '\n'));
+    assert_int_equal(analyze_read(path, NULL, &p), ANALYZE_ERR_INPUT);
+    assert_true(strcmp(base_errmsg(), "no error") && !strchr(base_errmsg(), '\n'));
     /* a CTF directory whose stream file is garbage */
     const char *dir = make("garbage", "conv", "alexnet", CTFGEN_TRAIN, 2, NULL);
     snprintf(path, sizeof path, "%s/chan_0", dir);
@@ -685,8 +681,8 @@ static void test_bad_inputs(void **state)
     fseek(f, 0, SEEK_SET);
     fputs("this is not a packet header", f);
     fclose(f);
-    assert_int_equal(analyze_read(dir, NULL, &p, err, sizeof err), -1);
-    assert_true(err[0] && !strchr(err, '\n'));
+    assert_int_equal(analyze_read(dir, NULL, &p), ANALYZE_ERR_INPUT);
+    assert_true(strcmp(base_errmsg(), "no error") && !strchr(base_errmsg(), '\n'));
     assert_null(p);
 }
 
@@ -725,7 +721,7 @@ static const analyze_diff_row *diff_class(const analyze_diff *d, const char *nam
     return NULL;
 }
 
-static char *diff_output(const analyze_diff *d, analyze_format fmt, size_t top)
+static char *diff_output(const analyze_diff *d, cli_format fmt, size_t top)
 {
     capture c;
     assert_int_equal(analyze_diff_print(capture_open(&c), d, fmt, top), 0);
@@ -1011,7 +1007,7 @@ static const char *make_scaling(const char *name, uint32_t threads, const char *
     return paths[k];
 }
 
-static char *scaling_output(const analyze_scaling *sc, analyze_format fmt, size_t top)
+static char *scaling_output(const analyze_scaling *sc, cli_format fmt, size_t top)
 {
     capture c;
     assert_int_equal(analyze_scaling_print(capture_open(&c), sc, fmt, top), 0);
@@ -1055,9 +1051,8 @@ static void test_scaling(void **state)
     p[0] = read_ok(make_scaling("sc-4", 4, "vgg", 1), 0, 0);
     p[1] = read_ok(make_scaling("sc-1", 1, "vgg", 1), 0, 0);
     p[2] = read_ok(make_scaling("sc-2", 2, "vgg", 1), 0, 0);
-    analyze_error ae = { 0 };
-    const char *err = ae.msg;
-    analyze_scaling *sc = analyze_scaling_create(p, 3, &ae);
+    analyze_scaling *sc = NULL;
+    analyze_scaling_create(p, 3, &sc);
     assert_non_null(sc);
     assert_int_equal(analyze_scaling_mismatch(sc, NULL, 0), 0);
     assert_int_equal(sc->n, 3);
@@ -1218,7 +1213,7 @@ static void test_scaling(void **state)
 
     /* two traces, baseline at 2 threads: the fit is exact, the fraction is at T0 = 2 */
     analyze_profile *two[2] = { p[0], p[2] };
-    sc = analyze_scaling_create(two, 2, &ae);
+    analyze_scaling_create(two, 2, &sc);
     assert_non_null(sc);
     assert_int_equal(sc->threads[0], 2);
     assert_string_equal(sc->ops[0].name, "MatMul");
@@ -1233,25 +1228,25 @@ static void test_scaling(void **state)
     analyze_scaling_destroy(sc);
 
     /* errors: a single trace, two traces at one thread count (both named), no threads value */
-    assert_null(analyze_scaling_create(p, 1, &ae));
-    assert_non_null(strstr(err, "at least two traces"));
+    assert_int_not_equal(analyze_scaling_create(p, 1, &(analyze_scaling *){ NULL }), ANALYZE_OK);
+    assert_non_null(strstr(base_errmsg(), "at least two traces"));
     analyze_profile *dup = read_ok(make_scaling("sc-2b", 2, "vgg", 1), 0, 0);
     analyze_profile *d3[3] = { p[1], p[2], dup };
-    assert_null(analyze_scaling_create(d3, 3, &ae));
-    assert_non_null(strstr(err, p[2]->source));
-    assert_non_null(strstr(err, dup->source));
-    assert_non_null(strstr(err, "2 threads"));
-    assert_null(strchr(err, '\n'));
+    assert_int_not_equal(analyze_scaling_create(d3, 3, &(analyze_scaling *){ NULL }), ANALYZE_OK);
+    assert_non_null(strstr(base_errmsg(), p[2]->source));
+    assert_non_null(strstr(base_errmsg(), dup->source));
+    assert_non_null(strstr(base_errmsg(), "2 threads"));
+    assert_null(strchr(base_errmsg(), '\n'));
     analyze_profile *nb = read_ok(make_scaling("sc-nobegin", 8, "vgg", 0), 0, 0);
     analyze_profile *d2[2] = { p[1], nb };
-    assert_null(analyze_scaling_create(d2, 2, &ae));
-    assert_non_null(strstr(err, nb->source));
-    assert_non_null(strstr(err, "no threads value"));
+    assert_int_not_equal(analyze_scaling_create(d2, 2, &(analyze_scaling *){ NULL }), ANALYZE_OK);
+    assert_non_null(strstr(base_errmsg(), nb->source));
+    assert_non_null(strstr(base_errmsg(), "no threads value"));
 
     /* another model is said, in one line */
     analyze_profile *other = read_ok(make_scaling("sc-8", 8, "alexnet", 1), 0, 0);
     analyze_profile *mm[2] = { p[1], other };
-    sc = analyze_scaling_create(mm, 2, &ae);
+    analyze_scaling_create(mm, 2, &sc);
     assert_non_null(sc);
     char w[512];
     assert_int_equal(analyze_scaling_mismatch(sc, w, sizeof w), 1);

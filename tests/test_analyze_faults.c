@@ -39,9 +39,8 @@ static analyze_profile *read_ok(const char *path, uint32_t skip_first)
     /* the data flow followed, as the parallelism row reads its traces */
     analyze_read_options o = { .skip_first = skip_first, .dataflow = 1 };
     analyze_profile *p = NULL;
-    char err[1024] = "";
-    if (analyze_read(path, &o, &p, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: %s\n", path, err);
+    if (analyze_read(path, &o, &p) != 0) {
+        fprintf(stderr, "%s: %s\n", path, base_errmsg());
         return NULL;
     }
     return p;
@@ -101,12 +100,12 @@ static int teardown_all(void **state)
 /* One run of the row: create, print into a string, destroy.  *out: the
  * output when print succeeded (caller frees), else NULL. */
 static analyze_status run_once(const analyze_analysis *an, analyze_profile *const *p, size_t n,
-                               const analyze_options *o, analyze_format fmt, analyze_error *e, int *io, char **out)
+                               const analyze_options *o, cli_format fmt, int *io, char **out)
 {
     void *res = NULL;
     *out = NULL;
     *io = -1;
-    analyze_status st = an->create(p, n, o, &res, e);
+    analyze_status st = an->create(p, n, o, &res);
     if (st != ANALYZE_OK)
         return st;
     capture c;
@@ -126,22 +125,21 @@ static analyze_status run_once(const analyze_analysis *an, analyze_profile *cons
  * shows as an output that differs). */
 static void inject_each(const analyze_analysis *an, analyze_profile *const *p, size_t n, const analyze_options *o)
 {
-    static const analyze_format fmts[3] = { CLI_TEXT, CLI_CSV, CLI_JSON };
+    static const cli_format fmts[3] = { CLI_TEXT, CLI_CSV, CLI_JSON };
     uint64_t last[3] = { 0 }; /* per format: the allocations of one run */
     for (int pass = 0; pass < 6; pass++) {
         int k = pass % 3, sticky = pass < 3;
-        analyze_error e = { 0 };
         int io;
         char *want;
-        assert_int_equal(run_once(an, p, n, o, fmts[k], &e, &io, &want), ANALYZE_OK);
+        assert_int_equal(run_once(an, p, n, o, fmts[k], &io, &want), ANALYZE_OK);
         assert_non_null(want);
         int failures = 0, in_create = 0;
         for (uint64_t at = 1; at < 1000000; at++) {
             size_t before = exec_alloc_bytes();
             char *got;
-            memset(&e, 0, sizeof e);
+            base_errmsg_clear();
             exec_alloc_fail_after(at, sticky);
-            analyze_status st = run_once(an, p, n, o, fmts[k], &e, &io, &got);
+            analyze_status st = run_once(an, p, n, o, fmts[k], &io, &got);
             exec_alloc_fail_after(0, 0);
             assert_int_equal(exec_alloc_bytes(), before); /* nothing left behind */
             if (st == ANALYZE_OK && io == 0) {            /* the failure met nothing: the same output */
@@ -158,8 +156,8 @@ static void inject_each(const analyze_analysis *an, analyze_profile *const *p, s
             }
             if (st != ANALYZE_OK) {
                 if (st != ANALYZE_ERR_NOMEM)
-                    fail_msg("%s: allocation %" PRIu64 " failed: status %d (%s)", an->name, at, st, e.msg);
-                assert_true(e.msg[0] != '\0' && !strchr(e.msg, '\n'));
+                    fail_msg("%s: allocation %" PRIu64 " failed: status %d (%s)", an->name, at, st, base_errmsg());
+                assert_true(strcmp(base_errmsg(), "no error") != 0 && !strchr(base_errmsg(), '\n'));
                 in_create++;
             }
             failures++;
@@ -212,9 +210,9 @@ static void test_read(void **state)
             size_t before = exec_alloc_bytes();
             analyze_read_options o = { .skip_first = 1, .dataflow = 1 };
             analyze_profile *p = NULL;
-            char err[1024] = "";
+            base_errmsg_clear();
             exec_alloc_fail_after(at, sticky);
-            int rc = analyze_read(dir, &o, &p, err, sizeof err);
+            int rc = analyze_read(dir, &o, &p);
             exec_alloc_fail_after(0, 0);
             if (rc == 0) {
                 assert_non_null(p);
@@ -228,7 +226,7 @@ static void test_read(void **state)
             }
             assert_int_equal(exec_alloc_bytes(), before);
             assert_null(p);
-            assert_true(err[0] != '\0' && !strchr(err, '\n'));
+            assert_true(strcmp(base_errmsg(), "no error") != 0 && !strchr(base_errmsg(), '\n'));
             failures++;
         }
     }
@@ -243,15 +241,14 @@ static void test_bad_input(void **state)
     analyze_options o = { 0 };
     const analyze_analysis *sc = analyze_analysis_find("scaling");
     assert_non_null(sc);
-    analyze_error e = { 0 };
     void *res = NULL;
     analyze_profile *same[2] = { ref[0], ref[1] }; /* both at the reference's thread count */
-    assert_int_equal(sc->create(same, 2, &o, &res, &e), ANALYZE_ERR_INPUT);
-    assert_non_null(strstr(e.msg, "both ran with"));
+    assert_int_equal(sc->create(same, 2, &o, &res), ANALYZE_ERR_INPUT);
+    assert_non_null(strstr(base_errmsg(), "both ran with"));
     const analyze_analysis *cmp = analyze_analysis_find("compare");
     analyze_profile *unpaired[2] = { ref[0], ref[2] };
-    assert_int_equal(cmp->create(unpaired, 2, &o, &res, &e), ANALYZE_ERR_INPUT);
-    assert_non_null(strstr(e.msg, "no training/inference pair"));
+    assert_int_equal(cmp->create(unpaired, 2, &o, &res), ANALYZE_ERR_INPUT);
+    assert_non_null(strstr(base_errmsg(), "no training/inference pair"));
     assert_null(analyze_analysis_find("nonsense"));
 }
 

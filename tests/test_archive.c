@@ -181,20 +181,19 @@ static void assert_same_tree(const char *a, const char *b)
 static tracer_manifest *sample_manifest(void)
 {
     tracer_manifest *m = tracer_manifest_create();
-    char err[ERRLEN];
 
     assert_non_null(m);
-    assert_int_equal(tracer_manifest_set_u64(m, "schema", 1, err, ERRLEN), TRACER_ARCHIVE_OK);
-    assert_int_equal(tracer_manifest_add(m, "model", "alexnet", err, ERRLEN), TRACER_ARCHIVE_OK);
-    assert_int_equal(tracer_manifest_add(m, "mode", "train", err, ERRLEN), TRACER_ARCHIVE_OK);
-    assert_int_equal(tracer_manifest_add(m, "preset", "tiny", err, ERRLEN), TRACER_ARCHIVE_OK);
-    assert_int_equal(tracer_manifest_add(m, "host", "node/7 lab", err, ERRLEN), TRACER_ARCHIVE_OK);
-    assert_int_equal(tracer_manifest_add(m, "cpu", "Intel(R) Xeon(R) \\ 2.0GHz", err, ERRLEN), TRACER_ARCHIVE_OK);
-    assert_int_equal(tracer_manifest_add(m, "blas", "OpenBLAS 0.3.21\nDYNAMIC_ARCH", err, ERRLEN), TRACER_ARCHIVE_OK);
-    assert_int_equal(tracer_manifest_set_u64(m, "threads", 8, err, ERRLEN), TRACER_ARCHIVE_OK);
-    assert_int_equal(tracer_manifest_add(m, "created", "2024-05-01T12:00:00Z", err, ERRLEN), TRACER_ARCHIVE_OK);
-    assert_int_equal(tracer_manifest_set_u64(m, "events.fathom:op_begin", 123, err, ERRLEN), TRACER_ARCHIVE_OK);
-    assert_int_equal(tracer_manifest_set_u64(m, "events.fathom:op_end", 123, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_set_u64(m, "schema", 1), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_add(m, "model", "alexnet"), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_add(m, "mode", "train"), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_add(m, "preset", "tiny"), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_add(m, "host", "node/7 lab"), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_add(m, "cpu", "Intel(R) Xeon(R) \\ 2.0GHz"), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_add(m, "blas", "OpenBLAS 0.3.21\nDYNAMIC_ARCH"), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_set_u64(m, "threads", 8), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_add(m, "created", "2024-05-01T12:00:00Z"), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_set_u64(m, "events.fathom:op_begin", 123), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_set_u64(m, "events.fathom:op_end", 123), TRACER_ARCHIVE_OK);
     return m;
 }
 
@@ -215,7 +214,7 @@ static void assert_message(const char *err, const char *what)
     assert_true(strlen(err) > 0);
     assert_null(strchr(err, '\n'));
     if (what)
-        assert_non_null(strstr(err, what));
+        assert_non_null(strstr(base_errmsg(), what));
 }
 
 /* ---------------------------------------------------------------- fixture */
@@ -258,7 +257,6 @@ static int teardown(void **state)
 static void test_manifest_roundtrip(void **state)
 {
     tracer_manifest *m = sample_manifest(), *p = NULL;
-    char err[ERRLEN] = "";
     char *text = NULL;
     size_t len = 0, lines = 0;
     uint64_t v = 0;
@@ -266,10 +264,9 @@ static void test_manifest_roundtrip(void **state)
     (void)state;
     assert_int_equal(tracer_manifest_add(m, "ctl",
                                          "a\tb\rc\x01"
-                                         "d",
-                                         err, ERRLEN),
+                                         "d"),
                      TRACER_ARCHIVE_OK);
-    assert_int_equal(tracer_manifest_serialize(m, &text, &len, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_serialize(m, &text, &len), TRACER_ARCHIVE_OK);
     assert_int_equal(strlen(text), len);
     for (size_t i = 0; i < len; i++)
         lines += text[i] == '\n';
@@ -278,7 +275,7 @@ static void test_manifest_roundtrip(void **state)
     assert_non_null(strstr(text, "events.fathom:op_begin=123\n"));
     assert_non_null(strstr(text, "blas=OpenBLAS 0.3.21\\nDYNAMIC_ARCH\n"));
     assert_non_null(strstr(text, "ctl=a\\tb\\rc\\x01d\n"));
-    assert_int_equal(tracer_manifest_parse(text, len, "t", &p, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_parse(text, len, "t", &p), TRACER_ARCHIVE_OK);
     assert_same_manifest(m, p);
     assert_string_equal(tracer_manifest_get(p, "blas"), "OpenBLAS 0.3.21\nDYNAMIC_ARCH");
     assert_int_equal(tracer_manifest_get_u64(p, "events.fathom:op_begin", &v), TRACER_ARCHIVE_OK);
@@ -294,29 +291,28 @@ static void test_manifest_roundtrip(void **state)
 static void test_manifest_add_set(void **state)
 {
     tracer_manifest *m = tracer_manifest_create();
-    char err[ERRLEN] = "";
     char longv[TRACER_MANIFEST_VALUE_MAX + 2];
 
     (void)state;
-    assert_int_equal(tracer_manifest_add(m, "a", "1", err, ERRLEN), TRACER_ARCHIVE_OK);
-    assert_int_equal(tracer_manifest_add(m, "b", "2", err, ERRLEN), TRACER_ARCHIVE_OK);
-    assert_int_equal(tracer_manifest_add(m, "a", "3", err, ERRLEN), TRACER_ARCHIVE_EEXIST);
-    assert_message(err, "'a'");
-    assert_int_equal(tracer_manifest_set(m, "a", "4", err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_add(m, "a", "1"), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_add(m, "b", "2"), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_add(m, "a", "3"), TRACER_ARCHIVE_EEXIST);
+    assert_message(base_errmsg(), "'a'");
+    assert_int_equal(tracer_manifest_set(m, "a", "4"), TRACER_ARCHIVE_OK);
     assert_int_equal(tracer_manifest_count(m), 2);
     assert_string_equal(tracer_manifest_key_at(m, 0), "a"); /* in place */
     assert_string_equal(tracer_manifest_value_at(m, 0), "4");
     assert_null(tracer_manifest_key_at(m, 2));
     /* invalid keys */
-    assert_int_equal(tracer_manifest_add(m, "", "x", err, ERRLEN), TRACER_ARCHIVE_EINVAL);
-    assert_int_equal(tracer_manifest_add(m, "a=b", "x", err, ERRLEN), TRACER_ARCHIVE_EINVAL);
-    assert_int_equal(tracer_manifest_add(m, "a\nb", "x", err, ERRLEN), TRACER_ARCHIVE_EINVAL);
-    assert_message(err, "invalid key");
-    assert_int_equal(tracer_manifest_add(m, "sp ace", "x", err, ERRLEN), TRACER_ARCHIVE_EINVAL);
+    assert_int_equal(tracer_manifest_add(m, "", "x"), TRACER_ARCHIVE_EINVAL);
+    assert_int_equal(tracer_manifest_add(m, "a=b", "x"), TRACER_ARCHIVE_EINVAL);
+    assert_int_equal(tracer_manifest_add(m, "a\nb", "x"), TRACER_ARCHIVE_EINVAL);
+    assert_message(base_errmsg(), "invalid key");
+    assert_int_equal(tracer_manifest_add(m, "sp ace", "x"), TRACER_ARCHIVE_EINVAL);
     memset(longv, 'v', sizeof(longv) - 1);
     longv[sizeof(longv) - 1] = '\0';
-    assert_int_equal(tracer_manifest_add(m, "long", longv, err, ERRLEN), TRACER_ARCHIVE_EINVAL);
-    assert_int_equal(tracer_manifest_add(m, NULL, "x", err, ERRLEN), TRACER_ARCHIVE_EINVAL);
+    assert_int_equal(tracer_manifest_add(m, "long", longv), TRACER_ARCHIVE_EINVAL);
+    assert_int_equal(tracer_manifest_add(m, NULL, "x"), TRACER_ARCHIVE_EINVAL);
     assert_int_equal(tracer_manifest_count(m), 2);
     tracer_manifest_destroy(m);
     tracer_manifest_destroy(NULL);
@@ -325,12 +321,11 @@ static void test_manifest_add_set(void **state)
 static void expect_parse_error(const char *text, const char *what)
 {
     tracer_manifest *m = (tracer_manifest *)&m; /* must be reset */
-    char err[ERRLEN] = "";
 
-    assert_int_not_equal(tracer_manifest_parse(text, strlen(text), "MF", &m, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_not_equal(tracer_manifest_parse(text, strlen(text), "MF", &m), TRACER_ARCHIVE_OK);
     assert_null(m);
-    assert_message(err, what);
-    assert_non_null(strstr(err, "MF"));
+    assert_message(base_errmsg(), what);
+    assert_non_null(strstr(base_errmsg(), "MF"));
 }
 
 static void test_manifest_parse(void **state)
@@ -339,10 +334,9 @@ static void test_manifest_parse(void **state)
                       "last=no newline";
     const char nul[] = "a=1\n\0b=2\n";
     tracer_manifest *m = NULL;
-    char err[ERRLEN] = "";
 
     (void)state;
-    assert_int_equal(tracer_manifest_parse(ok, strlen(ok), NULL, &m, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_parse(ok, strlen(ok), NULL, &m), TRACER_ARCHIVE_OK);
     assert_int_equal(tracer_manifest_count(m), 4);
     assert_string_equal(tracer_manifest_get(m, "schema"), "1");
     assert_string_equal(tracer_manifest_get(m, "empty"), "");
@@ -350,7 +344,7 @@ static void test_manifest_parse(void **state)
     assert_string_equal(tracer_manifest_get(m, "last"), "no newline");
     tracer_manifest_destroy(m);
     m = NULL;
-    assert_int_equal(tracer_manifest_parse("", 0, NULL, &m, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_parse("", 0, NULL, &m), TRACER_ARCHIVE_OK);
     assert_int_equal(tracer_manifest_count(m), 0);
     tracer_manifest_destroy(m);
 
@@ -364,9 +358,9 @@ static void test_manifest_parse(void **state)
     expect_parse_error("a=x\\x00\n", "\\x escape");
     expect_parse_error("a=x\x01y\n", "control byte");
     m = (tracer_manifest *)&m;
-    assert_int_equal(tracer_manifest_parse(nul, sizeof(nul) - 1, "MF", &m, err, ERRLEN), TRACER_ARCHIVE_EFORMAT);
+    assert_int_equal(tracer_manifest_parse(nul, sizeof(nul) - 1, "MF", &m), TRACER_ARCHIVE_EFORMAT);
     assert_null(m);
-    assert_message(err, "NUL");
+    assert_message(base_errmsg(), "NUL");
 }
 
 /* ----------------------------------------------------------- write / open */
@@ -376,14 +370,14 @@ static void test_roundtrip(void **state)
     fixture *f = *state;
     tracer_manifest *m = sample_manifest();
     tracer_trace *t = NULL;
-    char out[PATH_MAX], err[ERRLEN] = "", exp[PATH_MAX], tdir[PATH_MAX];
+    char out[PATH_MAX], exp[PATH_MAX], tdir[PATH_MAX];
 
     pjoin(out, f->out, "run.tar.zst");
-    assert_int_equal(tracer_archive_write(out, f->ctf, m, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_archive_write(out, f->ctf, m), TRACER_ARCHIVE_OK);
     assert_true(exists(out));
     assert_int_equal(count_entries(f->out), 1); /* no temp file left */
 
-    assert_int_equal(tracer_trace_open(out, &t, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_trace_open(out, &t), TRACER_ARCHIVE_OK);
     assert_non_null(t);
     assert_int_equal(tracer_trace_get_kind(t), TRACER_TRACE_ARCHIVE);
     assert_string_equal(tracer_trace_source(t), out);
@@ -414,13 +408,13 @@ static void test_no_overwrite(void **state)
 {
     fixture *f = *state;
     tracer_manifest *m = sample_manifest();
-    char out[PATH_MAX], err[ERRLEN] = "";
+    char out[PATH_MAX];
     char *content;
 
     pjoin(out, f->out, "existing.tar.zst");
     write_file(out, "precious", 8);
-    assert_int_equal(tracer_archive_write(out, f->ctf, m, err, ERRLEN), TRACER_ARCHIVE_EEXIST);
-    assert_message(err, out);
+    assert_int_equal(tracer_archive_write(out, f->ctf, m), TRACER_ARCHIVE_EEXIST);
+    assert_message(base_errmsg(), out);
     content = read_file(out, NULL);
     assert_string_equal(content, "precious");
     free(content);
@@ -433,8 +427,8 @@ static void test_no_overwrite(void **state)
         pjoin(lnk, f->ctf, "ust/uid/0/64-bit/evil");
         assert_int_equal(symlink("/etc/passwd", lnk), 0);
         pjoin(bad, f->out, "bad.tar.zst");
-        assert_int_equal(tracer_archive_write(bad, f->ctf, m, err, ERRLEN), TRACER_ARCHIVE_EINVAL);
-        assert_message(err, "evil");
+        assert_int_equal(tracer_archive_write(bad, f->ctf, m), TRACER_ARCHIVE_EINVAL);
+        assert_message(base_errmsg(), "evil");
         assert_false(exists(bad));
         assert_int_equal(count_entries(f->out), 1);
         unlink(lnk);
@@ -445,8 +439,8 @@ static void test_no_overwrite(void **state)
 
         pjoin(bad, f->out, "bad.tar.zst");
         pjoin(nodir, f->base, "nodir");
-        assert_int_not_equal(tracer_archive_write(bad, nodir, m, err, ERRLEN), TRACER_ARCHIVE_OK);
-        assert_message(err, "nodir");
+        assert_int_not_equal(tracer_archive_write(bad, nodir, m), TRACER_ARCHIVE_OK);
+        assert_message(base_errmsg(), "nodir");
         assert_int_equal(count_entries(f->out), 1);
     }
     tracer_manifest_destroy(m);
@@ -458,30 +452,27 @@ static void test_default_name(void **state)
     tracer_manifest *m = sample_manifest();
     const time_t when = 1714564800; /* 2024-05-01T12:00:00Z */
     char name[256], p1[PATH_MAX], p2[PATH_MAX], pp[PATH_MAX], dir[PATH_MAX];
-    char err[ERRLEN] = "";
     tracer_trace *t = NULL;
 
-    assert_int_equal(tracer_archive_default_name(m, when, name, sizeof(name), err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_archive_default_name(m, when, name, sizeof(name)), TRACER_ARCHIVE_OK);
     assert_string_equal(name, "alexnet-train-tiny-node_7_lab-20240501T120000Z"
                               ".tar.zst");
-    assert_int_equal(tracer_archive_default_name(m, when, name, 10, err, ERRLEN), TRACER_ARCHIVE_EINVAL);
+    assert_int_equal(tracer_archive_default_name(m, when, name, 10), TRACER_ARCHIVE_EINVAL);
 
     pjoin(dir, f->out, "traces/nested"); /* created on demand */
-    assert_int_equal(tracer_archive_default_path(dir, m, when, pp, sizeof(pp), err, ERRLEN), TRACER_ARCHIVE_OK);
-    assert_int_equal(tracer_archive_write_default(dir, f->ctf, m, when, p1, sizeof(p1), err, ERRLEN),
-                     TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_archive_default_path(dir, m, when, pp, sizeof(pp)), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_archive_write_default(dir, f->ctf, m, when, p1, sizeof(p1)), TRACER_ARCHIVE_OK);
     assert_string_equal(p1, pp);
-    assert_int_equal(tracer_archive_write_default(dir, f->ctf, m, when, p2, sizeof(p2), err, ERRLEN),
-                     TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_archive_write_default(dir, f->ctf, m, when, p2, sizeof(p2)), TRACER_ARCHIVE_OK);
     assert_string_not_equal(p1, p2);
     assert_non_null(strstr(p2, "20240501T120000Z-1.tar.zst"));
     assert_true(exists(p1));
     assert_true(exists(p2));
     assert_int_equal(count_entries(dir), 2);
-    assert_int_equal(tracer_archive_default_path(dir, m, when, pp, sizeof(pp), err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_archive_default_path(dir, m, when, pp, sizeof(pp)), TRACER_ARCHIVE_OK);
     assert_non_null(strstr(pp, "-2.tar.zst"));
 
-    assert_int_equal(tracer_trace_open(p2, &t, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_trace_open(p2, &t), TRACER_ARCHIVE_OK);
     assert_string_equal(tracer_manifest_get(tracer_trace_manifest(t), "model"), "alexnet");
     tracer_trace_close(t);
 
@@ -489,7 +480,7 @@ static void test_default_name(void **state)
     {
         tracer_manifest *e = tracer_manifest_create();
 
-        assert_int_equal(tracer_archive_default_name(e, when, name, sizeof(name), err, ERRLEN), TRACER_ARCHIVE_OK);
+        assert_int_equal(tracer_archive_default_name(e, when, name, sizeof(name)), TRACER_ARCHIVE_OK);
         assert_string_equal(name, "unknown-unknown-unknown-unknown-"
                                   "20240501T120000Z.tar.zst");
         tracer_manifest_destroy(e);
@@ -502,10 +493,10 @@ static void test_open_dir(void **state)
 {
     fixture *f = *state;
     tracer_trace *t = NULL;
-    char err[ERRLEN] = "", exp[PATH_MAX], mf[PATH_MAX], slash[PATH_MAX];
+    char exp[PATH_MAX], mf[PATH_MAX], slash[PATH_MAX];
 
     pjoin(slash, f->ctf, "/");
-    assert_int_equal(tracer_trace_open(slash, &t, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_trace_open(slash, &t), TRACER_ARCHIVE_OK);
     assert_int_equal(tracer_trace_get_kind(t), TRACER_TRACE_DIR);
     assert_int_equal(tracer_trace_ctf_count(t), 2);
     pjoin(exp, f->ctf, "ust/uid/0/64-bit");
@@ -517,7 +508,7 @@ static void test_open_dir(void **state)
     pjoin(mf, f->ctf, "ust/uid/0/64-bit/MANIFEST");
     write_file(mf, "schema=1\nmodel=vgg\n", 19);
     pjoin(exp, f->ctf, "ust/uid/0/64-bit");
-    assert_int_equal(tracer_trace_open(exp, &t, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_trace_open(exp, &t), TRACER_ARCHIVE_OK);
     assert_int_equal(tracer_trace_ctf_count(t), 1);
     assert_string_equal(tracer_trace_ctf_path(t, 0), exp);
     assert_string_equal(tracer_manifest_get(tracer_trace_manifest(t), "model"), "vgg");
@@ -525,14 +516,14 @@ static void test_open_dir(void **state)
 
     /* a broken MANIFEST is an error */
     write_file(mf, "schema 1\n", 9);
-    assert_int_equal(tracer_trace_open(exp, &t, err, ERRLEN), TRACER_ARCHIVE_EFORMAT);
+    assert_int_equal(tracer_trace_open(exp, &t), TRACER_ARCHIVE_EFORMAT);
     assert_null(t);
-    assert_message(err, "MANIFEST:1");
+    assert_message(base_errmsg(), "MANIFEST:1");
 
     /* a symlink to a CTF directory is followed at the top only */
     pjoin(exp, f->base, "link-to-ctf");
     assert_int_equal(symlink(f->ctf, exp), 0);
-    assert_int_equal(tracer_trace_open(exp, &t, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_trace_open(exp, &t), TRACER_ARCHIVE_OK);
     assert_int_equal(tracer_trace_ctf_count(t), 2);
     tracer_trace_close(t);
 
@@ -548,21 +539,21 @@ static void test_open_dir(void **state)
         write_file(p, "m", 1);
         pjoin(p, run, "MANIFEST");
         write_file(p, "model=memnet\\n\\\\x\n", 18);
-        assert_int_equal(tracer_trace_open(tr, &t, err, ERRLEN), TRACER_ARCHIVE_OK);
+        assert_int_equal(tracer_trace_open(tr, &t), TRACER_ARCHIVE_OK);
         assert_string_equal(tracer_trace_ctf_path(t, 0), tr);
         assert_string_equal(tracer_manifest_get(tracer_trace_manifest(t), "model"), "memnet\n\\x");
         tracer_trace_close(t);
     }
 
     /* no metadata anywhere */
-    assert_int_equal(tracer_trace_open(f->outside, &t, err, ERRLEN), TRACER_ARCHIVE_ENOTRACE);
+    assert_int_equal(tracer_trace_open(f->outside, &t), TRACER_ARCHIVE_ENOTRACE);
     assert_null(t);
-    assert_message(err, f->outside);
+    assert_message(base_errmsg(), f->outside);
 
     /* missing path */
     pjoin(exp, f->base, "does-not-exist");
-    assert_int_equal(tracer_trace_open(exp, &t, err, ERRLEN), TRACER_ARCHIVE_EIO);
-    assert_message(err, "does-not-exist");
+    assert_int_equal(tracer_trace_open(exp, &t), TRACER_ARCHIVE_EIO);
+    assert_message(base_errmsg(), "does-not-exist");
     assert_int_equal(count_entries(f->tmp), 0);
 }
 
@@ -570,10 +561,9 @@ static void test_open_live(void **state)
 {
     fixture *f = *state;
     tracer_trace *t = NULL;
-    char err[ERRLEN] = "";
     const char *url = "net://relay.example/host/node7/fathom-session";
 
-    assert_int_equal(tracer_trace_open(url, &t, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_trace_open(url, &t), TRACER_ARCHIVE_OK);
     assert_int_equal(tracer_trace_get_kind(t), TRACER_TRACE_LIVE);
     assert_string_equal(tracer_trace_source(t), url);
     assert_string_equal(tracer_trace_root(t), url);
@@ -581,7 +571,7 @@ static void test_open_live(void **state)
     assert_null(tracer_trace_manifest(t));
     tracer_trace_close(t);
     tracer_trace_close(NULL);
-    assert_int_equal(tracer_trace_open(NULL, &t, err, ERRLEN), TRACER_ARCHIVE_EINVAL);
+    assert_int_equal(tracer_trace_open(NULL, &t), TRACER_ARCHIVE_EINVAL);
     assert_int_equal(count_entries(f->tmp), 0);
 }
 
@@ -657,18 +647,17 @@ static void expect_reject(fixture *f, const char *path, const tracer_trace_limit
                           const char *what)
 {
     tracer_trace *t = (tracer_trace *)&t;
-    char err[ERRLEN] = "";
     tracer_archive_status got;
 
-    got = tracer_trace_open_ex(path, lim, &t, err, ERRLEN);
-    print_message("    %s -> %s\n", strrchr(path, '/') + 1, err);
+    got = tracer_trace_open_ex(path, lim, &t);
+    print_message("    %s -> %s\n", strrchr(path, '/') + 1, base_errmsg());
     assert_int_not_equal(got, TRACER_ARCHIVE_OK);
     if (st != TRACER_ARCHIVE_OK)
         assert_int_equal(got, st);
     assert_null(t);
-    assert_message(err, path);
+    assert_message(base_errmsg(), path);
     if (what)
-        assert_non_null(strstr(err, what));
+        assert_non_null(strstr(base_errmsg(), what));
     assert_int_equal(count_entries(f->tmp), 0); /* temp dir removed */
     assert_int_equal(count_entries(f->outside), 0);
 }
@@ -885,14 +874,14 @@ static void test_damaged(void **state)
 {
     fixture *f = *state;
     tracer_manifest *m = sample_manifest();
-    char good[PATH_MAX], p[PATH_MAX], err[ERRLEN];
+    char good[PATH_MAX], p[PATH_MAX];
     char *data;
     size_t len;
     unsigned char rnd[8192];
     uint32_t x = 2463534242u;
 
     pjoin(good, f->out, "good.tar.zst");
-    assert_int_equal(tracer_archive_write(good, f->ctf, m, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_archive_write(good, f->ctf, m), TRACER_ARCHIVE_OK);
     data = read_file(good, &len);
     assert_non_null(data);
 
@@ -958,7 +947,7 @@ static void test_damaged(void **state)
 static void test_other_compressions(void **state)
 {
     fixture *f = *state;
-    char p[PATH_MAX], err[ERRLEN] = "";
+    char p[PATH_MAX];
     const hentry es[] = {
         { E_DIR, "./", NULL, 0 },
         { E_FILE, "./x/metadata", NULL, 10 },
@@ -972,7 +961,7 @@ static void test_other_compressions(void **state)
 
     pjoin(p, f->out, "plain.weird-extension");
     make_tar(p, es, 2, false);
-    assert_int_equal(tracer_trace_open(p, &t, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_trace_open(p, &t), TRACER_ARCHIVE_OK);
     assert_int_equal(tracer_trace_ctf_count(t), 1);
     assert_null(tracer_trace_manifest(t));
     tracer_trace_close(t);
@@ -992,7 +981,7 @@ static void test_other_compressions(void **state)
     archive_entry_free(e);
     assert_int_equal(archive_write_close(a), ARCHIVE_OK);
     archive_write_free(a);
-    assert_int_equal(tracer_trace_open(p, &t, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_trace_open(p, &t), TRACER_ARCHIVE_OK);
     assert_int_equal(tracer_trace_ctf_count(t), 1);
     tracer_trace_close(t);
 

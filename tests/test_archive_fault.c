@@ -73,7 +73,6 @@ static size_t entries(const char *dir, char *names, size_t len)
 
 static tracer_manifest *manifest(void)
 {
-    char err[ERRLEN];
     tracer_manifest *m = tracer_manifest_create();
     assert_non_null(m);
     static const char *const kv[][2] = { { "schema", "2" },
@@ -84,7 +83,7 @@ static tracer_manifest *manifest(void)
                                          { "threads", "1" },
                                          { "blas", "a\tvalue\\with\nescapes" } };
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
-        assert_int_equal(tracer_manifest_add(m, kv[i][0], kv[i][1], err, sizeof err), TRACER_ARCHIVE_OK);
+        assert_int_equal(tracer_manifest_add(m, kv[i][0], kv[i][1]), TRACER_ARCHIVE_OK);
     return m;
 }
 
@@ -144,7 +143,7 @@ static void assert_empty(const char *dir, uint64_t n)
 }
 
 /* One run of the operation under test, with injection armed; the status. */
-typedef int (*op_fn)(uint64_t n, char *err);
+typedef int (*op_fn)(uint64_t n);
 
 /* Sticky injection (the n-th allocation and all later ones fail) for n =
  * 1, 2, ... until a run succeeds: then one-shot injection (the n-th alone
@@ -152,16 +151,15 @@ typedef int (*op_fn)(uint64_t n, char *err);
  * number of allocation points. */
 static uint64_t inject(op_fn op, void (*check)(uint64_t n), void (*undo)(void))
 {
-    char err[ERRLEN];
     uint64_t points = 0;
     for (int sticky = 1; sticky >= 0; sticky--) {
         for (uint64_t n = 1; n < MAX_POINTS; n++) {
             if (!sticky && n >= points)
                 break;
             size_t before = exec_alloc_bytes();
-            err[0] = '\0';
+            base_errmsg_clear();
             exec_alloc_fail_after(n, sticky);
-            int st = op(n, err);
+            int st = op(n);
             exec_alloc_fail_after(0, 0);
             if (st == TRACER_ARCHIVE_OK) {
                 undo();
@@ -172,7 +170,7 @@ static uint64_t inject(op_fn op, void (*check)(uint64_t n), void (*undo)(void))
                 points = n; /* past the last allocation */
                 break;
             }
-            assert_nomem(st, err, n);
+            assert_nomem(st, base_errmsg(), n);
             if (exec_alloc_bytes() != before)
                 fail_msg("allocation %llu failed: %zu bytes not given back", (unsigned long long)n,
                          exec_alloc_bytes() - before);
@@ -187,12 +185,12 @@ static uint64_t inject(op_fn op, void (*check)(uint64_t n), void (*undo)(void))
 
 static tracer_manifest *g_m;
 
-static int op_write(uint64_t n, char *err)
+static int op_write(uint64_t n)
 {
     (void)n;
     char p[PATH_MAX];
     path(p, out, "t.tar.zst");
-    return tracer_archive_write(p, ctf, g_m, err, ERRLEN);
+    return tracer_archive_write(p, ctf, g_m);
 }
 
 static void check_out_empty(uint64_t n) { assert_empty(out, n); }
@@ -213,12 +211,12 @@ static void test_write(void **state)
 }
 
 /* the default name in a folder still to be made */
-static int op_write_default(uint64_t n, char *err)
+static int op_write_default(uint64_t n)
 {
     (void)n;
     char dir[PATH_MAX], p[PATH_MAX];
     path(dir, out, "new/traces");
-    return tracer_archive_write_default(dir, ctf, g_m, 1700000000, p, sizeof p, err, ERRLEN);
+    return tracer_archive_write_default(dir, ctf, g_m, 1700000000, p, sizeof p);
 }
 
 /* The folders may have been made; no file in them. */
@@ -243,11 +241,11 @@ static void test_write_default(void **state)
 
 static char g_source[PATH_MAX];
 
-static int op_open(uint64_t n, char *err)
+static int op_open(uint64_t n)
 {
     (void)n;
     tracer_trace *t = (tracer_trace *)1;
-    int st = tracer_trace_open(g_source, &t, err, ERRLEN);
+    int st = tracer_trace_open(g_source, &t);
     if (st != TRACER_ARCHIVE_OK) {
         assert_null(t);
         return st;
@@ -267,10 +265,9 @@ static void undo_nothing(void) { assert_int_equal(entries(tmp, NULL, 0), 0); }
 static void test_open_archive(void **state)
 {
     (void)state;
-    char err[ERRLEN];
     tracer_manifest *m = manifest();
     path(g_source, out, "open.tar.zst");
-    assert_int_equal(tracer_archive_write(g_source, ctf, m, err, sizeof err), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_archive_write(g_source, ctf, m), TRACER_ARCHIVE_OK);
     tracer_manifest_destroy(m);
     uint64_t points = inject(op_open, check_tmp_empty, undo_nothing);
     printf("tracer_trace_open (archive): %llu allocation points, each a clean ENOMEM\n", (unsigned long long)points);
@@ -280,10 +277,10 @@ static void test_open_archive(void **state)
 static void test_open_dir(void **state)
 {
     (void)state;
-    char err[ERRLEN], *text = NULL;
+    char *text = NULL;
     size_t len;
     tracer_manifest *m = manifest();
-    assert_int_equal(tracer_manifest_serialize(m, &text, &len, err, sizeof err), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_serialize(m, &text, &len), TRACER_ARCHIVE_OK);
     write_file(ctf, TRACER_MANIFEST_FILE, text);
     exec_free(text);
     tracer_manifest_destroy(m);
@@ -297,17 +294,17 @@ static void test_open_dir(void **state)
 
 /* ---- the MANIFEST --------------------------------------------------------- */
 
-static int op_manifest(uint64_t n, char *err)
+static int op_manifest(uint64_t n)
 {
     (void)n;
     tracer_manifest *m = NULL;
     char *text = NULL;
     size_t len;
-    int st = tracer_manifest_read_file(g_source, &m, err, ERRLEN);
+    int st = tracer_manifest_read_file(g_source, &m);
     if (st == TRACER_ARCHIVE_OK)
-        st = tracer_manifest_set_u64(m, "steps", 12, err, ERRLEN);
+        st = tracer_manifest_set_u64(m, "steps", 12);
     if (st == TRACER_ARCHIVE_OK)
-        st = tracer_manifest_serialize(m, &text, &len, err, ERRLEN);
+        st = tracer_manifest_serialize(m, &text, &len);
     exec_free(text);
     tracer_manifest_destroy(m);
     return st;
@@ -320,10 +317,10 @@ static void undo_none(void) {}
 static void test_manifest(void **state)
 {
     (void)state;
-    char err[ERRLEN], *text = NULL;
+    char *text = NULL;
     size_t len;
     tracer_manifest *m = manifest();
-    assert_int_equal(tracer_manifest_serialize(m, &text, &len, err, sizeof err), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_serialize(m, &text, &len), TRACER_ARCHIVE_OK);
     write_file(out, "MANIFEST", text);
     exec_free(text);
     tracer_manifest_destroy(m);
@@ -335,7 +332,7 @@ static void test_manifest(void **state)
 
 /* ---- an output file (output.c: temporary, renamed into place) ----------- */
 
-static int op_output(uint64_t n, char *err)
+static int op_output(uint64_t n)
 {
     (void)n;
     char p[PATH_MAX], in[PATH_MAX];
@@ -343,11 +340,11 @@ static int op_output(uint64_t n, char *err)
     path(in, out, "input");
     const char *inputs[] = { in, ctf };
     tracer_output *o = NULL;
-    int st = (int)tracer_output_open(p, inputs, 2, "test", &o, err, ERRLEN);
+    int st = (int)tracer_output_open(p, inputs, 2, "test", &o);
     if (st != TRACER_OUTPUT_OK)
         return st == TRACER_OUTPUT_ENOMEM ? TRACER_ARCHIVE_ENOMEM : TRACER_ARCHIVE_EIO;
     fputs("result\n", tracer_output_file(o));
-    st = (int)tracer_output_commit(o, err, ERRLEN);
+    st = (int)tracer_output_commit(o);
     return st == TRACER_OUTPUT_OK       ? TRACER_ARCHIVE_OK
            : st == TRACER_OUTPUT_ENOMEM ? TRACER_ARCHIVE_ENOMEM
                                         : TRACER_ARCHIVE_EIO;

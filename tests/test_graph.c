@@ -248,9 +248,10 @@ static void test_phases(void **state)
 #define MAX_SEEN 64
 static _Atomic long seen_tid[MAX_SEEN];
 static _Atomic int nseen;
-static void note_thread(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
+static void note_thread(void *ctx, const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
                         const uint64_t *ends)
 {
+    (void)ctx;
     (void)g, (void)n, (void)nodes, (void)begins, (void)ends;
     long tid = (long)syscall(SYS_gettid);
     int k = atomic_load(&nseen);
@@ -410,28 +411,29 @@ static void test_settings_per_graph(void **state)
     exec_graph_destroy(g1), exec_graph_destroy(g2), exec_graph_destroy(g3), exec_graph_destroy(g4);
 }
 
-/* Hooks as a run's setting: counters of the node_def and ops calls each
- * hook set received. */
-static _Atomic uint32_t hk_defs[2], hk_ops[2];
-static void hk_def0(const exec_graph *g, const exec_node *n, uint64_t f, uint64_t b)
+/* Hooks as a run's setting: each hook set counts, in its own ctx, the
+ * node_def and ops calls it received and the graphs they named. */
+typedef struct hk_count {
+    _Atomic uint32_t defs, ops;
+    const exec_graph *_Atomic other; /* a graph other than `mine` seen */
+    const exec_graph *mine;          /* the only graph this set should see (NULL: any) */
+} hk_count;
+static void hk_def(void *ctx, const exec_graph *g, const exec_node *n, uint64_t f, uint64_t b)
 {
-    (void)g, (void)n, (void)f, (void)b;
-    hk_defs[0]++;
+    (void)n, (void)f, (void)b;
+    hk_count *c = ctx;
+    c->defs++;
+    if (c->mine && g != c->mine)
+        c->other = g;
 }
-static void hk_def1(const exec_graph *g, const exec_node *n, uint64_t f, uint64_t b)
+static void hk_ops(void *ctx, const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *b,
+                   const uint64_t *e)
 {
-    (void)g, (void)n, (void)f, (void)b;
-    hk_defs[1]++;
-}
-static void hk_ops0(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *b, const uint64_t *e)
-{
-    (void)g, (void)nodes, (void)b, (void)e;
-    hk_ops[0] += n;
-}
-static void hk_ops1(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *b, const uint64_t *e)
-{
-    (void)g, (void)nodes, (void)b, (void)e;
-    hk_ops[1] += n;
+    (void)nodes, (void)b, (void)e;
+    hk_count *c = ctx;
+    c->ops += n;
+    if (c->mine && g != c->mine)
+        c->other = g;
 }
 
 /* A run's hooks see that run's ops, whatever the process's are; the
@@ -442,20 +444,21 @@ static void test_hooks_per_run(void **state)
     uint32_t x, y;
     exec_graph *g = conv_graph(NULL, &x, &y);
     uint32_t nodes = exec_node_count(g);
-    exec_hooks proc = { .node_def = hk_def0, .ops = hk_ops0 }, mine = { .node_def = hk_def1, .ops = hk_ops1 };
+    hk_count c[2] = { 0 };
+    /* the same callbacks: the ctx alone tells the two sets apart */
+    exec_hooks proc = { .ctx = &c[0], .node_def = hk_def, .ops = hk_ops };
+    exec_hooks mine = { .ctx = &c[1], .node_def = hk_def, .ops = hk_ops };
     exec_settings with_mine = { .hooks = &mine };
     exec_run_opts plain = { .max_phase = EXEC_PHASE_forward };
     exec_run_opts own = { .max_phase = EXEC_PHASE_forward, .settings = &with_mine };
     uint32_t fwd = 0;
     for (uint32_t i = 0; i < nodes; i++)
         fwd += exec_node_get(g, i)->phase <= EXEC_PHASE_forward;
-    for (int k = 0; k < 2; k++)
-        hk_defs[k] = hk_ops[k] = 0;
     /* no process hooks: only the run's see anything */
     assert_int_equal(exec_graph_run(g, &own), EXEC_OK);
     assert_int_equal(exec_graph_run(g, &plain), EXEC_OK);
-    assert_int_equal(hk_ops[1], fwd);
-    assert_int_equal(hk_defs[1], nodes);
+    assert_int_equal(c[1].ops, fwd);
+    assert_int_equal(c[1].defs, nodes);
     /* process hooks installed: a plain run goes to them, an own run to its own */
     exec_hooks_set(&proc);
     assert_int_equal(exec_graph_run(g, &plain), EXEC_OK);
@@ -465,11 +468,11 @@ static void test_hooks_per_run(void **state)
     assert_int_equal(exec_graph_run(g, &own2), EXEC_OK);
     exec_hooks_set(NULL);
     printf("hooks per run: %u nodes (%u forward); process hooks %u defs %u ops, the run's %u defs %u ops\n", nodes, fwd,
-           (unsigned)hk_defs[0], (unsigned)hk_ops[0], (unsigned)hk_defs[1], (unsigned)hk_ops[1]);
-    assert_int_equal(hk_ops[0], fwd);
-    assert_int_equal(hk_ops[1], 3 * fwd);
-    assert_int_equal(hk_defs[0], nodes);     /* described to the process's hooks once */
-    assert_int_equal(hk_defs[1], 2 * nodes); /* and again to the run's after them */
+           (unsigned)c[0].defs, (unsigned)c[0].ops, (unsigned)c[1].defs, (unsigned)c[1].ops);
+    assert_int_equal(c[0].ops, fwd);
+    assert_int_equal(c[1].ops, 3 * fwd);
+    assert_int_equal(c[0].defs, nodes);     /* described to the process's hooks once */
+    assert_int_equal(c[1].defs, 2 * nodes); /* and again to the run's after them */
     exec_graph_destroy(g);
 }
 
@@ -573,15 +576,71 @@ static void test_bind(void **state)
     exec_graph_destroy(g);
 }
 
+/* Two graphs run side by side, each with a hook set of its own (one ctx
+ * each, the same callbacks, carried by the graph): each set sees its own
+ * graph's ops alone, in the number its runs executed. */
+typedef struct side_run {
+    exec_graph *g;
+    int runs, inter;
+} side_run;
+static void *side_runner(void *arg)
+{
+    side_run *r = arg;
+    exec_run_opts o = { .max_phase = EXEC_PHASE_update, .inter = r->inter };
+    for (int i = 0; i < r->runs; i++)
+        if (exec_graph_run(r->g, &o) != EXEC_OK)
+            return arg;
+    return NULL;
+}
+
+static void test_hooks_two_contexts(void **state)
+{
+    (void)state;
+    mlp m;
+    uint32_t x, y;
+    assert_int_equal(mlp_build(&m, 1), EXEC_OK);
+    exec_graph *g2 = conv_graph(NULL, &x, &y);
+    hk_count c[3] = { { .mine = m.g }, { .mine = g2 }, { 0 } };
+    exec_hooks a = { .ctx = &c[0], .node_def = hk_def, .ops = hk_ops };
+    exec_hooks b = { .ctx = &c[1], .node_def = hk_def, .ops = hk_ops };
+    exec_hooks proc = { .ctx = &c[2], .node_def = hk_def, .ops = hk_ops };
+    exec_graph_settings_set(m.g, &(exec_settings){ .threads = 1, .hooks = &a });
+    exec_graph_settings_set(g2, &(exec_settings){ .threads = 1, .hooks = &b });
+    exec_hooks_set(&proc); /* the process's set sees neither graph */
+    side_run ra = { .g = m.g, .runs = 3, .inter = 2 }, rb = { .g = g2, .runs = 5, .inter = 1 };
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, side_runner, &ra), 0);
+    void *failed_b = side_runner(&rb), *failed_a = NULL;
+    pthread_join(th, &failed_a);
+    exec_hooks_set(NULL);
+    assert_null(failed_a);
+    assert_null(failed_b);
+    uint32_t na = exec_node_count(m.g), nb = exec_node_count(g2);
+    printf("two hook contexts side by side: A %u defs %u ops (graph of %u nodes, 3 runs), B %u defs %u ops "
+           "(%u nodes, 5 runs), the process's %u defs %u ops\n",
+           (unsigned)c[0].defs, (unsigned)c[0].ops, na, (unsigned)c[1].defs, (unsigned)c[1].ops, nb,
+           (unsigned)c[2].defs, (unsigned)c[2].ops);
+    assert_null(c[0].other);
+    assert_null(c[1].other);
+    assert_int_equal(c[0].defs, na);
+    assert_int_equal(c[1].defs, nb);
+    assert_int_equal(c[0].ops, 3 * na);
+    assert_int_equal(c[1].ops, 5 * nb);
+    assert_int_equal(c[2].defs + c[2].ops, 0);
+    exec_graph_destroy(m.g);
+    exec_graph_destroy(g2);
+}
+
 int main(void)
 {
     exec_threads_set(1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mlp_learns),    cmocka_unit_test(test_inter_same_result),
-        cmocka_unit_test(test_cnn_learns),    cmocka_unit_test(test_phases),
-        cmocka_unit_test(test_alloc_failure), cmocka_unit_test(test_inter_workers_persist),
-        cmocka_unit_test(test_bad_build),     cmocka_unit_test(test_settings_per_graph),
-        cmocka_unit_test(test_hooks_per_run), cmocka_unit_test(test_bind),
+        cmocka_unit_test(test_mlp_learns),         cmocka_unit_test(test_inter_same_result),
+        cmocka_unit_test(test_cnn_learns),         cmocka_unit_test(test_phases),
+        cmocka_unit_test(test_alloc_failure),      cmocka_unit_test(test_inter_workers_persist),
+        cmocka_unit_test(test_bad_build),          cmocka_unit_test(test_settings_per_graph),
+        cmocka_unit_test(test_hooks_per_run),      cmocka_unit_test(test_bind),
+        cmocka_unit_test(test_hooks_two_contexts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -131,7 +131,7 @@ static void small_archive(const char *path, uint64_t chan_bytes)
 static void test_output_rule(void **state)
 {
     fixture *f = *state;
-    char in[PATH_MAX], out[PATH_MAX], p[PATH_MAX], err[ERRLEN];
+    char in[PATH_MAX], out[PATH_MAX], p[PATH_MAX];
     const char *inputs[1];
     tracer_output *o = NULL;
     struct stat sb;
@@ -141,42 +141,42 @@ static void test_output_rule(void **state)
     inputs[0] = in;
     /* a fresh path: written under a temporary name, published whole */
     pjoin(out, f->out, "new.txt");
-    assert_int_equal(tracer_output_open(out, inputs, 1, "-o", &o, err, ERRLEN), TRACER_OUTPUT_OK);
+    assert_int_equal(tracer_output_open(out, inputs, 1, "-o", &o), TRACER_OUTPUT_OK);
     fputs("hello\n", tracer_output_file(o));
     assert_int_equal(stat(out, &sb), -1); /* not before commit */
     assert_int_equal(count_entries(f->out), 2);
-    assert_int_equal(tracer_output_commit(o, err, ERRLEN), TRACER_OUTPUT_OK);
+    assert_int_equal(tracer_output_commit(o), TRACER_OUTPUT_OK);
     assert_int_equal(stat(out, &sb), 0);
     assert_int_equal(sb.st_size, 6);
     assert_int_equal(count_entries(f->out), 2); /* no temporary left */
     /* an existing path, a symlink (even dangling), the input itself */
-    assert_int_equal(tracer_output_open(out, inputs, 1, "-o", &o, err, ERRLEN), TRACER_OUTPUT_EEXIST);
-    assert_non_null(strstr(err, "nothing is overwritten"));
+    assert_int_equal(tracer_output_open(out, inputs, 1, "-o", &o), TRACER_OUTPUT_EEXIST);
+    assert_non_null(strstr(base_errmsg(), "nothing is overwritten"));
     pjoin(p, f->out, "dangling");
     assert_int_equal(symlink("/nonexistent/target", p), 0);
-    assert_int_equal(tracer_output_open(p, inputs, 1, "-o", &o, err, ERRLEN), TRACER_OUTPUT_EEXIST);
-    assert_non_null(strstr(err, "symbolic link"));
-    assert_int_equal(tracer_output_open(in, inputs, 1, "-o", &o, err, ERRLEN), TRACER_OUTPUT_EALIAS);
-    assert_non_null(strstr(err, "is the input"));
+    assert_int_equal(tracer_output_open(p, inputs, 1, "-o", &o), TRACER_OUTPUT_EEXIST);
+    assert_non_null(strstr(base_errmsg(), "symbolic link"));
+    assert_int_equal(tracer_output_open(in, inputs, 1, "-o", &o), TRACER_OUTPUT_EALIAS);
+    assert_non_null(strstr(base_errmsg(), "is the input"));
     pjoin(p, f->out, "hard");
     assert_int_equal(link(in, p), 0);
-    assert_int_equal(tracer_output_check(p, inputs, 1, NULL, err, ERRLEN), TRACER_OUTPUT_EALIAS);
+    assert_int_equal(tracer_output_check(p, inputs, 1, NULL), TRACER_OUTPUT_EALIAS);
     /* a new file inside an input folder */
     inputs[0] = f->out;
     pjoin(p, f->out, "sub/inside.txt");
-    assert_int_equal(tracer_output_check(p, inputs, 1, NULL, err, ERRLEN), TRACER_OUTPUT_EALIAS);
-    assert_non_null(strstr(err, "inside the input"));
+    assert_int_equal(tracer_output_check(p, inputs, 1, NULL), TRACER_OUTPUT_EALIAS);
+    assert_non_null(strstr(base_errmsg(), "inside the input"));
     /* abort: nothing published, nothing left */
     pjoin(p, f->base, "aborted.txt");
-    assert_int_equal(tracer_output_open(p, NULL, 0, NULL, &o, err, ERRLEN), TRACER_OUTPUT_OK);
+    assert_int_equal(tracer_output_open(p, NULL, 0, NULL, &o), TRACER_OUTPUT_OK);
     fputs("partial", tracer_output_file(o));
     tracer_output_abort(o);
     assert_int_equal(stat(p, &sb), -1);
     assert_int_equal(count_entries(f->base), 2); /* tmp/ and out/ */
     /* a missing folder: the message says it cannot write */
     pjoin(p, f->base, "no/such/dir/x");
-    assert_int_equal(tracer_output_open(p, NULL, 0, NULL, &o, err, ERRLEN), TRACER_OUTPUT_EIO);
-    assert_non_null(strstr(err, "cannot write"));
+    assert_int_equal(tracer_output_open(p, NULL, 0, NULL, &o), TRACER_OUTPUT_EIO);
+    assert_non_null(strstr(base_errmsg(), "cannot write"));
 }
 
 /* Fork a child running fn(f, fd) with fd the write end of a pipe. */
@@ -200,11 +200,11 @@ static pid_t spawn(fixture *f, void (*fn)(fixture *, int), int *rfd)
 
 static void child_output(fixture *f, int fd)
 {
-    char p[PATH_MAX], err[ERRLEN];
+    char p[PATH_MAX];
     tracer_output *o = NULL;
 
     pjoin(p, f->out, "interrupted.json");
-    if (tracer_output_open(p, NULL, 0, NULL, &o, err, ERRLEN))
+    if (tracer_output_open(p, NULL, 0, NULL, &o))
         _exit(3);
     fputs("{\"partial\":", tracer_output_file(o));
     fflush(tracer_output_file(o));
@@ -242,7 +242,7 @@ static void test_output_signals(void **state)
 static void test_output_sigkill(void **state)
 {
     fixture *f = *state;
-    char p[PATH_MAX], err[ERRLEN];
+    char p[PATH_MAX];
     tracer_output *o = NULL;
     int rfd, ws;
     char c;
@@ -254,8 +254,8 @@ static void test_output_sigkill(void **state)
     assert_int_equal(waitpid(pid, &ws, 0), pid);
     assert_int_equal(count_entries(f->out), 1);
     pjoin(p, f->out, "next.json");
-    assert_int_equal(tracer_output_open(p, NULL, 0, NULL, &o, err, ERRLEN), TRACER_OUTPUT_OK);
-    assert_int_equal(tracer_output_commit(o, err, ERRLEN), TRACER_OUTPUT_OK);
+    assert_int_equal(tracer_output_open(p, NULL, 0, NULL, &o), TRACER_OUTPUT_OK);
+    assert_int_equal(tracer_output_commit(o), TRACER_OUTPUT_OK);
     assert_int_equal(count_entries(f->out), 1); /* next.json alone */
 }
 
@@ -266,10 +266,9 @@ static char big_archive[PATH_MAX];
 static void child_reader(fixture *f, int fd)
 {
     tracer_trace *t = NULL;
-    char err[ERRLEN];
 
     (void)f;
-    if (tracer_trace_open(big_archive, &t, err, ERRLEN) != TRACER_ARCHIVE_OK)
+    if (tracer_trace_open(big_archive, &t) != TRACER_ARCHIVE_OK)
         _exit(3);
     if (write(fd, "d", 1) != 1) /* extraction done */
         _exit(4);
@@ -331,7 +330,7 @@ static void test_extract_sigint(void **state)
 static void test_extract_sigkill(void **state)
 {
     fixture *f = *state;
-    char tree[PATH_MAX], small[PATH_MAX], err[ERRLEN];
+    char tree[PATH_MAX], small[PATH_MAX];
     int rfd, ws;
     struct stat sb;
     tracer_trace *t = NULL;
@@ -347,7 +346,7 @@ static void test_extract_sigkill(void **state)
     /* the next reader removes the tree of the dead one */
     pjoin(small, f->out, "small.tar.zst");
     small_archive(small, 1000);
-    assert_int_equal(tracer_trace_open(small, &t, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_trace_open(small, &t), TRACER_ARCHIVE_OK);
     assert_int_equal(stat(tree, &sb), -1);
     assert_int_equal(count_entries(f->tmp), 1); /* its own */
     tracer_trace_close(t);
@@ -358,7 +357,7 @@ static void test_extract_sigkill(void **state)
     assert_int_equal(mkdir(tree, 0700), 0);
     pjoin(tree, f->tmp, "fathom-trace-XYZ");
     assert_int_equal(mkdir(tree, 0700), 0);
-    assert_int_equal(tracer_trace_open(small, &t, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_trace_open(small, &t), TRACER_ARCHIVE_OK);
     tracer_trace_close(t);
     assert_int_equal(count_entries(f->tmp), 2);
 }
@@ -386,8 +385,8 @@ static void open_capped(const char *path, tracer_archive_status want, const char
         close(pfd[0]);
         signal(SIGXFSZ, SIG_IGN);
         setrlimit(RLIMIT_FSIZE, &rl);
-        st = tracer_trace_open(path, &t, err, ERRLEN);
-        if (write(pfd[1], err, strlen(err) + 1) < 0)
+        st = tracer_trace_open(path, &t);
+        if (write(pfd[1], base_errmsg(), strlen(base_errmsg()) + 1) < 0)
             _exit(100);
         tracer_trace_close(t);
         _exit((int)st);
@@ -429,7 +428,7 @@ static void test_bomb(void **state)
 static void test_max_extract_env(void **state)
 {
     fixture *f = *state;
-    char p[PATH_MAX], err[ERRLEN];
+    char p[PATH_MAX];
     tracer_trace *t = NULL;
     static const char *const bad[] = {
         "", "x", "-1", "0", " 5", "5 ", "12X", "99999999999999999999999", "20000000000G"
@@ -438,14 +437,14 @@ static void test_max_extract_env(void **state)
     pjoin(p, f->out, "two-mib.tar.zst");
     small_archive(p, 2u << 20);
     setenv(TRACER_TRACE_MAX_ENV, "1048576", 1);
-    assert_int_equal(tracer_trace_open(p, &t, err, ERRLEN), TRACER_ARCHIVE_ELIMIT);
+    assert_int_equal(tracer_trace_open(p, &t), TRACER_ARCHIVE_ELIMIT);
     setenv(TRACER_TRACE_MAX_ENV, "3M", 1);
-    assert_int_equal(tracer_trace_open(p, &t, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_trace_open(p, &t), TRACER_ARCHIVE_OK);
     tracer_trace_close(t);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         setenv(TRACER_TRACE_MAX_ENV, bad[i], 1);
-        assert_int_equal(tracer_trace_open(p, &t, err, ERRLEN), TRACER_ARCHIVE_EINVAL);
-        assert_non_null(strstr(err, TRACER_TRACE_MAX_ENV));
+        assert_int_equal(tracer_trace_open(p, &t), TRACER_ARCHIVE_EINVAL);
+        assert_non_null(strstr(base_errmsg(), TRACER_TRACE_MAX_ENV));
     }
     unsetenv(TRACER_TRACE_MAX_ENV);
     assert_int_equal(count_entries(f->tmp), 0);
@@ -457,7 +456,7 @@ static void test_max_extract_env(void **state)
 static void test_disk_full(void **state)
 {
     fixture *f = *state;
-    char p[PATH_MAX], many[PATH_MAX], err[ERRLEN], names[40][32];
+    char p[PATH_MAX], many[PATH_MAX], names[40][32];
     zbomb_entry es[41];
     tracer_trace *t = NULL;
 
@@ -467,9 +466,9 @@ static void test_disk_full(void **state)
     }
     pjoin(p, f->out, "two-mib.tar.zst");
     small_archive(p, 2u << 20);
-    assert_int_equal(tracer_trace_open(p, &t, err, ERRLEN), TRACER_ARCHIVE_ENOSPC);
-    assert_non_null(strstr(err, "no space left on device"));
-    assert_non_null(strstr(err, "before extracting"));
+    assert_int_equal(tracer_trace_open(p, &t), TRACER_ARCHIVE_ENOSPC);
+    assert_non_null(strstr(base_errmsg(), "no space left on device"));
+    assert_non_null(strstr(base_errmsg(), "before extracting"));
     es[0] = (zbomb_entry){ "trace/metadata", 10, 'm', '0' };
     for (int i = 0; i < 40; i++) {
         snprintf(names[i], sizeof names[i], "trace/f%d", i);
@@ -477,8 +476,8 @@ static void test_disk_full(void **state)
     }
     pjoin(many, f->out, "many.tar.zst");
     assert_int_equal(zbomb_write(many, es, 41), 0);
-    assert_int_equal(tracer_trace_open(many, &t, err, ERRLEN), TRACER_ARCHIVE_ENOSPC);
-    assert_non_null(strstr(err, "no space left on device"));
+    assert_int_equal(tracer_trace_open(many, &t), TRACER_ARCHIVE_ENOSPC);
+    assert_non_null(strstr(base_errmsg(), "no space left on device"));
     assert_int_equal(count_entries(f->tmp), 0);
     assert_int_equal(umount2(f->tmp, MNT_DETACH), 0);
 }
@@ -488,9 +487,8 @@ static void test_disk_full(void **state)
 static tracer_manifest *manifest_of(const char *text)
 {
     tracer_manifest *m = NULL;
-    char err[ERRLEN];
 
-    assert_int_equal(tracer_manifest_parse(text, strlen(text), "test", &m, err, ERRLEN), TRACER_ARCHIVE_OK);
+    assert_int_equal(tracer_manifest_parse(text, strlen(text), "test", &m), TRACER_ARCHIVE_OK);
     return m;
 }
 

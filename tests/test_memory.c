@@ -43,9 +43,8 @@ static analyze_profile *trace(const char *name, const char *model, int mode, uin
     s.ops = scen_recipe("fc", mode, &s.nops);
     assert_int_equal(scen_write(path, &s), 0);
     analyze_profile *p = NULL;
-    char err[512];
     analyze_read_options ro = { skip_first, 0 };
-    assert_int_equal(analyze_read(path, &ro, &p, err, sizeof err), 0);
+    assert_int_equal(analyze_read(path, &ro, &p), 0);
     return p;
 }
 
@@ -111,7 +110,7 @@ static void test_profile_memory(void **state)
     analyze_profile_destroy(p);
 }
 
-static char *output(analyze_profile *const *p, size_t n, analyze_format fmt)
+static char *output(analyze_profile *const *p, size_t n, cli_format fmt)
 {
     capture c;
     assert_int_equal(analyze_memory_print(capture_open(&c), p, n, fmt), 0);

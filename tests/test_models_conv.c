@@ -276,9 +276,10 @@ static void test_breakout_terminal(void **state)
 /* ---- infer runs forward-phase ops only ---- */
 
 static uint64_t g_ops, g_bad, g_backward;
-static void count_ops(const exec_graph *g, uint32_t nrec, const uint32_t *nodes, const uint64_t *begins,
+static void count_ops(void *ctx, const exec_graph *g, uint32_t nrec, const uint32_t *nodes, const uint64_t *begins,
                       const uint64_t *ends)
 {
+    (void)ctx;
     (void)begins, (void)ends;
     for (uint32_t i = 0; i < nrec; i++) {
         const exec_node *n = exec_node_get(g, nodes[i]);

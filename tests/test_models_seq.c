@@ -112,9 +112,10 @@ static void test_autoenc_learns(void **state)
 
 /* ---- phases: infer is forward only ------------------------------------- */
 static int phase_count[EXEC_PHASE_COUNT];
-static void count_phase(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
+static void count_phase(void *ctx, const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
                         const uint64_t *ends)
 {
+    (void)ctx;
     (void)begins, (void)ends;
     for (uint32_t i = 0; i < n; i++)
         phase_count[exec_node_get(g, nodes[i])->phase]++;
@@ -196,9 +197,10 @@ static void test_full_presets_build(void **state)
 /* ---- speech: the backward direction exists and runs --------------------- */
 static uint32_t bw_u, fw_u;
 static int bw_runs, fw_runs;
-static void count_rnn(const exec_graph *g, uint32_t nrec, const uint32_t *nodes, const uint64_t *begins,
+static void count_rnn(void *ctx, const exec_graph *g, uint32_t nrec, const uint32_t *nodes, const uint64_t *begins,
                       const uint64_t *ends)
 {
+    (void)ctx;
     (void)begins, (void)ends;
     for (uint32_t i = 0; i < nrec; i++) {
         const exec_node *n = exec_node_get(g, nodes[i]);

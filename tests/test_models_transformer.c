@@ -181,9 +181,10 @@ static int teardown_trained(void **state)
 
 /* ---- infer is forward only; branches on inter-op workers ---------------- */
 static int phase_count[EXEC_PHASE_COUNT];
-static void count_phase(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
+static void count_phase(void *ctx, const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
                         const uint64_t *ends)
 {
+    (void)ctx;
     (void)begins, (void)ends;
     for (uint32_t i = 0; i < n; i++)
         phase_count[exec_node_get(g, nodes[i])->phase]++;

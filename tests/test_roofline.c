@@ -56,8 +56,7 @@ static analyze_profile *roofline_trace(const char *name, uint32_t batch, uint32_
     assert_non_null(s.ops);
     assert_int_equal(scen_write(path, &s), 0);
     analyze_profile *p = NULL;
-    char err[512];
-    assert_int_equal(analyze_read(path, NULL, &p, err, sizeof err), 0);
+    assert_int_equal(analyze_read(path, NULL, &p), 0);
     return p;
 }
 
@@ -96,9 +95,8 @@ static void test_rows(void **state)
 {
     (void)state;
     analyze_profile *p = roofline_trace("rows", 4, 2, 3);
-    analyze_error ae = { 0 };
-    const char *err = ae.msg;
-    analyze_roofline *r = analyze_roofline_create(&p, 1, &ceilings, &ae);
+    analyze_roofline *r = NULL;
+    analyze_roofline_create(&p, 1, &ceilings, &r);
     assert_non_null(r);
     const analyze_roofline_trace *t = &r->t[0];
     REL(t->peak_gflops, 100);
@@ -137,7 +135,7 @@ static void test_rows(void **state)
 
     /* a lower compute ceiling moves MatMul's ridge: P 5, B 10 -> ridge 0.5; Relu stays memory-bound */
     analyze_peaks low = { .gflops = 5, .gbs = 10 };
-    r = analyze_roofline_create(&p, 1, &low, &ae);
+    analyze_roofline_create(&p, 1, &low, &r);
     assert_non_null(r);
     check_row(row_named(r->t[0].ops, r->t[0].nops, "MatMul"), 50, 50, 1, 5, 10, ANALYZE_BOUND_COMPUTE);
     check_row(row_named(r->t[0].ops, r->t[0].nops, "Relu"), 0.125, 1, 8, 1.25, 0.8, ANALYZE_BOUND_MEMORY);
@@ -145,9 +143,9 @@ static void test_rows(void **state)
 
     /* ceilings that are not positive */
     analyze_peaks bad = { .gflops = 0, .gbs = 10 };
-    assert_null(analyze_roofline_create(&p, 1, &bad, &ae));
-    assert_non_null(strstr(err, "positive"));
-    assert_null(analyze_roofline_create(&p, 0, &ceilings, &ae));
+    assert_int_not_equal(analyze_roofline_create(&p, 1, &bad, &(analyze_roofline *){ NULL }), ANALYZE_OK);
+    assert_non_null(strstr(base_errmsg(), "positive"));
+    assert_int_not_equal(analyze_roofline_create(&p, 0, &ceilings, &(analyze_roofline *){ NULL }), ANALYZE_OK);
     analyze_profile_destroy(p);
 }
 
@@ -166,12 +164,10 @@ static void test_peaks_file(void **state)
 {
     (void)state;
     analyze_peaks pk;
-    char err[512];
-    analyze_error ae = { 0 };
     const char *good = write_file("peak.json", "{\"schema\": 1, \"cpu\": \"Test CPU @ 1.0GHz\", \"sgemm\": "
                                                "[{\"threads\": 1, \"gflops\": 50}, {\"threads\": 2, \"gflops\": 90.5}],"
                                                " \"peak_gflops\": 90.5, \"bandwidth_gbs\": 12.5}");
-    assert_int_equal(analyze_peaks_load(good, &pk, err, sizeof err), 0);
+    assert_int_equal(analyze_peaks_load(good, &pk), 0);
     REL(pk.gflops, 90.5);
     REL(pk.gbs, 12.5);
     assert_string_equal(pk.cpu, "Test CPU @ 1.0GHz");
@@ -184,7 +180,8 @@ static void test_peaks_file(void **state)
 
     /* the trace ran at 1 thread: its ceiling is sgemm at 1 thread */
     analyze_profile *p = roofline_trace("one-thread", 4, 1, 2);
-    analyze_roofline *r = analyze_roofline_create(&p, 1, &pk, &ae);
+    analyze_roofline *r = NULL;
+    analyze_roofline_create(&p, 1, &pk, &r);
     assert_non_null(r);
     REL(r->t[0].peak_gflops, 50);
     assert_int_equal(r->t[0].peak_at_threads, 1);
@@ -194,7 +191,7 @@ static void test_peaks_file(void **state)
     analyze_roofline_destroy(r);
     analyze_peaks other = pk;
     snprintf(other.cpu, sizeof other.cpu, "Other CPU");
-    r = analyze_roofline_create(&p, 1, &other, &ae);
+    analyze_roofline_create(&p, 1, &other, &r);
     assert_int_equal(analyze_roofline_mismatch(r, w, sizeof w), 1);
     assert_non_null(strstr(w, "Other CPU"));
     assert_non_null(strstr(w, "Test CPU @ 1.0GHz"));
@@ -219,18 +216,18 @@ static void test_peaks_file(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *path = write_file(bad[i].name, bad[i].text);
-        err[0] = '\0';
-        assert_int_equal(analyze_peaks_load(path, &pk, err, sizeof err), -1);
-        if (!strstr(err, bad[i].says) || !strstr(err, bad[i].name) || strchr(err, '\n'))
-            fail_msg("%s: %s", bad[i].name, err);
+        base_errmsg_clear();
+        assert_int_equal(analyze_peaks_load(path, &pk), ANALYZE_ERR_INPUT);
+        if (!strstr(base_errmsg(), bad[i].says) || !strstr(base_errmsg(), bad[i].name) || strchr(base_errmsg(), '\n'))
+            fail_msg("%s: %s", bad[i].name, base_errmsg());
     }
     char missing[4200];
     snprintf(missing, sizeof missing, "%s/no-such-peak.json", tmpdir);
-    assert_int_equal(analyze_peaks_load(missing, &pk, err, sizeof err), -1);
-    assert_non_null(strstr(err, "no-such-peak.json"));
+    assert_int_equal(analyze_peaks_load(missing, &pk), ANALYZE_ERR_INPUT);
+    assert_non_null(strstr(base_errmsg(), "no-such-peak.json"));
 }
 
-static char *output(const analyze_roofline *r, analyze_format fmt, size_t top)
+static char *output(const analyze_roofline *r, cli_format fmt, size_t top)
 {
     capture c;
     assert_int_equal(analyze_roofline_print(capture_open(&c), r, fmt, top), 0);
@@ -244,8 +241,8 @@ static void test_outputs_and_trajectories(void **state)
     (void)state;
     analyze_profile *p[3] = { roofline_trace("b16", 16, 2, 2), roofline_trace("b4", 4, 2, 2),
                               roofline_trace("b8", 8, 2, 2) };
-    analyze_error ae = { 0 };
-    analyze_roofline *r = analyze_roofline_create(p, 3, &ceilings, &ae);
+    analyze_roofline *r = NULL;
+    analyze_roofline_create(p, 3, &ceilings, &r);
     assert_non_null(r);
     assert_int_equal(r->order[0], 1);
     assert_int_equal(r->order[1], 2);

@@ -35,9 +35,9 @@
 
 static int run(int steps, int inter)
 {
-    char err[512];
-    if (tracer_hooks_install_from_env(err, sizeof err) < 0) {
-        fprintf(stderr, "trace_mlp: %s\n", err);
+    int traced = 0;
+    if (tracer_hooks_install_from_env(&traced) != TRACER_OK) {
+        fprintf(stderr, "trace_mlp: %s\n", base_errmsg());
         return 1;
     }
     enum { B = 17, D = 33, H = 29, C = 7 };
@@ -187,8 +187,8 @@ int main(int argc, char **argv)
                                  .num_subbuf = nsubbuf,
                                  .discard = discard };
         static tracer_record_result r;
-        char err[1024];
-        tracer_record_status st = tracer_record(&o, &r, err, sizeof err);
+        tracer_record_status st = tracer_record(&o, &r);
+        const char *err = base_errmsg();
         if (st != TRACER_RECORD_OK) {
             fprintf(stderr, "trace_mlp record: %s\n", err);
             return st == TRACER_RECORD_INTERRUPTED ? 128 + (r.interrupted ? r.interrupted : SIGINT) : 1;

@@ -7,13 +7,14 @@
  * Depends on libarchive and base/'s allocator (base/alloc.h, whose
  * failures a test injects) alone; nothing else of exec/.
  *
- * Errors: every function that can fail returns a tracer_archive_status
- * (TRACER_ARCHIVE_OK == 0) and, when `err` is not NULL, writes a one-line,
- * NUL-terminated message of at most `errlen` bytes (truncated if needed).
- * No function calls exit().
+ * Errors (base/error.h): every function that can fail returns a
+ * tracer_archive_status (TRACER_ARCHIVE_OK == 0) and leaves a one-line
+ * message in the thread's base_errmsg(). No function calls exit().
  */
 #ifndef FATHOM_TRACER_ARCHIVE_H
 #define FATHOM_TRACER_ARCHIVE_H
+
+#include "base/error.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -63,14 +64,11 @@ tracer_manifest *tracer_manifest_create(void);
 void tracer_manifest_destroy(tracer_manifest *m);
 
 /* Append key=value; TRACER_ARCHIVE_EEXIST if the key is already present. */
-tracer_archive_status tracer_manifest_add(tracer_manifest *m, const char *key, const char *value, char *err,
-                                          size_t errlen);
+tracer_archive_status tracer_manifest_add(tracer_manifest *m, const char *key, const char *value);
 /* Replace the value of key in place, or append it. */
-tracer_archive_status tracer_manifest_set(tracer_manifest *m, const char *key, const char *value, char *err,
-                                          size_t errlen);
+tracer_archive_status tracer_manifest_set(tracer_manifest *m, const char *key, const char *value);
 /* Set key to a decimal unsigned integer. */
-tracer_archive_status tracer_manifest_set_u64(tracer_manifest *m, const char *key, uint64_t value, char *err,
-                                              size_t errlen);
+tracer_archive_status tracer_manifest_set_u64(tracer_manifest *m, const char *key, uint64_t value);
 
 /* Borrowed value of key, or NULL. */
 const char *tracer_manifest_get(const tracer_manifest *m, const char *key);
@@ -111,14 +109,12 @@ const char *tracer_manifest_value_at(const tracer_manifest *m, size_t i);
 
 /* Serialize to a NUL-terminated text from exec_malloc (the caller frees *out
  * with exec_free). */
-tracer_archive_status tracer_manifest_serialize(const tracer_manifest *m, char **out, size_t *out_len, char *err,
-                                                size_t errlen);
+tracer_archive_status tracer_manifest_serialize(const tracer_manifest *m, char **out, size_t *out_len);
 /* Parse `len` bytes of text into a new manifest (destroy it when done).
  * `name` (may be NULL) prefixes error messages: "NAME:LINE: ...". */
-tracer_archive_status tracer_manifest_parse(const char *text, size_t len, const char *name, tracer_manifest **out,
-                                            char *err, size_t errlen);
+tracer_archive_status tracer_manifest_parse(const char *text, size_t len, const char *name, tracer_manifest **out);
 /* Read and parse a MANIFEST file (at most 1 MiB). */
-tracer_archive_status tracer_manifest_read_file(const char *path, tracer_manifest **out, char *err, size_t errlen);
+tracer_archive_status tracer_manifest_read_file(const char *path, tracer_manifest **out);
 
 /* ------------------------------------------------------------------------
  * Writing archives.
@@ -136,8 +132,7 @@ tracer_archive_status tracer_manifest_read_file(const char *path, tracer_manifes
  * with no-clobber semantics; if out_path exists -> TRACER_ARCHIVE_EEXIST.
  * On any error nothing is left behind.
  */
-tracer_archive_status tracer_archive_write(const char *out_path, const char *ctf_dir, const tracer_manifest *m,
-                                           char *err, size_t errlen);
+tracer_archive_status tracer_archive_write(const char *out_path, const char *ctf_dir, const tracer_manifest *m);
 
 /*
  * Default archive name:
@@ -146,8 +141,7 @@ tracer_archive_status tracer_archive_write(const char *out_path, const char *ctf
  * characters outside [A-Za-z0-9._+] become '_') and `when` in UTC
  * (`(time_t)-1` = now).  Writes the file name only into buf.
  */
-tracer_archive_status tracer_archive_default_name(const tracer_manifest *m, time_t when, char *buf, size_t buflen,
-                                                  char *err, size_t errlen);
+tracer_archive_status tracer_archive_default_name(const tracer_manifest *m, time_t when, char *buf, size_t buflen);
 
 /*
  * First path `<dir>/<default name>` that does not exist yet, trying
@@ -156,7 +150,7 @@ tracer_archive_status tracer_archive_default_name(const tracer_manifest *m, time
  * race-free way to pick and write.)
  */
 tracer_archive_status tracer_archive_default_path(const char *dir, const tracer_manifest *m, time_t when, char *buf,
-                                                  size_t buflen, char *err, size_t errlen);
+                                                  size_t buflen);
 
 /*
  * Write the archive into `dir` (NULL -> "traces", created if missing)
@@ -168,12 +162,11 @@ tracer_archive_status tracer_archive_default_path(const char *dir, const tracer_
  */
 /* What tracer_archive_write_default checks of `dir` before creating any
  * folder: a path short enough for an archive name below it, and no name
- * component over 255 bytes.  EINVAL with the reason first in err. */
-tracer_archive_status tracer_archive_check_dir(const char *dir, char *err, size_t errlen);
+ * component over 255 bytes.  EINVAL with the reason in base_errmsg(). */
+tracer_archive_status tracer_archive_check_dir(const char *dir);
 
 tracer_archive_status tracer_archive_write_default(const char *dir, const char *ctf_dir, const tracer_manifest *m,
-                                                   time_t when, char *out_path, size_t out_len, char *err,
-                                                   size_t errlen);
+                                                   time_t when, char *out_path, size_t out_len);
 
 /* ------------------------------------------------------------------------
  * Opening a trace source (untrusted input).
@@ -220,11 +213,11 @@ typedef struct tracer_trace tracer_trace;
  *    ends the process; the trees of dead (SIGKILLed) processes are removed
  *    by the next archive open.
  * limits may be NULL (defaults).  On error *out is NULL, a one-line message
- * is in err, and no temporary file or directory is left behind.
+ * is in base_errmsg(), and no temporary file or directory is left behind.
  */
-tracer_archive_status tracer_trace_open(const char *path_or_url, tracer_trace **out, char *err, size_t errlen);
+tracer_archive_status tracer_trace_open(const char *path_or_url, tracer_trace **out);
 tracer_archive_status tracer_trace_open_ex(const char *path_or_url, const tracer_trace_limits *limits,
-                                           tracer_trace **out, char *err, size_t errlen);
+                                           tracer_trace **out);
 
 /* Remove the temporary directory (if any) and free t.  NULL is a no-op. */
 void tracer_trace_close(tracer_trace *t);

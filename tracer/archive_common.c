@@ -5,6 +5,7 @@
 #include "tracer/archive_internal.h"
 
 #include "base/alloc.h"
+#include "base/error.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -29,26 +30,6 @@ const char *tracer_archive_strstatus(tracer_archive_status st)
     case TRACER_ARCHIVE_ENOSPC: return "no space left on device";
     }
     return "unknown status";
-}
-
-void tracer_vformat_err(char *err, size_t errlen, const char *fmt, va_list ap)
-{
-    if (!err || errlen == 0)
-        return;
-    vsnprintf(err, errlen, fmt, ap);
-    for (char *p = err; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
-}
-
-__attribute__((format(printf, 4, 5))) tracer_archive_status
-tracer_archive_set_err(char *err, size_t errlen, tracer_archive_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    tracer_vformat_err(err, errlen, fmt, ap);
-    va_end(ap);
-    return st;
 }
 
 tracer_archive_status tracer_archive_errno_status(int e)
@@ -81,8 +62,7 @@ char *tracer_archive_path_join(const char *a, const char *b)
 int tracer_archive_cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* Sorted malloc'd names of dirfd's entries except . and ..; closes dirfd. */
-tracer_archive_status tracer_archive_list_dir(int dirfd, const char *shown, char ***names_out, size_t *n_out, char *err,
-                                              size_t errlen)
+tracer_archive_status tracer_archive_list_dir(int dirfd, const char *shown, char ***names_out, size_t *n_out)
 {
     tracer_archive_status st = TRACER_ARCHIVE_OK;
     DIR *d = fdopendir(dirfd);
@@ -91,7 +71,7 @@ tracer_archive_status tracer_archive_list_dir(int dirfd, const char *shown, char
     struct dirent *de;
 
     if (!d) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EIO, "%s: %s", shown, strerror(errno));
+        st = tracer_archive_fail(TRACER_ARCHIVE_EIO, "%s: %s", shown, strerror(errno));
         close(dirfd);
         goto cleanup;
     }
@@ -100,7 +80,7 @@ tracer_archive_status tracer_archive_list_dir(int dirfd, const char *shown, char
         de = readdir(d);
         if (!de) {
             if (errno) {
-                st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EIO, "%s: %s", shown, strerror(errno));
+                st = tracer_archive_fail(TRACER_ARCHIVE_EIO, "%s: %s", shown, strerror(errno));
                 goto cleanup;
             }
             break;
@@ -112,7 +92,7 @@ tracer_archive_status tracer_archive_list_dir(int dirfd, const char *shown, char
             char **nn = exec_realloc(names, ncap * sizeof(*nn));
 
             if (!nn) {
-                st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", shown);
+                st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", shown);
                 goto cleanup;
             }
             names = nn;
@@ -120,7 +100,7 @@ tracer_archive_status tracer_archive_list_dir(int dirfd, const char *shown, char
         }
         names[n] = exec_strdup(de->d_name);
         if (!names[n]) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", shown);
+            st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", shown);
             goto cleanup;
         }
         n++;

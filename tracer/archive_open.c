@@ -94,7 +94,7 @@ const char *tracer_trace_ctf_path(const tracer_trace *t, size_t i) { return (t &
 
 const tracer_manifest *tracer_trace_manifest(const tracer_trace *t) { return t ? t->manifest : NULL; }
 
-static tracer_archive_status trace_add_ctf(tracer_trace *t, const char *path, char *err, size_t errlen)
+static tracer_archive_status trace_add_ctf(tracer_trace *t, const char *path)
 {
     char *p;
 
@@ -103,20 +103,20 @@ static tracer_archive_status trace_add_ctf(tracer_trace *t, const char *path, ch
         char **n = exec_realloc(t->ctf, ncap * sizeof(*n));
 
         if (!n)
-            return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path);
+            return tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path);
         t->ctf = n;
         t->capctf = ncap;
     }
     p = exec_strdup(path);
     if (!p)
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path);
+        return tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path);
     t->ctf[t->nctf++] = p;
     return TRACER_ARCHIVE_OK;
 }
 
 /* Record every directory at or below `path` holding a regular `metadata`.
  * Symbolic links are not followed. */
-static tracer_archive_status find_ctf(tracer_trace *t, const char *path, int depth, char *err, size_t errlen)
+static tracer_archive_status find_ctf(tracer_trace *t, const char *path, int depth)
 {
     tracer_archive_status st = TRACER_ARCHIVE_OK;
     char **names = NULL;
@@ -124,13 +124,12 @@ static tracer_archive_status find_ctf(tracer_trace *t, const char *path, int dep
     int fd;
 
     if (depth > MAX_DEPTH)
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ELIMIT, "%s: directories nested deeper than %d", path,
-                                      MAX_DEPTH);
+        return tracer_archive_fail(TRACER_ARCHIVE_ELIMIT, "%s: directories nested deeper than %d", path, MAX_DEPTH);
     /* The root given by the user may be a symlink; nothing below it. */
     fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (depth > 0 ? O_NOFOLLOW : 0));
     if (fd < 0)
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EIO, "%s: %s", path, strerror(errno));
-    st = tracer_archive_list_dir(fd, path, &names, &n, err, errlen);
+        return tracer_archive_fail(TRACER_ARCHIVE_EIO, "%s: %s", path, strerror(errno));
+    st = tracer_archive_list_dir(fd, path, &names, &n);
     if (st != TRACER_ARCHIVE_OK)
         goto cleanup;
     for (size_t i = 0; i < n && st == TRACER_ARCHIVE_OK; i++) {
@@ -138,14 +137,14 @@ static tracer_archive_status find_ctf(tracer_trace *t, const char *path, int dep
         struct stat sb;
 
         if (!sub) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path);
+            st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path);
             break;
         }
         if (lstat(sub, &sb) == 0) {
             if (S_ISREG(sb.st_mode) && strcmp(names[i], "metadata") == 0)
-                st = trace_add_ctf(t, path, err, errlen);
+                st = trace_add_ctf(t, path);
             else if (S_ISDIR(sb.st_mode))
-                st = find_ctf(t, sub, depth + 1, err, errlen);
+                st = find_ctf(t, sub, depth + 1);
         }
         exec_free(sub);
     }
@@ -154,20 +153,19 @@ cleanup:
     return st;
 }
 
-static tracer_archive_status finish_ctf(tracer_trace *t, char *err, size_t errlen)
+static tracer_archive_status finish_ctf(tracer_trace *t)
 {
-    tracer_archive_status st = find_ctf(t, t->root, 0, err, errlen);
+    tracer_archive_status st = find_ctf(t, t->root, 0);
 
     if (st != TRACER_ARCHIVE_OK)
         return st;
     if (t->nctf == 0)
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOTRACE,
-                                      "%s: no CTF trace found (no 'metadata' file)", t->source);
+        return tracer_archive_fail(TRACER_ARCHIVE_ENOTRACE, "%s: no CTF trace found (no 'metadata' file)", t->source);
     qsort(t->ctf, t->nctf, sizeof(*t->ctf), tracer_archive_cmp_str);
     return TRACER_ARCHIVE_OK;
 }
 
-static tracer_archive_status open_dir(tracer_trace *t, char *err, size_t errlen)
+static tracer_archive_status open_dir(tracer_trace *t)
 {
     tracer_archive_status st = TRACER_ARCHIVE_OK;
     char *mf = NULL;
@@ -177,18 +175,18 @@ static tracer_archive_status open_dir(tracer_trace *t, char *err, size_t errlen)
 
     t->root = exec_strdup(t->source);
     if (!t->root) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", t->source);
+        st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", t->source);
         goto cleanup;
     }
     rl = strlen(t->root);
     while (rl > 1 && t->root[rl - 1] == '/')
         t->root[--rl] = '\0';
-    st = finish_ctf(t, err, errlen);
+    st = finish_ctf(t);
     if (st != TRACER_ARCHIVE_OK)
         goto cleanup;
     mf = tracer_archive_path_join(t->root, TRACER_MANIFEST_FILE);
     if (!mf) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", t->source);
+        st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", t->source);
         goto cleanup;
     }
     base = strrchr(t->root, '/');
@@ -197,39 +195,38 @@ static tracer_archive_status open_dir(tracer_trace *t, char *err, size_t errlen)
         exec_free(mf);
         mf = tracer_archive_path_join(t->root, "../" TRACER_MANIFEST_FILE);
         if (!mf) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", t->source);
+            st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", t->source);
             goto cleanup;
         }
     }
     if (lstat(mf, &sb) == 0 && S_ISREG(sb.st_mode))
-        st = tracer_manifest_read_file(mf, &t->manifest, err, errlen);
+        st = tracer_manifest_read_file(mf, &t->manifest);
 cleanup:
     exec_free(mf);
     return st;
 }
 
 /* One-line description of a libarchive read error. */
-static tracer_archive_status read_fail(struct archive *a, const char *src, char *err, size_t errlen)
+static tracer_archive_status read_fail(struct archive *a, const char *src)
 {
     const char *msg = archive_error_string(a);
 
     if (!msg)
         msg = "unknown libarchive error";
     if (strstr(msg, "Unrecognized archive format") || strstr(msg, "not recognized"))
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EFORMAT,
-                                      "%s: not a trace archive or CTF directory "
-                                      "(unrecognized format)",
-                                      src);
+        return tracer_archive_fail(TRACER_ARCHIVE_EFORMAT,
+                                   "%s: not a trace archive or CTF directory "
+                                   "(unrecognized format)",
+                                   src);
     if (strstr(msg, "runcat") || strstr(msg, "Premature") || strstr(msg, "nexpected end") || strstr(msg, "EOF"))
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EFORMAT, "%s: truncated archive (%s)", src, msg);
+        return tracer_archive_fail(TRACER_ARCHIVE_EFORMAT, "%s: truncated archive (%s)", src, msg);
     switch (archive_errno(a)) {
     case EIO:
     case EACCES:
     case ENOENT:
     case EISDIR:
-    case ENOMEM:
-        return tracer_archive_set_err(err, errlen, tracer_archive_errno_status(archive_errno(a)), "%s: %s", src, msg);
-    default: return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EFORMAT, "%s: corrupt archive (%s)", src, msg);
+    case ENOMEM: return tracer_archive_fail(tracer_archive_errno_status(archive_errno(a)), "%s: %s", src, msg);
+    default: return tracer_archive_fail(TRACER_ARCHIVE_EFORMAT, "%s: corrupt archive (%s)", src, msg);
     }
 }
 
@@ -289,19 +286,18 @@ typedef struct extract_state {
 } extract_state;
 
 /* A failed write while extracting; a full disk is named as such. */
-static tracer_archive_status write_fail(const extract_state *x, const char *entry, int e, char *err, size_t errlen)
+static tracer_archive_status write_fail(const extract_state *x, const char *entry, int e)
 {
     if (e == ENOSPC || e == EDQUOT)
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOSPC,
-                                      "%s: no space left on device in %s while "
-                                      "extracting '%s' (set TMPDIR to a larger "
-                                      "file system)",
-                                      x->src, x->tmpbase, entry);
-    return tracer_archive_set_err(err, errlen, tracer_archive_errno_status(e), "%s: writing '%s': %s", x->src, entry,
-                                  strerror(e));
+        return tracer_archive_fail(TRACER_ARCHIVE_ENOSPC,
+                                   "%s: no space left on device in %s while "
+                                   "extracting '%s' (set TMPDIR to a larger "
+                                   "file system)",
+                                   x->src, x->tmpbase, entry);
+    return tracer_archive_fail(tracer_archive_errno_status(e), "%s: writing '%s': %s", x->src, entry, strerror(e));
 }
 
-static tracer_archive_status extract_entry(extract_state *x, struct archive_entry *e, char *err, size_t errlen)
+static tracer_archive_status extract_entry(extract_state *x, struct archive_entry *e)
 {
     tracer_archive_status st = TRACER_ARCHIVE_OK;
     const char *raw = archive_entry_pathname(e);
@@ -313,33 +309,27 @@ static tracer_archive_status extract_entry(extract_state *x, struct archive_entr
     bool is_dir = archive_entry_filetype(e) == AE_IFDIR;
 
     if (!raw || !*raw)
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EUNSAFE, "%s: entry with an empty or unreadable name",
-                                      x->src);
+        return tracer_archive_fail(TRACER_ARCHIVE_EUNSAFE, "%s: entry with an empty or unreadable name", x->src);
     len = strlen(raw);
     if (len > TRACER_TRACE_PATH_MAX)
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EUNSAFE,
-                                      "%s: entry name longer than %d bytes ('%.60s...')", x->src, TRACER_TRACE_PATH_MAX,
-                                      raw);
+        return tracer_archive_fail(TRACER_ARCHIVE_EUNSAFE, "%s: entry name longer than %d bytes ('%.60s...')", x->src,
+                                   TRACER_TRACE_PATH_MAX, raw);
     why = bad_type(e);
     if (why)
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EUNSAFE, "%s: refusing entry '%s': %s", x->src, raw,
-                                      why);
+        return tracer_archive_fail(TRACER_ARCHIVE_EUNSAFE, "%s: refusing entry '%s': %s", x->src, raw, why);
     memcpy(name, raw, len + 1);
     why = split_name(name, comps, &ncomp, MAX_DEPTH + 1);
     if (why)
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EUNSAFE, "%s: refusing entry '%s': %s", x->src, raw,
-                                      why);
+        return tracer_archive_fail(TRACER_ARCHIVE_EUNSAFE, "%s: refusing entry '%s': %s", x->src, raw, why);
     if (ncomp == 0) {
         if (is_dir)
             return TRACER_ARCHIVE_OK; /* "./" itself */
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EUNSAFE, "%s: refusing entry '%s': empty name",
-                                      x->src, raw);
+        return tracer_archive_fail(TRACER_ARCHIVE_EUNSAFE, "%s: refusing entry '%s': empty name", x->src, raw);
     }
     if (archive_entry_size_is_set(e) && archive_entry_size(e) > 0 &&
         (uint64_t)archive_entry_size(e) > x->max_total - x->total) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ELIMIT,
-                                    "%s: entry '%s' would expand past the %" PRIu64 "-byte limit", x->src, raw,
-                                    x->max_total);
+        st = tracer_archive_fail(TRACER_ARCHIVE_ELIMIT, "%s: entry '%s' would expand past the %" PRIu64 "-byte limit",
+                                 x->src, raw, x->max_total);
         goto cleanup;
     }
     /* Walk/create parent directories without following anything. */
@@ -347,15 +337,15 @@ static tracer_archive_status extract_entry(extract_state *x, struct archive_entr
         int nfd;
 
         if (mkdirat(dfd, comps[i], 0700) != 0 && errno != EEXIST) {
-            st = write_fail(x, raw, errno, err, errlen);
+            st = write_fail(x, raw, errno);
             goto cleanup;
         }
         nfd = openat(dfd, comps[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (nfd < 0) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EUNSAFE,
-                                        "%s: refusing entry '%s': path conflicts "
-                                        "with an earlier entry (%s)",
-                                        x->src, raw, strerror(errno));
+            st = tracer_archive_fail(TRACER_ARCHIVE_EUNSAFE,
+                                     "%s: refusing entry '%s': path conflicts "
+                                     "with an earlier entry (%s)",
+                                     x->src, raw, strerror(errno));
             goto cleanup;
         }
         if (dfd != x->rootfd)
@@ -367,10 +357,9 @@ static tracer_archive_status extract_entry(extract_state *x, struct archive_entr
     fd = openat(dfd, comps[ncomp - 1], O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         if (errno == EEXIST)
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EUNSAFE, "%s: refusing entry '%s': duplicate name",
-                                        x->src, raw);
+            st = tracer_archive_fail(TRACER_ARCHIVE_EUNSAFE, "%s: refusing entry '%s': duplicate name", x->src, raw);
         else
-            st = write_fail(x, raw, errno, err, errlen);
+            st = write_fail(x, raw, errno);
         goto cleanup;
     }
     for (;;) {
@@ -379,24 +368,24 @@ static tracer_archive_status extract_entry(extract_state *x, struct archive_entr
         if (n == 0)
             break;
         if (n < 0) {
-            st = read_fail(x->a, x->src, err, errlen);
+            st = read_fail(x->a, x->src);
             goto cleanup;
         }
         if ((uint64_t)n > x->max_total - x->total) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ELIMIT,
-                                        "%s: expands past the %" PRIu64 "-byte limit (at entry '%s')", x->src,
-                                        x->max_total, raw);
+            st = tracer_archive_fail(TRACER_ARCHIVE_ELIMIT,
+                                     "%s: expands past the %" PRIu64 "-byte limit (at entry '%s')", x->src,
+                                     x->max_total, raw);
             goto cleanup;
         }
         x->total += (uint64_t)n;
         if (!write_all(fd, x->buf, (size_t)n)) {
-            st = write_fail(x, raw, errno, err, errlen);
+            st = write_fail(x, raw, errno);
             goto cleanup;
         }
     }
     if (close(fd) != 0) {
         fd = -1;
-        st = write_fail(x, raw, errno, err, errlen);
+        st = write_fail(x, raw, errno);
         goto cleanup;
     }
     fd = -1;
@@ -409,7 +398,7 @@ cleanup:
 }
 
 /* The extraction bound: limits, else $FATHOM_MAX_EXTRACT, else 4 GiB. */
-static tracer_archive_status max_bytes(const tracer_trace_limits *lim, uint64_t *out, char *err, size_t errlen)
+static tracer_archive_status max_bytes(const tracer_trace_limits *lim, uint64_t *out)
 {
     const char *env = getenv(TRACER_TRACE_MAX_ENV);
     const char *p = env;
@@ -441,25 +430,25 @@ static tracer_archive_status max_bytes(const tracer_trace_limits *lim, uint64_t 
     *out = v << shift;
     return TRACER_ARCHIVE_OK;
 bad:
-    return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL,
-                                  "%s='%.40s': want a positive number of bytes "
-                                  "(optionally with K, M or G)",
-                                  TRACER_TRACE_MAX_ENV, env);
+    return tracer_archive_fail(TRACER_ARCHIVE_EINVAL,
+                               "%s='%.40s': want a positive number of bytes "
+                               "(optionally with K, M or G)",
+                               TRACER_TRACE_MAX_ENV, env);
 }
 
 /* A reader of t->source with every filter and the tar formats. */
-static tracer_archive_status open_reader(const tracer_trace *t, struct archive **out, char *err, size_t errlen)
+static tracer_archive_status open_reader(const tracer_trace *t, struct archive **out)
 {
     struct archive *a = archive_read_new();
     tracer_archive_status st;
 
     *out = NULL;
     if (!a)
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", t->source);
+        return tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", t->source);
     archive_read_support_filter_all(a);
     archive_read_support_format_tar(a);
     if (archive_read_open_filename(a, t->source, COPY_BUF_SIZE) != ARCHIVE_OK) {
-        st = read_fail(a, t->source, err, errlen);
+        st = read_fail(a, t->source);
         archive_read_free(a);
         return st;
     }
@@ -475,7 +464,7 @@ static tracer_archive_status open_reader(const tracer_trace *t, struct archive *
  * header that passes a bound.
  */
 static tracer_archive_status prescan(const tracer_trace *t, const char *tmpbase, uint64_t max_total,
-                                     uint64_t max_entries, char *err, size_t errlen)
+                                     uint64_t max_entries)
 {
     tracer_archive_status st;
     struct archive *a = NULL;
@@ -485,7 +474,7 @@ static tracer_archive_status prescan(const tracer_trace *t, const char *tmpbase,
 
     if (statvfs(tmpbase, &vfs) == 0 && vfs.f_frsize > 0)
         avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-    st = open_reader(t, &a, err, errlen);
+    st = open_reader(t, &a);
     if (st != TRACER_ARCHIVE_OK)
         return st;
     for (;;) {
@@ -495,48 +484,48 @@ static tracer_archive_status prescan(const tracer_trace *t, const char *tmpbase,
         if (r == ARCHIVE_EOF)
             break;
         if (r < ARCHIVE_WARN) {
-            st = read_fail(a, t->source, err, errlen);
+            st = read_fail(a, t->source);
             goto end;
         }
         if (++nent > max_entries) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ELIMIT, "%s: more than %" PRIu64 " entries",
-                                        t->source, max_entries);
+            st =
+                tracer_archive_fail(TRACER_ARCHIVE_ELIMIT, "%s: more than %" PRIu64 " entries", t->source, max_entries);
             goto end;
         }
         size = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
         if (size > 0 && archive_entry_filetype(e) == AE_IFREG)
             sum += (uint64_t)size < UINT64_MAX - sum ? (uint64_t)size : UINT64_MAX - sum;
         if (sum > max_total) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ELIMIT,
-                                        "%s: its entries declare more than %" PRIu64 " bytes, past the %" PRIu64
-                                        "-byte limit "
-                                        "(refused before extracting; %s raises "
-                                        "it)",
-                                        t->source, sum, max_total, TRACER_TRACE_MAX_ENV);
+            st = tracer_archive_fail(TRACER_ARCHIVE_ELIMIT,
+                                     "%s: its entries declare more than %" PRIu64 " bytes, past the %" PRIu64
+                                     "-byte limit "
+                                     "(refused before extracting; %s raises "
+                                     "it)",
+                                     t->source, sum, max_total, TRACER_TRACE_MAX_ENV);
             goto end;
         }
         if (sum > avail) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOSPC,
-                                        "%s: no space left on device: its entries "
-                                        "declare more than %" PRIu64 " bytes and "
-                                        "%s has %" PRIu64 " free (refused before "
-                                        "extracting; set TMPDIR)",
-                                        t->source, sum, tmpbase, avail);
+            st = tracer_archive_fail(TRACER_ARCHIVE_ENOSPC,
+                                     "%s: no space left on device: its entries "
+                                     "declare more than %" PRIu64 " bytes and "
+                                     "%s has %" PRIu64 " free (refused before "
+                                     "extracting; set TMPDIR)",
+                                     t->source, sum, tmpbase, avail);
             goto end;
         }
         if (archive_read_data_skip(a) < ARCHIVE_WARN) {
-            st = read_fail(a, t->source, err, errlen);
+            st = read_fail(a, t->source);
             goto end;
         }
     }
     if (nent == 0)
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EFORMAT, "%s: empty archive", t->source);
+        st = tracer_archive_fail(TRACER_ARCHIVE_EFORMAT, "%s: empty archive", t->source);
 end:
     archive_read_free(a);
     return st;
 }
 
-static tracer_archive_status open_archive(tracer_trace *t, const tracer_trace_limits *lim, char *err, size_t errlen)
+static tracer_archive_status open_archive(tracer_trace *t, const tracer_trace_limits *lim)
 {
     tracer_archive_status st = TRACER_ARCHIVE_OK;
     extract_state x = { .rootfd = -1, .src = t->source };
@@ -552,19 +541,19 @@ static tracer_archive_status open_archive(tracer_trace *t, const tracer_trace_li
     if (!tmpbase || !*tmpbase)
         tmpbase = "/tmp";
     x.tmpbase = tmpbase;
-    st = max_bytes(lim, &x.max_total, err, errlen);
+    st = max_bytes(lim, &x.max_total);
     if (st != TRACER_ARCHIVE_OK)
         goto cleanup;
     /* trees left by SIGKILLed readers */
     tracer_cleanup_stale(tmpbase, EXTRACT_PREFIX);
-    st = prescan(t, tmpbase, x.max_total, max_entries, err, errlen);
+    st = prescan(t, tmpbase, x.max_total, max_entries);
     if (st != TRACER_ARCHIVE_OK)
         goto cleanup;
     snprintf(name, sizeof name, EXTRACT_PREFIX "%ld-XXXXXX", (long)getpid());
     t->tmpdir = tracer_archive_path_join(tmpbase, name);
     x.buf = exec_malloc(COPY_BUF_SIZE);
     if (!t->tmpdir || !x.buf) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", t->source);
+        st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", t->source);
         goto cleanup;
     }
     tracer_cleanup_block(&mask);
@@ -574,25 +563,24 @@ static tracer_archive_status open_archive(tracer_trace *t, const tracer_trace_li
         mkerr = errno;
     tracer_cleanup_unblock(&mask);
     if (mkerr) {
-        st = tracer_archive_set_err(err, errlen, mkerr == ENOSPC ? TRACER_ARCHIVE_ENOSPC : TRACER_ARCHIVE_EIO,
-                                    "%s: cannot create a temporary directory: %s", t->tmpdir,
-                                    mkerr == ENOSPC ? "no space left on device" : strerror(mkerr));
+        st = tracer_archive_fail(mkerr == ENOSPC ? TRACER_ARCHIVE_ENOSPC : TRACER_ARCHIVE_EIO,
+                                 "%s: cannot create a temporary directory: %s", t->tmpdir,
+                                 mkerr == ENOSPC ? "no space left on device" : strerror(mkerr));
         exec_free(t->tmpdir);
         t->tmpdir = NULL;
         goto cleanup;
     }
     t->root = exec_strdup(t->tmpdir);
     if (!t->root) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", t->source);
+        st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", t->source);
         goto cleanup;
     }
     x.rootfd = open(t->tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (x.rootfd < 0) {
-        st = tracer_archive_set_err(err, errlen, tracer_archive_errno_status(errno), "%s: %s", t->tmpdir,
-                                    strerror(errno));
+        st = tracer_archive_fail(tracer_archive_errno_status(errno), "%s: %s", t->tmpdir, strerror(errno));
         goto cleanup;
     }
-    st = open_reader(t, &x.a, err, errlen);
+    st = open_reader(t, &x.a);
     if (st != TRACER_ARCHIVE_OK)
         goto cleanup;
     for (;;) {
@@ -601,20 +589,20 @@ static tracer_archive_status open_archive(tracer_trace *t, const tracer_trace_li
         if (r == ARCHIVE_EOF)
             break;
         if (r < ARCHIVE_WARN) {
-            st = read_fail(x.a, t->source, err, errlen);
+            st = read_fail(x.a, t->source);
             goto cleanup;
         }
         if (++nent > max_entries) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ELIMIT, "%s: more than %" PRIu64 " entries",
-                                        t->source, max_entries);
+            st =
+                tracer_archive_fail(TRACER_ARCHIVE_ELIMIT, "%s: more than %" PRIu64 " entries", t->source, max_entries);
             goto cleanup;
         }
-        st = extract_entry(&x, e, err, errlen);
+        st = extract_entry(&x, e);
         if (st != TRACER_ARCHIVE_OK)
             goto cleanup;
     }
     if (nent == 0) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EFORMAT, "%s: empty archive", t->source);
+        st = tracer_archive_fail(TRACER_ARCHIVE_EFORMAT, "%s: empty archive", t->source);
         goto cleanup;
     }
     mfd = openat(x.rootfd, TRACER_MANIFEST_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -622,11 +610,11 @@ static tracer_archive_status open_archive(tracer_trace *t, const tracer_trace_li
         char shown[PATH_MAX];
 
         snprintf(shown, sizeof(shown), "%s:%s", t->source, TRACER_MANIFEST_FILE);
-        st = tracer_manifest_read_fd(mfd, shown, &t->manifest, err, errlen);
+        st = tracer_manifest_read_fd(mfd, shown, &t->manifest);
         if (st != TRACER_ARCHIVE_OK)
             goto cleanup;
     }
-    st = finish_ctf(t, err, errlen);
+    st = finish_ctf(t);
 cleanup:
     if (mfd >= 0)
         close(mfd);
@@ -644,7 +632,7 @@ static bool is_live_url(const char *s)
 }
 
 tracer_archive_status tracer_trace_open_ex(const char *path_or_url, const tracer_trace_limits *limits,
-                                           tracer_trace **out, char *err, size_t errlen)
+                                           tracer_trace **out)
 {
     tracer_archive_status st = TRACER_ARCHIVE_OK;
     tracer_trace *t = NULL;
@@ -653,44 +641,42 @@ tracer_archive_status tracer_trace_open_ex(const char *path_or_url, const tracer
     if (out)
         *out = NULL;
     if (!path_or_url || !*path_or_url || !out) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL, "trace open: no path given");
+        st = tracer_archive_fail(TRACER_ARCHIVE_EINVAL, "trace open: no path given");
         goto cleanup;
     }
     t = exec_calloc(1, sizeof(*t));
     if (t)
         t->tmpslot = -1;
     if (!t || !(t->source = exec_strdup(path_or_url))) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path_or_url);
+        st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path_or_url);
         goto cleanup;
     }
     if (is_live_url(path_or_url)) {
         t->kind = TRACER_TRACE_LIVE;
         t->root = exec_strdup(path_or_url);
         if (!t->root)
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path_or_url);
+            st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path_or_url);
         goto cleanup;
     }
     if (stat(path_or_url, &sb) != 0) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EIO, "%s: %s", path_or_url, strerror(errno));
+        st = tracer_archive_fail(TRACER_ARCHIVE_EIO, "%s: %s", path_or_url, strerror(errno));
         goto cleanup;
     }
     if (S_ISDIR(sb.st_mode)) {
         t->kind = TRACER_TRACE_DIR;
-        st = open_dir(t, err, errlen);
+        st = open_dir(t);
         goto cleanup;
     }
     t->kind = TRACER_TRACE_ARCHIVE;
     if (!S_ISREG(sb.st_mode)) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL, "%s: not a regular file or directory",
-                                    path_or_url);
+        st = tracer_archive_fail(TRACER_ARCHIVE_EINVAL, "%s: not a regular file or directory", path_or_url);
         goto cleanup;
     }
     if (sb.st_size == 0) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EFORMAT, "%s: empty file (not a trace archive)",
-                                    path_or_url);
+        st = tracer_archive_fail(TRACER_ARCHIVE_EFORMAT, "%s: empty file (not a trace archive)", path_or_url);
         goto cleanup;
     }
-    st = open_archive(t, limits, err, errlen);
+    st = open_archive(t, limits);
 cleanup:
     if (st == TRACER_ARCHIVE_OK) {
         *out = t;
@@ -700,7 +686,7 @@ cleanup:
     return st;
 }
 
-tracer_archive_status tracer_trace_open(const char *path_or_url, tracer_trace **out, char *err, size_t errlen)
+tracer_archive_status tracer_trace_open(const char *path_or_url, tracer_trace **out)
 {
-    return tracer_trace_open_ex(path_or_url, NULL, out, err, errlen);
+    return tracer_trace_open_ex(path_or_url, NULL, out);
 }

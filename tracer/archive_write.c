@@ -37,15 +37,15 @@
 #define MAX_SUFFIX 10000 /* -1 .. -9999 after a default name already taken */
 #define ARCHIVE_TMP_PREFIX ".fathom-tmp-"
 
-static tracer_archive_status ar_fail(struct archive *a, const char *what, char *err, size_t errlen)
+static tracer_archive_status ar_fail(struct archive *a, const char *what)
 {
     const char *msg = archive_error_string(a);
 
-    return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EIO, "%s: %s", what, msg ? msg : "libarchive error");
+    return tracer_archive_fail(TRACER_ARCHIVE_EIO, "%s: %s", what, msg ? msg : "libarchive error");
 }
 
 static tracer_archive_status add_file(struct archive *a, int dirfd, const char *name, const char *src,
-                                      const char *arname, char *err, size_t errlen)
+                                      const char *arname)
 {
     tracer_archive_status st = TRACER_ARCHIVE_OK;
     struct archive_entry *e = NULL;
@@ -56,17 +56,17 @@ static tracer_archive_status add_file(struct archive *a, int dirfd, const char *
 
     fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &sb) != 0) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EIO, "%s: %s", src, strerror(errno));
+        st = tracer_archive_fail(TRACER_ARCHIVE_EIO, "%s: %s", src, strerror(errno));
         goto cleanup;
     }
     if (!S_ISREG(sb.st_mode)) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL, "%s: not a regular file", src);
+        st = tracer_archive_fail(TRACER_ARCHIVE_EINVAL, "%s: not a regular file", src);
         goto cleanup;
     }
     e = archive_entry_new();
     buf = exec_malloc(COPY_BUF_SIZE);
     if (!e || !buf) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", src);
+        st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", src);
         goto cleanup;
     }
     archive_entry_set_pathname(e, arname);
@@ -75,7 +75,7 @@ static tracer_archive_status add_file(struct archive *a, int dirfd, const char *
     archive_entry_set_size(e, sb.st_size);
     archive_entry_set_mtime(e, sb.st_mtime, 0);
     if (archive_write_header(a, e) < ARCHIVE_WARN) {
-        st = ar_fail(a, src, err, errlen);
+        st = ar_fail(a, src);
         goto cleanup;
     }
     left = sb.st_size;
@@ -86,15 +86,15 @@ static tracer_archive_status add_file(struct archive *a, int dirfd, const char *
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EIO, "%s: %s", src, strerror(errno));
+            st = tracer_archive_fail(TRACER_ARCHIVE_EIO, "%s: %s", src, strerror(errno));
             goto cleanup;
         }
         if (n == 0) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EIO, "%s: file shrank while archiving", src);
+            st = tracer_archive_fail(TRACER_ARCHIVE_EIO, "%s: file shrank while archiving", src);
             goto cleanup;
         }
         if (archive_write_data(a, buf, (size_t)n) != n) {
-            st = ar_fail(a, src, err, errlen);
+            st = ar_fail(a, src);
             goto cleanup;
         }
         left -= n;
@@ -107,14 +107,13 @@ cleanup:
     return st;
 }
 
-static tracer_archive_status add_dir_entry(struct archive *a, const char *arname, mode_t mode, time_t mtime, char *err,
-                                           size_t errlen)
+static tracer_archive_status add_dir_entry(struct archive *a, const char *arname, mode_t mode, time_t mtime)
 {
     tracer_archive_status st = TRACER_ARCHIVE_OK;
     struct archive_entry *e = archive_entry_new();
 
     if (!e) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", arname);
+        st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", arname);
         goto cleanup;
     }
     archive_entry_set_pathname(e, arname);
@@ -122,15 +121,14 @@ static tracer_archive_status add_dir_entry(struct archive *a, const char *arname
     archive_entry_set_perm(e, (mode & 0755) | 0700);
     archive_entry_set_mtime(e, mtime, 0);
     if (archive_write_header(a, e) < ARCHIVE_WARN)
-        st = ar_fail(a, arname, err, errlen);
+        st = ar_fail(a, arname);
 cleanup:
     archive_entry_free(e);
     return st;
 }
 
 /* Archive the contents of dirfd (takes ownership) as `arprefix/...`. */
-static tracer_archive_status add_tree(struct archive *a, int dirfd, const char *src, const char *arprefix, int depth,
-                                      char *err, size_t errlen)
+static tracer_archive_status add_tree(struct archive *a, int dirfd, const char *src, const char *arprefix, int depth)
 {
     tracer_archive_status st = TRACER_ARCHIVE_OK;
     char **names = NULL;
@@ -139,15 +137,14 @@ static tracer_archive_status add_tree(struct archive *a, int dirfd, const char *
 
     if (depth > MAX_DEPTH) {
         close(dirfd);
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ELIMIT, "%s: directories nested deeper than %d", src,
-                                      MAX_DEPTH);
+        return tracer_archive_fail(TRACER_ARCHIVE_ELIMIT, "%s: directories nested deeper than %d", src, MAX_DEPTH);
     }
     lfd = dup(dirfd);
     if (lfd < 0) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EIO, "%s: %s", src, strerror(errno));
+        st = tracer_archive_fail(TRACER_ARCHIVE_EIO, "%s: %s", src, strerror(errno));
         goto cleanup;
     }
-    st = tracer_archive_list_dir(lfd, src, &names, &n, err, errlen);
+    st = tracer_archive_list_dir(lfd, src, &names, &n);
     if (st != TRACER_ARCHIVE_OK)
         goto cleanup;
     for (size_t i = 0; i < n && st == TRACER_ARCHIVE_OK; i++) {
@@ -156,29 +153,29 @@ static tracer_archive_status add_tree(struct archive *a, int dirfd, const char *
         struct stat sb;
 
         if (!sp || !ap) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", src);
+            st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", src);
         } else if (fstatat(dirfd, names[i], &sb, AT_SYMLINK_NOFOLLOW) != 0) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EIO, "%s: %s", sp, strerror(errno));
+            st = tracer_archive_fail(TRACER_ARCHIVE_EIO, "%s: %s", sp, strerror(errno));
         } else if (S_ISREG(sb.st_mode)) {
-            st = add_file(a, dirfd, names[i], sp, ap, err, errlen);
+            st = add_file(a, dirfd, names[i], sp, ap);
         } else if (S_ISDIR(sb.st_mode)) {
             int sub = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
             if (sub < 0) {
-                st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EIO, "%s: %s", sp, strerror(errno));
+                st = tracer_archive_fail(TRACER_ARCHIVE_EIO, "%s: %s", sp, strerror(errno));
             } else {
-                st = add_dir_entry(a, ap, sb.st_mode, sb.st_mtime, err, errlen);
+                st = add_dir_entry(a, ap, sb.st_mode, sb.st_mtime);
                 if (st == TRACER_ARCHIVE_OK)
-                    st = add_tree(a, sub, sp, ap, depth + 1, err, errlen);
+                    st = add_tree(a, sub, sp, ap, depth + 1);
                 else
                     close(sub);
             }
         } else {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL,
-                                        "%s: not a regular file or directory "
-                                        "(links and special files are not "
-                                        "archived)",
-                                        sp);
+            st = tracer_archive_fail(TRACER_ARCHIVE_EINVAL,
+                                     "%s: not a regular file or directory "
+                                     "(links and special files are not "
+                                     "archived)",
+                                     sp);
         }
         exec_free(sp);
         exec_free(ap);
@@ -190,8 +187,7 @@ cleanup:
 }
 
 /* Write the whole archive to the open fd. */
-static tracer_archive_status write_archive_fd(int fd, const char *shown, const char *ctf_dir, const tracer_manifest *m,
-                                              char *err, size_t errlen)
+static tracer_archive_status write_archive_fd(int fd, const char *shown, const char *ctf_dir, const tracer_manifest *m)
 {
     tracer_archive_status st = TRACER_ARCHIVE_OK;
     struct archive *a = NULL;
@@ -204,21 +200,21 @@ static tracer_archive_status write_archive_fd(int fd, const char *shown, const c
 
     dirfd = open(ctf_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dirfd < 0 || fstat(dirfd, &sb) != 0) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EIO, "%s: %s", ctf_dir, strerror(errno));
+        st = tracer_archive_fail(TRACER_ARCHIVE_EIO, "%s: %s", ctf_dir, strerror(errno));
         goto cleanup;
     }
-    st = tracer_manifest_serialize(m, &text, &tlen, err, errlen);
+    st = tracer_manifest_serialize(m, &text, &tlen);
     if (st != TRACER_ARCHIVE_OK)
         goto cleanup;
     a = archive_write_new();
     e = archive_entry_new();
     if (!a || !e) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", shown);
+        st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", shown);
         goto cleanup;
     }
     if (archive_write_add_filter_zstd(a) < ARCHIVE_WARN || archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
         archive_write_open_fd(a, fd) != ARCHIVE_OK) {
-        st = ar_fail(a, shown, err, errlen);
+        st = ar_fail(a, shown);
         goto cleanup;
     }
     archive_entry_set_pathname(e, TRACER_MANIFEST_FILE);
@@ -227,22 +223,22 @@ static tracer_archive_status write_archive_fd(int fd, const char *shown, const c
     archive_entry_set_size(e, (int64_t)tlen);
     archive_entry_set_mtime(e, now, 0);
     if (archive_write_header(a, e) < ARCHIVE_WARN || archive_write_data(a, text, tlen) != (ssize_t)tlen) {
-        st = ar_fail(a, shown, err, errlen);
+        st = ar_fail(a, shown);
         goto cleanup;
     }
-    st = add_dir_entry(a, TRACER_ARCHIVE_TOPDIR, sb.st_mode, sb.st_mtime, err, errlen);
+    st = add_dir_entry(a, TRACER_ARCHIVE_TOPDIR, sb.st_mode, sb.st_mtime);
     if (st != TRACER_ARCHIVE_OK)
         goto cleanup;
-    st = add_tree(a, dirfd, ctf_dir, TRACER_ARCHIVE_TOPDIR, 0, err, errlen);
+    st = add_tree(a, dirfd, ctf_dir, TRACER_ARCHIVE_TOPDIR, 0);
     dirfd = -1; /* add_tree closed it */
     if (st != TRACER_ARCHIVE_OK)
         goto cleanup;
     if (archive_write_close(a) != ARCHIVE_OK) {
-        st = ar_fail(a, shown, err, errlen);
+        st = ar_fail(a, shown);
         goto cleanup;
     }
     if (fsync(fd) != 0) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EIO, "%s: %s", shown, strerror(errno));
+        st = tracer_archive_fail(TRACER_ARCHIVE_EIO, "%s: %s", shown, strerror(errno));
         goto cleanup;
     }
 cleanup:
@@ -258,7 +254,7 @@ cleanup:
 /* Write the archive to a fresh `<tmpl_base>.tmpXXXXXX`; *tmp_out is malloc'd
  * and names a complete file on success; nothing is left on error. */
 static tracer_archive_status write_tmp(const char *tmpl_base, const char *ctf_dir, const tracer_manifest *m,
-                                       char **tmp_out, int *slot_out, char *err, size_t errlen)
+                                       char **tmp_out, int *slot_out)
 {
     tracer_archive_status st = TRACER_ARCHIVE_OK;
     const char *slash = strrchr(tmpl_base, '/');
@@ -270,7 +266,7 @@ static tracer_archive_status write_tmp(const char *tmpl_base, const char *ctf_di
 
     *tmp_out = NULL;
     if (!tmp) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", tmpl_base);
+        st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", tmpl_base);
         goto cleanup;
     }
     /* `<folder>/.fathom-tmp-<pid>-XXXXXX`: a SIGKILLed writer's leftover
@@ -287,18 +283,18 @@ static tracer_archive_status write_tmp(const char *tmpl_base, const char *ctf_di
         slot = tracer_cleanup_add(tmp, false);
     tracer_cleanup_unblock(&mask);
     if (fd < 0) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EIO, "%s: cannot create temporary file: %s", tmpl_base,
-                                    strerror(errno));
+        st =
+            tracer_archive_fail(TRACER_ARCHIVE_EIO, "%s: cannot create temporary file: %s", tmpl_base, strerror(errno));
         goto cleanup;
     }
     created = true;
     (void)fchmod(fd, 0644);
-    st = write_archive_fd(fd, tmpl_base, ctf_dir, m, err, errlen);
+    st = write_archive_fd(fd, tmpl_base, ctf_dir, m);
     if (st != TRACER_ARCHIVE_OK)
         goto cleanup;
     if (close(fd) != 0) {
         fd = -1;
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EIO, "%s: %s", tmpl_base, strerror(errno));
+        st = tracer_archive_fail(TRACER_ARCHIVE_EIO, "%s: %s", tmpl_base, strerror(errno));
         goto cleanup;
     }
     fd = -1;
@@ -321,7 +317,7 @@ cleanup:
 
 /* Give the finished temp file its final name without ever clobbering.
  * Returns EEXIST (and keeps tmp) if dst exists; removes tmp otherwise. */
-static tracer_archive_status publish(const char *tmp, const char *dst, char *err, size_t errlen)
+static tracer_archive_status publish(const char *tmp, const char *dst)
 {
     if (link(tmp, dst) == 0) {
         unlink(tmp);
@@ -337,31 +333,29 @@ static tracer_archive_status publish(const char *tmp, const char *dst, char *err
             return TRACER_ARCHIVE_EEXIST;
     }
     unlink(tmp);
-    return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EIO, "%s: %s", dst, strerror(errno));
+    return tracer_archive_fail(TRACER_ARCHIVE_EIO, "%s: %s", dst, strerror(errno));
 }
 
-static bool write_args_ok(const char *ctf_dir, const tracer_manifest *m, char *err, size_t errlen,
-                          tracer_archive_status *st)
+static bool write_args_ok(const char *ctf_dir, const tracer_manifest *m, tracer_archive_status *st)
 {
     struct stat sb;
 
     if (!ctf_dir || !m) {
-        *st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL, "archive write: NULL argument");
+        *st = tracer_archive_fail(TRACER_ARCHIVE_EINVAL, "archive write: NULL argument");
         return false;
     }
     if (stat(ctf_dir, &sb) != 0) {
-        *st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EIO, "%s: %s", ctf_dir, strerror(errno));
+        *st = tracer_archive_fail(TRACER_ARCHIVE_EIO, "%s: %s", ctf_dir, strerror(errno));
         return false;
     }
     if (!S_ISDIR(sb.st_mode)) {
-        *st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL, "%s: not a directory", ctf_dir);
+        *st = tracer_archive_fail(TRACER_ARCHIVE_EINVAL, "%s: not a directory", ctf_dir);
         return false;
     }
     return true;
 }
 
-tracer_archive_status tracer_archive_write(const char *out_path, const char *ctf_dir, const tracer_manifest *m,
-                                           char *err, size_t errlen)
+tracer_archive_status tracer_archive_write(const char *out_path, const char *ctf_dir, const tracer_manifest *m)
 {
     tracer_archive_status st = TRACER_ARCHIVE_OK;
     char *tmp = NULL;
@@ -369,23 +363,21 @@ tracer_archive_status tracer_archive_write(const char *out_path, const char *ctf
     int slot = -1;
 
     if (!out_path || !*out_path) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL, "archive write: no output path");
+        st = tracer_archive_fail(TRACER_ARCHIVE_EINVAL, "archive write: no output path");
         goto cleanup;
     }
-    if (!write_args_ok(ctf_dir, m, err, errlen, &st))
+    if (!write_args_ok(ctf_dir, m, &st))
         goto cleanup;
     if (lstat(out_path, &sb) == 0) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EEXIST, "%s: already exists (not overwriting)",
-                                    out_path);
+        st = tracer_archive_fail(TRACER_ARCHIVE_EEXIST, "%s: already exists (not overwriting)", out_path);
         goto cleanup;
     }
-    st = write_tmp(out_path, ctf_dir, m, &tmp, &slot, err, errlen);
+    st = write_tmp(out_path, ctf_dir, m, &tmp, &slot);
     if (st != TRACER_ARCHIVE_OK)
         goto cleanup;
-    st = publish(tmp, out_path, err, errlen);
+    st = publish(tmp, out_path);
     if (st == TRACER_ARCHIVE_EEXIST)
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EEXIST, "%s: already exists (not overwriting)",
-                                    out_path);
+        st = tracer_archive_fail(TRACER_ARCHIVE_EEXIST, "%s: already exists (not overwriting)", out_path);
 cleanup:
     if (tmp) {
         unlink(tmp); /* no-op if published */
@@ -412,20 +404,19 @@ static void name_part(char *dst, size_t cap, const char *src)
 }
 
 /* "<model>-<mode>-<preset>-<host>-<time>" without suffix. */
-static tracer_archive_status default_stem(const tracer_manifest *m, time_t when, char *buf, size_t buflen, char *err,
-                                          size_t errlen)
+static tracer_archive_status default_stem(const tracer_manifest *m, time_t when, char *buf, size_t buflen)
 {
     char model[64], mode[16], preset[32], host[64], ts[32];
     struct tm tm;
     int n;
 
     if (!m || !buf) {
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL, "archive name: NULL argument");
+        return tracer_archive_fail(TRACER_ARCHIVE_EINVAL, "archive name: NULL argument");
     }
     if (when == (time_t)-1)
         when = time(NULL);
     if (!gmtime_r(&when, &tm) || strftime(ts, sizeof(ts), "%Y%m%dT%H%M%SZ", &tm) == 0) {
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL, "archive name: bad time");
+        return tracer_archive_fail(TRACER_ARCHIVE_EINVAL, "archive name: bad time");
     }
     name_part(model, sizeof(model), tracer_manifest_get(m, "model"));
     name_part(mode, sizeof(mode), tracer_manifest_get(m, "mode"));
@@ -433,29 +424,27 @@ static tracer_archive_status default_stem(const tracer_manifest *m, time_t when,
     name_part(host, sizeof(host), tracer_manifest_get(m, "host"));
     n = snprintf(buf, buflen, "%s-%s-%s-%s-%s", model, mode, preset, host, ts);
     if (n < 0 || (size_t)n >= buflen) {
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL, "archive name: buffer too small");
+        return tracer_archive_fail(TRACER_ARCHIVE_EINVAL, "archive name: buffer too small");
     }
     return TRACER_ARCHIVE_OK;
 }
 
-tracer_archive_status tracer_archive_default_name(const tracer_manifest *m, time_t when, char *buf, size_t buflen,
-                                                  char *err, size_t errlen)
+tracer_archive_status tracer_archive_default_name(const tracer_manifest *m, time_t when, char *buf, size_t buflen)
 {
     char stem[256];
     tracer_archive_status st;
     int n;
 
-    st = default_stem(m, when, stem, sizeof(stem), err, errlen);
+    st = default_stem(m, when, stem, sizeof(stem));
     if (st != TRACER_ARCHIVE_OK)
         return st;
     n = snprintf(buf, buflen, "%s%s", stem, TRACER_ARCHIVE_SUFFIX);
     if (n < 0 || (size_t)n >= buflen)
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL, "archive name: buffer too small");
+        return tracer_archive_fail(TRACER_ARCHIVE_EINVAL, "archive name: buffer too small");
     return TRACER_ARCHIVE_OK;
 }
 
-static tracer_archive_status candidate(const char *dir, const char *stem, unsigned i, char *buf, size_t buflen,
-                                       char *err, size_t errlen)
+static tracer_archive_status candidate(const char *dir, const char *stem, unsigned i, char *buf, size_t buflen)
 {
     int n;
 
@@ -464,52 +453,51 @@ static tracer_archive_status candidate(const char *dir, const char *stem, unsign
     else
         n = snprintf(buf, buflen, "%s/%s-%u%s", dir, stem, i, TRACER_ARCHIVE_SUFFIX);
     if (n < 0 || (size_t)n >= buflen)
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL, "archive path: buffer too small");
+        return tracer_archive_fail(TRACER_ARCHIVE_EINVAL, "archive path: buffer too small");
     return TRACER_ARCHIVE_OK;
 }
 
 tracer_archive_status tracer_archive_default_path(const char *dir, const tracer_manifest *m, time_t when, char *buf,
-                                                  size_t buflen, char *err, size_t errlen)
+                                                  size_t buflen)
 {
     char stem[256];
     tracer_archive_status st;
 
     if (!dir)
         dir = TRACER_ARCHIVE_DEFAULT_DIR;
-    st = default_stem(m, when, stem, sizeof(stem), err, errlen);
+    st = default_stem(m, when, stem, sizeof(stem));
     for (unsigned i = 0; st == TRACER_ARCHIVE_OK && i < MAX_SUFFIX; i++) {
         struct stat sb;
 
-        st = candidate(dir, stem, i, buf, buflen, err, errlen);
+        st = candidate(dir, stem, i, buf, buflen);
         if (st == TRACER_ARCHIVE_OK && lstat(buf, &sb) != 0)
             return TRACER_ARCHIVE_OK;
     }
     if (st == TRACER_ARCHIVE_OK)
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EEXIST, "%s/%s: too many archives with this name", dir,
-                                    stem);
+        st = tracer_archive_fail(TRACER_ARCHIVE_EEXIST, "%s/%s: too many archives with this name", dir, stem);
     return st;
 }
 
-tracer_archive_status tracer_archive_check_dir(const char *dir, char *err, size_t errlen)
+tracer_archive_status tracer_archive_check_dir(const char *dir)
 {
     size_t len, comp = 0;
 
     if (!dir || !*dir)
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL, "no folder given");
+        return tracer_archive_fail(TRACER_ARCHIVE_EINVAL, "no folder given");
     len = strlen(dir);
     /* reasons first, so a cut message still gives them */
     if (len + 1 + 255 >= PATH_MAX)
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL,
-                                      "folder path too long (%zu bytes; at most %d "
-                                      "with the archive's name): %.80s...",
-                                      len, PATH_MAX - 1 - 1 - 255, dir);
+        return tracer_archive_fail(TRACER_ARCHIVE_EINVAL,
+                                   "folder path too long (%zu bytes; at most %d "
+                                   "with the archive's name): %.80s...",
+                                   len, PATH_MAX - 1 - 1 - 255, dir);
     for (const char *c = dir;; c++) {
         if (*c == '/' || *c == '\0') {
             if (comp > MAX_NAME_COMPONENT)
-                return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL,
-                                              "folder name too long (%zu "
-                                              "bytes; at most %d): %.80s...",
-                                              comp, MAX_NAME_COMPONENT, c - comp);
+                return tracer_archive_fail(TRACER_ARCHIVE_EINVAL,
+                                           "folder name too long (%zu "
+                                           "bytes; at most %d): %.80s...",
+                                           comp, MAX_NAME_COMPONENT, c - comp);
             comp = 0;
             if (*c == '\0')
                 break;
@@ -521,16 +509,16 @@ tracer_archive_status tracer_archive_check_dir(const char *dir, char *err, size_
 }
 
 /* mkdir -p (0755) */
-static tracer_archive_status make_dirs(const char *dir, char *err, size_t errlen)
+static tracer_archive_status make_dirs(const char *dir)
 {
-    tracer_archive_status st = tracer_archive_check_dir(dir, err, errlen);
+    tracer_archive_status st = tracer_archive_check_dir(dir);
     char *p;
 
     if (st != TRACER_ARCHIVE_OK)
         return st;
     p = exec_strdup(dir);
     if (!p)
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", dir);
+        return tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", dir);
     for (char *s = p + 1;; s++) {
         char c = *s;
 
@@ -540,9 +528,9 @@ static tracer_archive_status make_dirs(const char *dir, char *err, size_t errlen
         if (mkdir(p, 0755) != 0 && errno != EEXIST) {
             int e = errno;
 
-            st = tracer_archive_set_err(err, errlen, e == ENOSPC ? TRACER_ARCHIVE_ENOSPC : TRACER_ARCHIVE_EIO,
-                                        "cannot create folder (%s): %s",
-                                        e == ENOSPC ? "no space left on device" : strerror(e), p);
+            st = tracer_archive_fail(e == ENOSPC ? TRACER_ARCHIVE_ENOSPC : TRACER_ARCHIVE_EIO,
+                                     "cannot create folder (%s): %s",
+                                     e == ENOSPC ? "no space left on device" : strerror(e), p);
             break;
         }
         *s = c;
@@ -554,8 +542,7 @@ static tracer_archive_status make_dirs(const char *dir, char *err, size_t errlen
 }
 
 tracer_archive_status tracer_archive_write_default(const char *dir, const char *ctf_dir, const tracer_manifest *m,
-                                                   time_t when, char *out_path, size_t out_len, char *err,
-                                                   size_t errlen)
+                                                   time_t when, char *out_path, size_t out_len)
 {
     tracer_archive_status st = TRACER_ARCHIVE_OK;
     char stem[256];
@@ -566,44 +553,44 @@ tracer_archive_status tracer_archive_write_default(const char *dir, const char *
 
     if (!dir)
         dir = TRACER_ARCHIVE_DEFAULT_DIR;
-    if (!write_args_ok(ctf_dir, m, err, errlen, &st))
+    if (!write_args_ok(ctf_dir, m, &st))
         goto cleanup;
-    st = default_stem(m, when, stem, sizeof(stem), err, errlen);
+    st = default_stem(m, when, stem, sizeof(stem));
     if (st != TRACER_ARCHIVE_OK)
         goto cleanup;
-    st = make_dirs(dir, err, errlen);
+    st = make_dirs(dir);
     if (st != TRACER_ARCHIVE_OK)
         goto cleanup;
-    st = candidate(dir, stem, 0, path, sizeof(path), err, errlen);
+    st = candidate(dir, stem, 0, path, sizeof(path));
     if (st != TRACER_ARCHIVE_OK)
         goto cleanup;
     base = exec_strdup(path);
     if (!base) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path);
+        st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path);
         goto cleanup;
     }
-    st = write_tmp(base, ctf_dir, m, &tmp, &slot, err, errlen);
+    st = write_tmp(base, ctf_dir, m, &tmp, &slot);
     if (st != TRACER_ARCHIVE_OK)
         goto cleanup;
     for (i = 0; i < MAX_SUFFIX; i++) {
-        st = candidate(dir, stem, i, path, sizeof(path), err, errlen);
+        st = candidate(dir, stem, i, path, sizeof(path));
         if (st != TRACER_ARCHIVE_OK)
             goto cleanup;
-        st = publish(tmp, path, err, errlen);
+        st = publish(tmp, path);
         if (st != TRACER_ARCHIVE_EEXIST)
             break;
     }
     if (st == TRACER_ARCHIVE_EEXIST)
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EEXIST, "%s: too many archives with this name", base);
+        st = tracer_archive_fail(TRACER_ARCHIVE_EEXIST, "%s: too many archives with this name", base);
     if (st != TRACER_ARCHIVE_OK)
         goto cleanup;
     if (out_path && out_len) {
         if (strlen(path) >= out_len) {
             /* The archive exists; report its name truncated. */
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL,
-                                        "%s: written, but out_path buffer is too "
-                                        "small",
-                                        path);
+            st = tracer_archive_fail(TRACER_ARCHIVE_EINVAL,
+                                     "%s: written, but out_path buffer is too "
+                                     "small",
+                                     path);
         }
         snprintf(out_path, out_len, "%s", path);
     }

@@ -185,16 +185,16 @@ int cmd_info(int argc, char **argv)
         return cli_usage_error(CMD, "which trace? usage: fathom info ARCHIVE|DIR [--format text|json]");
     if (!strncmp(path, "net://", 6) || !strncmp(path, "net6://", 7))
         return cli_usage_error(CMD, "%s: a live session; fathom info reads archives and CTF directories", path);
-    char err[1024];
     tracer_trace *t = NULL;
-    if (tracer_trace_open(path, &t, err, sizeof err) != TRACER_ARCHIVE_OK)
-        return cli_error(CMD, "%s", err);
+    if (tracer_trace_open(path, &t) != TRACER_ARCHIVE_OK)
+        return cli_error(CMD, "%s", base_errmsg());
     tracer_stats *s = calloc(1, sizeof *s);
     int rc = 0;
     if (!s)
         rc = cli_error(CMD, "out of memory");
-    else if (tracer_stats_collect(t, s, err, sizeof err) != 0)
-        rc = strstr(err, path) ? cli_error(CMD, "%s", err) : cli_error(CMD, "%s: %s", path, err);
+    else if (tracer_stats_collect(t, s) != TRACER_OK)
+        rc = strstr(base_errmsg(), path) ? cli_error(CMD, "%s", base_errmsg())
+                                         : cli_error(CMD, "%s: %s", path, base_errmsg());
     else if (manifest_problems(path, t, s, strict))
         rc = cli_error(CMD, "%s: --strict: giving up on the MANIFEST problems above", path);
     else if (fmt == CLI_JSON)

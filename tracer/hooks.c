@@ -11,6 +11,8 @@
 #include "tracer/tp.h"
 
 #include "tracer/hooks.h"
+
+#include "base/error.h"
 #include "tracer/locate.h"
 
 #include <dlfcn.h>
@@ -25,8 +27,9 @@ static const char *const mode_names[] = { FATHOM_TP_MODE_NAMES };
 
 static const char *nz(const char *s) { return s ? s : ""; }
 
-static void h_run_begin(const exec_run_info *info)
+static void h_run_begin(void *ctx, const exec_run_info *info)
 {
+    (void)ctx;
     struct fathom_tp_run r = {
         .model = nz(info->model),
         .preset = nz(info->preset),
@@ -46,15 +49,28 @@ static void h_run_begin(const exec_run_info *info)
     lttng_ust_tracepoint(fathom, run_begin, &r);
 }
 
-static void h_run_end(int32_t status, uint64_t ops) { lttng_ust_tracepoint(fathom, run_end, status, ops); }
-static void h_step_begin(uint32_t step) { lttng_ust_tracepoint(fathom, step_begin, step); }
-static void h_step_end(uint32_t step, double loss) { lttng_ust_tracepoint(fathom, step_end, step, loss); }
+static void h_run_end(void *ctx, int32_t status, uint64_t ops)
+{
+    (void)ctx;
+    lttng_ust_tracepoint(fathom, run_end, status, ops);
+}
+static void h_step_begin(void *ctx, uint32_t step)
+{
+    (void)ctx;
+    lttng_ust_tracepoint(fathom, step_begin, step);
+}
+static void h_step_end(void *ctx, uint32_t step, double loss)
+{
+    (void)ctx;
+    lttng_ust_tracepoint(fathom, step_end, step, loss);
+}
 
 /* Tensor and graph ids in the trace are unique in the process
  * (exec_trace_tensor_id, exec_trace_graph_id): a process may run several
  * graphs (deepq's target network). */
-static void h_node_def(const exec_graph *g, const exec_node *n, uint64_t flops, uint64_t bytes)
+static void h_node_def(void *ctx, const exec_graph *g, const exec_node *n, uint64_t flops, uint64_t bytes)
 {
+    (void)ctx;
     uint32_t ids[n->nin + n->nout + 1];
     for (int i = 0; i < n->nin; i++)
         ids[i] = exec_trace_tensor_id(g, n->in[i]);
@@ -78,16 +94,19 @@ static void h_node_def(const exec_graph *g, const exec_node *n, uint64_t flops, 
     lttng_ust_tracepoint(fathom, node_def, &d);
 }
 
-static void h_ops(const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins, const uint64_t *ends)
+static void h_ops(void *ctx, const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
+                  const uint64_t *ends)
 {
+    (void)ctx;
     struct fathom_tp_ops b = {
         .graph = exec_trace_graph_id(g), .n = n, .nodes = nodes, .begins = begins, .ends = ends
     };
     lttng_ust_tracepoint(fathom, ops, &b);
 }
 
-static void h_tensor_alloc(const exec_graph *g, const exec_tensor *t)
+static void h_tensor_alloc(void *ctx, const exec_graph *g, const exec_tensor *t)
 {
+    (void)ctx;
     uint32_t shape[EXEC_MAX_DIMS];
     for (int i = 0; i < t->ndim && i < EXEC_MAX_DIMS; i++)
         shape[i] = t->shape[i] > UINT32_MAX ? UINT32_MAX : (uint32_t)t->shape[i];
@@ -95,8 +114,9 @@ static void h_tensor_alloc(const exec_graph *g, const exec_tensor *t)
                          (uint32_t)t->ndim, shape, (uint64_t)t->bytes);
 }
 
-static void h_tensor_free(const exec_graph *g, const exec_tensor *t)
+static void h_tensor_free(void *ctx, const exec_graph *g, const exec_tensor *t)
 {
+    (void)ctx;
     lttng_ust_tracepoint(fathom, tensor_free, exec_trace_tensor_id(g, t->id));
 }
 
@@ -138,57 +158,55 @@ static int try_load(const char *path, char *why, size_t whylen)
 
 /* $FATHOM_TP_LIB alone when set; else the candidates of locate.h in turn
  * (relative to the executable first, so a moved install tree works). */
-static int load_probe(char *err, size_t errlen)
+static tracer_status load_probe(void)
 {
     char why[512] = "";
     const char *env = getenv(TRACER_ENV_TP_LIB);
     if (env && *env) {
         if (try_load(env, why, sizeof why) == 0)
-            return 0;
-        snprintf(err, errlen, "cannot load the trace probe %s=%s: %s", TRACER_ENV_TP_LIB, env,
-                 *why ? why : "not readable");
-        return -1;
+            return TRACER_OK;
+        return base_fail(TRACER_ERR_SYSTEM, "cannot load the trace probe %s=%s: %s", TRACER_ENV_TP_LIB, env,
+                         *why ? why : "not readable");
     }
     char cand[PATH_MAX];
     for (int i = 0; tracer_probe_candidate(i, cand, sizeof cand); i++)
         if (cand[0] && try_load(cand, why, sizeof why) == 0)
-            return 0;
-    snprintf(err, errlen, "cannot load the trace probe %s%s%s (set %s to its path)", TRACER_TP_LIB_NAME,
-             *why ? ": " : "", why, TRACER_ENV_TP_LIB);
-    return -1;
+            return TRACER_OK;
+    return base_fail(TRACER_ERR_SYSTEM, "cannot load the trace probe %s%s%s (set %s to its path)", TRACER_TP_LIB_NAME,
+                     *why ? ": " : "", why, TRACER_ENV_TP_LIB);
 }
 
-int tracer_hooks_install(char *err, size_t errlen)
+tracer_status tracer_hooks_install(void)
 {
     pthread_mutex_lock(&load_lock);
-    int rc = probe_handle ? 0 : load_probe(err, errlen);
+    tracer_status rc = probe_handle ? TRACER_OK : load_probe();
     pthread_mutex_unlock(&load_lock);
     if (rc == 0)
         exec_hooks_set(&hooks);
     return rc;
 }
 
-int tracer_hooks_install_from_env(char *err, size_t errlen)
+tracer_status tracer_hooks_install_from_env(int *installed)
 {
+    *installed = 0;
     const char *v = getenv(TRACER_ENV_TRACE);
     if (!v || !*v || strcmp(v, "0") == 0)
-        return 0;
-    if (strcmp(v, "1") != 0) {
-        snprintf(err, errlen, "%s must be 1 or 0, not '%s'", TRACER_ENV_TRACE, v);
-        return -1;
-    }
+        return TRACER_OK;
+    if (strcmp(v, "1") != 0)
+        return base_fail(TRACER_ERR_INPUT, "%s must be 1 or 0, not '%s'", TRACER_ENV_TRACE, v);
     const char *b = getenv(TRACER_ENV_BUFFER);
     if (b && *b) {
         char *end = NULL;
         unsigned long n = strtoul(b, &end, 10);
         if (!end || *end || b[0] == '-' || n < 1 || n > EXEC_TRACE_BUFFER_MAX) {
-            snprintf(err, errlen, "%s must be a record count from 1 to %d, not '%s'", TRACER_ENV_BUFFER,
-                     EXEC_TRACE_BUFFER_MAX, b);
-            return -1;
+            return base_fail(TRACER_ERR_INPUT, "%s must be a record count from 1 to %d, not '%s'", TRACER_ENV_BUFFER,
+                             EXEC_TRACE_BUFFER_MAX, b);
         }
         exec_trace_buffer_set((uint32_t)n);
     }
-    return tracer_hooks_install(err, errlen) == 0 ? 1 : -1;
+    tracer_status rc = tracer_hooks_install();
+    *installed = rc == TRACER_OK;
+    return rc;
 }
 
 void tracer_hooks_remove(void) { exec_hooks_set(NULL); }

@@ -9,6 +9,7 @@
 #ifndef FATHOM_TRACER_HOOKS_H
 #define FATHOM_TRACER_HOOKS_H
 #include "exec/exec.h"
+#include "tracer/status.h"
 
 #include <stddef.h>
 
@@ -24,12 +25,13 @@
 /* Loads the probe library (once) and installs the hooks.  The library is
  * $FATHOM_TP_LIB when set, else the first of locate.h's candidates that
  * loads (next to the executable, in the install layout relative to it, at
- * the configured install path, in the build tree).  Returns 0, or -1 with a one-line
- * message in err. */
-int tracer_hooks_install(char *err, size_t errlen);
-/* If FATHOM_TRACE=1: tracer_hooks_install(); returns 1 when installed, 0
- * when tracing was not asked for, -1 on error (message in err). */
-int tracer_hooks_install_from_env(char *err, size_t errlen);
+ * the configured install path, in the build tree).  TRACER_OK, or a status
+ * and the thread's message (base/error.h). */
+tracer_status tracer_hooks_install(void);
+/* If FATHOM_TRACE=1: tracer_hooks_install(), *installed 1 when it did (0
+ * when tracing was not asked for); a bad FATHOM_TRACE or
+ * FATHOM_TRACE_BUFFER, or a failed install, is a status and its message. */
+tracer_status tracer_hooks_install_from_env(int *installed);
 /* Uninstalls the hooks (the probe library stays loaded). */
 void tracer_hooks_remove(void);
 /* The hook table tracer_hooks_install() sets (for benchmarks). */

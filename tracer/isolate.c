@@ -9,6 +9,8 @@
 #define _GNU_SOURCE
 #include "tracer/isolate.h"
 
+#include "base/error.h"
+
 #include "tracer/output.h"
 #include "tracer/read.h"
 
@@ -60,6 +62,8 @@ enum wire {
     W_NODE_INTERN
 };
 
+/* Formats a job's own message (jobs decode side by side: each keeps its
+ * message in its tracer_decode_job until the caller takes it); returns -1. */
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -441,7 +445,7 @@ static int c_tensor_free(void *user, uint64_t ts, uint32_t id)
     return w_end(w);
 }
 
-static int c_message(void *ctx, const bt_message *msg, char *err, size_t errlen)
+static int c_message(void *ctx, const bt_message *msg)
 {
     wbuf *w = ctx;
     if (w->live) { /* a live reader wants the records as they come, in a few writes a second */
@@ -453,8 +457,7 @@ static int c_message(void *ctx, const bt_message *msg, char *err, size_t errlen)
     }
     if (tracer_decoder_consume(w->dec, msg) == 0)
         return 0;
-    snprintf(err, errlen, "%s", w->broken ? "the reader went away" : tracer_decoder_error(w->dec));
-    return -1;
+    return base_fail(TRACER_ERR_STOPPED, "%s", w->broken ? "the reader went away" : tracer_decoder_error(w->dec));
 }
 
 static void apply_limits(void)
@@ -506,10 +509,9 @@ static void child_main(const tracer_trace *t, const char *source, int fd, int wa
         .tensor_free = c_tensor_free,
         .no_dataflow = no_dataflow,
     };
-    char err[1024] = "";
     w.dec = tracer_decoder_create(&cbs, &w);
-    int rc =
-        w.dec ? tracer_read_run(t, source, c_message, &w, err, sizeof err) : fail(err, sizeof err, "out of memory");
+    tracer_status rc =
+        w.dec ? tracer_read_run(t, source, c_message, &w) : (tracer_status)base_fail(TRACER_ERR_NOMEM, "out of memory");
     tracer_decode_diag g = { 0 };
     if (w.dec) {
         tracer_decoder_finish(w.dec);
@@ -519,8 +521,8 @@ static void child_main(const tracer_trace *t, const char *source, int fd, int wa
     W_VAL(&w, g);
     w_end(&w);
     w_begin(&w, W_DONE);
-    W_VAL(&w, (int32_t)rc);
-    w_str(&w, err);
+    W_VAL(&w, (int32_t)(rc ? -1 : 0));
+    w_str(&w, rc ? base_errmsg() : ""); /* the parent's message */
     w_end(&w);
     w_flush(&w);
     _exit(w.broken ? 3 : 0); /* never the parent's cleanup (its temporary tree) */
@@ -922,46 +924,52 @@ static void pump(chan *cs, size_t n)
 }
 
 /* In the calling process (FATHOM_DECODE_INPROCESS=1). */
-static int decode_message(void *ctx, const bt_message *msg, char *err, size_t errlen)
+static int decode_message(void *ctx, const bt_message *msg)
 {
     tracer_decoder *d = ctx;
     if (tracer_decoder_consume(d, msg) == 0)
         return 0;
-    snprintf(err, errlen, "%s", *tracer_decoder_error(d) ? tracer_decoder_error(d) : "stopped by its reader");
-    return -1;
+    if (*tracer_decoder_error(d))
+        return base_fail(TRACER_ERR_STOPPED, "%s", tracer_decoder_error(d));
+    /* a callback stopped it: its message stands, if it left one */
+    if (!strcmp(base_errmsg(), "no error"))
+        base_fail(TRACER_ERR_STOPPED, "stopped by its reader");
+    return TRACER_ERR_STOPPED;
 }
 
-static int decode_here(const tracer_trace *t, const char *source, const tracer_decode_cbs *cbs, void *ctx,
-                       tracer_decode_diag *diag, char *err, size_t errlen)
+static tracer_status decode_here(const tracer_trace *t, const char *source, const tracer_decode_cbs *cbs, void *ctx,
+                                 tracer_decode_diag *diag)
 {
     tracer_decoder *d = tracer_decoder_create(cbs, ctx);
     if (!d)
-        return fail(err, errlen, "%s: out of memory", source);
-    int rc = tracer_read_run(t, source, decode_message, d, err, errlen);
+        return base_fail(TRACER_ERR_NOMEM, "%s: out of memory", source);
+    tracer_status rc = tracer_read_run(t, source, decode_message, d);
     tracer_decoder_finish(d);
     tracer_decode_diag g = { 0 };
     tracer_decoder_diag_sum(d, NULL, &g);
     tracer_decoder_destroy(d);
     if (rc)
-        return -1;
+        return rc;
     if (g.bad_schema)
-        return fail(err, errlen, "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)",
-                    source, g.bad_schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
+        return base_fail(TRACER_ERR_INPUT,
+                         "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)", source,
+                         g.bad_schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
     if (g.events == g.foreign_events)
-        return fail(err, errlen, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)", source,
-                    g.foreign_events);
+        return base_fail(TRACER_ERR_INPUT, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)",
+                         source, g.foreign_events);
     if (diag)
         tracer_decode_diag_add(diag, &g);
-    return 0;
+    return TRACER_OK;
 }
 
-int tracer_read_decode_isolated(const char *source, const tracer_decode_cbs *cbs, void *ctx, tracer_decode_diag *diag,
-                                char *err, size_t errlen)
+tracer_status tracer_read_decode_isolated(const char *source, const tracer_decode_cbs *cbs, void *ctx,
+                                          tracer_decode_diag *diag)
 {
     tracer_trace *t = NULL;
-    if (tracer_read_open(source, &t, err, errlen))
-        return -1;
-    int rc = tracer_decode_trace_isolated(t, source, cbs, ctx, diag, err, errlen);
+    tracer_status rc = tracer_read_open(source, &t);
+    if (rc)
+        return rc;
+    rc = tracer_decode_trace_isolated(t, source, cbs, ctx, diag);
     tracer_trace_close(t);
     return rc;
 }
@@ -1028,40 +1036,47 @@ static int start(chan *c)
 }
 
 /* The job's verdict once its channel is closed and its child reaped. */
-static int finish_chan(chan *c, int st)
+static tracer_status finish_chan(chan *c, int st)
 {
     tracer_decode_job *j = c->job;
     parent *P = &c->P;
     if (c->pr == -1) {
-        if (!j->err[0])
-            fail(j->err, sizeof j->err, "%s: stopped by its reader", j->source);
-        return -1;
+        if (j->err[0]) /* the parent's own reason: out of memory */
+            return TRACER_ERR_NOMEM;
+        fail(j->err, sizeof j->err, "%s: stopped by its reader", j->source); /* a callback stopped it */
+        return TRACER_ERR_STOPPED;
     }
     if (c->pr == -2)
-        return -1;
+        return TRACER_ERR_SYSTEM;
     if (!P->done) {
         if (WIFSIGNALED(st)) {
             int sig = WTERMSIG(st);
-            return fail(j->err, sizeof j->err, "%s: the CTF decoder %s (signal %d, %s): a corrupt trace?", j->source,
-                        sig == SIGXCPU ? "ran out of its CPU time" : "crashed", sig, strsignal(sig));
+            fail(j->err, sizeof j->err, "%s: the CTF decoder %s (signal %d, %s): a corrupt trace?", j->source,
+                 sig == SIGXCPU ? "ran out of its CPU time" : "crashed", sig, strsignal(sig));
+            return TRACER_ERR_INPUT;
         }
-        return fail(j->err, sizeof j->err, "%s: the CTF decoder exited early (status %d)", j->source,
-                    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        fail(j->err, sizeof j->err, "%s: the CTF decoder exited early (status %d)", j->source,
+             WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        return TRACER_ERR_INPUT;
     }
     if (P->child_rc) {
         snprintf(j->err, sizeof j->err, "%s", P->child_err[0] ? P->child_err : "cannot decode the trace");
-        return -1;
+        return TRACER_ERR_INPUT;
     }
-    if (P->diag.bad_schema)
-        return fail(j->err, sizeof j->err,
-                    "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)", j->source,
-                    P->diag.bad_schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
-    if (P->diag.events == P->diag.foreign_events)
-        return fail(j->err, sizeof j->err, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)",
-                    j->source, P->diag.foreign_events);
+    if (P->diag.bad_schema) {
+        fail(j->err, sizeof j->err,
+             "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)", j->source,
+             P->diag.bad_schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
+        return TRACER_ERR_INPUT;
+    }
+    if (P->diag.events == P->diag.foreign_events) {
+        fail(j->err, sizeof j->err, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)",
+             j->source, P->diag.foreign_events);
+        return TRACER_ERR_INPUT;
+    }
     if (j->diag)
         tracer_decode_diag_add(j->diag, &P->diag);
-    return 0;
+    return TRACER_OK;
 }
 
 static void chan_free(chan *c)
@@ -1082,25 +1097,41 @@ static void chan_free(chan *c)
         close(c->fd);
 }
 
-int tracer_decode_jobs_isolated(tracer_decode_job *jobs, size_t n)
+/* The first failed job's status, its message made the thread's -- except
+ * where a callback stopped it and left a message of its own, which stands. */
+static tracer_status jobs_verdict(const tracer_decode_job *jobs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!jobs[i].status)
+            continue;
+        if (jobs[i].status == TRACER_ERR_STOPPED && strcmp(base_errmsg(), "no error") != 0)
+            return jobs[i].status;
+        return base_fail(jobs[i].status, "%s", jobs[i].err);
+    }
+    return TRACER_OK;
+}
+
+tracer_status tracer_decode_jobs_isolated(tracer_decode_job *jobs, size_t n)
 {
     const char *inproc = getenv("FATHOM_DECODE_INPROCESS");
-    int bad = 0;
+    base_errmsg_clear(); /* what a callback that stops the decoding says */
     for (size_t i = 0; i < n; i++)
-        jobs[i].err[0] = '\0', jobs[i].rc = 0;
+        jobs[i].err[0] = '\0', jobs[i].status = TRACER_OK;
     if (inproc && !strcmp(inproc, "1")) {
         for (size_t i = 0; i < n; i++) {
             tracer_decode_job *j = &jobs[i];
-            j->rc = decode_here(j->t, j->source, j->cbs, j->ctx, j->diag, j->err, sizeof j->err);
-            bad |= j->rc;
+            if ((j->status = decode_here(j->t, j->source, j->cbs, j->ctx, j->diag)))
+                snprintf(j->err, sizeof j->err, "%s", base_errmsg());
         }
-        return bad ? -1 : 0;
+        return jobs_verdict(jobs, n);
     }
     chan *cs = calloc(n ? n : 1, sizeof *cs);
     if (!cs) {
-        for (size_t i = 0; i < n; i++)
-            jobs[i].rc = fail(jobs[i].err, sizeof jobs[i].err, "%s: out of memory", jobs[i].source);
-        return -1;
+        for (size_t i = 0; i < n; i++) {
+            fail(jobs[i].err, sizeof jobs[i].err, "%s: out of memory", jobs[i].source);
+            jobs[i].status = TRACER_ERR_NOMEM;
+        }
+        return jobs_verdict(jobs, n);
     }
     for (size_t i = 0; i < n; i++) {
         cs[i] = (chan){ .job = &jobs[i], .fd = -1, .pid = -1 };
@@ -1118,19 +1149,16 @@ int tracer_decode_jobs_isolated(tracer_decode_job *jobs, size_t n)
             while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR)
                 ;
         }
-        jobs[i].rc = c->pid > 0 ? finish_chan(c, st) : -1;
-        bad |= jobs[i].rc;
+        jobs[i].status = c->pid > 0 ? finish_chan(c, st) : TRACER_ERR_SYSTEM;
         chan_free(c);
     }
     free(cs);
-    return bad ? -1 : 0;
+    return jobs_verdict(jobs, n);
 }
 
-int tracer_decode_trace_isolated(const tracer_trace *t, const char *source, const tracer_decode_cbs *cbs, void *ctx,
-                                 tracer_decode_diag *diag, char *err, size_t errlen)
+tracer_status tracer_decode_trace_isolated(const tracer_trace *t, const char *source, const tracer_decode_cbs *cbs,
+                                           void *ctx, tracer_decode_diag *diag)
 {
     tracer_decode_job j = { .t = t, .source = source, .cbs = cbs, .ctx = ctx, .diag = diag };
-    int rc = tracer_decode_jobs_isolated(&j, 1);
-    snprintf(err, errlen, "%s", j.err);
-    return rc;
+    return tracer_decode_jobs_isolated(&j, 1);
 }

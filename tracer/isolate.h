@@ -25,35 +25,38 @@
 #define FATHOM_TRACER_ISOLATE_H
 
 #include "tracer/decode.h"
+#include "tracer/status.h"
 
 #include <stddef.h>
 
 /* Decodes an opened trace (read.h) with a decoder calling cbs with ctx,
- * isolated as above: 0, or -1 with "SOURCE: why" in err (a callback that
- * stopped the decoding leaves err to its own message, or "stopped by its
- * reader").  The diagnostics of all its traces are added into *diag (when
+ * isolated as above: TRACER_OK, or a status with "SOURCE: why" in
+ * base_errmsg() (TRACER_ERR_STOPPED: a callback stopped the decoding,
+ * "stopped by its reader").  The diagnostics of all its traces are added into *diag (when
  * not NULL).  A trace without any fathom event, or whose run_begin has a
  * schema this fathom does not read, is an error.  trace_begin receives
  * NULL for the trace. */
 typedef struct tracer_trace tracer_trace;
-int tracer_decode_trace_isolated(const tracer_trace *t, const char *source, const tracer_decode_cbs *cbs, void *ctx,
-                                 tracer_decode_diag *diag, char *err, size_t errlen);
+tracer_status tracer_decode_trace_isolated(const tracer_trace *t, const char *source, const tracer_decode_cbs *cbs,
+                                           void *ctx, tracer_decode_diag *diag);
 /* Several decodings at once, each in its own child: their callbacks
  * interleave as records come (live sessions read side by side).  Each
- * job's rc is 0, or -1 with its err; the result is 0 when every job
- * succeeded. */
+ * job's status is TRACER_OK, or a status with the job's own message in its
+ * err (side by side, the jobs cannot share the thread's); the result is
+ * TRACER_OK when every job succeeded, else the first failed job's status,
+ * its message made the thread's. */
 typedef struct tracer_decode_job {
     const tracer_trace *t;
     const char *source;
     const tracer_decode_cbs *cbs;
     void *ctx;
     tracer_decode_diag *diag; /* added into (may be NULL) */
-    int rc;
+    tracer_status status;
     char err[1024];
 } tracer_decode_job;
-int tracer_decode_jobs_isolated(tracer_decode_job *jobs, size_t n);
+tracer_status tracer_decode_jobs_isolated(tracer_decode_job *jobs, size_t n);
 /* tracer_read_open + tracer_decode_trace_isolated + close. */
-int tracer_read_decode_isolated(const char *source, const tracer_decode_cbs *cbs, void *ctx, tracer_decode_diag *diag,
-                                char *err, size_t errlen);
+tracer_status tracer_read_decode_isolated(const char *source, const tracer_decode_cbs *cbs, void *ctx,
+                                          tracer_decode_diag *diag);
 
 #endif

@@ -63,38 +63,37 @@ static long manifest_find(const tracer_manifest *m, const char *key)
     return -1;
 }
 
-static tracer_archive_status manifest_put(tracer_manifest *m, const char *key, const char *value, bool replace,
-                                          char *err, size_t errlen)
+static tracer_archive_status manifest_put(tracer_manifest *m, const char *key, const char *value, bool replace)
 {
     tracer_archive_status st = TRACER_ARCHIVE_OK;
     char *k = NULL, *v = NULL;
     long idx;
 
     if (!m || !key || !value) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL, "manifest: NULL argument");
+        st = tracer_archive_fail(TRACER_ARCHIVE_EINVAL, "manifest: NULL argument");
         goto cleanup;
     }
     if (!key_valid(key, strlen(key))) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL,
-                                    "manifest: invalid key '%.*s' (want 1-%d of "
-                                    "[A-Za-z0-9._:-])",
-                                    64, key, TRACER_MANIFEST_KEY_MAX);
+        st = tracer_archive_fail(TRACER_ARCHIVE_EINVAL,
+                                 "manifest: invalid key '%.*s' (want 1-%d of "
+                                 "[A-Za-z0-9._:-])",
+                                 64, key, TRACER_MANIFEST_KEY_MAX);
         goto cleanup;
     }
     if (strlen(value) > TRACER_MANIFEST_VALUE_MAX) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL, "manifest: value of '%s' longer than %d bytes",
-                                    key, TRACER_MANIFEST_VALUE_MAX);
+        st = tracer_archive_fail(TRACER_ARCHIVE_EINVAL, "manifest: value of '%s' longer than %d bytes", key,
+                                 TRACER_MANIFEST_VALUE_MAX);
         goto cleanup;
     }
     v = exec_strdup(value);
     if (!v) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "manifest: out of memory");
+        st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "manifest: out of memory");
         goto cleanup;
     }
     idx = manifest_find(m, key);
     if (idx >= 0) {
         if (!replace) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EEXIST, "manifest: duplicate key '%s'", key);
+            st = tracer_archive_fail(TRACER_ARCHIVE_EEXIST, "manifest: duplicate key '%s'", key);
             goto cleanup;
         }
         exec_free(m->vals[idx]);
@@ -107,13 +106,13 @@ static tracer_archive_status manifest_put(tracer_manifest *m, const char *key, c
         char **nk = exec_realloc(m->keys, ncap * sizeof(*nk));
 
         if (!nk) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "manifest: out of memory");
+            st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "manifest: out of memory");
             goto cleanup;
         }
         m->keys = nk;
         char **nv = exec_realloc(m->vals, ncap * sizeof(*nv));
         if (!nv) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "manifest: out of memory");
+            st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "manifest: out of memory");
             goto cleanup;
         }
         m->vals = nv;
@@ -121,7 +120,7 @@ static tracer_archive_status manifest_put(tracer_manifest *m, const char *key, c
     }
     k = exec_strdup(key);
     if (!k) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "manifest: out of memory");
+        st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "manifest: out of memory");
         goto cleanup;
     }
     m->keys[m->n] = k;
@@ -135,25 +134,22 @@ cleanup:
     return st;
 }
 
-tracer_archive_status tracer_manifest_add(tracer_manifest *m, const char *key, const char *value, char *err,
-                                          size_t errlen)
+tracer_archive_status tracer_manifest_add(tracer_manifest *m, const char *key, const char *value)
 {
-    return manifest_put(m, key, value, false, err, errlen);
+    return manifest_put(m, key, value, false);
 }
 
-tracer_archive_status tracer_manifest_set(tracer_manifest *m, const char *key, const char *value, char *err,
-                                          size_t errlen)
+tracer_archive_status tracer_manifest_set(tracer_manifest *m, const char *key, const char *value)
 {
-    return manifest_put(m, key, value, true, err, errlen);
+    return manifest_put(m, key, value, true);
 }
 
-tracer_archive_status tracer_manifest_set_u64(tracer_manifest *m, const char *key, uint64_t value, char *err,
-                                              size_t errlen)
+tracer_archive_status tracer_manifest_set_u64(tracer_manifest *m, const char *key, uint64_t value)
 {
     char buf[32];
 
     snprintf(buf, sizeof(buf), "%" PRIu64, value);
-    return manifest_put(m, key, buf, true, err, errlen);
+    return manifest_put(m, key, buf, true);
 }
 
 const char *tracer_manifest_get(const tracer_manifest *m, const char *key)
@@ -364,15 +360,14 @@ const char *tracer_manifest_key_at(const tracer_manifest *m, size_t i) { return 
 
 const char *tracer_manifest_value_at(const tracer_manifest *m, size_t i) { return (m && i < m->n) ? m->vals[i] : NULL; }
 
-tracer_archive_status tracer_manifest_serialize(const tracer_manifest *m, char **out, size_t *out_len, char *err,
-                                                size_t errlen)
+tracer_archive_status tracer_manifest_serialize(const tracer_manifest *m, char **out, size_t *out_len)
 {
     tracer_archive_status st = TRACER_ARCHIVE_OK;
     size_t cap = 1, len = 0;
     char *buf = NULL;
 
     if (!m || !out) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL, "manifest: NULL argument");
+        st = tracer_archive_fail(TRACER_ARCHIVE_EINVAL, "manifest: NULL argument");
         goto cleanup;
     }
     /* Worst case: every value byte becomes \xHH (4 bytes). */
@@ -380,7 +375,7 @@ tracer_archive_status tracer_manifest_serialize(const tracer_manifest *m, char *
         cap += strlen(m->keys[i]) + 1 + 4 * strlen(m->vals[i]) + 1;
     buf = exec_malloc(cap);
     if (!buf) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "manifest: out of memory");
+        st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "manifest: out of memory");
         goto cleanup;
     }
     for (size_t i = 0; i < m->n; i++) {
@@ -440,8 +435,7 @@ static int hexval(char c)
     return -1;
 }
 
-tracer_archive_status tracer_manifest_parse(const char *text, size_t len, const char *name, tracer_manifest **out,
-                                            char *err, size_t errlen)
+tracer_archive_status tracer_manifest_parse(const char *text, size_t len, const char *name, tracer_manifest **out)
 {
     tracer_archive_status st = TRACER_ARCHIVE_OK;
     tracer_manifest *m = NULL;
@@ -451,23 +445,22 @@ tracer_archive_status tracer_manifest_parse(const char *text, size_t len, const 
     if (!name)
         name = TRACER_MANIFEST_FILE;
     if ((!text && len) || !out) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL, "manifest: NULL argument");
+        st = tracer_archive_fail(TRACER_ARCHIVE_EINVAL, "manifest: NULL argument");
         goto cleanup;
     }
     *out = NULL;
     if (len > MANIFEST_MAX_BYTES) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ELIMIT, "%s: larger than %d bytes", name,
-                                    MANIFEST_MAX_BYTES);
+        st = tracer_archive_fail(TRACER_ARCHIVE_ELIMIT, "%s: larger than %d bytes", name, MANIFEST_MAX_BYTES);
         goto cleanup;
     }
     if (text && memchr(text, '\0', len)) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EFORMAT, "%s: contains a NUL byte", name);
+        st = tracer_archive_fail(TRACER_ARCHIVE_EFORMAT, "%s: contains a NUL byte", name);
         goto cleanup;
     }
     m = tracer_manifest_create();
     val = exec_malloc(len + 1);
     if (!m || !val) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "manifest: out of memory");
+        st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "manifest: out of memory");
         goto cleanup;
     }
     while (pos < len) {
@@ -486,14 +479,13 @@ tracer_archive_status tracer_manifest_parse(const char *text, size_t len, const 
             continue;
         eq = memchr(line, '=', ll);
         if (!eq) {
-            st =
-                tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EFORMAT, "%s:%zu: expected key=value", name, lineno);
+            st = tracer_archive_fail(TRACER_ARCHIVE_EFORMAT, "%s:%zu: expected key=value", name, lineno);
             goto cleanup;
         }
         kl = (size_t)(eq - line);
         if (!key_valid(line, kl)) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EFORMAT, "%s:%zu: invalid key '%.*s'", name, lineno,
-                                        (int)(kl > 64 ? 64 : kl), line);
+            st = tracer_archive_fail(TRACER_ARCHIVE_EFORMAT, "%s:%zu: invalid key '%.*s'", name, lineno,
+                                     (int)(kl > 64 ? 64 : kl), line);
             goto cleanup;
         }
         memcpy(key, line, kl);
@@ -502,10 +494,10 @@ tracer_archive_status tracer_manifest_parse(const char *text, size_t len, const 
             unsigned char c = (unsigned char)*p;
 
             if (c < 0x20 && c != '\t') {
-                st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EFORMAT,
-                                            "%s:%zu: control byte 0x%02x in "
-                                            "value of '%s'",
-                                            name, lineno, c, key);
+                st = tracer_archive_fail(TRACER_ARCHIVE_EFORMAT,
+                                         "%s:%zu: control byte 0x%02x in "
+                                         "value of '%s'",
+                                         name, lineno, c, key);
                 goto cleanup;
             }
             if (c != '\\') {
@@ -513,10 +505,10 @@ tracer_archive_status tracer_manifest_parse(const char *text, size_t len, const 
                 continue;
             }
             if (++p >= line + ll) {
-                st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EFORMAT,
-                                            "%s:%zu: dangling '\\' in value "
-                                            "of '%s'",
-                                            name, lineno, key);
+                st = tracer_archive_fail(TRACER_ARCHIVE_EFORMAT,
+                                         "%s:%zu: dangling '\\' in value "
+                                         "of '%s'",
+                                         name, lineno, key);
                 goto cleanup;
             }
             switch (*p) {
@@ -529,10 +521,10 @@ tracer_archive_status tracer_manifest_parse(const char *text, size_t len, const 
                 int lo = p + 2 < line + ll ? hexval(p[2]) : -1;
 
                 if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
-                    st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EFORMAT,
-                                                "%s:%zu: bad \\x escape in "
-                                                "value of '%s'",
-                                                name, lineno, key);
+                    st = tracer_archive_fail(TRACER_ARCHIVE_EFORMAT,
+                                             "%s:%zu: bad \\x escape in "
+                                             "value of '%s'",
+                                             name, lineno, key);
                     goto cleanup;
                 }
                 val[vl++] = (char)(hi * 16 + lo);
@@ -540,29 +532,28 @@ tracer_archive_status tracer_manifest_parse(const char *text, size_t len, const 
                 break;
             }
             default:
-                st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EFORMAT,
-                                            "%s:%zu: unknown escape '\\%c' in "
-                                            "value of '%s'",
-                                            name, lineno, *p, key);
+                st = tracer_archive_fail(TRACER_ARCHIVE_EFORMAT,
+                                         "%s:%zu: unknown escape '\\%c' in "
+                                         "value of '%s'",
+                                         name, lineno, *p, key);
                 goto cleanup;
             }
         }
         val[vl] = '\0';
-        st = manifest_put(m, key, val, false, NULL, 0);
+        st = manifest_put(m, key, val, false);
         if (st == TRACER_ARCHIVE_EEXIST) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EFORMAT, "%s:%zu: duplicate key '%s'", name, lineno,
-                                        key);
+            st = tracer_archive_fail(TRACER_ARCHIVE_EFORMAT, "%s:%zu: duplicate key '%s'", name, lineno, key);
             goto cleanup;
         }
         if (st == TRACER_ARCHIVE_EINVAL) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EFORMAT,
-                                        "%s:%zu: value of '%s' longer than %d "
-                                        "bytes",
-                                        name, lineno, key, TRACER_MANIFEST_VALUE_MAX);
+            st = tracer_archive_fail(TRACER_ARCHIVE_EFORMAT,
+                                     "%s:%zu: value of '%s' longer than %d "
+                                     "bytes",
+                                     name, lineno, key, TRACER_MANIFEST_VALUE_MAX);
             goto cleanup;
         }
         if (st != TRACER_ARCHIVE_OK) {
-            st = tracer_archive_set_err(err, errlen, st, "manifest: out of memory");
+            st = tracer_archive_fail(st, "manifest: out of memory");
             goto cleanup;
         }
     }
@@ -575,14 +566,14 @@ cleanup:
 }
 
 /* Read at most MANIFEST_MAX_BYTES from fd and parse; takes no ownership. */
-tracer_archive_status tracer_manifest_read_fd(int fd, const char *name, tracer_manifest **out, char *err, size_t errlen)
+tracer_archive_status tracer_manifest_read_fd(int fd, const char *name, tracer_manifest **out)
 {
     tracer_archive_status st = TRACER_ARCHIVE_OK;
     char *buf = exec_malloc(MANIFEST_MAX_BYTES + 1);
     size_t len = 0;
 
     if (!buf) {
-        st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ENOMEM, "%s: out of memory", name);
+        st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", name);
         goto cleanup;
     }
     for (;;) {
@@ -591,38 +582,37 @@ tracer_archive_status tracer_manifest_read_fd(int fd, const char *name, tracer_m
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EIO, "%s: %s", name, strerror(errno));
+            st = tracer_archive_fail(TRACER_ARCHIVE_EIO, "%s: %s", name, strerror(errno));
             goto cleanup;
         }
         if (n == 0)
             break;
         len += (size_t)n;
         if (len > MANIFEST_MAX_BYTES) {
-            st = tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_ELIMIT, "%s: larger than %d bytes", name,
-                                        MANIFEST_MAX_BYTES);
+            st = tracer_archive_fail(TRACER_ARCHIVE_ELIMIT, "%s: larger than %d bytes", name, MANIFEST_MAX_BYTES);
             goto cleanup;
         }
     }
-    st = tracer_manifest_parse(buf, len, name, out, err, errlen);
+    st = tracer_manifest_parse(buf, len, name, out);
 cleanup:
     exec_free(buf);
     return st;
 }
 
-tracer_archive_status tracer_manifest_read_file(const char *path, tracer_manifest **out, char *err, size_t errlen)
+tracer_archive_status tracer_manifest_read_file(const char *path, tracer_manifest **out)
 {
     tracer_archive_status st;
     int fd = -1;
 
     if (!path || !out)
-        return tracer_archive_set_err(err, errlen, TRACER_ARCHIVE_EINVAL, "manifest: NULL argument");
+        return tracer_archive_fail(TRACER_ARCHIVE_EINVAL, "manifest: NULL argument");
     *out = NULL;
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        st = tracer_archive_set_err(err, errlen, tracer_archive_errno_status(errno), "%s: %s", path, strerror(errno));
+        st = tracer_archive_fail(tracer_archive_errno_status(errno), "%s: %s", path, strerror(errno));
         goto cleanup;
     }
-    st = tracer_manifest_read_fd(fd, path, out, err, errlen);
+    st = tracer_manifest_read_fd(fd, path, out);
 cleanup:
     if (fd >= 0)
         close(fd);

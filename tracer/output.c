@@ -8,6 +8,7 @@
 
 #include "archive_internal.h"
 #include "base/alloc.h"
+#include "base/error.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -33,25 +34,18 @@
 
 /* ---- errors ------------------------------------------------------------ */
 
-__attribute__((format(printf, 4, 5))) static tracer_output_status set_err(char *err, size_t errlen,
-                                                                          tracer_output_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    tracer_vformat_err(err, errlen, fmt, ap);
-    va_end(ap);
-    return st;
-}
+/* Sets the thread's message (base/error.h; control bytes made '?');
+ * returns st. */
+#define output_fail(st, ...) ((tracer_output_status)base_fail_oneline((int)(st), __VA_ARGS__))
 
 /* An errno as a status and a message ("no space left on device" named). */
-static tracer_output_status errno_fail(char *err, size_t errlen, const char *what, const char *path, const char *doing,
-                                       int e)
+static tracer_output_status errno_fail(const char *what, const char *path, const char *doing, int e)
 {
     if (e == ENOSPC || e == EDQUOT)
-        return set_err(err, errlen, TRACER_OUTPUT_ENOSPC, "%s%s%s: %s: no space left on device", what, *what ? " " : "",
-                       path, doing);
-    return set_err(err, errlen, e == ENOMEM ? TRACER_OUTPUT_ENOMEM : TRACER_OUTPUT_EIO, "%s%s%s: %s: %s", what,
-                   *what ? " " : "", path, doing, strerror(e));
+        return output_fail(TRACER_OUTPUT_ENOSPC, "%s%s%s: %s: no space left on device", what, *what ? " " : "", path,
+                           doing);
+    return output_fail(e == ENOMEM ? TRACER_OUTPUT_ENOMEM : TRACER_OUTPUT_EIO, "%s%s%s: %s: %s", what, *what ? " " : "",
+                       path, doing, strerror(e));
 }
 
 /* ---- async-signal-safe tree removal ------------------------------------ */
@@ -301,8 +295,7 @@ static int parent_real(const char *path, char *real)
     return found;
 }
 
-tracer_output_status tracer_output_check(const char *path, const char *const *inputs, size_t ninputs, const char *what,
-                                         char *err, size_t errlen)
+tracer_output_status tracer_output_check(const char *path, const char *const *inputs, size_t ninputs, const char *what)
 {
     tracer_output_status st = TRACER_OUTPUT_OK;
     struct stat out_l, out_s;
@@ -313,7 +306,7 @@ tracer_output_status tracer_output_check(const char *path, const char *const *in
     if (!what)
         what = "";
     if (!path || !*path)
-        return set_err(err, errlen, TRACER_OUTPUT_EINVAL, "%s%sno output path given", what, *what ? ": " : "");
+        return output_fail(TRACER_OUTPUT_EINVAL, "%s%sno output path given", what, *what ? ": " : "");
     exists = lstat(path, &out_l) == 0;
     for (size_t i = 0; i < ninputs && inputs; i++) {
         const char *in = inputs[i];
@@ -324,17 +317,17 @@ tracer_output_status tracer_output_check(const char *path, const char *const *in
             continue;
         if (strcmp(in, path) == 0 ||
             (exists && stat(path, &out_s) == 0 && out_s.st_dev == in_s.st_dev && out_s.st_ino == in_s.st_ino)) {
-            st = set_err(err, errlen, TRACER_OUTPUT_EALIAS,
-                         "%s%s%s is the input %s: refusing to "
-                         "write over it",
-                         what, *what ? " " : "", path, in);
+            st = output_fail(TRACER_OUTPUT_EALIAS,
+                             "%s%s%s is the input %s: refusing to "
+                             "write over it",
+                             what, *what ? " " : "", path, in);
             goto end;
         }
         if (exists || !S_ISDIR(in_s.st_mode))
             continue;
         /* A new file inside an input folder would change that input. */
         if (!parent && (parent = parent_real(path, parent_dir)) < 0) {
-            st = set_err(err, errlen, TRACER_OUTPUT_ENOMEM, "%s%s%s: out of memory", what, *what ? " " : "", path);
+            st = output_fail(TRACER_OUTPUT_ENOMEM, "%s%s%s: out of memory", what, *what ? " " : "", path);
             goto end;
         }
         if (!parent || !realpath(in, in_real))
@@ -342,22 +335,22 @@ tracer_output_status tracer_output_check(const char *path, const char *const *in
         rl = strlen(in_real);
         if (strncmp(parent_dir, in_real, rl) == 0 &&
             (parent_dir[rl] == '\0' || parent_dir[rl] == '/' || strcmp(in_real, "/") == 0)) {
-            st = set_err(err, errlen, TRACER_OUTPUT_EALIAS,
-                         "%s%s%s is inside the input %s: refusing "
-                         "to write into it",
-                         what, *what ? " " : "", path, in);
+            st = output_fail(TRACER_OUTPUT_EALIAS,
+                             "%s%s%s is inside the input %s: refusing "
+                             "to write into it",
+                             what, *what ? " " : "", path, in);
             goto end;
         }
     }
     if (exists)
-        st = set_err(err, errlen, TRACER_OUTPUT_EEXIST, "%s%s%s exists%s: nothing is overwritten", what,
-                     *what ? " " : "", path, S_ISLNK(out_l.st_mode) ? " (a symbolic link)" : "");
+        st = output_fail(TRACER_OUTPUT_EEXIST, "%s%s%s exists%s: nothing is overwritten", what, *what ? " " : "", path,
+                         S_ISLNK(out_l.st_mode) ? " (a symbolic link)" : "");
 end:
     return st;
 }
 
 tracer_output_status tracer_output_open(const char *path, const char *const *inputs, size_t ninputs, const char *what,
-                                        tracer_output **out, char *err, size_t errlen)
+                                        tracer_output **out)
 {
     tracer_output_status st;
     tracer_output *o = NULL;
@@ -370,9 +363,9 @@ tracer_output_status tracer_output_open(const char *path, const char *const *inp
     if (!what)
         what = "";
     if (!out)
-        return set_err(err, errlen, TRACER_OUTPUT_EINVAL, "output: NULL argument");
+        return output_fail(TRACER_OUTPUT_EINVAL, "output: NULL argument");
     *out = NULL;
-    st = tracer_output_check(path, inputs, ninputs, what, err, errlen);
+    st = tracer_output_check(path, inputs, ninputs, what);
     if (st != TRACER_OUTPUT_OK)
         return st;
     o = exec_calloc(1, sizeof *o);
@@ -384,7 +377,7 @@ tracer_output_status tracer_output_open(const char *path, const char *const *inp
         o->tmp = exec_malloc(dl + sizeof(TMP_PREFIX) + 32);
     }
     if (!o || !o->path || !o->tmp) {
-        st = set_err(err, errlen, TRACER_OUTPUT_ENOMEM, "%s%s%s: out of memory", what, *what ? " " : "", path);
+        st = output_fail(TRACER_OUTPUT_ENOMEM, "%s%s%s: out of memory", what, *what ? " " : "", path);
         goto end;
     }
     /* leftovers of outputs whose writer was SIGKILLed */
@@ -393,7 +386,7 @@ tracer_output_status tracer_output_open(const char *path, const char *const *inp
         char *dir = exec_malloc(n + 1);
 
         if (!dir) {
-            st = set_err(err, errlen, TRACER_OUTPUT_ENOMEM, "%s%s%s: out of memory", what, *what ? " " : "", path);
+            st = output_fail(TRACER_OUTPUT_ENOMEM, "%s%s%s: out of memory", what, *what ? " " : "", path);
             goto end;
         }
         memcpy(dir, path, n);
@@ -411,7 +404,7 @@ tracer_output_status tracer_output_open(const char *path, const char *const *inp
         o->slot = tracer_cleanup_add(o->tmp, false);
     tracer_cleanup_unblock(&mask);
     if (fd < 0) {
-        st = errno_fail(err, errlen, what, path, "cannot write", errno);
+        st = errno_fail(what, path, "cannot write", errno);
         exec_free(o->tmp);
         o->tmp = NULL;
         goto end;
@@ -421,7 +414,7 @@ tracer_output_status tracer_output_open(const char *path, const char *const *inp
     (void)fchmod(fd, 0666 & ~um); /* what a plain fopen would give */
     o->f = fdopen(fd, "w");
     if (!o->f) {
-        st = errno_fail(err, errlen, what, path, "fdopen", errno);
+        st = errno_fail(what, path, "fdopen", errno);
         close(fd);
         goto end;
     }
@@ -450,13 +443,13 @@ void tracer_output_abort(tracer_output *o)
     exec_free(o);
 }
 
-tracer_output_status tracer_output_commit(tracer_output *o, char *err, size_t errlen)
+tracer_output_status tracer_output_commit(tracer_output *o)
 {
     tracer_output_status st = TRACER_OUTPUT_OK;
     FILE *f;
 
     if (!o)
-        return set_err(err, errlen, TRACER_OUTPUT_EINVAL, "output: NULL argument");
+        return output_fail(TRACER_OUTPUT_EINVAL, "output: NULL argument");
     f = o->f;
     o->f = NULL;
     errno = 0;
@@ -464,11 +457,11 @@ tracer_output_status tracer_output_commit(tracer_output *o, char *err, size_t er
         int e = errno ? errno : EIO;
 
         fclose(f);
-        st = errno_fail(err, errlen, "", o->path, "write", e);
+        st = errno_fail("", o->path, "write", e);
         goto end;
     }
     if (fclose(f) != 0) {
-        st = errno_fail(err, errlen, "", o->path, "write", errno);
+        st = errno_fail("", o->path, "write", errno);
         goto end;
     }
     if (link(o->tmp, o->path) == 0)
@@ -479,12 +472,12 @@ tracer_output_status tracer_output_commit(tracer_output *o, char *err, size_t er
             goto end;
     }
     if (errno == EEXIST)
-        st = set_err(err, errlen, TRACER_OUTPUT_EEXIST,
-                     "%s appeared while it was written: nothing is "
-                     "overwritten",
-                     o->path);
+        st = output_fail(TRACER_OUTPUT_EEXIST,
+                         "%s appeared while it was written: nothing is "
+                         "overwritten",
+                         o->path);
     else
-        st = errno_fail(err, errlen, "", o->path, "publish", errno);
+        st = errno_fail("", o->path, "publish", errno);
 end:
     tracer_output_abort(o); /* the temporary name goes in every case */
     return st;

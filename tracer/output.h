@@ -26,6 +26,8 @@
 #ifndef FATHOM_TRACER_OUTPUT_H
 #define FATHOM_TRACER_OUTPUT_H
 
+#include "base/error.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -90,7 +92,7 @@ typedef struct tracer_output tracer_output;
  * "--dump-ops".
  */
 tracer_output_status tracer_output_open(const char *path, const char *const *inputs, size_t ninputs, const char *what,
-                                        tracer_output **out, char *err, size_t errlen);
+                                        tracer_output **out);
 
 /* The stream to write (borrowed; closed by commit or abort). */
 FILE *tracer_output_file(tracer_output *o);
@@ -99,7 +101,7 @@ const char *tracer_output_path(const tracer_output *o);
 
 /* Flush, close and publish the file under its final name; frees o.  On
  * error the temporary file is removed and nothing is published. */
-tracer_output_status tracer_output_commit(tracer_output *o, char *err, size_t errlen);
+tracer_output_status tracer_output_commit(tracer_output *o);
 /* Close and remove the temporary file; frees o.  NULL is a no-op. */
 void tracer_output_abort(tracer_output *o);
 
@@ -108,8 +110,7 @@ void tracer_output_abort(tracer_output *o);
  * (a folder, an archive written by the archive library): EEXIST if path
  * exists, EALIAS if it is (or is inside) one of the inputs.
  */
-tracer_output_status tracer_output_check(const char *path, const char *const *inputs, size_t ninputs, const char *what,
-                                         char *err, size_t errlen);
+tracer_output_status tracer_output_check(const char *path, const char *const *inputs, size_t ninputs, const char *what);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,8 @@
 /* read.c -- the in-process Babeltrace2 graph over a trace (see read.h). */
 #include "tracer/read.h"
 
+#include "base/error.h"
+
 #include <babeltrace2/babeltrace.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -9,19 +11,20 @@
 #include <string.h>
 #include <time.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+/* Sets the thread's message (its line breaks and tabs made spaces: one
+ * line); returns st. */
+static tracer_status fail(tracer_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static tracer_status fail(tracer_status st, const char *fmt, ...)
 {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-        for (char *c = err; *c; c++) /* one line */
-            if (*c == '\n' || *c == '\r' || *c == '\t')
-                *c = ' ';
-    }
-    return -1;
+    char buf[BASE_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    for (char *c = buf; *c; c++) /* one line */
+        if (*c == '\n' || *c == '\r' || *c == '\t')
+            *c = ' ';
+    return base_fail(st, "%s", buf);
 }
 
 /* The root cause of the current thread's Babeltrace2 error (taken and
@@ -45,8 +48,7 @@ typedef struct run_ctx {
     tracer_message_fn fn;
     void *fn_ctx;
     bt_message_iterator *it;
-    int sink_failed;
-    char why[512]; /* fn's message */
+    int sink_failed; /* fn stopped the reading: its message is the thread's */
 } run_ctx;
 
 static bt_graph_simple_sink_component_initialize_func_status sink_init(bt_message_iterator *it, void *data)
@@ -70,8 +72,7 @@ static bt_graph_simple_sink_component_consume_func_status sink_consume(bt_messag
     }
     bt_graph_simple_sink_component_consume_func_status st = BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
     for (uint64_t i = 0; i < count; i++) {
-        if (st == BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK &&
-            c->fn(c->fn_ctx, msgs[i], c->why, sizeof c->why)) {
+        if (st == BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK && c->fn(c->fn_ctx, msgs[i])) {
             c->sink_failed = 1;
             st = BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
         }
@@ -91,10 +92,10 @@ static const bt_plugin *find_plugin(const char *name)
 /* Builds and runs the graph, each message to fn. */
 int (*tracer_read_live_idle)(void);
 
-int tracer_read_run(const tracer_trace *t, const char *src, tracer_message_fn fn, void *fn_ctx, char *err,
-                    size_t errlen)
+tracer_status tracer_read_run(const tracer_trace *t, const char *src, tracer_message_fn fn, void *fn_ctx)
 {
-    int rc = -1, live = tracer_trace_get_kind(t) == TRACER_TRACE_LIVE;
+    tracer_status rc = TRACER_ERR_SYSTEM;
+    int live = tracer_trace_get_kind(t) == TRACER_TRACE_LIVE;
     const bt_plugin *ctf = NULL, *utils = NULL;
     bt_graph *graph = NULL;
     bt_value *params = NULL, *inputs = NULL;
@@ -112,15 +113,14 @@ int tracer_read_run(const tracer_trace *t, const char *src, tracer_message_fn fn
     utils = find_plugin("utils");
     if (!ctf || !utils) {
         bt_current_thread_clear_error();
-        fail(err, errlen, "%s: Babeltrace2's %s plugin not found (is babeltrace2 installed?)", src,
-             ctf ? "utils" : "ctf");
+        fail(rc, "%s: Babeltrace2's %s plugin not found (is babeltrace2 installed?)", src, ctf ? "utils" : "ctf");
         goto end;
     }
     const bt_component_class_source *src_cls =
         bt_plugin_borrow_source_component_class_by_name_const(ctf, live ? "lttng-live" : "fs");
     const bt_component_class_filter *mux_cls = bt_plugin_borrow_filter_component_class_by_name_const(utils, "muxer");
     if (!src_cls || !mux_cls) {
-        fail(err, errlen, "%s: Babeltrace2 lacks src.ctf.%s or flt.utils.muxer", src, live ? "lttng-live" : "fs");
+        fail(rc, "%s: Babeltrace2 lacks src.ctf.%s or flt.utils.muxer", src, live ? "lttng-live" : "fs");
         goto end;
     }
     graph = bt_graph_create(0);
@@ -142,7 +142,7 @@ int tracer_read_run(const tracer_trace *t, const char *src, tracer_message_fn fn
     if (bt_graph_add_source_component(graph, src_cls, "source", params, BT_LOGGING_LEVEL_NONE, &source) !=
         BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
         bt_error_text(why, sizeof why, "cannot read the trace");
-        fail(err, errlen, "%s: %s", src, why);
+        rc = fail(TRACER_ERR_INPUT, "%s: %s", src, why);
         goto end;
     }
     if (bt_graph_add_filter_component(graph, mux_cls, "muxer", NULL, BT_LOGGING_LEVEL_NONE, &muxer) !=
@@ -150,12 +150,12 @@ int tracer_read_run(const tracer_trace *t, const char *src, tracer_message_fn fn
         bt_graph_add_simple_sink_component(graph, "fathom", sink_init, sink_consume, NULL, &ctx, &out) !=
             BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
         bt_error_text(why, sizeof why, "cannot build the graph");
-        fail(err, errlen, "%s: %s", src, why);
+        fail(rc, "%s: %s", src, why);
         goto end;
     }
     uint64_t nout = bt_component_source_get_output_port_count(source);
     if (nout == 0) {
-        fail(err, errlen, "%s: the trace has no event streams", src);
+        rc = fail(TRACER_ERR_INPUT, "%s: the trace has no event streams", src);
         goto end;
     }
     for (uint64_t i = 0; i < nout; i++) {
@@ -171,7 +171,7 @@ int tracer_read_run(const tracer_trace *t, const char *src, tracer_message_fn fn
         }
         if (!ip || bt_graph_connect_ports(graph, op, ip, NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
             bt_error_text(why, sizeof why, "cannot connect the muxer");
-            fail(err, errlen, "%s: %s", src, why);
+            fail(rc, "%s: %s", src, why);
             goto end;
         }
     }
@@ -179,7 +179,7 @@ int tracer_read_run(const tracer_trace *t, const char *src, tracer_message_fn fn
                                bt_component_sink_borrow_input_port_by_index_const(out, 0),
                                NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
         bt_error_text(why, sizeof why, "cannot connect the sink");
-        fail(err, errlen, "%s: %s", src, why);
+        fail(rc, "%s: %s", src, why);
         goto end;
     }
     for (;;) {
@@ -195,18 +195,18 @@ int tracer_read_run(const tracer_trace *t, const char *src, tracer_message_fn fn
         }
         if (ctx.sink_failed) {
             bt_current_thread_clear_error();
-            fail(err, errlen, "%s", ctx.why);
+            rc = fail(TRACER_ERR_STOPPED, "%s", base_errmsg());
         } else {
             bt_error_text(why, sizeof why,
                           st == BT_GRAPH_RUN_STATUS_MEMORY_ERROR ? "out of memory" : "cannot decode the trace");
-            fail(err, errlen, "%s: %s", src, why);
+            rc = fail(st == BT_GRAPH_RUN_STATUS_MEMORY_ERROR ? TRACER_ERR_NOMEM : TRACER_ERR_INPUT, "%s: %s", src, why);
         }
         goto end;
     }
-    rc = 0;
+    rc = TRACER_OK;
     goto end;
 oom:
-    fail(err, errlen, "%s: out of memory", src);
+    rc = fail(TRACER_ERR_NOMEM, "%s: out of memory", src);
 end:
     bt_graph_put_ref(graph); /* also puts the components */
     bt_value_put_ref(inputs);
@@ -217,13 +217,14 @@ end:
 }
 
 /* Opens a source safely (archives are extracted into a private folder). */
-int tracer_read_open(const char *source, tracer_trace **t, char *err, size_t errlen)
+tracer_status tracer_read_open(const char *source, tracer_trace **t)
 {
-    char why[768];
-    if (tracer_trace_open(source, t, why, sizeof why) == TRACER_ARCHIVE_OK)
-        return 0;
-    /* the archive library's messages name the path already */
-    return strstr(why, source) ? fail(err, errlen, "%s", why) : fail(err, errlen, "%s: %s", source, why);
+    tracer_archive_status st = tracer_trace_open(source, t);
+    if (st == TRACER_ARCHIVE_OK)
+        return TRACER_OK;
+    tracer_status rc = st == TRACER_ARCHIVE_ENOMEM ? TRACER_ERR_NOMEM : TRACER_ERR_INPUT;
+    /* the archive library's messages (one line) name the path already */
+    return strstr(base_errmsg(), source) ? rc : (tracer_status)base_fail_cause(rc, "%s: ", source);
 }
 
 static uint64_t map_u64(const bt_value *m, const char *key)
@@ -244,10 +245,9 @@ static const char *map_str(const bt_value *m, const char *key)
     return v && bt_value_is_string(v) ? bt_value_string_get(v) : "?";
 }
 
-int tracer_live_sessions(const char *url, int (*fn)(void *ctx, const tracer_live_session *s), void *ctx, char *err,
-                         size_t errlen)
+tracer_status tracer_live_sessions(const char *url, int (*fn)(void *ctx, const tracer_live_session *s), void *ctx)
 {
-    int rc = -1;
+    tracer_status rc = TRACER_ERR_SYSTEM;
     const bt_plugin *ctf = find_plugin("ctf");
     bt_value *params = bt_value_map_create();
     bt_query_executor *q = NULL;
@@ -255,17 +255,18 @@ int tracer_live_sessions(const char *url, int (*fn)(void *ctx, const tracer_live
     char why[512];
     if (!ctf) {
         bt_current_thread_clear_error();
-        fail(err, errlen, "Babeltrace2's ctf plugin not found (is babeltrace2 installed?)");
+        fail(rc, "Babeltrace2's ctf plugin not found (is babeltrace2 installed?)");
         goto end;
     }
     const bt_component_class_source *live = bt_plugin_borrow_source_component_class_by_name_const(ctf, "lttng-live");
     if (!live || !params || bt_value_map_insert_string_entry(params, "url", url)) {
-        fail(err, errlen, "%s: %s", url, live ? "out of memory" : "Babeltrace2 lacks src.ctf.lttng-live");
+        rc = fail(live ? TRACER_ERR_NOMEM : rc, "%s: %s", url,
+                  live ? "out of memory" : "Babeltrace2 lacks src.ctf.lttng-live");
         goto end;
     }
     q = bt_query_executor_create(bt_component_class_source_as_component_class_const(live), "sessions", params);
     if (!q) {
-        fail(err, errlen, "%s: out of memory", url);
+        rc = fail(TRACER_ERR_NOMEM, "%s: out of memory", url);
         goto end;
     }
     for (;;) {
@@ -277,13 +278,13 @@ int tracer_live_sessions(const char *url, int (*fn)(void *ctx, const tracer_live
         }
         if (st != BT_QUERY_EXECUTOR_QUERY_STATUS_OK) {
             bt_error_text(why, sizeof why, "cannot query the relay");
-            fail(err, errlen, "%s: %s", url, why);
+            fail(rc, "%s: %s", url, why);
             goto end;
         }
         break;
     }
     if (!res || !bt_value_is_array(res)) {
-        fail(err, errlen, "%s: the relay's answer is not a list of sessions", url);
+        rc = fail(TRACER_ERR_INPUT, "%s: the relay's answer is not a list of sessions", url);
         goto end;
     }
     for (uint64_t i = 0; i < bt_value_array_get_length(res); i++) {
@@ -298,10 +299,12 @@ int tracer_live_sessions(const char *url, int (*fn)(void *ctx, const tracer_live
             .streams = map_u64(m, "stream-count"),
             .clients = map_u64(m, "client-count"),
         };
-        if (fn(ctx, &s))
+        if (fn(ctx, &s)) {
+            rc = TRACER_ERR_STOPPED;
             goto end;
+        }
     }
-    rc = 0;
+    rc = TRACER_OK;
 end:
     bt_value_put_ref(res);
     bt_query_executor_put_ref(q);

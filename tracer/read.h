@@ -15,21 +15,23 @@
 
 #include "tracer/archive.h"
 #include "tracer/decode.h"
+#include "tracer/status.h"
 
 #include <babeltrace2/babeltrace.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* A message consumer: 0, or -1 with a one-line message in err (that ends
- * the reading). Messages are borrowed for the call. */
-typedef int (*tracer_message_fn)(void *ctx, const bt_message *msg, char *err, size_t errlen);
+/* A message consumer: 0, or non-zero with the thread's message set
+ * (base_fail), which ends the reading. Messages are borrowed for the call. */
+typedef int (*tracer_message_fn)(void *ctx, const bt_message *msg);
 
-/* Opens source safely: 0, or -1 with "SOURCE: why" in err. */
-int tracer_read_open(const char *source, tracer_trace **t, char *err, size_t errlen);
+/* Opens source safely: TRACER_OK, or a status with "SOURCE: why" in
+ * base_errmsg(). */
+tracer_status tracer_read_open(const char *source, tracer_trace **t);
 /* Runs the graph over an opened trace, each message to fn; `label` names
- * the trace in messages. 0, or -1 with a one-line message in err. */
-int tracer_read_run(const tracer_trace *t, const char *label, tracer_message_fn fn, void *ctx, char *err,
-                    size_t errlen);
+ * the trace in messages. TRACER_OK, or a status and its message
+ * (TRACER_ERR_STOPPED: fn's). */
+tracer_status tracer_read_run(const tracer_trace *t, const char *label, tracer_message_fn fn, void *ctx);
 /* A live source is read with session-not-found-action=continue: a reader
  * started before the recording waits for its session and sees all of it.
  * lttng-live never ends by itself then; when this is set, the graph ends
@@ -39,13 +41,13 @@ extern int (*tracer_read_live_idle)(void);
 
 /* The live sessions an lttng-relayd holds (url: net://HOST[:PORT]): fn
  * gets each one's lttng-live URL, host name, session name, live timer
- * (us), streams and clients.  0, or -1 with a one-line message in err. */
+ * (us), streams and clients.  TRACER_OK, or a status and its message
+ * (TRACER_ERR_STOPPED: fn returned non-zero, its message if it set one). */
 typedef struct tracer_live_session {
     const char *url, *host, *name;
     uint64_t timer_us, streams, clients;
 } tracer_live_session;
-int tracer_live_sessions(const char *url, int (*fn)(void *ctx, const tracer_live_session *s), void *ctx, char *err,
-                         size_t errlen);
+tracer_status tracer_live_sessions(const char *url, int (*fn)(void *ctx, const tracer_live_session *s), void *ctx);
 
 /* Decoding a source into op records: isolate.h (in a child process). */
 

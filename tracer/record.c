@@ -1,6 +1,8 @@
 /* record.c -- recording a traced run through liblttng-ctl (see record.h). */
 #define _GNU_SOURCE
 #include "tracer/record.h"
+
+#include "base/error.h"
 #include "tracer/hooks.h"
 #include "tracer/output.h"
 
@@ -31,6 +33,9 @@ extern int lttng_opt_quiet __attribute__((weak));
 #define DEFAULT_SUBBUF ((size_t)1 << 20)
 #define DEFAULT_NSUBBUF 8
 
+/* The recording's steps format their message into the recording's own
+ * buffer (a first message stands while the cleanup runs); tracer_record
+ * makes it the thread's (base/error.h) when it returns. */
 static void fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -168,12 +173,12 @@ static pid_t sessiond_start(char *err, size_t errlen)
     return -1;
 }
 
-int tracer_sessiond_acquire(char *err, size_t errlen)
+tracer_record_status tracer_sessiond_acquire(void)
 {
     if (tracer_sessiond_alive()) {
         if (g_sessiond_refs++ == 0)
             g_sessiond_pid = 0; /* someone else's: never ours to stop */
-        return 0;
+        return TRACER_RECORD_OK;
     }
     /* None answers: the first recording, or the daemon a long `record --all`
      * was using went away (the program that started it stopped it). Start
@@ -181,12 +186,13 @@ int tracer_sessiond_acquire(char *err, size_t errlen)
     if (g_sessiond_pid > 0)
         stop_child(g_sessiond_pid, SIGTERM);
     g_sessiond_pid = 0;
-    pid_t pid = sessiond_start(err, errlen);
+    char err[512] = "";
+    pid_t pid = sessiond_start(err, sizeof err);
     if (pid < 0)
-        return -1;
+        return base_fail(TRACER_RECORD_ERROR, "%s", err);
     g_sessiond_pid = pid;
     g_sessiond_refs++;
-    return 0;
+    return TRACER_RECORD_OK;
 }
 
 void tracer_sessiond_release(void)
@@ -629,9 +635,9 @@ static void progress(const tracer_record_opts *o, bool tty, double t0, const cha
 }
 
 /* ---- the manifest ------------------------------------------------------ */
-static int mset(tracer_manifest *m, const char *k, const char *v, char *err, size_t errlen)
+static tracer_archive_status mset(tracer_manifest *m, const char *k, const char *v)
 {
-    return tracer_manifest_set(m, k, v ? v : "", err, errlen) == TRACER_ARCHIVE_OK ? 0 : -1;
+    return tracer_manifest_set(m, k, v ? v : "");
 }
 
 static const char *pick(const char *traced, const tracer_manifest *base, const char *key)
@@ -642,9 +648,10 @@ static const char *pick(const char *traced, const tracer_manifest *base, const c
     return v ? v : "unknown";
 }
 
-int tracer_record_manifest(tracer_manifest *m, const tracer_manifest *base, const tracer_stats *s, const char *session,
-                           char *err, size_t errlen)
+tracer_archive_status tracer_record_manifest(tracer_manifest *m, const tracer_manifest *base, const tracer_stats *s,
+                                             const char *session)
 {
+    tracer_archive_status st;
     char host[256] = "unknown", num[32], when[32];
     gethostname(host, sizeof host - 1);
     time_t t = time(NULL);
@@ -654,23 +661,21 @@ int tracer_record_manifest(tracer_manifest *m, const tracer_manifest *base, cons
     bool have_run = s && s->runs > 0;
     /* the schema of the trace itself (run_begin), which readers check against */
     snprintf(num, sizeof num, "%" PRIu32, have_run && s->schema ? s->schema : (uint32_t)TRACER_MANIFEST_SCHEMA);
-    if (mset(m, "schema", num, err, errlen) ||
-        mset(m, "model", pick(have_run ? s->model : NULL, base, "model"), err, errlen) ||
-        mset(m, "mode", pick(have_run ? s->mode : NULL, base, "mode"), err, errlen) ||
-        mset(m, "preset", pick(have_run ? s->preset : NULL, base, "preset"), err, errlen) ||
-        mset(m, "host", host, err, errlen) ||
-        mset(m, "cpu", pick(have_run ? s->cpu : NULL, base, "cpu"), err, errlen) ||
-        mset(m, "blas", pick(have_run ? s->blas : NULL, base, "blas"), err, errlen))
-        return -1;
+    if ((st = mset(m, "schema", num)) || (st = mset(m, "model", pick(have_run ? s->model : NULL, base, "model"))) ||
+        (st = mset(m, "mode", pick(have_run ? s->mode : NULL, base, "mode"))) ||
+        (st = mset(m, "preset", pick(have_run ? s->preset : NULL, base, "preset"))) || (st = mset(m, "host", host)) ||
+        (st = mset(m, "cpu", pick(have_run ? s->cpu : NULL, base, "cpu"))) ||
+        (st = mset(m, "blas", pick(have_run ? s->blas : NULL, base, "blas"))))
+        return st;
     if (have_run) {
         snprintf(num, sizeof num, "%" PRIu32, s->threads);
-        if (mset(m, "threads", num, err, errlen))
-            return -1;
-    } else if (mset(m, "threads", pick(NULL, base, "threads"), err, errlen)) {
-        return -1;
+        if ((st = mset(m, "threads", num)))
+            return st;
+    } else if ((st = mset(m, "threads", pick(NULL, base, "threads")))) {
+        return st;
     }
-    if (mset(m, "created", when, err, errlen))
-        return -1;
+    if ((st = mset(m, "created", when)))
+        return st;
     if (have_run) {
         struct {
             const char *k;
@@ -682,39 +687,38 @@ int tracer_record_manifest(tracer_manifest *m, const tracer_manifest *base, cons
             { "seed", s->seed },
         };
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
-            if (tracer_manifest_set_u64(m, extra[i].k, extra[i].v, err, errlen))
-                return -1;
-        if (mset(m, "version", s->version, err, errlen))
-            return -1;
+            if ((st = tracer_manifest_set_u64(m, extra[i].k, extra[i].v)))
+                return st;
+        if ((st = mset(m, "version", s->version)))
+            return st;
     }
-    if (session && mset(m, "session", session, err, errlen))
-        return -1;
+    if (session && (st = mset(m, "session", session)))
+        return st;
     if (s) {
-        if (tracer_manifest_set_u64(m, "events", s->events, err, errlen))
-            return -1;
+        if ((st = tracer_manifest_set_u64(m, "events", s->events)))
+            return st;
         for (size_t i = 0; i < s->nnames; i++) {
             char key[TRACER_MANIFEST_KEY_MAX + 1];
             snprintf(key, sizeof key, "events.%s", s->names[i].name);
-            if (tracer_manifest_set_u64(m, key, s->names[i].count, err, errlen))
-                return -1;
+            if ((st = tracer_manifest_set_u64(m, key, s->names[i].count)))
+                return st;
         }
-        if (tracer_manifest_set_u64(m, "discarded", s->discarded_events, err, errlen) ||
-            tracer_manifest_set_u64(m, "ops", s->run_end_ops, err, errlen) ||
-            tracer_manifest_set_u64(m, "op_time_ns", s->op_time_ns, err, errlen))
-            return -1;
+        if ((st = tracer_manifest_set_u64(m, "discarded", s->discarded_events)) ||
+            (st = tracer_manifest_set_u64(m, "ops", s->run_end_ops)) ||
+            (st = tracer_manifest_set_u64(m, "op_time_ns", s->op_time_ns)))
+            return st;
     }
-    return 0;
+    return TRACER_ARCHIVE_OK;
 }
 
 /* ---- recording --------------------------------------------------------- */
-tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_result *r, char *err, size_t errlen)
+tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_result *r)
 {
     memset(r, 0, sizeof *r);
-    err[0] = '\0';
-    if (!o->argv || !o->argv[0]) {
-        fail(err, errlen, "no workload to run");
-        return TRACER_RECORD_ERROR;
-    }
+    if (!o->argv || !o->argv[0])
+        return base_fail(TRACER_RECORD_ERROR, "no workload to run");
+    char err[BASE_ERRMSG_MAX] = ""; /* the first message */
+    const size_t errlen = sizeof err;
     tracer_record_status st = TRACER_RECORD_ERROR;
     if (&lttng_opt_quiet)
         lttng_opt_quiet = 1;
@@ -731,8 +735,10 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     tracer_manifest *m = NULL;
     bool tty = isatty(2);
 
-    if (tracer_sessiond_acquire(err, errlen) != 0)
+    if (tracer_sessiond_acquire() != TRACER_RECORD_OK) {
+        fail(err, errlen, "%s", base_errmsg());
         goto end;
+    }
     have_sessiond = true;
     r->sessiond_pid = (int)g_sessiond_pid;
     if (g_signal)
@@ -844,12 +850,16 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
 
     /* Read it back: what it holds and whether anything was lost. */
     tracer_trace *tr = NULL;
-    if (tracer_trace_open(trace_dir, &tr, err, errlen) != TRACER_ARCHIVE_OK)
+    if (tracer_trace_open(trace_dir, &tr) != TRACER_ARCHIVE_OK) {
+        fail(err, errlen, "%s", base_errmsg());
         goto end;
-    int rc = tracer_stats_collect(tr, &r->stats, err, errlen);
+    }
+    tracer_status rc = tracer_stats_collect(tr, &r->stats);
     tracer_trace_close(tr);
-    if (rc != 0)
+    if (rc != TRACER_OK) {
+        fail(err, errlen, "%s", base_errmsg());
         goto end;
+    }
 
     m = tracer_manifest_create();
     if (!m) {
@@ -858,19 +868,25 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     }
     if (o->manifest)
         for (size_t i = 0; i < tracer_manifest_count(o->manifest); i++)
-            if (tracer_manifest_set(m, tracer_manifest_key_at(o->manifest, i), tracer_manifest_value_at(o->manifest, i),
-                                    err, errlen))
+            if (tracer_manifest_set(m, tracer_manifest_key_at(o->manifest, i),
+                                    tracer_manifest_value_at(o->manifest, i))) {
+                fail(err, errlen, "%s", base_errmsg());
                 goto end;
-    if (tracer_record_manifest(m, o->manifest, &r->stats, s.name, err, errlen) != 0 ||
-        mset(m, "status", r->interrupted ? "interrupted" : "complete", err, errlen))
+            }
+    if (tracer_record_manifest(m, o->manifest, &r->stats, s.name) != TRACER_ARCHIVE_OK ||
+        mset(m, "status", r->interrupted ? "interrupted" : "complete")) {
+        fail(err, errlen, "%s", base_errmsg());
         goto end;
+    }
     if (g_nsignals >= 2 || (g_signal && !r->interrupted))
         goto end; /* abandoned before its archive existed */
-    tracer_archive_status as = o->out_path ? tracer_archive_write(o->out_path, trace_dir, m, err, errlen)
-                                           : tracer_archive_write_default(o->out_dir, trace_dir, m, (time_t)-1,
-                                                                          r->archive, sizeof r->archive, err, errlen);
-    if (as != TRACER_ARCHIVE_OK)
+    tracer_archive_status as =
+        o->out_path ? tracer_archive_write(o->out_path, trace_dir, m)
+                    : tracer_archive_write_default(o->out_dir, trace_dir, m, (time_t)-1, r->archive, sizeof r->archive);
+    if (as != TRACER_ARCHIVE_OK) {
+        fail(err, errlen, "%s", base_errmsg());
         goto end;
+    }
     if (o->out_path)
         snprintf(r->archive, sizeof r->archive, "%s", o->out_path);
 
@@ -912,5 +928,9 @@ end:
     free(env);
     tracer_remove_tree(tmp);
     signals_restore(&saved);
+    if (err[0])
+        base_fail(st, "%s", err);
+    else
+        base_errmsg_clear();
     return st;
 }

@@ -25,7 +25,7 @@
 
 typedef enum tracer_record_status {
     TRACER_RECORD_OK = 0,
-    TRACER_RECORD_ERROR,       /* could not record (message in err) */
+    TRACER_RECORD_ERROR,       /* could not record (the message: base_errmsg()) */
     TRACER_RECORD_CHILD,       /* the workload failed (no archive) */
     TRACER_RECORD_INCOMPLETE,  /* recorded and archived, but the check failed */
     TRACER_RECORD_INTERRUPTED, /* a signal stopped the recording */
@@ -65,11 +65,14 @@ typedef struct tracer_record_result {
                                        trace archived with status=interrupted), or 0 */
 } tracer_record_result;
 
-tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_result *r, char *err, size_t errlen);
+/* Records o's workload. TRACER_RECORD_OK; or a status with the thread's
+ * message (base/error.h): ERROR (nothing recorded), CHILD, INCOMPLETE
+ * (archived: what the check found), INTERRUPTED. */
+tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_result *r);
 
 /* A session daemon for the caller: if none answers, one is started (and
  * waited for) and stopped again when the last reference goes.  Nestable. */
-int tracer_sessiond_acquire(char *err, size_t errlen);
+tracer_record_status tracer_sessiond_acquire(void);
 void tracer_sessiond_release(void);
 /* 1 if a session daemon answers. */
 int tracer_sessiond_alive(void);
@@ -80,6 +83,6 @@ void tracer_session_name(char *buf, size_t len);
 /* Fill the keys of the MANIFEST that `fathom record` writes from the trace's
  * stats, falling back on `base` (command-line values), adding host,
  * created, schema and the event counts. */
-int tracer_record_manifest(tracer_manifest *m, const tracer_manifest *base, const tracer_stats *s, const char *session,
-                           char *err, size_t errlen);
+tracer_archive_status tracer_record_manifest(tracer_manifest *m, const tracer_manifest *base, const tracer_stats *s,
+                                             const char *session);
 #endif

@@ -100,12 +100,12 @@ static const tracer_decode_cbs stats_cbs = {
     .no_dataflow = 1,
 };
 
-int tracer_stats_collect(const tracer_trace *t, tracer_stats *out, char *err, size_t errlen)
+tracer_status tracer_stats_collect(const tracer_trace *t, tracer_stats *out)
 {
     memset(out, 0, sizeof *out);
     ctx c = { .s = out, .last_index = -1 };
     tracer_decode_diag g = { 0 };
-    int rc = tracer_decode_trace_isolated(t, tracer_trace_source(t), &stats_cbs, &c, &g, err, errlen);
+    tracer_status rc = tracer_decode_trace_isolated(t, tracer_trace_source(t), &stats_cbs, &c, &g);
     out->discarded_events = g.discarded_events + g.discarded_unknown;
     out->discarded_event_msgs = g.discarded_unknown; /* messages without a count */
     out->discarded_packets = g.discarded_packets;

@@ -7,6 +7,8 @@
  * `fathom info`; depends on nothing of analyze/. */
 #ifndef FATHOM_TRACER_STATS_H
 #define FATHOM_TRACER_STATS_H
+#include "tracer/status.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,10 +50,10 @@ typedef struct tracer_stats {
     char model[128], mode[32], preset[64], version[64], blas[512], cpu[256];
 } tracer_stats;
 
-/* Reads an opened trace (archive.h) into *out.  Returns 0, or -1 with a
- * one-line message in err. */
+/* Reads an opened trace (archive.h) into *out: TRACER_OK, or a status
+ * and the thread's message (base/error.h). */
 typedef struct tracer_trace tracer_trace;
-int tracer_stats_collect(const tracer_trace *t, tracer_stats *out, char *err, size_t errlen);
+tracer_status tracer_stats_collect(const tracer_trace *t, tracer_stats *out);
 /* The count of events named `name` (0 if none). */
 uint64_t tracer_stats_count_of(const tracer_stats *s, const char *name);
 #endif

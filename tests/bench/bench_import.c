@@ -158,9 +158,8 @@ static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw
 static int check_manifest(const char *archive, const gen_counts *c)
 {
     tracer_trace *t = NULL;
-    char err[512];
-    if (tracer_trace_open(archive, &t, err, sizeof err) != TRACER_ARCHIVE_OK) {
-        fprintf(stderr, "bench_import: %s\n", err);
+    if (tracer_trace_open(archive, &t) != TRACER_ARCHIVE_OK) {
+        fprintf(stderr, "bench_import: %s\n", base_errmsg());
         return -1;
     }
     uint64_t ops = 0, steps = 0;

@@ -82,7 +82,7 @@ static double record_ops(long n, uint32_t cap)
         begins[k] = b;
         ends[k] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
         if (++k == cap) {
-            h->ops(g, k, nodes, begins, ends);
+            h->ops(h->ctx, g, k, nodes, begins, ends);
             k = 0;
         }
     }
@@ -163,8 +163,7 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
     double *on = malloc((size_t)steps * sizeof *on), *off = malloc((size_t)steps * sizeof *off);
     double rr[64], mon_all = 0, moff_all = 0;
     int rounds = g_rounds < 64 ? g_rounds : 64;
-    char err[256];
-    tracer_hooks_install(err, sizeof err); /* warm up, traced: counts the ops */
+    tracer_hooks_install(); /* warm up, traced: counts the ops */
     uint64_t ops0 = exec_ops_dispatched();
     for (int w = 0; w < 3; w++)
         if (step(ctx))
@@ -175,7 +174,7 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
             for (int traced = 0; traced < 2; traced++) {
                 int t = (i & 1) ? !traced : traced; /* alternate the order too */
                 if (t)
-                    tracer_hooks_install(err, sizeof err);
+                    tracer_hooks_install();
                 else
                     tracer_hooks_remove();
                 double s = now_ns();
@@ -203,9 +202,9 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
 
 static int child_enabled(int steps, const char *preset, const char *models, long pairs)
 {
-    char err[512];
-    if (tracer_hooks_install_from_env(err, sizeof err) != 1) {
-        fprintf(stderr, "bench_trace: not a traced run: %s\n", err);
+    int traced = 0;
+    if (tracer_hooks_install_from_env(&traced) != TRACER_OK || !traced) {
+        fprintf(stderr, "bench_trace: not a traced run: %s\n", traced ? "" : base_errmsg());
         return 1;
     }
     int rc = 0;
@@ -242,7 +241,7 @@ static int child_enabled(int steps, const char *preset, const char *models, long
     long nf = pairs / 4;
     double t0 = now_ns();
     for (long i = 0; i < nf; i++)
-        h->step_begin((uint32_t)i);
+        h->step_begin(h->ctx, (uint32_t)i);
     double floor_ns = (now_ns() - t0) / (double)nf;
     printf("enabled  one LTTng-UST event of one u32 (step_begin, the per-event floor): %.1f ns\n", floor_ns);
     fflush(stdout);
@@ -251,9 +250,8 @@ static int child_enabled(int steps, const char *preset, const char *models, long
 
 static int child_disabled(long pairs)
 {
-    char err[512];
-    if (tracer_hooks_install(err, sizeof err) != 0) {
-        fprintf(stderr, "bench_trace: %s\n", err);
+    if (tracer_hooks_install() != TRACER_OK) {
+        fprintf(stderr, "bench_trace: %s\n", base_errmsg());
         return 1;
     }
     uint32_t cap = exec_trace_buffer_get();
@@ -346,8 +344,8 @@ int main(int argc, char **argv)
                              .num_subbuf = nsubbuf,
                              .no_contexts = no_contexts };
     static tracer_record_result r;
-    char err[1024];
-    tracer_record_status rs = tracer_record(&o, &r, err, sizeof err);
+    tracer_record_status rs = tracer_record(&o, &r);
+    const char *err = base_errmsg();
     int rc = 0;
     /* INCOMPLETE is expected: the bench fires op pairs outside any run */
     if (rs == TRACER_RECORD_OK || rs == TRACER_RECORD_INCOMPLETE) {

@@ -1,0 +1,40 @@
+/* error.h -- the one error convention of fathom's libraries.
+ *
+ * A library function that can fail returns its module's status enum (0 is
+ * OK: exec_status, tracer_archive_status, tracer_output_status,
+ * tracer_record_status, tracer_status, analyze_status) and leaves one line
+ * saying what went wrong in the calling thread's message, which
+ * base_errmsg() reads. A module's `*_fail(status, fmt, ...)` sets the
+ * message and returns the status, so a failure is one statement:
+ *
+ *     if (!f)
+ *         return base_fail(TRACER_EIO, "cannot open %s: %s", path, strerror(errno));
+ *
+ * A caller that adds where it happened prepends to the callee's message
+ * (base_fail_cause: "reading X: " + the inner message). The message stays
+ * the thread's until the next failure; a status of 0 says nothing about it.
+ * Library code never prints and never exits: the driver prints the message. */
+#ifndef FATHOM_BASE_ERROR_H
+#define FATHOM_BASE_ERROR_H
+#include <stdarg.h>
+
+/* The longest message kept (bytes, with the terminating NUL). */
+#define BASE_ERRMSG_MAX 8192
+
+/* The calling thread's message ("no error" when none was set). */
+const char *base_errmsg(void);
+/* Sets the thread's message from fmt (its arguments may include
+ * base_errmsg() itself); returns status. */
+int base_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int base_vfail(int status, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* base_fail, the message's control bytes then made '?' (text taken from
+ * untrusted input, an archive's entry names, stays one line). */
+#define base_fail_oneline(status, ...) (base_fail((status), __VA_ARGS__), base_errmsg_oneline(status))
+/* Makes the message's control bytes '?'; returns status. */
+int base_errmsg_oneline(int status);
+/* Prepends fmt's text to the thread's message (a cause: "reading X: " and
+ * then what the callee said); returns status. */
+int base_fail_cause(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Empties the thread's message (base_errmsg() says "no error" again). */
+void base_errmsg_clear(void);
+#endif
