@@ -133,7 +133,9 @@ static void ref_conv_back(const cv *q, const float *x, const float *f, const flo
                 }
 }
 
-static void check_conv(const cv *q)
+/* q's three ops by the algorithms in the bit set `algos` (bit a: algos[a]
+ * below) against the reference loops */
+static void check_conv_by(const cv *q, unsigned algos_run, const char *tag)
 {
     int64_t OH = cv_oh(q), OW = cv_ow(q);
     int64_t nx = q->n * q->c * q->h * q->w, nf = q->oc * q->c * q->kh * q->kw, ny = q->n * q->oc * OH * OW;
@@ -184,6 +186,8 @@ static void check_conv(const cv *q)
     static const double tols[] = { 1e-5, 1e-5, 1e-4, 1e-4 };
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
         for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
+            if (!(algos_run >> a & 1))
+                continue;
             exec_conv_algo_set(algos[a]);
             uint32_t out[1];
             exec_graph *g = run_one(ops[o].op, 2, ops[o].in, o ? 8 : 4, ops[o].attrs, out);
@@ -192,7 +196,7 @@ static void check_conv(const cv *q)
             for (int d = 0; d < 4; d++)
                 assert_int_equal(t->shape[d], ops[o].out[d]);
             char buf[200];
-            snprintf(buf, sizeof buf, "%s (%s) %s", ops[o].op, names[a], what);
+            snprintf(buf, sizeof buf, "%s (%s%s) %s", ops[o].op, names[a], tag, what);
             compare(buf, t->data, ops[o].ref, ops[o].n, tols[a]);
             exec_graph_destroy(g);
             if (algos[a] == EXEC_CONV_AUTO) {
@@ -209,6 +213,8 @@ static void check_conv(const cv *q)
     exec_conv_algo_set(EXEC_CONV_AUTO);
     free(x), free(f), free(dy), free(y), free(dx), free(dw);
 }
+
+static void check_conv(const cv *q) { check_conv_by(q, 0xF, ""); }
 
 static void test_conv(void **state)
 {
@@ -245,6 +251,35 @@ static void test_conv(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_conv(&cases[i]);
+}
+
+/* The Winograd transforms on each vector width this CPU has (plain C,
+ * AVX2, AVX-512), on shapes whose rows of tiles end inside a vector of 8
+ * and of 16 tiles, chunks that start and end inside a row of tiles, and
+ * every padding the kernels take */
+static void test_conv_winograd_simd(void **state)
+{
+    (void)state;
+    static const cv cases[] = {
+        /* n  c   h   w  oc kh kw sh sw ph pw */
+        { 1, 1, 3, 3, 1, 3, 3, 1, 1, 0, 0 },     /* one output, one partial tile */
+        { 2, 3, 4, 6, 2, 3, 3, 1, 1, 2, 2 },     /* padding 2 */
+        { 1, 5, 13, 11, 7, 3, 3, 1, 1, 0, 1 },   /* partial tiles both ways, batch 1 */
+        { 2, 3, 9, 70, 5, 3, 3, 1, 1, 1, 1 },    /* 18 tiles a row: 16 + 2, 8 + 8 + 2 */
+        { 3, 4, 38, 37, 6, 3, 3, 1, 1, 1, 0 },   /* 9 tiles a row, rows split by chunks */
+        { 2, 17, 22, 66, 19, 3, 3, 1, 1, 2, 1 }, /* odd channels, 17 filter pairs past a vector */
+        { 3, 20, 30, 29, 24, 3, 3, 1, 1, 1, 1 }, /* several chunks over both threads */
+    };
+    static const char *const names[] = { "", ", plain C", ", AVX2", ", AVX-512" };
+    exec_simd best = exec_simd_best();
+    for (exec_simd s = EXEC_SIMD_SCALAR; s <= best; s++) {
+        assert_int_equal(exec_simd_set(s), s);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            check_conv_by(&cases[i], 1u << 2, names[s]);
+    }
+    assert_int_equal(exec_simd_set(EXEC_SIMD_AUTO), best);
+    assert_int_equal(exec_simd_set(EXEC_SIMD_AVX512), best); /* capped at the CPU's */
+    exec_simd_set(EXEC_SIMD_AUTO);
 }
 
 /* ---- pools -------------------------------------------------------------- */
@@ -604,8 +639,13 @@ int main(void)
 {
     exec_threads_set(2);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_conv),       cmocka_unit_test(test_pool),     cmocka_unit_test(test_lrn),
-        cmocka_unit_test(test_batch_norm), cmocka_unit_test(test_builders), cmocka_unit_test(test_tiny_convnet_learns),
+        cmocka_unit_test(test_conv),
+        cmocka_unit_test(test_conv_winograd_simd),
+        cmocka_unit_test(test_pool),
+        cmocka_unit_test(test_lrn),
+        cmocka_unit_test(test_batch_norm),
+        cmocka_unit_test(test_builders),
+        cmocka_unit_test(test_tiny_convnet_learns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,96 +28,107 @@
  * Threads take chunks of TC tiles (across images): each transforms its
  * chunk's inputs into its own V, runs the 36 GEMMs single-threaded (OpenBLAS
  * runs one thread inside a parallel region) and transforms the results out.
- * TC is chosen so that a chunk's V and M stay within about 1 MB. The filter
- * gradient keeps one S per thread and sums them at the end. */
+ * TC is chosen so that a chunk's V and M stay within about 1 MB, but at
+ * least 128 tiles: OpenBLAS packs U again for every GEMM, a cost of about
+ * 1/TC of the GEMM's (14x14 maps of 256 channels ran 1.3x faster with 128
+ * tiles than with 32). The filter
+ * gradient keeps one S per thread and sums them at the end.
+ *
+ * The transforms (conv_wino_kern.h) run on vectors of 16 (AVX-512), 8
+ * (AVX2) or 1 (plain C) tiles or filters, chosen from the CPU at run time
+ * (exec_simd_set can narrow it). A chunk is cut where a row of tiles ends;
+ * within a row, the six input rows under it are first combined down the
+ * columns (B^T d, contiguous loads), then each vector of tiles reads its
+ * columns with a stride-4 de-interleave of those rows (in registers) and
+ * is combined along them; the output side runs the same steps backwards
+ * and writes each output row with a 4-way interleave. */
 #include "conv.h"
 
 #include <cblas.h>
 #include <omp.h>
+#include <stdatomic.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #define WM 4  /* output tile */
 #define WA 6  /* input tile: WM + 3 - 1 */
 #define WT 36 /* WA * WA transformed positions */
+#define WL 16 /* the widest vector of tiles */
 
 bool conv_wino_applies(const conv_geom *q)
 {
     return q->kh == 3 && q->kw == 3 && q->sh == 1 && q->sw == 1 && q->ph <= 2 && q->pw <= 2;
 }
 
-/* ---- the 1-D transforms; each 2-D one is a 1-D one down the columns, then
- *      along the rows. s: the stride between the elements read, t: written.
- *      The input and output sides work on WL tiles at once, one a lane. */
-#define WL 8
-typedef float v8 __attribute__((vector_size(WL * sizeof(float))));
-typedef union lanes {
-    v8 v[WT];
-    float f[WT][WL];
-} lanes;
+/* ---- the 1-D transforms, on any type with arithmetic (a float, a vector);
+ *      each 2-D one is a 1-D one down the columns, then along the rows */
 
 /* B^T d: six inputs to six */
-static inline void wino_bt(v8 *restrict o, int t, const v8 *restrict d, int s)
-{
-    v8 d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s], d5 = d[5 * s];
-    o[0] = 4 * d0 - 5 * d2 + d4;
-    o[t] = -4 * (d1 + d2) + d3 + d4;
-    o[2 * t] = 4 * (d1 - d2) - d3 + d4;
-    o[3 * t] = 2 * (d3 - d1) - d2 + d4;
-    o[4 * t] = 2 * (d1 - d3) - d2 + d4;
-    o[5 * t] = 4 * d1 - 5 * d3 + d5;
-}
+#define WINO_BT(o, x0, x1, x2, x3, x4, x5)                                                     \
+    do {                                                                                       \
+        __typeof__(x0) d0_ = (x0), d1_ = (x1), d2_ = (x2), d3_ = (x3), d4_ = (x4), d5_ = (x5); \
+        (o)[0] = 4 * d0_ - 5 * d2_ + d4_;                                                      \
+        (o)[1] = -4 * (d1_ + d2_) + d3_ + d4_;                                                 \
+        (o)[2] = 4 * (d1_ - d2_) - d3_ + d4_;                                                  \
+        (o)[3] = 2 * (d3_ - d1_) - d2_ + d4_;                                                  \
+        (o)[4] = 2 * (d1_ - d3_) - d2_ + d4_;                                                  \
+        (o)[5] = 4 * d1_ - 5 * d3_ + d5_;                                                      \
+    } while (0)
 
 /* G g: three filter taps to six (products with the reciprocals: a
  * division costs ten times a multiplication) */
-static inline void wino_g(v8 *restrict o, int t, const v8 *restrict g, int s)
-{
-    const float r6 = 1.0f / 6, r12 = 1.0f / 12, r24 = 1.0f / 24;
-    v8 g0 = g[0], g1 = g[s], g2 = g[2 * s], a = g0 * r24 + g2 * r6, b = g1 * r12;
-    o[0] = g0 * 0.25f;
-    o[t] = -(g0 + g1 + g2) * r6;
-    o[2 * t] = -(g0 - g1 + g2) * r6;
-    o[3 * t] = a + b;
-    o[4 * t] = a - b;
-    o[5 * t] = g2;
-}
+#define WINO_G(o, x0, x1, x2)                                                                         \
+    do {                                                                                              \
+        __typeof__(x0) g0_ = (x0), g1_ = (x1), g2_ = (x2), a_ = g0_ * (1.0f / 24) + g2_ * (1.0f / 6), \
+                       b_ = g1_ * (1.0f / 12);                                                        \
+        (o)[0] = g0_ * 0.25f;                                                                         \
+        (o)[1] = -(g0_ + g1_ + g2_) * (1.0f / 6);                                                     \
+        (o)[2] = -(g0_ - g1_ + g2_) * (1.0f / 6);                                                     \
+        (o)[3] = a_ + b_;                                                                             \
+        (o)[4] = a_ - b_;                                                                             \
+        (o)[5] = g2_;                                                                                 \
+    } while (0)
 
 /* A^T m: six to four outputs */
-static inline void wino_at(v8 *restrict o, int t, const v8 *restrict m, int s)
-{
-    v8 m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s], m5 = m[5 * s];
-    v8 a = m1 + m2, b = m1 - m2, c = m3 + m4, e = m3 - m4;
-    o[0] = m0 + a + c;
-    o[t] = b + 2 * e;
-    o[2 * t] = a + 4 * c;
-    o[3 * t] = b + 8 * e + m5;
-}
+#define WINO_AT(o, x0, x1, x2, x3, x4, x5)                                                     \
+    do {                                                                                       \
+        __typeof__(x0) m0_ = (x0), m1_ = (x1), m2_ = (x2), m3_ = (x3), m4_ = (x4), m5_ = (x5); \
+        __typeof__(x0) a_ = m1_ + m2_, b_ = m1_ - m2_, c_ = m3_ + m4_, e_ = m3_ - m4_;         \
+        (o)[0] = m0_ + a_ + c_;                                                                \
+        (o)[1] = b_ + 2 * e_;                                                                  \
+        (o)[2] = a_ + 4 * c_;                                                                  \
+        (o)[3] = b_ + 8 * e_ + m5_;                                                            \
+    } while (0)
 
 /* A y: four output gradients to six (the filter gradient's dy tile) */
-static inline void wino_a(v8 *restrict o, int t, const v8 *restrict y, int s)
-{
-    v8 y0 = y[0], y1 = y[s], y2 = y[2 * s], y3 = y[3 * s];
-    o[0] = y0;
-    o[t] = y0 + y1 + y2 + y3;
-    o[2 * t] = y0 - y1 + y2 - y3;
-    o[3 * t] = y0 + 2 * y1 + 4 * y2 + 8 * y3;
-    o[4 * t] = y0 - 2 * y1 + 4 * y2 - 8 * y3;
-    o[5 * t] = y3;
-}
+#define WINO_A(o, x0, x1, x2, x3)                                      \
+    do {                                                               \
+        __typeof__(x0) y0_ = (x0), y1_ = (x1), y2_ = (x2), y3_ = (x3); \
+        (o)[0] = y0_;                                                  \
+        (o)[1] = y0_ + y1_ + y2_ + y3_;                                \
+        (o)[2] = y0_ - y1_ + y2_ - y3_;                                \
+        (o)[3] = y0_ + 2 * y1_ + 4 * y2_ + 8 * y3_;                    \
+        (o)[4] = y0_ - 2 * y1_ + 4 * y2_ - 8 * y3_;                    \
+        (o)[5] = y3_;                                                  \
+    } while (0)
 
 /* G^T m: six to the three filter taps */
-static inline void wino_gt(v8 *restrict o, int t, const v8 *restrict m, int s)
-{
-    const float r6 = 1.0f / 6, r12 = 1.0f / 12, r24 = 1.0f / 24;
-    v8 m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s], m5 = m[5 * s];
-    o[0] = m0 * 0.25f - (m1 + m2) * r6 + (m3 + m4) * r24;
-    o[t] = (m2 - m1) * r6 + (m3 - m4) * r12;
-    o[2 * t] = (m3 + m4 - m1 - m2) * r6 + m5;
-}
+#define WINO_GT(o, x0, x1, x2, x3, x4, x5)                                                     \
+    do {                                                                                       \
+        __typeof__(x0) m0_ = (x0), m1_ = (x1), m2_ = (x2), m3_ = (x3), m4_ = (x4), m5_ = (x5); \
+        (o)[0] = m0_ * 0.25f - (m1_ + m2_) * (1.0f / 6) + (m3_ + m4_) * (1.0f / 24);           \
+        (o)[1] = (m2_ - m1_) * (1.0f / 6) + (m3_ - m4_) * (1.0f / 12);                         \
+        (o)[2] = (m3_ + m4_ - m1_ - m2_) * (1.0f / 6) + m5_;                                   \
+    } while (0)
 
 /* The tiling of an output of OH x OW into 4x4 tiles, over n images; chunks
  * of tc tiles (a multiple of WL). */
 typedef struct wtiles {
     int64_t th, tw, per, total; /* tile rows, columns, tiles an image, in all */
     int64_t tc, chunks;         /* tiles a chunk, chunks */
+    int64_t zw;                 /* zeros a thread keeps */
 } wtiles;
 
 static wtiles wino_tiles(const conv_geom *q, int64_t cin, int64_t cout, int nthreads)
@@ -126,7 +137,7 @@ static wtiles wino_tiles(const conv_geom *q, int64_t cin, int64_t cout, int nthr
     t.per = t.th * t.tw;
     t.total = q->n * t.per;
     int64_t tc = (1 << 20) / (WT * (cin + cout) * (int64_t)sizeof(float));
-    tc = tc < 32 ? 32 : tc > 512 ? 512 : tc;
+    tc = tc < 128 ? 128 : tc > 512 ? 512 : tc;
     int64_t chunks = (t.total + tc - 1) / tc;
     if (chunks < nthreads && t.total >= nthreads * WL)
         chunks = nthreads; /* every thread gets a chunk */
@@ -135,65 +146,247 @@ static wtiles wino_tiles(const conv_geom *q, int64_t cin, int64_t cout, int nthr
     t.tc = (t.total + chunks - 1) / chunks;
     t.tc = (t.tc + WL - 1) / WL * WL;
     t.chunks = (t.total + t.tc - 1) / t.tc;
+    t.zw = (q->w > q->ow ? q->w : q->ow) + 16;
     return t;
 }
 
-/* Where a tile starts in the output: image n, row r0, column c0. A chunk
- * works them out once for all its channels (three divisions a tile). */
-typedef struct wpos {
-    int64_t n, r0, c0;
-} wpos;
+/* The tiles j0 .. j0 + jn cut where a row of tiles ends: calls body with
+ * the image n, the output row r0 and column c0 of the segment's first
+ * tile, its tiles nt and its first column j (of the chunk). */
+#define FOR_SEGMENTS(t, j0, jn, ...)                                                                   \
+    for (int64_t j = 0, nt; j < (jn); j += nt) {                                                       \
+        int64_t tile_ = (j0) + j, r_ = tile_ % (t)->per, n = tile_ / (t)->per, r0 = r_ / (t)->tw * WM, \
+                tc_ = r_ % (t)->tw, c0 = tc_ * WM;                                                     \
+        nt = (t)->tw - tc_ < (jn)-j ? (t)->tw - tc_ : (jn)-j;                                          \
+        __VA_ARGS__;                                                                                   \
+    }
 
-static void tiles_at(const wtiles *t, int64_t j0, int64_t jn, wpos *pos)
+/* The transforms work on blocks of WB tiles of a chunk; a buffered row
+ * holds a block's 4 WB columns, and a vector's reads past them. */
+#define WB 64
+#define WR (4 * WB + 4 * WL)
+
+/* ---- the transforms, once per instruction set ---------------------------- */
+
+/* plain C: one tile a "vector" */
+#define WK(name) name##_c
+#define WK_L 1
+#define WK_FN
+#define wk_v float
+#define WK_LD(p) (*(p))
+#define WK_ST(p, v) (*(p) = (v))
+#define WK_LDN(p, n) ((void)(n), *(p))
+#define WK_STN(p, v, n) ((void)(n), *(p) = (v))
+#define WK_DEINT4(t, s) memcpy((s), (t), 4 * sizeof(float))
+#define WK_INTER(y, o) memcpy((o), (y), 4 * sizeof(float))
+#include "conv_wino_kern.h"
+#undef WK
+#undef WK_L
+#undef WK_FN
+#undef WK_LD
+#undef WK_ST
+#undef WK_LDN
+#undef WK_STN
+#undef WK_DEINT4
+#undef WK_INTER
+#undef wk_v
+
+#if defined(__x86_64__)
+/* AVX2: eight tiles a vector */
+#define AVX2_FN __attribute__((target("avx2,fma")))
+#define AVX2_INLINE AVX2_FN static inline __attribute__((always_inline))
+
+/* s[b][l] = t[4 l + b]: a 4x4 transpose in each 128-bit half (the tiles
+ * land in the order 0 2 4 6 1 3 5 7), one permutation to put them in
+ * order */
+AVX2_INLINE void deint_avx2(const float *t, __m256 s[4])
 {
-    for (int64_t j = 0; j < jn; j++) {
-        int64_t tile = j0 + j, r = tile % t->per;
-        pos[j] = (wpos){ .n = tile / t->per, .r0 = r / t->tw * WM, .c0 = r % t->tw * WM };
+    __m256 a0 = _mm256_loadu_ps(t), a1 = _mm256_loadu_ps(t + 8), a2 = _mm256_loadu_ps(t + 16),
+           a3 = _mm256_loadu_ps(t + 24);
+    __m256 t0 = _mm256_unpacklo_ps(a0, a1), t1 = _mm256_unpackhi_ps(a0, a1), t2 = _mm256_unpacklo_ps(a2, a3),
+           t3 = _mm256_unpackhi_ps(a2, a3);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    s[0] = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(t0, t2, 0x44), order);
+    s[1] = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(t0, t2, 0xEE), order);
+    s[2] = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(t1, t3, 0x44), order);
+    s[3] = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(t1, t3, 0xEE), order);
+}
+
+/* o[4 l + b] = y[b][l]: deint_avx2's transpose backwards */
+AVX2_INLINE void inter_avx2(const __m256 y[4], float *o)
+{
+    const __m256i order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    __m256 q0 = _mm256_permutevar8x32_ps(y[0], order), q1 = _mm256_permutevar8x32_ps(y[1], order),
+           q2 = _mm256_permutevar8x32_ps(y[2], order), q3 = _mm256_permutevar8x32_ps(y[3], order);
+    __m256 t0 = _mm256_unpacklo_ps(q0, q1), t1 = _mm256_unpackhi_ps(q0, q1), t2 = _mm256_unpacklo_ps(q2, q3),
+           t3 = _mm256_unpackhi_ps(q2, q3);
+    _mm256_storeu_ps(o, _mm256_shuffle_ps(t0, t2, 0x44));
+    _mm256_storeu_ps(o + 8, _mm256_shuffle_ps(t0, t2, 0xEE));
+    _mm256_storeu_ps(o + 16, _mm256_shuffle_ps(t1, t3, 0x44));
+    _mm256_storeu_ps(o + 24, _mm256_shuffle_ps(t1, t3, 0xEE));
+}
+
+AVX2_INLINE __m256i lanes_below_avx2(int n)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+#define WK(name) name##_avx2
+#define WK_L 8
+#define WK_FN AVX2_FN
+#define wk_v __m256
+#define WK_LD(p) _mm256_loadu_ps(p)
+#define WK_ST(p, v) _mm256_storeu_ps((p), (v))
+#define WK_LDN(p, n) _mm256_maskload_ps((p), lanes_below_avx2(n))
+#define WK_STN(p, v, n) _mm256_maskstore_ps((p), lanes_below_avx2(n), (v))
+#define WK_DEINT4(t, s) deint_avx2((t), (s))
+#define WK_INTER(y, o) inter_avx2((y), (o))
+#include "conv_wino_kern.h"
+#undef WK
+#undef WK_L
+#undef WK_FN
+#undef WK_LD
+#undef WK_ST
+#undef WK_LDN
+#undef WK_STN
+#undef WK_DEINT4
+#undef WK_INTER
+#undef wk_v
+
+/* AVX-512: sixteen tiles a vector */
+#define AVX512_FN __attribute__((target("avx512f,avx2,fma")))
+#define AVX512_INLINE AVX512_FN static inline __attribute__((always_inline))
+
+/* s[b][l] = t[4 l + b]: two-table permutations pick every fourth float of
+ * t[0, 32) into lanes 0-7 and of t[32, 64) into lanes 8-15 */
+AVX512_INLINE void deint_avx512(const float *t, __m512 s[4])
+{
+    __m512 a0 = _mm512_loadu_ps(t), a1 = _mm512_loadu_ps(t + 16), a2 = _mm512_loadu_ps(t + 32),
+           a3 = _mm512_loadu_ps(t + 48);
+    const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28);
+    for (int b = 0; b < 4; b++) {
+        __m512i ib = _mm512_add_epi32(idx, _mm512_set1_epi32(b));
+        s[b] = _mm512_mask_blend_ps(0xFF00, _mm512_permutex2var_ps(a0, ib, a1), _mm512_permutex2var_ps(a2, ib, a3));
     }
 }
 
-/* The 6x6 input tiles of the nl tiles at pos (zero in the lanes past
- * them) in channel c of x [N, C, H, W], transformed (B^T d B) into
- * v[xi * vs], WL floats each. */
-static void wino_in_tiles(float *v, int64_t vs, const conv_geom *q, const wpos *pos, int64_t nl, const float *x,
-                          int64_t c)
+/* o[4 l + b] = y[b][l]: pairs (y0, y1) and (y2, y3) interleaved, then the
+ * pairs of pairs */
+AVX512_INLINE void inter_avx512(const __m512 y[4], float *o)
 {
-    const int64_t H = q->h, W = q->w;
-    lanes d, m;
-    for (int l = 0; l < WL; l++) {
-        if (l >= nl) {
-            for (int e = 0; e < WT; e++)
-                d.f[e][l] = 0.0f;
-            continue;
-        }
-        int64_t r0 = pos[l].r0 - q->ph, c0 = pos[l].c0 - q->pw;
-        const float *p = x + (pos[l].n * q->c + c) * H * W;
-        if (r0 >= 0 && c0 >= 0 && r0 + WA <= H && c0 + WA <= W) {
-            for (int i = 0; i < WA; i++)
-                for (int k = 0; k < WA; k++)
-                    d.f[i * WA + k][l] = p[(r0 + i) * W + c0 + k];
-        } else {
-            for (int i = 0; i < WA; i++)
-                for (int k = 0; k < WA; k++) {
-                    int64_t r = r0 + i, cc = c0 + k;
-                    d.f[i * WA + k][l] = r >= 0 && r < H && cc >= 0 && cc < W ? p[r * W + cc] : 0.0f;
-                }
-        }
-    }
-    for (int i = 0; i < WA; i++)
-        wino_bt(m.v + i, WA, d.v + i * WA, 1); /* row i of d, B^T'd along it: m[k][i] */
-    for (int k = 0; k < WA; k++)
-        wino_bt(d.v + k, WA, m.v + k * WA, 1); /* column k of d B, B^T'd down it */
-    for (int e = 0; e < WT; e++)
-        memcpy(v + e * vs, &d.v[e], sizeof d.v[e]);
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23),
+                  hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31),
+                  p0 = _mm512_setr_epi32(0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23),
+                  p1 = _mm512_setr_epi32(8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31);
+    __m512 e01 = _mm512_permutex2var_ps(y[0], lo, y[1]), f01 = _mm512_permutex2var_ps(y[0], hi, y[1]),
+           e23 = _mm512_permutex2var_ps(y[2], lo, y[3]), f23 = _mm512_permutex2var_ps(y[2], hi, y[3]);
+    _mm512_storeu_ps(o, _mm512_permutex2var_ps(e01, p0, e23));
+    _mm512_storeu_ps(o + 16, _mm512_permutex2var_ps(e01, p1, e23));
+    _mm512_storeu_ps(o + 32, _mm512_permutex2var_ps(f01, p0, f23));
+    _mm512_storeu_ps(o + 48, _mm512_permutex2var_ps(f01, p1, f23));
+}
+
+#define WK(name) name##_avx512
+#define WK_L 16
+#define WK_FN AVX512_FN
+#define wk_v __m512
+#define WK_LD(p) _mm512_loadu_ps(p)
+#define WK_ST(p, v) _mm512_storeu_ps((p), (v))
+#define WK_LDN(p, n) _mm512_maskz_loadu_ps((__mmask16)((1u << (n)) - 1), (p))
+#define WK_STN(p, v, n) _mm512_mask_storeu_ps((p), (__mmask16)((1u << (n)) - 1), (v))
+#define WK_DEINT4(t, s) deint_avx512((t), (s))
+#define WK_INTER(y, o) inter_avx512((y), (o))
+#include "conv_wino_kern.h"
+#undef WK
+#undef WK_L
+#undef WK_FN
+#undef WK_LD
+#undef WK_ST
+#undef WK_LDN
+#undef WK_STN
+#undef WK_DEINT4
+#undef WK_INTER
+#undef wk_v
+#endif
+
+/* The transforms of one instruction set */
+typedef struct wkern {
+    void (*in_chunk)(float *v, int64_t vs, const conv_geom *q, const wtiles *t, int64_t j0, int64_t jn, const float *x,
+                     int64_t c, float *r1, float *r2, const float *zero);
+    void (*out_chunk)(float *y, const conv_geom *q, const wtiles *t, int64_t j0, int64_t jn, const float *m, int64_t ms,
+                      int64_t o, float *r);
+    void (*dy_chunk)(float *dd, int64_t ds, const conv_geom *q, const wtiles *t, int64_t j0, int64_t jn,
+                     const float *dy, int64_t o, float *r, const float *zero);
+    void (*filter)(float *U, const float *w, int64_t OC, int64_t C, bool flip, int64_t e0, int64_t e1);
+    void (*filter_out)(float *dw, const float *sum, int64_t ss, int nsum, int64_t P, int64_t e0, int64_t e1);
+} wkern;
+
+static const wkern wk_c = { in_chunk_c, out_chunk_c, dy_chunk_c, filter_c, filter_out_c };
+#if defined(__x86_64__)
+static const wkern wk_avx2 = { in_chunk_avx2, out_chunk_avx2, dy_chunk_avx2, filter_avx2, filter_out_avx2 };
+static const wkern wk_avx512 = { in_chunk_avx512, out_chunk_avx512, dy_chunk_avx512, filter_avx512, filter_out_avx512 };
+#endif
+
+static _Atomic int simd_cap = EXEC_SIMD_AUTO;
+
+exec_simd exec_simd_best(void)
+{
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return EXEC_SIMD_AVX512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return EXEC_SIMD_AVX2;
+#endif
+    return EXEC_SIMD_SCALAR;
+}
+
+exec_simd exec_simd_set(exec_simd s)
+{
+    exec_simd best = exec_simd_best();
+    if (s == EXEC_SIMD_AUTO || s > best)
+        s = best;
+    atomic_store(&simd_cap, (int)s);
+    return s;
+}
+
+static const wkern *wino_kern(void)
+{
+    int s = atomic_load_explicit(&simd_cap, memory_order_relaxed);
+    if (s == EXEC_SIMD_AUTO)
+        s = exec_simd_set(EXEC_SIMD_AUTO);
+#if defined(__x86_64__)
+    if (s == EXEC_SIMD_AVX512)
+        return &wk_avx512;
+    if (s == EXEC_SIMD_AVX2)
+        return &wk_avx2;
+#endif
+    return &wk_c;
 }
 
 /* ---- forward ------------------------------------------------------------ */
 
+/* a thread's floats beyond U: V, M, twice six buffered rows, a zero row */
+static int64_t wino_thread_floats(const wtiles *t, int64_t C, int64_t OC)
+{
+    return WT * (C + OC) * t->tc + 12 * WR + t->zw;
+}
+
 int64_t conv_wino_scratch(const conv_geom *q, int nthreads)
 {
     wtiles t = wino_tiles(q, q->c, q->oc, nthreads);
-    return WT * q->oc * q->c + (int64_t)nthreads * WT * (q->c + q->oc) * t.tc;
+    return WT * q->oc * q->c + (int64_t)nthreads * wino_thread_floats(&t, q->c, q->oc);
+}
+
+/* U[xi][o][c] = G g G^T over the pairs (o, c), split between the threads
+ * of the enclosing parallel region in blocks */
+static void wino_filters(const wkern *K, float *U, const float *w, int64_t OC, int64_t C, bool flip)
+{
+    const int64_t P = OC * C, blocks = (P + WB - 1) / WB;
+#pragma omp for schedule(static)
+    for (int64_t bi = 0; bi < blocks; bi++) {
+        int64_t e0 = bi * WB, e1 = e0 + WB < P ? e0 + WB : P;
+        K->filter(U, w, OC, C, flip, e0, e1);
+    }
 }
 
 /* y = x (*) w on q (3x3, stride 1); with flip, w is the filter of the
@@ -202,60 +395,28 @@ int64_t conv_wino_scratch(const conv_geom *q, int nthreads)
 static void wino_run(const conv_geom *q, const float *x, const float *w, bool flip, float *y, float *scratch,
                      int nthreads)
 {
-    const int64_t C = q->c, OC = q->oc, OH = q->oh, OW = q->ow;
+    const int64_t C = q->c, OC = q->oc;
     const wtiles t = wino_tiles(q, C, OC, nthreads);
+    const wkern *K = wino_kern();
     float *U = scratch, *bufs = U + WT * OC * C;
+    const int64_t per = wino_thread_floats(&t, C, OC);
 #pragma omp parallel num_threads(nthreads) if (nthreads > 1)
     {
-        /* U[xi][o][c] = G g G^T, WL pairs (o, c) at a time */
-#pragma omp for schedule(static)
-        for (int64_t e0 = 0; e0 < OC * C; e0 += WL) {
-            lanes g, m;
-            for (int l = 0; l < WL; l++) {
-                int64_t e = e0 + l, o = e / C, c = e % C;
-                for (int k = 0; k < 9; k++)
-                    g.f[k][l] = e >= OC * C ? 0.0f : flip ? w[(c * OC + o) * 9 + 8 - k] : w[e * 9 + k];
-            }
-            for (int j = 0; j < 3; j++)
-                wino_g(m.v + j * WA, 1, g.v + j, 3); /* column j of g, transformed: m[j][.] */
-            for (int i = 0; i < WA; i++)
-                wino_g(g.v + i * WA, 1, m.v + i, WA); /* row i of G g, transformed */
-            for (int e = 0; e < WT; e++)
-                for (int l = 0; l < WL && e0 + l < OC * C; l++)
-                    U[e * OC * C + e0 + l] = g.f[e][l];
-        }
+        wino_filters(K, U, w, OC, C, flip);
         int tid = omp_get_thread_num();
-        float *V = bufs + (int64_t)tid * WT * (C + OC) * t.tc, *M = V + WT * C * t.tc;
+        float *V = bufs + (int64_t)tid * per, *M = V + WT * C * t.tc, *rows = M + WT * OC * t.tc,
+              *zero = rows + 12 * WR;
+        memset(rows, 0, (size_t)(12 * WR + t.zw) * sizeof *rows); /* lanes past a block read zeros */
 #pragma omp for schedule(static)
         for (int64_t ch = 0; ch < t.chunks; ch++) {
             int64_t j0 = ch * t.tc, jn = t.total - j0 < t.tc ? t.total - j0 : t.tc;
-            int64_t jr = (jn + WL - 1) / WL * WL; /* columns written: whole lane groups */
-            wpos pos[t.tc];
-            tiles_at(&t, j0, jn, pos);
             for (int64_t c = 0; c < C; c++)
-                for (int64_t j = 0; j < jn; j += WL)
-                    wino_in_tiles(V + c * t.tc + j, C * t.tc, q, pos + j, jn - j, x, c);
+                K->in_chunk(V + c * t.tc, C * t.tc, q, &t, j0, jn, x, c, rows, rows + 6 * WR, zero);
             for (int xi = 0; xi < WT; xi++)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)OC, (int)jr, (int)C, 1.0f, U + xi * OC * C,
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)OC, (int)jn, (int)C, 1.0f, U + xi * OC * C,
                             (int)C, V + xi * C * t.tc, (int)t.tc, 0.0f, M + xi * OC * t.tc, (int)t.tc);
             for (int64_t o = 0; o < OC; o++)
-                for (int64_t j = 0; j < jn; j += WL) {
-                    lanes mm, m;
-                    for (int e = 0; e < WT; e++)
-                        memcpy(&mm.v[e], M + (e * OC + o) * t.tc + j, sizeof mm.v[e]);
-                    for (int k = 0; k < WA; k++)
-                        wino_at(m.v + k, WA, mm.v + k, WA); /* column k, A^T'd: m[a][k] */
-                    for (int a = 0; a < WM; a++)
-                        wino_at(mm.v + a * WM, 1, m.v + a * WA, 1); /* row a: mm[a][b] */
-                    for (int l = 0; l < WL && j + l < jn; l++) {
-                        int64_t r0 = pos[j + l].r0, c0 = pos[j + l].c0;
-                        float *dst = y + (pos[j + l].n * OC + o) * OH * OW;
-                        int64_t rh = OH - r0 < WM ? OH - r0 : WM, cw = OW - c0 < WM ? OW - c0 : WM;
-                        for (int64_t a = 0; a < rh; a++)
-                            for (int64_t b = 0; b < cw; b++)
-                                dst[(r0 + a) * OW + c0 + b] = mm.f[a * WM + b][l];
-                    }
-                }
+                K->out_chunk(y, q, &t, j0, jn, M + o * t.tc, OC * t.tc, o, rows);
         }
     }
 }
@@ -276,52 +437,32 @@ void conv_wino_bwd_input(const conv_geom *q, const float *w, const float *dy, fl
 int64_t conv_wino_filter_scratch(const conv_geom *q, int nthreads)
 {
     wtiles t = wino_tiles(q, q->c, q->oc, nthreads);
-    return (int64_t)nthreads * (WT * (q->c + q->oc) * t.tc + WT * q->oc * q->c);
+    return (int64_t)nthreads * (wino_thread_floats(&t, q->c, q->oc) + WT * q->oc * q->c);
 }
 
 void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, float *dw, float *scratch, int nthreads)
 {
-    const int64_t C = q->c, OC = q->oc, OH = q->oh, OW = q->ow, S = WT * OC * C;
+    const int64_t C = q->c, OC = q->oc, S = WT * OC * C;
     const wtiles t = wino_tiles(q, C, OC, nthreads);
-    const int64_t per = WT * (C + OC) * t.tc + S;
+    const wkern *K = wino_kern();
+    const int64_t tf = wino_thread_floats(&t, C, OC), per = tf + S;
     int used = 1;
 #pragma omp parallel num_threads(nthreads) if (nthreads > 1)
     {
         int tid = omp_get_thread_num();
 #pragma omp single
         used = omp_get_num_threads();
-        float *X = scratch + tid * per, *D = X + WT * C * t.tc, *acc = D + WT * OC * t.tc;
+        float *X = scratch + tid * per, *D = X + WT * C * t.tc, *rows = D + WT * OC * t.tc, *zero = rows + 12 * WR,
+              *acc = X + tf;
+        memset(rows, 0, (size_t)(12 * WR + t.zw) * sizeof *rows);
         float beta = 0.0f;
 #pragma omp for schedule(static)
         for (int64_t ch = 0; ch < t.chunks; ch++) {
             int64_t j0 = ch * t.tc, jn = t.total - j0 < t.tc ? t.total - j0 : t.tc;
-            wpos pos[t.tc];
-            tiles_at(&t, j0, jn, pos);
             for (int64_t c = 0; c < C; c++)
-                for (int64_t j = 0; j < jn; j += WL)
-                    wino_in_tiles(X + c * t.tc + j, C * t.tc, q, pos + j, jn - j, x, c);
+                K->in_chunk(X + c * t.tc, C * t.tc, q, &t, j0, jn, x, c, rows, rows + 6 * WR, zero);
             for (int64_t o = 0; o < OC; o++)
-                for (int64_t j = 0; j < jn; j += WL) {
-                    lanes g, m;
-                    for (int l = 0; l < WL; l++) {
-                        int64_t n = 0, r0 = 0, c0 = 0, rh = 0, cw = 0;
-                        if (j + l < jn) {
-                            n = pos[j + l].n, r0 = pos[j + l].r0, c0 = pos[j + l].c0;
-                            rh = OH - r0 < WM ? OH - r0 : WM;
-                            cw = OW - c0 < WM ? OW - c0 : WM;
-                        }
-                        for (int64_t a = 0; a < WM; a++)
-                            for (int64_t b = 0; b < WM; b++)
-                                g.f[a * WM + b][l] =
-                                    a < rh && b < cw ? dy[((n * OC + o) * OH + r0 + a) * OW + c0 + b] : 0.0f;
-                    }
-                    for (int i = 0; i < WM; i++)
-                        wino_a(m.v + i, WM, g.v + i * WM, 1); /* row i of g, transformed: m[l][i] */
-                    for (int l = 0; l < WA; l++)
-                        wino_a(g.v + l, WA, m.v + l * WM, 1); /* column l of A g A^T */
-                    for (int e = 0; e < WT; e++)
-                        memcpy(D + (e * OC + o) * t.tc + j, &g.v[e], sizeof g.v[e]);
-                }
+                K->dy_chunk(D + o * t.tc, OC * t.tc, q, &t, j0, jn, dy, o, rows, zero);
             for (int xi = 0; xi < WT; xi++)
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)OC, (int)C, (int)jn, 1.0f, D + xi * OC * t.tc,
                             (int)t.tc, X + xi * C * t.tc, (int)t.tc, beta, acc + xi * OC * C, (int)C);
@@ -330,26 +471,12 @@ void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, f
         if (beta == 0.0f) /* a thread with no chunk */
             memset(acc, 0, (size_t)S * sizeof *acc);
 #pragma omp barrier
-        /* thread 0's S += the others', split by element */
-        float *sum = scratch + WT * (C + OC) * t.tc;
+        /* dw[o][c] = G^T S G of the threads' S summed, split by pairs */
+        const int64_t P = OC * C, groups = (P + WL - 1) / WL;
 #pragma omp for schedule(static)
-        for (int64_t e = 0; e < S; e++)
-            for (int u = 1; u < used; u++)
-                sum[e] += scratch[u * per + WT * (C + OC) * t.tc + e];
-                /* dw[o][c] = G^T S G, WL pairs (o, c) at a time */
-#pragma omp for schedule(static)
-        for (int64_t e0 = 0; e0 < OC * C; e0 += WL) {
-            lanes v, m;
-            for (int e = 0; e < WT; e++)
-                for (int l = 0; l < WL; l++)
-                    v.f[e][l] = e0 + l < OC * C ? sum[e * OC * C + e0 + l] : 0.0f;
-            for (int i = 0; i < WA; i++)
-                wino_gt(m.v + i, WA, v.v + i * WA, 1); /* row i of S: its 3 taps, m[.][i] */
-            for (int k = 0; k < 3; k++)
-                wino_gt(v.v + k, 3, m.v + k * WA, 1); /* column k of dw */
-            for (int l = 0; l < WL && e0 + l < OC * C; l++)
-                for (int k = 0; k < 9; k++)
-                    dw[(e0 + l) * 9 + k] = v.f[k][l];
+        for (int64_t gi = 0; gi < groups; gi++) {
+            int64_t e0 = gi * WL, e1 = e0 + WL < P ? e0 + WL : P;
+            K->filter_out(dw, scratch + tf, per, used, P, e0, e1);
         }
     }
 }
