@@ -2,7 +2,9 @@
 # `fathom analyze parallelism`: the average parallelism of hand-made traces
 # with known answers (a chain 1.0, two equal independent branches 2.0, a
 # diamond 50/40 = 1.25), of recorded workloads (speech's bidirectional RNN
-# runs its two directions side by side: 1.3 or more; trace_mlp's plain
+# runs its two directions side by side: 1.58-1.61 measured on a quiet
+# machine, 1.26 seen at a load average of 12, so more than 1.15 is asked;
+# trace_mlp's plain
 # 2-layer MLP: near 1, below speech), and the one-line errors (schema 1,
 # no data flow).
 . "$(dirname "$0")/lib.sh"
@@ -57,10 +59,10 @@ one_line_error "bad format" --format xml "$T/chain"
 
 # recorded workloads (tiny preset)
 ensure_sessiond
-"$FATHOM" record speech --preset tiny --steps 3 --threads 1 -o "$T/speech.tar.zst" --quiet >/dev/null 2>"$T/err" ||
+"$FATHOM" record speech --preset tiny --steps 5 --threads 1 -o "$T/speech.tar.zst" --quiet >/dev/null 2>"$T/err" ||
     fail "record speech: $(cat "$T/err")"
 got=$(par --skip-first 1 "$T/speech.tar.zst") || fail "speech: analyze parallelism failed"
-awk -v p="$got" 'BEGIN { exit !(p >= 1.3) }' || fail "speech: parallelism $got, want 1.3 or more (its two RNN directions)"
+awk -v p="$got" 'BEGIN { exit !(p > 1.15) }' || fail "speech: parallelism $got, want more than 1.15 (its two RNN directions)"
 note "speech train tiny: $got"
 speech=$got
 mlp=$("$TRACE_MLP" record --dir "$T" 3) || fail "trace_mlp record"
