@@ -55,7 +55,7 @@ static void chart_free(analyze_chart *c)
     memset(c, 0, sizeof *c);
 }
 
-int analyze_chart_create(analyze_chart *c, const char *path, double w, double h)
+analyze_status analyze_chart_create(analyze_chart *c, const char *path, double w, double h)
 {
     memset(c, 0, sizeof *c);
     c->png = path && ends_with(path, ".png");
@@ -67,19 +67,20 @@ int analyze_chart_create(analyze_chart *c, const char *path, double w, double h)
     if (svg)
         c->over = open_memstream(&c->over_buf, &c->over_len);
     if ((path && !c->path) || (svg && !c->over) || cairo_surface_status(c->surface) != CAIRO_STATUS_SUCCESS) {
-        analyze_fail(ANALYZE_ERR_IO, "%s: cannot create the chart: %s", path ? path : "a scratch surface",
-                     cairo_surface_status(c->surface) != CAIRO_STATUS_SUCCESS
-                         ? cairo_status_to_string(cairo_surface_status(c->surface))
-                         : "out of memory");
+        analyze_status st =
+            analyze_fail(ANALYZE_ERR_IO, "%s: cannot create the chart: %s", path ? path : "a scratch surface",
+                         cairo_surface_status(c->surface) != CAIRO_STATUS_SUCCESS
+                             ? cairo_status_to_string(cairo_surface_status(c->surface))
+                             : "out of memory");
         chart_free(c);
-        return -1;
+        return st;
     }
     c->cr = cairo_create(c->surface);
     cairo_set_source_rgb(c->cr, 1, 1, 1);
     cairo_paint(c->cr);
     cairo_select_font_face(c->cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_line_width(c->cr, 1);
-    return 0;
+    return ANALYZE_OK;
 }
 
 /* cairo's document up to its closing </svg>, the text and titles, the
@@ -112,7 +113,7 @@ static int svg_save(analyze_chart *c)
     return 0;
 }
 
-int analyze_chart_finish(analyze_chart *c)
+analyze_status analyze_chart_finish(analyze_chart *c)
 {
     cairo_status_t st = cairo_status(c->cr);
     if (st == CAIRO_STATUS_SUCCESS && c->png)
@@ -125,15 +126,15 @@ int analyze_chart_finish(analyze_chart *c)
         if (c->png)
             unlink(c->path);
         chart_free(c);
-        return -1;
+        return ANALYZE_ERR_IO;
     }
     if (!c->png && svg_save(c) != 0) {
         analyze_fail(ANALYZE_ERR_IO, "%s: cannot write the chart: %s", c->path, strerror(errno));
         chart_free(c);
-        return -1;
+        return ANALYZE_ERR_IO;
     }
     chart_free(c);
-    return 0;
+    return ANALYZE_OK;
 }
 
 void analyze_chart_discard(analyze_chart *c)

@@ -10,6 +10,8 @@
 #ifndef FATHOM_ANALYZE_CHART_H
 #define FATHOM_ANALYZE_CHART_H
 
+#include "analyze/status.h"
+
 #include <cairo.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -31,12 +33,12 @@ typedef struct analyze_chart {
 } analyze_chart;
 
 /* A w x h chart for `path` (".png": PNG, else SVG), white background; path
- * NULL: a scratch surface to measure text on (discard it).  0, or -1 with a
- * one-line message in base_errmsg(). */
-int analyze_chart_create(analyze_chart *c, const char *path, double w, double h);
-/* Writes the file and frees the chart: 0, or -1 with a message (the chart
- * is freed either way). */
-int analyze_chart_finish(analyze_chart *c);
+ * NULL: a scratch surface to measure text on (discard it).  ANALYZE_OK, or
+ * ANALYZE_ERR_IO with a one-line message in base_errmsg(). */
+analyze_status analyze_chart_create(analyze_chart *c, const char *path, double w, double h);
+/* Writes the file and frees the chart: ANALYZE_OK, or ANALYZE_ERR_IO with a
+ * message (the chart is freed either way). */
+analyze_status analyze_chart_finish(analyze_chart *c);
 /* Frees without writing (an error path); the partial file is removed. */
 void analyze_chart_discard(analyze_chart *c);
 

@@ -405,15 +405,15 @@ static const tracer_decode_cbs export_cbs = {
     .tensor_free = cb_tensor_free,
 };
 
-int analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats *st)
+analyze_status analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats *st)
 {
     exporter x = { .out = out, .st = st };
     memset(st, 0, sizeof *st);
     x.mem = analyze_profile_create(source, 0, 0);
     x.meta = json_object();
-    int rc = -1;
+    analyze_status rc = ANALYZE_ERR_INPUT;
     if (!x.mem || !x.meta) {
-        analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
+        rc = analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         goto end;
     }
     fputs("{\"traceEvents\":[", out);
@@ -423,25 +423,25 @@ int analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats 
         snprintf(why, sizeof why, "%s", base_errmsg()); /* the reader's, or the exporter's own */
         /* the reader's messages name the source; the exporter's do not */
         if (strstr(why, source))
-            analyze_fail(ANALYZE_ERR_INPUT, "%s", why);
+            rc = analyze_fail(ANALYZE_ERR_INPUT, "%s", why);
         else
-            analyze_fail(ANALYZE_ERR_INPUT, "%s: %s", source, why);
+            rc = analyze_fail(ANALYZE_ERR_INPUT, "%s: %s", source, why);
         goto end;
     }
     st->foreign = g.foreign_events;
     if (!st->ops && !st->steps && !x.mem->tensors) {
-        analyze_fail(ANALYZE_ERR_INPUT, "%s: no fathom events in the trace (%llu events of other providers)", source,
-                     (unsigned long long)st->foreign);
+        rc = analyze_fail(ANALYZE_ERR_INPUT, "%s: no fathom events in the trace (%llu events of other providers)",
+                          source, (unsigned long long)st->foreign);
         goto end;
     }
     json_object_set_new(x.meta, "source", json_string(source));
     json_object_set_new(x.meta, "exporter", json_string("fathom export --perfetto"));
     fputs("\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":", out);
     if (json_dumpf(x.meta, out, JSON_COMPACT) != 0 || fputs("}\n", out) == EOF || ferror(out)) {
-        analyze_fail(ANALYZE_ERR_INPUT, "cannot write the timeline");
+        rc = analyze_fail(ANALYZE_ERR_INPUT, "cannot write the timeline");
         goto end;
     }
-    rc = 0;
+    rc = ANALYZE_OK;
 end:
     json_decref(x.meta);
     exec_free(x.buf);

@@ -21,6 +21,8 @@
 #ifndef FATHOM_ANALYZE_EXPORT_H
 #define FATHOM_ANALYZE_EXPORT_H
 
+#include "analyze/status.h"
+
 #include <stdint.h>
 #include <stdio.h>
 
@@ -32,8 +34,8 @@ typedef struct analyze_export_stats {
 } analyze_export_stats;
 
 /* Writes the timeline of `source` (archive, CTF directory or net:// URL)
- * to out.  0, or -1 with a one-line message in base_errmsg() (the output is then
- * incomplete: the caller removes it). */
-int analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats *st);
+ * to out.  ANALYZE_OK, or a status with a one-line message in base_errmsg()
+ * (the output is then incomplete: the caller removes it). */
+analyze_status analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats *st);
 
 #endif

@@ -283,7 +283,7 @@ static void scaling_name(char *buf, size_t len, const analyze_scaling *sc, const
     snprintf(buf, len, "scaling-%s-%s.%s", safe_name(model), safe_name(mode), ext);
 }
 
-int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_opts *o)
+analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_opts *o)
 {
     page pg = { .o = o };
     const char *ext = o->png ? "png" : "svg";
@@ -292,29 +292,30 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
     analyze_roofline *roof = NULL;
     analyze_pair *pairs = NULL;
     analyze_scaling *sc[MAX_SCALING] = { 0 };
-    int *used = NULL, np = 0, nsc = 0, rc = -1;
+    int *used = NULL, np = 0, nsc = 0;
+    analyze_status rc = ANALYZE_ERR_IO;
     FILE *f = NULL;
     if (!n)
-        return analyze_fail_rc(ANALYZE_ERR_INPUT, "report wants at least one trace");
+        return analyze_fail(ANALYZE_ERR_INPUT, "report wants at least one trace");
     int fresh = fresh_dir(o->dir);
     if (fresh < 0)
-        return -1;
+        return ANALYZE_ERR_IO; /* base_errmsg() says why */
     if (fresh && mkdir(o->dir, 0777) != 0)
-        return analyze_fail_rc(ANALYZE_ERR_IO, "cannot create %s: %s", o->dir, strerror(errno));
+        return analyze_fail(ANALYZE_ERR_IO, "cannot create %s: %s", o->dir, strerror(errno));
     pg.made_dir = fresh;
 
     /* the analyses behind the charts and tables */
     if (!(sim = analyze_sim_create(p, n, 0))) {
-        analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
+        rc = analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         goto end;
     }
-    if (o->peaks && analyze_roofline_create(p, n, o->peaks, &roof)) {
+    if (o->peaks && (rc = analyze_roofline_create(p, n, o->peaks, &roof))) {
         goto end;
     }
     pairs = exec_calloc(n, sizeof *pairs);
     used = exec_calloc(n, sizeof *used);
     if (!pairs || !used) {
-        analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
+        rc = analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         goto end;
     }
     np = analyze_pairs(p, n, 0, pairs, used);
@@ -322,44 +323,44 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
         np = 0; /* no training/inference pair: no compare section */
     if ((nsc = scalings(p, n, sc)) < 0) {
         nsc = 0;
-        analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
+        rc = analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         goto end;
     }
 
     /* the charts */
     snprintf(name, sizeof name, "classes.%s", ext);
-    if (analyze_plot_classes(file(&pg, name, path, sizeof path), p, n))
+    if ((rc = analyze_plot_classes(file(&pg, name, path, sizeof path), p, n)))
         goto end;
     snprintf(name, sizeof name, "optypes.%s", ext);
-    if (analyze_plot_optypes(file(&pg, name, path, sizeof path), p, n, o->top))
+    if ((rc = analyze_plot_optypes(file(&pg, name, path, sizeof path), p, n, o->top)))
         goto end;
     snprintf(name, sizeof name, "memory.%s", ext);
-    if (analyze_plot_memory(file(&pg, name, path, sizeof path), p, n))
+    if ((rc = analyze_plot_memory(file(&pg, name, path, sizeof path), p, n)))
         goto end;
     if (np) {
         snprintf(name, sizeof name, "compare.%s", ext);
-        if (analyze_plot_compare(file(&pg, name, path, sizeof path), p, pairs, (size_t)np))
+        if ((rc = analyze_plot_compare(file(&pg, name, path, sizeof path), p, pairs, (size_t)np)))
             goto end;
     }
     if (sim->n >= 2) {
         snprintf(name, sizeof name, "similarity.%s", ext);
-        if (analyze_plot_similarity(file(&pg, name, path, sizeof path), sim))
+        if ((rc = analyze_plot_similarity(file(&pg, name, path, sizeof path), sim)))
             goto end;
     }
     for (int k = 0; k < nsc; k++) {
         scaling_name(name, sizeof name, sc[k], ext);
-        if (analyze_plot_scaling(file(&pg, name, path, sizeof path), sc[k], o->top && o->top < 8 ? o->top : 8))
+        if ((rc = analyze_plot_scaling(file(&pg, name, path, sizeof path), sc[k], o->top && o->top < 8 ? o->top : 8)))
             goto end;
     }
     if (roof) {
         snprintf(name, sizeof name, "roofline.%s", ext);
-        if (analyze_plot_roofline(file(&pg, name, path, sizeof path), roof, o->top))
+        if ((rc = analyze_plot_roofline(file(&pg, name, path, sizeof path), roof, o->top)))
             goto end;
     }
 
     /* the page */
     if (!(f = fopen(file(&pg, "index.html", path, sizeof path), "w"))) {
-        analyze_fail(ANALYZE_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+        rc = analyze_fail(ANALYZE_ERR_IO, "cannot write %s: %s", path, strerror(errno));
         goto end;
     }
     profiles x = { p, n, o->top, pairs, (size_t)np, sim, roof, NULL };
@@ -452,16 +453,16 @@ int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_o
     fputs("</details>\n", f);
     fputs("</body>\n</html>\n", f);
     if (io || ferror(f)) {
-        analyze_fail(ANALYZE_ERR_IO, "cannot write %s", path);
+        rc = analyze_fail(ANALYZE_ERR_IO, "cannot write %s", path);
         goto end;
     }
     if (fclose(f) != 0) {
         f = NULL;
-        analyze_fail(ANALYZE_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+        rc = analyze_fail(ANALYZE_ERR_IO, "cannot write %s: %s", path, strerror(errno));
         goto end;
     }
     f = NULL;
-    rc = 0;
+    rc = ANALYZE_OK;
 end:
     if (f)
         fclose(f);

@@ -17,6 +17,7 @@
 
 #include "analyze/profile.h"
 #include "analyze/roofline.h"
+#include "analyze/status.h"
 
 #include <stddef.h>
 
@@ -27,7 +28,8 @@ typedef struct analyze_html_opts {
     const analyze_peaks *peaks; /* NULL: no roofline */
 } analyze_html_opts;
 
-/* 0, or -1 with a one-line message in base_errmsg(). */
-int analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_opts *o);
+/* ANALYZE_OK, or a status with a one-line message in base_errmsg() (the
+ * files written so far and a folder it created are removed). */
+analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_opts *o);
 
 #endif

@@ -58,11 +58,7 @@ static void sort_by_colour(const char **v, size_t n, size_t (*colour)(const char
     qsort(v, n, sizeof *v, cmp_colour_order);
 }
 
-static int oom(void)
-{
-    analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
-    return -1;
-}
+static analyze_status oom(void) { return analyze_fail(ANALYZE_ERR_NOMEM, "out of memory"); }
 
 static double max_label_width(analyze_chart *c, analyze_profile *const *p, size_t n)
 {
@@ -149,20 +145,22 @@ static void share_axis(analyze_chart *c, double x0, double w, double y, const ch
  * wide enough for it, every part's exact value in its hover title.
  * memory: the values are bytes, and a second panel gives each row's total
  * (its peak) on a log scale, so small and large models both read. */
-static int stacked_bars(const char *path, const char *title, const char *axis, analyze_profile *const *p, size_t n,
-                        const char **col, size_t ncol, size_t (*colour)(const char *), const double *value, int memory)
+static analyze_status stacked_bars(const char *path, const char *title, const char *axis, analyze_profile *const *p,
+                                   size_t n, const char **col, size_t ncol, size_t (*colour)(const char *),
+                                   const double *value, int memory)
 {
     analyze_chart c;
+    analyze_status st;
     double rowh = 26, barw = 520, pw = memory ? 200 : 0, vw = memory ? 80 : 0, gap = 36;
-    if (analyze_chart_create(&c, NULL, 1, 1)) /* a scratch surface to measure the labels */
-        return -1;
+    if ((st = analyze_chart_create(&c, NULL, 1, 1))) /* a scratch surface to measure the labels */
+        return st;
     double lw = max_label_width(&c, p, n) + 16;
     double axis_y = 40 + rowh * (double)n + 4;
     double legend_h = legend(&c, 0, 0, barw + pw + vw, col, NULL, ncol, 0);
     analyze_chart_discard(&c);
     double w = lw + barw + (memory ? gap + pw + vw : 20), h = axis_y + 40 + 14 + legend_h + 6;
-    if (analyze_chart_create(&c, path, w, h))
-        return -1;
+    if ((st = analyze_chart_create(&c, path, w, h)))
+        return st;
     analyze_chart_rgb(&c, 0, 0, 0);
     analyze_chart_text(&c, 10, 22, TITLE, -1, 0, title);
     size_t *colours = exec_malloc((ncol ? ncol : 1) * sizeof *colours);
@@ -254,7 +252,7 @@ static int stacked_bars(const char *path, const char *title, const char *axis, a
 }
 
 /* ---- classes --------------------------------------------------------------------------- */
-int analyze_plot_classes(const char *path, analyze_profile *const *p, size_t n)
+analyze_status analyze_plot_classes(const char *path, analyze_profile *const *p, size_t n)
 {
     analyze_names col = { 0 };
     for (size_t i = 0; i < n; i++)
@@ -279,8 +277,8 @@ int analyze_plot_classes(const char *path, analyze_profile *const *p, size_t n)
                     value[i * col.n + j] = (double)cs[k].ns / total;
         exec_free(cs);
     }
-    int rc = stacked_bars(path, "Op time by class", "share of each trace's op time", p, n, col.v, col.n, class_colour,
-                          value, 0);
+    analyze_status rc = stacked_bars(path, "Op time by class", "share of each trace's op time", p, n, col.v, col.n,
+                                     class_colour, value, 0);
     exec_free(value);
     analyze_names_free(&col);
     return rc;
@@ -290,7 +288,7 @@ nomem:
 }
 
 /* ---- memory ---------------------------------------------------------------------------- */
-int analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n)
+analyze_status analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n)
 {
     analyze_names col = { 0 };
     for (size_t i = 0; i < n; i++)
@@ -311,19 +309,21 @@ int analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n)
                 if (strcmp(col.v[j], p[i]->roles[r]) == 0)
                     value[i * col.n + j] = (double)p[i]->role_at_peak[r];
     }
-    int rc = stacked_bars(path, "Tensor memory at the peak, by role", "share of each trace's peak", p, n, col.v, col.n,
-                          role_colour, value, 1);
+    analyze_status rc = stacked_bars(path, "Tensor memory at the peak, by role", "share of each trace's peak", p, n,
+                                     col.v, col.n, role_colour, value, 1);
     exec_free(value);
     analyze_names_free(&col);
     return rc;
 }
 
 /* ---- training vs inference ------------------------------------------------------------ */
-int analyze_plot_compare(const char *path, analyze_profile *const *p, const analyze_pair *pairs, size_t npairs)
+analyze_status analyze_plot_compare(const char *path, analyze_profile *const *p, const analyze_pair *pairs,
+                                    size_t npairs)
 {
     analyze_chart c;
-    if (analyze_chart_create(&c, NULL, 1, 1))
-        return -1;
+    analyze_status st;
+    if ((st = analyze_chart_create(&c, NULL, 1, 1)))
+        return st;
     double lw = 0, full = 0;
     for (size_t i = 0; i < npairs; i++) {
         double t = analyze_chart_text_width(&c, FONT, analyze_profile_model(p[pairs[i].train]));
@@ -333,8 +333,8 @@ int analyze_plot_compare(const char *path, analyze_profile *const *p, const anal
     analyze_chart_discard(&c);
     lw += 16;
     double barw = 480, rowh = 44, h = 50 + rowh * (double)npairs + 40;
-    if (analyze_chart_create(&c, path, lw + barw + 200, h))
-        return -1;
+    if ((st = analyze_chart_create(&c, path, lw + barw + 200, h)))
+        return st;
     analyze_chart_rgb(&c, 0, 0, 0);
     analyze_chart_text(&c, 10, 22, TITLE, -1, 0, "Step time: training vs inference");
     analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
@@ -396,7 +396,7 @@ static void speedup_line(analyze_chart *c, const analyze_scaling *s, const analy
         }
 }
 
-int analyze_plot_scaling(const char *path, const analyze_scaling *s, size_t top)
+analyze_status analyze_plot_scaling(const char *path, const analyze_scaling *s, size_t top)
 {
     double tmax = s->threads[s->n - 1], t0 = s->threads[0], ymax = tmax / t0;
     size_t k = top && top < s->nops ? top : s->nops;
@@ -407,8 +407,9 @@ int analyze_plot_scaling(const char *path, const analyze_scaling *s, size_t top)
     double L = 60, T = 40, W = 520, H = 360;
     analyze_scale sx = { t0, tmax, L, L + W, tmax / t0 >= 4 }, sy = { 0, ceil(ymax * 1.1), T + H, T, 0 };
     analyze_chart c;
-    if (analyze_chart_create(&c, path, L + W + 260, T + H + 60))
-        return -1;
+    analyze_status st;
+    if ((st = analyze_chart_create(&c, path, L + W + 260, T + H + 60)))
+        return st;
     cairo_t *cr = c.cr;
     char num[160];
     snprintf(num, sizeof num, "Speedup over %u thread%s: %s/%s", s->threads[0], s->threads[0] == 1 ? "" : "s",
@@ -508,7 +509,7 @@ static double op_share(const analyze_profile *p, const char *name)
     return 0;
 }
 
-int analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, size_t top)
+analyze_status analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, size_t top)
 {
     analyze_names all = { 0 };
     for (size_t i = 0; i < n; i++)
@@ -609,16 +610,17 @@ int analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, 
 fail:
     exec_free(ot);
     analyze_names_free(&all);
-    return -1;
+    return ANALYZE_ERR_IO; /* a chart that could not be created (base_errmsg() says why) */
 }
 
 /* ---- similarity ------------------------------------------------------------------------ */
-int analyze_plot_similarity(const char *path, const analyze_sim *s)
+analyze_status analyze_plot_similarity(const char *path, const analyze_sim *s)
 {
     size_t n = s->n;
     analyze_chart c;
-    if (analyze_chart_create(&c, NULL, 1, 1))
-        return -1;
+    analyze_status st;
+    if ((st = analyze_chart_create(&c, NULL, 1, 1)))
+        return st;
     double lw = 0;
     for (size_t i = 0; i < n; i++) {
         double t = analyze_chart_text_width(&c, FONT, s->labels[i]);
@@ -629,8 +631,8 @@ int analyze_plot_similarity(const char *path, const analyze_sim *s)
     lw += 16;
     double cell = 40, head = lw * 0.71 + 10, top0 = 36 + head, dw = 220;
     double w = lw + cell * (double)n + 20 + dw + 30, h = top0 + cell * (double)n + 56;
-    if (analyze_chart_create(&c, path, w, h))
-        return -1;
+    if ((st = analyze_chart_create(&c, path, w, h)))
+        return st;
     analyze_chart_rgb(&c, 0, 0, 0);
     analyze_chart_text(&c, 10, 22, TITLE, -1, 0, "Cosine similarity of op-type time, average-linkage clustering");
     char num[32];
@@ -915,7 +917,7 @@ static int first_ceilings(const analyze_roofline *r, size_t i)
     return 1;
 }
 
-int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t top)
+analyze_status analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t top)
 {
     /* the axes' ranges: every plotted point and the ridges, in whole decades */
     double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
@@ -945,9 +947,9 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
     char(*tl)[128] = exec_calloc(r->n ? r->n : 1, sizeof *tl); /* the traces' labels */
     box *placed = exec_calloc(MAX_LABELS + 2 * r->n + 1, sizeof *placed);
     analyze_chart c = { 0 };
-    int rc = -1;
+    analyze_status rc = ANALYZE_ERR_NOMEM;
     if (!m || !tl || !placed) {
-        oom();
+        rc = oom();
         goto end;
     }
     size_t nm = 0;
@@ -960,7 +962,7 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
             if (!plottable(o))
                 continue;
             if (analyze_names_add(&cls, o->cls)) {
-                oom();
+                rc = oom();
                 goto end;
             }
             m[nm++] = (mark){ o,
@@ -974,7 +976,7 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
     }
     sort_by_colour(cls.v, cls.n, class_colour);
     /* the legend's width and height decide the chart's */
-    if (analyze_chart_create(&c, NULL, 1, 1))
+    if ((rc = analyze_chart_create(&c, NULL, 1, 1)))
         goto end;
     double lw = analyze_chart_text_width(&c, FONT, "share of op time");
     for (size_t j = 0; j < cls.n; j++)
@@ -984,7 +986,7 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
     analyze_chart_discard(&c);
     double legend_h = 18 * (double)(cls.n + 1) + (r->n > 1 ? 18 * (double)(r->n + 1) : 0) + 18 + 3 * 30 + 70;
     double w = L + W + 30 + lw + 10, h = fmax(T + H + 60, T + legend_h);
-    if (analyze_chart_create(&c, path, w, h))
+    if ((rc = analyze_chart_create(&c, path, w, h)))
         goto end;
     cairo_t *cr = c.cr;
     analyze_chart_rgb(&c, 0, 0, 0);
@@ -1091,7 +1093,7 @@ int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t to
     /* labels: one per op type, where it hides nothing */
     if (label_marks(&c, m, nm, &frame, placed, np, np + MAX_LABELS)) {
         cairo_restore(cr);
-        oom();
+        rc = oom();
         goto end;
     }
     cairo_restore(cr);

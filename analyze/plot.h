@@ -14,8 +14,8 @@
  *   scaling     one model at several thread counts: the speedup of its op
  *               time and of its largest op types against the ideal
  *
- * Each returns 0, or -1 with a one-line message in base_errmsg() (nothing left
- * behind). */
+ * Each returns ANALYZE_OK, or ANALYZE_ERR_NOMEM or ANALYZE_ERR_IO with a
+ * one-line message in base_errmsg() (nothing left behind). */
 #ifndef FATHOM_ANALYZE_PLOT_H
 #define FATHOM_ANALYZE_PLOT_H
 
@@ -27,16 +27,17 @@
 
 #include <stddef.h>
 
-int analyze_plot_classes(const char *path, analyze_profile *const *p, size_t n);
+analyze_status analyze_plot_classes(const char *path, analyze_profile *const *p, size_t n);
 /* top: at most this many op types (the largest over all traces). */
-int analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, size_t top);
-int analyze_plot_similarity(const char *path, const analyze_sim *s);
+analyze_status analyze_plot_optypes(const char *path, analyze_profile *const *p, size_t n, size_t top);
+analyze_status analyze_plot_similarity(const char *path, const analyze_sim *s);
 /* top: op types per trace (the largest). */
-int analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t top);
-int analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n);
+analyze_status analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t top);
+analyze_status analyze_plot_memory(const char *path, analyze_profile *const *p, size_t n);
 /* top: op types drawn (the largest at the baseline). */
-int analyze_plot_scaling(const char *path, const analyze_scaling *s, size_t top);
+analyze_status analyze_plot_scaling(const char *path, const analyze_scaling *s, size_t top);
 /* pairs from analyze_pairs(). */
-int analyze_plot_compare(const char *path, analyze_profile *const *p, const analyze_pair *pairs, size_t npairs);
+analyze_status analyze_plot_compare(const char *path, analyze_profile *const *p, const analyze_pair *pairs,
+                                    size_t npairs);
 
 #endif

@@ -18,8 +18,9 @@ const char *analyze_status_str(analyze_status s);
 /* Sets the thread's message (base_fail); returns s, for
  * `return analyze_fail(...)`. */
 #define analyze_fail(s, ...) ((analyze_status)base_fail((int)(s), __VA_ARGS__))
-/* The same for the functions that answer 0 or -1 (helpers, printers,
- * charts): sets the message, returns -1. */
+/* The same for the file's own helpers that answer 0 or -1 (the trace
+ * decoder's callbacks, whose contract that is): sets the message, returns
+ * -1. */
 #define analyze_fail_rc(s, ...) (base_fail((int)(s), __VA_ARGS__), -1)
 
 #endif
