@@ -10,6 +10,7 @@
  *   WK_LDN(p, n), WK_STN(p, v, n)  the first n lanes only (others read 0)
  *   WK_DEINT4(t, s)   s[b][l] = t[4 l + b] for b < 4 (reads 4 WK_L floats)
  *   WK_INTER(y, o)    o[4 l + b] = y[b][l] for b < 4 (writes 4 WK_L floats)
+ * (the end of this file undefines them, ready for the next set)
  * and, from conv_winograd.c, WB (tiles a block), WR (floats a buffered
  * row: 4 WB + 4 WK_L at least), wtiles and FOR_SEGMENTS.
  * Lanes are tiles (consecutive in a chunk, across rows of tiles and
@@ -253,3 +254,14 @@ WK_FN static void WK(filter_out)(float *dw, const float *sum, int64_t ss, int ns
                 dw[(e + l) * 9 + k] = out[k][l];
     }
 }
+
+#undef WK
+#undef WK_L
+#undef WK_FN
+#undef WK_LD
+#undef WK_ST
+#undef WK_LDN
+#undef WK_STN
+#undef WK_DEINT4
+#undef WK_INTER
+#undef wk_v

@@ -179,17 +179,7 @@ static wtiles wino_tiles(const conv_geom *q, int64_t cin, int64_t cout, int nthr
 #define WK_STN(p, v, n) ((void)(n), *(p) = (v))
 #define WK_DEINT4(t, s) memcpy((s), (t), 4 * sizeof(float))
 #define WK_INTER(y, o) memcpy((o), (y), 4 * sizeof(float))
-#include "conv_wino_kern.h"
-#undef WK
-#undef WK_L
-#undef WK_FN
-#undef WK_LD
-#undef WK_ST
-#undef WK_LDN
-#undef WK_STN
-#undef WK_DEINT4
-#undef WK_INTER
-#undef wk_v
+#include "conv_wino_kern.h" /* it undefines the parameters above */
 
 #if defined(__x86_64__)
 /* AVX2: eight tiles a vector */
@@ -241,17 +231,7 @@ AVX2_INLINE __m256i lanes_below_avx2(int n)
 #define WK_STN(p, v, n) _mm256_maskstore_ps((p), lanes_below_avx2(n), (v))
 #define WK_DEINT4(t, s) deint_avx2((t), (s))
 #define WK_INTER(y, o) inter_avx2((y), (o))
-#include "conv_wino_kern.h"
-#undef WK
-#undef WK_L
-#undef WK_FN
-#undef WK_LD
-#undef WK_ST
-#undef WK_LDN
-#undef WK_STN
-#undef WK_DEINT4
-#undef WK_INTER
-#undef wk_v
+#include "conv_wino_kern.h" /* it undefines the parameters above */
 
 /* AVX-512: sixteen tiles a vector */
 #define AVX512_FN __attribute__((target("avx512f,avx2,fma")))
@@ -296,17 +276,7 @@ AVX512_INLINE void inter_avx512(const __m512 y[4], float *o)
 #define WK_STN(p, v, n) _mm512_mask_storeu_ps((p), (__mmask16)((1u << (n)) - 1), (v))
 #define WK_DEINT4(t, s) deint_avx512((t), (s))
 #define WK_INTER(y, o) inter_avx512((y), (o))
-#include "conv_wino_kern.h"
-#undef WK
-#undef WK_L
-#undef WK_FN
-#undef WK_LD
-#undef WK_ST
-#undef WK_LDN
-#undef WK_STN
-#undef WK_DEINT4
-#undef WK_INTER
-#undef wk_v
+#include "conv_wino_kern.h" /* it undefines the parameters above */
 #endif
 
 /* The transforms of one instruction set */
