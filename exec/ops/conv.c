@@ -82,12 +82,23 @@ static exec_status conv_geom_check(conv_geom *q, const char *who)
 static int64_t attr(const exec_node *n, int i) { return i < n->nattrs ? n->attrs[i] : 0; }
 
 /* stride/padding from attrs 0..3 (a missing stride is 1) */
-static void conv_geom_attrs(conv_geom *q, const exec_node *n)
+/* The geometry of node n: input [nb,c,h,w], filter [oc,c,kh,kw], and the
+ * stride and padding of its first four attributes (oh, ow: 0, for
+ * conv_geom_check to compute, or the caller to set). */
+static conv_geom conv_geom_of(int64_t nb, int64_t c, int64_t h, int64_t w, int64_t oc, int64_t kh, int64_t kw,
+                              const exec_node *n)
 {
-    q->sh = n->nattrs > 0 ? n->attrs[0] : 1;
-    q->sw = n->nattrs > 1 ? n->attrs[1] : 1;
-    q->ph = attr(n, 2);
-    q->pw = attr(n, 3);
+    return (conv_geom){ .n = nb,
+                        .c = c,
+                        .h = h,
+                        .w = w,
+                        .oc = oc,
+                        .kh = kh,
+                        .kw = kw,
+                        .sh = n->nattrs > 0 ? n->attrs[0] : 1,
+                        .sw = n->nattrs > 1 ? n->attrs[1] : 1,
+                        .ph = attr(n, 2),
+                        .pw = attr(n, 3) };
 }
 
 /* The [ow_lo, ow_hi) range of output columns whose input column
@@ -383,14 +394,8 @@ exec_status op_shape_Conv2D(const exec_graph *g, const exec_node *n, exec_shape 
     if (x->shape[1] != f->shape[1])
         return exec_fail(EXEC_ERR_SHAPE, "Conv2D: input has %lld channels, the filter %lld", (long long)x->shape[1],
                          (long long)f->shape[1]);
-    conv_geom q = { .n = x->shape[0],
-                    .c = x->shape[1],
-                    .h = x->shape[2],
-                    .w = x->shape[3],
-                    .oc = f->shape[0],
-                    .kh = f->shape[2],
-                    .kw = f->shape[3] };
-    conv_geom_attrs(&q, n);
+    conv_geom q =
+        conv_geom_of(x->shape[0], x->shape[1], x->shape[2], x->shape[3], f->shape[0], f->shape[2], f->shape[3], n);
     exec_status s = conv_geom_check(&q, "Conv2D");
     if (s)
         return s;
@@ -400,16 +405,9 @@ exec_status op_shape_Conv2D(const exec_graph *g, const exec_node *n, exec_shape 
 
 static conv_geom geom_of(const exec_tensor *x, const exec_tensor *f, const exec_tensor *y, const exec_node *n)
 {
-    conv_geom q = { .n = x->shape[0],
-                    .c = x->shape[1],
-                    .h = x->shape[2],
-                    .w = x->shape[3],
-                    .oc = f->shape[0],
-                    .kh = f->shape[2],
-                    .kw = f->shape[3],
-                    .oh = y->shape[2],
-                    .ow = y->shape[3] };
-    conv_geom_attrs(&q, n);
+    conv_geom q =
+        conv_geom_of(x->shape[0], x->shape[1], x->shape[2], x->shape[3], f->shape[0], f->shape[2], f->shape[3], n);
+    q.oh = y->shape[2], q.ow = y->shape[3];
     return q;
 }
 
@@ -506,14 +504,8 @@ exec_status op_shape_Conv2DBackpropInput(const exec_graph *g, const exec_node *n
     const exec_tensor *f = exec_gin(g, n, 0), *dy = exec_gin(g, n, 1);
     if (n->nattrs != 8 || f->ndim != 4 || f->dtype != EXEC_F32)
         return exec_fail(EXEC_ERR_SHAPE, "Conv2DBackpropInput: wants a 4-D filter and 8 attributes");
-    conv_geom q = { .n = n->attrs[4],
-                    .c = n->attrs[5],
-                    .h = n->attrs[6],
-                    .w = n->attrs[7],
-                    .oc = f->shape[0],
-                    .kh = f->shape[2],
-                    .kw = f->shape[3] };
-    conv_geom_attrs(&q, n);
+    conv_geom q =
+        conv_geom_of(n->attrs[4], n->attrs[5], n->attrs[6], n->attrs[7], f->shape[0], f->shape[2], f->shape[3], n);
     if (f->shape[1] != q.c)
         return exec_fail(EXEC_ERR_SHAPE, "Conv2DBackpropInput: filter has %lld channels, input_sizes %lld",
                          (long long)f->shape[1], (long long)q.c);
@@ -597,14 +589,8 @@ exec_status op_shape_Conv2DBackpropFilter(const exec_graph *g, const exec_node *
     const exec_tensor *x = exec_gin(g, n, 0), *dy = exec_gin(g, n, 1);
     if (n->nattrs != 8 || x->ndim != 4 || x->dtype != EXEC_F32)
         return exec_fail(EXEC_ERR_SHAPE, "Conv2DBackpropFilter: wants a 4-D input and 8 attributes");
-    conv_geom q = { .n = x->shape[0],
-                    .c = x->shape[1],
-                    .h = x->shape[2],
-                    .w = x->shape[3],
-                    .oc = n->attrs[4],
-                    .kh = n->attrs[6],
-                    .kw = n->attrs[7] };
-    conv_geom_attrs(&q, n);
+    conv_geom q =
+        conv_geom_of(x->shape[0], x->shape[1], x->shape[2], x->shape[3], n->attrs[4], n->attrs[6], n->attrs[7], n);
     if (n->attrs[5] != q.c)
         return exec_fail(EXEC_ERR_SHAPE, "Conv2DBackpropFilter: input has %lld channels, filter_sizes %lld",
                          (long long)q.c, (long long)n->attrs[5]);
