@@ -97,7 +97,8 @@ int cmd_run(int argc, char **argv)
                 return 2;
             int x = exec_conv_algo_from_name(val);
             if (x < 0)
-                return cli_usage_error("run", "unknown convolution algorithm '%s' (use auto, im2col or direct)", val);
+                return cli_usage_error(
+                    "run", "unknown convolution algorithm '%s' (use auto, im2col, direct or winograd)", val);
             cfg.settings.conv_algo = x;
         } else if (OPT("--bind")) {
             if (!val)

@@ -83,6 +83,14 @@ for args in "run alexnet --seed 99999999999999999999999" "run alexnet --steps ' 
     [ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] || { fail "fathom $args: rc $rc"; cat "$T/err"; }
 done
 
+# unknown engine settings: one line naming every value the option takes
+"$FATHOM" run alexnet --conv-algo fft >/dev/null 2>"$T/err"; rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "auto, im2col, direct or winograd" "$T/err" \
+    || { fail "run --conv-algo fft: rc $rc"; cat "$T/err"; }
+"$FATHOM" run alexnet --bind tight >/dev/null 2>"$T/err"; rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "none, close or spread" "$T/err" \
+    || { fail "run --bind tight: rc $rc"; cat "$T/err"; }
+
 # --dir too long for the file system: refused before anything is created
 long=$T/long
 i=0
