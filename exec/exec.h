@@ -105,6 +105,11 @@ typedef struct exec_tensor {
     size_t bytes;
     void *data; /* borrowed from the role's arena, NULL before plan */
     char name[48];
+    /* A stamp of the data's contents, unique in the process: set at plan and
+     * by every exec_tensor_get / exec_data* call (the caller may write);
+     * kernels key what they derive from a tensor (a transformed filter) on
+     * it. Write data only through a pointer got after the graph's last run. */
+    uint64_t version;
 } exec_tensor;
 
 typedef struct exec_node {
@@ -181,6 +186,9 @@ exec_status exec_op_add_recorded(exec_graph *g, exec_op op, exec_phase phase, in
 /* Nodes added from now on get this phase (builders default to forward). */
 void exec_set_phase(exec_graph *g, exec_phase p);
 
+/* exec_tensor_get and exec_data* give writable access: each call marks
+ * the tensor changed (a new version), so get them again after a run before
+ * writing, never keep a pointer across runs for writing. */
 exec_tensor *exec_tensor_get(const exec_graph *g, uint32_t id);
 uint32_t exec_tensor_count(const exec_graph *g); /* ids are 1..count */
 const exec_node *exec_node_get(const exec_graph *g, uint32_t i);

@@ -333,12 +333,19 @@ uint32_t exec_op1(exec_graph *g, exec_op op, int nin, const uint32_t *in, int na
 
 exec_tensor *exec_tensor_get(const exec_graph *g, uint32_t id)
 {
-    return id && id < g->ntensors ? &g->tensors[id] : NULL;
+    if (!id || id >= g->ntensors)
+        return NULL;
+    g->tensors[id].version = exec_version_next();
+    return &g->tensors[id];
 }
 uint32_t exec_tensor_count(const exec_graph *g) { return g->ntensors - 1; }
 const exec_node *exec_node_get(const exec_graph *g, uint32_t i) { return i < g->nnodes ? &g->nodes[i] : NULL; }
 uint32_t exec_node_count(const exec_graph *g) { return g->nnodes; }
-void *exec_data(const exec_graph *g, uint32_t id) { return id && id < g->ntensors ? g->tensors[id].data : NULL; }
+void *exec_data(const exec_graph *g, uint32_t id)
+{
+    exec_tensor *t = exec_tensor_get(g, id);
+    return t ? t->data : NULL;
+}
 float *exec_dataf(const exec_graph *g, uint32_t id) { return exec_data(g, id); }
 int32_t *exec_datai(const exec_graph *g, uint32_t id) { return exec_data(g, id); }
 uint32_t exec_weight_count(const exec_graph *g) { return g->nweights; }

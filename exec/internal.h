@@ -55,7 +55,12 @@ struct exec_graph {
     void *scratch[EXEC_MAX_WORKERS]; /* per-worker kernel workspace */
     size_t scratch_cap[EXEC_MAX_WORKERS];
     size_t peak_workspace;
-    exec_settings settings; /* exec_graph_settings_set(); zero members: the process's */
+    /* what kernels derive from a tensor and keep across runs (exec_kcache) */
+    struct exec_kcache *kcache; /* per node */
+    uint8_t *written;           /* per tensor: a node of the graph writes it */
+    uint32_t kcache_nodes;      /* nnodes when kcache and written were made */
+    size_t kcache_bytes;        /* all of it, counted as workspace */
+    exec_settings settings;     /* exec_graph_settings_set(); zero members: the process's */
 };
 
 /* Stops and joins the graph's inter-op workers (executor.c). */
@@ -114,6 +119,19 @@ struct exec_kctx {
 /* Scratch memory for a kernel (the workspace role); NULL on failure. Valid
  * until the kernel returns. */
 void *exec_kscratch(exec_kctx *k, size_t bytes);
+/* A new tensor version stamp, unique in the process (exec_tensor.version). */
+uint64_t exec_version_next(void);
+
+/* A buffer of `bytes` that node n keeps across the graph's runs for what it
+ * derives from tensor `from` (the Winograd transform of a filter), and
+ * whether it holds that already: *fresh is true when it was filled from
+ * the tensor's current version (the kernel may use it as it is), false
+ * when the kernel must fill it now (this call records the version). NULL
+ * where a node of the graph writes `from` (its training updates: what is
+ * derived would be stale at the next run, so the kernel works in its
+ * scratch as before) or memory runs out. Memory.c; freed with the arenas. */
+void *exec_kcache(exec_kctx *k, const exec_node *n, uint32_t from, size_t bytes, bool *fresh);
+
 /* A random seed for this node in this run, deterministic for the graph seed. */
 uint64_t exec_kseed(const exec_kctx *k, const exec_node *n);
 

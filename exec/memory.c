@@ -1,6 +1,13 @@
-/* memory.c -- planning: one arena per role, exact accounting, weight init. */
+/* memory.c -- planning: one arena per role, exact accounting, weight init;
+ * tensor versions and the kernels' derived data kept across runs. */
 #include "internal.h"
 #include "rng.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+static _Atomic uint64_t version_clock;
+uint64_t exec_version_next(void) { return atomic_fetch_add_explicit(&version_clock, 1, memory_order_relaxed) + 1; }
 
 #define ALIGN 64
 static size_t align_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
@@ -76,11 +83,86 @@ exec_status exec_graph_plan(exec_graph *g)
         t->data = (char *)g->arena[t->role] + off[t->role];
         off[t->role] += align_up(t->bytes);
         init_tensor(g, t);
+        t->version = exec_version_next();
         if (h && h->tensor_alloc)
             h->tensor_alloc(h->ctx, g, t);
     }
     g->planned = true;
     return EXEC_OK;
+}
+
+/* ---- derived data kept across runs -------------------------------------- */
+
+struct exec_kcache {
+    void *buf;
+    size_t bytes;
+    uint64_t version; /* of the tensor it was derived from (0: none yet) */
+    uint32_t from;
+};
+
+static void kcache_release(exec_graph *g)
+{
+    for (uint32_t i = 0; g->kcache && i < g->kcache_nodes; i++)
+        exec_free_aligned(g->kcache[i].buf);
+    exec_free(g->kcache);
+    exec_free(g->written);
+    g->kcache = NULL;
+    g->written = NULL;
+    g->kcache_nodes = 0;
+    g->kcache_bytes = 0;
+}
+
+/* kcache and written sized to the graph's nodes and tensors (again if nodes
+ * were added since), under kcache_lock */
+static bool kcache_ready(exec_graph *g)
+{
+    if (g->kcache && g->kcache_nodes == g->nnodes)
+        return true;
+    kcache_release(g);
+    g->kcache = exec_calloc(g->nnodes ? g->nnodes : 1, sizeof *g->kcache);
+    g->written = exec_calloc(g->ntensors ? g->ntensors : 1, sizeof *g->written);
+    if (!g->kcache || !g->written) {
+        kcache_release(g);
+        return false;
+    }
+    for (uint32_t i = 0; i < g->nnodes; i++)
+        for (int o = 0; o < g->nodes[i].nout; o++)
+            g->written[g->nodes[i].out[o]] = 1;
+    g->kcache_nodes = g->nnodes;
+    return true;
+}
+
+static pthread_mutex_t kcache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void *exec_kcache(exec_kctx *k, const exec_node *n, uint32_t from, size_t bytes, bool *fresh)
+{
+    exec_graph *g = k->g;
+    void *r = NULL;
+    *fresh = false;
+    if (!from || from >= g->ntensors || n->id >= g->nnodes || !bytes)
+        return NULL;
+    pthread_mutex_lock(&kcache_lock);
+    if (!kcache_ready(g) || g->written[from])
+        goto end;
+    struct exec_kcache *c = &g->kcache[n->id];
+    const uint64_t v = g->tensors[from].version;
+    if (c->buf && c->bytes == bytes && c->from == from) {
+        *fresh = c->version == v;
+    } else {
+        exec_free_aligned(c->buf);
+        g->kcache_bytes -= c->bytes;
+        c->bytes = 0;
+        if (!(c->buf = exec_malloc_aligned(bytes)))
+            goto end;
+        c->bytes = bytes;
+        g->kcache_bytes += bytes;
+    }
+    c->from = from;
+    c->version = v;
+    r = c->buf;
+end:
+    pthread_mutex_unlock(&kcache_lock);
+    return r;
 }
 
 void exec_memory_release(exec_graph *g)
@@ -99,6 +181,7 @@ void exec_memory_release(exec_graph *g)
         g->arena[r] = NULL;
         g->arena_bytes[r] = 0;
     }
+    kcache_release(g);
     g->planned = false;
 }
 
@@ -109,6 +192,6 @@ void exec_graph_mem(const exec_graph *g, exec_mem_stats *out)
         out->bytes[g->tensors[id].role] += g->tensors[id].bytes;
     for (int r = 0; r < EXEC_ROLE_COUNT; r++)
         out->arena[r] = g->arena_bytes[r];
-    out->peak_workspace = g->peak_workspace;
-    out->bytes[EXEC_ROLE_workspace] += g->peak_workspace;
+    out->peak_workspace = g->peak_workspace + g->kcache_bytes;
+    out->bytes[EXEC_ROLE_workspace] += out->peak_workspace;
 }

@@ -282,6 +282,99 @@ static void test_conv_winograd_simd(void **state)
     exec_simd_set(EXEC_SIMD_AUTO);
 }
 
+/* A Winograd forward keeps its transformed filters across runs while the
+ * filter is unchanged. The cache must follow every change: a training
+ * step between two inferences (the new weights copied in through
+ * exec_dataf, as deepq syncs its target network), a write through
+ * exec_tensor_get, and, in the training graph itself, the optimizer's
+ * update (a filter a node writes is transformed at every run). */
+static void test_conv_winograd_cache(void **state)
+{
+    (void)state;
+    const cv q = { 2, 5, 9, 10, 6, 3, 3, 1, 1, 1, 1 };
+    const int64_t OH = cv_oh(&q), OW = cv_ow(&q), nx = q.n * q.c * q.h * q.w, nf = q.oc * q.c * 9,
+                  ny = q.n * q.oc * OH * OW;
+    const int64_t xs[4] = { q.n, q.c, q.h, q.w }, fs[4] = { q.oc, q.c, 3, 3 };
+    float *x = rand_buf(nx, -1, 1);
+    double *ref = malloc((size_t)ny * sizeof *ref);
+    float *before = malloc((size_t)ny * sizeof *before);
+    assert_non_null(ref);
+    assert_non_null(before);
+    exec_conv_algo_set(EXEC_CONV_WINOGRAD);
+
+    /* training graph: y = conv(x, w), loss = sum(y * t), plain SGD */
+    exec_graph *tg = NULL, *ig = NULL;
+    assert_int_equal(exec_graph_create(&tg, 3), EXEC_OK);
+    uint32_t tx = exec_input(tg, "x", EXEC_F32, 4, xs),
+             tt = exec_input(tg, "t", EXEC_F32, 4, (int64_t[]){ q.n, q.oc, OH, OW });
+    uint32_t tw = exec_weight(tg, "w", 4, fs, EXEC_INIT_GLOROT);
+    uint32_t ty = ex_conv2d(tg, tx, tw, 1, 1, 1, 1);
+    uint32_t loss = ex_sum(tg, ex_mul(tg, ty, tt), 4, (int64_t[]){ 0, 1, 2, 3 }, 0);
+    assert_int_equal(exec_gradients(tg, loss), EXEC_OK);
+    assert_int_equal(exec_optimizer_sgd(tg, 0.5f), EXEC_OK);
+    assert_int_equal(exec_graph_status(tg), EXEC_OK);
+    assert_int_equal(exec_graph_plan(tg), EXEC_OK);
+    memcpy(exec_dataf(tg, tx), x, (size_t)nx * sizeof *x);
+    float *t = exec_dataf(tg, tt);
+    for (int64_t i = 0; i < ny; i++)
+        t[i] = frand(-1, 1);
+
+    /* inference graph: the same convolution, its own copy of the weights */
+    assert_int_equal(exec_graph_create(&ig, 4), EXEC_OK);
+    uint32_t ix = exec_input(ig, "x", EXEC_F32, 4, xs), iw = exec_weight(ig, "w", 4, fs, EXEC_INIT_ZERO);
+    uint32_t iy = ex_conv2d(ig, ix, iw, 1, 1, 1, 1);
+    assert_int_equal(exec_graph_status(ig), EXEC_OK);
+    assert_int_equal(exec_graph_plan(ig), EXEC_OK);
+    memcpy(exec_dataf(ig, ix), x, (size_t)nx * sizeof *x);
+    exec_run_opts fwd = { .max_phase = EXEC_PHASE_forward }, all = { .max_phase = EXEC_PHASE_update };
+    /* read (never written) through a pointer got once: only the update
+     * writes the training graph's filter from here on */
+    const float *tws = exec_dataf(tg, tw);
+
+    for (int round = 0; round < 3; round++) {
+        /* infer twice with the training graph's current weights */
+        memcpy(exec_dataf(ig, iw), tws, (size_t)nf * sizeof(float));
+        ref_conv(&q, x, tws, ref);
+        for (int rep = 0; rep < 2; rep++) {
+            assert_int_equal(exec_graph_run(ig, &fwd), EXEC_OK);
+            char what[80];
+            snprintf(what, sizeof what, "Winograd kept filters, round %d run %d", round, rep);
+            compare(what, exec_dataf(ig, iy), ref, ny, 1e-4);
+        }
+        if (round > 0) { /* the step changed the result: the check above could fail */
+            double moved = 0;
+            const float *y = exec_dataf(ig, iy);
+            for (int64_t i = 0; i < ny; i++)
+                moved = fmax(moved, fabs((double)y[i] - before[i]));
+            assert_true(moved > 1e-2);
+        }
+        memcpy(before, exec_dataf(ig, iy), (size_t)ny * sizeof *before);
+        /* a training step; its forward must see the previous step's update */
+        ref_conv(&q, x, tws, ref);
+        assert_int_equal(exec_graph_run(tg, &all), EXEC_OK);
+        compare("Winograd in training, after an update", exec_dataf(tg, ty), ref, ny, 1e-4);
+    }
+
+    /* a write through exec_tensor_get: the filter doubled */
+    exec_tensor *wt = exec_tensor_get(ig, iw);
+    float *w = wt->data;
+    for (int64_t i = 0; i < nf; i++)
+        w[i] *= 2;
+    ref_conv(&q, x, w, ref);
+    assert_int_equal(exec_graph_run(ig, &fwd), EXEC_OK);
+    compare("Winograd kept filters, after a write", exec_dataf(ig, iy), ref, ny, 1e-4);
+
+    /* the kept filters are workspace memory of the inference graph */
+    exec_mem_stats m;
+    exec_graph_mem(ig, &m);
+    assert_true(m.peak_workspace >= (size_t)(36 * q.oc * q.c) * sizeof(float));
+
+    exec_conv_algo_set(EXEC_CONV_AUTO);
+    exec_graph_destroy(tg);
+    exec_graph_destroy(ig);
+    free(x), free(ref), free(before);
+}
+
 /* ---- pools -------------------------------------------------------------- */
 typedef struct pl {
     int64_t n, c, h, w, kh, kw, sh, sw, ph, pw;
@@ -641,6 +734,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv),
         cmocka_unit_test(test_conv_winograd_simd),
+        cmocka_unit_test(test_conv_winograd_cache),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_lrn),
         cmocka_unit_test(test_batch_norm),

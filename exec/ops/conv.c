@@ -697,12 +697,19 @@ static bool conv_applies(conv_kind kind, const conv_geom *q, exec_conv_algo a)
 }
 
 /* Runs op `kind` of q by algorithm a (one that applies): out from in0, in1
- * (x and w; w and dy; x and dy). */
-static exec_status conv_run(exec_kctx *k, conv_kind kind, const conv_geom *q, exec_conv_algo a, const float *in0,
-                            const float *in1, float *out)
+ * (x and w; w and dy; x and dy). n: the Conv2D node, whose filter (input 1)
+ * Winograd transforms once and keeps across runs while it is unchanged
+ * (exec_kcache: an inference graph's filters, which no node writes), else
+ * NULL. */
+static exec_status conv_run(exec_kctx *k, conv_kind kind, const conv_geom *q, exec_conv_algo a, const exec_node *n,
+                            const float *in0, const float *in1, float *out)
 {
     const int T = k->nthreads;
     int64_t need = 0;
+    float *u = NULL;
+    bool have_u = false;
+    if (a == EXEC_CONV_WINOGRAD && kind == CONV_FWD && n)
+        u = exec_kcache(k, n, n->in[1], (size_t)conv_wino_filter_floats(q) * sizeof *u, &have_u);
     if (a == EXEC_CONV_IM2COL)
         return kind == CONV_FWD         ? fwd_im2col(k, q, in0, in1, out)
                : kind == CONV_BWD_INPUT ? bwd_input_im2col(k, q, in0, in1, out)
@@ -716,6 +723,8 @@ static exec_status conv_run(exec_kctx *k, conv_kind kind, const conv_geom *q, ex
         need = kind == CONV_FWD         ? conv_wino_scratch(q, T)
                : kind == CONV_BWD_INPUT ? conv_wino_scratch(&tq, T)
                                         : conv_wino_filter_scratch(q, T);
+    if (u)
+        need -= conv_wino_filter_floats(q);
     float *s = exec_kscratch(k, (size_t)need * sizeof *s);
     if (!s)
         return exec_fail(EXEC_ERR_NOMEM, "%s: no memory for the %s kernel's %lld floats of scratch",
@@ -729,7 +738,7 @@ static exec_status conv_run(exec_kctx *k, conv_kind kind, const conv_geom *q, ex
             conv_direct_bwd_filter(q, in0, in1, out, s, T);
     } else {
         if (kind == CONV_FWD)
-            conv_wino_fwd(q, in0, in1, out, s, T);
+            conv_wino_fwd(q, in0, in1, out, s, T, u, have_u);
         else if (kind == CONV_BWD_INPUT)
             conv_wino_bwd_input(q, in0, in1, out, s, T);
         else
@@ -803,18 +812,18 @@ static double seconds(clockid_t clock)
  * last. */
 #define PICK_CLEAN 2
 #define PICK_MAX 8
-static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, const float *in0, const float *in1,
-                             float *out)
+static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, const exec_node *n, const float *in0,
+                             const float *in1, float *out)
 {
     /* the run's algorithm (its graph's or its own settings), else the process's */
     exec_conv_algo a = k->conv_algo != EXEC_CONV_DEFAULT
                            ? k->conv_algo
                            : (exec_conv_algo)atomic_load_explicit(&conv_algo, memory_order_relaxed);
     if (a != EXEC_CONV_AUTO)
-        return conv_run(k, kind, q, conv_applies(kind, q, a) ? a : EXEC_CONV_IM2COL, in0, in1, out);
+        return conv_run(k, kind, q, conv_applies(kind, q, a) ? a : EXEC_CONV_IM2COL, n, in0, in1, out);
     int known = choice_find(kind, q, k->nthreads);
     if (known >= 0)
-        return conv_run(k, kind, q, (exec_conv_algo)known, in0, in1, out);
+        return conv_run(k, kind, q, (exec_conv_algo)known, n, in0, in1, out);
     exec_conv_algo cand[3];
     int nc = 0;
     for (int c = EXEC_CONV_IM2COL; c <= EXEC_CONV_WINOGRAD; c++)
@@ -822,7 +831,7 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
             cand[nc++] = (exec_conv_algo)c;
     if (nc == 1) {
         choice_put(kind, q, k->nthreads, cand[0]);
-        return conv_run(k, kind, q, cand[0], in0, in1, out);
+        return conv_run(k, kind, q, cand[0], n, in0, in1, out);
     }
     double best[3] = { 1e30, 1e30, 1e30 };
     int nclean[3] = { 0 };
@@ -832,7 +841,7 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
             if (nclean[i] >= PICK_CLEAN)
                 continue;
             double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_PROCESS_CPUTIME_ID);
-            exec_status s = conv_run(k, kind, q, cand[i], in0, in1, out);
+            exec_status s = conv_run(k, kind, q, cand[i], n, in0, in1, out);
             if (s)
                 return s;
             double w = seconds(CLOCK_MONOTONIC) - w0, c = seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
@@ -873,19 +882,19 @@ exec_status op_fwd_Conv2D(exec_kctx *k, const exec_node *n)
 {
     const exec_tensor *xt = exec_in(k, n, 0), *ft = exec_in(k, n, 1), *yt = exec_out(k, n, 0);
     const conv_geom q = geom_of(xt, ft, yt, n);
-    return conv_exec(k, CONV_FWD, &q, xt->data, ft->data, yt->data);
+    return conv_exec(k, CONV_FWD, &q, n, xt->data, ft->data, yt->data);
 }
 
 exec_status op_fwd_Conv2DBackpropInput(exec_kctx *k, const exec_node *n)
 {
     const exec_tensor *ft = exec_in(k, n, 0), *dyt = exec_in(k, n, 1), *dxt = exec_out(k, n, 0);
     const conv_geom q = geom_of(dxt, ft, dyt, n);
-    return conv_exec(k, CONV_BWD_INPUT, &q, ft->data, dyt->data, dxt->data);
+    return conv_exec(k, CONV_BWD_INPUT, &q, NULL, ft->data, dyt->data, dxt->data);
 }
 
 exec_status op_fwd_Conv2DBackpropFilter(exec_kctx *k, const exec_node *n)
 {
     const exec_tensor *xt = exec_in(k, n, 0), *dyt = exec_in(k, n, 1), *dwt = exec_out(k, n, 0);
     const conv_geom q = geom_of(xt, dwt, dyt, n);
-    return conv_exec(k, CONV_BWD_FILTER, &q, xt->data, dyt->data, dwt->data);
+    return conv_exec(k, CONV_BWD_FILTER, &q, NULL, xt->data, dyt->data, dwt->data);
 }

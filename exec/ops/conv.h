@@ -44,7 +44,13 @@ bool conv_wino_applies(const conv_geom *q);
 /* Scratch floats conv_wino_fwd needs; conv_wino_bwd_input asks it of
  * conv_direct_transposed(q). */
 int64_t conv_wino_scratch(const conv_geom *q, int nthreads);
-void conv_wino_fwd(const conv_geom *q, const float *x, const float *w, float *y, float *scratch, int nthreads);
+/* The floats of q's transformed filters (the head of conv_wino_scratch's,
+ * which conv_wino_fwd leaves unused when given u). */
+int64_t conv_wino_filter_floats(const conv_geom *q);
+/* y = x (*) w; the transformed filters in u when not NULL (have_u: u holds
+ * w's transform already, else it is made there), else in scratch. */
+void conv_wino_fwd(const conv_geom *q, const float *x, const float *w, float *y, float *scratch, int nthreads, float *u,
+                   bool have_u);
 void conv_wino_bwd_input(const conv_geom *q, const float *w, const float *dy, float *dx, float *scratch, int nthreads);
 int64_t conv_wino_filter_scratch(const conv_geom *q, int nthreads);
 /* dw = q's filter gradient, overwritten */

@@ -361,18 +361,21 @@ static void wino_filters(const wkern *K, float *U, const float *w, int64_t OC, i
 
 /* y = x (*) w on q (3x3, stride 1); with flip, w is the filter of the
  * convolution whose transposed geometry q is: w[c][o][2-kh][2-kw] for q's
- * output channel o and input channel c. */
+ * output channel o and input channel c. The transformed filters U are in
+ * u (have_u: already w's transform; else made there now), or with u NULL
+ * at the head of scratch. */
 static void wino_run(const conv_geom *q, const float *x, const float *w, bool flip, float *y, float *scratch,
-                     int nthreads)
+                     int nthreads, float *u, bool have_u)
 {
     const int64_t C = q->c, OC = q->oc;
     const wtiles t = wino_tiles(q, C, OC, nthreads);
     const wkern *K = wino_kern();
-    float *U = scratch, *bufs = U + WT * OC * C;
+    float *U = u ? u : scratch, *bufs = u ? scratch : U + WT * OC * C;
     const int64_t per = wino_thread_floats(&t, C, OC);
 #pragma omp parallel num_threads(nthreads) if (nthreads > 1)
     {
-        wino_filters(K, U, w, OC, C, flip);
+        if (!have_u)
+            wino_filters(K, U, w, OC, C, flip); /* its omp for ends in a barrier */
         int tid = omp_get_thread_num();
         float *V = bufs + (int64_t)tid * per, *M = V + WT * C * t.tc, *rows = M + WT * OC * t.tc,
               *zero = rows + 12 * WR;
@@ -391,15 +394,18 @@ static void wino_run(const conv_geom *q, const float *x, const float *w, bool fl
     }
 }
 
-void conv_wino_fwd(const conv_geom *q, const float *x, const float *w, float *y, float *scratch, int nthreads)
+int64_t conv_wino_filter_floats(const conv_geom *q) { return WT * q->oc * q->c; }
+
+void conv_wino_fwd(const conv_geom *q, const float *x, const float *w, float *y, float *scratch, int nthreads, float *u,
+                   bool have_u)
 {
-    wino_run(q, x, w, false, y, scratch, nthreads);
+    wino_run(q, x, w, false, y, scratch, nthreads, u, have_u);
 }
 
 void conv_wino_bwd_input(const conv_geom *q, const float *w, const float *dy, float *dx, float *scratch, int nthreads)
 {
     const conv_geom t = conv_direct_transposed(q);
-    wino_run(&t, dy, w, true, dx, scratch, nthreads);
+    wino_run(&t, dy, w, true, dx, scratch, nthreads, NULL, false);
 }
 
 /* ---- filter gradient ---------------------------------------------------- */
