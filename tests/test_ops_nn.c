@@ -626,6 +626,11 @@ static void test_batch_norm(void **state)
     check_bn(7, 13, 1, 1, 1);   /* [N,C] */
     check_bn(4, 64, 15, 15, 1); /* the parallel path */
     check_bn(4, 64, 15, 15, 0);
+    check_bn(16, 200, 3, 3, 1); /* short rows: blocks of 8 channels, over the threads */
+    check_bn(16, 200, 3, 3, 0);
+    check_bn(5, 77, 2, 2, 1); /* blocks of 16 channels, the last one of 13 */
+    check_bn(5, 77, 2, 2, 0);
+    check_bn(2, 9, 8, 8, 1); /* rows of 64: one channel at a time */
 }
 
 /* ---- builders and shape errors ----------------------------------------- */

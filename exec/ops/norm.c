@@ -250,6 +250,31 @@ exec_status op_shape_FusedBatchNorm(const exec_graph *g, const exec_node *n, exe
     return EXEC_OK;
 }
 
+/* Short rows: where a channel holds fewer than BN_ROW values an image
+ * (inner: 7x7 maps and smaller, [N,C] tensors), a loop per row runs a
+ * vector or less; the kernels then take blocks of BN_ROW / inner channels,
+ * whose values lie side by side in each image, and run each image's block
+ * as one vector loop against per-value copies of the channels' constants.
+ * A block holds fewer than 2 BN_ROW values. */
+#define BN_ROW 64
+
+/* The running statistics' update and the saved ones of channel c from the
+ * shifted sums s = sum (x - k0), s2 = sum (x - k0)^2 over its M values:
+ * one pass for both moments, the shift k0 (the channel's first value)
+ * keeping the variance's difference of squares from cancelling when
+ * |mean| >> std. */
+static void bn_moments(double s, double s2, float k0, int64_t M, float mom, float *mean, float *var, float *rmean,
+                       float *rvar)
+{
+    double dm = s / (double)M, v = s2 - s * dm; /* sum (x - mean)^2 */
+    if (v < 0)
+        v = 0;
+    *mean = (float)(k0 + dm);
+    *var = (float)(v / (double)M);
+    *rmean = mom * *rmean + (1.0f - mom) * *mean;
+    *rvar = mom * *rvar + (1.0f - mom) * (float)(v / (double)(M - 1));
+}
+
 exec_status op_fwd_FusedBatchNorm(exec_kctx *k, const exec_node *n)
 {
     const exec_tensor *xt = exec_in(k, n, 0);
@@ -261,13 +286,58 @@ exec_status op_fwd_FusedBatchNorm(exec_kctx *k, const exec_node *n)
     float *rmean = exec_inf(k, n, 3), *rvar = exec_inf(k, n, 4);
     float *Y = exec_outf(k, n, 0), *smean = exec_outf(k, n, 1), *sinv = exec_outf(k, n, 2);
     const int64_t M = N * inner;
+    if (inner < BN_ROW) {
+        /* blocks of cb channels; y = x * A + B with A, B per value */
+        const int64_t cb = (BN_ROW + inner - 1) / inner, nb = (C + cb - 1) / cb, CI = C * inner;
+#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > PAR_MIN && nb > 1) schedule(static)
+        for (int64_t bi = 0; bi < nb; bi++) {
+            const int64_t c0 = bi * cb, c1 = c0 + cb < C ? c0 + cb : C, L = (c1 - c0) * inner, j0 = c0 * inner;
+            float A[2 * BN_ROW], B[2 * BN_ROW];
+            if (training) {
+                float K[2 * BN_ROW], S[2 * BN_ROW], S2[2 * BN_ROW];
+                for (int64_t j = 0; j < L; j++) {
+                    K[j] = X[j0 + j / inner * inner];
+                    S[j] = S2[j] = 0;
+                }
+                for (int64_t i = 0; i < N; i++) {
+                    const float *restrict x = X + i * CI + j0;
+#pragma omp simd
+                    for (int64_t j = 0; j < L; j++) {
+                        float d = x[j] - K[j];
+                        S[j] += d;
+                        S2[j] += d * d;
+                    }
+                }
+                for (int64_t c = c0; c < c1; c++) {
+                    double s = 0, s2 = 0;
+                    for (int64_t e = (c - c0) * inner; e < (c - c0 + 1) * inner; e++)
+                        s += S[e], s2 += S2[e];
+                    bn_moments(s, s2, K[(c - c0) * inner], M, mom, &smean[c], &sinv[c], &rmean[c], &rvar[c]);
+                }
+            } else {
+                for (int64_t c = c0; c < c1; c++)
+                    smean[c] = rmean[c], sinv[c] = rvar[c];
+            }
+            for (int64_t c = c0; c < c1; c++) { /* sinv holds the variance until here */
+                float inv = 1.0f / sqrtf(sinv[c] + eps), a = scale[c] * inv, b = offset[c] - smean[c] * a;
+                sinv[c] = inv;
+                for (int64_t e = (c - c0) * inner; e < (c - c0 + 1) * inner; e++)
+                    A[e] = a, B[e] = b;
+            }
+            for (int64_t i = 0; i < N; i++) {
+                const float *restrict x = X + i * CI + j0;
+                float *restrict y = Y + i * CI + j0;
+#pragma omp simd
+                for (int64_t j = 0; j < L; j++)
+                    y[j] = x[j] * A[j] + B[j];
+            }
+        }
+        return EXEC_OK;
+    }
 #pragma omp parallel for num_threads(k->nthreads) if (xt->numel > PAR_MIN && C > 1) schedule(static)
     for (int64_t c = 0; c < C; c++) {
         float mean, var;
         if (training) {
-            /* one pass for both moments: sums of x - k and (x - k)^2 with k
-             * the channel's first value, which keeps the variance's
-             * difference of squares from cancelling when |mean| >> std */
             const float k0 = X[c * inner];
             double s = 0, s2 = 0;
             for (int64_t i = 0; i < N; i++) {
@@ -282,13 +352,7 @@ exec_status op_fwd_FusedBatchNorm(exec_kctx *k, const exec_node *n)
                 s += part;
                 s2 += part2;
             }
-            double dm = s / (double)M, v = s2 - s * dm; /* sum (x - mean)^2 */
-            if (v < 0)
-                v = 0;
-            mean = (float)(k0 + dm);
-            var = (float)(v / (double)M);
-            rmean[c] = mom * rmean[c] + (1.0f - mom) * mean;
-            rvar[c] = mom * rvar[c] + (1.0f - mom) * (float)(v / (double)(M - 1));
+            bn_moments(s, s2, k0, M, mom, &mean, &var, &rmean[c], &rvar[c]);
         } else {
             mean = rmean[c];
             var = rvar[c];
@@ -361,6 +425,49 @@ exec_status op_fwd_FusedBatchNormGrad(exec_kctx *k, const exec_node *n)
                 *inv = exec_inf(k, n, 4);
     float *DX = exec_outf(k, n, 0), *dscale = exec_outf(k, n, 1), *doffset = exec_outf(k, n, 2);
     const int64_t M = N * inner;
+    if (inner < BN_ROW) { /* blocks of channels, as the forward's */
+        const int64_t cb = (BN_ROW + inner - 1) / inner, nb = (C + cb - 1) / cb, CI = C * inner;
+#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > PAR_MIN && nb > 1) schedule(static)
+        for (int64_t bi = 0; bi < nb; bi++) {
+            const int64_t c0 = bi * cb, c1 = c0 + cb < C ? c0 + cb : C, L = (c1 - c0) * inner, j0 = c0 * inner;
+            float MU[2 * BN_ROW], SA[2 * BN_ROW], SB[2 * BN_ROW];
+            for (int64_t j = 0; j < L; j++) {
+                MU[j] = mean[c0 + j / inner];
+                SA[j] = SB[j] = 0;
+            }
+            for (int64_t i = 0; i < N; i++) {
+                const float *restrict dy = DY + i * CI + j0, *restrict x = X + i * CI + j0;
+#pragma omp simd
+                for (int64_t j = 0; j < L; j++) {
+                    SA[j] += dy[j];
+                    SB[j] += dy[j] * (x[j] - MU[j]);
+                }
+            }
+            /* dx = dy * G + x * U + V, the channels' constants per value */
+            float *G = MU, *U = SA, *V = SB;
+            for (int64_t c = c0; c < c1; c++) {
+                const int64_t e0 = (c - c0) * inner, e1 = e0 + inner;
+                double sdy = 0, sdyx = 0;
+                for (int64_t e = e0; e < e1; e++)
+                    sdy += SA[e], sdyx += SB[e];
+                const float is = inv[c], db = (float)sdy, ds = (float)(sdyx * is), gsc = scale[c] * is;
+                doffset[c] = db;
+                dscale[c] = ds;
+                const float u = training ? -gsc * ds * is / (float)M : 0.0f;
+                const float v = training ? -gsc * db / (float)M - mean[c] * u : 0.0f;
+                for (int64_t e = e0; e < e1; e++)
+                    G[e] = gsc, U[e] = u, V[e] = v;
+            }
+            for (int64_t i = 0; i < N; i++) {
+                const float *restrict dy = DY + i * CI + j0, *restrict x = X + i * CI + j0;
+                float *restrict dx = DX + i * CI + j0;
+#pragma omp simd
+                for (int64_t j = 0; j < L; j++)
+                    dx[j] = dy[j] * G[j] + x[j] * U[j] + V[j];
+            }
+        }
+        return EXEC_OK;
+    }
 #pragma omp parallel for num_threads(k->nthreads) if (xt->numel > PAR_MIN && C > 1) schedule(static)
     for (int64_t c = 0; c < C; c++) {
         const float mu = mean[c], is = inv[c];
@@ -387,8 +494,8 @@ exec_status op_fwd_FusedBatchNormGrad(exec_kctx *k, const exec_node *n)
             const float *restrict dy = DY + (i * C + c) * inner, *restrict x = X + (i * C + c) * inner;
             float *restrict dx = DX + (i * C + c) * inner;
 #pragma omp simd
-            for (int64_t e = 0; e < inner; e++)
-                dx[e] = dy[e] * gsc + x[e] * u + v;
+            for (int64_t j = 0; j < inner; j++)
+                dx[j] = dy[j] * gsc + x[j] * u + v;
         }
     }
     return EXEC_OK;
