@@ -2,6 +2,7 @@
 #include "models/images.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #define PI 3.14159265358979f
 
@@ -47,15 +48,36 @@ static void class_params(int k, int c, cls_params *p)
         p->col[ch] = ch < c ? 0.2f + 0.8f * unif(&s) : 0.0f;
 }
 
-void model_images_one(model_images *im, int cls, float *x)
+/* What an image takes from the stream, in the order it takes it: its
+ * variations (phase, jitter) and its noise seed. The pixels are a function
+ * of these and the class alone, so a batch draws them in turn and renders
+ * its images in parallel, the same images as one at a time. */
+typedef struct img_draw {
+    int cls;
+    float phase, ut, ux, uy; /* uniforms: phase, orientation and blob jitter */
+    uint64_t ns;             /* noise seed */
+} img_draw;
+
+static img_draw img_take(model_images *im, int cls)
+{
+    img_draw d = { .cls = cls };
+    uint64_t *s = &im->rng;
+    d.phase = 2.0f * PI * unif(s);
+    d.ut = unif(s);
+    d.ux = unif(s);
+    d.uy = unif(s);
+    d.ns = splitmix(s);
+    return d;
+}
+
+static void img_render(const model_images *im, const img_draw *d, float *x)
 {
     int c = im->c, h = im->h, w = im->w;
     cls_params p;
-    class_params(cls, c < 4 ? c : 4, &p);
-    uint64_t *s = &im->rng;
-    float phase = 2.0f * PI * unif(s);
-    float theta = p.theta + 0.06f * (unif(s) - 0.5f);
-    float bx = p.bx + 0.06f * (unif(s) - 0.5f), by = p.by + 0.06f * (unif(s) - 0.5f);
+    class_params(d->cls, c < 4 ? c : 4, &p);
+    float phase = d->phase;
+    float theta = p.theta + 0.06f * (d->ut - 0.5f);
+    float bx = p.bx + 0.06f * (d->ux - 0.5f), by = p.by + 0.06f * (d->uy - 0.5f);
     /* sin(a*i + b*j + phase) = sin(a*i + phase) cos(b*j) + cos(a*i + phase) sin(b*j):
      * O(h + w) transcendentals per image, the rest multiply-adds */
     float a = 2.0f * PI * p.freq * sinf(theta) / (float)h, b = 2.0f * PI * p.freq * cosf(theta) / (float)w;
@@ -73,7 +95,7 @@ void model_images_one(model_images *im, int cls, float *x)
         float dx = ((float)j + 0.5f) / (float)w - bx;
         gx[j] = expf(-dx * dx * inv2s2);
     }
-    uint64_t ns = splitmix(s);
+    uint64_t ns = d->ns;
     float amp = 2.0f * im->noise / 4294967296.0f;
     for (int ch = 0; ch < c; ch++) {
         float col = ch < 4 ? p.col[ch] : p.col[ch % 4];
@@ -91,13 +113,30 @@ void model_images_one(model_images *im, int cls, float *x)
     }
 }
 
+void model_images_one(model_images *im, int cls, float *x)
+{
+    img_draw d = img_take(im, cls);
+    img_render(im, &d, x);
+}
+
 void model_images_fill(model_images *im, int n, float *x, int32_t *labels)
 {
     int64_t per = (int64_t)im->c * im->h * im->w;
+    img_draw *d = n > 1 ? malloc((size_t)n * sizeof *d) : NULL;
     for (int i = 0; i < n; i++) {
         int cls = (int)(splitmix(&im->rng) % (uint64_t)im->classes);
         if (labels)
             labels[i] = cls;
-        model_images_one(im, cls, x + i * per);
+        if (d)
+            d[i] = img_take(im, cls);
+        else /* one image, or no memory for the draws: one at a time */
+            model_images_one(im, cls, x + i * per);
     }
+    if (!d)
+        return;
+        /* a serial chain of noise per image (a few ns a pixel): images in parallel */
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < n; i++)
+        img_render(im, &d[i], x + i * per);
+    free(d);
 }

@@ -342,6 +342,15 @@ static void test_images_deterministic(void **state)
     assert_memory_not_equal(xa, xc, sizeof xa);
     for (int i = 0; i < 4; i++)
         assert_true(la[i] >= 0 && la[i] < 10);
+    /* a batch renders its images in parallel: the same as one at a time */
+    model_images e;
+    model_images_init(&e, 10, 3, 16, 16, 4);
+    float xe[4 * 768];
+    int32_t le[4];
+    for (int i = 0; i < 4; i++)
+        model_images_fill(&e, 1, xe + i * 768, le + i);
+    assert_memory_equal(xa, xe, sizeof xa);
+    assert_memory_equal(la, le, sizeof la);
 }
 
 /* ---- the CLI ---- */
