@@ -457,6 +457,10 @@ static void test_pool(void **state)
         { 2, 3, 7, 10, 3, 2, 1, 3, 1, 1 },   /* non-square */
         { 3, 7, 5, 6, 5, 6, 1, 1, 0, 0 },    /* global */
         { 2, 70, 15, 17, 3, 3, 2, 2, 1, 1 }, /* enough planes for the parallel path */
+        { 2, 3, 9, 37, 3, 3, 2, 2, 1, 1 },   /* wide rows, padded edges */
+        { 1, 2, 6, 64, 2, 2, 2, 2, 0, 0 },   /* VGG-style rows of 32 outputs */
+        { 2, 2, 7, 29, 3, 4, 2, 3, 2, 3 },   /* stride 3, padding 3 of a 4-wide window */
+        { 1, 2, 5, 3, 3, 3, 1, 1, 1, 1 },    /* stride 1, padded */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_pool(&cases[i]);
