@@ -852,6 +852,7 @@ candidates_done:;
         hid[i] = 2 * hid[i] + (r->c[i].k.inter > 1);
     }
     const int settle = min_step_ns < sample_ns / 4;
+    r->settle_ms = settle ? REPLAY_TUNE_SETTLE_MS : 0;
     int last = -1;
     uint64_t rng = 0x9e3779b97f4a7c15u;
     double m0 = now_s(), per_round = 0;

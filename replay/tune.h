@@ -122,6 +122,7 @@ typedef struct replay_tune_result {
     /* where the time went: profiling (with its warm-ups), the ceilings,
      * starting and warming the other candidates, the alternating runs */
     double profile_s, ceilings_s, start_s;
+    double settle_ms;       /* untimed steps before a sample after other threads ran (0: none, long steps) */
     double budget_s;        /* asked for (0: a sweep) */
     double default_step_ns; /* a step at the defaults, profiled */
 } replay_tune_result;

@@ -35,7 +35,7 @@ jq -e --argjson l "$limit" '.wall_s <= $l' "$T/a.json" >/dev/null || fail "tune 
 awk -v t="$took" -v l="$limit" 'BEGIN { exit !(t <= l + 1) }' || fail "tune autoenc --budget 6 took $took s"
 jq -e '.recommendation.knobs.bind and (.recommendation.flags | test("--bind (none|close|spread)"))
        and (.proposals | map(test("^thread binding")) | any) and (.machine.binds | index("none"))
-       and (.phases.profile_s > 0) and (.phases.measure_s > 0)' "$T/a.json" >/dev/null ||
+       and (.phases.profile_s > 0) and (.phases.measure_s > 0) and (.settle_ms >= 0)' "$T/a.json" >/dev/null ||
     fail "tune autoenc: no binding in the recommendation, its proposals or the machine, or no phase times"
 run_flags "autoenc" $(jq -r .recommendation.command "$T/a.json")
 note "autoenc: $(jq -r '"\(.recommendation.flags): \(.recommendation.speedup_defaults)x over the defaults, wall \(.wall_s) s"' "$T/a.json")"
