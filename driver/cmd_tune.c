@@ -115,9 +115,11 @@ static void print_text(const replay_tune_result *r, const replay_tune_target *t,
     printf("\nproposed:\n");
     for (int i = 0; i < r->nlines; i++)
         printf("  %s\n", r->lines[i]);
-    printf("\nmeasured runs: %d candidate%s, %d round%s alternating (a sample: steps enough for %.0f ms), median step "
-           "time\n",
-           r->n, r->n == 1 ? "" : "s", r->rounds, r->rounds == 1 ? "" : "s", REPLAY_TUNE_SAMPLE_MS);
+    printf("\nmeasured runs: %d candidate%s, %d round%s alternating (a sample: steps enough for %.0f ms", r->n,
+           r->n == 1 ? "" : "s", r->rounds, r->rounds == 1 ? "" : "s", REPLAY_TUNE_SAMPLE_MS);
+    if (r->settle_ms > 0)
+        printf(", after untimed steps of its point: %.0f ms of them after other threads ran, else one", r->settle_ms);
+    printf("), median step time\n");
     printf("  time: %.2f s in all: profiling %.2f s, ceilings %.2f s, starting candidates %.2f s, alternating runs "
            "%.2f s\n",
            r->wall_s, r->profile_s, r->ceilings_s, r->start_s, r->measure_s);
@@ -182,18 +184,18 @@ static int print_json(const replay_tune_result *r, const replay_tune_target *t, 
     snprintf(cmd, sizeof cmd, "%s %s", run_prefix, flags);
     json_t *root = json_pack(
         "{s:i, s:s, s:i, s:{s:s, s:i, s:i, s:i, s:o}, s:{s:f, s:f, s:f, s:o, s:f, s:f, s:f, s:f, s:f, s:o}, s:o, s:o,"
-        " s:i, s:f, s:{s:s, s:s, s:o, s:f, s:f, s:f, s:f, s:f}, s:f, s:f, s:f, s:f, s:{s:f, s:f, s:f, s:f}}",
+        " s:i, s:f, s:f, s:{s:s, s:s, s:o, s:f, s:f, s:f, s:f, s:f}, s:f, s:f, s:f, s:f, s:{s:f, s:f, s:f, s:f}}",
         "schema", 1, "target", t->what, "batch", t->batch, "machine", "cpu", exec_cpu_model(), "cores", r->cores,
         "physical_cores", r->physical, "sockets", r->sockets, "binds", binds, "measured", "parallelism", r->parallelism,
         "op_ms", r->op_ns / 1e6, "critical_ms", r->critical_ns / 1e6, "levels", levels, "conv_share", r->conv_share,
         "peak_gflops", r->peak_gflops, "peak_gbs", r->peak_gbs, "ridge", r->ridge, "preempt_per_s", r->preempt_per_s,
         "top", top, "proposals", lines, "candidates", cands, "rounds", r->rounds, "sample_ms", REPLAY_TUNE_SAMPLE_MS,
-        "recommendation", "flags", flags, "command", cmd, "knobs", knobs_json(&r->c[r->best].k), "step_ms",
-        r->c[r->best].median_ns / 1e6, "defaults_ms", r->c[r->defaults].median_ns / 1e6, "vendors_ms",
-        r->c[r->vendors].median_ns / 1e6, "speedup_defaults", speedup(r, r->defaults), "speedup_vendors",
-        speedup(r, r->vendors), "measure_s", r->measure_s, "wall_s", r->wall_s, "budget_s", r->budget_s,
-        "default_step_ms", r->default_step_ns / 1e6, "phases", "profile_s", r->profile_s, "ceilings_s", r->ceilings_s,
-        "start_s", r->start_s, "measure_s", r->measure_s);
+        "settle_ms", r->settle_ms, "recommendation", "flags", flags, "command", cmd, "knobs",
+        knobs_json(&r->c[r->best].k), "step_ms", r->c[r->best].median_ns / 1e6, "defaults_ms",
+        r->c[r->defaults].median_ns / 1e6, "vendors_ms", r->c[r->vendors].median_ns / 1e6, "speedup_defaults",
+        speedup(r, r->defaults), "speedup_vendors", speedup(r, r->vendors), "measure_s", r->measure_s, "wall_s",
+        r->wall_s, "budget_s", r->budget_s, "default_step_ms", r->default_step_ns / 1e6, "phases", "profile_s",
+        r->profile_s, "ceilings_s", r->ceilings_s, "start_s", r->start_s, "measure_s", r->measure_s);
     if (!root)
         return -1;
     int rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

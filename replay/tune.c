@@ -248,7 +248,10 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Median, fastest and slowest of candidate c's samples, per sample of its batch. */
+/* Median (of an even count the lower middle one: with two samples, one
+ * that a busy moment stretched tenfold does not make the median five times
+ * the other), fastest and slowest of candidate c's samples, per sample of
+ * its batch. */
 static void stats(const double *v, const replay_tune_cand *c, double *med, double *mn, double *mx)
 {
     double w[64];
@@ -256,7 +259,7 @@ static void stats(const double *v, const replay_tune_cand *c, double *med, doubl
     memcpy(w, v, (size_t)k * sizeof *w);
     qsort(w, (size_t)k, sizeof w[0], cmp_double);
     double b = c->k.batch > 0 ? c->k.batch : 1;
-    *med = (k % 2 ? w[k / 2] : (w[k / 2 - 1] + w[k / 2]) / 2) / b;
+    *med = w[(k - 1) / 2] / b;
     *mn = w[0] / b, *mx = w[k - 1] / b;
 }
 
@@ -323,39 +326,45 @@ static long preemptions(void)
 }
 
 /* Open instances, each running one point at a time: with t->retune, one
- * per batch and inter-op workers, switched between the points that share
- * them (the engine's settings are a run's: nothing else of the instance
- * changes); without it, one per point. */
+ * per batch, switched between the points that share it (the engine's
+ * settings are a run's: nothing else of the instance changes), and between
+ * one inter-op worker (the calling thread) and one number of them above
+ * (its graphs' pool, started at the first such run: another number would
+ * start the pool again at every switch); without it, one per point. */
 typedef struct hosts {
     void *inst[REPLAY_TUNE_MAX_CANDIDATES + REPLAY_TUNE_MAX_LEVELS];
     replay_tune_knobs cur[REPLAY_TUNE_MAX_CANDIDATES + REPLAY_TUNE_MAX_LEVELS];
+    int pool[REPLAY_TUNE_MAX_CANDIDATES + REPLAY_TUNE_MAX_LEVELS]; /* its inter-op workers above 1 (0: none yet) */
     int n;
     /* the points warmed up (a step at those knobs: threads started, AUTO's
      * convolution timings at that thread count taken) */
     replay_tune_knobs warm[REPLAY_TUNE_MAX_CANDIDATES + REPLAY_TUNE_MAX_LEVELS];
     int nwarm;
-    /* 1: only a new instance needs a warm-up step (its memory touched, its
-     * data made); a switch of a warm one to other settings does not, as no
+    /* 1: only a new instance, or one's first run with its pool, needs a
+     * warm-up step (its memory touched, its data made, its threads
+     * started); a switch of a warm one to other settings does not, as no
      * convolution of note has AUTO's per-thread-count timings to take */
     int new_only;
     const exec_hooks *hooks; /* what every instance's runs see (the tuner's profile's) */
 } hosts;
 
-static int host_takes(const replay_tune_target *t, const replay_tune_knobs *a, const replay_tune_knobs *b)
+static int host_takes(const replay_tune_target *t, const hosts *h, int i, const replay_tune_knobs *k)
 {
-    return t->retune ? a->batch == b->batch && a->inter == b->inter : same_knobs(a, b);
+    if (!t->retune)
+        return same_knobs(&h->cur[i], k);
+    return h->cur[i].batch == k->batch && (k->inter <= 1 || h->pool[i] == 0 || h->pool[i] == k->inter);
 }
 
 /* The instance running k: an open one switched to k, or a new one; a first
- * step at k warms up a new instance, and a switched one unless new_only
- * (*warm_ns its time, 0 when none ran). */
+ * step at k warms up a new instance or pool, and a switched one unless
+ * new_only (*warm_ns its time, 0 when none ran). */
 static exec_status host_get(const replay_tune_target *t, hosts *h, const replay_tune_knobs *k, void **inst,
                             double *warm_ns)
 {
     exec_status s = EXEC_OK;
     int i = 0;
     *warm_ns = 0;
-    while (i < h->n && !host_takes(t, &h->cur[i], k))
+    while (i < h->n && !host_takes(t, h, i, k))
         i++;
     int fresh = i == h->n;
     if (fresh) {
@@ -363,12 +372,15 @@ static exec_status host_get(const replay_tune_target *t, hosts *h, const replay_
             return exec_fail(EXEC_ERR_STATE, "tune: too many instances");
         if ((s = t->open(t->ctx, k, h->hooks, &h->inst[i])))
             return s;
-        h->cur[h->n++] = *k;
+        h->cur[i] = *k, h->pool[i] = 0;
+        h->n++;
     } else if (!same_knobs(&h->cur[i], k)) {
         if ((s = t->retune(h->inst[i], k, h->hooks)))
             return s;
         h->cur[i] = *k;
     }
+    if (k->inter > 1 && h->pool[i] == 0)
+        h->pool[i] = k->inter, fresh = 1; /* its pool starts at this run */
     *inst = h->inst[i];
     int w = 0;
     while (w < h->nwarm && !same_knobs(&h->warm[w], k))
@@ -391,14 +403,14 @@ static void hosts_close(const replay_tune_target *t, hosts *h)
 }
 
 /* One measured level: op time per type in P after one profiled step at k
- * (warmed up first); *step_ns that step's wall time, *preempt the
- * involuntary context switches during it. */
+ * (warmed up first); *step_ns that step's wall time, *warm_ns the warm-up
+ * step's (0: none ran), *preempt the involuntary context switches during
+ * the profiled step. */
 static exec_status profile_level(prof *P, const replay_tune_target *t, hosts *h, const replay_tune_knobs *k, int flow,
-                                 double *total, double *cp, double *step_ns, long *preempt)
+                                 double *total, double *cp, double *step_ns, double *warm_ns, long *preempt)
 {
     void *inst = NULL;
-    double warm;
-    exec_status s = host_get(t, h, k, &inst, &warm);
+    exec_status s = host_get(t, h, k, &inst, warm_ns);
     if (s)
         return s;
     uint64_t ns = 0;
@@ -431,6 +443,49 @@ static exec_status sample(const replay_tune_target *t, void *inst, double sample
     *ns = sum / n / (t->steps_per_run > 0 ? t->steps_per_run : 1);
     *steps += n;
     return s;
+}
+
+/* Untimed steps of instance inst until they took settle_ns (at least one). */
+static exec_status settle_steps(const replay_tune_target *t, void *inst, double settle_ns)
+{
+    exec_status s = EXEC_OK;
+    double sum = 0;
+    for (int n = 0; !s && n < 1000 && (n == 0 || sum < settle_ns); n++) {
+        uint64_t v = 0;
+        s = t->step(inst, &v);
+        sum += (double)v;
+    }
+    return s;
+}
+
+static uint32_t next_rand(uint64_t *x)
+{
+    *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17; /* xorshift64 */
+    return (uint32_t)(*x >> 32);
+}
+
+/* One round's order of the n candidates: grouped by their threads (hid[i]
+ * of nh), the groups and the candidates within each shuffled. */
+static void round_order(int n, const int *hid, int nh, uint64_t *rng, int *order)
+{
+    int rank[2 * (REPLAY_TUNE_MAX_CANDIDATES + REPLAY_TUNE_MAX_LEVELS)];
+    for (int k = 0; k < nh; k++)
+        rank[k] = k;
+    for (int k = nh - 1; k > 0; k--) {
+        int j = (int)(next_rand(rng) % (uint32_t)(k + 1)), x = rank[k];
+        rank[k] = rank[j], rank[j] = x;
+    }
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(next_rand(rng) % (uint32_t)(i + 1)), x = order[i];
+        order[i] = order[j], order[j] = x;
+    }
+    for (int i = 1; i < n; i++) /* stable by instance rank: the shuffle stays within each */
+        for (int j = i; j > 0 && rank[hid[order[j]]] < rank[hid[order[j - 1]]]; j--) {
+            int x = order[j];
+            order[j] = order[j - 1], order[j - 1] = x;
+        }
 }
 
 /* The bindings that take effect here and place some thread count of 1 to
@@ -492,8 +547,8 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
      * the levels between */
     double type_ns[REPLAY_TUNE_MAX_LEVELS][EXEC_OP_COUNT];
     double total = 0, cp = 0, step_ns = 0, def_step_ns = 0, min_step_ns = 0, one_step_ns = 0, prof_wall = 0;
-    replay_tune_knobs prof_k[REPLAY_TUNE_MAX_LEVELS]; /* the profiled points and their steps */
-    double prof_ns[REPLAY_TUNE_MAX_LEVELS];
+    replay_tune_knobs prof_k[REPLAY_TUNE_MAX_LEVELS]; /* the profiled points, their steps and warm-ups */
+    double prof_ns[REPLAY_TUNE_MAX_LEVELS], prof_warm[REPLAY_TUNE_MAX_LEVELS];
     int nprof = 0;
     long preempt = 0;
     int got[REPLAY_TUNE_MAX_LEVELS] = { 0 };
@@ -505,12 +560,12 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
             .threads = levels[li], .inter = 1, .conv_algo = EXEC_CONV_AUTO, .bind = EXEC_BIND_NONE, .batch = B0
         };
         progress(o, "profiling at %d intra-op thread%s", k.threads, k.threads == 1 ? "" : "s");
-        double tot = 0, c = 0;
+        double tot = 0, c = 0, warm_ns = 0;
         long pre = 0;
-        if ((s = profile_level(&P, t, h, &k, pass == 0, &tot, &c, &step_ns, &pre)))
+        if ((s = profile_level(&P, t, h, &k, pass == 0, &tot, &c, &step_ns, &warm_ns, &pre)))
             goto end;
         preempt += pre, prof_wall += step_ns;
-        prof_k[nprof] = k, prof_ns[nprof++] = step_ns;
+        prof_k[nprof] = k, prof_warm[nprof] = warm_ns, prof_ns[nprof++] = step_ns;
         if (li == nl - 1)
             def_step_ns = r->default_step_ns = step_ns;
         if (min_step_ns == 0 || step_ns < min_step_ns)
@@ -763,13 +818,43 @@ candidates_done:;
     }
     r->start_s = now_s() - st0;
     /* a profiled step as long as a sample is that point's first sample (the
-     * hooks' cost is a few hundred ns an op: nothing beside such a step) */
+     * hooks' cost is a few hundred ns an op: nothing beside such a step) --
+     * where the step is long for real: at one thread its warm-up step was
+     * as long, at more threads it is no slower than 1.25x the one-thread
+     * step (a short step that a busy moment stretched past a sample's length,
+     * as a team's first steps on a loaded machine, is no sample of it) */
     for (int i = 0; i < r->n; i++)
         for (int j = 0; j < nprof; j++)
-            if (same_knobs(&prof_k[j], &r->c[i].k) && prof_ns[j] >= sample_ns && r->c[i].rounds == 0) {
+            if (same_knobs(&prof_k[j], &r->c[i].k) && prof_ns[j] >= sample_ns &&
+                (j == 0 ? prof_warm[0] >= sample_ns : prof_ns[j] <= 1.25 * prof_ns[0]) && r->c[i].rounds == 0) {
                 samples[(size_t)i * MAX_ROUNDS] = prof_ns[j] / spr;
                 r->c[i].rounds = r->c[i].steps = 1;
             }
+    /* the order of a round: by the threads that run the steps (an
+     * instance's calling thread and its team, or its pool of inter-op
+     * workers), the points those run back to back, and the groups and the
+     * points within each in a different order every round (a fixed order
+     * would measure each point always after the same one, and so under that
+     * one's after-effects: after other threads ran, the scheduler's
+     * placement of unbound inter-op workers takes milliseconds to settle,
+     * in which a step of a short-step workload can take twice as long).
+     * With short steps, a sample follows untimed steps of its point:
+     * REPLAY_TUNE_SETTLE_MS of them after other threads ran, one after
+     * another point of the same threads. */
+    int *hid = exec_calloc((size_t)r->n * 2 + 1, sizeof *hid), *order = hid ? hid + r->n : NULL;
+    if (!hid) {
+        s = exec_fail(EXEC_ERR_NOMEM, "out of memory");
+        goto end;
+    }
+    for (int i = 0; i < r->n; i++) { /* its threads: an instance's calling thread or its pool */
+        for (hid[i] = h->n - 1; hid[i] > 0 && h->inst[hid[i]] != inst[i]; hid[i]--)
+            ;
+        hid[i] = 2 * hid[i] + (r->c[i].k.inter > 1);
+    }
+    const int settle = min_step_ns < sample_ns / 4;
+    r->settle_ms = settle ? REPLAY_TUNE_SETTLE_MS : 0;
+    int last = -1;
+    uint64_t rng = 0x9e3779b97f4a7c15u;
     double m0 = now_s(), per_round = 0;
     for (int i = 0; i < r->n; i++)
         active[i] = 1;
@@ -777,14 +862,18 @@ candidates_done:;
         double rt0 = now_s();
         if (!o->sweep && round >= 1 && now_s() - t0 + per_round > budget)
             break;
+        round_order(r->n, hid, 2 * h->n, &rng, order);
         for (int j = 0; j < r->n && !s; j++) {
-            int i = (j + round) % r->n;
+            int i = order[j];
             if (!active[i] || r->c[i].rounds > round)
                 continue;
             progress(o, "round %d: candidate %d/%d", round + 1, j + 1, r->n);
             double *v = &samples[(size_t)i * MAX_ROUNDS + round], warm;
             if ((s = host_get(t, h, &r->c[i].k, &inst[i], &warm)))
                 break;
+            if (settle && (s = settle_steps(t, inst[i], hid[i] != last ? REPLAY_TUNE_SETTLE_MS * 1e6 : 0)))
+                break;
+            last = hid[i];
             s = sample(t, inst[i], sample_ns, v, &r->c[i].steps);
             r->c[i].rounds++;
         }
@@ -797,6 +886,7 @@ candidates_done:;
             break;
     }
     r->measure_s = now_s() - m0;
+    exec_free(hid);
     if (s)
         goto end;
     r->best = 0;

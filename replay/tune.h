@@ -18,12 +18,16 @@
  *   3. measures the best few beside fathom's defaults and the vendors'
  *      settings (intra-op = physical cores, inter-op = sockets) in
  *      alternating rounds (one sample each: steps enough for
- *      REPLAY_TUNE_SAMPLE_MS; the order rotated every round, so drift hits
- *      every candidate alike); from the second round a candidate whose
- *      fastest sample is slower than the leader's slowest drops out, and
- *      the race ends when the candidates left are within
- *      REPLAY_TUNE_TIE of the leader (a tie) -- or after five rounds, or at
- *      the budget; it recommends the fastest by median time per sample.
+ *      REPLAY_TUNE_SAMPLE_MS; the points run by the same threads back to
+ *      back, those groups and the points within each shuffled every round,
+ *      so drift and the after-effects of the point before hit every
+ *      candidate alike; with short steps a sample follows untimed steps of
+ *      its point, REPLAY_TUNE_SETTLE_MS of them after other threads ran);
+ *      from the second round a candidate whose fastest sample is slower
+ *      than the leader's slowest drops out, and the race ends when the
+ *      candidates left are within REPLAY_TUNE_TIE of the leader (a tie) --
+ *      or after five rounds, or at the budget; it recommends the fastest by
+ *      median time per sample.
  * With `sweep` it measures every point of the knob space instead, with the
  * same samples (the exhaustive baseline of tests/bench/bench_tune). */
 #ifndef FATHOM_REPLAY_TUNE_H
@@ -52,9 +56,9 @@ typedef struct replay_tune_target {
      * its profiling hooks and the process's); on error a status with
      * exec_errmsg(). */
     exec_status (*open)(void *ctx, const replay_tune_knobs *k, const exec_hooks *hooks, void **inst);
-    /* Gives an open instance knobs k of its batch and inter-op workers, its
-     * runs still naming `hooks` (NULL: every point opens an instance of its
-     * own). */
+    /* Gives an open instance knobs k of its batch (any threads, algorithm,
+     * binding and inter-op workers), its runs still naming `hooks` (NULL:
+     * every point opens an instance of its own). */
     exec_status (*retune)(void *inst, const replay_tune_knobs *k, const exec_hooks *hooks);
     /* One step (or one pass of a trace); *ns its wall time. */
     exec_status (*step)(void *inst, uint64_t *ns);
@@ -66,6 +70,7 @@ typedef struct replay_tune_target {
 #define REPLAY_TUNE_MAX_LINES 12
 #define REPLAY_TUNE_SAMPLE_MS 10.0 /* a measured sample: steps enough to last this long */
 #define REPLAY_TUNE_TIE 0.015      /* candidates this close to the leader's median are a tie */
+#define REPLAY_TUNE_SETTLE_MS 5.0  /* short steps: untimed steps after another instance ran */
 
 typedef struct replay_tune_opts {
     double budget_s;    /* wall-clock budget (> 0) */
@@ -117,6 +122,7 @@ typedef struct replay_tune_result {
     /* where the time went: profiling (with its warm-ups), the ceilings,
      * starting and warming the other candidates, the alternating runs */
     double profile_s, ceilings_s, start_s;
+    double settle_ms;       /* untimed steps before a sample after other threads ran (0: none, long steps) */
     double budget_s;        /* asked for (0: a sweep) */
     double default_step_ns; /* a step at the defaults, profiled */
 } replay_tune_result;

@@ -4,12 +4,14 @@
 # the small preset, train and infer (all nine workloads when none is named).
 # Each row: the knob space's size (points), the sweep's best point, its step
 # time and its spread (its slowest sample over its fastest, less one: the
-# sweep's own run-to-run noise), the tuner's pick and the pick's step time
-# in the sweep (pick/best: the target is within 3%; "tie" when the pick's
-# fastest sample in the sweep is no slower than the best's slowest: the two
-# are inside the sweep's noise), both wall times (the target: the tuner in
-# at most a quarter of the sweep's), and the tuner's measured speedups over
-# fathom's defaults and the vendors' settings. Env: BUDGET (tuner, seconds; default 20), ROUNDS (sweep
+# sweep's own run-to-run noise), the tuner's pick, the pick's step time in
+# the sweep and that point's spread there (pick/best: the target is within
+# 3%; "tie" when the pick's fastest sample in the sweep is no slower than
+# the best's slowest: the two are inside the sweep's noise), both wall times
+# (the target: the tuner in at most a quarter of the sweep's), and the
+# tuner's measured speedups over fathom's defaults and the vendors'
+# settings; the load average before and after. Env: BUDGET (tuner, seconds;
+# default 20), ROUNDS (sweep
 # rounds per point; default 5), PRESET (default small), OUT (a folder for
 # the JSON; default a temporary one). Benchmark only (label bench): the
 # numbers depend on the machine and its load.
@@ -26,8 +28,9 @@ if [ -z "$specs" ]; then
     done
 fi
 now() { date +%s.%N; }
-printf '%-18s %6s %-22s %9s %6s %-22s %9s %8s %4s %7s %7s %6s %7s %8s\n' workload points "sweep best" "best ms" \
-    spread "tuner pick" "pick ms" "pick/bst" tie "sweep s" "tune s" "ratio" "x dflt" "x vendor"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-18s %6s %-22s %9s %6s %-22s %9s %6s %8s %4s %7s %7s %6s %7s %8s\n' workload points "sweep best" "best ms" \
+    spread "tuner pick" "pick ms" spread "pick/bst" tie "sweep s" "tune s" "ratio" "x dflt" "x vendor"
 fails=0
 for spec in $specs; do
     m=${spec%%:*} mode=${spec#*:}
@@ -46,15 +49,16 @@ for spec in $specs; do
         (.candidates | min_by(.samples_per_s | -.)) as $b
         | (.candidates | map(select(.knobs == $k)) | first) as $p
         | [$w, (.candidates | length), ($b.knobs | short), $b.step_ms, ($b.max_ms / $b.min_ms - 1), ($k | short),
-           ($p.step_ms // -1), (if $p then ($b.samples_per_s / $p.samples_per_s) else -1 end),
+           ($p.step_ms // -1), (if $p then ($p.max_ms / $p.min_ms - 1) else -1 end), (if $p then ($b.samples_per_s / $p.samples_per_s) else -1 end),
            (if $p and ($p.min_ms * $b.knobs.batch <= $b.max_ms * $p.knobs.batch) then "tie" else "-" end),
            ($sw | tonumber), ($tu | tonumber), (($tu | tonumber) / ($sw | tonumber)),
            $t[0].recommendation.speedup_defaults, $t[0].recommendation.speedup_vendors]
         | map(tostring) | join("\t")' \
         "$OUT/$m-$mode-sweep.json" |
-        awk -F'\t' '{ printf "%-18s %6d %-22s %9.2f %6.3f %-22s %9.2f %8.3f %4s %7.1f %7.1f %6.2f %7.2f %8.2f\n",
-                      $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 }'
+        awk -F'\t' '{ printf "%-18s %6d %-22s %9.2f %6.3f %-22s %9.2f %6.3f %8.3f %4s %7.1f %7.1f %6.2f %7.2f %8.2f\n",
+                      $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15 }'
 done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "(JSON in $OUT; tuner budget $BUDGET s, sweep $ROUNDS rounds a point, preset $PRESET;" \
     "t2 i1 auto none b32: --threads 2 --inter 1 --conv-algo auto --bind none --batch 32)"
 exit $fails

@@ -35,10 +35,23 @@ jq -e --argjson l "$limit" '.wall_s <= $l' "$T/a.json" >/dev/null || fail "tune 
 awk -v t="$took" -v l="$limit" 'BEGIN { exit !(t <= l + 1) }' || fail "tune autoenc --budget 6 took $took s"
 jq -e '.recommendation.knobs.bind and (.recommendation.flags | test("--bind (none|close|spread)"))
        and (.proposals | map(test("^thread binding")) | any) and (.machine.binds | index("none"))
-       and (.phases.profile_s > 0) and (.phases.measure_s > 0)' "$T/a.json" >/dev/null ||
+       and (.phases.profile_s > 0) and (.phases.measure_s > 0) and (.settle_ms >= 0)' "$T/a.json" >/dev/null ||
     fail "tune autoenc: no binding in the recommendation, its proposals or the machine, or no phase times"
 run_flags "autoenc" $(jq -r .recommendation.command "$T/a.json")
 note "autoenc: $(jq -r '"\(.recommendation.flags): \(.recommendation.speedup_defaults)x over the defaults, wall \(.wall_s) s"' "$T/a.json")"
+
+# --sweep: every point of the knob space (threads 1 to all cores, inter-op workers up to 4 and the
+# threads, the bindings offered), each with --rounds samples, and the recommendation is the fastest
+"$FATHOM" tune memnet --mode infer --preset tiny --sweep --rounds 3 --format json >"$T/s.json" 2>"$T/err" ||
+    fail "tune --sweep: $(cat "$T/err")"
+jq -e '.machine.cores as $c
+       | ([range(1; $c + 1) | select($c <= 8 or . == $c or (. as $t | [range(0; 31) | pow(2; .)] | any(. == $t)))
+          | [., 4] | min] | add) as $pts
+       | ($pts * (.machine.binds | length)) as $n
+       | (.candidates | length) == $n and ([.candidates[].rounds] | all(. == 3))
+       and ([.candidates[].knobs | "\(.threads) \(.inter) \(.bind)"] | unique | length) == $n
+       and .recommendation.step_ms == ([.candidates[].step_ms] | min)' "$T/s.json" >/dev/null ||
+    fail "tune --sweep: not every point of the knob space with 3 samples: $(jq -c '[.machine, [.candidates[] | [.flags, .rounds]]]' "$T/s.json")"
 
 # a convolutional MODEL, text, with batches: the recommendation line runs
 "$FATHOM" tune alexnet --preset tiny --budget 8 --batches 8,16 >"$T/b.txt" 2>"$T/err" || fail "tune alexnet: $(cat "$T/err")"
