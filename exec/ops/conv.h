@@ -1,5 +1,5 @@
 /* conv.h -- what conv.c (Conv2D and its backprops by im2col + GEMM) and
- * conv_direct.c (the same by direct AVX2 kernels) share: the
+ * conv_direct.c (the same by direct AVX2/AVX-512 kernels) share: the
  * geometry of one convolution. Layout: x [N,C,H,W], filter [OC,C,KH,KW],
  * y [N,OC,OH,OW]. Internal to exec/ops. */
 #ifndef FATHOM_EXEC_OPS_CONV_H
@@ -17,7 +17,12 @@ typedef struct conv_geom {
 static inline int64_t conv_k(const conv_geom *q) { return q->c * q->kh * q->kw; }
 static inline int64_t conv_p(const conv_geom *q) { return q->oh * q->ow; }
 
-/* Whether this machine runs the direct kernel (AVX2 and FMA). */
+/* The vector instructions the engine's kernels use now: exec_simd_set's
+ * level, the CPU's best until it is called (conv_winograd.c). */
+exec_simd conv_simd(void);
+
+/* Whether the direct kernels run (AVX2 and FMA, and a level that allows
+ * them). */
 bool conv_direct_supported(void);
 /* Scratch floats conv_direct_fwd needs (packed filter, padded images). */
 int64_t conv_direct_scratch(const conv_geom *q, int nthreads);

@@ -1,4 +1,5 @@
-/* conv_direct.c -- Conv2D and its gradients by direct AVX2 kernels: no im2col.
+/* conv_direct.c -- Conv2D and its gradients by direct AVX2 or AVX-512
+ * kernels: no im2col.
  *
  * im2col + GEMM writes every input float KH*KW/(SH*SW) times into col, and
  * the BLAS packs col once more before its kernel runs: for DQN's layers
@@ -6,12 +7,15 @@
  * convolution's time. This kernel reads the image in place, the way oneDNN's
  * direct convolutions do:
  *
- *   the filter is packed once per call into blocks of 16 output channels,
- *       wp[block][c][kh][kw][16]   (the last block 8 wide when OC % 16 <= 8)
- *   each output block of 16 channels x 6 output pixels (pixels in row-major
- *   order, a block may span two output rows) lives in 12 AVX registers;
- *   per (c, kh, kw): two filter vectors, six broadcast input floats, twelve
- *   FMAs; then the 16 x 6 sums are written out per channel.
+ *   the filter is packed once per call into blocks of ob output channels,
+ *       wp[block][c][kh][kw][ob]   (the last block narrower, whole vectors)
+ *   each output block of ob channels x 6 output pixels (pixels in row-major
+ *   order, a block may span two output rows) lives in registers; per
+ *   (c, kh, kw): ob/L filter vectors, six broadcast input floats, 6 ob/L
+ *   FMAs; then the ob x 6 sums are written out per channel.
+ *   AVX2: vectors of L = 8, ob = 16 (12 accumulators); AVX-512: L = 16,
+ *   ob = 64 (24 of the 32 zmm registers), which covers DQN's 64-channel
+ *   layers in one block: each broadcast input float feeds four FMAs.
  *
  * Padding is done by copying the image into a zero-bordered buffer, so the
  * kernel never tests bounds. Threads take (image, chunk of output pixels,
@@ -20,13 +24,15 @@
  *
  * The same register blocking serves the two gradients: a stride-1 input
  * gradient is a forward convolution of dy (conv_direct_bwd_input), and the
- * filter gradient sums, per block of 16 channels x 6 filter taps, dy
+ * filter gradient sums, per block of ob channels x 6 filter taps, dy
  * (transposed to [pixel][channel]) times the taps' inputs over the pixels
  * (conv_direct_bwd_filter).
  *
- * Compiled for AVX2+FMA by function attributes; conv_direct_supported() says
- * whether the machine has them (otherwise conv.c's im2col path runs). On a
- * CPU other than x86-64 it says no and the kernel is not built. */
+ * The register block is written once (conv_direct_kern.h) and compiled per
+ * instruction set by function attributes; the widest the CPU has runs
+ * (exec_simd_set can narrow it, to compare or test), and without AVX2+FMA
+ * conv_direct_supported() says no and conv.c's im2col path runs. On a CPU
+ * other than x86-64 it says no and the kernels are not built. */
 #include "conv.h"
 
 #include <omp.h>
@@ -34,74 +40,11 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define UR 6  /* output pixels per block */
-#define OB 16 /* output channels per block: two 8-float vectors */
+#define UR 6 /* output pixels (taps) per block */
 
-#define AVX2_FN __attribute__((target("avx2,fma")))
-
-bool conv_direct_supported(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
-
-/* The register block both kernels share: nb vectors of 8 channels x ut
- * positions (pixels for the forward, taps for the filter gradient), sums in
- * s0 (channels 0-7) and s1 (8-15). */
-typedef struct rblock {
-    __m256 s0[UR], s1[UR];
-} rblock;
-
-#define KERNEL_INLINE AVX2_FN static inline __attribute__((always_inline))
-
-/* the block's ut broadcast offsets, copied where the compiler keeps them in
- * registers */
-KERNEL_INLINE void rb_offsets(int64_t o[UR], const int64_t *off, const int ut)
-{
-#pragma GCC unroll 6
-    for (int j = 0; j < UR; j++)
-        o[j] = j < ut ? off[j] : 0;
-}
-
-/* the sums from acc ([ut][16]), or zero when acc is NULL */
-KERNEL_INLINE void rb_load(rblock *b, const float *acc, const int nb, const int ut)
-{
-#pragma GCC unroll 6
-    for (int j = 0; j < UR; j++) {
-        b->s0[j] = acc && j < ut ? _mm256_loadu_ps(acc + j * OB) : _mm256_setzero_ps();
-        b->s1[j] = acc && j < ut && nb == 2 ? _mm256_loadu_ps(acc + j * OB + 8) : _mm256_setzero_ps();
-    }
-}
-
-KERNEL_INLINE void rb_store(const rblock *b, float *acc, const int nb, const int ut)
-{
-#pragma GCC unroll 6
-    for (int j = 0; j < UR; j++)
-        if (j < ut) {
-            _mm256_storeu_ps(acc + j * OB, b->s0[j]);
-            if (nb == 2)
-                _mm256_storeu_ps(acc + j * OB + 8, b->s1[j]);
-        }
-}
-
-/* n steps of: the channel vectors at v times the ut floats at r + o[j];
- * v moves vstride floats a step, r rstride. */
-KERNEL_INLINE void rb_run(rblock *b, const float *restrict v, int64_t vstride, const float *restrict r, int64_t rstride,
-                          const int64_t *o, int64_t n, const int nb, const int ut)
-{
-    for (int64_t i = 0; i < n; i++, v += vstride, r += rstride) {
-        __m256 w0 = _mm256_loadu_ps(v), w1 = nb == 2 ? _mm256_loadu_ps(v + 8) : w0;
-#pragma GCC unroll 6
-        for (int j = 0; j < UR; j++)
-            if (j < ut) {
-                __m256 x = _mm256_broadcast_ss(r + o[j]);
-                b->s0[j] = _mm256_fmadd_ps(w0, x, b->s0[j]);
-                if (nb == 2)
-                    b->s1[j] = _mm256_fmadd_ps(w1, x, b->s1[j]);
-            }
-    }
-}
-
-/* The forward's block: 16 output channels x 6 output pixels. Its arguments:
- * the (padded) image, the pixels' offsets into it, the packed filter block,
- * the filter's sizes, the image's row and plane strides, and where the
- * [UR][OB] sums go. */
+/* The forward's block arguments: the (padded) image, the pixels' offsets
+ * into it, the packed filter block, the filter's sizes, the image's row and
+ * plane strides, and where the [UR][ob] sums go. */
 typedef struct dk_args {
     const float *x;
     const int64_t *off;
@@ -110,43 +53,11 @@ typedef struct dk_args {
     float *out;
 } dk_args;
 
-KERNEL_INLINE void dk_body(const dk_args *a, const int nb, const int ur)
-{
-    rblock b;
-    int64_t o[UR];
-    rb_offsets(o, a->off, ur);
-    rb_load(&b, NULL, nb, ur);
-    const float *wp = a->wp;
-    for (int64_t c = 0; c < a->c; c++)
-        for (int64_t kh = 0; kh < a->kh; kh++, wp += 8 * nb * a->kw)
-            rb_run(&b, wp, 8 * nb, a->x + c * a->hw + kh * a->wd, 1, o, a->kw, nb, ur);
-    rb_store(&b, a->out, nb, ur);
-}
-
-/* One function per (vectors, pixels or taps) of a kernel NAME, whose
- * NAME##_body's loops are thereby unrolled into registers, and the table
- * that picks one: NAME##_table[vectors - 1][count - 1], of type NAME##_fn. */
-/* clang-format off */
-#define RB_K(NAME, ARGS, NB, U) AVX2_FN static void NAME##_##NB##_##U(const ARGS *a) { NAME##_body(a, NB, U); }
-#define RB_KERNELS(NAME, ARGS)                                                                                 \
-    RB_K(NAME, ARGS, 1, 1) RB_K(NAME, ARGS, 1, 2) RB_K(NAME, ARGS, 1, 3)                                     \
-    RB_K(NAME, ARGS, 1, 4) RB_K(NAME, ARGS, 1, 5) RB_K(NAME, ARGS, 1, 6)                                     \
-    RB_K(NAME, ARGS, 2, 1) RB_K(NAME, ARGS, 2, 2) RB_K(NAME, ARGS, 2, 3)                                     \
-    RB_K(NAME, ARGS, 2, 4) RB_K(NAME, ARGS, 2, 5) RB_K(NAME, ARGS, 2, 6)                                     \
-    typedef void (*NAME##_fn)(const ARGS *);                                                                  \
-    static const NAME##_fn NAME##_table[2][UR] = {                                                            \
-        { NAME##_1_1, NAME##_1_2, NAME##_1_3, NAME##_1_4, NAME##_1_5, NAME##_1_6 },                           \
-        { NAME##_2_1, NAME##_2_2, NAME##_2_3, NAME##_2_4, NAME##_2_5, NAME##_2_6 },                           \
-    };
-/* clang-format on */
-
-RB_KERNELS(dk, dk_args)
-
-/* The filter gradient turns the roles around: a block is 16 output
- * channels x 6 filter taps, summed over the pixels of an image. Per pixel:
- * two vectors of dy (dy transposed to [pixel][channel]), six broadcast input
- * floats (the taps' offsets from the pixel's window corner), twelve FMAs.
- * The sums start from and go back to acc ([6][16]), so a block adds up
+/* The filter gradient turns the roles around: a block is output channels x
+ * filter taps, summed over the pixels of an image. Per pixel: nb vectors
+ * of dy (dy transposed to [pixel][channel]), up to six broadcast input
+ * floats (the taps' offsets from the pixel's window corner), nb x 6 FMAs.
+ * The sums start from and go back to acc ([6][ob]), so a block adds up
  * image after image. */
 typedef struct fk_args {
     const float *x;                   /* the (padded) image */
@@ -158,42 +69,115 @@ typedef struct fk_args {
     float *acc;
 } fk_args;
 
-KERNEL_INLINE void fk_body(const fk_args *a, const int nb, const int ut)
-{
-    rblock b;
-    int64_t o[UR];
-    rb_offsets(o, a->off, ut);
-    rb_load(&b, a->acc, nb, ut);
-    for (int64_t i = 0; i < a->nimg; i++) {
-        const float *g = a->g + i * a->gimg + a->oh0 * a->ow * a->gstride;
-        for (int64_t oh = a->oh0; oh < a->oh1; oh++, g += a->ow * a->gstride)
-            rb_run(&b, g, a->gstride, a->x + i * a->ximg + oh * a->sh * a->wd, a->sw, o, a->ow, nb, ut);
-    }
-    rb_store(&b, a->acc, nb, ut);
-}
+typedef void (*dk_fn)(const dk_args *);
+typedef void (*fk_fn)(const fk_args *);
 
-RB_KERNELS(fk, fk_args)
+/* One instruction set's kernels: blocks of up to nb vectors of l channels
+ * (ob = nb * l channels) x UR positions; dk[vectors - 1][count - 1] the
+ * forward's, fk[...] the filter gradient's. */
+#define NB_MAX 4
+typedef struct dkern {
+    int64_t l, nb;
+    dk_fn dk[NB_MAX][UR];
+    fk_fn fk[NB_MAX][UR];
+} dkern;
+
+#define avx2_FN __attribute__((target("avx2,fma")))
+#define avx512_FN __attribute__((target("avx512f,avx2,fma")))
+
+/* AVX2: 2 vectors of 8 (16 channels) x 6 pixels in 12 registers */
+#define DK(name) name##_avx2
+#define DK_L 8
+#define DK_NB 2
+#define DK_FN avx2_FN
+#define dk_v __m256
+#define DK_LD(p) _mm256_loadu_ps(p)
+#define DK_ST(p, v) _mm256_storeu_ps((p), (v))
+#define DK_BC(p) _mm256_broadcast_ss(p)
+#define DK_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define DK_ZERO() _mm256_setzero_ps()
+#include "conv_direct_kern.h" /* it undefines the parameters above */
+
+/* AVX-512: 4 vectors of 16 (64 channels) x 6 pixels in 24 registers */
+#define DK(name) name##_avx512
+#define DK_L 16
+#define DK_NB 4
+#define DK_FN avx512_FN
+#define dk_v __m512
+#define DK_LD(p) _mm512_loadu_ps(p)
+#define DK_ST(p, v) _mm512_storeu_ps((p), (v))
+#define DK_BC(p) _mm512_set1_ps(*(p))
+#define DK_FMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define DK_ZERO() _mm512_setzero_ps()
+#include "conv_direct_kern.h" /* it undefines the parameters above */
+
+/* One function per (vectors, count) of kernel NAME on set ISA, whose
+ * NAME##_body_##ISA's loops are thereby unrolled into registers, and the
+ * row of a table that picks one by count. */
+/* clang-format off */
+#define RB_K(NAME, ISA, ARGS, NB, U)                                                                           \
+    ISA##_FN static void NAME##_##ISA##_##NB##_##U(const ARGS *a) { NAME##_body_##ISA(a, NB, U); }
+#define RB_ROW(NAME, ISA, ARGS, NB)                                                                            \
+    RB_K(NAME, ISA, ARGS, NB, 1) RB_K(NAME, ISA, ARGS, NB, 2) RB_K(NAME, ISA, ARGS, NB, 3)                     \
+    RB_K(NAME, ISA, ARGS, NB, 4) RB_K(NAME, ISA, ARGS, NB, 5) RB_K(NAME, ISA, ARGS, NB, 6)
+#define RB_FNS(NAME, ISA, NB)                                                                                  \
+    { NAME##_##ISA##_##NB##_1, NAME##_##ISA##_##NB##_2, NAME##_##ISA##_##NB##_3,                               \
+      NAME##_##ISA##_##NB##_4, NAME##_##ISA##_##NB##_5, NAME##_##ISA##_##NB##_6 }
+
+RB_ROW(dk, avx2, dk_args, 1) RB_ROW(dk, avx2, dk_args, 2)
+RB_ROW(fk, avx2, fk_args, 1) RB_ROW(fk, avx2, fk_args, 2)
+RB_ROW(dk, avx512, dk_args, 1) RB_ROW(dk, avx512, dk_args, 2)
+RB_ROW(dk, avx512, dk_args, 3) RB_ROW(dk, avx512, dk_args, 4)
+RB_ROW(fk, avx512, fk_args, 1) RB_ROW(fk, avx512, fk_args, 2)
+RB_ROW(fk, avx512, fk_args, 3) RB_ROW(fk, avx512, fk_args, 4)
+
+static const dkern dkern_avx2 = {
+    .l = 8, .nb = 2,
+    .dk = { RB_FNS(dk, avx2, 1), RB_FNS(dk, avx2, 2) },
+    .fk = { RB_FNS(fk, avx2, 1), RB_FNS(fk, avx2, 2) },
+};
+static const dkern dkern_avx512 = {
+    .l = 16, .nb = 4,
+    .dk = { RB_FNS(dk, avx512, 1), RB_FNS(dk, avx512, 2), RB_FNS(dk, avx512, 3), RB_FNS(dk, avx512, 4) },
+    .fk = { RB_FNS(fk, avx512, 1), RB_FNS(fk, avx512, 2), RB_FNS(fk, avx512, 3), RB_FNS(fk, avx512, 4) },
+};
+/* clang-format on */
+
+bool conv_direct_supported(void) { return conv_simd() >= EXEC_SIMD_AVX2; }
+
+/* the kernels of the level in force (conv_direct_supported() first) */
+static const dkern *dkern_now(void) { return conv_simd() >= EXEC_SIMD_AVX512 ? &dkern_avx512 : &dkern_avx2; }
+
+/* the widest kernels this CPU has: scratch sized for them fits any level */
+static const dkern *dkern_widest(void) { return exec_simd_best() >= EXEC_SIMD_AVX512 ? &dkern_avx512 : &dkern_avx2; }
 
 static int64_t padded_h(const conv_geom *q) { return q->h + 2 * q->ph; }
 static int64_t padded_w(const conv_geom *q) { return q->w + 2 * q->pw; }
 static bool padded(const conv_geom *q) { return q->ph || q->pw; }
-static int64_t oc_rounded(const conv_geom *q) { return (q->oc + 7) / 8 * 8; }
 static int64_t pad_floats(const conv_geom *q) { return padded(q) ? q->c * padded_h(q) * padded_w(q) : 0; }
+/* OC rounded up to whole vectors, and a block's channels */
+static int64_t oc_rounded(const conv_geom *q, const dkern *d) { return (q->oc + d->l - 1) / d->l * d->l; }
+static int64_t ob_of(const dkern *d) { return d->l * d->nb; }
+/* the width of the block from channel b0 (the last may be narrower) */
+static int64_t block_width(int64_t ocr, int64_t b0, const dkern *d)
+{
+    return ocr - b0 < ob_of(d) ? ocr - b0 : ob_of(d);
+}
 
 int64_t conv_direct_scratch(const conv_geom *q, int nthreads)
 {
-    return oc_rounded(q) * conv_k(q) + (int64_t)nthreads * pad_floats(q);
+    return oc_rounded(q, dkern_widest()) * conv_k(q) + (int64_t)nthreads * pad_floats(q);
 }
 
-/* wp[block][k][width] = w[block*16 + l][k], zero past OC. With `flip`, w is
+/* wp[block][k][width] = w[block*ob + l][k], zero past OC. With `flip`, w is
  * the filter of the convolution this one transposes, [q->c][q->oc][KH][KW],
  * read with its channels swapped and its taps turned by 180 degrees. */
-static void pack_filter(const conv_geom *q, const float *restrict w, bool flip, float *restrict wp, int64_t oc0,
-                        int64_t oc1)
+static void pack_filter(const conv_geom *q, const dkern *dk, const float *restrict w, bool flip, float *restrict wp,
+                        int64_t oc0, int64_t oc1)
 {
-    const int64_t K = conv_k(q), ocr = oc_rounded(q), KK = q->kh * q->kw;
+    const int64_t K = conv_k(q), ocr = oc_rounded(q, dk), KK = q->kh * q->kw, ob = ob_of(dk);
     for (int64_t o = oc0; o < oc1; o++) {
-        int64_t b0 = o / OB * OB, width = ocr - b0 < OB ? ocr - b0 : OB, l = o - b0;
+        int64_t b0 = o / ob * ob, width = block_width(ocr, b0, dk), l = o - b0;
         float *restrict d = wp + b0 * K + l;
         if (o >= q->oc) {
             for (int64_t k = 0; k < K; k++)
@@ -218,13 +202,13 @@ static void pad_image(const conv_geom *q, const float *restrict x, float *restri
             memcpy(xp + (c * Hp + i + q->ph) * Wp + q->pw, x + (c * q->h + i) * q->w, (size_t)q->w * sizeof *x);
 }
 
-/* y[oc0 .. oc0+16)[p_lo .. p_hi) of one image, from its (padded) planes xi */
-static void run_block(const conv_geom *q, const float *xi, const float *wp, int64_t oc0, float *restrict yi,
-                      int64_t p_lo, int64_t p_hi)
+/* y[oc0 .. oc0+ob)[p_lo .. p_hi) of one image, from its (padded) planes xi */
+static void run_block(const conv_geom *q, const dkern *dk, const float *xi, const float *wp, int64_t oc0,
+                      float *restrict yi, int64_t p_lo, int64_t p_hi)
 {
-    const int64_t K = conv_k(q), P = conv_p(q), Wp = padded_w(q), ocr = oc_rounded(q);
-    const int64_t width = ocr - oc0 < OB ? ocr - oc0 : OB, live = q->oc - oc0 < width ? q->oc - oc0 : width;
-    float out[UR * OB];
+    const int64_t K = conv_k(q), P = conv_p(q), Wp = padded_w(q), ocr = oc_rounded(q, dk), ob = ob_of(dk);
+    const int64_t width = block_width(ocr, oc0, dk), live = q->oc - oc0 < width ? q->oc - oc0 : width;
+    float out[UR * NB_MAX * 16];
     int64_t off[UR];
     dk_args a = { .x = xi,
                   .off = off,
@@ -235,7 +219,7 @@ static void run_block(const conv_geom *q, const float *xi, const float *wp, int6
                   .wd = Wp,
                   .hw = padded_h(q) * Wp,
                   .out = out };
-    const dk_fn *fns = dk_table[width / 8 - 1];
+    const dk_fn *fns = dk->dk[width / dk->l - 1];
     /* blocks as equal as they can be (49 pixels: 4 x 6 + 5 x 5, not 8 x 6 + 1:
      * a 1-pixel block does 2 FMAs a filter tap for 3 loads) */
     const int64_t npx = p_hi - p_lo, nblk = (npx + UR - 1) / UR, base = npx / nblk, extra = npx % nblk;
@@ -251,7 +235,7 @@ static void run_block(const conv_geom *q, const float *xi, const float *wp, int6
         for (int64_t l = 0; l < live; l++) {
             float *restrict yo = yi + (oc0 + l) * P + p0;
             for (int j = 0; j < ur; j++)
-                yo[j] = out[j * OB + l];
+                yo[j] = out[j * ob + l];
         }
         ow += ur;
         oh += ow / q->ow;
@@ -274,15 +258,18 @@ static int64_t chunk_pixels(const conv_geom *q)
 static void direct_run(const conv_geom *q, const float *x, const float *w, bool flip, float *y, float *scratch,
                        int nthreads)
 {
-    const int64_t ocr = oc_rounded(q), nblk = (ocr + OB - 1) / OB, P = conv_p(q), cp = chunk_pixels(q);
-    const int64_t nch = (P + cp - 1) / cp, items = q->n * nch * nblk, CHW = q->c * q->h * q->w;
+    const dkern *dk = dkern_now();
+    const int64_t ocr = oc_rounded(q, dk), ob = ob_of(dk), nblk = (ocr + ob - 1) / ob, P = conv_p(q);
+    const int64_t cp = chunk_pixels(q), nch = (P + cp - 1) / cp, items = q->n * nch * nblk, CHW = q->c * q->h * q->w;
+    /* the padded images after the packed filter of the widest kernels */
+    const int64_t wfloats = oc_rounded(q, dkern_widest()) * conv_k(q);
     float *wp = scratch;
 #pragma omp parallel num_threads(nthreads) if (nthreads > 1)
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        pack_filter(q, w, flip, wp, ocr * t / nt, ocr * (t + 1) / nt);
+        pack_filter(q, dk, w, flip, wp, ocr * t / nt, ocr * (t + 1) / nt);
 #pragma omp barrier
-        float *xp = scratch + ocr * conv_k(q) + t * pad_floats(q);
+        float *xp = scratch + wfloats + t * pad_floats(q);
         int64_t have = -1; /* the image now in xp */
         /* items (image, chunk, block) in that order: a thread's run of
          * blocks reuses one chunk of one image */
@@ -296,7 +283,7 @@ static void direct_run(const conv_geom *q, const float *x, const float *w, bool 
                 xi = xp;
             }
             int64_t lo = ch * cp, hi = lo + cp < P ? lo + cp : P;
-            run_block(q, xi, wp, b * OB, y + i * q->oc * P, lo, hi);
+            run_block(q, dk, xi, wp, b * ob, y + i * q->oc * P, lo, hi);
         }
     }
 }
@@ -334,11 +321,12 @@ void conv_direct_bwd_input(const conv_geom *q, const float *w, const float *dy, 
 
 /* Scratch for conv_direct_bwd_filter (from exec_kscratch: 64-byte aligned):
  * the taps' offsets, dy^T of every image, every padded image, and the
- * packed gradient [block][K][16]. */
+ * packed gradient [block][K][ob]; sized for the widest kernels. */
 int64_t conv_direct_filter_scratch(const conv_geom *q)
 {
-    const int64_t nblk = (oc_rounded(q) + OB - 1) / OB;
-    return q->n * conv_p(q) * oc_rounded(q) + q->n * pad_floats(q) + nblk * conv_k(q) * OB + 2 * conv_k(q);
+    const dkern *dk = dkern_widest();
+    const int64_t ocr = oc_rounded(q, dk), ob = ob_of(dk), nblk = (ocr + ob - 1) / ob;
+    return q->n * conv_p(q) * ocr + q->n * pad_floats(q) + nblk * conv_k(q) * ob + 2 * conv_k(q);
 }
 
 /* dw = sum over images of dy[n] x col(x[n])^T, [OC][C][KH][KW], overwritten.
@@ -349,7 +337,8 @@ int64_t conv_direct_filter_scratch(const conv_geom *q)
 void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy, float *dw, float *scratch,
                             int nthreads)
 {
-    const int64_t ocr = oc_rounded(q), nblk = (ocr + OB - 1) / OB, K = conv_k(q), P = conv_p(q);
+    const dkern *dk = dkern_now();
+    const int64_t ocr = oc_rounded(q, dk), ob = ob_of(dk), nblk = (ocr + ob - 1) / ob, K = conv_k(q), P = conv_p(q);
     const int64_t CHW = q->c * q->h * q->w, Hp = padded_h(q), Wp = padded_w(q), KK = q->kh * q->kw;
     const int64_t ntap = (K + UR - 1) / UR, items = nblk * ntap;
     const int64_t ximg = padded(q) ? pad_floats(q) : CHW;
@@ -374,7 +363,7 @@ void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy,
         }
 #pragma omp for schedule(static)
         for (int64_t b = 0; b < nblk; b++)
-            memset(acc + b * K * OB, 0, (size_t)(K * OB) * sizeof *acc);
+            memset(acc + b * K * ob, 0, (size_t)(K * ob) * sizeof *acc);
 #pragma omp for schedule(static)
         for (int64_t k = 0; k < K; k++)
             toff[k] = (k / KK * Hp + k % KK / q->kw) * Wp + k % q->kw;
@@ -385,11 +374,11 @@ void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy,
             for (int64_t r0 = 0, r1; r0 < q->oh; r0 = r1) {
                 r1 = r0 + rows < q->oh ? r0 + rows : q->oh;
                 for (int64_t it = lo; it < hi; it++) {
-                    int64_t b = it / ntap, t0 = it % ntap * UR, width = ocr - b * OB < OB ? ocr - b * OB : OB;
+                    int64_t b = it / ntap, t0 = it % ntap * UR, width = block_width(ocr, b * ob, dk);
                     int ut = K - t0 < UR ? (int)(K - t0) : UR;
                     fk_args a = { .x = xs + i * ximg,
                                   .off = toff + t0,
-                                  .g = gT + i * P * ocr + b * OB,
+                                  .g = gT + i * P * ocr + b * ob,
                                   .gstride = ocr,
                                   .oh0 = r0,
                                   .oh1 = r1,
@@ -400,17 +389,17 @@ void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy,
                                   .nimg = whole ? q->n : 1,
                                   .ximg = ximg,
                                   .gimg = P * ocr,
-                                  .acc = acc + (b * K + t0) * OB };
-                    fk_table[width / 8 - 1][ut - 1](&a);
+                                  .acc = acc + (b * K + t0) * ob };
+                    dk->fk[width / dk->l - 1][ut - 1](&a);
                 }
             }
 #pragma omp barrier
-            /* unpack: dw[o][k] = acc[o/16][k][o%16] */
+            /* unpack: dw[o][k] = acc[o/ob][k][o%ob] */
 #pragma omp for schedule(static)
         for (int64_t o = 0; o < q->oc; o++) {
-            const float *restrict s = acc + (o / OB) * K * OB + o % OB;
+            const float *restrict s = acc + (o / ob) * K * ob + o % ob;
             for (int64_t k = 0; k < K; k++)
-                dw[o * K + k] = s[k * OB];
+                dw[o * K + k] = s[k * ob];
         }
     }
 }
