@@ -33,7 +33,10 @@ void conv_direct_fwd(const conv_geom *q, const float *x, const float *w, float *
  * gradient (conv_direct_bwd_input and conv_wino_bwd_input run it; their
  * scratch is asked of this geometry). */
 conv_geom conv_direct_transposed(const conv_geom *q);
-/* dx = the input gradient of q (stride 1 only) from dy and q's filter w. */
+/* Scratch floats conv_direct_bwd_input needs. */
+int64_t conv_direct_input_scratch(const conv_geom *q, int nthreads);
+/* dx = the input gradient of q from dy and q's filter w (stride 1: one
+ * forward convolution of dy; a larger stride: one per phase of dx). */
 void conv_direct_bwd_input(const conv_geom *q, const float *w, const float *dy, float *dx, float *scratch,
                            int nthreads);
 

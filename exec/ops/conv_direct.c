@@ -169,26 +169,40 @@ int64_t conv_direct_scratch(const conv_geom *q, int nthreads)
     return oc_rounded(q, dkern_widest()) * conv_k(q) + (int64_t)nthreads * pad_floats(q);
 }
 
-/* wp[block][k][width] = w[block*ob + l][k], zero past OC. With `flip`, w is
- * the filter of the convolution this one transposes, [q->c][q->oc][KH][KW],
- * read with its channels swapped and its taps turned by 180 degrees. */
-static void pack_filter(const conv_geom *q, const dkern *dk, const float *restrict w, bool flip, float *restrict wp,
-                        int64_t oc0, int64_t oc1)
+/* The filter a forward packs: w itself [q->oc][K], or (flip) the filter of
+ * the convolution this one transposes, [q->c][ocw][KH][KW], read with its
+ * channels swapped and the taps kh0 + sh t, kw0 + sw u (t < q->kh, u <
+ * q->kw) turned by 180 degrees: all of them at stride 1, a phase's at a
+ * larger stride (conv_direct_bwd_input). Output channel o is channel o %
+ * ocw of phase o / ocw: phase p adds p / pw to kh0 and p % pw to kw0 (the
+ * phases side by side as channels; one phase: q->oc = ocw). */
+typedef struct fview {
+    const float *w;
+    bool flip;
+    int64_t ocw, pw, kh0, kw0, sh, sw, KH, KW;
+} fview;
+
+/* wp[block][k][width] = the filter's [block*ob + l][k], zero past OC */
+static void pack_filter(const conv_geom *q, const dkern *dk, const fview *f, float *restrict wp, int64_t oc0,
+                        int64_t oc1)
 {
-    const int64_t K = conv_k(q), ocr = oc_rounded(q, dk), KK = q->kh * q->kw, ob = ob_of(dk);
+    const int64_t K = conv_k(q), ocr = oc_rounded(q, dk), ob = ob_of(dk);
+    const float *restrict w = f->w;
     for (int64_t o = oc0; o < oc1; o++) {
         int64_t b0 = o / ob * ob, width = block_width(ocr, b0, dk), l = o - b0;
         float *restrict d = wp + b0 * K + l;
         if (o >= q->oc) {
             for (int64_t k = 0; k < K; k++)
                 d[k * width] = 0.0f;
-        } else if (!flip) {
+        } else if (!f->flip) {
             for (int64_t k = 0; k < K; k++)
                 d[k * width] = w[o * K + k];
         } else {
+            const int64_t ph = o / f->ocw, oo = o % f->ocw, kh0 = f->kh0 + ph / f->pw, kw0 = f->kw0 + ph % f->pw;
             for (int64_t c = 0, k = 0; c < q->c; c++)
-                for (int64_t t = KK - 1; t >= 0; t--, k++)
-                    d[k * width] = w[(c * q->oc + o) * KK + t];
+                for (int64_t t = q->kh - 1; t >= 0; t--)
+                    for (int64_t u = q->kw - 1; u >= 0; u--, k++)
+                        d[k * width] = w[((c * f->ocw + oo) * f->KH + kh0 + f->sh * t) * f->KW + kw0 + f->sw * u];
         }
     }
 }
@@ -255,8 +269,7 @@ static int64_t chunk_pixels(const conv_geom *q)
     return px < conv_p(q) ? px : conv_p(q);
 }
 
-static void direct_run(const conv_geom *q, const float *x, const float *w, bool flip, float *y, float *scratch,
-                       int nthreads)
+static void direct_run(const conv_geom *q, const float *x, const fview *f, float *y, float *scratch, int nthreads)
 {
     const dkern *dk = dkern_now();
     const int64_t ocr = oc_rounded(q, dk), ob = ob_of(dk), nblk = (ocr + ob - 1) / ob, P = conv_p(q);
@@ -267,7 +280,7 @@ static void direct_run(const conv_geom *q, const float *x, const float *w, bool 
 #pragma omp parallel num_threads(nthreads) if (nthreads > 1)
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        pack_filter(q, dk, w, flip, wp, ocr * t / nt, ocr * (t + 1) / nt);
+        pack_filter(q, dk, f, wp, ocr * t / nt, ocr * (t + 1) / nt);
 #pragma omp barrier
         float *xp = scratch + wfloats + t * pad_floats(q);
         int64_t have = -1; /* the image now in xp */
@@ -290,7 +303,8 @@ static void direct_run(const conv_geom *q, const float *x, const float *w, bool 
 
 void conv_direct_fwd(const conv_geom *q, const float *x, const float *w, float *y, float *scratch, int nthreads)
 {
-    direct_run(q, x, w, false, y, scratch, nthreads);
+    const fview f = { .w = w, .ocw = q->oc, .pw = 1 };
+    direct_run(q, x, &f, y, scratch, nthreads);
 }
 
 /* A stride-1 convolution's input gradient is itself a convolution: dy
@@ -313,10 +327,139 @@ conv_geom conv_direct_transposed(const conv_geom *q)
                         .ow = q->w };
 }
 
+/* A strided one's splits by phase: the inputs x[c][a sh + rh][b sw + rw]
+ * of one phase (rh, rw) are reached by the taps kh = kh0 + sh t (kh0 = (rh
+ * + ph) mod sh, t < Th = ceil((KH - kh0) / sh)) from output row oh = a +
+ * eh - t (eh = (rh + ph - kh0) / sh), and likewise across. So the phase is
+ * a stride-1 convolution of dy padded by Th-1, Tw-1 under those taps
+ * flipped (a "full" correlation of (OH + Th - 1) x (OW + Tw - 1) pixels),
+ * whose pixel (a + eh, b + ew) is dx's (a sh + rh, b sw + rw): every input
+ * pixel in exactly one phase, the phases' FLOPs the convolution's and a
+ * border. Where the stride divides the kernel and the padding (DQN's 4x4/2),
+ * every phase has the same tap counts and offsets: the sh sw phases run as
+ * one convolution with sh sw C output channels (wider register blocks, one
+ * pass over dy); otherwise phase by phase. Per phase: its geometry (of all
+ * phases when merged), taps and offsets. */
+typedef struct phase {
+    conv_geom t;
+    int64_t kh0, kw0, eh, ew, ha, wa; /* ha x wa: the phase's pixels of dx */
+} phase;
+
+static bool phases_merge(const conv_geom *q)
+{
+    return q->kh % q->sh == 0 && q->kw % q->sw == 0 && q->ph % q->sh == 0 && q->pw % q->sw == 0;
+}
+
+static phase phase_of(const conv_geom *q, int64_t rh, int64_t rw)
+{
+    phase p = { .kh0 = (rh + q->ph) % q->sh, .kw0 = (rw + q->pw) % q->sw };
+    int64_t th = p.kh0 < q->kh ? (q->kh - p.kh0 + q->sh - 1) / q->sh : 0;
+    int64_t tw = p.kw0 < q->kw ? (q->kw - p.kw0 + q->sw - 1) / q->sw : 0;
+    p.eh = (rh + q->ph - p.kh0) / q->sh;
+    p.ew = (rw + q->pw - p.kw0) / q->sw;
+    p.ha = rh < q->h ? (q->h - rh + q->sh - 1) / q->sh : 0;
+    p.wa = rw < q->w ? (q->w - rw + q->sw - 1) / q->sw : 0;
+    p.t = (conv_geom){ .n = q->n,
+                       .c = q->oc,
+                       .h = q->oh,
+                       .w = q->ow,
+                       .oc = phases_merge(q) ? q->sh * q->sw * q->c : q->c,
+                       .kh = th,
+                       .kw = tw,
+                       .sh = 1,
+                       .sw = 1,
+                       .ph = th ? th - 1 : 0,
+                       .pw = tw ? tw - 1 : 0,
+                       .oh = q->oh + th - 1,
+                       .ow = q->ow + tw - 1 };
+    return p;
+}
+
+/* the largest run's direct scratch and full-correlation output */
+static void phase_floats(const conv_geom *q, int nthreads, int64_t *scratch, int64_t *out)
+{
+    *scratch = *out = 0;
+    for (int64_t rh = 0; rh < q->sh; rh++)
+        for (int64_t rw = 0; rw < q->sw; rw++) {
+            phase p = phase_of(q, rh, rw);
+            if (!p.t.kh || !p.t.kw)
+                continue;
+            int64_t s = conv_direct_scratch(&p.t, nthreads), o = p.t.n * p.t.oc * conv_p(&p.t);
+            *scratch = s > *scratch ? s : *scratch;
+            *out = o > *out ? o : *out;
+        }
+    *out = (*out + 15) / 16 * 16; /* the direct scratch after it stays 64-byte aligned */
+}
+
+int64_t conv_direct_input_scratch(const conv_geom *q, int nthreads)
+{
+    if (q->sh == 1 && q->sw == 1) {
+        const conv_geom t = conv_direct_transposed(q);
+        return conv_direct_scratch(&t, nthreads);
+    }
+    int64_t s, o;
+    phase_floats(q, nthreads, &s, &o);
+    return s + o;
+}
+
+/* dx's pixels of phase (rh, rw) from its full correlation: channel c of
+ * image i at full + i * fimg + c * (its pixels), or zero where no tap
+ * reaches them (full NULL: none at all) */
+static void phase_scatter(const conv_geom *q, const phase *p, int64_t rh, int64_t rw, const float *full, int64_t fimg,
+                          float *dx, int nthreads)
+{
+    const int64_t H = q->h, W = q->w, OH = p->t.oh, OW = p->t.ow;
+    int64_t nb = OW - p->ew < p->wa ? OW - p->ew : p->wa;
+    nb = nb < 0 ? 0 : nb;
+#pragma omp parallel for num_threads(nthreads) if (nthreads > 1) schedule(static)
+    for (int64_t ic = 0; ic < q->n * q->c; ic++) {
+        const float *restrict src = full ? full + ic / q->c * fimg + ic % q->c * OH * OW : NULL;
+        float *restrict d = dx + ic * H * W + rh * W + rw;
+        for (int64_t a = 0; a < p->ha; a++) {
+            const int64_t r = a + p->eh;
+            float *restrict drow = d + a * q->sh * W;
+            int64_t b = 0;
+            if (src && r < OH)
+                for (const float *restrict srow = src + r * OW + p->ew; b < nb; b++)
+                    drow[b * q->sw] = srow[b];
+            for (; b < p->wa; b++)
+                drow[b * q->sw] = 0.0f;
+        }
+    }
+}
+
 void conv_direct_bwd_input(const conv_geom *q, const float *w, const float *dy, float *dx, float *scratch, int nthreads)
 {
-    const conv_geom t = conv_direct_transposed(q);
-    direct_run(&t, dy, w, true, dx, scratch, nthreads);
+    if (q->sh == 1 && q->sw == 1) {
+        const conv_geom t = conv_direct_transposed(q);
+        const fview f = { .w = w, .flip = true, .ocw = q->c, .pw = 1, .sh = 1, .sw = 1, .KH = q->kh, .KW = q->kw };
+        direct_run(&t, dy, &f, dx, scratch, nthreads);
+        return;
+    }
+    int64_t sfloats, ofloats;
+    phase_floats(q, nthreads, &sfloats, &ofloats);
+    float *full = scratch, *ds = scratch + ofloats;
+    const bool merged = phases_merge(q);
+    for (int64_t rh = 0; rh < q->sh; rh++)
+        for (int64_t rw = 0; rw < q->sw; rw++) {
+            const phase p = phase_of(q, rh, rw);
+            const bool taps = p.t.kh && p.t.kw;
+            if (taps && (!merged || (rh == 0 && rw == 0))) {
+                const fview f = { .w = w,
+                                  .flip = true,
+                                  .ocw = q->c,
+                                  .pw = merged ? q->sw : 1,
+                                  .kh0 = p.kh0,
+                                  .kw0 = p.kw0,
+                                  .sh = q->sh,
+                                  .sw = q->sw,
+                                  .KH = q->kh,
+                                  .KW = q->kw };
+                direct_run(&p.t, dy, &f, full, ds, nthreads);
+            }
+            const int64_t fimg = p.t.oc * conv_p(&p.t), at = merged ? (rh * q->sw + rw) * q->c * conv_p(&p.t) : 0;
+            phase_scatter(q, &p, rh, rw, taps ? full + at : NULL, fimg, dx, nthreads);
+        }
 }
 
 /* Scratch for conv_direct_bwd_filter (from exec_kscratch: 64-byte aligned):
@@ -411,9 +554,9 @@ int64_t conv_direct_scratch(const conv_geom *q, int nthreads)
     (void)q, (void)nthreads;
     return 0;
 }
-static void direct_run(const conv_geom *q, const float *x, const float *w, bool flip, float *y, float *scratch,
-                       int nthreads)
+int64_t conv_direct_input_scratch(const conv_geom *q, int nthreads)
 {
-    (void)q, (void)x, (void)w, (void)y, (void)scratch, (void)nthreads;
+    (void)q, (void)nthreads;
+    return 0;
 }
 #endif

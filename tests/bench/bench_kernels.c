@@ -297,29 +297,18 @@ int main(int argc, char **argv)
         int64_t oh = (L->h + 2 * L->p - L->k) / L->s + 1, ow = (L->w + 2 * L->p - L->k) / L->s + 1;
         tdesc x = { 4, { batch, L->c, L->h, L->w } }, f = { 4, { L->oc, L->c, L->k, L->k } };
         tdesc dy = { 4, { batch, L->oc, oh, ow } };
-        /* each op im2col, direct (ops/conv_direct.c; the input gradient
-         * only at stride 1), then as AUTO picks, which has the target */
+        /* each op im2col, direct (ops/conv_direct.c), Winograd (3x3
+         * stride 1), then as AUTO picks, which has the target */
         const struct {
             exec_op op;
             tdesc in[2];
             int64_t attrs[8];
             int nattrs;
-            bool any_stride;
             double target;
         } ops[] = {
-            { EXEC_OP_Conv2D, { x, f }, { L->s, L->s, L->p, L->p }, 4, true, 0.75 },
-            { EXEC_OP_Conv2DBackpropInput,
-              { f, dy },
-              { L->s, L->s, L->p, L->p, batch, L->c, L->h, L->w },
-              8,
-              false,
-              0.65 },
-            { EXEC_OP_Conv2DBackpropFilter,
-              { x, dy },
-              { L->s, L->s, L->p, L->p, L->oc, L->c, L->k, L->k },
-              8,
-              true,
-              0.65 },
+            { EXEC_OP_Conv2D, { x, f }, { L->s, L->s, L->p, L->p }, 4, 0.75 },
+            { EXEC_OP_Conv2DBackpropInput, { f, dy }, { L->s, L->s, L->p, L->p, batch, L->c, L->h, L->w }, 8, 0.65 },
+            { EXEC_OP_Conv2DBackpropFilter, { x, dy }, { L->s, L->s, L->p, L->p, L->oc, L->c, L->k, L->k }, 8, 0.65 },
         };
         static const struct {
             exec_conv_algo a;
@@ -330,7 +319,7 @@ int main(int argc, char **argv)
                       { EXEC_CONV_AUTO, "auto" } };
         const size_t nalgo = sizeof algos / sizeof algos[0];
         for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
-            for (size_t j = ops[o].any_stride || L->s == 1 ? 0 : nalgo - 1; j < nalgo; j++) {
+            for (size_t j = 0; j < nalgo; j++) {
                 char what[128];
                 if (algos[j].a == EXEC_CONV_WINOGRAD && (L->k != 3 || L->s != 1))
                     continue;
