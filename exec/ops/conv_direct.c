@@ -37,6 +37,26 @@
 
 #include <omp.h>
 
+/* A stride-1 convolution's input gradient is itself a convolution: dy
+ * padded by KH-1-ph, KW-1-pw, under the filter with in and out channels
+ * swapped and taps flipped, gives dx. */
+conv_geom conv_direct_transposed(const conv_geom *q)
+{
+    return (conv_geom){ .n = q->n,
+                        .c = q->oc,
+                        .h = q->oh,
+                        .w = q->ow,
+                        .oc = q->c,
+                        .kh = q->kh,
+                        .kw = q->kw,
+                        .sh = 1,
+                        .sw = 1,
+                        .ph = q->kh - 1 - q->ph,
+                        .pw = q->kw - 1 - q->pw,
+                        .oh = q->h,
+                        .ow = q->w };
+}
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -307,26 +327,6 @@ void conv_direct_fwd(const conv_geom *q, const float *x, const float *w, float *
     direct_run(q, x, &f, y, scratch, nthreads);
 }
 
-/* A stride-1 convolution's input gradient is itself a convolution: dy
- * padded by KH-1-ph, KW-1-pw, under the filter with in and out channels
- * swapped and taps flipped, gives dx. */
-conv_geom conv_direct_transposed(const conv_geom *q)
-{
-    return (conv_geom){ .n = q->n,
-                        .c = q->oc,
-                        .h = q->oh,
-                        .w = q->ow,
-                        .oc = q->c,
-                        .kh = q->kh,
-                        .kw = q->kw,
-                        .sh = 1,
-                        .sw = 1,
-                        .ph = q->kh - 1 - q->ph,
-                        .pw = q->kw - 1 - q->pw,
-                        .oh = q->h,
-                        .ow = q->w };
-}
-
 /* A strided one's splits by phase: the inputs x[c][a sh + rh][b sw + rw]
  * of one phase (rh, rw) are reached by the taps kh = kh0 + sh t (kh0 = (rh
  * + ph) mod sh, t < Th = ceil((KH - kh0) / sh)) from output row oh = a +
@@ -547,7 +547,7 @@ void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy,
     }
 }
 
-#else /* not x86-64: no direct kernel; conv.c asks conv_direct_supported() first */
+#else /* not x86-64: no direct kernels; conv.c asks conv_direct_supported() first and never calls the rest */
 bool conv_direct_supported(void) { return false; }
 int64_t conv_direct_scratch(const conv_geom *q, int nthreads)
 {
@@ -558,5 +558,23 @@ int64_t conv_direct_input_scratch(const conv_geom *q, int nthreads)
 {
     (void)q, (void)nthreads;
     return 0;
+}
+int64_t conv_direct_filter_scratch(const conv_geom *q)
+{
+    (void)q;
+    return 0;
+}
+void conv_direct_fwd(const conv_geom *q, const float *x, const float *w, float *y, float *scratch, int nthreads)
+{
+    (void)q, (void)x, (void)w, (void)y, (void)scratch, (void)nthreads;
+}
+void conv_direct_bwd_input(const conv_geom *q, const float *w, const float *dy, float *dx, float *scratch, int nthreads)
+{
+    (void)q, (void)w, (void)dy, (void)dx, (void)scratch, (void)nthreads;
+}
+void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy, float *dw, float *scratch,
+                            int nthreads)
+{
+    (void)q, (void)x, (void)dy, (void)dw, (void)scratch, (void)nthreads;
 }
 #endif
