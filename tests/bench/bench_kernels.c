@@ -258,15 +258,19 @@ int main(int argc, char **argv)
     g_peak = raw_sgemm(2048, 2048, 2048);
     printf("%-52s %8.1f GFLOP/s  (the peak)\n", "raw cblas_sgemm 2048x2048x2048", g_peak);
 
-    static const int64_t mm[][3] = { { 2048, 2048, 2048 }, { 4096, 1024, 1024 }, { 1024, 4096, 2048 } };
+    /* m, n, k, transpose_a, transpose_b: large shapes, then DQN's fc4 at
+     * batch B (forward, input and weight gradients) */
+    const int64_t mm[][5] = { { 2048, 2048, 2048, 0, 0 }, { 4096, 1024, 1024, 0, 0 }, { 1024, 4096, 2048, 0, 0 },
+                              { batch, 512, 3136, 0, 0 }, { batch, 3136, 512, 0, 1 }, { 3136, 512, batch, 1, 0 } };
     for (size_t i = 0; i < sizeof mm / sizeof mm[0]; i++) {
-        int64_t m = mm[i][0], n = mm[i][1], k = mm[i][2];
-        tdesc in[2] = { { 2, { m, k } }, { 2, { k, n } } };
+        int64_t m = mm[i][0], n = mm[i][1], k = mm[i][2], ta = mm[i][3], tb = mm[i][4];
+        tdesc in[2] = { { 2, { ta ? k : m, ta ? m : k } }, { 2, { tb ? n : k, tb ? k : n } } };
         char what[96];
-        snprintf(what, sizeof what, "MatMul %lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
+        snprintf(what, sizeof what, "MatMul %lldx%lldx%lld%s%s", (long long)m, (long long)n, (long long)k,
+                 ta ? " a^T" : "", tb ? " b^T" : "");
         if (!strstr(what, only))
             continue;
-        report(what, bench_node(EXEC_OP_MatMul, 2, in, 2, (int64_t[]){ 0, 0 }), 0.90);
+        report(what, bench_node(EXEC_OP_MatMul, 2, in, 2, (int64_t[]){ ta, tb }), i < 3 ? 0.90 : 0.0);
     }
     printf("\n");
 
