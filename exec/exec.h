@@ -351,8 +351,9 @@ int exec_conv_algo_from_name(const char *name);
 exec_conv_algo exec_conv_algo_chosen(int kind, const int64_t geom[11], int nthreads);
 
 /* The widest vector instructions the engine's own vector kernels (the
- * Winograd transforms) use: the best the CPU has (AUTO, the default) or,
- * to compare or test the narrower paths on one machine, a narrower one.
+ * Winograd transforms, the direct convolutions) use: the best the CPU has
+ * (AUTO, the default) or, to compare or test the narrower paths on one
+ * machine, a narrower one (SCALAR leaves the direct convolutions out).
  * exec_simd_set caps its argument at exec_simd_best() and returns the
  * level in effect. */
 typedef enum exec_simd { EXEC_SIMD_AUTO, EXEC_SIMD_SCALAR, EXEC_SIMD_AVX2, EXEC_SIMD_AVX512 } exec_simd;

@@ -102,6 +102,22 @@ static void test_matmul_skinny(void **state)
     }
 }
 
+/* MatMul by the direct kernels' register block (where the AVX-512 kernels
+ * run beside a BLAS of narrower ones; sgemm elsewhere): a thin side of 32
+ * or fewer rows or sums, a plain or transposed, column blocks of 64 and
+ * less, row blocks of 5 and 6, K past a cache block of b's rows */
+static void test_matmul_direct(void **state)
+{
+    (void)state;
+    for (int ta = 0; ta < 2; ta++) {
+        check_matmul(32, 512, 300, ta, 0, 0);
+        check_matmul(37, 80, 259, ta, 0, 0);
+        check_matmul(9, 48, 7, ta, 0, 0);
+        check_matmul(300, 144, 32, ta, 0, 0);
+        check_matmul(61, 16, 1, ta, 0, 0);
+    }
+}
+
 /* BatchMatMul's small paths: the plain loops for c of at most 4 rows
  * (a decoded token's query against its keys, its weights against the
  * values), each transpose and its column buffer; the tiles for products of
@@ -291,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_batch_matmul_small),
         cmocka_unit_test(test_matmul_skinny),
+        cmocka_unit_test(test_matmul_direct),
         cmocka_unit_test(test_batch_matmul_rank4),
         cmocka_unit_test(test_bias_add_and_grad),
         cmocka_unit_test(test_sum_tile_reshape),

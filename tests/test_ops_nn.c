@@ -150,8 +150,8 @@ static void check_conv_by(const cv *q, unsigned algos_run, const char *tag)
     ref_conv_back(q, x, f, dy, dx, dw);
 
     /* the three ops, each every way: im2col + GEMM, the direct kernels
-     * (which run im2col where the machine lacks AVX2, and for a strided
-     * input gradient), Winograd (3x3 stride 1; im2col elsewhere) and auto
+     * (which run im2col where the machine lacks AVX2; a strided input
+     * gradient by phases), Winograd (3x3 stride 1; im2col elsewhere) and auto
      * (the fastest of those that apply, measured on the first run) */
     const struct {
         const char *op;
@@ -206,8 +206,6 @@ static void check_conv_by(const cv *q, unsigned algos_run, const char *tag)
                 assert_int_not_equal(c, EXEC_CONV_AUTO);
                 if (c == EXEC_CONV_WINOGRAD)
                     assert_true(q->kh == 3 && q->kw == 3 && q->sh == 1 && q->sw == 1);
-                if (c == EXEC_CONV_DIRECT && o == 1)
-                    assert_true(q->sh == 1 && q->sw == 1);
             }
         }
     exec_conv_algo_set(EXEC_CONV_AUTO);
@@ -373,6 +371,41 @@ static void test_conv_winograd_cache(void **state)
     exec_graph_destroy(tg);
     exec_graph_destroy(ig);
     free(x), free(ref), free(before);
+}
+
+/* The direct kernels on each vector width this CPU has (AVX2: blocks of 16
+ * channels in vectors of 8; AVX-512: up to 64 channels in vectors of 16):
+ * every block width (1 to 4 vectors) with a partial last vector, pixel
+ * blocks that cross output rows, padding, strides, batch 1, and a filter
+ * gradient too large to run over the whole batch at once */
+static void test_conv_direct_simd(void **state)
+{
+    (void)state;
+    static const cv cases[] = {
+        /* n  c   h   w  oc kh kw sh sw ph pw */
+        { 1, 3, 9, 9, 5, 2, 3, 1, 2, 1, 2 },     /* one partial vector, batch 1 */
+        { 2, 4, 11, 10, 17, 3, 3, 1, 1, 1, 1 },  /* a vector and one channel */
+        { 3, 5, 12, 11, 40, 3, 3, 1, 1, 1, 1 },  /* 40: 16 + 16 + 8, or 48 in vectors of 16 */
+        { 2, 6, 13, 13, 64, 4, 4, 2, 2, 0, 0 },  /* 64: one AVX-512 block, stride 2 */
+        { 2, 7, 10, 9, 70, 3, 2, 1, 1, 2, 0 },   /* a block of 64 and one of 6, padding 2 of 3 */
+        { 1, 9, 21, 20, 100, 5, 5, 3, 2, 2, 1 }, /* 64 + 36 (three vectors), uneven strides */
+        { 5, 4, 36, 36, 32, 8, 8, 4, 4, 0, 0 },  /* DQN conv1-like: 32 channels, stride 4 */
+        { 4, 16, 40, 40, 48, 3, 3, 1, 1, 1, 1 }, /* filter gradient image by image, in rows */
+        { 3, 32, 20, 20, 64, 4, 4, 2, 2, 0, 0 }, /* DQN conv2-like: its input gradient in 4 phases */
+        { 2, 5, 17, 16, 7, 5, 5, 3, 3, 2, 2 },   /* stride 3, padding: phases with offsets */
+        { 2, 3, 10, 11, 9, 2, 3, 3, 2, 1, 0 },   /* kernel shorter than the stride: a phase no tap reaches */
+        { 1, 6, 15, 15, 20, 4, 4, 2, 2, 1, 1 },  /* stride 2, padding 1, batch 1 */
+        { 2, 4, 14, 13, 10, 4, 6, 2, 3, 2, 3 },  /* 6 phases merged, padding a multiple of the stride */
+        { 2, 2, 15, 15, 3, 4, 4, 2, 3, 1, 2 },   /* different strides across and down */
+    };
+    static const char *const names[] = { "", ", plain C", ", AVX2", ", AVX-512" };
+    exec_simd best = exec_simd_best();
+    for (exec_simd s = EXEC_SIMD_AVX2; s <= best; s++) {
+        assert_int_equal(exec_simd_set(s), s);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            check_conv_by(&cases[i], 1u << 1, names[s]);
+    }
+    exec_simd_set(EXEC_SIMD_AUTO);
 }
 
 /* ---- pools -------------------------------------------------------------- */
@@ -744,6 +777,7 @@ int main(void)
         cmocka_unit_test(test_conv),
         cmocka_unit_test(test_conv_winograd_simd),
         cmocka_unit_test(test_conv_winograd_cache),
+        cmocka_unit_test(test_conv_direct_simd),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_lrn),
         cmocka_unit_test(test_batch_norm),

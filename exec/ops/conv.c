@@ -689,8 +689,9 @@ static const char *const conv_kind_names[] = { "Conv2D", "Conv2DBackpropInput", 
 
 static bool conv_applies(conv_kind kind, const conv_geom *q, exec_conv_algo a)
 {
+    (void)kind; /* the direct kernels and Winograd run all three ops */
     switch (a) {
-    case EXEC_CONV_DIRECT: return conv_direct_supported() && (kind != CONV_BWD_INPUT || (q->sh == 1 && q->sw == 1));
+    case EXEC_CONV_DIRECT: return conv_direct_supported();
     case EXEC_CONV_WINOGRAD: return conv_wino_applies(q);
     default: return true;
     }
@@ -717,7 +718,7 @@ static exec_status conv_run(exec_kctx *k, conv_kind kind, const conv_geom *q, ex
     conv_geom tq = conv_direct_transposed(q);
     if (a == EXEC_CONV_DIRECT)
         need = kind == CONV_FWD         ? conv_direct_scratch(q, T)
-               : kind == CONV_BWD_INPUT ? conv_direct_scratch(&tq, T)
+               : kind == CONV_BWD_INPUT ? conv_direct_input_scratch(q, T)
                                         : conv_direct_filter_scratch(q);
     else
         need = kind == CONV_FWD         ? conv_wino_scratch(q, T)

@@ -1,5 +1,5 @@
 /* conv.h -- what conv.c (Conv2D and its backprops by im2col + GEMM) and
- * conv_direct.c (the same by direct AVX2 kernels) share: the
+ * conv_direct.c (the same by direct AVX2/AVX-512 kernels) share: the
  * geometry of one convolution. Layout: x [N,C,H,W], filter [OC,C,KH,KW],
  * y [N,OC,OH,OW]. Internal to exec/ops. */
 #ifndef FATHOM_EXEC_OPS_CONV_H
@@ -17,7 +17,12 @@ typedef struct conv_geom {
 static inline int64_t conv_k(const conv_geom *q) { return q->c * q->kh * q->kw; }
 static inline int64_t conv_p(const conv_geom *q) { return q->oh * q->ow; }
 
-/* Whether this machine runs the direct kernel (AVX2 and FMA). */
+/* The vector instructions the engine's kernels use now: exec_simd_set's
+ * level, the CPU's best until it is called (conv_winograd.c). */
+exec_simd conv_simd(void);
+
+/* Whether the direct kernels run (AVX2 and FMA, and a level that allows
+ * them). */
 bool conv_direct_supported(void);
 /* Scratch floats conv_direct_fwd needs (packed filter, padded images). */
 int64_t conv_direct_scratch(const conv_geom *q, int nthreads);
@@ -28,7 +33,10 @@ void conv_direct_fwd(const conv_geom *q, const float *x, const float *w, float *
  * gradient (conv_direct_bwd_input and conv_wino_bwd_input run it; their
  * scratch is asked of this geometry). */
 conv_geom conv_direct_transposed(const conv_geom *q);
-/* dx = the input gradient of q (stride 1 only) from dy and q's filter w. */
+/* Scratch floats conv_direct_bwd_input needs. */
+int64_t conv_direct_input_scratch(const conv_geom *q, int nthreads);
+/* dx = the input gradient of q from dy and q's filter w (stride 1: one
+ * forward convolution of dy; a larger stride: one per phase of dx). */
 void conv_direct_bwd_input(const conv_geom *q, const float *w, const float *dy, float *dx, float *scratch,
                            int nthreads);
 
@@ -37,6 +45,12 @@ int64_t conv_direct_filter_scratch(const conv_geom *q);
 /* dw = q's filter gradient from x and dy (any stride and padding). */
 void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy, float *dw, float *scratch,
                             int nthreads);
+
+/* The direct kernels' register block as a GEMM: c[M,N] = op(a) b, a [M,K]
+ * ([K,M] with ta), b [K,N]; where conv_direct_gemm_applies (b not
+ * transposed, thin, and faster than the BLAS's kernels: conv_direct.c). */
+bool conv_direct_gemm_applies(int64_t m, int64_t n, int64_t k, bool tb);
+void conv_direct_gemm(float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, bool ta, int nthreads);
 
 /* Whether the Winograd kernels (conv_winograd.c) apply: 3x3, stride 1,
  * padding at most 2 (F(4x4, 3x3), forward and both gradients). */

@@ -1,4 +1,5 @@
-/* conv_direct.c -- Conv2D and its gradients by direct AVX2 kernels: no im2col.
+/* conv_direct.c -- Conv2D and its gradients by direct AVX2 or AVX-512
+ * kernels: no im2col.
  *
  * im2col + GEMM writes every input float KH*KW/(SH*SW) times into col, and
  * the BLAS packs col once more before its kernel runs: for DQN's layers
@@ -6,12 +7,15 @@
  * convolution's time. This kernel reads the image in place, the way oneDNN's
  * direct convolutions do:
  *
- *   the filter is packed once per call into blocks of 16 output channels,
- *       wp[block][c][kh][kw][16]   (the last block 8 wide when OC % 16 <= 8)
- *   each output block of 16 channels x 6 output pixels (pixels in row-major
- *   order, a block may span two output rows) lives in 12 AVX registers;
- *   per (c, kh, kw): two filter vectors, six broadcast input floats, twelve
- *   FMAs; then the 16 x 6 sums are written out per channel.
+ *   the filter is packed once per call into blocks of ob output channels,
+ *       wp[block][c][kh][kw][ob]   (the last block narrower, whole vectors)
+ *   each output block of ob channels x 6 output pixels (pixels in row-major
+ *   order, a block may span two output rows) lives in registers; per
+ *   (c, kh, kw): ob/L filter vectors, six broadcast input floats, 6 ob/L
+ *   FMAs; then the ob x 6 sums are written out per channel.
+ *   AVX2: vectors of L = 8, ob = 16 (12 accumulators); AVX-512: L = 16,
+ *   ob = 64 (24 of the 32 zmm registers), which covers DQN's 64-channel
+ *   layers in one block: each broadcast input float feeds four FMAs.
  *
  * Padding is done by copying the image into a zero-bordered buffer, so the
  * kernel never tests bounds. Threads take (image, chunk of output pixels,
@@ -20,291 +24,20 @@
  *
  * The same register blocking serves the two gradients: a stride-1 input
  * gradient is a forward convolution of dy (conv_direct_bwd_input), and the
- * filter gradient sums, per block of 16 channels x 6 filter taps, dy
+ * filter gradient sums, per block of ob channels x 6 filter taps, dy
  * (transposed to [pixel][channel]) times the taps' inputs over the pixels
  * (conv_direct_bwd_filter).
  *
- * Compiled for AVX2+FMA by function attributes; conv_direct_supported() says
- * whether the machine has them (otherwise conv.c's im2col path runs). On a
- * CPU other than x86-64 it says no and the kernel is not built. */
+ * The register block is written once (conv_direct_kern.h) and compiled per
+ * instruction set by function attributes; the widest the CPU has runs
+ * (exec_simd_set can narrow it, to compare or test), and without AVX2+FMA
+ * conv_direct_supported() says no and conv.c's im2col path runs. On a CPU
+ * other than x86-64 it says no and the kernels are not built. */
 #include "conv.h"
 
+#include <cblas.h>
 #include <omp.h>
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-
-#define UR 6  /* output pixels per block */
-#define OB 16 /* output channels per block: two 8-float vectors */
-
-#define AVX2_FN __attribute__((target("avx2,fma")))
-
-bool conv_direct_supported(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
-
-/* The register block both kernels share: nb vectors of 8 channels x ut
- * positions (pixels for the forward, taps for the filter gradient), sums in
- * s0 (channels 0-7) and s1 (8-15). */
-typedef struct rblock {
-    __m256 s0[UR], s1[UR];
-} rblock;
-
-#define KERNEL_INLINE AVX2_FN static inline __attribute__((always_inline))
-
-/* the block's ut broadcast offsets, copied where the compiler keeps them in
- * registers */
-KERNEL_INLINE void rb_offsets(int64_t o[UR], const int64_t *off, const int ut)
-{
-#pragma GCC unroll 6
-    for (int j = 0; j < UR; j++)
-        o[j] = j < ut ? off[j] : 0;
-}
-
-/* the sums from acc ([ut][16]), or zero when acc is NULL */
-KERNEL_INLINE void rb_load(rblock *b, const float *acc, const int nb, const int ut)
-{
-#pragma GCC unroll 6
-    for (int j = 0; j < UR; j++) {
-        b->s0[j] = acc && j < ut ? _mm256_loadu_ps(acc + j * OB) : _mm256_setzero_ps();
-        b->s1[j] = acc && j < ut && nb == 2 ? _mm256_loadu_ps(acc + j * OB + 8) : _mm256_setzero_ps();
-    }
-}
-
-KERNEL_INLINE void rb_store(const rblock *b, float *acc, const int nb, const int ut)
-{
-#pragma GCC unroll 6
-    for (int j = 0; j < UR; j++)
-        if (j < ut) {
-            _mm256_storeu_ps(acc + j * OB, b->s0[j]);
-            if (nb == 2)
-                _mm256_storeu_ps(acc + j * OB + 8, b->s1[j]);
-        }
-}
-
-/* n steps of: the channel vectors at v times the ut floats at r + o[j];
- * v moves vstride floats a step, r rstride. */
-KERNEL_INLINE void rb_run(rblock *b, const float *restrict v, int64_t vstride, const float *restrict r, int64_t rstride,
-                          const int64_t *o, int64_t n, const int nb, const int ut)
-{
-    for (int64_t i = 0; i < n; i++, v += vstride, r += rstride) {
-        __m256 w0 = _mm256_loadu_ps(v), w1 = nb == 2 ? _mm256_loadu_ps(v + 8) : w0;
-#pragma GCC unroll 6
-        for (int j = 0; j < UR; j++)
-            if (j < ut) {
-                __m256 x = _mm256_broadcast_ss(r + o[j]);
-                b->s0[j] = _mm256_fmadd_ps(w0, x, b->s0[j]);
-                if (nb == 2)
-                    b->s1[j] = _mm256_fmadd_ps(w1, x, b->s1[j]);
-            }
-    }
-}
-
-/* The forward's block: 16 output channels x 6 output pixels. Its arguments:
- * the (padded) image, the pixels' offsets into it, the packed filter block,
- * the filter's sizes, the image's row and plane strides, and where the
- * [UR][OB] sums go. */
-typedef struct dk_args {
-    const float *x;
-    const int64_t *off;
-    const float *wp;
-    int64_t c, kh, kw, wd, hw;
-    float *out;
-} dk_args;
-
-KERNEL_INLINE void dk_body(const dk_args *a, const int nb, const int ur)
-{
-    rblock b;
-    int64_t o[UR];
-    rb_offsets(o, a->off, ur);
-    rb_load(&b, NULL, nb, ur);
-    const float *wp = a->wp;
-    for (int64_t c = 0; c < a->c; c++)
-        for (int64_t kh = 0; kh < a->kh; kh++, wp += 8 * nb * a->kw)
-            rb_run(&b, wp, 8 * nb, a->x + c * a->hw + kh * a->wd, 1, o, a->kw, nb, ur);
-    rb_store(&b, a->out, nb, ur);
-}
-
-/* One function per (vectors, pixels or taps) of a kernel NAME, whose
- * NAME##_body's loops are thereby unrolled into registers, and the table
- * that picks one: NAME##_table[vectors - 1][count - 1], of type NAME##_fn. */
-/* clang-format off */
-#define RB_K(NAME, ARGS, NB, U) AVX2_FN static void NAME##_##NB##_##U(const ARGS *a) { NAME##_body(a, NB, U); }
-#define RB_KERNELS(NAME, ARGS)                                                                                 \
-    RB_K(NAME, ARGS, 1, 1) RB_K(NAME, ARGS, 1, 2) RB_K(NAME, ARGS, 1, 3)                                     \
-    RB_K(NAME, ARGS, 1, 4) RB_K(NAME, ARGS, 1, 5) RB_K(NAME, ARGS, 1, 6)                                     \
-    RB_K(NAME, ARGS, 2, 1) RB_K(NAME, ARGS, 2, 2) RB_K(NAME, ARGS, 2, 3)                                     \
-    RB_K(NAME, ARGS, 2, 4) RB_K(NAME, ARGS, 2, 5) RB_K(NAME, ARGS, 2, 6)                                     \
-    typedef void (*NAME##_fn)(const ARGS *);                                                                  \
-    static const NAME##_fn NAME##_table[2][UR] = {                                                            \
-        { NAME##_1_1, NAME##_1_2, NAME##_1_3, NAME##_1_4, NAME##_1_5, NAME##_1_6 },                           \
-        { NAME##_2_1, NAME##_2_2, NAME##_2_3, NAME##_2_4, NAME##_2_5, NAME##_2_6 },                           \
-    };
-/* clang-format on */
-
-RB_KERNELS(dk, dk_args)
-
-/* The filter gradient turns the roles around: a block is 16 output
- * channels x 6 filter taps, summed over the pixels of an image. Per pixel:
- * two vectors of dy (dy transposed to [pixel][channel]), six broadcast input
- * floats (the taps' offsets from the pixel's window corner), twelve FMAs.
- * The sums start from and go back to acc ([6][16]), so a block adds up
- * image after image. */
-typedef struct fk_args {
-    const float *x;                   /* the (padded) image */
-    const int64_t *off;               /* the taps' offsets */
-    const float *g;                   /* dy^T at pixel 0, this block's first channel */
-    int64_t gstride;                  /* floats from a pixel's dy^T row to the next */
-    int64_t oh0, oh1, ow, sh, sw, wd; /* output rows [oh0, oh1) ... */
-    int64_t nimg, ximg, gimg;         /* ... of nimg images, x and g that far apart */
-    float *acc;
-} fk_args;
-
-KERNEL_INLINE void fk_body(const fk_args *a, const int nb, const int ut)
-{
-    rblock b;
-    int64_t o[UR];
-    rb_offsets(o, a->off, ut);
-    rb_load(&b, a->acc, nb, ut);
-    for (int64_t i = 0; i < a->nimg; i++) {
-        const float *g = a->g + i * a->gimg + a->oh0 * a->ow * a->gstride;
-        for (int64_t oh = a->oh0; oh < a->oh1; oh++, g += a->ow * a->gstride)
-            rb_run(&b, g, a->gstride, a->x + i * a->ximg + oh * a->sh * a->wd, a->sw, o, a->ow, nb, ut);
-    }
-    rb_store(&b, a->acc, nb, ut);
-}
-
-RB_KERNELS(fk, fk_args)
-
-static int64_t padded_h(const conv_geom *q) { return q->h + 2 * q->ph; }
-static int64_t padded_w(const conv_geom *q) { return q->w + 2 * q->pw; }
-static bool padded(const conv_geom *q) { return q->ph || q->pw; }
-static int64_t oc_rounded(const conv_geom *q) { return (q->oc + 7) / 8 * 8; }
-static int64_t pad_floats(const conv_geom *q) { return padded(q) ? q->c * padded_h(q) * padded_w(q) : 0; }
-
-int64_t conv_direct_scratch(const conv_geom *q, int nthreads)
-{
-    return oc_rounded(q) * conv_k(q) + (int64_t)nthreads * pad_floats(q);
-}
-
-/* wp[block][k][width] = w[block*16 + l][k], zero past OC. With `flip`, w is
- * the filter of the convolution this one transposes, [q->c][q->oc][KH][KW],
- * read with its channels swapped and its taps turned by 180 degrees. */
-static void pack_filter(const conv_geom *q, const float *restrict w, bool flip, float *restrict wp, int64_t oc0,
-                        int64_t oc1)
-{
-    const int64_t K = conv_k(q), ocr = oc_rounded(q), KK = q->kh * q->kw;
-    for (int64_t o = oc0; o < oc1; o++) {
-        int64_t b0 = o / OB * OB, width = ocr - b0 < OB ? ocr - b0 : OB, l = o - b0;
-        float *restrict d = wp + b0 * K + l;
-        if (o >= q->oc) {
-            for (int64_t k = 0; k < K; k++)
-                d[k * width] = 0.0f;
-        } else if (!flip) {
-            for (int64_t k = 0; k < K; k++)
-                d[k * width] = w[o * K + k];
-        } else {
-            for (int64_t c = 0, k = 0; c < q->c; c++)
-                for (int64_t t = KK - 1; t >= 0; t--, k++)
-                    d[k * width] = w[(c * q->oc + o) * KK + t];
-        }
-    }
-}
-
-static void pad_image(const conv_geom *q, const float *restrict x, float *restrict xp)
-{
-    const int64_t Hp = padded_h(q), Wp = padded_w(q);
-    memset(xp, 0, (size_t)(q->c * Hp * Wp) * sizeof *xp);
-    for (int64_t c = 0; c < q->c; c++)
-        for (int64_t i = 0; i < q->h; i++)
-            memcpy(xp + (c * Hp + i + q->ph) * Wp + q->pw, x + (c * q->h + i) * q->w, (size_t)q->w * sizeof *x);
-}
-
-/* y[oc0 .. oc0+16)[p_lo .. p_hi) of one image, from its (padded) planes xi */
-static void run_block(const conv_geom *q, const float *xi, const float *wp, int64_t oc0, float *restrict yi,
-                      int64_t p_lo, int64_t p_hi)
-{
-    const int64_t K = conv_k(q), P = conv_p(q), Wp = padded_w(q), ocr = oc_rounded(q);
-    const int64_t width = ocr - oc0 < OB ? ocr - oc0 : OB, live = q->oc - oc0 < width ? q->oc - oc0 : width;
-    float out[UR * OB];
-    int64_t off[UR];
-    dk_args a = { .x = xi,
-                  .off = off,
-                  .wp = wp + oc0 * K,
-                  .c = q->c,
-                  .kh = q->kh,
-                  .kw = q->kw,
-                  .wd = Wp,
-                  .hw = padded_h(q) * Wp,
-                  .out = out };
-    const dk_fn *fns = dk_table[width / 8 - 1];
-    /* blocks as equal as they can be (49 pixels: 4 x 6 + 5 x 5, not 8 x 6 + 1:
-     * a 1-pixel block does 2 FMAs a filter tap for 3 loads) */
-    const int64_t npx = p_hi - p_lo, nblk = (npx + UR - 1) / UR, base = npx / nblk, extra = npx % nblk;
-    int64_t oh = p_lo / q->ow, ow = p_lo % q->ow; /* of pixel p0 */
-    for (int64_t bi = 0, p0 = p_lo, ur; bi < nblk; bi++, p0 += ur) {
-        ur = base + (bi < extra);
-        for (int j = 0, h = (int)oh, w = (int)ow; j < ur; j++) {
-            off[j] = h * q->sh * Wp + w * q->sw;
-            if (++w == q->ow)
-                w = 0, h++;
-        }
-        fns[ur - 1](&a);
-        for (int64_t l = 0; l < live; l++) {
-            float *restrict yo = yi + (oc0 + l) * P + p0;
-            for (int j = 0; j < ur; j++)
-                yo[j] = out[j * OB + l];
-        }
-        ow += ur;
-        oh += ow / q->ow;
-        ow %= q->ow;
-    }
-}
-
-/* Output pixels per chunk: the input rows a chunk reads stay in cache while
- * every channel block runs over them (a multiple of UR, or all of P). */
-#define CHUNK_BYTES (256 * 1024)
-static int64_t chunk_pixels(const conv_geom *q)
-{
-    int64_t row_bytes = q->c * padded_w(q) * q->sh * (int64_t)sizeof(float);
-    int64_t rows = (CHUNK_BYTES - q->c * padded_w(q) * q->kh * (int64_t)sizeof(float)) / row_bytes;
-    int64_t px = (rows < 1 ? 1 : rows) * q->ow;
-    px = (px + UR - 1) / UR * UR;
-    return px < conv_p(q) ? px : conv_p(q);
-}
-
-static void direct_run(const conv_geom *q, const float *x, const float *w, bool flip, float *y, float *scratch,
-                       int nthreads)
-{
-    const int64_t ocr = oc_rounded(q), nblk = (ocr + OB - 1) / OB, P = conv_p(q), cp = chunk_pixels(q);
-    const int64_t nch = (P + cp - 1) / cp, items = q->n * nch * nblk, CHW = q->c * q->h * q->w;
-    float *wp = scratch;
-#pragma omp parallel num_threads(nthreads) if (nthreads > 1)
-    {
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        pack_filter(q, w, flip, wp, ocr * t / nt, ocr * (t + 1) / nt);
-#pragma omp barrier
-        float *xp = scratch + ocr * conv_k(q) + t * pad_floats(q);
-        int64_t have = -1; /* the image now in xp */
-        /* items (image, chunk, block) in that order: a thread's run of
-         * blocks reuses one chunk of one image */
-        for (int64_t it = items * t / nt, end = items * (t + 1) / nt; it < end; it++) {
-            int64_t i = it / (nch * nblk), ch = it / nblk % nch, b = it % nblk;
-            const float *xi = x + i * CHW;
-            if (padded(q)) {
-                if (have != i)
-                    pad_image(q, xi, xp);
-                have = i;
-                xi = xp;
-            }
-            int64_t lo = ch * cp, hi = lo + cp < P ? lo + cp : P;
-            run_block(q, xi, wp, b * OB, y + i * q->oc * P, lo, hi);
-        }
-    }
-}
-
-void conv_direct_fwd(const conv_geom *q, const float *x, const float *w, float *y, float *scratch, int nthreads)
-{
-    direct_run(q, x, w, false, y, scratch, nthreads);
-}
+#include <strings.h>
 
 /* A stride-1 convolution's input gradient is itself a convolution: dy
  * padded by KH-1-ph, KW-1-pw, under the filter with in and out channels
@@ -326,19 +59,437 @@ conv_geom conv_direct_transposed(const conv_geom *q)
                         .ow = q->w };
 }
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define UR 6 /* output pixels (taps) per block */
+
+/* The forward's block arguments: the (padded) image, the pixels' offsets
+ * into it, the packed filter block, the filter's sizes, the image's row and
+ * plane strides, and where the [UR][ob] sums go. */
+typedef struct dk_args {
+    const float *x;
+    const int64_t *off;
+    const float *wp;
+    int64_t c, kh, kw, wd, hw;
+    float *out;
+} dk_args;
+
+/* The filter gradient turns the roles around: a block is output channels x
+ * filter taps, summed over the pixels of an image. Per pixel: nb vectors
+ * of dy (dy transposed to [pixel][channel]), up to six broadcast input
+ * floats (the taps' offsets from the pixel's window corner), nb x 6 FMAs.
+ * The sums start from and go back to acc ([6][ob]), so a block adds up
+ * image after image. */
+typedef struct fk_args {
+    const float *x;                   /* the (padded) image */
+    const int64_t *off;               /* the taps' offsets */
+    const float *g;                   /* dy^T at pixel 0, this block's first channel */
+    int64_t gstride;                  /* floats from a pixel's dy^T row to the next */
+    int64_t oh0, oh1, ow, sh, sw, wd; /* output rows [oh0, oh1) ... */
+    int64_t nimg, ximg, gimg;         /* ... of nimg images, x and g that far apart */
+    float *acc;
+} fk_args;
+
+/* The GEMM's block (conv_direct_gemm): rows i of c as sums over k of
+ * a's element (i, k) at a + off[row] + k * ak times row k of b. */
+typedef struct gk_args {
+    const float *a;
+    const int64_t *off;
+    const float *b;
+    int64_t ldb, ak, k, ldc;
+    bool add; /* c += rather than c = */
+    float *c;
+} gk_args;
+
+typedef void (*dk_fn)(const dk_args *);
+typedef void (*fk_fn)(const fk_args *);
+typedef void (*gk_fn)(const gk_args *);
+
+/* One instruction set's kernels: blocks of up to nb vectors of l channels
+ * (ob = nb * l channels) x UR positions; dk[vectors - 1][count - 1] the
+ * forward's, fk[...] the filter gradient's. */
+#define NB_MAX 4
+typedef struct dkern {
+    int64_t l, nb;
+    dk_fn dk[NB_MAX][UR];
+    fk_fn fk[NB_MAX][UR];
+    gk_fn gk[NB_MAX][UR];
+} dkern;
+
+#define avx2_FN __attribute__((target("avx2,fma")))
+#define avx512_FN __attribute__((target("avx512f,avx2,fma")))
+
+/* AVX2: 2 vectors of 8 (16 channels) x 6 pixels in 12 registers */
+#define DK(name) name##_avx2
+#define DK_L 8
+#define DK_NB 2
+#define DK_FN avx2_FN
+#define dk_v __m256
+#define DK_LD(p) _mm256_loadu_ps(p)
+#define DK_ST(p, v) _mm256_storeu_ps((p), (v))
+#define DK_BC(p) _mm256_broadcast_ss(p)
+#define DK_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define DK_ZERO() _mm256_setzero_ps()
+#include "conv_direct_kern.h" /* it undefines the parameters above */
+
+/* AVX-512: 4 vectors of 16 (64 channels) x 6 pixels in 24 registers */
+#define DK(name) name##_avx512
+#define DK_L 16
+#define DK_NB 4
+#define DK_FN avx512_FN
+#define dk_v __m512
+#define DK_LD(p) _mm512_loadu_ps(p)
+#define DK_ST(p, v) _mm512_storeu_ps((p), (v))
+#define DK_BC(p) _mm512_set1_ps(*(p))
+#define DK_FMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define DK_ZERO() _mm512_setzero_ps()
+#include "conv_direct_kern.h" /* it undefines the parameters above */
+
+/* One function per (vectors, count) of kernel NAME on set ISA, whose
+ * NAME##_body_##ISA's loops are thereby unrolled into registers, and the
+ * row of a table that picks one by count. */
+/* clang-format off */
+#define RB_K(NAME, ISA, ARGS, NB, U)                                                                           \
+    ISA##_FN static void NAME##_##ISA##_##NB##_##U(const ARGS *a) { NAME##_body_##ISA(a, NB, U); }
+#define RB_ROW(NAME, ISA, ARGS, NB)                                                                            \
+    RB_K(NAME, ISA, ARGS, NB, 1) RB_K(NAME, ISA, ARGS, NB, 2) RB_K(NAME, ISA, ARGS, NB, 3)                     \
+    RB_K(NAME, ISA, ARGS, NB, 4) RB_K(NAME, ISA, ARGS, NB, 5) RB_K(NAME, ISA, ARGS, NB, 6)
+#define RB_FNS(NAME, ISA, NB)                                                                                  \
+    { NAME##_##ISA##_##NB##_1, NAME##_##ISA##_##NB##_2, NAME##_##ISA##_##NB##_3,                               \
+      NAME##_##ISA##_##NB##_4, NAME##_##ISA##_##NB##_5, NAME##_##ISA##_##NB##_6 }
+
+RB_ROW(dk, avx2, dk_args, 1) RB_ROW(dk, avx2, dk_args, 2)
+RB_ROW(fk, avx2, fk_args, 1) RB_ROW(fk, avx2, fk_args, 2)
+RB_ROW(gk, avx2, gk_args, 1) RB_ROW(gk, avx2, gk_args, 2)
+RB_ROW(dk, avx512, dk_args, 1) RB_ROW(dk, avx512, dk_args, 2)
+RB_ROW(dk, avx512, dk_args, 3) RB_ROW(dk, avx512, dk_args, 4)
+RB_ROW(fk, avx512, fk_args, 1) RB_ROW(fk, avx512, fk_args, 2)
+RB_ROW(fk, avx512, fk_args, 3) RB_ROW(fk, avx512, fk_args, 4)
+RB_ROW(gk, avx512, gk_args, 1) RB_ROW(gk, avx512, gk_args, 2)
+RB_ROW(gk, avx512, gk_args, 3) RB_ROW(gk, avx512, gk_args, 4)
+
+static const dkern dkern_avx2 = {
+    .l = 8, .nb = 2,
+    .dk = { RB_FNS(dk, avx2, 1), RB_FNS(dk, avx2, 2) },
+    .fk = { RB_FNS(fk, avx2, 1), RB_FNS(fk, avx2, 2) },
+    .gk = { RB_FNS(gk, avx2, 1), RB_FNS(gk, avx2, 2) },
+};
+static const dkern dkern_avx512 = {
+    .l = 16, .nb = 4,
+    .dk = { RB_FNS(dk, avx512, 1), RB_FNS(dk, avx512, 2), RB_FNS(dk, avx512, 3), RB_FNS(dk, avx512, 4) },
+    .fk = { RB_FNS(fk, avx512, 1), RB_FNS(fk, avx512, 2), RB_FNS(fk, avx512, 3), RB_FNS(fk, avx512, 4) },
+    .gk = { RB_FNS(gk, avx512, 1), RB_FNS(gk, avx512, 2), RB_FNS(gk, avx512, 3), RB_FNS(gk, avx512, 4) },
+};
+/* clang-format on */
+
+bool conv_direct_supported(void) { return conv_simd() >= EXEC_SIMD_AVX2; }
+
+/* the kernels of the level in force (conv_direct_supported() first) */
+static const dkern *dkern_now(void) { return conv_simd() >= EXEC_SIMD_AVX512 ? &dkern_avx512 : &dkern_avx2; }
+
+/* the widest kernels this CPU has: scratch sized for them fits any level */
+static const dkern *dkern_widest(void) { return exec_simd_best() >= EXEC_SIMD_AVX512 ? &dkern_avx512 : &dkern_avx2; }
+
+static int64_t padded_h(const conv_geom *q) { return q->h + 2 * q->ph; }
+static int64_t padded_w(const conv_geom *q) { return q->w + 2 * q->pw; }
+static bool padded(const conv_geom *q) { return q->ph || q->pw; }
+static int64_t pad_floats(const conv_geom *q) { return padded(q) ? q->c * padded_h(q) * padded_w(q) : 0; }
+/* OC rounded up to whole vectors, and a block's channels */
+static int64_t oc_rounded(const conv_geom *q, const dkern *d) { return (q->oc + d->l - 1) / d->l * d->l; }
+static int64_t ob_of(const dkern *d) { return d->l * d->nb; }
+/* the width of the block from channel b0 (the last may be narrower) */
+static int64_t block_width(int64_t ocr, int64_t b0, const dkern *d)
+{
+    return ocr - b0 < ob_of(d) ? ocr - b0 : ob_of(d);
+}
+
+int64_t conv_direct_scratch(const conv_geom *q, int nthreads)
+{
+    return oc_rounded(q, dkern_widest()) * conv_k(q) + (int64_t)nthreads * pad_floats(q);
+}
+
+/* The filter a forward packs: w itself [q->oc][K], or (flip) the filter of
+ * the convolution this one transposes, [q->c][ocw][KH][KW], read with its
+ * channels swapped and the taps kh0 + sh t, kw0 + sw u (t < q->kh, u <
+ * q->kw) turned by 180 degrees: all of them at stride 1, a phase's at a
+ * larger stride (conv_direct_bwd_input). Output channel o is channel o %
+ * ocw of phase o / ocw: phase p adds p / pw to kh0 and p % pw to kw0 (the
+ * phases side by side as channels; one phase: q->oc = ocw). */
+typedef struct fview {
+    const float *w;
+    bool flip;
+    int64_t ocw, pw, kh0, kw0, sh, sw, KH, KW;
+} fview;
+
+/* wp[block][k][width] = the filter's [block*ob + l][k], zero past OC */
+static void pack_filter(const conv_geom *q, const dkern *dk, const fview *f, float *restrict wp, int64_t oc0,
+                        int64_t oc1)
+{
+    const int64_t K = conv_k(q), ocr = oc_rounded(q, dk), ob = ob_of(dk);
+    const float *restrict w = f->w;
+    for (int64_t o = oc0; o < oc1; o++) {
+        int64_t b0 = o / ob * ob, width = block_width(ocr, b0, dk), l = o - b0;
+        float *restrict d = wp + b0 * K + l;
+        if (o >= q->oc) {
+            for (int64_t k = 0; k < K; k++)
+                d[k * width] = 0.0f;
+        } else if (!f->flip) {
+            for (int64_t k = 0; k < K; k++)
+                d[k * width] = w[o * K + k];
+        } else {
+            const int64_t ph = o / f->ocw, oo = o % f->ocw, kh0 = f->kh0 + ph / f->pw, kw0 = f->kw0 + ph % f->pw;
+            for (int64_t c = 0, k = 0; c < q->c; c++)
+                for (int64_t t = q->kh - 1; t >= 0; t--)
+                    for (int64_t u = q->kw - 1; u >= 0; u--, k++)
+                        d[k * width] = w[((c * f->ocw + oo) * f->KH + kh0 + f->sh * t) * f->KW + kw0 + f->sw * u];
+        }
+    }
+}
+
+static void pad_image(const conv_geom *q, const float *restrict x, float *restrict xp)
+{
+    const int64_t Hp = padded_h(q), Wp = padded_w(q);
+    memset(xp, 0, (size_t)(q->c * Hp * Wp) * sizeof *xp);
+    for (int64_t c = 0; c < q->c; c++)
+        for (int64_t i = 0; i < q->h; i++)
+            memcpy(xp + (c * Hp + i + q->ph) * Wp + q->pw, x + (c * q->h + i) * q->w, (size_t)q->w * sizeof *x);
+}
+
+/* y[oc0 .. oc0+ob)[p_lo .. p_hi) of one image, from its (padded) planes xi */
+static void run_block(const conv_geom *q, const dkern *dk, const float *xi, const float *wp, int64_t oc0,
+                      float *restrict yi, int64_t p_lo, int64_t p_hi)
+{
+    const int64_t K = conv_k(q), P = conv_p(q), Wp = padded_w(q), ocr = oc_rounded(q, dk), ob = ob_of(dk);
+    const int64_t width = block_width(ocr, oc0, dk), live = q->oc - oc0 < width ? q->oc - oc0 : width;
+    float out[UR * NB_MAX * 16];
+    int64_t off[UR];
+    dk_args a = { .x = xi,
+                  .off = off,
+                  .wp = wp + oc0 * K,
+                  .c = q->c,
+                  .kh = q->kh,
+                  .kw = q->kw,
+                  .wd = Wp,
+                  .hw = padded_h(q) * Wp,
+                  .out = out };
+    const dk_fn *fns = dk->dk[width / dk->l - 1];
+    /* blocks as equal as they can be (49 pixels: 4 x 6 + 5 x 5, not 8 x 6 + 1:
+     * a 1-pixel block does 2 FMAs a filter tap for 3 loads) */
+    const int64_t npx = p_hi - p_lo, nblk = (npx + UR - 1) / UR, base = npx / nblk, extra = npx % nblk;
+    int64_t oh = p_lo / q->ow, ow = p_lo % q->ow; /* of pixel p0 */
+    for (int64_t bi = 0, p0 = p_lo, ur; bi < nblk; bi++, p0 += ur) {
+        ur = base + (bi < extra);
+        for (int j = 0, h = (int)oh, w = (int)ow; j < ur; j++) {
+            off[j] = h * q->sh * Wp + w * q->sw;
+            if (++w == q->ow)
+                w = 0, h++;
+        }
+        fns[ur - 1](&a);
+        for (int64_t l = 0; l < live; l++) {
+            float *restrict yo = yi + (oc0 + l) * P + p0;
+            for (int j = 0; j < ur; j++)
+                yo[j] = out[j * ob + l];
+        }
+        ow += ur;
+        oh += ow / q->ow;
+        ow %= q->ow;
+    }
+}
+
+/* Output pixels per chunk: the input rows a chunk reads stay in cache while
+ * every channel block runs over them (a multiple of UR, or all of P). */
+#define CHUNK_BYTES (256 * 1024)
+static int64_t chunk_pixels(const conv_geom *q)
+{
+    int64_t row_bytes = q->c * padded_w(q) * q->sh * (int64_t)sizeof(float);
+    int64_t rows = (CHUNK_BYTES - q->c * padded_w(q) * q->kh * (int64_t)sizeof(float)) / row_bytes;
+    int64_t px = (rows < 1 ? 1 : rows) * q->ow;
+    px = (px + UR - 1) / UR * UR;
+    return px < conv_p(q) ? px : conv_p(q);
+}
+
+static void direct_run(const conv_geom *q, const float *x, const fview *f, float *y, float *scratch, int nthreads)
+{
+    const dkern *dk = dkern_now();
+    const int64_t ocr = oc_rounded(q, dk), ob = ob_of(dk), nblk = (ocr + ob - 1) / ob, P = conv_p(q);
+    const int64_t cp = chunk_pixels(q), nch = (P + cp - 1) / cp, items = q->n * nch * nblk, CHW = q->c * q->h * q->w;
+    /* the padded images after the packed filter of the widest kernels */
+    const int64_t wfloats = oc_rounded(q, dkern_widest()) * conv_k(q);
+    float *wp = scratch;
+#pragma omp parallel num_threads(nthreads) if (nthreads > 1)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        pack_filter(q, dk, f, wp, ocr * t / nt, ocr * (t + 1) / nt);
+#pragma omp barrier
+        float *xp = scratch + wfloats + t * pad_floats(q);
+        int64_t have = -1; /* the image now in xp */
+        /* items (image, chunk, block) in that order: a thread's run of
+         * blocks reuses one chunk of one image */
+        for (int64_t it = items * t / nt, end = items * (t + 1) / nt; it < end; it++) {
+            int64_t i = it / (nch * nblk), ch = it / nblk % nch, b = it % nblk;
+            const float *xi = x + i * CHW;
+            if (padded(q)) {
+                if (have != i)
+                    pad_image(q, xi, xp);
+                have = i;
+                xi = xp;
+            }
+            int64_t lo = ch * cp, hi = lo + cp < P ? lo + cp : P;
+            run_block(q, dk, xi, wp, b * ob, y + i * q->oc * P, lo, hi);
+        }
+    }
+}
+
+void conv_direct_fwd(const conv_geom *q, const float *x, const float *w, float *y, float *scratch, int nthreads)
+{
+    const fview f = { .w = w, .ocw = q->oc, .pw = 1 };
+    direct_run(q, x, &f, y, scratch, nthreads);
+}
+
+/* A strided one's splits by phase: the inputs x[c][a sh + rh][b sw + rw]
+ * of one phase (rh, rw) are reached by the taps kh = kh0 + sh t (kh0 = (rh
+ * + ph) mod sh, t < Th = ceil((KH - kh0) / sh)) from output row oh = a +
+ * eh - t (eh = (rh + ph - kh0) / sh), and likewise across. So the phase is
+ * a stride-1 convolution of dy padded by Th-1, Tw-1 under those taps
+ * flipped (a "full" correlation of (OH + Th - 1) x (OW + Tw - 1) pixels),
+ * whose pixel (a + eh, b + ew) is dx's (a sh + rh, b sw + rw): every input
+ * pixel in exactly one phase, the phases' FLOPs the convolution's and a
+ * border. Where the stride divides the kernel and the padding (DQN's 4x4/2),
+ * every phase has the same tap counts and offsets: the sh sw phases run as
+ * one convolution with sh sw C output channels (wider register blocks, one
+ * pass over dy); otherwise phase by phase. Per phase: its geometry (of all
+ * phases when merged), taps and offsets. */
+typedef struct phase {
+    conv_geom t;
+    int64_t kh0, kw0, eh, ew, ha, wa; /* ha x wa: the phase's pixels of dx */
+} phase;
+
+static bool phases_merge(const conv_geom *q)
+{
+    return q->kh % q->sh == 0 && q->kw % q->sw == 0 && q->ph % q->sh == 0 && q->pw % q->sw == 0;
+}
+
+static phase phase_of(const conv_geom *q, int64_t rh, int64_t rw)
+{
+    phase p = { .kh0 = (rh + q->ph) % q->sh, .kw0 = (rw + q->pw) % q->sw };
+    int64_t th = p.kh0 < q->kh ? (q->kh - p.kh0 + q->sh - 1) / q->sh : 0;
+    int64_t tw = p.kw0 < q->kw ? (q->kw - p.kw0 + q->sw - 1) / q->sw : 0;
+    p.eh = (rh + q->ph - p.kh0) / q->sh;
+    p.ew = (rw + q->pw - p.kw0) / q->sw;
+    p.ha = rh < q->h ? (q->h - rh + q->sh - 1) / q->sh : 0;
+    p.wa = rw < q->w ? (q->w - rw + q->sw - 1) / q->sw : 0;
+    p.t = (conv_geom){ .n = q->n,
+                       .c = q->oc,
+                       .h = q->oh,
+                       .w = q->ow,
+                       .oc = phases_merge(q) ? q->sh * q->sw * q->c : q->c,
+                       .kh = th,
+                       .kw = tw,
+                       .sh = 1,
+                       .sw = 1,
+                       .ph = th ? th - 1 : 0,
+                       .pw = tw ? tw - 1 : 0,
+                       .oh = q->oh + th - 1,
+                       .ow = q->ow + tw - 1 };
+    return p;
+}
+
+/* the largest run's direct scratch and full-correlation output */
+static void phase_floats(const conv_geom *q, int nthreads, int64_t *scratch, int64_t *out)
+{
+    *scratch = *out = 0;
+    for (int64_t rh = 0; rh < q->sh; rh++)
+        for (int64_t rw = 0; rw < q->sw; rw++) {
+            phase p = phase_of(q, rh, rw);
+            if (!p.t.kh || !p.t.kw)
+                continue;
+            int64_t s = conv_direct_scratch(&p.t, nthreads), o = p.t.n * p.t.oc * conv_p(&p.t);
+            *scratch = s > *scratch ? s : *scratch;
+            *out = o > *out ? o : *out;
+        }
+    *out = (*out + 15) / 16 * 16; /* the direct scratch after it stays 64-byte aligned */
+}
+
+int64_t conv_direct_input_scratch(const conv_geom *q, int nthreads)
+{
+    if (q->sh == 1 && q->sw == 1) {
+        const conv_geom t = conv_direct_transposed(q);
+        return conv_direct_scratch(&t, nthreads);
+    }
+    int64_t s, o;
+    phase_floats(q, nthreads, &s, &o);
+    return s + o;
+}
+
+/* dx's pixels of phase (rh, rw) from its full correlation: channel c of
+ * image i at full + i * fimg + c * (its pixels), or zero where no tap
+ * reaches them (full NULL: none at all) */
+static void phase_scatter(const conv_geom *q, const phase *p, int64_t rh, int64_t rw, const float *full, int64_t fimg,
+                          float *dx, int nthreads)
+{
+    const int64_t H = q->h, W = q->w, OH = p->t.oh, OW = p->t.ow;
+    int64_t nb = OW - p->ew < p->wa ? OW - p->ew : p->wa;
+    nb = nb < 0 ? 0 : nb;
+#pragma omp parallel for num_threads(nthreads) if (nthreads > 1) schedule(static)
+    for (int64_t ic = 0; ic < q->n * q->c; ic++) {
+        const float *restrict src = full ? full + ic / q->c * fimg + ic % q->c * OH * OW : NULL;
+        float *restrict d = dx + ic * H * W + rh * W + rw;
+        for (int64_t a = 0; a < p->ha; a++) {
+            const int64_t r = a + p->eh;
+            float *restrict drow = d + a * q->sh * W;
+            int64_t b = 0;
+            if (src && r < OH)
+                for (const float *restrict srow = src + r * OW + p->ew; b < nb; b++)
+                    drow[b * q->sw] = srow[b];
+            for (; b < p->wa; b++)
+                drow[b * q->sw] = 0.0f;
+        }
+    }
+}
+
 void conv_direct_bwd_input(const conv_geom *q, const float *w, const float *dy, float *dx, float *scratch, int nthreads)
 {
-    const conv_geom t = conv_direct_transposed(q);
-    direct_run(&t, dy, w, true, dx, scratch, nthreads);
+    if (q->sh == 1 && q->sw == 1) {
+        const conv_geom t = conv_direct_transposed(q);
+        const fview f = { .w = w, .flip = true, .ocw = q->c, .pw = 1, .sh = 1, .sw = 1, .KH = q->kh, .KW = q->kw };
+        direct_run(&t, dy, &f, dx, scratch, nthreads);
+        return;
+    }
+    int64_t sfloats, ofloats;
+    phase_floats(q, nthreads, &sfloats, &ofloats);
+    float *full = scratch, *ds = scratch + ofloats;
+    const bool merged = phases_merge(q);
+    for (int64_t rh = 0; rh < q->sh; rh++)
+        for (int64_t rw = 0; rw < q->sw; rw++) {
+            const phase p = phase_of(q, rh, rw);
+            const bool taps = p.t.kh && p.t.kw;
+            if (taps && (!merged || (rh == 0 && rw == 0))) {
+                const fview f = { .w = w,
+                                  .flip = true,
+                                  .ocw = q->c,
+                                  .pw = merged ? q->sw : 1,
+                                  .kh0 = p.kh0,
+                                  .kw0 = p.kw0,
+                                  .sh = q->sh,
+                                  .sw = q->sw,
+                                  .KH = q->kh,
+                                  .KW = q->kw };
+                direct_run(&p.t, dy, &f, full, ds, nthreads);
+            }
+            const int64_t fimg = p.t.oc * conv_p(&p.t), at = merged ? (rh * q->sw + rw) * q->c * conv_p(&p.t) : 0;
+            phase_scatter(q, &p, rh, rw, taps ? full + at : NULL, fimg, dx, nthreads);
+        }
 }
 
 /* Scratch for conv_direct_bwd_filter (from exec_kscratch: 64-byte aligned):
  * the taps' offsets, dy^T of every image, every padded image, and the
- * packed gradient [block][K][16]. */
+ * packed gradient [block][K][ob]; sized for the widest kernels. */
 int64_t conv_direct_filter_scratch(const conv_geom *q)
 {
-    const int64_t nblk = (oc_rounded(q) + OB - 1) / OB;
-    return q->n * conv_p(q) * oc_rounded(q) + q->n * pad_floats(q) + nblk * conv_k(q) * OB + 2 * conv_k(q);
+    const dkern *dk = dkern_widest();
+    const int64_t ocr = oc_rounded(q, dk), ob = ob_of(dk), nblk = (ocr + ob - 1) / ob;
+    return q->n * conv_p(q) * ocr + q->n * pad_floats(q) + nblk * conv_k(q) * ob + 2 * conv_k(q);
 }
 
 /* dw = sum over images of dy[n] x col(x[n])^T, [OC][C][KH][KW], overwritten.
@@ -349,7 +500,8 @@ int64_t conv_direct_filter_scratch(const conv_geom *q)
 void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy, float *dw, float *scratch,
                             int nthreads)
 {
-    const int64_t ocr = oc_rounded(q), nblk = (ocr + OB - 1) / OB, K = conv_k(q), P = conv_p(q);
+    const dkern *dk = dkern_now();
+    const int64_t ocr = oc_rounded(q, dk), ob = ob_of(dk), nblk = (ocr + ob - 1) / ob, K = conv_k(q), P = conv_p(q);
     const int64_t CHW = q->c * q->h * q->w, Hp = padded_h(q), Wp = padded_w(q), KK = q->kh * q->kw;
     const int64_t ntap = (K + UR - 1) / UR, items = nblk * ntap;
     const int64_t ximg = padded(q) ? pad_floats(q) : CHW;
@@ -374,7 +526,7 @@ void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy,
         }
 #pragma omp for schedule(static)
         for (int64_t b = 0; b < nblk; b++)
-            memset(acc + b * K * OB, 0, (size_t)(K * OB) * sizeof *acc);
+            memset(acc + b * K * ob, 0, (size_t)(K * ob) * sizeof *acc);
 #pragma omp for schedule(static)
         for (int64_t k = 0; k < K; k++)
             toff[k] = (k / KK * Hp + k % KK / q->kw) * Wp + k % q->kw;
@@ -385,11 +537,11 @@ void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy,
             for (int64_t r0 = 0, r1; r0 < q->oh; r0 = r1) {
                 r1 = r0 + rows < q->oh ? r0 + rows : q->oh;
                 for (int64_t it = lo; it < hi; it++) {
-                    int64_t b = it / ntap, t0 = it % ntap * UR, width = ocr - b * OB < OB ? ocr - b * OB : OB;
+                    int64_t b = it / ntap, t0 = it % ntap * UR, width = block_width(ocr, b * ob, dk);
                     int ut = K - t0 < UR ? (int)(K - t0) : UR;
                     fk_args a = { .x = xs + i * ximg,
                                   .off = toff + t0,
-                                  .g = gT + i * P * ocr + b * OB,
+                                  .g = gT + i * P * ocr + b * ob,
                                   .gstride = ocr,
                                   .oh0 = r0,
                                   .oh1 = r1,
@@ -400,31 +552,127 @@ void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy,
                                   .nimg = whole ? q->n : 1,
                                   .ximg = ximg,
                                   .gimg = P * ocr,
-                                  .acc = acc + (b * K + t0) * OB };
-                    fk_table[width / 8 - 1][ut - 1](&a);
+                                  .acc = acc + (b * K + t0) * ob };
+                    dk->fk[width / dk->l - 1][ut - 1](&a);
                 }
             }
 #pragma omp barrier
-            /* unpack: dw[o][k] = acc[o/16][k][o%16] */
+            /* unpack: dw[o][k] = acc[o/ob][k][o%ob] */
 #pragma omp for schedule(static)
         for (int64_t o = 0; o < q->oc; o++) {
-            const float *restrict s = acc + (o / OB) * K * OB + o % OB;
+            const float *restrict s = acc + (o / ob) * K * ob + o % ob;
             for (int64_t k = 0; k < K; k++)
-                dw[o * K + k] = s[k * OB];
+                dw[o * K + k] = s[k * ob];
         }
     }
 }
 
-#else /* not x86-64: no direct kernel; conv.c asks conv_direct_supported() first */
+/* The register block as a GEMM, for the fully-connected layers' shapes
+ * (DQN's 32 x 512 x 3136 and its weight gradient 3136 x 512 x 32): c[M,N]
+ * = op(a) b, b [K,N] not transposed, N whole vectors, blocks of ob columns
+ * x 6 rows of c summed in registers. No packing: b's rows are read in
+ * place, a's elements broadcast from where they lie (a [M,K], or [K,M] with
+ * ta). Items (column block, row block), column blocks outer, are split over
+ * the threads; a thread runs its items of one column block for K_BYTES of
+ * b's rows at a time (those KC x ob floats stay in the first-level cache
+ * while the row blocks pass over them), adding into c after the first.
+ *
+ * Where: with the AVX-512 kernels in force while the BLAS runs narrower
+ * ones (OpenBLAS 0.3.21 gives AMD's AVX-512 CPUs its Haswell AVX2 kernels),
+ * on thin products (M or K, a fully-connected layer's batch side, at most
+ * GEMM_THIN), where sgemm's packing weighs most. On an AMD EPYC with
+ * AVX-512, one thread: 32x512x3136 138 GFLOP/s against sgemm's 88, the
+ * weight gradient 3136x512x32 152 against 70 (tests/bench/bench_kernels). */
+#define K_BYTES (32 * 1024)
+#define GEMM_THIN 64
+
+/* whether the BLAS's sgemm runs AVX-512 kernels (OpenBLAS's core names) */
+static bool blas_avx512(void)
+{
+    static const char *const wide[] = { "skylakex", "cooperlake", "sapphirerapids" };
+    const char *core = openblas_get_corename();
+    for (size_t i = 0; core && i < sizeof wide / sizeof wide[0]; i++)
+        if (strncasecmp(core, wide[i], strlen(wide[i])) == 0)
+            return true;
+    return false;
+}
+
+bool conv_direct_gemm_applies(int64_t m, int64_t n, int64_t k, bool tb)
+{
+    return !tb && m > 0 && k > 0 && n > 0 && (m <= GEMM_THIN || k <= GEMM_THIN) && n % 16 == 0 &&
+           conv_simd() >= EXEC_SIMD_AVX512 && !blas_avx512();
+}
+
+void conv_direct_gemm(float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, bool ta, int nthreads)
+{
+    const dkern *dk = dkern_now();
+    const int64_t ob = ob_of(dk), ncb = (N + ob - 1) / ob, nrb = (M + UR - 1) / UR, items = ncb * nrb;
+    const int64_t base = M / nrb, extra = M % nrb; /* rows per block, as equal as they can be */
+    const int64_t ai = ta ? 1 : K, ak = ta ? M : 1, kc = K_BYTES / (ob * (int64_t)sizeof(float));
+#pragma omp parallel num_threads(nthreads) if (nthreads > 1 && items > 1)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        int64_t off[UR];
+        for (int64_t lo = items * t / nt, end = items * (t + 1) / nt, hi; lo < end; lo = hi) {
+            const int64_t cb = lo / nrb, j0 = cb * ob, width = block_width(N, j0, dk);
+            hi = (cb + 1) * nrb < end ? (cb + 1) * nrb : end; /* this column block's items */
+            for (int64_t k0 = 0; k0 < K; k0 += kc)
+                for (int64_t it = lo; it < hi; it++) {
+                    int64_t rb = it % nrb, i0 = rb * base + (rb < extra ? rb : extra), rows = base + (rb < extra);
+                    for (int64_t r = 0; r < rows; r++)
+                        off[r] = (i0 + r) * ai + k0 * ak;
+                    gk_args g = { .a = a,
+                                  .off = off,
+                                  .b = b + k0 * N + j0,
+                                  .ldb = N,
+                                  .ak = ak,
+                                  .k = K - k0 < kc ? K - k0 : kc,
+                                  .ldc = N,
+                                  .add = k0 > 0,
+                                  .c = c + i0 * N + j0 };
+                    dk->gk[width / dk->l - 1][rows - 1](&g);
+                }
+        }
+    }
+}
+
+#else /* not x86-64: no direct kernels; conv.c asks conv_direct_supported() first and never calls the rest */
 bool conv_direct_supported(void) { return false; }
 int64_t conv_direct_scratch(const conv_geom *q, int nthreads)
 {
     (void)q, (void)nthreads;
     return 0;
 }
-static void direct_run(const conv_geom *q, const float *x, const float *w, bool flip, float *y, float *scratch,
-                       int nthreads)
+int64_t conv_direct_input_scratch(const conv_geom *q, int nthreads)
+{
+    (void)q, (void)nthreads;
+    return 0;
+}
+int64_t conv_direct_filter_scratch(const conv_geom *q)
+{
+    (void)q;
+    return 0;
+}
+void conv_direct_fwd(const conv_geom *q, const float *x, const float *w, float *y, float *scratch, int nthreads)
 {
     (void)q, (void)x, (void)w, (void)y, (void)scratch, (void)nthreads;
+}
+void conv_direct_bwd_input(const conv_geom *q, const float *w, const float *dy, float *dx, float *scratch, int nthreads)
+{
+    (void)q, (void)w, (void)dy, (void)dx, (void)scratch, (void)nthreads;
+}
+void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy, float *dw, float *scratch,
+                            int nthreads)
+{
+    (void)q, (void)x, (void)dy, (void)dw, (void)scratch, (void)nthreads;
+}
+bool conv_direct_gemm_applies(int64_t m, int64_t n, int64_t k, bool tb)
+{
+    (void)m, (void)n, (void)k, (void)tb;
+    return false;
+}
+void conv_direct_gemm(float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, bool ta, int nthreads)
+{
+    (void)c, (void)a, (void)b, (void)M, (void)N, (void)K, (void)ta, (void)nthreads;
 }
 #endif

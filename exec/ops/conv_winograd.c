@@ -319,11 +319,15 @@ exec_simd exec_simd_set(exec_simd s)
     return s;
 }
 
-static const wkern *wino_kern(void)
+exec_simd conv_simd(void)
 {
     int s = atomic_load_explicit(&simd_cap, memory_order_relaxed);
-    if (s == EXEC_SIMD_AUTO)
-        s = exec_simd_set(EXEC_SIMD_AUTO);
+    return s == EXEC_SIMD_AUTO ? exec_simd_set(EXEC_SIMD_AUTO) : (exec_simd)s;
+}
+
+static const wkern *wino_kern(void)
+{
+    exec_simd s = conv_simd();
 #if defined(__x86_64__)
     if (s == EXEC_SIMD_AVX512)
         return &wk_avx512;

@@ -1,5 +1,6 @@
 /* matrix.c -- MatMul and BatchMatMul on OpenBLAS. */
 #include "../internal.h"
+#include "conv.h"
 
 #include <cblas.h>
 #include <string.h>
@@ -125,6 +126,10 @@ exec_status op_fwd_MatMul(exec_kctx *k, const exec_node *n)
     int64_t m = c->shape[0], nn = c->shape[1], kk = ta ? a->shape[0] : a->shape[1];
     if (!ta && m <= SKINNY_M && kk * nn >= SKINNY_MIN) {
         skinny_gemm(k->nthreads, c->data, a->data, b->data, (int)m, kk, nn, tb);
+        return EXEC_OK;
+    }
+    if (conv_direct_gemm_applies(m, nn, kk, tb)) { /* ops/conv_direct.c: says where */
+        conv_direct_gemm(c->data, a->data, b->data, m, nn, kk, ta, k->nthreads);
         return EXEC_OK;
     }
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)nn, (int)kk,

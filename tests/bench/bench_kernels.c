@@ -258,15 +258,19 @@ int main(int argc, char **argv)
     g_peak = raw_sgemm(2048, 2048, 2048);
     printf("%-52s %8.1f GFLOP/s  (the peak)\n", "raw cblas_sgemm 2048x2048x2048", g_peak);
 
-    static const int64_t mm[][3] = { { 2048, 2048, 2048 }, { 4096, 1024, 1024 }, { 1024, 4096, 2048 } };
+    /* m, n, k, transpose_a, transpose_b: large shapes, then DQN's fc4 at
+     * batch B (forward, input and weight gradients) */
+    const int64_t mm[][5] = { { 2048, 2048, 2048, 0, 0 }, { 4096, 1024, 1024, 0, 0 }, { 1024, 4096, 2048, 0, 0 },
+                              { batch, 512, 3136, 0, 0 }, { batch, 3136, 512, 0, 1 }, { 3136, 512, batch, 1, 0 } };
     for (size_t i = 0; i < sizeof mm / sizeof mm[0]; i++) {
-        int64_t m = mm[i][0], n = mm[i][1], k = mm[i][2];
-        tdesc in[2] = { { 2, { m, k } }, { 2, { k, n } } };
+        int64_t m = mm[i][0], n = mm[i][1], k = mm[i][2], ta = mm[i][3], tb = mm[i][4];
+        tdesc in[2] = { { 2, { ta ? k : m, ta ? m : k } }, { 2, { tb ? n : k, tb ? k : n } } };
         char what[96];
-        snprintf(what, sizeof what, "MatMul %lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
+        snprintf(what, sizeof what, "MatMul %lldx%lldx%lld%s%s", (long long)m, (long long)n, (long long)k,
+                 ta ? " a^T" : "", tb ? " b^T" : "");
         if (!strstr(what, only))
             continue;
-        report(what, bench_node(EXEC_OP_MatMul, 2, in, 2, (int64_t[]){ 0, 0 }), 0.90);
+        report(what, bench_node(EXEC_OP_MatMul, 2, in, 2, (int64_t[]){ ta, tb }), i < 3 ? 0.90 : 0.0);
     }
     printf("\n");
 
@@ -297,29 +301,18 @@ int main(int argc, char **argv)
         int64_t oh = (L->h + 2 * L->p - L->k) / L->s + 1, ow = (L->w + 2 * L->p - L->k) / L->s + 1;
         tdesc x = { 4, { batch, L->c, L->h, L->w } }, f = { 4, { L->oc, L->c, L->k, L->k } };
         tdesc dy = { 4, { batch, L->oc, oh, ow } };
-        /* each op im2col, direct (ops/conv_direct.c; the input gradient
-         * only at stride 1), then as AUTO picks, which has the target */
+        /* each op im2col, direct (ops/conv_direct.c), Winograd (3x3
+         * stride 1), then as AUTO picks, which has the target */
         const struct {
             exec_op op;
             tdesc in[2];
             int64_t attrs[8];
             int nattrs;
-            bool any_stride;
             double target;
         } ops[] = {
-            { EXEC_OP_Conv2D, { x, f }, { L->s, L->s, L->p, L->p }, 4, true, 0.75 },
-            { EXEC_OP_Conv2DBackpropInput,
-              { f, dy },
-              { L->s, L->s, L->p, L->p, batch, L->c, L->h, L->w },
-              8,
-              false,
-              0.65 },
-            { EXEC_OP_Conv2DBackpropFilter,
-              { x, dy },
-              { L->s, L->s, L->p, L->p, L->oc, L->c, L->k, L->k },
-              8,
-              true,
-              0.65 },
+            { EXEC_OP_Conv2D, { x, f }, { L->s, L->s, L->p, L->p }, 4, 0.75 },
+            { EXEC_OP_Conv2DBackpropInput, { f, dy }, { L->s, L->s, L->p, L->p, batch, L->c, L->h, L->w }, 8, 0.65 },
+            { EXEC_OP_Conv2DBackpropFilter, { x, dy }, { L->s, L->s, L->p, L->p, L->oc, L->c, L->k, L->k }, 8, 0.65 },
         };
         static const struct {
             exec_conv_algo a;
@@ -330,7 +323,7 @@ int main(int argc, char **argv)
                       { EXEC_CONV_AUTO, "auto" } };
         const size_t nalgo = sizeof algos / sizeof algos[0];
         for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
-            for (size_t j = ops[o].any_stride || L->s == 1 ? 0 : nalgo - 1; j < nalgo; j++) {
+            for (size_t j = 0; j < nalgo; j++) {
                 char what[128];
                 if (algos[j].a == EXEC_CONV_WINOGRAD && (L->k != 3 || L->s != 1))
                     continue;

@@ -1,0 +1,142 @@
+/* conv_direct_kern.h -- the register block of conv_direct.c's kernels,
+ * written once for a vector of DK_L floats and included once per
+ * instruction set (AVX2, AVX-512). Before each inclusion the includer
+ * defines:
+ *   DK(name)       the name with the set's suffix
+ *   DK_L           floats a vector
+ *   DK_NB          vectors of output channels a block holds at most
+ *   DK_FN          the function attributes (the target of the set)
+ *   dk_v           the vector type
+ *   DK_LD(p), DK_ST(p, v)   unaligned load and store
+ *   DK_BC(p)       the float at p in every lane
+ *   DK_FMA(a, b, c)         a * b + c
+ *   DK_ZERO()      a vector of zeros
+ * (the end of this file undefines them, ready for the next set)
+ * and, from conv_direct.c, UR (positions a block), dk_args, fk_args and
+ * gk_args.
+ * A block is nb <= DK_NB vectors of channels x ut <= UR positions (output
+ * pixels for the forward, filter taps for the filter gradient): nb * ut
+ * sums in registers, nb vector loads and ut broadcasts a step. Internal to
+ * exec/ops. */
+
+#define DK_INLINE DK_FN static inline __attribute__((always_inline))
+
+typedef struct DK(rblock) {
+    dk_v s[DK_NB][UR];
+} DK(rblock);
+
+/* the block's ut broadcast offsets, copied where the compiler keeps them in
+ * registers */
+DK_INLINE void DK(rb_offsets)(int64_t o[UR], const int64_t *off, const int ut)
+{
+#pragma GCC unroll 6
+    for (int j = 0; j < UR; j++)
+        o[j] = j < ut ? off[j] : 0;
+}
+
+/* the sums from acc ([ut][DK_NB * DK_L]), or zero when acc is NULL */
+DK_INLINE void DK(rb_load)(DK(rblock) * b, const float *acc, const int nb, const int ut)
+{
+#pragma GCC unroll 6
+    for (int j = 0; j < UR; j++)
+#pragma GCC unroll 4
+        for (int v = 0; v < DK_NB; v++)
+            b->s[v][j] = acc && j < ut && v < nb ? DK_LD(acc + (j * DK_NB + v) * DK_L) : DK_ZERO();
+}
+
+DK_INLINE void DK(rb_store)(const DK(rblock) * b, float *acc, const int nb, const int ut)
+{
+#pragma GCC unroll 6
+    for (int j = 0; j < UR; j++)
+#pragma GCC unroll 4
+        for (int v = 0; v < DK_NB; v++)
+            if (j < ut && v < nb)
+                DK_ST(acc + (j * DK_NB + v) * DK_L, b->s[v][j]);
+}
+
+/* n steps of: the nb channel vectors at v times the ut floats at r + o[j];
+ * v moves vstride floats a step, r rstride. */
+DK_INLINE void DK(rb_run)(DK(rblock) * b, const float *restrict v, int64_t vstride, const float *restrict r,
+                          int64_t rstride, const int64_t *o, int64_t n, const int nb, const int ut)
+{
+    for (int64_t i = 0; i < n; i++, v += vstride, r += rstride) {
+        dk_v w[DK_NB];
+#pragma GCC unroll 4
+        for (int c = 0; c < DK_NB; c++)
+            w[c] = c < nb ? DK_LD(v + c * DK_L) : DK_ZERO();
+#pragma GCC unroll 6
+        for (int j = 0; j < UR; j++)
+            if (j < ut) {
+                dk_v x = DK_BC(r + o[j]);
+#pragma GCC unroll 4
+                for (int c = 0; c < DK_NB; c++)
+                    if (c < nb)
+                        b->s[c][j] = DK_FMA(w[c], x, b->s[c][j]);
+            }
+    }
+}
+
+/* The forward's block: nb vectors of output channels x ur output pixels,
+ * over every (c, kh, kw) of the filter; the sums to a->out ([UR][DK_NB *
+ * DK_L]). */
+DK_INLINE void DK(dk_body)(const dk_args *a, const int nb, const int ur)
+{
+    DK(rblock) b;
+    int64_t o[UR];
+    DK(rb_offsets)(o, a->off, ur);
+    DK(rb_load)(&b, NULL, nb, ur);
+    const float *wp = a->wp;
+    for (int64_t c = 0; c < a->c; c++)
+        for (int64_t kh = 0; kh < a->kh; kh++, wp += DK_L * nb * a->kw)
+            DK(rb_run)(&b, wp, DK_L * nb, a->x + c * a->hw + kh * a->wd, 1, o, a->kw, nb, ur);
+    DK(rb_store)(&b, a->out, nb, ur);
+}
+
+/* The filter gradient's block: nb vectors of output channels x ut filter
+ * taps, summed over the pixels of a->nimg images, from and back to a->acc. */
+DK_INLINE void DK(fk_body)(const fk_args *a, const int nb, const int ut)
+{
+    DK(rblock) b;
+    int64_t o[UR];
+    DK(rb_offsets)(o, a->off, ut);
+    DK(rb_load)(&b, a->acc, nb, ut);
+    for (int64_t i = 0; i < a->nimg; i++) {
+        const float *g = a->g + i * a->gimg + a->oh0 * a->ow * a->gstride;
+        for (int64_t oh = a->oh0; oh < a->oh1; oh++, g += a->ow * a->gstride)
+            DK(rb_run)(&b, g, a->gstride, a->x + i * a->ximg + oh * a->sh * a->wd, a->sw, o, a->ow, nb, ut);
+    }
+    DK(rb_store)(&b, a->acc, nb, ut);
+}
+
+/* The GEMM's block: nb vectors of columns of c x ut rows, over a->k
+ * steps; the sums from (a->add) and to rows of c, a->ldc apart. */
+DK_INLINE void DK(gk_body)(const gk_args *a, const int nb, const int ut)
+{
+    DK(rblock) b;
+    int64_t o[UR];
+    DK(rb_offsets)(o, a->off, ut);
+#pragma GCC unroll 6
+    for (int j = 0; j < UR; j++)
+#pragma GCC unroll 4
+        for (int v = 0; v < DK_NB; v++)
+            b.s[v][j] = a->add && j < ut && v < nb ? DK_LD(a->c + j * a->ldc + v * DK_L) : DK_ZERO();
+    DK(rb_run)(&b, a->b, a->ldb, a->a, a->ak, o, a->k, nb, ut);
+#pragma GCC unroll 6
+    for (int j = 0; j < UR; j++)
+#pragma GCC unroll 4
+        for (int v = 0; v < DK_NB; v++)
+            if (j < ut && v < nb)
+                DK_ST(a->c + j * a->ldc + v * DK_L, b.s[v][j]);
+}
+
+#undef DK_INLINE
+#undef DK
+#undef DK_L
+#undef DK_NB
+#undef DK_FN
+#undef dk_v
+#undef DK_LD
+#undef DK_ST
+#undef DK_BC
+#undef DK_FMA
+#undef DK_ZERO
