@@ -102,6 +102,39 @@ static void test_matmul_skinny(void **state)
     }
 }
 
+/* MatMul's register tiles (forced on, each vector set the CPU has, one and
+ * two threads): partial row blocks (M not a multiple of 6 or 8), partial
+ * column blocks (N not a multiple of 16 or 32, N below one block), K of 1,
+ * b plain and transposed (the packed panel), batch-1 rows */
+static void test_matmul_tiles(void **state)
+{
+    (void)state;
+    static const int shapes[][3] = {
+        { 9, 33, 17 }, { 13, 1, 7 },    { 32, 512, 256 }, { 33, 100, 65 }, { 1, 47, 129 },
+        { 64, 31, 1 }, { 17, 20, 500 }, { 7, 65, 3 },     { 50, 96, 40 },  { 128, 20, 31 }
+    };
+    const exec_simd sets[] = { EXEC_SIMD_AVX2, EXEC_SIMD_AVX512 };
+    for (size_t v = 0; v < sizeof sets / sizeof sets[0]; v++) {
+        if (sets[v] > exec_simd_best())
+            continue;
+        for (int threads = 1; threads <= 2; threads++) {
+            exec_threads_set(threads);
+            exec_matmul_tiles_force(1, sets[v]);
+            printf("tiles of set %d, %d thread(s)\n", (int)sets[v], threads);
+            for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+                for (int tb = 0; tb < 2; tb++)
+                    check_matmul(shapes[i][0], shapes[i][1], shapes[i][2], 0, tb, 0);
+        }
+    }
+    exec_matmul_tiles_force(-1, EXEC_SIMD_AUTO);
+    exec_threads_set(0);
+    double tile = 0, blas = 0;
+    int chosen = exec_matmul_tiles_probe(&tile, &blas);
+    printf("probe: tiles %.1f GFLOP/s, sgemm %.1f GFLOP/s on one thread: %s\n", tile, blas, chosen ? "tiles" : "sgemm");
+    assert_true(blas > 0);
+    assert_true(!chosen || tile > blas);
+}
+
 /* BatchMatMul's small paths: the plain loops for c of at most 4 rows
  * (a decoded token's query against its keys, its weights against the
  * values), each transpose and its column buffer; the tiles for products of
@@ -291,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_batch_matmul_small),
         cmocka_unit_test(test_matmul_skinny),
+        cmocka_unit_test(test_matmul_tiles),
         cmocka_unit_test(test_batch_matmul_rank4),
         cmocka_unit_test(test_bias_add_and_grad),
         cmocka_unit_test(test_sum_tile_reshape),
