@@ -105,7 +105,8 @@ static void test_matmul_skinny(void **state)
 /* MatMul's register tiles (forced on, each vector set the CPU has, one and
  * two threads): partial row blocks (M not a multiple of 6 or 8), partial
  * column blocks (N not a multiple of 16 or 32, N below one block), K of 1,
- * b plain and transposed (the packed panel), batch-1 rows */
+ * b plain and transposed (the packed panel), batch-1 rows, K past one
+ * slice (the sums carried from slice to slice) */
 static void test_matmul_tiles(void **state)
 {
     (void)state;

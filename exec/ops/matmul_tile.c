@@ -27,58 +27,59 @@
 #include <stdlib.h>
 #include <time.h>
 
-enum { TILE_MAX_M = 4096 };
+/* TILE_KC: the slice of K one pass of tiles covers (its panel, 512 x 32
+ * floats, and a row block's 512 x 8 of a: 80 KiB, within any x86-64 core's
+ * L2) */
+enum { TILE_MAX_M = 4096, TILE_KC = 512 };
 
 typedef void (*tile_fn)(float *restrict c, const float *restrict a, const float *restrict p, int64_t mr, int64_t K,
-                        int64_t lda, int64_t ldp, int64_t ldc, int64_t w);
+                        int64_t lda, int64_t ldp, int64_t ldc, int64_t w, int acc);
 
-/* One tile: c[mr, w] = a[mr, K] p[K, 0:w], mr <= MR, w <= 2 VW (columns past
- * w are computed from p's padding and not stored). */
-#define TILE_DEFINE(SUF, TARGET, VW, MR)                                                                     \
-    typedef float vec_##SUF __attribute__((vector_size((VW) * sizeof(float))));                              \
-    __attribute__((target(TARGET))) static void tile_##SUF(float *restrict c, const float *restrict a,       \
-                                                           const float *restrict p, int64_t mr, int64_t K,   \
-                                                           int64_t lda, int64_t ldp, int64_t ldc, int64_t w) \
-    {                                                                                                        \
-        vec_##SUF s0[MR], s1[MR];                                                                            \
-        for (int i = 0; i < (MR); i++)                                                                       \
-            s0[i] = s1[i] = (vec_##SUF){ 0 };                                                                \
-        if (mr == (MR)) {                                                                                    \
-            for (int64_t q = 0; q < K; q++) {                                                                \
-                vec_##SUF b0, b1;                                                                            \
-                memcpy(&b0, p + q * ldp, sizeof b0);                                                         \
-                memcpy(&b1, p + q * ldp + (VW), sizeof b1);                                                  \
-                _Pragma("GCC unroll 8") for (int i = 0; i < (MR); i++)                                       \
-                {                                                                                            \
-                    float x = a[i * lda + q];                                                                \
-                    s0[i] += x * b0;                                                                         \
-                    s1[i] += x * b1;                                                                         \
-                }                                                                                            \
-            }                                                                                                \
-        } else {                                                                                             \
-            for (int64_t q = 0; q < K; q++) {                                                                \
-                vec_##SUF b0, b1;                                                                            \
-                memcpy(&b0, p + q * ldp, sizeof b0);                                                         \
-                memcpy(&b1, p + q * ldp + (VW), sizeof b1);                                                  \
-                for (int i = 0; i < mr; i++) {                                                               \
-                    float x = a[i * lda + q];                                                                \
-                    s0[i] += x * b0;                                                                         \
-                    s1[i] += x * b1;                                                                         \
-                }                                                                                            \
-            }                                                                                                \
-        }                                                                                                    \
-        for (int i = 0; i < mr; i++) {                                                                       \
-            float *ci = c + i * ldc;                                                                         \
-            if (w == 2 * (VW)) {                                                                             \
-                memcpy(ci, &s0[i], sizeof s0[i]);                                                            \
-                memcpy(ci + (VW), &s1[i], sizeof s1[i]);                                                     \
-            } else {                                                                                         \
-                float t[2 * (VW)];                                                                           \
-                memcpy(t, &s0[i], sizeof s0[i]);                                                             \
-                memcpy(t + (VW), &s1[i], sizeof s1[i]);                                                      \
-                memcpy(ci, t, (size_t)w * sizeof *t);                                                        \
-            }                                                                                                \
-        }                                                                                                    \
+/* One tile: c[mr, w] = a[mr, K] p[K, 0:w] (acc: c +=), mr <= MR, w <= 2 VW
+ * (columns past w are computed from p's padding and not stored). */
+#define TILE_DEFINE(SUF, TARGET, VW, MR)                                                                              \
+    typedef float vec_##SUF __attribute__((vector_size((VW) * sizeof(float))));                                       \
+    __attribute__((target(TARGET))) static void tile_##SUF(float *restrict c, const float *restrict a,                \
+                                                           const float *restrict p, int64_t mr, int64_t K,            \
+                                                           int64_t lda, int64_t ldp, int64_t ldc, int64_t w, int acc) \
+    {                                                                                                                 \
+        vec_##SUF s0[MR], s1[MR];                                                                                     \
+        for (int i = 0; i < (MR); i++)                                                                                \
+            s0[i] = s1[i] = (vec_##SUF){ 0 };                                                                         \
+        if (mr == (MR)) {                                                                                             \
+            for (int64_t q = 0; q < K; q++) {                                                                         \
+                vec_##SUF b0, b1;                                                                                     \
+                memcpy(&b0, p + q * ldp, sizeof b0);                                                                  \
+                memcpy(&b1, p + q * ldp + (VW), sizeof b1);                                                           \
+                _Pragma("GCC unroll 8") for (int i = 0; i < (MR); i++)                                                \
+                {                                                                                                     \
+                    float x = a[i * lda + q];                                                                         \
+                    s0[i] += x * b0;                                                                                  \
+                    s1[i] += x * b1;                                                                                  \
+                }                                                                                                     \
+            }                                                                                                         \
+        } else {                                                                                                      \
+            for (int64_t q = 0; q < K; q++) {                                                                         \
+                vec_##SUF b0, b1;                                                                                     \
+                memcpy(&b0, p + q * ldp, sizeof b0);                                                                  \
+                memcpy(&b1, p + q * ldp + (VW), sizeof b1);                                                           \
+                for (int i = 0; i < mr; i++) {                                                                        \
+                    float x = a[i * lda + q];                                                                         \
+                    s0[i] += x * b0;                                                                                  \
+                    s1[i] += x * b1;                                                                                  \
+                }                                                                                                     \
+            }                                                                                                         \
+        }                                                                                                             \
+        for (int i = 0; i < mr; i++) {                                                                                \
+            float t[2 * (VW)], *ci = c + i * ldc;                                                                     \
+            memcpy(t, &s0[i], sizeof s0[i]);                                                                          \
+            memcpy(t + (VW), &s1[i], sizeof s1[i]);                                                                   \
+            if (acc)                                                                                                  \
+                for (int64_t l = 0; l < w; l++)                                                                       \
+                    ci[l] += t[l];                                                                                    \
+            else                                                                                                      \
+                memcpy(ci, t, (size_t)w * sizeof *t);                                                                 \
+        }                                                                                                             \
     }
 
 #if defined(__x86_64__)
@@ -138,9 +139,14 @@ static void tiled(const tile_set *s, int nt, float *c, const float *a, const flo
                 }
                 p = panel, ldp = bw;
             }
-            for (int64_t ib = i0; ib < i1; ib++) {
-                const int64_t row = ib * s->mr, mr = M - row < s->mr ? M - row : s->mr;
-                s->fn(c + row * N + col, a + row * K, p, mr, K, K, ldp, N, w);
+            /* K in slices: a slice of the panel stays in the core's cache
+             * while every row block passes over it */
+            for (int64_t k0 = 0; k0 < K; k0 += TILE_KC) {
+                const int64_t kl = K - k0 < TILE_KC ? K - k0 : TILE_KC;
+                for (int64_t ib = i0; ib < i1; ib++) {
+                    const int64_t row = ib * s->mr, mr = M - row < s->mr ? M - row : s->mr;
+                    s->fn(c + row * N + col, a + row * K + k0, p + k0 * ldp, mr, kl, K, ldp, N, w, k0 > 0);
+                }
             }
         }
     }
