@@ -110,10 +110,9 @@ static void test_matmul_skinny(void **state)
 static void test_matmul_tiles(void **state)
 {
     (void)state;
-    static const int shapes[][3] = {
-        { 9, 33, 17 }, { 13, 1, 7 },    { 32, 512, 256 }, { 33, 100, 65 }, { 1, 47, 129 },
-        { 64, 31, 1 }, { 17, 20, 500 }, { 7, 65, 3 },     { 50, 96, 40 },  { 128, 20, 31 }
-    };
+    static const int shapes[][3] = { { 9, 33, 17 },  { 13, 1, 7 },    { 32, 512, 256 }, { 33, 100, 65 },
+                                     { 1, 47, 129 }, { 64, 31, 1 },   { 17, 20, 500 },  { 7, 65, 3 },
+                                     { 50, 96, 40 }, { 128, 20, 31 }, { 9, 40, 1100 } };
     const exec_simd sets[] = { EXEC_SIMD_AVX2, EXEC_SIMD_AVX512 };
     for (size_t v = 0; v < sizeof sets / sizeof sets[0]; v++) {
         if (sets[v] > exec_simd_best())
