@@ -111,6 +111,15 @@ struct exec_kctx {
         }                                                                                    \
     } while (0)
 
+/* The elements of a loop below which a kernel keeps to one thread: the
+ * break-even of a parallel region against the loop's serial time, both
+ * measured once per process (threads.c), for a streaming loop (a few
+ * arithmetic ops an element) or a transcendental one (exp, tanh, sigmoid). */
+typedef enum exec_work { EXEC_WORK_STREAM, EXEC_WORK_MATH, EXEC_WORK_COUNT } exec_work;
+int64_t exec_par_min(exec_work w);
+/* The least measured cost of one parallel region of the team, in ns. */
+double exec_fork_ns(void);
+
 /* Scratch memory for a kernel (the workspace role); NULL on failure. Valid
  * until the kernel returns. */
 void *exec_kscratch(exec_kctx *k, size_t bytes);

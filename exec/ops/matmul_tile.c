@@ -188,16 +188,9 @@ static double now_ns(void)
         }                                        \
     } while (0)
 
-/* An empty parallel region of n threads. */
-static void fork_once(int n)
-{
-#pragma omp parallel num_threads(n)
-    __asm__ volatile("" ::: "memory");
-}
-
 /* Measures, once per process: the tiles against sgemm on one thread at a
  * recurrent cell's shape (32 x 256 x 512: a batch of 32 against an LSTM's
- * gate weights), and the cost of a parallel region. */
+ * gate weights). */
 static void matmul_tile_init(void)
 {
     T.set = set_of(exec_simd_best());
@@ -209,7 +202,7 @@ static void matmul_tile_init(void)
     for (int64_t i = 0; i < M * K + K * N; i++)
         a[i] = (float)(i % 13) * 0.125f - 0.75f;
     const double flop = 2.0 * (double)(M * N * K);
-    double blas_ns, tile_ns = 1e30, fork_ns;
+    double blas_ns, tile_ns = 1e30;
     /* sgemm on one thread: OpenBLAS's OpenMP build takes the calling
      * thread's OpenMP thread count */
     const int was = omp_get_max_threads();
@@ -220,12 +213,10 @@ static void matmul_tile_init(void)
     omp_set_num_threads(was);
     if (T.set.fn)
         LEAST_NS(15, tile_ns, tiled(&T.set, 1, c, a, b, M, N, K, 0, scratch));
-    const int team = omp_get_num_procs() > 1 ? 2 : 1;
-    LEAST_NS(15, fork_ns, fork_once(team));
     free(a);
     T.blas_gflops = flop / blas_ns;
     T.tile_gflops = T.set.fn ? flop / tile_ns : 0.0;
-    T.fork_ns = fork_ns;
+    T.fork_ns = exec_fork_ns();
     /* a clear margin: a near tie goes to the BLAS, whose blocking also
      * covers shapes the probe does not */
     T.chosen = T.set.fn && tile_ns < 0.85 * blas_ns;

@@ -432,7 +432,7 @@ exec_status op_fwd_ArgMax(exec_kctx *k, const exec_node *n)
     int64_t ax = argmax_axis(x, n), c = x->shape[ax], inner = x->strides[ax], outer = x->numel / (c * inner);
     const float *X = x->data;
     int32_t *Y = exec_out(k, n, 0)->data;
-#pragma omp parallel for num_threads(k->nthreads) if (x->numel > 65536)
+#pragma omp parallel for num_threads(k->nthreads) if (x->numel > 65536 && outer > 1)
     for (int64_t o = 0; o < outer; o++) {
         const float *xo = X + o * c * inner;
         int32_t *yo = Y + o * inner;
