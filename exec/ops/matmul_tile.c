@@ -102,53 +102,67 @@ static struct {
 } T = { .once = PTHREAD_ONCE_INIT };
 static _Atomic int g_force = -1; /* exec_matmul_tiles_force */
 
-/* c[M,N] = a[M,K] op(b) on `nt` threads with the set s; scratch holds
- * nt panels of K x 2 vw floats. */
+/* Thread t of n's share of c[M,N] = a[M,K] op(b) with the set s: its
+ * column blocks (or row blocks when there are fewer column blocks than
+ * threads); panel: K x 2 vw floats of its own. */
+static void tiled_part(const tile_set *s, int t, int n, float *c, const float *a, const float *b, int64_t M, int64_t N,
+                       int64_t K, int tb, float *panel)
+{
+    const int64_t bw = 2 * s->vw, nb = (N + bw - 1) / bw, mb = (M + s->mr - 1) / s->mr;
+    const bool by_cols = nb >= 2 * n || mb < n;
+    /* this thread's column blocks [j0, j1) and row blocks [i0, i1) */
+    int64_t j0 = 0, j1 = nb, i0 = 0, i1 = mb;
+    if (by_cols)
+        j0 = nb * t / n, j1 = nb * (t + 1) / n;
+    else
+        i0 = mb * t / n, i1 = mb * (t + 1) / n;
+    for (int64_t jb = j0; jb < j1; jb++) {
+        const int64_t col = jb * bw, w = N - col < bw ? N - col : bw;
+        const float *p = b + col;
+        int64_t ldp = N;
+        if (tb) { /* the panel: b's rows [col, col + w) as its columns, read along K, zero-padded */
+            for (int64_t l = 0; l < w; l++) {
+                const float *src = b + (col + l) * K;
+                for (int64_t q = 0; q < K; q++)
+                    panel[q * bw + l] = src[q];
+            }
+            for (int64_t q = 0; w < bw && q < K; q++)
+                memset(panel + q * bw + w, 0, (size_t)(bw - w) * sizeof *panel);
+            p = panel, ldp = bw;
+        } else if (w < bw) { /* the last, partial block: its columns zero-padded */
+            for (int64_t q = 0; q < K; q++) {
+                memcpy(panel + q * bw, b + q * N + col, (size_t)w * sizeof *panel);
+                memset(panel + q * bw + w, 0, (size_t)(bw - w) * sizeof *panel);
+            }
+            p = panel, ldp = bw;
+        }
+        /* K in slices: a slice of the panel stays in the core's cache
+         * while every row block passes over it */
+        for (int64_t k0 = 0; k0 < K; k0 += TILE_KC) {
+            const int64_t kl = K - k0 < TILE_KC ? K - k0 : TILE_KC;
+            for (int64_t ib = i0; ib < i1; ib++) {
+                const int64_t row = ib * s->mr, mr = M - row < s->mr ? M - row : s->mr;
+                s->fn(c + row * N + col, a + row * K + k0, p + k0 * ldp, mr, kl, K, ldp, N, w, k0 > 0);
+            }
+        }
+    }
+}
+
+/* c[M,N] = a[M,K] op(b) on `nt` threads with the set s; scratch holds nt
+ * panels of K x 2 vw floats. One thread: no parallel region (entering one,
+ * even for a team of one, costs a quarter of a microsecond). */
 static void tiled(const tile_set *s, int nt, float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K,
                   int tb, float *scratch)
 {
-    const int64_t bw = 2 * s->vw, nb = (N + bw - 1) / bw, mb = (M + s->mr - 1) / s->mr;
-    const bool by_cols = nb >= 2 * nt || mb < nt;
-#pragma omp parallel num_threads(nt) if (nt > 1)
+    if (nt <= 1) {
+        tiled_part(s, 0, 1, c, a, b, M, N, K, tb, scratch);
+        return;
+    }
+#pragma omp parallel num_threads(nt)
     {
-        const int t = omp_get_thread_num(), n = omp_get_num_threads();
-        float *panel = scratch + (size_t)t * (size_t)K * (size_t)bw;
-        /* this thread's column blocks [j0, j1) and row blocks [i0, i1) */
-        int64_t j0 = 0, j1 = nb, i0 = 0, i1 = mb;
-        if (by_cols)
-            j0 = nb * t / n, j1 = nb * (t + 1) / n;
-        else
-            i0 = mb * t / n, i1 = mb * (t + 1) / n;
-        for (int64_t jb = j0; jb < j1; jb++) {
-            const int64_t col = jb * bw, w = N - col < bw ? N - col : bw;
-            const float *p = b + col;
-            int64_t ldp = N;
-            if (tb) { /* the panel: b's rows [col, col + w) as its columns, read along K, zero-padded */
-                for (int64_t l = 0; l < w; l++) {
-                    const float *src = b + (col + l) * K;
-                    for (int64_t q = 0; q < K; q++)
-                        panel[q * bw + l] = src[q];
-                }
-                for (int64_t q = 0; w < bw && q < K; q++)
-                    memset(panel + q * bw + w, 0, (size_t)(bw - w) * sizeof *panel);
-                p = panel, ldp = bw;
-            } else if (w < bw) { /* the last, partial block: its columns zero-padded */
-                for (int64_t q = 0; q < K; q++) {
-                    memcpy(panel + q * bw, b + q * N + col, (size_t)w * sizeof *panel);
-                    memset(panel + q * bw + w, 0, (size_t)(bw - w) * sizeof *panel);
-                }
-                p = panel, ldp = bw;
-            }
-            /* K in slices: a slice of the panel stays in the core's cache
-             * while every row block passes over it */
-            for (int64_t k0 = 0; k0 < K; k0 += TILE_KC) {
-                const int64_t kl = K - k0 < TILE_KC ? K - k0 : TILE_KC;
-                for (int64_t ib = i0; ib < i1; ib++) {
-                    const int64_t row = ib * s->mr, mr = M - row < s->mr ? M - row : s->mr;
-                    s->fn(c + row * N + col, a + row * K + k0, p + k0 * ldp, mr, kl, K, ldp, N, w, k0 > 0);
-                }
-            }
-        }
+        const int t = omp_get_thread_num();
+        tiled_part(s, t, omp_get_num_threads(), c, a, b, M, N, K, tb,
+                   scratch + (size_t)t * (size_t)K * (size_t)(2 * s->vw));
     }
 }
 
