@@ -105,14 +105,15 @@ static void test_matmul_skinny(void **state)
 /* MatMul's register tiles (forced on, each vector set the CPU has, one and
  * two threads): partial row blocks (M not a multiple of 6 or 8), partial
  * column blocks (N not a multiple of 16 or 32, N below one block), K of 1,
- * b plain and transposed (the packed panel), batch-1 rows, K past one
+ * b plain and transposed (a^T the panel up to 256 rows of a, b packed past
+ * them), batch-1 rows, K past one
  * slice (the sums carried from slice to slice) */
 static void test_matmul_tiles(void **state)
 {
     (void)state;
     static const int shapes[][3] = { { 9, 33, 17 },  { 13, 1, 7 },    { 32, 512, 256 }, { 33, 100, 65 },
                                      { 1, 47, 129 }, { 64, 31, 1 },   { 17, 20, 500 },  { 7, 65, 3 },
-                                     { 50, 96, 40 }, { 128, 20, 31 }, { 9, 40, 1100 } };
+                                     { 50, 96, 40 }, { 128, 20, 31 }, { 9, 40, 1100 },  { 300, 37, 20 } };
     const exec_simd sets[] = { EXEC_SIMD_AVX2, EXEC_SIMD_AVX512 };
     for (size_t v = 0; v < sizeof sets / sizeof sets[0]; v++) {
         if (sets[v] > exec_simd_best())

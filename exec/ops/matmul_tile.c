@@ -6,10 +6,14 @@
  * Each tile is MR rows by two vectors of columns, its sums held in
  * registers over the whole of K: per k, two loads of b's row and MR
  * broadcasts of a feed 2 MR fused multiply-adds. b is read in place (b
- * [K,N]: a panel of the tile's columns, row after row) or, transposed or at
- * a partial last block, copied once per column block into a [K, 2 vectors]
- * panel of the thread's scratch. Threads split the column blocks, or the
- * row blocks when there are fewer column blocks than threads.
+ * [K,N]: a panel of the tile's columns, row after row) or, at a partial
+ * last block or transposed under many rows of a, copied once per column
+ * block into a [K, 2 vectors] panel of the thread's scratch. Threads split
+ * the column blocks, or the row blocks when there are fewer column blocks
+ * than threads. b transposed under at most TILE_TR_MAX_M rows of a (an
+ * output projection [V, U] of a batch): c^T = b a^T instead, b's rows as
+ * the tiles' rows read in place, a^T the (small) panel, each tile stored
+ * transposed.
  *
  * One set per instruction set, chosen from the CPU's features at run time:
  * AVX-512 (16 floats a vector, 8 rows: 16 of its 32 registers hold sums),
@@ -30,56 +34,60 @@
 /* TILE_KC: the slice of K one pass of tiles covers (its panel, 512 x 32
  * floats, and a row block's 512 x 8 of a: 80 KiB, within any x86-64 core's
  * L2) */
-enum { TILE_MAX_M = 4096, TILE_KC = 512 };
+enum { TILE_MAX_M = 4096, TILE_KC = 512, TILE_TR_MAX_M = 256 };
 
 typedef void (*tile_fn)(float *restrict c, const float *restrict a, const float *restrict p, int64_t mr, int64_t K,
-                        int64_t lda, int64_t ldp, int64_t ldc, int64_t w, int acc);
+                        int64_t lda, int64_t ldp, int64_t rs, int64_t cs, int64_t w, int acc);
 
 /* One tile: c[mr, w] = a[mr, K] p[K, 0:w] (acc: c +=), mr <= MR, w <= 2 VW
- * (columns past w are computed from p's padding and not stored). */
-#define TILE_DEFINE(SUF, TARGET, VW, MR)                                                                              \
-    typedef float vec_##SUF __attribute__((vector_size((VW) * sizeof(float))));                                       \
-    __attribute__((target(TARGET))) static void tile_##SUF(float *restrict c, const float *restrict a,                \
-                                                           const float *restrict p, int64_t mr, int64_t K,            \
-                                                           int64_t lda, int64_t ldp, int64_t ldc, int64_t w, int acc) \
-    {                                                                                                                 \
-        vec_##SUF s0[MR], s1[MR];                                                                                     \
-        for (int i = 0; i < (MR); i++)                                                                                \
-            s0[i] = s1[i] = (vec_##SUF){ 0 };                                                                         \
-        if (mr == (MR)) {                                                                                             \
-            for (int64_t q = 0; q < K; q++) {                                                                         \
-                vec_##SUF b0, b1;                                                                                     \
-                memcpy(&b0, p + q * ldp, sizeof b0);                                                                  \
-                memcpy(&b1, p + q * ldp + (VW), sizeof b1);                                                           \
-                _Pragma("GCC unroll 8") for (int i = 0; i < (MR); i++)                                                \
-                {                                                                                                     \
-                    float x = a[i * lda + q];                                                                         \
-                    s0[i] += x * b0;                                                                                  \
-                    s1[i] += x * b1;                                                                                  \
-                }                                                                                                     \
-            }                                                                                                         \
-        } else {                                                                                                      \
-            for (int64_t q = 0; q < K; q++) {                                                                         \
-                vec_##SUF b0, b1;                                                                                     \
-                memcpy(&b0, p + q * ldp, sizeof b0);                                                                  \
-                memcpy(&b1, p + q * ldp + (VW), sizeof b1);                                                           \
-                for (int i = 0; i < mr; i++) {                                                                        \
-                    float x = a[i * lda + q];                                                                         \
-                    s0[i] += x * b0;                                                                                  \
-                    s1[i] += x * b1;                                                                                  \
-                }                                                                                                     \
-            }                                                                                                         \
-        }                                                                                                             \
-        for (int i = 0; i < mr; i++) {                                                                                \
-            float t[2 * (VW)], *ci = c + i * ldc;                                                                     \
-            memcpy(t, &s0[i], sizeof s0[i]);                                                                          \
-            memcpy(t + (VW), &s1[i], sizeof s1[i]);                                                                   \
-            if (acc)                                                                                                  \
-                for (int64_t l = 0; l < w; l++)                                                                       \
-                    ci[l] += t[l];                                                                                    \
-            else                                                                                                      \
-                memcpy(ci, t, (size_t)w * sizeof *t);                                                                 \
-        }                                                                                                             \
+ * (columns past w are computed from p's padding and not stored); c's
+ * element (i, l) at c[i rs + l cs]. */
+#define TILE_DEFINE(SUF, TARGET, VW, MR)                                                                         \
+    typedef float vec_##SUF __attribute__((vector_size((VW) * sizeof(float))));                                  \
+    __attribute__((target(TARGET))) static void tile_##SUF(                                                      \
+        float *restrict c, const float *restrict a, const float *restrict p, int64_t mr, int64_t K, int64_t lda, \
+        int64_t ldp, int64_t rs, int64_t cs, int64_t w, int acc)                                                 \
+    {                                                                                                            \
+        vec_##SUF s0[MR], s1[MR];                                                                                \
+        for (int i = 0; i < (MR); i++)                                                                           \
+            s0[i] = s1[i] = (vec_##SUF){ 0 };                                                                    \
+        if (mr == (MR)) {                                                                                        \
+            for (int64_t q = 0; q < K; q++) {                                                                    \
+                vec_##SUF b0, b1;                                                                                \
+                memcpy(&b0, p + q * ldp, sizeof b0);                                                             \
+                memcpy(&b1, p + q * ldp + (VW), sizeof b1);                                                      \
+                _Pragma("GCC unroll 8") for (int i = 0; i < (MR); i++)                                           \
+                {                                                                                                \
+                    float x = a[i * lda + q];                                                                    \
+                    s0[i] += x * b0;                                                                             \
+                    s1[i] += x * b1;                                                                             \
+                }                                                                                                \
+            }                                                                                                    \
+        } else {                                                                                                 \
+            for (int64_t q = 0; q < K; q++) {                                                                    \
+                vec_##SUF b0, b1;                                                                                \
+                memcpy(&b0, p + q * ldp, sizeof b0);                                                             \
+                memcpy(&b1, p + q * ldp + (VW), sizeof b1);                                                      \
+                for (int i = 0; i < mr; i++) {                                                                   \
+                    float x = a[i * lda + q];                                                                    \
+                    s0[i] += x * b0;                                                                             \
+                    s1[i] += x * b1;                                                                             \
+                }                                                                                                \
+            }                                                                                                    \
+        }                                                                                                        \
+        for (int i = 0; i < mr; i++) {                                                                           \
+            float t[2 * (VW)], *ci = c + i * rs;                                                                 \
+            memcpy(t, &s0[i], sizeof s0[i]);                                                                     \
+            memcpy(t + (VW), &s1[i], sizeof s1[i]);                                                              \
+            if (cs != 1)                                                                                         \
+                for (int64_t l = 0; l < w; l++)                                                                  \
+                    ci[l * cs] = acc ? ci[l * cs] + t[l] : t[l];                                                 \
+            else if (acc)                                                                                        \
+                for (int64_t l = 0; l < w; l++)                                                                  \
+                    ci[l] += t[l];                                                                               \
+            else                                                                                                 \
+                memcpy(ci, t, (size_t)w * sizeof *t);                                                            \
+        }                                                                                                        \
     }
 
 #if defined(__x86_64__)
@@ -142,7 +150,7 @@ static void tiled_part(const tile_set *s, int t, int n, float *c, const float *a
             const int64_t kl = K - k0 < TILE_KC ? K - k0 : TILE_KC;
             for (int64_t ib = i0; ib < i1; ib++) {
                 const int64_t row = ib * s->mr, mr = M - row < s->mr ? M - row : s->mr;
-                s->fn(c + row * N + col, a + row * K + k0, p + k0 * ldp, mr, kl, K, ldp, N, w, k0 > 0);
+                s->fn(c + row * N + col, a + row * K + k0, p + k0 * ldp, mr, kl, K, ldp, N, 1, w, k0 > 0);
             }
         }
     }
@@ -164,6 +172,47 @@ static void tiled(const tile_set *s, int nt, float *c, const float *a, const flo
         tiled_part(s, t, omp_get_num_threads(), c, a, b, M, N, K, tb,
                    scratch + (size_t)t * (size_t)K * (size_t)(2 * s->vw));
     }
+}
+
+/* b transposed and a of few rows: c^T[N,M] = b[N,K] a^T[K,M], b's rows as
+ * the tiles' rows (read in place, each once per block of 2 vw of a's rows)
+ * against a^T, copied once into the panel at (K x Mp floats, Mp: M rounded
+ * up to 2 vw, zero-padded); each tile stored transposed into c. Thread t
+ * of n takes its share of b's row blocks. */
+static void tiled_tr_part(const tile_set *s, int t, int n, float *c, const float *b, int64_t M, int64_t N, int64_t K,
+                          const float *at, int64_t Mp)
+{
+    const int64_t bw = 2 * s->vw, nb = (N + s->mr - 1) / s->mr;
+    const int64_t r0 = nb * t / n, r1 = nb * (t + 1) / n;
+    for (int64_t m0 = 0; m0 < M; m0 += bw) {
+        const int64_t w = M - m0 < bw ? M - m0 : bw;
+        for (int64_t k0 = 0; k0 < K; k0 += TILE_KC) {
+            const int64_t kl = K - k0 < TILE_KC ? K - k0 : TILE_KC;
+            for (int64_t rb = r0; rb < r1; rb++) {
+                const int64_t row = rb * s->mr, mr = N - row < s->mr ? N - row : s->mr;
+                s->fn(c + m0 * N + row, b + row * K + k0, at + k0 * Mp + m0, mr, kl, K, Mp, 1, N, w, k0 > 0);
+            }
+        }
+    }
+}
+
+static void tiled_tr(const tile_set *s, int nt, float *c, const float *a, const float *b, int64_t M, int64_t N,
+                     int64_t K, float *at)
+{
+    const int64_t bw = 2 * s->vw, Mp = (M + bw - 1) / bw * bw;
+    for (int64_t q = 0; q < K; q++) {
+        float *r = at + q * Mp;
+        for (int64_t i = 0; i < M; i++)
+            r[i] = a[i * K + q];
+        for (int64_t i = M; i < Mp; i++)
+            r[i] = 0.0f;
+    }
+    if (nt <= 1) {
+        tiled_tr_part(s, 0, 1, c, b, M, N, K, at, Mp);
+        return;
+    }
+#pragma omp parallel num_threads(nt)
+    tiled_tr_part(s, omp_get_thread_num(), omp_get_num_threads(), c, b, M, N, K, at, Mp);
 }
 
 static tile_set set_of(exec_simd s)
@@ -269,9 +318,16 @@ bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, i
     double est_ns = 2.0 * (double)M * (double)N * (double)K / (T.tile_gflops > 0 ? T.tile_gflops : 1.0);
     if (est_ns < 8.0 * T.fork_ns)
         nt = 1;
+    if (tb && M <= TILE_TR_MAX_M) { /* a^T in one shared panel: a few rows, copied once */
+        float *at = exec_kscratch(k, (size_t)K * (size_t)((M + bw - 1) / bw * bw) * sizeof(float));
+        if (!at)
+            return false; /* sgemm needs no scratch */
+        tiled_tr(&set, nt, c, a, b, M, N, K, at);
+        return true;
+    }
     float *scratch = exec_kscratch(k, (size_t)nt * (size_t)K * (size_t)bw * sizeof(float));
     if (!scratch)
-        return false; /* sgemm needs no scratch */
+        return false;
     tiled(&set, nt, c, a, b, M, N, K, tb, scratch);
     return true;
 }
