@@ -1,10 +1,10 @@
 /* matmul_tile.c -- MatMul c[M,N] = a[M,K] op(b) in register tiles of the
  * CPU's widest vectors, for the products of the recurrent and
- * fully-connected workloads (a few dozen to a few thousand rows against a
- * weight matrix).
+ * fully-connected workloads (a few dozen to tens of thousands of rows
+ * against a weight matrix).
  *
  * Each tile is MR rows by two vectors of columns, its sums held in
- * registers over the whole of K: per k, two loads of b's row and MR
+ * registers over a slice of K (TILE_KC), the rows taken TILE_MC at a time: per k, two loads of b's row and MR
  * broadcasts of a feed 2 MR fused multiply-adds. b is read in place (b
  * [K,N]: a panel of the tile's columns, row after row) or, at a partial
  * last block or transposed under many rows of a, copied once per column
@@ -33,8 +33,9 @@
 
 /* TILE_KC: the slice of K one pass of tiles covers (its panel, 512 x 32
  * floats, and a row block's 512 x 8 of a: 80 KiB, within any x86-64 core's
- * L2) */
-enum { TILE_MAX_M = 4096, TILE_KC = 512, TILE_TR_MAX_M = 256 };
+ * L2); TILE_MC: the rows of a one pass covers (their slice of K, 512 KiB,
+ * stays in L2 while every column panel passes over it) */
+enum { TILE_KC = 512, TILE_MC = 256, TILE_TR_MAX_M = 256 };
 
 typedef void (*tile_fn)(float *restrict c, const float *restrict a, const float *restrict p, int64_t mr, int64_t K,
                         int64_t lda, int64_t ldp, int64_t rs, int64_t cs, int64_t w, int acc);
@@ -304,7 +305,7 @@ int exec_matmul_tiles_probe(double *tile_gflops, double *blas_gflops)
 
 bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, int tb)
 {
-    if (M < 1 || M > TILE_MAX_M || N < 1 || K < 1)
+    if (M < 1 || N < 1 || K < 1 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
         return false;
     pthread_once(&T.once, matmul_tile_init);
     const int force = atomic_load_explicit(&g_force, memory_order_relaxed);
@@ -328,6 +329,7 @@ bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, i
     float *scratch = exec_kscratch(k, (size_t)nt * (size_t)K * (size_t)bw * sizeof(float));
     if (!scratch)
         return false;
-    tiled(&set, nt, c, a, b, M, N, K, tb, scratch);
+    for (int64_t m0 = 0; m0 < M; m0 += TILE_MC)
+        tiled(&set, nt, c + m0 * N, a + m0 * K, b, M - m0 < TILE_MC ? M - m0 : TILE_MC, N, K, tb, scratch);
     return true;
 }
