@@ -123,10 +123,11 @@ double exec_fork_ns(void);
 /* Scratch memory for a kernel (the workspace role); NULL on failure. Valid
  * until the kernel returns. */
 void *exec_kscratch(exec_kctx *k, size_t bytes);
-/* MatMul c[M,N] = a[M,K] op(b) (b [N,K] when tb) in the CPU's vector
- * register tiles (ops/matmul_tile.c); false, with c untouched, where they do
- * not apply or measured slower than the BLAS on this machine. */
-bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, int tb);
+/* MatMul c[M,N] = op(a) op(b) (a [K,M] when ta, b [N,K] when tb) in the
+ * CPU's vector register tiles (ops/matmul_tile.c); false, with c untouched,
+ * where they do not apply or measured slower than the BLAS on this machine. */
+bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, int ta,
+                       int tb);
 /* A random seed for this node in this run, deterministic for the graph seed. */
 uint64_t exec_kseed(const exec_kctx *k, const exec_node *n);
 

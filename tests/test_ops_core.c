@@ -105,9 +105,9 @@ static void test_matmul_skinny(void **state)
 /* MatMul's register tiles (forced on, each vector set the CPU has, one and
  * two threads): partial row blocks (M not a multiple of 6 or 8), partial
  * column blocks (N not a multiple of 16 or 32, N below one block), K of 1,
- * b plain and transposed (a^T the panel up to 256 rows of a, b packed past
- * them), batch-1 rows, K past one
- * slice (the sums carried from slice to slice) */
+ * a and b each plain and transposed (a^T the panel up to 256 rows of a, b
+ * packed past them), batch-1 rows, K past one slice (the sums carried from
+ * slice to slice), rows past one pass of 256 */
 static void test_matmul_tiles(void **state)
 {
     (void)state;
@@ -123,8 +123,8 @@ static void test_matmul_tiles(void **state)
             exec_matmul_tiles_force(1, sets[v]);
             printf("tiles of set %d, %d thread(s)\n", (int)sets[v], threads);
             for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-                for (int tb = 0; tb < 2; tb++)
-                    check_matmul(shapes[i][0], shapes[i][1], shapes[i][2], 0, tb, 0);
+                for (int t = 0; t < 4; t++)
+                    check_matmul(shapes[i][0], shapes[i][1], shapes[i][2], t & 1, t >> 1, 0);
         }
     }
     exec_matmul_tiles_force(-1, EXEC_SIMD_AUTO);

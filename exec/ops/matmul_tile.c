@@ -3,7 +3,8 @@
  * fully-connected workloads (a few dozen to tens of thousands of rows
  * against a weight matrix).
  *
- * Each tile is MR rows by two vectors of columns, its sums held in
+ * a is read in place, plain or transposed (a [K,M]: a weight gradient's
+ * activations). Each tile is MR rows by two vectors of columns, its sums held in
  * registers over a slice of K (TILE_KC), the rows taken TILE_MC at a time: per k, two loads of b's row and MR
  * broadcasts of a feed 2 MR fused multiply-adds. b is read in place (b
  * [K,N]: a panel of the tile's columns, row after row) or, at a partial
@@ -38,57 +39,57 @@
 enum { TILE_KC = 512, TILE_MC = 256, TILE_TR_MAX_M = 256 };
 
 typedef void (*tile_fn)(float *restrict c, const float *restrict a, const float *restrict p, int64_t mr, int64_t K,
-                        int64_t lda, int64_t ldp, int64_t rs, int64_t cs, int64_t w, int acc);
+                        int64_t ai, int64_t aq, int64_t ldp, int64_t rs, int64_t cs, int64_t w, int acc);
 
 /* One tile: c[mr, w] = a[mr, K] p[K, 0:w] (acc: c +=), mr <= MR, w <= 2 VW
  * (columns past w are computed from p's padding and not stored); c's
  * element (i, l) at c[i rs + l cs]. */
-#define TILE_DEFINE(SUF, TARGET, VW, MR)                                                                         \
-    typedef float vec_##SUF __attribute__((vector_size((VW) * sizeof(float))));                                  \
-    __attribute__((target(TARGET))) static void tile_##SUF(                                                      \
-        float *restrict c, const float *restrict a, const float *restrict p, int64_t mr, int64_t K, int64_t lda, \
-        int64_t ldp, int64_t rs, int64_t cs, int64_t w, int acc)                                                 \
-    {                                                                                                            \
-        vec_##SUF s0[MR], s1[MR];                                                                                \
-        for (int i = 0; i < (MR); i++)                                                                           \
-            s0[i] = s1[i] = (vec_##SUF){ 0 };                                                                    \
-        if (mr == (MR)) {                                                                                        \
-            for (int64_t q = 0; q < K; q++) {                                                                    \
-                vec_##SUF b0, b1;                                                                                \
-                memcpy(&b0, p + q * ldp, sizeof b0);                                                             \
-                memcpy(&b1, p + q * ldp + (VW), sizeof b1);                                                      \
-                _Pragma("GCC unroll 8") for (int i = 0; i < (MR); i++)                                           \
-                {                                                                                                \
-                    float x = a[i * lda + q];                                                                    \
-                    s0[i] += x * b0;                                                                             \
-                    s1[i] += x * b1;                                                                             \
-                }                                                                                                \
-            }                                                                                                    \
-        } else {                                                                                                 \
-            for (int64_t q = 0; q < K; q++) {                                                                    \
-                vec_##SUF b0, b1;                                                                                \
-                memcpy(&b0, p + q * ldp, sizeof b0);                                                             \
-                memcpy(&b1, p + q * ldp + (VW), sizeof b1);                                                      \
-                for (int i = 0; i < mr; i++) {                                                                   \
-                    float x = a[i * lda + q];                                                                    \
-                    s0[i] += x * b0;                                                                             \
-                    s1[i] += x * b1;                                                                             \
-                }                                                                                                \
-            }                                                                                                    \
-        }                                                                                                        \
-        for (int i = 0; i < mr; i++) {                                                                           \
-            float t[2 * (VW)], *ci = c + i * rs;                                                                 \
-            memcpy(t, &s0[i], sizeof s0[i]);                                                                     \
-            memcpy(t + (VW), &s1[i], sizeof s1[i]);                                                              \
-            if (cs != 1)                                                                                         \
-                for (int64_t l = 0; l < w; l++)                                                                  \
-                    ci[l * cs] = acc ? ci[l * cs] + t[l] : t[l];                                                 \
-            else if (acc)                                                                                        \
-                for (int64_t l = 0; l < w; l++)                                                                  \
-                    ci[l] += t[l];                                                                               \
-            else                                                                                                 \
-                memcpy(ci, t, (size_t)w * sizeof *t);                                                            \
-        }                                                                                                        \
+#define TILE_DEFINE(SUF, TARGET, VW, MR)                                                                        \
+    typedef float vec_##SUF __attribute__((vector_size((VW) * sizeof(float))));                                 \
+    __attribute__((target(TARGET))) static void tile_##SUF(                                                     \
+        float *restrict c, const float *restrict a, const float *restrict p, int64_t mr, int64_t K, int64_t ai, \
+        int64_t aq, int64_t ldp, int64_t rs, int64_t cs, int64_t w, int acc)                                    \
+    {                                                                                                           \
+        vec_##SUF s0[MR], s1[MR];                                                                               \
+        for (int i = 0; i < (MR); i++)                                                                          \
+            s0[i] = s1[i] = (vec_##SUF){ 0 };                                                                   \
+        if (mr == (MR)) {                                                                                       \
+            for (int64_t q = 0; q < K; q++) {                                                                   \
+                vec_##SUF b0, b1;                                                                               \
+                memcpy(&b0, p + q * ldp, sizeof b0);                                                            \
+                memcpy(&b1, p + q * ldp + (VW), sizeof b1);                                                     \
+                _Pragma("GCC unroll 8") for (int i = 0; i < (MR); i++)                                          \
+                {                                                                                               \
+                    float x = a[i * ai + q * aq];                                                               \
+                    s0[i] += x * b0;                                                                            \
+                    s1[i] += x * b1;                                                                            \
+                }                                                                                               \
+            }                                                                                                   \
+        } else {                                                                                                \
+            for (int64_t q = 0; q < K; q++) {                                                                   \
+                vec_##SUF b0, b1;                                                                               \
+                memcpy(&b0, p + q * ldp, sizeof b0);                                                            \
+                memcpy(&b1, p + q * ldp + (VW), sizeof b1);                                                     \
+                for (int i = 0; i < mr; i++) {                                                                  \
+                    float x = a[i * ai + q * aq];                                                               \
+                    s0[i] += x * b0;                                                                            \
+                    s1[i] += x * b1;                                                                            \
+                }                                                                                               \
+            }                                                                                                   \
+        }                                                                                                       \
+        for (int i = 0; i < mr; i++) {                                                                          \
+            float t[2 * (VW)], *ci = c + i * rs;                                                                \
+            memcpy(t, &s0[i], sizeof s0[i]);                                                                    \
+            memcpy(t + (VW), &s1[i], sizeof s1[i]);                                                             \
+            if (cs != 1)                                                                                        \
+                for (int64_t l = 0; l < w; l++)                                                                 \
+                    ci[l * cs] = acc ? ci[l * cs] + t[l] : t[l];                                                \
+            else if (acc)                                                                                       \
+                for (int64_t l = 0; l < w; l++)                                                                 \
+                    ci[l] += t[l];                                                                              \
+            else                                                                                                \
+                memcpy(ci, t, (size_t)w * sizeof *t);                                                           \
+        }                                                                                                       \
     }
 
 #if defined(__x86_64__)
@@ -114,8 +115,8 @@ static _Atomic int g_force = -1; /* exec_matmul_tiles_force */
 /* Thread t of n's share of c[M,N] = a[M,K] op(b) with the set s: its
  * column blocks (or row blocks when there are fewer column blocks than
  * threads); panel: K x 2 vw floats of its own. */
-static void tiled_part(const tile_set *s, int t, int n, float *c, const float *a, const float *b, int64_t M, int64_t N,
-                       int64_t K, int tb, float *panel)
+static void tiled_part(const tile_set *s, int t, int n, float *c, const float *a, int64_t ai, int64_t aq,
+                       const float *b, int64_t M, int64_t N, int64_t K, int tb, float *panel)
 {
     const int64_t bw = 2 * s->vw, nb = (N + bw - 1) / bw, mb = (M + s->mr - 1) / s->mr;
     const bool by_cols = nb >= 2 * n || mb < n;
@@ -151,7 +152,7 @@ static void tiled_part(const tile_set *s, int t, int n, float *c, const float *a
             const int64_t kl = K - k0 < TILE_KC ? K - k0 : TILE_KC;
             for (int64_t ib = i0; ib < i1; ib++) {
                 const int64_t row = ib * s->mr, mr = M - row < s->mr ? M - row : s->mr;
-                s->fn(c + row * N + col, a + row * K + k0, p + k0 * ldp, mr, kl, K, ldp, N, 1, w, k0 > 0);
+                s->fn(c + row * N + col, a + row * ai + k0 * aq, p + k0 * ldp, mr, kl, ai, aq, ldp, N, 1, w, k0 > 0);
             }
         }
     }
@@ -160,17 +161,17 @@ static void tiled_part(const tile_set *s, int t, int n, float *c, const float *a
 /* c[M,N] = a[M,K] op(b) on `nt` threads with the set s; scratch holds nt
  * panels of K x 2 vw floats. One thread: no parallel region (entering one,
  * even for a team of one, costs a quarter of a microsecond). */
-static void tiled(const tile_set *s, int nt, float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K,
-                  int tb, float *scratch)
+static void tiled(const tile_set *s, int nt, float *c, const float *a, int64_t ai, int64_t aq, const float *b,
+                  int64_t M, int64_t N, int64_t K, int tb, float *scratch)
 {
     if (nt <= 1) {
-        tiled_part(s, 0, 1, c, a, b, M, N, K, tb, scratch);
+        tiled_part(s, 0, 1, c, a, ai, aq, b, M, N, K, tb, scratch);
         return;
     }
 #pragma omp parallel num_threads(nt)
     {
         const int t = omp_get_thread_num();
-        tiled_part(s, t, omp_get_num_threads(), c, a, b, M, N, K, tb,
+        tiled_part(s, t, omp_get_num_threads(), c, a, ai, aq, b, M, N, K, tb,
                    scratch + (size_t)t * (size_t)K * (size_t)(2 * s->vw));
     }
 }
@@ -191,20 +192,20 @@ static void tiled_tr_part(const tile_set *s, int t, int n, float *c, const float
             const int64_t kl = K - k0 < TILE_KC ? K - k0 : TILE_KC;
             for (int64_t rb = r0; rb < r1; rb++) {
                 const int64_t row = rb * s->mr, mr = N - row < s->mr ? N - row : s->mr;
-                s->fn(c + m0 * N + row, b + row * K + k0, at + k0 * Mp + m0, mr, kl, K, Mp, 1, N, w, k0 > 0);
+                s->fn(c + m0 * N + row, b + row * K + k0, at + k0 * Mp + m0, mr, kl, K, 1, Mp, 1, N, w, k0 > 0);
             }
         }
     }
 }
 
-static void tiled_tr(const tile_set *s, int nt, float *c, const float *a, const float *b, int64_t M, int64_t N,
+static void tiled_tr(const tile_set *s, int nt, float *c, const float *a, int ta, const float *b, int64_t M, int64_t N,
                      int64_t K, float *at)
 {
     const int64_t bw = 2 * s->vw, Mp = (M + bw - 1) / bw * bw;
     for (int64_t q = 0; q < K; q++) {
         float *r = at + q * Mp;
         for (int64_t i = 0; i < M; i++)
-            r[i] = a[i * K + q];
+            r[i] = ta ? a[q * M + i] : a[i * K + q];
         for (int64_t i = M; i < Mp; i++)
             r[i] = 0.0f;
     }
@@ -278,7 +279,7 @@ static void matmul_tile_init(void)
                          0.0f, c, (int)N));
     omp_set_num_threads(was);
     if (T.set.fn)
-        LEAST_NS(15, tile_ns, tiled(&T.set, 1, c, a, b, M, N, K, 0, scratch));
+        LEAST_NS(15, tile_ns, tiled(&T.set, 1, c, a, K, 1, b, M, N, K, 0, scratch));
     free(a);
     T.blas_gflops = flop / blas_ns;
     T.tile_gflops = T.set.fn ? flop / tile_ns : 0.0;
@@ -305,7 +306,8 @@ int exec_matmul_tiles_probe(double *tile_gflops, double *blas_gflops)
     return T.chosen;
 }
 
-bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, int tb)
+bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, int ta,
+                       int tb)
 {
     if (M < 1 || N < 1 || K < 1 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
         return false;
@@ -325,13 +327,14 @@ bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, i
         float *at = exec_kscratch(k, (size_t)K * (size_t)((M + bw - 1) / bw * bw) * sizeof(float));
         if (!at)
             return false; /* sgemm needs no scratch */
-        tiled_tr(&set, nt, c, a, b, M, N, K, at);
+        tiled_tr(&set, nt, c, a, ta, b, M, N, K, at);
         return true;
     }
     float *scratch = exec_kscratch(k, (size_t)nt * (size_t)K * (size_t)bw * sizeof(float));
     if (!scratch)
         return false;
     for (int64_t m0 = 0; m0 < M; m0 += TILE_MC)
-        tiled(&set, nt, c + m0 * N, a + m0 * K, b, M - m0 < TILE_MC ? M - m0 : TILE_MC, N, K, tb, scratch);
+        tiled(&set, nt, c + m0 * N, ta ? a + m0 : a + m0 * K, ta ? 1 : K, ta ? M : 1, b,
+              M - m0 < TILE_MC ? M - m0 : TILE_MC, N, K, tb, scratch);
     return true;
 }
