@@ -316,6 +316,8 @@ bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, i
     const tile_set set = force > 0 ? set_of((exec_simd)atomic_load(&g_force_simd)) : T.set;
     if (!set.fn || !(force < 0 ? T.chosen : force))
         return false;
+    if (N < set.vw) /* a few columns: most of every tile's lanes would be padding (the BLAS's gemv is better) */
+        return false;
     const int64_t bw = 2 * set.vw;
     /* threads when one thread's estimated time is well past a parallel
      * region's cost */
