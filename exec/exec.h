@@ -359,6 +359,15 @@ exec_conv_algo exec_conv_algo_chosen(int kind, const int64_t geom[11], int nthre
 typedef enum exec_simd { EXEC_SIMD_AUTO, EXEC_SIMD_SCALAR, EXEC_SIMD_AVX2, EXEC_SIMD_AVX512 } exec_simd;
 exec_simd exec_simd_set(exec_simd s);
 exec_simd exec_simd_best(void);
+/* MatMul's register tiles (exec/ops/matmul_tile.c) against the BLAS:
+ * exec_matmul_tiles_probe runs the process's one measurement (the same
+ * product both ways on one thread) and returns whether the tiles won, with
+ * both GFLOP/s (either pointer may be NULL). For tests and comparisons,
+ * exec_matmul_tiles_force(1, s) uses the tiles of set s (AUTO: the best the
+ * CPU has; capped at it) wherever they apply, (0, _) never, (-1, _) (the
+ * default) as measured. */
+int exec_matmul_tiles_probe(double *tile_gflops, double *blas_gflops);
+void exec_matmul_tiles_force(int mode, exec_simd s);
 
 /* ---- the hook (executor.c) ---------------------------------------------- */
 /* The one interface between the engine and the tracer (trace schema 2,

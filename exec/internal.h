@@ -116,6 +116,15 @@ struct exec_kctx {
         }                                                                                    \
     } while (0)
 
+/* The elements of a loop below which a kernel keeps to one thread: the
+ * break-even of a parallel region against the loop's serial time, both
+ * measured once per process (threads.c), for a streaming loop (a few
+ * arithmetic ops an element) or a transcendental one (exp, tanh, sigmoid). */
+typedef enum exec_work { EXEC_WORK_STREAM, EXEC_WORK_MATH, EXEC_WORK_COUNT } exec_work;
+int64_t exec_par_min(exec_work w);
+/* The least measured cost of one parallel region of the team, in ns. */
+double exec_fork_ns(void);
+
 /* Scratch memory for a kernel (the workspace role); NULL on failure. Valid
  * until the kernel returns. */
 void *exec_kscratch(exec_kctx *k, size_t bytes);
@@ -132,6 +141,11 @@ uint64_t exec_version_next(void);
  * scratch as before) or memory runs out. Memory.c; freed with the arenas. */
 void *exec_kcache(exec_kctx *k, const exec_node *n, uint32_t from, size_t bytes, bool *fresh);
 
+/* MatMul c[M,N] = op(a) op(b) (a [K,M] when ta, b [N,K] when tb) in the
+ * CPU's vector register tiles (ops/matmul_tile.c); false, with c untouched,
+ * where they do not apply or measured slower than the BLAS on this machine. */
+bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, int ta,
+                       int tb);
 /* A random seed for this node in this run, deterministic for the graph seed. */
 uint64_t exec_kseed(const exec_kctx *k, const exec_node *n);
 

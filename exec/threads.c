@@ -3,6 +3,7 @@
  * the binding of a run's threads to CPUs (exec.h: exec_bind). */
 #define _GNU_SOURCE /* pthread_setaffinity_np, sched_getaffinity */
 #include "internal.h"
+#include "ops/mathkern.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 static int g_intra;
@@ -72,6 +74,98 @@ const char *exec_cpu_model(void)
         }
     }
     return buf;
+}
+
+/* ---- the work below which a kernel keeps to one thread ------------------------
+ * A parallel region costs its team's wake-up and barrier (about a
+ * microsecond on two cores, several where the cores are many or far apart);
+ * a loop is worth splitting when what the split saves, (1 - 1/n) of its
+ * serial time, is at least twice that. Both are measured once per process,
+ * on this machine: the least of a few empty regions of the team, and the
+ * serial time per element of a streaming loop (y = a + b over 16384 floats,
+ * in cache as a recurrent cell's gates are) and of a transcendental one
+ * (tanh). The least of several runs is the one other processes disturbed
+ * least. */
+static pthread_once_t g_par_once = PTHREAD_ONCE_INIT;
+static int64_t g_par_min[EXEC_WORK_COUNT];
+static double g_fork_ns;
+
+static double mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void par_region(int n)
+{
+#pragma omp parallel num_threads(n)
+    __asm__ volatile("" ::: "memory");
+}
+
+static void par_measure(void)
+{
+    enum { N = 16384, REPS = 15 };
+    int team = exec_threads_get() > 1 ? exec_threads_get() : 2;
+    double fork = 1e30, work[EXEC_WORK_COUNT] = { 1e30, 1e30 };
+    /* plain malloc: a probe's buffer, freed at once, stays out of the
+     * engine's byte accounting and its injected failures */
+    float *buf = malloc(3 * N * sizeof *buf);
+    par_region(team); /* the first region starts the team's threads */
+    /* up to 31 regions, at most 20 ms of them once 5 are timed (a loaded
+     * machine can make each wait for a core) */
+    double start = mono_ns();
+    for (int r = 0; r < 31 && (r < 5 || mono_ns() - start < 2e7); r++) {
+        double t0 = mono_ns();
+        par_region(team);
+        double d = mono_ns() - t0;
+        fork = d < fork ? d : fork;
+    }
+    if (buf) {
+        float *a = buf, *b = buf + N, *y = buf + 2 * N;
+        for (int i = 0; i < N; i++)
+            a[i] = (float)(i % 17) * 0.0625f - 0.5f, b[i] = (float)(i % 5) * 0.25f;
+        for (int r = 0; r < REPS; r++) {
+            double t0 = mono_ns();
+#pragma omp simd
+            for (int i = 0; i < N; i++)
+                y[i] = a[i] + b[i];
+            __asm__ volatile("" : : "r"(y) : "memory");
+            double t1 = mono_ns();
+#pragma omp simd
+            for (int i = 0; i < N; i++)
+                y[i] = math_tanhf(a[i]);
+            __asm__ volatile("" : : "r"(y) : "memory");
+            double t2 = mono_ns();
+            work[EXEC_WORK_STREAM] = t1 - t0 < work[EXEC_WORK_STREAM] ? t1 - t0 : work[EXEC_WORK_STREAM];
+            work[EXEC_WORK_MATH] = t2 - t1 < work[EXEC_WORK_MATH] ? t2 - t1 : work[EXEC_WORK_MATH];
+        }
+        free(buf);
+    }
+    /* a region that waited for a core (another process's) is not the cost
+     * of a region: past 20 us (a wake-up across many cores takes a few) the
+     * machine was loaded while it was timed */
+    fork = fork > 20000.0 ? 20000.0 : fork;
+    g_fork_ns = fork;
+    for (int w = 0; w < EXEC_WORK_COUNT; w++) {
+        double per = buf ? work[w] / N : 0.0;
+        double n = per > 0 ? 2.0 * fork / (per * (1.0 - 1.0 / team)) : 32768.0;
+        /* bounds: a region for a few thousand elements never pays; past
+         * four million a second thread always does */
+        g_par_min[w] = n < 2048.0 ? 2048 : n > 4194304.0 ? 4194304 : (int64_t)n;
+    }
+}
+
+int64_t exec_par_min(exec_work w)
+{
+    pthread_once(&g_par_once, par_measure);
+    return g_par_min[(unsigned)w < EXEC_WORK_COUNT ? w : EXEC_WORK_STREAM];
+}
+
+double exec_fork_ns(void)
+{
+    pthread_once(&g_par_once, par_measure);
+    return g_fork_ns;
 }
 
 /* ---- thread binding -------------------------------------------------------- */

@@ -102,20 +102,38 @@ static void test_matmul_skinny(void **state)
     }
 }
 
-/* MatMul by the direct kernels' register block (where the AVX-512 kernels
- * run beside a BLAS of narrower ones; sgemm elsewhere): a thin side of 32
- * or fewer rows or sums, a plain or transposed, column blocks of 64 and
- * less, row blocks of 5 and 6, K past a cache block of b's rows */
-static void test_matmul_direct(void **state)
+/* MatMul's register tiles (forced on, each vector set the CPU has, one and
+ * two threads): partial row blocks (M not a multiple of 6 or 8), partial
+ * column blocks (N not a multiple of 16 or 32, N below one block), K of 1,
+ * a and b each plain and transposed (a^T the panel up to 256 rows of a, b
+ * packed past them), batch-1 rows, K past one slice (the sums carried from
+ * slice to slice), rows past one pass of 256 */
+static void test_matmul_tiles(void **state)
 {
     (void)state;
-    for (int ta = 0; ta < 2; ta++) {
-        check_matmul(32, 512, 300, ta, 0, 0);
-        check_matmul(37, 80, 259, ta, 0, 0);
-        check_matmul(9, 48, 7, ta, 0, 0);
-        check_matmul(300, 144, 32, ta, 0, 0);
-        check_matmul(61, 16, 1, ta, 0, 0);
+    static const int shapes[][3] = { { 9, 33, 17 },  { 13, 1, 7 },    { 32, 512, 256 }, { 33, 100, 65 },
+                                     { 1, 47, 129 }, { 64, 31, 1 },   { 17, 20, 500 },  { 7, 65, 3 },
+                                     { 50, 96, 40 }, { 128, 20, 31 }, { 9, 40, 1100 },  { 300, 37, 20 } };
+    const exec_simd sets[] = { EXEC_SIMD_AVX2, EXEC_SIMD_AVX512 };
+    for (size_t v = 0; v < sizeof sets / sizeof sets[0]; v++) {
+        if (sets[v] > exec_simd_best())
+            continue;
+        for (int threads = 1; threads <= 2; threads++) {
+            exec_threads_set(threads);
+            exec_matmul_tiles_force(1, sets[v]);
+            printf("tiles of set %d, %d thread(s)\n", (int)sets[v], threads);
+            for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+                for (int t = 0; t < 4; t++)
+                    check_matmul(shapes[i][0], shapes[i][1], shapes[i][2], t & 1, t >> 1, 0);
+        }
     }
+    exec_matmul_tiles_force(-1, EXEC_SIMD_AUTO);
+    exec_threads_set(2); /* as main sets it */
+    double tile = 0, blas = 0;
+    int chosen = exec_matmul_tiles_probe(&tile, &blas);
+    printf("probe: tiles %.1f GFLOP/s, sgemm %.1f GFLOP/s on one thread: %s\n", tile, blas, chosen ? "tiles" : "sgemm");
+    assert_true(blas > 0);
+    assert_true(!chosen || tile > blas);
 }
 
 /* BatchMatMul's small paths: the plain loops for c of at most 4 rows
@@ -268,6 +286,40 @@ static void test_sum_tile_reshape(void **state)
     exec_graph_destroy(g);
 }
 
+/* Sum over a run of axes before the last, the rows summed in place: a
+ * memory network's [32, 50, 6, 20] over its sentence axis (past the
+ * parallel threshold: the rows split over the threads) and over axes 1-2,
+ * against the naive sum */
+static void test_sum_middle_axes(void **state)
+{
+    (void)state;
+    enum { A = 32, B = 50, C = 6, D = 20 };
+    exec_graph *g;
+    assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+    uint32_t x = exec_input(g, "x", EXEC_F32, 4, (int64_t[]){ A, B, C, D });
+    uint32_t s2 = ex_sum(g, x, 1, (int64_t[]){ 2 }, 0);
+    uint32_t s12 = ex_sum(g, x, 2, (int64_t[]){ 1, 2 }, 1);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    fill(exec_dataf(g, x), A * B * C * D, 13);
+    run_fwd(g);
+    const float *X = exec_dataf(g, x);
+    static double r2[A * B * D], r12[A * D];
+    memset(r2, 0, sizeof r2);
+    memset(r12, 0, sizeof r12);
+    for (int a = 0; a < A; a++)
+        for (int b = 0; b < B; b++)
+            for (int c = 0; c < C; c++)
+                for (int d = 0; d < D; d++) {
+                    double v = X[((a * B + b) * C + c) * D + d];
+                    r2[(a * B + b) * D + d] += v;
+                    r12[a * D + d] += v;
+                }
+    double d2 = maxdiff(exec_dataf(g, s2), r2, A * B * D), d12 = maxdiff(exec_dataf(g, s12), r12, A * D);
+    printf("Sum [32,50,6,20] over axis 2: max diff %.2e; over axes 1,2: %.2e\n", d2, d12);
+    assert_true(d2 < 1e-5 && d12 < 1e-3);
+    exec_graph_destroy(g);
+}
+
 static void test_sparse_xent(void **state)
 {
     (void)state;
@@ -307,10 +359,11 @@ int main(void)
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_batch_matmul_small),
         cmocka_unit_test(test_matmul_skinny),
-        cmocka_unit_test(test_matmul_direct),
+        cmocka_unit_test(test_matmul_tiles),
         cmocka_unit_test(test_batch_matmul_rank4),
         cmocka_unit_test(test_bias_add_and_grad),
         cmocka_unit_test(test_sum_tile_reshape),
+        cmocka_unit_test(test_sum_middle_axes),
         cmocka_unit_test(test_sparse_xent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -804,17 +804,60 @@ static void test_fast_math(void **state)
     assert_true(isnan(math_expf(NAN)) && isnan(math_tanhf(NAN)) && isnan(math_sigmoid(NAN)));
 }
 
+/* The binary kernels' three forms of b (a's shape, a scalar, rows of a's
+ * last dim) and BiasAdd, below the measured threshold (one thread, no
+ * parallel region) and past its bound (two threads): exactly the naive
+ * result. The threshold itself lies within its bounds. */
+static void test_broadcast_paths(void **state)
+{
+    (void)state;
+    for (int w = 0; w < EXEC_WORK_COUNT; w++) {
+        int64_t m = exec_par_min((exec_work)w);
+        printf("parallel threshold (work %d): %lld elements\n", w, (long long)m);
+        assert_true(m >= 2048 && m <= 4194304);
+    }
+    static const int64_t rows[] = { 3, 37, 4500 }; /* x 1031 columns: 3k, 38k, 4.6M elements */
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        const int64_t R = rows[r], C = 1031;
+        exec_graph *g = newg();
+        uint32_t a = exec_input(g, "a", EXEC_F32, 2, (int64_t[]){ R, C });
+        uint32_t full = exec_input(g, "full", EXEC_F32, 2, (int64_t[]){ R, C });
+        uint32_t one = exec_input(g, "one", EXEC_F32, 1, (int64_t[]){ 1 });
+        uint32_t row = exec_input(g, "row", EXEC_F32, 1, (int64_t[]){ C });
+        uint32_t y[4] = { ex_add(g, a, full), ex_mul(g, a, one), ex_sub(g, a, row), ex_bias_add(g, a, row, 1) };
+        plan(g);
+        uint64_t seed = 7 + (uint64_t)r;
+        fill_f(g, a, &seed, -2, 2);
+        fill_f(g, full, &seed, -2, 2);
+        fill_f(g, one, &seed, -2, 2);
+        fill_f(g, row, &seed, -2, 2);
+        run_ok(g);
+        const float *A = exec_dataf(g, a), *F = exec_dataf(g, full), *O = exec_dataf(g, one), *W = exec_dataf(g, row);
+        int64_t bad = 0;
+        for (int64_t i = 0; i < R * C; i++) {
+            bad += exec_dataf(g, y[0])[i] != A[i] + F[i];
+            bad += exec_dataf(g, y[1])[i] != A[i] * O[0];
+            bad += exec_dataf(g, y[2])[i] != A[i] - W[i % C];
+            bad += exec_dataf(g, y[3])[i] != A[i] + W[i % C];
+        }
+        printf("broadcast %lldx%lld: %lld wrong\n", (long long)R, (long long)C, (long long)bad);
+        assert_int_equal(bad, 0);
+        exec_graph_destroy(g);
+    }
+}
+
 int main(void)
 {
     exec_threads_set(2);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_transpose),     cmocka_unit_test(test_concat_split_large),
-        cmocka_unit_test(test_concat_split),  cmocka_unit_test(test_split_errors),
-        cmocka_unit_test(test_slice_pad),     cmocka_unit_test(test_gather_segment_sum),
-        cmocka_unit_test(test_bad_indices),   cmocka_unit_test(test_softmax),
-        cmocka_unit_test(test_fast_math),     cmocka_unit_test(test_argmax_max_mean),
-        cmocka_unit_test(test_cast),          cmocka_unit_test(test_elementwise),
-        cmocka_unit_test(test_hostile_attrs), cmocka_unit_test(test_costs),
+        cmocka_unit_test(test_transpose),       cmocka_unit_test(test_concat_split_large),
+        cmocka_unit_test(test_concat_split),    cmocka_unit_test(test_split_errors),
+        cmocka_unit_test(test_slice_pad),       cmocka_unit_test(test_gather_segment_sum),
+        cmocka_unit_test(test_bad_indices),     cmocka_unit_test(test_softmax),
+        cmocka_unit_test(test_fast_math),       cmocka_unit_test(test_argmax_max_mean),
+        cmocka_unit_test(test_broadcast_paths), cmocka_unit_test(test_cast),
+        cmocka_unit_test(test_elementwise),     cmocka_unit_test(test_hostile_attrs),
+        cmocka_unit_test(test_costs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,7 +10,7 @@ exec_status op_shape_Sigmoid(const exec_graph *g, const exec_node *n, exec_shape
     return math_shape_unary(g, n, o);
 }
 /* exp's argument is -|x| (<= 0: no overflow), both forms from one exp */
-MATH_UNARY_KERNEL(Sigmoid, math_sigmoid(x))
+MATH_UNARY_KERNEL_TRANSCENDENTAL(Sigmoid, math_sigmoid(x))
 
 exec_status op_grad_Sigmoid(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
 {
@@ -27,7 +27,7 @@ MATH_BINARY_KERNEL(SigmoidGrad, b *a *(1.0f - a))
 
 /* ---- Tanh / TanhGrad(y, dy) = dy * (1 - y*y) --------------------------- */
 exec_status op_shape_Tanh(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_unary(g, n, o); }
-MATH_UNARY_KERNEL(Tanh, math_tanhf(x))
+MATH_UNARY_KERNEL_TRANSCENDENTAL(Tanh, math_tanhf(x))
 
 exec_status op_grad_Tanh(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
 {

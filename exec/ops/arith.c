@@ -74,8 +74,8 @@ exec_status op_shape_Log(const exec_graph *g, const exec_node *n, exec_shape *o)
 MATH_UNARY_KERNEL(Neg, -x)
 MATH_UNARY_KERNEL(Square, x *x)
 MATH_UNARY_KERNEL(Sqrt, sqrtf(x))
-MATH_UNARY_KERNEL(Exp, expf(x))
-MATH_UNARY_KERNEL(Log, logf(x))
+MATH_UNARY_KERNEL_TRANSCENDENTAL(Exp, expf(x))
+MATH_UNARY_KERNEL_TRANSCENDENTAL(Log, logf(x))
 
 exec_status op_grad_Neg(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
 {

@@ -46,12 +46,6 @@ int64_t conv_direct_filter_scratch(const conv_geom *q);
 void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy, float *dw, float *scratch,
                             int nthreads);
 
-/* The direct kernels' register block as a GEMM: c[M,N] = op(a) b, a [M,K]
- * ([K,M] with ta), b [K,N]; where conv_direct_gemm_applies (b not
- * transposed, thin, and faster than the BLAS's kernels: conv_direct.c). */
-bool conv_direct_gemm_applies(int64_t m, int64_t n, int64_t k, bool tb);
-void conv_direct_gemm(float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, bool ta, int nthreads);
-
 /* Whether the Winograd kernels (conv_winograd.c) apply: 3x3, stride 1,
  * padding at most 2 (F(4x4, 3x3), forward and both gradients). */
 bool conv_wino_applies(const conv_geom *q);

@@ -35,9 +35,7 @@
  * other than x86-64 it says no and the kernels are not built. */
 #include "conv.h"
 
-#include <cblas.h>
 #include <omp.h>
-#include <strings.h>
 
 /* A stride-1 convolution's input gradient is itself a convolution: dy
  * padded by KH-1-ph, KW-1-pw, under the filter with in and out channels
@@ -91,20 +89,8 @@ typedef struct fk_args {
     float *acc;
 } fk_args;
 
-/* The GEMM's block (conv_direct_gemm): rows i of c as sums over k of
- * a's element (i, k) at a + off[row] + k * ak times row k of b. */
-typedef struct gk_args {
-    const float *a;
-    const int64_t *off;
-    const float *b;
-    int64_t ldb, ak, k, ldc;
-    bool add; /* c += rather than c = */
-    float *c;
-} gk_args;
-
 typedef void (*dk_fn)(const dk_args *);
 typedef void (*fk_fn)(const fk_args *);
-typedef void (*gk_fn)(const gk_args *);
 
 /* One instruction set's kernels: blocks of up to nb vectors of l channels
  * (ob = nb * l channels) x UR positions; dk[vectors - 1][count - 1] the
@@ -114,7 +100,6 @@ typedef struct dkern {
     int64_t l, nb;
     dk_fn dk[NB_MAX][UR];
     fk_fn fk[NB_MAX][UR];
-    gk_fn gk[NB_MAX][UR];
 } dkern;
 
 #define avx2_FN __attribute__((target("avx2,fma")))
@@ -161,25 +146,20 @@ typedef struct dkern {
 
 RB_ROW(dk, avx2, dk_args, 1) RB_ROW(dk, avx2, dk_args, 2)
 RB_ROW(fk, avx2, fk_args, 1) RB_ROW(fk, avx2, fk_args, 2)
-RB_ROW(gk, avx2, gk_args, 1) RB_ROW(gk, avx2, gk_args, 2)
 RB_ROW(dk, avx512, dk_args, 1) RB_ROW(dk, avx512, dk_args, 2)
 RB_ROW(dk, avx512, dk_args, 3) RB_ROW(dk, avx512, dk_args, 4)
 RB_ROW(fk, avx512, fk_args, 1) RB_ROW(fk, avx512, fk_args, 2)
 RB_ROW(fk, avx512, fk_args, 3) RB_ROW(fk, avx512, fk_args, 4)
-RB_ROW(gk, avx512, gk_args, 1) RB_ROW(gk, avx512, gk_args, 2)
-RB_ROW(gk, avx512, gk_args, 3) RB_ROW(gk, avx512, gk_args, 4)
 
 static const dkern dkern_avx2 = {
     .l = 8, .nb = 2,
     .dk = { RB_FNS(dk, avx2, 1), RB_FNS(dk, avx2, 2) },
     .fk = { RB_FNS(fk, avx2, 1), RB_FNS(fk, avx2, 2) },
-    .gk = { RB_FNS(gk, avx2, 1), RB_FNS(gk, avx2, 2) },
 };
 static const dkern dkern_avx512 = {
     .l = 16, .nb = 4,
     .dk = { RB_FNS(dk, avx512, 1), RB_FNS(dk, avx512, 2), RB_FNS(dk, avx512, 3), RB_FNS(dk, avx512, 4) },
     .fk = { RB_FNS(fk, avx512, 1), RB_FNS(fk, avx512, 2), RB_FNS(fk, avx512, 3), RB_FNS(fk, avx512, 4) },
-    .gk = { RB_FNS(gk, avx512, 1), RB_FNS(gk, avx512, 2), RB_FNS(gk, avx512, 3), RB_FNS(gk, avx512, 4) },
 };
 /* clang-format on */
 
@@ -567,75 +547,6 @@ void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy,
     }
 }
 
-/* The register block as a GEMM, for the fully-connected layers' shapes
- * (DQN's 32 x 512 x 3136 and its weight gradient 3136 x 512 x 32): c[M,N]
- * = op(a) b, b [K,N] not transposed, N whole vectors, blocks of ob columns
- * x 6 rows of c summed in registers. No packing: b's rows are read in
- * place, a's elements broadcast from where they lie (a [M,K], or [K,M] with
- * ta). Items (column block, row block), column blocks outer, are split over
- * the threads; a thread runs its items of one column block for K_BYTES of
- * b's rows at a time (those KC x ob floats stay in the first-level cache
- * while the row blocks pass over them), adding into c after the first.
- *
- * Where: with the AVX-512 kernels in force while the BLAS runs narrower
- * ones (OpenBLAS 0.3.21 gives AMD's AVX-512 CPUs its Haswell AVX2 kernels),
- * on thin products (M or K, a fully-connected layer's batch side, at most
- * GEMM_THIN), where sgemm's packing weighs most. On an AMD EPYC with
- * AVX-512, one thread: 32x512x3136 138 GFLOP/s against sgemm's 88, the
- * weight gradient 3136x512x32 152 against 70 (tests/bench/bench_kernels). */
-#define K_BYTES (32 * 1024)
-#define GEMM_THIN 64
-
-/* whether the BLAS's sgemm runs AVX-512 kernels (OpenBLAS's core names) */
-static bool blas_avx512(void)
-{
-    static const char *const wide[] = { "skylakex", "cooperlake", "sapphirerapids" };
-    const char *core = openblas_get_corename();
-    for (size_t i = 0; core && i < sizeof wide / sizeof wide[0]; i++)
-        if (strncasecmp(core, wide[i], strlen(wide[i])) == 0)
-            return true;
-    return false;
-}
-
-bool conv_direct_gemm_applies(int64_t m, int64_t n, int64_t k, bool tb)
-{
-    return !tb && m > 0 && k > 0 && n > 0 && (m <= GEMM_THIN || k <= GEMM_THIN) && n % 16 == 0 &&
-           conv_simd() >= EXEC_SIMD_AVX512 && !blas_avx512();
-}
-
-void conv_direct_gemm(float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, bool ta, int nthreads)
-{
-    const dkern *dk = dkern_now();
-    const int64_t ob = ob_of(dk), ncb = (N + ob - 1) / ob, nrb = (M + UR - 1) / UR, items = ncb * nrb;
-    const int64_t base = M / nrb, extra = M % nrb; /* rows per block, as equal as they can be */
-    const int64_t ai = ta ? 1 : K, ak = ta ? M : 1, kc = K_BYTES / (ob * (int64_t)sizeof(float));
-#pragma omp parallel num_threads(nthreads) if (nthreads > 1 && items > 1)
-    {
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        int64_t off[UR];
-        for (int64_t lo = items * t / nt, end = items * (t + 1) / nt, hi; lo < end; lo = hi) {
-            const int64_t cb = lo / nrb, j0 = cb * ob, width = block_width(N, j0, dk);
-            hi = (cb + 1) * nrb < end ? (cb + 1) * nrb : end; /* this column block's items */
-            for (int64_t k0 = 0; k0 < K; k0 += kc)
-                for (int64_t it = lo; it < hi; it++) {
-                    int64_t rb = it % nrb, i0 = rb * base + (rb < extra ? rb : extra), rows = base + (rb < extra);
-                    for (int64_t r = 0; r < rows; r++)
-                        off[r] = (i0 + r) * ai + k0 * ak;
-                    gk_args g = { .a = a,
-                                  .off = off,
-                                  .b = b + k0 * N + j0,
-                                  .ldb = N,
-                                  .ak = ak,
-                                  .k = K - k0 < kc ? K - k0 : kc,
-                                  .ldc = N,
-                                  .add = k0 > 0,
-                                  .c = c + i0 * N + j0 };
-                    dk->gk[width / dk->l - 1][rows - 1](&g);
-                }
-        }
-    }
-}
-
 #else /* not x86-64: no direct kernels; conv.c asks conv_direct_supported() first and never calls the rest */
 bool conv_direct_supported(void) { return false; }
 int64_t conv_direct_scratch(const conv_geom *q, int nthreads)
@@ -665,14 +576,5 @@ void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy,
                             int nthreads)
 {
     (void)q, (void)x, (void)dy, (void)dw, (void)scratch, (void)nthreads;
-}
-bool conv_direct_gemm_applies(int64_t m, int64_t n, int64_t k, bool tb)
-{
-    (void)m, (void)n, (void)k, (void)tb;
-    return false;
-}
-void conv_direct_gemm(float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, bool ta, int nthreads)
-{
-    (void)c, (void)a, (void)b, (void)M, (void)N, (void)K, (void)ta, (void)nthreads;
 }
 #endif

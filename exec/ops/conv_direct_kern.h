@@ -12,8 +12,7 @@
  *   DK_FMA(a, b, c)         a * b + c
  *   DK_ZERO()      a vector of zeros
  * (the end of this file undefines them, ready for the next set)
- * and, from conv_direct.c, UR (positions a block), dk_args, fk_args and
- * gk_args.
+ * and, from conv_direct.c, UR (positions a block), dk_args and fk_args.
  * A block is nb <= DK_NB vectors of channels x ut <= UR positions (output
  * pixels for the forward, filter taps for the filter gradient): nb * ut
  * sums in registers, nb vector loads and ut broadcasts a step. Internal to
@@ -106,27 +105,6 @@ DK_INLINE void DK(fk_body)(const fk_args *a, const int nb, const int ut)
             DK(rb_run)(&b, g, a->gstride, a->x + i * a->ximg + oh * a->sh * a->wd, a->sw, o, a->ow, nb, ut);
     }
     DK(rb_store)(&b, a->acc, nb, ut);
-}
-
-/* The GEMM's block: nb vectors of columns of c x ut rows, over a->k
- * steps; the sums from (a->add) and to rows of c, a->ldc apart. */
-DK_INLINE void DK(gk_body)(const gk_args *a, const int nb, const int ut)
-{
-    DK(rblock) b;
-    int64_t o[UR];
-    DK(rb_offsets)(o, a->off, ut);
-#pragma GCC unroll 6
-    for (int j = 0; j < UR; j++)
-#pragma GCC unroll 4
-        for (int v = 0; v < DK_NB; v++)
-            b.s[v][j] = a->add && j < ut && v < nb ? DK_LD(a->c + j * a->ldc + v * DK_L) : DK_ZERO();
-    DK(rb_run)(&b, a->b, a->ldb, a->a, a->ak, o, a->k, nb, ut);
-#pragma GCC unroll 6
-    for (int j = 0; j < UR; j++)
-#pragma GCC unroll 4
-        for (int v = 0; v < DK_NB; v++)
-            if (j < ut && v < nb)
-                DK_ST(a->c + j * a->ldc + v * DK_L, b.s[v][j]);
 }
 
 #undef DK_INLINE

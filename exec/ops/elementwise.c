@@ -101,18 +101,29 @@ exec_status op_fwd_BiasAdd(exec_kctx *k, const exec_node *n)
     int64_t ax = bias_axis(x, n), c = x->shape[ax], inner = x->strides[ax], outer = x->numel / (c * inner);
     const float *restrict X = x->data, *restrict B = exec_inf(k, n, 1);
     float *restrict Y = exec_outf(k, n, 0);
+    const bool par = x->numel > MATH_PAR_MIN && k->nthreads > 1; /* else no parallel region at all */
     if (inner == 1) { /* the bias on the last axis (the usual [rows, c]): a row at a time */
-#pragma omp parallel for num_threads(k->nthreads) if (x->numel > MATH_PAR_MIN)
-        for (int64_t o = 0; o < outer; o++) {
-            const float *restrict xr = X + o * c;
-            float *restrict yr = Y + o * c;
+        if (par) {
+#pragma omp parallel for num_threads(k->nthreads)
+            for (int64_t o = 0; o < outer; o++) {
+                const float *restrict xr = X + o * c;
+                float *restrict yr = Y + o * c;
 #pragma omp simd
-            for (int64_t j = 0; j < c; j++)
-                yr[j] = xr[j] + B[j];
+                for (int64_t j = 0; j < c; j++)
+                    yr[j] = xr[j] + B[j];
+            }
+        } else {
+            for (int64_t o = 0; o < outer; o++) {
+                const float *restrict xr = X + o * c;
+                float *restrict yr = Y + o * c;
+#pragma omp simd
+                for (int64_t j = 0; j < c; j++)
+                    yr[j] = xr[j] + B[j];
+            }
         }
         return EXEC_OK;
     }
-#pragma omp parallel for collapse(2) num_threads(k->nthreads) if (x->numel > MATH_PAR_MIN)
+#pragma omp parallel for collapse(2) num_threads(k->nthreads) if (par)
     for (int64_t o = 0; o < outer; o++)
         for (int64_t j = 0; j < c; j++) {
             const float *xr = X + (o * c + j) * inner;

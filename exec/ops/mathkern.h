@@ -5,7 +5,9 @@
 #define FATHOM_EXEC_OPS_MATHKERN_H
 #include "../internal.h"
 
-#define MATH_PAR_MIN 32768 /* elements below which a kernel stays single-threaded */
+/* elements below which a kernel stays single-threaded (measured: threads.c) */
+#define MATH_PAR_MIN exec_par_min(EXEC_WORK_STREAM)
+#define MATH_PAR_MIN_TRANSCENDENTAL exec_par_min(EXEC_WORK_MATH)
 
 /* exp and tanh for float kernels: branch-free, so `omp simd` loops vectorize
  * them (libm's expf/tanhf are scalar calls, 5-12 ns an element here), and
@@ -130,43 +132,63 @@ static inline exec_status math_shape_same2(const exec_graph *g, const exec_node 
     return EXEC_OK;
 }
 
-/* out[i] = expr(a = a[i], b = b[i % period]) */
-#define MATH_BINARY_KERNEL(name, expr)                                                                          \
-    exec_status op_fwd_##name(exec_kctx *k, const exec_node *n)                                                 \
-    {                                                                                                           \
-        const exec_tensor *at = exec_in(k, n, 0), *bt = exec_in(k, n, 1);                                       \
-        const float *restrict A = at->data, *restrict B = bt->data;                                             \
-        float *restrict Y = exec_outf(k, n, 0);                                                                 \
-        int64_t total = at->numel, p = exec_bcast_period(at, bt);                                               \
-        if (p == total) {                                                                                       \
-            EXEC_PAR_FOR(k, total, MATH_PAR_MIN, float a = A[i], b = B[i]; Y[i] = (expr););                     \
-        } else {                                                                                                \
-            int64_t outer = total / p;                                                                          \
-            _Pragma("omp parallel for num_threads(k->nthreads) if (total > MATH_PAR_MIN)") for (int64_t o = 0;  \
-                                                                                                o < outer; o++) \
-            {                                                                                                   \
-                const float *ar = A + o * p;                                                                    \
-                float *yr = Y + o * p;                                                                          \
-                _Pragma("omp simd") for (int64_t i = 0; i < p; i++)                                             \
-                {                                                                                               \
-                    float a = ar[i], b = B[i];                                                                  \
-                    yr[i] = (expr);                                                                             \
-                }                                                                                               \
-            }                                                                                                   \
-        }                                                                                                       \
-        return EXEC_OK;                                                                                         \
+/* out[i] = expr(a = a[i], b = b[i % period]): b of a's shape, a scalar
+ * (period 1: b in a register), or rows of `period` (the rows split over the
+ * threads when there are enough of them; one thread with no parallel region
+ * otherwise) */
+#define MATH_BINARY_KERNEL(name, expr)                                                                   \
+    exec_status op_fwd_##name(exec_kctx *k, const exec_node *n)                                          \
+    {                                                                                                    \
+        const exec_tensor *at = exec_in(k, n, 0), *bt = exec_in(k, n, 1);                                \
+        const float *restrict A = at->data, *restrict B = bt->data;                                      \
+        float *restrict Y = exec_outf(k, n, 0);                                                          \
+        int64_t total = at->numel, p = exec_bcast_period(at, bt);                                        \
+        if (p == total) {                                                                                \
+            EXEC_PAR_FOR(k, total, MATH_PAR_MIN, float a = A[i], b = B[i]; Y[i] = (expr););              \
+        } else if (p == 1) {                                                                             \
+            const float b0 = B[0];                                                                       \
+            EXEC_PAR_FOR(k, total, MATH_PAR_MIN, float a = A[i], b = b0; Y[i] = (expr););                \
+        } else {                                                                                         \
+            int64_t outer = total / p;                                                                   \
+            if (total > MATH_PAR_MIN && k->nthreads > 1) {                                               \
+                _Pragma("omp parallel for num_threads(k->nthreads)") for (int64_t o = 0; o < outer; o++) \
+                {                                                                                        \
+                    const float *ar = A + o * p;                                                         \
+                    float *yr = Y + o * p;                                                               \
+                    _Pragma("omp simd") for (int64_t i = 0; i < p; i++)                                  \
+                    {                                                                                    \
+                        float a = ar[i], b = B[i];                                                       \
+                        yr[i] = (expr);                                                                  \
+                    }                                                                                    \
+                }                                                                                        \
+            } else {                                                                                     \
+                for (int64_t o = 0; o < outer; o++) {                                                    \
+                    const float *ar = A + o * p;                                                         \
+                    float *yr = Y + o * p;                                                               \
+                    _Pragma("omp simd") for (int64_t i = 0; i < p; i++)                                  \
+                    {                                                                                    \
+                        float a = ar[i], b = B[i];                                                       \
+                        yr[i] = (expr);                                                                  \
+                    }                                                                                    \
+                }                                                                                        \
+            }                                                                                            \
+        }                                                                                                \
+        return EXEC_OK;                                                                                  \
     }
 
-/* y[i] = expr(x = x[i]) */
-#define MATH_UNARY_KERNEL(name, expr)                                         \
-    exec_status op_fwd_##name(exec_kctx *k, const exec_node *n)               \
-    {                                                                         \
-        const float *restrict X = exec_inf(k, n, 0);                          \
-        float *restrict Y = exec_outf(k, n, 0);                               \
-        int64_t total = exec_in(k, n, 0)->numel;                              \
-        EXEC_PAR_FOR(k, total, MATH_PAR_MIN, float x = X[i]; Y[i] = (expr);); \
-        return EXEC_OK;                                                       \
+/* y[i] = expr(x = x[i]); _TRANSCENDENTAL: an expr of exp or tanh, whose
+ * serial time per element makes fewer elements worth a second thread */
+#define MATH_UNARY_KERNEL_AT(name, expr, min)                          \
+    exec_status op_fwd_##name(exec_kctx *k, const exec_node *n)        \
+    {                                                                  \
+        const float *restrict X = exec_inf(k, n, 0);                   \
+        float *restrict Y = exec_outf(k, n, 0);                        \
+        int64_t total = exec_in(k, n, 0)->numel;                       \
+        EXEC_PAR_FOR(k, total, (min), float x = X[i]; Y[i] = (expr);); \
+        return EXEC_OK;                                                \
     }
+#define MATH_UNARY_KERNEL(name, expr) MATH_UNARY_KERNEL_AT(name, expr, MATH_PAR_MIN)
+#define MATH_UNARY_KERNEL_TRANSCENDENTAL(name, expr) MATH_UNARY_KERNEL_AT(name, expr, MATH_PAR_MIN_TRANSCENDENTAL)
 
 #define MATH_BIN(g, op, a, b) exec_op1((g), EXEC_OP_##op, 2, (uint32_t[]){ (a), (b) }, 0, NULL)
 #define MATH_UN(g, op, a) exec_op1((g), EXEC_OP_##op, 1, (uint32_t[]){ (a) }, 0, NULL)

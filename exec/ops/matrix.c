@@ -128,10 +128,8 @@ exec_status op_fwd_MatMul(exec_kctx *k, const exec_node *n)
         skinny_gemm(k->nthreads, c->data, a->data, b->data, (int)m, kk, nn, tb);
         return EXEC_OK;
     }
-    if (conv_direct_gemm_applies(m, nn, kk, tb)) { /* ops/conv_direct.c: says where */
-        conv_direct_gemm(c->data, a->data, b->data, m, nn, kk, ta, k->nthreads);
+    if (exec_matmul_tiled(k, c->data, a->data, b->data, m, nn, kk, ta, tb))
         return EXEC_OK;
-    }
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)nn, (int)kk,
                 1.0f, a->data, (int)a->shape[1], b->data, (int)b->shape[1], 0.0f, c->data, (int)nn);
     return EXEC_OK;

@@ -324,12 +324,29 @@ exec_status op_shape_ConcatV2(const exec_graph *g, const exec_node *n, exec_shap
     return EXEC_OK;
 }
 
+/* Outer row o of concat_split (below). */
+static inline void concat_split_row(exec_tensor *whole, int nparts, exec_tensor *const *parts, int64_t ax, int split,
+                                    int64_t o)
+{
+    const int64_t inner = whole->strides[ax], wrow = whole->shape[ax] * inner;
+    uint32_t *W = whole->data;
+    int64_t off = 0;
+    for (int i = 0; i < nparts; i++) {
+        int64_t chunk = parts[i]->shape[ax] * inner;
+        uint32_t *P = (uint32_t *)parts[i]->data + o * chunk;
+        if (split)
+            memcpy(P, W + o * wrow + off, (size_t)chunk * sizeof *P);
+        else
+            memcpy(W + o * wrow + off, P, (size_t)chunk * sizeof *P);
+        off += chunk;
+    }
+}
+
 /* Concat (split = 0) or split (split = 1) between one tensor `whole` and the
  * parts, along axis: each outer row of `whole` is the parts' rows in turn. */
 static void concat_split(exec_kctx *k, exec_tensor *whole, int nparts, exec_tensor *const *parts, int64_t ax, int split)
 {
     int64_t inner = whole->strides[ax], outer = whole->numel / (whole->shape[ax] * inner);
-    int64_t wrow = whole->shape[ax] * inner;
     uint32_t *W = whole->data;
     if (outer == 1 && whole->numel > MOVE_PAR_MIN && k->nthreads > 1) {
         /* along the first non-unit axis: each part in one slice per thread */
@@ -349,18 +366,13 @@ static void concat_split(exec_kctx *k, exec_tensor *whole, int nparts, exec_tens
         }
         return;
     }
-#pragma omp parallel for num_threads(k->nthreads) if (whole->numel > MOVE_PAR_MIN && outer > 1)
-    for (int64_t o = 0; o < outer; o++) {
-        int64_t off = 0;
-        for (int i = 0; i < nparts; i++) {
-            int64_t chunk = parts[i]->shape[ax] * inner;
-            uint32_t *P = (uint32_t *)parts[i]->data + o * chunk;
-            if (split)
-                memcpy(P, W + o * wrow + off, (size_t)chunk * sizeof *P);
-            else
-                memcpy(W + o * wrow + off, P, (size_t)chunk * sizeof *P);
-            off += chunk;
-        }
+    if (whole->numel > MOVE_PAR_MIN && outer > 1 && k->nthreads > 1) {
+#pragma omp parallel for num_threads(k->nthreads)
+        for (int64_t o = 0; o < outer; o++)
+            concat_split_row(whole, nparts, parts, ax, split, o);
+    } else { /* one thread, no parallel region */
+        for (int64_t o = 0; o < outer; o++)
+            concat_split_row(whole, nparts, parts, ax, split, o);
     }
 }
 

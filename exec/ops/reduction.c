@@ -104,6 +104,18 @@ exec_status op_shape_Sum(const exec_graph *g, const exec_node *n, exec_shape *ou
     return EXEC_OK;
 }
 
+/* y[0:I] = x[0, 0:I] + ... + x[R-1, 0:I] */
+static inline void sum_rows(float *restrict y, const float *restrict x, int64_t R, int64_t I)
+{
+    memcpy(y, x, (size_t)I * sizeof *y);
+    for (int64_t r = 1; r < R; r++) {
+        const float *restrict xr = x + r * I;
+#pragma omp simd
+        for (int64_t i = 0; i < I; i++)
+            y[i] += xr[i];
+    }
+}
+
 exec_status op_fwd_Sum(exec_kctx *k, const exec_node *n)
 {
     const exec_tensor *x = exec_in(k, n, 0);
@@ -118,6 +130,34 @@ exec_status op_fwd_Sum(exec_kctx *k, const exec_node *n)
         ostride[i] = red[i] ? 0 : s;
         if (!red[i])
             s *= x->shape[i];
+    }
+    /* reduced axes in one run [a0, a1] before the last: x as [O, R, I],
+     * y[o, :] = x[o, 0, :] + ... + x[o, R-1, :] in rows of I (the same
+     * order of additions as the general loop below, which pays an index
+     * computation per row of the last dim) */
+    int a0 = -1, a1 = -1;
+    bool run = !red[x->ndim - 1];
+    for (int i = 0; i < x->ndim && run; i++)
+        if (red[i]) {
+            if (a0 < 0)
+                a0 = i;
+            else if (a1 != i - 1)
+                run = false;
+            a1 = i;
+        }
+    if (run && a0 >= 0) {
+        int64_t O = 1, R = 1, I = 1;
+        for (int i = 0; i < x->ndim; i++)
+            *(i < a0 ? &O : i <= a1 ? &R : &I) *= x->shape[i];
+        if (x->numel > MATH_PAR_MIN && k->nthreads > 1) {
+#pragma omp parallel for num_threads(k->nthreads)
+            for (int64_t o = 0; o < O; o++)
+                sum_rows(Y + o * I, X + o * R * I, R, I);
+        } else {
+            for (int64_t o = 0; o < O; o++)
+                sum_rows(Y + o * I, X + o * R * I, R, I);
+        }
+        return EXEC_OK;
     }
     memset(Y, 0, (size_t)ototal * sizeof *Y);
     int64_t inner = x->shape[x->ndim - 1];
@@ -432,7 +472,7 @@ exec_status op_fwd_ArgMax(exec_kctx *k, const exec_node *n)
     int64_t ax = argmax_axis(x, n), c = x->shape[ax], inner = x->strides[ax], outer = x->numel / (c * inner);
     const float *X = x->data;
     int32_t *Y = exec_out(k, n, 0)->data;
-#pragma omp parallel for num_threads(k->nthreads) if (x->numel > 65536)
+#pragma omp parallel for num_threads(k->nthreads) if (x->numel > 65536 && outer > 1)
     for (int64_t o = 0; o < outer; o++) {
         const float *xo = X + o * c * inner;
         int32_t *yo = Y + o * inner;

@@ -6,7 +6,12 @@
  * the median per-step wall time of each side and the fathom / PyTorch ratio.
  *
  *   bench_seq [--presets small,full] [--models seq2seq,...] [--modes train,infer]
- *             [--steps K] [--threads N] [--json FILE]
+ *             [--steps K] [--threads N] [--cpu] [--json FILE]
+ *
+ * --cpu times both sides in the process's CPU time instead of the clock's:
+ * with --threads 1 on a machine other processes load, that leaves out the
+ * time each waited for a core (with more threads it would count the time
+ * idle threads spin).
  *
  * FATHOM_PYTHON names the Python with torch (default /usr/bin/python3). */
 #include "exec/exec.h"
@@ -19,10 +24,12 @@
 #include <string.h>
 #include <time.h>
 
+static clockid_t g_clock = CLOCK_MONOTONIC; /* --cpu: CLOCK_PROCESS_CPUTIME_ID */
+
 static double now_ms(void)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(g_clock, &t);
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
@@ -83,8 +90,8 @@ static double torch_ms(const char *name, const char *preset, const char *mode, i
 {
     const char *py = getenv("FATHOM_PYTHON") ? getenv("FATHOM_PYTHON") : "/usr/bin/python3";
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "env -u OMP_WAIT_POLICY '%s' '%s' %s %s %s --steps %d --warmup 1 --threads %d", py,
-             TORCH_SEQ_PY, name, preset, mode, steps, threads);
+    snprintf(cmd, sizeof cmd, "env -u OMP_WAIT_POLICY '%s' '%s' %s %s %s --steps %d --warmup 1 --threads %d%s", py,
+             TORCH_SEQ_PY, name, preset, mode, steps, threads, g_clock == CLOCK_MONOTONIC ? "" : " --cpu");
     FILE *f = popen(cmd, "r");
     if (!f)
         return NAN;
@@ -117,11 +124,13 @@ int main(int argc, char **argv)
             steps = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--threads"))
             threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--cpu"))
+            g_clock = CLOCK_PROCESS_CPUTIME_ID;
         else if (i + 1 < argc && !strcmp(argv[i], "--json"))
             json_path = argv[++i];
         else {
             fprintf(stderr, "usage: bench_seq [--presets small,full] [--models LIST] [--modes train,infer] "
-                            "[--steps K] [--threads N] [--json FILE]\n");
+                            "[--steps K] [--threads N] [--cpu] [--json FILE]\n");
             return 2;
         }
     }

@@ -68,6 +68,8 @@ speech=$got
 mlp=$("$TRACE_MLP" record --dir "$T" 3) || fail "trace_mlp record"
 got=$(par --skip-first 1 "$mlp") || fail "mlp: analyze parallelism failed"
 # a 2-layer MLP: a chain forward; backward, a layer's weight gradient beside the gradient it passes down
-awk -v p="$got" -v s="$speech" 'BEGIN { exit !(p >= 0.99 && p <= 1.45 && p < s) }' ||
-    fail "mlp: parallelism $got, want about 1 (at most 1.45, below speech's $speech)"
+# (1.31 measured with sgemm's products, 1.39-1.46 with MatMul's register tiles, whose faster chain leaves
+# the side branches a larger share; at load averages of 5 to 10)
+awk -v p="$got" -v s="$speech" 'BEGIN { exit !(p >= 0.99 && p <= 1.55 && p < s) }' ||
+    fail "mlp: parallelism $got, want about 1 (at most 1.55, below speech's $speech)"
 note "2-layer MLP: $got"

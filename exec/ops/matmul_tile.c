@@ -1,0 +1,342 @@
+/* matmul_tile.c -- MatMul c[M,N] = a[M,K] op(b) in register tiles of the
+ * CPU's widest vectors, for the products of the recurrent and
+ * fully-connected workloads (a few dozen to tens of thousands of rows
+ * against a weight matrix).
+ *
+ * a is read in place, plain or transposed (a [K,M]: a weight gradient's
+ * activations). Each tile is MR rows by two vectors of columns, its sums held in
+ * registers over a slice of K (TILE_KC), the rows taken TILE_MC at a time: per k, two loads of b's row and MR
+ * broadcasts of a feed 2 MR fused multiply-adds. b is read in place (b
+ * [K,N]: a panel of the tile's columns, row after row) or, at a partial
+ * last block or transposed under many rows of a, copied once per column
+ * block into a [K, 2 vectors] panel of the thread's scratch. Threads split
+ * the column blocks, or the row blocks when there are fewer column blocks
+ * than threads. b transposed under at most TILE_TR_MAX_M rows of a (an
+ * output projection [V, U] of a batch): c^T = b a^T instead, b's rows as
+ * the tiles' rows read in place, a^T the (small) panel, each tile stored
+ * transposed.
+ *
+ * One set per instruction set, chosen from the CPU's features at run time:
+ * AVX-512 (16 floats a vector, 8 rows: 16 of its 32 registers hold sums),
+ * AVX2 (8 floats, 6 rows: 12 of 16). Whether the tiles beat the BLAS's
+ * sgemm is measured once per process (matmul_tile_init): the same product
+ * both ways on one thread; the tiles are used only where they were faster
+ * (an OpenBLAS whose kernels know the CPU, or a CPU whose vectors the
+ * BLAS's kernel does not use, decide differently). */
+#include "../internal.h"
+
+#include <cblas.h>
+#include <omp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* TILE_KC: the slice of K one pass of tiles covers (its panel, 512 x 32
+ * floats, and a row block's 512 x 8 of a: 80 KiB, within any x86-64 core's
+ * L2); TILE_MC: the rows of a one pass covers (their slice of K, 512 KiB,
+ * stays in L2 while every column panel passes over it) */
+enum { TILE_KC = 512, TILE_MC = 256, TILE_TR_MAX_M = 256 };
+
+typedef void (*tile_fn)(float *restrict c, const float *restrict a, const float *restrict p, int64_t mr, int64_t K,
+                        int64_t ai, int64_t aq, int64_t ldp, int64_t rs, int64_t cs, int64_t w, int acc);
+
+/* One tile: c[mr, w] = a[mr, K] p[K, 0:w] (acc: c +=), mr <= MR, w <= 2 VW
+ * (columns past w are computed from p's padding and not stored); c's
+ * element (i, l) at c[i rs + l cs]. */
+#define TILE_DEFINE(SUF, TARGET, VW, MR)                                                                        \
+    typedef float vec_##SUF __attribute__((vector_size((VW) * sizeof(float))));                                 \
+    __attribute__((target(TARGET))) static void tile_##SUF(                                                     \
+        float *restrict c, const float *restrict a, const float *restrict p, int64_t mr, int64_t K, int64_t ai, \
+        int64_t aq, int64_t ldp, int64_t rs, int64_t cs, int64_t w, int acc)                                    \
+    {                                                                                                           \
+        vec_##SUF s0[MR], s1[MR];                                                                               \
+        for (int i = 0; i < (MR); i++)                                                                          \
+            s0[i] = s1[i] = (vec_##SUF){ 0 };                                                                   \
+        if (mr == (MR)) {                                                                                       \
+            for (int64_t q = 0; q < K; q++) {                                                                   \
+                vec_##SUF b0, b1;                                                                               \
+                memcpy(&b0, p + q * ldp, sizeof b0);                                                            \
+                memcpy(&b1, p + q * ldp + (VW), sizeof b1);                                                     \
+                _Pragma("GCC unroll 8") for (int i = 0; i < (MR); i++)                                          \
+                {                                                                                               \
+                    float x = a[i * ai + q * aq];                                                               \
+                    s0[i] += x * b0;                                                                            \
+                    s1[i] += x * b1;                                                                            \
+                }                                                                                               \
+            }                                                                                                   \
+        } else {                                                                                                \
+            for (int64_t q = 0; q < K; q++) {                                                                   \
+                vec_##SUF b0, b1;                                                                               \
+                memcpy(&b0, p + q * ldp, sizeof b0);                                                            \
+                memcpy(&b1, p + q * ldp + (VW), sizeof b1);                                                     \
+                for (int i = 0; i < mr; i++) {                                                                  \
+                    float x = a[i * ai + q * aq];                                                               \
+                    s0[i] += x * b0;                                                                            \
+                    s1[i] += x * b1;                                                                            \
+                }                                                                                               \
+            }                                                                                                   \
+        }                                                                                                       \
+        for (int i = 0; i < mr; i++) {                                                                          \
+            float t[2 * (VW)], *ci = c + i * rs;                                                                \
+            memcpy(t, &s0[i], sizeof s0[i]);                                                                    \
+            memcpy(t + (VW), &s1[i], sizeof s1[i]);                                                             \
+            if (cs != 1)                                                                                        \
+                for (int64_t l = 0; l < w; l++)                                                                 \
+                    ci[l * cs] = acc ? ci[l * cs] + t[l] : t[l];                                                \
+            else if (acc)                                                                                       \
+                for (int64_t l = 0; l < w; l++)                                                                 \
+                    ci[l] += t[l];                                                                              \
+            else                                                                                                \
+                memcpy(ci, t, (size_t)w * sizeof *t);                                                           \
+        }                                                                                                       \
+    }
+
+#if defined(__x86_64__)
+TILE_DEFINE(avx512, "avx512f,avx2,fma", 16, 8)
+TILE_DEFINE(avx2, "avx2,fma", 8, 6)
+#endif
+
+typedef struct tile_set {
+    tile_fn fn;
+    int vw, mr;
+} tile_set;
+
+static struct {
+    pthread_once_t once;
+    tile_set set;       /* fn NULL: no vector set on this CPU */
+    double tile_gflops; /* one thread, at the probe's shape */
+    double blas_gflops;
+    double fork_ns; /* entering and leaving a parallel region of the team */
+    int chosen;     /* the tiles measured faster than sgemm */
+} T = { .once = PTHREAD_ONCE_INIT };
+static _Atomic int g_force = -1; /* exec_matmul_tiles_force */
+
+/* Thread t of n's share of c[M,N] = a[M,K] op(b) with the set s: its
+ * column blocks (or row blocks when there are fewer column blocks than
+ * threads); panel: K x 2 vw floats of its own. */
+static void tiled_part(const tile_set *s, int t, int n, float *c, const float *a, int64_t ai, int64_t aq,
+                       const float *b, int64_t M, int64_t N, int64_t K, int tb, float *panel)
+{
+    const int64_t bw = 2 * s->vw, nb = (N + bw - 1) / bw, mb = (M + s->mr - 1) / s->mr;
+    const bool by_cols = nb >= 2 * n || mb < n;
+    /* this thread's column blocks [j0, j1) and row blocks [i0, i1) */
+    int64_t j0 = 0, j1 = nb, i0 = 0, i1 = mb;
+    if (by_cols)
+        j0 = nb * t / n, j1 = nb * (t + 1) / n;
+    else
+        i0 = mb * t / n, i1 = mb * (t + 1) / n;
+    for (int64_t jb = j0; jb < j1; jb++) {
+        const int64_t col = jb * bw, w = N - col < bw ? N - col : bw;
+        const float *p = b + col;
+        int64_t ldp = N;
+        if (tb) { /* the panel: b's rows [col, col + w) as its columns, read along K, zero-padded */
+            for (int64_t l = 0; l < w; l++) {
+                const float *src = b + (col + l) * K;
+                for (int64_t q = 0; q < K; q++)
+                    panel[q * bw + l] = src[q];
+            }
+            for (int64_t q = 0; w < bw && q < K; q++)
+                memset(panel + q * bw + w, 0, (size_t)(bw - w) * sizeof *panel);
+            p = panel, ldp = bw;
+        } else if (w < bw) { /* the last, partial block: its columns zero-padded */
+            for (int64_t q = 0; q < K; q++) {
+                memcpy(panel + q * bw, b + q * N + col, (size_t)w * sizeof *panel);
+                memset(panel + q * bw + w, 0, (size_t)(bw - w) * sizeof *panel);
+            }
+            p = panel, ldp = bw;
+        }
+        /* K in slices: a slice of the panel stays in the core's cache
+         * while every row block passes over it */
+        for (int64_t k0 = 0; k0 < K; k0 += TILE_KC) {
+            const int64_t kl = K - k0 < TILE_KC ? K - k0 : TILE_KC;
+            for (int64_t ib = i0; ib < i1; ib++) {
+                const int64_t row = ib * s->mr, mr = M - row < s->mr ? M - row : s->mr;
+                s->fn(c + row * N + col, a + row * ai + k0 * aq, p + k0 * ldp, mr, kl, ai, aq, ldp, N, 1, w, k0 > 0);
+            }
+        }
+    }
+}
+
+/* c[M,N] = a[M,K] op(b) on `nt` threads with the set s; scratch holds nt
+ * panels of K x 2 vw floats. One thread: no parallel region (entering one,
+ * even for a team of one, costs a quarter of a microsecond). */
+static void tiled(const tile_set *s, int nt, float *c, const float *a, int64_t ai, int64_t aq, const float *b,
+                  int64_t M, int64_t N, int64_t K, int tb, float *scratch)
+{
+    if (nt <= 1) {
+        tiled_part(s, 0, 1, c, a, ai, aq, b, M, N, K, tb, scratch);
+        return;
+    }
+#pragma omp parallel num_threads(nt)
+    {
+        const int t = omp_get_thread_num();
+        tiled_part(s, t, omp_get_num_threads(), c, a, ai, aq, b, M, N, K, tb,
+                   scratch + (size_t)t * (size_t)K * (size_t)(2 * s->vw));
+    }
+}
+
+/* b transposed and a of few rows: c^T[N,M] = b[N,K] a^T[K,M], b's rows as
+ * the tiles' rows (read in place, each once per block of 2 vw of a's rows)
+ * against a^T, copied once into the panel at (K x Mp floats, Mp: M rounded
+ * up to 2 vw, zero-padded); each tile stored transposed into c. Thread t
+ * of n takes its share of b's row blocks. */
+static void tiled_tr_part(const tile_set *s, int t, int n, float *c, const float *b, int64_t M, int64_t N, int64_t K,
+                          const float *at, int64_t Mp)
+{
+    const int64_t bw = 2 * s->vw, nb = (N + s->mr - 1) / s->mr;
+    const int64_t r0 = nb * t / n, r1 = nb * (t + 1) / n;
+    for (int64_t m0 = 0; m0 < M; m0 += bw) {
+        const int64_t w = M - m0 < bw ? M - m0 : bw;
+        for (int64_t k0 = 0; k0 < K; k0 += TILE_KC) {
+            const int64_t kl = K - k0 < TILE_KC ? K - k0 : TILE_KC;
+            for (int64_t rb = r0; rb < r1; rb++) {
+                const int64_t row = rb * s->mr, mr = N - row < s->mr ? N - row : s->mr;
+                s->fn(c + m0 * N + row, b + row * K + k0, at + k0 * Mp + m0, mr, kl, K, 1, Mp, 1, N, w, k0 > 0);
+            }
+        }
+    }
+}
+
+static void tiled_tr(const tile_set *s, int nt, float *c, const float *a, int ta, const float *b, int64_t M, int64_t N,
+                     int64_t K, float *at)
+{
+    const int64_t bw = 2 * s->vw, Mp = (M + bw - 1) / bw * bw;
+    for (int64_t q = 0; q < K; q++) {
+        float *r = at + q * Mp;
+        for (int64_t i = 0; i < M; i++)
+            r[i] = ta ? a[q * M + i] : a[i * K + q];
+        for (int64_t i = M; i < Mp; i++)
+            r[i] = 0.0f;
+    }
+    if (nt <= 1) {
+        tiled_tr_part(s, 0, 1, c, b, M, N, K, at, Mp);
+        return;
+    }
+#pragma omp parallel num_threads(nt)
+    tiled_tr_part(s, omp_get_thread_num(), omp_get_num_threads(), c, b, M, N, K, at, Mp);
+}
+
+static tile_set set_of(exec_simd s)
+{
+#if defined(__x86_64__)
+    if (s == EXEC_SIMD_AVX512)
+        return (tile_set){ tile_avx512, 16, 8 };
+    if (s == EXEC_SIMD_AVX2)
+        return (tile_set){ tile_avx2, 8, 6 };
+#else
+    (void)s;
+#endif
+    return (tile_set){ NULL, 0, 0 };
+}
+
+static _Atomic int g_force_simd = EXEC_SIMD_AUTO;
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* The least of r timings of f: the probe runs while other processes may
+ * hold the cores, and the least is the one they disturbed least. */
+#define LEAST_NS(r, out, ...)                    \
+    do {                                         \
+        (out) = 1e30;                            \
+        for (int rep_ = 0; rep_ < (r); rep_++) { \
+            double t0_ = now_ns();               \
+            __VA_ARGS__;                         \
+            double d_ = now_ns() - t0_;          \
+            if (d_ < (out))                      \
+                (out) = d_;                      \
+        }                                        \
+    } while (0)
+
+/* Measures, once per process: the tiles against sgemm on one thread at a
+ * recurrent cell's shape (32 x 256 x 512: a batch of 32 against an LSTM's
+ * gate weights). */
+static void matmul_tile_init(void)
+{
+    T.set = set_of(exec_simd_best());
+    const int64_t M = 32, N = 512, K = 256;
+    /* plain malloc: a probe's buffer, freed at once, stays out of the
+     * engine's byte accounting and its injected failures */
+    float *a = malloc((size_t)(M * K + K * N + M * N + K * 2 * 16) * sizeof *a);
+    if (!a)
+        return;
+    float *b = a + M * K, *c = b + K * N, *scratch = c + M * N;
+    for (int64_t i = 0; i < M * K + K * N; i++)
+        a[i] = (float)(i % 13) * 0.125f - 0.75f;
+    const double flop = 2.0 * (double)(M * N * K);
+    double blas_ns, tile_ns = 1e30;
+    /* sgemm on one thread: OpenBLAS's OpenMP build takes the calling
+     * thread's OpenMP thread count */
+    const int was = omp_get_max_threads();
+    omp_set_num_threads(1);
+    LEAST_NS(15, blas_ns,
+             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f, a, (int)K, b, (int)N,
+                         0.0f, c, (int)N));
+    omp_set_num_threads(was);
+    if (T.set.fn)
+        LEAST_NS(15, tile_ns, tiled(&T.set, 1, c, a, K, 1, b, M, N, K, 0, scratch));
+    free(a);
+    T.blas_gflops = flop / blas_ns;
+    T.tile_gflops = T.set.fn ? flop / tile_ns : 0.0;
+    T.fork_ns = exec_fork_ns();
+    /* a clear margin: a near tie goes to the BLAS, whose blocking also
+     * covers shapes the probe does not */
+    T.chosen = T.set.fn && tile_ns < 0.85 * blas_ns;
+}
+
+void exec_matmul_tiles_force(int mode, exec_simd s)
+{
+    exec_simd best = exec_simd_best();
+    atomic_store(&g_force_simd, (int)(s == EXEC_SIMD_AUTO || s > best ? best : s));
+    atomic_store(&g_force, mode < 0 ? -1 : mode > 0);
+}
+
+int exec_matmul_tiles_probe(double *tile_gflops, double *blas_gflops)
+{
+    pthread_once(&T.once, matmul_tile_init);
+    if (tile_gflops)
+        *tile_gflops = T.tile_gflops;
+    if (blas_gflops)
+        *blas_gflops = T.blas_gflops;
+    return T.chosen;
+}
+
+bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, int ta,
+                       int tb)
+{
+    if (M < 1 || N < 1 || K < 1 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
+        return false;
+    pthread_once(&T.once, matmul_tile_init);
+    const int force = atomic_load_explicit(&g_force, memory_order_relaxed);
+    const tile_set set = force > 0 ? set_of((exec_simd)atomic_load(&g_force_simd)) : T.set;
+    if (!set.fn || !(force < 0 ? T.chosen : force))
+        return false;
+    if (N < set.vw) /* a few columns: most of every tile's lanes would be padding (the BLAS's gemv is better) */
+        return false;
+    const int64_t bw = 2 * set.vw;
+    /* threads when one thread's estimated time is well past a parallel
+     * region's cost */
+    int nt = k->nthreads > 1 ? k->nthreads : 1;
+    double est_ns = 2.0 * (double)M * (double)N * (double)K / (T.tile_gflops > 0 ? T.tile_gflops : 1.0);
+    if (est_ns < 8.0 * T.fork_ns)
+        nt = 1;
+    if (tb && M <= TILE_TR_MAX_M) { /* a^T in one shared panel: a few rows, copied once */
+        float *at = exec_kscratch(k, (size_t)K * (size_t)((M + bw - 1) / bw * bw) * sizeof(float));
+        if (!at)
+            return false; /* sgemm needs no scratch */
+        tiled_tr(&set, nt, c, a, ta, b, M, N, K, at);
+        return true;
+    }
+    float *scratch = exec_kscratch(k, (size_t)nt * (size_t)K * (size_t)bw * sizeof(float));
+    if (!scratch)
+        return false;
+    for (int64_t m0 = 0; m0 < M; m0 += TILE_MC)
+        tiled(&set, nt, c + m0 * N, ta ? a + m0 : a + m0 * K, ta ? 1 : K, ta ? M : 1, b,
+              M - m0 < TILE_MC ? M - m0 : TILE_MC, N, K, tb, scratch);
+    return true;
+}
