@@ -95,6 +95,14 @@ exec_status op_shape_BiasAdd(const exec_graph *g, const exec_node *n, exec_shape
     return EXEC_OK;
 }
 
+/* yr = xr + B over one row of c */
+static inline void bias_row(float *restrict yr, const float *restrict xr, const float *restrict B, int64_t c)
+{
+#pragma omp simd
+    for (int64_t j = 0; j < c; j++)
+        yr[j] = xr[j] + B[j];
+}
+
 exec_status op_fwd_BiasAdd(exec_kctx *k, const exec_node *n)
 {
     const exec_tensor *x = exec_in(k, n, 0);
@@ -105,21 +113,11 @@ exec_status op_fwd_BiasAdd(exec_kctx *k, const exec_node *n)
     if (inner == 1) { /* the bias on the last axis (the usual [rows, c]): a row at a time */
         if (par) {
 #pragma omp parallel for num_threads(k->nthreads)
-            for (int64_t o = 0; o < outer; o++) {
-                const float *restrict xr = X + o * c;
-                float *restrict yr = Y + o * c;
-#pragma omp simd
-                for (int64_t j = 0; j < c; j++)
-                    yr[j] = xr[j] + B[j];
-            }
+            for (int64_t o = 0; o < outer; o++)
+                bias_row(Y + o * c, X + o * c, B, c);
         } else {
-            for (int64_t o = 0; o < outer; o++) {
-                const float *restrict xr = X + o * c;
-                float *restrict yr = Y + o * c;
-#pragma omp simd
-                for (int64_t j = 0; j < c; j++)
-                    yr[j] = xr[j] + B[j];
-            }
+            for (int64_t o = 0; o < outer; o++)
+                bias_row(Y + o * c, X + o * c, B, c);
         }
         return EXEC_OK;
     }
