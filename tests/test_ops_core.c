@@ -168,8 +168,7 @@ static void test_matmul_tiles(void **state)
                     check_matmul(shapes[i][0], shapes[i][1], shapes[i][2], t & 1, t >> 1, 0);
             for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
                 for (int t = 0; t < 8; t++)
-                    check_gemm(threads, t & 1, (t >> 1) & 1, shapes[i][0], shapes[i][1], shapes[i][2],
-                               (float)(t >> 2));
+                    check_gemm(threads, t & 1, (t >> 1) & 1, shapes[i][0], shapes[i][1], shapes[i][2], (float)(t >> 2));
         }
     }
     exec_matmul_tiles_force(-1, EXEC_SIMD_AUTO);

@@ -115,9 +115,8 @@ static _Atomic int g_force = -1; /* exec_matmul_tiles_force */
 /* Thread t of n's share of c[M,N] = a[M,K] op(b) with the set s: its
  * column blocks (or row blocks when there are fewer column blocks than
  * threads); panel: K x 2 vw floats of its own. */
-static void tiled_part(const tile_set *s, int t, int n, float *c, int64_t ldc, const float *a, int64_t ai,
-                       int64_t aq, const float *b, int64_t ldb, int64_t M, int64_t N, int64_t K, int tb, int beta,
-                       float *panel)
+static void tiled_part(const tile_set *s, int t, int n, float *c, int64_t ldc, const float *a, int64_t ai, int64_t aq,
+                       const float *b, int64_t ldb, int64_t M, int64_t N, int64_t K, int tb, int beta, float *panel)
 {
     const int64_t bw = 2 * s->vw, nb = (N + bw - 1) / bw, mb = (M + s->mr - 1) / s->mr;
     const bool by_cols = nb >= 2 * n || mb < n;
@@ -356,8 +355,8 @@ bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, i
     return gemm_tiled(k, k->nthreads, ta, tb, M, N, K, a, ta ? M : K, b, tb ? K : N, 0.0f, c, N);
 }
 
-void exec_gemm(exec_kctx *k, int nthreads, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *a,
-               int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+void exec_gemm(exec_kctx *k, int nthreads, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *a, int64_t lda,
+               const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
     if (gemm_tiled(k, nthreads, ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc))
         return;
