@@ -146,6 +146,12 @@ void *exec_kcache(exec_kctx *k, const exec_node *n, uint32_t from, size_t bytes,
  * where they do not apply or measured slower than the BLAS on this machine. */
 bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, int ta,
                        int tb);
+/* c[M,N] = op(a) op(b) + beta c (row-major, strides lda/ldb/ldc): the
+ * register tiles where the probe chose them and beta is 0 or 1, else
+ * cblas_sgemm. nthreads: the tiles' team (1 inside a parallel region);
+ * k: scratch (NULL: the heap). */
+void exec_gemm(exec_kctx *k, int nthreads, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *a, int64_t lda,
+               const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 /* A random seed for this node in this run, deterministic for the graph seed. */
 uint64_t exec_kseed(const exec_kctx *k, const exec_node *n);
 

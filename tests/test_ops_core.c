@@ -7,10 +7,12 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exec/build.h"
 #include "exec/exec.h"
+#include "exec/internal.h"
 
 static void fill(float *p, int64_t n, uint32_t seed)
 {
@@ -102,6 +104,45 @@ static void test_matmul_skinny(void **state)
     }
 }
 
+/* exec_gemm c[M,N] = op(a) op(b) + beta c on strided operands (lda, ldb,
+ * ldc each past the tight width), beta 0 and 1, against a double reference
+ * (c's padding columns must stay untouched) */
+static void check_gemm(int threads, int ta, int tb, int M, int N, int K, float beta)
+{
+    const int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 7;
+    const int64_t ar = ta ? K : M, br = tb ? N : K;
+    float *a = malloc((size_t)(ar * lda) * sizeof *a), *b = malloc((size_t)(br * ldb) * sizeof *b);
+    float *c = malloc((size_t)(M * ldc) * sizeof *c);
+    double *ref = malloc((size_t)(M * ldc) * sizeof *ref);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(c);
+    assert_non_null(ref);
+    for (int64_t i = 0; i < ar * lda; i++)
+        a[i] = (float)((i * 7) % 23) * 0.0625f - 0.7f;
+    for (int64_t i = 0; i < br * ldb; i++)
+        b[i] = (float)((i * 5) % 19) * 0.0625f - 0.5f;
+    for (int64_t i = 0; i < M * ldc; i++)
+        ref[i] = c[i] = (float)(i % 11) * 0.25f - 1.0f;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int q = 0; q < K; q++)
+                s += (double)(ta ? a[q * lda + i] : a[i * lda + q]) * (double)(tb ? b[j * ldb + q] : b[q * ldb + j]);
+            ref[i * ldc + j] = s + (beta != 0.0f ? ref[i * ldc + j] : 0.0);
+        }
+    exec_gemm(NULL, threads, ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc);
+    double d = 0;
+    for (int64_t i = 0; i < M * ldc; i++)
+        d = fabs(c[i] - ref[i]) > d ? fabs(c[i] - ref[i]) : d;
+    printf("gemm %dx%dx%d ta=%d tb=%d beta=%g strided: max diff %.2e\n", M, N, K, ta, tb, (double)beta, d);
+    assert_true(d < 1e-4);
+    free(a);
+    free(b);
+    free(c);
+    free(ref);
+}
+
 /* MatMul's register tiles (forced on, each vector set the CPU has, one and
  * two threads): partial row blocks (M not a multiple of 6 or 8), partial
  * column blocks (N not a multiple of 16 or 32, N below one block), K of 1,
@@ -125,6 +166,9 @@ static void test_matmul_tiles(void **state)
             for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
                 for (int t = 0; t < 4; t++)
                     check_matmul(shapes[i][0], shapes[i][1], shapes[i][2], t & 1, t >> 1, 0);
+            for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+                for (int t = 0; t < 8; t++)
+                    check_gemm(threads, t & 1, (t >> 1) & 1, shapes[i][0], shapes[i][1], shapes[i][2], (float)(t >> 2));
         }
     }
     exec_matmul_tiles_force(-1, EXEC_SIMD_AUTO);

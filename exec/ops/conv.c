@@ -380,8 +380,9 @@ static conv_bufs conv_bufs_of(const conv_geom *q, int nthreads)
 static void gemm(bool ta, bool tb, int64_t m, int64_t nn, int64_t kk, const float *a, int64_t lda, const float *b,
                  int64_t ldb, float beta, float *c, int64_t ldc)
 {
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)nn, (int)kk,
-                1.0f, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+    /* inside an image-parallel region one thread each; outside, the team
+     * the BLAS would take */
+    exec_gemm(NULL, omp_in_parallel() ? 1 : omp_get_max_threads(), ta, tb, m, nn, kk, a, lda, b, ldb, beta, c, ldc);
 }
 
 /* ---- Conv2D: y [N,OC,OH,OW] = x [N,C,H,W] (*) filter [OC,C,KH,KW] ------- */

@@ -390,8 +390,8 @@ static void wino_run(const conv_geom *q, const float *x, const float *w, bool fl
             for (int64_t c = 0; c < C; c++)
                 K->in_chunk(V + c * t.tc, C * t.tc, q, &t, j0, jn, x, c, rows, rows + 6 * WR, zero);
             for (int xi = 0; xi < WT; xi++)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)OC, (int)jn, (int)C, 1.0f, U + xi * OC * C,
-                            (int)C, V + xi * C * t.tc, (int)t.tc, 0.0f, M + xi * OC * t.tc, (int)t.tc);
+                exec_gemm(NULL, 1, 0, 0, OC, jn, C, U + xi * OC * C, C, V + xi * C * t.tc, t.tc, 0.0f,
+                          M + xi * OC * t.tc, t.tc);
             for (int64_t o = 0; o < OC; o++)
                 K->out_chunk(y, q, &t, j0, jn, M + o * t.tc, OC * t.tc, o, rows);
         }
@@ -444,8 +444,8 @@ void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, f
             for (int64_t o = 0; o < OC; o++)
                 K->dy_chunk(D + o * t.tc, OC * t.tc, q, &t, j0, jn, dy, o, rows, zero);
             for (int xi = 0; xi < WT; xi++)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)OC, (int)C, (int)jn, 1.0f, D + xi * OC * t.tc,
-                            (int)t.tc, X + xi * C * t.tc, (int)t.tc, beta, acc + xi * OC * C, (int)C);
+                exec_gemm(NULL, 1, 0, 1, OC, C, jn, D + xi * OC * t.tc, t.tc, X + xi * C * t.tc, t.tc, beta,
+                          acc + xi * OC * C, C);
             beta = 1.0f;
         }
         if (beta == 0.0f) /* a thread with no chunk */

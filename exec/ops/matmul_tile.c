@@ -115,8 +115,8 @@ static _Atomic int g_force = -1; /* exec_matmul_tiles_force */
 /* Thread t of n's share of c[M,N] = a[M,K] op(b) with the set s: its
  * column blocks (or row blocks when there are fewer column blocks than
  * threads); panel: K x 2 vw floats of its own. */
-static void tiled_part(const tile_set *s, int t, int n, float *c, const float *a, int64_t ai, int64_t aq,
-                       const float *b, int64_t M, int64_t N, int64_t K, int tb, float *panel)
+static void tiled_part(const tile_set *s, int t, int n, float *c, int64_t ldc, const float *a, int64_t ai, int64_t aq,
+                       const float *b, int64_t ldb, int64_t M, int64_t N, int64_t K, int tb, int beta, float *panel)
 {
     const int64_t bw = 2 * s->vw, nb = (N + bw - 1) / bw, mb = (M + s->mr - 1) / s->mr;
     const bool by_cols = nb >= 2 * n || mb < n;
@@ -129,10 +129,10 @@ static void tiled_part(const tile_set *s, int t, int n, float *c, const float *a
     for (int64_t jb = j0; jb < j1; jb++) {
         const int64_t col = jb * bw, w = N - col < bw ? N - col : bw;
         const float *p = b + col;
-        int64_t ldp = N;
+        int64_t ldp = ldb;
         if (tb) { /* the panel: b's rows [col, col + w) as its columns, read along K, zero-padded */
             for (int64_t l = 0; l < w; l++) {
-                const float *src = b + (col + l) * K;
+                const float *src = b + (col + l) * ldb;
                 for (int64_t q = 0; q < K; q++)
                     panel[q * bw + l] = src[q];
             }
@@ -141,7 +141,7 @@ static void tiled_part(const tile_set *s, int t, int n, float *c, const float *a
             p = panel, ldp = bw;
         } else if (w < bw) { /* the last, partial block: its columns zero-padded */
             for (int64_t q = 0; q < K; q++) {
-                memcpy(panel + q * bw, b + q * N + col, (size_t)w * sizeof *panel);
+                memcpy(panel + q * bw, b + q * ldb + col, (size_t)w * sizeof *panel);
                 memset(panel + q * bw + w, 0, (size_t)(bw - w) * sizeof *panel);
             }
             p = panel, ldp = bw;
@@ -152,7 +152,8 @@ static void tiled_part(const tile_set *s, int t, int n, float *c, const float *a
             const int64_t kl = K - k0 < TILE_KC ? K - k0 : TILE_KC;
             for (int64_t ib = i0; ib < i1; ib++) {
                 const int64_t row = ib * s->mr, mr = M - row < s->mr ? M - row : s->mr;
-                s->fn(c + row * N + col, a + row * ai + k0 * aq, p + k0 * ldp, mr, kl, ai, aq, ldp, N, 1, w, k0 > 0);
+                s->fn(c + row * ldc + col, a + row * ai + k0 * aq, p + k0 * ldp, mr, kl, ai, aq, ldp, ldc, 1, w,
+                      k0 > 0 || beta);
             }
         }
     }
@@ -161,17 +162,17 @@ static void tiled_part(const tile_set *s, int t, int n, float *c, const float *a
 /* c[M,N] = a[M,K] op(b) on `nt` threads with the set s; scratch holds nt
  * panels of K x 2 vw floats. One thread: no parallel region (entering one,
  * even for a team of one, costs a quarter of a microsecond). */
-static void tiled(const tile_set *s, int nt, float *c, const float *a, int64_t ai, int64_t aq, const float *b,
-                  int64_t M, int64_t N, int64_t K, int tb, float *scratch)
+static void tiled(const tile_set *s, int nt, float *c, int64_t ldc, const float *a, int64_t ai, int64_t aq,
+                  const float *b, int64_t ldb, int64_t M, int64_t N, int64_t K, int tb, int beta, float *scratch)
 {
     if (nt <= 1) {
-        tiled_part(s, 0, 1, c, a, ai, aq, b, M, N, K, tb, scratch);
+        tiled_part(s, 0, 1, c, ldc, a, ai, aq, b, ldb, M, N, K, tb, beta, scratch);
         return;
     }
 #pragma omp parallel num_threads(nt)
     {
         const int t = omp_get_thread_num();
-        tiled_part(s, t, omp_get_num_threads(), c, a, ai, aq, b, M, N, K, tb,
+        tiled_part(s, t, omp_get_num_threads(), c, ldc, a, ai, aq, b, ldb, M, N, K, tb, beta,
                    scratch + (size_t)t * (size_t)K * (size_t)(2 * s->vw));
     }
 }
@@ -181,8 +182,8 @@ static void tiled(const tile_set *s, int nt, float *c, const float *a, int64_t a
  * against a^T, copied once into the panel at (K x Mp floats, Mp: M rounded
  * up to 2 vw, zero-padded); each tile stored transposed into c. Thread t
  * of n takes its share of b's row blocks. */
-static void tiled_tr_part(const tile_set *s, int t, int n, float *c, const float *b, int64_t M, int64_t N, int64_t K,
-                          const float *at, int64_t Mp)
+static void tiled_tr_part(const tile_set *s, int t, int n, float *c, int64_t ldc, const float *b, int64_t ldb,
+                          int64_t M, int64_t N, int64_t K, int beta, const float *at, int64_t Mp)
 {
     const int64_t bw = 2 * s->vw, nb = (N + s->mr - 1) / s->mr;
     const int64_t r0 = nb * t / n, r1 = nb * (t + 1) / n;
@@ -192,29 +193,30 @@ static void tiled_tr_part(const tile_set *s, int t, int n, float *c, const float
             const int64_t kl = K - k0 < TILE_KC ? K - k0 : TILE_KC;
             for (int64_t rb = r0; rb < r1; rb++) {
                 const int64_t row = rb * s->mr, mr = N - row < s->mr ? N - row : s->mr;
-                s->fn(c + m0 * N + row, b + row * K + k0, at + k0 * Mp + m0, mr, kl, K, 1, Mp, 1, N, w, k0 > 0);
+                s->fn(c + m0 * ldc + row, b + row * ldb + k0, at + k0 * Mp + m0, mr, kl, ldb, 1, Mp, 1, ldc, w,
+                      k0 > 0 || beta);
             }
         }
     }
 }
 
-static void tiled_tr(const tile_set *s, int nt, float *c, const float *a, int ta, const float *b, int64_t M, int64_t N,
-                     int64_t K, float *at)
+static void tiled_tr(const tile_set *s, int nt, float *c, int64_t ldc, const float *a, int64_t lda, int ta,
+                     const float *b, int64_t ldb, int64_t M, int64_t N, int64_t K, int beta, float *at)
 {
     const int64_t bw = 2 * s->vw, Mp = (M + bw - 1) / bw * bw;
     for (int64_t q = 0; q < K; q++) {
         float *r = at + q * Mp;
         for (int64_t i = 0; i < M; i++)
-            r[i] = ta ? a[q * M + i] : a[i * K + q];
+            r[i] = ta ? a[q * lda + i] : a[i * lda + q];
         for (int64_t i = M; i < Mp; i++)
             r[i] = 0.0f;
     }
     if (nt <= 1) {
-        tiled_tr_part(s, 0, 1, c, b, M, N, K, at, Mp);
+        tiled_tr_part(s, 0, 1, c, ldc, b, ldb, M, N, K, beta, at, Mp);
         return;
     }
 #pragma omp parallel num_threads(nt)
-    tiled_tr_part(s, omp_get_thread_num(), omp_get_num_threads(), c, b, M, N, K, at, Mp);
+    tiled_tr_part(s, omp_get_thread_num(), omp_get_num_threads(), c, ldc, b, ldb, M, N, K, beta, at, Mp);
 }
 
 static tile_set set_of(exec_simd s)
@@ -279,7 +281,7 @@ static void matmul_tile_init(void)
                          0.0f, c, (int)N));
     omp_set_num_threads(was);
     if (T.set.fn)
-        LEAST_NS(15, tile_ns, tiled(&T.set, 1, c, a, K, 1, b, M, N, K, 0, scratch));
+        LEAST_NS(15, tile_ns, tiled(&T.set, 1, c, N, a, K, 1, b, N, M, N, K, 0, 0, scratch));
     free(a);
     T.blas_gflops = flop / blas_ns;
     T.tile_gflops = T.set.fn ? flop / tile_ns : 0.0;
@@ -306,10 +308,14 @@ int exec_matmul_tiles_probe(double *tile_gflops, double *blas_gflops)
     return T.chosen;
 }
 
-bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, int ta,
-                       int tb)
+/* c[M,N] = a op(b) (beta 1: c +=) with the tiles; false where the probe
+ * (or exec_matmul_tiles_force) chose the BLAS or the shape does not suit
+ * them. nthreads > 1 opens a parallel region: inside one, pass 1. Scratch
+ * from k when given, else from the heap for the call. */
+static bool gemm_tiled(exec_kctx *k, int nthreads, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *a,
+                       int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
-    if (M < 1 || N < 1 || K < 1 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
+    if (M < 1 || N < 1 || K < 1 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || (beta != 0.0f && beta != 1.0f))
         return false;
     pthread_once(&T.once, matmul_tile_init);
     const int force = atomic_load_explicit(&g_force, memory_order_relaxed);
@@ -319,24 +325,42 @@ bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, i
     if (N < set.vw) /* a few columns: most of every tile's lanes would be padding (the BLAS's gemv is better) */
         return false;
     const int64_t bw = 2 * set.vw;
+    const int acc = beta != 0.0f;
     /* threads when one thread's estimated time is well past a parallel
      * region's cost */
-    int nt = k->nthreads > 1 ? k->nthreads : 1;
+    int nt = nthreads > 1 ? nthreads : 1;
     double est_ns = 2.0 * (double)M * (double)N * (double)K / (T.tile_gflops > 0 ? T.tile_gflops : 1.0);
     if (est_ns < 8.0 * T.fork_ns)
         nt = 1;
-    if (tb && M <= TILE_TR_MAX_M) { /* a^T in one shared panel: a few rows, copied once */
-        float *at = exec_kscratch(k, (size_t)K * (size_t)((M + bw - 1) / bw * bw) * sizeof(float));
-        if (!at)
-            return false; /* sgemm needs no scratch */
-        tiled_tr(&set, nt, c, a, ta, b, M, N, K, at);
-        return true;
-    }
-    float *scratch = exec_kscratch(k, (size_t)nt * (size_t)K * (size_t)bw * sizeof(float));
+    const bool tr = tb && M <= TILE_TR_MAX_M; /* a^T in one shared panel: a few rows, copied once */
+    const size_t bytes = tr ? (size_t)K * (size_t)((M + bw - 1) / bw * bw) * sizeof(float)
+                            : (size_t)nt * (size_t)K * (size_t)bw * sizeof(float);
+    float *scratch = k ? exec_kscratch(k, bytes) : malloc(bytes);
     if (!scratch)
-        return false;
-    for (int64_t m0 = 0; m0 < M; m0 += TILE_MC)
-        tiled(&set, nt, c + m0 * N, ta ? a + m0 : a + m0 * K, ta ? 1 : K, ta ? M : 1, b,
-              M - m0 < TILE_MC ? M - m0 : TILE_MC, N, K, tb, scratch);
+        return false; /* sgemm needs no scratch */
+    if (tr)
+        tiled_tr(&set, nt, c, ldc, a, lda, ta, b, ldb, M, N, K, acc, scratch);
+    else
+        for (int64_t m0 = 0; m0 < M; m0 += TILE_MC)
+            tiled(&set, nt, c + m0 * ldc, ldc, ta ? a + m0 : a + m0 * lda, ta ? 1 : lda, ta ? lda : 1, b, ldb,
+                  M - m0 < TILE_MC ? M - m0 : TILE_MC, N, K, tb, acc, scratch);
+    if (!k)
+        free(scratch);
     return true;
+}
+
+bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, int ta,
+                       int tb)
+{
+    return gemm_tiled(k, k->nthreads, ta, tb, M, N, K, a, ta ? M : K, b, tb ? K : N, 0.0f, c, N);
+}
+
+void exec_gemm(exec_kctx *k, int nthreads, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *a, int64_t lda,
+               const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+{
+    if (gemm_tiled(k, nthreads, ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc))
+        return;
+    /* OpenBLAS's OpenMP build threads by the calling thread's OpenMP count */
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
+                1.0f, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
 }
