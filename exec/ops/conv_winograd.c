@@ -44,7 +44,6 @@
  * and writes each output row with a 4-way interleave. */
 #include "conv.h"
 
-#include <cblas.h>
 #include <omp.h>
 #include <stdatomic.h>
 

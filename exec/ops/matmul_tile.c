@@ -311,7 +311,8 @@ int exec_matmul_tiles_probe(double *tile_gflops, double *blas_gflops)
 /* c[M,N] = a op(b) (beta 1: c +=) with the tiles; false where the probe
  * (or exec_matmul_tiles_force) chose the BLAS or the shape does not suit
  * them. nthreads > 1 opens a parallel region: inside one, pass 1. Scratch
- * from k when given, else from the heap for the call. */
+ * from k when given, else from the allocation wrapper for the call (its
+ * failure, injected or real, leaves the product to the BLAS). */
 static bool gemm_tiled(exec_kctx *k, int nthreads, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *a,
                        int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
@@ -335,7 +336,7 @@ static bool gemm_tiled(exec_kctx *k, int nthreads, int ta, int tb, int64_t M, in
     const bool tr = tb && M <= TILE_TR_MAX_M; /* a^T in one shared panel: a few rows, copied once */
     const size_t bytes = tr ? (size_t)K * (size_t)((M + bw - 1) / bw * bw) * sizeof(float)
                             : (size_t)nt * (size_t)K * (size_t)bw * sizeof(float);
-    float *scratch = k ? exec_kscratch(k, bytes) : malloc(bytes);
+    float *scratch = k ? exec_kscratch(k, bytes) : exec_malloc_aligned(bytes);
     if (!scratch)
         return false; /* sgemm needs no scratch */
     if (tr)
@@ -345,7 +346,7 @@ static bool gemm_tiled(exec_kctx *k, int nthreads, int ta, int tb, int64_t M, in
             tiled(&set, nt, c + m0 * ldc, ldc, ta ? a + m0 : a + m0 * lda, ta ? 1 : lda, ta ? lda : 1, b, ldb,
                   M - m0 < TILE_MC ? M - m0 : TILE_MC, N, K, tb, acc, scratch);
     if (!k)
-        free(scratch);
+        exec_free_aligned(scratch);
     return true;
 }
 
