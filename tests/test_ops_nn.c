@@ -251,6 +251,20 @@ static void test_conv(void **state)
         check_conv(&cases[i]);
 }
 
+/* check_conv_by on each case with `algos`, at every vector set from `first`
+ * to the widest this CPU has; returns that widest set */
+static exec_simd check_conv_by_sets(const cv *cases, size_t n, exec_simd first, unsigned algos)
+{
+    static const char *const names[] = { "", ", plain C", ", AVX2", ", AVX-512" };
+    const exec_simd best = exec_simd_best();
+    for (exec_simd s = first; s <= best; s++) {
+        assert_int_equal(exec_simd_set(s), s);
+        for (size_t i = 0; i < n; i++)
+            check_conv_by(&cases[i], algos, names[s]);
+    }
+    return best;
+}
+
 /* The Winograd transforms on each vector width this CPU has (plain C,
  * AVX2, AVX-512), on shapes whose rows of tiles end inside a vector of 8
  * and of 16 tiles, chunks that start and end inside a row of tiles, and
@@ -268,13 +282,7 @@ static void test_conv_winograd_simd(void **state)
         { 2, 17, 22, 66, 19, 3, 3, 1, 1, 2, 1 }, /* odd channels, 17 filter pairs past a vector */
         { 3, 20, 30, 29, 24, 3, 3, 1, 1, 1, 1 }, /* several chunks over both threads */
     };
-    static const char *const names[] = { "", ", plain C", ", AVX2", ", AVX-512" };
-    exec_simd best = exec_simd_best();
-    for (exec_simd s = EXEC_SIMD_SCALAR; s <= best; s++) {
-        assert_int_equal(exec_simd_set(s), s);
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-            check_conv_by(&cases[i], 1u << 2, names[s]);
-    }
+    const exec_simd best = check_conv_by_sets(cases, sizeof cases / sizeof cases[0], EXEC_SIMD_SCALAR, 1u << 2);
     assert_int_equal(exec_simd_set(EXEC_SIMD_AUTO), best);
     assert_int_equal(exec_simd_set(EXEC_SIMD_AVX512), best); /* capped at the CPU's */
     exec_simd_set(EXEC_SIMD_AUTO);
@@ -398,13 +406,7 @@ static void test_conv_direct_simd(void **state)
         { 2, 4, 14, 13, 10, 4, 6, 2, 3, 2, 3 },  /* 6 phases merged, padding a multiple of the stride */
         { 2, 2, 15, 15, 3, 4, 4, 2, 3, 1, 2 },   /* different strides across and down */
     };
-    static const char *const names[] = { "", ", plain C", ", AVX2", ", AVX-512" };
-    exec_simd best = exec_simd_best();
-    for (exec_simd s = EXEC_SIMD_AVX2; s <= best; s++) {
-        assert_int_equal(exec_simd_set(s), s);
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-            check_conv_by(&cases[i], 1u << 1, names[s]);
-    }
+    check_conv_by_sets(cases, sizeof cases / sizeof cases[0], EXEC_SIMD_AVX2, 1u << 1);
     exec_simd_set(EXEC_SIMD_AUTO);
 }
 
