@@ -201,13 +201,6 @@ uint64_t exec_kseed(const exec_kctx *k, const exec_node *n)
     return exec_splitmix64(k->g->seed ^ exec_splitmix64(k->g->runs * 0x10001ull + n->id));
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static exec_status exec_dispatch(exec_kctx *k, const exec_node *n);
 
 /* Dispatch, timing the node when the caller asked for per-node times. */
@@ -215,9 +208,9 @@ static exec_status dispatch_timed(exec_kctx *k, const exec_node *n, uint64_t *no
 {
     if (!node_ns)
         return exec_dispatch(k, n);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = exec_mono_ns();
     exec_status s = exec_dispatch(k, n);
-    node_ns[n->id] += now_ns() - t0;
+    node_ns[n->id] += exec_mono_ns() - t0;
     return s;
 }
 
@@ -232,9 +225,9 @@ static exec_status dispatch_traced(exec_kctx *k, const exec_node *n)
         b->g = k->g;
         b->hooks = k->hooks;
     }
-    uint64_t t0 = now_ns();
+    uint64_t t0 = exec_mono_ns();
     exec_status s = exec_op_table[n->op].fwd(k, n);
-    uint64_t t1 = now_ns();
+    uint64_t t1 = exec_mono_ns();
     uint32_t i = b->n;
     b->nodes[i] = n->id;
     b->begins[i] = t0;
@@ -648,9 +641,9 @@ static exec_settings settings_of_run(const exec_graph *g, const exec_run_opts *o
 
 exec_status exec_graph_run(exec_graph *g, const exec_run_opts *opts)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = exec_mono_ns();
     exec_status st = graph_run(g, opts);
-    atomic_fetch_add_explicit(&g_engine_ns, now_ns() - t0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g_engine_ns, exec_mono_ns() - t0, memory_order_relaxed);
     return st;
 }
 

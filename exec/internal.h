@@ -10,6 +10,7 @@
 #include <assert.h>
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #define EXEC_MAX_WORKERS 16
 #define EXEC_MAX_TENSORS (1u << 20) /* per graph: the trace id space of one graph */
@@ -124,6 +125,15 @@ typedef enum exec_work { EXEC_WORK_STREAM, EXEC_WORK_MATH, EXEC_WORK_COUNT } exe
 int64_t exec_par_min(exec_work w);
 /* The least measured cost of one parallel region of the team, in ns. */
 double exec_fork_ns(void);
+
+/* The monotonic clock in ns: the executor's op timing and the start-up
+ * probes (threads.c, ops/matmul_tile.c). */
+static inline uint64_t exec_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* Scratch memory for a kernel (the workspace role); NULL on failure. Valid
  * until the kernel returns. */

@@ -90,13 +90,6 @@ static pthread_once_t g_par_once = PTHREAD_ONCE_INIT;
 static int64_t g_par_min[EXEC_WORK_COUNT];
 static double g_fork_ns;
 
-static double mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 static void par_region(int n)
 {
 #pragma omp parallel num_threads(n)
@@ -114,11 +107,11 @@ static void par_measure(void)
     par_region(team); /* the first region starts the team's threads */
     /* up to 31 regions, at most 20 ms of them once 5 are timed (a loaded
      * machine can make each wait for a core) */
-    double start = mono_ns();
-    for (int r = 0; r < 31 && (r < 5 || mono_ns() - start < 2e7); r++) {
-        double t0 = mono_ns();
+    double start = (double)exec_mono_ns();
+    for (int r = 0; r < 31 && (r < 5 || (double)exec_mono_ns() - start < 2e7); r++) {
+        double t0 = (double)exec_mono_ns();
         par_region(team);
-        double d = mono_ns() - t0;
+        double d = (double)exec_mono_ns() - t0;
         fork = d < fork ? d : fork;
     }
     if (buf) {
@@ -126,17 +119,17 @@ static void par_measure(void)
         for (int i = 0; i < N; i++)
             a[i] = (float)(i % 17) * 0.0625f - 0.5f, b[i] = (float)(i % 5) * 0.25f;
         for (int r = 0; r < REPS; r++) {
-            double t0 = mono_ns();
+            double t0 = (double)exec_mono_ns();
 #pragma omp simd
             for (int i = 0; i < N; i++)
                 y[i] = a[i] + b[i];
             __asm__ volatile("" : : "r"(y) : "memory");
-            double t1 = mono_ns();
+            double t1 = (double)exec_mono_ns();
 #pragma omp simd
             for (int i = 0; i < N; i++)
                 y[i] = math_tanhf(a[i]);
             __asm__ volatile("" : : "r"(y) : "memory");
-            double t2 = mono_ns();
+            double t2 = (double)exec_mono_ns();
             work[EXEC_WORK_STREAM] = t1 - t0 < work[EXEC_WORK_STREAM] ? t1 - t0 : work[EXEC_WORK_STREAM];
             work[EXEC_WORK_MATH] = t2 - t1 < work[EXEC_WORK_MATH] ? t2 - t1 : work[EXEC_WORK_MATH];
         }

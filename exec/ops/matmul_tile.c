@@ -234,25 +234,18 @@ static tile_set set_of(exec_simd s)
 
 static _Atomic int g_force_simd = EXEC_SIMD_AUTO;
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 /* The least of r timings of f: the probe runs while other processes may
  * hold the cores, and the least is the one they disturbed least. */
-#define LEAST_NS(r, out, ...)                    \
-    do {                                         \
-        (out) = 1e30;                            \
-        for (int rep_ = 0; rep_ < (r); rep_++) { \
-            double t0_ = now_ns();               \
-            __VA_ARGS__;                         \
-            double d_ = now_ns() - t0_;          \
-            if (d_ < (out))                      \
-                (out) = d_;                      \
-        }                                        \
+#define LEAST_NS(r, out, ...)                         \
+    do {                                              \
+        (out) = 1e30;                                 \
+        for (int rep_ = 0; rep_ < (r); rep_++) {      \
+            double t0_ = (double)exec_mono_ns();      \
+            __VA_ARGS__;                              \
+            double d_ = (double)exec_mono_ns() - t0_; \
+            if (d_ < (out))                           \
+                (out) = d_;                           \
+        }                                             \
     } while (0)
 
 /* Measures, once per process: the tiles against sgemm on one thread at a
