@@ -162,6 +162,12 @@ bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, i
  * k: scratch (NULL: the heap). */
 void exec_gemm(exec_kctx *k, int nthreads, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *a, int64_t lda,
                const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+/* exec_gemm on the calling thread alone (inside a parallel region: one
+ * call per thread), in the caller's scratch ws of exec_gemm1_scratch(tb,
+ * M, K) floats: no allocation per call. */
+int64_t exec_gemm1_scratch(int tb, int64_t M, int64_t K);
+void exec_gemm1(float *ws, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *a, int64_t lda, const float *b,
+                int64_t ldb, float beta, float *c, int64_t ldc);
 /* A random seed for this node in this run, deterministic for the graph seed. */
 uint64_t exec_kseed(const exec_kctx *k, const exec_node *n);
 

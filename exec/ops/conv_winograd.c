@@ -143,7 +143,10 @@ static wtiles wino_tiles(const conv_geom *q, int64_t cin, int64_t cout, int nthr
     else if (chunks % nthreads)
         chunks += nthreads - chunks % nthreads; /* equal shares */
     t.tc = (t.total + chunks - 1) / chunks;
+    int64_t tc2 = (t.tc + 2 * WL - 1) / (2 * WL) * (2 * WL);
     t.tc = (t.tc + WL - 1) / WL * WL;
+    if (tc2 <= t.total && (t.total + tc2 - 1) / tc2 == (t.total + t.tc - 1) / t.tc)
+        t.tc = tc2; /* whole column blocks of the GEMMs' tiles, where the chunks stay as many */
     t.chunks = (t.total + t.tc - 1) / t.tc;
     t.zw = (q->w > q->ow ? q->w : q->ow) + 16;
     return t;
@@ -338,10 +341,19 @@ static const wkern *wino_kern(void)
 
 /* ---- forward ------------------------------------------------------------ */
 
-/* a thread's floats beyond U: V, M, twice six buffered rows, a zero row */
+/* the GEMMs' scratch: the forward's (M = OC, K = C) and the filter
+ * gradient's (b transposed, M = OC, K = a chunk's tiles) */
+static int64_t wino_gemm_floats(const wtiles *t, int64_t C, int64_t OC)
+{
+    int64_t f = exec_gemm1_scratch(0, OC, C), g = exec_gemm1_scratch(1, OC, t->tc);
+    return f > g ? f : g;
+}
+
+/* a thread's floats beyond U: V, M, twice six buffered rows, a zero row,
+ * the GEMMs' scratch */
 static int64_t wino_thread_floats(const wtiles *t, int64_t C, int64_t OC)
 {
-    return WT * (C + OC) * t->tc + 12 * WR + t->zw;
+    return WT * (C + OC) * t->tc + 12 * WR + t->zw + wino_gemm_floats(t, C, OC);
 }
 
 int64_t conv_wino_scratch(const conv_geom *q, int nthreads)
@@ -381,7 +393,7 @@ static void wino_run(const conv_geom *q, const float *x, const float *w, bool fl
             wino_filters(K, U, w, OC, C, flip); /* its omp for ends in a barrier */
         int tid = omp_get_thread_num();
         float *V = bufs + (int64_t)tid * per, *M = V + WT * C * t.tc, *rows = M + WT * OC * t.tc,
-              *zero = rows + 12 * WR;
+              *zero = rows + 12 * WR, *ws = zero + t.zw;
         memset(rows, 0, (size_t)(12 * WR + t.zw) * sizeof *rows); /* lanes past a block read zeros */
 #pragma omp for schedule(static)
         for (int64_t ch = 0; ch < t.chunks; ch++) {
@@ -389,8 +401,8 @@ static void wino_run(const conv_geom *q, const float *x, const float *w, bool fl
             for (int64_t c = 0; c < C; c++)
                 K->in_chunk(V + c * t.tc, C * t.tc, q, &t, j0, jn, x, c, rows, rows + 6 * WR, zero);
             for (int xi = 0; xi < WT; xi++)
-                exec_gemm(NULL, 1, 0, 0, OC, jn, C, U + xi * OC * C, C, V + xi * C * t.tc, t.tc, 0.0f,
-                          M + xi * OC * t.tc, t.tc);
+                exec_gemm1(ws, 0, 0, OC, jn, C, U + xi * OC * C, C, V + xi * C * t.tc, t.tc, 0.0f, M + xi * OC * t.tc,
+                           t.tc);
             for (int64_t o = 0; o < OC; o++)
                 K->out_chunk(y, q, &t, j0, jn, M + o * t.tc, OC * t.tc, o, rows);
         }
@@ -432,7 +444,7 @@ void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, f
 #pragma omp single
         used = omp_get_num_threads();
         float *X = scratch + tid * per, *D = X + WT * C * t.tc, *rows = D + WT * OC * t.tc, *zero = rows + 12 * WR,
-              *acc = X + tf;
+              *ws = zero + t.zw, *acc = X + tf;
         memset(rows, 0, (size_t)(12 * WR + t.zw) * sizeof *rows);
         float beta = 0.0f;
 #pragma omp for schedule(static)
@@ -443,8 +455,8 @@ void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, f
             for (int64_t o = 0; o < OC; o++)
                 K->dy_chunk(D + o * t.tc, OC * t.tc, q, &t, j0, jn, dy, o, rows, zero);
             for (int xi = 0; xi < WT; xi++)
-                exec_gemm(NULL, 1, 0, 1, OC, C, jn, D + xi * OC * t.tc, t.tc, X + xi * C * t.tc, t.tc, beta,
-                          acc + xi * OC * C, C);
+                exec_gemm1(ws, 0, 1, OC, C, jn, D + xi * OC * t.tc, t.tc, X + xi * C * t.tc, t.tc, beta,
+                           acc + xi * OC * C, C);
             beta = 1.0f;
         }
         if (beta == 0.0f) /* a thread with no chunk */

@@ -77,6 +77,21 @@ typedef void (*tile_fn)(float *restrict c, const float *restrict a, const float 
                 }                                                                                               \
             }                                                                                                   \
         }                                                                                                       \
+        if (w == 2 * (VW) && cs == 1) { /* whole vectors, in place */                                           \
+            for (int i = 0; i < mr; i++) {                                                                      \
+                vec_##SUF c0, c1;                                                                               \
+                float *ci = c + i * rs;                                                                         \
+                if (acc) {                                                                                      \
+                    memcpy(&c0, ci, sizeof c0);                                                                 \
+                    memcpy(&c1, ci + (VW), sizeof c1);                                                          \
+                    s0[i] += c0;                                                                                \
+                    s1[i] += c1;                                                                                \
+                }                                                                                               \
+                memcpy(ci, &s0[i], sizeof s0[i]);                                                               \
+                memcpy(ci + (VW), &s1[i], sizeof s1[i]);                                                        \
+            }                                                                                                   \
+            return;                                                                                             \
+        }                                                                                                       \
         for (int i = 0; i < mr; i++) {                                                                          \
             float t[2 * (VW)], *ci = c + i * rs;                                                                \
             memcpy(t, &s0[i], sizeof s0[i]);                                                                    \
@@ -306,8 +321,8 @@ int exec_matmul_tiles_probe(double *tile_gflops, double *blas_gflops)
  * them. nthreads > 1 opens a parallel region: inside one, pass 1. Scratch
  * from k when given, else from the allocation wrapper for the call (its
  * failure, injected or real, leaves the product to the BLAS). */
-static bool gemm_tiled(exec_kctx *k, int nthreads, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *a,
-                       int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+static bool gemm_tiled(exec_kctx *k, float *ws, int nthreads, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                       const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
     if (M < 1 || N < 1 || K < 1 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || (beta != 0.0f && beta != 1.0f))
         return false;
@@ -322,14 +337,14 @@ static bool gemm_tiled(exec_kctx *k, int nthreads, int ta, int tb, int64_t M, in
     const int acc = beta != 0.0f;
     /* threads when one thread's estimated time is well past a parallel
      * region's cost */
-    int nt = nthreads > 1 ? nthreads : 1;
+    int nt = nthreads > 1 && !ws ? nthreads : 1;
     double est_ns = 2.0 * (double)M * (double)N * (double)K / (T.tile_gflops > 0 ? T.tile_gflops : 1.0);
     if (est_ns < 8.0 * T.fork_ns)
         nt = 1;
     const bool tr = tb && M <= TILE_TR_MAX_M; /* a^T in one shared panel: a few rows, copied once */
     const size_t bytes = tr ? (size_t)K * (size_t)((M + bw - 1) / bw * bw) * sizeof(float)
                             : (size_t)nt * (size_t)K * (size_t)bw * sizeof(float);
-    float *scratch = k ? exec_kscratch(k, bytes) : exec_malloc_aligned(bytes);
+    float *scratch = ws ? ws : k ? exec_kscratch(k, bytes) : exec_malloc_aligned(bytes);
     if (!scratch)
         return false; /* sgemm needs no scratch */
     if (tr)
@@ -338,7 +353,7 @@ static bool gemm_tiled(exec_kctx *k, int nthreads, int ta, int tb, int64_t M, in
         for (int64_t m0 = 0; m0 < M; m0 += TILE_MC)
             tiled(&set, nt, c + m0 * ldc, ldc, ta ? a + m0 : a + m0 * lda, ta ? 1 : lda, ta ? lda : 1, b, ldb,
                   M - m0 < TILE_MC ? M - m0 : TILE_MC, N, K, tb, acc, scratch);
-    if (!k)
+    if (!k && !ws)
         exec_free_aligned(scratch);
     return true;
 }
@@ -346,15 +361,33 @@ static bool gemm_tiled(exec_kctx *k, int nthreads, int ta, int tb, int64_t M, in
 bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, int ta,
                        int tb)
 {
-    return gemm_tiled(k, k->nthreads, ta, tb, M, N, K, a, ta ? M : K, b, tb ? K : N, 0.0f, c, N);
+    return gemm_tiled(k, NULL, k->nthreads, ta, tb, M, N, K, a, ta ? M : K, b, tb ? K : N, 0.0f, c, N);
 }
 
 void exec_gemm(exec_kctx *k, int nthreads, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *a, int64_t lda,
                const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
-    if (gemm_tiled(k, nthreads, ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc))
+    if (gemm_tiled(k, NULL, nthreads, ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc))
         return;
     /* OpenBLAS's OpenMP build threads by the calling thread's OpenMP count */
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
+                1.0f, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+}
+
+/* the widest set's block of columns (AVX-512: 2 x 16), which bounds every set's */
+enum { WS_BW = 32 };
+
+int64_t exec_gemm1_scratch(int tb, int64_t M, int64_t K)
+{
+    const int64_t mp = (M + WS_BW - 1) / WS_BW * WS_BW;
+    return K * (tb && M <= TILE_TR_MAX_M && mp > WS_BW ? mp : WS_BW);
+}
+
+void exec_gemm1(float *ws, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *a, int64_t lda, const float *b,
+                int64_t ldb, float beta, float *c, int64_t ldc)
+{
+    if (gemm_tiled(NULL, ws, 1, ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc))
+        return;
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
                 1.0f, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
 }
