@@ -281,6 +281,8 @@ static void test_conv_winograd_simd(void **state)
         { 3, 4, 38, 37, 6, 3, 3, 1, 1, 1, 0 },   /* 9 tiles a row, rows split by chunks */
         { 2, 17, 22, 66, 19, 3, 3, 1, 1, 2, 1 }, /* odd channels, 17 filter pairs past a vector */
         { 3, 20, 30, 29, 24, 3, 3, 1, 1, 1, 1 }, /* several chunks over both threads */
+        { 8, 24, 8, 8, 40, 3, 3, 1, 1, 1, 1 },   /* 32 tiles (VGG's 8x8 maps): the threads share the chunk */
+        { 8, 17, 4, 4, 20, 3, 3, 1, 1, 1, 1 },   /* 8 tiles, shared: GEMMs narrower than a vector */
     };
     const exec_simd best = check_conv_by_sets(cases, sizeof cases / sizeof cases[0], EXEC_SIMD_SCALAR, 1u << 2);
     assert_int_equal(exec_simd_set(EXEC_SIMD_AUTO), best);

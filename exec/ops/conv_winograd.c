@@ -128,13 +128,24 @@ typedef struct wtiles {
     int64_t th, tw, per, total; /* tile rows, columns, tiles an image, in all */
     int64_t tc, chunks;         /* tiles a chunk, chunks */
     int64_t zw;                 /* zeros a thread keeps */
+    bool shared;                /* the threads share each chunk (below) */
 } wtiles;
 
-static wtiles wino_tiles(const conv_geom *q, int64_t cin, int64_t cout, int nthreads)
+/* may_share: the threads may share each chunk, where a chunk each would be
+ * narrower than a block of the GEMMs' tile columns (2 WL: small images or
+ * batches, as VGG's 8x8 and 4x4 maps at batch 8): a chunk's input
+ * transforms split by channel, its 36 GEMMs by position, its output
+ * transforms by output channel, a barrier between (wino_run). */
+static wtiles wino_tiles(const conv_geom *q, int64_t cin, int64_t cout, int nthreads, bool may_share)
 {
     wtiles t = { .th = (q->oh + WM - 1) / WM, .tw = (q->ow + WM - 1) / WM };
     t.per = t.th * t.tw;
     t.total = q->n * t.per;
+    if (may_share && nthreads > 1 && t.total < 2 * WL * nthreads) {
+        t = wino_tiles(q, cin, cout, 1, false);
+        t.shared = true;
+        return t;
+    }
     int64_t tc = (1 << 20) / (WT * (cin + cout) * (int64_t)sizeof(float));
     tc = tc < 128 ? 128 : tc > 512 ? 512 : tc;
     int64_t chunks = (t.total + tc - 1) / tc;
@@ -358,7 +369,7 @@ static int64_t wino_thread_floats(const wtiles *t, int64_t C, int64_t OC)
 
 int64_t conv_wino_scratch(const conv_geom *q, int nthreads)
 {
-    wtiles t = wino_tiles(q, q->c, q->oc, nthreads);
+    wtiles t = wino_tiles(q, q->c, q->oc, nthreads, true);
     return WT * q->oc * q->c + (int64_t)nthreads * wino_thread_floats(&t, q->c, q->oc);
 }
 
@@ -383,7 +394,7 @@ static void wino_run(const conv_geom *q, const float *x, const float *w, bool fl
                      int nthreads, float *u, bool have_u)
 {
     const int64_t C = q->c, OC = q->oc;
-    const wtiles t = wino_tiles(q, C, OC, nthreads);
+    const wtiles t = wino_tiles(q, C, OC, nthreads, true);
     const wkern *K = wino_kern();
     float *U = u ? u : scratch, *bufs = u ? scratch : U + WT * OC * C;
     const int64_t per = wino_thread_floats(&t, C, OC);
@@ -395,8 +406,24 @@ static void wino_run(const conv_geom *q, const float *x, const float *w, bool fl
         float *V = bufs + (int64_t)tid * per, *M = V + WT * C * t.tc, *rows = M + WT * OC * t.tc,
               *zero = rows + 12 * WR, *ws = zero + t.zw;
         memset(rows, 0, (size_t)(12 * WR + t.zw) * sizeof *rows); /* lanes past a block read zeros */
+        if (t.shared) { /* every thread on each chunk, in the first thread's V and M */
+            float *V0 = bufs, *M0 = V0 + WT * C * t.tc;
+            for (int64_t ch = 0; ch < t.chunks; ch++) {
+                int64_t j0 = ch * t.tc, jn = t.total - j0 < t.tc ? t.total - j0 : t.tc;
 #pragma omp for schedule(static)
-        for (int64_t ch = 0; ch < t.chunks; ch++) {
+                for (int64_t c = 0; c < C; c++)
+                    K->in_chunk(V0 + c * t.tc, C * t.tc, q, &t, j0, jn, x, c, rows, rows + 6 * WR, zero);
+#pragma omp for schedule(static)
+                for (int xi = 0; xi < WT; xi++)
+                    exec_gemm1(ws, 0, 0, OC, jn, C, U + xi * OC * C, C, V0 + xi * C * t.tc, t.tc, 0.0f,
+                               M0 + xi * OC * t.tc, t.tc);
+#pragma omp for schedule(static)
+                for (int64_t o = 0; o < OC; o++)
+                    K->out_chunk(y, q, &t, j0, jn, M0 + o * t.tc, OC * t.tc, o, rows);
+            }
+        }
+#pragma omp for schedule(static)
+        for (int64_t ch = 0; ch < (t.shared ? 0 : t.chunks); ch++) {
             int64_t j0 = ch * t.tc, jn = t.total - j0 < t.tc ? t.total - j0 : t.tc;
             for (int64_t c = 0; c < C; c++)
                 K->in_chunk(V + c * t.tc, C * t.tc, q, &t, j0, jn, x, c, rows, rows + 6 * WR, zero);
@@ -427,14 +454,14 @@ void conv_wino_bwd_input(const conv_geom *q, const float *w, const float *dy, fl
 
 int64_t conv_wino_filter_scratch(const conv_geom *q, int nthreads)
 {
-    wtiles t = wino_tiles(q, q->c, q->oc, nthreads);
+    wtiles t = wino_tiles(q, q->c, q->oc, nthreads, false);
     return (int64_t)nthreads * (wino_thread_floats(&t, q->c, q->oc) + WT * q->oc * q->c);
 }
 
 void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, float *dw, float *scratch, int nthreads)
 {
     const int64_t C = q->c, OC = q->oc, S = WT * OC * C;
-    const wtiles t = wino_tiles(q, C, OC, nthreads);
+    const wtiles t = wino_tiles(q, C, OC, nthreads, false);
     const wkern *K = wino_kern();
     const int64_t tf = wino_thread_floats(&t, C, OC), per = tf + S;
     int used = 1;
