@@ -341,7 +341,9 @@ static bool gemm_tiled(exec_kctx *k, float *ws, int nthreads, int ta, int tb, in
     double est_ns = 2.0 * (double)M * (double)N * (double)K / (T.tile_gflops > 0 ? T.tile_gflops : 1.0);
     if (est_ns < 8.0 * T.fork_ns)
         nt = 1;
-    const bool tr = tb && M <= TILE_TR_MAX_M; /* a^T in one shared panel: a few rows, copied once */
+    /* a^T in one shared panel (a few rows, copied once), each tile stored transposed: where K is at least
+     * M, those scalar stores (M N) cost no more than copying b transposed into panels (N K) */
+    const bool tr = tb && M <= TILE_TR_MAX_M && K >= M;
     const size_t bytes = tr ? (size_t)K * (size_t)((M + bw - 1) / bw * bw) * sizeof(float)
                             : (size_t)nt * (size_t)K * (size_t)bw * sizeof(float);
     float *scratch = ws ? ws : k ? exec_kscratch(k, bytes) : exec_malloc_aligned(bytes);
