@@ -454,14 +454,14 @@ void conv_wino_bwd_input(const conv_geom *q, const float *w, const float *dy, fl
 
 int64_t conv_wino_filter_scratch(const conv_geom *q, int nthreads)
 {
-    wtiles t = wino_tiles(q, q->c, q->oc, nthreads, false);
+    wtiles t = wino_tiles(q, q->c, q->oc, nthreads, true);
     return (int64_t)nthreads * (wino_thread_floats(&t, q->c, q->oc) + WT * q->oc * q->c);
 }
 
 void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, float *dw, float *scratch, int nthreads)
 {
     const int64_t C = q->c, OC = q->oc, S = WT * OC * C;
-    const wtiles t = wino_tiles(q, C, OC, nthreads, false);
+    const wtiles t = wino_tiles(q, C, OC, nthreads, true);
     const wkern *K = wino_kern();
     const int64_t tf = wino_thread_floats(&t, C, OC), per = tf + S;
     int used = 1;
@@ -474,8 +474,27 @@ void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, f
               *ws = zero + t.zw, *acc = X + tf;
         memset(rows, 0, (size_t)(12 * WR + t.zw) * sizeof *rows);
         float beta = 0.0f;
+        if (t.shared) { /* every thread on each chunk, in the first thread's X, D and S; a position's sums are
+                         * one thread's */
+            float *X0 = scratch, *D0 = X0 + WT * C * t.tc, *S0 = X0 + tf;
+            for (int64_t ch = 0; ch < t.chunks; ch++) {
+                int64_t j0 = ch * t.tc, jn = t.total - j0 < t.tc ? t.total - j0 : t.tc;
+#pragma omp for schedule(static) nowait
+                for (int64_t c = 0; c < C; c++)
+                    K->in_chunk(X0 + c * t.tc, C * t.tc, q, &t, j0, jn, x, c, rows, rows + 6 * WR, zero);
 #pragma omp for schedule(static)
-        for (int64_t ch = 0; ch < t.chunks; ch++) {
+                for (int64_t o = 0; o < OC; o++)
+                    K->dy_chunk(D0 + o * t.tc, OC * t.tc, q, &t, j0, jn, dy, o, rows, zero);
+#pragma omp for schedule(static)
+                for (int xi = 0; xi < WT; xi++)
+                    exec_gemm1(ws, 0, 1, OC, C, jn, D0 + xi * OC * t.tc, t.tc, X0 + xi * C * t.tc, t.tc,
+                               ch ? 1.0f : 0.0f, S0 + xi * OC * C, C);
+            }
+#pragma omp single
+            used = 1;
+        }
+#pragma omp for schedule(static)
+        for (int64_t ch = 0; ch < (t.shared ? 0 : t.chunks); ch++) {
             int64_t j0 = ch * t.tc, jn = t.total - j0 < t.tc ? t.total - j0 : t.tc;
             for (int64_t c = 0; c < C; c++)
                 K->in_chunk(X + c * t.tc, C * t.tc, q, &t, j0, jn, x, c, rows, rows + 6 * WR, zero);
@@ -486,7 +505,7 @@ void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, f
                            acc + xi * OC * C, C);
             beta = 1.0f;
         }
-        if (beta == 0.0f) /* a thread with no chunk */
+        if (beta == 0.0f && !t.shared) /* a thread with no chunk */
             memset(acc, 0, (size_t)S * sizeof *acc);
 #pragma omp barrier
         /* dw[o][c] = G^T S G of the threads' S summed, split by pairs */
