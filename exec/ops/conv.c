@@ -811,10 +811,9 @@ static double seconds(clockid_t clock)
  * algorithm runs PICK_MAX times). On one thread the process's CPU time is
  * the run's length with the waits left out, and it decides instead. Every
  * run writes the whole output, so the op's result is right whichever ran
- * last. Winograd is measured as later steps will run it: with the kept
- * transformed filters where the graph keeps them (exec_kcache: a filter no
- * node writes), whose first run makes them, else transforming the filter
- * in every run (training). */
+ * last. Winograd is measured with its filter transform, without the kept
+ * filters (exec_kcache): runs back to back would find them in the cache,
+ * where later steps read them from memory. */
 #define PICK_CLEAN 2
 #define PICK_MAX 8
 static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, const exec_node *n, const float *in0,
@@ -846,7 +845,7 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
             if (nclean[i] >= PICK_CLEAN)
                 continue;
             double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_PROCESS_CPUTIME_ID);
-            exec_status s = conv_run(k, kind, q, cand[i], n, in0, in1, out);
+            exec_status s = conv_run(k, kind, q, cand[i], NULL, in0, in1, out);
             if (s)
                 return s;
             double w = seconds(CLOCK_MONOTONIC) - w0, c = seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
