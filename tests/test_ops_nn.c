@@ -226,7 +226,13 @@ static void test_conv(void **state)
         { 2, 3, 7, 9, 5, 5, 3, 2, 1, 2, 1 },     /* non-square kernel and stride */
         { 1, 7, 6, 5, 9, 1, 1, 1, 1, 0, 0 },     /* 1x1 fast path, batch 1 */
         { 4, 13, 5, 7, 11, 1, 1, 1, 1, 0, 0 },   /* 1x1 fast path, batched */
-        { 3, 6, 9, 9, 5, 1, 1, 2, 2, 0, 0 },     /* 1x1 stride 2 (im2col) */
+        { 3, 6, 9, 9, 5, 1, 1, 2, 2, 0, 0 },     /* 1x1 stride 2 (im2col): a strided gather */
+        { 4, 33, 8, 9, 40, 1, 1, 1, 1, 0, 0 },   /* 1x1 in place per image (72 columns, 33 and 40 summed) */
+        { 3, 32, 8, 8, 32, 1, 1, 1, 1, 0, 0 },   /* 1x1 in place, whole column blocks, odd batch */
+        { 1, 64, 47, 47, 5, 1, 1, 2, 2, 0, 0 },  /* 1x1 stride 2, batch 1: channel-parallel gather */
+        { 2, 3, 50, 48, 4, 1, 1, 2, 2, 0, 0 },   /* 1x1 stride 2, wide: gathered in tiles of rows */
+        { 2, 3, 9, 10, 4, 1, 1, 1, 2, 0, 0 },    /* 1x1 strided across only */
+        { 3, 4, 9, 10, 5, 1, 1, 3, 1, 0, 0 },    /* 1x1 strided down only */
         { 1, 16, 21, 19, 9, 3, 3, 1, 1, 1, 1 },  /* batch 1, large enough for channel-parallel im2col */
         { 2, 3, 23, 23, 7, 11, 11, 4, 4, 2, 2 }, /* AlexNet conv1-like */
         { 3, 4, 25, 23, 5, 3, 3, 1, 1, 1, 1 },   /* wide images: one image per GEMM */
