@@ -676,6 +676,16 @@ static void test_batch_norm(void **state)
     check_bn(5, 77, 2, 2, 1); /* blocks of 16 channels, the last one of 13 */
     check_bn(5, 77, 2, 2, 0);
     check_bn(2, 9, 8, 8, 1); /* rows of 64: one channel at a time */
+    /* inference: rows of 16 and more, split over the threads mid-image */
+    check_bn(3, 7, 4, 5, 0);
+    check_bn(1, 5, 4, 4, 0); /* batch 1 */
+    /* inference: short rows by one image's per-value constants, the
+     * threads' split falling mid-image and mid-channel */
+    check_bn(7, 13, 1, 1, 0);
+    check_bn(3, 129, 3, 1, 0);
+    check_bn(9, 64, 4, 4, 0);
+    check_bn(16, 512, 2, 2, 0);
+    check_bn(2, 1100, 3, 3, 0); /* one image past the copies' limit: rows */
 }
 
 /* ---- builders and shape errors ----------------------------------------- */
