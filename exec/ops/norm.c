@@ -290,7 +290,7 @@ static void bn_moments(double s, double s2, float k0, int64_t M, float mom, floa
  * all channels first, in vector loops over the channels (per channel, the
  * square root and division alone cost more than a short row); then threads
  * split x as one flat array. Rows of BN_VEC values or more take their
- * channel's constants as scalars; shorter rows (the 4x4 and 2x2 maps) use
+ * channel's constants as scalars; shorter rows (3x3 maps and smaller) use
  * per-value copies of the constants over one image, CI = C x inner values
  * (at most BN_PATTERN: else rows), so that a loop runs along whole images. */
 #define BN_VEC 16
