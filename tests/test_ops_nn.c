@@ -497,6 +497,8 @@ static void test_pool(void **state)
         { 2, 4, 8, 9, 2, 2, 2, 2, 0, 0 },    /* VGG-style, odd width */
         { 2, 3, 7, 10, 3, 2, 1, 3, 1, 1 },   /* non-square */
         { 3, 7, 5, 6, 5, 6, 1, 1, 0, 0 },    /* global */
+        { 16, 300, 2, 2, 2, 2, 1, 1, 0, 0 }, /* global, 2x2 planes over the threads */
+        { 3, 40, 7, 7, 7, 7, 1, 1, 0, 0 },   /* global, 7x7: a vector sum */
         { 2, 70, 15, 17, 3, 3, 2, 2, 1, 1 }, /* enough planes for the parallel path */
         { 2, 3, 9, 37, 3, 3, 2, 2, 1, 1 },   /* wide rows, padded edges */
         { 1, 2, 6, 64, 2, 2, 2, 2, 0, 0 },   /* VGG-style rows of 32 outputs */
