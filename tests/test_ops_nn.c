@@ -226,7 +226,13 @@ static void test_conv(void **state)
         { 2, 3, 7, 9, 5, 5, 3, 2, 1, 2, 1 },     /* non-square kernel and stride */
         { 1, 7, 6, 5, 9, 1, 1, 1, 1, 0, 0 },     /* 1x1 fast path, batch 1 */
         { 4, 13, 5, 7, 11, 1, 1, 1, 1, 0, 0 },   /* 1x1 fast path, batched */
-        { 3, 6, 9, 9, 5, 1, 1, 2, 2, 0, 0 },     /* 1x1 stride 2 (im2col) */
+        { 3, 6, 9, 9, 5, 1, 1, 2, 2, 0, 0 },     /* 1x1 stride 2 (im2col): a strided gather */
+        { 4, 33, 8, 9, 40, 1, 1, 1, 1, 0, 0 },   /* 1x1 in place per image (72 columns, 33 and 40 summed) */
+        { 3, 32, 8, 8, 32, 1, 1, 1, 1, 0, 0 },   /* 1x1 in place, whole column blocks, odd batch */
+        { 1, 64, 47, 47, 5, 1, 1, 2, 2, 0, 0 },  /* 1x1 stride 2, batch 1: channel-parallel gather */
+        { 2, 3, 50, 48, 4, 1, 1, 2, 2, 0, 0 },   /* 1x1 stride 2, wide: gathered in tiles of rows */
+        { 2, 3, 9, 10, 4, 1, 1, 1, 2, 0, 0 },    /* 1x1 strided across only */
+        { 3, 4, 9, 10, 5, 1, 1, 3, 1, 0, 0 },    /* 1x1 strided down only */
         { 1, 16, 21, 19, 9, 3, 3, 1, 1, 1, 1 },  /* batch 1, large enough for channel-parallel im2col */
         { 2, 3, 23, 23, 7, 11, 11, 4, 4, 2, 2 }, /* AlexNet conv1-like */
         { 3, 4, 25, 23, 5, 3, 3, 1, 1, 1, 1 },   /* wide images: one image per GEMM */
@@ -493,6 +499,8 @@ static void test_pool(void **state)
         { 2, 4, 8, 9, 2, 2, 2, 2, 0, 0 },    /* VGG-style, odd width */
         { 2, 3, 7, 10, 3, 2, 1, 3, 1, 1 },   /* non-square */
         { 3, 7, 5, 6, 5, 6, 1, 1, 0, 0 },    /* global */
+        { 16, 300, 2, 2, 2, 2, 1, 1, 0, 0 }, /* global, 2x2 planes over the threads */
+        { 3, 40, 7, 7, 7, 7, 1, 1, 0, 0 },   /* global, 7x7: a vector sum */
         { 2, 70, 15, 17, 3, 3, 2, 2, 1, 1 }, /* enough planes for the parallel path */
         { 2, 3, 9, 37, 3, 3, 2, 2, 1, 1 },   /* wide rows, padded edges */
         { 1, 2, 6, 64, 2, 2, 2, 2, 0, 0 },   /* VGG-style rows of 32 outputs */
@@ -672,6 +680,16 @@ static void test_batch_norm(void **state)
     check_bn(5, 77, 2, 2, 1); /* blocks of 16 channels, the last one of 13 */
     check_bn(5, 77, 2, 2, 0);
     check_bn(2, 9, 8, 8, 1); /* rows of 64: one channel at a time */
+    /* inference: rows of 16 and more, split over the threads mid-image */
+    check_bn(3, 7, 4, 5, 0);
+    check_bn(1, 5, 4, 4, 0); /* batch 1 */
+    /* inference: short rows by one image's per-value constants, the
+     * threads' split falling mid-image and mid-channel */
+    check_bn(7, 13, 1, 1, 0);
+    check_bn(3, 129, 3, 1, 0);
+    check_bn(9, 64, 4, 4, 0);
+    check_bn(16, 512, 2, 2, 0);
+    check_bn(2, 1100, 3, 3, 0); /* one image past the copies' limit: rows */
 }
 
 /* ---- builders and shape errors ----------------------------------------- */

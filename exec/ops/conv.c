@@ -124,7 +124,17 @@ static void col_range(const conv_geom *q, int64_t kw, int64_t *lo, int64_t *hi)
  * ow + (t - r)/sw, and every segment becomes a short contiguous copy. The
  * planes of channels [c0, c1) take phase_floats() floats. */
 static int64_t phase_w(const conv_geom *q) { return (q->w + q->sw - 1) / q->sw; }
-static int64_t phase_floats(const conv_geom *q, int64_t nc) { return q->sw == 1 ? 0 : nc * q->h * q->sw * phase_w(q); }
+
+/* A 1x1 window without padding reads one input float per output: im2col
+ * gathers it straight from x with the strides (ResNet's downsampling
+ * projections, stride 2: a quarter of the input), and col2im scatters
+ * back; no phase planes. */
+static bool conv_gather(const conv_geom *q) { return q->kh == 1 && q->kw == 1 && q->ph == 0 && q->pw == 0; }
+static bool conv_planes(const conv_geom *q) { return q->sw > 1 && !conv_gather(q); }
+static int64_t phase_floats(const conv_geom *q, int64_t nc)
+{
+    return conv_planes(q) ? nc * q->h * q->sw * phase_w(q) : 0;
+}
 
 static void phase_split(const conv_geom *q, const float *restrict x, float *restrict xs, int64_t c0, int64_t c1)
 {
@@ -198,7 +208,7 @@ static inline void zero_seg(float *d, int64_t n)
  * channels [c0, c1), split into xs (phase_floats(q, c1 - c0) floats). */
 static const float *conv_src(const conv_geom *q, const float *x, float *xs, int64_t c0, int64_t c1)
 {
-    if (q->sw == 1)
+    if (!conv_planes(q))
         return x;
     phase_split(q, x, xs, c0, c1);
     return xs;
@@ -213,6 +223,20 @@ static void im2col_rows(const conv_geom *q, const float *src, float *restrict co
 {
     const int64_t H = q->h, OW = q->ow, rs = seg_rows(q);
     const bool same = q->sh == 1 && q->sw == 1 && OW == q->w;
+    if (conv_gather(q)) { /* col[c][oh OW + ow] = x[c][oh sh][ow sw] */
+        const int64_t W = q->w, sh = q->sh, sw = q->sw;
+        for (int64_t c = c0; c < c1; c++)
+            for (int64_t oh = oh0; oh < oh1; oh++) {
+                const float *restrict s = src + (c * H + oh * sh) * W;
+                float *restrict d = col + c * ld + (oh - oh0) * OW;
+                if (sw == 1)
+                    copy_seg(d, s, OW);
+                else
+                    for (int64_t ow = 0; ow < OW; ow++)
+                        d[ow] = s[ow * sw];
+            }
+        return;
+    }
     for (int64_t c = c0; c < c1; c++)
         for (int64_t kh = 0; kh < q->kh; kh++)
             for (int64_t kw = 0; kw < q->kw; kw++) {
@@ -272,7 +296,7 @@ static void im2col(const conv_geom *q, const float *x, float *restrict col, floa
  * (cells no window covers get zero). */
 static float *col2im_begin(const conv_geom *q, float *dx, float *xs, int64_t c0, int64_t c1)
 {
-    bool planes = q->sw > 1;
+    bool planes = conv_planes(q);
     float *acc = planes ? xs : dx;
     int64_t n = planes ? phase_floats(q, c1 - c0) : (c1 - c0) * q->h * q->w;
     memset(acc + (planes ? 0 : c0 * q->h * q->w), 0, (size_t)n * sizeof *acc);
@@ -283,6 +307,17 @@ static void col2im_rows(const conv_geom *q, const float *restrict col, float *ac
                         int64_t oh0, int64_t oh1)
 {
     const int64_t H = q->h, OW = q->ow, rs = seg_rows(q);
+    if (conv_gather(q)) { /* dx[c][oh sh][ow sw] += col[c][oh OW + ow]: each cell once at most */
+        const int64_t W = q->w, sh = q->sh, sw = q->sw;
+        for (int64_t c = c0; c < c1; c++)
+            for (int64_t oh = oh0; oh < oh1; oh++) {
+                const float *restrict s = col + c * ld + (oh - oh0) * OW;
+                float *restrict d = acc + (c * H + oh * sh) * W;
+                for (int64_t ow = 0; ow < OW; ow++)
+                    d[ow * sw] += s[ow];
+            }
+        return;
+    }
     for (int64_t c = c0; c < c1; c++)
         for (int64_t kh = 0; kh < q->kh; kh++)
             for (int64_t kw = 0; kw < q->kw; kw++) {
@@ -305,7 +340,7 @@ static void col2im_rows(const conv_geom *q, const float *restrict col, float *ac
 
 static void col2im_end(const conv_geom *q, float *dx, const float *xs, int64_t c0, int64_t c1)
 {
-    if (q->sw > 1)
+    if (conv_planes(q))
         phase_merge(q, xs, dx, c0, c1);
 }
 
@@ -342,6 +377,14 @@ static bool par_images(const conv_geom *q, int nthreads) { return nthreads > 1 &
  * GEMM has G*P columns (at the price of a copy of the output in or out).
  * G = 1 when P is wide enough on its own. */
 #define GROUP_COLS 1024
+/* A 1x1 stride-1 convolution's product reads x and writes y in place: the
+ * forward and input-gradient GEMMs take each image alone (no copy in or
+ * out) once it has ONE_MIN_COLS columns and ONE_MIN_K channels to sum
+ * (ResNet's 16x16 and 8x8 stages; below, the copies into one wider GEMM
+ * measured faster). The filter gradient, whose images are its sum, keeps
+ * its groups. */
+#define ONE_MIN_COLS 64
+#define ONE_MIN_K 32
 static int64_t conv_group(const conv_geom *q, int nthreads)
 {
     int64_t P = conv_p(q), per = (q->n + nthreads - 1) / nthreads;
@@ -366,11 +409,13 @@ typedef struct conv_bufs {
     int64_t G, tr, cw, yb, per; /* images per GEMM, tile rows, col width */
 } conv_bufs;
 
-static conv_bufs conv_bufs_of(const conv_geom *q, int nthreads)
+/* sum: the channels a 1x1 product sums over (C forward, OC for the input
+ * gradient; 0 for the filter gradient, which keeps the groups) */
+static conv_bufs conv_bufs_of(const conv_geom *q, int nthreads, int64_t sum)
 {
     conv_bufs b = { .one = conv_is_1x1(q), .pimg = par_images(q, nthreads), .tr = tile_rows(q) };
     int64_t P = conv_p(q);
-    b.G = b.pimg ? conv_group(q, nthreads) : 1;
+    b.G = b.pimg && !(b.one && P >= ONE_MIN_COLS && sum >= ONE_MIN_K) ? conv_group(q, nthreads) : 1;
     b.cw = b.G > 1 ? b.G * P : b.pimg ? b.tr * q->ow : P;
     b.yb = b.G > 1 ? q->oc * b.G * P : 0;
     b.per = (b.one && b.G == 1 ? 0 : conv_k(q) * b.cw) + b.yb + (b.one ? 0 : phase_floats(q, q->c));
@@ -417,7 +462,7 @@ static exec_status fwd_im2col(exec_kctx *k, const conv_geom *qp, const float *X,
 {
     const conv_geom q = *qp;
     const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads;
-    const conv_bufs cb = conv_bufs_of(&q, k->nthreads); /* the scratch layout */
+    const conv_bufs cb = conv_bufs_of(&q, k->nthreads, q.c); /* the scratch layout */
     const bool one = cb.one, pimg = cb.pimg;
     const int64_t G = cb.G, TR = cb.tr, CW = cb.cw, YB = cb.yb, per = cb.per;
     float *buf = NULL;
@@ -522,7 +567,7 @@ static exec_status bwd_input_im2col(exec_kctx *k, const conv_geom *qp, const flo
 {
     const conv_geom q = *qp;
     const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads;
-    const conv_bufs cb = conv_bufs_of(&q, k->nthreads); /* the scratch layout */
+    const conv_bufs cb = conv_bufs_of(&q, k->nthreads, q.oc); /* the scratch layout */
     const bool one = cb.one, pimg = cb.pimg;
     const int64_t G = cb.G, TR = cb.tr, CW = cb.cw, YB = cb.yb, per = cb.per;
     float *buf = NULL;
@@ -607,7 +652,7 @@ static exec_status bwd_filter_im2col(exec_kctx *k, const conv_geom *qp, const fl
 {
     const conv_geom q = *qp;
     const int64_t K = conv_k(&q), P = conv_p(&q), CHW = q.c * q.h * q.w, T = k->nthreads, OK_ = q.oc * K;
-    const conv_bufs cb = conv_bufs_of(&q, k->nthreads); /* the scratch layout */
+    const conv_bufs cb = conv_bufs_of(&q, k->nthreads, 0); /* the scratch layout */
     const bool one = cb.one, pimg = cb.pimg;
     const int64_t G = cb.G, TR = cb.tr, CW = cb.cw, YB = cb.yb, per = cb.per, nbuf = pimg ? T : 1;
     /* after the threads' scratch: a private dW for every thread but 0, which

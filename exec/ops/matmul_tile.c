@@ -188,7 +188,7 @@ static void tiled(const tile_set *s, int nt, float *c, int64_t ldc, const float 
     {
         const int t = omp_get_thread_num();
         tiled_part(s, t, omp_get_num_threads(), c, ldc, a, ai, aq, b, ldb, M, N, K, tb, beta,
-                   scratch + (size_t)t * (size_t)K * (size_t)(2 * s->vw));
+                   scratch ? scratch + (size_t)t * (size_t)K * (size_t)(2 * s->vw) : NULL);
     }
 }
 
@@ -346,8 +346,12 @@ static bool gemm_tiled(exec_kctx *k, float *ws, int nthreads, int ta, int tb, in
     const bool tr = tb && M <= TILE_TR_MAX_M && K >= M;
     const size_t bytes = tr ? (size_t)K * (size_t)((M + bw - 1) / bw * bw) * sizeof(float)
                             : (size_t)nt * (size_t)K * (size_t)bw * sizeof(float);
-    float *scratch = ws ? ws : k ? exec_kscratch(k, bytes) : exec_malloc_aligned(bytes);
-    if (!scratch)
+    /* b read in place in whole blocks needs no panel: no scratch (a call
+     * per image inside a parallel region would otherwise allocate each
+     * time) */
+    const bool panels = tr || tb || N % bw != 0;
+    float *scratch = !panels ? NULL : ws ? ws : k ? exec_kscratch(k, bytes) : exec_malloc_aligned(bytes);
+    if (panels && !scratch)
         return false; /* sgemm needs no scratch */
     if (tr)
         tiled_tr(&set, nt, c, ldc, a, lda, ta, b, ldb, M, N, K, acc, scratch);
@@ -355,7 +359,7 @@ static bool gemm_tiled(exec_kctx *k, float *ws, int nthreads, int ta, int tb, in
         for (int64_t m0 = 0; m0 < M; m0 += TILE_MC)
             tiled(&set, nt, c + m0 * ldc, ldc, ta ? a + m0 : a + m0 * lda, ta ? 1 : lda, ta ? lda : 1, b, ldb,
                   M - m0 < TILE_MC ? M - m0 : TILE_MC, N, K, tb, acc, scratch);
-    if (!k && !ws)
+    if (!k && !ws && scratch)
         exec_free_aligned(scratch);
     return true;
 }

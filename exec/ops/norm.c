@@ -23,7 +23,17 @@
  *   the inputs of FusedBatchNormGrad. */
 #include "../internal.h"
 
-#define PAR_MIN 16384 /* elements below which a kernel stays single-threaded */
+#include <omp.h>
+
+/* Elements below which a kernel stays single-threaded: the threshold
+ * measured for a streaming loop (threads.c), since every kernel here does
+ * at least a multiply-add per element, and never more than 16384. */
+static int64_t par_min(void)
+{
+    int64_t m = exec_par_min(EXEC_WORK_STREAM);
+    return m < 16384 ? m : 16384;
+}
+#define PAR_MIN par_min()
 
 /* outer = N, c = C, inner = product of the dims after the channel axis */
 static void nci(const exec_tensor *x, int64_t *outer, int64_t *c, int64_t *inner)
@@ -275,13 +285,83 @@ static void bn_moments(double s, double s2, float k0, int64_t M, float mom, floa
     *rvar = mom * *rvar + (1.0f - mom) * (float)(v / (double)(M - 1));
 }
 
+/* Inference (training false): y = x a[c] + b[c], a = scale / sqrt(var +
+ * eps), b = offset - mean a, one pass at streaming speed. The constants of
+ * all channels first, in vector loops over the channels (per channel, the
+ * square root and division alone cost more than a short row); then threads
+ * split x as one flat array. Rows of BN_VEC values or more take their
+ * channel's constants as scalars; shorter rows (3x3 maps and smaller) use
+ * per-value copies of the constants over one image, CI = C x inner values
+ * (at most BN_PATTERN: else rows), so that a loop runs along whole images. */
+#define BN_VEC 16
+#define BN_PATTERN 8192
+static exec_status bn_infer(exec_kctx *k, const exec_node *n, int64_t N, int64_t C, int64_t inner)
+{
+    const float eps = exec_attr_getf(n->attrs[0]);
+    const float *restrict X = exec_inf(k, n, 0), *restrict scale = exec_inf(k, n, 1),
+                          *restrict offset = exec_inf(k, n, 2), *restrict rmean = exec_inf(k, n, 3),
+                          *restrict rvar = exec_inf(k, n, 4);
+    float *restrict Y = exec_outf(k, n, 0), *restrict smean = exec_outf(k, n, 1), *restrict sinv = exec_outf(k, n, 2);
+    const int64_t CI = C * inner, total = N * CI;
+    const bool pattern = inner < BN_VEC && CI <= BN_PATTERN;
+    float *a = exec_kscratch(k, (size_t)(pattern ? 2 * CI + 2 * C : 2 * C) * sizeof *a);
+    if (!a)
+        return exec_fail(EXEC_ERR_NOMEM, "FusedBatchNorm: no memory for %lld channels' constants", (long long)C);
+    float *restrict A = a, *restrict B = a + C;
+#pragma omp simd
+    for (int64_t c = 0; c < C; c++) {
+        float inv = 1.0f / sqrtf(rvar[c] + eps), m = rmean[c], sc = scale[c] * inv;
+        smean[c] = m;
+        sinv[c] = inv;
+        A[c] = sc;
+        B[c] = offset[c] - m * sc;
+    }
+    if (pattern) {
+        float *restrict PA = a + 2 * C, *restrict PB = PA + CI;
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t e = 0; e < inner; e++)
+                PA[c * inner + e] = A[c], PB[c * inner + e] = B[c];
+#pragma omp parallel num_threads(k->nthreads) if (total > PAR_MIN && k->nthreads > 1)
+        {
+            const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+            const int64_t lo = total * t / nt, hi = total * (t + 1) / nt;
+            for (int64_t pos = lo; pos < hi;) {
+                const int64_t off = pos % CI, len = CI - off < hi - pos ? CI - off : hi - pos;
+                const float *restrict x = X + pos, *restrict pa = PA + off, *restrict pb = PB + off;
+                float *restrict y = Y + pos;
+#pragma omp simd
+                for (int64_t j = 0; j < len; j++)
+                    y[j] = x[j] * pa[j] + pb[j];
+                pos += len;
+            }
+        }
+        return EXEC_OK;
+    }
+    const int64_t rows = N * C;
+#pragma omp parallel num_threads(k->nthreads) if (total > PAR_MIN && k->nthreads > 1 && rows > 1)
+    {
+        const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        const int64_t r0 = rows * t / nt, r1 = rows * (t + 1) / nt;
+        for (int64_t r = r0, c = r0 % C; r < r1; r++, c = c + 1 < C ? c + 1 : 0) {
+            const float ar = A[c], br = B[c];
+            const float *restrict x = X + r * inner;
+            float *restrict y = Y + r * inner;
+#pragma omp simd
+            for (int64_t e = 0; e < inner; e++)
+                y[e] = x[e] * ar + br;
+        }
+    }
+    return EXEC_OK;
+}
+
 exec_status op_fwd_FusedBatchNorm(exec_kctx *k, const exec_node *n)
 {
     const exec_tensor *xt = exec_in(k, n, 0);
     int64_t N, C, inner;
     nci(xt, &N, &C, &inner);
     const float eps = exec_attr_getf(n->attrs[0]), mom = exec_attr_getf(n->attrs[1]);
-    const bool training = n->attrs[2] != 0;
+    if (n->attrs[2] == 0)
+        return bn_infer(k, n, N, C, inner);
     const float *X = xt->data, *scale = exec_inf(k, n, 1), *offset = exec_inf(k, n, 2);
     float *rmean = exec_inf(k, n, 3), *rvar = exec_inf(k, n, 4);
     float *Y = exec_outf(k, n, 0), *smean = exec_outf(k, n, 1), *sinv = exec_outf(k, n, 2);
@@ -293,30 +373,25 @@ exec_status op_fwd_FusedBatchNorm(exec_kctx *k, const exec_node *n)
         for (int64_t bi = 0; bi < nb; bi++) {
             const int64_t c0 = bi * cb, c1 = c0 + cb < C ? c0 + cb : C, L = (c1 - c0) * inner, j0 = c0 * inner;
             float A[2 * BN_ROW], B[2 * BN_ROW];
-            if (training) {
-                float K[2 * BN_ROW], S[2 * BN_ROW], S2[2 * BN_ROW];
-                for (int64_t j = 0; j < L; j++) {
-                    K[j] = X[j0 + j / inner * inner];
-                    S[j] = S2[j] = 0;
-                }
-                for (int64_t i = 0; i < N; i++) {
-                    const float *restrict x = X + i * CI + j0;
+            float K[2 * BN_ROW], S[2 * BN_ROW], S2[2 * BN_ROW];
+            for (int64_t j = 0; j < L; j++) {
+                K[j] = X[j0 + j / inner * inner];
+                S[j] = S2[j] = 0;
+            }
+            for (int64_t i = 0; i < N; i++) {
+                const float *restrict x = X + i * CI + j0;
 #pragma omp simd
-                    for (int64_t j = 0; j < L; j++) {
-                        float d = x[j] - K[j];
-                        S[j] += d;
-                        S2[j] += d * d;
-                    }
+                for (int64_t j = 0; j < L; j++) {
+                    float d = x[j] - K[j];
+                    S[j] += d;
+                    S2[j] += d * d;
                 }
-                for (int64_t c = c0; c < c1; c++) {
-                    double s = 0, s2 = 0;
-                    for (int64_t e = (c - c0) * inner; e < (c - c0 + 1) * inner; e++)
-                        s += S[e], s2 += S2[e];
-                    bn_moments(s, s2, K[(c - c0) * inner], M, mom, &smean[c], &sinv[c], &rmean[c], &rvar[c]);
-                }
-            } else {
-                for (int64_t c = c0; c < c1; c++)
-                    smean[c] = rmean[c], sinv[c] = rvar[c];
+            }
+            for (int64_t c = c0; c < c1; c++) {
+                double s = 0, s2 = 0;
+                for (int64_t e = (c - c0) * inner; e < (c - c0 + 1) * inner; e++)
+                    s += S[e], s2 += S2[e];
+                bn_moments(s, s2, K[(c - c0) * inner], M, mom, &smean[c], &sinv[c], &rmean[c], &rvar[c]);
             }
             for (int64_t c = c0; c < c1; c++) { /* sinv holds the variance until here */
                 float inv = 1.0f / sqrtf(sinv[c] + eps), a = scale[c] * inv, b = offset[c] - smean[c] * a;
@@ -337,26 +412,21 @@ exec_status op_fwd_FusedBatchNorm(exec_kctx *k, const exec_node *n)
 #pragma omp parallel for num_threads(k->nthreads) if (xt->numel > PAR_MIN && C > 1) schedule(static)
     for (int64_t c = 0; c < C; c++) {
         float mean, var;
-        if (training) {
-            const float k0 = X[c * inner];
-            double s = 0, s2 = 0;
-            for (int64_t i = 0; i < N; i++) {
-                const float *restrict x = X + (i * C + c) * inner;
-                float part = 0, part2 = 0;
+        const float k0 = X[c * inner];
+        double s = 0, s2 = 0;
+        for (int64_t i = 0; i < N; i++) {
+            const float *restrict x = X + (i * C + c) * inner;
+            float part = 0, part2 = 0;
 #pragma omp simd reduction(+ : part, part2)
-                for (int64_t e = 0; e < inner; e++) {
-                    float d = x[e] - k0;
-                    part += d;
-                    part2 += d * d;
-                }
-                s += part;
-                s2 += part2;
+            for (int64_t e = 0; e < inner; e++) {
+                float d = x[e] - k0;
+                part += d;
+                part2 += d * d;
             }
-            bn_moments(s, s2, k0, M, mom, &mean, &var, &rmean[c], &rvar[c]);
-        } else {
-            mean = rmean[c];
-            var = rvar[c];
+            s += part;
+            s2 += part2;
         }
+        bn_moments(s, s2, k0, M, mom, &mean, &var, &rmean[c], &rvar[c]);
         float inv = 1.0f / sqrtf(var + eps);
         smean[c] = mean;
         sinv[c] = inv;
