@@ -150,10 +150,6 @@ uint64_t exec_version_next(void);
  * derived would be stale at the next run, so the kernel works in its
  * scratch as before) or memory runs out. Memory.c; freed with the arenas. */
 void *exec_kcache(exec_kctx *k, const exec_node *n, uint32_t from, size_t bytes, bool *fresh);
-/* Frees what node n keeps (exec_kcache), if anything: a kernel that will
- * not use it (conv.c's `auto` measured the algorithm that would, and chose
- * another). */
-void exec_kcache_drop(exec_kctx *k, const exec_node *n);
 
 /* MatMul c[M,N] = op(a) op(b) (a [K,M] when ta, b [N,K] when tb) in the
  * CPU's vector register tiles (ops/matmul_tile.c); false, with c untouched,

@@ -165,19 +165,6 @@ end:
     return r;
 }
 
-void exec_kcache_drop(exec_kctx *k, const exec_node *n)
-{
-    exec_graph *g = k->g;
-    pthread_mutex_lock(&kcache_lock);
-    if (g->kcache && n->id < g->kcache_nodes) {
-        struct exec_kcache *c = &g->kcache[n->id];
-        exec_free_aligned(c->buf);
-        g->kcache_bytes -= c->bytes;
-        *c = (struct exec_kcache){ 0 };
-    }
-    pthread_mutex_unlock(&kcache_lock);
-}
-
 void exec_memory_release(exec_graph *g)
 {
     const exec_hooks *h = exec_hooks_cur();

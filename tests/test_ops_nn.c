@@ -381,50 +381,6 @@ static void test_conv_winograd_cache(void **state)
     free(x), free(ref), free(before);
 }
 
-/* `auto` in an inference graph measures Winograd with its kept filter
- * transform, and frees that when another algorithm wins: a layer of 128
- * channels on 4x4 pixels, whose 36 x 128 x 128 transformed floats outweigh
- * every other algorithm's scratch, keeps them exactly when Winograd was
- * chosen; the result is right from the first run (the measuring one) on. */
-static void test_conv_auto_kept(void **state)
-{
-    (void)state;
-    const cv q = { 1, 128, 4, 4, 128, 3, 3, 1, 1, 1, 1 };
-    const int64_t nx = q.n * q.c * q.h * q.w, nf = q.oc * q.c * 9, ny = q.n * q.oc * q.h * q.w;
-    const int64_t xs[4] = { q.n, q.c, q.h, q.w }, fs[4] = { q.oc, q.c, 3, 3 };
-    float *x = rand_buf(nx, -1, 1), *f = rand_buf(nf, -1, 1);
-    double *ref = malloc((size_t)ny * sizeof *ref);
-    assert_non_null(ref);
-    ref_conv(&q, x, f, ref);
-    exec_conv_algo_set(EXEC_CONV_AUTO);
-    exec_graph *g = NULL;
-    assert_int_equal(exec_graph_create(&g, 5), EXEC_OK);
-    uint32_t ix = exec_input(g, "x", EXEC_F32, 4, xs), iw = exec_weight(g, "w", 4, fs, EXEC_INIT_ZERO);
-    uint32_t iy = ex_conv2d(g, ix, iw, 1, 1, 1, 1);
-    assert_int_equal(exec_graph_status(g), EXEC_OK);
-    assert_int_equal(exec_graph_plan(g), EXEC_OK);
-    memcpy(exec_dataf(g, ix), x, (size_t)nx * sizeof *x);
-    memcpy(exec_dataf(g, iw), f, (size_t)nf * sizeof *f);
-    exec_run_opts fwd = { .max_phase = EXEC_PHASE_forward };
-    for (int rep = 0; rep < 3; rep++) {
-        assert_int_equal(exec_graph_run(g, &fwd), EXEC_OK);
-        compare("auto in inference", exec_dataf(g, iy), ref, ny, 1e-4);
-    }
-    const int64_t geom[11] = { q.n, q.c, q.h, q.w, q.oc, q.kh, q.kw, q.sh, q.sw, q.ph, q.pw };
-    exec_conv_algo c = exec_conv_algo_chosen(0, geom, exec_threads_get());
-    assert_int_not_equal(c, EXEC_CONV_AUTO);
-    exec_mem_stats m;
-    exec_graph_mem(g, &m);
-    const size_t kept = (size_t)(36 * q.oc * q.c) * sizeof(float);
-    printf("auto chose %d; workspace %zu B, a kept transform %zu B\n", (int)c, m.peak_workspace, kept);
-    if (c == EXEC_CONV_WINOGRAD)
-        assert_true(m.peak_workspace >= kept);
-    else
-        assert_true(m.peak_workspace < kept);
-    exec_graph_destroy(g);
-    free(x), free(f), free(ref);
-}
-
 /* The direct kernels on each vector width this CPU has (AVX2: blocks of 16
  * channels in vectors of 8; AVX-512: up to 64 channels in vectors of 16):
  * every block width (1 to 4 vectors) with a partial last vector, pixel
@@ -834,7 +790,6 @@ int main(void)
         cmocka_unit_test(test_conv),
         cmocka_unit_test(test_conv_winograd_simd),
         cmocka_unit_test(test_conv_winograd_cache),
-        cmocka_unit_test(test_conv_auto_kept),
         cmocka_unit_test(test_conv_direct_simd),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_lrn),

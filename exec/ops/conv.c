@@ -811,14 +811,9 @@ static double seconds(clockid_t clock)
  * algorithm runs PICK_MAX times). On one thread the process's CPU time is
  * the run's length with the waits left out, and it decides instead. Every
  * run writes the whole output, so the op's result is right whichever ran
- * last. Winograd is measured as it will run: where its Conv2D keeps the
- * transformed filter (exec_kcache: inference) the first run makes it and
- * the later ones read it, in between the other algorithms' runs, which
- * evict part of it as a step's other ops would; where it cannot keep it
- * (training) every run transforms. Measured with the transform where the
- * filter is kept, Winograd lost layers it wins in the steps (VGG small's
- * 8x8 128->128: direct chosen, 390 us against Winograd's 355). A kept
- * filter is freed when another algorithm wins. */
+ * last. Winograd is measured with its filter transform, without the kept
+ * filters (exec_kcache): runs back to back would find them in the cache,
+ * where later steps read them from memory. */
 #define PICK_CLEAN 2
 #define PICK_MAX 8
 static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, const exec_node *n, const float *in0,
@@ -850,7 +845,7 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
             if (nclean[i] >= PICK_CLEAN)
                 continue;
             double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_PROCESS_CPUTIME_ID);
-            exec_status s = conv_run(k, kind, q, cand[i], n, in0, in1, out);
+            exec_status s = conv_run(k, kind, q, cand[i], NULL, in0, in1, out);
             if (s)
                 return s;
             double w = seconds(CLOCK_MONOTONIC) - w0, c = seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
@@ -867,8 +862,6 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
         if (best[i] < best[win])
             win = i;
     choice_put(kind, q, k->nthreads, cand[win]);
-    if (n && kind == CONV_FWD && cand[win] != EXEC_CONV_WINOGRAD)
-        exec_kcache_drop(k, n);
     return EXEC_OK;
 }
 
