@@ -393,7 +393,10 @@ static void test_conv_winograd_cache(void **state)
  * channels in vectors of 8; AVX-512: up to 64 channels in vectors of 16):
  * every block width (1 to 4 vectors) with a partial last vector, pixel
  * blocks that cross output rows, padding, strides, batch 1, and a filter
- * gradient too large to run over the whole batch at once */
+ * gradient too large to run over the whole batch at once; and the
+ * pixel-vector blocks (AVX2: 2 vectors of 8 pixels x 6 channels; AVX-512:
+ * 3 of 16 x 8) with partial channel blocks, rows that end inside a vector,
+ * every count of vectors a block */
 static void test_conv_direct_simd(void **state)
 {
     (void)state;
@@ -413,6 +416,14 @@ static void test_conv_direct_simd(void **state)
         { 1, 6, 15, 15, 20, 4, 4, 2, 2, 1, 1 },  /* stride 2, padding 1, batch 1 */
         { 2, 4, 14, 13, 10, 4, 6, 2, 3, 2, 3 },  /* 6 phases merged, padding a multiple of the stride */
         { 2, 2, 15, 15, 3, 4, 4, 2, 3, 1, 2 },   /* different strides across and down */
+        /* pixel-vector blocks (stride 1 across, rows of 8 or 16 pixels or
+         * more, few channels or few taps); their input gradients too */
+        { 2, 3, 20, 19, 13, 3, 3, 1, 1, 1,
+          1 }, /* rows of 19: the last vector overlaps; 13 channels: 8 + 5, 6 + 6 + 1 */
+        { 1, 5, 17, 35, 32, 3, 3, 1, 1, 0, 0 },  /* batch 1, three vectors a row, 45 vectors in blocks of 3 or 2 */
+        { 3, 4, 30, 24, 20, 3, 5, 2, 1, 1, 2 },  /* stride 2 down, 1 across */
+        { 2, 2, 18, 18, 40, 3, 3, 1, 1, 1, 1 },  /* many channels but 18 taps */
+        { 2, 32, 64, 64, 16, 3, 3, 1, 1, 1, 1 }, /* VGG small conv1_2-like: rows in chunks */
     };
     check_conv_by_sets(cases, sizeof cases / sizeof cases[0], EXEC_SIMD_AVX2, 1u << 1);
     exec_simd_set(EXEC_SIMD_AUTO);

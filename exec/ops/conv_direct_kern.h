@@ -5,6 +5,7 @@
  *   DK(name)       the name with the set's suffix
  *   DK_L           floats a vector
  *   DK_NB          vectors of output channels a block holds at most
+ *   DK_PV, DK_PR   the pixel-vector block: vectors of pixels, channels
  *   DK_FN          the function attributes (the target of the set)
  *   dk_v           the vector type
  *   DK_LD(p), DK_ST(p, v)   unaligned load and store
@@ -12,11 +13,15 @@
  *   DK_FMA(a, b, c)         a * b + c
  *   DK_ZERO()      a vector of zeros
  * (the end of this file undefines them, ready for the next set)
- * and, from conv_direct.c, UR (positions a block), dk_args and fk_args.
+ * and, from conv_direct.c, UR (positions a block), dk_args, fk_args and
+ * pk_args.
  * A block is nb <= DK_NB vectors of channels x ut <= UR positions (output
  * pixels for the forward, filter taps for the filter gradient): nb * ut
- * sums in registers, nb vector loads and ut broadcasts a step. Internal to
- * exec/ops. */
+ * sums in registers, nb vector loads and ut broadcasts a step. The
+ * forward's other block turns this around for layers with few channels:
+ * nv <= DK_PV vectors of DK_L consecutive output pixels x DK_PR output
+ * channels, nv vector loads of the image and DK_PR broadcast filter floats
+ * a step, its sums stored straight into y's rows. Internal to exec/ops. */
 
 #define DK_INLINE DK_FN static inline __attribute__((always_inline))
 
@@ -107,10 +112,55 @@ DK_INLINE void DK(fk_body)(const fk_args *a, const int nb, const int ut)
     DK(rb_store)(&b, a->acc, nb, ut);
 }
 
+/* The pixel-vector forward's block: nv vectors of DK_L consecutive output
+ * pixels (each inside one output row; stride 1 across) x DK_PR output
+ * channels, over every (c, kh, kw) of the filter; the sums of the first
+ * a->live channels stored to y. */
+DK_INLINE void DK(pk_body)(const pk_args *a, const int nv)
+{
+    dk_v s[DK_PV][DK_PR];
+    int64_t o[DK_PV];
+#pragma GCC unroll 4
+    for (int v = 0; v < DK_PV; v++) {
+        o[v] = v < nv ? a->xoff[v] : 0;
+#pragma GCC unroll 8
+        for (int r = 0; r < DK_PR; r++)
+            s[v][r] = DK_ZERO();
+    }
+    const float *wp = a->wp;
+    for (int64_t c = 0; c < a->c; c++)
+        for (int64_t kh = 0; kh < a->kh; kh++) {
+            const float *xr = a->x + c * a->hw + kh * a->wd;
+            for (int64_t kw = 0; kw < a->kw; kw++, xr++, wp += DK_PR) {
+                dk_v x[DK_PV];
+#pragma GCC unroll 4
+                for (int v = 0; v < DK_PV; v++)
+                    x[v] = v < nv ? DK_LD(xr + o[v]) : DK_ZERO();
+#pragma GCC unroll 8
+                for (int r = 0; r < DK_PR; r++) {
+                    dk_v w = DK_BC(wp + r);
+#pragma GCC unroll 4
+                    for (int v = 0; v < DK_PV; v++)
+                        if (v < nv)
+                            s[v][r] = DK_FMA(x[v], w, s[v][r]);
+                }
+            }
+        }
+#pragma GCC unroll 8
+    for (int r = 0; r < DK_PR; r++)
+        if (r < a->live)
+#pragma GCC unroll 4
+            for (int v = 0; v < DK_PV; v++)
+                if (v < nv)
+                    DK_ST(a->y + r * a->P + a->yoff[v], s[v][r]);
+}
+
 #undef DK_INLINE
 #undef DK
 #undef DK_L
 #undef DK_NB
+#undef DK_PV
+#undef DK_PR
 #undef DK_FN
 #undef dk_v
 #undef DK_LD

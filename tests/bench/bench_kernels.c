@@ -225,7 +225,7 @@ typedef struct layer {
 
 int main(int argc, char **argv)
 {
-    int threads = 2, strict = 0;
+    int threads = 2, strict = 0, avx2 = 0;
     int64_t batch = 8;
     const char *only = "";
     for (int i = 1; i < argc; i++) {
@@ -241,9 +241,12 @@ int main(int argc, char **argv)
             strict = 1;
         else if (!strcmp(argv[i], "--cpu"))
             g_clock = CLOCK_PROCESS_CPUTIME_ID;
+        else if (!strcmp(argv[i], "--avx2"))
+            avx2 = 1;
         else {
-            fprintf(stderr,
-                    "usage: bench_kernels [--threads N] [--batch B] [--seconds S] [--only TEXT] [--cpu] [--strict]\n");
+            fprintf(
+                stderr,
+                "usage: bench_kernels [--threads N] [--batch B] [--seconds S] [--only TEXT] [--cpu] [--avx2] [--strict]\n");
             return 2;
         }
     }
@@ -252,6 +255,10 @@ int main(int argc, char **argv)
         return 2;
     }
     exec_threads_set(threads);
+    if (avx2 && exec_simd_set(EXEC_SIMD_AVX2) != EXEC_SIMD_AVX2) {
+        fprintf(stderr, "bench_kernels: --avx2: this CPU lacks AVX2\n");
+        return 2;
+    }
     printf("bench_kernels: %d thread%s, batch %lld, %s\nBLAS: %s\n\n", exec_threads_get(),
            exec_threads_get() == 1 ? "" : "s", (long long)batch, exec_cpu_model(), exec_blas_config());
 
