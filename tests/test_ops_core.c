@@ -291,6 +291,51 @@ static void test_bias_add_and_grad(void **state)
     exec_graph_destroy(g);
 }
 
+/* Tile on one thread and split over two (rows cut mid-way through the
+ * outer dims), against the index formula: memnet's [32,50,1,20] x
+ * [1,1,6,1] and multiples on every dim of a 4-D tensor */
+static void test_tile_paths(void **state)
+{
+    (void)state;
+    static const struct {
+        int nd;
+        int64_t shape[4], mult[4];
+    } cases[] = {
+        { 4, { 32, 50, 1, 20 }, { 1, 1, 6, 1 } },
+        { 4, { 3, 1, 4, 2 }, { 2, 5, 1, 3 } },
+        { 2, { 7, 3 }, { 1, 4 } },
+        { 3, { 1, 300, 9 }, { 129, 1, 1 } },
+    };
+    for (int threads = 1; threads <= 2; threads++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            exec_threads_set(threads);
+            exec_graph *g;
+            assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+            const int nd = cases[c].nd;
+            uint32_t x = exec_input(g, "x", EXEC_F32, nd, cases[c].shape);
+            uint32_t t = ex_tile(g, x, cases[c].mult);
+            assert_int_equal(exec_graph_plan(g), EXEC_OK);
+            const exec_tensor *xt = exec_tensor_get(g, x), *yt = exec_tensor_get(g, t);
+            fill(exec_dataf(g, x), xt->numel, 5);
+            run_fwd(g);
+            const float *X = exec_dataf(g, x), *Y = exec_dataf(g, t);
+            int64_t bad = 0;
+            for (int64_t e = 0; e < yt->numel; e++) {
+                int64_t rem = e, xoff = 0;
+                for (int i = nd - 1; i >= 0; i--) {
+                    xoff += rem % yt->shape[i] % xt->shape[i] * xt->strides[i];
+                    rem /= yt->shape[i];
+                }
+                bad += Y[e] != X[xoff];
+            }
+            printf("Tile case %zu, %d thread(s): %lld of %lld values wrong\n", c, threads, (long long)bad,
+                   (long long)yt->numel);
+            assert_int_equal(bad, 0);
+            exec_graph_destroy(g);
+        }
+    exec_threads_set(2); /* as main sets it */
+}
+
 static void test_sum_tile_reshape(void **state)
 {
     (void)state;
@@ -407,6 +452,7 @@ int main(void)
         cmocka_unit_test(test_batch_matmul_rank4),
         cmocka_unit_test(test_bias_add_and_grad),
         cmocka_unit_test(test_sum_tile_reshape),
+        cmocka_unit_test(test_tile_paths),
         cmocka_unit_test(test_sum_middle_axes),
         cmocka_unit_test(test_sparse_xent),
     };

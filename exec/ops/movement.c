@@ -1,6 +1,8 @@
 /* movement.c -- data movement: Reshape, Tile. */
 #include "../internal.h"
 
+#include <omp.h>
+
 #define RESHAPE_PAR_BYTES (256 * 1024) /* copies below this stay on one thread */
 
 /* ---- Reshape: attrs = the new dims (one may be -1) --------------------- */
@@ -81,27 +83,53 @@ exec_status op_shape_Tile(const exec_graph *g, const exec_node *n, exec_shape *o
     return EXEC_OK;
 }
 
+/* Rows [r0, r1) of y (its last dim): each the matching row of x, repeated.
+ * The rows' indices advance as an odometer over y's outer dims, x's index
+ * beside it wrapping at x's extent: no division past the first row (a
+ * division per element made memnet's [32,50,1,20] x [1,1,6,1] run at 3.5
+ * GB/s). */
+static void tile_rows(const exec_tensor *x, const exec_tensor *y, int64_t r0, int64_t r1)
+{
+    const int nd = x->ndim;
+    const int64_t inner = y->shape[nd - 1], xin = x->shape[nd - 1];
+    const uint32_t *X = x->data;
+    uint32_t *Y = y->data;
+    int64_t yi[EXEC_MAX_DIMS] = { 0 }, xi[EXEC_MAX_DIMS] = { 0 }, xoff = 0;
+    for (int64_t rem = r0, i = nd - 2; i >= 0; i--) {
+        yi[i] = rem % y->shape[i], rem /= y->shape[i];
+        xi[i] = yi[i] % x->shape[i];
+        xoff += xi[i] * x->strides[i];
+    }
+    for (int64_t r = r0; r < r1; r++) {
+        uint32_t *restrict yr = Y + r * inner;
+        const uint32_t *restrict xr = X + xoff;
+        for (int64_t q = 0; q < inner; q += xin)
+            for (int64_t j = 0; j < xin; j++)
+                yr[q + j] = xr[j];
+        for (int i = nd - 2; i >= 0; i--) { /* the next row */
+            xoff -= xi[i] * x->strides[i];
+            xi[i] = xi[i] + 1 == x->shape[i] ? 0 : xi[i] + 1;
+            xoff += xi[i] * x->strides[i];
+            if (++yi[i] < y->shape[i])
+                break;
+            yi[i] = 0;
+        }
+    }
+}
+
 exec_status op_fwd_Tile(exec_kctx *k, const exec_node *n)
 {
     const exec_tensor *x = exec_in(k, n, 0), *y = exec_out(k, n, 0);
-    const uint32_t *X = x->data;
-    uint32_t *Y = y->data;
-    int nd = x->ndim;
-    int64_t inner = y->shape[nd - 1], xin = x->shape[nd - 1];
-    int64_t rows = y->numel / inner;
-#pragma omp parallel for num_threads(k->nthreads) if (y->numel > 65536)
-    for (int64_t r = 0; r < rows; r++) {
-        /* the input row for output row r */
-        int64_t rem = r, xoff = 0;
-        for (int i = nd - 2; i >= 0; i--) {
-            int64_t yi = rem % y->shape[i];
-            rem /= y->shape[i];
-            xoff += (yi % x->shape[i]) * x->strides[i];
-        }
-        uint32_t *yr = Y + r * inner;
-        const uint32_t *xr = X + xoff;
-        for (int64_t i = 0; i < inner; i++)
-            yr[i] = xr[i % xin];
+    const int64_t rows = y->numel / y->shape[y->ndim - 1];
+    const int nt = y->numel >= exec_par_min(EXEC_WORK_STREAM) && k->nthreads > 1 && rows > 1 ? k->nthreads : 1;
+    if (nt == 1) {
+        tile_rows(x, y, 0, rows);
+        return EXEC_OK;
+    }
+#pragma omp parallel num_threads(nt)
+    {
+        const int t = omp_get_thread_num(), m = omp_get_num_threads();
+        tile_rows(x, y, rows * t / m, rows * (t + 1) / m);
     }
     return EXEC_OK;
 }
