@@ -215,10 +215,7 @@ static int64_t pad_floats(const conv_geom *q) { return padded(q) ? q->c * padded
 static int64_t oc_rounded(const conv_geom *q, const dkern *d) { return (q->oc + d->l - 1) / d->l * d->l; }
 static int64_t ob_of(const dkern *d) { return d->l * d->nb; }
 /* the width of the block from channel b0 (the last may be narrower) */
-static int64_t block_width(int64_t ocr, int64_t b0, const dkern *d)
-{
-    return ocr - b0 < ob_of(d) ? ocr - b0 : ob_of(d);
-}
+static int64_t block_width(int64_t ocr, int64_t b0, int64_t ob) { return ocr - b0 < ob ? ocr - b0 : ob; }
 
 /* the packed filter's floats at any level this CPU has: OC rounded up to
  * whole blocks of channel vectors or of pixel blocks' channels */
@@ -260,7 +257,7 @@ static void pack_filter(const conv_geom *q, int64_t ob, int64_t ocr, const fview
     const int64_t K = conv_k(q);
     const float *restrict w = f->w;
     for (int64_t o = oc0; o < oc1; o++) {
-        int64_t b0 = o / ob * ob, width = ocr - b0 < ob ? ocr - b0 : ob, l = o - b0;
+        int64_t b0 = o / ob * ob, width = block_width(ocr, b0, ob), l = o - b0;
         float *restrict d = wp + b0 * K + l;
         if (o >= q->oc) {
             for (int64_t k = 0; k < K; k++)
@@ -292,7 +289,7 @@ static void run_block(const conv_geom *q, const dkern *dk, const float *xi, cons
                       float *restrict yi, int64_t p_lo, int64_t p_hi)
 {
     const int64_t K = conv_k(q), P = conv_p(q), Wp = padded_w(q), ocr = oc_rounded(q, dk), ob = ob_of(dk);
-    const int64_t width = block_width(ocr, oc0, dk), live = q->oc - oc0 < width ? q->oc - oc0 : width;
+    const int64_t width = block_width(ocr, oc0, ob), live = q->oc - oc0 < width ? q->oc - oc0 : width;
     float out[UR * NB_MAX * 16];
     int64_t off[UR];
     dk_args a = { .x = xi,
@@ -627,7 +624,7 @@ void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy,
             for (int64_t r0 = 0, r1; r0 < q->oh; r0 = r1) {
                 r1 = r0 + rows < q->oh ? r0 + rows : q->oh;
                 for (int64_t it = lo; it < hi; it++) {
-                    int64_t b = it / ntap, t0 = it % ntap * UR, width = block_width(ocr, b * ob, dk);
+                    int64_t b = it / ntap, t0 = it % ntap * UR, width = block_width(ocr, b * ob, ob);
                     int ut = K - t0 < UR ? (int)(K - t0) : UR;
                     fk_args a = { .x = xs + i * ximg,
                                   .off = toff + t0,

@@ -469,7 +469,7 @@ void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, f
     {
         int tid = omp_get_thread_num();
 #pragma omp single
-        used = omp_get_num_threads();
+        used = t.shared ? 1 : omp_get_num_threads(); /* the sets of sums filter_out adds */
         float *X = scratch + tid * per, *D = X + WT * C * t.tc, *rows = D + WT * OC * t.tc, *zero = rows + 12 * WR,
               *ws = zero + t.zw, *acc = X + tf;
         memset(rows, 0, (size_t)(12 * WR + t.zw) * sizeof *rows);
@@ -490,8 +490,6 @@ void conv_wino_bwd_filter(const conv_geom *q, const float *x, const float *dy, f
                     exec_gemm1(ws, 0, 1, OC, C, jn, D0 + xi * OC * t.tc, t.tc, X0 + xi * C * t.tc, t.tc,
                                ch ? 1.0f : 0.0f, S0 + xi * OC * C, C);
             }
-#pragma omp single
-            used = 1;
         }
 #pragma omp for schedule(static)
         for (int64_t ch = 0; ch < (t.shared ? 0 : t.chunks); ch++) {

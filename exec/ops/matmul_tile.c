@@ -349,7 +349,7 @@ static bool gemm_tiled(exec_kctx *k, float *ws, int nthreads, int ta, int tb, in
     /* b read in place in whole blocks needs no panel: no scratch (a call
      * per image inside a parallel region would otherwise allocate each
      * time) */
-    const bool panels = tr || tb || N % bw != 0;
+    const bool panels = tb || N % bw != 0;
     float *scratch = !panels ? NULL : ws ? ws : k ? exec_kscratch(k, bytes) : exec_malloc_aligned(bytes);
     if (panels && !scratch)
         return false; /* sgemm needs no scratch */
@@ -370,14 +370,21 @@ bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, i
     return gemm_tiled(k, NULL, k->nthreads, ta, tb, M, N, K, a, ta ? M : K, b, tb ? K : N, 0.0f, c, N);
 }
 
+/* the tiles, else sgemm (OpenBLAS's OpenMP build threads by the calling
+ * thread's OpenMP count: one inside a parallel region) */
+static void gemm_any(exec_kctx *k, float *ws, int nthreads, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                     const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+{
+    if (gemm_tiled(k, ws, nthreads, ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc))
+        return;
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
+                1.0f, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+}
+
 void exec_gemm(exec_kctx *k, int nthreads, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *a, int64_t lda,
                const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
-    if (gemm_tiled(k, NULL, nthreads, ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc))
-        return;
-    /* OpenBLAS's OpenMP build threads by the calling thread's OpenMP count */
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
-                1.0f, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+    gemm_any(k, NULL, nthreads, ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc);
 }
 
 /* the widest set's block of columns (AVX-512: 2 x 16), which bounds every set's */
@@ -392,8 +399,5 @@ int64_t exec_gemm1_scratch(int tb, int64_t M, int64_t K)
 void exec_gemm1(float *ws, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *a, int64_t lda, const float *b,
                 int64_t ldb, float beta, float *c, int64_t ldc)
 {
-    if (gemm_tiled(NULL, ws, 1, ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc))
-        return;
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
-                1.0f, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+    gemm_any(NULL, ws, 1, ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc);
 }

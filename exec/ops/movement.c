@@ -85,8 +85,8 @@ exec_status op_shape_Tile(const exec_graph *g, const exec_node *n, exec_shape *o
 
 /* Rows [r0, r1) of y (its last dim): each the matching row of x, repeated.
  * The rows' indices advance as an odometer over y's outer dims, x's index
- * beside it wrapping at x's extent: no division past the first row (a
- * division per element made memnet's [32,50,1,20] x [1,1,6,1] run at 3.5
+ * beside it wrapping at x's extent: no division past the first row (with
+ * a division per element, memnet's [32,50,1,20] x [1,1,6,1] ran at 3.5
  * GB/s). */
 static void tile_rows(const exec_tensor *x, const exec_tensor *y, int64_t r0, int64_t r1)
 {

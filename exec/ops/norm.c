@@ -33,7 +33,6 @@ static int64_t par_min(void)
     int64_t m = exec_par_min(EXEC_WORK_STREAM);
     return m < 16384 ? m : 16384;
 }
-#define PAR_MIN par_min()
 
 /* outer = N, c = C, inner = product of the dims after the channel axis */
 static void nci(const exec_tensor *x, int64_t *outer, int64_t *c, int64_t *inner)
@@ -146,7 +145,7 @@ exec_status op_fwd_LRN(exec_kctx *k, const exec_node *n)
     const float *X = xt->data;
     float *Y = exec_outf(k, n, 0);
     /* y's plane holds the normalizer first, then the result */
-#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > PAR_MIN) schedule(static)
+#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > par_min()) schedule(static)
     for (int64_t nc = 0; nc < N * C; nc++) {
         int64_t i = nc / C, c = nc % C;
         const float *x = X + i * C * inner;
@@ -194,7 +193,7 @@ exec_status op_fwd_LRNGrad(exec_kctx *k, const exec_node *n)
     if (!T)
         return exec_fail(EXEC_ERR_NOMEM, "LRNGrad: no memory for %lld elements of scratch", (long long)xt->numel);
     const float k2ab = 2.0f * p.alpha * p.beta;
-#pragma omp parallel num_threads(k->nthreads) if (xt->numel > PAR_MIN)
+#pragma omp parallel num_threads(k->nthreads) if (xt->numel > par_min())
     {
 #pragma omp for schedule(static)
         for (int64_t nc = 0; nc < N * C; nc++) {
@@ -321,7 +320,7 @@ static exec_status bn_infer(exec_kctx *k, const exec_node *n, int64_t N, int64_t
         for (int64_t c = 0; c < C; c++)
             for (int64_t e = 0; e < inner; e++)
                 PA[c * inner + e] = A[c], PB[c * inner + e] = B[c];
-#pragma omp parallel num_threads(k->nthreads) if (total > PAR_MIN && k->nthreads > 1)
+#pragma omp parallel num_threads(k->nthreads) if (total > par_min() && k->nthreads > 1)
         {
             const int t = omp_get_thread_num(), nt = omp_get_num_threads();
             const int64_t lo = total * t / nt, hi = total * (t + 1) / nt;
@@ -338,7 +337,7 @@ static exec_status bn_infer(exec_kctx *k, const exec_node *n, int64_t N, int64_t
         return EXEC_OK;
     }
     const int64_t rows = N * C;
-#pragma omp parallel num_threads(k->nthreads) if (total > PAR_MIN && k->nthreads > 1 && rows > 1)
+#pragma omp parallel num_threads(k->nthreads) if (total > par_min() && k->nthreads > 1 && rows > 1)
     {
         const int t = omp_get_thread_num(), nt = omp_get_num_threads();
         const int64_t r0 = rows * t / nt, r1 = rows * (t + 1) / nt;
@@ -369,7 +368,7 @@ exec_status op_fwd_FusedBatchNorm(exec_kctx *k, const exec_node *n)
     if (inner < BN_ROW) {
         /* blocks of cb channels; y = x * A + B with A, B per value */
         const int64_t cb = (BN_ROW + inner - 1) / inner, nb = (C + cb - 1) / cb, CI = C * inner;
-#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > PAR_MIN && nb > 1) schedule(static)
+#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > par_min() && nb > 1) schedule(static)
         for (int64_t bi = 0; bi < nb; bi++) {
             const int64_t c0 = bi * cb, c1 = c0 + cb < C ? c0 + cb : C, L = (c1 - c0) * inner, j0 = c0 * inner;
             float A[2 * BN_ROW], B[2 * BN_ROW];
@@ -409,7 +408,7 @@ exec_status op_fwd_FusedBatchNorm(exec_kctx *k, const exec_node *n)
         }
         return EXEC_OK;
     }
-#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > PAR_MIN && C > 1) schedule(static)
+#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > par_min() && C > 1) schedule(static)
     for (int64_t c = 0; c < C; c++) {
         float mean, var;
         const float k0 = X[c * inner];
@@ -497,7 +496,7 @@ exec_status op_fwd_FusedBatchNormGrad(exec_kctx *k, const exec_node *n)
     const int64_t M = N * inner;
     if (inner < BN_ROW) { /* blocks of channels, as the forward's */
         const int64_t cb = (BN_ROW + inner - 1) / inner, nb = (C + cb - 1) / cb, CI = C * inner;
-#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > PAR_MIN && nb > 1) schedule(static)
+#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > par_min() && nb > 1) schedule(static)
         for (int64_t bi = 0; bi < nb; bi++) {
             const int64_t c0 = bi * cb, c1 = c0 + cb < C ? c0 + cb : C, L = (c1 - c0) * inner, j0 = c0 * inner;
             float MU[2 * BN_ROW], SA[2 * BN_ROW], SB[2 * BN_ROW];
@@ -538,7 +537,7 @@ exec_status op_fwd_FusedBatchNormGrad(exec_kctx *k, const exec_node *n)
         }
         return EXEC_OK;
     }
-#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > PAR_MIN && C > 1) schedule(static)
+#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > par_min() && C > 1) schedule(static)
     for (int64_t c = 0; c < C; c++) {
         const float mu = mean[c], is = inv[c];
         double sdy = 0, sdyx = 0;
@@ -607,7 +606,7 @@ exec_status op_fwd_LayerNorm(exec_kctx *k, const exec_node *n)
     const float eps = exec_attr_getf(n->attrs[0]), invd = 1.0f / (float)D;
     const float *X = xt->data, *restrict gamma = exec_inf(k, n, 1), *restrict beta = exec_inf(k, n, 2);
     float *Y = exec_outf(k, n, 0), *mean = exec_outf(k, n, 1), *inv = exec_outf(k, n, 2);
-#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > PAR_MIN && R > 1) schedule(static)
+#pragma omp parallel for num_threads(k->nthreads) if (xt->numel > par_min() && R > 1) schedule(static)
     for (int64_t r = 0; r < R; r++) {
         const float *restrict x = X + r * D;
         float *restrict y = Y + r * D;
@@ -676,7 +675,7 @@ exec_status op_fwd_LayerNormGrad(exec_kctx *k, const exec_node *n)
     const float *DY = exec_inf(k, n, 0), *X = xt->data, *restrict gamma = exec_inf(k, n, 2), *mean = exec_inf(k, n, 3),
                 *inv = exec_inf(k, n, 4);
     float *DX = exec_outf(k, n, 0), *dgamma = exec_outf(k, n, 1), *dbeta = exec_outf(k, n, 2);
-    const bool par = xt->numel > PAR_MIN;
+    const bool par = xt->numel > par_min();
 #pragma omp parallel for num_threads(k->nthreads) if (par && R > 1) schedule(static)
     for (int64_t r = 0; r < R; r++) {
         const float *restrict dy = DY + r * D, *restrict x = X + r * D;
