@@ -166,6 +166,7 @@ static float env_step(deepq *d, int i, int action)
             model_breakout_render(b, prev);
     }
     model_breakout_render(b, frame);
+#pragma omp simd
     for (int j = 0; j < FRAME; j++)
         frame[j] = frame[j] > prev[j] ? frame[j] : prev[j];
     return (float)reward;
@@ -183,11 +184,16 @@ static void hist_push(deepq *d, int i, const uint8_t *frame, bool first)
     }
 }
 
-static void hist_to_float(const uint8_t *h, float *dst)
+/* dst[0 .. n) = src / 255: pixels to the network's floats (explicitly a
+ * vector loop: -O2 left it scalar, 0.2 ms of an inference step's 2.9) */
+static void pixels_to_float(float *restrict dst, const uint8_t *restrict src, int n)
 {
-    for (int j = 0; j < HIST * FRAME; j++)
-        dst[j] = (float)h[j] * (1.0f / 255.0f);
+#pragma omp simd
+    for (int j = 0; j < n; j++)
+        dst[j] = (float)src[j] * (1.0f / 255.0f);
 }
+
+static void hist_to_float(const uint8_t *h, float *dst) { pixels_to_float(dst, h, HIST * FRAME); }
 
 static void game_reset(deepq *d, int i, uint64_t seed)
 {
@@ -218,8 +224,7 @@ static void replay_state(const deepq *d, int64_t j, float *dst)
     int64_t cur = j, lo = oldest(d);
     for (int k = HIST - 1; k >= 0; k--) {
         const uint8_t *f = d->rframes + (cur % d->cap) * FRAME;
-        for (int p = 0; p < FRAME; p++)
-            dst[k * FRAME + p] = (float)f[p] * (1.0f / 255.0f);
+        pixels_to_float(dst + k * FRAME, f, FRAME);
         if (!d->rfirst[cur % d->cap] && cur > lo)
             cur--;
     }
