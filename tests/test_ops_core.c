@@ -145,7 +145,10 @@ static void check_gemm(int threads, int ta, int tb, int M, int N, int K, float b
 
 /* MatMul's register tiles (forced on, each vector set the CPU has, one and
  * two threads): partial row blocks (M not a multiple of 6 or 8), partial
- * column blocks (N not a multiple of 16 or 32, N below one block), K of 1,
+ * column blocks (N not a multiple of 16, 32 or 48, N below one block),
+ * AVX-512's blocks of 3 vectors and of 2 (N or, transposed, M of 64, 96,
+ * 144, 160: all two-vector blocks, all three-vector, three with a last
+ * block of two read in place), K of 1,
  * a and b each plain and transposed (a^T the panel up to 256 rows of a, b
  * packed past them), batch-1 rows, K past one slice (the sums carried from
  * slice to slice), rows past one pass of 256 */
@@ -154,7 +157,8 @@ static void test_matmul_tiles(void **state)
     (void)state;
     static const int shapes[][3] = { { 9, 33, 17 },  { 13, 1, 7 },    { 32, 512, 256 }, { 33, 100, 65 },
                                      { 1, 47, 129 }, { 64, 31, 1 },   { 17, 20, 500 },  { 7, 65, 3 },
-                                     { 50, 96, 40 }, { 128, 20, 31 }, { 9, 40, 1100 },  { 300, 37, 20 } };
+                                     { 50, 96, 40 }, { 128, 20, 31 }, { 9, 40, 1100 },  { 300, 37, 20 },
+                                     { 16, 64, 70 }, { 48, 160, 96 }, { 64, 144, 80 },  { 96, 64, 100 } };
     const exec_simd sets[] = { EXEC_SIMD_AVX2, EXEC_SIMD_AVX512 };
     for (size_t v = 0; v < sizeof sets / sizeof sets[0]; v++) {
         if (sets[v] > exec_simd_best())

@@ -4,12 +4,13 @@
  * against a weight matrix).
  *
  * a is read in place, plain or transposed (a [K,M]: a weight gradient's
- * activations). Each tile is MR rows by two vectors of columns, its sums held in
- * registers over a slice of K (TILE_KC), the rows taken TILE_MC at a time: per k, two loads of b's row and MR
- * broadcasts of a feed 2 MR fused multiply-adds. b is read in place (b
- * [K,N]: a panel of the tile's columns, row after row) or, at a partial
- * last block or transposed under many rows of a, copied once per column
- * block into a [K, 2 vectors] panel of the thread's scratch. Threads split
+ * activations). Each tile is MR rows by NV vectors of columns, its sums
+ * held in registers over a slice of K (TILE_KC), the rows taken TILE_MC at
+ * a time: per k, NV loads of b's row and MR broadcasts of a feed NV MR
+ * fused multiply-adds. b is read in place (b [K,N]: a panel of the tile's
+ * columns, row after row) or, at a partial last block or transposed under
+ * many rows of a, copied once per column block into a [K, NV vectors]
+ * panel of the thread's scratch. Threads split
  * the column blocks, or the row blocks when there are fewer column blocks
  * than threads. b transposed under at most TILE_TR_MAX_M rows of a (an
  * output projection [V, U] of a batch): c^T = b a^T instead, b's rows as
@@ -17,8 +18,10 @@
  * transposed.
  *
  * One set per instruction set, chosen from the CPU's features at run time:
- * AVX-512 (16 floats a vector, 8 rows: 16 of its 32 registers hold sums),
- * AVX2 (8 floats, 6 rows: 12 of 16). Whether the tiles beat the BLAS's
+ * AVX-512 (16 floats a vector, 8 rows x 3 vectors: 24 of its 32 registers
+ * hold sums, and 8 x 2 for a block of two vectors: 3 measured 12-15%
+ * faster than 2 on DQN's fc4, 32 x 512 x 3136, one thread), AVX2 (8
+ * floats, 6 rows x 2 vectors: 12 of 16). Whether the tiles beat the BLAS's
  * sgemm is measured once per process (matmul_tile_init): the same product
  * both ways on one thread; the tiles are used only where they were faster
  * (an OpenBLAS whose kernels know the CPU, or a CPU whose vectors the
@@ -38,64 +41,66 @@
  * stays in L2 while every column panel passes over it) */
 enum { TILE_KC = 512, TILE_MC = 256, TILE_TR_MAX_M = 256 };
 
+/* the widest set's block of columns (AVX-512: 3 x 16), which bounds every set's */
+enum { WS_BW = 48 };
+
 typedef void (*tile_fn)(float *restrict c, const float *restrict a, const float *restrict p, int64_t mr, int64_t K,
                         int64_t ai, int64_t aq, int64_t ldp, int64_t rs, int64_t cs, int64_t w, int acc);
 
-/* One tile: c[mr, w] = a[mr, K] p[K, 0:w] (acc: c +=), mr <= MR, w <= 2 VW
+/* One tile: c[mr, w] = a[mr, K] p[K, 0:w] (acc: c +=), mr <= MR, w <= NV VW
  * (columns past w are computed from p's padding and not stored); c's
- * element (i, l) at c[i rs + l cs]. */
-#define TILE_DEFINE(SUF, TARGET, VW, MR)                                                                        \
-    typedef float vec_##SUF __attribute__((vector_size((VW) * sizeof(float))));                                 \
-    __attribute__((target(TARGET))) static void tile_##SUF(                                                     \
-        float *restrict c, const float *restrict a, const float *restrict p, int64_t mr, int64_t K, int64_t ai, \
-        int64_t aq, int64_t ldp, int64_t rs, int64_t cs, int64_t w, int acc)                                    \
+ * element (i, l) at c[i rs + l cs]. NV vectors of columns: per k, NV loads
+ * of p's row and MR broadcasts of a feed NV MR fused multiply-adds. */
+#define TILE_DEFINE(NAME, VEC, TARGET, VW, MR, NV)                                                              \
+    __attribute__((target(TARGET))) static void NAME(float *restrict c, const float *restrict a,               \
+                                                     const float *restrict p, int64_t mr, int64_t K, int64_t ai, \
+                                                     int64_t aq, int64_t ldp, int64_t rs, int64_t cs, int64_t w, \
+                                                     int acc)                                                    \
     {                                                                                                           \
-        vec_##SUF s0[MR], s1[MR];                                                                               \
-        for (int i = 0; i < (MR); i++)                                                                          \
-            s0[i] = s1[i] = (vec_##SUF){ 0 };                                                                   \
+        VEC s[NV][MR];                                                                                          \
+        _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++)                                                  \
+            _Pragma("GCC unroll 8") for (int i = 0; i < (MR); i++) s[v][i] = (VEC){ 0 };                        \
         if (mr == (MR)) {                                                                                       \
             for (int64_t q = 0; q < K; q++) {                                                                   \
-                vec_##SUF b0, b1;                                                                               \
-                memcpy(&b0, p + q * ldp, sizeof b0);                                                            \
-                memcpy(&b1, p + q * ldp + (VW), sizeof b1);                                                     \
+                VEC b[NV];                                                                                      \
+                _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++)                                          \
+                    memcpy(&b[v], p + q * ldp + v * (VW), sizeof b[v]);                                         \
                 _Pragma("GCC unroll 8") for (int i = 0; i < (MR); i++)                                          \
                 {                                                                                               \
                     float x = a[i * ai + q * aq];                                                               \
-                    s0[i] += x * b0;                                                                            \
-                    s1[i] += x * b1;                                                                            \
+                    _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++) s[v][i] += x * b[v];                 \
                 }                                                                                               \
             }                                                                                                   \
         } else {                                                                                                \
             for (int64_t q = 0; q < K; q++) {                                                                   \
-                vec_##SUF b0, b1;                                                                               \
-                memcpy(&b0, p + q * ldp, sizeof b0);                                                            \
-                memcpy(&b1, p + q * ldp + (VW), sizeof b1);                                                     \
+                VEC b[NV];                                                                                      \
+                _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++)                                          \
+                    memcpy(&b[v], p + q * ldp + v * (VW), sizeof b[v]);                                         \
                 for (int i = 0; i < mr; i++) {                                                                  \
                     float x = a[i * ai + q * aq];                                                               \
-                    s0[i] += x * b0;                                                                            \
-                    s1[i] += x * b1;                                                                            \
+                    _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++) s[v][i] += x * b[v];                 \
                 }                                                                                               \
             }                                                                                                   \
         }                                                                                                       \
-        if (w == 2 * (VW) && cs == 1) { /* whole vectors, in place */                                           \
+        if (w == (NV) * (VW) && cs == 1) { /* whole vectors, in place */                                        \
             for (int i = 0; i < mr; i++) {                                                                      \
-                vec_##SUF c0, c1;                                                                               \
                 float *ci = c + i * rs;                                                                         \
-                if (acc) {                                                                                      \
-                    memcpy(&c0, ci, sizeof c0);                                                                 \
-                    memcpy(&c1, ci + (VW), sizeof c1);                                                          \
-                    s0[i] += c0;                                                                                \
-                    s1[i] += c1;                                                                                \
+                _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++)                                          \
+                {                                                                                               \
+                    VEC cv;                                                                                     \
+                    if (acc) {                                                                                  \
+                        memcpy(&cv, ci + v * (VW), sizeof cv);                                                  \
+                        s[v][i] += cv;                                                                          \
+                    }                                                                                           \
+                    memcpy(ci + v * (VW), &s[v][i], sizeof cv);                                                 \
                 }                                                                                               \
-                memcpy(ci, &s0[i], sizeof s0[i]);                                                               \
-                memcpy(ci + (VW), &s1[i], sizeof s1[i]);                                                        \
             }                                                                                                   \
             return;                                                                                             \
         }                                                                                                       \
         for (int i = 0; i < mr; i++) {                                                                          \
-            float t[2 * (VW)], *ci = c + i * rs;                                                                \
-            memcpy(t, &s0[i], sizeof s0[i]);                                                                    \
-            memcpy(t + (VW), &s1[i], sizeof s1[i]);                                                             \
+            float t[(NV) * (VW)], *ci = c + i * rs;                                                             \
+            for (int v = 0; v < (NV); v++)                                                                      \
+                memcpy(t + v * (VW), &s[v][i], sizeof s[v][i]);                                                 \
             if (cs != 1)                                                                                        \
                 for (int64_t l = 0; l < w; l++)                                                                 \
                     ci[l * cs] = acc ? ci[l * cs] + t[l] : t[l];                                                \
@@ -108,14 +113,34 @@ typedef void (*tile_fn)(float *restrict c, const float *restrict a, const float 
     }
 
 #if defined(__x86_64__)
-TILE_DEFINE(avx512, "avx512f,avx2,fma", 16, 8)
-TILE_DEFINE(avx2, "avx2,fma", 8, 6)
+typedef float vec16 __attribute__((vector_size(16 * sizeof(float))));
+typedef float vec8 __attribute__((vector_size(8 * sizeof(float))));
+TILE_DEFINE(tile_avx512, vec16, "avx512f,avx2,fma", 16, 8, 3)
+TILE_DEFINE(tile_avx512_2, vec16, "avx512f,avx2,fma", 16, 8, 2)
+TILE_DEFINE(tile_avx2, vec8, "avx2,fma", 8, 6, 2)
 #endif
 
+/* A set: tiles of mr rows x nv vectors of vw columns (fn), and of 2
+ * vectors (fn2: a block of 2 vw columns or fewer, where nv > 2) */
 typedef struct tile_set {
-    tile_fn fn;
-    int vw, mr;
+    tile_fn fn, fn2;
+    int vw, mr, nv;
 } tile_set;
+
+/* the tile for a block of w columns */
+static tile_fn tile_for(const tile_set *s, int64_t w) { return w <= 2 * s->vw ? s->fn2 : s->fn; }
+
+/* The set's blocks for N columns: nv vectors where the last block is whole
+ * or exactly two vectors (read in place), or where two-vector blocks would
+ * also leave a partial one (a panel either way); two-vector blocks
+ * otherwise (N = 64 or 128 on AVX-512: in place, no panel) */
+static tile_set blocks_for(tile_set s, int64_t N)
+{
+    const int64_t bw = s.nv * s.vw, b2 = 2 * s.vw, r = N % bw;
+    if (s.nv > 2 && r != 0 && r != b2 && N % b2 == 0)
+        s.fn = s.fn2, s.nv = 2;
+    return s;
+}
 
 static struct {
     pthread_once_t once;
@@ -133,7 +158,7 @@ static _Atomic int g_force = -1; /* exec_matmul_tiles_force */
 static void tiled_part(const tile_set *s, int t, int n, float *c, int64_t ldc, const float *a, int64_t ai, int64_t aq,
                        const float *b, int64_t ldb, int64_t M, int64_t N, int64_t K, int tb, int beta, float *panel)
 {
-    const int64_t bw = 2 * s->vw, nb = (N + bw - 1) / bw, mb = (M + s->mr - 1) / s->mr;
+    const int64_t bw = s->nv * s->vw, nb = (N + bw - 1) / bw, mb = (M + s->mr - 1) / s->mr;
     const bool by_cols = nb >= 2 * n || mb < n;
     /* this thread's column blocks [j0, j1) and row blocks [i0, i1) */
     int64_t j0 = 0, j1 = nb, i0 = 0, i1 = mb;
@@ -154,21 +179,23 @@ static void tiled_part(const tile_set *s, int t, int n, float *c, int64_t ldc, c
             for (int64_t q = 0; w < bw && q < K; q++)
                 memset(panel + q * bw + w, 0, (size_t)(bw - w) * sizeof *panel);
             p = panel, ldp = bw;
-        } else if (w < bw) { /* the last, partial block: its columns zero-padded */
+        } else if (w < bw && w != 2 * s->vw) { /* the last, partial block: its columns zero-padded (two
+                                                  * whole vectors: read in place by fn2) */
             for (int64_t q = 0; q < K; q++) {
                 memcpy(panel + q * bw, b + q * ldb + col, (size_t)w * sizeof *panel);
                 memset(panel + q * bw + w, 0, (size_t)(bw - w) * sizeof *panel);
             }
             p = panel, ldp = bw;
         }
+        const tile_fn fn = tile_for(s, w);
         /* K in slices: a slice of the panel stays in the core's cache
          * while every row block passes over it */
         for (int64_t k0 = 0; k0 < K; k0 += TILE_KC) {
             const int64_t kl = K - k0 < TILE_KC ? K - k0 : TILE_KC;
             for (int64_t ib = i0; ib < i1; ib++) {
                 const int64_t row = ib * s->mr, mr = M - row < s->mr ? M - row : s->mr;
-                s->fn(c + row * ldc + col, a + row * ai + k0 * aq, p + k0 * ldp, mr, kl, ai, aq, ldp, ldc, 1, w,
-                      k0 > 0 || beta);
+                fn(c + row * ldc + col, a + row * ai + k0 * aq, p + k0 * ldp, mr, kl, ai, aq, ldp, ldc, 1, w,
+                   k0 > 0 || beta);
             }
         }
     }
@@ -188,7 +215,7 @@ static void tiled(const tile_set *s, int nt, float *c, int64_t ldc, const float 
     {
         const int t = omp_get_thread_num();
         tiled_part(s, t, omp_get_num_threads(), c, ldc, a, ai, aq, b, ldb, M, N, K, tb, beta,
-                   scratch ? scratch + (size_t)t * (size_t)K * (size_t)(2 * s->vw) : NULL);
+                   scratch ? scratch + (size_t)t * (size_t)K * (size_t)(s->nv * s->vw) : NULL);
     }
 }
 
@@ -200,16 +227,17 @@ static void tiled(const tile_set *s, int nt, float *c, int64_t ldc, const float 
 static void tiled_tr_part(const tile_set *s, int t, int n, float *c, int64_t ldc, const float *b, int64_t ldb,
                           int64_t M, int64_t N, int64_t K, int beta, const float *at, int64_t Mp)
 {
-    const int64_t bw = 2 * s->vw, nb = (N + s->mr - 1) / s->mr;
+    const int64_t bw = s->nv * s->vw, nb = (N + s->mr - 1) / s->mr;
     const int64_t r0 = nb * t / n, r1 = nb * (t + 1) / n;
     for (int64_t m0 = 0; m0 < M; m0 += bw) {
         const int64_t w = M - m0 < bw ? M - m0 : bw;
+        const tile_fn fn = tile_for(s, w);
         for (int64_t k0 = 0; k0 < K; k0 += TILE_KC) {
             const int64_t kl = K - k0 < TILE_KC ? K - k0 : TILE_KC;
             for (int64_t rb = r0; rb < r1; rb++) {
                 const int64_t row = rb * s->mr, mr = N - row < s->mr ? N - row : s->mr;
-                s->fn(c + m0 * ldc + row, b + row * ldb + k0, at + k0 * Mp + m0, mr, kl, ldb, 1, Mp, 1, ldc, w,
-                      k0 > 0 || beta);
+                fn(c + m0 * ldc + row, b + row * ldb + k0, at + k0 * Mp + m0, mr, kl, ldb, 1, Mp, 1, ldc, w,
+                   k0 > 0 || beta);
             }
         }
     }
@@ -218,7 +246,7 @@ static void tiled_tr_part(const tile_set *s, int t, int n, float *c, int64_t ldc
 static void tiled_tr(const tile_set *s, int nt, float *c, int64_t ldc, const float *a, int64_t lda, int ta,
                      const float *b, int64_t ldb, int64_t M, int64_t N, int64_t K, int beta, float *at)
 {
-    const int64_t bw = 2 * s->vw, Mp = (M + bw - 1) / bw * bw;
+    const int64_t bw = s->nv * s->vw, Mp = (M + bw - 1) / bw * bw;
     for (int64_t q = 0; q < K; q++) {
         float *r = at + q * Mp;
         for (int64_t i = 0; i < M; i++)
@@ -238,13 +266,13 @@ static tile_set set_of(exec_simd s)
 {
 #if defined(__x86_64__)
     if (s == EXEC_SIMD_AVX512)
-        return (tile_set){ tile_avx512, 16, 8 };
+        return (tile_set){ tile_avx512, tile_avx512_2, 16, 8, 3 };
     if (s == EXEC_SIMD_AVX2)
-        return (tile_set){ tile_avx2, 8, 6 };
+        return (tile_set){ tile_avx2, tile_avx2, 8, 6, 2 };
 #else
     (void)s;
 #endif
-    return (tile_set){ NULL, 0, 0 };
+    return (tile_set){ NULL, NULL, 0, 0, 0 };
 }
 
 static _Atomic int g_force_simd = EXEC_SIMD_AUTO;
@@ -272,7 +300,7 @@ static void matmul_tile_init(void)
     const int64_t M = 32, N = 512, K = 256;
     /* plain malloc: a probe's buffer, freed at once, stays out of the
      * engine's byte accounting and its injected failures */
-    float *a = malloc((size_t)(M * K + K * N + M * N + K * 2 * 16) * sizeof *a);
+    float *a = malloc((size_t)(M * K + K * N + M * N + K * WS_BW) * sizeof *a);
     if (!a)
         return;
     float *b = a + M * K, *c = b + K * N, *scratch = c + M * N;
@@ -288,8 +316,10 @@ static void matmul_tile_init(void)
              cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f, a, (int)K, b, (int)N,
                          0.0f, c, (int)N));
     omp_set_num_threads(was);
-    if (T.set.fn)
-        LEAST_NS(15, tile_ns, tiled(&T.set, 1, c, N, a, K, 1, b, N, M, N, K, 0, 0, scratch));
+    if (T.set.fn) {
+        const tile_set ps = blocks_for(T.set, N);
+        LEAST_NS(15, tile_ns, tiled(&ps, 1, c, N, a, K, 1, b, N, M, N, K, 0, 0, scratch));
+    }
     free(a);
     T.blas_gflops = flop / blas_ns;
     T.tile_gflops = T.set.fn ? flop / tile_ns : 0.0;
@@ -328,12 +358,17 @@ static bool gemm_tiled(exec_kctx *k, float *ws, int nthreads, int ta, int tb, in
         return false;
     pthread_once(&T.once, matmul_tile_init);
     const int force = atomic_load_explicit(&g_force, memory_order_relaxed);
-    const tile_set set = force > 0 ? set_of((exec_simd)atomic_load(&g_force_simd)) : T.set;
-    if (!set.fn || !(force < 0 ? T.chosen : force))
+    const tile_set any = force > 0 ? set_of((exec_simd)atomic_load(&g_force_simd)) : T.set;
+    if (!any.fn || !(force < 0 ? T.chosen : force))
         return false;
-    if (N < set.vw) /* a few columns: most of every tile's lanes would be padding (the BLAS's gemv is better) */
+    if (N < any.vw) /* a few columns: most of every tile's lanes would be padding (the BLAS's gemv is better) */
         return false;
-    const int64_t bw = 2 * set.vw;
+    /* a^T in one shared panel (a few rows, copied once), each tile stored transposed: where K is at least
+     * M, those scalar stores (M N) cost no more than copying b transposed into panels (N K) */
+    const bool tr = tb && M <= TILE_TR_MAX_M && K >= M;
+    /* the blocks of the tiles' columns: c's (a's rows, transposed) */
+    const tile_set set = blocks_for(any, tr ? M : N);
+    const int64_t bw = set.nv * set.vw, tail = N % bw;
     const int acc = beta != 0.0f;
     /* threads when one thread's estimated time is well past a parallel
      * region's cost */
@@ -341,15 +376,12 @@ static bool gemm_tiled(exec_kctx *k, float *ws, int nthreads, int ta, int tb, in
     double est_ns = 2.0 * (double)M * (double)N * (double)K / (T.tile_gflops > 0 ? T.tile_gflops : 1.0);
     if (est_ns < 8.0 * T.fork_ns)
         nt = 1;
-    /* a^T in one shared panel (a few rows, copied once), each tile stored transposed: where K is at least
-     * M, those scalar stores (M N) cost no more than copying b transposed into panels (N K) */
-    const bool tr = tb && M <= TILE_TR_MAX_M && K >= M;
     const size_t bytes = tr ? (size_t)K * (size_t)((M + bw - 1) / bw * bw) * sizeof(float)
                             : (size_t)nt * (size_t)K * (size_t)bw * sizeof(float);
-    /* b read in place in whole blocks needs no panel: no scratch (a call
-     * per image inside a parallel region would otherwise allocate each
-     * time) */
-    const bool panels = tb || N % bw != 0;
+    /* b read in place in whole blocks (a last one of two whole vectors
+     * too) needs no panel: no scratch (a call per image inside a parallel
+     * region would otherwise allocate each time) */
+    const bool panels = tb || (tail != 0 && tail != 2 * set.vw);
     float *scratch = !panels ? NULL : ws ? ws : k ? exec_kscratch(k, bytes) : exec_malloc_aligned(bytes);
     if (panels && !scratch)
         return false; /* sgemm needs no scratch */
@@ -387,8 +419,6 @@ void exec_gemm(exec_kctx *k, int nthreads, int ta, int tb, int64_t M, int64_t N,
     gemm_any(k, NULL, nthreads, ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc);
 }
 
-/* the widest set's block of columns (AVX-512: 2 x 16), which bounds every set's */
-enum { WS_BW = 32 };
 
 int64_t exec_gemm1_scratch(int tb, int64_t M, int64_t K)
 {
