@@ -51,65 +51,64 @@ typedef void (*tile_fn)(float *restrict c, const float *restrict a, const float 
  * (columns past w are computed from p's padding and not stored); c's
  * element (i, l) at c[i rs + l cs]. NV vectors of columns: per k, NV loads
  * of p's row and MR broadcasts of a feed NV MR fused multiply-adds. */
-#define TILE_DEFINE(NAME, VEC, TARGET, VW, MR, NV)                                                              \
-    __attribute__((target(TARGET))) static void NAME(float *restrict c, const float *restrict a,               \
-                                                     const float *restrict p, int64_t mr, int64_t K, int64_t ai, \
-                                                     int64_t aq, int64_t ldp, int64_t rs, int64_t cs, int64_t w, \
-                                                     int acc)                                                    \
-    {                                                                                                           \
-        VEC s[NV][MR];                                                                                          \
-        _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++)                                                  \
-            _Pragma("GCC unroll 8") for (int i = 0; i < (MR); i++) s[v][i] = (VEC){ 0 };                        \
-        if (mr == (MR)) {                                                                                       \
-            for (int64_t q = 0; q < K; q++) {                                                                   \
-                VEC b[NV];                                                                                      \
-                _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++)                                          \
-                    memcpy(&b[v], p + q * ldp + v * (VW), sizeof b[v]);                                         \
-                _Pragma("GCC unroll 8") for (int i = 0; i < (MR); i++)                                          \
-                {                                                                                               \
-                    float x = a[i * ai + q * aq];                                                               \
-                    _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++) s[v][i] += x * b[v];                 \
-                }                                                                                               \
-            }                                                                                                   \
-        } else {                                                                                                \
-            for (int64_t q = 0; q < K; q++) {                                                                   \
-                VEC b[NV];                                                                                      \
-                _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++)                                          \
-                    memcpy(&b[v], p + q * ldp + v * (VW), sizeof b[v]);                                         \
-                for (int i = 0; i < mr; i++) {                                                                  \
-                    float x = a[i * ai + q * aq];                                                               \
-                    _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++) s[v][i] += x * b[v];                 \
-                }                                                                                               \
-            }                                                                                                   \
-        }                                                                                                       \
-        if (w == (NV) * (VW) && cs == 1) { /* whole vectors, in place */                                        \
-            for (int i = 0; i < mr; i++) {                                                                      \
-                float *ci = c + i * rs;                                                                         \
-                _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++)                                          \
-                {                                                                                               \
-                    VEC cv;                                                                                     \
-                    if (acc) {                                                                                  \
-                        memcpy(&cv, ci + v * (VW), sizeof cv);                                                  \
-                        s[v][i] += cv;                                                                          \
-                    }                                                                                           \
-                    memcpy(ci + v * (VW), &s[v][i], sizeof cv);                                                 \
-                }                                                                                               \
-            }                                                                                                   \
-            return;                                                                                             \
-        }                                                                                                       \
-        for (int i = 0; i < mr; i++) {                                                                          \
-            float t[(NV) * (VW)], *ci = c + i * rs;                                                             \
-            for (int v = 0; v < (NV); v++)                                                                      \
-                memcpy(t + v * (VW), &s[v][i], sizeof s[v][i]);                                                 \
-            if (cs != 1)                                                                                        \
-                for (int64_t l = 0; l < w; l++)                                                                 \
-                    ci[l * cs] = acc ? ci[l * cs] + t[l] : t[l];                                                \
-            else if (acc)                                                                                       \
-                for (int64_t l = 0; l < w; l++)                                                                 \
-                    ci[l] += t[l];                                                                              \
-            else                                                                                                \
-                memcpy(ci, t, (size_t)w * sizeof *t);                                                           \
-        }                                                                                                       \
+#define TILE_DEFINE(NAME, VEC, TARGET, VW, MR, NV)                                                                    \
+    __attribute__((target(TARGET))) static void NAME(                                                                 \
+        float *restrict c, const float *restrict a, const float *restrict p, int64_t mr, int64_t K, int64_t ai,       \
+        int64_t aq, int64_t ldp, int64_t rs, int64_t cs, int64_t w, int acc)                                          \
+    {                                                                                                                 \
+        VEC s[NV][MR];                                                                                                \
+        _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++) _Pragma("GCC unroll 8") for (int i = 0; i < (MR); i++) \
+            s[v][i] = (VEC){ 0 };                                                                                     \
+        if (mr == (MR)) {                                                                                             \
+            for (int64_t q = 0; q < K; q++) {                                                                         \
+                VEC b[NV];                                                                                            \
+                _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++)                                                \
+                    memcpy(&b[v], p + q * ldp + v * (VW), sizeof b[v]);                                               \
+                _Pragma("GCC unroll 8") for (int i = 0; i < (MR); i++)                                                \
+                {                                                                                                     \
+                    float x = a[i * ai + q * aq];                                                                     \
+                    _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++) s[v][i] += x * b[v];                       \
+                }                                                                                                     \
+            }                                                                                                         \
+        } else {                                                                                                      \
+            for (int64_t q = 0; q < K; q++) {                                                                         \
+                VEC b[NV];                                                                                            \
+                _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++)                                                \
+                    memcpy(&b[v], p + q * ldp + v * (VW), sizeof b[v]);                                               \
+                for (int i = 0; i < mr; i++) {                                                                        \
+                    float x = a[i * ai + q * aq];                                                                     \
+                    _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++) s[v][i] += x * b[v];                       \
+                }                                                                                                     \
+            }                                                                                                         \
+        }                                                                                                             \
+        if (w == (NV) * (VW) && cs == 1) { /* whole vectors, in place */                                              \
+            for (int i = 0; i < mr; i++) {                                                                            \
+                float *ci = c + i * rs;                                                                               \
+                _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++)                                                \
+                {                                                                                                     \
+                    VEC cv;                                                                                           \
+                    if (acc) {                                                                                        \
+                        memcpy(&cv, ci + v * (VW), sizeof cv);                                                        \
+                        s[v][i] += cv;                                                                                \
+                    }                                                                                                 \
+                    memcpy(ci + v * (VW), &s[v][i], sizeof cv);                                                       \
+                }                                                                                                     \
+            }                                                                                                         \
+            return;                                                                                                   \
+        }                                                                                                             \
+        for (int i = 0; i < mr; i++) {                                                                                \
+            float t[(NV) * (VW)], *ci = c + i * rs;                                                                   \
+            for (int v = 0; v < (NV); v++)                                                                            \
+                memcpy(t + v * (VW), &s[v][i], sizeof s[v][i]);                                                       \
+            if (cs != 1)                                                                                              \
+                for (int64_t l = 0; l < w; l++)                                                                       \
+                    ci[l * cs] = acc ? ci[l * cs] + t[l] : t[l];                                                      \
+            else if (acc)                                                                                             \
+                for (int64_t l = 0; l < w; l++)                                                                       \
+                    ci[l] += t[l];                                                                                    \
+            else                                                                                                      \
+                memcpy(ci, t, (size_t)w * sizeof *t);                                                                 \
+        }                                                                                                             \
     }
 
 #if defined(__x86_64__)
@@ -418,7 +417,6 @@ void exec_gemm(exec_kctx *k, int nthreads, int ta, int tb, int64_t M, int64_t N,
 {
     gemm_any(k, NULL, nthreads, ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc);
 }
-
 
 int64_t exec_gemm1_scratch(int tb, int64_t M, int64_t K)
 {
