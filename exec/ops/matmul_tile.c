@@ -126,6 +126,9 @@ typedef struct tile_set {
     int vw, mr, nv;
 } tile_set;
 
+/* the columns of the set's blocks */
+static int64_t tile_cols(const tile_set *s) { return s->nv * s->vw; }
+
 /* the tile for a block of w columns */
 static tile_fn tile_for(const tile_set *s, int64_t w) { return w <= 2 * s->vw ? s->fn2 : s->fn; }
 
@@ -135,7 +138,7 @@ static tile_fn tile_for(const tile_set *s, int64_t w) { return w <= 2 * s->vw ? 
  * otherwise (N = 64 or 128 on AVX-512: in place, no panel) */
 static tile_set blocks_for(tile_set s, int64_t N)
 {
-    const int64_t bw = s.nv * s.vw, b2 = 2 * s.vw, r = N % bw;
+    const int64_t b2 = 2 * s.vw, r = N % tile_cols(&s);
     if (s.nv > 2 && r != 0 && r != b2 && N % b2 == 0)
         s.fn = s.fn2, s.nv = 2;
     return s;
@@ -157,7 +160,7 @@ static _Atomic int g_force = -1; /* exec_matmul_tiles_force */
 static void tiled_part(const tile_set *s, int t, int n, float *c, int64_t ldc, const float *a, int64_t ai, int64_t aq,
                        const float *b, int64_t ldb, int64_t M, int64_t N, int64_t K, int tb, int beta, float *panel)
 {
-    const int64_t bw = s->nv * s->vw, nb = (N + bw - 1) / bw, mb = (M + s->mr - 1) / s->mr;
+    const int64_t bw = tile_cols(s), nb = (N + bw - 1) / bw, mb = (M + s->mr - 1) / s->mr;
     const bool by_cols = nb >= 2 * n || mb < n;
     /* this thread's column blocks [j0, j1) and row blocks [i0, i1) */
     int64_t j0 = 0, j1 = nb, i0 = 0, i1 = mb;
@@ -214,7 +217,7 @@ static void tiled(const tile_set *s, int nt, float *c, int64_t ldc, const float 
     {
         const int t = omp_get_thread_num();
         tiled_part(s, t, omp_get_num_threads(), c, ldc, a, ai, aq, b, ldb, M, N, K, tb, beta,
-                   scratch ? scratch + (size_t)t * (size_t)K * (size_t)(s->nv * s->vw) : NULL);
+                   scratch ? scratch + (size_t)t * (size_t)K * (size_t)tile_cols(s) : NULL);
     }
 }
 
@@ -226,7 +229,7 @@ static void tiled(const tile_set *s, int nt, float *c, int64_t ldc, const float 
 static void tiled_tr_part(const tile_set *s, int t, int n, float *c, int64_t ldc, const float *b, int64_t ldb,
                           int64_t M, int64_t N, int64_t K, int beta, const float *at, int64_t Mp)
 {
-    const int64_t bw = s->nv * s->vw, nb = (N + s->mr - 1) / s->mr;
+    const int64_t bw = tile_cols(s), nb = (N + s->mr - 1) / s->mr;
     const int64_t r0 = nb * t / n, r1 = nb * (t + 1) / n;
     for (int64_t m0 = 0; m0 < M; m0 += bw) {
         const int64_t w = M - m0 < bw ? M - m0 : bw;
@@ -245,7 +248,7 @@ static void tiled_tr_part(const tile_set *s, int t, int n, float *c, int64_t ldc
 static void tiled_tr(const tile_set *s, int nt, float *c, int64_t ldc, const float *a, int64_t lda, int ta,
                      const float *b, int64_t ldb, int64_t M, int64_t N, int64_t K, int beta, float *at)
 {
-    const int64_t bw = s->nv * s->vw, Mp = (M + bw - 1) / bw * bw;
+    const int64_t bw = tile_cols(s), Mp = (M + bw - 1) / bw * bw;
     for (int64_t q = 0; q < K; q++) {
         float *r = at + q * Mp;
         for (int64_t i = 0; i < M; i++)
@@ -367,7 +370,7 @@ static bool gemm_tiled(exec_kctx *k, float *ws, int nthreads, int ta, int tb, in
     const bool tr = tb && M <= TILE_TR_MAX_M && K >= M;
     /* the blocks of the tiles' columns: c's (a's rows, transposed) */
     const tile_set set = blocks_for(any, tr ? M : N);
-    const int64_t bw = set.nv * set.vw, tail = N % bw;
+    const int64_t bw = tile_cols(&set), tail = N % bw;
     const int acc = beta != 0.0f;
     /* threads when one thread's estimated time is well past a parallel
      * region's cost */
