@@ -140,12 +140,18 @@ static void check_case(const gc_case *c)
         int64_t n = x->numel;
         float ana[n];
         memcpy(ana, exec_dataf(b.g, gid), sizeof ana);
+        /* each write through a fresh exec_tensor_get, which marks x changed:
+         * a kernel's kept derivation of x (Winograd's transformed filter,
+         * where auto picked it) is then made again, as after any write */
         for (int64_t e = 0; e < n; e++) {
             float save = xd[e], h = 1e-3f * fmaxf(1.0f, fabsf(save));
+            xd = exec_tensor_get(b.g, b.in[i])->data;
             xd[e] = save + h;
             double lp = loss_now(&b);
+            xd = exec_tensor_get(b.g, b.in[i])->data;
             xd[e] = save - h;
             double lm = loss_now(&b);
+            xd = exec_tensor_get(b.g, b.in[i])->data;
             xd[e] = save;
             double num = (lp - lm) / (2.0 * h);
             /* a kink (Relu at 0, a max pool tie) inside [x-h, x+h]: the one-
