@@ -6,7 +6,7 @@ same batch, same thread count), printing the fathom / PyTorch step-time ratio.
 
 usage: bench_models.py FATHOM_BIN [--threads N] [--steps N] [--presets small,full]
        [--models alexnet,vgg,residual,deepq,transformer] [--rounds R] [--batch B]
-       [--baseline OTHER_FATHOM_BIN]
+       [--baseline OTHER_FATHOM_BIN] [--torch-malloc steady|glibc]
 
 Each cell is measured in R rounds (default 3), fathom then PyTorch in each,
 and the medians are printed: on a shared machine whose speed moves, a
@@ -32,9 +32,16 @@ the first (fathom's `run` summary; the same rule for PyTorch). What a step is:
                one at a time over cached keys and values, as fathom decodes
                (nn.Transformer's weights; its decoder layers applied by hand
                to the one new position, since it has no cache of its own)
+PyTorch's allocator: by default (--torch-malloc steady) glibc's mmap and
+trim thresholds are set to 1 GiB before PyTorch allocates (torch_malloc.py
+says why: with glibc's defaults PyTorch's step time depends on the cells
+run before it in the process, by up to 4x); --torch-malloc glibc keeps
+glibc's defaults.
 The architectures mirror models/alexnet.c, vgg.c, residual.c, deepq.c and
 transformer.c (the preset tables are repeated below)."""
 import json, subprocess, sys, time, argparse
+
+import torch_malloc
 
 ALEX = {"small": (128, 100, (32, 96, 192, 128, 128), 1024, 32), "full": (224, 1000, (64, 192, 384, 256, 256), 4096, 64),
         "tiny": (64, 10, (16, 48, 96, 64, 64), 256, 16)}
@@ -273,9 +280,15 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--batch", type=int, default=0, help="a batch for every model (0: each preset's own)")
     ap.add_argument("--baseline", help="another fathom binary measured in the same rounds (a 'before' line)")
+    ap.add_argument("--torch-malloc", choices=("steady", "glibc"), default="steady",
+                    help="PyTorch's allocator state: glibc thresholds at 1 GiB (default) or glibc's defaults")
     a = ap.parse_args()
     if a.rounds < 1 or a.steps < 1 or a.threads < 1:
         ap.error("--rounds, --steps and --threads must be at least 1")
+    if a.torch_malloc == "steady":
+        err = torch_malloc.steady()
+        if err:
+            sys.exit(f"bench_models.py: {err} (try --torch-malloc glibc)")
     try:
         torch, nn, builders, dqn = torch_models()
         tv = torch.__version__
@@ -283,7 +296,7 @@ def main():
         torch = None
         tv = "not available (apt-get install python3-torch; run with /usr/bin/python3)"
     print(f"fathom vs PyTorch {tv}: {a.threads} threads, {a.steps} steps (first skipped), "
-          f"median of {a.rounds} rounds")
+          f"median of {a.rounds} rounds, PyTorch allocator: {a.torch_malloc}")
     print("fathom ms: the whole step; engine ms: the part inside fathom's graph runs (the step less its data\n"
           "feeding and, for deepq, the game), which is what the PyTorch step times. ratio = fathom / torch\n"
           "(the median of the rounds' ratios; range: the lowest and highest).")

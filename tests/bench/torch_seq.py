@@ -7,7 +7,10 @@ where it does the same arithmetic. Prints one JSON object per line:
 {"model":..,"preset":..,"mode":..,"step_ms":[..],"median_ms":..,"loss":..}
 
 usage: torch_seq.py MODEL PRESET MODE [--steps K] [--warmup W] [--threads N] [--cpu]
-(--cpu: the process's CPU time per step instead of the clock's)
+                    [--torch-malloc steady|glibc]
+(--cpu: the process's CPU time per step instead of the clock's; --torch-malloc:
+glibc's mmap and trim thresholds at 1 GiB, the default, or glibc's defaults:
+see torch_malloc.py)
 """
 import argparse
 import json
@@ -17,6 +20,7 @@ import sys
 import time
 
 import torch
+import torch_malloc
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -309,7 +313,12 @@ def main():
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--cpu", action="store_true")
+    ap.add_argument("--torch-malloc", choices=("steady", "glibc"), default="steady")
     a = ap.parse_args()
+    if a.torch_malloc == "steady":
+        err = torch_malloc.steady()
+        if err:
+            raise SystemExit(f"torch_seq.py: {err} (try --torch-malloc glibc)")
     if a.threads > 0:
         torch.set_num_threads(a.threads)
     torch.manual_seed(42)
