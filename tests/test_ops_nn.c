@@ -252,6 +252,12 @@ static void test_conv(void **state)
         { 1, 5, 13, 11, 7, 3, 3, 1, 1, 0, 1 },   /* Winograd: odd sizes, batch 1, partial tiles both ways */
         { 3, 20, 30, 29, 24, 3, 3, 1, 1, 1, 1 }, /* Winograd: several chunks of tiles over both threads */
         { 2, 4, 130, 67, 3, 3, 3, 1, 1, 1, 0 },  /* Winograd: many chunks of its largest size */
+        /* the whole batch in one GEMM (small maps: a thread's images under 128 columns) */
+        { 8, 16, 4, 4, 24, 3, 3, 1, 1, 1, 1 }, /* VGG small's 4x4 maps: rows of 4 through the padded copy */
+        { 6, 3, 3, 8, 5, 3, 3, 1, 1, 1, 1 },   /* rows of 8 */
+        { 9, 5, 4, 5, 7, 3, 3, 1, 1, 1, 1 },   /* rows of 5, odd batch over two threads */
+        { 10, 2, 3, 5, 3, 3, 3, 1, 1, 2, 0 },  /* padding 2 down, none across: rows of 3 */
+        { 8, 4, 7, 7, 6, 3, 3, 2, 2, 1, 1 },   /* strided: phase planes, no padded copy */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_conv(&cases[i]);

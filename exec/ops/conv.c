@@ -401,11 +401,30 @@ static int64_t conv_group(const conv_geom *q, int nthreads)
     return (per + groups - 1) / groups;
 }
 
+/* Small maps at a small batch: a thread's group of images would still make
+ * a GEMM of fewer than WHOLE_COLS columns (VGG small's 4x4 maps at batch 8:
+ * 4 images of 16 pixels, 64 columns, where the AVX-512 tiles' blocks are 48
+ * wide). The whole batch then goes side by side into one col [K, N*P] (at
+ * most WHOLE_FLOATS floats), and one GEMM on all the threads computes every
+ * image: im2col, the copies in or out and col2im split by image. */
+#define WHOLE_COLS 128
+#define WHOLE_FLOATS (4 * TILE_FLOATS)
+
+static bool whole_padded(const conv_geom *q) { return q->sh == 1 && q->sw == 1; }
+static int64_t padded_floats(const conv_geom *q) { return q->c * (q->h + 2 * q->ph) * (q->w + 2 * q->pw); }
+/* a thread's scratch in whole mode: the padded copy or the phase planes */
+static int64_t whole_xs_floats(const conv_geom *q)
+{
+    return whole_padded(q) ? padded_floats(q) : phase_floats(q, q->c);
+}
+
 /* How a conv op lays out its per-thread scratch (the same for all three):
  * col [K, cw] (none for a 1x1 on whole images), grouped, the stacked
- * y or dy [OC, G*P] (yb floats), strided, the phase planes; per floats in all. */
+ * y or dy [OC, G*P] (yb floats), strided, the phase planes; per floats in
+ * all. The whole batch (whole): one col [K, N*P] and one [OC, N*P], then
+ * each thread's phase planes; per floats in all, shared. */
 typedef struct conv_bufs {
-    bool one, pimg;             /* 1x1 without im2col; whole images per thread */
+    bool one, pimg, whole;      /* 1x1 without im2col; whole images per thread; the whole batch in one GEMM */
     int64_t G, tr, cw, yb, per; /* images per GEMM, tile rows, col width */
 } conv_bufs;
 
@@ -419,7 +438,105 @@ static conv_bufs conv_bufs_of(const conv_geom *q, int nthreads, int64_t sum)
     b.cw = b.G > 1 ? b.G * P : b.pimg ? b.tr * q->ow : P;
     b.yb = b.G > 1 ? q->oc * b.G * P : 0;
     b.per = (b.one && b.G == 1 ? 0 : conv_k(q) * b.cw) + b.yb + (b.one ? 0 : phase_floats(q, q->c));
+    const int64_t NP = q->n * P;
+    if (b.pimg && !b.one && b.G * P < WHOLE_COLS && NP >= WHOLE_COLS && conv_k(q) * NP <= WHOLE_FLOATS) {
+        b.whole = true, b.pimg = false, b.G = q->n, b.cw = NP, b.yb = q->oc * NP;
+        b.per = conv_k(q) * NP + b.yb + nthreads * whole_xs_floats(q);
+    }
     return b;
+}
+
+/* A small stride-1 image (the whole batch's) goes through a zero-padded
+ * copy xp [C, H + 2 PH, W + 2 PW]: each row of col is then OH plain copies
+ * of OW floats (im2col_rows zeroes the padding segment by segment, and at
+ * OW = 4 that costs more than the copies: 20 us an image of VGG small's
+ * 4x4x128). col2im adds into the padded copy the same way. Strided
+ * convolutions keep im2col_rows' phase planes. */
+static void im2col_padded(const conv_geom *q, const float *restrict x, float *restrict col, float *restrict xp,
+                          int64_t ld)
+{
+    const int64_t H = q->h, W = q->w, Hp = H + 2 * q->ph, Wp = W + 2 * q->pw, OH = q->oh, OW = q->ow;
+    memset(xp, 0, (size_t)padded_floats(q) * sizeof *xp);
+    for (int64_t c = 0; c < q->c; c++)
+        for (int64_t ih = 0; ih < H; ih++)
+            copy_seg(xp + (c * Hp + ih + q->ph) * Wp + q->pw, x + (c * H + ih) * W, W);
+            /* rows of 4 and 8 floats (VGG small's 4x4 and 8x8 maps) as fixed-size
+     * copies the compiler turns into one vector move each */
+#define PADDED_ROWS(COPY)                                                         \
+    for (int64_t c = 0; c < q->c; c++)                                            \
+        for (int64_t kh = 0; kh < q->kh; kh++)                                    \
+            for (int64_t kw = 0; kw < q->kw; kw++) {                              \
+                float *restrict row = col + ((c * q->kh + kh) * q->kw + kw) * ld; \
+                const float *restrict s = xp + (c * Hp + kh) * Wp + kw;           \
+                for (int64_t oh = 0; oh < OH; oh++)                               \
+                    COPY;                                                         \
+            }
+    if (OW == 4)
+        PADDED_ROWS(__builtin_memcpy(row + oh * 4, s + oh * Wp, 4 * sizeof *row))
+    else if (OW == 8)
+        PADDED_ROWS(__builtin_memcpy(row + oh * 8, s + oh * Wp, 8 * sizeof *row))
+    else
+        PADDED_ROWS(copy_seg(row + oh * OW, s + oh * Wp, OW))
+#undef PADDED_ROWS
+}
+
+static void col2im_padded(const conv_geom *q, const float *restrict col, float *restrict dx, float *restrict xp,
+                          int64_t ld)
+{
+    const int64_t H = q->h, W = q->w, Hp = H + 2 * q->ph, Wp = W + 2 * q->pw, OH = q->oh, OW = q->ow;
+    memset(xp, 0, (size_t)padded_floats(q) * sizeof *xp);
+    /* OW a constant where it is 4 or 8: each row's sum one vector add */
+#define PADDED_ADD(OWC)                                                                           \
+    for (int64_t c = 0; c < q->c; c++)                                                            \
+        for (int64_t kh = 0; kh < q->kh; kh++)                                                    \
+            for (int64_t kw = 0; kw < q->kw; kw++) {                                              \
+                const float *restrict row = col + ((c * q->kh + kh) * q->kw + kw) * ld;           \
+                float *restrict d = xp + (c * Hp + kh) * Wp + kw;                                 \
+                for (int64_t oh = 0; oh < OH; oh++)                                               \
+                    _Pragma("omp simd") for (int64_t ow = 0; ow < (OWC); ow++) d[oh * Wp + ow] += \
+                        row[oh * (OWC) + ow];                                                     \
+            }
+    if (OW == 4)
+        PADDED_ADD(4)
+    else if (OW == 8)
+        PADDED_ADD(8)
+    else
+        PADDED_ADD(OW)
+#undef PADDED_ADD
+    for (int64_t c = 0; c < q->c; c++)
+        for (int64_t ih = 0; ih < H; ih++)
+            copy_seg(dx + (c * H + ih) * W, xp + (c * Hp + ih + q->ph) * Wp + q->pw, W);
+}
+
+/* The whole batch's col [K, N*P] (whole), images side by side, on nthreads
+ * threads; xs: each thread's whole_xs_floats. With dy: dyb [OC, N*P]
+ * gathered from dy [N, OC, P] too (the filter gradient). */
+static void whole_im2col(const conv_geom *q, int nthreads, const float *X, float *col, float *xs, const float *DY,
+                         float *dyb)
+{
+    const int64_t P = conv_p(q), NP = q->n * P, CHW = q->c * q->h * q->w, xsn = whole_xs_floats(q);
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+    for (int64_t i = 0; i < q->n; i++) {
+        float *xt = xs + omp_get_thread_num() * xsn;
+        if (whole_padded(q))
+            im2col_padded(q, X + i * CHW, col + i * P, xt, NP);
+        else
+            im2col(q, X + i * CHW, col + i * P, xt, NP, 0, q->c);
+        for (int64_t o = 0; DY && o < q->oc; o++)
+            memcpy(dyb + o * NP + i * P, DY + (i * q->oc + o) * P, (size_t)P * sizeof *dyb);
+    }
+}
+
+/* Between y [N, OC, P] and yb [OC, N*P]: into yb (to_batch), else out of it */
+static void whole_copy(const conv_geom *q, int nthreads, float *dst, const float *src, bool to_batch)
+{
+    const int64_t P = conv_p(q), NP = q->n * P;
+#pragma omp parallel for collapse(2) num_threads(nthreads) schedule(static)
+    for (int64_t i = 0; i < q->n; i++)
+        for (int64_t o = 0; o < q->oc; o++) {
+            const int64_t img = (i * q->oc + o) * P, bat = o * NP + i * P;
+            memcpy(dst + (to_batch ? bat : img), src + (to_batch ? img : bat), (size_t)P * sizeof *dst);
+        }
 }
 
 static void gemm(bool ta, bool tb, int64_t m, int64_t nn, int64_t kk, const float *a, int64_t lda, const float *b,
@@ -469,6 +586,13 @@ static exec_status fwd_im2col(exec_kctx *k, const conv_geom *qp, const float *X,
     if (per && !(buf = exec_kscratch(k, (size_t)((pimg ? T : 1) * per) * sizeof *buf)))
         return exec_fail(EXEC_ERR_NOMEM, "Conv2D: no memory for the %lldx%lld im2col buffer", (long long)K,
                          (long long)CW);
+    if (cb.whole) { /* y [OC, N*P] = W x col */
+        float *yb = buf + K * CW;
+        whole_im2col(&q, (int)T, X, buf, yb + YB, NULL, NULL);
+        exec_gemm(NULL, (int)T, 0, 0, q.oc, CW, K, Wt, K, buf, CW, 0.0f, yb, CW);
+        whole_copy(&q, (int)T, Y, yb, false);
+        return EXEC_OK;
+    }
     if (pimg) {
 #pragma omp parallel num_threads(k->nthreads)
         {
@@ -574,6 +698,21 @@ static exec_status bwd_input_im2col(exec_kctx *k, const conv_geom *qp, const flo
     if (per && !(buf = exec_kscratch(k, (size_t)((pimg ? T : 1) * per) * sizeof *buf)))
         return exec_fail(EXEC_ERR_NOMEM, "Conv2DBackpropInput: no memory for the %lldx%lld col buffer", (long long)K,
                          (long long)CW);
+    if (cb.whole) { /* col [K, N*P] = W^T x dy, then col2im image by image */
+        float *dyb = buf + K * CW, *xs = dyb + YB;
+        const int64_t xsn = whole_xs_floats(&q);
+        whole_copy(&q, (int)T, dyb, DY, true);
+        exec_gemm(NULL, (int)T, 1, 0, K, CW, q.oc, Wt, K, dyb, CW, 0.0f, buf, CW);
+#pragma omp parallel for num_threads(k->nthreads) schedule(static)
+        for (int64_t i = 0; i < q.n; i++) {
+            float *xt = xs + omp_get_thread_num() * xsn;
+            if (whole_padded(&q))
+                col2im_padded(&q, buf + i * P, DX + i * CHW, xt, CW);
+            else
+                col2im(&q, buf + i * P, DX + i * CHW, xt, CW, 0, q.c);
+        }
+        return EXEC_OK;
+    }
     if (pimg) {
 #pragma omp parallel num_threads(k->nthreads)
         {
@@ -661,6 +800,12 @@ static exec_status bwd_filter_im2col(exec_kctx *k, const conv_geom *qp, const fl
     size_t need = (size_t)(nbuf * per + (nbuf - 1) * OK_) * sizeof *buf;
     if (need && !(buf = exec_kscratch(k, need)))
         return exec_fail(EXEC_ERR_NOMEM, "Conv2DBackpropFilter: no memory for the col buffers");
+    if (cb.whole) { /* dW = dy [OC, N*P] x col^T [N*P, K] */
+        float *dyb = buf + K * CW;
+        whole_im2col(&q, (int)T, X, buf, dyb + YB, DY, dyb);
+        exec_gemm(NULL, (int)T, 0, 1, q.oc, K, CW, dyb, CW, buf, CW, 0.0f, DW, K);
+        return EXEC_OK;
+    }
     if (pimg) {
 #pragma omp parallel num_threads(k->nthreads)
         {
