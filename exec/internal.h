@@ -156,6 +156,16 @@ void *exec_kcache(exec_kctx *k, const exec_node *n, uint32_t from, size_t bytes,
  * where they do not apply or measured slower than the BLAS on this machine. */
 bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, int ta,
                        int tb);
+/* b [K,N] packed for the tiles: column panels of 48 floats, [N/48][K][48]
+ * (zero-padded), which the tiles read in order where b in place is read
+ * with a stride of N floats a row (a weight kept packed while unchanged:
+ * exec_kcache). exec_matmul_packed_floats: the packing's size (0 where
+ * the tiles would not run it: the BLAS measured faster, or N too narrow);
+ * exec_matmul_tiled_packed: c[M,N] = a[M,K] b from the packing, false
+ * (c untouched) where the tiles do not apply. */
+int64_t exec_matmul_packed_floats(int64_t K, int64_t N);
+void exec_matmul_pack(float *bp, const float *b, int64_t K, int64_t N, int nthreads);
+bool exec_matmul_tiled_packed(exec_kctx *k, float *c, const float *a, const float *bp, int64_t M, int64_t N, int64_t K);
 /* c[M,N] = op(a) op(b) + beta c (row-major, strides lda/ldb/ldc): the
  * register tiles where the probe chose them and beta is 0 or 1, else
  * cblas_sgemm. nthreads: the tiles' team (1 inside a parallel region);

@@ -184,6 +184,68 @@ static void test_matmul_tiles(void **state)
     assert_true(!chosen || tile > blas);
 }
 
+/* MatMul's packed b: a b that no node writes (an inference graph's weight)
+ * is packed once into the tiles' panels and kept (exec_kcache) while it is
+ * unchanged. A write to b through exec_dataf must be seen by the next run
+ * (the packing made again), a write to a alone must not need one; shapes
+ * with a partial panel (N = 70, 130) and whole ones (96), one and two
+ * threads, each vector set. */
+static void check_matmul_packed(int M, int N, int K)
+{
+    exec_graph *g;
+    assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+    uint32_t a = exec_input(g, "a", EXEC_F32, 2, (int64_t[]){ M, K });
+    uint32_t b = exec_input(g, "b", EXEC_F32, 2, (int64_t[]){ K, N });
+    uint32_t c = ex_matmul(g, a, b, 0, 0);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    double *ref = malloc((size_t)(M * N) * sizeof *ref);
+    assert_non_null(ref);
+    for (int round = 0; round < 3; round++) {
+        /* round 0: both written; 1: b rewritten; 2: a alone rewritten */
+        if (round != 1)
+            fill(exec_dataf(g, a), (int64_t)M * K, 11u + (uint32_t)round);
+        if (round != 2)
+            fill(exec_dataf(g, b), (int64_t)K * N, 17u + (uint32_t)round);
+        run_fwd(g);
+        const float *A = exec_dataf(g, a), *B = exec_dataf(g, b);
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double sum = 0;
+                for (int q = 0; q < K; q++)
+                    sum += (double)A[i * K + q] * (double)B[q * N + j];
+                ref[i * N + j] = sum;
+            }
+        double d = maxdiff(exec_dataf(g, c), ref, (int64_t)M * N);
+        printf("MatMul packed b %dx%dx%d, round %d: max diff %.2e\n", M, N, K, round, d);
+        assert_true(d < 1e-4);
+    }
+    /* the packing ran: kept as workspace */
+    exec_mem_stats ms;
+    exec_graph_mem(g, &ms);
+    assert_true(ms.peak_workspace >= (size_t)exec_matmul_packed_floats(K, N) * sizeof(float));
+    free(ref);
+    exec_graph_destroy(g);
+}
+
+static void test_matmul_packed(void **state)
+{
+    (void)state;
+    const exec_simd sets[] = { EXEC_SIMD_AVX2, EXEC_SIMD_AVX512 };
+    for (size_t v = 0; v < sizeof sets / sizeof sets[0]; v++) {
+        if (sets[v] > exec_simd_best())
+            continue;
+        for (int threads = 1; threads <= 2; threads++) {
+            exec_threads_set(threads);
+            exec_matmul_tiles_force(1, sets[v]);
+            check_matmul_packed(32, 70, 300);
+            check_matmul_packed(9, 96, 40);
+            check_matmul_packed(20, 130, 600);
+        }
+    }
+    exec_matmul_tiles_force(-1, EXEC_SIMD_AUTO);
+    exec_threads_set(2);
+}
+
 /* BatchMatMul's small paths: the plain loops for c of at most 4 rows
  * (a decoded token's query against its keys, its weights against the
  * values), each transpose and its column buffer; the tiles for products of
@@ -453,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_batch_matmul_small),
         cmocka_unit_test(test_matmul_skinny),
         cmocka_unit_test(test_matmul_tiles),
+        cmocka_unit_test(test_matmul_packed),
         cmocka_unit_test(test_batch_matmul_rank4),
         cmocka_unit_test(test_bias_add_and_grad),
         cmocka_unit_test(test_sum_tile_reshape),

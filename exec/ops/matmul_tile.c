@@ -43,6 +43,9 @@ enum { TILE_KC = 512, TILE_MC = 256, TILE_TR_MAX_M = 256 };
 
 /* the widest set's block of columns (AVX-512: 3 x 16), which bounds every set's */
 enum { WS_BW = 48 };
+/* the panels of a packed b (exec_matmul_pack): every set's block width
+ * divides it (AVX-512 48, AVX2 16), so one packing serves any set */
+enum { PACK_W = 48 };
 
 typedef void (*tile_fn)(float *restrict c, const float *restrict a, const float *restrict p, int64_t mr, int64_t K,
                         int64_t ai, int64_t aq, int64_t ldp, int64_t rs, int64_t cs, int64_t w, int acc);
@@ -158,7 +161,8 @@ static _Atomic int g_force = -1; /* exec_matmul_tiles_force */
  * column blocks (or row blocks when there are fewer column blocks than
  * threads); panel: K x 2 vw floats of its own. */
 static void tiled_part(const tile_set *s, int t, int n, float *c, int64_t ldc, const float *a, int64_t ai, int64_t aq,
-                       const float *b, int64_t ldb, int64_t M, int64_t N, int64_t K, int tb, int beta, float *panel)
+                       const float *b, int64_t ldb, int64_t M, int64_t N, int64_t K, int tb, int beta, float *panel,
+                       bool packed)
 {
     const int64_t bw = tile_cols(s), nb = (N + bw - 1) / bw, mb = (M + s->mr - 1) / s->mr;
     const bool by_cols = nb >= 2 * n || mb < n;
@@ -172,7 +176,9 @@ static void tiled_part(const tile_set *s, int t, int n, float *c, int64_t ldc, c
         const int64_t col = jb * bw, w = N - col < bw ? N - col : bw;
         const float *p = b + col;
         int64_t ldp = ldb;
-        if (tb) { /* the panel: b's rows [col, col + w) as its columns, read along K, zero-padded */
+        if (packed) { /* b in PACK_W-column panels (exec_matmul_pack): this block's columns within one */
+            p = b + (col / PACK_W) * K * PACK_W + col % PACK_W, ldp = PACK_W;
+        } else if (tb) { /* the panel: b's rows [col, col + w) as its columns, read along K, zero-padded */
             for (int64_t l = 0; l < w; l++) {
                 const float *src = b + (col + l) * ldb;
                 for (int64_t q = 0; q < K; q++)
@@ -207,17 +213,18 @@ static void tiled_part(const tile_set *s, int t, int n, float *c, int64_t ldc, c
  * panels of K x 2 vw floats. One thread: no parallel region (entering one,
  * even for a team of one, costs a quarter of a microsecond). */
 static void tiled(const tile_set *s, int nt, float *c, int64_t ldc, const float *a, int64_t ai, int64_t aq,
-                  const float *b, int64_t ldb, int64_t M, int64_t N, int64_t K, int tb, int beta, float *scratch)
+                  const float *b, int64_t ldb, int64_t M, int64_t N, int64_t K, int tb, int beta, float *scratch,
+                  bool packed)
 {
     if (nt <= 1) {
-        tiled_part(s, 0, 1, c, ldc, a, ai, aq, b, ldb, M, N, K, tb, beta, scratch);
+        tiled_part(s, 0, 1, c, ldc, a, ai, aq, b, ldb, M, N, K, tb, beta, scratch, packed);
         return;
     }
 #pragma omp parallel num_threads(nt)
     {
         const int t = omp_get_thread_num();
         tiled_part(s, t, omp_get_num_threads(), c, ldc, a, ai, aq, b, ldb, M, N, K, tb, beta,
-                   scratch ? scratch + (size_t)t * (size_t)K * (size_t)tile_cols(s) : NULL);
+                   scratch ? scratch + (size_t)t * (size_t)K * (size_t)tile_cols(s) : NULL, packed);
     }
 }
 
@@ -320,7 +327,7 @@ static void matmul_tile_init(void)
     omp_set_num_threads(was);
     if (T.set.fn) {
         const tile_set ps = blocks_for(T.set, N);
-        LEAST_NS(15, tile_ns, tiled(&ps, 1, c, N, a, K, 1, b, N, M, N, K, 0, 0, scratch));
+        LEAST_NS(15, tile_ns, tiled(&ps, 1, c, N, a, K, 1, b, N, M, N, K, 0, 0, scratch, false));
     }
     free(a);
     T.blas_gflops = flop / blas_ns;
@@ -392,7 +399,7 @@ static bool gemm_tiled(exec_kctx *k, float *ws, int nthreads, int ta, int tb, in
     else
         for (int64_t m0 = 0; m0 < M; m0 += TILE_MC)
             tiled(&set, nt, c + m0 * ldc, ldc, ta ? a + m0 : a + m0 * lda, ta ? 1 : lda, ta ? lda : 1, b, ldb,
-                  M - m0 < TILE_MC ? M - m0 : TILE_MC, N, K, tb, acc, scratch);
+                  M - m0 < TILE_MC ? M - m0 : TILE_MC, N, K, tb, acc, scratch, false);
     if (!k && !ws && scratch)
         exec_free_aligned(scratch);
     return true;
@@ -431,4 +438,52 @@ void exec_gemm1(float *ws, int ta, int tb, int64_t M, int64_t N, int64_t K, cons
                 int64_t ldb, float beta, float *c, int64_t ldc)
 {
     gemm_any(NULL, ws, 1, ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc);
+}
+
+/* ---- b packed once, for a weight that stays unchanged ------------------- */
+
+/* the set the packed product runs with now; fn NULL where the BLAS does */
+static tile_set packed_set(int64_t N)
+{
+    pthread_once(&T.once, matmul_tile_init);
+    const int force = atomic_load_explicit(&g_force, memory_order_relaxed);
+    const tile_set set = force > 0 ? set_of((exec_simd)atomic_load(&g_force_simd)) : T.set;
+    if (!set.fn || !(force < 0 ? T.chosen : force) || N < set.vw || PACK_W % tile_cols(&set) != 0)
+        return (tile_set){ NULL, NULL, 0, 0, 0 };
+    return set;
+}
+
+int64_t exec_matmul_packed_floats(int64_t K, int64_t N)
+{
+    return packed_set(N).fn ? (N + PACK_W - 1) / PACK_W * PACK_W * K : 0;
+}
+
+void exec_matmul_pack(float *bp, const float *b, int64_t K, int64_t N, int nthreads)
+{
+    const int64_t np = (N + PACK_W - 1) / PACK_W;
+#pragma omp parallel for collapse(2) num_threads(nthreads) if (nthreads > 1 && K * N > (1 << 16)) schedule(static)
+    for (int64_t j = 0; j < np; j++)
+        for (int64_t q = 0; q < K; q++) {
+            const int64_t col = j * PACK_W, w = N - col < PACK_W ? N - col : PACK_W;
+            float *d = bp + (j * K + q) * PACK_W;
+            memcpy(d, b + q * N + col, (size_t)w * sizeof *d);
+            for (int64_t l = w; l < PACK_W; l++)
+                d[l] = 0.0f;
+        }
+}
+
+bool exec_matmul_tiled_packed(exec_kctx *k, float *c, const float *a, const float *bp, int64_t M, int64_t N, int64_t K)
+{
+    if (M < 1 || N < 1 || K < 1 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
+        return false;
+    const tile_set set = packed_set(N);
+    if (!set.fn)
+        return false;
+    int nt = k->nthreads;
+    if (2.0 * (double)M * (double)N * (double)K / (T.tile_gflops > 0 ? T.tile_gflops : 1.0) < 8.0 * T.fork_ns)
+        nt = 1;
+    for (int64_t m0 = 0; m0 < M; m0 += TILE_MC)
+        tiled(&set, nt, c + m0 * N, N, a + m0 * K, K, 1, bp, PACK_W, M - m0 < TILE_MC ? M - m0 : TILE_MC, N, K, 0, 0,
+              NULL, true);
+    return true;
 }

@@ -31,6 +31,8 @@ exec_status op_shape_MatMul(const exec_graph *g, const exec_node *n, exec_shape 
  * registers. m is a constant in each instance (skinny_nn/nt below, inlined
  * per m), so the accumulators stay in registers. */
 enum { SKINNY_M = 8, SKINNY_W = 16, SKINNY_MIN = 1 << 17 /* k*n below this: sgemm */ };
+/* the most rows of a for which MatMul keeps an unchanged b packed */
+enum { PACK_MAX_M = 256 };
 
 typedef float skinny_vec __attribute__((vector_size(SKINNY_W * sizeof(float))));
 
@@ -127,6 +129,20 @@ exec_status op_fwd_MatMul(exec_kctx *k, const exec_node *n)
     if (!ta && m <= SKINNY_M && kk * nn >= SKINNY_MIN) {
         skinny_gemm(k->nthreads, c->data, a->data, b->data, (int)m, kk, nn, tb);
         return EXEC_OK;
+    }
+    /* a weight no node of this graph writes (an inference graph's): packed
+     * once into the tiles' panels and kept while it is unchanged, for the
+     * products of a batch's few rows (at most PACK_MAX_M; past that each
+     * panel of b in place serves many row blocks) */
+    if (!ta && !tb && m <= PACK_MAX_M) {
+        bool have = false;
+        float *bp = exec_kcache(k, n, n->in[1], (size_t)exec_matmul_packed_floats(kk, nn) * sizeof(float), &have);
+        if (bp) {
+            if (!have)
+                exec_matmul_pack(bp, b->data, kk, nn, k->nthreads);
+            if (exec_matmul_tiled_packed(k, c->data, a->data, bp, m, nn, kk))
+                return EXEC_OK;
+        }
     }
     if (exec_matmul_tiled(k, c->data, a->data, b->data, m, nn, kk, ta, tb))
         return EXEC_OK;
