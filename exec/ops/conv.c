@@ -1052,6 +1052,11 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
         if (best[i] < best[win])
             win = i;
     choice_put(kind, q, k->nthreads, cand[win]);
+    /* the winner's kept data (Winograd's transformed filters, for a graph
+     * whose filters no node writes) made now, in this first run, rather
+     * than in the next: one more run, whose output is the same */
+    if (n && kind == CONV_FWD && cand[win] == EXEC_CONV_WINOGRAD)
+        return conv_run(k, kind, q, cand[win], n, in0, in1, out);
     return EXEC_OK;
 }
 
