@@ -243,8 +243,10 @@ static void test_phases(void **state)
 
 /* The inter-op workers are the same threads from run to run: over five
  * runs at inter 2, the ops run on at most two distinct threads (a pool
- * started per run would show up to ten), and the same two again after a
- * run at inter 1; at inter 3 a new pool of three. */
+ * started per run would show up to ten), and after a run at inter 1 (this
+ * thread) one more at inter 2 adds no thread but those two (on a loaded
+ * machine one worker may take every op of the five runs, and the other
+ * show up only then: at most 3 in all); at inter 3 a new pool of three. */
 #define MAX_SEEN 64
 static _Atomic long seen_tid[MAX_SEEN];
 static _Atomic int nseen;
@@ -301,7 +303,7 @@ static void test_inter_workers_persist(void **state)
     for (int i = 0; i < after_more; i++)
         main_seen |= seen_tid[i] == main_tid;
     assert_true(main_seen);
-    assert_int_equal(after_more, after_five + 1);
+    assert_true(after_more >= after_five + 1 && after_more <= 3);
     assert_true(after_three > after_more && after_three <= after_more + 3);
 }
 
