@@ -143,6 +143,25 @@ static void check_gemm(int threads, int ta, int tb, int M, int N, int K, float b
     free(ref);
 }
 
+/* body(threads) with the tiles forced on, at each vector set the CPU has
+ * and on one and two threads; then back to the probe's choice */
+static void for_each_tile_set(void (*body)(int threads))
+{
+    const exec_simd sets[] = { EXEC_SIMD_AVX2, EXEC_SIMD_AVX512 };
+    for (size_t v = 0; v < sizeof sets / sizeof sets[0]; v++) {
+        if (sets[v] > exec_simd_best())
+            continue;
+        for (int threads = 1; threads <= 2; threads++) {
+            exec_threads_set(threads);
+            exec_matmul_tiles_force(1, sets[v]);
+            printf("tiles of set %d, %d thread(s)\n", (int)sets[v], threads);
+            body(threads);
+        }
+    }
+    exec_matmul_tiles_force(-1, EXEC_SIMD_AUTO);
+    exec_threads_set(2); /* as main sets it */
+}
+
 /* MatMul's register tiles (forced on, each vector set the CPU has, one and
  * two threads): partial row blocks (M not a multiple of 6 or 8), partial
  * column blocks (N not a multiple of 16, 32 or 48, N below one block),
@@ -152,31 +171,24 @@ static void check_gemm(int threads, int ta, int tb, int M, int N, int K, float b
  * a and b each plain and transposed (a^T the panel up to 256 rows of a, b
  * packed past them), batch-1 rows, K past one slice (the sums carried from
  * slice to slice), rows past one pass of 256 */
-static void test_matmul_tiles(void **state)
+static void matmul_tile_shapes(int threads)
 {
-    (void)state;
     static const int shapes[][3] = { { 9, 33, 17 },  { 13, 1, 7 },    { 32, 512, 256 }, { 33, 100, 65 },
                                      { 1, 47, 129 }, { 64, 31, 1 },   { 17, 20, 500 },  { 7, 65, 3 },
                                      { 50, 96, 40 }, { 128, 20, 31 }, { 9, 40, 1100 },  { 300, 37, 20 },
                                      { 16, 64, 70 }, { 48, 160, 96 }, { 64, 144, 80 },  { 96, 64, 100 } };
-    const exec_simd sets[] = { EXEC_SIMD_AVX2, EXEC_SIMD_AVX512 };
-    for (size_t v = 0; v < sizeof sets / sizeof sets[0]; v++) {
-        if (sets[v] > exec_simd_best())
-            continue;
-        for (int threads = 1; threads <= 2; threads++) {
-            exec_threads_set(threads);
-            exec_matmul_tiles_force(1, sets[v]);
-            printf("tiles of set %d, %d thread(s)\n", (int)sets[v], threads);
-            for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-                for (int t = 0; t < 4; t++)
-                    check_matmul(shapes[i][0], shapes[i][1], shapes[i][2], t & 1, t >> 1, 0);
-            for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-                for (int t = 0; t < 8; t++)
-                    check_gemm(threads, t & 1, (t >> 1) & 1, shapes[i][0], shapes[i][1], shapes[i][2], (float)(t >> 2));
-        }
-    }
-    exec_matmul_tiles_force(-1, EXEC_SIMD_AUTO);
-    exec_threads_set(2); /* as main sets it */
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int t = 0; t < 4; t++)
+            check_matmul(shapes[i][0], shapes[i][1], shapes[i][2], t & 1, t >> 1, 0);
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int t = 0; t < 8; t++)
+            check_gemm(threads, t & 1, (t >> 1) & 1, shapes[i][0], shapes[i][1], shapes[i][2], (float)(t >> 2));
+}
+
+static void test_matmul_tiles(void **state)
+{
+    (void)state;
+    for_each_tile_set(matmul_tile_shapes);
     double tile = 0, blas = 0;
     int chosen = exec_matmul_tiles_probe(&tile, &blas);
     printf("probe: tiles %.1f GFLOP/s, sgemm %.1f GFLOP/s on one thread: %s\n", tile, blas, chosen ? "tiles" : "sgemm");
@@ -227,23 +239,18 @@ static void check_matmul_packed(int M, int N, int K)
     exec_graph_destroy(g);
 }
 
+static void matmul_packed_shapes(int threads)
+{
+    (void)threads;
+    check_matmul_packed(32, 70, 300);
+    check_matmul_packed(9, 96, 40);
+    check_matmul_packed(20, 130, 600);
+}
+
 static void test_matmul_packed(void **state)
 {
     (void)state;
-    const exec_simd sets[] = { EXEC_SIMD_AVX2, EXEC_SIMD_AVX512 };
-    for (size_t v = 0; v < sizeof sets / sizeof sets[0]; v++) {
-        if (sets[v] > exec_simd_best())
-            continue;
-        for (int threads = 1; threads <= 2; threads++) {
-            exec_threads_set(threads);
-            exec_matmul_tiles_force(1, sets[v]);
-            check_matmul_packed(32, 70, 300);
-            check_matmul_packed(9, 96, 40);
-            check_matmul_packed(20, 130, 600);
-        }
-    }
-    exec_matmul_tiles_force(-1, EXEC_SIMD_AUTO);
-    exec_threads_set(2);
+    for_each_tile_set(matmul_packed_shapes);
 }
 
 /* BatchMatMul's small paths: the plain loops for c of at most 4 rows

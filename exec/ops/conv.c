@@ -457,10 +457,11 @@ static void im2col_padded(const conv_geom *q, const float *restrict x, float *re
 {
     const int64_t H = q->h, W = q->w, Hp = H + 2 * q->ph, Wp = W + 2 * q->pw, OH = q->oh, OW = q->ow;
     memset(xp, 0, (size_t)padded_floats(q) * sizeof *xp);
-    for (int64_t c = 0; c < q->c; c++)
+    for (int64_t c = 0; c < q->c; c++) {
         for (int64_t ih = 0; ih < H; ih++)
             copy_seg(xp + (c * Hp + ih + q->ph) * Wp + q->pw, x + (c * H + ih) * W, W);
-            /* rows of 4 and 8 floats (VGG small's 4x4 and 8x8 maps) as fixed-size
+    }
+    /* rows of 4 and 8 floats (VGG small's 4x4 and 8x8 maps) as fixed-size
      * copies the compiler turns into one vector move each */
 #define PADDED_ROWS(COPY)                                                         \
     for (int64_t c = 0; c < q->c; c++)                                            \

@@ -355,6 +355,24 @@ int exec_matmul_tiles_probe(double *tile_gflops, double *blas_gflops)
     return T.chosen;
 }
 
+/* The set the tiles run with now (exec_matmul_tiles_force's, else the
+ * CPU's best); fn NULL where the probe (or the force) chose the BLAS. */
+static tile_set active_set(void)
+{
+    pthread_once(&T.once, matmul_tile_init);
+    const int force = atomic_load_explicit(&g_force, memory_order_relaxed);
+    const tile_set set = force > 0 ? set_of((exec_simd)atomic_load(&g_force_simd)) : T.set;
+    return set.fn && (force < 0 ? T.chosen : force) ? set : (tile_set){ NULL, NULL, 0, 0, 0 };
+}
+
+/* threads for an M x N x K product: nthreads where one thread's estimated
+ * time is well past a parallel region's cost, else 1 */
+static int team_for(int nthreads, int64_t M, int64_t N, int64_t K)
+{
+    const double est_ns = 2.0 * (double)M * (double)N * (double)K / (T.tile_gflops > 0 ? T.tile_gflops : 1.0);
+    return nthreads > 1 && est_ns >= 8.0 * T.fork_ns ? nthreads : 1;
+}
+
 /* c[M,N] = a op(b) (beta 1: c +=) with the tiles; false where the probe
  * (or exec_matmul_tiles_force) chose the BLAS or the shape does not suit
  * them. nthreads > 1 opens a parallel region: inside one, pass 1. Scratch
@@ -365,10 +383,8 @@ static bool gemm_tiled(exec_kctx *k, float *ws, int nthreads, int ta, int tb, in
 {
     if (M < 1 || N < 1 || K < 1 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || (beta != 0.0f && beta != 1.0f))
         return false;
-    pthread_once(&T.once, matmul_tile_init);
-    const int force = atomic_load_explicit(&g_force, memory_order_relaxed);
-    const tile_set any = force > 0 ? set_of((exec_simd)atomic_load(&g_force_simd)) : T.set;
-    if (!any.fn || !(force < 0 ? T.chosen : force))
+    const tile_set any = active_set();
+    if (!any.fn)
         return false;
     if (N < any.vw) /* a few columns: most of every tile's lanes would be padding (the BLAS's gemv is better) */
         return false;
@@ -379,12 +395,7 @@ static bool gemm_tiled(exec_kctx *k, float *ws, int nthreads, int ta, int tb, in
     const tile_set set = blocks_for(any, tr ? M : N);
     const int64_t bw = tile_cols(&set), tail = N % bw;
     const int acc = beta != 0.0f;
-    /* threads when one thread's estimated time is well past a parallel
-     * region's cost */
-    int nt = nthreads > 1 && !ws ? nthreads : 1;
-    double est_ns = 2.0 * (double)M * (double)N * (double)K / (T.tile_gflops > 0 ? T.tile_gflops : 1.0);
-    if (est_ns < 8.0 * T.fork_ns)
-        nt = 1;
+    const int nt = team_for(ws ? 1 : nthreads, M, N, K);
     const size_t bytes = tr ? (size_t)K * (size_t)((M + bw - 1) / bw * bw) * sizeof(float)
                             : (size_t)nt * (size_t)K * (size_t)bw * sizeof(float);
     /* b read in place in whole blocks (a last one of two whole vectors
@@ -445,10 +456,8 @@ void exec_gemm1(float *ws, int ta, int tb, int64_t M, int64_t N, int64_t K, cons
 /* the set the packed product runs with now; fn NULL where the BLAS does */
 static tile_set packed_set(int64_t N)
 {
-    pthread_once(&T.once, matmul_tile_init);
-    const int force = atomic_load_explicit(&g_force, memory_order_relaxed);
-    const tile_set set = force > 0 ? set_of((exec_simd)atomic_load(&g_force_simd)) : T.set;
-    if (!set.fn || !(force < 0 ? T.chosen : force) || N < set.vw || PACK_W % tile_cols(&set) != 0)
+    const tile_set set = active_set();
+    if (!set.fn || N < set.vw || PACK_W % tile_cols(&set) != 0)
         return (tile_set){ NULL, NULL, 0, 0, 0 };
     return set;
 }
@@ -479,9 +488,7 @@ bool exec_matmul_tiled_packed(exec_kctx *k, float *c, const float *a, const floa
     const tile_set set = packed_set(N);
     if (!set.fn)
         return false;
-    int nt = k->nthreads;
-    if (2.0 * (double)M * (double)N * (double)K / (T.tile_gflops > 0 ? T.tile_gflops : 1.0) < 8.0 * T.fork_ns)
-        nt = 1;
+    const int nt = team_for(k->nthreads, M, N, K);
     for (int64_t m0 = 0; m0 < M; m0 += TILE_MC)
         tiled(&set, nt, c + m0 * N, N, a + m0 * K, K, 1, bp, PACK_W, M - m0 < TILE_MC ? M - m0 : TILE_MC, N, K, 0, 0,
               NULL, true);
