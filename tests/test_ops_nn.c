@@ -259,6 +259,11 @@ static void test_conv(void **state)
         { 9, 5, 4, 5, 7, 3, 3, 1, 1, 1, 1 },   /* rows of 5, odd batch over two threads */
         { 10, 2, 3, 5, 3, 3, 3, 1, 1, 2, 0 },  /* padding 2 down, none across: rows of 3 */
         { 8, 4, 7, 7, 6, 3, 3, 2, 2, 1, 1 },   /* strided: phase planes, no padded copy */
+        /* the filter gradient's pixel-vector blocks (at most 32 channels out, rows of a vector or more) */
+        { 1, 3, 20, 32, 5, 3, 3, 2, 1, 1, 1 },  /* stride 2 down only, rows of 2 vectors, batch 1: one image's
+                                                   blocks over both threads, channels 4 + 1 */
+        { 3, 7, 17, 16, 30, 2, 3, 1, 1, 0, 1 }, /* rows of exactly one vector (AVX-512), 30 channels, 42 taps */
+        { 2, 2, 9, 37, 32, 3, 3, 1, 1, 1, 1 },  /* 32 channels, rows of 37: the last vector masked */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_conv(&cases[i]);

@@ -911,7 +911,7 @@ static exec_status conv_run(exec_kctx *k, conv_kind kind, const conv_geom *q, ex
     if (a == EXEC_CONV_DIRECT)
         need = kind == CONV_FWD         ? conv_direct_scratch(q, T)
                : kind == CONV_BWD_INPUT ? conv_direct_input_scratch(q, T)
-                                        : conv_direct_filter_scratch(q);
+                                        : conv_direct_filter_scratch(q, T);
     else
         need = kind == CONV_FWD         ? conv_wino_scratch(q, T)
                : kind == CONV_BWD_INPUT ? conv_wino_scratch(&tq, T)

@@ -41,7 +41,7 @@ void conv_direct_bwd_input(const conv_geom *q, const float *w, const float *dy, 
                            int nthreads);
 
 /* Scratch floats conv_direct_bwd_filter needs. */
-int64_t conv_direct_filter_scratch(const conv_geom *q);
+int64_t conv_direct_filter_scratch(const conv_geom *q, int nthreads);
 /* dw = q's filter gradient from x and dy (any stride and padding). */
 void conv_direct_bwd_filter(const conv_geom *q, const float *x, const float *dy, float *dw, float *scratch,
                             int nthreads);

@@ -12,9 +12,12 @@
  *   DK_BC(p)       the float at p in every lane
  *   DK_FMA(a, b, c)         a * b + c
  *   DK_ZERO()      a vector of zeros
+ *   DK_FO          output channels a pixel-vector filter-gradient block holds
+ *   DK_AND(v, m)   v's bits and m's (a mask of all-ones or zero lanes)
+ *   DK_HSUM(v)     the sum of v's lanes
  * (the end of this file undefines them, ready for the next set)
- * and, from conv_direct.c, UR (positions a block), dk_args, fk_args and
- * pk_args.
+ * and, from conv_direct.c, UR (positions a block), dk_args, fk_args,
+ * pk_args and pf_args.
  * A block is nb <= DK_NB vectors of channels x ut <= UR positions (output
  * pixels for the forward, filter taps for the filter gradient): nb * ut
  * sums in registers, nb vector loads and ut broadcasts a step. The
@@ -155,6 +158,63 @@ DK_INLINE void DK(pk_body)(const pk_args *a, const int nv)
                     DK_ST(a->y + r * a->P + a->yoff[v], s[v][r]);
 }
 
+/* The filter gradient's pixel-vector block, for layers with few output
+ * channels: no <= DK_FO output channels x ut <= UR filter taps, summed over
+ * the pixels of one image. Per vector of DK_L consecutive output pixels of
+ * a row (stride 1 across): no vector loads of dy, read in its planes (no
+ * transposed copy), ut unaligned loads of the image at the taps' offsets,
+ * no x ut FMAs; a row's last vector ends at its end, its lanes that the
+ * vector before already summed masked off in dy. The sums stay in
+ * registers over the whole image; their lanes' sums are added to a->dw
+ * ([o][k], rows a->K apart) at the end. */
+DK_INLINE void DK(pf_step)(dk_v s[DK_FO][UR], const float *g, int64_t P, const float *x, const int64_t *o,
+                           const float *mask, const int no, const int ut)
+{
+    dk_v d[DK_FO];
+#pragma GCC unroll 4
+    for (int c = 0; c < DK_FO; c++)
+        d[c] = c < no ? (mask ? DK_AND(DK_LD(g + c * P), DK_LD(mask)) : DK_LD(g + c * P)) : DK_ZERO();
+#pragma GCC unroll 6
+    for (int j = 0; j < UR; j++)
+        if (j < ut) {
+            dk_v v = DK_LD(x + o[j]);
+            /* in a register: GCC would fold the load into each of the no
+             * FMAs, no unaligned loads where one does */
+            __asm__("" : "+v"(v));
+#pragma GCC unroll 4
+            for (int c = 0; c < DK_FO; c++)
+                if (c < no)
+                    s[c][j] = DK_FMA(d[c], v, s[c][j]);
+        }
+}
+
+DK_INLINE void DK(pf_body)(const pf_args *a, const int no, const int ut)
+{
+    dk_v s[DK_FO][UR];
+    int64_t o[UR];
+    DK(rb_offsets)(o, a->off, ut);
+#pragma GCC unroll 6
+    for (int j = 0; j < UR; j++)
+#pragma GCC unroll 4
+        for (int c = 0; c < DK_FO; c++)
+            s[c][j] = DK_ZERO();
+    const int64_t last = a->ow - DK_L, P = a->oh * a->ow;
+    for (int64_t oh = 0; oh < a->oh; oh++) {
+        const float *g = a->g + oh * a->ow, *x = a->x + oh * a->sh * a->wd;
+        int64_t p = 0;
+        for (; p <= last; p += DK_L)
+            DK(pf_step)(s, g + p, P, x + p, o, NULL, no, ut);
+        if (p < a->ow)
+            DK(pf_step)(s, g + last, P, x + last, o, a->mask, no, ut);
+    }
+#pragma GCC unroll 4
+    for (int c = 0; c < DK_FO; c++)
+#pragma GCC unroll 6
+        for (int j = 0; j < UR; j++)
+            if (c < no && j < ut)
+                a->dw[c * a->K + j] += DK_HSUM(s[c][j]);
+}
+
 #undef DK_INLINE
 #undef DK
 #undef DK_L
@@ -168,3 +228,6 @@ DK_INLINE void DK(pk_body)(const pk_args *a, const int nv)
 #undef DK_BC
 #undef DK_FMA
 #undef DK_ZERO
+#undef DK_FO
+#undef DK_AND
+#undef DK_HSUM
