@@ -473,6 +473,7 @@ static void test_conv_direct_simd(void **state)
 /* ---- pools -------------------------------------------------------------- */
 typedef struct pl {
     int64_t n, c, h, w, kh, kw, sh, sw, ph, pw;
+    bool relu; /* x through a ReLU first: windows with ties at 0, as after VGG's convolutions */
 } pl;
 
 static void check_pool(const pl *q)
@@ -480,6 +481,8 @@ static void check_pool(const pl *q)
     int64_t OH = (q->h + 2 * q->ph - q->kh) / q->sh + 1, OW = (q->w + 2 * q->pw - q->kw) / q->sw + 1;
     int64_t nx = q->n * q->c * q->h * q->w, ny = q->n * q->c * OH * OW;
     float *x = rand_buf(nx, -1, 1), *dy = rand_buf(ny, -1, 1);
+    for (int64_t i = 0; q->relu && i < nx; i++)
+        x[i] = x[i] > 0.0f ? x[i] : 0.0f;
     double *ymax = calloc((size_t)ny, sizeof(double)), *yavg = calloc((size_t)ny, sizeof(double));
     double *dxmax = calloc((size_t)nx, sizeof(double)), *dxavg = calloc((size_t)nx, sizeof(double));
     for (int64_t p = 0; p < q->n * q->c; p++)
@@ -546,18 +549,20 @@ static void test_pool(void **state)
     (void)state;
     static const pl cases[] = {
         /* n  c   h   w kh kw sh sw ph pw */
-        { 1, 3, 13, 11, 3, 3, 2, 2, 0, 0 },  /* AlexNet-style overlapping */
-        { 3, 5, 9, 7, 3, 3, 2, 2, 1, 1 },    /* padded */
-        { 2, 4, 8, 9, 2, 2, 2, 2, 0, 0 },    /* VGG-style, odd width */
-        { 2, 3, 7, 10, 3, 2, 1, 3, 1, 1 },   /* non-square */
-        { 3, 7, 5, 6, 5, 6, 1, 1, 0, 0 },    /* global */
-        { 16, 300, 2, 2, 2, 2, 1, 1, 0, 0 }, /* global, 2x2 planes over the threads */
-        { 3, 40, 7, 7, 7, 7, 1, 1, 0, 0 },   /* global, 7x7: a vector sum */
-        { 2, 70, 15, 17, 3, 3, 2, 2, 1, 1 }, /* enough planes for the parallel path */
-        { 2, 3, 9, 37, 3, 3, 2, 2, 1, 1 },   /* wide rows, padded edges */
-        { 1, 2, 6, 64, 2, 2, 2, 2, 0, 0 },   /* VGG-style rows of 32 outputs */
-        { 2, 2, 7, 29, 3, 4, 2, 3, 2, 3 },   /* stride 3, padding 3 of a 4-wide window */
-        { 1, 2, 5, 3, 3, 3, 1, 1, 1, 1 },    /* stride 1, padded */
+        { 1, 3, 13, 11, 3, 3, 2, 2, 0, 0 },        /* AlexNet-style overlapping */
+        { 3, 5, 9, 7, 3, 3, 2, 2, 1, 1 },          /* padded */
+        { 2, 4, 8, 9, 2, 2, 2, 2, 0, 0 },          /* VGG-style, odd width */
+        { 2, 3, 7, 10, 3, 2, 1, 3, 1, 1 },         /* non-square */
+        { 3, 7, 5, 6, 5, 6, 1, 1, 0, 0 },          /* global */
+        { 16, 300, 2, 2, 2, 2, 1, 1, 0, 0 },       /* global, 2x2 planes over the threads */
+        { 3, 40, 7, 7, 7, 7, 1, 1, 0, 0 },         /* global, 7x7: a vector sum */
+        { 2, 70, 15, 17, 3, 3, 2, 2, 1, 1 },       /* enough planes for the parallel path */
+        { 2, 3, 9, 37, 3, 3, 2, 2, 1, 1 },         /* wide rows, padded edges */
+        { 1, 2, 6, 64, 2, 2, 2, 2, 0, 0 },         /* VGG-style rows of 32 outputs */
+        { 2, 2, 7, 29, 3, 4, 2, 3, 2, 3 },         /* stride 3, padding 3 of a 4-wide window */
+        { 1, 2, 5, 3, 3, 3, 1, 1, 1, 1 },          /* stride 1, padded */
+        { 3, 5, 9, 8, 2, 2, 2, 2, 0, 0, true },    /* VGG-style, odd height: a last row no window covers; ties */
+        { 2, 40, 16, 16, 2, 2, 2, 2, 0, 0, true }, /* VGG-style over the threads, ties at 0 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_pool(&cases[i]);

@@ -359,6 +359,12 @@ int main(int argc, char **argv)
         if (strstr("FusedBatchNorm ResNet small 32x32x16", only))
             bench_mem("FusedBatchNorm ResNet small 32x32x16", EXEC_OP_FusedBatchNorm, 5, (tdesc[]){ b, v, v, v, v }, 3,
                       bn);
+        const tdesc px = { 4, { B, 16, 64, 64 } }, py = { 4, { B, 16, 32, 32 } };
+        const int64_t pool[6] = { 2, 2, 2, 2, 0, 0 };
+        if (strstr("MaxPool VGG small 64x64x16", only))
+            bench_mem("MaxPool VGG small 64x64x16", EXEC_OP_MaxPool, 1, &px, 6, pool);
+        if (strstr("MaxPoolGrad VGG small 64x64x16", only))
+            bench_mem("MaxPoolGrad VGG small 64x64x16", EXEC_OP_MaxPoolGrad, 3, (tdesc[]){ px, py, py }, 6, pool);
         if (strstr("FusedBatchNormGrad ResNet small 32x32x16", only))
             bench_mem("FusedBatchNormGrad ResNet small 32x32x16", EXEC_OP_FusedBatchNormGrad, 5,
                       (tdesc[]){ b, b, v, v, v }, 2, bng);
