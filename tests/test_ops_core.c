@@ -200,8 +200,9 @@ static void test_matmul_tiles(void **state)
  * is packed once into the tiles' panels and kept (exec_kcache) while it is
  * unchanged. A write to b through exec_dataf must be seen by the next run
  * (the packing made again), a write to a alone must not need one; shapes
- * with a partial panel (N = 70, 130) and whole ones (96), one and two
- * threads, each vector set. */
+ * with a partial panel (N = 70, 130) and whole ones (96), shares of the
+ * threads that begin inside a panel (512, 80), one and two threads, each
+ * vector set. */
 static void check_matmul_packed(int M, int N, int K)
 {
     exec_graph *g;
@@ -245,6 +246,11 @@ static void matmul_packed_shapes(int threads)
     check_matmul_packed(32, 70, 300);
     check_matmul_packed(9, 96, 40);
     check_matmul_packed(20, 130, 600);
+    /* two threads split the columns in whole vectors: inside a panel (512:
+     * at 256, 16 into the sixth; 80: at 32 or 40, a two-vector block read
+     * across the panel's end) */
+    check_matmul_packed(64, 512, 512);
+    check_matmul_packed(60, 80, 4000);
 }
 
 static void test_matmul_packed(void **state)

@@ -166,14 +166,24 @@ static void tiled_part(const tile_set *s, int t, int n, float *c, int64_t ldc, c
 {
     const int64_t bw = tile_cols(s), nb = (N + bw - 1) / bw, mb = (M + s->mr - 1) / s->mr;
     const bool by_cols = nb >= 2 * n || mb < n;
-    /* this thread's column blocks [j0, j1) and row blocks [i0, i1) */
-    int64_t j0 = 0, j1 = nb, i0 = 0, i1 = mb;
-    if (by_cols)
-        j0 = nb * t / n, j1 = nb * (t + 1) / n;
-    else
+    /* this thread's columns [c0, c1) and row blocks [i0, i1): the columns
+     * in whole blocks of bw (the last may be partial: a panel copy), or,
+     * with b packed (its panels zero-padded: no copy), in whole vectors,
+     * blocks of bw from c0 that stay inside a panel, narrower where a
+     * share ends inside one: 512 columns in blocks of 48 split 256 + 256,
+     * not 240 + 272 */
+    int64_t c0 = 0, c1 = N, i0 = 0, i1 = mb;
+    if (by_cols) {
+        const int64_t unit = packed ? s->vw : bw, nu = (N + unit - 1) / unit;
+        c0 = nu * t / n * unit, c1 = nu * (t + 1) / n * unit;
+        c1 = c1 < N ? c1 : N;
+    } else {
         i0 = mb * t / n, i1 = mb * (t + 1) / n;
-    for (int64_t jb = j0; jb < j1; jb++) {
-        const int64_t col = jb * bw, w = N - col < bw ? N - col : bw;
+    }
+    for (int64_t col = c0, w; col < c1; col += w) {
+        w = c1 - col < bw ? c1 - col : bw;
+        if (packed && w > PACK_W - col % PACK_W)
+            w = PACK_W - col % PACK_W;
         const float *p = b + col;
         int64_t ldp = ldb;
         if (packed) { /* b in PACK_W-column panels (exec_matmul_pack): this block's columns within one */
@@ -462,9 +472,11 @@ static tile_set packed_set(int64_t N)
     return set;
 }
 
+/* the panels and WS_BW floats past them: a block of two vectors that
+ * starts inside a panel (where a thread's share begins) reads past its end */
 int64_t exec_matmul_packed_floats(int64_t K, int64_t N)
 {
-    return packed_set(N).fn ? (N + PACK_W - 1) / PACK_W * PACK_W * K : 0;
+    return packed_set(N).fn ? (N + PACK_W - 1) / PACK_W * PACK_W * K + WS_BW : 0;
 }
 
 void exec_matmul_pack(float *bp, const float *b, int64_t K, int64_t N, int nthreads)
@@ -479,6 +491,7 @@ void exec_matmul_pack(float *bp, const float *b, int64_t K, int64_t N, int nthre
             for (int64_t l = w; l < PACK_W; l++)
                 d[l] = 0.0f;
         }
+    memset(bp + np * K * PACK_W, 0, WS_BW * sizeof *bp);
 }
 
 bool exec_matmul_tiled_packed(exec_kctx *k, float *c, const float *a, const float *bp, int64_t M, int64_t N, int64_t K)
