@@ -563,6 +563,9 @@ static void test_pool(void **state)
         { 1, 2, 5, 3, 3, 3, 1, 1, 1, 1 },          /* stride 1, padded */
         { 3, 5, 9, 8, 2, 2, 2, 2, 0, 0, true },    /* VGG-style, odd height: a last row no window covers; ties */
         { 2, 40, 16, 16, 2, 2, 2, 2, 0, 0, true }, /* VGG-style over the threads, ties at 0 */
+        { 2, 4, 12, 40, 3, 3, 2, 2, 1, 1, true },  /* ResNet-style 3x3/2: vectors of inside windows, ties */
+        { 2, 3, 8, 21, 2, 3, 3, 2, 0, 1 },         /* 2 rows x 3 columns, stride 3 down */
+        { 1, 2, 5, 2, 3, 3, 2, 2, 1, 1 },          /* rows of 2: no window inside */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_pool(&cases[i]);

@@ -91,6 +91,38 @@ static inline int64_t argmax_window(const pool_geom *q, const float *plane, int6
 }
 
 /* ---- MaxPool ------------------------------------------------------------ */
+
+/* y[j] (j < n) = the maximum of the 3-wide windows at columns 2j, 2j+1,
+ * 2j+2 of nr (1 to 3) rows from x, W floats apart, in the window's order
+ * (rows, then columns, `v > m ? v : m`) */
+static void max3_rows(float *restrict y, const float *restrict x, int64_t W, int64_t nr, int64_t n)
+{
+    const float *restrict r0 = x, *restrict r1 = x + (nr > 1 ? W : 0), *restrict r2 = x + (nr > 2 ? 2 * W : 0);
+    if (nr == 3) {
+#pragma omp simd
+        for (int64_t j = 0; j < n; j++) {
+            float m = r0[2 * j], v;
+#define MAXC(r, c) (v = (r)[2 * j + (c)], m = v > m ? v : m)
+            MAXC(r0, 1), MAXC(r0, 2), MAXC(r1, 0), MAXC(r1, 1), MAXC(r1, 2), MAXC(r2, 0), MAXC(r2, 1), MAXC(r2, 2);
+            y[j] = m;
+        }
+    } else if (nr == 2) {
+#pragma omp simd
+        for (int64_t j = 0; j < n; j++) {
+            float m = r0[2 * j], v;
+            MAXC(r0, 1), MAXC(r0, 2), MAXC(r1, 0), MAXC(r1, 1), MAXC(r1, 2);
+            y[j] = m;
+        }
+    } else {
+#pragma omp simd
+        for (int64_t j = 0; j < n; j++) {
+            float m = r0[2 * j], v;
+            MAXC(r0, 1), MAXC(r0, 2);
+            y[j] = m;
+        }
+#undef MAXC
+    }
+}
 exec_status op_shape_MaxPool(const exec_graph *g, const exec_node *n, exec_shape *out) { return shape_pool(g, n, out); }
 
 /* Every maximum compares the window's cells in one order (rows, then
@@ -125,6 +157,40 @@ exec_status op_fwd_MaxPool(exec_kctx *k, const exec_node *n)
                     yr[ow] = v > m ? v : m;
                 }
             }
+        return EXEC_OK;
+    }
+    if (q.kw == 3 && q.sw == 2 && q.kh <= 3) {
+        /* AlexNet's and ResNet's 3x3 windows of stride 2: the columns whose
+         * windows lie inside the row ([lo, hi)) a vector of outputs at a
+         * time (stride-2 loads, the window's cells in registers, in the
+         * same order), the edges a window at a time. One window at a time
+         * everywhere: 12 ms a step on ResNet-50's [16,64,112,112] (4 GB/s) */
+        const int64_t lo = (q.pw + 1) / 2, last = W + q.pw >= 3 ? (W + q.pw - 3) / 2 + 1 : 0,
+                      hi = last < q.ow ? last : q.ow;
+#pragma omp parallel for num_threads(k->nthreads) if (yt->numel > PAR_MIN) schedule(static)
+        for (int64_t p = 0; p < planes; p++) {
+            const float *x = X + p * HW;
+            float *y = Y + p * OHW;
+            for (int64_t oh = 0; oh < q.oh; oh++) {
+                int64_t h0, h1, w0, w1;
+                window(&q, oh, 0, &h0, &h1, &w0, &w1);
+                float *restrict yr = y + oh * q.ow;
+                for (int64_t ow = 0; ow < q.ow; ow++) {
+                    if (ow == lo && lo < hi) {
+                        max3_rows(yr + lo, x + h0 * W + 2 * lo - q.pw, W, h1 - h0, hi - lo);
+                        ow = hi - 1;
+                        continue;
+                    }
+                    int64_t a0, a1, c0, c1;
+                    window(&q, oh, ow, &a0, &a1, &c0, &c1);
+                    float m = x[a0 * W + c0];
+                    for (int64_t h = a0; h < a1; h++)
+                        for (int64_t w = c0; w < c1; w++)
+                            m = x[h * W + w] > m ? x[h * W + w] : m;
+                    yr[ow] = m;
+                }
+            }
+        }
         return EXEC_OK;
     }
 #pragma omp parallel for num_threads(k->nthreads) if (yt->numel > PAR_MIN) schedule(static)

@@ -363,6 +363,10 @@ int main(int argc, char **argv)
         const int64_t pool[6] = { 2, 2, 2, 2, 0, 0 };
         if (strstr("MaxPool VGG small 64x64x16", only))
             bench_mem("MaxPool VGG small 64x64x16", EXEC_OP_MaxPool, 1, &px, 6, pool);
+        const tdesc rx = { 4, { B, 64, 112, 112 } };
+        const int64_t pool3[6] = { 3, 3, 2, 2, 1, 1 };
+        if (strstr("MaxPool ResNet-50 112x112x64 3x3/2", only))
+            bench_mem("MaxPool ResNet-50 112x112x64 3x3/2", EXEC_OP_MaxPool, 1, &rx, 6, pool3);
         if (strstr("MaxPoolGrad VGG small 64x64x16", only))
             bench_mem("MaxPoolGrad VGG small 64x64x16", EXEC_OP_MaxPoolGrad, 3, (tdesc[]){ px, py, py }, 6, pool);
         if (strstr("FusedBatchNormGrad ResNet small 32x32x16", only))
