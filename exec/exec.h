@@ -347,7 +347,8 @@ const char *exec_conv_algo_name(exec_conv_algo a);
 int exec_conv_algo_from_name(const char *name);
 /* What AUTO chose for op kind (0 Conv2D, 1 Conv2DBackpropInput, 2
  * Conv2DBackpropFilter) of geometry {n, c, h, w, oc, kh, kw, sh, sw, ph, pw}
- * on nthreads threads; EXEC_CONV_AUTO while that shape has not run. */
+ * on nthreads threads (the last measurement's winner, where a void one is
+ * to be measured again); EXEC_CONV_AUTO while that shape has not run. */
 exec_conv_algo exec_conv_algo_chosen(int kind, const int64_t geom[11], int nthreads);
 
 /* The widest vector instructions the engine's own vector kernels (the

@@ -948,7 +948,9 @@ typedef struct conv_choice {
     conv_kind kind;
     int nthreads;
     conv_geom q;
-    exec_conv_algo algo;
+    exec_conv_algo algo; /* the last measurement's winner */
+    bool settled;        /* false: that measurement was void, the next call measures again */
+    int tries;           /* measurements made */
 } conv_choice;
 static conv_choice choices[CHOICES];
 static int nchoices;
@@ -960,25 +962,41 @@ static bool same_geom(const conv_geom *a, const conv_geom *b)
            a->kw == b->kw && a->sh == b->sh && a->sw == b->sw && a->ph == b->ph && a->pw == b->pw;
 }
 
-static int choice_find(conv_kind kind, const conv_geom *q, int nthreads)
+/* the entry of (kind, q, nthreads), or -1; under choices_lock */
+static int choice_at(conv_kind kind, const conv_geom *q, int nthreads)
 {
-    int r = -1;
-    pthread_mutex_lock(&choices_lock);
-    for (int i = 0; i < nchoices && r < 0; i++)
+    for (int i = 0; i < nchoices; i++)
         if (choices[i].kind == kind && choices[i].nthreads == nthreads && same_geom(&choices[i].q, q))
-            r = (int)choices[i].algo;
+            return i;
+    return -1;
+}
+
+/* the settled algorithm (any measured one, settled or not, if `any`), or
+ * -1; *tries: the measurements made so far */
+static int choice_find_tries(conv_kind kind, const conv_geom *q, int nthreads, bool any, int *tries)
+{
+    pthread_mutex_lock(&choices_lock);
+    const int i = choice_at(kind, q, nthreads);
+    const int r = i >= 0 && (any || choices[i].settled) ? (int)choices[i].algo : -1;
+    *tries = i >= 0 ? choices[i].tries : 0;
     pthread_mutex_unlock(&choices_lock);
     return r;
 }
 
-static void choice_put(conv_kind kind, const conv_geom *q, int nthreads, exec_conv_algo a)
+/* a measurement's winner a; settled false: the measurement was void */
+static void choice_put(conv_kind kind, const conv_geom *q, int nthreads, exec_conv_algo a, bool settled)
 {
     pthread_mutex_lock(&choices_lock);
-    bool known = false;
-    for (int i = 0; i < nchoices && !known; i++)
-        known = choices[i].kind == kind && choices[i].nthreads == nthreads && same_geom(&choices[i].q, q);
-    if (!known && nchoices < CHOICES)
-        choices[nchoices++] = (conv_choice){ .kind = kind, .nthreads = nthreads, .q = *q, .algo = a };
+    int i = choice_at(kind, q, nthreads);
+    if (i < 0 && nchoices < CHOICES) {
+        i = nchoices++;
+        choices[i] = (conv_choice){ .kind = kind, .nthreads = nthreads, .q = *q };
+    }
+    if (i >= 0 && !choices[i].settled) {
+        choices[i].algo = a;
+        choices[i].settled = settled;
+        choices[i].tries++;
+    }
     pthread_mutex_unlock(&choices_lock);
 }
 
@@ -996,17 +1014,23 @@ static double seconds(clockid_t clock)
  * (its wall time then says little about the kernel), and the first run of
  * each also pays for fresh scratch pages and cold caches, so each runs
  * until it has had PICK_CLEAN clean runs, PICK_MAX runs at most: clean
- * when the process's CPU time in it is at least 0.7 x threads x its wall
- * time, i.e. its threads kept their cores (with OMP_WAIT_POLICY=passive,
- * threads that wait sleep, and runs rarely look clean: then every
- * algorithm runs PICK_MAX times). On one thread the process's CPU time is
- * the run's length with the waits left out, and it decides instead. Every
+ * when the calling thread's CPU time in it is at least 0.7 x its wall
+ * time, i.e. it kept its core and did not sleep waiting for a team-mate
+ * that lost its own. (The process's CPU time, compared with threads x
+ * wall until 2026-11-27, lags: a running thread's time reaches it at the
+ * scheduler's tick, so runs of a few hundred microseconds on two threads
+ * never looked clean and every algorithm ran PICK_MAX times.) Where an
+ * algorithm had no clean run the measurement is void: this call keeps its
+ * winner's output and the next call measures again, PICK_TRIES
+ * measurements at most. On one thread the process's CPU time is the run's
+ * length with the waits left out, and it decides instead. Every
  * run writes the whole output, so the op's result is right whichever ran
  * last. Winograd is measured with its filter transform, without the kept
  * filters (exec_kcache): runs back to back would find them in the cache,
  * where later steps read them from memory. */
-#define PICK_CLEAN 2
+#define PICK_CLEAN 3
 #define PICK_MAX 8
+#define PICK_TRIES 3
 static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, const exec_node *n, const float *in0,
                              const float *in1, float *out)
 {
@@ -1016,7 +1040,8 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
                            : (exec_conv_algo)atomic_load_explicit(&conv_algo, memory_order_relaxed);
     if (a != EXEC_CONV_AUTO)
         return conv_run(k, kind, q, conv_applies(kind, q, a) ? a : EXEC_CONV_IM2COL, n, in0, in1, out);
-    int known = choice_find(kind, q, k->nthreads);
+    int tries;
+    const int known = choice_find_tries(kind, q, k->nthreads, false, &tries);
     if (known >= 0)
         return conv_run(k, kind, q, (exec_conv_algo)known, n, in0, in1, out);
     exec_conv_algo cand[3];
@@ -1025,7 +1050,7 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
         if (conv_applies(kind, q, (exec_conv_algo)c))
             cand[nc++] = (exec_conv_algo)c;
     if (nc == 1) {
-        choice_put(kind, q, k->nthreads, cand[0]);
+        choice_put(kind, q, k->nthreads, cand[0], true);
         return conv_run(k, kind, q, cand[0], n, in0, in1, out);
     }
     double best[3] = { 1e30, 1e30, 1e30 };
@@ -1035,24 +1060,27 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
         for (int i = 0; i < nc; i++) {
             if (nclean[i] >= PICK_CLEAN)
                 continue;
-            double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_PROCESS_CPUTIME_ID);
+            const clockid_t cpu = k->nthreads == 1 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_THREAD_CPUTIME_ID;
+            double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(cpu);
             exec_status s = conv_run(k, kind, q, cand[i], NULL, in0, in1, out);
             if (s)
                 return s;
-            double w = seconds(CLOCK_MONOTONIC) - w0, c = seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
+            double w = seconds(CLOCK_MONOTONIC) - w0, c = seconds(cpu) - c0;
             double t = k->nthreads == 1 ? c : w; /* one thread: its CPU time leaves the waits out */
             best[i] = t < best[i] ? t : best[i];
-            nclean[i] += c >= 0.7 * k->nthreads * w;
+            nclean[i] += c >= 0.7 * w;
             more |= nclean[i] < PICK_CLEAN;
         }
         if (!more)
             break;
     }
     int win = 0;
-    for (int i = 1; i < nc; i++)
-        if (best[i] < best[win])
-            win = i;
-    choice_put(kind, q, k->nthreads, cand[win]);
+    bool void_ = false;
+    for (int i = 0; i < nc; i++) {
+        win = best[i] < best[win] ? i : win;
+        void_ |= nclean[i] == 0;
+    }
+    choice_put(kind, q, k->nthreads, cand[win], !void_ || tries + 1 >= PICK_TRIES);
     /* the winner's kept data (Winograd's transformed filters, for a graph
      * whose filters no node writes) made now, in this first run, rather
      * than in the next: one more run, whose output is the same */
@@ -1074,7 +1102,8 @@ exec_conv_algo exec_conv_algo_chosen(int kind, const int64_t geom[11], int nthre
                     .sw = geom[8],
                     .ph = geom[9],
                     .pw = geom[10] };
-    int a = kind >= 0 && kind <= 2 ? choice_find((conv_kind)kind, &q, nthreads) : -1;
+    int tries;
+    int a = kind >= 0 && kind <= 2 ? choice_find_tries((conv_kind)kind, &q, nthreads, true, &tries) : -1;
     return a < 0 ? EXEC_CONV_AUTO : (exec_conv_algo)a;
 }
 
