@@ -324,6 +324,19 @@ static void pad_image(const conv_geom *q, const float *restrict x, float *restri
             memcpy(xp + (c * Hp + i + q->ph) * Wp + q->pw, x + (c * q->h + i) * q->w, (size_t)q->w * sizeof *x);
 }
 
+/* image i of x, or its copy into the thread's zero-bordered xp where the
+ * convolution pads (*have: the image now in xp, copied only when another) */
+static const float *image_at(const conv_geom *q, const float *x, int64_t i, float *xp, int64_t *have)
+{
+    const float *xi = x + i * q->c * q->h * q->w;
+    if (!padded(q))
+        return xi;
+    if (*have != i)
+        pad_image(q, xi, xp);
+    *have = i;
+    return xp;
+}
+
 /* y[l P + j] = s[j ob + l] (j < n pixels, l < live channels): a run of
  * blocks' sums, [pixel][channel], into y's planes, 8 x 8 at a time through
  * registers (AVX: unpack, shuffle, swap the lanes); the rest one float at a
@@ -487,7 +500,7 @@ static void direct_run(const conv_geom *q, const float *x, const fview *f, float
     const dkern *dk = dkern_now();
     const bool pix = pixel_blocks(q, dk);
     const int64_t ob = pix ? dk->pr : ob_of(dk), ocr = pix ? (q->oc + ob - 1) / ob * ob : oc_rounded(q, dk);
-    const int64_t nblk = (ocr + ob - 1) / ob, P = conv_p(q), CHW = q->c * q->h * q->w;
+    const int64_t nblk = (ocr + ob - 1) / ob, P = conv_p(q);
     /* chunks of output pixels (channel-vector blocks) or rows (pixel-vector) */
     const int64_t cp = pix ? chunk_rows(q) : chunk_pixels(q), all = pix ? q->oh : P, nch = (all + cp - 1) / cp;
     const int64_t items = q->n * nch * nblk;
@@ -505,13 +518,7 @@ static void direct_run(const conv_geom *q, const float *x, const fview *f, float
          * blocks reuses one chunk of one image */
         for (int64_t it = items * t / nt, end = items * (t + 1) / nt; it < end; it++) {
             int64_t i = it / (nch * nblk), ch = it / nblk % nch, b = it % nblk;
-            const float *xi = x + i * CHW;
-            if (padded(q)) {
-                if (have != i)
-                    pad_image(q, xi, xp);
-                have = i;
-                xi = xp;
-            }
+            const float *xi = image_at(q, x, i, xp, &have);
             int64_t lo = ch * cp, hi = lo + cp < all ? lo + cp : all;
             if (pix)
                 run_pixels(q, dk, xi, wp, b * ob, y + i * q->oc * P, lo, hi);
@@ -711,7 +718,7 @@ int64_t conv_direct_filter_scratch(const conv_geom *q, int nthreads)
 static void bwd_filter_pixels(const conv_geom *q, const dkern *dk, const float *x, const float *dy, float *dw,
                               float *scratch, int nthreads)
 {
-    const int64_t K = conv_k(q), P = conv_p(q), KK = q->kh * q->kw, CHW = q->c * q->h * q->w;
+    const int64_t K = conv_k(q), P = conv_p(q), KK = q->kh * q->kw;
     const int64_t Hp = padded_h(q), Wp = padded_w(q), ntap = (K + UR - 1) / UR, per = pf_blocks(q, dk);
     const int64_t items = q->n * per, sums = q->oc * K, mine_floats = sums + pad_floats(q);
     int64_t *toff = (int64_t *)scratch;
@@ -733,13 +740,7 @@ static void bwd_filter_pixels(const conv_geom *q, const dkern *dk, const float *
             const int64_t i = it / per, b = it % per, o0 = b / ntap * dk->fo, t0 = b % ntap * UR;
             const int64_t no = q->oc - o0 < dk->fo ? q->oc - o0 : dk->fo;
             const int ut = K - t0 < UR ? (int)(K - t0) : UR;
-            const float *xi = x + i * CHW;
-            if (padded(q)) {
-                if (have != i)
-                    pad_image(q, xi, xt);
-                have = i;
-                xi = xt;
-            }
+            const float *xi = image_at(q, x, i, xt, &have);
             const pf_args a = { .x = xi,
                                 .off = toff + t0,
                                 .g = dy + (i * q->oc + o0) * P,
