@@ -367,6 +367,10 @@ int main(int argc, char **argv)
         const int64_t pool3[6] = { 3, 3, 2, 2, 1, 1 };
         if (strstr("MaxPool ResNet-50 112x112x64 3x3/2", only))
             bench_mem("MaxPool ResNet-50 112x112x64 3x3/2", EXEC_OP_MaxPool, 1, &rx, 6, pool3);
+        const tdesc ry = { 4, { B, 64, 56, 56 } };
+        if (strstr("MaxPoolGrad ResNet-50 112x112x64 3x3/2", only))
+            bench_mem("MaxPoolGrad ResNet-50 112x112x64 3x3/2", EXEC_OP_MaxPoolGrad, 3, (tdesc[]){ rx, ry, ry }, 6,
+                      pool3);
         if (strstr("MaxPoolGrad VGG small 64x64x16", only))
             bench_mem("MaxPoolGrad VGG small 64x64x16", EXEC_OP_MaxPoolGrad, 3, (tdesc[]){ px, py, py }, 6, pool);
         if (strstr("FusedBatchNormGrad ResNet small 32x32x16", only))
