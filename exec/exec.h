@@ -350,6 +350,14 @@ int exec_conv_algo_from_name(const char *name);
  * on nthreads threads (the last measurement's winner, where a void one is
  * to be measured again); EXEC_CONV_AUTO while that shape has not run. */
 exec_conv_algo exec_conv_algo_chosen(int kind, const int64_t geom[11], int nthreads);
+/* How many times AUTO has measured that shape: 1 once it has settled at
+ * the first call; up to 3 where the load left an algorithm no clean run
+ * (0: not met). */
+int exec_conv_algo_tries(int kind, const int64_t geom[11], int nthreads);
+/* A measurement run of AUTO is clean when the calling thread's CPU time
+ * is at least this fraction of its wall time (default 0.7; <= 0 restores
+ * it). Tests set it above 1 to make every run look disturbed. */
+void exec_conv_pick_clean_set(double fraction);
 
 /* The widest vector instructions the engine's own vector kernels (the
  * Winograd transforms, the direct convolutions) use: the best the CPU has

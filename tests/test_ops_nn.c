@@ -269,6 +269,43 @@ static void test_conv(void **state)
         check_conv(&cases[i]);
 }
 
+/* auto where every measurement run looks disturbed (the clean fraction set
+ * above 1): each call measures again, the third settles, and every call's
+ * output is right whichever algorithm ran last */
+static void test_conv_auto_void(void **state)
+{
+    (void)state;
+    const cv q = { 2, 3, 9, 11, 4, 3, 3, 1, 1, 1, 1 }; /* a shape no other case uses */
+    const int64_t OH = q.h, OW = q.w, nx = q.n * q.c * q.h * q.w, nf = q.oc * q.c * 9, ny = q.n * q.oc * OH * OW;
+    float *x = rand_buf(nx, -1, 1), *f = rand_buf(nf, -1, 1);
+    double *y = malloc((size_t)ny * sizeof *y);
+    assert_non_null(y);
+    ref_conv(&q, x, f, y);
+    const int64_t geom[11] = { q.n, q.c, q.h, q.w, q.oc, q.kh, q.kw, q.sh, q.sw, q.ph, q.pw };
+    exec_conv_algo_set(EXEC_CONV_AUTO);
+    exec_conv_pick_clean_set(2.0);
+    uint32_t out[1];
+    const tin in[2] = { { 4, { q.n, q.c, q.h, q.w }, x }, { 4, { q.oc, q.c, 3, 3 }, f } };
+    const int64_t attrs[4] = { 1, 1, 1, 1 };
+    exec_graph *g = run_one("Conv2D", 2, in, 4, attrs, out);
+    for (int call = 1; call <= 4; call++) {
+        if (call > 1) {
+            exec_run_opts o = { .max_phase = EXEC_PHASE_forward };
+            assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
+        }
+        char what[80];
+        snprintf(what, sizeof what, "Conv2D (auto, every run disturbed) call %d", call);
+        compare(what, exec_dataf(g, out[0]), y, ny, 1e-4);
+        const int tries = exec_conv_algo_tries(0, geom, exec_threads_get());
+        printf("  measurements after call %d: %d\n", call, tries);
+        assert_int_equal(tries, call < 3 ? call : 3);
+        assert_int_not_equal(exec_conv_algo_chosen(0, geom, exec_threads_get()), EXEC_CONV_AUTO);
+    }
+    exec_graph_destroy(g);
+    exec_conv_pick_clean_set(0);
+    free(x), free(f), free(y);
+}
+
 /* check_conv_by on each case with `algos`, at every vector set from `first`
  * to the widest this CPU has; returns that widest set */
 static exec_simd check_conv_by_sets(const cv *cases, size_t n, exec_simd first, unsigned algos)
@@ -859,6 +896,7 @@ int main(void)
         cmocka_unit_test(test_conv),
         cmocka_unit_test(test_conv_winograd_simd),
         cmocka_unit_test(test_conv_winograd_cache),
+        cmocka_unit_test(test_conv_auto_void),
         cmocka_unit_test(test_conv_direct_simd),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_lrn),

@@ -1028,6 +1028,9 @@ static double seconds(clockid_t clock)
  * last. Winograd is measured with its filter transform, without the kept
  * filters (exec_kcache): runs back to back would find them in the cache,
  * where later steps read them from memory. */
+static _Atomic double pick_clean = 0.7; /* exec_conv_pick_clean_set */
+void exec_conv_pick_clean_set(double fraction) { atomic_store(&pick_clean, fraction > 0 ? fraction : 0.7); }
+
 #define PICK_CLEAN 3
 #define PICK_MAX 8
 #define PICK_TRIES 3
@@ -1068,7 +1071,7 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
             double w = seconds(CLOCK_MONOTONIC) - w0, c = seconds(cpu) - c0;
             double t = k->nthreads == 1 ? c : w; /* one thread: its CPU time leaves the waits out */
             best[i] = t < best[i] ? t : best[i];
-            nclean[i] += c >= 0.7 * w;
+            nclean[i] += c >= atomic_load_explicit(&pick_clean, memory_order_relaxed) * w;
             more |= nclean[i] < PICK_CLEAN;
         }
         if (!more)
@@ -1089,22 +1092,37 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
     return EXEC_OK;
 }
 
+/* the choice's entry key from the public geometry array */
+static conv_geom geom_from(const int64_t geom[11])
+{
+    return (conv_geom){ .n = geom[0],
+                        .c = geom[1],
+                        .h = geom[2],
+                        .w = geom[3],
+                        .oc = geom[4],
+                        .kh = geom[5],
+                        .kw = geom[6],
+                        .sh = geom[7],
+                        .sw = geom[8],
+                        .ph = geom[9],
+                        .pw = geom[10] };
+}
+
 exec_conv_algo exec_conv_algo_chosen(int kind, const int64_t geom[11], int nthreads)
 {
-    conv_geom q = { .n = geom[0],
-                    .c = geom[1],
-                    .h = geom[2],
-                    .w = geom[3],
-                    .oc = geom[4],
-                    .kh = geom[5],
-                    .kw = geom[6],
-                    .sh = geom[7],
-                    .sw = geom[8],
-                    .ph = geom[9],
-                    .pw = geom[10] };
+    const conv_geom q = geom_from(geom);
     int tries;
     int a = kind >= 0 && kind <= 2 ? choice_find_tries((conv_kind)kind, &q, nthreads, true, &tries) : -1;
     return a < 0 ? EXEC_CONV_AUTO : (exec_conv_algo)a;
+}
+
+int exec_conv_algo_tries(int kind, const int64_t geom[11], int nthreads)
+{
+    const conv_geom q = geom_from(geom);
+    int tries = 0;
+    if (kind >= 0 && kind <= 2)
+        choice_find_tries((conv_kind)kind, &q, nthreads, true, &tries);
+    return tries;
 }
 
 exec_status op_fwd_Conv2D(exec_kctx *k, const exec_node *n)
