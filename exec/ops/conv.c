@@ -1056,6 +1056,10 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
         choice_put(kind, q, k->nthreads, cand[0], true);
         return conv_run(k, kind, q, cand[0], n, in0, in1, out);
     }
+    /* one thread: the process's CPU time, which leaves the waits out, is
+     * the run's length; more: the calling thread's says whether it kept
+     * its core */
+    const clockid_t cpu = k->nthreads == 1 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_THREAD_CPUTIME_ID;
     double best[3] = { 1e30, 1e30, 1e30 };
     int nclean[3] = { 0 };
     for (int rep = 0; rep < PICK_MAX; rep++) {
@@ -1063,13 +1067,12 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
         for (int i = 0; i < nc; i++) {
             if (nclean[i] >= PICK_CLEAN)
                 continue;
-            const clockid_t cpu = k->nthreads == 1 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_THREAD_CPUTIME_ID;
             double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(cpu);
             exec_status s = conv_run(k, kind, q, cand[i], NULL, in0, in1, out);
             if (s)
                 return s;
             double w = seconds(CLOCK_MONOTONIC) - w0, c = seconds(cpu) - c0;
-            double t = k->nthreads == 1 ? c : w; /* one thread: its CPU time leaves the waits out */
+            double t = k->nthreads == 1 ? c : w;
             best[i] = t < best[i] ? t : best[i];
             nclean[i] += c >= atomic_load_explicit(&pick_clean, memory_order_relaxed) * w;
             more |= nclean[i] < PICK_CLEAN;
@@ -1078,12 +1081,12 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
             break;
     }
     int win = 0;
-    bool void_ = false;
+    bool disturbed = false; /* an algorithm without a clean run: the measurement is void */
     for (int i = 0; i < nc; i++) {
         win = best[i] < best[win] ? i : win;
-        void_ |= nclean[i] == 0;
+        disturbed |= nclean[i] == 0;
     }
-    choice_put(kind, q, k->nthreads, cand[win], !void_ || tries + 1 >= PICK_TRIES);
+    choice_put(kind, q, k->nthreads, cand[win], !disturbed || tries + 1 >= PICK_TRIES);
     /* the winner's kept data (Winograd's transformed filters, for a graph
      * whose filters no node writes) made now, in this first run, rather
      * than in the next: one more run, whose output is the same */

@@ -148,11 +148,12 @@ static void fold3_span(const pool_geom *q, int64_t *lo, int64_t *hi)
 exec_status op_shape_MaxPool(const exec_graph *g, const exec_node *n, exec_shape *out) { return shape_pool(g, n, out); }
 
 /* Every maximum compares the window's cells in one order (rows, then
- * columns, from its first cell: `v > m ? v : m`), so both ways below give
- * the same result, NaN included. Other windows than VGG's run a window at
- * a time: vectors over the output columns (strided loads, read-modify-write
- * of the row once per window cell) measured slower on AlexNet's 3x3 stride-2
- * rows of 3 to 31 outputs. */
+ * columns, from its first cell: `v > m ? v : m`), so every way below gives
+ * the same result, NaN included: VGG's 2x2 windows, the inside columns of
+ * 3x3 windows of stride 2 (fold3: the window's cells in registers), and
+ * every other window one at a time. (Vectors over the output columns with
+ * a read-modify-write of the row once per window cell measured slower on
+ * AlexNet's rows of 3 to 31 outputs.) */
 exec_status op_fwd_MaxPool(exec_kctx *k, const exec_node *n)
 {
     const exec_tensor *xt = exec_in(k, n, 0), *yt = exec_out(k, n, 0);
