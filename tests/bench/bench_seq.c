@@ -162,7 +162,7 @@ int main(int argc, char **argv)
         else if (i + 1 < argc && !strcmp(argv[i], "--threads"))
             threads = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--rounds") && positive(argv[i + 1]) >= 1 &&
-                 positive(argv[i + 1]) <= 64)
+                 positive(argv[i + 1]) <= 64 && positive(argv[i + 1]) == (int)positive(argv[i + 1]))
             rounds = (int)positive(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--min-ms") && positive(argv[i + 1]) > 0)
             g_min_ms = positive(argv[++i]);
