@@ -88,8 +88,8 @@ const char *exec_cpu_model(void)
  * time gives as the threshold (arrays of ~200 thousand floats here, past the
  * core's own cache, 0.11 ns an element against 0.056): the threshold is
  * then one for the tensors it decides about (~100 thousand elements here
- * where it was ~200 thousand; measured by alternating runs, memnet
- * inference 0.38 -> 0.31 ms a step, residual small 7.3 -> 6.8, the other
+ * where it was ~200 thousand; measured by alternating runs, residual small
+ * inference 7.0 -> 6.4 ms a step, memnet training 1.22 -> 1.12, the other
  * workloads within their noise). The least of several runs is the one
  * other processes disturbed least. */
 static pthread_once_t g_par_once = PTHREAD_ONCE_INIT;
@@ -176,9 +176,10 @@ static void par_measure(void)
         double per = buf ? work[w] / N : 0.0;
         if (w == EXEC_WORK_STREAM && per > 0) {
             /* at that size the arrays are past the cache it timed: time
-             * the loop again at the size it decides about */
+             * the loop again at the size it decides about (at most 3 MB
+             * of arrays, past any core's own cache: a millisecond, once) */
             double n1 = 2.0 * fork / (per * (1.0 - 1.0 / team));
-            double at = stream_per_element(n1 < N ? N : n1 > 1048576.0 ? 1048576.0 : n1);
+            double at = stream_per_element(n1 < N ? N : n1 > 262144.0 ? 262144.0 : n1);
             per = at > per ? at : per;
         }
         double n = per > 0 ? 2.0 * fork / (per * (1.0 - 1.0 / team)) : 32768.0;
