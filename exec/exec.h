@@ -348,7 +348,9 @@ int exec_conv_algo_from_name(const char *name);
 /* What AUTO chose for op kind (0 Conv2D, 1 Conv2DBackpropInput, 2
  * Conv2DBackpropFilter) of geometry {n, c, h, w, oc, kh, kw, sh, sw, ph, pw}
  * on nthreads threads (the last measurement's winner, where a void one is
- * to be measured again); EXEC_CONV_AUTO while that shape has not run. */
+ * to be measured again; a training graph's choice before an inference
+ * graph's, whose Winograd keeps its transformed filters and is measured
+ * so); EXEC_CONV_AUTO while that shape has not run. */
 exec_conv_algo exec_conv_algo_chosen(int kind, const int64_t geom[11], int nthreads);
 /* How many times AUTO has measured that shape: 1 once it has settled at
  * the first call; up to 3 where the load left an algorithm no clean run

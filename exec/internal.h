@@ -150,6 +150,12 @@ uint64_t exec_version_next(void);
  * derived would be stale at the next run, so the kernel works in its
  * scratch as before) or memory runs out. Memory.c; freed with the arenas. */
 void *exec_kcache(exec_kctx *k, const exec_node *n, uint32_t from, size_t bytes, bool *fresh);
+/* Whether exec_kcache keeps what is derived from tensor `from` (no node of
+ * the graph writes it), without making room for it. */
+bool exec_kcache_keeps(exec_kctx *k, uint32_t from);
+/* Frees what node n keeps (a kernel that measured a kept form and chose
+ * another): its bytes leave the accounting. */
+void exec_kcache_drop(exec_kctx *k, const exec_node *n);
 
 /* MatMul c[M,N] = op(a) op(b) (a [K,M] when ta, b [N,K] when tb) in the
  * CPU's vector register tiles (ops/matmul_tile.c); false, with c untouched,

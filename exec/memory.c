@@ -165,6 +165,30 @@ end:
     return r;
 }
 
+bool exec_kcache_keeps(exec_kctx *k, uint32_t from)
+{
+    exec_graph *g = k->g;
+    if (!from || from >= g->ntensors)
+        return false;
+    pthread_mutex_lock(&kcache_lock);
+    const bool r = kcache_ready(g) && !g->written[from];
+    pthread_mutex_unlock(&kcache_lock);
+    return r;
+}
+
+void exec_kcache_drop(exec_kctx *k, const exec_node *n)
+{
+    exec_graph *g = k->g;
+    pthread_mutex_lock(&kcache_lock);
+    if (g->kcache && n->id < g->kcache_nodes) {
+        struct exec_kcache *c = &g->kcache[n->id];
+        exec_free_aligned(c->buf);
+        g->kcache_bytes -= c->bytes;
+        *c = (struct exec_kcache){ 0 };
+    }
+    pthread_mutex_unlock(&kcache_lock);
+}
+
 void exec_memory_release(exec_graph *g)
 {
     const exec_hooks *h = exec_hooks_cur();

@@ -465,6 +465,39 @@ static void test_conv_winograd_cache(void **state)
     compare("auto, second run", exec_dataf(ag, ay), aref, any, 1e-4);
     exec_graph_destroy(ag);
     free(axd), free(aref);
+
+    /* auto measures an inference graph's Winograd from the filters it keeps
+     * (made in its first measured run); where another algorithm wins, they
+     * are freed: three channels in, where the transforms outweigh the
+     * products (Winograd 5-6x slower than direct here) */
+    const cv b = { 8, 3, 32, 32, 16, 3, 3, 1, 1, 1, 1 };
+    const int64_t bx[4] = { b.n, b.c, b.h, b.w }, bf[4] = { b.oc, b.c, 3, 3 };
+    const int64_t bnx = b.n * b.c * b.h * b.w, bny = b.n * b.oc * cv_oh(&b) * cv_ow(&b);
+    exec_graph *bg = NULL;
+    assert_int_equal(exec_graph_create(&bg, 6), EXEC_OK);
+    uint32_t bx_ = exec_input(bg, "x", EXEC_F32, 4, bx), bw = exec_weight(bg, "w", 4, bf, EXEC_INIT_GLOROT);
+    uint32_t by = ex_conv2d(bg, bx_, bw, 1, 1, 1, 1);
+    assert_int_equal(exec_graph_plan(bg), EXEC_OK);
+    float *bxd = rand_buf(bnx, -1, 1);
+    memcpy(exec_dataf(bg, bx_), bxd, (size_t)bnx * sizeof *bxd);
+    double *bref = malloc((size_t)bny * sizeof *bref);
+    assert_non_null(bref);
+    ref_conv(&b, bxd, exec_dataf(bg, bw), bref);
+    for (int run = 0; run < 2; run++) {
+        assert_int_equal(exec_graph_run(bg, &fwd), EXEC_OK);
+        compare(run ? "auto, 3 channels in, second run" : "auto, 3 channels in, first run", exec_dataf(bg, by), bref,
+                bny, 1e-4);
+        const int64_t bgeom[11] = { b.n, b.c, b.h, b.w, b.oc, 3, 3, 1, 1, 1, 1 };
+        chosen = exec_conv_algo_chosen(0, bgeom, exec_threads_get());
+        printf("auto chose %s; kept after run %d: %zu bytes\n", exec_conv_algo_name(chosen), run + 1, bg->kcache_bytes);
+        assert_int_not_equal(chosen, EXEC_CONV_AUTO);
+        if (chosen == EXEC_CONV_WINOGRAD)
+            assert_true(bg->kcache_bytes >= (size_t)(36 * b.oc * b.c) * sizeof(float));
+        else
+            assert_int_equal(bg->kcache_bytes, 0);
+    }
+    exec_graph_destroy(bg);
+    free(bxd), free(bref);
 }
 
 /* The direct kernels on each vector width this CPU has (AVX2: blocks of 16

@@ -946,6 +946,7 @@ static exec_status conv_run(exec_kctx *k, conv_kind kind, const conv_geom *q, ex
 #define CHOICES 512
 typedef struct conv_choice {
     conv_kind kind;
+    bool kept; /* Winograd measured from filters transformed once (an inference graph's) */
     int nthreads;
     conv_geom q;
     exec_conv_algo algo; /* the last measurement's winner */
@@ -962,21 +963,22 @@ static bool same_geom(const conv_geom *a, const conv_geom *b)
            a->kw == b->kw && a->sh == b->sh && a->sw == b->sw && a->ph == b->ph && a->pw == b->pw;
 }
 
-/* the entry of (kind, q, nthreads), or -1; under choices_lock */
-static int choice_at(conv_kind kind, const conv_geom *q, int nthreads)
+/* the entry of (kind, kept, q, nthreads), or -1; under choices_lock */
+static int choice_at(conv_kind kind, bool kept, const conv_geom *q, int nthreads)
 {
     for (int i = 0; i < nchoices; i++)
-        if (choices[i].kind == kind && choices[i].nthreads == nthreads && same_geom(&choices[i].q, q))
+        if (choices[i].kind == kind && choices[i].kept == kept && choices[i].nthreads == nthreads &&
+            same_geom(&choices[i].q, q))
             return i;
     return -1;
 }
 
 /* the settled algorithm (any measured one, settled or not, if `any`), or
  * -1; *tries: the measurements made so far */
-static int choice_find_tries(conv_kind kind, const conv_geom *q, int nthreads, bool any, int *tries)
+static int choice_find_tries(conv_kind kind, bool kept, const conv_geom *q, int nthreads, bool any, int *tries)
 {
     pthread_mutex_lock(&choices_lock);
-    const int i = choice_at(kind, q, nthreads);
+    const int i = choice_at(kind, kept, q, nthreads);
     const int r = i >= 0 && (any || choices[i].settled) ? (int)choices[i].algo : -1;
     *tries = i >= 0 ? choices[i].tries : 0;
     pthread_mutex_unlock(&choices_lock);
@@ -984,13 +986,13 @@ static int choice_find_tries(conv_kind kind, const conv_geom *q, int nthreads, b
 }
 
 /* a measurement's winner a; settled false: the measurement was void */
-static void choice_put(conv_kind kind, const conv_geom *q, int nthreads, exec_conv_algo a, bool settled)
+static void choice_put(conv_kind kind, bool kept, const conv_geom *q, int nthreads, exec_conv_algo a, bool settled)
 {
     pthread_mutex_lock(&choices_lock);
-    int i = choice_at(kind, q, nthreads);
+    int i = choice_at(kind, kept, q, nthreads);
     if (i < 0 && nchoices < CHOICES) {
         i = nchoices++;
-        choices[i] = (conv_choice){ .kind = kind, .nthreads = nthreads, .q = *q };
+        choices[i] = (conv_choice){ .kind = kind, .kept = kept, .nthreads = nthreads, .q = *q };
     }
     if (i >= 0 && !choices[i].settled) {
         choices[i].algo = a;
@@ -1025,9 +1027,13 @@ static double seconds(clockid_t clock)
  * measurements at most. On one thread the process's CPU time is the run's
  * length with the waits left out, and it decides instead. Every
  * run writes the whole output, so the op's result is right whichever ran
- * last. Winograd is measured with its filter transform, without the kept
- * filters (exec_kcache): runs back to back would find them in the cache,
- * where later steps read them from memory. */
+ * last. Winograd is measured as the steps run it: with its filter
+ * transform in every run where a node writes the filters (training), from
+ * the filters transformed in its first run and kept (exec_kcache) where
+ * none does (inference; a choice apart from training's for the same
+ * shape). Measured with the transform every time, it lost VGG small
+ * inference's 16x16 and 8x8 layers to direct, 487-583 us against 441-510
+ * forced. */
 static _Atomic double pick_clean = 0.7; /* exec_conv_pick_clean_set */
 void exec_conv_pick_clean_set(double fraction) { atomic_store(&pick_clean, fraction > 0 ? fraction : 0.7); }
 
@@ -1043,8 +1049,12 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
                            : (exec_conv_algo)atomic_load_explicit(&conv_algo, memory_order_relaxed);
     if (a != EXEC_CONV_AUTO)
         return conv_run(k, kind, q, conv_applies(kind, q, a) ? a : EXEC_CONV_IM2COL, n, in0, in1, out);
+    /* an inference graph's filters, which no node writes: Winograd
+     * transforms them once and keeps them, and is measured so */
+    const bool kept =
+        kind == CONV_FWD && n && conv_applies(kind, q, EXEC_CONV_WINOGRAD) && exec_kcache_keeps(k, n->in[1]);
     int tries;
-    const int known = choice_find_tries(kind, q, k->nthreads, false, &tries);
+    const int known = choice_find_tries(kind, kept, q, k->nthreads, false, &tries);
     if (known >= 0)
         return conv_run(k, kind, q, (exec_conv_algo)known, n, in0, in1, out);
     exec_conv_algo cand[3];
@@ -1053,7 +1063,7 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
         if (conv_applies(kind, q, (exec_conv_algo)c))
             cand[nc++] = (exec_conv_algo)c;
     if (nc == 1) {
-        choice_put(kind, q, k->nthreads, cand[0], true);
+        choice_put(kind, kept, q, k->nthreads, cand[0], true);
         return conv_run(k, kind, q, cand[0], n, in0, in1, out);
     }
     /* one thread: the process's CPU time, which leaves the waits out, is
@@ -1068,7 +1078,8 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
             if (nclean[i] >= PICK_CLEAN)
                 continue;
             double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(cpu);
-            exec_status s = conv_run(k, kind, q, cand[i], NULL, in0, in1, out);
+            const exec_node *keep = kept && cand[i] == EXEC_CONV_WINOGRAD ? n : NULL;
+            exec_status s = conv_run(k, kind, q, cand[i], keep, in0, in1, out);
             if (s)
                 return s;
             double w = seconds(CLOCK_MONOTONIC) - w0, c = seconds(cpu) - c0;
@@ -1086,12 +1097,11 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
         win = best[i] < best[win] ? i : win;
         disturbed |= nclean[i] == 0;
     }
-    choice_put(kind, q, k->nthreads, cand[win], !disturbed || tries + 1 >= PICK_TRIES);
-    /* the winner's kept data (Winograd's transformed filters, for a graph
-     * whose filters no node writes) made now, in this first run, rather
-     * than in the next: one more run, whose output is the same */
-    if (n && kind == CONV_FWD && cand[win] == EXEC_CONV_WINOGRAD)
-        return conv_run(k, kind, q, cand[win], n, in0, in1, out);
+    choice_put(kind, kept, q, k->nthreads, cand[win], !disturbed || tries + 1 >= PICK_TRIES);
+    /* Winograd's kept filters, made in its first measured run, stay where
+     * it won and go where it lost */
+    if (kept && cand[win] != EXEC_CONV_WINOGRAD)
+        exec_kcache_drop(k, n);
     return EXEC_OK;
 }
 
@@ -1115,7 +1125,10 @@ exec_conv_algo exec_conv_algo_chosen(int kind, const int64_t geom[11], int nthre
 {
     const conv_geom q = geom_from(geom);
     int tries;
-    int a = kind >= 0 && kind <= 2 ? choice_find_tries((conv_kind)kind, &q, nthreads, true, &tries) : -1;
+    int a = -1;
+    /* a training graph's choice, else an inference graph's */
+    for (int kept = 0; kept < 2 && a < 0 && kind >= 0 && kind <= 2; kept++)
+        a = choice_find_tries((conv_kind)kind, kept, &q, nthreads, true, &tries);
     return a < 0 ? EXEC_CONV_AUTO : (exec_conv_algo)a;
 }
 
@@ -1124,7 +1137,8 @@ int exec_conv_algo_tries(int kind, const int64_t geom[11], int nthreads)
     const conv_geom q = geom_from(geom);
     int tries = 0;
     if (kind >= 0 && kind <= 2)
-        choice_find_tries((conv_kind)kind, &q, nthreads, true, &tries);
+        for (int kept = 0; kept < 2 && !tries; kept++)
+            choice_find_tries((conv_kind)kind, kept, &q, nthreads, true, &tries);
     return tries;
 }
 
