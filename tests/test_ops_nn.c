@@ -345,6 +345,42 @@ static void test_conv_winograd_simd(void **state)
     exec_simd_set(EXEC_SIMD_AUTO);
 }
 
+/* One convolution q of an inference graph under auto, run twice against
+ * the naive result: after each run the graph keeps Winograd's transformed
+ * filters exactly where auto chose Winograd. */
+static void auto_inference(cv q, uint64_t seed)
+{
+    const int64_t qx[4] = { q.n, q.c, q.h, q.w }, qf[4] = { q.oc, q.c, 3, 3 };
+    const int64_t nx = q.n * q.c * q.h * q.w, ny = q.n * q.oc * cv_oh(&q) * cv_ow(&q);
+    exec_graph *g = NULL;
+    assert_int_equal(exec_graph_create(&g, seed), EXEC_OK);
+    uint32_t x = exec_input(g, "x", EXEC_F32, 4, qx), w = exec_weight(g, "w", 4, qf, EXEC_INIT_GLOROT);
+    uint32_t y = ex_conv2d(g, x, w, 1, 1, 1, 1);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    float *xd = rand_buf(nx, -1, 1);
+    memcpy(exec_dataf(g, x), xd, (size_t)nx * sizeof *xd);
+    double *ref = malloc((size_t)ny * sizeof *ref);
+    assert_non_null(ref);
+    ref_conv(&q, xd, exec_dataf(g, w), ref);
+    const int64_t geom[11] = { q.n, q.c, q.h, q.w, q.oc, 3, 3, 1, 1, 1, 1 };
+    const exec_run_opts fwd = { .max_phase = EXEC_PHASE_forward };
+    for (int run = 1; run <= 2; run++) {
+        assert_int_equal(exec_graph_run(g, &fwd), EXEC_OK);
+        char what[80];
+        snprintf(what, sizeof what, "auto, %lld channels in, run %d", (long long)q.c, run);
+        compare(what, exec_dataf(g, y), ref, ny, 1e-4);
+        const exec_conv_algo chosen = exec_conv_algo_chosen(0, geom, exec_threads_get());
+        printf("  auto chose %s; kept after run %d: %zu bytes\n", exec_conv_algo_name(chosen), run, g->kcache_bytes);
+        assert_int_not_equal(chosen, EXEC_CONV_AUTO);
+        if (chosen == EXEC_CONV_WINOGRAD)
+            assert_true(g->kcache_bytes >= (size_t)(36 * q.oc * q.c) * sizeof(float));
+        else
+            assert_int_equal(g->kcache_bytes, 0);
+    }
+    exec_graph_destroy(g);
+    free(xd), free(ref);
+}
+
 /* A Winograd forward keeps its transformed filters across runs while the
  * filter is unchanged. The cache must follow every change: a training
  * step between two inferences (the new weights copied in through
@@ -437,67 +473,17 @@ static void test_conv_winograd_cache(void **state)
     exec_graph_destroy(ig);
     free(x), free(ref), free(before);
 
-    /* auto, on a shape this process has not met (Winograd wins it on the
-     * machines here: VGG small's 16x16x64 layer, 1.27 against 0.93 of the peak): where it picks Winograd for an
-     * inference graph's convolution, the first run, which measured, has
-     * also made the kept filters (else the second run pays for them) */
-    const cv a = { 8, 64, 16, 16, 64, 3, 3, 1, 1, 1, 1 };
-    const int64_t ax[4] = { a.n, a.c, a.h, a.w }, af[4] = { a.oc, a.c, 3, 3 };
-    const int64_t anx = a.n * a.c * a.h * a.w, any = a.n * a.oc * cv_oh(&a) * cv_ow(&a);
-    exec_graph *ag = NULL;
-    assert_int_equal(exec_graph_create(&ag, 5), EXEC_OK);
-    uint32_t ax_ = exec_input(ag, "x", EXEC_F32, 4, ax), aw = exec_weight(ag, "w", 4, af, EXEC_INIT_GLOROT);
-    uint32_t ay = ex_conv2d(ag, ax_, aw, 1, 1, 1, 1);
-    assert_int_equal(exec_graph_plan(ag), EXEC_OK);
-    float *axd = rand_buf(anx, -1, 1);
-    memcpy(exec_dataf(ag, ax_), axd, (size_t)anx * sizeof *axd);
-    double *aref = malloc((size_t)any * sizeof *aref);
-    assert_non_null(aref);
-    ref_conv(&a, axd, exec_dataf(ag, aw), aref);
-    assert_int_equal(exec_graph_run(ag, &fwd), EXEC_OK);
-    compare("auto, first run", exec_dataf(ag, ay), aref, any, 1e-4);
-    const int64_t geom[11] = { a.n, a.c, a.h, a.w, a.oc, 3, 3, 1, 1, 1, 1 };
-    exec_conv_algo chosen = exec_conv_algo_chosen(0, geom, exec_threads_get());
-    printf("auto chose %s; kept after the first run: %zu bytes\n", exec_conv_algo_name(chosen), ag->kcache_bytes);
-    if (chosen == EXEC_CONV_WINOGRAD)
-        assert_true(ag->kcache_bytes >= (size_t)(36 * a.oc * a.c) * sizeof(float));
-    assert_int_equal(exec_graph_run(ag, &fwd), EXEC_OK);
-    compare("auto, second run", exec_dataf(ag, ay), aref, any, 1e-4);
-    exec_graph_destroy(ag);
-    free(axd), free(aref);
-
-    /* auto measures an inference graph's Winograd from the filters it keeps
-     * (made in its first measured run); where another algorithm wins, they
-     * are freed: three channels in, where the transforms outweigh the
-     * products (Winograd 5-6x slower than direct here) */
-    const cv b = { 8, 3, 32, 32, 16, 3, 3, 1, 1, 1, 1 };
-    const int64_t bx[4] = { b.n, b.c, b.h, b.w }, bf[4] = { b.oc, b.c, 3, 3 };
-    const int64_t bnx = b.n * b.c * b.h * b.w, bny = b.n * b.oc * cv_oh(&b) * cv_ow(&b);
-    exec_graph *bg = NULL;
-    assert_int_equal(exec_graph_create(&bg, 6), EXEC_OK);
-    uint32_t bx_ = exec_input(bg, "x", EXEC_F32, 4, bx), bw = exec_weight(bg, "w", 4, bf, EXEC_INIT_GLOROT);
-    uint32_t by = ex_conv2d(bg, bx_, bw, 1, 1, 1, 1);
-    assert_int_equal(exec_graph_plan(bg), EXEC_OK);
-    float *bxd = rand_buf(bnx, -1, 1);
-    memcpy(exec_dataf(bg, bx_), bxd, (size_t)bnx * sizeof *bxd);
-    double *bref = malloc((size_t)bny * sizeof *bref);
-    assert_non_null(bref);
-    ref_conv(&b, bxd, exec_dataf(bg, bw), bref);
-    for (int run = 0; run < 2; run++) {
-        assert_int_equal(exec_graph_run(bg, &fwd), EXEC_OK);
-        compare(run ? "auto, 3 channels in, second run" : "auto, 3 channels in, first run", exec_dataf(bg, by), bref,
-                bny, 1e-4);
-        const int64_t bgeom[11] = { b.n, b.c, b.h, b.w, b.oc, 3, 3, 1, 1, 1, 1 };
-        chosen = exec_conv_algo_chosen(0, bgeom, exec_threads_get());
-        printf("auto chose %s; kept after run %d: %zu bytes\n", exec_conv_algo_name(chosen), run + 1, bg->kcache_bytes);
-        assert_int_not_equal(chosen, EXEC_CONV_AUTO);
-        if (chosen == EXEC_CONV_WINOGRAD)
-            assert_true(bg->kcache_bytes >= (size_t)(36 * b.oc * b.c) * sizeof(float));
-        else
-            assert_int_equal(bg->kcache_bytes, 0);
-    }
-    exec_graph_destroy(bg);
-    free(bxd), free(bref);
+    /* auto, on shapes this process has not met, in an inference graph:
+     * - VGG small's 16x16x64 layer, which Winograd wins on the machines
+     *   here (1.27 against 0.93 of the peak): the first run, which
+     *   measured, has also made the kept filters (else the second run pays
+     *   for them);
+     * - three channels in, where the transforms outweigh the products
+     *   (Winograd 5-6x slower than direct here): Winograd is measured from
+     *   the filters it keeps, made in its first measured run, and they are
+     *   freed where another algorithm wins */
+    auto_inference((cv){ 8, 64, 16, 16, 64, 3, 3, 1, 1, 1, 1 }, 5);
+    auto_inference((cv){ 8, 3, 32, 32, 16, 3, 3, 1, 1, 1, 1 }, 6);
 }
 
 /* The direct kernels on each vector width this CPU has (AVX2: blocks of 16
