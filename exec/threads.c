@@ -102,12 +102,13 @@ static void par_region(int n)
     __asm__ volatile("" ::: "memory");
 }
 
-/* ns per element of y = a + b over n floats, each array touched once
- * before (as an op's inputs, just written by the ops before it, and its
- * output, written in the step before): the least of 5 runs; 0 without memory */
-static double stream_per_element(double nf)
+/* ns per element of y = a + b over n floats, the arrays written once
+ * before (an op's inputs, just written by the ops before it, and its
+ * output, written in the step before): the least of `reps` runs; 0 without
+ * memory. Plain malloc: a probe's buffer, freed at once, stays out of the
+ * engine's byte accounting and its injected failures. */
+static double stream_per_element(int64_t n, int reps)
 {
-    const int64_t n = (int64_t)nf;
     float *buf = malloc(3 * (size_t)n * sizeof *buf);
     if (!buf)
         return 0;
@@ -115,7 +116,7 @@ static double stream_per_element(double nf)
     for (int64_t i = 0; i < n; i++)
         a[i] = (float)(i % 17) * 0.0625f - 0.5f, b[i] = (float)(i % 5) * 0.25f, y[i] = 0;
     double best = 1e30;
-    for (int r = 0; r < 5; r++) {
+    for (int r = 0; r < reps; r++) {
         double t0 = (double)exec_mono_ns();
 #pragma omp simd
         for (int64_t i = 0; i < n; i++)
@@ -128,14 +129,39 @@ static double stream_per_element(double nf)
     return best / (double)n;
 }
 
+/* ns per element of y = tanh(a) over n floats in cache: the least of
+ * `reps` runs; 0 without memory */
+static double math_per_element(int64_t n, int reps)
+{
+    float *buf = malloc(2 * (size_t)n * sizeof *buf);
+    if (!buf)
+        return 0;
+    float *a = buf, *y = buf + n;
+    for (int64_t i = 0; i < n; i++)
+        a[i] = (float)(i % 17) * 0.0625f - 0.5f;
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t0 = (double)exec_mono_ns();
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++)
+            y[i] = math_tanhf(a[i]);
+        __asm__ volatile("" : : "r"(y) : "memory");
+        double d = (double)exec_mono_ns() - t0;
+        best = d < best ? d : best;
+    }
+    free(buf);
+    return best / (double)n;
+}
+
+/* the elements past which splitting a loop of `per` ns an element over a
+ * team of `team` saves twice a region's cost `fork` */
+static double split_at(double fork, double per, int team) { return 2.0 * fork / (per * (1.0 - 1.0 / team)); }
+
 static void par_measure(void)
 {
     enum { N = 16384, REPS = 15 };
     int team = exec_threads_get() > 1 ? exec_threads_get() : 2;
-    double fork = 1e30, work[EXEC_WORK_COUNT] = { 1e30, 1e30 };
-    /* plain malloc: a probe's buffer, freed at once, stays out of the
-     * engine's byte accounting and its injected failures */
-    float *buf = malloc(3 * N * sizeof *buf);
+    double fork = 1e30;
     par_region(team); /* the first region starts the team's threads */
     /* up to 31 regions, at most 20 ms of them once 5 are timed (a loaded
      * machine can make each wait for a core) */
@@ -146,43 +172,22 @@ static void par_measure(void)
         double d = (double)exec_mono_ns() - t0;
         fork = d < fork ? d : fork;
     }
-    if (buf) {
-        float *a = buf, *b = buf + N, *y = buf + 2 * N;
-        for (int i = 0; i < N; i++)
-            a[i] = (float)(i % 17) * 0.0625f - 0.5f, b[i] = (float)(i % 5) * 0.25f;
-        for (int r = 0; r < REPS; r++) {
-            double t0 = (double)exec_mono_ns();
-#pragma omp simd
-            for (int i = 0; i < N; i++)
-                y[i] = a[i] + b[i];
-            __asm__ volatile("" : : "r"(y) : "memory");
-            double t1 = (double)exec_mono_ns();
-#pragma omp simd
-            for (int i = 0; i < N; i++)
-                y[i] = math_tanhf(a[i]);
-            __asm__ volatile("" : : "r"(y) : "memory");
-            double t2 = (double)exec_mono_ns();
-            work[EXEC_WORK_STREAM] = t1 - t0 < work[EXEC_WORK_STREAM] ? t1 - t0 : work[EXEC_WORK_STREAM];
-            work[EXEC_WORK_MATH] = t2 - t1 < work[EXEC_WORK_MATH] ? t2 - t1 : work[EXEC_WORK_MATH];
-        }
-        free(buf);
-    }
     /* a region that waited for a core (another process's) is not the cost
      * of a region: past 20 us (a wake-up across many cores takes a few) the
      * machine was loaded while it was timed */
     fork = fork > 20000.0 ? 20000.0 : fork;
     g_fork_ns = fork;
+    double per[EXEC_WORK_COUNT] = { stream_per_element(N, REPS), math_per_element(N, REPS) };
+    if (per[EXEC_WORK_STREAM] > 0) {
+        /* at that size the arrays are past the cache it timed: time the
+         * loop again at the size it decides about (at most 3 MB of arrays,
+         * past any core's own cache: a millisecond, once) */
+        double n1 = split_at(fork, per[EXEC_WORK_STREAM], team);
+        double at = stream_per_element(n1 < N ? N : n1 > 262144.0 ? 262144 : (int64_t)n1, 5);
+        per[EXEC_WORK_STREAM] = at > per[EXEC_WORK_STREAM] ? at : per[EXEC_WORK_STREAM];
+    }
     for (int w = 0; w < EXEC_WORK_COUNT; w++) {
-        double per = buf ? work[w] / N : 0.0;
-        if (w == EXEC_WORK_STREAM && per > 0) {
-            /* at that size the arrays are past the cache it timed: time
-             * the loop again at the size it decides about (at most 3 MB
-             * of arrays, past any core's own cache: a millisecond, once) */
-            double n1 = 2.0 * fork / (per * (1.0 - 1.0 / team));
-            double at = stream_per_element(n1 < N ? N : n1 > 262144.0 ? 262144.0 : n1);
-            per = at > per ? at : per;
-        }
-        double n = per > 0 ? 2.0 * fork / (per * (1.0 - 1.0 / team)) : 32768.0;
+        double n = per[w] > 0 ? split_at(fork, per[w], team) : 32768.0;
         /* bounds: a region for a few thousand elements never pays; past
          * four million a second thread always does */
         g_par_min[w] = n < 2048.0 ? 2048 : n > 4194304.0 ? 4194304 : (int64_t)n;

@@ -1121,24 +1121,30 @@ static conv_geom geom_from(const int64_t geom[11])
                         .pw = geom[10] };
 }
 
-exec_conv_algo exec_conv_algo_chosen(int kind, const int64_t geom[11], int nthreads)
+/* The measured choice of a public (kind, geom, nthreads): a training
+ * graph's, else an inference graph's; -1 where none; *tries its
+ * measurements (0: none) */
+static int choice_public(int kind, const int64_t geom[11], int nthreads, int *tries)
 {
     const conv_geom q = geom_from(geom);
-    int tries;
     int a = -1;
-    /* a training graph's choice, else an inference graph's */
+    *tries = 0;
     for (int kept = 0; kept < 2 && a < 0 && kind >= 0 && kind <= 2; kept++)
-        a = choice_find_tries((conv_kind)kind, kept, &q, nthreads, true, &tries);
+        a = choice_find_tries((conv_kind)kind, kept, &q, nthreads, true, tries);
+    return a;
+}
+
+exec_conv_algo exec_conv_algo_chosen(int kind, const int64_t geom[11], int nthreads)
+{
+    int tries;
+    const int a = choice_public(kind, geom, nthreads, &tries);
     return a < 0 ? EXEC_CONV_AUTO : (exec_conv_algo)a;
 }
 
 int exec_conv_algo_tries(int kind, const int64_t geom[11], int nthreads)
 {
-    const conv_geom q = geom_from(geom);
-    int tries = 0;
-    if (kind >= 0 && kind <= 2)
-        for (int kept = 0; kept < 2 && !tries; kept++)
-            choice_find_tries((conv_kind)kind, kept, &q, nthreads, true, &tries);
+    int tries;
+    choice_public(kind, geom, nthreads, &tries);
     return tries;
 }
 

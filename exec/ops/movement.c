@@ -51,7 +51,7 @@ exec_status op_fwd_Reshape(exec_kctx *k, const exec_node *n)
     char *y = exec_out(k, n, 0)->data;
     const size_t bytes = exec_in(k, n, 0)->bytes;
     const int parts = k->nthreads;
-    if ((int64_t)(bytes / 4) <= MOVE_PAR_MIN || parts < 2) { /* no parallel region: its cost is a small copy's */
+    if (exec_in(k, n, 0)->numel <= MOVE_PAR_MIN || parts < 2) { /* no parallel region: its cost is a small copy's */
         memcpy(y, x, bytes);
         return EXEC_OK;
     }
