@@ -338,6 +338,9 @@ static void test_conv_winograd_simd(void **state)
         { 3, 20, 30, 29, 24, 3, 3, 1, 1, 1, 1 }, /* several chunks over both threads */
         { 8, 24, 8, 8, 40, 3, 3, 1, 1, 1, 1 },   /* 32 tiles (VGG's 8x8 maps): the threads share the chunk */
         { 8, 17, 4, 4, 20, 3, 3, 1, 1, 1, 1 },   /* 8 tiles, shared: GEMMs narrower than a vector */
+        { 6, 35, 4, 5, 100, 3, 3, 1, 1, 1, 1 },  /* 12 tiles (narrow: products transposed), 100 channels out:
+                                                    48 + 48 + 4 of them across the lanes, 35 back */
+        { 1, 40, 13, 21, 33, 3, 3, 1, 1, 0, 1 }, /* 24 tiles of one image: narrow, not shared (one image) */
     };
     const exec_simd best = check_conv_by_sets(cases, sizeof cases / sizeof cases[0], EXEC_SIMD_SCALAR, 1u << 2);
     assert_int_equal(exec_simd_set(EXEC_SIMD_AUTO), best);

@@ -180,20 +180,22 @@ WK_FN static void WK(dy_chunk)(float *dd, int64_t ds, const conv_geom *q, const 
 }
 
 /* U[xi * P + e] = G g G^T for the filter pairs e in [e0, e1) (P = OC C;
- * pair e = (o, c)): the taps of pair e are w[e * 9 + k], or with flip
- * w[(c * OC + o) * 9 + 8 - k]. In blocks of WB pairs: the taps are first
+ * pair e = (o, c), or with tr (c, o): U[xi] as [C, OC]): the taps of pair
+ * (o, c) are w[(o * C + c) * 9 + k], or with flip w[(c * OC + o) * 9 + 8 - k].
+ * In blocks of WB pairs: the taps are first
  * copied tap-major (9 floats apart to WB apart), then read a vector of
  * pairs at a time (a whole block later: by then the scalar stores have
  * left the store queue, which a vector load would otherwise wait for). */
-WK_FN static void WK(filter)(float *U, const float *w, int64_t OC, int64_t C, bool flip, int64_t e0, int64_t e1)
+WK_FN static void WK(filter)(float *U, const float *w, int64_t OC, int64_t C, bool flip, bool tr, int64_t e0,
+                             int64_t e1)
 {
     const int64_t P = OC * C;
     float g[9][WB];
     for (int64_t b0 = e0; b0 < e1; b0 += WB) {
         const int64_t bn = e1 - b0 < WB ? e1 - b0 : WB;
         for (int64_t l = 0; l < bn; l++) {
-            int64_t p = b0 + l;
-            const float *src = flip ? w + ((p % C) * OC + p / C) * 9 : w + p * 9;
+            const int64_t p = b0 + l, o = tr ? p % OC : p / C, c = tr ? p / OC : p % C;
+            const float *src = flip ? w + (c * OC + o) * 9 : w + (o * C + c) * 9;
             if (flip)
                 for (int k = 0; k < 9; k++)
                     g[k][l] = src[8 - k];
