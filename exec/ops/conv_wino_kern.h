@@ -179,22 +179,25 @@ WK_FN static void WK(dy_chunk)(float *dd, int64_t ds, const conv_geom *q, const 
     }
 }
 
-/* U[xi * P + e] = G g G^T for the filter pairs e in [e0, e1) (P = OC C;
+/* U[xi * us + e] = G g G^T for the filter pairs e in [e0, e1) (us >= OC C;
  * pair e = (o, c), or with tr (c, o): U[xi] as [C, OC]): the taps of pair
  * (o, c) are w[(o * C + c) * 9 + k], or with flip w[(c * OC + o) * 9 + 8 - k].
  * In blocks of WB pairs: the taps are first
  * copied tap-major (9 floats apart to WB apart), then read a vector of
  * pairs at a time (a whole block later: by then the scalar stores have
  * left the store queue, which a vector load would otherwise wait for). */
-WK_FN static void WK(filter)(float *U, const float *w, int64_t OC, int64_t C, bool flip, bool tr, int64_t e0,
-                             int64_t e1)
+WK_FN static void WK(filter)(float *U, int64_t us, const float *w, int64_t OC, int64_t C, bool flip, bool tr,
+                             int64_t e0, int64_t e1)
 {
-    const int64_t P = OC * C;
     float g[9][WB];
+    /* the pair e0 is (o, c) (tr: the inner index o, the outer c), and each
+     * next one the inner index's next: no division a pair */
+    const int64_t inner = tr ? OC : C;
+    int64_t outer_i = e0 / inner, inner_i = e0 % inner;
     for (int64_t b0 = e0; b0 < e1; b0 += WB) {
         const int64_t bn = e1 - b0 < WB ? e1 - b0 : WB;
         for (int64_t l = 0; l < bn; l++) {
-            const int64_t p = b0 + l, o = tr ? p % OC : p / C, c = tr ? p / OC : p % C;
+            const int64_t o = tr ? inner_i : outer_i, c = tr ? outer_i : inner_i;
             const float *src = flip ? w + (c * OC + o) * 9 : w + (o * C + c) * 9;
             if (flip)
                 for (int k = 0; k < 9; k++)
@@ -202,38 +205,43 @@ WK_FN static void WK(filter)(float *U, const float *w, int64_t OC, int64_t C, bo
             else
                 for (int k = 0; k < 9; k++)
                     g[k][l] = src[k];
+            if (++inner_i == inner)
+                inner_i = 0, outer_i++;
         }
         for (int64_t l = 0; l < bn; l += WK_L) {
             const int n = bn - l < WK_L ? (int)(bn - l) : WK_L;
-            wk_v m[WA][3], u[6];
-            for (int j = 0; j < 3; j++) {
-                wk_v o[6];
-                WINO_G(o, WK_LD(&g[j][l]), WK_LD(&g[3 + j][l]), WK_LD(&g[6 + j][l])); /* column j of g */
-                for (int i = 0; i < WA; i++)
-                    m[i][j] = o[i];
-            }
+            /* the columns of G g, each a named array the loops below
+             * unroll over (an array of them indexed by row and column
+             * went through the stack: 40% of the transform's time) */
+            wk_v c0[WA], c1[WA], c2[WA];
+            WINO_G(c0, WK_LD(&g[0][l]), WK_LD(&g[3][l]), WK_LD(&g[6][l]));
+            WINO_G(c1, WK_LD(&g[1][l]), WK_LD(&g[4][l]), WK_LD(&g[7][l]));
+            WINO_G(c2, WK_LD(&g[2][l]), WK_LD(&g[5][l]), WK_LD(&g[8][l]));
+#pragma GCC unroll 6
             for (int i = 0; i < WA; i++) {
-                WINO_G(u, m[i][0], m[i][1], m[i][2]); /* row i of G g */
+                wk_v u[WA];
+                WINO_G(u, c0[i], c1[i], c2[i]); /* row i of G g */
+#pragma GCC unroll 6
                 for (int k = 0; k < WA; k++) {
                     if (n == WK_L)
-                        WK_ST(U + (i * WA + k) * P + b0 + l, u[k]);
+                        WK_ST(U + (i * WA + k) * us + b0 + l, u[k]);
                     else
-                        WK_STN(U + (i * WA + k) * P + b0 + l, u[k], n);
+                        WK_STN(U + (i * WA + k) * us + b0 + l, u[k], n);
                 }
             }
         }
     }
 }
 
-/* dw[e * 9 + k] = (G^T S G)[k] for the pairs e in [e0, e1), S[xi * P + e]
+/* dw[e * 9 + k] = (G^T S G)[k] for the pairs e in [e0, e1), S[xi * us + e]
  * the sum of the per-thread sums at sum + t * ss, t < nsum. */
-WK_FN static void WK(filter_out)(float *dw, const float *sum, int64_t ss, int nsum, int64_t P, int64_t e0, int64_t e1)
+WK_FN static void WK(filter_out)(float *dw, const float *sum, int64_t ss, int nsum, int64_t us, int64_t e0, int64_t e1)
 {
     for (int64_t e = e0; e < e1; e += WK_L) {
         const int n = e1 - e < WK_L ? (int)(e1 - e) : WK_L;
         wk_v s[WT], m[3][WA];
         for (int x = 0; x < WT; x++) {
-            const float *p = sum + x * P + e;
+            const float *p = sum + x * us + e;
             s[x] = n == WK_L ? WK_LD(p) : WK_LDN(p, n);
             for (int t = 1; t < nsum; t++)
                 s[x] += n == WK_L ? WK_LD(p + t * ss) : WK_LDN(p + t * ss, n);
