@@ -130,8 +130,11 @@ WK_FN static void WK(out_chunk)(float *y, const conv_geom *q, const wtiles *t, i
         FOR_SEGMENTS(t, j0 + b0, bn, {
             const int64_t rh = OH - r0 < WM ? OH - r0 : WM, cw = OW - c0 < 4 * nt ? OW - c0 : 4 * nt;
             float *yc = y + (n * q->oc + o) * OH * OW;
-            for (int64_t a = 0; a < rh; a++)
+            for (int64_t a = 0; a < rh; a++) {
                 memcpy(yc + (r0 + a) * OW + c0, r + a * WR + 4 * j, (size_t)cw * sizeof *yc);
+                for (int64_t u = 0; o + 1 < q->oc && u < cw; u += 64 / (int64_t)sizeof(float))
+                    __builtin_prefetch(yc + OH * OW + (r0 + a) * OW + c0 + u, 1, 2); /* the next channel's rows */
+            }
         });
     }
 }
