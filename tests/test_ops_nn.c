@@ -229,6 +229,8 @@ static void test_conv(void **state)
         { 4, 13, 5, 7, 11, 1, 1, 1, 1, 0, 0 },   /* 1x1 fast path, batched */
         { 3, 6, 9, 9, 5, 1, 1, 2, 2, 0, 0 },     /* 1x1 stride 2 (im2col): a strided gather */
         { 4, 33, 8, 9, 40, 1, 1, 1, 1, 0, 0 },   /* 1x1 in place per image (72 columns, 33 and 40 summed) */
+        { 8, 2048, 7, 7, 8, 1, 1, 1, 1, 0, 0 },  /* 1x1 on 7x7 maps, 2048 channels: 4 images a group, past an
+                                                    im2col tile's bound (a 1x1's copy is bounded at four) */
         { 3, 32, 8, 8, 32, 1, 1, 1, 1, 0, 0 },   /* 1x1 in place, whole column blocks, odd batch */
         { 1, 64, 47, 47, 5, 1, 1, 2, 2, 0, 0 },  /* 1x1 stride 2, batch 1: channel-parallel gather */
         { 2, 3, 50, 48, 4, 1, 1, 2, 2, 0, 0 },   /* 1x1 stride 2, wide: gathered in tiles of rows */
