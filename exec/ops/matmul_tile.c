@@ -119,13 +119,16 @@ typedef float vec16 __attribute__((vector_size(16 * sizeof(float))));
 typedef float vec8 __attribute__((vector_size(8 * sizeof(float))));
 TILE_DEFINE(tile_avx512, vec16, "avx512f,avx2,fma", 16, 8, 3)
 TILE_DEFINE(tile_avx512_2, vec16, "avx512f,avx2,fma", 16, 8, 2)
+TILE_DEFINE(tile_avx512_1, vec16, "avx512f,avx2,fma", 16, 8, 1)
 TILE_DEFINE(tile_avx2, vec8, "avx2,fma", 8, 6, 2)
 #endif
 
-/* A set: tiles of mr rows x nv vectors of vw columns (fn), and of 2
- * vectors (fn2: a block of 2 vw columns or fewer, where nv > 2) */
+/* A set: tiles of mr rows x nv vectors of vw columns (fn), of 2 vectors
+ * (fn2: a block of 2 vw columns or fewer, where nv > 2) and of one (fn1: a
+ * block of vw columns or fewer: the last few columns of ResNet-50's 14x14
+ * maps, 196 = 4 x 48 + 4, which a 2-vector tile computed 32 wide) */
 typedef struct tile_set {
-    tile_fn fn, fn2;
+    tile_fn fn, fn2, fn1;
     int vw, mr, nv;
 } tile_set;
 
@@ -133,7 +136,7 @@ typedef struct tile_set {
 static int64_t tile_cols(const tile_set *s) { return s->nv * s->vw; }
 
 /* the tile for a block of w columns */
-static tile_fn tile_for(const tile_set *s, int64_t w) { return w <= 2 * s->vw ? s->fn2 : s->fn; }
+static tile_fn tile_for(const tile_set *s, int64_t w) { return w <= s->vw ? s->fn1 : w <= 2 * s->vw ? s->fn2 : s->fn; }
 
 /* The set's blocks for N columns: nv vectors where the last block is whole
  * or exactly two vectors (read in place), or where two-vector blocks would
@@ -285,13 +288,13 @@ static tile_set set_of(exec_simd s)
 {
 #if defined(__x86_64__)
     if (s == EXEC_SIMD_AVX512)
-        return (tile_set){ tile_avx512, tile_avx512_2, 16, 8, 3 };
+        return (tile_set){ tile_avx512, tile_avx512_2, tile_avx512_1, 16, 8, 3 };
     if (s == EXEC_SIMD_AVX2)
-        return (tile_set){ tile_avx2, tile_avx2, 8, 6, 2 };
+        return (tile_set){ tile_avx2, tile_avx2, tile_avx2, 8, 6, 2 };
 #else
     (void)s;
 #endif
-    return (tile_set){ NULL, NULL, 0, 0, 0 };
+    return (tile_set){ NULL, NULL, NULL, 0, 0, 0 };
 }
 
 static _Atomic int g_force_simd = EXEC_SIMD_AUTO;
@@ -372,7 +375,7 @@ static tile_set active_set(void)
     pthread_once(&T.once, matmul_tile_init);
     const int force = atomic_load_explicit(&g_force, memory_order_relaxed);
     const tile_set set = force > 0 ? set_of((exec_simd)atomic_load(&g_force_simd)) : T.set;
-    return set.fn && (force < 0 ? T.chosen : force) ? set : (tile_set){ NULL, NULL, 0, 0, 0 };
+    return set.fn && (force < 0 ? T.chosen : force) ? set : (tile_set){ NULL, NULL, NULL, 0, 0, 0 };
 }
 
 /* threads for an M x N x K product: nthreads where one thread's estimated
@@ -468,7 +471,7 @@ static tile_set packed_set(int64_t N)
 {
     const tile_set set = active_set();
     if (!set.fn || N < set.vw || PACK_W % tile_cols(&set) != 0)
-        return (tile_set){ NULL, NULL, 0, 0, 0 };
+        return (tile_set){ NULL, NULL, NULL, 0, 0, 0 };
     return set;
 }
 
