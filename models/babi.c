@@ -135,6 +135,70 @@ int model_babi_word(const model_babi_set *s, const char *word)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
+/* Words by their text: open addressing on FNV-1a, at most half full. A
+ * story file holds hundreds of thousands of tokens over a vocabulary of
+ * tens to a few hundred words; sorting every token (and then a binary
+ * search per token copied into each question's memory) was a fifth of a
+ * small memnet run's 0.13-0.16 s. */
+typedef struct wordmap {
+    const char **key;
+    int32_t *id;
+    size_t cap, n;
+} wordmap;
+
+static uint64_t word_hash(const char *w)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *w; w++)
+        h = (h ^ (unsigned char)*w) * 0x100000001b3ull;
+    return h;
+}
+
+/* the slot of w: its own, or the empty one where it would go */
+static size_t wordmap_slot(const wordmap *m, const char *w)
+{
+    size_t i = (size_t)word_hash(w) & (m->cap - 1);
+    while (m->key[i] && strcmp(m->key[i], w) != 0)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static void wordmap_free(wordmap *m)
+{
+    exec_free(m->key);
+    exec_free(m->id);
+    *m = (wordmap){ 0 };
+}
+
+/* w into m (id 0) if it is not there yet; *added says whether it was not */
+static exec_status wordmap_add(wordmap *m, const char *w, bool *added)
+{
+    *added = false;
+    if (2 * (m->n + 1) > m->cap) {
+        wordmap bigger = { .cap = m->cap ? 2 * m->cap : 256 };
+        bigger.key = exec_calloc(bigger.cap, sizeof *bigger.key);
+        bigger.id = exec_calloc(bigger.cap, sizeof *bigger.id);
+        if (!bigger.key || !bigger.id) {
+            wordmap_free(&bigger);
+            return exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
+        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->key[i]) {
+                size_t j = wordmap_slot(&bigger, m->key[i]);
+                bigger.key[j] = m->key[i], bigger.id[j] = m->id[i];
+            }
+        bigger.n = m->n;
+        wordmap_free(m);
+        *m = bigger;
+    }
+    size_t i = wordmap_slot(m, w);
+    if (!m->key[i]) {
+        m->key[i] = w, m->id[i] = 0, m->n++;
+        *added = true;
+    }
+    return EXEC_OK;
+}
+
 exec_status model_babi_parse(const char *text, size_t len, const char *name, int mem, model_babi_set **out)
 {
     *out = NULL;
@@ -146,6 +210,8 @@ exec_status model_babi_parse(const char *text, size_t len, const char *name, int
     parse ps = { 0 };
     model_babi_set *set = NULL;
     const char **words = NULL;
+    wordmap map = { 0 };
+    int32_t *tok_id = NULL;
     exec_status st = EXEC_OK;
     if (!buf) {
         st = exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
@@ -245,24 +311,35 @@ exec_status model_babi_parse(const char *text, size_t len, const char *name, int
         goto done;
     }
 
-    /* the vocabulary: every token and answer, sorted; 0 is nil */
-    size_t nw_all = ps.ntok + nq;
-    words = exec_malloc(nw_all * sizeof *words);
-    if (!words) {
+    /* the vocabulary: every token and answer once, sorted; 0 is nil */
+    size_t nu = 0;
+    for (size_t i = 0; i < ps.ntok + ps.ns; i++) {
+        const char *w = i < ps.ntok ? ps.tok[i] : ps.s[i - ps.ntok].answer;
+        bool added;
+        if (!w)
+            continue;
+        if ((st = wordmap_add(&map, w, &added)))
+            goto done;
+        if (added) {
+            const char **grown = nu % 256 ? words : exec_realloc(words, (nu + 256) * sizeof *words);
+            if (!grown) {
+                st = exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
+                goto done;
+            }
+            words = grown;
+            words[nu++] = w;
+        }
+    }
+    qsort(words, nu, sizeof *words, cmp_str);
+    for (size_t i = 0; i < nu; i++)
+        map.id[wordmap_slot(&map, words[i])] = (int32_t)i + 1;
+    tok_id = exec_malloc((ps.ntok ? ps.ntok : 1) * sizeof *tok_id);
+    if (!tok_id) {
         st = exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
         goto done;
     }
-    size_t k = 0;
     for (size_t i = 0; i < ps.ntok; i++)
-        words[k++] = ps.tok[i];
-    for (size_t i = 0; i < ps.ns; i++)
-        if (ps.s[i].answer)
-            words[k++] = ps.s[i].answer;
-    qsort(words, k, sizeof *words, cmp_str);
-    size_t nu = 0;
-    for (size_t i = 0; i < k; i++)
-        if (nu == 0 || strcmp(words[nu - 1], words[i]) != 0)
-            words[nu++] = words[i];
+        tok_id[i] = map.id[wordmap_slot(&map, ps.tok[i])];
 
     set = exec_calloc(1, sizeof *set);
     if (!set) {
@@ -298,8 +375,8 @@ exec_status model_babi_parse(const char *text, size_t len, const char *name, int
             continue;
         int32_t *qp = set->queries + qi * (size_t)max_words;
         for (size_t t = 0; t < s->count; t++)
-            qp[t] = model_babi_word(set, ps.tok[s->first + t]);
-        set->answers[qi] = model_babi_word(set, s->answer);
+            qp[t] = tok_id[s->first + t];
+        set->answers[qi] = map.id[wordmap_slot(&map, s->answer)];
         int slot = 0;
         for (size_t j = i; j-- > 0 && slot < mem;) {
             const sent *m = &ps.s[j];
@@ -309,7 +386,7 @@ exec_status model_babi_parse(const char *text, size_t len, const char *name, int
                 continue;
             int32_t *mp = set->stories + (qi * (size_t)mem + (size_t)slot) * (size_t)max_words;
             for (size_t t = 0; t < m->count; t++)
-                mp[t] = model_babi_word(set, ps.tok[m->first + t]);
+                mp[t] = tok_id[m->first + t];
             slot++;
         }
         qi++;
@@ -318,6 +395,8 @@ exec_status model_babi_parse(const char *text, size_t len, const char *name, int
     set = NULL;
 done:
     model_babi_destroy(set);
+    wordmap_free(&map);
+    exec_free(tok_id);
     exec_free(words);
     exec_free(ps.tok);
     exec_free(ps.s);
