@@ -170,10 +170,9 @@ static void wordmap_free(wordmap *m)
     *m = (wordmap){ 0 };
 }
 
-/* w into m (id 0) if it is not there yet; *added says whether it was not */
-static exec_status wordmap_add(wordmap *m, const char *w, bool *added)
+/* w into m (id 0) if it is not there yet */
+static exec_status wordmap_add(wordmap *m, const char *w)
 {
-    *added = false;
     if (2 * (m->n + 1) > m->cap) {
         wordmap bigger = { .cap = m->cap ? 2 * m->cap : 256 };
         bigger.key = exec_calloc(bigger.cap, sizeof *bigger.key);
@@ -192,10 +191,8 @@ static exec_status wordmap_add(wordmap *m, const char *w, bool *added)
         *m = bigger;
     }
     size_t i = wordmap_slot(m, w);
-    if (!m->key[i]) {
+    if (!m->key[i])
         m->key[i] = w, m->id[i] = 0, m->n++;
-        *added = true;
-    }
     return EXEC_OK;
 }
 
@@ -312,24 +309,20 @@ exec_status model_babi_parse(const char *text, size_t len, const char *name, int
     }
 
     /* the vocabulary: every token and answer once, sorted; 0 is nil */
-    size_t nu = 0;
     for (size_t i = 0; i < ps.ntok + ps.ns; i++) {
         const char *w = i < ps.ntok ? ps.tok[i] : ps.s[i - ps.ntok].answer;
-        bool added;
-        if (!w)
-            continue;
-        if ((st = wordmap_add(&map, w, &added)))
+        if (w && (st = wordmap_add(&map, w)))
             goto done;
-        if (added) {
-            const char **grown = nu % 256 ? words : exec_realloc(words, (nu + 256) * sizeof *words);
-            if (!grown) {
-                st = exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
-                goto done;
-            }
-            words = grown;
-            words[nu++] = w;
-        }
     }
+    const size_t nu = map.n; /* at least one: every question has an answer */
+    words = exec_malloc(nu * sizeof *words);
+    if (!words) {
+        st = exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
+        goto done;
+    }
+    for (size_t i = 0, k = 0; i < map.cap; i++)
+        if (map.key[i])
+            words[k++] = map.key[i];
     qsort(words, nu, sizeof *words, cmp_str);
     for (size_t i = 0; i < nu; i++)
         map.id[wordmap_slot(&map, words[i])] = (int32_t)i + 1;

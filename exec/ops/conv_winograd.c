@@ -353,21 +353,20 @@ static const wkern *wino_kern(void)
 
 /* ---- forward ------------------------------------------------------------ */
 
-/* The floats from one position's transformed filters to the next: OC C
- * rounded up to a vector, and one vector more. At OC C a multiple of 4 KiB
- * (VGG's 128 x 128 pairs: 64 KiB apart) the 36 positions' stores of a
- * vector of pairs all fell in one set of the L1 and L2 caches; one vector
- * apart they spread over 36. VGG small's 8x8 128->128 forward where the
- * filters change at every run (training): 862-953 us -> 764-806. */
-static int64_t wino_ustride(int64_t OC, int64_t C) { return (OC * C + WL - 1) / WL * WL + WL; }
-
-/* The floats from one position's [ch, tc] block of a chunk's transformed
- * inputs (V, X: ch = C) or products (M, D: ch = OC) to the next: one vector
- * more than the block, for the reason of wino_ustride (C tc is a multiple
- * of 4 KiB wherever C is a multiple of 8). ResNet-50's 56x56 64->64 layer
- * at batch 16 with kept filters: 8.0-8.5 -> 7.2-7.4 ms (its fastest runs;
- * the 14x14 and 7x7 layers within their noise). */
-static int64_t wino_ps(const wtiles *t, int64_t ch) { return ch * t->tc + WL; }
+/* The floats from one of the 36 positions' blocks to the next, for a
+ * block of n floats: n rounded up to a vector, and one vector more. The
+ * blocks are the transformed filters (n = OC C), a chunk's transformed
+ * inputs (C tc) and its products or output gradients (OC tc). At n a
+ * multiple of 4 KiB (VGG's 128 x 128 filter pairs: 64 KiB; 64 channels of
+ * 128 tiles: 32 KiB) a vector's 36 stores or loads, one a position, all
+ * fell in one set of the L1 and L2 caches; one vector past, they spread
+ * over 36. VGG small's 8x8 128->128 forward where the filters change at
+ * every run (training): 862-953 us -> 764-806; ResNet-50's 56x56 64->64
+ * layer at batch 16 with kept filters: 8.0-8.5 -> 7.2-7.4 ms (its fastest
+ * runs; the 14x14 and 7x7 layers within their noise). */
+static int64_t wino_apart(int64_t n) { return (n + WL - 1) / WL * WL + WL; }
+static int64_t wino_ustride(int64_t OC, int64_t C) { return wino_apart(OC * C); }
+static int64_t wino_ps(const wtiles *t, int64_t ch) { return wino_apart(ch * t->tc); }
 
 /* Narrow: fewer tiles in all than two vectors of tiles (VGG small's 4x4
  * maps at batch 8: 8 tiles, one chunk). The forward's GEMMs M[xi] [OC, T]
