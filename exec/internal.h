@@ -57,11 +57,13 @@ struct exec_graph {
     size_t scratch_cap[EXEC_MAX_WORKERS];
     size_t peak_workspace;
     /* what kernels derive from a tensor and keep across runs (exec_kcache) */
-    struct exec_kcache *kcache; /* per node */
-    uint8_t *written;           /* per tensor: a node of the graph writes it */
-    uint32_t kcache_nodes;      /* nnodes when kcache and written were made */
-    size_t kcache_bytes;        /* all of it, counted as workspace */
-    exec_settings settings;     /* exec_graph_settings_set(); zero members: the process's */
+    struct exec_kcache *kcache; /* the buffers, each shared by the nodes that derive the same */
+    uint32_t kcache_n, kcache_cap;
+    uint32_t *kcache_at;    /* per node: its entry + 1 (0: none) */
+    uint8_t *written;       /* per tensor: a node of the graph writes it */
+    uint32_t kcache_nodes;  /* nnodes when kcache_at and written were made */
+    size_t kcache_bytes;    /* all of it, counted as workspace */
+    exec_settings settings; /* exec_graph_settings_set(); zero members: the process's */
 };
 
 /* Stops and joins the graph's inter-op workers (executor.c). */
@@ -142,19 +144,28 @@ void *exec_kscratch(exec_kctx *k, size_t bytes);
 uint64_t exec_version_next(void);
 
 /* A buffer of `bytes` that node n keeps across the graph's runs for what it
- * derives from tensor `from` (the Winograd transform of a filter), and
- * whether it holds that already: *fresh is true when it was filled from
- * the tensor's current version (the kernel may use it as it is), false
- * when the kernel must fill it now (this call records the version). NULL
- * where a node of the graph writes `from` (its training updates: what is
- * derived would be stale at the next run, so the kernel works in its
- * scratch as before) or memory runs out. Memory.c; freed with the arenas. */
-void *exec_kcache(exec_kctx *k, const exec_node *n, uint32_t from, size_t bytes, bool *fresh);
+ * derives from tensor `from` (MatMul's packed weight, the Winograd
+ * transform of a filter), and whether it holds that already: *fresh is
+ * true when it was filled from the tensor's current version (the kernel
+ * may use it as it is), false when the kernel must fill it now and then
+ * call exec_kcache_filled. Nodes of the same op that ask with the same
+ * from, how and bytes share one buffer: how is 0 where what is derived
+ * depends on the tensor alone (the unrolled steps of a recurrent net, one
+ * packing of their weight), n->id + 1 where it depends on the node too.
+ * NULL where a node of the graph writes `from` (its training updates: what
+ * is derived would be stale at the next run, so the kernel works in its
+ * scratch as before), where another node fills the shared buffer at this
+ * moment (this run goes without), or where memory runs out. Memory.c;
+ * freed with the arenas. */
+void *exec_kcache(exec_kctx *k, const exec_node *n, uint32_t from, uint32_t how, size_t bytes, bool *fresh);
+/* After exec_kcache gave node n a buffer to fill: ok, it holds the
+ * tensor's version now; !ok, it was not filled (made again next time). */
+void exec_kcache_filled(exec_kctx *k, const exec_node *n, bool ok);
 /* Whether exec_kcache keeps what is derived from tensor `from` (no node of
  * the graph writes it), without making room for it. */
 bool exec_kcache_keeps(exec_kctx *k, uint32_t from);
-/* Frees what node n keeps (a kernel that measured a kept form and chose
- * another): its bytes leave the accounting. */
+/* Lets go of what node n keeps (a kernel that measured a kept form and
+ * chose another): its bytes leave the accounting with its last user. */
 void exec_kcache_drop(exec_kctx *k, const exec_node *n);
 
 /* MatMul c[M,N] = op(a) op(b) (a [K,M] when ta, b [N,K] when tb) in the

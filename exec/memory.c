@@ -93,35 +93,43 @@ exec_status exec_graph_plan(exec_graph *g)
 
 /* ---- derived data kept across runs -------------------------------------- */
 
+/* One buffer derived from a tensor, shared by the nodes that ask for the
+ * same (from, op, how, bytes): an unrolled recurrent net's MatMuls of one
+ * weight, one packing for all of them. */
 struct exec_kcache {
     void *buf;
     size_t bytes;
-    uint64_t version; /* of the tensor it was derived from (0: none yet) */
-    uint32_t from;
+    uint64_t version; /* of the tensor it holds (0: none yet) */
+    uint32_t from, how, users;
+    uint16_t op;
+    bool filling; /* a node fills it now: the others work without it */
 };
 
 static void kcache_release(exec_graph *g)
 {
-    for (uint32_t i = 0; g->kcache && i < g->kcache_nodes; i++)
+    for (uint32_t i = 0; i < g->kcache_n; i++)
         exec_free_aligned(g->kcache[i].buf);
     exec_free(g->kcache);
+    exec_free(g->kcache_at);
     exec_free(g->written);
     g->kcache = NULL;
+    g->kcache_at = NULL;
     g->written = NULL;
+    g->kcache_n = g->kcache_cap = 0;
     g->kcache_nodes = 0;
     g->kcache_bytes = 0;
 }
 
-/* kcache and written sized to the graph's nodes and tensors (again if nodes
- * were added since), under kcache_lock */
+/* kcache_at and written sized to the graph's nodes and tensors (again if
+ * nodes were added since: they may write what was kept), under kcache_lock */
 static bool kcache_ready(exec_graph *g)
 {
-    if (g->kcache && g->kcache_nodes == g->nnodes)
+    if (g->kcache_at && g->kcache_nodes == g->nnodes)
         return true;
     kcache_release(g);
-    g->kcache = exec_calloc(g->nnodes ? g->nnodes : 1, sizeof *g->kcache);
+    g->kcache_at = exec_calloc(g->nnodes ? g->nnodes : 1, sizeof *g->kcache_at);
     g->written = exec_calloc(g->ntensors ? g->ntensors : 1, sizeof *g->written);
-    if (!g->kcache || !g->written) {
+    if (!g->kcache_at || !g->written) {
         kcache_release(g);
         return false;
     }
@@ -132,9 +140,57 @@ static bool kcache_ready(exec_graph *g)
     return true;
 }
 
+/* node `id` lets go of its entry; the last user frees the buffer (the
+ * entry stays, empty, for the next that asks) */
+static void kcache_unuse(exec_graph *g, uint32_t id)
+{
+    const uint32_t e = g->kcache_at[id];
+    if (!e)
+        return;
+    struct exec_kcache *c = &g->kcache[e - 1];
+    g->kcache_at[id] = 0;
+    if (--c->users)
+        return;
+    exec_free_aligned(c->buf);
+    g->kcache_bytes -= c->bytes;
+    *c = (struct exec_kcache){ 0 };
+}
+
+/* the entry of (from, op, how, bytes), made (with its buffer) where none
+ * is; -1 where memory runs out */
+static int64_t kcache_entry(exec_graph *g, uint32_t from, uint16_t op, uint32_t how, size_t bytes)
+{
+    int64_t free_at = -1;
+    for (uint32_t i = 0; i < g->kcache_n; i++) {
+        const struct exec_kcache *c = &g->kcache[i];
+        if (c->users && c->from == from && c->op == op && c->how == how && c->bytes == bytes)
+            return i;
+        if (!c->users && free_at < 0)
+            free_at = i;
+    }
+    if (free_at < 0) {
+        if (g->kcache_n == g->kcache_cap) {
+            uint32_t cap = g->kcache_cap ? 2 * g->kcache_cap : 16;
+            struct exec_kcache *m = exec_realloc(g->kcache, cap * sizeof *m);
+            if (!m)
+                return -1;
+            g->kcache = m;
+            g->kcache_cap = cap;
+        }
+        free_at = g->kcache_n++;
+        g->kcache[free_at] = (struct exec_kcache){ 0 };
+    }
+    struct exec_kcache *c = &g->kcache[free_at];
+    if (!(c->buf = exec_malloc_aligned(bytes)))
+        return -1;
+    c->bytes = bytes, c->from = from, c->op = op, c->how = how;
+    g->kcache_bytes += bytes;
+    return free_at;
+}
+
 static pthread_mutex_t kcache_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void *exec_kcache(exec_kctx *k, const exec_node *n, uint32_t from, size_t bytes, bool *fresh)
+void *exec_kcache(exec_kctx *k, const exec_node *n, uint32_t from, uint32_t how, size_t bytes, bool *fresh)
 {
     exec_graph *g = k->g;
     void *r = NULL;
@@ -144,25 +200,42 @@ void *exec_kcache(exec_kctx *k, const exec_node *n, uint32_t from, size_t bytes,
     pthread_mutex_lock(&kcache_lock);
     if (!kcache_ready(g) || g->written[from])
         goto end;
-    struct exec_kcache *c = &g->kcache[n->id];
-    const uint64_t v = g->tensors[from].version;
-    if (c->buf && c->bytes == bytes && c->from == from) {
-        *fresh = c->version == v;
-    } else {
-        exec_free_aligned(c->buf);
-        g->kcache_bytes -= c->bytes;
-        c->bytes = 0;
-        if (!(c->buf = exec_malloc_aligned(bytes)))
+    uint32_t e = g->kcache_at[n->id];
+    const struct exec_kcache *had = e ? &g->kcache[e - 1] : NULL;
+    if (!had || had->from != from || had->op != (uint16_t)n->op || had->how != how || had->bytes != bytes) {
+        kcache_unuse(g, n->id);
+        const int64_t i = kcache_entry(g, from, (uint16_t)n->op, how, bytes);
+        if (i < 0)
             goto end;
-        c->bytes = bytes;
-        g->kcache_bytes += bytes;
+        g->kcache[i].users++;
+        g->kcache_at[n->id] = e = (uint32_t)i + 1;
     }
-    c->from = from;
-    c->version = v;
+    struct exec_kcache *c = &g->kcache[e - 1];
+    if (c->filling) /* another node makes it now: this run goes without */
+        goto end;
+    const uint64_t v = g->tensors[from].version;
+    *fresh = c->version == v;
+    if (!*fresh) {
+        c->filling = true;
+        c->version = v;
+    }
     r = c->buf;
 end:
     pthread_mutex_unlock(&kcache_lock);
     return r;
+}
+
+void exec_kcache_filled(exec_kctx *k, const exec_node *n, bool ok)
+{
+    exec_graph *g = k->g;
+    pthread_mutex_lock(&kcache_lock);
+    if (g->kcache_at && n->id < g->kcache_nodes && g->kcache_at[n->id]) {
+        struct exec_kcache *c = &g->kcache[g->kcache_at[n->id] - 1];
+        c->filling = false;
+        if (!ok)
+            c->version = 0;
+    }
+    pthread_mutex_unlock(&kcache_lock);
 }
 
 bool exec_kcache_keeps(exec_kctx *k, uint32_t from)
@@ -180,12 +253,8 @@ void exec_kcache_drop(exec_kctx *k, const exec_node *n)
 {
     exec_graph *g = k->g;
     pthread_mutex_lock(&kcache_lock);
-    if (g->kcache && n->id < g->kcache_nodes) {
-        struct exec_kcache *c = &g->kcache[n->id];
-        exec_free_aligned(c->buf);
-        g->kcache_bytes -= c->bytes;
-        *c = (struct exec_kcache){ 0 };
-    }
+    if (g->kcache_at && n->id < g->kcache_nodes)
+        kcache_unuse(g, n->id);
     pthread_mutex_unlock(&kcache_lock);
 }
 

@@ -259,6 +259,67 @@ static void test_matmul_packed(void **state)
     for_each_tile_set(matmul_packed_shapes);
 }
 
+/* Nodes that multiply by the same weight (an unrolled recurrent net's
+ * steps) share one packing of it: the graph keeps one, and each product is
+ * right, run in order or by two inter-op workers at once (a node that
+ * finds the packing being made by another goes without it), before and
+ * after the weight is rewritten. */
+#define SHARED_USERS 6
+static void matmul_packed_shared_run(int threads)
+{
+    (void)threads;
+    const int M = 24, N = 100, K = 70;
+    exec_graph *g;
+    assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+    uint32_t b = exec_input(g, "b", EXEC_F32, 2, (int64_t[]){ K, N }), a[SHARED_USERS], c[SHARED_USERS];
+    for (int i = 0; i < SHARED_USERS; i++) {
+        a[i] = exec_input(g, "a", EXEC_F32, 2, (int64_t[]){ M, K });
+        c[i] = ex_matmul(g, a[i], b, 0, 0);
+    }
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    double *ref = malloc((size_t)(M * N) * sizeof *ref);
+    assert_non_null(ref);
+    for (int round = 0; round < 4; round++) {
+        /* every round writes the a's, all but round 2 b (rounds 1 and 3
+         * pack it while two workers run the products) */
+        for (int i = 0; i < SHARED_USERS; i++)
+            fill(exec_dataf(g, a[i]), (int64_t)M * K, 31u * (uint32_t)round + (uint32_t)i);
+        if (round != 2)
+            fill(exec_dataf(g, b), (int64_t)K * N, 7u + (uint32_t)round);
+        exec_run_opts o = { .max_phase = EXEC_PHASE_forward, .inter = 1 + round % 2 };
+        assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
+        const float *B = exec_dataf(g, b);
+        double worst = 0;
+        for (int u = 0; u < SHARED_USERS; u++) {
+            const float *A = exec_dataf(g, a[u]);
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) {
+                    double sum = 0;
+                    for (int q = 0; q < K; q++)
+                        sum += (double)A[i * K + q] * (double)B[q * N + j];
+                    ref[i * N + j] = sum;
+                }
+            worst = fmax(worst, maxdiff(exec_dataf(g, c[u]), ref, (int64_t)M * N));
+        }
+        printf("MatMul, %d nodes of one packed b, round %d (%d inter-op): max diff %.2e\n", SHARED_USERS, round,
+               o.inter, worst);
+        assert_true(worst < 1e-4);
+    }
+    /* one packing kept, not one a node */
+    printf("  kept: %zu bytes, one packing %zu\n", g->kcache_bytes,
+           (size_t)exec_matmul_packed_floats(K, N) * sizeof(float));
+    assert_true(exec_matmul_packed_floats(K, N) > 0);
+    assert_int_equal(g->kcache_bytes, (size_t)exec_matmul_packed_floats(K, N) * sizeof(float));
+    free(ref);
+    exec_graph_destroy(g);
+}
+
+static void test_matmul_packed_shared(void **state)
+{
+    (void)state;
+    for_each_tile_set(matmul_packed_shared_run);
+}
+
 /* BatchMatMul's small paths: the plain loops for c of at most 4 rows
  * (a decoded token's query against its keys, its weights against the
  * values), each transpose and its column buffer; the tiles for products of
@@ -541,6 +602,7 @@ int main(void)
         cmocka_unit_test(test_matmul_skinny),
         cmocka_unit_test(test_matmul_tiles),
         cmocka_unit_test(test_matmul_packed),
+        cmocka_unit_test(test_matmul_packed_shared),
         cmocka_unit_test(test_batch_matmul_rank4),
         cmocka_unit_test(test_bias_add_and_grad),
         cmocka_unit_test(test_sum_tile_reshape),

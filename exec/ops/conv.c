@@ -908,7 +908,7 @@ static exec_status conv_run(exec_kctx *k, conv_kind kind, const conv_geom *q, ex
     float *u = NULL;
     bool have_u = false;
     if (a == EXEC_CONV_WINOGRAD && kind == CONV_FWD && n)
-        u = exec_kcache(k, n, n->in[1], (size_t)conv_wino_filter_floats(q) * sizeof *u, &have_u);
+        u = exec_kcache(k, n, n->in[1], n->id + 1, (size_t)conv_wino_filter_floats(q) * sizeof *u, &have_u);
     if (a == EXEC_CONV_IM2COL)
         return kind == CONV_FWD         ? fwd_im2col(k, q, in0, in1, out)
                : kind == CONV_BWD_INPUT ? bwd_input_im2col(k, q, in0, in1, out)
@@ -925,6 +925,8 @@ static exec_status conv_run(exec_kctx *k, conv_kind kind, const conv_geom *q, ex
     if (u)
         need -= conv_wino_filter_floats(q);
     float *s = exec_kscratch(k, (size_t)need * sizeof *s);
+    if (!s && u && !have_u)
+        exec_kcache_filled(k, n, false);
     if (!s)
         return exec_fail(EXEC_ERR_NOMEM, "%s: no memory for the %s kernel's %lld floats of scratch",
                          conv_kind_names[kind], conv_algo_names[a], (long long)need);
@@ -943,6 +945,8 @@ static exec_status conv_run(exec_kctx *k, conv_kind kind, const conv_geom *q, ex
         else
             conv_wino_bwd_filter(q, in0, in1, out, s, T);
     }
+    if (u && !have_u)
+        exec_kcache_filled(k, n, true);
     return EXEC_OK;
 }
 

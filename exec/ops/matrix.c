@@ -136,10 +136,12 @@ exec_status op_fwd_MatMul(exec_kctx *k, const exec_node *n)
      * panel of b in place serves many row blocks) */
     if (!ta && !tb && m <= PACK_MAX_M) {
         bool have = false;
-        float *bp = exec_kcache(k, n, n->in[1], (size_t)exec_matmul_packed_floats(kk, nn) * sizeof(float), &have);
+        float *bp = exec_kcache(k, n, n->in[1], 0, (size_t)exec_matmul_packed_floats(kk, nn) * sizeof(float), &have);
         if (bp) {
-            if (!have)
+            if (!have) {
                 exec_matmul_pack(bp, b->data, kk, nn, k->nthreads);
+                exec_kcache_filled(k, n, true);
+            }
             if (exec_matmul_tiled_packed(k, c->data, a->data, bp, m, nn, kk))
                 return EXEC_OK;
         }
