@@ -73,17 +73,33 @@ static void draw_digit(int d, exec_rng *r, float *img)
         float y = (p.y - 0.5f) * s, x = (p.x - 0.5f) * sx - slant * y;
         q[i] = (pt){ ox + x, oy + y };
     }
-    for (int y = 0; y < 28; y++)
-        for (int x = 0; x < 28; x++) {
-            float px = (float)x + 0.5f, py = (float)y + 0.5f, dmin = 1e9f;
-            for (int i = 0; i + 1 < n; i++) {
-                float dd = seg_dist(px, py, q[i], q[i + 1]);
-                if (dd < dmin)
-                    dmin = dd;
+    /* each pixel's distance to the nearest stroke, measured only within
+     * reach of each segment: a pixel past `reach` of a segment in x or y
+     * is inked by a nearer one or not at all */
+    const float reach = thick * 0.5f + 0.5f;
+    float dmin[28 * 28];
+    for (int i = 0; i < 28 * 28; i++)
+        dmin[i] = 1e9f;
+    for (int i = 0; i + 1 < n; i++) {
+        const pt a = q[i], b = q[i + 1];
+        const float lo_x = fminf(a.x, b.x) - reach, hi_x = fmaxf(a.x, b.x) + reach;
+        const float lo_y = fminf(a.y, b.y) - reach, hi_y = fmaxf(a.y, b.y) + reach;
+        /* pixel centres px = x + 0.5 within [lo, hi] */
+        const int x0 = lo_x - 0.5f > 0 ? (int)ceilf(lo_x - 0.5f) : 0,
+                  x1 = hi_x - 0.5f < 27 ? (int)floorf(hi_x - 0.5f) : 27;
+        const int y0 = lo_y - 0.5f > 0 ? (int)ceilf(lo_y - 0.5f) : 0,
+                  y1 = hi_y - 0.5f < 27 ? (int)floorf(hi_y - 0.5f) : 27;
+        for (int y = y0; y <= y1; y++)
+            for (int x = x0; x <= x1; x++) {
+                float dd = seg_dist((float)x + 0.5f, (float)y + 0.5f, a, b);
+                if (dd < dmin[y * 28 + x])
+                    dmin[y * 28 + x] = dd;
             }
-            float v = thick * 0.5f + 0.5f - dmin;
-            img[y * 28 + x] = v <= 0 ? 0 : v >= 1 ? ink : v * ink;
-        }
+    }
+    for (int i = 0; i < 28 * 28; i++) {
+        float v = reach - dmin[i];
+        img[i] = v <= 0 ? 0 : v >= 1 ? ink : v * ink;
+    }
 }
 
 exec_status model_mnist_generate(int n, uint64_t seed, model_mnist_set **out)

@@ -505,6 +505,32 @@ static void put_be32(unsigned char *p, uint32_t v)
     p[3] = (unsigned char)v;
 }
 
+/* The digit generator against the values of its first version (which
+ * measured every pixel against every stroke; now each stroke inks only
+ * within its reach): 1024 images of seed 1, their ink and inked pixels,
+ * and the same images again for the same seed. */
+static void test_mnist_generator(void **state)
+{
+    (void)state;
+    model_mnist_set *a = NULL, *b = NULL;
+    assert_int_equal(model_mnist_generate(1024, 1, &a), EXEC_OK);
+    assert_int_equal(model_mnist_generate(1024, 1, &b), EXEC_OK);
+    double ink = 0;
+    long inked = 0;
+    for (size_t i = 0; i < (size_t)1024 * 784; i++) {
+        assert_true(a->images[i] >= 0.0f && a->images[i] <= 1.0f);
+        ink += a->images[i];
+        inked += a->images[i] > 0;
+    }
+    printf("mnist generator: ink %.4f (first version 72284.4577), inked pixels %ld (121618)\n", ink, inked);
+    assert_true(fabs(ink - 72284.4577) < 72284.4577 * 1e-5);
+    assert_true(labs(inked - 121618) <= 12);
+    assert_memory_equal(a->images, b->images, (size_t)1024 * 784 * sizeof *a->images);
+    assert_memory_equal(a->labels, b->labels, 1024);
+    model_mnist_destroy(a);
+    model_mnist_destroy(b);
+}
+
 static void test_mnist_loader(void **state)
 {
     (void)state;
@@ -660,10 +686,11 @@ int main(void)
         cmocka_unit_test(test_frames_recoverable), cmocka_unit_test(test_text_synth),
         cmocka_unit_test(test_babi_generator),     cmocka_unit_test(test_babi_loader),
         cmocka_unit_test(test_text_loader),        cmocka_unit_test(test_mnist_loader),
-        cmocka_unit_test(test_speech_no_loader),   cmocka_unit_test(test_data_option),
-        cmocka_unit_test(test_infer_forward_only), cmocka_unit_test(test_speech_birnn),
-        cmocka_unit_test(test_autoenc_learns),     cmocka_unit_test(test_memnet_learns),
-        cmocka_unit_test(test_speech_learns),      cmocka_unit_test(test_seq2seq_learns),
+        cmocka_unit_test(test_mnist_generator),    cmocka_unit_test(test_speech_no_loader),
+        cmocka_unit_test(test_data_option),        cmocka_unit_test(test_infer_forward_only),
+        cmocka_unit_test(test_speech_birnn),       cmocka_unit_test(test_autoenc_learns),
+        cmocka_unit_test(test_memnet_learns),      cmocka_unit_test(test_speech_learns),
+        cmocka_unit_test(test_seq2seq_learns),
     };
     return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
 }
