@@ -277,6 +277,7 @@ def make(model, preset, mode):
             lp = F.log_softmax(m(x), 2)
             loss = F.ctc_loss(lp, labels, seq_len, label_len, blank=61, reduction="sum") / B
             loss.backward()
+            nn.utils.clip_grad_norm_(m.parameters(), 5.0)  # as speech.c
             opt.step()
             return loss.item()
         return step, m
