@@ -196,6 +196,18 @@ static void test_matmul_tiles(void **state)
     assert_true(!chosen || tile > blas);
 }
 
+/* ref[M,N] = A[M,K] B[K,N] in double */
+static void ref_product(double *ref, const float *A, const float *B, int M, int N, int K)
+{
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double sum = 0;
+            for (int q = 0; q < K; q++)
+                sum += (double)A[i * K + q] * (double)B[q * N + j];
+            ref[i * N + j] = sum;
+        }
+}
+
 /* MatMul's packed b: a b that no node writes (an inference graph's weight)
  * is packed once into the tiles' panels and kept (exec_kcache) while it is
  * unchanged. A write to b through exec_dataf must be seen by the next run
@@ -221,13 +233,7 @@ static void check_matmul_packed(int M, int N, int K)
             fill(exec_dataf(g, b), (int64_t)K * N, 17u + (uint32_t)round);
         run_fwd(g);
         const float *A = exec_dataf(g, a), *B = exec_dataf(g, b);
-        for (int i = 0; i < M; i++)
-            for (int j = 0; j < N; j++) {
-                double sum = 0;
-                for (int q = 0; q < K; q++)
-                    sum += (double)A[i * K + q] * (double)B[q * N + j];
-                ref[i * N + j] = sum;
-            }
+        ref_product(ref, A, B, M, N, K);
         double d = maxdiff(exec_dataf(g, c), ref, (int64_t)M * N);
         printf("MatMul packed b %dx%dx%d, round %d: max diff %.2e\n", M, N, K, round, d);
         assert_true(d < 1e-4);
@@ -292,13 +298,7 @@ static void matmul_packed_shared_run(int threads)
         double worst = 0;
         for (int u = 0; u < SHARED_USERS; u++) {
             const float *A = exec_dataf(g, a[u]);
-            for (int i = 0; i < M; i++)
-                for (int j = 0; j < N; j++) {
-                    double sum = 0;
-                    for (int q = 0; q < K; q++)
-                        sum += (double)A[i * K + q] * (double)B[q * N + j];
-                    ref[i * N + j] = sum;
-                }
+            ref_product(ref, A, B, M, N, K);
             worst = fmax(worst, maxdiff(exec_dataf(g, c[u]), ref, (int64_t)M * N));
         }
         printf("MatMul, %d nodes of one packed b, round %d (%d inter-op): max diff %.2e\n", SHARED_USERS, round,
