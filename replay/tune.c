@@ -838,9 +838,14 @@ candidates_done:;
      * one's after-effects: after other threads ran, the scheduler's
      * placement of unbound inter-op workers takes milliseconds to settle,
      * in which a step of a short-step workload can take twice as long).
-     * With short steps, a sample follows untimed steps of its point:
-     * REPLAY_TUNE_SETTLE_MS of them after other threads ran, one after
-     * another point of the same threads. */
+     * A sample follows untimed steps of its point: REPLAY_TUNE_SETTLE_MS
+     * of them after other threads ran, where steps are shorter than
+     * REPLAY_TUNE_SETTLE_UNDER_MS (autoenc's training, 2.6 ms steps, took
+     * 12.6 and 13.7 ms in the one step of each of its defaults' samples,
+     * each right after two inter-op workers ran: the defaults dropped out
+     * of the race and a point 1.4x slower won), and one after another
+     * point of the same threads where they are shorter than a quarter of
+     * a sample. */
     int *hid = exec_calloc((size_t)r->n * 2 + 1, sizeof *hid), *order = hid ? hid + r->n : NULL;
     if (!hid) {
         s = exec_fail(EXEC_ERR_NOMEM, "out of memory");
@@ -851,8 +856,9 @@ candidates_done:;
             ;
         hid[i] = 2 * hid[i] + (r->c[i].k.inter > 1);
     }
-    const int settle = min_step_ns < sample_ns / 4;
-    r->settle_ms = settle ? REPLAY_TUNE_SETTLE_MS : 0;
+    const int settle = min_step_ns < sample_ns / 4,
+              settle_switch = settle || min_step_ns < REPLAY_TUNE_SETTLE_UNDER_MS * 1e6;
+    r->settle_ms = settle_switch ? REPLAY_TUNE_SETTLE_MS : 0;
     int last = -1;
     uint64_t rng = 0x9e3779b97f4a7c15u;
     double m0 = now_s(), per_round = 0;
@@ -871,7 +877,8 @@ candidates_done:;
             double *v = &samples[(size_t)i * MAX_ROUNDS + round], warm;
             if ((s = host_get(t, h, &r->c[i].k, &inst[i], &warm)))
                 break;
-            if (settle && (s = settle_steps(t, inst[i], hid[i] != last ? REPLAY_TUNE_SETTLE_MS * 1e6 : 0)))
+            if ((hid[i] != last ? settle_switch : settle) &&
+                (s = settle_steps(t, inst[i], hid[i] != last ? REPLAY_TUNE_SETTLE_MS * 1e6 : 0)))
                 break;
             last = hid[i];
             s = sample(t, inst[i], sample_ns, v, &r->c[i].steps);

@@ -21,8 +21,10 @@
  *      REPLAY_TUNE_SAMPLE_MS; the points run by the same threads back to
  *      back, those groups and the points within each shuffled every round,
  *      so drift and the after-effects of the point before hit every
- *      candidate alike; with short steps a sample follows untimed steps of
- *      its point, REPLAY_TUNE_SETTLE_MS of them after other threads ran);
+ *      candidate alike; a sample follows untimed steps of its point,
+ *      REPLAY_TUNE_SETTLE_MS of them after other threads ran where steps
+ *      are under REPLAY_TUNE_SETTLE_UNDER_MS, and one after another point
+ *      of the same threads where they are under a quarter of a sample);
  *      from the second round a candidate whose fastest sample is slower
  *      than the leader's slowest drops out, and the race ends when the
  *      candidates left are within REPLAY_TUNE_TIE of the leader (a tie) --
@@ -68,9 +70,10 @@ typedef struct replay_tune_target {
 #define REPLAY_TUNE_MAX_CANDIDATES 96
 #define REPLAY_TUNE_MAX_LEVELS 16
 #define REPLAY_TUNE_MAX_LINES 12
-#define REPLAY_TUNE_SAMPLE_MS 10.0 /* a measured sample: steps enough to last this long */
-#define REPLAY_TUNE_TIE 0.015      /* candidates this close to the leader's median are a tie */
-#define REPLAY_TUNE_SETTLE_MS 5.0  /* short steps: untimed steps after another instance ran */
+#define REPLAY_TUNE_SAMPLE_MS 10.0       /* a measured sample: steps enough to last this long */
+#define REPLAY_TUNE_TIE 0.015            /* candidates this close to the leader's median are a tie */
+#define REPLAY_TUNE_SETTLE_MS 5.0        /* untimed steps after other threads ran */
+#define REPLAY_TUNE_SETTLE_UNDER_MS 25.0 /* ... where a step is shorter than this */
 
 typedef struct replay_tune_opts {
     double budget_s;    /* wall-clock budget (> 0) */
