@@ -68,6 +68,11 @@ ensure_sessiond
 "$FATHOM" tune "$T/memnet.tar.zst" --skip-first 1 --budget 5 --format json >"$T/t.json" 2>"$T/err" ||
     fail "tune TRACE: $(cat "$T/err")"
 run_flags "memnet trace" $(jq -r .recommendation.command "$T/t.json")
+# steps under 25 ms settle for 5 ms after other threads ran (the tuner and the sweep alike)
+for j in a s t; do
+    jq -e '.default_step_ms >= 25 or .settle_ms == 5' "$T/$j.json" >/dev/null ||
+        fail "tune ($j): steps of $(jq .default_step_ms "$T/$j.json") ms but settle_ms $(jq .settle_ms "$T/$j.json")"
+done
 
 # --bind: the knob the tuner offers takes effect in fathom run: while it runs, each engine thread is on one CPU
 if jq -e '.machine.binds | index("close")' "$T/a.json" >/dev/null; then
