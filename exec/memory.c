@@ -156,6 +156,12 @@ static void kcache_unuse(exec_graph *g, uint32_t id)
     *c = (struct exec_kcache){ 0 };
 }
 
+/* whether c is in use for (from, op, how, bytes) */
+static bool kcache_is(const struct exec_kcache *c, uint32_t from, uint16_t op, uint32_t how, size_t bytes)
+{
+    return c->users && c->from == from && c->op == op && c->how == how && c->bytes == bytes;
+}
+
 /* the entry of (from, op, how, bytes), made (with its buffer) where none
  * is; -1 where memory runs out */
 static int64_t kcache_entry(exec_graph *g, uint32_t from, uint16_t op, uint32_t how, size_t bytes)
@@ -163,7 +169,7 @@ static int64_t kcache_entry(exec_graph *g, uint32_t from, uint16_t op, uint32_t 
     int64_t free_at = -1;
     for (uint32_t i = 0; i < g->kcache_n; i++) {
         const struct exec_kcache *c = &g->kcache[i];
-        if (c->users && c->from == from && c->op == op && c->how == how && c->bytes == bytes)
+        if (kcache_is(c, from, op, how, bytes))
             return i;
         if (!c->users && free_at < 0)
             free_at = i;
@@ -200,11 +206,11 @@ void *exec_kcache(exec_kctx *k, const exec_node *n, uint32_t from, uint32_t how,
     pthread_mutex_lock(&kcache_lock);
     if (!kcache_ready(g) || g->written[from])
         goto end;
+    const uint16_t op = (uint16_t)n->op;
     uint32_t e = g->kcache_at[n->id];
-    const struct exec_kcache *had = e ? &g->kcache[e - 1] : NULL;
-    if (!had || had->from != from || had->op != (uint16_t)n->op || had->how != how || had->bytes != bytes) {
+    if (!e || !kcache_is(&g->kcache[e - 1], from, op, how, bytes)) {
         kcache_unuse(g, n->id);
-        const int64_t i = kcache_entry(g, from, (uint16_t)n->op, how, bytes);
+        const int64_t i = kcache_entry(g, from, op, how, bytes);
         if (i < 0)
             goto end;
         g->kcache[i].users++;

@@ -58,6 +58,15 @@ static float seg_dist(float px, float py, pt a, pt b)
     return sqrtf(ex * ex + ey * ey);
 }
 
+/* the pixels [*lo, *hi] of one axis (0-27) whose centres, at i + 0.5, lie
+ * within `reach` of the span between u and v */
+static void reach_span(float u, float v, float reach, int *lo, int *hi)
+{
+    const float a = fminf(u, v) - reach - 0.5f, b = fmaxf(u, v) + reach - 0.5f;
+    *lo = a > 0 ? (int)ceilf(a) : 0;
+    *hi = b < 27 ? (int)floorf(b) : 27;
+}
+
 static void draw_digit(int d, exec_rng *r, float *img)
 {
     /* the MNIST habit: a 20x20 box centred in 28x28, then jitter */
@@ -82,13 +91,9 @@ static void draw_digit(int d, exec_rng *r, float *img)
         dmin[i] = 1e9f;
     for (int i = 0; i + 1 < n; i++) {
         const pt a = q[i], b = q[i + 1];
-        const float lo_x = fminf(a.x, b.x) - reach, hi_x = fmaxf(a.x, b.x) + reach;
-        const float lo_y = fminf(a.y, b.y) - reach, hi_y = fmaxf(a.y, b.y) + reach;
-        /* pixel centres px = x + 0.5 within [lo, hi] */
-        const int x0 = lo_x - 0.5f > 0 ? (int)ceilf(lo_x - 0.5f) : 0,
-                  x1 = hi_x - 0.5f < 27 ? (int)floorf(hi_x - 0.5f) : 27;
-        const int y0 = lo_y - 0.5f > 0 ? (int)ceilf(lo_y - 0.5f) : 0,
-                  y1 = hi_y - 0.5f < 27 ? (int)floorf(hi_y - 0.5f) : 27;
+        int x0, x1, y0, y1;
+        reach_span(a.x, b.x, reach, &x0, &x1);
+        reach_span(a.y, b.y, reach, &y0, &y1);
         for (int y = y0; y <= y1; y++)
             for (int x = x0; x <= x1; x++) {
                 float dd = seg_dist((float)x + 0.5f, (float)y + 0.5f, a, b);

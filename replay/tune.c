@@ -877,8 +877,9 @@ candidates_done:;
             double *v = &samples[(size_t)i * MAX_ROUNDS + round], warm;
             if ((s = host_get(t, h, &r->c[i].k, &inst[i], &warm)))
                 break;
-            if ((hid[i] != last ? settle_switch : settle) &&
-                (s = settle_steps(t, inst[i], hid[i] != last ? REPLAY_TUNE_SETTLE_MS * 1e6 : 0)))
+            const bool switched = hid[i] != last;
+            if ((switched ? settle_switch : settle) &&
+                (s = settle_steps(t, inst[i], switched ? REPLAY_TUNE_SETTLE_MS * 1e6 : 0)))
                 break;
             last = hid[i];
             s = sample(t, inst[i], sample_ns, v, &r->c[i].steps);
