@@ -110,6 +110,14 @@ typedef struct exec_tensor {
      * kernels key what they derive from a tensor (a transformed filter) on
      * it. Write data only through a pointer got after the graph's last run. */
     uint64_t version;
+    /* Set at plan: the tensor whose buffer this one uses -- its own id, or
+     * that of an input its node writes over (buffer forwarding,
+     * exec/forwarding.c: an intermediate whose last reader is an
+     * elementwise op of its size, such as Relu, Add or an inference
+     * FusedBatchNorm, holds that op's output after a run). Such a tensor
+     * adds no bytes to the arena. */
+    uint32_t storage;
+    bool kept; /* exec_tensor_keep: never written over */
 } exec_tensor;
 
 typedef struct exec_node {
@@ -196,6 +204,11 @@ uint32_t exec_node_count(const exec_graph *g);
 void *exec_data(const exec_graph *g, uint32_t id);
 float *exec_dataf(const exec_graph *g, uint32_t id);
 int32_t *exec_datai(const exec_graph *g, uint32_t id);
+
+/* Before plan: the caller reads this intermediate tensor after runs, so no
+ * node may write its output over it (buffer forwarding, see
+ * exec_tensor.storage). Results no node reads need no keeping. */
+exec_status exec_tensor_keep(exec_graph *g, uint32_t id);
 
 /* Trainable weights, in creation order. */
 uint32_t exec_weight_count(const exec_graph *g);

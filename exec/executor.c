@@ -300,14 +300,16 @@ static exec_status build_deps(exec_graph *g)
         }                                                                          \
     } while (0)
 
+    /* by storage: tensors that share a buffer (buffer forwarding) are one */
+#define ST(id) (g->tensors[(id)].storage)
     for (uint32_t j = 0; j < nn; j++) {
         const exec_node *n = &g->nodes[j];
         dstart[j] = ndeps;
         for (int i = 0; i < n->nin; i++)
-            if (writer[n->in[i]] >= 0)
-                ADD_DEP(writer[n->in[i]]);
+            if (writer[ST(n->in[i])] >= 0)
+                ADD_DEP(writer[ST(n->in[i])]);
         for (int o = 0; o < n->nout; o++) {
-            uint32_t t = n->out[o];
+            uint32_t t = ST(n->out[o]);
             for (uint32_t r = rstart[t]; r; r = rnext[r])
                 ADD_DEP(rnode[r]);
             if (writer[t] >= 0)
@@ -316,10 +318,10 @@ static exec_status build_deps(exec_graph *g)
             rstart[t] = 0;
         }
         for (int i = 0; i < n->nin; i++) {
-            uint32_t t = n->in[i];
+            uint32_t t = ST(n->in[i]);
             int written = 0;
             for (int o = 0; o < n->nout; o++)
-                written |= n->out[o] == t;
+                written |= ST(n->out[o]) == t;
             if (!written) {
                 rnode[rfree] = j;
                 rnext[rfree] = rstart[t];
@@ -328,6 +330,7 @@ static exec_status build_deps(exec_graph *g)
         }
     }
 #undef ADD_DEP
+#undef ST
     dstart[nn] = ndeps;
 
     scount = exec_calloc(nn + 1, sizeof *scount);

@@ -338,6 +338,15 @@ exec_tensor *exec_tensor_get(const exec_graph *g, uint32_t id)
     g->tensors[id].version = exec_version_next();
     return &g->tensors[id];
 }
+exec_status exec_tensor_keep(exec_graph *g, uint32_t id)
+{
+    if (!id || id >= g->ntensors)
+        return exec_fail(EXEC_ERR_ARG, "keep: no tensor %u", id);
+    if (g->planned)
+        return exec_fail(EXEC_ERR_STATE, "keep: tensor %u of a planned graph", id);
+    g->tensors[id].kept = true;
+    return EXEC_OK;
+}
 uint32_t exec_tensor_count(const exec_graph *g) { return g->ntensors - 1; }
 const exec_node *exec_node_get(const exec_graph *g, uint32_t i) { return i < g->nnodes ? &g->nodes[i] : NULL; }
 uint32_t exec_node_count(const exec_graph *g) { return g->nnodes; }

@@ -157,6 +157,10 @@ uint64_t exec_version_next(void);
  * scratch as before), where another node fills the shared buffer at this
  * moment (this run goes without), or where memory runs out. Memory.c;
  * freed with the arenas. */
+/* Buffer forwarding (forwarding.c): sets every tensor's storage, the
+ * tensor whose buffer it uses (itself, or an input its node writes over). */
+exec_status exec_plan_forwarding(exec_graph *g);
+
 void *exec_kcache(exec_kctx *k, const exec_node *n, uint32_t from, uint32_t how, size_t bytes, bool *fresh);
 /* After exec_kcache gave node n a buffer to fill: ok, it holds the
  * tensor's version now; !ok, it was not filled (made again next time). */

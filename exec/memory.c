@@ -57,9 +57,13 @@ exec_status exec_graph_plan(exec_graph *g)
         return g->status;
     if (g->planned)
         return exec_fail(EXEC_ERR_STATE, "graph: already planned");
+    exec_status fs = exec_plan_forwarding(g);
+    if (fs)
+        return fs;
     size_t need[EXEC_ROLE_COUNT] = { 0 };
     for (uint32_t id = 1; id < g->ntensors; id++)
-        need[g->tensors[id].role] += align_up(g->tensors[id].bytes);
+        if (g->tensors[id].storage == id)
+            need[g->tensors[id].role] += align_up(g->tensors[id].bytes);
     for (int r = 0; r < EXEC_ROLE_COUNT; r++) {
         if (!need[r])
             continue;
@@ -80,8 +84,15 @@ exec_status exec_graph_plan(exec_graph *g)
     const exec_hooks *h = exec_hooks_cur();
     for (uint32_t id = 1; id < g->ntensors; id++) {
         exec_tensor *t = &g->tensors[id];
-        t->data = (char *)g->arena[t->role] + off[t->role];
-        off[t->role] += align_up(t->bytes);
+        if (t->storage == id) {
+            t->data = (char *)g->arena[t->role] + off[t->role];
+            off[t->role] += align_up(t->bytes);
+        }
+    }
+    for (uint32_t id = 1; id < g->ntensors; id++) {
+        exec_tensor *t = &g->tensors[id];
+        if (t->storage != id) /* a forwarded output: its group's buffer */
+            t->data = g->tensors[t->storage].data;
         init_tensor(g, t);
         t->version = exec_version_next();
         if (h && h->tensor_alloc)

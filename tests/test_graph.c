@@ -633,6 +633,108 @@ static void test_hooks_two_contexts(void **state)
     exec_graph_destroy(g2);
 }
 
+/* Buffer forwarding (exec/forwarding.c): an elementwise node whose input
+ * dies there writes its output over it. h = sigmoid(x) feeds an inference
+ * FusedBatchNorm, a Relu, an Add (its second input), a Relu, a Sigmoid (k)
+ * and a Relu, which all run in h's buffer; t = tanh(x), the Add's first
+ * input, is read again after it, so only that last Relu may write over it;
+ * k kept keeps its own buffer, and so does the Relu after it. The results must be those of separate buffers,
+ * sequential and on two inter-op workers. */
+enum { FW_N = 2, FW_C = 3, FW_HW = 20 };
+typedef struct fw_graph {
+    exec_graph *g;
+    uint32_t x, h, b, r, s, o, t, u, k, kr;
+} fw_graph;
+
+static void fw_build(fw_graph *f, bool keep)
+{
+    assert_int_equal(exec_graph_create(&f->g, 7), EXEC_OK);
+    exec_graph *g = f->g;
+    const int64_t sh[4] = { FW_N, FW_C, FW_HW, FW_HW }, ch[1] = { FW_C };
+    f->x = exec_input(g, "x", EXEC_F32, 4, sh);
+    uint32_t sc = exec_const(g, "scale", 1, ch, 1.5f), off = exec_const(g, "offset", 1, ch, -0.6f);
+    uint32_t mean = exec_const(g, "mean", 1, ch, 0.25f), var = exec_const(g, "var", 1, ch, 4.0f);
+    f->h = ex_sigmoid(g, f->x);
+    f->b = ex_fused_batch_norm(g, f->h, sc, off, mean, var, 1e-3f, 0.9f, 0);
+    f->r = ex_relu(g, f->b);
+    f->t = ex_tanh(g, f->x);
+    f->s = ex_add(g, f->t, f->r);
+    f->o = ex_relu(g, f->s);
+    f->u = ex_relu(g, f->t); /* t read again after the Add */
+    f->k = ex_sigmoid(g, f->o);
+    f->kr = ex_relu(g, f->k);
+    if (keep)
+        assert_int_equal(exec_tensor_keep(g, f->k), EXEC_OK);
+    if (exec_graph_status(g))
+        printf("forwarding graph: %s\n", exec_errmsg());
+    assert_int_equal(exec_graph_status(g), EXEC_OK);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    float *x = exec_dataf(g, f->x);
+    for (int i = 0; i < FW_N * FW_C * FW_HW * FW_HW; i++)
+        x[i] = (float)((i * 37) % 101) / 25.0f - 2.0f;
+}
+
+static double fw_check(const fw_graph *f, bool keep)
+{
+    const float *x = exec_dataf(f->g, f->x), *o = exec_dataf(f->g, f->o), *u = exec_dataf(f->g, f->u);
+    const float *kr = exec_dataf(f->g, f->kr), *k = exec_dataf(f->g, f->k);
+    double md = 0;
+    for (int i = 0; i < FW_N * FW_C * FW_HW * FW_HW; i++) {
+        double h = 1.0 / (1.0 + exp(-(double)x[i])), b = (h - 0.25) * 1.5 / sqrt(4.0 + 1e-3) - 0.6;
+        double r = b > 0 ? b : 0, t = tanh((double)x[i]), s = r + t, oo = s > 0 ? s : 0;
+        double kk = 1.0 / (1.0 + exp(-oo));
+        md = fmax(md, fabs(u[i] - (t > 0 ? t : 0)));
+        md = fmax(md, fabs(kr[i] - kk));
+        if (keep) /* k's own buffer, and o's holds o (not k) */
+            md = fmax(md, fmax(fabs(k[i] - kk), fabs(o[i] - oo)));
+    }
+    return md;
+}
+
+static void test_buffer_forwarding(void **state)
+{
+    (void)state;
+    for (int keep = 0; keep < 2; keep++)
+        for (int inter = 1; inter <= 2; inter++) {
+            fw_graph f;
+            exec_threads_set(inter == 2 ? 2 : 1);
+            fw_build(&f, keep);
+            const exec_tensor *T = exec_tensor_get(f.g, 1) - 1; /* T[id] */
+            /* one buffer for h, b, r, s, o; one for t and u (t is read after the Add) */
+            assert_int_equal(T[f.b].storage, f.h);
+            assert_int_equal(T[f.r].storage, f.h);
+            assert_int_equal(T[f.s].storage, f.h);
+            assert_int_equal(T[f.o].storage, f.h);
+            assert_int_equal(T[f.t].storage, f.t);
+            assert_int_equal(T[f.u].storage, f.t);
+            assert_int_equal(T[f.k].storage, keep ? f.k : f.h);
+            assert_int_equal(T[f.kr].storage, keep ? f.kr : f.h);
+            assert_ptr_equal(T[f.o].data, T[f.h].data);
+            exec_mem_stats ms;
+            exec_graph_mem(f.g, &ms);
+            const size_t one = (size_t)FW_N * FW_C * FW_HW * FW_HW * sizeof(float);
+            printf("activations %zu bytes in tensors, %zu in the arena\n", ms.bytes[EXEC_ROLE_activation],
+                   ms.arena[EXEC_ROLE_activation]);
+            const size_t saved = (keep ? 5 : 7) * one; /* b r s o u, and k kr unless k is kept */
+            assert_true(ms.arena[EXEC_ROLE_activation] + saved >= ms.bytes[EXEC_ROLE_activation]);
+            assert_true(ms.arena[EXEC_ROLE_activation] + saved < ms.bytes[EXEC_ROLE_activation] + one);
+            exec_run_opts ro = { .inter = inter, .max_phase = EXEC_PHASE_forward };
+            for (int run = 0; run < 2; run++) {
+                assert_int_equal(exec_graph_run(f.g, &ro), EXEC_OK);
+                double md = fw_check(&f, keep);
+                printf("forwarding keep %d inter %d run %d: max diff %.3g\n", keep, inter, run, md);
+                assert_true(md < 1e-5);
+            }
+            exec_graph_destroy(f.g);
+        }
+    exec_threads_set(1);
+    fw_graph f;
+    fw_build(&f, false);
+    assert_int_equal(exec_tensor_keep(f.g, f.h), EXEC_ERR_STATE); /* after plan */
+    assert_int_equal(exec_tensor_keep(f.g, 100000), EXEC_ERR_ARG);
+    exec_graph_destroy(f.g);
+}
+
 int main(void)
 {
     exec_threads_set(1);
@@ -642,7 +744,7 @@ int main(void)
         cmocka_unit_test(test_alloc_failure),      cmocka_unit_test(test_inter_workers_persist),
         cmocka_unit_test(test_bad_build),          cmocka_unit_test(test_settings_per_graph),
         cmocka_unit_test(test_hooks_per_run),      cmocka_unit_test(test_bind),
-        cmocka_unit_test(test_hooks_two_contexts),
+        cmocka_unit_test(test_hooks_two_contexts), cmocka_unit_test(test_buffer_forwarding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

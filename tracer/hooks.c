@@ -104,6 +104,8 @@ static void h_ops(void *ctx, const exec_graph *g, uint32_t n, const uint32_t *no
     lttng_ust_tracepoint(fathom, ops, &b);
 }
 
+/* bytes: what the tensor adds to the process's memory (0 where it shares
+ * an input's buffer: buffer forwarding, exec/forwarding.c) */
 static void h_tensor_alloc(void *ctx, const exec_graph *g, const exec_tensor *t)
 {
     (void)ctx;
@@ -111,7 +113,7 @@ static void h_tensor_alloc(void *ctx, const exec_graph *g, const exec_tensor *t)
     for (int i = 0; i < t->ndim && i < EXEC_MAX_DIMS; i++)
         shape[i] = t->shape[i] > UINT32_MAX ? UINT32_MAX : (uint32_t)t->shape[i];
     lttng_ust_tracepoint(fathom, tensor_alloc, exec_trace_tensor_id(g, t->id), (uint8_t)t->role, (uint8_t)t->dtype,
-                         (uint32_t)t->ndim, shape, (uint64_t)t->bytes);
+                         (uint32_t)t->ndim, shape, (uint64_t)(t->storage == t->id ? t->bytes : 0));
 }
 
 static void h_tensor_free(void *ctx, const exec_graph *g, const exec_tensor *t)

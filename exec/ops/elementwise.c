@@ -96,7 +96,7 @@ exec_status op_shape_BiasAdd(const exec_graph *g, const exec_node *n, exec_shape
 }
 
 /* yr = xr + B over one row of c */
-static inline void bias_row(float *restrict yr, const float *restrict xr, const float *restrict B, int64_t c)
+static inline void bias_row(float *yr, const float *xr, const float *restrict B, int64_t c)
 {
 #pragma omp simd
     for (int64_t j = 0; j < c; j++)
@@ -107,8 +107,8 @@ exec_status op_fwd_BiasAdd(exec_kctx *k, const exec_node *n)
 {
     const exec_tensor *x = exec_in(k, n, 0);
     int64_t ax = bias_axis(x, n), c = x->shape[ax], inner = x->strides[ax], outer = x->numel / (c * inner);
-    const float *restrict X = x->data, *restrict B = exec_inf(k, n, 1);
-    float *restrict Y = exec_outf(k, n, 0);
+    const float *X = x->data, *restrict B = exec_inf(k, n, 1);
+    float *Y = exec_outf(k, n, 0);                               /* may be X's buffer (forwarding.c) */
     const bool par = x->numel > MATH_PAR_MIN && k->nthreads > 1; /* else no parallel region at all */
     if (inner == 1) { /* the bias on the last axis (the usual [rows, c]): a row at a time */
         if (par) {

@@ -136,35 +136,35 @@ static inline exec_status math_shape_same2(const exec_graph *g, const exec_node 
  * (period 1: b in a register), or rows of `period` (the rows split over the
  * threads when there are enough of them; one thread with no parallel region
  * otherwise) */
-#define MATH_BINARY_KERNEL(name, expr)                                                                              \
-    /* y[i] = expr(a = a[i], b = b[i]) over one row of n */                                                         \
-    static inline void name##_row(float *restrict yr, const float *restrict ar, const float *restrict B, int64_t n) \
-    {                                                                                                               \
-        _Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                                         \
-        {                                                                                                           \
-            float a = ar[i], b = B[i];                                                                              \
-            yr[i] = (expr);                                                                                         \
-        }                                                                                                           \
-    }                                                                                                               \
-    exec_status op_fwd_##name(exec_kctx *k, const exec_node *n)                                                     \
-    {                                                                                                               \
-        const exec_tensor *at = exec_in(k, n, 0), *bt = exec_in(k, n, 1);                                           \
-        const float *restrict A = at->data, *restrict B = bt->data;                                                 \
-        float *restrict Y = exec_outf(k, n, 0);                                                                     \
-        int64_t total = at->numel, p = exec_bcast_period(at, bt);                                                   \
-        if (p == total) {                                                                                           \
-            EXEC_PAR_FOR(k, total, MATH_PAR_MIN, float a = A[i], b = B[i]; Y[i] = (expr););                         \
-        } else if (p == 1) {                                                                                        \
-            const float b0 = B[0];                                                                                  \
-            EXEC_PAR_FOR(k, total, MATH_PAR_MIN, float a = A[i], b = b0; Y[i] = (expr););                           \
-        } else if (total > MATH_PAR_MIN && k->nthreads > 1) {                                                       \
-            _Pragma("omp parallel for num_threads(k->nthreads)") for (int64_t o = 0; o < total / p; o++)            \
-                name##_row(Y + o * p, A + o * p, B, p);                                                             \
-        } else { /* no parallel region at all */                                                                    \
-            for (int64_t o = 0; o < total / p; o++)                                                                 \
-                name##_row(Y + o * p, A + o * p, B, p);                                                             \
-        }                                                                                                           \
-        return EXEC_OK;                                                                                             \
+#define MATH_BINARY_KERNEL(name, expr)                                                                   \
+    /* y[i] = expr(a = a[i], b = b[i]) over one row of n */                                              \
+    static inline void name##_row(float *yr, const float *ar, const float *B, int64_t n)                 \
+    {                                                                                                    \
+        _Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                              \
+        {                                                                                                \
+            float a = ar[i], b = B[i];                                                                   \
+            yr[i] = (expr);                                                                              \
+        }                                                                                                \
+    }                                                                                                    \
+    exec_status op_fwd_##name(exec_kctx *k, const exec_node *n)                                          \
+    {                                                                                                    \
+        const exec_tensor *at = exec_in(k, n, 0), *bt = exec_in(k, n, 1);                                \
+        const float *A = at->data, *B = bt->data; /* y may be a's or b's buffer (forwarding.c) */        \
+        float *Y = exec_outf(k, n, 0);                                                                   \
+        int64_t total = at->numel, p = exec_bcast_period(at, bt);                                        \
+        if (p == total) {                                                                                \
+            EXEC_PAR_FOR(k, total, MATH_PAR_MIN, float a = A[i], b = B[i]; Y[i] = (expr););              \
+        } else if (p == 1) {                                                                             \
+            const float b0 = B[0];                                                                       \
+            EXEC_PAR_FOR(k, total, MATH_PAR_MIN, float a = A[i], b = b0; Y[i] = (expr););                \
+        } else if (total > MATH_PAR_MIN && k->nthreads > 1) {                                            \
+            _Pragma("omp parallel for num_threads(k->nthreads)") for (int64_t o = 0; o < total / p; o++) \
+                name##_row(Y + o * p, A + o * p, B, p);                                                  \
+        } else { /* no parallel region at all */                                                         \
+            for (int64_t o = 0; o < total / p; o++)                                                      \
+                name##_row(Y + o * p, A + o * p, B, p);                                                  \
+        }                                                                                                \
+        return EXEC_OK;                                                                                  \
     }
 
 /* y[i] = expr(x = x[i]); _TRANSCENDENTAL: an expr of exp or tanh, whose
@@ -172,8 +172,8 @@ static inline exec_status math_shape_same2(const exec_graph *g, const exec_node 
 #define MATH_UNARY_KERNEL_AT(name, expr, min)                          \
     exec_status op_fwd_##name(exec_kctx *k, const exec_node *n)        \
     {                                                                  \
-        const float *restrict X = exec_inf(k, n, 0);                   \
-        float *restrict Y = exec_outf(k, n, 0);                        \
+        const float *X = exec_inf(k, n, 0); /* y may be x's buffer */  \
+        float *Y = exec_outf(k, n, 0);                                 \
         int64_t total = exec_in(k, n, 0)->numel;                       \
         EXEC_PAR_FOR(k, total, (min), float x = X[i]; Y[i] = (expr);); \
         return EXEC_OK;                                                \

@@ -297,10 +297,10 @@ static void bn_moments(double s, double s2, float k0, int64_t M, float mom, floa
 static exec_status bn_infer(exec_kctx *k, const exec_node *n, int64_t N, int64_t C, int64_t inner)
 {
     const float eps = exec_attr_getf(n->attrs[0]);
-    const float *restrict X = exec_inf(k, n, 0), *restrict scale = exec_inf(k, n, 1),
-                          *restrict offset = exec_inf(k, n, 2), *restrict rmean = exec_inf(k, n, 3),
-                          *restrict rvar = exec_inf(k, n, 4);
-    float *restrict Y = exec_outf(k, n, 0), *restrict smean = exec_outf(k, n, 1), *restrict sinv = exec_outf(k, n, 2);
+    /* Y may be X's buffer (forwarding.c): each y[i] is written after x[i] is read */
+    const float *X = exec_inf(k, n, 0), *restrict scale = exec_inf(k, n, 1), *restrict offset = exec_inf(k, n, 2),
+                *restrict rmean = exec_inf(k, n, 3), *restrict rvar = exec_inf(k, n, 4);
+    float *Y = exec_outf(k, n, 0), *restrict smean = exec_outf(k, n, 1), *restrict sinv = exec_outf(k, n, 2);
     const int64_t CI = C * inner, total = N * CI;
     const bool pattern = inner < BN_VEC && CI <= BN_PATTERN;
     float *a = exec_kscratch(k, (size_t)(pattern ? 2 * CI + 2 * C : 2 * C) * sizeof *a);
@@ -326,8 +326,8 @@ static exec_status bn_infer(exec_kctx *k, const exec_node *n, int64_t N, int64_t
             const int64_t lo = total * t / nt, hi = total * (t + 1) / nt;
             for (int64_t pos = lo; pos < hi;) {
                 const int64_t off = pos % CI, len = CI - off < hi - pos ? CI - off : hi - pos;
-                const float *restrict x = X + pos, *restrict pa = PA + off, *restrict pb = PB + off;
-                float *restrict y = Y + pos;
+                const float *x = X + pos, *restrict pa = PA + off, *restrict pb = PB + off;
+                float *y = Y + pos;
 #pragma omp simd
                 for (int64_t j = 0; j < len; j++)
                     y[j] = x[j] * pa[j] + pb[j];
@@ -343,8 +343,8 @@ static exec_status bn_infer(exec_kctx *k, const exec_node *n, int64_t N, int64_t
         const int64_t r0 = rows * t / nt, r1 = rows * (t + 1) / nt;
         for (int64_t r = r0, c = r0 % C; r < r1; r++, c = c + 1 < C ? c + 1 : 0) {
             const float ar = A[c], br = B[c];
-            const float *restrict x = X + r * inner;
-            float *restrict y = Y + r * inner;
+            const float *x = X + r * inner;
+            float *y = Y + r * inner;
 #pragma omp simd
             for (int64_t e = 0; e < inner; e++)
                 y[e] = x[e] * ar + br;

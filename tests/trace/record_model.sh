@@ -1,6 +1,7 @@
 #!/bin/sh
 # `fathom record` end to end on a real workload (the first of the registry,
-# tiny preset, train and infer): the archive decodes and is complete.
+# tiny preset, train and infer): the archive decodes and is complete, and
+# its tensors show buffer forwarding.
 # Skipped while no workload is built in.
 . "$(dirname "$0")/lib.sh"
 models=$("$FATHOM" record --help | sed -n 's/^workloads: //p')
@@ -14,6 +15,9 @@ for mode in train infer; do
     case "$arch" in "$T/out/$model-$mode-tiny-"*.tar.zst) ;; *) fail "unexpected archive path '$arch'" ;; esac
     extract "$arch" "$T/x-$mode"
     check_trace "$T/x-$mode/trace" "$T/bt-$mode" 3
+    # buffer forwarding: an output written over its input adds no bytes (fathom-trace(5))
+    grep -q ' fathom:tensor_alloc: .*role = ( "activation".* bytes = 0 }' "$T/bt-$mode.txt" ||
+        fail "$mode: no activation's tensor_alloc with bytes = 0 (no buffer forwarding)"
     grep -q "^model=$model\$" "$T/x-$mode/MANIFEST" || fail "MANIFEST model"
     grep -q "^mode=$mode\$" "$T/x-$mode/MANIFEST" || fail "MANIFEST mode"
     grep -q ' fathom:run_begin: .*model = "'"$model"'", mode = ( "'$mode'"' "$T/bt-$mode.txt" || fail "run_begin model/mode"
