@@ -14,8 +14,8 @@
  *   - the node's op may write that input in place (the table below: the
  *     kernel reads x[i] before it writes y[i], nothing else);
  *   - t and y are activations (or both gradients) of the same size and
- *     type, and t is not kept
- *     (exec_tensor_keep: its caller reads it after runs);
+ *     type, and neither is kept (exec_tensor_keep: a caller reads it after
+ *     runs);
  *   - over the whole program, in build order, every read of a group member
  *     sees that member's own contents: between its write and each of its
  *     reads no other member is written. This holds for a graph whose
@@ -28,8 +28,8 @@
 #include <stdlib.h>
 
 /* the ops that may write their output over an input, and which inputs
- * (bits below EXEC_MAX_INPUTS_FWD) */
-enum { EXEC_MAX_INPUTS_FWD = 8 };
+ * (bits below FWD_MAX_INPUTS) */
+enum { FWD_MAX_INPUTS = 8 };
 static const struct {
     exec_op op;
     uint8_t inputs; /* a bit per input index */
@@ -197,8 +197,8 @@ exec_status exec_plan_forwarding(exec_graph *g)
          * likeliest still in cache (a Transformer's Add writes over its
          * sublayer's output, just made, not over the residual stream,
          * read last a sublayer ago: 1.7-1.9x faster) */
-        int order[EXEC_MAX_INPUTS_FWD], nc = 0;
-        for (int i = 0; i < n->nin && nc < EXEC_MAX_INPUTS_FWD; i++)
+        int order[FWD_MAX_INPUTS], nc = 0;
+        for (int i = 0; i < n->nin && nc < FWD_MAX_INPUTS; i++)
             if ((mask >> i) & 1)
                 order[nc++] = i;
         for (int a = 1; a < nc; a++)
