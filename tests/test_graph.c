@@ -735,16 +735,68 @@ static void test_buffer_forwarding(void **state)
     exec_graph_destroy(f.g);
 }
 
+/* In a training graph Relu's gradient reads the Relu's output (y > 0
+ * exactly where x > 0), so the Relu is its input's only reader and writes
+ * over it: a Linear -> Relu layer runs in one buffer. The weights' gradients
+ * are those of the graph whose Relu input is kept apart. */
+static void fw_train(bool keep, uint32_t *storage_of_h, uint32_t *mm, uint32_t *h, float *dw)
+{
+    exec_graph *g;
+    assert_int_equal(exec_graph_create(&g, 5), EXEC_OK);
+    uint32_t x = exec_input(g, "x", EXEC_F32, 2, (int64_t[]){ B, D });
+    uint32_t y = exec_input(g, "y", EXEC_I32, 1, (int64_t[]){ B });
+    uint32_t w1 = exec_weight(g, "w1", 2, (int64_t[]){ D, H }, EXEC_INIT_GLOROT);
+    uint32_t b1 = exec_weight(g, "b1", 1, (int64_t[]){ H }, EXEC_INIT_ONE);
+    uint32_t w2 = exec_weight(g, "w2", 2, (int64_t[]){ H, C }, EXEC_INIT_GLOROT);
+    *mm = ex_matmul(g, x, w1, 0, 0);
+    uint32_t ba = ex_bias_add(g, *mm, b1, 1);
+    *h = ex_relu(g, ba);
+    uint32_t loss = ex_sparse_softmax_xent(g, ex_matmul(g, *h, w2, 0, 0), y);
+    assert_int_equal(exec_gradients(g, loss), EXEC_OK);
+    if (keep)
+        assert_int_equal(exec_tensor_keep(g, ba), EXEC_OK);
+    assert_int_equal(exec_graph_status(g), EXEC_OK);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    float *xd = exec_dataf(g, x);
+    int32_t *yd = exec_datai(g, y);
+    for (int i = 0; i < B * D; i++)
+        xd[i] = (float)((i * 29) % 31) / 8.0f - 2.0f;
+    for (int i = 0; i < B; i++)
+        yd[i] = i % C;
+    exec_run_opts o = { .max_phase = EXEC_PHASE_backward };
+    assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
+    *storage_of_h = exec_tensor_get(g, *h)->storage;
+    memcpy(dw, exec_dataf(g, exec_grad_of(g, w1)), sizeof(float) * D * H);
+    exec_graph_destroy(g);
+}
+
+static void test_forwarding_training(void **state)
+{
+    (void)state;
+    static float dw_fw[D * H], dw_kept[D * H];
+    uint32_t st_fw, st_kept, mm, h;
+    fw_train(false, &st_fw, &mm, &h, dw_fw);
+    assert_int_equal(st_fw, mm); /* MatMul, BiasAdd and Relu in one buffer */
+    fw_train(true, &st_kept, &mm, &h, dw_kept);
+    assert_int_equal(st_kept, h);
+    double md = 0, mag = 0;
+    for (int i = 0; i < D * H; i++)
+        md = fmax(md, fabs((double)dw_fw[i] - dw_kept[i])), mag = fmax(mag, fabs((double)dw_kept[i]));
+    printf("training forwarding: dW1 max diff %.3g (max |dW1| %.3g)\n", md, mag);
+    assert_true(mag > 1e-3 && md == 0.0);
+}
+
 int main(void)
 {
     exec_threads_set(1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mlp_learns),         cmocka_unit_test(test_inter_same_result),
-        cmocka_unit_test(test_cnn_learns),         cmocka_unit_test(test_phases),
-        cmocka_unit_test(test_alloc_failure),      cmocka_unit_test(test_inter_workers_persist),
-        cmocka_unit_test(test_bad_build),          cmocka_unit_test(test_settings_per_graph),
-        cmocka_unit_test(test_hooks_per_run),      cmocka_unit_test(test_bind),
-        cmocka_unit_test(test_hooks_two_contexts), cmocka_unit_test(test_buffer_forwarding),
+        cmocka_unit_test(test_mlp_learns),          cmocka_unit_test(test_inter_same_result),
+        cmocka_unit_test(test_cnn_learns),          cmocka_unit_test(test_phases),
+        cmocka_unit_test(test_alloc_failure),       cmocka_unit_test(test_inter_workers_persist),
+        cmocka_unit_test(test_bad_build),           cmocka_unit_test(test_settings_per_graph),
+        cmocka_unit_test(test_hooks_per_run),       cmocka_unit_test(test_bind),
+        cmocka_unit_test(test_hooks_two_contexts),  cmocka_unit_test(test_buffer_forwarding),
+        cmocka_unit_test(test_forwarding_training),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -143,14 +143,18 @@ exec_status op_grad_BiasAdd(exec_graph *g, const exec_node *n, const uint32_t *d
     return g->status;
 }
 
-/* ---- Relu / ReluGrad(dy, x) --------------------------------------------- */
+/* ---- Relu / ReluGrad(dy, features) --------------------------------------
+ * ReluGrad's features may be the Relu's input or its output (as in TF: y >
+ * 0 exactly where x > 0); the gradient takes the output, so the input's
+ * only reader is the Relu, which may then write over it (forwarding.c: a
+ * training graph's FusedBatchNorm -> Relu in one buffer). */
 exec_status op_shape_Relu(const exec_graph *g, const exec_node *n, exec_shape *o) { return math_shape_unary(g, n, o); }
 MATH_UNARY_KERNEL(Relu, x > 0.0f ? x : 0.0f)
 
 exec_status op_grad_Relu(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din)
 {
     if (din[0])
-        din[0] = exec_op1(g, EXEC_OP_ReluGrad, 2, (uint32_t[]){ dout[0], n->in[0] }, 0, NULL);
+        din[0] = exec_op1(g, EXEC_OP_ReluGrad, 2, (uint32_t[]){ dout[0], n->out[0] }, 0, NULL);
     return g->status;
 }
 
