@@ -298,8 +298,8 @@ static const char *plan_binary(const call *c, replay_fw_plan *pl)
 }
 
 /* Gradients of activations: the framework passes (grad_output, x or y);
- * the engine takes (dy, x) for ReluGrad and ClippedReluGrad, (y, dy) for
- * the others. */
+ * the engine takes (dy, features) for ReluGrad (x or y alike), (dy, x) for
+ * ClippedReluGrad, (y, dy) for the others. */
 static const char *plan_act_grad(const call *c, replay_fw_plan *pl)
 {
     if (c->nin < 2)
