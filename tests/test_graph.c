@@ -786,6 +786,32 @@ static void test_forwarding_training(void **state)
     assert_true(mag > 1e-3 && md == 0.0);
 }
 
+/* Of two inputs an Add may write over, it takes the one touched last (its
+ * lines the likeliest in cache): s = a + b writes over b, made after a. */
+static void test_forwarding_prefers_recent(void **state)
+{
+    (void)state;
+    exec_graph *g;
+    assert_int_equal(exec_graph_create(&g, 3), EXEC_OK);
+    uint32_t x = exec_input(g, "x", EXEC_F32, 2, (int64_t[]){ 4, 64 });
+    uint32_t a = ex_sigmoid(g, x), b = ex_tanh(g, x), s = ex_add(g, a, b);
+    assert_int_equal(exec_graph_status(g), EXEC_OK);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    float *xd = exec_dataf(g, x);
+    for (int i = 0; i < 4 * 64; i++)
+        xd[i] = (float)(i % 17) / 4.0f - 2.0f;
+    exec_run_opts o = { .max_phase = EXEC_PHASE_forward };
+    assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
+    assert_int_equal(exec_tensor_get(g, s)->storage, b);
+    const float *sd = exec_dataf(g, s);
+    double md = 0;
+    for (int i = 0; i < 4 * 64; i++)
+        md = fmax(md, fabs(sd[i] - (1.0 / (1.0 + exp(-(double)xd[i])) + tanh((double)xd[i]))));
+    printf("Add over its later input: max diff %.3g\n", md);
+    assert_true(md < 1e-6);
+    exec_graph_destroy(g);
+}
+
 int main(void)
 {
     exec_threads_set(1);
@@ -796,7 +822,7 @@ int main(void)
         cmocka_unit_test(test_bad_build),           cmocka_unit_test(test_settings_per_graph),
         cmocka_unit_test(test_hooks_per_run),       cmocka_unit_test(test_bind),
         cmocka_unit_test(test_hooks_two_contexts),  cmocka_unit_test(test_buffer_forwarding),
-        cmocka_unit_test(test_forwarding_training),
+        cmocka_unit_test(test_forwarding_training), cmocka_unit_test(test_forwarding_prefers_recent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
