@@ -10,17 +10,24 @@
 # the best's slowest: the two are inside the sweep's noise), both wall times
 # (the target: the tuner in at most a quarter of the sweep's), and the
 # tuner's measured speedups over fathom's defaults and the vendors'
-# settings; the load average before and after. Env: BUDGET (tuner, seconds;
-# default 20), ROUNDS (sweep
-# rounds per point; default 5), PRESET (default small), OUT (a folder for
-# the JSON; default a temporary one). Benchmark only (label bench): the
-# numbers depend on the machine and its load.
+# settings; the load average before and after.
+# The control (CONTROL=1, the default): a second sweep right after the
+# tuner, an exhaustive tuner with no time limit. "ctl/bst" is its best
+# point's step time in the first sweep over the first sweep's best: what a
+# perfect pick scores against this judge, the floor of pick/best on this
+# machine at this load; "pick/b2" the pick's ratio judged by the second
+# sweep. The totals at the end count the rows within 3% for each.
+# Env: BUDGET (tuner, seconds; default 20), ROUNDS (sweep rounds per point;
+# default 5), PRESET (default small), CONTROL (1: the second sweep; 0: none),
+# OUT (a folder for the JSON; default a temporary one). Benchmark only
+# (label bench): the numbers depend on the machine and its load.
 set -u
 FATHOM=$1
 shift
-BUDGET=${BUDGET:-20} ROUNDS=${ROUNDS:-5} PRESET=${PRESET:-small}
+BUDGET=${BUDGET:-20} ROUNDS=${ROUNDS:-5} PRESET=${PRESET:-small} CONTROL=${CONTROL:-1}
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
+: >"$OUT/rows"
 specs=$*
 if [ -z "$specs" ]; then
     for m in seq2seq memnet speech autoenc residual vgg alexnet deepq transformer; do
@@ -29,35 +36,56 @@ if [ -z "$specs" ]; then
 fi
 now() { date +%s.%N; }
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-18s %6s %-22s %9s %6s %-22s %9s %6s %8s %4s %7s %7s %6s %7s %8s\n' workload points "sweep best" "best ms" \
-    spread "tuner pick" "pick ms" spread "pick/bst" tie "sweep s" "tune s" "ratio" "x dflt" "x vendor"
+printf '%-18s %6s %-22s %9s %6s %-22s %9s %6s %8s %4s %7s %7s %6s %7s %8s %7s %7s\n' workload points "sweep best" "best ms" \
+    spread "tuner pick" "pick ms" spread "pick/bst" tie "sweep s" "tune s" "ratio" "x dflt" "x vendor" "ctl/bst" "pick/b2"
 fails=0
+sweep() { # sweep MODEL MODE FILE
+    "$FATHOM" tune "$1" --mode "$2" --preset "$PRESET" --sweep --rounds "$ROUNDS" --format json >"$3" 2>"$OUT/err"
+}
 for spec in $specs; do
     m=${spec%%:*} mode=${spec#*:}
     t0=$(now)
-    "$FATHOM" tune "$m" --mode "$mode" --preset "$PRESET" --sweep --rounds "$ROUNDS" --format json \
-        >"$OUT/$m-$mode-sweep.json" 2>"$OUT/err" || { echo "$m $mode: sweep failed: $(cat "$OUT/err")"; fails=$((fails + 1)); continue; }
+    sweep "$m" "$mode" "$OUT/$m-$mode-sweep.json" || { echo "$m $mode: sweep failed: $(cat "$OUT/err")"; fails=$((fails + 1)); continue; }
     t1=$(now)
     "$FATHOM" tune "$m" --mode "$mode" --preset "$PRESET" --budget "$BUDGET" --format json \
         >"$OUT/$m-$mode-tune.json" 2>"$OUT/err" || { echo "$m $mode: tune failed: $(cat "$OUT/err")"; fails=$((fails + 1)); continue; }
     t2=$(now)
+    ctl=
+    if [ "$CONTROL" = 1 ]; then
+        sweep "$m" "$mode" "$OUT/$m-$mode-sweep2.json" || { echo "$m $mode: control sweep failed: $(cat "$OUT/err")"; fails=$((fails + 1)); continue; }
+        ctl=$OUT/$m-$mode-sweep2.json
+    fi
     sweep_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') tune_s=$(awk -v a="$t1" -v b="$t2" 'BEGIN { print b - a }')
-    # the pick's time in the sweep (the same point of the knob space)
-    jq -r --slurpfile t "$OUT/$m-$mode-tune.json" --arg sw "$sweep_s" --arg tu "$tune_s" --arg w "$m $mode" '
-        ($t[0].recommendation.knobs) as $k
+    # the pick's time in the sweep (the same point of the knob space); the
+    # control sweep's best there; the pick's ratio in the control sweep
+    jq -r --slurpfile t "$OUT/$m-$mode-tune.json" --slurpfile cs "${ctl:-/dev/null}" \
+        --arg sw "$sweep_s" --arg tu "$tune_s" --arg w "$m $mode" '
+        ($t[0].recommendation.knobs) as $k | ($cs[0]) as $c
         | def short: "t\(.threads) i\(.inter) \(.conv_algo) \(.bind) b\(.batch)";
-        (.candidates | min_by(.samples_per_s | -.)) as $b
-        | (.candidates | map(select(.knobs == $k)) | first) as $p
+          def best: min_by(.samples_per_s | -.);
+          def at($knobs): map(select(.knobs == $knobs)) | first;
+        (.candidates | best) as $b
+        | (.candidates | at($k)) as $p
+        | (if $c then (.candidates | at($c.candidates | best | .knobs)) else null end) as $cb
+        | (if $c then ($c.candidates | at($k)) else null end) as $p2
         | [$w, (.candidates | length), ($b.knobs | short), $b.step_ms, ($b.max_ms / $b.min_ms - 1), ($k | short),
            ($p.step_ms // -1), (if $p then ($p.max_ms / $p.min_ms - 1) else -1 end), (if $p then ($b.samples_per_s / $p.samples_per_s) else -1 end),
            (if $p and ($p.min_ms * $b.knobs.batch <= $b.max_ms * $p.knobs.batch) then "tie" else "-" end),
            ($sw | tonumber), ($tu | tonumber), (($tu | tonumber) / ($sw | tonumber)),
-           $t[0].recommendation.speedup_defaults, $t[0].recommendation.speedup_vendors]
+           $t[0].recommendation.speedup_defaults, $t[0].recommendation.speedup_vendors,
+           (if $cb then ($b.samples_per_s / $cb.samples_per_s) else -1 end),
+           (if $p2 then (($c.candidates | best | .samples_per_s) / $p2.samples_per_s) else -1 end)]
         | map(tostring) | join("\t")' \
         "$OUT/$m-$mode-sweep.json" |
-        awk -F'\t' '{ printf "%-18s %6d %-22s %9.2f %6.3f %-22s %9.2f %6.3f %8.3f %4s %7.1f %7.1f %6.2f %7.2f %8.2f\n",
-                      $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15 }'
+        awk -F'\t' '{ printf "%-18s %6d %-22s %9.2f %6.3f %-22s %9.2f %6.3f %8.3f %4s %7.1f %7.1f %6.2f %7.2f %8.2f %7.3f %7.3f\n",
+                      $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 }' | tee -a "$OUT/rows"
 done
+if [ -s "$OUT/rows" ]; then
+    awk '{ n++; p += $(NF - 8) <= 1.03; q += $(NF - 4) <= 0.25; if ($(NF - 1) > 0) { c++; cc += $(NF - 1) <= 1.03; p2 += $NF <= 1.03 } }
+         END { printf "within 3%%: the pick %d of %d rows", p, n;
+               if (c) printf ", the pick judged by the control sweep %d of %d, the control sweep'"'"'s best %d of %d", p2, c, cc, c;
+               printf "; tune/sweep at most 0.25: %d of %d\n", q, n }' "$OUT/rows"
+fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "(JSON in $OUT; tuner budget $BUDGET s, sweep $ROUNDS rounds a point, preset $PRESET;" \
     "t2 i1 auto none b32: --threads 2 --inter 1 --conv-algo auto --bind none --batch 32)"
