@@ -74,6 +74,14 @@ for j in a s t; do
         fail "tune ($j): steps of $(jq .default_step_ms "$T/$j.json") ms but settle_ms $(jq .settle_ms "$T/$j.json")"
 done
 
+# the best measured thread count with one inter-op worker is always a candidate, whatever the
+# predictions of inter-op workers (memnet's: one thread measured best, two workers predicted faster)
+for j in a t; do
+    jq -e '(.proposals[0] | capture("^intra-op threads (?<t>[0-9]+)").t | tonumber) as $t
+           | [.candidates[].knobs | select(.threads == $t and .inter == 1)] | length >= 1' "$T/$j.json" >/dev/null ||
+        fail "tune ($j): the best measured level is no candidate: $(jq -c '[.proposals[0], [.candidates[].flags]]' "$T/$j.json")"
+done
+
 # --bind: the knob the tuner offers takes effect in fathom run: while it runs, each engine thread is on one CPU
 if jq -e '.machine.binds | index("close")' "$T/a.json" >/dev/null; then
     "$FATHOM" run autoenc --preset small --steps 100000 --threads 2 --bind close >/dev/null 2>"$T/bind.err" &
