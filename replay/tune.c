@@ -306,6 +306,21 @@ static double op_at(const replay_tune_result *r, int t)
     return v;
 }
 
+/* The step predicted at t intra-op threads shared by m inter-op workers,
+ * plus rest (the time outside the ops): between the bounds of list
+ * scheduling, for work W = the op time at t/m threads and a critical path C
+ * scaled from the one-thread step alike: no schedule beats max(W/m, C), a
+ * greedy one is no slower than W/m + C(1 - 1/m) (Graham). The midpoint: the
+ * lower bound alone ranked two workers first where they lost to one by
+ * 10-50% in sweeps (residual's, deepq's, the Transformer's training), the
+ * upper bound alone ranked out vgg's training, whose two workers won by 7%. */
+static double predict_step(const replay_tune_result *r, int t, int m, double rest)
+{
+    double w = op_at(r, t / m), c = r->op_ns > 0 ? r->critical_ns * w / r->op_ns : w;
+    double lo = fmax(w / m, c), hi = w / m + c * (1 - 1.0 / m);
+    return (lo + hi) / 2 + rest;
+}
+
 static void progress(const replay_tune_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void progress(const replay_tune_opts *o, const char *fmt, ...)
 {
@@ -679,10 +694,11 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     }
     int nalgo = o->sweep && r->conv_share > 0 ? 3 : 1, convs = r->conv_share >= 0.05;
     if (convs)
-        line(r,
-             "convolution algorithm: convolutions are %.0f%% of op time: auto (one timing per shape at its first "
-             "step, which a busy moment misleads), im2col and direct measured at the best-predicted threads",
-             100 * r->conv_share);
+        line(
+            r,
+            "convolution algorithm: convolutions are %.0f%% of op time: auto (one timing per shape at its first "
+            "step, which a busy moment misleads), im2col and direct measured at the threads measured fastest, one inter-op worker",
+            100 * r->conv_share);
     else
         line(r, "convolution algorithm auto: convolutions are %.1f%% of op time, not worth a measurement",
              100 * r->conv_share);
@@ -732,8 +748,7 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
                         }
         }
     } else {
-        /* (threads, inter) pairs ranked by the prediction: op time at the
-         * threads each worker gets, shared by min(M, parallelism) workers */
+        /* (threads, inter) pairs ranked by the prediction (predict_step) */
         /* the best level, all cores, and the level below the best (its
          * measured gain may be drift: the runs will tell) */
         int tset[3] = { tbest, r->cores, 0 }, nt = tbest == r->cores ? 1 : 2;
@@ -748,9 +763,8 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
             for (int M = 1; M <= mmax && np < 24; M++) {
                 if (M > tset[i])
                     continue;
-                double par = r->parallelism < M ? r->parallelism : M;
                 pairs[np].T = tset[i], pairs[np].M = M;
-                pairs[np++].pred = op_at(r, tset[i] / M) / par + rest;
+                pairs[np++].pred = predict_step(r, tset[i], M, rest);
             }
         for (int i = 0; i < np; i++) /* insertion sort by prediction */
             for (int j = i; j > 0 && pairs[j].pred < pairs[j - 1].pred; j--) {
@@ -759,16 +773,20 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
             }
         /* the best three, none predicted slower than 1.25x the best: a
          * point far off its prediction costs the budget rounds that the
-         * close ones need; the best with the binding proposed, and with
-         * each convolution algorithm forced where convolutions count. The
-         * best measured level with one worker is measured whatever its
-         * rank: its op time was measured, the others' inter-op sharing is
-         * only predicted (it leaves out the workers' hand-offs: memnet's
-         * training, op time 1.33 ms at one thread and 2.64 at two, was
-         * predicted at 0.7 ms with two workers of one thread and took 1.2-1.4;
-         * one thread, 1.13-1.14 in two sweeps, was ranked out by the rule) */
+         * close ones need; the best with the binding proposed. The best
+         * measured level with one worker is measured whatever its rank:
+         * its op time was measured, the others' sharing among workers is
+         * only predicted (memnet's training, op time 1.33 ms at one thread
+         * and 2.64 at two, was predicted at 0.7 ms with two workers of one
+         * thread and took 1.2-1.4; one thread, 1.13-1.14 in two sweeps, was
+         * ranked out); and it is the one measured with each convolution
+         * algorithm forced where convolutions count: the algorithms' times
+         * are the ops' at its threads (deepq's training: direct at two
+         * threads, one worker, was the sweep's best, and the tuner forced
+         * the algorithms at two workers, predicted faster) */
         for (int i = 0; i < np; i++) {
-            if (!(i < 3 && pairs[i].pred <= 1.25 * pairs[0].pred) && !(pairs[i].T == tbest && pairs[i].M == 1))
+            int measured = pairs[i].T == tbest && pairs[i].M == 1;
+            if (!(i < 3 && pairs[i].pred <= 1.25 * pairs[0].pred) && !measured)
                 continue;
             for (int b = 0; b < nb; b++) {
                 replay_tune_knobs k = { pairs[i].T, pairs[i].M, EXEC_CONV_AUTO, EXEC_BIND_NONE, batches[b] };
@@ -778,7 +796,7 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
                     add_cand(r, &k, "candidate", pairs[i].pred * batches[b] / B0);
                     k.bind = EXEC_BIND_NONE;
                 }
-                for (int a = 1; i == 0 && convs && a < 3; a++) {
+                for (int a = 1; measured && convs && a < 3; a++) {
                     k.conv_algo = algos[a];
                     add_cand(r, &k, "candidate", pairs[i].pred * batches[b] / B0);
                 }

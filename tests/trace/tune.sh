@@ -57,6 +57,12 @@ jq -e '.machine.cores as $c
 "$FATHOM" tune alexnet --preset tiny --budget 8 --batches 8,16 >"$T/b.txt" 2>"$T/err" || fail "tune alexnet: $(cat "$T/err")"
 grep -q '^  convolution algorithm' "$T/b.txt" || fail "tune alexnet: no line about the convolution algorithm"
 grep -q 'over fathom.s defaults' "$T/b.txt" || fail "tune alexnet: no speedup line"
+# the algorithms are forced at the threads measured fastest, one inter-op worker (not at points whose
+# sharing among workers is only predicted)
+tb=$(sed -n 's/^  intra-op threads \([0-9]*\):.*/\1/p' "$T/b.txt")
+forced=$(grep -E '^  candidate .*--conv-algo (im2col|direct)' "$T/b.txt")
+[ -n "$tb" ] && [ -n "$forced" ] || fail "tune alexnet: no intra-op proposal or no forced algorithm: $(cat "$T/b.txt")"
+echo "$forced" | grep -v -- "--threads $tb --inter 1 " && fail "tune alexnet: an algorithm forced elsewhere than at $tb threads, one worker"
 cmd=$(sed -n 's/^recommendation: //p' "$T/b.txt")
 echo "$cmd" | grep -q -- '--batch \(8\|16\)' || fail "tune alexnet --batches: no batch in '$cmd'"
 run_flags "alexnet" $cmd
