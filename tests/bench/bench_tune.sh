@@ -10,7 +10,8 @@
 # the best's slowest: the two are inside the sweep's noise), both wall times
 # (the target: the tuner in at most a quarter of the sweep's), and the
 # tuner's measured speedups over fathom's defaults and the vendors'
-# settings; the load average before and after.
+# settings; the load average and each CPU's speed (a fixed loop pinned to
+# it) before and after.
 # The control (CONTROL=1, the default): a second sweep right after the
 # tuner, an exhaustive tuner with no time limit. "ctl/bst" is its best
 # point's step time in the first sweep over the first sweep's best: what a
@@ -35,7 +36,21 @@ if [ -z "$specs" ]; then
     done
 fi
 now() { date +%s.%N; }
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+# each CPU's speed now: a fixed awk loop pinned to it, in ms. On a shared VM a CPU whose core another
+# tenant uses runs slower (this 2-CPU VM's second CPU at times 1.7-1.9x its first, for minutes), and a
+# point's time then depends on where its busiest thread runs
+cpu_speeds() {
+    n=$(nproc --all 2>/dev/null || echo 1) c=0 out=
+    while [ "$c" -lt "$n" ]; do
+        a=$(now)
+        if taskset -c "$c" awk 'BEGIN { for (i = 0; i < 1e7; i++) s += i }' 2>/dev/null; then
+            out="$out cpu$c $(awk -v a="$a" -v b="$(now)" 'BEGIN { printf "%.0f", (b - a) * 1000 }')"
+        fi
+        c=$((c + 1))
+    done
+    echo "${out# }"
+}
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); a fixed loop on each CPU, ms: $(cpu_speeds)"
 printf '%-18s %6s %-22s %9s %6s %-22s %9s %6s %8s %4s %7s %7s %6s %7s %8s %7s %7s\n' workload points "sweep best" "best ms" \
     spread "tuner pick" "pick ms" spread "pick/bst" tie "sweep s" "tune s" "ratio" "x dflt" "x vendor" "ctl/bst" "pick/b2"
 fails=0
@@ -86,7 +101,7 @@ if [ -s "$OUT/rows" ]; then
                if (c) printf ", the pick judged by the control sweep %d of %d, the control sweep'"'"'s best %d of %d", p2, c, cc, c;
                printf "; tune/sweep at most 0.25: %d of %d\n", q, n }' "$OUT/rows"
 fi
-echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg); a fixed loop on each CPU, ms: $(cpu_speeds)"
 echo "(JSON in $OUT; tuner budget $BUDGET s, sweep $ROUNDS rounds a point, preset $PRESET;" \
     "t2 i1 auto none b32: --threads 2 --inter 1 --conv-algo auto --bind none --batch 32)"
 exit $fails
