@@ -63,6 +63,9 @@ tb=$(sed -n 's/^  intra-op threads \([0-9]*\):.*/\1/p' "$T/b.txt")
 forced=$(grep -E '^  candidate .*--conv-algo (im2col|direct)' "$T/b.txt")
 [ -n "$tb" ] && [ -n "$forced" ] || fail "tune alexnet: no intra-op proposal or no forced algorithm: $(cat "$T/b.txt")"
 echo "$forced" | grep -v -- "--threads $tb --inter 1 " && fail "tune alexnet: an algorithm forced elsewhere than at $tb threads, one worker"
+if grep -q '^  inter-op workers up to' "$T/b.txt"; then
+    grep -qE '^  candidate .*--inter [2-9]' "$T/b.txt" || fail "tune alexnet: inter-op workers proposed, none measured"
+fi
 cmd=$(sed -n 's/^recommendation: //p' "$T/b.txt")
 echo "$cmd" | grep -q -- '--batch \(8\|16\)' || fail "tune alexnet --batches: no batch in '$cmd'"
 run_flags "alexnet" $cmd
@@ -82,10 +85,14 @@ done
 
 # the best measured thread count with one inter-op worker is always a candidate, whatever the
 # predictions of inter-op workers (memnet's: one thread measured best, two workers predicted faster)
+# and where the parallelism proposes inter-op workers, a point with more than one is measured
 for j in a t; do
     jq -e '(.proposals[0] | capture("^intra-op threads (?<t>[0-9]+)").t | tonumber) as $t
            | [.candidates[].knobs | select(.threads == $t and .inter == 1)] | length >= 1' "$T/$j.json" >/dev/null ||
         fail "tune ($j): the best measured level is no candidate: $(jq -c '[.proposals[0], [.candidates[].flags]]' "$T/$j.json")"
+    jq -e '(.proposals | map(select(test("^inter-op workers up to"))) | length) == 0
+           or ([.candidates[].knobs | select(.inter > 1)] | length >= 1)' "$T/$j.json" >/dev/null ||
+        fail "tune ($j): inter-op workers proposed, none measured: $(jq -c '[.proposals, [.candidates[].flags]]' "$T/$j.json")"
 done
 
 # --bind: the knob the tuner offers takes effect in fathom run: while it runs, each engine thread is on one CPU
