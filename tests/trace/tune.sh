@@ -63,6 +63,12 @@ tb=$(sed -n 's/^  intra-op threads \([0-9]*\):.*/\1/p' "$T/b.txt")
 forced=$(grep -E '^  candidate .*--conv-algo (im2col|direct)' "$T/b.txt")
 [ -n "$tb" ] && [ -n "$forced" ] || fail "tune alexnet: no intra-op proposal or no forced algorithm: $(cat "$T/b.txt")"
 echo "$forced" | grep -v -- "--threads $tb --inter 1 " && fail "tune alexnet: an algorithm forced elsewhere than at $tb threads, one worker"
+# auto is recommended only where no forced algorithm ties it (within 1.5%: the forced one is the pick)
+awk '/<- recommended/ && /--conv-algo auto/ { auto = 1 }
+     /^  candidate .*--conv-algo (im2col|direct)/ { if ($(NF) + 0 < 1.015) tie = $0 }
+     END { if (auto && tie != "") { print "tie: " tie; exit 1 } }' "$T/b.txt" ||
+    fail "tune alexnet: auto recommended though a forced algorithm ties it: $(cat "$T/b.txt")"
+grep -q '^  convolution algorithm \(im2col\|direct\): within' "$T/b.txt" && note "alexnet: $(grep '^  convolution algorithm \(im2col\|direct\): within' "$T/b.txt")"
 if grep -q '^  inter-op workers up to' "$T/b.txt"; then
     grep -qE '^  candidate .*--inter [2-9]' "$T/b.txt" || fail "tune alexnet: inter-op workers proposed, none measured"
 fi
