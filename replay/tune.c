@@ -694,11 +694,11 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     }
     int nalgo = o->sweep && r->conv_share > 0 ? 3 : 1, convs = r->conv_share >= 0.05;
     if (convs)
-        line(
-            r,
-            "convolution algorithm: convolutions are %.0f%% of op time: auto (one timing per shape at its first "
-            "step, which a busy moment misleads), im2col and direct measured at the threads measured fastest, one inter-op worker",
-            100 * r->conv_share);
+        line(r,
+             "convolution algorithm: convolutions are %.0f%% of op time: auto (one timing per shape at its first "
+             "step, which a busy moment misleads), im2col and direct measured at the threads measured fastest, "
+             "one inter-op worker",
+             100 * r->conv_share);
     else
         line(r, "convolution algorithm auto: convolutions are %.1f%% of op time, not worth a measurement",
              100 * r->conv_share);
