@@ -14,7 +14,10 @@
  *      sgemm and triad, measured only where an op type's intensity leaves
  *      its bound in doubt);
  *   2. proposes values for each knob with one line saying which measurement
- *      led there, and ranks their combinations by a prediction;
+ *      led there, and ranks their combinations by a prediction (between
+ *      list scheduling's bounds); the thread count measured fastest with
+ *      one inter-op worker, and where the parallelism proposes workers the
+ *      best point with more than one, are measured whatever their rank;
  *   3. measures the best few beside fathom's defaults and the vendors'
  *      settings (intra-op = physical cores, inter-op = sockets) in
  *      alternating rounds (one sample each: steps enough for
@@ -29,7 +32,9 @@
  *      than the leader's slowest drops out, and the race ends when the
  *      candidates left are within REPLAY_TUNE_TIE of the leader (a tie) --
  *      or after five rounds, or at the budget; it recommends the fastest by
- *      median time per sample.
+ *      median time per sample, or a forced convolution algorithm within
+ *      REPLAY_TUNE_TIE of a fastest auto point (auto's per-shape choices
+ *      are timed anew in every process).
  * With `sweep` it measures every point of the knob space instead, with the
  * same samples (the exhaustive baseline of tests/bench/bench_tune). */
 #ifndef FATHOM_REPLAY_TUNE_H
