@@ -37,7 +37,7 @@ if [ -z "$specs" ]; then
 fi
 now() { date +%s.%N; }
 # each CPU's speed now: a fixed awk loop pinned to it, in ms. On a shared VM a CPU whose core another
-# tenant uses runs slower (this 2-CPU VM's second CPU at times 1.7-1.9x its first, for minutes), and a
+# tenant uses runs slower (on this 2-CPU VM one CPU at times 1.5-1.9x the other, for minutes), and a
 # point's time then depends on where its busiest thread runs
 cpu_speeds() {
     n=$(nproc --all 2>/dev/null || echo 1) c=0 out=
