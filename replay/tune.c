@@ -748,8 +748,8 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
                         }
         }
     } else {
-        /* (threads, inter) pairs ranked by the prediction (predict_step) */
-        /* the best level, all cores, and the level below the best (its
+        /* (threads, inter) pairs ranked by the prediction (predict_step),
+         * at the best level, all cores, and the level below the best (its
          * measured gain may be drift: the runs will tell) */
         int tset[3] = { tbest, r->cores, 0 }, nt = tbest == r->cores ? 1 : 2;
         if (best_level > 0)

@@ -62,7 +62,8 @@ grep -q 'over fathom.s defaults' "$T/b.txt" || fail "tune alexnet: no speedup li
 tb=$(sed -n 's/^  intra-op threads \([0-9]*\):.*/\1/p' "$T/b.txt")
 forced=$(grep -E '^  candidate .*--conv-algo (im2col|direct)' "$T/b.txt")
 [ -n "$tb" ] && [ -n "$forced" ] || fail "tune alexnet: no intra-op proposal or no forced algorithm: $(cat "$T/b.txt")"
-echo "$forced" | grep -v -- "--threads $tb --inter 1 " && fail "tune alexnet: an algorithm forced elsewhere than at $tb threads, one worker"
+elsewhere=$(echo "$forced" | grep -v -- "--threads $tb --inter 1 ")
+[ -z "$elsewhere" ] || fail "tune alexnet: an algorithm forced elsewhere than at $tb threads, one worker: $elsewhere"
 # auto is recommended only where no forced algorithm ties it (within 1.5%: the forced one is the pick)
 awk '/<- recommended/ && /--conv-algo auto/ { auto = 1 }
      /^  candidate .*--conv-algo (im2col|direct)/ { if ($(NF) + 0 < 1.015) tie = $0 }
