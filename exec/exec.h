@@ -284,6 +284,14 @@ typedef struct exec_run_opts {
 } exec_run_opts;
 
 exec_status exec_graph_run(exec_graph *g, const exec_run_opts *opts);
+/* A run with M inter-op workers runs ops on the calling thread (worker 0)
+ * and on M-1 threads of one pool for the process, which every graph's runs
+ * share (one run at a time) and which stays from run to run while M does.
+ * exec_workers_release() ends those threads and their OpenMP teams: idle
+ * teams beside a run's slow its parallel regions (libgomp stops spinning
+ * once its threads outnumber the CPUs), so a caller that turns to other
+ * work with OpenMP, or to runs without workers, releases them first. */
+void exec_workers_release(void);
 /* Op invocations executed by this graph so far. */
 uint64_t exec_graph_ops_run(const exec_graph *g);
 /* Wall-clock nanoseconds this process has spent inside exec_graph_run, over

@@ -40,7 +40,6 @@ void exec_graph_destroy(exec_graph *g)
 {
     if (!g)
         return;
-    exec_pool_destroy(g); /* first: its idle workers wait on the graph's pool */
     extern void exec_memory_release(exec_graph * g);
     exec_memory_release(g);
     for (uint32_t i = 0; i < g->nnodes; i++) {

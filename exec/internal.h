@@ -52,7 +52,6 @@ struct exec_graph {
     uint32_t *succ;       /* flattened successor lists */
     uint32_t *succ_start;
     uint32_t dep_nodes;              /* nnodes when the lists were built */
-    struct exec_pool *pool;          /* the inter-op workers, kept from run to run (NULL: none yet) */
     void *scratch[EXEC_MAX_WORKERS]; /* per-worker kernel workspace */
     size_t scratch_cap[EXEC_MAX_WORKERS];
     size_t peak_workspace;
@@ -65,9 +64,6 @@ struct exec_graph {
     size_t kcache_bytes;    /* all of it, counted as workspace */
     exec_settings settings; /* exec_graph_settings_set(); zero members: the process's */
 };
-
-/* Stops and joins the graph's inter-op workers (executor.c). */
-void exec_pool_destroy(exec_graph *g);
 
 /* Binds the calling thread and its OpenMP team of n threads to slots
  * [base, base + n) of a run's `total` threads under b (DEFAULT: the
