@@ -344,8 +344,8 @@ static long preemptions(void)
  * per batch, switched between the points that share it (the engine's
  * settings are a run's: nothing else of the instance changes), and between
  * one inter-op worker (the calling thread) and one number of them above
- * (its graphs' pool, started at the first such run: another number would
- * start the pool again at every switch); without it, one per point. */
+ * (the process's pool starts anew at another number: each number's points,
+ * an instance's, run back to back in a round); without it, one per point. */
 typedef struct hosts {
     void *inst[REPLAY_TUNE_MAX_CANDIDATES + REPLAY_TUNE_MAX_LEVELS];
     replay_tune_knobs cur[REPLAY_TUNE_MAX_CANDIDATES + REPLAY_TUNE_MAX_LEVELS];
@@ -360,6 +360,7 @@ typedef struct hosts {
      * started); a switch of a warm one to other settings does not, as no
      * convolution of note has AUTO's per-thread-count timings to take */
     int new_only;
+    int last_inter;          /* the inter-op workers of the last point run (0: none yet) */
     const exec_hooks *hooks; /* what every instance's runs see (the tuner's profile's) */
 } hosts;
 
@@ -397,16 +398,29 @@ static exec_status host_get(const replay_tune_target *t, hosts *h, const replay_
     if (k->inter > 1 && h->pool[i] == 0)
         h->pool[i] = k->inter, fresh = 1; /* its pool starts at this run */
     *inst = h->inst[i];
+    /* a point is measured with its own threads alone, as in `fathom run`:
+     * before one without inter-op workers, the pool's threads and their
+     * OpenMP teams go (exec_workers_release: idle teams beside the calling
+     * thread's slow its regions; on a 16-core machine speech's inference
+     * at 16 threads took 40 ms a step beside them, 21 without); the pool
+     * then starts anew at the next point with workers, as it does at
+     * another number of them, and an untimed step takes the start */
+    if (k->inter <= 1 && h->last_inter > 1)
+        exec_workers_release();
+    int restart = k->inter > 1 && k->inter != h->last_inter;
+    h->last_inter = k->inter;
     int w = 0;
     while (w < h->nwarm && !same_knobs(&h->warm[w], k))
         w++;
-    if (w == h->nwarm) {
-        uint64_t ns = 0;
-        if ((fresh || !h->new_only) && (s = t->step(*inst, &ns)))
+    uint64_t ns = 0;
+    if (w == h->nwarm && (fresh || !h->new_only)) {
+        if ((s = t->step(*inst, &ns)))
             return s;
-        h->warm[h->nwarm++] = *k;
         *warm_ns = (double)ns;
-    }
+    } else if (restart && (s = t->step(*inst, &ns)))
+        return s;
+    if (w == h->nwarm)
+        h->warm[h->nwarm++] = *k;
     return EXEC_OK;
 }
 
@@ -415,6 +429,7 @@ static void hosts_close(const replay_tune_target *t, hosts *h)
     for (int i = 0; i < h->n; i++)
         t->close(h->inst[i]);
     h->n = 0;
+    exec_workers_release();
 }
 
 /* One measured level: op time per type in P after one profiled step at k
@@ -743,8 +758,13 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
                     for (int bd = 0; bd < r->nbinds; bd++)
                         for (int b = 0; b < nb; b++) {
                             replay_tune_knobs k = { T, M, algos[a], (exec_bind)r->binds[bd], batches[b] };
-                            if (add_cand(r, &k, "candidate", 0) < 0)
-                                goto candidates_done;
+                            if (add_cand(r, &k, "candidate", 0) < 0) {
+                                s = exec_fail(EXEC_ERR_ARG,
+                                              "the knob space has more than %d points, too many for a sweep: "
+                                              "fewer --batches",
+                                              REPLAY_TUNE_MAX_CANDIDATES);
+                                goto end;
+                            }
                         }
         }
     } else {
@@ -812,7 +832,6 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
             }
         }
     }
-candidates_done:;
     const double sample_ns = REPLAY_TUNE_SAMPLE_MS * 1e6;
     if (!o->sweep) {
         /* each candidate costs a warm-up step and a sample a round: keep as

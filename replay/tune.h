@@ -72,7 +72,7 @@ typedef struct replay_tune_target {
     void (*close)(void *inst);
 } replay_tune_target;
 
-#define REPLAY_TUNE_MAX_CANDIDATES 96
+#define REPLAY_TUNE_MAX_CANDIDATES 1024 /* a sweep of more points is an error */
 #define REPLAY_TUNE_MAX_LEVELS 16
 #define REPLAY_TUNE_MAX_LINES 12
 #define REPLAY_TUNE_SAMPLE_MS 10.0       /* a measured sample: steps enough to last this long */
