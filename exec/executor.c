@@ -1,16 +1,19 @@
 /* executor.c -- runs a planned graph: the single dispatch point, the
  * sequential loop and the inter-op scheduler (dependency counts, a ready
  * queue ordered by node id, M workers splitting the intra-op threads).  The
- * workers are started at a graph's first inter-op run and kept, idle
- * between runs, until the graph is destroyed or a run asks for another
- * number of them: a trace shows the same M threads in every step, and no
- * step pays for starting threads (or their OpenMP teams). */
+ * first worker is the calling thread; the others, one pool for the process,
+ * are started at the first inter-op run and kept, idle between runs, until
+ * a run asks for another number of them or exec_workers_release(): a trace
+ * shows the same M threads in every step, and no step pays for starting
+ * threads (or their OpenMP teams). */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include "internal.h"
 #include "rng.h"
 
 #include <omp.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -568,6 +571,10 @@ static exec_pool *pool_get(int threads)
         p->arg[p->n] = (pool_arg){ p, p->n + 1, p->gen }; /* gen changes only in a run, which the owner makes */
         if (pthread_create(&p->tid[p->n], NULL, pool_worker, &p->arg[p->n]))
             break;
+        char name[32]; /* as top -H, gdb and perf show it (15 characters at most) */
+        snprintf(name, sizeof name, "fathom-inter%d", p->n + 1);
+        name[15] = 0;
+        (void)pthread_setname_np(p->tid[p->n], name);
     }
     return p;
 }
