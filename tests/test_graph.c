@@ -24,6 +24,7 @@
 #include "base/alloc.h"
 #include "exec/build.h"
 #include "exec/exec.h"
+#include "fixtures/tasks.h"
 
 enum { B = 32, D = 12, H = 24, C = 3 };
 
@@ -315,12 +316,8 @@ static int process_threads(int most)
 {
     int n = 0;
     for (int tries = 0; tries < 100; tries++) {
-        n = 0;
-        DIR *d = opendir("/proc/self/task");
-        assert_non_null(d);
-        for (struct dirent *e; (e = readdir(d));)
-            n += e->d_name[0] != '.';
-        closedir(d);
+        n = each_task(NULL, NULL);
+        assert_true(n > 0);
         if (n <= most)
             break;
         usleep(10000);
@@ -551,26 +548,28 @@ static int only_cpu(const cpu_set_t *set)
 }
 
 /* The process's threads bound to one CPU: how many, and a mask of the CPUs (below 64). */
+typedef struct bound_count {
+    int n;
+    uint64_t cpus;
+} bound_count;
+static void count_bound(pid_t tid, void *ctx)
+{
+    bound_count *b = ctx;
+    cpu_set_t set;
+    if (sched_getaffinity(tid, sizeof set, &set) != 0)
+        return; /* exited meanwhile */
+    int c = only_cpu(&set);
+    if (c >= 0) {
+        b->n++;
+        b->cpus |= c < 64 ? UINT64_C(1) << c : 0;
+    }
+}
 static int bound_threads(uint64_t *cpus)
 {
-    int n = 0;
-    *cpus = 0;
-    DIR *d = opendir("/proc/self/task");
-    assert_non_null(d);
-    for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.')
-            continue;
-        cpu_set_t set;
-        if (sched_getaffinity((pid_t)atoi(e->d_name), sizeof set, &set) != 0)
-            continue; /* exited meanwhile */
-        int c = only_cpu(&set);
-        if (c >= 0) {
-            n++;
-            *cpus |= c < 64 ? UINT64_C(1) << c : 0;
-        }
-    }
-    closedir(d);
-    return n;
+    bound_count b = { 0, 0 };
+    assert_true(each_task(count_bound, &b) > 0);
+    *cpus = b.cpus;
+    return b.n;
 }
 
 /* --bind: a run's threads (the caller and its OpenMP team, or the inter-op

@@ -8,7 +8,6 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,26 +16,24 @@
 #include "exec/exec.h"
 #include "models/model.h"
 #include "replay/tune.h"
+#include "fixtures/tasks.h"
 
 /* The process's threads named fathom-inter* (the pool's). */
+static void count_pool(pid_t tid, void *ctx)
+{
+    char path[64], comm[64] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return; /* exited meanwhile */
+    if (fgets(comm, sizeof comm, f))
+        *(int *)ctx += strncmp(comm, "fathom-inter", 12) == 0;
+    fclose(f);
+}
 static int pool_threads(void)
 {
     int n = 0;
-    DIR *d = opendir("/proc/self/task");
-    assert_non_null(d);
-    for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[300], comm[64] = "";
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue; /* exited meanwhile */
-        if (fgets(comm, sizeof comm, f))
-            n += strncmp(comm, "fathom-inter", 12) == 0;
-        fclose(f);
-    }
-    closedir(d);
+    assert_true(each_task(count_pool, &n) > 0);
     return n;
 }
 
