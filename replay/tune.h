@@ -27,7 +27,10 @@
  *      candidate alike; a sample follows untimed steps of its point,
  *      REPLAY_TUNE_SETTLE_MS of them after other threads ran where steps
  *      are under REPLAY_TUNE_SETTLE_UNDER_MS, and one after another point
- *      of the same threads where they are under a quarter of a sample);
+ *      of the same threads where they are under a quarter of a sample;
+ *      each point with its own threads alone: the pool of inter-op
+ *      workers is released before a point without them, as no idle
+ *      OpenMP team may sit beside a measured one, exec_workers_release);
  *      from the second round a candidate whose fastest sample is slower
  *      than the leader's slowest drops out, and the race ends when the
  *      candidates left are within REPLAY_TUNE_TIE of the leader (a tie) --
