@@ -53,7 +53,7 @@ exec_status model_classifier_step(model *m, float *loss)
     if (!m->cfg.plan)
         return exec_fail(EXEC_ERR_STATE, "%s: built without planning", m->def->name);
     int32_t *labels = exec_datai(m->g, c->labels);
-    model_images_fill(&c->images, m->batch, exec_dataf(m->g, c->x), labels);
+    model_images_fill(&c->images, m->batch, exec_dataf(m->g, c->x), labels, model_threads(m));
     exec_status s = model_run_graph(m);
     if (s)
         return s;

@@ -101,7 +101,7 @@ static uint32_t state_input(exec_graph *g, const char *name, int64_t b)
 /* dst's weights = src's (the acting network every step, the target network
  * every C updates: 6.7 MB at 1.7M parameters), copied in 64 KiB pieces on
  * the engine's threads. */
-static void copy_weights(exec_graph *dst, const exec_graph *src)
+static void copy_weights(exec_graph *dst, const exec_graph *src, int threads)
 {
     enum { PIECE = 64 * 1024 };
     for (uint32_t i = 0; i < exec_weight_count(src); i++) {
@@ -110,7 +110,7 @@ static void copy_weights(exec_graph *dst, const exec_graph *src)
         const char *from = a->data;
         char *to = b->data;
         int64_t bytes = (int64_t)a->bytes, pieces = (bytes + PIECE - 1) / PIECE;
-#pragma omp parallel for schedule(static) if (pieces > 1)
+#pragma omp parallel for schedule(static) if (pieces > 1) num_threads(threads)
         for (int64_t k = 0; k < pieces; k++) {
             int64_t off = k * PIECE, len = bytes - off < PIECE ? bytes - off : PIECE;
             memcpy(to + off, from + off, (size_t)len);
@@ -306,7 +306,7 @@ exec_status model_deepq_learn(model *m, bool resample, float *loss)
     float *r = exec_dataf(d->target.g, d->t_r), *notdone = exec_dataf(d->target.g, d->t_notdone);
     memset(onehot, 0, (size_t)B * ACTIONS * sizeof *onehot);
     /* the minibatch: 2 x B states of HIST frames to floats, on the engine's threads */
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(model_threads(m))
     for (int i = 0; i < B; i++) {
         int64_t j = d->batch_idx[i] - 1, n = (j + 1) % d->cap;
         replay_state(d, j, s + (int64_t)i * HIST * FRAME);
@@ -326,7 +326,7 @@ exec_status model_deepq_learn(model *m, bool resample, float *loss)
     if (resample) {
         d->updates++;
         if (d->updates % d->p->sync == 0)
-            copy_weights(d->target.g, m->g);
+            copy_weights(d->target.g, m->g, model_threads(m));
     }
     return EXEC_OK;
 }
@@ -357,7 +357,7 @@ static exec_status step_train(model *m, float *loss)
 {
     deepq *d = m->priv;
     /* the acting network follows the online weights */
-    copy_weights(d->act.g, m->g);
+    copy_weights(d->act.g, m->g, model_threads(m));
     for (int k = 0; k < UPDATE_EVERY; k++) {
         exec_status s = act_and_store(m);
         if (s)
@@ -374,14 +374,14 @@ static exec_status step_infer(model *m, float *loss)
     /* the games are independent: they step on the engine's threads, like a
      * framework's vectorized environments (resets draw from the shared
      * generator, in game order, afterwards: the same for any thread count) */
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(model_threads(m))
     for (int i = 0; i < m->batch; i++)
         pixels_to_float(x + (int64_t)i * HIST * FRAME, d->hist + (int64_t)i * HIST * FRAME, HIST * FRAME);
     exec_status s = model_run_graph(m);
     if (s)
         return s;
     const int32_t *a = exec_datai(m->g, d->act_argmax);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(model_threads(m))
     for (int i = 0; i < m->batch; i++) {
         env_step(d, i, a[i]);
         hist_push(d, i, game_frame(d, i), false);
@@ -488,7 +488,7 @@ static exec_status create(const model_config *cfg, model **out)
         destroy(m);
         return exec_fail(EXEC_ERR_NOMEM, "deepq: out of memory for a replay memory of %lld frames", (long long)d->cap);
     }
-    copy_weights(d->target.g, m->g);
+    copy_weights(d->target.g, m->g, model_threads(m));
     prefill(m);
     *out = m;
     return EXEC_OK;

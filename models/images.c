@@ -119,7 +119,7 @@ void model_images_one(model_images *im, int cls, float *x)
     img_render(im, &d, x);
 }
 
-void model_images_fill(model_images *im, int n, float *x, int32_t *labels)
+void model_images_fill(model_images *im, int n, float *x, int32_t *labels, int threads)
 {
     int64_t per = (int64_t)im->c * im->h * im->w;
     img_draw *d = n > 1 ? malloc((size_t)n * sizeof *d) : NULL;
@@ -135,7 +135,7 @@ void model_images_fill(model_images *im, int n, float *x, int32_t *labels)
     if (!d)
         return;
         /* a serial chain of noise per image (a few ns a pixel): images in parallel */
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads)
     for (int i = 0; i < n; i++)
         img_render(im, &d[i], x + i * per);
     free(d);

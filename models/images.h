@@ -16,8 +16,9 @@ typedef struct model_images {
 
 void model_images_init(model_images *im, int classes, int c, int h, int w, uint64_t seed);
 /* n images NCHW into x (n*c*h*w floats) and their labels (n ints; NULL: random
- * classes are still drawn but not written). */
-void model_images_fill(model_images *im, int n, float *x, int32_t *labels);
+ * classes are still drawn but not written), rendered on `threads` OpenMP
+ * threads (model_threads: the same images for any number). */
+void model_images_fill(model_images *im, int n, float *x, int32_t *labels, int threads);
 /* One image of a given class. */
 void model_images_one(model_images *im, int cls, float *x);
 #endif

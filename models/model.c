@@ -88,6 +88,13 @@ exec_status model_run_graph(model *m)
     return exec_graph_run(m->g, &o);
 }
 
+int model_threads(const model *m)
+{
+    int t = m->cfg.settings.threads > 0 ? m->cfg.settings.threads : exec_threads_get();
+    int inter = m->cfg.inter > 1 ? m->cfg.inter : 1;
+    return t / inter > 1 ? t / inter : 1;
+}
+
 void model_settings_set(model *m, const exec_settings *s, int inter)
 {
     m->cfg.settings = *s;

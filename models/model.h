@@ -84,6 +84,15 @@ exec_status model_run_graph(model *m);
  * inter-op workers (what a model_config gives at create, but for a model
  * built: one instance measured at several settings, as fathom tune does). */
 void model_settings_set(model *m, const exec_settings *s, int inter);
+/* The OpenMP threads of m's own parallel work on the calling thread between
+ * its graph runs (data, games): a run's share of the intra-op threads (its
+ * settings' or the process's, over its inter-op workers), which is the
+ * calling thread's team in the runs. A region of any other size would resize
+ * that team at every step (libgomp ends a team's threads above a smaller
+ * region's and makes them again for a larger one), and `fathom tune` would
+ * measure a point's data work at the process's thread count, not the
+ * point's. */
+int model_threads(const model *m);
 
 static inline exec_status model_create(const model_def *d, const model_config *c, model **out)
 {

@@ -334,9 +334,9 @@ static void test_images_deterministic(void **state)
     model_images_init(&c, 10, 3, 16, 16, 5);
     float xa[4 * 768], xb[4 * 768], xc[4 * 768];
     int32_t la[4], lb[4], lc[4];
-    model_images_fill(&a, 4, xa, la);
-    model_images_fill(&b, 4, xb, lb);
-    model_images_fill(&c, 4, xc, lc);
+    model_images_fill(&a, 4, xa, la, 2);
+    model_images_fill(&b, 4, xb, lb, 1);
+    model_images_fill(&c, 4, xc, lc, 2);
     assert_memory_equal(xa, xb, sizeof xa);
     assert_memory_equal(la, lb, sizeof la);
     assert_memory_not_equal(xa, xc, sizeof xa);
@@ -348,7 +348,7 @@ static void test_images_deterministic(void **state)
     float xe[4 * 768];
     int32_t le[4];
     for (int i = 0; i < 4; i++)
-        model_images_fill(&e, 1, xe + i * 768, le + i);
+        model_images_fill(&e, 1, xe + i * 768, le + i, 2);
     assert_memory_equal(xa, xe, sizeof xa);
     assert_memory_equal(la, le, sizeof la);
 }

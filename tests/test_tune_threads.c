@@ -1,13 +1,20 @@
-/* test_tune_threads.c -- the tuner measures a point with its own threads alone: in
- * a sweep of a tiny model (every point, inter-op workers among them), no
- * step of a point without inter-op workers runs beside the pool's threads
- * (named fathom-inter*: an idle OpenMP team beside a running one slows its
- * every region), while steps of points with them do see those threads. */
+/* test_tune_threads.c -- a point of the knob space runs with its own
+ * threads alone, in `fathom tune` as in `fathom run`: in a sweep of a tiny
+ * model (every point, inter-op workers among them), no step of a point
+ * without inter-op workers runs beside the pool's threads (named
+ * fathom-inter*: an idle OpenMP team beside a running one slows its every
+ * region), while steps of points with them do see those threads; and a
+ * model's own parallel work between its runs keeps to the calling thread's
+ * share, so no step makes threads. */
+#define _GNU_SOURCE /* RTLD_NEXT */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,8 +144,62 @@ static void test_point_alone(void **state)
     free(r);
 }
 
+/* Threads made in this process: pthread_create, interposed (libgomp's
+ * team threads and the engine's workers come through it). */
+static atomic_int g_created;
+int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+    if (!real)
+        *(void **)&real = dlsym(RTLD_NEXT, "pthread_create");
+    atomic_fetch_add(&g_created, 1);
+    return real(t, attr, fn, arg);
+}
+
+/* A model's own parallel work between its runs (the batch's images, deepq's
+ * games) runs on model_threads(m), the calling thread's share in an
+ * inter-op run: at 4 threads on 2 workers with a process default of 4, its
+ * regions of 2 leave the calling thread's team as the runs use it, and no
+ * step makes a thread (regions of 4 would end two threads at every run and
+ * make two at every batch). */
+static void test_model_threads_steady(void **state)
+{
+    (void)state;
+    const char *names[] = { "alexnet", "deepq" };
+    exec_threads_set(4);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const model_def *def = model_find(names[i]);
+        assert_non_null(def);
+        model_config cfg = { .mode = MODEL_TRAIN, .preset = MODEL_TINY, .seed = 1, .plan = true, .inter = 2 };
+        cfg.settings.threads = 4;
+        model *m = NULL;
+        assert_int_equal(model_create(def, &cfg, &m), EXEC_OK);
+        assert_int_equal(model_threads(m), 2);
+        float loss;
+        for (int s = 0; s < 2; s++)
+            assert_int_equal(model_step(m, &loss), EXEC_OK);
+        int made = atomic_load(&g_created);
+        for (int s = 0; s < 4; s++)
+            assert_int_equal(model_step(m, &loss), EXEC_OK);
+        made = atomic_load(&g_created) - made;
+        model_destroy(m);
+        printf("%s at 4 threads on 2 workers: %d threads made in steps 3-6 (%d in this process so far)\n", names[i],
+               made, atomic_load(&g_created));
+        assert_true(atomic_load(&g_created) > 0); /* the count sees the threads made */
+        assert_int_equal(made, 0);
+    }
+    exec_workers_release();
+    exec_threads_set(0);
+    model_config one = { .settings = { .threads = 3 }, .inter = 1 };
+    model fake = { .cfg = one };
+    assert_int_equal(model_threads(&fake), 3);
+    fake.cfg.inter = 4; /* more workers than threads: one each */
+    assert_int_equal(model_threads(&fake), 1);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = { cmocka_unit_test(test_point_alone) };
+    const struct CMUnitTest tests[] = { cmocka_unit_test(test_point_alone),
+                                        cmocka_unit_test(test_model_threads_steady) };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
