@@ -412,13 +412,14 @@ static exec_status host_get(const replay_tune_target *t, hosts *h, const replay_
     int w = 0;
     while (w < h->nwarm && !same_knobs(&h->warm[w], k))
         w++;
-    uint64_t ns = 0;
-    if (w == h->nwarm && (fresh || !h->new_only)) {
+    int warm_up = w == h->nwarm && (fresh || !h->new_only);
+    if (warm_up || restart) {
+        uint64_t ns = 0;
         if ((s = t->step(*inst, &ns)))
             return s;
-        *warm_ns = (double)ns;
-    } else if (restart && (s = t->step(*inst, &ns)))
-        return s;
+        if (warm_up)
+            *warm_ns = (double)ns;
+    }
     if (w == h->nwarm)
         h->warm[h->nwarm++] = *k;
     return EXEC_OK;
