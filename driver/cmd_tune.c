@@ -21,7 +21,7 @@ static const char usage_text[] =
     "usage: fathom tune MODEL [--mode train|infer] [--preset tiny|small|full] [--batch B]\n"
     "                         [--batches B1,B2,...] [--depth D] [--seed S] [options]\n"
     "       fathom tune TRACE [--skip-first N] [--skip-last N] [--steps K (default 1)] [options]\n"
-    "options: [--budget SECONDS] [--sweep [--rounds N]] [--format text|json]\n\n"
+    "options: [--budget SECONDS] [--sweep | --compare SETTINGS...] [--rounds N] [--format text|json]\n\n"
     "Finds faster engine settings for this machine and checks them by measured runs:\n"
     "measures the op time at each intra-op thread count, the data flow's average\n"
     "parallelism and the dominant op types against this machine's ridge point;\n"
@@ -36,6 +36,11 @@ static const char usage_text[] =
     "  --sweep            measure every point of the knob space instead (the\n"
     "                     exhaustive baseline; ignores --budget), --rounds each\n"
     "                     (default 5)\n"
+    "  --compare SETTINGS measure these settings instead, flags of `fathom run`\n"
+    "                     as one argument ('--threads 1 --bind close'; the rest\n"
+    "                     the defaults'), beside the defaults and the vendors'\n"
+    "                     settings: repeat it for each point (up to 16), --rounds\n"
+    "                     each (default 5), alternating, no race, no budget\n"
     "  --format json      one JSON object\n\n"
     "Progress goes to stderr when it is a terminal. See fathom-tune(1).\n";
 
@@ -232,7 +237,8 @@ int cmd_tune(int argc, char **argv)
     const char *name = NULL;
     model_config cfg = { .mode = MODEL_TRAIN, .preset = MODEL_TINY, .seed = 1, .inter = 1, .plan = true };
     long budget = 60, rounds = 0, skip_first = 0, skip_last = 0, steps = 0, v = 0;
-    int fmt = CLI_TEXT, sweep = 0, batches[16], nbatches = 0, model_opts = 0, trace_opts = 0;
+    int fmt = CLI_TEXT, sweep = 0, batches[16], nbatches = 0, model_opts = 0, trace_opts = 0, npoints = 0;
+    replay_tune_knobs points[REPLAY_TUNE_MAX_POINTS];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -299,6 +305,11 @@ int cmd_tune(int argc, char **argv)
         } else if (strcmp(a, "--rounds") == 0) {
             if (cli_parse_int("tune", a, val, 1, 64, &rounds))
                 return 2;
+        } else if (strcmp(a, "--compare") == 0) {
+            if (npoints == REPLAY_TUNE_MAX_POINTS)
+                return cli_usage_error("tune", "at most %d --compare settings", REPLAY_TUNE_MAX_POINTS);
+            if (replay_tune_point_parse(val, &points[npoints++]))
+                return cli_usage_error("tune", "--compare: %s", exec_errmsg());
         } else if (strcmp(a, "--format") == 0) {
             if ((fmt = cli_parse_format("tune", val, 0)) < 0)
                 return 2;
@@ -308,6 +319,11 @@ int cmd_tune(int argc, char **argv)
     }
     if (!name)
         return cli_usage_error("tune", "which model or trace? (see 'fathom list')");
+    if (npoints && sweep)
+        return cli_usage_error("tune", "--compare measures the settings given, --sweep every point: not both");
+    if (npoints && nbatches)
+        return cli_usage_error("tune",
+                               "--batches applies to the tuner and --sweep; a --compare point names its --batch");
     const model_def *def = model_find(name);
     struct stat st;
     if (!def && stat(name, &st) != 0)
@@ -367,6 +383,8 @@ int cmd_tune(int argc, char **argv)
                            .nbatches = nbatches,
                            .sweep = sweep,
                            .rounds = (int)rounds,
+                           .points = points,
+                           .npoints = npoints,
                            .progress = isatty(STDERR_FILENO) ? stderr : NULL };
     if (replay_tune(&t, &o, r)) {
         cli_error("tune", "%s: %s", t.what, exec_errmsg());

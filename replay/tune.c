@@ -231,6 +231,69 @@ void replay_tune_flags(const replay_tune_knobs *k, int with_batch, char *buf, si
         snprintf(buf + n, len - (size_t)n, " --batch %d", k->batch);
 }
 
+/* One flag's value: an integer within [lo, hi], or a name that from_name knows. */
+static const struct point_flag {
+    const char *name;
+    int lo, hi;
+    int (*from_name)(const char *);
+} point_flags[] = {
+    { "--threads", 1, 4096, NULL },
+    { "--inter", 1, 64, NULL },
+    { "--conv-algo", 0, 0, exec_conv_algo_from_name },
+    { "--bind", 0, 0, exec_bind_from_name },
+    { "--batch", 1, 1 << 20, NULL },
+};
+
+exec_status replay_tune_point_parse(const char *flags, replay_tune_knobs *k)
+{
+    memset(k, 0, sizeof *k);
+    char buf[512];
+    if (!flags || strlen(flags) >= sizeof buf)
+        return exec_fail(EXEC_ERR_ARG,
+                         "settings to compare must be flags of fathom run, as '--threads 2 --bind close'");
+    snprintf(buf, sizeof buf, "%s", flags);
+    enum { NFLAGS = sizeof point_flags / sizeof point_flags[0] };
+    _Static_assert(NFLAGS == 5, "a flag for each of replay_tune_knobs' fields");
+    int val_of[NFLAGS] = { 0 }, named = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+        char *val = strchr(tok, '=');
+        if (val)
+            *val++ = 0;
+        int f = 0;
+        while (f < NFLAGS && strcmp(tok, point_flags[f].name) != 0)
+            f++;
+        if (f == NFLAGS)
+            return exec_fail(EXEC_ERR_ARG,
+                             "unknown setting '%s' in '%s' (use --threads, --inter, --conv-algo, --bind, --batch)", tok,
+                             flags);
+        if (!val)
+            val = strtok_r(NULL, " \t", &save);
+        if (!val || !*val)
+            return exec_fail(EXEC_ERR_ARG, "%s needs a value in '%s'", tok, flags);
+        const struct point_flag *pf = &point_flags[f];
+        int v;
+        if (pf->from_name) {
+            if ((v = pf->from_name(val)) < 0)
+                return exec_fail(EXEC_ERR_ARG, "%s: unknown value '%s' in '%s'", tok, val, flags);
+        } else {
+            char *e;
+            long l = strtol(val, &e, 10);
+            if (*e || e == val || l < pf->lo || l > pf->hi)
+                return exec_fail(EXEC_ERR_ARG, "%s wants a number from %d to %d, not '%s'", tok, pf->lo, pf->hi, val);
+            v = (int)l;
+        }
+        val_of[f] = v;
+        named++;
+    }
+    if (!named)
+        return exec_fail(EXEC_ERR_ARG, "no settings in '%s' (flags of fathom run, as '--threads 2 --bind close')",
+                         flags);
+    k->threads = val_of[0], k->inter = val_of[1], k->conv_algo = (exec_conv_algo)val_of[2];
+    k->bind = (exec_bind)val_of[3], k->batch = val_of[4];
+    return EXEC_OK;
+}
+
 static void line(replay_tune_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void line(replay_tune_result *r, const char *fmt, ...)
 {
@@ -542,8 +605,11 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
 {
     memset(r, 0, sizeof *r);
     double t0 = now_s(), budget = o->budget_s;
-    if (!o->sweep && !(budget > 0))
+    const int fixed = o->sweep || o->npoints > 0; /* a fixed set of points, no budget, no race */
+    if (!fixed && !(budget > 0))
         return exec_fail(EXEC_ERR_ARG, "the budget must be positive");
+    if (o->npoints < 0 || o->npoints > REPLAY_TUNE_MAX_POINTS || (o->npoints > 0 && (o->sweep || !o->points)))
+        return exec_fail(EXEC_ERR_ARG, "up to %d points to compare, and not with a sweep", REPLAY_TUNE_MAX_POINTS);
     exec_status s = EXEC_OK;
     double *samples = NULL;
     void **inst = NULL;
@@ -557,7 +623,7 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     }
     h->hooks = &P.hooks;
     r->cores = exec_cores();
-    r->budget_s = o->sweep ? 0 : budget;
+    r->budget_s = fixed ? 0 : budget;
     topology(r->cores, &r->physical, &r->sockets);
     const char *bind_why = NULL;
     r->nbinds = offered_binds(r->cores, r->binds, &bind_why);
@@ -567,6 +633,26 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     int batches[16];
     for (int i = 0; i < nb && i < 16; i++)
         batches[i] = o->nbatches > 0 && !t->batch_fixed ? o->batches[i] : B0;
+    /* the points to compare: the defaults' value for a knob not given; each must run here as given */
+    replay_tune_knobs points[REPLAY_TUNE_MAX_POINTS];
+    for (int i = 0; i < o->npoints; i++) {
+        replay_tune_knobs *k = &points[i];
+        *k = o->points[i];
+        k->threads = k->threads > 0 ? k->threads : r->cores;
+        k->inter = k->inter > 0 ? k->inter : 1;
+        k->conv_algo = k->conv_algo != EXEC_CONV_DEFAULT ? k->conv_algo : EXEC_CONV_AUTO;
+        k->bind = k->bind != EXEC_BIND_DEFAULT ? k->bind : EXEC_BIND_NONE;
+        k->batch = k->batch > 0 ? k->batch : B0;
+        if (k->batch != B0 && t->batch_fixed) {
+            s = exec_fail(EXEC_ERR_ARG, "--batch %d: a trace's batch is its own (%d)", k->batch, B0);
+            goto end;
+        }
+        const char *why = exec_bind_unavailable(k->bind); /* as fathom run refuses it */
+        if (why) {
+            s = exec_fail(EXEC_ERR_ARG, "--bind %s cannot take effect here: %s", exec_bind_name(k->bind), why);
+            goto end;
+        }
+    }
 
     /* 1. measurements */
     int levels[REPLAY_TUNE_MAX_LEVELS], nl = 0;
@@ -585,8 +671,8 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     int got[REPLAY_TUNE_MAX_LEVELS] = { 0 };
     for (int pass = 0; pass < nl; pass++) {
         int li = pass == 0 ? 0 : pass == 1 ? nl - 1 : pass - 1;
-        if (pass > 1 && (o->sweep || now_s() - t0 > 0.2 * budget))
-            break; /* the sweep measures every point anyway; the tuner keeps its budget */
+        if (pass > 1 && (fixed || now_s() - t0 > 0.2 * budget))
+            break; /* a sweep measures every point anyway; the tuner keeps its budget */
         replay_tune_knobs k = {
             .threads = levels[li], .inter = 1, .conv_algo = EXEC_CONV_AUTO, .bind = EXEC_BIND_NONE, .batch = B0
         };
@@ -655,7 +741,7 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     int doubt = 0;
     for (int i = 0; i < r->ntop; i++)
         doubt |= r->top[i].share >= 0.1 && r->top[i].intensity >= 1 && r->top[i].intensity <= 64;
-    if (doubt && !o->sweep) {
+    if (doubt && !fixed) {
         double c0 = now_s();
         progress(o, "measuring the machine's ceilings");
         if ((s = ceilings(&r->peak_gflops, &r->peak_gbs)))
@@ -768,6 +854,9 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
                             }
                         }
         }
+    } else if (o->npoints > 0) {
+        for (int i = 0; i < o->npoints; i++)
+            add_cand(r, &points[i], "compared", 0);
     } else {
         /* (threads, inter) pairs ranked by the prediction (predict_step),
          * at the best level, all cores, and the level below the best (its
@@ -834,7 +923,7 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
         }
     }
     const double sample_ns = REPLAY_TUNE_SAMPLE_MS * 1e6;
-    if (!o->sweep) {
+    if (!fixed) {
         /* each candidate costs a warm-up step and a sample a round: keep as
          * many (defaults and vendors first, then by prediction) as leave
          * time for two rounds */
@@ -861,7 +950,7 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
         s = exec_fail(EXEC_ERR_NOMEM, "out of memory");
         goto end;
     }
-    int rounds_max = o->sweep ? (o->rounds > 0 ? o->rounds : 5) : TUNE_ROUNDS;
+    int rounds_max = fixed ? (o->rounds > 0 ? o->rounds : 5) : TUNE_ROUNDS;
     if (rounds_max > MAX_ROUNDS)
         rounds_max = MAX_ROUNDS;
     /* every point stays open (its model built, warmed up) so that rounds
@@ -922,7 +1011,7 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
         active[i] = 1;
     for (int round = 0; round < rounds_max && !s; round++) {
         double rt0 = now_s();
-        if (!o->sweep && round >= 1 && now_s() - t0 + per_round > budget)
+        if (!fixed && round >= 1 && now_s() - t0 + per_round > budget)
             break;
         round_order(r->n, hid, 2 * h->n, &rng, order);
         for (int j = 0; j < r->n && !s; j++) {
@@ -944,9 +1033,9 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
         r->rounds++;
         per_round = now_s() - rt0;
         int tie = 0;
-        if (!o->sweep && r->rounds >= 2 && race(samples, MAX_ROUNDS, r->c, r->n, active, &tie) <= 1)
+        if (!fixed && r->rounds >= 2 && race(samples, MAX_ROUNDS, r->c, r->n, active, &tie) <= 1)
             break;
-        if (!o->sweep && tie)
+        if (!fixed && tie)
             break;
     }
     r->measure_s = now_s() - m0;
@@ -970,7 +1059,7 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
      * ms and direct 1.97 in the tuner, 2.20-2.22 and 2.08-2.11 in two
      * sweeps, direct the best of both), where a forced one's time does not
      * hang on it */
-    if (!o->sweep && r->c[r->best].k.conv_algo == EXEC_CONV_AUTO) {
+    if (!fixed && r->c[r->best].k.conv_algo == EXEC_CONV_AUTO) {
         int f = -1;
         for (int i = 0; i < r->n; i++)
             if (r->c[i].k.conv_algo != EXEC_CONV_AUTO && r->c[i].rounds > 0 &&

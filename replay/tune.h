@@ -39,7 +39,10 @@
  *      REPLAY_TUNE_TIE of a fastest auto point (auto's per-shape choices
  *      are timed anew in every process).
  * With `sweep` it measures every point of the knob space instead, with the
- * same samples (the exhaustive baseline of tests/bench/bench_tune). */
+ * same samples (the exhaustive baseline of tests/bench/bench_tune); with
+ * `points`, the points given (settings to compare, as `fathom run`'s flags:
+ * replay_tune_point_parse), beside the defaults and the vendors' settings,
+ * in the same rounds. */
 #ifndef FATHOM_REPLAY_TUNE_H
 #define FATHOM_REPLAY_TUNE_H
 #include "exec/exec.h"
@@ -76,6 +79,7 @@ typedef struct replay_tune_target {
 } replay_tune_target;
 
 #define REPLAY_TUNE_MAX_CANDIDATES 1024 /* a sweep of more points is an error */
+#define REPLAY_TUNE_MAX_POINTS 16       /* points given to compare */
 #define REPLAY_TUNE_MAX_LEVELS 16
 #define REPLAY_TUNE_MAX_LINES 12
 #define REPLAY_TUNE_SAMPLE_MS 10.0       /* a measured sample: steps enough to last this long */
@@ -87,8 +91,14 @@ typedef struct replay_tune_opts {
     double budget_s;    /* wall-clock budget (> 0) */
     const int *batches; /* batches to try (NULL/0: the target's); not for a fixed batch */
     int nbatches;
-    int sweep;      /* 1: every point of the knob space, `rounds` rounds, no budget */
-    int rounds;     /* sweep rounds (0: 5) */
+    int sweep;  /* 1: every point of the knob space, `rounds` rounds, no budget */
+    int rounds; /* rounds of a sweep or of given points (0: 5) */
+    /* Measures these points instead (and the defaults and the vendors'
+     * settings), `rounds` rounds, no race, no budget: an A/B of given
+     * settings in alternating rounds. A knob left 0 (or *_DEFAULT) takes
+     * the defaults' value. At most REPLAY_TUNE_MAX_POINTS; not with sweep. */
+    const replay_tune_knobs *points;
+    int npoints;
     FILE *progress; /* a terminal for "\r" progress lines, or NULL */
 } replay_tune_opts;
 
@@ -142,6 +152,12 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
 
 /* `--threads T --inter M --conv-algo A --bind B [--batch B]`: flags of `fathom run`. */
 void replay_tune_flags(const replay_tune_knobs *k, int with_batch, char *buf, size_t len);
+
+/* The reverse, for a point to compare: "--threads 1 --bind close" (any of
+ * the five flags, "--flag value" or "--flag=value"; a later one wins) into
+ * *k, the knobs not named left 0 (the defaults'). EXEC_ERR_ARG on an
+ * unknown flag, a missing or bad value, or no flag at all. */
+exec_status replay_tune_point_parse(const char *flags, replay_tune_knobs *k);
 
 /* A target that replays a program rebuilt from a trace (built, with data
  * flow); p is borrowed. Fails when the program has no data flow. */

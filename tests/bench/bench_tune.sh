@@ -17,15 +17,22 @@
 # point's step time in the first sweep over the first sweep's best: what a
 # perfect pick scores against this judge, the floor of pick/best on this
 # machine at this load; "pick/b2" the pick's ratio judged by the second
-# sweep. The totals at the end count the rows within 3% for each.
+# sweep.
+# The duel: where the pick is not the sweep's best point, the two are
+# measured again in a process of their own, alternating, DUEL rounds each
+# (`fathom tune --compare`); "duel" is the pick's median over the best's.
+# The sweep's best is the fastest of many noisy points, so its time in the
+# sweep is biased low (the winner's curse); measured again beside the pick
+# it is not. The totals at the end count the rows within 3% for each judge.
 # Env: BUDGET (tuner, seconds; default 20), ROUNDS (sweep rounds per point;
 # default 5), PRESET (default small), CONTROL (1: the second sweep; 0: none),
-# OUT (a folder for the JSON; default a temporary one). Benchmark only
-# (label bench): the numbers depend on the machine and its load.
+# DUEL (rounds of the duel; default 20; 0: none), OUT (a folder for the
+# JSON; default a temporary one). Benchmark only (label bench): the numbers
+# depend on the machine and its load.
 set -u
 FATHOM=$1
 shift
-BUDGET=${BUDGET:-20} ROUNDS=${ROUNDS:-5} PRESET=${PRESET:-small} CONTROL=${CONTROL:-1}
+BUDGET=${BUDGET:-20} ROUNDS=${ROUNDS:-5} PRESET=${PRESET:-small} CONTROL=${CONTROL:-1} DUEL=${DUEL:-20}
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 : >"$OUT/rows"
@@ -51,8 +58,8 @@ cpu_speeds() {
     echo "${out# }"
 }
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); a fixed loop on each CPU, ms: $(cpu_speeds)"
-printf '%-18s %6s %-22s %9s %6s %-22s %9s %6s %8s %4s %7s %7s %6s %7s %8s %7s %7s\n' workload points "sweep best" "best ms" \
-    spread "tuner pick" "pick ms" spread "pick/bst" tie "sweep s" "tune s" "ratio" "x dflt" "x vendor" "ctl/bst" "pick/b2"
+printf '%-18s %6s %-22s %9s %6s %-22s %9s %6s %8s %4s %7s %7s %6s %7s %8s %7s %7s %6s\n' workload points "sweep best" "best ms" \
+    spread "tuner pick" "pick ms" spread "pick/bst" tie "sweep s" "tune s" "ratio" "x dflt" "x vendor" "ctl/bst" "pick/b2" duel
 fails=0
 sweep() { # sweep MODEL MODE FILE
     "$FATHOM" tune "$1" --mode "$2" --preset "$PRESET" --sweep --rounds "$ROUNDS" --format json >"$3" 2>"$OUT/err"
@@ -71,15 +78,28 @@ for spec in $specs; do
         ctl=$OUT/$m-$mode-sweep2.json
     fi
     sweep_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') tune_s=$(awk -v a="$t1" -v b="$t2" 'BEGIN { print b - a }')
+    # the duel: the pick and the sweep's best again, alone, in one process
+    duel=
+    pick=$(jq -r '.recommendation.knobs' "$OUT/$m-$mode-tune.json")
+    best=$(jq -r --argjson k "$pick" '.candidates | max_by(.samples_per_s) | if .knobs == $k then "" else .flags end' \
+        "$OUT/$m-$mode-sweep.json")
+    if [ "$DUEL" -gt 0 ] && [ -n "$best" ]; then
+        "$FATHOM" tune "$m" --mode "$mode" --preset "$PRESET" --compare "$best" \
+            --compare "$(jq -r .recommendation.flags "$OUT/$m-$mode-tune.json")" --rounds "$DUEL" --format json \
+            >"$OUT/$m-$mode-duel.json" 2>"$OUT/err" || { echo "$m $mode: duel failed: $(cat "$OUT/err")"; fails=$((fails + 1)); continue; }
+        duel=$OUT/$m-$mode-duel.json
+    fi
     # the pick's time in the sweep (the same point of the knob space); the
     # control sweep's best there; the pick's ratio in the control sweep
-    jq -r --slurpfile t "$OUT/$m-$mode-tune.json" --slurpfile cs "${ctl:-/dev/null}" \
+    jq -r --slurpfile t "$OUT/$m-$mode-tune.json" --slurpfile cs "${ctl:-/dev/null}" --slurpfile d "${duel:-/dev/null}" \
         --arg sw "$sweep_s" --arg tu "$tune_s" --arg w "$m $mode" '
         ($t[0].recommendation.knobs) as $k | ($cs[0]) as $c
         | def short: "t\(.threads) i\(.inter) \(.conv_algo) \(.bind) b\(.batch)";
           def best: min_by(.samples_per_s | -.);
           def at($knobs): map(select(.knobs == $knobs)) | first;
         (.candidates | best) as $b
+        | (if $d[0] then ($d[0].candidates | (at($b.knobs).samples_per_s / at($k).samples_per_s))
+           elif $b.knobs == $k then 1 else -1 end) as $duel
         | (.candidates | at($k)) as $p
         | (if $c then (.candidates | at($c.candidates | best | .knobs)) else null end) as $cb
         | (if $c then ($c.candidates | at($k)) else null end) as $p2
@@ -89,16 +109,18 @@ for spec in $specs; do
            ($sw | tonumber), ($tu | tonumber), (($tu | tonumber) / ($sw | tonumber)),
            $t[0].recommendation.speedup_defaults, $t[0].recommendation.speedup_vendors,
            (if $cb then ($b.samples_per_s / $cb.samples_per_s) else -1 end),
-           (if $p2 then (($c.candidates | best | .samples_per_s) / $p2.samples_per_s) else -1 end)]
+           (if $p2 then (($c.candidates | best | .samples_per_s) / $p2.samples_per_s) else -1 end), $duel]
         | map(tostring) | join("\t")' \
         "$OUT/$m-$mode-sweep.json" | tee -a "$OUT/rows" |
-        awk -F'\t' '{ printf "%-18s %6d %-22s %9.2f %6.3f %-22s %9.2f %6.3f %8.3f %4s %7.1f %7.1f %6.3f %7.2f %8.2f %7.3f %7.3f\n",
-                      $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 }'
+        awk -F'\t' '{ printf "%-18s %6d %-22s %9.2f %6.3f %-22s %9.2f %6.3f %8.3f %4s %7.1f %7.1f %6.3f %7.2f %8.2f %7.3f %7.3f %6.3f\n",
+                      $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18 }'
 done
 # the totals from the unrounded values (a pick/best printed 1.030 may be 1.0302: not within 3%)
 if [ -s "$OUT/rows" ]; then
-    awk -F'\t' '{ n++; p += $9 >= 0 && $9 <= 1.03; q += $13 <= 0.25; if ($16 > 0) { c++; cc += $16 <= 1.03; p2 += $17 <= 1.03 } }
+    awk -F'\t' '{ n++; p += $9 >= 0 && $9 <= 1.03; q += $13 <= 0.25; if ($16 > 0) { c++; cc += $16 <= 1.03; p2 += $17 <= 1.03 }
+                   if ($18 > 0) { dn++; d += $18 <= 1.03 } }
          END { printf "within 3%%: the pick %d of %d rows", p, n;
+               if (dn) printf ", the pick judged by the duel %d of %d", d, dn;
                if (c) printf ", the pick judged by the control sweep %d of %d, the control sweep'"'"'s best %d of %d", p2, c, cc, c;
                printf "; tune/sweep at most 0.25: %d of %d\n", q, n }' "$OUT/rows"
 fi

@@ -53,6 +53,22 @@ jq -e '.machine.cores as $c
        and .recommendation.step_ms == ([.candidates[].step_ms] | min)' "$T/s.json" >/dev/null ||
     fail "tune --sweep: not every point of the knob space with 3 samples: $(jq -c '[.machine, [.candidates[] | [.flags, .rounds]]]' "$T/s.json")"
 
+# --compare: the settings given (the knobs not named the defaults'), beside the defaults, --rounds
+# samples each, the recommendation the fastest of them
+"$FATHOM" tune memnet --mode infer --preset tiny --compare '--threads 1 --bind none' --compare '--inter=2 --batch 8' \
+    --rounds 3 --format json >"$T/c.json" 2>"$T/err" || fail "tune --compare: $(cat "$T/err")"
+jq -e '.machine.cores as $c
+       | (.candidates | length) == (if $c == 1 then 2 else 3 end)
+       and ([.candidates[].rounds] | all(. == 3))
+       and ([.candidates[] | select(.role == "compared") | .knobs]
+            | index({threads: 1, inter: 1, conv_algo: "auto", bind: "none", batch: 32}) != null)
+       and ([.candidates[] | select(.role == "compared") | .knobs]
+            | index({threads: $c, inter: 2, conv_algo: "auto", bind: "none", batch: 8}) != null)
+       and ([.candidates[].role] | map(test("defaults")) | any)
+       and .recommendation.knobs == (.candidates | max_by(.samples_per_s) | .knobs)' "$T/c.json" >/dev/null ||
+    fail "tune --compare: not the two points given and the defaults, 3 samples each: $(jq -c '[.machine.cores, [.candidates[] | [.role, .flags, .rounds]]]' "$T/c.json")"
+run_flags "memnet --compare" $(jq -r .recommendation.command "$T/c.json")
+
 # a convolutional MODEL, text, with batches: the recommendation line runs
 "$FATHOM" tune alexnet --preset tiny --budget 8 --batches 8,16 >"$T/b.txt" 2>"$T/err" || fail "tune alexnet: $(cat "$T/err")"
 grep -q '^  convolution algorithm' "$T/b.txt" || fail "tune alexnet: no line about the convolution algorithm"
@@ -145,3 +161,15 @@ grep -q 'no data flow' "$T/err" || fail "schema 1: the error does not say so"
 expect_error "batches for a trace" "$T/memnet.tar.zst" --batches 4,8
 expect_error "bad batches" autoenc --batches 4,,8
 expect_error "no target" --budget 5
+expect_error "--compare, unknown flag" memnet --compare '--thread 2'
+expect_error "--compare, no value" memnet --compare '--threads'
+expect_error "--compare, bad algorithm" memnet --compare '--conv-algo fastest'
+expect_error "--compare, nothing" memnet --compare ''
+expect_error "--compare with --sweep" memnet --sweep --compare '--threads 1'
+expect_error "--compare with --batches" memnet --batches 8,16 --compare '--threads 1'
+expect_error "--compare, a trace's batch" "$T/memnet.tar.zst" --compare '--batch 7'
+if OMP_PROC_BIND=close "$FATHOM" tune memnet --compare '--bind close' >"$T/out" 2>"$T/err"; then
+    fail "--compare --bind close under OMP_PROC_BIND: exit status 0"
+fi
+[ "$(wc -l <"$T/err")" = 1 ] && grep -q 'cannot take effect' "$T/err" ||
+    fail "--compare --bind close under OMP_PROC_BIND: $(cat "$T/err")"
