@@ -1,6 +1,7 @@
 /* tune.c -- `fathom tune`'s engine (see tune.h): measurements, proposals,
  * alternating measured runs. */
 #include "replay/tune.h"
+#include "replay/tune_race.h"
 
 #include "base/alloc.h"
 #include "tracer/critpath.h"
@@ -303,59 +304,6 @@ static void line(replay_tune_result *r, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(r->lines[r->nlines++], sizeof r->lines[0], fmt, ap);
     va_end(ap);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median (of an even count the lower middle one: with two samples, one
- * that a busy moment stretched tenfold does not make the median five times
- * the other), fastest and slowest of candidate c's samples, per sample of
- * its batch. */
-static void stats(const double *v, const replay_tune_cand *c, double *med, double *mn, double *mx)
-{
-    double w[64];
-    int k = c->rounds;
-    memcpy(w, v, (size_t)k * sizeof *w);
-    qsort(w, (size_t)k, sizeof w[0], cmp_double);
-    double b = c->k.batch > 0 ? c->k.batch : 1;
-    *med = w[(k - 1) / 2] / b;
-    *mn = w[0] / b, *mx = w[k - 1] / b;
-}
-
-/* Racing, after each round: a candidate whose fastest sample is slower than
- * the leader's (the lowest median's) slowest is out; its samples so far give
- * its median. Returns the candidates still in; *tie is set when every one of
- * them is within REPLAY_TUNE_TIE of the leader's median. */
-static int race(const double *samples, int stride, const replay_tune_cand *c, int n, int *active, int *tie)
-{
-    int lead = -1;
-    double lead_max = 0, lead_med = 0;
-    for (int i = 0; i < n; i++) {
-        double med, mn, mx;
-        if (!active[i] || !c[i].rounds)
-            continue;
-        stats(samples + (size_t)i * stride, &c[i], &med, &mn, &mx);
-        if (lead < 0 || med < lead_med)
-            lead = i, lead_med = med, lead_max = mx;
-    }
-    int in = 0;
-    *tie = 1;
-    for (int i = 0; i < n; i++) {
-        double med, mn, mx;
-        if (!active[i] || !c[i].rounds)
-            continue;
-        stats(samples + (size_t)i * stride, &c[i], &med, &mn, &mx);
-        if (i != lead && mn > lead_max)
-            active[i] = 0;
-        else if (med > lead_med * (1 + REPLAY_TUNE_TIE))
-            *tie = 0;
-        in += active[i];
-    }
-    return in;
 }
 
 /* The op time per step predicted at t intra-op threads: the nearest
@@ -1033,7 +981,7 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
         r->rounds++;
         per_round = now_s() - rt0;
         int tie = 0;
-        if (!fixed && r->rounds >= 2 && race(samples, MAX_ROUNDS, r->c, r->n, active, &tie) <= 1)
+        if (!fixed && r->rounds >= 2 && replay_tune_race(samples, MAX_ROUNDS, r->c, r->n, active, &tie) <= 1)
             break;
         if (!fixed && tie)
             break;
@@ -1045,7 +993,7 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     r->best = 0;
     for (int i = 0; i < r->n; i++) {
         double med, mn, mx;
-        stats(samples + (size_t)i * MAX_ROUNDS, &r->c[i], &med, &mn, &mx);
+        replay_tune_stats(samples + (size_t)i * MAX_ROUNDS, &r->c[i], &med, &mn, &mx);
         double b = r->c[i].k.batch > 0 ? r->c[i].k.batch : 1;
         r->c[i].per_sample_ns = med;
         r->c[i].median_ns = med * b, r->c[i].min_ns = mn * b, r->c[i].max_ns = mx * b;

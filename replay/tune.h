@@ -32,7 +32,8 @@
  *      workers is released before a point without them, as no idle
  *      OpenMP team may sit beside a measured one, exec_workers_release);
  *      from the second round a candidate whose fastest sample is slower
- *      than the leader's slowest drops out, and the race ends when the
+ *      than the leader's slowest by more than REPLAY_TUNE_TIE drops out,
+ *      and the race ends when the
  *      candidates left are within REPLAY_TUNE_TIE of the leader (a tie) --
  *      or after five rounds, or at the budget; it recommends the fastest by
  *      median time per sample, or a forced convolution algorithm within

@@ -1,0 +1,65 @@
+/* tune_race.c -- the statistics of the tuner's measured rounds and the
+ * race that ends them (see tune_race.h). */
+#include "replay/tune_race.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median (of an even count the lower middle one: with two samples, one
+ * that a busy moment stretched tenfold does not make the median five times
+ * the other), fastest and slowest of candidate c's samples, per sample of
+ * its batch. */
+void replay_tune_stats(const double *v, const replay_tune_cand *c, double *med, double *mn, double *mx)
+{
+    double w[64];
+    int k = c->rounds < 64 ? c->rounds : 64;
+    memcpy(w, v, (size_t)k * sizeof *w);
+    qsort(w, (size_t)k, sizeof w[0], cmp_double);
+    double b = c->k.batch > 0 ? c->k.batch : 1;
+    *med = w[(k - 1) / 2] / b;
+    *mn = w[0] / b, *mx = w[k - 1] / b;
+}
+
+/* Racing, after each round: a candidate whose fastest sample is slower than
+ * the leader's (the lowest median's) slowest by more than REPLAY_TUNE_TIE
+ * is out; its samples so far give its median. Without the margin, two
+ * samples each put one of two equal points out one time in three (each
+ * point's pair wholly above the other's, 1/6 each way): vgg's training,
+ * two inter-op workers 4% faster than one in a duel of 20 rounds and 1-3%
+ * in two sweeps, was out after two rounds (fastest 20.99 ms, the
+ * defaults' slowest 20.70). Returns the candidates still in; *tie is set
+ * when every one of them is within REPLAY_TUNE_TIE of the leader's
+ * median. */
+int replay_tune_race(const double *samples, int stride, const replay_tune_cand *c, int n, int *active, int *tie)
+{
+    int lead = -1;
+    double lead_max = 0, lead_med = 0;
+    for (int i = 0; i < n; i++) {
+        double med, mn, mx;
+        if (!active[i] || !c[i].rounds)
+            continue;
+        replay_tune_stats(samples + (size_t)i * stride, &c[i], &med, &mn, &mx);
+        if (lead < 0 || med < lead_med)
+            lead = i, lead_med = med, lead_max = mx;
+    }
+    int in = 0;
+    *tie = 1;
+    for (int i = 0; i < n; i++) {
+        double med, mn, mx;
+        if (!active[i] || !c[i].rounds)
+            continue;
+        replay_tune_stats(samples + (size_t)i * stride, &c[i], &med, &mn, &mx);
+        if (i != lead && mn > lead_max * (1 + REPLAY_TUNE_TIE))
+            active[i] = 0;
+        else if (med > lead_med * (1 + REPLAY_TUNE_TIE))
+            *tie = 0;
+        in += active[i];
+    }
+    return in;
+}

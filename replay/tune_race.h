@@ -1,0 +1,20 @@
+/* tune_race.h -- the tuner's measured rounds: each candidate's samples
+ * (one per round, per step, of its batch), their statistics and the race
+ * that ends the rounds early (replay_tune; fathom-tune(1), --budget). Pure
+ * functions of the samples, so that a test can hand them any. */
+#ifndef FATHOM_REPLAY_TUNE_RACE_H
+#define FATHOM_REPLAY_TUNE_RACE_H
+#include "replay/tune.h"
+
+/* Candidate c's c->rounds samples v (at most 64): *med the median (the
+ * lower middle of an even count), *mn the fastest, *mx the slowest, each
+ * per sample of c's batch. */
+void replay_tune_stats(const double *v, const replay_tune_cand *c, double *med, double *mn, double *mx);
+
+/* After a round: samples[i * stride ...] are candidate i's; active[i]
+ * cleared for each one out (its fastest sample slower than the leader's --
+ * the lowest median's -- slowest by more than REPLAY_TUNE_TIE). Returns the
+ * candidates still in; *tie set when each is within REPLAY_TUNE_TIE of the
+ * leader's median. */
+int replay_tune_race(const double *samples, int stride, const replay_tune_cand *c, int n, int *active, int *tie);
+#endif

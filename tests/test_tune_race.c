@@ -1,0 +1,109 @@
+/* test_tune_race.c -- the tuner's race over its measured rounds, on
+ * samples made by hand: a candidate near the leader stays in for another
+ * round (its pair of samples just above the leader's is the noise of two
+ * samples, vgg's training on this VM), one clearly slower drops out, a tie
+ * ends the race, and the statistics (median, fastest, slowest per sample of
+ * the batch). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+
+#include "replay/tune_race.h"
+
+enum { STRIDE = 64 };
+
+static replay_tune_cand cand(int rounds, int batch)
+{
+    return (replay_tune_cand){ .k = { .threads = 2, .inter = 1, .batch = batch }, .rounds = rounds };
+}
+
+static void test_stats(void **state)
+{
+    (void)state;
+    double med, mn, mx;
+    replay_tune_cand c = cand(2, 1);
+    const double two[] = { 64.0, 20.0 }; /* a busy moment stretched one sample */
+    replay_tune_stats(two, &c, &med, &mn, &mx);
+    assert_true(med == 20.0 && mn == 20.0 && mx == 64.0); /* of two, the faster */
+    c = cand(5, 8);
+    const double five[] = { 88, 80, 96, 72, 104 };
+    replay_tune_stats(five, &c, &med, &mn, &mx);
+    assert_true(med == 11.0 && mn == 9.0 && mx == 13.0); /* per sample of a batch of 8 */
+    c = cand(4, 1);
+    const double four[] = { 4, 1, 3, 2 };
+    replay_tune_stats(four, &c, &med, &mn, &mx);
+    assert_true(med == 2.0); /* the lower middle */
+}
+
+/* vgg small training, the tuner's two rounds (ms a step, batch 8): the
+ * defaults, two inter-op workers (4% faster in a duel of 20 rounds), bound
+ * and im2col. */
+static void test_near_stays_far_drops(void **state)
+{
+    (void)state;
+    double s[4 * STRIDE] = { 0 };
+    const double v[4][2] = { { 20.22, 20.70 }, { 20.99, 21.78 }, { 21.83, 22.13 }, { 26.82, 28.25 } };
+    replay_tune_cand c[4];
+    int active[4];
+    for (int i = 0; i < 4; i++) {
+        s[i * STRIDE] = v[i][0], s[i * STRIDE + 1] = v[i][1];
+        c[i] = cand(2, 8), active[i] = 1;
+    }
+    int tie = -1, in = replay_tune_race(s, STRIDE, c, 4, active, &tie);
+    print_message(
+        "in %d: defaults %d, two workers %d (fastest %.2f, the defaults' slowest %.2f), bound %d, im2col %d\n", in,
+        active[0], active[1], v[1][0], v[0][1], active[2], active[3]);
+    assert_int_equal(in, 2);
+    assert_true(active[0] && active[1]);   /* 20.99 against 20.70: within the tie's margin */
+    assert_true(!active[2] && !active[3]); /* 21.83 and 26.82: slower than 20.70 by more than 1.5% */
+    assert_int_equal(tie, 0);              /* two workers' median is 3.8% off the leader's */
+
+    /* three more rounds: the two workers' samples as the duel had them */
+    const double more[3][2] = { { 20.10, 19.40 }, { 20.40, 19.30 }, { 20.05, 19.45 } };
+    for (int r = 0; r < 3; r++) {
+        s[2 + r] = more[r][0], s[STRIDE + 2 + r] = more[r][1];
+        c[0].rounds++, c[1].rounds++;
+        in = replay_tune_race(s, STRIDE, c, 4, active, &tie);
+    }
+    double m0, m1, x;
+    replay_tune_stats(s, &c[0], &m0, &x, &x);
+    replay_tune_stats(s + STRIDE, &c[1], &m1, &x, &x);
+    print_message("after 5 rounds, a sample of the batch: defaults %.3f ms, two workers %.3f ms; in %d\n", m0, m1, in);
+    assert_true(m1 < m0);    /* the leader now */
+    assert_int_equal(in, 2); /* the defaults within the margin of its slowest */
+}
+
+static void test_tie(void **state)
+{
+    (void)state;
+    double s[3 * STRIDE] = { 0 };
+    const double v[3][2] = { { 10.0, 10.4 }, { 10.1, 10.3 }, { 10.14, 10.5 } };
+    replay_tune_cand c[3];
+    int active[3];
+    for (int i = 0; i < 3; i++) {
+        s[i * STRIDE] = v[i][0], s[i * STRIDE + 1] = v[i][1];
+        c[i] = cand(2, 1), active[i] = 1;
+    }
+    int tie = 0;
+    assert_int_equal(replay_tune_race(s, STRIDE, c, 3, active, &tie), 3);
+    assert_int_equal(tie, 1); /* 10.1 and 10.14 within 1.5% of 10.0 */
+    s[2 * STRIDE] = 10.2;     /* 2% off: no tie, but within the margin of the leader's slowest */
+    assert_int_equal(replay_tune_race(s, STRIDE, c, 3, active, &tie), 3);
+    assert_int_equal(tie, 0);
+    s[2 * STRIDE] = 10.6, s[2 * STRIDE + 1] = 10.7; /* beyond 10.4 x 1.015: out; the rest a tie */
+    assert_int_equal(replay_tune_race(s, STRIDE, c, 3, active, &tie), 2);
+    assert_true(!active[2] && tie == 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_near_stays_far_drops),
+        cmocka_unit_test(test_tie),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
