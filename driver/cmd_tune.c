@@ -319,6 +319,9 @@ int cmd_tune(int argc, char **argv)
     }
     if (!name)
         return cli_usage_error("tune", "which model or trace? (see 'fathom list')");
+    if (rounds && !sweep && !npoints)
+        return cli_usage_error("tune", "--rounds applies to --sweep and --compare (the tuner races its rounds within "
+                                       "--budget)");
     if (npoints && sweep)
         return cli_usage_error("tune", "--compare measures the settings given, --sweep every point: not both");
     if (npoints && nbatches)

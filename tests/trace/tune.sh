@@ -167,6 +167,7 @@ expect_error "--compare, bad algorithm" memnet --compare '--conv-algo fastest'
 expect_error "--compare, nothing" memnet --compare ''
 expect_error "--compare with --sweep" memnet --sweep --compare '--threads 1'
 expect_error "--compare with --batches" memnet --batches 8,16 --compare '--threads 1'
+expect_error "--rounds for the tuner" memnet --rounds 3
 expect_error "--compare, a trace's batch" "$T/memnet.tar.zst" --compare '--batch 7'
 if OMP_PROC_BIND=close "$FATHOM" tune memnet --compare '--bind close' >"$T/out" 2>"$T/err"; then
     fail "--compare --bind close under OMP_PROC_BIND: exit status 0"
