@@ -26,13 +26,15 @@
 # it is not. The totals at the end count the rows within 3% for each judge.
 # Env: BUDGET (tuner, seconds; default 20), ROUNDS (sweep rounds per point;
 # default 5), PRESET (default small), CONTROL (1: the second sweep; 0: none),
-# DUEL (rounds of the duel; default 20; 0: none), OUT (a folder for the
-# JSON; default a temporary one). Benchmark only (label bench): the numbers
+# DUEL (rounds of the duel; default 20; 0: none), BATCHES (multiples of
+# each model's batch at the preset, "0.5 1 2": the batch joins the knob
+# space, `--batches`, judged by time per sample; default none), OUT (a
+# folder for the JSON; default a temporary one). Benchmark only (label bench): the numbers
 # depend on the machine and its load.
 set -u
 FATHOM=$1
 shift
-BUDGET=${BUDGET:-20} ROUNDS=${ROUNDS:-5} PRESET=${PRESET:-small} CONTROL=${CONTROL:-1} DUEL=${DUEL:-20}
+BUDGET=${BUDGET:-20} ROUNDS=${ROUNDS:-5} PRESET=${PRESET:-small} CONTROL=${CONTROL:-1} DUEL=${DUEL:-20} BATCHES=${BATCHES:-}
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 : >"$OUT/rows"
@@ -62,14 +64,21 @@ printf '%-18s %6s %-22s %9s %6s %-22s %9s %6s %8s %4s %7s %7s %6s %7s %8s %7s %7
     spread "tuner pick" "pick ms" spread "pick/bst" tie "sweep s" "tune s" "ratio" "x dflt" "x vendor" "ctl/bst" "pick/b2" duel
 fails=0
 sweep() { # sweep MODEL MODE FILE
-    "$FATHOM" tune "$1" --mode "$2" --preset "$PRESET" --sweep --rounds "$ROUNDS" --format json >"$3" 2>"$OUT/err"
+    "$FATHOM" tune "$1" --mode "$2" --preset "$PRESET" $batches --sweep --rounds "$ROUNDS" --format json >"$3" 2>"$OUT/err"
 }
+"$FATHOM" list --format json >"$OUT/models.json" || exit 1
 for spec in $specs; do
-    m=${spec%%:*} mode=${spec#*:}
+    m=${spec%%:*} mode=${spec#*:} batches=
+    if [ -n "$BATCHES" ]; then # "--batches 16,32,64" from the preset's batch
+        batches="--batches $(jq -r --arg m "$m" --arg p "$PRESET" --arg x "$BATCHES" '
+            .[] | select(.name == $m) | .presets[$p].batch as $b
+            | [$x | splits(" +") | select(length > 0) | tonumber * $b | round | if . < 1 then 1 else . end]
+            | unique | map(tostring) | join(",")' "$OUT/models.json")"
+    fi
     t0=$(now)
     sweep "$m" "$mode" "$OUT/$m-$mode-sweep.json" || { echo "$m $mode: sweep failed: $(cat "$OUT/err")"; fails=$((fails + 1)); continue; }
     t1=$(now)
-    "$FATHOM" tune "$m" --mode "$mode" --preset "$PRESET" --budget "$BUDGET" --format json \
+    "$FATHOM" tune "$m" --mode "$mode" --preset "$PRESET" $batches --budget "$BUDGET" --format json \
         >"$OUT/$m-$mode-tune.json" 2>"$OUT/err" || { echo "$m $mode: tune failed: $(cat "$OUT/err")"; fails=$((fails + 1)); continue; }
     t2=$(now)
     ctl=
