@@ -869,6 +869,17 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
                 }
             }
         }
+        /* with batches, the defaults' settings at each batch too: the
+         * batch's own effect, whatever the profile predicted of the
+         * threads (autoenc's training: a noisy profile put 2 threads at
+         * 0.94x 1, so 2 threads and one worker, the sweeps' best at batch
+         * 256, was measured only at the defaults' 128; the pick, 128, was
+         * 6% slower in a duel) */
+        for (int b = 0; b < nb; b++) {
+            replay_tune_knobs k = def;
+            k.batch = batches[b];
+            add_cand(r, &k, "candidate", predict_step(r, def.threads, 1, rest) * batches[b] / B0);
+        }
     }
     const double sample_ns = REPLAY_TUNE_SAMPLE_MS * 1e6;
     if (!fixed) {

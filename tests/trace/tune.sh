@@ -91,6 +91,12 @@ if grep -q '^  inter-op workers up to' "$T/b.txt"; then
 fi
 cmd=$(sed -n 's/^recommendation: //p' "$T/b.txt")
 echo "$cmd" | grep -q -- '--batch \(8\|16\)' || fail "tune alexnet --batches: no batch in '$cmd'"
+# the defaults' settings are measured at each batch
+dflt=$(sed -n 's/^  defaults[ =a-z]*\(--threads [0-9]* --inter 1 --conv-algo auto --bind none\) --batch .*/\1/p' "$T/b.txt")
+[ -n "$dflt" ] || fail "tune alexnet: no defaults line: $(cat "$T/b.txt")"
+for b in 8 16; do
+    grep -q -- "$dflt --batch $b " "$T/b.txt" || fail "tune alexnet --batches 8,16: the defaults ($dflt) not measured at batch $b"
+done
 run_flags "alexnet" $cmd
 
 # a TRACE recorded here (tiny): replayed candidates, flags for fathom run
