@@ -188,14 +188,14 @@ static int print_json(const replay_tune_result *r, const replay_tune_target *t, 
     char cmd[700];
     snprintf(cmd, sizeof cmd, "%s %s", run_prefix, flags);
     json_t *root = json_pack(
-        "{s:i, s:s, s:i, s:{s:s, s:i, s:i, s:i, s:o}, s:{s:f, s:f, s:f, s:o, s:f, s:f, s:f, s:f, s:f, s:o}, s:o, s:o,"
+        "{s:i, s:s, s:s, s:i, s:{s:s, s:i, s:i, s:i, s:o}, s:{s:f, s:f, s:f, s:o, s:f, s:f, s:f, s:f, s:f, s:o}, s:o, s:o,"
         " s:i, s:f, s:f, s:{s:s, s:s, s:o, s:f, s:f, s:f, s:f, s:f}, s:f, s:f, s:f, s:f, s:{s:f, s:f, s:f, s:f}}",
-        "schema", 1, "target", t->what, "batch", t->batch, "machine", "cpu", exec_cpu_model(), "cores", r->cores,
-        "physical_cores", r->physical, "sockets", r->sockets, "binds", binds, "measured", "parallelism", r->parallelism,
-        "op_ms", r->op_ns / 1e6, "critical_ms", r->critical_ns / 1e6, "levels", levels, "conv_share", r->conv_share,
-        "peak_gflops", r->peak_gflops, "peak_gbs", r->peak_gbs, "ridge", r->ridge, "preempt_per_s", r->preempt_per_s,
-        "top", top, "proposals", lines, "candidates", cands, "rounds", r->rounds, "sample_ms", REPLAY_TUNE_SAMPLE_MS,
-        "settle_ms", r->settle_ms, "recommendation", "flags", flags, "command", cmd, "knobs",
+        "schema", 1, "mode", r->mode, "target", t->what, "batch", t->batch, "machine", "cpu", exec_cpu_model(), "cores",
+        r->cores, "physical_cores", r->physical, "sockets", r->sockets, "binds", binds, "measured", "parallelism",
+        r->parallelism, "op_ms", r->op_ns / 1e6, "critical_ms", r->critical_ns / 1e6, "levels", levels, "conv_share",
+        r->conv_share, "peak_gflops", r->peak_gflops, "peak_gbs", r->peak_gbs, "ridge", r->ridge, "preempt_per_s",
+        r->preempt_per_s, "top", top, "proposals", lines, "candidates", cands, "rounds", r->rounds, "sample_ms",
+        REPLAY_TUNE_SAMPLE_MS, "settle_ms", r->settle_ms, "recommendation", "flags", flags, "command", cmd, "knobs",
         knobs_json(&r->c[r->best].k), "step_ms", r->c[r->best].median_ns / 1e6, "defaults_ms",
         r->c[r->defaults].median_ns / 1e6, "vendors_ms", r->c[r->vendors].median_ns / 1e6, "speedup_defaults",
         speedup(r, r->defaults), "speedup_vendors", speedup(r, r->vendors), "measure_s", r->measure_s, "wall_s",

@@ -572,6 +572,7 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     h->hooks = &P.hooks;
     r->cores = exec_cores();
     r->budget_s = fixed ? 0 : budget;
+    r->mode = o->sweep ? "sweep" : o->npoints > 0 ? "compare" : "tune";
     topology(r->cores, &r->physical, &r->sockets);
     const char *bind_why = NULL;
     r->nbinds = offered_binds(r->cores, r->binds, &bind_why);

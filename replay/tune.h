@@ -145,7 +145,8 @@ typedef struct replay_tune_result {
      * starting and warming the other candidates, the alternating runs */
     double profile_s, ceilings_s, start_s;
     double settle_ms;       /* untimed steps before a sample after other threads ran (0: none, long steps) */
-    double budget_s;        /* asked for (0: a sweep) */
+    double budget_s;        /* asked for (0: a sweep or given points) */
+    const char *mode;       /* "tune", "sweep" or "compare" (given points) */
     double default_step_ns; /* a step at the defaults, profiled */
 } replay_tune_result;
 

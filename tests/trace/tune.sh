@@ -35,7 +35,7 @@ jq -e --argjson l "$limit" '.wall_s <= $l' "$T/a.json" >/dev/null || fail "tune 
 awk -v t="$took" -v l="$limit" 'BEGIN { exit !(t <= l + 1) }' || fail "tune autoenc --budget 6 took $took s"
 jq -e '.recommendation.knobs.bind and (.recommendation.flags | test("--bind (none|close|spread)"))
        and (.proposals | map(test("^thread binding")) | any) and (.machine.binds | index("none"))
-       and (.phases.profile_s > 0) and (.phases.measure_s > 0) and (.settle_ms >= 0)' "$T/a.json" >/dev/null ||
+       and (.phases.profile_s > 0) and (.phases.measure_s > 0) and (.settle_ms >= 0) and .mode == "tune"' "$T/a.json" >/dev/null ||
     fail "tune autoenc: no binding in the recommendation, its proposals or the machine, or no phase times"
 run_flags "autoenc" $(jq -r .recommendation.command "$T/a.json")
 note "autoenc: $(jq -r '"\(.recommendation.flags): \(.recommendation.speedup_defaults)x over the defaults, wall \(.wall_s) s"' "$T/a.json")"
@@ -50,7 +50,7 @@ jq -e '.machine.cores as $c
        | ($pts * (.machine.binds | length)) as $n
        | (.candidates | length) == $n and ([.candidates[].rounds] | all(. == 3))
        and ([.candidates[].knobs | "\(.threads) \(.inter) \(.bind)"] | unique | length) == $n
-       and .recommendation.step_ms == ([.candidates[].step_ms] | min)' "$T/s.json" >/dev/null ||
+       and .recommendation.step_ms == ([.candidates[].step_ms] | min) and .mode == "sweep"' "$T/s.json" >/dev/null ||
     fail "tune --sweep: not every point of the knob space with 3 samples: $(jq -c '[.machine, [.candidates[] | [.flags, .rounds]]]' "$T/s.json")"
 
 # --compare: the settings given (the knobs not named the defaults'), beside the defaults, --rounds
@@ -65,7 +65,7 @@ jq -e '.machine.cores as $c
        and ([.candidates[] | select(.role == "compared") | .knobs]
             | index({threads: $c, inter: 2, conv_algo: "auto", bind: "none", batch: 8}) != null)
        and ([.candidates[].role] | map(test("defaults")) | any)
-       and .recommendation.knobs == (.candidates | max_by(.samples_per_s) | .knobs)' "$T/c.json" >/dev/null ||
+       and .recommendation.knobs == (.candidates | max_by(.samples_per_s) | .knobs) and .mode == "compare"' "$T/c.json" >/dev/null ||
     fail "tune --compare: not the two points given and the defaults, 3 samples each: $(jq -c '[.machine.cores, [.candidates[] | [.role, .flags, .rounds]]]' "$T/c.json")"
 run_flags "memnet --compare" $(jq -r .recommendation.command "$T/c.json")
 
