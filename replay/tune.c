@@ -582,16 +582,17 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     int batches[16];
     for (int i = 0; i < nb && i < 16; i++)
         batches[i] = o->nbatches > 0 && !t->batch_fixed ? o->batches[i] : B0;
+    const replay_tune_knobs def = { r->cores, 1, EXEC_CONV_AUTO, EXEC_BIND_NONE, B0 }; /* fathom's defaults */
     /* the points to compare: the defaults' value for a knob not given; each must run here as given */
     replay_tune_knobs points[REPLAY_TUNE_MAX_POINTS];
     for (int i = 0; i < o->npoints; i++) {
         replay_tune_knobs *k = &points[i];
         *k = o->points[i];
-        k->threads = k->threads > 0 ? k->threads : r->cores;
-        k->inter = k->inter > 0 ? k->inter : 1;
-        k->conv_algo = k->conv_algo != EXEC_CONV_DEFAULT ? k->conv_algo : EXEC_CONV_AUTO;
-        k->bind = k->bind != EXEC_BIND_DEFAULT ? k->bind : EXEC_BIND_NONE;
-        k->batch = k->batch > 0 ? k->batch : B0;
+        k->threads = k->threads > 0 ? k->threads : def.threads;
+        k->inter = k->inter > 0 ? k->inter : def.inter;
+        k->conv_algo = k->conv_algo != EXEC_CONV_DEFAULT ? k->conv_algo : def.conv_algo;
+        k->bind = k->bind != EXEC_BIND_DEFAULT ? k->bind : def.bind;
+        k->batch = k->batch > 0 ? k->batch : def.batch;
         if (k->batch != B0 && t->batch_fixed) {
             s = exec_fail(EXEC_ERR_ARG, "--batch %d: a trace's batch is its own (%d)", k->batch, B0);
             goto end;
@@ -777,7 +778,6 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
 
     /* candidates: defaults and vendors first */
     double rest = one_step_ns / spr > r->op_ns ? one_step_ns / spr - r->op_ns : 0; /* time outside the ops */
-    replay_tune_knobs def = { r->cores, 1, EXEC_CONV_AUTO, EXEC_BIND_NONE, B0 };
     replay_tune_knobs ven = { r->physical, r->sockets, EXEC_CONV_AUTO, EXEC_BIND_NONE, B0 };
     add_cand(r, &def, "defaults", 0);
     add_cand(r, &ven, "vendors", 0);
