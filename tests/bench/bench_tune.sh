@@ -63,8 +63,11 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); a fixed loop on eac
 printf '%-18s %6s %-22s %9s %6s %-22s %9s %6s %8s %4s %7s %7s %6s %7s %8s %7s %7s %6s\n' workload points "sweep best" "best ms" \
     spread "tuner pick" "pick ms" spread "pick/bst" tie "sweep s" "tune s" "ratio" "x dflt" "x vendor" "ctl/bst" "pick/b2" duel
 fails=0
-sweep() { # sweep MODEL MODE FILE
-    "$FATHOM" tune "$1" --mode "$2" --preset "$PRESET" $batches --sweep --rounds "$ROUNDS" --format json >"$3" 2>"$OUT/err"
+tune() { # tune ARGS...: fathom tune on this row's workload, JSON
+    "$FATHOM" tune "$m" --mode "$mode" --preset "$PRESET" "$@" --format json 2>"$OUT/err"
+}
+sweep() { # sweep FILE
+    tune $batches --sweep --rounds "$ROUNDS" >"$1"
 }
 "$FATHOM" list --format json >"$OUT/models.json" || exit 1
 for spec in $specs; do
@@ -76,14 +79,13 @@ for spec in $specs; do
             | unique | map(tostring) | join(",")' "$OUT/models.json")"
     fi
     t0=$(now)
-    sweep "$m" "$mode" "$OUT/$m-$mode-sweep.json" || { echo "$m $mode: sweep failed: $(cat "$OUT/err")"; fails=$((fails + 1)); continue; }
+    sweep "$OUT/$m-$mode-sweep.json" || { echo "$m $mode: sweep failed: $(cat "$OUT/err")"; fails=$((fails + 1)); continue; }
     t1=$(now)
-    "$FATHOM" tune "$m" --mode "$mode" --preset "$PRESET" $batches --budget "$BUDGET" --format json \
-        >"$OUT/$m-$mode-tune.json" 2>"$OUT/err" || { echo "$m $mode: tune failed: $(cat "$OUT/err")"; fails=$((fails + 1)); continue; }
+    tune $batches --budget "$BUDGET" >"$OUT/$m-$mode-tune.json" || { echo "$m $mode: tune failed: $(cat "$OUT/err")"; fails=$((fails + 1)); continue; }
     t2=$(now)
     ctl=
     if [ "$CONTROL" = 1 ]; then
-        sweep "$m" "$mode" "$OUT/$m-$mode-sweep2.json" || { echo "$m $mode: control sweep failed: $(cat "$OUT/err")"; fails=$((fails + 1)); continue; }
+        sweep "$OUT/$m-$mode-sweep2.json" || { echo "$m $mode: control sweep failed: $(cat "$OUT/err")"; fails=$((fails + 1)); continue; }
         ctl=$OUT/$m-$mode-sweep2.json
     fi
     sweep_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') tune_s=$(awk -v a="$t1" -v b="$t2" 'BEGIN { print b - a }')
@@ -93,9 +95,8 @@ for spec in $specs; do
     best=$(jq -r --argjson k "$pick" '.candidates | max_by(.samples_per_s) | if .knobs == $k then "" else .flags end' \
         "$OUT/$m-$mode-sweep.json")
     if [ "$DUEL" -gt 0 ] && [ -n "$best" ]; then
-        "$FATHOM" tune "$m" --mode "$mode" --preset "$PRESET" --compare "$best" \
-            --compare "$(jq -r .recommendation.flags "$OUT/$m-$mode-tune.json")" --rounds "$DUEL" --format json \
-            >"$OUT/$m-$mode-duel.json" 2>"$OUT/err" || { echo "$m $mode: duel failed: $(cat "$OUT/err")"; fails=$((fails + 1)); continue; }
+        tune --compare "$best" --compare "$(jq -r .recommendation.flags "$OUT/$m-$mode-tune.json")" --rounds "$DUEL" \
+            >"$OUT/$m-$mode-duel.json" || { echo "$m $mode: duel failed: $(cat "$OUT/err")"; fails=$((fails + 1)); continue; }
         duel=$OUT/$m-$mode-duel.json
     fi
     # the pick's time in the sweep (the same point of the knob space); the
