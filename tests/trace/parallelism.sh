@@ -2,16 +2,18 @@
 # `fathom analyze parallelism`: the average parallelism of hand-made traces
 # with known answers (a chain 1.0, two equal independent branches 2.0, a
 # diamond 50/40 = 1.25), of recorded workloads (speech's bidirectional RNN
-# runs its two directions side by side: 1.58-1.61 measured on a quiet
-# machine, 1.26 seen at a load average of 12, so more than 1.15 is asked;
-# trace_mlp's plain
-# 2-layer MLP: near 1, below speech), and the one-line errors (schema 1,
-# no data flow).
+# runs its two directions side by side: 1.58-1.64 measured on a quiet
+# machine, 1.26 seen at a load average of 12 and 1.15 beside a compile, so
+# its least disturbed step, the highest, is judged, more than 1.15 asked;
+# trace_mlp's plain 2-layer MLP: near 1, below speech), and the one-line
+# errors (schema 1, no data flow).
 . "$(dirname "$0")/lib.sh"
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 
 # the parallelism column of the CSV's one row
 par() { "$FATHOM" analyze parallelism --format csv "$@" | awk -F, 'NR == 2 { print $12 }'; }
+# the highest step's: a step that no preemption stretched on its critical path
+par_max() { "$FATHOM" analyze parallelism --format csv "$@" | awk -F, 'NR == 2 { print $14 }'; }
 near() { awk -v a="$1" -v b="$2" -v e="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= e) }'; }
 
 for spec in chain:1.0 branches:2.0 diamond:1.25; do
@@ -61,9 +63,10 @@ one_line_error "bad format" --format xml "$T/chain"
 ensure_sessiond
 "$FATHOM" record speech --preset tiny --steps 5 --threads 1 -o "$T/speech.tar.zst" --quiet >/dev/null 2>"$T/err" ||
     fail "record speech: $(cat "$T/err")"
-got=$(par --skip-first 1 "$T/speech.tar.zst") || fail "speech: analyze parallelism failed"
-awk -v p="$got" 'BEGIN { exit !(p > 1.15) }' || fail "speech: parallelism $got, want more than 1.15 (its two RNN directions)"
-note "speech train tiny: $got"
+got=$(par_max --skip-first 1 "$T/speech.tar.zst") || fail "speech: analyze parallelism failed"
+awk -v p="$got" 'BEGIN { exit !(p > 1.15) }' ||
+    fail "speech: parallelism $got in its highest step, want more than 1.15 (its two RNN directions)"
+note "speech train tiny: $got (the highest step; all steps $(par --skip-first 1 "$T/speech.tar.zst"))"
 speech=$got
 mlp=$("$TRACE_MLP" record --dir "$T" 3) || fail "trace_mlp record"
 got=$(par --skip-first 1 "$mlp") || fail "mlp: analyze parallelism failed"
