@@ -1,104 +1,17 @@
-/* tune.c -- `fathom tune`'s engine (see tune.h): measurements, proposals,
- * alternating measured runs. */
+/* tune.c -- `fathom tune`'s engine (see tune.h): the profile through the
+ * engine's hooks, the proposals, the alternating measured runs, the pick. */
 #include "replay/tune.h"
+#include "replay/tune_machine.h"
 #include "replay/tune_race.h"
 
 #include "base/alloc.h"
 #include "tracer/critpath.h"
 
-#include <cblas.h>
 #include <math.h>
-#include <omp.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-/* ---- this machine: physical cores and sockets (sysfs), ceilings ---------- */
-static int read_int(const char *path, int *v)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    int ok = fscanf(f, "%d", v) == 1;
-    fclose(f);
-    return ok ? 0 : -1;
-}
-
-static void topology(int cores, int *physical, int *sockets)
-{
-    int pkg[1024], core[1024], n = 0;
-    *physical = cores, *sockets = 1;
-    for (int c = 0; c < cores && c < 1024; c++) {
-        char path[128];
-        int p, k;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
-        if (read_int(path, &p))
-            return;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/core_id", c);
-        if (read_int(path, &k))
-            return;
-        pkg[n] = p, core[n] = k, n++;
-    }
-    int phys = 0, socks = 0;
-    for (int i = 0; i < n; i++) {
-        int seen_core = 0, seen_pkg = 0;
-        for (int j = 0; j < i; j++) {
-            seen_core |= pkg[j] == pkg[i] && core[j] == core[i];
-            seen_pkg |= pkg[j] == pkg[i];
-        }
-        phys += !seen_core;
-        socks += !seen_pkg;
-    }
-    if (phys > 0)
-        *physical = phys, *sockets = socks;
-}
-
-/* A short sgemm (GFLOP/s) and triad (GB/s) at the process's threads: the
- * ridge point that splits memory- from compute-bound op types. */
-static exec_status ceilings(double *gflops, double *gbs)
-{
-    const int n = 256;
-    const int64_t m = 1 << 20; /* 12 MB in all: past the caches of most CPUs */
-    float *a = exec_malloc((size_t)n * n * 3 * sizeof *a), *x = exec_malloc((size_t)m * 3 * sizeof *x);
-    if (!a || !x) {
-        exec_free(a), exec_free(x);
-        return exec_fail(EXEC_ERR_NOMEM, "out of memory");
-    }
-    for (int64_t i = 0; i < (int64_t)n * n * 3; i++)
-        a[i] = (float)(i % 7) * 0.25f;
-    for (int64_t i = 0; i < m * 3; i++)
-        x[i] = (float)(i % 5);
-    double best = 0, bw = 0;
-    for (int r = 0; r < 2; r++) {
-        double t0 = now_s();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, a + n * n, n, 0.0f, a + 2 * n * n,
-                    n);
-        double t = now_s() - t0;
-        if (t > 0 && 2.0 * n * n * n / t / 1e9 > best)
-            best = 2.0 * n * n * n / t / 1e9;
-        float *y = x, *b = x + m, *c = x + 2 * m;
-        t0 = now_s();
-#pragma omp parallel for schedule(static)
-        for (int64_t i = 0; i < m; i++)
-            y[i] = b[i] + 3.0f * c[i];
-        t = now_s() - t0;
-        if (t > 0 && 12.0 * (double)m / t / 1e9 > bw)
-            bw = 12.0 * (double)m / t / 1e9;
-    }
-    exec_free(a), exec_free(x);
-    *gflops = best, *gbs = bw;
-    return EXEC_OK;
-}
 
 /* ---- profiling through the engine's hooks -------------------------------- */
 /* One tuner's profile. Every instance it opens runs with `hooks`
@@ -223,78 +136,6 @@ static int add_cand(replay_tune_result *r, const replay_tune_knobs *k, const cha
     return r->n++;
 }
 
-void replay_tune_flags(const replay_tune_knobs *k, int with_batch, char *buf, size_t len)
-{
-    int n = snprintf(buf, len, "--threads %d --inter %d --conv-algo %s --bind %s", k->threads, k->inter,
-                     exec_conv_algo_name(k->conv_algo),
-                     exec_bind_name(k->bind == EXEC_BIND_DEFAULT ? EXEC_BIND_NONE : k->bind));
-    if (with_batch && n > 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, " --batch %d", k->batch);
-}
-
-/* One flag's value: an integer within [lo, hi], or a name that from_name knows. */
-static const struct point_flag {
-    const char *name;
-    int lo, hi;
-    int (*from_name)(const char *);
-} point_flags[] = {
-    { "--threads", 1, 4096, NULL },
-    { "--inter", 1, 64, NULL },
-    { "--conv-algo", 0, 0, exec_conv_algo_from_name },
-    { "--bind", 0, 0, exec_bind_from_name },
-    { "--batch", 1, 1 << 20, NULL },
-};
-
-exec_status replay_tune_point_parse(const char *flags, replay_tune_knobs *k)
-{
-    memset(k, 0, sizeof *k);
-    char buf[512];
-    if (!flags || strlen(flags) >= sizeof buf)
-        return exec_fail(EXEC_ERR_ARG,
-                         "settings to compare must be flags of fathom run, as '--threads 2 --bind close'");
-    snprintf(buf, sizeof buf, "%s", flags);
-    enum { NFLAGS = sizeof point_flags / sizeof point_flags[0] };
-    _Static_assert(NFLAGS == 5, "a flag for each of replay_tune_knobs' fields");
-    int val_of[NFLAGS] = { 0 }, named = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
-        char *val = strchr(tok, '=');
-        if (val)
-            *val++ = 0;
-        int f = 0;
-        while (f < NFLAGS && strcmp(tok, point_flags[f].name) != 0)
-            f++;
-        if (f == NFLAGS)
-            return exec_fail(EXEC_ERR_ARG,
-                             "unknown setting '%s' in '%s' (use --threads, --inter, --conv-algo, --bind, --batch)", tok,
-                             flags);
-        if (!val)
-            val = strtok_r(NULL, " \t", &save);
-        if (!val || !*val)
-            return exec_fail(EXEC_ERR_ARG, "%s needs a value in '%s'", tok, flags);
-        const struct point_flag *pf = &point_flags[f];
-        int v;
-        if (pf->from_name) {
-            if ((v = pf->from_name(val)) < 0)
-                return exec_fail(EXEC_ERR_ARG, "%s: unknown value '%s' in '%s'", tok, val, flags);
-        } else {
-            char *e;
-            long l = strtol(val, &e, 10);
-            if (*e || e == val || l < pf->lo || l > pf->hi)
-                return exec_fail(EXEC_ERR_ARG, "%s wants a number from %d to %d, not '%s'", tok, pf->lo, pf->hi, val);
-            v = (int)l;
-        }
-        val_of[f] = v;
-        named++;
-    }
-    if (!named)
-        return exec_fail(EXEC_ERR_ARG, "no settings in '%s' (flags of fathom run, as '--threads 2 --bind close')",
-                         flags);
-    k->threads = val_of[0], k->inter = val_of[1], k->conv_algo = (exec_conv_algo)val_of[2];
-    k->bind = (exec_bind)val_of[3], k->batch = val_of[4];
-    return EXEC_OK;
-}
-
 static void line(replay_tune_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void line(replay_tune_result *r, const char *fmt, ...)
 {
@@ -343,12 +184,6 @@ static void progress(const replay_tune_opts *o, const char *fmt, ...)
     vfprintf(o->progress, fmt, ap);
     fflush(o->progress);
     va_end(ap);
-}
-
-static long preemptions(void)
-{
-    struct rusage u;
-    return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_nivcsw : 0;
 }
 
 /* Open instances, each running one point at a time: with t->retune, one
@@ -457,11 +292,11 @@ static exec_status profile_level(prof *P, const replay_tune_target *t, hosts *h,
         return s;
     uint64_t ns = 0;
     prof_reset(P, flow);
-    long p0 = preemptions();
+    long p0 = replay_tune_preemptions();
     P->hooks = (exec_hooks){ .ctx = P, .ops = prof_ops };
     s = t->step(inst, &ns);
     prof_idle(P);
-    *preempt = preemptions() - p0;
+    *preempt = replay_tune_preemptions() - p0;
     if (!s && P->nomem)
         s = exec_fail(EXEC_ERR_NOMEM, "out of memory for the op records");
     if (!s && flow)
@@ -530,141 +365,121 @@ static void round_order(int n, const int *hid, int nh, uint64_t *rng, int *order
         }
 }
 
-/* The bindings that take effect here and place some thread count of 1 to
- * `cores` differently from each other: NONE always, CLOSE, SPREAD. */
-static int offered_binds(int cores, char *out, const char **why)
+/* ---- one run of the tuner ---------------------------------------------------- */
+enum { MAX_ROUNDS = 64, TUNE_ROUNDS = 5 }; /* samples kept a candidate; rounds of a race */
+
+/* What the phases of one run share (replay_tune: profile, propose,
+ * rounds, pick). */
+typedef struct tuner {
+    const replay_tune_target *t; /* borrowed */
+    const replay_tune_opts *o;   /* borrowed */
+    replay_tune_result *r;       /* borrowed: what the run finds */
+    prof P;
+    hosts *h;
+    double t0, budget;
+    int fixed; /* a sweep or given points: a fixed set of points, no budget, no race */
+    int B0, nb, spr;
+    int batches[16];
+    replay_tune_knobs def;                            /* fathom's defaults */
+    replay_tune_knobs points[REPLAY_TUNE_MAX_POINTS]; /* the points to compare, completed */
+    const char *bind_why;                             /* why no binding takes effect (NULL: one does) */
+    /* the profile */
+    double def_step_ns, min_step_ns, one_step_ns;
+    replay_tune_knobs prof_k[REPLAY_TUNE_MAX_LEVELS]; /* the profiled points, their steps and warm-ups */
+    double prof_ns[REPLAY_TUNE_MAX_LEVELS], prof_warm[REPLAY_TUNE_MAX_LEVELS];
+    int nprof;
+    /* the measured rounds: candidate i's samples at samples[i * MAX_ROUNDS] */
+    double *samples;
+    void **inst;
+    int *active;
+} tuner;
+
+/* The points to compare, the knobs not given taking the defaults' values;
+ * each must run here as given (as fathom run refuses what cannot). */
+static exec_status tune_points(tuner *tu)
 {
-    int n = 0;
-    out[n++] = EXEC_BIND_NONE;
-    *why = exec_bind_unavailable(EXEC_BIND_CLOSE);
-    if (*why)
-        return n;
-    out[n++] = EXEC_BIND_CLOSE;
-    int differs = 0;
-    for (int t = 1; t <= cores && !differs; t++)
-        for (int i = 0; i < t && !differs; i++)
-            differs = exec_bind_cpu(EXEC_BIND_CLOSE, i, t) != exec_bind_cpu(EXEC_BIND_SPREAD, i, t);
-    if (differs)
-        out[n++] = EXEC_BIND_SPREAD;
-    return n;
+    for (int i = 0; i < tu->o->npoints; i++) {
+        replay_tune_knobs *k = &tu->points[i];
+        const replay_tune_knobs *def = &tu->def;
+        *k = tu->o->points[i];
+        k->threads = k->threads > 0 ? k->threads : def->threads;
+        k->inter = k->inter > 0 ? k->inter : def->inter;
+        k->conv_algo = k->conv_algo != EXEC_CONV_DEFAULT ? k->conv_algo : def->conv_algo;
+        k->bind = k->bind != EXEC_BIND_DEFAULT ? k->bind : def->bind;
+        k->batch = k->batch > 0 ? k->batch : def->batch;
+        if (k->batch != tu->B0 && tu->t->batch_fixed)
+            return exec_fail(EXEC_ERR_ARG, "--batch %d: a trace's batch is its own (%d)", k->batch, tu->B0);
+        const char *why = exec_bind_unavailable(k->bind);
+        if (why)
+            return exec_fail(EXEC_ERR_ARG, "--bind %s cannot take effect here: %s", exec_bind_name(k->bind), why);
+    }
+    return EXEC_OK;
 }
 
-exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, replay_tune_result *r)
+/* 1. Measurements: a profiled step at each intra-op thread level (one
+ * thread first: it gives the data flow, and one thread never waits for a
+ * descheduled team member; then all cores, the defaults; then the levels
+ * between while a fifth of the budget lasts), into r's levels, parallelism
+ * and dominant op types; the ceilings where an op type's bound is in doubt. */
+static exec_status tune_profile(tuner *tu)
 {
-    memset(r, 0, sizeof *r);
-    double t0 = now_s(), budget = o->budget_s;
-    const int fixed = o->sweep || o->npoints > 0; /* a fixed set of points, no budget, no race */
-    if (!fixed && !(budget > 0))
-        return exec_fail(EXEC_ERR_ARG, "the budget must be positive");
-    if (o->npoints < 0 || o->npoints > REPLAY_TUNE_MAX_POINTS || (o->npoints > 0 && (o->sweep || !o->points)))
-        return exec_fail(EXEC_ERR_ARG, "up to %d points to compare, and not with a sweep", REPLAY_TUNE_MAX_POINTS);
+    replay_tune_result *r = tu->r;
     exec_status s = EXEC_OK;
-    double *samples = NULL;
-    void **inst = NULL;
-    int *active = NULL;
-    prof P;
-    prof_init(&P);
-    hosts *h = exec_calloc(1, sizeof *h);
-    if (!h) {
-        prof_free(&P);
-        return exec_fail(EXEC_ERR_NOMEM, "out of memory");
-    }
-    h->hooks = &P.hooks;
-    r->cores = exec_cores();
-    r->budget_s = fixed ? 0 : budget;
-    r->mode = o->sweep ? "sweep" : o->npoints > 0 ? "compare" : "tune";
-    topology(r->cores, &r->physical, &r->sockets);
-    const char *bind_why = NULL;
-    r->nbinds = offered_binds(r->cores, r->binds, &bind_why);
-    const int B0 = t->batch > 0 ? t->batch : 1;
-    const int nb = o->nbatches > 0 && !t->batch_fixed ? o->nbatches : 1;
-    const int spr = t->steps_per_run > 0 ? t->steps_per_run : 1;
-    int batches[16];
-    for (int i = 0; i < nb && i < 16; i++)
-        batches[i] = o->nbatches > 0 && !t->batch_fixed ? o->batches[i] : B0;
-    const replay_tune_knobs def = { r->cores, 1, EXEC_CONV_AUTO, EXEC_BIND_NONE, B0 }; /* fathom's defaults */
-    /* the points to compare: the defaults' value for a knob not given; each must run here as given */
-    replay_tune_knobs points[REPLAY_TUNE_MAX_POINTS];
-    for (int i = 0; i < o->npoints; i++) {
-        replay_tune_knobs *k = &points[i];
-        *k = o->points[i];
-        k->threads = k->threads > 0 ? k->threads : def.threads;
-        k->inter = k->inter > 0 ? k->inter : def.inter;
-        k->conv_algo = k->conv_algo != EXEC_CONV_DEFAULT ? k->conv_algo : def.conv_algo;
-        k->bind = k->bind != EXEC_BIND_DEFAULT ? k->bind : def.bind;
-        k->batch = k->batch > 0 ? k->batch : def.batch;
-        if (k->batch != B0 && t->batch_fixed) {
-            s = exec_fail(EXEC_ERR_ARG, "--batch %d: a trace's batch is its own (%d)", k->batch, B0);
-            goto end;
-        }
-        const char *why = exec_bind_unavailable(k->bind); /* as fathom run refuses it */
-        if (why) {
-            s = exec_fail(EXEC_ERR_ARG, "--bind %s cannot take effect here: %s", exec_bind_name(k->bind), why);
-            goto end;
-        }
-    }
-
-    /* 1. measurements */
     int levels[REPLAY_TUNE_MAX_LEVELS], nl = 0;
     for (int v = 1; v < r->cores && nl < REPLAY_TUNE_MAX_LEVELS - 1; v *= 2)
         levels[nl++] = v;
     levels[nl++] = r->cores;
-    /* one thread first (it gives the data flow, and one thread never waits
-     * for a descheduled team member), then all cores (the defaults), then
-     * the levels between */
     double type_ns[REPLAY_TUNE_MAX_LEVELS][EXEC_OP_COUNT];
-    double total = 0, cp = 0, step_ns = 0, def_step_ns = 0, min_step_ns = 0, one_step_ns = 0, prof_wall = 0;
-    replay_tune_knobs prof_k[REPLAY_TUNE_MAX_LEVELS]; /* the profiled points, their steps and warm-ups */
-    double prof_ns[REPLAY_TUNE_MAX_LEVELS], prof_warm[REPLAY_TUNE_MAX_LEVELS];
-    int nprof = 0;
+    double total = 0, cp = 0, prof_wall = 0;
     long preempt = 0;
     int got[REPLAY_TUNE_MAX_LEVELS] = { 0 };
+    prof *P = &tu->P;
     for (int pass = 0; pass < nl; pass++) {
         int li = pass == 0 ? 0 : pass == 1 ? nl - 1 : pass - 1;
-        if (pass > 1 && (fixed || now_s() - t0 > 0.2 * budget))
+        if (pass > 1 && (tu->fixed || replay_tune_now_s() - tu->t0 > 0.2 * tu->budget))
             break; /* a sweep measures every point anyway; the tuner keeps its budget */
         replay_tune_knobs k = {
-            .threads = levels[li], .inter = 1, .conv_algo = EXEC_CONV_AUTO, .bind = EXEC_BIND_NONE, .batch = B0
+            .threads = levels[li], .inter = 1, .conv_algo = EXEC_CONV_AUTO, .bind = EXEC_BIND_NONE, .batch = tu->B0
         };
-        progress(o, "profiling at %d intra-op thread%s", k.threads, k.threads == 1 ? "" : "s");
-        double tot = 0, c = 0, warm_ns = 0;
+        progress(tu->o, "profiling at %d intra-op thread%s", k.threads, k.threads == 1 ? "" : "s");
+        double tot = 0, c = 0, warm_ns = 0, step_ns = 0;
         long pre = 0;
-        if ((s = profile_level(&P, t, h, &k, pass == 0, &tot, &c, &step_ns, &warm_ns, &pre)))
-            goto end;
+        if ((s = profile_level(P, tu->t, tu->h, &k, pass == 0, &tot, &c, &step_ns, &warm_ns, &pre)))
+            return s;
         preempt += pre, prof_wall += step_ns;
-        prof_k[nprof] = k, prof_warm[nprof] = warm_ns, prof_ns[nprof++] = step_ns;
+        tu->prof_k[tu->nprof] = k, tu->prof_warm[tu->nprof] = warm_ns, tu->prof_ns[tu->nprof++] = step_ns;
         if (li == nl - 1)
-            def_step_ns = r->default_step_ns = step_ns;
-        if (min_step_ns == 0 || step_ns < min_step_ns)
-            min_step_ns = step_ns;
-        double per = 1.0 / spr; /* per recorded step */
+            tu->def_step_ns = r->default_step_ns = step_ns;
+        if (tu->min_step_ns == 0 || step_ns < tu->min_step_ns)
+            tu->min_step_ns = step_ns;
+        double per = 1.0 / tu->spr; /* per recorded step */
         if (pass == 0) {
-            total = tot * per, cp = c * per, one_step_ns = step_ns;
-            double all = 0, conv = P.class_ns[EXEC_CLASS_convolution];
+            total = tot * per, cp = c * per, tu->one_step_ns = step_ns;
+            double all = 0, conv = P->class_ns[EXEC_CLASS_convolution];
             for (int c2 = 0; c2 < EXEC_CLASS_COUNT; c2++)
-                all += P.class_ns[c2];
+                all += P->class_ns[c2];
             r->conv_share = all > 0 ? conv / all : 0;
-            h->new_only = r->conv_share < 0.05;
+            tu->h->new_only = r->conv_share < 0.05;
             /* the dominant op types, with their intensity */
             int used[EXEC_OP_COUNT] = { 0 };
             for (r->ntop = 0; r->ntop < 4; r->ntop++) {
                 int b = -1;
                 for (int op = 0; op < EXEC_OP_COUNT; op++)
-                    if (!used[op] && P.type_ns[op] > 0 && (b < 0 || P.type_ns[op] > P.type_ns[b]))
+                    if (!used[op] && P->type_ns[op] > 0 && (b < 0 || P->type_ns[op] > P->type_ns[b]))
                         b = op;
                 if (b < 0)
                     break;
                 used[b] = 1;
                 snprintf(r->top[r->ntop].op, sizeof r->top[0].op, "%s", exec_op_name((exec_op)b));
-                r->top[r->ntop].share = all > 0 ? P.type_ns[b] / all : 0;
-                r->top[r->ntop].intensity = P.type_bytes[b] > 0 ? P.type_flops[b] / P.type_bytes[b] : 0;
+                r->top[r->ntop].share = all > 0 ? P->type_ns[b] / all : 0;
+                r->top[r->ntop].intensity = P->type_bytes[b] > 0 ? P->type_flops[b] / P->type_bytes[b] : 0;
             }
         }
         for (int op = 0; op < EXEC_OP_COUNT; op++)
-            type_ns[li][op] = P.type_ns[op] * per;
+            type_ns[li][op] = P->type_ns[op] * per;
         got[li] = 1;
     }
-    r->profile_s = now_s() - t0;
+    r->profile_s = replay_tune_now_s() - tu->t0;
     r->preempt_per_s = prof_wall > 0 ? (double)preempt / (prof_wall * 1e-9) : 0;
     for (int li = 0; li < nl; li++)
         if (got[li]) {
@@ -674,10 +489,8 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
             r->level_threads[r->nlevels] = levels[li];
             r->level_op_ns[r->nlevels++] = sum;
         }
-    if (total <= 0) {
-        s = exec_fail(EXEC_ERR_STATE, "no op ran in a step");
-        goto end;
-    }
+    if (total <= 0)
+        return exec_fail(EXEC_ERR_STATE, "no op ran in a step");
     r->op_ns = total, r->critical_ns = cp;
     r->parallelism = cp > 0 ? total / cp : 1;
     for (int i = 0; i < r->ntop; i++) { /* each dominant type's speedup from 1 thread to all */
@@ -691,23 +504,39 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     int doubt = 0;
     for (int i = 0; i < r->ntop; i++)
         doubt |= r->top[i].share >= 0.1 && r->top[i].intensity >= 1 && r->top[i].intensity <= 64;
-    if (doubt && !fixed) {
-        double c0 = now_s();
-        progress(o, "measuring the machine's ceilings");
-        if ((s = ceilings(&r->peak_gflops, &r->peak_gbs)))
-            goto end;
+    if (doubt && !tu->fixed) {
+        double c0 = replay_tune_now_s();
+        progress(tu->o, "measuring the machine's ceilings");
+        if ((s = replay_tune_ceilings(&r->peak_gflops, &r->peak_gbs)))
+            return s;
         r->ridge = r->peak_gbs > 0 ? r->peak_gflops / r->peak_gbs : 0;
-        r->ceilings_s = now_s() - c0;
+        r->ceilings_s = replay_tune_now_s() - c0;
     }
     for (int i = 0; i < r->ntop; i++)
         r->top[i].memory_bound = r->ridge > 0 ? r->top[i].intensity < r->ridge : r->top[i].intensity < 1;
+    return EXEC_OK;
+}
 
-    /* 2. proposals */
-    int best_level = 0;
+/* What the measurements propose, knob by knob (tune_propose). */
+typedef struct proposal {
+    int best_level;  /* r's level of the least op time */
+    int tbest;       /* its threads */
+    int mmax;        /* inter-op workers up to this */
+    int convs;       /* convolutions count: the algorithms are measured */
+    int nalgo;       /* algorithms a sweep measures */
+    exec_bind bstar; /* the binding measured against none */
+} proposal;
+
+/* 2a. A value or a range for each knob, with one line each (r->lines)
+ * saying which measurement led there. */
+static void tune_propose(const tuner *tu, proposal *pr)
+{
+    replay_tune_result *r = tu->r;
+    pr->best_level = 0;
     for (int i = 1; i < r->nlevels; i++)
-        if (r->level_op_ns[i] < r->level_op_ns[best_level])
-            best_level = i;
-    int tbest = r->level_threads[best_level];
+        if (r->level_op_ns[i] < r->level_op_ns[pr->best_level])
+            pr->best_level = i;
+    int tbest = pr->tbest = r->level_threads[pr->best_level];
     if (r->nlevels > 1)
         line(r, "intra-op threads %d: op time per step %.2f ms at %d thread%s, %.2f ms at %d (speedup %.2f)%s", tbest,
              r->level_op_ns[0] / 1e6, r->level_threads[0], r->level_threads[0] == 1 ? "" : "s",
@@ -744,7 +573,8 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
              r->cores < 2 ? " on one core" : " (below 1.2): the critical path is nearly all of the op time");
         mmax = 1;
     }
-    int nalgo = o->sweep && r->conv_share > 0 ? 3 : 1, convs = r->conv_share >= 0.05;
+    int convs = r->conv_share >= 0.05;
+    pr->nalgo = tu->o->sweep && r->conv_share > 0 ? 3 : 1;
     if (convs)
         line(r,
              "convolution algorithm: convolutions are %.0f%% of op time: auto (one timing per shape at its first "
@@ -754,13 +584,13 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     else
         line(r, "convolution algorithm auto: convolutions are %.1f%% of op time, not worth a measurement",
              100 * r->conv_share);
-    if (nb > 1)
-        line(r, "batch: %d sizes measured as throughput (time per sample)", nb);
+    if (tu->nb > 1)
+        line(r, "batch: %d sizes measured as throughput (time per sample)", tu->nb);
     /* binding: the one that suits the machine's layout, measured against
      * none; the preemptions say whether other work competes for the cores */
     exec_bind bstar = EXEC_BIND_NONE;
     if (r->nbinds < 2)
-        line(r, "thread binding none: %s", bind_why ? bind_why : "no binding takes effect here");
+        line(r, "thread binding none: %s", tu->bind_why ? tu->bind_why : "no binding takes effect here");
     else {
         int spread = r->nbinds > 2, smt = r->cores > r->physical;
         int membound = r->sockets > 1 && r->ntop > 0 && r->top[0].memory_bound;
@@ -775,9 +605,21 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
              r->preempt_per_s > 50 ? "the cores run other work, a pinned thread cannot leave a busy one"
                                    : "the cores are free, a pinned thread keeps its caches");
     }
+    pr->mmax = mmax, pr->convs = convs, pr->bstar = bstar;
+}
 
-    /* candidates: defaults and vendors first */
-    double rest = one_step_ns / spr > r->op_ns ? one_step_ns / spr - r->op_ns : 0; /* time outside the ops */
+/* 2b. The candidates, the defaults and the vendors' settings first: every
+ * point of the knob space (a sweep), the points given, or the proposal's
+ * best few by their prediction, as many as the budget leaves time for. */
+static exec_status tune_candidates(const tuner *tu, const proposal *pr)
+{
+    replay_tune_result *r = tu->r;
+    const replay_tune_opts *o = tu->o;
+    const replay_tune_knobs def = tu->def;
+    const int B0 = tu->B0, nb = tu->nb, *batches = tu->batches;
+    const int tbest = pr->tbest, best_level = pr->best_level, mmax = pr->mmax, convs = pr->convs;
+    const exec_bind bstar = pr->bstar;
+    const double one = tu->one_step_ns / tu->spr, rest = one > r->op_ns ? one - r->op_ns : 0; /* outside the ops */
     replay_tune_knobs ven = { r->physical, r->sockets, EXEC_CONV_AUTO, EXEC_BIND_NONE, B0 };
     add_cand(r, &def, "defaults", 0);
     add_cand(r, &ven, "vendors", 0);
@@ -790,22 +632,21 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
             if (tmax > 8 && (T & (T - 1)) && T != tmax)
                 continue; /* many cores: powers of two and all */
             for (int M = 1; M <= 4 && M <= T; M++)
-                for (int a = 0; a < nalgo; a++)
+                for (int a = 0; a < pr->nalgo; a++)
                     for (int bd = 0; bd < r->nbinds; bd++)
                         for (int b = 0; b < nb; b++) {
                             replay_tune_knobs k = { T, M, algos[a], (exec_bind)r->binds[bd], batches[b] };
                             if (add_cand(r, &k, "candidate", 0) < 0) {
-                                s = exec_fail(EXEC_ERR_ARG,
-                                              "the knob space has more than %d points, too many for a sweep: "
-                                              "fewer --batches",
-                                              REPLAY_TUNE_MAX_CANDIDATES);
-                                goto end;
+                                return exec_fail(EXEC_ERR_ARG,
+                                                 "the knob space has more than %d points, too many for a sweep: "
+                                                 "fewer --batches",
+                                                 REPLAY_TUNE_MAX_CANDIDATES);
                             }
                         }
         }
     } else if (o->npoints > 0) {
         for (int i = 0; i < o->npoints; i++)
-            add_cand(r, &points[i], "compared", 0);
+            add_cand(r, &tu->points[i], "compared", 0);
     } else {
         /* (threads, inter) pairs ranked by the prediction (predict_step),
          * at the best level, all cores, and the level below the best (its
@@ -883,12 +724,12 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
         }
     }
     const double sample_ns = REPLAY_TUNE_SAMPLE_MS * 1e6;
-    if (!fixed) {
+    if (!tu->fixed) {
         /* each candidate costs a warm-up step and a sample a round: keep as
          * many (defaults and vendors first, then by prediction) as leave
          * time for two rounds */
-        double left = budget - (now_s() - t0) - 2.0 * fmax(def_step_ns, sample_ns) * 1e-9,
-               each = (min_step_ns + 2.0 * fmax(min_step_ns, sample_ns)) * 1e-9;
+        double left = tu->budget - (replay_tune_now_s() - tu->t0) - 2.0 * fmax(tu->def_step_ns, sample_ns) * 1e-9,
+               each = (tu->min_step_ns + 2.0 * fmax(tu->min_step_ns, sample_ns)) * 1e-9;
         int fit = each > 0 ? (int)(left / each) : r->n;
         if (fit < 2)
             fit = 2;
@@ -896,32 +737,42 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
             line(r,
                  "the budget leaves time to measure %d of %d candidates (a step takes %.2f s at the defaults, "
                  "%.2f s at best): the rest are left out by their prediction",
-                 fit, r->n, def_step_ns * 1e-9, min_step_ns * 1e-9);
+                 fit, r->n, tu->def_step_ns * 1e-9, tu->min_step_ns * 1e-9);
             r->n = fit;
         }
     }
+    return EXEC_OK;
+}
 
-    /* 3. alternating measured runs */
-    enum { MAX_ROUNDS = 64, TUNE_ROUNDS = 5 };
-    samples = exec_calloc((size_t)r->n * MAX_ROUNDS, sizeof *samples);
-    inst = exec_calloc((size_t)r->n, sizeof *inst);
-    active = exec_calloc((size_t)r->n, sizeof *active);
-    if (!samples || !inst || !active) {
-        s = exec_fail(EXEC_ERR_NOMEM, "out of memory");
-        goto end;
-    }
-    int rounds_max = fixed ? (o->rounds > 0 ? o->rounds : 5) : TUNE_ROUNDS;
+/* 3. Alternating measured runs of the candidates, into tu->samples:
+ * rounds_max rounds, or until the race ends or the budget does. */
+static exec_status tune_rounds(tuner *tu)
+{
+    replay_tune_result *r = tu->r;
+    const replay_tune_opts *o = tu->o;
+    const replay_tune_target *t = tu->t;
+    hosts *h = tu->h;
+    const double sample_ns = REPLAY_TUNE_SAMPLE_MS * 1e6;
+    exec_status s = EXEC_OK;
+    double *samples = tu->samples = exec_calloc((size_t)r->n * MAX_ROUNDS, sizeof *samples);
+    void **inst = tu->inst = exec_calloc((size_t)r->n, sizeof *inst);
+    int *active = tu->active = exec_calloc((size_t)r->n, sizeof *active);
+    if (!samples || !inst || !active)
+        return exec_fail(EXEC_ERR_NOMEM, "out of memory");
+    int rounds_max = tu->fixed ? (o->rounds > 0 ? o->rounds : 5) : TUNE_ROUNDS;
     if (rounds_max > MAX_ROUNDS)
         rounds_max = MAX_ROUNDS;
     /* every point stays open (its model built, warmed up) so that rounds
      * alternate over all of them; the profiled ones are warm already */
-    double st0 = now_s();
+    double st0 = replay_tune_now_s();
     for (int i = 0; i < r->n && !s; i++) {
         progress(o, "starting candidate %d/%d", i + 1, r->n);
         double warm = 0;
         s = host_get(t, h, &r->c[i].k, &inst[i], &warm);
     }
-    r->start_s = now_s() - st0;
+    r->start_s = replay_tune_now_s() - st0;
+    if (s)
+        return s;
     /* a profiled step as long as a sample is that point's first sample (the
      * hooks' cost is a few hundred ns an op: nothing beside such a step) --
      * where the step is long for real: at one thread its warm-up step was
@@ -929,10 +780,11 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
      * step (a short step that a busy moment stretched past a sample's length,
      * as a team's first steps on a loaded machine, is no sample of it) */
     for (int i = 0; i < r->n; i++)
-        for (int j = 0; j < nprof; j++)
-            if (same_knobs(&prof_k[j], &r->c[i].k) && prof_ns[j] >= sample_ns &&
-                (j == 0 ? prof_warm[0] >= sample_ns : prof_ns[j] <= 1.25 * prof_ns[0]) && r->c[i].rounds == 0) {
-                samples[(size_t)i * MAX_ROUNDS] = prof_ns[j] / spr;
+        for (int j = 0; j < tu->nprof; j++)
+            if (same_knobs(&tu->prof_k[j], &r->c[i].k) && tu->prof_ns[j] >= sample_ns &&
+                (j == 0 ? tu->prof_warm[0] >= sample_ns : tu->prof_ns[j] <= 1.25 * tu->prof_ns[0]) &&
+                r->c[i].rounds == 0) {
+                samples[(size_t)i * MAX_ROUNDS] = tu->prof_ns[j] / tu->spr;
                 r->c[i].rounds = r->c[i].steps = 1;
             }
     /* the order of a round: by the threads that run the steps (an
@@ -952,26 +804,24 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
      * point of the same threads where they are shorter than a quarter of
      * a sample. */
     int *hid = exec_calloc((size_t)r->n * 2 + 1, sizeof *hid), *order = hid ? hid + r->n : NULL;
-    if (!hid) {
-        s = exec_fail(EXEC_ERR_NOMEM, "out of memory");
-        goto end;
-    }
+    if (!hid)
+        return exec_fail(EXEC_ERR_NOMEM, "out of memory");
     for (int i = 0; i < r->n; i++) { /* its threads: an instance's calling thread or its pool */
         for (hid[i] = h->n - 1; hid[i] > 0 && h->inst[hid[i]] != inst[i]; hid[i]--)
             ;
         hid[i] = 2 * hid[i] + (r->c[i].k.inter > 1);
     }
-    const int settle = min_step_ns < sample_ns / 4,
-              settle_switch = settle || min_step_ns < REPLAY_TUNE_SETTLE_UNDER_MS * 1e6;
+    const int settle = tu->min_step_ns < sample_ns / 4,
+              settle_switch = settle || tu->min_step_ns < REPLAY_TUNE_SETTLE_UNDER_MS * 1e6;
     r->settle_ms = settle_switch ? REPLAY_TUNE_SETTLE_MS : 0;
     int last = -1;
     uint64_t rng = 0x9e3779b97f4a7c15u;
-    double m0 = now_s(), per_round = 0;
+    double m0 = replay_tune_now_s(), per_round = 0;
     for (int i = 0; i < r->n; i++)
         active[i] = 1;
     for (int round = 0; round < rounds_max && !s; round++) {
-        double rt0 = now_s();
-        if (!fixed && round >= 1 && now_s() - t0 + per_round > budget)
+        double rt0 = replay_tune_now_s();
+        if (!tu->fixed && round >= 1 && replay_tune_now_s() - tu->t0 + per_round > tu->budget)
             break;
         round_order(r->n, hid, 2 * h->n, &rng, order);
         for (int j = 0; j < r->n && !s; j++) {
@@ -991,17 +841,24 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
             r->c[i].rounds++;
         }
         r->rounds++;
-        per_round = now_s() - rt0;
+        per_round = replay_tune_now_s() - rt0;
         int tie = 0;
-        if (!fixed && r->rounds >= 2 && replay_tune_race(samples, MAX_ROUNDS, r->c, r->n, active, &tie) <= 1)
+        if (!tu->fixed && r->rounds >= 2 && replay_tune_race(samples, MAX_ROUNDS, r->c, r->n, active, &tie) <= 1)
             break;
-        if (!fixed && tie)
+        if (!tu->fixed && tie)
             break;
     }
-    r->measure_s = now_s() - m0;
+    r->measure_s = replay_tune_now_s() - m0;
     exec_free(hid);
-    if (s)
-        goto end;
+    return s;
+}
+
+/* 4. The pick: each candidate's statistics, the fastest by median time
+ * per sample, or a forced convolution algorithm that ties it. */
+static void tune_pick(tuner *tu)
+{
+    replay_tune_result *r = tu->r;
+    const double *samples = tu->samples;
     r->best = 0;
     for (int i = 0; i < r->n; i++) {
         double med, mn, mx;
@@ -1019,7 +876,7 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
      * ms and direct 1.97 in the tuner, 2.20-2.22 and 2.08-2.11 in two
      * sweeps, direct the best of both), where a forced one's time does not
      * hang on it */
-    if (!fixed && r->c[r->best].k.conv_algo == EXEC_CONV_AUTO) {
+    if (!tu->fixed && r->c[r->best].k.conv_algo == EXEC_CONV_AUTO) {
         int f = -1;
         for (int i = 0; i < r->n; i++)
             if (r->c[i].k.conv_algo != EXEC_CONV_AUTO && r->c[i].rounds > 0 &&
@@ -1034,77 +891,55 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
             r->best = f;
         }
     }
+}
+
+exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, replay_tune_result *r)
+{
+    memset(r, 0, sizeof *r);
+    const int fixed = o->sweep || o->npoints > 0;
+    if (!fixed && !(o->budget_s > 0))
+        return exec_fail(EXEC_ERR_ARG, "the budget must be positive");
+    if (o->npoints < 0 || o->npoints > REPLAY_TUNE_MAX_POINTS || (o->npoints > 0 && (o->sweep || !o->points)))
+        return exec_fail(EXEC_ERR_ARG, "up to %d points to compare, and not with a sweep", REPLAY_TUNE_MAX_POINTS);
+    tuner *tu = exec_calloc(1, sizeof *tu);
+    hosts *h = exec_calloc(1, sizeof *h);
+    if (!tu || !h) {
+        exec_free(tu), exec_free(h);
+        return exec_fail(EXEC_ERR_NOMEM, "out of memory");
+    }
+    *tu = (tuner){ .t = t, .o = o, .r = r, .h = h, .t0 = replay_tune_now_s(), .budget = o->budget_s, .fixed = fixed };
+    prof_init(&tu->P);
+    h->hooks = &tu->P.hooks;
+    r->cores = exec_cores();
+    r->budget_s = fixed ? 0 : o->budget_s;
+    r->mode = o->sweep ? "sweep" : o->npoints > 0 ? "compare" : "tune";
+    replay_tune_topology(r->cores, &r->physical, &r->sockets);
+    r->nbinds = replay_tune_offered_binds(r->cores, r->binds, &tu->bind_why);
+    tu->B0 = t->batch > 0 ? t->batch : 1;
+    tu->nb = o->nbatches > 0 && !t->batch_fixed ? o->nbatches : 1;
+    tu->spr = t->steps_per_run > 0 ? t->steps_per_run : 1;
+    for (int i = 0; i < tu->nb && i < 16; i++)
+        tu->batches[i] = o->nbatches > 0 && !t->batch_fixed ? o->batches[i] : tu->B0;
+    tu->def = (replay_tune_knobs){ r->cores, 1, EXEC_CONV_AUTO, EXEC_BIND_NONE, tu->B0 }; /* fathom's defaults */
+    proposal pr;
+    exec_status s;
+    if ((s = tune_points(tu)) || (s = tune_profile(tu)))
+        goto end;
+    tune_propose(tu, &pr);
+    if ((s = tune_candidates(tu, &pr)) || (s = tune_rounds(tu)))
+        goto end;
+    tune_pick(tu);
 end:
     progress(o, "%s", "");
     if (o->progress)
         fputs("\r\33[K", o->progress);
     hosts_close(t, h);
     exec_free(h);
-    exec_free(inst);
-    exec_free(samples);
-    exec_free(active);
-    prof_free(&P);
-    r->wall_s = now_s() - t0;
+    exec_free(tu->inst);
+    exec_free(tu->samples);
+    exec_free(tu->active);
+    prof_free(&tu->P);
+    r->wall_s = replay_tune_now_s() - tu->t0;
+    exec_free(tu);
     return s;
-}
-
-/* ---- a program rebuilt from a trace ----------------------------------------- */
-typedef struct trace_inst {
-    replay_program *p;
-    exec_settings set;
-    int inter;
-} trace_inst;
-
-static exec_status trace_open(void *ctx, const replay_tune_knobs *k, const exec_hooks *hooks, void **out)
-{
-    trace_inst *i = exec_calloc(1, sizeof *i);
-    if (!i)
-        return exec_fail(EXEC_ERR_NOMEM, "out of memory");
-    i->p = ctx;
-    i->set = (exec_settings){ .threads = k->threads, .conv_algo = k->conv_algo, .bind = k->bind, .hooks = hooks };
-    i->inter = k->inter;
-    *out = i;
-    return EXEC_OK;
-}
-
-static exec_status trace_step(void *inst, uint64_t *ns)
-{
-    trace_inst *i = inst;
-    exec_run_opts ro = { .inter = i->inter, .max_phase = EXEC_PHASE_update, .settings = &i->set };
-    double t0 = now_s();
-    exec_status s = exec_graph_run(i->p->g, &ro);
-    *ns = (uint64_t)((now_s() - t0) * 1e9);
-    return s;
-}
-
-static exec_status trace_retune(void *inst, const replay_tune_knobs *k, const exec_hooks *hooks)
-{
-    trace_inst *i = inst;
-    i->set = (exec_settings){ .threads = k->threads, .conv_algo = k->conv_algo, .bind = k->bind, .hooks = hooks };
-    i->inter = k->inter;
-    return EXEC_OK;
-}
-
-static void trace_close(void *inst) { exec_free(inst); }
-
-exec_status replay_tune_trace_target(replay_program *p, replay_tune_target *t)
-{
-    if (p->rec.schema == 1)
-        return exec_fail(EXEC_ERR_ARG, "a schema-1 trace has no data flow (node_def): record it with this fathom");
-    int flow = 0;
-    for (uint32_t i = 0; i < p->nops && !flow; i++)
-        flow = p->ops[i].unknown < 0 && p->ops[i].nin + p->ops[i].nout > 0;
-    if (!flow)
-        return exec_fail(EXEC_ERR_ARG, "the trace has no data flow (its ops name no tensors)");
-    memset(t, 0, sizeof *t);
-    t->ctx = p;
-    snprintf(t->what, sizeof t->what, "%s %s (%s)", p->rec.model[0] ? p->rec.model : "?", p->rec.mode, p->rec.preset);
-    t->batch = p->rec.batch > 0 ? (int)p->rec.batch : 1;
-    t->batch_fixed = 1;
-    t->steps_per_run = p->nsteps ? (int)p->nsteps : 1;
-    t->open = trace_open;
-    t->step = trace_step;
-    t->retune = trace_retune;
-    t->close = trace_close;
-    return EXEC_OK;
 }

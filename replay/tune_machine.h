@@ -1,0 +1,28 @@
+/* tune_machine.h -- this machine as the tuner sees it (replay_tune): its
+ * clock, its cores' layout (sysfs), its ceilings (the ridge point), the
+ * thread bindings that take effect on it and the preemptions its threads
+ * suffer. Internal to replay/. */
+#ifndef FATHOM_REPLAY_TUNE_MACHINE_H
+#define FATHOM_REPLAY_TUNE_MACHINE_H
+#include "exec/exec.h"
+
+/* Seconds on the monotonic clock. */
+double replay_tune_now_s(void);
+
+/* Physical cores and sockets of the first `cores` CPUs, from sysfs; cores
+ * and 1 where sysfs does not say. */
+void replay_tune_topology(int cores, int *physical, int *sockets);
+
+/* A short sgemm (GFLOP/s) and triad (GB/s) at the process's threads: the
+ * ridge point that splits memory- from compute-bound op types. */
+exec_status replay_tune_ceilings(double *gflops, double *gbs);
+
+/* The bindings that take effect here and place some thread count of 1 to
+ * `cores` differently from each other, as exec_bind values into out (NONE
+ * always, then CLOSE, then SPREAD); their number. *why says why none but
+ * NONE takes effect (NULL where CLOSE does). */
+int replay_tune_offered_binds(int cores, char *out, const char **why);
+
+/* The process's involuntary context switches so far. */
+long replay_tune_preemptions(void);
+#endif
