@@ -384,7 +384,10 @@ typedef struct tuner {
     replay_tune_knobs points[REPLAY_TUNE_MAX_POINTS]; /* the points to compare, completed */
     const char *bind_why;                             /* why no binding takes effect (NULL: one does) */
     /* the profile */
-    double def_step_ns, min_step_ns, one_step_ns;
+    double def_step_ns, min_step_ns;
+    double flow_step_ns; /* the step whose data flow r holds */
+    int one_prof;        /* the one-thread level's index in prof_k (-1: not profiled) */
+    double one_est_s;    /* the one-thread level's predicted cost, where the budget left it out */
     replay_tune_knobs prof_k[REPLAY_TUNE_MAX_LEVELS]; /* the profiled points, their steps and warm-ups */
     double prof_ns[REPLAY_TUNE_MAX_LEVELS], prof_warm[REPLAY_TUNE_MAX_LEVELS];
     int nprof;
@@ -416,11 +419,51 @@ static exec_status tune_points(tuner *tu)
     return EXEC_OK;
 }
 
-/* 1. Measurements: a profiled step at each intra-op thread level (one
- * thread first: it gives the data flow, and one thread never waits for a
- * descheduled team member; then all cores, the defaults; then the levels
- * between while a fifth of the budget lasts), into r's levels, parallelism
- * and dominant op types; the ceilings where an op type's bound is in doubt. */
+/* A kept level's statistics, from its profiled step in P (threads
+ * threads, step_ns long; tot and cp its data flow's op time and critical
+ * path): into r the op time and critical path per recorded step, the
+ * convolutions' share, the dominant op types with their intensity. */
+static void profile_stats(tuner *tu, double tot, double cp, double step_ns, int threads)
+{
+    replay_tune_result *r = tu->r;
+    const prof *P = &tu->P;
+    double per = 1.0 / tu->spr; /* per recorded step */
+    r->op_ns = tot * per, r->critical_ns = cp * per, r->flow_threads = threads;
+    tu->flow_step_ns = step_ns;
+    double all = 0, conv = P->class_ns[EXEC_CLASS_convolution];
+    for (int c2 = 0; c2 < EXEC_CLASS_COUNT; c2++)
+        all += P->class_ns[c2];
+    r->conv_share = all > 0 ? conv / all : 0;
+    tu->h->new_only = r->conv_share < 0.05;
+    /* the dominant op types, with their intensity */
+    int used[EXEC_OP_COUNT] = { 0 };
+    for (r->ntop = 0; r->ntop < 4; r->ntop++) {
+        int b = -1;
+        for (int op = 0; op < EXEC_OP_COUNT; op++)
+            if (!used[op] && P->type_ns[op] > 0 && (b < 0 || P->type_ns[op] > P->type_ns[b]))
+                b = op;
+        if (b < 0)
+            break;
+        used[b] = 1;
+        snprintf(r->top[r->ntop].op, sizeof r->top[0].op, "%s", exec_op_name((exec_op)b));
+        r->top[r->ntop].share = all > 0 ? P->type_ns[b] / all : 0;
+        r->top[r->ntop].intensity = P->type_bytes[b] > 0 ? P->type_flops[b] / P->type_bytes[b] : 0;
+    }
+}
+
+/* 1. Measurements: a profiled step at each intra-op thread level, into
+ * r's levels, parallelism and dominant op types; the ceilings where an op
+ * type's bound is in doubt. All cores first (the defaults: the shortest
+ * step, from which the others' cost is predicted), then one thread (the
+ * data flow without a descheduled team member's waits, and the op time
+ * that inter-op workers of one thread share: its statistics replace the
+ * first level's), then the levels between, the most threads first. The
+ * tuner profiles a level after the first only where its predicted cost --
+ * the first level's step, and its warm-up where convolutions take AUTO's
+ * timings anew, times cores over threads, as if nothing scaled -- ends
+ * the profile within half the budget, and a level between only while a
+ * fifth of it is left (vgg's full preset: a first step of 77 s at one
+ * thread, which a budget of 5 s paid in full before). */
 static exec_status tune_profile(tuner *tu)
 {
     replay_tune_result *r = tu->r;
@@ -430,53 +473,46 @@ static exec_status tune_profile(tuner *tu)
         levels[nl++] = v;
     levels[nl++] = r->cores;
     double type_ns[REPLAY_TUNE_MAX_LEVELS][EXEC_OP_COUNT];
-    double total = 0, cp = 0, prof_wall = 0;
+    double prof_wall = 0;
     long preempt = 0;
     int got[REPLAY_TUNE_MAX_LEVELS] = { 0 };
     prof *P = &tu->P;
     for (int pass = 0; pass < nl; pass++) {
-        int li = pass == 0 ? 0 : pass == 1 ? nl - 1 : pass - 1;
-        if (pass > 1 && (tu->fixed || replay_tune_now_s() - tu->t0 > 0.2 * tu->budget))
-            break; /* a sweep measures every point anyway; the tuner keeps its budget */
+        int li = pass == 0 ? nl - 1 : pass == 1 ? 0 : nl - pass;
+        if (pass > 0 && !tu->fixed) {
+            double el = replay_tune_now_s() - tu->t0,
+                   est = ((tu->h->new_only ? 0 : tu->prof_warm[0]) + tu->prof_ns[0]) * r->cores / levels[li] * 1e-9;
+            if (el + est > 0.5 * tu->budget || (pass > 1 && el > 0.2 * tu->budget)) {
+                if (li == 0)
+                    tu->one_est_s = est;
+                if (pass > 1)
+                    break; /* the levels left cost more */
+                continue;
+            }
+        }
+        if (pass > 1 && tu->fixed)
+            break; /* a sweep measures every point anyway */
         replay_tune_knobs k = {
             .threads = levels[li], .inter = 1, .conv_algo = EXEC_CONV_AUTO, .bind = EXEC_BIND_NONE, .batch = tu->B0
         };
         progress(tu->o, "profiling at %d intra-op thread%s", k.threads, k.threads == 1 ? "" : "s");
         double tot = 0, c = 0, warm_ns = 0, step_ns = 0;
         long pre = 0;
-        if ((s = profile_level(P, tu->t, tu->h, &k, pass == 0, &tot, &c, &step_ns, &warm_ns, &pre)))
+        const int first = pass == 0 || li == 0; /* a level whose data flow and statistics are kept */
+        if ((s = profile_level(P, tu->t, tu->h, &k, first, &tot, &c, &step_ns, &warm_ns, &pre)))
             return s;
         preempt += pre, prof_wall += step_ns;
+        if (li == 0)
+            tu->one_prof = tu->nprof;
         tu->prof_k[tu->nprof] = k, tu->prof_warm[tu->nprof] = warm_ns, tu->prof_ns[tu->nprof++] = step_ns;
         if (li == nl - 1)
             tu->def_step_ns = r->default_step_ns = step_ns;
         if (tu->min_step_ns == 0 || step_ns < tu->min_step_ns)
             tu->min_step_ns = step_ns;
-        double per = 1.0 / tu->spr; /* per recorded step */
-        if (pass == 0) {
-            total = tot * per, cp = c * per, tu->one_step_ns = step_ns;
-            double all = 0, conv = P->class_ns[EXEC_CLASS_convolution];
-            for (int c2 = 0; c2 < EXEC_CLASS_COUNT; c2++)
-                all += P->class_ns[c2];
-            r->conv_share = all > 0 ? conv / all : 0;
-            tu->h->new_only = r->conv_share < 0.05;
-            /* the dominant op types, with their intensity */
-            int used[EXEC_OP_COUNT] = { 0 };
-            for (r->ntop = 0; r->ntop < 4; r->ntop++) {
-                int b = -1;
-                for (int op = 0; op < EXEC_OP_COUNT; op++)
-                    if (!used[op] && P->type_ns[op] > 0 && (b < 0 || P->type_ns[op] > P->type_ns[b]))
-                        b = op;
-                if (b < 0)
-                    break;
-                used[b] = 1;
-                snprintf(r->top[r->ntop].op, sizeof r->top[0].op, "%s", exec_op_name((exec_op)b));
-                r->top[r->ntop].share = all > 0 ? P->type_ns[b] / all : 0;
-                r->top[r->ntop].intensity = P->type_bytes[b] > 0 ? P->type_flops[b] / P->type_bytes[b] : 0;
-            }
-        }
+        if (first)
+            profile_stats(tu, tot, c, step_ns, k.threads);
         for (int op = 0; op < EXEC_OP_COUNT; op++)
-            type_ns[li][op] = P->type_ns[op] * per;
+            type_ns[li][op] = P->type_ns[op] / tu->spr;
         got[li] = 1;
     }
     r->profile_s = replay_tune_now_s() - tu->t0;
@@ -489,10 +525,9 @@ static exec_status tune_profile(tuner *tu)
             r->level_threads[r->nlevels] = levels[li];
             r->level_op_ns[r->nlevels++] = sum;
         }
-    if (total <= 0)
+    if (r->op_ns <= 0)
         return exec_fail(EXEC_ERR_STATE, "no op ran in a step");
-    r->op_ns = total, r->critical_ns = cp;
-    r->parallelism = cp > 0 ? total / cp : 1;
+    r->parallelism = r->critical_ns > 0 ? r->op_ns / r->critical_ns : 1;
     for (int i = 0; i < r->ntop; i++) { /* each dominant type's speedup from 1 thread to all */
         int op = exec_op_from_name(r->top[i].op);
         r->top[i].speedup =
@@ -537,15 +572,20 @@ static void tune_propose(const tuner *tu, proposal *pr)
         if (r->level_op_ns[i] < r->level_op_ns[pr->best_level])
             pr->best_level = i;
     int tbest = pr->tbest = r->level_threads[pr->best_level];
+    char left_out[128] = "";
+    if (tu->one_est_s > 0)
+        snprintf(left_out, sizeof left_out,
+                 "%sa step at one thread, with its warm-up, predicted at up to %.1f s: past half the budget%s",
+                 r->nlevels > 1 ? "; not measured: " : " (", tu->one_est_s, r->nlevels > 1 ? "" : ")");
     if (r->nlevels > 1)
-        line(r, "intra-op threads %d: op time per step %.2f ms at %d thread%s, %.2f ms at %d (speedup %.2f)%s", tbest,
+        line(r, "intra-op threads %d: op time per step %.2f ms at %d thread%s, %.2f ms at %d (speedup %.2f)%s%s", tbest,
              r->level_op_ns[0] / 1e6, r->level_threads[0], r->level_threads[0] == 1 ? "" : "s",
              r->level_op_ns[r->nlevels - 1] / 1e6, r->level_threads[r->nlevels - 1],
              r->level_op_ns[r->nlevels - 1] > 0 ? r->level_op_ns[0] / r->level_op_ns[r->nlevels - 1] : 0,
-             tbest < r->cores ? ": the ops stop scaling before all cores" : ": the ops scale to all cores");
+             tbest < r->cores ? ": the ops stop scaling before all cores" : ": the ops scale to all cores", left_out);
     else
-        line(r, "intra-op threads %d: %s", tbest,
-             r->cores == 1 ? "one core" : "the budget left no time to measure fewer threads");
+        line(r, "intra-op threads %d: %s%s", tbest,
+             r->cores == 1 ? "one core" : "the budget left no time to measure fewer threads", left_out);
     for (int i = 0; i < r->ntop && i < 2; i++) {
         char ridge[160];
         if (r->ridge > 0)
@@ -608,6 +648,45 @@ static void tune_propose(const tuner *tu, proposal *pr)
     pr->mmax = mmax, pr->convs = convs, pr->bstar = bstar;
 }
 
+/* What starting the candidates so far has warmed: AUTO's timings at a
+ * worker's thread count, an instance of a batch. */
+typedef struct start_costs {
+    int timed[REPLAY_TUNE_MAX_CANDIDATES], batch[REPLAY_TUNE_MAX_CANDIDATES];
+    int n;
+} start_costs;
+
+/* The candidate k is started: its worker's thread count timed, its batch built. */
+static void start_costs_add(start_costs *sc, const replay_tune_knobs *k)
+{
+    if (sc->n < REPLAY_TUNE_MAX_CANDIDATES)
+        sc->timed[sc->n] = k->threads / (k->inter > 0 ? k->inter : 1), sc->batch[sc->n++] = k->batch;
+}
+
+/* The predicted cost of starting a point k (its steps step_ns long) after
+ * those in sc: a new instance for another batch, its first step at that
+ * batch (the defaults' first step scaled by the batch); AUTO's timings at
+ * a worker's thread count not yet profiled or started, where convolutions
+ * take them (vgg's full preset: 28 s at 2 threads), the defaults' first
+ * step scaled by cores over those threads, as if nothing scaled; else a
+ * warm-up step, where one runs (host_get). */
+static double start_cost_ns(const tuner *tu, const start_costs *sc, const replay_tune_knobs *k, double step_ns)
+{
+    const int p = k->threads / (k->inter > 0 ? k->inter : 1);
+    int timed = 0, built = k->batch == tu->B0;
+    for (int j = 0; j < tu->nprof; j++)
+        timed |= tu->prof_k[j].threads == p && k->batch == tu->B0;
+    for (int j = 0; j < sc->n; j++) {
+        timed |= sc->timed[j] == p && sc->batch[j] == k->batch;
+        built |= sc->batch[j] == k->batch;
+    }
+    const double first = tu->prof_warm[0] > 0 ? tu->prof_warm[0] : step_ns;
+    if (!built)
+        return first * k->batch / tu->B0;
+    if (!tu->h->new_only && k->conv_algo == EXEC_CONV_AUTO && !timed)
+        return first * tu->r->cores / (p > 0 ? p : 1);
+    return !tu->h->new_only || k->inter > 1 ? step_ns : 0;
+}
+
 /* 2b. The candidates, the defaults and the vendors' settings first: every
  * point of the knob space (a sweep), the points given, or the proposal's
  * best few by their prediction, as many as the budget leaves time for. */
@@ -619,7 +698,7 @@ static exec_status tune_candidates(const tuner *tu, const proposal *pr)
     const int B0 = tu->B0, nb = tu->nb, *batches = tu->batches;
     const int tbest = pr->tbest, best_level = pr->best_level, mmax = pr->mmax, convs = pr->convs;
     const exec_bind bstar = pr->bstar;
-    const double one = tu->one_step_ns / tu->spr, rest = one > r->op_ns ? one - r->op_ns : 0; /* outside the ops */
+    const double one = tu->flow_step_ns / tu->spr, rest = one > r->op_ns ? one - r->op_ns : 0; /* outside the ops */
     replay_tune_knobs ven = { r->physical, r->sockets, EXEC_CONV_AUTO, EXEC_BIND_NONE, B0 };
     add_cand(r, &def, "defaults", 0);
     add_cand(r, &ven, "vendors", 0);
@@ -725,21 +804,36 @@ static exec_status tune_candidates(const tuner *tu, const proposal *pr)
     }
     const double sample_ns = REPLAY_TUNE_SAMPLE_MS * 1e6;
     if (!tu->fixed) {
-        /* each candidate costs a warm-up step and a sample a round: keep as
-         * many (defaults and vendors first, then by prediction) as leave
-         * time for two rounds */
-        double left = tu->budget - (replay_tune_now_s() - tu->t0) - 2.0 * fmax(tu->def_step_ns, sample_ns) * 1e-9,
-               each = (tu->min_step_ns + 2.0 * fmax(tu->min_step_ns, sample_ns)) * 1e-9;
-        int fit = each > 0 ? (int)(left / each) : r->n;
-        if (fit < 2)
-            fit = 2;
-        if (r->n > fit) {
+        /* each candidate costs its warm-up and a sample a round: keep, in
+         * order (defaults and vendors first, then by prediction), those
+         * whose cost (start_cost_ns) still leaves time for two rounds;
+         * where none does, the defaults alone (and the vendors' settings
+         * where they differ) */
+        double el = replay_tune_now_s() - tu->t0,
+               left = tu->budget - el - 2.0 * fmax(tu->def_step_ns, sample_ns) * 1e-9;
+        int least = r->vendors ? 2 : 1, kept = least, n0 = r->n;
+        start_costs sc = { .n = 0 };
+        for (int i = least; i < n0; i++) {
+            double step = r->c[i].predicted_ns > 0 ? r->c[i].predicted_ns : tu->def_step_ns;
+            double cost = (start_cost_ns(tu, &sc, &r->c[i].k, step) + 2.0 * fmax(step, sample_ns)) * 1e-9;
+            if (cost <= left) {
+                start_costs_add(&sc, &r->c[i].k);
+                r->c[kept++] = r->c[i], left -= cost;
+            }
+        }
+        r->n = kept;
+        if (kept == least && n0 > kept)
+            line(r,
+                 "after the profile (%.1f s), the budget (%.0f s) leaves no time for a candidate (a step takes %.2f s "
+                 "at the defaults): the defaults %salone are measured; a budget of %.0f s or more leaves time for "
+                 "candidates",
+                 el, tu->budget, tu->def_step_ns * 1e-9, least == 2 ? "and the vendors' settings " : "",
+                 10 * ceil((2 * (el + tu->one_est_s) + 6 * fmax(tu->def_step_ns, sample_ns) * 1e-9) / 10));
+        else if (n0 > kept)
             line(r,
                  "the budget leaves time to measure %d of %d candidates (a step takes %.2f s at the defaults, "
-                 "%.2f s at best): the rest are left out by their prediction",
-                 fit, r->n, tu->def_step_ns * 1e-9, tu->min_step_ns * 1e-9);
-            r->n = fit;
-        }
+                 "%.2f s at best): the rest are left out by their predicted warm-up and samples",
+                 kept, n0, tu->def_step_ns * 1e-9, tu->min_step_ns * 1e-9);
     }
     return EXEC_OK;
 }
@@ -766,6 +860,14 @@ static exec_status tune_rounds(tuner *tu)
      * alternate over all of them; the profiled ones are warm already */
     double st0 = replay_tune_now_s();
     for (int i = 0; i < r->n && !s; i++) {
+        double el = replay_tune_now_s() - tu->t0;
+        if (!tu->fixed && i >= (r->vendors ? 2 : 1) && el > tu->budget) {
+            /* their warm-ups (AUTO's timings at new thread counts) outran the budget */
+            line(r, "the budget (%.0f s) ran out while starting candidates (%.1f s): %d of %d measured", tu->budget, el,
+                 i, r->n);
+            r->n = i;
+            break;
+        }
         progress(o, "starting candidate %d/%d", i + 1, r->n);
         double warm = 0;
         s = host_get(t, h, &r->c[i].k, &inst[i], &warm);
@@ -775,15 +877,18 @@ static exec_status tune_rounds(tuner *tu)
         return s;
     /* a profiled step as long as a sample is that point's first sample (the
      * hooks' cost is a few hundred ns an op: nothing beside such a step) --
-     * where the step is long for real: at one thread its warm-up step was
-     * as long, at more threads it is no slower than 1.25x the one-thread
-     * step (a short step that a busy moment stretched past a sample's length,
-     * as a team's first steps on a loaded machine, is no sample of it) */
+     * where the step is long for real: at one thread its warm-up step, where
+     * one ran, was as long; at more threads it is no slower than 1.25x the
+     * one-thread step, or without one its warm-up was as long (a short step
+     * that a busy moment stretched past a sample's length, as a team's first
+     * steps on a loaded machine, is no sample of it) */
+    const int one = tu->one_prof;
     for (int i = 0; i < r->n; i++)
         for (int j = 0; j < tu->nprof; j++)
-            if (same_knobs(&tu->prof_k[j], &r->c[i].k) && tu->prof_ns[j] >= sample_ns &&
-                (j == 0 ? tu->prof_warm[0] >= sample_ns : tu->prof_ns[j] <= 1.25 * tu->prof_ns[0]) &&
-                r->c[i].rounds == 0) {
+            if (same_knobs(&tu->prof_k[j], &r->c[i].k) && tu->prof_ns[j] >= sample_ns && r->c[i].rounds == 0 &&
+                (j == one   ? tu->prof_warm[j] == 0 || tu->prof_warm[j] >= sample_ns
+                 : one >= 0 ? tu->prof_ns[j] <= 1.25 * tu->prof_ns[one]
+                            : tu->prof_warm[j] >= sample_ns)) {
                 samples[(size_t)i * MAX_ROUNDS] = tu->prof_ns[j] / tu->spr;
                 r->c[i].rounds = r->c[i].steps = 1;
             }
@@ -907,7 +1012,9 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
         exec_free(tu), exec_free(h);
         return exec_fail(EXEC_ERR_NOMEM, "out of memory");
     }
-    *tu = (tuner){ .t = t, .o = o, .r = r, .h = h, .t0 = replay_tune_now_s(), .budget = o->budget_s, .fixed = fixed };
+    *tu = (tuner){
+        .t = t, .o = o, .r = r, .h = h, .t0 = replay_tune_now_s(), .budget = o->budget_s, .fixed = fixed, .one_prof = -1
+    };
     prof_init(&tu->P);
     h->hooks = &tu->P.hooks;
     r->cores = exec_cores();

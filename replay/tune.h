@@ -5,11 +5,12 @@
  * program rebuilt from a trace (replay_tune_trace_target) -- through one
  * interface: open an instance with given knobs, run one step, close. It
  *   1. measures: one profiled step at each intra-op thread level (the
- *      engine's hooks time every op; one thread first, then all cores,
- *      then the levels between while the budget allows), each instance
- *      warmed up and kept as a candidate: op time per op type and level,
- *      the data flow's average parallelism (op time / critical path, at one
- *      thread), the preemptions the profiled steps suffered, each dominant
+ *      engine's hooks time every op; all cores first, then one thread, then
+ *      the levels between, the most threads first, each only where its
+ *      predicted cost leaves the budget room), each instance warmed up and
+ *      kept as a candidate: op time per op type and level, the data flow's
+ *      average parallelism (op time / critical path, at one thread where
+ *      profiled), the preemptions the profiled steps suffered, each dominant
  *      op type's arithmetic intensity against this machine's ridge (a short
  *      sgemm and triad, measured only where an op type's intensity leaves
  *      its bound in doubt);
@@ -18,7 +19,8 @@
  *      list scheduling's bounds); the thread count measured fastest with
  *      one inter-op worker, and where the parallelism proposes workers the
  *      best point with more than one, are measured whatever their rank;
- *   3. measures the best few beside fathom's defaults and the vendors'
+ *   3. measures the best few (those whose predicted warm-up and samples
+ *      fit the budget) beside fathom's defaults and the vendors'
  *      settings (intra-op = physical cores, inter-op = sockets) in
  *      alternating rounds (one sample each: steps enough for
  *      REPLAY_TUNE_SAMPLE_MS; the points run by the same threads back to
@@ -117,7 +119,8 @@ typedef struct replay_tune_cand {
 typedef struct replay_tune_result {
     int cores, physical, sockets;
     /* measurements */
-    double parallelism, op_ns, critical_ns; /* at one intra-op thread, per step */
+    double parallelism, op_ns, critical_ns; /* of the data flow at flow_threads (one where profiled), per step */
+    int flow_threads;
     int nlevels;
     int level_threads[REPLAY_TUNE_MAX_LEVELS];
     double level_op_ns[REPLAY_TUNE_MAX_LEVELS]; /* op time per step at each thread level */

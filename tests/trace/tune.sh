@@ -40,6 +40,20 @@ jq -e '.recommendation.knobs.bind and (.recommendation.flags | test("--bind (non
 run_flags "autoenc" $(jq -r .recommendation.command "$T/a.json")
 note "autoenc: $(jq -r '"\(.recommendation.flags): \(.recommendation.speedup_defaults)x over the defaults, wall \(.wall_s) s"' "$T/a.json")"
 
+# a budget that one thread's steps would overrun: the profile starts at all cores and leaves one thread
+# out where its steps, predicted from the first level's (as if nothing scaled), would end past half the
+# budget (the Transformer's small training: 0.3 s steps at 2 threads); the data flow is then the first
+# level's, a proposal says why, and after the profile the budget is kept but for the defaults' own steps
+"$FATHOM" tune transformer --preset small --budget 1 --format json >"$T/tb.json" 2>"$T/err" ||
+    fail "tune transformer --budget 1: $(cat "$T/err")"
+jq -e '.machine.cores as $c | (.measured.levels | length) == 1 and .measured.levels[0].threads == $c
+       and .measured.flow_threads == $c and .recommendation.step_ms > 0
+       and ($c == 1 or (.proposals | map(test("one thread, with its warm-up, predicted at up to .* past half the budget")) | any))
+       and (.wall_s - .phases.profile_s) <= ([.budget_s - .phases.profile_s, 0] | max) + 3 * .default_step_ms / 1000 + 0.5' \
+    "$T/tb.json" >/dev/null ||
+    fail "tune transformer --budget 1: one thread profiled, or the budget not kept: $(jq -c '[.measured, .phases, .wall_s, .proposals]' "$T/tb.json")"
+note "transformer --budget 1: $(jq -r '"levels \([.measured.levels[].threads]), \(.candidates | length) point(s) measured, wall \(.wall_s) s (profile \(.phases.profile_s) s)"' "$T/tb.json")"
+
 # --sweep: every point of the knob space (threads 1 to all cores, inter-op workers up to 4 and the
 # threads, the bindings offered), each with --rounds samples, and the recommendation is the fastest
 "$FATHOM" tune memnet --mode infer --preset tiny --sweep --rounds 3 --format json >"$T/s.json" 2>"$T/err" ||
