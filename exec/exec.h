@@ -305,6 +305,8 @@ uint64_t exec_engine_ns(void);
  * The process default: a graph's or a run's exec_settings override it. */
 void exec_threads_set(int intra);
 int exec_threads_get(void);
+/* "All cores": the CPUs of the process's affinity (taskset, a cpuset), or
+ * the CPUs online where it cannot be read. */
 int exec_cores(void);
 const char *exec_blas_config(void);
 const char *exec_cpu_model(void);

@@ -18,12 +18,6 @@
 
 static int g_intra;
 
-int exec_cores(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
 void exec_threads_set(int intra)
 {
     if (intra <= 0)
@@ -209,7 +203,7 @@ double exec_fork_ns(void)
 /* ---- thread binding -------------------------------------------------------- */
 static struct {
     pthread_once_t once;
-    cpu_set_t initial; /* the process's CPUs at the first binding question */
+    cpu_set_t initial; /* the process's CPUs at the first question (binding, cores) */
     int n;             /* places: the CPUs of `initial`, by socket, core, CPU */
     int cpu[CPU_SETSIZE];
     const char *why_not; /* NULL: binding takes effect here */
@@ -268,6 +262,18 @@ static void places_init(void)
         }
     if (B.n < 2 && !B.why_not)
         B.why_not = "one CPU to run on: nothing to bind";
+}
+
+/* The CPUs this process may run on (its affinity at the first question:
+ * `taskset -c 0-3` or a container's cpuset gives 4 on a 16-CPU machine,
+ * as OpenMP counts them), else the CPUs online. */
+int exec_cores(void)
+{
+    pthread_once(&B.once, places_init);
+    if (B.n > 0)
+        return B.n;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
 }
 
 void exec_bind_set(exec_bind b) { atomic_store_explicit(&g_bind, (int)b, memory_order_relaxed); }

@@ -27,9 +27,14 @@ static int read_int(const char *path, int *v)
 
 void replay_tune_topology(int cores, int *physical, int *sockets)
 {
-    int pkg[1024], core[1024], n = 0;
+    int pkg[1024], core[1024], cpus[1024], n = 0;
     *physical = cores, *sockets = 1;
-    for (int c = 0; c < cores && c < 1024; c++) {
+    int ncpu = exec_bind_places(cpus, 1024); /* the process's CPUs */
+    if (ncpu < 1)                            /* none read: the first `cores` */
+        for (ncpu = 0; ncpu < cores && ncpu < 1024; ncpu++)
+            cpus[ncpu] = ncpu;
+    for (int i = 0; i < ncpu; i++) {
+        const int c = cpus[i];
         char path[128];
         int p, k;
         snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);

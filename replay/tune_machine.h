@@ -9,8 +9,9 @@
 /* Seconds on the monotonic clock. */
 double replay_tune_now_s(void);
 
-/* Physical cores and sockets of the first `cores` CPUs, from sysfs; cores
- * and 1 where sysfs does not say. */
+/* Physical cores and sockets of the process's CPUs (exec_bind_places, or
+ * the first `cores` where those cannot be read), from sysfs; cores and 1
+ * where sysfs does not say. */
 void replay_tune_topology(int cores, int *physical, int *sockets);
 
 /* A short sgemm (GFLOP/s) and triad (GB/s) at the process's threads: the

@@ -167,6 +167,20 @@ if jq -e '.machine.binds | index("close")' "$T/a.json" >/dev/null; then
 else
     note "no binding takes effect here: $(jq -r '.proposals[] | select(test("^thread binding"))' "$T/a.json")"
 fi
+# "all cores" are the CPUs the process may run on: under taskset -c 0 fathom run's default is one thread
+# and the tuner's machine one core (the CPUs online would oversubscribe a cpuset or a taskset)
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+    taskset -c 0 "$FATHOM" run memnet --steps 2 --format json >"$T/one.json" 2>"$T/err" || fail "taskset run: $(cat "$T/err")"
+    [ "$(head -1 "$T/one.json" | jq .threads)" = 1 ] || fail "taskset -c 0: fathom run's threads $(head -1 "$T/one.json")"
+    "$FATHOM" run memnet --steps 2 --format json >"$T/all.json" 2>"$T/err" || fail "run: $(cat "$T/err")"
+    [ "$(head -1 "$T/all.json" | jq .threads)" = "$(nproc)" ] || fail "fathom run's threads $(head -1 "$T/all.json"), nproc $(nproc)"
+    taskset -c 0 "$FATHOM" tune memnet --preset tiny --budget 5 --format json >"$T/one.json" 2>"$T/err" ||
+        fail "taskset tune: $(cat "$T/err")"
+    jq -e '.machine.cores == 1 and .machine.physical_cores == 1 and ([.measured.levels[].threads] == [1])
+           and .recommendation.knobs.threads == 1' "$T/one.json" >/dev/null ||
+        fail "taskset -c 0: the tuner's machine $(jq -c '[.machine, .measured.levels]' "$T/one.json")"
+    note "taskset -c 0: fathom run and fathom tune take one core"
+fi
 if OMP_PROC_BIND=true "$FATHOM" run autoenc --steps 2 --bind close >"$T/out" 2>"$T/err"; then
     fail "--bind close under OMP_PROC_BIND: exit status 0"
 fi
