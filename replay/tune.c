@@ -655,18 +655,21 @@ typedef struct start_costs {
     int n;
 } start_costs;
 
-/* The candidate k is started: its worker's thread count timed, its batch built. */
+/* The candidate k is started: its batch built and, under AUTO, its
+ * worker's thread count timed (-1: a forced algorithm times nothing). */
 static void start_costs_add(start_costs *sc, const replay_tune_knobs *k)
 {
-    if (sc->n < REPLAY_TUNE_MAX_CANDIDATES)
-        sc->timed[sc->n] = k->threads / (k->inter > 0 ? k->inter : 1), sc->batch[sc->n++] = k->batch;
+    if (sc->n >= REPLAY_TUNE_MAX_CANDIDATES)
+        return;
+    sc->timed[sc->n] = k->conv_algo == EXEC_CONV_AUTO ? k->threads / (k->inter > 0 ? k->inter : 1) : -1;
+    sc->batch[sc->n++] = k->batch;
 }
 
 /* The predicted cost of starting a point k (its steps step_ns long) after
  * those in sc: a new instance for another batch, its first step at that
  * batch (the defaults' first step scaled by the batch); AUTO's timings at
  * a worker's thread count not yet profiled or started, where convolutions
- * take them (vgg's full preset: 28 s at 2 threads), the defaults' first
+ * take them (vgg's full preset: about 21 s at 2 threads), the defaults' first
  * step scaled by cores over those threads, as if nothing scaled; else a
  * warm-up step, where one runs (host_get). */
 static double start_cost_ns(const tuner *tu, const start_costs *sc, const replay_tune_knobs *k, double step_ns)
