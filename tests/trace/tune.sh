@@ -43,12 +43,14 @@ note "autoenc: $(jq -r '"\(.recommendation.flags): \(.recommendation.speedup_def
 # a budget that one thread's steps would overrun: the profile starts at all cores and leaves one thread
 # out where its steps, predicted from the first level's (as if nothing scaled), would end past half the
 # budget (the Transformer's small training: 0.3 s steps at 2 threads); the data flow is then the first
-# level's, a proposal says why, and after the profile the budget is kept but for the defaults' own steps
+# level's, a proposal says why, where no candidate fits one says what budget would, and after the
+# profile the budget is kept but for the defaults' own steps
 "$FATHOM" tune transformer --preset small --budget 1 --format json >"$T/tb.json" 2>"$T/err" ||
     fail "tune transformer --budget 1: $(cat "$T/err")"
 jq -e '.machine.cores as $c | (.measured.levels | length) == 1 and .measured.levels[0].threads == $c
        and .measured.flow_threads == $c and .recommendation.step_ms > 0
        and ($c == 1 or (.proposals | map(test("one thread, with its warm-up, predicted at up to .* past half the budget")) | any))
+       and ((.candidates | length) > 1 or (.proposals | map(test("leaves no time for a candidate .* a budget of [0-9]+ s or more")) | any))
        and (.wall_s - .phases.profile_s) <= ([.budget_s - .phases.profile_s, 0] | max) + 3 * .default_step_ms / 1000 + 0.5' \
     "$T/tb.json" >/dev/null ||
     fail "tune transformer --budget 1: one thread profiled, or the budget not kept: $(jq -c '[.measured, .phases, .wall_s, .proposals]' "$T/tb.json")"
