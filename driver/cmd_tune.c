@@ -86,6 +86,31 @@ static exec_status model_tstep(void *inst, uint64_t *ns)
 
 static void model_close(void *inst) { model_destroy(inst); }
 
+/* s as one shell word: as it is where it holds no character the shell
+ * reads, else in single quotes ('\'' for a quote); into buf. */
+static const char *shell_quote(const char *s, char *buf, size_t len)
+{
+    if (s[0] && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./+-=:,@%") == strlen(s)) {
+        snprintf(buf, len, "%s", s);
+        return buf;
+    }
+    size_t n = 0;
+    if (len < 3)
+        return "''";
+    buf[n++] = '\'';
+    for (; *s && n + 5 < len; s++) {
+        if (*s == '\'') {
+            memcpy(buf + n, "'\\''", 4);
+            n += 4;
+        } else {
+            buf[n++] = *s;
+        }
+    }
+    buf[n++] = '\'';
+    buf[n] = 0;
+    return buf;
+}
+
 /* ---- output ------------------------------------------------------------------------ */
 static double speedup(const replay_tune_result *r, int over)
 {
@@ -381,8 +406,18 @@ int cmd_tune(int argc, char **argv)
             cli_error("tune", "%s: %s", name, exec_errmsg());
             goto end;
         }
-        snprintf(prefix, sizeof prefix, "fathom run %s --mode %s --preset %s", p.rec.model[0] ? p.rec.model : "MODEL",
-                 p.rec.mode[0] ? p.rec.mode : "train", p.rec.preset[0] ? p.rec.preset : "small");
+        /* the recommendation: for a recording of one of fathom's workloads,
+         * that workload at the recorded batch; for any other (an import, a
+         * program of another tool) the replay of the trace itself */
+        if (model_find(p.rec.model) && model_preset_from_name(p.rec.preset) >= 0 &&
+            (!strcmp(p.rec.mode, "train") || !strcmp(p.rec.mode, "infer"))) {
+            snprintf(prefix, sizeof prefix, "fathom run %s --mode %s --preset %s", p.rec.model, p.rec.mode,
+                     p.rec.preset);
+            with_batch = 1;
+        } else {
+            char q[400];
+            snprintf(prefix, sizeof prefix, "fathom replay %s", shell_quote(name, q, sizeof q));
+        }
     }
     replay_tune_opts o = { .budget_s = (double)budget,
                            .batches = batches,

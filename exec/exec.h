@@ -337,6 +337,11 @@ int exec_bind_from_name(const char *name);
  * (OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY), one CPU, or SPREAD
  * placing every thread count as CLOSE does. NONE always takes effect. */
 const char *exec_bind_unavailable(exec_bind b);
+/* A `--bind` value: "none", "close" or "spread" into *b where it takes
+ * effect here; else EXEC_ERR_ARG, exec_errmsg() saying why in one line
+ * (an unknown name, or exec_bind_unavailable's reason), as every command
+ * that takes the flag reports it. */
+exec_status exec_bind_parse(const char *name, exec_bind *b);
 /* The places (CPUs) binding uses, in order; how many (at most max). */
 int exec_bind_places(int *cpus, int max);
 /* The CPU of thread `slot` of n under b; -1 for NONE (every place). */
@@ -368,6 +373,9 @@ exec_conv_algo exec_conv_algo_get(void);
 const char *exec_conv_algo_name(exec_conv_algo a);
 /* "auto", "im2col", "direct", "winograd" -> the algorithm; -1 for anything else. */
 int exec_conv_algo_from_name(const char *name);
+/* A `--conv-algo` value into *a; EXEC_ERR_ARG with a one-line message for
+ * an unknown name. */
+exec_status exec_conv_algo_parse(const char *name, exec_conv_algo *a);
 /* What AUTO chose for op kind (0 Conv2D, 1 Conv2DBackpropInput, 2
  * Conv2DBackpropFilter) of geometry {n, c, h, w, oc, kh, kw, sh, sw, ph, pw}
  * on nthreads threads (the last measurement's winner, where a void one is

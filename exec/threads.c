@@ -307,6 +307,18 @@ const char *exec_bind_unavailable(exec_bind b)
     return B.why_not;
 }
 
+exec_status exec_bind_parse(const char *name, exec_bind *b)
+{
+    int x = name ? exec_bind_from_name(name) : -1;
+    if (x < 0)
+        return exec_fail(EXEC_ERR_ARG, "unknown thread binding '%s' (use none, close or spread)", name ? name : "");
+    const char *why = exec_bind_unavailable((exec_bind)x);
+    if (why)
+        return exec_fail(EXEC_ERR_ARG, "--bind %s cannot take effect here: %s", name, why);
+    *b = (exec_bind)x;
+    return EXEC_OK;
+}
+
 int exec_bind_places(int *cpus, int max)
 {
     pthread_once(&B.once, places_init);

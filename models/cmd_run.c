@@ -95,21 +95,17 @@ int cmd_run(int argc, char **argv)
         } else if (OPT("--conv-algo")) {
             if (!val)
                 return 2;
-            int x = exec_conv_algo_from_name(val);
-            if (x < 0)
-                return cli_usage_error(
-                    "run", "unknown convolution algorithm '%s' (use auto, im2col, direct or winograd)", val);
-            cfg.settings.conv_algo = x;
+            exec_conv_algo a;
+            if (exec_conv_algo_parse(val, &a))
+                return cli_usage_error("run", "%s", exec_errmsg());
+            cfg.settings.conv_algo = (int)a;
         } else if (OPT("--bind")) {
             if (!val)
                 return 2;
-            int x = exec_bind_from_name(val);
-            if (x < 0)
-                return cli_usage_error("run", "unknown thread binding '%s' (use none, close or spread)", val);
-            const char *why = exec_bind_unavailable((exec_bind)x);
-            if (why)
-                return cli_usage_error("run", "--bind %s cannot take effect here: %s", val, why);
-            cfg.settings.bind = x;
+            exec_bind b;
+            if (exec_bind_parse(val, &b))
+                return cli_usage_error("run", "%s", exec_errmsg());
+            cfg.settings.bind = (int)b;
         } else if (OPT("--seed")) {
             if (!val)
                 return 2;

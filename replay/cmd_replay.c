@@ -18,7 +18,8 @@
 #include <unistd.h>
 
 static const char usage_text[] =
-    "usage: fathom replay TRACE [--threads N] [--inter M] [--steps K] [--skip-first N] [--skip-last N]\n"
+    "usage: fathom replay TRACE [--threads N] [--inter M] [--conv-algo A] [--bind none|close|spread]\n"
+    "                    [--steps K] [--skip-first N] [--skip-last N]\n"
     "                    [--iterations I] [--warmup W] [--seed S] [--format text|csv|json]\n"
     "                    [--dump-ops FILE] [--record [-o ARCHIVE | --dir DIR]]\n\n"
     "Rebuilds the op program of a recorded trace (an archive or a CTF directory) from the\n"
@@ -32,6 +33,9 @@ static const char usage_text[] =
     "replayed, and the op types not replayed with the reason. See fathom-replay(1).\n"
     "  --threads N      intra-op threads (default: all cores)\n"
     "  --inter M        inter-op workers (default 1)\n"
+    "  --conv-algo A    convolution algorithm: auto (default), im2col, direct, winograd\n"
+    "  --bind B         thread binding: none (default), close, spread, as fathom run's\n"
+    "                   (`fathom tune TRACE` recommends these four)\n"
     "  --steps K        replay K recorded steps (default: all kept steps)\n"
     "  --skip-first N   leave out the first N recorded steps (default 0)\n"
     "  --skip-last N    leave out the last N recorded steps (default 0)\n"
@@ -289,10 +293,13 @@ int cmd_replay(int argc, char **argv)
         { "warmup", required_argument, 0, 'w' },    { "seed", required_argument, 0, 'S' },
         { "format", required_argument, 0, 'f' },    { "help", no_argument, 0, 'h' },
         { "dump-ops", required_argument, 0, 'D' },  { "record", no_argument, 0, 'R' },
-        { "dir", required_argument, 0, 'd' },       { 0, 0, 0, 0 },
+        { "dir", required_argument, 0, 'd' },       { "conv-algo", required_argument, 0, 'A' },
+        { "bind", required_argument, 0, 'B' },      { 0, 0, 0, 0 },
     };
     long threads = 0, inter = 1, steps = 0, skip_first = 0, skip_last = 0, iters = 3, warmup = 1, seed = 1;
     int fmt = CLI_TEXT, c, record = 0;
+    exec_conv_algo algo = EXEC_CONV_DEFAULT;
+    exec_bind bind = EXEC_BIND_DEFAULT;
     const char *dump_path = NULL, *out = NULL, *dir = NULL;
     char *child_args[32]; /* the options a --record child gets again */
     char child_flags[16][24];
@@ -314,6 +321,14 @@ int cmd_replay(int argc, char **argv)
         case 'f':
             if ((fmt = cli_parse_format("replay", optarg, 1)) < 0)
                 return 2;
+            break;
+        case 'A':
+            if (exec_conv_algo_parse(optarg, &algo))
+                return cli_usage_error("replay", "%s", exec_errmsg());
+            break;
+        case 'B':
+            if (exec_bind_parse(optarg, &bind))
+                return cli_usage_error("replay", "%s", exec_errmsg());
             break;
         case 'D':
             if (!*optarg)
@@ -399,6 +414,8 @@ int cmd_replay(int argc, char **argv)
                        .warmup = (int)warmup,
                        .inter = (int)inter,
                        .threads = exec_threads_get(),
+                       .conv_algo = algo,
+                       .bind = bind,
                        .dump = dump };
     if (replay_run(&p, &ro, r)) {
         cli_error("replay", "%s", exec_errmsg());

@@ -165,7 +165,7 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
         .seed = 0,
     };
     exec_trace_run_begin(&info);
-    exec_settings set = { .threads = o->threads, .conv_algo = o->conv_algo };
+    exec_settings set = { .threads = o->threads, .conv_algo = o->conv_algo, .bind = o->bind };
     exec_run_opts ro = { .inter = o->inter, .max_phase = EXEC_PHASE_update, .settings = &set };
     uint64_t wall = 0;
     for (int i = 0; i < warmup + dump_extra && !s; i++)

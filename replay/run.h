@@ -11,6 +11,7 @@ typedef struct replay_opts {
     int inter;                /* inter-op workers */
     int threads;              /* intra-op threads of this replay (0: the process's) */
     exec_conv_algo conv_algo; /* EXEC_CONV_DEFAULT: the process's */
+    exec_bind bind;           /* EXEC_BIND_DEFAULT: the process's */
     FILE *dump;               /* NULL, or: every op the first pass executes, one line each
                          (replay_dump_line's format); the pass is never a timed one */
 } replay_opts;

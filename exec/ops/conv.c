@@ -53,6 +53,15 @@ int exec_conv_algo_from_name(const char *name)
             return (int)i;
     return -1;
 }
+exec_status exec_conv_algo_parse(const char *name, exec_conv_algo *a)
+{
+    int x = name ? exec_conv_algo_from_name(name) : -1;
+    if (x < 0)
+        return exec_fail(EXEC_ERR_ARG, "unknown convolution algorithm '%s' (use auto, im2col, direct or winograd)",
+                         name ? name : "");
+    *a = (exec_conv_algo)x;
+    return EXEC_OK;
+}
 const char *exec_conv_algo_name(exec_conv_algo a)
 {
     return (unsigned)a < sizeof conv_algo_names / sizeof conv_algo_names[0] ? conv_algo_names[a] : "?";

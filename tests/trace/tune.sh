@@ -132,6 +132,27 @@ ensure_sessiond
 "$FATHOM" tune "$T/memnet.tar.zst" --skip-first 1 --budget 5 --format json >"$T/t.json" 2>"$T/err" ||
     fail "tune TRACE: $(cat "$T/err")"
 run_flags "memnet trace" $(jq -r .recommendation.command "$T/t.json")
+jq -e '.recommendation.command | test("^fathom run memnet --mode train --preset tiny .*--batch 32$")' "$T/t.json" >/dev/null ||
+    fail "tune TRACE: the recommendation is not memnet at its recorded batch: $(jq -r .recommendation.command "$T/t.json")"
+
+# a TRACE of another program (a PyTorch profile, imported; under a name the shell must quote): the
+# recommendation replays the trace itself with the settings, which fathom replay takes
+mkdir -p "$T/a b's" || fail "mkdir"
+"$FATHOM" import -o "$T/a b's/mlp.tar.zst" "$SRC/tests/fixtures/pytorch/mlp.pt.trace.json.gz" >/dev/null 2>"$T/err" ||
+    fail "import mlp: $(cat "$T/err")"
+"$FATHOM" tune "$T/a b's/mlp.tar.zst" --budget 3 --format json >"$T/i.json" 2>"$T/err" || fail "tune imported: $(cat "$T/err")"
+cmd=$(jq -r .recommendation.command "$T/i.json")
+case $cmd in "fathom replay '$T/a b'\''s/mlp.tar.zst' --threads "*" --bind "*) ;; *) fail "tune imported: recommended '$cmd'" ;; esac
+eval "\"\$FATHOM\" ${cmd#fathom } --iterations 1 --warmup 0" >"$T/run.out" 2>"$T/run.err" ||
+    fail "tune imported: '$cmd' does not run: $(cat "$T/run.err")"
+note "imported trace: $cmd runs"
+# fathom replay takes --conv-algo and --bind as fathom run does, with its one-line errors
+"$FATHOM" replay "$T/memnet.tar.zst" --conv-algo direct --bind none --iterations 1 --warmup 0 >/dev/null 2>"$T/err" ||
+    fail "replay --conv-algo direct --bind none: $(cat "$T/err")"
+for bad in "--conv-algo fast" "--bind tight"; do
+    if "$FATHOM" replay "$T/memnet.tar.zst" $bad >"$T/out" 2>"$T/err"; then fail "replay $bad: exit status 0"; fi
+    [ "$(wc -l <"$T/err")" = 1 ] || fail "replay $bad: $(cat "$T/err")"
+done
 # steps under 25 ms settle for 5 ms after other threads ran (the tuner and the sweep alike)
 for j in a s t; do
     jq -e '.default_step_ms >= 25 or .settle_ms == 5' "$T/$j.json" >/dev/null ||
