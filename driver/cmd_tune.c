@@ -10,6 +10,7 @@
 #include "replay/tune.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,10 @@ static exec_status model_tstep(void *inst, uint64_t *ns)
 }
 
 static void model_close(void *inst) { model_destroy(inst); }
+
+/* The recommendation's command up to its flags: "fathom run MODEL ..." or
+ * "fathom replay TRACE", the trace's path quoted for the shell. */
+#define TUNE_PREFIX_MAX (4 * PATH_MAX + 64)
 
 /* s as one shell word: as it is where it holds no character the shell
  * reads, else in single quotes ('\'' for a quote); into buf. */
@@ -213,7 +218,7 @@ static int print_json(const replay_tune_result *r, const replay_tune_target *t, 
                                         r->top[i].memory_bound ? "memory" : "compute", "speedup", r->top[i].speedup));
     char flags[160];
     replay_tune_flags(&r->c[r->best].k, with_batch, flags, sizeof flags);
-    char cmd[700];
+    char cmd[TUNE_PREFIX_MAX + 200];
     snprintf(cmd, sizeof cmd, "%s %s", run_prefix, flags);
     json_t *root = json_pack(
         "{s:i, s:s, s:s, s:i, s:{s:s, s:i, s:i, s:i, s:o}, s:{s:f, s:i, s:f, s:f, s:o, s:f, s:f, s:f, s:f, s:f, s:o}, s:o, s:o,"
@@ -373,7 +378,7 @@ int cmd_tune(int argc, char **argv)
     replay_program_init(&p);
     replay_tune_result *r = calloc(1, sizeof *r);
     int rc = 1, with_batch = 0;
-    char prefix[512];
+    char prefix[TUNE_PREFIX_MAX];
     if (!r) {
         cli_error("tune", "out of memory");
         goto end;
@@ -415,7 +420,7 @@ int cmd_tune(int argc, char **argv)
                      p.rec.preset);
             with_batch = 1;
         } else {
-            char q[400];
+            char q[4 * PATH_MAX + 3]; /* a path the loader opened, each character quoted at worst */
             snprintf(prefix, sizeof prefix, "fathom replay %s", shell_quote(name, q, sizeof q));
         }
     }
