@@ -171,9 +171,11 @@ static void print_text(const replay_tune_result *r, const replay_tune_target *t,
                i == r->best ? "  <- recommended" : "");
     }
     if (r->budget_s > 0 && r->wall_s > r->budget_s)
-        printf("  over the %.0f s budget: a step at the defaults takes %.2f s, and the defaults need a warm-up, a "
-               "profiled and a measured one\n",
-               r->budget_s, r->default_step_ns / 1e9);
+        printf("  over the %.0f s budget by %.1f s: a step runs to its end (%.2f s at the defaults)%s\n", r->budget_s,
+               r->wall_s - r->budget_s, r->default_step_ns / 1e9,
+               r->profile_s > r->budget_s ? ", and the profile at the defaults (the build, a warm-up step and a "
+                                            "profiled one, which every tuning needs) took it past the budget"
+                                          : "");
     char flags[160];
     replay_tune_flags(&r->c[r->best].k, with_batch, flags, sizeof flags);
     printf("\nrecommendation: %s %s\n", run_prefix, flags);
