@@ -308,6 +308,9 @@ int exec_threads_get(void);
 /* "All cores": the CPUs of the process's affinity (taskset, a cpuset), or
  * the CPUs online where it cannot be read. */
 int exec_cores(void);
+/* Those CPUs as physical cores and sockets (sysfs); every CPU a core of
+ * one socket where sysfs does not say. */
+void exec_cpu_topology(int *physical, int *sockets);
 const char *exec_blas_config(void);
 const char *exec_cpu_model(void);
 

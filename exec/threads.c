@@ -206,7 +206,8 @@ static struct {
     cpu_set_t initial; /* the process's CPUs at the first question (binding, cores) */
     int n;             /* places: the CPUs of `initial`, by socket, core, CPU */
     int cpu[CPU_SETSIZE];
-    const char *why_not; /* NULL: binding takes effect here */
+    int physical, sockets; /* the places' cores and sockets (sysfs; n and 1 where it does not say) */
+    const char *why_not;   /* NULL: binding takes effect here */
 } B = { .once = PTHREAD_ONCE_INIT };
 static _Atomic int g_bind;  /* the process default (an exec_bind) */
 static _Atomic int g_bound; /* some thread was bound: NONE must unbind */
@@ -260,6 +261,16 @@ static void places_init(void)
             }
             B.cpu[i] = c;
         }
+    /* sorted by (socket, core): a new core or socket wherever the pair changes */
+    int known = 1;
+    for (int i = 0; i < B.n; i++) {
+        int c = B.cpu[i], d = i ? B.cpu[i - 1] : -1;
+        known &= pkg[c] >= 0 && core[c] >= 0;
+        B.physical += !i || pkg[c] != pkg[d] || core[c] != core[d];
+        B.sockets += !i || pkg[c] != pkg[d];
+    }
+    if (!known)
+        B.physical = B.n, B.sockets = 1;
     if (B.n < 2 && !B.why_not)
         B.why_not = "one CPU to run on: nothing to bind";
 }
@@ -274,6 +285,13 @@ int exec_cores(void)
         return B.n;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
+}
+
+void exec_cpu_topology(int *physical, int *sockets)
+{
+    pthread_once(&B.once, places_init);
+    *physical = B.n > 0 ? B.physical : exec_cores();
+    *sockets = B.n > 0 ? B.sockets : 1;
 }
 
 void exec_bind_set(exec_bind b) { atomic_store_explicit(&g_bind, (int)b, memory_order_relaxed); }

@@ -412,9 +412,9 @@ static exec_status tune_points(tuner *tu)
         k->batch = k->batch > 0 ? k->batch : def->batch;
         if (k->batch != tu->B0 && tu->t->batch_fixed)
             return exec_fail(EXEC_ERR_ARG, "--batch %d: a trace's batch is its own (%d)", k->batch, tu->B0);
-        const char *why = exec_bind_unavailable(k->bind);
-        if (why)
-            return exec_fail(EXEC_ERR_ARG, "--bind %s cannot take effect here: %s", exec_bind_name(k->bind), why);
+        exec_status s = exec_bind_parse(exec_bind_name(k->bind), &k->bind);
+        if (s)
+            return s;
     }
     return EXEC_OK;
 }
@@ -1023,7 +1023,7 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     r->cores = exec_cores();
     r->budget_s = fixed ? 0 : o->budget_s;
     r->mode = o->sweep ? "sweep" : o->npoints > 0 ? "compare" : "tune";
-    replay_tune_topology(r->cores, &r->physical, &r->sockets);
+    exec_cpu_topology(&r->physical, &r->sockets);
     r->nbinds = replay_tune_offered_binds(r->cores, r->binds, &tu->bind_why);
     tu->B0 = t->batch > 0 ? t->batch : 1;
     tu->nb = o->nbatches > 0 && !t->batch_fixed ? o->nbatches : 1;

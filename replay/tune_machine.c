@@ -4,7 +4,6 @@
 #include "base/alloc.h"
 
 #include <cblas.h>
-#include <stdio.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -13,50 +12,6 @@ double replay_tune_now_s(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int read_int(const char *path, int *v)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    int ok = fscanf(f, "%d", v) == 1;
-    fclose(f);
-    return ok ? 0 : -1;
-}
-
-void replay_tune_topology(int cores, int *physical, int *sockets)
-{
-    int pkg[1024], core[1024], cpus[1024], n = 0;
-    *physical = cores, *sockets = 1;
-    int ncpu = exec_bind_places(cpus, 1024); /* the process's CPUs */
-    if (ncpu < 1)                            /* none read: the first `cores` */
-        for (ncpu = 0; ncpu < cores && ncpu < 1024; ncpu++)
-            cpus[ncpu] = ncpu;
-    for (int i = 0; i < ncpu; i++) {
-        const int c = cpus[i];
-        char path[128];
-        int p, k;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
-        if (read_int(path, &p))
-            return;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/core_id", c);
-        if (read_int(path, &k))
-            return;
-        pkg[n] = p, core[n] = k, n++;
-    }
-    int phys = 0, socks = 0;
-    for (int i = 0; i < n; i++) {
-        int seen_core = 0, seen_pkg = 0;
-        for (int j = 0; j < i; j++) {
-            seen_core |= pkg[j] == pkg[i] && core[j] == core[i];
-            seen_pkg |= pkg[j] == pkg[i];
-        }
-        phys += !seen_core;
-        socks += !seen_pkg;
-    }
-    if (phys > 0)
-        *physical = phys, *sockets = socks;
 }
 
 exec_status replay_tune_ceilings(double *gflops, double *gbs)

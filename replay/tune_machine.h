@@ -1,18 +1,13 @@
 /* tune_machine.h -- this machine as the tuner sees it (replay_tune): its
- * clock, its cores' layout (sysfs), its ceilings (the ridge point), the
- * thread bindings that take effect on it and the preemptions its threads
- * suffer. Internal to replay/. */
+ * clock, its ceilings (the ridge point), the thread bindings that take
+ * effect on it and the preemptions its threads suffer (its cores' layout:
+ * exec_cpu_topology). Internal to replay/. */
 #ifndef FATHOM_REPLAY_TUNE_MACHINE_H
 #define FATHOM_REPLAY_TUNE_MACHINE_H
 #include "exec/exec.h"
 
 /* Seconds on the monotonic clock. */
 double replay_tune_now_s(void);
-
-/* Physical cores and sockets of the process's CPUs (exec_bind_places, or
- * the first `cores` where those cannot be read), from sysfs; cores and 1
- * where sysfs does not say. */
-void replay_tune_topology(int cores, int *physical, int *sockets);
 
 /* A short sgemm (GFLOP/s) and triad (GB/s) at the process's threads: the
  * ridge point that splits memory- from compute-bound op types. */

@@ -586,6 +586,11 @@ static void test_bind(void **state)
     assert_null(exec_bind_unavailable(EXEC_BIND_NONE));
     const char *why = exec_bind_unavailable(EXEC_BIND_CLOSE);
     int cpus[CPU_SETSIZE], np = exec_bind_places(cpus, CPU_SETSIZE);
+    /* the places are the CPUs "all cores" counts, as cores of sockets */
+    int physical = 0, sockets = 0;
+    exec_cpu_topology(&physical, &sockets);
+    assert_int_equal(np, exec_cores());
+    assert_true(sockets >= 1 && sockets <= physical && physical <= exec_cores());
     if (why) {
         printf("binding not available here: %s\n", why);
         skip();
