@@ -130,8 +130,11 @@ static void print_text(const replay_tune_result *r, const replay_tune_target *t,
         "\nmeasured:\n  average parallelism %.2f (per step at %d thread%s: op time %.2f ms, critical path %.2f ms)\n",
         r->parallelism, r->flow_threads, r->flow_threads == 1 ? "" : "s", r->op_ns / 1e6, r->critical_ns / 1e6);
     printf("  op time per step by intra-op threads:");
-    for (int i = 0; i < r->nlevels; i++)
+    for (int i = 0; i < r->nlevels; i++) {
         printf("%s %d: %.2f ms", i ? "," : "", r->level_threads[i], r->level_op_ns[i] / 1e6);
+        if (r->level_steps[i] > 1)
+            printf(" (mean of %d steps)", r->level_steps[i]);
+    }
     if (r->ridge > 0)
         printf(
             "\n  convolutions: %.1f%% of op time; ceilings: sgemm %.1f GFLOP/s, triad %.1f GB/s (ridge %.1f FLOP/byte)\n",
@@ -211,8 +214,8 @@ static int print_json(const replay_tune_result *r, const replay_tune_target *t, 
     for (int i = 0; i < r->nbinds; i++)
         json_array_append_new(binds, json_string(exec_bind_name((exec_bind)r->binds[i])));
     for (int i = 0; i < r->nlevels; i++)
-        json_array_append_new(
-            levels, json_pack("{s:i, s:f}", "threads", r->level_threads[i], "op_ms", r->level_op_ns[i] / 1e6));
+        json_array_append_new(levels, json_pack("{s:i, s:f, s:i}", "threads", r->level_threads[i], "op_ms",
+                                                r->level_op_ns[i] / 1e6, "steps", r->level_steps[i]));
     for (int i = 0; i < r->ntop; i++)
         json_array_append_new(top,
                               json_pack("{s:s, s:f, s:f, s:s, s:f}", "op", r->top[i].op, "share", r->top[i].share,

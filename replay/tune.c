@@ -279,29 +279,52 @@ static void hosts_close(const replay_tune_target *t, hosts *h)
     exec_workers_release();
 }
 
-/* One measured level: op time per type in P after one profiled step at k
- * (warmed up first); *step_ns that step's wall time, *warm_ns the warm-up
- * step's (0: none ran), *preempt the involuntary context switches during
- * the profiled step. */
+/* What profile_level measured of one level. */
+typedef struct level_meas {
+    double total, cp; /* the first step's data flow: op time and critical path */
+    double step_ns;   /* the profiled steps' mean wall time */
+    double wall_ns;   /* their sum */
+    double warm_ns;   /* the warm-up step's (0: none ran) */
+    long preempt;     /* involuntary context switches during the profiled steps */
+    int steps;        /* profiled steps */
+} level_meas;
+
+/* One measured level: op time per type in P, per step, over profiled
+ * steps at k (warmed up first): one, or where steps are short as many as
+ * last a sample (REPLAY_TUNE_SAMPLE_MS): one step of memnet's inference,
+ * 0.3 ms, took 0.38-0.77 ms of op time at one thread in three profiles,
+ * against 0.33 ms in the sweeps, and ranked one thread out where it was
+ * the sweeps' best by 1.3x. The data flow (where flow) is the first
+ * step's. */
 static exec_status profile_level(prof *P, const replay_tune_target *t, hosts *h, const replay_tune_knobs *k, int flow,
-                                 double *total, double *cp, double *step_ns, double *warm_ns, long *preempt)
+                                 level_meas *m)
 {
     void *inst = NULL;
-    exec_status s = host_get(t, h, k, &inst, warm_ns);
+    *m = (level_meas){ 0 };
+    exec_status s = host_get(t, h, k, &inst, &m->warm_ns);
     if (s)
         return s;
-    uint64_t ns = 0;
+    const double sample_ns = REPLAY_TUNE_SAMPLE_MS * 1e6;
     prof_reset(P, flow);
     long p0 = replay_tune_preemptions();
     P->hooks = (exec_hooks){ .ctx = P, .ops = prof_ops };
-    s = t->step(inst, &ns);
+    while (!s && m->steps < 1000 && (m->steps == 0 || m->wall_ns < sample_ns)) {
+        uint64_t ns = 0;
+        s = t->step(inst, &ns);
+        m->wall_ns += (double)ns, m->steps++;
+        P->flow = 0; /* the first step's records alone */
+    }
     prof_idle(P);
-    *preempt = replay_tune_preemptions() - p0;
+    m->preempt = replay_tune_preemptions() - p0;
     if (!s && P->nomem)
         s = exec_fail(EXEC_ERR_NOMEM, "out of memory for the op records");
     if (!s && flow)
-        s = critical_path(P, total, cp);
-    *step_ns = (double)ns;
+        s = critical_path(P, &m->total, &m->cp);
+    for (int op = 0; op < EXEC_OP_COUNT; op++)
+        P->type_ns[op] /= m->steps, P->type_flops[op] /= m->steps, P->type_bytes[op] /= m->steps;
+    for (int c = 0; c < EXEC_CLASS_COUNT; c++)
+        P->class_ns[c] /= m->steps;
+    m->step_ns = m->wall_ns / m->steps;
     return s;
 }
 
@@ -419,20 +442,21 @@ static exec_status tune_points(tuner *tu)
     return EXEC_OK;
 }
 
-/* A kept level's statistics, from its profiled step in P (threads
- * threads, step_ns long; tot and cp its data flow's op time and critical
- * path): into r the op time and critical path per recorded step, the
- * convolutions' share, the dominant op types with their intensity. */
+/* A kept level's statistics, from its profiled steps in P (threads
+ * threads, step_ns long on average; tot and cp the first step's data flow's
+ * op time and critical path): into r the op time per recorded step (the
+ * steps' mean) and the critical path (at the first step's share of it),
+ * the convolutions' share, the dominant op types with their intensity. */
 static void profile_stats(tuner *tu, double tot, double cp, double step_ns, int threads)
 {
     replay_tune_result *r = tu->r;
     const prof *P = &tu->P;
     double per = 1.0 / tu->spr; /* per recorded step */
-    r->op_ns = tot * per, r->critical_ns = cp * per, r->flow_threads = threads;
-    tu->flow_step_ns = step_ns;
     double all = 0, conv = P->class_ns[EXEC_CLASS_convolution];
     for (int c2 = 0; c2 < EXEC_CLASS_COUNT; c2++)
         all += P->class_ns[c2];
+    r->op_ns = all * per, r->critical_ns = tot > 0 ? r->op_ns * cp / tot : 0, r->flow_threads = threads;
+    tu->flow_step_ns = step_ns;
     r->conv_share = all > 0 ? conv / all : 0;
     tu->h->new_only = r->conv_share < 0.05;
     /* the dominant op types, with their intensity */
@@ -475,7 +499,7 @@ static exec_status tune_profile(tuner *tu)
     double type_ns[REPLAY_TUNE_MAX_LEVELS][EXEC_OP_COUNT];
     double prof_wall = 0;
     long preempt = 0;
-    int got[REPLAY_TUNE_MAX_LEVELS] = { 0 };
+    int got[REPLAY_TUNE_MAX_LEVELS] = { 0 }, steps[REPLAY_TUNE_MAX_LEVELS] = { 0 };
     prof *P = &tu->P;
     for (int pass = 0; pass < nl; pass++) {
         int li = pass == 0 ? nl - 1 : pass == 1 ? 0 : nl - pass;
@@ -496,21 +520,21 @@ static exec_status tune_profile(tuner *tu)
             .threads = levels[li], .inter = 1, .conv_algo = EXEC_CONV_AUTO, .bind = EXEC_BIND_NONE, .batch = tu->B0
         };
         progress(tu->o, "profiling at %d intra-op thread%s", k.threads, k.threads == 1 ? "" : "s");
-        double tot = 0, c = 0, warm_ns = 0, step_ns = 0;
-        long pre = 0;
         const int first = pass == 0 || li == 0; /* a level whose data flow and statistics are kept */
-        if ((s = profile_level(P, tu->t, tu->h, &k, first, &tot, &c, &step_ns, &warm_ns, &pre)))
+        level_meas m;
+        if ((s = profile_level(P, tu->t, tu->h, &k, first, &m)))
             return s;
-        preempt += pre, prof_wall += step_ns;
+        preempt += m.preempt, prof_wall += m.wall_ns;
         if (li == 0)
             tu->one_prof = tu->nprof;
-        tu->prof_k[tu->nprof] = k, tu->prof_warm[tu->nprof] = warm_ns, tu->prof_ns[tu->nprof++] = step_ns;
+        tu->prof_k[tu->nprof] = k, tu->prof_warm[tu->nprof] = m.warm_ns, tu->prof_ns[tu->nprof++] = m.step_ns;
         if (li == nl - 1)
-            tu->def_step_ns = r->default_step_ns = step_ns;
-        if (tu->min_step_ns == 0 || step_ns < tu->min_step_ns)
-            tu->min_step_ns = step_ns;
+            tu->def_step_ns = r->default_step_ns = m.step_ns;
+        if (tu->min_step_ns == 0 || m.step_ns < tu->min_step_ns)
+            tu->min_step_ns = m.step_ns;
         if (first)
-            profile_stats(tu, tot, c, step_ns, k.threads);
+            profile_stats(tu, m.total, m.cp, m.step_ns, k.threads);
+        steps[li] = m.steps;
         for (int op = 0; op < EXEC_OP_COUNT; op++)
             type_ns[li][op] = P->type_ns[op] / tu->spr;
         got[li] = 1;
@@ -522,7 +546,7 @@ static exec_status tune_profile(tuner *tu)
             double sum = 0;
             for (int op = 0; op < EXEC_OP_COUNT; op++)
                 sum += type_ns[li][op];
-            r->level_threads[r->nlevels] = levels[li];
+            r->level_threads[r->nlevels] = levels[li], r->level_steps[r->nlevels] = steps[li];
             r->level_op_ns[r->nlevels++] = sum;
         }
     if (r->op_ns <= 0)

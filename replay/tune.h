@@ -124,6 +124,7 @@ typedef struct replay_tune_result {
     int nlevels;
     int level_threads[REPLAY_TUNE_MAX_LEVELS];
     double level_op_ns[REPLAY_TUNE_MAX_LEVELS]; /* op time per step at each thread level */
+    int level_steps[REPLAY_TUNE_MAX_LEVELS];    /* its profiled steps (as many as last a sample) */
     double conv_share;                          /* convolution class's share of op time */
     double ridge, peak_gflops, peak_gbs;        /* this machine's, measured (0: not needed) */
     double preempt_per_s;                       /* involuntary context switches a second, profiling */

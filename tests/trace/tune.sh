@@ -37,6 +37,10 @@ jq -e '.recommendation.knobs.bind and (.recommendation.flags | test("--bind (non
        and (.proposals | map(test("^thread binding")) | any) and (.machine.binds | index("none"))
        and (.phases.profile_s > 0) and (.phases.measure_s > 0) and (.settle_ms >= 0) and .mode == "tune"' "$T/a.json" >/dev/null ||
     fail "tune autoenc: no binding in the recommendation, its proposals or the machine, or no phase times"
+# a short step (autoenc's tiny one, under a millisecond) is profiled over as many steps as last a
+# sample (10 ms), not one: one step of memnet's small inference measured 1.2-2.3x its op time
+jq -e '[.measured.levels[] | .steps > 1 and .steps * .op_ms < 30] | all' "$T/a.json" >/dev/null ||
+    fail "tune autoenc: a short step's level profiled over one step: $(jq -c .measured.levels "$T/a.json")"
 run_flags "autoenc" $(jq -r .recommendation.command "$T/a.json")
 note "autoenc: $(jq -r '"\(.recommendation.flags): \(.recommendation.speedup_defaults)x over the defaults, wall \(.wall_s) s"' "$T/a.json")"
 
@@ -48,6 +52,7 @@ note "autoenc: $(jq -r '"\(.recommendation.flags): \(.recommendation.speedup_def
 "$FATHOM" tune transformer --preset small --budget 1 --format json >"$T/tb.json" 2>"$T/err" ||
     fail "tune transformer --budget 1: $(cat "$T/err")"
 jq -e '.machine.cores as $c | (.measured.levels | length) == 1 and .measured.levels[0].threads == $c
+       and .measured.levels[0].steps == 1
        and .measured.flow_threads == $c and .recommendation.step_ms > 0
        and ($c == 1 or (.proposals | map(test("one thread, with its warm-up, predicted at up to .* past half the budget")) | any))
        and ((.candidates | length) > 1 or (.proposals | map(test("leaves no time for a candidate .* a budget of [0-9]+ s or more")) | any))
