@@ -138,7 +138,7 @@ typedef struct replay_tune_result {
         double speedup;
     } top[4];
     /* reasons, one line each */
-    char lines[REPLAY_TUNE_MAX_LINES][240];
+    char lines[REPLAY_TUNE_MAX_LINES][320];
     int nlines;
     /* measured candidates */
     replay_tune_cand c[REPLAY_TUNE_MAX_CANDIDATES];

@@ -11,6 +11,15 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Candidate c's samples sorted into w (at most 64); their count. */
+static int sorted(const double *v, const replay_tune_cand *c, double *w)
+{
+    int k = c->rounds < 64 ? c->rounds : 64;
+    memcpy(w, v, (size_t)k * sizeof *w);
+    qsort(w, (size_t)k, sizeof w[0], cmp_double);
+    return k;
+}
+
 /* Median (of an even count the lower middle one: with two samples, one
  * that a busy moment stretched tenfold does not make the median five times
  * the other), fastest and slowest of candidate c's samples, per sample of
@@ -18,17 +27,28 @@ static int cmp_double(const void *a, const void *b)
 void replay_tune_stats(const double *v, const replay_tune_cand *c, double *med, double *mn, double *mx)
 {
     double w[64];
-    int k = c->rounds < 64 ? c->rounds : 64;
-    memcpy(w, v, (size_t)k * sizeof *w);
-    qsort(w, (size_t)k, sizeof w[0], cmp_double);
+    int k = sorted(v, c, w);
     double b = c->k.batch > 0 ? c->k.batch : 1;
     *med = w[(k - 1) / 2] / b;
     *mn = w[0] / b, *mx = w[k - 1] / b;
 }
 
+/* The leader's bound in the race: its slowest sample, or from three
+ * samples on its slowest but one (a single busy moment in the leader's
+ * samples kept a candidate 10% slower by its median in the race to the
+ * last round: speech's training, the defaults 253.9-276.2 ms over five
+ * rounds, one sample past 256, two inter-op workers 269.4-298.8). */
+static double lead_bound(const double *v, const replay_tune_cand *c)
+{
+    double w[64];
+    int k = sorted(v, c, w);
+    double b = c->k.batch > 0 ? c->k.batch : 1;
+    return w[k >= 3 ? k - 2 : k - 1] / b;
+}
+
 /* Racing, after each round: a candidate whose fastest sample is slower than
- * the leader's (the lowest median's) slowest by more than REPLAY_TUNE_TIE
- * is out; its samples so far give its median. Without the margin, two
+ * the leader's (the lowest median's) slowest (from its third sample on, its
+ * slowest but one: lead_bound) by more than REPLAY_TUNE_TIE is out; its samples so far give its median. Without the margin, two
  * samples each put one of two equal points out one time in three (each
  * point's pair wholly above the other's, 1/6 each way): vgg's training,
  * two inter-op workers 4% faster than one in a duel of 20 rounds and 1-3%
@@ -46,8 +66,10 @@ int replay_tune_race(const double *samples, int stride, const replay_tune_cand *
             continue;
         replay_tune_stats(samples + (size_t)i * stride, &c[i], &med, &mn, &mx);
         if (lead < 0 || med < lead_med)
-            lead = i, lead_med = med, lead_max = mx;
+            lead = i, lead_med = med;
     }
+    if (lead >= 0)
+        lead_max = lead_bound(samples + (size_t)lead * stride, &c[lead]);
     int in = 0;
     *tie = 1;
     for (int i = 0; i < n; i++) {

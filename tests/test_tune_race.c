@@ -2,7 +2,8 @@
  * samples made by hand: a candidate near the leader stays in for another
  * round (its pair of samples just above the leader's is the noise of two
  * samples, vgg's training on this VM), one clearly slower drops out, a tie
- * ends the race, and the statistics (median, fastest, slowest per sample of
+ * ends the race, from the third round one busy sample of the leader's does
+ * not keep a slower candidate in, and the statistics (median, fastest, slowest per sample of
  * the batch). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -98,12 +99,42 @@ static void test_tie(void **state)
     assert_true(!active[2] && tie == 1);
 }
 
+/* speech small training, the tuner's rounds (ms a step): the defaults
+ * with one busy sample, two inter-op workers 10% slower by their medians.
+ * Over two rounds the busy sample keeps the workers in; from the third,
+ * the leader's slowest but one bounds the race and they are out. */
+static void test_leader_outlier(void **state)
+{
+    (void)state;
+    double s[2 * STRIDE] = { 0 };
+    const double v[2][3] = { { 276.2, 253.9 }, { 279.9, 269.4 } };
+    replay_tune_cand c[2] = { cand(2, 16), cand(2, 16) };
+    int active[2] = { 1, 1 }, tie = -1;
+    for (int i = 0; i < 2; i++)
+        s[i * STRIDE] = v[i][0], s[i * STRIDE + 1] = v[i][1];
+    assert_int_equal(replay_tune_race(s, STRIDE, c, 2, active, &tie), 2); /* 269.4 within 276.2 x 1.015 */
+    assert_int_equal(tie, 0);
+    s[2] = 254.8, s[STRIDE + 2] = 298.8, c[0].rounds = c[1].rounds = 3;
+    int in = replay_tune_race(s, STRIDE, c, 2, active, &tie);
+    print_message("round 3: in %d (the workers' fastest 269.4 against the defaults' slowest but one 254.8)\n", in);
+    assert_int_equal(in, 1);
+    assert_true(active[0] && !active[1]);
+    /* a leader whose three samples are alike keeps its slowest as the bound: a candidate 1% off it stays */
+    const double w[2][3] = { { 100.0, 101.0, 102.0 }, { 102.5, 104.0, 105.0 } };
+    active[0] = active[1] = 1;
+    for (int i = 0; i < 2; i++)
+        for (int r = 0; r < 3; r++)
+            s[i * STRIDE + r] = w[i][r];
+    assert_int_equal(replay_tune_race(s, STRIDE, c, 2, active, &tie), 2); /* 102.5 within 101 x 1.015 */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_near_stays_far_drops),
         cmocka_unit_test(test_tie),
+        cmocka_unit_test(test_leader_outlier),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

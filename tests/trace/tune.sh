@@ -61,6 +61,19 @@ jq -e '.machine.cores as $c | (.measured.levels | length) == 1 and .measured.lev
     fail "tune transformer --budget 1: one thread profiled, or the budget not kept: $(jq -c '[.measured, .phases, .wall_s, .proposals]' "$T/tb.json")"
 note "transformer --budget 1: $(jq -r '"levels \([.measured.levels[].threads]), \(.candidates | length) point(s) measured, wall \(.wall_s) s (profile \(.phases.profile_s) s)"' "$T/tb.json")"
 
+# the binding: on alike CPUs (one socket, no SMT siblings) one worker's team of every CPU is measured
+# unbound only (each thread has a CPU bound or not); another point may be measured bound
+"$FATHOM" tune vgg --preset tiny --mode infer --budget 6 --format json >"$T/vb.json" 2>"$T/err" ||
+    fail "tune vgg tiny infer: $(cat "$T/err")"
+if jq -e '.machine as $m | $m.sockets == 1 and $m.physical_cores == $m.cores and ($m.binds | length) > 1' "$T/vb.json" >/dev/null; then
+    jq -e '.machine.cores as $c | [.candidates[] | select(.knobs.threads == $c and .knobs.inter == 1 and .knobs.bind != "none")]
+           | length == 0' "$T/vb.json" >/dev/null ||
+        fail "tune vgg: a team of every alike CPU measured bound: $(jq -c '[.candidates[].flags]' "$T/vb.json")"
+    jq -e '.proposals | map(test("one worker.s team of all CPUs")) | any' "$T/vb.json" >/dev/null ||
+        fail "tune vgg: the binding's proposal does not say why a full team is left unbound"
+    note "vgg tiny infer: $(jq -r '[.candidates[].flags] | join("; ")' "$T/vb.json")"
+fi
+
 # --sweep: every point of the knob space (threads 1 to all cores, inter-op workers up to 4 and the
 # threads, the bindings offered), each with --rounds samples, and the recommendation is the fastest
 "$FATHOM" tune memnet --mode infer --preset tiny --sweep --rounds 3 --format json >"$T/s.json" 2>"$T/err" ||
