@@ -390,6 +390,11 @@ exec_conv_algo exec_conv_algo_chosen(int kind, const int64_t geom[11], int nthre
  * the first call; up to 3 where the load left an algorithm no clean run
  * (0: not met). */
 int exec_conv_algo_tries(int kind, const int64_t geom[11], int nthreads);
+/* How AUTO's choices on nthreads threads compare with forcing algorithm
+ * a: *shapes the shapes it has chosen for (every op kind, every batch run
+ * so far in this process), *same those where it chose what forcing a runs
+ * (a, or im2col where a does not apply). */
+void exec_conv_auto_agreement(exec_conv_algo a, int nthreads, int *shapes, int *same);
 /* A measurement run of AUTO is clean when the calling thread's CPU time
  * is at least this fraction of its wall time (default 0.7; <= 0 restores
  * it). Tests set it above 1 to make every run look disturbed. */

@@ -1022,7 +1022,15 @@ static void tune_pick(tuner *tu)
      * differently from process to process (deepq's inference: auto 1.96
      * ms and direct 1.97 in the tuner, 2.20-2.22 and 2.08-2.11 in two
      * sweeps, direct the best of both), where a forced one's time does not
-     * hang on it */
+     * hang on it -- where auto chose what the forced one runs for two
+     * thirds of the shapes or more (deepq's: direct for 2 of 3 shapes in
+     * inference, 7 of 9 in training). Where auto mixes the algorithms, a
+     * tie says its choices in this process were poor ones, and the next
+     * process's may be better: residual's inference (direct for 10 of 20
+     * shapes) tied direct in the tuner, 6.28 and 6.29 ms, and took
+     * 0.82-0.96 of direct's time in five of six sweeps and 0.91 in a duel;
+     * alexnet's (direct for 2 of 5) 22.22 and 22.25 ms, and 0.87 in a
+     * duel */
     if (!tu->fixed && r->c[r->best].k.conv_algo == EXEC_CONV_AUTO) {
         int f = -1;
         for (int i = 0; i < r->n; i++)
@@ -1030,13 +1038,21 @@ static void tune_pick(tuner *tu)
                 r->c[i].per_sample_ns <= (1 + REPLAY_TUNE_TIE) * r->c[r->best].per_sample_ns &&
                 (f < 0 || r->c[i].per_sample_ns < r->c[f].per_sample_ns))
                 f = i;
-        if (f >= 0) {
+        int shapes = 0, same = 0;
+        if (f >= 0)
+            exec_conv_auto_agreement(r->c[f].k.conv_algo, r->c[r->best].k.threads, &shapes, &same);
+        if (f >= 0 && 3 * same >= 2 * shapes) {
             line(r,
-                 "convolution algorithm %s: within %.1f%% of the fastest point (auto), and its time does not hang on "
-                 "auto's timing at the first step, made anew in every process",
-                 exec_conv_algo_name(r->c[f].k.conv_algo), 100 * REPLAY_TUNE_TIE);
+                 "convolution algorithm %s: within %.1f%% of the fastest point (auto), which chose it for %d of %d "
+                 "shapes; its time does not hang on auto's timing at the first step, made anew in every process",
+                 exec_conv_algo_name(r->c[f].k.conv_algo), 100 * REPLAY_TUNE_TIE, same, shapes);
             r->best = f;
-        }
+        } else if (f >= 0)
+            line(r,
+                 "convolution algorithm auto: %s is within %.1f%% of it, but auto chose %s for only %d of %d shapes "
+                 "and others for the rest, a mix that no forced algorithm runs",
+                 exec_conv_algo_name(r->c[f].k.conv_algo), 100 * REPLAY_TUNE_TIE,
+                 exec_conv_algo_name(r->c[f].k.conv_algo), same, shapes);
     }
 }
 

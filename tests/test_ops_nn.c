@@ -190,6 +190,9 @@ static void check_conv_by(const cv *q, unsigned algos_run, const char *tag)
             if (!(algos_run >> a & 1))
                 continue;
             exec_conv_algo_set(algos[a]);
+            int shapes0[4], same0[4]; /* auto's agreement with each forced algorithm, before */
+            for (int f = 0; f < 3; f++)
+                exec_conv_auto_agreement(algos[f], exec_threads_get(), &shapes0[f], &same0[f]);
             uint32_t out[1];
             exec_graph *g = run_one(ops[o].op, 2, ops[o].in, o ? 8 : 4, ops[o].attrs, out);
             exec_tensor *t = exec_tensor_get(g, out[0]);
@@ -207,6 +210,15 @@ static void check_conv_by(const cv *q, unsigned algos_run, const char *tag)
                 assert_int_not_equal(c, EXEC_CONV_AUTO);
                 if (c == EXEC_CONV_WINOGRAD)
                     assert_true(q->kh == 3 && q->kw == 3 && q->sh == 1 && q->sw == 1);
+                /* a shape new to auto counts once for every forced algorithm, and agrees with the one it chose */
+                for (int f = 0; f < 3; f++) {
+                    int shapes, same;
+                    exec_conv_auto_agreement(algos[f], exec_threads_get(), &shapes, &same);
+                    assert_true(shapes - shapes0[f] == shapes - shapes0[0] && shapes - shapes0[f] <= 1);
+                    assert_true(same - same0[f] >= 0 && same - same0[f] <= shapes - shapes0[f]);
+                    if (algos[f] == c)
+                        assert_int_equal(same - same0[f], shapes - shapes0[f]);
+                }
             }
         }
     exec_conv_algo_set(EXEC_CONV_AUTO);
@@ -269,6 +281,14 @@ static void test_conv(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_conv(&cases[i]);
+    /* every shape (3 op kinds of each case) is auto's, and agrees with at least one forced algorithm */
+    int shapes = 0, same = 0, any = 0;
+    for (int f = EXEC_CONV_IM2COL; f <= EXEC_CONV_WINOGRAD; f++) {
+        exec_conv_auto_agreement((exec_conv_algo)f, exec_threads_get(), &shapes, &same);
+        any += same;
+    }
+    print_message("auto's shapes: %d, agreeing with a forced algorithm %d times\n", shapes, any);
+    assert_true(shapes >= (int)(3 * (sizeof cases / sizeof cases[0])) && any >= shapes);
 }
 
 /* auto where every measurement run looks disturbed (the clean fraction set

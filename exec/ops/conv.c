@@ -1124,6 +1124,21 @@ static exec_status conv_exec(exec_kctx *k, conv_kind kind, const conv_geom *q, c
     return EXEC_OK;
 }
 
+void exec_conv_auto_agreement(exec_conv_algo a, int nthreads, int *shapes, int *same)
+{
+    *shapes = *same = 0;
+    pthread_mutex_lock(&choices_lock);
+    for (int i = 0; i < nchoices; i++) {
+        const conv_choice *c = &choices[i];
+        if (c->nthreads != nthreads)
+            continue;
+        const exec_conv_algo forced = conv_applies(c->kind, &c->q, a) ? a : EXEC_CONV_IM2COL;
+        (*shapes)++;
+        *same += c->algo == forced;
+    }
+    pthread_mutex_unlock(&choices_lock);
+}
+
 /* the choice's entry key from the public geometry array */
 static conv_geom geom_from(const int64_t geom[11])
 {
