@@ -1001,7 +1001,8 @@ static exec_status tune_rounds(tuner *tu)
 }
 
 /* 4. The pick: each candidate's statistics, the fastest by median time
- * per sample, or a forced convolution algorithm that ties it. */
+ * per sample, or the one of auto and a forced convolution algorithm that
+ * tie that another process will more likely find fast. */
 static void tune_pick(tuner *tu)
 {
     replay_tune_result *r = tu->r;
@@ -1016,43 +1017,45 @@ static void tune_pick(tuner *tu)
         if (r->c[i].per_sample_ns < r->c[r->best].per_sample_ns)
             r->best = i;
     }
-    /* a forced convolution algorithm that ties the fastest (auto) is the
-     * pick: auto's choice per shape rests on one timing at the first step,
-     * made anew in every process, so the same auto point measures
-     * differently from process to process (deepq's inference: auto 1.96
-     * ms and direct 1.97 in the tuner, 2.20-2.22 and 2.08-2.11 in two
-     * sweeps, direct the best of both), where a forced one's time does not
-     * hang on it -- where auto chose what the forced one runs for two
-     * thirds of the shapes or more (deepq's: direct for 2 of 3 shapes in
-     * inference, 7 of 9 in training). Where auto mixes the algorithms, a
-     * tie says its choices in this process were poor ones, and the next
-     * process's may be better: residual's inference (direct for 10 of 20
-     * shapes) tied direct in the tuner, 6.28 and 6.29 ms, and took
-     * 0.82-0.96 of direct's time in five of six sweeps and 0.91 in a duel;
-     * alexnet's (direct for 2 of 5) 22.22 and 22.25 ms, and 0.87 in a
-     * duel */
-    if (!tu->fixed && r->c[r->best].k.conv_algo == EXEC_CONV_AUTO) {
-        int f = -1;
-        for (int i = 0; i < r->n; i++)
-            if (r->c[i].k.conv_algo != EXEC_CONV_AUTO && r->c[i].rounds > 0 &&
-                r->c[i].per_sample_ns <= (1 + REPLAY_TUNE_TIE) * r->c[r->best].per_sample_ns &&
-                (f < 0 || r->c[i].per_sample_ns < r->c[f].per_sample_ns))
-                f = i;
-        int shapes = 0, same = 0;
-        if (f >= 0)
-            exec_conv_auto_agreement(r->c[f].k.conv_algo, r->c[r->best].k.threads, &shapes, &same);
-        if (f >= 0 && 3 * same >= 2 * shapes) {
-            line(r,
-                 "convolution algorithm %s: within %.1f%% of the fastest point (auto), which chose it for %d of %d "
-                 "shapes; its time does not hang on auto's timing at the first step, made anew in every process",
-                 exec_conv_algo_name(r->c[f].k.conv_algo), 100 * REPLAY_TUNE_TIE, same, shapes);
-            r->best = f;
-        } else if (f >= 0)
-            line(r,
-                 "convolution algorithm auto: %s is within %.1f%% of it, but auto chose %s for only %d of %d shapes "
-                 "and others for the rest, a mix that no forced algorithm runs",
-                 exec_conv_algo_name(r->c[f].k.conv_algo), 100 * REPLAY_TUNE_TIE,
-                 exec_conv_algo_name(r->c[f].k.conv_algo), same, shapes);
+    /* Between auto and a forced convolution algorithm within
+     * REPLAY_TUNE_TIE of each other, whichever is faster here: the forced
+     * one where auto chose it for two thirds of the shapes or more (deepq's:
+     * direct for 2 of 3 shapes in inference, 7 of 9 in training): auto's
+     * choice per shape rests on timings at the first step, made anew in
+     * every process, so the same auto point measures differently from
+     * process to process (deepq's inference: auto 1.96 ms and direct 1.97
+     * in the tuner, 2.20-2.22 and 2.08-2.11 in two sweeps, direct the best
+     * of both), where a forced one's time does not hang on them. Auto
+     * where it mixes the algorithms: a tie then says its choices in this
+     * process were poor ones, and the next process's are likely better
+     * (residual's inference, direct for 10 of 20 shapes, tied direct in
+     * the tuner, 6.28 and 6.29 ms, and took 0.82-0.96 of direct's time in
+     * five of six sweeps and 0.91 in a duel; alexnet's, 2 of 5, 22.22 and
+     * 22.25 ms, then 0.87 in a duel; residual's training, 31 of 59, direct
+     * 23.64 ms and auto 23.93, then auto 0.89-0.91 of direct in a duel). A
+     * forced best ties only its own point under auto. */
+    if (!tu->fixed) {
+        const int best_auto = r->c[r->best].k.conv_algo == EXEC_CONV_AUTO;
+        const int o = replay_tune_conv_tie(r->c, r->n, r->best);
+        if (o >= 0) {
+            const int f = best_auto ? o : r->best, a = best_auto ? r->best : o;
+            const char *fname = exec_conv_algo_name(r->c[f].k.conv_algo);
+            int shapes = 0, same = 0;
+            exec_conv_auto_agreement(r->c[f].k.conv_algo, r->c[a].k.threads, &shapes, &same);
+            if (3 * same >= 2 * shapes) {
+                line(r,
+                     "convolution algorithm %s: within %.1f%% of auto, which chose it for %d of %d shapes; its time "
+                     "does not hang on auto's timings at the first step, made anew in every process",
+                     fname, 100 * REPLAY_TUNE_TIE, same, shapes);
+                r->best = f;
+            } else {
+                line(r,
+                     "convolution algorithm auto: within %.1f%% of %s, which it chose for only %d of %d shapes: a mix "
+                     "no forced algorithm runs (a tie says this process's timings chose poorly)",
+                     100 * REPLAY_TUNE_TIE, fname, same, shapes);
+                r->best = a;
+            }
+        }
     }
 }
 

@@ -85,3 +85,19 @@ int replay_tune_race(const double *samples, int stride, const replay_tune_cand *
     }
     return in;
 }
+
+int replay_tune_conv_tie(const replay_tune_cand *c, int n, int best)
+{
+    const replay_tune_knobs *b = &c[best].k;
+    const int best_auto = b->conv_algo == EXEC_CONV_AUTO;
+    int o = -1;
+    for (int i = 0; i < n; i++) {
+        const replay_tune_knobs *k = &c[i].k;
+        const int twin = k->threads == b->threads && k->inter == b->inter && k->bind == b->bind && k->batch == b->batch;
+        if (i != best && c[i].rounds > 0 && (k->conv_algo == EXEC_CONV_AUTO) != best_auto && (best_auto || twin) &&
+            c[i].per_sample_ns <= (1 + REPLAY_TUNE_TIE) * c[best].per_sample_ns &&
+            (o < 0 || c[i].per_sample_ns < c[o].per_sample_ns))
+            o = i;
+    }
+    return o;
+}

@@ -18,4 +18,10 @@ void replay_tune_stats(const double *v, const replay_tune_cand *c, double *med, 
  * candidates still in; *tie set when each is within REPLAY_TUNE_TIE of the
  * leader's median. */
 int replay_tune_race(const double *samples, int stride, const replay_tune_cand *c, int n, int *active, int *tie);
+/* After the rounds, best the fastest of c[0..n) by per_sample_ns: the
+ * candidate of the other kind -- auto where best forces a convolution
+ * algorithm, a forced one where best is auto -- within REPLAY_TUNE_TIE of
+ * it, the fastest such; a forced best pairs only with its own point under
+ * auto (its other knobs the same). -1 where none. */
+int replay_tune_conv_tie(const replay_tune_cand *c, int n, int best);
 #endif

@@ -3,7 +3,8 @@
  * round (its pair of samples just above the leader's is the noise of two
  * samples, vgg's training on this VM), one clearly slower drops out, a tie
  * ends the race, from the third round one busy sample of the leader's does
- * not keep a slower candidate in, and the statistics (median, fastest, slowest per sample of
+ * not keep a slower candidate in, auto and a forced convolution algorithm
+ * pair in a tie, and the statistics (median, fastest, slowest per sample of
  * the batch). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -128,13 +129,46 @@ static void test_leader_outlier(void **state)
     assert_int_equal(replay_tune_race(s, STRIDE, c, 2, active, &tie), 2); /* 102.5 within 101 x 1.015 */
 }
 
+/* Auto and a forced convolution algorithm in a tie: an auto best pairs
+ * with the fastest forced point within 1.5%; a forced best (residual's
+ * training: direct 23.64 ms, auto 23.93) with its own point under auto
+ * only, not with auto at other threads. */
+static void test_conv_tie(void **state)
+{
+    (void)state;
+    replay_tune_cand c[5];
+    const struct {
+        int threads, inter;
+        exec_conv_algo a;
+        double ns;
+    } v[5] = {
+        { 2, 1, EXEC_CONV_AUTO, 23.93 }, { 2, 1, EXEC_CONV_DIRECT, 23.64 }, { 2, 1, EXEC_CONV_IM2COL, 26.45 },
+        { 2, 2, EXEC_CONV_AUTO, 23.70 }, { 1, 1, EXEC_CONV_AUTO, 30.0 },
+    };
+    for (int i = 0; i < 5; i++) {
+        c[i] = cand(2, 16);
+        c[i].k.threads = v[i].threads, c[i].k.inter = v[i].inter, c[i].k.conv_algo = v[i].a;
+        c[i].per_sample_ns = v[i].ns;
+    }
+    assert_int_equal(replay_tune_conv_tie(c, 5, 1), 0); /* direct's own point under auto, not t2 i2's 23.70 */
+    c[0].per_sample_ns = 24.2;                          /* 2.4% off: no tie */
+    assert_int_equal(replay_tune_conv_tie(c, 5, 1), -1);
+    c[0].per_sample_ns = 23.5, c[1].per_sample_ns = 23.8; /* auto the best: the forced within 1.5% */
+    assert_int_equal(replay_tune_conv_tie(c, 5, 0), 1);
+    c[3].per_sample_ns = 23.0;                           /* an auto best at t2 i2 pairs with any forced point */
+    assert_int_equal(replay_tune_conv_tie(c, 5, 3), -1); /* 23.8 is 3.5% off */
+    c[1].per_sample_ns = 23.3;
+    assert_int_equal(replay_tune_conv_tie(c, 5, 3), 1);
+    c[1].rounds = 0; /* not measured */
+    assert_int_equal(replay_tune_conv_tie(c, 5, 3), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stats),
-        cmocka_unit_test(test_near_stays_far_drops),
-        cmocka_unit_test(test_tie),
-        cmocka_unit_test(test_leader_outlier),
+        cmocka_unit_test(test_stats),    cmocka_unit_test(test_near_stays_far_drops),
+        cmocka_unit_test(test_tie),      cmocka_unit_test(test_leader_outlier),
+        cmocka_unit_test(test_conv_tie),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -73,6 +73,13 @@ if jq -e '.machine as $m | $m.sockets == 1 and $m.physical_cores == $m.cores and
         fail "tune vgg: the binding's proposal does not say why a full team is left unbound"
     note "vgg tiny infer: $(jq -r '[.candidates[].flags] | join("; ")' "$T/vb.json")"
 fi
+# auto against a forced convolution algorithm in a tie: the line names the shapes auto chose it for,
+# and the recommendation follows it (the forced one for two thirds or more, else auto)
+jq -e '[.proposals[] | capture("^convolution algorithm (?<a>[a-z0-9]+): within [0-9.]+% of (auto, which chose it|(?<f>[a-z0-9]+), which it chose) for (only )?(?<same>[0-9]+) of (?<shapes>[0-9]+) shapes")]
+       | all(.[]; ((.same | tonumber) * 3 >= (.shapes | tonumber) * 2) == (.a != "auto"))' "$T/vb.json" >/dev/null &&
+    jq -e '[.proposals[] | capture("^convolution algorithm (?<a>[a-z0-9]+): within [0-9.]+% of")] as $t
+           | ($t | length) == 0 or $t[0].a == .recommendation.knobs.conv_algo' "$T/vb.json" >/dev/null ||
+    fail "tune vgg: a tie of auto and a forced algorithm decided against its line: $(jq -c '[.proposals, .recommendation.knobs]' "$T/vb.json")"
 
 # --sweep: every point of the knob space (threads 1 to all cores, inter-op workers up to 4 and the
 # threads, the bindings offered), each with --rounds samples, and the recommendation is the fastest
