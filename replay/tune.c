@@ -584,7 +584,7 @@ typedef struct proposal {
     int convs;        /* convolutions count: the algorithms are measured */
     int nalgo;        /* algorithms a sweep measures */
     exec_bind bstar;  /* the binding measured against none */
-    int full_unbound; /* ... but not for one worker's team of all CPUs: alike CPUs */
+    int full_unbound; /* ... but not for threads that fill alike CPUs one each (full_bind_moot) */
 } proposal;
 
 /* 2a. A value or a range for each knob, with one line each (r->lines)
@@ -661,24 +661,28 @@ static void tune_propose(const tuner *tu, proposal *pr)
         int spread = r->nbinds > 2, smt = r->cores > r->physical;
         int membound = r->sockets > 1 && r->ntop > 0 && r->top[0].memory_bound;
         bstar = spread && (membound || (smt && tbest <= r->physical)) ? EXEC_BIND_SPREAD : EXEC_BIND_CLOSE;
-        /* one worker's team of every CPU, alike CPUs (one socket, no SMT
-         * siblings): each thread has a CPU of its own bound or not, the
-         * same placement up to a permutation of alike CPUs; bound, a thread
-         * only cannot leave a CPU that other work takes. Measured on a
-         * 2-CPU VM: close over none at two threads, one worker, in 136
-         * pairs of sweep points, median 1.003, geometric mean 1.019, 10th
-         * and 90th percentiles 0.96 and 1.07: a tie at best, and the point
-         * bound cost every race a third candidate, which the noise of two
-         * alike points kept to all five rounds (vgg's and the
-         * Transformer's training: 0.32-0.35 of the sweep's time) */
+        /* threads that fill every CPU, alike CPUs (one socket, no SMT
+         * siblings) -- one worker's team, or workers of one thread each:
+         * each thread has a CPU of its own bound or not, the same placement
+         * up to a permutation of alike CPUs (no team to keep together);
+         * bound, a thread only cannot leave a CPU that other work takes.
+         * Measured on a 2-CPU VM, close over none in 136 pairs of sweep
+         * points each: two threads, one worker, median 1.003, geometric
+         * mean 1.019, 10th and 90th percentiles 0.96 and 1.07; two workers
+         * of one thread, 1.001, 0.997, 0.98 and 1.02: a tie at best, and
+         * the point bound cost every race a third candidate, which the
+         * noise of two alike points kept to all five rounds (vgg's and the
+         * Transformer's training: 0.32-0.35 of the sweep's time; seq2seq's,
+         * two workers bound and not, 35.8 and 37.0 ms: 0.53) */
         pr->full_unbound = !smt && r->sockets == 1;
         line(r, "thread binding %s vs none: %d CPUs, %d cores, %d socket%s (sysfs)%s; %.0f preemptions/s profiling: %s",
              exec_bind_name(bstar), r->cores, r->physical, r->sockets, r->sockets == 1 ? "" : "s",
              bstar == EXEC_BIND_SPREAD ? (membound ? ", memory-bound ops: spread uses every socket's memory"
                                                    : ", SMT siblings: spread gives each thread a core")
              : spread                  ? ", close keeps the threads on neighbouring cores"
-                                       : ", no SMT siblings (spread = close; one worker's team of all CPUs: each "
-                                         "thread has a CPU bound or not, so none)",
+                                       : ", no SMT siblings (spread = close; threads that fill all CPUs one each, "
+                                         "one worker's team or one-thread workers: each has its CPU bound or not, "
+                                         "so none)",
              r->preempt_per_s,
              r->preempt_per_s > 50 ? "the cores run other work, a pinned thread cannot leave a busy one"
                                    : "the cores are free, a pinned thread keeps its caches");
@@ -821,7 +825,7 @@ static exec_status tune_candidates(const tuner *tu, const proposal *pr)
                 replay_tune_knobs k = { pairs[i].T, pairs[i].M, EXEC_CONV_AUTO, EXEC_BIND_NONE, batches[b] };
                 add_cand(r, &k, "candidate", pairs[i].pred * batches[b] / B0);
                 if (i == 0 && bstar != EXEC_BIND_NONE &&
-                    !(pr->full_unbound && pairs[i].T == r->cores && pairs[i].M == 1)) {
+                    !(pr->full_unbound && pairs[i].T == r->cores && (pairs[i].M == 1 || pairs[i].M == pairs[i].T))) {
                     k.bind = bstar;
                     add_cand(r, &k, "candidate", pairs[i].pred * batches[b] / B0);
                     k.bind = EXEC_BIND_NONE;

@@ -61,18 +61,22 @@ jq -e '.machine.cores as $c | (.measured.levels | length) == 1 and .measured.lev
     fail "tune transformer --budget 1: one thread profiled, or the budget not kept: $(jq -c '[.measured, .phases, .wall_s, .proposals]' "$T/tb.json")"
 note "transformer --budget 1: $(jq -r '"levels \([.measured.levels[].threads]), \(.candidates | length) point(s) measured, wall \(.wall_s) s (profile \(.phases.profile_s) s)"' "$T/tb.json")"
 
-# the binding: on alike CPUs (one socket, no SMT siblings) one worker's team of every CPU is measured
-# unbound only (each thread has a CPU bound or not); another point may be measured bound
+# the binding: on alike CPUs (one socket, no SMT siblings) threads that fill every CPU one each (one
+# worker's team, or workers of one thread) are measured unbound only (each thread has a CPU bound or
+# not); another point may be measured bound
+full_unbound() { # what, JSON
+    if jq -e '.machine as $m | $m.sockets == 1 and $m.physical_cores == $m.cores and ($m.binds | length) > 1' "$2" >/dev/null; then
+        jq -e '.machine.cores as $c | [.candidates[] | select(.knobs.threads == $c and (.knobs.inter == 1 or .knobs.inter == $c)
+               and .knobs.bind != "none")] | length == 0' "$2" >/dev/null ||
+            fail "$1: threads that fill every alike CPU one each measured bound: $(jq -c '[.candidates[].flags]' "$2")"
+        jq -e '.proposals | map(test("threads that fill all CPUs one each")) | any' "$2" >/dev/null ||
+            fail "$1: the binding's proposal does not say why threads that fill the CPUs are left unbound"
+        note "$1: $(jq -r '[.candidates[].flags] | join("; ")' "$2")"
+    fi
+}
 "$FATHOM" tune vgg --preset tiny --mode infer --budget 6 --format json >"$T/vb.json" 2>"$T/err" ||
     fail "tune vgg tiny infer: $(cat "$T/err")"
-if jq -e '.machine as $m | $m.sockets == 1 and $m.physical_cores == $m.cores and ($m.binds | length) > 1' "$T/vb.json" >/dev/null; then
-    jq -e '.machine.cores as $c | [.candidates[] | select(.knobs.threads == $c and .knobs.inter == 1 and .knobs.bind != "none")]
-           | length == 0' "$T/vb.json" >/dev/null ||
-        fail "tune vgg: a team of every alike CPU measured bound: $(jq -c '[.candidates[].flags]' "$T/vb.json")"
-    jq -e '.proposals | map(test("one worker.s team of all CPUs")) | any' "$T/vb.json" >/dev/null ||
-        fail "tune vgg: the binding's proposal does not say why a full team is left unbound"
-    note "vgg tiny infer: $(jq -r '[.candidates[].flags] | join("; ")' "$T/vb.json")"
-fi
+full_unbound "vgg tiny infer" "$T/vb.json"
 # auto against a forced convolution algorithm in a tie: the line names the shapes auto chose it for,
 # and the recommendation follows it (the forced one for two thirds or more, else auto)
 jq -e '[.proposals[] | capture("^convolution algorithm (?<a>[a-z0-9]+): within [0-9.]+% of (auto, which chose it|(?<f>[a-z0-9]+), which it chose) for (only )?(?<same>[0-9]+) of (?<shapes>[0-9]+) shapes")]
@@ -115,6 +119,7 @@ run_flags "memnet --compare" $(jq -r .recommendation.command "$T/c.json")
 # at the batch that is not the defaults')
 "$FATHOM" tune memnet --mode infer --preset small --batches 16,32 --budget 5 --format json >"$T/m.json" 2>"$T/err" ||
     fail "tune memnet --batches: $(cat "$T/err")"
+full_unbound "memnet small infer" "$T/m.json" # two inter-op workers of one thread each: predicted fastest
 jq -e '(.candidates[] | select(.role | test("defaults")) | .knobs) as $d
        | [16, 32] | all(. as $b | $d + {batch: $b} | IN($m[]))' --argjson m "$(jq '[.candidates[].knobs]' "$T/m.json")" \
     "$T/m.json" >/dev/null ||
