@@ -279,6 +279,20 @@ static void hosts_close(const replay_tune_target *t, hosts *h)
     exec_workers_release();
 }
 
+/* Steps of instance inst until *sum, their wall time added up, reaches
+ * until_ns: at least one where *n is 0 (a first step), at most 1000 in all
+ * (*n counts them). */
+static exec_status steps_until(const replay_tune_target *t, void *inst, double until_ns, double *sum, int *n)
+{
+    exec_status s = EXEC_OK;
+    while (!s && *n < 1000 && (*n == 0 || *sum < until_ns)) {
+        uint64_t v = 0;
+        s = t->step(inst, &v);
+        *sum += (double)v, (*n)++;
+    }
+    return s;
+}
+
 /* What profile_level measured of one level. */
 typedef struct level_meas {
     double total, cp; /* the first step's data flow: op time and critical path */
@@ -308,12 +322,10 @@ static exec_status profile_level(prof *P, const replay_tune_target *t, hosts *h,
     prof_reset(P, flow);
     long p0 = replay_tune_preemptions();
     P->hooks = (exec_hooks){ .ctx = P, .ops = prof_ops };
-    while (!s && m->steps < 1000 && (m->steps == 0 || m->wall_ns < sample_ns)) {
-        uint64_t ns = 0;
-        s = t->step(inst, &ns);
-        m->wall_ns += (double)ns, m->steps++;
-        P->flow = 0; /* the first step's records alone */
-    }
+    s = steps_until(t, inst, 0, &m->wall_ns, &m->steps); /* one step, its records kept where flow */
+    P->flow = 0;
+    if (!s)
+        s = steps_until(t, inst, sample_ns, &m->wall_ns, &m->steps);
     prof_idle(P);
     m->preempt = replay_tune_preemptions() - p0;
     if (!s && P->nomem)
@@ -332,14 +344,9 @@ static exec_status profile_level(prof *P, const replay_tune_target *t, hosts *h,
  * (1 to 1000 of them); *ns per recorded step, *steps how many. */
 static exec_status sample(const replay_tune_target *t, void *inst, double sample_ns, double *ns, int *steps)
 {
-    exec_status s = EXEC_OK;
     double sum = 0;
     int n = 0;
-    while (!s && n < 1000 && (n == 0 || sum < sample_ns)) {
-        uint64_t v = 0;
-        s = t->step(inst, &v);
-        sum += (double)v, n++;
-    }
+    exec_status s = steps_until(t, inst, sample_ns, &sum, &n);
     *ns = sum / n / (t->steps_per_run > 0 ? t->steps_per_run : 1);
     *steps += n;
     return s;
@@ -348,14 +355,9 @@ static exec_status sample(const replay_tune_target *t, void *inst, double sample
 /* Untimed steps of instance inst until they took settle_ns (at least one). */
 static exec_status settle_steps(const replay_tune_target *t, void *inst, double settle_ns)
 {
-    exec_status s = EXEC_OK;
     double sum = 0;
-    for (int n = 0; !s && n < 1000 && (n == 0 || sum < settle_ns); n++) {
-        uint64_t v = 0;
-        s = t->step(inst, &v);
-        sum += (double)v;
-    }
-    return s;
+    int n = 0;
+    return steps_until(t, inst, settle_ns, &sum, &n);
 }
 
 static uint32_t next_rand(uint64_t *x)
