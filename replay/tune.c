@@ -113,17 +113,11 @@ static exec_status critical_path(prof *P, double *total, double *cp)
 }
 
 /* ---- candidates ------------------------------------------------------------ */
-static int same_knobs(const replay_tune_knobs *a, const replay_tune_knobs *b)
-{
-    return a->threads == b->threads && a->inter == b->inter && a->conv_algo == b->conv_algo && a->bind == b->bind &&
-           a->batch == b->batch;
-}
-
 /* Adds k (or gives the role to the same point already there); its index or -1 when full. */
 static int add_cand(replay_tune_result *r, const replay_tune_knobs *k, const char *role, double pred)
 {
     for (int i = 0; i < r->n; i++)
-        if (same_knobs(&r->c[i].k, k)) {
+        if (replay_tune_same_knobs(&r->c[i].k, k)) {
             if (strcmp(role, "candidate") != 0 && strcmp(r->c[i].role, "candidate") == 0)
                 r->c[i].role = role;
             else if (strcmp(role, "vendors") == 0 && strcmp(r->c[i].role, "defaults") == 0)
@@ -213,7 +207,7 @@ typedef struct hosts {
 static int host_takes(const replay_tune_target *t, const hosts *h, int i, const replay_tune_knobs *k)
 {
     if (!t->retune)
-        return same_knobs(&h->cur[i], k);
+        return replay_tune_same_knobs(&h->cur[i], k);
     return h->cur[i].batch == k->batch && (k->inter <= 1 || h->pool[i] == 0 || h->pool[i] == k->inter);
 }
 
@@ -236,7 +230,7 @@ static exec_status host_get(const replay_tune_target *t, hosts *h, const replay_
             return s;
         h->cur[i] = *k, h->pool[i] = 0;
         h->n++;
-    } else if (!same_knobs(&h->cur[i], k)) {
+    } else if (!replay_tune_same_knobs(&h->cur[i], k)) {
         if ((s = t->retune(h->inst[i], k, h->hooks)))
             return s;
         h->cur[i] = *k;
@@ -256,7 +250,7 @@ static exec_status host_get(const replay_tune_target *t, hosts *h, const replay_
     int restart = k->inter > 1 && k->inter != h->last_inter;
     h->last_inter = k->inter;
     int w = 0;
-    while (w < h->nwarm && !same_knobs(&h->warm[w], k))
+    while (w < h->nwarm && !replay_tune_same_knobs(&h->warm[w], k))
         w++;
     int warm_up = w == h->nwarm && (fresh || !h->new_only);
     if (warm_up || restart) {
@@ -750,7 +744,7 @@ static exec_status tune_candidates(const tuner *tu, const proposal *pr)
     add_cand(r, &def, "defaults", 0);
     add_cand(r, &ven, "vendors", 0);
     r->defaults = 0;
-    r->vendors = same_knobs(&def, &ven) ? 0 : 1;
+    r->vendors = replay_tune_same_knobs(&def, &ven) ? 0 : 1;
     const exec_conv_algo algos[] = { EXEC_CONV_AUTO, EXEC_CONV_IM2COL, EXEC_CONV_DIRECT };
     if (o->sweep) {
         int tmax = r->cores;
@@ -933,7 +927,8 @@ static exec_status tune_rounds(tuner *tu)
     const int one = tu->one_prof;
     for (int i = 0; i < r->n; i++)
         for (int j = 0; j < tu->nprof; j++)
-            if (same_knobs(&tu->prof_k[j], &r->c[i].k) && tu->prof_ns[j] >= sample_ns && r->c[i].rounds == 0 &&
+            if (replay_tune_same_knobs(&tu->prof_k[j], &r->c[i].k) && tu->prof_ns[j] >= sample_ns &&
+                r->c[i].rounds == 0 &&
                 (j == one   ? tu->prof_warm[j] == 0 || tu->prof_warm[j] >= sample_ns
                  : one >= 0 ? tu->prof_ns[j] <= 1.25 * tu->prof_ns[one]
                             : tu->prof_warm[j] >= sample_ns)) {

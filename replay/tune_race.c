@@ -11,6 +11,12 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+int replay_tune_same_knobs(const replay_tune_knobs *a, const replay_tune_knobs *b)
+{
+    return a->threads == b->threads && a->inter == b->inter && a->conv_algo == b->conv_algo && a->bind == b->bind &&
+           a->batch == b->batch;
+}
+
 /* Candidate c's samples sorted into w (at most 64); their count. */
 static int sorted(const double *v, const replay_tune_cand *c, double *w)
 {
@@ -93,7 +99,9 @@ int replay_tune_conv_tie(const replay_tune_cand *c, int n, int best)
     int o = -1;
     for (int i = 0; i < n; i++) {
         const replay_tune_knobs *k = &c[i].k;
-        const int twin = k->threads == b->threads && k->inter == b->inter && k->bind == b->bind && k->batch == b->batch;
+        replay_tune_knobs other_algo = *k; /* k under best's algorithm: best's own point where k is its twin */
+        other_algo.conv_algo = b->conv_algo;
+        const int twin = replay_tune_same_knobs(&other_algo, b);
         if (i != best && c[i].rounds > 0 && (k->conv_algo == EXEC_CONV_AUTO) != best_auto && (best_auto || twin) &&
             c[i].per_sample_ns <= (1 + REPLAY_TUNE_TIE) * c[best].per_sample_ns &&
             (o < 0 || c[i].per_sample_ns < c[o].per_sample_ns))

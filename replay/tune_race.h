@@ -1,10 +1,14 @@
 /* tune_race.h -- the tuner's measured rounds: each candidate's samples
  * (one per round, per step, of its batch), their statistics and the race
- * that ends the rounds early (replay_tune; fathom-tune(1), --budget). Pure
- * functions of the samples, so that a test can hand them any. */
+ * that ends the rounds early (replay_tune; fathom-tune(1), --budget), the
+ * points compared and the tie of auto with a forced convolution algorithm.
+ * Pure functions of the candidates, so that a test can hand them any. */
 #ifndef FATHOM_REPLAY_TUNE_RACE_H
 #define FATHOM_REPLAY_TUNE_RACE_H
 #include "replay/tune.h"
+
+/* Whether a and b are the same point of the knob space. */
+int replay_tune_same_knobs(const replay_tune_knobs *a, const replay_tune_knobs *b);
 
 /* Candidate c's c->rounds samples v (at most 64): *med the median (the
  * lower middle of an even count), *mn the fastest, *mx the slowest, each
