@@ -5,7 +5,9 @@
  * are started at the first inter-op run and kept, idle between runs, until
  * a run asks for another number of them or exec_workers_release(): a trace
  * shows the same M threads in every step, and no step pays for starting
- * threads (or their OpenMP teams). */
+ * threads (or their OpenMP teams). Where every thread of a run has a CPU,
+ * an idle worker spins a moment (SCHED_SPIN_NS) for the next ready op or
+ * run before it sleeps. */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include "internal.h"
 #include "rng.h"
@@ -382,9 +384,12 @@ typedef struct sched {
     exec_bind bind;
     int workers; /* inter-op workers: worker w binds slots [w * intra, (w + 1) * intra) */
     const exec_hooks *hooks;
+    int spin; /* workers spin before they sleep: no more threads than CPUs */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    uint32_t *heap, nheap; /* ready nodes, min-heap by id */
+    _Atomic uint32_t epoch; /* bumped under mu by every change a waiting worker wakes for */
+    int sleepers;           /* workers in pthread_cond_wait */
+    uint32_t *heap, nheap;  /* ready nodes, min-heap by id */
     uint32_t *indeg;
     uint32_t remaining;
     exec_status status;
@@ -429,6 +434,45 @@ static inline int in_run(const exec_graph *g, uint32_t j, exec_phase max_phase, 
     return j >= lo && j < hi && g->nodes[j].phase <= max_phase;
 }
 
+/* How long an idle worker spins before it sleeps: an op of a few
+ * microseconds ends long before a sleeping thread is woken (tens of
+ * microseconds on a VM), and a step of many small ops on two workers paid
+ * that at every hand-off. Spinning only where every thread has a CPU. */
+#ifndef SCHED_SPIN_NS
+#define SCHED_SPIN_NS 100000
+#endif
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Spins until *v is no longer `seen` or SCHED_SPIN_NS have passed. */
+static void spin_while_same(_Atomic uint32_t *v, uint32_t seen)
+{
+    uint64_t t0 = exec_mono_ns();
+    for (unsigned i = 1;; i++) {
+        if (atomic_load_explicit(v, memory_order_acquire) != seen)
+            return;
+        cpu_relax();
+        if (!(i & 63) && exec_mono_ns() - t0 > SCHED_SPIN_NS)
+            return;
+    }
+}
+
+/* A change under s->mu that idle workers wait for: the spinning see the
+ * epoch move, the sleeping are woken. */
+static void sched_wake(sched *s)
+{
+    atomic_fetch_add_explicit(&s->epoch, 1, memory_order_release);
+    if (s->sleepers)
+        pthread_cond_broadcast(&s->cv);
+}
+
 /* Worker `index`'s share of one run: nodes from the ready queue until none
  * remain or one fails. */
 static void run_worker(sched *s, int index)
@@ -438,8 +482,19 @@ static void run_worker(sched *s, int index)
     pthread_mutex_lock(&s->mu);
     exec_kctx k = { .g = s->g, .nthreads = s->intra, .worker = index, .conv_algo = s->conv_algo, .hooks = s->hooks };
     for (;;) {
-        while (s->nheap == 0 && s->remaining && !s->status)
+        while (s->nheap == 0 && s->remaining && !s->status) {
+            uint32_t seen = atomic_load_explicit(&s->epoch, memory_order_relaxed);
+            if (s->spin) {
+                pthread_mutex_unlock(&s->mu);
+                spin_while_same(&s->epoch, seen);
+                pthread_mutex_lock(&s->mu);
+                if (atomic_load_explicit(&s->epoch, memory_order_relaxed) != seen)
+                    continue;
+            }
+            s->sleepers++;
             pthread_cond_wait(&s->cv, &s->mu);
+            s->sleepers--;
+        }
         if (!s->remaining || s->status)
             break;
         uint32_t j = heap_pop(s);
@@ -449,7 +504,7 @@ static void run_worker(sched *s, int index)
         pthread_mutex_lock(&s->mu);
         if (st && !s->status) {
             s->status = st;
-            pthread_cond_broadcast(&s->cv);
+            sched_wake(s);
             break;
         }
         s->remaining--;
@@ -458,7 +513,7 @@ static void run_worker(sched *s, int index)
             if (in_run(s->g, v, s->max_phase, s->lo, s->hi) && --s->indeg[v] == 0)
                 heap_push(s, v);
         }
-        pthread_cond_broadcast(&s->cv);
+        sched_wake(s);
     }
     pthread_mutex_unlock(&s->mu);
     trace_flush_thread(); /* this worker's share of the run is over */
@@ -481,7 +536,7 @@ static void run_worker(sched *s, int index)
 typedef struct pool_arg {
     struct exec_pool *pool;
     int index;
-    uint64_t gen; /* the pool's at the thread's start: it waits for the next run */
+    uint32_t gen; /* the pool's at the thread's start: it waits for the next run */
 } pool_arg;
 
 typedef struct exec_pool {
@@ -490,9 +545,10 @@ typedef struct exec_pool {
     int n; /* threads running (workers 1..n) */
     pthread_mutex_t mu;
     pthread_cond_t go, done;
-    uint64_t gen; /* bumped by every run */
-    int busy;     /* threads still inside the current run */
+    _Atomic uint32_t gen; /* bumped by every run (and the stop) */
+    int busy;             /* threads still inside the current run */
     int quit;
+    int spin;   /* the last run's: its threads spin a moment for the next */
     sched *run; /* the current run */
 } exec_pool;
 
@@ -506,9 +562,14 @@ static void *pool_worker(void *arg)
 {
     exec_pool *p = ((pool_arg *)arg)->pool;
     int index = ((pool_arg *)arg)->index;
-    uint64_t seen = ((pool_arg *)arg)->gen;
+    uint32_t seen = ((pool_arg *)arg)->gen;
     pthread_mutex_lock(&p->mu);
     for (;;) {
+        if (p->gen == seen && !p->quit && p->spin) { /* a step of small ops: the next run is near */
+            pthread_mutex_unlock(&p->mu);
+            spin_while_same(&p->gen, seen);
+            pthread_mutex_lock(&p->mu);
+        }
         while (p->gen == seen && !p->quit)
             pthread_cond_wait(&p->go, &p->mu);
         if (p->quit)
@@ -532,6 +593,7 @@ static void pool_stop(exec_pool *p)
         return;
     pthread_mutex_lock(&p->mu);
     p->quit = 1;
+    p->gen++;
     pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
     for (int i = 0; i < p->n; i++)
@@ -615,11 +677,13 @@ static exec_status run_parallel(exec_graph *g, exec_phase max_phase, uint32_t lo
     pthread_mutex_lock(&g_pool_owner);
     exec_pool *p = pool_get(inter - 1);
     s.workers = p->n + 1;
+    s.spin = s.workers * s.intra <= exec_cores();
     pthread_mutex_init(&s.mu, NULL);
     pthread_cond_init(&s.cv, NULL);
     pthread_mutex_lock(&p->mu);
     p->run = &s;
     p->busy = p->n;
+    p->spin = s.spin;
     p->gen++;
     pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);

@@ -206,17 +206,23 @@ static void test_inter_same_result(void **state)
 {
     (void)state;
     enum { STEPS = 20 };
-    float a[STEPS], b[STEPS];
+    float a[STEPS], b[STEPS], c[STEPS];
     exec_threads_set(1);
     train(1, a, STEPS);
     exec_threads_set(2);
-    train(2, b, STEPS); /* two workers, one intra-op thread each */
+    train(2, b, STEPS); /* two workers, one intra-op thread each: idle workers spin (2 CPUs or more) */
+    exec_threads_set(8);
+    train(8, c, STEPS); /* more workers than CPUs (on fewer than 8): idle workers sleep at once */
     exec_threads_set(1);
-    double maxdiff = 0;
-    for (int i = 0; i < STEPS; i++)
+    exec_workers_release();
+    double maxdiff = 0, maxdiff8 = 0;
+    for (int i = 0; i < STEPS; i++) {
         maxdiff = fmax(maxdiff, fabs((double)a[i] - b[i]));
-    printf("inter 1 vs inter 2: max loss diff %.3g\n", maxdiff);
+        maxdiff8 = fmax(maxdiff8, fabs((double)a[i] - c[i]));
+    }
+    printf("inter 1 vs inter 2: max loss diff %.3g; vs inter 8: %.3g\n", maxdiff, maxdiff8);
     assert_true(maxdiff == 0.0);
+    assert_true(maxdiff8 == 0.0);
 }
 
 /* Phases: forward nodes first, then backward, then update; ops count. */
