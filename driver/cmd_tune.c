@@ -124,8 +124,11 @@ static double speedup(const replay_tune_result *r, int over)
 
 static void print_text(const replay_tune_result *r, const replay_tune_target *t, const char *run_prefix, int with_batch)
 {
-    printf("fathom tune: %s, batch %d, on %s (%d cores: %d physical, %d socket%s)\n", t->what, t->batch,
-           exec_cpu_model(), r->cores, r->physical, r->sockets, r->sockets == 1 ? "" : "s");
+    printf("fathom tune: %s, batch %d, on %s (%d cores: %d physical, %d socket%s", t->what, t->batch, exec_cpu_model(),
+           r->cores, r->physical, r->sockets, r->sockets == 1 ? "" : "s");
+    if (r->cores < exec_cores()) /* under a quota: r->cores of exec_cores() CPUs' time */
+        printf("; a CPU quota of %.2f of the %d CPUs", exec_cgroup_cpu_limit(""), exec_cores());
+    printf(")\n");
     printf(
         "\nmeasured:\n  average parallelism %.2f (per step at %d thread%s: op time %.2f ms, critical path %.2f ms)\n",
         r->parallelism, r->flow_threads, r->flow_threads == 1 ? "" : "s", r->op_ns / 1e6, r->critical_ns / 1e6);
@@ -226,19 +229,20 @@ static int print_json(const replay_tune_result *r, const replay_tune_target *t, 
     char cmd[TUNE_PREFIX_MAX + 200];
     snprintf(cmd, sizeof cmd, "%s %s", run_prefix, flags);
     json_t *root = json_pack(
-        "{s:i, s:s, s:s, s:i, s:{s:s, s:i, s:i, s:i, s:o}, s:{s:f, s:i, s:f, s:f, s:o, s:f, s:f, s:f, s:f, s:f, s:o}, s:o, s:o,"
+        "{s:i, s:s, s:s, s:i, s:{s:s, s:i, s:i, s:i, s:f, s:o}, s:{s:f, s:i, s:f, s:f, s:o, s:f, s:f, s:f, s:f, s:f, s:o}, s:o, s:o,"
         " s:i, s:f, s:f, s:{s:s, s:s, s:o, s:f, s:f, s:f, s:f, s:f}, s:f, s:f, s:f, s:f, s:{s:f, s:f, s:f, s:f}}",
         "schema", 1, "mode", r->mode, "target", t->what, "batch", t->batch, "machine", "cpu", exec_cpu_model(), "cores",
-        r->cores, "physical_cores", r->physical, "sockets", r->sockets, "binds", binds, "measured", "parallelism",
-        r->parallelism, "flow_threads", r->flow_threads, "op_ms", r->op_ns / 1e6, "critical_ms", r->critical_ns / 1e6,
-        "levels", levels, "conv_share", r->conv_share, "peak_gflops", r->peak_gflops, "peak_gbs", r->peak_gbs, "ridge",
-        r->ridge, "preempt_per_s", r->preempt_per_s, "top", top, "proposals", lines, "candidates", cands, "rounds",
-        r->rounds, "sample_ms", REPLAY_TUNE_SAMPLE_MS, "settle_ms", r->settle_ms, "recommendation", "flags", flags,
-        "command", cmd, "knobs", knobs_json(&r->c[r->best].k), "step_ms", r->c[r->best].median_ns / 1e6, "defaults_ms",
-        r->c[r->defaults].median_ns / 1e6, "vendors_ms", r->c[r->vendors].median_ns / 1e6, "speedup_defaults",
-        speedup(r, r->defaults), "speedup_vendors", speedup(r, r->vendors), "measure_s", r->measure_s, "wall_s",
-        r->wall_s, "budget_s", r->budget_s, "default_step_ms", r->default_step_ns / 1e6, "phases", "profile_s",
-        r->profile_s, "ceilings_s", r->ceilings_s, "start_s", r->start_s, "measure_s", r->measure_s);
+        r->cores, "physical_cores", r->physical, "sockets", r->sockets, "cpu_quota", exec_cgroup_cpu_limit(""), "binds",
+        binds, "measured", "parallelism", r->parallelism, "flow_threads", r->flow_threads, "op_ms", r->op_ns / 1e6,
+        "critical_ms", r->critical_ns / 1e6, "levels", levels, "conv_share", r->conv_share, "peak_gflops",
+        r->peak_gflops, "peak_gbs", r->peak_gbs, "ridge", r->ridge, "preempt_per_s", r->preempt_per_s, "top", top,
+        "proposals", lines, "candidates", cands, "rounds", r->rounds, "sample_ms", REPLAY_TUNE_SAMPLE_MS, "settle_ms",
+        r->settle_ms, "recommendation", "flags", flags, "command", cmd, "knobs", knobs_json(&r->c[r->best].k),
+        "step_ms", r->c[r->best].median_ns / 1e6, "defaults_ms", r->c[r->defaults].median_ns / 1e6, "vendors_ms",
+        r->c[r->vendors].median_ns / 1e6, "speedup_defaults", speedup(r, r->defaults), "speedup_vendors",
+        speedup(r, r->vendors), "measure_s", r->measure_s, "wall_s", r->wall_s, "budget_s", r->budget_s,
+        "default_step_ms", r->default_step_ns / 1e6, "phases", "profile_s", r->profile_s, "ceilings_s", r->ceilings_s,
+        "start_s", r->start_s, "measure_s", r->measure_s);
     if (!root)
         return -1;
     int rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

@@ -67,7 +67,7 @@ int cmd_peak(int argc, char **argv)
                                           { "help", no_argument, 0, 'h' },
                                           { 0, 0, 0, 0 } };
     int fmt = CLI_TEXT, c, rc = 1;
-    long maxt = exec_cores(), size = 2048;
+    long maxt = exec_cpus(), size = 2048;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "f:t:s:h", opts, NULL)) != -1) {

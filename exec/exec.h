@@ -301,13 +301,23 @@ uint64_t exec_engine_ns(void);
 
 /* ---- threads (threads.c) ------------------------------------------------ */
 /* Intra-op threads shared by OpenBLAS and the engine's kernels (one OpenMP
- * pool); 0 = all cores. Inter-op workers split them, never oversubscribing.
+ * pool); 0 = all cores (exec_cpus()). Inter-op workers split them, never
+ * oversubscribing.
  * The process default: a graph's or a run's exec_settings override it. */
 void exec_threads_set(int intra);
 int exec_threads_get(void);
-/* "All cores": the CPUs of the process's affinity (taskset, a cpuset), or
- * the CPUs online where it cannot be read. */
+/* The CPUs of the process's affinity (taskset, a cpuset), or the CPUs
+ * online where it cannot be read: the places that binding chooses from. */
 int exec_cores(void);
+/* "All cores", the threads of fathom's defaults: exec_cores(), or fewer
+ * where the process's cgroups allow it less CPU time (rounded up). */
+int exec_cpus(void);
+/* The CPUs' worth of time that the cgroups of the process allow it, read
+ * under root ("" for this system's /proc and /sys): the CFS quota over its
+ * period (cgroup v2 cpu.max, v1 cpu.cfs_quota_us / cpu.cfs_period_us), the
+ * least from its cgroup up to its hierarchy's root; 0 where none is set
+ * (cgroup.c). */
+double exec_cgroup_cpu_limit(const char *root);
 /* Those CPUs as physical cores and sockets (sysfs); every CPU a core of
  * one socket where sysfs does not say. */
 void exec_cpu_topology(int *physical, int *sockets);

@@ -677,7 +677,7 @@ static exec_status run_parallel(exec_graph *g, exec_phase max_phase, uint32_t lo
     pthread_mutex_lock(&g_pool_owner);
     exec_pool *p = pool_get(inter - 1);
     s.workers = p->n + 1;
-    s.spin = s.workers * s.intra <= exec_cores();
+    s.spin = s.workers * s.intra <= exec_cpus();
     pthread_mutex_init(&s.mu, NULL);
     pthread_cond_init(&s.cv, NULL);
     pthread_mutex_lock(&p->mu);

@@ -21,13 +21,13 @@ static int g_intra;
 void exec_threads_set(int intra)
 {
     if (intra <= 0)
-        intra = exec_cores();
+        intra = exec_cpus();
     g_intra = intra;
     omp_set_num_threads(intra);
     openblas_set_num_threads(intra);
 }
 
-int exec_threads_get(void) { return g_intra > 0 ? g_intra : exec_cores(); }
+int exec_threads_get(void) { return g_intra > 0 ? g_intra : exec_cpus(); }
 
 const char *exec_blas_config(void)
 {
@@ -275,6 +275,17 @@ static void places_init(void)
         B.why_not = "one CPU to run on: nothing to bind";
 }
 
+static int g_cpus;
+
+static void cpus_init(void)
+{
+    int n = exec_cores();
+    double limit = exec_cgroup_cpu_limit("");
+    if (limit > 0 && ceil(limit) < n)
+        n = (int)ceil(limit) > 1 ? (int)ceil(limit) : 1;
+    g_cpus = n;
+}
+
 /* The CPUs this process may run on (its affinity at the first question:
  * `taskset -c 0-3` or a container's cpuset gives 4 on a 16-CPU machine,
  * as OpenMP counts them), else the CPUs online. */
@@ -285,6 +296,13 @@ int exec_cores(void)
         return B.n;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
+}
+
+int exec_cpus(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, cpus_init);
+    return g_cpus;
 }
 
 void exec_cpu_topology(int *physical, int *sockets)

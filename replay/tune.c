@@ -606,7 +606,10 @@ static void tune_propose(const tuner *tu, proposal *pr)
              tbest < r->cores ? ": the ops stop scaling before all cores" : ": the ops scale to all cores", left_out);
     else
         line(r, "intra-op threads %d: %s%s", tbest,
-             r->cores == 1 ? "one core" : "the budget left no time to measure fewer threads", left_out);
+             r->cores > 1              ? "the budget left no time to measure fewer threads"
+             : r->cores < exec_cores() ? "one CPU's time (the cgroup's CPU quota)"
+                                       : "one core",
+             left_out);
     for (int i = 0; i < r->ntop && i < 2; i++) {
         char ridge[160];
         if (r->ridge > 0)
@@ -670,7 +673,7 @@ static void tune_propose(const tuner *tu, proposal *pr)
          * noise of two alike points kept to all five rounds (vgg's and the
          * Transformer's training: 0.32-0.35 of the sweep's time; seq2seq's,
          * two workers bound and not, 35.8 and 37.0 ms: 0.53) */
-        pr->full_unbound = !smt && r->sockets == 1;
+        pr->full_unbound = !smt && r->sockets == 1 && r->cores == exec_cores(); /* not under a quota */
         line(r, "thread binding %s vs none: %d CPUs, %d cores, %d socket%s (sysfs)%s; %.0f preemptions/s profiling: %s",
              exec_bind_name(bstar), r->cores, r->physical, r->sockets, r->sockets == 1 ? "" : "s",
              bstar == EXEC_BIND_SPREAD ? (membound ? ", memory-bound ops: spread uses every socket's memory"
@@ -1079,7 +1082,7 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
     };
     prof_init(&tu->P);
     h->hooks = &tu->P.hooks;
-    r->cores = exec_cores();
+    r->cores = exec_cpus(); /* fewer than the CPUs under a cgroup's CPU quota */
     r->budget_s = fixed ? 0 : o->budget_s;
     r->mode = o->sweep ? "sweep" : o->npoints > 0 ? "compare" : "tune";
     exec_cpu_topology(&r->physical, &r->sockets);
