@@ -83,7 +83,8 @@ static int cmd_version(int argc, char **argv)
     if (argc > 1) {
         if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
             printf("usage: fathom version\n\nPrints fathom's version, the trace schema version, the BLAS\n"
-                   "configuration, the CPU model, the trace probe `fathom record` loads\n"
+                   "configuration, the CPU model (and the cgroup's CPU quota where one is set:\n"
+                   "the default thread count follows it), the trace probe `fathom record` loads\n"
                    "(FATHOM_TP_LIB overrides it) and the folder of the Babeltrace2 plugin\n"
                    "(for babeltrace2 --plugin-path=DIR or BABELTRACE_PLUGIN_PATH=DIR).\n");
             return 0;
