@@ -1,13 +1,17 @@
-/* cgroup.c -- the CPU time a process's cgroups allow it: the CFS quota of
- * cgroup v2 (cpu.max: "QUOTA PERIOD" or "max PERIOD") and of cgroup v1's
- * cpu controller (cpu.cfs_quota_us over cpu.cfs_period_us, -1 for none),
- * the least along the path from the process's cgroup up to its
- * hierarchy's mount. A container run with `--cpus=2` on a 64-CPU host has
- * 64 CPUs in its affinity and two CPUs' worth of time: 64 threads there
- * are throttled, not faster. Read from files only, under a root folder
- * (the system's is ""), so that a test can hand it a made-up tree. */
+/* cgroup.c -- what a process's cgroups allow it, the least along the path
+ * from its cgroup up to its hierarchy's mount: CPU time, the CFS quota of
+ * cgroup v2 (cpu.max: "QUOTA PERIOD" or "max PERIOD") and of v1's cpu
+ * controller (cpu.cfs_quota_us over cpu.cfs_period_us, -1 for none), and
+ * memory (v2 memory.max, v1 memory.limit_in_bytes). A container run with
+ * `--cpus=2` on a 64-CPU host has 64 CPUs in its affinity and two CPUs'
+ * worth of time: 64 threads there are throttled, not faster; one run with
+ * `--memory=256m` is killed, without a word, when it touches more. Read
+ * from files only, under a root folder (the system's is ""), so that a
+ * test can hand it a made-up tree. */
 #include "internal.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +31,11 @@ static int read_line(const char *path, char *buf, size_t n)
     return ok;
 }
 
-/* The quota of one cgroup folder in CPUs; 0 where it sets none. */
-static double folder_limit(const char *dir, int v2)
+/* What one cgroup folder allows, of a controller; 0 where it sets nothing. */
+typedef double (*folder_fn)(const char *dir, int v2);
+
+/* The CPU quota of one folder, in CPUs. */
+static double cpu_folder(const char *dir, int v2)
 {
     char path[CG_PATH + 32], a[64], b[64];
     if (v2) {
@@ -51,8 +58,20 @@ static double folder_limit(const char *dir, int v2)
     return quota > 0 && period > 0 ? quota / period : 0;
 }
 
-/* The least quota from folder mnt + rel up to mnt itself; 0 where none. */
-static double path_limit(const char *mnt, const char *rel, int v2)
+/* The memory limit of one folder, in bytes (v1 writes "none" as about 2^63). */
+static double mem_folder(const char *dir, int v2)
+{
+    char path[CG_PATH + 32], a[64];
+    snprintf(path, sizeof path, "%s/%s", dir, v2 ? "memory.max" : "memory.limit_in_bytes");
+    if (!read_line(path, a, sizeof a) || strcmp(a, "max") == 0)
+        return 0;
+    char *end;
+    double v = strtod(a, &end);
+    return end != a && v > 0 && v < 0x1p60 ? v : 0;
+}
+
+/* The least limit from folder mnt + rel up to mnt itself; 0 where none. */
+static double path_limit(const char *mnt, const char *rel, int v2, folder_fn fn)
 {
     char dir[CG_PATH];
     if (snprintf(dir, sizeof dir, "%s%s", mnt, rel) >= (int)sizeof dir)
@@ -60,7 +79,7 @@ static double path_limit(const char *mnt, const char *rel, int v2)
     size_t floor = strlen(mnt);
     double least = 0;
     for (;;) {
-        double l = folder_limit(dir, v2);
+        double l = fn(dir, v2);
         if (l > 0 && (least == 0 || l < least))
             least = l;
         char *slash = strrchr(dir, '/');
@@ -85,9 +104,9 @@ static int has_word(const char *list, const char *w)
     return 0;
 }
 
-/* The process's cgroup path in the v2 hierarchy (v2) or in v1's cpu
- * controller's, from proc/self/cgroup under root; 0 where it has none. */
-static int cgroup_of(const char *root, int v2, char *out, size_t n)
+/* The process's cgroup path in the v2 hierarchy (v2) or in v1's
+ * controller ctl's, from proc/self/cgroup under root; 0 where it has none. */
+static int cgroup_of(const char *root, int v2, const char *ctl, char *out, size_t n)
 {
     char path[CG_PATH], line[CG_LINE];
     snprintf(path, sizeof path, "%s/proc/self/cgroup", root);
@@ -102,17 +121,19 @@ static int cgroup_of(const char *root, int v2, char *out, size_t n)
             continue;
         *c1 = *c2 = 0; /* line: the ID, c1 + 1: the controllers, c2 + 1: the path */
         const int is_v2 = strcmp(line, "0") == 0 && c1[1] == 0;
-        if (v2 ? is_v2 : !is_v2 && has_word(c1 + 1, "cpu"))
+        if (v2 ? is_v2 : !is_v2 && has_word(c1 + 1, ctl))
             found = snprintf(out, n, "%s", c2 + 1) < (int)n;
     }
     fclose(f);
     return found;
 }
 
-double exec_cgroup_cpu_limit(const char *root)
+/* The least limit of controller ctl (fn reads a folder's) over the
+ * process's cgroups in every hierarchy that has it; 0 where none. */
+static double cgroup_limit(const char *root, const char *ctl, folder_fn fn)
 {
     char path[CG_PATH], line[CG_LINE], cg[2][CG_PATH];
-    const int have[2] = { cgroup_of(root, 0, cg[0], sizeof cg[0]), cgroup_of(root, 1, cg[1], sizeof cg[1]) };
+    const int have[2] = { cgroup_of(root, 0, ctl, cg[0], sizeof cg[0]), cgroup_of(root, 1, ctl, cg[1], sizeof cg[1]) };
     if (!have[0] && !have[1])
         return 0;
     snprintf(path, sizeof path, "%s/proc/self/mountinfo", root);
@@ -134,7 +155,7 @@ double exec_cgroup_cpu_limit(const char *root)
         if (nf < 5 || !fstype)
             continue;
         const int v2 = strcmp(fstype, "cgroup2") == 0;
-        if (!(v2 || (strcmp(fstype, "cgroup") == 0 && super && has_word(super, "cpu"))) || !have[v2])
+        if (!(v2 || (strcmp(fstype, "cgroup") == 0 && super && has_word(super, ctl))) || !have[v2])
             continue;
         /* the cgroup's folder: the mount point and the path below the mount's root */
         const char *mroot = fld[3], *rel = cg[v2];
@@ -149,10 +170,31 @@ double exec_cgroup_cpu_limit(const char *root)
         char mnt[CG_PATH];
         if (snprintf(mnt, sizeof mnt, "%s%s", root, strcmp(fld[4], "/") == 0 ? "" : fld[4]) >= (int)sizeof mnt)
             continue;
-        double l = path_limit(mnt, rel, v2);
+        double l = path_limit(mnt, rel, v2, fn);
         if (l > 0 && (least == 0 || l < least))
             least = l;
     }
     fclose(f);
     return least;
 }
+
+double exec_cgroup_cpu_limit(const char *root) { return cgroup_limit(root, "cpu", cpu_folder); }
+
+double exec_cgroup_mem_limit(const char *root) { return cgroup_limit(root, "memory", mem_folder); }
+
+static double g_mem_cgroup;
+static _Atomic double g_mem_given;
+
+static void mem_init(void) { g_mem_cgroup = exec_cgroup_mem_limit(""); }
+
+double exec_memory_limit(void)
+{
+    double given = atomic_load(&g_mem_given);
+    if (given > 0)
+        return given;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, mem_init);
+    return g_mem_cgroup;
+}
+
+void exec_memory_limit_set(double bytes) { atomic_store(&g_mem_given, bytes > 0 ? bytes : 0); }

@@ -244,7 +244,10 @@ typedef struct exec_mem_stats {
     size_t peak_workspace;
 } exec_mem_stats;
 
-/* Allocates every tensor in its role's arena and initializes weights. */
+/* Allocates every tensor in its role's arena and initializes weights.
+ * Arenas larger together than exec_memory_limit() are an EXEC_ERR_NOMEM
+ * before any is allocated: within a cgroup's memory limit an allocation
+ * succeeds and touching it gets the process killed. */
 exec_status exec_graph_plan(exec_graph *g);
 void exec_graph_mem(const exec_graph *g, exec_mem_stats *out);
 
@@ -318,6 +321,14 @@ int exec_cpus(void);
  * least from its cgroup up to its hierarchy's root; 0 where none is set
  * (cgroup.c). */
 double exec_cgroup_cpu_limit(const char *root);
+/* The memory that the cgroups of the process allow it in bytes, read under
+ * root as above (cgroup v2 memory.max, v1 memory.limit_in_bytes), the
+ * least up the path; 0 where none is set. */
+double exec_cgroup_mem_limit(const char *root);
+/* The limit exec_graph_plan checks a plan's arenas against: the cgroup's
+ * memory limit (read once), or bytes given here (0: the cgroup's again). */
+double exec_memory_limit(void);
+void exec_memory_limit_set(double bytes);
 /* Those CPUs as physical cores and sockets (sysfs); every CPU a core of
  * one socket where sysfs does not say. */
 void exec_cpu_topology(int *physical, int *sockets);

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 
 static _Atomic uint64_t version_clock;
 uint64_t exec_version_next(void) { return atomic_fetch_add_explicit(&version_clock, 1, memory_order_relaxed) + 1; }
@@ -51,6 +52,18 @@ static void init_tensor(exec_graph *g, exec_tensor *t)
     }
 }
 
+/* bytes as a reader takes them in: "1.39 GiB", "256.0 MiB", "4.0 KiB" */
+static const char *size_text(char *buf, size_t n, double bytes)
+{
+    if (bytes >= 0x1p30)
+        snprintf(buf, n, "%.2f GiB", bytes / 0x1p30);
+    else if (bytes >= 0x1p20)
+        snprintf(buf, n, "%.1f MiB", bytes / 0x1p20);
+    else
+        snprintf(buf, n, "%.1f KiB", bytes / 0x1p10);
+    return buf;
+}
+
 exec_status exec_graph_plan(exec_graph *g)
 {
     if (g->status)
@@ -60,10 +73,20 @@ exec_status exec_graph_plan(exec_graph *g)
     exec_status fs = exec_plan_forwarding(g);
     if (fs)
         return fs;
-    size_t need[EXEC_ROLE_COUNT] = { 0 };
+    size_t need[EXEC_ROLE_COUNT] = { 0 }, total = 0;
     for (uint32_t id = 1; id < g->ntensors; id++)
         if (g->tensors[id].storage == id)
             need[g->tensors[id].role] += align_up(g->tensors[id].bytes);
+    for (int r = 0; r < EXEC_ROLE_COUNT; r++)
+        total += need[r];
+    const double limit = exec_memory_limit();
+    if (limit > 0 && (double)total > limit) {
+        char a[32], b[32];
+        return exec_fail(EXEC_ERR_NOMEM,
+                         "plan: the tensors need %s, more than the process's memory limit of %s (its cgroup's): a "
+                         "smaller batch or preset may fit",
+                         size_text(a, sizeof a, (double)total), size_text(b, sizeof b, limit));
+    }
     for (int r = 0; r < EXEC_ROLE_COUNT; r++) {
         if (!need[r])
             continue;

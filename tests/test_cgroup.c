@@ -1,9 +1,10 @@
-/* test_cgroup.c -- the CPU quota of a process's cgroups
- * (exec_cgroup_cpu_limit) on made-up /proc and /sys trees: cgroup v2's
- * cpu.max, v1's cpu controller beside an unused v2 mount (Debian 12's
- * hybrid layout), a container's mount of its own part of the hierarchy,
- * the least quota along the path, and files that say nothing or nonsense;
- * and the default thread count (exec_cpus) within the CPUs. */
+/* test_cgroup.c -- the CPU quota and the memory limit of a process's
+ * cgroups (exec_cgroup_cpu_limit, exec_cgroup_mem_limit) on made-up /proc
+ * and /sys trees: cgroup v2's cpu.max and memory.max, v1's cpu and memory
+ * controllers beside an unused v2 mount (Debian 12's hybrid layout), a
+ * container's mount of its own part of the hierarchy, the least limit
+ * along the path, and files that say nothing or nonsense; and the default
+ * thread count (exec_cpus) within the CPUs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -113,6 +114,36 @@ static void test_v1_container_mount(void **state)
     assert_true(exec_cgroup_cpu_limit(g_root) == 0);
 }
 
+/* Memory: v2's memory.max (the least up the path, "max" none), v1's
+ * memory.limit_in_bytes (about 2^63 where none is set), each read from
+ * the memory controller's hierarchy, not the cpu one's. */
+static void test_memory(void **state)
+{
+    (void)state;
+    put("proc/self/mountinfo", V2_MOUNT);
+    put("proc/self/cgroup", "0::/app/job\n");
+    put("sys/fs/cgroup/app/job/memory.max", "max\n");
+    put("sys/fs/cgroup/app/memory.max", "268435456\n");
+    double l = exec_cgroup_mem_limit(g_root);
+    printf("v2 memory, 256 MiB on the parent: %.0f\n", l);
+    assert_true(l == 268435456.0);
+    put("sys/fs/cgroup/app/memory.max", "max\n");
+    assert_true(exec_cgroup_mem_limit(g_root) == 0);
+    put("proc/self/mountinfo", "32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
+                               "33 31 0:30 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n");
+    put("proc/self/cgroup", "4:memory:/box\n3:cpu:/\n");
+    put("sys/fs/cgroup/memory/box/memory.limit_in_bytes", "1073741824\n");
+    put("sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+    put("sys/fs/cgroup/cpu/box/memory.limit_in_bytes", "1024\n"); /* not the memory controller's: unread */
+    l = exec_cgroup_mem_limit(g_root);
+    printf("v1 memory, 1 GiB: %.0f\n", l);
+    assert_true(l == 1073741824.0);
+    put("sys/fs/cgroup/memory/box/memory.limit_in_bytes", "9223372036854771712\n");
+    assert_true(exec_cgroup_mem_limit(g_root) == 0);
+    put("sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n");
+    assert_true(exec_cgroup_cpu_limit(g_root) == 0); /* and no CPU quota there */
+}
+
 /* No cgroup files at all (not Linux's /proc, or a sandbox): none. */
 static void test_nothing(void **state)
 {
@@ -120,6 +151,7 @@ static void test_nothing(void **state)
     char empty[300];
     snprintf(empty, sizeof empty, "%s/nothing", g_root);
     assert_true(exec_cgroup_cpu_limit(empty) == 0);
+    assert_true(exec_cgroup_mem_limit(empty) == 0);
 }
 
 /* This process: the default threads are at least one and at most the
@@ -141,8 +173,11 @@ static void test_this_process(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_v2_least_on_path),   cmocka_unit_test(test_v1_hybrid),
-        cmocka_unit_test(test_v1_container_mount), cmocka_unit_test(test_nothing),
+        cmocka_unit_test(test_v2_least_on_path),
+        cmocka_unit_test(test_v1_hybrid),
+        cmocka_unit_test(test_v1_container_mount),
+        cmocka_unit_test(test_memory),
+        cmocka_unit_test(test_nothing),
         cmocka_unit_test(test_this_process),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

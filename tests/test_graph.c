@@ -369,6 +369,29 @@ static void test_no_idle_team(void **state)
     assert_true(released <= team4 - 2);
 }
 
+/* A plan larger than the process's memory limit (a cgroup's; here given)
+ * is an error before any arena is allocated: inside the cgroup the
+ * allocation would succeed and touching it get the process killed. */
+static void test_plan_over_memory_limit(void **state)
+{
+    (void)state;
+    size_t before = exec_alloc_bytes();
+    mlp m;
+    assert_int_equal(mlp_build(&m, 0), EXEC_OK);
+    exec_memory_limit_set(1024); /* the MLP's tensors take more than 1 KiB */
+    size_t built = exec_alloc_bytes();
+    assert_int_equal(exec_graph_plan(m.g), EXEC_ERR_NOMEM);
+    printf("%s\n", exec_errmsg());
+    assert_non_null(strstr(exec_errmsg(), "memory limit of 1.0 KiB"));
+    assert_int_equal(exec_alloc_bytes(), built); /* no arena allocated */
+    exec_graph_destroy(m.g);
+    exec_memory_limit_set(64 << 20); /* room enough: it plans and runs */
+    assert_int_equal(mlp_build(&m, 1), EXEC_OK);
+    exec_graph_destroy(m.g);
+    exec_memory_limit_set(0); /* the cgroup's again */
+    assert_int_equal(exec_alloc_bytes(), before);
+}
+
 /* Every allocation failure becomes an error status: never a crash, never a
  * leak (the sanitizer build checks the latter). */
 static void test_alloc_failure(void **state)
@@ -885,13 +908,21 @@ int main(void)
 {
     exec_threads_set(1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mlp_learns),          cmocka_unit_test(test_inter_same_result),
-        cmocka_unit_test(test_cnn_learns),          cmocka_unit_test(test_phases),
-        cmocka_unit_test(test_alloc_failure),       cmocka_unit_test(test_inter_workers_persist),
-        cmocka_unit_test(test_bad_build),           cmocka_unit_test(test_settings_per_graph),
-        cmocka_unit_test(test_hooks_per_run),       cmocka_unit_test(test_bind),
-        cmocka_unit_test(test_hooks_two_contexts),  cmocka_unit_test(test_buffer_forwarding),
-        cmocka_unit_test(test_forwarding_training), cmocka_unit_test(test_forwarding_prefers_recent),
+        cmocka_unit_test(test_mlp_learns),
+        cmocka_unit_test(test_inter_same_result),
+        cmocka_unit_test(test_cnn_learns),
+        cmocka_unit_test(test_phases),
+        cmocka_unit_test(test_alloc_failure),
+        cmocka_unit_test(test_plan_over_memory_limit),
+        cmocka_unit_test(test_inter_workers_persist),
+        cmocka_unit_test(test_bad_build),
+        cmocka_unit_test(test_settings_per_graph),
+        cmocka_unit_test(test_hooks_per_run),
+        cmocka_unit_test(test_bind),
+        cmocka_unit_test(test_hooks_two_contexts),
+        cmocka_unit_test(test_buffer_forwarding),
+        cmocka_unit_test(test_forwarding_training),
+        cmocka_unit_test(test_forwarding_prefers_recent),
         cmocka_unit_test(test_no_idle_team),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
