@@ -916,6 +916,19 @@ static exec_status tune_rounds(tuner *tu)
         progress(o, "starting candidate %d/%d", i + 1, r->n);
         double warm = 0;
         s = host_get(t, h, &r->c[i].k, &inst[i], &warm);
+        if (s == EXEC_ERR_NOMEM && r->c[i].k.batch != tu->B0) {
+            /* a batch that does not fit (a cgroup's memory limit): its points
+             * are left out, with the reason, and the rest measured */
+            const int batch = r->c[i].k.batch;
+            line(r, "batch %d left out: %s", batch, exec_errmsg());
+            int kept = i;
+            for (int j = i; j < r->n; j++)
+                if (r->c[j].k.batch != batch)
+                    r->c[kept++] = r->c[j];
+            r->n = kept;
+            s = EXEC_OK;
+            i--;
+        }
     }
     r->start_s = replay_tune_now_s() - st0;
     if (s)

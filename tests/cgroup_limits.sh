@@ -4,8 +4,8 @@
 # of time one thread by default (`fathom version` says why, `fathom run`
 # and `fathom tune` use one) and an explicit --threads still wins; under
 # 256 MiB a plan that needs more is a one-line error (exit 1) before it
-# allocates, where it was a silent SIGKILL (137), and a small one still
-# runs. Needs root and the controller (v1's own mount, or v2 with it
+# allocates, where it was a silent SIGKILL (137), a small one still runs,
+# and the tuner leaves out a batch that does not fit, saying why. Needs root and the controller (v1's own mount, or v2 with it
 # enabled below the root): each part is skipped otherwise, and the whole
 # (77) when neither can run. Each part makes one uniquely named cgroup,
 # runs in it and removes it.
@@ -78,6 +78,13 @@ else
     [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "not one line: $out"
     echo "$out" | grep -q "more than the process's memory limit of 256.0 MiB" || fail "the error does not name the limit: $out"
     out=$(inside "$FATHOM" run memnet --preset tiny --steps 2 2>&1) || fail "a small plan under the limit failed: $out"
+    # the tuner: a batch that does not fit is left out with the reason, the rest measured
+    out=$(inside "$FATHOM" tune memnet --mode infer --preset tiny --batches 32,200000 --sweep --rounds 1 --format json \
+        2>&1) || fail "tune with a batch over the limit failed: $out"
+    echo "$out" | jq -e '[.proposals[] | select(test("^batch 200000 left out: plan: the tensors need .* memory limit of 256.0 MiB"))] | length == 1' \
+        >/dev/null || fail "tune does not say why batch 200000 is left out: $(echo "$out" | jq -c .proposals)"
+    echo "$out" | jq -e '(.candidates | length) > 0 and all(.candidates[]; .knobs.batch == 32)' >/dev/null ||
+        fail "tune measured other batches than 32: $(echo "$out" | jq -c '[.candidates[].knobs.batch]')"
 fi
 [ $ran -gt 0 ] || { echo "skipped: no cgroup could be made"; exit 77; }
 cli_end cgroup_limits
