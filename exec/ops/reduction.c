@@ -83,6 +83,39 @@ static exec_status reduce_axes(const exec_tensor *x, const exec_node *n, bool *r
     return EXEC_OK;
 }
 
+/* The output's stride along each of x's dims (0 along a reduced one). */
+static void out_strides(const exec_tensor *x, const bool *red, int64_t *ostride)
+{
+    int64_t s = 1;
+    for (int i = x->ndim - 1; i >= 0; i--) {
+        ostride[i] = red[i] ? 0 : s;
+        if (!red[i])
+            s *= x->shape[i];
+    }
+}
+
+/* The index of x's next row (its dims but the last), odometer-wise. */
+static void next_row(const exec_tensor *x, int64_t *idx)
+{
+    for (int i = x->ndim - 2; i >= 0; i--) {
+        if (++idx[i] < x->shape[i])
+            break;
+        idx[i] = 0;
+    }
+}
+
+/* A reduction's gradient broadcast back to x: dy reshaped to the
+ * keep-dims form (kd: 1 along each reduced dim), then tiled by mult (the
+ * reduced dims' sizes); x's dims. */
+static int keep_dims_form(const exec_tensor *x, const bool *red, int64_t *kd, int64_t *mult)
+{
+    for (int i = 0; i < x->ndim; i++) {
+        kd[i] = red[i] ? 1 : x->shape[i];
+        mult[i] = red[i] ? x->shape[i] : 1;
+    }
+    return x->ndim;
+}
+
 exec_status op_shape_Sum(const exec_graph *g, const exec_node *n, exec_shape *out)
 {
     const exec_tensor *x = exec_gin(g, n, 0);
@@ -153,13 +186,8 @@ exec_status op_fwd_Sum(exec_kctx *k, const exec_node *n)
     const float *X = x->data;
     float *Y = exec_outf(k, n, 0);
     int64_t ototal = exec_out(k, n, 0)->numel;
-    /* the output stride of each input dim (0 along reduced dims) */
-    int64_t ostride[EXEC_MAX_DIMS], s = 1;
-    for (int i = x->ndim - 1; i >= 0; i--) {
-        ostride[i] = red[i] ? 0 : s;
-        if (!red[i])
-            s *= x->shape[i];
-    }
+    int64_t ostride[EXEC_MAX_DIMS];
+    out_strides(x, red, ostride);
     /* reduced axes in one run [a0, a1] before the last: x as [O, R, I],
      * y[o, :] = x[o, 0, :] + ... + x[o, R-1, :] in rows of I (the same
      * order of additions as the general loop below, which pays an index
@@ -208,11 +236,7 @@ exec_status op_fwd_Sum(exec_kctx *k, const exec_node *n)
             for (int64_t i = 0; i < inner; i++)
                 yr[i] += xr[i];
         }
-        for (int i = x->ndim - 2; i >= 0; i--) {
-            if (++idx[i] < x->shape[i])
-                break;
-            idx[i] = 0;
-        }
+        next_row(x, idx);
     }
     return EXEC_OK;
 }
@@ -226,11 +250,7 @@ exec_status op_grad_Sum(exec_graph *g, const exec_node *n, const uint32_t *dout,
     bool red[EXEC_MAX_DIMS], keep;
     reduce_axes(x, n, red, &keep);
     int64_t kd[EXEC_MAX_DIMS], mult[EXEC_MAX_DIMS];
-    int nd = x->ndim;
-    for (int i = 0; i < nd; i++) {
-        kd[i] = red[i] ? 1 : x->shape[i];
-        mult[i] = red[i] ? x->shape[i] : 1;
-    }
+    int nd = keep_dims_form(x, red, kd, mult);
     uint32_t r = exec_op1(g, EXEC_OP_Reshape, 1, &dout[0], nd, kd);
     din[0] = exec_op1(g, EXEC_OP_Tile, 1, &r, nd, mult);
     return g->status;
@@ -403,12 +423,8 @@ exec_status op_fwd_Max(exec_kctx *k, const exec_node *n)
     const float *X = x->data;
     float *Y = exec_outf(k, n, 0);
     int64_t ototal = exec_out(k, n, 0)->numel;
-    int64_t ostride[EXEC_MAX_DIMS], s = 1;
-    for (int i = x->ndim - 1; i >= 0; i--) {
-        ostride[i] = red[i] ? 0 : s;
-        if (!red[i])
-            s *= x->shape[i];
-    }
+    int64_t ostride[EXEC_MAX_DIMS];
+    out_strides(x, red, ostride);
     for (int64_t i = 0; i < ototal; i++)
         Y[i] = -INFINITY;
     int64_t inner = x->shape[x->ndim - 1];
@@ -429,11 +445,7 @@ exec_status op_fwd_Max(exec_kctx *k, const exec_node *n)
             for (int64_t i = 0; i < inner; i++)
                 yr[i] = xr[i] > yr[i] ? xr[i] : yr[i];
         }
-        for (int i = x->ndim - 2; i >= 0; i--) {
-            if (++idx[i] < x->shape[i])
-                break;
-            idx[i] = 0;
-        }
+        next_row(x, idx);
     }
     return EXEC_OK;
 }
@@ -449,11 +461,7 @@ exec_status op_grad_Max(exec_graph *g, const exec_node *n, const uint32_t *dout,
     bool red[EXEC_MAX_DIMS], keep;
     reduce_axes(x, n, red, &keep);
     int64_t kd[EXEC_MAX_DIMS], mult[EXEC_MAX_DIMS];
-    int nd = x->ndim;
-    for (int i = 0; i < nd; i++) {
-        kd[i] = red[i] ? 1 : x->shape[i];
-        mult[i] = red[i] ? x->shape[i] : 1;
-    }
+    int nd = keep_dims_form(x, red, kd, mult);
     uint32_t xin = n->in[0], y = n->out[0];
     int64_t sattrs[EXEC_MAX_ATTRS];
     memcpy(sattrs, n->attrs, sizeof sattrs);
