@@ -182,19 +182,50 @@ double exec_cgroup_cpu_limit(const char *root) { return cgroup_limit(root, "cpu"
 
 double exec_cgroup_mem_limit(const char *root) { return cgroup_limit(root, "memory", mem_folder); }
 
-static double g_mem_cgroup;
+double exec_machine_memory(const char *root)
+{
+    char path[CG_PATH], line[256];
+    snprintf(path, sizeof path, "%s/proc/meminfo", root);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    double total = 0, swap = 0, kb;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "MemTotal: %lf kB", &kb) == 1)
+            total = kb * 1024;
+        else if (sscanf(line, "SwapTotal: %lf kB", &kb) == 1)
+            swap = kb * 1024;
+    }
+    fclose(f);
+    return total > 0 ? total + swap : 0;
+}
+
+static double g_mem_limit;
+static const char *g_mem_source;
 static _Atomic double g_mem_given;
 
-static void mem_init(void) { g_mem_cgroup = exec_cgroup_mem_limit(""); }
+static void mem_init(void)
+{
+    double cg = exec_cgroup_mem_limit(""), machine = exec_machine_memory("");
+    if (cg > 0 && (machine <= 0 || cg <= machine))
+        g_mem_limit = cg, g_mem_source = "its cgroup's";
+    else if (machine > 0)
+        g_mem_limit = machine, g_mem_source = "the machine's memory and swap";
+}
 
-double exec_memory_limit(void)
+double exec_memory_limit(const char **source)
 {
     double given = atomic_load(&g_mem_given);
-    if (given > 0)
+    if (given > 0) {
+        if (source)
+            *source = "as set";
         return given;
+    }
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, mem_init);
-    return g_mem_cgroup;
+    if (source)
+        *source = g_mem_source;
+    return g_mem_limit;
 }
 
 void exec_memory_limit_set(double bytes) { atomic_store(&g_mem_given, bytes > 0 ? bytes : 0); }

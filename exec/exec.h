@@ -246,8 +246,9 @@ typedef struct exec_mem_stats {
 
 /* Allocates every tensor in its role's arena and initializes weights.
  * Arenas larger together than exec_memory_limit() are an EXEC_ERR_NOMEM
- * before any is allocated: within a cgroup's memory limit an allocation
- * succeeds and touching it gets the process killed. */
+ * before any is allocated: within a cgroup's memory limit, or past the
+ * machine's memory in arenas each smaller than it, the allocations succeed
+ * and touching them gets the process killed. */
 exec_status exec_graph_plan(exec_graph *g);
 void exec_graph_mem(const exec_graph *g, exec_mem_stats *out);
 
@@ -325,9 +326,14 @@ double exec_cgroup_cpu_limit(const char *root);
  * root as above (cgroup v2 memory.max, v1 memory.limit_in_bytes), the
  * least up the path; 0 where none is set. */
 double exec_cgroup_mem_limit(const char *root);
+/* The machine's memory and swap in bytes (MemTotal + SwapTotal of
+ * proc/meminfo under root); 0 where unreadable. */
+double exec_machine_memory(const char *root);
 /* The limit exec_graph_plan checks a plan's arenas against: the cgroup's
- * memory limit (read once), or bytes given here (0: the cgroup's again). */
-double exec_memory_limit(void);
+ * memory limit or the machine's memory and swap, the less (read once), or
+ * bytes given here (0: the system's again); *source (may be NULL) says
+ * which, for a message; 0 where neither is known. */
+double exec_memory_limit(const char **source);
 void exec_memory_limit_set(double bytes);
 /* Those CPUs as physical cores and sockets (sysfs); every CPU a core of
  * one socket where sysfs does not say. */

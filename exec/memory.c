@@ -79,13 +79,14 @@ exec_status exec_graph_plan(exec_graph *g)
             need[g->tensors[id].role] += align_up(g->tensors[id].bytes);
     for (int r = 0; r < EXEC_ROLE_COUNT; r++)
         total += need[r];
-    const double limit = exec_memory_limit();
+    const char *source = NULL;
+    const double limit = exec_memory_limit(&source);
     if (limit > 0 && (double)total > limit) {
         char a[32], b[32];
         return exec_fail(EXEC_ERR_NOMEM,
-                         "plan: the tensors need %s, more than the process's memory limit of %s (its cgroup's): a "
-                         "smaller batch or preset may fit",
-                         size_text(a, sizeof a, (double)total), size_text(b, sizeof b, limit));
+                         "plan: the tensors need %s, more than the process's memory limit of %s (%s): a smaller batch "
+                         "or preset may fit",
+                         size_text(a, sizeof a, (double)total), size_text(b, sizeof b, limit), source);
     }
     for (int r = 0; r < EXEC_ROLE_COUNT; r++) {
         if (!need[r])

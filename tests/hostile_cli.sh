@@ -4,7 +4,7 @@
 # (128 + the signal, no temporary tree left), an extraction bound from the
 # environment, outputs aimed at their input, MANIFESTs with bad typed values
 # (warnings naming the key; errors with --strict), numeric arguments that
-# overflow or carry spaces.
+# overflow or carry spaces, a batch past the machine's memory.
 set -u
 FATHOM=$1 ZB=$2 REF=$3
 . "$(dirname "$0")/cli_lib.sh"
@@ -104,5 +104,12 @@ for d in "$long" "$comp"; do
     done
 done
 [ ! -e "$T/long" ] || fail "--dir: folders created for a path that cannot be used"
+
+# a batch whose tensors cannot fit in this machine's memory and swap (any
+# machine's: alexnet full at the largest batch needs about 7.7 TiB): a
+# one-line error before anything is allocated, not the OOM killer
+"$FATHOM" run alexnet --preset full --batch 1048576 --steps 1 >/dev/null 2>"$T/err"; rc=$?
+[ $rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "the tensors need .* more than the process's memory limit" "$T/err" \
+    || { fail "run over the machine's memory: rc $rc"; cat "$T/err"; }
 
 cli_end "hostile"

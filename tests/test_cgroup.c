@@ -144,6 +144,24 @@ static void test_memory(void **state)
     assert_true(exec_cgroup_cpu_limit(g_root) == 0); /* and no CPU quota there */
 }
 
+/* The machine's memory and swap from proc/meminfo, in bytes. */
+static void test_meminfo(void **state)
+{
+    (void)state;
+    put("proc/meminfo", "MemTotal:       24684136 kB\nMemFree:        23254352 kB\nSwapCached:            0 kB\n"
+                        "SwapTotal:       1048572 kB\nSwapFree:        1048572 kB\n");
+    double m = exec_machine_memory(g_root);
+    printf("meminfo: %.0f bytes\n", m);
+    assert_true(m == (24684136.0 + 1048572.0) * 1024);
+    put("proc/meminfo", "MemFree: 1 kB\n"); /* no MemTotal: unknown */
+    assert_true(exec_machine_memory(g_root) == 0);
+    /* this machine's: the plan limit is no more than it (or a cgroup's below it) */
+    const char *source = NULL;
+    double limit = exec_memory_limit(&source), here = exec_machine_memory("");
+    printf("this process: the plan limit %.0f bytes (%s), the machine's %.0f\n", limit, source ? source : "none", here);
+    assert_true(here > 0 && limit > 0 && limit <= here && source);
+}
+
 /* No cgroup files at all (not Linux's /proc, or a sandbox): none. */
 static void test_nothing(void **state)
 {
@@ -152,6 +170,7 @@ static void test_nothing(void **state)
     snprintf(empty, sizeof empty, "%s/nothing", g_root);
     assert_true(exec_cgroup_cpu_limit(empty) == 0);
     assert_true(exec_cgroup_mem_limit(empty) == 0);
+    assert_true(exec_machine_memory(empty) == 0);
 }
 
 /* This process: the default threads are at least one and at most the
@@ -177,6 +196,7 @@ int main(void)
         cmocka_unit_test(test_v1_hybrid),
         cmocka_unit_test(test_v1_container_mount),
         cmocka_unit_test(test_memory),
+        cmocka_unit_test(test_meminfo),
         cmocka_unit_test(test_nothing),
         cmocka_unit_test(test_this_process),
     };
