@@ -84,7 +84,9 @@ static int cmd_version(int argc, char **argv)
         if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
             printf("usage: fathom version\n\nPrints fathom's version, the trace schema version, the BLAS\n"
                    "configuration, the CPU model (and the cgroup's CPU quota where one is set:\n"
-                   "the default thread count follows it), the trace probe `fathom record` loads\n"
+                   "the default thread count follows it), the memory a model's tensors may\n"
+                   "take (the cgroup's limit or the machine's memory and swap), the trace\n"
+                   "probe `fathom record` loads\n"
                    "(FATHOM_TP_LIB overrides it) and the folder of the Babeltrace2 plugin\n"
                    "(for babeltrace2 --plugin-path=DIR or BABELTRACE_PLUGIN_PATH=DIR).\n");
             return 0;
@@ -97,6 +99,10 @@ static int cmd_version(int argc, char **argv)
     if (quota > 0)
         printf("cpu quota: %.2f CPUs (cgroup): %d thread%s by default\n", quota, exec_cpus(),
                exec_cpus() == 1 ? "" : "s");
+    const char *mem_source = NULL;
+    double mem = exec_memory_limit(&mem_source);
+    if (mem > 0) /* what a model's tensors may take at most */
+        printf("memory: %.2f GiB (%s)\n", mem / 1073741824.0, mem_source);
     char path[PATH_MAX];
     const char *env = getenv(TRACER_ENV_TP_LIB);
     if (env && *env)
