@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
-#include <unistd.h>
 
 exec_status replay_program_init(replay_program *p)
 {
@@ -510,11 +509,15 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
     for (uint32_t i = 1; i < p->ntensors; i++)
         if (p->tensors[i].id == p->tensors[i - 1].id)
             return exec_fail(EXEC_ERR_ARG, "the trace allocates tensor %u twice", p->tensors[i].id);
-    /* a trace is untrusted input: its tensors must fit in this machine */
-    uint64_t need = program_bytes(p), have = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
-    if (have && need > have)
-        return exec_fail(EXEC_ERR_NOMEM, "the trace's tensors need %.1f GiB, more than this machine's %.1f GiB",
-                         (double)need / (1ull << 30), (double)have / (1ull << 30));
+    /* a trace is untrusted input: its tensors must fit in the memory a
+     * plan may take (the engine's bound: a cgroup's limit or the machine's) */
+    const char *source = NULL;
+    const double have = exec_memory_limit(&source);
+    uint64_t need = program_bytes(p);
+    if (have > 0 && (double)need > have)
+        return exec_fail(EXEC_ERR_NOMEM,
+                         "the trace's tensors need %.1f GiB, more than the %.1f GiB a plan may take (%s)",
+                         (double)need / (1ull << 30), have / (1ull << 30), source);
     int has_fw = 0;
     for (uint32_t k = 0; k < p->nops; k++) {
         const replay_op *o = &p->ops[k];
@@ -611,9 +614,10 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
         uint64_t b = exec_tensor_get(p->g, id)->bytes;
         need = b > UINT64_MAX - need ? UINT64_MAX : need + b;
     }
-    if (have && need > have) {
-        s = exec_fail(EXEC_ERR_NOMEM, "the replayed ops' tensors need %.1f GiB, more than this machine's %.1f GiB",
-                      (double)need / (1ull << 30), (double)have / (1ull << 30));
+    if (have > 0 && (double)need > have) {
+        s = exec_fail(EXEC_ERR_NOMEM,
+                      "the replayed ops' tensors need %.1f GiB, more than the %.1f GiB a plan may take (%s)",
+                      (double)need / (1ull << 30), have / (1ull << 30), source);
         goto end;
     }
     if ((s = exec_graph_plan(p->g)))
