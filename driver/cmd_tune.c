@@ -127,7 +127,7 @@ static void print_text(const replay_tune_result *r, const replay_tune_target *t,
     printf("fathom tune: %s, batch %d, on %s (%d cores: %d physical, %d socket%s", t->what, t->batch, exec_cpu_model(),
            r->cores, r->physical, r->sockets, r->sockets == 1 ? "" : "s");
     if (r->cores < exec_cores()) /* under a quota: r->cores of exec_cores() CPUs' time */
-        printf("; a CPU quota of %.2f of the %d CPUs", exec_cgroup_cpu_limit(""), exec_cores());
+        printf("; a CPU quota of %.2f of the %d CPUs", exec_cpu_quota(), exec_cores());
     printf(")\n");
     printf(
         "\nmeasured:\n  average parallelism %.2f (per step at %d thread%s: op time %.2f ms, critical path %.2f ms)\n",
@@ -232,8 +232,8 @@ static int print_json(const replay_tune_result *r, const replay_tune_target *t, 
         "{s:i, s:s, s:s, s:i, s:{s:s, s:i, s:i, s:i, s:f, s:o}, s:{s:f, s:i, s:f, s:f, s:o, s:f, s:f, s:f, s:f, s:f, s:o}, s:o, s:o,"
         " s:i, s:f, s:f, s:{s:s, s:s, s:o, s:f, s:f, s:f, s:f, s:f}, s:f, s:f, s:f, s:f, s:{s:f, s:f, s:f, s:f}}",
         "schema", 1, "mode", r->mode, "target", t->what, "batch", t->batch, "machine", "cpu", exec_cpu_model(), "cores",
-        r->cores, "physical_cores", r->physical, "sockets", r->sockets, "cpu_quota", exec_cgroup_cpu_limit(""), "binds",
-        binds, "measured", "parallelism", r->parallelism, "flow_threads", r->flow_threads, "op_ms", r->op_ns / 1e6,
+        r->cores, "physical_cores", r->physical, "sockets", r->sockets, "cpu_quota", exec_cpu_quota(), "binds", binds,
+        "measured", "parallelism", r->parallelism, "flow_threads", r->flow_threads, "op_ms", r->op_ns / 1e6,
         "critical_ms", r->critical_ns / 1e6, "levels", levels, "conv_share", r->conv_share, "peak_gflops",
         r->peak_gflops, "peak_gbs", r->peak_gbs, "ridge", r->ridge, "preempt_per_s", r->preempt_per_s, "top", top,
         "proposals", lines, "candidates", cands, "rounds", r->rounds, "sample_ms", REPLAY_TUNE_SAMPLE_MS, "settle_ms",

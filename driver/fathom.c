@@ -95,7 +95,7 @@ static int cmd_version(int argc, char **argv)
     }
     printf("fathom %s\ntrace schema %d (reads 1 and 2)\nblas: %s\ncpu: %s (%d cores)\n", FATHOM_VERSION,
            TRACER_SCHEMA_CURRENT, exec_blas_config(), exec_cpu_model(), exec_cores());
-    double quota = exec_cgroup_cpu_limit("");
+    double quota = exec_cpu_quota();
     if (quota > 0)
         printf("cpu quota: %.2f CPUs (cgroup): %d thread%s by default\n", quota, exec_cpus(),
                exec_cpus() == 1 ? "" : "s");

@@ -316,6 +316,8 @@ int exec_cores(void);
 /* "All cores", the threads of fathom's defaults: exec_cores(), or fewer
  * where the process's cgroups allow it less CPU time (rounded up). */
 int exec_cpus(void);
+/* This process's cgroup CPU quota in CPUs, read once (0 where none is set). */
+double exec_cpu_quota(void);
 /* The CPUs' worth of time that the cgroups of the process allow it, read
  * under root ("" for this system's /proc and /sys): the CFS quota over its
  * period (cgroup v2 cpu.max, v1 cpu.cfs_quota_us / cpu.cfs_period_us), the

@@ -276,13 +276,14 @@ static void places_init(void)
 }
 
 static int g_cpus;
+static double g_quota;
 
 static void cpus_init(void)
 {
     int n = exec_cores();
-    double limit = exec_cgroup_cpu_limit("");
-    if (limit > 0 && ceil(limit) < n)
-        n = (int)ceil(limit) > 1 ? (int)ceil(limit) : 1;
+    g_quota = exec_cgroup_cpu_limit("");
+    if (g_quota > 0 && ceil(g_quota) < n)
+        n = (int)ceil(g_quota) > 1 ? (int)ceil(g_quota) : 1;
     g_cpus = n;
 }
 
@@ -298,11 +299,18 @@ int exec_cores(void)
     return n > 0 ? (int)n : 1;
 }
 
+static pthread_once_t g_cpus_once = PTHREAD_ONCE_INIT;
+
 int exec_cpus(void)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, cpus_init);
+    pthread_once(&g_cpus_once, cpus_init);
     return g_cpus;
+}
+
+double exec_cpu_quota(void)
+{
+    pthread_once(&g_cpus_once, cpus_init);
+    return g_quota;
 }
 
 void exec_cpu_topology(int *physical, int *sockets)
