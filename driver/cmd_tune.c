@@ -163,6 +163,12 @@ static void print_text(const replay_tune_result *r, const replay_tune_target *t,
            r->n == 1 ? "" : "s", r->rounds, r->rounds == 1 ? "" : "s", REPLAY_TUNE_SAMPLE_MS);
     if (r->settle_ms > 0)
         printf(", after untimed steps of its point: %.0f ms of them after other threads ran, else one", r->settle_ms);
+    int profiled = 0;
+    for (int i = 0; i < r->n; i++)
+        profiled += r->c[i].profiled;
+    if (profiled > 0)
+        printf("; the first sample of %d point%s: %s profiled steps", profiled, profiled == 1 ? "" : "s",
+               profiled == 1 ? "its" : "their");
     printf("), median step time\n");
     printf("  time: %.2f s in all: profiling %.2f s, ceilings %.2f s, starting candidates %.2f s, alternating runs "
            "%.2f s\n",
@@ -203,13 +209,13 @@ static int print_json(const replay_tune_result *r, const replay_tune_target *t, 
     for (int i = 0; i < r->n; i++) {
         char flags[160];
         replay_tune_flags(&r->c[i].k, with_batch, flags, sizeof flags);
-        json_array_append_new(cands,
-                              json_pack("{s:s, s:o, s:s, s:f, s:f, s:f, s:f, s:f, s:i, s:i}", "role", r->c[i].role,
-                                        "knobs", knobs_json(&r->c[i].k), "flags", flags, "step_ms",
-                                        r->c[i].median_ns / 1e6, "min_ms", r->c[i].min_ns / 1e6, "max_ms",
-                                        r->c[i].max_ns / 1e6, "predicted_ms", r->c[i].predicted_ns / 1e6,
-                                        "samples_per_s", r->c[i].per_sample_ns > 0 ? 1e9 / r->c[i].per_sample_ns : 0.0,
-                                        "rounds", r->c[i].rounds, "steps", r->c[i].steps));
+        json_array_append_new(
+            cands,
+            json_pack("{s:s, s:o, s:s, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:b}", "role", r->c[i].role, "knobs",
+                      knobs_json(&r->c[i].k), "flags", flags, "step_ms", r->c[i].median_ns / 1e6, "min_ms",
+                      r->c[i].min_ns / 1e6, "max_ms", r->c[i].max_ns / 1e6, "predicted_ms", r->c[i].predicted_ns / 1e6,
+                      "samples_per_s", r->c[i].per_sample_ns > 0 ? 1e9 / r->c[i].per_sample_ns : 0.0, "rounds",
+                      r->c[i].rounds, "steps", r->c[i].steps, "profiled_sample", r->c[i].profiled));
     }
     for (int i = 0; i < r->nlines; i++)
         json_array_append_new(lines, json_string(r->lines[i]));

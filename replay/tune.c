@@ -295,6 +295,11 @@ typedef struct level_meas {
     double warm_ns;   /* the warm-up step's (0: none ran) */
     long preempt;     /* involuntary context switches during the profiled steps */
     int steps;        /* profiled steps */
+    /* where the first step is short (under a quarter of a sample): the steps
+     * after it, run until they last a sample, as one (tune_rounds: the
+     * point's first) -- their mean and count; 0 where none */
+    double sample_ns;
+    int sample_steps;
 } level_meas;
 
 /* One measured level: op time per type in P, per step, over profiled
@@ -303,7 +308,11 @@ typedef struct level_meas {
  * 0.3 ms, took 0.38-0.77 ms of op time at one thread in three profiles,
  * against 0.33 ms in the sweeps, and ranked one thread out where it was
  * the sweeps' best by 1.3x. The data flow (where flow) is the first
- * step's. */
+ * step's. Where that step is under a quarter of a sample, the steps after
+ * it last a sample by themselves: the point's first sample in the rounds
+ * (the hooks' cost, timed against the same steps without them, alternating
+ * ten times: 0.96-1.05x at memnet's and autoenc's 0.4-8 ms steps, as often
+ * below 1 as above). */
 static exec_status profile_level(prof *P, const replay_tune_target *t, hosts *h, const replay_tune_knobs *k, int flow,
                                  level_meas *m)
 {
@@ -318,8 +327,15 @@ static exec_status profile_level(prof *P, const replay_tune_target *t, hosts *h,
     P->hooks = (exec_hooks){ .ctx = P, .ops = prof_ops };
     s = steps_until(t, inst, 0, &m->wall_ns, &m->steps); /* one step, its records kept where flow */
     P->flow = 0;
-    if (!s)
+    if (!s && m->wall_ns < sample_ns / 4) {
+        double rest = 0;
+        int n = 0;
+        s = steps_until(t, inst, sample_ns, &rest, &n);
+        m->wall_ns += rest, m->steps += n;
+        m->sample_ns = rest / n, m->sample_steps = n;
+    } else if (!s) {
         s = steps_until(t, inst, sample_ns, &m->wall_ns, &m->steps);
+    }
     prof_idle(P);
     m->preempt = replay_tune_preemptions() - p0;
     if (!s && P->nomem)
@@ -409,6 +425,8 @@ typedef struct tuner {
     double one_est_s;    /* the one-thread level's predicted cost, where the budget left it out */
     replay_tune_knobs prof_k[REPLAY_TUNE_MAX_LEVELS]; /* the profiled points, their steps and warm-ups */
     double prof_ns[REPLAY_TUNE_MAX_LEVELS], prof_warm[REPLAY_TUNE_MAX_LEVELS];
+    double prof_sample[REPLAY_TUNE_MAX_LEVELS]; /* level_meas.sample_ns (0: none) */
+    int prof_sample_steps[REPLAY_TUNE_MAX_LEVELS];
     int nprof;
     /* the measured rounds: candidate i's samples at samples[i * MAX_ROUNDS] */
     double *samples;
@@ -523,7 +541,8 @@ static exec_status tune_profile(tuner *tu)
         preempt += m.preempt, prof_wall += m.wall_ns;
         if (li == 0)
             tu->one_prof = tu->nprof;
-        tu->prof_k[tu->nprof] = k, tu->prof_warm[tu->nprof] = m.warm_ns, tu->prof_ns[tu->nprof++] = m.step_ns;
+        tu->prof_k[tu->nprof] = k, tu->prof_warm[tu->nprof] = m.warm_ns, tu->prof_ns[tu->nprof] = m.step_ns;
+        tu->prof_sample[tu->nprof] = m.sample_ns, tu->prof_sample_steps[tu->nprof++] = m.sample_steps;
         if (li == nl - 1)
             tu->def_step_ns = r->default_step_ns = m.step_ns;
         if (tu->min_step_ns == 0 || m.step_ns < tu->min_step_ns)
@@ -933,24 +952,31 @@ static exec_status tune_rounds(tuner *tu)
     r->start_s = replay_tune_now_s() - st0;
     if (s)
         return s;
-    /* a profiled step as long as a sample is that point's first sample (the
-     * hooks' cost is a few hundred ns an op: nothing beside such a step) --
-     * where the step is long for real: at one thread its warm-up step, where
-     * one ran, was as long; at more threads it is no slower than 1.25x the
-     * one-thread step, or without one its warm-up was as long (a short step
-     * that a busy moment stretched past a sample's length, as a team's first
-     * steps on a loaded machine, is no sample of it) */
+    /* a profiled point's first sample: short steps' sample after the
+     * profiled first step (profile_level), their one untimed step as in a
+     * round after a point of the same threads; or a profiled step as long
+     * as a sample (the hooks' cost is a few hundred ns an op: nothing beside
+     * such a step), where the step is long for real: at one thread its
+     * warm-up step, where one ran, was as long; at more threads it is no
+     * slower than 1.25x the one-thread step, or without one its warm-up was
+     * as long (a short step that a busy moment stretched past a sample's
+     * length, as a team's first steps on a loaded machine, is no sample of
+     * it) */
     const int one = tu->one_prof;
     for (int i = 0; i < r->n; i++)
-        for (int j = 0; j < tu->nprof; j++)
-            if (replay_tune_same_knobs(&tu->prof_k[j], &r->c[i].k) && tu->prof_ns[j] >= sample_ns &&
-                r->c[i].rounds == 0 &&
-                (j == one   ? tu->prof_warm[j] == 0 || tu->prof_warm[j] >= sample_ns
-                 : one >= 0 ? tu->prof_ns[j] <= 1.25 * tu->prof_ns[one]
-                            : tu->prof_warm[j] >= sample_ns)) {
+        for (int j = 0; j < tu->nprof; j++) {
+            if (!replay_tune_same_knobs(&tu->prof_k[j], &r->c[i].k) || r->c[i].rounds > 0)
+                continue;
+            if (tu->prof_sample[j] > 0) {
+                samples[(size_t)i * MAX_ROUNDS] = tu->prof_sample[j] / tu->spr;
+                r->c[i].rounds = r->c[i].profiled = 1, r->c[i].steps = tu->prof_sample_steps[j];
+            } else if (tu->prof_ns[j] >= sample_ns && (j == one ? tu->prof_warm[j] == 0 || tu->prof_warm[j] >= sample_ns
+                                                       : one >= 0 ? tu->prof_ns[j] <= 1.25 * tu->prof_ns[one]
+                                                                  : tu->prof_warm[j] >= sample_ns)) {
                 samples[(size_t)i * MAX_ROUNDS] = tu->prof_ns[j] / tu->spr;
-                r->c[i].rounds = r->c[i].steps = 1;
+                r->c[i].rounds = r->c[i].steps = r->c[i].profiled = 1;
             }
+        }
     /* the order of a round: by the threads that run the steps (an
      * instance's calling thread and its team, or its pool of inter-op
      * workers), the points those run back to back, and the groups and the

@@ -30,6 +30,8 @@
  *      REPLAY_TUNE_SETTLE_MS of them after other threads ran where steps
  *      are under REPLAY_TUNE_SETTLE_UNDER_MS, and one after another point
  *      of the same threads where they are under a quarter of a sample;
+ *      a profiled point's first sample is its profiled steps, where those
+ *      after the first last a sample or the one is as long;
  *      each point with its own threads alone: the pool of inter-op
  *      workers is released before a point without them, as no idle
  *      OpenMP team may sit beside a measured one, exec_workers_release);
@@ -114,6 +116,7 @@ typedef struct replay_tune_cand {
     double per_sample_ns;  /* median_ns / batch */
     int rounds;            /* measured samples */
     int steps;             /* measured steps, all samples */
+    int profiled;          /* its first sample the profile's steps at its point (tune_rounds) */
 } replay_tune_cand;
 
 typedef struct replay_tune_result {
