@@ -112,7 +112,9 @@ void model_babi_destroy(model_babi_set *s)
         for (int i = 0; i < s->vocab; i++)
             exec_free(s->words[i]);
     exec_free(s->words);
-    exec_free(s->stories);
+    exec_free(s->sents);
+    exec_free(s->recent);
+    exec_free(s->count);
     exec_free(s->queries);
     exec_free(s->answers);
     exec_free(s);
@@ -343,11 +345,14 @@ exec_status model_babi_parse(const char *text, size_t len, const char *name, int
     set->mem = mem;
     set->sent_len = max_words;
     set->vocab = (int)nu + 1;
+    set->nsent = (int)(ps.ns - nq);
     set->words = exec_calloc((size_t)set->vocab, sizeof *set->words);
-    set->stories = exec_calloc((size_t)nq * mem * max_words, sizeof *set->stories);
+    set->sents = exec_calloc((size_t)(set->nsent ? set->nsent : 1) * max_words, sizeof *set->sents);
+    set->recent = exec_calloc(nq, sizeof *set->recent);
+    set->count = exec_calloc(nq, sizeof *set->count);
     set->queries = exec_calloc((size_t)nq * max_words, sizeof *set->queries);
     set->answers = exec_calloc(nq, sizeof *set->answers);
-    if (!set->words || !set->stories || !set->queries || !set->answers) {
+    if (!set->words || !set->sents || !set->recent || !set->count || !set->queries || !set->answers) {
         st = exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
         goto done;
     }
@@ -360,28 +365,24 @@ exec_status model_babi_parse(const char *text, size_t len, const char *name, int
             goto done;
         }
 
-    /* pass 2: each question with the story's statements before it */
-    size_t qi = 0;
+    /* pass 2: the statements once each; each question with where its
+     * story's statements before it end and how many of them its memory holds */
+    size_t qi = 0, si = 0, story_first = 0, cur_story = 0;
     for (size_t i = 0; i < ps.ns; i++) {
         const sent *s = &ps.s[i];
-        if (!s->answer)
-            continue;
-        int32_t *qp = set->queries + qi * (size_t)max_words;
+        if (s->story != cur_story)
+            cur_story = s->story, story_first = si;
+        int32_t *dst = s->answer ? set->queries + qi * (size_t)max_words : set->sents + si * (size_t)max_words;
         for (size_t t = 0; t < s->count; t++)
-            qp[t] = tok_id[s->first + t];
-        set->answers[qi] = map.id[wordmap_slot(&map, s->answer)];
-        int slot = 0;
-        for (size_t j = i; j-- > 0 && slot < mem;) {
-            const sent *m = &ps.s[j];
-            if (m->story != s->story)
-                break;
-            if (m->answer)
-                continue;
-            int32_t *mp = set->stories + (qi * (size_t)mem + (size_t)slot) * (size_t)max_words;
-            for (size_t t = 0; t < m->count; t++)
-                mp[t] = tok_id[m->first + t];
-            slot++;
+            dst[t] = tok_id[s->first + t];
+        if (!s->answer) {
+            si++;
+            continue;
         }
+        set->answers[qi] = map.id[wordmap_slot(&map, s->answer)];
+        const size_t before = si - story_first;
+        set->recent[qi] = (int32_t)si - 1;
+        set->count[qi] = (int32_t)(before < (size_t)mem ? before : (size_t)mem);
         qi++;
     }
     *out = set;
@@ -395,6 +396,15 @@ done:
     exec_free(ps.s);
     exec_free(buf);
     return st;
+}
+
+void model_babi_memory(const model_babi_set *s, int q, int32_t *out)
+{
+    const size_t J = (size_t)s->sent_len;
+    const int c = s->count[q];
+    for (int slot = 0; slot < c; slot++)
+        memcpy(out + slot * J, s->sents + (size_t)(s->recent[q] - slot) * J, J * sizeof *out);
+    memset(out + c * J, 0, (size_t)(s->mem - c) * J * sizeof *out);
 }
 
 exec_status model_babi_load(const char *path, int mem, model_babi_set **out)

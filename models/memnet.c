@@ -69,7 +69,7 @@ static exec_status mn_step(model *m, float *loss)
     size_t ms = (size_t)d->mem * d->sent_len;
     for (int i = 0; i < m->batch; i++) {
         size_t k = (size_t)(p->cursor % d->n);
-        memcpy(st + i * ms, d->stories + k * ms, ms * sizeof *st);
+        model_babi_memory(d, (int)k, st + i * ms);
         memcpy(q + (size_t)i * d->sent_len, d->queries + k * d->sent_len, (size_t)d->sent_len * sizeof *q);
         if (a)
             a[i] = d->answers[k];

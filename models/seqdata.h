@@ -73,7 +73,10 @@ typedef struct model_babi_set {
     int mem;          /* memory slots */
     int sent_len;     /* words per sentence (and per query) */
     int vocab;        /* word ids 1..vocab-1; 0 is the nil word */
-    int32_t *stories; /* [n, mem, sent_len]: slot 0 the most recent sentence */
+    int nsent;        /* statements, all stories */
+    int32_t *sents;   /* [nsent, sent_len]: the statements, in the text's order */
+    int32_t *recent;  /* [n]: each question's most recent statement, an index in sents */
+    int32_t *count;   /* [n]: its memory's statements (at most mem): sents[recent], sents[recent - 1], ... */
     int32_t *queries; /* [n, sent_len] */
     int32_t *answers; /* [n] */
     char **words;     /* [vocab]: words[0] = "<nil>" */
@@ -82,6 +85,10 @@ typedef struct model_babi_set {
 /* Parses bAbI text ("1 Mary moved to the bathroom.", "3 Where is Mary?\tbathroom\t1");
  * `name` labels error messages. */
 exec_status model_babi_parse(const char *text, size_t len, const char *name, int mem, model_babi_set **out);
+/* Question q's memory into out [mem, sent_len]: slot 0 its story's most
+ * recent statement before it, then older ones; the slots past its story's
+ * start nil (0). */
+void model_babi_memory(const model_babi_set *s, int q, int32_t *out);
 exec_status model_babi_load(const char *path, int mem, model_babi_set **out);
 /* Task-1 style stories ("Mary moved to the bathroom. ... Where is Mary?"),
  * written in the bAbI format and parsed back. */

@@ -332,11 +332,14 @@ static void test_babi_generator(void **state)
     assert_int_equal(s->n, 250);
     /* every answer is the place in the most recent memory naming the person */
     int name_pos = 2; /* "where is NAME" */
+    int32_t *mem = calloc((size_t)s->mem * s->sent_len, sizeof *mem);
+    assert_non_null(mem);
     for (int q = 0; q < s->n; q++) {
         int32_t who = s->queries[q * s->sent_len + name_pos];
         int found = 0;
+        model_babi_memory(s, q, mem);
         for (int slot = 0; slot < s->mem && !found; slot++) {
-            const int32_t *m = s->stories + ((size_t)q * s->mem + slot) * s->sent_len;
+            const int32_t *m = mem + (size_t)slot * s->sent_len;
             if (m[0] != who)
                 continue;
             int last = 0;
@@ -347,6 +350,7 @@ static void test_babi_generator(void **state)
         }
         assert_true(found);
     }
+    free(mem);
     model_babi_destroy(s);
 }
 
@@ -387,13 +391,22 @@ static void test_babi_loader(void **state)
     assert_int_equal(s->answers[2], model_babi_word(s, "garden"));
     /* question 2's memory: the most recent statement first, questions skipped */
     const int J = s->sent_len;
-    const int32_t *m1 = s->stories + (size_t)1 * s->mem * J;
+    int32_t m1[3 * 6], m2[3 * 6];
+    assert_int_equal(s->nsent, 5); /* the statements once each */
+    model_babi_memory(s, 0, m1);   /* question 1: two statements before it */
+    assert_int_equal(m1[0], model_babi_word(s, "john"));
+    assert_int_equal(m1[J], model_babi_word(s, "mary"));
+    for (int i = 2 * J; i < 3 * J; i++)
+        assert_int_equal(m1[i], 0);
+    model_babi_memory(s, 1, m1);
     assert_int_equal(m1[0], model_babi_word(s, "mary"));
     assert_int_equal(m1[4], model_babi_word(s, "office"));
     assert_int_equal(m1[J + 0], model_babi_word(s, "daniel"));
     assert_int_equal(m1[2 * J + 0], model_babi_word(s, "john")); /* mem 3: sentence 1 dropped */
     /* question 3 starts a new story: one sentence, the rest nil */
-    const int32_t *m2 = s->stories + (size_t)2 * s->mem * J;
+    for (int i = 0; i < 3 * 6; i++)
+        m2[i] = -1; /* every slot written: the nil ones too */
+    model_babi_memory(s, 2, m2);
     assert_int_equal(m2[0], model_babi_word(s, "sandra"));
     for (int i = J; i < s->mem * J; i++)
         assert_int_equal(m2[i], 0);
