@@ -38,6 +38,7 @@ typedef double (*folder_fn)(const char *dir, int v2);
 static double cpu_folder(const char *dir, int v2)
 {
     char path[CG_PATH + 32], a[64], b[64];
+    double quota, period;
     if (v2) {
         snprintf(path, sizeof path, "%s/cpu.max", dir);
         if (!read_line(path, a, sizeof a))
@@ -45,16 +46,16 @@ static double cpu_folder(const char *dir, int v2)
         char q[32] = "", p[32] = "";
         if (sscanf(a, "%31s %31s", q, p) < 1 || strcmp(q, "max") == 0)
             return 0;
-        double quota = strtod(q, NULL), period = p[0] ? strtod(p, NULL) : 100000;
-        return quota > 0 && period > 0 ? quota / period : 0;
+        quota = strtod(q, NULL), period = p[0] ? strtod(p, NULL) : 100000;
+    } else {
+        snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir);
+        if (!read_line(path, a, sizeof a))
+            return 0;
+        snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
+        if (!read_line(path, b, sizeof b))
+            return 0;
+        quota = strtod(a, NULL), period = strtod(b, NULL);
     }
-    snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir);
-    if (!read_line(path, a, sizeof a))
-        return 0;
-    snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
-    if (!read_line(path, b, sizeof b))
-        return 0;
-    double quota = strtod(a, NULL), period = strtod(b, NULL);
     return quota > 0 && period > 0 ? quota / period : 0;
 }
 

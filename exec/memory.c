@@ -75,10 +75,10 @@ exec_status exec_graph_plan(exec_graph *g)
         return fs;
     size_t need[EXEC_ROLE_COUNT] = { 0 }, total = 0;
     for (uint32_t id = 1; id < g->ntensors; id++)
-        if (g->tensors[id].storage == id)
+        if (g->tensors[id].storage == id) {
             need[g->tensors[id].role] += align_up(g->tensors[id].bytes);
-    for (int r = 0; r < EXEC_ROLE_COUNT; r++)
-        total += need[r];
+            total += align_up(g->tensors[id].bytes);
+        }
     const char *source = NULL;
     const double limit = exec_memory_limit(&source);
     if (limit > 0 && (double)total > limit) {

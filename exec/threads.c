@@ -283,7 +283,7 @@ static void cpus_init(void)
     int n = exec_cores();
     g_quota = exec_cgroup_cpu_limit("");
     if (g_quota > 0 && ceil(g_quota) < n)
-        n = (int)ceil(g_quota) > 1 ? (int)ceil(g_quota) : 1;
+        n = (int)ceil(g_quota); /* at least 1: the quota is above 0 */
     g_cpus = n;
 }
 

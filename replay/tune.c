@@ -967,15 +967,15 @@ static exec_status tune_rounds(tuner *tu)
         for (int j = 0; j < tu->nprof; j++) {
             if (!replay_tune_same_knobs(&tu->prof_k[j], &r->c[i].k) || r->c[i].rounds > 0)
                 continue;
-            if (tu->prof_sample[j] > 0) {
-                samples[(size_t)i * MAX_ROUNDS] = tu->prof_sample[j] / tu->spr;
-                r->c[i].rounds = r->c[i].profiled = 1, r->c[i].steps = tu->prof_sample_steps[j];
-            } else if (tu->prof_ns[j] >= sample_ns && (j == one ? tu->prof_warm[j] == 0 || tu->prof_warm[j] >= sample_ns
-                                                       : one >= 0 ? tu->prof_ns[j] <= 1.25 * tu->prof_ns[one]
-                                                                  : tu->prof_warm[j] >= sample_ns)) {
-                samples[(size_t)i * MAX_ROUNDS] = tu->prof_ns[j] / tu->spr;
-                r->c[i].rounds = r->c[i].steps = r->c[i].profiled = 1;
-            }
+            const int long_step =
+                tu->prof_ns[j] >= sample_ns && (j == one   ? tu->prof_warm[j] == 0 || tu->prof_warm[j] >= sample_ns
+                                                : one >= 0 ? tu->prof_ns[j] <= 1.25 * tu->prof_ns[one]
+                                                           : tu->prof_warm[j] >= sample_ns);
+            if (tu->prof_sample[j] <= 0 && !long_step)
+                continue;
+            samples[(size_t)i * MAX_ROUNDS] = (tu->prof_sample[j] > 0 ? tu->prof_sample[j] : tu->prof_ns[j]) / tu->spr;
+            r->c[i].rounds = r->c[i].profiled = 1;
+            r->c[i].steps = tu->prof_sample[j] > 0 ? tu->prof_sample_steps[j] : 1;
         }
     /* the order of a round: by the threads that run the steps (an
      * instance's calling thread and its team, or its pool of inter-op
