@@ -213,13 +213,16 @@ static int host_takes(const replay_tune_target *t, const hosts *h, int i, const 
 
 /* The instance running k: an open one switched to k, or a new one; a first
  * step at k warms up a new instance or pool, and a switched one unless
- * new_only (*warm_ns its time, 0 when none ran). */
+ * new_only (*warm_ns its time, 0 when none ran), and an untimed step
+ * starts the pool anew at another number of workers or after a point
+ * without them (*ran_ns the time of the untimed step that ran, either,
+ * 0 when none did). */
 static exec_status host_get(const replay_tune_target *t, hosts *h, const replay_tune_knobs *k, void **inst,
-                            double *warm_ns)
+                            double *warm_ns, double *ran_ns)
 {
     exec_status s = EXEC_OK;
     int i = 0;
-    *warm_ns = 0;
+    *warm_ns = *ran_ns = 0;
     while (i < h->n && !host_takes(t, h, i, k))
         i++;
     int fresh = i == h->n;
@@ -257,6 +260,7 @@ static exec_status host_get(const replay_tune_target *t, hosts *h, const replay_
         uint64_t ns = 0;
         if ((s = t->step(*inst, &ns)))
             return s;
+        *ran_ns = (double)ns;
         if (warm_up)
             *warm_ns = (double)ns;
     }
@@ -295,9 +299,9 @@ typedef struct level_meas {
     double warm_ns;   /* the warm-up step's (0: none ran) */
     long preempt;     /* involuntary context switches during the profiled steps */
     int steps;        /* profiled steps */
-    /* where the first step is short (under a quarter of a sample): the steps
-     * after it, run until they last a sample, as one (tune_rounds: the
-     * point's first) -- their mean and count; 0 where none */
+    /* where the first step is shorter than a sample: the steps after it,
+     * run until they last a sample, as one (tune_rounds: the point's
+     * first) -- their mean and count; 0 where none */
     double sample_ns;
     int sample_steps;
 } level_meas;
@@ -308,17 +312,22 @@ typedef struct level_meas {
  * 0.3 ms, took 0.38-0.77 ms of op time at one thread in three profiles,
  * against 0.33 ms in the sweeps, and ranked one thread out where it was
  * the sweeps' best by 1.3x. The data flow (where flow) is the first
- * step's. Where that step is under a quarter of a sample, the steps after
- * it last a sample by themselves: the point's first sample in the rounds
+ * step's. Where that step is shorter than a sample, the steps after it
+ * last a sample by themselves: the point's first sample in the rounds
  * (the hooks' cost, timed against the same steps without them, alternating
  * ten times: 0.96-1.05x at memnet's and autoenc's 0.4-8 ms steps, as often
- * below 1 as above). */
+ * below 1 as above). Steps of 2.5-10 ms ran until the first one and those
+ * after it lasted a sample, which the rounds then measured again from
+ * nothing (autoenc's training: 4 ms steps, three in the profile and three
+ * more, with the settling steps before them, in the defaults' first
+ * round). */
 static exec_status profile_level(prof *P, const replay_tune_target *t, hosts *h, const replay_tune_knobs *k, int flow,
                                  level_meas *m)
 {
     void *inst = NULL;
     *m = (level_meas){ 0 };
-    exec_status s = host_get(t, h, k, &inst, &m->warm_ns);
+    double ran;
+    exec_status s = host_get(t, h, k, &inst, &m->warm_ns, &ran);
     if (s)
         return s;
     const double sample_ns = REPLAY_TUNE_SAMPLE_MS * 1e6;
@@ -327,14 +336,12 @@ static exec_status profile_level(prof *P, const replay_tune_target *t, hosts *h,
     P->hooks = (exec_hooks){ .ctx = P, .ops = prof_ops };
     s = steps_until(t, inst, 0, &m->wall_ns, &m->steps); /* one step, its records kept where flow */
     P->flow = 0;
-    if (!s && m->wall_ns < sample_ns / 4) {
+    if (!s && m->wall_ns < sample_ns) {
         double rest = 0;
         int n = 0;
         s = steps_until(t, inst, sample_ns, &rest, &n);
         m->wall_ns += rest, m->steps += n;
         m->sample_ns = rest / n, m->sample_steps = n;
-    } else if (!s) {
-        s = steps_until(t, inst, sample_ns, &m->wall_ns, &m->steps);
     }
     prof_idle(P);
     m->preempt = replay_tune_preemptions() - p0;
@@ -362,11 +369,13 @@ static exec_status sample(const replay_tune_target *t, void *inst, double sample
     return s;
 }
 
-/* Untimed steps of instance inst until they took settle_ns (at least one). */
-static exec_status settle_steps(const replay_tune_target *t, void *inst, double settle_ns)
+/* Untimed steps of instance inst until they, after an untimed step of
+ * ran_ns that host_get ran (0: none), took settle_ns (at least one step
+ * in all). */
+static exec_status settle_steps(const replay_tune_target *t, void *inst, double settle_ns, double ran_ns)
 {
-    double sum = 0;
-    int n = 0;
+    double sum = ran_ns;
+    int n = ran_ns > 0;
     return steps_until(t, inst, settle_ns, &sum, &n);
 }
 
@@ -933,8 +942,8 @@ static exec_status tune_rounds(tuner *tu)
             break;
         }
         progress(o, "starting candidate %d/%d", i + 1, r->n);
-        double warm = 0;
-        s = host_get(t, h, &r->c[i].k, &inst[i], &warm);
+        double warm = 0, ran;
+        s = host_get(t, h, &r->c[i].k, &inst[i], &warm, &ran);
         if (s == EXEC_ERR_NOMEM && r->c[i].k.batch != tu->B0) {
             /* a batch that does not fit (a cgroup's memory limit): its points
              * are left out, with the reason, and the rest measured */
@@ -1013,18 +1022,22 @@ static exec_status tune_rounds(tuner *tu)
         double rt0 = replay_tune_now_s();
         if (!tu->fixed && round >= 1 && replay_tune_now_s() - tu->t0 + per_round > tu->budget)
             break;
+        if (!tu->fixed && round >= 1 && r->n == 1)
+            break; /* a race of one: its sample is its time (autoenc's inference: 16 ms of its 75 for a second) */
         round_order(r->n, hid, 2 * h->n, &rng, order);
         for (int j = 0; j < r->n && !s; j++) {
             int i = order[j];
             if (!active[i] || r->c[i].rounds > round)
                 continue;
             progress(o, "round %d: candidate %d/%d", round + 1, j + 1, r->n);
-            double *v = &samples[(size_t)i * MAX_ROUNDS + round], warm;
-            if ((s = host_get(t, h, &r->c[i].k, &inst[i], &warm)))
+            double *v = &samples[(size_t)i * MAX_ROUNDS + round], warm, ran;
+            if ((s = host_get(t, h, &r->c[i].k, &inst[i], &warm, &ran)))
                 break;
-            const bool switched = hid[i] != last;
+            /* a pool started anew is other threads too; its untimed step
+             * is part of the settling */
+            const bool switched = hid[i] != last || ran > 0;
             if ((switched ? settle_switch : settle) &&
-                (s = settle_steps(t, inst[i], switched ? REPLAY_TUNE_SETTLE_MS * 1e6 : 0)))
+                (s = settle_steps(t, inst[i], switched ? REPLAY_TUNE_SETTLE_MS * 1e6 : 0, ran)))
                 break;
             last = hid[i];
             s = sample(t, inst[i], sample_ns, v, &r->c[i].steps);

@@ -97,13 +97,24 @@ jq -e '.machine.cores as $c
        and ([.candidates[].knobs | "\(.threads) \(.inter) \(.bind)"] | unique | length) == $n
        and .recommendation.step_ms == ([.candidates[].step_ms] | min) and .mode == "sweep"' "$T/s.json" >/dev/null ||
     fail "tune --sweep: not every point of the knob space with 3 samples: $(jq -c '[.machine, [.candidates[] | [.flags, .rounds]]]' "$T/s.json")"
-# short steps (memnet's tiny inference, well under 2.5 ms): a profiled level's steps after its first
+# short steps (memnet's tiny inference, well under a sample): a profiled level's steps after its first
 # last a sample and are that point's first sample (one thread and all cores, one worker, unbound),
 # no other point's; their count is the sample's, not one
 jq -e '[.measured.levels[].threads] as $lv
        | [.candidates[] | .profiled_sample == (.knobs.inter == 1 and .knobs.bind == "none" and (.knobs.threads as $t | $lv | index($t) != null))]
        | all' "$T/s.json" >/dev/null && jq -e '[.candidates[] | select(.profiled_sample)] | length >= 1 and all(.steps > 3)' "$T/s.json" >/dev/null ||
     fail "tune --sweep: the profiled points' first sample not their profiled steps: $(jq -c '[.measured.levels, [.candidates[] | [.flags, .profiled_sample, .steps]]]' "$T/s.json")"
+
+# one CPU (the affinity of taskset): one thread, one worker, nothing to bind, the defaults the vendors'
+# settings -- a lone candidate, which takes one sample (its profiled steps) and no race of rounds
+if command -v taskset >/dev/null 2>&1 && taskset -c 0 true 2>/dev/null; then
+    taskset -c 0 "$FATHOM" tune memnet --preset tiny --budget 5 --format json >"$T/one.json" 2>"$T/err" ||
+        fail "tune on one CPU: $(cat "$T/err")"
+    jq -e '.machine.cores == 1 and (.candidates | length) == 1 and .candidates[0].rounds == 1
+           and .candidates[0].profiled_sample and .recommendation.step_ms > 0
+           and .recommendation.speedup_defaults == 1' "$T/one.json" >/dev/null ||
+        fail "tune on one CPU: not one candidate of one sample: $(jq -c '[.machine.cores, [.candidates[] | [.flags, .rounds, .profiled_sample]]]' "$T/one.json")"
+fi
 
 # --compare: the settings given (the knobs not named the defaults'), beside the defaults, --rounds
 # samples each, the recommendation the fastest of them
