@@ -4,7 +4,9 @@
  * target replays the program rebuilt from it, every candidate running the
  * one graph with its own settings. Compiled into the driver, which sees
  * models/ and replay/ both. */
+#include "analyze/roofline.h"
 #include "base/cli.h"
+#include "base/error.h"
 #include "models/model.h"
 #include "replay/load.h"
 #include "replay/tune.h"
@@ -22,7 +24,8 @@ static const char usage_text[] =
     "usage: fathom tune MODEL [--mode train|infer] [--preset tiny|small|full] [--batch B]\n"
     "                         [--batches B1,B2,...] [--depth D] [--seed S] [options]\n"
     "       fathom tune TRACE [--skip-first N] [--skip-last N] [--steps K (default 1)] [options]\n"
-    "options: [--budget SECONDS] [--sweep | --compare SETTINGS...] [--rounds N] [--format text|json]\n\n"
+    "options: [--budget SECONDS] [--sweep | --compare SETTINGS...] [--rounds N] [--peak FILE]\n"
+    "         [--format text|json]\n\n"
     "Finds faster engine settings for this machine and checks them by measured runs:\n"
     "measures the op time at each intra-op thread count, the data flow's average\n"
     "parallelism and the dominant op types against this machine's ridge point;\n"
@@ -44,6 +47,10 @@ static const char usage_text[] =
     "                     the defaults'), beside the defaults and the vendors'\n"
     "                     settings: repeat it for each point (up to 16), --rounds\n"
     "                     each (default 5), alternating, no race, no budget\n"
+    "  --peak FILE        this machine's ceilings, from 'fathom peak --format json'\n"
+    "                     run here: the ridge without measuring it (else a short\n"
+    "                     sgemm and a triad over the workload's memory, where a\n"
+    "                     dominant op type's bound depends on it)\n"
     "  --format json      one JSON object\n\n"
     "Progress goes to stderr when it is a terminal. See fathom-tune(1).\n";
 
@@ -138,10 +145,14 @@ static void print_text(const replay_tune_result *r, const replay_tune_target *t,
         if (r->level_steps[i] > 1)
             printf(" (mean of %d steps)", r->level_steps[i]);
     }
-    if (r->ridge > 0)
-        printf(
-            "\n  convolutions: %.1f%% of op time; ceilings: sgemm %.1f GFLOP/s, triad %.1f GB/s (ridge %.1f FLOP/byte)\n",
-            100 * r->conv_share, r->peak_gflops, r->peak_gbs, r->ridge);
+    if (r->ceilings_given)
+        printf("\n  convolutions: %.1f%% of op time; ceilings given (fathom peak): sgemm %.1f GFLOP/s, triad %.1f GB/s "
+               "(ridge %.1f FLOP/byte)\n",
+               100 * r->conv_share, r->peak_gflops, r->peak_gbs, r->ridge);
+    else if (r->ridge > 0)
+        printf("\n  convolutions: %.1f%% of op time; ceilings: sgemm %.1f GFLOP/s, triad %.1f GB/s over %.0f MiB, the "
+               "workload's memory (ridge %.1f FLOP/byte)\n",
+               100 * r->conv_share, r->peak_gflops, r->peak_gbs, r->triad_mb, r->ridge);
     else
         printf("\n  convolutions: %.1f%% of op time; ceilings not measured (no dominant op type near a CPU's ridge)\n",
                100 * r->conv_share);
@@ -150,8 +161,8 @@ static void print_text(const replay_tune_result *r, const replay_tune_target *t,
         printf(" %s", exec_bind_name((exec_bind)r->binds[i]));
     putchar('\n');
     for (int i = 0; i < r->ntop; i++) {
-        printf("  %-28s %5.1f%% of op time, %7.2f FLOP/byte (%s-bound)", r->top[i].op, 100 * r->top[i].share,
-               r->top[i].intensity, r->top[i].memory_bound ? "memory" : "compute");
+        printf("  %-28s %5.1f%% of op time, %7.2f FLOP/byte (%s)", r->top[i].op, 100 * r->top[i].share,
+               r->top[i].intensity, replay_tune_bound_name(r->top[i].bound));
         if (r->top[i].speedup > 0)
             printf(", %.3gx from 1 thread to %d", r->top[i].speedup, r->cores);
         putchar('\n');
@@ -226,10 +237,9 @@ static int print_json(const replay_tune_result *r, const replay_tune_target *t, 
         json_array_append_new(levels, json_pack("{s:i, s:f, s:i}", "threads", r->level_threads[i], "op_ms",
                                                 r->level_op_ns[i] / 1e6, "steps", r->level_steps[i]));
     for (int i = 0; i < r->ntop; i++)
-        json_array_append_new(top,
-                              json_pack("{s:s, s:f, s:f, s:s, s:f}", "op", r->top[i].op, "share", r->top[i].share,
-                                        "intensity", r->top[i].intensity, "bound",
-                                        r->top[i].memory_bound ? "memory" : "compute", "speedup", r->top[i].speedup));
+        json_array_append_new(top, json_pack("{s:s, s:f, s:f, s:s, s:f}", "op", r->top[i].op, "share", r->top[i].share,
+                                             "intensity", r->top[i].intensity, "bound",
+                                             replay_tune_bound_key(r->top[i].bound), "speedup", r->top[i].speedup));
     char flags[160];
     replay_tune_flags(&r->c[r->best].k, with_batch, flags, sizeof flags);
     char cmd[TUNE_PREFIX_MAX + 200];
@@ -251,6 +261,12 @@ static int print_json(const replay_tune_result *r, const replay_tune_target *t, 
         "start_s", r->start_s, "measure_s", r->measure_s);
     if (!root)
         return -1;
+    json_t *measured = json_object_get(root, "measured");
+    json_object_set_new(measured, "ceilings",
+                        json_string(r->ceilings_given ? "given"
+                                    : r->ridge > 0    ? "measured"
+                                                      : "not measured"));
+    json_object_set_new(measured, "triad_mib", json_real(r->triad_mb));
     int rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(root);
     putchar('\n');
@@ -286,6 +302,7 @@ int cmd_tune(int argc, char **argv)
     model_config cfg = { .mode = MODEL_TRAIN, .preset = MODEL_TINY, .seed = 1, .inter = 1, .plan = true };
     long budget = 60, rounds = 0, skip_first = 0, skip_last = 0, steps = 0, v = 0;
     int fmt = CLI_TEXT, sweep = 0, batches[16], nbatches = 0, model_opts = 0, trace_opts = 0, npoints = 0;
+    const char *peak_file = NULL;
     replay_tune_knobs points[REPLAY_TUNE_MAX_POINTS];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -358,6 +375,8 @@ int cmd_tune(int argc, char **argv)
                 return cli_usage_error("tune", "at most %d --compare settings", REPLAY_TUNE_MAX_POINTS);
             if (replay_tune_point_parse(val, &points[npoints++]))
                 return cli_usage_error("tune", "--compare: %s", exec_errmsg());
+        } else if (strcmp(a, "--peak") == 0) {
+            peak_file = val;
         } else if (strcmp(a, "--format") == 0) {
             if ((fmt = cli_parse_format("tune", val, 0)) < 0)
                 return 2;
@@ -386,6 +405,18 @@ int cmd_tune(int argc, char **argv)
                                        "a trace's are its own");
     if (def && cfg.depth && strcmp(def->name, "residual") != 0)
         return cli_usage_error("tune", "--depth applies to residual only");
+    analyze_peaks peaks = { 0 };
+    if (peak_file && analyze_peaks_load(peak_file, &peaks) != 0) {
+        cli_error("tune", "%s", base_errmsg());
+        return 1;
+    }
+    if (peak_file && peaks.cpu[0] && strcmp(peaks.cpu, exec_cpu_model()) != 0) {
+        cli_error("tune",
+                  "%s: measured on '%s', this machine is '%s': tuning wants this machine's ceilings "
+                  "('fathom peak --format json' here)",
+                  peak_file, peaks.cpu, exec_cpu_model());
+        return 1;
+    }
     exec_threads_set(0); /* the process default: all cores (each candidate carries its own) */
     replay_tune_target t;
     model_target mt = { .def = def, .cfg = cfg };
@@ -446,7 +477,9 @@ int cmd_tune(int argc, char **argv)
                            .rounds = (int)rounds,
                            .points = points,
                            .npoints = npoints,
-                           .progress = isatty(STDERR_FILENO) ? stderr : NULL };
+                           .progress = isatty(STDERR_FILENO) ? stderr : NULL,
+                           .peak_gflops = peaks.gflops,
+                           .peak_gbs = peaks.gbs };
     if (replay_tune(&t, &o, r)) {
         cli_error("tune", "%s: %s", t.what, exec_errmsg());
         goto end;

@@ -583,20 +583,32 @@ static exec_status tune_profile(tuner *tu)
     }
     /* the ridge: an op type below 1 FLOP/byte is memory-bound and one above
      * 64 compute-bound on any CPU (their ridges lie between); only one in
-     * between, of 10% of op time or more, needs this machine's */
+     * between, of 10% of op time or more, needs this machine's, measured
+     * here unless given (fathom peak's, --peak): the triad over the
+     * workload's memory (exec_alloc_bytes: its tensors and data), where 12
+     * MB, inside this EPYC's 32 MB L3, measured its cache, 24-75 GB/s,
+     * against fathom peak's 34 GB/s over 384 MB */
     int doubt = 0;
     for (int i = 0; i < r->ntop; i++)
         doubt |= r->top[i].share >= 0.1 && r->top[i].intensity >= 1 && r->top[i].intensity <= 64;
-    if (doubt && !tu->fixed) {
+    if (tu->o->peak_gflops > 0 && tu->o->peak_gbs > 0) {
+        r->peak_gflops = tu->o->peak_gflops, r->peak_gbs = tu->o->peak_gbs, r->ceilings_given = 1;
+        r->ridge = r->peak_gflops / r->peak_gbs;
+    } else if (doubt && !tu->fixed) {
         double c0 = replay_tune_now_s();
         progress(tu->o, "measuring the machine's ceilings");
-        if ((s = replay_tune_ceilings(&r->peak_gflops, &r->peak_gbs)))
+        if ((s = replay_tune_ceilings(exec_alloc_bytes(), &r->peak_gflops, &r->peak_gbs, &r->triad_mb)))
             return s;
         r->ridge = r->peak_gbs > 0 ? r->peak_gflops / r->peak_gbs : 0;
         r->ceilings_s = replay_tune_now_s() - c0;
     }
-    for (int i = 0; i < r->ntop; i++)
-        r->top[i].memory_bound = r->ridge > 0 ? r->top[i].intensity < r->ridge : r->top[i].intensity < 1;
+    for (int i = 0; i < r->ntop; i++) {
+        const double x = r->top[i].intensity;
+        r->top[i].bound = r->ridge > 0 ? (x < r->ridge ? REPLAY_TUNE_BOUND_MEMORY : REPLAY_TUNE_BOUND_COMPUTE)
+                          : x < 1      ? REPLAY_TUNE_BOUND_MEMORY
+                          : x > 64     ? REPLAY_TUNE_BOUND_COMPUTE
+                                       : REPLAY_TUNE_BOUND_UNKNOWN; /* under 10%: no ceilings measured for it */
+    }
     return EXEC_OK;
 }
 
@@ -639,16 +651,25 @@ static void tune_propose(const tuner *tu, proposal *pr)
                                        : "one core",
              left_out);
     for (int i = 0; i < r->ntop && i < 2; i++) {
-        char ridge[160];
-        if (r->ridge > 0)
-            snprintf(ridge, sizeof ridge, "ridge %.1f: sgemm %.1f GFLOP/s, triad %.1f GB/s", r->ridge, r->peak_gflops,
-                     r->peak_gbs);
+        const int bound = r->top[i].bound;
+        char ridge[200];
+        if (r->ceilings_given)
+            snprintf(ridge, sizeof ridge, "ridge %.1f: sgemm %.1f GFLOP/s, triad %.1f GB/s, given (fathom peak)",
+                     r->ridge, r->peak_gflops, r->peak_gbs);
+        else if (r->ridge > 0)
+            snprintf(ridge, sizeof ridge,
+                     "ridge %.1f: sgemm %.1f GFLOP/s, triad %.1f GB/s over %.0f MiB, the workload's memory", r->ridge,
+                     r->peak_gflops, r->peak_gbs, r->triad_mb);
+        else if (bound == REPLAY_TUNE_BOUND_UNKNOWN)
+            snprintf(
+                ridge, sizeof ridge,
+                "between 1 and 64 FLOP/byte, where CPUs' ridges lie: under 10%% of op time, ceilings not measured");
         else
-            snprintf(ridge, sizeof ridge, "%s 1 FLOP/byte, every CPU's ridge; ceilings not measured",
-                     r->top[i].memory_bound ? "below" : "far above");
-        line(r, "%s, %.0f%% of op time: %.2f FLOP/byte, %s-bound (%s)%s", r->top[i].op, 100 * r->top[i].share,
-             r->top[i].intensity, r->top[i].memory_bound ? "memory" : "compute", ridge,
-             r->top[i].memory_bound ? ": more threads than the bandwidth needs do not help it" : "");
+            snprintf(ridge, sizeof ridge, "%s every CPU's ridge; ceilings not measured",
+                     bound == REPLAY_TUNE_BOUND_MEMORY ? "below 1 FLOP/byte," : "above 64 FLOP/byte,");
+        line(r, "%s, %.0f%% of op time: %.2f FLOP/byte, %s (%s)%s", r->top[i].op, 100 * r->top[i].share,
+             r->top[i].intensity, replay_tune_bound_name(bound), ridge,
+             bound == REPLAY_TUNE_BOUND_MEMORY ? ": more threads than the bandwidth needs do not help it" : "");
     }
     int mmax = (int)ceil(r->parallelism - 0.2); /* 1.2 and above: a second worker has work */
     if (mmax > r->cores)
@@ -686,7 +707,7 @@ static void tune_propose(const tuner *tu, proposal *pr)
         line(r, "thread binding none: %s", tu->bind_why ? tu->bind_why : "no binding takes effect here");
     else {
         int spread = r->nbinds > 2, smt = r->cores > r->physical;
-        int membound = r->sockets > 1 && r->ntop > 0 && r->top[0].memory_bound;
+        int membound = r->sockets > 1 && r->ntop > 0 && r->top[0].bound == REPLAY_TUNE_BOUND_MEMORY;
         bstar = spread && (membound || (smt && tbest <= r->physical)) ? EXEC_BIND_SPREAD : EXEC_BIND_CLOSE;
         /* threads that fill every CPU, alike CPUs (one socket, no SMT
          * siblings) -- one worker's team, or workers of one thread each:

@@ -105,7 +105,20 @@ typedef struct replay_tune_opts {
     const replay_tune_knobs *points;
     int npoints;
     FILE *progress; /* a terminal for "\r" progress lines, or NULL */
+    /* this machine's ceilings, given (fathom peak's: sgemm GFLOP/s, triad
+     * GB/s): the ridge without measuring it (0: measured where an op type
+     * needs it) */
+    double peak_gflops, peak_gbs;
 } replay_tune_opts;
+
+/* An op type's bound: below the ridge, at or above it, or not known (its
+ * intensity between 1 and 64 FLOP/byte, where CPUs' ridges lie, and no
+ * ceilings measured or given). */
+enum { REPLAY_TUNE_BOUND_UNKNOWN, REPLAY_TUNE_BOUND_MEMORY, REPLAY_TUNE_BOUND_COMPUTE };
+/* "memory-bound", "compute-bound", "bound unknown" */
+const char *replay_tune_bound_name(int bound);
+/* "memory", "compute", "unknown" (the JSON's) */
+const char *replay_tune_bound_key(int bound);
 
 typedef struct replay_tune_cand {
     replay_tune_knobs k;
@@ -129,7 +142,9 @@ typedef struct replay_tune_result {
     double level_op_ns[REPLAY_TUNE_MAX_LEVELS]; /* op time per step at each thread level */
     int level_steps[REPLAY_TUNE_MAX_LEVELS];    /* its profiled steps (as many as last a sample) */
     double conv_share;                          /* convolution class's share of op time */
-    double ridge, peak_gflops, peak_gbs;        /* this machine's, measured (0: not needed) */
+    double ridge, peak_gflops, peak_gbs;        /* this machine's, measured or given (0: not needed) */
+    double triad_mb;                            /* the measured triad's three arrays, MiB (0: not measured) */
+    int ceilings_given;                         /* 1: the opts' peak_* */
     double preempt_per_s;                       /* involuntary context switches a second, profiling */
     char binds[3];                              /* the bindings offered (exec_bind; 0 ends) */
     int nbinds;
@@ -137,7 +152,7 @@ typedef struct replay_tune_result {
     struct {
         char op[48];
         double share, intensity;
-        int memory_bound;
+        int bound; /* REPLAY_TUNE_BOUND_* */
         double speedup;
     } top[4];
     /* reasons, one line each */

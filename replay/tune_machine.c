@@ -1,6 +1,8 @@
 /* tune_machine.c -- this machine as the tuner sees it (see tune_machine.h). */
 #include "replay/tune_machine.h"
 
+#include "replay/tune.h"
+
 #include "base/alloc.h"
 
 #include <cblas.h>
@@ -14,28 +16,34 @@ double replay_tune_now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-exec_status replay_tune_ceilings(double *gflops, double *gbs)
+exec_status replay_tune_ceilings(size_t footprint, double *gflops, double *gbs, double *triad_mb)
 {
-    const int n = 256;
-    const int64_t m = 1 << 20; /* 12 MB in all: past the caches of most CPUs */
+    const int n = 256, reps = 5;
+    const double lo = REPLAY_TUNE_TRIAD_MIN_MB * 0x1p20, hi = REPLAY_TUNE_TRIAD_MAX_MB * 0x1p20;
+    const double want = (double)footprint < lo ? lo : (double)footprint > hi ? hi : (double)footprint;
+    const int64_t m = (int64_t)(want / (3 * sizeof(float))) & ~(int64_t)15; /* floats per array */
     float *a = exec_malloc((size_t)n * n * 3 * sizeof *a), *x = exec_malloc((size_t)m * 3 * sizeof *x);
     if (!a || !x) {
         exec_free(a), exec_free(x);
-        return exec_fail(EXEC_ERR_NOMEM, "out of memory");
+        return exec_fail(EXEC_ERR_NOMEM, "out of memory for the ceilings' %.0f MB", want / 0x1p20);
     }
     for (int64_t i = 0; i < (int64_t)n * n * 3; i++)
-        a[i] = (float)(i % 7) * 0.25f;
-    for (int64_t i = 0; i < m * 3; i++)
-        x[i] = (float)(i % 5);
+        a[i] = (float)(i & 7) * 0.25f;
+    float *y = x, *b = x + m, *c = x + 2 * m;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < m; i++) /* first touch by the threads that stream it */
+        y[i] = 0, b[i] = (float)(i & 3), c[i] = (float)(i & 1);
+    /* the best of a few: once the pages are touched, a rep costs the
+     * stream alone (12 MB at 50 GB/s: a quarter of a millisecond), and
+     * the best of two spread 24-75 GB/s over one night's rows */
     double best = 0, bw = 0;
-    for (int r = 0; r < 2; r++) {
+    for (int r = 0; r < reps; r++) {
         double t0 = replay_tune_now_s();
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, a + n * n, n, 0.0f, a + 2 * n * n,
                     n);
         double t = replay_tune_now_s() - t0;
         if (t > 0 && 2.0 * n * n * n / t / 1e9 > best)
             best = 2.0 * n * n * n / t / 1e9;
-        float *y = x, *b = x + m, *c = x + 2 * m;
         t0 = replay_tune_now_s();
 #pragma omp parallel for schedule(static)
         for (int64_t i = 0; i < m; i++)
@@ -45,8 +53,25 @@ exec_status replay_tune_ceilings(double *gflops, double *gbs)
             bw = 12.0 * (double)m / t / 1e9;
     }
     exec_free(a), exec_free(x);
-    *gflops = best, *gbs = bw;
+    *gflops = best, *gbs = bw, *triad_mb = 12.0 * (double)m / 0x1p20;
     return EXEC_OK;
+}
+
+/* The bounds' names, for the text and for the JSON, by REPLAY_TUNE_BOUND_*. */
+static const char *const bound_names[][2] = {
+    [REPLAY_TUNE_BOUND_UNKNOWN] = { "bound unknown", "unknown" },
+    [REPLAY_TUNE_BOUND_MEMORY] = { "memory-bound", "memory" },
+    [REPLAY_TUNE_BOUND_COMPUTE] = { "compute-bound", "compute" },
+};
+
+const char *replay_tune_bound_name(int bound)
+{
+    return bound >= 0 && bound <= REPLAY_TUNE_BOUND_COMPUTE ? bound_names[bound][0] : "?";
+}
+
+const char *replay_tune_bound_key(int bound)
+{
+    return bound >= 0 && bound <= REPLAY_TUNE_BOUND_COMPUTE ? bound_names[bound][1] : "?";
 }
 
 int replay_tune_offered_binds(int cores, char *out, const char **why)

@@ -10,8 +10,15 @@
 double replay_tune_now_s(void);
 
 /* A short sgemm (GFLOP/s) and triad (GB/s) at the process's threads: the
- * ridge point that splits memory- from compute-bound op types. */
-exec_status replay_tune_ceilings(double *gflops, double *gbs);
+ * ridge point that splits memory- from compute-bound op types. The
+ * triad's three arrays hold footprint bytes in all (the workload's
+ * memory, as the engine's allocator counts it), clamped to
+ * REPLAY_TUNE_TRIAD_MIN_MB..REPLAY_TUNE_TRIAD_MAX_MB: the bandwidth that
+ * streams over as much memory see, a cache's where the workload fits in
+ * one (*triad_mb: the footprint measured). */
+#define REPLAY_TUNE_TRIAD_MIN_MB 12
+#define REPLAY_TUNE_TRIAD_MAX_MB 384
+exec_status replay_tune_ceilings(size_t footprint, double *gflops, double *gbs, double *triad_mb);
 
 /* The bindings that take effect here and place some thread count of 1 to
  * `cores` differently from each other, as exec_bind values into out (NONE

@@ -105,6 +105,25 @@ jq -e '[.measured.levels[].threads] as $lv
        | all' "$T/s.json" >/dev/null && jq -e '[.candidates[] | select(.profiled_sample)] | length >= 1 and all(.steps > 3)' "$T/s.json" >/dev/null ||
     fail "tune --sweep: the profiled points' first sample not their profiled steps: $(jq -c '[.measured.levels, [.candidates[] | [.flags, .profiled_sample, .steps]]]' "$T/s.json")"
 
+# the ceilings: given (--peak, fathom peak's JSON) they are used as they are, nothing measured; measured
+# (where a dominant op type lies between 1 and 64 FLOP/byte: autoenc's MatMul) the triad streams over
+# the workload's memory, 12-384 MiB, and the JSON says which; every dominant op type has a bound
+"$FATHOM" peak --size 256 --format json >"$T/peak.json" || fail "fathom peak failed"
+"$FATHOM" tune autoenc --preset tiny --budget 5 --peak "$T/peak.json" --format json >"$T/pk.json" 2>"$T/err" ||
+    fail "tune --peak: $(cat "$T/err")"
+jq -e --slurpfile p "$T/peak.json" '.measured.ceilings == "given" and .phases.ceilings_s == 0
+       and .measured.peak_gbs == $p[0].bandwidth_gbs and .measured.peak_gflops == $p[0].peak_gflops
+       and (.measured.ridge - $p[0].ridge_flop_per_byte | fabs) < 1e-9
+       and ([.measured.top[].bound] | all(. == "memory" or . == "compute"))
+       and (.proposals | map(test("given \\(fathom peak\\)")) | any)' "$T/pk.json" >/dev/null ||
+    fail "tune --peak: the ceilings given are not the ones used: $(jq -c .measured "$T/pk.json")"
+jq -e '(.measured.ceilings == "measured" and .measured.triad_mib >= 12 and .measured.triad_mib <= 384
+        and .phases.ceilings_s > 0 and .measured.ridge > 0)
+       or (.measured.ceilings == "not measured" and .measured.triad_mib == 0)' "$T/a.json" >/dev/null ||
+    fail "tune autoenc: the ceilings' footprint: $(jq -c '[.measured, .phases]' "$T/a.json")"
+jq -e '[.measured.top[].bound] | all(. == "memory" or . == "compute" or . == "unknown")' "$T/a.json" >/dev/null ||
+    fail "tune autoenc: a bound that is none of memory, compute, unknown: $(jq -c .measured.top "$T/a.json")"
+
 # one CPU (the affinity of taskset): one thread, one worker, nothing to bind, the defaults the vendors'
 # settings -- a lone candidate, which takes one sample (its profiled steps) and no race of rounds
 if command -v taskset >/dev/null 2>&1 && taskset -c 0 true 2>/dev/null; then
@@ -284,6 +303,12 @@ expect_error "--compare with --sweep" memnet --sweep --compare '--threads 1'
 expect_error "--compare with --batches" memnet --batches 8,16 --compare '--threads 1'
 expect_error "--rounds for the tuner" memnet --rounds 3
 expect_error "--compare, a trace's batch" "$T/memnet.tar.zst" --compare '--batch 7'
+expect_error "--peak, no such file" autoenc --peak "$T/no-such-peak.json"
+printf 'not json\n' >"$T/bad-peak.json"
+expect_error "--peak, not a peak file" autoenc --peak "$T/bad-peak.json"
+jq '.cpu = "Some Other CPU 9000"' "$T/peak.json" >"$T/other-peak.json"
+expect_error "--peak of another machine" autoenc --peak "$T/other-peak.json"
+grep -q 'Some Other CPU 9000' "$T/err" || fail "--peak of another machine: the error does not name its CPU"
 if OMP_PROC_BIND=close "$FATHOM" tune memnet --compare '--bind close' >"$T/out" 2>"$T/err"; then
     fail "--compare --bind close under OMP_PROC_BIND: exit status 0"
 fi
