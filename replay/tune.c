@@ -585,9 +585,10 @@ static exec_status tune_profile(tuner *tu)
      * 64 compute-bound on any CPU (their ridges lie between); only one in
      * between, of 10% of op time or more, needs this machine's, measured
      * here unless given (fathom peak's, --peak): the triad over the
-     * workload's memory (exec_alloc_bytes: its tensors and data), where 12
-     * MB, inside this EPYC's 32 MB L3, measured its cache, 24-75 GB/s,
-     * against fathom peak's 34 GB/s over 384 MB */
+     * workload's memory (exec_alloc_bytes: its tensors and data; up to
+     * twice the largest cache), where 12 MB, inside this EPYC's 32 MB L3,
+     * measured its cache, 24-75 GB/s, against fathom peak's 34 GB/s over
+     * 384 MB (64 MB: 26-35) */
     int doubt = 0;
     for (int i = 0; i < r->ntop; i++)
         doubt |= r->top[i].share >= 0.1 && r->top[i].intensity >= 1 && r->top[i].intensity <= 64;

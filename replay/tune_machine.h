@@ -13,9 +13,10 @@ double replay_tune_now_s(void);
  * ridge point that splits memory- from compute-bound op types. The
  * triad's three arrays hold footprint bytes in all (the workload's
  * memory, as the engine's allocator counts it), clamped to
- * REPLAY_TUNE_TRIAD_MIN_MB..REPLAY_TUNE_TRIAD_MAX_MB: the bandwidth that
- * streams over as much memory see, a cache's where the workload fits in
- * one (*triad_mb: the footprint measured). */
+ * REPLAY_TUNE_TRIAD_MIN_MB and to twice the largest cache (64 MB where
+ * sysfs does not say; at most REPLAY_TUNE_TRIAD_MAX_MB): the bandwidth
+ * that streams over as much memory see, a cache's where the workload fits
+ * in one (*triad_mb: the footprint measured). */
 #define REPLAY_TUNE_TRIAD_MIN_MB 12
 #define REPLAY_TUNE_TRIAD_MAX_MB 384
 exec_status replay_tune_ceilings(size_t footprint, double *gflops, double *gbs, double *triad_mb);

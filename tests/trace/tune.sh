@@ -107,7 +107,8 @@ jq -e '[.measured.levels[].threads] as $lv
 
 # the ceilings: given (--peak, fathom peak's JSON) they are used as they are, nothing measured; measured
 # (where a dominant op type lies between 1 and 64 FLOP/byte: autoenc's MatMul) the triad streams over
-# the workload's memory, 12-384 MiB, and the JSON says which; every dominant op type has a bound
+# the workload's memory (12 MiB to twice the largest cache, at most 384), and the JSON says which;
+# every dominant op type has a bound
 "$FATHOM" peak --size 256 --format json >"$T/peak.json" || fail "fathom peak failed"
 "$FATHOM" tune autoenc --preset tiny --budget 5 --peak "$T/peak.json" --format json >"$T/pk.json" 2>"$T/err" ||
     fail "tune --peak: $(cat "$T/err")"
