@@ -101,8 +101,9 @@ static int cmd_version(int argc, char **argv)
                exec_cpus() == 1 ? "" : "s");
     const char *mem_source = NULL;
     double mem = exec_memory_limit(&mem_source);
+    char mem_text[32];
     if (mem > 0) /* what a model's tensors may take at most */
-        printf("memory: %.2f GiB (%s)\n", mem / 1073741824.0, mem_source);
+        printf("memory: %s (%s)\n", exec_bytes_text(mem_text, sizeof mem_text, mem), mem_source);
     char path[PATH_MAX];
     const char *env = getenv(TRACER_ENV_TP_LIB);
     if (env && *env)

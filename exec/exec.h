@@ -337,6 +337,10 @@ double exec_machine_memory(const char *root);
  * which, for a message; 0 where neither is known. */
 double exec_memory_limit(const char **source);
 void exec_memory_limit_set(double bytes);
+/* bytes as a reader takes them in, into buf: "1.39 GiB", "256.0 MiB",
+ * "4.0 KiB" (the memory messages of exec, replay and `fathom version`);
+ * returns buf. */
+const char *exec_bytes_text(char *buf, size_t n, double bytes);
 /* Those CPUs as physical cores and sockets (sysfs); every CPU a core of
  * one socket where sysfs does not say. */
 void exec_cpu_topology(int *physical, int *sockets);

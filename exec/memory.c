@@ -52,8 +52,7 @@ static void init_tensor(exec_graph *g, exec_tensor *t)
     }
 }
 
-/* bytes as a reader takes them in: "1.39 GiB", "256.0 MiB", "4.0 KiB" */
-static const char *size_text(char *buf, size_t n, double bytes)
+const char *exec_bytes_text(char *buf, size_t n, double bytes)
 {
     if (bytes >= 0x1p30)
         snprintf(buf, n, "%.2f GiB", bytes / 0x1p30);
@@ -86,7 +85,7 @@ exec_status exec_graph_plan(exec_graph *g)
         return exec_fail(EXEC_ERR_NOMEM,
                          "plan: the tensors need %s, more than the process's memory limit of %s (%s): a smaller batch "
                          "or preset may fit",
-                         size_text(a, sizeof a, (double)total), size_text(b, sizeof b, limit), source);
+                         exec_bytes_text(a, sizeof a, (double)total), exec_bytes_text(b, sizeof b, limit), source);
     }
     for (int r = 0; r < EXEC_ROLE_COUNT; r++) {
         if (!need[r])

@@ -514,10 +514,10 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
     const char *source = NULL;
     const double have = exec_memory_limit(&source);
     uint64_t need = program_bytes(p);
+    char a[32], b[32];
     if (have > 0 && (double)need > have)
-        return exec_fail(EXEC_ERR_NOMEM,
-                         "the trace's tensors need %.1f GiB, more than the %.1f GiB a plan may take (%s)",
-                         (double)need / (1ull << 30), have / (1ull << 30), source);
+        return exec_fail(EXEC_ERR_NOMEM, "the trace's tensors need %s, more than the %s a plan may take (%s)",
+                         exec_bytes_text(a, sizeof a, (double)need), exec_bytes_text(b, sizeof b, have), source);
     int has_fw = 0;
     for (uint32_t k = 0; k < p->nops; k++) {
         const replay_op *o = &p->ops[k];
@@ -615,9 +615,9 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
         need = b > UINT64_MAX - need ? UINT64_MAX : need + b;
     }
     if (have > 0 && (double)need > have) {
-        s = exec_fail(EXEC_ERR_NOMEM,
-                      "the replayed ops' tensors need %.1f GiB, more than the %.1f GiB a plan may take (%s)",
-                      (double)need / (1ull << 30), have / (1ull << 30), source);
+        char a[32], b[32];
+        s = exec_fail(EXEC_ERR_NOMEM, "the replayed ops' tensors need %s, more than the %s a plan may take (%s)",
+                      exec_bytes_text(a, sizeof a, (double)need), exec_bytes_text(b, sizeof b, have), source);
         goto end;
     }
     if ((s = exec_graph_plan(p->g)))
