@@ -154,8 +154,9 @@ static void print_text(const replay_tune_result *r, const replay_tune_target *t,
                "workload's memory (ridge %.1f FLOP/byte)\n",
                100 * r->conv_share, r->peak_gflops, r->peak_gbs, r->triad_mb, r->ridge);
     else
-        printf("\n  convolutions: %.1f%% of op time; ceilings not measured (no dominant op type near a CPU's ridge)\n",
-               100 * r->conv_share);
+        printf("\n  convolutions: %.1f%% of op time; ceilings not measured (%s)\n", 100 * r->conv_share,
+               strcmp(r->mode, "tune") != 0 ? "a sweep or --compare measures none; --peak gives them"
+                                            : "no dominant op type near a CPU's ridge");
     printf("  preemptions while profiling: %.0f a second; bindings that take effect here:", r->preempt_per_s);
     for (int i = 0; i < r->nbinds; i++)
         printf(" %s", exec_bind_name((exec_bind)r->binds[i]));

@@ -662,9 +662,9 @@ static void tune_propose(const tuner *tu, proposal *pr)
                      "ridge %.1f: sgemm %.1f GFLOP/s, triad %.1f GB/s over %.0f MiB, the workload's memory", r->ridge,
                      r->peak_gflops, r->peak_gbs, r->triad_mb);
         else if (bound == REPLAY_TUNE_BOUND_UNKNOWN)
-            snprintf(
-                ridge, sizeof ridge,
-                "between 1 and 64 FLOP/byte, where CPUs' ridges lie: under 10%% of op time, ceilings not measured");
+            snprintf(ridge, sizeof ridge, "between 1 and 64 FLOP/byte, where CPUs' ridges lie: %s",
+                     tu->fixed ? "a sweep or --compare measures no ceilings (--peak gives them)"
+                               : "under 10% of op time, ceilings not measured");
         else
             snprintf(ridge, sizeof ridge, "%s every CPU's ridge; ceilings not measured",
                      bound == REPLAY_TUNE_BOUND_MEMORY ? "below 1 FLOP/byte," : "above 64 FLOP/byte,");

@@ -95,7 +95,8 @@ jq -e '.machine.cores as $c
        | ($pts * (.machine.binds | length)) as $n
        | (.candidates | length) == $n and ([.candidates[].rounds] | all(. == 3))
        and ([.candidates[].knobs | "\(.threads) \(.inter) \(.bind)"] | unique | length) == $n
-       and .recommendation.step_ms == ([.candidates[].step_ms] | min) and .mode == "sweep"' "$T/s.json" >/dev/null ||
+       and .recommendation.step_ms == ([.candidates[].step_ms] | min) and .mode == "sweep"
+       and .measured.ceilings == "not measured" and .phases.ceilings_s == 0' "$T/s.json" >/dev/null ||
     fail "tune --sweep: not every point of the knob space with 3 samples: $(jq -c '[.machine, [.candidates[] | [.flags, .rounds]]]' "$T/s.json")"
 # short steps (memnet's tiny inference, well under a sample): a profiled level's steps after its first
 # last a sample and are that point's first sample (one thread and all cores, one worker, unbound),
