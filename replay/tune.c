@@ -622,6 +622,7 @@ typedef struct proposal {
     int nalgo;        /* algorithms a sweep measures */
     exec_bind bstar;  /* the binding measured against none */
     int full_unbound; /* ... but not for threads that fill alike CPUs one each (full_bind_moot) */
+    int short_bound;  /* ... workers of one thread that fill them measured bound only (short steps) */
 } proposal;
 
 /* 2a. A value or a range for each knob, with one line each (r->lines)
@@ -724,17 +725,39 @@ static void tune_propose(const tuner *tu, proposal *pr)
          * Transformer's training: 0.32-0.35 of the sweep's time; seq2seq's,
          * two workers bound and not, 35.8 and 37.0 ms: 0.53) */
         pr->full_unbound = !smt && r->sockets == 1 && r->cores == exec_cores(); /* not under a quota */
+        /* ... but workers of one thread each, where steps are short (under
+         * a quarter of a sample at the defaults), are measured bound, not
+         * unbound: a worker woken for the next op lands at times on the
+         * CPU of the one that woke it, and two share a CPU for a while, a
+         * long while beside a step of a millisecond. memnet's sweeps on a
+         * 2-CPU VM (seven of each mode, two workers): the slowest sample
+         * 1.35-2.85x the median unbound in inference (0.22-0.27 ms
+         * steps), 1.01-1.18x bound; the median bound at or below the
+         * unbound one's in 13 of 14, by up to 12%; the sweep's best point
+         * was the bound one in most runs, and unbound picks lost duels by
+         * 1.07 and 1.24. Longer steps (autoenc's and seq2seq's, 2-34 ms)
+         * tie bound or not. */
+        pr->short_bound = pr->full_unbound && bstar != EXEC_BIND_NONE && mmax >= r->cores &&
+                          tu->def_step_ns < REPLAY_TUNE_SAMPLE_MS * 1e6 / 4;
         line(r, "thread binding %s vs none: %d CPUs, %d cores, %d socket%s (sysfs)%s; %.0f preemptions/s profiling: %s",
              exec_bind_name(bstar), r->cores, r->physical, r->sockets, r->sockets == 1 ? "" : "s",
              bstar == EXEC_BIND_SPREAD ? (membound ? ", memory-bound ops: spread uses every socket's memory"
                                                    : ", SMT siblings: spread gives each thread a core")
              : spread                  ? ", close keeps the threads on neighbouring cores"
+             : pr->short_bound         ? ", no SMT siblings (spread = close; one worker's team of all CPUs: each "
+                                         "thread has its CPU bound or not, so none)"
                                        : ", no SMT siblings (spread = close; threads that fill all CPUs one each, "
                                          "one worker's team or one-thread workers: each has its CPU bound or not, "
                                          "so none)",
              r->preempt_per_s,
              r->preempt_per_s > 50 ? "the cores run other work, a pinned thread cannot leave a busy one"
                                    : "the cores are free, a pinned thread keeps its caches");
+        if (pr->short_bound)
+            line(r,
+                 "thread binding %s for %d inter-op workers of one thread: steps of %.2f ms at the defaults, under "
+                 "%.1f ms, where unbound workers woken for the next op share a CPU at times (their slowest samples "
+                 "1.4-2.9x their median in memnet's sweeps, bound 1.0-1.2x)",
+                 exec_bind_name(bstar), r->cores, tu->def_step_ns / 1e6, REPLAY_TUNE_SAMPLE_MS / 4);
     }
     pr->mmax = mmax, pr->convs = convs, pr->bstar = bstar;
 }
@@ -870,9 +893,13 @@ static exec_status tune_candidates(const tuner *tu, const proposal *pr)
             int measured = pairs[i].T == tbest && pairs[i].M == 1;
             if (!(i < 3 && pairs[i].pred <= 1.25 * pairs[0].pred) && !measured && i != inter_first)
                 continue;
+            /* workers of one thread that fill the CPUs, where steps are short: bound only */
+            const int one_each = pairs[i].T == r->cores && pairs[i].M == pairs[i].T && pairs[i].M > 1;
+            const exec_bind b0 = pr->short_bound && one_each ? bstar : EXEC_BIND_NONE;
             for (int b = 0; b < nb; b++) {
-                replay_tune_knobs k = { pairs[i].T, pairs[i].M, EXEC_CONV_AUTO, EXEC_BIND_NONE, batches[b] };
+                replay_tune_knobs k = { pairs[i].T, pairs[i].M, EXEC_CONV_AUTO, b0, batches[b] };
                 add_cand(r, &k, "candidate", pairs[i].pred * batches[b] / B0);
+                k.bind = EXEC_BIND_NONE;
                 if (i == 0 && bstar != EXEC_BIND_NONE &&
                     !(pr->full_unbound && pairs[i].T == r->cores && (pairs[i].M == 1 || pairs[i].M == pairs[i].T))) {
                     k.bind = bstar;

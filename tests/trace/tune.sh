@@ -62,21 +62,34 @@ jq -e '.machine.cores as $c | (.measured.levels | length) == 1 and .measured.lev
 note "transformer --budget 1: $(jq -r '"levels \([.measured.levels[].threads]), \(.candidates | length) point(s) measured, wall \(.wall_s) s (profile \(.phases.profile_s) s)"' "$T/tb.json")"
 
 # the binding: on alike CPUs (one socket, no SMT siblings) threads that fill every CPU one each (one
-# worker's team, or workers of one thread) are measured unbound only (each thread has a CPU bound or
-# not); another point may be measured bound
+# worker's team, or workers of one thread) are measured with one binding only (each thread has a CPU
+# bound or not): a team unbound; workers of one thread unbound too, but bound where a step at the
+# defaults is under 2.5 ms (unbound, woken workers share a CPU at times); another point may be
+# measured bound
 full_unbound() { # what, JSON
     if jq -e '.machine as $m | $m.sockets == 1 and $m.physical_cores == $m.cores and ($m.binds | length) > 1' "$2" >/dev/null; then
-        jq -e '.machine.cores as $c | [.candidates[] | select(.knobs.threads == $c and (.knobs.inter == 1 or .knobs.inter == $c)
+        jq -e '.machine.cores as $c | [.candidates[] | select(.knobs.threads == $c and .knobs.inter == 1
                and .knobs.bind != "none")] | length == 0' "$2" >/dev/null ||
-            fail "$1: threads that fill every alike CPU one each measured bound: $(jq -c '[.candidates[].flags]' "$2")"
-        jq -e '.proposals | map(test("threads that fill all CPUs one each")) | any' "$2" >/dev/null ||
+            fail "$1: a team that fills every alike CPU measured bound: $(jq -c '[.candidates[].flags]' "$2")"
+        jq -e '.machine.cores as $c | (.default_step_ms < 2.5) as $short
+               | [.candidates[] | select($c > 1 and .knobs.threads == $c and .knobs.inter == $c)]
+               | all((.knobs.bind != "none") == $short)' "$2" >/dev/null ||
+            fail "$1: workers of one thread that fill the CPUs bound (or not) against their steps: $(jq -c '[.default_step_ms, [.candidates[].flags]]' "$2")"
+        jq -e '.proposals | map(test("threads that fill all CPUs one each|one worker.s team of all CPUs")) | any' "$2" >/dev/null ||
             fail "$1: the binding's proposal does not say why threads that fill the CPUs are left unbound"
+        jq -e '(.default_step_ms < 2.5 and ([.candidates[] | select(.knobs.inter == .knobs.threads and .knobs.inter > 1)] | length) > 0)
+               <= (.proposals | map(test("^thread binding [a-z]+ for [0-9]+ inter-op workers of one thread: steps of")) | any)' "$2" >/dev/null ||
+            fail "$1: the line for bound one-thread workers does not match the candidates: $(jq -c '[.default_step_ms, .proposals]' "$2")"
         note "$1: $(jq -r '[.candidates[].flags] | join("; ")' "$2")"
     fi
 }
 "$FATHOM" tune vgg --preset tiny --mode infer --budget 6 --format json >"$T/vb.json" 2>"$T/err" ||
     fail "tune vgg tiny infer: $(cat "$T/err")"
 full_unbound "vgg tiny infer" "$T/vb.json"
+# memnet's tiny inference: steps of a tenth of a millisecond, independent ops (two workers proposed)
+"$FATHOM" tune memnet --preset tiny --mode infer --budget 5 --format json >"$T/mb.json" 2>"$T/err" ||
+    fail "tune memnet tiny infer: $(cat "$T/err")"
+full_unbound "memnet tiny infer" "$T/mb.json"
 # auto against a forced convolution algorithm in a tie: the line names the shapes auto chose it for,
 # and the recommendation follows it (the forced one for two thirds or more, else auto)
 jq -e '[.proposals[] | capture("^convolution algorithm (?<a>[a-z0-9]+): within [0-9.]+% of (auto, which chose it|(?<f>[a-z0-9]+), which it chose) for (only )?(?<same>[0-9]+) of (?<shapes>[0-9]+) shapes")]
