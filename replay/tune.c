@@ -1139,6 +1139,20 @@ static void tune_pick(tuner *tu)
      * 22.25 ms, then 0.87 in a duel; residual's training, 31 of 59, direct
      * 23.64 ms and auto 23.93, then auto 0.89-0.91 of direct in a duel). A
      * forced best ties only its own point under auto. */
+    /* Within REPLAY_TUNE_TIE of the fastest, the defaults: nothing measured
+     * says a change of settings gains (residual's training: two workers
+     * 31.26 ms at the median, the defaults 31.52, their samples 24.4-37.6
+     * in the tuner's process; in a duel after, 31.4 against 26.5) */
+    if (!tu->fixed) {
+        const int b = replay_tune_defaults_tie(r->c, r->best, r->defaults);
+        if (b != r->best) {
+            char flags[160];
+            replay_tune_flags(&r->c[r->best].k, tu->nb > 1, flags, sizeof flags);
+            line(r, "the defaults: within %.1f%% of the fastest (%s: %.3f ms a sample against %.3f): no measured gain",
+                 100 * REPLAY_TUNE_TIE, flags, r->c[r->best].per_sample_ns / 1e6, r->c[b].per_sample_ns / 1e6);
+            r->best = b;
+        }
+    }
     if (!tu->fixed) {
         const int best_auto = r->c[r->best].k.conv_algo == EXEC_CONV_AUTO;
         const int o = replay_tune_conv_tie(r->c, r->n, r->best);

@@ -109,3 +109,11 @@ int replay_tune_conv_tie(const replay_tune_cand *c, int n, int best)
     }
     return o;
 }
+
+int replay_tune_defaults_tie(const replay_tune_cand *c, int best, int defaults)
+{
+    return defaults != best && c[defaults].rounds > 0 && c[best].per_sample_ns > 0 &&
+                   c[defaults].per_sample_ns <= (1 + REPLAY_TUNE_TIE) * c[best].per_sample_ns
+               ? defaults
+               : best;
+}

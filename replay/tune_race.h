@@ -28,4 +28,8 @@ int replay_tune_race(const double *samples, int stride, const replay_tune_cand *
  * it, the fastest such; a forced best pairs only with its own point under
  * auto (its other knobs the same). -1 where none. */
 int replay_tune_conv_tie(const replay_tune_cand *c, int n, int best);
+/* After the rounds, best the fastest: the defaults (c[defaults]) instead
+ * where they were measured and lie within REPLAY_TUNE_TIE of it by
+ * per_sample_ns -- no measured gain to change the settings for; else best. */
+int replay_tune_defaults_tie(const replay_tune_cand *c, int best, int defaults);
 #endif

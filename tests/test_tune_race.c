@@ -4,7 +4,7 @@
  * samples, vgg's training on this VM), one clearly slower drops out, a tie
  * ends the race, from the third round one busy sample of the leader's does
  * not keep a slower candidate in, auto and a forced convolution algorithm
- * pair in a tie, and the statistics (median, fastest, slowest per sample of
+ * pair in a tie, the defaults are kept in a tie, and the statistics (median, fastest, slowest per sample of
  * the batch). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -163,12 +163,27 @@ static void test_conv_tie(void **state)
     assert_int_equal(replay_tune_conv_tie(c, 5, 3), -1);
 }
 
+/* the defaults within 1.5% of the fastest are picked (residual's training:
+ * two workers 31.26 ms, the defaults 31.52); 2% off, or not measured, not */
+static void test_defaults_tie(void **state)
+{
+    (void)state;
+    replay_tune_cand c[3] = { cand(4, 16), cand(4, 16), cand(2, 16) };
+    c[0].per_sample_ns = 31.52, c[1].per_sample_ns = 31.26, c[2].per_sample_ns = 38.39;
+    assert_int_equal(replay_tune_defaults_tie(c, 1, 0), 0);
+    assert_int_equal(replay_tune_defaults_tie(c, 0, 0), 0); /* the defaults the fastest */
+    c[0].per_sample_ns = 31.26 * 1.02;
+    assert_int_equal(replay_tune_defaults_tie(c, 1, 0), 1);
+    c[0].per_sample_ns = 31.3, c[0].rounds = 0;
+    assert_int_equal(replay_tune_defaults_tie(c, 1, 0), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stats),    cmocka_unit_test(test_near_stays_far_drops),
         cmocka_unit_test(test_tie),      cmocka_unit_test(test_leader_outlier),
-        cmocka_unit_test(test_conv_tie),
+        cmocka_unit_test(test_conv_tie), cmocka_unit_test(test_defaults_tie),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
