@@ -221,13 +221,16 @@ static int print_json(const replay_tune_result *r, const replay_tune_target *t, 
     for (int i = 0; i < r->n; i++) {
         char flags[160];
         replay_tune_flags(&r->c[i].k, with_batch, flags, sizeof flags);
+        json_t *samples = json_array(); /* in the order of the rounds */
+        for (int k = 0; r->samples && k < r->c[i].rounds && k < REPLAY_TUNE_SAMPLES_MAX; k++)
+            json_array_append_new(samples, json_real(r->samples[(size_t)i * REPLAY_TUNE_SAMPLES_MAX + k] / 1e6));
         json_array_append_new(
-            cands,
-            json_pack("{s:s, s:o, s:s, s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:b}", "role", r->c[i].role, "knobs",
-                      knobs_json(&r->c[i].k), "flags", flags, "step_ms", r->c[i].median_ns / 1e6, "min_ms",
-                      r->c[i].min_ns / 1e6, "max_ms", r->c[i].max_ns / 1e6, "predicted_ms", r->c[i].predicted_ns / 1e6,
-                      "samples_per_s", r->c[i].per_sample_ns > 0 ? 1e9 / r->c[i].per_sample_ns : 0.0, "rounds",
-                      r->c[i].rounds, "steps", r->c[i].steps, "profiled_sample", r->c[i].profiled));
+            cands, json_pack("{s:s, s:o, s:s, s:f, s:f, s:f, s:o, s:f, s:f, s:i, s:i, s:b}", "role", r->c[i].role,
+                             "knobs", knobs_json(&r->c[i].k), "flags", flags, "step_ms", r->c[i].median_ns / 1e6,
+                             "min_ms", r->c[i].min_ns / 1e6, "max_ms", r->c[i].max_ns / 1e6, "samples_ms", samples,
+                             "predicted_ms", r->c[i].predicted_ns / 1e6, "samples_per_s",
+                             r->c[i].per_sample_ns > 0 ? 1e9 / r->c[i].per_sample_ns : 0.0, "rounds", r->c[i].rounds,
+                             "steps", r->c[i].steps, "profiled_sample", r->c[i].profiled));
     }
     for (int i = 0; i < r->nlines; i++)
         json_array_append_new(lines, json_string(r->lines[i]));
@@ -491,6 +494,8 @@ int cmd_tune(int argc, char **argv)
     }
     rc = fflush(stdout) ? cli_error("tune", "cannot write the output") : 0;
 end:
+    if (r)
+        replay_tune_result_release(r);
     free(r);
     replay_program_destroy(&p);
     return rc;

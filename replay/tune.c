@@ -410,7 +410,7 @@ static void round_order(int n, const int *hid, int nh, uint64_t *rng, int *order
 }
 
 /* ---- one run of the tuner ---------------------------------------------------- */
-enum { MAX_ROUNDS = 64, TUNE_ROUNDS = 5 }; /* samples kept a candidate; rounds of a race */
+enum { MAX_ROUNDS = REPLAY_TUNE_SAMPLES_MAX, TUNE_ROUNDS = 5 }; /* samples kept a candidate; rounds of a race */
 
 /* What the phases of one run share (replay_tune: profile, propose,
  * rounds, pick). */
@@ -1223,10 +1223,16 @@ end:
     hosts_close(t, h);
     exec_free(h);
     exec_free(tu->inst);
-    exec_free(tu->samples);
+    r->samples = tu->samples; /* the result's: replay_tune_result_release */
     exec_free(tu->active);
     prof_free(&tu->P);
     r->wall_s = replay_tune_now_s() - tu->t0;
     exec_free(tu);
     return s;
+}
+
+void replay_tune_result_release(replay_tune_result *r)
+{
+    exec_free(r->samples);
+    r->samples = NULL;
 }

@@ -170,9 +170,19 @@ typedef struct replay_tune_result {
     double budget_s;        /* asked for (0: a sweep or given points) */
     const char *mode;       /* "tune", "sweep" or "compare" (given points) */
     double default_step_ns; /* a step at the defaults, profiled */
+    /* owned: candidate i's samples, ns per recorded step, in the order of
+     * the rounds, at samples[i * REPLAY_TUNE_SAMPLES_MAX] (c[i].rounds of
+     * them; NULL where no round ran); replay_tune_result_release frees it */
+    double *samples;
 } replay_tune_result;
 
+#define REPLAY_TUNE_SAMPLES_MAX 64 /* samples kept a candidate */
+
+/* Fills r (all of it: a result of an earlier call must be released
+ * first). */
 exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, replay_tune_result *r);
+/* Frees what r owns (its samples); r stays readable but for them. */
+void replay_tune_result_release(replay_tune_result *r);
 
 /* `--threads T --inter M --conv-algo A --bind B [--batch B]`: flags of `fathom run`. */
 void replay_tune_flags(const replay_tune_knobs *k, int with_batch, char *buf, size_t len);

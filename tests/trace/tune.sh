@@ -37,6 +37,12 @@ jq -e '.recommendation.knobs.bind and (.recommendation.flags | test("--bind (non
        and (.proposals | map(test("^thread binding")) | any) and (.machine.binds | index("none"))
        and (.phases.profile_s > 0) and (.phases.measure_s > 0) and (.settle_ms >= 0) and .mode == "tune"' "$T/a.json" >/dev/null ||
     fail "tune autoenc: no binding in the recommendation, its proposals or the machine, or no phase times"
+# each candidate's samples, in the order of the rounds: as many as its rounds, their fastest, slowest
+# and (lower) median its min_ms, max_ms and step_ms
+jq -e '[.candidates[] | (.samples_ms | length) == .rounds and (.samples_ms | sort) as $s
+        | ($s[0] - .min_ms | fabs) < 1e-9 and ($s[-1] - .max_ms | fabs) < 1e-9
+        and ($s[((.rounds - 1) / 2 | floor)] - .step_ms | fabs) < 1e-9] | all' "$T/a.json" >/dev/null ||
+    fail "tune autoenc: the samples do not match the statistics: $(jq -c '[.candidates[] | [.rounds, .min_ms, .step_ms, .max_ms, .samples_ms]]' "$T/a.json")"
 # a short step (autoenc's tiny one, under a millisecond) is profiled over as many steps as last a
 # sample (10 ms), not one: one step of memnet's small inference measured 1.2-2.3x its op time
 jq -e '[.measured.levels[] | .steps > 1 and .steps * .op_ms < 30] | all' "$T/a.json" >/dev/null ||
