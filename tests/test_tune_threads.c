@@ -158,6 +158,7 @@ static void test_point_alone(void **state)
     assert_int_equal(g_pool_seen, g_pool_steps); /* the threads are there to be seen */
     assert_int_equal(g_alone_beside, 0);
     assert_int_equal(pool_threads_staying(), 0); /* released when the tuner ends */
+    replay_tune_result_release(r);
     free(r);
 }
 
