@@ -437,8 +437,7 @@ typedef struct tuner {
     double prof_sample[REPLAY_TUNE_MAX_LEVELS]; /* level_meas.sample_ns (0: none) */
     int prof_sample_steps[REPLAY_TUNE_MAX_LEVELS];
     int nprof;
-    /* the measured rounds: candidate i's samples at samples[i * MAX_ROUNDS] */
-    double *samples;
+    /* the measured rounds (their samples: r->samples, the result's) */
     void **inst;
     int *active;
 } tuner;
@@ -960,7 +959,7 @@ static exec_status tune_candidates(const tuner *tu, const proposal *pr)
     return EXEC_OK;
 }
 
-/* 3. Alternating measured runs of the candidates, into tu->samples:
+/* 3. Alternating measured runs of the candidates, into r->samples:
  * rounds_max rounds, or until the race ends or the budget does. */
 static exec_status tune_rounds(tuner *tu)
 {
@@ -970,7 +969,7 @@ static exec_status tune_rounds(tuner *tu)
     hosts *h = tu->h;
     const double sample_ns = REPLAY_TUNE_SAMPLE_MS * 1e6;
     exec_status s = EXEC_OK;
-    double *samples = tu->samples = exec_calloc((size_t)r->n * MAX_ROUNDS, sizeof *samples);
+    double *samples = r->samples = exec_calloc((size_t)r->n * MAX_ROUNDS, sizeof *samples);
     void **inst = tu->inst = exec_calloc((size_t)r->n, sizeof *inst);
     int *active = tu->active = exec_calloc((size_t)r->n, sizeof *active);
     if (!samples || !inst || !active)
@@ -1111,7 +1110,7 @@ static exec_status tune_rounds(tuner *tu)
 static void tune_pick(tuner *tu)
 {
     replay_tune_result *r = tu->r;
-    const double *samples = tu->samples;
+    const double *samples = r->samples;
     r->best = 0;
     for (int i = 0; i < r->n; i++) {
         double med, mn, mx;
@@ -1121,6 +1120,20 @@ static void tune_pick(tuner *tu)
         r->c[i].median_ns = med * b, r->c[i].min_ns = mn * b, r->c[i].max_ns = mx * b;
         if (r->c[i].per_sample_ns < r->c[r->best].per_sample_ns)
             r->best = i;
+    }
+    if (tu->fixed)
+        return;
+    /* Within REPLAY_TUNE_TIE of the fastest, the defaults: nothing measured
+     * says a change of settings gains (residual's training: two workers
+     * 31.26 ms at the median, the defaults 31.52, their samples 24.4-37.6
+     * in the tuner's process; in a duel after, 31.4 against 26.5) */
+    const int d = replay_tune_defaults_tie(r->c, r->best, r->defaults);
+    if (d != r->best) {
+        char flags[160];
+        replay_tune_flags(&r->c[r->best].k, tu->nb > 1, flags, sizeof flags);
+        line(r, "the defaults: within %.1f%% of the fastest (%s: %.3f ms a sample against %.3f): no measured gain",
+             100 * REPLAY_TUNE_TIE, flags, r->c[r->best].per_sample_ns / 1e6, r->c[d].per_sample_ns / 1e6);
+        r->best = d;
     }
     /* Between auto and a forced convolution algorithm within
      * REPLAY_TUNE_TIE of each other, whichever is faster here: the forced
@@ -1139,41 +1152,25 @@ static void tune_pick(tuner *tu)
      * 22.25 ms, then 0.87 in a duel; residual's training, 31 of 59, direct
      * 23.64 ms and auto 23.93, then auto 0.89-0.91 of direct in a duel). A
      * forced best ties only its own point under auto. */
-    /* Within REPLAY_TUNE_TIE of the fastest, the defaults: nothing measured
-     * says a change of settings gains (residual's training: two workers
-     * 31.26 ms at the median, the defaults 31.52, their samples 24.4-37.6
-     * in the tuner's process; in a duel after, 31.4 against 26.5) */
-    if (!tu->fixed) {
-        const int b = replay_tune_defaults_tie(r->c, r->best, r->defaults);
-        if (b != r->best) {
-            char flags[160];
-            replay_tune_flags(&r->c[r->best].k, tu->nb > 1, flags, sizeof flags);
-            line(r, "the defaults: within %.1f%% of the fastest (%s: %.3f ms a sample against %.3f): no measured gain",
-                 100 * REPLAY_TUNE_TIE, flags, r->c[r->best].per_sample_ns / 1e6, r->c[b].per_sample_ns / 1e6);
-            r->best = b;
-        }
-    }
-    if (!tu->fixed) {
-        const int best_auto = r->c[r->best].k.conv_algo == EXEC_CONV_AUTO;
-        const int o = replay_tune_conv_tie(r->c, r->n, r->best);
-        if (o >= 0) {
-            const int f = best_auto ? o : r->best, a = best_auto ? r->best : o;
-            const char *fname = exec_conv_algo_name(r->c[f].k.conv_algo);
-            int shapes = 0, same = 0;
-            exec_conv_auto_agreement(r->c[f].k.conv_algo, r->c[a].k.threads, &shapes, &same);
-            if (3 * same >= 2 * shapes) {
-                line(r,
-                     "convolution algorithm %s: within %.1f%% of auto, which chose it for %d of %d shapes; its time "
-                     "does not hang on auto's timings at the first step, made anew in every process",
-                     fname, 100 * REPLAY_TUNE_TIE, same, shapes);
-                r->best = f;
-            } else {
-                line(r,
-                     "convolution algorithm auto: within %.1f%% of %s, which it chose for only %d of %d shapes: a mix "
-                     "no forced algorithm runs (a tie says this process's timings chose poorly)",
-                     100 * REPLAY_TUNE_TIE, fname, same, shapes);
-                r->best = a;
-            }
+    const int best_auto = r->c[r->best].k.conv_algo == EXEC_CONV_AUTO;
+    const int o = replay_tune_conv_tie(r->c, r->n, r->best);
+    if (o >= 0) {
+        const int f = best_auto ? o : r->best, a = best_auto ? r->best : o;
+        const char *fname = exec_conv_algo_name(r->c[f].k.conv_algo);
+        int shapes = 0, same = 0;
+        exec_conv_auto_agreement(r->c[f].k.conv_algo, r->c[a].k.threads, &shapes, &same);
+        if (3 * same >= 2 * shapes) {
+            line(r,
+                 "convolution algorithm %s: within %.1f%% of auto, which chose it for %d of %d shapes; its time "
+                 "does not hang on auto's timings at the first step, made anew in every process",
+                 fname, 100 * REPLAY_TUNE_TIE, same, shapes);
+            r->best = f;
+        } else {
+            line(r,
+                 "convolution algorithm auto: within %.1f%% of %s, which it chose for only %d of %d shapes: a mix "
+                 "no forced algorithm runs (a tie says this process's timings chose poorly)",
+                 100 * REPLAY_TUNE_TIE, fname, same, shapes);
+            r->best = a;
         }
     }
 }
@@ -1223,7 +1220,6 @@ end:
     hosts_close(t, h);
     exec_free(h);
     exec_free(tu->inst);
-    r->samples = tu->samples; /* the result's: replay_tune_result_release */
     exec_free(tu->active);
     prof_free(&tu->P);
     r->wall_s = replay_tune_now_s() - tu->t0;
