@@ -97,6 +97,8 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         tracer_manifest_set(base, "threads", ro->threads);
     if (ro->data)
         tracer_manifest_set(base, "data", ro->data);
+    /* the child's: FATHOM_DENORMALS, which it inherits, set this process's too */
+    tracer_manifest_set(base, "denormals", exec_denormals_name(exec_denormals_get()));
     snprintf(label, sizeof label, "%s%s %s%s%s", ro->of, model, mode ? mode : "train", ro->preset ? " " : "",
              ro->preset ? ro->preset : "");
     tracer_record_opts o = {

@@ -84,7 +84,8 @@ static int cmd_version(int argc, char **argv)
         if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
             printf("usage: fathom version\n\nPrints fathom's version, the trace schema version, the BLAS\n"
                    "configuration, the CPU model (and the cgroup's CPU quota where one is set:\n"
-                   "the default thread count follows it), the memory a model's tensors may\n"
+                   "the default thread count follows it), how the engine's threads take denormal\n"
+                   "floats (flushed to zero unless FATHOM_DENORMALS=keep), the memory a model's tensors may\n"
                    "take (the cgroup's limit or the machine's memory and swap), the trace\n"
                    "probe `fathom record` loads\n"
                    "(FATHOM_TP_LIB overrides it) and the folder of the Babeltrace2 plugin\n"
@@ -99,6 +100,8 @@ static int cmd_version(int argc, char **argv)
     if (quota > 0)
         printf("cpu quota: %.2f CPUs (cgroup): %d thread%s by default\n", quota, exec_cpus(),
                exec_cpus() == 1 ? "" : "s");
+    printf("denormals: %s\n", exec_denormals_get() ? "flushed to zero on the engine's threads"
+                                                   : "kept (IEEE gradual underflow: FATHOM_DENORMALS=keep)");
     const char *mem_source = NULL;
     double mem = exec_memory_limit(&mem_source);
     char mem_text[32];
@@ -158,6 +161,13 @@ int main(int argc, char **argv)
         if (a < 0)
             return cli_error(NULL, "FATHOM_CONV_ALGO must be auto, im2col, direct or winograd, not '%s'", algo);
         exec_conv_algo_set((exec_conv_algo)a);
+    }
+    const char *denorm = getenv("FATHOM_DENORMALS"); /* engine: denormal floats flushed or kept */
+    if (denorm && *denorm) {
+        int d = exec_denormals_from_name(denorm);
+        if (d < 0)
+            return cli_error(NULL, "FATHOM_DENORMALS must be flush or keep, not '%s'", denorm);
+        exec_denormals_set(d);
     }
     if (argc < 2) {
         usage(stderr);

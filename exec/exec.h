@@ -383,6 +383,31 @@ int exec_bind_places(int *cpus, int max);
 /* The CPU of thread `slot` of n under b; -1 for NONE (every place). */
 int exec_bind_cpu(exec_bind b, int slot, int n);
 
+/* ---- denormal floats (threads.c) ----------------------------------------- */
+/* Whether a run's threads flush denormal floats (magnitudes below 2^-126)
+ * to zero: results that would be denormal become 0 and denormal inputs
+ * read as 0 (x86-64: MXCSR's FTZ and DAZ; AArch64: FPCR.FZ), as
+ * TensorFlow's threads do. A denormal operand costs an Intel core a
+ * microcode assist of about a hundred cycles per instruction: the
+ * Transformer's small training, whose softmax and gradients run into
+ * them, took 2.34 s a step on an AVX-512 Xeon keeping them and 0.26 s
+ * flushing them (AMD's cores take them at full speed). Set at a run's
+ * start on the calling thread, its OpenMP team (which OpenBLAS's OpenMP
+ * build shares) and each inter-op worker and its team, where the thread's
+ * team is not set so already (a thread-local check, as binding's); the
+ * threads keep the mode after the run, and threads the OpenMP runtime
+ * starts later inherit it. 1 (the default): flush; 0: keep them (IEEE
+ * gradual underflow, `fathom run --denormals keep`). */
+void exec_denormals_set(int flush);
+int exec_denormals_get(void);
+/* "flush" or "keep"; and back (-1 for anything else). */
+const char *exec_denormals_name(int flush);
+int exec_denormals_from_name(const char *name);
+/* the calling thread and its team of n (the run's intra-op threads) to the
+ * process's mode: the engine calls it at each run's start, beside
+ * exec_bind_team */
+void exec_denormals_team(int n);
+
 /* ---- convolution algorithm (ops/conv.c) --------------------------------- */
 /* How Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter run: im2col +
  * GEMM (ops/conv.c), direct AVX2 kernels (ops/conv_direct.c; not for a

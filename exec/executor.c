@@ -479,6 +479,7 @@ static void run_worker(sched *s, int index)
 {
     omp_set_num_threads(s->intra);
     exec_bind_team(s->bind, index * s->intra, s->intra, s->workers * s->intra); /* before the lock: it may fork */
+    exec_denormals_team(s->intra);
     pthread_mutex_lock(&s->mu);
     exec_kctx k = { .g = s->g, .nthreads = s->intra, .worker = index, .conv_algo = s->conv_algo, .hooks = s->hooks };
     for (;;) {
@@ -781,6 +782,7 @@ static exec_status graph_run(exec_graph *g, const exec_run_opts *opts)
         if (own)
             omp_set_num_threads(set.threads);
         exec_bind_team((exec_bind)set.bind, 0, set.threads, set.threads);
+        exec_denormals_team(set.threads);
         exec_kctx k = {
             .g = g, .nthreads = set.threads, .conv_algo = (exec_conv_algo)set.conv_algo, .hooks = set.hooks
         };

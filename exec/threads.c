@@ -1,6 +1,7 @@
 /* threads.c -- one intra-op pool: OpenMP, which the OpenMP build of OpenBLAS
- * shares, so BLAS calls and the engine's kernels never run two pools; and
- * the binding of a run's threads to CPUs (exec.h: exec_bind). */
+ * shares, so BLAS calls and the engine's kernels never run two pools; the
+ * binding of a run's threads to CPUs (exec.h: exec_bind); and their
+ * handling of denormal floats (exec_denormals_set). */
 #define _GNU_SOURCE /* pthread_setaffinity_np, sched_getaffinity */
 #include "internal.h"
 #include "ops/mathkern.h"
@@ -15,6 +16,9 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 
 static int g_intra;
 
@@ -413,4 +417,58 @@ void exec_bind_team(exec_bind b, int base, int n, int total)
         bind_self(b, base + omp_get_thread_num(), total);
     }
     tl_bind.b = (int)b, tl_bind.base = base, tl_bind.n = n, tl_bind.total = total;
+}
+
+/* ---- denormal floats ------------------------------------------------------ */
+static _Atomic int g_flush = 1;
+static _Thread_local struct {
+    int flush, n; /* the mode this thread's team of n was set to (-1: never) */
+} tl_denorm = { -1, 0 };
+static const char *const denorm_names[] = { "keep", "flush" };
+
+void exec_denormals_set(int flush) { atomic_store(&g_flush, flush != 0); }
+int exec_denormals_get(void) { return atomic_load(&g_flush); }
+const char *exec_denormals_name(int flush) { return denorm_names[flush != 0]; }
+
+int exec_denormals_from_name(const char *name)
+{
+    for (int i = 0; i < 2; i++)
+        if (name && strcmp(name, denorm_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* the calling thread's mode: x86's MXCSR FTZ (bit 15) and DAZ (bit 6),
+ * AArch64's FPCR.FZ (bit 24); written only where it differs */
+static void denormals_self(int flush)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    const unsigned bits = 0x8040u, cur = _mm_getcsr(), want = flush ? cur | bits : cur & ~bits;
+    if (want != cur)
+        _mm_setcsr(want);
+#elif defined(__aarch64__)
+    uint64_t cur, want;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(cur));
+    want = flush ? cur | (UINT64_C(1) << 24) : cur & ~(UINT64_C(1) << 24);
+    if (want != cur)
+        __asm__ volatile("msr fpcr, %0" : : "r"(want));
+#else
+    (void)flush;
+#endif
+}
+
+void exec_denormals_team(int n)
+{
+    const int flush = atomic_load_explicit(&g_flush, memory_order_relaxed);
+    denormals_self(flush); /* first: team threads started from now on inherit it */
+    /* a smaller team is some of the same threads; the OpenMP runtime's
+     * threads past it end when a team shrinks, and new ones copy this
+     * thread's mode */
+    if (tl_denorm.flush == flush && n <= tl_denorm.n)
+        return;
+    if (n > 1) {
+#pragma omp parallel num_threads(n)
+        denormals_self(flush);
+    }
+    tl_denorm.flush = flush, tl_denorm.n = n;
 }

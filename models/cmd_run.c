@@ -10,14 +10,16 @@
 
 static const char usage_text[] = "usage: fathom run MODEL [--mode train|infer] [--preset tiny|small|full] [--steps N]\n"
                                  "                  [--batch B] [--threads N] [--inter M] [--conv-algo A]\n"
-                                 "                  [--bind none|close|spread] [--seed S] [--depth D]\n"
-                                 "                  [--data PATH] [--format text|json]\n\n"
+                                 "                  [--bind none|close|spread] [--denormals flush|keep]\n"
+                                 "                  [--seed S] [--depth D] [--data PATH] [--format text|json]\n\n"
                                  "Runs a workload (see `fathom list`) on its built-in data for N steps and prints\n"
                                  "the mean step time (the first step skipped). With --format json: one JSON\n"
                                  "object describing the run, one per step {step, loss, ms}, then a summary.\n"
                                  "Defaults: train, tiny, 20 steps (12 at small and full), the preset's batch,\n"
                                  "all cores, 1 inter-op worker, convolution algorithm auto (or FATHOM_CONV_ALGO),\n"
                                  "threads not bound to CPUs (--bind close|spread pins each engine thread to one),\n"
+                                 "denormal floats flushed to zero on the engine's threads, as TensorFlow's\n"
+                                 "(--denormals keep, or FATHOM_DENORMALS=keep: IEEE gradual underflow),\n"
                                  "seed 1, residual depth 50. `fathom tune` recommends --threads, --inter,\n"
                                  "--conv-algo, --bind and --batch for this machine. See fathom-run(1).\n\n"
                                  "--data PATH reads a real-format file instead of the generator:\n";
@@ -106,6 +108,13 @@ int cmd_run(int argc, char **argv)
             if (exec_bind_parse(val, &b))
                 return cli_usage_error("run", "%s", exec_errmsg());
             cfg.settings.bind = (int)b;
+        } else if (OPT("--denormals")) {
+            if (!val)
+                return 2;
+            int d = exec_denormals_from_name(val);
+            if (d < 0)
+                return cli_usage_error("run", "unknown --denormals '%s' (use flush or keep)", val);
+            exec_denormals_set(d);
         } else if (OPT("--seed")) {
             if (!val)
                 return 2;

@@ -43,10 +43,11 @@ exec_status model_runner(const model_def *def, const model_config *cfg, const mo
     const int threads = cfg->settings.threads > 0 ? cfg->settings.threads : exec_threads_get();
     bool json = o->out && o->format == CLI_JSON;
     if (json)
-        emit(o->out, json_pack("{s:s, s:s, s:s, s:i, s:I, s:i, s:i, s:i, s:I}", "model", def->name, "mode",
+        emit(o->out, json_pack("{s:s, s:s, s:s, s:i, s:I, s:i, s:i, s:i, s:I, s:s}", "model", def->name, "mode",
                                model_mode_name(cfg->mode), "preset", model_preset_name(cfg->preset), "batch", m->batch,
                                "params", (json_int_t)r.params, "steps", o->steps, "threads", threads, "inter",
-                               cfg->inter > 1 ? cfg->inter : 1, "seed", (json_int_t)cfg->seed));
+                               cfg->inter > 1 ? cfg->inter : 1, "seed", (json_int_t)cfg->seed, "denormals",
+                               exec_denormals_name(exec_denormals_get())));
     exec_run_info info = {
         .model = def->name,
         .mode = model_mode_name(cfg->mode),
@@ -114,9 +115,9 @@ exec_status model_runner(const model_def *def, const model_config *cfg, const mo
                            r.mean_ms, "mean_engine_ms", r.mean_engine_ms, "first_ms", r.first_ms, "total_ms",
                            r.total_ms, "first_loss", loss_json(r.first_loss), "last_loss", loss_json(r.last_loss)));
         } else {
-            fprintf(o->out, "%s %s (%s): batch %d, %lld parameters, %d thread%s, inter %u\n", def->name,
+            fprintf(o->out, "%s %s (%s): batch %d, %lld parameters, %d thread%s, inter %u%s\n", def->name,
                     model_mode_name(cfg->mode), model_preset_name(cfg->preset), m->batch, (long long)r.params, threads,
-                    threads == 1 ? "" : "s", info.inter);
+                    threads == 1 ? "" : "s", info.inter, exec_denormals_get() ? "" : ", denormals kept");
             fprintf(o->out,
                     "%d steps, mean step %.2f ms, %.2f ms of it in the engine (first step skipped; first %.2f ms)",
                     r.steps, r.mean_ms, r.mean_engine_ms, r.first_ms);

@@ -19,7 +19,7 @@
 
 static const char usage_text[] =
     "usage: fathom replay TRACE [--threads N] [--inter M] [--conv-algo A] [--bind none|close|spread]\n"
-    "                    [--steps K] [--skip-first N] [--skip-last N]\n"
+    "                    [--denormals flush|keep] [--steps K] [--skip-first N] [--skip-last N]\n"
     "                    [--iterations I] [--warmup W] [--seed S] [--format text|csv|json]\n"
     "                    [--dump-ops FILE] [--record [-o ARCHIVE | --dir DIR]]\n\n"
     "Rebuilds the op program of a recorded trace (an archive or a CTF directory) from the\n"
@@ -36,6 +36,8 @@ static const char usage_text[] =
     "  --conv-algo A    convolution algorithm: auto (default), im2col, direct, winograd\n"
     "  --bind B         thread binding: none (default), close, spread, as fathom run's\n"
     "                   (`fathom tune TRACE` recommends these four)\n"
+    "  --denormals D    flush (default: denormal floats become 0 on the engine's\n"
+    "                   threads, as fathom run's) or keep (IEEE gradual underflow)\n"
     "  --steps K        replay K recorded steps (default: all kept steps)\n"
     "  --skip-first N   leave out the first N recorded steps (default 0)\n"
     "  --skip-last N    leave out the last N recorded steps (default 0)\n"
@@ -239,7 +241,9 @@ static int record_replay(const char *trace, char **child_args, int nargs, const 
     tracer_manifest *m = tracer_manifest_create();
     if (!m)
         return cli_error("replay", "out of memory");
-    if (tracer_manifest_set(m, "replay_of", src)) {
+    /* the child's: --denormals, passed on, or FATHOM_DENORMALS set this process's too */
+    if (tracer_manifest_set(m, "replay_of", src) ||
+        tracer_manifest_set(m, "denormals", exec_denormals_name(exec_denormals_get()))) {
         tracer_manifest_destroy(m);
         return cli_error("replay", "%s", base_errmsg());
     }
@@ -287,14 +291,23 @@ static int record_replay(const char *trace, char **child_args, int nargs, const 
 int cmd_replay(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "threads", required_argument, 0, 't' },   { "inter", required_argument, 0, 'i' },
-        { "steps", required_argument, 0, 's' },     { "skip-first", required_argument, 0, 'F' },
-        { "skip-last", required_argument, 0, 'L' }, { "iterations", required_argument, 0, 'n' },
-        { "warmup", required_argument, 0, 'w' },    { "seed", required_argument, 0, 'S' },
-        { "format", required_argument, 0, 'f' },    { "help", no_argument, 0, 'h' },
-        { "dump-ops", required_argument, 0, 'D' },  { "record", no_argument, 0, 'R' },
-        { "dir", required_argument, 0, 'd' },       { "conv-algo", required_argument, 0, 'A' },
-        { "bind", required_argument, 0, 'B' },      { 0, 0, 0, 0 },
+        { "threads", required_argument, 0, 't' },
+        { "inter", required_argument, 0, 'i' },
+        { "steps", required_argument, 0, 's' },
+        { "skip-first", required_argument, 0, 'F' },
+        { "skip-last", required_argument, 0, 'L' },
+        { "iterations", required_argument, 0, 'n' },
+        { "warmup", required_argument, 0, 'w' },
+        { "seed", required_argument, 0, 'S' },
+        { "format", required_argument, 0, 'f' },
+        { "help", no_argument, 0, 'h' },
+        { "dump-ops", required_argument, 0, 'D' },
+        { "record", no_argument, 0, 'R' },
+        { "dir", required_argument, 0, 'd' },
+        { "conv-algo", required_argument, 0, 'A' },
+        { "bind", required_argument, 0, 'B' },
+        { "denormals", required_argument, 0, 'Z' },
+        { 0, 0, 0, 0 },
     };
     long threads = 0, inter = 1, steps = 0, skip_first = 0, skip_last = 0, iters = 3, warmup = 1, seed = 1;
     int fmt = CLI_TEXT, c, record = 0;
@@ -330,6 +343,13 @@ int cmd_replay(int argc, char **argv)
             if (exec_bind_parse(optarg, &bind))
                 return cli_usage_error("replay", "%s", exec_errmsg());
             break;
+        case 'Z': {
+            int d = exec_denormals_from_name(optarg);
+            if (d < 0)
+                return cli_usage_error("replay", "unknown --denormals '%s' (use flush or keep)", optarg);
+            exec_denormals_set(d);
+            break;
+        }
         case 'D':
             if (!*optarg)
                 return cli_usage_error("replay", "--dump-ops wants a file (or - for stdout)");

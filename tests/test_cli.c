@@ -108,6 +108,51 @@ static void test_bad_input(void **state)
     }
 }
 
+/* FATHOM_DENORMALS and --denormals: flush and keep work (fathom version
+ * and a run's JSON say which), anything else is a one-line error naming
+ * the variable or the flag */
+static void test_denormals_env(void **state)
+{
+    (void)state;
+    char *out, *err;
+    assert_int_equal(run("version", &out, NULL), 0);
+    assert_non_null(strstr(out, "denormals: flushed to zero"));
+    free(out);
+    setenv("FATHOM_DENORMALS", "keep", 1);
+    assert_int_equal(run("version", &out, NULL), 0);
+    assert_non_null(strstr(out, "denormals: kept"));
+    free(out);
+    assert_int_equal(run("run memnet --steps 1 --format json", &out, NULL), 0);
+    assert_non_null(strstr(out, "\"denormals\":\"keep\""));
+    free(out);
+    setenv("FATHOM_DENORMALS", "ftz", 1);
+    int rc = run("version", &out, &err);
+    unsetenv("FATHOM_DENORMALS");
+    printf("FATHOM_DENORMALS=ftz fathom version -> %d: %s", rc, err);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(err, "FATHOM_DENORMALS"));
+    assert_non_null(strstr(err, "'ftz'"));
+    assert_int_equal(count_lines(err), 1);
+    assert_string_equal(out, "");
+    free(out);
+    free(err);
+    assert_int_equal(run("run memnet --steps 1 --denormals keep --format json", &out, NULL), 0);
+    assert_non_null(strstr(out, "\"denormals\":\"keep\""));
+    free(out);
+    assert_int_equal(run("run memnet --steps 1 --format json", &out, NULL), 0);
+    assert_non_null(strstr(out, "\"denormals\":\"flush\""));
+    free(out);
+    for (int i = 0; i < 2; i++) {
+        rc = run(i ? "replay x.tar --denormals off" : "run memnet --denormals off", &out, &err);
+        printf("--denormals off -> %d: %s", rc, err);
+        assert_int_equal(rc, 2);
+        assert_non_null(strstr(err, "--denormals 'off'"));
+        assert_int_equal(count_lines(err), 1);
+        free(out);
+        free(err);
+    }
+}
+
 /* FATHOM_CONV_ALGO: the four names work, anything else is a one-line
  * error naming the variable */
 static void test_conv_algo_env(void **state)
@@ -192,7 +237,7 @@ int main(void)
         cmocka_unit_test(test_ops_lists_table), cmocka_unit_test(test_peak_measures),
         cmocka_unit_test(test_bad_input),       cmocka_unit_test(test_help),
         cmocka_unit_test(test_analysis_help),   cmocka_unit_test(test_thread_counts),
-        cmocka_unit_test(test_conv_algo_env),
+        cmocka_unit_test(test_conv_algo_env),   cmocka_unit_test(test_denormals_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <fenv.h>
 #include <math.h>
 #include <omp.h>
 #include <pthread.h>
@@ -904,6 +905,99 @@ static void test_forwarding_prefers_recent(void **state)
     exec_graph_destroy(g);
 }
 
+/* Denormal floats: flushed (the default), x * y of two 1e-20 (1e-40, below
+ * FLT_MIN) is 0 in every element, and so is a denormal input times one
+ * (read as 0); kept, neither is. Every element: the team's share of the
+ * elementwise kernel at two threads, and each inter-op worker's node. The
+ * runs' calling thread is a new one, in the default (IEEE) mode, whose
+ * OpenMP team starts in a region of its own before any run: a run must
+ * set threads that existed before it. */
+enum { DN = 1 << 20, DRUNS = 3 };
+static const struct {
+    int threads, inter;
+} denorm_runs[DRUNS] = { { 2, 1 }, { 1, 1 }, { 2, 2 } }; /* two threads first: the team as it started */
+
+typedef struct denorm_result {
+    int kept;               /* the team's sum of 1e-20 squared before any run is not 0 */
+    int zeros[2][DRUNS][3]; /* [flush][run]: zeros in x*y, y*x, 1e-40*1 */
+    exec_status st;
+} denorm_result;
+
+/* zeros by their bits: a thread that flushes reads a denormal as 0 */
+static int count_zeros(exec_graph *g, uint32_t out)
+{
+    const uint32_t *o = (const uint32_t *)exec_dataf(g, out);
+    int zeros = 0;
+    for (int i = 0; i < DN; i++)
+        zeros += (o[i] & 0x7fffffffu) == 0;
+    return zeros;
+}
+
+static void *denorm_thread(void *arg)
+{
+    denorm_result *r = arg;
+    fesetenv(FE_DFL_ENV); /* this thread in the default mode (a new thread copies its creator's) */
+    exec_graph *g = NULL;
+    if ((r->st = exec_graph_create(&g, 3)))
+        return NULL;
+    uint32_t x = exec_input(g, "x", EXEC_F32, 1, (int64_t[]){ DN }),
+             y = exec_input(g, "y", EXEC_F32, 1, (int64_t[]){ DN });
+    uint32_t den = exec_input(g, "den", EXEC_F32, 1, (int64_t[]){ DN }),
+             one = exec_input(g, "one", EXEC_F32, 1, (int64_t[]){ DN });
+    uint32_t xy = ex_mul(g, x, y), yx = ex_mul(g, y, x); /* denormal products, two nodes for two workers */
+    uint32_t dy = ex_mul(g, den, one);                   /* a denormal input */
+    if ((r->st = exec_graph_status(g)) || (r->st = exec_graph_plan(g)))
+        goto end;
+    float *xd = exec_dataf(g, x), *yd = exec_dataf(g, y), *dd = exec_dataf(g, den), *od = exec_dataf(g, one);
+    for (int i = 0; i < DN; i++)
+        xd[i] = yd[i] = 1e-20f, dd[i] = 1e-40f, od[i] = 1.0f;
+    /* the team, as the first run finds it: a region of one thread (the
+     * plan's) ends the OpenMP runtime's threads past it, so it starts here */
+    volatile float tiny = 1e-20f;
+    float sum = 0;
+#pragma omp parallel num_threads(2) reduction(+ : sum)
+    sum += tiny * tiny;
+    r->kept = sum > 0; /* compared here: the test's own thread reads a denormal as 0 */
+    for (int flush = 1; flush >= 0; flush--)
+        for (int k = 0; k < DRUNS; k++) {
+            exec_denormals_set(flush);
+            exec_settings set = { .threads = denorm_runs[k].threads };
+            exec_run_opts o = { .max_phase = EXEC_PHASE_forward, .settings = &set, .inter = denorm_runs[k].inter };
+            if ((r->st = exec_graph_run(g, &o)))
+                goto end;
+            r->zeros[flush][k][0] = count_zeros(g, xy), r->zeros[flush][k][1] = count_zeros(g, yx);
+            r->zeros[flush][k][2] = count_zeros(g, dy);
+        }
+end:
+    exec_denormals_set(1);
+    exec_graph_destroy(g);
+    return NULL;
+}
+
+static void test_denormals(void **state)
+{
+    (void)state;
+    assert_int_equal(exec_denormals_from_name("flush"), 1);
+    assert_int_equal(exec_denormals_from_name("keep"), 0);
+    assert_int_equal(exec_denormals_from_name("ftz"), -1);
+    assert_string_equal(exec_denormals_name(exec_denormals_get()), "flush"); /* the default */
+    denorm_result r = { 0 };
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, denorm_thread, &r), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(r.st, EXEC_OK);
+    assert_true(r.kept); /* the team kept denormals before the runs */
+    for (int flush = 1; flush >= 0; flush--)
+        for (int k = 0; k < DRUNS; k++) {
+            const int *z = r.zeros[flush][k];
+            printf("denormals %s, %d thread%s x %d worker%s: zeros in x*y %d, y*x %d, 1e-40*1 %d of %d\n",
+                   exec_denormals_name(flush), denorm_runs[k].threads, denorm_runs[k].threads > 1 ? "s" : "",
+                   denorm_runs[k].inter, denorm_runs[k].inter > 1 ? "s" : "", z[0], z[1], z[2], DN);
+            for (int j = 0; j < 3; j++)
+                assert_int_equal(z[j], flush ? DN : 0);
+        }
+}
+
 int main(void)
 {
     exec_threads_set(1);
@@ -924,6 +1018,7 @@ int main(void)
         cmocka_unit_test(test_forwarding_training),
         cmocka_unit_test(test_forwarding_prefers_recent),
         cmocka_unit_test(test_no_idle_team),
+        cmocka_unit_test(test_denormals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
