@@ -94,6 +94,8 @@ static exec_status model_tstep(void *inst, uint64_t *ns)
 
 static void model_close(void *inst) { model_destroy(inst); }
 
+static const exec_graph *model_tgraph(void *inst) { return ((const model *)inst)->g; }
+
 /* The recommendation's command up to its flags: "fathom run MODEL ..." or
  * "fathom replay TRACE", the trace's path quoted for the shell. */
 #define TUNE_PREFIX_MAX (4 * PATH_MAX + 64)
@@ -150,9 +152,9 @@ static void print_text(const replay_tune_result *r, const replay_tune_target *t,
                "(ridge %.1f FLOP/byte)\n",
                100 * r->conv_share, r->peak_gflops, r->peak_gbs, r->ridge);
     else if (r->ridge > 0)
-        printf("\n  convolutions: %.1f%% of op time; ceilings: sgemm %.1f GFLOP/s, triad %.1f GB/s over %.0f MiB, the "
-               "workload's memory (ridge %.1f FLOP/byte)\n",
-               100 * r->conv_share, r->peak_gflops, r->peak_gbs, r->triad_mb, r->ridge);
+        printf("\n  convolutions: %.1f%% of op time; ceilings: sgemm %.1f GFLOP/s, a read stream %.1f GB/s over the "
+               "workload's %.0f MiB (ridge %.1f FLOP/byte)\n",
+               100 * r->conv_share, r->peak_gflops, r->peak_gbs, r->stream_mb, r->ridge);
     else
         printf("\n  convolutions: %.1f%% of op time; ceilings not measured (%s)\n", 100 * r->conv_share,
                strcmp(r->mode, "tune") != 0 ? "a sweep or --compare measures none; --peak gives them"
@@ -270,7 +272,7 @@ static int print_json(const replay_tune_result *r, const replay_tune_target *t, 
                         json_string(r->ceilings_given ? "given"
                                     : r->ridge > 0    ? "measured"
                                                       : "not measured"));
-    json_object_set_new(measured, "triad_mib", json_real(r->triad_mb));
+    json_object_set_new(measured, "stream_mib", json_real(r->stream_mb));
     int rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(root);
     putchar('\n');
@@ -439,6 +441,7 @@ int cmd_tune(int argc, char **argv)
         t.batch = model_batch(def, &cfg);
         t.steps_per_run = 1;
         t.open = model_open, t.retune = model_retune, t.step = model_tstep, t.close = model_close;
+        t.graph = model_tgraph;
         snprintf(t.what, sizeof t.what, "%s %s (%s)", def->name, model_mode_name(cfg.mode),
                  model_preset_name(cfg.preset));
         int n = snprintf(prefix, sizeof prefix, "fathom run %s --mode %s --preset %s", def->name,

@@ -251,6 +251,10 @@ typedef struct exec_mem_stats {
  * and touching them gets the process killed. */
 exec_status exec_graph_plan(exec_graph *g);
 void exec_graph_mem(const exec_graph *g, exec_mem_stats *out);
+/* Role r's arena (borrowed, to read only; NULL before plan or where no
+ * tensor has the role), *bytes its size: what a stream over a workload's
+ * own memory reads (`fathom tune`'s bandwidth, no page touched anew). */
+const void *exec_graph_arena(const exec_graph *g, exec_role r, size_t *bytes);
 
 /* ---- engine settings (executor.c) --------------------------------------- */
 /* How a graph's ops run: carried by the graph (exec_graph_settings_set) and

@@ -318,6 +318,13 @@ void exec_memory_release(exec_graph *g)
     g->planned = false;
 }
 
+const void *exec_graph_arena(const exec_graph *g, exec_role r, size_t *bytes)
+{
+    const int ok = (unsigned)r < EXEC_ROLE_COUNT && g->arena[r];
+    *bytes = ok ? g->arena_bytes[r] : 0;
+    return ok ? g->arena[r] : NULL;
+}
+
 void exec_graph_mem(const exec_graph *g, exec_mem_stats *out)
 {
     memset(out, 0, sizeof *out);

@@ -592,11 +592,11 @@ static exec_status tune_profile(tuner *tu)
     /* the ridge: an op type below 1 FLOP/byte is memory-bound and one above
      * 64 compute-bound on any CPU (their ridges lie between); only one in
      * between, of 10% of op time or more, needs this machine's, measured
-     * here unless given (fathom peak's, --peak): the triad over the
-     * workload's memory (exec_alloc_bytes: its tensors and data; up to
-     * twice the largest cache), where 12 MB, inside this EPYC's 32 MB L3,
-     * measured its cache, 24-75 GB/s, against fathom peak's 34 GB/s over
-     * 384 MB (64 MB: 26-35) */
+     * here unless given (fathom peak's, --peak): a read stream over the
+     * workload's own tensors (the profiled instance's arenas), whose
+     * bandwidth its ops see, a cache's where they fit in one (a triad over
+     * 12 MB, inside an EPYC's 32 MB L3, measured 24-75 GB/s there, against
+     * fathom peak's 34 GB/s over 384 MB) */
     int doubt = 0;
     for (int i = 0; i < r->ntop; i++)
         doubt |= r->top[i].share >= 0.1 && r->top[i].intensity >= 1 && r->top[i].intensity <= 64;
@@ -606,7 +606,8 @@ static exec_status tune_profile(tuner *tu)
     } else if (doubt && !tu->fixed) {
         double c0 = replay_tune_now_s();
         progress(tu->o, "measuring the machine's ceilings");
-        if ((s = replay_tune_ceilings(exec_alloc_bytes(), &r->peak_gflops, &r->peak_gbs, &r->triad_mb)))
+        const exec_graph *g = tu->t->graph && tu->h->n > 0 ? tu->t->graph(tu->h->inst[0]) : NULL;
+        if ((s = replay_tune_ceilings(g, &r->peak_gflops, &r->peak_gbs, &r->stream_mb)))
             return s;
         r->ridge = r->peak_gbs > 0 ? r->peak_gflops / r->peak_gbs : 0;
         r->ceilings_s = replay_tune_now_s() - c0;
@@ -668,8 +669,8 @@ static void tune_propose(const tuner *tu, proposal *pr)
                      r->ridge, r->peak_gflops, r->peak_gbs);
         else if (r->ridge > 0)
             snprintf(ridge, sizeof ridge,
-                     "ridge %.1f: sgemm %.1f GFLOP/s, triad %.1f GB/s over %.0f MiB, the workload's memory", r->ridge,
-                     r->peak_gflops, r->peak_gbs, r->triad_mb);
+                     "ridge %.1f: sgemm %.1f GFLOP/s, a read stream %.1f GB/s over the workload's %.0f MiB", r->ridge,
+                     r->peak_gflops, r->peak_gbs, r->stream_mb);
         else if (bound == REPLAY_TUNE_BOUND_UNKNOWN)
             snprintf(ridge, sizeof ridge, "between 1 and 64 FLOP/byte, where CPUs' ridges lie: %s",
                      tu->fixed ? "a sweep or --compare measures no ceilings (--peak gives them)"

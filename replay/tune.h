@@ -81,6 +81,9 @@ typedef struct replay_tune_target {
     /* One step (or one pass of a trace); *ns its wall time. */
     exec_status (*step)(void *inst, uint64_t *ns);
     void (*close)(void *inst);
+    /* The graph an open instance runs, whose arenas the ceilings' stream
+     * reads (borrowed; NULL: the ceilings measure no bandwidth). */
+    const exec_graph *(*graph)(void *inst);
 } replay_tune_target;
 
 #define REPLAY_TUNE_MAX_CANDIDATES 1024 /* a sweep of more points is an error */
@@ -143,7 +146,7 @@ typedef struct replay_tune_result {
     int level_steps[REPLAY_TUNE_MAX_LEVELS];    /* its profiled steps (as many as last a sample) */
     double conv_share;                          /* convolution class's share of op time */
     double ridge, peak_gflops, peak_gbs;        /* this machine's, measured or given (0: not needed) */
-    double triad_mb;                            /* the measured triad's three arrays, MiB (0: not measured) */
+    double stream_mb;                           /* the measured read stream's bytes, MiB (0: not measured) */
     int ceilings_given;                         /* 1: the opts' peak_* */
     double preempt_per_s;                       /* involuntary context switches a second, profiling */
     char binds[3];                              /* the bindings offered (exec_bind; 0 ends) */

@@ -18,54 +18,47 @@ double replay_tune_now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* The largest CPU cache, bytes, from sysfs (cpu0's caches; 0: unknown).
- * Not sysconf(_SC_LEVEL3_CACHE_SIZE): glibc's cpuid reading gave 320 MB
- * for this EPYC VM's 32 MB L3. */
-static double last_cache_bytes(void)
+/* The bytes of a read stream's rep: up to max of g's arenas, whole
+ * floats, into spans (one per arena); their count. */
+typedef struct span {
+    const float *p;
+    int64_t n; /* floats */
+} span;
+static int stream_spans(const exec_graph *g, double max, span *sp, double *bytes)
 {
-    double best = 0;
-    for (int i = 0; i < 16; i++) {
-        char path[96];
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            break;
-        unsigned long v = 0;
-        char unit = 0;
-        if (fscanf(f, "%lu%c", &v, &unit) >= 1) {
-            double b = (double)v * (unit == 'K' ? 0x1p10 : unit == 'M' ? 0x1p20 : unit == 'G' ? 0x1p30 : 1);
-            best = b > best ? b : best;
-        }
-        fclose(f);
+    int n = 0;
+    *bytes = 0;
+    for (int r = 0; g && r < EXEC_ROLE_COUNT && *bytes < max; r++) {
+        size_t b = 0;
+        const void *p = exec_graph_arena(g, (exec_role)r, &b);
+        int64_t f = (int64_t)(fmin((double)b, max - *bytes) / sizeof(float));
+        if (p && f > 0)
+            sp[n++] = (span){ p, f }, *bytes += (double)f * sizeof(float);
     }
-    return best;
+    return n;
 }
 
-exec_status replay_tune_ceilings(size_t footprint, double *gflops, double *gbs, double *triad_mb)
+exec_status replay_tune_ceilings(const exec_graph *g, double *gflops, double *gbs, double *stream_mb)
 {
     const int n = 256, reps = 5;
-    /* past twice the largest cache a stream is memory's, and each MB more
-     * costs its first touch (about 2 ms a MB on this VM: 384 MB took 0.8 s
-     * of speech's training tuner) */
-    const double llc = last_cache_bytes(), cap = llc > 0 ? 2 * llc : 64 * 0x1p20;
-    const double lo = REPLAY_TUNE_TRIAD_MIN_MB * 0x1p20, hi = fmin(REPLAY_TUNE_TRIAD_MAX_MB * 0x1p20, fmax(lo, cap));
-    const double want = (double)footprint < lo ? lo : (double)footprint > hi ? hi : (double)footprint;
-    const int64_t m = (int64_t)(want / (3 * sizeof(float))) & ~(int64_t)15; /* floats per array */
-    float *a = exec_malloc((size_t)n * n * 3 * sizeof *a), *x = exec_malloc((size_t)m * 3 * sizeof *x);
-    if (!a || !x) {
-        exec_free(a), exec_free(x);
-        return exec_fail(EXEC_ERR_NOMEM, "out of memory for the ceilings' %.0f MB", want / 0x1p20);
-    }
+    float *a = exec_malloc((size_t)n * n * 3 * sizeof *a);
+    if (!a)
+        return exec_fail(EXEC_ERR_NOMEM, "out of memory for the ceilings' sgemm");
     for (int64_t i = 0; i < (int64_t)n * n * 3; i++)
         a[i] = (float)(i & 7) * 0.25f;
-    float *y = x, *b = x + m, *c = x + 2 * m;
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < m; i++) /* first touch by the threads that stream it */
-        y[i] = 0, b[i] = (float)(i & 3), c[i] = (float)(i & 1);
-    /* the best of a few: once the pages are touched, a rep costs the
-     * stream alone (12 MB at 50 GB/s: a quarter of a millisecond), and
-     * the best of two spread 24-75 GB/s over one night's rows */
+    /* the stream reads the workload's own memory: a triad over fresh
+     * arrays paid each page's first touch, on this kind's VMs 1.4 ms a MiB
+     * (the hypervisor backing it) against 0.15 for pages the process had
+     * used: 0.19-0.21 s of seq2seq's and deepq's 0.5-0.7 s small training
+     * tuners, over 135-150 MiB */
+    span sp[EXEC_ROLE_COUNT];
+    double bytes;
+    const int ns = stream_spans(g, REPLAY_TUNE_STREAM_MAX_MB * 0x1p20, sp, &bytes);
+    /* the best of a few: the stream costs its reads alone (12 MB at 50
+     * GB/s: a quarter of a millisecond), and the best of two spread 24-75
+     * GB/s over one night's rows */
     double best = 0, bw = 0;
+    volatile float sink = 0;
     for (int r = 0; r < reps; r++) {
         double t0 = replay_tune_now_s();
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, a + n * n, n, 0.0f, a + 2 * n * n,
@@ -73,16 +66,25 @@ exec_status replay_tune_ceilings(size_t footprint, double *gflops, double *gbs, 
         double t = replay_tune_now_s() - t0;
         if (t > 0 && 2.0 * n * n * n / t / 1e9 > best)
             best = 2.0 * n * n * n / t / 1e9;
+        if (!ns)
+            continue;
         t0 = replay_tune_now_s();
-#pragma omp parallel for schedule(static)
-        for (int64_t i = 0; i < m; i++)
-            y[i] = b[i] + 3.0f * c[i];
+        float sum = 0;
+        for (int k = 0; k < ns; k++) {
+            const float *x = sp[k].p;
+            const int64_t m = sp[k].n;
+#pragma omp parallel for simd reduction(+ : sum) schedule(static)
+            for (int64_t i = 0; i < m; i++)
+                sum += x[i];
+        }
         t = replay_tune_now_s() - t0;
-        if (t > 0 && 12.0 * (double)m / t / 1e9 > bw)
-            bw = 12.0 * (double)m / t / 1e9;
+        sink = sink + sum; /* the reads kept */
+        if (t > 0 && bytes / t / 1e9 > bw)
+            bw = bytes / t / 1e9;
     }
-    exec_free(a), exec_free(x);
-    *gflops = best, *gbs = bw, *triad_mb = 12.0 * (double)m / 0x1p20;
+    (void)sink;
+    exec_free(a);
+    *gflops = best, *gbs = bw, *stream_mb = ns ? bytes / 0x1p20 : 0;
     return EXEC_OK;
 }
 

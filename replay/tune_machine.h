@@ -9,17 +9,15 @@
 /* Seconds on the monotonic clock. */
 double replay_tune_now_s(void);
 
-/* A short sgemm (GFLOP/s) and triad (GB/s) at the process's threads: the
- * ridge point that splits memory- from compute-bound op types. The
- * triad's three arrays hold footprint bytes in all (the workload's
- * memory, as the engine's allocator counts it), clamped to
- * REPLAY_TUNE_TRIAD_MIN_MB and to twice the largest cache (64 MB where
- * sysfs does not say; at most REPLAY_TUNE_TRIAD_MAX_MB): the bandwidth
- * that streams over as much memory see, a cache's where the workload fits
- * in one (*triad_mb: the footprint measured). */
-#define REPLAY_TUNE_TRIAD_MIN_MB 12
-#define REPLAY_TUNE_TRIAD_MAX_MB 384
-exec_status replay_tune_ceilings(size_t footprint, double *gflops, double *gbs, double *triad_mb);
+/* A short sgemm (GFLOP/s) and a read stream (GB/s) at the process's
+ * threads: the ridge point that splits memory- from compute-bound op
+ * types. The stream reads g's arenas (a workload's tensors, already
+ * touched: no page faulted in anew), up to REPLAY_TUNE_STREAM_MAX_MB:
+ * the bandwidth of the memory the workload's ops read, a cache's where it
+ * fits in one (*stream_mb: what it read; 0 and *gbs 0 where g is NULL or
+ * holds nothing). */
+#define REPLAY_TUNE_STREAM_MAX_MB 384
+exec_status replay_tune_ceilings(const exec_graph *g, double *gflops, double *gbs, double *stream_mb);
 
 /* The bindings that take effect here and place some thread count of 1 to
  * `cores` differently from each other, as exec_bind values into out (NONE

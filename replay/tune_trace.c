@@ -46,6 +46,8 @@ static exec_status trace_retune(void *inst, const replay_tune_knobs *k, const ex
 
 static void trace_close(void *inst) { exec_free(inst); }
 
+static const exec_graph *trace_graph(void *inst) { return ((const trace_inst *)inst)->p->g; }
+
 exec_status replay_tune_trace_target(replay_program *p, replay_tune_target *t)
 {
     if (p->rec.schema == 1)
@@ -65,5 +67,6 @@ exec_status replay_tune_trace_target(replay_program *p, replay_tune_target *t)
     t->step = trace_step;
     t->retune = trace_retune;
     t->close = trace_close;
+    t->graph = trace_graph;
     return EXEC_OK;
 }
