@@ -379,13 +379,22 @@ static exec_status sample(const replay_tune_target *t, void *inst, double sample
 }
 
 /* Untimed steps of instance inst until they, after an untimed step of
- * ran_ns that host_get ran (0: none), took settle_ns (at least one step
- * in all). */
+ * ran_ns that host_get ran (0: none), took settle_ns to the nearest step
+ * (at least one step in all): a step that would end past settle_ns by more
+ * than half its length is not run (autoenc's training, 4.2 ms steps: one
+ * step of settling where two, 8.4 ms, were run for 5 ms; 2.6 ms steps
+ * still two). */
 static exec_status settle_steps(const replay_tune_target *t, void *inst, double settle_ns, double ran_ns)
 {
-    double sum = ran_ns;
+    double sum = ran_ns, last = ran_ns;
     int n = ran_ns > 0;
-    return steps_until(t, inst, settle_ns, &sum, &n);
+    exec_status s = EXEC_OK;
+    while (!s && n < 1000 && (n == 0 || sum + 0.5 * last < settle_ns)) {
+        uint64_t v = 0;
+        s = t->step(inst, &v);
+        sum += (double)v, last = (double)v, n++;
+    }
+    return s;
 }
 
 static uint32_t next_rand(uint64_t *x)
@@ -990,6 +999,12 @@ static exec_status tune_rounds(tuner *tu)
     /* every point stays open (its model built, warmed up) so that rounds
      * alternate over all of them; the profiled ones are warm already */
     double st0 = replay_tune_now_s();
+    /* the threads of the last candidate whose start ran a step (its
+     * warm-up, its pool's start): they ran last, and that step settles
+     * its first sample where it comes first */
+    void *started_inst = NULL;
+    int started_pool = 0;
+    double started_ns = 0;
     for (int i = 0; i < r->n && !s; i++) {
         double el = replay_tune_now_s() - tu->t0;
         if (!tu->fixed && i >= (r->vendors ? 2 : 1) && el > tu->budget) {
@@ -1002,6 +1017,10 @@ static exec_status tune_rounds(tuner *tu)
         progress(o, "starting candidate %d/%d", i + 1, r->n);
         double warm = 0, ran;
         s = host_get(t, h, &r->c[i].k, &inst[i], &warm, &ran);
+        if (!s && ran > 0)
+            started_inst = inst[i], started_pool = r->c[i].k.inter > 1, started_ns = ran;
+        else if (!s && r->c[i].k.inter <= 1 && started_pool)
+            started_inst = NULL; /* host_get released the pool that ran last */
         if (s == EXEC_ERR_NOMEM && r->c[i].k.batch != tu->B0) {
             /* a batch that does not fit (a cgroup's memory limit): its points
              * are left out, with the reason, and the rest measured */
@@ -1072,6 +1091,9 @@ static exec_status tune_rounds(tuner *tu)
               settle_switch = settle || tu->min_step_ns < REPLAY_TUNE_SETTLE_UNDER_MS * 1e6;
     r->settle_ms = settle_switch ? REPLAY_TUNE_SETTLE_MS : 0;
     int last = -1;
+    for (int j = 0; started_inst && j < h->n; j++)
+        if (h->inst[j] == started_inst)
+            last = 2 * j + started_pool;
     uint64_t rng = 0x9e3779b97f4a7c15u;
     double m0 = replay_tune_now_s(), per_round = 0;
     for (int i = 0; i < r->n; i++)
@@ -1094,6 +1116,9 @@ static exec_status tune_rounds(tuner *tu)
             /* a pool started anew is other threads too; its untimed step
              * is part of the settling */
             const bool switched = hid[i] != last || ran > 0;
+            if (!switched && started_ns > 0)
+                ran = started_ns; /* the first sample right after its own start */
+            started_ns = 0;
             if ((switched ? settle_switch : settle) &&
                 (s = settle_steps(t, inst[i], switched ? REPLAY_TUNE_SETTLE_MS * 1e6 : 0, ran)))
                 break;
