@@ -19,14 +19,14 @@ awk -f "$AWK" "$T/bts.txt" >"$T/src.ops"
 per=$(($(wc -l <"$T/src.ops") / 3))
 
 rep="$T/rep.tar.zst"
-"$FATHOM" replay "$src" --record -o "$rep" --threads 1 --warmup 0 --iterations 2 --format json >"$T/rep.json" 2>"$T/rep.err" ||
+"$FATHOM" replay "$src" --record -o "$rep" --threads 1 --denormals keep --warmup 0 --iterations 2 --format json >"$T/rep.json" 2>"$T/rep.err" ||
     fail "replay --record: $(cat "$T/rep.err")"
 grep -q "^fathom replay: recorded the replay in $rep " "$T/rep.err" || fail "no 'recorded' line: $(cat "$T/rep.err")"
 grep -q '"ops_executed": '$((6 * per)) "$T/rep.json" || fail "the report (the child's stdout) is not ours: $(head -3 "$T/rep.json")"
 [ -f "$rep" ] || fail "no archive at $rep"
 extract "$rep" "$T/xr"
 check_trace "$T/xr/trace" "$T/btr" 6
-for kv in "model=$model" "mode=train" "preset=tiny" "replay_of=src.tar.zst" "ops=$((6 * per))" "threads=1"; do
+for kv in "model=$model" "mode=train" "preset=tiny" "replay_of=src.tar.zst" "ops=$((6 * per))" "threads=1" "denormals=keep"; do
     grep -qx "$kv" "$T/xr/MANIFEST" || fail "MANIFEST lacks $kv: $(cat "$T/xr/MANIFEST")"
 done
 grep -q ' fathom:run_begin: .*model = "'"$model"'", mode = ( "train"' "$T/btr.txt" || fail "run_begin model/mode"
