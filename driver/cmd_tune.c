@@ -147,14 +147,10 @@ static void print_text(const replay_tune_result *r, const replay_tune_target *t,
         if (r->level_steps[i] > 1)
             printf(" (mean of %d steps)", r->level_steps[i]);
     }
-    if (r->ceilings_given)
-        printf("\n  convolutions: %.1f%% of op time; ceilings given (fathom peak): sgemm %.1f GFLOP/s, triad %.1f GB/s "
-               "(ridge %.1f FLOP/byte)\n",
-               100 * r->conv_share, r->peak_gflops, r->peak_gbs, r->ridge);
-    else if (r->ridge > 0)
-        printf("\n  convolutions: %.1f%% of op time; ceilings: sgemm %.1f GFLOP/s, a read stream %.1f GB/s over the "
-               "workload's %.0f MiB (ridge %.1f FLOP/byte)\n",
-               100 * r->conv_share, r->peak_gflops, r->peak_gbs, r->stream_mb, r->ridge);
+    char ceil_text[160];
+    if (replay_tune_ceilings_text(r, ceil_text, sizeof ceil_text))
+        printf("\n  convolutions: %.1f%% of op time; ceilings: %s (ridge %.1f FLOP/byte)\n", 100 * r->conv_share,
+               ceil_text, r->ridge);
     else
         printf("\n  convolutions: %.1f%% of op time; ceilings not measured (%s)\n", 100 * r->conv_share,
                strcmp(r->mode, "tune") != 0 ? "a sweep or --compare measures none; --peak gives them"

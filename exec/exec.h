@@ -252,8 +252,9 @@ typedef struct exec_mem_stats {
 exec_status exec_graph_plan(exec_graph *g);
 void exec_graph_mem(const exec_graph *g, exec_mem_stats *out);
 /* Role r's arena (borrowed, to read only; NULL before plan or where no
- * tensor has the role), *bytes its size: what a stream over a workload's
- * own memory reads (`fathom tune`'s bandwidth, no page touched anew). */
+ * tensor has the role), *bytes its size, every tensor in it written at
+ * plan: what a stream over a workload's own memory reads (`fathom tune`'s
+ * bandwidth, no page touched anew). */
 const void *exec_graph_arena(const exec_graph *g, exec_role r, size_t *bytes);
 
 /* ---- engine settings (executor.c) --------------------------------------- */

@@ -672,14 +672,9 @@ static void tune_propose(const tuner *tu, proposal *pr)
              left_out);
     for (int i = 0; i < r->ntop && i < 2; i++) {
         const int bound = r->top[i].bound;
-        char ridge[200];
-        if (r->ceilings_given)
-            snprintf(ridge, sizeof ridge, "ridge %.1f: sgemm %.1f GFLOP/s, triad %.1f GB/s, given (fathom peak)",
-                     r->ridge, r->peak_gflops, r->peak_gbs);
-        else if (r->ridge > 0)
-            snprintf(ridge, sizeof ridge,
-                     "ridge %.1f: sgemm %.1f GFLOP/s, a read stream %.1f GB/s over the workload's %.0f MiB", r->ridge,
-                     r->peak_gflops, r->peak_gbs, r->stream_mb);
+        char ridge[200], ceil_text[160];
+        if (replay_tune_ceilings_text(r, ceil_text, sizeof ceil_text))
+            snprintf(ridge, sizeof ridge, "ridge %.1f: %s", r->ridge, ceil_text);
         else if (bound == REPLAY_TUNE_BOUND_UNKNOWN)
             snprintf(ridge, sizeof ridge, "between 1 and 64 FLOP/byte, where CPUs' ridges lie: %s",
                      tu->fixed ? "a sweep or --compare measures no ceilings (--peak gives them)"
@@ -1260,6 +1255,18 @@ end:
     r->wall_s = replay_tune_now_s() - tu->t0;
     exec_free(tu);
     return s;
+}
+
+const char *replay_tune_ceilings_text(const replay_tune_result *r, char *buf, size_t n)
+{
+    if (r->ceilings_given)
+        snprintf(buf, n, "sgemm %.1f GFLOP/s, triad %.1f GB/s, given (fathom peak)", r->peak_gflops, r->peak_gbs);
+    else if (r->ridge > 0)
+        snprintf(buf, n, "sgemm %.1f GFLOP/s, a read stream %.1f GB/s over the workload's %.0f MiB", r->peak_gflops,
+                 r->peak_gbs, r->stream_mb);
+    else
+        return NULL;
+    return buf;
 }
 
 void replay_tune_result_release(replay_tune_result *r)

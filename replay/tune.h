@@ -186,6 +186,11 @@ typedef struct replay_tune_result {
 exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, replay_tune_result *r);
 /* Frees what r owns (its samples); r stays readable but for them. */
 void replay_tune_result_release(replay_tune_result *r);
+/* r's ceilings in words, into buf (n bytes): "sgemm 232.5 GFLOP/s, a read
+ * stream 59.6 GB/s over the workload's 16 MiB", or "..., triad 33.7 GB/s,
+ * given (fathom peak)"; NULL (buf untouched) where there are none: the
+ * proposals' lines and the text report say it alike. */
+const char *replay_tune_ceilings_text(const replay_tune_result *r, char *buf, size_t n);
 
 /* `--threads T --inter M --conv-algo A --bind B [--batch B]`: flags of `fathom run`. */
 void replay_tune_flags(const replay_tune_knobs *k, int with_batch, char *buf, size_t len);
