@@ -1,11 +1,14 @@
 /* trace_mlp.c -- a test helper: a tiny MLP on the engine, traced through the
  * real recorder (tracer/record.h) until the workloads exist.
  *
- *   trace_mlp run STEPS [INTER]      the workload: builds a 2-layer MLP and
- *                                    runs STEPS training steps, calling the
- *                                    exec_trace_* functions as `fathom run`
- *                                    does; traces itself when FATHOM_TRACE=1
- *   trace_mlp record [-o PATH] [--dir DIR] [--relay URL] STEPS [INTER]
+ *   trace_mlp run STEPS [INTER [infer]]
+ *                                    the workload: builds a 2-layer MLP and
+ *                                    runs STEPS training steps (or, with
+ *                                    infer, forward passes alone: a chain of
+ *                                    ops), calling the exec_trace_* functions
+ *                                    as `fathom run` does; traces itself when
+ *                                    FATHOM_TRACE=1
+ *   trace_mlp record [-o PATH] [--dir DIR] [--relay URL] STEPS [INTER [infer]]
  *                                    records `trace_mlp run` with
  *                                    tracer_record(), the code behind
  *                                    `fathom record`; prints the archive
@@ -33,7 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int run(int steps, int inter)
+static int run(int steps, int inter, int infer)
 {
     int traced = 0;
     if (tracer_hooks_install_from_env(&traced) != TRACER_OK) {
@@ -53,14 +56,15 @@ static int run(int steps, int inter)
     uint32_t h = ex_relu(g, ex_bias_add(g, ex_matmul(g, x, w1, 0, 0), b1, 1));
     uint32_t logits = ex_bias_add(g, ex_matmul(g, h, w2, 0, 0), b2, 1);
     uint32_t loss = ex_sparse_softmax_xent(g, logits, y);
-    if (exec_gradients(g, loss) || exec_optimizer_sgd(g, 0.1f) || exec_graph_status(g) || exec_graph_plan(g)) {
+    if ((!infer && (exec_gradients(g, loss) || exec_optimizer_sgd(g, 0.1f))) || exec_graph_status(g) ||
+        exec_graph_plan(g)) {
         fprintf(stderr, "trace_mlp: %s\n", exec_errmsg());
         exec_graph_destroy(g);
         return 1;
     }
     exec_run_info info = {
         .model = "mlp",
-        .mode = "train",
+        .mode = infer ? "infer" : "train",
         .preset = "tiny",
         .version = FATHOM_VERSION,
         .blas = exec_blas_config(),
@@ -72,7 +76,7 @@ static int run(int steps, int inter)
         .seed = 42,
     };
     exec_trace_run_begin(&info);
-    exec_run_opts opts = { .inter = inter, .max_phase = EXEC_PHASE_update };
+    exec_run_opts opts = { .inter = inter, .max_phase = infer ? EXEC_PHASE_forward : EXEC_PHASE_update };
     exec_status st = EXEC_OK;
     float *xd = exec_dataf(g, x);
     int32_t *yd = exec_datai(g, y);
@@ -141,7 +145,7 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "extract"))
         return extract(argv[2], argv[3]);
     if (argc >= 3 && !strcmp(argv[1], "run"))
-        return run(atoi(argv[2]), argc > 3 ? atoi(argv[3]) : 1);
+        return run(atoi(argv[2]), argc > 3 ? atoi(argv[3]) : 1, argc > 4 && !strcmp(argv[4], "infer"));
     if (argc == 2 && !strcmp(argv[1], "alive")) {
         printf("%d\n", tracer_sessiond_alive());
         return 0;
@@ -176,7 +180,9 @@ int main(int argc, char **argv)
         if (n <= 0)
             return 1;
         exe[n] = '\0';
-        char *cargv[] = { exe, "run", argv[i], i + 1 < argc ? argv[i + 1] : "1", NULL };
+        char *cargv[] = {
+            exe, "run", argv[i], i + 1 < argc ? argv[i + 1] : "1", i + 2 < argc ? argv[i + 2] : NULL, NULL
+        };
         tracer_record_opts o = { .argv = cargv,
                                  .out_path = out,
                                  .out_dir = dir,

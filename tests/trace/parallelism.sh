@@ -5,7 +5,10 @@
 # runs its two directions side by side: 1.58-1.64 measured on a quiet
 # machine, 1.26 seen at a load average of 12 and 1.15 beside a compile, so
 # its least disturbed step, the highest, is judged, more than 1.15 asked;
-# trace_mlp's plain 2-layer MLP: near 1, below speech), and the one-line
+# trace_mlp's plain 2-layer MLP: its forward pass a chain, 1.0 whatever the
+# ops' times; its training step, whose backward runs a layer's weight
+# gradient beside the gradient it passes down, at least 1 and below
+# speech's), and the one-line
 # errors (schema 1, no data flow).
 . "$(dirname "$0")/lib.sh"
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -68,11 +71,16 @@ awk -v p="$got" 'BEGIN { exit !(p > 1.15) }' ||
     fail "speech: parallelism $got in its highest step, want more than 1.15 (its two RNN directions)"
 note "speech train tiny: $got (the highest step; all steps $(par --skip-first 1 "$T/speech.tar.zst"))"
 speech=$got
+mlp=$("$TRACE_MLP" record --dir "$T" 3 1 infer) || fail "trace_mlp record (inference)"
+got=$(par --skip-first 1 "$mlp") || fail "mlp inference: analyze parallelism failed"
+near "$got" 1.0 0.01 || fail "mlp inference: parallelism $got, want 1.0 (a chain)"
+note "2-layer MLP, inference: $got"
 mlp=$("$TRACE_MLP" record --dir "$T" 3) || fail "trace_mlp record"
 got=$(par --skip-first 1 "$mlp") || fail "mlp: analyze parallelism failed"
-# a 2-layer MLP: a chain forward; backward, a layer's weight gradient beside the gradient it passes down
-# (1.31 measured with sgemm's products, 1.39-1.46 with MatMul's register tiles, whose faster chain leaves
-# the side branches a larger share; at load averages of 5 to 10)
-awk -v p="$got" -v s="$speech" 'BEGIN { exit !(p >= 0.99 && p <= 1.55 && p < s) }' ||
-    fail "mlp: parallelism $got, want about 1 (at most 1.55, below speech's $speech)"
-note "2-layer MLP: $got"
+# training: backward, a layer's weight gradient beside the gradient it passes down, and each update beside
+# the gradients after its own: how much of the op time that is depends on the ops' relative times (1.31 with
+# sgemm's products and 1.39-1.46 with MatMul's register tiles on AMD EPYC VMs, 1.57-1.61 with AVX-512's
+# on an Intel Xeon VM), so it is judged against speech's bidirectional RNN and 1
+awk -v p="$got" -v s="$speech" 'BEGIN { exit !(p >= 0.99 && p < s) }' ||
+    fail "mlp: parallelism $got, want at least 1 and below speech's $speech"
+note "2-layer MLP, training: $got"
