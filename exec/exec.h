@@ -481,6 +481,11 @@ exec_simd exec_simd_best(void);
  * default) as measured. */
 int exec_matmul_tiles_probe(double *tile_gflops, double *blas_gflops);
 void exec_matmul_tiles_force(int mode, exec_simd s);
+/* What MatMul's general path (not its skinny or packed ones) chose for a
+ * product of shape M x N x K with those transposes, measuring both the
+ * first time it met the shape unless forced: 1 the tiles, 2 the BLAS, 0
+ * not measured (not met, forced, or no vector set for the tiles). */
+int exec_matmul_choice(int64_t M, int64_t N, int64_t K, int ta, int tb);
 
 /* ---- the hook (executor.c) ---------------------------------------------- */
 /* The one interface between the engine and the tracer (trace schema 2,

@@ -88,6 +88,65 @@ static void test_matmul(void **state)
     }
 }
 
+/* MatMul's general path as measured (not forced): the first run of a
+ * shape measures the tiles and the BLAS and keeps the faster, its output
+ * right (against the double reference) and the same, bit for bit, as a
+ * second run's by that choice; a product narrower than a vector is the
+ * BLAS's (the tiles do not take it) */
+static void test_matmul_per_shape(void **state)
+{
+    (void)state;
+    /* past the packed path's 256 rows where neither is transposed (b, which no node writes, would be packed) */
+    const int shapes[][5] = {
+        { 300, 48, 41, 0, 0 }, { 200, 96, 300, 0, 1 }, { 64, 160, 130, 1, 0 }, { 33, 7, 50, 1, 1 }
+    };
+    const int vectors = exec_simd_best() >= EXEC_SIMD_AVX2;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], ta = shapes[s][3], tb = shapes[s][4];
+        assert_int_equal(exec_matmul_choice(M, N, K, ta, tb), 0);
+        exec_graph *g;
+        assert_int_equal(exec_graph_create(&g, 1), EXEC_OK);
+        uint32_t a = exec_input(g, "a", EXEC_F32, 2, (int64_t[]){ ta ? K : M, ta ? M : K });
+        uint32_t b = exec_input(g, "b", EXEC_F32, 2, (int64_t[]){ tb ? N : K, tb ? K : N });
+        uint32_t c = ex_matmul(g, a, b, ta, tb);
+        assert_int_equal(exec_graph_plan(g), EXEC_OK);
+        float *A = exec_dataf(g, a), *Bm = exec_dataf(g, b), *C = exec_dataf(g, c);
+        fill(A, (int64_t)M * K, 3);
+        fill(Bm, (int64_t)K * N, 5);
+        run_fwd(g);
+        const int choice = exec_matmul_choice(M, N, K, ta, tb);
+        float *first = malloc((size_t)M * N * sizeof *first);
+        double *ref = malloc((size_t)M * N * sizeof *ref);
+        assert_non_null(first);
+        assert_non_null(ref);
+        memcpy(first, C, (size_t)M * N * sizeof *first);
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double x = 0;
+                for (int q = 0; q < K; q++)
+                    x += (double)(ta ? A[q * M + i] : A[i * K + q]) * (double)(tb ? Bm[j * K + q] : Bm[q * N + j]);
+                ref[i * N + j] = x;
+            }
+        const double d = maxdiff(C, ref, (int64_t)M * N);
+        memset(C, 0, (size_t)M * N * sizeof *C);
+        run_fwd(g);
+        const int same = memcmp(first, C, (size_t)M * N * sizeof *C) == 0;
+        printf("MatMul %dx%dx%d ta=%d tb=%d as measured: %s, max diff %.2e, second run %s\n", M, N, K, ta, tb,
+               choice == 1   ? "the tiles"
+               : choice == 2 ? "the BLAS"
+                             : "not measured",
+               d, same ? "the same bits" : "different");
+        assert_true(d < 1e-4);
+        assert_true(same);
+        assert_int_equal(choice, vectors ? (N < 8 ? 2 : choice) : 0);
+        if (vectors)
+            assert_true(choice == 1 || choice == 2);
+        free(first);
+        free(ref);
+        exec_graph_destroy(g);
+    }
+}
+
 /* MatMul's skinny path: a of at most 8 rows against a b of 2^17 elements
  * or more, b plain or transposed; odd N (a partial column block) and odd K
  * (the dot products' tails) */
@@ -600,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_batch_matmul_small),
         cmocka_unit_test(test_matmul_skinny),
+        cmocka_unit_test(test_matmul_per_shape),
         cmocka_unit_test(test_matmul_tiles),
         cmocka_unit_test(test_matmul_packed),
         cmocka_unit_test(test_matmul_packed_shared),

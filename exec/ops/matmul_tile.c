@@ -25,7 +25,9 @@
  * sgemm is measured once per process (matmul_tile_init): the same product
  * both ways on one thread; the tiles are used only where they were faster
  * (an OpenBLAS whose kernels know the CPU, or a CPU whose vectors the
- * BLAS's kernel does not use, decide differently). */
+ * BLAS's kernel does not use, decide differently). MatMul's general path
+ * (exec_matmul_tiled) measures both again for each shape it meets and
+ * keeps the faster for it (exec_matmul_choice). */
 #include "../internal.h"
 
 #include <cblas.h>
@@ -391,12 +393,12 @@ static int team_for(int nthreads, int64_t M, int64_t N, int64_t K)
  * them. nthreads > 1 opens a parallel region: inside one, pass 1. Scratch
  * from k when given, else from the allocation wrapper for the call (its
  * failure, injected or real, leaves the product to the BLAS). */
-static bool gemm_tiled(exec_kctx *k, float *ws, int nthreads, int ta, int tb, int64_t M, int64_t N, int64_t K,
-                       const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+static bool gemm_tiled_with(tile_set any, exec_kctx *k, float *ws, int nthreads, int ta, int tb, int64_t M, int64_t N,
+                            int64_t K, const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                            int64_t ldc)
 {
     if (M < 1 || N < 1 || K < 1 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || (beta != 0.0f && beta != 1.0f))
         return false;
-    const tile_set any = active_set();
     if (!any.fn)
         return false;
     if (N < any.vw) /* a few columns: most of every tile's lanes would be padding (the BLAS's gemv is better) */
@@ -429,10 +431,104 @@ static bool gemm_tiled(exec_kctx *k, float *ws, int nthreads, int ta, int tb, in
     return true;
 }
 
+static bool gemm_tiled(exec_kctx *k, float *ws, int nthreads, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                       const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+{
+    return gemm_tiled_with(active_set(), k, ws, nthreads, ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc);
+}
+
+/* ---- the tiles or the BLAS, per shape ----------------------------------
+ * The probe's one shape (a batch of 32 rows) does not speak for every
+ * product: on an AVX-512 Xeon VM the tiles won it (172-195 GFLOP/s against
+ * OpenBLAS's SkylakeX sgemm's 110-130, one thread) and were faster for
+ * seq2seq's recurrent cells and the Transformer's decoding (a row a
+ * sequence), but OpenBLAS was for the Transformer's training products
+ * (1024 rows against 256 to 8000 columns: 200-300 GFLOP/s against 300-365
+ * at two threads, 130-160 against 340 with a transposed). So MatMul's
+ * general path measures both the first time it meets a shape (M, N, K and
+ * the transposes), alternating, the least of three runs each, and keeps
+ * the faster for that shape in this process, whatever the thread count
+ * (one choice a shape: a run's results do not depend on its threads). A
+ * shape being measured by another thread runs as the probe chose. */
+enum { MM_SLOTS = 1024 };
+typedef struct mm_choice {
+    int64_t M, N, K;
+    int ta, tb;
+    int state; /* 0 free, 1 being measured, 2 the tiles, 3 the BLAS */
+} mm_choice;
+static mm_choice g_mm[MM_SLOTS];
+static pthread_mutex_t g_mm_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* the slot of a shape (claimed, state 1, where it was free; NULL: the table is full) */
+static mm_choice *mm_slot(int64_t M, int64_t N, int64_t K, int ta, int tb, int *state)
+{
+    uint64_t h = (uint64_t)M * 0x9e3779b97f4a7c15u ^ (uint64_t)N * 0xc2b2ae3d27d4eb4fu ^
+                 (uint64_t)K * 0x165667b19e3779f9u ^ (uint64_t)(ta * 2 + tb);
+    mm_choice *got = NULL;
+    pthread_mutex_lock(&g_mm_lock);
+    for (int i = 0; i < MM_SLOTS && !got; i++) {
+        mm_choice *s = &g_mm[(h + (uint64_t)i) % MM_SLOTS];
+        if (s->state == 0)
+            *s = (mm_choice){ M, N, K, ta, tb, 1 }, *state = 0, got = s;
+        else if (s->M == M && s->N == N && s->K == K && s->ta == ta && s->tb == tb)
+            *state = s->state, got = s;
+    }
+    pthread_mutex_unlock(&g_mm_lock);
+    return got;
+}
+
+int exec_matmul_choice(int64_t M, int64_t N, int64_t K, int ta, int tb)
+{
+    int got = 0;
+    pthread_mutex_lock(&g_mm_lock);
+    for (int i = 0; i < MM_SLOTS; i++) {
+        const mm_choice *s = &g_mm[i];
+        if (s->state >= 2 && s->M == M && s->N == N && s->K == K && s->ta == ta && s->tb == tb)
+            got = s->state - 1;
+    }
+    pthread_mutex_unlock(&g_mm_lock);
+    return got;
+}
+
+static void mm_set(mm_choice *s, int state)
+{
+    pthread_mutex_lock(&g_mm_lock);
+    s->state = state;
+    pthread_mutex_unlock(&g_mm_lock);
+}
+
 bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, int ta,
                        int tb)
 {
-    return gemm_tiled(k, NULL, k->nthreads, ta, tb, M, N, K, a, ta ? M : K, b, tb ? K : N, 0.0f, c, N);
+    const int64_t lda = ta ? M : K, ldb = tb ? K : N;
+    pthread_once(&T.once, matmul_tile_init);
+    if (atomic_load_explicit(&g_force, memory_order_relaxed) >= 0 || !T.set.fn)
+        return gemm_tiled(k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
+    int state = 0;
+    mm_choice *slot = mm_slot(M, N, K, ta, tb, &state);
+    if (state >= 2)
+        return state == 2 && gemm_tiled_with(T.set, k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
+    if (!slot || state == 1) /* the table full, or another thread measuring it */
+        return gemm_tiled(k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
+    /* this thread measures it: each run writes the whole of c */
+    double tiles_ns = 1e30, blas_ns = 1e30;
+    bool fits = true;
+    const int was = omp_get_max_threads();
+    omp_set_num_threads(k->nthreads); /* the BLAS's threads, as the tiles' */
+    for (int r = 0; r < 3 && fits; r++) {
+        double t0 = (double)exec_mono_ns();
+        fits = gemm_tiled_with(T.set, k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
+        double t1 = (double)exec_mono_ns();
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N,
+                    (int)K, 1.0f, a, (int)lda, b, (int)ldb, 0.0f, c, (int)N);
+        double t2 = (double)exec_mono_ns();
+        tiles_ns = t1 - t0 < tiles_ns ? t1 - t0 : tiles_ns, blas_ns = t2 - t1 < blas_ns ? t2 - t1 : blas_ns;
+    }
+    omp_set_num_threads(was);
+    const bool tiles = fits && tiles_ns < blas_ns;
+    mm_set(slot, tiles ? 2 : 3);
+    /* c holds the BLAS's product; the tiles' where they won, as every later call of the shape */
+    return tiles && gemm_tiled_with(T.set, k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
 }
 
 /* the tiles, else sgemm (OpenBLAS's OpenMP build threads by the calling
