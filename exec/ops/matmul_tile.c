@@ -42,6 +42,8 @@
  * L2); TILE_MC: the rows of a one pass covers (their slice of K, 512 KiB,
  * stays in L2 while every column panel passes over it) */
 enum { TILE_KC = 512, TILE_MC = 256, TILE_TR_MAX_M = 256 };
+/* the probe's product (matmul_tile_init): a batch of 32 against an LSTM's gate weights */
+enum { MM_PROBE_M = 32, MM_PROBE_N = 512, MM_PROBE_K = 256 };
 
 /* the widest set's block of columns (AVX-512: 3 x 16), which bounds every set's */
 enum { WS_BW = 48 };
@@ -321,7 +323,7 @@ static _Atomic int g_force_simd = EXEC_SIMD_AUTO;
 static void matmul_tile_init(void)
 {
     T.set = set_of(exec_simd_best());
-    const int64_t M = 32, N = 512, K = 256;
+    const int64_t M = MM_PROBE_M, N = MM_PROBE_N, K = MM_PROBE_K;
     /* plain malloc: a probe's buffer, freed at once, stays out of the
      * engine's byte accounting and its injected failures */
     float *a = malloc((size_t)(M * K + K * N + M * N + K * WS_BW) * sizeof *a);
@@ -502,7 +504,11 @@ bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, i
 {
     const int64_t lda = ta ? M : K, ldb = tb ? K : N;
     pthread_once(&T.once, matmul_tile_init);
-    if (atomic_load_explicit(&g_force, memory_order_relaxed) >= 0 || !T.set.fn)
+    /* the probe's verdict for products no larger than its own (32 x 512 x
+     * 256: tens of microseconds, where the measurement's own six runs and
+     * its noise outweigh a choice) */
+    if (atomic_load_explicit(&g_force, memory_order_relaxed) >= 0 || !T.set.fn ||
+        (double)M * (double)N * (double)K <= (double)(MM_PROBE_M * MM_PROBE_N * MM_PROBE_K))
         return gemm_tiled(k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
     int state = 0;
     mm_choice *slot = mm_slot(M, N, K, ta, tb, &state);
