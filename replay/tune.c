@@ -278,15 +278,20 @@ static void hosts_close(const replay_tune_target *t, hosts *h)
 }
 
 /* Steps of instance inst until *sum, their wall time added up, reaches
- * until_ns: at least one where *n is 0 (a first step), at most 1000 in all
- * (*n counts them). */
-static exec_status steps_until(const replay_tune_target *t, void *inst, double until_ns, double *sum, int *n)
+ * until_ns, or with slack comes within slack times the last step of it (a
+ * step that would end past until_ns by more than that share of its length
+ * is not run; the last of *n steps already in *sum taken as their mean):
+ * at least one where *n is 0 (a first step), at most 1000 in all (*n
+ * counts them). */
+static exec_status steps_until(const replay_tune_target *t, void *inst, double until_ns, double slack, double *sum,
+                               int *n)
 {
     exec_status s = EXEC_OK;
-    while (!s && *n < 1000 && (*n == 0 || *sum < until_ns)) {
+    double last = *n > 0 ? *sum / *n : 0;
+    while (!s && *n < 1000 && (*n == 0 || *sum + slack * last < until_ns)) {
         uint64_t v = 0;
         s = t->step(inst, &v);
-        *sum += (double)v, (*n)++;
+        *sum += (double)v, last = (double)v, (*n)++;
     }
     return s;
 }
@@ -334,7 +339,7 @@ static exec_status profile_level(prof *P, const replay_tune_target *t, hosts *h,
     prof_reset(P, flow);
     long p0 = replay_tune_preemptions();
     P->hooks = (exec_hooks){ .ctx = P, .ops = prof_ops };
-    s = steps_until(t, inst, 0, &m->wall_ns, &m->steps); /* one step, its records kept where flow */
+    s = steps_until(t, inst, 0, 0, &m->wall_ns, &m->steps); /* one step, its records kept where flow */
     if (!s && m->warm_ns > 0 && m->wall_ns > 2 * m->warm_ns) {
         /* a first step that a busy moment stretched past twice the warm-up
          * step (which took the first touch and is no faster for real) is
@@ -342,13 +347,13 @@ static exec_status profile_level(prof *P, const replay_tune_target *t, hosts *h,
          * tiny training under ASan: 113 ms at two threads, 3.6 at one) */
         prof_reset(P, flow);
         m->wall_ns = 0, m->steps = 0;
-        s = steps_until(t, inst, 0, &m->wall_ns, &m->steps);
+        s = steps_until(t, inst, 0, 0, &m->wall_ns, &m->steps);
     }
     P->flow = 0;
     if (!s && m->wall_ns < sample_ns) {
         double rest = 0;
         int n = 0;
-        s = steps_until(t, inst, sample_ns, &rest, &n);
+        s = steps_until(t, inst, sample_ns, 0, &rest, &n);
         m->wall_ns += rest, m->steps += n;
         m->sample_ns = rest / n, m->sample_steps = n;
     }
@@ -372,7 +377,7 @@ static exec_status sample(const replay_tune_target *t, void *inst, double sample
 {
     double sum = 0;
     int n = 0;
-    exec_status s = steps_until(t, inst, sample_ns, &sum, &n);
+    exec_status s = steps_until(t, inst, sample_ns, 0, &sum, &n);
     *ns = sum / n / (t->steps_per_run > 0 ? t->steps_per_run : 1);
     *steps += n;
     return s;
@@ -380,21 +385,14 @@ static exec_status sample(const replay_tune_target *t, void *inst, double sample
 
 /* Untimed steps of instance inst until they, after an untimed step of
  * ran_ns that host_get ran (0: none), took settle_ns to the nearest step
- * (at least one step in all): a step that would end past settle_ns by more
- * than half its length is not run (autoenc's training, 4.2 ms steps: one
- * step of settling where two, 8.4 ms, were run for 5 ms; 2.6 ms steps
+ * (at least one step in all; slack 0.5: autoenc's training, 4.2 ms steps,
+ * settles one step where two, 8.4 ms, were run for 5 ms; 2.6 ms steps
  * still two). */
 static exec_status settle_steps(const replay_tune_target *t, void *inst, double settle_ns, double ran_ns)
 {
-    double sum = ran_ns, last = ran_ns;
+    double sum = ran_ns;
     int n = ran_ns > 0;
-    exec_status s = EXEC_OK;
-    while (!s && n < 1000 && (n == 0 || sum + 0.5 * last < settle_ns)) {
-        uint64_t v = 0;
-        s = t->step(inst, &v);
-        sum += (double)v, last = (double)v, n++;
-    }
-    return s;
+    return steps_until(t, inst, settle_ns, 0.5, &sum, &n);
 }
 
 static uint32_t next_rand(uint64_t *x)

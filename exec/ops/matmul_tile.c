@@ -453,6 +453,16 @@ static bool gemm_tiled(exec_kctx *k, float *ws, int nthreads, int ta, int tb, in
  * (one choice a shape: a run's results do not depend on its threads). A
  * shape being measured by another thread runs as the probe chose. */
 enum { MM_SLOTS = 1024 };
+
+/* c[M,N] = op(a) op(b) + beta c by the BLAS (OpenBLAS's OpenMP build
+ * threads by the calling thread's OpenMP count: one inside a parallel
+ * region) */
+static void blas_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *a, int64_t lda, const float *b,
+                      int64_t ldb, float beta, float *c, int64_t ldc)
+{
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
+                1.0f, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+}
 typedef struct mm_choice {
     int64_t M, N, K;
     int ta, tb;
@@ -461,19 +471,27 @@ typedef struct mm_choice {
 static mm_choice g_mm[MM_SLOTS];
 static pthread_mutex_t g_mm_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* the slot of a shape (claimed, state 1, where it was free; NULL: the table is full) */
-static mm_choice *mm_slot(int64_t M, int64_t N, int64_t K, int ta, int tb, int *state)
+/* The slot of a shape and its state into *state: where the shape is not
+ * there yet, with claim the free slot it goes in, claimed (state 1 from
+ * now, *state 0), without claim NULL; NULL too where the table is full. */
+static mm_choice *mm_find(int64_t M, int64_t N, int64_t K, int ta, int tb, int claim, int *state)
 {
     uint64_t h = (uint64_t)M * 0x9e3779b97f4a7c15u ^ (uint64_t)N * 0xc2b2ae3d27d4eb4fu ^
                  (uint64_t)K * 0x165667b19e3779f9u ^ (uint64_t)(ta * 2 + tb);
     mm_choice *got = NULL;
+    *state = 0;
     pthread_mutex_lock(&g_mm_lock);
-    for (int i = 0; i < MM_SLOTS && !got; i++) {
+    for (int i = 0; i < MM_SLOTS; i++) {
         mm_choice *s = &g_mm[(h + (uint64_t)i) % MM_SLOTS];
-        if (s->state == 0)
-            *s = (mm_choice){ M, N, K, ta, tb, 1 }, *state = 0, got = s;
-        else if (s->M == M && s->N == N && s->K == K && s->ta == ta && s->tb == tb)
+        if (s->state == 0) {
+            if (claim)
+                *s = (mm_choice){ M, N, K, ta, tb, 1 }, got = s;
+            break;
+        }
+        if (s->M == M && s->N == N && s->K == K && s->ta == ta && s->tb == tb) {
             *state = s->state, got = s;
+            break;
+        }
     }
     pthread_mutex_unlock(&g_mm_lock);
     return got;
@@ -481,15 +499,9 @@ static mm_choice *mm_slot(int64_t M, int64_t N, int64_t K, int ta, int tb, int *
 
 int exec_matmul_choice(int64_t M, int64_t N, int64_t K, int ta, int tb)
 {
-    int got = 0;
-    pthread_mutex_lock(&g_mm_lock);
-    for (int i = 0; i < MM_SLOTS; i++) {
-        const mm_choice *s = &g_mm[i];
-        if (s->state >= 2 && s->M == M && s->N == N && s->K == K && s->ta == ta && s->tb == tb)
-            got = s->state - 1;
-    }
-    pthread_mutex_unlock(&g_mm_lock);
-    return got;
+    int state;
+    mm_find(M, N, K, ta, tb, 0, &state);
+    return state >= 2 ? state - 1 : 0;
 }
 
 static void mm_set(mm_choice *s, int state)
@@ -510,8 +522,8 @@ bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, i
     if (atomic_load_explicit(&g_force, memory_order_relaxed) >= 0 || !T.set.fn ||
         (double)M * (double)N * (double)K <= (double)(MM_PROBE_M * MM_PROBE_N * MM_PROBE_K))
         return gemm_tiled(k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
-    int state = 0;
-    mm_choice *slot = mm_slot(M, N, K, ta, tb, &state);
+    int state;
+    mm_choice *slot = mm_find(M, N, K, ta, tb, 1, &state);
     if (state >= 2)
         return state == 2 && gemm_tiled_with(T.set, k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
     if (!slot || state == 1) /* the table full, or another thread measuring it */
@@ -525,8 +537,7 @@ bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, i
         double t0 = (double)exec_mono_ns();
         fits = gemm_tiled_with(T.set, k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
         double t1 = (double)exec_mono_ns();
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N,
-                    (int)K, 1.0f, a, (int)lda, b, (int)ldb, 0.0f, c, (int)N);
+        blas_gemm(ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
         double t2 = (double)exec_mono_ns();
         tiles_ns = t1 - t0 < tiles_ns ? t1 - t0 : tiles_ns, blas_ns = t2 - t1 < blas_ns ? t2 - t1 : blas_ns;
     }
@@ -542,10 +553,8 @@ bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, i
 static void gemm_any(exec_kctx *k, float *ws, int nthreads, int ta, int tb, int64_t M, int64_t N, int64_t K,
                      const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
-    if (gemm_tiled(k, ws, nthreads, ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc))
-        return;
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
-                1.0f, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+    if (!gemm_tiled(k, ws, nthreads, ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc))
+        blas_gemm(ta, tb, M, N, K, a, lda, b, ldb, beta, c, ldc);
 }
 
 void exec_gemm(exec_kctx *k, int nthreads, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *a, int64_t lda,
