@@ -4,7 +4,8 @@
 # (128 + the signal, no temporary tree left), an extraction bound from the
 # environment, outputs aimed at their input, MANIFESTs with bad typed values
 # (warnings naming the key; errors with --strict), numeric arguments that
-# overflow or carry spaces, a batch past the machine's memory.
+# overflow or carry spaces, a batch past the machine's memory, libraries
+# planted in the current directory.
 set -u
 FATHOM=$1 ZB=$2 REF=$3
 . "$(dirname "$0")/cli_lib.sh"
@@ -111,5 +112,16 @@ done
 "$FATHOM" run alexnet --preset full --batch 1048576 --steps 1 >/dev/null 2>"$T/err"; rc=$?
 [ $rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "the tensors need .* more than the process's memory limit" "$T/err" \
     || { fail "run over the machine's memory: rc $rc"; cat "$T/err"; }
+
+# a library planted in the current directory is not loaded: the driver's
+# run path names no empty entry (CMake pads a build tree's with one, the
+# current directory, unless it is built with its install run path)
+mkdir "$T/planted"
+for lib in $(ldd "$FATHOM" | awk '$2 == "=>" { print $1 }'); do
+    echo "not a library" >"$T/planted/$lib"
+done
+[ -n "$(ls "$T/planted")" ] || fail "planted: ldd named no library (the check proves nothing)"
+(cd "$T/planted" && "$FATHOM" version >/dev/null 2>"$T/err") \
+    || { fail "a library planted in the current directory was loaded"; head -n 3 "$T/err"; }
 
 cli_end "hostile"
