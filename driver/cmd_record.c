@@ -27,6 +27,8 @@ static void usage(FILE *f)
                "run options (passed to `fathom run`):\n"
                "  --mode train|infer   --preset tiny|small|full   --steps N   --batch B\n"
                "  --threads N          --inter M                  --seed S   --depth D (residual)\n"
+               "  --conv-algo A        --bind none|close|spread   --denormals flush|keep\n"
+               "                       (as `fathom tune` recommends them; in the MANIFEST too)\n"
                "  --data PATH          a real-format data file (see 'fathom run --help')\n"
                "options:\n"
                "  -o ARCHIVE           write the archive here (an error if it exists)\n"
@@ -54,10 +56,11 @@ static void usage(FILE *f)
 
 typedef struct runopts {
     const char *mode, *preset, *steps, *batch, *threads, *inter, *seed, *depth, *data;
-    unsigned trace_buffer;            /* --buffer (0: the default) */
-    unsigned long long live_timer_us; /* --live-timer */
-    const char *session;              /* --session */
-    char of[32];                      /* --all: "K/N " before the label (workload K of N) */
+    const char *conv_algo, *bind, *denormals; /* checked: a name each parses */
+    unsigned trace_buffer;                    /* --buffer (0: the default) */
+    unsigned long long live_timer_us;         /* --live-timer */
+    const char *session;                      /* --session */
+    char of[32];                              /* --all: "K/N " before the label (workload K of N) */
 } runopts;
 
 static int record_one(const char *exe, const char *model, const char *mode, const runopts *ro, const char *out_path,
@@ -82,6 +85,9 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
     OPT("--seed", ro->seed)
     OPT("--depth", ro->depth)
     OPT("--data", ro->data)
+    OPT("--conv-algo", ro->conv_algo)
+    OPT("--bind", ro->bind)
+    OPT("--denormals", ro->denormals)
 #undef OPT
     argv[n] = NULL;
 
@@ -97,8 +103,12 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         tracer_manifest_set(base, "threads", ro->threads);
     if (ro->data)
         tracer_manifest_set(base, "data", ro->data);
-    /* the child's: FATHOM_DENORMALS, which it inherits, set this process's too */
-    tracer_manifest_set(base, "denormals", exec_denormals_name(exec_denormals_get()));
+    /* the child's engine settings that the trace does not carry: the flags
+     * given, else what it inherits (FATHOM_CONV_ALGO and FATHOM_DENORMALS
+     * set this process's too) */
+    tracer_manifest_set(base, "conv_algo", ro->conv_algo ? ro->conv_algo : exec_conv_algo_name(exec_conv_algo_get()));
+    tracer_manifest_set(base, "bind", ro->bind ? ro->bind : "none");
+    tracer_manifest_set(base, "denormals", ro->denormals ? ro->denormals : exec_denormals_name(exec_denormals_get()));
     snprintf(label, sizeof label, "%s%s %s%s%s", ro->of, model, mode ? mode : "train", ro->preset ? " " : "",
              ro->preset ? ro->preset : "");
     tracer_record_opts o = {
@@ -185,6 +195,9 @@ int cmd_record(int argc, char **argv)
                             : !strcmp(a, "--seed")       ? &ro.seed
                             : !strcmp(a, "--depth")      ? &ro.depth
                             : !strcmp(a, "--data")       ? &ro.data
+                            : !strcmp(a, "--conv-algo")  ? &ro.conv_algo
+                            : !strcmp(a, "--bind")       ? &ro.bind
+                            : !strcmp(a, "--denormals")  ? &ro.denormals
                             : !strcmp(a, "-o")           ? &out_path
                             : !strcmp(a, "--dir")        ? &dir
                             : !strcmp(a, "--relay")      ? &relay
@@ -217,6 +230,12 @@ int cmd_record(int argc, char **argv)
         (ro.depth && cli_parse_int(CMD, "--depth", ro.depth, 1, 1000, &v)) ||
         (ro.inter && cli_parse_int(CMD, "--inter", ro.inter, 1, 64, &v)))
         return 2;
+    exec_conv_algo algo;
+    exec_bind bind;
+    if ((ro.conv_algo && exec_conv_algo_parse(ro.conv_algo, &algo)) || (ro.bind && exec_bind_parse(ro.bind, &bind)))
+        return cli_usage_error(CMD, "%s", exec_errmsg());
+    if (ro.denormals && exec_denormals_from_name(ro.denormals) < 0)
+        return cli_usage_error(CMD, "unknown --denormals '%s' (use flush or keep)", ro.denormals);
     long trace_buffer = 0;
     if (buffer && cli_parse_int(CMD, "--buffer", buffer, 1, EXEC_TRACE_BUFFER_MAX, &trace_buffer))
         return 2;

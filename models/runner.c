@@ -115,9 +115,16 @@ exec_status model_runner(const model_def *def, const model_config *cfg, const mo
                            r.mean_ms, "mean_engine_ms", r.mean_engine_ms, "first_ms", r.first_ms, "total_ms",
                            r.total_ms, "first_loss", loss_json(r.first_loss), "last_loss", loss_json(r.last_loss)));
         } else {
-            fprintf(o->out, "%s %s (%s): batch %d, %lld parameters, %d thread%s, inter %u%s\n", def->name,
+            /* the settings away from the defaults: a convolution algorithm
+             * forced, threads bound, denormal floats kept */
+            const exec_conv_algo algo =
+                cfg->settings.conv_algo ? (exec_conv_algo)cfg->settings.conv_algo : exec_conv_algo_get();
+            const exec_bind bind = cfg->settings.bind ? (exec_bind)cfg->settings.bind : exec_bind_get();
+            fprintf(o->out, "%s %s (%s): batch %d, %lld parameters, %d thread%s, inter %u%s%s%s%s%s\n", def->name,
                     model_mode_name(cfg->mode), model_preset_name(cfg->preset), m->batch, (long long)r.params, threads,
-                    threads == 1 ? "" : "s", info.inter, exec_denormals_get() ? "" : ", denormals kept");
+                    threads == 1 ? "" : "s", info.inter, algo == EXEC_CONV_AUTO ? "" : ", convolutions ",
+                    algo == EXEC_CONV_AUTO ? "" : exec_conv_algo_name(algo), bind == EXEC_BIND_NONE ? "" : ", bound ",
+                    bind == EXEC_BIND_NONE ? "" : exec_bind_name(bind), exec_denormals_get() ? "" : ", denormals kept");
             fprintf(o->out,
                     "%d steps, mean step %.2f ms, %.2f ms of it in the engine (first step skipped; first %.2f ms)",
                     r.steps, r.mean_ms, r.mean_engine_ms, r.first_ms);

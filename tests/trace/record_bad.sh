@@ -21,6 +21,11 @@ bad --all somemodel
 bad --bogus
 bad -o
 bad x y
+m=$("$FATHOM" record --help | sed -n 's/^workloads: //p' | cut -d' ' -f1)
+bad "$m" --conv-algo fastest
+bad "$m" --bind tight
+bad "$m" --denormals no
+grep -q "use flush or keep" "$T/bad.err" || fail "--denormals no: $(cat "$T/bad.err")"
 [ ! -e "$T/traces" ] || fail "a traces/ folder was created"
 check_no_session_left
 echo PASS
