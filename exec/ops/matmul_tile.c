@@ -528,24 +528,34 @@ bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, i
         return state == 2 && gemm_tiled_with(T.set, k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
     if (!slot || state == 1) /* the table full, or another thread measuring it */
         return gemm_tiled(k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
-    /* this thread measures it: each run writes the whole of c */
+    /* this thread measures it, each run writing the whole of c: the tiles,
+     * the BLAS, the BLAS, the tiles (a drift over the four hits both
+     * alike), the lesser of two runs each. Three each, alternating, and
+     * the winner once more (by the caller where the BLAS won), took 7-8
+     * runs where 4-5 do: the Transformer's 18 shapes of its small training
+     * cost its first step some 390 ms of measuring, speech's 8 about 135,
+     * autoenc's 5 about 13; of two runs the lesser is as clear of a busy
+     * moment's. */
     double tiles_ns = 1e30, blas_ns = 1e30;
     bool fits = true;
     const int was = omp_get_max_threads();
     omp_set_num_threads(k->nthreads); /* the BLAS's threads, as the tiles' */
-    for (int r = 0; r < 3 && fits; r++) {
-        double t0 = (double)exec_mono_ns();
-        fits = gemm_tiled_with(T.set, k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
-        double t1 = (double)exec_mono_ns();
-        blas_gemm(ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
-        double t2 = (double)exec_mono_ns();
-        tiles_ns = t1 - t0 < tiles_ns ? t1 - t0 : tiles_ns, blas_ns = t2 - t1 < blas_ns ? t2 - t1 : blas_ns;
+    for (int r = 0; r < 4 && fits; r++) {
+        const bool run_tiles = r == 0 || r == 3;
+        double t0 = (double)exec_mono_ns(), *ns = run_tiles ? &tiles_ns : &blas_ns;
+        if (run_tiles)
+            fits = gemm_tiled_with(T.set, k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
+        else
+            blas_gemm(ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
+        const double d = (double)exec_mono_ns() - t0;
+        *ns = d < *ns ? d : *ns;
     }
     omp_set_num_threads(was);
     const bool tiles = fits && tiles_ns < blas_ns;
     mm_set(slot, tiles ? 2 : 3);
-    /* c holds the BLAS's product; the tiles' where they won, as every later call of the shape */
-    return tiles && gemm_tiled_with(T.set, k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
+    /* c holds the tiles' product where they won (the last run), as every
+     * later call of the shape; else the caller's BLAS writes it */
+    return tiles;
 }
 
 /* the tiles, else sgemm (OpenBLAS's OpenMP build threads by the calling
