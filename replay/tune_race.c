@@ -43,11 +43,20 @@ void replay_tune_stats(const double *v, const replay_tune_cand *c, double *med, 
  * samples on its slowest but one (a single busy moment in the leader's
  * samples kept a candidate 10% slower by its median in the race to the
  * last round: speech's training, the defaults 253.9-276.2 ms over five
- * rounds, one sample past 256, two inter-op workers 269.4-298.8). */
+ * rounds, one sample past 256, two inter-op workers 269.4-298.8) -- of
+ * its samples after a profiled first one, where it has more: the steps
+ * right after a point's warm-up and profiled first step run slow (the
+ * defaults' profiled sample over their median of 20 rounds: 1.04 at the
+ * mean of 30 such runs of ten workloads on the Xeon VM, 0.98-1.12), and
+ * kept a candidate 3% slower by its median in memnet's inference to a
+ * third round or a fifth. */
 static double lead_bound(const double *v, const replay_tune_cand *c)
 {
     double w[64];
-    int k = sorted(v, c, w);
+    replay_tune_cand after = *c;
+    const int skip = c->profiled && c->rounds >= 2;
+    after.rounds -= skip;
+    int k = sorted(v + skip, &after, w);
     double b = c->k.batch > 0 ? c->k.batch : 1;
     return w[k >= 3 ? k - 2 : k - 1] / b;
 }

@@ -18,7 +18,8 @@ void replay_tune_stats(const double *v, const replay_tune_cand *c, double *med, 
 /* After a round: samples[i * stride ...] are candidate i's; active[i]
  * cleared for each one out (its fastest sample slower than the leader's --
  * the lowest median's -- slowest, or from three samples on its slowest but
- * one, by more than REPLAY_TUNE_TIE). Returns the
+ * one, of those after a profiled first sample where it has more, by more
+ * than REPLAY_TUNE_TIE). Returns the
  * candidates still in; *tie set when each is within REPLAY_TUNE_TIE of the
  * leader's median. */
 int replay_tune_race(const double *samples, int stride, const replay_tune_cand *c, int n, int *active, int *tie);

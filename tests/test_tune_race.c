@@ -3,7 +3,8 @@
  * round (its pair of samples just above the leader's is the noise of two
  * samples, vgg's training on this VM), one clearly slower drops out, a tie
  * ends the race, from the third round one busy sample of the leader's does
- * not keep a slower candidate in, auto and a forced convolution algorithm
+ * not keep a slower candidate in, nor its profiled first sample from the
+ * second, auto and a forced convolution algorithm
  * pair in a tie, the defaults are kept in a tie, and the statistics (median, fastest, slowest per sample of
  * the batch). */
 #include <setjmp.h>
@@ -129,6 +130,26 @@ static void test_leader_outlier(void **state)
     assert_int_equal(replay_tune_race(s, STRIDE, c, 2, active, &tie), 2); /* 102.5 within 101 x 1.015 */
 }
 
+/* memnet small inference, the tuner's two rounds (ms a step): the
+ * defaults' first sample their profiled steps (0.375, where their median
+ * over five rounds was 0.278), two bound inter-op workers 6% slower
+ * (0.295 over five). The profiled sample bounds no race: the workers are
+ * out after two rounds, where as any other sample it kept them in. */
+static void test_profiled_sample(void **state)
+{
+    (void)state;
+    double s[2 * STRIDE] = { 0 };
+    s[0] = 0.3747, s[1] = 0.2818, s[STRIDE] = 0.2949, s[STRIDE + 1] = 0.2990;
+    replay_tune_cand c[2] = { cand(2, 32), cand(2, 32) };
+    int active[2] = { 1, 1 }, tie = -1;
+    assert_int_equal(replay_tune_race(s, STRIDE, c, 2, active, &tie), 2); /* not profiled: 0.2949 < 0.3747 */
+    c[0].profiled = 1;
+    int in = replay_tune_race(s, STRIDE, c, 2, active, &tie);
+    print_message("profiled: in %d (the workers' fastest 0.2949 against the defaults' 0.2818 after it)\n", in);
+    assert_int_equal(in, 1);
+    assert_true(active[0] && !active[1]);
+}
+
 /* Auto and a forced convolution algorithm in a tie: an auto best pairs
  * with the fastest forced point within 1.5%; a forced best (residual's
  * training: direct 23.64 ms, auto 23.93) with its own point under auto
@@ -181,9 +202,13 @@ static void test_defaults_tie(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stats),    cmocka_unit_test(test_near_stays_far_drops),
-        cmocka_unit_test(test_tie),      cmocka_unit_test(test_leader_outlier),
-        cmocka_unit_test(test_conv_tie), cmocka_unit_test(test_defaults_tie),
+        cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_near_stays_far_drops),
+        cmocka_unit_test(test_tie),
+        cmocka_unit_test(test_leader_outlier),
+        cmocka_unit_test(test_conv_tie),
+        cmocka_unit_test(test_defaults_tie),
+        cmocka_unit_test(test_profiled_sample),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
