@@ -26,6 +26,8 @@ void replay_program_destroy(replay_program *p)
     exec_free(p->ops);
     exec_free(p->unknown);
     exec_free(p->step_first);
+    exec_free(p->kept_ids);
+    exec_free(p->kept);
     exec_graph_destroy(p->g);
     memset(p, 0, sizeof *p);
 }
@@ -499,6 +501,57 @@ static exec_status add_framework(replay_program *p, replay_op *o, pool *pl)
     return EXEC_OK;
 }
 
+/* The filled tensors whose storage a node writes, and their bytes now
+ * (replay_program.kept). */
+static exec_status keep_state(replay_program *p, const uint8_t *filled)
+{
+    const uint32_t nt = exec_tensor_count(p->g) + 1;
+    uint8_t *hit = exec_calloc(nt, 1); /* storages written */
+    if (!hit)
+        return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+    for (uint32_t nd = 0; nd < exec_node_count(p->g); nd++) {
+        const exec_node *n = exec_node_get(p->g, nd);
+        for (int i = 0; i < n->nout; i++)
+            hit[exec_tensor_get(p->g, n->out[i])->storage] = 1;
+    }
+    size_t floats = 0;
+    uint32_t n = 0;
+    for (uint32_t id = 1; id < nt; id++) {
+        const exec_tensor *t = exec_tensor_get(p->g, id);
+        if (filled[id] && hit[t->storage])
+            n++, floats += (t->bytes + sizeof(float) - 1) / sizeof(float);
+    }
+    exec_status s = EXEC_OK;
+    if (n &&
+        (!(p->kept_ids = exec_calloc(n, sizeof *p->kept_ids)) || !(p->kept = exec_calloc(floats, sizeof *p->kept)))) {
+        s = exec_fail(EXEC_ERR_NOMEM, "replay: out of memory for the %zu bytes of state it puts back every pass",
+                      floats * sizeof(float));
+        goto end;
+    }
+    float *at = p->kept;
+    for (uint32_t id = 1; id < nt && n; id++) {
+        const exec_tensor *t = exec_tensor_get(p->g, id);
+        if (filled[id] && hit[t->storage]) {
+            memcpy(at, t->data, t->bytes);
+            at += (t->bytes + sizeof(float) - 1) / sizeof(float);
+            p->kept_ids[p->nkept++] = id;
+        }
+    }
+end:
+    exec_free(hit);
+    return s;
+}
+
+void replay_program_restore(replay_program *p)
+{
+    const float *at = p->kept;
+    for (uint32_t i = 0; i < p->nkept; i++) {
+        exec_tensor *t = exec_tensor_get(p->g, p->kept_ids[i]);
+        memcpy(t->data, at, t->bytes);
+        at += (t->bytes + sizeof(float) - 1) / sizeof(float);
+    }
+}
+
 exec_status replay_program_build(replay_program *p, uint64_t seed)
 {
     exec_status s = EXEC_OK;
@@ -644,6 +697,7 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
         for (int i = 0; i < n->nout; i++)
             written[n->out[i]] = 1;
     }
+    s = keep_state(p, filled);
 end:
     exec_free(pl.e);
     exec_free(needed);

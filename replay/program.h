@@ -65,6 +65,13 @@ typedef struct replay_program {
                                         framework's (an unknown one is not in the op table) */
     uint8_t *step_first; /* per node: 1 if it is the first op of a recorded step */
     exec_graph *g;
+    /* the state the program updates in place -- tensors filled with
+     * synthetic data that a later op writes (weights, optimizer slots, in
+     * their storage) -- as filled, put back before every pass but the first
+     * (replay_program_restore) */
+    uint32_t *kept_ids;
+    float *kept; /* their bytes, one after another */
+    uint32_t nkept;
 } replay_program;
 
 exec_status replay_program_init(replay_program *p);
@@ -93,4 +100,9 @@ exec_status replay_program_add_unknown(replay_program *p, const char *op_name, u
  * the engine computes (one per distinct shape, never read): an imported
  * trace's data flow is not replayed, its ops' shapes are. */
 exec_status replay_program_build(replay_program *p, uint64_t seed);
+/* Puts back the state the program updates in place as its build filled
+ * it: every pass then runs on the same values. A training trace's updates
+ * from synthetic gradients, pass after pass, drove its weights to Inf and
+ * NaN (autoenc's, most of their floats), and the kernels' time with them. */
+void replay_program_restore(replay_program *p);
 #endif
