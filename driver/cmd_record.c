@@ -107,7 +107,7 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
      * given, else what it inherits (FATHOM_CONV_ALGO and FATHOM_DENORMALS
      * set this process's too) */
     tracer_manifest_set(base, "conv_algo", ro->conv_algo ? ro->conv_algo : exec_conv_algo_name(exec_conv_algo_get()));
-    tracer_manifest_set(base, "bind", ro->bind ? ro->bind : "none");
+    tracer_manifest_set(base, "bind", ro->bind ? ro->bind : exec_bind_name(exec_bind_get()));
     tracer_manifest_set(base, "denormals", ro->denormals ? ro->denormals : exec_denormals_name(exec_denormals_get()));
     snprintf(label, sizeof label, "%s%s %s%s%s", ro->of, model, mode ? mode : "train", ro->preset ? " " : "",
              ro->preset ? ro->preset : "");

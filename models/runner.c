@@ -120,11 +120,14 @@ exec_status model_runner(const model_def *def, const model_config *cfg, const mo
             const exec_conv_algo algo =
                 cfg->settings.conv_algo ? (exec_conv_algo)cfg->settings.conv_algo : exec_conv_algo_get();
             const exec_bind bind = cfg->settings.bind ? (exec_bind)cfg->settings.bind : exec_bind_get();
-            fprintf(o->out, "%s %s (%s): batch %d, %lld parameters, %d thread%s, inter %u%s%s%s%s%s\n", def->name,
+            char away[96];
+            snprintf(away, sizeof away, "%s%s%s%s%s", algo == EXEC_CONV_AUTO ? "" : ", convolutions ",
+                     algo == EXEC_CONV_AUTO ? "" : exec_conv_algo_name(algo), bind == EXEC_BIND_NONE ? "" : ", bound ",
+                     bind == EXEC_BIND_NONE ? "" : exec_bind_name(bind),
+                     exec_denormals_get() ? "" : ", denormals kept");
+            fprintf(o->out, "%s %s (%s): batch %d, %lld parameters, %d thread%s, inter %u%s\n", def->name,
                     model_mode_name(cfg->mode), model_preset_name(cfg->preset), m->batch, (long long)r.params, threads,
-                    threads == 1 ? "" : "s", info.inter, algo == EXEC_CONV_AUTO ? "" : ", convolutions ",
-                    algo == EXEC_CONV_AUTO ? "" : exec_conv_algo_name(algo), bind == EXEC_BIND_NONE ? "" : ", bound ",
-                    bind == EXEC_BIND_NONE ? "" : exec_bind_name(bind), exec_denormals_get() ? "" : ", denormals kept");
+                    threads == 1 ? "" : "s", info.inter, away);
             fprintf(o->out,
                     "%d steps, mean step %.2f ms, %.2f ms of it in the engine (first step skipped; first %.2f ms)",
                     r.steps, r.mean_ms, r.mean_engine_ms, r.first_ms);

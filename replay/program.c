@@ -501,9 +501,9 @@ static exec_status add_framework(replay_program *p, replay_op *o, pool *pl)
     return EXEC_OK;
 }
 
-/* The filled tensors whose storage a node writes, and their bytes now
- * (replay_program.kept). */
-static exec_status keep_state(replay_program *p, const uint8_t *filled)
+/* The filled tensors whose storage a node writes (over filled, which it
+ * clears for the others), and their bytes now (replay_program.kept). */
+static exec_status keep_state(replay_program *p, uint8_t *filled)
 {
     const uint32_t nt = exec_tensor_count(p->g) + 1;
     uint8_t *hit = exec_calloc(nt, 1); /* storages written */
@@ -514,41 +514,37 @@ static exec_status keep_state(replay_program *p, const uint8_t *filled)
         for (int i = 0; i < n->nout; i++)
             hit[exec_tensor_get(p->g, n->out[i])->storage] = 1;
     }
-    size_t floats = 0;
+    size_t bytes = 0;
     uint32_t n = 0;
     for (uint32_t id = 1; id < nt; id++) {
         const exec_tensor *t = exec_tensor_get(p->g, id);
-        if (filled[id] && hit[t->storage])
-            n++, floats += (t->bytes + sizeof(float) - 1) / sizeof(float);
+        filled[id] = filled[id] && hit[t->storage];
+        n += filled[id], bytes += filled[id] ? t->bytes : 0;
     }
-    exec_status s = EXEC_OK;
-    if (n &&
-        (!(p->kept_ids = exec_calloc(n, sizeof *p->kept_ids)) || !(p->kept = exec_calloc(floats, sizeof *p->kept)))) {
-        s = exec_fail(EXEC_ERR_NOMEM, "replay: out of memory for the %zu bytes of state it puts back every pass",
-                      floats * sizeof(float));
-        goto end;
-    }
-    float *at = p->kept;
-    for (uint32_t id = 1; id < nt && n; id++) {
-        const exec_tensor *t = exec_tensor_get(p->g, id);
-        if (filled[id] && hit[t->storage]) {
-            memcpy(at, t->data, t->bytes);
-            at += (t->bytes + sizeof(float) - 1) / sizeof(float);
+    exec_free(hit);
+    if (!n)
+        return EXEC_OK;
+    if (!(p->kept_ids = exec_calloc(n, sizeof *p->kept_ids)) || !(p->kept = exec_malloc(bytes)))
+        return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory for the %zu bytes of state it puts back every pass",
+                         bytes);
+    size_t at = 0;
+    for (uint32_t id = 1; id < nt; id++)
+        if (filled[id]) {
+            const exec_tensor *t = exec_tensor_get(p->g, id);
+            memcpy(p->kept + at, t->data, t->bytes);
+            at += t->bytes;
             p->kept_ids[p->nkept++] = id;
         }
-    }
-end:
-    exec_free(hit);
-    return s;
+    return EXEC_OK;
 }
 
 void replay_program_restore(replay_program *p)
 {
-    const float *at = p->kept;
+    size_t at = 0;
     for (uint32_t i = 0; i < p->nkept; i++) {
         exec_tensor *t = exec_tensor_get(p->g, p->kept_ids[i]);
-        memcpy(t->data, at, t->bytes);
-        at += (t->bytes + sizeof(float) - 1) / sizeof(float);
+        memcpy(t->data, p->kept + at, t->bytes);
+        at += t->bytes;
     }
 }
 

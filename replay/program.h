@@ -70,7 +70,7 @@ typedef struct replay_program {
      * their storage) -- as filled, put back before every pass but the first
      * (replay_program_restore) */
     uint32_t *kept_ids;
-    float *kept; /* their bytes, one after another */
+    unsigned char *kept; /* their bytes, one after another */
     uint32_t nkept;
 } replay_program;
 

@@ -168,18 +168,17 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
     exec_settings set = { .threads = o->threads, .conv_algo = o->conv_algo, .bind = o->bind };
     exec_run_opts ro = { .inter = o->inter, .max_phase = EXEC_PHASE_update, .settings = &set };
     uint64_t wall = 0;
-    /* every pass on the state as the build filled it (put back untimed) */
+    /* every pass on the state as the build filled it, put back untimed
+     * (before the first pass of all a copy onto itself) */
     for (int i = 0; i < warmup + dump_extra && !s; i++) {
-        if (i > 0)
-            replay_program_restore(p);
+        replay_program_restore(p);
         s = pass(p, &w, &ro, i == 0 ? o->dump : NULL, &wall, &step);
     }
     uint64_t before = exec_graph_ops_run(p->g);
     ro.node_ns = ns;
     wall = 0;
     for (int i = 0; i < iters && !s; i++) {
-        if (i > 0 || warmup + dump_extra > 0)
-            replay_program_restore(p);
+        replay_program_restore(p);
         s = pass(p, &w, &ro, NULL, &wall, &step);
     }
     exec_trace_run_end((int32_t)s);
