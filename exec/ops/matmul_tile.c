@@ -52,7 +52,37 @@ enum { WS_BW = 48 };
 enum { PACK_W = 48 };
 
 typedef void (*tile_fn)(float *restrict c, const float *restrict a, const float *restrict p, int64_t mr, int64_t K,
-                        int64_t ai, int64_t aq, int64_t ldp, int64_t rs, int64_t cs, int64_t w, int acc);
+                        int64_t ai, int64_t aq, int64_t ldp, int64_t rs, int64_t cs, int64_t w, int acc, int pf);
+
+/* pf: the first row block over a slice of b prefetches p's rows
+ * TILE_PF_ROWS ahead; the row blocks after it find the slice in the
+ * core's cache. A block's rows are a few cache lines each, half a page
+ * or more apart where b is read in place, 192 bytes apart in a panel:
+ * from memory the hardware's prefetchers fell behind on both. AVX-512
+ * Xeon VM, 2 threads: DQN's fc4 forward from its packed weights out of
+ * cache (bench_kernels, 32 x 512 x 3136, two alternating runs each) at
+ * 0.45-0.46 of the peak sgemm before, 0.54-0.56 after (16 rows ahead;
+ * 8 and 32 were slower); whole steps against the build before
+ * (bench_ab.sh, 4 alternating rounds, new/old): deepq's inference 0.967
+ * and training 0.978, seq2seq's inference 0.941, the Transformer's 0.963,
+ * speech's 0.984, residual's training 0.979. Every row block prefetching
+ * cost speech's inference 4% (3200 rows: 400 blocks over a slice in L2). */
+enum { TILE_PF_ROWS = 16 };
+
+/* A tile's MR rows over K (PF: with b's rows prefetched, a constant) */
+#define TILE_ROWS(VEC, VW, MR, NV, PF)                                                                             \
+    for (int64_t q = 0; q < K; q++) {                                                                              \
+        VEC b[NV];                                                                                                 \
+        if (PF)                                                                                                    \
+            _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++)                                                 \
+                __builtin_prefetch(p + (q + TILE_PF_ROWS) * ldp + v * (VW));                                       \
+        _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++) memcpy(&b[v], p + q * ldp + v * (VW), sizeof b[v]); \
+        _Pragma("GCC unroll 8") for (int i = 0; i < (MR); i++)                                                     \
+        {                                                                                                          \
+            float x = a[i * ai + q * aq];                                                                          \
+            _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++) s[v][i] += x * b[v];                            \
+        }                                                                                                          \
+    }
 
 /* One tile: c[mr, w] = a[mr, K] p[K, 0:w] (acc: c +=), mr <= MR, w <= NV VW
  * (columns past w are computed from p's padding and not stored); c's
@@ -61,22 +91,15 @@ typedef void (*tile_fn)(float *restrict c, const float *restrict a, const float 
 #define TILE_DEFINE(NAME, VEC, TARGET, VW, MR, NV)                                                                    \
     __attribute__((target(TARGET))) static void NAME(                                                                 \
         float *restrict c, const float *restrict a, const float *restrict p, int64_t mr, int64_t K, int64_t ai,       \
-        int64_t aq, int64_t ldp, int64_t rs, int64_t cs, int64_t w, int acc)                                          \
+        int64_t aq, int64_t ldp, int64_t rs, int64_t cs, int64_t w, int acc, int pf)                                  \
     {                                                                                                                 \
         VEC s[NV][MR];                                                                                                \
         _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++) _Pragma("GCC unroll 8") for (int i = 0; i < (MR); i++) \
             s[v][i] = (VEC){ 0 };                                                                                     \
-        if (mr == (MR)) {                                                                                             \
-            for (int64_t q = 0; q < K; q++) {                                                                         \
-                VEC b[NV];                                                                                            \
-                _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++)                                                \
-                    memcpy(&b[v], p + q * ldp + v * (VW), sizeof b[v]);                                               \
-                _Pragma("GCC unroll 8") for (int i = 0; i < (MR); i++)                                                \
-                {                                                                                                     \
-                    float x = a[i * ai + q * aq];                                                                     \
-                    _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++) s[v][i] += x * b[v];                       \
-                }                                                                                                     \
-            }                                                                                                         \
+        if (mr == (MR) && pf) {                                                                                       \
+            TILE_ROWS(VEC, VW, MR, NV, 1)                                                                             \
+        } else if (mr == (MR)) {                                                                                      \
+            TILE_ROWS(VEC, VW, MR, NV, 0)                                                                             \
         } else {                                                                                                      \
             for (int64_t q = 0; q < K; q++) {                                                                         \
                 VEC b[NV];                                                                                            \
@@ -220,7 +243,7 @@ static void tiled_part(const tile_set *s, int t, int n, float *c, int64_t ldc, c
             for (int64_t ib = i0; ib < i1; ib++) {
                 const int64_t row = ib * s->mr, mr = M - row < s->mr ? M - row : s->mr;
                 fn(c + row * ldc + col, a + row * ai + k0 * aq, p + k0 * ldp, mr, kl, ai, aq, ldp, ldc, 1, w,
-                   k0 > 0 || beta);
+                   k0 > 0 || beta, ib == i0);
             }
         }
     }
@@ -263,7 +286,7 @@ static void tiled_tr_part(const tile_set *s, int t, int n, float *c, int64_t ldc
             for (int64_t rb = r0; rb < r1; rb++) {
                 const int64_t row = rb * s->mr, mr = N - row < s->mr ? N - row : s->mr;
                 fn(c + m0 * ldc + row, b + row * ldb + k0, at + k0 * Mp + m0, mr, kl, ldb, 1, Mp, 1, ldc, w,
-                   k0 > 0 || beta);
+                   k0 > 0 || beta, 0); /* the small panel stays in cache; b's rows stream */
             }
         }
     }
