@@ -12,13 +12,15 @@
  * group's first tensor, whose buffer they all use. A tensor y joins the
  * group of a node's input t when
  *   - the node's op may write that input in place (the table below: the
- *     kernel reads x[i] before it writes y[i], nothing else);
+ *     kernel reads x[i] before it writes y[i], nothing else; a Reshape,
+ *     TF's view of the same bytes, then writes nothing);
  *   - t and y are activations (or both gradients) of the same size and
  *     type, and neither is kept (exec_tensor_keep: a caller reads it after
  *     runs);
  *   - over the whole program, in build order, every read of a group member
  *     sees that member's own contents: between its write and each of its
- *     reads no other member is written. This holds for a graph whose
+ *     reads no other member is written, but for a Reshape's output, whose
+ *     contents are its input's too. This holds for a graph whose
  *     tensors are written once (t read by that node alone) and for replayed
  *     programs that write the same tensors again at every step.
  * The executor orders nodes by storage (executor.c), so inter-op workers
@@ -37,6 +39,7 @@ static const struct {
     { EXEC_OP_Relu, 1 << 0 },           { EXEC_OP_Sigmoid, 1 << 0 },      { EXEC_OP_Tanh, 1 << 0 },
     { EXEC_OP_BiasAdd, 1 << 0 },        { EXEC_OP_Add, 1 << 0 | 1 << 1 }, { EXEC_OP_ReluGrad, 1 << 0 }, /* dy */
     { EXEC_OP_FusedBatchNorm, 1 << 0 }, /* inference form only (forward_mask) */
+    { EXEC_OP_Reshape, 1 << 0 },        /* the same bytes: its kernel then copies nothing, as TF's shares them */
 };
 
 static unsigned forward_mask(const exec_node *n)
@@ -83,6 +86,7 @@ typedef struct {
     uint32_t *next;         /* per tensor: the next member of its group (0: last) */
     uint32_t *touch;        /* scratch: the nodes touching a group */
     uint32_t *members;      /* scratch: a group's tensors */
+    uint8_t *holds;         /* scratch, per tensor: the buffer holds its contents now */
 } fwd_plan;
 
 static int cmp_u32(const void *a, const void *b)
@@ -92,18 +96,22 @@ static int cmp_u32(const void *a, const void *b)
 }
 
 /* the group of `root` with y added keeps every read of a member on that
- * member's own contents */
+ * member's own contents. The buffer holds one writer's contents, or, after
+ * a Reshape from one member into another, both members' alike (the same
+ * bytes): a flattened feature map shares the buffer of the Relu before it,
+ * which the Relu's gradient reads after the Reshape (DQN's conv3 -> fc4) */
 static bool group_valid(const exec_graph *g, fwd_plan *P, uint32_t root, uint32_t y)
 {
     uint32_t nm = 0, nt = 0;
     for (uint32_t m = root; m; m = P->next[m])
         P->members[nm++] = m;
     P->members[nm++] = y;
-    for (uint32_t i = 0; i < nm; i++)
+    for (uint32_t i = 0; i < nm; i++) {
+        P->holds[P->members[i]] = 0;
         for (uint32_t a = P->start[P->members[i]]; a < P->start[P->members[i] + 1]; a++)
             P->touch[nt++] = P->node[a];
+    }
     qsort(P->touch, nt, sizeof *P->touch, cmp_u32);
-    uint32_t owner = 0; /* the member whose contents the buffer holds */
     for (uint32_t a = 0; a < nt; a++) {
         if (a && P->touch[a] == P->touch[a - 1])
             continue;
@@ -116,12 +124,15 @@ static bool group_valid(const exec_graph *g, fwd_plan *P, uint32_t root, uint32_
             if (writes(n, m))
                 wrote = m, nwrote++;
         }
-        if (nread > 1 || nwrote > 1 || (nread && read != owner))
+        if (nread > 1 || nwrote > 1 || (nread && !P->holds[read]))
             return false;
         if (nread && nwrote && read != wrote && !forwards(n, read, wrote))
             return false;
+        if (nwrote && !(nread && n->op == EXEC_OP_Reshape))
+            for (uint32_t i = 0; i < nm; i++)
+                P->holds[P->members[i]] = 0;
         if (nwrote)
-            owner = wrote;
+            P->holds[wrote] = 1;
     }
     return true;
 }
@@ -205,8 +216,9 @@ exec_status exec_plan_forwarding(exec_graph *g)
     P.next = exec_calloc(T, sizeof *P.next);
     P.touch = exec_malloc((nacc + 1) * sizeof *P.touch);
     P.members = exec_malloc((T + 1) * sizeof *P.members);
+    P.holds = exec_calloc(T + 1, sizeof *P.holds);
     uint32_t *fill = exec_malloc((T + 1) * sizeof *fill);
-    if (!P.start || !P.node || !P.next || !P.touch || !P.members || !fill) {
+    if (!P.start || !P.node || !P.next || !P.touch || !P.members || !P.holds || !fill) {
         st = exec_fail(EXEC_ERR_NOMEM, "plan: out of memory for buffer forwarding");
         goto end;
     }
@@ -236,6 +248,7 @@ end:
     exec_free(P.next);
     exec_free(P.touch);
     exec_free(P.members);
+    exec_free(P.holds);
     exec_free(fill);
     return st;
 }

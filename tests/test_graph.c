@@ -879,6 +879,66 @@ static void test_forwarding_training(void **state)
     assert_true(mag > 1e-3 && md == 0.0);
 }
 
+/* A flattening Reshape before a dense layer (DQN's conv3 -> fc4) shares
+ * its input's buffer where the input dies there, and copies nothing; so
+ * does its gradient's Reshape. h = relu(tanh(x) + b0) [B, 2, 2, 3] -> [B, 12]
+ * -> a MatMul and a loss: the weight's gradient is that of the graph whose
+ * h is kept apart (each Reshape then a copy). *shared: the Reshapes whose
+ * output shares their input's buffer. */
+static void fw_flatten(bool keep, int *reshapes, int *shared, float *dw)
+{
+    exec_graph *g;
+    assert_int_equal(exec_graph_create(&g, 9), EXEC_OK);
+    uint32_t x = exec_input(g, "x", EXEC_F32, 4, (int64_t[]){ B, 2, 2, 3 });
+    uint32_t y = exec_input(g, "y", EXEC_I32, 1, (int64_t[]){ B });
+    uint32_t w = exec_weight(g, "w", 2, (int64_t[]){ D, C }, EXEC_INIT_GLOROT);
+    uint32_t b0 = exec_weight(g, "b0", 1, (int64_t[]){ 2 }, EXEC_INIT_ONE); /* so h's gradient is made */
+    uint32_t h = ex_relu(g, ex_bias_add(g, ex_tanh(g, x), b0, 1));
+    uint32_t flat = ex_reshape(g, h, 2, (int64_t[]){ B, D });
+    uint32_t loss = ex_sparse_softmax_xent(g, ex_matmul(g, flat, w, 0, 0), y);
+    assert_int_equal(exec_gradients(g, loss), EXEC_OK);
+    if (keep)
+        assert_int_equal(exec_tensor_keep(g, h), EXEC_OK);
+    assert_int_equal(exec_graph_status(g), EXEC_OK);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    float *xd = exec_dataf(g, x);
+    int32_t *yd = exec_datai(g, y);
+    for (int i = 0; i < B * D; i++)
+        xd[i] = (float)((i * 29) % 31) / 8.0f - 2.0f;
+    for (int i = 0; i < B; i++)
+        yd[i] = i % C;
+    exec_run_opts o = { .max_phase = EXEC_PHASE_backward };
+    assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
+    *reshapes = *shared = 0;
+    for (uint32_t i = 0; i < exec_node_count(g); i++) {
+        const exec_node *n = exec_node_get(g, i);
+        if (n->op != EXEC_OP_Reshape)
+            continue;
+        ++*reshapes;
+        *shared += exec_tensor_get(g, n->in[0])->data == exec_tensor_get(g, n->out[0])->data;
+    }
+    memcpy(dw, exec_dataf(g, exec_grad_of(g, w)), sizeof(float) * D * C);
+    exec_graph_destroy(g);
+}
+
+static void test_forwarding_reshape(void **state)
+{
+    (void)state;
+    float dw_fw[D * C], dw_kept[D * C];
+    int reshapes, shared;
+    fw_flatten(false, &reshapes, &shared, dw_fw);
+    printf("flattening: %d Reshapes, %d in their input's buffer\n", reshapes, shared);
+    assert_int_equal(reshapes, 2); /* the forward's and its gradient's */
+    assert_int_equal(shared, 2);
+    fw_flatten(true, &reshapes, &shared, dw_kept);
+    assert_int_equal(shared, 1); /* h kept: the forward's copies */
+    double md = 0, mag = 0;
+    for (int i = 0; i < D * C; i++)
+        md = fmax(md, fabs((double)dw_fw[i] - dw_kept[i])), mag = fmax(mag, fabs((double)dw_kept[i]));
+    printf("flattening Reshape forwarded: dW max diff %.3g (max |dW| %.3g)\n", md, mag);
+    assert_true(mag > 1e-3 && md == 0.0);
+}
+
 /* Of two inputs an Add may write over, it takes the one touched last (its
  * lines the likeliest in cache): s = a + b writes over b, made after a. */
 static void test_forwarding_prefers_recent(void **state)
@@ -1016,6 +1076,7 @@ int main(void)
         cmocka_unit_test(test_hooks_two_contexts),
         cmocka_unit_test(test_buffer_forwarding),
         cmocka_unit_test(test_forwarding_training),
+        cmocka_unit_test(test_forwarding_reshape),
         cmocka_unit_test(test_forwarding_prefers_recent),
         cmocka_unit_test(test_no_idle_team),
         cmocka_unit_test(test_denormals),

@@ -43,13 +43,17 @@ exec_status op_shape_Reshape(const exec_graph *g, const exec_node *n, exec_shape
     return EXEC_OK;
 }
 
-/* a copy (every tensor has its own memory); large ones in one slice per
- * thread: one core's copy does not reach the memory's bandwidth */
+/* nothing where y shares x's buffer (forwarding.c: x dies here, as a
+ * flattened feature map before a dense layer), else a copy; large ones
+ * in one slice per thread: one core's copy does not reach the memory's
+ * bandwidth */
 exec_status op_fwd_Reshape(exec_kctx *k, const exec_node *n)
 {
     const char *x = exec_in(k, n, 0)->data;
     char *y = exec_out(k, n, 0)->data;
     const size_t bytes = exec_in(k, n, 0)->bytes;
+    if (x == y)
+        return EXEC_OK;
     const int parts = k->nthreads;
     if (exec_in(k, n, 0)->numel <= MOVE_PAR_MIN || parts < 2) { /* no parallel region: its cost is a small copy's */
         memcpy(y, x, bytes);
