@@ -60,6 +60,7 @@ typedef struct deepq {
     uint32_t t_r, t_notdone, t_y;
     qnet act; /* batch-1 acting network (train), or m->g's (infer) */
     uint32_t act_argmax;
+    bool act_stale; /* train: the online weights changed since act's copy of them */
     /* game(s) */
     model_breakout *games; /* 1 (train) or batch (infer) */
     uint8_t *hist;         /* per game: HIST frames, oldest first */
@@ -98,9 +99,9 @@ static uint32_t state_input(exec_graph *g, const char *name, int64_t b)
     return exec_input(g, name, EXEC_F32, 4, (int64_t[]){ b, HIST, S, S });
 }
 
-/* dst's weights = src's (the acting network every step, the target network
- * every C updates: 6.7 MB at 1.7M parameters), copied in 64 KiB pieces on
- * the engine's threads. */
+/* dst's weights = src's (the acting network before a greedy action after
+ * an update, the target network every C updates: 6.7 MB at 1.7M
+ * parameters), copied in 64 KiB pieces on the engine's threads. */
 static void copy_weights(exec_graph *dst, const exec_graph *src, int threads)
 {
     enum { PIECE = 64 * 1024 };
@@ -238,6 +239,32 @@ static int64_t replay_sample_one(deepq *d)
     }
 }
 
+/* the acting network's weights = the online's, copied where an update ran
+ * since the last copy */
+static void act_sync(model *m)
+{
+    deepq *d = m->priv;
+    if (d->act_stale)
+        copy_weights(d->act.g, m->g, model_threads(m));
+    d->act_stale = false;
+}
+
+int model_deepq_act_lag(model *m, bool sync)
+{
+    deepq *d = m->priv;
+    if (m->cfg.mode != MODEL_TRAIN || !m->cfg.plan)
+        return 0;
+    if (sync)
+        act_sync(m);
+    int differ = 0;
+    for (uint32_t i = 0; i < exec_weight_count(m->g); i++) {
+        const exec_tensor *a = exec_tensor_get(m->g, exec_weight_id(m->g, i));
+        const exec_tensor *b = exec_tensor_get(d->act.g, exec_weight_id(d->act.g, i));
+        differ += a->bytes != b->bytes || memcmp(a->data, b->data, a->bytes) != 0;
+    }
+    return differ;
+}
+
 /* The agent's step in the training game: epsilon-greedy, store, reset. */
 static exec_status act_and_store(model *m)
 {
@@ -249,6 +276,11 @@ static exec_status act_and_store(model *m)
     if ((double)(rnd(&d->rng) >> 11) / 9007199254740992.0 < eps) {
         action = (int)(rnd(&d->rng) % ACTIONS);
     } else {
+        /* the acting network follows the online weights: copied when it
+         * acts, not every step (epsilon-greedy acts at random early on:
+         * the copy, 0.3 ms, and the repacking of fc4 it causes were a
+         * step's largest part outside the graphs) */
+        act_sync(m);
         pixels_to_float(exec_dataf(d->act.g, d->act.s), d->hist, HIST * FRAME);
         exec_run_opts o = { .inter = m->cfg.inter, .max_phase = EXEC_PHASE_forward };
         exec_status s = exec_graph_run(d->act.g, &o);
@@ -320,7 +352,9 @@ exec_status model_deepq_learn(model *m, bool resample, float *loss)
     if (st)
         return st;
     memcpy(exec_dataf(m->g, d->y), exec_dataf(d->target.g, d->t_y), (size_t)B * sizeof(float));
-    if ((st = model_run_graph(m)))
+    st = model_run_graph(m);
+    d->act_stale = true; /* the update ran (or may have, where it failed) */
+    if (st)
         return st;
     *loss = exec_dataf(m->g, m->loss)[0];
     if (resample) {
@@ -355,9 +389,6 @@ uint64_t model_deepq_games_digest(const model *m, int64_t *score)
 
 static exec_status step_train(model *m, float *loss)
 {
-    deepq *d = m->priv;
-    /* the acting network follows the online weights */
-    copy_weights(d->act.g, m->g, model_threads(m));
     for (int k = 0; k < UPDATE_EVERY; k++) {
         exec_status s = act_and_store(m);
         if (s)
@@ -489,6 +520,7 @@ static exec_status create(const model_config *cfg, model **out)
         return exec_fail(EXEC_ERR_NOMEM, "deepq: out of memory for a replay memory of %lld frames", (long long)d->cap);
     }
     copy_weights(d->target.g, m->g, model_threads(m));
+    d->act_stale = true;
     prefill(m);
     *out = m;
     return EXEC_OK;

@@ -15,4 +15,9 @@ int64_t model_deepq_replay_size(const model *m);
  * the same whatever the thread count), and the summed score of the games
  * in play. */
 uint64_t model_deepq_games_digest(const model *m, int64_t *score);
+/* The weight tensors in which the acting network (train) differs from the
+ * online network, after the sync a greedy action does first where sync
+ * (the acting network copies the online weights only when it acts after
+ * an update). */
+int model_deepq_act_lag(model *m, bool sync);
 #endif

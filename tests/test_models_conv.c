@@ -137,6 +137,12 @@ static void test_deepq_td_fixed_batch(void **state)
         assert_true(isfinite(l));
     }
     assert_true(model_deepq_replay_size(m) >= n0 + 12); /* 4 actions a step (plus episode starts) */
+    /* the acting network lags the updates until it acts greedily, then
+     * holds the online weights */
+    int lag = model_deepq_act_lag(m, false), synced = model_deepq_act_lag(m, true);
+    printf("deepq acting network after updates: %d weights differ, %d after its sync\n", lag, synced);
+    assert_true(lag > 0);
+    assert_int_equal(synced, 0);
     model_destroy(m);
 }
 
