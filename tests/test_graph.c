@@ -828,6 +828,24 @@ static void test_buffer_forwarding(void **state)
     exec_graph_destroy(f.g);
 }
 
+/* keeps tensor `keep` (0: none), plans g, fills x [B, D floats] and the
+ * labels y [B] and runs one training step's forward and backward */
+static void fw_plan_run(exec_graph *g, uint32_t x, uint32_t y, uint32_t keep)
+{
+    if (keep)
+        assert_int_equal(exec_tensor_keep(g, keep), EXEC_OK);
+    assert_int_equal(exec_graph_status(g), EXEC_OK);
+    assert_int_equal(exec_graph_plan(g), EXEC_OK);
+    float *xd = exec_dataf(g, x);
+    int32_t *yd = exec_datai(g, y);
+    for (int i = 0; i < B * D; i++)
+        xd[i] = (float)((i * 29) % 31) / 8.0f - 2.0f;
+    for (int i = 0; i < B; i++)
+        yd[i] = i % C;
+    exec_run_opts o = { .max_phase = EXEC_PHASE_backward };
+    assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
+}
+
 /* In a training graph Relu's gradient reads the Relu's output (y > 0
  * exactly where x > 0), so the Relu is its input's only reader and writes
  * over it: a Linear -> Relu layer runs in one buffer. The weights' gradients
@@ -846,18 +864,7 @@ static void fw_train(bool keep, uint32_t *storage_of_h, uint32_t *mm, uint32_t *
     *h = ex_relu(g, ba);
     uint32_t loss = ex_sparse_softmax_xent(g, ex_matmul(g, *h, w2, 0, 0), y);
     assert_int_equal(exec_gradients(g, loss), EXEC_OK);
-    if (keep)
-        assert_int_equal(exec_tensor_keep(g, ba), EXEC_OK);
-    assert_int_equal(exec_graph_status(g), EXEC_OK);
-    assert_int_equal(exec_graph_plan(g), EXEC_OK);
-    float *xd = exec_dataf(g, x);
-    int32_t *yd = exec_datai(g, y);
-    for (int i = 0; i < B * D; i++)
-        xd[i] = (float)((i * 29) % 31) / 8.0f - 2.0f;
-    for (int i = 0; i < B; i++)
-        yd[i] = i % C;
-    exec_run_opts o = { .max_phase = EXEC_PHASE_backward };
-    assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
+    fw_plan_run(g, x, y, keep ? ba : 0);
     *storage_of_h = exec_tensor_get(g, *h)->storage;
     memcpy(dw, exec_dataf(g, exec_grad_of(g, w1)), sizeof(float) * D * H);
     exec_graph_destroy(g);
@@ -897,18 +904,7 @@ static void fw_flatten(bool keep, int *reshapes, int *shared, float *dw)
     uint32_t flat = ex_reshape(g, h, 2, (int64_t[]){ B, D });
     uint32_t loss = ex_sparse_softmax_xent(g, ex_matmul(g, flat, w, 0, 0), y);
     assert_int_equal(exec_gradients(g, loss), EXEC_OK);
-    if (keep)
-        assert_int_equal(exec_tensor_keep(g, h), EXEC_OK);
-    assert_int_equal(exec_graph_status(g), EXEC_OK);
-    assert_int_equal(exec_graph_plan(g), EXEC_OK);
-    float *xd = exec_dataf(g, x);
-    int32_t *yd = exec_datai(g, y);
-    for (int i = 0; i < B * D; i++)
-        xd[i] = (float)((i * 29) % 31) / 8.0f - 2.0f;
-    for (int i = 0; i < B; i++)
-        yd[i] = i % C;
-    exec_run_opts o = { .max_phase = EXEC_PHASE_backward };
-    assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
+    fw_plan_run(g, x, y, keep ? h : 0);
     *reshapes = *shared = 0;
     for (uint32_t i = 0; i < exec_node_count(g); i++) {
         const exec_node *n = exec_node_get(g, i);
