@@ -829,8 +829,9 @@ static void test_buffer_forwarding(void **state)
 }
 
 /* keeps tensor `keep` (0: none), plans g, fills x [B, D floats] and the
- * labels y [B] and runs one training step's forward and backward */
-static void fw_plan_run(exec_graph *g, uint32_t x, uint32_t y, uint32_t keep)
+ * labels y [B] and runs one training step's forward and backward on
+ * `inter` inter-op workers */
+static void fw_plan_run(exec_graph *g, uint32_t x, uint32_t y, uint32_t keep, int inter)
 {
     if (keep)
         assert_int_equal(exec_tensor_keep(g, keep), EXEC_OK);
@@ -842,7 +843,7 @@ static void fw_plan_run(exec_graph *g, uint32_t x, uint32_t y, uint32_t keep)
         xd[i] = (float)((i * 29) % 31) / 8.0f - 2.0f;
     for (int i = 0; i < B; i++)
         yd[i] = i % C;
-    exec_run_opts o = { .max_phase = EXEC_PHASE_backward };
+    exec_run_opts o = { .inter = inter, .max_phase = EXEC_PHASE_backward };
     assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
 }
 
@@ -864,7 +865,7 @@ static void fw_train(bool keep, uint32_t *storage_of_h, uint32_t *mm, uint32_t *
     *h = ex_relu(g, ba);
     uint32_t loss = ex_sparse_softmax_xent(g, ex_matmul(g, *h, w2, 0, 0), y);
     assert_int_equal(exec_gradients(g, loss), EXEC_OK);
-    fw_plan_run(g, x, y, keep ? ba : 0);
+    fw_plan_run(g, x, y, keep ? ba : 0, 1);
     *storage_of_h = exec_tensor_get(g, *h)->storage;
     memcpy(dw, exec_dataf(g, exec_grad_of(g, w1)), sizeof(float) * D * H);
     exec_graph_destroy(g);
@@ -892,7 +893,7 @@ static void test_forwarding_training(void **state)
  * -> a MatMul and a loss: the weight's gradient is that of the graph whose
  * h is kept apart (each Reshape then a copy). *shared: the Reshapes whose
  * output shares their input's buffer. */
-static void fw_flatten(bool keep, int *reshapes, int *shared, float *dw)
+static void fw_flatten(bool keep, int inter, int *reshapes, int *shared, float *dw)
 {
     exec_graph *g;
     assert_int_equal(exec_graph_create(&g, 9), EXEC_OK);
@@ -904,7 +905,7 @@ static void fw_flatten(bool keep, int *reshapes, int *shared, float *dw)
     uint32_t flat = ex_reshape(g, h, 2, (int64_t[]){ B, D });
     uint32_t loss = ex_sparse_softmax_xent(g, ex_matmul(g, flat, w, 0, 0), y);
     assert_int_equal(exec_gradients(g, loss), EXEC_OK);
-    fw_plan_run(g, x, y, keep ? h : 0);
+    fw_plan_run(g, x, y, keep ? h : 0, inter);
     *reshapes = *shared = 0;
     for (uint32_t i = 0; i < exec_node_count(g); i++) {
         const exec_node *n = exec_node_get(g, i);
@@ -922,17 +923,21 @@ static void test_forwarding_reshape(void **state)
     (void)state;
     float dw_fw[D * C], dw_kept[D * C];
     int reshapes, shared;
-    fw_flatten(false, &reshapes, &shared, dw_fw);
-    printf("flattening: %d Reshapes, %d in their input's buffer\n", reshapes, shared);
-    assert_int_equal(reshapes, 2); /* the forward's and its gradient's */
-    assert_int_equal(shared, 2);
-    fw_flatten(true, &reshapes, &shared, dw_kept);
+    fw_flatten(true, 1, &reshapes, &shared, dw_kept);
     assert_int_equal(shared, 1); /* h kept: the forward's copies */
-    double md = 0, mag = 0;
-    for (int i = 0; i < D * C; i++)
-        md = fmax(md, fabs((double)dw_fw[i] - dw_kept[i])), mag = fmax(mag, fabs((double)dw_kept[i]));
-    printf("flattening Reshape forwarded: dW max diff %.3g (max |dW| %.3g)\n", md, mag);
-    assert_true(mag > 1e-3 && md == 0.0);
+    for (int inter = 1; inter <= 2; inter++) {
+        exec_threads_set(inter);
+        fw_flatten(false, inter, &reshapes, &shared, dw_fw);
+        printf("flattening, %d inter-op worker(s): %d Reshapes, %d in their input's buffer\n", inter, reshapes, shared);
+        assert_int_equal(reshapes, 2); /* the forward's and its gradient's */
+        assert_int_equal(shared, 2);
+        double md = 0, mag = 0;
+        for (int i = 0; i < D * C; i++)
+            md = fmax(md, fabs((double)dw_fw[i] - dw_kept[i])), mag = fmax(mag, fabs((double)dw_kept[i]));
+        printf("flattening Reshape forwarded: dW max diff %.3g (max |dW| %.3g)\n", md, mag);
+        assert_true(mag > 1e-3 && md == 0.0);
+    }
+    exec_threads_set(1);
 }
 
 /* Of two inputs an Add may write over, it takes the one touched last (its
