@@ -262,6 +262,9 @@ static void test_conv(void **state)
         { 1, 3, 9, 9, 17, 2, 3, 1, 2, 1, 2 },    /* direct: 17 channels (a block of 16 + 1 of 8), batch 1 */
         { 5, 2, 13, 10, 8, 4, 2, 3, 2, 0, 1 },   /* direct: one 8-wide block, pixel blocks across rows */
         { 2, 19, 8, 9, 6, 3, 2, 1, 1, 2, 0 },    /* direct input gradient: 19 channels out, padding 2 of 3 */
+        { 2, 64, 9, 9, 64, 3, 3, 1, 1, 0, 0 },   /* DQN conv3: its input gradient's dy padded by 2, blocks whose
+                                                    rows reach the image through 1, 2 or 3 filter rows */
+        { 2, 32, 20, 20, 64, 4, 4, 2, 2, 0, 0 }, /* DQN conv2: the input gradient's phases merged, padded by 1 */
         { 1, 1, 3, 3, 1, 3, 3, 1, 1, 0, 0 },     /* Winograd: one output, one partial tile */
         { 2, 3, 4, 6, 2, 3, 3, 1, 1, 2, 2 },     /* Winograd: padding 2 (its input gradient pads 0) */
         { 1, 5, 13, 11, 7, 3, 3, 1, 1, 0, 1 },   /* Winograd: odd sizes, batch 1, partial tiles both ways */

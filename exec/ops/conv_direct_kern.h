@@ -84,18 +84,21 @@ DK_INLINE void DK(rb_run)(DK(rblock) * b, const float *restrict v, int64_t vstri
 }
 
 /* The forward's block: nb vectors of output channels x ur output pixels,
- * over every (c, kh, kw) of the filter; the sums to a->out ([UR][DK_NB *
- * DK_L]). */
+ * over every (c, kw) of the filter and its rows [a->kh0, a->kh1) (the
+ * others reach only the image's zero border from these pixels); the sums
+ * to a->out ([UR][DK_NB * DK_L]). */
 DK_INLINE void DK(dk_body)(const dk_args *a, const int nb, const int ur)
 {
     DK(rblock) b;
     int64_t o[UR];
     DK(rb_offsets)(o, a->off, ur);
     DK(rb_load)(&b, NULL, nb, ur);
-    const float *wp = a->wp;
+    const int64_t row = DK_L * nb * a->kw; /* the packed floats of a filter row */
     for (int64_t c = 0; c < a->c; c++)
-        for (int64_t kh = 0; kh < a->kh; kh++, wp += DK_L * nb * a->kw)
-            DK(rb_run)(&b, wp, DK_L * nb, a->x + c * a->hw + kh * a->wd, 1, o, a->kw, nb, ur);
+        for (int64_t kh = a->kh0; kh < a->kh1; kh++) {
+            const float *w = a->wp + (c * a->kh + kh) * row, *x = a->x + c * a->hw + kh * a->wd;
+            DK(rb_run)(&b, w, DK_L * nb, x, 1, o, a->kw, nb, ur);
+        }
     DK(rb_store)(&b, a->out, nb, ur);
 }
 
