@@ -69,15 +69,16 @@ typedef void (*tile_fn)(float *restrict c, const float *restrict a, const float 
  * cost speech's inference 4% (3200 rows: 400 blocks over a slice in L2). */
 enum { TILE_PF_ROWS = 16 };
 
-/* A tile's MR rows over K (PF: with b's rows prefetched, a constant) */
-#define TILE_ROWS(VEC, VW, MR, NV, PF)                                                                             \
+/* A tile's ROWS rows over K (MR, unrolled, or a partial block's mr; PF:
+ * with b's rows prefetched, a constant) */
+#define TILE_ROWS(VEC, VW, ROWS, NV, PF)                                                                           \
     for (int64_t q = 0; q < K; q++) {                                                                              \
         VEC b[NV];                                                                                                 \
         if (PF)                                                                                                    \
             _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++)                                                 \
                 __builtin_prefetch(p + (q + TILE_PF_ROWS) * ldp + v * (VW));                                       \
         _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++) memcpy(&b[v], p + q * ldp + v * (VW), sizeof b[v]); \
-        _Pragma("GCC unroll 8") for (int i = 0; i < (MR); i++)                                                     \
+        _Pragma("GCC unroll 8") for (int i = 0; i < (ROWS); i++)                                                   \
         {                                                                                                          \
             float x = a[i * ai + q * aq];                                                                          \
             _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++) s[v][i] += x * b[v];                            \
@@ -101,15 +102,7 @@ enum { TILE_PF_ROWS = 16 };
         } else if (mr == (MR)) {                                                                                      \
             TILE_ROWS(VEC, VW, MR, NV, 0)                                                                             \
         } else {                                                                                                      \
-            for (int64_t q = 0; q < K; q++) {                                                                         \
-                VEC b[NV];                                                                                            \
-                _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++)                                                \
-                    memcpy(&b[v], p + q * ldp + v * (VW), sizeof b[v]);                                               \
-                for (int i = 0; i < mr; i++) {                                                                        \
-                    float x = a[i * ai + q * aq];                                                                     \
-                    _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++) s[v][i] += x * b[v];                       \
-                }                                                                                                     \
-            }                                                                                                         \
+            TILE_ROWS(VEC, VW, mr, NV, 0)                                                                             \
         }                                                                                                             \
         if (w == (NV) * (VW) && cs == 1) { /* whole vectors, in place */                                              \
             for (int i = 0; i < mr; i++) {                                                                            \
