@@ -125,7 +125,7 @@ static exec_status ae_create(const model_config *cfg, model **out)
                 s = exec_fail(EXEC_ERR_ARG, "autoenc: %s holds %dx%d images, the model takes 28x28", cfg->data_path,
                               p->data->rows, p->data->cols);
         } else {
-            s = model_mnist_generate(ps->images, cfg->seed, &p->data);
+            s = model_mnist_generate(ps->images, cfg->seed, model_threads(m), &p->data);
         }
         if (!s)
             s = exec_graph_plan(g);

@@ -67,25 +67,41 @@ static void reach_span(float u, float v, float reach, int *lo, int *hi)
     *hi = b < 27 ? (int)floorf(b) : 27;
 }
 
-static void draw_digit(int d, exec_rng *r, float *img)
+/* One digit's draw from the generator's stream: its class and jitter. */
+typedef struct digit_draw {
+    int d;
+    float s, sx, slant, ox, oy, thick, ink;
+} digit_draw;
+
+static digit_draw digit_take(exec_rng *r)
 {
+    digit_draw g;
+    g.d = (int)exec_rng_below(r, 10);
     /* the MNIST habit: a 20x20 box centred in 28x28, then jitter */
-    float s = 20.0f * (0.8f + 0.25f * exec_rng_uniform(r));
-    float sx = s * (0.65f + 0.35f * exec_rng_uniform(r));
-    float slant = 0.6f * exec_rng_uniform(r) - 0.3f;
-    float ox = 14.0f + 3.0f * exec_rng_uniform(r) - 1.5f, oy = 14.0f + 3.0f * exec_rng_uniform(r) - 1.5f;
-    float thick = 1.2f + 1.2f * exec_rng_uniform(r), ink = 0.85f + 0.15f * exec_rng_uniform(r);
+    g.s = 20.0f * (0.8f + 0.25f * exec_rng_uniform(r));
+    g.sx = g.s * (0.65f + 0.35f * exec_rng_uniform(r));
+    g.slant = 0.6f * exec_rng_uniform(r) - 0.3f;
+    g.ox = 14.0f + 3.0f * exec_rng_uniform(r) - 1.5f;
+    g.oy = 14.0f + 3.0f * exec_rng_uniform(r) - 1.5f;
+    g.thick = 1.2f + 1.2f * exec_rng_uniform(r);
+    g.ink = 0.85f + 0.15f * exec_rng_uniform(r);
+    return g;
+}
+
+static void digit_render(const digit_draw *gp, float *img)
+{
+    const digit_draw g = *gp; /* a copy: img's stores cannot alias it */
     pt q[16];
-    int n = digits[d].n;
+    int n = digits[g.d].n;
     for (int i = 0; i < n; i++) {
-        pt p = digits[d].p[i];
-        float y = (p.y - 0.5f) * s, x = (p.x - 0.5f) * sx - slant * y;
-        q[i] = (pt){ ox + x, oy + y };
+        pt p = digits[g.d].p[i];
+        float y = (p.y - 0.5f) * g.s, x = (p.x - 0.5f) * g.sx - g.slant * y;
+        q[i] = (pt){ g.ox + x, g.oy + y };
     }
     /* each pixel's distance to the nearest stroke, measured only within
      * reach of each segment: a pixel past `reach` of a segment in x or y
      * is inked by a nearer one or not at all */
-    const float reach = thick * 0.5f + 0.5f;
+    const float reach = g.thick * 0.5f + 0.5f;
     float dmin[28 * 28];
     for (int i = 0; i < 28 * 28; i++)
         dmin[i] = 1e9f;
@@ -103,11 +119,11 @@ static void draw_digit(int d, exec_rng *r, float *img)
     }
     for (int i = 0; i < 28 * 28; i++) {
         float v = reach - dmin[i];
-        img[i] = v <= 0 ? 0 : v >= 1 ? ink : v * ink;
+        img[i] = v <= 0 ? 0 : v >= 1 ? g.ink : v * g.ink;
     }
 }
 
-exec_status model_mnist_generate(int n, uint64_t seed, model_mnist_set **out)
+exec_status model_mnist_generate(int n, uint64_t seed, int threads, model_mnist_set **out)
 {
     *out = NULL;
     if (n < 1)
@@ -119,16 +135,23 @@ exec_status model_mnist_generate(int n, uint64_t seed, model_mnist_set **out)
     s->rows = s->cols = 28;
     s->images = exec_malloc((size_t)n * 784 * sizeof *s->images);
     s->labels = exec_malloc((size_t)n);
-    if (!s->images || !s->labels) {
+    digit_draw *g = exec_malloc((size_t)n * sizeof *g);
+    if (!s->images || !s->labels || !g) {
+        exec_free(g);
         model_mnist_destroy(s);
         return exec_fail(EXEC_ERR_NOMEM, "mnist: out of memory");
     }
+    /* the draws in the stream's order, then the images from them in
+     * parallel: the same images for any number of threads */
     exec_rng r = exec_rng_make(seed ^ 0x3a15ull);
     for (int i = 0; i < n; i++) {
-        int d = (int)exec_rng_below(&r, 10);
-        s->labels[i] = (uint8_t)d;
-        draw_digit(d, &r, s->images + (size_t)i * 784);
+        g[i] = digit_take(&r);
+        s->labels[i] = (uint8_t)g[i].d;
     }
+#pragma omp parallel for schedule(static) num_threads(threads > 1 ? threads : 1)
+    for (int i = 0; i < n; i++)
+        digit_render(&g[i], s->images + (size_t)i * 784);
+    exec_free(g);
     *out = s;
     return EXEC_OK;
 }

@@ -107,8 +107,9 @@ typedef struct model_mnist_set {
 } model_mnist_set;
 
 /* Synthetic 28x28 digits: stroke skeletons of 0-9 under a random affine
- * map, stroke width and noise, anti-aliased. */
-exec_status model_mnist_generate(int n, uint64_t seed, model_mnist_set **out);
+ * map, stroke width and noise, anti-aliased; drawn on `threads` OpenMP
+ * threads (the same images for any number). */
+exec_status model_mnist_generate(int n, uint64_t seed, int threads, model_mnist_set **out);
 /* MNIST idx files: images (magic 0x00000803, u8 [n, rows, cols]) and
  * optionally labels (magic 0x00000801, u8 [n]); labels_path may be NULL. */
 exec_status model_mnist_load(const char *images_path, const char *labels_path, model_mnist_set **out);
