@@ -528,9 +528,8 @@ static void put_be32(unsigned char *p, uint32_t v)
 
 /* The digit generator against the values of its first version (which
  * measured every pixel against every stroke; now each stroke inks only
- * within its reach, a pixel's nearest by squared distance): 1024 images
- * of seed 1, their ink and inked pixels, and the same images again for
- * the same seed on three threads. */
+ * within its reach): 1024 images of seed 1, their ink and inked pixels,
+ * and the same images again for the same seed on three threads. */
 static void test_mnist_generator(void **state)
 {
     (void)state;
