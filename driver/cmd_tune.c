@@ -11,6 +11,7 @@
 #include "replay/load.h"
 #include "replay/tune.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -398,8 +399,15 @@ int cmd_tune(int argc, char **argv)
                                "--batches applies to the tuner and --sweep; a --compare point names its --batch");
     const model_def *def = model_find(name);
     struct stat st;
-    if (!def && stat(name, &st) != 0)
+    if (!def && stat(name, &st) != 0) {
+        /* a path (a slash or a dot in it) that is not there is a missing
+         * file, as in every other command; a bare word a misspelt model */
+        if (strpbrk(name, "/.")) {
+            cli_error("tune", "%s: %s", name, strerror(errno));
+            return 1;
+        }
         return cli_usage_error("tune", "'%s' is neither a model (see 'fathom list') nor a trace", name);
+    }
     if (def && trace_opts)
         return cli_usage_error("tune", "--skip-first, --skip-last and --steps apply to a trace, not to a model");
     if (!def && model_opts)

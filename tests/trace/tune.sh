@@ -311,6 +311,8 @@ expect_error() { # what, args...
     note "$what: $(cat "$T/err")"
 }
 expect_error "unknown model" nosuchmodel
+expect_error "no such trace" "$T/no-such-trace.tar.zst"
+grep -q 'No such file' "$T/err" || fail "no such trace: the error does not say so"
 expect_error "budget 0" autoenc --budget 0
 expect_error "budget not a number" autoenc --budget soon
 expect_error "schema 1 (no data flow)" "$(ls "$SRC"/tests/fixtures/schema1/*-train-*.tar.zst | head -1)"
