@@ -50,8 +50,8 @@ static const char usage_text[] =
     "                     each (default 5), alternating, no race, no budget\n"
     "  --peak FILE        this machine's ceilings, from 'fathom peak --format json'\n"
     "                     run here: the ridge without measuring it (else a short\n"
-    "                     sgemm and a triad over the workload's memory, where a\n"
-    "                     dominant op type's bound depends on it)\n"
+    "                     sgemm and a read stream over the workload's tensors,\n"
+    "                     where a dominant op type's bound depends on it)\n"
     "  --format json      one JSON object\n\n"
     "Progress goes to stderr when it is a terminal. See fathom-tune(1).\n";
 

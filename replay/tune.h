@@ -12,8 +12,8 @@
  *      average parallelism (op time / critical path, at one thread where
  *      profiled), the preemptions the profiled steps suffered, each dominant
  *      op type's arithmetic intensity against this machine's ridge (a short
- *      sgemm and triad, measured only where an op type's intensity leaves
- *      its bound in doubt);
+ *      sgemm and a read stream over the workload's tensors, measured only
+ *      where an op type's intensity leaves its bound in doubt);
  *   2. proposes values for each knob with one line saying which measurement
  *      led there, and ranks their combinations by a prediction (between
  *      list scheduling's bounds); the thread count measured fastest with
