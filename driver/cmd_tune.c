@@ -462,10 +462,14 @@ int cmd_tune(int argc, char **argv)
                                 .max_steps = steps ? (uint32_t)steps : 1 };
         if (isatty(STDERR_FILENO))
             fprintf(stderr, "fathom tune: reading %s...\r", name);
-        if (replay_load(name, &lo, &p) || replay_program_build(&p, 1) || replay_tune_trace_target(&p, &t)) {
+        const exec_status ls = replay_load(name, &lo, &p); /* its messages name the trace */
+        if (ls || replay_program_build(&p, 1) || replay_tune_trace_target(&p, &t)) {
             if (isatty(STDERR_FILENO))
                 fprintf(stderr, "\33[K");
-            cli_error("tune", "%s: %s", name, exec_errmsg());
+            if (ls)
+                cli_error("tune", "%s", exec_errmsg());
+            else
+                cli_error("tune", "%s: %s", name, exec_errmsg());
             goto end;
         }
         /* the recommendation: for a recording of one of fathom's workloads,

@@ -6,6 +6,7 @@
 #include "replay/load.h"
 
 #include "base/alloc.h"
+#include "base/error.h"
 #include "replay/imported.h"
 #include "tracer/archive.h"
 #include "tracer/decode.h"
@@ -13,6 +14,7 @@
 #include "tracer/read.h"
 
 #include <babeltrace2/babeltrace.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +31,9 @@ typedef struct loader {
     int in_step;
     uint32_t cur_step;
     uint64_t run_begins;
-    int imported; /* a trace `fathom import` wrote (run_begin's version
-                                   names the source format, pytorch-...) */
+    const char *source; /* the trace, for messages */
+    int imported;       /* a trace `fathom import` wrote (run_begin's version
+                         * names the source format, pytorch-...) */
 } loader;
 
 static int fail(loader *L, exec_status s, const char *fmt, const char *a)
@@ -154,9 +157,12 @@ static void copy_str(char *out, size_t len, const char *s) { snprintf(out, len, 
 static int cb_run_begin(void *user, const tracer_run *r)
 {
     loader *L = user;
-    if (r->schema != TRACER_SCHEMA_V1 && r->schema != TRACER_SCHEMA_V2)
-        return fail(L, EXEC_ERR_ARG, "%s",
-                    "the trace has a schema version this fathom does not know (it reads 1 and 2)");
+    if (r->schema != TRACER_SCHEMA_V1 && r->schema != TRACER_SCHEMA_V2) {
+        char why[BASE_ERRMSG_MAX];
+        snprintf(why, sizeof why, "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)",
+                 L->source, r->schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
+        return fail(L, EXEC_ERR_ARG, "%s", why);
+    }
     replay_machine *m = &L->p->rec;
     copy_str(m->model, sizeof m->model, r->model);
     snprintf(m->mode, sizeof m->mode, "%s", r->mode ? r->mode : "?");
@@ -258,7 +264,7 @@ static void keep_steps(loader *L, const replay_load_opts *o)
 exec_status replay_load(const char *source, const replay_load_opts *o, replay_program *p)
 {
     tracer_trace *t = NULL;
-    loader L = { .p = p };
+    loader L = { .p = p, .source = source };
     exec_status s = EXEC_OK;
     tracer_decode_diag g = { 0 };
     if (tracer_read_open(source, &t))

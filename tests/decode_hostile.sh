@@ -47,6 +47,28 @@ for src in "$T/neg" $cuts; do
         fail "$src: unexpected message $(cat "$T/err")"
 done
 grep -q "crashed" "$T/err" 2>/dev/null || true
+
+# 3. 4 KiB zeroed in the middle of an event stream (a disk's or a copy's
+#    damage): zeroed bytes decode as run_begin events of schema version 0,
+#    then the decoder stops where the zeros end mid-event; every reader
+#    says the trace is damaged, not that its schema is unknown, and names
+#    no addresses of Babeltrace2's objects
+rm -rf "$T/z" && cp -r "$T/x" "$T/z" || exit 1
+big=$(find "$T/z" -type f -path '*/64-bit/*' ! -name metadata ! -name '*.idx' -exec ls -S {} + | head -1)
+size=$(wc -c <"$big")
+dd if=/dev/zero of="$big" bs=1 seek=$((size / 2)) count=4096 conv=notrunc 2>/dev/null || exit 1
+tar -C "$T/z" --zstd -cf "$T/zeroed.tar.zst" MANIFEST trace || exit 1
+for cmd in "info" "analyze breakdown" "export --perfetto -o $T/out.json" "replay --iterations 1" "tune --budget 5"; do
+    # shellcheck disable=SC2086
+    timeout 60 "$FATHOM" $cmd "$T/zeroed.tar.zst" >"$T/out" 2>"$T/err"
+    rc=$?
+    [ $rc -ne 0 ] && [ $rc -ne 124 ] || { fail "$cmd zeroed: exit $rc"; continue; }
+    [ "$(wc -l <"$T/err")" -eq 1 ] || { fail "$cmd zeroed: stderr is not one line: $(head -c 400 "$T/err")"; continue; }
+    grep -q "$T/zeroed.tar.zst: .*damaged trace" "$T/err" || fail "$cmd zeroed: not named damaged: $(cat "$T/err")"
+    ! grep -q "schema version\|addr=0x" "$T/err" || fail "$cmd zeroed: $(cat "$T/err")"
+    [ ! -e "$T/out.json" ] || fail "$cmd zeroed: left an output"
+    rm -f "$T/out.json"
+done
 "$FATHOM" analyze breakdown "$T/neg" 2>"$T/err" >/dev/null
 grep -q "the CTF decoder crashed" "$T/err" || fail "the negative length: $(cat "$T/err")"
 [ -z "$(ls -A "$TMPDIR")" ] || fail "temporary files left: $(ls -A "$TMPDIR")"

@@ -446,7 +446,9 @@ static void test_unknown_schema(void **state)
  *   1: a record naming node 9, which no node_def describes;
  *   2: an ops event whose sequences have unequal lengths (its 3 records lost);
  *   3: a record that ends before it begins (counted as 0 ns);
- *   4: run_end says 2 ops more than the trace holds. */
+ *   4: run_end says 2 ops more than the trace holds;
+ *   5: after step 0, a run_begin with every field 0 (schema 0, empty
+ *      strings), as a stream's zeroed bytes decode. */
 enum { S2_MAIN = 100, S2_WORKER = 101 };
 static const char *make_schema2(const char *name, int defect)
 {
@@ -493,6 +495,8 @@ static const char *make_schema2(const char *name, int defect)
         held += 3;
         t = b + 800;
         assert_int_equal(ctfgen_step_end(g, t, S2_MAIN, st, 1.0), 0);
+        if (defect == 5 && st == 0)
+            assert_int_equal(ctfgen_run_begin(g, t + 1, S2_MAIN, 0, "", 0, "", 0, 0, 0, 0, 0), 0);
     }
     assert_int_equal(ctfgen_run_end(g, t + 10, S2_MAIN, 0, held + (defect == 4 ? 2 : 0)), 0);
     assert_int_equal(ctfgen_close(g), 0);
@@ -602,6 +606,17 @@ static void test_schema2(void **state)
     assert_int_equal(analyze_read(make_schema2("s2-count", 4), NULL, &p), 0);
     analyze_profile_warnings(p, w, sizeof w);
     assert_non_null(strstr(w, "run_end says 11 ops ran, the trace holds 9"));
+    analyze_profile_destroy(p);
+
+    /* 5: a zeroed run_begin is a malformed event, not a trace of schema
+     * version 0: the run's own metadata and every record stand */
+    assert_int_equal(analyze_read(make_schema2("s2-zeroed", 5), NULL, &p), 0);
+    assert_int_equal(p->diag.malformed_events, 1);
+    assert_int_equal(p->meta.schema, 2);
+    assert_string_equal(p->meta.model, "mlp");
+    assert_int_equal(p->ops_seen, 9);
+    analyze_profile_warnings(p, w, sizeof w);
+    assert_non_null(strstr(w, "1 fathom events with missing or mistyped fields ignored"));
     analyze_profile_destroy(p);
 }
 

@@ -835,11 +835,16 @@ static int on_op_end(tracer_decoder *d, dtrace *t, const bt_field *pl, const evi
 }
 
 /* ---- events ------------------------------------------------------------------- */
-/* run_begin reaches the consumer whatever its schema (it decides). */
+/* run_begin reaches the consumer whatever its schema (it decides), but
+ * 0, which no fathom writes: a stream's zeroed bytes decode as run_begin
+ * events, its event class 0, with every field 0 -- malformed, as an event
+ * that lacks a field (a speech trace with 4 KiB zeroed in a stream's
+ * middle: "unknown trace schema version 0" before, where the damage was
+ * the news). */
 static int on_run_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e)
 {
     uint64_t schema = 0;
-    if (slot_u64(pl, e, F_SCHEMA, &schema) != 0) {
+    if (slot_u64(pl, e, F_SCHEMA, &schema) != 0 || schema == 0) {
         t->diag.malformed_events++;
         return 0;
     }

@@ -101,7 +101,8 @@ typedef struct tracer_decode_diag {
     uint64_t events;            /* all events seen */
     uint64_t foreign_events;    /* events of other providers (ignored) */
     uint64_t unknown_events;    /* fathom:* events this schema does not define */
-    uint64_t malformed_events;  /* fathom events missing a field, or with sequences of unequal lengths */
+    uint64_t malformed_events;  /* fathom events missing a field, with sequences of unequal lengths, or a
+                                 * run_begin of schema 0 (zeroed bytes) */
     uint64_t discarded_events;  /* lost by the tracer (discarded-events messages) */
     uint64_t discarded_packets; /* lost by the tracer (discarded-packets messages) */
     uint64_t discarded_unknown; /* discarded-events messages without a count */

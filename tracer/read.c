@@ -4,6 +4,7 @@
 #include "base/error.h"
 
 #include <babeltrace2/babeltrace.h>
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,8 +28,31 @@ static tracer_status fail(tracer_status st, const char *fmt, ...)
     return base_fail(st, "%s", buf);
 }
 
+/* s without the object addresses Babeltrace2 puts in its causes
+ * ("msg-it-addr=0x55ed1966dba0, "): they change from run to run and say
+ * nothing about the trace. */
+static void drop_addresses(char *s)
+{
+    static const char tag[] = "-addr=0x";
+    char *p;
+    while ((p = strstr(s, tag)) != NULL) {
+        char *b = p, *e = p + sizeof tag - 1;
+        while (b > s && (isalnum((unsigned char)b[-1]) || b[-1] == '-' || b[-1] == '_'))
+            b--;
+        while (isxdigit((unsigned char)*e))
+            e++;
+        if (e[0] == ',' && e[1] == ' ')
+            e += 2; /* "a=0x1, b=2": "b=2" */
+        else if (b - s >= 2 && b[-2] == ',' && b[-1] == ' ')
+            b -= 2; /* "b=2, a=0x1": "b=2" */
+        else if (b - s >= 2 && b[-2] == ':' && b[-1] == ' ' && !*e)
+            b -= 2; /* "state: a=0x1": "state" */
+        memmove(b, e, strlen(e) + 1);
+    }
+}
+
 /* The root cause of the current thread's Babeltrace2 error (taken and
- * released), or `dflt`. */
+ * released; its addresses dropped), or `dflt`. */
 static void bt_error_text(char *buf, size_t len, const char *dflt)
 {
     snprintf(buf, len, "%s", dflt);
@@ -38,8 +62,10 @@ static void bt_error_text(char *buf, size_t len, const char *dflt)
     uint64_t n = bt_error_get_cause_count(e);
     if (n > 0) {
         const char *m = bt_error_cause_get_message(bt_error_borrow_cause_by_index(e, 0));
-        if (m && *m)
+        if (m && *m) {
             snprintf(buf, len, "%s", m);
+            drop_addresses(buf);
+        }
     }
     bt_error_release(e);
 }
@@ -197,9 +223,12 @@ tracer_status tracer_read_run(const tracer_trace *t, const char *src, tracer_mes
             bt_current_thread_clear_error();
             rc = fail(TRACER_ERR_STOPPED, "%s", base_errmsg());
         } else {
-            bt_error_text(why, sizeof why,
-                          st == BT_GRAPH_RUN_STATUS_MEMORY_ERROR ? "out of memory" : "cannot decode the trace");
-            rc = fail(st == BT_GRAPH_RUN_STATUS_MEMORY_ERROR ? TRACER_ERR_NOMEM : TRACER_ERR_INPUT, "%s: %s", src, why);
+            const int oom = st == BT_GRAPH_RUN_STATUS_MEMORY_ERROR;
+            bt_error_text(why, sizeof why, oom ? "out of memory" : "cannot decode the trace");
+            if (oom || live)
+                rc = fail(oom ? TRACER_ERR_NOMEM : TRACER_ERR_INPUT, "%s: %s", src, why);
+            else /* the metadata was read: a stream the decoder cannot follow past some point */
+                rc = fail(TRACER_ERR_INPUT, "%s: the CTF decoder stopped: %s (a damaged trace?)", src, why);
         }
         goto end;
     }
