@@ -58,17 +58,26 @@ big=$(find "$T/z" -type f -path '*/64-bit/*' ! -name metadata ! -name '*.idx' -e
 size=$(wc -c <"$big")
 dd if=/dev/zero of="$big" bs=1 seek=$((size / 2)) count=4096 conv=notrunc 2>/dev/null || exit 1
 tar -C "$T/z" --zstd -cf "$T/zeroed.tar.zst" MANIFEST trace || exit 1
-for cmd in "info" "analyze breakdown" "export --perfetto -o $T/out.json" "replay --iterations 1" "tune --budget 5"; do
-    # shellcheck disable=SC2086
-    timeout 60 "$FATHOM" $cmd "$T/zeroed.tar.zst" >"$T/out" 2>"$T/err"
-    rc=$?
-    [ $rc -ne 0 ] && [ $rc -ne 124 ] || { fail "$cmd zeroed: exit $rc"; continue; }
-    [ "$(wc -l <"$T/err")" -eq 1 ] || { fail "$cmd zeroed: stderr is not one line: $(head -c 400 "$T/err")"; continue; }
-    grep -q "$T/zeroed.tar.zst: .*damaged trace" "$T/err" || fail "$cmd zeroed: not named damaged: $(cat "$T/err")"
-    ! grep -q "schema version\|addr=0x" "$T/err" || fail "$cmd zeroed: $(cat "$T/err")"
-    [ ! -e "$T/out.json" ] || fail "$cmd zeroed: left an output"
-    rm -f "$T/out.json"
+# 4. that stream cut short of its last packet: the stream file is named by
+#    its path in the archive, not in the private folder it was extracted to
+rm -rf "$T/tr" && cp -r "$T/x" "$T/tr" || exit 1
+big=$(find "$T/tr" -type f -path '*/64-bit/*' ! -name metadata ! -name '*.idx' -exec ls -S {} + | head -1)
+truncate -s $(($(wc -c <"$big") / 2 + 123)) "$big" || exit 1
+tar -C "$T/tr" --zstd -cf "$T/cut-stream.tar.zst" MANIFEST trace || exit 1
+for src in "$T/zeroed.tar.zst" "$T/cut-stream.tar.zst"; do
+    for cmd in "info" "analyze breakdown" "export --perfetto -o $T/out.json" "replay --iterations 1" "tune --budget 5"; do
+        # shellcheck disable=SC2086
+        timeout 60 "$FATHOM" $cmd "$src" >"$T/out" 2>"$T/err"
+        rc=$?
+        [ $rc -ne 0 ] && [ $rc -ne 124 ] || { fail "$cmd $src: exit $rc"; continue; }
+        [ "$(wc -l <"$T/err")" -eq 1 ] || { fail "$cmd $src: stderr is not one line: $(head -c 400 "$T/err")"; continue; }
+        grep -q "$src: .*damaged trace" "$T/err" || fail "$cmd $src: not named damaged: $(cat "$T/err")"
+        ! grep -q "schema version\|addr=0x\|fathom-trace-" "$T/err" || fail "$cmd $src: $(cat "$T/err")"
+        [ ! -e "$T/out.json" ] || fail "$cmd $src: left an output"
+        rm -f "$T/out.json"
+    done
 done
+grep -q "'trace/ust/uid/[0-9]*/64-bit/" "$T/err" || fail "the cut stream is not named by its path in the archive: $(cat "$T/err")"
 "$FATHOM" analyze breakdown "$T/neg" 2>"$T/err" >/dev/null
 grep -q "the CTF decoder crashed" "$T/err" || fail "the negative length: $(cat "$T/err")"
 [ -z "$(ls -A "$TMPDIR")" ] || fail "temporary files left: $(ls -A "$TMPDIR")"

@@ -51,9 +51,23 @@ static void drop_addresses(char *s)
     }
 }
 
+/* s with every "root/" removed: an archive's files named by their paths
+ * in it, not in the private folder it was extracted into, which is gone
+ * when the message is read */
+static void drop_prefix(char *s, const char *root)
+{
+    const size_t n = strlen(root);
+    char *p;
+    if (n == 0)
+        return;
+    while ((p = strstr(s, root)) != NULL && p[n] == '/')
+        memmove(p, p + n + 1, strlen(p + n + 1) + 1);
+}
+
 /* The root cause of the current thread's Babeltrace2 error (taken and
- * released; its addresses dropped), or `dflt`. */
-static void bt_error_text(char *buf, size_t len, const char *dflt)
+ * released; its addresses dropped, an extracted archive's paths made its
+ * own; t may be NULL), or `dflt`. */
+static void bt_error_text(const tracer_trace *t, char *buf, size_t len, const char *dflt)
 {
     snprintf(buf, len, "%s", dflt);
     const bt_error *e = bt_current_thread_take_error();
@@ -65,6 +79,10 @@ static void bt_error_text(char *buf, size_t len, const char *dflt)
         if (m && *m) {
             snprintf(buf, len, "%s", m);
             drop_addresses(buf);
+            for (size_t k = strlen(buf); k > 0 && (buf[k - 1] == '.' || buf[k - 1] == ' '); k--)
+                buf[k - 1] = '\0'; /* a sentence's stop: the message goes on */
+            if (t && tracer_trace_get_kind(t) == TRACER_TRACE_ARCHIVE)
+                drop_prefix(buf, tracer_trace_root(t));
         }
     }
     bt_error_release(e);
@@ -167,15 +185,17 @@ tracer_status tracer_read_run(const tracer_trace *t, const char *src, tracer_mes
         goto oom;
     if (bt_graph_add_source_component(graph, src_cls, "source", params, BT_LOGGING_LEVEL_NONE, &source) !=
         BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-        bt_error_text(why, sizeof why, "cannot read the trace");
-        rc = fail(TRACER_ERR_INPUT, "%s: %s", src, why);
+        /* the format was recognized (tracer_read_open): metadata that does
+         * not parse, a stream file whose packets its size cuts short */
+        bt_error_text(t, why, sizeof why, "cannot read the trace");
+        rc = fail(TRACER_ERR_INPUT, live ? "%s: %s" : "%s: cannot read the trace: %s (a damaged trace?)", src, why);
         goto end;
     }
     if (bt_graph_add_filter_component(graph, mux_cls, "muxer", NULL, BT_LOGGING_LEVEL_NONE, &muxer) !=
             BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
         bt_graph_add_simple_sink_component(graph, "fathom", sink_init, sink_consume, NULL, &ctx, &out) !=
             BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-        bt_error_text(why, sizeof why, "cannot build the graph");
+        bt_error_text(t, why, sizeof why, "cannot build the graph");
         fail(rc, "%s: %s", src, why);
         goto end;
     }
@@ -196,7 +216,7 @@ tracer_status tracer_read_run(const tracer_trace *t, const char *src, tracer_mes
             }
         }
         if (!ip || bt_graph_connect_ports(graph, op, ip, NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-            bt_error_text(why, sizeof why, "cannot connect the muxer");
+            bt_error_text(t, why, sizeof why, "cannot connect the muxer");
             fail(rc, "%s: %s", src, why);
             goto end;
         }
@@ -204,7 +224,7 @@ tracer_status tracer_read_run(const tracer_trace *t, const char *src, tracer_mes
     if (bt_graph_connect_ports(graph, bt_component_filter_borrow_output_port_by_index_const(muxer, 0),
                                bt_component_sink_borrow_input_port_by_index_const(out, 0),
                                NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-        bt_error_text(why, sizeof why, "cannot connect the sink");
+        bt_error_text(t, why, sizeof why, "cannot connect the sink");
         fail(rc, "%s: %s", src, why);
         goto end;
     }
@@ -224,7 +244,7 @@ tracer_status tracer_read_run(const tracer_trace *t, const char *src, tracer_mes
             rc = fail(TRACER_ERR_STOPPED, "%s", base_errmsg());
         } else {
             const int oom = st == BT_GRAPH_RUN_STATUS_MEMORY_ERROR;
-            bt_error_text(why, sizeof why, oom ? "out of memory" : "cannot decode the trace");
+            bt_error_text(t, why, sizeof why, oom ? "out of memory" : "cannot decode the trace");
             if (oom || live)
                 rc = fail(oom ? TRACER_ERR_NOMEM : TRACER_ERR_INPUT, "%s: %s", src, why);
             else /* the metadata was read: a stream the decoder cannot follow past some point */
@@ -306,7 +326,7 @@ tracer_status tracer_live_sessions(const char *url, int (*fn)(void *ctx, const t
             continue;
         }
         if (st != BT_QUERY_EXECUTOR_QUERY_STATUS_OK) {
-            bt_error_text(why, sizeof why, "cannot query the relay");
+            bt_error_text(NULL, why, sizeof why, "cannot query the relay");
             fail(rc, "%s: %s", url, why);
             goto end;
         }
