@@ -287,6 +287,15 @@ mkdir -p "$T/dir"
     fail "import --dir of two files"
 [ "$(ls "$T/dir" | wc -l)" -eq 2 ] || fail "--dir: not two archives: $(ls "$T/dir")"
 grep -q '/tinymlp-train-imported-' "$T/dir.out" || fail "--model: not in the archive's name: $(cat "$T/dir.out")"
+# a PyTorch file given where a trace goes: one line that points to import
+for f in mlp.json cnn.pt.trace.json.gz; do
+    for cmd in "analyze breakdown" "replay" "info"; do
+        # shellcheck disable=SC2086
+        if "$FATHOM" $cmd "$FIX/$f" >/dev/null 2>"$T/pt.err"; then fail "$cmd $f: exit status 0"; fi
+        [ "$(wc -l <"$T/pt.err")" -eq 1 ] && grep -q "$f: a JSON file, .*'fathom import'" "$T/pt.err" ||
+            fail "$cmd $f: $(cat "$T/pt.err")"
+    done
+done
 "$FATHOM" import --help | grep -q 'usage: fathom import' || fail "import --help"
 "$FATHOM" help | grep -q '^ *import' || fail "import is not in the command table"
 

@@ -206,6 +206,27 @@ cleanup:
     return st;
 }
 
+/* Whether src looks like a JSON document: its first byte past white space
+ * (and a UTF-8 byte order mark) '{' or '[', or gzip's magic under a name
+ * ending ".json.gz" (what PyTorch's profiler and execution-trace observer
+ * write). */
+static bool json_like(const char *src)
+{
+    unsigned char b[256];
+    const size_t nl = strlen(src);
+    int fd = open(src, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return false;
+    const ssize_t n = read(fd, b, sizeof b);
+    close(fd);
+    if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b)
+        return nl > 8 && strcmp(src + nl - 8, ".json.gz") == 0;
+    ssize_t i = n >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf ? 3 : 0;
+    while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r'))
+        i++;
+    return i < n && (b[i] == '{' || b[i] == '[');
+}
+
 /* One-line description of a libarchive read error. */
 static tracer_archive_status read_fail(struct archive *a, const char *src)
 {
@@ -213,6 +234,11 @@ static tracer_archive_status read_fail(struct archive *a, const char *src)
 
     if (!msg)
         msg = "unknown libarchive error";
+    if ((strstr(msg, "Unrecognized archive format") || strstr(msg, "not recognized")) && json_like(src))
+        return tracer_archive_fail(TRACER_ARCHIVE_EFORMAT,
+                                   "%s: a JSON file, not a trace archive or CTF directory (a PyTorch profiler or "
+                                   "execution trace? 'fathom import' converts those)",
+                                   src);
     if (strstr(msg, "Unrecognized archive format") || strstr(msg, "not recognized"))
         return tracer_archive_fail(TRACER_ARCHIVE_EFORMAT,
                                    "%s: not a trace archive or CTF directory "
