@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int positive(const json_t *v)
 {
@@ -21,11 +22,15 @@ static int positive(const json_t *v)
 /* ---- ceilings ------------------------------------------------------------------------- */
 analyze_status analyze_peaks_load(const char *path, analyze_peaks *pk)
 {
+    struct stat sb;
+    if (stat(path, &sb) != 0) /* jansson's "unable to open PATH: ..." would name it twice */
+        return analyze_fail(ANALYZE_ERR_INPUT, "%s: %s", path, strerror(errno));
+    if (S_ISDIR(sb.st_mode))
+        return analyze_fail(ANALYZE_ERR_INPUT, "%s: %s", path, strerror(EISDIR));
     json_error_t je;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     analyze_status rc = ANALYZE_ERR_INPUT;
     if (!root) {
-        /* jansson says "unable to open ..." for a missing file */
         if (je.line > 0)
             analyze_fail(ANALYZE_ERR_INPUT, "%s: not JSON (line %d: %s)", path, je.line, je.text);
         else
