@@ -281,6 +281,8 @@ int cmd_record(int argc, char **argv)
 
     if (dir && tracer_archive_check_dir(dir))
         return cli_usage_error(CMD, "--dir: %s", base_errmsg());
+    if (!out_path && !relay && tracer_output_check_folder(dir ? dir : "traces", "--dir")) /* before the run */
+        return cli_error(CMD, "%s", base_errmsg());
     if (out_path) { /* the output rule (tracer/output.h), checked before the run */
         const char *inputs[] = { ro.data };
         if (tracer_output_check(out_path, inputs, ro.data ? 1 : 0, "-o"))

@@ -177,6 +177,15 @@ static void test_output_rule(void **state)
     pjoin(p, f->base, "no/such/dir/x");
     assert_int_equal(tracer_output_open(p, NULL, 0, NULL, &o), TRACER_OUTPUT_EIO);
     assert_non_null(strstr(base_errmsg(), "cannot write"));
+    assert_int_equal(tracer_output_check(p, NULL, 0, "-o"), TRACER_OUTPUT_EIO); /* checked before any work */
+    assert_non_null(strstr(base_errmsg(), "no/such/dir: No such file or directory"));
+    /* a folder to make: its deepest existing part must be a folder */
+    pjoin(p, f->base, "to/be/made");
+    assert_int_equal(tracer_output_check_folder(p, "--dir"), TRACER_OUTPUT_OK);
+    assert_int_equal(tracer_output_check_folder(f->base, "--dir"), TRACER_OUTPUT_OK);
+    pjoin(p, f->out, "hard/sub/deeper"); /* "hard" is a file */
+    assert_int_equal(tracer_output_check_folder(p, "--dir"), TRACER_OUTPUT_EIO);
+    assert_non_null(strstr(base_errmsg(), "hard: Not a directory"));
 }
 
 /* Fork a child running fn(f, fd) with fd the write end of a pipe. */

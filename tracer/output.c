@@ -342,11 +342,66 @@ tracer_output_status tracer_output_check(const char *path, const char *const *in
             goto end;
         }
     }
-    if (exists)
+    if (exists) {
         st = output_fail(TRACER_OUTPUT_EEXIST, "%s%s%s exists%s: nothing is overwritten", what, *what ? " " : "", path,
                          S_ISLNK(out_l.st_mode) ? " (a symbolic link)" : "");
+    } else {
+        /* its folder: an existing one this process may write in */
+        const char *slash = strrchr(path, '/');
+        char dir[PATH_MAX];
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == path)
+            snprintf(dir, sizeof dir, "/");
+        else
+            snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+        char doing[PATH_MAX + 32];
+        snprintf(doing, sizeof doing, "cannot write in %s", dir);
+        struct stat ds;
+        if (stat(dir, &ds) != 0)
+            st = errno_fail(what, path, doing, errno);
+        else if (!S_ISDIR(ds.st_mode))
+            st = errno_fail(what, path, doing, ENOTDIR);
+        else if (access(dir, W_OK | X_OK) != 0)
+            st = errno_fail(what, path, doing, errno);
+    }
 end:
     return st;
+}
+
+tracer_output_status tracer_output_check_folder(const char *dir, const char *what)
+{
+    char p[PATH_MAX];
+    struct stat ds;
+    if (!what)
+        what = "";
+    if (!dir || !*dir || strlen(dir) >= sizeof p)
+        return output_fail(TRACER_OUTPUT_EINVAL, "%s%sno folder or one too long", what, *what ? ": " : "");
+    snprintf(p, sizeof p, "%s", dir);
+    for (;;) { /* the deepest part that exists */
+        if (stat(p, &ds) == 0)
+            break;
+        if (errno != ENOENT && errno != ENOTDIR) /* ENOTDIR: a file on the way, named below */
+            return errno_fail(what, dir, "cannot write there", errno);
+        char *slash = strrchr(p, '/');
+        while (slash && slash > p && slash[1] == '\0') { /* "a/b/": "a/b" */
+            *slash = '\0';
+            slash = strrchr(p, '/');
+        }
+        if (!slash)
+            snprintf(p, sizeof p, ".");
+        else if (slash == p)
+            p[1] = '\0';
+        else
+            *slash = '\0';
+    }
+    char doing[PATH_MAX + 32];
+    snprintf(doing, sizeof doing, "cannot write in %s", p);
+    if (!S_ISDIR(ds.st_mode))
+        return errno_fail(what, dir, doing, ENOTDIR);
+    if (access(p, W_OK | X_OK) != 0)
+        return errno_fail(what, dir, doing, errno);
+    return TRACER_OUTPUT_OK;
 }
 
 tracer_output_status tracer_output_open(const char *path, const char *const *inputs, size_t ninputs, const char *what,

@@ -112,6 +112,15 @@ void tracer_output_abort(tracer_output *o);
  */
 tracer_output_status tracer_output_check(const char *path, const char *const *inputs, size_t ninputs, const char *what);
 
+/*
+ * Whether files can be made in folder dir, or in the folders `mkdir -p dir`
+ * would make: its deepest part that exists is a folder this process may
+ * write in (EIO, naming it, where not). tracer_output_check checks a new
+ * path's folder so; a command checks its --dir so before it runs, not
+ * after a recording it then cannot keep.
+ */
+tracer_output_status tracer_output_check_folder(const char *dir, const char *what);
+
 #ifdef __cplusplus
 }
 #endif
