@@ -448,7 +448,9 @@ static void test_unknown_schema(void **state)
  *   3: a record that ends before it begins (counted as 0 ns);
  *   4: run_end says 2 ops more than the trace holds;
  *   5: after step 0, a run_begin with every field 0 (schema 0, empty
- *      strings), as a stream's zeroed bytes decode. */
+ *      strings), as a stream's zeroed bytes decode;
+ *   6: in step 1, a MatMul record whose end has bit 40 flipped: 18 minutes
+ *      after the ops event that carries it. */
 enum { S2_MAIN = 100, S2_WORKER = 101 };
 static const char *make_schema2(const char *name, int defect)
 {
@@ -485,6 +487,8 @@ static const char *make_schema2(const char *name, int defect)
             nodes[1] = 9;
         if (defect == 3 && st == 2)
             ends[1] = begins[1] - 50;
+        if (defect == 6 && st == 1)
+            ends[0] ^= (uint64_t)1 << 40;
         uint32_t wn[1] = { 2 };
         uint64_t wb[1] = { b + 200 }, we[1] = { b + 450 };
         assert_int_equal(ctfgen_ops(g, b + 460, S2_WORKER, 0, 1, wn, 1, wb, 1, we), 0);
@@ -599,13 +603,23 @@ static void test_schema2(void **state)
     assert_int_equal(p->diag.negative_time, 1);
     assert_int_equal(optype(p, "Relu")->all.ns, 200);
     analyze_profile_warnings(p, w, sizeof w);
-    assert_non_null(strstr(w, "1 ops end before they begin"));
+    assert_non_null(strstr(w, "1 ops with impossible times"));
     analyze_profile_destroy(p);
 
     /* 4: run_end disagrees with the records */
     assert_int_equal(analyze_read(make_schema2("s2-count", 4), NULL, &p), 0);
     analyze_profile_warnings(p, w, sizeof w);
     assert_non_null(strstr(w, "run_end says 11 ops ran, the trace holds 9"));
+    analyze_profile_destroy(p);
+
+    /* 6: an end past its ops event is an impossible time: 0 ns, said so,
+     * where it was a MatMul of 18 minutes in a step of 800 ns */
+    assert_int_equal(analyze_read(make_schema2("s2-flip", 6), NULL, &p), 0);
+    assert_int_equal(p->diag.negative_time, 1);
+    assert_int_equal(optype(p, "MatMul")->all.count, 3);
+    assert_int_equal(optype(p, "MatMul")->all.ns, 800);
+    analyze_profile_warnings(p, w, sizeof w);
+    assert_non_null(strstr(w, "1 ops with impossible times"));
     analyze_profile_destroy(p);
 
     /* 5: a zeroed run_begin is a malformed event, not a trace of schema

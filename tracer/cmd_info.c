@@ -130,6 +130,8 @@ static void print_text(const tracer_trace *t, const tracer_stats *s)
         printf(", %" PRIu64 " naming undefined nodes", s->undefined_nodes);
     if (s->malformed)
         printf(", %" PRIu64 " malformed events", s->malformed);
+    if (s->negative_time)
+        printf(", %" PRIu64 " with impossible times (0 ns)", s->negative_time);
     if (s->run_ends)
         printf("; run_end says %" PRIu64, s->run_end_ops);
     printf("\ntotal op time: %.6f s\n", (double)s->op_time_ns * 1e-9);

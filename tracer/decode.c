@@ -136,6 +136,8 @@ typedef struct dtrace {
     tracer_opmatch pend; /* schema 1: a = the slot */
     s1slot *slots;
     int nslots, cap_slots, free_slot;
+    int imported; /* run_begin's version "pytorch-...": `fathom import` places an ops event at its segment's
+                   * edge, not after its records, so on_ops bounds its records by nothing */
 } dtrace;
 
 struct tracer_decoder {
@@ -677,7 +679,15 @@ static int deliver(tracer_decoder *d, dtrace *t, tracer_op *op)
     return d->cb.op ? d->cb.op(t->user, op) : 0;
 }
 
-static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e, uint64_t vpid, uint64_t vtid)
+/* One ops event's records (DESIGN section 4): a thread emits them after
+ * they ran, so each begins no later than it ends and ends no later than
+ * the event that carries it (ts; not in an imported trace). A record outside that, which a flipped
+ * bit in a stream makes (a Reshape of 16,579,204,606 s in a 1.7 ms step),
+ * is an impossible time: counted with the ends before begins, and
+ * delivered as 0 ns at its time that is possible (else the event's), so
+ * that no sum takes it in. */
+static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e, uint64_t vpid, uint64_t vtid,
+                  uint64_t ts)
 {
     const bt_field *an, *ab, *ae;
     int64_t nn = array_len(pl, e, F_NODES, &an), nb = array_len(pl, e, F_BEGINS, &ab),
@@ -714,6 +724,11 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
         tracer_op op = {
             .node = &dn->node, .begin = to_ns(e, d->begins[i]), .end = to_ns(e, d->ends[i]), .vpid = vpid, .vtid = vtid
         };
+        const uint64_t hi = e->clock && !t->imported ? ts : UINT64_MAX; /* without a clock: nothing bounds them */
+        if (op.end > hi || op.begin > op.end) {
+            t->diag.negative_time++;
+            op.begin = op.end = op.begin <= hi ? op.begin : op.end <= hi ? op.end : hi;
+        }
         if (deliver(d, t, &op))
             return -1;
     }
@@ -871,6 +886,7 @@ static int on_run_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, const 
         .inter = (uint32_t)slot_u64_or(pl, e, F_INTER, 0),
         .seed = slot_u64_or(pl, e, F_SEED, 0),
     };
+    t->imported = r.version && strncmp(r.version, "pytorch-", 8) == 0;
     return d->cb.run_begin ? d->cb.run_begin(t->user, &r) : 0;
 }
 
@@ -958,7 +974,7 @@ static int on_event(tracer_decoder *d, const bt_message *msg)
         return cb->step_end ? cb->step_end(t->user, ts, (uint32_t)slot_u64_or(pl, e, F_STEP, 0), loss) : 0;
     }
     case K_NODE_DEF: return on_node_def(d, t, pl, e, vpid, ts);
-    case K_OPS: return on_ops(d, t, pl, e, vpid, vtid);
+    case K_OPS: return on_ops(d, t, pl, e, vpid, vtid, ts);
     case K_OP_BEGIN: return on_op_begin(d, t, pl, e, ts, vtid);
     case K_OP_END: return on_op_end(d, t, pl, e, ts, vpid, vtid);
     case K_TENSOR_ALLOC: return on_tensor_alloc(d, t, pl, e, ts);

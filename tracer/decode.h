@@ -80,7 +80,7 @@ typedef struct tracer_node {
 /* One op invocation. */
 typedef struct tracer_op {
     const tracer_node *node;
-    uint64_t begin, end; /* ns from origin; end >= begin unless counted as negative_time */
+    uint64_t begin, end; /* ns from origin; end >= begin (schema 1: unless counted as negative_time) */
     uint64_t vpid, vtid;
 } tracer_op;
 
@@ -111,7 +111,8 @@ typedef struct tracer_decode_diag {
     uint64_t duplicate_begin;   /* schema 1: op_begin whose (vtid, seq) was already pending */
     uint64_t undefined_nodes;   /* schema 2: records naming a node no node_def described */
     uint64_t redefined_nodes;   /* schema 2: node_defs of a node already described differently */
-    uint64_t negative_time;     /* records ending before they begin */
+    uint64_t negative_time;     /* records ending before they begin, or (schema 2) after their ops event:
+                                 * delivered as 0 ns */
     uint64_t records;           /* op records delivered */
     uint64_t run_end_ops;       /* sum of run_end.ops */
     uint64_t run_ends;
