@@ -815,7 +815,7 @@ int analyze_profile_warnings(const analyze_profile *p, char *buf, size_t len)
     W(d->unmatched_end, "%llu op_end events without their op_begin (not counted)\n",
       (unsigned long long)d->unmatched_end);
     W(d->negative_time,
-      "%llu ops with impossible times, ending before they begin or after the event that holds them "
+      "%llu ops with impossible times, ending before they begin or outside their thread's ops events "
       "(counted as 0 ns)\n",
       (unsigned long long)d->negative_time);
     W(d->undefined_nodes, "%llu op records name a node no node_def describes (not counted)\n",

@@ -450,7 +450,9 @@ static void test_unknown_schema(void **state)
  *   5: after step 0, a run_begin with every field 0 (schema 0, empty
  *      strings), as a stream's zeroed bytes decode;
  *   6: in step 1, a MatMul record whose end has bit 40 flipped: 18 minutes
- *      after the ops event that carries it. */
+ *      after the ops event that carries it;
+ *   7: in step 2, a MatMul record that begins before its thread's last ops
+ *      event (a begin's high bits cleared). */
 enum { S2_MAIN = 100, S2_WORKER = 101 };
 static const char *make_schema2(const char *name, int defect)
 {
@@ -489,6 +491,8 @@ static const char *make_schema2(const char *name, int defect)
             ends[1] = begins[1] - 50;
         if (defect == 6 && st == 1)
             ends[0] ^= (uint64_t)1 << 40;
+        if (defect == 7 && st == 2)
+            begins[0] = 5;
         uint32_t wn[1] = { 2 };
         uint64_t wb[1] = { b + 200 }, we[1] = { b + 450 };
         assert_int_equal(ctfgen_ops(g, b + 460, S2_WORKER, 0, 1, wn, 1, wb, 1, we), 0);
@@ -620,6 +624,12 @@ static void test_schema2(void **state)
     assert_int_equal(optype(p, "MatMul")->all.ns, 800);
     analyze_profile_warnings(p, w, sizeof w);
     assert_non_null(strstr(w, "1 ops with impossible times"));
+    analyze_profile_destroy(p);
+
+    /* 7: a begin before the thread's last ops event: the same */
+    assert_int_equal(analyze_read(make_schema2("s2-early", 7), NULL, &p), 0);
+    assert_int_equal(p->diag.negative_time, 1);
+    assert_int_equal(optype(p, "MatMul")->all.ns, 800);
     analyze_profile_destroy(p);
 
     /* 5: a zeroed run_begin is a malformed event, not a trace of schema

@@ -136,6 +136,10 @@ typedef struct dtrace {
     tracer_opmatch pend; /* schema 1: a = the slot */
     s1slot *slots;
     int nslots, cap_slots, free_slot;
+    struct dthread {
+        uint64_t vpid, vtid, last; /* a thread's last ops event */
+    } * thr;
+    size_t nthr, cap_thr;
     int imported; /* run_begin's version "pytorch-...": `fathom import` places an ops event at its segment's
                    * edge, not after its records, so on_ops bounds its records by nothing */
 } dtrace;
@@ -198,6 +202,7 @@ void tracer_decoder_destroy(tracer_decoder *d)
             free(tr->slots[i].attrs);
         }
         free(tr->slots);
+        free(tr->thr);
     }
     free(d->tr);
     free(d->nodes);
@@ -679,9 +684,30 @@ static int deliver(tracer_decoder *d, dtrace *t, tracer_op *op)
     return d->cb.op ? d->cb.op(t->user, op) : 0;
 }
 
+/* The time of thread (vpid, vtid)'s last ops event (0: none yet), NULL
+ * past 4096 threads or out of memory (then nothing bounds its records). */
+static uint64_t *thread_last(dtrace *t, uint64_t vpid, uint64_t vtid)
+{
+    for (size_t i = t->nthr; i-- > 0;) /* the latest first: a step's few threads */
+        if (t->thr[i].vtid == vtid && t->thr[i].vpid == vpid)
+            return &t->thr[i].last;
+    if (t->nthr == 4096)
+        return NULL;
+    if (t->nthr == t->cap_thr) {
+        size_t cap = t->cap_thr ? 2 * t->cap_thr : 16;
+        struct dthread *v = realloc(t->thr, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        t->thr = v, t->cap_thr = cap;
+    }
+    t->thr[t->nthr] = (struct dthread){ vpid, vtid, 0 };
+    return &t->thr[t->nthr++].last;
+}
+
 /* One ops event's records (DESIGN section 4): a thread emits them after
- * they ran, so each begins no later than it ends and ends no later than
- * the event that carries it (ts; not in an imported trace). A record outside that, which a flipped
+ * they ran and empties its buffer, so each begins after the thread's last
+ * ops event, no later than it ends, and ends no later than the event that
+ * carries it (ts; not in an imported trace). A record outside that, which a flipped
  * bit in a stream makes (a Reshape of 16,579,204,606 s in a 1.7 ms step),
  * is an impossible time: counted with the ends before begins, and
  * delivered as 0 ns at its time that is possible (else the event's), so
@@ -713,6 +739,9 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
         t->diag.malformed_events++;
         return 0;
     }
+    const int bounded = e->clock && !t->imported; /* without a clock: no event time to bound them */
+    uint64_t *prev = bounded ? thread_last(t, vpid, vtid) : NULL;
+    const uint64_t lo = prev ? *prev : 0, hi = bounded ? ts : UINT64_MAX;
     const dnode *last = NULL;
     for (int64_t i = 0; i < nn; i++) {
         const dnode *dn = last && last->node.node == d->nodes[i] ? last : node_find(t, vpid, graph, d->nodes[i]);
@@ -724,14 +753,17 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
         tracer_op op = {
             .node = &dn->node, .begin = to_ns(e, d->begins[i]), .end = to_ns(e, d->ends[i]), .vpid = vpid, .vtid = vtid
         };
-        const uint64_t hi = e->clock && !t->imported ? ts : UINT64_MAX; /* without a clock: nothing bounds them */
-        if (op.end > hi || op.begin > op.end) {
+        if (op.begin < lo || op.end > hi || op.begin > op.end) {
             t->diag.negative_time++;
-            op.begin = op.end = op.begin <= hi ? op.begin : op.end <= hi ? op.end : hi;
+            op.begin = op.end = op.begin >= lo && op.begin <= hi ? op.begin
+                                : op.end >= lo && op.end <= hi   ? op.end
+                                                                 : hi;
         }
         if (deliver(d, t, &op))
             return -1;
     }
+    if (prev)
+        *prev = ts;
     return 0;
 }
 

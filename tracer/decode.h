@@ -111,7 +111,7 @@ typedef struct tracer_decode_diag {
     uint64_t duplicate_begin;   /* schema 1: op_begin whose (vtid, seq) was already pending */
     uint64_t undefined_nodes;   /* schema 2: records naming a node no node_def described */
     uint64_t redefined_nodes;   /* schema 2: node_defs of a node already described differently */
-    uint64_t negative_time;     /* records ending before they begin, or (schema 2) after their ops event:
+    uint64_t negative_time;     /* records ending before they begin, or (schema 2) outside their thread's ops events:
                                  * delivered as 0 ns */
     uint64_t records;           /* op records delivered */
     uint64_t run_end_ops;       /* sum of run_end.ops */
