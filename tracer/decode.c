@@ -707,11 +707,11 @@ static uint64_t *thread_last(dtrace *t, uint64_t vpid, uint64_t vtid)
 /* One ops event's records (DESIGN section 4): a thread emits them after
  * they ran and empties its buffer, so each begins after the thread's last
  * ops event, no later than it ends, and ends no later than the event that
- * carries it (ts; not in an imported trace). A record outside that, which a flipped
- * bit in a stream makes (a Reshape of 16,579,204,606 s in a 1.7 ms step),
- * is an impossible time: counted with the ends before begins, and
- * delivered as 0 ns at its time that is possible (else the event's), so
- * that no sum takes it in. */
+ * carries it (ts; not in an imported trace). A record outside that, which
+ * a flipped bit in a stream makes (a Reshape of 16,579,204,606 s in a
+ * 1.7 ms step), is an impossible time: counted with the ends before
+ * begins, and delivered as 0 ns at its time that is possible (else the
+ * event's), so that no sum takes it in. */
 static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e, uint64_t vpid, uint64_t vtid,
                   uint64_t ts)
 {

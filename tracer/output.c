@@ -295,6 +295,22 @@ static int parent_real(const char *path, char *real)
     return found;
 }
 
+/* dir exists, is a folder and this process may make files in it; else
+ * the reason, for the output `named` ("-o P: cannot write in D: ..."). */
+static tracer_output_status writable_folder(const char *what, const char *named, const char *dir)
+{
+    char doing[PATH_MAX + 32];
+    struct stat ds;
+    snprintf(doing, sizeof doing, "cannot write in %s", dir);
+    if (stat(dir, &ds) != 0)
+        return errno_fail(what, named, doing, errno);
+    if (!S_ISDIR(ds.st_mode))
+        return errno_fail(what, named, doing, ENOTDIR);
+    if (access(dir, W_OK | X_OK) != 0)
+        return errno_fail(what, named, doing, errno);
+    return TRACER_OUTPUT_OK;
+}
+
 tracer_output_status tracer_output_check(const char *path, const char *const *inputs, size_t ninputs, const char *what)
 {
     tracer_output_status st = TRACER_OUTPUT_OK;
@@ -355,15 +371,7 @@ tracer_output_status tracer_output_check(const char *path, const char *const *in
             snprintf(dir, sizeof dir, "/");
         else
             snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-        char doing[PATH_MAX + 32];
-        snprintf(doing, sizeof doing, "cannot write in %s", dir);
-        struct stat ds;
-        if (stat(dir, &ds) != 0)
-            st = errno_fail(what, path, doing, errno);
-        else if (!S_ISDIR(ds.st_mode))
-            st = errno_fail(what, path, doing, ENOTDIR);
-        else if (access(dir, W_OK | X_OK) != 0)
-            st = errno_fail(what, path, doing, errno);
+        st = writable_folder(what, path, dir);
     }
 end:
     return st;
@@ -395,13 +403,7 @@ tracer_output_status tracer_output_check_folder(const char *dir, const char *wha
         else
             *slash = '\0';
     }
-    char doing[PATH_MAX + 32];
-    snprintf(doing, sizeof doing, "cannot write in %s", p);
-    if (!S_ISDIR(ds.st_mode))
-        return errno_fail(what, dir, doing, ENOTDIR);
-    if (access(p, W_OK | X_OK) != 0)
-        return errno_fail(what, dir, doing, errno);
-    return TRACER_OUTPUT_OK;
+    return writable_folder(what, dir, p);
 }
 
 tracer_output_status tracer_output_open(const char *path, const char *const *inputs, size_t ninputs, const char *what,

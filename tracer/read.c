@@ -57,11 +57,13 @@ static void drop_addresses(char *s)
 static void drop_prefix(char *s, const char *root)
 {
     const size_t n = strlen(root);
-    char *p;
     if (n == 0)
         return;
-    while ((p = strstr(s, root)) != NULL && p[n] == '/')
-        memmove(p, p + n + 1, strlen(p + n + 1) + 1);
+    for (char *p = s; (p = strstr(p, root)) != NULL;)
+        if (p[n] == '/')
+            memmove(p, p + n + 1, strlen(p + n + 1) + 1);
+        else
+            p += n;
 }
 
 /* The root cause of the current thread's Babeltrace2 error (taken and
@@ -187,7 +189,7 @@ tracer_status tracer_read_run(const tracer_trace *t, const char *src, tracer_mes
         BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
         /* the format was recognized (tracer_read_open): metadata that does
          * not parse, a stream file whose packets its size cuts short */
-        bt_error_text(t, why, sizeof why, "cannot read the trace");
+        bt_error_text(t, why, sizeof why, live ? "cannot read the trace" : "Babeltrace2 gave no cause");
         rc = fail(TRACER_ERR_INPUT, live ? "%s: %s" : "%s: cannot read the trace: %s (a damaged trace?)", src, why);
         goto end;
     }
