@@ -25,12 +25,13 @@ struct analyze_peaks; /* roofline.h */
 
 /* The options an analysis may take (which ones: its row's `takes`). */
 enum {
-    ANALYZE_TAKES_TOP = 1 << 0,   /* --top N / top=N: text rows of op types */
-    ANALYZE_TAKES_BY = 1 << 1,    /* --by type|class / by=... */
-    ANALYZE_TAKES_PAIRS = 1 << 2, /* --pairs: the traces are TRAIN INFER ... in argument order */
-    ANALYZE_TAKES_PEAKS = 1 << 3, /* --peak FILE, --gflops X, --gbs Y (required) */
-    ANALYZE_TAKES_LIVE = 1 << 4,  /* a live session read alone: its table so far at every interval */
-    ANALYZE_TAKES_FLOW = 1 << 5,  /* profiles that follow the data flow (analyze_read_options.dataflow) */
+    ANALYZE_TAKES_TOP = 1 << 0,    /* --top N / top=N: text rows of op types */
+    ANALYZE_TAKES_BY = 1 << 1,     /* --by type|class / by=... */
+    ANALYZE_TAKES_PAIRS = 1 << 2,  /* --pairs: the traces are TRAIN INFER ... in argument order */
+    ANALYZE_TAKES_PEAKS = 1 << 3,  /* --peak FILE, --gflops X, --gbs Y (required) */
+    ANALYZE_TAKES_LIVE = 1 << 4,   /* a live session read alone: its table so far at every interval */
+    ANALYZE_TAKES_FLOW = 1 << 5,   /* profiles that follow the data flow (analyze_read_options.dataflow) */
+    ANALYZE_TAKES_WINDOW = 1 << 6, /* --skip-first N, --skip-last N / skip-first=, skip-last=: the kept steps */
 };
 
 typedef struct analyze_options {

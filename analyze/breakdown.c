@@ -299,7 +299,7 @@ const analyze_analysis analyze_row_breakdown = {
     .about = "Time by op type, by class and by phase; the top op types and how few of them make\n"
              "90% of the op time; a models x classes table when several traces are given.\n",
     .options = "  --top N                 show only the first N op types (text)\n",
-    .takes = ANALYZE_TAKES_TOP | ANALYZE_TAKES_LIVE,
+    .takes = ANALYZE_TAKES_TOP | ANALYZE_TAKES_LIVE | ANALYZE_TAKES_WINDOW,
     .min_traces = 1,
     .create = analyze_profile_set_create,
     .print = print,

@@ -49,8 +49,9 @@ static void usage(FILE *f)
     fprintf(f, "\n"
                "options:\n"
                "  --format text|csv|json  output format (default text)\n"
-               "  --skip-first N          drop the first N steps (warm-up)\n"
-               "  --skip-last N           drop the last N steps\n"
+               "  --skip-first N          drop the first N steps (warm-up); all but memory, which\n"
+               "                          follows the whole run\n"
+               "  --skip-last N           drop the last N steps (all but memory)\n"
                "  --top N                 breakdown, diff, scaling, roofline: show only the first N\n"
                "                          op types (text)\n"
                "  --by type|class         similarity: vectors of op types (default) or classes\n"
@@ -73,13 +74,15 @@ static void usage_of(const analyze_analysis *an, FILE *f)
             "usage: fathom analyze %s %s\n\n%s\nTRACE is a trace archive (.tar.zst), a CTF directory, or a\n"
             "net://HOST/host/HOSTNAME/SESSION lttng-live URL.\n\noptions:\n%s"
             "  --format text|csv|json  output format (default text)\n"
-            "  --skip-first N          drop the first N steps (warm-up)\n"
-            "  --skip-last N           drop the last N steps\n"
+            "%s"
             "  --strict                warnings (lost events, unmatched pairs...) are errors\n"
             "  --interval S            of one net:// live session (breakdown, memory): the table so\n"
             "                          far every S seconds (default 2), then the final one\n"
             "\nAll analyses: 'fathom analyze --help'; see fathom-analyze(1).\n",
-            an->name, an->args, an->about, an->options);
+            an->name, an->args, an->about, an->options,
+            (an->takes & ANALYZE_TAKES_WINDOW) ? "  --skip-first N          drop the first N steps (warm-up)\n"
+                                                 "  --skip-last N           drop the last N steps\n"
+                                               : "");
 }
 
 static void usage_report(FILE *f)
@@ -224,7 +227,7 @@ int cmd_analyze(int argc, char **argv)
 static int run(const analyze_analysis *an, const char *what, int argc, char **argv, int first)
 {
     int report = !an;
-    unsigned takes = an ? an->takes : ANALYZE_TAKES_TOP | ANALYZE_TAKES_PEAKS;
+    unsigned takes = an ? an->takes : ANALYZE_TAKES_TOP | ANALYZE_TAKES_PEAKS | ANALYZE_TAKES_WINDOW;
     cmd = report ? "report" : "analyze";
     analyze_read_options ro = { 0 };
     double interval = 2.0;
@@ -270,11 +273,11 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
             if (f < 0)
                 goto end;
             fmt = (cli_format)f, i++;
-        } else if (strcmp(a, "--skip-first") == 0) {
+        } else if (strcmp(a, "--skip-first") == 0 && (takes & ANALYZE_TAKES_WINDOW)) {
             if (parse_u32(a, val, &ro.skip_first))
                 goto end;
             i++;
-        } else if (strcmp(a, "--skip-last") == 0) {
+        } else if (strcmp(a, "--skip-last") == 0 && (takes & ANALYZE_TAKES_WINDOW)) {
             if (parse_u32(a, val, &ro.skip_last))
                 goto end;
             i++;
@@ -310,6 +313,9 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
             if (parse_positive(a, val, &interval))
                 goto end;
             i++;
+        } else if (strcmp(a, "--skip-first") == 0 || strcmp(a, "--skip-last") == 0) {
+            cli_usage_error(cmd, "%s does not apply to %s: it follows the whole run", a, what);
+            goto end;
         } else {
             cli_usage_error(cmd, "unknown option '%s' for %s; see 'fathom %s --help'", a, what,
                             report ? "report" : "analyze");
@@ -372,6 +378,12 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
         cli_error(cmd, "%s", base_errmsg());
         goto done;
     }
+    for (size_t i = 0; i < nt; i++) /* a step window that keeps nothing: as replay and tune say it */
+        if (p[i]->steps_seen && !analyze_profile_steps_kept(p[i])) {
+            cli_error(cmd, "%s: skipping %u + %u of %llu steps leaves none", traces[i], p[i]->skip_first,
+                      p[i]->skip_last, (unsigned long long)p[i]->steps_seen);
+            goto done;
+        }
     for (size_t i = 0; i < nt; i++) {
         char w[4096];
         if (analyze_profile_warnings(p[i], w, sizeof w)) {

@@ -287,7 +287,7 @@ const analyze_analysis analyze_row_compare = {
     .about = "Training vs inference of each model: the step time ratio, the class shares side\n"
              "by side and the op types only training runs. Traces are paired by model name.\n",
     .options = "  --pairs                 the traces are TRAIN INFER [TRAIN INFER...], in that order\n",
-    .takes = ANALYZE_TAKES_PAIRS,
+    .takes = ANALYZE_TAKES_PAIRS | ANALYZE_TAKES_WINDOW,
     .min_traces = 1,
     .create = create,
     .print = print,

@@ -350,7 +350,7 @@ const analyze_analysis analyze_row_diff = {
              "the step time and, per op type and class, the time per step in A (the baseline)\n"
              "and in B, their ratio B/A and the change.\n",
     .options = "  --top N                 show only the first N op types (text)\n",
-    .takes = ANALYZE_TAKES_TOP,
+    .takes = ANALYZE_TAKES_TOP | ANALYZE_TAKES_WINDOW,
     .min_traces = 2,
     .max_traces = 2,
     .traces_rule = "exactly two traces (A, the baseline, then B)",

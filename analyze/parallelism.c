@@ -138,7 +138,7 @@ const analyze_analysis analyze_row_parallelism = {
              "an inter-op worker per unit above 1 has work to do. Needs the data flow of trace\n"
              "schema 2.\n",
     .options = "",
-    .takes = ANALYZE_TAKES_FLOW,
+    .takes = ANALYZE_TAKES_FLOW | ANALYZE_TAKES_WINDOW,
     .min_traces = 1,
     .create = create,
     .print = print,

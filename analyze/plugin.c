@@ -92,9 +92,9 @@ static bt_value_map_foreach_entry_const_func_status param(const char *key, const
         int f = cli_format_from(s, 1);
         bad = f < 0;
         c->fs->fmt = bad ? CLI_TEXT : (cli_format)f;
-    } else if (strcmp(key, "skip-first") == 0) {
+    } else if (strcmp(key, "skip-first") == 0 && (c->fs->an->takes & ANALYZE_TAKES_WINDOW)) {
         bad = get_u32(v, &c->so->skip_first);
-    } else if (strcmp(key, "skip-last") == 0) {
+    } else if (strcmp(key, "skip-last") == 0 && (c->fs->an->takes & ANALYZE_TAKES_WINDOW)) {
         bad = get_u32(v, &c->so->skip_last);
     } else if (strcmp(key, "top") == 0 && (c->fs->an->takes & ANALYZE_TAKES_TOP)) {
         bad = get_u32(v, &c->fs->top);

@@ -540,7 +540,7 @@ const analyze_analysis analyze_row_roofline = {
     .options = "  --peak FILE             the ceilings, from `fathom peak --format json`\n"
                "  --gflops X, --gbs Y     the compute and memory ceilings (override --peak)\n"
                "  --top N                 show only the first N op types (text)\n",
-    .takes = ANALYZE_TAKES_TOP | ANALYZE_TAKES_PEAKS,
+    .takes = ANALYZE_TAKES_TOP | ANALYZE_TAKES_PEAKS | ANALYZE_TAKES_WINDOW,
     .min_traces = 1,
     .create = create,
     .print = print,

@@ -524,7 +524,7 @@ const analyze_analysis analyze_row_scaling = {
              "efficiency; per op type and class the time per step at each thread count and an\n"
              "Amdahl fit (the serial fraction).\n",
     .options = "  --top N                 show only the first N op types (text)\n",
-    .takes = ANALYZE_TAKES_TOP,
+    .takes = ANALYZE_TAKES_TOP | ANALYZE_TAKES_WINDOW,
     .min_traces = 2,
     .traces_rule = "at least two traces (one model at different thread counts)",
     .create = create,

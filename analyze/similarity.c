@@ -333,7 +333,7 @@ const analyze_analysis analyze_row_similarity = {
     .about = "Cosine similarity of the traces' op-type (or class) time vectors and their\n"
              "average-linkage clustering on 1 - cosine, printed as a dendrogram.\n",
     .options = "  --by type|class         vectors of op types (default) or of classes\n",
-    .takes = ANALYZE_TAKES_BY,
+    .takes = ANALYZE_TAKES_BY | ANALYZE_TAKES_WINDOW,
     .min_traces = 1,
     .create = create,
     .print = print,

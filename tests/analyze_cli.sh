@@ -41,6 +41,13 @@ expect_error "bad format" breakdown --format xml "$T/a"
 expect_error "bad analysis" frobnicate "$T/a"
 expect_error "no trace" similarity
 expect_error "bad skip" breakdown --skip-first -1 "$T/a"
+# a step window that keeps none of a trace's 4 steps: the error replay and tune give, for every analysis
+for a in breakdown similarity parallelism "roofline --gflops 100 --gbs 10"; do
+    expect_error "$a: all steps skipped" $a --skip-first 3 --skip-last 1 "$T/a2" "$T/a"
+    grep -q "$T/a: skipping 3 + 1 of 4 steps leaves none" "$T/err" || fail "$a: all steps skipped: $(cat "$T/err")"
+done
+expect_error "memory --skip-first" memory --skip-first 1 "$T/a"
+grep -q "does not apply to memory" "$T/err" || fail "memory --skip-first: $(cat "$T/err")"
 expect_error "no pair" compare "$T/a" "$T/m"
 grep -q "schema version 9" "$T/err" 2>/dev/null || true
 expect_error "diff of one trace" diff "$T/a"
@@ -255,6 +262,11 @@ tr '\n' ' ' <"$T/bt.err" | tr -s ' ' | grep -q "nothing is overwritten" || fail 
 ls -A "$T" | grep -q fathom-tmp && fail "plugin output=: temporary file left"
 babeltrace2 --plugin-path="$PLUGINS" "$T/a" -c sink.fathom.breakdown -p 'nonsense=1' >/dev/null 2>&1 \
   && fail "plugin accepts an unknown parameter"
+# memory follows the whole run: a step window is refused, by the command and by the sink
+babeltrace2 --plugin-path="$PLUGINS" "$T/a" -c sink.fathom.memory -p 'skip-first=1' >/dev/null 2>&1 \
+  && fail "sink.fathom.memory accepts skip-first"
+babeltrace2 --plugin-path="$PLUGINS" "$T/a" -c sink.fathom.breakdown -p 'skip-first=1' >/dev/null 2>&1 \
+  || fail "sink.fathom.breakdown refuses skip-first"
 babeltrace2 --plugin-path="$PLUGINS" "$T/r" -c sink.fathom.roofline -p "format=\"json\",peak=\"$T/peak.json\"" \
   >"$T/bt-rl.json" 2>"$T/bt.err" || { fail "babeltrace2 sink.fathom.roofline"; cat "$T/bt.err"; }
 "$FATHOM" analyze roofline --peak "$T/peak.json" --format json "$T/r" >"$T/cli-rl.json"
