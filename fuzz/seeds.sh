@@ -4,11 +4,25 @@
 # as shipped, and the small ones as plain tar too, so that mutations reach
 # the tar headers), OUT/trace (the archives up to 256 KiB decompressed to
 # plain tar, so that mutations reach the CTF metadata and streams rather
-# than the zstd frames).  Rewrites OUT's three folders.
+# than the zstd frames); and OUT/import from the PyTorch fixtures of
+# tests/fixtures/pytorch (as shipped, and the gzip ones up to 300,000 bytes
+# decompressed too, so that mutations reach the JSON).  Rewrites OUT's four
+# folders.
 set -eu
 ref=$1 out=$2
-rm -rf "$out/manifest" "$out/archive" "$out/trace"
-mkdir -p "$out/manifest" "$out/archive" "$out/trace"
+pytorch=$(dirname "$0")/../tests/fixtures/pytorch
+rm -rf "$out/manifest" "$out/archive" "$out/trace" "$out/import"
+mkdir -p "$out/manifest" "$out/archive" "$out/trace" "$out/import"
+for f in "$pytorch"/*.json "$pytorch"/*.json.gz; do
+    cp "$f" "$out/import/"
+    case $f in
+    *.gz)
+        b=$(basename "$f" .gz)
+        gzip -dc "$f" >"$out/import/$b"
+        [ "$(wc -c <"$out/import/$b")" -le 300000 ] || rm "$out/import/$b"
+        ;;
+    esac
+done
 for a in "$ref"/*.tar.zst; do
     b=$(basename "$a" .tar.zst)
     cp "$a" "$out/archive/$b.tar.zst"

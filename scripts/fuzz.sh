@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # fuzz.sh -- a long fuzzing campaign on the libFuzzer targets of fuzz/.
 #   scripts/fuzz.sh [-t SECONDS] [-c CPU] [-P] [TARGET...]
-# TARGET: manifest, archive, trace (default: all three, one after another;
+# TARGET: manifest, archive, trace, import (default: all four, one after another;
 # with -P all at once).  -t: seconds per target (default 3600).  -c: the CPU
 # to pin every target to (taskset; with -P they share it).  Runs at the
 # lowest priority (nice 19).  Builds the
 # targets with clang into build-fuzz/, makes the seed corpora from
-# traces/reference (fuzz/seeds.sh), and keeps a growing corpus per target in
+# traces/reference and tests/fixtures/pytorch (fuzz/seeds.sh), and keeps a growing corpus per target in
 # fuzz-work/TARGET/corpus (kept between campaigns); crashing, hanging or
 # leaking inputs land in fuzz-work/TARGET/ as crash-*, timeout-*, leak-*,
 # oom-*: reproduce one with build-fuzz/fuzz_TARGET FILE, fix it and add it to
@@ -22,11 +22,11 @@ while (($#)); do
     -c) cpu=$2; shift 2 ;;
     -P) par=1; shift ;;
     -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
-    manifest|archive|trace) targets+=("$1"); shift ;;
+    manifest|archive|trace|import) targets+=("$1"); shift ;;
     *) echo "fuzz.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
-((${#targets[@]})) || targets=(manifest archive trace)
+((${#targets[@]})) || targets=(manifest archive trace import)
 clang=$(command -v clang || command -v clang-14 || true)
 [ -n "$clang" ] || { echo "fuzz.sh: clang is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
 # the generated headers the targets include come from the main build
@@ -56,6 +56,7 @@ campaign() { # target
   # plain abort) keeps the parent honest instead; -rss_limit_mb still holds.
   [ "$t" = trace ] && extra=(-max_len=262144 -timeout=90 -malloc_limit_mb=1048576) \
     && asan=$asan:fast_unwind_on_malloc=0:max_allocation_size_mb=2048
+  [ "$t" = import ] && extra=(-max_len=300000 -timeout=60)
   echo "fuzz.sh: $t for ${secs}s (log: $w/log)" >&2
   ASAN_OPTIONS=$asan FUZZ_TMP=$PWD/$w/tmp "${pin[@]}" nice -n 19 build-fuzz/fuzz_"$t" -max_total_time="$secs" -timeout=20 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$w/" "${extra[@]}" \
