@@ -153,12 +153,58 @@ cleanup:
     return st;
 }
 
-static tracer_archive_status finish_ctf(tracer_trace *t)
+/* Entries named like trace archives ("x.tar", "x.tar.zst", ...) in a
+ * folder and its subfolders, two levels down: a folder of archives given
+ * where one trace was meant (`fathom analyze breakdown traces`). */
+typedef struct archives_found {
+    size_t n;             /* archives */
+    size_t folders;       /* folders that hold them */
+    char first[PATH_MAX]; /* the first of those */
+} archives_found;
+
+static void archives_in(const char *path, int depth, archives_found *f)
+{
+    char **names = NULL;
+    size_t n = 0, here = 0;
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (depth > 0 ? O_NOFOLLOW : 0));
+    if (fd < 0)
+        return;
+    if (tracer_archive_list_dir(fd, path, &names, &n) != TRACER_ARCHIVE_OK)
+        return; /* the caller's message follows */
+    for (size_t i = 0; i < n; i++) {
+        char *sub = tracer_archive_path_join(path, names[i]);
+        struct stat sb;
+        if (!sub || lstat(sub, &sb) != 0) {
+            exec_free(sub);
+            continue;
+        }
+        if (S_ISREG(sb.st_mode) && strstr(names[i], ".tar")) {
+            if (!here++ && !f->folders++)
+                snprintf(f->first, sizeof f->first, "%s", path);
+            f->n++;
+        } else if (S_ISDIR(sb.st_mode) && depth < 2) {
+            archives_in(sub, depth + 1, f);
+        }
+        exec_free(sub);
+    }
+    tracer_archive_free_names(names, n);
+}
+
+/* The CTF traces under t->root, sorted; none is an error (for a folder the
+ * user named, `folder` 1, one that says where it holds archives). */
+static tracer_archive_status finish_ctf(tracer_trace *t, int folder)
 {
     tracer_archive_status st = find_ctf(t, t->root, 0);
 
     if (st != TRACER_ARCHIVE_OK)
         return st;
+    archives_found f = { 0 };
+    if (!t->nctf && folder)
+        archives_in(t->root, 0, &f);
+    if (f.n)
+        return tracer_archive_fail(
+            TRACER_ARCHIVE_ENOTRACE, "%s: no CTF trace, but %zu trace archive%s below it: name %s (%s%s/*.tar.zst)",
+            t->source, f.n, f.n == 1 ? "" : "s", f.n == 1 ? "it" : "them", f.folders > 1 ? "such as " : "", f.first);
     if (t->nctf == 0)
         return tracer_archive_fail(TRACER_ARCHIVE_ENOTRACE, "%s: no CTF trace found (no 'metadata' file)", t->source);
     qsort(t->ctf, t->nctf, sizeof(*t->ctf), tracer_archive_cmp_str);
@@ -181,7 +227,7 @@ static tracer_archive_status open_dir(tracer_trace *t)
     rl = strlen(t->root);
     while (rl > 1 && t->root[rl - 1] == '/')
         t->root[--rl] = '\0';
-    st = finish_ctf(t);
+    st = finish_ctf(t, 1);
     if (st != TRACER_ARCHIVE_OK)
         goto cleanup;
     mf = tracer_archive_path_join(t->root, TRACER_MANIFEST_FILE);
@@ -640,7 +686,7 @@ static tracer_archive_status open_archive(tracer_trace *t, const tracer_trace_li
         if (st != TRACER_ARCHIVE_OK)
             goto cleanup;
     }
-    st = finish_ctf(t);
+    st = finish_ctf(t, 0);
 cleanup:
     if (mfd >= 0)
         close(mfd);
