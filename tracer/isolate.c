@@ -494,6 +494,8 @@ static void child_main(const tracer_trace *t, const char *source, int fd, int wa
 {
     apply_limits();
     tracer_read_live_idle = child_live_idle;
+    tracer_read_capture_log = 1; /* why metadata does not parse (read.h) */
+    setenv("BABELTRACE_PLUGIN_CTF_METADATA_LOG_LEVEL", "E", 0);
     wbuf w = { .fd = fd, .live = tracer_trace_get_kind(t) == TRACER_TRACE_LIVE, .no_dataflow = no_dataflow };
     g_child_w = &w;
     tracer_decode_cbs cbs = {

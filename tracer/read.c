@@ -1,4 +1,5 @@
 /* read.c -- the in-process Babeltrace2 graph over a trace (see read.h). */
+#define _GNU_SOURCE /* memfd_create */
 #include "tracer/read.h"
 
 #include "base/error.h"
@@ -10,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Sets the thread's message (its line breaks and tabs made spaces: one
  * line); returns st. */
@@ -88,6 +91,54 @@ static void bt_error_text(const tracer_trace *t, char *buf, size_t len, const ch
         }
     }
     bt_error_release(e);
+}
+
+int tracer_read_capture_log;
+
+/* fd 2 into a memory file while the source is created
+ * (tracer_read_capture_log): the saved fd 2 and the memory file's, or -1s. */
+typedef struct log_capture {
+    int saved, fd;
+} log_capture;
+
+static log_capture capture_begin(void)
+{
+    log_capture c = { -1, -1 };
+    if (!tracer_read_capture_log || (c.fd = memfd_create("fathom-bt-log", MFD_CLOEXEC)) < 0)
+        return c;
+    fflush(stderr);
+    if ((c.saved = dup(STDERR_FILENO)) < 0 || dup2(c.fd, STDERR_FILENO) < 0) {
+        if (c.saved >= 0)
+            close(c.saved);
+        close(c.fd);
+        c.saved = c.fd = -1;
+    }
+    return c;
+}
+
+/* fd 2 back; the metadata parser's reason ("At line 116 in metadata
+ * stream: syntax error, ...") as "metadata line N: why" into buf when
+ * `want` and it logged one. */
+static void capture_end(log_capture *c, int want, char *buf, size_t len)
+{
+    char log[16384];
+    ssize_t n = 0;
+    if (c->fd < 0)
+        return;
+    fflush(stderr);
+    dup2(c->saved, STDERR_FILENO);
+    close(c->saved);
+    if (want && lseek(c->fd, 0, SEEK_SET) == 0)
+        n = read(c->fd, log, sizeof log - 1);
+    close(c->fd);
+    c->saved = c->fd = -1;
+    log[n > 0 ? n : 0] = '\0';
+    const char *at = strstr(log, "At line "), *mid;
+    unsigned line;
+    if (!at || sscanf(at, "At line %u", &line) != 1 || !(mid = strstr(at, " in metadata stream: ")))
+        return;
+    mid += strlen(" in metadata stream: ");
+    snprintf(buf, len, "metadata line %u: %.*s", line, (int)strcspn(mid, "\n"), mid);
 }
 
 typedef struct run_ctx {
@@ -185,11 +236,16 @@ tracer_status tracer_read_run(const tracer_trace *t, const char *src, tracer_mes
     }
     if (bt_value_map_insert_entry(params, "inputs", inputs))
         goto oom;
-    if (bt_graph_add_source_component(graph, src_cls, "source", params, BT_LOGGING_LEVEL_NONE, &source) !=
-        BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+    log_capture lc = capture_begin();
+    const bt_graph_add_component_status added =
+        bt_graph_add_source_component(graph, src_cls, "source", params, BT_LOGGING_LEVEL_NONE, &source);
+    if (added != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
         /* the format was recognized (tracer_read_open): metadata that does
          * not parse, a stream file whose packets its size cuts short */
         bt_error_text(t, why, sizeof why, live ? "cannot read the trace" : "Babeltrace2 gave no cause");
+    }
+    capture_end(&lc, added != BT_GRAPH_ADD_COMPONENT_STATUS_OK, why, sizeof why);
+    if (added != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
         rc = fail(TRACER_ERR_INPUT, live ? "%s: %s" : "%s: cannot read the trace: %s (a damaged trace?)", src, why);
         goto end;
     }

@@ -38,6 +38,14 @@ tracer_status tracer_read_run(const tracer_trace *t, const char *label, tracer_m
  * as soon as it returns non-zero while no message is ready (the isolated
  * decoder's child: the run ended and nothing came for a while). */
 extern int (*tracer_read_live_idle)(void);
+/* Babeltrace2 2.0 logs why a trace's metadata does not parse ("At line 116
+ * in metadata stream: syntax error, ...") but makes no error cause of it;
+ * its metadata parser logs at the level BABELTRACE_PLUGIN_CTF_METADATA_LOG_LEVEL
+ * gives when the ctf plugin loads.  When this is set, fd 2 goes into a
+ * memory file while tracer_read_run creates the source, and where that
+ * fails the logged line is the cause.  fd 2 is the process's: the isolated
+ * decoder's child sets it (and the variable), no other reader. */
+extern int tracer_read_capture_log;
 
 /* The live sessions an lttng-relayd holds (url: net://HOST[:PORT]): fn
  * gets each one's lttng-live URL, host name, session name, live timer
