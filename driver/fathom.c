@@ -2,6 +2,7 @@
  * The top floor: the one place that sees every folder (each subcommand lives
  * in the folder that owns it; this table names them all); nothing includes
  * it. */
+#include "analyze/analysis.h" /* the analyses, named in the help */
 #include "analyze/cmd_analyze.h"
 #include "analyze/import.h"
 #include "driver/cmd.h" /* record: the workloads under the tracer */
@@ -46,8 +47,7 @@ static const struct subcommand {
     { "list", cmd_list, "list the workloads: paper, class, parameters per preset" },
     { "record", cmd_record, "run a workload under LTTng and archive its trace" },
     { "info", cmd_info, "summarize a recorded trace: manifest, events, ops, discards" },
-    { "analyze", cmd_analyze,
-      "analyze traces offline: breakdown, compare, similarity, diff, scaling, roofline, memory" },
+    { "analyze", cmd_analyze, "analyze traces offline:" }, /* usage() names the analyses (analyses.def) */
     { "report", cmd_report, "write the analyses of traces as charts (SVG/PNG) and one HTML page" },
     { "export", cmd_export, "write a trace as a Chrome/Perfetto timeline (JSON)" },
     { "import", cmd_import, "turn PyTorch profiler or execution traces into fathom archives" },
@@ -63,10 +63,15 @@ static const struct subcommand {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: fathom <command> [options]\n\n"
-               "Record, archive, analyze and replay the op-level behaviour of eight\n"
-               "deep-learning workloads.\n\ncommands:\n");
-    for (size_t i = 0; i < NSUB; i++)
-        fprintf(f, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
+               "Record, archive, analyze and replay the op-level behaviour of Fathom's\n"
+               "eight deep-learning workloads and a Transformer.\n\ncommands:\n");
+    for (size_t i = 0; i < NSUB; i++) {
+        fprintf(f, "  %-10s %s", subcommands[i].name, subcommands[i].summary);
+        if (subcommands[i].fn == cmd_analyze)
+            for (size_t a = 0; a < analyze_nanalyses; a++)
+                fprintf(f, "%s %s", a ? "," : "", analyze_analyses[a]->name);
+        fputc('\n', f);
+    }
     fprintf(f, "\n`fathom <command> --help` describes a command; see also fathom(1).\n");
 }
 

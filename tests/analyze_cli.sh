@@ -32,6 +32,13 @@ expect_error() { # what, args...
 mkdir "$T/empty"
 head -c 20000 /dev/urandom >"$T/random.bin"
 
+# fathom --help names every analysis of the table (analyses.def)
+n=0
+for a in $("$FATHOM" analyze --help | sed -n 's/^\(usage:\)\{0,1\} *fathom analyze \([a-z]*\) .*/\2/p'); do
+    n=$((n + 1))
+    "$FATHOM" --help | grep "^  analyze " | grep -qw "$a" || fail "fathom --help does not name the analysis $a"
+done
+[ "$n" -ge 8 ] || fail "fathom analyze --help lists $n analyses"
 expect_error "missing file" breakdown "$T/nope.tar.zst"
 expect_error "random file" breakdown "$T/random.bin"
 expect_error "empty dir" breakdown "$T/empty"
