@@ -92,7 +92,8 @@ static void usage_report(FILE *f)
                "Writes every analysis of the traces as charts and one HTML page into DIR (default\n"
                "'report'; it must not exist or be empty): DIR/index.html with the op time by\n"
                "class and by op type, training vs inference, the similarity matrix and\n"
-               "dendrogram, the roofline (with ceilings) and the tensor memory by role.\n"
+               "dendrogram, the data flow's average parallelism, the roofline (with ceilings)\n"
+               "and the tensor memory by role.\n"
                "\n"
                "options:\n"
                "  -o, --output DIR        the folder to create (default report)\n"
@@ -373,7 +374,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     ro.progress = live ? live_table : NULL;
     ro.progress_ctx = &lv;
     ro.interval = interval;
-    ro.dataflow = an && (an->takes & ANALYZE_TAKES_FLOW);
+    ro.dataflow = !an || (an->takes & ANALYZE_TAKES_FLOW); /* the report has the parallelism */
     if (analyze_read_many(traces, nt, &ro, p) != 0) {
         cli_error(cmd, "%s", base_errmsg());
         goto done;

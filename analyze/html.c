@@ -7,6 +7,7 @@
 #include "analyze/plot.h"
 #include "analyze/breakdown.h"
 #include "analyze/compare.h"
+#include "analyze/parallelism.h"
 #include "analyze/scaling.h"
 #include "analyze/similarity.h"
 #include "base/alloc.h"
@@ -102,6 +103,7 @@ typedef struct profiles {
     const analyze_sim *sim;
     const analyze_roofline *roof;
     const analyze_scaling *scaling; /* the one being printed */
+    const analyze_parallelism *par;
 } profiles;
 
 static int t_breakdown(FILE *f, const void *c)
@@ -127,6 +129,10 @@ static int t_scaling(FILE *f, const void *c)
 {
     const profiles *x = c;
     return analyze_scaling_print(f, x->scaling, CLI_TEXT, x->top);
+}
+static int t_parallelism(FILE *f, const void *c)
+{
+    return analyze_parallelism_print(f, ((const profiles *)c)->par, CLI_TEXT);
 }
 static int t_memory(FILE *f, const void *c)
 {
@@ -292,6 +298,9 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
     analyze_roofline *roof = NULL;
     analyze_pair *pairs = NULL;
     analyze_scaling *sc[MAX_SCALING] = { 0 };
+    analyze_parallelism *par = NULL;
+    analyze_profile **flow = NULL; /* the traces with a data flow (schema 2) */
+    size_t nflow = 0;
     int *used = NULL, np = 0, nsc = 0;
     analyze_status rc = ANALYZE_ERR_IO;
     FILE *f = NULL;
@@ -314,7 +323,8 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
     }
     pairs = exec_calloc(n, sizeof *pairs);
     used = exec_calloc(n, sizeof *used);
-    if (!pairs || !used) {
+    flow = exec_calloc(n, sizeof *flow);
+    if (!pairs || !used || !flow) {
         rc = analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         goto end;
     }
@@ -326,6 +336,11 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
         rc = analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         goto end;
     }
+    for (size_t i = 0; i < n; i++) /* a schema-1 trace (no node_def) has no parallelism: left out, said so */
+        if (p[i]->meta.schema != 1 && p[i]->flow_seen && p[i]->flow_steps)
+            flow[nflow++] = p[i];
+    if (nflow && (rc = analyze_parallelism_create(flow, nflow, &par)))
+        goto end;
 
     /* the charts */
     snprintf(name, sizeof name, "classes.%s", ext);
@@ -357,13 +372,18 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
         if ((rc = analyze_plot_roofline(file(&pg, name, path, sizeof path), roof, o->top)))
             goto end;
     }
+    if (par) {
+        snprintf(name, sizeof name, "parallelism.%s", ext);
+        if ((rc = analyze_plot_parallelism(file(&pg, name, path, sizeof path), par)))
+            goto end;
+    }
 
     /* the page */
     if (!(f = fopen(file(&pg, "index.html", path, sizeof path), "w"))) {
         rc = analyze_fail(ANALYZE_ERR_IO, "cannot write %s: %s", path, strerror(errno));
         goto end;
     }
-    profiles x = { p, n, o->top, pairs, (size_t)np, sim, roof, NULL };
+    profiles x = { p, n, o->top, pairs, (size_t)np, sim, roof, NULL, par };
     time_t now = time(NULL);
     char when[64];
     strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
@@ -389,7 +409,8 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
         fputs("<a href=\"#similarity\">similarity</a>, ", f);
     if (nsc)
         fputs("<a href=\"#scaling\">scaling</a>, ", f);
-    fputs("<a href=\"#roofline\">roofline</a>, <a href=\"#memory\">memory</a>, <a href=\"#traces\">traces</a>. "
+    fputs("<a href=\"#parallelism\">parallelism</a>, <a href=\"#roofline\">roofline</a>, <a "
+          "href=\"#memory\">memory</a>, <a href=\"#traces\">traces</a>. "
           "Hover over a mark of a chart for its value; each table is folded under its chart.</p>\n",
           f);
     int io = 0;
@@ -424,6 +445,23 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
             x.scaling = sc[k];
             io |= pre(f, t_scaling, &x, "table: fathom analyze scaling");
         }
+    }
+    if (par) {
+        char what[512];
+        snprintf(what, sizeof what,
+                 "The average parallelism of each trace's data-flow graph: per step, the op time over the time of "
+                 "the critical path, the longest chain of ops each reading what the previous one wrote "
+                 "(fathom analyze parallelism). 1.0 is a chain; above it, inter-op workers have work to do.%s",
+                 nflow < n ? " Schema-1 traces carry no data flow and are left out." : "");
+        section(f, "parallelism", "Parallelism", what);
+        snprintf(name, sizeof name, "parallelism.%s", ext);
+        io |= chart(f, o->dir, name, "op time and critical path per step");
+        x.par = par;
+        io |= pre(f, t_parallelism, &x, "table: fathom analyze parallelism");
+    } else {
+        fputs("<h2 id=\"parallelism\">Parallelism</h2>\n<p class=\"note\">No parallelism in this report: none "
+              "of the traces carries a data flow (node_def's inputs and outputs, trace schema 2).</p>\n",
+              f);
     }
     if (roof) {
         char what[512];
@@ -470,6 +508,8 @@ end:
         cleanup(&pg);
     analyze_sim_destroy(sim);
     analyze_roofline_destroy(roof);
+    analyze_parallelism_destroy(par);
+    exec_free(flow);
     for (int k = 0; k < nsc; k++)
         analyze_scaling_destroy(sc[k]);
     exec_free(pairs);

@@ -369,6 +369,89 @@ analyze_status analyze_plot_compare(const char *path, analyze_profile *const *p,
     return analyze_chart_finish(&c);
 }
 
+/* ---- parallelism ------------------------------------------------------------------------- */
+/* A trace's label: "model/mode" ("?" for what the trace does not say). */
+static void par_label(char *buf, size_t len, const analyze_par_trace *t)
+{
+    snprintf(buf, len, "%s/%s", t->model[0] ? t->model : "?", t->mode[0] ? t->mode : "?");
+}
+
+analyze_status analyze_plot_parallelism(const char *path, const analyze_parallelism *a)
+{
+    analyze_chart c;
+    analyze_status st;
+    char label[160], num[96];
+    if ((st = analyze_chart_create(&c, NULL, 1, 1)))
+        return st;
+    double lw = 0, top = 2;
+    for (size_t i = 0; i < a->n; i++) {
+        par_label(label, sizeof label, &a->t[i]);
+        lw = fmax(lw, analyze_chart_text_width(&c, FONT, label));
+        top = fmax(top, fmax(a->t[i].parallelism, a->t[i].max_step));
+    }
+    analyze_chart_discard(&c);
+    lw += 16;
+    top = ceil(top);
+    double barw = 440, rowh = 26, T = 56, h = T + rowh * (double)a->n + 40;
+    analyze_scale sx = { 0, top, lw, lw + barw, 0 };
+    if ((st = analyze_chart_create(&c, path, lw + barw + 230, h)))
+        return st;
+    analyze_chart_rgb(&c, 0, 0, 0);
+    analyze_chart_text(&c, 10, 22, TITLE, -1, 0,
+                       "Average parallelism of the data flow: op time over the critical path");
+    analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
+    analyze_chart_text(&c, lw + barw + 220, T - 8, 10, 1, 0, "op time / critical path per step");
+    for (double v = 0; v <= top + 1e-9; v += top > 6 ? 2 : 1) { /* the axis: a line at each unit */
+        double x = analyze_scale_at(&sx, v);
+        analyze_chart_rgb(&c, v == 1 ? 0.2 : 0.85, v == 1 ? 0.2 : 0.85, v == 1 ? 0.2 : 0.85);
+        cairo_set_line_width(c.cr, v == 1 ? 1.2 : 0.8);
+        cairo_move_to(c.cr, x, T - 4);
+        cairo_line_to(c.cr, x, T + rowh * (double)a->n);
+        cairo_stroke(c.cr);
+        analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
+        snprintf(num, sizeof num, "%g", v);
+        analyze_chart_text(&c, x, T + rowh * (double)a->n + 14, 10, 0, 0, num);
+    }
+    analyze_chart_text(&c, analyze_scale_at(&sx, 1) + 4, T - 8, 10, -1, 0, "1: a chain");
+    for (size_t i = 0; i < a->n; i++) {
+        const analyze_par_trace *t = &a->t[i];
+        double y = T + rowh * (double)i, x0 = analyze_scale_at(&sx, 0), x = analyze_scale_at(&sx, t->parallelism);
+        par_label(label, sizeof label, t);
+        analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
+        analyze_chart_text(&c, lw - 8, y + 17, FONT, 1, 0, label);
+        analyze_chart_palette(&c, 0);
+        cairo_rectangle(c.cr, x0, y + 5, x - x0, 16);
+        cairo_fill(c.cr);
+        analyze_chart_title_rect(&c, x0, y + 5, fmax(x - x0, 1), 16,
+                                 "%s: average parallelism %.2f; op time %.3f ms in %.0f ops, critical path %.3f ms in "
+                                 "%.0f ops per step",
+                                 label, t->parallelism, t->op_ns / 1e6, t->ops, t->critical_ns / 1e6, t->critical_ops);
+        if (t->max_step > t->min_step) { /* the steps' own: lowest to highest */
+            double a0 = analyze_scale_at(&sx, t->min_step), a1 = analyze_scale_at(&sx, t->max_step);
+            analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
+            cairo_set_line_width(c.cr, 1);
+            cairo_move_to(c.cr, a0, y + 13);
+            cairo_line_to(c.cr, a1, y + 13);
+            cairo_move_to(c.cr, a0, y + 9);
+            cairo_line_to(c.cr, a0, y + 17);
+            cairo_move_to(c.cr, a1, y + 9);
+            cairo_line_to(c.cr, a1, y + 17);
+            cairo_stroke(c.cr);
+            analyze_chart_title_rect(&c, a0, y + 9, fmax(a1 - a0, 1), 8, "%s: steps from %.2f to %.2f", label,
+                                     t->min_step, t->max_step);
+        }
+        analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
+        snprintf(num, sizeof num, "%.2f", t->parallelism);
+        analyze_chart_text(&c, fmax(x, analyze_scale_at(&sx, t->max_step)) + 6, y + 17, 10, -1, 0, num);
+        snprintf(num, sizeof num, "%.3f / %.3f ms", t->op_ns / 1e6, t->critical_ns / 1e6);
+        analyze_chart_text(&c, lw + barw + 220, y + 17, 10, 1, 0, num);
+    }
+    analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
+    analyze_chart_text(&c, lw, h - 8, 10, -1, 0,
+                       "bar: the trace's average parallelism; whisker: its steps' lowest to highest");
+    return analyze_chart_finish(&c);
+}
+
 /* ---- scaling ----------------------------------------------------------------------------- */
 static void speedup_line(analyze_chart *c, const analyze_scaling *s, const analyze_scaling_row *r,
                          const analyze_scale *sx, const analyze_scale *sy)

@@ -13,6 +13,8 @@
  *               by side, with their ratio (the Fathom paper's comparison)
  *   scaling     one model at several thread counts: the speedup of its op
  *               time and of its largest op types against the ideal
+ *   parallelism per trace, a bar of its data flow's average parallelism
+ *               (a line at 1, a chain), a whisker over its steps' own
  *
  * Each returns ANALYZE_OK, or ANALYZE_ERR_NOMEM or ANALYZE_ERR_IO with a
  * one-line message in base_errmsg() (nothing left behind). */
@@ -21,6 +23,7 @@
 
 #include "analyze/profile.h"
 #include "analyze/compare.h"
+#include "analyze/parallelism.h"
 #include "analyze/scaling.h"
 #include "analyze/similarity.h"
 #include "analyze/roofline.h"
@@ -39,5 +42,6 @@ analyze_status analyze_plot_scaling(const char *path, const analyze_scaling *s, 
 /* pairs from analyze_pairs(). */
 analyze_status analyze_plot_compare(const char *path, analyze_profile *const *p, const analyze_pair *pairs,
                                     size_t npairs);
+analyze_status analyze_plot_parallelism(const char *path, const analyze_parallelism *a);
 
 #endif

@@ -78,7 +78,7 @@ for f in "$T"/r/*.svg; do
     [ "${titles:-0}" -gt 0 ] || fail "$name: no hover titles on its marks"
     echo "-- $name: ${W}x${H} px, $size bytes (blank $blank), $texts texts, $titles titles"
 done
-[ "$n" -eq 7 ] || fail "want 7 charts (classes optypes compare similarity roofline memory scaling), got $n: $(ls "$T/r")"
+[ "$n" -eq 8 ] || fail "want 8 charts (classes optypes compare similarity roofline memory parallelism scaling), got $n: $(ls "$T/r")"
 
 # the page: it renders, and no chart is cut at its box's edge
 chrome --screenshot="$shots/page.png" --window-size=1200,6000 "file://$T/r/index.html" >/dev/null

@@ -35,6 +35,19 @@ done
 [ "$(grep -c '^<svg' "$T/r1/index.html")" = 5 ] || fail "index.html does not hold the 5 charts inline"
 grep -q 'aria-label="roofline"' "$T/r1/index.html" && fail "index.html has a roofline without ceilings"
 grep -q 'No roofline in this report' "$T/r1/index.html" || fail "index.html does not say why it has no roofline"
+grep -q 'No parallelism in this report' "$T/r1/index.html" || fail "index.html does not say why it has no parallelism"
+# schema-2 traces (their node_defs carry the data flow) beside a schema-1 one:
+# the parallelism of the two, the third left out and said so
+"$GEN" "$T/a2s" conv alexnet train 3 schema=2 seed=8 || exit 1
+"$GEN" "$T/m2s" fc memnet train 3 schema=2 seed=9 || exit 1
+"$FATHOM" report -o "$T/r5" "$T/a2s" "$T/m2s" "$T/a" >/dev/null 2>"$T/err" || { fail "report r5: exit"; cat "$T/err"; }
+is_svg "$T/r5/parallelism.svg" || fail "parallelism.svg missing or not SVG"
+for s in 'id="parallelism"' 'aria-label="op time and critical path per step"' 'table: fathom analyze parallelism' \
+         'Schema-1 traces carry no data flow and are left out' "average parallelism 1.00"; do
+    grep -qF "$s" "$T/r5/index.html" || fail "r5 index.html lacks '$s'"
+done
+[ "$(sed -n '/table: fathom analyze parallelism/,/<\/pre>/p' "$T/r5/index.html" | grep -c '== [a-z]* train (tiny')" = 2 ] \
+  || fail "r5: the parallelism table does not hold the two schema-2 traces alone"
 # the charts first: no table before the first chart
 [ "$(grep -n -m1 '^<svg' "$T/r1/index.html" | cut -d: -f1)" -lt "$(grep -n -m1 '<details>' "$T/r1/index.html" | cut -d: -f1)" ] \
   || fail "index.html: a table comes before the first chart"
