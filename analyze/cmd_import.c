@@ -240,6 +240,8 @@ int cmd_import(int argc, char **argv)
         return usage_error("-o and --dir exclude each other", NULL);
     if (out && nfiles > 1)
         return usage_error("-o names one archive: give one FILE, or --dir for several", NULL);
+    if (!out && tracer_output_check_folder(dir ? dir : "traces", "--dir")) /* before any conversion */
+        return cli_error("import", "%s", base_errmsg());
     int rc = 0, after_dashes = 0;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];

@@ -210,6 +210,14 @@ reject binary.json "not JSON"
 reject missing.json "No such file"
 mkdir -p "$T/adir.json"
 reject adir.json "not a regular file"
+# --dir that cannot be written: said before anything is converted
+: >"$T/afile"
+if "$FATHOM" import --dir "$T/afile/sub" "$FIX/mlp.json" >/dev/null 2>"$T/dir.err"; then
+    fail "--dir under a file: accepted"
+else
+    [ "$(wc -l <"$T/dir.err")" -eq 1 ] && grep -q -- "--dir $T/afile/sub: cannot write in $T/afile: Not a directory" "$T/dir.err" \
+      || fail "--dir under a file: $(cat "$T/dir.err")"
+fi
 
 # the fixtures with random values in random places (fixed seeds): imported
 # and analyzable, or refused in one line; never a crash
