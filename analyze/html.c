@@ -452,7 +452,7 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
                  "The average parallelism of each trace's data-flow graph: per step, the op time over the time of "
                  "the critical path, the longest chain of ops each reading what the previous one wrote "
                  "(fathom analyze parallelism). 1.0 is a chain; above it, inter-op workers have work to do.%s",
-                 nflow < n ? " Schema-1 traces carry no data flow and are left out." : "");
+                 nflow < n ? " Traces without a data flow (schema 1, or ops that name no tensors) are left out." : "");
         section(f, "parallelism", "Parallelism", what);
         snprintf(name, sizeof name, "parallelism.%s", ext);
         io |= chart(f, o->dir, name, "op time and critical path per step");

@@ -43,7 +43,7 @@ grep -q 'No parallelism in this report' "$T/r1/index.html" || fail "index.html d
 "$FATHOM" report -o "$T/r5" "$T/a2s" "$T/m2s" "$T/a" >/dev/null 2>"$T/err" || { fail "report r5: exit"; cat "$T/err"; }
 is_svg "$T/r5/parallelism.svg" || fail "parallelism.svg missing or not SVG"
 for s in 'id="parallelism"' 'aria-label="op time and critical path per step"' 'table: fathom analyze parallelism' \
-         'Schema-1 traces carry no data flow and are left out' "average parallelism 1.00"; do
+         'Traces without a data flow (schema 1, or ops that name no tensors) are left out' "average parallelism 1.00"; do
     grep -qF "$s" "$T/r5/index.html" || fail "r5 index.html lacks '$s'"
 done
 [ "$(sed -n '/table: fathom analyze parallelism/,/<\/pre>/p' "$T/r5/index.html" | grep -c '== [a-z]* train (tiny')" = 2 ] \
