@@ -15,6 +15,7 @@
 #include "tracer/read.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -460,7 +462,54 @@ static int c_message(void *ctx, const bt_message *msg)
     return base_fail(TRACER_ERR_STOPPED, "%s", w->broken ? "the reader went away" : tracer_decoder_error(w->dec));
 }
 
-static void apply_limits(void)
+/* The bytes of t's CTF files (its metadata and streams); 0 for a live one. */
+static unsigned long long ctf_bytes(const tracer_trace *t)
+{
+    unsigned long long n = 0;
+    if (tracer_trace_get_kind(t) == TRACER_TRACE_LIVE)
+        return 0;
+    for (size_t i = 0; i < tracer_trace_ctf_count(t); i++) {
+        const char *dir = tracer_trace_ctf_path(t, i);
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        struct stat st;
+        while (d && (e = readdir(d)))
+            if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+                n += (unsigned long long)st.st_size;
+        if (d)
+            closedir(d);
+    }
+    return n;
+}
+
+/* The decoder's address space by default: 2 GiB (the reference traces
+ * decode in under 400 MB, Babeltrace2's plugins and fathom's libraries
+ * mapped) and 64 bytes per byte of CTF, at most 16 GiB; 16 GiB for a live
+ * session, whose size is not known.  A corrupt sequence length makes
+ * Babeltrace2 allocate an element per count: a 238 KB fuzzed archive took
+ * 5 GB and 10 s where now it stops at 2 GiB in under 2 s. */
+static unsigned long long default_memory(const tracer_trace *t)
+{
+    const unsigned long long cap = 16ull << 30, bytes = ctf_bytes(t);
+    if (!bytes || bytes > (cap >> 6))
+        return cap;
+    return (2ull << 30) + (bytes << 6) < cap ? (2ull << 30) + (bytes << 6) : cap;
+}
+
+/* The decoder's address-space limit in bytes (FATHOM_DECODE_MEMORY or
+ * default_memory); 0 where none is set (sanitizer builds). */
+static unsigned long long decode_memory(const tracer_trace *t)
+{
+#if !defined(__SANITIZE_ADDRESS__) && !FATHOM_HAS_ASAN /* ASan reserves terabytes of address space */
+    const char *v = getenv("FATHOM_DECODE_MEMORY");
+    return v && *v ? strtoull(v, NULL, 10) : default_memory(t);
+#else
+    (void)t, (void)default_memory;
+    return 0;
+#endif
+}
+
+static void apply_limits(const tracer_trace *t)
 {
     const char *v;
     struct rlimit rl;
@@ -469,13 +518,11 @@ static void apply_limits(void)
         cpu = strtoul(v, NULL, 10);
     rl.rlim_cur = cpu, rl.rlim_max = cpu + 5;
     setrlimit(RLIMIT_CPU, &rl);
-#if !defined(__SANITIZE_ADDRESS__) && !FATHOM_HAS_ASAN /* ASan reserves terabytes of address space */
-    unsigned long long mem = 16ull << 30;
-    if ((v = getenv("FATHOM_DECODE_MEMORY")) && *v)
-        mem = strtoull(v, NULL, 10);
-    rl.rlim_cur = rl.rlim_max = mem;
-    setrlimit(RLIMIT_AS, &rl);
-#endif
+    const unsigned long long mem = decode_memory(t);
+    if (mem) {
+        rl.rlim_cur = rl.rlim_max = mem;
+        setrlimit(RLIMIT_AS, &rl);
+    }
 }
 
 /* The child's live end: its run ended (run_end) and nothing came for
@@ -492,9 +539,10 @@ static int child_live_idle(void)
 /* The child: decodes t, writes the frames, ends with W_DIAG and W_DONE. */
 static void child_main(const tracer_trace *t, const char *source, int fd, int want_events, int no_dataflow)
 {
-    apply_limits();
+    apply_limits(t);
     tracer_read_live_idle = child_live_idle;
-    tracer_read_capture_log = 1; /* why metadata does not parse (read.h) */
+    const char *dbg = getenv("FATHOM_DECODE_DEBUG");
+    tracer_read_capture_log = !dbg || strcmp(dbg, "1") != 0; /* why metadata does not parse (read.h) */
     setenv("BABELTRACE_PLUGIN_CTF_METADATA_LOG_LEVEL", "E", 0);
     wbuf w = { .fd = fd, .live = tracer_trace_get_kind(t) == TRACER_TRACE_LIVE, .no_dataflow = no_dataflow };
     g_child_w = &w;
@@ -1053,8 +1101,16 @@ static tracer_status finish_chan(chan *c, int st)
     if (!P->done) {
         if (WIFSIGNALED(st)) {
             int sig = WTERMSIG(st);
-            fail(j->err, sizeof j->err, "%s: the CTF decoder %s (signal %d, %s): a corrupt trace?", j->source,
-                 sig == SIGXCPU ? "ran out of its CPU time" : "crashed", sig, strsignal(sig));
+            /* an allocation past the address-space limit aborts in GLib, or faults where unchecked */
+            const unsigned long long mem = sig == SIGABRT || sig == SIGSEGV ? decode_memory(j->t) : 0;
+            char why[160] = "a corrupt trace?";
+            if (mem)
+                snprintf(why, sizeof why,
+                         "a corrupt trace, or one that needs more than the decoder's %.1f GiB "
+                         "(FATHOM_DECODE_MEMORY)?",
+                         (double)mem / (double)(1ull << 30));
+            fail(j->err, sizeof j->err, "%s: the CTF decoder %s (signal %d, %s): %s", j->source,
+                 sig == SIGXCPU ? "ran out of its CPU time" : "crashed", sig, strsignal(sig), why);
             return TRACER_ERR_INPUT;
         }
         fail(j->err, sizeof j->err, "%s: the CTF decoder exited early (status %d)", j->source,

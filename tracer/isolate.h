@@ -17,8 +17,10 @@
  * Limits (environment, for users with unusual traces):
  *   FATHOM_DECODE_STALL   seconds without a decoded record (default 30)
  *   FATHOM_DECODE_CPU     CPU seconds of the decoder (default 3600)
- *   FATHOM_DECODE_MEMORY  bytes of address space (default 16 GiB; not set
- *                         in sanitizer builds, whose shadow memory needs more)
+ *   FATHOM_DECODE_MEMORY  bytes of address space (default 2 GiB and 64
+ *                         bytes a byte of the trace's CTF files, at most
+ *                         16 GiB; 16 GiB for a live session; not set in
+ *                         sanitizer builds, whose shadow memory needs more)
  * FATHOM_DECODE_INPROCESS=1 decodes in the calling process, and
  * FATHOM_DECODE_DEBUG=1 keeps the decoder's stderr (debugging). */
 #ifndef FATHOM_TRACER_ISOLATE_H
