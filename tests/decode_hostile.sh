@@ -111,7 +111,7 @@ if [ "${FATHOM_TEST_SANITIZED:-0}" != 1 ]; then
     "$GEN" "$T/long" conv alexnet train 3 schema=2 lying_length=40000000 >/dev/null || exit 1
     for cmd in "info" "analyze breakdown"; do
         # shellcheck disable=SC2086
-        timeout 120 "$FATHOM" $cmd "$T/long" >"$T/out" 2>"$T/err"
+        FATHOM_DECODE_STALL=60 timeout 120 "$FATHOM" $cmd "$T/long" >"$T/out" 2>"$T/err" # seconds to fill 2 GiB
         rc=$?
         [ $rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
           grep -q "$T/long: the CTF decoder crashed (signal [0-9]*, .*more than the decoder's 2.0 GiB (FATHOM_DECODE_MEMORY)" "$T/err" ||
