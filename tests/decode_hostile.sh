@@ -102,6 +102,19 @@ for src in "$T/keyword.tar.zst" "$T/kw/trace"; do
             fail "$cmd $src: not the parser's reason: $(cat "$T/err")"
     done
 done
+# and a declaration that parses but means nothing (an integer of size 0):
+# the ctf source's own reason, with its line
+rm -rf "$T/sz" && cp -r "$T/x" "$T/sz" || exit 1
+python3 - "$(find "$T/sz" -name metadata | head -1)" <<'PY' || exit 1
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+i = b.find(b"size = 32", 3000)
+b[i:i + 9] = b"size = 0 "
+open(sys.argv[1], "wb").write(b)
+PY
+"$FATHOM" info "$T/sz/trace" >/dev/null 2>"$T/err"
+grep -q "$T/sz/trace: cannot read the trace: metadata line [0-9]*: Invalid .size. attribute.*size=0 (a damaged trace?)" "$T/err" ||
+    fail "an integer of size 0: $(cat "$T/err")"
 # 6. a sequence length of 40 million in a 24 KB trace: Babeltrace2 makes a
 #    field for each element (4 GB, 11 s to a partial result where the
 #    decoder had 16 GiB); the decoder's address space follows the trace's

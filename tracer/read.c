@@ -239,9 +239,9 @@ tracer_status tracer_read_run(const tracer_trace *t, const char *src, tracer_mes
     }
     if (bt_value_map_insert_entry(params, "inputs", inputs))
         goto oom;
-    log_capture lc = capture_begin();
-    const bt_graph_add_component_status added =
-        bt_graph_add_source_component(graph, src_cls, "source", params, BT_LOGGING_LEVEL_NONE, &source);
+    log_capture lc = capture_begin(); /* and the source's own errors logged, where they are captured */
+    const bt_graph_add_component_status added = bt_graph_add_source_component(
+        graph, src_cls, "source", params, lc.fd >= 0 ? BT_LOGGING_LEVEL_ERROR : BT_LOGGING_LEVEL_NONE, &source);
     if (added != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
         /* the format was recognized (tracer_read_open): metadata that does
          * not parse, a stream file whose packets its size cuts short */
