@@ -2,7 +2,7 @@
 # demo.sh -- the main job: set up, record all nine workloads (train and infer)
 # on a small preset, archive each run, analyze the archives, print the results
 # and write them as charts and an HTML page (with this machine's roofline).
-#   scripts/demo.sh [PRESET]   (default: tiny; `small` takes minutes)
+#   scripts/demo.sh [PRESET]   (default: tiny; `small` takes about 1.6 times as long)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset=${1:-tiny}
