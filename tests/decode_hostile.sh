@@ -82,14 +82,22 @@ grep -q "'trace/ust/uid/[0-9]*/64-bit/" "$T/err" || fail "the cut stream is not 
 # 5. a misspelt keyword in the metadata text ("integer" -> "intXger"; the
 #    packet headers stand): Babeltrace2 makes no error cause of the parser's
 #    reason, only logs it; every reader gives that line and its number
-rm -rf "$T/kw" && cp -r "$T/x" "$T/kw" || exit 1
-python3 - "$(find "$T/kw" -name metadata | head -1)" <<'PY' || exit 1
+# metadata_edit DIR FROM TO: a copy of the reference trace in DIR whose
+# metadata has its first FROM past byte 3000 (in the text, past the first
+# packet's header) replaced by TO, of the same length
+metadata_edit() {
+    rm -rf "$1" && cp -r "$T/x" "$1" || exit 1
+    python3 - "$(find "$1" -name metadata | head -1)" "$2" "$3" <<'PY' || exit 1
 import sys
-b = bytearray(open(sys.argv[1], "rb").read())
-i = b.find(b"integer", 3000)
-b[i:i + 7] = b"intXger"
-open(sys.argv[1], "wb").write(b)
+path, old, new = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
+b = bytearray(open(path, "rb").read())
+i = b.find(old, 3000)
+assert i > 0 and len(old) == len(new)
+b[i:i + len(old)] = new
+open(path, "wb").write(b)
 PY
+}
+metadata_edit "$T/kw" integer intXger
 tar -C "$T/kw" --zstd -cf "$T/keyword.tar.zst" MANIFEST trace || exit 1
 for src in "$T/keyword.tar.zst" "$T/kw/trace"; do
     for cmd in "info" "analyze breakdown" "replay --iterations 1" "tune --budget 5"; do
@@ -104,14 +112,7 @@ for src in "$T/keyword.tar.zst" "$T/kw/trace"; do
 done
 # and a declaration that parses but means nothing (an integer of size 0):
 # the ctf source's own reason, with its line
-rm -rf "$T/sz" && cp -r "$T/x" "$T/sz" || exit 1
-python3 - "$(find "$T/sz" -name metadata | head -1)" <<'PY' || exit 1
-import sys
-b = bytearray(open(sys.argv[1], "rb").read())
-i = b.find(b"size = 32", 3000)
-b[i:i + 9] = b"size = 0 "
-open(sys.argv[1], "wb").write(b)
-PY
+metadata_edit "$T/sz" "size = 32" "size = 0 "
 "$FATHOM" info "$T/sz/trace" >/dev/null 2>"$T/err"
 grep -q "$T/sz/trace: cannot read the trace: metadata line [0-9]*: Invalid .size. attribute.*size=0 (a damaged trace?)" "$T/err" ||
     fail "an integer of size 0: $(cat "$T/err")"
