@@ -228,7 +228,9 @@ int cmd_analyze(int argc, char **argv)
 static int run(const analyze_analysis *an, const char *what, int argc, char **argv, int first)
 {
     int report = !an;
-    unsigned takes = an ? an->takes : ANALYZE_TAKES_TOP | ANALYZE_TAKES_PEAKS | ANALYZE_TAKES_WINDOW;
+    /* the report's: its roofline's ceilings, its step window, the data flow of its parallelism */
+    unsigned takes =
+        an ? an->takes : ANALYZE_TAKES_TOP | ANALYZE_TAKES_PEAKS | ANALYZE_TAKES_WINDOW | ANALYZE_TAKES_FLOW;
     cmd = report ? "report" : "analyze";
     analyze_read_options ro = { 0 };
     double interval = 2.0;
@@ -374,7 +376,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     ro.progress = live ? live_table : NULL;
     ro.progress_ctx = &lv;
     ro.interval = interval;
-    ro.dataflow = !an || (an->takes & ANALYZE_TAKES_FLOW); /* the report has the parallelism */
+    ro.dataflow = (takes & ANALYZE_TAKES_FLOW) != 0;
     if (analyze_read_many(traces, nt, &ro, p) != 0) {
         cli_error(cmd, "%s", base_errmsg());
         goto done;

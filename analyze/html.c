@@ -299,7 +299,7 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
     analyze_pair *pairs = NULL;
     analyze_scaling *sc[MAX_SCALING] = { 0 };
     analyze_parallelism *par = NULL;
-    analyze_profile **flow = NULL; /* the traces with a data flow (schema 2) */
+    analyze_profile **flow = NULL; /* the traces with a data flow (analyze_parallelism_has_flow) */
     size_t nflow = 0;
     int *used = NULL, np = 0, nsc = 0;
     analyze_status rc = ANALYZE_ERR_IO;
@@ -336,8 +336,8 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
         rc = analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         goto end;
     }
-    for (size_t i = 0; i < n; i++) /* a schema-1 trace (no node_def) has no parallelism: left out, said so */
-        if (p[i]->meta.schema != 1 && p[i]->flow_seen && p[i]->flow_steps)
+    for (size_t i = 0; i < n; i++) /* a trace without a data flow has no parallelism: left out, said so */
+        if (analyze_parallelism_has_flow(p[i]))
             flow[nflow++] = p[i];
     if (nflow && (rc = analyze_parallelism_create(flow, nflow, &par)))
         goto end;

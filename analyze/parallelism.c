@@ -9,6 +9,11 @@
 
 static const char *or_empty(const char *s) { return s ? s : ""; }
 
+int analyze_parallelism_has_flow(const analyze_profile *q)
+{
+    return q->meta.schema != 1 && q->flow_seen && q->flow_steps;
+}
+
 analyze_status analyze_parallelism_create(analyze_profile *const *p, size_t n, analyze_parallelism **out)
 {
     *out = NULL;

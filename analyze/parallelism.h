@@ -35,6 +35,9 @@ typedef struct analyze_parallelism {
  * NULL with e's status and message: a schema-1 trace or one whose ops name
  * no tensors ("no data flow"), no op in the kept steps, out of memory. */
 analyze_status analyze_parallelism_create(analyze_profile *const *p, size_t n, analyze_parallelism **out);
+/* Whether a profile has what analyze_parallelism_create needs: a schema-2
+ * data flow with ops in its kept steps (out of memory aside). */
+int analyze_parallelism_has_flow(const analyze_profile *q);
 void analyze_parallelism_destroy(analyze_parallelism *a);
 /* 0, or -1 on an output error. */
 int analyze_parallelism_print(FILE *f, const analyze_parallelism *a, cli_format fmt);

@@ -280,15 +280,11 @@ static tracer_archive_status read_fail(struct archive *a, const char *src)
 
     if (!msg)
         msg = "unknown libarchive error";
-    if ((strstr(msg, "Unrecognized archive format") || strstr(msg, "not recognized")) && json_like(src))
-        return tracer_archive_fail(TRACER_ARCHIVE_EFORMAT,
-                                   "%s: a JSON file, not a trace archive or CTF directory (a PyTorch profiler or "
-                                   "execution trace? 'fathom import' converts those)",
-                                   src);
     if (strstr(msg, "Unrecognized archive format") || strstr(msg, "not recognized"))
         return tracer_archive_fail(TRACER_ARCHIVE_EFORMAT,
-                                   "%s: not a trace archive or CTF directory "
-                                   "(unrecognized format)",
+                                   json_like(src) ? "%s: a JSON file, not a trace archive or CTF directory (a PyTorch "
+                                                    "profiler or execution trace? 'fathom import' converts those)"
+                                                  : "%s: not a trace archive or CTF directory (unrecognized format)",
                                    src);
     if (strstr(msg, "runcat") || strstr(msg, "Premature") || strstr(msg, "nexpected end") || strstr(msg, "EOF"))
         return tracer_archive_fail(TRACER_ARCHIVE_EFORMAT, "%s: truncated archive (%s)", src, msg);
