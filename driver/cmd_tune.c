@@ -184,11 +184,18 @@ static void print_text(const replay_tune_result *r, const replay_tune_target *t,
     printf("  time: %.2f s in all: profiling %.2f s, ceilings %.2f s, starting candidates %.2f s, alternating runs "
            "%.2f s\n",
            r->wall_s, r->profile_s, r->ceilings_s, r->start_s, r->measure_s);
-    printf("  %-20s %-52s %10s %12s %8s\n", "", "settings", "step ms", "samples/s", "vs best");
+    int width = (int)strlen("settings"); /* the settings column: its widest flags */
     for (int i = 0; i < r->n; i++) {
         char flags[160];
         replay_tune_flags(&r->c[i].k, with_batch, flags, sizeof flags);
-        printf("  %-20s %-52s %10.2f %12.1f %8.3f%s\n", r->c[i].role, flags, r->c[i].median_ns / 1e6,
+        if ((int)strlen(flags) > width)
+            width = (int)strlen(flags);
+    }
+    printf("  %-20s %-*s %10s %12s %8s\n", "", width, "settings", "step ms", "samples/s", "vs best");
+    for (int i = 0; i < r->n; i++) {
+        char flags[160];
+        replay_tune_flags(&r->c[i].k, with_batch, flags, sizeof flags);
+        printf("  %-20s %-*s %10.2f %12.1f %8.3f%s\n", r->c[i].role, width, flags, r->c[i].median_ns / 1e6,
                r->c[i].per_sample_ns > 0 ? 1e9 / r->c[i].per_sample_ns : 0,
                r->c[r->best].per_sample_ns > 0 ? r->c[i].per_sample_ns / r->c[r->best].per_sample_ns : 0,
                i == r->best ? "  <- recommended" : "");

@@ -189,6 +189,11 @@ jq -e '(.candidates[] | select(.role | test("defaults")) | .knobs) as $d
 "$FATHOM" tune alexnet --preset tiny --budget 8 --batches 8,16 >"$T/b.txt" 2>"$T/err" || fail "tune alexnet: $(cat "$T/err")"
 grep -q '^  convolution algorithm' "$T/b.txt" || fail "tune alexnet: no line about the convolution algorithm"
 grep -q 'over fathom.s defaults' "$T/b.txt" || fail "tune alexnet: no speedup line"
+# the candidates' table lines up: each row's step time ends where the header's "step ms" does (the
+# settings column as wide as its widest flags, --conv-algo im2col beside auto)
+awk '/ step ms +samples\/s/ { col = index($0, "step ms") + 6; next }
+     col && /^  (defaults|vendors|candidate)/ { rows++; if (substr($0, col - 1, 2) !~ /[0-9][0-9]/ || substr($0, col + 1, 1) != " ") { bad = $0; exit } }
+     END { if (bad != "") print "misaligned: " bad; exit bad != "" || rows == 0 }' "$T/b.txt" || fail "tune alexnet: the candidates' columns do not line up: $(cat "$T/b.txt")"
 # the algorithms are forced at the threads measured fastest, one inter-op worker (not at points whose
 # sharing among workers is only predicted)
 tb=$(sed -n 's/^  intra-op threads \([0-9]*\):.*/\1/p' "$T/b.txt")
