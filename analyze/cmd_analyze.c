@@ -302,13 +302,15 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
                 goto end;
             }
             peak_file = val, i++;
-        } else if (strcmp(a, "--gflops") == 0 && (takes & ANALYZE_TAKES_PEAKS)) {
-            if (parse_positive(a, val, &gflops))
+        } else if ((strcmp(a, "--gflops") == 0 || strcmp(a, "--gbs") == 0) && (takes & ANALYZE_TAKES_PEAKS)) {
+            double *to = strcmp(a, "--gflops") == 0 ? &gflops : &gbs;
+            if (parse_positive(a, val, to))
                 goto end;
-            i++;
-        } else if (strcmp(a, "--gbs") == 0 && (takes & ANALYZE_TAKES_PEAKS)) {
-            if (parse_positive(a, val, &gbs))
+            if (!analyze_rate_ok(*to)) {
+                cli_usage_error(cmd, "%s wants a ceiling in [%g, %g], not '%s'", a, ANALYZE_RATE_MIN, ANALYZE_RATE_MAX,
+                                val);
                 goto end;
+            }
             i++;
         } else if (strcmp(a, "--strict") == 0) {
             strict = 1;

@@ -14,10 +14,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int positive(const json_t *v)
-{
-    return json_is_number(v) && isfinite(json_number_value(v)) && json_number_value(v) > 0;
-}
+int analyze_rate_ok(double v) { return isfinite(v) && v >= ANALYZE_RATE_MIN && v <= ANALYZE_RATE_MAX; }
+
+static int rate(const json_t *v) { return json_is_number(v) && analyze_rate_ok(json_number_value(v)); }
 
 /* ---- ceilings ------------------------------------------------------------------------- */
 analyze_status analyze_peaks_load(const char *path, analyze_peaks *pk)
@@ -40,11 +39,16 @@ analyze_status analyze_peaks_load(const char *path, analyze_peaks *pk)
     memset(pk, 0, sizeof *pk);
     const json_t *g = json_object_get(root, "peak_gflops"), *b = json_object_get(root, "bandwidth_gbs");
     const json_t *cpu = json_object_get(root, "cpu"), *sg = json_object_get(root, "sgemm");
-    if (!json_is_object(root) || !positive(g) || !positive(b)) {
+    if (!json_is_object(root) || !json_is_number(g) || !json_is_number(b)) {
         analyze_fail(ANALYZE_ERR_INPUT,
-                     "%s: not a `fathom peak --format json` file (no positive peak_gflops and "
+                     "%s: not a `fathom peak --format json` file (no numbers peak_gflops and "
                      "bandwidth_gbs)",
                      path);
+        goto end;
+    }
+    if (!rate(g) || !rate(b)) {
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: peak_gflops %g and bandwidth_gbs %g must each lie in [%g, %g]", path,
+                     json_number_value(g), json_number_value(b), ANALYZE_RATE_MIN, ANALYZE_RATE_MAX);
         goto end;
     }
     pk->gflops = json_number_value(g);
@@ -60,8 +64,9 @@ analyze_status analyze_peaks_load(const char *path, analyze_peaks *pk)
     json_array_foreach(sg, i, e)
     {
         const json_t *t = json_object_get(e, "threads"), *v = json_object_get(e, "gflops");
-        if (!json_is_integer(t) || json_integer_value(t) < 1 || json_integer_value(t) > UINT32_MAX || !positive(v)) {
-            analyze_fail(ANALYZE_ERR_INPUT, "%s: sgemm entry %zu wants a positive threads and gflops", path, i);
+        if (!json_is_integer(t) || json_integer_value(t) < 1 || json_integer_value(t) > UINT32_MAX || !rate(v)) {
+            analyze_fail(ANALYZE_ERR_INPUT, "%s: sgemm entry %zu wants a positive threads and gflops in [%g, %g]", path,
+                         i, ANALYZE_RATE_MIN, ANALYZE_RATE_MAX);
             goto end;
         }
         if (pk->nsgemm == ANALYZE_PEAKS_MAX) {

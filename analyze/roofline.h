@@ -28,6 +28,14 @@
 
 #define ANALYZE_PEAKS_MAX 256 /* thread counts kept from a peak file */
 
+/* A ceiling fathom believes, GFLOP/s or GB/s: 1 MFLOP/s (MB/s) to 1
+ * EFLOP/s (EB/s). Outside it a peak file or --gflops/--gbs is refused: its
+ * ridge point and roofs would be nonsense (1e-300 printed a 300-digit roof,
+ * 1e300 over 1e-300 an infinite ridge). */
+#define ANALYZE_RATE_MIN 1e-3
+#define ANALYZE_RATE_MAX 1e9
+int analyze_rate_ok(double v);
+
 /* The ceilings, from `fathom peak --format json` and/or the command line. */
 typedef struct analyze_peaks {
     double gflops; /* compute ceiling, GFLOP/s (peak's best sgemm) */

@@ -193,6 +193,8 @@ expect_error "roofline with one ceiling" roofline --gflops 100 "$T/r"
 [ $rc -eq 2 ] || fail "roofline with one ceiling: exit status $rc, not 2"
 expect_error "roofline bad --gflops" roofline --gflops -3 --gbs 10 "$T/r"
 [ $rc -eq 2 ] && grep -q "positive number" "$T/err" || fail "roofline bad --gflops: $rc"
+expect_error "roofline absurd --gbs" roofline --gflops 100 --gbs 1e-300 "$T/r"
+[ $rc -eq 2 ] && grep -q "gbs wants a ceiling in \[0.001, 1e+09\]" "$T/err" || { fail "roofline absurd --gbs: $rc"; cat "$T/err"; }
 expect_error "roofline --peak without a file" roofline "$T/r" --peak
 [ $rc -eq 2 ] || fail "roofline --peak without a file: exit status $rc, not 2"
 expect_error "roofline missing peak file" roofline --peak "$T/nope.json" "$T/r"

@@ -207,11 +207,18 @@ static void test_peaks_file(void **state)
         { "text.json", "peak 100 GFLOP/s\n", "not JSON" },
         { "array.json", "[1, 2]", "fathom peak" },
         { "nobw.json", "{\"peak_gflops\": 100}", "fathom peak" },
-        { "neg.json", "{\"peak_gflops\": -1, \"bandwidth_gbs\": 10}", "fathom peak" },
+        { "neg.json", "{\"peak_gflops\": -1, \"bandwidth_gbs\": 10}", "must each lie in" },
         { "str.json", "{\"peak_gflops\": \"100\", \"bandwidth_gbs\": 10}", "fathom peak" },
         { "dup.json", "{\"peak_gflops\": 1, \"peak_gflops\": 2, \"bandwidth_gbs\": 10}", "not JSON" },
         { "sgemm.json", "{\"peak_gflops\": 1, \"bandwidth_gbs\": 10, \"sgemm\": {}}", "sgemm" },
         { "entry.json", "{\"peak_gflops\": 1, \"bandwidth_gbs\": 10, \"sgemm\": [{\"threads\": 0, \"gflops\": 1}]}",
+          "sgemm entry 0" },
+        /* numbers no machine has: the ridge and roofs would be nonsense */
+        { "tiny.json", "{\"peak_gflops\": 1e-300, \"bandwidth_gbs\": 10}", "must each lie in [0.001, 1e+09]" },
+        { "huge.json", "{\"peak_gflops\": 1e300, \"bandwidth_gbs\": 1e-300}", "must each lie in" },
+        { "bwzero.json", "{\"peak_gflops\": 100, \"bandwidth_gbs\": 0}", "must each lie in" },
+        { "entryhuge.json",
+          "{\"peak_gflops\": 1, \"bandwidth_gbs\": 10, \"sgemm\": [{\"threads\": 1, \"gflops\": 1e12}]}",
           "sgemm entry 0" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
