@@ -107,13 +107,15 @@ static void usage_report(FILE *f)
                "\nSee fathom-report(1).\n");
 }
 
-static int parse_positive(const char *opt, const char *arg, double *out)
+/* A number in [lo, hi] (the table of its bounds: the callers). */
+static int parse_number(const char *opt, const char *arg, double lo, double hi, double *out)
 {
     char *end = NULL;
     errno = 0;
     double v = arg ? strtod(arg, &end) : 0;
-    if (!arg || isspace((unsigned char)arg[0]) || errno || !end || *end || end == arg || !isfinite(v) || v <= 0)
-        return cli_usage_error(cmd, "%s wants a positive number, not '%s'", opt, arg ? arg : "");
+    if (!arg || isspace((unsigned char)arg[0]) || errno || !end || *end || end == arg || !isfinite(v) || v < lo ||
+        v > hi)
+        return cli_usage_error(cmd, "%s wants a number in [%g, %g], not '%s'", opt, lo, hi, arg ? arg : "");
     *out = v;
     return 0;
 }
@@ -303,19 +305,14 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
             }
             peak_file = val, i++;
         } else if ((strcmp(a, "--gflops") == 0 || strcmp(a, "--gbs") == 0) && (takes & ANALYZE_TAKES_PEAKS)) {
-            double *to = strcmp(a, "--gflops") == 0 ? &gflops : &gbs;
-            if (parse_positive(a, val, to))
+            if (parse_number(a, val, ANALYZE_RATE_MIN, ANALYZE_RATE_MAX, strcmp(a, "--gflops") == 0 ? &gflops : &gbs))
                 goto end;
-            if (!analyze_rate_ok(*to)) {
-                cli_usage_error(cmd, "%s wants a ceiling in [%g, %g], not '%s'", a, ANALYZE_RATE_MIN, ANALYZE_RATE_MAX,
-                                val);
-                goto end;
-            }
             i++;
         } else if (strcmp(a, "--strict") == 0) {
             strict = 1;
         } else if (strcmp(a, "--interval") == 0 && !report) {
-            if (parse_positive(a, val, &interval))
+            /* a live table redrawn at most ten times a second, at least once a day */
+            if (parse_number(a, val, 0.1, 86400, &interval))
                 goto end;
             i++;
         } else if (strcmp(a, "--skip-first") == 0 || strcmp(a, "--skip-last") == 0) {

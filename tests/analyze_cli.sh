@@ -192,9 +192,12 @@ expect_error "roofline without ceilings" roofline "$T/r"
 expect_error "roofline with one ceiling" roofline --gflops 100 "$T/r"
 [ $rc -eq 2 ] || fail "roofline with one ceiling: exit status $rc, not 2"
 expect_error "roofline bad --gflops" roofline --gflops -3 --gbs 10 "$T/r"
-[ $rc -eq 2 ] && grep -q "positive number" "$T/err" || fail "roofline bad --gflops: $rc"
+[ $rc -eq 2 ] && grep -q "gflops wants a number in \[0.001, 1e+09\], not .-3." "$T/err" || fail "roofline bad --gflops: $rc"
 expect_error "roofline absurd --gbs" roofline --gflops 100 --gbs 1e-300 "$T/r"
-[ $rc -eq 2 ] && grep -q "gbs wants a ceiling in \[0.001, 1e+09\]" "$T/err" || { fail "roofline absurd --gbs: $rc"; cat "$T/err"; }
+[ $rc -eq 2 ] && grep -q "gbs wants a number in \[0.001, 1e+09\]" "$T/err" || { fail "roofline absurd --gbs: $rc"; cat "$T/err"; }
+# a live table's interval: at most ten redraws a second (1e-300 s redrew it without pause), at least one a day
+expect_error "breakdown --interval too short" breakdown --interval 1e-300 "$T/r"
+[ $rc -eq 2 ] && grep -q "interval wants a number in \[0.1, 86400\]" "$T/err" || { fail "breakdown --interval 1e-300: $rc"; cat "$T/err"; }
 expect_error "roofline --peak without a file" roofline "$T/r" --peak
 [ $rc -eq 2 ] || fail "roofline --peak without a file: exit status $rc, not 2"
 expect_error "roofline missing peak file" roofline --peak "$T/nope.json" "$T/r"
