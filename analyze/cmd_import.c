@@ -7,6 +7,7 @@
 #include "analyze/import.h"
 #include "analyze/status.h"
 #include "base/cli.h"
+#include "base/error.h"
 #include "tracer/archive.h"
 #include "tracer/output.h"
 
@@ -224,6 +225,9 @@ int cmd_import(int argc, char **argv)
         } else if (strcmp(a, "--model") == 0) {
             if (++i == argc || !*argv[i])
                 return usage_error("--model wants a name", NULL);
+            char shown[64];
+            if (base_printable(argv[i], shown, sizeof shown) != argv[i])
+                return usage_error("--model wants a name without control characters, not '", shown);
             model = argv[i];
         } else if (strcmp(a, "--") == 0) {
             nfiles += argc - i - 1;

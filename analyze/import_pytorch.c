@@ -40,6 +40,7 @@
 #include "analyze/import_json.h"
 #include "analyze/import_trace.h"
 #include "base/alloc.h"
+#include "base/error.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -282,9 +283,9 @@ static int64_t shape_tensor(imp_trace *t, int dt, const analyze_import_arg *a)
 static int64_t name_id(imp_trace *t, const char *name)
 {
     char label[MAX_LABEL + 1];
-    size_t len = 0;
-    for (; name[len] && len < MAX_LABEL; len++)
-        label[len] = (unsigned char)name[len] < ' ' || name[len] == 0x7f ? '?' : name[len];
+    snprintf(label, sizeof label, "%s", name);
+    base_scrub(label);
+    size_t len = strlen(label);
     int added;
     return intern(t->names, label, len, &added);
 }
@@ -1354,6 +1355,7 @@ imp_trace *imp_trace_read(const char *path, const char *model)
         goto fail;
     }
     snprintf(t->sum.model, sizeof t->sum.model, "%s", m);
+    base_scrub(t->sum.model); /* a file's name may hold any byte but '/' */
     exec_free(m);
     if (!(j = analyze_json_open(path)))
         goto fail;

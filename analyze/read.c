@@ -2,6 +2,7 @@
  * isolated in a child process (tracer/isolate.h), feeding the fathom sink's
  * callbacks (sink.h). */
 #include "analyze/read.h"
+#include "base/error.h"
 #include "analyze/status.h"
 
 #include "analyze/sink.h"
@@ -25,6 +26,8 @@ static int fill_from_manifest(analyze_profile *p, const tracer_manifest *m)
         const char *v = tracer_manifest_get(m, keys[i]);
         if (v && !*dst[i] && !(*dst[i] = exec_strdup(v)))
             return -1;
+        if (*dst[i])
+            base_scrub(*dst[i]); /* the archive's: printed as text */
     }
     return 0;
 }

@@ -41,11 +41,30 @@ int base_fail_cause(int status, const char *fmt, ...)
     return status;
 }
 
+static int is_control(char c) { return (unsigned char)c < 0x20 || c == 0x7f; }
+
+void base_scrub(char *s)
+{
+    for (; *s; s++)
+        if (is_control(*s))
+            *s = '?';
+}
+
+const char *base_printable(const char *s, char *buf, size_t len)
+{
+    const char *p = s;
+    while (*p && !is_control(*p))
+        p++;
+    if (!*p || len == 0)
+        return s;
+    snprintf(buf, len, "%s", s);
+    base_scrub(buf);
+    return buf;
+}
+
 int base_errmsg_oneline(int status)
 {
-    for (char *p = t_msg; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
+    base_scrub(t_msg);
     return status;
 }
 

@@ -17,6 +17,7 @@
 #ifndef FATHOM_BASE_ERROR_H
 #define FATHOM_BASE_ERROR_H
 #include <stdarg.h>
+#include <stddef.h>
 
 /* The longest message kept (bytes, with the terminating NUL). */
 #define BASE_ERRMSG_MAX 8192
@@ -32,6 +33,14 @@ int base_vfail(int status, const char *fmt, va_list ap) __attribute__((format(pr
 #define base_fail_oneline(status, ...) (base_fail((status), __VA_ARGS__), base_errmsg_oneline(status))
 /* Makes the message's control bytes '?'; returns status. */
 int base_errmsg_oneline(int status);
+/* Text from untrusted input (a trace's strings, an archive's MANIFEST, a
+ * PyTorch file's names) as a terminal may show it: s where it holds no
+ * control byte (below 0x20, or 0x7f), else its copy in buf (len bytes,
+ * truncated) with each one '?': no escape sequence of a hostile trace
+ * reaches a terminal or breaks a line of text or CSV. */
+const char *base_printable(const char *s, char *buf, size_t len);
+/* The same in place. */
+void base_scrub(char *s);
 /* Prepends fmt's text to the thread's message (a cause: "reading X: " and
  * then what the callee said); returns status. */
 int base_fail_cause(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -184,6 +184,15 @@ grep -q '^op_type,Conv2D,convolution,2,600.0,1.666667,0.833333,' "$T/sc.csv" || 
   || { fail "scaling of two models: no one-line warning"; cat "$T/err"; }
 "$FATHOM" analyze scaling --strict "$T/t1" "$T/t8v" >/dev/null 2>&1 && fail "scaling --strict with another model: exit 0"
 
+# control bytes in a trace's own strings (run_begin's model here) are '?' in every text and CSV table
+"$GEN" "$T/esc" fc "$(printf 'evil\033[31mRED\007')" train 4 seed=16 || exit 1
+for f in text csv; do
+    "$FATHOM" analyze breakdown --format $f "$T/esc" >"$T/esc.$f" 2>"$T/err" || { fail "breakdown --format $f of an ESC model"; cat "$T/err"; }
+    if tr -d '\n' <"$T/esc.$f" | LC_ALL=C grep -q '[[:cntrl:]]'; then fail "breakdown --format $f printed a control byte"; fi
+    grep -q 'evil?\[31mRED?' "$T/esc.$f" || fail "breakdown --format $f: the model not shown with '?': $(head -3 "$T/esc.$f")"
+done
+"$FATHOM" info "$T/esc" | grep -q '^run: evil?\[31mRED? train' || fail "info: the run's model not shown with '?'"
+
 # roofline: known flops and bytes (ctfgen's roofline recipe) against ceilings
 "$GEN" "$T/r" roofline mlp infer 2 seed=14 || exit 1
 "$GEN" "$T/r8" roofline mlp infer 2 batch=8 seed=15 || exit 1

@@ -3,8 +3,8 @@
 # attacker or an impatient user meets it: readers interrupted mid-extraction
 # (128 + the signal, no temporary tree left), an extraction bound from the
 # environment, outputs aimed at their input, MANIFESTs with bad typed values
-# (warnings naming the key; errors with --strict), numeric arguments that
-# overflow or carry spaces, a batch past the machine's memory, libraries
+# (warnings naming the key; errors with --strict) or control bytes (shown
+# as '?'), numeric arguments that overflow or carry spaces, a batch past the machine's memory, libraries
 # planted in the current directory.
 set -u
 FATHOM=$1 ZB=$2 REF=$3
@@ -75,6 +75,16 @@ grep -q "MANIFEST says schema 1 but the trace's run_begin says schema 2" "$T/err
 "$FATHOM" info --strict "$T/x" >"$T/out" 2>"$T/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "error: .*key 'steps'" "$T/err" && grep -q "giving up" "$T/err" && [ ! -s "$T/out" ] \
     || { fail "info --strict: rc $rc"; cat "$T/err"; }
+
+# control bytes in MANIFEST values (escaped there as \xHH, and so legal) reach no terminal: `info` prints
+# each as '?' (an ESC sequence would recolour or retitle the user's terminal, a BEL ring it)
+mkdir "$T/esc"
+tar --zstd -xf "$ref" -C "$T/esc" || exit 1
+sed -i -e 's/^model=.*/model=evil\\x1b[31mRED\\x07/' -e 's/^cpu=.*/cpu=\\x1b]0;pwned\\x07/' "$T/esc/MANIFEST"
+grep -q '^model=evil\\x1b' "$T/esc/MANIFEST" || fail "the MANIFEST edit did not take: $(grep '^model=' "$T/esc/MANIFEST")"
+"$FATHOM" info "$T/esc" >"$T/out" 2>"$T/err" || { fail "info with control bytes in MANIFEST values"; cat "$T/err"; }
+if tr -d '\n' <"$T/out" | LC_ALL=C grep -q '[[:cntrl:]]'; then fail "info printed a control byte: $(cat -A "$T/out" | grep -a '\^')"; fi
+grep -q '^  model        evil?\[31mRED?$' "$T/out" || fail "info: the model not shown with '?': $(grep -a model "$T/out")"
 
 # numeric arguments: no overflow, no surrounding spaces
 for args in "run alexnet --seed 99999999999999999999999" "run alexnet --steps ' 5'" "run alexnet --steps '5 '" \

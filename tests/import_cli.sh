@@ -295,6 +295,15 @@ mkdir -p "$T/dir"
     fail "import --dir of two files"
 [ "$(ls "$T/dir" | wc -l)" -eq 2 ] || fail "--dir: not two archives: $(ls "$T/dir")"
 grep -q '/tinymlp-train-imported-' "$T/dir.out" || fail "--model: not in the archive's name: $(cat "$T/dir.out")"
+# a model name with control bytes: refused, shown with '?'; a file's name with them: the model's '?' each
+"$FATHOM" import --dir "$T/dir" --model "$(printf 'evil\033[31m')" "$FIX/mlp.json" >/dev/null 2>"$T/esc.err"; rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$T/esc.err")" -eq 1 ] && grep -q "without control characters, not 'evil?\[31m'" "$T/esc.err" ||
+    fail "--model with an ESC: rc $rc: $(cat -A "$T/esc.err")"
+mkdir -p "$T/escdir"
+cp "$FIX/mlp.json" "$T/escdir/$(printf 'bad\033name').json"
+"$FATHOM" import --dir "$T/escdir" "$T/escdir/"bad*.json >"$T/esc.out" 2>/dev/null || fail "import of a file named with an ESC"
+"$FATHOM" info "$(cat "$T/esc.out")" | grep -q '^  model        bad?name$' ||
+    fail "a file named with an ESC: model $("$FATHOM" info "$(cat "$T/esc.out")" | grep -a model | cat -A)"
 # a PyTorch file given where a trace goes: one line that points to import
 for f in mlp.json cnn.pt.trace.json.gz; do
     for cmd in "analyze breakdown" "replay" "info"; do

@@ -2,6 +2,7 @@
  * (man fathom-info(1)). */
 #define _GNU_SOURCE
 #include "base/cli.h"
+#include "base/error.h"
 #include "tracer/archive.h"
 #include "tracer/cmd.h"
 #include "tracer/stats.h"
@@ -97,8 +98,9 @@ static void print_text(const tracer_trace *t, const tracer_stats *s)
         printf("manifest:\n");
         for (size_t i = 0; i < tracer_manifest_count(m); i++) {
             const char *k = tracer_manifest_key_at(m, i);
+            char buf[1024];
             if (strncmp(k, "events.", 7) != 0) /* counts come below, from the trace itself */
-                printf("  %-12s %s\n", k, tracer_manifest_value_at(m, i));
+                printf("  %-12s %s\n", k, base_printable(tracer_manifest_value_at(m, i), buf, sizeof buf));
         }
     } else {
         printf("manifest: none\n");
@@ -109,8 +111,10 @@ static void print_text(const tracer_trace *t, const tracer_stats *s)
                s->model, s->mode, s->preset, s->batch, s->steps_planned, s->steps_planned == 1 ? "" : "s", s->threads,
                s->threads == 1 ? "" : "s", s->inter, s->seed, s->schema, s->run_end_status);
     printf("events:\n");
-    for (size_t i = 0; i < s->nnames; i++)
-        printf("  %-22s %12" PRIu64 "\n", s->names[i].name, s->names[i].count);
+    for (size_t i = 0; i < s->nnames; i++) {
+        char buf[256];
+        printf("  %-22s %12" PRIu64 "\n", base_printable(s->names[i].name, buf, sizeof buf), s->names[i].count);
+    }
     if (s->other_names)
         printf("  %-22s %12" PRIu64 "\n", "(other)", s->other_names);
     printf("  %-22s %12" PRIu64 "\n", "total", s->events);

@@ -1,6 +1,8 @@
 /* fields.c -- see fields.h. */
 #include "tracer/fields.h"
 
+#include "base/error.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -32,7 +34,7 @@ const char *tracer_field_label(const bt_field *f, char *buf, size_t len)
         return NULL;
     bt_field_class_type t = bt_field_get_class_type(f);
     if (t == BT_FIELD_CLASS_TYPE_STRING)
-        return bt_field_string_get_value(f);
+        return base_printable(bt_field_string_get_value(f), buf, len);
     if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_ENUMERATION)) {
         bt_field_class_enumeration_mapping_label_array labels;
         uint64_t n = 0;
@@ -41,7 +43,7 @@ const char *tracer_field_label(const bt_field *f, char *buf, size_t len)
                 ? bt_field_enumeration_unsigned_get_mapping_labels(f, &labels, &n)
                 : bt_field_enumeration_signed_get_mapping_labels(f, &labels, &n);
         if (st == BT_FIELD_ENUMERATION_GET_MAPPING_LABELS_STATUS_OK && n > 0)
-            return labels[0];
+            return base_printable(labels[0], buf, len);
     }
     uint64_t v;
     if (tracer_field_u64(f, &v) != 0)

@@ -16,7 +16,8 @@ int tracer_field_u64(const bt_field *f, uint64_t *out);
 uint64_t tracer_field_u64_or(const bt_field *f, uint64_t dflt);
 /* A name for an enum/string/integer field: the (first) enum label, the
  * string, or "#VALUE" when the value has no label (in buf).  NULL if f is
- * NULL or of another type. */
+ * NULL or of another type. A label or string with a control byte comes as
+ * its copy in buf, each one '?' (base_printable): the trace's. */
 const char *tracer_field_label(const bt_field *f, char *buf, size_t len);
 /* Member `name` of a structure field, or NULL (f NULL, not a structure, or
  * no such member). */

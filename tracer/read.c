@@ -139,9 +139,7 @@ static void capture_end(log_capture *c, int want, char *buf, size_t len)
         return;
     mid += strlen(" in metadata stream: ");
     snprintf(buf, len, "metadata line %u: %.*s", line, (int)strcspn(mid, "\n"), mid);
-    for (char *q = buf; *q; q++) /* the token is the damaged trace's: no control byte reaches a terminal */
-        if ((unsigned char)*q < 0x20 || *q == 0x7f)
-            *q = '?';
+    base_scrub(buf); /* the token is the damaged trace's: no control byte reaches a terminal */
 }
 
 typedef struct run_ctx {
