@@ -4,6 +4,7 @@
  * of the role values are interned once and cached, so an op record costs a
  * few array lookups and no string work. */
 #include "analyze/sink.h"
+#include "base/error.h"
 
 #include "base/alloc.h"
 #include "tracer/decode.h"
@@ -78,8 +79,10 @@ static void *cb_trace_begin(void *ctx, const bt_trace *trace)
     if (!s->o.per_trace)
         return s->ntp ? s->tp[0] : tp_make(s, NULL, s->source);
     const char *name = trace ? bt_trace_get_name(trace) : NULL;
-    char buf[64];
-    if (!name) {
+    char buf[256];
+    if (name) {
+        name = base_printable(name, buf, sizeof buf); /* the session's: a table's line */
+    } else {
         snprintf(buf, sizeof buf, "trace %zu", s->ntp + 1);
         name = buf;
     }
