@@ -191,12 +191,6 @@ static const char *plan_bmm(const call *c, replay_fw_plan *pl)
  * (stride_h, stride_w, pad_h, pad_w). */
 static const char *plan_conv(const call *c, replay_fw_plan *pl)
 {
-    if (c->op->layout != LAYOUT_CONV)
-        return R_NO_MAPPING;
-    if (c->nin < 2)
-        return R_NO_SHAPES;
-    if (c->nattrs != 4)
-        return R_NO_ATTRS;
     replay_fw_node *n = node_new(pl, c->eop);
     in_arg(n, &c->in[0]), in_arg(n, &c->in[1]);
     attrs(n, c->attrs, 4);
@@ -209,12 +203,6 @@ static const char *plan_conv(const call *c, replay_fw_plan *pl)
  * record it: both run). */
 static const char *plan_conv_bwd(const call *c, replay_fw_plan *pl)
 {
-    if (c->op->layout != LAYOUT_CONV_BWD)
-        return R_NO_MAPPING;
-    if (c->nin < 3)
-        return R_NO_SHAPES;
-    if (c->nattrs != 4)
-        return R_NO_ATTRS;
     const replay_fw_arg *dy = &c->in[0], *x = &c->in[1], *w = &c->in[2];
     if (x->ndim != 4 || w->ndim != 4 || dy->ndim != 4)
         return R_SHAPES;
@@ -232,12 +220,6 @@ static const char *plan_conv_bwd(const call *c, replay_fw_plan *pl)
 /* MaxPool, AvgPool: pool(x, kernel, stride, padding): kh,kw,sh,sw,ph,pw. */
 static const char *plan_pool(const call *c, replay_fw_plan *pl)
 {
-    if (c->op->layout != LAYOUT_POOL)
-        return R_NO_MAPPING;
-    if (c->nin < 1)
-        return R_NO_SHAPES;
-    if (c->nattrs != 6)
-        return R_NO_ATTRS;
     replay_fw_node *n = node_new(pl, c->eop);
     in_arg(n, &c->in[0]);
     attrs(n, c->attrs, 6);
@@ -248,10 +230,6 @@ static const char *plan_pool(const call *c, replay_fw_plan *pl)
  * padding, ...) -> the engine's (x, y, dy), y of dy's shape. */
 static const char *plan_pool_grad(const call *c, replay_fw_plan *pl)
 {
-    if (c->nin < 2)
-        return R_NO_SHAPES;
-    if (c->nattrs != 6)
-        return R_NO_ATTRS;
     replay_fw_node *n = node_new(pl, c->eop);
     in_arg(n, &c->in[1]), in_arg(n, &c->in[0]), in_arg(n, &c->in[0]);
     attrs(n, c->attrs, 6);
@@ -265,8 +243,6 @@ static const char *plan_pool_grad(const call *c, replay_fw_plan *pl)
  * way). */
 static const char *plan_unary(const call *c, replay_fw_plan *pl)
 {
-    if (c->nin < 1)
-        return R_NO_SHAPES;
     if (c->in[0].ndim < 1)
         return R_SHAPES;
     replay_fw_node *n = node_new(pl, c->eop);
@@ -286,8 +262,6 @@ static const char *plan_unary(const call *c, replay_fw_plan *pl)
 /* Two inputs, b broadcast onto a; a scalar other operand is [1]. */
 static const char *plan_binary(const call *c, replay_fw_plan *pl)
 {
-    if (c->nin < 1)
-        return R_NO_SHAPES;
     replay_fw_node *n = node_new(pl, c->eop);
     in_arg(n, &c->in[0]);
     if (c->nin >= 2)
@@ -302,8 +276,6 @@ static const char *plan_binary(const call *c, replay_fw_plan *pl)
  * ClippedReluGrad, (y, dy) for the others. */
 static const char *plan_act_grad(const call *c, replay_fw_plan *pl)
 {
-    if (c->nin < 2)
-        return R_NO_SHAPES;
     replay_fw_node *n = node_new(pl, c->eop);
     int swap = c->eop != EXEC_OP_ReluGrad && c->eop != EXEC_OP_ClippedReluGrad;
     in_arg(n, &c->in[swap ? 1 : 0]);
@@ -317,8 +289,6 @@ static const char *plan_act_grad(const call *c, replay_fw_plan *pl)
  * vectors of x's dimension 1 (made when the framework passed None). */
 static const char *plan_batch_norm(const call *c, replay_fw_plan *pl)
 {
-    if (c->nin < 1)
-        return R_NO_SHAPES;
     const replay_fw_arg *x = &c->in[0];
     if (x->ndim < 2)
         return R_SHAPES;
@@ -335,8 +305,6 @@ static const char *plan_batch_norm(const call *c, replay_fw_plan *pl)
  * saved_inv_std). */
 static const char *plan_batch_norm_grad(const call *c, replay_fw_plan *pl)
 {
-    if (c->nin < 2)
-        return R_NO_SHAPES;
     const replay_fw_arg *x = &c->in[1];
     if (x->ndim < 2)
         return R_SHAPES;
@@ -351,10 +319,6 @@ static const char *plan_batch_norm_grad(const call *c, replay_fw_plan *pl)
 /* embedding(weight[V,D], indices[...]): Gather with int32 indices. */
 static const char *plan_gather(const call *c, replay_fw_plan *pl)
 {
-    if (c->op->layout != LAYOUT_EMBED)
-        return R_NO_MAPPING; /* index_select: its dim is not recorded */
-    if (c->nin < 2)
-        return R_NO_SHAPES;
     replay_fw_node *n = node_new(pl, c->eop);
     in_arg(n, &c->in[0]);
     in_set(n, EXEC_I32, c->in[1].ndim, c->in[1].shape);
@@ -364,8 +328,6 @@ static const char *plan_gather(const call *c, replay_fw_plan *pl)
 /* cross_entropy_loss(logits[N,C], target[N]): int32 labels. */
 static const char *plan_xent(const call *c, replay_fw_plan *pl)
 {
-    if (c->nin < 2)
-        return R_NO_SHAPES;
     replay_fw_node *n = node_new(pl, c->eop);
     in_arg(n, &c->in[0]);
     in_set(n, EXEC_I32, c->in[1].ndim, c->in[1].shape);
@@ -376,8 +338,6 @@ static const char *plan_xent(const call *c, replay_fw_plan *pl)
  * dims are not recorded). */
 static const char *plan_transpose(const call *c, replay_fw_plan *pl)
 {
-    if (c->nin < 1)
-        return R_NO_SHAPES;
     if (c->in[0].ndim != 2)
         return R_NO_MAPPING;
     replay_fw_node *n = node_new(pl, c->eop);
@@ -386,53 +346,75 @@ static const char *plan_transpose(const call *c, replay_fw_plan *pl)
     return NULL;
 }
 
-static const struct {
+/* Each engine op's planner and what a call must have before it runs: the
+ * framework op's argument layout (ANY: every one the planner takes; else
+ * another is R_NO_MAPPING: index_select's dim, say, is not recorded), at
+ * least min_in input shapes (R_NO_SHAPES; the matrix products count
+ * theirs by layout) and exactly nattrs attributes (ANY: none needed; else
+ * R_NO_ATTRS: a convolution's stride and padding, a pool's window). */
+#define ANY (-1)
+typedef struct planner_entry {
     exec_op op;
     planner plan;
-} planners[] = {
-    { EXEC_OP_MatMul, plan_matmul },
-    { EXEC_OP_BatchMatMul, plan_bmm },
-    { EXEC_OP_Conv2D, plan_conv },
-    { EXEC_OP_Conv2DBackpropInput, plan_conv_bwd },
-    { EXEC_OP_MaxPool, plan_pool },
-    { EXEC_OP_AvgPool, plan_pool },
-    { EXEC_OP_MaxPoolGrad, plan_pool_grad },
-    { EXEC_OP_Relu, plan_unary },
-    { EXEC_OP_Sigmoid, plan_unary },
-    { EXEC_OP_Tanh, plan_unary },
-    { EXEC_OP_Exp, plan_unary },
-    { EXEC_OP_Log, plan_unary },
-    { EXEC_OP_Sqrt, plan_unary },
-    { EXEC_OP_Neg, plan_unary },
-    { EXEC_OP_Square, plan_unary },
-    { EXEC_OP_ClippedRelu, plan_unary },
-    { EXEC_OP_Softmax, plan_unary },
-    { EXEC_OP_LogSoftmax, plan_unary },
-    { EXEC_OP_ZerosLike, plan_unary },
-    { EXEC_OP_Identity, plan_unary },
-    { EXEC_OP_Cast, plan_unary },
-    { EXEC_OP_Dropout, plan_unary },
-    { EXEC_OP_Sum, plan_unary },
-    { EXEC_OP_Mean, plan_unary },
-    { EXEC_OP_Max, plan_unary },
-    { EXEC_OP_Add, plan_binary },
-    { EXEC_OP_Sub, plan_binary },
-    { EXEC_OP_Mul, plan_binary },
-    { EXEC_OP_Div, plan_binary },
-    { EXEC_OP_Pow, plan_binary },
-    { EXEC_OP_Equal, plan_binary },
-    { EXEC_OP_ReluGrad, plan_act_grad },
-    { EXEC_OP_ClippedReluGrad, plan_act_grad },
-    { EXEC_OP_SigmoidGrad, plan_act_grad },
-    { EXEC_OP_TanhGrad, plan_act_grad },
-    { EXEC_OP_SoftmaxGrad, plan_act_grad },
-    { EXEC_OP_LogSoftmaxGrad, plan_act_grad },
-    { EXEC_OP_FusedBatchNorm, plan_batch_norm },
-    { EXEC_OP_FusedBatchNormGrad, plan_batch_norm_grad },
-    { EXEC_OP_Gather, plan_gather },
-    { EXEC_OP_SparseSoftmaxCrossEntropyWithLogits, plan_xent },
-    { EXEC_OP_Transpose, plan_transpose },
+    int layout, min_in, nattrs;
+} planner_entry;
+
+static const planner_entry planners[] = {
+    { EXEC_OP_MatMul, plan_matmul, ANY, 0, ANY },
+    { EXEC_OP_BatchMatMul, plan_bmm, ANY, 0, ANY },
+    { EXEC_OP_Conv2D, plan_conv, LAYOUT_CONV, 2, 4 },
+    { EXEC_OP_Conv2DBackpropInput, plan_conv_bwd, LAYOUT_CONV_BWD, 3, 4 },
+    { EXEC_OP_MaxPool, plan_pool, LAYOUT_POOL, 1, 6 },
+    { EXEC_OP_AvgPool, plan_pool, LAYOUT_POOL, 1, 6 },
+    { EXEC_OP_MaxPoolGrad, plan_pool_grad, ANY, 2, 6 },
+    { EXEC_OP_Relu, plan_unary, ANY, 1, ANY },
+    { EXEC_OP_Sigmoid, plan_unary, ANY, 1, ANY },
+    { EXEC_OP_Tanh, plan_unary, ANY, 1, ANY },
+    { EXEC_OP_Exp, plan_unary, ANY, 1, ANY },
+    { EXEC_OP_Log, plan_unary, ANY, 1, ANY },
+    { EXEC_OP_Sqrt, plan_unary, ANY, 1, ANY },
+    { EXEC_OP_Neg, plan_unary, ANY, 1, ANY },
+    { EXEC_OP_Square, plan_unary, ANY, 1, ANY },
+    { EXEC_OP_ClippedRelu, plan_unary, ANY, 1, ANY },
+    { EXEC_OP_Softmax, plan_unary, ANY, 1, ANY },
+    { EXEC_OP_LogSoftmax, plan_unary, ANY, 1, ANY },
+    { EXEC_OP_ZerosLike, plan_unary, ANY, 1, ANY },
+    { EXEC_OP_Identity, plan_unary, ANY, 1, ANY },
+    { EXEC_OP_Cast, plan_unary, ANY, 1, ANY },
+    { EXEC_OP_Dropout, plan_unary, ANY, 1, ANY },
+    { EXEC_OP_Sum, plan_unary, ANY, 1, ANY },
+    { EXEC_OP_Mean, plan_unary, ANY, 1, ANY },
+    { EXEC_OP_Max, plan_unary, ANY, 1, ANY },
+    { EXEC_OP_Add, plan_binary, ANY, 1, ANY },
+    { EXEC_OP_Sub, plan_binary, ANY, 1, ANY },
+    { EXEC_OP_Mul, plan_binary, ANY, 1, ANY },
+    { EXEC_OP_Div, plan_binary, ANY, 1, ANY },
+    { EXEC_OP_Pow, plan_binary, ANY, 1, ANY },
+    { EXEC_OP_Equal, plan_binary, ANY, 1, ANY },
+    { EXEC_OP_ReluGrad, plan_act_grad, ANY, 2, ANY },
+    { EXEC_OP_ClippedReluGrad, plan_act_grad, ANY, 2, ANY },
+    { EXEC_OP_SigmoidGrad, plan_act_grad, ANY, 2, ANY },
+    { EXEC_OP_TanhGrad, plan_act_grad, ANY, 2, ANY },
+    { EXEC_OP_SoftmaxGrad, plan_act_grad, ANY, 2, ANY },
+    { EXEC_OP_LogSoftmaxGrad, plan_act_grad, ANY, 2, ANY },
+    { EXEC_OP_FusedBatchNorm, plan_batch_norm, ANY, 1, ANY },
+    { EXEC_OP_FusedBatchNormGrad, plan_batch_norm_grad, ANY, 2, ANY },
+    { EXEC_OP_Gather, plan_gather, LAYOUT_EMBED, 2, ANY },
+    { EXEC_OP_SparseSoftmaxCrossEntropyWithLogits, plan_xent, ANY, 2, ANY },
+    { EXEC_OP_Transpose, plan_transpose, ANY, 1, ANY },
 };
+
+/* Why call c cannot go to entry p's planner (NULL: it can). */
+static const char *unfit(const planner_entry *p, const call *c)
+{
+    if (p->layout != ANY && c->op->layout != p->layout)
+        return R_NO_MAPPING;
+    if (c->nin < p->min_in)
+        return R_NO_SHAPES;
+    if (p->nattrs != ANY && c->nattrs != p->nattrs)
+        return R_NO_ATTRS;
+    return NULL;
+}
 
 const char *replay_fw_plan_of(const replay_fw_op *op, int nin, const replay_fw_arg *in, int nattrs,
                               const int64_t *attrs, int training, replay_fw_plan *plan)
@@ -461,7 +443,9 @@ const char *replay_fw_plan_of(const replay_fw_op *op, int nin, const replay_fw_a
                        .nattrs = nattrs,
                        .attrs = attrs,
                        .training = training };
-            const char *why = planners[i].plan(&c, plan);
+            const char *why = unfit(&planners[i], &c);
+            if (!why)
+                why = planners[i].plan(&c, plan);
             if (why)
                 plan->nnodes = 0;
             return why;

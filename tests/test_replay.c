@@ -329,13 +329,53 @@ static void test_framework_table(void **state)
 #undef RND
 }
 
+/* Each call that the planners' table refuses, with its reason: a layout
+ * the engine op's planner does not take, too few input shapes, other than
+ * the attributes it needs; a call that fits is planned. */
+static void test_framework_reasons(void **state)
+{
+    (void)state;
+    static const replay_fw_arg x4 = { 4, { 2, 3, 8, 8 } }, w4 = { 4, { 4, 3, 3, 3 } }, v1 = { 1, { 5 } };
+    static const int64_t a6[6] = { 2, 2, 2, 2, 0, 0 };
+    static const struct {
+        const char *op;
+        int nin;
+        const replay_fw_arg *in[2];
+        int nattrs;
+        const char *why; /* a word of the reason; NULL: planned */
+    } cases[] = {
+        { "aten::conv2d", 2, { &x4, &w4 }, 4, NULL },
+        { "aten::conv2d", 2, { &x4, &w4 }, 0, "not recorded" },        /* stride, padding: R_NO_ATTRS */
+        { "aten::conv2d", 1, { &x4 }, 4, "shapes not recorded" },      /* R_NO_SHAPES */
+        { "aten::index_select", 2, { &x4, &v1 }, 0, "not derivable" }, /* Gather of another layout */
+        { "aten::embedding", 2, { &x4, &v1 }, 0, NULL },
+        { "aten::max_pool2d", 1, { &x4 }, 6, NULL },
+        { "aten::max_pool2d", 1, { &x4 }, 5, "not recorded" },
+        { "aten::max_pool2d", 0, { NULL }, 6, "shapes not recorded" },
+        { "aten::relu", 0, { NULL }, 0, "shapes not recorded" },
+        { "aten::relu", 1, { &x4 }, 0, NULL },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const replay_fw_op *fw = replay_fw_lookup(cases[i].op);
+        assert_non_null(fw);
+        replay_fw_arg in[2];
+        for (int k = 0; k < cases[i].nin; k++)
+            in[k] = *cases[i].in[k];
+        replay_fw_plan plan;
+        const char *why = replay_fw_plan_of(fw, cases[i].nin, in, cases[i].nattrs, a6, 1, &plan);
+        if (cases[i].why ? !why || !strstr(why, cases[i].why) || plan.nnodes != 0 : why || plan.nnodes < 1)
+            fail_msg("%s, %d inputs, %d attrs: '%s' (%d nodes), want %s", cases[i].op, cases[i].nin, cases[i].nattrs,
+                     why ? why : "planned", plan.nnodes, cases[i].why ? cases[i].why : "planned");
+    }
+}
+
 int main(void)
 {
     exec_threads_set(1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_op_for_op),       cmocka_unit_test(test_same_outputs),
         cmocka_unit_test(test_passes_alike),    cmocka_unit_test(test_bad_programs),
-        cmocka_unit_test(test_framework_table),
+        cmocka_unit_test(test_framework_table), cmocka_unit_test(test_framework_reasons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
