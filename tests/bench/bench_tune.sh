@@ -127,12 +127,14 @@ for spec in $specs; do
 done
 # the totals from the unrounded values (a pick/best printed 1.030 may be 1.0302: not within 3%)
 if [ -s "$OUT/rows" ]; then
-    awk -F'\t' '{ n++; p += $9 >= 0 && $9 <= 1.03; q += $13 <= 0.25; if ($16 > 0) { c++; cc += $16 <= 1.03; p2 += $17 <= 1.03 }
+    awk -F'\t' '{ n++; p += $9 >= 0 && $9 <= 1.03; q += $13 <= 0.25; sw += $11; tu += $12
+                   if ($16 > 0) { c++; cc += $16 <= 1.03; p2 += $17 <= 1.03 }
                    if ($18 > 0) { dn++; d += $18 <= 1.03 } }
          END { printf "within 3%%: the pick %d of %d rows", p, n;
                if (dn) printf ", the pick judged by the duel %d of %d", d, dn;
                if (c) printf ", the pick judged by the control sweep %d of %d, the control sweep'"'"'s best %d of %d", p2, c, cc, c;
-               printf "; tune/sweep at most 0.25: %d of %d\n", q, n }' "$OUT/rows"
+               printf "; tune/sweep at most 0.25: %d of %d, over all rows %.3f (%.1f s / %.1f s)\n", q, n,
+                      (sw > 0 ? tu / sw : 0), tu, sw }' "$OUT/rows"
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg); a fixed loop on each CPU, ms: $(cpu_speeds)"
 echo "(JSON in $OUT; tuner budget $BUDGET s, sweep $ROUNDS rounds a point, preset $PRESET;" \
