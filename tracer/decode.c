@@ -107,7 +107,7 @@ typedef struct evinfo {
     uint8_t vtid_ftype, vpid_ftype;
     /* enum labels by value (borrowed from the field classes, which live as
      * long as the trace): no mapping lookup per event */
-    const char *op_label[4096], *cls_label[256], *phase_label[256];
+    const char *op_label[4096], *cls_label[256], *phase_label[256], *role_label[64], *dtype_label[64];
 } evinfo;
 
 /* A schema-1 op_begin waiting for its op_end. */
@@ -922,7 +922,7 @@ static int on_run_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, const 
     return d->cb.run_begin ? d->cb.run_begin(t->user, &r) : 0;
 }
 
-static int on_tensor_alloc(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e, uint64_t ts)
+static int on_tensor_alloc(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo *e, uint64_t ts)
 {
     uint64_t id, bytes;
     if (slot_u64(pl, e, F_ID, &id) != 0 || slot_u64(pl, e, F_BYTES, &bytes) != 0) {
@@ -931,8 +931,8 @@ static int on_tensor_alloc(tracer_decoder *d, dtrace *t, const bt_field *pl, con
     }
     char rb[32], db[32];
     tracer_tensor x = { .id = (uint32_t)id, .bytes = bytes };
-    x.role = tracer_field_label(member(pl, e, F_ROLE), rb, sizeof rb);
-    x.dtype = tracer_field_label(member(pl, e, F_DTYPE), db, sizeof db);
+    x.role = label_of(pl, e, F_ROLE, e->role_label, 64, rb, sizeof rb); /* per event: the labels cached */
+    x.dtype = label_of(pl, e, F_DTYPE, e->dtype_label, 64, db, sizeof db);
     x.role_value = slot_value(pl, e, F_ROLE);
     const bt_field *as;
     int64_t nd = array_len(pl, e, F_SHAPE, &as);
