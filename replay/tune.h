@@ -35,9 +35,10 @@
  *      each point with its own threads alone: the pool of inter-op
  *      workers is released before a point without them, as no idle
  *      OpenMP team may sit beside a measured one, exec_workers_release);
- *      from the second round a candidate whose fastest sample is slower
- *      than the leader's slowest by more than REPLAY_TUNE_TIE drops out,
- *      and the race ends when the
+ *      after the first round a candidate whose fastest sample is slower
+ *      than the leader's slowest by more than REPLAY_TUNE_FAR drops out
+ *      (its one sample not its profiled one), and from the second by more
+ *      than REPLAY_TUNE_TIE; the race ends when one is left, or when the
  *      candidates left are within REPLAY_TUNE_TIE of the leader (a tie) --
  *      or after five rounds, or at the budget; it recommends the fastest by
  *      median time per sample, or a forced convolution algorithm within
@@ -92,6 +93,7 @@ typedef struct replay_tune_target {
 #define REPLAY_TUNE_MAX_LINES 12
 #define REPLAY_TUNE_SAMPLE_MS 10.0       /* a measured sample: steps enough to last this long */
 #define REPLAY_TUNE_TIE 0.015            /* candidates this close to the leader's median are a tie */
+#define REPLAY_TUNE_FAR 0.2              /* after one round, a candidate this much slower is out */
 #define REPLAY_TUNE_SETTLE_MS 5.0        /* untimed steps after other threads ran */
 #define REPLAY_TUNE_SETTLE_UNDER_MS 25.0 /* ... where a step is shorter than this */
 

@@ -63,15 +63,21 @@ static double lead_bound(const double *v, const replay_tune_cand *c)
 
 /* Racing, after each round: a candidate whose fastest sample is slower than
  * the leader's (the lowest median's) slowest (from its third sample on, its
- * slowest but one: lead_bound) by more than REPLAY_TUNE_TIE is out; its samples so far give its median. Without the margin, two
- * samples each put one of two equal points out one time in three (each
- * point's pair wholly above the other's, 1/6 each way): vgg's training,
- * two inter-op workers 4% faster than one in a duel of 20 rounds and 1-3%
- * in two sweeps, was out after two rounds (fastest 20.99 ms, the
- * defaults' slowest 20.70). Returns the candidates still in; *tie is set
+ * slowest but one: lead_bound) by more than margin is out; its samples so
+ * far give its median. From the second round the margin is
+ * REPLAY_TUNE_TIE: without one, two samples each put one of two equal
+ * points out one time in three (each point's pair wholly above the
+ * other's, 1/6 each way): vgg's training, two inter-op workers 4% faster
+ * than one in a duel of 20 rounds and 1-3% in two sweeps, was out after
+ * two rounds (fastest 20.99 ms, the defaults' slowest 20.70). After the
+ * first it is REPLAY_TUNE_FAR, and a candidate whose one sample is its
+ * profiled one stays in (the steps right after a warm-up and a profiled
+ * step: memnet's inference, the defaults' 0.375 ms where their median of
+ * five rounds was 0.278). Returns the candidates still in; *tie is set
  * when every one of them is within REPLAY_TUNE_TIE of the leader's
  * median. */
-int replay_tune_race(const double *samples, int stride, const replay_tune_cand *c, int n, int *active, int *tie)
+int replay_tune_race(const double *samples, int stride, const replay_tune_cand *c, int n, int *active, double margin,
+                     int *tie)
 {
     int lead = -1;
     double lead_max = 0, lead_med = 0;
@@ -92,7 +98,8 @@ int replay_tune_race(const double *samples, int stride, const replay_tune_cand *
         if (!active[i] || !c[i].rounds)
             continue;
         replay_tune_stats(samples + (size_t)i * stride, &c[i], &med, &mn, &mx);
-        if (i != lead && mn > lead_max * (1 + REPLAY_TUNE_TIE))
+        const int profiled_only = c[i].profiled && c[i].rounds < 2;
+        if (i != lead && !profiled_only && mn > lead_max * (1 + margin))
             active[i] = 0;
         else if (med > lead_med * (1 + REPLAY_TUNE_TIE))
             *tie = 0;

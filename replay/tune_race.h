@@ -19,10 +19,12 @@ void replay_tune_stats(const double *v, const replay_tune_cand *c, double *med, 
  * cleared for each one out (its fastest sample slower than the leader's --
  * the lowest median's -- slowest, or from three samples on its slowest but
  * one, of those after a profiled first sample where it has more, by more
- * than REPLAY_TUNE_TIE). Returns the
- * candidates still in; *tie set when each is within REPLAY_TUNE_TIE of the
- * leader's median. */
-int replay_tune_race(const double *samples, int stride, const replay_tune_cand *c, int n, int *active, int *tie);
+ * than margin: REPLAY_TUNE_TIE from the second round, REPLAY_TUNE_FAR
+ * after the first, where a candidate whose one sample is its profiled one
+ * stays in). Returns the candidates still in; *tie set when each is within
+ * REPLAY_TUNE_TIE of the leader's median. */
+int replay_tune_race(const double *samples, int stride, const replay_tune_cand *c, int n, int *active, double margin,
+                     int *tie);
 /* After the rounds, best the fastest of c[0..n) by per_sample_ns: the
  * candidate of the other kind -- auto where best forces a convolution
  * algorithm, a forced one where best is auto -- within REPLAY_TUNE_TIE of
