@@ -402,8 +402,12 @@ static uint32_t next_rand(uint64_t *x)
 }
 
 /* One round's order of the n candidates: grouped by their threads (hid[i]
- * of nh), the groups and the candidates within each shuffled. */
-static void round_order(int n, const int *hid, int nh, uint64_t *rng, int *order)
+ * of nh), the groups and the candidates within each shuffled; where first
+ * is given, the groups that hold a candidate with first[i] set go before
+ * the others (tune_rounds: the candidates whose one sample is their
+ * profiled one, measured first in the second round so that the race can
+ * end on their samples without another of the leader's). */
+static void round_order(int n, const int *hid, int nh, const int *first, uint64_t *rng, int *order)
 {
     int rank[2 * (REPLAY_TUNE_MAX_CANDIDATES + REPLAY_TUNE_MAX_LEVELS)];
     for (int k = 0; k < nh; k++)
@@ -412,6 +416,9 @@ static void round_order(int n, const int *hid, int nh, uint64_t *rng, int *order
         int j = (int)(next_rand(rng) % (uint32_t)(k + 1)), x = rank[k];
         rank[k] = rank[j], rank[j] = x;
     }
+    for (int i = 0; first && i < n; i++)
+        if (first[i] && rank[hid[i]] < nh)
+            rank[hid[i]] -= nh; /* ahead of every group without one, their shuffled order kept */
     for (int i = 0; i < n; i++)
         order[i] = i;
     for (int i = n - 1; i > 0; i--) {
@@ -1072,7 +1079,8 @@ static exec_status tune_rounds(tuner *tu)
      * of the race and a point 1.4x slower won), and one after another
      * point of the same threads where they are shorter than a quarter of
      * a sample. */
-    int *hid = exec_calloc((size_t)r->n * 2 + 1, sizeof *hid), *order = hid ? hid + r->n : NULL;
+    int *hid = exec_calloc((size_t)r->n * 3 + 1, sizeof *hid), *order = hid ? hid + r->n : NULL,
+        *first = hid ? hid + 2 * r->n : NULL;
     if (!hid)
         return exec_fail(EXEC_ERR_NOMEM, "out of memory");
     for (int i = 0; i < r->n; i++) { /* its threads: an instance's calling thread or its pool */
@@ -1097,8 +1105,11 @@ static exec_status tune_rounds(tuner *tu)
             break;
         if (!tu->fixed && round >= 1 && r->n == 1)
             break; /* a race of one: its sample is its time (autoenc's inference: 16 ms of its 75 for a second) */
-        round_order(r->n, hid, 2 * h->n, &rng, order);
-        for (int j = 0; j < r->n && !s; j++) {
+        for (int i = 0; i < r->n; i++)
+            first[i] = round == 1 && r->c[i].profiled && r->c[i].rounds == 1;
+        round_order(r->n, hid, 2 * h->n, tu->fixed ? NULL : first, &rng, order);
+        int left = r->n; /* candidates still in (the race after each sample) */
+        for (int j = 0; j < r->n && !s && left > 1; j++) {
             int i = order[j];
             if (!active[i] || r->c[i].rounds > round)
                 continue;
@@ -1118,8 +1129,22 @@ static exec_status tune_rounds(tuner *tu)
             last = hid[i];
             s = sample(t, inst[i], sample_ns, v, &r->c[i].steps);
             r->c[i].rounds++;
+            /* after each sample, a candidate REPLAY_TUNE_FAR slower than
+             * the leader on a sample of its own is out: where one is left
+             * the race ends within the round (memnet's training, the
+             * defaults' first sample of their own 1.3x the leader's, two
+             * bound inter-op workers: no second sample of the leader's) */
+            int tie;
+            if (!tu->fixed && !s && round >= 1) {
+                replay_tune_race(samples, MAX_ROUNDS, r->c, r->n, active, REPLAY_TUNE_FAR, &tie);
+                left = 0;
+                for (int k = 0; k < r->n; k++)
+                    left += active[k];
+            }
         }
         r->rounds++;
+        if (left <= 1)
+            break;
         per_round = replay_tune_now_s() - rt0;
         /* one sample each tells a candidate 20% slower from the leader
          * (a sample 1.2x its point's median: 1.2% of the 10200 samples of
