@@ -395,43 +395,6 @@ static exec_status settle_steps(const replay_tune_target *t, void *inst, double 
     return steps_until(t, inst, settle_ns, 0.5, &sum, &n);
 }
 
-static uint32_t next_rand(uint64_t *x)
-{
-    *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17; /* xorshift64 */
-    return (uint32_t)(*x >> 32);
-}
-
-/* One round's order of the n candidates: grouped by their threads (hid[i]
- * of nh), the groups and the candidates within each shuffled; where first
- * is given, the groups that hold a candidate with first[i] set go before
- * the others (tune_rounds: the candidates whose one sample is their
- * profiled one, measured first in the second round so that the race can
- * end on their samples without another of the leader's). */
-static void round_order(int n, const int *hid, int nh, const int *first, uint64_t *rng, int *order)
-{
-    int rank[2 * (REPLAY_TUNE_MAX_CANDIDATES + REPLAY_TUNE_MAX_LEVELS)];
-    for (int k = 0; k < nh; k++)
-        rank[k] = k;
-    for (int k = nh - 1; k > 0; k--) {
-        int j = (int)(next_rand(rng) % (uint32_t)(k + 1)), x = rank[k];
-        rank[k] = rank[j], rank[j] = x;
-    }
-    for (int i = 0; first && i < n; i++)
-        if (first[i] && rank[hid[i]] < nh)
-            rank[hid[i]] -= nh; /* ahead of every group without one, their shuffled order kept */
-    for (int i = 0; i < n; i++)
-        order[i] = i;
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)(next_rand(rng) % (uint32_t)(i + 1)), x = order[i];
-        order[i] = order[j], order[j] = x;
-    }
-    for (int i = 1; i < n; i++) /* stable by instance rank: the shuffle stays within each */
-        for (int j = i; j > 0 && rank[hid[order[j]]] < rank[hid[order[j - 1]]]; j--) {
-            int x = order[j];
-            order[j] = order[j - 1], order[j - 1] = x;
-        }
-}
-
 /* ---- one run of the tuner ---------------------------------------------------- */
 enum { MAX_ROUNDS = REPLAY_TUNE_SAMPLES_MAX, TUNE_ROUNDS = 5 }; /* samples kept a candidate; rounds of a race */
 
@@ -1107,7 +1070,7 @@ static exec_status tune_rounds(tuner *tu)
             break; /* a race of one: its sample is its time (autoenc's inference: 16 ms of its 75 for a second) */
         for (int i = 0; i < r->n; i++)
             first[i] = round == 1 && r->c[i].profiled && r->c[i].rounds == 1;
-        round_order(r->n, hid, 2 * h->n, tu->fixed ? NULL : first, &rng, order);
+        replay_tune_round_order(r->n, hid, 2 * h->n, tu->fixed ? NULL : first, &rng, order);
         int left = r->n; /* candidates still in (the race after each sample) */
         for (int j = 0; j < r->n && !s && left > 1; j++) {
             int i = order[j];

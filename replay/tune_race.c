@@ -108,6 +108,37 @@ int replay_tune_race(const double *samples, int stride, const replay_tune_cand *
     return in;
 }
 
+static uint32_t next_rand(uint64_t *x)
+{
+    *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17; /* xorshift64 */
+    return (uint32_t)(*x >> 32);
+}
+
+void replay_tune_round_order(int n, const int *hid, int nh, const int *first, uint64_t *rng, int *order)
+{
+    int rank[REPLAY_TUNE_MAX_GROUPS];
+    for (int k = 0; k < nh; k++)
+        rank[k] = k;
+    for (int k = nh - 1; k > 0; k--) {
+        int j = (int)(next_rand(rng) % (uint32_t)(k + 1)), x = rank[k];
+        rank[k] = rank[j], rank[j] = x;
+    }
+    for (int i = 0; first && i < n; i++)
+        if (first[i] && rank[hid[i]] < nh)
+            rank[hid[i]] -= nh; /* ahead of every group without one, their shuffled order kept */
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(next_rand(rng) % (uint32_t)(i + 1)), x = order[i];
+        order[i] = order[j], order[j] = x;
+    }
+    for (int i = 1; i < n; i++) /* stable by instance rank: the shuffle stays within each */
+        for (int j = i; j > 0 && rank[hid[order[j]]] < rank[hid[order[j - 1]]]; j--) {
+            int x = order[j];
+            order[j] = order[j - 1], order[j - 1] = x;
+        }
+}
+
 int replay_tune_conv_tie(const replay_tune_cand *c, int n, int best)
 {
     const replay_tune_knobs *b = &c[best].k;

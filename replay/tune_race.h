@@ -7,6 +7,12 @@
 #define FATHOM_REPLAY_TUNE_RACE_H
 #include "replay/tune.h"
 
+#include <stdint.h>
+
+/* The most groups of candidates a round orders: an instance's calling
+ * thread and its pool, per instance. */
+#define REPLAY_TUNE_MAX_GROUPS (2 * (REPLAY_TUNE_MAX_CANDIDATES + REPLAY_TUNE_MAX_LEVELS))
+
 /* Whether a and b are the same point of the knob space. */
 int replay_tune_same_knobs(const replay_tune_knobs *a, const replay_tune_knobs *b);
 
@@ -25,6 +31,16 @@ void replay_tune_stats(const double *v, const replay_tune_cand *c, double *med, 
  * REPLAY_TUNE_TIE of the leader's median. */
 int replay_tune_race(const double *samples, int stride, const replay_tune_cand *c, int n, int *active, double margin,
                      int *tie);
+/* One round's order of the n candidates into order: grouped by their
+ * threads (hid[i], each below nh <= REPLAY_TUNE_MAX_GROUPS: an instance's
+ * calling thread or its pool of inter-op workers, whose points run back
+ * to back), the groups and the candidates within each shuffled by *rng;
+ * where first is given, the groups that hold a candidate with first[i]
+ * set go before the others, in their shuffled order (replay_tune: in the
+ * second round, the candidates whose one sample is their profiled one, so
+ * that the race can end on their samples without another of the
+ * leader's). */
+void replay_tune_round_order(int n, const int *hid, int nh, const int *first, uint64_t *rng, int *order);
 /* After the rounds, best the fastest of c[0..n) by per_sample_ns: the
  * candidate of the other kind -- auto where best forces a convolution
  * algorithm, a forced one where best is auto -- within REPLAY_TUNE_TIE of

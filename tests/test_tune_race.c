@@ -186,6 +186,34 @@ static void test_far_after_one_round(void **state)
     assert_true(!act[0] && act[1]);
 }
 
+/* A round's order: each candidate once, a group's candidates back to
+ * back, the groups in an order that changes from round to round; with
+ * first, the groups that hold such a candidate ahead of the rest. */
+static void test_round_order(void **state)
+{
+    (void)state;
+    const int hid[6] = { 0, 0, 1, 1, 2, 2 }, first[6] = { 0, 0, 0, 0, 1, 0 };
+    uint64_t rng = 0x9e3779b97f4a7c15u;
+    int lead_seen[3] = { 0 };
+    for (int round = 0; round < 60; round++) {
+        const int with_first = round % 2;
+        int order[6], seen[6] = { 0 };
+        replay_tune_round_order(6, hid, 3, with_first ? first : NULL, &rng, order);
+        for (int j = 0; j < 6; j++) {
+            assert_true(order[j] >= 0 && order[j] < 6);
+            assert_int_equal(seen[order[j]]++, 0);
+        }
+        for (int j = 0; j < 6; j += 2) /* three groups of two: each pair one group */
+            assert_int_equal(hid[order[j]], hid[order[j + 1]]);
+        if (with_first)
+            assert_int_equal(hid[order[0]], 2);
+        else
+            lead_seen[hid[order[0]]] = 1;
+    }
+    print_message("groups leading a round without first: %d %d %d\n", lead_seen[0], lead_seen[1], lead_seen[2]);
+    assert_true(lead_seen[0] && lead_seen[1] && lead_seen[2]);
+}
+
 /* Auto and a forced convolution algorithm in a tie: an auto best pairs
  * with the fastest forced point within 1.5%; a forced best (residual's
  * training: direct 23.64 ms, auto 23.93) with its own point under auto
@@ -246,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_defaults_tie),
         cmocka_unit_test(test_profiled_sample),
         cmocka_unit_test(test_far_after_one_round),
+        cmocka_unit_test(test_round_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
