@@ -56,7 +56,16 @@ exec_status replay_tune_ceilings(const exec_graph *g, double *gflops, double *gb
     const int ns = stream_spans(g, REPLAY_TUNE_STREAM_MAX_MB * 0x1p20, sp, &bytes);
     /* the best of a few: the stream costs its reads alone (12 MB at 50
      * GB/s: a quarter of a millisecond), and the best of two spread 24-75
-     * GB/s over one night's rows */
+     * GB/s over one night's rows; a stream of more reads
+     * REPLAY_TUNE_STREAM_READ_MB in all and two passes at least (seq2seq's
+     * 138 MiB, 4 ms a pass: 35.4, 36.0, 35.6, 33.0 and 33.3 GB/s, and
+     * 36.3, 35.2, 36.8, 31.5 and 33.1 in two tuners; deepq's 36 MiB, 1 ms
+     * a pass, rose 30-57 GB/s over its five) */
+    const double pass_mb = bytes / 0x1p20;
+    const int passes = !ns ? 0
+                       : pass_mb * reps <= REPLAY_TUNE_STREAM_READ_MB
+                           ? reps
+                           : (int)fmax(2, ceil(REPLAY_TUNE_STREAM_READ_MB / pass_mb));
     double best = 0, bw = 0;
     volatile float sink = 0;
     for (int r = 0; r < reps; r++) {
@@ -66,7 +75,7 @@ exec_status replay_tune_ceilings(const exec_graph *g, double *gflops, double *gb
         double t = replay_tune_now_s() - t0;
         if (t > 0 && 2.0 * n * n * n / t / 1e9 > best)
             best = 2.0 * n * n * n / t / 1e9;
-        if (!ns)
+        if (r >= passes)
             continue;
         t0 = replay_tune_now_s();
         float sum = 0;

@@ -14,9 +14,11 @@ double replay_tune_now_s(void);
  * types. The stream reads g's arenas (a workload's tensors, already
  * touched: no page faulted in anew), up to REPLAY_TUNE_STREAM_MAX_MB:
  * the bandwidth of the memory the workload's ops read, a cache's where it
- * fits in one (*stream_mb: what it read; 0 and *gbs 0 where g is NULL or
- * holds nothing). */
+ * fits in one (*stream_mb: what a pass read; 0 and *gbs 0 where g is NULL
+ * or holds nothing), the best of five passes or of as many as read
+ * REPLAY_TUNE_STREAM_READ_MB, two at least. */
 #define REPLAY_TUNE_STREAM_MAX_MB 384
+#define REPLAY_TUNE_STREAM_READ_MB 256 /* the stream's passes read this much in all, at least two of them */
 exec_status replay_tune_ceilings(const exec_graph *g, double *gflops, double *gbs, double *stream_mb);
 
 /* The bindings that take effect here and place some thread count of 1 to
