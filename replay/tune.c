@@ -1071,8 +1071,8 @@ static exec_status tune_rounds(tuner *tu)
         for (int i = 0; i < r->n; i++)
             first[i] = round == 1 && r->c[i].profiled && r->c[i].rounds == 1;
         replay_tune_round_order(r->n, hid, 2 * h->n, tu->fixed ? NULL : first, &rng, order);
-        int left = r->n; /* candidates still in (the race after each sample) */
-        for (int j = 0; j < r->n && !s && left > 1; j++) {
+        int ended = 0; /* the race after a sample left one candidate */
+        for (int j = 0; j < r->n && !s && !ended; j++) {
             int i = order[j];
             if (!active[i] || r->c[i].rounds > round)
                 continue;
@@ -1098,15 +1098,11 @@ static exec_status tune_rounds(tuner *tu)
              * defaults' first sample of their own 1.3x the leader's, two
              * bound inter-op workers: no second sample of the leader's) */
             int tie;
-            if (!tu->fixed && !s && round >= 1) {
-                replay_tune_race(samples, MAX_ROUNDS, r->c, r->n, active, REPLAY_TUNE_FAR, &tie);
-                left = 0;
-                for (int k = 0; k < r->n; k++)
-                    left += active[k];
-            }
+            if (!tu->fixed && !s && round >= 1)
+                ended = replay_tune_race(samples, MAX_ROUNDS, r->c, r->n, active, REPLAY_TUNE_FAR, &tie) <= 1;
         }
         r->rounds++;
-        if (left <= 1)
+        if (ended)
             break;
         per_round = replay_tune_now_s() - rt0;
         /* one sample each tells a candidate 20% slower from the leader
@@ -1158,7 +1154,7 @@ static void tune_pick(tuner *tu)
         r->best = d;
     }
     /* Between auto and a forced convolution algorithm within
-     * REPLAY_TUNE_TIE of each other, whichever is faster here: the forced
+     * REPLAY_TUNE_CONV_TIE of each other, whichever is faster here: the forced
      * one where auto chose it for two thirds of the shapes or more (deepq's:
      * direct for 2 of 3 shapes in inference, 7 of 9 in training): auto's
      * choice per shape rests on timings at the first step, made anew in
@@ -1185,13 +1181,13 @@ static void tune_pick(tuner *tu)
             line(r,
                  "convolution algorithm %s: within %.1f%% of auto, which chose it for %d of %d shapes; its time "
                  "does not hang on auto's timings at the first step, made anew in every process",
-                 fname, 100 * REPLAY_TUNE_TIE, same, shapes);
+                 fname, 100 * REPLAY_TUNE_CONV_TIE, same, shapes);
             r->best = f;
         } else {
             line(r,
                  "convolution algorithm auto: within %.1f%% of %s, which it chose for only %d of %d shapes: a mix "
                  "no forced algorithm runs (a tie says this process's timings chose poorly)",
-                 100 * REPLAY_TUNE_TIE, fname, same, shapes);
+                 100 * REPLAY_TUNE_CONV_TIE, fname, same, shapes);
             r->best = a;
         }
     }

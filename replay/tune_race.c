@@ -150,7 +150,7 @@ int replay_tune_conv_tie(const replay_tune_cand *c, int n, int best)
         other_algo.conv_algo = b->conv_algo;
         const int twin = replay_tune_same_knobs(&other_algo, b);
         if (i != best && c[i].rounds > 0 && (k->conv_algo == EXEC_CONV_AUTO) != best_auto && (best_auto || twin) &&
-            c[i].per_sample_ns <= (1 + REPLAY_TUNE_TIE) * c[best].per_sample_ns &&
+            c[i].per_sample_ns <= (1 + REPLAY_TUNE_CONV_TIE) * c[best].per_sample_ns &&
             (o < 0 || c[i].per_sample_ns < c[o].per_sample_ns))
             o = i;
     }

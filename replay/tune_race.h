@@ -43,7 +43,7 @@ int replay_tune_race(const double *samples, int stride, const replay_tune_cand *
 void replay_tune_round_order(int n, const int *hid, int nh, const int *first, uint64_t *rng, int *order);
 /* After the rounds, best the fastest of c[0..n) by per_sample_ns: the
  * candidate of the other kind -- auto where best forces a convolution
- * algorithm, a forced one where best is auto -- within REPLAY_TUNE_TIE of
+ * algorithm, a forced one where best is auto -- within REPLAY_TUNE_CONV_TIE of
  * it, the fastest such; a forced best pairs only with its own point under
  * auto (its other knobs the same). -1 where none. */
 int replay_tune_conv_tie(const replay_tune_cand *c, int n, int best);

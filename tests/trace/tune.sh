@@ -26,7 +26,8 @@ took=$(($(date +%s) - start))
 jq -e '.recommendation.step_ms > 0 and .recommendation.defaults_ms > 0 and .recommendation.vendors_ms > 0
        and .recommendation.speedup_defaults > 0 and .recommendation.speedup_vendors > 0 and .rounds >= 1
        and ([.candidates[].role] | map(test("defaults")) | any) and ([.candidates[].role] | map(test("vendors")) | any)
-       and (.proposals | length) >= 4 and .measured.parallelism >= 1 and .budget_s == 6' "$T/a.json" >/dev/null ||
+       and (.proposals | length) >= 4 and .measured.parallelism >= 1 and .budget_s == 6
+       and all(.candidates[]; .rounds >= 1 and (.samples_ms | length) == .rounds and .step_ms > 0)' "$T/a.json" >/dev/null ||
     fail "tune autoenc: the JSON lacks measurements: $(cat "$T/a.json")"
 # the budget is kept, but for what one step at the defaults can add on a loaded machine (its warm-up,
 # profiled and measured steps must run whatever the budget)
@@ -62,6 +63,7 @@ jq -e '.machine.cores as $c | (.measured.levels | length) == 1 and .measured.lev
        and .measured.flow_threads == $c and .recommendation.step_ms > 0
        and ($c == 1 or (.proposals | map(test("one thread, with its warm-up, predicted at up to .* past half the budget")) | any))
        and ((.candidates | length) > 1 or (.proposals | map(test("leaves no time for a candidate .* a budget of [0-9]+ s or more")) | any))
+       and all(.candidates[]; .rounds >= 1 and (.samples_ms | length) == .rounds and .step_ms > 0)
        and (.wall_s - .phases.profile_s) <= ([.budget_s - .phases.profile_s, 0] | max) + 3 * .default_step_ms / 1000 + 0.5' \
     "$T/tb.json" >/dev/null ||
     fail "tune transformer --budget 1: one thread profiled, or the budget not kept: $(jq -c '[.measured, .phases, .wall_s, .proposals]' "$T/tb.json")"
