@@ -2,11 +2,11 @@
  * isolated in a child process (tracer/isolate.h), feeding the fathom sink's
  * callbacks (sink.h). */
 #include "analyze/read.h"
-#include "base/error.h"
 #include "analyze/status.h"
 
 #include "analyze/sink.h"
 #include "base/alloc.h"
+#include "base/error.h"
 #include "tracer/isolate.h"
 #include "tracer/read.h"
 

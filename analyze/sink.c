@@ -4,9 +4,9 @@
  * of the role values are interned once and cached, so an op record costs a
  * few array lookups and no string work. */
 #include "analyze/sink.h"
-#include "base/error.h"
 
 #include "base/alloc.h"
+#include "base/error.h"
 #include "tracer/decode.h"
 
 #include <inttypes.h>

@@ -61,11 +61,7 @@ exec_status replay_tune_ceilings(const exec_graph *g, double *gflops, double *gb
      * 138 MiB, 4 ms a pass: 35.4, 36.0, 35.6, 33.0 and 33.3 GB/s, and
      * 36.3, 35.2, 36.8, 31.5 and 33.1 in two tuners; deepq's 36 MiB, 1 ms
      * a pass, rose 30-57 GB/s over its five) */
-    const double pass_mb = bytes / 0x1p20;
-    const int passes = !ns ? 0
-                       : pass_mb * reps <= REPLAY_TUNE_STREAM_READ_MB
-                           ? reps
-                           : (int)fmax(2, ceil(REPLAY_TUNE_STREAM_READ_MB / pass_mb));
+    const int passes = ns ? (int)fmin(reps, fmax(2, ceil(REPLAY_TUNE_STREAM_READ_MB / (bytes / 0x1p20)))) : 0;
     double best = 0, bw = 0;
     volatile float sink = 0;
     for (int r = 0; r < reps; r++) {
