@@ -73,7 +73,16 @@ static double lead_bound(const double *v, const replay_tune_cand *c)
  * first it is REPLAY_TUNE_FAR, and a candidate whose one sample is its
  * profiled one stays in (the steps right after a warm-up and a profiled
  * step: memnet's inference, the defaults' 0.375 ms where their median of
- * five rounds was 0.278). Returns the candidates still in; *tie is set
+ * five rounds was 0.278), and so does one that the profile predicted
+ * faster than the leader (by more than REPLAY_TUNE_TIE) until a second
+ * sample of its own: one sample 1.2x its point's median is a 1% event
+ * (1.5% of the first samples of 3536 points in the sweeps of runs 38-50,
+ * 1.0% of the later ones), and it took out two inter-op workers, predicted
+ * at 28.0 ms, on a first sample of 39.0 ms against the defaults' 32.4
+ * (seq2seq's training in run 50: their next samples 28.8-30.9 ms in two
+ * other runs, the sweep's best); in the tune runs of runs 44-50 such a
+ * candidate went out after one sample 3 times in 162 runs. Returns the
+ * candidates still in; *tie is set
  * when every one of them is within REPLAY_TUNE_TIE of the leader's
  * median. */
 int replay_tune_race(const double *samples, int stride, const replay_tune_cand *c, int n, int *active, double margin,
@@ -98,8 +107,14 @@ int replay_tune_race(const double *samples, int stride, const replay_tune_cand *
         if (!active[i] || !c[i].rounds)
             continue;
         replay_tune_stats(samples + (size_t)i * stride, &c[i], &med, &mn, &mx);
+        /* a candidate whose one sample of its own is its profiled one, or
+         * one that the profile predicted faster than the leader's median
+         * by more than a tie before its second sample of its own, stays */
         const int profiled_only = c[i].profiled && c[i].rounds < 2;
-        if (i != lead && !profiled_only && mn > lead_max * (1 + margin))
+        const double b = c[i].k.batch > 0 ? c[i].k.batch : 1;
+        const int favored = c[i].rounds - c[i].profiled < 2 && c[i].predicted_ns > 0 &&
+                            c[i].predicted_ns / b < lead_med * (1 - REPLAY_TUNE_TIE);
+        if (i != lead && !profiled_only && !favored && mn > lead_max * (1 + margin))
             active[i] = 0;
         else if (med > lead_med * (1 + REPLAY_TUNE_TIE))
             *tie = 0;

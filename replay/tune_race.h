@@ -27,7 +27,9 @@ void replay_tune_stats(const double *v, const replay_tune_cand *c, double *med, 
  * one, of those after a profiled first sample where it has more, by more
  * than margin: REPLAY_TUNE_TIE from the second round, REPLAY_TUNE_FAR
  * after the first, where a candidate whose one sample is its profiled one
- * stays in). Returns the candidates still in; *tie set when each is within
+ * stays in, and one that c[i].predicted_ns put faster than the leader's
+ * median by more than REPLAY_TUNE_TIE until its second sample of its
+ * own). Returns the candidates still in; *tie set when each is within
  * REPLAY_TUNE_TIE of the leader's median. */
 int replay_tune_race(const double *samples, int stride, const replay_tune_cand *c, int n, int *active, double margin,
                      int *tie);

@@ -184,6 +184,25 @@ static void test_far_after_one_round(void **state)
     d[0].profiled = 0;
     assert_int_equal(replay_tune_race(m, STRIDE, d, 2, act, REPLAY_TUNE_FAR, &tie), 1); /* a sample of its own: out */
     assert_true(!act[0] && act[1]);
+
+    /* seq2seq's training, run 50: two inter-op workers, predicted at 28.0
+     * ms, sampled 39.03 against the defaults' profiled 32.45: in until a
+     * second sample (then 29.55: it leads); not predicted, out at once */
+    double q[2 * STRIDE] = { 0 };
+    q[0] = 32.45, q[STRIDE] = 39.03;
+    replay_tune_cand e[2] = { cand(1, 32), cand(1, 32) };
+    e[0].profiled = 1, e[1].predicted_ns = 27.99;
+    int ac[2] = { 1, 1 };
+    assert_int_equal(replay_tune_race(q, STRIDE, e, 2, ac, REPLAY_TUNE_FAR, &tie), 2);
+    e[0].rounds = e[1].rounds = 2, q[1] = 32.35, q[STRIDE + 1] = 29.55;
+    assert_int_equal(replay_tune_race(q, STRIDE, e, 2, ac, REPLAY_TUNE_TIE, &tie), 2); /* 29.55 leads, 32.35 not out */
+    q[STRIDE + 1] = 39.5;                                                              /* a second slow sample: out */
+    assert_int_equal(replay_tune_race(q, STRIDE, e, 2, ac, REPLAY_TUNE_FAR, &tie), 1);
+    assert_true(ac[0] && !ac[1]);
+    e[1].predicted_ns = 32.2, e[1].rounds = 1, ac[1] = 1; /* predicted within a tie of the leader: out at once */
+    assert_int_equal(replay_tune_race(q, STRIDE, e, 2, ac, REPLAY_TUNE_FAR, &tie), 1);
+    e[1].predicted_ns = 0, ac[1] = 1; /* not predicted: out at once */
+    assert_int_equal(replay_tune_race(q, STRIDE, e, 2, ac, REPLAY_TUNE_FAR, &tie), 1);
 }
 
 /* A round's order: each candidate once, a group's candidates back to
