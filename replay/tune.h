@@ -37,11 +37,11 @@
  *      OpenMP team may sit beside a measured one, exec_workers_release);
  *      after the first round a candidate whose fastest sample is slower
  *      than the leader's slowest by more than REPLAY_TUNE_FAR drops out
- *      (its one sample not its profiled one, and it not predicted faster
- *      than the leader: such a one takes a second sample) -- from the second round
- *      after each sample, those with only their profiled sample measured
- *      first in it -- and from the second by more than REPLAY_TUNE_TIE;
- *      the race ends when one is left, or when the
+ *      (its one sample not its profiled one, and it not predicted
+ *      faster than the leader: such a one takes a second sample) -- from
+ *      the second round after each sample, those with only their profiled
+ *      sample measured first in it -- and from the second by more than
+ *      REPLAY_TUNE_TIE; the race ends when one is left, or when the
  *      candidates left are within REPLAY_TUNE_TIE of the leader (a tie) --
  *      or after five rounds, or at the budget; it recommends the fastest by
  *      median time per sample, or a forced convolution algorithm within

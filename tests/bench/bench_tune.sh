@@ -27,7 +27,7 @@
 # The sweep's best is the fastest of many noisy points, so its time in the
 # sweep is biased low (the winner's curse); measured again beside the pick
 # it is not. Every run of the tuner's pick is judged by the sweep too
-# ("runs in 3%": how many of the TUNES picks lie within 3% of the sweep's
+# ("in 3%": how many of the TUNES picks lie within 3% of the sweep's
 # best); the duel and the control judge the first run's. The totals at the
 # end count the rows within 3% for each judge.
 # Env: BUDGET (tuner, seconds; default 20), TUNES (runs of the tuner a row;
@@ -42,6 +42,7 @@ set -u
 FATHOM=$1
 shift
 BUDGET=${BUDGET:-20} TUNES=${TUNES:-3} ROUNDS=${ROUNDS:-5} PRESET=${PRESET:-small} CONTROL=${CONTROL:-1} DUEL=${DUEL:-20} BATCHES=${BATCHES:-}
+case $TUNES in '' | *[!0-9]* | 0) echo "bench_tune: TUNES must be a whole number of runs, 1 or more (got '$TUNES')" >&2; exit 2 ;; esac
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 : >"$OUT/rows"
