@@ -1133,7 +1133,7 @@ static void tune_pick(tuner *tu)
     for (int i = 0; i < r->n; i++) {
         double med, mn, mx;
         replay_tune_stats(samples + (size_t)i * MAX_ROUNDS, &r->c[i], &med, &mn, &mx);
-        double b = r->c[i].k.batch > 0 ? r->c[i].k.batch : 1;
+        const double b = replay_tune_batch(&r->c[i]);
         r->c[i].per_sample_ns = med;
         r->c[i].median_ns = med * b, r->c[i].min_ns = mn * b, r->c[i].max_ns = mx * b;
         if (r->c[i].per_sample_ns < r->c[r->best].per_sample_ns)

@@ -17,6 +17,8 @@ int replay_tune_same_knobs(const replay_tune_knobs *a, const replay_tune_knobs *
            a->batch == b->batch;
 }
 
+double replay_tune_batch(const replay_tune_cand *c) { return c->k.batch > 0 ? c->k.batch : 1; }
+
 /* Candidate c's samples sorted into w (at most 64); their count. */
 static int sorted(const double *v, const replay_tune_cand *c, double *w)
 {
@@ -34,7 +36,7 @@ void replay_tune_stats(const double *v, const replay_tune_cand *c, double *med, 
 {
     double w[64];
     int k = sorted(v, c, w);
-    double b = c->k.batch > 0 ? c->k.batch : 1;
+    const double b = replay_tune_batch(c);
     *med = w[(k - 1) / 2] / b;
     *mn = w[0] / b, *mx = w[k - 1] / b;
 }
@@ -57,7 +59,7 @@ static double lead_bound(const double *v, const replay_tune_cand *c)
     const int skip = c->profiled && c->rounds >= 2;
     after.rounds -= skip;
     int k = sorted(v + skip, &after, w);
-    double b = c->k.batch > 0 ? c->k.batch : 1;
+    const double b = replay_tune_batch(c);
     return w[k >= 3 ? k - 2 : k - 1] / b;
 }
 
@@ -82,9 +84,8 @@ static double lead_bound(const double *v, const replay_tune_cand *c)
  * (seq2seq's training in run 50: their next samples 28.8-30.9 ms in two
  * other runs, the sweep's best); in the tune runs of runs 44-50 such a
  * candidate went out after one sample 3 times in 162 runs. Returns the
- * candidates still in; *tie is set
- * when every one of them is within REPLAY_TUNE_TIE of the leader's
- * median. */
+ * candidates still in; *tie is set when every one of them is within
+ * REPLAY_TUNE_TIE of the leader's median. */
 int replay_tune_race(const double *samples, int stride, const replay_tune_cand *c, int n, int *active, double margin,
                      int *tie)
 {
@@ -111,9 +112,8 @@ int replay_tune_race(const double *samples, int stride, const replay_tune_cand *
          * one that the profile predicted faster than the leader's median
          * by more than a tie before its second sample of its own, stays */
         const int profiled_only = c[i].profiled && c[i].rounds < 2;
-        const double b = c[i].k.batch > 0 ? c[i].k.batch : 1;
         const int favored = c[i].rounds - c[i].profiled < 2 && c[i].predicted_ns > 0 &&
-                            c[i].predicted_ns / b < lead_med * (1 - REPLAY_TUNE_TIE);
+                            c[i].predicted_ns / replay_tune_batch(&c[i]) < lead_med * (1 - REPLAY_TUNE_TIE);
         if (i != lead && !profiled_only && !favored && mn > lead_max * (1 + margin))
             active[i] = 0;
         else if (med > lead_med * (1 + REPLAY_TUNE_TIE))

@@ -16,6 +16,9 @@
 /* Whether a and b are the same point of the knob space. */
 int replay_tune_same_knobs(const replay_tune_knobs *a, const replay_tune_knobs *b);
 
+/* Candidate c's samples per step over its samples per sample: its batch
+ * (1 where none is set). */
+double replay_tune_batch(const replay_tune_cand *c);
 /* Candidate c's c->rounds samples v (at most 64): *med the median (the
  * lower middle of an even count), *mn the fastest, *mx the slowest, each
  * per sample of c's batch. */
