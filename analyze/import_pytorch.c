@@ -1200,7 +1200,7 @@ static int resolve(imp_trace *t, int et)
     t->sum.tracks = t->ntracks;
     t->sum.tensors = t->ntensors;
     t->sum.warnings = (t->bad_time > 0) + (t->bad_shape > 0) + (t->overlap > 0) + (t->bad_step > 0) + (t->no_name > 0) +
-                      (t->untimed > 0);
+                      (t->untimed > 0) + (t->big_ints > 0);
     rc = 0;
     goto end;
 oom:
@@ -1234,6 +1234,8 @@ int imp_trace_warnings(const imp_trace *t, char *buf, size_t len)
       (unsigned long long)t->bad_step);
     W(t->no_name, "%s: %llu %s without a name skipped\n", t->path, (unsigned long long)t->no_name,
       et ? "nodes" : "events");
+    W(t->big_ints, "%s: %llu integers beyond 64 bits (ids such as NCCL's Comms Id) kept as strings\n", t->path,
+      (unsigned long long)t->big_ints);
     W(et && t->untimed,
       "%s: the execution trace has no op times: %llu ops get empty spans 1 us apart (their "
       "order and shapes are real, their times are not)\n",
@@ -1266,6 +1268,18 @@ static int stream_array(imp_trace *t, analyze_json_in *j, int et, et_state *s)
             return -1;
         json_error_t je;
         json_t *e = json_loadb(v, len, JSON_DECODE_ANY, &je);
+        if (!e && strstr(je.text, "too big")) { /* an integer beyond 64 bits: kept as a string */
+            size_t qlen;
+            uint64_t quoted;
+            char *q = analyze_json_quote_big_ints(v, len, &qlen, &quoted);
+            if (!q) {
+                analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
+                return -1;
+            }
+            if ((e = json_loadb(q, qlen, JSON_DECODE_ANY, &je)))
+                t->big_ints += quoted;
+            free(q);
+        }
         if (!e) {
             analyze_fail(ANALYZE_ERR_INPUT, "%s: not JSON at byte %llu: %s", t->path,
                          (unsigned long long)(analyze_json_offset(j) + (uint64_t)(je.position > 0 ? je.position : 0)),

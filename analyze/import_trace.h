@@ -120,7 +120,7 @@ typedef struct imp_trace {
     int64_t last_track, last_pid, last_tid; /* the track of the last event read */
     int last_gpu;
     /* warnings, counted while reading, printed once each */
-    uint64_t bad_time, bad_shape, not_x, overlap, bad_step, no_name, untimed;
+    uint64_t bad_time, bad_shape, not_x, overlap, bad_step, no_name, untimed, big_ints;
 } imp_trace;
 
 /* Read one file (either format) into a new trace; NULL and a one-line
