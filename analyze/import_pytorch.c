@@ -37,6 +37,7 @@
  * warning each. */
 #define _GNU_SOURCE /* qsort_r */
 #include "analyze/status.h"
+#include "analyze/device.h"
 #include "analyze/import_json.h"
 #include "analyze/import_trace.h"
 #include "base/alloc.h"
@@ -648,7 +649,9 @@ end:
     return r;
 }
 
-static int64_t kernel_proto(imp_trace *t, const char *name)
+/* A device activity's proto: its class is a device class (device.h),
+ * numbered after the host classes. */
+static int64_t kernel_proto(imp_trace *t, const char *name, const char *cat)
 {
     char key[MAX_LABEL + 8];
     int n = snprintf(key, sizeof key, "%.*s|k", MAX_LABEL, name);
@@ -656,7 +659,8 @@ static int64_t kernel_proto(imp_trace *t, const char *name)
     int64_t id = intern(t->protokeys, key, (size_t)n, &added);
     if (id < 0 || !added)
         return id;
-    int64_t r = add_proto(t, name, (int)analyze_import_kernel_class(name), NULL, NULL, 0, NULL, NULL, 0, NULL, 0, 4);
+    int cls = ANALYZE_IMPORT_CLASS_COUNT + (int)analyze_device_class_of(name, cat);
+    int64_t r = add_proto(t, name, cls, NULL, NULL, 0, NULL, NULL, 0, NULL, 0, 4);
     return r == id ? r : -1;
 }
 
@@ -698,6 +702,9 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
         t->no_name++;
         return 0;
     }
+    if (cat && (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "Runtime") || !strcmp(cat, "cuda_driver")) &&
+        starts(name, "hip"))
+        t->hip_runtime = 1; /* ROCm: the devices are HIP's */
     int64_t ts = event_time(e, raw, len, "ts"), dur = event_time(e, raw, len, "dur");
     if (ts < 0 || dur < 0 || (uint64_t)ts + (uint64_t)dur > (uint64_t)INT64_MAX) {
         t->bad_time++;
@@ -713,7 +720,7 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
         return add_step(t, b, en, name) ? analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path), -1 : 0;
     } else if (kernel) {
         kind = IMP_REC_KERNEL;
-        ref = kernel_proto(t, name);
+        ref = kernel_proto(t, name, cat);
     } else if (starts(name, "autograd::engine::evaluate_function")) {
         kind = IMP_REC_BWD;
     } else if (starts(name, "Optimizer.step#") || starts(name, "Optimizer.zero_grad#")) {
@@ -747,6 +754,27 @@ oom:
     return -1;
 }
 
+/* The summary's device.streams: each GPU stream's thread id, device and
+ * stream ("12=cuda:0/7,13=cuda:0/20"); the streams past its room are left
+ * out (their device reads as "gpu"). */
+static void device_streams(imp_trace *t)
+{
+    size_t n = 0, room = sizeof t->sum.device_streams;
+    t->sum.device_streams[0] = '\0';
+    for (size_t i = 0; i < t->ntracks; i++) {
+        char dev[64], stream[64];
+        if (!t->tracks[i].gpu || sscanf(t->tracks[i].procname, "gpu %63s stream %63s", dev, stream) != 2)
+            continue;
+        int k = snprintf(t->sum.device_streams + n, room - n, "%s%lld=%s:%s/%s", n ? "," : "",
+                         (long long)t->tracks[i].vtid, t->hip_runtime ? "hip" : "cuda", dev, stream);
+        if (k < 0 || (size_t)k >= room - n) {
+            t->sum.device_streams[n] = '\0';
+            break;
+        }
+        n += (size_t)k;
+    }
+}
+
 /* The node of proto in phase (update nodes are of class optimization). */
 static int64_t node_of(imp_trace *t, uint32_t proto, int phase)
 {
@@ -761,7 +789,8 @@ static int64_t node_of(imp_trace *t, uint32_t proto, int phase)
     t->nodes[t->nnodes++] = (imp_node){
         .proto = proto,
         .phase = (uint8_t)phase,
-        .cls = phase == IMP_UPDATE ? ANALYZE_IMPORT_OPTIMIZATION : t->protos[proto].cls,
+        .cls = phase == IMP_UPDATE && t->protos[proto].cls < ANALYZE_IMPORT_CLASS_COUNT ? ANALYZE_IMPORT_OPTIMIZATION
+                                                                                        : t->protos[proto].cls,
     };
     return id;
 }
@@ -1184,6 +1213,7 @@ static int resolve(imp_trace *t, int et)
             t->tracks[i].vtid = next++;
     }
     strtab_destroy(taken);
+    device_streams(t);
     t->main_track = t->recs[0].track;
     /* one process: readers look node ids up within the process (vpid) of
      * the ops events, and the node_defs are the main thread's */

@@ -119,6 +119,7 @@ typedef struct imp_trace {
     size_t main_track;
     int64_t last_track, last_pid, last_tid; /* the track of the last event read */
     int last_gpu;
+    int hip_runtime; /* HIP runtime calls seen (ROCm) */
     /* warnings, counted while reading, printed once each */
     uint64_t bad_time, bad_shape, not_x, overlap, bad_step, no_name, untimed, big_ints;
 } imp_trace;
