@@ -670,6 +670,54 @@ static int is_kernel_cat(const char *cat)
                    strcmp(cat, "Kernel") == 0 || strcmp(cat, "Memcpy") == 0 || strcmp(cat, "Memset") == 0);
 }
 
+/* The categories of Kineto traces from PyTorch 1.8 to 2.x (and the
+ * autograd profiler's): an event of another is counted, once in a warning,
+ * and read as its name says. */
+static const char *const known_cats[] = {
+    "cpu_op",
+    "user_annotation",
+    "python_function",
+    "cuda_runtime",
+    "cuda_driver",
+    "kernel",
+    "gpu_memcpy",
+    "gpu_memset",
+    "gpu_user_annotation",
+    "ac2g",
+    "cpu_instant_event",
+    "Trace",
+    "Operator",
+    "Runtime",
+    "Kernel",
+    "Memcpy",
+    "Memset",
+    "Python",
+    "operator",
+    "python",
+    "overhead",
+    "Overhead",
+    "mtia_runtime",
+    "mtia_ccp_events",
+    "fwdbwd",
+    "gpu_sync",
+    "cuda_sync",
+    "privateuse1_runtime",
+    "privateuse1_driver",
+};
+
+static void note_cat(imp_trace *t, const char *cat)
+{
+    if (!cat || (t->last_cat && !strcmp(cat, t->last_cat)))
+        return;
+    for (size_t i = 0; i < sizeof known_cats / sizeof *known_cats; i++)
+        if (!strcmp(cat, known_cats[i])) {
+            t->last_cat = known_cats[i];
+            return;
+        }
+    if (!t->unknown_cats++)
+        snprintf(t->first_unknown_cat, sizeof t->first_unknown_cat, "%s", cat);
+}
+
 /* The time member key of event e (text raw[0..len)) in ns, exactly; -1 if
  * it is missing or not a usable time. */
 static int64_t event_time(const json_t *e, const char *raw, size_t len, const char *key)
@@ -691,6 +739,7 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
         return -1;
     }
     t->sum.events++;
+    note_cat(t, json_string_value(json_object_get(e, "cat")));
     const char *ph = json_string_value(json_object_get(e, "ph"));
     if (!ph || strcmp(ph, "X") != 0) {
         t->not_x++;
@@ -1230,7 +1279,7 @@ static int resolve(imp_trace *t, int et)
     t->sum.tracks = t->ntracks;
     t->sum.tensors = t->ntensors;
     t->sum.warnings = (t->bad_time > 0) + (t->bad_shape > 0) + (t->overlap > 0) + (t->bad_step > 0) + (t->no_name > 0) +
-                      (t->untimed > 0) + (t->big_ints > 0);
+                      (t->untimed > 0) + (t->big_ints > 0) + (t->unknown_cats > 0);
     rc = 0;
     goto end;
 oom:
@@ -1264,6 +1313,9 @@ int imp_trace_warnings(const imp_trace *t, char *buf, size_t len)
       (unsigned long long)t->bad_step);
     W(t->no_name, "%s: %llu %s without a name skipped\n", t->path, (unsigned long long)t->no_name,
       et ? "nodes" : "events");
+    W(t->unknown_cats,
+      "%s: %llu events of categories this importer does not know (the first: \"%s\") read by their names\n", t->path,
+      (unsigned long long)t->unknown_cats, t->first_unknown_cat);
     W(t->big_ints, "%s: %llu integers beyond 64 bits (ids such as NCCL's Comms Id) kept as strings\n", t->path,
       (unsigned long long)t->big_ints);
     W(et && t->untimed,
@@ -1428,7 +1480,8 @@ imp_trace *imp_trace_read(const char *path, const char *model)
             }
             int is_events = len == 13 && memcmp(k, "\"traceEvents\"", 13) == 0;
             int is_nodes = len == 7 && memcmp(k, "\"nodes\"", 7) == 0;
-            int is_devices = len == 18 && memcmp(k, "\"deviceProperties\"", 18) == 0;
+            int is_devices = (len == 18 && memcmp(k, "\"deviceProperties\"", 18) == 0) ||
+                             (len == 19 && memcmp(k, "\"computeProperties\"", 19) == 0); /* Kineto before 1.10 */
             int is_dist = len == 17 && memcmp(k, "\"distributedInfo\"", 17) == 0;
             analyze_json_consume(j, len);
             if (analyze_json_peek(j) != ':') {
