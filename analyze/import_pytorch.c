@@ -699,6 +699,7 @@ static const char *const known_cats[] = {
     "mtia_runtime",
     "mtia_ccp_events",
     "fwdbwd",
+    "async",
     "gpu_sync",
     "cuda_sync",
     "privateuse1_runtime",
