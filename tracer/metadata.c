@@ -81,9 +81,10 @@ static long unpacketize(char *b, long n)
         const uint32_t content = u32_in(u + off + 24, be) / 8, packet = u32_in(u + off + 28, be) / 8;
         if (content < META_HEADER || packet < content || u[off + 32] || u[off + 33] || u[off + 34])
             return -1; /* compressed, encrypted or checksummed: not for a scan */
-        const long end = off + (long)content <= n ? off + (long)content : n;
-        memmove(b + out, b + off + META_HEADER, (size_t)(end - off - META_HEADER));
-        out += end - off - META_HEADER;
+        if ((long)content > n - off)
+            return -1; /* cut short: what is missing may be the fathom event classes */
+        memmove(b + out, b + off + META_HEADER, content - META_HEADER);
+        out += (long)content - META_HEADER;
         off += packet;
     }
     b[out] = '\0';
