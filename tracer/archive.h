@@ -50,7 +50,7 @@ const char *tracer_archive_strstatus(tracer_archive_status st);
  * this, skips blank lines and lines starting with `#`, and rejects
  * malformed lines, unknown escapes and duplicate keys.
  *
- * Keys written by `fathom record` (DESIGN section 5): schema, model, mode,
+ * Keys written by `fathom record` (docs/design.md, "Archives"): schema, model, mode,
  * preset, host, cpu, blas, threads, created, and `events.<name>=<count>`.
  * ---------------------------------------------------------------------- */
 #define TRACER_MANIFEST_KEY_MAX 128
