@@ -12,6 +12,7 @@
 #include "analyze/roofline.h"
 #include "base/alloc.h"
 #include "tracer/output.h"
+#include "tracer/live.h"
 #include "tracer/read.h"
 
 #include <math.h>
@@ -143,6 +144,39 @@ static int gives_up(int mismatch, const char *w, int strict)
     return strict;
 }
 
+/* Before reading a live session: 0 when the relay holds it, or when it
+ * may be yet to begin (a name of the user's: lttng-live waits for it);
+ * else the one-line error, and 1: the relay does not answer, or a session
+ * `fathom record` named (it has begun) is no longer there -- it ended, and
+ * a relay keeps no ended session for viewers that come later: its trace is
+ * in the relay's output folder, which a relay on this machine tells. */
+static int live_check(const char *url)
+{
+    tracer_live_url u;
+    int found = 0;
+    char when[64], where[4096];
+    if (tracer_live_parse(url, &u) != 0 || !*u.session)
+        return 0; /* not a session's URL: lttng-live says what is wrong */
+    if (tracer_live_find(&u, &found, NULL) != TRACER_OK) {
+        cli_error(cmd, "%s", base_errmsg());
+        return 1;
+    }
+    if (found || !tracer_live_default_name(u.session, when, sizeof when))
+        return 0;
+    int st = tracer_live_stored(&u, where, sizeof where);
+    if (st == 1)
+        cli_error(cmd,
+                  "%s: the recording (begun %s) has ended and the relay no longer serves it; its trace is in %s "
+                  "(fathom analyze breakdown %s)",
+                  url, when, where, where);
+    else
+        cli_error(cmd,
+                  "%s: the recording (begun %s) has ended and the relay no longer serves it; its trace is in the "
+                  "relay's output folder (lttng-relayd --output, default ~/lttng-traces), under %s/%s-*",
+                  url, when, *u.host ? u.host : "HOST", u.session);
+    return 1;
+}
+
 /* `fathom analyze NAME` (an, what: its name) or, an NULL, `fathom report` */
 static int run(const analyze_analysis *an, const char *what, int argc, char **argv, int first);
 
@@ -170,22 +204,37 @@ static int list_sessions(int argc, char **argv)
 }
 
 /* A live session's table so far: on a terminal redrawn in place, piped one
- * table after another (each headed by the time it was taken). */
+ * table after another (each headed by what it shows: the steps so far, the
+ * model, mode and host).  Until the session's first events: a line on
+ * stderr at every interval saying what it waits for. */
 typedef struct live_view {
     const analyze_analysis *an;
     const analyze_options *opts;
     cli_format fmt;
     int tty, shown;
+    const char *url;
+    tracer_live_url u;
+    double t0, interval;
+    unsigned waits;
 } live_view;
 
 static int live_table(void *ctx, const analyze_profile *snap)
 {
     live_view *v = ctx;
     analyze_profile *one[1] = { (analyze_profile *)snap };
+    if (!snap->meta.have_begin) { /* nothing of the session yet (or no statedump since joining) */
+        v->waits++;
+        cli_error(cmd, "%s: waiting for %s (%.0f s)", v->url,
+                  snap->diag.events ? "the recorder's next statedump" : "the session to start", v->waits * v->interval);
+        return 0;
+    }
     if (v->tty)
         fputs("\033[H\033[J", stdout);
-    else
-        printf("== so far: %llu steps (the session goes on)\n", (unsigned long long)snap->steps_seen);
+    printf("== %s/%s on %s: %llu steps so far, recording goes on", analyze_profile_model(snap),
+           analyze_profile_mode(snap), *v->u.host ? v->u.host : "?", (unsigned long long)snap->steps_seen);
+    if (snap->joined)
+        printf(" (joined at step %llu)", (unsigned long long)snap->joined_step);
+    putchar('\n');
     void *res = NULL;
     int io = v->an->create(one, 1, v->opts, &res) != ANALYZE_OK || v->an->print(stdout, res, v->fmt, v->opts);
     v->an->destroy(res);
@@ -368,10 +417,15 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     }
     rc = 1;
     int warned = 0;
-    live_view lv = { .an = an, .opts = &ao, .fmt = fmt, .tty = isatty(1) };
+    live_view lv = { .an = an, .opts = &ao, .fmt = fmt, .tty = isatty(1), .url = traces[0], .interval = interval };
+    for (size_t i = 0; i < nt; i++) /* a live session: the relay holds it, or it has ended */
+        if (strncmp(traces[i], "net://", 6) == 0 && live_check(traces[i]) != 0)
+            goto done;
     /* a live session read alone: its table so far at every interval */
     int live = nt == 1 && strncmp(traces[0], "net://", 6) == 0 && an && (an->takes & ANALYZE_TAKES_LIVE) &&
                fmt == CLI_TEXT; /* CSV and JSON: one document, the final one */
+    if (live)
+        tracer_live_parse(traces[0], &lv.u);
     ro.progress = live ? live_table : NULL;
     ro.progress_ctx = &lv;
     ro.interval = interval;

@@ -108,6 +108,9 @@ analyze_status analyze_read_many(const char *const *sources, size_t n, const ana
     tracer_decode_jobs_isolated(jobs, n);
     for (size_t i = 0; i < n; i++) {
         if (jobs[i].status) {
+            /* a live session cut short (its relay gone): the table so far first */
+            if (rs[i].cbs.tick && !analyze_sink_failed(rs[i].sink) && analyze_sink_tick(rs[i].sink) != 0)
+                base_errmsg_clear();
             if (analyze_sink_failed(rs[i].sink)) /* the sink's own reason (an unknown schema...) */
                 rc = analyze_fail(ANALYZE_ERR_INPUT, "%s", analyze_sink_error(rs[i].sink));
             else

@@ -113,6 +113,34 @@ static int cb_run_begin(void *user, const tracer_run *r)
     return analyze_profile_run_begin(p, &m);
 }
 
+/* A late viewer's start (decode.h): a fresh profile from the run so far. */
+static int cb_run_state(void *user, const tracer_run *r, const tracer_state *st)
+{
+    traceprof *t = user;
+    analyze_sink *s = t->sink;
+    analyze_profile *p = analyze_profile_create(t->prof->source, s->o.skip_first, s->o.skip_last);
+    if (!p || (s->o.dataflow && analyze_profile_follow_flow(p))) {
+        analyze_profile_destroy(p);
+        return -1;
+    }
+    analyze_profile_destroy(t->prof);
+    t->prof = p;
+    memset(t->opcache, 0, sizeof t->opcache);
+    memset(t->phcache, 0, sizeof t->phcache);
+    memset(t->rolecache, 0, sizeof t->rolecache);
+    if (cb_run_begin(user, r))
+        return -1;
+    analyze_stat steps;
+    analyze_stat_init(&steps);
+    if (st->steps_done) {
+        steps.count = st->steps_done;
+        steps.ns = st->step_ns;
+        steps.min_ns = st->step_min_ns;
+        steps.max_ns = st->step_max_ns;
+    }
+    return analyze_profile_joined(p, &steps, st->outside_ops);
+}
+
 static int cb_run_end(void *user, int32_t status, uint64_t ops)
 {
     analyze_profile_run_end(((traceprof *)user)->prof, status, ops);
@@ -130,10 +158,9 @@ static int cb_step_end(void *user, uint64_t ts, uint32_t step, double loss)
     return analyze_profile_step_end(((traceprof *)user)->prof, ts, step);
 }
 
-static int cb_op(void *user, const tracer_op *o)
+/* n's op type and phase (interned once per enum value); -1 out of memory. */
+static int op_of(traceprof *t, const tracer_node *n, analyze_phase *phase)
 {
-    traceprof *t = user;
-    const tracer_node *n = o->node;
     int op = -1, cacheable = n->op_value >= 0 && n->op_value < OPCACHE_MAX;
     if (cacheable && t->opcache[n->op_value])
         op = t->opcache[n->op_value] - 1;
@@ -153,6 +180,34 @@ static int cb_op(void *user, const tracer_op *o)
         if (key >= 0)
             t->phcache[key] = (int8_t)(ph + 1);
     }
+    *phase = ph;
+    return op;
+}
+
+static int cb_totals(void *user, const tracer_node *n, uint64_t count, uint64_t ns, uint64_t min_ns, uint64_t max_ns)
+{
+    traceprof *t = user;
+    analyze_phase ph;
+    int op = op_of(t, n, &ph);
+    if (op < 0)
+        return -1;
+    analyze_stat st = { .count = count,
+                        .ns = ns,
+                        .min_ns = min_ns,
+                        .max_ns = max_ns,
+                        .flops = count * n->flops,
+                        .bytes = count * n->bytes };
+    return analyze_profile_totals(t->prof, op, ph, &st);
+}
+
+static int cb_op(void *user, const tracer_op *o)
+{
+    traceprof *t = user;
+    const tracer_node *n = o->node;
+    analyze_phase ph;
+    int op = op_of(t, n, &ph);
+    if (op < 0)
+        return -1;
     if (t->sink->o.dataflow &&
         analyze_profile_flow_op(t->prof, o->begin, o->end, n->inputs, n->nin, n->outputs, n->nout))
         return -1;
@@ -190,6 +245,8 @@ static const tracer_decode_cbs sink_cbs = {
     .op = cb_op,
     .tensor_alloc = cb_tensor_alloc,
     .tensor_free = cb_tensor_free,
+    .run_state = cb_run_state,
+    .totals = cb_totals,
     .no_dataflow = 1,
 };
 
