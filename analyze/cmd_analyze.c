@@ -224,8 +224,9 @@ static int live_table(void *ctx, const analyze_profile *snap)
     analyze_profile *one[1] = { (analyze_profile *)snap };
     if (!snap->meta.have_begin) { /* nothing of the session yet (or no statedump since joining) */
         v->waits++;
-        cli_error(cmd, "%s: waiting for %s (%.0f s)", v->url,
-                  snap->diag.events ? "the recorder's next statedump" : "the session to start", v->waits * v->interval);
+        cli_error(cmd, "%s: waiting for %s (%.1f s)", v->url,
+                  snap->diag.events ? "the recorder's next statedump" : "the session's first events",
+                  v->waits * v->interval);
         return 0;
     }
     if (v->tty)

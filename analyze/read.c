@@ -109,8 +109,17 @@ analyze_status analyze_read_many(const char *const *sources, size_t n, const ana
     for (size_t i = 0; i < n; i++) {
         if (jobs[i].status) {
             /* a live session cut short (its relay gone): the table so far first */
-            if (rs[i].cbs.tick && !analyze_sink_failed(rs[i].sink) && analyze_sink_tick(rs[i].sink) != 0)
-                base_errmsg_clear();
+            int so_far = 0;
+            if (rs[i].cbs.tick && !analyze_sink_failed(rs[i].sink)) {
+                so_far = analyze_sink_tick(rs[i].sink) == 0;
+                if (!so_far)
+                    base_errmsg_clear();
+            }
+            if (so_far && !analyze_sink_failed(rs[i].sink)) {
+                rc = analyze_fail(ANALYZE_ERR_INPUT, "%s (the session was cut short: the table above is what had come)",
+                                  jobs[i].err);
+                goto end;
+            }
             if (analyze_sink_failed(rs[i].sink)) /* the sink's own reason (an unknown schema...) */
                 rc = analyze_fail(ANALYZE_ERR_INPUT, "%s", analyze_sink_error(rs[i].sink));
             else

@@ -324,9 +324,12 @@ void analyze_sink_set_progress(analyze_sink *s, analyze_progress_fn fn, void *ct
 int analyze_sink_tick(void *sink)
 {
     analyze_sink *s = sink;
-    if (!s->progress || !s->ntp)
+    if (!s->progress)
         return 0;
-    analyze_profile *snap = analyze_profile_snapshot(s->tp[0]->prof);
+    /* nothing yet (a live session still to begin): an empty profile says so */
+    analyze_profile *snap = s->ntp ? analyze_profile_snapshot(s->tp[0]->prof) : analyze_profile_create(s->source, 0, 0);
+    if (snap && !s->ntp)
+        analyze_profile_finish(snap);
     if (!snap)
         return fail(s, "out of memory");
     int rc = s->progress(s->progress_ctx, snap);

@@ -147,7 +147,11 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         if (!quiet && !relay)
             fprintf(stderr, "%s: %" PRIu64 " events, %" PRIu64 " ops, %" PRIu64 " step%s, 0 discarded, %.1f s\n", label,
                     r->stats.events, r->stats.op_pairs, r->stats.steps, r->stats.steps == 1 ? "" : "s", r->seconds);
-        if (r->interrupted) {
+        if (r->interrupted && relay) {
+            cli_error(CMD, "%s: interrupted by signal %d; the relay has its trace, with status=interrupted", label,
+                      r->interrupted);
+            rc = 128 + r->interrupted;
+        } else if (r->interrupted) {
             cli_error(CMD, "%s: interrupted by signal %d after %" PRIu64 " steps; archived with status=interrupted",
                       label, r->interrupted, r->stats.steps);
             rc = 128 + r->interrupted;
