@@ -339,6 +339,8 @@ int analyze_sink_tick(void *sink)
 
 int analyze_sink_failed(const analyze_sink *s) { return s->err[0] != '\0'; }
 
+int analyze_sink_described(const analyze_sink *s) { return s->ntp && s->tp[0]->prof->meta.have_begin; }
+
 /* Hands the profiles over, each with its traces' diagnostics: from the
  * sink's decoder, or `diag` (decoding done elsewhere: one profile). */
 static analyze_profile **take(analyze_sink *s, const tracer_decode_diag *diag, size_t *n)
