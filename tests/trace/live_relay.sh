@@ -149,4 +149,77 @@ for pair in "$s1:$u1" "$s2:$u2"; do
 done
 note "two recorders (hosts $(hostname) and fathom-other-machine) analyzed together live"
 check_no_session_left
+
+# A fleet: two recorders in network namespaces of their own (each with its
+# host name and session daemon), a relay in a third, joined by veth pairs;
+# `analyze net://RELAY` lists both sessions, `--all` watches both live.
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
+    note "not root (or no ip): the network-namespace fleet is left out"
+    echo PASS
+    exit 0
+fi
+NS="fathom$$"
+netns_down() {
+    for n in r a b; do ip netns del "$NS$n" 2>/dev/null; done
+}
+trap 'cleanup; netns_down' EXIT
+ip netns add "${NS}r" 2>/dev/null || { note "cannot make network namespaces here: the fleet part is left out"; echo PASS; exit 0; }
+ip netns add "${NS}a" && ip netns add "${NS}b" || fail "ip netns add"
+ip -n "${NS}r" link set lo up && ip -n "${NS}a" link set lo up && ip -n "${NS}b" link set lo up || fail "lo up"
+k=1
+for n in a b; do # a veth pair from each recorder's namespace to the relay's: 10.77.k.2 -> 10.77.k.1
+    ip link add "v$$$n" netns "$NS$n" type veth peer name "w$$$n" netns "${NS}r" || fail "ip link add veth"
+    ip -n "$NS$n" addr add "10.77.$k.2/24" dev "v$$$n" && ip -n "$NS$n" link set "v$$$n" up &&
+        ip -n "${NS}r" addr add "10.77.$k.1/24" dev "w$$$n" && ip -n "${NS}r" link set "w$$$n" up || fail "veth $n"
+    k=$((k + 1))
+done
+ip netns exec "${NS}r" lttng-relayd -o "$T/fleet" >"$T/fleet-relayd.log" 2>&1 &
+frelay=$!
+OWN_PIDS="$OWN_PIDS $frelay"
+for _ in $(seq 60); do ip netns exec "${NS}r" ss -ltn | grep -q ":5344 " && break; sleep 0.1; done
+# a recorder on host fleet-$1, in namespace $2, to relay address $3 (default ports)
+fleet_record() {
+    ip netns exec "$2" unshare --uts --mount --propagation private sh -c '
+        hostname "$1" && mkdir -p /var/run/lttng && mount -t tmpfs none /var/run/lttng &&
+        mount -t tmpfs none /dev/shm && HOME=$2 exec "$3" record "$4" --preset tiny --steps 1000000 \
+            --live-timer 200000 --relay "net://$5"' sh "fleet-$1" "$T" "$FATHOM" "$4" "$3" \
+        >"$T/fleet-$1.out" 2>"$T/fleet-$1.err" &
+}
+fleet_record a "${NS}a" 10.77.1.1 memnet
+fa=$!
+fleet_record b "${NS}b" 10.77.2.1 autoenc
+fb=$!
+OWN_PIDS="$OWN_PIDS $fa $fb"
+for f in a b; do
+    for _ in $(seq 200); do grep -q "live at" "$T/fleet-$f.err" && break; sleep 0.05; done
+    grep -q "live at net://10.77.*/host/fleet-$f/" "$T/fleet-$f.err" || fail "recorder $f: $(cat "$T/fleet-$f.err")"
+done
+ip netns exec "${NS}r" "$FATHOM" analyze breakdown net://127.0.0.1 >"$T/fleet-list.txt" 2>&1 ||
+    fail "listing the fleet: $(cat "$T/fleet-list.txt")"
+grep -Eq '^fleet-a +fathom-[^ ]+ +memnet +train ' "$T/fleet-list.txt" &&
+    grep -Eq '^fleet-b +fathom-[^ ]+ +autoenc +train ' "$T/fleet-list.txt" ||
+    fail "the list does not show both sessions with their model: $(cat "$T/fleet-list.txt")"
+FATHOM_LIVE_LINGER=1 ip netns exec "${NS}r" "$FATHOM" analyze breakdown --all --interval 0.5 --top 3 net://127.0.0.1 \
+    >"$T/fleet-all.txt" 2>"$T/fleet-all.err" &
+fall=$!
+OWN_PIDS="$OWN_PIDS $fall"
+both=0
+for _ in $(seq 300); do
+    awk '/^== 2 live sessions/ { b = "" } { b = b $0 "\n" } END { printf "%s", b }' "$T/fleet-all.txt" >"$T/fleet-last.txt"
+    if grep -Eq '^fleet-a .* memnet/train: [0-9]+ steps so far, .* in [1-9][0-9]* ops' "$T/fleet-last.txt" &&
+        grep -Eq '^fleet-b .* autoenc/train: [0-9]+ steps so far, .* in [1-9][0-9]* ops' "$T/fleet-last.txt"; then
+        both=1
+        break
+    fi
+    sleep 0.1
+done
+[ $both = 1 ] || fail "--all did not show both sessions live: $(tail -4 "$T/fleet-all.txt") $(cat "$T/fleet-all.err")"
+kill -INT "$fa" "$fb"
+wait "$fa"; wait "$fb"
+wait "$fall" || fail "--all failed: $(cat "$T/fleet-all.err")"
+grep -q '^== memnet train (tiny' "$T/fleet-all.txt" && grep -q '^== autoenc train (tiny' "$T/fleet-all.txt" ||
+    fail "--all's final analysis lacks a session: $(tail -20 "$T/fleet-all.txt")"
+kill "$frelay"; wait "$frelay" 2>/dev/null
+netns_down
+note "fleet: fleet-a (memnet) and fleet-b (autoenc) in network namespaces, listed and watched live with --all"
 echo PASS
