@@ -2,7 +2,7 @@
  *
  * Built by feeding it the trace's events in time order (analyze/sink.c does
  * that from Babeltrace2 messages); it knows nothing of Babeltrace2 or of the
- * engine, only the trace schema (DESIGN section 4).  Memory grows with the
+ * engine, only the trace schema (docs/design.md, "The trace").  Memory grows with the
  * number of op types, tensors alive and ops in flight, never with the number
  * of events: per-step statistics are folded into the totals as soon as a
  * step can no longer be one of the last `skip_last` steps.
@@ -54,6 +54,7 @@ typedef struct analyze_meta {
     uint64_t seed;
     int32_t status; /* run_end */
     uint64_t ops;   /* run_end: op invocations executed */
+    char *skipped;  /* the source's CTF traces set aside as not fathom's, "PATH (why); ..." (NULL: none) */
 } analyze_meta;
 
 /* What went wrong while reading: every non-zero count is a warning. */

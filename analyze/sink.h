@@ -2,8 +2,8 @@
  *
  * Shared by the in-process graph of `fathom analyze` (analyze/read.c, a
  * simple sink) and the Babeltrace2 plugin (analyze/plugin.c, sink
- * component classes sink.fathom.*).  Knows the trace schema (DESIGN
- * section 4) by event and field names only: enum labels give op, class,
+ * component classes sink.fathom.*).  Knows the trace schema (docs/design.md,
+ * "The trace") by event and field names only: enum labels give op, class,
  * phase, mode and role names, so a trace from any version is readable.
  */
 #ifndef FATHOM_ANALYZE_SINK_H

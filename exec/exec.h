@@ -489,7 +489,7 @@ int exec_matmul_choice(int64_t M, int64_t N, int64_t K, int ta, int tb);
 
 /* ---- the hook (executor.c) ---------------------------------------------- */
 /* The one interface between the engine and the tracer (trace schema 2,
- * DESIGN section 4). While no hook set is installed each op costs one
+ * docs/design.md, "The trace"). While no hook set is installed each op costs one
  * predicted branch. While one is:
  *   - before a graph's first run under these hooks, node_def describes each
  *     of its nodes once (op, data flow, attributes, FLOPs and bytes);

@@ -735,7 +735,7 @@ static uint64_t *thread_last(dtrace *t, uint64_t vpid, uint64_t vtid)
     return &t->thr[t->nthr++].last;
 }
 
-/* One ops event's records (DESIGN section 4): a thread emits them after
+/* One ops event's records (docs/design.md, "The trace"): a thread emits them after
  * they ran and empties its buffer, so each begins after the thread's last
  * ops event, no later than it ends, and ends no later than the event that
  * carries it (ts; not in an imported trace). A record outside that, which

@@ -1,6 +1,6 @@
 /* decode.h -- the one decoder of fathom traces: Babeltrace2 messages in,
- * the same op records out for trace schema 2 and schema 1 (DESIGN
- * section 4; fathom-trace(5)).
+ * the same op records out for trace schema 2 and schema 1 (docs/design.md,
+ * "The trace"; fathom-trace(5)).
  *
  * Every reader (the analyses and the plugin's sinks, `info`, the recorder's
  * check, replay, the Perfetto export) feeds the messages of its graph to a

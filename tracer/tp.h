@@ -1,5 +1,5 @@
 /* tp.h -- the LTTng-UST tracepoint provider `fathom`, trace schema version 2
- * (DESIGN.md section 4; man fathom-trace(5)).  Each graph node is described
+ * (docs/design.md, "The trace"; man fathom-trace(5)).  Each graph node is described
  * once (node_def); op invocations are timed by the executing thread into a
  * buffer of its own and emitted in batches (ops).  Field and event names are a
  * contract: analyzers, replay and outside tools read them.

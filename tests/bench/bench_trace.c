@@ -18,7 +18,7 @@
  *                    [--relay net://HOST:CTRL:DATA [--restate S]]  (stream live, with the
  *                    statedump for late viewers every S s: the recorder's default 1)
  *
- * Targets (DESIGN section 4, schema 2): disabled under 2 ns an op, traced /
+ * Targets (docs/design.md, "The trace", schema 2): disabled under 2 ns an op, traced /
  * untraced at most 1.01 on every workload.  Exit status 0 unless a
  * measurement could not be made (targets are reported, not asserted).
  * tests/bench/bench_schema.sh compares archive bytes per op and analysis
