@@ -596,6 +596,33 @@ int analyze_profile_op(analyze_profile *p, uint64_t begin, uint64_t end, int op,
     return 0;
 }
 
+int analyze_profile_joined(analyze_profile *p, const analyze_stat *steps, uint64_t outside_ops)
+{
+    state *s = p->priv;
+    p->joined = 1;
+    p->joined_step = steps->count;
+    p->steps_seen = steps->count;
+    s->next_ordinal = steps->count;
+    analyze_stat_merge(&p->step, steps);
+    p->ops_seen += outside_ops;
+    return 0;
+}
+
+int analyze_profile_totals(analyze_profile *p, int op, analyze_phase phase, const analyze_stat *st)
+{
+    state *s = p->priv;
+    if (op < 0 || (size_t)op >= p->nops || !st->count)
+        return 0;
+    if (bucket_fit(&s->total, p->nops))
+        return -1;
+    size_t i = (size_t)op * ANALYZE_NPHASE + phase;
+    if (s->total.st[i].count == 0)
+        s->total.touched[s->total.ntouched++] = (uint32_t)i;
+    analyze_stat_merge(&s->total.st[i], st);
+    p->ops_seen += st->count;
+    return 0;
+}
+
 /* ---- tensors ------------------------------------------------------------------ */
 static tensor *tens_slot(state *s, uint32_t id, int insert)
 {
@@ -686,7 +713,8 @@ void analyze_profile_tensor_free(analyze_profile *p, uint32_t id)
     state *s = p->priv;
     tensor *t = tens_slot(s, id, 0);
     if (!t) {
-        p->diag.unknown_frees++;
+        if (!p->joined) /* a late viewer never saw the allocations before it joined */
+            p->diag.unknown_frees++;
         return;
     }
     tensor_release(p, t);

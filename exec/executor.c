@@ -43,6 +43,8 @@ void exec_hooks_set(const exec_hooks *h)
 
 const exec_hooks *exec_hooks_cur(void) { return g_hooks_ptr; }
 
+void exec_trace_restate(void) { atomic_fetch_add(&g_hooks_epoch, 1); }
+
 void exec_trace_buffer_set(uint32_t records)
 {
     if (records == 0)
@@ -181,6 +183,8 @@ static void trace_node_defs(exec_graph *g, const exec_hooks *h)
         exec_op_table[g->nodes[j].op].cost(g, &g->nodes[j], &flops, &bytes);
         h->node_def(h->ctx, g, &g->nodes[j], flops, bytes);
     }
+    if (h->graph_described)
+        h->graph_described(h->ctx, g);
 }
 
 /* Each worker keeps its scratch in the graph across runs (slot = worker). */

@@ -73,7 +73,9 @@ enum wire {
     W_CURRENT,
     W_DIAG,
     W_DONE,
-    W_NODE_INTERN
+    W_NODE_INTERN,
+    W_RUN_STATE,
+    W_TOTALS
 };
 
 /* Formats a job's own message (jobs decode side by side: each keeps its
@@ -298,11 +300,8 @@ static int c_event(void *user, const char *name, uint64_t ts)
     return w_end(w);
 }
 
-static int c_run_begin(void *user, const tracer_run *r)
+static void w_run(wbuf *w, const tracer_run *r)
 {
-    wbuf *w = user;
-    w_current(w);
-    w_begin(w, W_RUN_BEGIN);
     W_VAL(w, r->schema);
     w_str(w, r->model);
     w_str(w, r->mode);
@@ -315,6 +314,39 @@ static int c_run_begin(void *user, const tracer_run *r)
     W_VAL(w, r->threads);
     W_VAL(w, r->inter);
     W_VAL(w, r->seed);
+}
+
+static int c_run_begin(void *user, const tracer_run *r)
+{
+    wbuf *w = user;
+    w_current(w);
+    w_begin(w, W_RUN_BEGIN);
+    w_run(w, r);
+    return w_end(w);
+}
+
+static int c_run_state(void *user, const tracer_run *r, const tracer_state *st)
+{
+    wbuf *w = user;
+    w_current(w);
+    w_begin(w, W_RUN_STATE);
+    w_run(w, r);
+    W_VAL(w, *st);
+    return w_end(w);
+}
+
+static int c_totals(void *user, const tracer_node *n, uint64_t count, uint64_t ns, uint64_t min_ns, uint64_t max_ns)
+{
+    wbuf *w = user;
+    int64_t id = node_id(w, n, 0);
+    w_begin(w, W_TOTALS);
+    W_VAL(w, id);
+    if (id < 0)
+        w_node(w, n);
+    W_VAL(w, count);
+    W_VAL(w, ns);
+    W_VAL(w, min_ns);
+    W_VAL(w, max_ns);
     return w_end(w);
 }
 
@@ -603,6 +635,8 @@ static void child_main(const tracer_trace *t, const char *source, int fd, int wa
         .op = c_op,
         .tensor_alloc = c_tensor_alloc,
         .tensor_free = c_tensor_free,
+        .run_state = c_run_state,
+        .totals = c_totals,
         .no_dataflow = no_dataflow,
     };
     w.dec = tracer_decoder_create(&cbs, &w);
@@ -781,8 +815,10 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         tracer_decode_set_current(ts, vpid, vtid);
         return 0;
     }
-    case W_RUN_BEGIN: {
+    case W_RUN_BEGIN:
+    case W_RUN_STATE: {
         tracer_run run;
+        tracer_state st;
         R_VAL(r, run.schema);
         run.model = r_str(r);
         run.mode = r_str(r);
@@ -795,7 +831,32 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         R_VAL(r, run.threads);
         R_VAL(r, run.inter);
         R_VAL(r, run.seed);
+        if (kind == W_RUN_STATE) {
+            R_VAL(r, st);
+            return r->bad ? -2 : cb->run_state ? cb->run_state(P->user, &run, &st) : 0;
+        }
         return r->bad ? -2 : cb->run_begin ? cb->run_begin(P->user, &run) : 0;
+    }
+    case W_TOTALS: {
+        int64_t id;
+        const tracer_node *n;
+        uint64_t v[4];
+        R_VAL(r, id);
+        if (r->bad || id >= (int64_t)P->nnodes)
+            return -2;
+        if (id >= 0) {
+            n = &P->nodes[id]->n;
+        } else {
+            if (r_node(r, &P->scratch))
+                return r->bad ? -2 : -1;
+            n = &P->scratch.n;
+        }
+        for (int k = 0; k < 4; k++)
+            R_VAL(r, v[k]);
+        if (r->bad)
+            return -2;
+        P->records += v[0];
+        return cb->totals ? cb->totals(P->user, n, v[0], v[1], v[2], v[3]) : 0;
     }
     case W_RUN_END: {
         int32_t status;
