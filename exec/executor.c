@@ -235,7 +235,7 @@ static exec_status dispatch_traced(exec_kctx *k, const exec_node *n)
         b->hooks = k->hooks;
     }
     uint64_t t0 = exec_mono_ns();
-    exec_status s = exec_op_table[n->op].fwd(k, n);
+    exec_status s = exec_kernels_now()[n->op](k, n);
     uint64_t t1 = exec_mono_ns();
     uint32_t i = b->n;
     b->nodes[i] = n->id;
@@ -253,7 +253,7 @@ static exec_status exec_dispatch(exec_kctx *k, const exec_node *n)
         return exec_fail(EXEC_ERR_INTERRUPTED, "interrupted by signal %d", (int)g_interrupt);
     if (__builtin_expect(k->hooks != NULL, 0))
         return dispatch_traced(k, n);
-    return exec_op_table[n->op].fwd(k, n);
+    return exec_kernels_now()[n->op](k, n);
 }
 
 /* ---- dependencies: RAW, WAR and WAW edges in build order ------------- */
