@@ -222,7 +222,7 @@ void analyze_profile_destroy(analyze_profile *p)
     exec_free(p->mem_steps);
     analyze_meta *m = &p->meta;
     exec_free(m->model), exec_free(m->mode), exec_free(m->preset), exec_free(m->version), exec_free(m->blas),
-        exec_free(m->cpu);
+        exec_free(m->cpu), exec_free(m->skipped);
     exec_free(p->source);
     exec_free(p);
 }
@@ -286,9 +286,10 @@ analyze_profile *analyze_profile_snapshot(const analyze_profile *p)
     c->mem_steps = NULL, c->nmem_steps = 0;
     c->meta = m; /* the counts and flags; then the strings, owned */
     c->meta.model = c->meta.mode = c->meta.preset = c->meta.version = c->meta.blas = c->meta.cpu = NULL;
+    c->meta.skipped = NULL;
     if (dup_field(&c->meta.model, m.model) || dup_field(&c->meta.mode, m.mode) ||
         dup_field(&c->meta.preset, m.preset) || dup_field(&c->meta.version, m.version) ||
-        dup_field(&c->meta.blas, m.blas) || dup_field(&c->meta.cpu, m.cpu))
+        dup_field(&c->meta.blas, m.blas) || dup_field(&c->meta.cpu, m.cpu) || dup_field(&c->meta.skipped, m.skipped))
         goto oom;
     c->diag = p->diag;
     if (p->nops) {
@@ -831,6 +832,7 @@ int analyze_profile_warnings(const analyze_profile *p, char *buf, size_t len)
     W(d->unknown_frees, "%llu tensor_free events of unknown tensors\n", (unsigned long long)d->unknown_frees);
     W(d->run_begins > 1, "%llu run_begin events: several runs are summed\n", (unsigned long long)d->run_begins);
     W(!p->meta.have_begin, "no fathom:run_begin event: model and mode unknown\n");
+    W(p->meta.skipped, "skipped %s\n", p->meta.skipped);
     W(p->meta.have_end && p->meta.ops != p->ops_seen + d->unmatched_begin + d->undefined_nodes,
       "run_end says %llu ops ran, the trace holds %llu\n", (unsigned long long)p->meta.ops,
       (unsigned long long)(p->ops_seen + d->unmatched_begin + d->undefined_nodes));

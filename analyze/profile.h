@@ -54,6 +54,7 @@ typedef struct analyze_meta {
     uint64_t seed;
     int32_t status; /* run_end */
     uint64_t ops;   /* run_end: op invocations executed */
+    char *skipped;  /* the source's CTF traces set aside as not fathom's, "PATH (why); ..." (NULL: none) */
 } analyze_meta;
 
 /* What went wrong while reading: every non-zero count is a warning. */

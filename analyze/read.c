@@ -32,6 +32,27 @@ static int fill_from_manifest(analyze_profile *p, const tracer_manifest *m)
     return 0;
 }
 
+/* The source's CTF traces that are not fathom's (set aside when it was
+ * opened, tracer/metadata.h), named in the profile's warnings. */
+static int note_skipped(analyze_profile *p, const tracer_trace *t)
+{
+    size_t len = 1;
+    for (size_t i = 0; i < tracer_trace_skipped_count(t); i++)
+        len += strlen(tracer_trace_skipped(t, i)) + 2;
+    if (len == 1)
+        return 0;
+    if (!(p->meta.skipped = exec_malloc(len)))
+        return -1;
+    p->meta.skipped[0] = '\0';
+    for (size_t i = 0; i < tracer_trace_skipped_count(t); i++) {
+        if (i)
+            strcat(p->meta.skipped, "; ");
+        strcat(p->meta.skipped, tracer_trace_skipped(t, i));
+    }
+    base_scrub(p->meta.skipped); /* a folder's names: printed as text */
+    return 0;
+}
+
 /* One source being read: its trace, its sink and its decoding. */
 typedef struct reading {
     tracer_trace *t;
@@ -54,7 +75,7 @@ static analyze_status profile_of(reading *r, const char *source, analyze_profile
         st =
             analyze_fail(ANALYZE_ERR_INPUT, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)",
                          source, n ? v[0]->diag.foreign_events : 0);
-    else if (fill_from_manifest(v[0], tracer_trace_manifest(r->t)))
+    else if (fill_from_manifest(v[0], tracer_trace_manifest(r->t)) || note_skipped(v[0], r->t))
         st = analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", source);
     else
         *out = v[0], v[0] = NULL;
