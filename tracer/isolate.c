@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "tracer/isolate.h"
 
+#include "base/clock.h"
 #include "base/error.h"
 
 #include "tracer/output.h"
@@ -90,7 +91,6 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
-static double now_s(void);
 static unsigned env_unsigned(const char *name, unsigned dflt);
 static double g_run_ended_at, g_last_frame_at, g_last_flush_at; /* the child's live clock */
 
@@ -353,7 +353,7 @@ static int c_totals(void *user, const tracer_node *n, uint64_t count, uint64_t n
 static int c_run_end(void *user, int32_t status, uint64_t ops)
 {
     wbuf *w = user;
-    g_run_ended_at = now_s();
+    g_run_ended_at = base_now_s();
     w_current(w);
     w_begin(w, W_RUN_END);
     W_VAL(w, status);
@@ -502,7 +502,7 @@ static int c_message(void *ctx, const bt_message *msg)
                          "byte (a damaged trace, of events of no size?); FATHOM_DECODE_EVENTS_PER_BYTE=N raises it",
                          w->msgs - 1, w->bytes, env_unsigned("FATHOM_DECODE_EVENTS_PER_BYTE", DECODE_EVENTS_PER_BYTE));
     if (w->live) { /* a live reader wants the records as they come, in a few writes a second */
-        g_last_frame_at = now_s();
+        g_last_frame_at = base_now_s();
         if (w->len && g_last_frame_at - g_last_flush_at > 0.1) {
             w_flush(w);
             g_last_flush_at = g_last_frame_at;
@@ -605,7 +605,7 @@ static int child_live_idle(void)
 {
     if (g_child_w && g_child_w->len) /* nothing more yet: what is buffered goes out now */
         w_flush(g_child_w);
-    double now = now_s(), linger = env_unsigned("FATHOM_LIVE_LINGER", 3);
+    double now = base_now_s(), linger = env_unsigned("FATHOM_LIVE_LINGER", 3);
     return g_run_ended_at > 0 && now - g_last_frame_at >= linger;
 }
 
@@ -962,13 +962,6 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
     }
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static unsigned env_unsigned(const char *name, unsigned dflt)
 {
     const char *v = getenv(name);
@@ -1044,7 +1037,7 @@ static void take_in(chan *c)
         c->open = 0; /* EOF: the child ended (or died) */
         return;
     }
-    c->last = now_s();
+    c->last = base_now_s();
     c->len += (size_t)n;
     if (drain(c) || c->P.done)
         c->open = 0;
@@ -1080,7 +1073,7 @@ static void pump(chan *cs, size_t n)
                 }
             break;
         }
-        double now = now_s();
+        double now = base_now_s();
         k = 0;
         for (size_t i = 0; i < n; i++) {
             chan *c = &cs[i];
@@ -1216,7 +1209,7 @@ static int start(chan *c)
         c->pr = -1;
         return fail(j->err, sizeof j->err, "%s: out of memory", j->source);
     }
-    c->last = c->last_tick = now_s();
+    c->last = c->last_tick = base_now_s();
     c->stall = decode_stall(j->t);
     return 0;
 }
