@@ -1,6 +1,6 @@
 /* import.h -- `fathom import`: traces of other tools (PyTorch profiler
  * traces, PyTorch execution traces) turned into schema-2 fathom traces
- * (DESIGN section 9).
+ * (docs/design.md, "Imported traces").
  *
  *   import_map.c      the op table (import_ops.def): framework op name ->
  *                     class, engine op, FLOP/byte formula over shapes

@@ -42,6 +42,7 @@
 #include "analyze/import_trace.h"
 #include "base/alloc.h"
 #include "base/error.h"
+#include "base/hash.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -70,14 +71,6 @@ struct imp_strtab {
     uint32_t nslots;
 };
 
-static uint64_t hash(const char *s, size_t len)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
-
 static imp_strtab *strtab_create(void) { return exec_calloc(1, sizeof(imp_strtab)); }
 
 static void strtab_destroy(imp_strtab *s)
@@ -101,7 +94,7 @@ static int64_t intern(imp_strtab *s, const char *str, size_t len, int *added)
         if (!slot || ns < s->nslots)
             return exec_free(slot), -1;
         for (uint32_t i = 0; i < s->n; i++) {
-            uint64_t h = hash(s->str[i], strlen(s->str[i])) & (ns - 1);
+            uint64_t h = base_fnv1a(s->str[i], strlen(s->str[i])) & (ns - 1);
             while (slot[h])
                 h = (h + 1) & (ns - 1);
             slot[h] = i + 1;
@@ -110,7 +103,7 @@ static int64_t intern(imp_strtab *s, const char *str, size_t len, int *added)
         s->slot = slot;
         s->nslots = ns;
     }
-    uint64_t h = hash(str, len) & (s->nslots - 1);
+    uint64_t h = base_fnv1a(str, len) & (s->nslots - 1);
     for (; s->slot[h]; h = (h + 1) & (s->nslots - 1)) {
         const char *c = s->str[s->slot[h] - 1];
         if (strncmp(c, str, len) == 0 && c[len] == '\0')
@@ -136,20 +129,6 @@ static int64_t intern(imp_strtab *s, const char *str, size_t len, int *added)
 
 const char *imp_str(const imp_strtab *s, uint32_t id) { return id < s->n ? s->str[id] : "?"; }
 uint32_t imp_strcount(const imp_strtab *s) { return s->n; }
-
-/* grow array *p of *cap elements of size sz to hold n+1 */
-static int grow(void *p, size_t *cap, size_t n, size_t sz)
-{
-    if (n < *cap)
-        return 0;
-    size_t nc = *cap ? *cap + *cap / 2 : 64; /* 1.5x: the span records are most of the memory */
-    void *np = exec_realloc(*(void **)p, nc * sz);
-    if (!np)
-        return -1;
-    *(void **)p = np;
-    *cap = nc;
-    return 0;
-}
 
 void imp_trace_destroy(imp_trace *t)
 {
@@ -254,7 +233,7 @@ static int64_t keyed_tensor(imp_trace *t, imp_strtab *keys, const char *key, siz
     int64_t id = intern(keys, key, n, &added);
     if (id < 0 || !added)
         return id;
-    if (grow(&t->tensors, &t->ctensors, t->ntensors, sizeof *t->tensors))
+    if (base_grow(&t->tensors, &t->ctensors, t->ntensors + 1, sizeof *t->tensors))
         return -1;
     imp_tensor *x = &t->tensors[t->ntensors++];
     memset(x, 0, sizeof *x);
@@ -315,7 +294,7 @@ static int64_t add_proto(imp_trace *t, const char *name, int cls, const analyze_
                          const analyze_import_scalar *sc, size_t nsc, int es)
 {
     int64_t nm = name_id(t, name);
-    if (nm < 0 || grow(&t->protos, &t->cprotos, t->nprotos, sizeof *t->protos))
+    if (nm < 0 || base_grow(&t->protos, &t->cprotos, t->nprotos + 1, sizeof *t->protos))
         return -1;
     imp_proto *p = &t->protos[t->nprotos];
     memset(p, 0, sizeof *p);
@@ -379,7 +358,7 @@ static int64_t track_lookup(imp_trace *t, const json_t *pid, const json_t *tid, 
     int64_t id = intern(t->trackkeys, key, (size_t)n, &added);
     if (id < 0 || !added)
         return id;
-    if (t->ntracks >= IMP_MAX_TRACKS || grow(&t->tracks, &t->ctracks, t->ntracks, sizeof *t->tracks))
+    if (t->ntracks >= IMP_MAX_TRACKS || base_grow(&t->tracks, &t->ctracks, t->ntracks + 1, sizeof *t->tracks))
         return -1;
     imp_track *k = &t->tracks[t->ntracks++];
     memset(k, 0, sizeof *k);
@@ -398,7 +377,7 @@ static int64_t track_lookup(imp_trace *t, const json_t *pid, const json_t *tid, 
 
 static int add_rec(imp_trace *t, uint64_t b, uint64_t e, uint32_t track, uint32_t ref, int kind)
 {
-    if (grow(&t->recs, &t->crecs, t->nrecs, sizeof *t->recs))
+    if (base_grow(&t->recs, &t->crecs, t->nrecs + 1, sizeof *t->recs))
         return -1;
     t->recs[t->nrecs++] =
         (imp_rec){ .b = b, .e = e, .track = track & (IMP_MAX_TRACKS - 1), .kind = (uint32_t)kind, .ref = ref };
@@ -407,7 +386,7 @@ static int add_rec(imp_trace *t, uint64_t b, uint64_t e, uint32_t track, uint32_
 
 static int push_step(imp_trace *t, uint64_t b, uint64_t e, uint32_t num)
 {
-    if (grow(&t->steps, &t->csteps, t->nsteps, sizeof *t->steps))
+    if (base_grow(&t->steps, &t->csteps, t->nsteps + 1, sizeof *t->steps))
         return -1;
     t->steps[t->nsteps++] = (imp_step){ .b = b, .e = e, .num = num };
     return 0;
@@ -790,8 +769,8 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
     const json_t *ext = json_object_get(json_object_get(e, "args"), "External id");
     if ((kind == IMP_REC_OP || kind == IMP_REC_KERNEL) && json_is_integer(ext) && (t->sum.devices || kernel)) {
         imp_launch l = { .ext = json_integer_value(ext), .b = b, .track = (uint32_t)track, .proto = (uint32_t)ref };
-        if (kernel ? grow(&t->kern_ext, &t->ckern_ext, t->nkern_ext, sizeof l)
-                   : grow(&t->cpu_ext, &t->ccpu_ext, t->ncpu_ext, sizeof l))
+        if (kernel ? base_grow(&t->kern_ext, &t->ckern_ext, t->nkern_ext + 1, sizeof l)
+                   : base_grow(&t->cpu_ext, &t->ccpu_ext, t->ncpu_ext + 1, sizeof l))
             goto oom;
         if (kernel)
             t->kern_ext[t->nkern_ext++] = l;
@@ -834,7 +813,7 @@ static int64_t node_of(imp_trace *t, uint32_t proto, int phase)
     int64_t id = intern(t->nodekeys, key, (size_t)n, &added);
     if (id < 0 || !added)
         return id;
-    if (grow(&t->nodes, &t->cnodes, t->nnodes, sizeof *t->nodes))
+    if (base_grow(&t->nodes, &t->cnodes, t->nnodes + 1, sizeof *t->nodes))
         return -1;
     t->nodes[t->nnodes++] = (imp_node){
         .proto = proto,
@@ -931,7 +910,7 @@ static int et_node_read(imp_trace *t, et_state *s, const json_t *node, uint64_t 
         t->no_name++;
         return 0;
     }
-    if (grow(&s->n, &s->cap, s->count, sizeof *s->n)) {
+    if (base_grow(&s->n, &s->cap, s->count + 1, sizeof *s->n)) {
         analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
         return -1;
     }
@@ -1177,7 +1156,7 @@ static int resolve(imp_trace *t, int et)
         }
         if (depth && r.e > t->recs[stack[depth - 1]].e)
             t->overlap++;
-        if (grow(&stack, &cap, depth, sizeof *stack))
+        if (base_grow(&stack, &cap, depth + 1, sizeof *stack))
             goto oom;
         stack[depth++] = i;
         if (r.kind == IMP_REC_OP && ops_open)
@@ -1226,7 +1205,7 @@ static int resolve(imp_trace *t, int et)
             t->t1 = t->recs[i].e;
     }
     if (!t->nsteps) { /* a trace without step spans is one step */
-        if (grow(&t->steps, &t->csteps, 0, sizeof *t->steps))
+        if (base_grow(&t->steps, &t->csteps, 1, sizeof *t->steps))
             goto oom;
         t->steps[0] = (imp_step){ .b = t->t0, .e = t->t1, .num = 0 };
         t->nsteps = 1;

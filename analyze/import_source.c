@@ -1,6 +1,6 @@
 /* import_source.c -- src.fathom.pytorch: the Babeltrace2 source that emits
- * an imported trace (import_trace.h) as a schema-2 fathom trace (DESIGN
- * section 4; fathom-trace(5)).
+ * an imported trace (import_trace.h) as a schema-2 fathom trace (docs/design.md,
+ * "The trace"; fathom-trace(5)).
  *
  * One output port per input (`out0`, `out1`, ...), each with its own trace,
  * one stream and one packet.  The stream's events are in time order:

@@ -117,6 +117,34 @@ static int cb_run_begin(void *user, const tracer_run *r)
     return analyze_profile_run_begin(p, &m);
 }
 
+/* A late viewer's start (decode.h): a fresh profile from the run so far. */
+static int cb_run_state(void *user, const tracer_run *r, const tracer_state *st)
+{
+    traceprof *t = user;
+    analyze_sink *s = t->sink;
+    analyze_profile *p = analyze_profile_create(t->prof->source, s->o.skip_first, s->o.skip_last);
+    if (!p || (s->o.dataflow && analyze_profile_follow_flow(p))) {
+        analyze_profile_destroy(p);
+        return -1;
+    }
+    analyze_profile_destroy(t->prof);
+    t->prof = p;
+    memset(t->opcache, 0, sizeof t->opcache);
+    memset(t->phcache, 0, sizeof t->phcache);
+    memset(t->rolecache, 0, sizeof t->rolecache);
+    if (cb_run_begin(user, r))
+        return -1;
+    analyze_stat steps;
+    analyze_stat_init(&steps);
+    if (st->steps_done) {
+        steps.count = st->steps_done;
+        steps.ns = st->step_ns;
+        steps.min_ns = st->step_min_ns;
+        steps.max_ns = st->step_max_ns;
+    }
+    return analyze_profile_joined(p, &steps, st->outside_ops);
+}
+
 static int cb_run_end(void *user, int32_t status, uint64_t ops)
 {
     analyze_profile_run_end(((traceprof *)user)->prof, status, ops);
@@ -153,20 +181,9 @@ static int device_op(traceprof *t, const tracer_op *o, int cls)
     return analyze_devices_add(p->devices, o->vtid, k, o->begin, o->end);
 }
 
-static int cb_op(void *user, const tracer_op *o)
+/* n's op type and phase (interned once per enum value); -1 out of memory. */
+static int op_of(traceprof *t, const tracer_node *n, analyze_phase *phase)
 {
-    traceprof *t = user;
-    const tracer_node *n = o->node;
-    int ckey = n->cls_value >= 0 && n->cls_value < SMALLCACHE_MAX ? (int)n->cls_value : -1, dev;
-    if (ckey >= 0 && t->devcache[ckey]) {
-        dev = t->devcache[ckey] - 2;
-    } else {
-        dev = analyze_device_class_parse(n->cls);
-        if (ckey >= 0)
-            t->devcache[ckey] = (int8_t)(dev + 2);
-    }
-    if (dev >= 0)
-        return device_op(t, o, dev);
     int op = -1, cacheable = n->op_value >= 0 && n->op_value < OPCACHE_MAX;
     if (cacheable && t->opcache[n->op_value])
         op = t->opcache[n->op_value] - 1;
@@ -186,6 +203,44 @@ static int cb_op(void *user, const tracer_op *o)
         if (key >= 0)
             t->phcache[key] = (int8_t)(ph + 1);
     }
+    *phase = ph;
+    return op;
+}
+
+static int cb_totals(void *user, const tracer_node *n, uint64_t count, uint64_t ns, uint64_t min_ns, uint64_t max_ns)
+{
+    traceprof *t = user;
+    analyze_phase ph;
+    int op = op_of(t, n, &ph);
+    if (op < 0)
+        return -1;
+    analyze_stat st = { .count = count,
+                        .ns = ns,
+                        .min_ns = min_ns,
+                        .max_ns = max_ns,
+                        .flops = count * n->flops,
+                        .bytes = count * n->bytes };
+    return analyze_profile_totals(t->prof, op, ph, &st);
+}
+
+static int cb_op(void *user, const tracer_op *o)
+{
+    traceprof *t = user;
+    const tracer_node *n = o->node;
+    int ckey = n->cls_value >= 0 && n->cls_value < SMALLCACHE_MAX ? (int)n->cls_value : -1, dev;
+    if (ckey >= 0 && t->devcache[ckey]) {
+        dev = t->devcache[ckey] - 2;
+    } else {
+        dev = analyze_device_class_parse(n->cls);
+        if (ckey >= 0)
+            t->devcache[ckey] = (int8_t)(dev + 2);
+    }
+    if (dev >= 0)
+        return device_op(t, o, dev);
+    analyze_phase ph;
+    int op = op_of(t, n, &ph);
+    if (op < 0)
+        return -1;
     if (t->sink->o.dataflow &&
         analyze_profile_flow_op(t->prof, o->begin, o->end, n->inputs, n->nin, n->outputs, n->nout))
         return -1;
@@ -223,6 +278,8 @@ static const tracer_decode_cbs sink_cbs = {
     .op = cb_op,
     .tensor_alloc = cb_tensor_alloc,
     .tensor_free = cb_tensor_free,
+    .run_state = cb_run_state,
+    .totals = cb_totals,
     .no_dataflow = 1,
 };
 
@@ -300,9 +357,12 @@ void analyze_sink_set_progress(analyze_sink *s, analyze_progress_fn fn, void *ct
 int analyze_sink_tick(void *sink)
 {
     analyze_sink *s = sink;
-    if (!s->progress || !s->ntp)
+    if (!s->progress)
         return 0;
-    analyze_profile *snap = analyze_profile_snapshot(s->tp[0]->prof);
+    /* nothing yet (a live session still to begin): an empty profile says so */
+    analyze_profile *snap = s->ntp ? analyze_profile_snapshot(s->tp[0]->prof) : analyze_profile_create(s->source, 0, 0);
+    if (snap && !s->ntp)
+        analyze_profile_finish(snap);
     if (!snap)
         return fail(s, "out of memory");
     int rc = s->progress(s->progress_ctx, snap);
@@ -311,6 +371,8 @@ int analyze_sink_tick(void *sink)
 }
 
 int analyze_sink_failed(const analyze_sink *s) { return s->err[0] != '\0'; }
+
+int analyze_sink_described(const analyze_sink *s) { return s->ntp && s->tp[0]->prof->meta.have_begin; }
 
 /* Hands the profiles over, each with its traces' diagnostics: from the
  * sink's decoder, or `diag` (decoding done elsewhere: one profile). */
