@@ -80,11 +80,11 @@ enum slot {
 };
 
 static const char *const slot_name[NSLOT] = {
-    "schema",  "model",  "mode", "preset", "batch",  "steps",   "threads", "inter", "seed",
-    "version", "blas",   "cpu",  "status", "ops",    "step",    "loss",    "seq",   "graph",
-    "node",    "op",     "cls",  "phase",  "inputs", "outputs", "attrs",   "flops", "bytes",
-    "nodes",   "begins", "ends", "id",     "role",   "dtype",   "shape",
-    "steps_done", "step_ns", "step_min_ns", "step_max_ns", "outside_ops", "counts", "ns", "min_ns", "max_ns",
+    "schema",      "model",       "mode",        "preset", "batch",  "steps",   "threads", "inter",      "seed",
+    "version",     "blas",        "cpu",         "status", "ops",    "step",    "loss",    "seq",        "graph",
+    "node",        "op",          "cls",         "phase",  "inputs", "outputs", "attrs",   "flops",      "bytes",
+    "nodes",       "begins",      "ends",        "id",     "role",   "dtype",   "shape",   "steps_done", "step_ns",
+    "step_min_ns", "step_max_ns", "outside_ops", "counts", "ns",     "min_ns",  "max_ns",
 };
 
 #define BIT(f) (1ull << (f))
