@@ -1,5 +1,6 @@
 /* profile.c -- the profile model (see profile.h). */
 #include "analyze/profile.h"
+#include "analyze/device.h"
 
 #include "base/alloc.h"
 
@@ -220,6 +221,7 @@ void analyze_profile_destroy(analyze_profile *p)
     exec_free(p->role_at_peak);
     exec_free(p->role_tensors);
     exec_free(p->mem_steps);
+    analyze_devices_destroy(p->devices);
     analyze_meta *m = &p->meta;
     exec_free(m->model), exec_free(m->mode), exec_free(m->preset), exec_free(m->version), exec_free(m->blas),
         exec_free(m->cpu), exec_free(m->skipped);
@@ -284,7 +286,8 @@ analyze_profile *analyze_profile_snapshot(const analyze_profile *p)
     c->ops = NULL, c->classes = c->roles = NULL, c->nops = c->nclasses = c->nroles = 0;
     c->role_peak = c->role_live = c->role_at_peak = c->role_tensors = NULL;
     c->mem_steps = NULL, c->nmem_steps = 0;
-    c->meta = m; /* the counts and flags; then the strings, owned */
+    c->devices = NULL; /* a live trace's snapshot: its device activity is not copied */
+    c->meta = m;       /* the counts and flags; then the strings, owned */
     c->meta.model = c->meta.mode = c->meta.preset = c->meta.version = c->meta.blas = c->meta.cpu = NULL;
     c->meta.skipped = NULL;
     if (dup_field(&c->meta.model, m.model) || dup_field(&c->meta.mode, m.mode) ||

@@ -128,6 +128,10 @@ typedef struct analyze_profile {
     analyze_mem_step *mem_steps; /* at most ANALYZE_MEM_STEPS_MAX */
     uint64_t mem_steps_dropped;  /* completed steps past that bound */
 
+    /* a GPU trace's device activity (device.h), never in the op times
+     * above; NULL when the trace has none */
+    struct analyze_devices *devices;
+
     /* a live viewer that joined late (tracer/decode.h's run_state): the
      * steps and op totals before the join came from the recorder's
      * statedump; joined_step: the steps done then (--skip-first applies

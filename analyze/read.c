@@ -4,6 +4,7 @@
 #include "analyze/read.h"
 #include "analyze/status.h"
 
+#include "analyze/device.h"
 #include "analyze/sink.h"
 #include "base/alloc.h"
 #include "base/error.h"
@@ -77,6 +78,10 @@ static analyze_status profile_of(reading *r, const char *source, analyze_profile
             analyze_fail(ANALYZE_ERR_INPUT, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)",
                          source, n ? v[0]->diag.foreign_events : 0);
     else if (fill_from_manifest(v[0], tracer_trace_manifest(r->t)) || note_skipped(v[0], r->t))
+        st = analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", source);
+    else if (v[0]->devices && tracer_trace_manifest(r->t) &&
+             analyze_devices_name_streams(v[0]->devices,
+                                          tracer_manifest_get(tracer_trace_manifest(r->t), "device.streams")))
         st = analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", source);
     else
         *out = v[0], v[0] = NULL;

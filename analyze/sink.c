@@ -5,6 +5,8 @@
  * few array lookups and no string work. */
 #include "analyze/sink.h"
 
+#include "analyze/device.h"
+
 #include "base/alloc.h"
 #include "base/error.h"
 #include "tracer/decode.h"
@@ -26,6 +28,8 @@ typedef struct traceprof {
     int32_t opcache[OPCACHE_MAX];      /* op enum value -> op index + 1 */
     int8_t phcache[SMALLCACHE_MAX];    /* phase value -> analyze_phase + 1 */
     int32_t rolecache[SMALLCACHE_MAX]; /* role value -> role index + 1 */
+    int8_t devcache[SMALLCACHE_MAX];   /* class value -> device class + 2, 1: a host class */
+    int32_t kcache[OPCACHE_MAX];       /* op enum value -> device kernel + 1 */
 } traceprof;
 
 struct analyze_sink {
@@ -158,6 +162,25 @@ static int cb_step_end(void *user, uint64_t ts, uint32_t step, double loss)
     return analyze_profile_step_end(((traceprof *)user)->prof, ts, step);
 }
 
+/* A device activity (its class label is "device.<class>"): to the
+ * profile's devices, never to its op times. */
+static int device_op(traceprof *t, const tracer_op *o, int cls)
+{
+    const tracer_node *n = o->node;
+    analyze_profile *p = t->prof;
+    if (!p->devices && !(p->devices = analyze_devices_create()))
+        return -1;
+    int cacheable = n->op_value >= 0 && n->op_value < OPCACHE_MAX, k = -1;
+    if (cacheable && t->kcache[n->op_value])
+        k = t->kcache[n->op_value] - 1;
+    if (k < 0 && (k = analyze_devices_kernel(p->devices, n->op, cls)) < 0)
+        return -1;
+    if (cacheable)
+        t->kcache[n->op_value] = k + 1;
+    p->ops_seen++; /* a record of the trace, as run_end counts them */
+    return analyze_devices_add(p->devices, o->vtid, k, o->begin, o->end);
+}
+
 /* n's op type and phase (interned once per enum value); -1 out of memory. */
 static int op_of(traceprof *t, const tracer_node *n, analyze_phase *phase)
 {
@@ -204,6 +227,16 @@ static int cb_op(void *user, const tracer_op *o)
 {
     traceprof *t = user;
     const tracer_node *n = o->node;
+    int ckey = n->cls_value >= 0 && n->cls_value < SMALLCACHE_MAX ? (int)n->cls_value : -1, dev;
+    if (ckey >= 0 && t->devcache[ckey]) {
+        dev = t->devcache[ckey] - 2;
+    } else {
+        dev = analyze_device_class_parse(n->cls);
+        if (ckey >= 0)
+            t->devcache[ckey] = (int8_t)(dev + 2);
+    }
+    if (dev >= 0)
+        return device_op(t, o, dev);
     analyze_phase ph;
     int op = op_of(t, n, &ph);
     if (op < 0)

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "tracer/record.h"
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "tracer/hooks.h"
 #include "tracer/output.h"
@@ -44,13 +45,6 @@ static void fail(char *err, size_t errlen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static void sleep_ms(long ms) { nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000L }, NULL); }
@@ -210,7 +204,7 @@ void tracer_session_name(char *buf, size_t len)
 {
     uint32_t r = 0;
     if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
-        r = (uint32_t)(now_s() * 1e9) ^ ((uint32_t)getpid() << 16);
+        r = (uint32_t)(base_now_s() * 1e9) ^ ((uint32_t)getpid() << 16);
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
@@ -627,13 +621,13 @@ static void progress(const tracer_record_opts *o, bool tty, double t0, const cha
         double mib = (double)du(trace_dir) / (1024.0 * 1024.0);
         snprintf(size, sizeof size, ", %.1f MiB of trace", mib);
     }
-    steps_done(final ? NULL : step_file, now_s() - t0, steps, sizeof steps);
+    steps_done(final ? NULL : step_file, base_now_s() - t0, steps, sizeof steps);
     if (tty) {
-        fprintf(stderr, "\r\033[Krecording %s: %.1f s%s%s", o->label ? o->label : "", now_s() - t0, steps, size);
+        fprintf(stderr, "\r\033[Krecording %s: %.1f s%s%s", o->label ? o->label : "", base_now_s() - t0, steps, size);
         if (final)
             fputc('\n', stderr);
     } else {
-        fprintf(stderr, "recording %s: %.1f s%s%s%s\n", o->label ? o->label : "", now_s() - t0, steps, size,
+        fprintf(stderr, "recording %s: %.1f s%s%s%s\n", o->label ? o->label : "", base_now_s() - t0, steps, size,
                 final ? ", done" : "");
     }
     fflush(stderr);
@@ -849,7 +843,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
         fail(err, errlen, "out of memory");
         goto end;
     }
-    double t0 = now_s();
+    double t0 = base_now_s();
     if (spawn_gated(&child, o->argv, env, o->show_output ? NULL : log, &s, err, errlen) != 0)
         goto end;
     double last = t0, viewers_at = t0;
@@ -874,7 +868,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
         } else if (g_signal) {
             goto end; /* a second signal: stops tracing, then the workload; no archive */
         }
-        double t = now_s();
+        double t = base_now_s();
         if (restate_s > 0 && t - viewers_at >= 1.0) {
             viewers_at = t;
             viewers_poll(&vw, r->live_url, s.name, step_file, child);
@@ -887,7 +881,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     }
     child = -1;
     r->child_status = wst;
-    r->seconds = now_s() - t0;
+    r->seconds = base_now_s() - t0;
     if (o->progress && (tty || r->seconds >= 10.0))
         progress(o, tty, t0, o->relay_url ? NULL : trace_dir, NULL, true);
 
