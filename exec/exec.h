@@ -498,7 +498,7 @@ int exec_matmul_choice(int64_t M, int64_t N, int64_t K, int ta, int tb);
 
 /* ---- the hook (executor.c) ---------------------------------------------- */
 /* The one interface between the engine and the tracer (trace schema 2,
- * DESIGN section 4). While no hook set is installed each op costs one
+ * docs/design.md, "The trace"). While no hook set is installed each op costs one
  * predicted branch. While one is:
  *   - before a graph's first run under these hooks, node_def describes each
  *     of its nodes once (op, data flow, attributes, FLOPs and bytes);
@@ -533,6 +533,8 @@ typedef struct exec_hooks {
     void (*run_end)(void *ctx, int32_t status, uint64_t ops);
     void (*step_begin)(void *ctx, uint32_t step);
     void (*step_end)(void *ctx, uint32_t step, double loss);
+    /* after node_def has described every node of g (a statedump's end) */
+    void (*graph_described)(void *ctx, const exec_graph *g);
 } exec_hooks;
 /* Installs h (copied; NULL uninstalls). An install whose node_def or ctx
  * differs from the previous install's starts a new epoch: graphs describe their
@@ -540,6 +542,10 @@ typedef struct exec_hooks {
  * again (tracing paused and resumed, a wrapper around the same tracer)
  * does not repeat the descriptions. */
 void exec_hooks_set(const exec_hooks *h);
+/* Asks every graph to describe its nodes again (node_def, then
+ * graph_described) before its next traced run: a statedump for a reader
+ * that joined after the first descriptions. Called between graph runs. */
+void exec_trace_restate(void);
 /* The hook set in force (NULL: untraced); borrowed. */
 const exec_hooks *exec_hooks_cur(void);
 

@@ -5,6 +5,7 @@
 #define FATHOM_EXEC_INTERNAL_H
 
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "exec.h"
 
 #include <assert.h>
@@ -123,15 +124,6 @@ typedef enum exec_work { EXEC_WORK_STREAM, EXEC_WORK_MATH, EXEC_WORK_COUNT } exe
 int64_t exec_par_min(exec_work w);
 /* The least measured cost of one parallel region of the team, in ns. */
 double exec_fork_ns(void);
-
-/* The monotonic clock in ns: the executor's op timing and the start-up
- * probes (threads.c, ops/matmul_tile.c). */
-static inline uint64_t exec_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Scratch memory for a kernel (the workspace role); NULL on failure. Valid
  * until the kernel returns. */
