@@ -37,6 +37,7 @@
  * warning each. */
 #define _GNU_SOURCE /* qsort_r */
 #include "analyze/status.h"
+#include "analyze/device.h"
 #include "analyze/import_json.h"
 #include "analyze/import_trace.h"
 #include "base/alloc.h"
@@ -627,7 +628,9 @@ end:
     return r;
 }
 
-static int64_t kernel_proto(imp_trace *t, const char *name)
+/* A device activity's proto: its class is a device class (device.h),
+ * numbered after the host classes. */
+static int64_t kernel_proto(imp_trace *t, const char *name, const char *cat)
 {
     char key[MAX_LABEL + 8];
     int n = snprintf(key, sizeof key, "%.*s|k", MAX_LABEL, name);
@@ -635,7 +638,8 @@ static int64_t kernel_proto(imp_trace *t, const char *name)
     int64_t id = intern(t->protokeys, key, (size_t)n, &added);
     if (id < 0 || !added)
         return id;
-    int64_t r = add_proto(t, name, (int)analyze_import_kernel_class(name), NULL, NULL, 0, NULL, NULL, 0, NULL, 0, 4);
+    int cls = ANALYZE_IMPORT_CLASS_COUNT + (int)analyze_device_class_of(name, cat);
+    int64_t r = add_proto(t, name, cls, NULL, NULL, 0, NULL, NULL, 0, NULL, 0, 4);
     return r == id ? r : -1;
 }
 
@@ -643,6 +647,55 @@ static int is_kernel_cat(const char *cat)
 {
     return cat && (strcmp(cat, "kernel") == 0 || strcmp(cat, "gpu_memcpy") == 0 || strcmp(cat, "gpu_memset") == 0 ||
                    strcmp(cat, "Kernel") == 0 || strcmp(cat, "Memcpy") == 0 || strcmp(cat, "Memset") == 0);
+}
+
+/* The categories of Kineto traces from PyTorch 1.8 to 2.x (and the
+ * autograd profiler's): an event of another is counted, once in a warning,
+ * and read as its name says. */
+static const char *const known_cats[] = {
+    "cpu_op",
+    "user_annotation",
+    "python_function",
+    "cuda_runtime",
+    "cuda_driver",
+    "kernel",
+    "gpu_memcpy",
+    "gpu_memset",
+    "gpu_user_annotation",
+    "ac2g",
+    "cpu_instant_event",
+    "Trace",
+    "Operator",
+    "Runtime",
+    "Kernel",
+    "Memcpy",
+    "Memset",
+    "Python",
+    "operator",
+    "python",
+    "overhead",
+    "Overhead",
+    "mtia_runtime",
+    "mtia_ccp_events",
+    "fwdbwd",
+    "async",
+    "gpu_sync",
+    "cuda_sync",
+    "privateuse1_runtime",
+    "privateuse1_driver",
+};
+
+static void note_cat(imp_trace *t, const char *cat)
+{
+    if (!cat || (t->last_cat && !strcmp(cat, t->last_cat)))
+        return;
+    for (size_t i = 0; i < sizeof known_cats / sizeof *known_cats; i++)
+        if (!strcmp(cat, known_cats[i])) {
+            t->last_cat = known_cats[i];
+            return;
+        }
+    if (!t->unknown_cats++)
+        snprintf(t->first_unknown_cat, sizeof t->first_unknown_cat, "%s", cat);
 }
 
 /* The time member key of event e (text raw[0..len)) in ns, exactly; -1 if
@@ -666,6 +719,7 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
         return -1;
     }
     t->sum.events++;
+    note_cat(t, json_string_value(json_object_get(e, "cat")));
     const char *ph = json_string_value(json_object_get(e, "ph"));
     if (!ph || strcmp(ph, "X") != 0) {
         t->not_x++;
@@ -677,6 +731,9 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
         t->no_name++;
         return 0;
     }
+    if (cat && (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "Runtime") || !strcmp(cat, "cuda_driver")) &&
+        starts(name, "hip"))
+        t->hip_runtime = 1; /* ROCm: the devices are HIP's */
     int64_t ts = event_time(e, raw, len, "ts"), dur = event_time(e, raw, len, "dur");
     if (ts < 0 || dur < 0 || (uint64_t)ts + (uint64_t)dur > (uint64_t)INT64_MAX) {
         t->bad_time++;
@@ -692,7 +749,7 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
         return add_step(t, b, en, name) ? analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path), -1 : 0;
     } else if (kernel) {
         kind = IMP_REC_KERNEL;
-        ref = kernel_proto(t, name);
+        ref = kernel_proto(t, name, cat);
     } else if (starts(name, "autograd::engine::evaluate_function")) {
         kind = IMP_REC_BWD;
     } else if (starts(name, "Optimizer.step#") || starts(name, "Optimizer.zero_grad#")) {
@@ -726,6 +783,27 @@ oom:
     return -1;
 }
 
+/* The summary's device.streams: each GPU stream's thread id, device and
+ * stream ("12=cuda:0/7,13=cuda:0/20"); the streams past its room are left
+ * out (their device reads as "gpu"). */
+static void device_streams(imp_trace *t)
+{
+    size_t n = 0, room = sizeof t->sum.device_streams;
+    t->sum.device_streams[0] = '\0';
+    for (size_t i = 0; i < t->ntracks; i++) {
+        char dev[64], stream[64];
+        if (!t->tracks[i].gpu || sscanf(t->tracks[i].procname, "gpu %63s stream %63s", dev, stream) != 2)
+            continue;
+        int k = snprintf(t->sum.device_streams + n, room - n, "%s%lld=%s:%s/%s", n ? "," : "",
+                         (long long)t->tracks[i].vtid, t->hip_runtime ? "hip" : "cuda", dev, stream);
+        if (k < 0 || (size_t)k >= room - n) {
+            t->sum.device_streams[n] = '\0';
+            break;
+        }
+        n += (size_t)k;
+    }
+}
+
 /* The node of proto in phase (update nodes are of class optimization). */
 static int64_t node_of(imp_trace *t, uint32_t proto, int phase)
 {
@@ -740,7 +818,8 @@ static int64_t node_of(imp_trace *t, uint32_t proto, int phase)
     t->nodes[t->nnodes++] = (imp_node){
         .proto = proto,
         .phase = (uint8_t)phase,
-        .cls = phase == IMP_UPDATE ? ANALYZE_IMPORT_OPTIMIZATION : t->protos[proto].cls,
+        .cls = phase == IMP_UPDATE && t->protos[proto].cls < ANALYZE_IMPORT_CLASS_COUNT ? ANALYZE_IMPORT_OPTIMIZATION
+                                                                                        : t->protos[proto].cls,
     };
     return id;
 }
@@ -1163,6 +1242,7 @@ static int resolve(imp_trace *t, int et)
             t->tracks[i].vtid = next++;
     }
     strtab_destroy(taken);
+    device_streams(t);
     t->main_track = t->recs[0].track;
     /* one process: readers look node ids up within the process (vpid) of
      * the ops events, and the node_defs are the main thread's */
@@ -1179,7 +1259,7 @@ static int resolve(imp_trace *t, int et)
     t->sum.tracks = t->ntracks;
     t->sum.tensors = t->ntensors;
     t->sum.warnings = (t->bad_time > 0) + (t->bad_shape > 0) + (t->overlap > 0) + (t->bad_step > 0) + (t->no_name > 0) +
-                      (t->untimed > 0);
+                      (t->untimed > 0) + (t->big_ints > 0) + (t->unknown_cats > 0);
     rc = 0;
     goto end;
 oom:
@@ -1213,6 +1293,11 @@ int imp_trace_warnings(const imp_trace *t, char *buf, size_t len)
       (unsigned long long)t->bad_step);
     W(t->no_name, "%s: %llu %s without a name skipped\n", t->path, (unsigned long long)t->no_name,
       et ? "nodes" : "events");
+    W(t->unknown_cats,
+      "%s: %llu events of categories this importer does not know (the first: \"%s\") read by their names\n", t->path,
+      (unsigned long long)t->unknown_cats, t->first_unknown_cat);
+    W(t->big_ints, "%s: %llu integers beyond 64 bits (ids such as NCCL's Comms Id) kept as strings\n", t->path,
+      (unsigned long long)t->big_ints);
     W(et && t->untimed,
       "%s: the execution trace has no op times: %llu ops get empty spans 1 us apart (their "
       "order and shapes are real, their times are not)\n",
@@ -1245,6 +1330,18 @@ static int stream_array(imp_trace *t, analyze_json_in *j, int et, et_state *s)
             return -1;
         json_error_t je;
         json_t *e = json_loadb(v, len, JSON_DECODE_ANY, &je);
+        if (!e && strstr(je.text, "too big")) { /* an integer beyond 64 bits: kept as a string */
+            size_t qlen;
+            uint64_t quoted;
+            char *q = analyze_json_quote_big_ints(v, len, &qlen, &quoted);
+            if (!q) {
+                analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
+                return -1;
+            }
+            if ((e = json_loadb(q, qlen, JSON_DECODE_ANY, &je)))
+                t->big_ints += quoted;
+            free(q);
+        }
         if (!e) {
             analyze_fail(ANALYZE_ERR_INPUT, "%s: not JSON at byte %llu: %s", t->path,
                          (unsigned long long)(analyze_json_offset(j) + (uint64_t)(je.position > 0 ? je.position : 0)),
@@ -1363,7 +1460,8 @@ imp_trace *imp_trace_read(const char *path, const char *model)
             }
             int is_events = len == 13 && memcmp(k, "\"traceEvents\"", 13) == 0;
             int is_nodes = len == 7 && memcmp(k, "\"nodes\"", 7) == 0;
-            int is_devices = len == 18 && memcmp(k, "\"deviceProperties\"", 18) == 0;
+            int is_devices = (len == 18 && memcmp(k, "\"deviceProperties\"", 18) == 0) ||
+                             (len == 19 && memcmp(k, "\"computeProperties\"", 19) == 0); /* Kineto before 1.10 */
             int is_dist = len == 17 && memcmp(k, "\"distributedInfo\"", 17) == 0;
             analyze_json_consume(j, len);
             if (analyze_json_peek(j) != ':') {

@@ -50,6 +50,8 @@ void exec_hooks_set(const exec_hooks *h)
 
 const exec_hooks *exec_hooks_cur(void) { return g_hooks_ptr; }
 
+void exec_trace_restate(void) { atomic_fetch_add(&g_hooks_epoch, 1); }
+
 void exec_trace_buffer_set(uint32_t records)
 {
     if (records == 0)
@@ -188,6 +190,8 @@ static void trace_node_defs(exec_graph *g, const exec_hooks *h)
         exec_op_table[g->nodes[j].op].cost(g, &g->nodes[j], &flops, &bytes);
         h->node_def(h->ctx, g, &g->nodes[j], flops, bytes);
     }
+    if (h->graph_described)
+        h->graph_described(h->ctx, g);
 }
 
 /* Each worker keeps its scratch in the graph across runs (slot = worker). */
@@ -238,7 +242,7 @@ static exec_status dispatch_traced(exec_kctx *k, const exec_node *n)
         b->hooks = k->hooks;
     }
     uint64_t t0 = base_now_ns();
-    exec_status s = exec_op_table[n->op].fwd(k, n);
+    exec_status s = exec_kernels_now()[n->op](k, n);
     uint64_t t1 = base_now_ns();
     uint32_t i = b->n;
     b->nodes[i] = n->id;
@@ -256,7 +260,7 @@ static exec_status exec_dispatch(exec_kctx *k, const exec_node *n)
         return exec_fail(EXEC_ERR_INTERRUPTED, "interrupted by signal %d", (int)g_interrupt);
     if (__builtin_expect(k->hooks != NULL, 0))
         return dispatch_traced(k, n);
-    return exec_op_table[n->op].fwd(k, n);
+    return exec_kernels_now()[n->op](k, n);
 }
 
 /* ---- dependencies: RAW, WAR and WAW edges in build order ------------- */

@@ -240,6 +240,13 @@ uint32_t exec_unbroadcast(exec_graph *g, uint32_t grad, uint32_t like);
 /* Records a builder error (first one wins) and returns 0. */
 uint32_t exec_graph_fail(exec_graph *g, exec_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The forward functions in the op table's order (ops/kernel_table.c): the
+ * baseline's, and those of the vector set in use on this CPU (isa.c: the
+ * executor calls these). */
+typedef exec_status (*exec_fwd_fn)(exec_kctx *k, const exec_node *n);
+extern const exec_fwd_fn exec_kernels[EXEC_OP_COUNT];
+const exec_fwd_fn *exec_kernels_now(void);
+
 /* The op functions every ops/ *.c file defines, declared from the table. */
 #define GRAD_DECL_GRAD(name) \
     exec_status op_grad_##name(exec_graph *g, const exec_node *n, const uint32_t *dout, uint32_t *din);

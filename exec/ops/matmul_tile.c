@@ -104,8 +104,10 @@ enum { TILE_PF_ROWS = 16 };
         } else {                                                                                                      \
             TILE_ROWS(VEC, VW, mr, NV, 0)                                                                             \
         }                                                                                                             \
+        /* i < MR as well: mr <= MR, which the compiler cannot see (at -O3 it                                        \
+         * warned of s[0][MR] when NV is 1) */                                                                        \
         if (w == (NV) * (VW) && cs == 1) { /* whole vectors, in place */                                              \
-            for (int i = 0; i < mr; i++) {                                                                            \
+            for (int i = 0; i < mr && i < (MR); i++) {                                                                \
                 float *ci = c + i * rs;                                                                               \
                 _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++)                                                \
                 {                                                                                                     \
@@ -119,7 +121,7 @@ enum { TILE_PF_ROWS = 16 };
             }                                                                                                         \
             return;                                                                                                   \
         }                                                                                                             \
-        for (int i = 0; i < mr; i++) {                                                                                \
+        for (int i = 0; i < mr && i < (MR); i++) {                                                                    \
             float t[(NV) * (VW)], *ci = c + i * rs;                                                                   \
             for (int v = 0; v < (NV); v++)                                                                            \
                 memcpy(t + v * (VW), &s[v][i], sizeof s[v][i]);                                                       \
