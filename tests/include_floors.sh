@@ -108,9 +108,11 @@ check() {
         fi
     done <"$work/edges"
 
-    # the base helpers include no project header
+    # the base helpers include no project header but base/'s own data
+    # tables (run_options.def: rows, no includes)
     for h in $BASE_HELPERS; do
-        if [ -f "$src/$h" ] && grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$src/$h" >"$work/h"; then
+        if [ -f "$src/$h" ] && grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$src/$h" |
+            grep -v '"base/[a-z_]*\.def"' >"$work/h"; then
             sed "s|^|$h:|; s|\$| (a base helper includes the C library alone)|" "$work/h"
             bad=1
         fi
