@@ -89,51 +89,51 @@ enum { TILE_PF_ROWS = 16 };
  * (columns past w are computed from p's padding and not stored); c's
  * element (i, l) at c[i rs + l cs]. NV vectors of columns: per k, NV loads
  * of p's row and MR broadcasts of a feed NV MR fused multiply-adds. */
-#define TILE_DEFINE(NAME, VEC, TARGET, VW, MR, NV)                                                                    \
-    __attribute__((target(TARGET))) static void NAME(                                                                 \
-        float *restrict c, const float *restrict a, const float *restrict p, int64_t mr, int64_t K, int64_t ai,       \
-        int64_t aq, int64_t ldp, int64_t rs, int64_t cs, int64_t w, int acc, int pf)                                  \
-    {                                                                                                                 \
-        VEC s[NV][MR];                                                                                                \
-        _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++) _Pragma("GCC unroll 8") for (int i = 0; i < (MR); i++) \
-            s[v][i] = (VEC){ 0 };                                                                                     \
-        if (mr == (MR) && pf) {                                                                                       \
-            TILE_ROWS(VEC, VW, MR, NV, 1)                                                                             \
-        } else if (mr == (MR)) {                                                                                      \
-            TILE_ROWS(VEC, VW, MR, NV, 0)                                                                             \
-        } else {                                                                                                      \
-            TILE_ROWS(VEC, VW, mr, NV, 0)                                                                             \
-        }                                                                                                             \
+#define TILE_DEFINE(NAME, VEC, TARGET, VW, MR, NV)                                                                     \
+    __attribute__((target(TARGET))) static void NAME(                                                                  \
+        float *restrict c, const float *restrict a, const float *restrict p, int64_t mr, int64_t K, int64_t ai,        \
+        int64_t aq, int64_t ldp, int64_t rs, int64_t cs, int64_t w, int acc, int pf)                                   \
+    {                                                                                                                  \
+        VEC s[NV][MR];                                                                                                 \
+        _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++) _Pragma("GCC unroll 8") for (int i = 0; i < (MR); i++)  \
+            s[v][i] = (VEC){ 0 };                                                                                      \
+        if (mr == (MR) && pf) {                                                                                        \
+            TILE_ROWS(VEC, VW, MR, NV, 1)                                                                              \
+        } else if (mr == (MR)) {                                                                                       \
+            TILE_ROWS(VEC, VW, MR, NV, 0)                                                                              \
+        } else {                                                                                                       \
+            TILE_ROWS(VEC, VW, mr, NV, 0)                                                                              \
+        }                                                                                                              \
         /* i < MR as well: mr <= MR, which the compiler cannot see (at -O3 it                                        \
-         * warned of s[0][MR] when NV is 1) */                                                                        \
-        if (w == (NV) * (VW) && cs == 1) { /* whole vectors, in place */                                              \
-            for (int i = 0; i < mr && i < (MR); i++) {                                                                \
-                float *ci = c + i * rs;                                                                               \
-                _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++)                                                \
-                {                                                                                                     \
-                    VEC cv;                                                                                           \
-                    if (acc) {                                                                                        \
-                        memcpy(&cv, ci + v * (VW), sizeof cv);                                                        \
-                        s[v][i] += cv;                                                                                \
-                    }                                                                                                 \
-                    memcpy(ci + v * (VW), &s[v][i], sizeof cv);                                                       \
-                }                                                                                                     \
-            }                                                                                                         \
-            return;                                                                                                   \
-        }                                                                                                             \
-        for (int i = 0; i < mr && i < (MR); i++) {                                                                    \
-            float t[(NV) * (VW)], *ci = c + i * rs;                                                                   \
-            for (int v = 0; v < (NV); v++)                                                                            \
-                memcpy(t + v * (VW), &s[v][i], sizeof s[v][i]);                                                       \
-            if (cs != 1)                                                                                              \
-                for (int64_t l = 0; l < w; l++)                                                                       \
-                    ci[l * cs] = acc ? ci[l * cs] + t[l] : t[l];                                                      \
-            else if (acc)                                                                                             \
-                for (int64_t l = 0; l < w; l++)                                                                       \
-                    ci[l] += t[l];                                                                                    \
-            else                                                                                                      \
-                memcpy(ci, t, (size_t)w * sizeof *t);                                                                 \
-        }                                                                                                             \
+         * warned of s[0][MR] when NV is 1) */ \
+        if (w == (NV) * (VW) && cs == 1) { /* whole vectors, in place */                                               \
+            for (int i = 0; i < mr && i < (MR); i++) {                                                                 \
+                float *ci = c + i * rs;                                                                                \
+                _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++)                                                 \
+                {                                                                                                      \
+                    VEC cv;                                                                                            \
+                    if (acc) {                                                                                         \
+                        memcpy(&cv, ci + v * (VW), sizeof cv);                                                         \
+                        s[v][i] += cv;                                                                                 \
+                    }                                                                                                  \
+                    memcpy(ci + v * (VW), &s[v][i], sizeof cv);                                                        \
+                }                                                                                                      \
+            }                                                                                                          \
+            return;                                                                                                    \
+        }                                                                                                              \
+        for (int i = 0; i < mr && i < (MR); i++) {                                                                     \
+            float t[(NV) * (VW)], *ci = c + i * rs;                                                                    \
+            for (int v = 0; v < (NV); v++)                                                                             \
+                memcpy(t + v * (VW), &s[v][i], sizeof s[v][i]);                                                        \
+            if (cs != 1)                                                                                               \
+                for (int64_t l = 0; l < w; l++)                                                                        \
+                    ci[l * cs] = acc ? ci[l * cs] + t[l] : t[l];                                                       \
+            else if (acc)                                                                                              \
+                for (int64_t l = 0; l < w; l++)                                                                        \
+                    ci[l] += t[l];                                                                                     \
+            else                                                                                                       \
+                memcpy(ci, t, (size_t)w * sizeof *t);                                                                  \
+        }                                                                                                              \
     }
 
 #if defined(__x86_64__)
