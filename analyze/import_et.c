@@ -12,6 +12,7 @@
 #include "analyze/import_et.h"
 #include "analyze/status.h"
 #include "base/alloc.h"
+#include "base/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,50 +21,156 @@
 static int starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 
 /* Ancestors looked at above a node: real traces nest a few tens deep; a
- * longer chain (or a cycle of parents) stops here. */
+ * longer chain stops here (a cycle is refused before). */
 #define ET_MAX_DEPTH 256
 
 typedef struct et_node {
     int64_t id, parent;
     int64_t dur_ns; /* -1: none */
+    int64_t rf_id;  /* the record function id a profiler trace may share; -1 */
     uint32_t proto; /* ops */
     int32_t step;   /* ProfilerStep#N: N; -1 */
     uint8_t kind;   /* IMP_REC_OP, _BWD, _UPD, or 255: other */
     int64_t tid;
 } et_node;
 
+/* The node layouts: ExecutionGraphObserver and ExecutionTraceObserver up to
+ * 1.0.1 write flat nodes (`parent`, `inputs`, `input_shapes`,
+ * `input_types`, `tid` ...); the Chakra layout (1.0.2-chakra.0.0.4 and on)
+ * writes `ctrl_deps` for the parent, `inputs` as {values, shapes, types}
+ * and the rest as `attrs` [{name, type, value}]. */
+enum { ET_FLAT, ET_CHAKRA, ET_LAYOUTS };
+
 struct imp_et {
     et_node *n;
     size_t count, cap;
-    imp_strtab *ids; /* ET tensor id -> our tensor id */
+    imp_strtab *ids;      /* ET tensor (id, storage, offset, dtype, shape) -> our tensor id */
+    imp_strtab *last;     /* ET tensor (id, storage) -> its last key's tensor, for refs without a shape */
+    int64_t *last_tensor; /* by id of `last` */
+    size_t nlast, clast;
+    imp_strtab *storages; /* ET storage (id, device) -> its extent in bytes */
+    uint64_t *extent;     /* by id of `storages` */
+    size_t nstor, cstor;
+    uint64_t layout[ET_LAYOUTS]; /* nodes of each layout */
+    uint64_t views;              /* tensors on a storage an earlier tensor holds */
+    uint64_t derived;            /* tensor refs without a shape, shaped from an earlier ref */
+    char schema[64];             /* the document's "schema", "" if none */
 };
 
-/* Our tensor for an ET tensor reference [tensor_id, storage_id, offset,
- * numel, elem_size, device] of shape a and dtype dt.  The framework reuses a
- * freed tensor's id: an id seen again with another dtype or shape is
- * another tensor. */
-static int64_t et_tensor(imp_trace *t, imp_et *s, const json_t *ref, int dt, const analyze_import_arg *a)
+/* The schema versions whose layout this version knows. */
+static const char *const known_schemas[] = {
+    "1.0.0", "1.0.1", "1.0.2-chakra.0.0.4", "1.0.3-chakra.0.0.4", "1.1.0-chakra.0.0.4", "1.1.1-chakra.0.0.4",
+};
+
+void imp_et_schema(imp_et *s, const json_t *v)
 {
-    if (!json_is_array(ref) || json_array_size(ref) < 2 || !json_is_integer(json_array_get(ref, 0)))
-        return -2;
-    char key[256];
-    int n = snprintf(key, sizeof key, "%lld|%d|", (long long)json_integer_value(json_array_get(ref, 0)), dt);
-    for (int i = 0; i < a->ndim && n < (int)sizeof key - 24; i++)
-        n += snprintf(key + n, sizeof key - (size_t)n, "%lld,", (long long)a->d[i]);
-    return imp_keyed_tensor(t, s->ids, key, (size_t)n, dt, a);
+    const char *str = json_string_value(v);
+    snprintf(s->schema, sizeof s->schema, "%s", str ? str : json_is_integer(v) ? "(a number)" : "?");
+    base_scrub(s->schema);
 }
 
-/* The tensor arguments of one side (inputs or outputs) of an ET node. */
-static int et_args(imp_trace *t, imp_et *s, const json_t *node, const char *side, analyze_import_arg *a, int64_t *ids,
-                   size_t *n, int *es, int *absurd)
+/* Member key of a node: itself, or (Chakra layout) the value of the attr
+ * of that name. */
+static const json_t *et_member(const json_t *node, const char *key)
 {
-    char k1[32], k2[32], k3[32];
-    snprintf(k1, sizeof k1, "%ss", side);
-    snprintf(k2, sizeof k2, "%s_shapes", side);
-    snprintf(k3, sizeof k3, "%s_types", side);
-    const json_t *refs = json_object_get(node, k1), *shapes = json_object_get(node, k2),
-                 *types = json_object_get(node, k3);
-    size_t m = json_array_size(shapes);
+    const json_t *v = json_object_get(node, key);
+    if (v)
+        return v;
+    const json_t *attrs = json_object_get(node, "attrs");
+    for (size_t i = 0; i < json_array_size(attrs); i++) {
+        const json_t *a = json_array_get(attrs, i);
+        const char *name = json_string_value(json_object_get(a, "name"));
+        if (name && strcmp(name, key) == 0)
+            return json_object_get(a, "value");
+    }
+    return NULL;
+}
+
+static int64_t et_int(const json_t *v, int64_t dflt) { return json_is_integer(v) ? json_integer_value(v) : dflt; }
+
+/* The extent in bytes a tensor reference [tensor_id, storage_id, offset,
+ * numel, elem_size, device] covers of its storage: (offset + numel) *
+ * elem_size; 0 if not all given or absurd. */
+static uint64_t ref_extent(const json_t *ref)
+{
+    int64_t off = et_int(json_array_get(ref, 2), -1), numel = et_int(json_array_get(ref, 3), -1),
+            es = et_int(json_array_get(ref, 4), -1);
+    if (off < 0 || numel < 0 || es <= 0 || es > 16 || off > (INT64_C(1) << 40) || numel > (INT64_C(1) << 40))
+        return 0;
+    return (uint64_t)(off + numel) * (uint64_t)es;
+}
+
+/* Our tensor for an ET tensor reference of shape a (NULL: not recorded,
+ * take the shape the same tensor had before) and dtype dt.  A reference is
+ * the tuple [tensor_id, storage_id, offset, numel, elem_size, device] (from
+ * 1.0.1 on) or the bare tensor id (ExecutionGraphObserver before).  An
+ * in-place op names its input's tuple again: the same tensor.  A view names
+ * a new tensor id on a storage an earlier tensor holds: a tensor of its
+ * own, whose bytes are only what it adds to the storage's extent (views
+ * cost no memory).  The framework reuses a freed tensor's id: an id seen
+ * again with another dtype or shape is another tensor.  -2: not a tensor
+ * reference (or no shape known), -1: out of memory. */
+static int64_t et_tensor(imp_trace *t, imp_et *s, const json_t *ref, int dt, const analyze_import_arg *a)
+{
+    const json_t *tid = json_is_array(ref) ? json_array_get(ref, 0) : ref;
+    if (!json_is_integer(tid))
+        return -2;
+    long long sid = json_is_array(ref) ? (long long)et_int(json_array_get(ref, 1), -1) : -1;
+    const char *dev = json_is_array(ref) ? json_string_value(json_array_get(ref, 5)) : NULL;
+    char lk[64];
+    int ln = snprintf(lk, sizeof lk, "%lld|%lld", (long long)json_integer_value(tid), sid);
+    int added;
+    int64_t li = imp_intern(s->last, lk, (size_t)ln, &added);
+    if (li < 0)
+        return -1;
+    if (added) {
+        if (imp_grow(&s->last_tensor, &s->clast, s->nlast, sizeof *s->last_tensor))
+            return -1;
+        s->last_tensor[s->nlast++] = -2;
+    }
+    if (!a) { /* no shape recorded: the tensor as last seen */
+        s->derived += s->last_tensor[li] >= 0;
+        return s->last_tensor[li];
+    }
+    char key[256];
+    int n = snprintf(key, sizeof key, "%s|%d|%lld|", lk, dt,
+                     json_is_array(ref) ? (long long)et_int(json_array_get(ref, 2), 0) : 0LL);
+    for (int i = 0; i < a->ndim && n < (int)sizeof key - 24; i++)
+        n += snprintf(key + n, sizeof key - (size_t)n, "%lld,", (long long)a->d[i]);
+    size_t before = t->ntensors;
+    int64_t id = imp_keyed_tensor(t, s->ids, key, (size_t)n, dt, a);
+    if (id < 0)
+        return id;
+    s->last_tensor[li] = id;
+    if (t->ntensors == before || sid < 0)
+        return id;
+    /* a new tensor: what it adds to its storage */
+    char sk[96];
+    int sn = snprintf(sk, sizeof sk, "%lld|%.60s", sid, dev ? dev : "");
+    int64_t si = imp_intern(s->storages, sk, (size_t)sn, &added);
+    if (si < 0)
+        return -1;
+    uint64_t ext = ref_extent(ref);
+    if (added) {
+        if (imp_grow(&s->extent, &s->cstor, s->nstor, sizeof *s->extent))
+            return -1;
+        s->extent[s->nstor++] = ext;
+        return id;
+    }
+    imp_tensor *x = &t->tensors[id];
+    x->bytes = ext > s->extent[si] ? ext - s->extent[si] : 0;
+    if (ext > s->extent[si])
+        s->extent[si] = ext;
+    s->views++;
+    return id;
+}
+
+/* The tensor arguments of one side of an ET node: refs, shapes and types
+ * (arrays of one element per argument). */
+static int et_args(imp_trace *t, imp_et *s, const json_t *refs, const json_t *shapes, const json_t *types,
+                   analyze_import_arg *a, int64_t *ids, size_t *n, int *es, int *absurd)
+{
+    size_t m = json_array_size(types);
     *n = 0;
     for (size_t i = 0; i < m && *n < 64; i++) {
         const char *ty = json_string_value(json_array_get(types, i));
@@ -75,14 +182,22 @@ static int et_args(imp_trace *t, imp_et *s, const json_t *node, const char *side
             *absurd = 1;
             continue;
         }
-        if (r < 0)
-            continue;
         int dt = imp_dtype_of(ty);
-        if (!*es)
-            *es = imp_dtype_size(dt);
-        int64_t id = et_tensor(t, s, json_array_get(refs, i), dt, x);
+        int64_t id = et_tensor(t, s, json_array_get(refs, i), dt, r < 0 ? NULL : x);
         if (id == -1)
             return -1;
+        if (r < 0) { /* no shape: the tensor's, where an earlier node gave it */
+            if (id < 0)
+                continue;
+            const imp_tensor *k = &t->tensors[id];
+            memset(x, 0, sizeof *x);
+            x->ndim = k->ndim;
+            x->numel = 1;
+            for (int d = 0; d < k->ndim; d++)
+                x->d[d] = k->shape[d], x->numel *= k->shape[d];
+        }
+        if (!*es)
+            *es = imp_dtype_size(dt);
         ids[*n] = id == -2 ? -1 : id;
         (*n)++;
     }
@@ -99,6 +214,13 @@ int imp_et_node(imp_trace *t, imp_et *s, const json_t *node, uint64_t idx)
     t->sum.events++;
     const char *name = json_string_value(json_object_get(node, "name"));
     const json_t *id = json_object_get(node, "id"), *parent = json_object_get(node, "parent");
+    const json_t *ins = json_object_get(node, "inputs"), *outs = json_object_get(node, "outputs");
+    int chakra = json_is_object(ins) || json_object_get(node, "ctrl_deps") || json_object_get(node, "attrs");
+    if (!parent) { /* Chakra: the parent is the control dependency */
+        parent = json_object_get(node, "ctrl_deps");
+        if (json_is_array(parent))
+            parent = json_array_get(parent, 0);
+    }
     if (!name || !json_is_integer(id)) {
         t->no_name++;
         return 0;
@@ -113,7 +235,9 @@ int imp_et_node(imp_trace *t, imp_et *s, const json_t *node, uint64_t idx)
     n->parent = json_is_integer(parent) ? json_integer_value(parent) : -1;
     n->step = -1;
     n->kind = 255;
-    n->tid = json_is_integer(json_object_get(node, "tid")) ? json_integer_value(json_object_get(node, "tid")) : 0;
+    n->tid = et_int(et_member(node, "tid"), 0);
+    n->rf_id = et_int(et_member(node, "rf_id"), -1);
+    s->layout[chakra ? ET_CHAKRA : ET_FLAT]++;
     const json_t *dur = json_object_get(node, "dur");
     n->dur_ns = dur ? imp_us_to_ns(dur) : -1;
     if (dur && n->dur_ns < 0)
@@ -134,8 +258,14 @@ int imp_et_node(imp_trace *t, imp_et *s, const json_t *node, uint64_t idx)
         int64_t iid[64], oid[64];
         size_t nin = 0, nout = 0;
         int es = 0, absurd = 0;
-        if (et_args(t, s, node, "input", in, iid, &nin, &es, &absurd) ||
-            et_args(t, s, node, "output", out, oid, &nout, &es, &absurd)) {
+        const json_t *ivals = chakra ? json_object_get(ins, "values") : ins,
+                     *ishapes = chakra ? json_object_get(ins, "shapes") : json_object_get(node, "input_shapes"),
+                     *itypes = chakra ? json_object_get(ins, "types") : json_object_get(node, "input_types");
+        const json_t *ovals = chakra ? json_object_get(outs, "values") : outs,
+                     *oshapes = chakra ? json_object_get(outs, "shapes") : json_object_get(node, "output_shapes"),
+                     *otypes = chakra ? json_object_get(outs, "types") : json_object_get(node, "output_types");
+        if (et_args(t, s, ivals, ishapes, itypes, in, iid, &nin, &es, &absurd) ||
+            et_args(t, s, ovals, oshapes, otypes, out, oid, &nout, &es, &absurd)) {
             analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
             return -1;
         }
@@ -146,10 +276,9 @@ int imp_et_node(imp_trace *t, imp_et *s, const json_t *node, uint64_t idx)
         int added;
         int64_t pk = imp_intern(t->protokeys, key, (size_t)kl, &added);
         analyze_import_scalar sc[64];
-        const json_t *vals = json_object_get(node, "inputs"), *types = json_object_get(node, "input_types");
-        size_t nsc = json_array_size(vals) < 64 ? json_array_size(vals) : 64;
+        size_t nsc = json_array_size(ivals) < 64 ? json_array_size(ivals) : 64;
         for (size_t i = 0; i < nsc; i++)
-            imp_scalar_of_json(json_array_get(vals, i), json_string_value(json_array_get(types, i)), &sc[i]);
+            imp_scalar_of_json(json_array_get(ivals, i), json_string_value(json_array_get(itypes, i)), &sc[i]);
         int64_t p = pk < 0 ? -1 : imp_add_proto(t, name, -1, in, iid, nin, out, oid, nout, sc, nsc, es ? es : 4);
         if (p < 0 || p != pk) {
             analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
@@ -178,10 +307,67 @@ static et_node *et_find(imp_et *s, int64_t id)
 
 /* The ET nodes into records: each op whose ancestors hold no op, in node id
  * order (the order the observer saw them start). */
+/* Refuses a trace whose node ids repeat or whose parents form a cycle (a
+ * node its own ancestor): 0, or -1 with the message. */
+static int et_check(imp_trace *t, imp_et *s)
+{
+    for (size_t i = 1; i < s->count; i++)
+        if (s->n[i].id == s->n[i - 1].id) {
+            analyze_fail(ANALYZE_ERR_INPUT, "%s: node id %lld appears twice: not one execution trace", t->path,
+                         (long long)s->n[i].id);
+            return -1;
+        }
+    /* each node's walk to its root, marking: 1 on the walk, 2 done */
+    uint8_t *mark = exec_calloc(s->count ? s->count : 1, 1);
+    if (!mark) {
+        analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < s->count && !rc; i++) {
+        et_node *p = &s->n[i];
+        while (p && !mark[p - s->n]) {
+            mark[p - s->n] = 1;
+            p = p->parent == p->id ? NULL : et_find(s, p->parent); /* a node its own parent: a root */
+        }
+        if (p && mark[p - s->n] == 1) {
+            analyze_fail(ANALYZE_ERR_INPUT, "%s: node %lld is its own ancestor (a cycle of parents or ctrl_deps)",
+                         t->path, (long long)p->id);
+            rc = -1;
+        }
+        for (p = &s->n[i]; p && mark[p - s->n] == 1; p = p->parent == p->id ? NULL : et_find(s, p->parent))
+            mark[p - s->n] = 2;
+    }
+    exec_free(mark);
+    return rc;
+}
+
+/* The notes of a read: the schema when it is not a known one, what views
+ * and shapeless references came to. */
+static void et_notes(imp_trace *t, const imp_et *s)
+{
+    size_t n = strlen(t->notes);
+    int known = 0;
+    for (size_t i = 0; i < sizeof known_schemas / sizeof *known_schemas; i++)
+        known |= strcmp(s->schema, known_schemas[i]) == 0;
+    const char *layout = s->layout[ET_CHAKRA] >= s->layout[ET_FLAT] ? "Chakra (attrs, ctrl_deps)" : "flat";
+    if (!known && n < sizeof t->notes)
+        n += (size_t)snprintf(t->notes + n, sizeof t->notes - n,
+                              "%s: execution trace schema %s%s%s is not one this version knows (%s to %s): read by "
+                              "its layout, %s\n",
+                              t->path, s->schema[0] ? "\"" : "", s->schema[0] ? s->schema : "(none)",
+                              s->schema[0] ? "\"" : "", known_schemas[0],
+                              known_schemas[sizeof known_schemas / sizeof *known_schemas - 1], layout);
+}
+
 int imp_et_finish(imp_trace *t, imp_et *s)
 {
     if (s->count)
         qsort(s->n, s->count, sizeof *s->n, by_id);
+    if (et_check(t, s))
+        return -1;
+    et_notes(t, s);
+    t->sum.views = s->views;
     uint64_t now = 0, untimed = 0;
     int64_t cur_step = -1;
     uint64_t step_b = 0;
@@ -191,15 +377,14 @@ int imp_et_finish(imp_trace *t, imp_et *s)
         int inner = 0, bwd = 0, upd = 0;
         int32_t step = n->step;
         int depth = 0;
-        for (et_node *p = et_find(s, n->parent); p && depth < ET_MAX_DEPTH; p = et_find(s, p->parent), depth++) {
+        for (et_node *p = n->parent == n->id ? NULL : et_find(s, n->parent); p && depth < ET_MAX_DEPTH;
+             p = p->parent == p->id ? NULL : et_find(s, p->parent), depth++) {
             if (p->kind == IMP_REC_OP)
                 inner = 1;
             bwd |= p->kind == IMP_REC_BWD;
             upd |= p->kind == IMP_REC_UPD;
             if (p->step >= 0 && step < 0)
                 step = p->step;
-            if (p->id == n->id)
-                break; /* a cycle */
         }
         if (n->kind != IMP_REC_OP || inner)
             continue;
@@ -233,8 +418,11 @@ oom:
 imp_et *imp_et_create(void)
 {
     imp_et *s = exec_calloc(1, sizeof *s);
-    if (s && !(s->ids = imp_strtab_create()))
-        exec_free(s), s = NULL;
+    if (s &&
+        (!(s->ids = imp_strtab_create()) || !(s->last = imp_strtab_create()) || !(s->storages = imp_strtab_create()))) {
+        imp_et_destroy(s);
+        s = NULL;
+    }
     return s;
 }
 
@@ -244,5 +432,9 @@ void imp_et_destroy(imp_et *s)
         return;
     exec_free(s->n);
     imp_strtab_destroy(s->ids);
+    imp_strtab_destroy(s->last);
+    imp_strtab_destroy(s->storages);
+    exec_free(s->last_tensor);
+    exec_free(s->extent);
     exec_free(s);
 }

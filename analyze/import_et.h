@@ -13,6 +13,8 @@ typedef struct imp_et imp_et; /* the nodes read so far */
 
 imp_et *imp_et_create(void);
 void imp_et_destroy(imp_et *s);
+/* The document's "schema" member. */
+void imp_et_schema(imp_et *s, const json_t *v);
 /* One element of `nodes` (the idx-th). 0, or -1 with a message. */
 int imp_et_node(imp_trace *t, imp_et *s, const json_t *node, uint64_t idx);
 /* The nodes read into t's records and steps. 0, or -1 with a message. */

@@ -988,7 +988,7 @@ static int resolve(imp_trace *t, int et)
     t->sum.tracks = t->ntracks;
     t->sum.tensors = t->ntensors;
     t->sum.warnings = (t->bad_time > 0) + (t->bad_shape > 0) + (t->overlap > 0) + (t->bad_step > 0) + (t->no_name > 0) +
-                      (t->untimed > 0);
+                      (t->untimed > 0) + (t->notes[0] != 0);
     rc = 0;
     goto end;
 oom:
@@ -1022,6 +1022,7 @@ int imp_trace_warnings(const imp_trace *t, char *buf, size_t len)
       (unsigned long long)t->bad_step);
     W(t->no_name, "%s: %llu %s without a name skipped\n", t->path, (unsigned long long)t->no_name,
       et ? "nodes" : "events");
+    W(et && t->notes[0], "%s", t->notes);
     W(et && t->untimed,
       "%s: the execution trace has no op times: %llu ops get empty spans 1 us apart (their "
       "order and shapes are real, their times are not)\n",
@@ -1174,6 +1175,7 @@ imp_trace *imp_trace_read(const char *path, const char *model)
             int is_nodes = len == 7 && memcmp(k, "\"nodes\"", 7) == 0;
             int is_devices = len == 18 && memcmp(k, "\"deviceProperties\"", 18) == 0;
             int is_dist = len == 17 && memcmp(k, "\"distributedInfo\"", 17) == 0;
+            int is_schema = len == 8 && memcmp(k, "\"schema\"", 8) == 0;
             analyze_json_consume(j, len);
             if (analyze_json_peek(j) != ':') {
                 analyze_fail(ANALYZE_ERR_INPUT, "%s: not JSON at byte %llu: expected ':'", path,
@@ -1195,9 +1197,11 @@ imp_trace *imp_trace_read(const char *path, const char *model)
                 const char *v = analyze_json_value(j, &len);
                 if (!v)
                     goto fail;
-                if (is_devices || is_dist) {
+                if (is_devices || is_dist || is_schema) {
                     json_t *d = json_loadb(v, len, JSON_DECODE_ANY, NULL);
-                    if (is_devices)
+                    if (is_schema)
+                        imp_et_schema(s, d);
+                    else if (is_devices)
                         devices_of(t, d);
                     else
                         distributed_of(t, d);

@@ -121,6 +121,7 @@ typedef struct imp_trace {
     int last_gpu;
     /* warnings, counted while reading, printed once each */
     uint64_t bad_time, bad_shape, not_x, overlap, bad_step, no_name, untimed;
+    char notes[1024]; /* lines the execution trace parser adds (import_et.c) */
 } imp_trace;
 
 /* Read one file (either format) into a new trace; NULL and a one-line
