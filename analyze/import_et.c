@@ -31,6 +31,7 @@ typedef struct et_node {
     uint32_t proto; /* ops */
     int32_t step;   /* ProfilerStep#N: N; -1 */
     uint8_t kind;   /* IMP_REC_OP, _BWD, _UPD, or 255: other */
+    uint8_t cycled; /* in a cycle of parents: skipped */
     int64_t tid;
 } et_node;
 
@@ -54,6 +55,7 @@ struct imp_et {
     uint64_t layout[ET_LAYOUTS]; /* nodes of each layout */
     uint64_t views;              /* tensors on a storage an earlier tensor holds */
     uint64_t derived;            /* tensor refs without a shape, shaped from an earlier ref */
+    uint64_t cycled;             /* nodes in a cycle of parents */
     char schema[64];             /* the document's "schema", "" if none */
 };
 
@@ -307,8 +309,9 @@ static et_node *et_find(imp_et *s, int64_t id)
 
 /* The ET nodes into records: each op whose ancestors hold no op, in node id
  * order (the order the observer saw them start). */
-/* Refuses a trace whose node ids repeat or whose parents form a cycle (a
- * node its own ancestor): 0, or -1 with the message. */
+/* Refuses a trace whose node ids repeat (0, or -1 with the message); the
+ * nodes of a cycle of parents (each its own ancestor) are made roots and
+ * skipped, counted in s->cycled. */
 static int et_check(imp_trace *t, imp_et *s)
 {
     for (size_t i = 1; i < s->count; i++)
@@ -317,29 +320,35 @@ static int et_check(imp_trace *t, imp_et *s)
                          (long long)s->n[i].id);
             return -1;
         }
-    /* each node's walk to its root, marking: 1 on the walk, 2 done */
+    /* each node's walk towards its root, marking: 1 on this walk, 2 done */
     uint8_t *mark = exec_calloc(s->count ? s->count : 1, 1);
     if (!mark) {
         analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
         return -1;
     }
-    int rc = 0;
-    for (size_t i = 0; i < s->count && !rc; i++) {
+#define UP(p) ((p)->parent == (p)->id ? NULL : et_find(s, (p)->parent)) /* a node its own parent: a root */
+    for (size_t i = 0; i < s->count; i++) {
         et_node *p = &s->n[i];
         while (p && !mark[p - s->n]) {
             mark[p - s->n] = 1;
-            p = p->parent == p->id ? NULL : et_find(s, p->parent); /* a node its own parent: a root */
+            p = UP(p);
         }
-        if (p && mark[p - s->n] == 1) {
-            analyze_fail(ANALYZE_ERR_INPUT, "%s: node %lld is its own ancestor (a cycle of parents or ctrl_deps)",
-                         t->path, (long long)p->id);
-            rc = -1;
+        if (p && mark[p - s->n] == 1) { /* back on this walk: p is in a cycle */
+            et_node *q = p;
+            do {
+                et_node *up = UP(q);
+                q->cycled = 1;
+                q->parent = q->id;
+                s->cycled++;
+                q = up;
+            } while (q && q != p);
         }
-        for (p = &s->n[i]; p && mark[p - s->n] == 1; p = p->parent == p->id ? NULL : et_find(s, p->parent))
+        for (p = &s->n[i]; p && mark[p - s->n] == 1; p = UP(p))
             mark[p - s->n] = 2;
     }
+#undef UP
     exec_free(mark);
-    return rc;
+    return 0;
 }
 
 /* The notes of a read: the schema when it is not a known one, what views
@@ -358,6 +367,10 @@ static void et_notes(imp_trace *t, const imp_et *s)
                               t->path, s->schema[0] ? "\"" : "", s->schema[0] ? s->schema : "(none)",
                               s->schema[0] ? "\"" : "", known_schemas[0],
                               known_schemas[sizeof known_schemas / sizeof *known_schemas - 1], layout);
+    if (s->cycled && n < sizeof t->notes)
+        n += (size_t)snprintf(t->notes + n, sizeof t->notes - n,
+                              "%s: %llu nodes are their own ancestors (a cycle of parents or ctrl_deps): skipped\n",
+                              t->path, (unsigned long long)s->cycled);
 }
 
 int imp_et_finish(imp_trace *t, imp_et *s)
@@ -386,7 +399,7 @@ int imp_et_finish(imp_trace *t, imp_et *s)
             if (p->step >= 0 && step < 0)
                 step = p->step;
         }
-        if (n->kind != IMP_REC_OP || inner)
+        if (n->kind != IMP_REC_OP || inner || n->cycled)
             continue;
         if (step != cur_step) { /* steps are contiguous runs of ops in id order */
             if (cur_step >= 0 && imp_push_step(t, step_b, now, (uint32_t)cur_step))
