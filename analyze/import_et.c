@@ -42,6 +42,9 @@ typedef struct et_node {
  * and the rest as `attrs` [{name, type, value}]. */
 enum { ET_FLAT, ET_CHAKRA, ET_LAYOUTS };
 
+/* Tensor arguments kept of one side of a node (a list counts each). */
+#define ET_MAX_ARGS 1024
+
 struct imp_et {
     et_node *n;
     size_t count, cap;
@@ -52,11 +55,13 @@ struct imp_et {
     imp_strtab *storages; /* ET storage (id, device) -> its extent in bytes */
     uint64_t *extent;     /* by id of `storages` */
     size_t nstor, cstor;
-    uint64_t layout[ET_LAYOUTS]; /* nodes of each layout */
-    uint64_t views;              /* tensors on a storage an earlier tensor holds */
-    uint64_t derived;            /* tensor refs without a shape, shaped from an earlier ref */
-    uint64_t cycled;             /* nodes in a cycle of parents */
-    char schema[64];             /* the document's "schema", "" if none */
+    uint64_t layout[ET_LAYOUTS];                          /* nodes of each layout */
+    uint64_t views;                                       /* tensors on a storage an earlier tensor holds */
+    uint64_t derived;                                     /* tensor refs without a shape, shaped from an earlier ref */
+    uint64_t cycled;                                      /* nodes in a cycle of parents */
+    char schema[64];                                      /* the document's "schema", "" if none */
+    analyze_import_arg in[ET_MAX_ARGS], out[ET_MAX_ARGS]; /* one node's tensor arguments */
+    int64_t iid[ET_MAX_ARGS], oid[ET_MAX_ARGS];
 };
 
 /* The schema versions whose layout this version knows. */
@@ -167,41 +172,57 @@ static int64_t et_tensor(imp_trace *t, imp_et *s, const json_t *ref, int dt, con
     return id;
 }
 
+/* One tensor argument (ref, its shape, its type) into a[*n], ids[*n]. */
+static int et_arg(imp_trace *t, imp_et *s, const json_t *ref, const json_t *shape, const char *ty,
+                  analyze_import_arg *a, int64_t *ids, size_t *n, int *es, int *absurd)
+{
+    analyze_import_arg *x = &a[*n];
+    int r = imp_arg_of(shape, x);
+    if (r == -2) {
+        *absurd = 1;
+        return 0;
+    }
+    int dt = imp_dtype_of(ty);
+    int64_t id = et_tensor(t, s, ref, dt, r < 0 ? NULL : x);
+    if (id == -1)
+        return -1;
+    if (r < 0) { /* no shape: the tensor's, where an earlier node gave it */
+        if (id < 0)
+            return 0;
+        const imp_tensor *k = &t->tensors[id];
+        memset(x, 0, sizeof *x);
+        x->ndim = k->ndim;
+        x->numel = 1;
+        for (int d = 0; d < k->ndim; d++)
+            x->d[d] = k->shape[d], x->numel *= k->shape[d];
+    }
+    if (!*es)
+        *es = imp_dtype_size(dt);
+    ids[*n] = id == -2 ? -1 : id;
+    (*n)++;
+    return 0;
+}
+
 /* The tensor arguments of one side of an ET node: refs, shapes and types
- * (arrays of one element per argument). */
+ * (arrays of one element per argument). A list of tensors
+ * (GenericList[Tensor(float),...], a _foreach_ op's) gives one argument
+ * per tensor. */
 static int et_args(imp_trace *t, imp_et *s, const json_t *refs, const json_t *shapes, const json_t *types,
                    analyze_import_arg *a, int64_t *ids, size_t *n, int *es, int *absurd)
 {
     size_t m = json_array_size(types);
     *n = 0;
-    for (size_t i = 0; i < m && *n < 64; i++) {
+    for (size_t i = 0; i < m && *n < ET_MAX_ARGS; i++) {
         const char *ty = json_string_value(json_array_get(types, i));
-        if (!ty || !starts(ty, "Tensor("))
-            continue;
-        analyze_import_arg *x = &a[*n];
-        int r = imp_arg_of(json_array_get(shapes, i), x);
-        if (r == -2) {
-            *absurd = 1;
-            continue;
+        const json_t *ref = json_array_get(refs, i), *shape = json_array_get(shapes, i);
+        if (ty && starts(ty, "Tensor(")) {
+            if (et_arg(t, s, ref, shape, ty, a, ids, n, es, absurd))
+                return -1;
+        } else if (ty && starts(ty, "GenericList[Tensor(") && json_is_array(ref)) {
+            for (size_t k = 0; k < json_array_size(ref) && *n < ET_MAX_ARGS; k++)
+                if (et_arg(t, s, json_array_get(ref, k), json_array_get(shape, k), ty + 12, a, ids, n, es, absurd))
+                    return -1;
         }
-        int dt = imp_dtype_of(ty);
-        int64_t id = et_tensor(t, s, json_array_get(refs, i), dt, r < 0 ? NULL : x);
-        if (id == -1)
-            return -1;
-        if (r < 0) { /* no shape: the tensor's, where an earlier node gave it */
-            if (id < 0)
-                continue;
-            const imp_tensor *k = &t->tensors[id];
-            memset(x, 0, sizeof *x);
-            x->ndim = k->ndim;
-            x->numel = 1;
-            for (int d = 0; d < k->ndim; d++)
-                x->d[d] = k->shape[d], x->numel *= k->shape[d];
-        }
-        if (!*es)
-            *es = imp_dtype_size(dt);
-        ids[*n] = id == -2 ? -1 : id;
-        (*n)++;
     }
     return 0;
 }
@@ -256,8 +277,8 @@ int imp_et_node(imp_trace *t, imp_et *s, const json_t *node, uint64_t idx)
     } else if (starts(name, "Optimizer.step#") || starts(name, "Optimizer.zero_grad#")) {
         n->kind = IMP_REC_UPD;
     } else if (imp_is_op_name(name)) {
-        analyze_import_arg in[64], out[64];
-        int64_t iid[64], oid[64];
+        analyze_import_arg *in = s->in, *out = s->out;
+        int64_t *iid = s->iid, *oid = s->oid;
         size_t nin = 0, nout = 0;
         int es = 0, absurd = 0;
         const json_t *ivals = chakra ? json_object_get(ins, "values") : ins,
