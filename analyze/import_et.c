@@ -354,18 +354,16 @@ static int et_check(imp_trace *t, imp_et *s)
             mark[p - s->n] = 1;
             p = UP(p);
         }
-        if (p && mark[p - s->n] == 1) { /* back on this walk: p is in a cycle */
-            et_node *q = p;
-            do {
-                et_node *up = UP(q);
-                q->cycled = 1;
-                q->parent = q->id;
-                s->cycled++;
-                q = up;
-            } while (q && q != p);
-        }
+        et_node *cyc = p && mark[p - s->n] == 1 ? p : NULL; /* back on this walk: p is in a cycle */
         for (p = &s->n[i]; p && mark[p - s->n] == 1; p = UP(p))
             mark[p - s->n] = 2;
+        for (et_node *q = cyc; q;) { /* its nodes made roots */
+            et_node *up = UP(q);
+            q->cycled = 1;
+            q->parent = q->id;
+            s->cycled++;
+            q = up == cyc ? NULL : up;
+        }
     }
 #undef UP
     exec_free(mark);
