@@ -32,6 +32,29 @@ void replay_program_destroy(replay_program *p)
     memset(p, 0, sizeof *p);
 }
 
+exec_status replay_program_keep_ops(replay_program *p, uint32_t a, uint32_t b)
+{
+    if (a < 1 || b < a || a > p->nops)
+        return exec_fail(EXEC_ERR_ARG, "--ops %u-%u: the trace has ops 1 to %u", a, b, p->nops);
+    if (b > p->nops)
+        b = p->nops;
+    for (uint32_t k = 0; k < p->nops; k++)
+        if (k < a - 1 || k >= b) {
+            exec_free(p->ops[k].in_more);
+            exec_free(p->ops[k].out_more);
+        }
+    memmove(p->ops, p->ops + (a - 1), (size_t)(b - a + 1) * sizeof *p->ops);
+    p->nops = b - a + 1;
+    /* the range is one pass: its recorded time is its ops' */
+    p->nsteps = 0;
+    p->rec_step_ns = p->rec_op_ns = 0;
+    for (uint32_t k = 0; k < p->nops; k++) {
+        p->ops[k].step = 0;
+        p->rec_op_ns += p->ops[k].rec_ns;
+    }
+    return EXEC_OK;
+}
+
 exec_status replay_program_add_tensor(replay_program *p, const replay_tensor *t)
 {
     if (t->ndim < 0 || t->ndim > EXEC_MAX_DIMS)
@@ -184,18 +207,68 @@ static int layout_count(const char *layout)
     return n;
 }
 
-/* Total bytes the program's tensors need, saturating. */
-static uint64_t program_bytes(const replay_program *p)
+/* The bytes of recorded tensor t as replayed (float32 and int32), saturating. */
+static uint64_t tensor_bytes(const replay_tensor *t)
 {
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < p->ntensors; i++) {
-        const replay_tensor *t = &p->tensors[i];
-        uint64_t b = 4; /* float32 and int32 */
-        for (int d = 0; d < t->ndim; d++)
-            b = (uint64_t)t->shape[d] > UINT64_MAX / b ? UINT64_MAX : b * (uint64_t)t->shape[d];
-        total = b > UINT64_MAX - total ? UINT64_MAX : total + b;
+    uint64_t b = 4;
+    for (int d = 0; d < t->ndim; d++)
+        b = (uint64_t)t->shape[d] > UINT64_MAX / b ? UINT64_MAX : b * (uint64_t)t->shape[d];
+    return b;
+}
+
+static uint32_t *op_ids(replay_op *o, int out);
+static replay_tensor *find(replay_program *p, uint32_t id);
+
+/* The most bytes the recorded tensors hold at once: each is live from the
+ * first op that names it to the last (a buffer is free again once its last
+ * reader ran); *at: the op where the peak is. Tensors no op names count
+ * nothing. Saturating. */
+static uint64_t live_peak(replay_program *p, uint32_t *at)
+{
+    uint32_t *first = exec_malloc((p->ntensors + 1) * sizeof *first),
+             *last = exec_malloc((p->ntensors + 1) * sizeof *last);
+    int64_t *delta = exec_calloc(p->nops + 1, sizeof *delta);
+    uint64_t peak = 0;
+    *at = 0;
+    if (!first || !last || !delta) {
+        exec_free(first), exec_free(last), exec_free(delta);
+        return UINT64_MAX;
     }
-    return total;
+    for (uint32_t i = 0; i < p->ntensors; i++)
+        first[i] = UINT32_MAX, last[i] = 0;
+    for (uint32_t k = 0; k < p->nops; k++) {
+        replay_op *o = &p->ops[k];
+        for (int side = 0; side < 2; side++)
+            for (int i = 0; i < (side ? o->nout : o->nin); i++) {
+                replay_tensor *t = find(p, op_ids(o, side)[i]);
+                if (!t)
+                    continue;
+                size_t j = (size_t)(t - p->tensors);
+                if (first[j] == UINT32_MAX)
+                    first[j] = k;
+                last[j] = k;
+            }
+    }
+    /* bytes live at op k: what began at or before k less what ended
+     * before k, one pass over per-op changes */
+    uint64_t live = 0;
+    for (uint32_t i = 0; i < p->ntensors; i++)
+        if (first[i] != UINT32_MAX) {
+            uint64_t b = tensor_bytes(&p->tensors[i]);
+            if (b > (UINT64_C(1) << 60)) {
+                exec_free(first), exec_free(last), exec_free(delta);
+                return UINT64_MAX;
+            }
+            delta[first[i]] += (int64_t)b;
+            delta[last[i] + 1] -= (int64_t)b;
+        }
+    for (uint32_t k = 0; k < p->nops; k++) {
+        live += (uint64_t)delta[k];
+        if (live > peak)
+            peak = live, *at = k;
+    }
+    exec_free(first), exec_free(last), exec_free(delta);
+    return peak;
 }
 
 static int cmp_tensor(const void *a, const void *b)
@@ -581,11 +654,15 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
      * plan may take (the engine's bound: a cgroup's limit or the machine's) */
     const char *source = NULL;
     const double have = exec_memory_limit(&source);
-    uint64_t need = program_bytes(p);
+    uint32_t at;
+    uint64_t need = live_peak(p, &at);
     char a[32], b[32];
     if (have > 0 && (double)need > have)
-        return exec_fail(EXEC_ERR_NOMEM, "the trace's tensors need %s, more than the %s a plan may take (%s)",
-                         exec_bytes_text(a, sizeof a, (double)need), exec_bytes_text(b, sizeof b, have), source);
+        return exec_fail(EXEC_ERR_NOMEM,
+                         "the trace's live tensors peak at %s (at op %u of %u), more than the %s a plan may take "
+                         "(%s): replay a range of its ops (--ops A-B)",
+                         exec_bytes_text(a, sizeof a, (double)need), at + 1, p->nops,
+                         exec_bytes_text(b, sizeof b, have), source);
     int has_fw = 0;
     for (uint32_t k = 0; k < p->nops; k++) {
         const replay_op *o = &p->ops[k];
@@ -688,7 +765,9 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
     }
     if (have > 0 && (double)need > have) {
         char a[32], b[32];
-        s = exec_fail(EXEC_ERR_NOMEM, "the replayed ops' tensors need %s, more than the %s a plan may take (%s)",
+        s = exec_fail(EXEC_ERR_NOMEM,
+                      "the replayed ops' tensors need %s, more than the %s a plan may take (%s): replay a range of "
+                      "its ops (--ops A-B)",
                       exec_bytes_text(a, sizeof a, (double)need), exec_bytes_text(b, sizeof b, have), source);
         goto end;
     }
