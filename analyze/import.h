@@ -144,7 +144,8 @@ typedef struct analyze_import_summary {
     char format[32]; /* "pytorch-profiler" or "pytorch-et" */
     uint64_t events; /* JSON events (or ET nodes) read */
     uint64_t ops, steps, nodes, tracks, tensors;
-    uint64_t views; /* execution traces: tensors that are views of another's storage */
+    uint64_t views;  /* execution traces: tensors that are views of another's storage */
+    uint64_t linked; /* execution traces linked with a profiler trace: ops matched */
     uint64_t warnings;
     char model[128];
     char mode[8];

@@ -26,12 +26,15 @@ static int starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)
 
 typedef struct et_node {
     int64_t id, parent;
-    int64_t dur_ns; /* -1: none */
-    int64_t rf_id;  /* the record function id a profiler trace may share; -1 */
-    uint32_t proto; /* ops */
-    int32_t step;   /* ProfilerStep#N: N; -1 */
-    uint8_t kind;   /* IMP_REC_OP, _BWD, _UPD, or 255: other */
-    uint8_t cycled; /* in a cycle of parents: skipped */
+    int64_t dur_ns;  /* -1: none */
+    int64_t rf_id;   /* the record function id a profiler trace may share; -1 */
+    uint32_t proto;  /* ops */
+    int32_t step;    /* ProfilerStep#N: N; -1 */
+    uint8_t kind;    /* IMP_REC_OP, _BWD, _UPD, or 255: other */
+    uint8_t cycled;  /* in a cycle of parents: skipped */
+    uint8_t phase;   /* an outermost op's */
+    int32_t in_step; /* an outermost op's step (its own or an ancestor's); -1 */
+    int64_t link_b;  /* linked: the profiler op's begin (ns from the first matched); -1 */
     int64_t tid;
 } et_node;
 
@@ -260,6 +263,7 @@ int imp_et_node(imp_trace *t, imp_et *s, const json_t *node, uint64_t idx)
     n->kind = 255;
     n->tid = et_int(et_member(node, "tid"), 0);
     n->rf_id = et_int(et_member(node, "rf_id"), -1);
+    n->link_b = -1;
     s->layout[chakra ? ET_CHAKRA : ET_FLAT]++;
     const json_t *dur = json_object_get(node, "dur");
     n->dur_ns = dur ? imp_us_to_ns(dur) : -1;
@@ -392,6 +396,157 @@ static void et_notes(imp_trace *t, const imp_et *s)
                               t->path, (unsigned long long)s->cycled);
 }
 
+/* ---- linking with a profiler trace of the same run ----------------------
+ * As Chakra's trace_link: the profiler trace's outermost host ops (each
+ * thread's, merged in time order) and the execution trace's outermost op
+ * nodes (in node id order: the order they began) are the same calls where
+ * their names agree in sequence. The alignment that matches the most ops
+ * wins (of those, the one skipping the fewest profiler ops): from each
+ * profiler op named as the first ET op, a greedy walk that matches equal
+ * names and, where they differ, looks a few profiler ops ahead for the ET
+ * op's name before giving the ET op up. A matched node
+ * takes the profiler op's begin and its time: the device time of the
+ * kernels it launched (Kineto's External id; a GPU run) or else its host
+ * time. */
+
+#define LINK_AHEAD 16
+
+typedef struct link_op {
+    const char *name;
+    uint64_t b, ns;
+} link_op;
+
+static int link_by_begin(const void *a, const void *b)
+{
+    const link_op *x = a, *y = b;
+    return x->b < y->b ? -1 : x->b > y->b;
+}
+
+static const char *prof_name(const imp_trace *p, uint32_t node)
+{
+    return imp_str(p->names, p->protos[p->nodes[node].proto].name);
+}
+
+/* The outermost host ops of profiler trace p, by begin; *dev: the device
+ * time was found (kernels linked to them). NULL when out of memory. */
+static link_op *link_ops(const imp_trace *p, size_t *n, int *dev)
+{
+    link_op *ops = exec_calloc(p->nrecs ? p->nrecs : 1, sizeof *ops);
+    uint64_t *kns = exec_calloc(p->nrecs ? p->nrecs : 1, sizeof *kns); /* per kept record: its kernels' ns */
+    size_t *at = exec_calloc(p->nrecs ? p->nrecs : 1, sizeof *at);
+    *n = 0;
+    *dev = 0;
+    if (!ops || !kns || !at) {
+        exec_free(ops), exec_free(kns), exec_free(at);
+        return NULL;
+    }
+    imp_kernel_times(p, kns);
+    size_t with = 0;
+    for (size_t i = 0; i < p->nrecs; i++) {
+        const imp_rec *r = &p->recs[i];
+        if (r->kind != IMP_REC_KEPT || p->tracks[r->track].gpu)
+            continue;
+        with += kns[i] > 0;
+        at[*n] = i;
+        ops[(*n)++] = (link_op){ .name = prof_name(p, r->ref), .b = r->b, .ns = r->e - r->b };
+    }
+    /* device times where most ops have kernels linked to them (a trace
+     * whose kernels name their launch's correlation id, not the op's
+     * External id, links none: host times) */
+    *dev = *n && with * 2 >= *n;
+    if (*dev)
+        for (size_t k = 0; k < *n; k++)
+            ops[k].ns = kns[at[k]];
+    exec_free(kns), exec_free(at);
+    qsort(ops, *n, sizeof *ops, link_by_begin);
+    return ops;
+}
+
+/* Greedy walk of et[0..ne) against ops from j0; match[i]: the op of et
+ * node i or SIZE_MAX; *span: profiler ops from the first matched to the
+ * last. The number matched. */
+static size_t link_walk(const char *const *et, size_t ne, const link_op *ops, size_t nops, size_t j0, size_t *match,
+                        size_t *span)
+{
+    size_t got = 0, j = j0;
+    for (size_t i = 0; i < ne; i++) {
+        if (match)
+            match[i] = SIZE_MAX;
+        for (size_t k = j; k < nops && k < j + LINK_AHEAD; k++)
+            if (strcmp(ops[k].name, et[i]) == 0) {
+                if (match)
+                    match[i] = k;
+                got++;
+                j = k + 1;
+                break;
+            }
+    }
+    *span = j - j0;
+    return got;
+}
+
+/* Links the outermost op nodes sel[0..nsel) of s with t->profile: their
+ * link_b and dur_ns. 0, or -1 with the message (nothing matches, or the
+ * profile cannot be read). */
+static int et_link(imp_trace *t, imp_et *s, const size_t *sel, size_t nsel)
+{
+    imp_trace *p = imp_trace_read(t->profile, NULL);
+    if (!p) {
+        analyze_fail(ANALYZE_ERR_INPUT, "--profile %s", base_errmsg());
+        return -1;
+    }
+    int rc = -1, dev = 0;
+    size_t nops = 0, *match = NULL, best = 0, best_j = 0, best_span = SIZE_MAX, span;
+    link_op *ops = NULL;
+    const char **et = exec_calloc(nsel ? nsel : 1, sizeof *et);
+    if (strcmp(p->sum.format, "pytorch-profiler") != 0) {
+        analyze_fail(ANALYZE_ERR_INPUT, "--profile %s: an execution trace, not a profiler trace", t->profile);
+        goto end;
+    }
+    if (!et || !(ops = link_ops(p, &nops, &dev)) || !(match = exec_calloc(nsel ? nsel : 1, sizeof *match))) {
+        analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
+        goto end;
+    }
+    for (size_t i = 0; i < nsel; i++)
+        et[i] = imp_str(t->names, t->protos[s->n[sel[i]].proto].name);
+    for (size_t j = 0; nsel && j < nops; j++)
+        if (strcmp(ops[j].name, et[0]) == 0) {
+            size_t got = link_walk(et, nsel, ops, nops, j, NULL, &span);
+            if (got > best || (got == best && span < best_span)) /* as many matched, fewer skipped */
+                best = got, best_j = j, best_span = span;
+        }
+    if (!best) {
+        analyze_fail(ANALYZE_ERR_INPUT,
+                     "--profile %s: none of its %zu host ops matches the execution trace's %zu ops in name and "
+                     "order: not a profile of the same run",
+                     t->profile, nops, nsel);
+        goto end;
+    }
+    link_walk(et, nsel, ops, nops, best_j, match, &span);
+    uint64_t base = ops[best_j].b;
+    for (size_t i = 0; i < nsel; i++)
+        if (match[i] != SIZE_MAX) {
+            et_node *n = &s->n[sel[i]];
+            n->link_b = (int64_t)(ops[match[i]].b - base);
+            n->dur_ns = (int64_t)ops[match[i]].ns;
+        }
+    size_t len = strlen(t->notes);
+    const char *base_name = strrchr(t->profile, '/');
+    snprintf(t->notes + len, sizeof t->notes - len,
+             "%s: linked with %s: %zu of %zu ops matched by name and order; their times are the %s times "
+             "measured there%s%s\n",
+             t->path, base_name ? base_name + 1 : t->profile, best, nsel, dev ? "device (kernel)" : "host op",
+             p->sum.device[0] ? " on " : "", p->sum.device);
+    t->sum.linked = best;
+    snprintf(t->sum.device, sizeof t->sum.device, "%s", p->sum.device);
+    t->sum.devices = p->sum.devices;
+    rc = 0;
+end:
+    exec_free(et), exec_free(ops), exec_free(match);
+    imp_trace_destroy(p);
+    return rc;
+}
+
 int imp_et_finish(imp_trace *t, imp_et *s)
 {
     if (s->count)
@@ -400,10 +555,10 @@ int imp_et_finish(imp_trace *t, imp_et *s)
         return -1;
     et_notes(t, s);
     t->sum.views = s->views;
-    uint64_t now = 0, untimed = 0;
-    int64_t cur_step = -1;
-    uint64_t step_b = 0;
-    json_t *pid = json_integer(0);
+    /* the outermost op nodes, their phase and step */
+    size_t *sel = exec_calloc(s->count ? s->count : 1, sizeof *sel), nsel = 0;
+    if (!sel)
+        goto oom_early;
     for (size_t i = 0; i < s->count; i++) {
         et_node *n = &s->n[i];
         int inner = 0, bwd = 0, upd = 0;
@@ -420,29 +575,48 @@ int imp_et_finish(imp_trace *t, imp_et *s)
         }
         if (n->kind != IMP_REC_OP || inner || n->cycled)
             continue;
-        if (step != cur_step) { /* steps are contiguous runs of ops in id order */
+        n->phase = (uint8_t)(upd ? IMP_UPDATE : bwd ? IMP_BACKWARD : IMP_FORWARD);
+        n->in_step = step;
+        sel[nsel++] = i;
+    }
+    if (t->profile && et_link(t, s, sel, nsel)) {
+        exec_free(sel);
+        return -1;
+    }
+    uint64_t now = 0, untimed = 0;
+    int64_t cur_step = -1;
+    uint64_t step_b = 0;
+    json_t *pid = json_integer(0);
+    for (size_t k = 0; k < nsel; k++) {
+        et_node *n = &s->n[sel[k]];
+        /* linked: the profiler's begin, never before the op before */
+        uint64_t b = n->link_b >= 0 && (uint64_t)n->link_b > now ? (uint64_t)n->link_b : now;
+        if (n->in_step != cur_step) { /* steps are contiguous runs of ops in id order */
             if (cur_step >= 0 && imp_push_step(t, step_b, now, (uint32_t)cur_step))
                 goto oom;
-            cur_step = step;
-            step_b = now;
+            cur_step = n->in_step;
+            step_b = b;
         }
         uint64_t d = n->dur_ns >= 0 ? (uint64_t)n->dur_ns : 0;
         untimed += n->dur_ns < 0;
         json_t *tid = json_integer(n->tid);
         int64_t track = tid ? imp_track_of(t, pid, tid, 0) : -1;
         json_decref(tid);
-        int64_t node = imp_node_of(t, n->proto, upd ? IMP_UPDATE : bwd ? IMP_BACKWARD : IMP_FORWARD);
-        if (track < 0 || node < 0 || imp_add_rec(t, now, now + d, (uint32_t)track, (uint32_t)node, IMP_REC_KEPT))
+        int64_t node = imp_node_of(t, n->proto, n->phase);
+        if (track < 0 || node < 0 || imp_add_rec(t, b, b + d, (uint32_t)track, (uint32_t)node, IMP_REC_KEPT))
             goto oom;
-        now += d ? d : 1000;
+        now = b + (d ? d : 1000);
     }
     if (cur_step >= 0 && imp_push_step(t, step_b, now, (uint32_t)cur_step))
         goto oom;
     json_decref(pid);
+    exec_free(sel);
     t->untimed = untimed;
     return 0;
 oom:
     json_decref(pid);
+    exec_free(sel);
+oom_early:
     analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
     return -1;
 }

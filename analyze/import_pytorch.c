@@ -1124,14 +1124,16 @@ static void distributed_of(imp_trace *t, const json_t *d)
     }
 }
 
-imp_trace *imp_trace_read(const char *path, const char *model)
+imp_trace *imp_trace_read(const char *path, const char *model) { return imp_trace_read_linked(path, model, NULL); }
+
+imp_trace *imp_trace_read_linked(const char *path, const char *model, const char *profile)
 {
     imp_trace *t = exec_calloc(1, sizeof *t);
     analyze_json_in *j = NULL;
     imp_et *s = NULL;
     int et = 0, saw = 0;
     if (t)
-        t->last_track = -1;
+        t->last_track = -1, t->profile = profile;
     if (!t || !(t->path = exec_strdup(path)) || !(t->names = strtab_create()) || !(t->protokeys = strtab_create()) ||
         !(t->nodekeys = strtab_create()) || !(t->trackkeys = strtab_create()) || !(t->tensorkeys = strtab_create()) ||
         !(s = imp_et_create())) {
@@ -1241,6 +1243,10 @@ imp_trace *imp_trace_read(const char *path, const char *model)
         analyze_fail(ANALYZE_ERR_INPUT, "%s: neither traceEvents nor nodes: not a PyTorch trace", path);
         goto fail;
     }
+    if (profile && !et) {
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: a profiler trace: --profile links an execution trace", path);
+        goto fail;
+    }
     if (et && imp_et_finish(t, s))
         goto fail;
     if (resolve(t, et))
@@ -1284,3 +1290,21 @@ int imp_add_rec(imp_trace *t, uint64_t b, uint64_t e, uint32_t track, uint32_t r
     return add_rec(t, b, e, track, ref, kind);
 }
 int imp_push_step(imp_trace *t, uint64_t b, uint64_t e, uint32_t num) { return push_step(t, b, e, num); }
+
+void imp_kernel_times(const imp_trace *t, uint64_t *ns)
+{
+    memset(ns, 0, t->nrecs * sizeof *ns);
+    if (!t->nkern_ext || !t->ncpu_ext)
+        return;
+    /* cpu_ext is sorted by External id once resolve ran (kernel_phases) */
+    for (size_t i = 0; i < t->nkern_ext; i++) {
+        const imp_launch *k = &t->kern_ext[i];
+        const imp_launch *op = bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
+        size_t o = op ? kept_upto(t, op->track, op->b) : 0;
+        if (!o || t->recs[o - 1].track != op->track || t->recs[o - 1].e < op->b)
+            continue;
+        size_t j = kept_upto(t, k->track, k->b);
+        if (j && t->recs[j - 1].track == k->track && t->recs[j - 1].b == k->b)
+            ns[o - 1] += t->recs[j - 1].e - t->recs[j - 1].b;
+    }
+}

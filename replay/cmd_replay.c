@@ -142,6 +142,10 @@ static void print_text(const replay_program *p, const replay_report *r, int thre
     if (r->rec_op_ns + r->demoted_rec_ns <= 0)
         printf("note:               the trace records no op times (an execution trace): recorded times and ratios "
                "are 0\n");
+    else if (p->imported && p->rec.cpu[0] && strcmp(p->rec.cpu, exec_cpu_model()) != 0)
+        printf("note:               recorded on %s, replayed on this CPU: the ratios are a cross-hardware "
+               "prediction, not a check of the replay\n",
+               p->rec.cpu);
     print_coverage(r);
 }
 

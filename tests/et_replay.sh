@@ -59,6 +59,31 @@ grep -q "schema \"2.0.0-chakra.9.9.9\" is not one this version knows.*read by it
     fail "future: no note on the unknown schema: $(cat "$T/future.err")"
 grep -q "not one this version knows" "$T/chakra-111.err" && fail "chakra-111: a known schema noted as unknown"
 
+# ---- linked with a profiler trace of the same run ------------------------------
+# linked.pt.trace.json: a forward-only step, then the ET's step with its
+# k-th op k+1 us long: the second is the one matched (as many ops match
+# from the first, skipping more); op time 1+...+17 = 153 us, the two mms
+# 12+14 = 26 us.
+if "$FATHOM" import -o "$T/linked.tar.zst" --profile "$T/linked.pt.trace.json" "$T/flat.et.json" \
+    >/dev/null 2>"$T/linked.err"; then
+    grep -q 'linked with linked.pt.trace.json: 17 of 17 ops matched' "$T/linked.err" ||
+        fail "linked: $(cat "$T/linked.err")"
+    mkdir -p "$T/linked.x" && tar -C "$T/linked.x" -xf "$T/linked.tar.zst"
+    grep -qx 'source.linked=17' "$T/linked.x/MANIFEST" || fail "linked: MANIFEST has no source.linked=17"
+    grep -q 'no op times' "$T/linked.err" && fail "linked: its ops still untimed"
+    "$FATHOM" replay --format csv --iterations 1 --warmup 0 "$T/linked.tar.zst" >"$T/linked.csv" 2>&1 ||
+        fail "linked: replay: $(tail -2 "$T/linked.csv")"
+    grep -q '^op,aten::mm,matrix,2,26000,' "$T/linked.csv" || fail "linked: mm not 26 us: $(grep mm "$T/linked.csv")"
+    grep -q '^coverage,replayed,,17,153000,' "$T/linked.csv" || fail "linked: $(grep coverage "$T/linked.csv")"
+else
+    fail "linked: $(cat "$T/linked.err")"
+fi
+"$FATHOM" import -o "$T/other.tar.zst" --profile "$T/other.pt.trace.json" "$T/flat.et.json" >/dev/null 2>"$T/other.err" &&
+    fail "other: a link where nothing matches accepted"
+[ "$(wc -l <"$T/other.err")" = 1 ] && grep -q 'none of its 5 host ops matches' "$T/other.err" ||
+    fail "other: $(cat "$T/other.err")"
+[ -e "$T/other.tar.zst" ] && fail "other: an archive was written"
+
 # ---- bad input ---------------------------------------------------------------
 if "$FATHOM" import -o "$T/dup.tar.zst" "$T/dup-ids.et.json" >/dev/null 2>"$T/dup.err"; then
     fail "dup-ids: accepted"
