@@ -3,7 +3,8 @@
 # written by tests/fixtures/pytorch/make_et.py, imported and replayed: the
 # op count, views sharing a storage, an in-place op, a node with no shapes,
 # index tensors, a foreach optimizer step; and bad input (repeated node
-# ids, a cycle of parents).
+# ids, a cycle of parents, a tensor of absurd size, a link where nothing
+# matches).
 # usage: sh et_replay.sh FATHOM TESTS_SRC TMP
 set -u
 FATHOM=$1 SRC=$2
@@ -96,6 +97,11 @@ if import_text cycle; then
     grep -qx 'ops=15' "$T/cycle.x/MANIFEST" || fail "cycle: the cycle's two ops not skipped"
 else
     fail "cycle: $(cat "$T/cycle.err")"
+fi
+if import_text absurd; then
+    grep -q '1 op call sites with an absurd shape' "$T/absurd.err" || fail "absurd: $(cat "$T/absurd.err")"
+else
+    fail "absurd: $(cat "$T/absurd.err")"
 fi
 
 cli_end et_replay
