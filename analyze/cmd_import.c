@@ -182,6 +182,7 @@ static int import_one(const char *file, const char *model, const char *profile, 
         (profile &&
          (tracer_manifest_set(m, "source.profile", strrchr(profile, '/') ? strrchr(profile, '/') + 1 : profile) ||
           tracer_manifest_set_u64(m, "source.linked", sum.linked))) ||
+        (sum.device_streams[0] && tracer_manifest_set(m, "device.streams", sum.device_streams)) ||
         (sum.world_size && (tracer_manifest_set_u64(m, "source.rank", (uint64_t)sum.rank) ||
                             tracer_manifest_set_u64(m, "source.world_size", (uint64_t)sum.world_size)))) {
         fprintf(stderr, "fathom import: %s: %s\n", file, m ? base_errmsg() : "out of memory");

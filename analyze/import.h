@@ -1,6 +1,6 @@
 /* import.h -- `fathom import`: traces of other tools (PyTorch profiler
  * traces, PyTorch execution traces) turned into schema-2 fathom traces
- * (DESIGN section 9).
+ * (docs/design.md, "Imported traces").
  *
  *   import_map.c      the op table (import_ops.def): framework op name ->
  *                     class, engine op, FLOP/byte formula over shapes
@@ -149,9 +149,10 @@ typedef struct analyze_import_summary {
     uint64_t warnings;
     char model[128];
     char mode[8];
-    char device[128];         /* the first GPU of deviceProperties, "" */
-    uint64_t devices;         /* GPUs in deviceProperties */
-    int64_t rank, world_size; /* distributedInfo; world_size 0: none */
+    char device[128];          /* the first GPU of deviceProperties, "" */
+    uint64_t devices;          /* GPUs in deviceProperties */
+    int64_t rank, world_size;  /* distributedInfo; world_size 0: none */
+    char device_streams[4096]; /* each GPU stream's thread: "TID=cuda:0/7,..." (MANIFEST device.streams) */
 } analyze_import_summary;
 
 int cmd_import(int argc, char **argv);

@@ -134,7 +134,7 @@ static int64_t et_tensor(imp_trace *t, imp_et *s, const json_t *ref, int dt, con
     if (li < 0)
         return -1;
     if (added) {
-        if (imp_grow(&s->last_tensor, &s->clast, s->nlast, sizeof *s->last_tensor))
+        if (base_grow(&s->last_tensor, &s->clast, s->nlast + 1, sizeof *s->last_tensor))
             return -1;
         s->last_tensor[s->nlast++] = -2;
     }
@@ -162,7 +162,7 @@ static int64_t et_tensor(imp_trace *t, imp_et *s, const json_t *ref, int dt, con
         return -1;
     uint64_t ext = ref_extent(ref);
     if (added) {
-        if (imp_grow(&s->extent, &s->cstor, s->nstor, sizeof *s->extent))
+        if (base_grow(&s->extent, &s->cstor, s->nstor + 1, sizeof *s->extent))
             return -1;
         s->extent[s->nstor++] = ext;
         return id;
@@ -251,7 +251,7 @@ int imp_et_node(imp_trace *t, imp_et *s, const json_t *node, uint64_t idx)
         t->no_name++;
         return 0;
     }
-    if (imp_grow(&s->n, &s->cap, s->count, sizeof *s->n)) {
+    if (base_grow(&s->n, &s->cap, s->count + 1, sizeof *s->n)) {
         analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
         return -1;
     }

@@ -25,8 +25,6 @@ imp_strtab *imp_strtab_create(void);
 void imp_strtab_destroy(imp_strtab *s);
 /* The id of str[0..len); *added says whether it is new. -1: out of memory. */
 int64_t imp_intern(imp_strtab *s, const char *str, size_t len, int *added);
-/* Grows array *p of *cap elements of size sz to hold n+1. */
-int imp_grow(void *p, size_t *cap, size_t n, size_t sz);
 int imp_dtype_of(const char *s);
 int imp_dtype_size(int dt);
 /* A JSON shape or list of shapes into a: 0, -1 if it is none, -2 if absurd. */

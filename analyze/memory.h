@@ -1,7 +1,7 @@
 /* memory.h -- the memory analysis: how much tensor memory a run holds, of
  * which role (weights, activations, gradients, optimizer state, workspace:
  * the trace's role labels), when the most is live, and how it moves over
- * the steps.  From tensor_alloc / tensor_free alone (DESIGN section 6, the
+ * the steps.  From tensor_alloc / tensor_free alone (docs/design.md, "Analyses", the
  * TBD memory profiler's view), over the whole run whatever steps are
  * skipped.  Text, CSV and JSON; with several traces, a table of traces x
  * roles at their peaks. */

@@ -1,5 +1,6 @@
 /* profile.c -- the profile model (see profile.h). */
 #include "analyze/profile.h"
+#include "analyze/device.h"
 
 #include "base/alloc.h"
 
@@ -220,9 +221,10 @@ void analyze_profile_destroy(analyze_profile *p)
     exec_free(p->role_at_peak);
     exec_free(p->role_tensors);
     exec_free(p->mem_steps);
+    analyze_devices_destroy(p->devices);
     analyze_meta *m = &p->meta;
     exec_free(m->model), exec_free(m->mode), exec_free(m->preset), exec_free(m->version), exec_free(m->blas),
-        exec_free(m->cpu);
+        exec_free(m->cpu), exec_free(m->skipped);
     exec_free(p->source);
     exec_free(p);
 }
@@ -284,11 +286,13 @@ analyze_profile *analyze_profile_snapshot(const analyze_profile *p)
     c->ops = NULL, c->classes = c->roles = NULL, c->nops = c->nclasses = c->nroles = 0;
     c->role_peak = c->role_live = c->role_at_peak = c->role_tensors = NULL;
     c->mem_steps = NULL, c->nmem_steps = 0;
-    c->meta = m; /* the counts and flags; then the strings, owned */
+    c->devices = NULL; /* a live trace's snapshot: its device activity is not copied */
+    c->meta = m;       /* the counts and flags; then the strings, owned */
     c->meta.model = c->meta.mode = c->meta.preset = c->meta.version = c->meta.blas = c->meta.cpu = NULL;
+    c->meta.skipped = NULL;
     if (dup_field(&c->meta.model, m.model) || dup_field(&c->meta.mode, m.mode) ||
         dup_field(&c->meta.preset, m.preset) || dup_field(&c->meta.version, m.version) ||
-        dup_field(&c->meta.blas, m.blas) || dup_field(&c->meta.cpu, m.cpu))
+        dup_field(&c->meta.blas, m.blas) || dup_field(&c->meta.cpu, m.cpu) || dup_field(&c->meta.skipped, m.skipped))
         goto oom;
     c->diag = p->diag;
     if (p->nops) {
@@ -592,6 +596,33 @@ int analyze_profile_op(analyze_profile *p, uint64_t begin, uint64_t end, int op,
     return 0;
 }
 
+int analyze_profile_joined(analyze_profile *p, const analyze_stat *steps, uint64_t outside_ops)
+{
+    state *s = p->priv;
+    p->joined = 1;
+    p->joined_step = steps->count;
+    p->steps_seen = steps->count;
+    s->next_ordinal = steps->count;
+    analyze_stat_merge(&p->step, steps);
+    p->ops_seen += outside_ops;
+    return 0;
+}
+
+int analyze_profile_totals(analyze_profile *p, int op, analyze_phase phase, const analyze_stat *st)
+{
+    state *s = p->priv;
+    if (op < 0 || (size_t)op >= p->nops || !st->count)
+        return 0;
+    if (bucket_fit(&s->total, p->nops))
+        return -1;
+    size_t i = (size_t)op * ANALYZE_NPHASE + phase;
+    if (s->total.st[i].count == 0)
+        s->total.touched[s->total.ntouched++] = (uint32_t)i;
+    analyze_stat_merge(&s->total.st[i], st);
+    p->ops_seen += st->count;
+    return 0;
+}
+
 /* ---- tensors ------------------------------------------------------------------ */
 static tensor *tens_slot(state *s, uint32_t id, int insert)
 {
@@ -682,7 +713,8 @@ void analyze_profile_tensor_free(analyze_profile *p, uint32_t id)
     state *s = p->priv;
     tensor *t = tens_slot(s, id, 0);
     if (!t) {
-        p->diag.unknown_frees++;
+        if (!p->joined) /* a late viewer never saw the allocations before it joined */
+            p->diag.unknown_frees++;
         return;
     }
     tensor_release(p, t);
@@ -831,6 +863,7 @@ int analyze_profile_warnings(const analyze_profile *p, char *buf, size_t len)
     W(d->unknown_frees, "%llu tensor_free events of unknown tensors\n", (unsigned long long)d->unknown_frees);
     W(d->run_begins > 1, "%llu run_begin events: several runs are summed\n", (unsigned long long)d->run_begins);
     W(!p->meta.have_begin, "no fathom:run_begin event: model and mode unknown\n");
+    W(p->meta.skipped, "skipped %s\n", p->meta.skipped);
     W(p->meta.have_end && p->meta.ops != p->ops_seen + d->unmatched_begin + d->undefined_nodes,
       "run_end says %llu ops ran, the trace holds %llu\n", (unsigned long long)p->meta.ops,
       (unsigned long long)(p->ops_seen + d->unmatched_begin + d->undefined_nodes));

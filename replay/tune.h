@@ -1,5 +1,5 @@
 /* tune.h -- `fathom tune`: from measurements to faster engine settings,
- * checked by measured runs (DESIGN section 8; guidelines in fathom-tune(1)).
+ * checked by measured runs (docs/design.md, "Tuning"; guidelines in fathom-tune(1)).
  *
  * The tuner drives a target -- a model (the driver's cmd_tune.c) or a
  * program rebuilt from a trace (replay_tune_trace_target) -- through one

@@ -5,7 +5,7 @@
 # usage: include_floors.sh SOURCE_DIR
 #        include_floors.sh --selftest SOURCE_DIR TMPDIR
 #
-# The floors, lowest first (README.md, "Layout"):
+# The floors, lowest first (docs/design.md, "Floors"):
 #   base/     below everything: the accounting, fault-injectable allocator
 #             (alloc.h) and the subcommands' CLI helpers (cli.h); the C
 #             library alone, no project header (libfathom-base).
@@ -27,7 +27,7 @@
 set -u
 
 FLOORS="base exec tracer models replay analyze driver"
-BASE_HELPERS="base/alloc.h base/cli.h"
+BASE_HELPERS="base/alloc.h base/cli.h base/clock.h base/hash.h"
 TRACER_READER="tracer/read.h tracer/decode.h tracer/fields.h tracer/isolate.h tracer/opmatch.h tracer/tp_enums.h tracer/archive.h tracer/output.h tracer/critpath.h tracer/import_ops.def tracer/import_costs.def"
 
 # The folders each floor may include or link (itself always).
@@ -98,7 +98,7 @@ check() {
             for h in $TRACER_READER; do [ "$h" = "$target" ] && ok=1; done
         fi
         if ! echo " $FLOORS tests fuzz " | grep -q " $to "; then
-            echo "$file:$line: $from/ includes $target ($to/ has no floor: add it to tests/include_floors.sh and the README's layout table)"
+            echo "$file:$line: $from/ includes $target ($to/ has no floor: add it to tests/include_floors.sh and the floors table of docs/design.md)"
             bad=1
             continue
         fi

@@ -2,7 +2,7 @@
 # reference_traces.sh DIR PLUGIN_DIR -- the archives shipped in traces/reference/
 # read on a machine that never recorded them: every workload in both
 # modes, intact, analyzable without warnings, the analyses consistent, and
-# Fathom's qualitative findings still what the README reports.
+# Fathom's qualitative findings still what docs/benchmarks.md reports.
 # Env: FATHOM (the fathom binary), TEST_TMP (scratch).
 set -u
 REF=$1

@@ -50,7 +50,7 @@ const char *tracer_archive_strstatus(tracer_archive_status st);
  * this, skips blank lines and lines starting with `#`, and rejects
  * malformed lines, unknown escapes and duplicate keys.
  *
- * Keys written by `fathom record` (DESIGN section 5): schema, model, mode,
+ * Keys written by `fathom record` (docs/design.md, "Archives"): schema, model, mode,
  * preset, host, cpu, blas, threads, created, and `events.<name>=<count>`.
  * ---------------------------------------------------------------------- */
 #define TRACER_MANIFEST_KEY_MAX 128
@@ -233,6 +233,12 @@ size_t tracer_trace_ctf_count(const tracer_trace *t);
 const char *tracer_trace_ctf_path(const tracer_trace *t, size_t i);
 /* The MANIFEST, or NULL if the source had none (borrowed). */
 const tracer_manifest *tracer_trace_manifest(const tracer_trace *t);
+/* Sets CTF trace i aside (a reader found it is not one it reads): it leaves
+ * the CTF paths and becomes a skipped one, "PATH (why)" with PATH named
+ * inside the source.  EINVAL (no such trace) or ENOMEM. */
+tracer_archive_status tracer_trace_skip_ctf(tracer_trace *t, size_t i, const char *why);
+size_t tracer_trace_skipped_count(const tracer_trace *t);
+const char *tracer_trace_skipped(const tracer_trace *t, size_t i);
 
 #ifdef __cplusplus
 }

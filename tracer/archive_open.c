@@ -61,6 +61,8 @@ struct tracer_trace {
     int tmpslot;  /* its cleanup-registry slot (-1: none) */
     char **ctf;
     size_t nctf, capctf;
+    char **skipped; /* "PATH (why)" of the CTF traces a reader set aside */
+    size_t nskipped;
     tracer_manifest *manifest;
 };
 
@@ -76,6 +78,9 @@ void tracer_trace_close(tracer_trace *t)
     for (size_t i = 0; i < t->nctf; i++)
         exec_free(t->ctf[i]);
     exec_free(t->ctf);
+    for (size_t i = 0; i < t->nskipped; i++)
+        exec_free(t->skipped[i]);
+    exec_free(t->skipped);
     exec_free(t->source);
     exec_free(t->root);
     tracer_manifest_destroy(t->manifest);
@@ -94,19 +99,41 @@ const char *tracer_trace_ctf_path(const tracer_trace *t, size_t i) { return (t &
 
 const tracer_manifest *tracer_trace_manifest(const tracer_trace *t) { return t ? t->manifest : NULL; }
 
+tracer_archive_status tracer_trace_skip_ctf(tracer_trace *t, size_t i, const char *why)
+{
+    if (!t || i >= t->nctf)
+        return TRACER_ARCHIVE_EINVAL;
+    const char *p = t->ctf[i];
+    const size_t n = strlen(t->root);
+    if (!strncmp(p, t->root, n) && (p[n] == '/' || !p[n]))
+        p += p[n] ? n + 1 : n; /* named inside the source: an archive's folder is private */
+    char **v = exec_realloc(t->skipped, (t->nskipped + 1) * sizeof *v);
+    if (!v)
+        return TRACER_ARCHIVE_ENOMEM;
+    t->skipped = v;
+    const size_t len = strlen(p) + strlen(why) + 8;
+    if (!(v[t->nskipped] = exec_malloc(len)))
+        return TRACER_ARCHIVE_ENOMEM;
+    snprintf(v[t->nskipped++], len, "%s (%s)", *p ? p : ".", why);
+    exec_free(t->ctf[i]);
+    memmove(t->ctf + i, t->ctf + i + 1, (t->nctf - i - 1) * sizeof *t->ctf);
+    t->nctf--;
+    return TRACER_ARCHIVE_OK;
+}
+
+size_t tracer_trace_skipped_count(const tracer_trace *t) { return t ? t->nskipped : 0; }
+
+const char *tracer_trace_skipped(const tracer_trace *t, size_t i)
+{
+    return (t && i < t->nskipped) ? t->skipped[i] : NULL;
+}
+
 static tracer_archive_status trace_add_ctf(tracer_trace *t, const char *path)
 {
     char *p;
 
-    if (t->nctf == t->capctf) {
-        size_t ncap = t->capctf ? t->capctf * 2 : 8;
-        char **n = exec_realloc(t->ctf, ncap * sizeof(*n));
-
-        if (!n)
-            return tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path);
-        t->ctf = n;
-        t->capctf = ncap;
-    }
+    if (base_grow(&t->ctf, &t->capctf, t->nctf + 1, sizeof(*t->ctf)))
+        return tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path);
     p = exec_strdup(path);
     if (!p)
         return tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path);

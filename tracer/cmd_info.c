@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "tracer/archive.h"
 #include "tracer/cmd.h"
+#include "tracer/read.h"
 #include "tracer/stats.h"
 
 #include <inttypes.h>
@@ -192,8 +193,10 @@ int cmd_info(int argc, char **argv)
     if (!strncmp(path, "net://", 6) || !strncmp(path, "net6://", 7))
         return cli_usage_error(CMD, "%s: a live session; fathom info reads archives and CTF directories", path);
     tracer_trace *t = NULL;
-    if (tracer_trace_open(path, &t) != TRACER_ARCHIVE_OK)
+    if (tracer_read_open(path, &t) != TRACER_OK)
         return cli_error(CMD, "%s", base_errmsg());
+    for (size_t i = 0; i < tracer_trace_skipped_count(t); i++)
+        fprintf(stderr, "fathom info: warning: %s: skipped %s\n", path, tracer_trace_skipped(t, i));
     tracer_stats *s = calloc(1, sizeof *s);
     int rc = 0;
     if (!s)

@@ -14,9 +14,18 @@
  * progress on SOURCE" (it is killed); one that exceeds its CPU-time or
  * memory limit is stopped by the kernel and reported the same way.
  *
- * Limits (environment, for users with unusual traces):
- *   FATHOM_DECODE_STALL   seconds without a decoded record (default 30)
- *   FATHOM_DECODE_CPU     CPU seconds of the decoder (default 3600)
+ * Limits, each following the trace's size, each a one-line error naming
+ * it and the variable that raises it (environment, for users with unusual
+ * traces):
+ *   FATHOM_DECODE_EVENTS_PER_BYTE  events (Babeltrace2 messages) a byte of
+ *                         CTF (default 8, and 10000 more): an event takes
+ *                         a bit at least, so a trace of events of no size,
+ *                         decoded without end, stops at once
+ *   FATHOM_DECODE_CPU     CPU seconds of the decoder (default 2 s and a
+ *                         second per 4 MiB of CTF; an hour for a live
+ *                         session)
+ *   FATHOM_DECODE_STALL   seconds without a decoded record (default 10 s
+ *                         and twice the CPU limit; none for a live session)
  *   FATHOM_DECODE_MEMORY  bytes of address space (default 2 GiB and 64
  *                         bytes a byte of the trace's CTF files, at most
  *                         16 GiB; 16 GiB for a live session; not set in

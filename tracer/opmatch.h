@@ -1,6 +1,6 @@
 /* opmatch.h -- pairs each op_begin with its op_end.
  *
- * DESIGN section 4: an op's time is op_end minus op_begin of the same seq
+ * docs/design.md, "The trace": an op's time is op_end minus op_begin of the same seq
  * and the same vtid.  Every reader of traces (the recorder's summary, the
  * analyzer, replay) keeps the op_begins still waiting for their op_end in
  * this map: open addressing keyed by (vtid, seq), O(1) per event.

@@ -3,6 +3,7 @@
 #include "tracer/read.h"
 
 #include "base/error.h"
+#include "tracer/metadata.h"
 
 #include <babeltrace2/babeltrace.h>
 #include <ctype.h>
@@ -328,8 +329,16 @@ end:
 tracer_status tracer_read_open(const char *source, tracer_trace **t)
 {
     tracer_archive_status st = tracer_trace_open(source, t);
-    if (st == TRACER_ARCHIVE_OK)
-        return TRACER_OK;
+    if (st == TRACER_ARCHIVE_OK) {
+        /* the traces that are not fathom's set aside from their metadata,
+         * before any stream is decoded */
+        tracer_status rc = tracer_ctf_screen(*t, source);
+        if (rc) {
+            tracer_trace_close(*t);
+            *t = NULL;
+        }
+        return rc;
+    }
     tracer_status rc = st == TRACER_ARCHIVE_ENOMEM ? TRACER_ERR_NOMEM : TRACER_ERR_INPUT;
     /* the archive library's messages (one line) name the path already */
     return strstr(base_errmsg(), source) ? rc : (tracer_status)base_fail_cause(rc, "%s: ", source);

@@ -26,7 +26,10 @@
 typedef int (*tracer_message_fn)(void *ctx, const bt_message *msg);
 
 /* Opens source safely: TRACER_OK, or a status with "SOURCE: why" in
- * base_errmsg(). */
+ * base_errmsg().  The CTF traces in it that are not fathom's are set aside
+ * from their metadata (metadata.h: tracer_trace_skipped names them); a
+ * source holding none of fathom's is an error ("not a fathom trace: an
+ * LTTng kernel trace (...)"). */
 tracer_status tracer_read_open(const char *source, tracer_trace **t);
 /* Runs the graph over an opened trace, each message to fn; `label` names
  * the trace in messages. TRACER_OK, or a status and its message

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Ctrl-C during a recording (DESIGN section 4):
+# Ctrl-C during a recording (docs/design.md, "The trace"):
 #  1. one SIGINT: the workload stops at its next op boundary, flushes its
 #     op records and ends its run; the trace is archived with
 #     status=interrupted, passes the lossless checks and `fathom analyze`
