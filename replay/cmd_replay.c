@@ -299,17 +299,27 @@ static int record_replay(const char *trace, char **child_args, int nargs, const 
 int cmd_replay(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "threads", required_argument, 0, 't' },   { "inter", required_argument, 0, 'i' },
-        { "steps", required_argument, 0, 's' },     { "skip-first", required_argument, 0, 'F' },
-        { "skip-last", required_argument, 0, 'L' }, { "iterations", required_argument, 0, 'n' },
-        { "warmup", required_argument, 0, 'w' },    { "seed", required_argument, 0, 'S' },
-        { "format", required_argument, 0, 'f' },    { "help", no_argument, 0, 'h' },
-        { "dump-ops", required_argument, 0, 'D' },  { "record", no_argument, 0, 'R' },
-        { "dir", required_argument, 0, 'd' },       { "conv-algo", required_argument, 0, 'A' },
-        { "bind", required_argument, 0, 'B' },      { "denormals", required_argument, 0, 'Z' },
-        { "ops", required_argument, 0, 'O' },       { 0, 0, 0, 0 },
+        { "threads", required_argument, 0, 't' },
+        { "inter", required_argument, 0, 'i' },
+        { "steps", required_argument, 0, 's' },
+        { "skip-first", required_argument, 0, 'F' },
+        { "skip-last", required_argument, 0, 'L' },
+        { "iterations", required_argument, 0, 'n' },
+        { "warmup", required_argument, 0, 'w' },
+        { "seed", required_argument, 0, 'S' },
+        { "format", required_argument, 0, 'f' },
+        { "help", no_argument, 0, 'h' },
+        { "dump-ops", required_argument, 0, 'D' },
+        { "record", no_argument, 0, 'R' },
+        { "dir", required_argument, 0, 'd' },
+        { "conv-algo", required_argument, 0, 'A' },
+        { "bind", required_argument, 0, 'B' },
+        { "denormals", required_argument, 0, 'Z' },
+        { "ops", required_argument, 0, 'O' },
+        { 0, 0, 0, 0 },
     };
-    long threads = 0, inter = 1, steps = 0, skip_first = 0, skip_last = 0, iters = 3, warmup = 1, seed = 1;
+    long threads = 0, inter = 1, steps = 0, skip_first = 0, skip_last = 0, iters = 3, warmup = 1;
+    unsigned long long seed = 1;
     unsigned long ops_a = 0, ops_b = 0; /* --ops A-B; 0: all */
     int fmt = CLI_TEXT, c, record = 0;
     exec_conv_algo algo = EXEC_CONV_DEFAULT;
@@ -323,15 +333,19 @@ int cmd_replay(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
         long *dst = NULL, lo = 0, hi = 1 << 20;
         const char *name = NULL;
+        int run_opt = -1; /* a flag of base/run_options.def: its bounds */
         switch (c) {
-        case 't': dst = &threads, lo = 1, hi = 1024, name = "--threads"; break;
-        case 'i': dst = &inter, lo = 1, hi = 16, name = "--inter"; break;
-        case 's': dst = &steps, lo = 1, name = "--steps"; break;
+        case 't': run_opt = CLI_RUN_threads, dst = &threads; break;
+        case 'i': run_opt = CLI_RUN_inter, dst = &inter; break;
+        case 's': run_opt = CLI_RUN_steps, dst = &steps; break;
         case 'F': dst = &skip_first, name = "--skip-first"; break;
         case 'L': dst = &skip_last, name = "--skip-last"; break;
         case 'n': dst = &iters, lo = 1, name = "--iterations"; break;
         case 'w': dst = &warmup, name = "--warmup"; break;
-        case 'S': dst = &seed, hi = 0x7fffffff, name = "--seed"; break;
+        case 'S':
+            if (cli_parse_u64("replay", "--seed", optarg, &seed))
+                return 2;
+            break;
         case 'f':
             if ((fmt = cli_parse_format("replay", optarg, 1)) < 0)
                 return 2;
@@ -373,7 +387,9 @@ int cmd_replay(int argc, char **argv)
         case ':': return cli_usage_error("replay", "%s wants a value", argv[optind - 1]);
         default: return cli_usage_error("replay", "unknown option '%s'; see 'fathom replay --help'", argv[optind - 1]);
         }
-        if (dst && cli_parse_int("replay", name, optarg, lo, hi, dst))
+        if (run_opt >= 0 && cli_parse_run_option("replay", (cli_run_option)run_opt, optarg, dst))
+            return 2;
+        if (run_opt < 0 && dst && cli_parse_int("replay", name, optarg, lo, hi, dst))
             return 2;
         for (size_t j = 0; opts[j].name; j++) /* again for a --record child */
             if (opts[j].val == c && nchild + 2 <= (int)(sizeof child_args / sizeof child_args[0])) {
