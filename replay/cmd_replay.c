@@ -299,24 +299,15 @@ static int record_replay(const char *trace, char **child_args, int nargs, const 
 int cmd_replay(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "threads", required_argument, 0, 't' },
-        { "inter", required_argument, 0, 'i' },
-        { "steps", required_argument, 0, 's' },
-        { "skip-first", required_argument, 0, 'F' },
-        { "skip-last", required_argument, 0, 'L' },
-        { "iterations", required_argument, 0, 'n' },
-        { "warmup", required_argument, 0, 'w' },
-        { "seed", required_argument, 0, 'S' },
-        { "format", required_argument, 0, 'f' },
-        { "help", no_argument, 0, 'h' },
-        { "dump-ops", required_argument, 0, 'D' },
-        { "record", no_argument, 0, 'R' },
-        { "dir", required_argument, 0, 'd' },
-        { "conv-algo", required_argument, 0, 'A' },
-        { "bind", required_argument, 0, 'B' },
-        { "denormals", required_argument, 0, 'Z' },
-        { "ops", required_argument, 0, 'O' },
-        { 0, 0, 0, 0 },
+        { "threads", required_argument, 0, 't' },   { "inter", required_argument, 0, 'i' },
+        { "steps", required_argument, 0, 's' },     { "skip-first", required_argument, 0, 'F' },
+        { "skip-last", required_argument, 0, 'L' }, { "iterations", required_argument, 0, 'n' },
+        { "warmup", required_argument, 0, 'w' },    { "seed", required_argument, 0, 'S' },
+        { "format", required_argument, 0, 'f' },    { "help", no_argument, 0, 'h' },
+        { "dump-ops", required_argument, 0, 'D' },  { "record", no_argument, 0, 'R' },
+        { "dir", required_argument, 0, 'd' },       { "conv-algo", required_argument, 0, 'A' },
+        { "bind", required_argument, 0, 'B' },      { "denormals", required_argument, 0, 'Z' },
+        { "ops", required_argument, 0, 'O' },       { 0, 0, 0, 0 },
     };
     long threads = 0, inter = 1, steps = 0, skip_first = 0, skip_last = 0, iters = 3, warmup = 1;
     unsigned long long seed = 1;
