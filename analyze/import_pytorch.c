@@ -893,6 +893,15 @@ static size_t kept_upto(const imp_trace *t, uint32_t track, uint64_t b)
 
 /* Each kernel linked to a CPU op takes the phase of the outermost op around
  * it (kept records in track, begin order). */
+/* The kept record (its index + 1) of the outermost op around the CPU op
+ * that launched kernel k (cpu_ext sorted by External id), or 0. */
+static size_t launcher_of(const imp_trace *t, const imp_launch *k)
+{
+    const imp_launch *op = bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
+    size_t o = op ? kept_upto(t, op->track, op->b) : 0;
+    return o && t->recs[o - 1].track == op->track && t->recs[o - 1].e >= op->b ? o : 0;
+}
+
 static int kernel_phases(imp_trace *t)
 {
     if (!t->nkern_ext || !t->ncpu_ext)
@@ -900,9 +909,8 @@ static int kernel_phases(imp_trace *t)
     qsort(t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
     for (size_t i = 0; i < t->nkern_ext; i++) {
         const imp_launch *k = &t->kern_ext[i];
-        const imp_launch *op = bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
-        size_t o = op ? kept_upto(t, op->track, op->b) : 0;
-        if (!o || t->recs[o - 1].track != op->track || t->recs[o - 1].e < op->b)
+        size_t o = launcher_of(t, k);
+        if (!o)
             continue;
         int phase = t->nodes[t->recs[o - 1].ref].phase;
         if (phase == IMP_FORWARD)
@@ -1375,9 +1383,8 @@ void imp_kernel_times(const imp_trace *t, uint64_t *ns)
     /* cpu_ext is sorted by External id once resolve ran (kernel_phases) */
     for (size_t i = 0; i < t->nkern_ext; i++) {
         const imp_launch *k = &t->kern_ext[i];
-        const imp_launch *op = bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
-        size_t o = op ? kept_upto(t, op->track, op->b) : 0;
-        if (!o || t->recs[o - 1].track != op->track || t->recs[o - 1].e < op->b)
+        size_t o = launcher_of(t, k);
+        if (!o)
             continue;
         size_t j = kept_upto(t, k->track, k->b);
         if (j && t->recs[j - 1].track == k->track && t->recs[j - 1].b == k->b)
