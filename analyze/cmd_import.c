@@ -23,7 +23,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: fathom import [-o ARCHIVE | --dir DIR] [--model NAME] FILE...\n"
+    fprintf(f, "usage: fathom import [-o ARCHIVE | --dir DIR] [--model NAME] [--profile KINETO] FILE...\n"
                "\n"
                "Turn PyTorch traces into fathom archives (schema 2), one per FILE:\n"
                "  a profiler trace (torch.profiler's Chrome-trace JSON, plain or .gz, or the\n"
@@ -33,6 +33,8 @@ static void usage(FILE *f)
                "  -o ARCHIVE    write this archive (one FILE only; never overwritten)\n"
                "  --dir DIR     write archives into DIR under default names (default: traces)\n"
                "  --model NAME  the model name the archive gives (default: from the file name)\n"
+               "  --profile KINETO  link the execution trace FILE with the profiler trace of\n"
+               "                the same run: its ops take the measured times\n"
                "\n"
                "Prints each archive's path. See fathom-import(1).\n");
 }
@@ -59,7 +61,8 @@ static void bt_error_message(analyze_status st, const char *dflt)
 }
 
 /* FILE -> CTF trace in ctf_dir; sum filled.  0, or -1 with the thread's message. */
-static int convert(const char *file, const char *model, const char *ctf_dir, analyze_import_summary *sum)
+static int convert(const char *file, const char *model, const char *profile, const char *ctf_dir,
+                   analyze_import_summary *sum)
 {
     int rc = -1;
     const bt_plugin *ctf = NULL;
@@ -71,6 +74,7 @@ static int convert(const char *file, const char *model, const char *ctf_dir, ana
     if (!src_cls || !graph || !sp || !kp || !inputs || bt_value_array_append_string_element(inputs, file) ||
         bt_value_map_insert_entry(sp, "inputs", inputs) ||
         (model && bt_value_map_insert_string_entry(sp, "model", model)) ||
+        (profile && bt_value_map_insert_string_entry(sp, "profile", profile)) ||
         bt_value_map_insert_string_entry(kp, "path", ctf_dir) ||
         bt_value_map_insert_bool_entry(kp, "assume-single-trace", BT_TRUE) ||
         bt_value_map_insert_bool_entry(kp, "quiet", BT_TRUE)) {
@@ -119,7 +123,7 @@ end:
     return rc;
 }
 
-static int import_one(const char *file, const char *model, const char *out, const char *dir)
+static int import_one(const char *file, const char *model, const char *profile, const char *out, const char *dir)
 {
     char tmpl[4096], ctf_dir[4200], path[4096], host[128];
     const char *tmp = getenv("TMPDIR");
@@ -153,7 +157,7 @@ static int import_one(const char *file, const char *model, const char *out, cons
     int cleanup_id = tracer_cleanup_add(tmpl, true);
     tracer_cleanup_unblock(&mask);
     snprintf(ctf_dir, sizeof ctf_dir, "%s/trace", tmpl);
-    if (convert(file, model, ctf_dir, &sum)) {
+    if (convert(file, model, profile, ctf_dir, &sum)) {
         fprintf(stderr, "fathom import: %s\n", base_errmsg());
         goto end;
     }
@@ -175,6 +179,9 @@ static int import_one(const char *file, const char *model, const char *out, cons
         tracer_manifest_set_u64(m, "nodes", sum.nodes) || tracer_manifest_set_u64(m, "threads", sum.tracks) ||
         (sum.devices && (tracer_manifest_set(m, "source.device", sum.device) ||
                          tracer_manifest_set_u64(m, "source.devices", sum.devices))) ||
+        (profile &&
+         (tracer_manifest_set(m, "source.profile", strrchr(profile, '/') ? strrchr(profile, '/') + 1 : profile) ||
+          tracer_manifest_set_u64(m, "source.linked", sum.linked))) ||
         (sum.device_streams[0] && tracer_manifest_set(m, "device.streams", sum.device_streams)) ||
         (sum.world_size && (tracer_manifest_set_u64(m, "source.rank", (uint64_t)sum.rank) ||
                             tracer_manifest_set_u64(m, "source.world_size", (uint64_t)sum.world_size)))) {
@@ -208,7 +215,7 @@ end:
 
 int cmd_import(int argc, char **argv)
 {
-    const char *out = NULL, *dir = NULL, *model = NULL;
+    const char *out = NULL, *dir = NULL, *model = NULL, *profile = NULL;
     int nfiles = 0, i;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -230,6 +237,10 @@ int cmd_import(int argc, char **argv)
             if (base_printable(argv[i], shown, sizeof shown) != argv[i])
                 return usage_error("--model wants a name without control characters, not '", shown);
             model = argv[i];
+        } else if (strcmp(a, "--profile") == 0) {
+            if (++i == argc || !*argv[i])
+                return usage_error("--profile wants a profiler trace", NULL);
+            profile = argv[i];
         } else if (strcmp(a, "--") == 0) {
             nfiles += argc - i - 1;
             break;
@@ -245,6 +256,8 @@ int cmd_import(int argc, char **argv)
         return usage_error("-o and --dir exclude each other", NULL);
     if (out && nfiles > 1)
         return usage_error("-o names one archive: give one FILE, or --dir for several", NULL);
+    if (profile && nfiles > 1)
+        return usage_error("--profile links one execution trace: give one FILE", NULL);
     if (!out && tracer_output_check_folder(dir ? dir : "traces", "--dir")) /* before any conversion */
         return cli_error("import", "%s", base_errmsg());
     int rc = 0, after_dashes = 0;
@@ -252,7 +265,7 @@ int cmd_import(int argc, char **argv)
         const char *a = argv[i];
         if (!after_dashes) {
             if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--dir") == 0 ||
-                strcmp(a, "--model") == 0) {
+                strcmp(a, "--model") == 0 || strcmp(a, "--profile") == 0) {
                 i++;
                 continue;
             }
@@ -261,7 +274,7 @@ int cmd_import(int argc, char **argv)
                 continue;
             }
         }
-        if (import_one(a, model, out, dir))
+        if (import_one(a, model, profile, out, dir))
             rc = 1;
     }
     return rc;

@@ -6,9 +6,10 @@
  *                     class, engine op, FLOP/byte formula over shapes
  *   import_json.c     a bounded-memory reader of one large JSON document,
  *                     element by element (plain, gzip, zstd, xz input)
- *   import_pytorch.c  the parsers of both formats into one in-memory trace
+ *   import_pytorch.c  the profiler trace parser into one in-memory trace
  *                     model, and the Babeltrace2 source `src.fathom.pytorch`
  *                     that emits it as schema-2 messages
+ *   import_et.c       the execution trace parser into the same model
  *   cmd_import.c      `fathom import`: that source -> sink.ctf.fs -> archive
  */
 #ifndef FATHOM_ANALYZE_IMPORT_H
@@ -143,6 +144,8 @@ typedef struct analyze_import_summary {
     char format[32]; /* "pytorch-profiler" or "pytorch-et" */
     uint64_t events; /* JSON events (or ET nodes) read */
     uint64_t ops, steps, nodes, tracks, tensors;
+    uint64_t views;  /* execution traces: tensors that are views of another's storage */
+    uint64_t linked; /* execution traces linked with a profiler trace: ops matched */
     uint64_t warnings;
     char model[128];
     char mode[8];

@@ -196,6 +196,7 @@ void analyze_import_cost_of(analyze_import_cost cost, const analyze_import_arg *
         b = (sum_numel(in, nin) + (o ? o : numel(in, nin, 0))) * es;
         break;
     case ANALYZE_IMPORT_COST_NORM_BWD:
+    case ANALYZE_IMPORT_COST_NORM_BWD_XF:
         f = 9 * numel(in, nin, 0);
         b = (sum_numel(in, nin) + (o ? o : numel(in, nin, 0))) * es;
         break;
@@ -280,6 +281,23 @@ void analyze_import_cost_of(analyze_import_cost cost, const analyze_import_arg *
     case ANALYZE_IMPORT_COST_EMBED: {
         uint64_t d = dim(in, nin, 0, 1), idx = numel(in, nin, 1);
         b = (2 * idx * d + idx) * es;
+        break;
+    }
+    case ANALYZE_IMPORT_COST_EMBED_BWD: { /* grad[..., D] added into rows of the weight */
+        uint64_t d = dim(in, nin, 0, -1), idx = numel(in, nin, 1);
+        f = idx * d;
+        b = (2 * idx * d + idx) * es;
+        break;
+    }
+    case ANALYZE_IMPORT_COST_INDEX: b = (2 * (o ? o : numel(in, nin, 1)) + numel(in, nin, 1)) * es; break;
+    case ANALYZE_IMPORT_COST_ATTN:
+    case ANALYZE_IMPORT_COST_ATTN_BWD: { /* q[..., L, E], k[..., S, E], v[..., S, Ev] */
+        size_t q = cost == ANALYZE_IMPORT_COST_ATTN ? 0 : 1;
+        uint64_t l = dim(in, nin, q, -2), e = dim(in, nin, q, -1), s = dim(in, nin, q + 1, -2);
+        uint64_t ev = dim(in, nin, q + 2, -1), batch = l && e ? numel(in, nin, q) / (l * e) : 0;
+        uint64_t fwd = 2 * batch * l * s * (e + ev) + 5 * batch * l * s;
+        f = cost == ANALYZE_IMPORT_COST_ATTN ? fwd : 2 * fwd;
+        b = (sum_numel(in, nin) + (o ? o : numel(in, nin, q))) * es;
         break;
     }
     case ANALYZE_IMPORT_COST_FOREACH:

@@ -40,6 +40,7 @@
 #include "analyze/device.h"
 #include "analyze/import_json.h"
 #include "analyze/import_trace.h"
+#include "analyze/import_et.h"
 #include "base/alloc.h"
 #include "base/error.h"
 #include "base/hash.h"
@@ -824,219 +825,6 @@ static int64_t node_of(imp_trace *t, uint32_t proto, int phase)
     return id;
 }
 
-/* ---- execution traces --------------------------------------------------- */
-
-/* Ancestors looked at above a node: real traces nest a few tens deep; a
- * longer chain (or a cycle of parents) stops here. */
-#define ET_MAX_DEPTH 256
-
-typedef struct et_node {
-    int64_t id, parent;
-    int64_t dur_ns; /* -1: none */
-    uint32_t proto; /* ops */
-    int32_t step;   /* ProfilerStep#N: N; -1 */
-    uint8_t kind;   /* IMP_REC_OP, _BWD, _UPD, or 255: other */
-    int64_t tid;
-} et_node;
-
-typedef struct et_state {
-    et_node *n;
-    size_t count, cap;
-    imp_strtab *ids; /* ET tensor id -> our tensor id */
-} et_state;
-
-/* Our tensor for an ET tensor reference [tensor_id, storage_id, offset,
- * numel, elem_size, device] of shape a and dtype dt.  The framework reuses a
- * freed tensor's id: an id seen again with another dtype or shape is
- * another tensor. */
-static int64_t et_tensor(imp_trace *t, et_state *s, const json_t *ref, int dt, const analyze_import_arg *a)
-{
-    if (!json_is_array(ref) || json_array_size(ref) < 2 || !json_is_integer(json_array_get(ref, 0)))
-        return -2;
-    char key[256];
-    int n = snprintf(key, sizeof key, "%lld|%d|", (long long)json_integer_value(json_array_get(ref, 0)), dt);
-    for (int i = 0; i < a->ndim && n < (int)sizeof key - 24; i++)
-        n += snprintf(key + n, sizeof key - (size_t)n, "%lld,", (long long)a->d[i]);
-    return keyed_tensor(t, s->ids, key, (size_t)n, dt, a);
-}
-
-/* The tensor arguments of one side (inputs or outputs) of an ET node. */
-static int et_args(imp_trace *t, et_state *s, const json_t *node, const char *side, analyze_import_arg *a, int64_t *ids,
-                   size_t *n, int *es, int *absurd)
-{
-    char k1[32], k2[32], k3[32];
-    snprintf(k1, sizeof k1, "%ss", side);
-    snprintf(k2, sizeof k2, "%s_shapes", side);
-    snprintf(k3, sizeof k3, "%s_types", side);
-    const json_t *refs = json_object_get(node, k1), *shapes = json_object_get(node, k2),
-                 *types = json_object_get(node, k3);
-    size_t m = json_array_size(shapes);
-    *n = 0;
-    for (size_t i = 0; i < m && *n < 64; i++) {
-        const char *ty = json_string_value(json_array_get(types, i));
-        if (!ty || !starts(ty, "Tensor("))
-            continue;
-        analyze_import_arg *x = &a[*n];
-        int r = arg_of(json_array_get(shapes, i), x);
-        if (r == -2) {
-            *absurd = 1;
-            continue;
-        }
-        if (r < 0)
-            continue;
-        int dt = dtype_of(ty);
-        if (!*es)
-            *es = dtype_size[dt < 0 ? IMP_DTYPE_OTHER : dt];
-        int64_t id = et_tensor(t, s, json_array_get(refs, i), dt, x);
-        if (id == -1)
-            return -1;
-        ids[*n] = id == -2 ? -1 : id;
-        (*n)++;
-    }
-    return 0;
-}
-
-static int et_node_read(imp_trace *t, et_state *s, const json_t *node, uint64_t idx)
-{
-    if (!json_is_object(node)) {
-        analyze_fail(ANALYZE_ERR_INPUT, "%s: node %llu is not an object: not an execution trace", t->path,
-                     (unsigned long long)idx);
-        return -1;
-    }
-    t->sum.events++;
-    const char *name = json_string_value(json_object_get(node, "name"));
-    const json_t *id = json_object_get(node, "id"), *parent = json_object_get(node, "parent");
-    if (!name || !json_is_integer(id)) {
-        t->no_name++;
-        return 0;
-    }
-    if (base_grow(&s->n, &s->cap, s->count + 1, sizeof *s->n)) {
-        analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
-        return -1;
-    }
-    et_node *n = &s->n[s->count];
-    memset(n, 0, sizeof *n);
-    n->id = json_integer_value(id);
-    n->parent = json_is_integer(parent) ? json_integer_value(parent) : -1;
-    n->step = -1;
-    n->kind = 255;
-    n->tid = json_is_integer(json_object_get(node, "tid")) ? json_integer_value(json_object_get(node, "tid")) : 0;
-    const json_t *dur = json_object_get(node, "dur");
-    n->dur_ns = dur ? us_to_ns(dur) : -1;
-    if (dur && n->dur_ns < 0)
-        t->bad_time++;
-    if (starts(name, "ProfilerStep#")) {
-        char *end;
-        unsigned long v = strtoul(name + 13, &end, 10);
-        if (end != name + 13 && v <= INT32_MAX)
-            n->step = (int32_t)v;
-        else
-            t->bad_step++;
-    } else if (starts(name, "autograd::engine::evaluate_function")) {
-        n->kind = IMP_REC_BWD;
-    } else if (starts(name, "Optimizer.step#") || starts(name, "Optimizer.zero_grad#")) {
-        n->kind = IMP_REC_UPD;
-    } else if (is_op_name(name)) {
-        analyze_import_arg in[64], out[64];
-        int64_t iid[64], oid[64];
-        size_t nin = 0, nout = 0;
-        int es = 0, absurd = 0;
-        if (et_args(t, s, node, "input", in, iid, &nin, &es, &absurd) ||
-            et_args(t, s, node, "output", out, oid, &nout, &es, &absurd)) {
-            analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
-            return -1;
-        }
-        if (absurd)
-            t->bad_shape++;
-        char key[64];
-        int kl = snprintf(key, sizeof key, "et%zu", s->count);
-        int added;
-        int64_t pk = intern(t->protokeys, key, (size_t)kl, &added);
-        analyze_import_scalar sc[64];
-        const json_t *vals = json_object_get(node, "inputs"), *types = json_object_get(node, "input_types");
-        size_t nsc = json_array_size(vals) < 64 ? json_array_size(vals) : 64;
-        for (size_t i = 0; i < nsc; i++)
-            scalar_of_json(json_array_get(vals, i), json_string_value(json_array_get(types, i)), &sc[i]);
-        int64_t p = pk < 0 ? -1 : add_proto(t, name, -1, in, iid, nin, out, oid, nout, sc, nsc, es ? es : 4);
-        if (p < 0 || p != pk) {
-            analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
-            return -1;
-        }
-        n->kind = IMP_REC_OP;
-        n->proto = (uint32_t)p;
-    }
-    s->count++;
-    return 0;
-}
-
-static int by_id(const void *a, const void *b)
-{
-    const et_node *x = a, *y = b;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static et_node *et_find(et_state *s, int64_t id)
-{
-    if (!s->count)
-        return NULL;
-    et_node key = { .id = id };
-    return bsearch(&key, s->n, s->count, sizeof *s->n, by_id);
-}
-
-/* The ET nodes into records: each op whose ancestors hold no op, in node id
- * order (the order the observer saw them start). */
-static int et_finish(imp_trace *t, et_state *s)
-{
-    if (s->count)
-        qsort(s->n, s->count, sizeof *s->n, by_id);
-    uint64_t now = 0, untimed = 0;
-    int64_t cur_step = -1;
-    uint64_t step_b = 0;
-    json_t *pid = json_integer(0);
-    for (size_t i = 0; i < s->count; i++) {
-        et_node *n = &s->n[i];
-        int inner = 0, bwd = 0, upd = 0;
-        int32_t step = n->step;
-        int depth = 0;
-        for (et_node *p = et_find(s, n->parent); p && depth < ET_MAX_DEPTH; p = et_find(s, p->parent), depth++) {
-            if (p->kind == IMP_REC_OP)
-                inner = 1;
-            bwd |= p->kind == IMP_REC_BWD;
-            upd |= p->kind == IMP_REC_UPD;
-            if (p->step >= 0 && step < 0)
-                step = p->step;
-            if (p->id == n->id)
-                break; /* a cycle */
-        }
-        if (n->kind != IMP_REC_OP || inner)
-            continue;
-        if (step != cur_step) { /* steps are contiguous runs of ops in id order */
-            if (cur_step >= 0 && push_step(t, step_b, now, (uint32_t)cur_step))
-                goto oom;
-            cur_step = step;
-            step_b = now;
-        }
-        uint64_t d = n->dur_ns >= 0 ? (uint64_t)n->dur_ns : 0;
-        untimed += n->dur_ns < 0;
-        json_t *tid = json_integer(n->tid);
-        int64_t track = tid ? track_of(t, pid, tid, 0) : -1;
-        json_decref(tid);
-        int64_t node = node_of(t, n->proto, upd ? IMP_UPDATE : bwd ? IMP_BACKWARD : IMP_FORWARD);
-        if (track < 0 || node < 0 || add_rec(t, now, now + d, (uint32_t)track, (uint32_t)node, IMP_REC_KEPT))
-            goto oom;
-        now += d ? d : 1000;
-    }
-    if (cur_step >= 0 && push_step(t, step_b, now, (uint32_t)cur_step))
-        goto oom;
-    json_decref(pid);
-    t->untimed = untimed;
-    return 0;
-oom:
-    json_decref(pid);
-    analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
-    return -1;
-}
-
 /* ---- from spans to ops ---------------------------------------------------- */
 
 static int rec_order(const void *a, const void *b)
@@ -1105,6 +893,15 @@ static size_t kept_upto(const imp_trace *t, uint32_t track, uint64_t b)
 
 /* Each kernel linked to a CPU op takes the phase of the outermost op around
  * it (kept records in track, begin order). */
+/* The kept record (its index + 1) of the outermost op around the CPU op
+ * that launched kernel k (cpu_ext sorted by External id), or 0. */
+static size_t launcher_of(const imp_trace *t, const imp_launch *k)
+{
+    const imp_launch *op = bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
+    size_t o = op ? kept_upto(t, op->track, op->b) : 0;
+    return o && t->recs[o - 1].track == op->track && t->recs[o - 1].e >= op->b ? o : 0;
+}
+
 static int kernel_phases(imp_trace *t)
 {
     if (!t->nkern_ext || !t->ncpu_ext)
@@ -1112,9 +909,8 @@ static int kernel_phases(imp_trace *t)
     qsort(t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
     for (size_t i = 0; i < t->nkern_ext; i++) {
         const imp_launch *k = &t->kern_ext[i];
-        const imp_launch *op = bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
-        size_t o = op ? kept_upto(t, op->track, op->b) : 0;
-        if (!o || t->recs[o - 1].track != op->track || t->recs[o - 1].e < op->b)
+        size_t o = launcher_of(t, k);
+        if (!o)
             continue;
         int phase = t->nodes[t->recs[o - 1].ref].phase;
         if (phase == IMP_FORWARD)
@@ -1259,7 +1055,7 @@ static int resolve(imp_trace *t, int et)
     t->sum.tracks = t->ntracks;
     t->sum.tensors = t->ntensors;
     t->sum.warnings = (t->bad_time > 0) + (t->bad_shape > 0) + (t->overlap > 0) + (t->bad_step > 0) + (t->no_name > 0) +
-                      (t->untimed > 0) + (t->big_ints > 0) + (t->unknown_cats > 0);
+                      (t->untimed > 0) + (t->big_ints > 0) + (t->unknown_cats > 0) + (t->notes[0] != 0);
     rc = 0;
     goto end;
 oom:
@@ -1298,6 +1094,7 @@ int imp_trace_warnings(const imp_trace *t, char *buf, size_t len)
       (unsigned long long)t->unknown_cats, t->first_unknown_cat);
     W(t->big_ints, "%s: %llu integers beyond 64 bits (ids such as NCCL's Comms Id) kept as strings\n", t->path,
       (unsigned long long)t->big_ints);
+    W(et && t->notes[0], "%s", t->notes);
     W(et && t->untimed,
       "%s: the execution trace has no op times: %llu ops get empty spans 1 us apart (their "
       "order and shapes are real, their times are not)\n",
@@ -1309,7 +1106,7 @@ int imp_trace_warnings(const imp_trace *t, char *buf, size_t len)
 /* ---- the document --------------------------------------------------------- */
 
 /* Each element of the array at the reader's position to fn. */
-static int stream_array(imp_trace *t, analyze_json_in *j, int et, et_state *s)
+static int stream_array(imp_trace *t, analyze_json_in *j, int et, imp_et *s)
 {
     if (analyze_json_peek(j) != '[') {
         analyze_fail(ANALYZE_ERR_INPUT, "%s: %s is not an array", t->path, et ? "nodes" : "traceEvents");
@@ -1348,7 +1145,7 @@ static int stream_array(imp_trace *t, analyze_json_in *j, int et, et_state *s)
                          je.text);
             return -1;
         }
-        int r = et ? et_node_read(t, s, e, idx) : profiler_event(t, e, v, len, idx);
+        int r = et ? imp_et_node(t, s, e, idx) : profiler_event(t, e, v, len, idx);
         analyze_json_consume(j, len);
         json_decref(e);
         if (r)
@@ -1411,17 +1208,19 @@ static void distributed_of(imp_trace *t, const json_t *d)
     }
 }
 
-imp_trace *imp_trace_read(const char *path, const char *model)
+imp_trace *imp_trace_read(const char *path, const char *model) { return imp_trace_read_linked(path, model, NULL); }
+
+imp_trace *imp_trace_read_linked(const char *path, const char *model, const char *profile)
 {
     imp_trace *t = exec_calloc(1, sizeof *t);
     analyze_json_in *j = NULL;
-    et_state s = { 0 };
+    imp_et *s = NULL;
     int et = 0, saw = 0;
     if (t)
-        t->last_track = -1;
+        t->last_track = -1, t->profile = profile;
     if (!t || !(t->path = exec_strdup(path)) || !(t->names = strtab_create()) || !(t->protokeys = strtab_create()) ||
         !(t->nodekeys = strtab_create()) || !(t->trackkeys = strtab_create()) || !(t->tensorkeys = strtab_create()) ||
-        !(s.ids = strtab_create())) {
+        !(s = imp_et_create())) {
         analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", path);
         goto fail;
     }
@@ -1463,6 +1262,7 @@ imp_trace *imp_trace_read(const char *path, const char *model)
             int is_devices = (len == 18 && memcmp(k, "\"deviceProperties\"", 18) == 0) ||
                              (len == 19 && memcmp(k, "\"computeProperties\"", 19) == 0); /* Kineto before 1.10 */
             int is_dist = len == 17 && memcmp(k, "\"distributedInfo\"", 17) == 0;
+            int is_schema = len == 8 && memcmp(k, "\"schema\"", 8) == 0;
             analyze_json_consume(j, len);
             if (analyze_json_peek(j) != ':') {
                 analyze_fail(ANALYZE_ERR_INPUT, "%s: not JSON at byte %llu: expected ':'", path,
@@ -1478,15 +1278,17 @@ imp_trace *imp_trace_read(const char *path, const char *model)
                 }
                 et = is_nodes;
                 saw = 1;
-                if (stream_array(t, j, et, &s))
+                if (stream_array(t, j, et, s))
                     goto fail;
             } else {
                 const char *v = analyze_json_value(j, &len);
                 if (!v)
                     goto fail;
-                if (is_devices || is_dist) {
+                if (is_devices || is_dist || is_schema) {
                     json_t *d = json_loadb(v, len, JSON_DECODE_ANY, NULL);
-                    if (is_devices)
+                    if (is_schema)
+                        imp_et_schema(s, d);
+                    else if (is_devices)
                         devices_of(t, d);
                     else
                         distributed_of(t, d);
@@ -1526,18 +1328,66 @@ imp_trace *imp_trace_read(const char *path, const char *model)
         analyze_fail(ANALYZE_ERR_INPUT, "%s: neither traceEvents nor nodes: not a PyTorch trace", path);
         goto fail;
     }
-    if (et && et_finish(t, &s))
+    if (profile && !et) {
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: a profiler trace: --profile links an execution trace", path);
+        goto fail;
+    }
+    if (et && imp_et_finish(t, s))
         goto fail;
     if (resolve(t, et))
         goto fail;
     analyze_json_close(j);
-    exec_free(s.n);
-    strtab_destroy(s.ids);
+    imp_et_destroy(s);
     return t;
 fail:
     analyze_json_close(j);
-    exec_free(s.n);
-    strtab_destroy(s.ids);
+    imp_et_destroy(s);
     imp_trace_destroy(t);
     return NULL;
+}
+
+/* ---- for import_et.c (import_et.h) ---------------------------------------- */
+
+imp_strtab *imp_strtab_create(void) { return strtab_create(); }
+void imp_strtab_destroy(imp_strtab *s) { strtab_destroy(s); }
+int64_t imp_intern(imp_strtab *s, const char *str, size_t len, int *added) { return intern(s, str, len, added); }
+int imp_dtype_of(const char *s) { return dtype_of(s); }
+int imp_dtype_size(int dt) { return dtype_size[dt < 0 || dt >= IMP_DTYPE_COUNT ? IMP_DTYPE_OTHER : dt]; }
+int imp_arg_of(const json_t *dims, analyze_import_arg *a) { return arg_of(dims, a); }
+int64_t imp_keyed_tensor(imp_trace *t, imp_strtab *keys, const char *key, size_t n, int dt, const analyze_import_arg *a)
+{
+    return keyed_tensor(t, keys, key, n, dt, a);
+}
+int imp_is_op_name(const char *n) { return is_op_name(n); }
+int64_t imp_us_to_ns(const json_t *v) { return us_to_ns(v); }
+void imp_scalar_of_json(const json_t *v, const char *type, analyze_import_scalar *sc) { scalar_of_json(v, type, sc); }
+int64_t imp_add_proto(imp_trace *t, const char *name, int cls, const analyze_import_arg *in, const int64_t *in_id,
+                      size_t nin, const analyze_import_arg *out, const int64_t *out_id, size_t nout,
+                      const analyze_import_scalar *sc, size_t nsc, int es)
+{
+    return add_proto(t, name, cls, in, in_id, nin, out, out_id, nout, sc, nsc, es);
+}
+int64_t imp_node_of(imp_trace *t, uint32_t proto, int phase) { return node_of(t, proto, phase); }
+int64_t imp_track_of(imp_trace *t, const json_t *pid, const json_t *tid, int gpu) { return track_of(t, pid, tid, gpu); }
+int imp_add_rec(imp_trace *t, uint64_t b, uint64_t e, uint32_t track, uint32_t ref, int kind)
+{
+    return add_rec(t, b, e, track, ref, kind);
+}
+int imp_push_step(imp_trace *t, uint64_t b, uint64_t e, uint32_t num) { return push_step(t, b, e, num); }
+
+void imp_kernel_times(const imp_trace *t, uint64_t *ns)
+{
+    memset(ns, 0, t->nrecs * sizeof *ns);
+    if (!t->nkern_ext || !t->ncpu_ext)
+        return;
+    /* cpu_ext is sorted by External id once resolve ran (kernel_phases) */
+    for (size_t i = 0; i < t->nkern_ext; i++) {
+        const imp_launch *k = &t->kern_ext[i];
+        size_t o = launcher_of(t, k);
+        if (!o)
+            continue;
+        size_t j = kept_upto(t, k->track, k->b);
+        if (j && t->recs[j - 1].track == k->track && t->recs[j - 1].b == k->b)
+            ns[o - 1] += t->recs[j - 1].e - t->recs[j - 1].b;
+    }
 }

@@ -239,6 +239,8 @@ bt_component_class_initialize_method_status analyze_import_init(bt_self_componen
         params && bt_value_is_map(params) ? bt_value_map_borrow_entry_value_const(params, "inputs") : NULL;
     const bt_value *model =
         params && bt_value_is_map(params) ? bt_value_map_borrow_entry_value_const(params, "model") : NULL;
+    const bt_value *profile =
+        params && bt_value_is_map(params) ? bt_value_map_borrow_entry_value_const(params, "profile") : NULL;
     analyze_import_summary *sum = init_data;
     imp_comp *c = NULL;
     if (!inputs || !bt_value_is_array(inputs) || bt_value_array_get_length(inputs) == 0) {
@@ -249,11 +251,15 @@ bt_component_class_initialize_method_status analyze_import_init(bt_self_componen
         BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "src.fathom.pytorch: model wants a string");
         goto error;
     }
+    if (profile && !bt_value_is_string(profile)) {
+        BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "src.fathom.pytorch: profile wants a path");
+        goto error;
+    }
     if (params) {
-        uint64_t nkeys = bt_value_map_get_size(params) - (inputs != NULL) - (model != NULL);
+        uint64_t nkeys = bt_value_map_get_size(params) - (inputs != NULL) - (model != NULL) - (profile != NULL);
         if (nkeys) {
             BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
-                comp, "src.fathom.pytorch: unknown parameter (it takes inputs and model)");
+                comp, "src.fathom.pytorch: unknown parameter (it takes inputs, model and profile)");
             goto error;
         }
     }
@@ -268,7 +274,8 @@ bt_component_class_initialize_method_status analyze_import_init(bt_self_componen
             goto error;
         }
         imp_input *in = &c->in[c->n++];
-        in->t = imp_trace_read(bt_value_string_get(v), model ? bt_value_string_get(model) : NULL);
+        in->t = imp_trace_read_linked(bt_value_string_get(v), model ? bt_value_string_get(model) : NULL,
+                                      profile ? bt_value_string_get(profile) : NULL);
         if (!in->t) {
             BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(comp, "%s", base_errmsg());
             goto error;
@@ -453,8 +460,9 @@ static bt_message *next_message(imp_iter *it)
             set_u(p, 6, cpu);
             set_u(p, 7, 1);
             set_u(p, 8, 0);
+            /* cpu: the device the trace was recorded on, where it says */
             if (set_str(p, 1, t->sum.model) || set_str(p, 3, "imported") || set_str(p, 9, t->sum.format) ||
-                set_str(p, 10, "") || set_str(p, 11, ""))
+                set_str(p, 10, "") || set_str(p, 11, t->sum.device))
                 goto oom;
             it->state = ST_TENSORS;
             it->idx = 0;

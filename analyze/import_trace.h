@@ -125,12 +125,21 @@ typedef struct imp_trace {
     char first_unknown_cat[64];
     /* warnings, counted while reading, printed once each */
     uint64_t bad_time, bad_shape, not_x, overlap, bad_step, no_name, untimed, big_ints;
+    char notes[1024];    /* lines the execution trace parser adds (import_et.c) */
+    const char *profile; /* an execution trace's profiler trace to link (borrowed), or NULL */
 } imp_trace;
 
 /* Read one file (either format) into a new trace; NULL and a one-line
  * message in base_errmsg() on failure.  model: the run's model name (NULL: from the
  * file name). */
 imp_trace *imp_trace_read(const char *path, const char *model);
+/* The same, an execution trace linked with the profiler trace of the same
+ * run at path profile (NULL: none): its ops take the measured times. */
+imp_trace *imp_trace_read_linked(const char *path, const char *model, const char *profile);
+/* Per record of a read profiler trace: the summed time (ns) of the device
+ * kernels that the outermost op of the record launched (by External id),
+ * into ns[t->nrecs] (zeroed first). */
+void imp_kernel_times(const imp_trace *t, uint64_t *ns);
 void imp_trace_destroy(imp_trace *t);
 /* The segment of a kept op beginning at b: 2k+1 in step k, 2k between
  * steps k-1 and k (the steps of a read trace: sorted, disjoint). */

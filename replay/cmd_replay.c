@@ -20,6 +20,7 @@
 static const char usage_text[] =
     "usage: fathom replay TRACE [--threads N] [--inter M] [--conv-algo A] [--bind none|close|spread]\n"
     "                    [--denormals flush|keep] [--steps K] [--skip-first N] [--skip-last N]\n"
+    "                    [--ops A-B]\n"
     "                    [--iterations I] [--warmup W] [--seed S] [--format text|csv|json]\n"
     "                    [--dump-ops FILE] [--record [-o ARCHIVE | --dir DIR]]\n\n"
     "Rebuilds the op program of a recorded trace (an archive or a CTF directory) from the\n"
@@ -41,6 +42,9 @@ static const char usage_text[] =
     "  --steps K        replay K recorded steps (default: all kept steps)\n"
     "  --skip-first N   leave out the first N recorded steps (default 0)\n"
     "  --skip-last N    leave out the last N recorded steps (default 0)\n"
+    "  --ops A-B        replay recorded ops A to B (counted from 1, in the kept\n"
+    "                   steps) as one pass: a trace whose live tensors exceed\n"
+    "                   the memory a plan may take, a range at a time\n"
     "  --iterations I   timed passes over the program (default 3)\n"
     "  --warmup W       untimed passes first (default 1)\n"
     "  --dump-ops FILE  write every op the first pass executes, one line each:\n"
@@ -138,6 +142,10 @@ static void print_text(const replay_program *p, const replay_report *r, int thre
     if (r->rec_op_ns + r->demoted_rec_ns <= 0)
         printf("note:               the trace records no op times (an execution trace): recorded times and ratios "
                "are 0\n");
+    else if (p->imported && p->rec.cpu[0] && strcmp(p->rec.cpu, exec_cpu_model()) != 0)
+        printf("note:               recorded on %s, replayed on this CPU: the ratios are a cross-hardware "
+               "prediction, not a check of the replay\n",
+               p->rec.cpu);
     print_coverage(r);
 }
 
@@ -291,26 +299,19 @@ static int record_replay(const char *trace, char **child_args, int nargs, const 
 int cmd_replay(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "threads", required_argument, 0, 't' },
-        { "inter", required_argument, 0, 'i' },
-        { "steps", required_argument, 0, 's' },
-        { "skip-first", required_argument, 0, 'F' },
-        { "skip-last", required_argument, 0, 'L' },
-        { "iterations", required_argument, 0, 'n' },
-        { "warmup", required_argument, 0, 'w' },
-        { "seed", required_argument, 0, 'S' },
-        { "format", required_argument, 0, 'f' },
-        { "help", no_argument, 0, 'h' },
-        { "dump-ops", required_argument, 0, 'D' },
-        { "record", no_argument, 0, 'R' },
-        { "dir", required_argument, 0, 'd' },
-        { "conv-algo", required_argument, 0, 'A' },
-        { "bind", required_argument, 0, 'B' },
-        { "denormals", required_argument, 0, 'Z' },
-        { 0, 0, 0, 0 },
+        { "threads", required_argument, 0, 't' },   { "inter", required_argument, 0, 'i' },
+        { "steps", required_argument, 0, 's' },     { "skip-first", required_argument, 0, 'F' },
+        { "skip-last", required_argument, 0, 'L' }, { "iterations", required_argument, 0, 'n' },
+        { "warmup", required_argument, 0, 'w' },    { "seed", required_argument, 0, 'S' },
+        { "format", required_argument, 0, 'f' },    { "help", no_argument, 0, 'h' },
+        { "dump-ops", required_argument, 0, 'D' },  { "record", no_argument, 0, 'R' },
+        { "dir", required_argument, 0, 'd' },       { "conv-algo", required_argument, 0, 'A' },
+        { "bind", required_argument, 0, 'B' },      { "denormals", required_argument, 0, 'Z' },
+        { "ops", required_argument, 0, 'O' },       { 0, 0, 0, 0 },
     };
     long threads = 0, inter = 1, steps = 0, skip_first = 0, skip_last = 0, iters = 3, warmup = 1;
     unsigned long long seed = 1;
+    unsigned long ops_a = 0, ops_b = 0; /* --ops A-B; 0: all */
     int fmt = CLI_TEXT, c, record = 0;
     exec_conv_algo algo = EXEC_CONV_DEFAULT;
     exec_bind bind = EXEC_BIND_DEFAULT;
@@ -353,6 +354,16 @@ int cmd_replay(int argc, char **argv)
             if (d < 0)
                 return cli_usage_error("replay", "unknown --denormals '%s' (use flush or keep)", optarg);
             exec_denormals_set(d);
+            break;
+        }
+        case 'O': {
+            char *end;
+            ops_a = strtoul(optarg, &end, 10);
+            if (*end == '-' && end[1] >= '0' && end[1] <= '9')
+                ops_b = strtoul(end + 1, &end, 10);
+            if (*end || !ops_a || ops_b < ops_a || ops_b > UINT32_MAX || optarg[0] == '-')
+                return cli_usage_error("replay", "--ops wants a range of op numbers A-B (1 <= A <= B), not '%s'",
+                                       optarg);
             break;
         }
         case 'D':
@@ -421,7 +432,9 @@ int cmd_replay(int argc, char **argv)
     }
     if (isatty(2))
         fprintf(stderr, "fathom replay: reading %s...\r", argv[optind]);
-    if (replay_load(argv[optind], &lo, &p) || replay_program_build(&p, (uint64_t)seed)) {
+    if (replay_load(argv[optind], &lo, &p) ||
+        (ops_a && replay_program_keep_ops(&p, (uint32_t)ops_a, (uint32_t)ops_b)) ||
+        replay_program_build(&p, (uint64_t)seed)) {
         if (isatty(2))
             fprintf(stderr, "\33[K");
         cli_error("replay", "%s", exec_errmsg());

@@ -75,12 +75,15 @@ static const char R_NO_SHAPES[] = "input shapes not recorded";
 static const char R_NO_ATTRS[] = "stride, padding or window not recorded";
 static const char R_SHAPES[] = "shapes do not fit the engine op";
 static const char R_NO_MAPPING[] = "arguments not derivable from the trace";
-static const char R_LISTS[] = "tensor-list arguments";
+static const char R_LISTS[] = "tensor-list arguments of unequal lengths or shapes";
+static const char R_MANY[] = "more tensors in its lists than one call may run";
 
 /* ---- building a plan ----------------------------------------------------- */
 
 static replay_fw_node *node_new(replay_fw_plan *pl, exec_op op)
 {
+    if (pl->nnodes >= REPLAY_FW_MAX_NODES) /* callers check the count first */
+        pl->nnodes = REPLAY_FW_MAX_NODES - 1;
     replay_fw_node *n = &pl->node[pl->nnodes++];
     memset(n, 0, sizeof *n);
     n->op = op;
@@ -119,8 +122,8 @@ static int64_t numel(const replay_fw_arg *a)
 typedef struct call {
     const replay_fw_op *op;
     exec_op eop;
-    int nin;
-    const replay_fw_arg *in;
+    int nin, nout;
+    const replay_fw_arg *in, *out;
     int nattrs;
     const int64_t *attrs;
     int training;
@@ -175,9 +178,62 @@ static const char *plan_matmul(const call *c, replay_fw_plan *pl)
     return R_NO_MAPPING;
 }
 
+/* An argument [..., R, C] as [B, R, C]: the leading dims flattened. */
+static int batched(const replay_fw_arg *a, int64_t *b3)
+{
+    if (a->ndim < 2)
+        return -1;
+    b3[1] = a->shape[a->ndim - 2], b3[2] = a->shape[a->ndim - 1];
+    b3[0] = b3[1] > 0 && b3[2] > 0 ? numel(a) / (b3[1] * b3[2]) : 0;
+    return b3[0] > 0 ? 0 : -1;
+}
+
+static void bmm_node(replay_fw_plan *pl, const int64_t *a, const int64_t *b, int ta, int tb)
+{
+    replay_fw_node *n = node_new(pl, EXEC_OP_BatchMatMul);
+    in_set(n, EXEC_F32, 3, a), in_set(n, EXEC_F32, 3, b);
+    attr(n, ta), attr(n, tb);
+}
+
+/* scaled_dot_product_attention(q[..., L, E], k[..., S, E], v[..., S, Ev])
+ * as its formula: P = softmax(q k^T), y = P v (the scale and a mask are
+ * elementwise work left out). Its backward (dy, q, k, v, ...) recomputes P
+ * and runs the four products of the gradients: dV = P^T dy, dP = dy v^T,
+ * dS = softmax's gradient, dQ = dS k, dK = dS^T q. */
+static const char *plan_attention(const call *c, replay_fw_plan *pl)
+{
+    int bwd = c->op->layout == LAYOUT_ATTN_BWD, q = bwd;
+    int64_t Q[3], K[3], V[3];
+    if (c->nin < q + 3)
+        return R_NO_SHAPES;
+    if (batched(&c->in[q], Q) || batched(&c->in[q + 1], K) || batched(&c->in[q + 2], V) || Q[0] != K[0] ||
+        K[0] != V[0] || Q[2] != K[2] || K[1] != V[1])
+        return R_SHAPES;
+    int64_t P[3] = { Q[0], Q[1], K[1] };
+    bmm_node(pl, Q, K, 0, 1);
+    replay_fw_node *n = node_new(pl, bwd ? EXEC_OP_SoftmaxGrad : EXEC_OP_Softmax);
+    in_set(n, EXEC_F32, 3, P);
+    if (bwd)
+        in_set(n, EXEC_F32, 3, P);
+    if (!bwd) {
+        bmm_node(pl, P, V, 0, 0);
+        pl->outs = REPLAY_FW_OUT_LAST;
+        return NULL;
+    }
+    int64_t DY[3] = { Q[0], Q[1], V[2] };
+    bmm_node(pl, P, DY, 1, 0); /* dV */
+    bmm_node(pl, DY, V, 0, 1); /* dP */
+    bmm_node(pl, P, K, 0, 0);  /* dQ */
+    bmm_node(pl, P, Q, 1, 0);  /* dK */
+    pl->outs = REPLAY_FW_OUT_NONE;
+    return NULL;
+}
+
 /* BatchMatMul: bmm(a, b), baddbmm(c, a, b). */
 static const char *plan_bmm(const call *c, replay_fw_plan *pl)
 {
+    if (c->op->layout == LAYOUT_ATTN || c->op->layout == LAYOUT_ATTN_BWD)
+        return plan_attention(c, pl);
     int first = c->op->layout == LAYOUT_BADDBMM ? 1 : 0;
     if (c->nin < first + 2)
         return R_NO_SHAPES;
@@ -256,6 +312,11 @@ static const char *plan_unary(const call *c, replay_fw_plan *pl)
     case EXEC_OP_Max: attr(n, 0); break;
     default: break;
     }
+    if (strchr(c->op->engine, ',')) { /* gelu, silu: x times the activation */
+        n = node_new(pl, EXEC_OP_Mul);
+        in_arg(n, &c->in[0]), in_arg(n, &c->in[0]);
+        pl->outs = REPLAY_FW_OUT_LAST;
+    }
     return NULL;
 }
 
@@ -282,6 +343,11 @@ static const char *plan_act_grad(const call *c, replay_fw_plan *pl)
     in_arg(n, &c->in[swap ? 0 : 1]);
     if (c->eop == EXEC_OP_ClippedReluGrad)
         attr(n, exec_attr_f(1.0f));
+    if (strchr(c->op->engine, ',')) { /* gelu's, silu's backward: times x */
+        n = node_new(pl, EXEC_OP_Mul);
+        in_arg(n, &c->in[0]), in_arg(n, &c->in[1]);
+        pl->outs = REPLAY_FW_OUT_LAST;
+    }
     return NULL;
 }
 
@@ -305,23 +371,172 @@ static const char *plan_batch_norm(const call *c, replay_fw_plan *pl)
  * saved_inv_std). */
 static const char *plan_batch_norm_grad(const call *c, replay_fw_plan *pl)
 {
-    const replay_fw_arg *x = &c->in[1];
+    int xf = c->op->layout == LAYOUT_NORM_BWD_XF; /* cudnn_, miopen_: (x, dy, ...) */
+    const replay_fw_arg *x = &c->in[xf ? 0 : 1], *dy = &c->in[xf ? 1 : 0];
     if (x->ndim < 2)
         return R_SHAPES;
     replay_fw_node *n = node_new(pl, c->eop);
-    in_arg(n, &c->in[0]), in_arg(n, x);
+    in_arg(n, dy), in_arg(n, x);
     for (int i = 0; i < 3; i++)
         in_vec(n, EXEC_F32, x->shape[1]);
     attr(n, exec_attr_f(1e-5f)), attr(n, c->training);
     return NULL;
 }
 
-/* embedding(weight[V,D], indices[...]): Gather with int32 indices. */
+/* embedding(weight[V,D], indices[...]): Gather with int32 indices;
+ * index_select(x, dim, index) the same where the recorded output says
+ * the dim is 0; nll_loss(logp[N,C], target[N]): one element per row, a
+ * Gather from logp as [N*C, 1] (the indices in range of it). */
 static const char *plan_gather(const call *c, replay_fw_plan *pl)
 {
+    const replay_fw_arg *x = &c->in[0], *idx = &c->in[1];
+    if (c->op->layout == LAYOUT_INDEX) {
+        if (c->nout < 1 || x->ndim < 1 || idx->ndim != 1 || c->out[0].ndim != x->ndim ||
+            c->out[0].shape[0] != idx->shape[0] || numel(&c->out[0]) != idx->shape[0] * (numel(x) / x->shape[0]))
+            return R_NO_MAPPING;
+    } else if (c->op->layout != LAYOUT_EMBED) { /* nll_loss */
+        replay_fw_node *n = node_new(pl, c->eop);
+        in_set(n, EXEC_F32, 2, (int64_t[]){ numel(x), 1 });
+        in_set(n, EXEC_I32, idx->ndim, idx->shape);
+        pl->outs = REPLAY_FW_OUT_NONE; /* a scalar (or per-row) loss */
+        return NULL;
+    }
     replay_fw_node *n = node_new(pl, c->eop);
-    in_arg(n, &c->in[0]);
-    in_set(n, EXEC_I32, c->in[1].ndim, c->in[1].shape);
+    in_arg(n, x);
+    in_set(n, EXEC_I32, idx->ndim, idx->shape);
+    return NULL;
+}
+
+/* embedding_dense_backward(dy[..., D], indices[...], num_weights, ...):
+ * UnsortedSegmentSum of dy's rows into the recorded output's V rows. */
+static const char *plan_segment_sum(const call *c, replay_fw_plan *pl)
+{
+    const replay_fw_arg *dy = &c->in[0], *idx = &c->in[1];
+    if (c->nout < 1 || c->out[0].ndim != 2 || dy->ndim < 1)
+        return R_NO_MAPPING;
+    int64_t d = dy->shape[dy->ndim - 1], rows = d ? numel(dy) / d : 0;
+    if (rows != numel(idx) || d != c->out[0].shape[1])
+        return R_SHAPES;
+    replay_fw_node *n = node_new(pl, c->eop);
+    in_set(n, EXEC_F32, 2, (int64_t[]){ rows, d });
+    in_set(n, EXEC_I32, 1, &rows);
+    attr(n, c->out[0].shape[0]);
+    return NULL;
+}
+
+/* layer_norm(x, normalized_shape, weight, bias, eps): the engine's
+ * LayerNorm over x as [rows, D], D the weight's size (else x's last dim);
+ * native_layer_norm_backward(dy, x, normalized_shape, mean, rstd, weight,
+ * bias, mask): LayerNormGrad(dy, x, gamma, mean, inv_std). */
+static const char *plan_layer_norm(const call *c, replay_fw_plan *pl)
+{
+    int bwd = c->eop == EXEC_OP_LayerNormGrad;
+    const replay_fw_arg *x = &c->in[bwd];
+    if (x->ndim < 1)
+        return R_SHAPES;
+    int64_t d = x->shape[x->ndim - 1];
+    for (int i = bwd ? 4 : 1; i < c->nin; i++)
+        if (c->in[i].ndim >= 1 && numel(&c->in[i]) > 1) { /* the weight */
+            d = numel(&c->in[i]);
+            break;
+        }
+    int64_t rows = d ? numel(x) / d : 0;
+    if (rows * d != numel(x) || rows < 1)
+        return R_SHAPES;
+    replay_fw_node *n = node_new(pl, c->eop);
+    if (bwd)
+        in_set(n, EXEC_F32, 2, (int64_t[]){ rows, d });
+    in_set(n, EXEC_F32, 2, (int64_t[]){ rows, d });
+    in_vec(n, EXEC_F32, d);
+    if (bwd) {
+        in_vec(n, EXEC_F32, rows), in_vec(n, EXEC_F32, rows);
+    } else {
+        in_vec(n, EXEC_F32, d);
+        attr(n, exec_attr_f(1e-5f));
+    }
+    pl->outs = REPLAY_FW_OUT_NONE; /* x's shape, as [rows, D] */
+    return NULL;
+}
+
+/* Views and allocations (view, reshape, expand, slice, t, empty...): the
+ * framework computes nothing, the engine's Reshape of the recorded output
+ * shape neither (it shares its input's bytes). Fills (zeros, ones, full,
+ * *_like, fill_, arange) as ZerosLike, copies and concatenations (copy_,
+ * clone, cat, stack) as Identity, of the recorded output (else the first
+ * input): the bytes written are the output's. */
+static const char *plan_shaped(const call *c, replay_fw_plan *pl)
+{
+    const replay_fw_arg *src = c->nout >= 1 ? &c->out[0] : c->nin >= 1 ? &c->in[0] : NULL;
+    if (!src)
+        return R_NO_SHAPES;
+    int64_t one = 1;
+    int nd = src->ndim ? src->ndim : 1;
+    const int64_t *shape = src->ndim ? src->shape : &one;
+    for (int d = 0; d < nd; d++)
+        if (shape[d] < 1)
+            return R_SHAPES;
+    replay_fw_node *n = node_new(pl, c->eop);
+    in_set(n, EXEC_F32, nd, shape);
+    if (c->eop == EXEC_OP_Reshape)
+        attrs(n, shape, nd);
+    if (!src->ndim)
+        pl->outs = REPLAY_FW_OUT_NONE;
+    return NULL;
+}
+
+/* _foreach_OP(list, [list...,] [scalar]) and the fused optimizers: one
+ * engine op per tensor of the lists. The lists arrive one tensor after
+ * another; their number is the most (4, 3, 2, 1) that splits the inputs
+ * into lists of one length whose shapes agree element by element. */
+static const char *plan_foreach(const call *c, replay_fw_plan *pl)
+{
+    if (c->nin < 1)
+        return R_NO_SHAPES;
+    int lists = 1;
+    for (int k = 4; k > 1 && lists == 1; k--) {
+        if (c->nin % k)
+            continue;
+        int len = c->nin / k, same = 1;
+        for (int j = 0; j < len && same; j++)
+            for (int g = 1; g < k && same; g++)
+                same = c->in[g * len + j].ndim == c->in[j].ndim &&
+                       memcmp(c->in[g * len + j].shape, c->in[j].shape, (size_t)c->in[j].ndim * sizeof(int64_t)) == 0;
+        if (same)
+            lists = k;
+    }
+    int len = c->nin / lists;
+    if (len > REPLAY_FW_MAX_NODES)
+        return R_MANY;
+    const int nin = exec_op_table[c->eop].nin;
+    if (c->eop == EXEC_OP_ApplyAdam && lists < 4)
+        return R_LISTS;
+    for (int j = 0; j < len; j++) {
+        const replay_fw_arg *x = &c->in[j];
+        if (x->ndim < 1)
+            return R_SHAPES;
+        replay_fw_node *n = node_new(pl, c->eop);
+        switch (c->eop) {
+        case EXEC_OP_ApplyGradientDescent: /* param += alpha * grad */
+            in_arg(n, x), in_arg(n, &c->in[(lists > 1) * len + j]);
+            attr(n, exec_attr_f(0.01f));
+            break;
+        case EXEC_OP_ApplyAdam: /* params, grads, exp_avgs, exp_avg_sqs: var, m, v, grad, step */
+            in_arg(n, x), in_arg(n, &c->in[2 * len + j]), in_arg(n, &c->in[3 * len + j]), in_arg(n, &c->in[len + j]);
+            in_vec(n, EXEC_F32, 1);
+            attr(n, exec_attr_f(1e-3f)), attr(n, exec_attr_f(0.9f)), attr(n, exec_attr_f(0.999f)),
+                attr(n, exec_attr_f(1e-8f));
+            break;
+        default: /* elementwise: with the next list's tensor, or a scalar */
+            in_arg(n, x);
+            if (nin == 2) {
+                if (lists > 1)
+                    in_arg(n, &c->in[len + j]);
+                else
+                    in_vec(n, EXEC_F32, 1);
+            }
+            break;
+        }
+    }
     return NULL;
 }
 
@@ -378,8 +593,8 @@ static const planner_entry planners[] = {
     { EXEC_OP_ClippedRelu, plan_unary, ANY, 1, ANY },
     { EXEC_OP_Softmax, plan_unary, ANY, 1, ANY },
     { EXEC_OP_LogSoftmax, plan_unary, ANY, 1, ANY },
-    { EXEC_OP_ZerosLike, plan_unary, ANY, 1, ANY },
-    { EXEC_OP_Identity, plan_unary, ANY, 1, ANY },
+    { EXEC_OP_ZerosLike, plan_shaped, ANY, 0, ANY },
+    { EXEC_OP_Identity, plan_shaped, ANY, 0, ANY },
     { EXEC_OP_Cast, plan_unary, ANY, 1, ANY },
     { EXEC_OP_Dropout, plan_unary, ANY, 1, ANY },
     { EXEC_OP_Sum, plan_unary, ANY, 1, ANY },
@@ -399,7 +614,13 @@ static const planner_entry planners[] = {
     { EXEC_OP_LogSoftmaxGrad, plan_act_grad, ANY, 2, ANY },
     { EXEC_OP_FusedBatchNorm, plan_batch_norm, ANY, 1, ANY },
     { EXEC_OP_FusedBatchNormGrad, plan_batch_norm_grad, ANY, 2, ANY },
-    { EXEC_OP_Gather, plan_gather, LAYOUT_EMBED, 2, ANY },
+    { EXEC_OP_Gather, plan_gather, ANY, 2, ANY },
+    { EXEC_OP_UnsortedSegmentSum, plan_segment_sum, LAYOUT_EMBED_BWD, 2, ANY },
+    { EXEC_OP_LayerNorm, plan_layer_norm, ANY, 1, ANY },
+    { EXEC_OP_LayerNormGrad, plan_layer_norm, ANY, 2, ANY },
+    { EXEC_OP_Reshape, plan_shaped, ANY, 0, ANY },
+    { EXEC_OP_ApplyGradientDescent, plan_foreach, LAYOUT_FOREACH, 1, ANY },
+    { EXEC_OP_ApplyAdam, plan_foreach, LAYOUT_FOREACH, 1, ANY },
     { EXEC_OP_SparseSoftmaxCrossEntropyWithLogits, plan_xent, ANY, 2, ANY },
     { EXEC_OP_Transpose, plan_transpose, ANY, 1, ANY },
 };
@@ -416,14 +637,14 @@ static const char *unfit(const planner_entry *p, const call *c)
     return NULL;
 }
 
-const char *replay_fw_plan_of(const replay_fw_op *op, int nin, const replay_fw_arg *in, int nattrs,
-                              const int64_t *attrs, int training, replay_fw_plan *plan)
+const char *replay_fw_plan_of(const replay_fw_op *op, int nin, const replay_fw_arg *in, int nout,
+                              const replay_fw_arg *out, int nattrs, const int64_t *attrs, int training,
+                              replay_fw_plan *plan)
 {
-    memset(plan, 0, sizeof *plan);
+    plan->nnodes = 0;
+    plan->outs = REPLAY_FW_OUT_EACH;
     if (!op->engine[0])
         return R_NO_ENGINE;
-    if (op->layout == LAYOUT_FOREACH)
-        return R_LISTS;
     /* the first engine op names the planner (a second one is its partner) */
     char first[64];
     size_t len = strcspn(op->engine, ",");
@@ -440,12 +661,14 @@ const char *replay_fw_plan_of(const replay_fw_op *op, int nin, const replay_fw_a
                        .eop = (exec_op)eop,
                        .nin = nin,
                        .in = in,
+                       .nout = nout,
+                       .out = out,
                        .nattrs = nattrs,
                        .attrs = attrs,
                        .training = training };
-            const char *why = unfit(&planners[i], &c);
+            const char *why = op->layout == LAYOUT_FOREACH ? NULL : unfit(&planners[i], &c);
             if (!why)
-                why = planners[i].plan(&c, plan);
+                why = op->layout == LAYOUT_FOREACH ? plan_foreach(&c, plan) : planners[i].plan(&c, plan);
             if (why)
                 plan->nnodes = 0;
             return why;

@@ -45,17 +45,27 @@ typedef struct replay_fw_node {
     int64_t attrs[EXEC_MAX_ATTRS];
 } replay_fw_node;
 
+/* At most this many engine nodes for one call (a _foreach_ op runs one
+ * engine op per tensor of its lists). */
+#define REPLAY_FW_MAX_NODES 256
+/* Which recorded output each node's output must match in size: node k
+ * output k (OUT_EACH), the last node output 0 (OUT_LAST: a composite such
+ * as attention or gelu), or none. */
+enum { REPLAY_FW_OUT_EACH, REPLAY_FW_OUT_LAST, REPLAY_FW_OUT_NONE };
 typedef struct replay_fw_plan {
     int nnodes;
-    replay_fw_node node[2];
+    int outs;
+    replay_fw_node node[REPLAY_FW_MAX_NODES];
 } replay_fw_plan;
 
-/* The engine nodes of a call of op with nin recorded inputs and nattrs
- * recorded attrs; training: the trace is of a training run. NULL and a plan
+/* The engine nodes of a call of op with nin recorded inputs, nout recorded
+ * outputs (0 and NULL where the trace records none: a profiler trace) and
+ * nattrs recorded attrs; training: the trace is of a training run. NULL and a plan
  * to check against the engine's shape rules, or why the op is demoted (a
  * static string). */
-const char *replay_fw_plan_of(const replay_fw_op *op, int nin, const replay_fw_arg *in, int nattrs,
-                              const int64_t *attrs, int training, replay_fw_plan *plan);
+const char *replay_fw_plan_of(const replay_fw_op *op, int nin, const replay_fw_arg *in, int nout,
+                              const replay_fw_arg *out, int nattrs, const int64_t *attrs, int training,
+                              replay_fw_plan *plan);
 
 /* The engine dtype a recorded dtype label is replayed in; *converted: the
  * label names a dtype the engine lacks (float64, int64, bool...), replayed

@@ -32,6 +32,29 @@ void replay_program_destroy(replay_program *p)
     memset(p, 0, sizeof *p);
 }
 
+exec_status replay_program_keep_ops(replay_program *p, uint32_t a, uint32_t b)
+{
+    if (a < 1 || b < a || a > p->nops)
+        return exec_fail(EXEC_ERR_ARG, "--ops %u-%u: the trace has ops 1 to %u", a, b, p->nops);
+    if (b > p->nops)
+        b = p->nops;
+    for (uint32_t k = 0; k < p->nops; k++)
+        if (k < a - 1 || k >= b) {
+            exec_free(p->ops[k].in_more);
+            exec_free(p->ops[k].out_more);
+        }
+    memmove(p->ops, p->ops + (a - 1), (size_t)(b - a + 1) * sizeof *p->ops);
+    p->nops = b - a + 1;
+    /* the range is one pass: its recorded time is its ops' */
+    p->nsteps = 0;
+    p->rec_step_ns = p->rec_op_ns = 0;
+    for (uint32_t k = 0; k < p->nops; k++) {
+        p->ops[k].step = 0;
+        p->rec_op_ns += p->ops[k].rec_ns;
+    }
+    return EXEC_OK;
+}
+
 exec_status replay_program_add_tensor(replay_program *p, const replay_tensor *t)
 {
     if (t->ndim < 0 || t->ndim > EXEC_MAX_DIMS)
@@ -184,18 +207,68 @@ static int layout_count(const char *layout)
     return n;
 }
 
-/* Total bytes the program's tensors need, saturating. */
-static uint64_t program_bytes(const replay_program *p)
+/* The bytes of recorded tensor t as replayed (float32 and int32), saturating. */
+static uint64_t tensor_bytes(const replay_tensor *t)
 {
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < p->ntensors; i++) {
-        const replay_tensor *t = &p->tensors[i];
-        uint64_t b = 4; /* float32 and int32 */
-        for (int d = 0; d < t->ndim; d++)
-            b = (uint64_t)t->shape[d] > UINT64_MAX / b ? UINT64_MAX : b * (uint64_t)t->shape[d];
-        total = b > UINT64_MAX - total ? UINT64_MAX : total + b;
+    uint64_t b = 4;
+    for (int d = 0; d < t->ndim; d++)
+        b = (uint64_t)t->shape[d] > UINT64_MAX / b ? UINT64_MAX : b * (uint64_t)t->shape[d];
+    return b;
+}
+
+static uint32_t *op_ids(replay_op *o, int out);
+static replay_tensor *find(replay_program *p, uint32_t id);
+
+/* The most bytes the recorded tensors hold at once: each is live from the
+ * first op that names it to the last (a buffer is free again once its last
+ * reader ran); *at: the op where the peak is. Tensors no op names count
+ * nothing. Saturating. */
+static uint64_t live_peak(replay_program *p, uint32_t *at)
+{
+    uint32_t *first = exec_malloc((p->ntensors + 1) * sizeof *first),
+             *last = exec_malloc((p->ntensors + 1) * sizeof *last);
+    int64_t *delta = exec_calloc(p->nops + 1, sizeof *delta);
+    uint64_t peak = 0;
+    *at = 0;
+    if (!first || !last || !delta) {
+        exec_free(first), exec_free(last), exec_free(delta);
+        return UINT64_MAX;
     }
-    return total;
+    for (uint32_t i = 0; i < p->ntensors; i++)
+        first[i] = UINT32_MAX, last[i] = 0;
+    for (uint32_t k = 0; k < p->nops; k++) {
+        replay_op *o = &p->ops[k];
+        for (int side = 0; side < 2; side++)
+            for (int i = 0; i < (side ? o->nout : o->nin); i++) {
+                replay_tensor *t = find(p, op_ids(o, side)[i]);
+                if (!t)
+                    continue;
+                size_t j = (size_t)(t - p->tensors);
+                if (first[j] == UINT32_MAX)
+                    first[j] = k;
+                last[j] = k;
+            }
+    }
+    /* bytes live at op k: what began at or before k less what ended
+     * before k, one pass over per-op changes */
+    uint64_t live = 0;
+    for (uint32_t i = 0; i < p->ntensors; i++)
+        if (first[i] != UINT32_MAX) {
+            uint64_t b = tensor_bytes(&p->tensors[i]);
+            if (b > (UINT64_C(1) << 60)) {
+                exec_free(first), exec_free(last), exec_free(delta);
+                return UINT64_MAX;
+            }
+            delta[first[i]] += (int64_t)b;
+            delta[last[i] + 1] -= (int64_t)b;
+        }
+    for (uint32_t k = 0; k < p->nops; k++) {
+        live += (uint64_t)delta[k];
+        if (live > peak)
+            peak = live, *at = k;
+    }
+    exec_free(first), exec_free(last), exec_free(delta);
+    return peak;
 }
 
 static int cmp_tensor(const void *a, const void *b)
@@ -413,30 +486,47 @@ static int64_t shape_numel(const exec_shape *s)
     return e;
 }
 
-/* Framework op o (program op k) as engine nodes, or demoted (o->why). */
-static exec_status add_framework(replay_program *p, replay_op *o, pool *pl)
+/* The recorded shapes of tensor ids[0..n) into args; a tensor the trace
+ * left out (an empty one, one of more dimensions than the engine's) as a
+ * scalar: the planners that need it find it does not fit. */
+static void fw_args(replay_program *p, replay_op *o, const uint32_t *ids, int n, replay_fw_arg *args)
 {
-    replay_fw_arg args[o->nin ? o->nin : 1];
+    for (int i = 0; i < n; i++) {
+        const replay_tensor *t = find(p, ids[i]);
+        args[i].ndim = t ? t->ndim : 0;
+        if (t) {
+            memcpy(args[i].shape, t->shape, sizeof t->shape);
+            o->converted |= t->converted;
+        }
+    }
+}
+
+/* Framework op o (program op k) as engine nodes, or demoted (o->why). */
+static exec_status add_framework(replay_program *p, replay_op *o, pool *pl, replay_fw_plan *plan)
+{
+    replay_fw_arg args[o->nin ? o->nin : 1], outs[o->nout ? o->nout : 1];
     o->nnodes = 0;
     o->why = NULL;
-    for (int i = 0; i < o->nin; i++) {
-        const replay_tensor *t = find(p, op_ids(o, 0)[i]);
-        if (!t) {
-            o->why = R_NO_TENSORS;
-            return EXEC_OK;
-        }
-        args[i].ndim = t->ndim;
-        memcpy(args[i].shape, t->shape, sizeof t->shape);
-        o->converted |= t->converted;
-    }
-    replay_fw_plan plan;
-    int training = strcmp(p->rec.mode, "train") == 0;
-    if ((o->why = replay_fw_plan_of(o->fw, o->nin, args, o->nattrs, o->attrs, training, &plan)))
+    int missing = 0;
+    for (int i = 0; i < o->nin; i++)
+        missing += !find(p, op_ids(o, 0)[i]);
+    if (missing == o->nin && o->nin) {
+        o->why = R_NO_TENSORS;
         return EXEC_OK;
-    uint32_t in[2][REPLAY_FW_MAX_IN];
-    exec_shape shapes[2][4];
-    for (int k = 0; k < plan.nnodes; k++) {
-        const replay_fw_node *pn = &plan.node[k];
+    }
+    fw_args(p, o, op_ids(o, 0), o->nin, args);
+    int nout = 0; /* the recorded outputs, up to the first the trace left out */
+    while (nout < o->nout && find(p, op_ids(o, 1)[nout]))
+        nout++;
+    fw_args(p, o, op_ids(o, 1), nout, outs);
+    int training = strcmp(p->rec.mode, "train") == 0;
+    if ((o->why = replay_fw_plan_of(o->fw, o->nin, args, nout, outs, o->nattrs, o->attrs, training, plan)))
+        return EXEC_OK;
+    const int nn = plan->nnodes;
+    uint32_t in[nn][REPLAY_FW_MAX_IN];
+    exec_shape shapes[nn][4];
+    for (int k = 0; k < nn; k++) {
+        const replay_fw_node *pn = &plan->node[k];
         const exec_op_info *info = &exec_op_table[pn->op];
         if (info->nin != pn->nin || info->nout < 1 || info->nout > 4) {
             o->why = R_NO_FIT;
@@ -450,7 +540,9 @@ static exec_status add_framework(replay_program *p, replay_op *o, pool *pl)
         }
         /* the engine's shape rule on a node not yet in the graph: the op
          * runs only with shapes its kernels accept */
-        exec_node tmp = { .op = pn->op, .phase = o->phase, .nin = pn->nin, .in = in[k], .nattrs = pn->nattrs };
+        exec_node tmp = {
+            .op = pn->op, .phase = o->phase, .nin = pn->nin, .in = in[k], .nattrs = pn->nattrs, .nout = info->nout
+        };
         memcpy(tmp.attrs, pn->attrs, sizeof tmp.attrs);
         memset(shapes[k], 0, sizeof shapes[k]);
         if (info->shape(p->g, &tmp, shapes[k])) {
@@ -466,25 +558,24 @@ static exec_status add_framework(replay_program *p, replay_op *o, pool *pl)
      * demoted. Reductions are excepted (their axes are not recorded: they
      * reduce all). */
     const replay_tensor *out0 = o->nout >= 1 ? find(p, op_ids(o, 1)[0]) : NULL;
-    int skip = 0;
-    if (plan.nnodes == 2 && out0 && out0->ndim == 0) {
-        plan.node[0] = plan.node[1];
-        memcpy(in[0], in[1], sizeof in[0]);
-        memcpy(shapes[0], shapes[1], sizeof shapes[0]);
-        plan.nnodes = 1;
+    int skip = 0, first = 0;
+    if (nn == 2 && plan->outs == REPLAY_FW_OUT_EACH && out0 && out0->ndim == 0) {
+        first = 1;
         skip = 1;
     }
-    for (int k = 0; k < plan.nnodes; k++) {
-        exec_op op = plan.node[k].op;
-        int64_t want = out_numel(p, o, k + skip);
+    for (int k = first; k < nn && plan->outs != REPLAY_FW_OUT_NONE; k++) {
+        if (plan->outs == REPLAY_FW_OUT_LAST && k != nn - 1)
+            continue;
+        exec_op op = plan->node[k].op;
+        int64_t want = out_numel(p, o, plan->outs == REPLAY_FW_OUT_LAST ? 0 : k - first + skip);
         if (want >= 0 && op != EXEC_OP_Sum && op != EXEC_OP_Mean && op != EXEC_OP_Max &&
             want != shape_numel(&shapes[k][0])) {
             o->why = R_NO_FIT;
             return EXEC_OK;
         }
     }
-    for (int k = 0; k < plan.nnodes; k++) {
-        const replay_fw_node *pn = &plan.node[k];
+    for (int k = first; k < nn; k++) {
+        const replay_fw_node *pn = &plan->node[k];
         int nout = exec_op_table[pn->op].nout;
         uint32_t out[4];
         for (int i = 0; i < nout; i++)
@@ -494,7 +585,7 @@ static exec_status add_framework(replay_program *p, replay_op *o, pool *pl)
         exec_status s = exec_op_add_recorded(p->g, pn->op, o->phase, pn->nin, in[k], pn->nattrs, pn->attrs, nout, out);
         if (s)
             return exec_fail(s, "%s as %s: %s", o->fw->name, exec_op_name(pn->op), exec_errmsg());
-        if (k == 0)
+        if (k == first)
             o->node = node;
         o->nnodes++;
     }
@@ -552,6 +643,7 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
 {
     exec_status s = EXEC_OK;
     uint8_t *written = NULL, *filled = NULL, *needed = NULL;
+    replay_fw_plan *plan = NULL;
     pool pl = { 0 };
     if (p->ntensors) /* an imported trace without shapes has none */
         qsort(p->tensors, p->ntensors, sizeof *p->tensors, cmp_tensor);
@@ -562,11 +654,15 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
      * plan may take (the engine's bound: a cgroup's limit or the machine's) */
     const char *source = NULL;
     const double have = exec_memory_limit(&source);
-    uint64_t need = program_bytes(p);
+    uint32_t at;
+    uint64_t need = live_peak(p, &at);
     char a[32], b[32];
     if (have > 0 && (double)need > have)
-        return exec_fail(EXEC_ERR_NOMEM, "the trace's tensors need %s, more than the %s a plan may take (%s)",
-                         exec_bytes_text(a, sizeof a, (double)need), exec_bytes_text(b, sizeof b, have), source);
+        return exec_fail(EXEC_ERR_NOMEM,
+                         "the trace's live tensors peak at %s (at op %u of %u), more than the %s a plan may take "
+                         "(%s): replay a range of its ops (--ops A-B)",
+                         exec_bytes_text(a, sizeof a, (double)need), at + 1, p->nops,
+                         exec_bytes_text(b, sizeof b, have), source);
     int has_fw = 0;
     for (uint32_t k = 0; k < p->nops; k++) {
         const replay_op *o = &p->ops[k];
@@ -618,7 +714,11 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
         if (o->unknown >= 0)
             continue; /* not replayed (listed in the report) */
         if (o->fw) {
-            if ((s = add_framework(p, o, &pl)))
+            if (!plan && !(plan = exec_malloc(sizeof *plan))) {
+                s = exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+                goto end;
+            }
+            if ((s = add_framework(p, o, &pl, plan)))
                 goto end;
             continue;
         }
@@ -665,7 +765,9 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
     }
     if (have > 0 && (double)need > have) {
         char a[32], b[32];
-        s = exec_fail(EXEC_ERR_NOMEM, "the replayed ops' tensors need %s, more than the %s a plan may take (%s)",
+        s = exec_fail(EXEC_ERR_NOMEM,
+                      "the replayed ops' tensors need %s, more than the %s a plan may take (%s): replay a range of "
+                      "its ops (--ops A-B)",
                       exec_bytes_text(a, sizeof a, (double)need), exec_bytes_text(b, sizeof b, have), source);
         goto end;
     }
@@ -695,6 +797,7 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
     }
     s = keep_state(p, filled);
 end:
+    exec_free(plan);
     exec_free(pl.e);
     exec_free(needed);
     exec_free(written);

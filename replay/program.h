@@ -93,6 +93,9 @@ exec_status replay_program_add_framework(replay_program *p, const struct replay_
  * label): kept in the program in its place, never executed; its outputs are
  * filled like inputs when later ops read them. */
 exec_status replay_program_add_unknown(replay_program *p, const char *op_name, uint32_t step, uint64_t rec_ns);
+/* Keeps recorded ops a to b (1-based, in recorded order) and drops the
+ * rest: a trace too large to replay whole, replayed a range at a time. */
+exec_status replay_program_keep_ops(replay_program *p, uint32_t a, uint32_t b);
 /* Builds the engine graph, plans it and fills every tensor no op writes
  * before reading with synthetic data valid for its consumers. Framework ops
  * get inputs of their recorded shapes made afresh (one tensor per distinct

@@ -362,12 +362,63 @@ static void test_framework_reasons(void **state)
         replay_fw_arg in[2];
         for (int k = 0; k < cases[i].nin; k++)
             in[k] = *cases[i].in[k];
-        replay_fw_plan plan;
-        const char *why = replay_fw_plan_of(fw, cases[i].nin, in, cases[i].nattrs, a6, 1, &plan);
+        static replay_fw_plan plan;
+        const char *why = replay_fw_plan_of(fw, cases[i].nin, in, 0, NULL, cases[i].nattrs, a6, 1, &plan);
         if (cases[i].why ? !why || !strstr(why, cases[i].why) || plan.nnodes != 0 : why || plan.nnodes < 1)
             fail_msg("%s, %d inputs, %d attrs: '%s' (%d nodes), want %s", cases[i].op, cases[i].nin, cases[i].nattrs,
                      why ? why : "planned", plan.nnodes, cases[i].why ? cases[i].why : "planned");
     }
+}
+
+/* 64 relus, each on tensors of its own (1 MiB in, 1 MiB out): 128 MiB
+ * in all, 2 MiB live at once. */
+static void relu_chain(replay_program *p)
+{
+    replay_program_init(p);
+    const replay_fw_op *fw = replay_fw_lookup("aten::relu");
+    assert_non_null(fw);
+    for (uint32_t k = 0; k < 64; k++) {
+        uint32_t in = 2 * k + 1, out = 2 * k + 2;
+        replay_tensor t = {
+            .id = in, .role = EXEC_ROLE_activation, .dtype = EXEC_F32, .ndim = 1, .shape = { 1 << 18 }
+        };
+        assert_int_equal(replay_program_add_tensor(p, &t), EXEC_OK);
+        t.id = out;
+        assert_int_equal(replay_program_add_tensor(p, &t), EXEC_OK);
+        assert_int_equal(replay_program_add_framework(p, fw, "forward", 0, 1, &in, 1, &out, 0, NULL, 1000), EXEC_OK);
+    }
+}
+
+/* Replay memory is planned from tensor lifetimes: a trace whose tensors
+ * sum past the limit but whose live peak fits replays; one whose peak does
+ * not fit is refused with the peak and --ops offered. */
+static void test_live_memory(void **state)
+{
+    (void)state;
+    replay_program p;
+    relu_chain(&p);
+    exec_memory_limit_set(16 << 20);
+    assert_int_equal(replay_program_build(&p, 1), EXEC_OK);
+    uint32_t run = 0;
+    for (uint32_t k = 0; k < p.nops; k++)
+        run += p.ops[k].nnodes == 1;
+    assert_int_equal(run, 64);
+    replay_program_destroy(&p);
+
+    relu_chain(&p);
+    exec_memory_limit_set(3 << 19); /* 1.5 MiB */
+    assert_int_equal(replay_program_build(&p, 1), EXEC_ERR_NOMEM);
+    printf("live peak over the limit: %s\n", exec_errmsg());
+    assert_non_null(strstr(exec_errmsg(), "peak at 2.0 MiB"));
+    assert_non_null(strstr(exec_errmsg(), "--ops A-B"));
+    replay_program_destroy(&p);
+
+    relu_chain(&p); /* a range of it fits no better: its peak is one op's */
+    assert_int_equal(replay_program_keep_ops(&p, 3, 10), EXEC_OK);
+    assert_int_equal(p.nops, 8);
+    assert_int_equal(replay_program_keep_ops(&p, 9, 9), EXEC_ERR_ARG);
+    replay_program_destroy(&p);
+    exec_memory_limit_set(0);
 }
 
 int main(void)
@@ -377,6 +428,7 @@ int main(void)
         cmocka_unit_test(test_op_for_op),       cmocka_unit_test(test_same_outputs),
         cmocka_unit_test(test_passes_alike),    cmocka_unit_test(test_bad_programs),
         cmocka_unit_test(test_framework_table), cmocka_unit_test(test_framework_reasons),
+        cmocka_unit_test(test_live_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
