@@ -175,16 +175,20 @@ static const char *object(const char *p, const char *end, int depth, const want 
     }
 }
 
-int analyze_scan_event_text(const char *s, size_t len, analyze_scan_event *e)
+size_t analyze_scan_event_prefix(const char *s, size_t avail, analyze_scan_event *e)
 {
     memset(e, 0, sizeof *e);
-    const char *end = s + len, *p = skip_blank(s, end);
+    const char *end = s + avail, *p = skip_blank(s, end);
     if (p == end || *p != '{')
-        return 1;
+        return 0;
     p = object(p, end, 1, event_want, sizeof event_want / sizeof *event_want, e);
-    if (!p || skip_blank(p, end) != end)
-        return 1;
-    return 0;
+    return p ? (size_t)(p - s) : 0;
+}
+
+int analyze_scan_event_text(const char *s, size_t len, analyze_scan_event *e)
+{
+    size_t n = analyze_scan_event_prefix(s, len, e);
+    return n && skip_blank(s + n, s + len) == s + len ? 0 : 1;
 }
 
 int analyze_scan_integer(analyze_scan_text v, int64_t *x)

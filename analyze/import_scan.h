@@ -30,6 +30,11 @@ typedef struct analyze_scan_event {
     analyze_scan_text dims, types, concrete, ext; /* "Input Dims", "Input type", "Concrete Inputs", "External id" */
 } analyze_scan_event;
 
+/* Scan the object at the start of s[0..avail) (the input buffered so
+ * far): its length, *e filled; 0 when it is not one for the fast path or
+ * does not end within avail. */
+size_t analyze_scan_event_prefix(const char *s, size_t avail, analyze_scan_event *e);
+
 /* Scan the element s[0..len).  0: an object, *e filled; 1: not one for the
  * fast path (not an object, a syntax error, or outside the subset). */
 int analyze_scan_event_text(const char *s, size_t len, analyze_scan_event *e);

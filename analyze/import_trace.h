@@ -121,6 +121,8 @@ typedef struct imp_trace {
     int last_gpu;
     /* warnings, counted while reading, printed once each */
     uint64_t bad_time, bad_shape, not_x, overlap, bad_step, no_name, untimed;
+    char *key; /* the fast path's key buffer (import_scan.h) */
+    size_t ckey;
 } imp_trace;
 
 /* Read one file (either format) into a new trace; NULL and a one-line
@@ -128,6 +130,10 @@ typedef struct imp_trace {
  * file name). */
 imp_trace *imp_trace_read(const char *path, const char *model);
 void imp_trace_destroy(imp_trace *t);
+/* Whether profiler events go through the scanner (import_scan.h) before
+ * jansson (1, the default) or through jansson alone (0: tests compare the
+ * two readings). */
+void imp_trace_fast_path(int on);
 /* The segment of a kept op beginning at b: 2k+1 in step k, 2k between
  * steps k-1 and k (the steps of a read trace: sorted, disjoint). */
 uint32_t imp_seg_of(const imp_trace *t, uint64_t b);
