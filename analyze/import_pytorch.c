@@ -70,12 +70,19 @@ struct imp_strtab {
     uint32_t nslots;
 };
 
+/* FNV-1a over 8 bytes at a time: the keys of op events are long, and this
+ * runs once per event. */
 static uint64_t hash(const char *s, size_t len)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
+    uint64_t h = 1469598103934665603ull ^ len, w;
+    for (; len >= 8; s += 8, len -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 1099511628211ull;
+        h ^= h >> 29;
+    }
+    for (; len; s++, len--)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h ^ (h >> 32);
 }
 
 static imp_strtab *strtab_create(void) { return exec_calloc(1, sizeof(imp_strtab)); }
@@ -903,10 +910,15 @@ static int profiler_event_text(imp_trace *t, const char *raw, size_t avail, size
 /* The node of proto in phase (update nodes are of class optimization). */
 static int64_t node_of(imp_trace *t, uint32_t proto, int phase)
 {
-    char key[32];
-    int n = snprintf(key, sizeof key, "%u|%d", proto, phase);
+    uint32_t p = proto;
+    char key[16], *k = key + sizeof key; /* "proto|phase", without printf: once per op */
+    *--k = (char)('0' + phase);
+    *--k = '|';
+    do
+        *--k = (char)('0' + p % 10);
+    while (p /= 10);
     int added;
-    int64_t id = intern(t->nodekeys, key, (size_t)n, &added);
+    int64_t id = intern(t->nodekeys, k, (size_t)(key + sizeof key - k), &added);
     if (id < 0 || !added)
         return id;
     if (grow(&t->nodes, &t->cnodes, t->nnodes, sizeof *t->nodes))
@@ -1229,13 +1241,80 @@ static int kernel_phases(imp_trace *t)
     return 0;
 }
 
+/* t->recs in rec_order.  Each thread's spans mostly come in time order:
+ * then a stable partition by track (one pass) is that order, else qsort. */
+static int sort_by_track(imp_trace *t)
+{
+    size_t n = t->nrecs, nt = t->ntracks, *at = exec_calloc(nt + 1, sizeof *at), *last = exec_malloc(nt * sizeof *last);
+    imp_rec *out = NULL;
+    int sorted = 1, rc = -1;
+    if (!at || !last)
+        goto end;
+    for (size_t k = 0; k < nt; k++)
+        last[k] = SIZE_MAX;
+    for (size_t i = 0; i < n && sorted; i++) {
+        uint32_t k = t->recs[i].track;
+        if (k >= nt || (last[k] != SIZE_MAX && rec_order(&t->recs[last[k]], &t->recs[i]) > 0))
+            sorted = 0;
+        else
+            at[k + 1]++, last[k] = i;
+    }
+    if (!sorted) {
+        qsort(t->recs, n, sizeof *t->recs, rec_order);
+        rc = 0;
+        goto end;
+    }
+    if (!(out = exec_malloc((n ? n : 1) * sizeof *out)))
+        goto end;
+    for (size_t k = 0; k < nt; k++)
+        at[k + 1] += at[k];
+    for (size_t i = 0; i < n; i++)
+        out[at[t->recs[i].track]++] = t->recs[i];
+    exec_free(t->recs);
+    t->recs = out;
+    t->crecs = n ? n : 1;
+    rc = 0;
+end:
+    exec_free(at), exec_free(last);
+    return rc;
+}
+
+/* The kept records in out_order: when they come in track, begin order (a
+ * profiler trace's), a stable partition by segment, else qsort_r. */
+static int sort_by_segment(imp_trace *t, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (t->recs[i].track < t->recs[i - 1].track ||
+            (t->recs[i].track == t->recs[i - 1].track && t->recs[i].b < t->recs[i - 1].b)) {
+            qsort_r(t->recs, n, sizeof *t->recs, out_order, t);
+            return 0;
+        }
+    size_t nseg = 2 * t->nsteps + 2, *at = exec_calloc(nseg + 1, sizeof *at);
+    imp_rec *out = exec_malloc((n ? n : 1) * sizeof *out);
+    if (!at || !out) {
+        exec_free(at), exec_free(out);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        at[imp_seg_of(t, t->recs[i].b) + 1]++;
+    for (size_t k = 0; k < nseg; k++)
+        at[k + 1] += at[k];
+    for (size_t i = 0; i < n; i++)
+        out[at[imp_seg_of(t, t->recs[i].b)]++] = t->recs[i];
+    exec_free(t->recs);
+    exec_free(at);
+    t->recs = out;
+    t->crecs = n ? n : 1;
+    return 0;
+}
+
 /* Outermost ops of each thread -> node records; steps; segments. */
 static int resolve(imp_trace *t, int et)
 {
     size_t *stack = NULL, cap = 0;
     int rc = -1;
-    if (!et && t->nrecs)
-        qsort(t->recs, t->nrecs, sizeof *t->recs, rec_order);
+    if (!et && t->nrecs && sort_by_track(t))
+        goto oom;
     size_t nout = 0, depth = 0;
     int ops_open = 0, bwd = 0, upd = 0;
     /* an execution trace's records are nodes already (et_finish) */
@@ -1309,7 +1388,8 @@ static int resolve(imp_trace *t, int et)
         t->t0 = t->steps[0].b;
     if (t->steps[t->nsteps - 1].e > t->t1)
         t->t1 = t->steps[t->nsteps - 1].e;
-    qsort_r(t->recs, nout, sizeof *t->recs, out_order, t);
+    if (sort_by_segment(t, nout))
+        goto oom;
     /* the thread ids: CPU threads keep theirs (0 to 2^31-1) where no other
      * thread has it, the others get new ones above them */
     int64_t next = 1;
