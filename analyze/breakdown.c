@@ -1,6 +1,7 @@
 /* breakdown.c -- the breakdown: time by op type, class and phase, a models x classes table (text, CSV, JSON). */
 #include "analyze/breakdown.h"
 
+#include "analyze/device.h"
 #include "analyze/out.h"
 #include "base/alloc.h"
 
@@ -31,6 +32,86 @@ static int views_make(const analyze_profile *p, views *v)
         return -1;
     }
     analyze_profile_ops_by_time(p, v->ord);
+    return 0;
+}
+
+/* The devices array of a GPU trace: one entry per device; an empty array
+ * when the trace has no device activity, NULL out of memory. */
+static json_t *devices_json(const analyze_profile *p)
+{
+    size_t n;
+    analyze_device *v = analyze_devices_summary(p->devices, &n);
+    json_t *arr = json_array();
+    if ((!v && n) || !arr) {
+        json_decref(arr);
+        analyze_devices_summary_free(v, v ? n : 0);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const analyze_device *d = &v[i];
+        json_t *cls = json_array(), *ks = json_array();
+        uint64_t all = 0;
+        for (int c = 0; c < ANALYZE_DEVICE_NCLASS; c++)
+            all += d->class_ns[c];
+        for (int c = 0; c < ANALYZE_DEVICE_NCLASS; c++)
+            if (d->class_count[c])
+                json_array_append_new(cls,
+                                      json_pack("{s:s, s:I, s:I, s:f}", "class", analyze_device_class_name(c), "ns",
+                                                (json_int_t)d->class_ns[c], "count", (json_int_t)d->class_count[c],
+                                                "share", share(d->class_ns[c], all)));
+        for (size_t k = 0; k < d->nkernels; k++)
+            json_array_append_new(ks,
+                                  json_pack("{s:s, s:s, s:I, s:I}", "name", d->kernels[k].name, "class",
+                                            analyze_device_class_name(d->kernels[k].cls), "ns",
+                                            (json_int_t)d->kernels[k].ns, "count", (json_int_t)d->kernels[k].count));
+        json_array_append_new(arr, json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}", "device", d->name,
+                                             "streams", (json_int_t)d->streams, "count", (json_int_t)d->count,
+                                             "kernel_ns", (json_int_t)d->kernel_ns, "busy_ns", (json_int_t)d->busy_ns,
+                                             "idle_ns", (json_int_t)d->idle_ns, "span_ns", (json_int_t)d->span_ns,
+                                             "classes", cls, "kernels", ks));
+    }
+    analyze_devices_summary_free(v, n);
+    return arr;
+}
+
+/* The devices of a GPU trace as text: per device its totals, its time by
+ * class and its top kernels (all when top is 0). 0, or -1 out of memory. */
+static int devices_text(FILE *f, const analyze_profile *p, size_t top)
+{
+    size_t n;
+    analyze_device *v = analyze_devices_summary(p->devices, &n);
+    if (!v)
+        return n ? -1 : 0;
+    for (size_t i = 0; i < n; i++) {
+        const analyze_device *d = &v[i];
+        fprintf(f,
+                "\ndevice %s: %llu stream%s, %llu activities; kernels %.3f ms, busy %.3f ms, idle %.3f ms of "
+                "%.3f ms (first activity to last; never in the op time above)\n",
+                d->name, (unsigned long long)d->streams, d->streams == 1 ? "" : "s", (unsigned long long)d->count,
+                (double)d->kernel_ns / 1e6, (double)d->busy_ns / 1e6, (double)d->idle_ns / 1e6,
+                (double)d->span_ns / 1e6);
+        uint64_t all = 0;
+        for (int c = 0; c < ANALYZE_DEVICE_NCLASS; c++)
+            all += d->class_ns[c];
+        fprintf(f, "%-30s %8s %11s %7s\n", "device class", "count", "total ms", "share");
+        for (int c = 0; c < ANALYZE_DEVICE_NCLASS; c++)
+            if (d->class_count[c])
+                fprintf(f, "%-30s %8llu %11.3f %6.1f%%\n", analyze_device_class_name(c),
+                        (unsigned long long)d->class_count[c], (double)d->class_ns[c] / 1e6,
+                        100.0 * share(d->class_ns[c], all));
+        int nw = 30;
+        size_t shown = top && top < d->nkernels ? top : d->nkernels;
+        for (size_t k = 0; k < shown; k++)
+            nw = analyze_out_width(nw, d->kernels[k].name);
+        fprintf(f, "%-*s %-13s %8s %11s %7s\n", nw, "kernel", "class", "count", "total ms", "share");
+        for (size_t k = 0; k < shown; k++)
+            fprintf(f, "%-*s %-13s %8llu %11.3f %6.1f%%\n", nw, d->kernels[k].name,
+                    analyze_device_class_name(d->kernels[k].cls), (unsigned long long)d->kernels[k].count,
+                    (double)d->kernels[k].ns / 1e6, 100.0 * share(d->kernels[k].ns, all));
+        if (shown < d->nkernels)
+            fprintf(f, "(%zu more kernels)\n", d->nkernels - shown);
+    }
+    analyze_devices_summary_free(v, n);
     return 0;
 }
 
@@ -67,6 +148,12 @@ static json_t *breakdown_json_trace(const analyze_profile *p)
     json_object_set_new(t, "op_types", ops);
     json_object_set_new(t, "classes", cls);
     views_free(&v);
+    json_t *dev = devices_json(p);
+    if (!dev) {
+        json_decref(t);
+        return NULL;
+    }
+    json_object_set_new(t, "devices", dev);
     return t;
 }
 
@@ -278,6 +365,8 @@ int analyze_breakdown(FILE *f, analyze_profile *const *pp, size_t n, cli_format 
             return -1;
         breakdown_text_trace(f, p, top, v.ord, v.cs, v.cord);
         views_free(&v);
+        if (devices_text(f, p, top ? top : 10))
+            return -1;
     }
     if (n > 1 && heatmap_text(f, pp, n))
         return -1;

@@ -12,6 +12,7 @@
 #include "analyze/roofline.h"
 #include "base/alloc.h"
 #include "tracer/output.h"
+#include "tracer/live.h"
 #include "tracer/read.h"
 
 #include <math.h>
@@ -143,6 +144,119 @@ static int gives_up(int mismatch, const char *w, int strict)
     return strict;
 }
 
+/* The URLs of the live sessions a relay holds (kept for the process's
+ * life: they become traces); 0, or 1 with the one-line error. */
+typedef struct url_list {
+    char **v;
+    size_t n;
+    const char **host, **name;
+} url_list;
+
+static int collect_url(void *ctx, const tracer_live_session *s)
+{
+    url_list *l = ctx;
+    char **v = exec_realloc(l->v, (l->n + 1) * sizeof *v);
+    const char **h = exec_realloc(l->host, (l->n + 1) * sizeof *h);
+    if (v)
+        l->v = v;
+    if (h)
+        l->host = h;
+    const char **nm = exec_realloc(l->name, (l->n + 1) * sizeof *nm);
+    if (nm)
+        l->name = nm;
+    if (!v || !h || !nm || !(v[l->n] = exec_strdup(s->url)))
+        return -1;
+    h[l->n] = exec_strdup(s->host);
+    nm[l->n] = exec_strdup(s->name);
+    l->n++;
+    return 0;
+}
+
+static int relay_sessions(const char *relay, url_list *l)
+{
+    memset(l, 0, sizeof *l);
+    if (tracer_live_sessions(relay, collect_url, l) != TRACER_OK) {
+        cli_error(cmd, "%s", base_errmsg());
+        return 1;
+    }
+    return 0;
+}
+
+static int relay_urls(const char *relay, const char ***out, size_t *n)
+{
+    url_list l;
+    if (relay_sessions(relay, &l))
+        return 1;
+    if (!l.n) {
+        cli_error(cmd, "%s holds no live session", relay);
+        return 1;
+    }
+    *out = (const char **)l.v; /* the strings live on, as the list does not */
+    *n = l.n;
+    return 0;
+}
+
+/* fathom analyze NAME net://HOST[:PORT]: the relay's live sessions, each
+ * with its host, name, model, mode and start (a name fathom record made
+ * says when; the model and mode from each session, read for a moment). */
+static int list_described(const char *relay)
+{
+    url_list l;
+    if (relay_sessions(relay, &l))
+        return 1;
+    if (!l.n) {
+        cli_error(cmd, "%s holds no live session", relay);
+        return 0;
+    }
+    char **model = exec_calloc(l.n, sizeof *model), **mode = exec_calloc(l.n, sizeof *mode);
+    if (!model || !mode || analyze_live_describe((const char *const *)l.v, l.n, 3.0, model, mode) != ANALYZE_OK) {
+        cli_error(cmd, "%s", model && mode ? base_errmsg() : "out of memory");
+        return 1;
+    }
+    printf("%-16s %-40s %-12s %-6s %-24s %s\n", "host", "session", "model", "mode", "started", "url");
+    for (size_t i = 0; i < l.n; i++) {
+        char when[64] = "?";
+        tracer_live_default_name(l.name[i] ? l.name[i] : "", when, sizeof when);
+        printf("%-16s %-40s %-12s %-6s %-24s %s\n", l.host[i] ? l.host[i] : "?", l.name[i] ? l.name[i] : "?",
+               model[i] ? model[i] : "?", mode[i] ? mode[i] : "?", when, l.v[i]);
+    }
+    printf("(fathom analyze breakdown URL: one session; --all %s: all of them)\n", relay);
+    return fflush(stdout) ? 1 : 0;
+}
+
+/* Before reading a live session: 0 when the relay holds it, or when it
+ * may be yet to begin (a name of the user's: lttng-live waits for it);
+ * else the one-line error, and 1: the relay does not answer, or a session
+ * `fathom record` named (it has begun) is no longer there -- it ended, and
+ * a relay keeps no ended session for viewers that come later: its trace is
+ * in the relay's output folder, which a relay on this machine tells. */
+static int live_check(const char *url)
+{
+    tracer_live_url u;
+    int found = 0;
+    char when[64], where[4096];
+    if (tracer_live_parse(url, &u) != 0 || !*u.session)
+        return 0; /* not a session's URL: lttng-live says what is wrong */
+    if (tracer_live_find(&u, &found, NULL) != TRACER_OK) {
+        cli_error(cmd, "%s", base_errmsg());
+        return 1;
+    }
+    if (found || !tracer_live_default_name(u.session, when, sizeof when))
+        return 0;
+    int st = tracer_live_stored(&u, where, sizeof where);
+    if (st == 1)
+        cli_error(cmd,
+                  "%s: the recording (begun %s) has ended and the relay no longer serves it; its trace is in %s "
+                  "(fathom analyze breakdown %s)",
+                  url, when, where, where);
+    else
+        cli_error(cmd,
+                  "%s: the recording (begun %s) has ended and the relay no longer serves it; its trace is in the "
+                  "relay's output folder (lttng-relayd --output, default ~/lttng-traces), under %s/%s-*",
+                  url, when, *u.host ? u.host : "HOST", u.session);
+    return 1;
+}
+
 /* `fathom analyze NAME` (an, what: its name) or, an NULL, `fathom report` */
 static int run(const analyze_analysis *an, const char *what, int argc, char **argv, int first);
 
@@ -170,22 +284,42 @@ static int list_sessions(int argc, char **argv)
 }
 
 /* A live session's table so far: on a terminal redrawn in place, piped one
- * table after another (each headed by the time it was taken). */
+ * table after another (each headed by what it shows: the steps so far, the
+ * model, mode and host).  Until the session's first events: a line on
+ * stderr at every interval saying what it waits for. */
+#define ROW_MAX 512
 typedef struct live_view {
     const analyze_analysis *an;
     const analyze_options *opts;
     cli_format fmt;
     int tty, shown;
+    const char *url;
+    tracer_live_url u;
+    double t0, interval;
+    unsigned waits;
+    size_t nrows; /* several sessions: a row each */
+    const char **row_src;
+    char (*rows)[ROW_MAX];
 } live_view;
 
 static int live_table(void *ctx, const analyze_profile *snap)
 {
     live_view *v = ctx;
     analyze_profile *one[1] = { (analyze_profile *)snap };
+    if (!snap->meta.have_begin) { /* nothing of the session yet (or no statedump since joining) */
+        v->waits++;
+        cli_error(cmd, "%s: waiting for %s (%.1f s)", v->url,
+                  snap->diag.events ? "the recorder's next statedump" : "the session's first events",
+                  v->waits * v->interval);
+        return 0;
+    }
     if (v->tty)
         fputs("\033[H\033[J", stdout);
-    else
-        printf("== so far: %llu steps (the session goes on)\n", (unsigned long long)snap->steps_seen);
+    printf("== %s/%s on %s: %llu steps so far, recording goes on", analyze_profile_model(snap),
+           analyze_profile_mode(snap), *v->u.host ? v->u.host : "?", (unsigned long long)snap->steps_seen);
+    if (snap->joined)
+        printf(" (joined at step %llu)", (unsigned long long)snap->joined_step);
+    putchar('\n');
     void *res = NULL;
     int io = v->an->create(one, 1, v->opts, &res) != ANALYZE_OK || v->an->print(stdout, res, v->fmt, v->opts);
     v->an->destroy(res);
@@ -193,6 +327,47 @@ static int live_table(void *ctx, const analyze_profile *snap)
         fputc('\n', stdout);
     v->shown = 1;
     return io || fflush(stdout) ? -1 : 0;
+}
+
+/* Several live sessions side by side: one row each, all of them again
+ * every interval. */
+static int live_rows(void *ctx, const analyze_profile *snap)
+{
+    live_view *v = ctx;
+    size_t k = 0;
+    while (k < v->nrows && strcmp(v->row_src[k], snap->source) != 0)
+        k++;
+    if (k == v->nrows)
+        return 0;
+    char *row = v->rows[k];
+    if (!snap->meta.have_begin) {
+        snprintf(row, ROW_MAX, "%s: waiting for its first events", snap->source);
+    } else {
+        size_t *ord = exec_calloc(snap->nops ? snap->nops : 1, sizeof *ord);
+        if (!ord)
+            return -1;
+        analyze_profile_ops_by_time(snap, ord);
+        uint64_t tot = analyze_profile_total_ns(snap);
+        tracer_live_url u;
+        tracer_live_parse(snap->source, &u);
+        snprintf(row, ROW_MAX,
+                 "%-14.64s %-36.128s %.64s/%.16s: %llu steps so far, %.1f ms in %llu ops, top %.64s %.1f%%", u.host,
+                 u.session, analyze_profile_model(snap), analyze_profile_mode(snap),
+                 (unsigned long long)snap->steps_seen, (double)tot * 1e-6, (unsigned long long)snap->ops_seen,
+                 snap->nops ? snap->ops[ord[0]].name : "-",
+                 snap->nops && tot ? 100.0 * (double)snap->ops[ord[0]].all.ns / (double)tot : 0.0);
+        exec_free(ord);
+    }
+    if (k + 1 < v->nrows) /* the last session's tick prints them all */
+        return 0;
+    if (v->tty)
+        fputs("\033[H\033[J", stdout);
+    printf("== %zu live sessions, recording goes on\n", v->nrows);
+    for (size_t i = 0; i < v->nrows; i++)
+        printf("%s\n", v->rows[i][0] ? v->rows[i] : "(nothing yet)");
+    putchar('\n');
+    v->shown = 1;
+    return fflush(stdout) ? -1 : 0;
 }
 
 static void print_note(void *ctx, const char *line)
@@ -246,7 +421,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     size_t nt = 0;
     if (!traces)
         return cli_usage_error(cmd, "out of memory");
-    int rc = 2, only_traces = 0;
+    int rc = 2, only_traces = 0, all_sessions = 0;
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -310,6 +485,8 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
             i++;
         } else if (strcmp(a, "--strict") == 0) {
             strict = 1;
+        } else if (strcmp(a, "--all") == 0 && !report) {
+            all_sessions = 1;
         } else if (strcmp(a, "--interval") == 0 && !report) {
             /* a live table redrawn at most ten times a second, at least once a day */
             if (parse_number(a, val, 0.1, 86400, &interval))
@@ -323,6 +500,38 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
                             report ? "report" : "analyze");
             goto end;
         }
+    }
+    /* a relay without a session: its sessions listed, or with --all all analyzed */
+    for (size_t i = 0; i < nt; i++) {
+        tracer_live_url u;
+        if (strncmp(traces[i], "net://", 6) != 0 || tracer_live_parse(traces[i], &u) != 0 || *u.session)
+            continue;
+        if (!all_sessions) {
+            rc = list_described(traces[i]);
+            goto end;
+        }
+        const char **more = NULL;
+        size_t nmore = 0;
+        if (relay_urls(traces[i], &more, &nmore) != 0) {
+            rc = 1;
+            goto end;
+        }
+        const char **v = exec_realloc(traces, (nt + nmore + (size_t)argc) * sizeof *v);
+        if (!v) {
+            exec_free(more);
+            cli_usage_error(cmd, "out of memory");
+            goto end;
+        }
+        traces = v;
+        memmove(&traces[i + nmore], &traces[i + 1], (nt - i - 1) * sizeof *traces);
+        memcpy(&traces[i], more, nmore * sizeof *traces);
+        nt += nmore - 1;
+        i += nmore - 1;
+        exec_free(more); /* the URLs stay: owned by relay_urls' list, kept to the end */
+    }
+    if (all_sessions && nt == 0) {
+        cli_usage_error(cmd, "--all wants a relay: fathom analyze %s --all net://HOST[:PORT]", what);
+        goto end;
     }
     if (an && an->traces_rule && (nt < an->min_traces || (an->max_traces && nt > an->max_traces))) {
         cli_usage_error(cmd, "%s wants %s, not %zu", what, an->traces_rule, nt);
@@ -368,11 +577,28 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     }
     rc = 1;
     int warned = 0;
-    live_view lv = { .an = an, .opts = &ao, .fmt = fmt, .tty = isatty(1) };
+    live_view lv = { .an = an, .opts = &ao, .fmt = fmt, .tty = isatty(1), .url = traces[0], .interval = interval };
+    for (size_t i = 0; i < nt; i++) /* a live session: the relay holds it, or it has ended */
+        if (strncmp(traces[i], "net://", 6) == 0 && live_check(traces[i]) != 0)
+            goto done;
     /* a live session read alone: its table so far at every interval */
     int live = nt == 1 && strncmp(traces[0], "net://", 6) == 0 && an && (an->takes & ANALYZE_TAKES_LIVE) &&
                fmt == CLI_TEXT; /* CSV and JSON: one document, the final one */
-    ro.progress = live ? live_table : NULL;
+    if (live)
+        tracer_live_parse(traces[0], &lv.u);
+    int all_live = nt > 1 && fmt == CLI_TEXT && an;
+    for (size_t i = 0; all_live && i < nt; i++)
+        all_live = strncmp(traces[i], "net://", 6) == 0;
+    if (all_live) { /* side by side: a row each, every interval */
+        lv.nrows = nt;
+        lv.row_src = traces;
+        if (!(lv.rows = exec_calloc(nt, sizeof *lv.rows))) {
+            cli_usage_error(cmd, "out of memory");
+            goto done;
+        }
+        ro.progress_each = 1;
+    }
+    ro.progress = live ? live_table : all_live ? live_rows : NULL;
     ro.progress_ctx = &lv;
     ro.interval = interval;
     ro.dataflow = (takes & ANALYZE_TAKES_FLOW) != 0;
@@ -435,6 +661,7 @@ done:
     for (size_t i = 0; i < nt; i++)
         analyze_profile_destroy(p[i]);
     exec_free(p);
+    exec_free(lv.rows);
 end:
     exec_free(traces);
     return rc;

@@ -175,6 +175,7 @@ static int import_one(const char *file, const char *model, const char *out, cons
         tracer_manifest_set_u64(m, "nodes", sum.nodes) || tracer_manifest_set_u64(m, "threads", sum.tracks) ||
         (sum.devices && (tracer_manifest_set(m, "source.device", sum.device) ||
                          tracer_manifest_set_u64(m, "source.devices", sum.devices))) ||
+        (sum.device_streams[0] && tracer_manifest_set(m, "device.streams", sum.device_streams)) ||
         (sum.world_size && (tracer_manifest_set_u64(m, "source.rank", (uint64_t)sum.rank) ||
                             tracer_manifest_set_u64(m, "source.world_size", (uint64_t)sum.world_size)))) {
         fprintf(stderr, "fathom import: %s: %s\n", file, m ? base_errmsg() : "out of memory");

@@ -146,9 +146,10 @@ typedef struct analyze_import_summary {
     uint64_t warnings;
     char model[128];
     char mode[8];
-    char device[128];         /* the first GPU of deviceProperties, "" */
-    uint64_t devices;         /* GPUs in deviceProperties */
-    int64_t rank, world_size; /* distributedInfo; world_size 0: none */
+    char device[128];          /* the first GPU of deviceProperties, "" */
+    uint64_t devices;          /* GPUs in deviceProperties */
+    int64_t rank, world_size;  /* distributedInfo; world_size 0: none */
+    char device_streams[4096]; /* each GPU stream's thread: "TID=cuda:0/7,..." (MANIFEST device.streams) */
 } analyze_import_summary;
 
 int cmd_import(int argc, char **argv);

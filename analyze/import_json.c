@@ -285,3 +285,64 @@ int analyze_json_text_us_to_ns(const char *p, const char *end, int64_t *ns)
     *ns = (int64_t)(whole * 1000 + frac + (uint64_t)round_up);
     return 0;
 }
+
+/* Whether the integer literal s[0..n) (an optional '-', digits) is beyond
+ * int64_t. */
+static int beyond_64_bits(const char *s, size_t n)
+{
+    int neg = n && *s == '-';
+    s += neg, n -= (size_t)neg;
+    while (n > 1 && *s == '0')
+        s++, n--;
+    const char *lim = neg ? "9223372036854775808" : "9223372036854775807";
+    return n > 19 || (n == 19 && memcmp(s, lim, 19) > 0);
+}
+
+char *analyze_json_quote_big_ints(const char *v, size_t len, size_t *outlen, uint64_t *quoted)
+{
+    char *o = malloc(len + len / 2 + 3), *w = o; /* a quoted number is at least 20 bytes: 2 more */
+    if (!o)
+        return NULL;
+    *quoted = 0;
+    int in_str = 0;
+    for (size_t i = 0; i < len;) {
+        char c = v[i];
+        if (in_str) {
+            *w++ = c, i++;
+            if (c == '\\' && i < len)
+                *w++ = v[i++];
+            else if (c == '"')
+                in_str = 0;
+            continue;
+        }
+        if (c == '"') {
+            in_str = 1;
+            *w++ = c, i++;
+            continue;
+        }
+        if (c != '-' && !(c >= '0' && c <= '9')) {
+            *w++ = c, i++;
+            continue;
+        }
+        size_t k = i + (c == '-'), frac = 0;
+        while (k < len && v[k] >= '0' && v[k] <= '9')
+            k++;
+        size_t digits_end = k;
+        while (k < len && (v[k] == '.' || v[k] == 'e' || v[k] == 'E' || v[k] == '+' || v[k] == '-' ||
+                           (v[k] >= '0' && v[k] <= '9')))
+            k++, frac = 1;
+        if (!frac && beyond_64_bits(v + i, digits_end - i)) {
+            *w++ = '"';
+            memcpy(w, v + i, k - i);
+            w += k - i;
+            *w++ = '"';
+            ++*quoted;
+        } else {
+            memcpy(w, v + i, k - i);
+            w += k - i;
+        }
+        i = k;
+    }
+    *outlen = (size_t)(w - o);
+    return o;
+}

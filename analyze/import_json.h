@@ -42,6 +42,11 @@ void analyze_json_consume(analyze_json_in *j, size_t len);
 int analyze_json_us_to_ns(const char *obj, size_t len, const char *key, int64_t *ns);
 /* The same for the value text p[0..end) itself (0, 1 or -2). */
 int analyze_json_text_us_to_ns(const char *p, const char *end, int64_t *ns);
+/* A copy of the JSON text v[0..len) where each integer outside strings
+ * beyond 64 bits (above INT64_MAX or below INT64_MIN: NCCL's "Comms Id")
+ * is a string instead, for a parser with 64-bit integers; its length in
+ * *outlen, the integers quoted in *quoted.  NULL when out of memory. */
+char *analyze_json_quote_big_ints(const char *v, size_t len, size_t *outlen, uint64_t *quoted);
 /* Bytes of (decompressed) input consumed so far. */
 uint64_t analyze_json_offset(const analyze_json_in *j);
 

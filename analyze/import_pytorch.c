@@ -37,11 +37,13 @@
  * warning each. */
 #define _GNU_SOURCE /* qsort_r */
 #include "analyze/status.h"
+#include "analyze/device.h"
 #include "analyze/import_json.h"
 #include "analyze/import_scan.h"
 #include "analyze/import_trace.h"
 #include "base/alloc.h"
 #include "base/error.h"
+#include "base/hash.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -70,21 +72,6 @@ struct imp_strtab {
     uint32_t nslots;
 };
 
-/* FNV-1a over 8 bytes at a time: the keys of op events are long, and this
- * runs once per event. */
-static uint64_t hash(const char *s, size_t len)
-{
-    uint64_t h = 1469598103934665603ull ^ len, w;
-    for (; len >= 8; s += 8, len -= 8) {
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 1099511628211ull;
-        h ^= h >> 29;
-    }
-    for (; len; s++, len--)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h ^ (h >> 32);
-}
-
 static imp_strtab *strtab_create(void) { return exec_calloc(1, sizeof(imp_strtab)); }
 
 static void strtab_destroy(imp_strtab *s)
@@ -108,7 +95,7 @@ static int64_t intern(imp_strtab *s, const char *str, size_t len, int *added)
         if (!slot || ns < s->nslots)
             return exec_free(slot), -1;
         for (uint32_t i = 0; i < s->n; i++) {
-            uint64_t h = hash(s->str[i], strlen(s->str[i])) & (ns - 1);
+            uint64_t h = base_fnv1a(s->str[i], strlen(s->str[i])) & (ns - 1);
             while (slot[h])
                 h = (h + 1) & (ns - 1);
             slot[h] = i + 1;
@@ -117,7 +104,7 @@ static int64_t intern(imp_strtab *s, const char *str, size_t len, int *added)
         s->slot = slot;
         s->nslots = ns;
     }
-    uint64_t h = hash(str, len) & (s->nslots - 1);
+    uint64_t h = base_fnv1a(str, len) & (s->nslots - 1);
     for (; s->slot[h]; h = (h + 1) & (s->nslots - 1)) {
         const char *c = s->str[s->slot[h] - 1];
         if (strncmp(c, str, len) == 0 && c[len] == '\0')
@@ -143,20 +130,6 @@ static int64_t intern(imp_strtab *s, const char *str, size_t len, int *added)
 
 const char *imp_str(const imp_strtab *s, uint32_t id) { return id < s->n ? s->str[id] : "?"; }
 uint32_t imp_strcount(const imp_strtab *s) { return s->n; }
-
-/* grow array *p of *cap elements of size sz to hold n+1 */
-static int grow(void *p, size_t *cap, size_t n, size_t sz)
-{
-    if (n < *cap)
-        return 0;
-    size_t nc = *cap ? *cap + *cap / 2 : 64; /* 1.5x: the span records are most of the memory */
-    void *np = exec_realloc(*(void **)p, nc * sz);
-    if (!np)
-        return -1;
-    *(void **)p = np;
-    *cap = nc;
-    return 0;
-}
 
 void imp_trace_destroy(imp_trace *t)
 {
@@ -261,7 +234,7 @@ static int64_t keyed_tensor(imp_trace *t, imp_strtab *keys, const char *key, siz
     int64_t id = intern(keys, key, n, &added);
     if (id < 0 || !added)
         return id;
-    if (grow(&t->tensors, &t->ctensors, t->ntensors, sizeof *t->tensors))
+    if (base_grow(&t->tensors, &t->ctensors, t->ntensors + 1, sizeof *t->tensors))
         return -1;
     imp_tensor *x = &t->tensors[t->ntensors++];
     memset(x, 0, sizeof *x);
@@ -322,7 +295,7 @@ static int64_t add_proto(imp_trace *t, const char *name, int cls, const analyze_
                          const analyze_import_scalar *sc, size_t nsc, int es)
 {
     int64_t nm = name_id(t, name);
-    if (nm < 0 || grow(&t->protos, &t->cprotos, t->nprotos, sizeof *t->protos))
+    if (nm < 0 || base_grow(&t->protos, &t->cprotos, t->nprotos + 1, sizeof *t->protos))
         return -1;
     imp_proto *p = &t->protos[t->nprotos];
     memset(p, 0, sizeof *p);
@@ -386,7 +359,7 @@ static int64_t track_lookup(imp_trace *t, const json_t *pid, const json_t *tid, 
     int64_t id = intern(t->trackkeys, key, (size_t)n, &added);
     if (id < 0 || !added)
         return id;
-    if (t->ntracks >= IMP_MAX_TRACKS || grow(&t->tracks, &t->ctracks, t->ntracks, sizeof *t->tracks))
+    if (t->ntracks >= IMP_MAX_TRACKS || base_grow(&t->tracks, &t->ctracks, t->ntracks + 1, sizeof *t->tracks))
         return -1;
     imp_track *k = &t->tracks[t->ntracks++];
     memset(k, 0, sizeof *k);
@@ -405,7 +378,7 @@ static int64_t track_lookup(imp_trace *t, const json_t *pid, const json_t *tid, 
 
 static int add_rec(imp_trace *t, uint64_t b, uint64_t e, uint32_t track, uint32_t ref, int kind)
 {
-    if (grow(&t->recs, &t->crecs, t->nrecs, sizeof *t->recs))
+    if (base_grow(&t->recs, &t->crecs, t->nrecs + 1, sizeof *t->recs))
         return -1;
     t->recs[t->nrecs++] =
         (imp_rec){ .b = b, .e = e, .track = track & (IMP_MAX_TRACKS - 1), .kind = (uint32_t)kind, .ref = ref };
@@ -414,7 +387,7 @@ static int add_rec(imp_trace *t, uint64_t b, uint64_t e, uint32_t track, uint32_
 
 static int push_step(imp_trace *t, uint64_t b, uint64_t e, uint32_t num)
 {
-    if (grow(&t->steps, &t->csteps, t->nsteps, sizeof *t->steps))
+    if (base_grow(&t->steps, &t->csteps, t->nsteps + 1, sizeof *t->steps))
         return -1;
     t->steps[t->nsteps++] = (imp_step){ .b = b, .e = e, .num = num };
     return 0;
@@ -665,7 +638,9 @@ static int64_t proto_made(imp_trace *t, int64_t id, const char *name, const json
     return r >= 0 && r != id ? -1 : r;
 }
 
-static int64_t kernel_proto(imp_trace *t, const char *name)
+/* A device activity's proto: its class is a device class (device.h),
+ * numbered after the host classes. */
+static int64_t kernel_proto(imp_trace *t, const char *name, const char *cat)
 {
     char key[MAX_LABEL + 8];
     int n = snprintf(key, sizeof key, "%.*s|k", MAX_LABEL, name);
@@ -673,7 +648,8 @@ static int64_t kernel_proto(imp_trace *t, const char *name)
     int64_t id = intern(t->protokeys, key, (size_t)n, &added);
     if (id < 0 || !added)
         return id;
-    int64_t r = add_proto(t, name, (int)analyze_import_kernel_class(name), NULL, NULL, 0, NULL, NULL, 0, NULL, 0, 4);
+    int cls = ANALYZE_IMPORT_CLASS_COUNT + (int)analyze_device_class_of(name, cat);
+    int64_t r = add_proto(t, name, cls, NULL, NULL, 0, NULL, NULL, 0, NULL, 0, 4);
     return r == id ? r : -1;
 }
 
@@ -681,6 +657,55 @@ static int is_kernel_cat(const char *cat)
 {
     return cat && (strcmp(cat, "kernel") == 0 || strcmp(cat, "gpu_memcpy") == 0 || strcmp(cat, "gpu_memset") == 0 ||
                    strcmp(cat, "Kernel") == 0 || strcmp(cat, "Memcpy") == 0 || strcmp(cat, "Memset") == 0);
+}
+
+/* The categories of Kineto traces from PyTorch 1.8 to 2.x (and the
+ * autograd profiler's): an event of another is counted, once in a warning,
+ * and read as its name says. */
+static const char *const known_cats[] = {
+    "cpu_op",
+    "user_annotation",
+    "python_function",
+    "cuda_runtime",
+    "cuda_driver",
+    "kernel",
+    "gpu_memcpy",
+    "gpu_memset",
+    "gpu_user_annotation",
+    "ac2g",
+    "cpu_instant_event",
+    "Trace",
+    "Operator",
+    "Runtime",
+    "Kernel",
+    "Memcpy",
+    "Memset",
+    "Python",
+    "operator",
+    "python",
+    "overhead",
+    "Overhead",
+    "mtia_runtime",
+    "mtia_ccp_events",
+    "fwdbwd",
+    "async",
+    "gpu_sync",
+    "cuda_sync",
+    "privateuse1_runtime",
+    "privateuse1_driver",
+};
+
+static void note_cat(imp_trace *t, const char *cat)
+{
+    if (!cat || (t->last_cat && !strcmp(cat, t->last_cat)))
+        return;
+    for (size_t i = 0; i < sizeof known_cats / sizeof *known_cats; i++)
+        if (!strcmp(cat, known_cats[i])) {
+            t->last_cat = known_cats[i];
+            return;
+        }
+    if (!t->unknown_cats++)
+        snprintf(t->first_unknown_cat, sizeof t->first_unknown_cat, "%s", cat);
 }
 
 /* The time member key of event e (text raw[0..len)) in ns, exactly; -1 if
@@ -784,6 +809,7 @@ static int profiler_interpret(imp_trace *t, const pt_event *v)
 {
     t->sum.events++;
     const char *ph = v->ph, *name = v->name, *cat = v->cat;
+    note_cat(t, cat);
     if (!ph || strcmp(ph, "X") != 0) {
         t->not_x++;
         return 0;
@@ -792,6 +818,9 @@ static int profiler_interpret(imp_trace *t, const pt_event *v)
         t->no_name++;
         return 0;
     }
+    if (cat && (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "Runtime") || !strcmp(cat, "cuda_driver")) &&
+        starts(name, "hip"))
+        t->hip_runtime = 1; /* ROCm: the devices are HIP's */
     int64_t ts = v->ts, dur = v->dur;
     if (ts < 0 || dur < 0 || (uint64_t)ts + (uint64_t)dur > (uint64_t)INT64_MAX) {
         t->bad_time++;
@@ -807,7 +836,7 @@ static int profiler_interpret(imp_trace *t, const pt_event *v)
         return add_step(t, b, en, name) ? analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path), -1 : 0;
     } else if (kernel) {
         kind = IMP_REC_KERNEL;
-        ref = kernel_proto(t, name);
+        ref = kernel_proto(t, name, cat);
     } else if (starts(name, "autograd::engine::evaluate_function")) {
         kind = IMP_REC_BWD;
     } else if (starts(name, "Optimizer.step#") || starts(name, "Optimizer.zero_grad#")) {
@@ -827,8 +856,8 @@ static int profiler_interpret(imp_trace *t, const pt_event *v)
      * ops that launched them: the kernel's phase is its op's */
     if ((kind == IMP_REC_OP || kind == IMP_REC_KERNEL) && v->has_ext && (t->sum.devices || kernel)) {
         imp_launch l = { .ext = v->ext, .b = b, .track = (uint32_t)track, .proto = (uint32_t)ref };
-        if (kernel ? grow(&t->kern_ext, &t->ckern_ext, t->nkern_ext, sizeof l)
-                   : grow(&t->cpu_ext, &t->ccpu_ext, t->ncpu_ext, sizeof l))
+        if (kernel ? base_grow(&t->kern_ext, &t->ckern_ext, t->nkern_ext + 1, sizeof l)
+                   : base_grow(&t->cpu_ext, &t->ccpu_ext, t->ncpu_ext + 1, sizeof l))
             goto oom;
         if (kernel)
             t->kern_ext[t->nkern_ext++] = l;
@@ -907,6 +936,27 @@ static int profiler_event_text(imp_trace *t, const char *raw, size_t avail, size
     return profiler_interpret(t, &v);
 }
 
+/* The summary's device.streams: each GPU stream's thread id, device and
+ * stream ("12=cuda:0/7,13=cuda:0/20"); the streams past its room are left
+ * out (their device reads as "gpu"). */
+static void device_streams(imp_trace *t)
+{
+    size_t n = 0, room = sizeof t->sum.device_streams;
+    t->sum.device_streams[0] = '\0';
+    for (size_t i = 0; i < t->ntracks; i++) {
+        char dev[64], stream[64];
+        if (!t->tracks[i].gpu || sscanf(t->tracks[i].procname, "gpu %63s stream %63s", dev, stream) != 2)
+            continue;
+        int k = snprintf(t->sum.device_streams + n, room - n, "%s%lld=%s:%s/%s", n ? "," : "",
+                         (long long)t->tracks[i].vtid, t->hip_runtime ? "hip" : "cuda", dev, stream);
+        if (k < 0 || (size_t)k >= room - n) {
+            t->sum.device_streams[n] = '\0';
+            break;
+        }
+        n += (size_t)k;
+    }
+}
+
 /* The node of proto in phase (update nodes are of class optimization). */
 static int64_t node_of(imp_trace *t, uint32_t proto, int phase)
 {
@@ -921,12 +971,13 @@ static int64_t node_of(imp_trace *t, uint32_t proto, int phase)
     int64_t id = intern(t->nodekeys, k, (size_t)(key + sizeof key - k), &added);
     if (id < 0 || !added)
         return id;
-    if (grow(&t->nodes, &t->cnodes, t->nnodes, sizeof *t->nodes))
+    if (base_grow(&t->nodes, &t->cnodes, t->nnodes + 1, sizeof *t->nodes))
         return -1;
     t->nodes[t->nnodes++] = (imp_node){
         .proto = proto,
         .phase = (uint8_t)phase,
-        .cls = phase == IMP_UPDATE ? ANALYZE_IMPORT_OPTIMIZATION : t->protos[proto].cls,
+        .cls = phase == IMP_UPDATE && t->protos[proto].cls < ANALYZE_IMPORT_CLASS_COUNT ? ANALYZE_IMPORT_OPTIMIZATION
+                                                                                        : t->protos[proto].cls,
     };
     return id;
 }
@@ -1017,7 +1068,7 @@ static int et_node_read(imp_trace *t, et_state *s, const json_t *node, uint64_t 
         t->no_name++;
         return 0;
     }
-    if (grow(&s->n, &s->cap, s->count, sizeof *s->n)) {
+    if (base_grow(&s->n, &s->cap, s->count + 1, sizeof *s->n)) {
         analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
         return -1;
     }
@@ -1330,7 +1381,7 @@ static int resolve(imp_trace *t, int et)
         }
         if (depth && r.e > t->recs[stack[depth - 1]].e)
             t->overlap++;
-        if (grow(&stack, &cap, depth, sizeof *stack))
+        if (base_grow(&stack, &cap, depth + 1, sizeof *stack))
             goto oom;
         stack[depth++] = i;
         if (r.kind == IMP_REC_OP && ops_open)
@@ -1379,7 +1430,7 @@ static int resolve(imp_trace *t, int et)
             t->t1 = t->recs[i].e;
     }
     if (!t->nsteps) { /* a trace without step spans is one step */
-        if (grow(&t->steps, &t->csteps, 0, sizeof *t->steps))
+        if (base_grow(&t->steps, &t->csteps, 1, sizeof *t->steps))
             goto oom;
         t->steps[0] = (imp_step){ .b = t->t0, .e = t->t1, .num = 0 };
         t->nsteps = 1;
@@ -1417,6 +1468,7 @@ static int resolve(imp_trace *t, int et)
             t->tracks[i].vtid = next++;
     }
     strtab_destroy(taken);
+    device_streams(t);
     t->main_track = t->recs[0].track;
     /* one process: readers look node ids up within the process (vpid) of
      * the ops events, and the node_defs are the main thread's */
@@ -1433,7 +1485,7 @@ static int resolve(imp_trace *t, int et)
     t->sum.tracks = t->ntracks;
     t->sum.tensors = t->ntensors;
     t->sum.warnings = (t->bad_time > 0) + (t->bad_shape > 0) + (t->overlap > 0) + (t->bad_step > 0) + (t->no_name > 0) +
-                      (t->untimed > 0);
+                      (t->untimed > 0) + (t->big_ints > 0) + (t->unknown_cats > 0);
     rc = 0;
     goto end;
 oom:
@@ -1467,6 +1519,11 @@ int imp_trace_warnings(const imp_trace *t, char *buf, size_t len)
       (unsigned long long)t->bad_step);
     W(t->no_name, "%s: %llu %s without a name skipped\n", t->path, (unsigned long long)t->no_name,
       et ? "nodes" : "events");
+    W(t->unknown_cats,
+      "%s: %llu events of categories this importer does not know (the first: \"%s\") read by their names\n", t->path,
+      (unsigned long long)t->unknown_cats, t->first_unknown_cat);
+    W(t->big_ints, "%s: %llu integers beyond 64 bits (ids such as NCCL's Comms Id) kept as strings\n", t->path,
+      (unsigned long long)t->big_ints);
     W(et && t->untimed,
       "%s: the execution trace has no op times: %llu ops get empty spans 1 us apart (their "
       "order and shapes are real, their times are not)\n",
@@ -1513,6 +1570,18 @@ static int stream_array(imp_trace *t, analyze_json_in *j, int et, et_state *s)
             return -1;
         json_error_t je;
         json_t *e = json_loadb(v, len, JSON_DECODE_ANY, &je);
+        if (!e && strstr(je.text, "too big")) { /* an integer beyond 64 bits: kept as a string */
+            size_t qlen;
+            uint64_t quoted;
+            char *q = analyze_json_quote_big_ints(v, len, &qlen, &quoted);
+            if (!q) {
+                analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
+                return -1;
+            }
+            if ((e = json_loadb(q, qlen, JSON_DECODE_ANY, &je)))
+                t->big_ints += quoted;
+            free(q);
+        }
         if (!e) {
             analyze_fail(ANALYZE_ERR_INPUT, "%s: not JSON at byte %llu: %s", t->path,
                          (unsigned long long)(analyze_json_offset(j) + (uint64_t)(je.position > 0 ? je.position : 0)),
@@ -1632,7 +1701,8 @@ imp_trace *imp_trace_read(const char *path, const char *model)
             }
             int is_events = len == 13 && memcmp(k, "\"traceEvents\"", 13) == 0;
             int is_nodes = len == 7 && memcmp(k, "\"nodes\"", 7) == 0;
-            int is_devices = len == 18 && memcmp(k, "\"deviceProperties\"", 18) == 0;
+            int is_devices = (len == 18 && memcmp(k, "\"deviceProperties\"", 18) == 0) ||
+                             (len == 19 && memcmp(k, "\"computeProperties\"", 19) == 0); /* Kineto before 1.10 */
             int is_dist = len == 17 && memcmp(k, "\"distributedInfo\"", 17) == 0;
             analyze_json_consume(j, len);
             if (analyze_json_peek(j) != ':') {

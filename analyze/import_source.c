@@ -15,6 +15,7 @@
  * Each event carries the vpid, vtid and procname contexts of its thread
  * (the step and definition events those of the thread that ran the first
  * op); GPU streams are threads of their own, named "gpu D stream S". */
+#include "analyze/device.h"
 #include "analyze/import_trace.h"
 #include "analyze/status.h"
 #include "base/alloc.h"
@@ -90,6 +91,8 @@ static const char *label_of_names(const void *ctx, size_t i) { return imp_str(ct
 static const char *label_of_class(const void *ctx, size_t i)
 {
     (void)ctx;
+    if (i >= ANALYZE_IMPORT_CLASS_COUNT) /* a device activity's class */
+        return analyze_device_class_label((int)(i - ANALYZE_IMPORT_CLASS_COUNT));
     return analyze_import_class_name((analyze_import_class)i);
 }
 
@@ -184,7 +187,7 @@ static int build_classes(bt_self_component *self, imp_input *in)
     p = bt_field_class_structure_create(tc);
     ok = p && nops <= 65536 && !member(p, "graph", uint_fc(tc, 32)) && !member(p, "node", uint_fc(tc, 32)) &&
          !member(p, "op", enum_fc(tc, 16, nops, label_of_names, in->t->names)) &&
-         !member(p, "cls", enum_fc(tc, 8, ANALYZE_IMPORT_CLASS_COUNT, label_of_class, NULL)) &&
+         !member(p, "cls", enum_fc(tc, 8, ANALYZE_IMPORT_CLASS_COUNT + ANALYZE_DEVICE_NCLASS, label_of_class, NULL)) &&
          !member(p, "phase", enum_fc(tc, 8, IMP_PHASE_COUNT, label_of_array, analyze_import_phase_names)) &&
          !member(p, "inputs", seq_fc(tc, uint_fc(tc, 32))) && !member(p, "outputs", seq_fc(tc, uint_fc(tc, 32))) &&
          !member(p, "attrs", seq_fc(tc, sint_fc(tc, 64))) && !member(p, "flops", uint_fc(tc, 64)) &&

@@ -119,8 +119,12 @@ typedef struct imp_trace {
     size_t main_track;
     int64_t last_track, last_pid, last_tid; /* the track of the last event read */
     int last_gpu;
+    int hip_runtime;       /* HIP runtime calls seen (ROCm) */
+    const char *last_cat;  /* the last known category seen */
+    uint64_t unknown_cats; /* events of unknown categories */
+    char first_unknown_cat[64];
     /* warnings, counted while reading, printed once each */
-    uint64_t bad_time, bad_shape, not_x, overlap, bad_step, no_name, untimed;
+    uint64_t bad_time, bad_shape, not_x, overlap, bad_step, no_name, untimed, big_ints;
     char *key; /* the fast path's key buffer (import_scan.h) */
     size_t ckey;
 } imp_trace;

@@ -1,5 +1,6 @@
 /* profile.c -- the profile model (see profile.h). */
 #include "analyze/profile.h"
+#include "analyze/device.h"
 
 #include "base/alloc.h"
 
@@ -220,6 +221,7 @@ void analyze_profile_destroy(analyze_profile *p)
     exec_free(p->role_at_peak);
     exec_free(p->role_tensors);
     exec_free(p->mem_steps);
+    analyze_devices_destroy(p->devices);
     analyze_meta *m = &p->meta;
     exec_free(m->model), exec_free(m->mode), exec_free(m->preset), exec_free(m->version), exec_free(m->blas),
         exec_free(m->cpu), exec_free(m->skipped);
@@ -284,7 +286,8 @@ analyze_profile *analyze_profile_snapshot(const analyze_profile *p)
     c->ops = NULL, c->classes = c->roles = NULL, c->nops = c->nclasses = c->nroles = 0;
     c->role_peak = c->role_live = c->role_at_peak = c->role_tensors = NULL;
     c->mem_steps = NULL, c->nmem_steps = 0;
-    c->meta = m; /* the counts and flags; then the strings, owned */
+    c->devices = NULL; /* a live trace's snapshot: its device activity is not copied */
+    c->meta = m;       /* the counts and flags; then the strings, owned */
     c->meta.model = c->meta.mode = c->meta.preset = c->meta.version = c->meta.blas = c->meta.cpu = NULL;
     c->meta.skipped = NULL;
     if (dup_field(&c->meta.model, m.model) || dup_field(&c->meta.mode, m.mode) ||
@@ -593,6 +596,33 @@ int analyze_profile_op(analyze_profile *p, uint64_t begin, uint64_t end, int op,
     return 0;
 }
 
+int analyze_profile_joined(analyze_profile *p, const analyze_stat *steps, uint64_t outside_ops)
+{
+    state *s = p->priv;
+    p->joined = 1;
+    p->joined_step = steps->count;
+    p->steps_seen = steps->count;
+    s->next_ordinal = steps->count;
+    analyze_stat_merge(&p->step, steps);
+    p->ops_seen += outside_ops;
+    return 0;
+}
+
+int analyze_profile_totals(analyze_profile *p, int op, analyze_phase phase, const analyze_stat *st)
+{
+    state *s = p->priv;
+    if (op < 0 || (size_t)op >= p->nops || !st->count)
+        return 0;
+    if (bucket_fit(&s->total, p->nops))
+        return -1;
+    size_t i = (size_t)op * ANALYZE_NPHASE + phase;
+    if (s->total.st[i].count == 0)
+        s->total.touched[s->total.ntouched++] = (uint32_t)i;
+    analyze_stat_merge(&s->total.st[i], st);
+    p->ops_seen += st->count;
+    return 0;
+}
+
 /* ---- tensors ------------------------------------------------------------------ */
 static tensor *tens_slot(state *s, uint32_t id, int insert)
 {
@@ -683,7 +713,8 @@ void analyze_profile_tensor_free(analyze_profile *p, uint32_t id)
     state *s = p->priv;
     tensor *t = tens_slot(s, id, 0);
     if (!t) {
-        p->diag.unknown_frees++;
+        if (!p->joined) /* a late viewer never saw the allocations before it joined */
+            p->diag.unknown_frees++;
         return;
     }
     tensor_release(p, t);

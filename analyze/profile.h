@@ -128,6 +128,17 @@ typedef struct analyze_profile {
     analyze_mem_step *mem_steps; /* at most ANALYZE_MEM_STEPS_MAX */
     uint64_t mem_steps_dropped;  /* completed steps past that bound */
 
+    /* a GPU trace's device activity (device.h), never in the op times
+     * above; NULL when the trace has none */
+    struct analyze_devices *devices;
+
+    /* a live viewer that joined late (tracer/decode.h's run_state): the
+     * steps and op totals before the join came from the recorder's
+     * statedump; joined_step: the steps done then (--skip-first applies
+     * to the steps seen after it only) */
+    int joined;
+    uint64_t joined_step;
+
     analyze_diag diag;
     int finished;
     void *priv; /* in-flight state (freed by finish) */
@@ -158,6 +169,13 @@ int analyze_profile_flow_op(analyze_profile *p, uint64_t begin, uint64_t end, co
 int analyze_profile_op(analyze_profile *p, uint64_t begin, uint64_t end, int op, analyze_phase phase, uint64_t flops,
                        uint64_t bytes);
 int analyze_profile_tensor_alloc(analyze_profile *p, uint32_t id, int role, uint64_t bytes);
+/* A late viewer's start (a fresh profile after run_begin): `steps` are the
+ * durations of the steps done so far (kept), outside_ops the op
+ * invocations outside steps (not kept). */
+int analyze_profile_joined(analyze_profile *p, const analyze_stat *steps, uint64_t outside_ops);
+/* The kept invocations of one op type and phase before the join (a
+ * graph_totals' node), added whole. */
+int analyze_profile_totals(analyze_profile *p, int op, analyze_phase phase, const analyze_stat *st);
 void analyze_profile_tensor_free(analyze_profile *p, uint32_t id);
 
 /* Ends the trace: ops still pending become unmatched_begin, an open step is

@@ -4,6 +4,7 @@
 #include "analyze/read.h"
 #include "analyze/status.h"
 
+#include "analyze/device.h"
 #include "analyze/sink.h"
 #include "base/alloc.h"
 #include "base/error.h"
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int fill_from_manifest(analyze_profile *p, const tracer_manifest *m)
 {
@@ -77,6 +79,10 @@ static analyze_status profile_of(reading *r, const char *source, analyze_profile
                          source, n ? v[0]->diag.foreign_events : 0);
     else if (fill_from_manifest(v[0], tracer_trace_manifest(r->t)) || note_skipped(v[0], r->t))
         st = analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", source);
+    else if (v[0]->devices && tracer_trace_manifest(r->t) &&
+             analyze_devices_name_streams(v[0]->devices,
+                                          tracer_manifest_get(tracer_trace_manifest(r->t), "device.streams")))
+        st = analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", source);
     else
         *out = v[0], v[0] = NULL;
     for (size_t i = 0; i < n; i++)
@@ -116,7 +122,7 @@ analyze_status analyze_read_many(const char *const *sources, size_t n, const ana
         }
         r->cbs = *analyze_sink_callbacks();
         r->cbs.no_dataflow = !o->dataflow;
-        if (o->progress && n == 1) {
+        if (o->progress && (n == 1 || o->progress_each)) {
             analyze_sink_set_progress(r->sink, o->progress, o->progress_ctx);
             r->cbs.tick = analyze_sink_tick;
             r->cbs.tick_s = o->interval > 0 ? o->interval : 2.0;
@@ -129,6 +135,18 @@ analyze_status analyze_read_many(const char *const *sources, size_t n, const ana
     tracer_decode_jobs_isolated(jobs, n);
     for (size_t i = 0; i < n; i++) {
         if (jobs[i].status) {
+            /* a live session cut short (its relay gone): the table so far first */
+            int so_far = 0;
+            if (rs[i].cbs.tick && !analyze_sink_failed(rs[i].sink)) {
+                so_far = analyze_sink_tick(rs[i].sink) == 0;
+                if (!so_far)
+                    base_errmsg_clear();
+            }
+            if (so_far && !analyze_sink_failed(rs[i].sink)) {
+                rc = analyze_fail(ANALYZE_ERR_INPUT, "%s (the session was cut short: the table above is what had come)",
+                                  jobs[i].err);
+                goto end;
+            }
             if (analyze_sink_failed(rs[i].sink)) /* the sink's own reason (an unknown schema...) */
                 rc = analyze_fail(ANALYZE_ERR_INPUT, "%s", analyze_sink_error(rs[i].sink));
             else
@@ -157,4 +175,63 @@ end:
 analyze_status analyze_read(const char *source, const analyze_read_options *o, analyze_profile **out)
 {
     return analyze_read_many(&source, 1, o, out);
+}
+
+/* ---- live sessions described ------------------------------------------------ */
+static double g_describe_until;
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A sink's tick: 1 (stop) once its run is described, or time is up. */
+static int describe_tick(void *sink) { return analyze_sink_described(sink) || mono_s() >= g_describe_until; }
+
+analyze_status analyze_live_describe(const char *const *urls, size_t n, double seconds, char **model, char **mode)
+{
+    analyze_status rc = ANALYZE_OK;
+    reading *rs = exec_calloc(n ? n : 1, sizeof *rs);
+    tracer_decode_job *jobs = exec_calloc(n ? n : 1, sizeof *jobs);
+    for (size_t i = 0; i < n; i++)
+        model[i] = mode[i] = NULL;
+    if (!rs || !jobs) {
+        rc = analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
+        goto end;
+    }
+    g_describe_until = mono_s() + seconds;
+    for (size_t i = 0; i < n; i++) {
+        reading *r = &rs[i];
+        analyze_sink_options so = { .source = urls[i] };
+        if (tracer_read_open(urls[i], &r->t) || !(r->sink = analyze_sink_create(&so))) {
+            rc = analyze_fail(ANALYZE_ERR_INPUT, "%s", base_errmsg());
+            goto end;
+        }
+        r->cbs = *analyze_sink_callbacks();
+        r->cbs.tick = describe_tick;
+        r->cbs.tick_s = 0.1;
+        jobs[i] = (tracer_decode_job){ .t = r->t, .source = urls[i], .cbs = &r->cbs, .ctx = r->sink };
+    }
+    tracer_decode_jobs_isolated(jobs, n); /* each stops when described (a status of its own: not an error here) */
+    for (size_t i = 0; i < n; i++) {
+        size_t np = 0;
+        analyze_profile **v = analyze_sink_take_decoded(rs[i].sink, NULL, &np);
+        if (v && np && v[0]->meta.have_begin) {
+            model[i] = v[0]->meta.model ? exec_strdup(v[0]->meta.model) : NULL;
+            mode[i] = v[0]->meta.mode ? exec_strdup(v[0]->meta.mode) : NULL;
+        }
+        for (size_t k = 0; v && k < np; k++)
+            analyze_profile_destroy(v[k]);
+        exec_free(v);
+    }
+end:
+    for (size_t i = 0; rs && i < n; i++) {
+        analyze_sink_destroy(rs[i].sink);
+        tracer_trace_close(rs[i].t);
+    }
+    exec_free(rs);
+    exec_free(jobs);
+    return rc;
 }

@@ -24,7 +24,16 @@ typedef struct analyze_read_options {
     double interval;
     /* 1: the profiles follow the data flow (analyze_profile_follow_flow) */
     int dataflow;
+    /* 1: progress applies to every source, not only to one alone (the
+     * snapshot's source says which) */
+    int progress_each;
 } analyze_read_options;
+
+/* Live sessions (net:// URLs) described: each one's model and mode (NULL
+ * where none came), read from its run_begin or the recorder's next
+ * statedump, for at most `seconds`; the strings are the caller's to free.
+ * ANALYZE_OK, or a status and its message. */
+analyze_status analyze_live_describe(const char *const *urls, size_t n, double seconds, char **model, char **mode);
 
 /* ANALYZE_OK and a finished profile in *out (destroy it), or a status
  * (ANALYZE_ERR_INPUT, ANALYZE_ERR_NOMEM) and the one-line message

@@ -5,6 +5,8 @@
  * few array lookups and no string work. */
 #include "analyze/sink.h"
 
+#include "analyze/device.h"
+
 #include "base/alloc.h"
 #include "base/error.h"
 #include "tracer/decode.h"
@@ -26,6 +28,8 @@ typedef struct traceprof {
     int32_t opcache[OPCACHE_MAX];      /* op enum value -> op index + 1 */
     int8_t phcache[SMALLCACHE_MAX];    /* phase value -> analyze_phase + 1 */
     int32_t rolecache[SMALLCACHE_MAX]; /* role value -> role index + 1 */
+    int8_t devcache[SMALLCACHE_MAX];   /* class value -> device class + 2, 1: a host class */
+    int32_t kcache[OPCACHE_MAX];       /* op enum value -> device kernel + 1 */
 } traceprof;
 
 struct analyze_sink {
@@ -113,6 +117,34 @@ static int cb_run_begin(void *user, const tracer_run *r)
     return analyze_profile_run_begin(p, &m);
 }
 
+/* A late viewer's start (decode.h): a fresh profile from the run so far. */
+static int cb_run_state(void *user, const tracer_run *r, const tracer_state *st)
+{
+    traceprof *t = user;
+    analyze_sink *s = t->sink;
+    analyze_profile *p = analyze_profile_create(t->prof->source, s->o.skip_first, s->o.skip_last);
+    if (!p || (s->o.dataflow && analyze_profile_follow_flow(p))) {
+        analyze_profile_destroy(p);
+        return -1;
+    }
+    analyze_profile_destroy(t->prof);
+    t->prof = p;
+    memset(t->opcache, 0, sizeof t->opcache);
+    memset(t->phcache, 0, sizeof t->phcache);
+    memset(t->rolecache, 0, sizeof t->rolecache);
+    if (cb_run_begin(user, r))
+        return -1;
+    analyze_stat steps;
+    analyze_stat_init(&steps);
+    if (st->steps_done) {
+        steps.count = st->steps_done;
+        steps.ns = st->step_ns;
+        steps.min_ns = st->step_min_ns;
+        steps.max_ns = st->step_max_ns;
+    }
+    return analyze_profile_joined(p, &steps, st->outside_ops);
+}
+
 static int cb_run_end(void *user, int32_t status, uint64_t ops)
 {
     analyze_profile_run_end(((traceprof *)user)->prof, status, ops);
@@ -130,10 +162,28 @@ static int cb_step_end(void *user, uint64_t ts, uint32_t step, double loss)
     return analyze_profile_step_end(((traceprof *)user)->prof, ts, step);
 }
 
-static int cb_op(void *user, const tracer_op *o)
+/* A device activity (its class label is "device.<class>"): to the
+ * profile's devices, never to its op times. */
+static int device_op(traceprof *t, const tracer_op *o, int cls)
 {
-    traceprof *t = user;
     const tracer_node *n = o->node;
+    analyze_profile *p = t->prof;
+    if (!p->devices && !(p->devices = analyze_devices_create()))
+        return -1;
+    int cacheable = n->op_value >= 0 && n->op_value < OPCACHE_MAX, k = -1;
+    if (cacheable && t->kcache[n->op_value])
+        k = t->kcache[n->op_value] - 1;
+    if (k < 0 && (k = analyze_devices_kernel(p->devices, n->op, cls)) < 0)
+        return -1;
+    if (cacheable)
+        t->kcache[n->op_value] = k + 1;
+    p->ops_seen++; /* a record of the trace, as run_end counts them */
+    return analyze_devices_add(p->devices, o->vtid, k, o->begin, o->end);
+}
+
+/* n's op type and phase (interned once per enum value); -1 out of memory. */
+static int op_of(traceprof *t, const tracer_node *n, analyze_phase *phase)
+{
     int op = -1, cacheable = n->op_value >= 0 && n->op_value < OPCACHE_MAX;
     if (cacheable && t->opcache[n->op_value])
         op = t->opcache[n->op_value] - 1;
@@ -153,6 +203,44 @@ static int cb_op(void *user, const tracer_op *o)
         if (key >= 0)
             t->phcache[key] = (int8_t)(ph + 1);
     }
+    *phase = ph;
+    return op;
+}
+
+static int cb_totals(void *user, const tracer_node *n, uint64_t count, uint64_t ns, uint64_t min_ns, uint64_t max_ns)
+{
+    traceprof *t = user;
+    analyze_phase ph;
+    int op = op_of(t, n, &ph);
+    if (op < 0)
+        return -1;
+    analyze_stat st = { .count = count,
+                        .ns = ns,
+                        .min_ns = min_ns,
+                        .max_ns = max_ns,
+                        .flops = count * n->flops,
+                        .bytes = count * n->bytes };
+    return analyze_profile_totals(t->prof, op, ph, &st);
+}
+
+static int cb_op(void *user, const tracer_op *o)
+{
+    traceprof *t = user;
+    const tracer_node *n = o->node;
+    int ckey = n->cls_value >= 0 && n->cls_value < SMALLCACHE_MAX ? (int)n->cls_value : -1, dev;
+    if (ckey >= 0 && t->devcache[ckey]) {
+        dev = t->devcache[ckey] - 2;
+    } else {
+        dev = analyze_device_class_parse(n->cls);
+        if (ckey >= 0)
+            t->devcache[ckey] = (int8_t)(dev + 2);
+    }
+    if (dev >= 0)
+        return device_op(t, o, dev);
+    analyze_phase ph;
+    int op = op_of(t, n, &ph);
+    if (op < 0)
+        return -1;
     if (t->sink->o.dataflow &&
         analyze_profile_flow_op(t->prof, o->begin, o->end, n->inputs, n->nin, n->outputs, n->nout))
         return -1;
@@ -190,6 +278,8 @@ static const tracer_decode_cbs sink_cbs = {
     .op = cb_op,
     .tensor_alloc = cb_tensor_alloc,
     .tensor_free = cb_tensor_free,
+    .run_state = cb_run_state,
+    .totals = cb_totals,
     .no_dataflow = 1,
 };
 
@@ -267,9 +357,12 @@ void analyze_sink_set_progress(analyze_sink *s, analyze_progress_fn fn, void *ct
 int analyze_sink_tick(void *sink)
 {
     analyze_sink *s = sink;
-    if (!s->progress || !s->ntp)
+    if (!s->progress)
         return 0;
-    analyze_profile *snap = analyze_profile_snapshot(s->tp[0]->prof);
+    /* nothing yet (a live session still to begin): an empty profile says so */
+    analyze_profile *snap = s->ntp ? analyze_profile_snapshot(s->tp[0]->prof) : analyze_profile_create(s->source, 0, 0);
+    if (snap && !s->ntp)
+        analyze_profile_finish(snap);
     if (!snap)
         return fail(s, "out of memory");
     int rc = s->progress(s->progress_ctx, snap);
@@ -278,6 +371,8 @@ int analyze_sink_tick(void *sink)
 }
 
 int analyze_sink_failed(const analyze_sink *s) { return s->err[0] != '\0'; }
+
+int analyze_sink_described(const analyze_sink *s) { return s->ntp && s->tp[0]->prof->meta.have_begin; }
 
 /* Hands the profiles over, each with its traces' diagnostics: from the
  * sink's decoder, or `diag` (decoding done elsewhere: one profile). */

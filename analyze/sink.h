@@ -53,6 +53,9 @@ int analyze_sink_failed(const analyze_sink *s);
  * decoder: ctx is the sink); fn returns 0, or -1 to stop. */
 typedef int (*analyze_progress_fn)(void *ctx, const analyze_profile *snapshot);
 void analyze_sink_set_progress(analyze_sink *s, analyze_progress_fn fn, void *ctx);
+/* 1 when the sink's (first) trace has its run's description (run_begin,
+ * or a late viewer's run_state). */
+int analyze_sink_described(const analyze_sink *s);
 int analyze_sink_tick(void *sink);
 
 #endif

@@ -121,6 +121,23 @@ char *exec_strdup(const char *s)
     return p;
 }
 
+int base_grow(void *pp, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap < (SIZE_MAX - 16) / 3 * 2 ? (*cap + 16) * 3 / 2 : SIZE_MAX;
+    if (c < need)
+        c = need;
+    if (size && c > SIZE_MAX / size)
+        return -1;
+    void *q = exec_realloc(*(void **)pp, c * size);
+    if (!q)
+        return -1;
+    *(void **)pp = q;
+    *cap = c;
+    return 0;
+}
+
 size_t exec_alloc_bytes(void) { return atomic_load(&g_bytes); }
 size_t exec_alloc_peak(void) { return atomic_load(&g_peak); }
 

@@ -14,6 +14,13 @@ void exec_free(void *p);         /* for exec_malloc / calloc / realloc */
 void exec_free_aligned(void *p); /* for exec_malloc_aligned */
 char *exec_strdup(const char *s);
 
+/* Makes room in the array at *(void **)pp, of *cap elements of `size`
+ * bytes each, for at least `need`: nothing where it has room, else a
+ * reallocation to half as large again (git's alloc_nr: (cap + 16) * 3 / 2,
+ * or `need` where that is more). 0, or -1 with the array and *cap as they
+ * were where memory ran out or the bytes would overflow. */
+int base_grow(void *pp, size_t *cap, size_t need, size_t size);
+
 /* Bytes currently held and the most ever held through this wrapper. */
 size_t exec_alloc_bytes(void);
 size_t exec_alloc_peak(void);

@@ -38,6 +38,9 @@ static void usage(FILE *f)
                "                       the net://HOST/host/HOSTNAME/SESSION URL to analyze it with\n"
                "  --live-timer US      with --relay: how often the buffers go to the relay (default\n"
                "                       1000000 us)\n"
+               "  --restate S          with --relay: every S seconds (default 1; 0: never) and when\n"
+               "                       a viewer attaches, re-announce the run, its nodes and their\n"
+               "                       totals so far, for viewers that join late\n"
                "  --session NAME       the LTTng session's name (default fathom-PID-TIME-RANDOM)\n"
                "  --all                record every workload, in every mode of --modes\n"
                "  --modes LIST         with --all: comma-separated modes (default train,infer)\n"
@@ -59,6 +62,7 @@ typedef struct runopts {
     const char *conv_algo, *bind, *denormals; /* checked: a name each parses */
     unsigned trace_buffer;                    /* --buffer (0: the default) */
     unsigned long long live_timer_us;         /* --live-timer */
+    double restate_s;                         /* --restate (0: the default; < 0: never) */
     const char *session;                      /* --session */
     char of[32];                              /* --all: "K/N " before the label (workload K of N) */
 } runopts;
@@ -115,6 +119,7 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         .argv = argv,
         .trace_buffer = ro->trace_buffer,
         .live_timer_us = ro->live_timer_us,
+        .restate_s = ro->restate_s,
         .session_name = ro->session,
         .out_path = out_path,
         .out_dir = dir,
@@ -142,7 +147,11 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         if (!quiet && !relay)
             fprintf(stderr, "%s: %" PRIu64 " events, %" PRIu64 " ops, %" PRIu64 " step%s, 0 discarded, %.1f s\n", label,
                     r->stats.events, r->stats.op_pairs, r->stats.steps, r->stats.steps == 1 ? "" : "s", r->seconds);
-        if (r->interrupted) {
+        if (r->interrupted && relay) {
+            cli_error(CMD, "%s: interrupted by signal %d; the relay has its trace, with status=interrupted", label,
+                      r->interrupted);
+            rc = 128 + r->interrupted;
+        } else if (r->interrupted) {
             cli_error(CMD, "%s: interrupted by signal %d after %" PRIu64 " steps; archived with status=interrupted",
                       label, r->interrupted, r->stats.steps);
             rc = 128 + r->interrupted;
@@ -166,7 +175,7 @@ int cmd_record(int argc, char **argv)
 {
     runopts ro = { 0 };
     const char *model = NULL, *out_path = NULL, *dir = NULL, *relay = NULL, *modes = NULL, *buffer = NULL;
-    const char *live_timer = NULL, *session = NULL;
+    const char *live_timer = NULL, *session = NULL, *restate = NULL;
     bool all = false, verbose = false, quiet = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -205,6 +214,7 @@ int cmd_record(int argc, char **argv)
                             : !strcmp(a, "--buffer")     ? &buffer
                             : !strcmp(a, "--live-timer") ? &live_timer
                             : !strcmp(a, "--session")    ? &session
+                            : !strcmp(a, "--restate")    ? &restate
                                                          : NULL;
         if (slot) {
             if (i + 1 >= argc)
@@ -244,6 +254,15 @@ int cmd_record(int argc, char **argv)
     if (live_timer && (!relay || cli_parse_int(CMD, "--live-timer", live_timer, 1000, 3600L * 1000000, &timer)))
         return relay ? 2 : cli_usage_error(CMD, "--live-timer goes with --relay");
     ro.live_timer_us = (unsigned long long)timer;
+    if (restate) {
+        char *end = NULL;
+        double sec = strtod(restate, &end);
+        if (!relay)
+            return cli_usage_error(CMD, "--restate goes with --relay");
+        if (!end || *end || end == restate || !(sec >= 0 && sec <= 86400))
+            return cli_usage_error(CMD, "--restate wants seconds from 0 to 86400, not '%s'", restate);
+        ro.restate_s = sec > 0 ? sec : -1;
+    }
     if (session) {
         size_t n = strlen(session);
         if (!n || n > 100 ||

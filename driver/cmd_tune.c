@@ -6,6 +6,7 @@
  * models/ and replay/ both. */
 #include "analyze/roofline.h"
 #include "base/cli.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "models/model.h"
 #include "replay/load.h"
@@ -84,12 +85,10 @@ static exec_status model_retune(void *inst, const replay_tune_knobs *k, const ex
 
 static exec_status model_tstep(void *inst, uint64_t *ns)
 {
-    struct timespec a, b;
     float loss;
-    clock_gettime(CLOCK_MONOTONIC, &a);
+    uint64_t t0 = base_now_ns();
     exec_status s = model_step(inst, &loss);
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    *ns = (uint64_t)((b.tv_sec - a.tv_sec) * 1000000000ll + (b.tv_nsec - a.tv_nsec));
+    *ns = base_now_ns() - t0;
     return s;
 }
 

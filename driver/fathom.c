@@ -90,7 +90,9 @@ static int cmd_version(int argc, char **argv)
             printf("usage: fathom version\n\nPrints fathom's version, the trace schema version, the BLAS\n"
                    "configuration, the CPU model (and the cgroup's CPU quota where one is set:\n"
                    "the default thread count follows it), how the engine's threads take denormal\n"
-                   "floats (flushed to zero unless FATHOM_DENORMALS=keep), the memory a model's tensors may\n"
+                   "floats (flushed to zero unless FATHOM_DENORMALS=keep), the vector instruction set\n"
+                   "the engine's kernels picked on this CPU and the sets this build carries, the memory a\n"
+                   "model's tensors may\n"
                    "take (the cgroup's limit or the machine's memory and swap), the trace\n"
                    "probe `fathom record` loads\n"
                    "(FATHOM_TP_LIB overrides it) and the folder of the Babeltrace2 plugin\n"
@@ -107,6 +109,9 @@ static int cmd_version(int argc, char **argv)
                exec_cpus() == 1 ? "" : "s");
     printf("denormals: %s\n", exec_denormals_get() ? "flushed to zero on the engine's threads"
                                                    : "kept (IEEE gradual underflow: FATHOM_DENORMALS=keep)");
+    /* the engine's vector kernels: the widest set this CPU has of those built */
+    exec_simd simd = exec_simd_set(EXEC_SIMD_AUTO);
+    printf("kernels: %s (this build carries %s)\n", exec_simd_name(simd), exec_simd_built());
     const char *mem_source = NULL;
     double mem = exec_memory_limit(&mem_source);
     char mem_text[32];
@@ -167,6 +172,9 @@ int main(int argc, char **argv)
             return cli_error(NULL, "FATHOM_CONV_ALGO must be auto, im2col, direct or winograd, not '%s'", algo);
         exec_conv_algo_set((exec_conv_algo)a);
     }
+    const char *simd = getenv("FATHOM_SIMD"); /* engine: the widest kernels, to compare the sets on one CPU */
+    if (simd && *simd && exec_simd_from_name(simd) < 0)
+        return cli_error(NULL, "FATHOM_SIMD must be avx512, avx2 or baseline, not '%s'", simd);
     const char *denorm = getenv("FATHOM_DENORMALS"); /* engine: denormal floats flushed or kept */
     if (denorm && *denorm) {
         int d = exec_denormals_from_name(denorm);

@@ -3,6 +3,7 @@
  * STREAM-style triad's bandwidth. */
 #include "base/alloc.h"
 #include "base/cli.h"
+#include "base/clock.h"
 #include "cmd.h"
 #include "exec.h"
 
@@ -13,22 +14,15 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Best of `reps` sgemm runs of n x n x n. */
 static double sgemm_gflops(int n, int reps, const float *a, const float *b, float *c)
 {
     double best = 0;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n); /* warm-up */
     for (int r = 0; r < reps; r++) {
-        double t0 = now_s();
+        double t0 = base_now_s();
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-        double dt = now_s() - t0, gf = 2.0 * n * (double)n * n / dt * 1e-9;
+        double dt = base_now_s() - t0, gf = 2.0 * n * (double)n * n / dt * 1e-9;
         if (gf > best)
             best = gf;
     }
@@ -40,11 +34,11 @@ static double triad_gbs(int64_t n, int reps, int threads, float *a, const float 
 {
     double best = 0;
     for (int r = 0; r <= reps; r++) {
-        double t0 = now_s();
+        double t0 = base_now_s();
 #pragma omp parallel for simd num_threads(threads) schedule(static)
         for (int64_t i = 0; i < n; i++)
             a[i] = b[i] + 3.0f * c[i];
-        double dt = now_s() - t0, gbs = 12.0 * (double)n / dt * 1e-9;
+        double dt = base_now_s() - t0, gbs = 12.0 * (double)n / dt * 1e-9;
         if (r && gbs > best)
             best = gbs;
     }

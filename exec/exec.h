@@ -472,6 +472,15 @@ void exec_conv_pick_clean_set(double fraction);
 typedef enum exec_simd { EXEC_SIMD_AUTO, EXEC_SIMD_SCALAR, EXEC_SIMD_AVX2, EXEC_SIMD_AVX512 } exec_simd;
 exec_simd exec_simd_set(exec_simd s);
 exec_simd exec_simd_best(void);
+/* A level's name: "avx512", "avx2", or for SCALAR the baseline the build
+ * targets ("x86-64-v2", "native", "aarch64"); and the sets this build
+ * carries, e.g. "x86-64-v2, avx2, avx512" (`fathom version`). */
+const char *exec_simd_name(exec_simd s);
+const char *exec_simd_built(void);
+/* The level a name gives: "avx512", "avx2", "baseline" (or the baseline's
+ * own name); AUTO for NULL or ""; -1 for any other name. The environment's
+ * FATHOM_SIMD, so read, caps AUTO (to compare the sets on one machine). */
+int exec_simd_from_name(const char *name);
 /* MatMul's register tiles (exec/ops/matmul_tile.c) against the BLAS:
  * exec_matmul_tiles_probe runs the process's one measurement (the same
  * product both ways on one thread) and returns whether the tiles won, with
@@ -524,6 +533,8 @@ typedef struct exec_hooks {
     void (*run_end)(void *ctx, int32_t status, uint64_t ops);
     void (*step_begin)(void *ctx, uint32_t step);
     void (*step_end)(void *ctx, uint32_t step, double loss);
+    /* after node_def has described every node of g (a statedump's end) */
+    void (*graph_described)(void *ctx, const exec_graph *g);
 } exec_hooks;
 /* Installs h (copied; NULL uninstalls). An install whose node_def or ctx
  * differs from the previous install's starts a new epoch: graphs describe their
@@ -531,6 +542,10 @@ typedef struct exec_hooks {
  * again (tracing paused and resumed, a wrapper around the same tracer)
  * does not repeat the descriptions. */
 void exec_hooks_set(const exec_hooks *h);
+/* Asks every graph to describe its nodes again (node_def, then
+ * graph_described) before its next traced run: a statedump for a reader
+ * that joined after the first descriptions. Called between graph runs. */
+void exec_trace_restate(void);
 /* The hook set in force (NULL: untraced); borrowed. */
 const exec_hooks *exec_hooks_cur(void);
 

@@ -43,6 +43,8 @@ void exec_hooks_set(const exec_hooks *h)
 
 const exec_hooks *exec_hooks_cur(void) { return g_hooks_ptr; }
 
+void exec_trace_restate(void) { atomic_fetch_add(&g_hooks_epoch, 1); }
+
 void exec_trace_buffer_set(uint32_t records)
 {
     if (records == 0)
@@ -181,6 +183,8 @@ static void trace_node_defs(exec_graph *g, const exec_hooks *h)
         exec_op_table[g->nodes[j].op].cost(g, &g->nodes[j], &flops, &bytes);
         h->node_def(h->ctx, g, &g->nodes[j], flops, bytes);
     }
+    if (h->graph_described)
+        h->graph_described(h->ctx, g);
 }
 
 /* Each worker keeps its scratch in the graph across runs (slot = worker). */
@@ -213,9 +217,9 @@ static exec_status dispatch_timed(exec_kctx *k, const exec_node *n, uint64_t *no
 {
     if (!node_ns)
         return exec_dispatch(k, n);
-    uint64_t t0 = exec_mono_ns();
+    uint64_t t0 = base_now_ns();
     exec_status s = exec_dispatch(k, n);
-    node_ns[n->id] += exec_mono_ns() - t0;
+    node_ns[n->id] += base_now_ns() - t0;
     return s;
 }
 
@@ -230,9 +234,9 @@ static exec_status dispatch_traced(exec_kctx *k, const exec_node *n)
         b->g = k->g;
         b->hooks = k->hooks;
     }
-    uint64_t t0 = exec_mono_ns();
-    exec_status s = exec_op_table[n->op].fwd(k, n);
-    uint64_t t1 = exec_mono_ns();
+    uint64_t t0 = base_now_ns();
+    exec_status s = exec_kernels_now()[n->op](k, n);
+    uint64_t t1 = base_now_ns();
     uint32_t i = b->n;
     b->nodes[i] = n->id;
     b->begins[i] = t0;
@@ -249,7 +253,7 @@ static exec_status exec_dispatch(exec_kctx *k, const exec_node *n)
         return exec_fail(EXEC_ERR_INTERRUPTED, "interrupted by signal %d", (int)g_interrupt);
     if (__builtin_expect(k->hooks != NULL, 0))
         return dispatch_traced(k, n);
-    return exec_op_table[n->op].fwd(k, n);
+    return exec_kernels_now()[n->op](k, n);
 }
 
 /* ---- dependencies: RAW, WAR and WAW edges in build order ------------- */
@@ -454,12 +458,12 @@ static void cpu_relax(void)
 /* Spins until *v is no longer `seen` or SCHED_SPIN_NS have passed. */
 static void spin_while_same(_Atomic uint32_t *v, uint32_t seen)
 {
-    uint64_t t0 = exec_mono_ns();
+    uint64_t t0 = base_now_ns();
     for (unsigned i = 1;; i++) {
         if (atomic_load_explicit(v, memory_order_acquire) != seen)
             return;
         cpu_relax();
-        if (!(i & 63) && exec_mono_ns() - t0 > SCHED_SPIN_NS)
+        if (!(i & 63) && base_now_ns() - t0 > SCHED_SPIN_NS)
             return;
     }
 }
@@ -745,9 +749,9 @@ static exec_settings settings_of_run(const exec_graph *g, const exec_run_opts *o
 
 exec_status exec_graph_run(exec_graph *g, const exec_run_opts *opts)
 {
-    uint64_t t0 = exec_mono_ns();
+    uint64_t t0 = base_now_ns();
     exec_status st = graph_run(g, opts);
-    atomic_fetch_add_explicit(&g_engine_ns, exec_mono_ns() - t0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g_engine_ns, base_now_ns() - t0, memory_order_relaxed);
     return st;
 }
 

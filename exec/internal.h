@@ -5,6 +5,7 @@
 #define FATHOM_EXEC_INTERNAL_H
 
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "exec.h"
 
 #include <assert.h>
@@ -124,15 +125,6 @@ int64_t exec_par_min(exec_work w);
 /* The least measured cost of one parallel region of the team, in ns. */
 double exec_fork_ns(void);
 
-/* The monotonic clock in ns: the executor's op timing and the start-up
- * probes (threads.c, ops/matmul_tile.c). */
-static inline uint64_t exec_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Scratch memory for a kernel (the workspace role); NULL on failure. Valid
  * until the kernel returns. */
 void *exec_kscratch(exec_kctx *k, size_t bytes);
@@ -247,6 +239,13 @@ uint32_t exec_op1(exec_graph *g, exec_op op, int nin, const uint32_t *in, int na
 uint32_t exec_unbroadcast(exec_graph *g, uint32_t grad, uint32_t like);
 /* Records a builder error (first one wins) and returns 0. */
 uint32_t exec_graph_fail(exec_graph *g, exec_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The forward functions in the op table's order (ops/kernel_table.c): the
+ * baseline's, and those of the vector set in use on this CPU (isa.c: the
+ * executor calls these). */
+typedef exec_status (*exec_fwd_fn)(exec_kctx *k, const exec_node *n);
+extern const exec_fwd_fn exec_kernels[EXEC_OP_COUNT];
+const exec_fwd_fn *exec_kernels_now(void);
 
 /* The op functions every ops/ *.c file defines, declared from the table. */
 #define GRAD_DECL_GRAD(name) \

@@ -11,6 +11,7 @@
 #include "models/seqdata.h"
 
 #include "base/alloc.h"
+#include "base/hash.h"
 #include "exec/rng.h"
 
 #include <ctype.h>
@@ -36,18 +37,10 @@ typedef struct wordmap {
     size_t cap, n, capword;
 } wordmap;
 
-static uint64_t word_hash(const char *w, size_t len)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)w[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /* the slot of w (len bytes): its own, or the empty one where it would go */
 static size_t wordmap_slot(const wordmap *m, const char *w, size_t len)
 {
-    size_t i = (size_t)word_hash(w, len) & (m->cap - 1);
+    size_t i = (size_t)base_fnv1a(w, len) & (m->cap - 1);
     while (m->key[i] && (m->len[i] != len || memcmp(m->key[i], w, len) != 0))
         i = (i + 1) & (m->cap - 1);
     return i;
@@ -115,28 +108,16 @@ typedef struct parse {
 
 static int push_tok(parse *p, int32_t t)
 {
-    if (p->ntok == p->captok) {
-        size_t nc = p->captok ? p->captok * 2 : 1024;
-        int32_t *n = exec_realloc(p->tok, nc * sizeof *n);
-        if (!n)
-            return -1;
-        p->tok = n;
-        p->captok = nc;
-    }
+    if (base_grow(&p->tok, &p->captok, p->ntok + 1, sizeof *p->tok))
+        return -1;
     p->tok[p->ntok++] = t;
     return 0;
 }
 
 static int push_sent(parse *p, sent s)
 {
-    if (p->ns == p->caps) {
-        size_t nc = p->caps ? p->caps * 2 : 256;
-        sent *n = exec_realloc(p->s, nc * sizeof *n);
-        if (!n)
-            return -1;
-        p->s = n;
-        p->caps = nc;
-    }
+    if (base_grow(&p->s, &p->caps, p->ns + 1, sizeof *p->s))
+        return -1;
     p->s[p->ns++] = s;
     return 0;
 }

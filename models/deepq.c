@@ -21,6 +21,7 @@ extern const model_def model_deepq;
 #include "models/layers.h"
 
 #include "base/alloc.h"
+#include "base/hash.h"
 
 #include <math.h>
 #include <string.h>
@@ -375,12 +376,8 @@ uint64_t model_deepq_games_digest(const model *m, int64_t *score)
 {
     const deepq *d = m->priv;
     int ngames = m->cfg.mode == MODEL_INFER ? m->batch : 1;
-    uint64_t h = 1469598103934665603ull; /* FNV-1a over the games and histories */
-    const uint8_t *bytes[2] = { (const uint8_t *)d->games, d->hist };
-    size_t len[2] = { (size_t)ngames * sizeof *d->games, (size_t)ngames * HIST * FRAME };
-    for (int k = 0; k < 2; k++)
-        for (size_t i = 0; i < len[k]; i++)
-            h = (h ^ bytes[k][i]) * 1099511628211ull;
+    uint64_t h = base_fnv1a(d->games, (size_t)ngames * sizeof *d->games);
+    h = base_fnv1a_more(h, d->hist, (size_t)ngames * HIST * FRAME);
     *score = 0;
     for (int i = 0; i < ngames; i++)
         *score += d->games[i].score;

@@ -1,6 +1,8 @@
 /* runner.c -- the shared run loop (see runner.h). */
 #include "models/runner.h"
 
+#include "base/clock.h"
+
 #include <jansson.h>
 #include <stdlib.h>
 #include <math.h>
@@ -8,13 +10,6 @@
 #include <time.h>
 
 int model_default_steps(model_preset p) { return p == MODEL_TINY ? 20 : 12; }
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 static void emit(FILE *f, json_t *o)
 {
@@ -71,9 +66,9 @@ exec_status model_runner(const model_def *def, const model_config *cfg, const mo
         }
         exec_trace_step_begin((uint32_t)i);
         uint64_t e0 = exec_engine_ns();
-        double t0 = now_ms();
+        double t0 = (base_now_s() * 1e3);
         s = model_step(m, &loss);
-        double ms = now_ms() - t0, engine_ms = (double)(exec_engine_ns() - e0) / 1e6;
+        double ms = (base_now_s() * 1e3) - t0, engine_ms = (double)(exec_engine_ns() - e0) / 1e6;
         exec_trace_step_end((uint32_t)i, loss);
         if (s)
             break;

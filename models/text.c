@@ -172,14 +172,8 @@ static void side_free(side *s)
 
 static int push_line(side *s, size_t first)
 {
-    if (s->nlines + 2 > s->caplines) {
-        size_t nc = s->caplines ? s->caplines * 2 : 1024;
-        size_t *np = exec_realloc(s->line_start, nc * sizeof *np);
-        if (!np)
-            return -1;
-        s->line_start = np;
-        s->caplines = nc;
-    }
+    if (base_grow(&s->line_start, &s->caplines, s->nlines + 2, sizeof *s->line_start))
+        return -1;
     s->line_start[s->nlines++] = first;
     return 0;
 }
@@ -212,14 +206,8 @@ static exec_status side_read(side *s, const char *path)
             char *w = q;
             while (*q && *q != ' ' && *q != '\t' && *q != '\r' && *q != '\v' && *q != '\f')
                 q++;
-            if (s->ntok == s->captok) {
-                size_t nc = s->captok ? s->captok * 2 : 4096;
-                char **nt = exec_realloc(s->tok, nc * sizeof *nt);
-                if (!nt)
-                    return exec_fail(EXEC_ERR_NOMEM, "%s: out of memory", path);
-                s->tok = nt;
-                s->captok = nc;
-            }
+            if (base_grow(&s->tok, &s->captok, s->ntok + 1, sizeof *s->tok))
+                return exec_fail(EXEC_ERR_NOMEM, "%s: out of memory", path);
             s->tok[s->ntok++] = w;
             if (*q)
                 *q++ = '\0';

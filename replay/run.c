@@ -10,6 +10,7 @@
 #include "replay/run.h"
 
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "replay/imported.h"
 
 #include <math.h>
@@ -72,13 +73,6 @@ static void w_node_def(void *ctx, const exec_graph *g, const exec_node *n, uint6
     w->inner.node_def(w->inner.ctx, g, n, flops, bytes);
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 /* One pass; watched when traced or dumping. A traced pass runs the program
  * one recorded step at a time (each a run of its nodes, so that the step's
  * ops are in the trace before its step_end); step numbers go on from pass
@@ -100,7 +94,7 @@ static exec_status pass(replay_program *p, watch *w, const exec_run_opts *ro0, F
         ro = &opts;
     }
     exec_status s = EXEC_OK;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = base_now_ns();
     if (!w->traced) {
         s = exec_graph_run(p->g, ro);
     } else {
@@ -121,7 +115,7 @@ static exec_status pass(replay_program *p, watch *w, const exec_run_opts *ro0, F
             a = b;
         }
     }
-    *wall += now_ns() - t0;
+    *wall += base_now_ns() - t0;
     w->dump = NULL;
     if (dump)
         fflush(dump);

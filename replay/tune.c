@@ -5,6 +5,7 @@
 #include "replay/tune_race.h"
 
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "tracer/critpath.h"
 
 #include <math.h>
@@ -512,7 +513,7 @@ static exec_status tune_profile(tuner *tu)
     for (int pass = 0; pass < nl; pass++) {
         int li = pass == 0 ? nl - 1 : pass == 1 ? 0 : nl - pass;
         if (pass > 0 && !tu->fixed) {
-            double el = replay_tune_now_s() - tu->t0,
+            double el = base_now_s() - tu->t0,
                    est = ((tu->h->new_only ? 0 : tu->prof_warm[0]) + tu->prof_ns[0]) * r->cores / levels[li] * 1e-9;
             if (el + est > 0.5 * tu->budget || (pass > 1 && el > 0.2 * tu->budget)) {
                 if (li == 0)
@@ -548,7 +549,7 @@ static exec_status tune_profile(tuner *tu)
             type_ns[li][op] = P->type_ns[op] / tu->spr;
         got[li] = 1;
     }
-    r->profile_s = replay_tune_now_s() - tu->t0;
+    r->profile_s = base_now_s() - tu->t0;
     r->preempt_per_s = prof_wall > 0 ? (double)preempt / (prof_wall * 1e-9) : 0;
     for (int li = 0; li < nl; li++)
         if (got[li]) {
@@ -581,13 +582,13 @@ static exec_status tune_profile(tuner *tu)
         r->peak_gflops = tu->o->peak_gflops, r->peak_gbs = tu->o->peak_gbs, r->ceilings_given = 1;
         r->ridge = r->peak_gflops / r->peak_gbs;
     } else if (doubt && !tu->fixed) {
-        double c0 = replay_tune_now_s();
+        double c0 = base_now_s();
         progress(tu->o, "measuring the machine's ceilings");
         const exec_graph *g = tu->t->graph && tu->h->n > 0 ? tu->t->graph(tu->h->inst[0]) : NULL;
         if ((s = replay_tune_ceilings(g, &r->peak_gflops, &r->peak_gbs, &r->stream_mb)))
             return s;
         r->ridge = r->peak_gbs > 0 ? r->peak_gflops / r->peak_gbs : 0;
-        r->ceilings_s = replay_tune_now_s() - c0;
+        r->ceilings_s = base_now_s() - c0;
     }
     for (int i = 0; i < r->ntop; i++) {
         const double x = r->top[i].intensity;
@@ -912,8 +913,7 @@ static exec_status tune_candidates(const tuner *tu, const proposal *pr)
          * whose cost (start_cost_ns) still leaves time for two rounds;
          * where none does, the defaults alone (and the vendors' settings
          * where they differ) */
-        double el = replay_tune_now_s() - tu->t0,
-               left = tu->budget - el - 2.0 * fmax(tu->def_step_ns, sample_ns) * 1e-9;
+        double el = base_now_s() - tu->t0, left = tu->budget - el - 2.0 * fmax(tu->def_step_ns, sample_ns) * 1e-9;
         int least = r->vendors ? 2 : 1, kept = least, n0 = r->n;
         start_costs sc = { .n = 0 };
         for (int i = least; i < n0; i++) {
@@ -961,7 +961,7 @@ static exec_status tune_rounds(tuner *tu)
         rounds_max = MAX_ROUNDS;
     /* every point stays open (its model built, warmed up) so that rounds
      * alternate over all of them; the profiled ones are warm already */
-    double st0 = replay_tune_now_s();
+    double st0 = base_now_s();
     /* the threads of the last candidate whose start ran a step (its
      * warm-up, its pool's start): they ran last, and that step settles
      * its first sample where it comes first */
@@ -969,7 +969,7 @@ static exec_status tune_rounds(tuner *tu)
     int started_pool = 0;
     double started_ns = 0;
     for (int i = 0; i < r->n && !s; i++) {
-        double el = replay_tune_now_s() - tu->t0;
+        double el = base_now_s() - tu->t0;
         if (!tu->fixed && i >= (r->vendors ? 2 : 1) && el > tu->budget) {
             /* their warm-ups (AUTO's timings at new thread counts) outran the budget */
             line(r, "the budget (%.0f s) ran out while starting candidates (%.1f s): %d of %d measured", tu->budget, el,
@@ -998,7 +998,7 @@ static exec_status tune_rounds(tuner *tu)
             i--;
         }
     }
-    r->start_s = replay_tune_now_s() - st0;
+    r->start_s = base_now_s() - st0;
     if (s)
         return s;
     /* a profiled point's first sample: short steps' sample after the
@@ -1059,12 +1059,12 @@ static exec_status tune_rounds(tuner *tu)
         if (h->inst[j] == started_inst)
             last = 2 * j + started_pool;
     uint64_t rng = 0x9e3779b97f4a7c15u;
-    double m0 = replay_tune_now_s(), per_round = 0;
+    double m0 = base_now_s(), per_round = 0;
     for (int i = 0; i < r->n; i++)
         active[i] = 1;
     for (int round = 0; round < rounds_max && !s; round++) {
-        double rt0 = replay_tune_now_s();
-        if (!tu->fixed && round >= 1 && replay_tune_now_s() - tu->t0 + per_round > tu->budget)
+        double rt0 = base_now_s();
+        if (!tu->fixed && round >= 1 && base_now_s() - tu->t0 + per_round > tu->budget)
             break;
         if (!tu->fixed && round >= 1 && r->n == 1)
             break; /* a race of one: its sample is its time (autoenc's inference: 16 ms of its 75 for a second) */
@@ -1104,7 +1104,7 @@ static exec_status tune_rounds(tuner *tu)
         r->rounds++;
         if (ended)
             break;
-        per_round = replay_tune_now_s() - rt0;
+        per_round = base_now_s() - rt0;
         /* one sample each tells a candidate 20% slower from the leader
          * (a sample 1.2x its point's median: 1.2% of the 10200 samples of
          * runs 38-42's sweeps; a point more than 3% faster than another
@@ -1117,7 +1117,7 @@ static exec_status tune_rounds(tuner *tu)
         if (!tu->fixed && r->rounds >= 2 && tie)
             break;
     }
-    r->measure_s = replay_tune_now_s() - m0;
+    r->measure_s = base_now_s() - m0;
     exec_free(hid);
     return s;
 }
@@ -1208,7 +1208,7 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
         return exec_fail(EXEC_ERR_NOMEM, "out of memory");
     }
     *tu = (tuner){
-        .t = t, .o = o, .r = r, .h = h, .t0 = replay_tune_now_s(), .budget = o->budget_s, .fixed = fixed, .one_prof = -1
+        .t = t, .o = o, .r = r, .h = h, .t0 = base_now_s(), .budget = o->budget_s, .fixed = fixed, .one_prof = -1
     };
     prof_init(&tu->P);
     h->hooks = &tu->P.hooks;
@@ -1240,7 +1240,7 @@ end:
     exec_free(tu->inst);
     exec_free(tu->active);
     prof_free(&tu->P);
-    r->wall_s = replay_tune_now_s() - tu->t0;
+    r->wall_s = base_now_s() - tu->t0;
     exec_free(tu);
     return s;
 }

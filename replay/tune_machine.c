@@ -4,19 +4,13 @@
 #include "replay/tune.h"
 
 #include "base/alloc.h"
+#include "base/clock.h"
 
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <time.h>
-
-double replay_tune_now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* The bytes of a read stream's rep: up to max of g's arenas, whole
  * floats, into spans (one per arena); their count. */
@@ -65,15 +59,15 @@ exec_status replay_tune_ceilings(const exec_graph *g, double *gflops, double *gb
     double best = 0, bw = 0;
     volatile float sink = 0;
     for (int r = 0; r < reps; r++) {
-        double t0 = replay_tune_now_s();
+        double t0 = base_now_s();
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, a + n * n, n, 0.0f, a + 2 * n * n,
                     n);
-        double t = replay_tune_now_s() - t0;
+        double t = base_now_s() - t0;
         if (t > 0 && 2.0 * n * n * n / t / 1e9 > best)
             best = 2.0 * n * n * n / t / 1e9;
         if (r >= passes)
             continue;
-        t0 = replay_tune_now_s();
+        t0 = base_now_s();
         float sum = 0;
         for (int k = 0; k < ns; k++) {
             const float *x = sp[k].p;
@@ -82,7 +76,7 @@ exec_status replay_tune_ceilings(const exec_graph *g, double *gflops, double *gb
             for (int64_t i = 0; i < m; i++)
                 sum += x[i];
         }
-        t = replay_tune_now_s() - t0;
+        t = base_now_s() - t0;
         sink = sink + sum; /* the reads kept */
         if (t > 0 && bytes / t / 1e9 > bw)
             bw = bytes / t / 1e9;

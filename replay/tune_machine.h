@@ -6,9 +6,6 @@
 #define FATHOM_REPLAY_TUNE_MACHINE_H
 #include "exec/exec.h"
 
-/* Seconds on the monotonic clock. */
-double replay_tune_now_s(void);
-
 /* A short sgemm (GFLOP/s) and a read stream (GB/s) at the process's
  * threads: the ridge point that splits memory- from compute-bound op
  * types. The stream reads g's arenas (a workload's tensors, already

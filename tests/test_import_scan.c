@@ -9,6 +9,7 @@
 #include "base/error.h"
 
 #include <archive.h>
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -262,9 +263,21 @@ static void both_ways(const char *path, const char *what)
     imp_trace_destroy(slow);
 }
 
-static const char *const fixtures[] = {
-    "mlp.json", "mlp.pt.trace.json.gz", "cnn.pt.trace.json.gz", "lstm.pt.trace.json.gz", "cnn-args.pt.trace.json.gz",
-};
+/* The JSON files of the fixtures' folder, every one (a new fixture is
+ * read both ways too); their number. */
+static size_t fixtures(char names[][256], size_t max)
+{
+    DIR *d = opendir(PYTORCH_FIXTURES);
+    struct dirent *de;
+    size_t n = 0;
+    assert_non_null(d);
+    while ((de = readdir(d)) && n < max)
+        if (strstr(de->d_name, ".json"))
+            snprintf(names[n++], 256, "%s", de->d_name);
+    closedir(d);
+    assert_true(n >= 5);
+    return n;
+}
 
 static void tmp_path(char *buf, size_t size, const char *name)
 {
@@ -275,10 +288,11 @@ static void tmp_path(char *buf, size_t size, const char *name)
 static void fixtures_both_ways(void **state)
 {
     (void)state;
-    char path[4096];
-    for (size_t i = 0; i < sizeof fixtures / sizeof *fixtures; i++) {
-        snprintf(path, sizeof path, "%s/%s", PYTORCH_FIXTURES, fixtures[i]);
-        both_ways(path, fixtures[i]);
+    char path[4096], names[64][256];
+    size_t n = fixtures(names, 64);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s", PYTORCH_FIXTURES, names[i]);
+        both_ways(path, names[i]);
     }
 }
 
@@ -334,11 +348,14 @@ static void mutated_both_ways(void **state)
 {
     (void)state;
     static const char bytes[] = "\"\\{}[],:0-9e.x \xff\t";
-    char in[4096], path[4096];
+    char in[4096], path[4096], names[64][256];
+    size_t n = fixtures(names, 64);
     tmp_path(path, sizeof path, "mut.json");
     unsigned r = 7;
-    for (size_t i = 0; i < sizeof fixtures / sizeof *fixtures; i++) {
-        snprintf(in, sizeof in, "%s/%s", PYTORCH_FIXTURES, fixtures[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (strstr(names[i], ".et."))
+            continue; /* the fast path is the profiler's */
+        snprintf(in, sizeof in, "%s/%s", PYTORCH_FIXTURES, names[i]);
         size_t len;
         char *doc = slurp(in, &len);
         assert_non_null(doc);
@@ -354,7 +371,7 @@ static void mutated_both_ways(void **state)
             }
             put(path, m, len);
             char what[128];
-            snprintf(what, sizeof what, "%s mutation %d", fixtures[i], k);
+            snprintf(what, sizeof what, "%s mutation %d", names[i], k);
             both_ways(path, what);
         }
         free(m);

@@ -246,10 +246,11 @@ static void test_framework_table(void **state)
             uint32_t in[4];
             int nin = RND(5);
             for (int i = 0; i < nin; i++) {
-                replay_tensor t = { .id = next_id++,
-                                    .role = EXEC_ROLE_activation,
-                                    .dtype = RND(2) ? EXEC_F32 : EXEC_I32,
-                                    .ndim = 1 + RND(4) };
+                /* one draw a statement: in an initializer list the order of
+                 * the draws would be unspecified */
+                exec_dtype dtype = RND(2) ? EXEC_F32 : EXEC_I32;
+                int ndim = 1 + RND(4);
+                replay_tensor t = { .id = next_id++, .role = EXEC_ROLE_activation, .dtype = dtype, .ndim = ndim };
                 for (int d = 0; d < t.ndim; d++)
                     t.shape[d] = dims[RND(5)];
                 assert_int_equal(replay_program_add_tensor(&p, &t), EXEC_OK);

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "exec/exec.h"
 #include "models/model.h"
 #include "replay/tune.h"
@@ -104,12 +105,10 @@ static exec_status t_step(void *p, uint64_t *ns)
         g_alone_steps++;
         g_alone_beside += pool_threads_staying() > 0;
     }
-    struct timespec a, b;
     float loss;
-    clock_gettime(CLOCK_MONOTONIC, &a);
+    uint64_t t0 = base_now_ns();
     exec_status s = model_step(i->m, &loss);
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    *ns = (uint64_t)((b.tv_sec - a.tv_sec) * 1000000000ll + (b.tv_nsec - a.tv_nsec));
+    *ns = base_now_ns() - t0;
     if (i->inter > 1) {
         g_pool_steps++;
         g_pool_seen += pool_threads() > 0;

@@ -87,16 +87,9 @@ tracer_archive_status tracer_archive_list_dir(int dirfd, const char *shown, char
         }
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            char **nn = exec_realloc(names, ncap * sizeof(*nn));
-
-            if (!nn) {
-                st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", shown);
-                goto cleanup;
-            }
-            names = nn;
-            cap = ncap;
+        if (base_grow(&names, &cap, n + 1, sizeof(*names))) {
+            st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", shown);
+            goto cleanup;
         }
         names[n] = exec_strdup(de->d_name);
         if (!names[n]) {

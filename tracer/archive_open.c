@@ -132,15 +132,8 @@ static tracer_archive_status trace_add_ctf(tracer_trace *t, const char *path)
 {
     char *p;
 
-    if (t->nctf == t->capctf) {
-        size_t ncap = t->capctf ? t->capctf * 2 : 8;
-        char **n = exec_realloc(t->ctf, ncap * sizeof(*n));
-
-        if (!n)
-            return tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path);
-        t->ctf = n;
-        t->capctf = ncap;
-    }
+    if (base_grow(&t->ctf, &t->capctf, t->nctf + 1, sizeof(*t->ctf)))
+        return tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path);
     p = exec_strdup(path);
     if (!p)
         return tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path);

@@ -6,21 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *q = exec_realloc(*p, c * size);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 int tracer_flow_add(tracer_flow *f, uint64_t begin, uint64_t end, const uint32_t *in, uint32_t nin, const uint32_t *out,
                     uint32_t nout)
 {
@@ -28,8 +13,8 @@ int tracer_flow_add(tracer_flow *f, uint64_t begin, uint64_t end, const uint32_t
         nin = 0;
     if (!out)
         nout = 0;
-    if (grow((void **)&f->recs, &f->caprecs, f->nrecs + 1, sizeof *f->recs) ||
-        grow((void **)&f->ids, &f->capids, f->nids + nin + nout, sizeof *f->ids))
+    if (base_grow(&f->recs, &f->caprecs, f->nrecs + 1, sizeof *f->recs) ||
+        base_grow(&f->ids, &f->capids, f->nids + nin + nout, sizeof *f->ids))
         return -1;
     f->recs[f->nrecs++] = (tracer_flow_rec){
         .begin = begin, .end = end >= begin ? end : begin, .first = (uint32_t)f->nids, .nin = nin, .nout = nout

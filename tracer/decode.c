@@ -27,7 +27,9 @@ enum kind {
     K_OP_BEGIN,
     K_OP_END,
     K_TENSOR_ALLOC,
-    K_TENSOR_FREE
+    K_TENSOR_FREE,
+    K_RUN_STATE,
+    K_GRAPH_TOTALS
 };
 
 enum slot {
@@ -65,6 +67,15 @@ enum slot {
     F_ROLE,
     F_DTYPE,
     F_SHAPE,
+    F_STEPS_DONE,
+    F_STEP_NS,
+    F_STEP_MIN,
+    F_STEP_MAX,
+    F_OUTSIDE,
+    F_COUNTS,
+    F_NS,
+    F_MIN_NS,
+    F_MAX_NS,
     NSLOT
 };
 
@@ -73,6 +84,7 @@ static const char *const slot_name[NSLOT] = {
     "version", "blas",   "cpu",  "status", "ops",    "step",    "loss",    "seq",   "graph",
     "node",    "op",     "cls",  "phase",  "inputs", "outputs", "attrs",   "flops", "bytes",
     "nodes",   "begins", "ends", "id",     "role",   "dtype",   "shape",
+    "steps_done", "step_ns", "step_min_ns", "step_max_ns", "outside_ops", "counts", "ns", "min_ns", "max_ns",
 };
 
 #define BIT(f) (1ull << (f))
@@ -91,6 +103,9 @@ static const struct {
     { TRACER_EV_OP_END, K_OP_END, BIT(F_SEQ) },
     { TRACER_EV_TENSOR_ALLOC, K_TENSOR_ALLOC, BIT(F_ID) | BIT(F_BYTES) },
     { TRACER_EV_TENSOR_FREE, K_TENSOR_FREE, BIT(F_ID) },
+    { TRACER_EV_RUN_STATE, K_RUN_STATE, BIT(F_SCHEMA) | BIT(F_STEPS_DONE) },
+    { TRACER_EV_GRAPH_TOTALS, K_GRAPH_TOTALS,
+      BIT(F_GRAPH) | BIT(F_NODES) | BIT(F_COUNTS) | BIT(F_NS) | BIT(F_MIN_NS) | BIT(F_MAX_NS) },
 };
 
 /* How a member's value is read (its field class type, fixed per event class). */
@@ -142,6 +157,12 @@ typedef struct dtrace {
     size_t nthr, cap_thr;
     int imported; /* run_begin's version "pytorch-...": `fathom import` places an ops event at its segment's
                    * edge, not after its records, so on_ops bounds its records by nothing */
+    int joined;   /* 1: read from its run_begin; 2: from a run_state (a late viewer) */
+    struct dgraph {
+        uint64_t vpid;
+        uint32_t graph;
+    } * synced; /* joined 2: the graphs whose graph_totals came (their records count from there) */
+    size_t nsynced, cap_synced;
 } dtrace;
 
 struct tracer_decoder {
@@ -203,6 +224,7 @@ void tracer_decoder_destroy(tracer_decoder *d)
         }
         free(tr->slots);
         free(tr->thr);
+        free(tr->synced);
     }
     free(d->tr);
     free(d->nodes);
@@ -684,6 +706,15 @@ static int deliver(tracer_decoder *d, dtrace *t, tracer_op *op)
     return d->cb.op ? d->cb.op(t->user, op) : 0;
 }
 
+/* A late viewer's graph whose graph_totals came. */
+static int graph_synced(const dtrace *t, uint64_t vpid, uint32_t graph)
+{
+    for (size_t i = 0; i < t->nsynced; i++)
+        if (t->synced[i].graph == graph && t->synced[i].vpid == vpid)
+            return 1;
+    return 0;
+}
+
 /* The time of thread (vpid, vtid)'s last ops event (0: none yet), NULL
  * past 4096 threads or out of memory (then nothing bounds its records). */
 static uint64_t *thread_last(dtrace *t, uint64_t vpid, uint64_t vtid)
@@ -723,6 +754,8 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
         return 0;
     }
     uint32_t graph = (uint32_t)slot_u64_or(pl, e, F_GRAPH, 0);
+    if (t->joined == 2 && !graph_synced(t, vpid, graph))
+        return 0; /* a late viewer: these records are in the graph's totals to come */
     if (grow((void **)&d->nodes, &d->scratch_cap, (size_t)nn + 1, sizeof *d->nodes))
         return oom(d);
     size_t cap = d->scratch_cap;
@@ -888,6 +921,106 @@ static int on_op_end(tracer_decoder *d, dtrace *t, const bt_field *pl, const evi
  * that lacks a field (a speech trace with 4 KiB zeroed in a stream's
  * middle: "unknown trace schema version 0" before, where the damage was
  * the news). */
+typedef struct runbufs {
+    char mb[32], pb[32], vb[32], bb[32], cb[32], ob[32];
+} runbufs;
+
+static tracer_run read_run(const bt_field *pl, const evinfo *e, uint64_t schema, runbufs *b)
+{
+    return (tracer_run){
+        .schema = (uint32_t)schema,
+        .model = tracer_field_label(member(pl, e, F_MODEL), b->mb, sizeof b->mb),
+        .mode = tracer_field_label(member(pl, e, F_MODE), b->ob, sizeof b->ob),
+        .preset = tracer_field_label(member(pl, e, F_PRESET), b->pb, sizeof b->pb),
+        .version = tracer_field_label(member(pl, e, F_VERSION), b->vb, sizeof b->vb),
+        .blas = tracer_field_label(member(pl, e, F_BLAS), b->bb, sizeof b->bb),
+        .cpu = tracer_field_label(member(pl, e, F_CPU), b->cb, sizeof b->cb),
+        .batch = (uint32_t)slot_u64_or(pl, e, F_BATCH, 0),
+        .steps = (uint32_t)slot_u64_or(pl, e, F_STEPS, 0),
+        .threads = (uint32_t)slot_u64_or(pl, e, F_THREADS, 0),
+        .inter = (uint32_t)slot_u64_or(pl, e, F_INTER, 0),
+        .seed = slot_u64_or(pl, e, F_SEED, 0),
+    };
+}
+
+/* The statedump (decode.h): ignored by a reader that saw the run begin;
+ * the start of a late viewer's trace: what came before it is forgotten. */
+static int on_run_state(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e)
+{
+    uint64_t schema = 0;
+    if (slot_u64(pl, e, F_SCHEMA, &schema) != 0 || schema != TRACER_SCHEMA_V2) {
+        t->diag.malformed_events++;
+        return 0;
+    }
+    if (t->joined)
+        return 0;
+    t->joined = 2;
+    const tracer_decode_diag keep = t->diag;
+    memset(&t->diag, 0, sizeof t->diag); /* the partial reading before: not the trace's fault */
+    t->diag.events = keep.events;
+    t->diag.foreign_events = keep.foreign_events;
+    t->diag.unknown_events = keep.unknown_events;
+    t->diag.discarded_events = keep.discarded_events;
+    t->diag.discarded_packets = keep.discarded_packets;
+    t->diag.discarded_unknown = keep.discarded_unknown;
+    t->diag.schema = (uint32_t)schema;
+    runbufs b;
+    tracer_run r = read_run(pl, e, schema, &b);
+    tracer_state st = {
+        .steps_done = slot_u64_or(pl, e, F_STEPS_DONE, 0),
+        .step_ns = slot_u64_or(pl, e, F_STEP_NS, 0),
+        .step_min_ns = slot_u64_or(pl, e, F_STEP_MIN, 0),
+        .step_max_ns = slot_u64_or(pl, e, F_STEP_MAX, 0),
+        .outside_ops = slot_u64_or(pl, e, F_OUTSIDE, 0),
+    };
+    t->diag.records = st.outside_ops;
+    return d->cb.run_state ? d->cb.run_state(t->user, &r, &st) : 0;
+}
+
+/* A late viewer's first graph_totals of a graph: its nodes' invocations
+ * so far; its records count from here on. */
+static int on_graph_totals(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e, uint64_t vpid)
+{
+    uint32_t graph = (uint32_t)slot_u64_or(pl, e, F_GRAPH, 0);
+    if (t->joined != 2 || graph_synced(t, vpid, graph))
+        return 0;
+    const bt_field *an, *a[4];
+    int64_t nn = array_len(pl, e, F_NODES, &an);
+    const enum slot f[4] = { F_COUNTS, F_NS, F_MIN_NS, F_MAX_NS };
+    for (int k = 0; k < 4; k++)
+        if (array_len(pl, e, f[k], &a[k]) != nn)
+            nn = -1;
+    if (nn < 0) {
+        t->diag.malformed_events++;
+        return 0;
+    }
+    if (t->nsynced == t->cap_synced) {
+        size_t cap = t->cap_synced ? 2 * t->cap_synced : 8;
+        struct dgraph *v = realloc(t->synced, cap * sizeof *v);
+        if (!v)
+            return oom(d);
+        t->synced = v, t->cap_synced = cap;
+    }
+    t->synced[t->nsynced++] = (struct dgraph){ vpid, graph };
+    for (int64_t i = 0; i < nn; i++) {
+        uint64_t node, v[4];
+        if (tracer_field_u64(bt_field_array_borrow_element_field_by_index_const(an, (uint64_t)i), &node))
+            return t->diag.malformed_events++, 0;
+        for (int k = 0; k < 4; k++)
+            if (tracer_field_u64(bt_field_array_borrow_element_field_by_index_const(a[k], (uint64_t)i), &v[k]))
+                return t->diag.malformed_events++, 0;
+        const dnode *dn = node_find(t, vpid, graph, (uint32_t)node);
+        if (!dn) {
+            t->diag.undefined_nodes += v[0];
+            continue;
+        }
+        t->diag.records += v[0];
+        if (d->cb.totals && d->cb.totals(t->user, &dn->node, v[0], v[1], v[2], v[3]))
+            return -1;
+    }
+    return 0;
+}
+
 static int on_run_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e)
 {
     uint64_t schema = 0;
@@ -903,21 +1036,10 @@ static int on_run_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, const 
     } else if (!t->diag.schema) {
         t->diag.schema = (uint32_t)schema;
     }
-    char mb[32], pb[32], vb[32], bb[32], cb[32], ob[32];
-    tracer_run r = {
-        .schema = (uint32_t)schema,
-        .model = tracer_field_label(member(pl, e, F_MODEL), mb, sizeof mb),
-        .mode = tracer_field_label(member(pl, e, F_MODE), ob, sizeof ob),
-        .preset = tracer_field_label(member(pl, e, F_PRESET), pb, sizeof pb),
-        .version = tracer_field_label(member(pl, e, F_VERSION), vb, sizeof vb),
-        .blas = tracer_field_label(member(pl, e, F_BLAS), bb, sizeof bb),
-        .cpu = tracer_field_label(member(pl, e, F_CPU), cb, sizeof cb),
-        .batch = (uint32_t)slot_u64_or(pl, e, F_BATCH, 0),
-        .steps = (uint32_t)slot_u64_or(pl, e, F_STEPS, 0),
-        .threads = (uint32_t)slot_u64_or(pl, e, F_THREADS, 0),
-        .inter = (uint32_t)slot_u64_or(pl, e, F_INTER, 0),
-        .seed = slot_u64_or(pl, e, F_SEED, 0),
-    };
+    if (!t->joined)
+        t->joined = 1;
+    runbufs b;
+    tracer_run r = read_run(pl, e, schema, &b);
     t->imported = r.version && strncmp(r.version, "pytorch-", 8) == 0;
     return d->cb.run_begin ? d->cb.run_begin(t->user, &r) : 0;
 }
@@ -1010,6 +1132,8 @@ static int on_event(tracer_decoder *d, const bt_message *msg)
     case K_OP_BEGIN: return on_op_begin(d, t, pl, e, ts, vtid);
     case K_OP_END: return on_op_end(d, t, pl, e, ts, vpid, vtid);
     case K_TENSOR_ALLOC: return on_tensor_alloc(d, t, pl, e, ts);
+    case K_RUN_STATE: return on_run_state(d, t, pl, e);
+    case K_GRAPH_TOTALS: return on_graph_totals(d, t, pl, e, vpid);
     case K_TENSOR_FREE:
         if (slot_u64(pl, e, F_ID, &v) != 0) {
             t->diag.malformed_events++;

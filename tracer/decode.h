@@ -51,6 +51,8 @@
 #define TRACER_EV_OPS "fathom:ops"
 #define TRACER_EV_TENSOR_ALLOC "fathom:tensor_alloc"
 #define TRACER_EV_TENSOR_FREE "fathom:tensor_free"
+#define TRACER_EV_RUN_STATE "fathom:run_state"       /* statedump */
+#define TRACER_EV_GRAPH_TOTALS "fathom:graph_totals" /* statedump */
 #define TRACER_EV_OP_BEGIN "fathom:op_begin" /* schema 1 */
 #define TRACER_EV_OP_END "fathom:op_end"     /* schema 1 */
 
@@ -63,6 +65,13 @@ typedef struct tracer_run {
     uint32_t batch, steps, threads, inter;
     uint64_t seed;
 } tracer_run;
+
+/* run_state's account of the run so far (the statedump a recorder
+ * streaming live emits for viewers that join late, fathom-trace(5)): the
+ * steps completed, their time, and the op invocations outside steps. */
+typedef struct tracer_state {
+    uint64_t steps_done, step_ns, step_min_ns, step_max_ns, outside_ops;
+} tracer_state;
 
 /* A graph node: a node_def (schema 2) or an op_begin's description
  * (schema 1). Labels are NULL when the value has none; *_value is the enum's
@@ -134,6 +143,16 @@ typedef struct tracer_decode_cbs {
     int (*op)(void *user, const tracer_op *op);
     int (*tensor_alloc)(void *user, uint64_t ts, const tracer_tensor *t);
     int (*tensor_free)(void *user, uint64_t ts, uint32_t id);
+    /* A trace read from its middle (a live viewer that joined late: its
+     * first run_begin or run_state is a run_state): what was delivered
+     * before is partial and the consumer starts again from `st` (the run
+     * so far); then `totals` gives each graph's nodes' op invocations up to
+     * its graph_totals, whose records before it are never delivered.
+     * Traces read from their start never call these (repeated node_defs
+     * keep one definition; the statedump's events are skipped). */
+    int (*run_state)(void *user, const tracer_run *run, const tracer_state *st);
+    int (*totals)(void *user, const tracer_node *node, uint64_t count, uint64_t ns, uint64_t min_ns,
+                  uint64_t max_ns);
     /* Isolated decoding (isolate.h) only: called with ctx every tick_s
      * seconds while the decoding goes on (a live trace's tables so far). */
     int (*tick)(void *ctx);

@@ -18,6 +18,9 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +30,113 @@ static const char *const mode_names[] = { FATHOM_TP_MODE_NAMES };
 
 static const char *nz(const char *s) { return s ? s : ""; }
 
-static void h_run_begin(void *ctx, const exec_run_info *info)
+/* ---- the statedump (FATHOM_TRACE_RESTATE) ------------------------------
+ * A live viewer starts at the newest data: it never sees run_begin nor the
+ * node_defs, nor the ops before it joined.  With restating on, the hooks
+ * keep each node's totals (count, ns, min, max of its op invocations inside
+ * steps) and the step times, and every period (and at SIGUSR1: the
+ * recorder saw a viewer attach) re-announce them at the next step_begin:
+ * run_state (run_begin's description and the steps so far), then each
+ * graph's node_defs and its graph_totals before its next run.  Off (the
+ * default) it costs nothing: no totals are kept. */
+typedef struct gtotals {
+    uint32_t cap;                       /* nodes the arrays hold */
+    uint32_t *nodes;                    /* scratch for the event */
+    uint64_t *count, *ns, *min_ns, *max_ns; /* by node id */
+} gtotals;
+
+static struct {
+    uint64_t period_ns; /* 0: off */
+    uint64_t last_ns;   /* the last statedump */
+    volatile sig_atomic_t asked;
+    pthread_mutex_t lock; /* the totals (ops hooks of several threads) */
+    gtotals *g;           /* by graph id */
+    uint32_t ng;
+    _Atomic int in_step;
+    uint64_t outside_ops;
+    uint64_t step_t0, steps_done, step_ns, step_min_ns, step_max_ns;
+    int have_run;
+    struct fathom_tp_run run; /* run_begin's, strings owned */
+} rs = { .lock = PTHREAD_MUTEX_INITIALIZER, .step_min_ns = UINT64_MAX };
+
+static uint64_t mono_ns(void)
 {
-    (void)ctx;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void on_sigusr1(int sig)
+{
+    (void)sig;
+    rs.asked = 1;
+}
+
+/* g's totals with room for node `node` (under rs.lock); NULL out of memory. */
+static gtotals *totals_of(uint32_t graph, uint32_t node)
+{
+    if (graph >= rs.ng) {
+        uint32_t ng = graph + 8;
+        gtotals *v = realloc(rs.g, ng * sizeof *v);
+        if (!v)
+            return NULL;
+        memset(v + rs.ng, 0, (ng - rs.ng) * sizeof *v);
+        rs.g = v, rs.ng = ng;
+    }
+    gtotals *t = &rs.g[graph];
+    if (node >= t->cap) {
+        uint32_t cap = node + 1 > 2 * t->cap ? node + 1 : 2 * t->cap;
+        uint32_t *nodes = realloc(t->nodes, cap * sizeof *nodes);
+        if (nodes)
+            t->nodes = nodes;
+        uint64_t **arr[] = { &t->count, &t->ns, &t->min_ns, &t->max_ns };
+        int ok = nodes != NULL;
+        for (size_t i = 0; ok && i < 4; i++) {
+            uint64_t *a = realloc(*arr[i], cap * sizeof *a);
+            if (!a) {
+                ok = 0;
+                break;
+            }
+            memset(a + t->cap, i == 2 ? 0xff : 0, (cap - t->cap) * sizeof *a);
+            *arr[i] = a;
+        }
+        if (!ok) /* the arrays grown so far keep their old length's content */
+            return NULL;
+        t->cap = cap;
+    }
+    return t;
+}
+
+static void totals_add(uint32_t graph, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
+                       const uint64_t *ends)
+{
+    if (!atomic_load_explicit(&rs.in_step, memory_order_relaxed)) {
+        pthread_mutex_lock(&rs.lock);
+        rs.outside_ops += n;
+        pthread_mutex_unlock(&rs.lock);
+        return;
+    }
+    uint32_t top = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (nodes[i] > top)
+            top = nodes[i];
+    pthread_mutex_lock(&rs.lock);
+    gtotals *t = totals_of(graph, top);
+    for (uint32_t i = 0; t && i < n; i++) {
+        uint32_t k = nodes[i];
+        uint64_t ns = ends[i] >= begins[i] ? ends[i] - begins[i] : 0;
+        t->count[k]++;
+        t->ns[k] += ns;
+        if (ns < t->min_ns[k])
+            t->min_ns[k] = ns;
+        if (ns > t->max_ns[k])
+            t->max_ns[k] = ns;
+    }
+    pthread_mutex_unlock(&rs.lock);
+}
+
+static struct fathom_tp_run run_of(const exec_run_info *info)
+{
     struct fathom_tp_run r = {
         .model = nz(info->model),
         .preset = nz(info->preset),
@@ -46,6 +153,62 @@ static void h_run_begin(void *ctx, const exec_run_info *info)
     for (size_t i = 0; i < sizeof mode_names / sizeof mode_names[0]; i++)
         if (info->mode && strcmp(info->mode, mode_names[i]) == 0)
             r.mode = (uint8_t)i;
+    return r;
+}
+
+static void run_keep(const struct fathom_tp_run *r)
+{
+    const char **dst[] = { &rs.run.model, &rs.run.preset, &rs.run.version, &rs.run.blas, &rs.run.cpu };
+    const char *src[] = { r->model, r->preset, r->version, r->blas, r->cpu };
+    for (size_t i = 0; i < 5; i++)
+        free((void *)*dst[i]);
+    struct fathom_tp_run k = *r;
+    const char **kd[] = { &k.model, &k.preset, &k.version, &k.blas, &k.cpu };
+    for (size_t i = 0; i < 5; i++)
+        if (!(*kd[i] = strdup(src[i])))
+            *kd[i] = NULL;
+    rs.run = k;
+    rs.have_run = 1;
+    for (size_t i = 0; i < 5; i++)
+        if (!*kd[i]) { /* out of memory: no statedump rather than a wrong one */
+            rs.have_run = 0;
+            for (size_t j = 0; j < 5; j++)
+                free((void *)*kd[j]);
+            memset(&rs.run, 0, sizeof rs.run);
+            break;
+        }
+}
+
+/* At a step boundary (step_begin, before the event): run_state now, and
+ * each graph's node_defs and graph_totals before its next run. */
+static void restate_now(uint64_t now)
+{
+    rs.last_ns = now;
+    rs.asked = 0;
+    if (!rs.have_run)
+        return;
+    pthread_mutex_lock(&rs.lock);
+    struct fathom_tp_state st = {
+        .run = &rs.run,
+        .steps_done = rs.steps_done,
+        .step_ns = rs.step_ns,
+        .step_min_ns = rs.steps_done ? rs.step_min_ns : 0,
+        .step_max_ns = rs.step_max_ns,
+        .outside_ops = rs.outside_ops,
+    };
+    pthread_mutex_unlock(&rs.lock);
+    lttng_ust_tracepoint(fathom, run_state, &st);
+    exec_trace_restate();
+}
+
+static void h_run_begin(void *ctx, const exec_run_info *info)
+{
+    (void)ctx;
+    struct fathom_tp_run r = run_of(info);
+    if (rs.period_ns) {
+        run_keep(&r);
+        rs.last_ns = mono_ns();
+    }
     lttng_ust_tracepoint(fathom, run_begin, &r);
 }
 
@@ -57,12 +220,31 @@ static void h_run_end(void *ctx, int32_t status, uint64_t ops)
 static void h_step_begin(void *ctx, uint32_t step)
 {
     (void)ctx;
+    if (rs.period_ns) {
+        uint64_t now = mono_ns();
+        if (rs.asked || now - rs.last_ns >= rs.period_ns)
+            restate_now(now);
+        rs.step_t0 = mono_ns();
+        atomic_store_explicit(&rs.in_step, 1, memory_order_relaxed);
+    }
     lttng_ust_tracepoint(fathom, step_begin, step);
 }
 static void h_step_end(void *ctx, uint32_t step, double loss)
 {
     (void)ctx;
     lttng_ust_tracepoint(fathom, step_end, step, loss);
+    if (rs.period_ns && atomic_load_explicit(&rs.in_step, memory_order_relaxed)) {
+        uint64_t d = mono_ns() - rs.step_t0;
+        atomic_store_explicit(&rs.in_step, 0, memory_order_relaxed);
+        pthread_mutex_lock(&rs.lock);
+        rs.steps_done++;
+        rs.step_ns += d;
+        if (d < rs.step_min_ns)
+            rs.step_min_ns = d;
+        if (d > rs.step_max_ns)
+            rs.step_max_ns = d;
+        pthread_mutex_unlock(&rs.lock);
+    }
 }
 
 /* Tensor and graph ids in the trace are unique in the process
@@ -101,7 +283,48 @@ static void h_ops(void *ctx, const exec_graph *g, uint32_t n, const uint32_t *no
     struct fathom_tp_ops b = {
         .graph = exec_trace_graph_id(g), .n = n, .nodes = nodes, .begins = begins, .ends = ends
     };
+    if (rs.period_ns) /* before the event: a statedump never misses records that precede it */
+        totals_add(b.graph, n, nodes, begins, ends);
     lttng_ust_tracepoint(fathom, ops, &b);
+}
+
+/* After a graph's node_defs: its nodes' totals (the nodes that ran). */
+static void h_graph_described(void *ctx, const exec_graph *g)
+{
+    (void)ctx;
+    if (!rs.period_ns)
+        return;
+    uint32_t graph = exec_trace_graph_id(g);
+    pthread_mutex_lock(&rs.lock);
+    if (graph < rs.ng && rs.g[graph].cap) {
+        gtotals *t = &rs.g[graph];
+        uint32_t n = 0;
+        for (uint32_t k = 0; k < t->cap; k++)
+            if (t->count[k]) { /* packed in place of the ones that did not run */
+                t->nodes[n] = k;
+                n++;
+            }
+        uint64_t *v[4] = { malloc(n * sizeof(uint64_t) + 1), malloc(n * sizeof(uint64_t) + 1),
+                           malloc(n * sizeof(uint64_t) + 1), malloc(n * sizeof(uint64_t) + 1) };
+        if (v[0] && v[1] && v[2] && v[3]) {
+            for (uint32_t i = 0; i < n; i++) {
+                uint32_t k = t->nodes[i];
+                v[0][i] = t->count[k], v[1][i] = t->ns[k], v[2][i] = t->min_ns[k], v[3][i] = t->max_ns[k];
+            }
+            struct fathom_tp_totals e = { .graph = graph, .n = n, .nodes = t->nodes, .counts = v[0],
+                                          .ns = v[1], .min_ns = v[2], .max_ns = v[3] };
+            lttng_ust_tracepoint(fathom, graph_totals, &e);
+        }
+        for (int i = 0; i < 4; i++)
+            free(v[i]);
+    } else {
+        struct fathom_tp_totals e = { .graph = graph };
+        uint64_t none = 0;
+        uint32_t nonode = 0;
+        e.nodes = &nonode, e.counts = e.ns = e.min_ns = e.max_ns = &none;
+        lttng_ust_tracepoint(fathom, graph_totals, &e);
+    }
+    pthread_mutex_unlock(&rs.lock);
 }
 
 /* bytes: what the tensor adds to the process's memory (0 where it shares
@@ -131,6 +354,7 @@ static const exec_hooks hooks = {
     .run_end = h_run_end,
     .step_begin = h_step_begin,
     .step_end = h_step_end,
+    .graph_described = h_graph_described,
 };
 
 const exec_hooks *tracer_hooks_table(void) { return &hooks; }
@@ -205,6 +429,20 @@ tracer_status tracer_hooks_install_from_env(int *installed)
                              EXEC_TRACE_BUFFER_MAX, b);
         }
         exec_trace_buffer_set((uint32_t)n);
+    }
+    const char *rp = getenv(TRACER_ENV_RESTATE);
+    if (rp && *rp) {
+        char *end = NULL;
+        double sec = strtod(rp, &end);
+        if (!end || *end || !(sec >= 0 && sec <= 86400))
+            return base_fail(TRACER_ERR_INPUT, "%s must be seconds from 0 to 86400, not '%s'", TRACER_ENV_RESTATE, rp);
+        rs.period_ns = (uint64_t)(sec * 1e9);
+        if (rs.period_ns) { /* the recorder's word that a viewer attached */
+            struct sigaction sa = { .sa_handler = on_sigusr1 };
+            sigemptyset(&sa.sa_mask);
+            sa.sa_flags = SA_RESTART;
+            sigaction(SIGUSR1, &sa, NULL);
+        }
     }
     tracer_status rc = tracer_hooks_install();
     *installed = rc == TRACER_OK;

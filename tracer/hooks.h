@@ -18,6 +18,10 @@
 /* Op records a thread buffers per `ops` event (exec_trace_buffer_set), set
  * by `fathom record --buffer`. */
 #define TRACER_ENV_BUFFER "FATHOM_TRACE_BUFFER"
+/* Seconds between statedumps for live viewers that join late (run_state,
+ * node_defs, graph_totals; fathom-trace(5)); unset or 0: none.  Set by
+ * `fathom record --relay`; SIGUSR1 then asks for one at the next step. */
+#define TRACER_ENV_RESTATE "FATHOM_TRACE_RESTATE"
 /* An explicit path of the probe library (overrides the search). */
 #define TRACER_ENV_TP_LIB "FATHOM_TP_LIB"
 #define TRACER_TP_LIB_NAME "libfathom-tp.so"

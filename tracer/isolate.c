@@ -2,13 +2,16 @@
  *
  * The wire: frames of [u32 length of what follows][u8 kind][payload], in
  * the host's byte order (parent and child are the same program).  Strings
- * are [u32 length or UINT32_MAX for NULL][bytes].  A node the decoder
+ * are [u32 length or UINT32_MAX for NULL][bytes][NUL], of any length: the
+ * parent reads them in place, in the frame, and copies only the labels of
+ * the nodes it keeps.  A node the decoder
  * described with node_def gets a number (the child maps the decoder's node
  * pointer to it), so an op record of such a node costs 37 bytes; a record
  * whose node was never described (schema 1) carries its node inline. */
 #define _GNU_SOURCE
 #include "tracer/isolate.h"
 
+#include "base/clock.h"
 #include "base/error.h"
 
 #include "tracer/output.h"
@@ -71,7 +74,9 @@ enum wire {
     W_CURRENT,
     W_DIAG,
     W_DONE,
-    W_NODE_INTERN
+    W_NODE_INTERN,
+    W_RUN_STATE,
+    W_TOTALS
 };
 
 /* Formats a job's own message (jobs decode side by side: each keeps its
@@ -86,7 +91,6 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
-static double now_s(void);
 static unsigned env_unsigned(const char *name, unsigned dflt);
 static double g_run_ended_at, g_last_frame_at, g_last_flush_at; /* the child's live clock */
 
@@ -184,7 +188,7 @@ static void w_str(wbuf *w, const char *s)
     uint32_t n = s ? (uint32_t)strlen(s) : UINT32_MAX;
     w_raw(w, &n, 4);
     if (s)
-        w_raw(w, s, n);
+        w_raw(w, s, (size_t)n + 1);
 }
 
 static void w_node(wbuf *w, const tracer_node *n)
@@ -296,11 +300,8 @@ static int c_event(void *user, const char *name, uint64_t ts)
     return w_end(w);
 }
 
-static int c_run_begin(void *user, const tracer_run *r)
+static void w_run(wbuf *w, const tracer_run *r)
 {
-    wbuf *w = user;
-    w_current(w);
-    w_begin(w, W_RUN_BEGIN);
     W_VAL(w, r->schema);
     w_str(w, r->model);
     w_str(w, r->mode);
@@ -313,13 +314,46 @@ static int c_run_begin(void *user, const tracer_run *r)
     W_VAL(w, r->threads);
     W_VAL(w, r->inter);
     W_VAL(w, r->seed);
+}
+
+static int c_run_begin(void *user, const tracer_run *r)
+{
+    wbuf *w = user;
+    w_current(w);
+    w_begin(w, W_RUN_BEGIN);
+    w_run(w, r);
+    return w_end(w);
+}
+
+static int c_run_state(void *user, const tracer_run *r, const tracer_state *st)
+{
+    wbuf *w = user;
+    w_current(w);
+    w_begin(w, W_RUN_STATE);
+    w_run(w, r);
+    W_VAL(w, *st);
+    return w_end(w);
+}
+
+static int c_totals(void *user, const tracer_node *n, uint64_t count, uint64_t ns, uint64_t min_ns, uint64_t max_ns)
+{
+    wbuf *w = user;
+    int64_t id = node_id(w, n, 0);
+    w_begin(w, W_TOTALS);
+    W_VAL(w, id);
+    if (id < 0)
+        w_node(w, n);
+    W_VAL(w, count);
+    W_VAL(w, ns);
+    W_VAL(w, min_ns);
+    W_VAL(w, max_ns);
     return w_end(w);
 }
 
 static int c_run_end(void *user, int32_t status, uint64_t ops)
 {
     wbuf *w = user;
-    g_run_ended_at = now_s();
+    g_run_ended_at = base_now_s();
     w_current(w);
     w_begin(w, W_RUN_END);
     W_VAL(w, status);
@@ -468,7 +502,7 @@ static int c_message(void *ctx, const bt_message *msg)
                          "byte (a damaged trace, of events of no size?); FATHOM_DECODE_EVENTS_PER_BYTE=N raises it",
                          w->msgs - 1, w->bytes, env_unsigned("FATHOM_DECODE_EVENTS_PER_BYTE", DECODE_EVENTS_PER_BYTE));
     if (w->live) { /* a live reader wants the records as they come, in a few writes a second */
-        g_last_frame_at = now_s();
+        g_last_frame_at = base_now_s();
         if (w->len && g_last_frame_at - g_last_flush_at > 0.1) {
             w_flush(w);
             g_last_flush_at = g_last_frame_at;
@@ -571,7 +605,7 @@ static int child_live_idle(void)
 {
     if (g_child_w && g_child_w->len) /* nothing more yet: what is buffered goes out now */
         w_flush(g_child_w);
-    double now = now_s(), linger = env_unsigned("FATHOM_LIVE_LINGER", 3);
+    double now = base_now_s(), linger = env_unsigned("FATHOM_LIVE_LINGER", 3);
     return g_run_ended_at > 0 && now - g_last_frame_at >= linger;
 }
 
@@ -601,6 +635,8 @@ static void child_main(const tracer_trace *t, const char *source, int fd, int wa
         .op = c_op,
         .tensor_alloc = c_tensor_alloc,
         .tensor_free = c_tensor_free,
+        .run_state = c_run_state,
+        .totals = c_totals,
         .no_dataflow = no_dataflow,
     };
     w.dec = tracer_decoder_create(&cbs, &w);
@@ -642,26 +678,46 @@ static void r_raw(rd *r, void *out, size_t n)
 }
 #define R_VAL(r, v) r_raw((r), &(v), sizeof(v))
 
-/* A string into the arena slot `buf` (NULL when it was NULL). */
-static const char *r_str(rd *r, char *buf, size_t len)
+/* A string in place in the frame (NULL when it was NULL): valid until the
+ * frame's dispatch returns. */
+static const char *r_str(rd *r)
 {
     uint32_t n;
     R_VAL(r, n);
     if (r->bad || n == UINT32_MAX)
         return NULL;
-    if ((size_t)(r->end - r->p) < n || n >= len) {
+    if ((size_t)(r->end - r->p) <= n || r->p[n] != '\0' || memchr(r->p, '\0', n)) {
         r->bad = 1;
         return NULL;
     }
-    memcpy(buf, r->p, n);
-    buf[n] = '\0';
-    r->p += n;
-    return buf;
+    const char *s = (const char *)r->p;
+    r->p += (size_t)n + 1;
+    return s;
+}
+
+/* A copy of s in *buf (grown to fit), or NULL for NULL; -1 out of memory. */
+static int keep_str(const char *s, char **buf, size_t *cap, const char **out)
+{
+    if (!s) {
+        *out = NULL;
+        return 0;
+    }
+    size_t n = strlen(s) + 1;
+    if (n > *cap) {
+        char *b = realloc(*buf, n);
+        if (!b)
+            return -1;
+        *buf = b, *cap = n;
+    }
+    memcpy(*buf, s, n);
+    *out = *buf;
+    return 0;
 }
 
 typedef struct pnode {
     tracer_node n;
-    char op[128], cls[64], phase[64];
+    char *op, *cls, *phase; /* the labels, owned */
+    size_t op_cap, cls_cap, phase_cap;
     uint32_t *io;
     int64_t *attrs;
 } pnode;
@@ -681,14 +737,26 @@ typedef struct parent {
     uint64_t records;
 } parent;
 
+static void pnode_free(pnode *pn)
+{
+    free(pn->op);
+    free(pn->cls);
+    free(pn->phase);
+    free(pn->io);
+    free(pn->attrs);
+}
+
 static int r_node(rd *r, pnode *pn)
 {
     tracer_node *n = &pn->n;
     R_VAL(r, n->graph);
     R_VAL(r, n->node);
-    n->op = r_str(r, pn->op, sizeof pn->op);
-    n->cls = r_str(r, pn->cls, sizeof pn->cls);
-    n->phase = r_str(r, pn->phase, sizeof pn->phase);
+    const char *op = r_str(r), *cls = r_str(r), *phase = r_str(r);
+    if (r->bad)
+        return -1;
+    if (keep_str(op, &pn->op, &pn->op_cap, &n->op) || keep_str(cls, &pn->cls, &pn->cls_cap, &n->cls) ||
+        keep_str(phase, &pn->phase, &pn->phase_cap, &n->phase))
+        return -1;
     R_VAL(r, n->op_value);
     R_VAL(r, n->cls_value);
     R_VAL(r, n->phase_value);
@@ -720,14 +788,13 @@ static int r_node(rd *r, pnode *pn)
 static int dispatch(parent *P, uint8_t kind, rd *r)
 {
     const tracer_decode_cbs *cb = P->cb;
-    char s[7][512];
     switch (kind) {
     case W_TRACE:
-        r_str(r, s[0], sizeof s[0]);
+        r_str(r);
         P->user = cb->trace_begin ? cb->trace_begin(P->ctx, NULL) : P->ctx;
         return P->user ? 0 : -1;
     case W_EVENT_NAME: {
-        const char *n = r_str(r, s[0], sizeof s[0]);
+        const char *n = r_str(r);
         if (P->nnames < 256 && !(P->names[P->nnames++] = strdup(n ? n : "(unnamed)")))
             return -1;
         return 0;
@@ -736,7 +803,7 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         int32_t id;
         uint64_t ts;
         R_VAL(r, id);
-        const char *name = id >= 0 && id < P->nnames ? P->names[id] : r_str(r, s[0], sizeof s[0]);
+        const char *name = id >= 0 && id < P->nnames ? P->names[id] : r_str(r);
         R_VAL(r, ts);
         return r->bad ? -2 : cb->event ? cb->event(P->user, name, ts) : 0;
     }
@@ -748,21 +815,48 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         tracer_decode_set_current(ts, vpid, vtid);
         return 0;
     }
-    case W_RUN_BEGIN: {
+    case W_RUN_BEGIN:
+    case W_RUN_STATE: {
         tracer_run run;
+        tracer_state st;
         R_VAL(r, run.schema);
-        run.model = r_str(r, s[0], sizeof s[0]);
-        run.mode = r_str(r, s[1], sizeof s[1]);
-        run.preset = r_str(r, s[2], sizeof s[2]);
-        run.version = r_str(r, s[3], sizeof s[3]);
-        run.blas = r_str(r, s[4], sizeof s[4]);
-        run.cpu = r_str(r, s[5], sizeof s[5]);
+        run.model = r_str(r);
+        run.mode = r_str(r);
+        run.preset = r_str(r);
+        run.version = r_str(r);
+        run.blas = r_str(r);
+        run.cpu = r_str(r);
         R_VAL(r, run.batch);
         R_VAL(r, run.steps);
         R_VAL(r, run.threads);
         R_VAL(r, run.inter);
         R_VAL(r, run.seed);
+        if (kind == W_RUN_STATE) {
+            R_VAL(r, st);
+            return r->bad ? -2 : cb->run_state ? cb->run_state(P->user, &run, &st) : 0;
+        }
         return r->bad ? -2 : cb->run_begin ? cb->run_begin(P->user, &run) : 0;
+    }
+    case W_TOTALS: {
+        int64_t id;
+        const tracer_node *n;
+        uint64_t v[4];
+        R_VAL(r, id);
+        if (r->bad || id >= (int64_t)P->nnodes)
+            return -2;
+        if (id >= 0) {
+            n = &P->nodes[id]->n;
+        } else {
+            if (r_node(r, &P->scratch))
+                return r->bad ? -2 : -1;
+            n = &P->scratch.n;
+        }
+        for (int k = 0; k < 4; k++)
+            R_VAL(r, v[k]);
+        if (r->bad)
+            return -2;
+        P->records += v[0];
+        return cb->totals ? cb->totals(P->user, n, v[0], v[1], v[2], v[3]) : 0;
     }
     case W_RUN_END: {
         int32_t status;
@@ -838,8 +932,8 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         tracer_tensor t;
         R_VAL(r, ts);
         R_VAL(r, t.id);
-        t.role = r_str(r, s[0], sizeof s[0]);
-        t.dtype = r_str(r, s[1], sizeof s[1]);
+        t.role = r_str(r);
+        t.dtype = r_str(r);
         R_VAL(r, t.role_value);
         R_VAL(r, t.ndim);
         r_raw(r, t.shape, sizeof t.shape);
@@ -858,22 +952,14 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
     case W_DONE: {
         int32_t rc;
         R_VAL(r, rc);
-        const char *e = r_str(r, P->child_err, sizeof P->child_err);
-        if (!e)
-            P->child_err[0] = '\0';
+        const char *e = r_str(r);
+        snprintf(P->child_err, sizeof P->child_err, "%s", e ? e : "");
         P->child_rc = rc;
         P->done = 1;
         return r->bad ? -2 : 0;
     }
     default: return -2;
     }
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static unsigned env_unsigned(const char *name, unsigned dflt)
@@ -951,7 +1037,7 @@ static void take_in(chan *c)
         c->open = 0; /* EOF: the child ended (or died) */
         return;
     }
-    c->last = now_s();
+    c->last = base_now_s();
     c->len += (size_t)n;
     if (drain(c) || c->P.done)
         c->open = 0;
@@ -987,7 +1073,7 @@ static void pump(chan *cs, size_t n)
                 }
             break;
         }
-        double now = now_s();
+        double now = base_now_s();
         k = 0;
         for (size_t i = 0; i < n; i++) {
             chan *c = &cs[i];
@@ -1123,7 +1209,7 @@ static int start(chan *c)
         c->pr = -1;
         return fail(j->err, sizeof j->err, "%s: out of memory", j->source);
     }
-    c->last = c->last_tick = now_s();
+    c->last = c->last_tick = base_now_s();
     c->stall = decode_stall(j->t);
     return 0;
 }
@@ -1196,13 +1282,11 @@ static void chan_free(chan *c)
     for (int i = 0; i < P->nnames; i++)
         free(P->names[i]);
     for (uint32_t i = 0; i < P->nnodes; i++) {
-        free(P->nodes[i]->io);
-        free(P->nodes[i]->attrs);
+        pnode_free(P->nodes[i]);
         free(P->nodes[i]);
     }
     free(P->nodes);
-    free(P->scratch.io);
-    free(P->scratch.attrs);
+    pnode_free(&P->scratch);
     free(c->buf);
     if (c->fd >= 0)
         close(c->fd);

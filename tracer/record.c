@@ -2,9 +2,11 @@
 #define _GNU_SOURCE
 #include "tracer/record.h"
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "tracer/hooks.h"
 #include "tracer/output.h"
+#include "tracer/read.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,13 +45,6 @@ static void fail(char *err, size_t errlen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static void sleep_ms(long ms) { nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000L }, NULL); }
@@ -209,7 +204,7 @@ void tracer_session_name(char *buf, size_t len)
 {
     uint32_t r = 0;
     if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
-        r = (uint32_t)(now_s() * 1e9) ^ ((uint32_t)getpid() << 16);
+        r = (uint32_t)(base_now_s() * 1e9) ^ ((uint32_t)getpid() << 16);
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
@@ -458,16 +453,16 @@ static int session_end(session *s, char *err, size_t errlen)
 }
 
 /* ---- the child --------------------------------------------------------- */
-static char **child_env(unsigned trace_buffer, const char *step_file)
+static char **child_env(unsigned trace_buffer, const char *step_file, double restate_s)
 {
     static const char *const drop[] = { TRACER_ENV_TRACE "=", "LTTNG_UST_ALLOW_BLOCKING=",
                                         "LTTNG_UST_REGISTER_TIMEOUT=", TRACER_ENV_BUFFER "=",
-                                        TRACER_ENV_STEP_FILE "=" };
-    static char buffer_var[64], step_var[PATH_MAX + 64];
+                                        TRACER_ENV_STEP_FILE "=", TRACER_ENV_RESTATE "=" };
+    static char buffer_var[64], step_var[PATH_MAX + 64], restate_var[64];
     size_t n = 0;
     while (environ[n])
         n++;
-    char **env = calloc(n + 6, sizeof *env);
+    char **env = calloc(n + 7, sizeof *env);
     if (!env)
         return NULL;
     size_t k = 0;
@@ -487,6 +482,10 @@ static char **child_env(unsigned trace_buffer, const char *step_file)
     if (step_file && *step_file) {
         snprintf(step_var, sizeof step_var, "%s=%s", TRACER_ENV_STEP_FILE, step_file);
         env[k++] = step_var;
+    }
+    if (restate_s > 0) {
+        snprintf(restate_var, sizeof restate_var, "%s=%g", TRACER_ENV_RESTATE, restate_s);
+        env[k++] = restate_var;
     }
     /* The workload's lttng-ust must be registered (its events enabled)
      * before its first event: wait for the session daemon as long as it
@@ -622,13 +621,13 @@ static void progress(const tracer_record_opts *o, bool tty, double t0, const cha
         double mib = (double)du(trace_dir) / (1024.0 * 1024.0);
         snprintf(size, sizeof size, ", %.1f MiB of trace", mib);
     }
-    steps_done(final ? NULL : step_file, now_s() - t0, steps, sizeof steps);
+    steps_done(final ? NULL : step_file, base_now_s() - t0, steps, sizeof steps);
     if (tty) {
-        fprintf(stderr, "\r\033[Krecording %s: %.1f s%s%s", o->label ? o->label : "", now_s() - t0, steps, size);
+        fprintf(stderr, "\r\033[Krecording %s: %.1f s%s%s", o->label ? o->label : "", base_now_s() - t0, steps, size);
         if (final)
             fputc('\n', stderr);
     } else {
-        fprintf(stderr, "recording %s: %.1f s%s%s%s\n", o->label ? o->label : "", now_s() - t0, steps, size,
+        fprintf(stderr, "recording %s: %.1f s%s%s%s\n", o->label ? o->label : "", base_now_s() - t0, steps, size,
                 final ? ", done" : "");
     }
     fflush(stderr);
@@ -711,6 +710,58 @@ tracer_archive_status tracer_record_manifest(tracer_manifest *m, const tracer_ma
     return TRACER_ARCHIVE_OK;
 }
 
+/* ---- viewers that join late ---------------------------------------------
+ * A live viewer starts at the newest data: the workload re-announces what
+ * a reader needs every restate_s (hooks.c), and at once when the relay
+ * counts a new viewer of our session (SIGUSR1, once the workload has run a
+ * step: its handler is in place by then). */
+typedef struct viewers {
+    const char *name;
+    uint64_t clients;
+    int found;
+} viewers;
+
+static int viewers_count(void *ctx, const tracer_live_session *s)
+{
+    viewers *v = ctx;
+    if (strcmp(s->name, v->name) == 0)
+        v->clients = s->clients, v->found = 1;
+    return 0;
+}
+
+static long steps_in(const char *step_file)
+{
+    char buf[64] = "";
+    FILE *f = step_file && *step_file ? fopen(step_file, "r") : NULL;
+    long n = -1;
+    if (f) {
+        if (fgets(buf, sizeof buf, f))
+            n = strtol(buf, NULL, 10);
+        fclose(f);
+    }
+    return n;
+}
+
+static void viewers_poll(viewers *v, const char *live_url, const char *name, const char *step_file, pid_t child)
+{
+    char relay[512];
+    const char *h = strstr(live_url, "/host/");
+    if (!h || (size_t)(h - live_url) >= sizeof relay)
+        return;
+    snprintf(relay, sizeof relay, "%.*s", (int)(h - live_url), live_url);
+    uint64_t before = v->clients;
+    v->name = name;
+    v->found = 0;
+    if (tracer_live_sessions(relay, viewers_count, v) != TRACER_OK || !v->found) {
+        base_errmsg_clear();
+        return;
+    }
+    if (v->clients > before && steps_in(step_file) >= 1)
+        kill(child, SIGUSR1);
+    else if (v->clients > before)
+        v->clients = before; /* not yet: ask again at the next poll */
+}
+
 /* ---- recording --------------------------------------------------------- */
 tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_result *r)
 {
@@ -786,15 +837,17 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
         fprintf(stderr, "fathom record: live at %s (fathom analyze breakdown %s)\n", r->live_url, r->live_url);
     }
 
-    env = child_env(o->trace_buffer, step_file);
+    const double restate_s = !o->relay_url ? 0 : o->restate_s == 0 ? 1.0 : o->restate_s;
+    env = child_env(o->trace_buffer, step_file, restate_s);
     if (!env) {
         fail(err, errlen, "out of memory");
         goto end;
     }
-    double t0 = now_s();
+    double t0 = base_now_s();
     if (spawn_gated(&child, o->argv, env, o->show_output ? NULL : log, &s, err, errlen) != 0)
         goto end;
-    double last = t0;
+    double last = t0, viewers_at = t0;
+    viewers vw = { 0 };
     int wst = 0;
     for (;;) {
         pid_t w = waitpid(child, &wst, WNOHANG);
@@ -815,7 +868,11 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
         } else if (g_signal) {
             goto end; /* a second signal: stops tracing, then the workload; no archive */
         }
-        double t = now_s();
+        double t = base_now_s();
+        if (restate_s > 0 && t - viewers_at >= 1.0) {
+            viewers_at = t;
+            viewers_poll(&vw, r->live_url, s.name, step_file, child);
+        }
         if (o->progress && (t - last >= (tty ? 0.5 : 10.0))) {
             progress(o, tty, t0, o->relay_url ? NULL : trace_dir, step_file, false);
             last = t;
@@ -824,7 +881,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     }
     child = -1;
     r->child_status = wst;
-    r->seconds = now_s() - t0;
+    r->seconds = base_now_s() - t0;
     if (o->progress && (tty || r->seconds >= 10.0))
         progress(o, tty, t0, o->relay_url ? NULL : trace_dir, NULL, true);
 

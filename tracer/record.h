@@ -45,6 +45,9 @@ typedef struct tracer_record_opts {
     unsigned trace_buffer;            /* op records per thread buffer (0: the engine's default) */
     unsigned long long live_timer_us; /* with relay_url: the live timer (0: 1 s) */
     const char *session_name;         /* the LTTng session's name (NULL: fathom-PID-TIME-RANDOM) */
+    double restate_s;                 /* with relay_url: seconds between statedumps for viewers that
+                                         join late (0: the default, 1 s; < 0: none); and one as soon
+                                         as the relay counts a new viewer */
     int discard;                      /* tests only: a channel that discards when full instead of
                                        blocking, to show that the loss check catches losses */
     int no_contexts;                  /* benchmarks only: no vpid/vtid/procname contexts, to

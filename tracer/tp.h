@@ -51,6 +51,18 @@ struct fathom_tp_node {
     const int64_t *attrs;
     uint64_t flops, bytes;
 };
+/* run_state's fields: run_begin's description and the run so far (a
+ * statedump for a viewer that joins late). */
+struct fathom_tp_state {
+    const struct fathom_tp_run *run;
+    uint64_t steps_done, step_ns, step_min_ns, step_max_ns, outside_ops;
+};
+/* graph_totals' fields: the op invocations of n nodes of one graph so far. */
+struct fathom_tp_totals {
+    uint32_t graph, n;
+    const uint32_t *nodes;
+    const uint64_t *counts, *ns, *min_ns, *max_ns;
+};
 /* ops' fields: n records of one thread, one graph. */
 struct fathom_tp_ops {
     uint32_t graph, n;
@@ -108,6 +120,42 @@ LTTNG_UST_TRACEPOINT_EVENT(fathom, step_end,
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_integer(uint32_t, step, step)
         lttng_ust_field_float(double, loss, loss)
+    )
+)
+
+/* ---- the statedump (a live viewer that joins late) ---------------------- */
+LTTNG_UST_TRACEPOINT_EVENT(fathom, run_state,
+    LTTNG_UST_TP_ARGS(const struct fathom_tp_state *, st),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_integer(uint32_t, schema, FATHOM_TP_SCHEMA)
+        lttng_ust_field_string(model, st->run->model)
+        lttng_ust_field_enum(fathom, mode, uint8_t, mode, st->run->mode)
+        lttng_ust_field_string(preset, st->run->preset)
+        lttng_ust_field_integer(uint32_t, batch, st->run->batch)
+        lttng_ust_field_integer(uint32_t, steps, st->run->steps)
+        lttng_ust_field_integer(uint32_t, threads, st->run->threads)
+        lttng_ust_field_integer(uint32_t, inter, st->run->inter)
+        lttng_ust_field_integer(uint64_t, seed, st->run->seed)
+        lttng_ust_field_string(version, st->run->version)
+        lttng_ust_field_string(blas, st->run->blas)
+        lttng_ust_field_string(cpu, st->run->cpu)
+        lttng_ust_field_integer(uint64_t, steps_done, st->steps_done)
+        lttng_ust_field_integer(uint64_t, step_ns, st->step_ns)
+        lttng_ust_field_integer(uint64_t, step_min_ns, st->step_min_ns)
+        lttng_ust_field_integer(uint64_t, step_max_ns, st->step_max_ns)
+        lttng_ust_field_integer(uint64_t, outside_ops, st->outside_ops)
+    )
+)
+
+LTTNG_UST_TRACEPOINT_EVENT(fathom, graph_totals,
+    LTTNG_UST_TP_ARGS(const struct fathom_tp_totals *, t),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_integer(uint32_t, graph, t->graph)
+        lttng_ust_field_sequence(uint32_t, nodes, t->nodes, uint32_t, t->n)
+        lttng_ust_field_sequence(uint64_t, counts, t->counts, uint32_t, t->n)
+        lttng_ust_field_sequence(uint64_t, ns, t->ns, uint32_t, t->n)
+        lttng_ust_field_sequence(uint64_t, min_ns, t->min_ns, uint32_t, t->n)
+        lttng_ust_field_sequence(uint64_t, max_ns, t->max_ns, uint32_t, t->n)
     )
 )
 

@@ -18,7 +18,7 @@ static inline int64_t conv_k(const conv_geom *q) { return q->c * q->kh * q->kw; 
 static inline int64_t conv_p(const conv_geom *q) { return q->oh * q->ow; }
 
 /* The vector instructions the engine's kernels use now: exec_simd_set's
- * level, the CPU's best until it is called (conv_winograd.c). */
+ * level, the CPU's best until it is called (exec/isa.c). */
 exec_simd conv_simd(void);
 
 /* Whether the direct kernels run (AVX2 and FMA, and a level that allows

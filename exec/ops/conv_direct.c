@@ -343,8 +343,8 @@ static const float *image_at(const conv_geom *q, const float *x, int64_t i, floa
  * registers (AVX: unpack, shuffle, swap the lanes); the rest one float at a
  * time. A float at a time for everything was 6% of DQN inference's
  * samples. */
-avx2_FN static void store_transposed(float *restrict y, int64_t P, const float *restrict s, int64_t ob, int64_t n,
-                                     int64_t live)
+avx2_FN static void store_transposed_avx2(float *restrict y, int64_t P, const float *restrict s, int64_t ob, int64_t n,
+                                          int64_t live)
 {
     int64_t j0 = 0;
     for (; j0 + 8 <= n; j0 += 8) {
@@ -432,7 +432,7 @@ static void run_block(const conv_geom *q, const dkern *dk, const float *xi, cons
         /* whole groups of 8 pixels out once RUN_PX have gathered; all at the end */
         const int64_t done = bi == nblk - 1 ? have : have >= RUN_PX ? have / 8 * 8 : 0;
         if (done) {
-            store_transposed(yb + first, P, run, ob, done, live);
+            store_transposed_avx2(yb + first, P, run, ob, done, live);
             memmove(run, run + done * ob, (size_t)((have - done) * ob) * sizeof *run);
             have -= done;
             first += done;

@@ -311,34 +311,6 @@ static const wkern wk_avx2 = { in_chunk_avx2, out_chunk_avx2, dy_chunk_avx2, fil
 static const wkern wk_avx512 = { in_chunk_avx512, out_chunk_avx512, dy_chunk_avx512, filter_avx512, filter_out_avx512 };
 #endif
 
-static _Atomic int simd_cap = EXEC_SIMD_AUTO;
-
-exec_simd exec_simd_best(void)
-{
-#if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return EXEC_SIMD_AVX512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return EXEC_SIMD_AVX2;
-#endif
-    return EXEC_SIMD_SCALAR;
-}
-
-exec_simd exec_simd_set(exec_simd s)
-{
-    exec_simd best = exec_simd_best();
-    if (s == EXEC_SIMD_AUTO || s > best)
-        s = best;
-    atomic_store(&simd_cap, (int)s);
-    return s;
-}
-
-exec_simd conv_simd(void)
-{
-    int s = atomic_load_explicit(&simd_cap, memory_order_relaxed);
-    return s == EXEC_SIMD_AUTO ? exec_simd_set(EXEC_SIMD_AUTO) : (exec_simd)s;
-}
-
 static const wkern *wino_kern(void)
 {
     exec_simd s = conv_simd();

@@ -104,8 +104,10 @@ enum { TILE_PF_ROWS = 16 };
         } else {                                                                                                      \
             TILE_ROWS(VEC, VW, mr, NV, 0)                                                                             \
         }                                                                                                             \
+        /* i < MR as well: mr <= MR, which the compiler cannot see (at -O3 it                                        \
+         * warned of s[0][MR] when NV is 1) */                                                                        \
         if (w == (NV) * (VW) && cs == 1) { /* whole vectors, in place */                                              \
-            for (int i = 0; i < mr; i++) {                                                                            \
+            for (int i = 0; i < mr && i < (MR); i++) {                                                                \
                 float *ci = c + i * rs;                                                                               \
                 _Pragma("GCC unroll 4") for (int v = 0; v < (NV); v++)                                                \
                 {                                                                                                     \
@@ -119,7 +121,7 @@ enum { TILE_PF_ROWS = 16 };
             }                                                                                                         \
             return;                                                                                                   \
         }                                                                                                             \
-        for (int i = 0; i < mr; i++) {                                                                                \
+        for (int i = 0; i < mr && i < (MR); i++) {                                                                    \
             float t[(NV) * (VW)], *ci = c + i * rs;                                                                   \
             for (int v = 0; v < (NV); v++)                                                                            \
                 memcpy(t + v * (VW), &s[v][i], sizeof s[v][i]);                                                       \
@@ -321,16 +323,16 @@ static _Atomic int g_force_simd = EXEC_SIMD_AUTO;
 
 /* The least of r timings of f: the probe runs while other processes may
  * hold the cores, and the least is the one they disturbed least. */
-#define LEAST_NS(r, out, ...)                         \
-    do {                                              \
-        (out) = 1e30;                                 \
-        for (int rep_ = 0; rep_ < (r); rep_++) {      \
-            double t0_ = (double)exec_mono_ns();      \
-            __VA_ARGS__;                              \
-            double d_ = (double)exec_mono_ns() - t0_; \
-            if (d_ < (out))                           \
-                (out) = d_;                           \
-        }                                             \
+#define LEAST_NS(r, out, ...)                        \
+    do {                                             \
+        (out) = 1e30;                                \
+        for (int rep_ = 0; rep_ < (r); rep_++) {     \
+            double t0_ = (double)base_now_ns();      \
+            __VA_ARGS__;                             \
+            double d_ = (double)base_now_ns() - t0_; \
+            if (d_ < (out))                          \
+                (out) = d_;                          \
+        }                                            \
     } while (0)
 
 /* Measures, once per process: the tiles against sgemm on one thread at a
@@ -558,12 +560,12 @@ bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, i
     omp_set_num_threads(k->nthreads); /* the BLAS's threads, as the tiles' */
     for (int r = 0; r < 4 && fits; r++) {
         const bool run_tiles = r == 0 || r == 3;
-        double t0 = (double)exec_mono_ns(), *ns = run_tiles ? &tiles_ns : &blas_ns;
+        double t0 = (double)base_now_ns(), *ns = run_tiles ? &tiles_ns : &blas_ns;
         if (run_tiles)
             fits = gemm_tiled_with(T.set, k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
         else
             blas_gemm(ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
-        const double d = (double)exec_mono_ns() - t0;
+        const double d = (double)base_now_ns() - t0;
         *ns = d < *ns ? d : *ns;
     }
     omp_set_num_threads(was);

@@ -142,11 +142,13 @@ exec_status op_shape_Sum(const exec_graph *g, const exec_node *n, exec_shape *ou
  * over the block's rows (a row at a time over all I took memnet's
  * [1600, 6, 20] 42 us, this 14) */
 typedef float sum_v16 __attribute__((vector_size(64)));
-static inline sum_v16 sum_load(const float *p)
+/* v += p[0:16] (through a pointer: a 64-byte vector returned by value has
+ * another ABI in the AVX2 copy of this file, which GCC warns of) */
+static inline void sum_add(sum_v16 *v, const float *p)
 {
-    sum_v16 v;
-    memcpy(&v, p, sizeof v);
-    return v;
+    sum_v16 t;
+    memcpy(&t, p, sizeof t);
+    *v += t;
 }
 
 static inline void sum_rows(float *restrict y, const float *restrict x, int64_t R, int64_t I)
@@ -162,11 +164,12 @@ static inline void sum_rows(float *restrict y, const float *restrict x, int64_t 
                     break;
                 i0 = I - W;
             }
-            sum_v16 a = sum_load(x + r0 * I + i0);
+            sum_v16 a = { 0 };
             if (r0)
-                a = sum_load(y + i0) + a;
+                sum_add(&a, y + i0);
+            sum_add(&a, x + r0 * I + i0);
             for (int64_t r = r0 + 1; r < r1; r++)
-                a += sum_load(x + r * I + i0);
+                sum_add(&a, x + r * I + i0);
             memcpy(y + i0, &a, sizeof a);
         }
         for (int64_t i = i0; i < I; i++) {

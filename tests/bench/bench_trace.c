@@ -15,6 +15,8 @@
  * usage: bench_trace [--steps N] [--rounds R] [--preset P] [--models a,b,...] [--pairs N]
  *                    [--subbuf BYTES] [--nsubbuf N]   (the channel; default: the recorder's)
  *                    [--contexts all|none]
+ *                    [--relay net://HOST:CTRL:DATA [--restate S]]  (stream live, with the
+ *                    statedump for late viewers every S s: the recorder's default 1)
  *
  * Targets (docs/design.md, "The trace", schema 2): disabled under 2 ns an op, traced /
  * untraced at most 1.01 on every workload.  Exit status 0 unless a
@@ -164,6 +166,11 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
     double rr[64], mon_all = 0, moff_all = 0;
     int rounds = g_rounds < 64 ? g_rounds : 64;
     tracer_hooks_install(); /* warm up, traced: counts the ops */
+    /* a run as the runner makes it: run_begin, and step events around each
+     * traced step (where a live recording's statedumps happen) */
+    exec_run_info info = { .model = name, .mode = "train", .preset = "bench", .version = "bench", .blas = "",
+                           .cpu = "", .steps = (uint32_t)steps };
+    exec_trace_run_begin(&info);
     uint64_t ops0 = exec_ops_dispatched();
     for (int w = 0; w < 3; w++)
         if (step(ctx))
@@ -178,8 +185,12 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
                 else
                     tracer_hooks_remove();
                 double s = now_ns();
+                if (t)
+                    exec_trace_step_begin((uint32_t)i);
                 if (step(ctx))
                     return -1;
+                if (t)
+                    exec_trace_step_end((uint32_t)i, 0.0);
                 (t ? on : off)[i] = now_ns() - s;
             }
         }
@@ -187,7 +198,32 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
         rr[r] = mon / moff;
         mon_all += mon / rounds, moff_all += moff / rounds;
     }
+    /* a live recording's statedump (hooks.c): each graph describes its
+     * nodes again, with their totals, before its next run; its cost is the
+     * traced step's time with one minus without (medians) */
+    double dump_us = -1;
+    if (getenv(TRACER_ENV_RESTATE) && steps >= 4) {
+        for (int i = 0; i < steps; i++) {
+            for (int dump = 0; dump < 2; dump++) {
+                if (dump)
+                    exec_trace_restate();
+                double s = now_ns();
+                if (step(ctx))
+                    return -1;
+                (dump ? on : off)[i] = now_ns() - s;
+            }
+        }
+        /* the fastest of each: a loaded machine's noise (ms) would swamp the tens of us */
+        double mon = on[0], moff = off[0];
+        for (int i = 1; i < steps; i++)
+            mon = on[i] < mon ? on[i] : mon, moff = off[i] < moff ? off[i] : moff;
+        dump_us = (mon - moff) * 1e-3;
+    }
     tracer_hooks_remove();
+    if (getenv(TRACER_ENV_RESTATE) && steps >= 4)
+        printf("statedump    %-12s %8.1f us (node_defs and graph_totals of its graphs): once a second, %.4f%% of the "
+               "time\n",
+               name, dump_us, dump_us * 1e-4);
     double sorted[64];
     memcpy(sorted, rr, (size_t)rounds * sizeof *rr);
     double med = median(sorted, rounds), lo = sorted[0], hi = sorted[rounds - 1];
@@ -233,11 +269,15 @@ static int child_enabled(int steps, const char *preset, const char *models, long
     }
     /* last: these loops fill the buffers, which would slow the steps */
     uint32_t cap = exec_trace_buffer_get();
+    const exec_hooks *h = tracer_hooks_table();
+    if (getenv(TRACER_ENV_RESTATE)) /* inside a step: the statedump's totals are kept too */
+        h->step_begin(h->ctx, 0);
     record_ops(pairs / 10, cap); /* warm */
     double per_op = record_ops(pairs, cap);
-    printf("enabled  per op (two clock reads, a buffered record, one ops event per %u records): %.1f ns\n", cap,
-           per_op);
-    const exec_hooks *h = tracer_hooks_table();
+    if (getenv(TRACER_ENV_RESTATE))
+        h->step_end(h->ctx, 0, 0.0);
+    printf("enabled  per op (two clock reads, a buffered record, one ops event per %u records%s): %.1f ns\n", cap,
+           getenv(TRACER_ENV_RESTATE) ? ", each node's totals kept" : "", per_op);
     long nf = pairs / 4;
     double t0 = now_ns();
     for (long i = 0; i < nf; i++)
@@ -268,7 +308,8 @@ int main(int argc, char **argv)
 {
     int steps = 30;
     long pairs = 200000;
-    const char *preset = "small", *models = NULL;
+    const char *preset = "small", *models = NULL, *relay = NULL;
+    double restate = 0;
     size_t subbuf = 0, nsubbuf = 0;
     int no_contexts = 0;
     if (argc >= 2 && !strcmp(argv[1], "child-disabled"))
@@ -295,11 +336,15 @@ int main(int argc, char **argv)
             nsubbuf = (size_t)atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--contexts") && (!strcmp(argv[i + 1], "all") || !strcmp(argv[i + 1], "none")))
             no_contexts = !strcmp(argv[i + 1], "none");
+        else if (!strcmp(argv[i], "--relay"))
+            relay = argv[i + 1];
+        else if (!strcmp(argv[i], "--restate"))
+            restate = atof(argv[i + 1]);
         else {
             fprintf(
                 stderr,
                 "usage: bench_trace [--steps N] [--rounds R] [--preset P] [--models a,b] [--pairs N] [--subbuf BYTES] "
-                "[--nsubbuf N] [--contexts all|none]\n");
+                "[--nsubbuf N] [--contexts all|none] [--relay net://HOST:CTRL:DATA [--restate S]]\n");
             return 2;
         }
     }
@@ -342,13 +387,17 @@ int main(int argc, char **argv)
                              .show_output = 1,
                              .subbuf_size = subbuf,
                              .num_subbuf = nsubbuf,
-                             .no_contexts = no_contexts };
+                             .no_contexts = no_contexts,
+                             .relay_url = relay,
+                             .restate_s = restate };
     static tracer_record_result r;
     tracer_record_status rs = tracer_record(&o, &r);
     const char *err = base_errmsg();
     int rc = 0;
     /* INCOMPLETE is expected: the bench fires op pairs outside any run */
-    if (rs == TRACER_RECORD_OK || rs == TRACER_RECORD_INCOMPLETE) {
+    if (relay && rs == TRACER_RECORD_OK) {
+        printf("streamed to %s\n", relay);
+    } else if (rs == TRACER_RECORD_OK || rs == TRACER_RECORD_INCOMPLETE) {
         printf("recorded %llu events, %llu discarded\n", (unsigned long long)r.stats.events,
                (unsigned long long)r.stats.discarded_events);
         if (r.stats.discarded_events)

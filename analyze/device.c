@@ -1,0 +1,275 @@
+/* device.c -- a GPU trace's device activity (see device.h). */
+#include "analyze/device.h"
+
+#include "base/alloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const class_names[ANALYZE_DEVICE_NCLASS] = {
+#define DEVICE_CLASS(id) #id,
+#include "analyze/device_classes.def"
+#undef DEVICE_CLASS
+};
+static const char *const class_labels[ANALYZE_DEVICE_NCLASS] = {
+#define DEVICE_CLASS(id) ANALYZE_DEVICE_PREFIX #id,
+#include "analyze/device_classes.def"
+#undef DEVICE_CLASS
+};
+static const struct match {
+    analyze_device_class cls;
+    const char *text;
+} matches[] = {
+#define DEVICE_MATCH(id, text) { ANALYZE_DEVICE_##id, text },
+#include "analyze/device_classes.def"
+#undef DEVICE_MATCH
+};
+
+const char *analyze_device_class_name(int c) { return c >= 0 && c < ANALYZE_DEVICE_NCLASS ? class_names[c] : "?"; }
+const char *analyze_device_class_label(int c) { return c >= 0 && c < ANALYZE_DEVICE_NCLASS ? class_labels[c] : "?"; }
+
+analyze_device_class analyze_device_class_of(const char *name, const char *cat)
+{
+    if (cat && (!strcmp(cat, "gpu_memcpy") || !strcmp(cat, "Memcpy")))
+        return ANALYZE_DEVICE_memcpy;
+    if (cat && (!strcmp(cat, "gpu_memset") || !strcmp(cat, "Memset")))
+        return ANALYZE_DEVICE_memset;
+    for (size_t i = 0; name && i < sizeof matches / sizeof *matches; i++)
+        if (strstr(name, matches[i].text))
+            return matches[i].cls;
+    return ANALYZE_DEVICE_other;
+}
+
+int analyze_device_class_parse(const char *label)
+{
+    if (!label || strncmp(label, ANALYZE_DEVICE_PREFIX, sizeof ANALYZE_DEVICE_PREFIX - 1) != 0)
+        return -1;
+    for (int c = 0; c < ANALYZE_DEVICE_NCLASS; c++)
+        if (!strcmp(label, class_labels[c]))
+            return c;
+    return ANALYZE_DEVICE_other;
+}
+
+typedef struct span {
+    uint64_t b, e;
+    uint32_t k;
+} span;
+
+typedef struct stream {
+    uint64_t tid;
+    char device[48];
+    span *v;
+    size_t n, cap;
+} stream;
+
+struct analyze_devices {
+    struct kern {
+        char *name;
+        int cls;
+    } * k;
+    size_t nk, capk;
+    stream *s;
+    size_t ns, caps;
+    size_t last; /* the stream of the last activity */
+};
+
+analyze_devices *analyze_devices_create(void) { return exec_calloc(1, sizeof(analyze_devices)); }
+
+void analyze_devices_destroy(analyze_devices *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->nk; i++)
+        exec_free(d->k[i].name);
+    exec_free(d->k);
+    for (size_t i = 0; i < d->ns; i++)
+        exec_free(d->s[i].v);
+    exec_free(d->s);
+    exec_free(d);
+}
+
+static int grow(void **p, size_t *cap, size_t n, size_t sz)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 16;
+    void *q = exec_realloc(*p, c * sz);
+    if (!q)
+        return -1;
+    *p = q, *cap = c;
+    return 0;
+}
+
+int analyze_devices_kernel(analyze_devices *d, const char *name, int cls)
+{
+    for (size_t i = d->nk; i-- > 0;)
+        if (d->k[i].cls == cls && !strcmp(d->k[i].name, name))
+            return (int)i;
+    if (d->nk >= INT32_MAX || grow((void **)&d->k, &d->capk, d->nk, sizeof *d->k))
+        return -1;
+    char *c = exec_strdup(name);
+    if (!c)
+        return -1;
+    d->k[d->nk] = (struct kern){ c, cls };
+    return (int)d->nk++;
+}
+
+static stream *stream_of(analyze_devices *d, uint64_t tid)
+{
+    if (d->ns && d->s[d->last].tid == tid)
+        return &d->s[d->last];
+    for (size_t i = 0; i < d->ns; i++)
+        if (d->s[i].tid == tid)
+            return &d->s[d->last = i];
+    if (grow((void **)&d->s, &d->caps, d->ns, sizeof *d->s))
+        return NULL;
+    stream *s = &d->s[d->ns];
+    memset(s, 0, sizeof *s);
+    s->tid = tid;
+    snprintf(s->device, sizeof s->device, "gpu");
+    d->last = d->ns++;
+    return s;
+}
+
+int analyze_devices_add(analyze_devices *d, uint64_t tid, int k, uint64_t b, uint64_t e)
+{
+    stream *s = stream_of(d, tid);
+    if (!s || grow((void **)&s->v, &s->cap, s->n, sizeof *s->v))
+        return -1;
+    s->v[s->n++] = (span){ b, e >= b ? e : b, (uint32_t)k };
+    return 0;
+}
+
+int analyze_devices_name_streams(analyze_devices *d, const char *map)
+{
+    for (const char *p = map; p && *p;) {
+        char *end;
+        unsigned long long tid = strtoull(p, &end, 10);
+        const char *eq = end, *slash = eq && *eq == '=' ? strchr(eq, '/') : NULL;
+        const char *next = strchr(p, ',');
+        if (slash && (!next || slash < next)) {
+            for (size_t i = 0; i < d->ns; i++)
+                if (d->s[i].tid == tid) {
+                    size_t n = (size_t)(slash - eq - 1);
+                    if (n >= sizeof d->s[i].device)
+                        n = sizeof d->s[i].device - 1;
+                    memcpy(d->s[i].device, eq + 1, n);
+                    d->s[i].device[n] = '\0';
+                }
+        }
+        p = next ? next + 1 : NULL;
+    }
+    return 0;
+}
+
+static int by_begin(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    return x->b < y->b ? -1 : x->b > y->b;
+}
+
+static int by_ns(const void *a, const void *b)
+{
+    const analyze_device_kernel *x = a, *y = b;
+    if (x->ns != y->ns)
+        return x->ns < y->ns ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const analyze_device *)a)->name, ((const analyze_device *)b)->name);
+}
+
+/* Device dev's summary from its streams. 0 or -1. */
+static int summarize(const analyze_devices *d, analyze_device *dev)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < d->ns; i++)
+        if (!strcmp(d->s[i].device, dev->name))
+            n += d->s[i].n, dev->streams++;
+    span *all = exec_malloc((n ? n : 1) * sizeof *all);
+    uint64_t *kns = exec_calloc(d->nk ? d->nk : 1, sizeof *kns),
+             *kcount = exec_calloc(d->nk ? d->nk : 1, sizeof *kcount);
+    int rc = -1;
+    if (!all || !kns || !kcount)
+        goto end;
+    n = 0;
+    for (size_t i = 0; i < d->ns; i++)
+        if (!strcmp(d->s[i].device, dev->name)) {
+            memcpy(all + n, d->s[i].v, d->s[i].n * sizeof *all);
+            n += d->s[i].n;
+        }
+    qsort(all, n, sizeof *all, by_begin);
+    uint64_t cb = 0, ce = 0, first = n ? all[0].b : 0, last = 0;
+    for (size_t i = 0; i < n; i++) {
+        const span *x = &all[i];
+        uint64_t ns = x->e - x->b;
+        int cls = d->k[x->k].cls;
+        dev->count++;
+        dev->class_ns[cls] += ns, dev->class_count[cls]++;
+        if (cls != ANALYZE_DEVICE_memcpy && cls != ANALYZE_DEVICE_memset)
+            dev->kernel_ns += ns;
+        kns[x->k] += ns, kcount[x->k]++;
+        if (x->e > last)
+            last = x->e;
+        if (i == 0 || x->b > ce) { /* a gap: the run before is done */
+            dev->busy_ns += ce - cb;
+            cb = x->b, ce = x->e;
+        } else if (x->e > ce) {
+            ce = x->e;
+        }
+    }
+    dev->busy_ns += ce - cb;
+    dev->span_ns = n ? last - first : 0;
+    dev->idle_ns = dev->span_ns - dev->busy_ns;
+    for (size_t k = 0; k < d->nk; k++)
+        dev->nkernels += kcount[k] > 0;
+    dev->kernels = exec_calloc(dev->nkernels ? dev->nkernels : 1, sizeof *dev->kernels);
+    if (!dev->kernels)
+        goto end;
+    size_t j = 0;
+    for (size_t k = 0; k < d->nk; k++)
+        if (kcount[k])
+            dev->kernels[j++] = (analyze_device_kernel){ d->k[k].name, d->k[k].cls, kns[k], kcount[k] };
+    qsort(dev->kernels, dev->nkernels, sizeof *dev->kernels, by_ns);
+    rc = 0;
+end:
+    exec_free(all), exec_free(kns), exec_free(kcount);
+    return rc;
+}
+
+analyze_device *analyze_devices_summary(const analyze_devices *d, size_t *n)
+{
+    *n = 0;
+    if (!d || !d->ns)
+        return NULL;
+    analyze_device *v = exec_calloc(d->ns, sizeof *v);
+    if (!v) {
+        *n = 1;
+        return NULL;
+    }
+    for (size_t i = 0; i < d->ns; i++) {
+        size_t j = 0;
+        while (j < *n && strcmp(v[j].name, d->s[i].device))
+            j++;
+        if (j == *n)
+            snprintf(v[(*n)++].name, sizeof v->name, "%s", d->s[i].device);
+    }
+    qsort(v, *n, sizeof *v, by_name);
+    for (size_t j = 0; j < *n; j++)
+        if (summarize(d, &v[j])) {
+            analyze_devices_summary_free(v, *n);
+            *n = 1;
+            return NULL;
+        }
+    return v;
+}
+
+void analyze_devices_summary_free(analyze_device *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        exec_free(v[i].kernels);
+    exec_free(v);
+}

@@ -1,0 +1,67 @@
+/* device.h -- a GPU trace's device activity (kernels, copies, fills), apart
+ * from its host ops: per device, the kernel time, the time some activity
+ * ran (the union of all its streams' spans), the idle time between the
+ * first and the last activity, and the time by class and by kernel.
+ *
+ * An imported trace marks device activity by its nodes' class label:
+ * "device.<class>" (device_classes.def), on threads of their own (one per
+ * stream); its MANIFEST's `device.streams` names each stream's device. */
+#ifndef FATHOM_ANALYZE_DEVICE_H
+#define FATHOM_ANALYZE_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ANALYZE_DEVICE_PREFIX "device."
+
+typedef enum analyze_device_class {
+#define DEVICE_CLASS(id) ANALYZE_DEVICE_##id,
+#include "analyze/device_classes.def"
+#undef DEVICE_CLASS
+    ANALYZE_DEVICE_NCLASS
+} analyze_device_class;
+
+/* "gemm" ("?" out of range) and its label in a trace, "device.gemm". */
+const char *analyze_device_class_name(int c);
+const char *analyze_device_class_label(int c);
+/* The class of a kernel's name and Kineto category (NULL: unknown). */
+analyze_device_class analyze_device_class_of(const char *name, const char *cat);
+/* The class of a trace's class label; -1 when it is not a device label. */
+int analyze_device_class_parse(const char *label);
+
+typedef struct analyze_device_kernel {
+    const char *name; /* the collector's: valid while it lives */
+    int cls;
+    uint64_t ns, count;
+} analyze_device_kernel;
+
+typedef struct analyze_device {
+    char name[48];      /* "cuda:0" */
+    uint64_t streams;   /* streams with activity */
+    uint64_t kernel_ns; /* sum of the kernels' durations (copies and fills apart) */
+    uint64_t busy_ns;   /* union of all activity */
+    uint64_t span_ns;   /* first activity's begin to last one's end */
+    uint64_t idle_ns;   /* span_ns - busy_ns */
+    uint64_t count;     /* activities */
+    uint64_t class_ns[ANALYZE_DEVICE_NCLASS], class_count[ANALYZE_DEVICE_NCLASS];
+    size_t nkernels;
+    analyze_device_kernel *kernels; /* by time, descending */
+} analyze_device;
+
+typedef struct analyze_devices analyze_devices;
+
+analyze_devices *analyze_devices_create(void);
+void analyze_devices_destroy(analyze_devices *d);
+/* The number of a kernel (name, class), added on first sight; -1 out of memory. */
+int analyze_devices_kernel(analyze_devices *d, const char *name, int cls);
+/* One activity of kernel k on stream (a thread id) from b to e ns; 0 or -1. */
+int analyze_devices_add(analyze_devices *d, uint64_t stream, int k, uint64_t b, uint64_t e);
+/* Names the streams' devices from "TID=DEVICE/STREAM,..." (a MANIFEST's
+ * device.streams); streams not named are of device "gpu". 0 or -1. */
+int analyze_devices_name_streams(analyze_devices *d, const char *map);
+/* Per device, by name: *n of them (0 with NULL when there is no activity);
+ * NULL with *n 1 when out of memory. */
+analyze_device *analyze_devices_summary(const analyze_devices *d, size_t *n);
+void analyze_devices_summary_free(analyze_device *v, size_t n);
+
+#endif

@@ -1,0 +1,20 @@
+/* clock.h -- the one clock of fathom's own timings: CLOCK_MONOTONIC, the
+ * clock LTTng stamps the trace with too, so an op's times and the trace's
+ * events share one time base. Header-only: the trace probe uses it without
+ * linking libfathom-base. */
+#ifndef FATHOM_BASE_CLOCK_H
+#define FATHOM_BASE_CLOCK_H
+#include <stdint.h>
+#include <time.h>
+
+/* Now, in ns since an arbitrary origin (the machine's boot). */
+static inline uint64_t base_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The same in seconds. */
+static inline double base_now_s(void) { return (double)base_now_ns() * 1e-9; }
+#endif

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""kineto_sums.py TRACE.json[.gz] -- what a Kineto (PyTorch profiler) trace
+holds, computed from its JSON alone, to check `fathom import` and
+`fathom analyze breakdown` against: prints one JSON object.
+
+  host_ns      the outermost namespaced ops (`aten::mm`, not `autograd::`)
+               of each CPU thread, their spans summed (all of the trace)
+  host_ops     how many
+  aten_ns      the same for `aten::` ops only
+  devices      per device (a GPU event's pid): kernel_ns (the durations of
+               kernel events), busy_ns (the union of kernels, copies and
+               fills), count (all three), streams
+Events: complete ("ph": "X") with a name; kernels are categories `kernel`
+and `Kernel`, copies and fills `gpu_memcpy`, `gpu_memset`, `Memcpy`,
+`Memset`; host ops `cpu_op`, `Operator`, `operator` or no category.
+Times are microseconds (floats allowed).  The trace's top level is an
+object with traceEvents or a bare array.  Integers beyond 64 bits parse
+(Python's are unbounded)."""
+import gzip
+import json
+import sys
+
+KERNEL = {"kernel", "Kernel"}
+COPY = {"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"}
+HOST = {"cpu_op", "Operator", "operator", None}
+
+
+def is_op_name(n):
+    if any(ord(c) <= 32 or ord(c) == 127 for c in n):
+        return False
+    i = n.find("::")
+    return i > 0 and not n.startswith(("autograd::", "torch::autograd::", "profiler::"))
+
+
+def outermost(spans):
+    """Sum and count of the outermost spans of one thread's (b, e) spans."""
+    total = count = 0
+    end = None
+    for b, e in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if end is None or b >= end:
+            total += e - b
+            count += 1
+            end = e
+    return total, count
+
+
+def union(spans):
+    total = 0
+    cb = ce = None
+    for b, e in sorted(spans):
+        if ce is None or b > ce:
+            if ce is not None:
+                total += ce - cb
+            cb, ce = b, e
+        elif e > ce:
+            ce = e
+    return total + (ce - cb if ce is not None else 0)
+
+
+def ns(x):
+    return round(float(x) * 1000)
+
+
+def sums(events):
+    host, aten, dev = {}, {}, {}
+    for e in events:
+        if not isinstance(e, dict) or e.get("ph") != "X" or not e.get("name"):
+            continue
+        if "ts" not in e or "dur" not in e or float(e["dur"]) < 0 or float(e["ts"]) < 0:
+            continue
+        b = ns(e["ts"])
+        en = b + ns(e["dur"])
+        cat, name = e.get("cat"), e["name"]
+        if cat in KERNEL or cat in COPY:
+            d = dev.setdefault(str(e.get("pid")), {"kernel_ns": 0, "spans": [], "streams": set()})
+            if cat in KERNEL:
+                d["kernel_ns"] += en - b
+            d["spans"].append((b, en))
+            d["streams"].add(str(e.get("tid")))
+        elif cat in HOST and is_op_name(name) and not name.startswith("ProfilerStep#"):
+            key = (str(e.get("pid")), str(e.get("tid")))
+            host.setdefault(key, []).append((b, en))
+            if name.startswith("aten::"):
+                aten.setdefault(key, []).append((b, en))
+    out = {"host_ns": 0, "host_ops": 0, "aten_ns": 0, "devices": {}}
+    for spans in host.values():
+        t, c = outermost(spans)
+        out["host_ns"] += t
+        out["host_ops"] += c
+    for spans in aten.values():
+        out["aten_ns"] += outermost(spans)[0]
+    for pid, d in sorted(dev.items()):
+        out["devices"][pid] = {
+            "kernel_ns": d["kernel_ns"],
+            "busy_ns": union(d["spans"]),
+            "count": len(d["spans"]),
+            "streams": len(d["streams"]),
+        }
+    return out
+
+
+def main():
+    path = sys.argv[1]
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        doc = json.load(f)
+    events = doc if isinstance(doc, list) else doc.get("traceEvents", [])
+    json.dump(sums(events), sys.stdout, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    main()
