@@ -18,8 +18,9 @@
  * parse, interpret and resolve into the in-memory trace) and write (the
  * rest of the import: the CTF through sink.ctf.fs and the archive).  Then
  * Python's json.load of the same file (a fixed reference: the ratio is the
- * figure to compare across runs on a loaded machine), for traces up to
- * --python-mb MB of JSON (json.load holds the whole tree: 1.3 GB for 200 MB).
+ * figure to compare across runs on a loaded machine).  The two references
+ * (jansson's tree, json.load) run for traces up to --python-mb MB of JSON
+ * (default 600; json.load holds the whole tree: 1.3 GB for 200 MB).
  * The growth of RSS between the two sizes shows what memory an event costs.
  * Exit status: 0, or 2 on an error (the import failed, wrong counts).
  *
@@ -377,12 +378,12 @@ int main(int argc, char **argv)
         }
         uint64_t bytes = 0, nev = 0, nfast = 0, ops = 0;
         double dec = phase_decompress(in, &bytes);
-        double parse_tree = phase_parse(in, 1, &nev, &nfast);
+        double mb = (double)bytes / 1e6;
+        double parse_tree = mb <= python_mb ? phase_parse(in, 1, &nev, &nfast) : -1;
         double parse_scan = phase_parse(in, 0, &nev, &nfast);
         double rd = phase_read(in, &ops);
         long py_rss = 0;
-        double py = (double)bytes / 1e6 <= python_mb ? python_load(in, z, &py_rss) : -1;
-        double mb = (double)bytes / 1e6;
+        double py = mb <= python_mb ? python_load(in, z, &py_rss) : -1;
         rss[k] = r.rss_kb;
         got[k] = c.events;
         mbps[k] = mb / r.cpu;
