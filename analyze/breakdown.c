@@ -148,12 +148,14 @@ static json_t *breakdown_json_trace(const analyze_profile *p)
     json_object_set_new(t, "op_types", ops);
     json_object_set_new(t, "classes", cls);
     views_free(&v);
-    json_t *dev = devices_json(p);
-    if (!dev) {
-        json_decref(t);
-        return NULL;
+    if (p->devices) { /* a trace with device activity */
+        json_t *dev = devices_json(p);
+        if (!dev) {
+            json_decref(t);
+            return NULL;
+        }
+        json_object_set_new(t, "devices", dev);
     }
-    json_object_set_new(t, "devices", dev);
     return t;
 }
 

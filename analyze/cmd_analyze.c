@@ -63,7 +63,10 @@ static void usage(FILE *f)
                "  --interval S            breakdown, memory of one net:// live session: the table so far\n"
                "                          every S seconds (default 2; redrawn on a terminal), then the\n"
                "                          final one when the session ends\n"
-               "\n`fathom analyze --list net://HOST[:PORT]` lists the live sessions a relay holds.\n"
+               "  --all                   with net://HOST[:PORT] (a relay): every live session it holds,\n"
+               "                          side by side (a row each every interval, then the analysis)\n"
+               "\n`fathom analyze NAME net://HOST[:PORT]` lists a relay's live sessions (host, session,\n"
+               "model, mode, start); `fathom analyze --list net://HOST[:PORT]` its sessions' URLs.\n"
                "See fathom-analyze(1).\n");
 }
 

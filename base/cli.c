@@ -80,6 +80,18 @@ int cli_parse_int(const char *cmd, const char *opt, const char *arg, long min, l
     return 0;
 }
 
+const cli_run_bounds cli_run_options[CLI_RUN_COUNT] = {
+#define X(name, flag, lo, hi) [CLI_RUN_##name] = { flag, lo, hi },
+#include "base/run_options.def"
+#undef X
+};
+
+int cli_parse_run_option(const char *cmd, cli_run_option o, const char *arg, long *out)
+{
+    const cli_run_bounds *b = &cli_run_options[o];
+    return cli_parse_int(cmd, b->flag, arg, b->lo, b->hi, out);
+}
+
 int cli_parse_u64(const char *cmd, const char *opt, const char *arg, unsigned long long *out)
 {
     char *end = NULL;

@@ -22,4 +22,20 @@ int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(print
 int cli_parse_int(const char *cmd, const char *opt, const char *arg, long min, long max, long *out);
 /* The same for an unsigned 64-bit value (seeds). */
 int cli_parse_u64(const char *cmd, const char *opt, const char *arg, unsigned long long *out);
+
+/* The numeric flags of a run shared by run, record, replay and tune, one
+ * row each in run_options.def: CLI_RUN_threads, CLI_RUN_inter, ... */
+typedef enum cli_run_option {
+#define X(name, flag, lo, hi) CLI_RUN_##name,
+#include "base/run_options.def"
+#undef X
+    CLI_RUN_COUNT
+} cli_run_option;
+typedef struct cli_run_bounds {
+    const char *flag; /* "--threads" */
+    long lo, hi;
+} cli_run_bounds;
+extern const cli_run_bounds cli_run_options[CLI_RUN_COUNT];
+/* cli_parse_int with the flag's name and bounds from its row. */
+int cli_parse_run_option(const char *cmd, cli_run_option o, const char *arg, long *out);
 #endif

@@ -234,11 +234,11 @@ int cmd_record(int argc, char **argv)
         return cli_usage_error(CMD, "unknown mode '%s' (train or infer)", ro.mode);
     if (ro.preset && model_preset_from_name(ro.preset) < 0)
         return cli_usage_error(CMD, "unknown preset '%s' (tiny, small or full)", ro.preset);
-    if ((ro.steps && cli_parse_int(CMD, "--steps", ro.steps, 1, 100000000, &v)) ||
-        (ro.batch && cli_parse_int(CMD, "--batch", ro.batch, 1, 1000000, &v)) ||
-        (ro.threads && cli_parse_int(CMD, "--threads", ro.threads, 1, 4096, &v)) ||
-        (ro.depth && cli_parse_int(CMD, "--depth", ro.depth, 1, 1000, &v)) ||
-        (ro.inter && cli_parse_int(CMD, "--inter", ro.inter, 1, 64, &v)))
+    if ((ro.steps && cli_parse_run_option(CMD, CLI_RUN_steps, ro.steps, &v)) ||
+        (ro.batch && cli_parse_run_option(CMD, CLI_RUN_batch, ro.batch, &v)) ||
+        (ro.threads && cli_parse_run_option(CMD, CLI_RUN_threads, ro.threads, &v)) ||
+        (ro.depth && cli_parse_run_option(CMD, CLI_RUN_depth, ro.depth, &v)) ||
+        (ro.inter && cli_parse_run_option(CMD, CLI_RUN_inter, ro.inter, &v)))
         return 2;
     exec_conv_algo algo;
     exec_bind bind;

@@ -295,7 +295,8 @@ static int parse_batches(const char *arg, int *out, int max)
         memcpy(num, p, len);
         num[len] = 0;
         long v;
-        if (cli_parse_int("tune", "--batches", num, 1, 1 << 20, &v))
+        if (cli_parse_int("tune", "--batches", num, cli_run_options[CLI_RUN_batch].lo,
+                          cli_run_options[CLI_RUN_batch].hi, &v))
             return -1;
         out[n++] = (int)v;
         p += len;
@@ -343,7 +344,7 @@ int cmd_tune(int argc, char **argv)
                 return cli_usage_error("tune", "unknown preset '%s' (use tiny, small or full)", val);
             cfg.preset = (model_preset)x, model_opts = 1;
         } else if (strcmp(a, "--batch") == 0) {
-            if (cli_parse_int("tune", a, val, 1, 1 << 20, &v))
+            if (cli_parse_run_option("tune", CLI_RUN_batch, val, &v))
                 return 2;
             cfg.batch = (int)v, model_opts = 1;
         } else if (strcmp(a, "--batches") == 0) {
@@ -351,7 +352,7 @@ int cmd_tune(int argc, char **argv)
                 return 2;
             model_opts = 1;
         } else if (strcmp(a, "--depth") == 0) {
-            if (cli_parse_int("tune", a, val, 1, 1000, &v))
+            if (cli_parse_run_option("tune", CLI_RUN_depth, val, &v))
                 return 2;
             if (v != 18 && v != 34 && v != 50 && v != 101 && v != 152)
                 return cli_usage_error("tune", "--depth must be 18, 34, 50, 101 or 152, not %ld", v);
@@ -370,7 +371,7 @@ int cmd_tune(int argc, char **argv)
                 return 2;
             trace_opts = 1;
         } else if (strcmp(a, "--steps") == 0) {
-            if (cli_parse_int("tune", a, val, 1, 1 << 20, &steps))
+            if (cli_parse_run_option("tune", CLI_RUN_steps, val, &steps))
                 return 2;
             trace_opts = 1;
         } else if (strcmp(a, "--budget") == 0) {

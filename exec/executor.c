@@ -19,6 +19,13 @@
 #include <stdatomic.h>
 #include <time.h>
 
+/* --inter's bound (base/run_options.def) is the most workers a run has:
+ * a larger value would be accepted and then silently clamped. */
+#define X(name, flag, lo, hi) enum { RUN_OPTION_HI_##name = (hi) };
+#include "base/run_options.def"
+#undef X
+_Static_assert(RUN_OPTION_HI_inter == EXEC_MAX_WORKERS, "--inter's bound is EXEC_MAX_WORKERS");
+
 static exec_hooks g_hooks;
 static const exec_hooks *g_hooks_ptr;
 static _Atomic uint64_t g_hooks_epoch; /* bumped by every install */

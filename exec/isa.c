@@ -1,7 +1,8 @@
 /* isa.c -- which vector instructions the engine's kernels use on this CPU.
  *
- * The default build targets x86-64-v2 (SSE4.2: every x86-64 server of the
- * last fifteen years, and the CPUs without AVX still sold) and carries AVX2
+ * The default build targets x86-64-v2 (SSE4.2: every x86-64 server since
+ * Nehalem, 2008, and the small cores without AVX: Atom, older Celeron and
+ * Pentium) and carries AVX2
  * and AVX-512 variants of its vector kernels, chosen here at run time from
  * the CPU's features: the direct and Winograd convolutions and MatMul's
  * tiles choose theirs by exec_simd_set's level (target attributes,

@@ -13,7 +13,8 @@ endif()
 # Every symbol the copy defines, its static functions and OpenMP's outlined
 # bodies (op_fwd_Tanh._omp_fn.0) too, so that the disassembly names each
 # function of the copy with the suffix (tests/portable_isa.sh): the suffix
-# goes before the first dot (op_fwd_Tanh_avx2._omp_fn.0).
+# goes before the first dot (op_fwd_Tanh_avx2._omp_fn.0), or at the end of a
+# name that starts with one (clang's .omp_outlined..1_avx2).
 execute_process(COMMAND ${NM} --defined-only -P ${OUT}.r.o OUTPUT_VARIABLE syms RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "isa_objects: ${NM} failed on ${OUT}.r.o")
@@ -27,7 +28,11 @@ endforeach()
 list(REMOVE_DUPLICATES names)
 set(map "")
 foreach(name IN LISTS names)
-  string(REGEX REPLACE "^([^.]+)(.*)$" "\\1${SUFFIX}\\2" renamed "${name}")
+  if(name MATCHES "^[.]")
+    set(renamed "${name}${SUFFIX}")
+  else()
+    string(REGEX REPLACE "^([^.]+)(.*)$" "\\1${SUFFIX}\\2" renamed "${name}")
+  endif()
   string(APPEND map "${name} ${renamed}\n")
 endforeach()
 file(WRITE ${OUT}.syms "${map}")

@@ -81,17 +81,17 @@ int cmd_run(int argc, char **argv)
                 return cli_usage_error("run", "unknown preset '%s' (use tiny, small or full)", val);
             cfg.preset = (model_preset)x;
         } else if (OPT("--steps")) {
-            if (!val || cli_parse_int("run", "--steps", val, 1, 1000000000, &steps))
+            if (!val || cli_parse_run_option("run", CLI_RUN_steps, val, &steps))
                 return 2;
         } else if (OPT("--batch")) {
-            if (!val || cli_parse_int("run", "--batch", val, 1, 1 << 20, &v))
+            if (!val || cli_parse_run_option("run", CLI_RUN_batch, val, &v))
                 return 2;
             cfg.batch = (int)v;
         } else if (OPT("--threads")) {
-            if (!val || cli_parse_int("run", "--threads", val, 1, 4096, &threads))
+            if (!val || cli_parse_run_option("run", CLI_RUN_threads, val, &threads))
                 return 2;
         } else if (OPT("--inter")) {
-            if (!val || cli_parse_int("run", "--inter", val, 1, 64, &v))
+            if (!val || cli_parse_run_option("run", CLI_RUN_inter, val, &v))
                 return 2;
             cfg.inter = (int)v;
         } else if (OPT("--conv-algo")) {
@@ -123,7 +123,7 @@ int cmd_run(int argc, char **argv)
                 return 2;
             cfg.seed = sd;
         } else if (OPT("--depth")) {
-            if (!val || cli_parse_int("run", "--depth", val, 1, 1000, &v))
+            if (!val || cli_parse_run_option("run", CLI_RUN_depth, val, &v))
                 return 2;
             if (v != 18 && v != 34 && v != 50 && v != 101 && v != 152)
                 return cli_usage_error("run", "--depth must be 18, 34, 50, 101 or 152, not %ld", v);

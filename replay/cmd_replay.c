@@ -309,7 +309,8 @@ int cmd_replay(int argc, char **argv)
         { "denormals", required_argument, 0, 'Z' },
         { 0, 0, 0, 0 },
     };
-    long threads = 0, inter = 1, steps = 0, skip_first = 0, skip_last = 0, iters = 3, warmup = 1, seed = 1;
+    long threads = 0, inter = 1, steps = 0, skip_first = 0, skip_last = 0, iters = 3, warmup = 1;
+    unsigned long long seed = 1;
     int fmt = CLI_TEXT, c, record = 0;
     exec_conv_algo algo = EXEC_CONV_DEFAULT;
     exec_bind bind = EXEC_BIND_DEFAULT;
@@ -322,15 +323,19 @@ int cmd_replay(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
         long *dst = NULL, lo = 0, hi = 1 << 20;
         const char *name = NULL;
+        int run_opt = -1; /* a flag of base/run_options.def: its bounds */
         switch (c) {
-        case 't': dst = &threads, lo = 1, hi = 1024, name = "--threads"; break;
-        case 'i': dst = &inter, lo = 1, hi = 16, name = "--inter"; break;
-        case 's': dst = &steps, lo = 1, name = "--steps"; break;
+        case 't': run_opt = CLI_RUN_threads, dst = &threads; break;
+        case 'i': run_opt = CLI_RUN_inter, dst = &inter; break;
+        case 's': run_opt = CLI_RUN_steps, dst = &steps; break;
         case 'F': dst = &skip_first, name = "--skip-first"; break;
         case 'L': dst = &skip_last, name = "--skip-last"; break;
         case 'n': dst = &iters, lo = 1, name = "--iterations"; break;
         case 'w': dst = &warmup, name = "--warmup"; break;
-        case 'S': dst = &seed, hi = 0x7fffffff, name = "--seed"; break;
+        case 'S':
+            if (cli_parse_u64("replay", "--seed", optarg, &seed))
+                return 2;
+            break;
         case 'f':
             if ((fmt = cli_parse_format("replay", optarg, 1)) < 0)
                 return 2;
@@ -362,7 +367,9 @@ int cmd_replay(int argc, char **argv)
         case ':': return cli_usage_error("replay", "%s wants a value", argv[optind - 1]);
         default: return cli_usage_error("replay", "unknown option '%s'; see 'fathom replay --help'", argv[optind - 1]);
         }
-        if (dst && cli_parse_int("replay", name, optarg, lo, hi, dst))
+        if (run_opt >= 0 && cli_parse_run_option("replay", (cli_run_option)run_opt, optarg, dst))
+            return 2;
+        if (run_opt < 0 && dst && cli_parse_int("replay", name, optarg, lo, hi, dst))
             return 2;
         for (size_t j = 0; opts[j].name; j++) /* again for a --record child */
             if (opts[j].val == c && nchild + 2 <= (int)(sizeof child_args / sizeof child_args[0])) {

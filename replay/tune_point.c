@@ -2,6 +2,8 @@
  * run`, both ways (see tune.h: replay_tune_flags, replay_tune_point_parse). */
 #include "replay/tune.h"
 
+#include "base/cli.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,17 +17,18 @@ void replay_tune_flags(const replay_tune_knobs *k, int with_batch, char *buf, si
         snprintf(buf + n, len - (size_t)n, " --batch %d", k->batch);
 }
 
-/* One flag's value: an integer within [lo, hi], or a name that from_name knows. */
+/* One flag's value: an integer within its run option's bounds
+ * (base/run_options.def), or a name that from_name knows. */
 static const struct point_flag {
     const char *name;
-    int lo, hi;
+    int run_opt; /* cli_run_option, or -1 */
     int (*from_name)(const char *);
 } point_flags[] = {
-    { "--threads", 1, 4096, NULL },
-    { "--inter", 1, 64, NULL },
-    { "--conv-algo", 0, 0, exec_conv_algo_from_name },
-    { "--bind", 0, 0, exec_bind_from_name },
-    { "--batch", 1, 1 << 20, NULL },
+    { "--threads", CLI_RUN_threads, NULL },
+    { "--inter", CLI_RUN_inter, NULL },
+    { "--conv-algo", -1, exec_conv_algo_from_name },
+    { "--bind", -1, exec_bind_from_name },
+    { "--batch", CLI_RUN_batch, NULL },
 };
 
 exec_status replay_tune_point_parse(const char *flags, replay_tune_knobs *k)
@@ -61,10 +64,11 @@ exec_status replay_tune_point_parse(const char *flags, replay_tune_knobs *k)
             if ((v = pf->from_name(val)) < 0)
                 return exec_fail(EXEC_ERR_ARG, "%s: unknown value '%s' in '%s'", tok, val, flags);
         } else {
+            const cli_run_bounds *b = &cli_run_options[pf->run_opt];
             char *e;
             long l = strtol(val, &e, 10);
-            if (*e || e == val || l < pf->lo || l > pf->hi)
-                return exec_fail(EXEC_ERR_ARG, "%s wants a number from %d to %d, not '%s'", tok, pf->lo, pf->hi, val);
+            if (*e || e == val || l < b->lo || l > b->hi)
+                return exec_fail(EXEC_ERR_ARG, "%s wants a number from %ld to %ld, not '%s'", tok, b->lo, b->hi, val);
             v = (int)l;
         }
         val_of[f] = v;

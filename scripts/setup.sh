@@ -12,7 +12,8 @@ pkgs=(build-essential cmake pkg-config
       libbabeltrace2-dev babeltrace2 libarchive-dev zstd libjansson-dev libcairo2-dev libcmocka-dev
       jq procps python3 chromium fonts-dejavu-core mandoc
       clang libclang-rt-14-dev   # the libFuzzer targets (fuzz/)
-      clang-format)              # the style check (tests/format_check.sh)
+      clang-format               # the style check (tests/format_check.sh)
+      qemu-user)                 # other CPUs for the portable checks (tests/portable_qemu.sh)
 # apt-get and update-alternatives need root: sudo only when not root (a fresh
 # Debian machine where the user is root has no sudo).
 as_root=()

@@ -75,14 +75,15 @@ run info "$T/kernel.tar.zst" 20 && grep -q "not a fathom trace: an LTTng kernel 
 # the kernel trace skipped by name; so is the folder archived
 mkdir -p "$T/s/ust/uid/1000" && "$GEN" "$T/s/ust/uid/1000/64-bit" conv alexnet train 3 >/dev/null || exit 1
 cp -r "$T/c/kernel" "$T/s/kernel" || exit 1
-for src in "$T/s"; do
+(cd "$T/s" && tar --zstd -cf "$T/session.tar.zst" -- *) || exit 1
+for src in "$T/s" "$T/session.tar.zst"; do
     for cmd in "info" "analyze breakdown"; do
         # shellcheck disable=SC2086
         timeout 60 "$FATHOM" $cmd "$src" >"$T/out" 2>"$T/err"
         rc=$?
-        [ $rc -eq 0 ] || { fail "$cmd session with fathom: exit $rc, $(head -c 300 "$T/err")"; continue; }
-        grep -q "skipped kernel (not a fathom trace: an LTTng kernel trace (lttng-modules 2.13" "$T/err" "$T/out" ||
-            fail "$cmd session with fathom: the kernel trace is not named skipped: $(cat "$T/err")"
+        [ $rc -eq 0 ] || { fail "$cmd $src: exit $rc, $(head -c 300 "$T/err")"; continue; }
+        grep -q "$src: skipped kernel (not a fathom trace: an LTTng kernel trace (lttng-modules 2.13" "$T/err" "$T/out" ||
+            fail "$cmd $src: the kernel trace is not named skipped: $(cat "$T/err")"
     done
 done
 grep -q "Conv2D" "$T/out" || fail "analyze breakdown of the session: $(head -c 400 "$T/out")"

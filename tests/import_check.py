@@ -111,7 +111,7 @@ def main():
         if ev == "fathom:node_def":
             node = int(re.search(r"node = (\d+)", payload).group(1))
             op = re.search(r'op = \( "(.*?)" :', payload).group(1)
-            cls = re.search(r'cls = \( "(\w+)" :', payload).group(1)
+            cls = re.search(r'cls = \( "([\w.]+)" :', payload).group(1)
             phase = re.search(r'phase = \( "(\w+)" :', payload).group(1)
             nodes[node] = (op, cls, phase)
         elif ev == "fathom:step_begin":

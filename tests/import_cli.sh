@@ -97,15 +97,15 @@ if import_text "$T/gpu.json" gpu; then
     python3 "$SRC/import_check.py" "$T/gpu.json" "$T/gpu.txt" || fail "import_check gpu.json"
     "$FATHOM" analyze breakdown "$T/gpu.tar.zst" >"$T/gpu.bd" 2>&1 || fail "gpu: breakdown: $(cat "$T/gpu.bd")"
     grep -q 'warning' "$T/gpu.bd" && fail "gpu: breakdown warns: $(grep warning "$T/gpu.bd")"
-    grep -q '^volta_sgemm_128x64_nn  *matrix  *1 ' "$T/gpu.bd" || fail "gpu: the kernel is not in the breakdown"
+    grep -q '^volta_sgemm_128x64_nn  *gemm  *1 ' "$T/gpu.bd" || fail "gpu: the kernel is not in the breakdown's device"
     grep -q 'vpid = 0,' "$T/gpu.txt" && fail "gpu: the GPU stream is another process than the ops it runs"
     grep -q 'procname = "gpu 0 stream 7" }, { graph = 0, __nodes_len = 3' "$T/gpu.txt" ||
         fail "gpu: the kernels and the memcpy are not one ops event of the GPU stream"
     grep -q 'op = ( "volta_sgemm_128x64_nt".*phase = ( "backward"' "$T/gpu.txt" ||
         fail "gpu: the kernel a backward op launched (External id) is not backward"
     grep -q 'op = ( "volta_sgemm_128x64_nn".*phase = ( "forward"' "$T/gpu.txt" || fail "gpu: forward kernel"
-    grep -q 'op = ( "volta_sgemm_128x64_nn".*cls = ( "matrix"' "$T/gpu.txt" || fail "gpu: sgemm kernel not matrix"
-    grep -q 'op = ( "Memcpy DtoH.*cls = ( "data_movement"' "$T/gpu.txt" || fail "gpu: memcpy not data_movement"
+    grep -q 'op = ( "volta_sgemm_128x64_nn".*cls = ( "device.gemm"' "$T/gpu.txt" || fail "gpu: sgemm kernel not device.gemm"
+    grep -q 'op = ( "Memcpy DtoH.*cls = ( "device.memcpy"' "$T/gpu.txt" || fail "gpu: memcpy not device.memcpy"
     grep -q 'op = ( "myns::custom".*cls = ( "other"' "$T/gpu.txt" || fail "gpu: an unknown op is not class other"
     grep -q 'op = ( "aten::mm".*flops = 524288, bytes = 57344' "$T/gpu.txt" ||
         fail "gpu: aten::mm [64,128]x[128,32] is not 2*64*128*32 FLOPs, 4*(64*128+128*32+64*32) bytes"

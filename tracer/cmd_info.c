@@ -195,8 +195,11 @@ int cmd_info(int argc, char **argv)
     tracer_trace *t = NULL;
     if (tracer_read_open(path, &t) != TRACER_OK)
         return cli_error(CMD, "%s", base_errmsg());
-    for (size_t i = 0; i < tracer_trace_skipped_count(t); i++)
-        fprintf(stderr, "fathom info: warning: %s: skipped %s\n", path, tracer_trace_skipped(t, i));
+    for (size_t i = 0; i < tracer_trace_skipped_count(t); i++) {
+        char buf[1024]; /* a folder's name: no control byte reaches the terminal */
+        fprintf(stderr, "fathom info: warning: %s: skipped %s\n", path,
+                base_printable(tracer_trace_skipped(t, i), buf, sizeof buf));
+    }
     tracer_stats *s = calloc(1, sizeof *s);
     int rc = 0;
     if (!s)

@@ -80,11 +80,11 @@ enum slot {
 };
 
 static const char *const slot_name[NSLOT] = {
-    "schema",  "model",  "mode", "preset", "batch",  "steps",   "threads", "inter", "seed",
-    "version", "blas",   "cpu",  "status", "ops",    "step",    "loss",    "seq",   "graph",
-    "node",    "op",     "cls",  "phase",  "inputs", "outputs", "attrs",   "flops", "bytes",
-    "nodes",   "begins", "ends", "id",     "role",   "dtype",   "shape",
-    "steps_done", "step_ns", "step_min_ns", "step_max_ns", "outside_ops", "counts", "ns", "min_ns", "max_ns",
+    "schema",      "model",       "mode",        "preset", "batch",  "steps",   "threads", "inter",      "seed",
+    "version",     "blas",        "cpu",         "status", "ops",    "step",    "loss",    "seq",        "graph",
+    "node",        "op",          "cls",         "phase",  "inputs", "outputs", "attrs",   "flops",      "bytes",
+    "nodes",       "begins",      "ends",        "id",     "role",   "dtype",   "shape",   "steps_done", "step_ns",
+    "step_min_ns", "step_max_ns", "outside_ops", "counts", "ns",     "min_ns",  "max_ns",
 };
 
 #define BIT(f) (1ull << (f))
@@ -994,29 +994,33 @@ static int on_graph_totals(tracer_decoder *d, dtrace *t, const bt_field *pl, con
         t->diag.malformed_events++;
         return 0;
     }
-    if (t->nsynced == t->cap_synced) {
-        size_t cap = t->cap_synced ? 2 * t->cap_synced : 8;
-        struct dgraph *v = realloc(t->synced, cap * sizeof *v);
-        if (!v)
-            return oom(d);
-        t->synced = v, t->cap_synced = cap;
-    }
-    t->synced[t->nsynced++] = (struct dgraph){ vpid, graph };
-    for (int64_t i = 0; i < nn; i++) {
-        uint64_t node, v[4];
-        if (tracer_field_u64(bt_field_array_borrow_element_field_by_index_const(an, (uint64_t)i), &node))
-            return t->diag.malformed_events++, 0;
-        for (int k = 0; k < 4; k++)
-            if (tracer_field_u64(bt_field_array_borrow_element_field_by_index_const(a[k], (uint64_t)i), &v[k]))
-                return t->diag.malformed_events++, 0;
-        const dnode *dn = node_find(t, vpid, graph, (uint32_t)node);
-        if (!dn) {
-            t->diag.undefined_nodes += v[0];
-            continue;
+    /* first every element read and every node known: a viewer that came
+     * in the middle of a statedump missed some of its node_defs, and waits
+     * for the next one */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int64_t i = 0; i < nn; i++) {
+            uint64_t node, v[4];
+            int bad = tracer_field_u64(bt_field_array_borrow_element_field_by_index_const(an, (uint64_t)i), &node);
+            for (int k = 0; k < 4; k++)
+                bad |= tracer_field_u64(bt_field_array_borrow_element_field_by_index_const(a[k], (uint64_t)i), &v[k]);
+            if (bad) {
+                t->diag.malformed_events++;
+                return 0;
+            }
+            const dnode *dn = node_find(t, vpid, graph, (uint32_t)node);
+            if (!dn)
+                return 0;
+            if (pass == 0)
+                continue;
+            t->diag.records += v[0];
+            if (d->cb.totals && d->cb.totals(t->user, &dn->node, v[0], v[1], v[2], v[3]))
+                return -1;
         }
-        t->diag.records += v[0];
-        if (d->cb.totals && d->cb.totals(t->user, &dn->node, v[0], v[1], v[2], v[3]))
-            return -1;
+        if (pass == 0) {
+            if (grow((void **)&t->synced, &t->cap_synced, t->nsynced + 1, sizeof *t->synced))
+                return oom(d);
+            t->synced[t->nsynced++] = (struct dgraph){ vpid, graph };
+        }
     }
     return 0;
 }

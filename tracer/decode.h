@@ -53,8 +53,8 @@
 #define TRACER_EV_TENSOR_FREE "fathom:tensor_free"
 #define TRACER_EV_RUN_STATE "fathom:run_state"       /* statedump */
 #define TRACER_EV_GRAPH_TOTALS "fathom:graph_totals" /* statedump */
-#define TRACER_EV_OP_BEGIN "fathom:op_begin" /* schema 1 */
-#define TRACER_EV_OP_END "fathom:op_end"     /* schema 1 */
+#define TRACER_EV_OP_BEGIN "fathom:op_begin"         /* schema 1 */
+#define TRACER_EV_OP_END "fathom:op_end"             /* schema 1 */
 
 /* run_begin (strings borrowed for the call; NULL when absent). The
  * consumer receives it whatever its schema: one it does not read is its
@@ -151,8 +151,7 @@ typedef struct tracer_decode_cbs {
      * Traces read from their start never call these (repeated node_defs
      * keep one definition; the statedump's events are skipped). */
     int (*run_state)(void *user, const tracer_run *run, const tracer_state *st);
-    int (*totals)(void *user, const tracer_node *node, uint64_t count, uint64_t ns, uint64_t min_ns,
-                  uint64_t max_ns);
+    int (*totals)(void *user, const tracer_node *node, uint64_t count, uint64_t ns, uint64_t min_ns, uint64_t max_ns);
     /* Isolated decoding (isolate.h) only: called with ctx every tick_s
      * seconds while the decoding goes on (a live trace's tables so far). */
     int (*tick)(void *ctx);

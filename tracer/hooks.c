@@ -40,8 +40,8 @@ static const char *nz(const char *s) { return s ? s : ""; }
  * graph's node_defs and its graph_totals before its next run.  Off (the
  * default) it costs nothing: no totals are kept. */
 typedef struct gtotals {
-    uint32_t cap;                       /* nodes the arrays hold */
-    uint32_t *nodes;                    /* scratch for the event */
+    uint32_t cap;                           /* nodes the arrays hold */
+    uint32_t *nodes;                        /* scratch for the event */
     uint64_t *count, *ns, *min_ns, *max_ns; /* by node id */
 } gtotals;
 
@@ -107,8 +107,7 @@ static gtotals *totals_of(uint32_t graph, uint32_t node)
     return t;
 }
 
-static void totals_add(uint32_t graph, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
-                       const uint64_t *ends)
+static void totals_add(uint32_t graph, uint32_t n, const uint32_t *nodes, const uint64_t *begins, const uint64_t *ends)
 {
     if (!atomic_load_explicit(&rs.in_step, memory_order_relaxed)) {
         pthread_mutex_lock(&rs.lock);
@@ -311,8 +310,9 @@ static void h_graph_described(void *ctx, const exec_graph *g)
                 uint32_t k = t->nodes[i];
                 v[0][i] = t->count[k], v[1][i] = t->ns[k], v[2][i] = t->min_ns[k], v[3][i] = t->max_ns[k];
             }
-            struct fathom_tp_totals e = { .graph = graph, .n = n, .nodes = t->nodes, .counts = v[0],
-                                          .ns = v[1], .min_ns = v[2], .max_ns = v[3] };
+            struct fathom_tp_totals e = {
+                .graph = graph, .n = n, .nodes = t->nodes, .counts = v[0], .ns = v[1], .min_ns = v[2], .max_ns = v[3]
+            };
             lttng_ust_tracepoint(fathom, graph_totals, &e);
         }
         for (int i = 0; i < 4; i++)

@@ -48,7 +48,7 @@
 /* The decoder's limits that follow the trace's size (isolate.h). */
 #define DECODE_EVENTS_PER_BYTE 8     /* events (messages) a byte of CTF */
 #define DECODE_MIN_EVENTS 10000u     /* and so many more */
-#define DECODE_CPU_RATE (4ull << 20) /* bytes of CTF a CPU second, at the least (see decode_cpu) */
+#define DECODE_CPU_RATE (4ull << 20) /* bytes of CTF a CPU second, at the least: a tenth of the rate measured */
 #if FATHOM_HAS_ASAN || defined(__SANITIZE_ADDRESS__)
 #define DECODE_SANITIZED 4 /* a sanitized decoder's slowdown */
 #else
@@ -560,16 +560,18 @@ static unsigned long long decode_memory(const tracer_trace *t)
 #endif
 }
 
-/* The decoder's CPU seconds: FATHOM_DECODE_CPU, or by default 2 s (the
- * plugins loaded, the metadata parsed) and a second for each
- * DECODE_CPU_RATE bytes of CTF; an hour for a live session, whose size is
- * not known.  A decoder that spins on a corrupt trace of a few kilobytes
- * is stopped within seconds of CPU time, however loaded the machine. */
+/* The decoder's CPU seconds: FATHOM_DECODE_CPU, or by default 1 s (the
+ * plugins loaded and the metadata parsed take 0.1 s for the largest
+ * reference trace, parent included) and a second for each DECODE_CPU_RATE
+ * bytes of CTF, times DECODE_SANITIZED; an hour for a live session, whose
+ * size is not known.  A decoder that spins on a corrupt trace of a few
+ * kilobytes is stopped after a second of CPU time, however loaded the
+ * machine. */
 static unsigned long decode_cpu(const tracer_trace *t)
 {
     const unsigned long dflt = tracer_trace_get_kind(t) == TRACER_TRACE_LIVE
                                    ? 3600
-                                   : 2 + (unsigned long)(ctf_bytes(t) / DECODE_CPU_RATE) * DECODE_SANITIZED;
+                                   : (1 + (unsigned long)(ctf_bytes(t) / DECODE_CPU_RATE)) * DECODE_SANITIZED;
     return env_unsigned("FATHOM_DECODE_CPU", (unsigned)dflt);
 }
 

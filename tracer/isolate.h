@@ -21,9 +21,9 @@
  *                         CTF (default 8, and 10000 more): an event takes
  *                         a bit at least, so a trace of events of no size,
  *                         decoded without end, stops at once
- *   FATHOM_DECODE_CPU     CPU seconds of the decoder (default 2 s and a
- *                         second per 4 MiB of CTF; an hour for a live
- *                         session)
+ *   FATHOM_DECODE_CPU     CPU seconds of the decoder (default 1 s and a
+ *                         second per 4 MiB of CTF, 4 times that in
+ *                         sanitizer builds; an hour for a live session)
  *   FATHOM_DECODE_STALL   seconds without a decoded record (default 10 s
  *                         and twice the CPU limit; none for a live session)
  *   FATHOM_DECODE_MEMORY  bytes of address space (default 2 GiB and 64

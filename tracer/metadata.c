@@ -347,9 +347,14 @@ tracer_status tracer_ctf_screen(tracer_trace *t, const char *source)
         }
         snprintf(first, sizeof first, "%s", why);
         if (listed < 3) {
-            const char *rel = tracer_trace_ctf_path(t, i) + strlen(tracer_trace_root(t));
+            const char *root = tracer_trace_root(t), *rel = tracer_trace_ctf_path(t, i);
+            if (!strncmp(rel, root, strlen(root))) /* named inside the source */
+                for (rel += strlen(root); *rel == '/'; rel++)
+                    ;
+            char rb[256]; /* a folder's name: no control byte breaks the line */
             size_t k = strlen(list);
-            snprintf(list + k, sizeof list - k, "%s%s in %s", listed ? ", " : "", desc, *rel ? rel + 1 : ".");
+            snprintf(list + k, sizeof list - k, "%s%s in %s", listed ? ", " : "", desc,
+                     *rel ? base_printable(rel, rb, sizeof rb) : ".");
             listed++;
         }
         if (tracer_trace_skip_ctf(t, i, why) != TRACER_ARCHIVE_OK)

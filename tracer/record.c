@@ -455,9 +455,9 @@ static int session_end(session *s, char *err, size_t errlen)
 /* ---- the child --------------------------------------------------------- */
 static char **child_env(unsigned trace_buffer, const char *step_file, double restate_s)
 {
-    static const char *const drop[] = { TRACER_ENV_TRACE "=", "LTTNG_UST_ALLOW_BLOCKING=",
+    static const char *const drop[] = { TRACER_ENV_TRACE "=",          "LTTNG_UST_ALLOW_BLOCKING=",
                                         "LTTNG_UST_REGISTER_TIMEOUT=", TRACER_ENV_BUFFER "=",
-                                        TRACER_ENV_STEP_FILE "=", TRACER_ENV_RESTATE "=" };
+                                        TRACER_ENV_STEP_FILE "=",      TRACER_ENV_RESTATE "=" };
     static char buffer_var[64], step_var[PATH_MAX + 64], restate_var[64];
     size_t n = 0;
     while (environ[n])

@@ -168,8 +168,13 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
     tracer_hooks_install(); /* warm up, traced: counts the ops */
     /* a run as the runner makes it: run_begin, and step events around each
      * traced step (where a live recording's statedumps happen) */
-    exec_run_info info = { .model = name, .mode = "train", .preset = "bench", .version = "bench", .blas = "",
-                           .cpu = "", .steps = (uint32_t)steps };
+    exec_run_info info = { .model = name,
+                           .mode = "train",
+                           .preset = "bench",
+                           .version = "bench",
+                           .blas = "",
+                           .cpu = "",
+                           .steps = (uint32_t)steps };
     exec_trace_run_begin(&info);
     uint64_t ops0 = exec_ops_dispatched();
     for (int w = 0; w < 3; w++)

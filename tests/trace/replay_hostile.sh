@@ -123,13 +123,14 @@ for f in "$T"/noise/trace/ust/uid/*/64-bit/fathom_[0-9]*; do
     head -c "$s" /dev/urandom >"$f"
 done
 bad "" "$T/noise/trace"
-# a trace of another tool: every event class renamed to another provider
+# a trace of another tool: every event class renamed to another provider,
+# answered from its metadata
 cp -r "$T/x" "$T/other"
 for md in "$T"/other/trace/ust/uid/*/64-bit/metadata; do
     perl -pi -e 's/name = "fathom:/name = "mohtaf:/g' "$md" || fail "perl"
 done
 babeltrace2 "$T/other/trace" | grep -q ' mohtaf:ops: ' || fail "the renamed provider does not decode"
-bad "no fathom events" "$T/other/trace"
+bad "not a fathom trace: an LTTng userspace trace (lttng-ust 2\.[0-9]*, [0-9]* event classes" "$T/other/trace"
 # the metadata alone
 mkdir -p "$T/meta-only"
 cp "$T"/x/trace/ust/uid/*/64-bit/metadata "$T/meta-only/"

@@ -1,0 +1,76 @@
+#!/bin/sh
+# import_kineto.sh FATHOM SOURCE_DIR TMP -- every Kineto variant that
+# tests/fixtures/kineto_gen.py writes (PyTorch 1.8 to 2.x, CUDA and ROCm,
+# CUDA graphs, hostile ids) imports, reads back, and gives the times that
+# tests/kineto_sums.py computes from the JSON alone: host op time (the
+# outermost namespaced ops per thread, never a kernel's time), and per
+# device kernel_ns, busy_ns (the union of all activity), activities and
+# streams.
+set -u
+FATHOM=$1 SRC=$2
+. "$(dirname "$0")/cli_lib.sh"
+cli_begin import-kineto "$3"
+command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 0; }
+python3 "$SRC/tests/fixtures/kineto_gen.py" "$T/k" || { fail "the generator failed"; cli_end import-kineto; }
+python3 "$SRC/tests/fixtures/kineto_gen.py" "$T/s" --kernels 20000 || fail "the generator failed (stream)"
+mv "$T/s/stream.json" "$T/k/" 2>/dev/null
+
+for f in "$T"/k/*.json; do
+    b=$(basename "$f" .json)
+    "$FATHOM" import "$f" -o "$T/$b.tar.zst" >/dev/null 2>"$T/$b.err" || { fail "$b: import: $(cat "$T/$b.err")"; continue; }
+    "$FATHOM" info "$T/$b.tar.zst" >/dev/null 2>"$T/err" || fail "$b: info: $(cat "$T/err")"
+    "$FATHOM" analyze breakdown "$T/$b.tar.zst" >"$T/$b.txt" 2>"$T/err" || fail "$b: breakdown: $(cat "$T/err")"
+    "$FATHOM" analyze breakdown --format json "$T/$b.tar.zst" >"$T/$b.bd" 2>"$T/err" ||
+        { fail "$b: breakdown json: $(cat "$T/err")"; continue; }
+    python3 "$SRC/tests/kineto_sums.py" "$f" >"$T/$b.sums" || { fail "$b: kineto_sums"; continue; }
+    python3 - "$T/$b.sums" "$T/$b.bd" "$b" <<'EOF' || fail "$b: times differ from the JSON's"
+import json, sys
+s = json.load(open(sys.argv[1]))
+t = json.load(open(sys.argv[2]))["traces"][0]
+name = sys.argv[3]
+def near(a, b, what):
+    assert abs(a - b) <= max(2, b * 1e-4), "%s: %s is %d, the JSON says %d" % (name, what, a, b)
+near(t["total_ns"], s["host_ns"], "host op time")
+near(sum(o["count"] for o in t["op_types"]), s["host_ops"], "host ops")
+kernel = sum(d["kernel_ns"] for d in s["devices"].values())
+assert not kernel or abs(t["total_ns"] - s["host_ns"] - kernel) > 2, "device time in host op time"
+assert len(t["devices"]) == len(s["devices"]), "%d devices, the JSON has %d" % (len(t["devices"]), len(s["devices"]))
+for d in t["devices"]:
+    pid = d["device"].split(":")[-1]
+    want = s["devices"][pid]
+    for k in ("kernel_ns", "busy_ns", "count", "streams"):
+        near(d[k], want[k], d["device"] + " " + k)
+    assert d["idle_ns"] == d["span_ns"] - d["busy_ns"], "idle is not span minus busy"
+    assert sum(c["ns"] for c in d["classes"]) == sum(k["ns"] for k in d["kernels"]), "classes and kernels disagree"
+EOF
+done
+
+# what the variants must show beyond the sums
+grep -q '^device cuda:0: 3 streams' "$T/cuda2x.txt" || fail "cuda2x: no device line in the text: $(grep device "$T/cuda2x.txt")"
+python3 - "$T" <<'EOF' || fail "device classes"
+import json, sys
+def kernels(b):
+    t = json.load(open("%s/%s.bd" % (sys.argv[1], b)))["traces"][0]
+    return {k["name"]: k["class"] for d in t["devices"] for k in d["kernels"]}
+k = kernels("cuda2x")
+assert k["ncclDevKernel_AllReduce_Sum_f32_RING_LL"] == "communication", k
+assert k["ampere_sgemm_128x64_nn"] == "gemm" and k["Memcpy HtoD (Pageable -> Device)"] == "memcpy", k
+assert k["Memset (Device)"] == "memset" and k["void at::native::softmax_warp_forward<float>"] == "reduction", k
+assert kernels("rocm")["Cijk_Ailk_Bljk_SB_MT64x64x16_MI32x32x2x1"] == "gemm"
+assert kernels("early2021")["implicit_convolve_sgemm"] == "convolution"
+g = kernels("graphs")
+assert g["void flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits>"] == "attention", g
+assert g["triton_poi_fused_add_0"] == "elementwise" and g["triton_red_fused_rms_norm_1"] == "reduction", g
+t = json.load(open("%s/rocm.bd" % sys.argv[1]))["traces"][0]
+assert [d["device"] for d in t["devices"]] == ["hip:2"], t["devices"]
+EOF
+# hostile input: warnings, one a line, never a refusal
+grep -q "integers beyond 64 bits" "$T/hostile.err" || fail "hostile: no note of the big integers: $(cat "$T/hostile.err")"
+grep -q 'categories this importer does not know (the first: "mystery_category")' "$T/hostile.err" ||
+    fail "hostile: no note of the unknown category"
+grep -q "negative or absurd time" "$T/hostile.err" || fail "hostile: the negative duration is not noted"
+[ "$(grep -c . "$T/rocm.err")" -eq 0 ] || fail "rocm: warnings: $(cat "$T/rocm.err")"
+# source.device from computeProperties (Kineto before 1.10)
+"$FATHOM" info "$T/rocm.tar.zst" | grep -q "source.device AMD Instinct MI250X" || fail "rocm: computeProperties not read"
+"$FATHOM" report "$T/cuda2x.tar.zst" -o "$T/rep" >/dev/null 2>"$T/err" || fail "report: $(cat "$T/err")"
+cli_end "import-kineto"
