@@ -6,6 +6,8 @@
  *                     class, engine op, FLOP/byte formula over shapes
  *   import_json.c     a bounded-memory reader of one large JSON document,
  *                     element by element (plain, gzip, zstd, xz input)
+ *   import_scan.c     the fast path: one profiler event scanned in place,
+ *                     no tree (jansson reads what it leaves)
  *   import_pytorch.c  the profiler trace parser into one in-memory trace
  *                     model, and the Babeltrace2 source `src.fathom.pytorch`
  *                     that emits it as schema-2 messages

@@ -201,6 +201,12 @@ const char *analyze_json_value(analyze_json_in *j, size_t *len)
     }
 }
 
+const char *analyze_json_buffered(const analyze_json_in *j, size_t *avail)
+{
+    *avail = j->len - j->pos;
+    return j->buf + j->pos;
+}
+
 void analyze_json_consume(analyze_json_in *j, size_t len) { j->pos = len <= j->len - j->pos ? j->pos + len : j->len; }
 
 uint64_t analyze_json_offset(const analyze_json_in *j) { return j->base + j->pos; }
@@ -246,7 +252,11 @@ int analyze_json_us_to_ns(const char *obj, size_t len, const char *key, int64_t 
     long at = member_at(obj, len, key);
     if (at < 0)
         return -1;
-    const char *p = obj + at, *end = obj + len;
+    return analyze_json_text_us_to_ns(obj + at, obj + len, ns);
+}
+
+int analyze_json_text_us_to_ns(const char *p, const char *end, int64_t *ns)
+{
     if (p < end && *p == '-')
         return -2;
     uint64_t whole = 0, frac = 0;

@@ -29,6 +29,9 @@ void analyze_json_skip(analyze_json_in *j);
  * extent is found by bracket and string matching only; the caller parses
  * it (and so meets any syntax error inside). */
 const char *analyze_json_value(analyze_json_in *j, size_t *len);
+/* The input read but not consumed yet: *avail bytes (after a peek, at its
+ * byte), for a parser that finds a value's end itself (then consumes it). */
+const char *analyze_json_buffered(const analyze_json_in *j, size_t *avail);
 /* Consume the value analyze_json_value returned. */
 void analyze_json_consume(analyze_json_in *j, size_t len);
 /* The member `key` (with its quotes: "\"ts\"") of the JSON object text
@@ -37,6 +40,8 @@ void analyze_json_consume(analyze_json_in *j, size_t len);
  * 0: *ns set; 1: a number in exponent notation (not read); -1: no such
  * member; -2: not a non-negative number below 9.2e18 ns. */
 int analyze_json_us_to_ns(const char *obj, size_t len, const char *key, int64_t *ns);
+/* The same for the value text p[0..end) itself (0, 1 or -2). */
+int analyze_json_text_us_to_ns(const char *p, const char *end, int64_t *ns);
 /* A copy of the JSON text v[0..len) where each integer outside strings
  * beyond 64 bits (above INT64_MAX or below INT64_MIN: NCCL's "Comms Id")
  * is a string instead, for a parser with 64-bit integers; its length in

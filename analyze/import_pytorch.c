@@ -39,6 +39,7 @@
 #include "analyze/status.h"
 #include "analyze/device.h"
 #include "analyze/import_json.h"
+#include "analyze/import_scan.h"
 #include "analyze/import_trace.h"
 #include "analyze/import_et.h"
 #include "base/alloc.h"
@@ -144,7 +145,7 @@ void imp_trace_destroy(imp_trace *t)
     exec_free(t->cpu_ext), exec_free(t->kern_ext);
     strtab_destroy(t->names), strtab_destroy(t->protokeys), strtab_destroy(t->nodekeys);
     strtab_destroy(t->trackkeys), strtab_destroy(t->tensorkeys);
-    exec_free(t->path);
+    exec_free(t->path), exec_free(t->key);
     exec_free(t);
 }
 
@@ -530,18 +531,22 @@ static void key_put(keybuf *k, const char *p, size_t n)
 /* The compact text of a JSON value of arrays, integers and strings (the
  * shapes and types of an op's arguments), without printf: this runs once
  * per op event. */
+static void key_int(keybuf *k, int64_t x)
+{
+    char d[24], *p = d + sizeof d;
+    uint64_t u = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+    do
+        *--p = (char)('0' + u % 10);
+    while (u /= 10);
+    if (x < 0)
+        *--p = '-';
+    key_put(k, p, (size_t)(d + sizeof d - p));
+}
+
 static void key_json(keybuf *k, const json_t *v, int depth)
 {
     if (json_is_integer(v)) {
-        char d[24], *p = d + sizeof d;
-        json_int_t x = json_integer_value(v);
-        uint64_t u = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
-        do
-            *--p = (char)('0' + u % 10);
-        while (u /= 10);
-        if (x < 0)
-            *--p = '-';
-        key_put(k, p, (size_t)(d + sizeof d - p));
+        key_int(k, json_integer_value(v));
     } else if (json_is_string(v)) {
         key_put(k, "\"", 1);
         key_put(k, json_string_value(v), json_string_length(v));
@@ -558,6 +563,8 @@ static void key_json(keybuf *k, const json_t *v, int depth)
         key_put(k, "?", 1);
     }
 }
+
+static int64_t proto_made(imp_trace *t, int64_t id, const char *name, const json_t *args);
 
 /* The proto of a profiler op event: name + "Input Dims" + "Input type". */
 static int64_t profiler_proto(imp_trace *t, const char *name, const json_t *args)
@@ -581,10 +588,17 @@ static int64_t profiler_proto(imp_trace *t, const char *name, const json_t *args
         goto end;
     int added;
     int64_t id = intern(t->protokeys, key.s, key.len, &added);
-    if (id < 0 || !added) {
-        r = id;
-        goto end;
-    }
+    r = id < 0 || !added ? id : proto_made(t, id, name, args);
+end:
+    exec_free(key.s);
+    return r;
+}
+
+/* The proto of a new key id (protos and protokeys stay in step). */
+static int64_t proto_made(imp_trace *t, int64_t id, const char *name, const json_t *args)
+{
+    const json_t *dims = json_object_get(args, "Input Dims"), *types = json_object_get(args, "Input type");
+    const json_t *concrete = json_object_get(args, "Concrete Inputs");
     size_t nin = json_is_array(dims) ? json_array_size(dims) : 0;
     if (nin > 64)
         nin = 64;
@@ -611,7 +625,7 @@ static int64_t profiler_proto(imp_trace *t, const char *name, const json_t *args
         if (!es)
             es = dtype_size[dt[i]];
         if (!in[i].is_list && (ids[i] = shape_tensor(t, dt[i], &in[i])) < 0)
-            goto end; /* out of memory */
+            return -1; /* out of memory */
     }
     if (absurd) {
         t->bad_shape++;
@@ -621,12 +635,8 @@ static int64_t profiler_proto(imp_trace *t, const char *name, const json_t *args
     size_t nsc = json_array_size(concrete) < 64 ? json_array_size(concrete) : 64;
     for (size_t i = 0; i < nsc; i++)
         scalar_of_text(json_string_value(json_array_get(concrete, i)), &sc[i]);
-    r = add_proto(t, name, -1, in, ids, nin, NULL, NULL, 0, sc, nsc, es ? es : 4);
-    if (r >= 0 && r != id) /* protos and protokeys stay in step */
-        r = -1;
-end:
-    exec_free(key.s);
-    return r;
+    int64_t r = add_proto(t, name, -1, in, ids, nin, NULL, NULL, 0, sc, nsc, es ? es : 4);
+    return r >= 0 && r != id ? -1 : r;
 }
 
 /* A device activity's proto: its class is a device class (device.h),
@@ -710,24 +720,101 @@ static int64_t event_time(const json_t *e, const char *raw, size_t len, const ch
     return r == 0 ? ns : r == 1 ? us_to_ns(json_object_get(e, key)) : -1;
 }
 
-/* One element of traceEvents (its text: raw[0..len)). 0, or -1 with the thread's message
- * set. */
-static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t len, uint64_t idx)
+/* The key text of the value at p (the subset of import_scan.h, checked
+ * already), as key_json writes the same value's tree.  The byte after it. */
+static const char *key_text(keybuf *k, const char *p, const char *end, int depth)
 {
-    if (!json_is_object(e)) {
-        analyze_fail(ANALYZE_ERR_INPUT, "%s: event %llu is not an object: not a Chrome trace", t->path,
-                     (unsigned long long)idx);
-        return -1;
+    const char *q;
+    if (p < end && *p == '[' && depth < 8) {
+        key_put(k, "[", 1);
+        for (p++;; p++) {
+            while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+                p++;
+            if (p < end && *p == ']')
+                break;
+            if (p < end && *p == ',')
+                key_put(k, ",", 1);
+            else if (p < end)
+                p = key_text(k, p, end, depth + 1) - 1;
+            else
+                return k->oom = 1, end;
+        }
+        key_put(k, "]", 1);
+        return p + 1;
     }
+    if (!(q = analyze_scan_value(p, end, 0)))
+        return k->oom = 1, end;
+    int64_t x;
+    if (*p == '"')
+        key_put(k, p, (size_t)(q - p)); /* no escapes: the text is the string */
+    else if (analyze_scan_integer((analyze_scan_text){ p, (size_t)(q - p) }, &x))
+        key_int(k, x);
+    else
+        key_put(k, "?", 1);
+    return q;
+}
+
+/* profiler_proto from the scanner's text: the key without a tree; the tree
+ * of args only for a key not seen before. */
+static int64_t proto_of_text(imp_trace *t, const char *name, const analyze_scan_event *x)
+{
+    keybuf key = { t->key, 0, t->ckey, 0 }; /* one buffer for all events */
+    const analyze_scan_text *part[3] = { &x->dims, &x->types, &x->concrete };
+    int64_t r = -1;
+    key_put(&key, name, strlen(name));
+    for (int i = 0; i < 3; i++) {
+        if (i < 2 || part[i]->p)
+            key_put(&key, "|", 1);
+        if (part[i]->p)
+            key_text(&key, part[i]->p, part[i]->p + part[i]->n, 0);
+    }
+    t->key = key.s, t->ckey = key.cap;
+    if (key.oom)
+        return -1;
+    int added;
+    int64_t id = intern(t->protokeys, key.s, key.len, &added);
+    if (id < 0 || !added)
+        return id;
+    json_t *args = x->args.p ? json_loadb(x->args.p, x->args.n, JSON_DECODE_ANY, NULL) : NULL;
+    if (!x->args.p || args)
+        r = proto_made(t, id, name, args);
+    json_decref(args);
+    return r;
+}
+
+/* A track from integer pid and tid (the scanner's), as track_of. */
+static int64_t track_of_ints(imp_trace *t, int64_t pid, int64_t tid, int gpu)
+{
+    if (t->last_track >= 0 && t->last_gpu == gpu && t->last_pid == pid && t->last_tid == tid)
+        return t->last_track;
+    json_t *p = json_integer(pid), *d = json_integer(tid);
+    int64_t id = p && d ? track_of(t, p, d, gpu) : -1;
+    json_decref(p), json_decref(d);
+    return id;
+}
+
+/* What the interpretation of a profiler event reads: from jansson's tree
+ * (e) or from the scanner's text (x, pid, tid). */
+typedef struct pt_event {
+    const char *ph, *name, *cat;
+    int64_t ts, dur;
+    int has_ext;
+    int64_t ext;
+    const json_t *e;
+    const analyze_scan_event *x;
+    int64_t pid, tid;
+} pt_event;
+
+/* One event of traceEvents. 0, or -1 with the thread's message set. */
+static int profiler_interpret(imp_trace *t, const pt_event *v)
+{
     t->sum.events++;
-    note_cat(t, json_string_value(json_object_get(e, "cat")));
-    const char *ph = json_string_value(json_object_get(e, "ph"));
+    const char *ph = v->ph, *name = v->name, *cat = v->cat;
+    note_cat(t, cat);
     if (!ph || strcmp(ph, "X") != 0) {
         t->not_x++;
         return 0;
     }
-    const char *name = json_string_value(json_object_get(e, "name"));
-    const char *cat = json_string_value(json_object_get(e, "cat"));
     if (!name || !*name) {
         t->no_name++;
         return 0;
@@ -735,7 +822,7 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
     if (cat && (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "Runtime") || !strcmp(cat, "cuda_driver")) &&
         starts(name, "hip"))
         t->hip_runtime = 1; /* ROCm: the devices are HIP's */
-    int64_t ts = event_time(e, raw, len, "ts"), dur = event_time(e, raw, len, "dur");
+    int64_t ts = v->ts, dur = v->dur;
     if (ts < 0 || dur < 0 || (uint64_t)ts + (uint64_t)dur > (uint64_t)INT64_MAX) {
         t->bad_time++;
         return 0;
@@ -758,18 +845,18 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
     } else if (is_op_name(name) &&
                (!cat || strcmp(cat, "cpu_op") == 0 || strcmp(cat, "Operator") == 0 || strcmp(cat, "operator") == 0)) {
         kind = IMP_REC_OP;
-        ref = profiler_proto(t, name, json_object_get(e, "args"));
+        ref = v->e ? profiler_proto(t, name, json_object_get(v->e, "args")) : proto_of_text(t, name, v->x);
     } else {
         return 0; /* python frames, runtime calls, other annotations */
     }
-    int64_t track = track_of(t, json_object_get(e, "pid"), json_object_get(e, "tid"), kernel);
+    int64_t track = v->e ? track_of(t, json_object_get(v->e, "pid"), json_object_get(v->e, "tid"), kernel)
+                         : track_of_ints(t, v->pid, v->tid, kernel);
     if (ref < 0 || track < 0 || add_rec(t, b, en, (uint32_t)track, (uint32_t)ref, kind))
         goto oom;
     /* a GPU trace (deviceProperties comes first) links kernels to the CPU
      * ops that launched them: the kernel's phase is its op's */
-    const json_t *ext = json_object_get(json_object_get(e, "args"), "External id");
-    if ((kind == IMP_REC_OP || kind == IMP_REC_KERNEL) && json_is_integer(ext) && (t->sum.devices || kernel)) {
-        imp_launch l = { .ext = json_integer_value(ext), .b = b, .track = (uint32_t)track, .proto = (uint32_t)ref };
+    if ((kind == IMP_REC_OP || kind == IMP_REC_KERNEL) && v->has_ext && (t->sum.devices || kernel)) {
+        imp_launch l = { .ext = v->ext, .b = b, .track = (uint32_t)track, .proto = (uint32_t)ref };
         if (kernel ? base_grow(&t->kern_ext, &t->ckern_ext, t->nkern_ext + 1, sizeof l)
                    : base_grow(&t->cpu_ext, &t->ccpu_ext, t->ncpu_ext + 1, sizeof l))
             goto oom;
@@ -782,6 +869,72 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
 oom:
     analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
     return -1;
+}
+
+/* One element of traceEvents through jansson's tree e (its text:
+ * raw[0..len)).  0, or -1 with the thread's message set. */
+static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t len, uint64_t idx)
+{
+    if (!json_is_object(e)) {
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: event %llu is not an object: not a Chrome trace", t->path,
+                     (unsigned long long)idx);
+        return -1;
+    }
+    const json_t *ext = json_object_get(json_object_get(e, "args"), "External id");
+    pt_event v = {
+        .ph = json_string_value(json_object_get(e, "ph")),
+        .name = json_string_value(json_object_get(e, "name")),
+        .cat = json_string_value(json_object_get(e, "cat")),
+        .ts = event_time(e, raw, len, "ts"),
+        .dur = event_time(e, raw, len, "dur"),
+        .has_ext = json_is_integer(ext),
+        .ext = json_integer_value(ext),
+        .e = e,
+    };
+    return profiler_interpret(t, &v);
+}
+
+/* A string member's text into buf (NUL-terminated) as *s: NULL where the
+ * member is absent or not a string.  1: too long for buf. */
+static int text_string(analyze_scan_text x, char *buf, size_t size, const char **s)
+{
+    *s = NULL;
+    if (!x.p || x.p[0] != '"')
+        return 0;
+    if (x.n - 2 >= size)
+        return 1;
+    memcpy(buf, x.p + 1, x.n - 2);
+    buf[x.n - 2] = '\0';
+    *s = buf;
+    return 0;
+}
+
+/* A time member's text in ns as event_time reads it.  1: in exponent
+ * notation (jansson's double reads it). */
+static int text_time(analyze_scan_text x, int64_t *ns)
+{
+    int r = x.p ? analyze_json_text_us_to_ns(x.p, x.p + x.n, ns) : -1;
+    if (r < 0)
+        *ns = -1;
+    return r == 1;
+}
+
+/* The element of traceEvents at the start of raw[0..avail) through the
+ * scanner (import_scan.h), with no tree: 0 (its length in *used), -1 with
+ * the thread's message, or 1 when the event is not one for the fast path
+ * or not whole in raw (nothing read: jansson's turn). */
+static int profiler_event_text(imp_trace *t, const char *raw, size_t avail, size_t *used)
+{
+    analyze_scan_event x;
+    char ph[8], name[4096], cat[64];
+    pt_event v = { .x = &x };
+    if (!(*used = analyze_scan_event_prefix(raw, avail, &x)) || text_string(x.ph, ph, sizeof ph, &v.ph) ||
+        text_string(x.name, name, sizeof name, &v.name) || text_string(x.cat, cat, sizeof cat, &v.cat) ||
+        text_time(x.ts, &v.ts) || text_time(x.dur, &v.dur) || !analyze_scan_integer(x.pid, &v.pid) ||
+        !analyze_scan_integer(x.tid, &v.tid))
+        return 1;
+    v.has_ext = analyze_scan_integer(x.ext, &v.ext);
+    return profiler_interpret(t, &v);
 }
 
 /* The summary's device.streams: each GPU stream's thread id, device and
@@ -808,10 +961,15 @@ static void device_streams(imp_trace *t)
 /* The node of proto in phase (update nodes are of class optimization). */
 static int64_t node_of(imp_trace *t, uint32_t proto, int phase)
 {
-    char key[32];
-    int n = snprintf(key, sizeof key, "%u|%d", proto, phase);
+    uint32_t p = proto;
+    char key[16], *k = key + sizeof key; /* "proto|phase", without printf: once per op */
+    *--k = (char)('0' + phase);
+    *--k = '|';
+    do
+        *--k = (char)('0' + p % 10);
+    while (p /= 10);
     int added;
-    int64_t id = intern(t->nodekeys, key, (size_t)n, &added);
+    int64_t id = intern(t->nodekeys, k, (size_t)(key + sizeof key - k), &added);
     if (id < 0 || !added)
         return id;
     if (base_grow(&t->nodes, &t->cnodes, t->nnodes + 1, sizeof *t->nodes))
@@ -930,13 +1088,80 @@ static int kernel_phases(imp_trace *t)
     return 0;
 }
 
+/* t->recs in rec_order.  Each thread's spans mostly come in time order:
+ * then a stable partition by track (one pass) is that order, else qsort. */
+static int sort_by_track(imp_trace *t)
+{
+    size_t n = t->nrecs, nt = t->ntracks, *at = exec_calloc(nt + 1, sizeof *at), *last = exec_malloc(nt * sizeof *last);
+    imp_rec *out = NULL;
+    int sorted = 1, rc = -1;
+    if (!at || !last)
+        goto end;
+    for (size_t k = 0; k < nt; k++)
+        last[k] = SIZE_MAX;
+    for (size_t i = 0; i < n && sorted; i++) {
+        uint32_t k = t->recs[i].track;
+        if (k >= nt || (last[k] != SIZE_MAX && rec_order(&t->recs[last[k]], &t->recs[i]) > 0))
+            sorted = 0;
+        else
+            at[k + 1]++, last[k] = i;
+    }
+    if (!sorted) {
+        qsort(t->recs, n, sizeof *t->recs, rec_order);
+        rc = 0;
+        goto end;
+    }
+    if (!(out = exec_malloc((n ? n : 1) * sizeof *out)))
+        goto end;
+    for (size_t k = 0; k < nt; k++)
+        at[k + 1] += at[k];
+    for (size_t i = 0; i < n; i++)
+        out[at[t->recs[i].track]++] = t->recs[i];
+    exec_free(t->recs);
+    t->recs = out;
+    t->crecs = n ? n : 1;
+    rc = 0;
+end:
+    exec_free(at), exec_free(last);
+    return rc;
+}
+
+/* The kept records in out_order: when they come in track, begin order (a
+ * profiler trace's), a stable partition by segment, else qsort_r. */
+static int sort_by_segment(imp_trace *t, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (t->recs[i].track < t->recs[i - 1].track ||
+            (t->recs[i].track == t->recs[i - 1].track && t->recs[i].b < t->recs[i - 1].b)) {
+            qsort_r(t->recs, n, sizeof *t->recs, out_order, t);
+            return 0;
+        }
+    size_t nseg = 2 * t->nsteps + 2, *at = exec_calloc(nseg + 1, sizeof *at);
+    imp_rec *out = exec_malloc((n ? n : 1) * sizeof *out);
+    if (!at || !out) {
+        exec_free(at), exec_free(out);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        at[imp_seg_of(t, t->recs[i].b) + 1]++;
+    for (size_t k = 0; k < nseg; k++)
+        at[k + 1] += at[k];
+    for (size_t i = 0; i < n; i++)
+        out[at[imp_seg_of(t, t->recs[i].b)]++] = t->recs[i];
+    exec_free(t->recs);
+    exec_free(at);
+    t->recs = out;
+    t->crecs = n ? n : 1;
+    return 0;
+}
+
 /* Outermost ops of each thread -> node records; steps; segments. */
 static int resolve(imp_trace *t, int et)
 {
     size_t *stack = NULL, cap = 0;
     int rc = -1;
-    if (!et && t->nrecs)
-        qsort(t->recs, t->nrecs, sizeof *t->recs, rec_order);
+    if (!et && t->nrecs && sort_by_track(t))
+        goto oom;
     size_t nout = 0, depth = 0;
     int ops_open = 0, bwd = 0, upd = 0;
     /* an execution trace's records are nodes already (et_finish) */
@@ -1010,7 +1235,8 @@ static int resolve(imp_trace *t, int et)
         t->t0 = t->steps[0].b;
     if (t->steps[t->nsteps - 1].e > t->t1)
         t->t1 = t->steps[t->nsteps - 1].e;
-    qsort_r(t->recs, nout, sizeof *t->recs, out_order, t);
+    if (sort_by_segment(t, nout))
+        goto oom;
     /* the thread ids: CPU threads keep theirs (0 to 2^31-1) where no other
      * thread has it, the others get new ones above them */
     int64_t next = 1;
@@ -1105,6 +1331,9 @@ int imp_trace_warnings(const imp_trace *t, char *buf, size_t len)
 
 /* ---- the document --------------------------------------------------------- */
 
+static int fast_path = 1;
+void imp_trace_fast_path(int on) { fast_path = on; }
+
 /* Each element of the array at the reader's position to fn. */
 static int stream_array(imp_trace *t, analyze_json_in *j, int et, imp_et *s)
 {
@@ -1120,6 +1349,17 @@ static int stream_array(imp_trace *t, analyze_json_in *j, int et, imp_et *s)
         if (c == ']' && idx == 0) {
             analyze_json_skip(j);
             return 0;
+        }
+        if (!et && fast_path) { /* the fast path first; jansson for the events it leaves */
+            size_t avail, used;
+            const char *raw = analyze_json_buffered(j, &avail);
+            int r = profiler_event_text(t, raw, avail, &used);
+            if (r == 0) {
+                analyze_json_consume(j, used);
+                goto next;
+            }
+            if (r < 0)
+                return -1;
         }
         size_t len;
         const char *v = analyze_json_value(j, &len);
@@ -1150,6 +1390,7 @@ static int stream_array(imp_trace *t, analyze_json_in *j, int et, imp_et *s)
         json_decref(e);
         if (r)
             return -1;
+    next:
         c = analyze_json_peek(j);
         if (c == ',') {
             analyze_json_skip(j);

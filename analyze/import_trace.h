@@ -127,6 +127,8 @@ typedef struct imp_trace {
     uint64_t bad_time, bad_shape, not_x, overlap, bad_step, no_name, untimed, big_ints;
     char notes[1024];    /* lines the execution trace parser adds (import_et.c) */
     const char *profile; /* an execution trace's profiler trace to link (borrowed), or NULL */
+    char *key; /* the fast path's key buffer (import_scan.h) */
+    size_t ckey;
 } imp_trace;
 
 /* Read one file (either format) into a new trace; NULL and a one-line
@@ -141,6 +143,10 @@ imp_trace *imp_trace_read_linked(const char *path, const char *model, const char
  * into ns[t->nrecs] (zeroed first). */
 void imp_kernel_times(const imp_trace *t, uint64_t *ns);
 void imp_trace_destroy(imp_trace *t);
+/* Whether profiler events go through the scanner (import_scan.h) before
+ * jansson (1, the default) or through jansson alone (0: tests compare the
+ * two readings). */
+void imp_trace_fast_path(int on);
 /* The segment of a kept op beginning at b: 2k+1 in step k, 2k between
  * steps k-1 and k (the steps of a read trace: sorted, disjoint). */
 uint32_t imp_seg_of(const imp_trace *t, uint64_t b);

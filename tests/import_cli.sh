@@ -208,6 +208,33 @@ reject empty.json "empty file"
 printf '\001\002\003binary' >"$T/binary.json"
 reject binary.json "not JSON"
 reject missing.json "No such file"
+# hostile elements (the fast path's scanner leaves them to jansson, or takes
+# them in bounded memory): nesting of 100,000, numbers beyond a double, a
+# string of 100 MB, invalid UTF-8, a key a million times
+python3 - "$T" <<'PY'
+import sys
+t = sys.argv[1]
+ev = '{"ph": "X", "cat": "cpu_op", "name": "%s", "pid": 1, "tid": 1, "ts": %s, "dur": 5%s}'
+def put(name, op="aten::mm", ts="10", extra="", enc="ascii"):
+    open(t + "/" + name, "wb").write(('{"traceEvents": [' + ev % (op, ts, extra) + ']}').encode(enc))
+put("deep.json", extra=', "args": {"x": ' + "[" * 100000 + "]" * 100000 + "}")
+put("absurd.json", extra=', "args": {"External id": 1e999}')
+put("absurd-ts.json", ts="1e400")
+put("bigstr.json", op="aten::" + "a" * (100 << 20))
+put("utf8.json", op="aten::\xff", enc="latin-1")
+put("keys.json", extra="".join(', "k": 1' for _ in range(1000000)))
+put("keys-ts.json", extra="".join(', "ts": 1' for _ in range(1000000)))
+PY
+reject deep.json "maximum parsing depth"
+reject absurd.json "real number overflow"
+reject absurd-ts.json "real number overflow"
+reject bigstr.json "larger than 64 MiB"
+reject utf8.json "unable to decode byte 0xff"
+for f in keys keys-ts; do
+    "$FATHOM" import -o "$T/$f.tar.zst" "$T/$f.json" >/dev/null 2>"$T/$f.err" || fail "$f.json: $(cat "$T/$f.err")"
+    tar -xOf "$T/$f.tar.zst" MANIFEST | grep -qx 'ops=1' || fail "$f.json: not one op"
+done
+rm -f "$T/bigstr.json" "$T/deep.json" "$T/keys.json" "$T/keys-ts.json"
 mkdir -p "$T/adir.json"
 reject adir.json "not a regular file"
 # --dir that cannot be written: said before anything is converted

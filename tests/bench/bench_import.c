@@ -10,18 +10,35 @@
  * user+sys from wait4) and taking its peak RSS (ru_maxrss), and checks the
  * archive's MANIFEST (ops, steps) against what it wrote.
  *
- * Prints per trace: events, JSON bytes, seconds, events per second, peak
- * RSS, and RSS bytes per event; the growth of RSS between the two sizes
- * per extra event shows what memory an event costs (the importer keeps a
- * 24-byte record per span, never the JSON).
+ * Per trace it prints the whole import (events, JSON MB, seconds, MB/s,
+ * events/s, peak RSS) and its phases, each timed in this process on the
+ * same file: decompress (libarchive's read of the input, as the importer
+ * reads it), parse (each event's syntax: jansson's tree, and the fast
+ * path's scanner, analyze/import_scan.c), read (imp_trace_read: decompress,
+ * parse, interpret and resolve into the in-memory trace) and write (the
+ * rest of the import: the CTF through sink.ctf.fs and the archive).  Then
+ * Python's json.load of the same file (a fixed reference: the ratio is the
+ * figure to compare across runs on a loaded machine).  The two references
+ * (jansson's tree, json.load) run for traces up to --python-mb MB of JSON
+ * (default 600; json.load holds the whole tree: 1.3 GB for 200 MB).
+ * The growth of RSS between the two sizes shows what memory an event costs.
  * Exit status: 0, or 2 on an error (the import failed, wrong counts).
  *
  *   bench_import [--fathom BIN] [--events N] [--factor F] [--gzip] [--keep]
+ *                [--cache DIR] [--python-mb MB]
  *
  * Files go to $TMPDIR (or /tmp) and are deleted at the end (--keep keeps
- * them).  3M events are about 500 MB of JSON (--gzip: about 40 MB). */
+ * them; --cache DIR keeps the traces in DIR and reuses them on the next
+ * run).  3M events are about 580 MB of JSON (--gzip: about 40 MB). */
 #define _GNU_SOURCE
+#include "analyze/import_json.h"
+#include "analyze/import_scan.h"
+#include "analyze/import_trace.h"
+#include "base/error.h"
 #include "tracer/archive.h"
+
+#include <archive.h>
+#include <jansson.h>
 
 #include <errno.h>
 #include <ftw.h>
@@ -49,6 +66,10 @@ static const int shapes[4][2] = { { 64, 512 }, { 64, 1024 }, { 128, 512 }, { 32,
 static void span(FILE *f, int *first, const char *cat, const char *name, int tid, double ts, double dur,
                  const int *dims)
 {
+    if (!f) { /* counting only */
+        *first = 0;
+        return;
+    }
     fprintf(f,
             "%s\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": 4242, \"tid\": %d, \"ts\": %.3f, "
             "\"dur\": %.3f",
@@ -60,23 +81,26 @@ static void span(FILE *f, int *first, const char *cat, const char *name, int tid
     *first = 0;
 }
 
-/* A trace of about `events` events into path (through gzip when z). */
+/* A trace of about `events` events into path (through gzip when z); with
+ * path NULL its counts only. */
 static int generate(const char *path, uint64_t events, int z, gen_counts *c)
 {
     char cmd[4400];
-    FILE *f;
-    if (z) {
+    FILE *f = NULL;
+    if (!path) {
+    } else if (z) {
         snprintf(cmd, sizeof cmd, "gzip -1 > '%s'", path);
         f = popen(cmd, "w");
     } else {
         f = fopen(path, "w");
     }
-    if (!f)
+    if (path && !f)
         return -1;
     memset(c, 0, sizeof *c);
     int first = 1;
     double t = 1700000000000000.0; /* us since the epoch, as Kineto writes */
-    fprintf(f, "{\"schemaVersion\": 1, \"deviceProperties\": [], \"traceEvents\": [");
+    if (f)
+        fprintf(f, "{\"schemaVersion\": 1, \"deviceProperties\": [], \"traceEvents\": [");
     const int ops_per_step = 200;
     while (c->events < events) {
         double step_b = t;
@@ -113,6 +137,8 @@ static int generate(const char *path, uint64_t events, int z, gen_counts *c)
         t += 5.0;
         (void)ev0;
     }
+    if (!f)
+        return 0;
     fprintf(f, "\n]}\n");
     return z ? (pclose(f) == 0 ? 0 : -1) : (fclose(f) == 0 ? 0 : -1);
 }
@@ -123,6 +149,7 @@ typedef struct run_result {
     int status;
 } run_result;
 
+/* argv run as a child: its wall clock, CPU seconds (user+sys), peak RSS. */
 static int run(char *const argv[], run_result *r)
 {
     struct timespec a, b;
@@ -147,6 +174,95 @@ static int run(char *const argv[], run_result *r)
     r->rss_kb = ru.ru_maxrss;
     r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     return 0;
+}
+
+/* CPU seconds of this process: the phases' cost on one core, whatever
+ * else the machine runs. */
+static double now(void)
+{
+    struct timespec a;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+    return (double)a.tv_sec + (double)a.tv_nsec / 1e9;
+}
+
+/* Seconds to read the whole (decompressed) input as the importer does:
+ * libarchive's raw format with all filters, 1 MiB at a time. */
+static double phase_decompress(const char *path, uint64_t *bytes)
+{
+    struct archive *a = archive_read_new();
+    struct archive_entry *entry;
+    static char buf[1 << 20];
+    double t0 = now();
+    *bytes = 0;
+    archive_read_support_filter_all(a);
+    archive_read_support_format_raw(a);
+    if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK ||
+        archive_read_next_header(a, &entry) != ARCHIVE_OK) {
+        archive_read_free(a);
+        return -1;
+    }
+    la_ssize_t n;
+    while ((n = archive_read_data(a, buf, sizeof buf)) > 0)
+        *bytes += (uint64_t)n;
+    archive_read_free(a);
+    return n < 0 ? -1 : now() - t0;
+}
+
+/* Seconds to walk traceEvents element by element (import_json.h) and
+ * parse each: with jansson (a tree per event) when tree, else with the
+ * fast path's scanner; *fast counts the events the scanner took. */
+static double phase_parse(const char *path, int tree, uint64_t *events, uint64_t *fast)
+{
+    analyze_json_in *j = analyze_json_open(path);
+    double t0 = now();
+    *events = *fast = 0;
+    if (!j)
+        return -1;
+    /* {"schemaVersion": 1, "deviceProperties": [], "traceEvents": [ ... as generate() writes */
+    int c;
+    while ((c = analyze_json_peek(j)) >= 0 && c != '[')
+        analyze_json_skip(j);
+    if (c == '[') /* deviceProperties' */
+        analyze_json_skip(j);
+    while ((c = analyze_json_peek(j)) >= 0 && c != '[')
+        analyze_json_skip(j);
+    analyze_json_skip(j);
+    for (;;) {
+        size_t len;
+        const char *v = analyze_json_value(j, &len);
+        if (!v)
+            break;
+        if (tree) {
+            json_t *e = json_loadb(v, len, JSON_DECODE_ANY, NULL);
+            *fast += e != NULL;
+            json_decref(e);
+        } else {
+            analyze_scan_event ev;
+            *fast += analyze_scan_event_text(v, len, &ev) == 0;
+        }
+        ++*events;
+        analyze_json_consume(j, len);
+        if (analyze_json_peek(j) != ',')
+            break;
+        analyze_json_skip(j);
+    }
+    analyze_json_close(j);
+    return now() - t0;
+}
+
+/* Seconds of imp_trace_read (decompress, parse, interpret, resolve). */
+static double phase_read(const char *path, uint64_t *ops)
+{
+    double t0 = now();
+    imp_trace *t = imp_trace_read(path, NULL);
+    if (!t) {
+        fprintf(stderr, "bench_import: %s\n", base_errmsg());
+        return -1;
+    }
+    double s = now() - t0;
+    *ops = t->sum.ops;
+    imp_trace_destroy(t);
+    return s;
 }
 
 static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
@@ -174,11 +290,27 @@ static int check_manifest(const char *archive, const gen_counts *c)
     return bad ? -1 : 0;
 }
 
+/* Seconds of Python's json.load of path (gzip.open for .gz); -1 when it
+ * failed or there is no python3. */
+static double python_load(const char *path, int z, long *rss_kb)
+{
+    char code[256];
+    snprintf(code, sizeof code, "import json, sys, gzip\njson.load(%s(sys.argv[1]%s))", z ? "gzip.open" : "open",
+             z ? ", 'rt'" : "");
+    char *const av[] = { "/usr/bin/python3", "-c", code, (char *)path, NULL };
+    run_result r;
+    if (access(av[0], X_OK) || run(av, &r) || r.status != 0)
+        return -1;
+    *rss_kb = r.rss_kb;
+    return r.cpu;
+}
+
 int main(int argc, char **argv)
 {
-    const char *fathom = FATHOM_BIN;
+    const char *fathom = FATHOM_BIN, *cache = NULL;
     uint64_t events = 3000000;
     int factor = 10, z = 0, keep = 0;
+    double python_mb = 600;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--fathom") == 0 && i + 1 < argc)
             fathom = argv[++i];
@@ -186,12 +318,17 @@ int main(int argc, char **argv)
             events = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--factor") == 0 && i + 1 < argc)
             factor = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc)
+            cache = argv[++i];
+        else if (strcmp(argv[i], "--python-mb") == 0 && i + 1 < argc)
+            python_mb = atof(argv[++i]);
         else if (strcmp(argv[i], "--gzip") == 0)
             z = 1;
         else if (strcmp(argv[i], "--keep") == 0)
             keep = 1;
         else {
-            fprintf(stderr, "usage: bench_import [--fathom BIN] [--events N] [--factor F] [--gzip] [--keep]\n");
+            fprintf(stderr, "usage: bench_import [--fathom BIN] [--events N] [--factor F] [--gzip] [--keep] "
+                            "[--cache DIR] [--python-mb MB]\n");
             return 2;
         }
     }
@@ -207,23 +344,26 @@ int main(int argc, char **argv)
         return 2;
     }
     int rc = 0;
-    printf("%10s %10s %9s %9s %12s %9s %10s\n", "events", "json_MB", "wall_s", "cpu_s", "events/s", "rss_MB",
-           "rss_B/ev");
-    fflush(stdout); /* before the children inherit the buffer */
     uint64_t sizes[2] = { events / (uint64_t)factor, events };
     long rss[2] = { 0, 0 };
     uint64_t got[2] = { 0, 0 };
+    double mbps[2] = { 0, 0 }, py_ratio = 0;
     for (int k = 0; k < 2; k++) {
         char in[4200], out[4200];
         gen_counts c;
-        snprintf(in, sizeof in, "%s/big%d.pt.trace.json%s", dir, k, z ? ".gz" : "");
+        struct stat sb;
+        if (cache)
+            snprintf(in, sizeof in, "%s/bench-import-%llu.pt.trace.json%s", cache, (unsigned long long)sizes[k],
+                     z ? ".gz" : "");
+        else
+            snprintf(in, sizeof in, "%s/big%d.pt.trace.json%s", dir, k, z ? ".gz" : "");
         snprintf(out, sizeof out, "%s/big%d.tar.zst", dir, k);
-        if (generate(in, sizes[k], z, &c)) {
+        int have = cache && stat(in, &sb) == 0;
+        if (generate(have ? NULL : in, sizes[k], z, &c)) {
             fprintf(stderr, "bench_import: cannot write %s: %s\n", in, strerror(errno));
             rc = 2;
             break;
         }
-        struct stat sb;
         stat(in, &sb);
         char *const av[] = { (char *)fathom, "import", "-o", out, in, NULL };
         run_result r;
@@ -236,19 +376,53 @@ int main(int argc, char **argv)
             rc = 2;
             break;
         }
+        uint64_t bytes = 0, nev = 0, nfast = 0, ops = 0;
+        double dec = phase_decompress(in, &bytes);
+        double mb = (double)bytes / 1e6;
+        double parse_tree = mb <= python_mb ? phase_parse(in, 1, &nev, &nfast) : -1;
+        double parse_scan = phase_parse(in, 0, &nev, &nfast);
+        double rd = phase_read(in, &ops);
+        long py_rss = 0;
+        double py = mb <= python_mb ? python_load(in, z, &py_rss) : -1;
         rss[k] = r.rss_kb;
         got[k] = c.events;
-        printf("%10llu %10.1f %9.2f %9.2f %12.0f %9.1f %10.1f\n", (unsigned long long)c.events,
-               (double)sb.st_size / 1e6, r.wall, r.cpu, (double)c.events / r.wall, (double)r.rss_kb / 1024.0,
+        mbps[k] = mb / r.cpu;
+        printf("%s: %llu events, %.1f MB of JSON (%.1f MB on disk)\n", in, (unsigned long long)c.events, mb,
+               (double)sb.st_size / 1e6);
+        printf("  %-38s %8s %9s %12s\n", "phase (CPU seconds)", "s", "MB/s", "events/s");
+#define ROW(label, s)                                                                         \
+    if ((s) > 0)                                                                              \
+        printf("  %-38s %8.2f %9.1f %12.0f\n", label, (s), mb / (s), (double)c.events / (s)); \
+    else                                                                                      \
+        printf("  %-38s %8s\n", label, "-");
+        ROW("decompress (read the input)", dec);
+        ROW("parse: jansson tree per event", parse_tree);
+        ROW("parse: scanner (fast path)", parse_scan);
+        ROW("read: imp_trace_read, all phases", rd);
+        ROW("write: CTF and archive (import - read)", r.cpu - rd);
+        ROW("fathom import, end to end", r.cpu);
+        ROW("python3 json.load", py);
+#undef ROW
+        printf("  scanner took %llu of %llu events; import wall %.2f s, peak RSS %.1f MB (%.1f B/event)\n",
+               (unsigned long long)nfast, (unsigned long long)nev, r.wall, (double)r.rss_kb / 1024.0,
                (double)r.rss_kb * 1024.0 / (double)c.events);
+        if (py > 0) {
+            py_ratio = py / r.cpu;
+            printf("  fathom import / json.load speed: %.2fx (json.load peak RSS %.1f MB)\n", py_ratio,
+                   (double)py_rss / 1024.0);
+        }
         fflush(stdout);
+        if (!keep && !cache)
+            remove(in);
         if (!keep)
-            remove(in), remove(out);
+            remove(out);
     }
     if (rc == 0 && got[1] > got[0])
-        printf("RSS growth: %.1f bytes per extra event (%.1f MB at %llu events, %.1f MB at %llu)\n",
-               (double)(rss[1] - rss[0]) * 1024.0 / (double)(got[1] - got[0]), (double)rss[0] / 1024.0,
-               (unsigned long long)got[0], (double)rss[1] / 1024.0, (unsigned long long)got[1]);
+        printf("RSS: %.1f MB at %llu events, %.1f MB at %llu (ratio %.2f, %.1f bytes per extra event); "
+               "end to end %.1f and %.1f MB/s of CPU\n",
+               (double)rss[0] / 1024.0, (unsigned long long)got[0], (double)rss[1] / 1024.0, (unsigned long long)got[1],
+               (double)rss[1] / (double)rss[0], (double)(rss[1] - rss[0]) * 1024.0 / (double)(got[1] - got[0]), mbps[0],
+               mbps[1]);
     if (!keep)
         nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
     else
