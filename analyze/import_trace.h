@@ -127,7 +127,7 @@ typedef struct imp_trace {
     uint64_t bad_time, bad_shape, not_x, overlap, bad_step, no_name, untimed, big_ints;
     char notes[1024];    /* lines the execution trace parser adds (import_et.c) */
     const char *profile; /* an execution trace's profiler trace to link (borrowed), or NULL */
-    char *key; /* the fast path's key buffer (import_scan.h) */
+    char *key;           /* the fast path's key buffer (import_scan.h) */
     size_t ckey;
 } imp_trace;
 
