@@ -175,11 +175,27 @@ static int collect_url(void *ctx, const tracer_live_session *s)
     return 0;
 }
 
+/* Frees the list; keep_urls: its URL strings live on (they became traces). */
+static void url_list_free(url_list *l, int keep_urls)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        if (!keep_urls)
+            exec_free(l->v[i]);
+        exec_free((void *)l->host[i]);
+        exec_free((void *)l->name[i]);
+    }
+    exec_free(l->v);
+    exec_free(l->host);
+    exec_free(l->name);
+    memset(l, 0, sizeof *l);
+}
+
 static int relay_sessions(const char *relay, url_list *l)
 {
     memset(l, 0, sizeof *l);
     if (tracer_live_sessions(relay, collect_url, l) != TRACER_OK) {
         cli_error(cmd, "%s", base_errmsg());
+        url_list_free(l, 0);
         return 1;
     }
     return 0;
@@ -192,10 +208,19 @@ static int relay_urls(const char *relay, const char ***out, size_t *n)
         return 1;
     if (!l.n) {
         cli_error(cmd, "%s holds no live session", relay);
+        url_list_free(&l, 0);
         return 1;
     }
-    *out = (const char **)l.v; /* the strings live on, as the list does not */
+    const char **urls = exec_calloc(l.n, sizeof *urls);
+    if (!urls) {
+        cli_error(cmd, "out of memory");
+        url_list_free(&l, 0);
+        return 1;
+    }
+    memcpy(urls, l.v, l.n * sizeof *urls);
+    *out = urls; /* the strings live on, as the list does not */
     *n = l.n;
+    url_list_free(&l, 1);
     return 0;
 }
 
@@ -209,12 +234,14 @@ static int list_described(const char *relay)
         return 1;
     if (!l.n) {
         cli_error(cmd, "%s holds no live session", relay);
+        url_list_free(&l, 0);
         return 0;
     }
+    int rc = 1;
     char **model = exec_calloc(l.n, sizeof *model), **mode = exec_calloc(l.n, sizeof *mode);
     if (!model || !mode || analyze_live_describe((const char *const *)l.v, l.n, 3.0, model, mode) != ANALYZE_OK) {
         cli_error(cmd, "%s", model && mode ? base_errmsg() : "out of memory");
-        return 1;
+        goto end;
     }
     printf("%-16s %-40s %-12s %-6s %-24s %s\n", "host", "session", "model", "mode", "started", "url");
     for (size_t i = 0; i < l.n; i++) {
@@ -224,7 +251,18 @@ static int list_described(const char *relay)
                model[i] ? model[i] : "?", mode[i] ? mode[i] : "?", when, l.v[i]);
     }
     printf("(fathom analyze breakdown URL: one session; --all %s: all of them)\n", relay);
-    return fflush(stdout) ? 1 : 0;
+    rc = fflush(stdout) ? 1 : 0;
+end:
+    for (size_t i = 0; i < l.n; i++) {
+        if (model)
+            exec_free(model[i]);
+        if (mode)
+            exec_free(mode[i]);
+    }
+    exec_free(model);
+    exec_free(mode);
+    url_list_free(&l, 0);
+    return rc;
 }
 
 /* Before reading a live session: 0 when the relay holds it, or when it
@@ -425,6 +463,8 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     if (!traces)
         return cli_usage_error(cmd, "out of memory");
     int rc = 2, only_traces = 0, all_sessions = 0;
+    char **owned = NULL; /* the relays' session URLs among traces[], freed at the end */
+    size_t nowned = 0;
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -520,17 +560,25 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
             goto end;
         }
         const char **v = exec_realloc(traces, (nt + nmore + (size_t)argc) * sizeof *v);
-        if (!v) {
+        char **o = v ? exec_realloc(owned, (nowned + nmore) * sizeof *o) : NULL;
+        if (v)
+            traces = v;
+        if (o)
+            owned = o;
+        if (!v || !o) {
+            for (size_t k = 0; k < nmore; k++)
+                exec_free((void *)more[k]);
             exec_free(more);
             cli_usage_error(cmd, "out of memory");
             goto end;
         }
-        traces = v;
+        memcpy(owned + nowned, more, nmore * sizeof *more);
+        nowned += nmore;
         memmove(&traces[i + nmore], &traces[i + 1], (nt - i - 1) * sizeof *traces);
         memcpy(&traces[i], more, nmore * sizeof *traces);
         nt += nmore - 1;
         i += nmore - 1;
-        exec_free(more); /* the URLs stay: owned by relay_urls' list, kept to the end */
+        exec_free(more); /* the URLs stay in owned[] to the end */
     }
     if (all_sessions && nt == 0) {
         cli_usage_error(cmd, "--all wants a relay: fathom analyze %s --all net://HOST[:PORT]", what);
@@ -666,6 +714,9 @@ done:
     exec_free(p);
     exec_free(lv.rows);
 end:
+    for (size_t k = 0; k < nowned; k++)
+        exec_free(owned[k]);
+    exec_free(owned);
     exec_free(traces);
     return rc;
 }

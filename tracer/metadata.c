@@ -228,8 +228,8 @@ static int scan_tsdl(const char *text, long n, tracer_ctf_meta *m)
             if (--depth < 0)
                 return -1;
         } else if (depth == 1 && t == T_PUNCT && tok[0] == '=' && block != B_OTHER && prev[0]) {
-            char key[64];
-            snprintf(key, sizeof key, "%s", prev);
+            char key[sizeof prev];
+            memcpy(key, prev, sizeof key);
             take_value(&s, val, sizeof val);
             if (block == B_EVENT && !strcmp(key, "name"))
                 note_event(m, val);
