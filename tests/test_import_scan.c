@@ -370,7 +370,7 @@ static void mutated_both_ways(void **state)
                 m[at] = bytes[(r >> 8) % (sizeof bytes - 1)];
             }
             put(path, m, len);
-            char what[128];
+            char what[320];
             snprintf(what, sizeof what, "%s mutation %d", names[i], k);
             both_ways(path, what);
         }

@@ -825,7 +825,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     if (session_setup(&s, trace_dir, o->relay_url, o, err, errlen) != 0) {
         if (o->relay_url && !strstr(err, "relayd")) { /* say where it was going */
             char e[512];
-            snprintf(e, sizeof e, "%s", err);
+            snprintf(e, sizeof e, "%.*s", (int)sizeof e - 1, err); /* cut: a line */
             fail(err, errlen, "streaming to the relay %s: %s", o->relay_url, e);
         }
         goto end;
