@@ -133,10 +133,8 @@ static int relay_output(const char *pid, int port, char *out, size_t len)
     snprintf(path, sizeof path, "/proc/%.255s/cwd", pid);
     ssize_t k = readlink(path, cwd, sizeof cwd - 1);
     cwd[k > 0 ? k : 0] = '\0';
-    if (o) {
-        snprintf(out, len, "%s/%s", cwd, o);
-        return 0;
-    }
+    if (o) /* a path too long to hold is no answer */
+        return snprintf(out, len, "%s/%s", cwd, o) < (int)len ? 0 : -1;
     const char *home = getenv("HOME"); /* the relay's own HOME is not ours to read: the usual one */
     snprintf(out, len, "%s/lttng-traces", home && *home ? home : "~");
     return 0;

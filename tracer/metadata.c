@@ -182,6 +182,14 @@ static void take_value(scan *s, char *val, size_t len)
     }
 }
 
+/* src into dst[n], cut to fit: names past a field's size are cut, not refused */
+static void copy_cut(char *dst, size_t n, const char *src)
+{
+    size_t len = strnlen(src, n - 1);
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+}
+
 static void note_event(tracer_ctf_meta *m, const char *name)
 {
     m->events++;
@@ -194,15 +202,15 @@ static void note_event(tracer_ctf_meta *m, const char *name)
             return;
         }
     if (!m->unknown_fathom[0])
-        snprintf(m->unknown_fathom, sizeof m->unknown_fathom, "%s", name);
+        copy_cut(m->unknown_fathom, sizeof m->unknown_fathom, name);
 }
 
 static void note_env(tracer_ctf_meta *m, const char *key, const char *val)
 {
     if (!strcmp(key, "tracer_name"))
-        snprintf(m->tracer, sizeof m->tracer, "%s", val);
+        copy_cut(m->tracer, sizeof m->tracer, val);
     else if (!strcmp(key, "domain"))
-        snprintf(m->domain, sizeof m->domain, "%s", val);
+        copy_cut(m->domain, sizeof m->domain, val);
     else if (!strcmp(key, "tracer_major"))
         m->tracer_major = strtol(val, NULL, 0);
     else if (!strcmp(key, "tracer_minor"))
