@@ -46,9 +46,10 @@ jq -e '[.candidates[] | (.samples_ms | length) == .rounds and (.samples_ms | sor
     fail "tune autoenc: the samples do not match the statistics: $(jq -c '[.candidates[] | [.rounds, .min_ms, .step_ms, .max_ms, .samples_ms]]' "$T/a.json")"
 # a short step (autoenc's tiny one, under a millisecond) is profiled over as many steps as last a
 # sample (10 ms), not one: one step of memnet's small inference measured 1.2-2.3x its op time.
-# A level whose step a busy machine stretched past a sample is rightly one step (ASan at ctest -j2:
-# two threads' step 17.7 ms where one thread's took 2.6)
-jq -e '[.measured.levels[] | (.steps > 1 or .op_ms >= 10) and .steps * .op_ms < 30] | all' "$T/a.json" >/dev/null ||
+# A level whose step a busy machine stretched near a sample is rightly one step: the rule reads the
+# step's wall time, which its op time (all the JSON gives) understates; half a sample of op time is
+# no short step (ASan at ctest -j2: two threads' step 9.2-17.7 ms where one thread's took 1.9-2.6)
+jq -e '[.measured.levels[] | (.steps > 1 or .op_ms >= 5) and .steps * .op_ms < 30] | all' "$T/a.json" >/dev/null ||
     fail "tune autoenc: a short step's level profiled over one step: $(jq -c .measured.levels "$T/a.json")"
 run_flags "autoenc" $(jq -r .recommendation.command "$T/a.json")
 note "autoenc: $(jq -r '"\(.recommendation.flags): \(.recommendation.speedup_defaults)x over the defaults, wall \(.wall_s) s"' "$T/a.json")"
