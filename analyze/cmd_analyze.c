@@ -211,15 +211,9 @@ static int relay_urls(const char *relay, const char ***out, size_t *n)
         url_list_free(&l, 0);
         return 1;
     }
-    const char **urls = exec_calloc(l.n, sizeof *urls);
-    if (!urls) {
-        cli_error(cmd, "out of memory");
-        url_list_free(&l, 0);
-        return 1;
-    }
-    memcpy(urls, l.v, l.n * sizeof *urls);
-    *out = urls; /* the strings live on, as the list does not */
+    *out = (const char **)l.v; /* the array and its strings are the caller's */
     *n = l.n;
+    l.v = NULL;
     url_list_free(&l, 1);
     return 0;
 }
