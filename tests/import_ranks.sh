@@ -98,7 +98,9 @@ grep -q "gives no rank" "$T/err" && grep -q "(ranks: the traces' order)" "$T/out
 "$FATHOM" analyze ranks "$a0" >/dev/null 2>"$T/err" && fail "one rank accepted"
 
 # similarity and diff between ranks
-"$FATHOM" analyze similarity $(cat "$T/paths") >"$T/sim" 2>"$T/err" || fail "similarity: $(cat "$T/err")"
+"$FATHOM" analyze similarity --format json $(cat "$T/paths") >"$T/sim" 2>"$T/err" || fail "similarity: $(cat "$T/err")"
+python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["labels"]; assert l==["job/infer/rank%d" % r for r in range(4)], l' \
+    "$T/sim" || fail "similarity: the ranks are not apart"
 "$FATHOM" analyze diff "$a0" "$(grep -- -rank2- "$T/paths")" >"$T/diff" 2>"$T/err" || fail "diff: $(cat "$T/err")"
 grep -q "aten::mm" "$T/diff" || fail "diff between ranks: $(cat "$T/diff")"
 cli_end import-ranks
