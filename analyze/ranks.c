@@ -302,10 +302,17 @@ static void destroy(void *r) { analyze_ranks_destroy(r); }
 static int mismatch(const void *r, char *buf, size_t len)
 {
     const analyze_ranks *a = r;
-    if (!a->world_differs)
-        return 0;
-    snprintf(buf, len, "the traces give different world sizes: not the ranks of one job?");
-    return 1;
+    if (a->world_differs) {
+        snprintf(buf, len, "the traces give different world sizes: not the ranks of one job?");
+        return 1;
+    }
+    for (size_t i = 0; a->world_size > 0 && !a->by_order && i < a->n; i++)
+        if (a->r[i].rank >= a->world_size) {
+            snprintf(buf, len, "rank %lld (%s) is past the world size %lld: not the ranks of one job?",
+                     (long long)a->r[i].rank, a->r[i].p->source, (long long)a->world_size);
+            return 1;
+        }
+    return 0;
 }
 
 static void notes(const void *res, cli_format fmt, analyze_note_fn fn, void *ctx)

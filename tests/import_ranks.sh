@@ -96,6 +96,18 @@ grep -q "rank 0 twice" "$T/err" || fail "rank twice: $(cat "$T/err")"
 "$FATHOM" analyze ranks "$a0" "$T/cpu.tar.zst" >"$T/out" 2>"$T/err" || fail "ranks by order: $(cat "$T/err")"
 grep -q "gives no rank" "$T/err" && grep -q "(ranks: the traces' order)" "$T/out" || fail "by order: $(cat "$T/err")"
 "$FATHOM" analyze ranks "$a0" >/dev/null 2>"$T/err" && fail "one rank accepted"
+# ranks of other jobs: a warning, and with --strict the end
+"$FATHOM" import -o "$T/r3.tar.zst" --model job "$K/noinfo/trace_rank-3.json" >/dev/null 2>&1 || fail "import noinfo -o"
+"$FATHOM" analyze ranks --strict "$a0" "$(grep -- -rank2- "$T/paths")" "$T/r3.tar.zst" >/dev/null 2>"$T/err" ||
+    fail "ranks: a rank without world size is no warning: $(cat "$T/err")"
+sed 's/"world_size": 4/"world_size": 8/' "$K/rank1.json" >"$T/w8.json"
+"$FATHOM" import -o "$T/w8.tar.zst" "$T/w8.json" >/dev/null 2>&1 || fail "import w8"
+"$FATHOM" analyze ranks --strict "$a0" "$T/w8.tar.zst" >/dev/null 2>"$T/err" && fail "world sizes 4 and 8: no --strict end"
+grep -q "different world sizes" "$T/err" || fail "world sizes: $(cat "$T/err")"
+cp "$K/noinfo/trace_rank-3.json" "$T/rank9.json"
+"$FATHOM" import -o "$T/r9.tar.zst" "$T/rank9.json" >/dev/null 2>&1 || fail "import rank9"
+"$FATHOM" analyze ranks "$T/r9.tar.zst" "$(grep -- -rank2- "$T/paths")" >/dev/null 2>"$T/err" || fail "rank 9 of 4"
+grep -q "rank 9 (.*) is past the world size 4" "$T/err" || fail "rank 9 of 4: $(cat "$T/err")"
 
 # similarity and diff between ranks
 "$FATHOM" analyze similarity --format json $(cat "$T/paths") >"$T/sim" 2>"$T/err" || fail "similarity: $(cat "$T/err")"

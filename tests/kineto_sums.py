@@ -15,9 +15,10 @@ kineto_sums.py --ranks TRACE... -- the same of the ranks of one job, for
 Events: complete ("ph": "X") with a name; kernels are categories `kernel`
 and `Kernel`, copies and fills `gpu_memcpy`, `gpu_memset`, `Memcpy`,
 `Memset`; host ops `cpu_op`, `Operator`, `operator` or no category.
-Times are microseconds (floats allowed).  The trace's top level is an
+Times are microseconds (decimals allowed), read exactly.  The trace's top level is an
 object with traceEvents or a bare array.  Integers beyond 64 bits parse
 (Python's are unbounded)."""
+import decimal
 import gzip
 import json
 import os
@@ -62,7 +63,9 @@ def union(spans):
 
 
 def ns(x):
-    return round(float(x) * 1000)
+    """Microseconds to ns, exactly: epoch times in us (1.7e15) times 1000
+    are past a double's 53 bits, so decimals are read as Decimal."""
+    return int((decimal.Decimal(x) * 1000).to_integral_value(decimal.ROUND_HALF_EVEN))
 
 
 def sums(events):
@@ -106,7 +109,7 @@ def sums(events):
 def load(path):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
-        return json.load(f)
+        return json.load(f, parse_float=decimal.Decimal)
 
 
 def clipped_union(spans, b, e):
