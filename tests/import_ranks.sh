@@ -54,6 +54,9 @@ done
 "$FATHOM" analyze ranks $(cat "$T/paths") >"$T/ranks.txt" 2>"$T/err" || fail "ranks text: $(cat "$T/err")"
 "$FATHOM" analyze ranks --format csv $(cat "$T/paths") >"$T/ranks.csv" 2>"$T/err" || fail "ranks csv: $(cat "$T/err")"
 python3 "$SRC/tests/kineto_sums.py" --ranks "$K"/rank*.json >"$T/sums" || fail "kineto_sums --ranks"
+# the folder of archives is its archives
+"$FATHOM" analyze ranks --format json "$T/job/" >"$T/dir.json" 2>"$T/err" || fail "ranks DIR: $(cat "$T/err")"
+sed 's|job//|job/|' "$T/dir.json" | cmp -s - "$T/ranks.json" || fail "ranks DIR/ differs from ranks DIR/*"
 python3 - "$T/sums" "$T/ranks.json" "$T/ranks.csv" <<'EOF' || fail "ranks differ from the JSON's"
 import csv, json, sys
 s = json.load(open(sys.argv[1]))
