@@ -12,7 +12,14 @@ FATHOM=$1 SRC=$2
 . "$(dirname "$0")/cli_lib.sh"
 cli_begin import-ranks "$3"
 command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 0; }
-python3 "$SRC/tests/fixtures/kineto_gen.py" "$T/k" || { fail "the generator failed"; cli_end import-ranks; }
+python3 "$SRC/tests/fixtures/kineto_gen.py" "$T/k" || { fail "the generator failed"; # the report: a ranks chart and its table
+"$FATHOM" report -o "$T/rep" "$T/job" >/dev/null 2>"$T/err" || fail "report: $(cat "$T/err")"
+[ -s "$T/rep/ranks.svg" ] && grep -q 'id="ranks"' "$T/rep/index.html" && grep -q "slowest most often: rank 2" \
+    "$T/rep/index.html" || fail "report: no ranks section"
+"$FATHOM" report -o "$T/rep2" "$a0" "$a0" >/dev/null 2>"$T/err" || fail "report of rank 0 twice: $(cat "$T/err")"
+[ ! -e "$T/rep2/ranks.svg" ] && grep -q "No ranks in this report: rank 0 twice" "$T/rep2/index.html" ||
+    fail "report of rank 0 twice: a ranks chart"
+cli_end import-ranks; }
 K=$T/k/ranks
 
 # a job imported into one folder: an archive a rank, named after it
@@ -118,4 +125,11 @@ python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["labels"]; assert l=
     "$T/sim" || fail "similarity: the ranks are not apart"
 "$FATHOM" analyze diff "$a0" "$(grep -- -rank2- "$T/paths")" >"$T/diff" 2>"$T/err" || fail "diff: $(cat "$T/err")"
 grep -q "aten::mm" "$T/diff" || fail "diff between ranks: $(cat "$T/diff")"
+# the report: a ranks chart and its table
+"$FATHOM" report -o "$T/rep" "$T/job" >/dev/null 2>"$T/err" || fail "report: $(cat "$T/err")"
+[ -s "$T/rep/ranks.svg" ] && grep -q 'id="ranks"' "$T/rep/index.html" && grep -q "slowest most often: rank 2" \
+    "$T/rep/index.html" || fail "report: no ranks section"
+"$FATHOM" report -o "$T/rep2" "$a0" "$a0" >/dev/null 2>"$T/err" || fail "report of rank 0 twice: $(cat "$T/err")"
+[ ! -e "$T/rep2/ranks.svg" ] && grep -q "No ranks in this report: rank 0 twice" "$T/rep2/index.html" ||
+    fail "report of rank 0 twice: a ranks chart"
 cli_end import-ranks
