@@ -12,14 +12,7 @@ FATHOM=$1 SRC=$2
 . "$(dirname "$0")/cli_lib.sh"
 cli_begin import-ranks "$3"
 command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 0; }
-python3 "$SRC/tests/fixtures/kineto_gen.py" "$T/k" || { fail "the generator failed"; # the report: a ranks chart and its table
-"$FATHOM" report -o "$T/rep" "$T/job" >/dev/null 2>"$T/err" || fail "report: $(cat "$T/err")"
-[ -s "$T/rep/ranks.svg" ] && grep -q 'id="ranks"' "$T/rep/index.html" && grep -q "slowest most often: rank 2" \
-    "$T/rep/index.html" || fail "report: no ranks section"
-"$FATHOM" report -o "$T/rep2" "$a0" "$a0" >/dev/null 2>"$T/err" || fail "report of rank 0 twice: $(cat "$T/err")"
-[ ! -e "$T/rep2/ranks.svg" ] && grep -q "No ranks in this report: rank 0 twice" "$T/rep2/index.html" ||
-    fail "report of rank 0 twice: a ranks chart"
-cli_end import-ranks; }
+python3 "$SRC/tests/fixtures/kineto_gen.py" "$T/k" || { fail "the generator failed"; cli_end import-ranks; }
 K=$T/k/ranks
 
 # a job imported into one folder: an archive a rank, named after it
@@ -118,6 +111,30 @@ cp "$K/noinfo/trace_rank-3.json" "$T/rank9.json"
 "$FATHOM" import -o "$T/r9.tar.zst" "$T/rank9.json" >/dev/null 2>&1 || fail "import rank9"
 "$FATHOM" analyze ranks "$T/r9.tar.zst" "$(grep -- -rank2- "$T/paths")" >/dev/null 2>"$T/err" || fail "rank 9 of 4"
 grep -q "rank 9 (.*) is past the world size 4" "$T/err" || fail "rank 9 of 4: $(cat "$T/err")"
+
+# a rank without ProfilerStep: one step, from its first op or activity to its last;
+# the other ranks' first step compared with it, and said
+python3 - "$K/rank1.json" "$T/nostep.json" <<'EOF' || fail "nostep: the generator"
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["traceEvents"] = [e for e in d["traceEvents"] if not e.get("name", "").startswith("ProfilerStep#")]
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+"$FATHOM" import -o "$T/nostep.tar.zst" "$T/nostep.json" >/dev/null 2>&1 || fail "import nostep"
+"$FATHOM" analyze ranks --format json "$a0" "$T/nostep.tar.zst" >"$T/nostep.out" 2>"$T/err" ||
+    fail "nostep: $(cat "$T/err")"
+grep -q "rank 0 kept 3 steps: its first 1 are compared" "$T/err" || fail "nostep: $(cat "$T/err")"
+python3 - "$SRC/tests" "$T/nostep.json" "$T/nostep.out" <<'EOF' || fail "nostep: the one step's times"
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from kineto_sums import clipped_union, ns
+ev = [e for e in json.load(open(sys.argv[2]))["traceEvents"] if e.get("ph") == "X"]
+host = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in ev if e["cat"] == "cpu_op"]
+dev = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in ev if e["cat"] in ("kernel", "gpu_memcpy")]
+b, e = min(x for x, _ in host + dev), max(y for _, y in host + dev)
+r = json.load(open(sys.argv[3]))["ranks"][1]["steps"][0]
+assert abs(r["step_ns"] - (e - b)) <= 2 and abs(r["busy_ns"] - clipped_union(dev, b, e)) <= 2, (r, e - b)
+EOF
 
 # similarity and diff between ranks
 "$FATHOM" analyze similarity --format json $(cat "$T/paths") >"$T/sim" 2>"$T/err" || fail "similarity: $(cat "$T/err")"
