@@ -79,7 +79,7 @@ if [ "$(cat "$sysroot/.packages" 2>/dev/null)" != "$pkgs" ]; then
 fi
 
 # ---- the cross build --------------------------------------------------------
-cat >"$dir/toolchain.cmake" <<EOF
+cat >"$dir/toolchain.cmake.new" <<EOF
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
@@ -94,6 +94,9 @@ set(ENV{PKG_CONFIG_LIBDIR} $sysroot/usr/lib/aarch64-linux-gnu/pkgconfig:$sysroot
 set(ENV{PKG_CONFIG_SYSROOT_DIR} $sysroot)
 set(ENV{PKG_CONFIG_PATH} "")
 EOF
+# a new file only where it changed: a newer one has cmake configure again
+cmp -s "$dir/toolchain.cmake.new" "$dir/toolchain.cmake" || mv "$dir/toolchain.cmake.new" "$dir/toolchain.cmake"
+rm -f "$dir/toolchain.cmake.new"
 t=$(date +%s)
 cmake -S "$src" -B "$dir/build" -DCMAKE_TOOLCHAIN_FILE="$dir/toolchain.cmake" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DFATHOM_FUZZ=OFF -DFATHOM_WERROR=ON ${ARM64_CMAKE_ARGS:-} >"$dir/build.log" 2>&1 || fail "cmake: $(grep -m3 -i error "$dir/build.log")"
@@ -103,6 +106,17 @@ cmake --build "$dir/build" -j"$(nproc)" --target fathom $optests >>"$dir/build.l
     fail "build: $(grep -m3 -E "error|Error" "$dir/build.log")"
 readelf -h "$dir/build/fathom" 2>/dev/null | grep -q "Machine: *AArch64" || fail "$dir/build/fathom is not an aarch64 program"
 echo "cross-arm64: built fathom and the op tests for aarch64 ($(($(date +%s) - t)) s)"
+# The kernel files are plain C that GCC vectorizes for the target: on
+# aarch64 these kernels' loops are NEON (Advanced SIMD, in every armv8-a
+# CPU) arithmetic on 4 floats (fadd v0.4s, ...); scalar code here would be
+# a build that lost its vectorization
+aarch64-linux-gnu-objdump -d --no-show-raw-insn "$dir/build/fathom" | awk '
+    /^[0-9a-f]+ <.*>:$/ { fn = $2; gsub(/[<>:]/, "", fn); sub(/[.]_omp_fn.*/, "", fn); next }
+    /\tf(add|sub|mul|mla|mls|div|max|min|maxnm|minnm|neg|abs)\tv[0-9]+\.4s/ { neon[fn]++ }
+    END { for (f in neon) n++; print n + 0; split("op_fwd_Sigmoid op_fwd_Tanh softmax_rows op_fwd_Add op_fwd_ApplyAdam", k, " ")
+          for (i in k) if (!neon[k[i]]) print k[i] }' >"$dir/neon.txt"
+[ "$(sed -n 2p "$dir/neon.txt")" = "" ] || fail "no NEON arithmetic in $(sed 1d "$dir/neon.txt" | tr '\n' ' ')"
+echo "cross-arm64: NEON float arithmetic in $(head -1 "$dir/neon.txt") functions (the kernels' among them)"
 
 # ---- the checks under qemu-aarch64 ----------------------------------------
 export QEMU_LD_PREFIX="$sysroot" LTTNG_UST_REGISTER_TIMEOUT=0 OMP_NUM_THREADS=1 FATHOM_CONV_ALGO=im2col
@@ -168,4 +182,17 @@ q='[.. | objects | (.ops_executed?, .count?) | numbers]'
 [ "$(jq -c "$q" "$chk/native.replay")" = "$(jq -c "$q" "$chk/arm.replay")" ] ||
     fail "the arm64 replay's op counts differ from the native one's"
 echo "cross-arm64: replay of $(basename "$trace"): $(jq -r '.ops_executed' "$chk/arm.replay") ops as native ($(($(date +%s) - t)) s)"
+# the arm64 bundle (README) on its own loader and libraries, without the sysroot
+t=$(date +%s)
+rm -rf "$chk/bundle"
+FATHOM_SYSROOT=$sysroot sh "$src/scripts/bundle.sh" "$dir/build/fathom" "$chk/bundle" >"$chk/bundle.out" 2>&1 ||
+    fail "bundle.sh: $(cat "$chk/bundle.out")"
+b=$chk/bundle/lib
+env -u QEMU_LD_PREFIX BABELTRACE_PLUGIN_PATH="$b/babeltrace2/plugins" qemu-aarch64 "$b/ld-linux-aarch64.so.1" \
+    --library-path "$b" "$b/fathom.bin" replay "$trace" --steps 1 --iterations 1 --warmup 0 --threads 1 \
+    --dump-ops "$chk/bundle.ops" --format json >"$chk/bundle.replay" 2>"$chk/bundle.err" ||
+    fail "the arm64 bundle's replay: $(tail -1 "$chk/bundle.err")"
+cmp -s "$chk/native.ops" "$chk/bundle.ops" || fail "the arm64 bundle's replay executed other ops"
+echo "cross-arm64: the arm64 bundle ($(du -sh "$chk/bundle" | cut -f1)) replays as native ($(($(date +%s) - t)) s)"
+rm -rf "$chk/bundle"
 echo "cross-arm64: ok ($(($(date +%s) - t0)) s)"
