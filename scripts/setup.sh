@@ -13,7 +13,8 @@ pkgs=(build-essential cmake pkg-config
       jq procps python3 chromium fonts-dejavu-core mandoc
       clang libclang-rt-14-dev   # the libFuzzer targets (fuzz/)
       clang-format               # the style check (tests/format_check.sh)
-      qemu-user)                 # other CPUs for the portable checks (tests/portable_qemu.sh)
+      qemu-user                  # other CPUs for the portable checks (tests/portable_qemu.sh)
+      gcc-aarch64-linux-gnu)     # the arm64 cross build (scripts/cross-arm64.sh)
 # apt-get and update-alternatives need root: sudo only when not root (a fresh
 # Debian machine where the user is root has no sudo).
 as_root=()

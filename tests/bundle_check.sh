@@ -28,6 +28,17 @@ grep -q "calling init: $b/lib/libc.so" "$tmp/ld" || fail "the bundled C library 
 outside=$(grep "calling init:" "$tmp/ld" | sed 's/.*calling init: //' | grep -v "^$b/lib/" | grep -v "liblttng-ust")
 [ -z "$outside" ] || fail "libraries from outside the bundle: $outside"
 echo "bundle: $(ls "$b/lib" | wc -l) files, $(grep -c "calling init: $b/lib/" "$tmp/ld") libraries initialized from it"
+# a replay reads the trace with the bundle's Babeltrace2 plugins, which a
+# machine without babeltrace2 lacks (in the reader's own process: each
+# process's loader log in ld-replay.PID)
+trace=$(ls "$src"/traces/reference/memnet-infer-small-*.tar.zst | head -1)
+LD_DEBUG=files LD_DEBUG_OUTPUT="$tmp/ld-replay" LTTNG_UST_REGISTER_TIMEOUT=0 "$b/bin/fathom" replay "$trace" \
+    --steps 1 --iterations 1 --warmup 0 --threads 1 >"$tmp/replay" 2>&1 ||
+    fail "the bundled fathom does not replay: $(tail -2 "$tmp/replay")"
+for p in ctf utils; do
+    cat "$tmp"/ld-replay.* | grep -q "calling init: $b/.*/babeltrace2/plugins/babeltrace-plugin-$p.so" ||
+        fail "the replay did not load the bundle's $p plugin: $(cat "$tmp"/ld-replay.* | grep -m1 "plugin-$p")"
+done
 # bad use: an existing folder, a missing program, no arguments
 : >"$tmp/keep"
 sh "$src/scripts/bundle.sh" "$fathom" "$b" >"$tmp/err" 2>&1 && fail "an existing folder was accepted"

@@ -291,7 +291,7 @@ static void fixtures_both_ways(void **state)
     char path[4096], names[64][256];
     size_t n = fixtures(names, 64);
     for (size_t i = 0; i < n; i++) {
-        snprintf(path, sizeof path, "%s/%s", PYTORCH_FIXTURES, names[i]);
+        snprintf(path, sizeof path, "%s/%.255s", PYTORCH_FIXTURES, names[i]);
         both_ways(path, names[i]);
     }
 }
@@ -355,7 +355,7 @@ static void mutated_both_ways(void **state)
     for (size_t i = 0; i < n; i++) {
         if (strstr(names[i], ".et."))
             continue; /* the fast path is the profiler's */
-        snprintf(in, sizeof in, "%s/%s", PYTORCH_FIXTURES, names[i]);
+        snprintf(in, sizeof in, "%s/%.255s", PYTORCH_FIXTURES, names[i]);
         size_t len;
         char *doc = slurp(in, &len);
         assert_non_null(doc);
@@ -371,7 +371,7 @@ static void mutated_both_ways(void **state)
             }
             put(path, m, len);
             char what[320];
-            snprintf(what, sizeof what, "%s mutation %d", names[i], k);
+            snprintf(what, sizeof what, "%.255s mutation %d", names[i], k);
             both_ways(path, what);
         }
         free(m);

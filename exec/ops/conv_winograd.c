@@ -313,8 +313,8 @@ static const wkern wk_avx512 = { in_chunk_avx512, out_chunk_avx512, dy_chunk_avx
 
 static const wkern *wino_kern(void)
 {
-    exec_simd s = conv_simd();
 #if defined(__x86_64__)
+    exec_simd s = conv_simd();
     if (s == EXEC_SIMD_AVX512)
         return &wk_avx512;
     if (s == EXEC_SIMD_AVX2)
