@@ -35,7 +35,7 @@
  * ANALYZE_IMPORT_MAX_DIMS, numel < 2^40), every time (finite, >= 0, under
  * 2^63 ns); spans failing the checks are dropped and counted in one
  * warning each. */
-#define _GNU_SOURCE /* qsort_r */
+#define _GNU_SOURCE
 #include "analyze/status.h"
 #include "analyze/device.h"
 #include "analyze/import_json.h"
@@ -140,9 +140,9 @@ void imp_trace_destroy(imp_trace *t)
         exec_free(t->protos[i].in), exec_free(t->protos[i].out);
     for (size_t i = 0; i < t->ntracks; i++)
         exec_free(t->tracks[i].procname);
-    exec_free(t->protos), exec_free(t->nodes), exec_free(t->tensors), exec_free(t->tracks), exec_free(t->recs),
-        exec_free(t->steps);
-    exec_free(t->cpu_ext), exec_free(t->kern_ext);
+    exec_free(t->protos), exec_free(t->nodes), exec_free(t->tensors), exec_free(t->tracks), exec_free(t->steps);
+    imp_spill_release(&t->recspill), imp_spill_release(&t->cpu_spill), imp_spill_release(&t->kern_spill);
+    exec_free(t->track_at);
     strtab_destroy(t->names), strtab_destroy(t->protokeys), strtab_destroy(t->nodekeys);
     strtab_destroy(t->trackkeys), strtab_destroy(t->tensorkeys);
     exec_free(t->path), exec_free(t->key);
@@ -379,10 +379,23 @@ static int64_t track_lookup(imp_trace *t, const json_t *pid, const json_t *tid, 
 
 static int add_rec(imp_trace *t, uint64_t b, uint64_t e, uint32_t track, uint32_t ref, int kind)
 {
-    if (base_grow(&t->recs, &t->crecs, t->nrecs + 1, sizeof *t->recs))
+    if (imp_spill_reserve(&t->recspill, (t->nrecs + 1) * sizeof *t->recs))
         return -1;
+    t->recs = t->recspill.p;
     t->recs[t->nrecs++] =
         (imp_rec){ .b = b, .e = e, .track = track & (IMP_MAX_TRACKS - 1), .kind = (uint32_t)kind, .ref = ref };
+    imp_spill_touch(&t->recspill, sizeof *t->recs);
+    return 0;
+}
+
+/* Appends l to a launch array (s, its elements *arr, *n of them). */
+static int add_launch(imp_spill *s, imp_launch **arr, size_t *n, imp_launch l)
+{
+    if (imp_spill_reserve(s, (*n + 1) * sizeof l))
+        return -1;
+    *arr = s->p;
+    (*arr)[(*n)++] = l;
+    imp_spill_touch(s, sizeof l);
     return 0;
 }
 
@@ -857,13 +870,9 @@ static int profiler_interpret(imp_trace *t, const pt_event *v)
      * ops that launched them: the kernel's phase is its op's */
     if ((kind == IMP_REC_OP || kind == IMP_REC_KERNEL) && v->has_ext && (t->sum.devices || kernel)) {
         imp_launch l = { .ext = v->ext, .b = b, .track = (uint32_t)track, .proto = (uint32_t)ref };
-        if (kernel ? base_grow(&t->kern_ext, &t->ckern_ext, t->nkern_ext + 1, sizeof l)
-                   : base_grow(&t->cpu_ext, &t->ccpu_ext, t->ncpu_ext + 1, sizeof l))
+        if (kernel ? add_launch(&t->kern_spill, &t->kern_ext, &t->nkern_ext, l)
+                   : add_launch(&t->cpu_spill, &t->cpu_ext, &t->ncpu_ext, l))
             goto oom;
-        if (kernel)
-            t->kern_ext[t->nkern_ext++] = l;
-        else
-            t->cpu_ext[t->ncpu_ext++] = l;
     }
     return 0;
 oom:
@@ -1010,12 +1019,10 @@ uint32_t imp_seg_of(const imp_trace *t, uint64_t b)
     return lo && b < t->steps[lo - 1].e ? (uint32_t)(2 * (lo - 1) + 1) : (uint32_t)(2 * lo);
 }
 
-static int out_order(const void *a, const void *b, void *ctx)
+/* An execution trace's records (nodes already): by track, then begin. */
+static int track_begin_order(const void *a, const void *b)
 {
     const imp_rec *x = a, *y = b;
-    uint32_t sx = imp_seg_of(ctx, x->b), sy = imp_seg_of(ctx, y->b);
-    if (sx != sy)
-        return sx < sy ? -1 : 1;
     if (x->track != y->track)
         return x->track < y->track ? -1 : 1;
     return x->b < y->b ? -1 : x->b > y->b;
@@ -1064,9 +1071,14 @@ static int kernel_phases(imp_trace *t)
 {
     if (!t->nkern_ext || !t->ncpu_ext)
         return 0;
-    qsort(t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
+    if (imp_spill_sort(&t->cpu_spill, t->ncpu_ext, sizeof *t->cpu_ext, by_ext))
+        return -1;
+    t->cpu_ext = t->cpu_spill.p;
     for (size_t i = 0; i < t->nkern_ext; i++) {
         const imp_launch *k = &t->kern_ext[i];
+        imp_spill_touch(&t->kern_spill, sizeof *k);
+        imp_spill_touch(&t->cpu_spill, 4096); /* a search: a few pages of each */
+        imp_spill_touch(&t->recspill, 4096);
         size_t o = launcher_of(t, k);
         if (!o)
             continue;
@@ -1089,11 +1101,12 @@ static int kernel_phases(imp_trace *t)
 }
 
 /* t->recs in rec_order.  Each thread's spans mostly come in time order:
- * then a stable partition by track (one pass) is that order, else qsort. */
+ * then a stable partition by track (one pass) is that order, else a sort
+ * (import_spill.h: chunks merged past the window). */
 static int sort_by_track(imp_trace *t)
 {
     size_t n = t->nrecs, nt = t->ntracks, *at = exec_calloc(nt + 1, sizeof *at), *last = exec_malloc(nt * sizeof *last);
-    imp_rec *out = NULL;
+    imp_spill out = IMP_SPILL_INIT;
     int sorted = 1, rc = -1;
     if (!at || !last)
         goto end;
@@ -1101,72 +1114,58 @@ static int sort_by_track(imp_trace *t)
         last[k] = SIZE_MAX;
     for (size_t i = 0; i < n && sorted; i++) {
         uint32_t k = t->recs[i].track;
+        imp_spill_touch(&t->recspill, sizeof *t->recs);
         if (k >= nt || (last[k] != SIZE_MAX && rec_order(&t->recs[last[k]], &t->recs[i]) > 0))
             sorted = 0;
         else
             at[k + 1]++, last[k] = i;
     }
     if (!sorted) {
-        qsort(t->recs, n, sizeof *t->recs, rec_order);
+        if (imp_spill_sort(&t->recspill, n, sizeof *t->recs, rec_order))
+            goto end;
+        t->recs = t->recspill.p;
         rc = 0;
         goto end;
     }
-    if (!(out = exec_malloc((n ? n : 1) * sizeof *out)))
+    if (imp_spill_reserve(&out, (n ? n : 1) * sizeof *t->recs))
         goto end;
     for (size_t k = 0; k < nt; k++)
         at[k + 1] += at[k];
-    for (size_t i = 0; i < n; i++)
-        out[at[t->recs[i].track]++] = t->recs[i];
-    exec_free(t->recs);
-    t->recs = out;
-    t->crecs = n ? n : 1;
+    imp_rec *o = out.p;
+    /* the records go to one place a track: a page each where tracks are many */
+    size_t step = nt * 4096 > imp_spill_window_bytes() / 2 ? 4096 : sizeof *o;
+    for (size_t i = 0; i < n; i++) {
+        o[at[t->recs[i].track]++] = t->recs[i];
+        imp_spill_touch(&t->recspill, sizeof *t->recs);
+        imp_spill_touch(&out, step);
+    }
+    imp_spill_release(&t->recspill);
+    t->recspill = out;
+    t->recs = out.p;
+    out = (imp_spill)IMP_SPILL_INIT;
     rc = 0;
 end:
+    imp_spill_release(&out);
     exec_free(at), exec_free(last);
     return rc;
 }
 
-/* The kept records in out_order: when they come in track, begin order (a
- * profiler trace's), a stable partition by segment, else qsort_r. */
-static int sort_by_segment(imp_trace *t, size_t n)
-{
-    for (size_t i = 1; i < n; i++)
-        if (t->recs[i].track < t->recs[i - 1].track ||
-            (t->recs[i].track == t->recs[i - 1].track && t->recs[i].b < t->recs[i - 1].b)) {
-            qsort_r(t->recs, n, sizeof *t->recs, out_order, t);
-            return 0;
-        }
-    size_t nseg = 2 * t->nsteps + 2, *at = exec_calloc(nseg + 1, sizeof *at);
-    imp_rec *out = exec_malloc((n ? n : 1) * sizeof *out);
-    if (!at || !out) {
-        exec_free(at), exec_free(out);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++)
-        at[imp_seg_of(t, t->recs[i].b) + 1]++;
-    for (size_t k = 0; k < nseg; k++)
-        at[k + 1] += at[k];
-    for (size_t i = 0; i < n; i++)
-        out[at[imp_seg_of(t, t->recs[i].b)]++] = t->recs[i];
-    exec_free(t->recs);
-    exec_free(at);
-    t->recs = out;
-    t->crecs = n ? n : 1;
-    return 0;
-}
-
-/* Outermost ops of each thread -> node records; steps; segments. */
+/* Outermost ops of each thread -> node records, by track then begin (the
+ * source emits them step by step: import_source.c); steps. */
 static int resolve(imp_trace *t, int et)
 {
     size_t *stack = NULL, cap = 0;
     int rc = -1;
-    if (!et && t->nrecs && sort_by_track(t))
+    if (t->nrecs &&
+        (et ? imp_spill_sort(&t->recspill, t->nrecs, sizeof *t->recs, track_begin_order) : sort_by_track(t)))
         goto oom;
+    t->recs = t->recspill.p;
     size_t nout = 0, depth = 0;
     int ops_open = 0, bwd = 0, upd = 0;
     /* an execution trace's records are nodes already (et_finish) */
     for (size_t i = 0; !et && i < t->nrecs; i++) {
         imp_rec r = t->recs[i];
+        imp_spill_touch(&t->recspill, sizeof r);
         if (i == 0 || r.track != t->recs[i - 1].track)
             depth = 0, ops_open = bwd = upd = 0;
         while (depth && t->recs[stack[depth - 1]].e <= r.b) {
@@ -1194,9 +1193,25 @@ static int resolve(imp_trace *t, int et)
         t->recs[i].ref = (uint32_t)node;
         t->recs[i].kind = IMP_REC_KEPT;
     }
-    for (size_t i = 0; i < t->nrecs; i++)
-        if (t->recs[i].kind == IMP_REC_KEPT)
-            t->recs[nout++] = t->recs[i];
+    /* the kept records; each track's range of them; the first begin, the last end */
+    if (!(t->track_at = exec_calloc(t->ntracks + 1, sizeof *t->track_at)))
+        goto oom;
+    t->t0 = UINT64_MAX;
+    t->t1 = 0;
+    for (size_t i = 0; i < t->nrecs; i++) {
+        imp_rec r = t->recs[i];
+        imp_spill_touch(&t->recspill, sizeof r);
+        if (r.kind != IMP_REC_KEPT || r.track >= t->ntracks)
+            continue;
+        t->recs[nout++] = r;
+        t->track_at[r.track + 1]++;
+        if (r.b < t->t0)
+            t->t0 = r.b;
+        if (r.e > t->t1)
+            t->t1 = r.e;
+    }
+    for (size_t k = 0; k < t->ntracks; k++)
+        t->track_at[k + 1] += t->track_at[k];
     t->nrecs = nout;
     if (kernel_phases(t))
         goto oom;
@@ -1217,14 +1232,6 @@ static int resolve(imp_trace *t, int et)
         t->steps[ns++] = t->steps[i];
     }
     t->nsteps = ns;
-    t->t0 = UINT64_MAX;
-    t->t1 = 0;
-    for (size_t i = 0; i < nout; i++) {
-        if (t->recs[i].b < t->t0)
-            t->t0 = t->recs[i].b;
-        if (t->recs[i].e > t->t1)
-            t->t1 = t->recs[i].e;
-    }
     if (!t->nsteps) { /* a trace without step spans is one step */
         if (base_grow(&t->steps, &t->csteps, 1, sizeof *t->steps))
             goto oom;
@@ -1235,8 +1242,6 @@ static int resolve(imp_trace *t, int et)
         t->t0 = t->steps[0].b;
     if (t->steps[t->nsteps - 1].e > t->t1)
         t->t1 = t->steps[t->nsteps - 1].e;
-    if (sort_by_segment(t, nout))
-        goto oom;
     /* the thread ids: CPU threads keep theirs (0 to 2^31-1) where no other
      * thread has it, the others get new ones above them */
     int64_t next = 1;
@@ -1265,7 +1270,16 @@ static int resolve(imp_trace *t, int et)
     }
     strtab_destroy(taken);
     device_streams(t);
-    t->main_track = t->recs[0].track;
+    /* the main track: the one whose ops come first in the stream (the
+     * first segment with ops, the first track there) */
+    uint64_t first = UINT64_MAX;
+    for (size_t k = 0; k < t->ntracks; k++) {
+        if (t->track_at[k] == t->track_at[k + 1])
+            continue;
+        uint64_t seg = imp_seg_of(t, t->recs[t->track_at[k]].b);
+        if (seg < first)
+            first = seg, t->main_track = k;
+    }
     /* one process: readers look node ids up within the process (vpid) of
      * the ops events, and the node_defs are the main thread's */
     for (size_t i = 0; i < t->ntracks; i++)
@@ -1457,8 +1471,10 @@ imp_trace *imp_trace_read_linked(const char *path, const char *model, const char
     analyze_json_in *j = NULL;
     imp_et *s = NULL;
     int et = 0, saw = 0;
-    if (t)
+    if (t) {
         t->last_track = -1, t->profile = profile;
+        t->recspill = t->cpu_spill = t->kern_spill = (imp_spill)IMP_SPILL_INIT;
+    }
     if (!t || !(t->path = exec_strdup(path)) || !(t->names = strtab_create()) || !(t->protokeys = strtab_create()) ||
         !(t->nodekeys = strtab_create()) || !(t->trackkeys = strtab_create()) || !(t->tensorkeys = strtab_create()) ||
         !(s = imp_et_create())) {

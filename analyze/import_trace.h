@@ -4,11 +4,13 @@
  *
  * Records are compact (24 bytes a span): the importer keeps the spans of
  * the whole input (it must sort each thread's spans to find the outermost
- * op of each nest), never the JSON itself. */
+ * op of each nest), never the JSON itself; past a window they live in a
+ * temporary file (import_spill.h), so its memory does not grow with them. */
 #ifndef FATHOM_ANALYZE_IMPORT_TRACE_H
 #define FATHOM_ANALYZE_IMPORT_TRACE_H
 
 #include "analyze/import.h"
+#include "analyze/import_spill.h"
 
 #include <stdint.h>
 
@@ -107,14 +109,17 @@ typedef struct imp_trace {
     size_t ntensors, ctensors;
     imp_track *tracks;
     size_t ntracks, ctracks;
-    imp_rec *recs;
-    size_t nrecs, crecs;
+    imp_rec *recs; /* recspill's array: in input order while reading, then the kept ones by track, begin */
+    size_t nrecs;
+    imp_spill recspill;
+    size_t *track_at; /* after resolve: track k's records are recs[track_at[k]..track_at[k+1]) */
     imp_step *steps;
     size_t nsteps, csteps;
     imp_launch *cpu_ext;
-    size_t ncpu_ext, ccpu_ext; /* CPU ops with an External id (GPU traces only) */
+    size_t ncpu_ext; /* CPU ops with an External id (GPU traces only) */
     imp_launch *kern_ext;
-    size_t nkern_ext, ckern_ext; /* kernels with an External id */
+    size_t nkern_ext; /* kernels with an External id */
+    imp_spill cpu_spill, kern_spill;
     uint64_t t0, t1;             /* first begin, last end */
     size_t main_track;
     int64_t last_track, last_pid, last_tid; /* the track of the last event read */

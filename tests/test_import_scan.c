@@ -263,6 +263,28 @@ static void both_ways(const char *path, const char *what)
     imp_trace_destroy(slow);
 }
 
+/* path read with its spans in memory and through the temporary file
+ * (import_spill.h: a window of 1 KB, 42 spans, sorted in chunks and merged
+ * where the input is out of order): the same trace, or the same error. */
+static void spill_ways(const char *path, const char *what)
+{
+    imp_spill_window(0);
+    imp_trace *mem = imp_trace_read(path, "m");
+    char emem[512];
+    snprintf(emem, sizeof emem, "%s", mem ? "" : base_errmsg());
+    imp_spill_window(1024);
+    imp_trace *file = imp_trace_read(path, "m");
+    char efile[512];
+    snprintf(efile, sizeof efile, "%s", file ? "" : base_errmsg());
+    imp_spill_window(0);
+    if (!mem != !file || (!mem && strcmp(emem, efile)) || (mem && !same_trace(mem, file)))
+        fail_msg("%s: read otherwise through the file: '%s' / '%s'", what, emem, efile);
+    if (file && file->nrecs * sizeof *file->recs > 4096 && file->recspill.fd < 0)
+        fail_msg("%s: %zu spans but no temporary file", what, file->nrecs);
+    imp_trace_destroy(mem);
+    imp_trace_destroy(file);
+}
+
 /* The JSON files of the fixtures' folder, every one (a new fixture is
  * read both ways too); their number. */
 static size_t fixtures(char names[][256], size_t max)
@@ -293,7 +315,45 @@ static void fixtures_both_ways(void **state)
     for (size_t i = 0; i < n; i++) {
         snprintf(path, sizeof path, "%s/%s", PYTORCH_FIXTURES, names[i]);
         both_ways(path, names[i]);
+        spill_ways(path, names[i]);
     }
+}
+
+/* A trace whose spans come in no order (each thread's shuffled, ops in
+ * ops, in backward spans, across steps): the file's chunks merged read it
+ * as memory does. */
+static void unordered_spilled(void **state)
+{
+    (void)state;
+    char path[4096];
+    tmp_path(path, sizeof path, "unordered.json");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"traceEvents\": [\n");
+    for (int s = 0; s < 4; s++)
+        fprintf(f,
+                "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\", \"pid\": 1, "
+                "\"tid\": 1, \"ts\": %d, \"dur\": 2500},\n",
+                s, 10000 + 2500 * s);
+    unsigned r = 99;
+    for (int i = 0; i < 1500; i++) {
+        r = r * 1103515245u + 12345u;
+        int tid = 1 + (int)((r >> 16) % 3), ts = 9000 + (int)((r >> 4) % 12000);
+        static const char *const outer[] = { "aten::linear", "autograd::engine::evaluate_function: AddmmBackward0",
+                                             "Optimizer.step#SGD.step" };
+        fprintf(f,
+                "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::addmm\", \"pid\": 1, \"tid\": %d, "
+                "\"ts\": %d.5, \"dur\": 2, \"args\": {\"Input Dims\": [[%d, 4]], \"Input type\": [\"float\"]}},\n",
+                tid, ts, 1 + (int)(r % 5));
+        fprintf(f,
+                "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": 1, \"tid\": %d, \"ts\": %d, "
+                "\"dur\": 4}%s\n",
+                outer[(r >> 8) % 3], tid, ts, i < 1499 ? "," : "");
+    }
+    fprintf(f, "]}\n");
+    assert_int_equal(fclose(f), 0);
+    spill_ways(path, "the unordered trace");
+    unlink(path);
 }
 
 /* A generated trace with what the subset leaves out among what it takes:
@@ -339,6 +399,7 @@ static void generated_both_ways(void **state)
     fprintf(f, "\n]}\n");
     assert_int_equal(fclose(f), 0);
     both_ways(path, "the generated trace");
+    spill_ways(path, "the generated trace");
     unlink(path);
 }
 
@@ -388,6 +449,7 @@ int main(void)
         cmocka_unit_test(hostile),
         cmocka_unit_test(fixtures_both_ways),
         cmocka_unit_test(generated_both_ways),
+        cmocka_unit_test(unordered_spilled),
         cmocka_unit_test(mutated_both_ways),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
