@@ -62,7 +62,8 @@ const char *const analyze_import_role_names[IMP_ROLE_COUNT] = {
 static const uint8_t dtype_size[IMP_DTYPE_COUNT] = { 4, 4, 8, 2, 2, 8, 2, 1, 1, 1, 4 };
 
 #define MAX_NUMEL (UINT64_C(1) << 40)
-#define MAX_LABEL 200 /* an op label longer than this (a templated kernel name) is cut */
+#define IO_BUF (256 << 10) /* the buffer of a pass over the records */
+#define MAX_LABEL 200      /* an op label longer than this (a templated kernel name) is cut */
 
 /* ---- interned strings --------------------------------------------------- */
 
@@ -142,7 +143,7 @@ void imp_trace_destroy(imp_trace *t)
         exec_free(t->tracks[i].procname);
     exec_free(t->protos), exec_free(t->nodes), exec_free(t->tensors), exec_free(t->tracks), exec_free(t->steps);
     imp_spill_release(&t->recspill), imp_spill_release(&t->cpu_spill), imp_spill_release(&t->kern_spill);
-    exec_free(t->track_at);
+    exec_free(t->track_at), exec_free(t->recw.buf);
     strtab_destroy(t->names), strtab_destroy(t->protokeys), strtab_destroy(t->nodekeys);
     strtab_destroy(t->trackkeys), strtab_destroy(t->tensorkeys);
     exec_free(t->path), exec_free(t->key);
@@ -379,12 +380,10 @@ static int64_t track_lookup(imp_trace *t, const json_t *pid, const json_t *tid, 
 
 static int add_rec(imp_trace *t, uint64_t b, uint64_t e, uint32_t track, uint32_t ref, int kind)
 {
-    if (imp_spill_reserve(&t->recspill, (t->nrecs + 1) * sizeof *t->recs))
+    imp_rec r = { .b = b, .e = e, .track = track & (IMP_MAX_TRACKS - 1), .kind = (uint32_t)kind, .ref = ref };
+    if (imp_spill_put(&t->recw, &r, sizeof r))
         return -1;
-    t->recs = t->recspill.p;
-    t->recs[t->nrecs++] =
-        (imp_rec){ .b = b, .e = e, .track = track & (IMP_MAX_TRACKS - 1), .kind = (uint32_t)kind, .ref = ref };
-    imp_spill_touch(&t->recspill, sizeof *t->recs);
+    t->nrecs++;
     return 0;
 }
 
@@ -1100,53 +1099,67 @@ static int kernel_phases(imp_trace *t)
     return 0;
 }
 
-/* t->recs in rec_order.  Each thread's spans mostly come in time order:
- * then a stable partition by track (one pass) is that order, else a sort
- * (import_spill.h: chunks merged past the window). */
+/* The records (written by add_rec) in rec_order.  Each thread's spans
+ * mostly come in time order: then a stable partition by track (one pass,
+ * through a buffer a track) is that order, else a sort (import_spill.h:
+ * chunks merged past the window). */
 static int sort_by_track(imp_trace *t)
 {
-    size_t n = t->nrecs, nt = t->ntracks, *at = exec_calloc(nt + 1, sizeof *at), *last = exec_malloc(nt * sizeof *last);
+    size_t n = t->nrecs, nt = t->ntracks, *at = exec_calloc(nt + 1, sizeof *at);
+    imp_rec *last = exec_malloc((nt ? nt : 1) * sizeof *last);
+    char *bufs = NULL;
     imp_spill out = IMP_SPILL_INIT;
-    int sorted = 1, rc = -1;
-    if (!at || !last)
+    imp_spill_io in = { 0 }, *w = NULL;
+    int sorted = 1, rc = -1, err = 0;
+    const imp_rec *r;
+    if (!at || !last || imp_spill_io_open(&in, &t->recspill, 0, n * sizeof *r, NULL, IO_BUF))
         goto end;
-    for (size_t k = 0; k < nt; k++)
-        last[k] = SIZE_MAX;
-    for (size_t i = 0; i < n && sorted; i++) {
-        uint32_t k = t->recs[i].track;
-        imp_spill_touch(&t->recspill, sizeof *t->recs);
-        if (k >= nt || (last[k] != SIZE_MAX && rec_order(&t->recs[last[k]], &t->recs[i]) > 0))
+    while (sorted && (r = imp_spill_get(&in, sizeof *r, &err))) {
+        uint32_t k = r->track;
+        if (k >= nt || (at[k + 1] && rec_order(&last[k], r) > 0))
             sorted = 0;
         else
-            at[k + 1]++, last[k] = i;
+            at[k + 1]++, last[k] = *r;
     }
+    if (err)
+        goto end;
     if (!sorted) {
-        if (imp_spill_sort(&t->recspill, n, sizeof *t->recs, rec_order))
+        if (imp_spill_reserve(&t->recspill, (n ? n : 1) * sizeof *r) ||
+            imp_spill_sort(&t->recspill, n, sizeof *r, rec_order))
             goto end;
-        t->recs = t->recspill.p;
         rc = 0;
         goto end;
     }
-    if (imp_spill_reserve(&out, (n ? n : 1) * sizeof *t->recs))
+    /* one writer a track, their buffers of one block (a record each at least) */
+    size_t cap = IO_BUF / (nt ? nt : 1) / sizeof *r * sizeof *r;
+    if (cap < sizeof *r)
+        cap = sizeof *r;
+    if (!(w = exec_calloc(nt ? nt : 1, sizeof *w)) || !(bufs = exec_malloc((nt ? nt : 1) * cap)) ||
+        imp_spill_reserve(&out, (n ? n : 1) * sizeof *r))
+        goto end;
+    for (size_t k = 0; k < nt; k++) {
+        at[k + 1] += at[k];
+        imp_spill_io_open(&w[k], &out, at[k] * sizeof *r, IMP_SPILL_WRITER, bufs + k * cap, cap);
+    }
+    imp_spill_io_close(&in, 1);
+    if (imp_spill_io_open(&in, &t->recspill, 0, n * sizeof *r, NULL, IO_BUF))
+        goto end;
+    while ((r = imp_spill_get(&in, sizeof *r, &err)))
+        if (imp_spill_put(&w[r->track], r, sizeof *r))
+            goto end;
+    if (err)
         goto end;
     for (size_t k = 0; k < nt; k++)
-        at[k + 1] += at[k];
-    imp_rec *o = out.p;
-    /* the records go to one place a track: a page each where tracks are many */
-    size_t step = nt * 4096 > imp_spill_window_bytes() / 2 ? 4096 : sizeof *o;
-    for (size_t i = 0; i < n; i++) {
-        o[at[t->recs[i].track]++] = t->recs[i];
-        imp_spill_touch(&t->recspill, sizeof *t->recs);
-        imp_spill_touch(&out, step);
-    }
+        if (imp_spill_io_close(&w[k], 0))
+            goto end;
     imp_spill_release(&t->recspill);
     t->recspill = out;
-    t->recs = out.p;
     out = (imp_spill)IMP_SPILL_INIT;
     rc = 0;
 end:
+    imp_spill_io_close(&in, 1);
     imp_spill_release(&out);
-    exec_free(at), exec_free(last);
+    exec_free(at), exec_free(last), exec_free(w), exec_free(bufs);
     return rc;
 }
 
@@ -1154,65 +1167,79 @@ end:
  * source emits them step by step: import_source.c); steps. */
 static int resolve(imp_trace *t, int et)
 {
-    size_t *stack = NULL, cap = 0;
-    int rc = -1;
-    if (t->nrecs &&
-        (et ? imp_spill_sort(&t->recspill, t->nrecs, sizeof *t->recs, track_begin_order) : sort_by_track(t)))
+    imp_rec *stack = NULL; /* the spans open around the current one */
+    size_t cap = 0;
+    imp_spill_io in = { 0 }, out = { 0 };
+    int rc = -1, err = 0;
+    if (imp_spill_io_close(&t->recw, 1))
         goto oom;
-    t->recs = t->recspill.p;
+    if (et && t->nrecs &&
+        (imp_spill_reserve(&t->recspill, t->nrecs * sizeof *t->recs) ||
+         imp_spill_sort(&t->recspill, t->nrecs, sizeof *t->recs, track_begin_order)))
+        goto oom;
+    if (!et && t->nrecs && sort_by_track(t))
+        goto oom;
+    if (!(t->track_at = exec_calloc(t->ntracks + 1, sizeof *t->track_at)) ||
+        imp_spill_io_open(&in, &t->recspill, 0, t->nrecs * sizeof *t->recs, NULL, IO_BUF) ||
+        imp_spill_io_open(&out, &t->recspill, 0, IMP_SPILL_WRITER, NULL, IO_BUF))
+        goto oom;
+    /* one pass: the kept records written over the array behind the reader;
+     * each track's range of them; the first begin, the last end */
     size_t nout = 0, depth = 0;
-    int ops_open = 0, bwd = 0, upd = 0;
-    /* an execution trace's records are nodes already (et_finish) */
-    for (size_t i = 0; !et && i < t->nrecs; i++) {
-        imp_rec r = t->recs[i];
-        imp_spill_touch(&t->recspill, sizeof r);
-        if (i == 0 || r.track != t->recs[i - 1].track)
-            depth = 0, ops_open = bwd = upd = 0;
-        while (depth && t->recs[stack[depth - 1]].e <= r.b) {
-            unsigned k = t->recs[stack[--depth]].kind;
-            ops_open -= k == IMP_REC_KEPT || k == IMP_REC_INNER;
-            bwd -= k == IMP_REC_BWD;
-            upd -= k == IMP_REC_UPD;
-        }
-        if (depth && r.e > t->recs[stack[depth - 1]].e)
-            t->overlap++;
-        if (base_grow(&stack, &cap, depth + 1, sizeof *stack))
-            goto oom;
-        stack[depth++] = i;
-        if (r.kind == IMP_REC_OP && ops_open)
-            t->recs[i].kind = IMP_REC_INNER;
-        unsigned k = t->recs[i].kind;
-        ops_open += k == IMP_REC_OP || k == IMP_REC_KERNEL || k == IMP_REC_INNER;
-        bwd += k == IMP_REC_BWD;
-        upd += k == IMP_REC_UPD;
-        if (k != IMP_REC_OP && k != IMP_REC_KERNEL)
-            continue;
-        int64_t node = node_of(t, r.ref, upd ? IMP_UPDATE : bwd ? IMP_BACKWARD : IMP_FORWARD);
-        if (node < 0)
-            goto oom;
-        t->recs[i].ref = (uint32_t)node;
-        t->recs[i].kind = IMP_REC_KEPT;
-    }
-    /* the kept records; each track's range of them; the first begin, the last end */
-    if (!(t->track_at = exec_calloc(t->ntracks + 1, sizeof *t->track_at)))
-        goto oom;
+    int ops_open = 0, bwd = 0, upd = 0, first_rec = 1;
+    uint32_t prev = 0;
     t->t0 = UINT64_MAX;
     t->t1 = 0;
-    for (size_t i = 0; i < t->nrecs; i++) {
-        imp_rec r = t->recs[i];
-        imp_spill_touch(&t->recspill, sizeof r);
+    for (const imp_rec *next; (next = imp_spill_get(&in, sizeof *next, &err));) {
+        imp_rec r = *next;
+        /* an execution trace's records are nodes already (et_finish) */
+        if (!et) {
+            if (first_rec || r.track != prev)
+                depth = 0, ops_open = bwd = upd = 0;
+            first_rec = 0;
+            prev = r.track;
+            while (depth && stack[depth - 1].e <= r.b) {
+                unsigned k = stack[--depth].kind;
+                ops_open -= k == IMP_REC_KEPT || k == IMP_REC_INNER;
+                bwd -= k == IMP_REC_BWD;
+                upd -= k == IMP_REC_UPD;
+            }
+            if (depth && r.e > stack[depth - 1].e)
+                t->overlap++;
+            if (r.kind == IMP_REC_OP && ops_open)
+                r.kind = IMP_REC_INNER;
+            unsigned k = r.kind;
+            ops_open += k == IMP_REC_OP || k == IMP_REC_KERNEL || k == IMP_REC_INNER;
+            bwd += k == IMP_REC_BWD;
+            upd += k == IMP_REC_UPD;
+            if (k == IMP_REC_OP || k == IMP_REC_KERNEL) {
+                int64_t node = node_of(t, r.ref, upd ? IMP_UPDATE : bwd ? IMP_BACKWARD : IMP_FORWARD);
+                if (node < 0)
+                    goto oom;
+                r.ref = (uint32_t)node;
+                r.kind = IMP_REC_KEPT;
+            }
+            if (base_grow(&stack, &cap, depth + 1, sizeof *stack))
+                goto oom;
+            stack[depth++] = r;
+        }
         if (r.kind != IMP_REC_KEPT || r.track >= t->ntracks)
             continue;
-        t->recs[nout++] = r;
+        if (imp_spill_put(&out, &r, sizeof r))
+            goto oom;
+        nout++;
         t->track_at[r.track + 1]++;
         if (r.b < t->t0)
             t->t0 = r.b;
         if (r.e > t->t1)
             t->t1 = r.e;
     }
+    if (err || imp_spill_io_close(&out, 1))
+        goto oom;
     for (size_t k = 0; k < t->ntracks; k++)
         t->track_at[k + 1] += t->track_at[k];
     t->nrecs = nout;
+    t->recs = t->recspill.p;
     if (kernel_phases(t))
         goto oom;
     if (!nout) {
@@ -1301,6 +1328,7 @@ static int resolve(imp_trace *t, int et)
 oom:
     analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
 end:
+    imp_spill_io_close(&in, 1), imp_spill_io_close(&out, 1);
     exec_free(stack);
     return rc;
 }
@@ -1474,6 +1502,10 @@ imp_trace *imp_trace_read_linked(const char *path, const char *model, const char
     if (t) {
         t->last_track = -1, t->profile = profile;
         t->recspill = t->cpu_spill = t->kern_spill = (imp_spill)IMP_SPILL_INIT;
+    }
+    if (t && imp_spill_io_open(&t->recw, &t->recspill, 0, IMP_SPILL_WRITER, NULL, IO_BUF)) {
+        analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", path);
+        goto fail;
     }
     if (!t || !(t->path = exec_strdup(path)) || !(t->names = strtab_create()) || !(t->protokeys = strtab_create()) ||
         !(t->nodekeys = strtab_create()) || !(t->trackkeys = strtab_create()) || !(t->tensorkeys = strtab_create()) ||

@@ -56,12 +56,14 @@ int imp_spill_grow(imp_spill *s, size_t bytes)
                 return -1;
             }
             if (s->p) {
-                memcpy(q, s->p, s->len);
+                if (pwrite(fd, s->p, s->len, 0) != (ssize_t)s->len) {
+                    munmap(q, len), close(fd);
+                    return -1;
+                }
                 munmap(s->p, s->len);
             }
             s->p = q, s->len = len, s->fd = fd;
-            s->touched = s->len;
-            imp_spill_trim(s);
+            s->touched = 0;
             return 0;
         }
     }
@@ -78,6 +80,86 @@ int imp_spill_grow(imp_spill *s, size_t bytes)
         return -1;
     s->p = q, s->len = len;
     return 0;
+}
+
+int imp_spill_write(imp_spill *s, size_t off, const void *data, size_t bytes)
+{
+    if (imp_spill_reserve(s, off + bytes))
+        return -1;
+    if (s->fd < 0) {
+        memcpy((char *)s->p + off, data, bytes);
+        return 0;
+    }
+    for (size_t done = 0; done < bytes;) {
+        ssize_t k = pwrite(s->fd, (const char *)data + done, bytes - done, (off_t)(off + done));
+        if (k <= 0)
+            return -1;
+        done += (size_t)k;
+    }
+    return 0;
+}
+
+int imp_spill_read(const imp_spill *s, size_t off, void *data, size_t bytes)
+{
+    if (off + bytes > s->len)
+        return -1;
+    if (s->fd < 0) {
+        memcpy(data, (const char *)s->p + off, bytes);
+        return 0;
+    }
+    for (size_t done = 0; done < bytes;) {
+        ssize_t k = pread(s->fd, (char *)data + done, bytes - done, (off_t)(off + done));
+        if (k <= 0)
+            return -1;
+        done += (size_t)k;
+    }
+    return 0;
+}
+
+int imp_spill_io_open(imp_spill_io *io, imp_spill *s, size_t off, size_t end, char *buf, size_t cap)
+{
+    *io = (imp_spill_io){ .s = s, .buf = buf, .cap = cap, .off = off, .end = end };
+    if (!buf && !(io->buf = exec_malloc(cap)))
+        return -1;
+    return 0;
+}
+
+int imp_spill_io_flush(imp_spill_io *io)
+{
+    if (io->n && imp_spill_write(io->s, io->off, io->buf, io->n))
+        return -1;
+    io->off += io->n;
+    io->n = 0;
+    return 0;
+}
+
+int imp_spill_io_close(imp_spill_io *io, int own)
+{
+    int rc = io->s && io->end == IMP_SPILL_WRITER ? imp_spill_io_flush(io) : 0;
+    if (own)
+        exec_free(io->buf);
+    io->buf = NULL;
+    io->s = NULL;
+    return rc;
+}
+
+const void *imp_spill_refill(imp_spill_io *io, size_t size, int *err)
+{
+    size_t left = io->n - io->pos; /* bytes not consumed yet */
+    memmove(io->buf, io->buf + io->pos, left);
+    io->off += io->pos; /* the array's byte now at buf[0] */
+    size_t want = io->end - io->off < io->cap ? io->end - io->off : io->cap;
+    io->pos = 0;
+    io->n = left;
+    if (want > left && imp_spill_read(io->s, io->off + left, io->buf + left, want - left)) {
+        *err = 1;
+        return NULL;
+    }
+    io->n = want > left ? want : left;
+    if (size > io->n)
+        return NULL;
+    io->pos = size;
+    return io->buf;
 }
 
 void imp_spill_trim(imp_spill *s)

@@ -14,6 +14,7 @@
 #define FATHOM_ANALYZE_IMPORT_SPILL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct imp_spill {
     void *p;        /* the array; NULL before the first reserve */
@@ -44,6 +45,51 @@ static inline void imp_spill_touch(imp_spill *s, size_t bytes)
     s->touched += bytes;
     if (s->touched >= imp_spill_window_bytes())
         imp_spill_trim(s);
+}
+
+/* Copies `bytes` at byte `off` of the array from data (the array grows
+ * to hold them) or into data, through the file's read and write calls
+ * where it has one: the mapping's pages are not touched.  0, or -1. */
+int imp_spill_write(imp_spill *s, size_t off, const void *data, size_t bytes);
+int imp_spill_read(const imp_spill *s, size_t off, void *data, size_t bytes);
+
+/* A sequential reader or writer of an array through a buffer of its own
+ * (imp_spill_read and _write): a pass over the array that maps no page. */
+typedef struct imp_spill_io {
+    imp_spill *s;
+    char *buf;
+    size_t cap, n, pos; /* the buffer: its size, bytes in it, the reader's position */
+    size_t off, end;    /* the array's byte at buf[0]; a reader's end */
+} imp_spill_io;
+
+/* A reader of bytes [off, end) or a writer from off (end
+ * IMP_SPILL_WRITER), with a buffer of cap bytes (buf: borrowed, or NULL for
+ * one of its own).  0, or -1. */
+#define IMP_SPILL_WRITER SIZE_MAX
+int imp_spill_io_open(imp_spill_io *io, imp_spill *s, size_t off, size_t end, char *buf, size_t cap);
+/* A writer's buffer to the array; frees an own buffer (buf NULL). */
+int imp_spill_io_close(imp_spill_io *io, int own);
+int imp_spill_io_flush(imp_spill_io *io);
+static inline int imp_spill_put(imp_spill_io *io, const void *e, size_t size)
+{
+    if (io->n + size > io->cap && imp_spill_io_flush(io))
+        return -1;
+    for (size_t i = 0; i < size; i++) /* small elements: a loop the compiler turns into moves */
+        io->buf[io->n + i] = ((const char *)e)[i];
+    io->n += size;
+    return 0;
+}
+/* The reader's next element of size bytes, or NULL at the end (or on an
+ * error: *err set). */
+const void *imp_spill_refill(imp_spill_io *io, size_t size, int *err);
+static inline const void *imp_spill_get(imp_spill_io *io, size_t size, int *err)
+{
+    if (io->pos + size <= io->n) {
+        const void *e = io->buf + io->pos;
+        io->pos += size;
+        return e;
+    }
+    return imp_spill_refill(io, size, err);
 }
 
 /* Frees the array (and its file), and leaves it empty. */

@@ -112,6 +112,7 @@ typedef struct imp_trace {
     imp_rec *recs; /* recspill's array: in input order while reading, then the kept ones by track, begin */
     size_t nrecs;
     imp_spill recspill;
+    imp_spill_io recw; /* while reading: the records' writer */
     size_t *track_at; /* after resolve: track k's records are recs[track_at[k]..track_at[k+1]) */
     imp_step *steps;
     size_t nsteps, csteps;
