@@ -143,6 +143,7 @@ void imp_trace_destroy(imp_trace *t)
         exec_free(t->tracks[i].procname);
     exec_free(t->protos), exec_free(t->nodes), exec_free(t->tensors), exec_free(t->tracks), exec_free(t->steps);
     imp_spill_release(&t->recspill), imp_spill_release(&t->cpu_spill), imp_spill_release(&t->kern_spill);
+    imp_spill_release(&t->rt_spill), imp_spill_release(&t->launch_spill);
     exec_free(t->track_at), exec_free(t->recw.buf);
     strtab_destroy(t->names), strtab_destroy(t->protokeys), strtab_destroy(t->nodekeys);
     strtab_destroy(t->trackkeys), strtab_destroy(t->tensorkeys);
@@ -810,8 +811,8 @@ static int64_t track_of_ints(imp_trace *t, int64_t pid, int64_t tid, int gpu)
 typedef struct pt_event {
     const char *ph, *name, *cat;
     int64_t ts, dur;
-    int has_ext;
-    int64_t ext;
+    int has_ext, has_corr;
+    int64_t ext, corr;
     const json_t *e;
     const analyze_scan_event *x;
     int64_t pid, tid;
@@ -858,6 +859,16 @@ static int profiler_interpret(imp_trace *t, const pt_event *v)
                (!cat || strcmp(cat, "cpu_op") == 0 || strcmp(cat, "Operator") == 0 || strcmp(cat, "operator") == 0)) {
         kind = IMP_REC_OP;
         ref = v->e ? profiler_proto(t, name, json_object_get(v->e, "args")) : proto_of_text(t, name, v->x);
+    } else if (v->has_corr && cat &&
+               (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "Runtime") || !strcmp(cat, "cuda_driver") ||
+                !strcmp(cat, "privateuse1_runtime") || !strcmp(cat, "mtia_runtime"))) {
+        /* a runtime call: what its correlation launched is its enclosing op's */
+        int64_t track = v->e ? track_of(t, json_object_get(v->e, "pid"), json_object_get(v->e, "tid"), 0)
+                             : track_of_ints(t, v->pid, v->tid, 0);
+        imp_launch l = { .corr = v->corr, .b = b, .track = (uint32_t)track, .has_corr = 1 };
+        if (track < 0 || add_launch(&t->rt_spill, &t->rt, &t->nrt, l))
+            goto oom;
+        return 0;
     } else {
         return 0; /* python frames, runtime calls, other annotations */
     }
@@ -867,8 +878,15 @@ static int profiler_interpret(imp_trace *t, const pt_event *v)
         goto oom;
     /* a GPU trace (deviceProperties comes first) links kernels to the CPU
      * ops that launched them: the kernel's phase is its op's */
-    if ((kind == IMP_REC_OP || kind == IMP_REC_KERNEL) && v->has_ext && (t->sum.devices || kernel)) {
-        imp_launch l = { .ext = v->ext, .b = b, .track = (uint32_t)track, .proto = (uint32_t)ref };
+    if ((kind == IMP_REC_OP && v->has_ext && t->sum.devices) ||
+        (kind == IMP_REC_KERNEL && (v->has_ext || v->has_corr))) {
+        imp_launch l = { .ext = v->ext,
+                         .corr = v->corr,
+                         .b = b,
+                         .track = (uint32_t)track,
+                         .proto = (uint32_t)ref,
+                         .has_ext = (uint8_t)v->has_ext,
+                         .has_corr = (uint8_t)v->has_corr };
         if (kernel ? add_launch(&t->kern_spill, &t->kern_ext, &t->nkern_ext, l)
                    : add_launch(&t->cpu_spill, &t->cpu_ext, &t->ncpu_ext, l))
             goto oom;
@@ -888,7 +906,8 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
                      (unsigned long long)idx);
         return -1;
     }
-    const json_t *ext = json_object_get(json_object_get(e, "args"), "External id");
+    const json_t *ext = json_object_get(json_object_get(e, "args"), "External id"),
+                 *corr = json_object_get(json_object_get(e, "args"), "correlation");
     pt_event v = {
         .ph = json_string_value(json_object_get(e, "ph")),
         .name = json_string_value(json_object_get(e, "name")),
@@ -897,6 +916,8 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
         .dur = event_time(e, raw, len, "dur"),
         .has_ext = json_is_integer(ext),
         .ext = json_integer_value(ext),
+        .has_corr = json_is_integer(corr),
+        .corr = json_integer_value(corr),
         .e = e,
     };
     return profiler_interpret(t, &v);
@@ -942,6 +963,7 @@ static int profiler_event_text(imp_trace *t, const char *raw, size_t avail, size
         !analyze_scan_integer(x.tid, &v.tid))
         return 1;
     v.has_ext = analyze_scan_integer(x.ext, &v.ext);
+    v.has_corr = analyze_scan_integer(x.corr, &v.corr);
     return profiler_interpret(t, &v);
 }
 
@@ -1039,6 +1061,12 @@ static int by_ext(const void *a, const void *b)
     return x->ext < y->ext ? -1 : x->ext > y->ext;
 }
 
+static int by_corr(const void *a, const void *b)
+{
+    const imp_launch *x = a, *y = b;
+    return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
 /* The number of kept records (sorted by track, then begin) before or at
  * (track, b): the one at track and b or just before it is that minus one. */
 static size_t kept_upto(const imp_trace *t, uint32_t track, uint64_t b)
@@ -1055,46 +1083,76 @@ static size_t kept_upto(const imp_trace *t, uint32_t track, uint64_t b)
     return lo;
 }
 
-/* Each kernel linked to a CPU op takes the phase of the outermost op around
- * it (kept records in track, begin order). */
-/* The kept record (its index + 1) of the outermost op around the CPU op
- * that launched kernel k (cpu_ext sorted by External id), or 0. */
-static size_t launcher_of(const imp_trace *t, const imp_launch *k)
+/* The kept record (its index + 1) of the outermost op on track around
+ * time b (kept records in track, begin order), or 0. */
+static size_t kept_around(const imp_trace *t, uint32_t track, uint64_t b)
 {
-    const imp_launch *op = bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
-    size_t o = op ? kept_upto(t, op->track, op->b) : 0;
-    return o && t->recs[o - 1].track == op->track && t->recs[o - 1].e >= op->b ? o : 0;
+    size_t o = kept_upto(t, track, b);
+    return o && t->recs[o - 1].track == track && t->recs[o - 1].e >= b ? o : 0;
 }
 
-static int kernel_phases(imp_trace *t)
+/* The kept record (its index + 1) of the outermost op that launched kernel
+ * k, or 0: the op around the runtime call of k's correlation (rt sorted by
+ * correlation: the kernels of a CUDA graph have the cudaGraphLaunch's),
+ * else the op around the CPU op of k's External id (cpu_ext sorted by it). */
+static size_t launcher_of(const imp_trace *t, const imp_launch *k)
 {
-    if (!t->nkern_ext || !t->ncpu_ext)
+    const imp_launch *rt = k->has_corr ? bsearch(k, t->rt, t->nrt, sizeof *t->rt, by_corr) : NULL;
+    if (rt)
+        return kept_around(t, rt->track, rt->b);
+    const imp_launch *op = k->has_ext ? bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext) : NULL;
+    return op ? kept_around(t, op->track, op->b) : 0;
+}
+
+/* The kept record (its index + 1) of kernel k, or 0. */
+static size_t kernel_rec(const imp_trace *t, const imp_launch *k)
+{
+    size_t j = kept_upto(t, k->track, k->b), stop = j > 64 ? j - 64 : 0; /* kernels of one stream at one time */
+    for (; j > stop && t->recs[j - 1].track == k->track && t->recs[j - 1].b == k->b; j--)
+        if (t->nodes[t->recs[j - 1].ref].proto == k->proto)
+            return j;
+    return 0;
+}
+
+/* Each kernel linked to a CPU op takes the phase of the outermost op around
+ * it, and that op's launch number (t->launch, from 1) as the op has it;
+ * the device records no op launched are counted. */
+static int kernel_launches(imp_trace *t)
+{
+    if (!t->nkern_ext)
         return 0;
-    if (imp_spill_sort(&t->cpu_spill, t->ncpu_ext, sizeof *t->cpu_ext, by_ext))
+    if (imp_spill_sort(&t->cpu_spill, t->ncpu_ext, sizeof *t->cpu_ext, by_ext) ||
+        imp_spill_sort(&t->rt_spill, t->nrt, sizeof *t->rt, by_corr) ||
+        imp_spill_reserve(&t->launch_spill, (t->nrecs ? t->nrecs : 1) * sizeof *t->launch))
         return -1;
-    t->cpu_ext = t->cpu_spill.p;
+    t->cpu_ext = t->cpu_spill.p, t->rt = t->rt_spill.p, t->launch = t->launch_spill.p; /* zeros */
+    uint32_t next = 1;
     for (size_t i = 0; i < t->nkern_ext; i++) {
         const imp_launch *k = &t->kern_ext[i];
         imp_spill_touch(&t->kern_spill, sizeof *k);
-        imp_spill_touch(&t->cpu_spill, 4096); /* a search: a few pages of each */
+        imp_spill_touch(&t->cpu_spill, 4096); /* searches: a few pages of each */
+        imp_spill_touch(&t->rt_spill, 4096);
         imp_spill_touch(&t->recspill, 4096);
-        size_t o = launcher_of(t, k);
-        if (!o)
+        imp_spill_touch(&t->launch_spill, 4096);
+        size_t o = launcher_of(t, k), j = o ? kernel_rec(t, k) : 0;
+        if (!j)
             continue;
+        if (!t->launch[o - 1])
+            t->launch[o - 1] = next++;
+        t->launch[j - 1] = t->launch[o - 1];
         int phase = t->nodes[t->recs[o - 1].ref].phase;
         if (phase == IMP_FORWARD)
             continue;
-        size_t j = kept_upto(t, k->track, k->b), stop = j > 64 ? j - 64 : 0; /* kernels of one stream at one time */
-        for (; j > stop && t->recs[j - 1].track == k->track && t->recs[j - 1].b == k->b; j--) {
-            imp_rec *kr = &t->recs[j - 1];
-            if (t->nodes[kr->ref].proto != k->proto)
-                continue;
-            int64_t node = node_of(t, k->proto, phase);
-            if (node < 0)
-                return -1;
-            kr->ref = (uint32_t)node;
-            break;
-        }
+        int64_t node = node_of(t, k->proto, phase);
+        if (node < 0)
+            return -1;
+        t->recs[j - 1].ref = (uint32_t)node;
+    }
+    for (size_t i = 0; i < t->nrecs; i++) {
+        imp_spill_touch(&t->recspill, sizeof *t->recs);
+        imp_spill_touch(&t->launch_spill, sizeof *t->launch);
+        if (t->tracks[t->recs[i].track].gpu && !t->launch[i])
+            t->unlaunched++, t->unlaunched_ns += t->recs[i].e - t->recs[i].b;
     }
     return 0;
 }
@@ -1240,7 +1298,7 @@ static int resolve(imp_trace *t, int et)
         t->track_at[k + 1] += t->track_at[k];
     t->nrecs = nout;
     t->recs = t->recspill.p;
-    if (kernel_phases(t))
+    if (kernel_launches(t))
         goto oom;
     if (!nout) {
         analyze_fail(ANALYZE_ERR_INPUT, "%s: no PyTorch ops found (%llu events read): not a PyTorch %s trace", t->path,
@@ -1362,6 +1420,10 @@ int imp_trace_warnings(const imp_trace *t, char *buf, size_t len)
       (unsigned long long)t->unknown_cats, t->first_unknown_cat);
     W(t->big_ints, "%s: %llu integers beyond 64 bits (ids such as NCCL's Comms Id) kept as strings\n", t->path,
       (unsigned long long)t->big_ints);
+    W(t->unlaunched,
+      "%s: %llu device activities (%.3f ms) launched by no host op (CUDA graph replays or launches outside "
+      "any op): in no op's device time\n",
+      t->path, (unsigned long long)t->unlaunched, (double)t->unlaunched_ns / 1e6);
     W(et && t->notes[0], "%s", t->notes);
     W(et && t->untimed,
       "%s: the execution trace has no op times: %llu ops get empty spans 1 us apart (their "
@@ -1501,7 +1563,7 @@ imp_trace *imp_trace_read_linked(const char *path, const char *model, const char
     int et = 0, saw = 0;
     if (t) {
         t->last_track = -1, t->profile = profile;
-        t->recspill = t->cpu_spill = t->kern_spill = (imp_spill)IMP_SPILL_INIT;
+        t->recspill = t->cpu_spill = t->kern_spill = t->rt_spill = t->launch_spill = (imp_spill)IMP_SPILL_INIT;
     }
     if (t && imp_spill_io_open(&t->recw, &t->recspill, 0, IMP_SPILL_WRITER, NULL, IO_BUF)) {
         analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", path);
@@ -1667,16 +1729,13 @@ int imp_push_step(imp_trace *t, uint64_t b, uint64_t e, uint32_t num) { return p
 void imp_kernel_times(const imp_trace *t, uint64_t *ns)
 {
     memset(ns, 0, t->nrecs * sizeof *ns);
-    if (!t->nkern_ext || !t->ncpu_ext)
+    if (!t->nkern_ext)
         return;
-    /* cpu_ext is sorted by External id once resolve ran (kernel_phases) */
+    /* cpu_ext and rt are sorted once resolve ran (kernel_launches) */
     for (size_t i = 0; i < t->nkern_ext; i++) {
         const imp_launch *k = &t->kern_ext[i];
-        size_t o = launcher_of(t, k);
-        if (!o)
-            continue;
-        size_t j = kept_upto(t, k->track, k->b);
-        if (j && t->recs[j - 1].track == k->track && t->recs[j - 1].b == k->b)
+        size_t o = launcher_of(t, k), j = o ? kernel_rec(t, k) : 0;
+        if (j)
             ns[o - 1] += t->recs[j - 1].e - t->recs[j - 1].b;
     }
 }

@@ -212,6 +212,8 @@ static void sift_down(const merge *m, size_t *heap, size_t n, size_t i)
 int imp_spill_sort(imp_spill *s, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
     size_t chunk = window / size > 2 ? window / size : 2;
+    if (n < 2)
+        return 0;
     if (n <= chunk) {
         qsort(s->p, n, size, cmp);
         imp_spill_touch(s, n * size);
