@@ -8,6 +8,8 @@
  *                     element by element (plain, gzip, zstd, xz input)
  *   import_scan.c     the fast path: one profiler event scanned in place,
  *                     no tree (jansson reads what it leaves)
+ *   import_spill.c    the spans' records past a window in an unlinked
+ *                     temporary file, and the passes over them
  *   import_pytorch.c  the profiler trace parser into one in-memory trace
  *                     model, and the Babeltrace2 source `src.fathom.pytorch`
  *                     that emits it as schema-2 messages

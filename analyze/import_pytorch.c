@@ -35,7 +35,7 @@
  * ANALYZE_IMPORT_MAX_DIMS, numel < 2^40), every time (finite, >= 0, under
  * 2^63 ns); spans failing the checks are dropped and counted in one
  * warning each. */
-#define _GNU_SOURCE /* qsort_r */
+#define _GNU_SOURCE
 #include "analyze/status.h"
 #include "analyze/device.h"
 #include "analyze/import_json.h"
@@ -62,7 +62,8 @@ const char *const analyze_import_role_names[IMP_ROLE_COUNT] = {
 static const uint8_t dtype_size[IMP_DTYPE_COUNT] = { 4, 4, 8, 2, 2, 8, 2, 1, 1, 1, 4 };
 
 #define MAX_NUMEL (UINT64_C(1) << 40)
-#define MAX_LABEL 200 /* an op label longer than this (a templated kernel name) is cut */
+#define IO_BUF (256 << 10) /* the buffer of a pass over the records */
+#define MAX_LABEL 200      /* an op label longer than this (a templated kernel name) is cut */
 
 /* ---- interned strings --------------------------------------------------- */
 
@@ -140,9 +141,10 @@ void imp_trace_destroy(imp_trace *t)
         exec_free(t->protos[i].in), exec_free(t->protos[i].out);
     for (size_t i = 0; i < t->ntracks; i++)
         exec_free(t->tracks[i].procname);
-    exec_free(t->protos), exec_free(t->nodes), exec_free(t->tensors), exec_free(t->tracks), exec_free(t->recs),
-        exec_free(t->steps);
-    exec_free(t->cpu_ext), exec_free(t->kern_ext), exec_free(t->rt), exec_free(t->launch);
+    exec_free(t->protos), exec_free(t->nodes), exec_free(t->tensors), exec_free(t->tracks), exec_free(t->steps);
+    imp_spill_release(&t->recspill), imp_spill_release(&t->cpu_spill), imp_spill_release(&t->kern_spill);
+    imp_spill_release(&t->rt_spill), imp_spill_release(&t->launch_spill);
+    exec_free(t->track_at), exec_free(t->recw.buf);
     strtab_destroy(t->names), strtab_destroy(t->protokeys), strtab_destroy(t->nodekeys);
     strtab_destroy(t->trackkeys), strtab_destroy(t->tensorkeys);
     exec_free(t->path), exec_free(t->key);
@@ -379,10 +381,21 @@ static int64_t track_lookup(imp_trace *t, const json_t *pid, const json_t *tid, 
 
 static int add_rec(imp_trace *t, uint64_t b, uint64_t e, uint32_t track, uint32_t ref, int kind)
 {
-    if (base_grow(&t->recs, &t->crecs, t->nrecs + 1, sizeof *t->recs))
+    imp_rec r = { .b = b, .e = e, .track = track & (IMP_MAX_TRACKS - 1), .kind = (uint32_t)kind, .ref = ref };
+    if (imp_spill_put(&t->recw, &r, sizeof r))
         return -1;
-    t->recs[t->nrecs++] =
-        (imp_rec){ .b = b, .e = e, .track = track & (IMP_MAX_TRACKS - 1), .kind = (uint32_t)kind, .ref = ref };
+    t->nrecs++;
+    return 0;
+}
+
+/* Appends l to a launch array (s, its elements *arr, *n of them). */
+static int add_launch(imp_spill *s, imp_launch **arr, size_t *n, imp_launch l)
+{
+    if (imp_spill_reserve(s, (*n + 1) * sizeof l))
+        return -1;
+    *arr = s->p;
+    (*arr)[(*n)++] = l;
+    imp_spill_touch(s, sizeof l);
     return 0;
 }
 
@@ -852,9 +865,9 @@ static int profiler_interpret(imp_trace *t, const pt_event *v)
         /* a runtime call: what its correlation launched is its enclosing op's */
         int64_t track = v->e ? track_of(t, json_object_get(v->e, "pid"), json_object_get(v->e, "tid"), 0)
                              : track_of_ints(t, v->pid, v->tid, 0);
-        if (track < 0 || base_grow(&t->rt, &t->crt, t->nrt + 1, sizeof *t->rt))
+        imp_launch l = { .corr = v->corr, .b = b, .track = (uint32_t)track, .has_corr = 1 };
+        if (track < 0 || add_launch(&t->rt_spill, &t->rt, &t->nrt, l))
             goto oom;
-        t->rt[t->nrt++] = (imp_launch){ .corr = v->corr, .b = b, .track = (uint32_t)track, .has_corr = 1 };
         return 0;
     } else {
         return 0; /* python frames, runtime calls, other annotations */
@@ -874,13 +887,9 @@ static int profiler_interpret(imp_trace *t, const pt_event *v)
                          .proto = (uint32_t)ref,
                          .has_ext = (uint8_t)v->has_ext,
                          .has_corr = (uint8_t)v->has_corr };
-        if (kernel ? base_grow(&t->kern_ext, &t->ckern_ext, t->nkern_ext + 1, sizeof l)
-                   : base_grow(&t->cpu_ext, &t->ccpu_ext, t->ncpu_ext + 1, sizeof l))
+        if (kernel ? add_launch(&t->kern_spill, &t->kern_ext, &t->nkern_ext, l)
+                   : add_launch(&t->cpu_spill, &t->cpu_ext, &t->ncpu_ext, l))
             goto oom;
-        if (kernel)
-            t->kern_ext[t->nkern_ext++] = l;
-        else
-            t->cpu_ext[t->ncpu_ext++] = l;
     }
     return 0;
 oom:
@@ -1031,12 +1040,10 @@ uint32_t imp_seg_of(const imp_trace *t, uint64_t b)
     return lo && b < t->steps[lo - 1].e ? (uint32_t)(2 * (lo - 1) + 1) : (uint32_t)(2 * lo);
 }
 
-static int out_order(const void *a, const void *b, void *ctx)
+/* An execution trace's records (nodes already): by track, then begin. */
+static int track_begin_order(const void *a, const void *b)
 {
     const imp_rec *x = a, *y = b;
-    uint32_t sx = imp_seg_of(ctx, x->b), sy = imp_seg_of(ctx, y->b);
-    if (sx != sy)
-        return sx < sy ? -1 : 1;
     if (x->track != y->track)
         return x->track < y->track ? -1 : 1;
     return x->b < y->b ? -1 : x->b > y->b;
@@ -1114,13 +1121,19 @@ static int kernel_launches(imp_trace *t)
 {
     if (!t->nkern_ext)
         return 0;
-    qsort(t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
-    qsort(t->rt, t->nrt, sizeof *t->rt, by_corr);
-    if (!(t->launch = exec_calloc(t->nrecs ? t->nrecs : 1, sizeof *t->launch)))
+    if (imp_spill_sort(&t->cpu_spill, t->ncpu_ext, sizeof *t->cpu_ext, by_ext) ||
+        imp_spill_sort(&t->rt_spill, t->nrt, sizeof *t->rt, by_corr) ||
+        imp_spill_reserve(&t->launch_spill, (t->nrecs ? t->nrecs : 1) * sizeof *t->launch))
         return -1;
+    t->cpu_ext = t->cpu_spill.p, t->rt = t->rt_spill.p, t->launch = t->launch_spill.p; /* zeros */
     uint32_t next = 1;
     for (size_t i = 0; i < t->nkern_ext; i++) {
         const imp_launch *k = &t->kern_ext[i];
+        imp_spill_touch(&t->kern_spill, sizeof *k);
+        imp_spill_touch(&t->cpu_spill, 4096); /* searches: a few pages of each */
+        imp_spill_touch(&t->rt_spill, 4096);
+        imp_spill_touch(&t->recspill, 4096);
+        imp_spill_touch(&t->launch_spill, 4096);
         size_t o = launcher_of(t, k), j = o ? kernel_rec(t, k) : 0;
         if (!j)
             continue;
@@ -1135,133 +1148,156 @@ static int kernel_launches(imp_trace *t)
             return -1;
         t->recs[j - 1].ref = (uint32_t)node;
     }
-    for (size_t i = 0; i < t->nrecs; i++)
+    for (size_t i = 0; i < t->nrecs; i++) {
+        imp_spill_touch(&t->recspill, sizeof *t->recs);
+        imp_spill_touch(&t->launch_spill, sizeof *t->launch);
         if (t->tracks[t->recs[i].track].gpu && !t->launch[i])
             t->unlaunched++, t->unlaunched_ns += t->recs[i].e - t->recs[i].b;
+    }
     return 0;
 }
 
-/* t->recs in rec_order.  Each thread's spans mostly come in time order:
- * then a stable partition by track (one pass) is that order, else qsort. */
+/* The records (written by add_rec) in rec_order.  Each thread's spans
+ * mostly come in time order: then a stable partition by track (one pass,
+ * through a buffer a track) is that order, else a sort (import_spill.h:
+ * chunks merged past the window). */
 static int sort_by_track(imp_trace *t)
 {
-    size_t n = t->nrecs, nt = t->ntracks, *at = exec_calloc(nt + 1, sizeof *at), *last = exec_malloc(nt * sizeof *last);
-    imp_rec *out = NULL;
-    int sorted = 1, rc = -1;
-    if (!at || !last)
+    size_t n = t->nrecs, nt = t->ntracks, *at = exec_calloc(nt + 1, sizeof *at);
+    imp_rec *last = exec_malloc((nt ? nt : 1) * sizeof *last);
+    char *bufs = NULL;
+    imp_spill out = IMP_SPILL_INIT;
+    imp_spill_io in = { 0 }, *w = NULL;
+    int sorted = 1, rc = -1, err = 0;
+    const imp_rec *r;
+    if (!at || !last || imp_spill_io_open(&in, &t->recspill, 0, n * sizeof *r, NULL, IO_BUF))
         goto end;
-    for (size_t k = 0; k < nt; k++)
-        last[k] = SIZE_MAX;
-    for (size_t i = 0; i < n && sorted; i++) {
-        uint32_t k = t->recs[i].track;
-        if (k >= nt || (last[k] != SIZE_MAX && rec_order(&t->recs[last[k]], &t->recs[i]) > 0))
+    while (sorted && (r = imp_spill_get(&in, sizeof *r, &err))) {
+        uint32_t k = r->track;
+        if (k >= nt || (at[k + 1] && rec_order(&last[k], r) > 0))
             sorted = 0;
         else
-            at[k + 1]++, last[k] = i;
+            at[k + 1]++, last[k] = *r;
     }
+    if (err)
+        goto end;
     if (!sorted) {
-        qsort(t->recs, n, sizeof *t->recs, rec_order);
+        if (imp_spill_reserve(&t->recspill, (n ? n : 1) * sizeof *r) ||
+            imp_spill_sort(&t->recspill, n, sizeof *r, rec_order))
+            goto end;
         rc = 0;
         goto end;
     }
-    if (!(out = exec_malloc((n ? n : 1) * sizeof *out)))
+    /* one writer a track, their buffers of one block (a record each at least) */
+    size_t cap = IO_BUF / (nt ? nt : 1) / sizeof *r * sizeof *r;
+    if (cap < sizeof *r)
+        cap = sizeof *r;
+    if (!(w = exec_calloc(nt ? nt : 1, sizeof *w)) || !(bufs = exec_malloc((nt ? nt : 1) * cap)) ||
+        imp_spill_reserve(&out, (n ? n : 1) * sizeof *r))
+        goto end;
+    for (size_t k = 0; k < nt; k++) {
+        at[k + 1] += at[k];
+        imp_spill_io_open(&w[k], &out, at[k] * sizeof *r, IMP_SPILL_WRITER, bufs + k * cap, cap);
+    }
+    imp_spill_io_close(&in, 1);
+    if (imp_spill_io_open(&in, &t->recspill, 0, n * sizeof *r, NULL, IO_BUF))
+        goto end;
+    while ((r = imp_spill_get(&in, sizeof *r, &err)))
+        if (imp_spill_put(&w[r->track], r, sizeof *r))
+            goto end;
+    if (err)
         goto end;
     for (size_t k = 0; k < nt; k++)
-        at[k + 1] += at[k];
-    for (size_t i = 0; i < n; i++)
-        out[at[t->recs[i].track]++] = t->recs[i];
-    exec_free(t->recs);
-    t->recs = out;
-    t->crecs = n ? n : 1;
+        if (imp_spill_io_close(&w[k], 0))
+            goto end;
+    imp_spill_release(&t->recspill);
+    t->recspill = out;
+    out = (imp_spill)IMP_SPILL_INIT;
     rc = 0;
 end:
-    exec_free(at), exec_free(last);
+    imp_spill_io_close(&in, 1);
+    imp_spill_release(&out);
+    exec_free(at), exec_free(last), exec_free(w), exec_free(bufs);
     return rc;
 }
 
-/* The kept records in out_order: when they come in track, begin order (a
- * profiler trace's), a stable partition by segment, else qsort_r. */
-static int sort_by_segment(imp_trace *t, size_t n)
-{
-    for (size_t i = 1; i < n; i++)
-        if (t->recs[i].track < t->recs[i - 1].track ||
-            (t->recs[i].track == t->recs[i - 1].track && t->recs[i].b < t->recs[i - 1].b)) {
-            qsort_r(t->recs, n, sizeof *t->recs, out_order, t);
-            return 0;
-        }
-    size_t nseg = 2 * t->nsteps + 2, *at = exec_calloc(nseg + 1, sizeof *at);
-    imp_rec *out = exec_malloc((n ? n : 1) * sizeof *out);
-    if (!at || !out) {
-        exec_free(at), exec_free(out);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++)
-        at[imp_seg_of(t, t->recs[i].b) + 1]++;
-    for (size_t k = 0; k < nseg; k++)
-        at[k + 1] += at[k];
-    uint32_t *launch = t->launch ? exec_malloc((n ? n : 1) * sizeof *launch) : NULL;
-    if (t->launch && !launch) {
-        exec_free(at), exec_free(out);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        size_t k = at[imp_seg_of(t, t->recs[i].b)]++;
-        out[k] = t->recs[i];
-        if (launch)
-            launch[k] = t->launch[i];
-    }
-    if (launch)
-        exec_free(t->launch), t->launch = launch;
-    exec_free(t->recs);
-    exec_free(at);
-    t->recs = out;
-    t->crecs = n ? n : 1;
-    return 0;
-}
-
-/* Outermost ops of each thread -> node records; steps; segments. */
+/* Outermost ops of each thread -> node records, by track then begin (the
+ * source emits them step by step: import_source.c); steps. */
 static int resolve(imp_trace *t, int et)
 {
-    size_t *stack = NULL, cap = 0;
-    int rc = -1;
+    imp_rec *stack = NULL; /* the spans open around the current one */
+    size_t cap = 0;
+    imp_spill_io in = { 0 }, out = { 0 };
+    int rc = -1, err = 0;
+    if (imp_spill_io_close(&t->recw, 1))
+        goto oom;
+    if (et && t->nrecs &&
+        (imp_spill_reserve(&t->recspill, t->nrecs * sizeof *t->recs) ||
+         imp_spill_sort(&t->recspill, t->nrecs, sizeof *t->recs, track_begin_order)))
+        goto oom;
     if (!et && t->nrecs && sort_by_track(t))
         goto oom;
+    if (!(t->track_at = exec_calloc(t->ntracks + 1, sizeof *t->track_at)) ||
+        imp_spill_io_open(&in, &t->recspill, 0, t->nrecs * sizeof *t->recs, NULL, IO_BUF) ||
+        imp_spill_io_open(&out, &t->recspill, 0, IMP_SPILL_WRITER, NULL, IO_BUF))
+        goto oom;
+    /* one pass: the kept records written over the array behind the reader;
+     * each track's range of them; the first begin, the last end */
     size_t nout = 0, depth = 0;
-    int ops_open = 0, bwd = 0, upd = 0;
-    /* an execution trace's records are nodes already (et_finish) */
-    for (size_t i = 0; !et && i < t->nrecs; i++) {
-        imp_rec r = t->recs[i];
-        if (i == 0 || r.track != t->recs[i - 1].track)
-            depth = 0, ops_open = bwd = upd = 0;
-        while (depth && t->recs[stack[depth - 1]].e <= r.b) {
-            unsigned k = t->recs[stack[--depth]].kind;
-            ops_open -= k == IMP_REC_KEPT || k == IMP_REC_INNER;
-            bwd -= k == IMP_REC_BWD;
-            upd -= k == IMP_REC_UPD;
+    int ops_open = 0, bwd = 0, upd = 0, first_rec = 1;
+    uint32_t prev = 0;
+    t->t0 = UINT64_MAX;
+    t->t1 = 0;
+    for (const imp_rec *next; (next = imp_spill_get(&in, sizeof *next, &err));) {
+        imp_rec r = *next;
+        /* an execution trace's records are nodes already (et_finish) */
+        if (!et) {
+            if (first_rec || r.track != prev)
+                depth = 0, ops_open = bwd = upd = 0;
+            first_rec = 0;
+            prev = r.track;
+            while (depth && stack[depth - 1].e <= r.b) {
+                unsigned k = stack[--depth].kind;
+                ops_open -= k == IMP_REC_KEPT || k == IMP_REC_INNER;
+                bwd -= k == IMP_REC_BWD;
+                upd -= k == IMP_REC_UPD;
+            }
+            if (depth && r.e > stack[depth - 1].e)
+                t->overlap++;
+            if (r.kind == IMP_REC_OP && ops_open)
+                r.kind = IMP_REC_INNER;
+            unsigned k = r.kind;
+            ops_open += k == IMP_REC_OP || k == IMP_REC_KERNEL || k == IMP_REC_INNER;
+            bwd += k == IMP_REC_BWD;
+            upd += k == IMP_REC_UPD;
+            if (k == IMP_REC_OP || k == IMP_REC_KERNEL) {
+                int64_t node = node_of(t, r.ref, upd ? IMP_UPDATE : bwd ? IMP_BACKWARD : IMP_FORWARD);
+                if (node < 0)
+                    goto oom;
+                r.ref = (uint32_t)node;
+                r.kind = IMP_REC_KEPT;
+            }
+            if (base_grow(&stack, &cap, depth + 1, sizeof *stack))
+                goto oom;
+            stack[depth++] = r;
         }
-        if (depth && r.e > t->recs[stack[depth - 1]].e)
-            t->overlap++;
-        if (base_grow(&stack, &cap, depth + 1, sizeof *stack))
-            goto oom;
-        stack[depth++] = i;
-        if (r.kind == IMP_REC_OP && ops_open)
-            t->recs[i].kind = IMP_REC_INNER;
-        unsigned k = t->recs[i].kind;
-        ops_open += k == IMP_REC_OP || k == IMP_REC_KERNEL || k == IMP_REC_INNER;
-        bwd += k == IMP_REC_BWD;
-        upd += k == IMP_REC_UPD;
-        if (k != IMP_REC_OP && k != IMP_REC_KERNEL)
+        if (r.kind != IMP_REC_KEPT || r.track >= t->ntracks)
             continue;
-        int64_t node = node_of(t, r.ref, upd ? IMP_UPDATE : bwd ? IMP_BACKWARD : IMP_FORWARD);
-        if (node < 0)
+        if (imp_spill_put(&out, &r, sizeof r))
             goto oom;
-        t->recs[i].ref = (uint32_t)node;
-        t->recs[i].kind = IMP_REC_KEPT;
+        nout++;
+        t->track_at[r.track + 1]++;
+        if (r.b < t->t0)
+            t->t0 = r.b;
+        if (r.e > t->t1)
+            t->t1 = r.e;
     }
-    for (size_t i = 0; i < t->nrecs; i++)
-        if (t->recs[i].kind == IMP_REC_KEPT)
-            t->recs[nout++] = t->recs[i];
+    if (err || imp_spill_io_close(&out, 1))
+        goto oom;
+    for (size_t k = 0; k < t->ntracks; k++)
+        t->track_at[k + 1] += t->track_at[k];
     t->nrecs = nout;
+    t->recs = t->recspill.p;
     if (kernel_launches(t))
         goto oom;
     if (!nout) {
@@ -1281,14 +1317,6 @@ static int resolve(imp_trace *t, int et)
         t->steps[ns++] = t->steps[i];
     }
     t->nsteps = ns;
-    t->t0 = UINT64_MAX;
-    t->t1 = 0;
-    for (size_t i = 0; i < nout; i++) {
-        if (t->recs[i].b < t->t0)
-            t->t0 = t->recs[i].b;
-        if (t->recs[i].e > t->t1)
-            t->t1 = t->recs[i].e;
-    }
     if (!t->nsteps) { /* a trace without step spans is one step */
         if (base_grow(&t->steps, &t->csteps, 1, sizeof *t->steps))
             goto oom;
@@ -1299,8 +1327,6 @@ static int resolve(imp_trace *t, int et)
         t->t0 = t->steps[0].b;
     if (t->steps[t->nsteps - 1].e > t->t1)
         t->t1 = t->steps[t->nsteps - 1].e;
-    if (sort_by_segment(t, nout))
-        goto oom;
     /* the thread ids: CPU threads keep theirs (0 to 2^31-1) where no other
      * thread has it, the others get new ones above them */
     int64_t next = 1;
@@ -1329,7 +1355,16 @@ static int resolve(imp_trace *t, int et)
     }
     strtab_destroy(taken);
     device_streams(t);
-    t->main_track = t->recs[0].track;
+    /* the main track: the one whose ops come first in the stream (the
+     * first segment with ops, the first track there) */
+    uint64_t first = UINT64_MAX;
+    for (size_t k = 0; k < t->ntracks; k++) {
+        if (t->track_at[k] == t->track_at[k + 1])
+            continue;
+        uint64_t seg = imp_seg_of(t, t->recs[t->track_at[k]].b);
+        if (seg < first)
+            first = seg, t->main_track = k;
+    }
     /* one process: readers look node ids up within the process (vpid) of
      * the ops events, and the node_defs are the main thread's */
     for (size_t i = 0; i < t->ntracks; i++)
@@ -1351,6 +1386,7 @@ static int resolve(imp_trace *t, int et)
 oom:
     analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
 end:
+    imp_spill_io_close(&in, 1), imp_spill_io_close(&out, 1);
     exec_free(stack);
     return rc;
 }
@@ -1536,8 +1572,14 @@ imp_trace *imp_trace_read_linked(const char *path, const char *model, const char
     analyze_json_in *j = NULL;
     imp_et *s = NULL;
     int et = 0, saw = 0;
-    if (t)
+    if (t) {
         t->last_track = -1, t->profile = profile;
+        t->recspill = t->cpu_spill = t->kern_spill = t->rt_spill = t->launch_spill = (imp_spill)IMP_SPILL_INIT;
+    }
+    if (t && imp_spill_io_open(&t->recw, &t->recspill, 0, IMP_SPILL_WRITER, NULL, IO_BUF)) {
+        analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", path);
+        goto fail;
+    }
     if (!t || !(t->path = exec_strdup(path)) || !(t->names = strtab_create()) || !(t->protokeys = strtab_create()) ||
         !(t->nodekeys = strtab_create()) || !(t->trackkeys = strtab_create()) || !(t->tensorkeys = strtab_create()) ||
         !(s = imp_et_create())) {

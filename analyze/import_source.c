@@ -12,6 +12,11 @@
  *   end), step_end; ops outside every step between the steps, at the end
  *   of the step before; run_end at the last op's end.
  *
+ * The records are kept by track, then begin (import_trace.h); the ops
+ * events of a step take each track's next records in turn (a heap of the
+ * tracks by the step of their next record), so the records are read once,
+ * in order within each track, and never sorted again.
+ *
  * Each event carries the vpid, vtid and procname contexts of its thread
  * (the step and definition events those of the thread that ran the first
  * op); GPU streams are threads of their own, named "gpu D stream S". */
@@ -338,11 +343,56 @@ typedef struct imp_iter {
     bt_stream *stream;
     bt_packet *packet;
     int state;
-    size_t idx; /* tensor, node or record index */
+    size_t idx; /* tensor or node index */
     size_t seg; /* segment: 2k+1 step k, 2k the gap before it */
     int step_open;
     uint64_t last_ts;
+    size_t *cur;    /* per track: its next record */
+    uint32_t *key;  /* per track: the segment of its next record */
+    uint32_t *heap; /* the tracks with records left, least (key, track) first */
+    size_t nheap;
 } imp_iter;
+
+static int track_less(const imp_iter *it, uint32_t a, uint32_t b)
+{
+    return it->key[a] < it->key[b] || (it->key[a] == it->key[b] && a < b);
+}
+
+static void heap_down(imp_iter *it, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, min = i;
+        if (l < it->nheap && track_less(it, it->heap[l], it->heap[min]))
+            min = l;
+        if (r < it->nheap && track_less(it, it->heap[r], it->heap[min]))
+            min = r;
+        if (min == i)
+            return;
+        uint32_t x = it->heap[i];
+        it->heap[i] = it->heap[min], it->heap[min] = x;
+        i = min;
+    }
+}
+
+/* The heap of the tracks with records, each at its first. */
+static int heap_init(imp_iter *it)
+{
+    const imp_trace *t = it->in->t;
+    size_t nt = t->ntracks ? t->ntracks : 1;
+    if (!(it->cur = exec_malloc(nt * sizeof *it->cur)) || !(it->key = exec_malloc(nt * sizeof *it->key)) ||
+        !(it->heap = exec_malloc(nt * sizeof *it->heap)))
+        return -1;
+    for (size_t k = 0; k < t->ntracks; k++) {
+        it->cur[k] = t->track_at[k];
+        if (t->track_at[k] == t->track_at[k + 1])
+            continue;
+        it->key[k] = imp_seg_of(t, t->recs[t->track_at[k]].b);
+        it->heap[it->nheap++] = (uint32_t)k;
+    }
+    for (size_t i = it->nheap / 2; i-- > 0;)
+        heap_down(it, i);
+    return 0;
+}
 
 bt_message_iterator_class_initialize_method_status
 analyze_import_iter_init(bt_self_message_iterator *self, bt_self_message_iterator_configuration *config,
@@ -355,13 +405,14 @@ analyze_import_iter_init(bt_self_message_iterator *self, bt_self_message_iterato
     it->self = self;
     it->in = bt_self_component_port_get_data(bt_self_component_port_output_as_self_component_port(port));
     imp_trace *t = it->in->t;
-    if (!(it->trace = bt_trace_create(it->in->tc)) || bt_trace_set_name(it->trace, t->sum.model) ||
+    if (heap_init(it) || !(it->trace = bt_trace_create(it->in->tc)) || bt_trace_set_name(it->trace, t->sum.model) ||
         bt_trace_set_environment_entry_string(it->trace, "tracer_name", "fathom import") ||
         bt_trace_set_environment_entry_string(it->trace, "source", t->sum.format) ||
         !(it->stream = bt_stream_create(it->in->sc, it->trace)) || !(it->packet = bt_packet_create(it->stream))) {
         bt_packet_put_ref(it->packet);
         bt_stream_put_ref(it->stream);
         bt_trace_put_ref(it->trace);
+        exec_free(it->cur), exec_free(it->key), exec_free(it->heap);
         exec_free(it);
         return BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
     }
@@ -377,6 +428,7 @@ void analyze_import_iter_finalize(bt_self_message_iterator *self)
     bt_packet_put_ref(it->packet);
     bt_stream_put_ref(it->stream);
     bt_trace_put_ref(it->trace);
+    exec_free(it->cur), exec_free(it->key), exec_free(it->heap);
     exec_free(it);
 }
 
@@ -527,10 +579,10 @@ static bt_message *next_message(imp_iter *it)
                 set_u(p, 0, st->num);
                 return m;
             }
-            if (it->idx < t->nrecs && imp_seg_of(t, t->recs[it->idx].b) == it->seg) {
-                size_t i = it->idx, n = 1;
-                while (n < OPS_BATCH && i + n < t->nrecs && t->recs[i + n].track == t->recs[i].track &&
-                       imp_seg_of(t, t->recs[i + n].b) == it->seg)
+            if (it->nheap && it->key[it->heap[0]] == it->seg) {
+                uint32_t k = it->heap[0];
+                size_t i = it->cur[k], end = t->track_at[k + 1], n = 1;
+                while (n < OPS_BATCH && i + n < end && imp_seg_of(t, t->recs[i + n].b) == it->seg)
                     n++;
                 uint64_t ts = in_step ? st->e : it->seg ? t->steps[it->seg / 2 - 1].e : t->t0;
                 if (!(m = event(it, EV_OPS, ts, t->recs[i].track, &p)))
@@ -540,7 +592,15 @@ static bt_message *next_message(imp_iter *it)
                     set_seq(p, 3, n, 0, get_rec_e, &t->recs[i]) ||
                     (t->launch && set_seq(p, 4, n, 0, get_u32s, &t->launch[i])))
                     goto oom;
-                it->idx += n;
+                imp_spill_touch(&t->recspill, n * sizeof *t->recs + 4096);
+                if (t->launch)
+                    imp_spill_touch(&t->launch_spill, n * sizeof *t->launch + 4096);
+                if ((it->cur[k] += n) == end) {
+                    it->heap[0] = it->heap[--it->nheap];
+                } else {
+                    it->key[k] = imp_seg_of(t, t->recs[it->cur[k]].b);
+                }
+                heap_down(it, 0);
                 return m;
             }
             it->seg++;

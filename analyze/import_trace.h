@@ -4,11 +4,13 @@
  *
  * Records are compact (24 bytes a span): the importer keeps the spans of
  * the whole input (it must sort each thread's spans to find the outermost
- * op of each nest), never the JSON itself. */
+ * op of each nest), never the JSON itself; past a window they live in a
+ * temporary file (import_spill.h), so its memory does not grow with them. */
 #ifndef FATHOM_ANALYZE_IMPORT_TRACE_H
 #define FATHOM_ANALYZE_IMPORT_TRACE_H
 
 #include "analyze/import.h"
+#include "analyze/import_spill.h"
 
 #include <stdint.h>
 
@@ -110,18 +112,22 @@ typedef struct imp_trace {
     size_t ntensors, ctensors;
     imp_track *tracks;
     size_t ntracks, ctracks;
-    imp_rec *recs;
-    size_t nrecs, crecs;
+    imp_rec *recs; /* recspill's array: in input order while reading, then the kept ones by track, begin */
+    size_t nrecs;
+    imp_spill recspill;
+    imp_spill_io recw; /* while reading: the records' writer */
+    size_t *track_at;  /* after resolve: track k's records are recs[track_at[k]..track_at[k+1]) */
     imp_step *steps;
     size_t nsteps, csteps;
     imp_launch *cpu_ext;
-    size_t ncpu_ext, ccpu_ext; /* CPU ops with an External id (GPU traces only) */
+    size_t ncpu_ext; /* CPU ops with an External id (GPU traces only) */
     imp_launch *kern_ext;
-    size_t nkern_ext, ckern_ext; /* kernels with an External id or a correlation */
+    size_t nkern_ext; /* kernels with an External id or a correlation */
     imp_launch *rt;
-    size_t nrt, crt;     /* runtime calls with a correlation */
-    uint32_t *launch;    /* per record once read: its launch number (fathom-trace(5)), or NULL: none */
-    uint64_t unlaunched; /* device records no host op launched */
+    size_t nrt;       /* runtime calls with a correlation */
+    uint32_t *launch; /* per record once read: its launch number (fathom-trace(5)), or NULL: none */
+    imp_spill cpu_spill, kern_spill, rt_spill, launch_spill; /* the arrays above */
+    uint64_t unlaunched;                                     /* device records no host op launched */
     uint64_t unlaunched_ns;
     uint64_t t0, t1; /* first begin, last end */
     size_t main_track;

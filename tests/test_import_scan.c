@@ -245,22 +245,44 @@ static int same_trace(const imp_trace *a, const imp_trace *b)
     return same && !strcmp(wa, wb);
 }
 
-/* path read both ways: the same trace, or the same one-line error. */
+/* path read twice, set(0) before the first reading and set(1) before the
+ * second: the same trace, or the same one-line error.  The second reading,
+ * or NULL. */
+static imp_trace *read_twice(const char *path, const char *what, void (*set)(int), const char *otherwise)
+{
+    imp_trace *t[2];
+    char err[2][512];
+    for (int i = 0; i < 2; i++) {
+        set(i);
+        t[i] = imp_trace_read(path, "m");
+        snprintf(err[i], sizeof err[i], "%s", t[i] ? "" : base_errmsg());
+    }
+    set(0);
+    if (!t[0] != !t[1] || (!t[0] && strcmp(err[0], err[1])) || (t[0] && !same_trace(t[0], t[1])))
+        fail_msg("%s: %s: '%s' / '%s'", what, otherwise, err[0], err[1]);
+    imp_trace_destroy(t[0]);
+    return t[1];
+}
+
+static void fast_then_jansson(int second) { imp_trace_fast_path(!second); }
+
+/* path read both ways (the fast path, jansson alone). */
 static void both_ways(const char *path, const char *what)
 {
-    imp_trace_fast_path(1);
-    imp_trace *fast = imp_trace_read(path, "m");
-    char efast[512];
-    snprintf(efast, sizeof efast, "%s", fast ? "" : base_errmsg());
-    imp_trace_fast_path(0);
-    imp_trace *slow = imp_trace_read(path, "m");
-    char eslow[512];
-    snprintf(eslow, sizeof eslow, "%s", slow ? "" : base_errmsg());
-    imp_trace_fast_path(1);
-    if (!fast != !slow || (!fast && strcmp(efast, eslow)) || (fast && !same_trace(fast, slow)))
-        fail_msg("%s: the fast path reads it otherwise: '%s' / '%s'", what, efast, eslow);
-    imp_trace_destroy(fast);
-    imp_trace_destroy(slow);
+    imp_trace_destroy(read_twice(path, what, fast_then_jansson, "the fast path reads it otherwise"));
+}
+
+static void memory_then_file(int second) { imp_spill_window(second ? 1024 : 0); }
+
+/* path read with its spans in memory and through the temporary file
+ * (import_spill.h: a window of 1 KB, 42 spans, sorted in chunks and merged
+ * where the input is out of order). */
+static void spill_ways(const char *path, const char *what)
+{
+    imp_trace *file = read_twice(path, what, memory_then_file, "read otherwise through the file");
+    if (file && file->nrecs * sizeof *file->recs > 4096 && file->recspill.fd < 0)
+        fail_msg("%s: %zu spans but no temporary file", what, file->nrecs);
+    imp_trace_destroy(file);
 }
 
 /* The JSON files of the fixtures' folder, every one (a new fixture is
@@ -285,6 +307,15 @@ static void tmp_path(char *buf, size_t size, const char *name)
     snprintf(buf, size, "%s/import_scan-%ld-%s", d && *d ? d : "/tmp", (long)getpid(), name);
 }
 
+/* A new file of the test's own (its path into path), open for writing. */
+static FILE *tmp_open(char *path, size_t size, const char *name)
+{
+    tmp_path(path, size, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    return f;
+}
+
 static void fixtures_both_ways(void **state)
 {
     (void)state;
@@ -293,7 +324,43 @@ static void fixtures_both_ways(void **state)
     for (size_t i = 0; i < n; i++) {
         snprintf(path, sizeof path, "%s/%.255s", PYTORCH_FIXTURES, names[i]);
         both_ways(path, names[i]);
+        spill_ways(path, names[i]);
     }
+}
+
+/* A trace whose spans come in no order (each thread's shuffled, ops in
+ * ops, in backward spans, across steps): the file's chunks merged read it
+ * as memory does. */
+static void unordered_spilled(void **state)
+{
+    (void)state;
+    char path[4096];
+    FILE *f = tmp_open(path, sizeof path, "unordered.json");
+    fprintf(f, "{\"traceEvents\": [\n");
+    for (int s = 0; s < 4; s++)
+        fprintf(f,
+                "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\", \"pid\": 1, "
+                "\"tid\": 1, \"ts\": %d, \"dur\": 2500},\n",
+                s, 10000 + 2500 * s);
+    unsigned r = 99;
+    for (int i = 0; i < 1500; i++) {
+        r = r * 1103515245u + 12345u;
+        int tid = 1 + (int)((r >> 16) % 3), ts = 9000 + (int)((r >> 4) % 12000);
+        static const char *const outer[] = { "aten::linear", "autograd::engine::evaluate_function: AddmmBackward0",
+                                             "Optimizer.step#SGD.step" };
+        fprintf(f,
+                "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::addmm\", \"pid\": 1, \"tid\": %d, "
+                "\"ts\": %d.5, \"dur\": 2, \"args\": {\"Input Dims\": [[%d, 4]], \"Input type\": [\"float\"]}},\n",
+                tid, ts, 1 + (int)(r % 5));
+        fprintf(f,
+                "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": 1, \"tid\": %d, \"ts\": %d, "
+                "\"dur\": 4}%s\n",
+                outer[(r >> 8) % 3], tid, ts, i < 1499 ? "," : "");
+    }
+    fprintf(f, "]}\n");
+    assert_int_equal(fclose(f), 0);
+    spill_ways(path, "the unordered trace");
+    unlink(path);
 }
 
 /* A generated trace with what the subset leaves out among what it takes:
@@ -302,9 +369,7 @@ static void generated_both_ways(void **state)
 {
     (void)state;
     char path[4096];
-    tmp_path(path, sizeof path, "gen.json");
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
+    FILE *f = tmp_open(path, sizeof path, "gen.json");
     fprintf(f, "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, \"name\": \"GPU\"}],\n\"traceEvents\": [\n");
     static const char *const names[] = { "aten::linear", "aten::addmm",      "aten::t",        "aten::relu", "aten::mm",
                                          "aten::conv2d", "aten::caf\\u00e9", "aten::na\\\"me", "x::y" };
@@ -339,6 +404,7 @@ static void generated_both_ways(void **state)
     fprintf(f, "\n]}\n");
     assert_int_equal(fclose(f), 0);
     both_ways(path, "the generated trace");
+    spill_ways(path, "the generated trace");
     unlink(path);
 }
 
@@ -388,6 +454,7 @@ int main(void)
         cmocka_unit_test(hostile),
         cmocka_unit_test(fixtures_both_ways),
         cmocka_unit_test(generated_both_ways),
+        cmocka_unit_test(unordered_spilled),
         cmocka_unit_test(mutated_both_ways),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
