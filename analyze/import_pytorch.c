@@ -87,6 +87,19 @@ static void strtab_destroy(imp_strtab *s)
 }
 
 /* The id of s[0..len); *added says whether it is new.  -1: out of memory. */
+/* The id of str[0..len) in s, or -1 where s has it not. */
+static int64_t strtab_find(const imp_strtab *s, const char *str, size_t len)
+{
+    if (!s->nslots)
+        return -1;
+    for (uint64_t h = base_fnv1a(str, len) & (s->nslots - 1); s->slot[h]; h = (h + 1) & (s->nslots - 1)) {
+        const char *c = s->str[s->slot[h] - 1];
+        if (strncmp(c, str, len) == 0 && c[len] == '\0')
+            return s->slot[h] - 1;
+    }
+    return -1;
+}
+
 static int64_t intern(imp_strtab *s, const char *str, size_t len, int *added)
 {
     *added = 0;
@@ -142,7 +155,7 @@ void imp_trace_destroy(imp_trace *t)
         exec_free(t->tracks[i].procname);
     exec_free(t->protos), exec_free(t->nodes), exec_free(t->tensors), exec_free(t->tracks), exec_free(t->recs),
         exec_free(t->steps);
-    exec_free(t->cpu_ext), exec_free(t->kern_ext);
+    exec_free(t->cpu_ext), exec_free(t->kern_ext), exec_free(t->rt);
     strtab_destroy(t->names), strtab_destroy(t->protokeys), strtab_destroy(t->nodekeys);
     strtab_destroy(t->trackkeys), strtab_destroy(t->tensorkeys);
     exec_free(t->path), exec_free(t->key);
@@ -654,6 +667,18 @@ static int64_t kernel_proto(imp_trace *t, const char *name, const char *cat)
     return r == id ? r : -1;
 }
 
+int64_t imp_device_proto(imp_trace *t, const char *name, int cls)
+{
+    char key[MAX_LABEL + 16];
+    int n = snprintf(key, sizeof key, "%.*s|d%d", MAX_LABEL, name, cls);
+    int added;
+    int64_t id = intern(t->protokeys, key, (size_t)n, &added);
+    if (id < 0 || !added)
+        return id;
+    int64_t r = add_proto(t, name, cls, NULL, NULL, 0, NULL, NULL, 0, NULL, 0, 4);
+    return r == id ? r : -1;
+}
+
 static int is_kernel_cat(const char *cat)
 {
     return cat && (strcmp(cat, "kernel") == 0 || strcmp(cat, "gpu_memcpy") == 0 || strcmp(cat, "gpu_memset") == 0 ||
@@ -798,12 +823,39 @@ static int64_t track_of_ints(imp_trace *t, int64_t pid, int64_t tid, int gpu)
 typedef struct pt_event {
     const char *ph, *name, *cat;
     int64_t ts, dur;
-    int has_ext;
-    int64_t ext;
+    int has_ext, has_corr;
+    int64_t ext, corr;
     const json_t *e;
     const analyze_scan_event *x;
     int64_t pid, tid;
 } pt_event;
+
+/* The categories of runtime calls, whose "correlation" a kernel names. */
+static int is_runtime_cat(const char *cat)
+{
+    return cat &&
+           (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver") || !strcmp(cat, "Runtime") ||
+            !strcmp(cat, "mtia_runtime") || !strcmp(cat, "privateuse1_runtime") || !strcmp(cat, "privateuse1_driver"));
+}
+
+/* A runtime call of event v beginning at b: its correlation id and thread
+ * (integer pid and tid; others are not kept). 0, or -1 with the message. */
+static int add_runtime(imp_trace *t, const pt_event *v, uint64_t b)
+{
+    int64_t pid = v->pid, tid = v->tid;
+    if (v->e) {
+        const json_t *p = json_object_get(v->e, "pid"), *d = json_object_get(v->e, "tid");
+        if (!json_is_integer(p) || !json_is_integer(d))
+            return 0;
+        pid = json_integer_value(p), tid = json_integer_value(d);
+    }
+    if (base_grow(&t->rt, &t->crt, t->nrt + 1, sizeof *t->rt)) {
+        analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
+        return -1;
+    }
+    t->rt[t->nrt++] = (imp_runtime){ .corr = v->corr, .pid = pid, .tid = tid, .b = b, .track = -1 };
+    return 0;
+}
 
 /* One event of traceEvents. 0, or -1 with the thread's message set. */
 static int profiler_interpret(imp_trace *t, const pt_event *v)
@@ -846,8 +898,10 @@ static int profiler_interpret(imp_trace *t, const pt_event *v)
                (!cat || strcmp(cat, "cpu_op") == 0 || strcmp(cat, "Operator") == 0 || strcmp(cat, "operator") == 0)) {
         kind = IMP_REC_OP;
         ref = v->e ? profiler_proto(t, name, json_object_get(v->e, "args")) : proto_of_text(t, name, v->x);
+    } else if (v->has_corr && is_runtime_cat(cat)) {
+        return add_runtime(t, v, b); /* a launch: its kernel's correlation id */
     } else {
-        return 0; /* python frames, runtime calls, other annotations */
+        return 0; /* python frames, other runtime calls, other annotations */
     }
     int64_t track = v->e ? track_of(t, json_object_get(v->e, "pid"), json_object_get(v->e, "tid"), kernel)
                          : track_of_ints(t, v->pid, v->tid, kernel);
@@ -855,8 +909,14 @@ static int profiler_interpret(imp_trace *t, const pt_event *v)
         goto oom;
     /* a GPU trace (deviceProperties comes first) links kernels to the CPU
      * ops that launched them: the kernel's phase is its op's */
-    if ((kind == IMP_REC_OP || kind == IMP_REC_KERNEL) && v->has_ext && (t->sum.devices || kernel)) {
-        imp_launch l = { .ext = v->ext, .b = b, .track = (uint32_t)track, .proto = (uint32_t)ref };
+    if ((kind == IMP_REC_OP || kind == IMP_REC_KERNEL) && (v->has_ext || (kernel && v->has_corr)) &&
+        (t->sum.devices || kernel)) {
+        imp_launch l = { .ext = v->has_ext ? v->ext : IMP_NO_ID,
+                         .corr = kernel && v->has_corr ? v->corr : IMP_NO_ID,
+                         .b = b,
+                         .e = en,
+                         .track = (uint32_t)track,
+                         .proto = (uint32_t)ref };
         if (kernel ? base_grow(&t->kern_ext, &t->ckern_ext, t->nkern_ext + 1, sizeof l)
                    : base_grow(&t->cpu_ext, &t->ccpu_ext, t->ncpu_ext + 1, sizeof l))
             goto oom;
@@ -881,6 +941,7 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
         return -1;
     }
     const json_t *ext = json_object_get(json_object_get(e, "args"), "External id");
+    const json_t *corr = json_object_get(json_object_get(e, "args"), "correlation");
     pt_event v = {
         .ph = json_string_value(json_object_get(e, "ph")),
         .name = json_string_value(json_object_get(e, "name")),
@@ -889,6 +950,8 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
         .dur = event_time(e, raw, len, "dur"),
         .has_ext = json_is_integer(ext),
         .ext = json_integer_value(ext),
+        .has_corr = json_is_integer(corr),
+        .corr = json_integer_value(corr),
         .e = e,
     };
     return profiler_interpret(t, &v);
@@ -934,6 +997,7 @@ static int profiler_event_text(imp_trace *t, const char *raw, size_t avail, size
         !analyze_scan_integer(x.tid, &v.tid))
         return 1;
     v.has_ext = analyze_scan_integer(x.ext, &v.ext);
+    v.has_corr = analyze_scan_integer(x.corr, &v.corr);
     return profiler_interpret(t, &v);
 }
 
@@ -1033,14 +1097,24 @@ static int by_ext(const void *a, const void *b)
     return x->ext < y->ext ? -1 : x->ext > y->ext;
 }
 
-/* The number of kept records (sorted by track, then begin) before or at
- * (track, b): the one at track and b or just before it is that minus one. */
-static size_t kept_upto(const imp_trace *t, uint32_t track, uint64_t b)
+static int by_corr(const void *a, const void *b)
+{
+    const imp_runtime *x = a, *y = b;
+    return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+/* The kept record i of the order idx (NULL: t->recs's own). */
+#define KEPT(t, idx, i) (&(t)->recs[(idx) ? (idx)[i] : (i)])
+
+/* The number of kept records (in track, then begin order: idx, or
+ * t->recs's own) before or at (track, b): the one at track and b or just
+ * before it is that minus one. */
+static size_t kept_upto(const imp_trace *t, const size_t *idx, uint32_t track, uint64_t b)
 {
     size_t lo = 0, hi = t->nrecs;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        const imp_rec *r = &t->recs[mid];
+        const imp_rec *r = KEPT(t, idx, mid);
         if (r->track < track || (r->track == track && r->b <= b))
             lo = mid + 1;
         else
@@ -1049,31 +1123,69 @@ static size_t kept_upto(const imp_trace *t, uint32_t track, uint64_t b)
     return lo;
 }
 
-/* Each kernel linked to a CPU op takes the phase of the outermost op around
- * it (kept records in track, begin order). */
-/* The kept record (its index + 1) of the outermost op around the CPU op
- * that launched kernel k (cpu_ext sorted by External id), or 0. */
-static size_t launcher_of(const imp_trace *t, const imp_launch *k)
+/* The runtime calls' CPU tracks (a thread with no op has none: -1), and
+ * the calls sorted by correlation id. */
+static void runtime_tracks(imp_trace *t)
 {
-    const imp_launch *op = bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
-    size_t o = op ? kept_upto(t, op->track, op->b) : 0;
-    return o && t->recs[o - 1].track == op->track && t->recs[o - 1].e >= op->b ? o : 0;
+    for (size_t i = 0; i < t->nrt; i++) {
+        char key[64];
+        int n = snprintf(key, sizeof key, "0|%lld|%lld", (long long)t->rt[i].pid, (long long)t->rt[i].tid);
+        t->rt[i].track = strtab_find(t->trackkeys, key, (size_t)n);
+    }
+    if (t->nrt)
+        qsort(t->rt, t->nrt, sizeof *t->rt, by_corr);
 }
 
+/* The kept record (its index in t->recs + 1) of the outermost op around
+ * the launch of kernel k, or 0: the op around the runtime call of k's
+ * correlation id on that call's thread (Kineto's kernels name their
+ * launch's correlation id; a kernel's External id is its op's in PyTorch
+ * 2, the correlation id again in older versions), else the op around the
+ * CPU op of k's External id (cpu_ext sorted by it). idx: as kept_upto's. */
+static size_t launcher_of(const imp_trace *t, const imp_launch *k, const size_t *idx)
+{
+    int64_t track = -1;
+    uint64_t b = 0;
+    const imp_runtime *rt = NULL;
+    if (k->corr != IMP_NO_ID && t->nrt) {
+        imp_runtime key = { .corr = k->corr };
+        rt = bsearch(&key, t->rt, t->nrt, sizeof *t->rt, by_corr);
+        if (rt)
+            track = rt->track, b = rt->b;
+    }
+    if (!rt && k->ext != IMP_NO_ID && t->ncpu_ext) {
+        const imp_launch *op = bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
+        if (op)
+            track = op->track, b = op->b;
+    }
+    if (track < 0)
+        return 0;
+    size_t o = kept_upto(t, idx, (uint32_t)track, b);
+    if (!o)
+        return 0;
+    const imp_rec *r = KEPT(t, idx, o - 1);
+    return r->track == (uint32_t)track && r->e >= b ? (idx ? idx[o - 1] : o - 1) + 1 : 0;
+}
+
+/* Each kernel linked to a CPU op takes the phase of the outermost op
+ * around its launch (kept records in track, begin order). */
 static int kernel_phases(imp_trace *t)
 {
-    if (!t->nkern_ext || !t->ncpu_ext)
+    runtime_tracks(t);
+    if (!t->nkern_ext || (!t->ncpu_ext && !t->nrt))
         return 0;
-    qsort(t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
+    if (t->ncpu_ext)
+        qsort(t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
     for (size_t i = 0; i < t->nkern_ext; i++) {
         const imp_launch *k = &t->kern_ext[i];
-        size_t o = launcher_of(t, k);
+        size_t o = launcher_of(t, k, NULL);
         if (!o)
             continue;
         int phase = t->nodes[t->recs[o - 1].ref].phase;
         if (phase == IMP_FORWARD)
             continue;
-        size_t j = kept_upto(t, k->track, k->b), stop = j > 64 ? j - 64 : 0; /* kernels of one stream at one time */
+        size_t j = kept_upto(t, NULL, k->track, k->b),
+               stop = j > 64 ? j - 64 : 0; /* kernels of one stream at one time */
         for (; j > stop && t->recs[j - 1].track == k->track && t->recs[j - 1].b == k->b; j--) {
             imp_rec *kr = &t->recs[j - 1];
             if (t->nodes[kr->ref].proto != k->proto)
@@ -1616,19 +1728,44 @@ int imp_add_rec(imp_trace *t, uint64_t b, uint64_t e, uint32_t track, uint32_t r
 }
 int imp_push_step(imp_trace *t, uint64_t b, uint64_t e, uint32_t num) { return push_step(t, b, e, num); }
 
-void imp_kernel_times(const imp_trace *t, uint64_t *ns)
+static int by_track_begin(const void *a, const void *b, void *ctx)
 {
-    memset(ns, 0, t->nrecs * sizeof *ns);
-    if (!t->nkern_ext || !t->ncpu_ext)
-        return;
-    /* cpu_ext is sorted by External id once resolve ran (kernel_phases) */
+    const imp_trace *t = ctx;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    const imp_rec *x = &t->recs[i], *y = &t->recs[j];
+    if (x->track != y->track)
+        return x->track < y->track ? -1 : 1;
+    if (x->b != y->b)
+        return x->b < y->b ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+int imp_kernel_times(const imp_trace *t, imp_device_time *d)
+{
+    memset(d, 0, t->nrecs * sizeof *d);
+    if (!t->nkern_ext || (!t->ncpu_ext && !t->nrt))
+        return 0;
+    /* the kept records are in segment order once read: searched in track,
+     * begin order through idx */
+    size_t *idx = exec_malloc((t->nrecs ? t->nrecs : 1) * sizeof *idx);
+    if (!idx)
+        return -1;
+    for (size_t i = 0; i < t->nrecs; i++)
+        idx[i] = i;
+    qsort_r(idx, t->nrecs, sizeof *idx, by_track_begin, (void *)t);
     for (size_t i = 0; i < t->nkern_ext; i++) {
         const imp_launch *k = &t->kern_ext[i];
-        size_t o = launcher_of(t, k);
+        size_t o = launcher_of(t, k, idx);
         if (!o)
             continue;
-        size_t j = kept_upto(t, k->track, k->b);
-        if (j && t->recs[j - 1].track == k->track && t->recs[j - 1].b == k->b)
-            ns[o - 1] += t->recs[j - 1].e - t->recs[j - 1].b;
+        imp_device_time *x = &d[o - 1];
+        uint64_t ns = k->e - k->b;
+        if (!x->kernels++ || k->b < x->b)
+            x->b = k->b;
+        x->ns += ns;
+        if (ns >= x->top)
+            x->top = ns, x->cls = t->protos[k->proto].cls;
     }
+    exec_free(idx);
+    return 0;
 }

@@ -25,6 +25,7 @@ void replay_program_destroy(replay_program *p)
     exec_free(p->tensors);
     exec_free(p->ops);
     exec_free(p->unknown);
+    exec_free(p->dev);
     exec_free(p->step_first);
     exec_free(p->kept_ids);
     exec_free(p->kept);
@@ -45,7 +46,11 @@ exec_status replay_program_keep_ops(replay_program *p, uint32_t a, uint32_t b)
         }
     memmove(p->ops, p->ops + (a - 1), (size_t)(b - a + 1) * sizeof *p->ops);
     p->nops = b - a + 1;
-    /* the range is one pass: its recorded time is its ops' */
+    /* the range is one pass: its recorded time is its ops'; device time
+     * is measured per step, none of it is the range's */
+    for (uint32_t i = 0; i < p->ndev; i++)
+        p->dev[i].ns = 0;
+    p->rec_dev_ns = 0;
     p->nsteps = 0;
     p->rec_step_ns = p->rec_op_ns = 0;
     for (uint32_t k = 0; k < p->nops; k++) {
