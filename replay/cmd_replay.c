@@ -159,6 +159,16 @@ static void print_text(const replay_program *p, const replay_report *r, int thre
         printf("note:               recorded on %s, replayed on this CPU: the ratios are a cross-hardware "
                "prediction, not a check of the replay\n",
                p->rec.cpu);
+    exec_mem_stats m;
+    exec_graph_mem(p->g, &m);
+    double sum = 0, planned = 0;
+    for (int i = 0; i < EXEC_ROLE_COUNT; i++)
+        sum += (double)m.bytes[i], planned += (double)m.arena[i];
+    sum -= (double)m.peak_workspace;
+    char a[32], b[32];
+    printf("memory:             tensors planned in %s, their sizes summing to %s%s\n",
+           exec_bytes_text(a, sizeof a, planned), exec_bytes_text(b, sizeof b, sum),
+           p->reuse ? " (a buffer reused once its last reader ran)" : "");
     print_coverage(r);
 }
 
@@ -242,6 +252,13 @@ static void print_json(const replay_program *p, const replay_report *r, int thre
     json_object_set_new(root, "coverage", cov);
     json_object_set_new(root, "ops_executed", json_integer((json_int_t)r->ops_executed));
     json_object_set_new(root, "recorded_device_ns", json_real(r->rec_dev_ns));
+    exec_mem_stats m;
+    exec_graph_mem(p->g, &m);
+    size_t sum = 0, planned = 0;
+    for (int i = 0; i < EXEC_ROLE_COUNT; i++)
+        sum += m.bytes[i], planned += m.arena[i];
+    json_object_set_new(root, "tensor_bytes", json_integer((json_int_t)(sum - m.peak_workspace)));
+    json_object_set_new(root, "planned_bytes", json_integer((json_int_t)planned));
     json_object_set_new(root, "replayed_step_ns", json_real(r->rep_wall_step_ns));
     json_dumpf(root, stdout, JSON_INDENT(2));
     fputc('\n', stdout);
@@ -445,6 +462,9 @@ int cmd_replay(int argc, char **argv)
     exec_threads_set((int)threads);
     replay_program p;
     replay_program_init(&p);
+    /* intermediates share buffers by their lifetimes: in node order, one
+     * op at a time (more inter-op workers would wait on the buffers) */
+    p.reuse = inter <= 1;
     replay_load_opts lo = { .skip_first = (uint32_t)skip_first,
                             .skip_last = (uint32_t)skip_last,
                             .max_steps = (uint32_t)steps };

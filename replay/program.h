@@ -74,6 +74,8 @@ typedef struct replay_program {
     uint32_t ndev;
     size_t cap_dev;
     uint64_t rec_dev_ns; /* all of it over the kept steps */
+    int reuse;           /* lay the engine's intermediates out by their lifetimes
+                                        (exec_graph_set_reuse), set before the build */
     int imported;        /* a trace `fathom import` wrote: its op types are the
                                         framework's (an unknown one is not in the op table) */
     uint8_t *step_first; /* per node: 1 if it is the first op of a recorded step */
