@@ -64,6 +64,7 @@ struct imp_et {
     uint64_t views;                                       /* tensors on a storage an earlier tensor holds */
     uint64_t derived;                                     /* tensor refs without a shape, shaped from an earlier ref */
     uint64_t cycled;                                      /* nodes in a cycle of parents */
+    uint64_t scopes;                                      /* op nodes read as scopes (et_scopes) */
     char schema[64];                                      /* the document's "schema", "" if none */
     analyze_import_arg in[ET_MAX_ARGS], out[ET_MAX_ARGS]; /* one node's tensor arguments */
     int64_t iid[ET_MAX_ARGS], oid[ET_MAX_ARGS];
@@ -548,6 +549,54 @@ end:
     return rc;
 }
 
+/* Op nodes of a name the op table lacks whose children hold ops are
+ * scopes (record_function's, DDP's reducer: `torch::distributed::reducer::
+ * mul_out` around an aten::mul), not ops: their ops are the calls. The
+ * number of them. */
+static uint64_t et_scopes(imp_trace *t, imp_et *s)
+{
+    uint64_t n = 0;
+    uint8_t *kids = exec_calloc(s->count ? s->count : 1, 1);
+    if (!kids)
+        return 0;
+    for (size_t i = 0; i < s->count; i++) {
+        et_node *p = s->n[i].parent == s->n[i].id ? NULL : et_find(s, s->n[i].parent);
+        if (s->n[i].kind == IMP_REC_OP && p)
+            kids[p - s->n] = 1;
+    }
+    for (size_t i = 0; i < s->count; i++)
+        if (kids[i] && s->n[i].kind == IMP_REC_OP &&
+            !analyze_import_lookup(imp_str(t->names, t->protos[s->n[i].proto].name))) {
+            s->n[i].kind = 255;
+            n++;
+        }
+    exec_free(kids);
+    return n;
+}
+
+/* The outermost ops sel[0..nsel) (in id order) with no step among their
+ * ancestors, between two ops of one step: that step's. The autograd
+ * engine's thread is a root of its own in an execution trace, its ops
+ * under no ProfilerStep node, though they ran (and their ids were given)
+ * within the step whose forward and optimizer ops surround them: a
+ * training step's backward pass would be outside every step. */
+static void et_orphans(imp_et *s, const size_t *sel, size_t nsel)
+{
+    for (size_t k = 0; k < nsel;) {
+        if (s->n[sel[k]].in_step >= 0) {
+            k++;
+            continue;
+        }
+        size_t end = k;
+        while (end < nsel && s->n[sel[end]].in_step < 0)
+            end++;
+        int32_t before = k ? s->n[sel[k - 1]].in_step : -1, after = end < nsel ? s->n[sel[end]].in_step : -1;
+        for (size_t i = k; i < end && before >= 0 && before == after; i++)
+            s->n[sel[i]].in_step = before;
+        k = end;
+    }
+}
+
 /* The device time of linked op n beginning at b: a record of its own on
  * the device track (*gpu, made on first use), from b, named as the op, of
  * its kernels' class and its phase. Its begin is the op's, not the
@@ -569,6 +618,7 @@ int imp_et_finish(imp_trace *t, imp_et *s)
         return -1;
     et_notes(t, s);
     t->sum.views = s->views;
+    s->scopes = et_scopes(t, s);
     /* the outermost op nodes, their phase and step */
     size_t *sel = exec_calloc(s->count ? s->count : 1, sizeof *sel), nsel = 0;
     if (!sel)
@@ -593,6 +643,7 @@ int imp_et_finish(imp_trace *t, imp_et *s)
         n->in_step = step;
         sel[nsel++] = i;
     }
+    et_orphans(s, sel, nsel);
     if (t->profile && et_link(t, s, sel, nsel)) {
         exec_free(sel);
         return -1;

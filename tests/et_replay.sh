@@ -60,6 +60,21 @@ grep -q "schema \"2.0.0-chakra.9.9.9\" is not one this version knows.*read by it
     fail "future: no note on the unknown schema: $(cat "$T/future.err")"
 grep -q "not one this version knows" "$T/chakra-111.err" && fail "chakra-111: a known schema noted as unknown"
 
+# the backward ops under the autograd thread's own root, between the
+# step's forward and update ops: the step's; the DDP scope around mul is
+# none, its mul the op
+if import_text autograd; then
+    grep -qx 'ops=17' "$T/autograd.x/MANIFEST" || fail "autograd: $(grep '^ops=' "$T/autograd.x/MANIFEST")"
+    grep -q 'reducer::mul_out' "$T/autograd.txt" && fail "autograd: the scope is an op"
+    "$FATHOM" replay --iterations 1 --warmup 0 "$T/autograd.tar.zst" >"$T/autograd.rep" 2>&1 ||
+        fail "autograd: replay: $(tail -2 "$T/autograd.rep")"
+    grep -q 'coverage: *all 17 recorded ops replayed' "$T/autograd.rep" ||
+        fail "autograd: $(grep -A3 coverage "$T/autograd.rep")"
+    grep -q '^aten::threshold_backward .* 1 ' "$T/autograd.rep" || fail "autograd: backward not in the step"
+else
+    fail "autograd: $(cat "$T/autograd.err")"
+fi
+
 # ---- linked with a profiler trace of the same run ------------------------------
 # linked.pt.trace.json: a forward-only step, then the ET's step with its
 # k-th op k+1 us long: the second is the one matched (as many ops match
