@@ -87,19 +87,6 @@ static void strtab_destroy(imp_strtab *s)
 }
 
 /* The id of s[0..len); *added says whether it is new.  -1: out of memory. */
-/* The id of str[0..len) in s, or -1 where s has it not. */
-static int64_t strtab_find(const imp_strtab *s, const char *str, size_t len)
-{
-    if (!s->nslots)
-        return -1;
-    for (uint64_t h = base_fnv1a(str, len) & (s->nslots - 1); s->slot[h]; h = (h + 1) & (s->nslots - 1)) {
-        const char *c = s->str[s->slot[h] - 1];
-        if (strncmp(c, str, len) == 0 && c[len] == '\0')
-            return s->slot[h] - 1;
-    }
-    return -1;
-}
-
 static int64_t intern(imp_strtab *s, const char *str, size_t len, int *added)
 {
     *added = 0;
@@ -155,7 +142,7 @@ void imp_trace_destroy(imp_trace *t)
         exec_free(t->tracks[i].procname);
     exec_free(t->protos), exec_free(t->nodes), exec_free(t->tensors), exec_free(t->tracks), exec_free(t->recs),
         exec_free(t->steps);
-    exec_free(t->cpu_ext), exec_free(t->kern_ext), exec_free(t->rt);
+    exec_free(t->cpu_ext), exec_free(t->kern_ext), exec_free(t->rt), exec_free(t->launch);
     strtab_destroy(t->names), strtab_destroy(t->protokeys), strtab_destroy(t->nodekeys);
     strtab_destroy(t->trackkeys), strtab_destroy(t->tensorkeys);
     exec_free(t->path), exec_free(t->key);
@@ -830,33 +817,6 @@ typedef struct pt_event {
     int64_t pid, tid;
 } pt_event;
 
-/* The categories of runtime calls, whose "correlation" a kernel names. */
-static int is_runtime_cat(const char *cat)
-{
-    return cat &&
-           (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver") || !strcmp(cat, "Runtime") ||
-            !strcmp(cat, "mtia_runtime") || !strcmp(cat, "privateuse1_runtime") || !strcmp(cat, "privateuse1_driver"));
-}
-
-/* A runtime call of event v beginning at b: its correlation id and thread
- * (integer pid and tid; others are not kept). 0, or -1 with the message. */
-static int add_runtime(imp_trace *t, const pt_event *v, uint64_t b)
-{
-    int64_t pid = v->pid, tid = v->tid;
-    if (v->e) {
-        const json_t *p = json_object_get(v->e, "pid"), *d = json_object_get(v->e, "tid");
-        if (!json_is_integer(p) || !json_is_integer(d))
-            return 0;
-        pid = json_integer_value(p), tid = json_integer_value(d);
-    }
-    if (base_grow(&t->rt, &t->crt, t->nrt + 1, sizeof *t->rt)) {
-        analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
-        return -1;
-    }
-    t->rt[t->nrt++] = (imp_runtime){ .corr = v->corr, .pid = pid, .tid = tid, .b = b, .track = -1 };
-    return 0;
-}
-
 /* One event of traceEvents. 0, or -1 with the thread's message set. */
 static int profiler_interpret(imp_trace *t, const pt_event *v)
 {
@@ -898,10 +858,18 @@ static int profiler_interpret(imp_trace *t, const pt_event *v)
                (!cat || strcmp(cat, "cpu_op") == 0 || strcmp(cat, "Operator") == 0 || strcmp(cat, "operator") == 0)) {
         kind = IMP_REC_OP;
         ref = v->e ? profiler_proto(t, name, json_object_get(v->e, "args")) : proto_of_text(t, name, v->x);
-    } else if (v->has_corr && is_runtime_cat(cat)) {
-        return add_runtime(t, v, b); /* a launch: its kernel's correlation id */
+    } else if (v->has_corr && cat &&
+               (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "Runtime") || !strcmp(cat, "cuda_driver") ||
+                !strcmp(cat, "privateuse1_runtime") || !strcmp(cat, "mtia_runtime"))) {
+        /* a runtime call: what its correlation launched is its enclosing op's */
+        int64_t track = v->e ? track_of(t, json_object_get(v->e, "pid"), json_object_get(v->e, "tid"), 0)
+                             : track_of_ints(t, v->pid, v->tid, 0);
+        if (track < 0 || base_grow(&t->rt, &t->crt, t->nrt + 1, sizeof *t->rt))
+            goto oom;
+        t->rt[t->nrt++] = (imp_launch){ .corr = v->corr, .b = b, .track = (uint32_t)track, .has_corr = 1 };
+        return 0;
     } else {
-        return 0; /* python frames, other runtime calls, other annotations */
+        return 0; /* python frames, runtime calls, other annotations */
     }
     int64_t track = v->e ? track_of(t, json_object_get(v->e, "pid"), json_object_get(v->e, "tid"), kernel)
                          : track_of_ints(t, v->pid, v->tid, kernel);
@@ -909,14 +877,15 @@ static int profiler_interpret(imp_trace *t, const pt_event *v)
         goto oom;
     /* a GPU trace (deviceProperties comes first) links kernels to the CPU
      * ops that launched them: the kernel's phase is its op's */
-    if ((kind == IMP_REC_OP || kind == IMP_REC_KERNEL) && (v->has_ext || (kernel && v->has_corr)) &&
-        (t->sum.devices || kernel)) {
-        imp_launch l = { .ext = v->has_ext ? v->ext : IMP_NO_ID,
-                         .corr = kernel && v->has_corr ? v->corr : IMP_NO_ID,
+    if ((kind == IMP_REC_OP && v->has_ext && t->sum.devices) ||
+        (kind == IMP_REC_KERNEL && (v->has_ext || v->has_corr))) {
+        imp_launch l = { .ext = v->ext,
+                         .corr = v->corr,
                          .b = b,
-                         .e = en,
                          .track = (uint32_t)track,
-                         .proto = (uint32_t)ref };
+                         .proto = (uint32_t)ref,
+                         .has_ext = (uint8_t)v->has_ext,
+                         .has_corr = (uint8_t)v->has_corr };
         if (kernel ? base_grow(&t->kern_ext, &t->ckern_ext, t->nkern_ext + 1, sizeof l)
                    : base_grow(&t->cpu_ext, &t->ccpu_ext, t->ncpu_ext + 1, sizeof l))
             goto oom;
@@ -940,8 +909,8 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
                      (unsigned long long)idx);
         return -1;
     }
-    const json_t *ext = json_object_get(json_object_get(e, "args"), "External id");
-    const json_t *corr = json_object_get(json_object_get(e, "args"), "correlation");
+    const json_t *ext = json_object_get(json_object_get(e, "args"), "External id"),
+                 *corr = json_object_get(json_object_get(e, "args"), "correlation");
     pt_event v = {
         .ph = json_string_value(json_object_get(e, "ph")),
         .name = json_string_value(json_object_get(e, "name")),
@@ -1099,22 +1068,18 @@ static int by_ext(const void *a, const void *b)
 
 static int by_corr(const void *a, const void *b)
 {
-    const imp_runtime *x = a, *y = b;
+    const imp_launch *x = a, *y = b;
     return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
-/* The kept record i of the order idx (NULL: t->recs's own). */
-#define KEPT(t, idx, i) (&(t)->recs[(idx) ? (idx)[i] : (i)])
-
-/* The number of kept records (in track, then begin order: idx, or
- * t->recs's own) before or at (track, b): the one at track and b or just
- * before it is that minus one. */
-static size_t kept_upto(const imp_trace *t, const size_t *idx, uint32_t track, uint64_t b)
+/* The number of kept records (sorted by track, then begin) before or at
+ * (track, b): the one at track and b or just before it is that minus one. */
+static size_t kept_upto(const imp_trace *t, uint32_t track, uint64_t b)
 {
     size_t lo = 0, hi = t->nrecs;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        const imp_rec *r = KEPT(t, idx, mid);
+        const imp_rec *r = &t->recs[mid];
         if (r->track < track || (r->track == track && r->b <= b))
             lo = mid + 1;
         else
@@ -1123,80 +1088,68 @@ static size_t kept_upto(const imp_trace *t, const size_t *idx, uint32_t track, u
     return lo;
 }
 
-/* The runtime calls' CPU tracks (a thread with no op has none: -1), and
- * the calls sorted by correlation id. */
-static void runtime_tracks(imp_trace *t)
+/* The kept record (its index + 1) of the outermost op on track around
+ * time b (kept records in track, begin order), or 0. */
+static size_t kept_around(const imp_trace *t, uint32_t track, uint64_t b)
 {
-    for (size_t i = 0; i < t->nrt; i++) {
-        char key[64];
-        int n = snprintf(key, sizeof key, "0|%lld|%lld", (long long)t->rt[i].pid, (long long)t->rt[i].tid);
-        t->rt[i].track = strtab_find(t->trackkeys, key, (size_t)n);
-    }
-    if (t->nrt)
-        qsort(t->rt, t->nrt, sizeof *t->rt, by_corr);
+    size_t o = kept_upto(t, track, b);
+    return o && t->recs[o - 1].track == track && t->recs[o - 1].e >= b ? o : 0;
 }
 
-/* The kept record (its index in t->recs + 1) of the outermost op around
- * the launch of kernel k, or 0: the op around the runtime call of k's
- * correlation id on that call's thread (Kineto's kernels name their
- * launch's correlation id; a kernel's External id is its op's in PyTorch
- * 2, the correlation id again in older versions), else the op around the
- * CPU op of k's External id (cpu_ext sorted by it). idx: as kept_upto's. */
-static size_t launcher_of(const imp_trace *t, const imp_launch *k, const size_t *idx)
+/* The kept record (its index + 1) of the outermost op that launched kernel
+ * k, or 0: the op around the runtime call of k's correlation (rt sorted by
+ * correlation: the kernels of a CUDA graph have the cudaGraphLaunch's),
+ * else the op around the CPU op of k's External id (cpu_ext sorted by it). */
+static size_t launcher_of(const imp_trace *t, const imp_launch *k)
 {
-    int64_t track = -1;
-    uint64_t b = 0;
-    const imp_runtime *rt = NULL;
-    if (k->corr != IMP_NO_ID && t->nrt) {
-        imp_runtime key = { .corr = k->corr };
-        rt = bsearch(&key, t->rt, t->nrt, sizeof *t->rt, by_corr);
-        if (rt)
-            track = rt->track, b = rt->b;
-    }
-    if (!rt && k->ext != IMP_NO_ID && t->ncpu_ext) {
-        const imp_launch *op = bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
-        if (op)
-            track = op->track, b = op->b;
-    }
-    if (track < 0)
-        return 0;
-    size_t o = kept_upto(t, idx, (uint32_t)track, b);
-    if (!o)
-        return 0;
-    const imp_rec *r = KEPT(t, idx, o - 1);
-    return r->track == (uint32_t)track && r->e >= b ? (idx ? idx[o - 1] : o - 1) + 1 : 0;
+    const imp_launch *rt = k->has_corr ? bsearch(k, t->rt, t->nrt, sizeof *t->rt, by_corr) : NULL;
+    if (rt)
+        return kept_around(t, rt->track, rt->b);
+    const imp_launch *op = k->has_ext ? bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext) : NULL;
+    return op ? kept_around(t, op->track, op->b) : 0;
 }
 
-/* Each kernel linked to a CPU op takes the phase of the outermost op
- * around its launch (kept records in track, begin order). */
-static int kernel_phases(imp_trace *t)
+/* The kept record (its index + 1) of kernel k, or 0. */
+static size_t kernel_rec(const imp_trace *t, const imp_launch *k)
 {
-    runtime_tracks(t);
-    if (!t->nkern_ext || (!t->ncpu_ext && !t->nrt))
+    size_t j = kept_upto(t, k->track, k->b), stop = j > 64 ? j - 64 : 0; /* kernels of one stream at one time */
+    for (; j > stop && t->recs[j - 1].track == k->track && t->recs[j - 1].b == k->b; j--)
+        if (t->nodes[t->recs[j - 1].ref].proto == k->proto)
+            return j;
+    return 0;
+}
+
+/* Each kernel linked to a CPU op takes the phase of the outermost op around
+ * it, and that op's launch number (t->launch, from 1) as the op has it;
+ * the device records no op launched are counted. */
+static int kernel_launches(imp_trace *t)
+{
+    if (!t->nkern_ext)
         return 0;
-    if (t->ncpu_ext)
-        qsort(t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
+    qsort(t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
+    qsort(t->rt, t->nrt, sizeof *t->rt, by_corr);
+    if (!(t->launch = exec_calloc(t->nrecs ? t->nrecs : 1, sizeof *t->launch)))
+        return -1;
+    uint32_t next = 1;
     for (size_t i = 0; i < t->nkern_ext; i++) {
         const imp_launch *k = &t->kern_ext[i];
-        size_t o = launcher_of(t, k, NULL);
-        if (!o)
+        size_t o = launcher_of(t, k), j = o ? kernel_rec(t, k) : 0;
+        if (!j)
             continue;
+        if (!t->launch[o - 1])
+            t->launch[o - 1] = next++;
+        t->launch[j - 1] = t->launch[o - 1];
         int phase = t->nodes[t->recs[o - 1].ref].phase;
         if (phase == IMP_FORWARD)
             continue;
-        size_t j = kept_upto(t, NULL, k->track, k->b),
-               stop = j > 64 ? j - 64 : 0; /* kernels of one stream at one time */
-        for (; j > stop && t->recs[j - 1].track == k->track && t->recs[j - 1].b == k->b; j--) {
-            imp_rec *kr = &t->recs[j - 1];
-            if (t->nodes[kr->ref].proto != k->proto)
-                continue;
-            int64_t node = node_of(t, k->proto, phase);
-            if (node < 0)
-                return -1;
-            kr->ref = (uint32_t)node;
-            break;
-        }
+        int64_t node = node_of(t, k->proto, phase);
+        if (node < 0)
+            return -1;
+        t->recs[j - 1].ref = (uint32_t)node;
     }
+    for (size_t i = 0; i < t->nrecs; i++)
+        if (t->tracks[t->recs[i].track].gpu && !t->launch[i])
+            t->unlaunched++, t->unlaunched_ns += t->recs[i].e - t->recs[i].b;
     return 0;
 }
 
@@ -1258,8 +1211,19 @@ static int sort_by_segment(imp_trace *t, size_t n)
         at[imp_seg_of(t, t->recs[i].b) + 1]++;
     for (size_t k = 0; k < nseg; k++)
         at[k + 1] += at[k];
-    for (size_t i = 0; i < n; i++)
-        out[at[imp_seg_of(t, t->recs[i].b)]++] = t->recs[i];
+    uint32_t *launch = t->launch ? exec_malloc((n ? n : 1) * sizeof *launch) : NULL;
+    if (t->launch && !launch) {
+        exec_free(at), exec_free(out);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t k = at[imp_seg_of(t, t->recs[i].b)]++;
+        out[k] = t->recs[i];
+        if (launch)
+            launch[k] = t->launch[i];
+    }
+    if (launch)
+        exec_free(t->launch), t->launch = launch;
     exec_free(t->recs);
     exec_free(at);
     t->recs = out;
@@ -1310,7 +1274,7 @@ static int resolve(imp_trace *t, int et)
         if (t->recs[i].kind == IMP_REC_KEPT)
             t->recs[nout++] = t->recs[i];
     t->nrecs = nout;
-    if (kernel_phases(t))
+    if (kernel_launches(t))
         goto oom;
     if (!nout) {
         analyze_fail(ANALYZE_ERR_INPUT, "%s: no PyTorch ops found (%llu events read): not a PyTorch %s trace", t->path,
@@ -1432,6 +1396,10 @@ int imp_trace_warnings(const imp_trace *t, char *buf, size_t len)
       (unsigned long long)t->unknown_cats, t->first_unknown_cat);
     W(t->big_ints, "%s: %llu integers beyond 64 bits (ids such as NCCL's Comms Id) kept as strings\n", t->path,
       (unsigned long long)t->big_ints);
+    W(t->unlaunched,
+      "%s: %llu device activities (%.3f ms) launched by no host op (CUDA graph replays or launches outside "
+      "any op): in no op's device time\n",
+      t->path, (unsigned long long)t->unlaunched, (double)t->unlaunched_ns / 1e6);
     W(et && t->notes[0], "%s", t->notes);
     W(et && t->untimed,
       "%s: the execution trace has no op times: %llu ops get empty spans 1 us apart (their "
@@ -1550,15 +1518,26 @@ static void devices_of(imp_trace *t, const json_t *d)
     t->sum.devices = n;
 }
 
-/* Kineto's distributedInfo: {"backend": "nccl", "rank": 0, "world_size": 8}. */
+/* Kineto's distributedInfo: {"backend": "nccl", "rank": 0, "world_size": 8,
+ * "pg_count": 2, "pg_config": [...], "nccl_version": "2.18.3"}. */
 static void distributed_of(imp_trace *t, const json_t *d)
 {
     const json_t *rank = json_object_get(d, "rank"), *world = json_object_get(d, "world_size");
+    const json_t *pgs = json_object_get(d, "pg_count"), *cfg = json_object_get(d, "pg_config");
+    const char *backend = json_string_value(json_object_get(d, "backend"));
+    const char *nccl = json_string_value(json_object_get(d, "nccl_version"));
     if (json_is_integer(rank) && json_is_integer(world) && json_integer_value(rank) >= 0 &&
         json_integer_value(world) > json_integer_value(rank)) {
         t->sum.rank = json_integer_value(rank);
         t->sum.world_size = json_integer_value(world);
     }
+    snprintf(t->sum.backend, sizeof t->sum.backend, "%s", backend ? backend : "");
+    snprintf(t->sum.nccl_version, sizeof t->sum.nccl_version, "%s", nccl ? nccl : "");
+    base_scrub(t->sum.backend), base_scrub(t->sum.nccl_version); /* the trace's: printed as text */
+    if (json_is_integer(pgs) && json_integer_value(pgs) > 0)
+        t->sum.pg_count = json_integer_value(pgs);
+    else if (json_is_array(cfg)) /* older: the groups' list alone */
+        t->sum.pg_count = (int64_t)json_array_size(cfg);
 }
 
 imp_trace *imp_trace_read(const char *path, const char *model) { return imp_trace_read_linked(path, model, NULL); }
@@ -1728,44 +1707,31 @@ int imp_add_rec(imp_trace *t, uint64_t b, uint64_t e, uint32_t track, uint32_t r
 }
 int imp_push_step(imp_trace *t, uint64_t b, uint64_t e, uint32_t num) { return push_step(t, b, e, num); }
 
-static int by_track_begin(const void *a, const void *b, void *ctx)
-{
-    const imp_trace *t = ctx;
-    size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    const imp_rec *x = &t->recs[i], *y = &t->recs[j];
-    if (x->track != y->track)
-        return x->track < y->track ? -1 : 1;
-    if (x->b != y->b)
-        return x->b < y->b ? -1 : 1;
-    return i < j ? -1 : i > j;
-}
-
 int imp_kernel_times(const imp_trace *t, imp_device_time *d)
 {
     memset(d, 0, t->nrecs * sizeof *d);
-    if (!t->nkern_ext || (!t->ncpu_ext && !t->nrt))
+    if (!t->launch)
         return 0;
-    /* the kept records are in segment order once read: searched in track,
-     * begin order through idx */
-    size_t *idx = exec_malloc((t->nrecs ? t->nrecs : 1) * sizeof *idx);
-    if (!idx)
+    /* the records of one launch number: its op and its kernels (the
+     * records are in segment order once read: by number, not by search) */
+    size_t *op = exec_calloc(t->nrecs + 1, sizeof *op);
+    if (!op)
         return -1;
     for (size_t i = 0; i < t->nrecs; i++)
-        idx[i] = i;
-    qsort_r(idx, t->nrecs, sizeof *idx, by_track_begin, (void *)t);
-    for (size_t i = 0; i < t->nkern_ext; i++) {
-        const imp_launch *k = &t->kern_ext[i];
-        size_t o = launcher_of(t, k, idx);
-        if (!o)
+        if (t->launch[i] && t->launch[i] <= t->nrecs && !t->tracks[t->recs[i].track].gpu)
+            op[t->launch[i]] = i + 1;
+    for (size_t i = 0; i < t->nrecs; i++) {
+        const imp_rec *r = &t->recs[i];
+        if (!t->launch[i] || t->launch[i] > t->nrecs || !t->tracks[r->track].gpu || !op[t->launch[i]])
             continue;
-        imp_device_time *x = &d[o - 1];
-        uint64_t ns = k->e - k->b;
-        if (!x->kernels++ || k->b < x->b)
-            x->b = k->b;
+        imp_device_time *x = &d[op[t->launch[i]] - 1];
+        uint64_t ns = r->e - r->b;
+        if (!x->kernels++ || r->b < x->b)
+            x->b = r->b;
         x->ns += ns;
         if (ns >= x->top)
-            x->top = ns, x->cls = t->protos[k->proto].cls;
+            x->top = ns, x->cls = t->protos[t->nodes[r->ref].proto].cls;
     }
-    exec_free(idx);
+    exec_free(op);
     return 0;
 }

@@ -88,24 +88,15 @@ typedef struct imp_step {
 } imp_step;
 
 /* A GPU trace's link between a CPU op and the kernels it launched: Kineto
- * gives a kernel the "correlation" id of the runtime call that launched it
- * (imp_runtime) and, in most versions, the op's "External id" too. */
-#define IMP_NO_ID INT64_MIN
+ * gives both the same "External id", and the runtime call that launched a
+ * kernel (cudaLaunchKernel, cudaGraphLaunch, hipLaunchKernel...) and the
+ * kernel the same "correlation". */
 typedef struct imp_launch {
-    int64_t ext;  /* External id, or IMP_NO_ID */
-    int64_t corr; /* a kernel's correlation id, or IMP_NO_ID */
-    uint64_t b, e;
-    uint32_t track, proto;
-} imp_launch;
-
-/* A runtime call that launched device work (cudaLaunchKernel,
- * hipLaunchKernel, cuLaunchKernel, a copy): its correlation id, thread and
- * begin. The CPU op around it on its thread launched the kernel. */
-typedef struct imp_runtime {
-    int64_t corr, pid, tid;
+    int64_t ext, corr;
     uint64_t b;
-    int64_t track; /* the CPU track of (pid, tid) once resolved; -1: none */
-} imp_runtime;
+    uint32_t track, proto;
+    uint8_t has_ext, has_corr;
+} imp_launch;
 
 /* The device time of a kept record's kernels (imp_kernel_times). */
 typedef struct imp_device_time {
@@ -135,9 +126,12 @@ typedef struct imp_trace {
     imp_launch *cpu_ext;
     size_t ncpu_ext, ccpu_ext; /* CPU ops with an External id (GPU traces only) */
     imp_launch *kern_ext;
-    size_t nkern_ext, ckern_ext; /* kernels with an External id or a correlation id */
-    imp_runtime *rt;
-    size_t nrt, crt; /* runtime calls with a correlation id */
+    size_t nkern_ext, ckern_ext; /* kernels with an External id or a correlation */
+    imp_launch *rt;
+    size_t nrt, crt;     /* runtime calls with a correlation */
+    uint32_t *launch;    /* per record once read: its launch number (fathom-trace(5)), or NULL: none */
+    uint64_t unlaunched; /* device records no host op launched */
+    uint64_t unlaunched_ns;
     uint64_t t0, t1; /* first begin, last end */
     size_t main_track;
     int64_t last_track, last_pid, last_tid; /* the track of the last event read */
@@ -162,10 +156,10 @@ imp_trace *imp_trace_read(const char *path, const char *model);
  * run at path profile (NULL: none): its ops take the measured times. */
 imp_trace *imp_trace_read_linked(const char *path, const char *model, const char *profile);
 /* Per kept record of a read profiler trace: the device time of the kernels
- * that its outermost op launched, into d[t->nrecs] (zeroed first). A kernel
- * is the op's whose thread ran the runtime call of the kernel's correlation
- * id inside the op (as Chakra's trace_link finds it), else the op's of its
- * External id. 0, or -1 when out of memory. */
+ * that its outermost op launched (the launch link: the runtime call of a
+ * kernel's correlation id inside the op, as Chakra's trace_link finds it,
+ * else the op of its External id), into d[t->nrecs] (zeroed first). 0, or
+ * -1 when out of memory. */
 int imp_kernel_times(const imp_trace *t, imp_device_time *d);
 void imp_trace_destroy(imp_trace *t);
 /* Whether profiler events go through the scanner (import_scan.h) before

@@ -2,6 +2,8 @@
 """kineto_sums.py TRACE.json[.gz] -- what a Kineto (PyTorch profiler) trace
 holds, computed from its JSON alone, to check `fathom import` and
 `fathom analyze breakdown` against: prints one JSON object.
+kineto_sums.py --ranks TRACE... -- the same of the ranks of one job, for
+`fathom analyze ranks`: see ranks() below.
 
   host_ns      the outermost namespaced ops (`aten::mm`, not `autograd::`)
                of each CPU thread, their spans summed (all of the trace)
@@ -10,19 +12,29 @@ holds, computed from its JSON alone, to check `fathom import` and
   devices      per device (a GPU event's pid): kernel_ns (the durations of
                kernel events), busy_ns (the union of kernels, copies and
                fills), count (all three), streams
+  device_ns    per host op type: the durations of the kernels, copies and
+               fills that its outermost ops launched: the runtime call of
+               the same correlation lies in that op (a CUDA graph's
+               kernels have the cudaGraphLaunch's), else the host op of
+               the same External id does
+  unlaunched, unlaunched_ns   the device activities no host op launched
 Events: complete ("ph": "X") with a name; kernels are categories `kernel`
 and `Kernel`, copies and fills `gpu_memcpy`, `gpu_memset`, `Memcpy`,
 `Memset`; host ops `cpu_op`, `Operator`, `operator` or no category.
-Times are microseconds (floats allowed).  The trace's top level is an
+Times are microseconds (decimals allowed, read exactly).  The trace's top level is an
 object with traceEvents or a bare array.  Integers beyond 64 bits parse
 (Python's are unbounded)."""
+import decimal
 import gzip
 import json
+import os
+import re
 import sys
 
 KERNEL = {"kernel", "Kernel"}
 COPY = {"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"}
 HOST = {"cpu_op", "Operator", "operator", None}
+RUNTIME = {"cuda_runtime", "Runtime", "cuda_driver", "privateuse1_runtime", "mtia_runtime"}
 
 
 def is_op_name(n):
@@ -44,6 +56,23 @@ def outermost(spans):
     return total, count
 
 
+def outer_spans(spans):
+    """The outermost (b, e, name) spans of one thread, in time order."""
+    out = []
+    for b, e, name in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if not out or b >= out[-1][1]:
+            out.append((b, e, name))
+    return out
+
+
+def around(outer, t):
+    """The name of the outermost span around time t, or None."""
+    for b, e, name in outer:
+        if b <= t <= e:
+            return name
+    return None
+
+
 def union(spans):
     total = 0
     cb = ce = None
@@ -58,11 +87,19 @@ def union(spans):
 
 
 def ns(x):
-    return round(float(x) * 1000)
+    """Microseconds (an int, or a Decimal as the JSON wrote it) in ns, exactly:
+    a float would lose the nanoseconds of today's epoch times."""
+    return int((decimal.Decimal(x) * 1000).quantize(1, rounding=decimal.ROUND_HALF_UP))
+
+
+def arg(e, key):
+    v = (e.get("args") or {}).get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def sums(events):
     host, aten, dev = {}, {}, {}
+    named, runtime, ext_op, activity = {}, {}, {}, []
     for e in events:
         if not isinstance(e, dict) or e.get("ph") != "X" or not e.get("name"):
             continue
@@ -77,9 +114,15 @@ def sums(events):
                 d["kernel_ns"] += en - b
             d["spans"].append((b, en))
             d["streams"].add(str(e.get("tid")))
+            activity.append((en - b, arg(e, "correlation"), arg(e, "External id")))
+        elif cat in RUNTIME and arg(e, "correlation") is not None:
+            runtime.setdefault(arg(e, "correlation"), ((str(e.get("pid")), str(e.get("tid"))), b))
         elif cat in HOST and is_op_name(name) and not name.startswith("ProfilerStep#"):
             key = (str(e.get("pid")), str(e.get("tid")))
             host.setdefault(key, []).append((b, en))
+            named.setdefault(key, []).append((b, en, name))
+            if arg(e, "External id") is not None:
+                ext_op.setdefault(arg(e, "External id"), (key, b))
             if name.startswith("aten::"):
                 aten.setdefault(key, []).append((b, en))
     out = {"host_ns": 0, "host_ops": 0, "aten_ns": 0, "devices": {}}
@@ -89,6 +132,18 @@ def sums(events):
         out["host_ops"] += c
     for spans in aten.values():
         out["aten_ns"] += outermost(spans)[0]
+    outer = {key: outer_spans(v) for key, v in named.items()}
+    out["device_ns"], out["unlaunched"], out["unlaunched_ns"] = {}, 0, 0
+    for ns_, corr, ext in activity:
+        at = runtime.get(corr) if corr is not None else None
+        if at is None and ext is not None:
+            at = ext_op.get(ext)
+        op = around(outer.get(at[0], []), at[1]) if at else None
+        if op is None:
+            out["unlaunched"] += 1
+            out["unlaunched_ns"] += ns_
+        else:
+            out["device_ns"][op] = out["device_ns"].get(op, 0) + ns_
     for pid, d in sorted(dev.items()):
         out["devices"][pid] = {
             "kernel_ns": d["kernel_ns"],
@@ -99,11 +154,79 @@ def sums(events):
     return out
 
 
-def main():
-    path = sys.argv[1]
+def load(path):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
-        doc = json.load(f)
+        return json.load(f, parse_float=decimal.Decimal)
+
+
+def clipped_union(spans, b, e):
+    return union([(max(x, b), min(y, e)) for x, y in spans if x < e and y > b])
+
+
+def rank_of(doc, path, order):
+    """distributedInfo's rank, else the file name's (rank3, rank-3, rank_3)."""
+    d = doc.get("distributedInfo") if isinstance(doc, dict) else None
+    if d and "rank" in d:
+        return d["rank"]
+    m = re.search(r"(?<![A-Za-z])rank[-_.]?(\d+)", os.path.basename(path), re.I)
+    return int(m.group(1)) if m else order
+
+
+def rank_steps(events):
+    """Per host step (ProfilerStep#N on the CPU, in time order): step_ns,
+    busy_ns (the union of the device's kernels, copies and fills within
+    it), comm_ns (the union of NCCL/RCCL kernels within it), idle_ns."""
+    steps, act, comm = [], [], []
+    for e in events:
+        if not isinstance(e, dict) or e.get("ph") != "X" or "ts" not in e or "dur" not in e:
+            continue
+        b = ns(e["ts"])
+        en = b + ns(e["dur"])
+        cat, name = e.get("cat"), e.get("name", "")
+        if cat in KERNEL or cat in COPY:
+            act.append((b, en))
+            if cat in KERNEL and ("nccl" in name.lower() or "rccl" in name.lower()):
+                comm.append((b, en))
+        elif name.startswith("ProfilerStep#") and cat in ("user_annotation", "Operator", "cpu_op"):
+            steps.append((b, en))
+    out = []
+    for b, e in sorted(steps):
+        busy = clipped_union(act, b, e)
+        out.append({"step_ns": e - b, "busy_ns": busy, "comm_ns": clipped_union(comm, b, e), "idle_ns": e - b - busy})
+    return out
+
+
+def ranks(paths):
+    """Per rank (by rank) its steps; per step the slowest rank, the median
+    step time, how far behind it the slowest is, and the rank with the
+    least communication."""
+    rs = []
+    for i, p in enumerate(paths):
+        doc = load(p)
+        events = doc if isinstance(doc, list) else doc.get("traceEvents", [])
+        rs.append({"rank": rank_of(doc, p, i), "file": p, "steps": rank_steps(events)})
+    rs.sort(key=lambda r: r["rank"])
+    n = min(len(r["steps"]) for r in rs)
+    strag = []
+    for k in range(n):
+        times = sorted(r["steps"][k]["step_ns"] for r in rs)
+        m = len(times)
+        median = times[m // 2] if m % 2 else times[m // 2 - 1] + (times[m // 2] - times[m // 2 - 1]) // 2
+        slow = max(rs, key=lambda r: r["steps"][k]["step_ns"])  # the first of equals
+        comm = [r for r in rs if r["steps"][k]["comm_ns"]]
+        least = min(comm, key=lambda r: r["steps"][k]["comm_ns"])["rank"] if comm else None
+        strag.append({"rank": slow["rank"], "step_ns": slow["steps"][k]["step_ns"], "median_ns": median,
+                      "behind_ns": slow["steps"][k]["step_ns"] - median, "least_comm_rank": least})
+    return {"steps": n, "ranks": rs, "stragglers": strag}
+
+
+def main():
+    if sys.argv[1] == "--ranks":
+        json.dump(ranks(sys.argv[2:]), sys.stdout, indent=1)
+        print()
+        return
+    doc = load(sys.argv[1])
     events = doc if isinstance(doc, list) else doc.get("traceEvents", [])
     json.dump(sums(events), sys.stdout, indent=1)
     print()
