@@ -35,6 +35,8 @@ typedef struct et_node {
     uint8_t phase;   /* an outermost op's */
     int32_t in_step; /* an outermost op's step (its own or an ancestor's); -1 */
     int64_t link_b;  /* linked: the profiler op's begin (ns from the first matched); -1 */
+    uint64_t dev_ns; /* linked: its kernels' device time; 0: none */
+    int dev_cls;     /* their class (the longest kernel's) */
     int64_t tid;
 } et_node;
 
@@ -62,6 +64,7 @@ struct imp_et {
     uint64_t views;                                       /* tensors on a storage an earlier tensor holds */
     uint64_t derived;                                     /* tensor refs without a shape, shaped from an earlier ref */
     uint64_t cycled;                                      /* nodes in a cycle of parents */
+    uint64_t scopes;                                      /* op nodes read as scopes (et_scopes) */
     char schema[64];                                      /* the document's "schema", "" if none */
     analyze_import_arg in[ET_MAX_ARGS], out[ET_MAX_ARGS]; /* one node's tensor arguments */
     int64_t iid[ET_MAX_ARGS], oid[ET_MAX_ARGS];
@@ -413,7 +416,8 @@ static void et_notes(imp_trace *t, const imp_et *s)
 
 typedef struct link_op {
     const char *name;
-    uint64_t b, ns;
+    uint64_t b, ns;      /* host op */
+    imp_device_time dev; /* its kernels */
 } link_op;
 
 static int link_by_begin(const void *a, const void *b)
@@ -427,37 +431,24 @@ static const char *prof_name(const imp_trace *p, uint32_t node)
     return imp_str(p->names, p->protos[p->nodes[node].proto].name);
 }
 
-/* The outermost host ops of profiler trace p, by begin; *dev: the device
- * time was found (kernels linked to them). NULL when out of memory. */
-static link_op *link_ops(const imp_trace *p, size_t *n, int *dev)
+/* The outermost host ops of profiler trace p, by begin, with their
+ * kernels' device time. NULL when out of memory. */
+static link_op *link_ops(const imp_trace *p, size_t *n)
 {
     link_op *ops = exec_calloc(p->nrecs ? p->nrecs : 1, sizeof *ops);
-    uint64_t *kns = exec_calloc(p->nrecs ? p->nrecs : 1, sizeof *kns); /* per kept record: its kernels' ns */
-    size_t *at = exec_calloc(p->nrecs ? p->nrecs : 1, sizeof *at);
+    imp_device_time *dev = exec_calloc(p->nrecs ? p->nrecs : 1, sizeof *dev); /* per kept record */
     *n = 0;
-    *dev = 0;
-    if (!ops || !kns || !at) {
-        exec_free(ops), exec_free(kns), exec_free(at);
+    if (!ops || !dev || imp_kernel_times(p, dev)) {
+        exec_free(ops), exec_free(dev);
         return NULL;
     }
-    imp_kernel_times(p, kns);
-    size_t with = 0;
     for (size_t i = 0; i < p->nrecs; i++) {
         const imp_rec *r = &p->recs[i];
         if (r->kind != IMP_REC_KEPT || p->tracks[r->track].gpu)
             continue;
-        with += kns[i] > 0;
-        at[*n] = i;
-        ops[(*n)++] = (link_op){ .name = prof_name(p, r->ref), .b = r->b, .ns = r->e - r->b };
+        ops[(*n)++] = (link_op){ .name = prof_name(p, r->ref), .b = r->b, .ns = r->e - r->b, .dev = dev[i] };
     }
-    /* device times where most ops have kernels linked to them (a trace
-     * whose kernels name their launch's correlation id, not the op's
-     * External id, links none: host times) */
-    *dev = *n && with * 2 >= *n;
-    if (*dev)
-        for (size_t k = 0; k < *n; k++)
-            ops[k].ns = kns[at[k]];
-    exec_free(kns), exec_free(at);
+    exec_free(dev);
     qsort(ops, *n, sizeof *ops, link_by_begin);
     return ops;
 }
@@ -486,8 +477,8 @@ static size_t link_walk(const char *const *et, size_t ne, const link_op *ops, si
 }
 
 /* Links the outermost op nodes sel[0..nsel) of s with t->profile: their
- * link_b and dur_ns. 0, or -1 with the message (nothing matches, or the
- * profile cannot be read). */
+ * link_b, dur_ns (host time) and device time. 0, or -1 with the message
+ * (nothing matches, or the profile cannot be read). */
 static int et_link(imp_trace *t, imp_et *s, const size_t *sel, size_t nsel)
 {
     imp_trace *p = imp_trace_read(t->profile, NULL);
@@ -495,7 +486,7 @@ static int et_link(imp_trace *t, imp_et *s, const size_t *sel, size_t nsel)
         analyze_fail(ANALYZE_ERR_INPUT, "--profile %s", base_errmsg());
         return -1;
     }
-    int rc = -1, dev = 0;
+    int rc = -1;
     size_t nops = 0, *match = NULL, best = 0, best_j = 0, best_span = SIZE_MAX, span;
     link_op *ops = NULL;
     const char **et = exec_calloc(nsel ? nsel : 1, sizeof *et);
@@ -503,7 +494,7 @@ static int et_link(imp_trace *t, imp_et *s, const size_t *sel, size_t nsel)
         analyze_fail(ANALYZE_ERR_INPUT, "--profile %s: an execution trace, not a profiler trace", t->profile);
         goto end;
     }
-    if (!et || !(ops = link_ops(p, &nops, &dev)) || !(match = exec_calloc(nsel ? nsel : 1, sizeof *match))) {
+    if (!et || !(ops = link_ops(p, &nops)) || !(match = exec_calloc(nsel ? nsel : 1, sizeof *match))) {
         analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
         goto end;
     }
@@ -523,20 +514,31 @@ static int et_link(imp_trace *t, imp_et *s, const size_t *sel, size_t nsel)
         goto end;
     }
     link_walk(et, nsel, ops, nops, best_j, match, &span);
-    uint64_t base = ops[best_j].b;
+    uint64_t base = ops[best_j].b, dev_ns = 0;
+    size_t with = 0;
     for (size_t i = 0; i < nsel; i++)
         if (match[i] != SIZE_MAX) {
             et_node *n = &s->n[sel[i]];
-            n->link_b = (int64_t)(ops[match[i]].b - base);
-            n->dur_ns = (int64_t)ops[match[i]].ns;
+            const link_op *o = &ops[match[i]];
+            n->link_b = (int64_t)(o->b - base);
+            n->dur_ns = (int64_t)o->ns;
+            n->dev_ns = o->dev.ns;
+            n->dev_cls = o->dev.cls;
+            with += o->dev.kernels > 0;
+            dev_ns += o->dev.ns;
         }
     size_t len = strlen(t->notes);
     const char *base_name = strrchr(t->profile, '/');
-    snprintf(t->notes + len, sizeof t->notes - len,
-             "%s: linked with %s: %zu of %zu ops matched by name and order; their times are the %s times "
-             "measured there%s%s\n",
-             t->path, base_name ? base_name + 1 : t->profile, best, nsel, dev ? "device (kernel)" : "host op",
-             p->sum.device[0] ? " on " : "", p->sum.device);
+    len += (size_t)snprintf(t->notes + len, sizeof t->notes - len,
+                            "%s: linked with %s: %zu of %zu ops matched by name and order; their times are the host "
+                            "op times measured there%s%s\n",
+                            t->path, base_name ? base_name + 1 : t->profile, best, nsel, p->sum.device[0] ? " on " : "",
+                            p->sum.device);
+    if (with && len < sizeof t->notes)
+        snprintf(t->notes + len, sizeof t->notes - len,
+                 "%s: %zu of the matched ops launched kernels (by correlation id): their device time, %.3f ms, "
+                 "is on a device track\n",
+                 t->path, with, (double)dev_ns / 1e6);
     t->sum.linked = best;
     snprintf(t->sum.device, sizeof t->sum.device, "%s", p->sum.device);
     t->sum.devices = p->sum.devices;
@@ -547,6 +549,67 @@ end:
     return rc;
 }
 
+/* Op nodes of a name the op table lacks whose children hold ops are
+ * scopes (record_function's, DDP's reducer: `torch::distributed::reducer::
+ * mul_out` around an aten::mul), not ops: their ops are the calls. The
+ * number of them. */
+static uint64_t et_scopes(imp_trace *t, imp_et *s)
+{
+    uint64_t n = 0;
+    uint8_t *kids = exec_calloc(s->count ? s->count : 1, 1);
+    if (!kids)
+        return 0;
+    for (size_t i = 0; i < s->count; i++) {
+        et_node *p = s->n[i].parent == s->n[i].id ? NULL : et_find(s, s->n[i].parent);
+        if (s->n[i].kind == IMP_REC_OP && p)
+            kids[p - s->n] = 1;
+    }
+    for (size_t i = 0; i < s->count; i++)
+        if (kids[i] && s->n[i].kind == IMP_REC_OP &&
+            !analyze_import_lookup(imp_str(t->names, t->protos[s->n[i].proto].name))) {
+            s->n[i].kind = 255;
+            n++;
+        }
+    exec_free(kids);
+    return n;
+}
+
+/* The outermost ops sel[0..nsel) (in id order) with no step among their
+ * ancestors, between two ops of one step: that step's. The autograd
+ * engine's thread is a root of its own in an execution trace, its ops
+ * under no ProfilerStep node, though they ran (and their ids were given)
+ * within the step whose forward and optimizer ops surround them: a
+ * training step's backward pass would be outside every step. */
+static void et_orphans(imp_et *s, const size_t *sel, size_t nsel)
+{
+    for (size_t k = 0; k < nsel;) {
+        if (s->n[sel[k]].in_step >= 0) {
+            k++;
+            continue;
+        }
+        size_t end = k;
+        while (end < nsel && s->n[sel[end]].in_step < 0)
+            end++;
+        int32_t before = k ? s->n[sel[k - 1]].in_step : -1, after = end < nsel ? s->n[sel[end]].in_step : -1;
+        for (size_t i = k; i < end && before >= 0 && before == after; i++)
+            s->n[sel[i]].in_step = before;
+        k = end;
+    }
+}
+
+/* The device time of linked op n beginning at b: a record of its own on
+ * the device track (*gpu, made on first use), from b, named as the op, of
+ * its kernels' class and its phase. Its begin is the op's, not the
+ * kernels': a replay attributes it to the op's step. 0, or -1. */
+static int et_device_rec(imp_trace *t, const et_node *n, uint64_t b, json_t *pid, int64_t *gpu)
+{
+    if (*gpu < 0)
+        *gpu = imp_track_of(t, pid, pid, 1);
+    int64_t proto = imp_device_proto(t, imp_str(t->names, t->protos[n->proto].name), n->dev_cls);
+    int64_t node = proto < 0 ? -1 : imp_node_of(t, (uint32_t)proto, n->phase);
+    return *gpu < 0 || node < 0 ? -1 : imp_add_rec(t, b, b + n->dev_ns, (uint32_t)*gpu, (uint32_t)node, IMP_REC_KEPT);
+}
+
 int imp_et_finish(imp_trace *t, imp_et *s)
 {
     if (s->count)
@@ -555,6 +618,7 @@ int imp_et_finish(imp_trace *t, imp_et *s)
         return -1;
     et_notes(t, s);
     t->sum.views = s->views;
+    s->scopes = et_scopes(t, s);
     /* the outermost op nodes, their phase and step */
     size_t *sel = exec_calloc(s->count ? s->count : 1, sizeof *sel), nsel = 0;
     if (!sel)
@@ -579,12 +643,13 @@ int imp_et_finish(imp_trace *t, imp_et *s)
         n->in_step = step;
         sel[nsel++] = i;
     }
+    et_orphans(s, sel, nsel);
     if (t->profile && et_link(t, s, sel, nsel)) {
         exec_free(sel);
         return -1;
     }
     uint64_t now = 0, untimed = 0;
-    int64_t cur_step = -1;
+    int64_t cur_step = -1, gpu = -1;
     uint64_t step_b = 0;
     json_t *pid = json_integer(0);
     for (size_t k = 0; k < nsel; k++) {
@@ -604,6 +669,8 @@ int imp_et_finish(imp_trace *t, imp_et *s)
         json_decref(tid);
         int64_t node = imp_node_of(t, n->proto, n->phase);
         if (track < 0 || node < 0 || imp_add_rec(t, b, b + d, (uint32_t)track, (uint32_t)node, IMP_REC_KEPT))
+            goto oom;
+        if (n->dev_ns && et_device_rec(t, n, b, pid, &gpu))
             goto oom;
         now = b + (d ? d : 1000);
     }

@@ -39,6 +39,9 @@ void imp_scalar_of_json(const json_t *v, const char *type, analyze_import_scalar
 int64_t imp_add_proto(imp_trace *t, const char *name, int cls, const analyze_import_arg *in, const int64_t *in_id,
                       size_t nin, const analyze_import_arg *out, const int64_t *out_id, size_t nout,
                       const analyze_import_scalar *sc, size_t nsc, int es);
+/* The proto of a linked op's device time: named as the op, of class cls
+ * (a kernel proto's, ANALYZE_IMPORT_CLASS_COUNT + a device class). */
+int64_t imp_device_proto(imp_trace *t, const char *name, int cls);
 int64_t imp_node_of(imp_trace *t, uint32_t proto, int phase);
 int64_t imp_track_of(imp_trace *t, const json_t *pid, const json_t *tid, int gpu);
 int imp_add_rec(imp_trace *t, uint64_t b, uint64_t e, uint32_t track, uint32_t ref, int kind);

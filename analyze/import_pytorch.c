@@ -667,6 +667,18 @@ static int64_t kernel_proto(imp_trace *t, const char *name, const char *cat)
     return r == id ? r : -1;
 }
 
+int64_t imp_device_proto(imp_trace *t, const char *name, int cls)
+{
+    char key[MAX_LABEL + 16];
+    int n = snprintf(key, sizeof key, "%.*s|d%d", MAX_LABEL, name, cls);
+    int added;
+    int64_t id = intern(t->protokeys, key, (size_t)n, &added);
+    if (id < 0 || !added)
+        return id;
+    int64_t r = add_proto(t, name, cls, NULL, NULL, 0, NULL, NULL, 0, NULL, 0, 4);
+    return r == id ? r : -1;
+}
+
 static int is_kernel_cat(const char *cat)
 {
     return cat && (strcmp(cat, "kernel") == 0 || strcmp(cat, "gpu_memcpy") == 0 || strcmp(cat, "gpu_memset") == 0 ||
@@ -1737,16 +1749,31 @@ int imp_add_rec(imp_trace *t, uint64_t b, uint64_t e, uint32_t track, uint32_t r
 }
 int imp_push_step(imp_trace *t, uint64_t b, uint64_t e, uint32_t num) { return push_step(t, b, e, num); }
 
-void imp_kernel_times(const imp_trace *t, uint64_t *ns)
+int imp_kernel_times(const imp_trace *t, imp_device_time *d)
 {
-    memset(ns, 0, t->nrecs * sizeof *ns);
-    if (!t->nkern_ext)
-        return;
-    /* cpu_ext and rt are sorted once resolve ran (kernel_launches) */
-    for (size_t i = 0; i < t->nkern_ext; i++) {
-        const imp_launch *k = &t->kern_ext[i];
-        size_t o = launcher_of(t, k), j = o ? kernel_rec(t, k) : 0;
-        if (j)
-            ns[o - 1] += t->recs[j - 1].e - t->recs[j - 1].b;
+    memset(d, 0, t->nrecs * sizeof *d);
+    if (!t->launch)
+        return 0;
+    /* the records of one launch number: its op and its kernels (the
+     * records are in segment order once read: by number, not by search) */
+    size_t *op = exec_calloc(t->nrecs + 1, sizeof *op);
+    if (!op)
+        return -1;
+    for (size_t i = 0; i < t->nrecs; i++)
+        if (t->launch[i] && t->launch[i] <= t->nrecs && !t->tracks[t->recs[i].track].gpu)
+            op[t->launch[i]] = i + 1;
+    for (size_t i = 0; i < t->nrecs; i++) {
+        const imp_rec *r = &t->recs[i];
+        if (!t->launch[i] || t->launch[i] > t->nrecs || !t->tracks[r->track].gpu || !op[t->launch[i]])
+            continue;
+        imp_device_time *x = &d[op[t->launch[i]] - 1];
+        uint64_t ns = r->e - r->b;
+        if (!x->kernels++ || r->b < x->b)
+            x->b = r->b;
+        x->ns += ns;
+        if (ns >= x->top)
+            x->top = ns, x->cls = t->protos[t->nodes[r->ref].proto].cls;
     }
+    exec_free(op);
+    return 0;
 }

@@ -100,6 +100,15 @@ typedef struct imp_launch {
     uint8_t has_ext, has_corr;
 } imp_launch;
 
+/* The device time of a kept record's kernels (imp_kernel_times). */
+typedef struct imp_device_time {
+    uint64_t ns;  /* summed kernel time; 0: none */
+    uint64_t b;   /* the first kernel's begin */
+    uint64_t top; /* the longest kernel's time */
+    uint32_t kernels;
+    int cls; /* the longest kernel's class (a proto's cls) */
+} imp_device_time;
+
 typedef struct imp_trace {
     char *path;
     analyze_import_summary sum;
@@ -152,10 +161,12 @@ imp_trace *imp_trace_read(const char *path, const char *model);
 /* The same, an execution trace linked with the profiler trace of the same
  * run at path profile (NULL: none): its ops take the measured times. */
 imp_trace *imp_trace_read_linked(const char *path, const char *model, const char *profile);
-/* Per record of a read profiler trace: the summed time (ns) of the device
- * kernels that the outermost op of the record launched (by External id),
- * into ns[t->nrecs] (zeroed first). */
-void imp_kernel_times(const imp_trace *t, uint64_t *ns);
+/* Per kept record of a read profiler trace: the device time of the kernels
+ * that its outermost op launched (the launch link: the runtime call of a
+ * kernel's correlation id inside the op, as Chakra's trace_link finds it,
+ * else the op of its External id), into d[t->nrecs] (zeroed first). 0, or
+ * -1 when out of memory. */
+int imp_kernel_times(const imp_trace *t, imp_device_time *d);
 void imp_trace_destroy(imp_trace *t);
 /* Whether profiler events go through the scanner (import_scan.h) before
  * jansson (1, the default) or through jansson alone (0: tests compare the

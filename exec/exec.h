@@ -250,6 +250,11 @@ typedef struct exec_mem_stats {
  * machine's memory in arenas each smaller than it, the allocations succeed
  * and touching them gets the process killed. */
 exec_status exec_graph_plan(exec_graph *g);
+/* Whether exec_graph_plan lays intermediates out by their lifetimes
+ * (exec/lifetimes.c): a tensor written before any node reads it, not kept
+ * or initialized, takes the buffer of one whose last user ran before its
+ * writer, in node order. Off by default; before exec_graph_plan. */
+void exec_graph_set_reuse(exec_graph *g, bool on);
 void exec_graph_mem(const exec_graph *g, exec_mem_stats *out);
 /* Role r's arena (borrowed, to read only; NULL before plan or where no
  * tensor has the role), *bytes its size, every tensor in it written at

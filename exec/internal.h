@@ -29,6 +29,7 @@ struct exec_graph {
     exec_status status; /* sticky builder error */
     exec_phase phase;   /* phase of nodes added now */
     bool planned;
+    bool reuse; /* exec_graph_set_reuse */
 
     exec_tensor *tensors; /* index = id; [0] unused */
     uint32_t ntensors, cap_tensors;
@@ -148,6 +149,10 @@ uint64_t exec_version_next(void);
 /* Buffer forwarding (forwarding.c): sets every tensor's storage, the
  * tensor whose buffer it uses (itself, or an input its node writes over). */
 exec_status exec_plan_forwarding(exec_graph *g);
+/* Buffer reuse by lifetimes (lifetimes.c), after forwarding, where
+ * exec_graph_set_reuse asked for it: intermediates whose lifetimes do not
+ * overlap share a storage. aligned: a buffer's size for a tensor's bytes. */
+exec_status exec_plan_lifetimes(exec_graph *g, size_t (*aligned)(size_t));
 
 void *exec_kcache(exec_kctx *k, const exec_node *n, uint32_t from, uint32_t how, size_t bytes, bool *fresh);
 /* After exec_kcache gave node n a buffer to fill: ok, it holds the

@@ -70,18 +70,31 @@ exec_status exec_graph_plan(exec_graph *g)
     if (g->planned)
         return exec_fail(EXEC_ERR_STATE, "graph: already planned");
     exec_status fs = exec_plan_forwarding(g);
+    if (!fs && g->reuse)
+        fs = exec_plan_lifetimes(g, align_up);
     if (fs)
         return fs;
+    /* a storage's buffer: its largest tensor's bytes (the one it holds at
+     * a time, where lifetimes share it) */
+    size_t *size = exec_calloc(g->ntensors ? g->ntensors : 1, sizeof *size);
+    if (!size)
+        return exec_fail(EXEC_ERR_NOMEM, "plan: out of memory");
+    for (uint32_t id = 1; id < g->ntensors; id++) {
+        size_t b = align_up(g->tensors[id].bytes), *s = &size[g->tensors[id].storage];
+        if (b > *s)
+            *s = b;
+    }
     size_t need[EXEC_ROLE_COUNT] = { 0 }, total = 0;
     for (uint32_t id = 1; id < g->ntensors; id++)
         if (g->tensors[id].storage == id) {
-            need[g->tensors[id].role] += align_up(g->tensors[id].bytes);
-            total += align_up(g->tensors[id].bytes);
+            need[g->tensors[id].role] += size[id];
+            total += size[id];
         }
     const char *source = NULL;
     const double limit = exec_memory_limit(&source);
     if (limit > 0 && (double)total > limit) {
         char a[32], b[32];
+        exec_free(size);
         return exec_fail(EXEC_ERR_NOMEM,
                          "plan: the tensors need %s, more than the process's memory limit of %s (%s): a smaller batch "
                          "or preset may fit",
@@ -98,6 +111,7 @@ exec_status exec_graph_plan(exec_graph *g)
                 g->arena[q] = NULL;
                 g->arena_bytes[q] = 0;
             }
+            exec_free(size);
             return exec_fail(EXEC_ERR_NOMEM, "plan: cannot allocate %zu bytes for the %s arena", want,
                              exec_role_name((exec_role)r));
         }
@@ -109,9 +123,10 @@ exec_status exec_graph_plan(exec_graph *g)
         exec_tensor *t = &g->tensors[id];
         if (t->storage == id) {
             t->data = (char *)g->arena[t->role] + off[t->role];
-            off[t->role] += align_up(t->bytes);
+            off[t->role] += size[id];
         }
     }
+    exec_free(size);
     for (uint32_t id = 1; id < g->ntensors; id++) {
         exec_tensor *t = &g->tensors[id];
         if (t->storage != id) /* a forwarded output: its group's buffer */

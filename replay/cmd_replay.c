@@ -106,7 +106,12 @@ static void print_text(const replay_program *p, const replay_report *r, int thre
            exec_blas_config());
     printf("workload:    %s %s (%s), %u steps replayed, %llu engine ops per step\n\n", p->rec.model, p->rec.mode,
            p->rec.preset, r->steps, (unsigned long long)(r->ops / r->steps));
-    printf("%-38s %-13s %7s %12s %12s %7s\n", "op type", "class", "count", "recorded ms", "replayed ms", "ratio");
+    int dev = r->rec_dev_ns > 0; /* a GPU trace: the measured device time beside the host time */
+    if (dev)
+        printf("%-38s %-13s %7s %12s %12s %12s %7s\n", "op type", "class", "count", "recorded ms", "device ms",
+               "replayed ms", "ratio");
+    else
+        printf("%-38s %-13s %7s %12s %12s %7s\n", "op type", "class", "count", "recorded ms", "replayed ms", "ratio");
     /* the replayed op types, by replayed time, descending */
     int order[REPLAY_MAX_TYPES], n = 0;
     for (int i = 0; i < r->ntypes; i++)
@@ -120,8 +125,12 @@ static void print_text(const replay_program *p, const replay_report *r, int thre
         }
     for (int i = 0; i < n; i++) {
         const replay_row *w = &r->types[order[i]];
-        printf("%-38s %-13s %7llu %12.3f %12.3f %7.2f\n", w->name, w->cls, (unsigned long long)w->count,
-               w->rec_ns / 1e6, w->rep_ns / 1e6, w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0);
+        if (dev)
+            printf("%-38s %-13s %7llu %12.3f %12.3f %12.3f %7.2f\n", w->name, w->cls, (unsigned long long)w->count,
+                   w->rec_ns / 1e6, w->dev_ns / 1e6, w->rep_ns / 1e6, w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0);
+        else
+            printf("%-38s %-13s %7llu %12.3f %12.3f %7.2f\n", w->name, w->cls, (unsigned long long)w->count,
+                   w->rec_ns / 1e6, w->rep_ns / 1e6, w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0);
     }
     printf("\n%-38s %7s %12s %12s %7s %8s %8s\n", "class", "count", "recorded ms", "replayed ms", "ratio", "rec %",
            "rep %");
@@ -139,6 +148,10 @@ static void print_text(const replay_program *p, const replay_report *r, int thre
            r->rep_ops == r->rec_ops ? "" : " (the replayed ops)");
     printf("step time:          recorded %.3f ms, predicted here %.3f ms (ratio %.3f)\n", r->rec_step_ns / 1e6,
            r->predicted_step_ns / 1e6, r->rec_step_ns > 0 ? r->predicted_step_ns / r->rec_step_ns : 0.0);
+    if (dev)
+        printf("device time:        measured %.3f ms per step, %.3f ms of it by the op types above (device ms; "
+               "recorded ms and the ratio are host op time)\n",
+               r->rec_dev_ns / 1e6, r->typed_dev_ns / 1e6);
     if (r->rec_op_ns + r->demoted_rec_ns <= 0)
         printf("note:               the trace records no op times (an execution trace): recorded times and ratios "
                "are 0\n");
@@ -146,6 +159,16 @@ static void print_text(const replay_program *p, const replay_report *r, int thre
         printf("note:               recorded on %s, replayed on this CPU: the ratios are a cross-hardware "
                "prediction, not a check of the replay\n",
                p->rec.cpu);
+    exec_mem_stats m;
+    exec_graph_mem(p->g, &m);
+    double sum = 0, planned = 0;
+    for (int i = 0; i < EXEC_ROLE_COUNT; i++)
+        sum += (double)m.bytes[i], planned += (double)m.arena[i];
+    sum -= (double)m.peak_workspace;
+    char a[32], b[32];
+    printf("memory:             tensors planned in %s, their sizes summing to %s%s\n",
+           exec_bytes_text(a, sizeof a, planned), exec_bytes_text(b, sizeof b, sum),
+           p->reuse ? " (a buffer reused once its last reader ran)" : "");
     print_coverage(r);
 }
 
@@ -158,6 +181,15 @@ static void print_csv(const replay_report *r)
             printf("op,%s,%s,%llu,%.0f,%.0f,%.4f\n", w->name, w->cls, (unsigned long long)w->count, w->rec_ns,
                    w->rep_ns, w->rec_ns > 0 ? w->rep_ns / w->rec_ns : 0.0);
     }
+    /* measured device time (a GPU trace's): its recorded_ns, by op type */
+    for (int i = 0; i < r->ntypes; i++) {
+        const replay_row *w = &r->types[i];
+        if (w->count && w->dev_ns > 0)
+            printf("device,%s,%s,%llu,%.0f,%.0f,%.4f\n", w->name, w->cls, (unsigned long long)w->count, w->dev_ns,
+                   w->rep_ns, w->rep_ns / w->dev_ns);
+    }
+    if (r->rec_dev_ns > 0)
+        printf("device,all,,,%.0f,,\n", r->rec_dev_ns);
     for (int c = 0; c < EXEC_CLASS_COUNT; c++) {
         const replay_row *w = &r->classes[c];
         if (w->count)
@@ -183,9 +215,10 @@ static void print_json(const replay_program *p, const replay_report *r, int thre
         const replay_row *w = &r->types[i];
         if (!w->count)
             continue;
-        json_array_append_new(types, json_pack("{s:s, s:s, s:I, s:f, s:f, s:I}", "op", w->name, "class", w->cls,
-                                               "count", (json_int_t)w->count, "recorded_ns", w->rec_ns, "replayed_ns",
-                                               w->rep_ns, "converted", (json_int_t)w->converted));
+        json_array_append_new(types,
+                              json_pack("{s:s, s:s, s:I, s:f, s:f, s:f, s:I}", "op", w->name, "class", w->cls, "count",
+                                        (json_int_t)w->count, "recorded_ns", w->rec_ns, "device_ns", w->dev_ns,
+                                        "replayed_ns", w->rep_ns, "converted", (json_int_t)w->converted));
     }
     for (int c = 0; c < EXEC_CLASS_COUNT; c++) {
         const replay_row *w = &r->classes[c];
@@ -218,6 +251,14 @@ static void print_json(const replay_program *p, const replay_report *r, int thre
         "classes", classes, "not_replayed", demoted);
     json_object_set_new(root, "coverage", cov);
     json_object_set_new(root, "ops_executed", json_integer((json_int_t)r->ops_executed));
+    json_object_set_new(root, "recorded_device_ns", json_real(r->rec_dev_ns));
+    exec_mem_stats m;
+    exec_graph_mem(p->g, &m);
+    size_t sum = 0, planned = 0;
+    for (int i = 0; i < EXEC_ROLE_COUNT; i++)
+        sum += m.bytes[i], planned += m.arena[i];
+    json_object_set_new(root, "tensor_bytes", json_integer((json_int_t)(sum - m.peak_workspace)));
+    json_object_set_new(root, "planned_bytes", json_integer((json_int_t)planned));
     json_object_set_new(root, "replayed_step_ns", json_real(r->rep_wall_step_ns));
     json_dumpf(root, stdout, JSON_INDENT(2));
     fputc('\n', stdout);
@@ -421,6 +462,9 @@ int cmd_replay(int argc, char **argv)
     exec_threads_set((int)threads);
     replay_program p;
     replay_program_init(&p);
+    /* intermediates share buffers by their lifetimes: in node order, one
+     * op at a time (more inter-op workers would wait on the buffers) */
+    p.reuse = inter <= 1;
     replay_load_opts lo = { .skip_first = (uint32_t)skip_first,
                             .skip_last = (uint32_t)skip_last,
                             .max_steps = (uint32_t)steps };

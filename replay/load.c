@@ -31,6 +31,10 @@ typedef struct loader {
     int in_step;
     uint32_t cur_step;
     uint64_t run_begins;
+    uint32_t *dev_which, *dev_step; /* per device record: its name in p->dev, its step ordinal */
+    uint64_t *dev_ns;               /* and its time */
+    uint32_t ndev_recs;
+    size_t cap_which, cap_step, cap_ns;
     const char *source; /* the trace, for messages */
     int imported;       /* a trace `fathom import` wrote (run_begin's version
                          * names the source format, pytorch-...) */
@@ -93,14 +97,47 @@ static int grow_steps(loader *L)
     return 0;
 }
 
+/* A record of device time (an imported GPU trace's): its name in the
+ * program's table, its step, its time; summed over the kept steps at the
+ * end (keep_steps). */
+static int device_record(loader *L, const tracer_op *o)
+{
+    replay_program *p = L->p;
+    const char *name = o->node->op;
+    uint32_t i = p->ndev;
+    if (L->ndev_recs && !strncmp(p->dev[L->dev_which[L->ndev_recs - 1]].name, name, sizeof p->dev->name - 1))
+        i = L->dev_which[L->ndev_recs - 1]; /* one name after another: mostly the same */
+    for (uint32_t k = 0; i == p->ndev && k < p->ndev; k++)
+        if (!strncmp(p->dev[k].name, name, sizeof p->dev->name - 1))
+            i = k;
+    if (i == p->ndev) {
+        if (base_grow(&p->dev, &p->cap_dev, p->ndev + 1, sizeof *p->dev))
+            return fail(L, EXEC_ERR_NOMEM, "%s", "replay: out of memory");
+        snprintf(p->dev[i].name, sizeof p->dev[i].name, "%s", name);
+        p->dev[i].ns = 0;
+        p->ndev++;
+    }
+    if (base_grow(&L->dev_which, &L->cap_which, L->ndev_recs + 1, sizeof *L->dev_which) ||
+        base_grow(&L->dev_step, &L->cap_step, L->ndev_recs + 1, sizeof *L->dev_step) ||
+        base_grow(&L->dev_ns, &L->cap_ns, L->ndev_recs + 1, sizeof *L->dev_ns))
+        return fail(L, EXEC_ERR_NOMEM, "%s", "replay: out of memory");
+    L->dev_which[L->ndev_recs] = i;
+    L->dev_step[L->ndev_recs] = L->in_step ? L->nsteps : UINT32_MAX;
+    L->dev_ns[L->ndev_recs++] = o->end >= o->begin ? o->end - o->begin : 0;
+    return 0;
+}
+
 /* An op record: into the program (known op types) or kept in its place
- * (op types of a newer version); reordered by begin at the end. */
+ * (op types of a newer version); reordered by begin at the end. A device
+ * record of an imported trace is device time, not an op. */
 static int cb_op(void *user, const tracer_op *o)
 {
     loader *L = user;
     const tracer_node *n = o->node;
     if (!n->op || !n->phase)
         return fail(L, EXEC_ERR_ARG, "op: %s", "an op or phase value without a label (a newer schema?)");
+    if (L->imported && n->cls && strncmp(n->cls, "device.", 7) == 0)
+        return device_record(L, o);
     if (grow_steps(L))
         return -1;
     uint32_t step = L->in_step ? L->cur_step : UINT32_MAX;
@@ -259,6 +296,12 @@ static void keep_steps(loader *L, const replay_load_opts *o)
         p->rec_step_ns += L->step_ns[s];
     for (uint32_t k = 0; k < p->nops; k++)
         p->rec_op_ns += p->ops[k].rec_ns;
+    p->rec_dev_ns = 0;
+    for (uint32_t k = 0; k < L->ndev_recs; k++)
+        if (L->dev_step[k] != UINT32_MAX && L->dev_step[k] >= first && L->dev_step[k] < last) {
+            p->dev[L->dev_which[k]].ns += L->dev_ns[k];
+            p->rec_dev_ns += L->dev_ns[k];
+        }
 }
 
 exec_status replay_load(const char *source, const replay_load_opts *o, replay_program *p)
@@ -329,6 +372,7 @@ end:
     exec_free(L.op_step);
     exec_free(L.op_begin);
     exec_free(L.step_ns);
+    exec_free(L.dev_which), exec_free(L.dev_step), exec_free(L.dev_ns);
     tracer_trace_close(t);
     return s;
 }

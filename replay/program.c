@@ -2,6 +2,7 @@
 #include "replay/program.h"
 
 #include "base/alloc.h"
+#include "base/error.h"
 #include "replay/imported.h"
 #include "exec/rng.h"
 
@@ -25,6 +26,7 @@ void replay_program_destroy(replay_program *p)
     exec_free(p->tensors);
     exec_free(p->ops);
     exec_free(p->unknown);
+    exec_free(p->dev);
     exec_free(p->step_first);
     exec_free(p->kept_ids);
     exec_free(p->kept);
@@ -45,7 +47,11 @@ exec_status replay_program_keep_ops(replay_program *p, uint32_t a, uint32_t b)
         }
     memmove(p->ops, p->ops + (a - 1), (size_t)(b - a + 1) * sizeof *p->ops);
     p->nops = b - a + 1;
-    /* the range is one pass: its recorded time is its ops' */
+    /* the range is one pass: its recorded time is its ops'; device time
+     * is measured per step, none of it is the range's */
+    for (uint32_t i = 0; i < p->ndev; i++)
+        p->dev[i].ns = 0;
+    p->rec_dev_ns = 0;
     p->nsteps = 0;
     p->rec_step_ns = p->rec_op_ns = 0;
     for (uint32_t k = 0; k < p->nops; k++) {
@@ -219,21 +225,32 @@ static uint64_t tensor_bytes(const replay_tensor *t)
 static uint32_t *op_ids(replay_op *o, int out);
 static replay_tensor *find(replay_program *p, uint32_t id);
 
-/* The most bytes the recorded tensors hold at once: each is live from the
- * first op that names it to the last (a buffer is free again once its last
- * reader ran); *at: the op where the peak is. Tensors no op names count
- * nothing. Saturating. */
+/* The most bytes the recorded tensors hold at once: each is live from an
+ * op that writes it (or the first op that names it) to the last op that
+ * reads it before the next write (a buffer is free again once its last
+ * reader ran; a recording writes the same tensors again every step); *at:
+ * the op where the peak is. Tensors no op names count nothing.
+ * Saturating. */
 static uint64_t live_peak(replay_program *p, uint32_t *at)
 {
     uint32_t *first = exec_malloc((p->ntensors + 1) * sizeof *first),
              *last = exec_malloc((p->ntensors + 1) * sizeof *last);
     int64_t *delta = exec_calloc(p->nops + 1, sizeof *delta);
     uint64_t peak = 0;
+    int absurd = 0;
     *at = 0;
     if (!first || !last || !delta) {
         exec_free(first), exec_free(last), exec_free(delta);
         return UINT64_MAX;
     }
+    /* a range ends: its bytes live from its first op to its last */
+#define END_RANGE(j)                                    \
+    do {                                                \
+        uint64_t b_ = tensor_bytes(&p->tensors[j]);     \
+        absurd |= b_ > (UINT64_C(1) << 60);             \
+        delta[first[j]] += absurd ? 0 : (int64_t)b_;    \
+        delta[last[j] + 1] -= absurd ? 0 : (int64_t)b_; \
+    } while (0)
     for (uint32_t i = 0; i < p->ntensors; i++)
         first[i] = UINT32_MAX, last[i] = 0;
     for (uint32_t k = 0; k < p->nops; k++) {
@@ -244,31 +261,29 @@ static uint64_t live_peak(replay_program *p, uint32_t *at)
                 if (!t)
                     continue;
                 size_t j = (size_t)(t - p->tensors);
-                if (first[j] == UINT32_MAX)
+                if (first[j] == UINT32_MAX) {
                     first[j] = k;
+                } else if (side && last[j] != k) { /* written again: a new range */
+                    END_RANGE(j);
+                    first[j] = k;
+                }
                 last[j] = k;
             }
     }
+    for (uint32_t i = 0; i < p->ntensors; i++)
+        if (first[i] != UINT32_MAX)
+            END_RANGE(i);
+#undef END_RANGE
     /* bytes live at op k: what began at or before k less what ended
      * before k, one pass over per-op changes */
     uint64_t live = 0;
-    for (uint32_t i = 0; i < p->ntensors; i++)
-        if (first[i] != UINT32_MAX) {
-            uint64_t b = tensor_bytes(&p->tensors[i]);
-            if (b > (UINT64_C(1) << 60)) {
-                exec_free(first), exec_free(last), exec_free(delta);
-                return UINT64_MAX;
-            }
-            delta[first[i]] += (int64_t)b;
-            delta[last[i] + 1] -= (int64_t)b;
-        }
-    for (uint32_t k = 0; k < p->nops; k++) {
+    for (uint32_t k = 0; k < p->nops && !absurd; k++) {
         live += (uint64_t)delta[k];
         if (live > peak)
             peak = live, *at = k;
     }
     exec_free(first), exec_free(last), exec_free(delta);
-    return peak;
+    return absurd ? UINT64_MAX : peak;
 }
 
 static int cmp_tensor(const void *a, const void *b)
@@ -757,13 +772,14 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
             p->step_first[o->node] = 1;
         prev_step = o->step;
     }
-    /* the framework ops' tensors must fit too */
+    /* the framework ops' tensors must fit too (laid out by lifetimes,
+     * the plan's own check answers for what it lays out) */
     need = 0;
     for (uint32_t id = 1; id <= exec_tensor_count(p->g); id++) {
         uint64_t b = exec_tensor_get(p->g, id)->bytes;
         need = b > UINT64_MAX - need ? UINT64_MAX : need + b;
     }
-    if (have > 0 && (double)need > have) {
+    if (have > 0 && (double)need > have && !p->reuse) {
         char a[32], b[32];
         s = exec_fail(EXEC_ERR_NOMEM,
                       "the replayed ops' tensors need %s, more than the %s a plan may take (%s): replay a range of "
@@ -771,8 +787,15 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
                       exec_bytes_text(a, sizeof a, (double)need), exec_bytes_text(b, sizeof b, have), source);
         goto end;
     }
-    if ((s = exec_graph_plan(p->g)))
+    exec_graph_set_reuse(p->g, p->reuse != 0);
+    if ((s = exec_graph_plan(p->g))) {
+        if (s == EXEC_ERR_NOMEM) {
+            char why[BASE_ERRMSG_MAX];
+            snprintf(why, sizeof why, "%s", exec_errmsg());
+            s = exec_fail(s, "%s; or replay a range of its ops (--ops A-B)", why);
+        }
         goto end;
+    }
 
     /* fill what is read before it is written */
     uint32_t nt = exec_tensor_count(p->g) + 1;

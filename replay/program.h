@@ -43,6 +43,15 @@ typedef struct replay_unknown {
     char name[48];
 } replay_unknown;
 
+/* Measured device time of an imported GPU trace: its records of a device
+ * class ("device.*": a linked execution trace's, one per op that launched
+ * kernels and named as the op; a profiler trace's kernels), not ops of the
+ * program. Per name, summed over the kept steps. */
+typedef struct replay_device {
+    char name[96];
+    uint64_t ns;
+} replay_device;
+
 typedef struct replay_machine {
     char model[64], mode[16], preset[16], cpu[128], blas[256], version[32];
     uint32_t threads, inter, batch, steps;
@@ -61,6 +70,12 @@ typedef struct replay_program {
     uint64_t skipped;        /* op invocations outside kept steps */
     replay_unknown *unknown; /* op types not known here (their ops are not replayed) */
     uint32_t nunknown;
+    replay_device *dev; /* measured device time by name (none: ndev 0) */
+    uint32_t ndev;
+    size_t cap_dev;
+    uint64_t rec_dev_ns; /* all of it over the kept steps */
+    int reuse;           /* lay the engine's intermediates out by their lifetimes
+                                        (exec_graph_set_reuse), set before the build */
     int imported;        /* a trace `fathom import` wrote: its op types are the
                                         framework's (an unknown one is not in the op table) */
     uint8_t *step_first; /* per node: 1 if it is the first op of a recorded step */

@@ -250,8 +250,19 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
         r->rep_op_ns += rep;
     }
     r->unknown_types = p->nunknown;
+    /* measured device time (a linked execution trace's per op, named as
+     * it): onto the row of its op type */
+    for (uint32_t i = 0; i < p->ndev; i++)
+        for (int t = 0; t < r->ntypes; t++)
+            if (strncmp(r->types[t].name, p->dev[i].name, sizeof r->types[t].name - 1) == 0) {
+                r->types[t].dev_ns += (double)p->dev[i].ns;
+                r->typed_dev_ns += (double)p->dev[i].ns * per;
+                break;
+            }
+    r->rec_dev_ns = (double)p->rec_dev_ns * per;
     for (int i = 0; i < r->ntypes; i++) {
         replay_row *w = &r->types[i];
+        w->dev_ns *= per;
         w->rec_ns *= per;
         w->rep_ns *= per;
         w->demoted_ns *= per;

@@ -36,6 +36,8 @@ typedef struct replay_row {
     const char *why;       /* why (the first reason met), NULL if none is demoted */
     uint64_t converted;    /* replayed invocations per step whose inputs were recorded
                                in a dtype the engine lacks (replayed as float32/int32) */
+    double dev_ns;         /* per step: the device time measured for it (an imported
+                               GPU trace's device records named as the op type) */
 } replay_row;
 
 typedef struct replay_report {
@@ -60,6 +62,8 @@ typedef struct replay_report {
     uint32_t demoted_types; /* op types with a demoted invocation */
     double demoted_rec_ns;  /* their recorded time per step */
     uint32_t unknown_types; /* op types this version does not know at all */
+    double rec_dev_ns;      /* measured device time per step (an imported GPU trace's) */
+    double typed_dev_ns;    /* of it, named as an op type of the rows */
 } replay_report;
 
 /* One line for node n of g: "OP PHASE IN_SHAPES -> OUT_SHAPES : ATTRS",

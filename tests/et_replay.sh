@@ -60,6 +60,21 @@ grep -q "schema \"2.0.0-chakra.9.9.9\" is not one this version knows.*read by it
     fail "future: no note on the unknown schema: $(cat "$T/future.err")"
 grep -q "not one this version knows" "$T/chakra-111.err" && fail "chakra-111: a known schema noted as unknown"
 
+# the backward ops under the autograd thread's own root, between the
+# step's forward and update ops: the step's; the DDP scope around mul is
+# none, its mul the op
+if import_text autograd; then
+    grep -qx 'ops=17' "$T/autograd.x/MANIFEST" || fail "autograd: $(grep '^ops=' "$T/autograd.x/MANIFEST")"
+    grep -q 'reducer::mul_out' "$T/autograd.txt" && fail "autograd: the scope is an op"
+    "$FATHOM" replay --iterations 1 --warmup 0 "$T/autograd.tar.zst" >"$T/autograd.rep" 2>&1 ||
+        fail "autograd: replay: $(tail -2 "$T/autograd.rep")"
+    grep -q 'coverage: *all 17 recorded ops replayed' "$T/autograd.rep" ||
+        fail "autograd: $(grep -A3 coverage "$T/autograd.rep")"
+    grep -q '^aten::threshold_backward .* 1 ' "$T/autograd.rep" || fail "autograd: backward not in the step"
+else
+    fail "autograd: $(cat "$T/autograd.err")"
+fi
+
 # ---- linked with a profiler trace of the same run ------------------------------
 # linked.pt.trace.json: a forward-only step, then the ET's step with its
 # k-th op k+1 us long: the second is the one matched (as many ops match
@@ -78,6 +93,31 @@ if "$FATHOM" import -o "$T/linked.tar.zst" --profile "$T/linked.pt.trace.json" "
     grep -q '^coverage,replayed,,17,153000,' "$T/linked.csv" || fail "linked: $(grep coverage "$T/linked.csv")"
 else
     fail "linked: $(cat "$T/linked.err")"
+fi
+# linked-gpu.pt.trace.json: the same ops on a GPU, kernels linked by their
+# launch's correlation id (their External id is the same number, some
+# other CPU op's too): 15 ops launched kernels, (k+1)*10 us for the k-th
+# op, 1400 us in all, the two mms 120 + 140 us; the host times as above;
+# the fill launched outside any op and the first step's kernels are none
+# of them.
+if "$FATHOM" import -o "$T/gpu.tar.zst" --profile "$T/linked-gpu.pt.trace.json" "$T/flat.et.json" \
+    >/dev/null 2>"$T/gpu.err"; then
+    grep -q '15 of the matched ops launched kernels (by correlation id): their device time, 1.400 ms' "$T/gpu.err" ||
+        fail "gpu: $(cat "$T/gpu.err")"
+    "$FATHOM" replay --format csv --iterations 1 --warmup 0 "$T/gpu.tar.zst" >"$T/gpu.csv" 2>&1 ||
+        fail "gpu: replay: $(tail -2 "$T/gpu.csv")"
+    grep -q '^op,aten::mm,matrix,2,26000,' "$T/gpu.csv" || fail "gpu: mm host not 26 us: $(grep mm "$T/gpu.csv")"
+    grep -q '^device,aten::mm,matrix,2,260000,' "$T/gpu.csv" || fail "gpu: mm device not 260 us: $(grep mm "$T/gpu.csv")"
+    grep -q '^device,all,,,1400000,' "$T/gpu.csv" || fail "gpu: $(grep '^device,all' "$T/gpu.csv")"
+    grep -q '^device,aten::view' "$T/gpu.csv" && fail "gpu: view has device time"
+    grep -q '^coverage,replayed,,17,153000,' "$T/gpu.csv" || fail "gpu: $(grep coverage "$T/gpu.csv")"
+    "$FATHOM" replay --iterations 1 --warmup 0 "$T/gpu.tar.zst" >"$T/gpu.rep" 2>&1 || fail "gpu: replay text"
+    grep -q 'device time: *measured 1.400 ms per step, 1.400 ms of it by the op types' "$T/gpu.rep" ||
+        fail "gpu: $(grep -i device "$T/gpu.rep")"
+    grep -q 'recorded on Test GPU, replayed on this CPU: the ratios are a cross-hardware prediction' "$T/gpu.rep" ||
+        fail "gpu: no cross-hardware note: $(grep note "$T/gpu.rep")"
+else
+    fail "gpu: $(cat "$T/gpu.err")"
 fi
 "$FATHOM" import -o "$T/other.tar.zst" --profile "$T/other.pt.trace.json" "$T/flat.et.json" >/dev/null 2>"$T/other.err" &&
     fail "other: a link where nothing matches accepted"

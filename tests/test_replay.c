@@ -421,6 +421,75 @@ static void test_live_memory(void **state)
     exec_memory_limit_set(0);
 }
 
+/* A recording's program (engine ops) whose tensors sum past the limit but
+ * whose live ranges do not: two steps of a chain of CH MatMuls on 256 KiB
+ * tensors of their own, t[k+1] = t[k] W with W a shift of columns (26
+ * tensors, 6.5 MiB; live at once: x, W and two of the chain). Under a 4
+ * MiB limit it is refused where every tensor has a buffer of its own, and
+ * replays with the intermediates laid out by lifetimes in 1 MiB (x, W,
+ * two buffers), its result x shifted CH columns, exactly, with one worker
+ * or two (the executor orders the nodes sharing a buffer). */
+#define CH 24
+#define CN 256
+static void matmul_chain(replay_program *p)
+{
+    replay_program_init(p);
+    replay_tensor t = { .id = 1, .role = EXEC_ROLE_input, .dtype = EXEC_F32, .ndim = 2, .shape = { CN, CN } };
+    assert_int_equal(replay_program_add_tensor(p, &t), EXEC_OK);
+    t.id = 2, t.role = EXEC_ROLE_weight;
+    assert_int_equal(replay_program_add_tensor(p, &t), EXEC_OK);
+    t.role = EXEC_ROLE_activation;
+    for (t.id = 3; t.id < 3 + CH; t.id++)
+        assert_int_equal(replay_program_add_tensor(p, &t), EXEC_OK);
+    int64_t attrs[2] = { 0, 0 };
+    for (uint32_t step = 0; step < 2; step++)
+        for (uint32_t k = 0; k < CH; k++) {
+            uint32_t in[2] = { k ? 2 + k : 1, 2 }, out = 3 + k;
+            assert_int_equal(replay_program_add_op(p, "MatMul", "forward", step, 2, in, 1, &out, 2, attrs, 1000),
+                             EXEC_OK);
+        }
+    p->nsteps = 2;
+}
+
+static void test_live_memory_recording(void **state)
+{
+    (void)state;
+    replay_program p;
+    matmul_chain(&p);
+    exec_memory_limit_set(4 << 20);
+    assert_int_equal(replay_program_build(&p, 1), EXEC_ERR_NOMEM);
+    printf("buffers of their own: %s\n", exec_errmsg());
+    replay_program_destroy(&p);
+
+    matmul_chain(&p);
+    p.reuse = 1;
+    assert_int_equal(replay_program_build(&p, 1), EXEC_OK);
+    exec_mem_stats m;
+    exec_graph_mem(p.g, &m);
+    size_t planned = 0, sum = 0;
+    for (int r = 0; r < EXEC_ROLE_COUNT; r++)
+        planned += m.arena[r], sum += m.bytes[r];
+    printf("laid out by lifetimes: %zu bytes for %zu\n", planned, sum - m.peak_workspace);
+    assert_int_equal(planned, 4 * CN * CN * sizeof(float));
+    assert_int_equal(sum - m.peak_workspace, (2 + CH) * CN * CN * sizeof(float));
+    for (int inter = 1; inter <= 2; inter++) {
+        float *x = exec_dataf(p.g, p.tensors[0].engine_id), *w = exec_dataf(p.g, p.tensors[1].engine_id);
+        for (int i = 0; i < CN * CN; i++)
+            x[i] = (float)(i % 1000) - 500.0f, w[i] = 0;
+        for (int i = 0; i < CN; i++)
+            w[i * CN + (i + 1) % CN] = 1; /* column i goes to i + 1 */
+        exec_run_opts ro = { .inter = inter, .max_phase = EXEC_PHASE_forward };
+        assert_int_equal(exec_graph_run(p.g, &ro), EXEC_OK);
+        const float *y = exec_dataf(p.g, p.tensors[1 + CH].engine_id);
+        x = exec_dataf(p.g, p.tensors[0].engine_id);
+        for (int i = 0; i < CN; i++)
+            for (int j = 0; j < CN; j++)
+                assert_true(y[i * CN + j] == x[i * CN + (j + CN - CH) % CN]);
+    }
+    replay_program_destroy(&p);
+    exec_memory_limit_set(0);
+}
+
 int main(void)
 {
     exec_threads_set(1);
@@ -428,7 +497,7 @@ int main(void)
         cmocka_unit_test(test_op_for_op),       cmocka_unit_test(test_same_outputs),
         cmocka_unit_test(test_passes_alike),    cmocka_unit_test(test_bad_programs),
         cmocka_unit_test(test_framework_table), cmocka_unit_test(test_framework_reasons),
-        cmocka_unit_test(test_live_memory),
+        cmocka_unit_test(test_live_memory),     cmocka_unit_test(test_live_memory_recording),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
