@@ -196,7 +196,8 @@ static int build_classes(bt_self_component *self, imp_input *in)
 
     p = bt_field_class_structure_create(tc);
     ok = p && !member(p, "graph", uint_fc(tc, 32)) && !member(p, "nodes", seq_fc(tc, uint_fc(tc, 32))) &&
-         !member(p, "begins", seq_fc(tc, uint_fc(tc, 64))) && !member(p, "ends", seq_fc(tc, uint_fc(tc, 64)));
+         !member(p, "begins", seq_fc(tc, uint_fc(tc, 64))) && !member(p, "ends", seq_fc(tc, uint_fc(tc, 64))) &&
+         (!in->t->launch || !member(p, "launches", seq_fc(tc, uint_fc(tc, 32)))); /* GPU traces' links */
     in->ec[EV_OPS] = event_class(in->sc, ev_names[EV_OPS], p, ok);
 
     p = bt_field_class_structure_create(tc);
@@ -536,7 +537,8 @@ static bt_message *next_message(imp_iter *it)
                     return NULL;
                 set_u(p, 0, 0);
                 if (set_seq(p, 1, n, 0, get_rec_node, &t->recs[i]) || set_seq(p, 2, n, 0, get_rec_b, &t->recs[i]) ||
-                    set_seq(p, 3, n, 0, get_rec_e, &t->recs[i]))
+                    set_seq(p, 3, n, 0, get_rec_e, &t->recs[i]) ||
+                    (t->launch && set_seq(p, 4, n, 0, get_u32s, &t->launch[i])))
                     goto oom;
                 it->idx += n;
                 return m;

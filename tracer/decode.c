@@ -76,6 +76,7 @@ enum slot {
     F_NS,
     F_MIN_NS,
     F_MAX_NS,
+    F_LAUNCHES,
     NSLOT
 };
 
@@ -84,7 +85,7 @@ static const char *const slot_name[NSLOT] = {
     "version",     "blas",        "cpu",         "status", "ops",    "step",    "loss",    "seq",        "graph",
     "node",        "op",          "cls",         "phase",  "inputs", "outputs", "attrs",   "flops",      "bytes",
     "nodes",       "begins",      "ends",        "id",     "role",   "dtype",   "shape",   "steps_done", "step_ns",
-    "step_min_ns", "step_max_ns", "outside_ops", "counts", "ns",     "min_ns",  "max_ns",
+    "step_min_ns", "step_max_ns", "outside_ops", "counts", "ns",     "min_ns",  "max_ns",  "launches",
 };
 
 #define BIT(f) (1ull << (f))
@@ -177,7 +178,7 @@ struct tracer_decoder {
     int oom;
     /* scratch for the ops event's sequences */
     uint32_t *nodes;
-    uint64_t *begins, *ends;
+    uint64_t *begins, *ends, *launches;
     size_t scratch_cap;
     uint32_t *io;
     int64_t *attrs;
@@ -230,6 +231,7 @@ void tracer_decoder_destroy(tracer_decoder *d)
     free(d->nodes);
     free(d->begins);
     free(d->ends);
+    free(d->launches);
     free(d->io);
     free(d->attrs);
     free(d);
@@ -296,8 +298,8 @@ static enum ftype member_ftype(const bt_field_class *fc, int64_t idx)
 }
 
 /* The sequences an event kind needs must be arrays. */
-static const uint64_t array_slots =
-    BIT(F_INPUTS) | BIT(F_OUTPUTS) | BIT(F_ATTRS) | BIT(F_NODES) | BIT(F_BEGINS) | BIT(F_ENDS) | BIT(F_SHAPE);
+static const uint64_t array_slots = BIT(F_INPUTS) | BIT(F_OUTPUTS) | BIT(F_ATTRS) | BIT(F_NODES) | BIT(F_BEGINS) |
+                                    BIT(F_ENDS) | BIT(F_SHAPE) | BIT(F_LAUNCHES);
 
 static evinfo *evinfo_make(const bt_event_class *ec)
 {
@@ -749,7 +751,10 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
     const bt_field *an, *ab, *ae;
     int64_t nn = array_len(pl, e, F_NODES, &an), nb = array_len(pl, e, F_BEGINS, &ab),
             ne = array_len(pl, e, F_ENDS, &ae);
-    if (nn < 0 || nn != nb || nn != ne) {
+    /* launches: imported GPU traces only; an older archive has none */
+    const bt_field *al = NULL;
+    int64_t nl = e->ftype[F_LAUNCHES] == FT_ARRAY ? array_len(pl, e, F_LAUNCHES, &al) : nn;
+    if (nn < 0 || nn != nb || nn != ne || nl != nn) {
         t->diag.malformed_events++;
         return 0;
     }
@@ -767,8 +772,12 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
     if (!en)
         return oom(d);
     d->ends = en;
+    uint64_t *la = realloc(d->launches, cap * sizeof *la);
+    if (!la)
+        return oom(d);
+    d->launches = la;
     if (array_u32(an, (uint64_t)nn, d->nodes) || array_u64(ab, (uint64_t)nn, d->begins) ||
-        array_u64(ae, (uint64_t)nn, d->ends)) {
+        array_u64(ae, (uint64_t)nn, d->ends) || (al && array_u64(al, (uint64_t)nn, d->launches))) {
         t->diag.malformed_events++;
         return 0;
     }
@@ -784,7 +793,12 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
         }
         last = dn;
         tracer_op op = {
-            .node = &dn->node, .begin = to_ns(e, d->begins[i]), .end = to_ns(e, d->ends[i]), .vpid = vpid, .vtid = vtid
+            .node = &dn->node,
+            .begin = to_ns(e, d->begins[i]),
+            .end = to_ns(e, d->ends[i]),
+            .vpid = vpid,
+            .vtid = vtid,
+            .launch = al ? d->launches[i] : 0,
         };
         if (op.begin < lo || op.end > hi || op.begin > op.end) {
             t->diag.negative_time++;
