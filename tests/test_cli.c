@@ -263,7 +263,8 @@ int main(void)
         cmocka_unit_test(test_ops_lists_table), cmocka_unit_test(test_peak_measures),
         cmocka_unit_test(test_bad_input),       cmocka_unit_test(test_help),
         cmocka_unit_test(test_analysis_help),   cmocka_unit_test(test_thread_counts),
-        cmocka_unit_test(test_conv_algo_env),   cmocka_unit_test(test_denormals_env), cmocka_unit_test(test_run_cpu_ms),
+        cmocka_unit_test(test_conv_algo_env),   cmocka_unit_test(test_denormals_env),
+        cmocka_unit_test(test_run_cpu_ms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,8 +88,9 @@ static double daemons_cpu_ns(void)
         fclose(f);
         buf[n] = 0;
         char *l = strchr(buf, '('), *r = strrchr(buf, ')');
-        if (!l || !r || (strncmp(l, "(lttng-sessiond)", 16) && strncmp(l, "(lttng-consumerd)", 17) &&
-                         strncmp(l, "(lttng-relayd)", 14)))
+        if (!l || !r ||
+            (strncmp(l, "(lttng-sessiond)", 16) && strncmp(l, "(lttng-consumerd)", 17) &&
+             strncmp(l, "(lttng-relayd)", 14)))
             continue;
         /* after ") ": the state, then utime and stime are the 12th and 13th numbers */
         unsigned long long ut = 0, st = 0;
@@ -292,8 +293,8 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
            "added)%s\n",
            name, moff_all * 1e-6, mon_all * 1e-6, med, lo, hi, (unsigned long long)per_step,
            per_step ? (mon_all - moff_all) / (double)per_step : 0.0, med <= 1.01 ? "" : "  > 1.01");
-    printf("cpu   %-12s %8.3f ms untraced %8.3f ms traced  in the process %+.0f ns/op, in the LTTng daemons ",
-           name, cpu_off * 1e-6, cpu_on * 1e-6, per_step ? (cpu_on - cpu_off) / (double)per_step : 0.0);
+    printf("cpu   %-12s %8.3f ms untraced %8.3f ms traced  in the process %+.0f ns/op, in the LTTng daemons ", name,
+           cpu_off * 1e-6, cpu_on * 1e-6, per_step ? (cpu_on - cpu_off) / (double)per_step : 0.0);
     if (dmn0 >= 0 && dmn1 >= 0 && traced_ops > 0)
         printf("%.0f ns/op\n", (dmn1 - dmn0) / traced_ops);
     else
