@@ -125,6 +125,13 @@ typedef enum exec_work { EXEC_WORK_STREAM, EXEC_WORK_MATH, EXEC_WORK_COUNT } exe
 int64_t exec_par_min(exec_work w);
 /* The least measured cost of one parallel region of the team, in ns. */
 double exec_fork_ns(void);
+/* The loops exec_par_min times, ns an element over n floats, the least of
+ * `reps` runs (ops/calibrate.c, compiled per vector set as the kernels
+ * are); exec_calib_now gives the copy of the set in use (isa.c). */
+typedef double (*exec_calib_fn)(int64_t n, int reps);
+double exec_calib_stream(int64_t n, int reps);
+double exec_calib_math(int64_t n, int reps);
+exec_calib_fn exec_calib_now(exec_work w);
 
 /* Scratch memory for a kernel (the workspace role); NULL on failure. Valid
  * until the kernel returns. */

@@ -10,7 +10,8 @@
  * softmax, normalization, loss, optimizer, pooling and data movement
  * kernels are compiled once per set (exec/CMakeLists.txt, ISA_KERNELS),
  * and the level picks which copy's forward functions the executor calls
- * (exec_kernels_now). Nothing wider than the baseline runs before
+ * (exec_kernels_now) and which copy of the loops threads.c times for the
+ * parallel thresholds (exec_calib_now). Nothing wider than the baseline runs before
  * exec_simd_best has said the CPU has it. */
 #include "internal.h"
 #include "ops/conv.h"
@@ -25,6 +26,10 @@
 #if FATHOM_ISA_VARIANTS
 extern const exec_fwd_fn exec_kernels_avx2[EXEC_OP_COUNT];
 extern const exec_fwd_fn exec_kernels_avx512[EXEC_OP_COUNT];
+double exec_calib_stream_avx2(int64_t n, int reps);
+double exec_calib_math_avx2(int64_t n, int reps);
+double exec_calib_stream_avx512(int64_t n, int reps);
+double exec_calib_math_avx512(int64_t n, int reps);
 #endif
 
 static _Atomic int simd_cap = EXEC_SIMD_AUTO;
@@ -94,6 +99,19 @@ const exec_fwd_fn *exec_kernels_now(void)
         t = atomic_load(&g_kernels);
     }
     return t;
+}
+
+exec_calib_fn exec_calib_now(exec_work w)
+{
+    const int math = w == EXEC_WORK_MATH;
+#if FATHOM_ISA_VARIANTS
+    exec_simd s = conv_simd();
+    if (s == EXEC_SIMD_AVX512)
+        return math ? exec_calib_math_avx512 : exec_calib_stream_avx512;
+    if (s == EXEC_SIMD_AVX2)
+        return math ? exec_calib_math_avx2 : exec_calib_stream_avx2;
+#endif
+    return math ? exec_calib_math : exec_calib_stream;
 }
 
 const char *exec_simd_name(exec_simd s)

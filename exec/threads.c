@@ -4,7 +4,7 @@
  * handling of denormal floats (exec_denormals_set). */
 #define _GNU_SOURCE /* pthread_setaffinity_np, sched_getaffinity */
 #include "internal.h"
-#include "ops/mathkern.h"
+#include "ops/conv.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -82,17 +82,23 @@ const char *exec_cpu_model(void)
  * on this machine: the least of a few empty regions of the team, and the
  * serial time per element of a streaming loop (y = a + b) and of a
  * transcendental one (tanh) over 16384 floats, in cache as a recurrent
- * cell's gates are. The streaming loop is timed again at the size its first
- * time gives as the threshold (arrays of ~200 thousand floats here, past the
- * core's own cache, 0.11 ns an element against 0.056): the threshold is
- * then one for the tensors it decides about (~100 thousand elements here
- * where it was ~200 thousand; measured by alternating runs, residual small
- * inference 7.0 -> 6.4 ms a step, memnet training 1.22 -> 1.12, the other
- * workloads within their noise). The least of several runs is the one
- * other processes disturbed least. */
-static pthread_once_t g_par_once = PTHREAD_ONCE_INIT;
-static int64_t g_par_min[EXEC_WORK_COUNT];
+ * cell's gates are. The loops are the kernels' own copy for the vector set
+ * in use (ops/calibrate.c, exec_calib_now), timed again for each set a run
+ * switches to: a loop timed in other instructions than the kernels' gives
+ * another threshold than theirs. The streaming loop is timed again at the
+ * size its first time gives as the threshold (arrays of ~200 thousand
+ * floats here, past the core's own cache, 0.11 ns an element against
+ * 0.056): the threshold is then one for the tensors it decides about (~100
+ * thousand elements here where it was ~200 thousand; measured by
+ * alternating runs, residual small inference 7.0 -> 6.4 ms a step, memnet
+ * training 1.22 -> 1.12, the other workloads within their noise). The
+ * least of several runs is the one other processes disturbed least. */
+static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
 static double g_fork_ns;
+static int g_fork_team;
+static pthread_mutex_t g_par_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int g_par_ready[EXEC_SIMD_AVX512 + 1]; /* by exec_simd level */
+static int64_t g_par_min[EXEC_SIMD_AVX512 + 1][EXEC_WORK_COUNT];
 
 static void par_region(int n)
 {
@@ -100,64 +106,12 @@ static void par_region(int n)
     __asm__ volatile("" ::: "memory");
 }
 
-/* ns per element of y = a + b over n floats, the arrays written once
- * before (an op's inputs, just written by the ops before it, and its
- * output, written in the step before): the least of `reps` runs; 0 without
- * memory. Plain malloc: a probe's buffer, freed at once, stays out of the
- * engine's byte accounting and its injected failures. */
-static double stream_per_element(int64_t n, int reps)
-{
-    float *buf = malloc(3 * (size_t)n * sizeof *buf);
-    if (!buf)
-        return 0;
-    float *a = buf, *b = buf + n, *y = buf + 2 * n;
-    for (int64_t i = 0; i < n; i++)
-        a[i] = (float)(i % 17) * 0.0625f - 0.5f, b[i] = (float)(i % 5) * 0.25f, y[i] = 0;
-    double best = 1e30;
-    for (int r = 0; r < reps; r++) {
-        double t0 = (double)base_now_ns();
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++)
-            y[i] = a[i] + b[i];
-        __asm__ volatile("" : : "r"(y) : "memory");
-        double d = (double)base_now_ns() - t0;
-        best = d < best ? d : best;
-    }
-    free(buf);
-    return best / (double)n;
-}
-
-/* ns per element of y = tanh(a) over n floats in cache: the least of
- * `reps` runs; 0 without memory */
-static double math_per_element(int64_t n, int reps)
-{
-    float *buf = malloc(2 * (size_t)n * sizeof *buf);
-    if (!buf)
-        return 0;
-    float *a = buf, *y = buf + n;
-    for (int64_t i = 0; i < n; i++)
-        a[i] = (float)(i % 17) * 0.0625f - 0.5f;
-    double best = 1e30;
-    for (int r = 0; r < reps; r++) {
-        double t0 = (double)base_now_ns();
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++)
-            y[i] = math_tanhf(a[i]);
-        __asm__ volatile("" : : "r"(y) : "memory");
-        double d = (double)base_now_ns() - t0;
-        best = d < best ? d : best;
-    }
-    free(buf);
-    return best / (double)n;
-}
-
 /* the elements past which splitting a loop of `per` ns an element over a
  * team of `team` saves twice a region's cost `fork` */
 static double split_at(double fork, double per, int team) { return 2.0 * fork / (per * (1.0 - 1.0 / team)); }
 
-static void par_measure(void)
+static void fork_measure(void)
 {
-    enum { N = 16384, REPS = 15 };
     int team = exec_threads_get() > 1 ? exec_threads_get() : 2;
     double fork = 1e30;
     par_region(team); /* the first region starts the team's threads */
@@ -173,34 +127,53 @@ static void par_measure(void)
     /* a region that waited for a core (another process's) is not the cost
      * of a region: past 20 us (a wake-up across many cores takes a few) the
      * machine was loaded while it was timed */
-    fork = fork > 20000.0 ? 20000.0 : fork;
-    g_fork_ns = fork;
-    double per[EXEC_WORK_COUNT] = { stream_per_element(N, REPS), math_per_element(N, REPS) };
+    g_fork_ns = fork > 20000.0 ? 20000.0 : fork;
+    g_fork_team = team;
+}
+
+/* the thresholds of vector set s, the loops timed in its instructions */
+static void par_measure(exec_simd s)
+{
+    enum { N = 16384, REPS = 15 };
+    pthread_once(&g_fork_once, fork_measure);
+    const double fork = g_fork_ns;
+    const int team = g_fork_team;
+    double per[EXEC_WORK_COUNT];
+    for (int w = 0; w < EXEC_WORK_COUNT; w++)
+        per[w] = exec_calib_now((exec_work)w)(N, REPS);
     if (per[EXEC_WORK_STREAM] > 0) {
         /* at that size the arrays are past the cache it timed: time the
          * loop again at the size it decides about (at most 3 MB of arrays,
          * past any core's own cache: a millisecond, once) */
         double n1 = split_at(fork, per[EXEC_WORK_STREAM], team);
-        double at = stream_per_element(n1 < N ? N : n1 > 262144.0 ? 262144 : (int64_t)n1, 5);
+        double at = exec_calib_now(EXEC_WORK_STREAM)(n1 < N ? N : n1 > 262144.0 ? 262144 : (int64_t)n1, 5);
         per[EXEC_WORK_STREAM] = at > per[EXEC_WORK_STREAM] ? at : per[EXEC_WORK_STREAM];
     }
     for (int w = 0; w < EXEC_WORK_COUNT; w++) {
         double n = per[w] > 0 ? split_at(fork, per[w], team) : 32768.0;
         /* bounds: a region for a few thousand elements never pays; past
          * four million a second thread always does */
-        g_par_min[w] = n < 2048.0 ? 2048 : n > 4194304.0 ? 4194304 : (int64_t)n;
+        g_par_min[s][w] = n < 2048.0 ? 2048 : n > 4194304.0 ? 4194304 : (int64_t)n;
     }
 }
 
 int64_t exec_par_min(exec_work w)
 {
-    pthread_once(&g_par_once, par_measure);
-    return g_par_min[(unsigned)w < EXEC_WORK_COUNT ? w : EXEC_WORK_STREAM];
+    exec_simd s = conv_simd(); /* the set whose kernels ask */
+    if (__builtin_expect(!atomic_load_explicit(&g_par_ready[s], memory_order_acquire), 0)) {
+        pthread_mutex_lock(&g_par_lock);
+        if (!atomic_load_explicit(&g_par_ready[s], memory_order_relaxed)) {
+            par_measure(s);
+            atomic_store_explicit(&g_par_ready[s], 1, memory_order_release);
+        }
+        pthread_mutex_unlock(&g_par_lock);
+    }
+    return g_par_min[s][(unsigned)w < EXEC_WORK_COUNT ? w : EXEC_WORK_STREAM];
 }
 
 double exec_fork_ns(void)
 {
-    pthread_once(&g_par_once, par_measure);
+    pthread_once(&g_fork_once, fork_measure);
     return g_fork_ns;
 }
 

@@ -128,6 +128,31 @@ static void env_rejected(const char *var, const char *value)
     free(err);
 }
 
+/* A run's JSON gives each step's CPU time beside its wall time: above 0,
+ * and with one thread no more than the wall time (a clock tick of slack) */
+static void test_run_cpu_ms(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run("run memnet --preset tiny --steps 3 --threads 1 --format json", &out, NULL), 0);
+    int steps = 0;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        json_error_t je;
+        json_t *j = json_loads(line, 0, &je);
+        assert_non_null(j);
+        if (json_object_get(j, "step")) {
+            double cpu = json_real_value(json_object_get(j, "cpu_ms"));
+            double ms = json_real_value(json_object_get(j, "ms"));
+            printf("step: %.3f ms, %.3f ms of CPU\n", ms, cpu);
+            assert_true(cpu > 0 && cpu <= ms + 0.1);
+            steps++;
+        }
+        json_decref(j);
+    }
+    assert_int_equal(steps, 3);
+    free(out);
+}
+
 /* FATHOM_DENORMALS and --denormals: flush and keep work (fathom version
  * and a run's JSON say which), anything else is a one-line error naming
  * the variable or the flag */
@@ -239,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_bad_input),       cmocka_unit_test(test_help),
         cmocka_unit_test(test_analysis_help),   cmocka_unit_test(test_thread_counts),
         cmocka_unit_test(test_conv_algo_env),   cmocka_unit_test(test_denormals_env),
+        cmocka_unit_test(test_run_cpu_ms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -806,6 +806,37 @@ static void test_fast_math(void **state)
     assert_true(isnan(math_expf(NAN)) && isnan(math_tanhf(NAN)) && isnan(math_sigmoid(NAN)));
 }
 
+/* The loops that set the parallel thresholds are the kernels' own copy for
+ * each vector set (ops/calibrate.c): the plain functions at the baseline,
+ * another copy for each set where the build carries several (a loop timed
+ * at the baseline gave the portable build a threshold five times below
+ * the native build's). Each set's thresholds lie within their bounds. */
+static void test_par_calibration_per_set(void **state)
+{
+    (void)state;
+    const exec_simd best = exec_simd_best();
+    const int variants = strstr(exec_simd_built(), "avx2") != NULL;
+    exec_calib_fn seen[EXEC_SIMD_AVX512 + 1][EXEC_WORK_COUNT] = { { 0 } };
+    for (exec_simd s = EXEC_SIMD_SCALAR; s <= best; s++) {
+        assert_int_equal(exec_simd_set(s), s);
+        for (int w = 0; w < EXEC_WORK_COUNT; w++) {
+            exec_calib_fn f = exec_calib_now((exec_work)w);
+            seen[s][w] = f;
+            assert_true(f(4096, 2) > 0);
+            int64_t m = exec_par_min((exec_work)w);
+            assert_true(m >= 2048 && m <= 4194304);
+        }
+        assert_true(seen[s][EXEC_WORK_STREAM] != seen[s][EXEC_WORK_MATH]);
+    }
+    assert_ptr_equal(seen[EXEC_SIMD_SCALAR][EXEC_WORK_STREAM], exec_calib_stream);
+    assert_ptr_equal(seen[EXEC_SIMD_SCALAR][EXEC_WORK_MATH], exec_calib_math);
+    for (exec_simd s = EXEC_SIMD_AVX2; s <= best; s++)
+        for (exec_simd t = EXEC_SIMD_SCALAR; t < s; t++)
+            for (int w = 0; w < EXEC_WORK_COUNT; w++)
+                assert_true(variants ? seen[s][w] != seen[t][w] : seen[s][w] == seen[t][w]);
+    exec_simd_set(EXEC_SIMD_AUTO);
+}
+
 /* The binary kernels' three forms of b (a's shape, a scalar, rows of a's
  * last dim) and BiasAdd, below the measured threshold (one thread, no
  * parallel region) and past its bound (two threads): exactly the naive
@@ -852,13 +883,21 @@ int main(void)
 {
     exec_threads_set(2);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_transpose),       cmocka_unit_test(test_concat_split_large),
-        cmocka_unit_test(test_concat_split),    cmocka_unit_test(test_split_errors),
-        cmocka_unit_test(test_slice_pad),       cmocka_unit_test(test_gather_segment_sum),
-        cmocka_unit_test(test_bad_indices),     cmocka_unit_test(test_softmax),
-        cmocka_unit_test(test_fast_math),       cmocka_unit_test(test_argmax_max_mean),
-        cmocka_unit_test(test_broadcast_paths), cmocka_unit_test(test_cast),
-        cmocka_unit_test(test_elementwise),     cmocka_unit_test(test_hostile_attrs),
+        cmocka_unit_test(test_transpose),
+        cmocka_unit_test(test_concat_split_large),
+        cmocka_unit_test(test_concat_split),
+        cmocka_unit_test(test_split_errors),
+        cmocka_unit_test(test_slice_pad),
+        cmocka_unit_test(test_gather_segment_sum),
+        cmocka_unit_test(test_bad_indices),
+        cmocka_unit_test(test_softmax),
+        cmocka_unit_test(test_fast_math),
+        cmocka_unit_test(test_argmax_max_mean),
+        cmocka_unit_test(test_par_calibration_per_set),
+        cmocka_unit_test(test_broadcast_paths),
+        cmocka_unit_test(test_cast),
+        cmocka_unit_test(test_elementwise),
+        cmocka_unit_test(test_hostile_attrs),
         cmocka_unit_test(test_costs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,23 +10,25 @@
 # faster in. With no SPEC: the workloads whose steps hand many small ops
 # between inter-op workers (memnet, seq2seq) at two workers, and one
 # without workers as a control.
-# Env: ROUNDS (default 8), STEPS (default 400), PRESET (default small).
+# Env: ROUNDS (default 8), STEPS (default 400), PRESET (default small),
+# FIELD (default ms, the step's wall time; cpu_ms: its CPU time, which a
+# loaded machine disturbs less, with one thread a spec).
 # Benchmark only (label bench): the numbers depend on the machine and its load.
 set -u
 [ $# -ge 2 ] || { echo "usage: bench_ab.sh OLD NEW [\"MODEL MODE INTER [THREADS]\" ...]" >&2; exit 2; }
 OLD=$1 NEW=$2
 shift 2
-ROUNDS=${ROUNDS:-8} STEPS=${STEPS:-400} PRESET=${PRESET:-small}
+ROUNDS=${ROUNDS:-8} STEPS=${STEPS:-400} PRESET=${PRESET:-small} FIELD=${FIELD:-ms}
 for b in "$OLD" "$NEW"; do
     [ -x "$b" ] || { echo "bench_ab.sh: $b: not an executable" >&2; exit 2; }
 done
 [ $# -gt 0 ] || set -- "memnet train 2" "memnet infer 2" "seq2seq train 2" "seq2seq infer 2" "memnet infer 1"
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
-step() { # step BINARY MODEL MODE INTER [THREADS]: the mean step in ms (the first skipped)
+step() { # step BINARY MODEL MODE INTER [THREADS]: the mean of FIELD over the steps (the first skipped)
     out=$(LTTNG_UST_REGISTER_TIMEOUT=0 "$1" run "$2" --mode "$3" --preset "$PRESET" --steps "$STEPS" \
         --inter "$4" ${5:+--threads "$5"} --format json 2>&1) || { echo "bench_ab.sh: $1 run $2 $3: $out" >&2; return 1; }
-    printf '%s\n' "$out" | jq -rs '[.[] | select(.step != null and .step > 0) | .ms] | add / length'
+    printf '%s\n' "$out" | jq -rs --arg f "$FIELD" '[.[] | select(.step != null and .step > 0) | .[$f]] | add / length'
 }
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 r=1

@@ -11,6 +11,12 @@
  *      none; per round (--rounds, default 5, of --steps pairs) the ratio of
  *      the median step times, and the median of the rounds.  Every workload of the
  *      registry at --preset (default small), plus a small MLP on the engine.
+ *      Beside it, where the cost goes, in CPU time (which other processes'
+ *      load disturbs less than the step's wall time): the process's CPU
+ *      time a step, traced and untraced (medians), and the CPU time the
+ *      LTTng daemons (session, consumer, relay) spent during the traced
+ *      steps, each per op.  On a machine with as many cores as the run has
+ *      threads, the daemons' time is taken from the run.
  *
  * usage: bench_trace [--steps N] [--rounds R] [--preset P] [--models a,b,...] [--pairs N]
  *                    [--subbuf BYTES] [--nsubbuf N]   (the channel; default: the recorder's)
@@ -31,6 +37,7 @@
 #include "tracer/record.h"
 #include "tracer/tp.h"
 
+#include <dirent.h>
 #include <limits.h>
 #include <math.h>
 #include <spawn.h>
@@ -48,6 +55,50 @@ static double now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* CPU time of every thread of this process, in ns */
+static double cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* CPU time of the LTTng daemons so far (lttng-sessiond, -consumerd,
+ * -relayd: /proc/PID/stat's utime and stime), in ns; -1 where /proc says
+ * nothing of them (clock ticks: 10 ms at 100 Hz, coarse over a short run) */
+static double daemons_cpu_ns(void)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return -1;
+    double ticks = 0;
+    int seen = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char path[64], buf[1024];
+        snprintf(path, sizeof path, "/proc/%.20s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        char *l = strchr(buf, '('), *r = strrchr(buf, ')');
+        if (!l || !r ||
+            (strncmp(l, "(lttng-sessiond)", 16) && strncmp(l, "(lttng-consumerd)", 17) &&
+             strncmp(l, "(lttng-relayd)", 14)))
+            continue;
+        /* after ") ": the state, then utime and stime are the 12th and 13th numbers */
+        unsigned long long ut = 0, st = 0;
+        if (sscanf(r + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) == 2)
+            ticks += (double)(ut + st), seen = 1;
+    }
+    closedir(d);
+    return seen ? ticks * 1e9 / (double)sysconf(_SC_CLK_TCK) : -1;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -163,7 +214,8 @@ static int g_rounds = 5;
 static int ratio(const char *name, step_fn step, void *ctx, int steps)
 {
     double *on = malloc((size_t)steps * sizeof *on), *off = malloc((size_t)steps * sizeof *off);
-    double rr[64], mon_all = 0, moff_all = 0;
+    double *con = malloc((size_t)steps * sizeof *con), *coff = malloc((size_t)steps * sizeof *coff);
+    double rr[64], mon_all = 0, moff_all = 0, cpu_on = 0, cpu_off = 0;
     int rounds = g_rounds < 64 ? g_rounds : 64;
     tracer_hooks_install(); /* warm up, traced: counts the ops */
     /* a run as the runner makes it: run_begin, and step events around each
@@ -181,6 +233,7 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
         if (step(ctx))
             return -1;
     uint64_t per_step = (exec_ops_dispatched() - ops0) / 3;
+    double dmn0 = daemons_cpu_ns();
     for (int r = 0; r < rounds; r++) {
         for (int i = 0; i < steps; i++) {
             for (int traced = 0; traced < 2; traced++) {
@@ -189,7 +242,7 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
                     tracer_hooks_install();
                 else
                     tracer_hooks_remove();
-                double s = now_ns();
+                double s = now_ns(), c = cpu_ns();
                 if (t)
                     exec_trace_step_begin((uint32_t)i);
                 if (step(ctx))
@@ -197,12 +250,16 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
                 if (t)
                     exec_trace_step_end((uint32_t)i, 0.0);
                 (t ? on : off)[i] = now_ns() - s;
+                (t ? con : coff)[i] = cpu_ns() - c;
             }
         }
         double mon = median(on, steps), moff = median(off, steps);
         rr[r] = mon / moff;
         mon_all += mon / rounds, moff_all += moff / rounds;
+        cpu_on += median(con, steps) / rounds, cpu_off += median(coff, steps) / rounds;
     }
+    /* the daemons' share, over every traced step of the rounds */
+    double dmn1 = daemons_cpu_ns(), traced_ops = (double)per_step * steps * rounds;
     /* a live recording's statedump (hooks.c): each graph describes its
      * nodes again, with their totals, before its next run; its cost is the
      * traced step's time with one minus without (medians) */
@@ -236,8 +293,16 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
            "added)%s\n",
            name, moff_all * 1e-6, mon_all * 1e-6, med, lo, hi, (unsigned long long)per_step,
            per_step ? (mon_all - moff_all) / (double)per_step : 0.0, med <= 1.01 ? "" : "  > 1.01");
+    printf("cpu   %-12s %8.3f ms untraced %8.3f ms traced  in the process %+.0f ns/op, in the LTTng daemons ", name,
+           cpu_off * 1e-6, cpu_on * 1e-6, per_step ? (cpu_on - cpu_off) / (double)per_step : 0.0);
+    if (dmn0 >= 0 && dmn1 >= 0 && traced_ops > 0)
+        printf("%.0f ns/op\n", (dmn1 - dmn0) / traced_ops);
+    else
+        printf("? (not in /proc)\n");
     free(on);
     free(off);
+    free(con);
+    free(coff);
     return 0;
 }
 
