@@ -10,6 +10,7 @@
 
 #include "tracer/fields.h"
 #include "tracer/opmatch.h"
+#include "tracer/schema.def"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,95 +19,55 @@
 enum kind {
     K_FOREIGN,
     K_UNKNOWN,
-    K_RUN_BEGIN,
-    K_RUN_END,
-    K_STEP_BEGIN,
-    K_STEP_END,
-    K_NODE_DEF,
-    K_OPS,
-    K_OP_BEGIN,
-    K_OP_END,
-    K_TENSOR_ALLOC,
-    K_TENSOR_FREE,
-    K_RUN_STATE,
-    K_GRAPH_TOTALS
+#define KIND(event, schema) K_##event,
+    FATHOM_SCHEMA_EVENTS(KIND)
+#undef KIND
 };
 
+/* A slot: a member name of the schema, read from whichever event has it. */
 enum slot {
-    F_SCHEMA,
-    F_MODEL,
-    F_MODE,
-    F_PRESET,
-    F_BATCH,
-    F_STEPS,
-    F_THREADS,
-    F_INTER,
-    F_SEED,
-    F_VERSION,
-    F_BLAS,
-    F_CPU,
-    F_STATUS,
-    F_OPS,
-    F_STEP,
-    F_LOSS,
-    F_SEQ,
-    F_GRAPH,
-    F_NODE,
-    F_OP,
-    F_CLS,
-    F_PHASE,
-    F_INPUTS,
-    F_OUTPUTS,
-    F_ATTRS,
-    F_FLOPS,
-    F_BYTES,
-    F_NODES,
-    F_BEGINS,
-    F_ENDS,
-    F_ID,
-    F_ROLE,
-    F_DTYPE,
-    F_SHAPE,
-    F_STEPS_DONE,
-    F_STEP_NS,
-    F_STEP_MIN,
-    F_STEP_MAX,
-    F_OUTSIDE,
-    F_COUNTS,
-    F_NS,
-    F_MIN_NS,
-    F_MAX_NS,
-    NSLOT
+#define SLOT(name) F_##name,
+    FATHOM_SCHEMA_NAMES(SLOT)
+#undef SLOT
+        NSLOT
 };
 
 static const char *const slot_name[NSLOT] = {
-    "schema",      "model",       "mode",        "preset", "batch",  "steps",   "threads", "inter",      "seed",
-    "version",     "blas",        "cpu",         "status", "ops",    "step",    "loss",    "seq",        "graph",
-    "node",        "op",          "cls",         "phase",  "inputs", "outputs", "attrs",   "flops",      "bytes",
-    "nodes",       "begins",      "ends",        "id",     "role",   "dtype",   "shape",   "steps_done", "step_ns",
-    "step_min_ns", "step_max_ns", "outside_ops", "counts", "ns",     "min_ns",  "max_ns",
+#define SLOT(name) #name,
+    FATHOM_SCHEMA_NAMES(SLOT)
+#undef SLOT
 };
 
 #define BIT(f) (1ull << (f))
+_Static_assert(NSLOT <= 64, "the slots of an event make a 64-bit mask");
+#define REQ_BIT_REQ(name) BIT(F_##name) |
+#define REQ_BIT_OPT(name)
+#define REQ_BIT(x, group, name, kind, ctype, src, len, need) REQ_BIT_##need(name)
+#define SEQ_BIT_SEQ(name) BIT(F_##name) |
+#define SEQ_BIT_SCHEMA(name)
+#define SEQ_BIT_INT(name)
+#define SEQ_BIT_FLOAT(name)
+#define SEQ_BIT_STRING(name)
+#define SEQ_BIT_ENUM(name)
+#define SEQ_BIT(x, group, name, kind, ctype, src, len, need) SEQ_BIT_##kind(name)
+
+/* Each event's required members (a row naming no slot does not compile). */
 static const struct {
     const char *name;
     enum kind kind;
     uint64_t required;
 } schema_events[] = {
-    { TRACER_EV_RUN_BEGIN, K_RUN_BEGIN, BIT(F_SCHEMA) },
-    { TRACER_EV_RUN_END, K_RUN_END, 0 },
-    { TRACER_EV_STEP_BEGIN, K_STEP_BEGIN, 0 },
-    { TRACER_EV_STEP_END, K_STEP_END, 0 },
-    { TRACER_EV_NODE_DEF, K_NODE_DEF, BIT(F_GRAPH) | BIT(F_NODE) | BIT(F_OP) },
-    { TRACER_EV_OPS, K_OPS, BIT(F_GRAPH) | BIT(F_NODES) | BIT(F_BEGINS) | BIT(F_ENDS) },
-    { TRACER_EV_OP_BEGIN, K_OP_BEGIN, BIT(F_SEQ) | BIT(F_OP) },
-    { TRACER_EV_OP_END, K_OP_END, BIT(F_SEQ) },
-    { TRACER_EV_TENSOR_ALLOC, K_TENSOR_ALLOC, BIT(F_ID) | BIT(F_BYTES) },
-    { TRACER_EV_TENSOR_FREE, K_TENSOR_FREE, BIT(F_ID) },
-    { TRACER_EV_RUN_STATE, K_RUN_STATE, BIT(F_SCHEMA) | BIT(F_STEPS_DONE) },
-    { TRACER_EV_GRAPH_TOTALS, K_GRAPH_TOTALS,
-      BIT(F_GRAPH) | BIT(F_NODES) | BIT(F_COUNTS) | BIT(F_NS) | BIT(F_MIN_NS) | BIT(F_MAX_NS) },
+#define EVENT(event, schema) { "fathom:" #event, K_##event, FATHOM_SCHEMA_##event(REQ_BIT, _) 0 },
+    FATHOM_SCHEMA_EVENTS(EVENT)
+#undef EVENT
 };
+
+/* The sequences of every event: arrays, else the event is malformed. */
+static const uint64_t array_slots =
+#define EVENT(event, schema) FATHOM_SCHEMA_##event(SEQ_BIT, _)
+    FATHOM_SCHEMA_EVENTS(EVENT)
+#undef EVENT
+        0;
 
 /* How a member's value is read (its field class type, fixed per event class). */
 enum ftype { FT_ABSENT, FT_UINT, FT_SINT, FT_BOOL, FT_FLOAT, FT_ARRAY, FT_OTHER };
@@ -294,10 +255,6 @@ static enum ftype member_ftype(const bt_field_class *fc, int64_t idx)
         return FT_ARRAY;
     return FT_OTHER;
 }
-
-/* The sequences an event kind needs must be arrays. */
-static const uint64_t array_slots =
-    BIT(F_INPUTS) | BIT(F_OUTPUTS) | BIT(F_ATTRS) | BIT(F_NODES) | BIT(F_BEGINS) | BIT(F_ENDS) | BIT(F_SHAPE);
 
 static evinfo *evinfo_make(const bt_event_class *ec)
 {
@@ -594,23 +551,23 @@ static int read_desc(tracer_decoder *d, const bt_field *pl, evinfo *e, tracer_no
                      size_t cl, char *pb, size_t pll)
 {
     memset(n, 0, sizeof *n);
-    n->graph = (uint32_t)slot_u64_or(pl, e, F_GRAPH, 0);
-    n->node = (uint32_t)slot_u64_or(pl, e, F_NODE, 0);
-    n->op = label_of(pl, e, F_OP, e->op_label, 4096, ob, ol);
+    n->graph = (uint32_t)slot_u64_or(pl, e, F_graph, 0);
+    n->node = (uint32_t)slot_u64_or(pl, e, F_node, 0);
+    n->op = label_of(pl, e, F_op, e->op_label, 4096, ob, ol);
     if (!n->op)
         return 1;
-    n->cls = label_of(pl, e, F_CLS, e->cls_label, 256, cb, cl);
-    n->phase = label_of(pl, e, F_PHASE, e->phase_label, 256, pb, pll);
-    n->op_value = slot_value(pl, e, F_OP);
-    n->cls_value = slot_value(pl, e, F_CLS);
-    n->phase_value = slot_value(pl, e, F_PHASE);
-    n->flops = slot_u64_or(pl, e, F_FLOPS, 0);
-    n->bytes = slot_u64_or(pl, e, F_BYTES, 0);
+    n->cls = label_of(pl, e, F_cls, e->cls_label, 256, cb, cl);
+    n->phase = label_of(pl, e, F_phase, e->phase_label, 256, pb, pll);
+    n->op_value = slot_value(pl, e, F_op);
+    n->cls_value = slot_value(pl, e, F_cls);
+    n->phase_value = slot_value(pl, e, F_phase);
+    n->flops = slot_u64_or(pl, e, F_flops, 0);
+    n->bytes = slot_u64_or(pl, e, F_bytes, 0);
     if (d->cb.no_dataflow)
         return 0;
     const bt_field *ai, *ao, *aa;
-    int64_t ni = array_len(pl, e, F_INPUTS, &ai), no = array_len(pl, e, F_OUTPUTS, &ao),
-            na = array_len(pl, e, F_ATTRS, &aa);
+    int64_t ni = array_len(pl, e, F_inputs, &ai), no = array_len(pl, e, F_outputs, &ao),
+            na = array_len(pl, e, F_attrs, &aa);
     ni = ni < 0 ? 0 : ni;
     no = no < 0 ? 0 : no;
     na = na < 0 ? 0 : na;
@@ -747,13 +704,13 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
                   uint64_t ts)
 {
     const bt_field *an, *ab, *ae;
-    int64_t nn = array_len(pl, e, F_NODES, &an), nb = array_len(pl, e, F_BEGINS, &ab),
-            ne = array_len(pl, e, F_ENDS, &ae);
+    int64_t nn = array_len(pl, e, F_nodes, &an), nb = array_len(pl, e, F_begins, &ab),
+            ne = array_len(pl, e, F_ends, &ae);
     if (nn < 0 || nn != nb || nn != ne) {
         t->diag.malformed_events++;
         return 0;
     }
-    uint32_t graph = (uint32_t)slot_u64_or(pl, e, F_GRAPH, 0);
+    uint32_t graph = (uint32_t)slot_u64_or(pl, e, F_graph, 0);
     if (t->joined == 2 && !graph_synced(t, vpid, graph))
         return 0; /* a late viewer: these records are in the graph's totals to come */
     if (grow((void **)&d->nodes, &d->scratch_cap, (size_t)nn + 1, sizeof *d->nodes))
@@ -829,7 +786,7 @@ static void slot_give(dtrace *t, int s)
 static int on_op_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo *e, uint64_t ts, uint64_t vtid)
 {
     uint64_t seq;
-    if (slot_u64(pl, e, F_SEQ, &seq) != 0) {
+    if (slot_u64(pl, e, F_seq, &seq) != 0) {
         t->diag.malformed_events++;
         return 0;
     }
@@ -889,7 +846,7 @@ static int on_op_end(tracer_decoder *d, dtrace *t, const bt_field *pl, const evi
                      uint64_t vtid)
 {
     uint64_t seq;
-    if (slot_u64(pl, e, F_SEQ, &seq) != 0) {
+    if (slot_u64(pl, e, F_seq, &seq) != 0) {
         t->diag.malformed_events++;
         return 0;
     }
@@ -906,8 +863,8 @@ static int on_op_end(tracer_decoder *d, dtrace *t, const bt_field *pl, const evi
         sl->node.cls = sl->cls;
     if (sl->own & 4)
         sl->node.phase = sl->phase;
-    sl->node.flops = slot_u64_or(pl, e, F_FLOPS, 0);
-    sl->node.bytes = slot_u64_or(pl, e, F_BYTES, 0);
+    sl->node.flops = slot_u64_or(pl, e, F_flops, 0);
+    sl->node.bytes = slot_u64_or(pl, e, F_bytes, 0);
     tracer_op op = { .node = &sl->node, .begin = b.ts, .end = ts, .vpid = vpid, .vtid = vtid };
     int rc = deliver(d, t, &op);
     slot_give(t, (int)b.a);
@@ -922,25 +879,30 @@ static int on_op_end(tracer_decoder *d, dtrace *t, const bt_field *pl, const evi
  * middle: "unknown trace schema version 0" before, where the damage was
  * the news). */
 typedef struct runbufs {
-    char mb[32], pb[32], vb[32], bb[32], cb[32], ob[32];
+    char label[NSLOT][32]; /* the labels of the run's strings and enums */
 } runbufs;
+
+/* A row of the run's description or state (tracer/schema.def) read into
+ * its member; absent members read as 0 or NULL. */
+#define READ_ROW(x, group, name, kind, ctype, src, len, need) READ_##kind(ctype, name)
+#define READ_SCHEMA(ctype, name) r.name = (ctype)schema;
+#define READ_INT(ctype, name) r.name = (ctype)slot_u64_or(pl, e, F_##name, 0);
+#define READ_STRING(ctype, name) \
+    r.name = tracer_field_label(member(pl, e, F_##name), b->label[F_##name], sizeof b->label[F_##name]);
+#define READ_ENUM(ctype, name) READ_STRING(ctype, name)
 
 static tracer_run read_run(const bt_field *pl, const evinfo *e, uint64_t schema, runbufs *b)
 {
-    return (tracer_run){
-        .schema = (uint32_t)schema,
-        .model = tracer_field_label(member(pl, e, F_MODEL), b->mb, sizeof b->mb),
-        .mode = tracer_field_label(member(pl, e, F_MODE), b->ob, sizeof b->ob),
-        .preset = tracer_field_label(member(pl, e, F_PRESET), b->pb, sizeof b->pb),
-        .version = tracer_field_label(member(pl, e, F_VERSION), b->vb, sizeof b->vb),
-        .blas = tracer_field_label(member(pl, e, F_BLAS), b->bb, sizeof b->bb),
-        .cpu = tracer_field_label(member(pl, e, F_CPU), b->cb, sizeof b->cb),
-        .batch = (uint32_t)slot_u64_or(pl, e, F_BATCH, 0),
-        .steps = (uint32_t)slot_u64_or(pl, e, F_STEPS, 0),
-        .threads = (uint32_t)slot_u64_or(pl, e, F_THREADS, 0),
-        .inter = (uint32_t)slot_u64_or(pl, e, F_INTER, 0),
-        .seed = slot_u64_or(pl, e, F_SEED, 0),
-    };
+    tracer_run r;
+    FATHOM_SCHEMA_RUN(READ_ROW, _)
+    return r;
+}
+
+static tracer_state read_state(const bt_field *pl, const evinfo *e)
+{
+    tracer_state r;
+    FATHOM_SCHEMA_STATE(READ_ROW, _)
+    return r;
 }
 
 /* The statedump (decode.h): ignored by a reader that saw the run begin;
@@ -948,7 +910,7 @@ static tracer_run read_run(const bt_field *pl, const evinfo *e, uint64_t schema,
 static int on_run_state(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e)
 {
     uint64_t schema = 0;
-    if (slot_u64(pl, e, F_SCHEMA, &schema) != 0 || schema != TRACER_SCHEMA_V2) {
+    if (slot_u64(pl, e, F_schema, &schema) != 0 || schema != TRACER_SCHEMA_V2) {
         t->diag.malformed_events++;
         return 0;
     }
@@ -966,13 +928,7 @@ static int on_run_state(tracer_decoder *d, dtrace *t, const bt_field *pl, const 
     t->diag.schema = (uint32_t)schema;
     runbufs b;
     tracer_run r = read_run(pl, e, schema, &b);
-    tracer_state st = {
-        .steps_done = slot_u64_or(pl, e, F_STEPS_DONE, 0),
-        .step_ns = slot_u64_or(pl, e, F_STEP_NS, 0),
-        .step_min_ns = slot_u64_or(pl, e, F_STEP_MIN, 0),
-        .step_max_ns = slot_u64_or(pl, e, F_STEP_MAX, 0),
-        .outside_ops = slot_u64_or(pl, e, F_OUTSIDE, 0),
-    };
+    tracer_state st = read_state(pl, e);
     t->diag.records = st.outside_ops;
     return d->cb.run_state ? d->cb.run_state(t->user, &r, &st) : 0;
 }
@@ -981,12 +937,12 @@ static int on_run_state(tracer_decoder *d, dtrace *t, const bt_field *pl, const 
  * so far; its records count from here on. */
 static int on_graph_totals(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e, uint64_t vpid)
 {
-    uint32_t graph = (uint32_t)slot_u64_or(pl, e, F_GRAPH, 0);
+    uint32_t graph = (uint32_t)slot_u64_or(pl, e, F_graph, 0);
     if (t->joined != 2 || graph_synced(t, vpid, graph))
         return 0;
     const bt_field *an, *a[4];
-    int64_t nn = array_len(pl, e, F_NODES, &an);
-    const enum slot f[4] = { F_COUNTS, F_NS, F_MIN_NS, F_MAX_NS };
+    int64_t nn = array_len(pl, e, F_nodes, &an);
+    const enum slot f[4] = { F_counts, F_ns, F_min_ns, F_max_ns };
     for (int k = 0; k < 4; k++)
         if (array_len(pl, e, f[k], &a[k]) != nn)
             nn = -1;
@@ -1028,7 +984,7 @@ static int on_graph_totals(tracer_decoder *d, dtrace *t, const bt_field *pl, con
 static int on_run_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e)
 {
     uint64_t schema = 0;
-    if (slot_u64(pl, e, F_SCHEMA, &schema) != 0 || schema == 0) {
+    if (slot_u64(pl, e, F_schema, &schema) != 0 || schema == 0) {
         t->diag.malformed_events++;
         return 0;
     }
@@ -1051,17 +1007,17 @@ static int on_run_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, const 
 static int on_tensor_alloc(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo *e, uint64_t ts)
 {
     uint64_t id, bytes;
-    if (slot_u64(pl, e, F_ID, &id) != 0 || slot_u64(pl, e, F_BYTES, &bytes) != 0) {
+    if (slot_u64(pl, e, F_id, &id) != 0 || slot_u64(pl, e, F_bytes, &bytes) != 0) {
         t->diag.malformed_events++;
         return 0;
     }
     char rb[32], db[32];
     tracer_tensor x = { .id = (uint32_t)id, .bytes = bytes };
-    x.role = label_of(pl, e, F_ROLE, e->role_label, 64, rb, sizeof rb); /* per event: the labels cached */
-    x.dtype = label_of(pl, e, F_DTYPE, e->dtype_label, 64, db, sizeof db);
-    x.role_value = slot_value(pl, e, F_ROLE);
+    x.role = label_of(pl, e, F_role, e->role_label, 64, rb, sizeof rb); /* per event: the labels cached */
+    x.dtype = label_of(pl, e, F_dtype, e->dtype_label, 64, db, sizeof db);
+    x.role_value = slot_value(pl, e, F_role);
     const bt_field *as;
-    int64_t nd = array_len(pl, e, F_SHAPE, &as);
+    int64_t nd = array_len(pl, e, F_shape, &as);
     if (nd >= 0 && nd <= TRACER_MAX_DIMS && array_u32(as, (uint64_t)nd, x.shape) == 0) {
         x.ndim = (uint32_t)nd;
         x.shape_ok = 1;
@@ -1118,28 +1074,28 @@ static int on_event(tracer_decoder *d, const bt_message *msg)
     const tracer_decode_cbs *cb = &d->cb;
     uint64_t v;
     switch (e->kind) {
-    case K_RUN_BEGIN: return on_run_begin(d, t, pl, e);
-    case K_RUN_END:
-        v = slot_u64_or(pl, e, F_OPS, 0);
+    case K_run_begin: return on_run_begin(d, t, pl, e);
+    case K_run_end:
+        v = slot_u64_or(pl, e, F_ops, 0);
         t->diag.run_end_ops += v;
         t->diag.run_ends++;
-        return cb->run_end ? cb->run_end(t->user, (int32_t)slot_u64_or(pl, e, F_STATUS, 0), v) : 0;
-    case K_STEP_BEGIN: return cb->step_begin ? cb->step_begin(t->user, ts, (uint32_t)slot_u64_or(pl, e, F_STEP, 0)) : 0;
-    case K_STEP_END: {
+        return cb->run_end ? cb->run_end(t->user, (int32_t)slot_u64_or(pl, e, F_status, 0), v) : 0;
+    case K_step_begin: return cb->step_begin ? cb->step_begin(t->user, ts, (uint32_t)slot_u64_or(pl, e, F_step, 0)) : 0;
+    case K_step_end: {
         double loss = 0;
-        if (e->ftype[F_LOSS] == FT_FLOAT)
-            loss = bt_field_real_double_precision_get_value(member(pl, e, F_LOSS));
-        return cb->step_end ? cb->step_end(t->user, ts, (uint32_t)slot_u64_or(pl, e, F_STEP, 0), loss) : 0;
+        if (e->ftype[F_loss] == FT_FLOAT)
+            loss = bt_field_real_double_precision_get_value(member(pl, e, F_loss));
+        return cb->step_end ? cb->step_end(t->user, ts, (uint32_t)slot_u64_or(pl, e, F_step, 0), loss) : 0;
     }
-    case K_NODE_DEF: return on_node_def(d, t, pl, e, vpid, ts);
-    case K_OPS: return on_ops(d, t, pl, e, vpid, vtid, ts);
-    case K_OP_BEGIN: return on_op_begin(d, t, pl, e, ts, vtid);
-    case K_OP_END: return on_op_end(d, t, pl, e, ts, vpid, vtid);
-    case K_TENSOR_ALLOC: return on_tensor_alloc(d, t, pl, e, ts);
-    case K_RUN_STATE: return on_run_state(d, t, pl, e);
-    case K_GRAPH_TOTALS: return on_graph_totals(d, t, pl, e, vpid);
-    case K_TENSOR_FREE:
-        if (slot_u64(pl, e, F_ID, &v) != 0) {
+    case K_node_def: return on_node_def(d, t, pl, e, vpid, ts);
+    case K_ops: return on_ops(d, t, pl, e, vpid, vtid, ts);
+    case K_op_begin: return on_op_begin(d, t, pl, e, ts, vtid);
+    case K_op_end: return on_op_end(d, t, pl, e, ts, vpid, vtid);
+    case K_tensor_alloc: return on_tensor_alloc(d, t, pl, e, ts);
+    case K_run_state: return on_run_state(d, t, pl, e);
+    case K_graph_totals: return on_graph_totals(d, t, pl, e, vpid);
+    case K_tensor_free:
+        if (slot_u64(pl, e, F_id, &v) != 0) {
             t->diag.malformed_events++;
             return 0;
         }

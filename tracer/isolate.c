@@ -300,21 +300,15 @@ static int c_event(void *user, const char *name, uint64_t ts)
     return w_end(w);
 }
 
-static void w_run(wbuf *w, const tracer_run *r)
-{
-    W_VAL(w, r->schema);
-    w_str(w, r->model);
-    w_str(w, r->mode);
-    w_str(w, r->preset);
-    w_str(w, r->version);
-    w_str(w, r->blas);
-    w_str(w, r->cpu);
-    W_VAL(w, r->batch);
-    W_VAL(w, r->steps);
-    W_VAL(w, r->threads);
-    W_VAL(w, r->inter);
-    W_VAL(w, r->seed);
-}
+/* The run's description on the wire: its rows (tracer/schema.def) in order,
+ * strings and enum labels as strings, numbers as their bytes. */
+#define W_ROW(x, group, name, kind, ctype, src, len, need) W_##kind(r->name);
+#define W_SCHEMA(v) W_VAL(w, v)
+#define W_INT(v) W_VAL(w, v)
+#define W_STRING(v) w_str(w, v)
+#define W_ENUM(v) w_str(w, v)
+
+static void w_run(wbuf *w, const tracer_run *r) { FATHOM_SCHEMA_RUN(W_ROW, _) }
 
 static int c_run_begin(void *user, const tracer_run *r)
 {
@@ -785,6 +779,15 @@ static int r_node(rd *r, pnode *pn)
     return r->bad ? -1 : 0;
 }
 
+/* The run's description as w_run wrote it. */
+#define R_ROW(x, group, name, kind, ctype, src, len, need) R_##kind(run->name);
+#define R_SCHEMA(v) R_VAL(r, v)
+#define R_INT(v) R_VAL(r, v)
+#define R_STRING(v) v = r_str(r)
+#define R_ENUM(v) v = r_str(r)
+
+static void r_run(rd *r, tracer_run *run) { FATHOM_SCHEMA_RUN(R_ROW, _) }
+
 /* One frame to the callbacks: 0, -1 when a callback stopped (or out of
  * memory), -2 when the frame is malformed. */
 static int dispatch(parent *P, uint8_t kind, rd *r)
@@ -821,18 +824,7 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
     case W_RUN_STATE: {
         tracer_run run;
         tracer_state st;
-        R_VAL(r, run.schema);
-        run.model = r_str(r);
-        run.mode = r_str(r);
-        run.preset = r_str(r);
-        run.version = r_str(r);
-        run.blas = r_str(r);
-        run.cpu = r_str(r);
-        R_VAL(r, run.batch);
-        R_VAL(r, run.steps);
-        R_VAL(r, run.threads);
-        R_VAL(r, run.inter);
-        R_VAL(r, run.seed);
+        r_run(r, &run);
         if (kind == W_RUN_STATE) {
             R_VAL(r, st);
             return r->bad ? -2 : cb->run_state ? cb->run_state(P->user, &run, &st) : 0;
