@@ -8,6 +8,7 @@
  * diagnostics. */
 #include "tracer/decode.h"
 
+#include "base/alloc.h"
 #include "tracer/fields.h"
 #include "tracer/opmatch.h"
 #include "tracer/schema.def"
@@ -147,7 +148,7 @@ struct tracer_decoder {
 
 tracer_decoder *tracer_decoder_create(const tracer_decode_cbs *cbs, void *ctx)
 {
-    tracer_decoder *d = calloc(1, sizeof *d);
+    tracer_decoder *d = exec_calloc(1, sizeof *d);
     if (!d)
         return NULL;
     d->cb = *cbs;
@@ -157,11 +158,11 @@ tracer_decoder *tracer_decoder_create(const tracer_decode_cbs *cbs, void *ctx)
 
 static void node_free(tracer_node *n)
 {
-    free((void *)n->op);
-    free((void *)n->cls);
-    free((void *)n->phase);
-    free((void *)n->inputs);
-    free((void *)n->attrs);
+    exec_free((void *)n->op);
+    exec_free((void *)n->cls);
+    exec_free((void *)n->phase);
+    exec_free((void *)n->inputs);
+    exec_free((void *)n->attrs);
     memset(n, 0, sizeof *n);
 }
 
@@ -170,30 +171,30 @@ void tracer_decoder_destroy(tracer_decoder *d)
     if (!d)
         return;
     for (size_t i = 0; i < d->ev_cap; i++)
-        free(d->ev[i]);
-    free(d->ev);
+        exec_free(d->ev[i]);
+    exec_free(d->ev);
     for (size_t t = 0; t < d->ntr; t++) {
         dtrace *tr = &d->tr[t];
         for (size_t i = 0; i < tr->nodes_cap; i++)
             if (tr->nodes[i].node.op)
                 node_free(&tr->nodes[i].node);
-        free(tr->nodes);
+        exec_free(tr->nodes);
         tracer_opmatch_clear(&tr->pend);
         for (int i = 0; i < tr->nslots; i++) {
-            free(tr->slots[i].io);
-            free(tr->slots[i].attrs);
+            exec_free(tr->slots[i].io);
+            exec_free(tr->slots[i].attrs);
         }
-        free(tr->slots);
-        free(tr->thr);
-        free(tr->synced);
+        exec_free(tr->slots);
+        exec_free(tr->thr);
+        exec_free(tr->synced);
     }
-    free(d->tr);
-    free(d->nodes);
-    free(d->begins);
-    free(d->ends);
-    free(d->io);
-    free(d->attrs);
-    free(d);
+    exec_free(d->tr);
+    exec_free(d->nodes);
+    exec_free(d->begins);
+    exec_free(d->ends);
+    exec_free(d->io);
+    exec_free(d->attrs);
+    exec_free(d);
 }
 
 static _Thread_local uint64_t cur_ts, cur_vpid, cur_vtid; /* the event being decoded */
@@ -258,7 +259,7 @@ static enum ftype member_ftype(const bt_field_class *fc, int64_t idx)
 
 static evinfo *evinfo_make(const bt_event_class *ec)
 {
-    evinfo *e = calloc(1, sizeof *e);
+    evinfo *e = exec_calloc(1, sizeof *e);
     if (!e)
         return NULL;
     e->ec = ec;
@@ -306,7 +307,7 @@ static evinfo *evinfo_get(tracer_decoder *d, const bt_event_class *ec)
                 return d->last = d->ev[h];
     if ((d->ev_len + 1) * 2 > d->ev_cap) {
         size_t cap = d->ev_cap ? d->ev_cap * 2 : 32;
-        evinfo **t = calloc(cap, sizeof *t);
+        evinfo **t = exec_calloc(cap, sizeof *t);
         if (!t)
             return NULL;
         for (size_t i = 0; i < d->ev_cap; i++) {
@@ -317,7 +318,7 @@ static evinfo *evinfo_get(tracer_decoder *d, const bt_event_class *ec)
                 h = (h + 1) & (cap - 1);
             t[h] = d->ev[i];
         }
-        free(d->ev);
+        exec_free(d->ev);
         d->ev = t;
         d->ev_cap = cap;
     }
@@ -408,7 +409,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     size_t c = *cap ? *cap : 16;
     while (c < need)
         c *= 2;
-    void *q = realloc(*p, c * elem);
+    void *q = exec_realloc(*p, c * elem);
     if (!q)
         return -1;
     *p = q;
@@ -424,7 +425,7 @@ static dtrace *trace_of(tracer_decoder *d, const bt_trace *trace)
     for (size_t i = 0; i < d->ntr; i++)
         if (d->tr[i].trace == trace)
             return d->last_tr = &d->tr[i];
-    dtrace *v = realloc(d->tr, (d->ntr + 1) * sizeof *v);
+    dtrace *v = exec_realloc(d->tr, (d->ntr + 1) * sizeof *v);
     if (!v)
         return NULL;
     d->tr = v;
@@ -495,7 +496,7 @@ static dnode *node_insert(dtrace *t, uint64_t vpid, uint32_t graph, uint32_t nod
 {
     if ((t->nodes_len + 1) * 2 > t->nodes_cap) {
         size_t cap = t->nodes_cap ? t->nodes_cap * 2 : 256;
-        dnode *v = calloc(cap, sizeof *v);
+        dnode *v = exec_calloc(cap, sizeof *v);
         if (!v)
             return NULL;
         for (size_t i = 0; i < t->nodes_cap; i++) {
@@ -506,7 +507,7 @@ static dnode *node_insert(dtrace *t, uint64_t vpid, uint32_t graph, uint32_t nod
                 h = (h + 1) & (cap - 1);
             v[h] = t->nodes[i];
         }
-        free(t->nodes);
+        exec_free(t->nodes);
         t->nodes = v;
         t->nodes_cap = cap;
     }
@@ -521,7 +522,7 @@ static dnode *node_insert(dtrace *t, uint64_t vpid, uint32_t graph, uint32_t nod
 static char *dup_label(const char *s)
 {
     size_t n = strlen(s) + 1;
-    char *c = malloc(n);
+    char *c = exec_malloc(n);
     if (c)
         memcpy(c, s, n);
     return c;
@@ -621,19 +622,19 @@ static int on_node_def(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo 
     }
     tracer_node *c = &old->node;
     *c = n;
-    uint32_t *io = malloc((n.nin + n.nout + 1) * sizeof *io);
-    int64_t *at = malloc((n.nattrs + 1) * sizeof *at);
+    uint32_t *io = exec_malloc((n.nin + n.nout + 1) * sizeof *io);
+    int64_t *at = exec_malloc((n.nattrs + 1) * sizeof *at);
     c->op = dup_label(n.op);
     c->cls = n.cls ? dup_label(n.cls) : NULL;
     c->phase = n.phase ? dup_label(n.phase) : NULL;
     c->inputs = io;
     c->attrs = at;
     if (!io || !at || !c->op || (n.cls && !c->cls) || (n.phase && !c->phase)) {
-        free(io);
-        free(at);
-        free((void *)c->op);
-        free((void *)c->cls);
-        free((void *)c->phase);
+        exec_free(io);
+        exec_free(at);
+        exec_free((void *)c->op);
+        exec_free((void *)c->cls);
+        exec_free((void *)c->phase);
         memset(c, 0, sizeof *c);
         t->nodes_len--; /* an empty slot again (op == NULL); probe chains stay valid: never removed */
         return oom(d);
@@ -683,7 +684,7 @@ static uint64_t *thread_last(dtrace *t, uint64_t vpid, uint64_t vtid)
         return NULL;
     if (t->nthr == t->cap_thr) {
         size_t cap = t->cap_thr ? 2 * t->cap_thr : 16;
-        struct dthread *v = realloc(t->thr, cap * sizeof *v);
+        struct dthread *v = exec_realloc(t->thr, cap * sizeof *v);
         if (!v)
             return NULL;
         t->thr = v, t->cap_thr = cap;
@@ -716,11 +717,11 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
     if (grow((void **)&d->nodes, &d->scratch_cap, (size_t)nn + 1, sizeof *d->nodes))
         return oom(d);
     size_t cap = d->scratch_cap;
-    uint64_t *b = realloc(d->begins, cap * sizeof *b);
+    uint64_t *b = exec_realloc(d->begins, cap * sizeof *b);
     if (!b)
         return oom(d);
     d->begins = b;
-    uint64_t *en = realloc(d->ends, cap * sizeof *en);
+    uint64_t *en = exec_realloc(d->ends, cap * sizeof *en);
     if (!en)
         return oom(d);
     d->ends = en;
@@ -767,7 +768,7 @@ static int slot_take(dtrace *t)
     }
     if (t->nslots == t->cap_slots) { /* geometric: as many slots as ops in flight */
         int cap = t->cap_slots ? t->cap_slots * 2 : 64;
-        s1slot *v = realloc(t->slots, (size_t)cap * sizeof *v);
+        s1slot *v = exec_realloc(t->slots, (size_t)cap * sizeof *v);
         if (!v)
             return -1;
         t->slots = v;
