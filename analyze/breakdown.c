@@ -19,6 +19,32 @@ typedef struct views {
     size_t *cord;     /* classes, by time descending */
 } views;
 
+/* A GPU trace's device time by the host op type that launched it
+ * (device.h): per op type, and what no host op launched; ns NULL when the
+ * trace links no device activity to its host ops. */
+typedef struct launched {
+    uint64_t *ns, *count;
+    uint64_t un_ns, un_count;
+} launched;
+
+/* 0, or -1 out of memory. */
+static int launched_make(const analyze_profile *p, launched *l)
+{
+    memset(l, 0, sizeof *l);
+    if (!analyze_devices_any(p->devices))
+        return 0;
+    l->ns = exec_malloc((p->nops ? p->nops : 1) * sizeof *l->ns);
+    l->count = exec_malloc((p->nops ? p->nops : 1) * sizeof *l->count);
+    if (!l->ns || !l->count) {
+        exec_free(l->ns), exec_free(l->count);
+        return -1;
+    }
+    analyze_devices_by_op(p->devices, p->nops, l->ns, l->count, &l->un_ns, &l->un_count);
+    return 0;
+}
+
+static void launched_free(launched *l) { exec_free(l->ns), exec_free(l->count); }
+
 static void views_free(views *v) { exec_free(v->ord), exec_free(v->cs), exec_free(v->cord); }
 
 /* 0, or -1 (nothing held) on out of memory. */
@@ -120,8 +146,13 @@ static json_t *breakdown_json_trace(const analyze_profile *p)
     uint64_t total = analyze_profile_total_ns(p);
     json_t *t = json_object(), *ops = json_array(), *cls = json_array();
     views v = { 0 };
-    if (!t || !ops || !cls || views_make(p, &v)) { /* views_make holds nothing when it fails */
+    launched l;
+    if (!t || !ops || !cls || launched_make(p, &l)) {
         json_decref(t), json_decref(ops), json_decref(cls);
+        return NULL;
+    }
+    if (views_make(p, &v)) { /* views_make holds nothing when it fails */
+        json_decref(t), json_decref(ops), json_decref(cls), launched_free(&l);
         return NULL;
     }
     size_t *ord = v.ord, *cord = v.cord;
@@ -130,9 +161,14 @@ static json_t *breakdown_json_trace(const analyze_profile *p)
         const analyze_optype *o = &p->ops[ord[i]];
         if (!o->all.count)
             continue;
-        json_array_append_new(ops, json_pack("{s:s, s:s, s:I, s:I, s:f}", "op", o->name, "class", p->classes[o->cls],
-                                             "ns", (json_int_t)o->all.ns, "count", (json_int_t)o->all.count, "share",
-                                             share(o->all.ns, total)));
+        json_t *e =
+            json_pack("{s:s, s:s, s:I, s:I, s:f}", "op", o->name, "class", p->classes[o->cls], "ns",
+                      (json_int_t)o->all.ns, "count", (json_int_t)o->all.count, "share", share(o->all.ns, total));
+        if (e && l.ns) { /* the device time of what its ops launched, never in ns */
+            json_object_set_new(e, "device_ns", json_integer((json_int_t)l.ns[ord[i]]));
+            json_object_set_new(e, "device_count", json_integer((json_int_t)l.count[ord[i]]));
+        }
+        json_array_append_new(ops, e);
     }
     for (size_t i = 0; i < p->nclasses; i++) {
         const analyze_stat *c = &cs[cord[i]];
@@ -147,7 +183,12 @@ static json_t *breakdown_json_trace(const analyze_profile *p)
     json_object_set_new(t, "total_ns", json_integer((json_int_t)total));
     json_object_set_new(t, "op_types", ops);
     json_object_set_new(t, "classes", cls);
+    if (l.ns) {
+        json_object_set_new(t, "device_unlaunched_ns", json_integer((json_int_t)l.un_ns));
+        json_object_set_new(t, "device_unlaunched", json_integer((json_int_t)l.un_count));
+    }
     views_free(&v);
+    launched_free(&l);
     if (p->devices) { /* a trace with device activity */
         json_t *dev = devices_json(p);
         if (!dev) {
@@ -204,7 +245,7 @@ static int breakdown_csv(FILE *f, analyze_profile *const *pp, size_t n)
 }
 
 static void breakdown_text_trace(FILE *f, const analyze_profile *p, size_t top, size_t *ord, analyze_stat *cs,
-                                 size_t *cord)
+                                 size_t *cord, const launched *l)
 {
     const analyze_meta *m = &p->meta;
     uint64_t total = analyze_profile_total_ns(p);
@@ -238,8 +279,8 @@ static void breakdown_text_trace(FILE *f, const analyze_profile *p, size_t top, 
     int nw = 30; /* the op name column fits the longest name */
     for (size_t i = 0; i < p->nops; i++)
         nw = analyze_out_width(nw, p->ops[i].name);
-    fprintf(f, "\n%-*s %-13s %8s %11s %7s %7s %10s %10s %10s\n", nw, "op type", "class", "count", "total ms", "share",
-            "cum", "mean us", "min us", "max us");
+    fprintf(f, "\n%-*s %-13s %8s %11s %7s %7s %10s %10s %10s%s\n", nw, "op type", "class", "count", "total ms", "share",
+            "cum", "mean us", "min us", "max us", l->ns ? "   device ms" : "");
     double cum = 0;
     size_t shown = 0, live = 0;
     for (size_t i = 0; i < p->nops; i++) {
@@ -251,14 +292,38 @@ static void breakdown_text_trace(FILE *f, const analyze_profile *p, size_t top, 
         if (top && shown >= top)
             continue;
         shown++;
-        fprintf(f, "%-*s %-13s %8llu %11.3f %6.1f%% %6.1f%% %10.2f %10.2f %10.2f\n", nw, o->name, p->classes[o->cls],
+        fprintf(f, "%-*s %-13s %8llu %11.3f %6.1f%% %6.1f%% %10.2f %10.2f %10.2f", nw, o->name, p->classes[o->cls],
                 (unsigned long long)o->all.count, (double)o->all.ns / 1e6, 100.0 * share(o->all.ns, total), 100.0 * cum,
                 analyze_stat_mean(&o->all) / 1e3, (double)o->all.min_ns / 1e3, (double)o->all.max_ns / 1e3);
+        if (l->ns)
+            fprintf(f, " %11.3f", (double)l->ns[ord[i]] / 1e6);
+        fputc('\n', f);
     }
     if (shown < live)
         fprintf(f, "(%zu more op types)\n", live - shown);
     fprintf(f, "%zu of %zu op types make %.0f%% of the op time.\n",
             analyze_ops_for_share(p, ord, ANALYZE_CUMULATIVE_SHARE), live, 100 * ANALYZE_CUMULATIVE_SHARE);
+    if (l->ns) { /* the op that launched most device time, in words */
+        size_t best = SIZE_MAX;
+        uint64_t sum = 0;
+        for (size_t i = 0; i < p->nops; i++) {
+            sum += l->ns[i];
+            if (l->ns[i] && (best == SIZE_MAX || l->ns[i] > l->ns[best]))
+                best = i;
+        }
+        if (best != SIZE_MAX)
+            fprintf(f,
+                    "device ms: the device activity each op type launched (never in total ms); the most: %s, "
+                    "%.3f ms on the CPU, %.3f ms of GPU activity.\n",
+                    p->ops[best].name, (double)p->ops[best].all.ns / 1e6, (double)l->ns[best] / 1e6);
+        fprintf(f, "device activity launched by host ops: %.3f ms", (double)sum / 1e6);
+        if (l->un_count)
+            fprintf(f,
+                    "; by none (CUDA graph replays, launches outside any op, archives older than the link): "
+                    "%.3f ms in %llu",
+                    (double)l->un_ns / 1e6, (unsigned long long)l->un_count);
+        fputc('\n', f);
+    }
 
     fprintf(f, "\n%-30s %8s %11s %7s\n", "class", "count", "total ms", "share");
     for (size_t i = 0; i < p->nclasses; i++) {
@@ -365,8 +430,14 @@ int analyze_breakdown(FILE *f, analyze_profile *const *pp, size_t n, cli_format 
         views v;
         if (views_make(p, &v))
             return -1;
-        breakdown_text_trace(f, p, top, v.ord, v.cs, v.cord);
+        launched l;
+        if (launched_make(p, &l)) {
+            views_free(&v);
+            return -1;
+        }
+        breakdown_text_trace(f, p, top, v.ord, v.cs, v.cord, &l);
         views_free(&v);
+        launched_free(&l);
         if (devices_text(f, p, top ? top : 10))
             return -1;
     }

@@ -63,6 +63,14 @@ typedef struct stream {
     size_t n, cap;
 } stream;
 
+/* A launch number's host op type and the activities it launched so far
+ * (they may come before the op: each stream's records are emitted apart). */
+typedef struct launch {
+    uint64_t id; /* 0: empty slot */
+    int32_t op;  /* -1: no host op seen yet */
+    uint64_t ns, count;
+} launch;
+
 struct analyze_devices {
     struct kern {
         char *name;
@@ -71,7 +79,10 @@ struct analyze_devices {
     size_t nk, capk;
     stream *s;
     size_t ns, caps;
-    size_t last; /* the stream of the last activity */
+    size_t last;                          /* the stream of the last activity */
+    launch *l;                            /* open addressing on id */
+    size_t nl, capl;                      /* used slots, slots (a power of two) */
+    uint64_t nolaunch_ns, nolaunch_count; /* activities of launch number 0 */
 };
 
 analyze_devices *analyze_devices_create(void) { return exec_calloc(1, sizeof(analyze_devices)); }
@@ -86,6 +97,7 @@ void analyze_devices_destroy(analyze_devices *d)
     for (size_t i = 0; i < d->ns; i++)
         exec_free(d->s[i].v);
     exec_free(d->s);
+    exec_free(d->l);
     exec_free(d);
 }
 
@@ -132,14 +144,83 @@ static stream *stream_of(analyze_devices *d, uint64_t tid)
     return s;
 }
 
-int analyze_devices_add(analyze_devices *d, uint64_t tid, int k, uint64_t b, uint64_t e)
+/* The slot of launch number id (not 0), added when new; NULL out of memory. */
+static launch *launch_of(analyze_devices *d, uint64_t id)
+{
+    if ((d->nl + 1) * 2 > d->capl) {
+        size_t cap = d->capl ? d->capl * 2 : 256;
+        launch *v = exec_calloc(cap, sizeof *v);
+        if (!v)
+            return NULL;
+        for (size_t i = 0; i < d->capl; i++) {
+            if (!d->l[i].id)
+                continue;
+            size_t h = (size_t)(d->l[i].id * UINT64_C(0x9E3779B97F4A7C15) >> 20) & (cap - 1);
+            while (v[h].id)
+                h = (h + 1) & (cap - 1);
+            v[h] = d->l[i];
+        }
+        exec_free(d->l);
+        d->l = v, d->capl = cap;
+    }
+    size_t h = (size_t)(id * UINT64_C(0x9E3779B97F4A7C15) >> 20) & (d->capl - 1);
+    while (d->l[h].id && d->l[h].id != id)
+        h = (h + 1) & (d->capl - 1);
+    if (!d->l[h].id) {
+        d->l[h] = (launch){ .id = id, .op = -1 };
+        d->nl++;
+    }
+    return &d->l[h];
+}
+
+int analyze_devices_add(analyze_devices *d, uint64_t tid, int k, uint64_t b, uint64_t e, uint64_t launch_id)
 {
     stream *s = stream_of(d, tid);
     if (!s || grow((void **)&s->v, &s->cap, s->n, sizeof *s->v))
         return -1;
     s->v[s->n++] = (span){ b, e >= b ? e : b, (uint32_t)k };
+    uint64_t ns = e >= b ? e - b : 0;
+    if (!launch_id) {
+        d->nolaunch_ns += ns, d->nolaunch_count++;
+        return 0;
+    }
+    launch *l = launch_of(d, launch_id);
+    if (!l)
+        return -1;
+    l->ns += ns, l->count++;
     return 0;
 }
+
+int analyze_devices_launcher(analyze_devices *d, uint64_t launch_id, int op)
+{
+    launch *l = launch_id ? launch_of(d, launch_id) : NULL;
+    if (launch_id && !l)
+        return -1;
+    if (l && l->op < 0)
+        l->op = op;
+    return 0;
+}
+
+void analyze_devices_by_op(const analyze_devices *d, size_t nops, uint64_t *ns, uint64_t *count, uint64_t *un_ns,
+                           uint64_t *un_count)
+{
+    memset(ns, 0, nops * sizeof *ns);
+    memset(count, 0, nops * sizeof *count);
+    *un_ns = d ? d->nolaunch_ns : 0;
+    *un_count = d ? d->nolaunch_count : 0;
+    for (size_t i = 0; d && i < d->capl; i++) {
+        const launch *l = &d->l[i];
+        if (!l->id)
+            continue;
+        if (l->op >= 0 && (size_t)l->op < nops) {
+            ns[l->op] += l->ns, count[l->op] += l->count;
+        } else {
+            *un_ns += l->ns, *un_count += l->count;
+        }
+    }
+}
+
+int analyze_devices_any(const analyze_devices *d) { return d && (d->nl > 0 || d->ns > 0); }
 
 int analyze_devices_name_streams(analyze_devices *d, const char *map)
 {

@@ -54,8 +54,20 @@ analyze_devices *analyze_devices_create(void);
 void analyze_devices_destroy(analyze_devices *d);
 /* The number of a kernel (name, class), added on first sight; -1 out of memory. */
 int analyze_devices_kernel(analyze_devices *d, const char *name, int cls);
-/* One activity of kernel k on stream (a thread id) from b to e ns; 0 or -1. */
-int analyze_devices_add(analyze_devices *d, uint64_t stream, int k, uint64_t b, uint64_t e);
+/* One activity of kernel k on stream (a thread id) from b to e ns, of
+ * launch number launch (0: none, fathom-trace(5)'s ops.launches); 0 or -1. */
+int analyze_devices_add(analyze_devices *d, uint64_t stream, int k, uint64_t b, uint64_t e, uint64_t launch);
+/* The host op of launch number launch (not 0) is of op type op (the
+ * profile's); the first one named wins.  0 or -1 (out of memory). */
+int analyze_devices_launcher(analyze_devices *d, uint64_t launch, int op);
+/* Per op type (nops of them): the time and the number of the device
+ * activities that its ops launched, into ns[] and count[] (zeroed first);
+ * *un_ns and *un_count: the activities no host op launched (no launch
+ * number, or one no host op carries: CUDA graph replays outside any op). */
+void analyze_devices_by_op(const analyze_devices *d, size_t nops, uint64_t *ns, uint64_t *count, uint64_t *un_ns,
+                           uint64_t *un_count);
+/* Whether the trace has device activity, or host ops that launched some. */
+int analyze_devices_any(const analyze_devices *d);
 /* Names the streams' devices from "TID=DEVICE/STREAM,..." (a MANIFEST's
  * device.streams); streams not named are of device "gpu". 0 or -1. */
 int analyze_devices_name_streams(analyze_devices *d, const char *map);

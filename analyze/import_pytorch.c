@@ -142,7 +142,7 @@ void imp_trace_destroy(imp_trace *t)
         exec_free(t->tracks[i].procname);
     exec_free(t->protos), exec_free(t->nodes), exec_free(t->tensors), exec_free(t->tracks), exec_free(t->recs),
         exec_free(t->steps);
-    exec_free(t->cpu_ext), exec_free(t->kern_ext);
+    exec_free(t->cpu_ext), exec_free(t->kern_ext), exec_free(t->rt), exec_free(t->launch);
     strtab_destroy(t->names), strtab_destroy(t->protokeys), strtab_destroy(t->nodekeys);
     strtab_destroy(t->trackkeys), strtab_destroy(t->tensorkeys);
     exec_free(t->path), exec_free(t->key);
@@ -798,8 +798,8 @@ static int64_t track_of_ints(imp_trace *t, int64_t pid, int64_t tid, int gpu)
 typedef struct pt_event {
     const char *ph, *name, *cat;
     int64_t ts, dur;
-    int has_ext;
-    int64_t ext;
+    int has_ext, has_corr;
+    int64_t ext, corr;
     const json_t *e;
     const analyze_scan_event *x;
     int64_t pid, tid;
@@ -846,6 +846,16 @@ static int profiler_interpret(imp_trace *t, const pt_event *v)
                (!cat || strcmp(cat, "cpu_op") == 0 || strcmp(cat, "Operator") == 0 || strcmp(cat, "operator") == 0)) {
         kind = IMP_REC_OP;
         ref = v->e ? profiler_proto(t, name, json_object_get(v->e, "args")) : proto_of_text(t, name, v->x);
+    } else if (v->has_corr && cat &&
+               (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "Runtime") || !strcmp(cat, "cuda_driver") ||
+                !strcmp(cat, "privateuse1_runtime") || !strcmp(cat, "mtia_runtime"))) {
+        /* a runtime call: what its correlation launched is its enclosing op's */
+        int64_t track = v->e ? track_of(t, json_object_get(v->e, "pid"), json_object_get(v->e, "tid"), 0)
+                             : track_of_ints(t, v->pid, v->tid, 0);
+        if (track < 0 || base_grow(&t->rt, &t->crt, t->nrt + 1, sizeof *t->rt))
+            goto oom;
+        t->rt[t->nrt++] = (imp_launch){ .corr = v->corr, .b = b, .track = (uint32_t)track, .has_corr = 1 };
+        return 0;
     } else {
         return 0; /* python frames, runtime calls, other annotations */
     }
@@ -855,8 +865,15 @@ static int profiler_interpret(imp_trace *t, const pt_event *v)
         goto oom;
     /* a GPU trace (deviceProperties comes first) links kernels to the CPU
      * ops that launched them: the kernel's phase is its op's */
-    if ((kind == IMP_REC_OP || kind == IMP_REC_KERNEL) && v->has_ext && (t->sum.devices || kernel)) {
-        imp_launch l = { .ext = v->ext, .b = b, .track = (uint32_t)track, .proto = (uint32_t)ref };
+    if ((kind == IMP_REC_OP && v->has_ext && t->sum.devices) ||
+        (kind == IMP_REC_KERNEL && (v->has_ext || v->has_corr))) {
+        imp_launch l = { .ext = v->ext,
+                         .corr = v->corr,
+                         .b = b,
+                         .track = (uint32_t)track,
+                         .proto = (uint32_t)ref,
+                         .has_ext = (uint8_t)v->has_ext,
+                         .has_corr = (uint8_t)v->has_corr };
         if (kernel ? base_grow(&t->kern_ext, &t->ckern_ext, t->nkern_ext + 1, sizeof l)
                    : base_grow(&t->cpu_ext, &t->ccpu_ext, t->ncpu_ext + 1, sizeof l))
             goto oom;
@@ -880,7 +897,8 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
                      (unsigned long long)idx);
         return -1;
     }
-    const json_t *ext = json_object_get(json_object_get(e, "args"), "External id");
+    const json_t *ext = json_object_get(json_object_get(e, "args"), "External id"),
+                 *corr = json_object_get(json_object_get(e, "args"), "correlation");
     pt_event v = {
         .ph = json_string_value(json_object_get(e, "ph")),
         .name = json_string_value(json_object_get(e, "name")),
@@ -889,6 +907,8 @@ static int profiler_event(imp_trace *t, const json_t *e, const char *raw, size_t
         .dur = event_time(e, raw, len, "dur"),
         .has_ext = json_is_integer(ext),
         .ext = json_integer_value(ext),
+        .has_corr = json_is_integer(corr),
+        .corr = json_integer_value(corr),
         .e = e,
     };
     return profiler_interpret(t, &v);
@@ -934,6 +954,7 @@ static int profiler_event_text(imp_trace *t, const char *raw, size_t avail, size
         !analyze_scan_integer(x.tid, &v.tid))
         return 1;
     v.has_ext = analyze_scan_integer(x.ext, &v.ext);
+    v.has_corr = analyze_scan_integer(x.corr, &v.corr);
     return profiler_interpret(t, &v);
 }
 
@@ -1033,6 +1054,12 @@ static int by_ext(const void *a, const void *b)
     return x->ext < y->ext ? -1 : x->ext > y->ext;
 }
 
+static int by_corr(const void *a, const void *b)
+{
+    const imp_launch *x = a, *y = b;
+    return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
 /* The number of kept records (sorted by track, then begin) before or at
  * (track, b): the one at track and b or just before it is that minus one. */
 static size_t kept_upto(const imp_trace *t, uint32_t track, uint64_t b)
@@ -1049,42 +1076,68 @@ static size_t kept_upto(const imp_trace *t, uint32_t track, uint64_t b)
     return lo;
 }
 
-/* Each kernel linked to a CPU op takes the phase of the outermost op around
- * it (kept records in track, begin order). */
-/* The kept record (its index + 1) of the outermost op around the CPU op
- * that launched kernel k (cpu_ext sorted by External id), or 0. */
-static size_t launcher_of(const imp_trace *t, const imp_launch *k)
+/* The kept record (its index + 1) of the outermost op on track around
+ * time b (kept records in track, begin order), or 0. */
+static size_t kept_around(const imp_trace *t, uint32_t track, uint64_t b)
 {
-    const imp_launch *op = bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
-    size_t o = op ? kept_upto(t, op->track, op->b) : 0;
-    return o && t->recs[o - 1].track == op->track && t->recs[o - 1].e >= op->b ? o : 0;
+    size_t o = kept_upto(t, track, b);
+    return o && t->recs[o - 1].track == track && t->recs[o - 1].e >= b ? o : 0;
 }
 
-static int kernel_phases(imp_trace *t)
+/* The kept record (its index + 1) of the outermost op that launched kernel
+ * k, or 0: the op around the runtime call of k's correlation (rt sorted by
+ * correlation: the kernels of a CUDA graph have the cudaGraphLaunch's),
+ * else the op around the CPU op of k's External id (cpu_ext sorted by it). */
+static size_t launcher_of(const imp_trace *t, const imp_launch *k)
 {
-    if (!t->nkern_ext || !t->ncpu_ext)
+    const imp_launch *rt = k->has_corr ? bsearch(k, t->rt, t->nrt, sizeof *t->rt, by_corr) : NULL;
+    if (rt)
+        return kept_around(t, rt->track, rt->b);
+    const imp_launch *op = k->has_ext ? bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext) : NULL;
+    return op ? kept_around(t, op->track, op->b) : 0;
+}
+
+/* The kept record (its index + 1) of kernel k, or 0. */
+static size_t kernel_rec(const imp_trace *t, const imp_launch *k)
+{
+    size_t j = kept_upto(t, k->track, k->b), stop = j > 64 ? j - 64 : 0; /* kernels of one stream at one time */
+    for (; j > stop && t->recs[j - 1].track == k->track && t->recs[j - 1].b == k->b; j--)
+        if (t->nodes[t->recs[j - 1].ref].proto == k->proto)
+            return j;
+    return 0;
+}
+
+/* Each kernel linked to a CPU op takes the phase of the outermost op around
+ * it, and that op's launch number (t->launch, from 1) as the op has it;
+ * the device records no op launched are counted. */
+static int kernel_launches(imp_trace *t)
+{
+    if (!t->nkern_ext)
         return 0;
     qsort(t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
+    qsort(t->rt, t->nrt, sizeof *t->rt, by_corr);
+    if (!(t->launch = exec_calloc(t->nrecs ? t->nrecs : 1, sizeof *t->launch)))
+        return -1;
+    uint32_t next = 1;
     for (size_t i = 0; i < t->nkern_ext; i++) {
         const imp_launch *k = &t->kern_ext[i];
-        size_t o = launcher_of(t, k);
-        if (!o)
+        size_t o = launcher_of(t, k), j = o ? kernel_rec(t, k) : 0;
+        if (!j)
             continue;
+        if (!t->launch[o - 1])
+            t->launch[o - 1] = next++;
+        t->launch[j - 1] = t->launch[o - 1];
         int phase = t->nodes[t->recs[o - 1].ref].phase;
         if (phase == IMP_FORWARD)
             continue;
-        size_t j = kept_upto(t, k->track, k->b), stop = j > 64 ? j - 64 : 0; /* kernels of one stream at one time */
-        for (; j > stop && t->recs[j - 1].track == k->track && t->recs[j - 1].b == k->b; j--) {
-            imp_rec *kr = &t->recs[j - 1];
-            if (t->nodes[kr->ref].proto != k->proto)
-                continue;
-            int64_t node = node_of(t, k->proto, phase);
-            if (node < 0)
-                return -1;
-            kr->ref = (uint32_t)node;
-            break;
-        }
+        int64_t node = node_of(t, k->proto, phase);
+        if (node < 0)
+            return -1;
+        t->recs[j - 1].ref = (uint32_t)node;
     }
+    for (size_t i = 0; i < t->nrecs; i++)
+        if (t->tracks[t->recs[i].track].gpu && !t->launch[i])
+            t->unlaunched++, t->unlaunched_ns += t->recs[i].e - t->recs[i].b;
     return 0;
 }
 
@@ -1146,8 +1199,19 @@ static int sort_by_segment(imp_trace *t, size_t n)
         at[imp_seg_of(t, t->recs[i].b) + 1]++;
     for (size_t k = 0; k < nseg; k++)
         at[k + 1] += at[k];
-    for (size_t i = 0; i < n; i++)
-        out[at[imp_seg_of(t, t->recs[i].b)]++] = t->recs[i];
+    uint32_t *launch = t->launch ? exec_malloc((n ? n : 1) * sizeof *launch) : NULL;
+    if (t->launch && !launch) {
+        exec_free(at), exec_free(out);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t k = at[imp_seg_of(t, t->recs[i].b)]++;
+        out[k] = t->recs[i];
+        if (launch)
+            launch[k] = t->launch[i];
+    }
+    if (launch)
+        exec_free(t->launch), t->launch = launch;
     exec_free(t->recs);
     exec_free(at);
     t->recs = out;
@@ -1198,7 +1262,7 @@ static int resolve(imp_trace *t, int et)
         if (t->recs[i].kind == IMP_REC_KEPT)
             t->recs[nout++] = t->recs[i];
     t->nrecs = nout;
-    if (kernel_phases(t))
+    if (kernel_launches(t))
         goto oom;
     if (!nout) {
         analyze_fail(ANALYZE_ERR_INPUT, "%s: no PyTorch ops found (%llu events read): not a PyTorch %s trace", t->path,
@@ -1320,6 +1384,10 @@ int imp_trace_warnings(const imp_trace *t, char *buf, size_t len)
       (unsigned long long)t->unknown_cats, t->first_unknown_cat);
     W(t->big_ints, "%s: %llu integers beyond 64 bits (ids such as NCCL's Comms Id) kept as strings\n", t->path,
       (unsigned long long)t->big_ints);
+    W(t->unlaunched,
+      "%s: %llu device activities (%.3f ms) launched by no host op (CUDA graph replays or launches outside "
+      "any op): in no op's device time\n",
+      t->path, (unsigned long long)t->unlaunched, (double)t->unlaunched_ns / 1e6);
     W(et && t->notes[0], "%s", t->notes);
     W(et && t->untimed,
       "%s: the execution trace has no op times: %llu ops get empty spans 1 us apart (their "
@@ -1619,16 +1687,13 @@ int imp_push_step(imp_trace *t, uint64_t b, uint64_t e, uint32_t num) { return p
 void imp_kernel_times(const imp_trace *t, uint64_t *ns)
 {
     memset(ns, 0, t->nrecs * sizeof *ns);
-    if (!t->nkern_ext || !t->ncpu_ext)
+    if (!t->nkern_ext)
         return;
-    /* cpu_ext is sorted by External id once resolve ran (kernel_phases) */
+    /* cpu_ext and rt are sorted once resolve ran (kernel_launches) */
     for (size_t i = 0; i < t->nkern_ext; i++) {
         const imp_launch *k = &t->kern_ext[i];
-        size_t o = launcher_of(t, k);
-        if (!o)
-            continue;
-        size_t j = kept_upto(t, k->track, k->b);
-        if (j && t->recs[j - 1].track == k->track && t->recs[j - 1].b == k->b)
+        size_t o = launcher_of(t, k), j = o ? kernel_rec(t, k) : 0;
+        if (j)
             ns[o - 1] += t->recs[j - 1].e - t->recs[j - 1].b;
     }
 }

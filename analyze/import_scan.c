@@ -69,10 +69,8 @@ typedef struct want {
         "\"" k "\"", sizeof(k) + 1, offsetof(analyze_scan_event, m), NULL, 0 \
     }
 static const want args_want[] = {
-    W("Input Dims", dims),
-    W("Input type", types),
-    W("Concrete Inputs", concrete),
-    W("External id", ext),
+    W("Input Dims", dims), W("Input type", types), W("Concrete Inputs", concrete),
+    W("External id", ext), W("correlation", corr),
 };
 static const want event_want[] = {
     W("ph", ph),

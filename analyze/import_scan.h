@@ -28,6 +28,7 @@ typedef struct analyze_scan_text {
 typedef struct analyze_scan_event {
     analyze_scan_text ph, name, cat, ts, dur, pid, tid, args;
     analyze_scan_text dims, types, concrete, ext; /* "Input Dims", "Input type", "Concrete Inputs", "External id" */
+    analyze_scan_text corr;                       /* "correlation" */
 } analyze_scan_event;
 
 /* Scan the object at the start of s[0..avail) (the input buffered so

@@ -43,8 +43,13 @@ typedef struct row {
     enum row_kind kind;
     unsigned bits; /* of the value, of each element of a sequence */
     int sign;
+    int imported; /* a row of group `import`: written where the trace has it */
 } row;
-#define ROW(x, group, name, kind, ctype, src, len, need) { #name, ROW_##kind, sizeof(ctype) * 8, !((ctype)-1 > 0) },
+#define ROW(x, group, name, kind, ctype, src, len, need) \
+    { #name, ROW_##kind, sizeof(ctype) * 8, !((ctype)-1 > 0), ROW_IMPORTED_##group },
+#define ROW_IMPORTED_run 0
+#define ROW_IMPORTED_ev 0
+#define ROW_IMPORTED_import 1
 #define ROWS(event) static const row rows_##event[] = { FATHOM_SCHEMA_##event(ROW, _) };
 IMPORTED_EVENTS(ROWS)
 #define EV_ROWS(event) { "fathom:" #event, rows_##event, sizeof rows_##event / sizeof rows_##event[0] },
@@ -182,6 +187,13 @@ static bt_field_class *row_fc(imp_input *in, const row *r)
     return NULL;
 }
 
+/* Whether the trace has the field of an `import` row (launches: a GPU
+ * trace's launch links). */
+static int has_imported(const imp_input *in, const row *r)
+{
+    return strcmp(r->name, "launches") == 0 && in->t->launch != NULL;
+}
+
 static int build_classes(bt_self_component *self, imp_input *in)
 {
     bt_trace_class *tc = in->tc = bt_trace_class_create(self);
@@ -212,7 +224,8 @@ static int build_classes(bt_self_component *self, imp_input *in)
         bt_field_class *p = bt_field_class_structure_create(tc);
         int ok = p != NULL;
         for (size_t k = 0; ok && k < ev_rows[i].n; k++)
-            ok = !member(p, ev_rows[i].rows[k].name, row_fc(in, &ev_rows[i].rows[k]));
+            if (!ev_rows[i].rows[k].imported || has_imported(in, &ev_rows[i].rows[k]))
+                ok = !member(p, ev_rows[i].rows[k].name, row_fc(in, &ev_rows[i].rows[k]));
         in->ec[i] = event_class(in->sc, ev_rows[i].name, p, ok);
     }
     for (int i = 0; i < EV_COUNT; i++)
@@ -548,7 +561,8 @@ static bt_message *next_message(imp_iter *it)
                 set_u(p, P_ops_graph, 0);
                 if (set_seq(p, P_ops_nodes, n, 0, get_rec_node, &t->recs[i]) ||
                     set_seq(p, P_ops_begins, n, 0, get_rec_b, &t->recs[i]) ||
-                    set_seq(p, P_ops_ends, n, 0, get_rec_e, &t->recs[i]))
+                    set_seq(p, P_ops_ends, n, 0, get_rec_e, &t->recs[i]) ||
+                    (t->launch && set_seq(p, P_ops_launches, n, 0, get_u32s, &t->launch[i])))
                     goto oom;
                 it->idx += n;
                 return m;

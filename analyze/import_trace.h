@@ -88,11 +88,14 @@ typedef struct imp_step {
 } imp_step;
 
 /* A GPU trace's link between a CPU op and the kernels it launched: Kineto
- * gives both the same "External id". */
+ * gives both the same "External id", and the runtime call that launched a
+ * kernel (cudaLaunchKernel, cudaGraphLaunch, hipLaunchKernel...) and the
+ * kernel the same "correlation". */
 typedef struct imp_launch {
-    int64_t ext;
+    int64_t ext, corr;
     uint64_t b;
     uint32_t track, proto;
+    uint8_t has_ext, has_corr;
 } imp_launch;
 
 typedef struct imp_trace {
@@ -114,8 +117,13 @@ typedef struct imp_trace {
     imp_launch *cpu_ext;
     size_t ncpu_ext, ccpu_ext; /* CPU ops with an External id (GPU traces only) */
     imp_launch *kern_ext;
-    size_t nkern_ext, ckern_ext; /* kernels with an External id */
-    uint64_t t0, t1;             /* first begin, last end */
+    size_t nkern_ext, ckern_ext; /* kernels with an External id or a correlation */
+    imp_launch *rt;
+    size_t nrt, crt;     /* runtime calls with a correlation */
+    uint32_t *launch;    /* per record once read: its launch number (fathom-trace(5)), or NULL: none */
+    uint64_t unlaunched; /* device records no host op launched */
+    uint64_t unlaunched_ns;
+    uint64_t t0, t1; /* first begin, last end */
     size_t main_track;
     int64_t last_track, last_pid, last_tid; /* the track of the last event read */
     int last_gpu;

@@ -178,7 +178,7 @@ static int device_op(traceprof *t, const tracer_op *o, int cls)
     if (cacheable)
         t->kcache[n->op_value] = k + 1;
     p->ops_seen++; /* a record of the trace, as run_end counts them */
-    return analyze_devices_add(p->devices, o->vtid, k, o->begin, o->end);
+    return analyze_devices_add(p->devices, o->vtid, k, o->begin, o->end, o->launch);
 }
 
 /* n's op type and phase (interned once per enum value); -1 out of memory. */
@@ -240,6 +240,10 @@ static int cb_op(void *user, const tracer_op *o)
     analyze_phase ph;
     int op = op_of(t, n, &ph);
     if (op < 0)
+        return -1;
+    /* the host op that launched device activity: its op type gets their time */
+    if (o->launch && ((!t->prof->devices && !(t->prof->devices = analyze_devices_create())) ||
+                      analyze_devices_launcher(t->prof->devices, o->launch, op)))
         return -1;
     if (t->sink->o.dataflow &&
         analyze_profile_flow_op(t->prof, o->begin, o->end, n->inputs, n->nin, n->outputs, n->nout))

@@ -3,9 +3,9 @@
 # tests/fixtures/kineto_gen.py writes (PyTorch 1.8 to 2.x, CUDA and ROCm,
 # CUDA graphs, hostile ids) imports, reads back, and gives the times that
 # tests/kineto_sums.py computes from the JSON alone: host op time (the
-# outermost namespaced ops per thread, never a kernel's time), and per
-# device kernel_ns, busy_ns (the union of all activity), activities and
-# streams.
+# outermost namespaced ops per thread, never a kernel's time), per device
+# kernel_ns, busy_ns (the union of all activity), activities and streams,
+# and per host op type the device time of what it launched (device_ns).
 set -u
 FATHOM=$1 SRC=$2
 . "$(dirname "$0")/cli_lib.sh"
@@ -42,6 +42,13 @@ for d in t["devices"]:
         near(d[k], want[k], d["device"] + " " + k)
     assert d["idle_ns"] == d["span_ns"] - d["busy_ns"], "idle is not span minus busy"
     assert sum(c["ns"] for c in d["classes"]) == sum(k["ns"] for k in d["kernels"]), "classes and kernels disagree"
+# device_ns per host op type: what its ops launched, by correlation or External id
+if s["devices"]:
+    got = {o["op"]: o["device_ns"] for o in t["op_types"]}
+    for op in set(got) | set(s["device_ns"]):
+        near(got.get(op, 0), s["device_ns"].get(op, 0), op + " device_ns")
+    near(t["device_unlaunched_ns"], s["unlaunched_ns"], "device time launched by no op")
+    near(t["device_unlaunched"], s["unlaunched"], "device activities launched by no op")
 EOF
 done
 
@@ -64,6 +71,22 @@ assert g["triton_poi_fused_add_0"] == "elementwise" and g["triton_red_fused_rms_
 t = json.load(open("%s/rocm.bd" % sys.argv[1]))["traces"][0]
 assert [d["device"] for d in t["devices"]] == ["hip:2"], t["devices"]
 EOF
+# the link is real: each fixture has device time launched and (graphs, hostile) some launched by none
+python3 - "$T" <<'EOF' || fail "device_ns"
+import json, sys
+def trace(b):
+    return json.load(open("%s/%s.bd" % (sys.argv[1], b)))["traces"][0]
+def dev(b):
+    return {o["op"]: o["device_ns"] for o in trace(b)["op_types"]}
+assert dev("cuda2x")["aten::mm"] > 0 and dev("cuda2x")["aten::sum"] > 0, dev("cuda2x")
+assert dev("graphs")["cudagraphs::replay"] > 0 and trace("graphs")["device_unlaunched"] == 5, trace("graphs")
+assert dev("early2021")["aten::conv2d"] > 0 and dev("rocm")["aten::mm"] > 0
+assert trace("hostile")["device_unlaunched"] == 1
+EOF
+grep -q "aten::mm, 0.200 ms on the CPU, 0.500 ms of GPU activity" "$T/cuda2x.txt" ||
+    fail "cuda2x: no line of the op that launched most: $(grep 'GPU activity' "$T/cuda2x.txt")"
+grep -q "5 device activities (0.600 ms) launched by no host op" "$T/graphs.err" ||
+    fail "graphs: the kernels launched by no op are not said: $(cat "$T/graphs.err")"
 # hostile input: warnings, one a line, never a refusal
 grep -q "integers beyond 64 bits" "$T/hostile.err" || fail "hostile: no note of the big integers: $(cat "$T/hostile.err")"
 grep -q 'categories this importer does not know (the first: "mystery_category")' "$T/hostile.err" ||

@@ -10,12 +10,19 @@ holds, computed from its JSON alone, to check `fathom import` and
   devices      per device (a GPU event's pid): kernel_ns (the durations of
                kernel events), busy_ns (the union of kernels, copies and
                fills), count (all three), streams
+  device_ns    per host op type: the durations of the kernels, copies and
+               fills that its outermost ops launched: the runtime call of
+               the same correlation lies in that op (a CUDA graph's
+               kernels have the cudaGraphLaunch's), else the host op of
+               the same External id does
+  unlaunched, unlaunched_ns   the device activities no host op launched
 Events: complete ("ph": "X") with a name; kernels are categories `kernel`
 and `Kernel`, copies and fills `gpu_memcpy`, `gpu_memset`, `Memcpy`,
 `Memset`; host ops `cpu_op`, `Operator`, `operator` or no category.
-Times are microseconds (floats allowed).  The trace's top level is an
+Times are microseconds (decimals allowed, read exactly).  The trace's top level is an
 object with traceEvents or a bare array.  Integers beyond 64 bits parse
 (Python's are unbounded)."""
+import decimal
 import gzip
 import json
 import sys
@@ -23,6 +30,7 @@ import sys
 KERNEL = {"kernel", "Kernel"}
 COPY = {"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"}
 HOST = {"cpu_op", "Operator", "operator", None}
+RUNTIME = {"cuda_runtime", "Runtime", "cuda_driver", "privateuse1_runtime", "mtia_runtime"}
 
 
 def is_op_name(n):
@@ -44,6 +52,23 @@ def outermost(spans):
     return total, count
 
 
+def outer_spans(spans):
+    """The outermost (b, e, name) spans of one thread, in time order."""
+    out = []
+    for b, e, name in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if not out or b >= out[-1][1]:
+            out.append((b, e, name))
+    return out
+
+
+def around(outer, t):
+    """The name of the outermost span around time t, or None."""
+    for b, e, name in outer:
+        if b <= t <= e:
+            return name
+    return None
+
+
 def union(spans):
     total = 0
     cb = ce = None
@@ -58,11 +83,19 @@ def union(spans):
 
 
 def ns(x):
-    return round(float(x) * 1000)
+    """Microseconds (an int, or a Decimal as the JSON wrote it) in ns, exactly:
+    a float would lose the nanoseconds of today's epoch times."""
+    return int((decimal.Decimal(x) * 1000).quantize(1, rounding=decimal.ROUND_HALF_UP))
+
+
+def arg(e, key):
+    v = (e.get("args") or {}).get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def sums(events):
     host, aten, dev = {}, {}, {}
+    named, runtime, ext_op, activity = {}, {}, {}, []
     for e in events:
         if not isinstance(e, dict) or e.get("ph") != "X" or not e.get("name"):
             continue
@@ -77,9 +110,15 @@ def sums(events):
                 d["kernel_ns"] += en - b
             d["spans"].append((b, en))
             d["streams"].add(str(e.get("tid")))
+            activity.append((en - b, arg(e, "correlation"), arg(e, "External id")))
+        elif cat in RUNTIME and arg(e, "correlation") is not None:
+            runtime.setdefault(arg(e, "correlation"), ((str(e.get("pid")), str(e.get("tid"))), b))
         elif cat in HOST and is_op_name(name) and not name.startswith("ProfilerStep#"):
             key = (str(e.get("pid")), str(e.get("tid")))
             host.setdefault(key, []).append((b, en))
+            named.setdefault(key, []).append((b, en, name))
+            if arg(e, "External id") is not None:
+                ext_op.setdefault(arg(e, "External id"), (key, b))
             if name.startswith("aten::"):
                 aten.setdefault(key, []).append((b, en))
     out = {"host_ns": 0, "host_ops": 0, "aten_ns": 0, "devices": {}}
@@ -89,6 +128,18 @@ def sums(events):
         out["host_ops"] += c
     for spans in aten.values():
         out["aten_ns"] += outermost(spans)[0]
+    outer = {key: outer_spans(v) for key, v in named.items()}
+    out["device_ns"], out["unlaunched"], out["unlaunched_ns"] = {}, 0, 0
+    for ns_, corr, ext in activity:
+        at = runtime.get(corr) if corr is not None else None
+        if at is None and ext is not None:
+            at = ext_op.get(ext)
+        op = around(outer.get(at[0], []), at[1]) if at else None
+        if op is None:
+            out["unlaunched"] += 1
+            out["unlaunched_ns"] += ns_
+        else:
+            out["device_ns"][op] = out["device_ns"].get(op, 0) + ns_
     for pid, d in sorted(dev.items()):
         out["devices"][pid] = {
             "kernel_ns": d["kernel_ns"],
@@ -103,7 +154,7 @@ def main():
     path = sys.argv[1]
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
-        doc = json.load(f)
+        doc = json.load(f, parse_float=decimal.Decimal)
     events = doc if isinstance(doc, list) else doc.get("traceEvents", [])
     json.dump(sums(events), sys.stdout, indent=1)
     print()

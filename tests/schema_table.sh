@@ -6,10 +6,10 @@
 # generator (tests/fixtures/ctfgen.c); the decoder reads each of them
 # without a malformed event.  The event classes are read back by
 # Babeltrace2 (sink.text.details), the table by tests/schema_dump.
-# Env as tests/trace/lib.sh, plus SCHEMA_DUMP, CTFGEN_TOOL and PYTORCH (a
-# PyTorch trace to import).
+# Env as tests/trace/lib.sh, plus SCHEMA_DUMP, CTFGEN_TOOL, PYTORCH (a
+# PyTorch trace to import) and KINETO_GEN (tests/fixtures/kineto_gen.py).
 . "$(dirname "$0")/trace/lib.sh"
-: "${SCHEMA_DUMP:?}" "${CTFGEN_TOOL:?}" "${PYTORCH:?}"
+: "${SCHEMA_DUMP:?}" "${CTFGEN_TOOL:?}" "${PYTORCH:?}" "${KINETO_GEN:?}"
 
 # The payload fields of every fathom event class of trace DIR, one line a
 # field as schema_dump prints them (length fields, "_..._length", left out).
@@ -46,7 +46,7 @@ compare() {
     who=$1 file=$2
     shift 2
     : >"$T/want"
-    for e in "$@"; do grep "^fathom:$e " "$T/table" >>"$T/want"; done
+    for e in "$@"; do grep "^fathom:$e " "${TABLE:-$T/table}" >>"$T/want"; done
     sort -s -k1,1 "$T/want" -o "$T/want"
     diff "$T/want" "$file" >"$T/diff" ||
         fail "$who writes other fields than tracer/schema.def (< the table, > $who):
@@ -54,7 +54,11 @@ $(head -20 "$T/diff")"
     note "$who: $(wc -l <"$file") fields of $# events as the table"
 }
 
-"$SCHEMA_DUMP" >"$T/table" || fail "schema_dump"
+# the rows every writer writes, and those of `fathom import` alone (where
+# the trace has them: launches, in a GPU trace)
+"$SCHEMA_DUMP" >"$T/all" || fail "schema_dump"
+grep -v ' (import)$' "$T/all" >"$T/table"
+sed 's/ (import)$//' "$T/all" >"$T/table.import"
 [ "$(wc -l <"$T/table")" -gt 60 ] || fail "schema_dump printed $(wc -l <"$T/table") rows"
 
 # the comparison sees a row the writer lacks, and one it adds
@@ -80,6 +84,15 @@ fields "$(dirname "$(find "$T/imp" -name metadata | head -1)")" >"$T/imp.fields"
 compare importer "$T/imp.fields" run_begin run_end step_begin step_end node_def ops tensor_alloc
 "$FATHOM" info "$T/imp.tar.zst" >"$T/imp.info" 2>&1 || fail "fathom info on the import: $(tail -3 "$T/imp.info")"
 ! grep -qi malformed "$T/imp.info" || fail "the decoder finds malformed events in the import"
+# a GPU trace: its ops carry the launch links too
+python3 "$KINETO_GEN" "$T/k" >/dev/null || fail "kineto_gen.py"
+gpu=$(grep -l '"cat": *"kernel"' "$T"/k/*.json | head -1)
+[ -n "$gpu" ] || fail "kineto_gen.py wrote no GPU trace"
+"$FATHOM" import -o "$T/gpu.tar.zst" "$gpu" >/dev/null 2>"$T/gpu.err" || fail "import $gpu: $(cat "$T/gpu.err")"
+mkdir -p "$T/gpu" && tar -C "$T/gpu" -xf "$T/gpu.tar.zst" || fail "extract the GPU import"
+fields "$(dirname "$(find "$T/gpu" -name metadata | head -1)")" >"$T/gpu.fields"
+TABLE=$T/table.import compare "importer (GPU)" "$T/gpu.fields" run_begin run_end step_begin step_end node_def ops \
+    tensor_alloc
 
 # the provider: a trace recorded with LTTng holds every schema-2 event class
 ensure_sessiond

@@ -139,7 +139,7 @@ struct tracer_decoder {
     int oom;
     /* scratch for the ops event's sequences */
     uint32_t *nodes;
-    uint64_t *begins, *ends;
+    uint64_t *begins, *ends, *launches;
     size_t scratch_cap;
     uint32_t *io;
     int64_t *attrs;
@@ -192,6 +192,7 @@ void tracer_decoder_destroy(tracer_decoder *d)
     exec_free(d->nodes);
     exec_free(d->begins);
     exec_free(d->ends);
+    exec_free(d->launches);
     exec_free(d->io);
     exec_free(d->attrs);
     exec_free(d);
@@ -707,7 +708,10 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
     const bt_field *an, *ab, *ae;
     int64_t nn = array_len(pl, e, F_nodes, &an), nb = array_len(pl, e, F_begins, &ab),
             ne = array_len(pl, e, F_ends, &ae);
-    if (nn < 0 || nn != nb || nn != ne) {
+    /* launches: imported GPU traces only; an older archive has none */
+    const bt_field *al = NULL;
+    int64_t nl = e->ftype[F_launches] == FT_ARRAY ? array_len(pl, e, F_launches, &al) : nn;
+    if (nn < 0 || nn != nb || nn != ne || nl != nn) {
         t->diag.malformed_events++;
         return 0;
     }
@@ -725,8 +729,12 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
     if (!en)
         return oom(d);
     d->ends = en;
+    uint64_t *la = exec_realloc(d->launches, cap * sizeof *la);
+    if (!la)
+        return oom(d);
+    d->launches = la;
     if (array_u32(an, (uint64_t)nn, d->nodes) || array_u64(ab, (uint64_t)nn, d->begins) ||
-        array_u64(ae, (uint64_t)nn, d->ends)) {
+        array_u64(ae, (uint64_t)nn, d->ends) || (al && array_u64(al, (uint64_t)nn, d->launches))) {
         t->diag.malformed_events++;
         return 0;
     }
@@ -742,7 +750,12 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
         }
         last = dn;
         tracer_op op = {
-            .node = &dn->node, .begin = to_ns(e, d->begins[i]), .end = to_ns(e, d->ends[i]), .vpid = vpid, .vtid = vtid
+            .node = &dn->node,
+            .begin = to_ns(e, d->begins[i]),
+            .end = to_ns(e, d->ends[i]),
+            .vpid = vpid,
+            .vtid = vtid,
+            .launch = al ? d->launches[i] : 0,
         };
         if (op.begin < lo || op.end > hi || op.begin > op.end) {
             t->diag.negative_time++;

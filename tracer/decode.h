@@ -99,6 +99,8 @@ typedef struct tracer_op {
     const tracer_node *node;
     uint64_t begin, end; /* ns from origin; end >= begin (schema 1: unless counted as negative_time) */
     uint64_t vpid, vtid;
+    uint64_t launch; /* an imported GPU trace's launch number: a host op and the device activity it launched share
+                      * one; 0 none (fathom-trace(5), ops.launches) */
 } tracer_op;
 
 typedef struct tracer_tensor {

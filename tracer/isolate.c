@@ -458,6 +458,7 @@ static int c_op(void *user, const tracer_op *o)
     W_VAL(w, o->end);
     W_VAL(w, o->vpid);
     W_VAL(w, o->vtid);
+    W_VAL(w, o->launch);
     return w_end(w);
 }
 
@@ -917,6 +918,7 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         R_VAL(r, op.end);
         R_VAL(r, op.vpid);
         R_VAL(r, op.vtid);
+        R_VAL(r, op.launch);
         if (r->bad)
             return -2;
         P->records++;

@@ -85,8 +85,11 @@ LTTNG_UST_TRACEPOINT_ENUM(fathom, mode, LTTNG_UST_TP_ENUM_VALUES(FATHOM_TP_MODE_
 /* ---- the events, expanded from tracer/schema.def ------------------------ */
 /* A row's field: TP_<kind>(ctype, name, value, length), the value and the
  * length taken through TP_<group>, which each event defines for its
- * arguments just before it. */
-#define TP_FIELD(x, group, name, kind, ctype, src, len, need) TP_##kind(ctype, name, TP_##group(src), TP_##group(len))
+ * arguments just before it; rows of `import` are not the provider's. */
+#define TP_FIELD(x, group, name, kind, ctype, src, len, need) TP_FIELD_##group(name, kind, ctype, src, len)
+#define TP_FIELD_run(name, kind, ctype, src, len) TP_##kind(ctype, name, TP_run(src), TP_run(len))
+#define TP_FIELD_ev(name, kind, ctype, src, len) TP_##kind(ctype, name, TP_ev(src), TP_ev(len))
+#define TP_FIELD_import(name, kind, ctype, src, len) /* not the provider's */
 #define TP_SCHEMA(ctype, name, v, n) lttng_ust_field_integer(ctype, name, FATHOM_TP_SCHEMA)
 #define TP_INT(ctype, name, v, n) lttng_ust_field_integer(ctype, name, v)
 #define TP_FLOAT(ctype, name, v, n) lttng_ust_field_float(ctype, name, v)
