@@ -37,19 +37,8 @@ enum { IMPORTED_EVENTS(EV_ENUM) EV_COUNT };
 #define POS_ENUM(event) enum { FATHOM_SCHEMA_##event(POS, event) };
 IMPORTED_EVENTS(POS_ENUM)
 
-enum row_kind { ROW_SCHEMA, ROW_INT, ROW_FLOAT, ROW_STRING, ROW_ENUM, ROW_SEQ };
-typedef struct row {
-    const char *name;
-    enum row_kind kind;
-    unsigned bits; /* of the value, of each element of a sequence */
-    int sign;
-    int imported; /* a row of group `import`: written where the trace has it */
-} row;
-#define ROW(x, group, name, kind, ctype, src, len, need) \
-    { #name, ROW_##kind, sizeof(ctype) * 8, !((ctype)-1 > 0), ROW_IMPORTED_##group },
-#define ROW_IMPORTED_run 0
-#define ROW_IMPORTED_ev 0
-#define ROW_IMPORTED_import 1
+typedef fathom_schema_row row;
+#define ROW FATHOM_SCHEMA_ROW
 #define ROWS(event) static const row rows_##event[] = { FATHOM_SCHEMA_##event(ROW, _) };
 IMPORTED_EVENTS(ROWS)
 #define EV_ROWS(event) { "fathom:" #event, rows_##event, sizeof rows_##event / sizeof rows_##event[0] },
@@ -164,12 +153,12 @@ static bt_field_class *row_fc(imp_input *in, const row *r)
     static const char *const modes[] = { "train", "infer" };
     bt_trace_class *tc = in->tc;
     switch (r->kind) {
-    case ROW_SCHEMA:
-    case ROW_INT: return r->sign ? sint_fc(tc, r->bits) : uint_fc(tc, r->bits);
-    case ROW_FLOAT: return bt_field_class_real_double_precision_create(tc);
-    case ROW_STRING: return bt_field_class_string_create(tc);
-    case ROW_SEQ: return seq_fc(tc, r->sign ? sint_fc(tc, r->bits) : uint_fc(tc, r->bits));
-    case ROW_ENUM: break;
+    case FATHOM_SCHEMA_KIND_SCHEMA:
+    case FATHOM_SCHEMA_KIND_INT: return r->sign ? sint_fc(tc, r->bits) : uint_fc(tc, r->bits);
+    case FATHOM_SCHEMA_KIND_FLOAT: return bt_field_class_real_double_precision_create(tc);
+    case FATHOM_SCHEMA_KIND_STRING: return bt_field_class_string_create(tc);
+    case FATHOM_SCHEMA_KIND_SEQ: return seq_fc(tc, r->sign ? sint_fc(tc, r->bits) : uint_fc(tc, r->bits));
+    case FATHOM_SCHEMA_KIND_ENUM: break;
     }
     uint32_t nops = imp_strcount(in->t->names);
     if (strcmp(r->name, "mode") == 0)

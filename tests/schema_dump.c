@@ -11,20 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-enum row_kind { ROW_SCHEMA, ROW_INT, ROW_FLOAT, ROW_STRING, ROW_ENUM, ROW_SEQ };
-typedef struct row {
-    const char *name;
-    enum row_kind kind;
-    int bits;
-    int sign;
-    int imported;
-} row;
-
-#define ROW(x, group, name, kind, ctype, src, len, need) \
-    { #name, ROW_##kind, (int)sizeof(ctype) * 8, !((ctype)-1 > 0), ROW_IMPORTED_##group },
-#define ROW_IMPORTED_run 0
-#define ROW_IMPORTED_ev 0
-#define ROW_IMPORTED_import 1
+typedef fathom_schema_row row;
+#define ROW FATHOM_SCHEMA_ROW
 #define ROWS(event, schema) static const row rows_##event[] = { FATHOM_SCHEMA_##event(ROW, _) };
 FATHOM_SCHEMA_EVENTS(ROWS)
 
@@ -48,12 +36,12 @@ int main(int argc, char **argv)
             snprintf(num, sizeof num, "%c%d", r->sign ? 's' : 'u', r->bits);
             printf("%s %s ", events[e].name, r->name);
             switch (r->kind) {
-            case ROW_SCHEMA:
-            case ROW_INT: printf("%s", num); break;
-            case ROW_FLOAT: printf("double"); break;
-            case ROW_STRING: printf("string"); break;
-            case ROW_ENUM: printf("enum %s", num); break;
-            case ROW_SEQ: printf("array %s", num); break;
+            case FATHOM_SCHEMA_KIND_SCHEMA:
+            case FATHOM_SCHEMA_KIND_INT: printf("%s", num); break;
+            case FATHOM_SCHEMA_KIND_FLOAT: printf("double"); break;
+            case FATHOM_SCHEMA_KIND_STRING: printf("string"); break;
+            case FATHOM_SCHEMA_KIND_ENUM: printf("enum %s", num); break;
+            case FATHOM_SCHEMA_KIND_SEQ: printf("array %s", num); break;
             }
             printf("%s\n", r->imported ? " (import)" : "");
         }
