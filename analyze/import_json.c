@@ -300,7 +300,7 @@ static int beyond_64_bits(const char *s, size_t n)
 
 char *analyze_json_quote_big_ints(const char *v, size_t len, size_t *outlen, uint64_t *quoted)
 {
-    char *o = malloc(len + len / 2 + 3), *w = o; /* a quoted number is at least 20 bytes: 2 more */
+    char *o = exec_malloc(len + len / 2 + 3), *w = o; /* a quoted number is at least 20 bytes: 2 more */
     if (!o)
         return NULL;
     *quoted = 0;

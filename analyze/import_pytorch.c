@@ -1493,7 +1493,7 @@ static int stream_array(imp_trace *t, analyze_json_in *j, int et, imp_et *s)
             }
             if ((e = json_loadb(q, qlen, JSON_DECODE_ANY, &je)))
                 t->big_ints += quoted;
-            free(q);
+            exec_free(q);
         }
         if (!e) {
             analyze_fail(ANALYZE_ERR_INPUT, "%s: not JSON at byte %llu: %s", t->path,

@@ -24,6 +24,7 @@
 #include "analyze/import_trace.h"
 #include "analyze/status.h"
 #include "base/alloc.h"
+#include "tracer/schema.def"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,11 +33,25 @@
 #define OPS_BATCH 256 /* records per ops event, as a recording thread's buffer */
 #define SCHEMA 2
 
-enum { EV_RUN_BEGIN, EV_RUN_END, EV_STEP_BEGIN, EV_STEP_END, EV_NODE_DEF, EV_OPS, EV_TENSOR_ALLOC, EV_COUNT };
-static const char *const ev_names[EV_COUNT] = {
-    "fathom:run_begin", "fathom:run_end", "fathom:step_begin",   "fathom:step_end",
-    "fathom:node_def",  "fathom:ops",     "fathom:tensor_alloc",
-};
+/* The events an imported trace holds, their fields the schema's rows
+ * (tracer/schema.def): a row's place in its payload is P_<event>_<name>. */
+#define IMPORTED_EVENTS(E) E(run_begin) E(run_end) E(step_begin) E(step_end) E(node_def) E(ops) E(tensor_alloc)
+#define EV_ENUM(event) EV_##event,
+enum { IMPORTED_EVENTS(EV_ENUM) EV_COUNT };
+#define POS(event, group, name, kind, ctype, src, len, need) P_##event##_##name,
+#define POS_ENUM(event) enum { FATHOM_SCHEMA_##event(POS, event) };
+IMPORTED_EVENTS(POS_ENUM)
+
+typedef fathom_schema_row row;
+#define ROW FATHOM_SCHEMA_ROW
+#define ROWS(event) static const row rows_##event[] = { FATHOM_SCHEMA_##event(ROW, _) };
+IMPORTED_EVENTS(ROWS)
+#define EV_ROWS(event) { "fathom:" #event, rows_##event, sizeof rows_##event / sizeof rows_##event[0] },
+static const struct {
+    const char *name;
+    const row *rows;
+    size_t n;
+} ev_rows[EV_COUNT] = { IMPORTED_EVENTS(EV_ROWS) };
 
 typedef struct imp_input {
     imp_trace *t;
@@ -135,6 +150,44 @@ static bt_event_class *event_class(bt_stream_class *sc, const char *name, bt_fie
     return ec;
 }
 
+/* The field class of a row: an enumeration by its name, the imported
+ * trace's own labels; NULL when out of memory or an enumeration unknown
+ * here (the import then fails: a row this writer lacks). */
+static bt_field_class *row_fc(imp_input *in, const row *r)
+{
+    static const char *const modes[] = { "train", "infer" };
+    bt_trace_class *tc = in->tc;
+    switch (r->kind) {
+    case FATHOM_SCHEMA_KIND_SCHEMA:
+    case FATHOM_SCHEMA_KIND_INT: return r->sign ? sint_fc(tc, r->bits) : uint_fc(tc, r->bits);
+    case FATHOM_SCHEMA_KIND_FLOAT: return bt_field_class_real_double_precision_create(tc);
+    case FATHOM_SCHEMA_KIND_STRING: return bt_field_class_string_create(tc);
+    case FATHOM_SCHEMA_KIND_SEQ: return seq_fc(tc, r->sign ? sint_fc(tc, r->bits) : uint_fc(tc, r->bits));
+    case FATHOM_SCHEMA_KIND_ENUM: break;
+    }
+    uint32_t nops = imp_strcount(in->t->names);
+    if (strcmp(r->name, "mode") == 0)
+        return enum_fc(tc, r->bits, 2, label_of_array, modes);
+    if (strcmp(r->name, "op") == 0)
+        return nops <= 65536 ? enum_fc(tc, r->bits, nops, label_of_names, in->t->names) : NULL;
+    if (strcmp(r->name, "cls") == 0)
+        return enum_fc(tc, r->bits, ANALYZE_IMPORT_CLASS_COUNT + ANALYZE_DEVICE_NCLASS, label_of_class, NULL);
+    if (strcmp(r->name, "phase") == 0)
+        return enum_fc(tc, r->bits, IMP_PHASE_COUNT, label_of_array, analyze_import_phase_names);
+    if (strcmp(r->name, "role") == 0)
+        return enum_fc(tc, r->bits, IMP_ROLE_COUNT, label_of_array, analyze_import_role_names);
+    if (strcmp(r->name, "dtype") == 0)
+        return enum_fc(tc, r->bits, IMP_DTYPE_COUNT, label_of_array, analyze_import_dtype_names);
+    return NULL;
+}
+
+/* Whether the trace has the field of an `import` row (launches: a GPU
+ * trace's launch links). */
+static int has_imported(const imp_input *in, const row *r)
+{
+    return strcmp(r->name, "launches") == 0 && in->t->launch != NULL;
+}
+
 static int build_classes(bt_self_component *self, imp_input *in)
 {
     bt_trace_class *tc = in->tc = bt_trace_class_create(self);
@@ -161,57 +214,14 @@ static int build_classes(bt_self_component *self, imp_input *in)
     if (bad)
         return -1;
 
-    static const char *const modes[] = { "train", "infer" };
-    uint32_t nops = imp_strcount(in->t->names);
-    bt_field_class *p;
-    int ok;
-
-    p = bt_field_class_structure_create(tc);
-    ok = p && !member(p, "schema", uint_fc(tc, 32)) && !member(p, "model", bt_field_class_string_create(tc)) &&
-         !member(p, "mode", enum_fc(tc, 8, 2, label_of_array, modes)) &&
-         !member(p, "preset", bt_field_class_string_create(tc)) && !member(p, "batch", uint_fc(tc, 32)) &&
-         !member(p, "steps", uint_fc(tc, 32)) && !member(p, "threads", uint_fc(tc, 32)) &&
-         !member(p, "inter", uint_fc(tc, 32)) && !member(p, "seed", uint_fc(tc, 64)) &&
-         !member(p, "version", bt_field_class_string_create(tc)) &&
-         !member(p, "blas", bt_field_class_string_create(tc)) && !member(p, "cpu", bt_field_class_string_create(tc));
-    in->ec[EV_RUN_BEGIN] = event_class(in->sc, ev_names[EV_RUN_BEGIN], p, ok);
-
-    p = bt_field_class_structure_create(tc);
-    ok = p && !member(p, "status", sint_fc(tc, 32)) && !member(p, "ops", uint_fc(tc, 64));
-    in->ec[EV_RUN_END] = event_class(in->sc, ev_names[EV_RUN_END], p, ok);
-
-    p = bt_field_class_structure_create(tc);
-    ok = p && !member(p, "step", uint_fc(tc, 32));
-    in->ec[EV_STEP_BEGIN] = event_class(in->sc, ev_names[EV_STEP_BEGIN], p, ok);
-
-    p = bt_field_class_structure_create(tc);
-    ok =
-        p && !member(p, "step", uint_fc(tc, 32)) && !member(p, "loss", bt_field_class_real_double_precision_create(tc));
-    in->ec[EV_STEP_END] = event_class(in->sc, ev_names[EV_STEP_END], p, ok);
-
-    p = bt_field_class_structure_create(tc);
-    ok = p && nops <= 65536 && !member(p, "graph", uint_fc(tc, 32)) && !member(p, "node", uint_fc(tc, 32)) &&
-         !member(p, "op", enum_fc(tc, 16, nops, label_of_names, in->t->names)) &&
-         !member(p, "cls", enum_fc(tc, 8, ANALYZE_IMPORT_CLASS_COUNT + ANALYZE_DEVICE_NCLASS, label_of_class, NULL)) &&
-         !member(p, "phase", enum_fc(tc, 8, IMP_PHASE_COUNT, label_of_array, analyze_import_phase_names)) &&
-         !member(p, "inputs", seq_fc(tc, uint_fc(tc, 32))) && !member(p, "outputs", seq_fc(tc, uint_fc(tc, 32))) &&
-         !member(p, "attrs", seq_fc(tc, sint_fc(tc, 64))) && !member(p, "flops", uint_fc(tc, 64)) &&
-         !member(p, "bytes", uint_fc(tc, 64));
-    in->ec[EV_NODE_DEF] = event_class(in->sc, ev_names[EV_NODE_DEF], p, ok);
-
-    p = bt_field_class_structure_create(tc);
-    ok = p && !member(p, "graph", uint_fc(tc, 32)) && !member(p, "nodes", seq_fc(tc, uint_fc(tc, 32))) &&
-         !member(p, "begins", seq_fc(tc, uint_fc(tc, 64))) && !member(p, "ends", seq_fc(tc, uint_fc(tc, 64))) &&
-         (!in->t->launch || !member(p, "launches", seq_fc(tc, uint_fc(tc, 32)))); /* GPU traces' links */
-    in->ec[EV_OPS] = event_class(in->sc, ev_names[EV_OPS], p, ok);
-
-    p = bt_field_class_structure_create(tc);
-    ok = p && !member(p, "id", uint_fc(tc, 32)) &&
-         !member(p, "role", enum_fc(tc, 8, IMP_ROLE_COUNT, label_of_array, analyze_import_role_names)) &&
-         !member(p, "dtype", enum_fc(tc, 8, IMP_DTYPE_COUNT, label_of_array, analyze_import_dtype_names)) &&
-         !member(p, "shape", seq_fc(tc, uint_fc(tc, 32))) && !member(p, "bytes", uint_fc(tc, 64));
-    in->ec[EV_TENSOR_ALLOC] = event_class(in->sc, ev_names[EV_TENSOR_ALLOC], p, ok);
-
+    for (int i = 0; i < EV_COUNT; i++) {
+        bt_field_class *p = bt_field_class_structure_create(tc);
+        int ok = p != NULL;
+        for (size_t k = 0; ok && k < ev_rows[i].n; k++)
+            if (!ev_rows[i].rows[k].imported || has_imported(in, &ev_rows[i].rows[k]))
+                ok = !member(p, ev_rows[i].rows[k].name, row_fc(in, &ev_rows[i].rows[k]));
+        in->ec[i] = event_class(in->sc, ev_rows[i].name, p, ok);
+    }
     for (int i = 0; i < EV_COUNT; i++)
         if (!in->ec[i])
             return -1;
@@ -504,18 +514,19 @@ static bt_message *next_message(imp_iter *it)
             size_t cpu = 0;
             for (size_t i = 0; i < t->ntracks; i++)
                 cpu += !t->tracks[i].gpu;
-            if (!(m = event(it, EV_RUN_BEGIN, t->t0, mt, &p)))
+            if (!(m = event(it, EV_run_begin, t->t0, mt, &p)))
                 return NULL;
-            set_u(p, 0, SCHEMA);
-            set_u(p, 2, strcmp(t->sum.mode, "train") == 0 ? 0 : 1);
-            set_u(p, 4, 0);
-            set_u(p, 5, t->nsteps);
-            set_u(p, 6, cpu);
-            set_u(p, 7, 1);
-            set_u(p, 8, 0);
+            set_u(p, P_run_begin_schema, SCHEMA);
+            set_u(p, P_run_begin_mode, strcmp(t->sum.mode, "train") == 0 ? 0 : 1);
+            set_u(p, P_run_begin_batch, 0);
+            set_u(p, P_run_begin_steps, t->nsteps);
+            set_u(p, P_run_begin_threads, cpu);
+            set_u(p, P_run_begin_inter, 1);
+            set_u(p, P_run_begin_seed, 0);
             /* cpu: the device the trace was recorded on, where it says */
-            if (set_str(p, 1, t->sum.model) || set_str(p, 3, "imported") || set_str(p, 9, t->sum.format) ||
-                set_str(p, 10, "") || set_str(p, 11, t->sum.device))
+            if (set_str(p, P_run_begin_model, t->sum.model) || set_str(p, P_run_begin_preset, "imported") ||
+                set_str(p, P_run_begin_version, t->sum.format) || set_str(p, P_run_begin_blas, "") ||
+                set_str(p, P_run_begin_cpu, t->sum.device))
                 goto oom;
             it->state = ST_TENSORS;
             it->idx = 0;
@@ -529,13 +540,13 @@ static bt_message *next_message(imp_iter *it)
             }
             {
                 const imp_tensor *x = &t->tensors[it->idx];
-                if (!(m = event(it, EV_TENSOR_ALLOC, t->t0, mt, &p)))
+                if (!(m = event(it, EV_tensor_alloc, t->t0, mt, &p)))
                     return NULL;
-                set_u(p, 0, it->idx);
-                set_u(p, 1, x->role);
-                set_u(p, 2, x->dtype);
-                set_u(p, 4, x->bytes);
-                if (set_seq(p, 3, x->ndim, 0, get_u32s, x->shape))
+                set_u(p, P_tensor_alloc_id, it->idx);
+                set_u(p, P_tensor_alloc_role, x->role);
+                set_u(p, P_tensor_alloc_dtype, x->dtype);
+                set_u(p, P_tensor_alloc_bytes, x->bytes);
+                if (set_seq(p, P_tensor_alloc_shape, x->ndim, 0, get_u32s, x->shape))
                     goto oom;
                 it->idx++;
                 return m;
@@ -550,17 +561,18 @@ static bt_message *next_message(imp_iter *it)
             {
                 const imp_node *n = &t->nodes[it->idx];
                 const imp_proto *pr = &t->protos[n->proto];
-                if (!(m = event(it, EV_NODE_DEF, t->t0, mt, &p)))
+                if (!(m = event(it, EV_node_def, t->t0, mt, &p)))
                     return NULL;
-                set_u(p, 0, 0);
-                set_u(p, 1, it->idx);
-                set_u(p, 2, pr->name);
-                set_u(p, 3, n->cls);
-                set_u(p, 4, n->phase);
-                set_u(p, 8, pr->flops);
-                set_u(p, 9, pr->bytes);
-                if (set_seq(p, 5, pr->nin, 0, get_u32s, pr->in) || set_seq(p, 6, pr->nout, 0, get_u32s, pr->out) ||
-                    set_seq(p, 7, pr->nattrs, 1, get_i64s, pr->attrs))
+                set_u(p, P_node_def_graph, 0);
+                set_u(p, P_node_def_node, it->idx);
+                set_u(p, P_node_def_op, pr->name);
+                set_u(p, P_node_def_cls, n->cls);
+                set_u(p, P_node_def_phase, n->phase);
+                set_u(p, P_node_def_flops, pr->flops);
+                set_u(p, P_node_def_bytes, pr->bytes);
+                if (set_seq(p, P_node_def_inputs, pr->nin, 0, get_u32s, pr->in) ||
+                    set_seq(p, P_node_def_outputs, pr->nout, 0, get_u32s, pr->out) ||
+                    set_seq(p, P_node_def_attrs, pr->nattrs, 1, get_i64s, pr->attrs))
                     goto oom;
                 it->idx++;
                 return m;
@@ -574,9 +586,9 @@ static bt_message *next_message(imp_iter *it)
             const imp_step *st = in_step ? &t->steps[it->seg / 2] : NULL;
             if (in_step && !it->step_open) {
                 it->step_open = 1;
-                if (!(m = event(it, EV_STEP_BEGIN, st->b, mt, &p)))
+                if (!(m = event(it, EV_step_begin, st->b, mt, &p)))
                     return NULL;
-                set_u(p, 0, st->num);
+                set_u(p, P_step_begin_step, st->num);
                 return m;
             }
             if (it->nheap && it->key[it->heap[0]] == it->seg) {
@@ -585,12 +597,13 @@ static bt_message *next_message(imp_iter *it)
                 while (n < OPS_BATCH && i + n < end && imp_seg_of(t, t->recs[i + n].b) == it->seg)
                     n++;
                 uint64_t ts = in_step ? st->e : it->seg ? t->steps[it->seg / 2 - 1].e : t->t0;
-                if (!(m = event(it, EV_OPS, ts, t->recs[i].track, &p)))
+                if (!(m = event(it, EV_ops, ts, t->recs[i].track, &p)))
                     return NULL;
-                set_u(p, 0, 0);
-                if (set_seq(p, 1, n, 0, get_rec_node, &t->recs[i]) || set_seq(p, 2, n, 0, get_rec_b, &t->recs[i]) ||
-                    set_seq(p, 3, n, 0, get_rec_e, &t->recs[i]) ||
-                    (t->launch && set_seq(p, 4, n, 0, get_u32s, &t->launch[i])))
+                set_u(p, P_ops_graph, 0);
+                if (set_seq(p, P_ops_nodes, n, 0, get_rec_node, &t->recs[i]) ||
+                    set_seq(p, P_ops_begins, n, 0, get_rec_b, &t->recs[i]) ||
+                    set_seq(p, P_ops_ends, n, 0, get_rec_e, &t->recs[i]) ||
+                    (t->launch && set_seq(p, P_ops_launches, n, 0, get_u32s, &t->launch[i])))
                     goto oom;
                 imp_spill_touch(&t->recspill, n * sizeof *t->recs + 4096);
                 if (t->launch)
@@ -606,19 +619,19 @@ static bt_message *next_message(imp_iter *it)
             it->seg++;
             if (in_step) {
                 it->step_open = 0;
-                if (!(m = event(it, EV_STEP_END, st->e, mt, &p)))
+                if (!(m = event(it, EV_step_end, st->e, mt, &p)))
                     return NULL;
-                set_u(p, 0, st->num);
-                bt_field_real_double_precision_set_value(field(p, 1), 0.0); /* no loss recorded */
+                set_u(p, P_step_end_step, st->num);
+                bt_field_real_double_precision_set_value(field(p, P_step_end_loss), 0.0); /* no loss recorded */
                 return m;
             }
             continue;
         }
         case ST_RUN_END:
-            if (!(m = event(it, EV_RUN_END, t->t1, mt, &p)))
+            if (!(m = event(it, EV_run_end, t->t1, mt, &p)))
                 return NULL;
-            set_s(p, 0, 0);
-            set_u(p, 1, t->nrecs);
+            set_s(p, P_run_end_status, 0);
+            set_u(p, P_run_end_ops, t->nrecs);
             it->state = ST_PACKET_END;
             return m;
         case ST_PACKET_END: it->state = ST_STREAM_END; return bt_message_packet_end_create(it->self, it->packet);

@@ -13,7 +13,29 @@
  * A caller that adds where it happened prepends to the callee's message
  * (base_fail_cause: "reading X: " + the inner message). The message stays
  * the thread's until the next failure; a status of 0 says nothing about it.
- * Library code never prints and never exits: the driver prints the message. */
+ * Library code never prints and never exits: the driver prints the message.
+ *
+ * One other shape is right, and only where an object outlives the call
+ * that failed: the object keeps its own message, and a function of its
+ * module reads it. The thread's message would not do there, because it is
+ * read later, or on another thread, or after other calls on the same
+ * thread have set it again. These objects are:
+ *   - analyze_sink (analyze/sink.c, analyze_sink_error): a Babeltrace2
+ *     sink component. Babeltrace2 calls it from its graph, several sinks
+ *     run on one thread, and the error is asked for after the graph has
+ *     stopped.
+ *   - tracer_decode_job (tracer/isolate.h, its `err`): jobs decode side
+ *     by side, each in a child process watched by one parent thread, and
+ *     each job keeps its message until the caller takes it.
+ *   - tracer_decoder (tracer/decode.c, tracer_decoder_error): a decoder
+ *     lives across every message of a trace; what it says is "out of
+ *     memory" or nothing (what is wrong with the trace is counted in its
+ *     diagnostics, not failed on).
+ *   - a recording (tracer/record.c): its steps format the first failure
+ *     into the recording's buffer, so the cleanup that follows, which may
+ *     fail too, cannot overwrite the cause; tracer_record makes it the
+ *     thread's message when it returns.
+ * Anything else returns a status and sets the thread's message. */
 #ifndef FATHOM_BASE_ERROR_H
 #define FATHOM_BASE_ERROR_H
 #include <stdarg.h>

@@ -1,6 +1,7 @@
 /* cmd_record.c -- `fathom record`: run a workload under LTTng and archive
  * its trace (man fathom-record(1)). */
 #define _GNU_SOURCE
+#include "base/alloc.h"
 #include "base/cli.h"
 #include "models/model.h"
 #include "driver/cmd.h"
@@ -129,7 +130,7 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         .progress = !quiet,
         .show_output = verbose,
     };
-    tracer_record_result *r = calloc(1, sizeof *r);
+    tracer_record_result *r = exec_calloc(1, sizeof *r);
     if (!r) {
         tracer_manifest_destroy(base);
         return cli_error(CMD, "out of memory");
@@ -167,7 +168,7 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         break;
     default: rc = cli_error(CMD, "%s: %s", label, err); break;
     }
-    free(r);
+    exec_free(r);
     return rc;
 }
 

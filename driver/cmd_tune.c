@@ -5,6 +5,7 @@
  * one graph with its own settings. Compiled into the driver, which sees
  * models/ and replay/ both. */
 #include "analyze/roofline.h"
+#include "base/alloc.h"
 #include "base/cli.h"
 #include "base/clock.h"
 #include "base/error.h"
@@ -439,7 +440,7 @@ int cmd_tune(int argc, char **argv)
     model_target mt = { .def = def, .cfg = cfg };
     replay_program p;
     replay_program_init(&p);
-    replay_tune_result *r = calloc(1, sizeof *r);
+    replay_tune_result *r = exec_calloc(1, sizeof *r);
     int rc = 1, with_batch = 0;
     char prefix[TUNE_PREFIX_MAX];
     if (!r) {
@@ -514,7 +515,7 @@ int cmd_tune(int argc, char **argv)
 end:
     if (r)
         replay_tune_result_release(r);
-    free(r);
+    exec_free(r);
     replay_program_destroy(&p);
     return rc;
 }

@@ -1,5 +1,6 @@
 /* cmd_replay.c -- `fathom replay TRACE`: what would this recorded workload's
  * ops cost on this machine? */
+#include "base/alloc.h"
 #include "base/cli.h"
 #include "exec/exec.h"
 #include "replay/cmd.h"
@@ -307,7 +308,7 @@ static int record_replay(const char *trace, char **child_args, int nargs, const 
         .progress = isatty(2),
         .show_output = 1,
     };
-    tracer_record_result *r = calloc(1, sizeof *r);
+    tracer_record_result *r = exec_calloc(1, sizeof *r);
     if (!r) {
         tracer_manifest_destroy(m);
         return cli_error("replay", "out of memory");
@@ -333,7 +334,7 @@ static int record_replay(const char *trace, char **child_args, int nargs, const 
         break;
     default: rc = cli_error("replay", "%s: %s", label, err); break;
     }
-    free(r);
+    exec_free(r);
     return rc;
 }
 
@@ -469,7 +470,7 @@ int cmd_replay(int argc, char **argv)
                             .skip_last = (uint32_t)skip_last,
                             .max_steps = (uint32_t)steps };
     int rc = 1;
-    replay_report *r = calloc(1, sizeof *r);
+    replay_report *r = exec_calloc(1, sizeof *r);
     if (!r) {
         cli_error("replay", "out of memory");
         goto end;
@@ -525,7 +526,7 @@ int cmd_replay(int argc, char **argv)
     rc = 0;
 end:
     tracer_output_abort(dump_out); /* a failed replay publishes no dump */
-    free(r);
+    exec_free(r);
     replay_program_destroy(&p);
     return rc;
 }

@@ -28,7 +28,7 @@ set -u
 
 FLOORS="base exec tracer models replay analyze driver"
 BASE_HELPERS="base/alloc.h base/cli.h base/clock.h base/hash.h"
-TRACER_READER="tracer/read.h tracer/live.h tracer/decode.h tracer/fields.h tracer/isolate.h tracer/opmatch.h tracer/tp_enums.h tracer/archive.h tracer/output.h tracer/critpath.h tracer/import_ops.def tracer/import_costs.def"
+TRACER_READER="tracer/read.h tracer/live.h tracer/decode.h tracer/fields.h tracer/isolate.h tracer/opmatch.h tracer/tp_enums.h tracer/archive.h tracer/output.h tracer/critpath.h tracer/import_ops.def tracer/import_costs.def tracer/schema.def"
 
 # The folders each floor may include or link (itself always).
 allowed_folders() {

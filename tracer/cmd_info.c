@@ -1,6 +1,7 @@
 /* cmd_info.c -- `fathom info ARCHIVE|DIR`: what a recorded trace holds
  * (man fathom-info(1)). */
 #define _GNU_SOURCE
+#include "base/alloc.h"
 #include "base/cli.h"
 #include "base/error.h"
 #include "tracer/archive.h"
@@ -200,7 +201,7 @@ int cmd_info(int argc, char **argv)
         fprintf(stderr, "fathom info: warning: %s: skipped %s\n", path,
                 base_printable(tracer_trace_skipped(t, i), buf, sizeof buf));
     }
-    tracer_stats *s = calloc(1, sizeof *s);
+    tracer_stats *s = exec_calloc(1, sizeof *s);
     int rc = 0;
     if (!s)
         rc = cli_error(CMD, "out of memory");
@@ -216,7 +217,7 @@ int cmd_info(int argc, char **argv)
     if (rc == 0 && s && (s->discarded_events || s->discarded_packets))
         fprintf(stderr, "fathom info: warning: %s: %" PRIu64 " events were discarded; this trace is incomplete\n", path,
                 s->discarded_events);
-    free(s);
+    exec_free(s);
     tracer_trace_close(t);
     return rc;
 }

@@ -8,8 +8,10 @@
  * diagnostics. */
 #include "tracer/decode.h"
 
+#include "base/alloc.h"
 #include "tracer/fields.h"
 #include "tracer/opmatch.h"
+#include "tracer/schema.def"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,96 +20,55 @@
 enum kind {
     K_FOREIGN,
     K_UNKNOWN,
-    K_RUN_BEGIN,
-    K_RUN_END,
-    K_STEP_BEGIN,
-    K_STEP_END,
-    K_NODE_DEF,
-    K_OPS,
-    K_OP_BEGIN,
-    K_OP_END,
-    K_TENSOR_ALLOC,
-    K_TENSOR_FREE,
-    K_RUN_STATE,
-    K_GRAPH_TOTALS
+#define KIND(event, schema) K_##event,
+    FATHOM_SCHEMA_EVENTS(KIND)
+#undef KIND
 };
 
+/* A slot: a member name of the schema, read from whichever event has it. */
 enum slot {
-    F_SCHEMA,
-    F_MODEL,
-    F_MODE,
-    F_PRESET,
-    F_BATCH,
-    F_STEPS,
-    F_THREADS,
-    F_INTER,
-    F_SEED,
-    F_VERSION,
-    F_BLAS,
-    F_CPU,
-    F_STATUS,
-    F_OPS,
-    F_STEP,
-    F_LOSS,
-    F_SEQ,
-    F_GRAPH,
-    F_NODE,
-    F_OP,
-    F_CLS,
-    F_PHASE,
-    F_INPUTS,
-    F_OUTPUTS,
-    F_ATTRS,
-    F_FLOPS,
-    F_BYTES,
-    F_NODES,
-    F_BEGINS,
-    F_ENDS,
-    F_ID,
-    F_ROLE,
-    F_DTYPE,
-    F_SHAPE,
-    F_STEPS_DONE,
-    F_STEP_NS,
-    F_STEP_MIN,
-    F_STEP_MAX,
-    F_OUTSIDE,
-    F_COUNTS,
-    F_NS,
-    F_MIN_NS,
-    F_MAX_NS,
-    F_LAUNCHES,
-    NSLOT
+#define SLOT(name) F_##name,
+    FATHOM_SCHEMA_NAMES(SLOT)
+#undef SLOT
+        NSLOT
 };
 
 static const char *const slot_name[NSLOT] = {
-    "schema",      "model",       "mode",        "preset", "batch",  "steps",   "threads", "inter",      "seed",
-    "version",     "blas",        "cpu",         "status", "ops",    "step",    "loss",    "seq",        "graph",
-    "node",        "op",          "cls",         "phase",  "inputs", "outputs", "attrs",   "flops",      "bytes",
-    "nodes",       "begins",      "ends",        "id",     "role",   "dtype",   "shape",   "steps_done", "step_ns",
-    "step_min_ns", "step_max_ns", "outside_ops", "counts", "ns",     "min_ns",  "max_ns",  "launches",
+#define SLOT(name) #name,
+    FATHOM_SCHEMA_NAMES(SLOT)
+#undef SLOT
 };
 
 #define BIT(f) (1ull << (f))
+_Static_assert(NSLOT <= 64, "the slots of an event make a 64-bit mask");
+#define REQ_BIT_REQ(name) BIT(F_##name) |
+#define REQ_BIT_OPT(name)
+#define REQ_BIT(x, group, name, kind, ctype, src, len, need) REQ_BIT_##need(name)
+#define SEQ_BIT_SEQ(name) BIT(F_##name) |
+#define SEQ_BIT_SCHEMA(name)
+#define SEQ_BIT_INT(name)
+#define SEQ_BIT_FLOAT(name)
+#define SEQ_BIT_STRING(name)
+#define SEQ_BIT_ENUM(name)
+#define SEQ_BIT(x, group, name, kind, ctype, src, len, need) SEQ_BIT_##kind(name)
+
+/* Each event's required members (a row naming no slot does not compile). */
 static const struct {
     const char *name;
     enum kind kind;
     uint64_t required;
 } schema_events[] = {
-    { TRACER_EV_RUN_BEGIN, K_RUN_BEGIN, BIT(F_SCHEMA) },
-    { TRACER_EV_RUN_END, K_RUN_END, 0 },
-    { TRACER_EV_STEP_BEGIN, K_STEP_BEGIN, 0 },
-    { TRACER_EV_STEP_END, K_STEP_END, 0 },
-    { TRACER_EV_NODE_DEF, K_NODE_DEF, BIT(F_GRAPH) | BIT(F_NODE) | BIT(F_OP) },
-    { TRACER_EV_OPS, K_OPS, BIT(F_GRAPH) | BIT(F_NODES) | BIT(F_BEGINS) | BIT(F_ENDS) },
-    { TRACER_EV_OP_BEGIN, K_OP_BEGIN, BIT(F_SEQ) | BIT(F_OP) },
-    { TRACER_EV_OP_END, K_OP_END, BIT(F_SEQ) },
-    { TRACER_EV_TENSOR_ALLOC, K_TENSOR_ALLOC, BIT(F_ID) | BIT(F_BYTES) },
-    { TRACER_EV_TENSOR_FREE, K_TENSOR_FREE, BIT(F_ID) },
-    { TRACER_EV_RUN_STATE, K_RUN_STATE, BIT(F_SCHEMA) | BIT(F_STEPS_DONE) },
-    { TRACER_EV_GRAPH_TOTALS, K_GRAPH_TOTALS,
-      BIT(F_GRAPH) | BIT(F_NODES) | BIT(F_COUNTS) | BIT(F_NS) | BIT(F_MIN_NS) | BIT(F_MAX_NS) },
+#define EVENT(event, schema) { "fathom:" #event, K_##event, FATHOM_SCHEMA_##event(REQ_BIT, _) 0 },
+    FATHOM_SCHEMA_EVENTS(EVENT)
+#undef EVENT
 };
+
+/* The sequences of every event: arrays, else the event is malformed. */
+static const uint64_t array_slots =
+#define EVENT(event, schema) FATHOM_SCHEMA_##event(SEQ_BIT, _)
+    FATHOM_SCHEMA_EVENTS(EVENT)
+#undef EVENT
+        0;
 
 /* How a member's value is read (its field class type, fixed per event class). */
 enum ftype { FT_ABSENT, FT_UINT, FT_SINT, FT_BOOL, FT_FLOAT, FT_ARRAY, FT_OTHER };
@@ -187,7 +148,7 @@ struct tracer_decoder {
 
 tracer_decoder *tracer_decoder_create(const tracer_decode_cbs *cbs, void *ctx)
 {
-    tracer_decoder *d = calloc(1, sizeof *d);
+    tracer_decoder *d = exec_calloc(1, sizeof *d);
     if (!d)
         return NULL;
     d->cb = *cbs;
@@ -197,11 +158,11 @@ tracer_decoder *tracer_decoder_create(const tracer_decode_cbs *cbs, void *ctx)
 
 static void node_free(tracer_node *n)
 {
-    free((void *)n->op);
-    free((void *)n->cls);
-    free((void *)n->phase);
-    free((void *)n->inputs);
-    free((void *)n->attrs);
+    exec_free((void *)n->op);
+    exec_free((void *)n->cls);
+    exec_free((void *)n->phase);
+    exec_free((void *)n->inputs);
+    exec_free((void *)n->attrs);
     memset(n, 0, sizeof *n);
 }
 
@@ -210,31 +171,31 @@ void tracer_decoder_destroy(tracer_decoder *d)
     if (!d)
         return;
     for (size_t i = 0; i < d->ev_cap; i++)
-        free(d->ev[i]);
-    free(d->ev);
+        exec_free(d->ev[i]);
+    exec_free(d->ev);
     for (size_t t = 0; t < d->ntr; t++) {
         dtrace *tr = &d->tr[t];
         for (size_t i = 0; i < tr->nodes_cap; i++)
             if (tr->nodes[i].node.op)
                 node_free(&tr->nodes[i].node);
-        free(tr->nodes);
+        exec_free(tr->nodes);
         tracer_opmatch_clear(&tr->pend);
         for (int i = 0; i < tr->nslots; i++) {
-            free(tr->slots[i].io);
-            free(tr->slots[i].attrs);
+            exec_free(tr->slots[i].io);
+            exec_free(tr->slots[i].attrs);
         }
-        free(tr->slots);
-        free(tr->thr);
-        free(tr->synced);
+        exec_free(tr->slots);
+        exec_free(tr->thr);
+        exec_free(tr->synced);
     }
-    free(d->tr);
-    free(d->nodes);
-    free(d->begins);
-    free(d->ends);
-    free(d->launches);
-    free(d->io);
-    free(d->attrs);
-    free(d);
+    exec_free(d->tr);
+    exec_free(d->nodes);
+    exec_free(d->begins);
+    exec_free(d->ends);
+    exec_free(d->launches);
+    exec_free(d->io);
+    exec_free(d->attrs);
+    exec_free(d);
 }
 
 static _Thread_local uint64_t cur_ts, cur_vpid, cur_vtid; /* the event being decoded */
@@ -297,13 +258,9 @@ static enum ftype member_ftype(const bt_field_class *fc, int64_t idx)
     return FT_OTHER;
 }
 
-/* The sequences an event kind needs must be arrays. */
-static const uint64_t array_slots = BIT(F_INPUTS) | BIT(F_OUTPUTS) | BIT(F_ATTRS) | BIT(F_NODES) | BIT(F_BEGINS) |
-                                    BIT(F_ENDS) | BIT(F_SHAPE) | BIT(F_LAUNCHES);
-
 static evinfo *evinfo_make(const bt_event_class *ec)
 {
-    evinfo *e = calloc(1, sizeof *e);
+    evinfo *e = exec_calloc(1, sizeof *e);
     if (!e)
         return NULL;
     e->ec = ec;
@@ -351,7 +308,7 @@ static evinfo *evinfo_get(tracer_decoder *d, const bt_event_class *ec)
                 return d->last = d->ev[h];
     if ((d->ev_len + 1) * 2 > d->ev_cap) {
         size_t cap = d->ev_cap ? d->ev_cap * 2 : 32;
-        evinfo **t = calloc(cap, sizeof *t);
+        evinfo **t = exec_calloc(cap, sizeof *t);
         if (!t)
             return NULL;
         for (size_t i = 0; i < d->ev_cap; i++) {
@@ -362,7 +319,7 @@ static evinfo *evinfo_get(tracer_decoder *d, const bt_event_class *ec)
                 h = (h + 1) & (cap - 1);
             t[h] = d->ev[i];
         }
-        free(d->ev);
+        exec_free(d->ev);
         d->ev = t;
         d->ev_cap = cap;
     }
@@ -453,7 +410,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     size_t c = *cap ? *cap : 16;
     while (c < need)
         c *= 2;
-    void *q = realloc(*p, c * elem);
+    void *q = exec_realloc(*p, c * elem);
     if (!q)
         return -1;
     *p = q;
@@ -469,7 +426,7 @@ static dtrace *trace_of(tracer_decoder *d, const bt_trace *trace)
     for (size_t i = 0; i < d->ntr; i++)
         if (d->tr[i].trace == trace)
             return d->last_tr = &d->tr[i];
-    dtrace *v = realloc(d->tr, (d->ntr + 1) * sizeof *v);
+    dtrace *v = exec_realloc(d->tr, (d->ntr + 1) * sizeof *v);
     if (!v)
         return NULL;
     d->tr = v;
@@ -540,7 +497,7 @@ static dnode *node_insert(dtrace *t, uint64_t vpid, uint32_t graph, uint32_t nod
 {
     if ((t->nodes_len + 1) * 2 > t->nodes_cap) {
         size_t cap = t->nodes_cap ? t->nodes_cap * 2 : 256;
-        dnode *v = calloc(cap, sizeof *v);
+        dnode *v = exec_calloc(cap, sizeof *v);
         if (!v)
             return NULL;
         for (size_t i = 0; i < t->nodes_cap; i++) {
@@ -551,7 +508,7 @@ static dnode *node_insert(dtrace *t, uint64_t vpid, uint32_t graph, uint32_t nod
                 h = (h + 1) & (cap - 1);
             v[h] = t->nodes[i];
         }
-        free(t->nodes);
+        exec_free(t->nodes);
         t->nodes = v;
         t->nodes_cap = cap;
     }
@@ -566,7 +523,7 @@ static dnode *node_insert(dtrace *t, uint64_t vpid, uint32_t graph, uint32_t nod
 static char *dup_label(const char *s)
 {
     size_t n = strlen(s) + 1;
-    char *c = malloc(n);
+    char *c = exec_malloc(n);
     if (c)
         memcpy(c, s, n);
     return c;
@@ -596,23 +553,23 @@ static int read_desc(tracer_decoder *d, const bt_field *pl, evinfo *e, tracer_no
                      size_t cl, char *pb, size_t pll)
 {
     memset(n, 0, sizeof *n);
-    n->graph = (uint32_t)slot_u64_or(pl, e, F_GRAPH, 0);
-    n->node = (uint32_t)slot_u64_or(pl, e, F_NODE, 0);
-    n->op = label_of(pl, e, F_OP, e->op_label, 4096, ob, ol);
+    n->graph = (uint32_t)slot_u64_or(pl, e, F_graph, 0);
+    n->node = (uint32_t)slot_u64_or(pl, e, F_node, 0);
+    n->op = label_of(pl, e, F_op, e->op_label, 4096, ob, ol);
     if (!n->op)
         return 1;
-    n->cls = label_of(pl, e, F_CLS, e->cls_label, 256, cb, cl);
-    n->phase = label_of(pl, e, F_PHASE, e->phase_label, 256, pb, pll);
-    n->op_value = slot_value(pl, e, F_OP);
-    n->cls_value = slot_value(pl, e, F_CLS);
-    n->phase_value = slot_value(pl, e, F_PHASE);
-    n->flops = slot_u64_or(pl, e, F_FLOPS, 0);
-    n->bytes = slot_u64_or(pl, e, F_BYTES, 0);
+    n->cls = label_of(pl, e, F_cls, e->cls_label, 256, cb, cl);
+    n->phase = label_of(pl, e, F_phase, e->phase_label, 256, pb, pll);
+    n->op_value = slot_value(pl, e, F_op);
+    n->cls_value = slot_value(pl, e, F_cls);
+    n->phase_value = slot_value(pl, e, F_phase);
+    n->flops = slot_u64_or(pl, e, F_flops, 0);
+    n->bytes = slot_u64_or(pl, e, F_bytes, 0);
     if (d->cb.no_dataflow)
         return 0;
     const bt_field *ai, *ao, *aa;
-    int64_t ni = array_len(pl, e, F_INPUTS, &ai), no = array_len(pl, e, F_OUTPUTS, &ao),
-            na = array_len(pl, e, F_ATTRS, &aa);
+    int64_t ni = array_len(pl, e, F_inputs, &ai), no = array_len(pl, e, F_outputs, &ao),
+            na = array_len(pl, e, F_attrs, &aa);
     ni = ni < 0 ? 0 : ni;
     no = no < 0 ? 0 : no;
     na = na < 0 ? 0 : na;
@@ -666,19 +623,19 @@ static int on_node_def(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo 
     }
     tracer_node *c = &old->node;
     *c = n;
-    uint32_t *io = malloc((n.nin + n.nout + 1) * sizeof *io);
-    int64_t *at = malloc((n.nattrs + 1) * sizeof *at);
+    uint32_t *io = exec_malloc((n.nin + n.nout + 1) * sizeof *io);
+    int64_t *at = exec_malloc((n.nattrs + 1) * sizeof *at);
     c->op = dup_label(n.op);
     c->cls = n.cls ? dup_label(n.cls) : NULL;
     c->phase = n.phase ? dup_label(n.phase) : NULL;
     c->inputs = io;
     c->attrs = at;
     if (!io || !at || !c->op || (n.cls && !c->cls) || (n.phase && !c->phase)) {
-        free(io);
-        free(at);
-        free((void *)c->op);
-        free((void *)c->cls);
-        free((void *)c->phase);
+        exec_free(io);
+        exec_free(at);
+        exec_free((void *)c->op);
+        exec_free((void *)c->cls);
+        exec_free((void *)c->phase);
         memset(c, 0, sizeof *c);
         t->nodes_len--; /* an empty slot again (op == NULL); probe chains stay valid: never removed */
         return oom(d);
@@ -728,7 +685,7 @@ static uint64_t *thread_last(dtrace *t, uint64_t vpid, uint64_t vtid)
         return NULL;
     if (t->nthr == t->cap_thr) {
         size_t cap = t->cap_thr ? 2 * t->cap_thr : 16;
-        struct dthread *v = realloc(t->thr, cap * sizeof *v);
+        struct dthread *v = exec_realloc(t->thr, cap * sizeof *v);
         if (!v)
             return NULL;
         t->thr = v, t->cap_thr = cap;
@@ -749,30 +706,30 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
                   uint64_t ts)
 {
     const bt_field *an, *ab, *ae;
-    int64_t nn = array_len(pl, e, F_NODES, &an), nb = array_len(pl, e, F_BEGINS, &ab),
-            ne = array_len(pl, e, F_ENDS, &ae);
+    int64_t nn = array_len(pl, e, F_nodes, &an), nb = array_len(pl, e, F_begins, &ab),
+            ne = array_len(pl, e, F_ends, &ae);
     /* launches: imported GPU traces only; an older archive has none */
     const bt_field *al = NULL;
-    int64_t nl = e->ftype[F_LAUNCHES] == FT_ARRAY ? array_len(pl, e, F_LAUNCHES, &al) : nn;
+    int64_t nl = e->ftype[F_launches] == FT_ARRAY ? array_len(pl, e, F_launches, &al) : nn;
     if (nn < 0 || nn != nb || nn != ne || nl != nn) {
         t->diag.malformed_events++;
         return 0;
     }
-    uint32_t graph = (uint32_t)slot_u64_or(pl, e, F_GRAPH, 0);
+    uint32_t graph = (uint32_t)slot_u64_or(pl, e, F_graph, 0);
     if (t->joined == 2 && !graph_synced(t, vpid, graph))
         return 0; /* a late viewer: these records are in the graph's totals to come */
     if (grow((void **)&d->nodes, &d->scratch_cap, (size_t)nn + 1, sizeof *d->nodes))
         return oom(d);
     size_t cap = d->scratch_cap;
-    uint64_t *b = realloc(d->begins, cap * sizeof *b);
+    uint64_t *b = exec_realloc(d->begins, cap * sizeof *b);
     if (!b)
         return oom(d);
     d->begins = b;
-    uint64_t *en = realloc(d->ends, cap * sizeof *en);
+    uint64_t *en = exec_realloc(d->ends, cap * sizeof *en);
     if (!en)
         return oom(d);
     d->ends = en;
-    uint64_t *la = realloc(d->launches, cap * sizeof *la);
+    uint64_t *la = exec_realloc(d->launches, cap * sizeof *la);
     if (!la)
         return oom(d);
     d->launches = la;
@@ -824,7 +781,7 @@ static int slot_take(dtrace *t)
     }
     if (t->nslots == t->cap_slots) { /* geometric: as many slots as ops in flight */
         int cap = t->cap_slots ? t->cap_slots * 2 : 64;
-        s1slot *v = realloc(t->slots, (size_t)cap * sizeof *v);
+        s1slot *v = exec_realloc(t->slots, (size_t)cap * sizeof *v);
         if (!v)
             return -1;
         t->slots = v;
@@ -843,7 +800,7 @@ static void slot_give(dtrace *t, int s)
 static int on_op_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo *e, uint64_t ts, uint64_t vtid)
 {
     uint64_t seq;
-    if (slot_u64(pl, e, F_SEQ, &seq) != 0) {
+    if (slot_u64(pl, e, F_seq, &seq) != 0) {
         t->diag.malformed_events++;
         return 0;
     }
@@ -903,7 +860,7 @@ static int on_op_end(tracer_decoder *d, dtrace *t, const bt_field *pl, const evi
                      uint64_t vtid)
 {
     uint64_t seq;
-    if (slot_u64(pl, e, F_SEQ, &seq) != 0) {
+    if (slot_u64(pl, e, F_seq, &seq) != 0) {
         t->diag.malformed_events++;
         return 0;
     }
@@ -920,8 +877,8 @@ static int on_op_end(tracer_decoder *d, dtrace *t, const bt_field *pl, const evi
         sl->node.cls = sl->cls;
     if (sl->own & 4)
         sl->node.phase = sl->phase;
-    sl->node.flops = slot_u64_or(pl, e, F_FLOPS, 0);
-    sl->node.bytes = slot_u64_or(pl, e, F_BYTES, 0);
+    sl->node.flops = slot_u64_or(pl, e, F_flops, 0);
+    sl->node.bytes = slot_u64_or(pl, e, F_bytes, 0);
     tracer_op op = { .node = &sl->node, .begin = b.ts, .end = ts, .vpid = vpid, .vtid = vtid };
     int rc = deliver(d, t, &op);
     slot_give(t, (int)b.a);
@@ -936,25 +893,30 @@ static int on_op_end(tracer_decoder *d, dtrace *t, const bt_field *pl, const evi
  * middle: "unknown trace schema version 0" before, where the damage was
  * the news). */
 typedef struct runbufs {
-    char mb[32], pb[32], vb[32], bb[32], cb[32], ob[32];
+    char label[NSLOT][32]; /* the labels of the run's strings and enums */
 } runbufs;
+
+/* A row of the run's description or state (tracer/schema.def) read into
+ * its member; absent members read as 0 or NULL. */
+#define READ_ROW(x, group, name, kind, ctype, src, len, need) READ_##kind(ctype, name)
+#define READ_SCHEMA(ctype, name) r.name = (ctype)schema;
+#define READ_INT(ctype, name) r.name = (ctype)slot_u64_or(pl, e, F_##name, 0);
+#define READ_STRING(ctype, name) \
+    r.name = tracer_field_label(member(pl, e, F_##name), b->label[F_##name], sizeof b->label[F_##name]);
+#define READ_ENUM(ctype, name) READ_STRING(ctype, name)
 
 static tracer_run read_run(const bt_field *pl, const evinfo *e, uint64_t schema, runbufs *b)
 {
-    return (tracer_run){
-        .schema = (uint32_t)schema,
-        .model = tracer_field_label(member(pl, e, F_MODEL), b->mb, sizeof b->mb),
-        .mode = tracer_field_label(member(pl, e, F_MODE), b->ob, sizeof b->ob),
-        .preset = tracer_field_label(member(pl, e, F_PRESET), b->pb, sizeof b->pb),
-        .version = tracer_field_label(member(pl, e, F_VERSION), b->vb, sizeof b->vb),
-        .blas = tracer_field_label(member(pl, e, F_BLAS), b->bb, sizeof b->bb),
-        .cpu = tracer_field_label(member(pl, e, F_CPU), b->cb, sizeof b->cb),
-        .batch = (uint32_t)slot_u64_or(pl, e, F_BATCH, 0),
-        .steps = (uint32_t)slot_u64_or(pl, e, F_STEPS, 0),
-        .threads = (uint32_t)slot_u64_or(pl, e, F_THREADS, 0),
-        .inter = (uint32_t)slot_u64_or(pl, e, F_INTER, 0),
-        .seed = slot_u64_or(pl, e, F_SEED, 0),
-    };
+    tracer_run r;
+    FATHOM_SCHEMA_RUN(READ_ROW, _)
+    return r;
+}
+
+static tracer_state read_state(const bt_field *pl, const evinfo *e)
+{
+    tracer_state r;
+    FATHOM_SCHEMA_STATE(READ_ROW, _)
+    return r;
 }
 
 /* The statedump (decode.h): ignored by a reader that saw the run begin;
@@ -962,7 +924,7 @@ static tracer_run read_run(const bt_field *pl, const evinfo *e, uint64_t schema,
 static int on_run_state(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e)
 {
     uint64_t schema = 0;
-    if (slot_u64(pl, e, F_SCHEMA, &schema) != 0 || schema != TRACER_SCHEMA_V2) {
+    if (slot_u64(pl, e, F_schema, &schema) != 0 || schema != TRACER_SCHEMA_V2) {
         t->diag.malformed_events++;
         return 0;
     }
@@ -980,13 +942,7 @@ static int on_run_state(tracer_decoder *d, dtrace *t, const bt_field *pl, const 
     t->diag.schema = (uint32_t)schema;
     runbufs b;
     tracer_run r = read_run(pl, e, schema, &b);
-    tracer_state st = {
-        .steps_done = slot_u64_or(pl, e, F_STEPS_DONE, 0),
-        .step_ns = slot_u64_or(pl, e, F_STEP_NS, 0),
-        .step_min_ns = slot_u64_or(pl, e, F_STEP_MIN, 0),
-        .step_max_ns = slot_u64_or(pl, e, F_STEP_MAX, 0),
-        .outside_ops = slot_u64_or(pl, e, F_OUTSIDE, 0),
-    };
+    tracer_state st = read_state(pl, e);
     t->diag.records = st.outside_ops;
     return d->cb.run_state ? d->cb.run_state(t->user, &r, &st) : 0;
 }
@@ -995,12 +951,12 @@ static int on_run_state(tracer_decoder *d, dtrace *t, const bt_field *pl, const 
  * so far; its records count from here on. */
 static int on_graph_totals(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e, uint64_t vpid)
 {
-    uint32_t graph = (uint32_t)slot_u64_or(pl, e, F_GRAPH, 0);
+    uint32_t graph = (uint32_t)slot_u64_or(pl, e, F_graph, 0);
     if (t->joined != 2 || graph_synced(t, vpid, graph))
         return 0;
     const bt_field *an, *a[4];
-    int64_t nn = array_len(pl, e, F_NODES, &an);
-    const enum slot f[4] = { F_COUNTS, F_NS, F_MIN_NS, F_MAX_NS };
+    int64_t nn = array_len(pl, e, F_nodes, &an);
+    const enum slot f[4] = { F_counts, F_ns, F_min_ns, F_max_ns };
     for (int k = 0; k < 4; k++)
         if (array_len(pl, e, f[k], &a[k]) != nn)
             nn = -1;
@@ -1042,7 +998,7 @@ static int on_graph_totals(tracer_decoder *d, dtrace *t, const bt_field *pl, con
 static int on_run_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e)
 {
     uint64_t schema = 0;
-    if (slot_u64(pl, e, F_SCHEMA, &schema) != 0 || schema == 0) {
+    if (slot_u64(pl, e, F_schema, &schema) != 0 || schema == 0) {
         t->diag.malformed_events++;
         return 0;
     }
@@ -1065,17 +1021,17 @@ static int on_run_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, const 
 static int on_tensor_alloc(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo *e, uint64_t ts)
 {
     uint64_t id, bytes;
-    if (slot_u64(pl, e, F_ID, &id) != 0 || slot_u64(pl, e, F_BYTES, &bytes) != 0) {
+    if (slot_u64(pl, e, F_id, &id) != 0 || slot_u64(pl, e, F_bytes, &bytes) != 0) {
         t->diag.malformed_events++;
         return 0;
     }
     char rb[32], db[32];
     tracer_tensor x = { .id = (uint32_t)id, .bytes = bytes };
-    x.role = label_of(pl, e, F_ROLE, e->role_label, 64, rb, sizeof rb); /* per event: the labels cached */
-    x.dtype = label_of(pl, e, F_DTYPE, e->dtype_label, 64, db, sizeof db);
-    x.role_value = slot_value(pl, e, F_ROLE);
+    x.role = label_of(pl, e, F_role, e->role_label, 64, rb, sizeof rb); /* per event: the labels cached */
+    x.dtype = label_of(pl, e, F_dtype, e->dtype_label, 64, db, sizeof db);
+    x.role_value = slot_value(pl, e, F_role);
     const bt_field *as;
-    int64_t nd = array_len(pl, e, F_SHAPE, &as);
+    int64_t nd = array_len(pl, e, F_shape, &as);
     if (nd >= 0 && nd <= TRACER_MAX_DIMS && array_u32(as, (uint64_t)nd, x.shape) == 0) {
         x.ndim = (uint32_t)nd;
         x.shape_ok = 1;
@@ -1132,28 +1088,28 @@ static int on_event(tracer_decoder *d, const bt_message *msg)
     const tracer_decode_cbs *cb = &d->cb;
     uint64_t v;
     switch (e->kind) {
-    case K_RUN_BEGIN: return on_run_begin(d, t, pl, e);
-    case K_RUN_END:
-        v = slot_u64_or(pl, e, F_OPS, 0);
+    case K_run_begin: return on_run_begin(d, t, pl, e);
+    case K_run_end:
+        v = slot_u64_or(pl, e, F_ops, 0);
         t->diag.run_end_ops += v;
         t->diag.run_ends++;
-        return cb->run_end ? cb->run_end(t->user, (int32_t)slot_u64_or(pl, e, F_STATUS, 0), v) : 0;
-    case K_STEP_BEGIN: return cb->step_begin ? cb->step_begin(t->user, ts, (uint32_t)slot_u64_or(pl, e, F_STEP, 0)) : 0;
-    case K_STEP_END: {
+        return cb->run_end ? cb->run_end(t->user, (int32_t)slot_u64_or(pl, e, F_status, 0), v) : 0;
+    case K_step_begin: return cb->step_begin ? cb->step_begin(t->user, ts, (uint32_t)slot_u64_or(pl, e, F_step, 0)) : 0;
+    case K_step_end: {
         double loss = 0;
-        if (e->ftype[F_LOSS] == FT_FLOAT)
-            loss = bt_field_real_double_precision_get_value(member(pl, e, F_LOSS));
-        return cb->step_end ? cb->step_end(t->user, ts, (uint32_t)slot_u64_or(pl, e, F_STEP, 0), loss) : 0;
+        if (e->ftype[F_loss] == FT_FLOAT)
+            loss = bt_field_real_double_precision_get_value(member(pl, e, F_loss));
+        return cb->step_end ? cb->step_end(t->user, ts, (uint32_t)slot_u64_or(pl, e, F_step, 0), loss) : 0;
     }
-    case K_NODE_DEF: return on_node_def(d, t, pl, e, vpid, ts);
-    case K_OPS: return on_ops(d, t, pl, e, vpid, vtid, ts);
-    case K_OP_BEGIN: return on_op_begin(d, t, pl, e, ts, vtid);
-    case K_OP_END: return on_op_end(d, t, pl, e, ts, vpid, vtid);
-    case K_TENSOR_ALLOC: return on_tensor_alloc(d, t, pl, e, ts);
-    case K_RUN_STATE: return on_run_state(d, t, pl, e);
-    case K_GRAPH_TOTALS: return on_graph_totals(d, t, pl, e, vpid);
-    case K_TENSOR_FREE:
-        if (slot_u64(pl, e, F_ID, &v) != 0) {
+    case K_node_def: return on_node_def(d, t, pl, e, vpid, ts);
+    case K_ops: return on_ops(d, t, pl, e, vpid, vtid, ts);
+    case K_op_begin: return on_op_begin(d, t, pl, e, ts, vtid);
+    case K_op_end: return on_op_end(d, t, pl, e, ts, vpid, vtid);
+    case K_tensor_alloc: return on_tensor_alloc(d, t, pl, e, ts);
+    case K_run_state: return on_run_state(d, t, pl, e);
+    case K_graph_totals: return on_graph_totals(d, t, pl, e, vpid);
+    case K_tensor_free:
+        if (slot_u64(pl, e, F_id, &v) != 0) {
             t->diag.malformed_events++;
             return 0;
         }

@@ -37,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tracer/schema.def"
+
 /* The schema versions the decoder reads. */
 #define TRACER_SCHEMA_V1 1
 #define TRACER_SCHEMA_V2 2
@@ -56,21 +58,27 @@
 #define TRACER_EV_OP_BEGIN "fathom:op_begin"         /* schema 1 */
 #define TRACER_EV_OP_END "fathom:op_end"             /* schema 1 */
 
+/* A field of the schema (tracer/schema.def) as a member of the structs
+ * below: enumerations by their label. */
+#define TRACER_MEMBER_SCHEMA(ctype, name) ctype name;
+#define TRACER_MEMBER_INT(ctype, name) ctype name;
+#define TRACER_MEMBER_FLOAT(ctype, name) ctype name;
+#define TRACER_MEMBER_STRING(ctype, name) const char *name;
+#define TRACER_MEMBER_ENUM(ctype, name) const char *name;
+
 /* run_begin (strings borrowed for the call; NULL when absent). The
  * consumer receives it whatever its schema: one it does not read is its
  * error to report. */
 typedef struct tracer_run {
-    uint32_t schema;
-    const char *model, *mode, *preset, *version, *blas, *cpu;
-    uint32_t batch, steps, threads, inter;
-    uint64_t seed;
+#define TRACER_RUN_MEMBER(x, group, name, kind, ctype, src, len, need) TRACER_MEMBER_##kind(ctype, name)
+    FATHOM_SCHEMA_RUN(TRACER_RUN_MEMBER, _)
 } tracer_run;
 
 /* run_state's account of the run so far (the statedump a recorder
  * streaming live emits for viewers that join late, fathom-trace(5)): the
  * steps completed, their time, and the op invocations outside steps. */
 typedef struct tracer_state {
-    uint64_t steps_done, step_ns, step_min_ns, step_max_ns, outside_ops;
+    FATHOM_SCHEMA_STATE(TRACER_RUN_MEMBER, _)
 } tracer_state;
 
 /* A graph node: a node_def (schema 2) or an op_begin's description

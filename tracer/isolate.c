@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "tracer/isolate.h"
 
+#include "base/alloc.h"
 #include "base/clock.h"
 #include "base/error.h"
 
@@ -147,7 +148,7 @@ static void w_raw(wbuf *w, const void *p, size_t n)
         size_t cap = w->cap ? w->cap : 65536;
         while (cap < w->len + n)
             cap *= 2;
-        unsigned char *b = realloc(w->b, cap);
+        unsigned char *b = exec_realloc(w->b, cap);
         if (!b) {
             w->broken = 1;
             return;
@@ -238,11 +239,11 @@ static int64_t node_id(wbuf *w, const void *p, int insert)
         return -1;
     if ((w->klen + 1) * 2 > w->kcap) {
         size_t cap = w->kcap ? w->kcap * 2 : 1024;
-        const void **k = calloc(cap, sizeof *k);
-        uint32_t *v = calloc(cap, sizeof *v);
+        const void **k = exec_calloc(cap, sizeof *k);
+        uint32_t *v = exec_calloc(cap, sizeof *v);
         if (!k || !v) {
-            free(k);
-            free(v);
+            exec_free(k);
+            exec_free(v);
             return -1;
         }
         for (size_t i = 0; i < w->kcap; i++) {
@@ -253,8 +254,8 @@ static int64_t node_id(wbuf *w, const void *p, int insert)
                 h = (h + 1) & (cap - 1);
             k[h] = w->keys[i], v[h] = w->ids[i];
         }
-        free(w->keys);
-        free(w->ids);
+        exec_free(w->keys);
+        exec_free(w->ids);
         w->keys = k, w->ids = v, w->kcap = cap;
     }
     size_t h = key_hash(p, w->kcap);
@@ -300,21 +301,15 @@ static int c_event(void *user, const char *name, uint64_t ts)
     return w_end(w);
 }
 
-static void w_run(wbuf *w, const tracer_run *r)
-{
-    W_VAL(w, r->schema);
-    w_str(w, r->model);
-    w_str(w, r->mode);
-    w_str(w, r->preset);
-    w_str(w, r->version);
-    w_str(w, r->blas);
-    w_str(w, r->cpu);
-    W_VAL(w, r->batch);
-    W_VAL(w, r->steps);
-    W_VAL(w, r->threads);
-    W_VAL(w, r->inter);
-    W_VAL(w, r->seed);
-}
+/* The run's description on the wire: its rows (tracer/schema.def) in order,
+ * strings and enum labels as strings, numbers as their bytes. */
+#define W_ROW(x, group, name, kind, ctype, src, len, need) W_##kind(r->name);
+#define W_SCHEMA(v) W_VAL(w, v)
+#define W_INT(v) W_VAL(w, v)
+#define W_STRING(v) w_str(w, v)
+#define W_ENUM(v) w_str(w, v)
+
+static void w_run(wbuf *w, const tracer_run *r) { FATHOM_SCHEMA_RUN(W_ROW, _) }
 
 static int c_run_begin(void *user, const tracer_run *r)
 {
@@ -422,7 +417,7 @@ static int64_t intern_node(wbuf *w, const tracer_node *n)
         return -1;
     if ((w->ilen + 1) * 2 > w->icap) {
         size_t cap = w->icap ? w->icap * 2 : 256;
-        struct ikey *v = calloc(cap, sizeof *v);
+        struct ikey *v = exec_calloc(cap, sizeof *v);
         if (!v)
             return -1;
         for (size_t i = 0; i < w->icap; i++)
@@ -432,7 +427,7 @@ static int64_t intern_node(wbuf *w, const tracer_node *n)
                     h = (h + 1) & (cap - 1);
                 v[h] = w->ikeys[i];
             }
-        free(w->ikeys);
+        exec_free(w->ikeys);
         w->ikeys = v, w->icap = cap;
     }
     size_t h = ikey_hash(&k) & (w->icap - 1);
@@ -707,7 +702,7 @@ static int keep_str(const char *s, char **buf, size_t *cap, const char **out)
     }
     size_t n = strlen(s) + 1;
     if (n > *cap) {
-        char *b = realloc(*buf, n);
+        char *b = exec_realloc(*buf, n);
         if (!b)
             return -1;
         *buf = b, *cap = n;
@@ -742,11 +737,11 @@ typedef struct parent {
 
 static void pnode_free(pnode *pn)
 {
-    free(pn->op);
-    free(pn->cls);
-    free(pn->phase);
-    free(pn->io);
-    free(pn->attrs);
+    exec_free(pn->op);
+    exec_free(pn->cls);
+    exec_free(pn->phase);
+    exec_free(pn->io);
+    exec_free(pn->attrs);
 }
 
 static int r_node(rd *r, pnode *pn)
@@ -769,10 +764,10 @@ static int r_node(rd *r, pnode *pn)
     if (r->bad || (uint64_t)n->nin + n->nout > (uint64_t)(r->end - r->p) / 4 ||
         n->nattrs > (uint64_t)(r->end - r->p) / 8)
         return r->bad = 1, -1;
-    uint32_t *io = realloc(pn->io, (n->nin + n->nout + 1) * sizeof *io);
+    uint32_t *io = exec_realloc(pn->io, (n->nin + n->nout + 1) * sizeof *io);
     if (io)
         pn->io = io;
-    int64_t *at = io ? realloc(pn->attrs, (n->nattrs + 1) * sizeof *at) : NULL;
+    int64_t *at = io ? exec_realloc(pn->attrs, (n->nattrs + 1) * sizeof *at) : NULL;
     if (!at)
         return -1;
     pn->attrs = at;
@@ -786,6 +781,15 @@ static int r_node(rd *r, pnode *pn)
     return r->bad ? -1 : 0;
 }
 
+/* The run's description as w_run wrote it. */
+#define R_ROW(x, group, name, kind, ctype, src, len, need) R_##kind(run->name);
+#define R_SCHEMA(v) R_VAL(r, v)
+#define R_INT(v) R_VAL(r, v)
+#define R_STRING(v) v = r_str(r)
+#define R_ENUM(v) v = r_str(r)
+
+static void r_run(rd *r, tracer_run *run) { FATHOM_SCHEMA_RUN(R_ROW, _) }
+
 /* One frame to the callbacks: 0, -1 when a callback stopped (or out of
  * memory), -2 when the frame is malformed. */
 static int dispatch(parent *P, uint8_t kind, rd *r)
@@ -798,7 +802,7 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         return P->user ? 0 : -1;
     case W_EVENT_NAME: {
         const char *n = r_str(r);
-        if (P->nnames < 256 && !(P->names[P->nnames++] = strdup(n ? n : "(unnamed)")))
+        if (P->nnames < 256 && !(P->names[P->nnames++] = exec_strdup(n ? n : "(unnamed)")))
             return -1;
         return 0;
     }
@@ -822,18 +826,7 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
     case W_RUN_STATE: {
         tracer_run run;
         tracer_state st;
-        R_VAL(r, run.schema);
-        run.model = r_str(r);
-        run.mode = r_str(r);
-        run.preset = r_str(r);
-        run.version = r_str(r);
-        run.blas = r_str(r);
-        run.cpu = r_str(r);
-        R_VAL(r, run.batch);
-        R_VAL(r, run.steps);
-        R_VAL(r, run.threads);
-        R_VAL(r, run.inter);
-        R_VAL(r, run.seed);
+        r_run(r, &run);
         if (kind == W_RUN_STATE) {
             R_VAL(r, st);
             return r->bad ? -2 : cb->run_state ? cb->run_state(P->user, &run, &st) : 0;
@@ -892,11 +885,11 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         if (r->bad || id > P->nnodes)
             return -2;
         if (id == P->nnodes) {
-            pnode **v = realloc(P->nodes, (P->nnodes + 1) * sizeof *v);
+            pnode **v = exec_realloc(P->nodes, (P->nnodes + 1) * sizeof *v);
             if (!v)
                 return -1;
             P->nodes = v;
-            if (!(v[P->nnodes] = calloc(1, sizeof **v)))
+            if (!(v[P->nnodes] = exec_calloc(1, sizeof **v)))
                 return -1;
             P->nnodes++;
         }
@@ -1001,7 +994,7 @@ static int drain(chan *c)
             return c->pr = -2, fail(j->err, sizeof j->err, "%s: the CTF decoder sent garbage", j->source);
         if (c->len - off - 4 < flen) {
             if ((size_t)flen + 4 > c->cap) {
-                unsigned char *b = realloc(c->buf, (size_t)flen + 4 + c->cap);
+                unsigned char *b = exec_realloc(c->buf, (size_t)flen + 4 + c->cap);
                 if (!b)
                     return c->pr = -1, fail(j->err, sizeof j->err, "%s: out of memory", j->source);
                 c->buf = b, c->cap = (size_t)flen + 4 + c->cap;
@@ -1026,7 +1019,7 @@ static void take_in(chan *c)
 {
     tracer_decode_job *j = c->job;
     if (c->len == c->cap) {
-        unsigned char *b = realloc(c->buf, c->cap * 2);
+        unsigned char *b = exec_realloc(c->buf, c->cap * 2);
         if (!b) {
             c->pr = -1, fail(j->err, sizeof j->err, "%s: out of memory", j->source);
             c->open = 0;
@@ -1051,7 +1044,7 @@ static void take_in(chan *c)
  * calling the ticks of the ones that ask. */
 static void pump(chan *cs, size_t n)
 {
-    struct pollfd *pf = calloc(n ? n : 1, sizeof *pf);
+    struct pollfd *pf = exec_calloc(n ? n : 1, sizeof *pf);
     if (!pf) {
         for (size_t i = 0; i < n; i++)
             if (cs[i].open)
@@ -1105,7 +1098,7 @@ static void pump(chan *cs, size_t n)
             }
         }
     }
-    free(pf);
+    exec_free(pf);
 }
 
 /* In the calling process (FATHOM_DECODE_INPROCESS=1). */
@@ -1208,7 +1201,7 @@ static int start(chan *c)
     c->pid = pid;
     c->open = 1;
     c->cap = 1 << 17;
-    if (!(c->buf = malloc(c->cap))) {
+    if (!(c->buf = exec_malloc(c->cap))) {
         c->open = 0;
         c->pr = -1;
         return fail(j->err, sizeof j->err, "%s: out of memory", j->source);
@@ -1284,14 +1277,14 @@ static void chan_free(chan *c)
 {
     parent *P = &c->P;
     for (int i = 0; i < P->nnames; i++)
-        free(P->names[i]);
+        exec_free(P->names[i]);
     for (uint32_t i = 0; i < P->nnodes; i++) {
         pnode_free(P->nodes[i]);
-        free(P->nodes[i]);
+        exec_free(P->nodes[i]);
     }
-    free(P->nodes);
+    exec_free(P->nodes);
     pnode_free(&P->scratch);
-    free(c->buf);
+    exec_free(c->buf);
     if (c->fd >= 0)
         close(c->fd);
 }
@@ -1324,7 +1317,7 @@ tracer_status tracer_decode_jobs_isolated(tracer_decode_job *jobs, size_t n)
         }
         return jobs_verdict(jobs, n);
     }
-    chan *cs = calloc(n ? n : 1, sizeof *cs);
+    chan *cs = exec_calloc(n ? n : 1, sizeof *cs);
     if (!cs) {
         for (size_t i = 0; i < n; i++) {
             fail(jobs[i].err, sizeof jobs[i].err, "%s: out of memory", jobs[i].source);
@@ -1351,7 +1344,7 @@ tracer_status tracer_decode_jobs_isolated(tracer_decode_job *jobs, size_t n)
         jobs[i].status = c->pid > 0 ? finish_chan(c, st) : TRACER_ERR_SYSTEM;
         chan_free(c);
     }
-    free(cs);
+    exec_free(cs);
     return jobs_verdict(jobs, n);
 }
 

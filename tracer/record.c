@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "tracer/record.h"
 
+#include "base/alloc.h"
 #include "base/clock.h"
 #include "base/error.h"
 #include "tracer/hooks.h"
@@ -462,7 +463,7 @@ static char **child_env(unsigned trace_buffer, const char *step_file, double res
     size_t n = 0;
     while (environ[n])
         n++;
-    char **env = calloc(n + 7, sizeof *env);
+    char **env = exec_calloc(n + 7, sizeof *env);
     if (!env)
         return NULL;
     size_t k = 0;
@@ -982,7 +983,7 @@ end:
     if (have_sessiond)
         tracer_sessiond_release();
     tracer_manifest_destroy(m);
-    free(env);
+    exec_free(env);
     tracer_remove_tree(tmp);
     signals_restore(&saved);
     if (err[0])

@@ -28,6 +28,7 @@
 #include <lttng/tracepoint.h>
 #include <stdint.h>
 
+#include "tracer/schema.def"
 #include "tracer/tp_enums.h"
 
 #define FATHOM_TP_SCHEMA 2
@@ -81,129 +82,90 @@ LTTNG_UST_TRACEPOINT_ENUM(fathom, role, LTTNG_UST_TP_ENUM_VALUES(FATHOM_TP_ROLE_
 LTTNG_UST_TRACEPOINT_ENUM(fathom, dtype, LTTNG_UST_TP_ENUM_VALUES(FATHOM_TP_DTYPE_VALUES))
 LTTNG_UST_TRACEPOINT_ENUM(fathom, mode, LTTNG_UST_TP_ENUM_VALUES(FATHOM_TP_MODE_VALUES))
 
+/* ---- the events, expanded from tracer/schema.def ------------------------ */
+/* A row's field: TP_<kind>(ctype, name, value, length), the value and the
+ * length taken through TP_<group>, which each event defines for its
+ * arguments just before it; rows of `import` are not the provider's. */
+#define TP_FIELD(x, group, name, kind, ctype, src, len, need) TP_FIELD_##group(name, kind, ctype, src, len)
+#define TP_FIELD_run(name, kind, ctype, src, len) TP_##kind(ctype, name, TP_run(src), TP_run(len))
+#define TP_FIELD_ev(name, kind, ctype, src, len) TP_##kind(ctype, name, TP_ev(src), TP_ev(len))
+#define TP_FIELD_import(name, kind, ctype, src, len) /* not the provider's */
+#define TP_SCHEMA(ctype, name, v, n) lttng_ust_field_integer(ctype, name, FATHOM_TP_SCHEMA)
+#define TP_INT(ctype, name, v, n) lttng_ust_field_integer(ctype, name, v)
+#define TP_FLOAT(ctype, name, v, n) lttng_ust_field_float(ctype, name, v)
+#define TP_STRING(ctype, name, v, n) lttng_ust_field_string(name, v)
+#define TP_ENUM(ctype, name, v, n) lttng_ust_field_enum(fathom, name, ctype, name, v)
+#define TP_SEQ(ctype, name, v, n) lttng_ust_field_sequence(ctype, name, v, uint32_t, n)
+
 /* ---- runs and steps ---------------------------------------------------- */
+#undef TP_run
+#define TP_run(m) info->m
 LTTNG_UST_TRACEPOINT_EVENT(fathom, run_begin,
     LTTNG_UST_TP_ARGS(const struct fathom_tp_run *, info),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer(uint32_t, schema, FATHOM_TP_SCHEMA)
-        lttng_ust_field_string(model, info->model)
-        lttng_ust_field_enum(fathom, mode, uint8_t, mode, info->mode)
-        lttng_ust_field_string(preset, info->preset)
-        lttng_ust_field_integer(uint32_t, batch, info->batch)
-        lttng_ust_field_integer(uint32_t, steps, info->steps)
-        lttng_ust_field_integer(uint32_t, threads, info->threads)
-        lttng_ust_field_integer(uint32_t, inter, info->inter)
-        lttng_ust_field_integer(uint64_t, seed, info->seed)
-        lttng_ust_field_string(version, info->version)
-        lttng_ust_field_string(blas, info->blas)
-        lttng_ust_field_string(cpu, info->cpu)
-    )
+    LTTNG_UST_TP_FIELDS(FATHOM_SCHEMA_run_begin(TP_FIELD, _))
 )
 
+#undef TP_ev
+#define TP_ev(m) m
 LTTNG_UST_TRACEPOINT_EVENT(fathom, run_end,
     LTTNG_UST_TP_ARGS(int32_t, status, uint64_t, ops),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer(int32_t, status, status)
-        lttng_ust_field_integer(uint64_t, ops, ops)
-    )
+    LTTNG_UST_TP_FIELDS(FATHOM_SCHEMA_run_end(TP_FIELD, _))
 )
 
 LTTNG_UST_TRACEPOINT_EVENT(fathom, step_begin,
     LTTNG_UST_TP_ARGS(uint32_t, step),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer(uint32_t, step, step)
-    )
+    LTTNG_UST_TP_FIELDS(FATHOM_SCHEMA_step_begin(TP_FIELD, _))
 )
 
 LTTNG_UST_TRACEPOINT_EVENT(fathom, step_end,
     LTTNG_UST_TP_ARGS(uint32_t, step, double, loss),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer(uint32_t, step, step)
-        lttng_ust_field_float(double, loss, loss)
-    )
+    LTTNG_UST_TP_FIELDS(FATHOM_SCHEMA_step_end(TP_FIELD, _))
 )
 
 /* ---- the statedump (a live viewer that joins late) ---------------------- */
+#undef TP_run
+#define TP_run(m) st->run->m
+#undef TP_ev
+#define TP_ev(m) st->m
 LTTNG_UST_TRACEPOINT_EVENT(fathom, run_state,
     LTTNG_UST_TP_ARGS(const struct fathom_tp_state *, st),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer(uint32_t, schema, FATHOM_TP_SCHEMA)
-        lttng_ust_field_string(model, st->run->model)
-        lttng_ust_field_enum(fathom, mode, uint8_t, mode, st->run->mode)
-        lttng_ust_field_string(preset, st->run->preset)
-        lttng_ust_field_integer(uint32_t, batch, st->run->batch)
-        lttng_ust_field_integer(uint32_t, steps, st->run->steps)
-        lttng_ust_field_integer(uint32_t, threads, st->run->threads)
-        lttng_ust_field_integer(uint32_t, inter, st->run->inter)
-        lttng_ust_field_integer(uint64_t, seed, st->run->seed)
-        lttng_ust_field_string(version, st->run->version)
-        lttng_ust_field_string(blas, st->run->blas)
-        lttng_ust_field_string(cpu, st->run->cpu)
-        lttng_ust_field_integer(uint64_t, steps_done, st->steps_done)
-        lttng_ust_field_integer(uint64_t, step_ns, st->step_ns)
-        lttng_ust_field_integer(uint64_t, step_min_ns, st->step_min_ns)
-        lttng_ust_field_integer(uint64_t, step_max_ns, st->step_max_ns)
-        lttng_ust_field_integer(uint64_t, outside_ops, st->outside_ops)
-    )
+    LTTNG_UST_TP_FIELDS(FATHOM_SCHEMA_run_state(TP_FIELD, _))
 )
 
+#undef TP_ev
+#define TP_ev(m) t->m
 LTTNG_UST_TRACEPOINT_EVENT(fathom, graph_totals,
     LTTNG_UST_TP_ARGS(const struct fathom_tp_totals *, t),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer(uint32_t, graph, t->graph)
-        lttng_ust_field_sequence(uint32_t, nodes, t->nodes, uint32_t, t->n)
-        lttng_ust_field_sequence(uint64_t, counts, t->counts, uint32_t, t->n)
-        lttng_ust_field_sequence(uint64_t, ns, t->ns, uint32_t, t->n)
-        lttng_ust_field_sequence(uint64_t, min_ns, t->min_ns, uint32_t, t->n)
-        lttng_ust_field_sequence(uint64_t, max_ns, t->max_ns, uint32_t, t->n)
-    )
+    LTTNG_UST_TP_FIELDS(FATHOM_SCHEMA_graph_totals(TP_FIELD, _))
 )
 
 /* ---- nodes and op invocations ------------------------------------------ */
+#undef TP_ev
+#define TP_ev(m) d->m
 LTTNG_UST_TRACEPOINT_EVENT(fathom, node_def,
     LTTNG_UST_TP_ARGS(const struct fathom_tp_node *, d),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer(uint32_t, graph, d->graph)
-        lttng_ust_field_integer(uint32_t, node, d->node)
-        lttng_ust_field_enum(fathom, op, uint16_t, op, d->op)
-        lttng_ust_field_enum(fathom, cls, uint8_t, cls, d->cls)
-        lttng_ust_field_enum(fathom, phase, uint8_t, phase, d->phase)
-        lttng_ust_field_sequence(uint32_t, inputs, d->in, uint32_t, d->nin)
-        lttng_ust_field_sequence(uint32_t, outputs, d->out, uint32_t, d->nout)
-        lttng_ust_field_sequence(int64_t, attrs, d->attrs, uint32_t, d->nattrs)
-        lttng_ust_field_integer(uint64_t, flops, d->flops)
-        lttng_ust_field_integer(uint64_t, bytes, d->bytes)
-    )
+    LTTNG_UST_TP_FIELDS(FATHOM_SCHEMA_node_def(TP_FIELD, _))
 )
 
+#undef TP_ev
+#define TP_ev(m) b->m
 LTTNG_UST_TRACEPOINT_EVENT(fathom, ops,
     LTTNG_UST_TP_ARGS(const struct fathom_tp_ops *, b),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer(uint32_t, graph, b->graph)
-        lttng_ust_field_sequence(uint32_t, nodes, b->nodes, uint32_t, b->n)
-        lttng_ust_field_sequence(uint64_t, begins, b->begins, uint32_t, b->n)
-        lttng_ust_field_sequence(uint64_t, ends, b->ends, uint32_t, b->n)
-    )
+    LTTNG_UST_TP_FIELDS(FATHOM_SCHEMA_ops(TP_FIELD, _))
 )
 
 /* ---- tensors ----------------------------------------------------------- */
+#undef TP_ev
+#define TP_ev(m) m
 LTTNG_UST_TRACEPOINT_EVENT(fathom, tensor_alloc,
     LTTNG_UST_TP_ARGS(uint32_t, id, uint8_t, role, uint8_t, dtype, uint32_t, ndim, const uint32_t *, shape,
                       uint64_t, bytes),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer(uint32_t, id, id)
-        lttng_ust_field_enum(fathom, role, uint8_t, role, role)
-        lttng_ust_field_enum(fathom, dtype, uint8_t, dtype, dtype)
-        lttng_ust_field_sequence(uint32_t, shape, shape, uint32_t, ndim)
-        lttng_ust_field_integer(uint64_t, bytes, bytes)
-    )
+    LTTNG_UST_TP_FIELDS(FATHOM_SCHEMA_tensor_alloc(TP_FIELD, _))
 )
 
 LTTNG_UST_TRACEPOINT_EVENT(fathom, tensor_free,
     LTTNG_UST_TP_ARGS(uint32_t, id),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer(uint32_t, id, id)
-    )
+    LTTNG_UST_TP_FIELDS(FATHOM_SCHEMA_tensor_free(TP_FIELD, _))
 )
 
 /* clang-format on */
