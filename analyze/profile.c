@@ -221,6 +221,7 @@ void analyze_profile_destroy(analyze_profile *p)
     exec_free(p->role_at_peak);
     exec_free(p->role_tensors);
     exec_free(p->mem_steps);
+    exec_free(p->step_spans);
     analyze_devices_destroy(p->devices);
     analyze_meta *m = &p->meta;
     exec_free(m->model), exec_free(m->mode), exec_free(m->preset), exec_free(m->version), exec_free(m->blas),
@@ -287,7 +288,8 @@ analyze_profile *analyze_profile_snapshot(const analyze_profile *p)
     c->role_peak = c->role_live = c->role_at_peak = c->role_tensors = NULL;
     c->mem_steps = NULL, c->nmem_steps = 0;
     c->devices = NULL; /* a live trace's snapshot: its device activity is not copied */
-    c->meta = m;       /* the counts and flags; then the strings, owned */
+    c->step_spans = NULL, c->nstep_spans = 0;
+    c->meta = m; /* the counts and flags; then the strings, owned */
     c->meta.model = c->meta.mode = c->meta.preset = c->meta.version = c->meta.blas = c->meta.cpu = NULL;
     c->meta.skipped = NULL;
     if (dup_field(&c->meta.model, m.model) || dup_field(&c->meta.mode, m.mode) ||
@@ -496,7 +498,6 @@ int analyze_profile_step_begin(analyze_profile *p, uint64_t ts, uint32_t step)
 
 int analyze_profile_step_end(analyze_profile *p, uint64_t ts, uint32_t step)
 {
-    (void)step;
     state *s = p->priv;
     if (!s->in_step) {
         p->diag.unmatched_steps++;
@@ -514,6 +515,9 @@ int analyze_profile_step_end(analyze_profile *p, uint64_t ts, uint32_t step)
         if (!p->mem_steps && !(p->mem_steps = exec_malloc(ANALYZE_MEM_STEPS_MAX * sizeof *p->mem_steps)))
             return -1;
         p->mem_steps[p->nmem_steps++] = (analyze_mem_step){ s->mem_start, s->mem_peak, p->live_bytes };
+        if (!p->step_spans && !(p->step_spans = exec_malloc(ANALYZE_MEM_STEPS_MAX * sizeof *p->step_spans)))
+            return -1;
+        p->step_spans[p->nstep_spans++] = (analyze_step_span){ s->step_begin_ts, ts, step };
     }
     s->cur.dur = ts >= s->step_begin_ts ? ts - s->step_begin_ts : 0;
     if (tracer_flow_step(&s->flow, &s->cur.cp))

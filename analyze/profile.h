@@ -77,6 +77,12 @@ typedef struct analyze_diag {
     uint64_t run_begins;        /* more than one run_begin is suspicious */
 } analyze_diag;
 
+/* One completed step's span (ns of the trace clock) and its number. */
+typedef struct analyze_step_span {
+    uint64_t b, e;
+    uint32_t num;
+} analyze_step_span;
+
 /* Memory over one completed step (bytes of live tensors, all roles). */
 typedef struct analyze_mem_step {
     uint64_t start, peak, end; /* at step_begin, the most within it, at step_end */
@@ -131,6 +137,10 @@ typedef struct analyze_profile {
     /* a GPU trace's device activity (device.h), never in the op times
      * above; NULL when the trace has none */
     struct analyze_devices *devices;
+    /* the completed steps' spans in trace order (at most
+     * ANALYZE_MEM_STEPS_MAX; later ones counted in mem_steps_dropped) */
+    size_t nstep_spans;
+    analyze_step_span *step_spans;
 
     /* a live viewer that joined late (tracer/decode.h's run_state): the
      * steps and op totals before the join came from the recorder's
