@@ -1090,10 +1090,11 @@ static size_t kept_around(const imp_trace *t, uint32_t track, uint64_t b)
  * else the op around the CPU op of k's External id (cpu_ext sorted by it). */
 static size_t launcher_of(const imp_trace *t, const imp_launch *k)
 {
-    const imp_launch *rt = k->has_corr ? bsearch(k, t->rt, t->nrt, sizeof *t->rt, by_corr) : NULL;
+    const imp_launch *rt = k->has_corr && t->nrt ? bsearch(k, t->rt, t->nrt, sizeof *t->rt, by_corr) : NULL;
     if (rt)
         return kept_around(t, rt->track, rt->b);
-    const imp_launch *op = k->has_ext ? bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext) : NULL;
+    const imp_launch *op =
+        k->has_ext && t->ncpu_ext ? bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext) : NULL;
     return op ? kept_around(t, op->track, op->b) : 0;
 }
 
@@ -1114,8 +1115,10 @@ static int kernel_launches(imp_trace *t)
 {
     if (!t->nkern_ext)
         return 0;
-    qsort(t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
-    qsort(t->rt, t->nrt, sizeof *t->rt, by_corr);
+    if (t->ncpu_ext)
+        qsort(t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext);
+    if (t->nrt)
+        qsort(t->rt, t->nrt, sizeof *t->rt, by_corr);
     if (!(t->launch = exec_calloc(t->nrecs ? t->nrecs : 1, sizeof *t->launch)))
         return -1;
     uint32_t next = 1;
