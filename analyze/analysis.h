@@ -4,7 +4,7 @@
  * takes) -> a result, or a status and a one-line message -> print the
  * result as text, CSV or JSON -> destroy.  Each lives in a file of its own
  * (breakdown.c, compare.c, similarity.c, diff.c, scaling.c, roofline.c,
- * memory.c, parallelism.c) that defines its row, an analyze_analysis; analyses.def lists
+ * memory.c, parallelism.c, ranks.c) that defines its row, an analyze_analysis; analyses.def lists
  * the rows.  `fathom analyze` (cmd_analyze.c) and the Babeltrace2 plugin's
  * sinks (plugin.c) are both driven by the table: adding an analysis is
  * adding its file and a row in analyses.def. */

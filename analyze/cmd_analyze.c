@@ -18,10 +18,12 @@
 #include <math.h>
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* "analyze" or "report": the command every message names (base/cli.h) */
@@ -37,8 +39,9 @@ static void usage(FILE *f)
         fprintf(f, "%s fathom analyze %-*s %s\n", i ? "      " : "usage:", w, analyze_analyses[i]->name,
                 analyze_analyses[i]->args);
     fprintf(f, "\n"
-               "Analyzes recorded traces offline: TRACE is a trace archive (.tar.zst), a CTF\n"
-               "directory, or a net://HOST/host/HOSTNAME/SESSION lttng-live URL.\n"
+               "Analyzes recorded traces offline: TRACE is a trace archive (.tar.zst), a folder\n"
+               "of archives alone (each one a TRACE), a CTF directory, or a\n"
+               "net://HOST/host/HOSTNAME/SESSION lttng-live URL.\n"
                "\n");
     for (size_t i = 0; i < analyze_nanalyses; i++) { /* each summary line under the first indented */
         const char *line = analyze_analyses[i]->summary;
@@ -75,8 +78,9 @@ static void usage(FILE *f)
 static void usage_of(const analyze_analysis *an, FILE *f)
 {
     fprintf(f,
-            "usage: fathom analyze %s %s\n\n%s\nTRACE is a trace archive (.tar.zst), a CTF directory, or a\n"
-            "net://HOST/host/HOSTNAME/SESSION lttng-live URL.\n\noptions:\n%s"
+            "usage: fathom analyze %s %s\n\n%s\nTRACE is a trace archive (.tar.zst), a folder of archives alone\n"
+            "(each one a TRACE), a CTF directory, or a net://HOST/host/HOSTNAME/SESSION\n"
+            "lttng-live URL.\n\noptions:\n%s"
             "  --format text|csv|json  output format (default text)\n"
             "%s"
             "  --strict                warnings (lost events, unmatched pairs...) are errors\n"
@@ -96,8 +100,8 @@ static void usage_report(FILE *f)
                "Writes every analysis of the traces as charts and one HTML page into DIR (default\n"
                "'report'; it must not exist or be empty): DIR/index.html with the op time by\n"
                "class and by op type, training vs inference, the similarity matrix and\n"
-               "dendrogram, the data flow's average parallelism, the roofline (with ceilings)\n"
-               "and the tensor memory by role.\n"
+               "dendrogram, the data flow's average parallelism, the roofline (with ceilings),\n"
+               "the ranks of a distributed job side by side and the tensor memory by role.\n"
                "\n"
                "options:\n"
                "  -o, --output DIR        the folder to create (default report)\n"
@@ -215,6 +219,52 @@ static int relay_urls(const char *relay, const char ***out, size_t *n)
     *n = l.n;
     l.v = NULL;
     url_list_free(&l, 1);
+    return 0;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* A folder that holds archives and nothing else (as `fathom import --dir`
+ * and `fathom record` fill one): its archives' paths in name order into
+ * *out (the array and its strings the caller's), *n of them; *n 0 for
+ * anything else (a CTF directory, a file).  0, or -1 out of memory. */
+static int archives_in(const char *dir, const char ***out, size_t *n)
+{
+    struct stat sb;
+    DIR *d = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode) ? opendir(dir) : NULL;
+    char **v = NULL;
+    size_t nv = 0, cap = 0;
+    int rc = 0, others = 0;
+    *out = NULL, *n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.')
+            continue;
+        if (len <= 8 || strcmp(e->d_name + len - 8, ".tar.zst") != 0) {
+            others = 1;
+            break;
+        }
+        char *path = NULL;
+        if (base_grow((void **)&v, &cap, nv + 1, sizeof *v) || !(path = exec_malloc(strlen(dir) + len + 2))) {
+            rc = -1;
+            break;
+        }
+        size_t dl = strlen(dir);
+        while (dl > 1 && dir[dl - 1] == '/') /* job/ as job */
+            dl--;
+        sprintf(path, "%.*s/%s", (int)dl, dir, e->d_name);
+        v[nv++] = path;
+    }
+    if (d)
+        closedir(d);
+    if (rc || others || !nv) {
+        for (size_t i = 0; i < nv; i++)
+            exec_free(v[i]);
+        exec_free(v);
+        return rc;
+    }
+    qsort(v, nv, sizeof *v, by_name);
+    *out = (const char **)v, *n = nv;
     return 0;
 }
 
@@ -538,18 +588,25 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
             goto end;
         }
     }
-    /* a relay without a session: its sessions listed, or with --all all analyzed */
+    /* a relay without a session: its sessions listed, or with --all all
+     * analyzed; a folder of archives: its archives */
     for (size_t i = 0; i < nt; i++) {
         tracer_live_url u;
-        if (strncmp(traces[i], "net://", 6) != 0 || tracer_live_parse(traces[i], &u) != 0 || *u.session)
-            continue;
-        if (!all_sessions) {
-            rc = list_described(traces[i]);
-            goto end;
-        }
         const char **more = NULL;
         size_t nmore = 0;
-        if (relay_urls(traces[i], &more, &nmore) != 0) {
+        if (strncmp(traces[i], "net://", 6) != 0) {
+            if (archives_in(traces[i], &more, &nmore) != 0) {
+                cli_usage_error(cmd, "out of memory");
+                goto end;
+            }
+            if (!nmore)
+                continue;
+        } else if (tracer_live_parse(traces[i], &u) != 0 || *u.session) {
+            continue;
+        } else if (!all_sessions) {
+            rc = list_described(traces[i]);
+            goto end;
+        } else if (relay_urls(traces[i], &more, &nmore) != 0) {
             rc = 1;
             goto end;
         }
@@ -572,7 +629,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
         memcpy(&traces[i], more, nmore * sizeof *traces);
         nt += nmore - 1;
         i += nmore - 1;
-        exec_free(more); /* the URLs stay in owned[] to the end */
+        exec_free(more); /* the URLs and paths stay in owned[] to the end */
     }
     if (all_sessions && nt == 0) {
         cli_usage_error(cmd, "--all wants a relay: fathom analyze %s --all net://HOST[:PORT]", what);

@@ -12,6 +12,7 @@
 #include "tracer/output.h"
 
 #include <babeltrace2/babeltrace.h>
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -123,7 +124,38 @@ end:
     return rc;
 }
 
-static int import_one(const char *file, const char *model, const char *profile, const char *out, const char *dir)
+/* The rank a file's name gives: "rank3", "rank-70", "RANK_2" ("rank" not
+ * after a letter, then at most one of '-', '_', '.', then digits); -1 when
+ * it gives none. */
+static int64_t rank_of_name(const char *base)
+{
+    for (const char *p = base; (p = strcasestr(p, "rank")); p++) {
+        if (p > base && isalpha((unsigned char)p[-1]))
+            continue;
+        const char *d = p + 4;
+        if (*d == '-' || *d == '_' || *d == '.')
+            d++;
+        if (!isdigit((unsigned char)*d))
+            continue;
+        int64_t r = 0;
+        for (int n = 0; isdigit((unsigned char)*d) && n < 9; d++, n++)
+            r = r * 10 + (*d - '0');
+        if (!isdigit((unsigned char)*d))
+            return r;
+    }
+    return -1;
+}
+
+/* What the traces of one command said of their ranks: for the one note
+ * on those without distributedInfo. */
+typedef struct ranks_seen {
+    int ranked;        /* traces with a rank (distributedInfo or the file's name) */
+    int undistributed; /* traces without distributedInfo */
+    char first[256];   /* the first of those */
+} ranks_seen;
+
+static int import_one(const char *file, const char *model, const char *profile, const char *out, const char *dir,
+                      ranks_seen *rs)
 {
     char tmpl[4096], ctf_dir[4200], path[4096], host[128];
     const char *tmp = getenv("TMPDIR");
@@ -163,6 +195,12 @@ static int import_one(const char *file, const char *model, const char *profile, 
     }
     const char *base = strrchr(file, '/');
     base = base ? base + 1 : file;
+    /* the rank: distributedInfo's, else the file name's (the world size
+     * then unknown) */
+    int64_t rank = sum.world_size ? sum.rank : rank_of_name(base);
+    if (!sum.world_size && !strcmp(sum.format, "pytorch-profiler") && !rs->undistributed++)
+        snprintf(rs->first, sizeof rs->first, "%s", base);
+    rs->ranked += rank >= 0;
     if (gethostname(host, sizeof host) != 0)
         snprintf(host, sizeof host, "unknown");
     host[sizeof host - 1] = '\0';
@@ -183,8 +221,12 @@ static int import_one(const char *file, const char *model, const char *profile, 
          (tracer_manifest_set(m, "source.profile", strrchr(profile, '/') ? strrchr(profile, '/') + 1 : profile) ||
           tracer_manifest_set_u64(m, "source.linked", sum.linked))) ||
         (sum.device_streams[0] && tracer_manifest_set(m, "device.streams", sum.device_streams)) ||
-        (sum.world_size && (tracer_manifest_set_u64(m, "source.rank", (uint64_t)sum.rank) ||
-                            tracer_manifest_set_u64(m, "source.world_size", (uint64_t)sum.world_size)))) {
+        (rank >= 0 && (tracer_manifest_set_u64(m, "source.rank", (uint64_t)rank) ||
+                       tracer_manifest_set(m, "source.rank_from", sum.world_size ? "distributedInfo" : "file name"))) ||
+        (sum.world_size && tracer_manifest_set_u64(m, "source.world_size", (uint64_t)sum.world_size)) ||
+        (sum.backend[0] && tracer_manifest_set(m, "source.backend", sum.backend)) ||
+        (sum.pg_count && tracer_manifest_set_u64(m, "source.pg_count", (uint64_t)sum.pg_count)) ||
+        (sum.nccl_version[0] && tracer_manifest_set(m, "source.nccl_version", sum.nccl_version))) {
         fprintf(stderr, "fathom import: %s: %s\n", file, m ? base_errmsg() : "out of memory");
         goto end;
     }
@@ -261,6 +303,7 @@ int cmd_import(int argc, char **argv)
     if (!out && tracer_output_check_folder(dir ? dir : "traces", "--dir")) /* before any conversion */
         return cli_error("import", "%s", base_errmsg());
     int rc = 0, after_dashes = 0;
+    ranks_seen rs = { 0 };
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!after_dashes) {
@@ -274,8 +317,16 @@ int cmd_import(int argc, char **argv)
                 continue;
             }
         }
-        if (import_one(a, model, profile, out, dir))
+        if (import_one(a, model, profile, out, dir, &rs))
             rc = 1;
+    }
+    /* one note for the traces of a distributed job that lack distributedInfo */
+    if (rs.ranked && rs.undistributed) {
+        char shown[256];
+        fprintf(stderr,
+                "fathom import: %d trace%s without distributedInfo (the first: %s): the rank is the file "
+                "name's (rankN) or unknown, the world size unknown\n",
+                rs.undistributed, rs.undistributed == 1 ? "" : "s", base_printable(rs.first, shown, sizeof shown));
     }
     return rc;
 }

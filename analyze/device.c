@@ -441,3 +441,69 @@ void analyze_devices_summary_free(analyze_device *v, size_t n)
         exec_free(v[i].kernels);
     exec_free(v);
 }
+
+struct analyze_device_union {
+    size_t n;
+    span *v; /* disjoint, in time order (k unused) */
+};
+
+analyze_device_union *analyze_devices_union(const analyze_devices *d, int cls)
+{
+    analyze_device_union *u = exec_calloc(1, sizeof *u);
+    size_t n = 0;
+    for (size_t i = 0; d && i < d->ns; i++)
+        n += d->s[i].n;
+    if (!u || !(u->v = exec_malloc((n ? n : 1) * sizeof *u->v))) {
+        exec_free(u);
+        return NULL;
+    }
+    for (size_t i = 0; d && i < d->ns; i++)
+        for (size_t j = 0; j < d->s[i].n; j++)
+            if (cls < 0 || d->k[d->s[i].v[j].k].cls == cls)
+                u->v[u->n++] = d->s[i].v[j];
+    qsort(u->v, u->n, sizeof *u->v, by_begin);
+    size_t m = 0; /* merged in place */
+    for (size_t i = 0; i < u->n; i++) {
+        if (m && u->v[i].b <= u->v[m - 1].e) {
+            if (u->v[i].e > u->v[m - 1].e)
+                u->v[m - 1].e = u->v[i].e;
+        } else {
+            u->v[m++] = u->v[i];
+        }
+    }
+    u->n = m;
+    return u;
+}
+
+void analyze_device_union_destroy(analyze_device_union *u)
+{
+    if (u)
+        exec_free(u->v);
+    exec_free(u);
+}
+
+uint64_t analyze_device_union_within(const analyze_device_union *u, uint64_t b, uint64_t e)
+{
+    size_t lo = 0, hi = u->n; /* the first span that ends after b */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (u->v[mid].e <= b)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint64_t ns = 0;
+    for (size_t i = lo; i < u->n && u->v[i].b < e; i++) {
+        uint64_t x = u->v[i].b > b ? u->v[i].b : b, y = u->v[i].e < e ? u->v[i].e : e;
+        ns += y > x ? y - x : 0;
+    }
+    return ns;
+}
+
+int analyze_device_union_range(const analyze_device_union *u, uint64_t *b, uint64_t *e)
+{
+    if (!u->n)
+        return 0;
+    *b = u->v[0].b, *e = u->v[u->n - 1].e;
+    return 1;
+}

@@ -90,4 +90,16 @@ int analyze_devices_name_streams(analyze_devices *d, const char *map);
 analyze_device *analyze_devices_summary(const analyze_devices *d, size_t *n);
 void analyze_devices_summary_free(analyze_device *v, size_t n);
 
+/* The time some activity ran, as disjoint spans in time order: of all
+ * devices and streams of a trace, all classes or one. */
+typedef struct analyze_device_union analyze_device_union;
+/* cls -1: all activity, else that class's; NULL out of memory (d NULL:
+ * an empty union). */
+analyze_device_union *analyze_devices_union(const analyze_devices *d, int cls);
+void analyze_device_union_destroy(analyze_device_union *u);
+/* The union's time within [b, e]. */
+uint64_t analyze_device_union_within(const analyze_device_union *u, uint64_t b, uint64_t e);
+/* The first activity's begin and the last one's end; 0 when u is empty. */
+int analyze_device_union_range(const analyze_device_union *u, uint64_t *b, uint64_t *e);
+
 #endif

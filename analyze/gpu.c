@@ -14,7 +14,7 @@ typedef struct gpu_device {
     char name[48];
     size_t n;
     analyze_device_window *w;
-    uint32_t *num;                                       /* each window's step number */
+    uint32_t *num;                                       /* each window's step (its ordinal, from 0) */
     uint64_t step_ns, busy_ns, comm_ns, comm_overlap_ns; /* over the windows */
 } gpu_device;
 
@@ -49,16 +49,17 @@ static void destroy(void *r)
  * dev's windows.  0 or -1 out of memory. */
 static int windows(const analyze_profile *p, gpu_device *dev)
 {
-    size_t lo = p->skip_first, hi = p->nstep_spans > p->skip_last ? p->nstep_spans - p->skip_last : 0;
+    const analyze_step_span *v = NULL;
+    size_t kept = analyze_profile_kept_spans(p, &v);
     int none = !p->nstep_spans;
-    dev->n = none ? 1 : hi > lo ? hi - lo : 0;
+    dev->n = none ? 1 : kept;
     dev->w = exec_calloc(dev->n ? dev->n : 1, sizeof *dev->w);
     dev->num = exec_calloc(dev->n ? dev->n : 1, sizeof *dev->num);
     if (!dev->w || !dev->num)
         return -1;
     for (size_t i = 0; !none && i < dev->n; i++) {
-        dev->w[i].b = p->step_spans[lo + i].b, dev->w[i].e = p->step_spans[lo + i].e;
-        dev->num[i] = p->step_spans[lo + i].num;
+        dev->w[i].b = v[i].begin, dev->w[i].e = v[i].end;
+        dev->num[i] = (uint32_t)v[i].ordinal;
     }
     if (analyze_devices_windows(p->devices, dev->name, dev->w, dev->n))
         return -1;

@@ -8,9 +8,11 @@
 #include "analyze/breakdown.h"
 #include "analyze/compare.h"
 #include "analyze/parallelism.h"
+#include "analyze/ranks.h"
 #include "analyze/scaling.h"
 #include "analyze/similarity.h"
 #include "base/alloc.h"
+#include "base/error.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -104,6 +106,7 @@ typedef struct profiles {
     const analyze_roofline *roof;
     const analyze_scaling *scaling; /* the one being printed */
     const analyze_parallelism *par;
+    const analyze_ranks *ranks;
 } profiles;
 
 static int t_breakdown(FILE *f, const void *c)
@@ -134,6 +137,7 @@ static int t_parallelism(FILE *f, const void *c)
 {
     return analyze_parallelism_print(f, ((const profiles *)c)->par, CLI_TEXT);
 }
+static int t_ranks(FILE *f, const void *c) { return analyze_ranks_print(f, ((const profiles *)c)->ranks, CLI_TEXT); }
 static int t_memory(FILE *f, const void *c)
 {
     const profiles *x = c;
@@ -299,6 +303,8 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
     analyze_pair *pairs = NULL;
     analyze_scaling *sc[MAX_SCALING] = { 0 };
     analyze_parallelism *par = NULL;
+    analyze_ranks *ranks = NULL;
+    char ranks_why[512] = "";      /* the ranks of several jobs: why no ranks section */
     analyze_profile **flow = NULL; /* the traces with a data flow (analyze_parallelism_has_flow) */
     size_t nflow = 0;
     int *used = NULL, np = 0, nsc = 0;
@@ -341,6 +347,15 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
             flow[nflow++] = p[i];
     if (nflow && (rc = analyze_parallelism_create(flow, nflow, &par)))
         goto end;
+    nflow = 0; /* flow[] reused: the ranks of a distributed job */
+    for (size_t i = 0; i < n; i++)
+        if (p[i]->rank >= 0)
+            flow[nflow++] = p[i];
+    if (nflow >= 2 && (rc = analyze_ranks_create(flow, nflow, &ranks))) {
+        if (rc != ANALYZE_ERR_INPUT)
+            goto end;
+        snprintf(ranks_why, sizeof ranks_why, "%s", base_errmsg());
+    }
 
     /* the charts */
     snprintf(name, sizeof name, "classes.%s", ext);
@@ -378,12 +393,18 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
             goto end;
     }
 
+    if (ranks) {
+        snprintf(name, sizeof name, "ranks.%s", ext);
+        if ((rc = analyze_plot_ranks(file(&pg, name, path, sizeof path), ranks)))
+            goto end;
+    }
+
     /* the page */
     if (!(f = fopen(file(&pg, "index.html", path, sizeof path), "w"))) {
         rc = analyze_fail(ANALYZE_ERR_IO, "cannot write %s: %s", path, strerror(errno));
         goto end;
     }
-    profiles x = { p, n, o->top, pairs, (size_t)np, sim, roof, NULL, par };
+    profiles x = { p, n, o->top, pairs, (size_t)np, sim, roof, NULL, par, ranks };
     time_t now = time(NULL);
     char when[64];
     strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
@@ -409,6 +430,8 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
         fputs("<a href=\"#similarity\">similarity</a>, ", f);
     if (nsc)
         fputs("<a href=\"#scaling\">scaling</a>, ", f);
+    if (ranks || ranks_why[0])
+        fputs("<a href=\"#ranks\">ranks</a>, ", f);
     fputs("<a href=\"#parallelism\">parallelism</a>, <a href=\"#roofline\">roofline</a>, <a "
           "href=\"#memory\">memory</a>, <a href=\"#traces\">traces</a>. "
           "Hover over a mark of a chart for its value; each table is folded under its chart.</p>\n",
@@ -445,6 +468,20 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
             x.scaling = sc[k];
             io |= pre(f, t_scaling, &x, "table: fathom analyze scaling");
         }
+    }
+    if (ranks) {
+        section(f, "ranks", "Ranks",
+                "The ranks of one distributed job side by side (fathom analyze ranks): each rank's mean step "
+                "split into the time its GPUs ran something other than communication, ran communication kernels, "
+                "and were idle; the table gives the slowest rank of each step (the stragglers).");
+        snprintf(name, sizeof name, "ranks.%s", ext);
+        io |= chart(f, o->dir, name, "each rank's step: busy, communication, idle");
+        x.ranks = ranks;
+        io |= pre(f, t_ranks, &x, "table: fathom analyze ranks");
+    } else if (ranks_why[0]) {
+        fputs("<h2 id=\"ranks\">Ranks</h2>\n<p class=\"note\">No ranks in this report: ", f);
+        analyze_out_xml(f, ranks_why);
+        fputs(".</p>\n", f);
     }
     if (par) {
         char what[512];
@@ -509,6 +546,7 @@ end:
     analyze_sim_destroy(sim);
     analyze_roofline_destroy(roof);
     analyze_parallelism_destroy(par);
+    analyze_ranks_destroy(ranks);
     exec_free(flow);
     for (int k = 0; k < nsc; k++)
         analyze_scaling_destroy(sc[k]);

@@ -154,6 +154,9 @@ typedef struct analyze_import_summary {
     char device[128];          /* the first GPU of deviceProperties, "" */
     uint64_t devices;          /* GPUs in deviceProperties */
     int64_t rank, world_size;  /* distributedInfo; world_size 0: none */
+    char backend[32];          /* distributedInfo's backend ("nccl"), "" */
+    char nccl_version[32];     /* distributedInfo's nccl_version, "" */
+    int64_t pg_count;          /* distributedInfo's process groups (pg_count), 0: not said */
     char device_streams[4096]; /* each GPU stream's thread: "TID=cuda:0/7,..." (MANIFEST device.streams) */
 } analyze_import_summary;
 

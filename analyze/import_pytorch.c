@@ -1509,15 +1509,26 @@ static void devices_of(imp_trace *t, const json_t *d)
     t->sum.devices = n;
 }
 
-/* Kineto's distributedInfo: {"backend": "nccl", "rank": 0, "world_size": 8}. */
+/* Kineto's distributedInfo: {"backend": "nccl", "rank": 0, "world_size": 8,
+ * "pg_count": 2, "pg_config": [...], "nccl_version": "2.18.3"}. */
 static void distributed_of(imp_trace *t, const json_t *d)
 {
     const json_t *rank = json_object_get(d, "rank"), *world = json_object_get(d, "world_size");
+    const json_t *pgs = json_object_get(d, "pg_count"), *cfg = json_object_get(d, "pg_config");
+    const char *backend = json_string_value(json_object_get(d, "backend"));
+    const char *nccl = json_string_value(json_object_get(d, "nccl_version"));
     if (json_is_integer(rank) && json_is_integer(world) && json_integer_value(rank) >= 0 &&
         json_integer_value(world) > json_integer_value(rank)) {
         t->sum.rank = json_integer_value(rank);
         t->sum.world_size = json_integer_value(world);
     }
+    snprintf(t->sum.backend, sizeof t->sum.backend, "%s", backend ? backend : "");
+    snprintf(t->sum.nccl_version, sizeof t->sum.nccl_version, "%s", nccl ? nccl : "");
+    base_scrub(t->sum.backend), base_scrub(t->sum.nccl_version); /* the trace's: printed as text */
+    if (json_is_integer(pgs) && json_integer_value(pgs) > 0)
+        t->sum.pg_count = json_integer_value(pgs);
+    else if (json_is_array(cfg)) /* older: the groups' list alone */
+        t->sum.pg_count = (int64_t)json_array_size(cfg);
 }
 
 imp_trace *imp_trace_read(const char *path, const char *model) { return imp_trace_read_linked(path, model, NULL); }

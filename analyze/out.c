@@ -59,7 +59,10 @@ void analyze_out_csv_str(FILE *f, const char *s)
 
 const char *analyze_out_label(const analyze_profile *p, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s/%s", analyze_profile_model(p), analyze_profile_mode(p));
+    if (p->rank >= 0) /* one rank of a job: the ranks apart */
+        snprintf(buf, len, "%s/%s/rank%lld", analyze_profile_model(p), analyze_profile_mode(p), (long long)p->rank);
+    else
+        snprintf(buf, len, "%s/%s", analyze_profile_model(p), analyze_profile_mode(p));
     return buf;
 }
 

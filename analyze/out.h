@@ -30,7 +30,7 @@ void analyze_out_csv_num(FILE *f, const char *fmt, double v);
 int analyze_out_width(int w, const char *name);
 /* " <v with prec decimals>" right-aligned in w columns, or "-" when v is not finite. */
 void analyze_out_text_real(FILE *f, int w, int prec, double v);
-/* "model/mode" of p, in buf. */
+/* "model/mode" of p ("model/mode/rankN" for one rank of a job), in buf. */
 const char *analyze_out_label(const analyze_profile *p, char *buf, size_t len);
 /* "1.50 MiB" etc., in buf. */
 const char *analyze_out_bytes(uint64_t b, char *buf, size_t len);

@@ -147,7 +147,7 @@ static void share_axis(analyze_chart *c, double x0, double w, double y, const ch
  * (its peak) on a log scale, so small and large models both read. */
 static analyze_status stacked_bars(const char *path, const char *title, const char *axis, analyze_profile *const *p,
                                    size_t n, const char **col, size_t ncol, size_t (*colour)(const char *),
-                                   const double *value, int memory)
+                                   const double *value, int memory, const char *of)
 {
     analyze_chart c;
     analyze_status st;
@@ -207,7 +207,7 @@ static analyze_status stacked_bars(const char *path, const char *title, const ch
                 analyze_chart_title_rect(&c, x, y + 3, bw, rowh - 6, "%s: %s %s, %.1f%% of its peak", lb, col[j],
                                          analyze_out_bytes((uint64_t)v, mib, sizeof mib), 100 * sh);
             else
-                analyze_chart_title_rect(&c, x, y + 3, bw, rowh - 6, "%s: %s %.1f%% of op time", lb, col[j], 100 * sh);
+                analyze_chart_title_rect(&c, x, y + 3, bw, rowh - 6, "%s: %s %.1f%% of %s", lb, col[j], 100 * sh, of);
             x += bw;
         }
     }
@@ -278,7 +278,7 @@ analyze_status analyze_plot_classes(const char *path, analyze_profile *const *p,
         exec_free(cs);
     }
     analyze_status rc = stacked_bars(path, "Op time by class", "share of each trace's op time", p, n, col.v, col.n,
-                                     class_colour, value, 0);
+                                     class_colour, value, 0, "op time");
     exec_free(value);
     analyze_names_free(&col);
     return rc;
@@ -310,9 +310,38 @@ analyze_status analyze_plot_memory(const char *path, analyze_profile *const *p, 
                     value[i * col.n + j] = (double)p[i]->role_at_peak[r];
     }
     analyze_status rc = stacked_bars(path, "Tensor memory at the peak, by role", "share of each trace's peak", p, n,
-                                     col.v, col.n, role_colour, value, 1);
+                                     col.v, col.n, role_colour, value, 1, "its peak");
     exec_free(value);
     analyze_names_free(&col);
+    return rc;
+}
+
+/* ---- ranks ------------------------------------------------------------------------------ */
+static const char *const rank_parts[] = { "busy, no communication", "communication", "idle" };
+static size_t rank_colour(const char *name)
+{
+    return strcmp(name, rank_parts[0]) == 0 ? 0 : strcmp(name, rank_parts[1]) == 0 ? 3 : 7;
+}
+
+analyze_status analyze_plot_ranks(const char *path, const analyze_ranks *a)
+{
+    analyze_profile **pp = exec_calloc(a->n ? a->n : 1, sizeof *pp);
+    double *value = exec_calloc(a->n ? a->n * 3 : 1, sizeof *value);
+    if (!pp || !value) {
+        exec_free(pp), exec_free(value);
+        return oom();
+    }
+    for (size_t i = 0; i < a->n; i++) { /* each rank's mean step, split in three */
+        const analyze_rank_step *m = &a->r[i].mean;
+        pp[i] = (analyze_profile *)a->r[i].p; /* read only: its label */
+        value[i * 3] = (double)(m->busy_ns - m->comm_ns);
+        value[i * 3 + 1] = (double)m->comm_ns;
+        value[i * 3 + 2] = (double)m->idle_ns;
+    }
+    analyze_status rc =
+        stacked_bars(path, "Each rank's step: device busy, communication, idle", "share of each rank's mean step time",
+                     pp, a->n, (const char **)rank_parts, 3, rank_colour, value, 0, "its step");
+    exec_free(pp), exec_free(value);
     return rc;
 }
 

@@ -15,6 +15,8 @@
  *               time and of its largest op types against the ideal
  *   parallelism per trace, a bar of its data flow's average parallelism
  *               (a line at 1, a chain), a whisker over its steps' own
+ *   ranks       one bar per rank of a job, its mean step split into device
+ *               busy without communication, communication and idle
  *
  * Each returns ANALYZE_OK, or ANALYZE_ERR_NOMEM or ANALYZE_ERR_IO with a
  * one-line message in base_errmsg() (nothing left behind). */
@@ -24,6 +26,7 @@
 #include "analyze/profile.h"
 #include "analyze/compare.h"
 #include "analyze/parallelism.h"
+#include "analyze/ranks.h"
 #include "analyze/scaling.h"
 #include "analyze/similarity.h"
 #include "analyze/roofline.h"
@@ -43,5 +46,6 @@ analyze_status analyze_plot_scaling(const char *path, const analyze_scaling *s, 
 analyze_status analyze_plot_compare(const char *path, analyze_profile *const *p, const analyze_pair *pairs,
                                     size_t npairs);
 analyze_status analyze_plot_parallelism(const char *path, const analyze_parallelism *a);
+analyze_status analyze_plot_ranks(const char *path, const analyze_ranks *a);
 
 #endif

@@ -174,6 +174,8 @@ analyze_profile *analyze_profile_create(const char *source, uint32_t skip_first,
         goto oom;
     p->skip_first = skip_first;
     p->skip_last = skip_last;
+    p->first_ns = UINT64_MAX;
+    p->rank = p->world_size = -1;
     analyze_stat_init(&p->step);
     analyze_stat_init(&p->outside);
     if (skip_last && !(s->ring = exec_calloc(skip_last, sizeof *s->ring)))
@@ -287,7 +289,7 @@ analyze_profile *analyze_profile_snapshot(const analyze_profile *p)
     c->ops = NULL, c->classes = c->roles = NULL, c->nops = c->nclasses = c->nroles = 0;
     c->role_peak = c->role_live = c->role_at_peak = c->role_tensors = NULL;
     c->mem_steps = NULL, c->nmem_steps = 0;
-    c->devices = NULL; /* a live trace's snapshot: its device activity is not copied */
+    c->devices = NULL; /* a live trace's snapshot: its device activity and step spans are not copied */
     c->step_spans = NULL, c->nstep_spans = 0;
     c->meta = m; /* the counts and flags; then the strings, owned */
     c->meta.model = c->meta.mode = c->meta.preset = c->meta.version = c->meta.blas = c->meta.cpu = NULL;
@@ -498,6 +500,7 @@ int analyze_profile_step_begin(analyze_profile *p, uint64_t ts, uint32_t step)
 
 int analyze_profile_step_end(analyze_profile *p, uint64_t ts, uint32_t step)
 {
+    (void)step;
     state *s = p->priv;
     if (!s->in_step) {
         p->diag.unmatched_steps++;
@@ -515,9 +518,13 @@ int analyze_profile_step_end(analyze_profile *p, uint64_t ts, uint32_t step)
         if (!p->mem_steps && !(p->mem_steps = exec_malloc(ANALYZE_MEM_STEPS_MAX * sizeof *p->mem_steps)))
             return -1;
         p->mem_steps[p->nmem_steps++] = (analyze_mem_step){ s->mem_start, s->mem_peak, p->live_bytes };
+    }
+    if (p->nstep_spans == ANALYZE_MEM_STEPS_MAX) {
+        p->step_spans_dropped++;
+    } else {
         if (!p->step_spans && !(p->step_spans = exec_malloc(ANALYZE_MEM_STEPS_MAX * sizeof *p->step_spans)))
             return -1;
-        p->step_spans[p->nstep_spans++] = (analyze_step_span){ s->step_begin_ts, ts, step };
+        p->step_spans[p->nstep_spans++] = (analyze_step_span){ s->cur.ordinal, s->step_begin_ts, ts };
     }
     s->cur.dur = ts >= s->step_begin_ts ? ts - s->step_begin_ts : 0;
     if (tracer_flow_step(&s->flow, &s->cur.cp))
@@ -576,6 +583,10 @@ int analyze_profile_op(analyze_profile *p, uint64_t begin, uint64_t end, int op,
     state *s = p->priv;
     uint64_t ns = end >= begin ? end - begin : 0;
     p->ops_seen++;
+    if (begin < p->first_ns)
+        p->first_ns = begin;
+    if (end > p->last_ns)
+        p->last_ns = end;
     /* the step it began in: the one in progress, or one that ended since
      * (records arrive when the op ends, or later in a batch) */
     uint64_t ordinal = OUTSIDE;
@@ -768,6 +779,19 @@ uint64_t analyze_profile_total_ns(const analyze_profile *p)
 }
 
 uint64_t analyze_profile_steps_kept(const analyze_profile *p) { return p->step.count; }
+
+size_t analyze_profile_kept_spans(const analyze_profile *p, const analyze_step_span **v)
+{
+    size_t i = 0, n = p->nstep_spans;
+    while (i < n && p->step_spans[i].ordinal < p->skip_first)
+        i++;
+    /* the last skip_last completed steps are dropped: those past the held
+     * spans first */
+    uint64_t last = p->skip_last > p->step_spans_dropped ? p->skip_last - p->step_spans_dropped : 0;
+    n = n - i > last ? n - last : i;
+    *v = p->step_spans ? p->step_spans + i : NULL;
+    return n - i;
+}
 
 void analyze_profile_class_stats(const analyze_profile *p, analyze_stat *out)
 {

@@ -77,18 +77,18 @@ typedef struct analyze_diag {
     uint64_t run_begins;        /* more than one run_begin is suspicious */
 } analyze_diag;
 
-/* One completed step's span (ns of the trace clock) and its number. */
-typedef struct analyze_step_span {
-    uint64_t b, e;
-    uint32_t num;
-} analyze_step_span;
-
 /* Memory over one completed step (bytes of live tensors, all roles). */
 typedef struct analyze_mem_step {
     uint64_t start, peak, end; /* at step_begin, the most within it, at step_end */
 } analyze_mem_step;
 
 #define ANALYZE_MEM_STEPS_MAX 4096 /* steps whose memory is kept (later ones: counted only) */
+
+/* One completed step's span in the trace's clock (ordinal: the steps begun
+ * before it), in trace order. */
+typedef struct analyze_step_span {
+    uint64_t ordinal, begin, end;
+} analyze_step_span;
 
 typedef struct analyze_profile {
     char *source; /* what was read (path, URL or trace name) */
@@ -137,10 +137,18 @@ typedef struct analyze_profile {
     /* a GPU trace's device activity (device.h), never in the op times
      * above; NULL when the trace has none */
     struct analyze_devices *devices;
-    /* the completed steps' spans in trace order (at most
-     * ANALYZE_MEM_STEPS_MAX; later ones counted in mem_steps_dropped) */
+
+    /* the completed steps' spans (at most ANALYZE_MEM_STEPS_MAX, then
+     * counted in step_spans_dropped), and the time the op records cover:
+     * the first one's begin, the last one's end (first_ns > last_ns: none) */
     size_t nstep_spans;
     analyze_step_span *step_spans;
+    uint64_t step_spans_dropped;
+    uint64_t first_ns, last_ns;
+
+    /* one rank of a distributed job: an imported trace's MANIFEST
+     * (source.rank, source.world_size); -1 when it does not say */
+    int64_t rank, world_size;
 
     /* a live viewer that joined late (tracer/decode.h's run_state): the
      * steps and op totals before the join came from the recorder's
@@ -202,6 +210,9 @@ analyze_profile *analyze_profile_snapshot(const analyze_profile *p);
 uint64_t analyze_profile_total_ns(const analyze_profile *p);
 /* Kept steps (0 when the trace has no steps). */
 uint64_t analyze_profile_steps_kept(const analyze_profile *p);
+/* The spans of the kept steps among those step_spans holds: their number,
+ * the first in *v (the steps --skip-first and --skip-last leave). */
+size_t analyze_profile_kept_spans(const analyze_profile *p, const analyze_step_span **v);
 /* Per class / per phase totals of the kept ops (arrays of nclasses /
  * ANALYZE_NPHASE stats that the caller provides). */
 void analyze_profile_class_stats(const analyze_profile *p, analyze_stat *out);

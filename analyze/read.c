@@ -11,6 +11,7 @@
 #include "tracer/isolate.h"
 #include "tracer/read.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,8 +19,23 @@
 #include <string.h>
 #include <time.h>
 
+/* A MANIFEST's number under key, or -1. */
+static int64_t manifest_int(const tracer_manifest *m, const char *key)
+{
+    const char *v = tracer_manifest_get(m, key);
+    char *end;
+    if (!v || !isdigit((unsigned char)*v))
+        return -1;
+    unsigned long long x = strtoull(v, &end, 10);
+    return *end || x > INT64_MAX ? -1 : (int64_t)x;
+}
+
 static int fill_from_manifest(analyze_profile *p, const tracer_manifest *m)
 {
+    if (m) { /* one rank of a distributed job (fathom import) */
+        p->rank = manifest_int(m, "source.rank");
+        p->world_size = manifest_int(m, "source.world_size");
+    }
     if (p->meta.have_begin || !m)
         return 0;
     char **dst[] = { &p->meta.model, &p->meta.mode, &p->meta.preset, &p->meta.cpu, &p->meta.blas };

@@ -86,7 +86,7 @@ check info-transformer.json "$FATHOM" info --format json $tt
 
 # help and one-line errors
 check help.text "$FATHOM" analyze --help
-for a in breakdown compare similarity diff scaling roofline memory; do
+for a in breakdown compare similarity diff scaling roofline memory ranks; do
     check help-$a.text "$FATHOM" analyze $a --help
 done
 check help-report.text "$FATHOM" report --help

@@ -2,6 +2,8 @@
 """kineto_sums.py TRACE.json[.gz] -- what a Kineto (PyTorch profiler) trace
 holds, computed from its JSON alone, to check `fathom import` and
 `fathom analyze breakdown` against: prints one JSON object.
+kineto_sums.py --ranks TRACE... -- the same of the ranks of one job, for
+`fathom analyze ranks`: see ranks() below.
 
   host_ns      the outermost namespaced ops (`aten::mm`, not `autograd::`)
                of each CPU thread, their spans summed (all of the trace)
@@ -22,7 +24,7 @@ holds, computed from its JSON alone, to check `fathom import` and
                union of its activity within the step), comm_ns (its
                communication kernels' time within the step: NCCL, RCCL
                names) and comm_overlap_ns (of that, the time some other
-               kernel ran)
+               kernel ran); steps are numbered from 0 in time order
 Events: complete ("ph": "X") with a name; kernels are categories `kernel`
 and `Kernel`, copies and fills `gpu_memcpy`, `gpu_memset`, `Memcpy`,
 `Memset`; host ops `cpu_op`, `Operator`, `operator` or no category.
@@ -32,6 +34,8 @@ object with traceEvents or a bare array.  Integers beyond 64 bits parse
 import decimal
 import gzip
 import json
+import os
+import re
 import sys
 
 KERNEL = {"kernel", "Kernel"}
@@ -190,7 +194,7 @@ def sums(events):
             "busy_ns": covered(merged(d["spans"]), b, e),
             "comm_ns": sum(y - x for x, y in clip(d.get("comm", []), b, e)),
             "comm_overlap_ns": sum(covered(comp, x, y) for x, y in clip(d.get("comm", []), b, e)),
-        } for b, e, num in win]
+        } for num, (b, e, _) in enumerate(win)]
     for pid, d in sorted(dev.items()):
         out["devices"][pid] = {
             "kernel_ns": d["kernel_ns"],
@@ -201,11 +205,79 @@ def sums(events):
     return out
 
 
-def main():
-    path = sys.argv[1]
+def load(path):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
-        doc = json.load(f, parse_float=decimal.Decimal)
+        return json.load(f, parse_float=decimal.Decimal)
+
+
+def clipped_union(spans, b, e):
+    return union([(max(x, b), min(y, e)) for x, y in spans if x < e and y > b])
+
+
+def rank_of(doc, path, order):
+    """distributedInfo's rank, else the file name's (rank3, rank-3, rank_3)."""
+    d = doc.get("distributedInfo") if isinstance(doc, dict) else None
+    if d and "rank" in d:
+        return d["rank"]
+    m = re.search(r"(?<![A-Za-z])rank[-_.]?(\d+)", os.path.basename(path), re.I)
+    return int(m.group(1)) if m else order
+
+
+def rank_steps(events):
+    """Per host step (ProfilerStep#N on the CPU, in time order): step_ns,
+    busy_ns (the union of the device's kernels, copies and fills within
+    it), comm_ns (the union of NCCL/RCCL kernels within it), idle_ns."""
+    steps, act, comm = [], [], []
+    for e in events:
+        if not isinstance(e, dict) or e.get("ph") != "X" or "ts" not in e or "dur" not in e:
+            continue
+        b = ns(e["ts"])
+        en = b + ns(e["dur"])
+        cat, name = e.get("cat"), e.get("name", "")
+        if cat in KERNEL or cat in COPY:
+            act.append((b, en))
+            if cat in KERNEL and ("nccl" in name.lower() or "rccl" in name.lower()):
+                comm.append((b, en))
+        elif name.startswith("ProfilerStep#") and cat in ("user_annotation", "Operator", "cpu_op"):
+            steps.append((b, en))
+    out = []
+    for b, e in sorted(steps):
+        busy = clipped_union(act, b, e)
+        out.append({"step_ns": e - b, "busy_ns": busy, "comm_ns": clipped_union(comm, b, e), "idle_ns": e - b - busy})
+    return out
+
+
+def ranks(paths):
+    """Per rank (by rank) its steps; per step the slowest rank, the median
+    step time, how far behind it the slowest is, and the rank with the
+    least communication."""
+    rs = []
+    for i, p in enumerate(paths):
+        doc = load(p)
+        events = doc if isinstance(doc, list) else doc.get("traceEvents", [])
+        rs.append({"rank": rank_of(doc, p, i), "file": p, "steps": rank_steps(events)})
+    rs.sort(key=lambda r: r["rank"])
+    n = min(len(r["steps"]) for r in rs)
+    strag = []
+    for k in range(n):
+        times = sorted(r["steps"][k]["step_ns"] for r in rs)
+        m = len(times)
+        median = times[m // 2] if m % 2 else times[m // 2 - 1] + (times[m // 2] - times[m // 2 - 1]) // 2
+        slow = max(rs, key=lambda r: r["steps"][k]["step_ns"])  # the first of equals
+        comm = [r for r in rs if r["steps"][k]["comm_ns"]]
+        least = min(comm, key=lambda r: r["steps"][k]["comm_ns"])["rank"] if comm else None
+        strag.append({"rank": slow["rank"], "step_ns": slow["steps"][k]["step_ns"], "median_ns": median,
+                      "behind_ns": slow["steps"][k]["step_ns"] - median, "least_comm_rank": least})
+    return {"steps": n, "ranks": rs, "stragglers": strag}
+
+
+def main():
+    if sys.argv[1] == "--ranks":
+        json.dump(ranks(sys.argv[2:]), sys.stdout, indent=1)
+        print()
+        return
+    doc = load(sys.argv[1])
     events = doc if isinstance(doc, list) else doc.get("traceEvents", [])
     json.dump(sums(events), sys.stdout, indent=1)
     print()

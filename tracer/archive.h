@@ -137,7 +137,9 @@ tracer_archive_status tracer_archive_write(const char *out_path, const char *ctf
 /*
  * Default archive name:
  *   <model>-<mode>-<preset>-<host>-<YYYYmmddTHHMMSSZ>.tar.zst
- * from the manifest's model, mode, preset and host (missing -> "unknown";
+ * (<model>-rank<N>-<mode>-... for one rank of a distributed job: a
+ * manifest with source.rank) from the manifest's model, mode, preset and
+ * host (missing -> "unknown";
  * characters outside [A-Za-z0-9._+] become '_') and `when` in UTC
  * (`(time_t)-1` = now).  Writes the file name only into buf.
  */

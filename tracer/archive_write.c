@@ -406,7 +406,7 @@ static void name_part(char *dst, size_t cap, const char *src)
 /* "<model>-<mode>-<preset>-<host>-<time>" without suffix. */
 static tracer_archive_status default_stem(const tracer_manifest *m, time_t when, char *buf, size_t buflen)
 {
-    char model[64], mode[16], preset[32], host[64], ts[32];
+    char model[64], mode[16], preset[32], host[64], ts[32], rank[16], tag[24];
     struct tm tm;
     int n;
 
@@ -422,7 +422,14 @@ static tracer_archive_status default_stem(const tracer_manifest *m, time_t when,
     name_part(mode, sizeof(mode), tracer_manifest_get(m, "mode"));
     name_part(preset, sizeof(preset), tracer_manifest_get(m, "preset"));
     name_part(host, sizeof(host), tracer_manifest_get(m, "host"));
-    n = snprintf(buf, buflen, "%s-%s-%s-%s-%s", model, mode, preset, host, ts);
+    /* one rank of a distributed job (an imported trace): its rank after the
+     * model, so that the ranks of one job sort together and apart */
+    name_part(rank, sizeof(rank), tracer_manifest_get(m, "source.rank"));
+    snprintf(tag, sizeof(tag), "rank%s", rank);
+    if (tracer_manifest_get(m, "source.rank") && !strstr(model, tag)) /* not twice: rank3-rank3 */
+        n = snprintf(buf, buflen, "%s-rank%s-%s-%s-%s-%s", model, rank, mode, preset, host, ts);
+    else
+        n = snprintf(buf, buflen, "%s-%s-%s-%s-%s", model, mode, preset, host, ts);
     if (n < 0 || (size_t)n >= buflen) {
         return tracer_archive_fail(TRACER_ARCHIVE_EINVAL, "archive name: buffer too small");
     }
