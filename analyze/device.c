@@ -321,6 +321,93 @@ end:
     return rc;
 }
 
+/* The union of spans v[0..n) (sorted by begin) into v itself: the number
+ * of disjoint spans left, in time order. */
+static size_t merge(span *v, size_t n)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m && v[i].b <= v[m - 1].e) {
+            if (v[i].e > v[m - 1].e)
+                v[m - 1].e = v[i].e;
+        } else {
+            v[m++] = v[i];
+        }
+    }
+    return m;
+}
+
+/* The time of [b, e) that the disjoint sorted spans u[0..n) cover. */
+static uint64_t covered(const span *u, size_t n, uint64_t b, uint64_t e)
+{
+    size_t lo = 0, hi = n; /* the first span ending after b */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (u[mid].e <= b)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint64_t t = 0;
+    for (size_t i = lo; i < n && u[i].b < e; i++) {
+        uint64_t x = u[i].b > b ? u[i].b : b, y = u[i].e < e ? u[i].e : e;
+        t += y > x ? y - x : 0;
+    }
+    return t;
+}
+
+int analyze_devices_windows(const analyze_devices *d, const char *name, analyze_device_window *w, size_t n)
+{
+    size_t na = 0;
+    for (size_t i = 0; d && i < d->ns; i++)
+        if (!strcmp(d->s[i].device, name))
+            na += d->s[i].n;
+    span *all = exec_malloc((na ? na : 1) * sizeof *all), *comp = exec_malloc((na ? na : 1) * sizeof *comp),
+         *comm = exec_malloc((na ? na : 1) * sizeof *comm);
+    int rc = -1;
+    if (!all || !comp || !comm)
+        goto end;
+    size_t nall = 0, ncomp = 0, ncomm = 0;
+    for (size_t i = 0; d && i < d->ns; i++) {
+        if (strcmp(d->s[i].device, name))
+            continue;
+        for (size_t j = 0; j < d->s[i].n; j++) {
+            const span *x = &d->s[i].v[j];
+            int cls = d->k[x->k].cls;
+            all[nall++] = *x;
+            if (cls == ANALYZE_DEVICE_communication)
+                comm[ncomm++] = *x;
+            else if (cls != ANALYZE_DEVICE_memcpy && cls != ANALYZE_DEVICE_memset)
+                comp[ncomp++] = *x;
+        }
+    }
+    qsort(all, nall, sizeof *all, by_begin);
+    qsort(comp, ncomp, sizeof *comp, by_begin);
+    uint64_t first = nall ? all[0].b : 0, last = 0;
+    for (size_t i = 0; i < nall; i++)
+        last = all[i].e > last ? all[i].e : last;
+    nall = merge(all, nall);
+    ncomp = merge(comp, ncomp);
+    for (size_t k = 0; k < n; k++) {
+        analyze_device_window *x = &w[k];
+        if (!x->b && !x->e)
+            x->b = first, x->e = last;
+        x->busy_ns = covered(all, nall, x->b, x->e);
+        x->comm_ns = x->comm_overlap_ns = 0;
+        for (size_t i = 0; i < ncomm; i++) {
+            uint64_t b = comm[i].b > x->b ? comm[i].b : x->b, e = comm[i].e < x->e ? comm[i].e : x->e;
+            if (e <= b)
+                continue;
+            x->comm_ns += e - b;
+            x->comm_overlap_ns += covered(comp, ncomp, b, e);
+        }
+    }
+    rc = 0;
+end:
+    exec_free(all), exec_free(comp), exec_free(comm);
+    return rc;
+}
+
 analyze_device *analyze_devices_summary(const analyze_devices *d, size_t *n)
 {
     *n = 0;

@@ -66,6 +66,20 @@ int analyze_devices_launcher(analyze_devices *d, uint64_t launch, int op);
  * number, or one no host op carries: CUDA graph replays outside any op). */
 void analyze_devices_by_op(const analyze_devices *d, size_t nops, uint64_t *ns, uint64_t *count, uint64_t *un_ns,
                            uint64_t *un_count);
+/* A device's activity within a window of time (a step): what ran, and how
+ * much of its communication ran while compute kernels did. */
+typedef struct analyze_device_window {
+    uint64_t b, e;            /* the window; both 0: from the device's first activity to its last */
+    uint64_t busy_ns;         /* the union of all its activity, within the window */
+    uint64_t comm_ns;         /* its communication kernels' time, within the window */
+    uint64_t comm_overlap_ns; /* of that, the time some compute kernel ran too (any stream) */
+} analyze_device_window;
+
+/* Device `name`'s activity within each window w[0..n); compute kernels are
+ * those of every class but communication, memcpy and memset.  0, or -1
+ * out of memory. */
+int analyze_devices_windows(const analyze_devices *d, const char *name, analyze_device_window *w, size_t n);
+
 /* Whether the trace has device activity, or host ops that launched some. */
 int analyze_devices_any(const analyze_devices *d);
 /* Names the streams' devices from "TID=DEVICE/STREAM,..." (a MANIFEST's

@@ -1109,10 +1109,11 @@ static size_t kept_around(const imp_trace *t, uint32_t track, uint64_t b)
  * else the op around the CPU op of k's External id (cpu_ext sorted by it). */
 static size_t launcher_of(const imp_trace *t, const imp_launch *k)
 {
-    const imp_launch *rt = k->has_corr ? bsearch(k, t->rt, t->nrt, sizeof *t->rt, by_corr) : NULL;
+    const imp_launch *rt = k->has_corr && t->nrt ? bsearch(k, t->rt, t->nrt, sizeof *t->rt, by_corr) : NULL;
     if (rt)
         return kept_around(t, rt->track, rt->b);
-    const imp_launch *op = k->has_ext ? bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext) : NULL;
+    const imp_launch *op =
+        k->has_ext && t->ncpu_ext ? bsearch(k, t->cpu_ext, t->ncpu_ext, sizeof *t->cpu_ext, by_ext) : NULL;
     return op ? kept_around(t, op->track, op->b) : 0;
 }
 

@@ -22,11 +22,14 @@ for f in "$T"/k/*.json; do
     "$FATHOM" analyze breakdown "$T/$b.tar.zst" >"$T/$b.txt" 2>"$T/err" || fail "$b: breakdown: $(cat "$T/err")"
     "$FATHOM" analyze breakdown --format json "$T/$b.tar.zst" >"$T/$b.bd" 2>"$T/err" ||
         { fail "$b: breakdown json: $(cat "$T/err")"; continue; }
+    "$FATHOM" analyze gpu --format json "$T/$b.tar.zst" >"$T/$b.gpu" 2>"$T/err" ||
+        { fail "$b: gpu json: $(cat "$T/err")"; continue; }
     python3 "$SRC/tests/kineto_sums.py" "$f" >"$T/$b.sums" || { fail "$b: kineto_sums"; continue; }
-    python3 - "$T/$b.sums" "$T/$b.bd" "$b" <<'EOF' || fail "$b: times differ from the JSON's"
+    python3 - "$T/$b.sums" "$T/$b.bd" "$b" "$T/$b.gpu" <<'EOF' || fail "$b: times differ from the JSON's"
 import json, sys
 s = json.load(open(sys.argv[1]))
 t = json.load(open(sys.argv[2]))["traces"][0]
+g = json.load(open(sys.argv[4]))["traces"][0]
 name = sys.argv[3]
 def near(a, b, what):
     assert abs(a - b) <= max(2, b * 1e-4), "%s: %s is %d, the JSON says %d" % (name, what, a, b)
@@ -49,6 +52,16 @@ if s["devices"]:
         near(got.get(op, 0), s["device_ns"].get(op, 0), op + " device_ns")
     near(t["device_unlaunched_ns"], s["unlaunched_ns"], "device time launched by no op")
     near(t["device_unlaunched"], s["unlaunched"], "device activities launched by no op")
+# analyze gpu: per device and step, busy, idle, communication and its overlap with compute
+assert len(g["devices"]) == len(s["gpu"]), "gpu: %d devices, the JSON has %d" % (len(g["devices"]), len(s["gpu"]))
+for d in g["devices"]:
+    want = s["gpu"][d["device"].split(":")[-1]]
+    assert [x["step"] for x in d["steps"]] == [x["step"] for x in want], "gpu: steps %s" % d["steps"]
+    for got, w in zip(d["steps"], want):
+        for k in ("ns", "busy_ns", "comm_ns", "comm_overlap_ns"):
+            near(got[k], w[k], "%s step %d %s" % (d["device"], w["step"], k))
+        assert got["idle_ns"] == got["ns"] - got["busy_ns"], "gpu: idle is not step minus busy"
+    near(d["comm_overlap_ns"], sum(x["comm_overlap_ns"] for x in want), d["device"] + " comm_overlap_ns")
 EOF
 done
 
@@ -82,7 +95,15 @@ assert dev("cuda2x")["aten::mm"] > 0 and dev("cuda2x")["aten::sum"] > 0, dev("cu
 assert dev("graphs")["cudagraphs::replay"] > 0 and trace("graphs")["device_unlaunched"] == 5, trace("graphs")
 assert dev("early2021")["aten::conv2d"] > 0 and dev("rocm")["aten::mm"] > 0
 assert trace("hostile")["device_unlaunched"] == 1
+# the overlap is real: cuda2x's NCCL kernel runs half under a gemm, on another stream
+d = json.load(open("%s/cuda2x.gpu" % sys.argv[1]))["traces"][0]["devices"][0]
+assert d["comm_ns"] == 400000 and d["comm_overlap_ns"] == 200000 and d["overlap_share"] == 0.5, d
 EOF
+"$FATHOM" analyze gpu "$T/cuda2x.tar.zst" >"$T/gpu.txt" 2>"$T/err" || fail "gpu text: $(cat "$T/err")"
+grep -q "communication 0.400 ms, 0.200 ms of it under compute kernels (50.0%)" "$T/gpu.txt" ||
+    fail "gpu text: no overlap line: $(cat "$T/gpu.txt")"
+"$FATHOM" analyze gpu --format csv "$T/rocm.tar.zst" >"$T/gpu.csv" 2>"$T/err" || fail "gpu csv: $(cat "$T/err")"
+[ "$(grep -c ',hip:2,' "$T/gpu.csv")" -eq 2 ] || fail "gpu csv: not one row per step: $(cat "$T/gpu.csv")"
 grep -q "aten::mm, 0.200 ms on the CPU, 0.500 ms of GPU activity" "$T/cuda2x.txt" ||
     fail "cuda2x: no line of the op that launched most: $(grep 'GPU activity' "$T/cuda2x.txt")"
 grep -q "5 device activities (0.600 ms) launched by no host op" "$T/graphs.err" ||

@@ -18,6 +18,13 @@ kineto_sums.py --ranks TRACE... -- the same of the ranks of one job, for
                kernels have the cudaGraphLaunch's), else the host op of
                the same External id does
   unlaunched, unlaunched_ns   the device activities no host op launched
+  gpu          per device, per step (the ProfilerStep#N spans, in time
+               order, none overlapping the one before; without steps one,
+               the first host op or activity to the last): step, ns, busy_ns (the
+               union of its activity within the step), comm_ns (its
+               communication kernels' time within the step: NCCL, RCCL
+               names) and comm_overlap_ns (of that, the time some other
+               kernel ran); steps are numbered from 0 in time order
 Events: complete ("ph": "X") with a name; kernels are categories `kernel`
 and `Kernel`, copies and fills `gpu_memcpy`, `gpu_memset`, `Memcpy`,
 `Memset`; host ops `cpu_op`, `Operator`, `operator` or no category.
@@ -92,6 +99,27 @@ def ns(x):
     return int((decimal.Decimal(x) * 1000).quantize(1, rounding=decimal.ROUND_HALF_UP))
 
 
+COMM = ("nccl", "Nccl", "NCCL", "rccl", "AllReduce", "AllGather", "ReduceScatter", "SendRecv")
+
+
+def clip(spans, b, e):
+    return [(max(x, b), min(y, e)) for x, y in spans if min(y, e) > max(x, b)]
+
+
+def merged(spans):
+    out = []
+    for b, e in sorted(spans):
+        if out and b <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((b, e))
+    return out
+
+
+def covered(u, b, e):
+    return sum(min(y, e) - max(x, b) for x, y in u if min(y, e) > max(x, b))
+
+
 def arg(e, key):
     v = (e.get("args") or {}).get(key)
     return v if isinstance(v, int) and not isinstance(v, bool) else None
@@ -99,7 +127,7 @@ def arg(e, key):
 
 def sums(events):
     host, aten, dev = {}, {}, {}
-    named, runtime, ext_op, activity = {}, {}, {}, []
+    named, runtime, ext_op, activity, steps = {}, {}, {}, [], []
     for e in events:
         if not isinstance(e, dict) or e.get("ph") != "X" or not e.get("name"):
             continue
@@ -108,12 +136,17 @@ def sums(events):
         b = ns(e["ts"])
         en = b + ns(e["dur"])
         cat, name = e.get("cat"), e["name"]
+        if name.startswith("ProfilerStep#") and cat != "gpu_user_annotation":
+            steps.append((b, en, int(name[13:]) if name[13:].isdigit() else 0))
         if cat in KERNEL or cat in COPY:
             d = dev.setdefault(str(e.get("pid")), {"kernel_ns": 0, "spans": [], "streams": set()})
             if cat in KERNEL:
                 d["kernel_ns"] += en - b
             d["spans"].append((b, en))
             d["streams"].add(str(e.get("tid")))
+            comm = cat in KERNEL and any(c in name for c in COMM)
+            d.setdefault("comm", []).append((b, en)) if comm else None
+            d.setdefault("compute", []).append((b, en)) if cat in KERNEL and not comm else None
             activity.append((en - b, arg(e, "correlation"), arg(e, "External id")))
         elif cat in RUNTIME and arg(e, "correlation") is not None:
             runtime.setdefault(arg(e, "correlation"), ((str(e.get("pid")), str(e.get("tid"))), b))
@@ -144,6 +177,24 @@ def sums(events):
             out["unlaunched_ns"] += ns_
         else:
             out["device_ns"][op] = out["device_ns"].get(op, 0) + ns_
+    kept = []
+    for st in sorted(steps):
+        if not kept or st[0] >= kept[-1][1]:
+            kept.append(st)
+    out["gpu"] = {}
+    # without steps, fathom import makes the whole trace one: its first op
+    # or activity to its last
+    every = [x for v in host.values() for x in v] + [x for d in dev.values() for x in d["spans"]]
+    whole = (min(b for b, _ in every), max(e for _, e in every), 0) if every else (0, 0, 0)
+    for pid, d in sorted(dev.items()):
+        win = kept or [whole]
+        comp = merged(d.get("compute", []))
+        out["gpu"][pid] = [{
+            "step": num, "ns": e - b,
+            "busy_ns": covered(merged(d["spans"]), b, e),
+            "comm_ns": sum(y - x for x, y in clip(d.get("comm", []), b, e)),
+            "comm_overlap_ns": sum(covered(comp, x, y) for x, y in clip(d.get("comm", []), b, e)),
+        } for num, (b, e, _) in enumerate(win)]
     for pid, d in sorted(dev.items()):
         out["devices"][pid] = {
             "kernel_ns": d["kernel_ns"],
