@@ -44,7 +44,7 @@ const analyze_analysis *analyze_analysis_find(const char *name)
 analyze_status analyze_profile_set_create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out)
 {
     (void)o;
-    analyze_profile_set *s = exec_calloc(1, sizeof *s);
+    analyze_profile_set *s = base_calloc(1, sizeof *s);
     if (!s)
         return analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
     s->p = p, s->n = n;
@@ -52,4 +52,4 @@ analyze_status analyze_profile_set_create(analyze_profile *const *p, size_t n, c
     return ANALYZE_OK;
 }
 
-void analyze_profile_set_destroy(void *set) { exec_free(set); }
+void analyze_profile_set_destroy(void *set) { base_free(set); }

@@ -33,25 +33,25 @@ static int launched_make(const analyze_profile *p, launched *l)
     memset(l, 0, sizeof *l);
     if (!analyze_devices_any(p->devices))
         return 0;
-    l->ns = exec_malloc((p->nops ? p->nops : 1) * sizeof *l->ns);
-    l->count = exec_malloc((p->nops ? p->nops : 1) * sizeof *l->count);
+    l->ns = base_malloc((p->nops ? p->nops : 1) * sizeof *l->ns);
+    l->count = base_malloc((p->nops ? p->nops : 1) * sizeof *l->count);
     if (!l->ns || !l->count) {
-        exec_free(l->ns), exec_free(l->count);
+        base_free(l->ns), base_free(l->count);
         return -1;
     }
     analyze_devices_by_op(p->devices, p->nops, l->ns, l->count, &l->un_ns, &l->un_count);
     return 0;
 }
 
-static void launched_free(launched *l) { exec_free(l->ns), exec_free(l->count); }
+static void launched_free(launched *l) { base_free(l->ns), base_free(l->count); }
 
-static void views_free(views *v) { exec_free(v->ord), exec_free(v->cs), exec_free(v->cord); }
+static void views_free(views *v) { base_free(v->ord), base_free(v->cs), base_free(v->cord); }
 
 /* 0, or -1 (nothing held) on out of memory. */
 static int views_make(const analyze_profile *p, views *v)
 {
-    v->ord = exec_malloc((p->nops ? p->nops : 1) * sizeof *v->ord);
-    v->cs = exec_malloc((p->nclasses ? p->nclasses : 1) * sizeof *v->cs);
+    v->ord = base_malloc((p->nops ? p->nops : 1) * sizeof *v->ord);
+    v->cs = base_malloc((p->nclasses ? p->nclasses : 1) * sizeof *v->cs);
     v->cord = v->cs ? analyze_profile_classes_by_time(p, v->cs) : NULL;
     if (!v->ord || !v->cord) {
         views_free(v);
@@ -376,7 +376,7 @@ static int heatmap_text(FILE *f, analyze_profile *const *pp, size_t n)
     for (size_t k = 0; k < n; k++) {
         const analyze_profile *p = pp[k];
         char lb[128];
-        analyze_stat *cs = exec_malloc((p->nclasses ? p->nclasses : 1) * sizeof *cs);
+        analyze_stat *cs = base_malloc((p->nclasses ? p->nclasses : 1) * sizeof *cs);
         if (!cs) {
             analyze_names_free(&cls);
             return -1;
@@ -397,7 +397,7 @@ static int heatmap_text(FILE *f, analyze_profile *const *pp, size_t n)
                 fprintf(f, " %*s", w, ".");
         }
         fputc('\n', f);
-        exec_free(cs);
+        base_free(cs);
     }
     analyze_names_free(&cls);
     return 0;

@@ -29,7 +29,7 @@ static cairo_status_t svg_write(void *closure, const unsigned char *data, unsign
         size_t cap = c->svg_cap ? c->svg_cap : 1 << 16;
         while (cap < c->svg_len + len)
             cap *= 2;
-        char *b = exec_realloc(c->svg, cap);
+        char *b = base_realloc(c->svg, cap);
         if (!b) {
             c->svg_oom = 1;
             return CAIRO_STATUS_NO_MEMORY;
@@ -50,8 +50,8 @@ static void chart_free(analyze_chart *c)
     if (c->over)
         fclose(c->over);
     free(c->over_buf); /* open_memstream's */
-    exec_free(c->svg);
-    exec_free(c->path);
+    base_free(c->svg);
+    base_free(c->path);
     memset(c, 0, sizeof *c);
 }
 
@@ -60,7 +60,7 @@ analyze_status analyze_chart_create(analyze_chart *c, const char *path, double w
     memset(c, 0, sizeof *c);
     c->png = path && ends_with(path, ".png");
     c->w = w, c->h = h;
-    c->path = path ? exec_strdup(path) : NULL;
+    c->path = path ? base_strdup(path) : NULL;
     int svg = path && !c->png;
     c->surface = !svg ? cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)ceil(w), (int)ceil(h))
                       : cairo_svg_surface_create_for_stream(svg_write, c, w, h);

@@ -162,19 +162,19 @@ typedef struct url_list {
 static int collect_url(void *ctx, const tracer_live_session *s)
 {
     url_list *l = ctx;
-    char **v = exec_realloc(l->v, (l->n + 1) * sizeof *v);
-    const char **h = exec_realloc(l->host, (l->n + 1) * sizeof *h);
+    char **v = base_realloc(l->v, (l->n + 1) * sizeof *v);
+    const char **h = base_realloc(l->host, (l->n + 1) * sizeof *h);
     if (v)
         l->v = v;
     if (h)
         l->host = h;
-    const char **nm = exec_realloc(l->name, (l->n + 1) * sizeof *nm);
+    const char **nm = base_realloc(l->name, (l->n + 1) * sizeof *nm);
     if (nm)
         l->name = nm;
-    if (!v || !h || !nm || !(v[l->n] = exec_strdup(s->url)))
+    if (!v || !h || !nm || !(v[l->n] = base_strdup(s->url)))
         return -1;
-    h[l->n] = exec_strdup(s->host);
-    nm[l->n] = exec_strdup(s->name);
+    h[l->n] = base_strdup(s->host);
+    nm[l->n] = base_strdup(s->name);
     l->n++;
     return 0;
 }
@@ -184,13 +184,13 @@ static void url_list_free(url_list *l, int keep_urls)
 {
     for (size_t i = 0; i < l->n; i++) {
         if (!keep_urls)
-            exec_free(l->v[i]);
-        exec_free((void *)l->host[i]);
-        exec_free((void *)l->name[i]);
+            base_free(l->v[i]);
+        base_free((void *)l->host[i]);
+        base_free((void *)l->name[i]);
     }
-    exec_free(l->v);
-    exec_free(l->host);
-    exec_free(l->name);
+    base_free(l->v);
+    base_free(l->host);
+    base_free(l->name);
     memset(l, 0, sizeof *l);
 }
 
@@ -245,7 +245,7 @@ static int archives_in(const char *dir, const char ***out, size_t *n)
             break;
         }
         char *path = NULL;
-        if (base_grow((void **)&v, &cap, nv + 1, sizeof *v) || !(path = exec_malloc(strlen(dir) + len + 2))) {
+        if (base_grow((void **)&v, &cap, nv + 1, sizeof *v) || !(path = base_malloc(strlen(dir) + len + 2))) {
             rc = -1;
             break;
         }
@@ -259,8 +259,8 @@ static int archives_in(const char *dir, const char ***out, size_t *n)
         closedir(d);
     if (rc || others || !nv) {
         for (size_t i = 0; i < nv; i++)
-            exec_free(v[i]);
-        exec_free(v);
+            base_free(v[i]);
+        base_free(v);
         return rc;
     }
     qsort(v, nv, sizeof *v, by_name);
@@ -282,7 +282,7 @@ static int list_described(const char *relay)
         return 0;
     }
     int rc = 1;
-    char **model = exec_calloc(l.n, sizeof *model), **mode = exec_calloc(l.n, sizeof *mode);
+    char **model = base_calloc(l.n, sizeof *model), **mode = base_calloc(l.n, sizeof *mode);
     if (!model || !mode || analyze_live_describe((const char *const *)l.v, l.n, 3.0, model, mode) != ANALYZE_OK) {
         cli_error(cmd, "%s", model && mode ? base_errmsg() : "out of memory");
         goto end;
@@ -299,12 +299,12 @@ static int list_described(const char *relay)
 end:
     for (size_t i = 0; i < l.n; i++) {
         if (model)
-            exec_free(model[i]);
+            base_free(model[i]);
         if (mode)
-            exec_free(mode[i]);
+            base_free(mode[i]);
     }
-    exec_free(model);
-    exec_free(mode);
+    base_free(model);
+    base_free(mode);
     url_list_free(&l, 0);
     return rc;
 }
@@ -428,7 +428,7 @@ static int live_rows(void *ctx, const analyze_profile *snap)
     if (!snap->meta.have_begin) {
         snprintf(row, ROW_MAX, "%s: waiting for its first events", snap->source);
     } else {
-        size_t *ord = exec_calloc(snap->nops ? snap->nops : 1, sizeof *ord);
+        size_t *ord = base_calloc(snap->nops ? snap->nops : 1, sizeof *ord);
         if (!ord)
             return -1;
         analyze_profile_ops_by_time(snap, ord);
@@ -441,7 +441,7 @@ static int live_rows(void *ctx, const analyze_profile *snap)
                  (unsigned long long)snap->steps_seen, (double)tot * 1e-6, (unsigned long long)snap->ops_seen,
                  snap->nops ? snap->ops[ord[0]].name : "-",
                  snap->nops && tot ? 100.0 * (double)snap->ops[ord[0]].all.ns / (double)tot : 0.0);
-        exec_free(ord);
+        base_free(ord);
     }
     if (k + 1 < v->nrows) /* the last session's tick prints them all */
         return 0;
@@ -502,7 +502,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     const char *peak_file = NULL, *outdir = "report";
     int png = 0;
     double gflops = 0, gbs = 0;
-    const char **traces = exec_calloc((size_t)argc, sizeof *traces);
+    const char **traces = base_calloc((size_t)argc, sizeof *traces);
     size_t nt = 0;
     if (!traces)
         return cli_usage_error(cmd, "out of memory");
@@ -610,16 +610,16 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
             rc = 1;
             goto end;
         }
-        const char **v = exec_realloc(traces, (nt + nmore + (size_t)argc) * sizeof *v);
-        char **o = v ? exec_realloc(owned, (nowned + nmore) * sizeof *o) : NULL;
+        const char **v = base_realloc(traces, (nt + nmore + (size_t)argc) * sizeof *v);
+        char **o = v ? base_realloc(owned, (nowned + nmore) * sizeof *o) : NULL;
         if (v)
             traces = v;
         if (o)
             owned = o;
         if (!v || !o) {
             for (size_t k = 0; k < nmore; k++)
-                exec_free((void *)more[k]);
-            exec_free(more);
+                base_free((void *)more[k]);
+            base_free(more);
             cli_usage_error(cmd, "out of memory");
             goto end;
         }
@@ -629,7 +629,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
         memcpy(&traces[i], more, nmore * sizeof *traces);
         nt += nmore - 1;
         i += nmore - 1;
-        exec_free(more); /* the URLs and paths stay in owned[] to the end */
+        base_free(more); /* the URLs and paths stay in owned[] to the end */
     }
     if (all_sessions && nt == 0) {
         cli_usage_error(cmd, "--all wants a relay: fathom analyze %s --all net://HOST[:PORT]", what);
@@ -672,7 +672,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
             goto end;
         }
     }
-    analyze_profile **p = exec_calloc(nt, sizeof *p);
+    analyze_profile **p = base_calloc(nt, sizeof *p);
     if (!p) {
         cli_usage_error(cmd, "out of memory");
         goto end;
@@ -694,7 +694,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
     if (all_live) { /* side by side: a row each, every interval */
         lv.nrows = nt;
         lv.row_src = traces;
-        if (!(lv.rows = exec_calloc(nt, sizeof *lv.rows))) {
+        if (!(lv.rows = base_calloc(nt, sizeof *lv.rows))) {
             cli_usage_error(cmd, "out of memory");
             goto done;
         }
@@ -762,12 +762,12 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
 done:
     for (size_t i = 0; i < nt; i++)
         analyze_profile_destroy(p[i]);
-    exec_free(p);
-    exec_free(lv.rows);
+    base_free(p);
+    base_free(lv.rows);
 end:
     for (size_t k = 0; k < nowned; k++)
-        exec_free(owned[k]);
-    exec_free(owned);
-    exec_free(traces);
+        base_free(owned[k]);
+    base_free(owned);
+    base_free(traces);
     return rc;
 }

@@ -120,11 +120,11 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
         double ratio = is > 0 ? ts / is : 0.0;
         uint64_t ttot = analyze_profile_total_ns(tr);
         analyze_names un = { 0 };
-        analyze_stat *tcs = exec_malloc((tr->nclasses ? tr->nclasses : 1) * sizeof *tcs);
-        analyze_stat *ics = exec_malloc((in->nclasses ? in->nclasses : 1) * sizeof *ics);
-        size_t *ord = exec_malloc((tr->nops ? tr->nops : 1) * sizeof *ord);
+        analyze_stat *tcs = base_malloc((tr->nclasses ? tr->nclasses : 1) * sizeof *tcs);
+        analyze_stat *ics = base_malloc((in->nclasses ? in->nclasses : 1) * sizeof *ics);
+        size_t *ord = base_malloc((tr->nops ? tr->nops : 1) * sizeof *ord);
         if (!tcs || !ics || !ord || class_union(tr, in, &un)) {
-            analyze_names_free(&un), exec_free(tcs), exec_free(ics), exec_free(ord);
+            analyze_names_free(&un), base_free(tcs), base_free(ics), base_free(ord);
             json_decref(root);
             return -1;
         }
@@ -211,7 +211,7 @@ int analyze_compare(FILE *f, analyze_profile *const *pp, const analyze_pair *pai
             }
             fputc('\n', f);
         }
-        analyze_names_free(&un), exec_free(tcs), exec_free(ics), exec_free(ord);
+        analyze_names_free(&un), base_free(tcs), base_free(ics), base_free(ord);
     }
     if (fmt == CLI_JSON)
         return analyze_out_json(f, root);
@@ -231,16 +231,16 @@ static void destroy(void *r)
     compare_result *c = r;
     if (!c)
         return;
-    exec_free(c->pairs);
-    exec_free(c->used);
-    exec_free(c);
+    base_free(c->pairs);
+    base_free(c->used);
+    base_free(c);
 }
 
 static analyze_status create(analyze_profile *const *p, size_t n, const analyze_options *o, void **out)
 {
-    compare_result *c = exec_calloc(1, sizeof *c);
-    if (!c || !(c->pairs = exec_calloc(n ? n : 1, sizeof *c->pairs)) ||
-        !(c->used = exec_calloc(n ? n : 1, sizeof *c->used))) {
+    compare_result *c = base_calloc(1, sizeof *c);
+    if (!c || !(c->pairs = base_calloc(n ? n : 1, sizeof *c->pairs)) ||
+        !(c->used = base_calloc(n ? n : 1, sizeof *c->used))) {
         destroy(c);
         return analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
     }

@@ -85,20 +85,20 @@ struct analyze_devices {
     uint64_t nolaunch_ns, nolaunch_count; /* activities of launch number 0 */
 };
 
-analyze_devices *analyze_devices_create(void) { return exec_calloc(1, sizeof(analyze_devices)); }
+analyze_devices *analyze_devices_create(void) { return base_calloc(1, sizeof(analyze_devices)); }
 
 void analyze_devices_destroy(analyze_devices *d)
 {
     if (!d)
         return;
     for (size_t i = 0; i < d->nk; i++)
-        exec_free(d->k[i].name);
-    exec_free(d->k);
+        base_free(d->k[i].name);
+    base_free(d->k);
     for (size_t i = 0; i < d->ns; i++)
-        exec_free(d->s[i].v);
-    exec_free(d->s);
-    exec_free(d->l);
-    exec_free(d);
+        base_free(d->s[i].v);
+    base_free(d->s);
+    base_free(d->l);
+    base_free(d);
 }
 
 static int grow(void **p, size_t *cap, size_t n, size_t sz)
@@ -106,7 +106,7 @@ static int grow(void **p, size_t *cap, size_t n, size_t sz)
     if (n < *cap)
         return 0;
     size_t c = *cap ? *cap * 2 : 16;
-    void *q = exec_realloc(*p, c * sz);
+    void *q = base_realloc(*p, c * sz);
     if (!q)
         return -1;
     *p = q, *cap = c;
@@ -120,7 +120,7 @@ int analyze_devices_kernel(analyze_devices *d, const char *name, int cls)
             return (int)i;
     if (d->nk >= INT32_MAX || grow((void **)&d->k, &d->capk, d->nk, sizeof *d->k))
         return -1;
-    char *c = exec_strdup(name);
+    char *c = base_strdup(name);
     if (!c)
         return -1;
     d->k[d->nk] = (struct kern){ c, cls };
@@ -149,7 +149,7 @@ static launch *launch_of(analyze_devices *d, uint64_t id)
 {
     if ((d->nl + 1) * 2 > d->capl) {
         size_t cap = d->capl ? d->capl * 2 : 256;
-        launch *v = exec_calloc(cap, sizeof *v);
+        launch *v = base_calloc(cap, sizeof *v);
         if (!v)
             return NULL;
         for (size_t i = 0; i < d->capl; i++) {
@@ -160,7 +160,7 @@ static launch *launch_of(analyze_devices *d, uint64_t id)
                 h = (h + 1) & (cap - 1);
             v[h] = d->l[i];
         }
-        exec_free(d->l);
+        base_free(d->l);
         d->l = v, d->capl = cap;
     }
     size_t h = (size_t)(id * UINT64_C(0x9E3779B97F4A7C15) >> 20) & (d->capl - 1);
@@ -270,9 +270,9 @@ static int summarize(const analyze_devices *d, analyze_device *dev)
     for (size_t i = 0; i < d->ns; i++)
         if (!strcmp(d->s[i].device, dev->name))
             n += d->s[i].n, dev->streams++;
-    span *all = exec_malloc((n ? n : 1) * sizeof *all);
-    uint64_t *kns = exec_calloc(d->nk ? d->nk : 1, sizeof *kns),
-             *kcount = exec_calloc(d->nk ? d->nk : 1, sizeof *kcount);
+    span *all = base_malloc((n ? n : 1) * sizeof *all);
+    uint64_t *kns = base_calloc(d->nk ? d->nk : 1, sizeof *kns),
+             *kcount = base_calloc(d->nk ? d->nk : 1, sizeof *kcount);
     int rc = -1;
     if (!all || !kns || !kcount)
         goto end;
@@ -307,7 +307,7 @@ static int summarize(const analyze_devices *d, analyze_device *dev)
     dev->idle_ns = dev->span_ns - dev->busy_ns;
     for (size_t k = 0; k < d->nk; k++)
         dev->nkernels += kcount[k] > 0;
-    dev->kernels = exec_calloc(dev->nkernels ? dev->nkernels : 1, sizeof *dev->kernels);
+    dev->kernels = base_calloc(dev->nkernels ? dev->nkernels : 1, sizeof *dev->kernels);
     if (!dev->kernels)
         goto end;
     size_t j = 0;
@@ -317,7 +317,7 @@ static int summarize(const analyze_devices *d, analyze_device *dev)
     qsort(dev->kernels, dev->nkernels, sizeof *dev->kernels, by_ns);
     rc = 0;
 end:
-    exec_free(all), exec_free(kns), exec_free(kcount);
+    base_free(all), base_free(kns), base_free(kcount);
     return rc;
 }
 
@@ -362,8 +362,8 @@ int analyze_devices_windows(const analyze_devices *d, const char *name, analyze_
     for (size_t i = 0; d && i < d->ns; i++)
         if (!strcmp(d->s[i].device, name))
             na += d->s[i].n;
-    span *all = exec_malloc((na ? na : 1) * sizeof *all), *comp = exec_malloc((na ? na : 1) * sizeof *comp),
-         *comm = exec_malloc((na ? na : 1) * sizeof *comm);
+    span *all = base_malloc((na ? na : 1) * sizeof *all), *comp = base_malloc((na ? na : 1) * sizeof *comp),
+         *comm = base_malloc((na ? na : 1) * sizeof *comm);
     int rc = -1;
     if (!all || !comp || !comm)
         goto end;
@@ -404,7 +404,7 @@ int analyze_devices_windows(const analyze_devices *d, const char *name, analyze_
     }
     rc = 0;
 end:
-    exec_free(all), exec_free(comp), exec_free(comm);
+    base_free(all), base_free(comp), base_free(comm);
     return rc;
 }
 
@@ -413,7 +413,7 @@ analyze_device *analyze_devices_summary(const analyze_devices *d, size_t *n)
     *n = 0;
     if (!d || !d->ns)
         return NULL;
-    analyze_device *v = exec_calloc(d->ns, sizeof *v);
+    analyze_device *v = base_calloc(d->ns, sizeof *v);
     if (!v) {
         *n = 1;
         return NULL;
@@ -438,8 +438,8 @@ analyze_device *analyze_devices_summary(const analyze_devices *d, size_t *n)
 void analyze_devices_summary_free(analyze_device *v, size_t n)
 {
     for (size_t i = 0; v && i < n; i++)
-        exec_free(v[i].kernels);
-    exec_free(v);
+        base_free(v[i].kernels);
+    base_free(v);
 }
 
 struct analyze_device_union {
@@ -449,12 +449,12 @@ struct analyze_device_union {
 
 analyze_device_union *analyze_devices_union(const analyze_devices *d, int cls)
 {
-    analyze_device_union *u = exec_calloc(1, sizeof *u);
+    analyze_device_union *u = base_calloc(1, sizeof *u);
     size_t n = 0;
     for (size_t i = 0; d && i < d->ns; i++)
         n += d->s[i].n;
-    if (!u || !(u->v = exec_malloc((n ? n : 1) * sizeof *u->v))) {
-        exec_free(u);
+    if (!u || !(u->v = base_malloc((n ? n : 1) * sizeof *u->v))) {
+        base_free(u);
         return NULL;
     }
     for (size_t i = 0; d && i < d->ns; i++)
@@ -478,8 +478,8 @@ analyze_device_union *analyze_devices_union(const analyze_devices *d, int cls)
 void analyze_device_union_destroy(analyze_device_union *u)
 {
     if (u)
-        exec_free(u->v);
-    exec_free(u);
+        base_free(u->v);
+    base_free(u);
 }
 
 uint64_t analyze_device_union_within(const analyze_device_union *u, uint64_t b, uint64_t e)

@@ -14,8 +14,8 @@ void analyze_diff_destroy(analyze_diff *d)
 {
     if (!d)
         return;
-    exec_free(d->ops), exec_free(d->classes);
-    exec_free(d);
+    base_free(d->ops), base_free(d->classes);
+    base_free(d);
 }
 
 /* The row named `name` in rows[0..*n), appended when absent (room is the caller's). */
@@ -66,7 +66,7 @@ static int cmp_diff_row(const void *x, const void *y)
 
 analyze_diff *analyze_diff_create(const analyze_profile *a, const analyze_profile *b)
 {
-    analyze_diff *d = exec_calloc(1, sizeof *d);
+    analyze_diff *d = base_calloc(1, sizeof *d);
     analyze_stat *cs[2] = { NULL, NULL };
     if (!d)
         return NULL;
@@ -81,10 +81,10 @@ analyze_diff *analyze_diff_create(const analyze_profile *a, const analyze_profil
     d->b_op_ns = (double)analyze_profile_total_ns(b) / d->b_per;
     d->op_ratio = d->a_op_ns > 0 ? d->b_op_ns / d->a_op_ns : NAN;
     size_t nops = a->nops + b->nops, ncls = a->nclasses + b->nclasses;
-    d->ops = exec_malloc((nops ? nops : 1) * sizeof *d->ops);
-    d->classes = exec_malloc((ncls ? ncls : 1) * sizeof *d->classes);
-    cs[0] = exec_malloc((a->nclasses ? a->nclasses : 1) * sizeof *cs[0]);
-    cs[1] = exec_malloc((b->nclasses ? b->nclasses : 1) * sizeof *cs[1]);
+    d->ops = base_malloc((nops ? nops : 1) * sizeof *d->ops);
+    d->classes = base_malloc((ncls ? ncls : 1) * sizeof *d->classes);
+    cs[0] = base_malloc((a->nclasses ? a->nclasses : 1) * sizeof *cs[0]);
+    cs[1] = base_malloc((b->nclasses ? b->nclasses : 1) * sizeof *cs[1]);
     if (!d->ops || !d->classes || !cs[0] || !cs[1]) {
         analyze_diff_destroy(d);
         d = NULL;
@@ -115,7 +115,7 @@ analyze_diff *analyze_diff_create(const analyze_profile *a, const analyze_profil
     qsort(d->ops, d->nops, sizeof *d->ops, cmp_diff_row);
     qsort(d->classes, d->nclasses, sizeof *d->classes, cmp_diff_row);
 end:
-    exec_free(cs[0]), exec_free(cs[1]);
+    base_free(cs[0]), base_free(cs[1]);
     return d;
 }
 

@@ -59,7 +59,7 @@ static int shape_put(exporter *x, const tracer_tensor *t)
     if (!old) {
         if ((x->shapes_len + 1) * 2 > x->shapes_cap) {
             size_t cap = x->shapes_cap ? x->shapes_cap * 2 : 256;
-            struct shape_slot *v = exec_calloc(cap, sizeof *v);
+            struct shape_slot *v = base_calloc(cap, sizeof *v);
             if (!v)
                 return -1;
             for (size_t i = 0; i < x->shapes_cap; i++)
@@ -69,7 +69,7 @@ static int shape_put(exporter *x, const tracer_tensor *t)
                         h = (h + 1) & (cap - 1);
                     v[h] = x->shapes[i];
                 }
-            exec_free(x->shapes);
+            base_free(x->shapes);
             x->shapes = v, x->shapes_cap = cap;
         }
         size_t h = (t->id * 2654435761u) & (x->shapes_cap - 1);
@@ -163,7 +163,7 @@ static int emit(exporter *x, json_t *ev)
     size_t n = json_dumpb(ev, x->buf ? x->buf + 2 : NULL, x->buf ? x->cap - 2 : 0, flags);
     if (n + 2 > x->cap) {
         size_t cap = 2 * (n + 2) > 4096 ? 2 * (n + 2) : 4096;
-        char *b = exec_realloc(x->buf, cap);
+        char *b = base_realloc(x->buf, cap);
         if (!b) {
             json_decref(ev);
             return analyze_fail_rc(ANALYZE_ERR_NOMEM, "out of memory");
@@ -444,8 +444,8 @@ analyze_status analyze_export_perfetto(const char *source, FILE *out, analyze_ex
     rc = ANALYZE_OK;
 end:
     json_decref(x.meta);
-    exec_free(x.buf);
-    exec_free(x.shapes);
+    base_free(x.buf);
+    base_free(x.shapes);
     analyze_profile_destroy(x.mem);
     return rc;
 }

@@ -36,12 +36,12 @@ static void destroy(void *r)
     gpu_result *g = r;
     for (size_t i = 0; g && i < g->n; i++) {
         for (size_t k = 0; k < g->t[i].n; k++)
-            exec_free(g->t[i].d[k].w), exec_free(g->t[i].d[k].num);
-        exec_free(g->t[i].d);
+            base_free(g->t[i].d[k].w), base_free(g->t[i].d[k].num);
+        base_free(g->t[i].d);
     }
     if (g)
-        exec_free(g->t);
-    exec_free(g);
+        base_free(g->t);
+    base_free(g);
 }
 
 /* The kept steps of p (the trace's steps less --skip-first and --skip-last
@@ -53,8 +53,8 @@ static int windows(const analyze_profile *p, gpu_device *dev)
     size_t kept = analyze_profile_kept_spans(p, &v);
     int none = !p->nstep_spans;
     dev->n = none ? 1 : kept;
-    dev->w = exec_calloc(dev->n ? dev->n : 1, sizeof *dev->w);
-    dev->num = exec_calloc(dev->n ? dev->n : 1, sizeof *dev->num);
+    dev->w = base_calloc(dev->n ? dev->n : 1, sizeof *dev->w);
+    dev->num = base_calloc(dev->n ? dev->n : 1, sizeof *dev->num);
     if (!dev->w || !dev->num)
         return -1;
     for (size_t i = 0; !none && i < dev->n; i++) {
@@ -75,8 +75,8 @@ static analyze_status create(analyze_profile *const *p, size_t n, const analyze_
 {
     (void)o;
     *out = NULL;
-    gpu_result *g = exec_calloc(1, sizeof *g);
-    if (!g || !(g->t = exec_calloc(n ? n : 1, sizeof *g->t)))
+    gpu_result *g = base_calloc(1, sizeof *g);
+    if (!g || !(g->t = base_calloc(n ? n : 1, sizeof *g->t)))
         goto oom;
     for (size_t i = 0; i < n; i++) {
         gpu_trace *t = &g->t[g->n++];
@@ -85,7 +85,7 @@ static analyze_status create(analyze_profile *const *p, size_t n, const analyze_
         analyze_device *v = analyze_devices_summary(p[i]->devices, &nd);
         if (!v && nd)
             goto oom;
-        t->d = exec_calloc(nd ? nd : 1, sizeof *t->d);
+        t->d = base_calloc(nd ? nd : 1, sizeof *t->d);
         if (!t->d) {
             analyze_devices_summary_free(v, nd);
             goto oom;

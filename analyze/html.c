@@ -253,7 +253,7 @@ static int same_run_kind(const analyze_profile *a, const analyze_profile *b)
 static int scalings(analyze_profile *const *p, size_t n, analyze_scaling **out)
 {
     int k = 0;
-    analyze_profile **sub = exec_malloc(n * sizeof *sub);
+    analyze_profile **sub = base_malloc(n * sizeof *sub);
     if (!sub)
         return -1;
     for (size_t i = 0; i < n && k < MAX_SCALING; i++) {
@@ -270,7 +270,7 @@ static int scalings(analyze_profile *const *p, size_t n, analyze_scaling **out)
         if (m >= 2 && analyze_scaling_create(sub, m, &out[k]) == ANALYZE_OK)
             k++;
     }
-    exec_free(sub);
+    base_free(sub);
     return k;
 }
 
@@ -327,9 +327,9 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
     if (o->peaks && (rc = analyze_roofline_create(p, n, o->peaks, &roof))) {
         goto end;
     }
-    pairs = exec_calloc(n, sizeof *pairs);
-    used = exec_calloc(n, sizeof *used);
-    flow = exec_calloc(n, sizeof *flow);
+    pairs = base_calloc(n, sizeof *pairs);
+    used = base_calloc(n, sizeof *used);
+    flow = base_calloc(n, sizeof *flow);
     if (!pairs || !used || !flow) {
         rc = analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         goto end;
@@ -547,10 +547,10 @@ end:
     analyze_roofline_destroy(roof);
     analyze_parallelism_destroy(par);
     analyze_ranks_destroy(ranks);
-    exec_free(flow);
+    base_free(flow);
     for (int k = 0; k < nsc; k++)
         analyze_scaling_destroy(sc[k]);
-    exec_free(pairs);
-    exec_free(used);
+    base_free(pairs);
+    base_free(used);
     return rc;
 }

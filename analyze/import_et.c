@@ -349,7 +349,7 @@ static int et_check(imp_trace *t, imp_et *s)
             return -1;
         }
     /* each node's walk towards its root, marking: 1 on this walk, 2 done */
-    uint8_t *mark = exec_calloc(s->count ? s->count : 1, 1);
+    uint8_t *mark = base_calloc(s->count ? s->count : 1, 1);
     if (!mark) {
         analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
         return -1;
@@ -373,7 +373,7 @@ static int et_check(imp_trace *t, imp_et *s)
         }
     }
 #undef UP
-    exec_free(mark);
+    base_free(mark);
     return 0;
 }
 
@@ -435,11 +435,11 @@ static const char *prof_name(const imp_trace *p, uint32_t node)
  * kernels' device time. NULL when out of memory. */
 static link_op *link_ops(const imp_trace *p, size_t *n)
 {
-    link_op *ops = exec_calloc(p->nrecs ? p->nrecs : 1, sizeof *ops);
-    imp_device_time *dev = exec_calloc(p->nrecs ? p->nrecs : 1, sizeof *dev); /* per kept record */
+    link_op *ops = base_calloc(p->nrecs ? p->nrecs : 1, sizeof *ops);
+    imp_device_time *dev = base_calloc(p->nrecs ? p->nrecs : 1, sizeof *dev); /* per kept record */
     *n = 0;
     if (!ops || !dev || imp_kernel_times(p, dev)) {
-        exec_free(ops), exec_free(dev);
+        base_free(ops), base_free(dev);
         return NULL;
     }
     for (size_t i = 0; i < p->nrecs; i++) {
@@ -448,7 +448,7 @@ static link_op *link_ops(const imp_trace *p, size_t *n)
             continue;
         ops[(*n)++] = (link_op){ .name = prof_name(p, r->ref), .b = r->b, .ns = r->e - r->b, .dev = dev[i] };
     }
-    exec_free(dev);
+    base_free(dev);
     qsort(ops, *n, sizeof *ops, link_by_begin);
     return ops;
 }
@@ -489,12 +489,12 @@ static int et_link(imp_trace *t, imp_et *s, const size_t *sel, size_t nsel)
     int rc = -1;
     size_t nops = 0, *match = NULL, best = 0, best_j = 0, best_span = SIZE_MAX, span;
     link_op *ops = NULL;
-    const char **et = exec_calloc(nsel ? nsel : 1, sizeof *et);
+    const char **et = base_calloc(nsel ? nsel : 1, sizeof *et);
     if (strcmp(p->sum.format, "pytorch-profiler") != 0) {
         analyze_fail(ANALYZE_ERR_INPUT, "--profile %s: an execution trace, not a profiler trace", t->profile);
         goto end;
     }
-    if (!et || !(ops = link_ops(p, &nops)) || !(match = exec_calloc(nsel ? nsel : 1, sizeof *match))) {
+    if (!et || !(ops = link_ops(p, &nops)) || !(match = base_calloc(nsel ? nsel : 1, sizeof *match))) {
         analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
         goto end;
     }
@@ -544,7 +544,7 @@ static int et_link(imp_trace *t, imp_et *s, const size_t *sel, size_t nsel)
     t->sum.devices = p->sum.devices;
     rc = 0;
 end:
-    exec_free(et), exec_free(ops), exec_free(match);
+    base_free(et), base_free(ops), base_free(match);
     imp_trace_destroy(p);
     return rc;
 }
@@ -556,7 +556,7 @@ end:
 static uint64_t et_scopes(imp_trace *t, imp_et *s)
 {
     uint64_t n = 0;
-    uint8_t *kids = exec_calloc(s->count ? s->count : 1, 1);
+    uint8_t *kids = base_calloc(s->count ? s->count : 1, 1);
     if (!kids)
         return 0;
     for (size_t i = 0; i < s->count; i++) {
@@ -570,7 +570,7 @@ static uint64_t et_scopes(imp_trace *t, imp_et *s)
             s->n[i].kind = 255;
             n++;
         }
-    exec_free(kids);
+    base_free(kids);
     return n;
 }
 
@@ -620,7 +620,7 @@ int imp_et_finish(imp_trace *t, imp_et *s)
     t->sum.views = s->views;
     s->scopes = et_scopes(t, s);
     /* the outermost op nodes, their phase and step */
-    size_t *sel = exec_calloc(s->count ? s->count : 1, sizeof *sel), nsel = 0;
+    size_t *sel = base_calloc(s->count ? s->count : 1, sizeof *sel), nsel = 0;
     if (!sel)
         goto oom_early;
     for (size_t i = 0; i < s->count; i++) {
@@ -645,7 +645,7 @@ int imp_et_finish(imp_trace *t, imp_et *s)
     }
     et_orphans(s, sel, nsel);
     if (t->profile && et_link(t, s, sel, nsel)) {
-        exec_free(sel);
+        base_free(sel);
         return -1;
     }
     uint64_t now = 0, untimed = 0;
@@ -677,12 +677,12 @@ int imp_et_finish(imp_trace *t, imp_et *s)
     if (cur_step >= 0 && imp_push_step(t, step_b, now, (uint32_t)cur_step))
         goto oom;
     json_decref(pid);
-    exec_free(sel);
+    base_free(sel);
     t->untimed = untimed;
     return 0;
 oom:
     json_decref(pid);
-    exec_free(sel);
+    base_free(sel);
 oom_early:
     analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
     return -1;
@@ -690,7 +690,7 @@ oom_early:
 
 imp_et *imp_et_create(void)
 {
-    imp_et *s = exec_calloc(1, sizeof *s);
+    imp_et *s = base_calloc(1, sizeof *s);
     if (s &&
         (!(s->ids = imp_strtab_create()) || !(s->last = imp_strtab_create()) || !(s->storages = imp_strtab_create()))) {
         imp_et_destroy(s);
@@ -703,11 +703,11 @@ void imp_et_destroy(imp_et *s)
 {
     if (!s)
         return;
-    exec_free(s->n);
+    base_free(s->n);
     imp_strtab_destroy(s->ids);
     imp_strtab_destroy(s->last);
     imp_strtab_destroy(s->storages);
-    exec_free(s->last_tensor);
-    exec_free(s->extent);
-    exec_free(s);
+    base_free(s->last_tensor);
+    base_free(s->extent);
+    base_free(s);
 }

@@ -25,9 +25,9 @@ struct analyze_json_in {
 
 analyze_json_in *analyze_json_open(const char *path)
 {
-    analyze_json_in *j = exec_calloc(1, sizeof *j);
+    analyze_json_in *j = base_calloc(1, sizeof *j);
     struct archive_entry *entry = NULL;
-    if (!j || !(j->buf = exec_malloc(CHUNK)) || !(j->a = archive_read_new())) {
+    if (!j || !(j->buf = base_malloc(CHUNK)) || !(j->a = archive_read_new())) {
         analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", path);
         goto fail;
     }
@@ -65,8 +65,8 @@ void analyze_json_close(analyze_json_in *j)
         return;
     if (j->a)
         archive_read_free(j->a);
-    exec_free(j->buf);
-    exec_free(j);
+    base_free(j->buf);
+    base_free(j);
 }
 
 /* Read more input after buf[len]: moves the unconsumed bytes to the front,
@@ -88,7 +88,7 @@ static int refill(analyze_json_in *j)
                          (unsigned long long)j->base, ANALYZE_JSON_ELEMENT_MAX >> 20);
             return -1;
         }
-        char *nb = exec_realloc(j->buf, j->cap * 2);
+        char *nb = base_realloc(j->buf, j->cap * 2);
         if (!nb) {
             analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", j->path);
             return -1;
@@ -300,7 +300,7 @@ static int beyond_64_bits(const char *s, size_t n)
 
 char *analyze_json_quote_big_ints(const char *v, size_t len, size_t *outlen, uint64_t *quoted)
 {
-    char *o = exec_malloc(len + len / 2 + 3), *w = o; /* a quoted number is at least 20 bytes: 2 more */
+    char *o = base_malloc(len + len / 2 + 3), *w = o; /* a quoted number is at least 20 bytes: 2 more */
     if (!o)
         return NULL;
     *quoted = 0;

@@ -74,17 +74,17 @@ struct imp_strtab {
     uint32_t nslots;
 };
 
-static imp_strtab *strtab_create(void) { return exec_calloc(1, sizeof(imp_strtab)); }
+static imp_strtab *strtab_create(void) { return base_calloc(1, sizeof(imp_strtab)); }
 
 static void strtab_destroy(imp_strtab *s)
 {
     if (!s)
         return;
     for (uint32_t i = 0; i < s->n; i++)
-        exec_free(s->str[i]);
-    exec_free(s->str);
-    exec_free(s->slot);
-    exec_free(s);
+        base_free(s->str[i]);
+    base_free(s->str);
+    base_free(s->slot);
+    base_free(s);
 }
 
 /* The id of s[0..len); *added says whether it is new.  -1: out of memory. */
@@ -93,16 +93,16 @@ static int64_t intern(imp_strtab *s, const char *str, size_t len, int *added)
     *added = 0;
     if ((uint64_t)(s->n + 1) * 2 > s->nslots) {
         uint32_t ns = s->nslots ? s->nslots * 2 : 256;
-        uint32_t *slot = exec_calloc(ns, sizeof *slot);
+        uint32_t *slot = base_calloc(ns, sizeof *slot);
         if (!slot || ns < s->nslots)
-            return exec_free(slot), -1;
+            return base_free(slot), -1;
         for (uint32_t i = 0; i < s->n; i++) {
             uint64_t h = base_fnv1a(s->str[i], strlen(s->str[i])) & (ns - 1);
             while (slot[h])
                 h = (h + 1) & (ns - 1);
             slot[h] = i + 1;
         }
-        exec_free(s->slot);
+        base_free(s->slot);
         s->slot = slot;
         s->nslots = ns;
     }
@@ -114,13 +114,13 @@ static int64_t intern(imp_strtab *s, const char *str, size_t len, int *added)
     }
     if (s->n == s->cap) {
         uint32_t nc = s->cap ? s->cap * 2 : 64;
-        char **ns = exec_realloc(s->str, nc * sizeof *ns);
+        char **ns = base_realloc(s->str, nc * sizeof *ns);
         if (!ns)
             return -1;
         s->str = ns;
         s->cap = nc;
     }
-    char *copy = exec_malloc(len + 1);
+    char *copy = base_malloc(len + 1);
     if (!copy)
         return -1;
     memcpy(copy, str, len), copy[len] = '\0';
@@ -138,17 +138,17 @@ void imp_trace_destroy(imp_trace *t)
     if (!t)
         return;
     for (size_t i = 0; i < t->nprotos; i++)
-        exec_free(t->protos[i].in), exec_free(t->protos[i].out);
+        base_free(t->protos[i].in), base_free(t->protos[i].out);
     for (size_t i = 0; i < t->ntracks; i++)
-        exec_free(t->tracks[i].procname);
-    exec_free(t->protos), exec_free(t->nodes), exec_free(t->tensors), exec_free(t->tracks), exec_free(t->steps);
+        base_free(t->tracks[i].procname);
+    base_free(t->protos), base_free(t->nodes), base_free(t->tensors), base_free(t->tracks), base_free(t->steps);
     imp_spill_release(&t->recspill), imp_spill_release(&t->cpu_spill), imp_spill_release(&t->kern_spill);
     imp_spill_release(&t->rt_spill), imp_spill_release(&t->launch_spill);
-    exec_free(t->track_at), exec_free(t->recw.buf);
+    base_free(t->track_at), base_free(t->recw.buf);
     strtab_destroy(t->names), strtab_destroy(t->protokeys), strtab_destroy(t->nodekeys);
     strtab_destroy(t->trackkeys), strtab_destroy(t->tensorkeys);
-    exec_free(t->path), exec_free(t->key);
-    exec_free(t);
+    base_free(t->path), base_free(t->key);
+    base_free(t);
 }
 
 /* ---- shapes, dtypes, tensors -------------------------------------------- */
@@ -315,10 +315,10 @@ static int64_t add_proto(imp_trace *t, const char *name, int cls, const analyze_
         analyze_import_cost_of(op->cost, in, nin, out, nout, (uint32_t)es, &p->flops, &p->bytes);
     if (!out_id)
         nout = 0;
-    p->in = exec_calloc(nin ? nin : 1, sizeof *p->in);
-    p->out = exec_calloc(nout ? nout : 1, sizeof *p->out);
+    p->in = base_calloc(nin ? nin : 1, sizeof *p->in);
+    p->out = base_calloc(nout ? nout : 1, sizeof *p->out);
     if (!p->in || !p->out)
-        return exec_free(p->in), exec_free(p->out), -1;
+        return base_free(p->in), base_free(p->out), -1;
     for (size_t i = 0; i < nin; i++)
         if (in_id[i] >= 0)
             p->in[p->nin++] = (uint32_t)in_id[i];
@@ -374,7 +374,7 @@ static int64_t track_lookup(imp_trace *t, const json_t *pid, const json_t *tid, 
         snprintf(name, sizeof name, "gpu %s stream %s", pk, tk);
     else
         snprintf(name, sizeof name, "pytorch");
-    if (!(k->procname = exec_strdup(name)))
+    if (!(k->procname = base_strdup(name)))
         return -1;
     return id;
 }
@@ -528,7 +528,7 @@ static void key_put(keybuf *k, const char *p, size_t n)
         size_t nc = k->cap ? k->cap : 256;
         while (nc < k->len + n + 1)
             nc *= 2;
-        char *ns = exec_realloc(k->s, nc);
+        char *ns = base_realloc(k->s, nc);
         if (!ns) {
             k->oom = 1;
             return;
@@ -603,7 +603,7 @@ static int64_t profiler_proto(imp_trace *t, const char *name, const json_t *args
     int64_t id = intern(t->protokeys, key.s, key.len, &added);
     r = id < 0 || !added ? id : proto_made(t, id, name, args);
 end:
-    exec_free(key.s);
+    base_free(key.s);
     return r;
 }
 
@@ -1176,8 +1176,8 @@ static int kernel_launches(imp_trace *t)
  * chunks merged past the window). */
 static int sort_by_track(imp_trace *t)
 {
-    size_t n = t->nrecs, nt = t->ntracks, *at = exec_calloc(nt + 1, sizeof *at);
-    imp_rec *last = exec_malloc((nt ? nt : 1) * sizeof *last);
+    size_t n = t->nrecs, nt = t->ntracks, *at = base_calloc(nt + 1, sizeof *at);
+    imp_rec *last = base_malloc((nt ? nt : 1) * sizeof *last);
     char *bufs = NULL;
     imp_spill out = IMP_SPILL_INIT;
     imp_spill_io in = { 0 }, *w = NULL;
@@ -1205,7 +1205,7 @@ static int sort_by_track(imp_trace *t)
     size_t cap = IO_BUF / (nt ? nt : 1) / sizeof *r * sizeof *r;
     if (cap < sizeof *r)
         cap = sizeof *r;
-    if (!(w = exec_calloc(nt ? nt : 1, sizeof *w)) || !(bufs = exec_malloc((nt ? nt : 1) * cap)) ||
+    if (!(w = base_calloc(nt ? nt : 1, sizeof *w)) || !(bufs = base_malloc((nt ? nt : 1) * cap)) ||
         imp_spill_reserve(&out, (n ? n : 1) * sizeof *r))
         goto end;
     for (size_t k = 0; k < nt; k++) {
@@ -1230,7 +1230,7 @@ static int sort_by_track(imp_trace *t)
 end:
     imp_spill_io_close(&in, 1);
     imp_spill_release(&out);
-    exec_free(at), exec_free(last), exec_free(w), exec_free(bufs);
+    base_free(at), base_free(last), base_free(w), base_free(bufs);
     return rc;
 }
 
@@ -1250,7 +1250,7 @@ static int resolve(imp_trace *t, int et)
         goto oom;
     if (!et && t->nrecs && sort_by_track(t))
         goto oom;
-    if (!(t->track_at = exec_calloc(t->ntracks + 1, sizeof *t->track_at)) ||
+    if (!(t->track_at = base_calloc(t->ntracks + 1, sizeof *t->track_at)) ||
         imp_spill_io_open(&in, &t->recspill, 0, t->nrecs * sizeof *t->recs, NULL, IO_BUF) ||
         imp_spill_io_open(&out, &t->recspill, 0, IMP_SPILL_WRITER, NULL, IO_BUF))
         goto oom;
@@ -1400,7 +1400,7 @@ oom:
     analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
 end:
     imp_spill_io_close(&in, 1), imp_spill_io_close(&out, 1);
-    exec_free(stack);
+    base_free(stack);
     return rc;
 }
 
@@ -1494,7 +1494,7 @@ static int stream_array(imp_trace *t, analyze_json_in *j, int et, imp_et *s)
             }
             if ((e = json_loadb(q, qlen, JSON_DECODE_ANY, &je)))
                 t->big_ints += quoted;
-            exec_free(q);
+            base_free(q);
         }
         if (!e) {
             analyze_fail(ANALYZE_ERR_INPUT, "%s: not JSON at byte %llu: %s", t->path,
@@ -1530,7 +1530,7 @@ static char *model_from_path(const char *path)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    char *m = exec_strdup(base);
+    char *m = base_strdup(base);
     if (!m)
         return NULL;
     static const char *const suffix[] = { ".gz", ".zst", ".json", ".trace", ".pt", ".et" };
@@ -1581,7 +1581,7 @@ imp_trace *imp_trace_read(const char *path, const char *model) { return imp_trac
 
 imp_trace *imp_trace_read_linked(const char *path, const char *model, const char *profile)
 {
-    imp_trace *t = exec_calloc(1, sizeof *t);
+    imp_trace *t = base_calloc(1, sizeof *t);
     analyze_json_in *j = NULL;
     imp_et *s = NULL;
     int et = 0, saw = 0;
@@ -1593,20 +1593,20 @@ imp_trace *imp_trace_read_linked(const char *path, const char *model, const char
         analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", path);
         goto fail;
     }
-    if (!t || !(t->path = exec_strdup(path)) || !(t->names = strtab_create()) || !(t->protokeys = strtab_create()) ||
+    if (!t || !(t->path = base_strdup(path)) || !(t->names = strtab_create()) || !(t->protokeys = strtab_create()) ||
         !(t->nodekeys = strtab_create()) || !(t->trackkeys = strtab_create()) || !(t->tensorkeys = strtab_create()) ||
         !(s = imp_et_create())) {
         analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", path);
         goto fail;
     }
-    char *m = model ? exec_strdup(model) : model_from_path(path);
+    char *m = model ? base_strdup(model) : model_from_path(path);
     if (!m) {
         analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", path);
         goto fail;
     }
     snprintf(t->sum.model, sizeof t->sum.model, "%s", m);
     base_scrub(t->sum.model); /* a file's name may hold any byte but '/' */
-    exec_free(m);
+    base_free(m);
     if (!(j = analyze_json_open(path)))
         goto fail;
     int c = analyze_json_peek(j);
@@ -1757,7 +1757,7 @@ int imp_kernel_times(const imp_trace *t, imp_device_time *d)
         return 0;
     /* the records of one launch number: its op and its kernels (the
      * records are in segment order once read: by number, not by search) */
-    size_t *op = exec_calloc(t->nrecs + 1, sizeof *op);
+    size_t *op = base_calloc(t->nrecs + 1, sizeof *op);
     if (!op)
         return -1;
     for (size_t i = 0; i < t->nrecs; i++)
@@ -1775,6 +1775,6 @@ int imp_kernel_times(const imp_trace *t, imp_device_time *d)
         if (ns >= x->top)
             x->top = ns, x->cls = t->protos[t->nodes[r->ref].proto].cls;
     }
-    exec_free(op);
+    base_free(op);
     return 0;
 }

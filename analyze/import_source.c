@@ -241,8 +241,8 @@ static void comp_free(imp_comp *c)
         bt_trace_class_put_ref(c->in[i].tc);
         imp_trace_destroy(c->in[i].t);
     }
-    exec_free(c->in);
-    exec_free(c);
+    base_free(c->in);
+    base_free(c);
 }
 
 bt_component_class_initialize_method_status analyze_import_init(bt_self_component_source *self,
@@ -280,7 +280,7 @@ bt_component_class_initialize_method_status analyze_import_init(bt_self_componen
         }
     }
     uint64_t n = bt_value_array_get_length(inputs);
-    if (!(c = exec_calloc(1, sizeof *c)) || !(c->in = exec_calloc(n, sizeof *c->in)))
+    if (!(c = base_calloc(1, sizeof *c)) || !(c->in = base_calloc(n, sizeof *c->in)))
         goto oom;
     for (uint64_t i = 0; i < n; i++) {
         const bt_value *v = bt_value_array_borrow_element_by_index_const(inputs, i);
@@ -389,8 +389,8 @@ static int heap_init(imp_iter *it)
 {
     const imp_trace *t = it->in->t;
     size_t nt = t->ntracks ? t->ntracks : 1;
-    if (!(it->cur = exec_malloc(nt * sizeof *it->cur)) || !(it->key = exec_malloc(nt * sizeof *it->key)) ||
-        !(it->heap = exec_malloc(nt * sizeof *it->heap)))
+    if (!(it->cur = base_malloc(nt * sizeof *it->cur)) || !(it->key = base_malloc(nt * sizeof *it->key)) ||
+        !(it->heap = base_malloc(nt * sizeof *it->heap)))
         return -1;
     for (size_t k = 0; k < t->ntracks; k++) {
         it->cur[k] = t->track_at[k];
@@ -409,7 +409,7 @@ analyze_import_iter_init(bt_self_message_iterator *self, bt_self_message_iterato
                          bt_self_component_port_output *port)
 {
     (void)config;
-    imp_iter *it = exec_calloc(1, sizeof *it);
+    imp_iter *it = base_calloc(1, sizeof *it);
     if (!it)
         return BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
     it->self = self;
@@ -422,8 +422,8 @@ analyze_import_iter_init(bt_self_message_iterator *self, bt_self_message_iterato
         bt_packet_put_ref(it->packet);
         bt_stream_put_ref(it->stream);
         bt_trace_put_ref(it->trace);
-        exec_free(it->cur), exec_free(it->key), exec_free(it->heap);
-        exec_free(it);
+        base_free(it->cur), base_free(it->key), base_free(it->heap);
+        base_free(it);
         return BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
     }
     bt_self_message_iterator_set_data(self, it);
@@ -438,8 +438,8 @@ void analyze_import_iter_finalize(bt_self_message_iterator *self)
     bt_packet_put_ref(it->packet);
     bt_stream_put_ref(it->stream);
     bt_trace_put_ref(it->trace);
-    exec_free(it->cur), exec_free(it->key), exec_free(it->heap);
-    exec_free(it);
+    base_free(it->cur), base_free(it->key), base_free(it->heap);
+    base_free(it);
 }
 
 static bt_field *field(bt_field *st, uint64_t i) { return bt_field_structure_borrow_member_field_by_index(st, i); }

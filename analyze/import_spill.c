@@ -119,7 +119,7 @@ int imp_spill_read(const imp_spill *s, size_t off, void *data, size_t bytes)
 int imp_spill_io_open(imp_spill_io *io, imp_spill *s, size_t off, size_t end, char *buf, size_t cap)
 {
     *io = (imp_spill_io){ .s = s, .buf = buf, .cap = cap, .off = off, .end = end };
-    if (!buf && !(io->buf = exec_malloc(cap)))
+    if (!buf && !(io->buf = base_malloc(cap)))
         return -1;
     return 0;
 }
@@ -137,7 +137,7 @@ int imp_spill_io_close(imp_spill_io *io, int own)
 {
     int rc = io->s && io->end == IMP_SPILL_WRITER ? imp_spill_io_flush(io) : 0;
     if (own)
-        exec_free(io->buf);
+        base_free(io->buf);
     io->buf = NULL;
     io->s = NULL;
     return rc;
@@ -227,9 +227,9 @@ int imp_spill_sort(imp_spill *s, size_t n, size_t size, int (*cmp)(const void *,
     }
     imp_spill out = IMP_SPILL_INIT;
     merge m = { .base = s->p, .size = size, .cmp = cmp };
-    m.at = exec_malloc(runs * sizeof *m.at);
-    m.end = exec_malloc(runs * sizeof *m.end);
-    size_t *heap = exec_malloc(runs * sizeof *heap);
+    m.at = base_malloc(runs * sizeof *m.at);
+    m.end = base_malloc(runs * sizeof *m.end);
+    size_t *heap = base_malloc(runs * sizeof *heap);
     int rc = -1;
     if (!m.at || !m.end || !heap || imp_spill_reserve(&out, n * size))
         goto end;
@@ -256,6 +256,6 @@ int imp_spill_sort(imp_spill *s, size_t n, size_t size, int (*cmp)(const void *,
     rc = 0;
 end:
     imp_spill_release(&out);
-    exec_free(m.at), exec_free(m.end), exec_free(heap);
+    base_free(m.at), base_free(m.end), base_free(heap);
     return rc;
 }

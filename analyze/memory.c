@@ -24,7 +24,7 @@ static int cmp_role(const void *x, const void *y)
 
 static size_t *roles_by_size(const analyze_profile *p)
 {
-    size_t *ord = exec_malloc((p->nroles ? p->nroles : 1) * sizeof *ord);
+    size_t *ord = base_malloc((p->nroles ? p->nroles : 1) * sizeof *ord);
     if (!ord)
         return NULL;
     for (size_t i = 0; i < p->nroles; i++)
@@ -119,7 +119,7 @@ static int text_trace(FILE *f, const analyze_profile *p)
     fprintf(f, "%-*s %12s %11.1f%% %12s %8llu\n", nw, "total", analyze_out_bytes(p->peak_bytes, b1, sizeof b1),
             p->peak_bytes ? 100.0 : 0.0, analyze_out_bytes(p->peak_bytes, b2, sizeof b2),
             (unsigned long long)p->tensors);
-    exec_free(ord);
+    base_free(ord);
     if (!p->nmem_steps) {
         fprintf(f, "steps: none\n");
         return 0;
@@ -188,7 +188,7 @@ static json_t *trace_json(const analyze_profile *p)
     size_t *ord = roles_by_size(p);
     json_t *roles = json_array(), *steps = json_array();
     if (!ord || !roles || !steps) {
-        exec_free(ord), json_decref(roles), json_decref(steps);
+        base_free(ord), json_decref(roles), json_decref(steps);
         return NULL;
     }
     for (size_t i = 0; i < p->nroles; i++) {
@@ -198,7 +198,7 @@ static json_t *trace_json(const analyze_profile *p)
                              (json_int_t)p->role_at_peak[r], "peak_bytes", (json_int_t)p->role_peak[r], "share_of_peak",
                              of_peak(p, p->role_at_peak[r]), "tensors", (json_int_t)p->role_tensors[r]));
     }
-    exec_free(ord);
+    base_free(ord);
     for (size_t i = 0; i < p->nmem_steps; i++) {
         const analyze_mem_step *s = &p->mem_steps[i];
         json_array_append_new(steps, json_pack("{s:I, s:I, s:I, s:I}", "step", (json_int_t)i, "start_bytes",
@@ -240,7 +240,7 @@ static int memory_csv(FILE *f, analyze_profile *const *pp, size_t n)
                     (unsigned long long)p->role_peak[r], of_peak(p, p->role_at_peak[r]),
                     (unsigned long long)p->role_tensors[r]);
         }
-        exec_free(ord);
+        base_free(ord);
         csv_head(f, p, "total", "total");
         fprintf(f, ",%llu,%llu,%.6f,%llu,,\n", (unsigned long long)p->peak_bytes, (unsigned long long)p->peak_bytes,
                 p->peak_bytes ? 1.0 : 0.0, (unsigned long long)p->tensors);

@@ -114,7 +114,7 @@ int analyze_names_add(analyze_names *l, const char *s)
         return 0;
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 16;
-        const char **v = exec_realloc(l->v, cap * sizeof *v);
+        const char **v = base_realloc(l->v, cap * sizeof *v);
         if (!v)
             return -1;
         l->v = v, l->cap = cap;
@@ -125,6 +125,6 @@ int analyze_names_add(analyze_names *l, const char *s)
 
 void analyze_names_free(analyze_names *l)
 {
-    exec_free(l->v);
+    base_free(l->v);
     *l = (analyze_names){ 0 };
 }

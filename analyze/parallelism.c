@@ -17,9 +17,9 @@ int analyze_parallelism_has_flow(const analyze_profile *q)
 analyze_status analyze_parallelism_create(analyze_profile *const *p, size_t n, analyze_parallelism **out)
 {
     *out = NULL;
-    analyze_parallelism *a = exec_calloc(1, sizeof *a);
-    if (!a || !(a->t = exec_calloc(n ? n : 1, sizeof *a->t))) {
-        exec_free(a);
+    analyze_parallelism *a = base_calloc(1, sizeof *a);
+    if (!a || !(a->t = base_calloc(n ? n : 1, sizeof *a->t))) {
+        base_free(a);
         analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         return ANALYZE_ERR_NOMEM;
     }
@@ -66,8 +66,8 @@ void analyze_parallelism_destroy(analyze_parallelism *a)
 {
     if (!a)
         return;
-    exec_free(a->t);
-    exec_free(a);
+    base_free(a->t);
+    base_free(a);
 }
 
 int analyze_parallelism_print(FILE *f, const analyze_parallelism *a, cli_format fmt)

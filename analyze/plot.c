@@ -163,10 +163,10 @@ static analyze_status stacked_bars(const char *path, const char *title, const ch
         return st;
     analyze_chart_rgb(&c, 0, 0, 0);
     analyze_chart_text(&c, 10, 22, TITLE, -1, 0, title);
-    size_t *colours = exec_malloc((ncol ? ncol : 1) * sizeof *colours);
-    double *total = exec_calloc(n ? n : 1, sizeof *total);
+    size_t *colours = base_malloc((ncol ? ncol : 1) * sizeof *colours);
+    double *total = base_calloc(n ? n : 1, sizeof *total);
     if (!colours || !total) {
-        exec_free(colours), exec_free(total);
+        base_free(colours), base_free(total);
         analyze_chart_discard(&c);
         return oom();
     }
@@ -246,8 +246,8 @@ static analyze_status stacked_bars(const char *path, const char *title, const ch
         analyze_chart_text(&c, sx.p0 + pw / 2, axis_y + 32, 10, 0, 0, "peak, MiB (log scale)");
     }
     legend(&c, lw, axis_y + 40 + 14 + 10, barw + pw + vw, col, colours, ncol, 1);
-    exec_free(colours);
-    exec_free(total);
+    base_free(colours);
+    base_free(total);
     return analyze_chart_finish(&c);
 }
 
@@ -260,13 +260,13 @@ analyze_status analyze_plot_classes(const char *path, analyze_profile *const *p,
             if (analyze_names_add(&col, p[i]->classes[k]))
                 goto nomem;
     sort_by_colour(col.v, col.n, class_colour);
-    double *value = exec_calloc((n ? n : 1) * (col.n ? col.n : 1), sizeof *value);
+    double *value = base_calloc((n ? n : 1) * (col.n ? col.n : 1), sizeof *value);
     if (!value)
         goto nomem;
     for (size_t i = 0; i < n; i++) {
-        analyze_stat *cs = exec_calloc(p[i]->nclasses ? p[i]->nclasses : 1, sizeof *cs);
+        analyze_stat *cs = base_calloc(p[i]->nclasses ? p[i]->nclasses : 1, sizeof *cs);
         if (!cs) {
-            exec_free(value);
+            base_free(value);
             goto nomem;
         }
         analyze_profile_class_stats(p[i], cs);
@@ -275,11 +275,11 @@ analyze_status analyze_plot_classes(const char *path, analyze_profile *const *p,
             for (size_t j = 0; j < col.n; j++)
                 if (strcmp(col.v[j], p[i]->classes[k]) == 0 && total > 0)
                     value[i * col.n + j] = (double)cs[k].ns / total;
-        exec_free(cs);
+        base_free(cs);
     }
     analyze_status rc = stacked_bars(path, "Op time by class", "share of each trace's op time", p, n, col.v, col.n,
                                      class_colour, value, 0, "op time");
-    exec_free(value);
+    base_free(value);
     analyze_names_free(&col);
     return rc;
 nomem:
@@ -298,7 +298,7 @@ analyze_status analyze_plot_memory(const char *path, analyze_profile *const *p, 
                 return oom();
             }
     sort_by_colour(col.v, col.n, role_colour);
-    double *value = exec_calloc((n ? n : 1) * (col.n ? col.n : 1), sizeof *value);
+    double *value = base_calloc((n ? n : 1) * (col.n ? col.n : 1), sizeof *value);
     if (!value) {
         analyze_names_free(&col);
         return oom();
@@ -311,7 +311,7 @@ analyze_status analyze_plot_memory(const char *path, analyze_profile *const *p, 
     }
     analyze_status rc = stacked_bars(path, "Tensor memory at the peak, by role", "share of each trace's peak", p, n,
                                      col.v, col.n, role_colour, value, 1, "its peak");
-    exec_free(value);
+    base_free(value);
     analyze_names_free(&col);
     return rc;
 }
@@ -325,10 +325,10 @@ static size_t rank_colour(const char *name)
 
 analyze_status analyze_plot_ranks(const char *path, const analyze_ranks *a)
 {
-    analyze_profile **pp = exec_calloc(a->n ? a->n : 1, sizeof *pp);
-    double *value = exec_calloc(a->n ? a->n * 3 : 1, sizeof *value);
+    analyze_profile **pp = base_calloc(a->n ? a->n : 1, sizeof *pp);
+    double *value = base_calloc(a->n ? a->n * 3 : 1, sizeof *value);
     if (!pp || !value) {
-        exec_free(pp), exec_free(value);
+        base_free(pp), base_free(value);
         return oom();
     }
     for (size_t i = 0; i < a->n; i++) { /* each rank's mean step, split in three */
@@ -341,7 +341,7 @@ analyze_status analyze_plot_ranks(const char *path, const analyze_ranks *a)
     analyze_status rc =
         stacked_bars(path, "Each rank's step: device busy, communication, idle", "share of each rank's mean step time",
                      pp, a->n, (const char **)rank_parts, 3, rank_colour, value, 0, "its step");
-    exec_free(pp), exec_free(value);
+    base_free(pp), base_free(value);
     return rc;
 }
 
@@ -630,7 +630,7 @@ analyze_status analyze_plot_optypes(const char *path, analyze_profile *const *p,
                 analyze_names_free(&all);
                 return oom();
             }
-    op_total *ot = exec_calloc(all.n ? all.n : 1, sizeof *ot);
+    op_total *ot = base_calloc(all.n ? all.n : 1, sizeof *ot);
     if (!ot) {
         analyze_names_free(&all);
         return oom();
@@ -716,11 +716,11 @@ analyze_status analyze_plot_optypes(const char *path, analyze_profile *const *p,
     }
     analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
     analyze_chart_text(&c, lw + kw + 10, ky + 10, 10, -1, 0, "share of op time");
-    exec_free(ot);
+    base_free(ot);
     analyze_names_free(&all);
     return analyze_chart_finish(&c);
 fail:
-    exec_free(ot);
+    base_free(ot);
     analyze_names_free(&all);
     return ANALYZE_ERR_IO; /* a chart that could not be created (base_errmsg() says why) */
 }
@@ -778,9 +778,9 @@ analyze_status analyze_plot_similarity(const char *path, const analyze_sim *s)
         dmax = 1;
     double step = nice_step(dmax, 4);
     dmax = ceil(dmax / step - 1e-9) * step; /* the axis ends on a tick */
-    double *nx = exec_malloc((2 * n) * sizeof *nx), *ny = exec_malloc((2 * n) * sizeof *ny);
+    double *nx = base_malloc((2 * n) * sizeof *nx), *ny = base_malloc((2 * n) * sizeof *ny);
     if (!nx || !ny) {
-        exec_free(nx), exec_free(ny);
+        base_free(nx), base_free(ny);
         analyze_chart_discard(&c);
         return oom();
     }
@@ -804,7 +804,7 @@ analyze_status analyze_plot_similarity(const char *path, const analyze_sim *s)
         analyze_chart_title_disc(&c, x, ny[n + k], 6, "merge of %zu traces at distance %.4f (1 - cosine)", m->size,
                                  m->distance);
     }
-    exec_free(nx), exec_free(ny);
+    base_free(nx), base_free(ny);
     /* its distance axis */
     double ay = top0 + cell * (double)n + 6;
     analyze_chart_rgb(&c, 0.4, 0.4, 0.4);
@@ -953,7 +953,7 @@ static int cmp_mark_share(const void *x, const void *y)
 static int label_marks(analyze_chart *c, const mark *m, size_t nm, const box *frame, box *placed, size_t np, size_t cap)
 {
     const double fs = 9.5;
-    const mark **by = exec_malloc((nm ? nm : 1) * sizeof *by);
+    const mark **by = base_malloc((nm ? nm : 1) * sizeof *by);
     analyze_names tried = { 0 };
     if (!by)
         return -1;
@@ -1015,7 +1015,7 @@ static int label_marks(analyze_chart *c, const mark *m, size_t nm, const box *fr
         }
     }
     analyze_names_free(&tried);
-    exec_free(by);
+    base_free(by);
     return rc;
 }
 
@@ -1055,9 +1055,9 @@ analyze_status analyze_plot_roofline(const char *path, const analyze_roofline *r
     double L = 70, T = 40, W = 640, H = 440;
     sx.p0 = L, sx.p1 = L + W, sy.p0 = T + H, sy.p1 = T;
     analyze_names cls = { 0 };
-    mark *m = exec_calloc(nplot ? nplot : 1, sizeof *m);
-    char(*tl)[128] = exec_calloc(r->n ? r->n : 1, sizeof *tl); /* the traces' labels */
-    box *placed = exec_calloc(MAX_LABELS + 2 * r->n + 1, sizeof *placed);
+    mark *m = base_calloc(nplot ? nplot : 1, sizeof *m);
+    char(*tl)[128] = base_calloc(r->n ? r->n : 1, sizeof *tl); /* the traces' labels */
+    box *placed = base_calloc(MAX_LABELS + 2 * r->n + 1, sizeof *placed);
     analyze_chart c = { 0 };
     analyze_status rc = ANALYZE_ERR_NOMEM;
     if (!m || !tl || !placed) {
@@ -1258,8 +1258,8 @@ end:
     if (rc && c.cr)
         analyze_chart_discard(&c);
     analyze_names_free(&cls);
-    exec_free(m);
-    exec_free(tl);
-    exec_free(placed);
+    base_free(m);
+    base_free(tl);
+    base_free(placed);
     return rc;
 }

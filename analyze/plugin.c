@@ -112,7 +112,7 @@ static bt_value_map_foreach_entry_const_func_status param(const char *key, const
     } else if (strcmp(key, "gbs") == 0 && (c->fs->an->takes & ANALYZE_TAKES_PEAKS)) {
         bad = get_positive(v, &c->fs->gbs);
     } else if (strcmp(key, "output") == 0) {
-        bad = !s || !(c->fs->output = exec_strdup(s));
+        bad = !s || !(c->fs->output = base_strdup(s));
     } else {
         snprintf(c->err, sizeof c->err, "unknown parameter `%s`", key);
         return BT_VALUE_MAP_FOREACH_ENTRY_CONST_FUNC_STATUS_INTERRUPT;
@@ -130,15 +130,15 @@ static void fathom_sink_free(fathom_sink *fs)
         return;
     bt_message_iterator_put_ref(fs->it);
     analyze_sink_destroy(fs->sink);
-    exec_free(fs->output);
-    exec_free(fs);
+    base_free(fs->output);
+    base_free(fs);
 }
 
 static bt_component_class_initialize_method_status init(bt_self_component_sink *self, const bt_value *params,
                                                         const analyze_analysis *an)
 {
     bt_self_component *comp = bt_self_component_sink_as_self_component(self);
-    fathom_sink *fs = exec_calloc(1, sizeof *fs);
+    fathom_sink *fs = base_calloc(1, sizeof *fs);
     if (!fs)
         return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
     fs->an = an;
@@ -262,7 +262,7 @@ static int report(bt_self_component *comp, fathom_sink *fs)
 end:
     for (size_t i = 0; i < n; i++)
         analyze_profile_destroy(p[i]);
-    exec_free(p);
+    base_free(p);
     return rc;
 }
 

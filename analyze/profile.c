@@ -117,11 +117,11 @@ static int bucket_fit(bucket *b, size_t nops)
     size_t cap = b->cap ? b->cap : 16;
     while (cap < nops)
         cap *= 2;
-    uint32_t *touched = exec_realloc(b->touched, cap * ANALYZE_NPHASE * sizeof *touched);
+    uint32_t *touched = base_realloc(b->touched, cap * ANALYZE_NPHASE * sizeof *touched);
     if (!touched)
         return -1;
     b->touched = touched;
-    analyze_stat *st = exec_realloc(b->st, cap * ANALYZE_NPHASE * sizeof *st);
+    analyze_stat *st = base_realloc(b->st, cap * ANALYZE_NPHASE * sizeof *st);
     if (!st)
         return -1;
     for (size_t i = b->cap * ANALYZE_NPHASE; i < cap * ANALYZE_NPHASE; i++)
@@ -164,12 +164,12 @@ static void state_free(state *s, size_t ring_cap);
 
 analyze_profile *analyze_profile_create(const char *source, uint32_t skip_first, uint32_t skip_last)
 {
-    analyze_profile *p = exec_calloc(1, sizeof *p);
-    state *s = exec_calloc(1, sizeof *s);
+    analyze_profile *p = base_calloc(1, sizeof *p);
+    state *s = base_calloc(1, sizeof *s);
     if (!p || !s)
         goto oom;
     p->priv = s;
-    p->source = exec_strdup(source ? source : "?");
+    p->source = base_strdup(source ? source : "?");
     if (!p->source)
         goto oom;
     p->skip_first = skip_first;
@@ -178,14 +178,14 @@ analyze_profile *analyze_profile_create(const char *source, uint32_t skip_first,
     p->rank = p->world_size = -1;
     analyze_stat_init(&p->step);
     analyze_stat_init(&p->outside);
-    if (skip_last && !(s->ring = exec_calloc(skip_last, sizeof *s->ring)))
+    if (skip_last && !(s->ring = base_calloc(skip_last, sizeof *s->ring)))
         goto oom;
     return p;
 oom:
     state_free(s, 0);
     if (p)
-        exec_free(p->source);
-    exec_free(p);
+        base_free(p->source);
+    base_free(p);
     return NULL;
 }
 
@@ -193,15 +193,15 @@ static void state_free(state *s, size_t ring_cap)
 {
     if (!s)
         return;
-    exec_free(s->tens);
-    exec_free(s->total.st), exec_free(s->total.touched);
-    exec_free(s->outside.st), exec_free(s->outside.touched);
-    exec_free(s->cur.st), exec_free(s->cur.touched);
+    base_free(s->tens);
+    base_free(s->total.st), base_free(s->total.touched);
+    base_free(s->outside.st), base_free(s->outside.touched);
+    base_free(s->cur.st), base_free(s->cur.touched);
     for (size_t i = 0; s->ring && i < ring_cap; i++)
-        exec_free(s->ring[i].st), exec_free(s->ring[i].touched);
-    exec_free(s->ring);
+        base_free(s->ring[i].st), base_free(s->ring[i].touched);
+    base_free(s->ring);
     tracer_flow_free(&s->flow);
-    exec_free(s);
+    base_free(s);
 }
 
 void analyze_profile_destroy(analyze_profile *p)
@@ -210,26 +210,26 @@ void analyze_profile_destroy(analyze_profile *p)
         return;
     state_free(p->priv, p->skip_last);
     for (size_t i = 0; i < p->nops; i++)
-        exec_free(p->ops[i].name);
-    exec_free(p->ops);
+        base_free(p->ops[i].name);
+    base_free(p->ops);
     for (size_t i = 0; i < p->nclasses; i++)
-        exec_free(p->classes[i]);
-    exec_free(p->classes);
+        base_free(p->classes[i]);
+    base_free(p->classes);
     for (size_t i = 0; i < p->nroles; i++)
-        exec_free(p->roles[i]);
-    exec_free(p->roles);
-    exec_free(p->role_peak);
-    exec_free(p->role_live);
-    exec_free(p->role_at_peak);
-    exec_free(p->role_tensors);
-    exec_free(p->mem_steps);
-    exec_free(p->step_spans);
+        base_free(p->roles[i]);
+    base_free(p->roles);
+    base_free(p->role_peak);
+    base_free(p->role_live);
+    base_free(p->role_at_peak);
+    base_free(p->role_tensors);
+    base_free(p->mem_steps);
+    base_free(p->step_spans);
     analyze_devices_destroy(p->devices);
     analyze_meta *m = &p->meta;
-    exec_free(m->model), exec_free(m->mode), exec_free(m->preset), exec_free(m->version), exec_free(m->blas),
-        exec_free(m->cpu), exec_free(m->skipped);
-    exec_free(p->source);
-    exec_free(p);
+    base_free(m->model), base_free(m->mode), base_free(m->preset), base_free(m->version), base_free(m->blas),
+        base_free(m->cpu), base_free(m->skipped);
+    base_free(p->source);
+    base_free(p);
 }
 
 /* ---- snapshots ------------------------------------------------------------------ */
@@ -238,7 +238,7 @@ static void *dup_mem(const void *src, size_t n)
 {
     if (!src || !n)
         return NULL;
-    void *d = exec_malloc(n);
+    void *d = base_malloc(n);
     if (d)
         memcpy(d, src, n);
     return d;
@@ -257,11 +257,11 @@ static int dup_bucket(bucket *d, const bucket *b)
 
 static int dup_names(char ***dst, char *const *src, size_t n)
 {
-    *dst = n ? exec_calloc(n, sizeof **dst) : NULL;
+    *dst = n ? base_calloc(n, sizeof **dst) : NULL;
     if (n && !*dst)
         return -1;
     for (size_t i = 0; i < n; i++)
-        if (!((*dst)[i] = exec_strdup(src[i])))
+        if (!((*dst)[i] = base_strdup(src[i])))
             return -1;
     return 0;
 }
@@ -300,7 +300,7 @@ analyze_profile *analyze_profile_snapshot(const analyze_profile *p)
         goto oom;
     c->diag = p->diag;
     if (p->nops) {
-        if (!(c->ops = exec_calloc(p->nops, sizeof *c->ops)))
+        if (!(c->ops = base_calloc(p->nops, sizeof *c->ops)))
             goto oom;
         for (size_t i = 0; i < p->nops; i++) {
             c->ops[i] = p->ops[i];
@@ -308,7 +308,7 @@ analyze_profile *analyze_profile_snapshot(const analyze_profile *p)
         }
         c->nops = p->nops;
         for (size_t i = 0; i < p->nops; i++)
-            if (!(c->ops[i].name = exec_strdup(p->ops[i].name)))
+            if (!(c->ops[i].name = base_strdup(p->ops[i].name)))
                 goto oom;
     }
     if (dup_names(&c->classes, p->classes, p->nclasses))
@@ -324,7 +324,7 @@ analyze_profile *analyze_profile_snapshot(const analyze_profile *p)
             goto oom;
     }
     if (p->mem_steps) {
-        if (!(c->mem_steps = exec_malloc(ANALYZE_MEM_STEPS_MAX * sizeof *c->mem_steps)))
+        if (!(c->mem_steps = base_malloc(ANALYZE_MEM_STEPS_MAX * sizeof *c->mem_steps)))
             goto oom;
         memcpy(c->mem_steps, p->mem_steps, p->nmem_steps * sizeof *c->mem_steps);
         c->nmem_steps = p->nmem_steps;
@@ -349,11 +349,11 @@ static int intern(char ***names, size_t *n, const char *name)
     for (size_t i = 0; i < *n; i++)
         if (strcmp((*names)[i], name) == 0)
             return (int)i;
-    char **v = exec_realloc(*names, (*n + 1) * sizeof *v);
+    char **v = base_realloc(*names, (*n + 1) * sizeof *v);
     if (!v)
         return -1;
     *names = v;
-    if (!(v[*n] = exec_strdup(name)))
+    if (!(v[*n] = base_strdup(name)))
         return -1;
     return (int)(*n)++;
 }
@@ -366,13 +366,13 @@ int analyze_profile_intern_op(analyze_profile *p, const char *name, const char *
     int c = intern(&p->classes, &p->nclasses, cls ? cls : "unknown");
     if (c < 0)
         return -1;
-    analyze_optype *v = exec_realloc(p->ops, (p->nops + 1) * sizeof *v);
+    analyze_optype *v = base_realloc(p->ops, (p->nops + 1) * sizeof *v);
     if (!v)
         return -1;
     p->ops = v;
     analyze_optype *o = &v[p->nops];
     memset(o, 0, sizeof *o);
-    if (!(o->name = exec_strdup(name)))
+    if (!(o->name = base_strdup(name)))
         return -1;
     o->cls = c;
     for (int i = 0; i < ANALYZE_NPHASE; i++)
@@ -389,10 +389,10 @@ int analyze_profile_intern_role(analyze_profile *p, const char *name)
         return r;
     uint64_t **per_role[] = { &p->role_peak, &p->role_live, &p->role_at_peak, &p->role_tensors };
     for (size_t i = 0; i < sizeof per_role / sizeof per_role[0]; i++) {
-        uint64_t *a = exec_realloc(*per_role[i], p->nroles * sizeof *a);
+        uint64_t *a = base_realloc(*per_role[i], p->nroles * sizeof *a);
         if (!a) {
             p->nroles--; /* keep the names consistent with the arrays (some may be longer: harmless) */
-            exec_free(p->roles[p->nroles]);
+            base_free(p->roles[p->nroles]);
             return -1;
         }
         *per_role[i] = a;
@@ -404,9 +404,9 @@ int analyze_profile_intern_role(analyze_profile *p, const char *name)
 /* ---- run metadata ---------------------------------------------------------- */
 static int dup_field(char **dst, const char *src)
 {
-    exec_free(*dst);
+    base_free(*dst);
     *dst = NULL;
-    if (src && !(*dst = exec_strdup(src)))
+    if (src && !(*dst = base_strdup(src)))
         return -1;
     return 0;
 }
@@ -515,14 +515,14 @@ int analyze_profile_step_end(analyze_profile *p, uint64_t ts, uint32_t step)
     if (p->nmem_steps == ANALYZE_MEM_STEPS_MAX) {
         p->mem_steps_dropped++;
     } else {
-        if (!p->mem_steps && !(p->mem_steps = exec_malloc(ANALYZE_MEM_STEPS_MAX * sizeof *p->mem_steps)))
+        if (!p->mem_steps && !(p->mem_steps = base_malloc(ANALYZE_MEM_STEPS_MAX * sizeof *p->mem_steps)))
             return -1;
         p->mem_steps[p->nmem_steps++] = (analyze_mem_step){ s->mem_start, s->mem_peak, p->live_bytes };
     }
     if (p->nstep_spans == ANALYZE_MEM_STEPS_MAX) {
         p->step_spans_dropped++;
     } else {
-        if (!p->step_spans && !(p->step_spans = exec_malloc(ANALYZE_MEM_STEPS_MAX * sizeof *p->step_spans)))
+        if (!p->step_spans && !(p->step_spans = base_malloc(ANALYZE_MEM_STEPS_MAX * sizeof *p->step_spans)))
             return -1;
         p->step_spans[p->nstep_spans++] = (analyze_step_span){ s->cur.ordinal, s->step_begin_ts, ts };
     }
@@ -643,7 +643,7 @@ static tensor *tens_slot(state *s, uint32_t id, int insert)
 {
     if (insert && (s->tens_len + 1) * 2 > s->tens_cap) {
         size_t cap = s->tens_cap ? s->tens_cap * 2 : 64;
-        tensor *t = exec_calloc(cap, sizeof *t);
+        tensor *t = base_calloc(cap, sizeof *t);
         if (!t)
             return NULL;
         for (size_t i = 0; i < s->tens_cap; i++) {
@@ -654,7 +654,7 @@ static tensor *tens_slot(state *s, uint32_t id, int insert)
                 h = (h + 1) & (cap - 1);
             t[h] = s->tens[i];
         }
-        exec_free(s->tens);
+        base_free(s->tens);
         s->tens = t;
         s->tens_cap = cap;
     }
@@ -918,7 +918,7 @@ size_t analyze_ops_for_share(const analyze_profile *p, const size_t *ord, double
 
 size_t *analyze_profile_classes_by_time(const analyze_profile *p, analyze_stat *cs)
 {
-    size_t *ord = exec_malloc((p->nclasses ? p->nclasses : 1) * sizeof *ord);
+    size_t *ord = base_malloc((p->nclasses ? p->nclasses : 1) * sizeof *ord);
     if (!ord)
         return NULL;
     analyze_profile_class_stats(p, cs);

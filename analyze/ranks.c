@@ -39,12 +39,12 @@ static size_t spans_of(analyze_rank *r, const analyze_device_union *all, analyze
         }
         if (b > e)
             b = e = 0;
-        if ((*v = exec_malloc(sizeof **v)))
+        if ((*v = base_malloc(sizeof **v)))
             **v = (analyze_step_span){ 0, b, e };
         r->whole = 1;
         return *v ? 1 : 0;
     }
-    if ((*v = exec_malloc((n ? n : 1) * sizeof **v)))
+    if ((*v = base_malloc((n ? n : 1) * sizeof **v)))
         memcpy(*v, kept, n * sizeof **v);
     return *v ? n : 0;
 }
@@ -92,11 +92,11 @@ static void straggler_of(analyze_ranks *a, size_t k, uint64_t *tmp)
 analyze_status analyze_ranks_create(analyze_profile *const *p, size_t n, analyze_ranks **out)
 {
     analyze_status rc = ANALYZE_ERR_NOMEM;
-    analyze_step_span **spans = exec_calloc(n ? n : 1, sizeof *spans);
-    uint64_t *tmp = exec_malloc((n ? n : 1) * sizeof *tmp);
-    analyze_ranks *a = exec_calloc(1, sizeof *a);
+    analyze_step_span **spans = base_calloc(n ? n : 1, sizeof *spans);
+    uint64_t *tmp = base_malloc((n ? n : 1) * sizeof *tmp);
+    analyze_ranks *a = base_calloc(1, sizeof *a);
     *out = NULL;
-    if (!spans || !tmp || !a || !(a->r = exec_calloc(n ? n : 1, sizeof *a->r)))
+    if (!spans || !tmp || !a || !(a->r = base_calloc(n ? n : 1, sizeof *a->r)))
         goto nomem;
     a->n = n;
     a->world_size = -1;
@@ -137,13 +137,13 @@ analyze_status analyze_ranks_create(analyze_profile *const *p, size_t n, analyze
     }
     if (!n)
         a->steps = 0;
-    if (!(a->st = exec_calloc(a->steps ? a->steps : 1, sizeof *a->st)))
+    if (!(a->st = base_calloc(a->steps ? a->steps : 1, sizeof *a->st)))
         goto nomem;
     for (size_t i = 0; i < n; i++) {
         analyze_rank *r = &a->r[i];
         analyze_device_union *all = analyze_devices_union(r->p->devices, -1),
                              *comm = analyze_devices_union(r->p->devices, ANALYZE_DEVICE_communication);
-        r->s = exec_calloc(a->steps ? a->steps : 1, sizeof *r->s);
+        r->s = base_calloc(a->steps ? a->steps : 1, sizeof *r->s);
         if (all && comm && r->s)
             measure(r, spans[i], a->steps, all, comm);
         analyze_device_union_destroy(all), analyze_device_union_destroy(comm);
@@ -158,16 +158,16 @@ analyze_status analyze_ranks_create(analyze_profile *const *p, size_t n, analyze
         if (a->r[i].slowest > a->r[a->most_slowest].slowest)
             a->most_slowest = i;
     for (size_t i = 0; i < n; i++)
-        exec_free(spans[i]);
-    exec_free(spans), exec_free(tmp);
+        base_free(spans[i]);
+    base_free(spans), base_free(tmp);
     *out = a;
     return ANALYZE_OK;
 nomem:
     rc = analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
 fail:
     for (size_t i = 0; spans && i < n; i++)
-        exec_free(spans[i]);
-    exec_free(spans), exec_free(tmp);
+        base_free(spans[i]);
+    base_free(spans), base_free(tmp);
     analyze_ranks_destroy(a);
     return rc;
 }
@@ -177,9 +177,9 @@ void analyze_ranks_destroy(analyze_ranks *a)
     if (!a)
         return;
     for (size_t i = 0; a->r && i < a->n; i++)
-        exec_free(a->r[i].s);
-    exec_free(a->r), exec_free(a->st);
-    exec_free(a);
+        base_free(a->r[i].s);
+    base_free(a->r), base_free(a->st);
+    base_free(a);
 }
 
 static int print_json(FILE *f, const analyze_ranks *a)

@@ -42,7 +42,7 @@ static int fill_from_manifest(analyze_profile *p, const tracer_manifest *m)
     const char *keys[] = { "model", "mode", "preset", "cpu", "blas" };
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const char *v = tracer_manifest_get(m, keys[i]);
-        if (v && !*dst[i] && !(*dst[i] = exec_strdup(v)))
+        if (v && !*dst[i] && !(*dst[i] = base_strdup(v)))
             return -1;
         if (*dst[i])
             base_scrub(*dst[i]); /* the archive's: printed as text */
@@ -59,7 +59,7 @@ static int note_skipped(analyze_profile *p, const tracer_trace *t)
         len += strlen(tracer_trace_skipped(t, i)) + 2;
     if (len == 1)
         return 0;
-    if (!(p->meta.skipped = exec_malloc(len)))
+    if (!(p->meta.skipped = base_malloc(len)))
         return -1;
     p->meta.skipped[0] = '\0';
     for (size_t i = 0; i < tracer_trace_skipped_count(t); i++) {
@@ -103,7 +103,7 @@ static analyze_status profile_of(reading *r, const char *source, analyze_profile
         *out = v[0], v[0] = NULL;
     for (size_t i = 0; i < n; i++)
         analyze_profile_destroy(v[i]);
-    exec_free(v);
+    base_free(v);
     return st;
 }
 
@@ -114,8 +114,8 @@ analyze_status analyze_read_many(const char *const *sources, size_t n, const ana
     if (!o)
         o = &none;
     analyze_status rc = ANALYZE_ERR_INPUT;
-    reading *rs = exec_calloc(n ? n : 1, sizeof *rs);
-    tracer_decode_job *jobs = exec_calloc(n ? n : 1, sizeof *jobs);
+    reading *rs = base_calloc(n ? n : 1, sizeof *rs);
+    tracer_decode_job *jobs = base_calloc(n ? n : 1, sizeof *jobs);
     for (size_t i = 0; i < n; i++)
         out[i] = NULL;
     if (!rs || !jobs) {
@@ -183,8 +183,8 @@ end:
         analyze_sink_destroy(rs[i].sink);
         tracer_trace_close(rs[i].t);
     }
-    exec_free(rs);
-    exec_free(jobs);
+    base_free(rs);
+    base_free(jobs);
     return rc;
 }
 
@@ -209,8 +209,8 @@ static int describe_tick(void *sink) { return analyze_sink_described(sink) || mo
 analyze_status analyze_live_describe(const char *const *urls, size_t n, double seconds, char **model, char **mode)
 {
     analyze_status rc = ANALYZE_OK;
-    reading *rs = exec_calloc(n ? n : 1, sizeof *rs);
-    tracer_decode_job *jobs = exec_calloc(n ? n : 1, sizeof *jobs);
+    reading *rs = base_calloc(n ? n : 1, sizeof *rs);
+    tracer_decode_job *jobs = base_calloc(n ? n : 1, sizeof *jobs);
     for (size_t i = 0; i < n; i++)
         model[i] = mode[i] = NULL;
     if (!rs || !jobs) {
@@ -235,19 +235,19 @@ analyze_status analyze_live_describe(const char *const *urls, size_t n, double s
         size_t np = 0;
         analyze_profile **v = analyze_sink_take_decoded(rs[i].sink, NULL, &np);
         if (v && np && v[0]->meta.have_begin) {
-            model[i] = v[0]->meta.model ? exec_strdup(v[0]->meta.model) : NULL;
-            mode[i] = v[0]->meta.mode ? exec_strdup(v[0]->meta.mode) : NULL;
+            model[i] = v[0]->meta.model ? base_strdup(v[0]->meta.model) : NULL;
+            mode[i] = v[0]->meta.mode ? base_strdup(v[0]->meta.mode) : NULL;
         }
         for (size_t k = 0; v && k < np; k++)
             analyze_profile_destroy(v[k]);
-        exec_free(v);
+        base_free(v);
     }
 end:
     for (size_t i = 0; rs && i < n; i++) {
         analyze_sink_destroy(rs[i].sink);
         tracer_trace_close(rs[i].t);
     }
-    exec_free(rs);
-    exec_free(jobs);
+    base_free(rs);
+    base_free(jobs);
     return rc;
 }

@@ -144,11 +144,11 @@ static int trace_fill(analyze_roofline_trace *t, const analyze_profile *p, const
     uint64_t total = analyze_profile_total_ns(p);
     analyze_stat all;
     analyze_stat_init(&all);
-    t->ops = exec_calloc(p->nops ? p->nops : 1, sizeof *t->ops);
-    t->classes = exec_calloc(p->nclasses ? p->nclasses : 1, sizeof *t->classes);
-    analyze_stat *cs = exec_calloc(p->nclasses ? p->nclasses : 1, sizeof *cs);
+    t->ops = base_calloc(p->nops ? p->nops : 1, sizeof *t->ops);
+    t->classes = base_calloc(p->nclasses ? p->nclasses : 1, sizeof *t->classes);
+    analyze_stat *cs = base_calloc(p->nclasses ? p->nclasses : 1, sizeof *cs);
     if (!t->ops || !t->classes || !cs) {
-        exec_free(cs);
+        base_free(cs);
         return -1;
     }
     for (size_t i = 0; i < p->nops; i++) {
@@ -163,7 +163,7 @@ static int trace_fill(analyze_roofline_trace *t, const analyze_profile *p, const
         if (cs[c].count)
             row_fill(&t->classes[t->nclasses++], p->classes[c], p->classes[c], &cs[c], total, t->peak_gflops,
                      t->peak_gbs);
-    exec_free(cs);
+    base_free(cs);
     qsort(t->ops, t->nops, sizeof *t->ops, cmp_row);
     qsort(t->classes, t->nclasses, sizeof *t->classes, cmp_row);
     row_fill(&t->total, "all ops", "all ops", &all, total, t->peak_gflops, t->peak_gbs);
@@ -192,12 +192,12 @@ void analyze_roofline_destroy(analyze_roofline *r)
     if (!r)
         return;
     for (size_t i = 0; i < r->n; i++) {
-        exec_free(r->t[i].ops);
-        exec_free(r->t[i].classes);
+        base_free(r->t[i].ops);
+        base_free(r->t[i].classes);
     }
-    exec_free(r->t);
-    exec_free(r->order);
-    exec_free(r);
+    base_free(r->t);
+    base_free(r->order);
+    base_free(r);
 }
 
 analyze_status analyze_roofline_create(analyze_profile *const *p, size_t n, const analyze_peaks *pk,
@@ -212,8 +212,8 @@ analyze_status analyze_roofline_create(analyze_profile *const *p, size_t n, cons
         analyze_fail(ANALYZE_ERR_INPUT, "roofline wants positive ceilings (GFLOP/s %g, GB/s %g)", pk->gflops, pk->gbs);
         return ANALYZE_ERR_INPUT;
     }
-    analyze_roofline *r = exec_calloc(1, sizeof *r);
-    if (!r || !(r->t = exec_calloc(n, sizeof *r->t)) || !(r->order = exec_calloc(n, sizeof *r->order)))
+    analyze_roofline *r = base_calloc(1, sizeof *r);
+    if (!r || !(r->t = base_calloc(n, sizeof *r->t)) || !(r->order = base_calloc(n, sizeof *r->order)))
         goto oom;
     r->peaks = *pk;
     r->n = n;
@@ -268,10 +268,10 @@ static const char **names_by_time(const analyze_roofline *r, size_t *n)
                 analyze_names_free(&all);
                 return NULL;
             }
-    analyze_roof_row *u = exec_calloc(all.n ? all.n : 1, sizeof *u);
-    const char **out = exec_calloc(all.n ? all.n : 1, sizeof *out);
+    analyze_roof_row *u = base_calloc(all.n ? all.n : 1, sizeof *u);
+    const char **out = base_calloc(all.n ? all.n : 1, sizeof *out);
     if (!u || !out) {
-        exec_free(u), exec_free(out), analyze_names_free(&all);
+        base_free(u), base_free(out), analyze_names_free(&all);
         return NULL;
     }
     for (size_t j = 0; j < all.n; j++)
@@ -283,7 +283,7 @@ static const char **names_by_time(const analyze_roofline *r, size_t *n)
     qsort(u, *n, sizeof *u, cmp_row);
     for (size_t j = 0; j < *n; j++)
         out[j] = u[j].name;
-    exec_free(u), analyze_names_free(&all);
+    base_free(u), analyze_names_free(&all);
     return out;
 }
 
@@ -345,7 +345,7 @@ static int roofline_json(FILE *f, const analyze_roofline *r)
         }
         json_array_append_new(traj, json_pack("{s:s, s:o}", "op", names[k], "points", pts ? pts : json_null()));
     }
-    exec_free(names);
+    base_free(names);
     if (!names) {
         json_decref(traces), json_decref(traj);
         return -1;
@@ -484,7 +484,7 @@ static int roofline_text(FILE *f, const analyze_roofline *r, size_t top)
     }
     if (shown < nn)
         fprintf(f, "(%zu more op types: --top 0 shows them all)\n", nn - shown);
-    exec_free(names);
+    base_free(names);
     return ferror(f) ? -1 : 0;
 }
 

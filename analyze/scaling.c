@@ -12,7 +12,7 @@
 static void scaling_row_free(analyze_scaling_row *r)
 {
     if (r)
-        exec_free(r->ns);
+        base_free(r->ns);
 }
 
 void analyze_scaling_destroy(analyze_scaling *s)
@@ -24,10 +24,10 @@ void analyze_scaling_destroy(analyze_scaling *s)
     for (size_t i = 0; s->classes && i < s->nclasses; i++)
         scaling_row_free(&s->classes[i]);
     scaling_row_free(&s->total);
-    exec_free(s->ops), exec_free(s->classes);
-    exec_free(s->p), exec_free(s->threads), exec_free(s->per), exec_free(s->step_ns), exec_free(s->step_speedup),
-        exec_free(s->step_efficiency);
-    exec_free(s);
+    base_free(s->ops), base_free(s->classes);
+    base_free(s->p), base_free(s->threads), base_free(s->per), base_free(s->step_ns), base_free(s->step_speedup),
+        base_free(s->step_efficiency);
+    base_free(s);
 }
 
 /* ns, speedup and efficiency in one block of 3n doubles; ns all NAN. 0 or -1. */
@@ -35,7 +35,7 @@ static int scaling_row_init(analyze_scaling_row *r, size_t n, const char *name, 
 {
     memset(r, 0, sizeof *r);
     r->name = name, r->cls = cls;
-    r->ns = exec_malloc(3 * n * sizeof *r->ns);
+    r->ns = base_malloc(3 * n * sizeof *r->ns);
     if (!r->ns)
         return -1;
     r->speedup = r->ns + n, r->efficiency = r->ns + 2 * n;
@@ -140,25 +140,25 @@ analyze_status analyze_scaling_create(analyze_profile *const *p, size_t n, analy
                              p[i]->meta.threads == 1 ? "" : "s");
                 return ANALYZE_ERR_INPUT;
             }
-    s = exec_calloc(1, sizeof *s);
+    s = base_calloc(1, sizeof *s);
     if (!s)
         goto oom;
     s->n = n;
-    s->p = exec_malloc(n * sizeof *s->p);
-    s->threads = exec_malloc(n * sizeof *s->threads);
-    s->per = exec_malloc(n * sizeof *s->per);
-    s->step_ns = exec_malloc(n * sizeof *s->step_ns);
-    s->step_speedup = exec_malloc(n * sizeof *s->step_speedup);
-    s->step_efficiency = exec_malloc(n * sizeof *s->step_efficiency);
+    s->p = base_malloc(n * sizeof *s->p);
+    s->threads = base_malloc(n * sizeof *s->threads);
+    s->per = base_malloc(n * sizeof *s->per);
+    s->step_ns = base_malloc(n * sizeof *s->step_ns);
+    s->step_speedup = base_malloc(n * sizeof *s->step_speedup);
+    s->step_efficiency = base_malloc(n * sizeof *s->step_efficiency);
     size_t nops = 0, ncls = 0, maxcls = 1;
     for (size_t i = 0; i < n; i++) {
         nops += p[i]->nops, ncls += p[i]->nclasses;
         if (p[i]->nclasses > maxcls)
             maxcls = p[i]->nclasses;
     }
-    s->ops = exec_calloc(nops ? nops : 1, sizeof *s->ops);
-    s->classes = exec_calloc(ncls ? ncls : 1, sizeof *s->classes);
-    cs = exec_malloc(maxcls * sizeof *cs);
+    s->ops = base_calloc(nops ? nops : 1, sizeof *s->ops);
+    s->classes = base_calloc(ncls ? ncls : 1, sizeof *s->classes);
+    cs = base_malloc(maxcls * sizeof *cs);
     if (!s->p || !s->threads || !s->per || !s->step_ns || !s->step_speedup || !s->step_efficiency || !s->ops ||
         !s->classes || !cs || scaling_row_init(&s->total, n, "op time", ""))
         goto oom;
@@ -205,12 +205,12 @@ analyze_status analyze_scaling_create(analyze_profile *const *p, size_t n, analy
         scaling_row_finish(&s->classes[i], s);
     qsort(s->ops, s->nops, sizeof *s->ops, cmp_scaling_row);
     qsort(s->classes, s->nclasses, sizeof *s->classes, cmp_scaling_row);
-    exec_free(cs);
+    base_free(cs);
     *out = s;
     return ANALYZE_OK;
 oom:
     analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
-    exec_free(cs);
+    base_free(cs);
     analyze_scaling_destroy(s);
     return ANALYZE_ERR_NOMEM;
 }

@@ -25,12 +25,12 @@ void analyze_sim_destroy(analyze_sim *s)
     if (!s)
         return;
     for (size_t i = 0; i < s->n; i++)
-        exec_free(s->labels[i]);
+        base_free(s->labels[i]);
     for (size_t i = 0; i < s->dim; i++)
-        exec_free(s->dims[i]);
-    exec_free(s->labels), exec_free(s->dims), exec_free(s->vec), exec_free(s->cos), exec_free(s->merges),
-        exec_free(s->order);
-    exec_free(s);
+        base_free(s->dims[i]);
+    base_free(s->labels), base_free(s->dims), base_free(s->vec), base_free(s->cos), base_free(s->merges),
+        base_free(s->order);
+    base_free(s);
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -57,12 +57,12 @@ static void leaves(const analyze_sim *s, size_t c, size_t **out)
 
 analyze_sim *analyze_sim_create(analyze_profile *const *pp, size_t np, int by_class)
 {
-    analyze_sim *s = exec_calloc(1, sizeof *s);
+    analyze_sim *s = base_calloc(1, sizeof *s);
     if (!s)
         return NULL;
     /* groups by label, dimensions by name */
-    s->labels = exec_calloc(np ? np : 1, sizeof *s->labels);
-    size_t *group = exec_calloc(np ? np : 1, sizeof *group);
+    s->labels = base_calloc(np ? np : 1, sizeof *s->labels);
+    size_t *group = base_calloc(np ? np : 1, sizeof *group);
     analyze_names dims = { 0 };
     if (!s->labels || !group)
         goto fail;
@@ -70,7 +70,7 @@ analyze_sim *analyze_sim_create(analyze_profile *const *pp, size_t np, int by_cl
         char lb[256];
         analyze_out_label(pp[k], lb, sizeof lb);
         size_t g = find_str(s->labels, s->n, lb);
-        if (g == s->n && !(s->labels[s->n++] = exec_strdup(lb)))
+        if (g == s->n && !(s->labels[s->n++] = base_strdup(lb)))
             goto fail;
         group[k] = g;
         size_t nd = by_class ? pp[k]->nclasses : pp[k]->nops;
@@ -82,18 +82,18 @@ analyze_sim *analyze_sim_create(analyze_profile *const *pp, size_t np, int by_cl
                 goto fail;
         }
     }
-    if (!(s->dims = exec_calloc(dims.n ? dims.n : 1, sizeof *s->dims)))
+    if (!(s->dims = base_calloc(dims.n ? dims.n : 1, sizeof *s->dims)))
         goto fail;
     for (; s->dim < dims.n; s->dim++) /* the sim owns its dimensions' names */
-        if (!(s->dims[s->dim] = exec_strdup(dims.v[s->dim])))
+        if (!(s->dims[s->dim] = base_strdup(dims.v[s->dim])))
             goto fail;
     analyze_names_free(&dims);
     qsort(s->dims, s->dim, sizeof *s->dims, cmp_str);
     size_t n = s->n;
-    s->vec = exec_calloc(n * (s->dim ? s->dim : 1), sizeof *s->vec);
-    s->cos = exec_calloc(n ? n * n : 1, sizeof *s->cos);
-    s->merges = exec_calloc(n ? n : 1, sizeof *s->merges);
-    s->order = exec_calloc(n ? n : 1, sizeof *s->order);
+    s->vec = base_calloc(n * (s->dim ? s->dim : 1), sizeof *s->vec);
+    s->cos = base_calloc(n ? n * n : 1, sizeof *s->cos);
+    s->merges = base_calloc(n ? n : 1, sizeof *s->merges);
+    s->order = base_calloc(n ? n : 1, sizeof *s->order);
     if (!s->vec || !s->cos || !s->merges || !s->order)
         goto fail;
     for (size_t k = 0; k < np; k++) {
@@ -116,11 +116,11 @@ analyze_sim *analyze_sim_create(analyze_profile *const *pp, size_t np, int by_cl
     /* average linkage (UPGMA) on d = 1 - cosine */
     if (n > 1) {
         size_t m = 2 * n - 1;
-        double *d = exec_malloc(m * m * sizeof *d);
-        size_t *size = exec_calloc(m, sizeof *size);
-        int *alive = exec_calloc(m, sizeof *alive);
+        double *d = base_malloc(m * m * sizeof *d);
+        size_t *size = base_calloc(m, sizeof *size);
+        int *alive = base_calloc(m, sizeof *alive);
         if (!d || !size || !alive) {
-            exec_free(d), exec_free(size), exec_free(alive);
+            base_free(d), base_free(size), base_free(alive);
             goto fail;
         }
         for (size_t i = 0; i < n; i++) {
@@ -148,16 +148,16 @@ analyze_sim *analyze_sim_create(analyze_profile *const *pp, size_t np, int by_cl
             }
             d[c * m + c] = 0;
         }
-        exec_free(d), exec_free(size), exec_free(alive);
+        base_free(d), base_free(size), base_free(alive);
         size_t *o = s->order;
         leaves(s, 2 * n - 2, &o);
     } else if (n == 1) {
         s->order[0] = 0;
     }
-    exec_free(group);
+    base_free(group);
     return s;
 fail:
-    exec_free(group);
+    base_free(group);
     analyze_names_free(&dims);
     analyze_sim_destroy(s);
     return NULL;
@@ -177,10 +177,10 @@ static int dendrogram_text(FILE *f, const analyze_sim *s)
             lw = strlen(s->labels[i]);
     const size_t W = 48, rows = 2 * n - 1, cols = lw + 2 + W + 1;
     double maxh = s->merges[n - 2].distance > 0 ? s->merges[n - 2].distance : 1.0;
-    char *g = exec_malloc(rows * (cols + 1));
-    size_t *row = exec_malloc((2 * n - 1) * sizeof *row), *col = exec_malloc((2 * n - 1) * sizeof *col);
+    char *g = base_malloc(rows * (cols + 1));
+    size_t *row = base_malloc((2 * n - 1) * sizeof *row), *col = base_malloc((2 * n - 1) * sizeof *col);
     if (!g || !row || !col) {
-        exec_free(g), exec_free(row), exec_free(col);
+        base_free(g), base_free(row), base_free(col);
         return -1;
     }
     memset(g, ' ', rows * (cols + 1));
@@ -219,7 +219,7 @@ static int dendrogram_text(FILE *f, const analyze_sim *s)
         fprintf(f, "  %.*s\n", (int)e, line);
     }
     fprintf(f, "  %*s0%*s%.3f  (distance = 1 - cosine)\n", (int)(lw + 2), "", (int)(W - 2), "", maxh);
-    exec_free(g), exec_free(row), exec_free(col);
+    base_free(g), base_free(row), base_free(col);
     return 0;
 }
 
@@ -295,13 +295,13 @@ int analyze_similarity(FILE *f, const analyze_sim *s, int by_class, cli_format f
         const analyze_merge *m = &s->merges[k];
         fprintf(f, "  %2zu: distance %.4f  {", k + 1, m->distance);
         /* print the leaves of both sides */
-        size_t *buf = exec_malloc(n * sizeof *buf), *e = buf;
+        size_t *buf = base_malloc(n * sizeof *buf), *e = buf;
         if (!buf)
             return -1;
         leaves(s, n + k, &e);
         for (size_t *q = buf; q < e; q++)
             fprintf(f, "%s%s", q == buf ? "" : ", ", s->labels[*q]);
-        exec_free(buf);
+        base_free(buf);
         fprintf(f, "}\n");
     }
     fputc('\n', f);

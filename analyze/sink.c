@@ -58,17 +58,17 @@ const char *analyze_sink_error(const analyze_sink *s) { return s && s->err[0] ? 
 /* ---- the decoder's callbacks -------------------------------------------------- */
 static traceprof *tp_make(analyze_sink *s, const bt_trace *trace, const char *name)
 {
-    traceprof **v = exec_realloc(s->tp, (s->ntp + 1) * sizeof *v);
+    traceprof **v = base_realloc(s->tp, (s->ntp + 1) * sizeof *v);
     if (!v)
         return NULL;
     s->tp = v;
-    traceprof *t = exec_calloc(1, sizeof *t);
+    traceprof *t = base_calloc(1, sizeof *t);
     if (!t)
         return NULL;
     t->prof = analyze_profile_create(name, s->o.skip_first, s->o.skip_last);
     if (!t->prof || (s->o.dataflow && analyze_profile_follow_flow(t->prof))) {
         analyze_profile_destroy(t->prof);
-        exec_free(t);
+        base_free(t);
         return NULL;
     }
     t->trace = trace;
@@ -290,11 +290,11 @@ static const tracer_decode_cbs sink_cbs = {
 /* ---- the sink ------------------------------------------------------------------ */
 analyze_sink *analyze_sink_create(const analyze_sink_options *o)
 {
-    analyze_sink *s = exec_calloc(1, sizeof *s);
+    analyze_sink *s = base_calloc(1, sizeof *s);
     if (!s)
         return NULL;
     s->o = *o;
-    s->source = exec_strdup(o->source ? o->source : "trace");
+    s->source = base_strdup(o->source ? o->source : "trace");
     tracer_decode_cbs cbs = sink_cbs; /* copied by the decoder */
     cbs.no_dataflow = !o->dataflow;
     s->dec = tracer_decoder_create(&cbs, s);
@@ -313,11 +313,11 @@ void analyze_sink_destroy(analyze_sink *s)
     tracer_decoder_destroy(s->dec);
     for (size_t i = 0; i < s->ntp; i++) {
         analyze_profile_destroy(s->tp[i]->prof);
-        exec_free(s->tp[i]);
+        base_free(s->tp[i]);
     }
-    exec_free(s->tp);
-    exec_free(s->source);
-    exec_free(s);
+    base_free(s->tp);
+    base_free(s->source);
+    base_free(s);
 }
 
 int analyze_sink_consume(analyze_sink *s, const bt_message *msg)
@@ -383,7 +383,7 @@ int analyze_sink_described(const analyze_sink *s) { return s->ntp && s->tp[0]->p
 static analyze_profile **take(analyze_sink *s, const tracer_decode_diag *diag, size_t *n)
 {
     size_t cnt = s->ntp;
-    analyze_profile **v = exec_calloc(cnt ? cnt : 1, sizeof *v);
+    analyze_profile **v = base_calloc(cnt ? cnt : 1, sizeof *v);
     *n = 0;
     if (!v)
         return NULL;
@@ -401,14 +401,14 @@ static analyze_profile **take(analyze_sink *s, const tracer_decode_diag *diag, s
             /* a trace of the babeltrace2 CLI is named after its folder
              * (vm/ust/uid/0/64-bit): say which run it holds instead */
             size_t n = strlen(v[i]->meta.model) + strlen(v[i]->meta.mode) + 2;
-            char *name = exec_malloc(n);
+            char *name = base_malloc(n);
             if (name) {
                 snprintf(name, n, "%s/%s", v[i]->meta.model, v[i]->meta.mode);
-                exec_free(v[i]->source);
+                base_free(v[i]->source);
                 v[i]->source = name;
             }
         }
-        exec_free(s->tp[i]);
+        base_free(s->tp[i]);
     }
     s->ntp = 0;
     /* a new decoder: the sink keeps nothing of the taken traces */

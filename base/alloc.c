@@ -60,7 +60,7 @@ static void advise_huge(void *p, size_t n)
 #endif
 }
 
-void *exec_malloc_aligned(size_t n)
+void *base_malloc_aligned(size_t n)
 {
     if (should_fail() || n > SIZE_MAX - HDR)
         return NULL;
@@ -73,19 +73,19 @@ void *exec_malloc_aligned(size_t n)
     return p + HDR;
 }
 
-void *exec_malloc(size_t n) { return exec_malloc_aligned(n); }
+void *base_malloc(size_t n) { return base_malloc_aligned(n); }
 
-void *exec_calloc(size_t count, size_t size)
+void *base_calloc(size_t count, size_t size)
 {
     if (size && count > SIZE_MAX / size)
         return NULL;
-    void *p = exec_malloc(count * size);
+    void *p = base_malloc(count * size);
     if (p)
         memset(p, 0, count * size);
     return p;
 }
 
-void exec_free_aligned(void *p)
+void base_free_aligned(void *p)
 {
     if (!p)
         return;
@@ -96,26 +96,26 @@ void exec_free_aligned(void *p)
     free(b);
 }
 
-void exec_free(void *p) { exec_free_aligned(p); }
+void base_free(void *p) { base_free_aligned(p); }
 
-void *exec_realloc(void *p, size_t n)
+void *base_realloc(void *p, size_t n)
 {
     if (!p)
-        return exec_malloc(n);
+        return base_malloc(n);
     size_t old;
     memcpy(&old, (unsigned char *)p - HDR, sizeof old);
-    void *q = exec_malloc(n);
+    void *q = base_malloc(n);
     if (!q)
         return NULL;
     memcpy(q, p, old < n ? old : n);
-    exec_free(p);
+    base_free(p);
     return q;
 }
 
-char *exec_strdup(const char *s)
+char *base_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;
-    char *p = exec_malloc(n);
+    char *p = base_malloc(n);
     if (p)
         memcpy(p, s, n);
     return p;
@@ -130,7 +130,7 @@ int base_grow(void *pp, size_t *cap, size_t need, size_t size)
         c = need;
     if (size && c > SIZE_MAX / size)
         return -1;
-    void *q = exec_realloc(*(void **)pp, c * size);
+    void *q = base_realloc(*(void **)pp, c * size);
     if (!q)
         return -1;
     *(void **)pp = q;
@@ -138,10 +138,10 @@ int base_grow(void *pp, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
-size_t exec_alloc_bytes(void) { return atomic_load(&g_bytes); }
-size_t exec_alloc_peak(void) { return atomic_load(&g_peak); }
+size_t base_alloc_bytes(void) { return atomic_load(&g_bytes); }
+size_t base_alloc_peak(void) { return atomic_load(&g_peak); }
 
-void exec_alloc_fail_after(uint64_t n, int sticky)
+void base_alloc_fail_after(uint64_t n, int sticky)
 {
     atomic_store(&g_fail_sticky, sticky);
     atomic_store(&g_fail_countdown, n);

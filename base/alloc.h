@@ -1,18 +1,18 @@
 /* alloc.h -- every engine allocation goes through here: byte accounting and
  * injectable failure (for tests), as SQLite and Redis do. */
-#ifndef FATHOM_EXEC_ALLOC_H
-#define FATHOM_EXEC_ALLOC_H
+#ifndef FATHOM_BASE_ALLOC_H
+#define FATHOM_BASE_ALLOC_H
 #include <stddef.h>
 #include <stdint.h>
 
-void *exec_malloc(size_t n);
-void *exec_calloc(size_t count, size_t size);
-void *exec_realloc(void *p, size_t n);
+void *base_malloc(size_t n);
+void *base_calloc(size_t count, size_t size);
+void *base_realloc(void *p, size_t n);
 /* 64-byte aligned, for arenas and kernel workspaces. */
-void *exec_malloc_aligned(size_t n);
-void exec_free(void *p);         /* for exec_malloc / calloc / realloc */
-void exec_free_aligned(void *p); /* for exec_malloc_aligned */
-char *exec_strdup(const char *s);
+void *base_malloc_aligned(size_t n);
+void base_free(void *p);         /* for base_malloc / calloc / realloc */
+void base_free_aligned(void *p); /* for base_malloc_aligned */
+char *base_strdup(const char *s);
 
 /* Makes room in the array at *(void **)pp, of *cap elements of `size`
  * bytes each, for at least `need`: nothing where it has room, else a
@@ -22,9 +22,9 @@ char *exec_strdup(const char *s);
 int base_grow(void *pp, size_t *cap, size_t need, size_t size);
 
 /* Bytes currently held and the most ever held through this wrapper. */
-size_t exec_alloc_bytes(void);
-size_t exec_alloc_peak(void);
+size_t base_alloc_bytes(void);
+size_t base_alloc_peak(void);
 /* Injected failure: the n-th allocation from now fails (n >= 1), and every
  * later one too when `sticky`; n = 0 turns injection off. */
-void exec_alloc_fail_after(uint64_t n, int sticky);
+void base_alloc_fail_after(uint64_t n, int sticky);
 #endif

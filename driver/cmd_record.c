@@ -130,7 +130,7 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         .progress = !quiet,
         .show_output = verbose,
     };
-    tracer_record_result *r = exec_calloc(1, sizeof *r);
+    tracer_record_result *r = base_calloc(1, sizeof *r);
     if (!r) {
         tracer_manifest_destroy(base);
         return cli_error(CMD, "out of memory");
@@ -168,7 +168,7 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
         break;
     default: rc = cli_error(CMD, "%s: %s", label, err); break;
     }
-    exec_free(r);
+    base_free(r);
     return rc;
 }
 

@@ -440,7 +440,7 @@ int cmd_tune(int argc, char **argv)
     model_target mt = { .def = def, .cfg = cfg };
     replay_program p;
     replay_program_init(&p);
-    replay_tune_result *r = exec_calloc(1, sizeof *r);
+    replay_tune_result *r = base_calloc(1, sizeof *r);
     int rc = 1, with_batch = 0;
     char prefix[TUNE_PREFIX_MAX];
     if (!r) {
@@ -515,7 +515,7 @@ int cmd_tune(int argc, char **argv)
 end:
     if (r)
         replay_tune_result_release(r);
-    exec_free(r);
+    base_free(r);
     replay_program_destroy(&p);
     return rc;
 }

@@ -18,7 +18,7 @@ static exec_status push(ad *a, uint32_t t, uint32_t grad)
 {
     if (a->nlist == a->cap) {
         uint32_t nc = a->cap ? a->cap * 2 : 256;
-        contrib *nl = exec_realloc(a->list, nc * sizeof *nl);
+        contrib *nl = base_realloc(a->list, nc * sizeof *nl);
         if (!nl)
             return exec_fail(EXEC_ERR_NOMEM, "autodiff: out of memory");
         a->list = nl;
@@ -58,8 +58,8 @@ exec_status exec_gradients(exec_graph *g, uint32_t loss)
     exec_status st = EXEC_OK;
     uint32_t nt0 = g->ntensors, nn0 = g->nnodes;
     ad a = { .g = g };
-    a.head = exec_calloc(nt0, sizeof *a.head);
-    a.needs = exec_calloc(nt0, 1);
+    a.head = base_calloc(nt0, sizeof *a.head);
+    a.needs = base_calloc(nt0, 1);
     if (!a.head || !a.needs) {
         st = exec_fail(EXEC_ERR_NOMEM, "autodiff: out of memory");
         goto end;
@@ -136,8 +136,8 @@ exec_status exec_gradients(exec_graph *g, uint32_t loss)
 restore:
     g->phase = saved;
 end:
-    exec_free(a.head);
-    exec_free(a.needs);
-    exec_free(a.list);
+    base_free(a.head);
+    base_free(a.needs);
+    base_free(a.list);
     return st;
 }

@@ -87,10 +87,10 @@ int cmd_peak(int argc, char **argv)
 
     int n = (int)size;
     int64_t sn = 32ll << 20; /* 128 MiB per array */
-    float *a = exec_malloc_aligned((size_t)n * n * sizeof *a), *b = exec_malloc_aligned((size_t)n * n * sizeof *b),
-          *cc = exec_malloc_aligned((size_t)n * n * sizeof *cc);
-    float *x = exec_malloc_aligned((size_t)sn * 4), *y = exec_malloc_aligned((size_t)sn * 4),
-          *z = exec_malloc_aligned((size_t)sn * 4);
+    float *a = base_malloc_aligned((size_t)n * n * sizeof *a), *b = base_malloc_aligned((size_t)n * n * sizeof *b),
+          *cc = base_malloc_aligned((size_t)n * n * sizeof *cc);
+    float *x = base_malloc_aligned((size_t)sn * 4), *y = base_malloc_aligned((size_t)sn * 4),
+          *z = base_malloc_aligned((size_t)sn * 4);
     json_t *root = NULL, *arr = NULL;
     if (!a || !b || !cc || !x || !y || !z) {
         cli_error("peak", "out of memory");
@@ -144,11 +144,11 @@ int cmd_peak(int argc, char **argv)
 end:
     json_decref(root);
     json_decref(arr);
-    exec_free_aligned(a);
-    exec_free_aligned(b);
-    exec_free_aligned(cc);
-    exec_free_aligned(x);
-    exec_free_aligned(y);
-    exec_free_aligned(z);
+    base_free_aligned(a);
+    base_free_aligned(b);
+    base_free_aligned(cc);
+    base_free_aligned(x);
+    base_free_aligned(y);
+    base_free_aligned(z);
     return rc;
 }

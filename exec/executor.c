@@ -98,7 +98,7 @@ static void tbuf_release(void *arg)
     if (b->next)
         b->next->prev = b->prev;
     pthread_mutex_unlock(&g_tbuf_lock);
-    exec_free(b);
+    base_free(b);
 }
 
 static void tbuf_key_make(void) { pthread_key_create(&g_tbuf_key, tbuf_release); }
@@ -108,7 +108,7 @@ static tbuf *tbuf_make(void)
     pthread_once(&g_tbuf_once, tbuf_key_make);
     uint32_t cap = atomic_load(&g_trace_cap);
     size_t bytes = sizeof(tbuf) + (size_t)cap * (sizeof(uint32_t) + 2 * sizeof(uint64_t)) + 16;
-    tbuf *b = exec_calloc(1, bytes);
+    tbuf *b = base_calloc(1, bytes);
     if (!b)
         return NULL;
     b->cap = cap;
@@ -201,8 +201,8 @@ void *exec_kscratch(exec_kctx *k, size_t bytes)
     int w = k->worker;
     if (bytes <= g->scratch_cap[w])
         return g->scratch[w];
-    exec_free_aligned(g->scratch[w]);
-    g->scratch[w] = exec_malloc_aligned(bytes);
+    base_free_aligned(g->scratch[w]);
+    g->scratch[w] = base_malloc_aligned(bytes);
     g->scratch_cap[w] = g->scratch[w] ? bytes : 0;
     size_t total = 0;
     for (int i = 0; i < EXEC_MAX_WORKERS; i++)
@@ -268,25 +268,25 @@ static exec_status build_deps(exec_graph *g)
 {
     if (g->dep_start && g->dep_nodes == g->nnodes)
         return EXEC_OK;
-    exec_free(g->order_deps);
-    exec_free(g->dep_start);
-    exec_free(g->succ);
-    exec_free(g->succ_start);
+    base_free(g->order_deps);
+    base_free(g->dep_start);
+    base_free(g->succ);
+    base_free(g->succ_start);
     g->order_deps = g->dep_start = g->succ = g->succ_start = NULL;
 
     exec_status st = EXEC_OK;
     uint32_t nn = g->nnodes, nt = g->ntensors;
-    int64_t *writer = exec_malloc(nt * sizeof *writer);
-    uint32_t *rstart = exec_calloc(nt + 1, sizeof *rstart); /* readers: a linked list per tensor */
+    int64_t *writer = base_malloc(nt * sizeof *writer);
+    uint32_t *rstart = base_calloc(nt + 1, sizeof *rstart); /* readers: a linked list per tensor */
     uint32_t nreads = 0;
     for (uint32_t j = 0; j < nn; j++)
         nreads += (uint32_t)g->nodes[j].nin;
-    uint32_t *rnode = exec_malloc((nreads + 1) * sizeof *rnode);
-    uint32_t *rnext = exec_malloc((nreads + 1) * sizeof *rnext);
-    uint32_t *stamp = exec_malloc((nn + 1) * sizeof *stamp);
+    uint32_t *rnode = base_malloc((nreads + 1) * sizeof *rnode);
+    uint32_t *rnext = base_malloc((nreads + 1) * sizeof *rnext);
+    uint32_t *stamp = base_malloc((nn + 1) * sizeof *stamp);
     uint32_t cap = nreads * 2 + nn + 16, ndeps = 0;
-    uint32_t *deps = exec_malloc(cap * sizeof *deps);
-    uint32_t *dstart = exec_malloc((nn + 1) * sizeof *dstart);
+    uint32_t *deps = base_malloc(cap * sizeof *deps);
+    uint32_t *dstart = base_malloc((nn + 1) * sizeof *dstart);
     uint32_t *scount = NULL;
     if (!writer || !rstart || !rnode || !rnext || !stamp || !deps || !dstart) {
         st = exec_fail(EXEC_ERR_NOMEM, "executor: out of memory building dependencies");
@@ -304,7 +304,7 @@ static exec_status build_deps(exec_graph *g)
         if (d_ != j && stamp[d_] != j) {                                           \
             stamp[d_] = j;                                                         \
             if (ndeps == cap) {                                                    \
-                uint32_t *nd = exec_realloc(deps, (size_t)cap * 2 * sizeof *deps); \
+                uint32_t *nd = base_realloc(deps, (size_t)cap * 2 * sizeof *deps); \
                 if (!nd) {                                                         \
                     st = exec_fail(EXEC_ERR_NOMEM, "executor: out of memory");     \
                     goto end;                                                      \
@@ -349,10 +349,10 @@ static exec_status build_deps(exec_graph *g)
 #undef ST
     dstart[nn] = ndeps;
 
-    scount = exec_calloc(nn + 1, sizeof *scount);
-    uint32_t *succ = exec_malloc((ndeps + 1) * sizeof *succ);
+    scount = base_calloc(nn + 1, sizeof *scount);
+    uint32_t *succ = base_malloc((ndeps + 1) * sizeof *succ);
     if (!scount || !succ) {
-        exec_free(succ);
+        base_free(succ);
         st = exec_fail(EXEC_ERR_NOMEM, "executor: out of memory");
         goto end;
     }
@@ -373,14 +373,14 @@ static exec_status build_deps(exec_graph *g)
     g->dep_nodes = nn;
     deps = dstart = scount = NULL;
 end:
-    exec_free(writer);
-    exec_free(rstart);
-    exec_free(rnode);
-    exec_free(rnext);
-    exec_free(stamp);
-    exec_free(deps);
-    exec_free(dstart);
-    exec_free(scount);
+    base_free(writer);
+    base_free(rstart);
+    base_free(rnode);
+    base_free(rnext);
+    base_free(stamp);
+    base_free(deps);
+    base_free(dstart);
+    base_free(scount);
     return st;
 }
 
@@ -670,8 +670,8 @@ static exec_status run_parallel(exec_graph *g, exec_phase max_phase, uint32_t lo
     s.intra = set->threads / inter;
     if (s.intra < 1)
         s.intra = 1;
-    s.heap = exec_malloc((g->nnodes + 1) * sizeof *s.heap);
-    s.indeg = exec_calloc(g->nnodes + 1, sizeof *s.indeg);
+    s.heap = base_malloc((g->nnodes + 1) * sizeof *s.heap);
+    s.indeg = base_calloc(g->nnodes + 1, sizeof *s.indeg);
     if (!s.heap || !s.indeg) {
         st = exec_fail(EXEC_ERR_NOMEM, "executor: out of memory");
         goto end;
@@ -712,8 +712,8 @@ static exec_status run_parallel(exec_graph *g, exec_phase max_phase, uint32_t lo
     pthread_cond_destroy(&s.cv);
     st = s.status;
 end:
-    exec_free(s.heap);
-    exec_free(s.indeg);
+    base_free(s.heap);
+    base_free(s.indeg);
     return st;
 }
 

@@ -211,13 +211,13 @@ exec_status exec_plan_forwarding(exec_graph *g)
         nacc += (uint64_t)g->nodes[j].nin + (uint64_t)g->nodes[j].nout;
     if (nacc >= UINT32_MAX)
         return EXEC_OK; /* no forwarding: every tensor its own buffer */
-    P.start = exec_calloc(T + 1, sizeof *P.start);
-    P.node = exec_malloc((nacc + 1) * sizeof *P.node);
-    P.next = exec_calloc(T, sizeof *P.next);
-    P.touch = exec_malloc((nacc + 1) * sizeof *P.touch);
-    P.members = exec_malloc((T + 1) * sizeof *P.members);
-    P.holds = exec_calloc(T + 1, sizeof *P.holds);
-    uint32_t *fill = exec_malloc((T + 1) * sizeof *fill);
+    P.start = base_calloc(T + 1, sizeof *P.start);
+    P.node = base_malloc((nacc + 1) * sizeof *P.node);
+    P.next = base_calloc(T, sizeof *P.next);
+    P.touch = base_malloc((nacc + 1) * sizeof *P.touch);
+    P.members = base_malloc((T + 1) * sizeof *P.members);
+    P.holds = base_calloc(T + 1, sizeof *P.holds);
+    uint32_t *fill = base_malloc((T + 1) * sizeof *fill);
     if (!P.start || !P.node || !P.next || !P.touch || !P.members || !P.holds || !fill) {
         st = exec_fail(EXEC_ERR_NOMEM, "plan: out of memory for buffer forwarding");
         goto end;
@@ -243,12 +243,12 @@ exec_status exec_plan_forwarding(exec_graph *g)
     for (uint32_t j = 0; j < N; j++)
         forward_node(g, &P, j);
 end:
-    exec_free(P.start);
-    exec_free(P.node);
-    exec_free(P.next);
-    exec_free(P.touch);
-    exec_free(P.members);
-    exec_free(P.holds);
-    exec_free(fill);
+    base_free(P.start);
+    base_free(P.node);
+    base_free(P.next);
+    base_free(P.touch);
+    base_free(P.members);
+    base_free(P.holds);
+    base_free(fill);
     return st;
 }

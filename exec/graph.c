@@ -11,7 +11,7 @@
             uint32_t nc = (cap) ? (cap)*2 : 64;                                                          \
             while (nc < (n) + (extra))                                                                   \
                 nc *= 2;                                                                                 \
-            void *np = exec_realloc((ptr), (size_t)nc * sizeof *(ptr));                                  \
+            void *np = base_realloc((ptr), (size_t)nc * sizeof *(ptr));                                  \
             if (!np)                                                                                     \
                 return exec_fail(EXEC_ERR_NOMEM, "graph: cannot grow " #ptr);                            \
             memset((char *)np + (size_t)(cap) * sizeof *(ptr), 0, (size_t)(nc - (cap)) * sizeof *(ptr)); \
@@ -23,7 +23,7 @@
 exec_status exec_graph_create(exec_graph **out, uint64_t seed)
 {
     *out = NULL;
-    exec_graph *g = exec_calloc(1, sizeof *g);
+    exec_graph *g = base_calloc(1, sizeof *g);
     if (!g)
         return exec_fail(EXEC_ERR_NOMEM, "graph: out of memory");
     static _Atomic uint32_t next_base;
@@ -43,21 +43,21 @@ void exec_graph_destroy(exec_graph *g)
     extern void exec_memory_release(exec_graph * g);
     exec_memory_release(g);
     for (uint32_t i = 0; i < g->nnodes; i++) {
-        exec_free(g->nodes[i].in);
-        exec_free(g->nodes[i].out);
+        base_free(g->nodes[i].in);
+        base_free(g->nodes[i].out);
     }
-    exec_free(g->nodes);
-    exec_free(g->tensors);
-    exec_free(g->weights);
-    exec_free(g->init);
-    exec_free(g->init_scale);
-    exec_free(g->init_value);
-    exec_free(g->grad);
-    exec_free(g->order_deps);
-    exec_free(g->dep_start);
-    exec_free(g->succ);
-    exec_free(g->succ_start);
-    exec_free(g);
+    base_free(g->nodes);
+    base_free(g->tensors);
+    base_free(g->weights);
+    base_free(g->init);
+    base_free(g->init_scale);
+    base_free(g->init_value);
+    base_free(g->grad);
+    base_free(g->order_deps);
+    base_free(g->dep_start);
+    base_free(g->succ);
+    base_free(g->succ_start);
+    base_free(g);
 }
 
 exec_status exec_graph_status(const exec_graph *g) { return g->status; }
@@ -116,7 +116,7 @@ static exec_status grow_tensors(exec_graph *g)
 #define GROW_PARALLEL(arr)                                                                      \
     c2 = g->ntensors;                                                                           \
     {                                                                                           \
-        void *np = exec_realloc(arr, (size_t)cap * sizeof *(arr));                              \
+        void *np = base_realloc(arr, (size_t)cap * sizeof *(arr));                              \
         if (!np)                                                                                \
             return exec_fail(EXEC_ERR_NOMEM, "graph: out of memory");                           \
         memset((char *)np + (size_t)c2 * sizeof *(arr), 0, (size_t)(cap - c2) * sizeof *(arr)); \
@@ -181,7 +181,7 @@ uint32_t exec_weight_scaled(exec_graph *g, const char *name, int ndim, const int
     uint32_t n = g->nweights;
     if (n + 1 > g->cap_weights) {
         uint32_t nc = g->cap_weights ? g->cap_weights * 2 : 32;
-        uint32_t *np = exec_realloc(g->weights, nc * sizeof *np);
+        uint32_t *np = base_realloc(g->weights, nc * sizeof *np);
         if (!np)
             return exec_graph_fail(g, EXEC_ERR_NOMEM, "graph: out of memory");
         g->weights = np;
@@ -233,11 +233,11 @@ static uint32_t node_append(exec_graph *g, exec_op op, int nin, const uint32_t *
         return exec_graph_fail(g, EXEC_ERR_NOMEM, "%s: out of memory", info->name);
     exec_node *n = &g->nodes[g->nnodes];
     memset(n, 0, sizeof *n);
-    n->in = exec_malloc((size_t)(nin ? nin : 1) * sizeof *n->in);
-    n->out = exec_malloc((size_t)(nout ? nout : 1) * sizeof *n->out);
+    n->in = base_malloc((size_t)(nin ? nin : 1) * sizeof *n->in);
+    n->out = base_malloc((size_t)(nout ? nout : 1) * sizeof *n->out);
     if (!n->in || !n->out) {
-        exec_free(n->in);
-        exec_free(n->out);
+        base_free(n->in);
+        base_free(n->out);
         return exec_graph_fail(g, EXEC_ERR_NOMEM, "%s: out of memory", info->name);
     }
     n->id = g->nnodes;
@@ -275,8 +275,8 @@ uint32_t exec_op_add(exec_graph *g, exec_op op, int nin, const uint32_t *in, int
     memset(shapes, 0, sizeof shapes);
     exec_status s = info->shape(g, n, shapes);
     if (s) {
-        exec_free(n->in);
-        exec_free(n->out);
+        base_free(n->in);
+        base_free(n->out);
         return exec_graph_fail(g, s, "%s", exec_errmsg());
     }
     for (int i = 0; i < nout; i++) {
@@ -288,8 +288,8 @@ uint32_t exec_op_add(exec_graph *g, exec_op op, int nin, const uint32_t *in, int
         uint32_t id = exec_tensor_new(g, role, shapes[i].dtype, shapes[i].ndim, shapes[i].d, name);
         n = &g->nodes[g->nnodes]; /* tensors may not move nodes, but stay safe */
         if (!id) {
-            exec_free(n->in);
-            exec_free(n->out);
+            base_free(n->in);
+            base_free(n->out);
             return 0;
         }
         n->out[i] = id;
@@ -317,8 +317,8 @@ uint32_t exec_op_add_inplace(exec_graph *g, exec_op op, int nin, const uint32_t 
     exec_shape shapes[nout > 0 ? nout : 1];
     exec_status s = exec_op_table[op].shape(g, n, shapes);
     if (s) {
-        exec_free(n->in);
-        exec_free(n->out);
+        base_free(n->in);
+        base_free(n->out);
         return exec_graph_fail(g, s, "%s", exec_errmsg());
     }
     g->nnodes++;
@@ -415,8 +415,8 @@ exec_status exec_op_add_recorded(exec_graph *g, exec_op op, exec_phase phase, in
                           info->name, i);
     }
     if (s) {
-        exec_free(n->in);
-        exec_free(n->out);
+        base_free(n->in);
+        base_free(n->out);
         return exec_graph_fail(g, s, "%s", exec_errmsg()), g->status;
     }
     g->nnodes++;

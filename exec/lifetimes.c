@@ -99,13 +99,13 @@ static bool meet(const range *a, uint32_t na, const range *b, uint32_t nb)
 /* Buffer f takes ranges a[0..na): merged in begin order. 0, or -1. */
 static int take(buffer *f, const range *a, uint32_t na)
 {
-    range *m = exec_malloc((size_t)(f->n + na) * sizeof *m);
+    range *m = base_malloc((size_t)(f->n + na) * sizeof *m);
     if (!m)
         return -1;
     uint32_t i = 0, k = 0, n = 0;
     while (i < f->n || k < na)
         m[n++] = k == na || (i < f->n && f->r[i].b < a[k].b) ? f->r[i++] : a[k++];
-    exec_free(f->r);
+    base_free(f->r);
     f->r = m;
     f->n = n;
     return 0;
@@ -114,9 +114,9 @@ static int take(buffer *f, const range *a, uint32_t na)
 exec_status exec_plan_lifetimes(exec_graph *g, size_t (*aligned)(size_t))
 {
     const uint32_t T = g->ntensors;
-    plan p = { .gr = exec_calloc(T ? T : 1, sizeof *p.gr) };
-    uint32_t *order = exec_malloc((T ? T : 1) * sizeof *order), *to = exec_calloc(T ? T : 1, sizeof *to), nb = 0;
-    buffer *buf = exec_calloc(T ? T : 1, sizeof *buf);
+    plan p = { .gr = base_calloc(T ? T : 1, sizeof *p.gr) };
+    uint32_t *order = base_malloc((T ? T : 1) * sizeof *order), *to = base_calloc(T ? T : 1, sizeof *to), nb = 0;
+    buffer *buf = base_calloc(T ? T : 1, sizeof *buf);
     exec_status st = EXEC_OK;
     if (!p.gr || !order || !to || !buf)
         goto oom;
@@ -198,8 +198,8 @@ oom:
     st = exec_fail(EXEC_ERR_NOMEM, "plan: out of memory");
 end:
     for (uint32_t i = 0; buf && i < nb; i++)
-        exec_free(buf[i].r);
-    exec_free(p.gr), exec_free(p.r), exec_free(order), exec_free(to), exec_free(buf);
+        base_free(buf[i].r);
+    base_free(p.gr), base_free(p.r), base_free(order), base_free(to), base_free(buf);
     return st;
 }
 

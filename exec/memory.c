@@ -76,7 +76,7 @@ exec_status exec_graph_plan(exec_graph *g)
         return fs;
     /* a storage's buffer: its largest tensor's bytes (the one it holds at
      * a time, where lifetimes share it) */
-    size_t *size = exec_calloc(g->ntensors ? g->ntensors : 1, sizeof *size);
+    size_t *size = base_calloc(g->ntensors ? g->ntensors : 1, sizeof *size);
     if (!size)
         return exec_fail(EXEC_ERR_NOMEM, "plan: out of memory");
     for (uint32_t id = 1; id < g->ntensors; id++) {
@@ -94,7 +94,7 @@ exec_status exec_graph_plan(exec_graph *g)
     const double limit = exec_memory_limit(&source);
     if (limit > 0 && (double)total > limit) {
         char a[32], b[32];
-        exec_free(size);
+        base_free(size);
         return exec_fail(EXEC_ERR_NOMEM,
                          "plan: the tensors need %s, more than the process's memory limit of %s (%s): a smaller batch "
                          "or preset may fit",
@@ -103,15 +103,15 @@ exec_status exec_graph_plan(exec_graph *g)
     for (int r = 0; r < EXEC_ROLE_COUNT; r++) {
         if (!need[r])
             continue;
-        g->arena[r] = exec_malloc_aligned(need[r]);
+        g->arena[r] = base_malloc_aligned(need[r]);
         if (!g->arena[r]) {
             size_t want = need[r];
             for (int q = 0; q < r; q++) {
-                exec_free_aligned(g->arena[q]);
+                base_free_aligned(g->arena[q]);
                 g->arena[q] = NULL;
                 g->arena_bytes[q] = 0;
             }
-            exec_free(size);
+            base_free(size);
             return exec_fail(EXEC_ERR_NOMEM, "plan: cannot allocate %zu bytes for the %s arena", want,
                              exec_role_name((exec_role)r));
         }
@@ -126,7 +126,7 @@ exec_status exec_graph_plan(exec_graph *g)
             off[t->role] += size[id];
         }
     }
-    exec_free(size);
+    base_free(size);
     for (uint32_t id = 1; id < g->ntensors; id++) {
         exec_tensor *t = &g->tensors[id];
         if (t->storage != id) /* a forwarded output: its group's buffer */
@@ -157,10 +157,10 @@ struct exec_kcache {
 static void kcache_release(exec_graph *g)
 {
     for (uint32_t i = 0; i < g->kcache_n; i++)
-        exec_free_aligned(g->kcache[i].buf);
-    exec_free(g->kcache);
-    exec_free(g->kcache_at);
-    exec_free(g->written);
+        base_free_aligned(g->kcache[i].buf);
+    base_free(g->kcache);
+    base_free(g->kcache_at);
+    base_free(g->written);
     g->kcache = NULL;
     g->kcache_at = NULL;
     g->written = NULL;
@@ -176,8 +176,8 @@ static bool kcache_ready(exec_graph *g)
     if (g->kcache_at && g->kcache_nodes == g->nnodes)
         return true;
     kcache_release(g);
-    g->kcache_at = exec_calloc(g->nnodes ? g->nnodes : 1, sizeof *g->kcache_at);
-    g->written = exec_calloc(g->ntensors ? g->ntensors : 1, sizeof *g->written);
+    g->kcache_at = base_calloc(g->nnodes ? g->nnodes : 1, sizeof *g->kcache_at);
+    g->written = base_calloc(g->ntensors ? g->ntensors : 1, sizeof *g->written);
     if (!g->kcache_at || !g->written) {
         kcache_release(g);
         return false;
@@ -200,7 +200,7 @@ static void kcache_unuse(exec_graph *g, uint32_t id)
     g->kcache_at[id] = 0;
     if (--c->users)
         return;
-    exec_free_aligned(c->buf);
+    base_free_aligned(c->buf);
     g->kcache_bytes -= c->bytes;
     *c = (struct exec_kcache){ 0 };
 }
@@ -226,7 +226,7 @@ static int64_t kcache_entry(exec_graph *g, uint32_t from, uint16_t op, uint32_t 
     if (free_at < 0) {
         if (g->kcache_n == g->kcache_cap) {
             uint32_t cap = g->kcache_cap ? 2 * g->kcache_cap : 16;
-            struct exec_kcache *m = exec_realloc(g->kcache, cap * sizeof *m);
+            struct exec_kcache *m = base_realloc(g->kcache, cap * sizeof *m);
             if (!m)
                 return -1;
             g->kcache = m;
@@ -236,7 +236,7 @@ static int64_t kcache_entry(exec_graph *g, uint32_t from, uint16_t op, uint32_t 
         g->kcache[free_at] = (struct exec_kcache){ 0 };
     }
     struct exec_kcache *c = &g->kcache[free_at];
-    if (!(c->buf = exec_malloc_aligned(bytes)))
+    if (!(c->buf = base_malloc_aligned(bytes)))
         return -1;
     c->bytes = bytes, c->from = from, c->op = op, c->how = how;
     g->kcache_bytes += bytes;
@@ -320,12 +320,12 @@ void exec_memory_release(exec_graph *g)
         for (uint32_t id = 1; id < g->ntensors; id++)
             h->tensor_free(h->ctx, g, &g->tensors[id]);
     for (int w = 0; w < EXEC_MAX_WORKERS; w++) {
-        exec_free_aligned(g->scratch[w]);
+        base_free_aligned(g->scratch[w]);
         g->scratch[w] = NULL;
         g->scratch_cap[w] = 0;
     }
     for (int r = 0; r < EXEC_ROLE_COUNT; r++) {
-        exec_free_aligned(g->arena[r]);
+        base_free_aligned(g->arena[r]);
         g->arena[r] = NULL;
         g->arena_bytes[r] = 0;
     }

@@ -117,11 +117,11 @@ exec_status exec_clip_global_norm(exec_graph *g, float clip_norm)
         n += g->grad && g->grad[g->weights[i]] != 0;
     if (!n)
         return EXEC_OK;
-    uint32_t *w = exec_malloc(n * sizeof *w), *in = exec_malloc(n * sizeof *in), *out = exec_malloc(n * sizeof *out);
+    uint32_t *w = base_malloc(n * sizeof *w), *in = base_malloc(n * sizeof *in), *out = base_malloc(n * sizeof *out);
     if (!w || !in || !out) {
-        exec_free(w);
-        exec_free(in);
-        exec_free(out);
+        base_free(w);
+        base_free(in);
+        base_free(out);
         return exec_graph_fail(g, EXEC_ERR_NOMEM, "clip_global_norm: out of memory"), g->status;
     }
     n = 0;
@@ -139,9 +139,9 @@ exec_status exec_clip_global_norm(exec_graph *g, float clip_norm)
         for (uint32_t i = 0; i < n; i++)
             exec_grad_set(g, w[i], out[i]);
     g->phase = saved;
-    exec_free(w);
-    exec_free(in);
-    exec_free(out);
+    base_free(w);
+    base_free(in);
+    base_free(out);
     return g->status;
 }
 

@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (strcmp(tracer_manifest_key_at(m, i), tracer_manifest_key_at(back, i)) ||
             strcmp(tracer_manifest_value_at(m, i), tracer_manifest_value_at(back, i)))
             abort();
-    exec_free(text);
+    base_free(text);
     tracer_manifest_destroy(back);
     tracer_manifest_destroy(m);
     return 0;

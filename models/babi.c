@@ -48,10 +48,10 @@ static size_t wordmap_slot(const wordmap *m, const char *w, size_t len)
 
 static void wordmap_free(wordmap *m)
 {
-    exec_free(m->key);
-    exec_free(m->len);
-    exec_free(m->first);
-    exec_free(m->word);
+    base_free(m->key);
+    base_free(m->len);
+    base_free(m->first);
+    base_free(m->word);
     *m = (wordmap){ 0 };
 }
 
@@ -61,9 +61,9 @@ static int32_t wordmap_intern(wordmap *m, const char *w, size_t len)
 {
     if (2 * (m->n + 1) > m->cap) {
         wordmap bigger = { .cap = m->cap ? 2 * m->cap : 256 };
-        bigger.key = exec_calloc(bigger.cap, sizeof *bigger.key);
-        bigger.len = exec_calloc(bigger.cap, sizeof *bigger.len);
-        bigger.first = exec_calloc(bigger.cap, sizeof *bigger.first);
+        bigger.key = base_calloc(bigger.cap, sizeof *bigger.key);
+        bigger.len = base_calloc(bigger.cap, sizeof *bigger.len);
+        bigger.first = base_calloc(bigger.cap, sizeof *bigger.first);
         if (!bigger.key || !bigger.len || !bigger.first) {
             wordmap_free(&bigger);
             return -1;
@@ -83,7 +83,7 @@ static int32_t wordmap_intern(wordmap *m, const char *w, size_t len)
         return m->first[i];
     if (m->n == m->capword) {
         size_t nc = m->capword ? 2 * m->capword : 64;
-        const char **nw = exec_realloc(m->word, nc * sizeof *nw);
+        const char **nw = base_realloc(m->word, nc * sizeof *nw);
         if (!nw)
             return -1;
         m->word = nw, m->capword = nc;
@@ -171,14 +171,14 @@ void model_babi_destroy(model_babi_set *s)
         return;
     if (s->words)
         for (int i = 0; i < s->vocab; i++)
-            exec_free(s->words[i]);
-    exec_free(s->words);
-    exec_free(s->sents);
-    exec_free(s->recent);
-    exec_free(s->count);
-    exec_free(s->queries);
-    exec_free(s->answers);
-    exec_free(s);
+            base_free(s->words[i]);
+    base_free(s->words);
+    base_free(s->sents);
+    base_free(s->recent);
+    base_free(s->count);
+    base_free(s->queries);
+    base_free(s->answers);
+    base_free(s);
 }
 
 int model_babi_word(const model_babi_set *s, const char *word)
@@ -316,8 +316,8 @@ static exec_status parse_in_place(char *buf, size_t len, const char *name, int m
     /* the vocabulary: every token and answer once, sorted; 0 is nil; each
      * word number's id */
     const size_t nu = ps.map.n; /* at least one: every question has an answer */
-    by_word = exec_malloc(nu * sizeof *by_word);
-    id_of = exec_malloc(nu * sizeof *id_of);
+    by_word = base_malloc(nu * sizeof *by_word);
+    id_of = base_malloc(nu * sizeof *id_of);
     if (!by_word || !id_of) {
         st = exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
         goto done;
@@ -328,7 +328,7 @@ static exec_status parse_in_place(char *buf, size_t len, const char *name, int m
     for (size_t i = 0; i < nu; i++)
         id_of[by_word[i] - ps.map.word] = (int32_t)i + 1;
 
-    set = exec_calloc(1, sizeof *set);
+    set = base_calloc(1, sizeof *set);
     if (!set) {
         st = exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
         goto done;
@@ -338,19 +338,19 @@ static exec_status parse_in_place(char *buf, size_t len, const char *name, int m
     set->sent_len = max_words;
     set->vocab = (int)nu + 1;
     set->nsent = (int)(ps.ns - nq);
-    set->words = exec_calloc((size_t)set->vocab, sizeof *set->words);
-    set->sents = exec_calloc((size_t)(set->nsent ? set->nsent : 1) * max_words, sizeof *set->sents);
-    set->recent = exec_calloc(nq, sizeof *set->recent);
-    set->count = exec_calloc(nq, sizeof *set->count);
-    set->queries = exec_calloc((size_t)nq * max_words, sizeof *set->queries);
-    set->answers = exec_calloc(nq, sizeof *set->answers);
+    set->words = base_calloc((size_t)set->vocab, sizeof *set->words);
+    set->sents = base_calloc((size_t)(set->nsent ? set->nsent : 1) * max_words, sizeof *set->sents);
+    set->recent = base_calloc(nq, sizeof *set->recent);
+    set->count = base_calloc(nq, sizeof *set->count);
+    set->queries = base_calloc((size_t)nq * max_words, sizeof *set->queries);
+    set->answers = base_calloc(nq, sizeof *set->answers);
     if (!set->words || !set->sents || !set->recent || !set->count || !set->queries || !set->answers) {
         st = exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
         goto done;
     }
-    set->words[0] = exec_strdup("<nil>");
+    set->words[0] = base_strdup("<nil>");
     for (size_t i = 0; i < nu; i++)
-        set->words[i + 1] = exec_strdup(*by_word[i]);
+        set->words[i + 1] = base_strdup(*by_word[i]);
     for (int i = 0; i < set->vocab; i++)
         if (!set->words[i]) {
             st = exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
@@ -382,22 +382,22 @@ static exec_status parse_in_place(char *buf, size_t len, const char *name, int m
 done:
     model_babi_destroy(set);
     wordmap_free(&ps.map);
-    exec_free(id_of);
-    exec_free(by_word);
-    exec_free(ps.tok);
-    exec_free(ps.s);
+    base_free(id_of);
+    base_free(by_word);
+    base_free(ps.tok);
+    base_free(ps.s);
     return st;
 }
 
 exec_status model_babi_parse(const char *text, size_t len, const char *name, int mem, model_babi_set **out)
 {
     *out = NULL;
-    char *buf = exec_malloc(len + 1);
+    char *buf = base_malloc(len + 1);
     if (!buf)
         return exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
     memcpy(buf, text, len);
     exec_status st = parse_in_place(buf, len, name, mem, out);
-    exec_free(buf);
+    base_free(buf);
     return st;
 }
 
@@ -419,11 +419,11 @@ exec_status model_babi_load(const char *path, int mem, model_babi_set **out)
     if (st)
         return st;
     if (len == 0) {
-        exec_free(buf);
+        base_free(buf);
         return exec_fail(EXEC_ERR_IO, "%s: empty file", path);
     }
     st = parse_in_place(buf, len, path, mem, out); /* model_seq_read_file leaves a byte past len */
-    exec_free(buf);
+    base_free(buf);
     return st;
 }
 
@@ -463,7 +463,7 @@ char *model_babi_generate_text(int nstories, uint64_t seed, size_t *len)
     if (nstories < 1)
         return NULL;
     size_t cap = (size_t)nstories * 15 * 64 + 64;
-    char *b = exec_malloc(cap), *o = b;
+    char *b = base_malloc(cap), *o = b;
     if (!b)
         return NULL;
     exec_rng r = exec_rng_make(seed ^ 0xbab1ull);
@@ -505,6 +505,6 @@ exec_status model_babi_generate(int nstories, uint64_t seed, int mem, model_babi
     if (!text)
         return exec_fail(EXEC_ERR_NOMEM, "bAbI: cannot generate %d stories", nstories);
     exec_status st = parse_in_place(text, len, "bAbI generator", mem, out); /* the text leaves room past len */
-    exec_free(text);
+    base_free(text);
     return st;
 }

@@ -135,15 +135,15 @@ static void destroy(model *m)
         if (d->act.g != m->g)
             exec_graph_destroy(d->act.g);
         exec_graph_destroy(d->target.g);
-        exec_free(d->games);
-        exec_free(d->hist);
-        exec_free(d->rframes);
-        exec_free(d->raction);
-        exec_free(d->rterm);
-        exec_free(d->rfirst);
-        exec_free(d->rreward);
-        exec_free(d->batch_idx);
-        exec_free(d->scratch);
+        base_free(d->games);
+        base_free(d->hist);
+        base_free(d->rframes);
+        base_free(d->raction);
+        base_free(d->rterm);
+        base_free(d->rfirst);
+        base_free(d->rreward);
+        base_free(d->batch_idx);
+        base_free(d->scratch);
     }
     model_free(m);
 }
@@ -492,9 +492,9 @@ static exec_status create(const model_config *cfg, model **out)
         return s;
     }
     int ngames = cfg->mode == MODEL_INFER ? m->batch : 1;
-    d->games = exec_calloc((size_t)ngames, sizeof *d->games);
-    d->hist = exec_malloc((size_t)ngames * HIST * FRAME);
-    d->scratch = exec_malloc((size_t)ngames * 2 * FRAME);
+    d->games = base_calloc((size_t)ngames, sizeof *d->games);
+    d->hist = base_malloc((size_t)ngames * HIST * FRAME);
+    d->scratch = base_malloc((size_t)ngames * 2 * FRAME);
     if (!d->games || !d->hist || !d->scratch) {
         destroy(m);
         return exec_fail(EXEC_ERR_NOMEM, "deepq: out of memory");
@@ -506,12 +506,12 @@ static exec_status create(const model_config *cfg, model **out)
         return EXEC_OK;
     }
     d->cap = p->replay;
-    d->rframes = exec_malloc((size_t)d->cap * FRAME);
-    d->raction = exec_calloc((size_t)d->cap, 1);
-    d->rterm = exec_calloc((size_t)d->cap, 1);
-    d->rfirst = exec_calloc((size_t)d->cap, 1);
-    d->rreward = exec_calloc((size_t)d->cap, sizeof(float));
-    d->batch_idx = exec_calloc((size_t)B, sizeof(int32_t));
+    d->rframes = base_malloc((size_t)d->cap * FRAME);
+    d->raction = base_calloc((size_t)d->cap, 1);
+    d->rterm = base_calloc((size_t)d->cap, 1);
+    d->rfirst = base_calloc((size_t)d->cap, 1);
+    d->rreward = base_calloc((size_t)d->cap, sizeof(float));
+    d->batch_idx = base_calloc((size_t)B, sizeof(int32_t));
     if (!d->rframes || !d->raction || !d->rterm || !d->rfirst || !d->rreward || !d->batch_idx) {
         destroy(m);
         return exec_fail(EXEC_ERR_NOMEM, "deepq: out of memory for a replay memory of %lld frames", (long long)d->cap);

@@ -21,9 +21,9 @@ exec_status model_frames_create(int classes, int features, uint64_t seed, model_
     *out = NULL;
     if (classes < 2 || features < 1)
         return exec_fail(EXEC_ERR_ARG, "frames: %d classes of %d features", classes, features);
-    model_frames *f = exec_calloc(1, sizeof *f);
-    if (!f || !(f->proto = exec_malloc((size_t)classes * features * sizeof *f->proto))) {
-        exec_free(f);
+    model_frames *f = base_calloc(1, sizeof *f);
+    if (!f || !(f->proto = base_malloc((size_t)classes * features * sizeof *f->proto))) {
+        base_free(f);
         return exec_fail(EXEC_ERR_NOMEM, "frames: out of memory");
     }
     f->classes = classes;
@@ -40,8 +40,8 @@ void model_frames_destroy(model_frames *f)
 {
     if (!f)
         return;
-    exec_free(f->proto);
-    exec_free(f);
+    base_free(f->proto);
+    base_free(f);
 }
 
 int model_frames_nearest(const model_frames *f, const float *frame)

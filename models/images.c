@@ -124,7 +124,7 @@ void model_images_one(model_images *im, int cls, float *x)
 void model_images_fill(model_images *im, int n, float *x, int32_t *labels, int threads)
 {
     int64_t per = (int64_t)im->c * im->h * im->w;
-    img_draw *d = n > 1 ? exec_malloc((size_t)n * sizeof *d) : NULL;
+    img_draw *d = n > 1 ? base_malloc((size_t)n * sizeof *d) : NULL;
     for (int i = 0; i < n; i++) {
         int cls = (int)(splitmix(&im->rng) % (uint64_t)im->classes);
         if (labels)
@@ -140,5 +140,5 @@ void model_images_fill(model_images *im, int n, float *x, int32_t *labels, int t
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (int i = 0; i < n; i++)
         img_render(im, &d[i], x + i * per);
-    exec_free(d);
+    base_free(d);
 }

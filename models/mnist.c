@@ -12,9 +12,9 @@ void model_mnist_destroy(model_mnist_set *s)
 {
     if (!s)
         return;
-    exec_free(s->images);
-    exec_free(s->labels);
-    exec_free(s);
+    base_free(s->images);
+    base_free(s->labels);
+    base_free(s);
 }
 
 /* ---- the generator ------------------------------------------------------ */
@@ -128,16 +128,16 @@ exec_status model_mnist_generate(int n, uint64_t seed, int threads, model_mnist_
     *out = NULL;
     if (n < 1)
         return exec_fail(EXEC_ERR_ARG, "mnist: %d images", n);
-    model_mnist_set *s = exec_calloc(1, sizeof *s);
+    model_mnist_set *s = base_calloc(1, sizeof *s);
     if (!s)
         return exec_fail(EXEC_ERR_NOMEM, "mnist: out of memory");
     s->n = n;
     s->rows = s->cols = 28;
-    s->images = exec_malloc((size_t)n * 784 * sizeof *s->images);
-    s->labels = exec_malloc((size_t)n);
-    digit_draw *g = exec_malloc((size_t)n * sizeof *g);
+    s->images = base_malloc((size_t)n * 784 * sizeof *s->images);
+    s->labels = base_malloc((size_t)n);
+    digit_draw *g = base_malloc((size_t)n * sizeof *g);
     if (!s->images || !s->labels || !g) {
-        exec_free(g);
+        base_free(g);
         model_mnist_destroy(s);
         return exec_fail(EXEC_ERR_NOMEM, "mnist: out of memory");
     }
@@ -151,7 +151,7 @@ exec_status model_mnist_generate(int n, uint64_t seed, int threads, model_mnist_
 #pragma omp parallel for schedule(static) num_threads(threads > 1 ? threads : 1)
     for (int i = 0; i < n; i++)
         digit_render(&g[i], s->images + (size_t)i * 784);
-    exec_free(g);
+    base_free(g);
     *out = s;
     return EXEC_OK;
 }
@@ -210,9 +210,9 @@ exec_status model_mnist_load(const char *images_path, const char *labels_path, m
                 goto done;
             }
     }
-    s = exec_calloc(1, sizeof *s);
-    if (!s || !(s->images = exec_malloc((size_t)n * rows * cols * sizeof *s->images)) ||
-        (labels_path && !(s->labels = exec_malloc(n)))) {
+    s = base_calloc(1, sizeof *s);
+    if (!s || !(s->images = base_malloc((size_t)n * rows * cols * sizeof *s->images)) ||
+        (labels_path && !(s->labels = base_malloc(n)))) {
         st = exec_fail(EXEC_ERR_NOMEM, "mnist: out of memory");
         goto done;
     }
@@ -227,7 +227,7 @@ exec_status model_mnist_load(const char *images_path, const char *labels_path, m
     s = NULL;
 done:
     model_mnist_destroy(s);
-    exec_free(ib);
-    exec_free(lb);
+    base_free(ib);
+    base_free(lb);
     return st;
 }

@@ -50,11 +50,11 @@ int model_batch(const model_def *def, const model_config *cfg)
 exec_status model_alloc(const model_def *def, const model_config *cfg, size_t priv_size, model **out)
 {
     *out = NULL;
-    model *m = exec_calloc(1, sizeof *m);
+    model *m = base_calloc(1, sizeof *m);
     if (!m)
         return exec_fail(EXEC_ERR_NOMEM, "%s: out of memory", def->name);
-    if (priv_size && !(m->priv = exec_calloc(1, priv_size))) {
-        exec_free(m);
+    if (priv_size && !(m->priv = base_calloc(1, priv_size))) {
+        base_free(m);
         return exec_fail(EXEC_ERR_NOMEM, "%s: out of memory", def->name);
     }
     m->def = def;
@@ -64,8 +64,8 @@ exec_status model_alloc(const model_def *def, const model_config *cfg, size_t pr
     if (!s)
         exec_graph_settings_set(m->g, &cfg->settings);
     if (s) {
-        exec_free(m->priv);
-        exec_free(m);
+        base_free(m->priv);
+        base_free(m);
         return s;
     }
     *out = m;
@@ -77,8 +77,8 @@ void model_free(model *m)
     if (!m)
         return;
     exec_graph_destroy(m->g);
-    exec_free(m->priv);
-    exec_free(m);
+    base_free(m->priv);
+    base_free(m);
 }
 
 exec_status model_run_graph(model *m)

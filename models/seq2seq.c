@@ -60,7 +60,7 @@ static void s2s_destroy(model *m)
     s2s_priv *p = m->priv;
     if (p) {
         model_text_destroy(p->data);
-        exec_free(p->pred);
+        base_free(p->pred);
     }
     model_free(m);
 }
@@ -159,12 +159,12 @@ static exec_status s2s_data(const model_config *cfg, const s2s_preset *ps, model
     if (!comma || comma == cfg->data_path || !comma[1])
         return exec_fail(EXEC_ERR_ARG, "seq2seq: --data wants SOURCE,TARGET (two parallel text files), got '%s'",
                          cfg->data_path);
-    char *src = exec_strdup(cfg->data_path);
+    char *src = base_strdup(cfg->data_path);
     if (!src)
         return exec_fail(EXEC_ERR_NOMEM, "seq2seq: out of memory");
     src[comma - cfg->data_path] = '\0';
     exec_status s = model_text_load(src, comma + 1, ps->src_len, ps->tgt_len, ps->src_vocab, ps->tgt_vocab, out);
-    exec_free(src);
+    base_free(src);
     return s;
 }
 
@@ -181,10 +181,10 @@ static exec_status s2s_create(const model_config *cfg, model **out)
     exec_graph *g = m->g;
     const int64_t B = m->batch, Ts = ps->src_len, Tt = ps->tgt_len, E = ps->emb, U = ps->units, L = ps->layers;
     const int64_t Vs = ps->src_vocab, Vt = ps->tgt_vocab;
-    uint32_t *xs = exec_calloc((size_t)(Ts > Tt ? Ts : Tt), sizeof *xs);
-    uint32_t *enc_out = exec_calloc((size_t)Ts, sizeof *enc_out), *dec_out = exec_calloc((size_t)Tt, sizeof *dec_out);
+    uint32_t *xs = base_calloc((size_t)(Ts > Tt ? Ts : Tt), sizeof *xs);
+    uint32_t *enc_out = base_calloc((size_t)Ts, sizeof *enc_out), *dec_out = base_calloc((size_t)Tt, sizeof *dec_out);
     if (cfg->mode == MODEL_INFER)
-        p->pred = exec_calloc((size_t)Tt, sizeof *p->pred);
+        p->pred = base_calloc((size_t)Tt, sizeof *p->pred);
     if (!xs || !enc_out || !dec_out || (cfg->mode == MODEL_INFER && !p->pred)) {
         s = exec_fail(EXEC_ERR_NOMEM, "seq2seq: out of memory");
         goto done;
@@ -284,9 +284,9 @@ static exec_status s2s_create(const model_config *cfg, model **out)
     if (!s && cfg->plan)
         s = exec_graph_plan(g);
 done:
-    exec_free(xs);
-    exec_free(enc_out);
-    exec_free(dec_out);
+    base_free(xs);
+    base_free(enc_out);
+    base_free(dec_out);
     if (s) {
         s2s_destroy(m);
         return s;

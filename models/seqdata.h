@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 /* Reads a whole file (at most max_bytes) into a NUL-terminated buffer the
- * caller frees with exec_free; a clear error if missing, unreadable or too
+ * caller frees with base_free; a clear error if missing, unreadable or too
  * large. (text.c) */
 exec_status model_seq_read_file(const char *path, size_t max_bytes, char **buf, size_t *len);
 
@@ -94,7 +94,7 @@ exec_status model_babi_load(const char *path, int mem, model_babi_set **out);
  * written in the bAbI format and parsed back. */
 exec_status model_babi_generate(int nstories, uint64_t seed, int mem, model_babi_set **out);
 /* The generator's text (for tests and `--data` round trips); caller frees
- * with exec_free. */
+ * with base_free. */
 char *model_babi_generate_text(int nstories, uint64_t seed, size_t *len);
 int model_babi_word(const model_babi_set *s, const char *word); /* id or -1 */
 void model_babi_destroy(model_babi_set *s);

@@ -81,12 +81,12 @@ static exec_status sp_step(model *m, float *loss)
     int32_t *labels = p->labels ? exec_datai(g, p->labels) : NULL;
     int32_t *label_len = p->label_len ? exec_datai(g, p->label_len) : scratch_len;
     int32_t *lab_buf = labels;
-    if (!lab_buf && !(lab_buf = exec_malloc((size_t)m->batch * ps->max_labels * sizeof *lab_buf)))
+    if (!lab_buf && !(lab_buf = base_malloc((size_t)m->batch * ps->max_labels * sizeof *lab_buf)))
         return exec_fail(EXEC_ERR_NOMEM, "speech: out of memory");
     model_frames_fill(p->data, p->step++, ps->frames, m->batch, ps->context, ps->max_labels, x, lab_buf, label_len,
                       exec_datai(g, p->seq_len));
     if (!labels)
-        exec_free(lab_buf);
+        base_free(lab_buf);
     exec_status s = model_run_graph(m);
     if (s)
         return s;
@@ -121,8 +121,8 @@ static exec_status sp_create(const model_config *cfg, model **out)
         return exec_fail(EXEC_ERR_ARG, "speech: no real-format loader (TIMIT is licensed); it runs on its generator");
     }
     const int64_t T = ps->frames, N = m->batch, H = ps->hidden, W = SP_FEATURES * (2 * ps->context + 1);
-    uint32_t *xs = exec_malloc((size_t)T * sizeof *xs), *hf = exec_malloc((size_t)T * sizeof *hf),
-             *hb = exec_malloc((size_t)T * sizeof *hb);
+    uint32_t *xs = base_malloc((size_t)T * sizeof *xs), *hf = base_malloc((size_t)T * sizeof *hf),
+             *hb = base_malloc((size_t)T * sizeof *hb);
     if (!xs || !hf || !hb) {
         s = exec_fail(EXEC_ERR_NOMEM, "speech: out of memory");
         goto done;
@@ -161,9 +161,9 @@ static exec_status sp_create(const model_config *cfg, model **out)
     if (!s && cfg->plan && !(s = model_frames_create(SP_CLASSES - 1, SP_FEATURES, cfg->seed, &p->data)))
         s = exec_graph_plan(g);
 done:
-    exec_free(xs);
-    exec_free(hf);
-    exec_free(hb);
+    base_free(xs);
+    base_free(hf);
+    base_free(hb);
     if (s) {
         sp_destroy(m);
         return s;

@@ -19,7 +19,7 @@ exec_status model_seq_read_file(const char *path, size_t max_bytes, char **buf, 
     if (!f)
         return exec_fail(EXEC_ERR_IO, "%s: %s", path, strerror(errno));
     size_t cap = 1 << 16, n = 0;
-    char *b = exec_malloc(cap + 1);
+    char *b = base_malloc(cap + 1);
     if (!b) {
         fclose(f);
         return exec_fail(EXEC_ERR_NOMEM, "%s: out of memory", path);
@@ -27,14 +27,14 @@ exec_status model_seq_read_file(const char *path, size_t max_bytes, char **buf, 
     for (;;) {
         if (n == cap) {
             if (cap >= max_bytes) {
-                exec_free(b);
+                base_free(b);
                 fclose(f);
                 return exec_fail(EXEC_ERR_IO, "%s: larger than %zu bytes", path, max_bytes);
             }
             size_t nc = cap * 2 > max_bytes ? max_bytes : cap * 2;
-            char *nb = exec_realloc(b, nc + 1);
+            char *nb = base_realloc(b, nc + 1);
             if (!nb) {
-                exec_free(b);
+                base_free(b);
                 fclose(f);
                 return exec_fail(EXEC_ERR_NOMEM, "%s: out of memory", path);
             }
@@ -45,7 +45,7 @@ exec_status model_seq_read_file(const char *path, size_t max_bytes, char **buf, 
         n += r;
         if (r == 0) {
             if (ferror(f)) {
-                exec_free(b);
+                base_free(b);
                 fclose(f);
                 return exec_fail(EXEC_ERR_IO, "%s: read error", path);
             }
@@ -63,14 +63,14 @@ void model_text_destroy(model_text_corpus *c)
 {
     if (!c)
         return;
-    exec_free(c->src);
-    exec_free(c->tgt);
-    exec_free(c);
+    base_free(c->src);
+    base_free(c->tgt);
+    base_free(c);
 }
 
 exec_status model_text_corpus_new(int n, int src_len, int tgt_len, int sv, int tv, model_text_corpus **out)
 {
-    model_text_corpus *c = exec_calloc(1, sizeof *c);
+    model_text_corpus *c = base_calloc(1, sizeof *c);
     if (!c)
         return exec_fail(EXEC_ERR_NOMEM, "text: out of memory");
     c->n = n;
@@ -78,8 +78,8 @@ exec_status model_text_corpus_new(int n, int src_len, int tgt_len, int sv, int t
     c->tgt_len = tgt_len;
     c->src_vocab = sv;
     c->tgt_vocab = tv;
-    c->src = exec_calloc((size_t)n * src_len, sizeof *c->src);
-    c->tgt = exec_calloc((size_t)n * tgt_len, sizeof *c->tgt);
+    c->src = base_calloc((size_t)n * src_len, sizeof *c->src);
+    c->tgt = base_calloc((size_t)n * tgt_len, sizeof *c->tgt);
     if (!c->src || !c->tgt) {
         model_text_destroy(c);
         return exec_fail(EXEC_ERR_NOMEM, "text: out of memory");
@@ -165,9 +165,9 @@ typedef struct vword {
 
 static void side_free(side *s)
 {
-    exec_free(s->buf);
-    exec_free(s->tok);
-    exec_free(s->line_start);
+    base_free(s->buf);
+    base_free(s->tok);
+    base_free(s->line_start);
 }
 
 static int push_line(side *s, size_t first)
@@ -236,17 +236,17 @@ static int cmp_vword_freq(const void *a, const void *b)
 static exec_status build_vocab(const side *s, int vocab, vword **out, size_t *nout)
 {
     *out = NULL;
-    const char **sorted = exec_malloc(s->ntok * sizeof *sorted);
+    const char **sorted = base_malloc(s->ntok * sizeof *sorted);
     if (!sorted)
         return exec_fail(EXEC_ERR_NOMEM, "text: out of memory");
     memcpy(sorted, s->tok, s->ntok * sizeof *sorted);
     qsort(sorted, s->ntok, sizeof *sorted, cmp_str);
-    vword *v = exec_malloc(s->ntok * sizeof *v);
-    vword **byfreq = exec_malloc(s->ntok * sizeof *byfreq);
+    vword *v = base_malloc(s->ntok * sizeof *v);
+    vword **byfreq = base_malloc(s->ntok * sizeof *byfreq);
     if (!v || !byfreq) {
-        exec_free(sorted);
-        exec_free(v);
-        exec_free(byfreq);
+        base_free(sorted);
+        base_free(v);
+        base_free(byfreq);
         return exec_fail(EXEC_ERR_NOMEM, "text: out of memory");
     }
     size_t nv = 0;
@@ -262,8 +262,8 @@ static exec_status build_vocab(const side *s, int vocab, vword **out, size_t *no
     size_t keep = (size_t)(vocab - MODEL_TEXT_FIRST);
     for (size_t i = 0; i < nv && i < keep; i++)
         byfreq[i]->id = MODEL_TEXT_FIRST + (int32_t)i;
-    exec_free(byfreq);
-    exec_free(sorted);
+    base_free(byfreq);
+    base_free(sorted);
     *out = v;
     *nout = nv;
     return EXEC_OK;
@@ -327,8 +327,8 @@ exec_status model_text_load(const char *src_path, const char *tgt_path, int src_
     }
     *out = c;
 done:
-    exec_free(va);
-    exec_free(vb);
+    base_free(va);
+    base_free(vb);
     side_free(&a);
     side_free(&b);
     return st;

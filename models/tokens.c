@@ -154,7 +154,7 @@ exec_status model_tokens_load(const char *path, int src_len, int tgt_len, int vo
     }
     c->n = kept;
 end:
-    exec_free(buf);
+    base_free(buf);
     if (st) {
         model_text_destroy(c);
         return st;

@@ -101,9 +101,9 @@ static void tf_destroy(model *m)
     tf_priv *p = m->priv;
     if (p) {
         model_text_destroy(p->data);
-        exec_free(p->pred);
-        exec_free(p->last_src);
-        exec_free(p->last_out);
+        base_free(p->pred);
+        base_free(p->last_src);
+        base_free(p->last_out);
     }
     model_free(m);
 }
@@ -363,9 +363,9 @@ static exec_status tf_create(const model_config *cfg, model **out)
     const int64_t B = m->batch, T = ps->len, d = ps->d, V = ps->vocab, H = ps->heads, L = ps->layers;
     tf_build t = { .g = g, .ps = ps, .B = B, .dropout = train ? ps->dropout : 0.0f };
     if (!train) {
-        p->pred = exec_calloc((size_t)T, sizeof *p->pred);
-        p->last_src = exec_calloc((size_t)(B * T), sizeof *p->last_src);
-        p->last_out = exec_calloc((size_t)(B * T), sizeof *p->last_out);
+        p->pred = base_calloc((size_t)T, sizeof *p->pred);
+        p->last_src = base_calloc((size_t)(B * T), sizeof *p->last_src);
+        p->last_out = base_calloc((size_t)(B * T), sizeof *p->last_out);
         if (!p->pred || !p->last_src || !p->last_out) {
             s = exec_fail(EXEC_ERR_NOMEM, "transformer: out of memory");
             goto done;

@@ -308,7 +308,7 @@ static int record_replay(const char *trace, char **child_args, int nargs, const 
         .progress = isatty(2),
         .show_output = 1,
     };
-    tracer_record_result *r = exec_calloc(1, sizeof *r);
+    tracer_record_result *r = base_calloc(1, sizeof *r);
     if (!r) {
         tracer_manifest_destroy(m);
         return cli_error("replay", "out of memory");
@@ -334,7 +334,7 @@ static int record_replay(const char *trace, char **child_args, int nargs, const 
         break;
     default: rc = cli_error("replay", "%s: %s", label, err); break;
     }
-    exec_free(r);
+    base_free(r);
     return rc;
 }
 
@@ -470,7 +470,7 @@ int cmd_replay(int argc, char **argv)
                             .skip_last = (uint32_t)skip_last,
                             .max_steps = (uint32_t)steps };
     int rc = 1;
-    replay_report *r = exec_calloc(1, sizeof *r);
+    replay_report *r = base_calloc(1, sizeof *r);
     if (!r) {
         cli_error("replay", "out of memory");
         goto end;
@@ -526,7 +526,7 @@ int cmd_replay(int argc, char **argv)
     rc = 0;
 end:
     tracer_output_abort(dump_out); /* a failed replay publishes no dump */
-    exec_free(r);
+    base_free(r);
     replay_program_destroy(&p);
     return rc;
 }

@@ -86,10 +86,10 @@ static int grow_steps(loader *L)
     if (L->p->nops + 1 <= L->cap_steps)
         return 0;
     uint32_t nc = L->cap_steps ? L->cap_steps * 2 : 1024;
-    uint32_t *ns = exec_realloc(L->op_step, nc * sizeof *ns);
+    uint32_t *ns = base_realloc(L->op_step, nc * sizeof *ns);
     if (ns)
         L->op_step = ns;
-    uint64_t *nb = ns ? exec_realloc(L->op_begin, nc * sizeof *nb) : NULL;
+    uint64_t *nb = ns ? base_realloc(L->op_begin, nc * sizeof *nb) : NULL;
     if (!nb)
         return fail(L, EXEC_ERR_NOMEM, "%s", "replay: out of memory");
     L->op_begin = nb;
@@ -181,7 +181,7 @@ static int cb_step_end(void *user, uint64_t ts, uint32_t step, double loss)
     if (!L->in_step)
         return 0;
     L->in_step = 0;
-    uint64_t *sn = exec_realloc(L->step_ns, (L->nsteps + 1) * sizeof *sn);
+    uint64_t *sn = base_realloc(L->step_ns, (L->nsteps + 1) * sizeof *sn);
     if (!sn)
         return fail(L, EXEC_ERR_NOMEM, "%s", "replay: out of memory");
     L->step_ns = sn;
@@ -245,13 +245,13 @@ static exec_status order_by_begin(loader *L)
         sorted = L->op_begin[k - 1] <= L->op_begin[k];
     if (sorted)
         return EXEC_OK;
-    uint32_t *idx = exec_malloc((n + 1) * sizeof *idx);
-    replay_op *ops = exec_malloc((n + 1) * sizeof *ops);
-    uint32_t *st = exec_malloc((n + 1) * sizeof *st);
+    uint32_t *idx = base_malloc((n + 1) * sizeof *idx);
+    replay_op *ops = base_malloc((n + 1) * sizeof *ops);
+    uint32_t *st = base_malloc((n + 1) * sizeof *st);
     if (!idx || !ops || !st) {
-        exec_free(idx);
-        exec_free(ops);
-        exec_free(st);
+        base_free(idx);
+        base_free(ops);
+        base_free(st);
         return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
     }
     for (uint32_t k = 0; k < n; k++)
@@ -264,9 +264,9 @@ static exec_status order_by_begin(loader *L)
     }
     memcpy(p->ops, ops, n * sizeof *ops);
     memcpy(L->op_step, st, n * sizeof *st);
-    exec_free(idx);
-    exec_free(ops);
-    exec_free(st);
+    base_free(idx);
+    base_free(ops);
+    base_free(st);
     return EXEC_OK;
 }
 
@@ -283,8 +283,8 @@ static void keep_steps(loader *L, const replay_load_opts *o)
         if (st != UINT32_MAX && st >= first && st < last) {
             p->ops[kept++] = p->ops[k];
         } else {
-            exec_free(p->ops[k].in_more);
-            exec_free(p->ops[k].out_more);
+            base_free(p->ops[k].in_more);
+            base_free(p->ops[k].out_more);
             p->skipped++;
         }
     }
@@ -369,10 +369,10 @@ exec_status replay_load(const char *source, const replay_load_opts *o, replay_pr
     }
     keep_steps(&L, o);
 end:
-    exec_free(L.op_step);
-    exec_free(L.op_begin);
-    exec_free(L.step_ns);
-    exec_free(L.dev_which), exec_free(L.dev_step), exec_free(L.dev_ns);
+    base_free(L.op_step);
+    base_free(L.op_begin);
+    base_free(L.step_ns);
+    base_free(L.dev_which), base_free(L.dev_step), base_free(L.dev_ns);
     tracer_trace_close(t);
     return s;
 }

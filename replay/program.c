@@ -20,16 +20,16 @@ exec_status replay_program_init(replay_program *p)
 void replay_program_destroy(replay_program *p)
 {
     for (uint32_t i = 0; i < p->nops; i++) {
-        exec_free(p->ops[i].in_more);
-        exec_free(p->ops[i].out_more);
+        base_free(p->ops[i].in_more);
+        base_free(p->ops[i].out_more);
     }
-    exec_free(p->tensors);
-    exec_free(p->ops);
-    exec_free(p->unknown);
-    exec_free(p->dev);
-    exec_free(p->step_first);
-    exec_free(p->kept_ids);
-    exec_free(p->kept);
+    base_free(p->tensors);
+    base_free(p->ops);
+    base_free(p->unknown);
+    base_free(p->dev);
+    base_free(p->step_first);
+    base_free(p->kept_ids);
+    base_free(p->kept);
     exec_graph_destroy(p->g);
     memset(p, 0, sizeof *p);
 }
@@ -42,8 +42,8 @@ exec_status replay_program_keep_ops(replay_program *p, uint32_t a, uint32_t b)
         b = p->nops;
     for (uint32_t k = 0; k < p->nops; k++)
         if (k < a - 1 || k >= b) {
-            exec_free(p->ops[k].in_more);
-            exec_free(p->ops[k].out_more);
+            base_free(p->ops[k].in_more);
+            base_free(p->ops[k].out_more);
         }
     memmove(p->ops, p->ops + (a - 1), (size_t)(b - a + 1) * sizeof *p->ops);
     p->nops = b - a + 1;
@@ -72,7 +72,7 @@ exec_status replay_program_add_tensor(replay_program *p, const replay_tensor *t)
             return exec_fail(EXEC_ERR_ARG, "tensor %u: dimension %d is %lld", t->id, d, (long long)t->shape[d]);
     if (p->ntensors == p->cap_tensors) {
         uint32_t nc = p->cap_tensors ? p->cap_tensors * 2 : 256;
-        replay_tensor *nt = exec_realloc(p->tensors, nc * sizeof *nt);
+        replay_tensor *nt = base_realloc(p->tensors, nc * sizeof *nt);
         if (!nt)
             return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
         p->tensors = nt;
@@ -93,7 +93,7 @@ static exec_status ops_grow(replay_program *p)
     if (p->nops < p->cap_ops)
         return EXEC_OK;
     uint32_t nc = p->cap_ops ? p->cap_ops * 2 : 1024;
-    replay_op *no = exec_realloc(p->ops, nc * sizeof *no);
+    replay_op *no = base_realloc(p->ops, nc * sizeof *no);
     if (!no)
         return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
     p->ops = no;
@@ -132,10 +132,10 @@ static exec_status op_append(replay_program *p, const char *name, exec_op op, co
     o->rec_ns = rec_ns;
     o->unknown = -1;
     o->node = UINT32_MAX; /* until the graph is built */
-    if (nin > EXEC_MAX_ATTRS && !(o->in_more = exec_malloc((size_t)nin * sizeof *in)))
+    if (nin > EXEC_MAX_ATTRS && !(o->in_more = base_malloc((size_t)nin * sizeof *in)))
         return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
-    if (nout > EXEC_MAX_ATTRS && !(o->out_more = exec_malloc((size_t)nout * sizeof *out))) {
-        exec_free(o->in_more);
+    if (nout > EXEC_MAX_ATTRS && !(o->out_more = base_malloc((size_t)nout * sizeof *out))) {
+        base_free(o->in_more);
         return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
     }
     if (nin)
@@ -173,7 +173,7 @@ exec_status replay_program_add_unknown(replay_program *p, const char *op_name, u
     if (u == p->nunknown) {
         if (p->nunknown >= 4096)
             return exec_fail(EXEC_ERR_ARG, "the trace names more than 4096 op types this version does not know");
-        replay_unknown *nu = exec_realloc(p->unknown, (p->nunknown + 1) * sizeof *nu);
+        replay_unknown *nu = base_realloc(p->unknown, (p->nunknown + 1) * sizeof *nu);
         if (!nu)
             return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
         p->unknown = nu;
@@ -233,14 +233,14 @@ static replay_tensor *find(replay_program *p, uint32_t id);
  * Saturating. */
 static uint64_t live_peak(replay_program *p, uint32_t *at)
 {
-    uint32_t *first = exec_malloc((p->ntensors + 1) * sizeof *first),
-             *last = exec_malloc((p->ntensors + 1) * sizeof *last);
-    int64_t *delta = exec_calloc(p->nops + 1, sizeof *delta);
+    uint32_t *first = base_malloc((p->ntensors + 1) * sizeof *first),
+             *last = base_malloc((p->ntensors + 1) * sizeof *last);
+    int64_t *delta = base_calloc(p->nops + 1, sizeof *delta);
     uint64_t peak = 0;
     int absurd = 0;
     *at = 0;
     if (!first || !last || !delta) {
-        exec_free(first), exec_free(last), exec_free(delta);
+        base_free(first), base_free(last), base_free(delta);
         return UINT64_MAX;
     }
     /* a range ends: its bytes live from its first op to its last */
@@ -282,7 +282,7 @@ static uint64_t live_peak(replay_program *p, uint32_t *at)
         if (live > peak)
             peak = live, *at = k;
     }
-    exec_free(first), exec_free(last), exec_free(delta);
+    base_free(first), base_free(last), base_free(delta);
     return absurd ? UINT64_MAX : peak;
 }
 
@@ -439,7 +439,7 @@ static uint32_t pool_get(exec_graph *g, pool *pl, int out, exec_dtype dt, int nd
     }
     if (pl->n == pl->cap) {
         uint32_t nc = pl->cap ? pl->cap * 2 : 64;
-        pool_entry *ne = exec_realloc(pl->e, nc * sizeof *ne);
+        pool_entry *ne = base_realloc(pl->e, nc * sizeof *ne);
         if (!ne) {
             exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
             return 0;
@@ -612,7 +612,7 @@ static exec_status add_framework(replay_program *p, replay_op *o, pool *pl, repl
 static exec_status keep_state(replay_program *p, uint8_t *filled)
 {
     const uint32_t nt = exec_tensor_count(p->g) + 1;
-    uint8_t *hit = exec_calloc(nt, 1); /* storages written */
+    uint8_t *hit = base_calloc(nt, 1); /* storages written */
     if (!hit)
         return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
     for (uint32_t nd = 0; nd < exec_node_count(p->g); nd++) {
@@ -627,10 +627,10 @@ static exec_status keep_state(replay_program *p, uint8_t *filled)
         filled[id] = filled[id] && hit[t->storage];
         n += filled[id], bytes += filled[id] ? t->bytes : 0;
     }
-    exec_free(hit);
+    base_free(hit);
     if (!n)
         return EXEC_OK;
-    if (!(p->kept_ids = exec_calloc(n, sizeof *p->kept_ids)) || !(p->kept = exec_malloc(bytes)))
+    if (!(p->kept_ids = base_calloc(n, sizeof *p->kept_ids)) || !(p->kept = base_malloc(bytes)))
         return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory for the %zu bytes of state it puts back every pass",
                          bytes);
     size_t at = 0;
@@ -693,7 +693,7 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
     }
     /* the recorded tensors engine ops read or write (with framework ops
      * about, only those: framework ops get tensors of their own) */
-    if (!(needed = exec_calloc(p->ntensors + 1, 1)))
+    if (!(needed = base_calloc(p->ntensors + 1, 1)))
         return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
     for (uint32_t i = 0; i < p->ntensors; i++)
         needed[i] = !has_fw;
@@ -729,7 +729,7 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
         if (o->unknown >= 0)
             continue; /* not replayed (listed in the report) */
         if (o->fw) {
-            if (!plan && !(plan = exec_malloc(sizeof *plan))) {
+            if (!plan && !(plan = base_malloc(sizeof *plan))) {
                 s = exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
                 goto end;
             }
@@ -758,8 +758,8 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
         }
     }
     /* where each recorded step begins (run.c marks steps in a traced replay) */
-    exec_free(p->step_first);
-    p->step_first = exec_calloc(exec_node_count(p->g) + 1, 1);
+    base_free(p->step_first);
+    p->step_first = base_calloc(exec_node_count(p->g) + 1, 1);
     if (!p->step_first) {
         s = exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
         goto end;
@@ -799,8 +799,8 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
 
     /* fill what is read before it is written */
     uint32_t nt = exec_tensor_count(p->g) + 1;
-    written = exec_calloc(nt, 1);
-    filled = exec_calloc(nt, 1);
+    written = base_calloc(nt, 1);
+    filled = base_calloc(nt, 1);
     if (!written || !filled) {
         s = exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
         goto end;
@@ -820,10 +820,10 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
     }
     s = keep_state(p, filled);
 end:
-    exec_free(plan);
-    exec_free(pl.e);
-    exec_free(needed);
-    exec_free(written);
-    exec_free(filled);
+    base_free(plan);
+    base_free(pl.e);
+    base_free(needed);
+    base_free(written);
+    base_free(filled);
     return s;
 }

@@ -126,7 +126,7 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
 {
     memset(r, 0, sizeof *r);
     uint32_t nn = exec_node_count(p->g);
-    uint64_t *ns = exec_calloc(nn + 1, sizeof *ns);
+    uint64_t *ns = base_calloc(nn + 1, sizeof *ns);
     if (!ns)
         return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
     exec_status s = EXEC_OK;
@@ -141,7 +141,7 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
     uint32_t step = 0;
     if (w.traced && !p->step_first) {
         pthread_mutex_destroy(&w.lock);
-        exec_free(ns);
+        base_free(ns);
         return exec_fail(EXEC_ERR_STATE, "replay: the program is not built");
     }
     uint32_t steps = p->nsteps ? p->nsteps : 1;
@@ -286,6 +286,6 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
     r->predicted_step_ns = r->rec_step_ns - r->rec_op_ns + r->rep_op_ns;
 end:
     pthread_mutex_destroy(&w.lock);
-    exec_free(ns);
+    base_free(ns);
     return s;
 }

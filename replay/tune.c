@@ -51,7 +51,7 @@ static void prof_ops(void *ctx, const exec_graph *g, uint32_t n, const uint32_t 
             continue;
         size_t k = (size_t)nd->nin + (size_t)nd->nout;
         if (k > P->idcap) { /* the trace's tensor ids of this node, inputs first */
-            uint32_t *v = exec_realloc(P->idbuf, k * sizeof *v);
+            uint32_t *v = base_realloc(P->idbuf, k * sizeof *v);
             if (!v) {
                 P->nomem = 1;
                 continue;
@@ -97,7 +97,7 @@ static void prof_reset(prof *P, int flow)
 static void prof_free(prof *P)
 {
     tracer_flow_free(&P->recs);
-    exec_free(P->idbuf);
+    base_free(P->idbuf);
     P->idbuf = NULL, P->idcap = 0;
     pthread_mutex_destroy(&P->mu);
 }
@@ -951,9 +951,9 @@ static exec_status tune_rounds(tuner *tu)
     hosts *h = tu->h;
     const double sample_ns = REPLAY_TUNE_SAMPLE_MS * 1e6;
     exec_status s = EXEC_OK;
-    double *samples = r->samples = exec_calloc((size_t)r->n * MAX_ROUNDS, sizeof *samples);
-    void **inst = tu->inst = exec_calloc((size_t)r->n, sizeof *inst);
-    int *active = tu->active = exec_calloc((size_t)r->n, sizeof *active);
+    double *samples = r->samples = base_calloc((size_t)r->n * MAX_ROUNDS, sizeof *samples);
+    void **inst = tu->inst = base_calloc((size_t)r->n, sizeof *inst);
+    int *active = tu->active = base_calloc((size_t)r->n, sizeof *active);
     if (!samples || !inst || !active)
         return exec_fail(EXEC_ERR_NOMEM, "out of memory");
     int rounds_max = tu->fixed ? (o->rounds > 0 ? o->rounds : 5) : TUNE_ROUNDS;
@@ -1042,7 +1042,7 @@ static exec_status tune_rounds(tuner *tu)
      * of the race and a point 1.4x slower won), and one after another
      * point of the same threads where they are shorter than a quarter of
      * a sample. */
-    int *hid = exec_calloc((size_t)r->n * 3 + 1, sizeof *hid), *order = hid ? hid + r->n : NULL,
+    int *hid = base_calloc((size_t)r->n * 3 + 1, sizeof *hid), *order = hid ? hid + r->n : NULL,
         *first = hid ? hid + 2 * r->n : NULL;
     if (!hid)
         return exec_fail(EXEC_ERR_NOMEM, "out of memory");
@@ -1118,7 +1118,7 @@ static exec_status tune_rounds(tuner *tu)
             break;
     }
     r->measure_s = base_now_s() - m0;
-    exec_free(hid);
+    base_free(hid);
     return s;
 }
 
@@ -1201,10 +1201,10 @@ exec_status replay_tune(const replay_tune_target *t, const replay_tune_opts *o, 
         return exec_fail(EXEC_ERR_ARG, "the budget must be positive");
     if (o->npoints < 0 || o->npoints > REPLAY_TUNE_MAX_POINTS || (o->npoints > 0 && (o->sweep || !o->points)))
         return exec_fail(EXEC_ERR_ARG, "up to %d points to compare, and not with a sweep", REPLAY_TUNE_MAX_POINTS);
-    tuner *tu = exec_calloc(1, sizeof *tu);
-    hosts *h = exec_calloc(1, sizeof *h);
+    tuner *tu = base_calloc(1, sizeof *tu);
+    hosts *h = base_calloc(1, sizeof *h);
     if (!tu || !h) {
-        exec_free(tu), exec_free(h);
+        base_free(tu), base_free(h);
         return exec_fail(EXEC_ERR_NOMEM, "out of memory");
     }
     *tu = (tuner){
@@ -1236,12 +1236,12 @@ end:
     if (o->progress)
         fputs("\r\33[K", o->progress);
     hosts_close(t, h);
-    exec_free(h);
-    exec_free(tu->inst);
-    exec_free(tu->active);
+    base_free(h);
+    base_free(tu->inst);
+    base_free(tu->active);
     prof_free(&tu->P);
     r->wall_s = base_now_s() - tu->t0;
-    exec_free(tu);
+    base_free(tu);
     return s;
 }
 
@@ -1259,6 +1259,6 @@ const char *replay_tune_ceilings_text(const replay_tune_result *r, char *buf, si
 
 void replay_tune_result_release(replay_tune_result *r)
 {
-    exec_free(r->samples);
+    base_free(r->samples);
     r->samples = NULL;
 }

@@ -35,7 +35,7 @@ static int stream_spans(const exec_graph *g, double max, span *sp, double *bytes
 exec_status replay_tune_ceilings(const exec_graph *g, double *gflops, double *gbs, double *stream_mb)
 {
     const int n = 256, reps = 5;
-    float *a = exec_malloc((size_t)n * n * 3 * sizeof *a);
+    float *a = base_malloc((size_t)n * n * 3 * sizeof *a);
     if (!a)
         return exec_fail(EXEC_ERR_NOMEM, "out of memory for the ceilings' sgemm");
     for (int64_t i = 0; i < (int64_t)n * n * 3; i++)
@@ -82,7 +82,7 @@ exec_status replay_tune_ceilings(const exec_graph *g, double *gflops, double *gb
             bw = bytes / t / 1e9;
     }
     (void)sink;
-    exec_free(a);
+    base_free(a);
     *gflops = best, *gbs = bw, *stream_mb = ns ? bytes / 0x1p20 : 0;
     return EXEC_OK;
 }

@@ -17,7 +17,7 @@ typedef struct trace_inst {
 
 static exec_status trace_open(void *ctx, const replay_tune_knobs *k, const exec_hooks *hooks, void **out)
 {
-    trace_inst *i = exec_calloc(1, sizeof *i);
+    trace_inst *i = base_calloc(1, sizeof *i);
     if (!i)
         return exec_fail(EXEC_ERR_NOMEM, "out of memory");
     i->p = ctx;
@@ -45,7 +45,7 @@ static exec_status trace_retune(void *inst, const replay_tune_knobs *k, const ex
     return EXEC_OK;
 }
 
-static void trace_close(void *inst) { exec_free(inst); }
+static void trace_close(void *inst) { base_free(inst); }
 
 static const exec_graph *trace_graph(void *inst) { return ((const trace_inst *)inst)->p->g; }
 

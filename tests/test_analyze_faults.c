@@ -135,13 +135,13 @@ static void inject_each(const analyze_analysis *an, analyze_profile *const *p, s
         assert_non_null(want);
         int failures = 0, in_create = 0;
         for (uint64_t at = 1; at < 1000000; at++) {
-            size_t before = exec_alloc_bytes();
+            size_t before = base_alloc_bytes();
             char *got;
             base_errmsg_clear();
-            exec_alloc_fail_after(at, sticky);
+            base_alloc_fail_after(at, sticky);
             analyze_status st = run_once(an, p, n, o, fmts[k], &io, &got);
-            exec_alloc_fail_after(0, 0);
-            assert_int_equal(exec_alloc_bytes(), before); /* nothing left behind */
+            base_alloc_fail_after(0, 0);
+            assert_int_equal(base_alloc_bytes(), before); /* nothing left behind */
             if (st == ANALYZE_OK && io == 0) {            /* the failure met nothing: the same output */
                 int same = strcmp(got, want) == 0;
                 free(got);
@@ -207,24 +207,24 @@ static void test_read(void **state)
     uint64_t last = 0; /* the allocations of one read, counted by the first pass */
     for (int sticky = 1; sticky >= 0; sticky--) {
         for (uint64_t at = 1; sticky ? at < 1000000 : at <= last; at++) {
-            size_t before = exec_alloc_bytes();
+            size_t before = base_alloc_bytes();
             analyze_read_options o = { .skip_first = 1, .dataflow = 1 };
             analyze_profile *p = NULL;
             base_errmsg_clear();
-            exec_alloc_fail_after(at, sticky);
+            base_alloc_fail_after(at, sticky);
             int rc = analyze_read(dir, &o, &p);
-            exec_alloc_fail_after(0, 0);
+            base_alloc_fail_after(0, 0);
             if (rc == 0) {
                 assert_non_null(p);
                 analyze_profile_destroy(p);
-                assert_int_equal(exec_alloc_bytes(), before);
+                assert_int_equal(base_alloc_bytes(), before);
                 if (sticky) {
                     last = at - 1;
                     break; /* past the last allocation */
                 }
                 continue;
             }
-            assert_int_equal(exec_alloc_bytes(), before);
+            assert_int_equal(base_alloc_bytes(), before);
             assert_null(p);
             assert_true(strcmp(base_errmsg(), "no error") != 0 && !strchr(base_errmsg(), '\n'));
             failures++;

@@ -283,7 +283,7 @@ static void test_manifest_roundtrip(void **state)
     assert_int_equal(tracer_manifest_get_u64(p, "model", &v), TRACER_ARCHIVE_EFORMAT);
     assert_int_equal(tracer_manifest_get_u64(p, "nope", &v), TRACER_ARCHIVE_EINVAL);
     assert_null(tracer_manifest_get(p, "nope"));
-    exec_free(text);
+    base_free(text);
     tracer_manifest_destroy(m);
     tracer_manifest_destroy(p);
 }

@@ -1,7 +1,7 @@
 /* test_archive_fault.c -- allocation failure injected at every allocation of
- * the archive library in turn (exec_alloc_fail_after), while writing,
+ * the archive library in turn (base_alloc_fail_after), while writing,
  * opening and reading a MANIFEST: each failure is a clean ENOMEM with a
- * message, gives back every byte it took (exec_alloc_bytes) and leaves no
+ * message, gives back every byte it took (base_alloc_bytes) and leaves no
  * file behind, neither a half-written archive nor a temporary one nor an
  * extraction folder.  Injection stops counting at the first success: every
  * allocation of the operation was then reached and survived. */
@@ -120,7 +120,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    exec_alloc_fail_after(0, 0);
+    base_alloc_fail_after(0, 0);
     tracer_remove_tree(base);
     return 0;
 }
@@ -156,14 +156,14 @@ static uint64_t inject(op_fn op, void (*check)(uint64_t n), void (*undo)(void))
         for (uint64_t n = 1; n < MAX_POINTS; n++) {
             if (!sticky && n >= points)
                 break;
-            size_t before = exec_alloc_bytes();
+            size_t before = base_alloc_bytes();
             base_errmsg_clear();
-            exec_alloc_fail_after(n, sticky);
+            base_alloc_fail_after(n, sticky);
             int st = op(n);
-            exec_alloc_fail_after(0, 0);
+            base_alloc_fail_after(0, 0);
             if (st == TRACER_ARCHIVE_OK) {
                 undo();
-                assert_int_equal(exec_alloc_bytes(), before);
+                assert_int_equal(base_alloc_bytes(), before);
                 if (!sticky)
                     fail_msg("allocation %llu of %llu failed once and the operation succeeded", (unsigned long long)n,
                              (unsigned long long)points);
@@ -171,9 +171,9 @@ static uint64_t inject(op_fn op, void (*check)(uint64_t n), void (*undo)(void))
                 break;
             }
             assert_nomem(st, base_errmsg(), n);
-            if (exec_alloc_bytes() != before)
+            if (base_alloc_bytes() != before)
                 fail_msg("allocation %llu failed: %zu bytes not given back", (unsigned long long)n,
-                         exec_alloc_bytes() - before);
+                         base_alloc_bytes() - before);
             check(n);
         }
     }
@@ -282,7 +282,7 @@ static void test_open_dir(void **state)
     tracer_manifest *m = manifest();
     assert_int_equal(tracer_manifest_serialize(m, &text, &len), TRACER_ARCHIVE_OK);
     write_file(ctf, TRACER_MANIFEST_FILE, text);
-    exec_free(text);
+    base_free(text);
     tracer_manifest_destroy(m);
     snprintf(g_source, sizeof g_source, "%s", ctf);
     uint64_t points = inject(op_open, check_tmp_empty, undo_nothing);
@@ -305,7 +305,7 @@ static int op_manifest(uint64_t n)
         st = tracer_manifest_set_u64(m, "steps", 12);
     if (st == TRACER_ARCHIVE_OK)
         st = tracer_manifest_serialize(m, &text, &len);
-    exec_free(text);
+    base_free(text);
     tracer_manifest_destroy(m);
     return st;
 }
@@ -322,7 +322,7 @@ static void test_manifest(void **state)
     tracer_manifest *m = manifest();
     assert_int_equal(tracer_manifest_serialize(m, &text, &len), TRACER_ARCHIVE_OK);
     write_file(out, "MANIFEST", text);
-    exec_free(text);
+    base_free(text);
     tracer_manifest_destroy(m);
     path(g_source, out, "MANIFEST");
     uint64_t points = inject(op_manifest, check_nothing, undo_none);

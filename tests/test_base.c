@@ -34,7 +34,7 @@ static void test_grow(void **state)
     assert_int_equal(cap, (cap_before + 16) * 3 / 2);
     assert_int_equal(base_grow(&a, &cap, 10 * cap, sizeof *a), 0);
     assert_int_equal(cap, 10 * ((cap_before + 16) * 3 / 2));
-    exec_free(a);
+    base_free(a);
 }
 
 /* A failed allocation or an overflowing size leaves the array as it was. */
@@ -47,16 +47,16 @@ static void test_grow_fails(void **state)
     memcpy(a, "123456789", 10);
     char *before = a;
     size_t cap_before = cap;
-    exec_alloc_fail_after(1, 0);
+    base_alloc_fail_after(1, 0);
     assert_int_equal(base_grow(&a, &cap, cap + 1, 1), -1);
-    exec_alloc_fail_after(0, 0);
+    base_alloc_fail_after(0, 0);
     assert_ptr_equal(a, before);
     assert_int_equal(cap, cap_before);
     assert_string_equal(a, "123456789");
     assert_int_equal(base_grow(&a, &cap, SIZE_MAX / 2, 4), -1);
     assert_ptr_equal(a, before);
     assert_int_equal(cap, cap_before);
-    exec_free(a);
+    base_free(a);
 }
 
 /* FNV-1a's published values, and pieces hashed as one. */

@@ -376,21 +376,21 @@ static void test_no_idle_team(void **state)
 static void test_plan_over_memory_limit(void **state)
 {
     (void)state;
-    size_t before = exec_alloc_bytes();
+    size_t before = base_alloc_bytes();
     mlp m;
     assert_int_equal(mlp_build(&m, 0), EXEC_OK);
     exec_memory_limit_set(1024); /* the MLP's tensors take more than 1 KiB */
-    size_t built = exec_alloc_bytes();
+    size_t built = base_alloc_bytes();
     assert_int_equal(exec_graph_plan(m.g), EXEC_ERR_NOMEM);
     printf("%s\n", exec_errmsg());
     assert_non_null(strstr(exec_errmsg(), "memory limit of 1.0 KiB"));
-    assert_int_equal(exec_alloc_bytes(), built); /* no arena allocated */
+    assert_int_equal(base_alloc_bytes(), built); /* no arena allocated */
     exec_graph_destroy(m.g);
     exec_memory_limit_set(64 << 20); /* room enough: it plans and runs */
     assert_int_equal(mlp_build(&m, 1), EXEC_OK);
     exec_graph_destroy(m.g);
     exec_memory_limit_set(0); /* the cgroup's again */
-    assert_int_equal(exec_alloc_bytes(), before);
+    assert_int_equal(base_alloc_bytes(), before);
 }
 
 /* Every allocation failure becomes an error status: never a crash, never a
@@ -400,17 +400,17 @@ static void test_alloc_failure(void **state)
     (void)state;
     int failures = 0;
     for (uint64_t n = 1; n < 100000; n++) {
-        size_t before = exec_alloc_bytes();
+        size_t before = base_alloc_bytes();
         mlp m;
-        exec_alloc_fail_after(n, 1);
+        base_alloc_fail_after(n, 1);
         exec_status s = mlp_build(&m, 1);
         if (!s) {
             exec_run_opts o = { .inter = (n & 1) ? 2 : 1 };
             s = exec_graph_run(m.g, &o);
         }
-        exec_alloc_fail_after(0, 0);
+        base_alloc_fail_after(0, 0);
         exec_graph_destroy(m.g);
-        assert_int_equal(exec_alloc_bytes(), before);
+        assert_int_equal(base_alloc_bytes(), before);
         if (!s)
             break; /* n is past the last allocation: everything succeeded */
         assert_int_equal(s, EXEC_ERR_NOMEM);

@@ -421,7 +421,7 @@ static void test_babi_loader(void **state)
     assert_int_equal(model_babi_load(tmpfile_write("gen.txt", text, len), 50, &s), EXEC_OK);
     assert_int_equal(s->n, 20);
     model_babi_destroy(s);
-    exec_free(text);
+    base_free(text);
 
     /* malformed files: a clear error naming the file and line */
     static const struct {

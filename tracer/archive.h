@@ -107,8 +107,8 @@ size_t tracer_manifest_count(const tracer_manifest *m);
 const char *tracer_manifest_key_at(const tracer_manifest *m, size_t i);
 const char *tracer_manifest_value_at(const tracer_manifest *m, size_t i);
 
-/* Serialize to a NUL-terminated text from exec_malloc (the caller frees *out
- * with exec_free). */
+/* Serialize to a NUL-terminated text from base_malloc (the caller frees *out
+ * with base_free). */
 tracer_archive_status tracer_manifest_serialize(const tracer_manifest *m, char **out, size_t *out_len);
 /* Parse `len` bytes of text into a new manifest (destroy it when done).
  * `name` (may be NULL) prefixes error messages: "NAME:LINE: ...". */

@@ -49,7 +49,7 @@ char *tracer_archive_path_join(const char *a, const char *b)
 
     while (la > 1 && a[la - 1] == '/')
         la--;
-    p = exec_malloc(la + 1 + lb + 1);
+    p = base_malloc(la + 1 + lb + 1);
     if (!p)
         return NULL;
     memcpy(p, a, la);
@@ -91,7 +91,7 @@ tracer_archive_status tracer_archive_list_dir(int dirfd, const char *shown, char
             st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", shown);
             goto cleanup;
         }
-        names[n] = exec_strdup(de->d_name);
+        names[n] = base_strdup(de->d_name);
         if (!names[n]) {
             st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", shown);
             goto cleanup;
@@ -106,8 +106,8 @@ tracer_archive_status tracer_archive_list_dir(int dirfd, const char *shown, char
     n = 0;
 cleanup:
     for (size_t i = 0; i < n; i++)
-        exec_free(names[i]);
-    exec_free(names);
+        base_free(names[i]);
+    base_free(names);
     if (d)
         closedir(d);
     return st;
@@ -116,6 +116,6 @@ cleanup:
 void tracer_archive_free_names(char **names, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        exec_free(names[i]);
-    exec_free(names);
+        base_free(names[i]);
+    base_free(names);
 }

@@ -20,11 +20,11 @@
 #define tracer_archive_fail(st, ...) ((tracer_archive_status)base_fail_oneline((int)(st), __VA_ARGS__))
 /* The status of a failed system call's errno. */
 tracer_archive_status tracer_archive_errno_status(int e);
-/* "a/b" (a without trailing slashes, unless it is "/"), from exec_malloc;
+/* "a/b" (a without trailing slashes, unless it is "/"), from base_malloc;
  * NULL when out of memory. */
 char *tracer_archive_path_join(const char *a, const char *b);
 /* The sorted names of dirfd's entries except . and .. (each and the array
- * from exec_malloc; tracer_archive_free_names frees them); closes dirfd. */
+ * from base_malloc; tracer_archive_free_names frees them); closes dirfd. */
 tracer_archive_status tracer_archive_list_dir(int dirfd, const char *shown, char ***names_out, size_t *n_out);
 void tracer_archive_free_names(char **names, size_t n);
 /* qsort's comparison of two char * by strcmp. */

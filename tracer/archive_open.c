@@ -73,18 +73,18 @@ void tracer_trace_close(tracer_trace *t)
     if (t->tmpdir) {
         tracer_remove_tree(t->tmpdir);
         tracer_cleanup_forget(t->tmpslot);
-        exec_free(t->tmpdir);
+        base_free(t->tmpdir);
     }
     for (size_t i = 0; i < t->nctf; i++)
-        exec_free(t->ctf[i]);
-    exec_free(t->ctf);
+        base_free(t->ctf[i]);
+    base_free(t->ctf);
     for (size_t i = 0; i < t->nskipped; i++)
-        exec_free(t->skipped[i]);
-    exec_free(t->skipped);
-    exec_free(t->source);
-    exec_free(t->root);
+        base_free(t->skipped[i]);
+    base_free(t->skipped);
+    base_free(t->source);
+    base_free(t->root);
     tracer_manifest_destroy(t->manifest);
-    exec_free(t);
+    base_free(t);
 }
 
 tracer_trace_kind tracer_trace_get_kind(const tracer_trace *t) { return t ? t->kind : TRACER_TRACE_DIR; }
@@ -107,15 +107,15 @@ tracer_archive_status tracer_trace_skip_ctf(tracer_trace *t, size_t i, const cha
     const size_t n = strlen(t->root);
     if (!strncmp(p, t->root, n) && (p[n] == '/' || !p[n]))
         p += p[n] ? n + 1 : n; /* named inside the source: an archive's folder is private */
-    char **v = exec_realloc(t->skipped, (t->nskipped + 1) * sizeof *v);
+    char **v = base_realloc(t->skipped, (t->nskipped + 1) * sizeof *v);
     if (!v)
         return TRACER_ARCHIVE_ENOMEM;
     t->skipped = v;
     const size_t len = strlen(p) + strlen(why) + 8;
-    if (!(v[t->nskipped] = exec_malloc(len)))
+    if (!(v[t->nskipped] = base_malloc(len)))
         return TRACER_ARCHIVE_ENOMEM;
     snprintf(v[t->nskipped++], len, "%s (%s)", *p ? p : ".", why);
-    exec_free(t->ctf[i]);
+    base_free(t->ctf[i]);
     memmove(t->ctf + i, t->ctf + i + 1, (t->nctf - i - 1) * sizeof *t->ctf);
     t->nctf--;
     return TRACER_ARCHIVE_OK;
@@ -134,7 +134,7 @@ static tracer_archive_status trace_add_ctf(tracer_trace *t, const char *path)
 
     if (base_grow(&t->ctf, &t->capctf, t->nctf + 1, sizeof(*t->ctf)))
         return tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path);
-    p = exec_strdup(path);
+    p = base_strdup(path);
     if (!p)
         return tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path);
     t->ctf[t->nctf++] = p;
@@ -173,7 +173,7 @@ static tracer_archive_status find_ctf(tracer_trace *t, const char *path, int dep
             else if (S_ISDIR(sb.st_mode))
                 st = find_ctf(t, sub, depth + 1);
         }
-        exec_free(sub);
+        base_free(sub);
     }
 cleanup:
     tracer_archive_free_names(names, n);
@@ -202,7 +202,7 @@ static void archives_in(const char *path, int depth, archives_found *f)
         char *sub = tracer_archive_path_join(path, names[i]);
         struct stat sb;
         if (!sub || lstat(sub, &sb) != 0) {
-            exec_free(sub);
+            base_free(sub);
             continue;
         }
         if (S_ISREG(sb.st_mode) && strstr(names[i], ".tar")) {
@@ -212,7 +212,7 @@ static void archives_in(const char *path, int depth, archives_found *f)
         } else if (S_ISDIR(sb.st_mode) && depth < 2) {
             archives_in(sub, depth + 1, f);
         }
-        exec_free(sub);
+        base_free(sub);
     }
     tracer_archive_free_names(names, n);
 }
@@ -246,7 +246,7 @@ static tracer_archive_status open_dir(tracer_trace *t)
     size_t rl;
     struct stat sb;
 
-    t->root = exec_strdup(t->source);
+    t->root = base_strdup(t->source);
     if (!t->root) {
         st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", t->source);
         goto cleanup;
@@ -265,7 +265,7 @@ static tracer_archive_status open_dir(tracer_trace *t)
     base = strrchr(t->root, '/');
     base = base ? base + 1 : t->root;
     if (lstat(mf, &sb) != 0 && strcmp(base, TRACER_ARCHIVE_TOPDIR) == 0) {
-        exec_free(mf);
+        base_free(mf);
         mf = tracer_archive_path_join(t->root, "../" TRACER_MANIFEST_FILE);
         if (!mf) {
             st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", t->source);
@@ -275,7 +275,7 @@ static tracer_archive_status open_dir(tracer_trace *t)
     if (lstat(mf, &sb) == 0 && S_ISREG(sb.st_mode))
         st = tracer_manifest_read_file(mf, &t->manifest);
 cleanup:
-    exec_free(mf);
+    base_free(mf);
     return st;
 }
 
@@ -646,7 +646,7 @@ static tracer_archive_status open_archive(tracer_trace *t, const tracer_trace_li
         goto cleanup;
     snprintf(name, sizeof name, EXTRACT_PREFIX "%ld-XXXXXX", (long)getpid());
     t->tmpdir = tracer_archive_path_join(tmpbase, name);
-    x.buf = exec_malloc(COPY_BUF_SIZE);
+    x.buf = base_malloc(COPY_BUF_SIZE);
     if (!t->tmpdir || !x.buf) {
         st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", t->source);
         goto cleanup;
@@ -661,11 +661,11 @@ static tracer_archive_status open_archive(tracer_trace *t, const tracer_trace_li
         st = tracer_archive_fail(mkerr == ENOSPC ? TRACER_ARCHIVE_ENOSPC : TRACER_ARCHIVE_EIO,
                                  "%s: cannot create a temporary directory: %s", t->tmpdir,
                                  mkerr == ENOSPC ? "no space left on device" : strerror(mkerr));
-        exec_free(t->tmpdir);
+        base_free(t->tmpdir);
         t->tmpdir = NULL;
         goto cleanup;
     }
-    t->root = exec_strdup(t->tmpdir);
+    t->root = base_strdup(t->tmpdir);
     if (!t->root) {
         st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", t->source);
         goto cleanup;
@@ -717,7 +717,7 @@ cleanup:
         archive_read_free(x.a);
     if (x.rootfd >= 0)
         close(x.rootfd);
-    exec_free(x.buf);
+    base_free(x.buf);
     return st;
 }
 
@@ -739,16 +739,16 @@ tracer_archive_status tracer_trace_open_ex(const char *path_or_url, const tracer
         st = tracer_archive_fail(TRACER_ARCHIVE_EINVAL, "trace open: no path given");
         goto cleanup;
     }
-    t = exec_calloc(1, sizeof(*t));
+    t = base_calloc(1, sizeof(*t));
     if (t)
         t->tmpslot = -1;
-    if (!t || !(t->source = exec_strdup(path_or_url))) {
+    if (!t || !(t->source = base_strdup(path_or_url))) {
         st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path_or_url);
         goto cleanup;
     }
     if (is_live_url(path_or_url)) {
         t->kind = TRACER_TRACE_LIVE;
-        t->root = exec_strdup(path_or_url);
+        t->root = base_strdup(path_or_url);
         if (!t->root)
             st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path_or_url);
         goto cleanup;

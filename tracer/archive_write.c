@@ -64,7 +64,7 @@ static tracer_archive_status add_file(struct archive *a, int dirfd, const char *
         goto cleanup;
     }
     e = archive_entry_new();
-    buf = exec_malloc(COPY_BUF_SIZE);
+    buf = base_malloc(COPY_BUF_SIZE);
     if (!e || !buf) {
         st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", src);
         goto cleanup;
@@ -100,7 +100,7 @@ static tracer_archive_status add_file(struct archive *a, int dirfd, const char *
         left -= n;
     }
 cleanup:
-    exec_free(buf);
+    base_free(buf);
     archive_entry_free(e);
     if (fd >= 0)
         close(fd);
@@ -177,8 +177,8 @@ static tracer_archive_status add_tree(struct archive *a, int dirfd, const char *
                                      "archived)",
                                      sp);
         }
-        exec_free(sp);
-        exec_free(ap);
+        base_free(sp);
+        base_free(ap);
     }
 cleanup:
     tracer_archive_free_names(names, n);
@@ -245,7 +245,7 @@ cleanup:
     if (a)
         archive_write_free(a);
     archive_entry_free(e);
-    exec_free(text);
+    base_free(text);
     if (dirfd >= 0)
         close(dirfd);
     return st;
@@ -259,7 +259,7 @@ static tracer_archive_status write_tmp(const char *tmpl_base, const char *ctf_di
     tracer_archive_status st = TRACER_ARCHIVE_OK;
     const char *slash = strrchr(tmpl_base, '/');
     size_t dl = slash ? (size_t)(slash - tmpl_base) + 1 : 0;
-    char *tmp = exec_malloc(dl + sizeof(ARCHIVE_TMP_PREFIX) + 32);
+    char *tmp = base_malloc(dl + sizeof(ARCHIVE_TMP_PREFIX) + 32);
     tracer_cleanup_mask mask;
     int fd = -1, slot = -1;
     bool created = false;
@@ -306,7 +306,7 @@ cleanup:
     if (tmp) {
         if (created)
             unlink(tmp);
-        exec_free(tmp);
+        base_free(tmp);
     }
     if (st == TRACER_ARCHIVE_OK)
         *slot_out = slot; /* the caller forgets it once published */
@@ -381,7 +381,7 @@ tracer_archive_status tracer_archive_write(const char *out_path, const char *ctf
 cleanup:
     if (tmp) {
         unlink(tmp); /* no-op if published */
-        exec_free(tmp);
+        base_free(tmp);
     }
     tracer_cleanup_forget(slot);
     return st;
@@ -523,7 +523,7 @@ static tracer_archive_status make_dirs(const char *dir)
 
     if (st != TRACER_ARCHIVE_OK)
         return st;
-    p = exec_strdup(dir);
+    p = base_strdup(dir);
     if (!p)
         return tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", dir);
     for (char *s = p + 1;; s++) {
@@ -544,7 +544,7 @@ static tracer_archive_status make_dirs(const char *dir)
         if (c == '\0')
             break;
     }
-    exec_free(p);
+    base_free(p);
     return st;
 }
 
@@ -571,7 +571,7 @@ tracer_archive_status tracer_archive_write_default(const char *dir, const char *
     st = candidate(dir, stem, 0, path, sizeof(path));
     if (st != TRACER_ARCHIVE_OK)
         goto cleanup;
-    base = exec_strdup(path);
+    base = base_strdup(path);
     if (!base) {
         st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "%s: out of memory", path);
         goto cleanup;
@@ -604,9 +604,9 @@ tracer_archive_status tracer_archive_write_default(const char *dir, const char *
 cleanup:
     if (tmp) {
         unlink(tmp); /* no-op once published */
-        exec_free(tmp);
+        base_free(tmp);
     }
     tracer_cleanup_forget(slot);
-    exec_free(base);
+    base_free(base);
     return st;
 }

@@ -201,7 +201,7 @@ int cmd_info(int argc, char **argv)
         fprintf(stderr, "fathom info: warning: %s: skipped %s\n", path,
                 base_printable(tracer_trace_skipped(t, i), buf, sizeof buf));
     }
-    tracer_stats *s = exec_calloc(1, sizeof *s);
+    tracer_stats *s = base_calloc(1, sizeof *s);
     int rc = 0;
     if (!s)
         rc = cli_error(CMD, "out of memory");
@@ -217,7 +217,7 @@ int cmd_info(int argc, char **argv)
     if (rc == 0 && s && (s->discarded_events || s->discarded_packets))
         fprintf(stderr, "fathom info: warning: %s: %" PRIu64 " events were discarded; this trace is incomplete\n", path,
                 s->discarded_events);
-    exec_free(s);
+    base_free(s);
     tracer_trace_close(t);
     return rc;
 }

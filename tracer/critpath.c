@@ -66,7 +66,7 @@ int tracer_flow_step(tracer_flow *f, tracer_critpath *cp)
     size_t cap = 64;
     while (cap < 2 * f->nids + 64)
         cap *= 2;
-    slot *t = exec_calloc(cap, sizeof *t);
+    slot *t = base_calloc(cap, sizeof *t);
     if (!t)
         return -1;
     qsort(f->recs, f->nrecs, sizeof *f->recs, cmp_begin);
@@ -90,7 +90,7 @@ int tracer_flow_step(tracer_flow *f, tracer_critpath *cp)
             cp->critical_ns = fin, cp->critical_ops = path + 1;
     }
     cp->ops = (uint32_t)f->nrecs;
-    exec_free(t);
+    base_free(t);
     tracer_flow_clear(f);
     return 0;
 }
@@ -99,7 +99,7 @@ void tracer_flow_clear(tracer_flow *f) { f->nrecs = f->nids = 0; }
 
 void tracer_flow_free(tracer_flow *f)
 {
-    exec_free(f->recs);
-    exec_free(f->ids);
+    base_free(f->recs);
+    base_free(f->ids);
     memset(f, 0, sizeof *f);
 }

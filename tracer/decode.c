@@ -148,7 +148,7 @@ struct tracer_decoder {
 
 tracer_decoder *tracer_decoder_create(const tracer_decode_cbs *cbs, void *ctx)
 {
-    tracer_decoder *d = exec_calloc(1, sizeof *d);
+    tracer_decoder *d = base_calloc(1, sizeof *d);
     if (!d)
         return NULL;
     d->cb = *cbs;
@@ -158,11 +158,11 @@ tracer_decoder *tracer_decoder_create(const tracer_decode_cbs *cbs, void *ctx)
 
 static void node_free(tracer_node *n)
 {
-    exec_free((void *)n->op);
-    exec_free((void *)n->cls);
-    exec_free((void *)n->phase);
-    exec_free((void *)n->inputs);
-    exec_free((void *)n->attrs);
+    base_free((void *)n->op);
+    base_free((void *)n->cls);
+    base_free((void *)n->phase);
+    base_free((void *)n->inputs);
+    base_free((void *)n->attrs);
     memset(n, 0, sizeof *n);
 }
 
@@ -171,31 +171,31 @@ void tracer_decoder_destroy(tracer_decoder *d)
     if (!d)
         return;
     for (size_t i = 0; i < d->ev_cap; i++)
-        exec_free(d->ev[i]);
-    exec_free(d->ev);
+        base_free(d->ev[i]);
+    base_free(d->ev);
     for (size_t t = 0; t < d->ntr; t++) {
         dtrace *tr = &d->tr[t];
         for (size_t i = 0; i < tr->nodes_cap; i++)
             if (tr->nodes[i].node.op)
                 node_free(&tr->nodes[i].node);
-        exec_free(tr->nodes);
+        base_free(tr->nodes);
         tracer_opmatch_clear(&tr->pend);
         for (int i = 0; i < tr->nslots; i++) {
-            exec_free(tr->slots[i].io);
-            exec_free(tr->slots[i].attrs);
+            base_free(tr->slots[i].io);
+            base_free(tr->slots[i].attrs);
         }
-        exec_free(tr->slots);
-        exec_free(tr->thr);
-        exec_free(tr->synced);
+        base_free(tr->slots);
+        base_free(tr->thr);
+        base_free(tr->synced);
     }
-    exec_free(d->tr);
-    exec_free(d->nodes);
-    exec_free(d->begins);
-    exec_free(d->ends);
-    exec_free(d->launches);
-    exec_free(d->io);
-    exec_free(d->attrs);
-    exec_free(d);
+    base_free(d->tr);
+    base_free(d->nodes);
+    base_free(d->begins);
+    base_free(d->ends);
+    base_free(d->launches);
+    base_free(d->io);
+    base_free(d->attrs);
+    base_free(d);
 }
 
 static _Thread_local uint64_t cur_ts, cur_vpid, cur_vtid; /* the event being decoded */
@@ -260,7 +260,7 @@ static enum ftype member_ftype(const bt_field_class *fc, int64_t idx)
 
 static evinfo *evinfo_make(const bt_event_class *ec)
 {
-    evinfo *e = exec_calloc(1, sizeof *e);
+    evinfo *e = base_calloc(1, sizeof *e);
     if (!e)
         return NULL;
     e->ec = ec;
@@ -308,7 +308,7 @@ static evinfo *evinfo_get(tracer_decoder *d, const bt_event_class *ec)
                 return d->last = d->ev[h];
     if ((d->ev_len + 1) * 2 > d->ev_cap) {
         size_t cap = d->ev_cap ? d->ev_cap * 2 : 32;
-        evinfo **t = exec_calloc(cap, sizeof *t);
+        evinfo **t = base_calloc(cap, sizeof *t);
         if (!t)
             return NULL;
         for (size_t i = 0; i < d->ev_cap; i++) {
@@ -319,7 +319,7 @@ static evinfo *evinfo_get(tracer_decoder *d, const bt_event_class *ec)
                 h = (h + 1) & (cap - 1);
             t[h] = d->ev[i];
         }
-        exec_free(d->ev);
+        base_free(d->ev);
         d->ev = t;
         d->ev_cap = cap;
     }
@@ -410,7 +410,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     size_t c = *cap ? *cap : 16;
     while (c < need)
         c *= 2;
-    void *q = exec_realloc(*p, c * elem);
+    void *q = base_realloc(*p, c * elem);
     if (!q)
         return -1;
     *p = q;
@@ -426,7 +426,7 @@ static dtrace *trace_of(tracer_decoder *d, const bt_trace *trace)
     for (size_t i = 0; i < d->ntr; i++)
         if (d->tr[i].trace == trace)
             return d->last_tr = &d->tr[i];
-    dtrace *v = exec_realloc(d->tr, (d->ntr + 1) * sizeof *v);
+    dtrace *v = base_realloc(d->tr, (d->ntr + 1) * sizeof *v);
     if (!v)
         return NULL;
     d->tr = v;
@@ -497,7 +497,7 @@ static dnode *node_insert(dtrace *t, uint64_t vpid, uint32_t graph, uint32_t nod
 {
     if ((t->nodes_len + 1) * 2 > t->nodes_cap) {
         size_t cap = t->nodes_cap ? t->nodes_cap * 2 : 256;
-        dnode *v = exec_calloc(cap, sizeof *v);
+        dnode *v = base_calloc(cap, sizeof *v);
         if (!v)
             return NULL;
         for (size_t i = 0; i < t->nodes_cap; i++) {
@@ -508,7 +508,7 @@ static dnode *node_insert(dtrace *t, uint64_t vpid, uint32_t graph, uint32_t nod
                 h = (h + 1) & (cap - 1);
             v[h] = t->nodes[i];
         }
-        exec_free(t->nodes);
+        base_free(t->nodes);
         t->nodes = v;
         t->nodes_cap = cap;
     }
@@ -523,7 +523,7 @@ static dnode *node_insert(dtrace *t, uint64_t vpid, uint32_t graph, uint32_t nod
 static char *dup_label(const char *s)
 {
     size_t n = strlen(s) + 1;
-    char *c = exec_malloc(n);
+    char *c = base_malloc(n);
     if (c)
         memcpy(c, s, n);
     return c;
@@ -623,19 +623,19 @@ static int on_node_def(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo 
     }
     tracer_node *c = &old->node;
     *c = n;
-    uint32_t *io = exec_malloc((n.nin + n.nout + 1) * sizeof *io);
-    int64_t *at = exec_malloc((n.nattrs + 1) * sizeof *at);
+    uint32_t *io = base_malloc((n.nin + n.nout + 1) * sizeof *io);
+    int64_t *at = base_malloc((n.nattrs + 1) * sizeof *at);
     c->op = dup_label(n.op);
     c->cls = n.cls ? dup_label(n.cls) : NULL;
     c->phase = n.phase ? dup_label(n.phase) : NULL;
     c->inputs = io;
     c->attrs = at;
     if (!io || !at || !c->op || (n.cls && !c->cls) || (n.phase && !c->phase)) {
-        exec_free(io);
-        exec_free(at);
-        exec_free((void *)c->op);
-        exec_free((void *)c->cls);
-        exec_free((void *)c->phase);
+        base_free(io);
+        base_free(at);
+        base_free((void *)c->op);
+        base_free((void *)c->cls);
+        base_free((void *)c->phase);
         memset(c, 0, sizeof *c);
         t->nodes_len--; /* an empty slot again (op == NULL); probe chains stay valid: never removed */
         return oom(d);
@@ -685,7 +685,7 @@ static uint64_t *thread_last(dtrace *t, uint64_t vpid, uint64_t vtid)
         return NULL;
     if (t->nthr == t->cap_thr) {
         size_t cap = t->cap_thr ? 2 * t->cap_thr : 16;
-        struct dthread *v = exec_realloc(t->thr, cap * sizeof *v);
+        struct dthread *v = base_realloc(t->thr, cap * sizeof *v);
         if (!v)
             return NULL;
         t->thr = v, t->cap_thr = cap;
@@ -721,15 +721,15 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
     if (grow((void **)&d->nodes, &d->scratch_cap, (size_t)nn + 1, sizeof *d->nodes))
         return oom(d);
     size_t cap = d->scratch_cap;
-    uint64_t *b = exec_realloc(d->begins, cap * sizeof *b);
+    uint64_t *b = base_realloc(d->begins, cap * sizeof *b);
     if (!b)
         return oom(d);
     d->begins = b;
-    uint64_t *en = exec_realloc(d->ends, cap * sizeof *en);
+    uint64_t *en = base_realloc(d->ends, cap * sizeof *en);
     if (!en)
         return oom(d);
     d->ends = en;
-    uint64_t *la = exec_realloc(d->launches, cap * sizeof *la);
+    uint64_t *la = base_realloc(d->launches, cap * sizeof *la);
     if (!la)
         return oom(d);
     d->launches = la;
@@ -781,7 +781,7 @@ static int slot_take(dtrace *t)
     }
     if (t->nslots == t->cap_slots) { /* geometric: as many slots as ops in flight */
         int cap = t->cap_slots ? t->cap_slots * 2 : 64;
-        s1slot *v = exec_realloc(t->slots, (size_t)cap * sizeof *v);
+        s1slot *v = base_realloc(t->slots, (size_t)cap * sizeof *v);
         if (!v)
             return -1;
         t->slots = v;

@@ -78,7 +78,7 @@ static gtotals *totals_of(uint32_t graph, uint32_t node)
 {
     if (graph >= rs.ng) {
         uint32_t ng = graph + 8;
-        gtotals *v = exec_realloc(rs.g, ng * sizeof *v);
+        gtotals *v = base_realloc(rs.g, ng * sizeof *v);
         if (!v)
             return NULL;
         memset(v + rs.ng, 0, (ng - rs.ng) * sizeof *v);
@@ -87,13 +87,13 @@ static gtotals *totals_of(uint32_t graph, uint32_t node)
     gtotals *t = &rs.g[graph];
     if (node >= t->cap) {
         uint32_t cap = node + 1 > 2 * t->cap ? node + 1 : 2 * t->cap;
-        uint32_t *nodes = exec_realloc(t->nodes, cap * sizeof *nodes);
+        uint32_t *nodes = base_realloc(t->nodes, cap * sizeof *nodes);
         if (nodes)
             t->nodes = nodes;
         uint64_t **arr[] = { &t->count, &t->ns, &t->min_ns, &t->max_ns };
         int ok = nodes != NULL;
         for (size_t i = 0; ok && i < 4; i++) {
-            uint64_t *a = exec_realloc(*arr[i], cap * sizeof *a);
+            uint64_t *a = base_realloc(*arr[i], cap * sizeof *a);
             if (!a) {
                 ok = 0;
                 break;
@@ -161,11 +161,11 @@ static void run_keep(const struct fathom_tp_run *r)
     const char **dst[] = { &rs.run.model, &rs.run.preset, &rs.run.version, &rs.run.blas, &rs.run.cpu };
     const char *src[] = { r->model, r->preset, r->version, r->blas, r->cpu };
     for (size_t i = 0; i < 5; i++)
-        exec_free((void *)*dst[i]);
+        base_free((void *)*dst[i]);
     struct fathom_tp_run k = *r;
     const char **kd[] = { &k.model, &k.preset, &k.version, &k.blas, &k.cpu };
     for (size_t i = 0; i < 5; i++)
-        if (!(*kd[i] = exec_strdup(src[i])))
+        if (!(*kd[i] = base_strdup(src[i])))
             *kd[i] = NULL;
     rs.run = k;
     rs.have_run = 1;
@@ -173,7 +173,7 @@ static void run_keep(const struct fathom_tp_run *r)
         if (!*kd[i]) { /* out of memory: no statedump rather than a wrong one */
             rs.have_run = 0;
             for (size_t j = 0; j < 5; j++)
-                exec_free((void *)*kd[j]);
+                base_free((void *)*kd[j]);
             memset(&rs.run, 0, sizeof rs.run);
             break;
         }
@@ -304,8 +304,8 @@ static void h_graph_described(void *ctx, const exec_graph *g)
                 t->nodes[n] = k;
                 n++;
             }
-        uint64_t *v[4] = { exec_malloc(n * sizeof(uint64_t) + 1), exec_malloc(n * sizeof(uint64_t) + 1),
-                           exec_malloc(n * sizeof(uint64_t) + 1), exec_malloc(n * sizeof(uint64_t) + 1) };
+        uint64_t *v[4] = { base_malloc(n * sizeof(uint64_t) + 1), base_malloc(n * sizeof(uint64_t) + 1),
+                           base_malloc(n * sizeof(uint64_t) + 1), base_malloc(n * sizeof(uint64_t) + 1) };
         if (v[0] && v[1] && v[2] && v[3]) {
             for (uint32_t i = 0; i < n; i++) {
                 uint32_t k = t->nodes[i];
@@ -317,7 +317,7 @@ static void h_graph_described(void *ctx, const exec_graph *g)
             lttng_ust_tracepoint(fathom, graph_totals, &e);
         }
         for (int i = 0; i < 4; i++)
-            exec_free(v[i]);
+            base_free(v[i]);
     } else {
         struct fathom_tp_totals e = { .graph = graph };
         uint64_t none = 0;

@@ -148,7 +148,7 @@ static void w_raw(wbuf *w, const void *p, size_t n)
         size_t cap = w->cap ? w->cap : 65536;
         while (cap < w->len + n)
             cap *= 2;
-        unsigned char *b = exec_realloc(w->b, cap);
+        unsigned char *b = base_realloc(w->b, cap);
         if (!b) {
             w->broken = 1;
             return;
@@ -239,11 +239,11 @@ static int64_t node_id(wbuf *w, const void *p, int insert)
         return -1;
     if ((w->klen + 1) * 2 > w->kcap) {
         size_t cap = w->kcap ? w->kcap * 2 : 1024;
-        const void **k = exec_calloc(cap, sizeof *k);
-        uint32_t *v = exec_calloc(cap, sizeof *v);
+        const void **k = base_calloc(cap, sizeof *k);
+        uint32_t *v = base_calloc(cap, sizeof *v);
         if (!k || !v) {
-            exec_free(k);
-            exec_free(v);
+            base_free(k);
+            base_free(v);
             return -1;
         }
         for (size_t i = 0; i < w->kcap; i++) {
@@ -254,8 +254,8 @@ static int64_t node_id(wbuf *w, const void *p, int insert)
                 h = (h + 1) & (cap - 1);
             k[h] = w->keys[i], v[h] = w->ids[i];
         }
-        exec_free(w->keys);
-        exec_free(w->ids);
+        base_free(w->keys);
+        base_free(w->ids);
         w->keys = k, w->ids = v, w->kcap = cap;
     }
     size_t h = key_hash(p, w->kcap);
@@ -417,7 +417,7 @@ static int64_t intern_node(wbuf *w, const tracer_node *n)
         return -1;
     if ((w->ilen + 1) * 2 > w->icap) {
         size_t cap = w->icap ? w->icap * 2 : 256;
-        struct ikey *v = exec_calloc(cap, sizeof *v);
+        struct ikey *v = base_calloc(cap, sizeof *v);
         if (!v)
             return -1;
         for (size_t i = 0; i < w->icap; i++)
@@ -427,7 +427,7 @@ static int64_t intern_node(wbuf *w, const tracer_node *n)
                     h = (h + 1) & (cap - 1);
                 v[h] = w->ikeys[i];
             }
-        exec_free(w->ikeys);
+        base_free(w->ikeys);
         w->ikeys = v, w->icap = cap;
     }
     size_t h = ikey_hash(&k) & (w->icap - 1);
@@ -702,7 +702,7 @@ static int keep_str(const char *s, char **buf, size_t *cap, const char **out)
     }
     size_t n = strlen(s) + 1;
     if (n > *cap) {
-        char *b = exec_realloc(*buf, n);
+        char *b = base_realloc(*buf, n);
         if (!b)
             return -1;
         *buf = b, *cap = n;
@@ -737,11 +737,11 @@ typedef struct parent {
 
 static void pnode_free(pnode *pn)
 {
-    exec_free(pn->op);
-    exec_free(pn->cls);
-    exec_free(pn->phase);
-    exec_free(pn->io);
-    exec_free(pn->attrs);
+    base_free(pn->op);
+    base_free(pn->cls);
+    base_free(pn->phase);
+    base_free(pn->io);
+    base_free(pn->attrs);
 }
 
 static int r_node(rd *r, pnode *pn)
@@ -764,10 +764,10 @@ static int r_node(rd *r, pnode *pn)
     if (r->bad || (uint64_t)n->nin + n->nout > (uint64_t)(r->end - r->p) / 4 ||
         n->nattrs > (uint64_t)(r->end - r->p) / 8)
         return r->bad = 1, -1;
-    uint32_t *io = exec_realloc(pn->io, (n->nin + n->nout + 1) * sizeof *io);
+    uint32_t *io = base_realloc(pn->io, (n->nin + n->nout + 1) * sizeof *io);
     if (io)
         pn->io = io;
-    int64_t *at = io ? exec_realloc(pn->attrs, (n->nattrs + 1) * sizeof *at) : NULL;
+    int64_t *at = io ? base_realloc(pn->attrs, (n->nattrs + 1) * sizeof *at) : NULL;
     if (!at)
         return -1;
     pn->attrs = at;
@@ -802,7 +802,7 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         return P->user ? 0 : -1;
     case W_EVENT_NAME: {
         const char *n = r_str(r);
-        if (P->nnames < 256 && !(P->names[P->nnames++] = exec_strdup(n ? n : "(unnamed)")))
+        if (P->nnames < 256 && !(P->names[P->nnames++] = base_strdup(n ? n : "(unnamed)")))
             return -1;
         return 0;
     }
@@ -885,11 +885,11 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         if (r->bad || id > P->nnodes)
             return -2;
         if (id == P->nnodes) {
-            pnode **v = exec_realloc(P->nodes, (P->nnodes + 1) * sizeof *v);
+            pnode **v = base_realloc(P->nodes, (P->nnodes + 1) * sizeof *v);
             if (!v)
                 return -1;
             P->nodes = v;
-            if (!(v[P->nnodes] = exec_calloc(1, sizeof **v)))
+            if (!(v[P->nnodes] = base_calloc(1, sizeof **v)))
                 return -1;
             P->nnodes++;
         }
@@ -994,7 +994,7 @@ static int drain(chan *c)
             return c->pr = -2, fail(j->err, sizeof j->err, "%s: the CTF decoder sent garbage", j->source);
         if (c->len - off - 4 < flen) {
             if ((size_t)flen + 4 > c->cap) {
-                unsigned char *b = exec_realloc(c->buf, (size_t)flen + 4 + c->cap);
+                unsigned char *b = base_realloc(c->buf, (size_t)flen + 4 + c->cap);
                 if (!b)
                     return c->pr = -1, fail(j->err, sizeof j->err, "%s: out of memory", j->source);
                 c->buf = b, c->cap = (size_t)flen + 4 + c->cap;
@@ -1019,7 +1019,7 @@ static void take_in(chan *c)
 {
     tracer_decode_job *j = c->job;
     if (c->len == c->cap) {
-        unsigned char *b = exec_realloc(c->buf, c->cap * 2);
+        unsigned char *b = base_realloc(c->buf, c->cap * 2);
         if (!b) {
             c->pr = -1, fail(j->err, sizeof j->err, "%s: out of memory", j->source);
             c->open = 0;
@@ -1044,7 +1044,7 @@ static void take_in(chan *c)
  * calling the ticks of the ones that ask. */
 static void pump(chan *cs, size_t n)
 {
-    struct pollfd *pf = exec_calloc(n ? n : 1, sizeof *pf);
+    struct pollfd *pf = base_calloc(n ? n : 1, sizeof *pf);
     if (!pf) {
         for (size_t i = 0; i < n; i++)
             if (cs[i].open)
@@ -1098,7 +1098,7 @@ static void pump(chan *cs, size_t n)
             }
         }
     }
-    exec_free(pf);
+    base_free(pf);
 }
 
 /* In the calling process (FATHOM_DECODE_INPROCESS=1). */
@@ -1201,7 +1201,7 @@ static int start(chan *c)
     c->pid = pid;
     c->open = 1;
     c->cap = 1 << 17;
-    if (!(c->buf = exec_malloc(c->cap))) {
+    if (!(c->buf = base_malloc(c->cap))) {
         c->open = 0;
         c->pr = -1;
         return fail(j->err, sizeof j->err, "%s: out of memory", j->source);
@@ -1277,14 +1277,14 @@ static void chan_free(chan *c)
 {
     parent *P = &c->P;
     for (int i = 0; i < P->nnames; i++)
-        exec_free(P->names[i]);
+        base_free(P->names[i]);
     for (uint32_t i = 0; i < P->nnodes; i++) {
         pnode_free(P->nodes[i]);
-        exec_free(P->nodes[i]);
+        base_free(P->nodes[i]);
     }
-    exec_free(P->nodes);
+    base_free(P->nodes);
     pnode_free(&P->scratch);
-    exec_free(c->buf);
+    base_free(c->buf);
     if (c->fd >= 0)
         close(c->fd);
 }
@@ -1317,7 +1317,7 @@ tracer_status tracer_decode_jobs_isolated(tracer_decode_job *jobs, size_t n)
         }
         return jobs_verdict(jobs, n);
     }
-    chan *cs = exec_calloc(n ? n : 1, sizeof *cs);
+    chan *cs = base_calloc(n ? n : 1, sizeof *cs);
     if (!cs) {
         for (size_t i = 0; i < n; i++) {
             fail(jobs[i].err, sizeof jobs[i].err, "%s: out of memory", jobs[i].source);
@@ -1344,7 +1344,7 @@ tracer_status tracer_decode_jobs_isolated(tracer_decode_job *jobs, size_t n)
         jobs[i].status = c->pid > 0 ? finish_chan(c, st) : TRACER_ERR_SYSTEM;
         chan_free(c);
     }
-    exec_free(cs);
+    base_free(cs);
     return jobs_verdict(jobs, n);
 }
 

@@ -26,19 +26,19 @@ struct tracer_manifest {
     char **vals;
 };
 
-tracer_manifest *tracer_manifest_create(void) { return exec_calloc(1, sizeof(tracer_manifest)); }
+tracer_manifest *tracer_manifest_create(void) { return base_calloc(1, sizeof(tracer_manifest)); }
 
 void tracer_manifest_destroy(tracer_manifest *m)
 {
     if (!m)
         return;
     for (size_t i = 0; i < m->n; i++) {
-        exec_free(m->keys[i]);
-        exec_free(m->vals[i]);
+        base_free(m->keys[i]);
+        base_free(m->vals[i]);
     }
-    exec_free(m->keys);
-    exec_free(m->vals);
-    exec_free(m);
+    base_free(m->keys);
+    base_free(m->vals);
+    base_free(m);
 }
 
 static bool key_valid(const char *key, size_t len)
@@ -85,7 +85,7 @@ static tracer_archive_status manifest_put(tracer_manifest *m, const char *key, c
                                  TRACER_MANIFEST_VALUE_MAX);
         goto cleanup;
     }
-    v = exec_strdup(value);
+    v = base_strdup(value);
     if (!v) {
         st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "manifest: out of memory");
         goto cleanup;
@@ -96,21 +96,21 @@ static tracer_archive_status manifest_put(tracer_manifest *m, const char *key, c
             st = tracer_archive_fail(TRACER_ARCHIVE_EEXIST, "manifest: duplicate key '%s'", key);
             goto cleanup;
         }
-        exec_free(m->vals[idx]);
+        base_free(m->vals[idx]);
         m->vals[idx] = v;
         v = NULL;
         goto cleanup;
     }
     if (m->n == m->cap) {
         size_t ncap = m->cap ? m->cap * 2 : 16;
-        char **nk = exec_realloc(m->keys, ncap * sizeof(*nk));
+        char **nk = base_realloc(m->keys, ncap * sizeof(*nk));
 
         if (!nk) {
             st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "manifest: out of memory");
             goto cleanup;
         }
         m->keys = nk;
-        char **nv = exec_realloc(m->vals, ncap * sizeof(*nv));
+        char **nv = base_realloc(m->vals, ncap * sizeof(*nv));
         if (!nv) {
             st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "manifest: out of memory");
             goto cleanup;
@@ -118,7 +118,7 @@ static tracer_archive_status manifest_put(tracer_manifest *m, const char *key, c
         m->vals = nv;
         m->cap = ncap;
     }
-    k = exec_strdup(key);
+    k = base_strdup(key);
     if (!k) {
         st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "manifest: out of memory");
         goto cleanup;
@@ -129,8 +129,8 @@ static tracer_archive_status manifest_put(tracer_manifest *m, const char *key, c
     k = NULL;
     v = NULL;
 cleanup:
-    exec_free(k);
-    exec_free(v);
+    base_free(k);
+    base_free(v);
     return st;
 }
 
@@ -373,7 +373,7 @@ tracer_archive_status tracer_manifest_serialize(const tracer_manifest *m, char *
     /* Worst case: every value byte becomes \xHH (4 bytes). */
     for (size_t i = 0; i < m->n; i++)
         cap += strlen(m->keys[i]) + 1 + 4 * strlen(m->vals[i]) + 1;
-    buf = exec_malloc(cap);
+    buf = base_malloc(cap);
     if (!buf) {
         st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "manifest: out of memory");
         goto cleanup;
@@ -420,7 +420,7 @@ tracer_archive_status tracer_manifest_serialize(const tracer_manifest *m, char *
         *out_len = len;
     buf = NULL;
 cleanup:
-    exec_free(buf);
+    base_free(buf);
     return st;
 }
 
@@ -458,7 +458,7 @@ tracer_archive_status tracer_manifest_parse(const char *text, size_t len, const 
         goto cleanup;
     }
     m = tracer_manifest_create();
-    val = exec_malloc(len + 1);
+    val = base_malloc(len + 1);
     if (!m || !val) {
         st = tracer_archive_fail(TRACER_ARCHIVE_ENOMEM, "manifest: out of memory");
         goto cleanup;
@@ -560,7 +560,7 @@ tracer_archive_status tracer_manifest_parse(const char *text, size_t len, const 
     *out = m;
     m = NULL;
 cleanup:
-    exec_free(val);
+    base_free(val);
     tracer_manifest_destroy(m);
     return st;
 }
@@ -569,7 +569,7 @@ cleanup:
 tracer_archive_status tracer_manifest_read_fd(int fd, const char *name, tracer_manifest **out)
 {
     tracer_archive_status st = TRACER_ARCHIVE_OK;
-    char *buf = exec_malloc(MANIFEST_MAX_BYTES + 1);
+    char *buf = base_malloc(MANIFEST_MAX_BYTES + 1);
     size_t len = 0;
 
     if (!buf) {
@@ -595,7 +595,7 @@ tracer_archive_status tracer_manifest_read_fd(int fd, const char *name, tracer_m
     }
     st = tracer_manifest_parse(buf, len, name, out);
 cleanup:
-    exec_free(buf);
+    base_free(buf);
     return st;
 }
 

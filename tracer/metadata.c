@@ -46,7 +46,7 @@ static long read_metadata(const char *dir, char **out)
         close(fd);
         return -1;
     }
-    char *b = exec_malloc((size_t)st.st_size + 1);
+    char *b = base_malloc((size_t)st.st_size + 1);
     long n = 0;
     while (b && n < (long)st.st_size) {
         ssize_t r = read(fd, b + n, (size_t)st.st_size - (size_t)n);
@@ -295,7 +295,7 @@ int tracer_ctf_meta_scan(const char *dir, tracer_ctf_meta *m)
     } else if (m->kind != TRACER_CTF_FATHOM) {
         m->kind = m->fathom_events ? TRACER_CTF_NEWSCHEMA : TRACER_CTF_FOREIGN;
     }
-    exec_free(b);
+    base_free(b);
     return rc;
 }
 

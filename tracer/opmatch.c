@@ -44,13 +44,13 @@ static tracer_opmatch_slot *free_slot(tracer_opmatch_slot *slots, size_t cap, ui
 static int grow(tracer_opmatch *m)
 {
     size_t cap = m->cap ? m->cap * 2 : 64;
-    tracer_opmatch_slot *t = exec_calloc(cap, sizeof *t);
+    tracer_opmatch_slot *t = base_calloc(cap, sizeof *t);
     if (!t)
         return -1;
     for (size_t i = 0; i < m->cap; i++)
         if (m->slots[i].used)
             *free_slot(t, cap, m->slots[i].e.vtid, m->slots[i].e.seq) = m->slots[i];
-    exec_free(m->slots);
+    base_free(m->slots);
     m->slots = t;
     m->cap = cap;
     return 0;
@@ -103,7 +103,7 @@ int tracer_opmatch_end(tracer_opmatch *m, uint64_t vtid, uint64_t seq, tracer_op
 
 void tracer_opmatch_clear(tracer_opmatch *m)
 {
-    exec_free(m->slots);
+    base_free(m->slots);
     m->slots = NULL;
     m->cap = m->len = 0;
 }

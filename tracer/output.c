@@ -270,7 +270,7 @@ static bool is_url(const char *s) { return strstr(s, "://") != NULL; }
  * ancestor does.  1 when found, 0 when none resolves, -1 out of memory. */
 static int parent_real(const char *path, char *real)
 {
-    char *copy = exec_strdup(path), *slash;
+    char *copy = base_strdup(path), *slash;
     int found = 0;
 
     if (!copy)
@@ -291,7 +291,7 @@ static int parent_real(const char *path, char *real)
             break;
         }
     }
-    exec_free(copy);
+    base_free(copy);
     return found;
 }
 
@@ -425,13 +425,13 @@ tracer_output_status tracer_output_open(const char *path, const char *const *inp
     st = tracer_output_check(path, inputs, ninputs, what);
     if (st != TRACER_OUTPUT_OK)
         return st;
-    o = exec_calloc(1, sizeof *o);
+    o = base_calloc(1, sizeof *o);
     slash = strrchr(path, '/');
     dl = slash ? (size_t)(slash - path) + 1 : 0;
     if (o) {
         o->slot = -1;
-        o->path = exec_strdup(path);
-        o->tmp = exec_malloc(dl + sizeof(TMP_PREFIX) + 32);
+        o->path = base_strdup(path);
+        o->tmp = base_malloc(dl + sizeof(TMP_PREFIX) + 32);
     }
     if (!o || !o->path || !o->tmp) {
         st = output_fail(TRACER_OUTPUT_ENOMEM, "%s%s%s: out of memory", what, *what ? " " : "", path);
@@ -440,7 +440,7 @@ tracer_output_status tracer_output_open(const char *path, const char *const *inp
     /* leftovers of outputs whose writer was SIGKILLed */
     if (dl) {
         size_t n = dl > 1 ? dl - 1 : 1;
-        char *dir = exec_malloc(n + 1);
+        char *dir = base_malloc(n + 1);
 
         if (!dir) {
             st = output_fail(TRACER_OUTPUT_ENOMEM, "%s%s%s: out of memory", what, *what ? " " : "", path);
@@ -449,7 +449,7 @@ tracer_output_status tracer_output_open(const char *path, const char *const *inp
         memcpy(dir, path, n);
         dir[n] = '\0';
         tracer_cleanup_stale(dir, TMP_PREFIX);
-        exec_free(dir);
+        base_free(dir);
     } else {
         tracer_cleanup_stale(".", TMP_PREFIX);
     }
@@ -462,7 +462,7 @@ tracer_output_status tracer_output_open(const char *path, const char *const *inp
     tracer_cleanup_unblock(&mask);
     if (fd < 0) {
         st = errno_fail(what, path, "cannot write", errno);
-        exec_free(o->tmp);
+        base_free(o->tmp);
         o->tmp = NULL;
         goto end;
     }
@@ -495,9 +495,9 @@ void tracer_output_abort(tracer_output *o)
     if (o->tmp)
         unlink(o->tmp);
     tracer_cleanup_forget(o->slot);
-    exec_free(o->tmp);
-    exec_free(o->path);
-    exec_free(o);
+    base_free(o->tmp);
+    base_free(o->path);
+    base_free(o);
 }
 
 tracer_output_status tracer_output_commit(tracer_output *o)

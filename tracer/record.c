@@ -463,7 +463,7 @@ static char **child_env(unsigned trace_buffer, const char *step_file, double res
     size_t n = 0;
     while (environ[n])
         n++;
-    char **env = exec_calloc(n + 7, sizeof *env);
+    char **env = base_calloc(n + 7, sizeof *env);
     if (!env)
         return NULL;
     size_t k = 0;
@@ -983,7 +983,7 @@ end:
     if (have_sessiond)
         tracer_sessiond_release();
     tracer_manifest_destroy(m);
-    exec_free(env);
+    base_free(env);
     tracer_remove_tree(tmp);
     signals_restore(&saved);
     if (err[0])

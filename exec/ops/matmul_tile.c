@@ -437,7 +437,7 @@ static bool gemm_tiled_with(tile_set any, exec_kctx *k, float *ws, int nthreads,
      * too) needs no panel: no scratch (a call per image inside a parallel
      * region would otherwise allocate each time) */
     const bool panels = tb || (tail != 0 && tail != 2 * set.vw);
-    float *scratch = !panels ? NULL : ws ? ws : k ? exec_kscratch(k, bytes) : exec_malloc_aligned(bytes);
+    float *scratch = !panels ? NULL : ws ? ws : k ? exec_kscratch(k, bytes) : base_malloc_aligned(bytes);
     if (panels && !scratch)
         return false; /* sgemm needs no scratch */
     if (tr)
@@ -447,7 +447,7 @@ static bool gemm_tiled_with(tile_set any, exec_kctx *k, float *ws, int nthreads,
             tiled(&set, nt, c + m0 * ldc, ldc, ta ? a + m0 : a + m0 * lda, ta ? 1 : lda, ta ? lda : 1, b, ldb,
                   M - m0 < TILE_MC ? M - m0 : TILE_MC, N, K, tb, acc, scratch, false);
     if (!k && !ws && scratch)
-        exec_free_aligned(scratch);
+        base_free_aligned(scratch);
     return true;
 }
 
