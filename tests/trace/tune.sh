@@ -48,8 +48,11 @@ jq -e '[.candidates[] | (.samples_ms | length) == .rounds and (.samples_ms | sor
 # sample (10 ms), not one: one step of memnet's small inference measured 1.2-2.3x its op time.
 # A level whose step a busy machine stretched near a sample is rightly one step: the rule reads the
 # step's wall time, which its op time (all the JSON gives) understates; half a sample of op time is
-# no short step (ASan at ctest -j2: two threads' step 9.2-17.7 ms where one thread's took 1.9-2.6)
-jq -e '[.measured.levels[] | (.steps > 1 or .op_ms >= 5) and .steps * .op_ms < 30] | all' "$T/a.json" >/dev/null ||
+# no short step (ASan at ctest -j2: two threads' step 9.2-37 ms where one thread's took 1.9-4.2).
+# Several steps stop once they last a sample: their sum stays under three samples. One step may
+# last any time.
+jq -e '[.measured.levels[] | (.steps > 1 and .steps * .op_ms < 30) or (.steps == 1 and .op_ms >= 5)] | all' \
+    "$T/a.json" >/dev/null ||
     fail "tune autoenc: a short step's level profiled over one step: $(jq -c .measured.levels "$T/a.json")"
 run_flags "autoenc" $(jq -r .recommendation.command "$T/a.json")
 note "autoenc: $(jq -r '"\(.recommendation.flags): \(.recommendation.speedup_defaults)x over the defaults, wall \(.wall_s) s"' "$T/a.json")"
