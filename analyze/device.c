@@ -101,24 +101,12 @@ void analyze_devices_destroy(analyze_devices *d)
     base_free(d);
 }
 
-static int grow(void **p, size_t *cap, size_t n, size_t sz)
-{
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 16;
-    void *q = base_realloc(*p, c * sz);
-    if (!q)
-        return -1;
-    *p = q, *cap = c;
-    return 0;
-}
-
 int analyze_devices_kernel(analyze_devices *d, const char *name, int cls)
 {
     for (size_t i = d->nk; i-- > 0;)
         if (d->k[i].cls == cls && !strcmp(d->k[i].name, name))
             return (int)i;
-    if (d->nk >= INT32_MAX || grow((void **)&d->k, &d->capk, d->nk, sizeof *d->k))
+    if (d->nk >= INT32_MAX || base_grow(&d->k, &d->capk, d->nk + 1, sizeof *d->k))
         return -1;
     char *c = base_strdup(name);
     if (!c)
@@ -134,7 +122,7 @@ static stream *stream_of(analyze_devices *d, uint64_t tid)
     for (size_t i = 0; i < d->ns; i++)
         if (d->s[i].tid == tid)
             return &d->s[d->last = i];
-    if (grow((void **)&d->s, &d->caps, d->ns, sizeof *d->s))
+    if (base_grow(&d->s, &d->caps, d->ns + 1, sizeof *d->s))
         return NULL;
     stream *s = &d->s[d->ns];
     memset(s, 0, sizeof *s);
@@ -176,7 +164,7 @@ static launch *launch_of(analyze_devices *d, uint64_t id)
 int analyze_devices_add(analyze_devices *d, uint64_t tid, int k, uint64_t b, uint64_t e, uint64_t launch_id)
 {
     stream *s = stream_of(d, tid);
-    if (!s || grow((void **)&s->v, &s->cap, s->n, sizeof *s->v))
+    if (!s || base_grow(&s->v, &s->cap, s->n + 1, sizeof *s->v))
         return -1;
     s->v[s->n++] = (span){ b, e >= b ? e : b, (uint32_t)k };
     uint64_t ns = e >= b ? e - b : 0;
@@ -462,16 +450,7 @@ analyze_device_union *analyze_devices_union(const analyze_devices *d, int cls)
             if (cls < 0 || d->k[d->s[i].v[j].k].cls == cls)
                 u->v[u->n++] = d->s[i].v[j];
     qsort(u->v, u->n, sizeof *u->v, by_begin);
-    size_t m = 0; /* merged in place */
-    for (size_t i = 0; i < u->n; i++) {
-        if (m && u->v[i].b <= u->v[m - 1].e) {
-            if (u->v[i].e > u->v[m - 1].e)
-                u->v[m - 1].e = u->v[i].e;
-        } else {
-            u->v[m++] = u->v[i];
-        }
-    }
-    u->n = m;
+    u->n = merge(u->v, u->n);
     return u;
 }
 
@@ -484,20 +463,7 @@ void analyze_device_union_destroy(analyze_device_union *u)
 
 uint64_t analyze_device_union_within(const analyze_device_union *u, uint64_t b, uint64_t e)
 {
-    size_t lo = 0, hi = u->n; /* the first span that ends after b */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (u->v[mid].e <= b)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    uint64_t ns = 0;
-    for (size_t i = lo; i < u->n && u->v[i].b < e; i++) {
-        uint64_t x = u->v[i].b > b ? u->v[i].b : b, y = u->v[i].e < e ? u->v[i].e : e;
-        ns += y > x ? y - x : 0;
-    }
-    return ns;
+    return covered(u->v, u->n, b, e);
 }
 
 int analyze_device_union_range(const analyze_device_union *u, uint64_t *b, uint64_t *e)

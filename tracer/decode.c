@@ -729,10 +729,12 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
     if (!en)
         return oom(d);
     d->ends = en;
-    uint64_t *la = base_realloc(d->launches, cap * sizeof *la);
-    if (!la)
-        return oom(d);
-    d->launches = la;
+    if (al) { /* fathom's own recordings have no launches */
+        uint64_t *la = base_realloc(d->launches, cap * sizeof *la);
+        if (!la)
+            return oom(d);
+        d->launches = la;
+    }
     if (array_u32(an, (uint64_t)nn, d->nodes) || array_u64(ab, (uint64_t)nn, d->begins) ||
         array_u64(ae, (uint64_t)nn, d->ends) || (al && array_u64(al, (uint64_t)nn, d->launches))) {
         t->diag.malformed_events++;
