@@ -17,4 +17,13 @@ static inline uint64_t base_now_ns(void)
 
 /* The same in seconds. */
 static inline double base_now_s(void) { return (double)base_now_ns() * 1e-9; }
+
+/* The CPU time of every thread of the process so far, in ns: a step's cost
+ * on a machine that other processes load, where its wall time is theirs too. */
+static inline uint64_t base_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 #endif

@@ -24,14 +24,8 @@ static void emit(FILE *f, json_t *o)
 
 static json_t *loss_json(float l) { return isfinite(l) ? json_real(l) : json_null(); }
 
-/* The CPU time of every thread of the process so far, in ms: a step's on a
- * machine that other processes load, where its wall time is theirs too. */
-static double cpu_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
+/* The process's CPU time so far, in ms (base/clock.h). */
+static double cpu_ms(void) { return (double)base_cpu_ns() * 1e-6; }
 
 exec_status model_runner(const model_def *def, const model_config *cfg, const model_run_opts *o, model_run_result *res)
 {

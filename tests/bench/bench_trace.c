@@ -30,6 +30,7 @@
  * tests/bench/bench_schema.sh compares archive bytes per op and analysis
  * speed of schema 1 and 2. */
 #define _GNU_SOURCE
+#include "base/clock.h"
 #include "exec/build.h"
 #include "exec/exec.h"
 #include "models/model.h"
@@ -50,20 +51,10 @@
 
 extern char **environ;
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
+static double now_ns(void) { return (double)base_now_ns(); }
 
-/* CPU time of every thread of this process, in ns */
-static double cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
+/* CPU time of every thread of this process, in ns (base/clock.h) */
+static double cpu_ns(void) { return (double)base_cpu_ns(); }
 
 /* CPU time of the LTTng daemons so far (lttng-sessiond, -consumerd,
  * -relayd: /proc/PID/stat's utime and stime), in ns; -1 where /proc says
