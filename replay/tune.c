@@ -943,183 +943,239 @@ static exec_status tune_candidates(const tuner *tu, const proposal *pr)
 
 /* 3. Alternating measured runs of the candidates, into r->samples:
  * rounds_max rounds, or until the race ends or the budget does. */
+/* The candidate whose start last ran a step (its warm-up, its pool's
+ * start): its threads ran last, and that step settles its first sample
+ * where it comes first in the rounds. */
+typedef struct last_started {
+    void *inst;
+    int pool;      /* 1: it runs inter-op workers */
+    double ran_ns; /* the step its start ran (0: none since) */
+} last_started;
+
+/* Starts every candidate: its instance opened and warmed up, kept open so
+ * that the rounds alternate over all of them.  The profiled ones are warm
+ * already.  A batch that does not fit (a cgroup's memory limit) is left
+ * out with the reason; so are the candidates the budget leaves no time to
+ * start. */
+static exec_status start_candidates(tuner *tu, last_started *started)
+{
+    replay_tune_result *res = tu->r;
+    exec_status status = EXEC_OK;
+    for (int cand = 0; cand < res->n && !status; cand++) {
+        double elapsed = base_now_s() - tu->t0;
+        if (!tu->fixed && cand >= (res->vendors ? 2 : 1) && elapsed > tu->budget) {
+            /* their warm-ups (AUTO's timings at new thread counts) outran the budget */
+            line(res, "the budget (%.0f s) ran out while starting candidates (%.1f s): %d of %d measured", tu->budget,
+                 elapsed, cand, res->n);
+            res->n = cand;
+            break;
+        }
+        progress(tu->o, "starting candidate %d/%d", cand + 1, res->n);
+        double warm = 0, ran;
+        const replay_tune_knobs *k = &res->c[cand].k;
+        status = host_get(tu->t, tu->h, k, &tu->inst[cand], &warm, &ran);
+        if (!status && ran > 0)
+            *started = (last_started){ tu->inst[cand], k->inter > 1, ran };
+        else if (!status && k->inter <= 1 && started->pool)
+            started->inst = NULL; /* host_get released the pool that ran last */
+        if (status == EXEC_ERR_NOMEM && k->batch != tu->B0) {
+            const int batch = k->batch;
+            line(res, "batch %d left out: %s", batch, exec_errmsg());
+            int kept = cand;
+            for (int other = cand; other < res->n; other++)
+                if (res->c[other].k.batch != batch)
+                    res->c[kept++] = res->c[other];
+            res->n = kept;
+            status = EXEC_OK;
+            cand--;
+        }
+    }
+    return status;
+}
+
+/* A profiled point's first sample, taken from its profile where that
+ * holds one.  With short steps, that is the sample after the profiled
+ * first step (profile_level).  Its one untimed step is then as in a round
+ * after a point of the same threads.  With long steps, the profiled step
+ * itself is a sample: the hooks cost a few hundred ns an op, nothing beside
+ * such a step.  The step must be long for real, though.  At one thread,
+ * its warm-up step, where one ran, was as long.  At more threads, it is no
+ * slower than 1.25x the one-thread step; without one, its warm-up was as
+ * long.  A short step that a busy moment stretched past a sample's length
+ * (a team's first steps on a loaded machine) is no sample of it. */
+static void seed_profiled_samples(tuner *tu, double sample_ns)
+{
+    replay_tune_result *res = tu->r;
+    const int one = tu->one_prof;
+    for (int cand = 0; cand < res->n; cand++)
+        for (int lvl = 0; lvl < tu->nprof; lvl++) {
+            if (!replay_tune_same_knobs(&tu->prof_k[lvl], &res->c[cand].k) || res->c[cand].rounds > 0)
+                continue;
+            const int long_step = tu->prof_ns[lvl] >= sample_ns &&
+                                  (lvl == one ? tu->prof_warm[lvl] == 0 || tu->prof_warm[lvl] >= sample_ns
+                                   : one >= 0 ? tu->prof_ns[lvl] <= 1.25 * tu->prof_ns[one]
+                                              : tu->prof_warm[lvl] >= sample_ns);
+            if (tu->prof_sample[lvl] <= 0 && !long_step)
+                continue;
+            double first = tu->prof_sample[lvl] > 0 ? tu->prof_sample[lvl] : tu->prof_ns[lvl];
+            res->samples[(size_t)cand * MAX_ROUNDS] = first / tu->spr;
+            res->c[cand].rounds = res->c[cand].profiled = 1;
+            res->c[cand].steps = tu->prof_sample[lvl] > 0 ? tu->prof_sample_steps[lvl] : 1;
+        }
+}
+
+/* What the rounds share from one to the next. */
+typedef struct rounds_state {
+    int *group;        /* each candidate's threads: an instance's calling thread and team, or its pool */
+    int *order;        /* the round's order of candidates */
+    int *first;        /* 1: goes first in the round (only its profiled sample so far) */
+    int settle;        /* untimed steps before a sample after a point of the same threads */
+    int settle_switch; /* ... and after other threads ran */
+    int last_group;    /* the threads that ran last (-1: not known) */
+    double started_ns; /* the step the last start ran, settling its first sample (0: none) */
+    uint64_t rng;
+} rounds_state;
+
+/* The threads each candidate runs on, as a group number: twice its host's
+ * index, plus one for its pool of inter-op workers. */
+static void thread_groups(const tuner *tu, int *group)
+{
+    const hosts *h = tu->h;
+    for (int cand = 0; cand < tu->r->n; cand++) {
+        int host = h->n - 1;
+        while (host > 0 && h->inst[host] != tu->inst[cand])
+            host--;
+        group[cand] = 2 * host + (tu->r->c[cand].k.inter > 1);
+    }
+}
+
+/* One round: a sample of each active candidate, in this round's order.
+ * After each sample from the second round on, a candidate REPLAY_TUNE_FAR
+ * slower than the leader on a sample of its own is out.  *ended is 1 when
+ * that leaves one candidate: the race ends within the round.  (memnet's
+ * training: the defaults' first sample of their own was 1.3x the leader's,
+ * with two bound inter-op workers, and the leader needed no second
+ * sample.) */
+static exec_status run_round(tuner *tu, rounds_state *st, int round, double sample_ns, int *ended)
+{
+    replay_tune_result *res = tu->r;
+    exec_status status = EXEC_OK;
+    for (int cand = 0; cand < res->n; cand++)
+        st->first[cand] = round == 1 && res->c[cand].profiled && res->c[cand].rounds == 1;
+    replay_tune_round_order(res->n, st->group, 2 * tu->h->n, tu->fixed ? NULL : st->first, &st->rng, st->order);
+    *ended = 0;
+    for (int pos = 0; pos < res->n && !status && !*ended; pos++) {
+        int cand = st->order[pos];
+        if (!tu->active[cand] || res->c[cand].rounds > round)
+            continue;
+        progress(tu->o, "round %d: candidate %d/%d", round + 1, pos + 1, res->n);
+        double *out = &res->samples[(size_t)cand * MAX_ROUNDS + round], warm, ran;
+        if ((status = host_get(tu->t, tu->h, &res->c[cand].k, &tu->inst[cand], &warm, &ran)))
+            break;
+
+        /* a pool started anew is other threads too: its untimed step is
+         * part of the settling */
+        const bool switched = st->group[cand] != st->last_group || ran > 0;
+        if (!switched && st->started_ns > 0)
+            ran = st->started_ns; /* the first sample right after its own start */
+        st->started_ns = 0;
+        if ((switched ? st->settle_switch : st->settle) &&
+            (status = settle_steps(tu->t, tu->inst[cand], switched ? REPLAY_TUNE_SETTLE_MS * 1e6 : 0, ran)))
+            break;
+        st->last_group = st->group[cand];
+
+        status = sample(tu->t, tu->inst[cand], sample_ns, out, &res->c[cand].steps);
+        res->c[cand].rounds++;
+        int tie;
+        if (!tu->fixed && !status && round >= 1)
+            *ended = replay_tune_race(res->samples, MAX_ROUNDS, res->c, res->n, tu->active, REPLAY_TUNE_FAR, &tie) <= 1;
+    }
+    return status;
+}
+
 static exec_status tune_rounds(tuner *tu)
 {
-    replay_tune_result *r = tu->r;
-    const replay_tune_opts *o = tu->o;
-    const replay_tune_target *t = tu->t;
-    hosts *h = tu->h;
+    replay_tune_result *res = tu->r;
     const double sample_ns = REPLAY_TUNE_SAMPLE_MS * 1e6;
-    exec_status s = EXEC_OK;
-    double *samples = r->samples = base_calloc((size_t)r->n * MAX_ROUNDS, sizeof *samples);
-    void **inst = tu->inst = base_calloc((size_t)r->n, sizeof *inst);
-    int *active = tu->active = base_calloc((size_t)r->n, sizeof *active);
-    if (!samples || !inst || !active)
+    res->samples = base_calloc((size_t)res->n * MAX_ROUNDS, sizeof *res->samples);
+    tu->inst = base_calloc((size_t)res->n, sizeof *tu->inst);
+    tu->active = base_calloc((size_t)res->n, sizeof *tu->active);
+    if (!res->samples || !tu->inst || !tu->active)
         return exec_fail(EXEC_ERR_NOMEM, "out of memory");
-    int rounds_max = tu->fixed ? (o->rounds > 0 ? o->rounds : 5) : TUNE_ROUNDS;
+    int rounds_max = tu->fixed ? (tu->o->rounds > 0 ? tu->o->rounds : 5) : TUNE_ROUNDS;
     if (rounds_max > MAX_ROUNDS)
         rounds_max = MAX_ROUNDS;
-    /* every point stays open (its model built, warmed up) so that rounds
-     * alternate over all of them; the profiled ones are warm already */
-    double st0 = base_now_s();
-    /* the threads of the last candidate whose start ran a step (its
-     * warm-up, its pool's start): they ran last, and that step settles
-     * its first sample where it comes first */
-    void *started_inst = NULL;
-    int started_pool = 0;
-    double started_ns = 0;
-    for (int i = 0; i < r->n && !s; i++) {
-        double el = base_now_s() - tu->t0;
-        if (!tu->fixed && i >= (r->vendors ? 2 : 1) && el > tu->budget) {
-            /* their warm-ups (AUTO's timings at new thread counts) outran the budget */
-            line(r, "the budget (%.0f s) ran out while starting candidates (%.1f s): %d of %d measured", tu->budget, el,
-                 i, r->n);
-            r->n = i;
-            break;
-        }
-        progress(o, "starting candidate %d/%d", i + 1, r->n);
-        double warm = 0, ran;
-        s = host_get(t, h, &r->c[i].k, &inst[i], &warm, &ran);
-        if (!s && ran > 0)
-            started_inst = inst[i], started_pool = r->c[i].k.inter > 1, started_ns = ran;
-        else if (!s && r->c[i].k.inter <= 1 && started_pool)
-            started_inst = NULL; /* host_get released the pool that ran last */
-        if (s == EXEC_ERR_NOMEM && r->c[i].k.batch != tu->B0) {
-            /* a batch that does not fit (a cgroup's memory limit): its points
-             * are left out, with the reason, and the rest measured */
-            const int batch = r->c[i].k.batch;
-            line(r, "batch %d left out: %s", batch, exec_errmsg());
-            int kept = i;
-            for (int j = i; j < r->n; j++)
-                if (r->c[j].k.batch != batch)
-                    r->c[kept++] = r->c[j];
-            r->n = kept;
-            s = EXEC_OK;
-            i--;
-        }
-    }
-    r->start_s = base_now_s() - st0;
-    if (s)
-        return s;
-    /* a profiled point's first sample: short steps' sample after the
-     * profiled first step (profile_level), their one untimed step as in a
-     * round after a point of the same threads; or a profiled step as long
-     * as a sample (the hooks' cost is a few hundred ns an op: nothing beside
-     * such a step), where the step is long for real: at one thread its
-     * warm-up step, where one ran, was as long; at more threads it is no
-     * slower than 1.25x the one-thread step, or without one its warm-up was
-     * as long (a short step that a busy moment stretched past a sample's
-     * length, as a team's first steps on a loaded machine, is no sample of
-     * it) */
-    const int one = tu->one_prof;
-    for (int i = 0; i < r->n; i++)
-        for (int j = 0; j < tu->nprof; j++) {
-            if (!replay_tune_same_knobs(&tu->prof_k[j], &r->c[i].k) || r->c[i].rounds > 0)
-                continue;
-            const int long_step =
-                tu->prof_ns[j] >= sample_ns && (j == one   ? tu->prof_warm[j] == 0 || tu->prof_warm[j] >= sample_ns
-                                                : one >= 0 ? tu->prof_ns[j] <= 1.25 * tu->prof_ns[one]
-                                                           : tu->prof_warm[j] >= sample_ns);
-            if (tu->prof_sample[j] <= 0 && !long_step)
-                continue;
-            samples[(size_t)i * MAX_ROUNDS] = (tu->prof_sample[j] > 0 ? tu->prof_sample[j] : tu->prof_ns[j]) / tu->spr;
-            r->c[i].rounds = r->c[i].profiled = 1;
-            r->c[i].steps = tu->prof_sample[j] > 0 ? tu->prof_sample_steps[j] : 1;
-        }
-    /* the order of a round: by the threads that run the steps (an
-     * instance's calling thread and its team, or its pool of inter-op
-     * workers), the points those run back to back, and the groups and the
-     * points within each in a different order every round (a fixed order
-     * would measure each point always after the same one, and so under that
-     * one's after-effects: after other threads ran, the scheduler's
-     * placement of unbound inter-op workers takes milliseconds to settle,
-     * in which a step of a short-step workload can take twice as long).
-     * A sample follows untimed steps of its point: REPLAY_TUNE_SETTLE_MS
-     * of them after other threads ran, where steps are shorter than
-     * REPLAY_TUNE_SETTLE_UNDER_MS (autoenc's training, 2.6 ms steps, took
-     * 12.6 and 13.7 ms in the one step of each of its defaults' samples,
-     * each right after two inter-op workers ran: the defaults dropped out
-     * of the race and a point 1.4x slower won), and one after another
-     * point of the same threads where they are shorter than a quarter of
-     * a sample. */
-    int *hid = base_calloc((size_t)r->n * 3 + 1, sizeof *hid), *order = hid ? hid + r->n : NULL,
-        *first = hid ? hid + 2 * r->n : NULL;
-    if (!hid)
+
+    double start_t0 = base_now_s();
+    last_started started = { 0 };
+    exec_status status = start_candidates(tu, &started);
+    res->start_s = base_now_s() - start_t0;
+    if (status)
+        return status;
+    seed_profiled_samples(tu, sample_ns);
+
+    /* The order of a round: see replay_tune_round_order.  A fixed order
+     * would measure each point always after the same one, so under that
+     * one's after-effects.  (After other threads ran, the scheduler takes
+     * milliseconds to settle the placement of unbound inter-op workers; in
+     * them a short step can take twice as long.)  Untimed steps settle a
+     * sample: REPLAY_TUNE_SETTLE_MS of them after other threads ran, where
+     * steps are shorter than REPLAY_TUNE_SETTLE_UNDER_MS; one after another
+     * point of the same threads, where steps are shorter than a quarter of
+     * a sample.  (autoenc's training, 2.6 ms steps, took 12.6 and 13.7 ms
+     * in the one step of each of its defaults' samples, each right after
+     * two inter-op workers ran: the defaults dropped out and a point 1.4x
+     * slower won.) */
+    int *scratch = base_calloc((size_t)res->n * 3 + 1, sizeof *scratch);
+    if (!scratch)
         return exec_fail(EXEC_ERR_NOMEM, "out of memory");
-    for (int i = 0; i < r->n; i++) { /* its threads: an instance's calling thread or its pool */
-        for (hid[i] = h->n - 1; hid[i] > 0 && h->inst[hid[i]] != inst[i]; hid[i]--)
-            ;
-        hid[i] = 2 * hid[i] + (r->c[i].k.inter > 1);
-    }
-    const int settle = tu->min_step_ns < sample_ns / 4,
-              settle_switch = settle || tu->min_step_ns < REPLAY_TUNE_SETTLE_UNDER_MS * 1e6;
-    r->settle_ms = settle_switch ? REPLAY_TUNE_SETTLE_MS : 0;
-    int last = -1;
-    for (int j = 0; started_inst && j < h->n; j++)
-        if (h->inst[j] == started_inst)
-            last = 2 * j + started_pool;
-    uint64_t rng = 0x9e3779b97f4a7c15u;
-    double m0 = base_now_s(), per_round = 0;
-    for (int i = 0; i < r->n; i++)
-        active[i] = 1;
-    for (int round = 0; round < rounds_max && !s; round++) {
-        double rt0 = base_now_s();
+    rounds_state st = {
+        .group = scratch,
+        .order = scratch + res->n,
+        .first = scratch + 2 * res->n,
+        .settle = tu->min_step_ns < sample_ns / 4,
+        .last_group = -1,
+        .started_ns = started.ran_ns,
+        .rng = 0x9e3779b97f4a7c15u,
+    };
+    st.settle_switch = st.settle || tu->min_step_ns < REPLAY_TUNE_SETTLE_UNDER_MS * 1e6;
+    res->settle_ms = st.settle_switch ? REPLAY_TUNE_SETTLE_MS : 0;
+    thread_groups(tu, st.group);
+    for (int host = 0; started.inst && host < tu->h->n; host++)
+        if (tu->h->inst[host] == started.inst)
+            st.last_group = 2 * host + started.pool;
+    for (int cand = 0; cand < res->n; cand++)
+        tu->active[cand] = 1;
+
+    double measure_t0 = base_now_s(), per_round = 0;
+    for (int round = 0; round < rounds_max && !status; round++) {
+        double round_t0 = base_now_s();
         if (!tu->fixed && round >= 1 && base_now_s() - tu->t0 + per_round > tu->budget)
             break;
-        if (!tu->fixed && round >= 1 && r->n == 1)
+        if (!tu->fixed && round >= 1 && res->n == 1)
             break; /* a race of one: its sample is its time (autoenc's inference: 16 ms of its 75 for a second) */
-        for (int i = 0; i < r->n; i++)
-            first[i] = round == 1 && r->c[i].profiled && r->c[i].rounds == 1;
-        replay_tune_round_order(r->n, hid, 2 * h->n, tu->fixed ? NULL : first, &rng, order);
-        int ended = 0; /* the race after a sample left one candidate */
-        for (int j = 0; j < r->n && !s && !ended; j++) {
-            int i = order[j];
-            if (!active[i] || r->c[i].rounds > round)
-                continue;
-            progress(o, "round %d: candidate %d/%d", round + 1, j + 1, r->n);
-            double *v = &samples[(size_t)i * MAX_ROUNDS + round], warm, ran;
-            if ((s = host_get(t, h, &r->c[i].k, &inst[i], &warm, &ran)))
-                break;
-            /* a pool started anew is other threads too; its untimed step
-             * is part of the settling */
-            const bool switched = hid[i] != last || ran > 0;
-            if (!switched && started_ns > 0)
-                ran = started_ns; /* the first sample right after its own start */
-            started_ns = 0;
-            if ((switched ? settle_switch : settle) &&
-                (s = settle_steps(t, inst[i], switched ? REPLAY_TUNE_SETTLE_MS * 1e6 : 0, ran)))
-                break;
-            last = hid[i];
-            s = sample(t, inst[i], sample_ns, v, &r->c[i].steps);
-            r->c[i].rounds++;
-            /* after each sample, a candidate REPLAY_TUNE_FAR slower than
-             * the leader on a sample of its own is out: where one is left
-             * the race ends within the round (memnet's training, the
-             * defaults' first sample of their own 1.3x the leader's, two
-             * bound inter-op workers: no second sample of the leader's) */
-            int tie;
-            if (!tu->fixed && !s && round >= 1)
-                ended = replay_tune_race(samples, MAX_ROUNDS, r->c, r->n, active, REPLAY_TUNE_FAR, &tie) <= 1;
-        }
-        r->rounds++;
+        int ended;
+        status = run_round(tu, &st, round, sample_ns, &ended);
+        res->rounds++;
         if (ended)
             break;
-        per_round = base_now_s() - rt0;
-        /* one sample each tells a candidate 20% slower from the leader
-         * (a sample 1.2x its point's median: 1.2% of the 10200 samples of
-         * runs 38-42's sweeps; a point more than 3% faster than another
-         * with its sample 1.2x the other's in the same round: 0.29% of
-         * 60965 such pairs) */
+        per_round = base_now_s() - round_t0;
+
+        /* One sample each tells a candidate 20% slower from the leader.  A
+         * sample was 1.2x its point's median in 1.2% of the 10200 samples
+         * of runs 38-42's sweeps.  A point more than 3% faster than another
+         * had its sample 1.2x the other's in the same round in 0.29% of
+         * 60965 such pairs. */
         int tie = 0;
-        const double margin = r->rounds >= 2 ? REPLAY_TUNE_TIE : REPLAY_TUNE_FAR;
-        if (!tu->fixed && replay_tune_race(samples, MAX_ROUNDS, r->c, r->n, active, margin, &tie) <= 1)
+        const double margin = res->rounds >= 2 ? REPLAY_TUNE_TIE : REPLAY_TUNE_FAR;
+        if (!tu->fixed && replay_tune_race(res->samples, MAX_ROUNDS, res->c, res->n, tu->active, margin, &tie) <= 1)
             break;
-        if (!tu->fixed && r->rounds >= 2 && tie)
+        if (!tu->fixed && res->rounds >= 2 && tie)
             break;
     }
-    r->measure_s = base_now_s() - m0;
-    base_free(hid);
-    return s;
+    res->measure_s = base_now_s() - measure_t0;
+    base_free(scratch);
+    return status;
 }
 
 /* 4. The pick: each candidate's statistics, the fastest by median time
