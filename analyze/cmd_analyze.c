@@ -194,6 +194,8 @@ static void url_list_free(url_list *l, int keep_urls)
     memset(l, 0, sizeof *l);
 }
 
+/* The relay's live sessions into l.  0; 1 after an error; -1 when it
+ * holds none (said).  l is freed but for 0. */
 static int relay_sessions(const char *relay, url_list *l)
 {
     memset(l, 0, sizeof *l);
@@ -201,6 +203,11 @@ static int relay_sessions(const char *relay, url_list *l)
         cli_error(cmd, "%s", base_errmsg());
         url_list_free(l, 0);
         return 1;
+    }
+    if (!l->n) {
+        cli_error(cmd, "%s holds no live session", relay);
+        url_list_free(l, 0);
+        return -1;
     }
     return 0;
 }
@@ -210,11 +217,6 @@ static int relay_urls(const char *relay, const char ***out, size_t *n)
     url_list l;
     if (relay_sessions(relay, &l))
         return 1;
-    if (!l.n) {
-        cli_error(cmd, "%s holds no live session", relay);
-        url_list_free(&l, 0);
-        return 1;
-    }
     *out = (const char **)l.v; /* the array and its strings are the caller's */
     *n = l.n;
     l.v = NULL;
@@ -274,14 +276,10 @@ static int archives_in(const char *dir, const char ***out, size_t *n)
 static int list_described(const char *relay)
 {
     url_list l;
-    if (relay_sessions(relay, &l))
-        return 1;
-    if (!l.n) {
-        cli_error(cmd, "%s holds no live session", relay);
-        url_list_free(&l, 0);
-        return 0;
-    }
-    int rc = 1;
+    int rc = relay_sessions(relay, &l);
+    if (rc)
+        return rc > 0; /* none: said, and no error */
+    rc = 1;
     char **model = base_calloc(l.n, sizeof *model), **mode = base_calloc(l.n, sizeof *mode);
     if (!model || !mode || analyze_live_describe((const char *const *)l.v, l.n, 3.0, model, mode) != ANALYZE_OK) {
         cli_error(cmd, "%s", model && mode ? base_errmsg() : "out of memory");

@@ -20,26 +20,12 @@
 #include "models/transformer.h"
 #include "tests/fixtures/testdir.h"
 
-static char tmpdir[256];
-
-static int setup_tmp(void **state)
-{
-    (void)state;
-    return testdir_create(tmpdir, sizeof tmpdir, "transformer");
-}
-
-static int teardown_tmp(void **state)
-{
-    (void)state;
-    return testdir_remove(tmpdir);
-}
-
 static const char *write_file(const char *name, const char *text)
 {
-    static char path[16][320];
+    static char path[16][4200];
     static int slot;
     char *p = path[slot++ % 16];
-    snprintf(p, 320, "%s/%s", tmpdir, name);
+    snprintf(p, sizeof path[0], "%s/%s", testdir_path, name);
     FILE *f = fopen(p, "wb");
     assert_non_null(f);
     assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
@@ -336,7 +322,7 @@ int main(void)
         cmocka_unit_test(test_modes),         cmocka_unit_test(test_inter_op),  cmocka_unit_test(test_learns),
         cmocka_unit_test(test_greedy_copies),
     };
-    int r = cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
+    int r = cmocka_run_group_tests(tests, testdir_setup_all, testdir_teardown_all);
     teardown_trained(NULL);
     return r;
 }
