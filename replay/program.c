@@ -70,14 +70,8 @@ exec_status replay_program_add_tensor(replay_program *p, const replay_tensor *t)
     for (int d = 0; d < t->ndim; d++)
         if (t->shape[d] <= 0 || t->shape[d] > (1ll << 32))
             return exec_fail(EXEC_ERR_ARG, "tensor %u: dimension %d is %lld", t->id, d, (long long)t->shape[d]);
-    if (p->ntensors == p->cap_tensors) {
-        uint32_t nc = p->cap_tensors ? p->cap_tensors * 2 : 256;
-        replay_tensor *nt = base_realloc(p->tensors, nc * sizeof *nt);
-        if (!nt)
-            return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
-        p->tensors = nt;
-        p->cap_tensors = nc;
-    }
+    if (base_grow(&p->tensors, &p->cap_tensors, (size_t)p->ntensors + 1, sizeof *p->tensors))
+        return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
     p->tensors[p->ntensors++] = *t;
     return EXEC_OK;
 }
@@ -90,14 +84,8 @@ static uint32_t *op_ids(replay_op *o, int out)
 /* Room for one more op in p. */
 static exec_status ops_grow(replay_program *p)
 {
-    if (p->nops < p->cap_ops)
-        return EXEC_OK;
-    uint32_t nc = p->cap_ops ? p->cap_ops * 2 : 1024;
-    replay_op *no = base_realloc(p->ops, nc * sizeof *no);
-    if (!no)
+    if (base_grow(&p->ops, &p->cap_ops, (size_t)p->nops + 1, sizeof *p->ops))
         return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
-    p->ops = no;
-    p->cap_ops = nc;
     return EXEC_OK;
 }
 

@@ -18,6 +18,7 @@
 #include "models/model.h"
 #include "models/seqdata.h"
 #include "models/transformer.h"
+#include "tests/fixtures/graph_probe.h"
 #include "tests/fixtures/testdir.h"
 
 static const char *write_file(const char *name, const char *text)
@@ -44,16 +45,6 @@ static model *create(model_config c)
     if (model_create(&model_transformer, &c, &m))
         fail_msg("transformer %s %s: %s", model_mode_name(c.mode), model_preset_name(c.preset), exec_errmsg());
     return m;
-}
-
-static uint32_t weight_named(const exec_graph *g, const char *name)
-{
-    for (uint32_t i = 0; i < exec_weight_count(g); i++) {
-        uint32_t w = exec_weight_id(g, i);
-        if (strcmp(exec_tensor_get(g, w)->name, name) == 0)
-            return w;
-    }
-    return 0;
 }
 
 /* ---- the base model's parameters ---------------------------------------- */
@@ -166,15 +157,6 @@ static int teardown_trained(void **state)
 }
 
 /* ---- infer is forward only; branches on inter-op workers ---------------- */
-static int phase_count[EXEC_PHASE_COUNT];
-static void count_phase(void *ctx, const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
-                        const uint64_t *ends)
-{
-    (void)ctx;
-    (void)begins, (void)ends;
-    for (uint32_t i = 0; i < n; i++)
-        phase_count[exec_node_get(g, nodes[i])->phase]++;
-}
 
 static void test_modes(void **state)
 {
