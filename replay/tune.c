@@ -1211,26 +1211,29 @@ static void tune_pick(tuner *tu)
         res->best = d;
     }
     /* Between auto and a forced convolution algorithm within
-     * REPLAY_TUNE_CONV_TIE of each other, whichever is faster here: the forced
-     * one where auto chose it for two thirds of the shapes or more (deepq's:
-     * direct for 2 of 3 shapes in inference, 7 of 9 in training): auto's
-     * choice per shape rests on timings at the first step, made anew in
-     * every process, so the same auto point measures differently from
-     * process to process (deepq's inference: auto 1.96 ms and direct 1.97
-     * in the tuner, 2.20-2.22 and 2.08-2.11 in two sweeps, direct the best
-     * of both), where a forced one's time does not hang on them. Auto
-     * where it mixes the algorithms: a tie then says its choices in this
-     * process were poor ones, and the next process's are likely better
-     * (residual's inference, direct for 10 of 20 shapes, tied direct in
-     * the tuner, 6.28 and 6.29 ms, and took 0.82-0.96 of direct's time in
-     * five of six sweeps and 0.91 in a duel; alexnet's, 2 of 5, 22.22 and
-     * 22.25 ms, then 0.87 in a duel; residual's training, 31 of 59, direct
-     * 23.64 ms and auto 23.93, then auto 0.89-0.91 of direct in a duel). A
-     * forced best ties only its own point under auto. */
+     * REPLAY_TUNE_CONV_TIE of each other, whichever is faster here is not
+     * the rule.
+     * - The forced one wins where auto chose it for two thirds of the
+     *   shapes or more (deepq's: direct for 2 of 3 shapes in inference, 7
+     *   of 9 in training).  auto's choice per shape rests on timings at the
+     *   first step, made anew in every process, so the same auto point
+     *   measures differently from process to process; a forced one's time
+     *   does not hang on them.  (deepq's inference: auto 1.96 ms and direct
+     *   1.97 in the tuner, 2.20-2.22 and 2.08-2.11 in two sweeps, direct the
+     *   best of both.)
+     * - auto wins where it mixes the algorithms.  A tie then says its
+     *   choices in this process were poor ones, and the next process's are
+     *   likely better.  (residual's inference, direct for 10 of 20 shapes:
+     *   tied with direct in the tuner, 6.28 and 6.29 ms, then 0.82-0.96 of
+     *   direct's time in five of six sweeps and 0.91 in a duel.  alexnet's,
+     *   2 of 5: 22.22 and 22.25 ms, then 0.87 in a duel.  residual's
+     *   training, 31 of 59: direct 23.64 ms and auto 23.93, then auto
+     *   0.89-0.91 of direct in a duel.)
+     * A forced best ties only its own point under auto. */
     const int best_auto = res->c[res->best].k.conv_algo == EXEC_CONV_AUTO;
-    const int opts = replay_tune_conv_tie(res->c, res->n, res->best);
-    if (opts >= 0) {
-        const int f = best_auto ? opts : res->best, a = best_auto ? res->best : opts;
+    const int tied = replay_tune_conv_tie(res->c, res->n, res->best);
+    if (tied >= 0) {
+        const int f = best_auto ? tied : res->best, a = best_auto ? res->best : tied;
         const char *fname = exec_conv_algo_name(res->c[f].k.conv_algo);
         int shapes = 0, same = 0;
         exec_conv_auto_agreement(res->c[f].k.conv_algo, res->c[a].k.threads, &shapes, &same);

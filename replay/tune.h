@@ -112,10 +112,12 @@ typedef struct replay_tune_target {
 #define REPLAY_TUNE_SAMPLE_MS 10.0 /* a measured sample: steps enough to last this long */
 #define REPLAY_TUNE_TIE 0.015      /* candidates this close to the leader's median are a tie */
 #define REPLAY_TUNE_FAR 0.2        /* after one round, a candidate this much slower is out */
-/* auto and a forced convolution algorithm this close are a tie (tune_pick):
- * auto's per-shape choices are a process's (deepq's small training: auto
- * 10.68 ms and direct 10.88 in the tuner, 1.9% apart, which picked auto;
- * 12.99 and 11.23 in the sweep's process, 10.33 and 10.32 in a duel's) */
+/* auto and a forced convolution algorithm this close are a tie, and the
+ * forced one is picked (tune_pick).  auto times its per-shape choices anew
+ * in each process, so its time in the tuner's process says little about
+ * another's.  (deepq's small training: auto 10.68 ms and direct 10.88 in
+ * the tuner, 1.9% apart, which picked auto; 12.99 and 11.23 in the sweep's
+ * process; 10.33 and 10.32 in a duel's.) */
 #define REPLAY_TUNE_CONV_TIE 0.03
 #define REPLAY_TUNE_SETTLE_MS 5.0        /* untimed steps after other threads ran */
 #define REPLAY_TUNE_SETTLE_UNDER_MS 25.0 /* ... where a step is shorter than this */
