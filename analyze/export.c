@@ -7,6 +7,7 @@
 #include "analyze/status.h"
 
 #include "base/alloc.h"
+#include "base/table.h"
 #include "tracer/fields.h"
 #include "analyze/out.h"
 #include "analyze/profile.h"
@@ -32,55 +33,32 @@ typedef struct exporter {
     int failed;   /* a callback stopped the decoding (its message is the thread's) */
     char *buf;    /* one encoded event */
     size_t cap;
-    /* tensor shapes by id (open addressing; id 0: empty), for the ops' arguments */
-    struct shape_slot {
-        uint32_t id, ndim;
-        uint32_t d[TRACER_MAX_DIMS];
-    } * shapes;
-    size_t shapes_cap, shapes_len;
+    base_table shapes; /* struct shape_slot by id, for the ops' arguments */
 } exporter;
 
 static json_t *s64_array(const int64_t *v, uint32_t n);
 
 /* ---- tensor shapes ----------------------------------------------------------- */
-static struct shape_slot *shape_find(const exporter *x, uint32_t id)
+struct shape_slot {
+    uint32_t id, ndim;
+    uint32_t d[TRACER_MAX_DIMS];
+};
+
+/* The shape of tensor id; none for id 0 (no tensor). */
+static const struct shape_slot *shape_find(const exporter *x, uint32_t id)
 {
-    if (!x->shapes_cap || !id)
-        return NULL;
-    for (size_t h = (id * 2654435761u) & (x->shapes_cap - 1); x->shapes[h].id; h = (h + 1) & (x->shapes_cap - 1))
-        if (x->shapes[h].id == id)
-            return &x->shapes[h];
-    return NULL;
+    return id ? base_table_get(&x->shapes, &id) : NULL;
 }
 
 static int shape_put(exporter *x, const tracer_tensor *t)
 {
-    struct shape_slot *old = shape_find(x, t->id);
-    if (!old) {
-        if ((x->shapes_len + 1) * 2 > x->shapes_cap) {
-            size_t cap = x->shapes_cap ? x->shapes_cap * 2 : 256;
-            struct shape_slot *v = base_calloc(cap, sizeof *v);
-            if (!v)
-                return -1;
-            for (size_t i = 0; i < x->shapes_cap; i++)
-                if (x->shapes[i].id) {
-                    size_t h = (x->shapes[i].id * 2654435761u) & (cap - 1);
-                    while (v[h].id)
-                        h = (h + 1) & (cap - 1);
-                    v[h] = x->shapes[i];
-                }
-            base_free(x->shapes);
-            x->shapes = v, x->shapes_cap = cap;
-        }
-        size_t h = (t->id * 2654435761u) & (x->shapes_cap - 1);
-        while (x->shapes[h].id)
-            h = (h + 1) & (x->shapes_cap - 1);
-        old = &x->shapes[h];
-        x->shapes_len++;
-    }
-    old->id = t->id;
-    old->ndim = t->shape_ok ? t->ndim : 0;
-    memcpy(old->d, t->shape, sizeof old->d);
+    struct shape_slot *e;
+    if (!t->id)
+        return 0;
+    if (base_table_put(&x->shapes, &t->id, (void **)&e) == BASE_TABLE_NOMEM)
+        return -1;
+    e->ndim = t->shape_ok ? t->ndim : 0;
+    memcpy(e->d, t->shape, sizeof e->d);
     return 0;
 }
 
@@ -407,7 +385,7 @@ static const tracer_decode_cbs export_cbs = {
 
 analyze_status analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats *st)
 {
-    exporter x = { .out = out, .st = st };
+    exporter x = { .out = out, .st = st, .shapes = BASE_TABLE(struct shape_slot, sizeof(uint32_t)) };
     memset(st, 0, sizeof *st);
     x.mem = analyze_profile_create(source, 0, 0);
     x.meta = json_object();
@@ -445,7 +423,7 @@ analyze_status analyze_export_perfetto(const char *source, FILE *out, analyze_ex
 end:
     json_decref(x.meta);
     base_free(x.buf);
-    base_free(x.shapes);
+    base_table_free(&x.shapes);
     analyze_profile_destroy(x.mem);
     return rc;
 }

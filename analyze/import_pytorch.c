@@ -44,7 +44,7 @@
 #include "analyze/import_et.h"
 #include "base/alloc.h"
 #include "base/error.h"
-#include "base/hash.h"
+#include "base/table.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -70,11 +70,22 @@ static const uint8_t dtype_size[IMP_DTYPE_COUNT] = { 4, 4, 8, 2, 2, 8, 2, 1, 1, 
 struct imp_strtab {
     char **str;
     uint32_t n, cap; /* strings */
-    uint32_t *slot;  /* open addressing: id + 1, 0 = empty */
-    uint32_t nslots;
+    base_table ids;  /* struct strid by the string's bytes */
 };
 
-static imp_strtab *strtab_create(void) { return base_calloc(1, sizeof(imp_strtab)); }
+/* A string's id: its key points at its copy in str[]. */
+struct strid {
+    base_table_bytes key;
+    uint32_t id;
+};
+
+static imp_strtab *strtab_create(void)
+{
+    imp_strtab *s = base_calloc(1, sizeof(imp_strtab));
+    if (s)
+        s->ids = BASE_TABLE(struct strid, 0);
+    return s;
+}
 
 static void strtab_destroy(imp_strtab *s)
 {
@@ -83,49 +94,40 @@ static void strtab_destroy(imp_strtab *s)
     for (uint32_t i = 0; i < s->n; i++)
         base_free(s->str[i]);
     base_free(s->str);
-    base_free(s->slot);
+    base_table_free(&s->ids);
     base_free(s);
+}
+
+static int grow_strs(imp_strtab *s)
+{
+    uint32_t nc = s->cap ? s->cap * 2 : 64;
+    char **ns = nc > s->cap ? base_realloc(s->str, nc * sizeof *ns) : NULL;
+    if (!ns)
+        return -1;
+    s->str = ns;
+    s->cap = nc;
+    return 0;
 }
 
 /* The id of s[0..len); *added says whether it is new.  -1: out of memory. */
 static int64_t intern(imp_strtab *s, const char *str, size_t len, int *added)
 {
     *added = 0;
-    if ((uint64_t)(s->n + 1) * 2 > s->nslots) {
-        uint32_t ns = s->nslots ? s->nslots * 2 : 256;
-        uint32_t *slot = base_calloc(ns, sizeof *slot);
-        if (!slot || ns < s->nslots)
-            return base_free(slot), -1;
-        for (uint32_t i = 0; i < s->n; i++) {
-            uint64_t h = base_fnv1a(s->str[i], strlen(s->str[i])) & (ns - 1);
-            while (slot[h])
-                h = (h + 1) & (ns - 1);
-            slot[h] = i + 1;
-        }
-        base_free(s->slot);
-        s->slot = slot;
-        s->nslots = ns;
-    }
-    uint64_t h = base_fnv1a(str, len) & (s->nslots - 1);
-    for (; s->slot[h]; h = (h + 1) & (s->nslots - 1)) {
-        const char *c = s->str[s->slot[h] - 1];
-        if (strncmp(c, str, len) == 0 && c[len] == '\0')
-            return s->slot[h] - 1;
-    }
-    if (s->n == s->cap) {
-        uint32_t nc = s->cap ? s->cap * 2 : 64;
-        char **ns = base_realloc(s->str, nc * sizeof *ns);
-        if (!ns)
-            return -1;
-        s->str = ns;
-        s->cap = nc;
-    }
-    char *copy = base_malloc(len + 1);
-    if (!copy)
+    struct strid *e;
+    base_table_status st = base_table_put(&s->ids, &(base_table_bytes){ str, len }, (void **)&e);
+    if (st == BASE_TABLE_FOUND)
+        return e->id;
+    if (st == BASE_TABLE_NOMEM)
         return -1;
+    char *copy = NULL;
+    if (s->n == UINT32_MAX || (s->n == s->cap && grow_strs(s)) || !(copy = base_malloc(len + 1))) {
+        base_table_del(&s->ids, e);
+        return -1;
+    }
     memcpy(copy, str, len), copy[len] = '\0';
     s->str[s->n] = copy;
-    s->slot[h] = s->n + 1;
+    e->key.p = copy;
+    e->id = s->n;
     *added = 1;
     return s->n++;
 }

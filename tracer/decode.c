@@ -2,13 +2,14 @@
  *
  * Per event class: its kind, the payload member index and read type of
  * every slot, the common context's vpid/vtid, the stream's clock class.
- * Per trace: the nodes its node_defs described (open addressing on
- * (vpid, graph, node)), the schema-1 op_begins waiting for their op_end
+ * Per trace: the nodes its node_defs described (a base/table.h table keyed
+ * by (vpid, graph, node)), the schema-1 op_begins waiting for their op_end
  * (tracer/opmatch.h, with their descriptions in a pool of slots), and the
  * diagnostics. */
 #include "tracer/decode.h"
 
 #include "base/alloc.h"
+#include "base/table.h"
 #include "tracer/fields.h"
 #include "tracer/opmatch.h"
 #include "tracer/schema.def"
@@ -87,6 +88,12 @@ typedef struct evinfo {
     const char *op_label[4096], *cls_label[256], *phase_label[256], *role_label[64], *dtype_label[64];
 } evinfo;
 
+/* An event class's evinfo, by the class's address. */
+struct evslot {
+    const bt_event_class *ec;
+    evinfo *info;
+};
+
 /* A schema-1 op_begin waiting for its op_end. */
 typedef struct s1slot {
     tracer_node node;
@@ -100,16 +107,19 @@ typedef struct s1slot {
 
 /* A node described by a node_def. */
 typedef struct dnode {
-    uint64_t vpid;
+    struct dnode_key {
+        uint64_t vpid;
+        uint32_t graph, node;
+    } key;
     tracer_node node; /* labels and arrays owned */
 } dnode;
+_Static_assert(sizeof(struct dnode_key) == 16, "a key without padding");
 
 typedef struct dtrace {
     const bt_trace *trace;
     void *user;
     tracer_decode_diag diag;
-    dnode *nodes; /* open addressing; node.op == NULL: empty */
-    size_t nodes_cap, nodes_len;
+    base_table nodes; /* of dnode */
     tracer_opmatch pend; /* schema 1: a = the slot */
     s1slot *slots;
     int nslots, cap_slots, free_slot;
@@ -130,8 +140,7 @@ typedef struct dtrace {
 struct tracer_decoder {
     tracer_decode_cbs cb;
     void *ctx;
-    evinfo **ev; /* open addressing on the event class pointer */
-    size_t ev_cap, ev_len;
+    base_table ev; /* of struct evslot: the event classes seen */
     evinfo *last;
     dtrace *tr;
     size_t ntr;
@@ -153,6 +162,7 @@ tracer_decoder *tracer_decoder_create(const tracer_decode_cbs *cbs, void *ctx)
         return NULL;
     d->cb = *cbs;
     d->ctx = ctx;
+    d->ev = BASE_TABLE(struct evslot, sizeof(const bt_event_class *));
     return d;
 }
 
@@ -170,15 +180,16 @@ void tracer_decoder_destroy(tracer_decoder *d)
 {
     if (!d)
         return;
-    for (size_t i = 0; i < d->ev_cap; i++)
-        base_free(d->ev[i]);
-    base_free(d->ev);
+    size_t pos = 0;
+    for (struct evslot *e; (e = base_table_next(&d->ev, &pos));)
+        base_free(e->info);
+    base_table_free(&d->ev);
     for (size_t t = 0; t < d->ntr; t++) {
         dtrace *tr = &d->tr[t];
-        for (size_t i = 0; i < tr->nodes_cap; i++)
-            if (tr->nodes[i].node.op)
-                node_free(&tr->nodes[i].node);
-        base_free(tr->nodes);
+        pos = 0;
+        for (dnode *n; (n = base_table_next(&tr->nodes, &pos));)
+            node_free(&n->node);
+        base_table_free(&tr->nodes);
         tracer_opmatch_clear(&tr->pend);
         for (int i = 0; i < tr->nslots; i++) {
             base_free(tr->slots[i].io);
@@ -293,45 +304,23 @@ static evinfo *evinfo_make(const bt_event_class *ec)
     return e;
 }
 
-static size_t ptr_hash(const void *p, size_t cap)
-{
-    return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ULL >> 20) & (cap - 1);
-}
-
 static evinfo *evinfo_get(tracer_decoder *d, const bt_event_class *ec)
 {
     if (d->last && d->last->ec == ec)
         return d->last;
-    if (d->ev_cap)
-        for (size_t h = ptr_hash(ec, d->ev_cap); d->ev[h]; h = (h + 1) & (d->ev_cap - 1))
-            if (d->ev[h]->ec == ec)
-                return d->last = d->ev[h];
-    if ((d->ev_len + 1) * 2 > d->ev_cap) {
-        size_t cap = d->ev_cap ? d->ev_cap * 2 : 32;
-        evinfo **t = base_calloc(cap, sizeof *t);
-        if (!t)
+    struct evslot *s;
+    switch (base_table_put(&d->ev, &ec, (void **)&s)) {
+    case BASE_TABLE_FOUND:
+        return d->last = s->info;
+    case BASE_TABLE_ADDED:
+        if (!(s->info = evinfo_make(ec))) {
+            base_table_del(&d->ev, s);
             return NULL;
-        for (size_t i = 0; i < d->ev_cap; i++) {
-            if (!d->ev[i])
-                continue;
-            size_t h = ptr_hash(d->ev[i]->ec, cap);
-            while (t[h])
-                h = (h + 1) & (cap - 1);
-            t[h] = d->ev[i];
         }
-        base_free(d->ev);
-        d->ev = t;
-        d->ev_cap = cap;
-    }
-    evinfo *e = evinfo_make(ec);
-    if (!e)
+        return d->last = s->info;
+    default:
         return NULL;
-    size_t h = ptr_hash(ec, d->ev_cap);
-    while (d->ev[h])
-        h = (h + 1) & (d->ev_cap - 1);
-    d->ev[h] = e;
-    d->ev_len++;
-    return d->last = e;
+    }
 }
 
 /* ---- field access ------------------------------------------------------------ */
@@ -473,51 +462,10 @@ void tracer_decoder_diag_sum(const tracer_decoder *d, const void *user, tracer_d
 }
 
 /* ---- nodes (schema 2) --------------------------------------------------------- */
-static size_t node_hash(uint64_t vpid, uint32_t graph, uint32_t node)
-{
-    uint64_t x = vpid * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)graph << 32 | node);
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (size_t)x;
-}
-
 static dnode *node_find(const dtrace *t, uint64_t vpid, uint32_t graph, uint32_t node)
 {
-    if (!t->nodes_cap)
-        return NULL;
-    size_t mask = t->nodes_cap - 1;
-    for (size_t h = node_hash(vpid, graph, node) & mask; t->nodes[h].node.op; h = (h + 1) & mask)
-        if (t->nodes[h].vpid == vpid && t->nodes[h].node.graph == graph && t->nodes[h].node.node == node)
-            return &t->nodes[h];
-    return NULL;
-}
-
-static dnode *node_insert(dtrace *t, uint64_t vpid, uint32_t graph, uint32_t node)
-{
-    if ((t->nodes_len + 1) * 2 > t->nodes_cap) {
-        size_t cap = t->nodes_cap ? t->nodes_cap * 2 : 256;
-        dnode *v = base_calloc(cap, sizeof *v);
-        if (!v)
-            return NULL;
-        for (size_t i = 0; i < t->nodes_cap; i++) {
-            if (!t->nodes[i].node.op)
-                continue;
-            size_t h = node_hash(t->nodes[i].vpid, t->nodes[i].node.graph, t->nodes[i].node.node) & (cap - 1);
-            while (v[h].node.op)
-                h = (h + 1) & (cap - 1);
-            v[h] = t->nodes[i];
-        }
-        base_free(t->nodes);
-        t->nodes = v;
-        t->nodes_cap = cap;
-    }
-    size_t h = node_hash(vpid, graph, node) & (t->nodes_cap - 1);
-    while (t->nodes[h].node.op)
-        h = (h + 1) & (t->nodes_cap - 1);
-    t->nodes_len++;
-    t->nodes[h].vpid = vpid;
-    return &t->nodes[h];
+    const struct dnode_key k = { vpid, graph, node };
+    return base_table_get(&t->nodes, &k);
 }
 
 static char *dup_label(const char *s)
@@ -613,12 +561,18 @@ static int on_node_def(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo 
         t->diag.malformed_events++;
         return 0;
     }
-    dnode *old = node_find(t, vpid, n.graph, n.node);
-    if (old) {
+    if (!t->nodes.size)
+        t->nodes = BASE_TABLE(dnode, sizeof(struct dnode_key));
+    dnode *old;
+    switch (base_table_put(&t->nodes, &(struct dnode_key){ vpid, n.graph, n.node }, (void **)&old)) {
+    case BASE_TABLE_FOUND:
         if (!same_node(&old->node, &n))
             t->diag.redefined_nodes++;
         node_free(&old->node); /* the latest description holds */
-    } else if (!(old = node_insert(t, vpid, n.graph, n.node))) {
+        break;
+    case BASE_TABLE_ADDED:
+        break;
+    default:
         return oom(d);
     }
     tracer_node *c = &old->node;
@@ -636,8 +590,7 @@ static int on_node_def(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo 
         base_free((void *)c->op);
         base_free((void *)c->cls);
         base_free((void *)c->phase);
-        memset(c, 0, sizeof *c);
-        t->nodes_len--; /* an empty slot again (op == NULL); probe chains stay valid: never removed */
+        base_table_del(&t->nodes, old);
         return oom(d);
     }
     if (n.nin + n.nout)

@@ -14,6 +14,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/table.h"
 
 #include "tracer/output.h"
 #include "tracer/read.h"
@@ -101,10 +102,8 @@ typedef struct wbuf {
     unsigned char *b;
     size_t len, cap, frame; /* frame: where the open frame's header starts */
     int broken;
-    /* node pointers numbered (open addressing) */
-    const void **keys;
-    uint32_t *ids;
-    size_t kcap, klen;
+    /* node pointers numbered: struct node_num by the pointer */
+    base_table keys;
     uint32_t next_id;
     /* event names numbered: the last one seen, and a small table */
     const char *names[256];
@@ -115,15 +114,25 @@ typedef struct wbuf {
     unsigned long long msgs, max_msgs, bytes;
     /* schema-1 descriptions (no data flow) numbered by their content, so an
      * op record of one already sent costs 37 bytes too */
-    struct ikey {
-        const char *op, *cls, *phase;
-        int64_t op_value, cls_value, phase_value;
-        uint32_t graph, node;
-        uint64_t flops, bytes;
-        uint32_t id, used;
-    } * ikeys;
-    size_t icap, ilen;
+    base_table ikeys; /* struct ikey */
 } wbuf;
+
+struct node_num {
+    const void *p;
+    uint32_t id;
+};
+
+/* A description without data flow, and its number: the key is every field
+ * before id (no padding between them). */
+struct ikey {
+    const char *op, *cls, *phase;
+    int64_t op_value, cls_value, phase_value;
+    uint32_t graph, node;
+    uint64_t flops, bytes;
+    uint32_t id;
+};
+#define IKEY_SIZE offsetof(struct ikey, id)
+_Static_assert(IKEY_SIZE == 3 * sizeof(char *) + 5 * 8 + 2 * 4, "an ikey without padding");
 
 static void w_flush(wbuf *w)
 {
@@ -224,47 +233,15 @@ static void w_current(wbuf *w)
     w_end(w);
 }
 
-static size_t key_hash(const void *p, size_t cap)
-{
-    return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ULL >> 17) & (cap - 1);
-}
-
 static int64_t node_id(wbuf *w, const void *p, int insert)
 {
-    if (w->kcap)
-        for (size_t h = key_hash(p, w->kcap); w->keys[h]; h = (h + 1) & (w->kcap - 1))
-            if (w->keys[h] == p)
-                return w->ids[h];
-    if (!insert)
+    struct node_num *e = base_table_get(&w->keys, &p);
+    if (e)
+        return e->id;
+    if (!insert || base_table_put(&w->keys, &p, (void **)&e) == BASE_TABLE_NOMEM)
         return -1;
-    if ((w->klen + 1) * 2 > w->kcap) {
-        size_t cap = w->kcap ? w->kcap * 2 : 1024;
-        const void **k = base_calloc(cap, sizeof *k);
-        uint32_t *v = base_calloc(cap, sizeof *v);
-        if (!k || !v) {
-            base_free(k);
-            base_free(v);
-            return -1;
-        }
-        for (size_t i = 0; i < w->kcap; i++) {
-            if (!w->keys[i])
-                continue;
-            size_t h = key_hash(w->keys[i], cap);
-            while (k[h])
-                h = (h + 1) & (cap - 1);
-            k[h] = w->keys[i], v[h] = w->ids[i];
-        }
-        base_free(w->keys);
-        base_free(w->ids);
-        w->keys = k, w->ids = v, w->kcap = cap;
-    }
-    size_t h = key_hash(p, w->kcap);
-    while (w->keys[h])
-        h = (h + 1) & (w->kcap - 1);
-    w->keys[h] = p;
-    w->ids[h] = w->next_id++;
-    w->klen++;
-    return w->ids[h];
+    e->id = w->next_id++;
+    return e->id;
 }
 
 static void *c_trace_begin(void *ctx, const bt_trace *trace)
@@ -384,58 +361,22 @@ static int c_node_def(void *user, const tracer_node *n, uint64_t ts)
     return w_end(w);
 }
 
-static uint64_t ikey_hash(const struct ikey *k)
-{
-    uint64_t x = (uint64_t)(uintptr_t)k->op * 31 ^ (uint64_t)(uintptr_t)k->phase * 17 ^
-                 ((uint64_t)k->graph << 32 | k->node) ^ k->flops * 0x9E3779B97F4A7C15ULL ^ k->bytes;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    return x ^ (x >> 33);
-}
-
-static int ikey_same(const struct ikey *a, const struct ikey *b)
-{
-    return a->op == b->op && a->cls == b->cls && a->phase == b->phase && a->op_value == b->op_value &&
-           a->cls_value == b->cls_value && a->phase_value == b->phase_value && a->graph == b->graph &&
-           a->node == b->node && a->flops == b->flops && a->bytes == b->bytes;
-}
-
 /* The number of a description without data flow, sent once (W_NODE_INTERN);
  * -1 when out of memory. Labels are compared by pointer: the decoder's are
  * the field classes' (stable), or its slot buffers ("#12"), whose content
  * is then fixed by the enum values compared beside them. */
 static int64_t intern_node(wbuf *w, const tracer_node *n)
 {
-    struct ikey k = { n->op,        n->cls,         n->phase, n->op_value,
-                      n->cls_value, n->phase_value, n->graph, n->node,
-                      n->flops,     n->bytes,       0,        1 };
-    if (w->icap)
-        for (size_t h = ikey_hash(&k) & (w->icap - 1); w->ikeys[h].used; h = (h + 1) & (w->icap - 1))
-            if (ikey_same(&w->ikeys[h], &k))
-                return w->ikeys[h].id;
-    if (w->ilen > 65536) /* descriptions that never repeat: not worth keeping */
+    struct ikey k = { n->op,       n->cls,   n->phase, n->op_value, n->cls_value, n->phase_value,
+                      n->graph,    n->node,  n->flops, n->bytes,    0 };
+    struct ikey *e = base_table_get(&w->ikeys, &k);
+    if (e)
+        return e->id;
+    if (w->ikeys.len > 65536) /* descriptions that never repeat: not worth keeping */
         return -1;
-    if ((w->ilen + 1) * 2 > w->icap) {
-        size_t cap = w->icap ? w->icap * 2 : 256;
-        struct ikey *v = base_calloc(cap, sizeof *v);
-        if (!v)
-            return -1;
-        for (size_t i = 0; i < w->icap; i++)
-            if (w->ikeys[i].used) {
-                size_t h = ikey_hash(&w->ikeys[i]) & (cap - 1);
-                while (v[h].used)
-                    h = (h + 1) & (cap - 1);
-                v[h] = w->ikeys[i];
-            }
-        base_free(w->ikeys);
-        w->ikeys = v, w->icap = cap;
-    }
-    size_t h = ikey_hash(&k) & (w->icap - 1);
-    while (w->ikeys[h].used)
-        h = (h + 1) & (w->icap - 1);
-    k.id = w->next_id++;
-    w->ikeys[h] = k;
-    w->ilen++;
+    if (base_table_put(&w->ikeys, &k, (void **)&e) == BASE_TABLE_NOMEM)
+        return -1;
+    e->id = k.id = w->next_id++;
     w_begin(w, W_NODE_INTERN);
     W_VAL(w, k.id);
     w_node(w, n);
@@ -615,7 +556,11 @@ static void child_main(const tracer_trace *t, const char *source, int fd, int wa
     const char *dbg = getenv("FATHOM_DECODE_DEBUG");
     tracer_read_capture_log = !dbg || strcmp(dbg, "1") != 0; /* why metadata does not parse (read.h) */
     setenv("BABELTRACE_PLUGIN_CTF_METADATA_LOG_LEVEL", "E", 0);
-    wbuf w = { .fd = fd, .live = tracer_trace_get_kind(t) == TRACER_TRACE_LIVE, .no_dataflow = no_dataflow };
+    wbuf w = { .fd = fd,
+               .live = tracer_trace_get_kind(t) == TRACER_TRACE_LIVE,
+               .no_dataflow = no_dataflow,
+               .keys = BASE_TABLE(struct node_num, sizeof(const void *)),
+               .ikeys = BASE_TABLE(struct ikey, IKEY_SIZE) };
     if (!w.live) { /* an event takes a bit at least: 8 a byte, and room for the packets' messages */
         w.bytes = ctf_bytes(t);
         w.max_msgs =
