@@ -406,7 +406,8 @@ static int live_table(void *ctx, const analyze_profile *snap)
         printf(" (joined at step %llu)", (unsigned long long)snap->joined_step);
     putchar('\n');
     void *res = NULL;
-    int io = v->an->create(one, 1, v->opts, &res) != ANALYZE_OK || v->an->print(stdout, res, v->fmt, v->opts);
+    int io =
+        v->an->create(one, 1, v->opts, &res) != ANALYZE_OK || v->an->print(stdout, res, v->fmt, v->opts) != ANALYZE_OK;
     v->an->destroy(res);
     if (!v->tty)
         fputc('\n', stdout);
@@ -726,7 +727,7 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
         cli_error(cmd, "--strict: giving up on the warnings above");
         goto done;
     }
-    int io = 0;
+    analyze_status io = ANALYZE_OK;
     if (lv.shown && lv.tty)
         fputs("\033[H\033[J", stdout); /* the final table replaces the last one */
     else if (lv.shown)
@@ -754,7 +755,11 @@ static int run(const analyze_analysis *an, const char *what, int argc, char **ar
         io = an->print(stdout, res, fmt, &ao);
         an->destroy(res);
     }
-    if (io != 0 || fflush(stdout) != 0) {
+    if (io == ANALYZE_ERR_NOMEM) {
+        cli_error(cmd, "%s", base_errmsg());
+        goto done;
+    }
+    if (io != ANALYZE_OK || fflush(stdout) != 0) {
         cli_error(cmd, "cannot write the output: %s", errno ? strerror(errno) : "error");
         goto done;
     }

@@ -30,7 +30,6 @@ typedef struct exporter {
     uint64_t named[MAX_NAMED]; /* pid << 32 | tid of the tracks named so far */
     size_t nnamed;
     json_t *meta; /* run_begin's fields, for otherData */
-    int failed;   /* a callback stopped the decoding (its message is the thread's) */
     char *buf;    /* one encoded event */
     size_t cap;
     base_table shapes; /* struct shape_slot by id, for the ops' arguments */
@@ -117,18 +116,6 @@ static json_t *named_attrs(const tracer_node *n)
         p += len + (p[len] == ',');
     }
     return o;
-}
-
-/* A callback's failure: the thread's message, and the decoding stops. */
-static int xfail(exporter *x, analyze_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int xfail(exporter *x, analyze_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    base_vfail((int)st, fmt, ap);
-    va_end(ap);
-    x->failed = 1;
-    return -1;
 }
 
 static int emit(exporter *x, json_t *ev)
@@ -235,8 +222,8 @@ static int cb_run_begin(void *user, const tracer_run *r)
     if (at(x, &ts, &pid, &tid))
         return -1;
     if (r->schema != TRACER_SCHEMA_V1 && r->schema != TRACER_SCHEMA_V2)
-        return xfail(x, ANALYZE_ERR_INPUT, "trace schema %u: this exporter reads schemas %d and %d", r->schema,
-                     TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
+        return analyze_fail_rc(ANALYZE_ERR_INPUT, "trace schema %u: this exporter reads schemas %d and %d", r->schema,
+                               TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
     const char *keys[] = { "model", "mode", "preset", "version", "blas", "cpu" };
     const char *vals[] = { r->model, r->mode, r->preset, r->version, r->blas, r->cpu };
     int bad = 0;
@@ -247,7 +234,7 @@ static int cb_run_begin(void *user, const tracer_run *r)
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
         bad |= set_new(x->meta, nums[i], json_integer((json_int_t)nv[i]));
     if (bad)
-        return xfail(x, ANALYZE_ERR_NOMEM, "out of memory");
+        return analyze_fail_rc(ANALYZE_ERR_NOMEM, "out of memory");
     char pname[256];
     snprintf(pname, sizeof pname, "fathom %s %s", r->model ? r->model : "?", r->mode ? r->mode : "?");
     if (emit(x, json_pack("{s:s, s:s, s:I, s:{s:s}}", "name", "process_name", "ph", "M", "pid", (json_int_t)pid, "args",
@@ -258,7 +245,7 @@ static int cb_run_begin(void *user, const tracer_run *r)
     json_t *args = json_deep_copy(x->meta);
     if (!e || !args || json_object_set_new(e, "args", args)) {
         json_decref(e);
-        return xfail(x, ANALYZE_ERR_NOMEM, "out of memory");
+        return analyze_fail_rc(ANALYZE_ERR_NOMEM, "out of memory");
     }
     return emit(x, e);
 }
@@ -290,7 +277,7 @@ static int cb_step_begin(void *user, uint64_t ns, uint32_t step)
     if (!e || set_new(e, "name", json_string(sname)) || set_new(e, "cat", json_string("step")) ||
         set_new(e, "args", json_pack("{s:I}", "step", (json_int_t)step))) {
         json_decref(e);
-        return xfail(x, ANALYZE_ERR_NOMEM, "out of memory");
+        return analyze_fail_rc(ANALYZE_ERR_NOMEM, "out of memory");
     }
     return emit(x, e);
 }
@@ -306,7 +293,7 @@ static int cb_step_end(void *user, uint64_t ns, uint32_t step, double loss)
     json_t *e = slice("E", ts, pid, tid);
     if (!e || set_new(e, "args", json_pack("{s:o}", "loss", analyze_out_jreal(loss)))) {
         json_decref(e);
-        return xfail(x, ANALYZE_ERR_NOMEM, "out of memory");
+        return analyze_fail_rc(ANALYZE_ERR_NOMEM, "out of memory");
     }
     return emit(x, e);
 }
@@ -340,7 +327,7 @@ static int cb_op(void *user, const tracer_op *o)
         json_decref(e);
         if (bad)
             json_decref(args);
-        return xfail(x, ANALYZE_ERR_NOMEM, "out of memory");
+        return analyze_fail_rc(ANALYZE_ERR_NOMEM, "out of memory");
     }
     return emit(x, e);
 }
@@ -354,7 +341,7 @@ static int cb_tensor(exporter *x, int alloc, const tracer_tensor *t, uint32_t id
     if (alloc) {
         int r = analyze_profile_intern_role(x->mem, t->role ? t->role : "unknown");
         if (r < 0 || analyze_profile_tensor_alloc(x->mem, t->id, r, t->bytes) || shape_put(x, t))
-            return xfail(x, ANALYZE_ERR_NOMEM, "out of memory");
+            return analyze_fail_rc(ANALYZE_ERR_NOMEM, "out of memory");
     } else {
         analyze_profile_tensor_free(x->mem, id);
     }

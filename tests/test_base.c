@@ -242,12 +242,8 @@ static void test_clock(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_grow),
-        cmocka_unit_test(test_grow_fails),
-        cmocka_unit_test(test_hash),
-        cmocka_unit_test(test_clock),
-        cmocka_unit_test(test_table),
-        cmocka_unit_test(test_table_bytes),
+        cmocka_unit_test(test_grow),        cmocka_unit_test(test_grow_fails), cmocka_unit_test(test_hash),
+        cmocka_unit_test(test_clock),       cmocka_unit_test(test_table),      cmocka_unit_test(test_table_bytes),
         cmocka_unit_test(test_table_nomem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

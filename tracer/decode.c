@@ -119,7 +119,7 @@ typedef struct dtrace {
     const bt_trace *trace;
     void *user;
     tracer_decode_diag diag;
-    base_table nodes; /* of dnode */
+    base_table nodes;    /* of dnode */
     tracer_opmatch pend; /* schema 1: a = the slot */
     s1slot *slots;
     int nslots, cap_slots, free_slot;
@@ -310,16 +310,14 @@ static evinfo *evinfo_get(tracer_decoder *d, const bt_event_class *ec)
         return d->last;
     struct evslot *s;
     switch (base_table_put(&d->ev, &ec, (void **)&s)) {
-    case BASE_TABLE_FOUND:
-        return d->last = s->info;
+    case BASE_TABLE_FOUND: return d->last = s->info;
     case BASE_TABLE_ADDED:
         if (!(s->info = evinfo_make(ec))) {
             base_table_del(&d->ev, s);
             return NULL;
         }
         return d->last = s->info;
-    default:
-        return NULL;
+    default: return NULL;
     }
 }
 
@@ -570,10 +568,8 @@ static int on_node_def(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo 
             t->diag.redefined_nodes++;
         node_free(&old->node); /* the latest description holds */
         break;
-    case BASE_TABLE_ADDED:
-        break;
-    default:
-        return oom(d);
+    case BASE_TABLE_ADDED: break;
+    default: return oom(d);
     }
     tracer_node *c = &old->node;
     *c = n;

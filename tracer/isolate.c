@@ -81,17 +81,9 @@ enum wire {
     W_TOTALS
 };
 
-/* Formats a job's own message (jobs decode side by side: each keeps its
- * message in its tracer_decode_job until the caller takes it); returns -1. */
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+/* A job's failure is the job's message, not the thread's (base/error.h,
+ * the object's message): jobs decode side by side, and each keeps its
+ * message in its tracer_decode_job until the caller takes it. */
 
 static unsigned env_unsigned(const char *name, unsigned dflt);
 static double g_run_ended_at, g_last_frame_at, g_last_flush_at; /* the child's live clock */
@@ -367,8 +359,8 @@ static int c_node_def(void *user, const tracer_node *n, uint64_t ts)
  * is then fixed by the enum values compared beside them. */
 static int64_t intern_node(wbuf *w, const tracer_node *n)
 {
-    struct ikey k = { n->op,       n->cls,   n->phase, n->op_value, n->cls_value, n->phase_value,
-                      n->graph,    n->node,  n->flops, n->bytes,    0 };
+    struct ikey k = { n->op,    n->cls,   n->phase, n->op_value, n->cls_value, n->phase_value, n->graph, n->node,
+                      n->flops, n->bytes, 0 };
     struct ikey *e = base_table_get(&w->ikeys, &k);
     if (e)
         return e->id;
@@ -936,12 +928,12 @@ static int drain(chan *c)
         uint32_t flen;
         memcpy(&flen, c->buf + off, 4);
         if (flen < 1 || flen > (1u << 30))
-            return c->pr = -2, fail(j->err, sizeof j->err, "%s: the CTF decoder sent garbage", j->source);
+            return c->pr = -2, base_fail_into(j->err, sizeof j->err, -1, "%s: the CTF decoder sent garbage", j->source);
         if (c->len - off - 4 < flen) {
             if ((size_t)flen + 4 > c->cap) {
                 unsigned char *b = base_realloc(c->buf, (size_t)flen + 4 + c->cap);
                 if (!b)
-                    return c->pr = -1, fail(j->err, sizeof j->err, "%s: out of memory", j->source);
+                    return c->pr = -1, base_fail_into(j->err, sizeof j->err, -1, "%s: out of memory", j->source);
                 c->buf = b, c->cap = (size_t)flen + 4 + c->cap;
             }
             break;
@@ -949,7 +941,7 @@ static int drain(chan *c)
         rd r = { c->buf + off + 5, c->buf + off + 4 + flen, 0 };
         int d = dispatch(&c->P, c->buf[off + 4], &r);
         if (d == -2)
-            return c->pr = -2, fail(j->err, sizeof j->err, "%s: the CTF decoder sent garbage", j->source);
+            return c->pr = -2, base_fail_into(j->err, sizeof j->err, -1, "%s: the CTF decoder sent garbage", j->source);
         if (d == -1)
             return c->pr = -1;
         off += 4 + (size_t)flen;
@@ -966,7 +958,7 @@ static void take_in(chan *c)
     if (c->len == c->cap) {
         unsigned char *b = base_realloc(c->buf, c->cap * 2);
         if (!b) {
-            c->pr = -1, fail(j->err, sizeof j->err, "%s: out of memory", j->source);
+            c->pr = -1, base_fail_into(j->err, sizeof j->err, -1, "%s: out of memory", j->source);
             c->open = 0;
             return;
         }
@@ -993,7 +985,8 @@ static void pump(chan *cs, size_t n)
     if (!pf) {
         for (size_t i = 0; i < n; i++)
             if (cs[i].open)
-                cs[i].pr = -1, cs[i].open = 0, fail(cs[i].job->err, sizeof cs[i].job->err, "out of memory");
+                cs[i].pr = -1, cs[i].open = 0,
+                base_fail_into(cs[i].job->err, sizeof cs[i].job->err, -1, "out of memory");
         return;
     }
     for (;;) {
@@ -1011,7 +1004,8 @@ static void pump(chan *cs, size_t n)
             for (size_t i = 0; i < n; i++)
                 if (cs[i].open) {
                     cs[i].pr = -2, cs[i].open = 0;
-                    fail(cs[i].job->err, sizeof cs[i].job->err, "%s: poll: %s", cs[i].job->source, strerror(errno));
+                    base_fail_into(cs[i].job->err, sizeof cs[i].job->err, -1, "%s: poll: %s", cs[i].job->source,
+                                   strerror(errno));
                 }
             break;
         }
@@ -1036,10 +1030,11 @@ static void pump(chan *cs, size_t n)
             } else if (c->stall && now - c->last > c->stall) {
                 kill(c->pid, SIGKILL);
                 c->pr = -2, c->open = 0;
-                fail(c->job->err, sizeof c->job->err,
-                     "%s: the CTF decoder stopped making progress (nothing decoded for %u s): a corrupt trace? "
-                     "FATHOM_DECODE_STALL=SECONDS raises the limit",
-                     c->job->source, c->stall);
+                base_fail_into(
+                    c->job->err, sizeof c->job->err, -1,
+                    "%s: the CTF decoder stopped making progress (nothing decoded for %u s): a corrupt trace? "
+                    "FATHOM_DECODE_STALL=SECONDS raises the limit",
+                    c->job->source, c->stall);
             }
         }
     }
@@ -1103,14 +1098,15 @@ static int start(chan *c)
     tracer_decode_job *j = c->job;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
-        return fail(j->err, sizeof j->err, "%s: pipe: %s", j->source, strerror(errno));
+        return base_fail_into(j->err, sizeof j->err, -1, "%s: pipe: %s", j->source, strerror(errno));
     fflush(NULL);
     pid_t parent_pid = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
-        return fail(j->err, sizeof j->err, "%s: cannot start the decoder: %s", j->source, strerror(errno));
+        return base_fail_into(j->err, sizeof j->err, -1, "%s: cannot start the decoder: %s", j->source,
+                              strerror(errno));
     }
     if (pid == 0) {
         close(fds[0]);
@@ -1149,7 +1145,7 @@ static int start(chan *c)
     if (!(c->buf = base_malloc(c->cap))) {
         c->open = 0;
         c->pr = -1;
-        return fail(j->err, sizeof j->err, "%s: out of memory", j->source);
+        return base_fail_into(j->err, sizeof j->err, -1, "%s: out of memory", j->source);
     }
     c->last = c->last_tick = base_now_s();
     c->stall = decode_stall(j->t);
@@ -1164,7 +1160,7 @@ static tracer_status finish_chan(chan *c, int st)
     if (c->pr == -1) {
         if (j->err[0]) /* the parent's own reason: out of memory */
             return TRACER_ERR_NOMEM;
-        fail(j->err, sizeof j->err, "%s: stopped by its reader", j->source); /* a callback stopped it */
+        base_fail_into(j->err, sizeof j->err, -1, "%s: stopped by its reader", j->source); /* a callback stopped it */
         return TRACER_ERR_STOPPED;
     }
     if (c->pr == -2)
@@ -1181,17 +1177,18 @@ static tracer_status finish_chan(chan *c, int st)
                          "(FATHOM_DECODE_MEMORY)? FATHOM_DECODE_MEMORY=BYTES raises the limit",
                          (double)mem / (double)(1ull << 30));
             if (sig == SIGXCPU)
-                fail(j->err, sizeof j->err,
-                     "%s: the CTF decoder ran out of its CPU time (%lu s for %llu bytes of CTF): a corrupt trace "
-                     "that makes it spin? FATHOM_DECODE_CPU=SECONDS raises the limit",
-                     j->source, decode_cpu(j->t), ctf_bytes(j->t));
+                base_fail_into(
+                    j->err, sizeof j->err, -1,
+                    "%s: the CTF decoder ran out of its CPU time (%lu s for %llu bytes of CTF): a corrupt trace "
+                    "that makes it spin? FATHOM_DECODE_CPU=SECONDS raises the limit",
+                    j->source, decode_cpu(j->t), ctf_bytes(j->t));
             else
-                fail(j->err, sizeof j->err, "%s: the CTF decoder crashed (signal %d, %s): %s", j->source, sig,
-                     strsignal(sig), why);
+                base_fail_into(j->err, sizeof j->err, -1, "%s: the CTF decoder crashed (signal %d, %s): %s", j->source,
+                               sig, strsignal(sig), why);
             return TRACER_ERR_INPUT;
         }
-        fail(j->err, sizeof j->err, "%s: the CTF decoder exited early (status %d)", j->source,
-             WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        base_fail_into(j->err, sizeof j->err, -1, "%s: the CTF decoder exited early (status %d)", j->source,
+                       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
         return TRACER_ERR_INPUT;
     }
     if (P->child_rc) {
@@ -1199,18 +1196,19 @@ static tracer_status finish_chan(chan *c, int st)
         if (strstr(why, j->source)) /* Babeltrace2's causes name it already */
             snprintf(j->err, sizeof j->err, "%s", why);
         else
-            fail(j->err, sizeof j->err, "%s: %s", j->source, why);
+            base_fail_into(j->err, sizeof j->err, -1, "%s: %s", j->source, why);
         return TRACER_ERR_INPUT;
     }
     if (P->diag.bad_schema) {
-        fail(j->err, sizeof j->err,
-             "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)", j->source,
-             P->diag.bad_schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
+        base_fail_into(j->err, sizeof j->err, -1,
+                       "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)", j->source,
+                       P->diag.bad_schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
         return TRACER_ERR_INPUT;
     }
     if (P->diag.events == P->diag.foreign_events) {
-        fail(j->err, sizeof j->err, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)",
-             j->source, P->diag.foreign_events);
+        base_fail_into(j->err, sizeof j->err, -1,
+                       "%s: no fathom events in the trace (%" PRIu64 " events of other providers)", j->source,
+                       P->diag.foreign_events);
         return TRACER_ERR_INPUT;
     }
     if (j->diag)
@@ -1265,7 +1263,7 @@ tracer_status tracer_decode_jobs_isolated(tracer_decode_job *jobs, size_t n)
     chan *cs = base_calloc(n ? n : 1, sizeof *cs);
     if (!cs) {
         for (size_t i = 0; i < n; i++) {
-            fail(jobs[i].err, sizeof jobs[i].err, "%s: out of memory", jobs[i].source);
+            base_fail_into(jobs[i].err, sizeof jobs[i].err, -1, "%s: out of memory", jobs[i].source);
             jobs[i].status = TRACER_ERR_NOMEM;
         }
         return jobs_verdict(jobs, n);
