@@ -727,6 +727,152 @@ static int r_node(rd *r, pnode *pn)
 
 static void r_run(rd *r, tracer_run *run) { FATHOM_SCHEMA_RUN(R_ROW, _) }
 
+/* The frames, one function a kind (or two kinds of one shape): each
+ * answers 0, -1 when a callback stopped (or out of memory), -2 when the
+ * frame is malformed. */
+static int frame_event(parent *P, rd *r)
+{
+    int32_t id;
+    uint64_t ts;
+    R_VAL(r, id);
+    const char *name = id >= 0 && id < P->nnames ? P->names[id] : r_str(r);
+    R_VAL(r, ts);
+    return r->bad ? -2 : P->cb->event ? P->cb->event(P->user, name, ts) : 0;
+}
+
+static int frame_run(parent *P, uint8_t kind, rd *r)
+{
+    tracer_run run;
+    tracer_state st;
+    r_run(r, &run);
+    if (kind == W_RUN_STATE) {
+        R_VAL(r, st);
+        return r->bad ? -2 : P->cb->run_state ? P->cb->run_state(P->user, &run, &st) : 0;
+    }
+    return r->bad ? -2 : P->cb->run_begin ? P->cb->run_begin(P->user, &run) : 0;
+}
+
+/* A node's totals; its description one sent before, by its number (id >=
+ * 0), or in the frame itself (into the scratch node). */
+static int frame_totals(parent *P, rd *r)
+{
+    int64_t id;
+    const tracer_node *n;
+    uint64_t v[4];
+    R_VAL(r, id);
+    if (r->bad || id >= (int64_t)P->nnodes)
+        return -2;
+    if (id >= 0) {
+        n = &P->nodes[id]->n;
+    } else {
+        if (r_node(r, &P->scratch))
+            return r->bad ? -2 : -1;
+        n = &P->scratch.n;
+    }
+    for (int k = 0; k < 4; k++)
+        R_VAL(r, v[k]);
+    if (r->bad)
+        return -2;
+    P->records += v[0];
+    return P->cb->totals ? P->cb->totals(P->user, n, v[0], v[1], v[2], v[3]) : 0;
+}
+
+static int frame_step(parent *P, uint8_t kind, rd *r)
+{
+    uint64_t ts;
+    uint32_t step;
+    double loss;
+    R_VAL(r, ts);
+    R_VAL(r, step);
+    R_VAL(r, loss);
+    if (r->bad)
+        return -2;
+    if (kind == W_STEP_BEGIN)
+        return P->cb->step_begin ? P->cb->step_begin(P->user, ts, step) : 0;
+    return P->cb->step_end ? P->cb->step_end(P->user, ts, step, loss) : 0;
+}
+
+/* A description numbered id: the next number, or one sent before (a
+ * node_def again: the latest holds). */
+static int frame_node(parent *P, uint8_t kind, rd *r)
+{
+    uint32_t id;
+    uint64_t ts = 0;
+    R_VAL(r, id);
+    if (kind == W_NODE_DEF)
+        R_VAL(r, ts);
+    if (r->bad || id > P->nnodes)
+        return -2;
+    if (id == P->nnodes) {
+        pnode **v = base_realloc(P->nodes, (P->nnodes + 1) * sizeof *v);
+        if (!v)
+            return -1;
+        P->nodes = v;
+        if (!(v[P->nnodes] = base_calloc(1, sizeof **v)))
+            return -1;
+        P->nnodes++;
+    }
+    if (r_node(r, P->nodes[id]))
+        return r->bad ? -2 : -1;
+    if (kind == W_NODE_INTERN) /* a schema-1 description: no node_def of the trace */
+        return 0;
+    return P->cb->node_def ? P->cb->node_def(P->user, &P->nodes[id]->n, ts) : 0;
+}
+
+static int frame_op(parent *P, uint8_t kind, rd *r)
+{
+    const tracer_node *n;
+    if (kind == W_OP_REF) {
+        uint32_t id;
+        R_VAL(r, id);
+        if (r->bad || id >= P->nnodes)
+            return -2;
+        n = &P->nodes[id]->n;
+    } else {
+        if (r_node(r, &P->scratch))
+            return r->bad ? -2 : -1;
+        n = &P->scratch.n;
+    }
+    tracer_op op = { .node = n };
+    R_VAL(r, op.begin);
+    R_VAL(r, op.end);
+    R_VAL(r, op.vpid);
+    R_VAL(r, op.vtid);
+    R_VAL(r, op.launch);
+    if (r->bad)
+        return -2;
+    P->records++;
+    return P->cb->op ? P->cb->op(P->user, &op) : 0;
+}
+
+static int frame_tensor_alloc(parent *P, rd *r)
+{
+    uint64_t ts;
+    tracer_tensor t;
+    R_VAL(r, ts);
+    R_VAL(r, t.id);
+    t.role = r_str(r);
+    t.dtype = r_str(r);
+    R_VAL(r, t.role_value);
+    R_VAL(r, t.ndim);
+    r_raw(r, t.shape, sizeof t.shape);
+    R_VAL(r, t.shape_ok);
+    R_VAL(r, t.bytes);
+    return r->bad ? -2 : P->cb->tensor_alloc ? P->cb->tensor_alloc(P->user, ts, &t) : 0;
+}
+
+/* The child's last frame: its status and message. */
+static int frame_done(parent *P, rd *r)
+{
+    int32_t rc;
+    R_VAL(r, rc);
+    const char *e = r_str(r);
+    snprintf(P->child_err, sizeof P->child_err, "%s", e ? e : "");
+    P->child_rc = rc;
+    P->done = 1;
+    return r->bad ? -2 : 0;
+}
+
 /* One frame to the callbacks: 0, -1 when a callback stopped (or out of
  * memory), -2 when the frame is malformed. */
 static int dispatch(parent *P, uint8_t kind, rd *r)
@@ -743,14 +889,7 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
             return -1;
         return 0;
     }
-    case W_EVENT: {
-        int32_t id;
-        uint64_t ts;
-        R_VAL(r, id);
-        const char *name = id >= 0 && id < P->nnames ? P->names[id] : r_str(r);
-        R_VAL(r, ts);
-        return r->bad ? -2 : cb->event ? cb->event(P->user, name, ts) : 0;
-    }
+    case W_EVENT: return frame_event(P, r);
     case W_CURRENT: {
         uint64_t ts, vpid, vtid;
         R_VAL(r, ts);
@@ -760,37 +899,8 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         return 0;
     }
     case W_RUN_BEGIN:
-    case W_RUN_STATE: {
-        tracer_run run;
-        tracer_state st;
-        r_run(r, &run);
-        if (kind == W_RUN_STATE) {
-            R_VAL(r, st);
-            return r->bad ? -2 : cb->run_state ? cb->run_state(P->user, &run, &st) : 0;
-        }
-        return r->bad ? -2 : cb->run_begin ? cb->run_begin(P->user, &run) : 0;
-    }
-    case W_TOTALS: {
-        int64_t id;
-        const tracer_node *n;
-        uint64_t v[4];
-        R_VAL(r, id);
-        if (r->bad || id >= (int64_t)P->nnodes)
-            return -2;
-        if (id >= 0) {
-            n = &P->nodes[id]->n;
-        } else {
-            if (r_node(r, &P->scratch))
-                return r->bad ? -2 : -1;
-            n = &P->scratch.n;
-        }
-        for (int k = 0; k < 4; k++)
-            R_VAL(r, v[k]);
-        if (r->bad)
-            return -2;
-        P->records += v[0];
-        return cb->totals ? cb->totals(P->user, n, v[0], v[1], v[2], v[3]) : 0;
-    }
+    case W_RUN_STATE: return frame_run(P, kind, r);
+    case W_TOTALS: return frame_totals(P, r);
     case W_RUN_END: {
         int32_t status;
         uint64_t ops;
@@ -799,82 +909,12 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         return r->bad ? -2 : cb->run_end ? cb->run_end(P->user, status, ops) : 0;
     }
     case W_STEP_BEGIN:
-    case W_STEP_END: {
-        uint64_t ts;
-        uint32_t step;
-        double loss;
-        R_VAL(r, ts);
-        R_VAL(r, step);
-        R_VAL(r, loss);
-        if (r->bad)
-            return -2;
-        if (kind == W_STEP_BEGIN)
-            return cb->step_begin ? cb->step_begin(P->user, ts, step) : 0;
-        return cb->step_end ? cb->step_end(P->user, ts, step, loss) : 0;
-    }
+    case W_STEP_END: return frame_step(P, kind, r);
     case W_NODE_DEF:
-    case W_NODE_INTERN: {
-        uint32_t id;
-        uint64_t ts = 0;
-        R_VAL(r, id);
-        if (kind == W_NODE_DEF)
-            R_VAL(r, ts);
-        if (r->bad || id > P->nnodes)
-            return -2;
-        if (id == P->nnodes) {
-            pnode **v = base_realloc(P->nodes, (P->nnodes + 1) * sizeof *v);
-            if (!v)
-                return -1;
-            P->nodes = v;
-            if (!(v[P->nnodes] = base_calloc(1, sizeof **v)))
-                return -1;
-            P->nnodes++;
-        }
-        if (r_node(r, P->nodes[id]))
-            return r->bad ? -2 : -1;
-        if (kind == W_NODE_INTERN) /* a schema-1 description: no node_def of the trace */
-            return 0;
-        return cb->node_def ? cb->node_def(P->user, &P->nodes[id]->n, ts) : 0;
-    }
+    case W_NODE_INTERN: return frame_node(P, kind, r);
     case W_OP_REF:
-    case W_OP_FULL: {
-        const tracer_node *n;
-        if (kind == W_OP_REF) {
-            uint32_t id;
-            R_VAL(r, id);
-            if (r->bad || id >= P->nnodes)
-                return -2;
-            n = &P->nodes[id]->n;
-        } else {
-            if (r_node(r, &P->scratch))
-                return r->bad ? -2 : -1;
-            n = &P->scratch.n;
-        }
-        tracer_op op = { .node = n };
-        R_VAL(r, op.begin);
-        R_VAL(r, op.end);
-        R_VAL(r, op.vpid);
-        R_VAL(r, op.vtid);
-        R_VAL(r, op.launch);
-        if (r->bad)
-            return -2;
-        P->records++;
-        return cb->op ? cb->op(P->user, &op) : 0;
-    }
-    case W_TENSOR_ALLOC: {
-        uint64_t ts;
-        tracer_tensor t;
-        R_VAL(r, ts);
-        R_VAL(r, t.id);
-        t.role = r_str(r);
-        t.dtype = r_str(r);
-        R_VAL(r, t.role_value);
-        R_VAL(r, t.ndim);
-        r_raw(r, t.shape, sizeof t.shape);
-        R_VAL(r, t.shape_ok);
-        R_VAL(r, t.bytes);
-        return r->bad ? -2 : cb->tensor_alloc ? cb->tensor_alloc(P->user, ts, &t) : 0;
-    }
+    case W_OP_FULL: return frame_op(P, kind, r);
+    case W_TENSOR_ALLOC: return frame_tensor_alloc(P, r);
     case W_TENSOR_FREE: {
         uint64_t ts;
         uint32_t id;
@@ -883,15 +923,7 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         return r->bad ? -2 : cb->tensor_free ? cb->tensor_free(P->user, ts, id) : 0;
     }
     case W_DIAG: R_VAL(r, P->diag); return r->bad ? -2 : 0;
-    case W_DONE: {
-        int32_t rc;
-        R_VAL(r, rc);
-        const char *e = r_str(r);
-        snprintf(P->child_err, sizeof P->child_err, "%s", e ? e : "");
-        P->child_rc = rc;
-        P->done = 1;
-        return r->bad ? -2 : 0;
-    }
+    case W_DONE: return frame_done(P, r);
     default: return -2;
     }
 }
