@@ -6,9 +6,9 @@
  * (base_table_bytes: a word, a name). The table stores the entries
  * themselves, in slots of open addressing: linear probing, at most half
  * full, doubling through base/alloc.h (the fault injection of the tests
- * reaches it), backward-shift removal (no tombstones). Keys are hashed with
- * FNV-1a (base/hash.h), each slot keeps its hash, and lookups compare the
- * hash before the key.
+ * reaches it), backward-shift removal (no tombstones). Byte strings are
+ * hashed with FNV-1a (base/hash.h), keys of fixed size a word at a time;
+ * each slot keeps its hash, and lookups compare the hash before the key.
  *
  *     typedef struct { uint32_t id; uint32_t role; uint64_t bytes; } tensor;
  *     base_table t = BASE_TABLE(tensor, sizeof(uint32_t));
@@ -70,6 +70,9 @@ void *base_table_next(const base_table *t, size_t *pos);
 /* *dst as a copy of src (dst's own memory is not freed first).
  * BASE_TABLE_OK, or BASE_TABLE_NOMEM with *dst empty. */
 base_table_status base_table_copy(base_table *dst, const base_table *src);
+/* The hash of key, never 0; the low bits of it are the key's first slot
+ * (for the tests of collisions). */
+uint64_t base_table_hash(const base_table *t, const void *key);
 /* Frees the slots; the table is empty and may be used again. */
 void base_table_free(base_table *t);
 #endif

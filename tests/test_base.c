@@ -168,12 +168,10 @@ static void test_table_bytes(void **state)
     assert_int_equal(base_table_reserve(&c, 8), BASE_TABLE_OK);
     size_t cap = c.cap, n = 0;
     uint64_t same[6];
-    for (uint64_t k = 0; n < 6; k++) {
-        uint64_t h = base_fnv1a(&k, sizeof k);
-        uint64_t h0 = base_fnv1a(&(uint64_t){ 0 }, sizeof(uint64_t));
-        if ((base_mix64(h) & (cap - 1)) == (base_mix64(h0) & (cap - 1)))
+    const uint64_t home = base_table_hash(&c, &(uint64_t){ 0 }) & (cap - 1);
+    for (uint64_t k = 0; n < 6; k++)
+        if ((base_table_hash(&c, &k) & (cap - 1)) == home)
             same[n++] = k;
-    }
     for (size_t i = 0; i < 6; i++) {
         num *x;
         assert_int_equal(base_table_put(&c, &same[i], (void **)&x), BASE_TABLE_ADDED);

@@ -2,8 +2,8 @@
  *
  * Per event class: its kind, the payload member index and read type of
  * every slot, the common context's vpid/vtid, the stream's clock class.
- * Per trace: the nodes its node_defs described (a base/table.h table keyed
- * by (vpid, graph, node)), the schema-1 op_begins waiting for their op_end
+ * Per trace: the nodes its node_defs described (open addressing on
+ * (vpid, graph, node)), the schema-1 op_begins waiting for their op_end
  * (tracer/opmatch.h, with their descriptions in a pool of slots), and the
  * diagnostics. */
 #include "tracer/decode.h"
@@ -107,19 +107,16 @@ typedef struct s1slot {
 
 /* A node described by a node_def. */
 typedef struct dnode {
-    struct dnode_key {
-        uint64_t vpid;
-        uint32_t graph, node;
-    } key;
+    uint64_t vpid;
     tracer_node node; /* labels and arrays owned */
 } dnode;
-_Static_assert(sizeof(struct dnode_key) == 16, "a key without padding");
 
 typedef struct dtrace {
     const bt_trace *trace;
     void *user;
     tracer_decode_diag diag;
-    base_table nodes;    /* of dnode */
+    dnode *nodes; /* open addressing; node.op == NULL: empty */
+    size_t nodes_cap, nodes_len;
     tracer_opmatch pend; /* schema 1: a = the slot */
     s1slot *slots;
     int nslots, cap_slots, free_slot;
@@ -186,10 +183,10 @@ void tracer_decoder_destroy(tracer_decoder *d)
     base_table_free(&d->ev);
     for (size_t t = 0; t < d->ntr; t++) {
         dtrace *tr = &d->tr[t];
-        pos = 0;
-        for (dnode *n; (n = base_table_next(&tr->nodes, &pos));)
-            node_free(&n->node);
-        base_table_free(&tr->nodes);
+        for (size_t i = 0; i < tr->nodes_cap; i++)
+            if (tr->nodes[i].node.op)
+                node_free(&tr->nodes[i].node);
+        base_free(tr->nodes);
         tracer_opmatch_clear(&tr->pend);
         for (int i = 0; i < tr->nslots; i++) {
             base_free(tr->slots[i].io);
@@ -460,10 +457,55 @@ void tracer_decoder_diag_sum(const tracer_decoder *d, const void *user, tracer_d
 }
 
 /* ---- nodes (schema 2) --------------------------------------------------------- */
+/* Open addressing of its own, not base/table.h: one lookup an op record,
+ * where the table (its generic key hashed and compared word by word) took
+ * 9% more CPU time for `fathom analyze breakdown` of a schema-2 trace of
+ * 2.4 million ops (2.35 s against 2.16 s user, six alternating runs). */
+static size_t node_hash(uint64_t vpid, uint32_t graph, uint32_t node)
+{
+    uint64_t x = vpid * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)graph << 32 | node);
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
 static dnode *node_find(const dtrace *t, uint64_t vpid, uint32_t graph, uint32_t node)
 {
-    const struct dnode_key k = { vpid, graph, node };
-    return base_table_get(&t->nodes, &k);
+    if (!t->nodes_cap)
+        return NULL;
+    size_t mask = t->nodes_cap - 1;
+    for (size_t h = node_hash(vpid, graph, node) & mask; t->nodes[h].node.op; h = (h + 1) & mask)
+        if (t->nodes[h].vpid == vpid && t->nodes[h].node.graph == graph && t->nodes[h].node.node == node)
+            return &t->nodes[h];
+    return NULL;
+}
+
+static dnode *node_insert(dtrace *t, uint64_t vpid, uint32_t graph, uint32_t node)
+{
+    if ((t->nodes_len + 1) * 2 > t->nodes_cap) {
+        size_t cap = t->nodes_cap ? t->nodes_cap * 2 : 256;
+        dnode *v = base_calloc(cap, sizeof *v);
+        if (!v)
+            return NULL;
+        for (size_t i = 0; i < t->nodes_cap; i++) {
+            if (!t->nodes[i].node.op)
+                continue;
+            size_t h = node_hash(t->nodes[i].vpid, t->nodes[i].node.graph, t->nodes[i].node.node) & (cap - 1);
+            while (v[h].node.op)
+                h = (h + 1) & (cap - 1);
+            v[h] = t->nodes[i];
+        }
+        base_free(t->nodes);
+        t->nodes = v;
+        t->nodes_cap = cap;
+    }
+    size_t h = node_hash(vpid, graph, node) & (t->nodes_cap - 1);
+    while (t->nodes[h].node.op)
+        h = (h + 1) & (t->nodes_cap - 1);
+    t->nodes_len++;
+    t->nodes[h].vpid = vpid;
+    return &t->nodes[h];
 }
 
 static char *dup_label(const char *s)
@@ -559,17 +601,13 @@ static int on_node_def(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo 
         t->diag.malformed_events++;
         return 0;
     }
-    if (!t->nodes.size)
-        t->nodes = BASE_TABLE(dnode, sizeof(struct dnode_key));
-    dnode *old;
-    switch (base_table_put(&t->nodes, &(struct dnode_key){ vpid, n.graph, n.node }, (void **)&old)) {
-    case BASE_TABLE_FOUND:
+    dnode *old = node_find(t, vpid, n.graph, n.node);
+    if (old) {
         if (!same_node(&old->node, &n))
             t->diag.redefined_nodes++;
         node_free(&old->node); /* the latest description holds */
-        break;
-    case BASE_TABLE_ADDED: break;
-    default: return oom(d);
+    } else if (!(old = node_insert(t, vpid, n.graph, n.node))) {
+        return oom(d);
     }
     tracer_node *c = &old->node;
     *c = n;
@@ -586,7 +624,8 @@ static int on_node_def(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo 
         base_free((void *)c->op);
         base_free((void *)c->cls);
         base_free((void *)c->phase);
-        base_table_del(&t->nodes, old);
+        memset(c, 0, sizeof *c);
+        t->nodes_len--; /* an empty slot again (op == NULL); probe chains stay valid: never removed */
         return oom(d);
     }
     if (n.nin + n.nout)
