@@ -5,7 +5,7 @@
 #define FATHOM_ANALYZE_OUT_H
 
 #include "analyze/profile.h"
-#include "analyze/status.h"
+#include "analyze/analyze_status.h"
 
 #include <jansson.h>
 #include <stddef.h>
