@@ -404,7 +404,8 @@ static int live_table(void *ctx, const analyze_profile *snap)
         printf(" (joined at step %llu)", (unsigned long long)snap->joined_step);
     putchar('\n');
     void *res = NULL;
-    int io = v->an->create(one, 1, v->opts, &res) != ANALYZE_OK || v->an->print(stdout, res, v->fmt, v->opts);
+    int io =
+        v->an->create(one, 1, v->opts, &res) != ANALYZE_OK || v->an->print(stdout, res, v->fmt, v->opts) != ANALYZE_OK;
     v->an->destroy(res);
     if (!v->tty)
         fputc('\n', stdout);
@@ -719,7 +720,7 @@ static int read_profiles(run_args *a, live_view *lv, analyze_profile **p)
 static int print_results(const run_args *a, const analyze_options *ao, const live_view *lv, analyze_profile **p)
 {
     const analyze_analysis *an = a->an;
-    int io = 0;
+    analyze_status io = ANALYZE_OK;
     if (lv->shown && lv->tty)
         fputs("\033[H\033[J", stdout); /* the final table replaces the last one */
     else if (lv->shown)
@@ -747,7 +748,11 @@ static int print_results(const run_args *a, const analyze_options *ao, const liv
         io = an->print(stdout, res, a->fmt, ao);
         an->destroy(res);
     }
-    if (io != 0 || fflush(stdout) != 0) {
+    if (io == ANALYZE_ERR_NOMEM) {
+        cli_error(cmd, "%s", base_errmsg());
+        return 1;
+    }
+    if (io != ANALYZE_OK || fflush(stdout) != 0) {
         cli_error(cmd, "cannot write the output: %s", errno ? strerror(errno) : "error");
         return 1;
     }

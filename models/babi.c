@@ -11,7 +11,7 @@
 #include "models/seqdata.h"
 
 #include "base/alloc.h"
-#include "base/hash.h"
+#include "base/table.h"
 #include "exec/rng.h"
 
 #include <ctype.h>
@@ -22,35 +22,27 @@
 #define BABI_MAX_WORDS 64 /* per sentence */
 #define BABI_MAX_LINE 4096
 
-/* Words by their text: open addressing on FNV-1a, at most half full, each
- * word with the number of its first appearance. A story file holds hundreds
- * of thousands of tokens over a vocabulary of tens to a few hundred words:
- * one lookup per token, the vocabulary then sorted alone and the tokens'
- * numbers mapped to its ids (sorting every token, then a binary search per
- * token, was a fifth of a small memnet run's 0.13-0.16 s; two lookups per
- * token, 5.6-7.3 ms of a small preset's 2000 stories). */
+/* Words by their text (a base/table.h table), each with the number of its
+ * first appearance. A story file holds hundreds of thousands of tokens over
+ * a vocabulary of tens to a few hundred words: one lookup per token, the
+ * vocabulary then sorted alone and the tokens' numbers mapped to its ids
+ * (sorting every token, then a binary search per token, was a fifth of a
+ * small memnet run's 0.13-0.16 s; two lookups per token, 5.6-7.3 ms of a
+ * small preset's 2000 stories). */
 typedef struct wordmap {
-    const char **key;  /* [cap] */
-    uint32_t *len;     /* [cap]: its length */
-    int32_t *first;    /* [cap]: its number, in the order of first appearance */
+    base_table first;  /* struct wordnum by the word's bytes */
     const char **word; /* [n]: the words by that number */
-    size_t cap, n, capword;
+    size_t n, capword;
 } wordmap;
 
-/* the slot of w (len bytes): its own, or the empty one where it would go */
-static size_t wordmap_slot(const wordmap *m, const char *w, size_t len)
-{
-    size_t i = (size_t)base_fnv1a(w, len) & (m->cap - 1);
-    while (m->key[i] && (m->len[i] != len || memcmp(m->key[i], w, len) != 0))
-        i = (i + 1) & (m->cap - 1);
-    return i;
-}
+struct wordnum {
+    base_table_bytes key;
+    int32_t first; /* its number, in the order of first appearance */
+};
 
 static void wordmap_free(wordmap *m)
 {
-    base_free(m->key);
-    base_free(m->len);
-    base_free(m->first);
+    base_table_free(&m->first);
     base_free(m->word);
     *m = (wordmap){ 0 };
 }
@@ -59,36 +51,18 @@ static void wordmap_free(wordmap *m)
  * where it is not there yet: >= 0, or -1 when out of memory */
 static int32_t wordmap_intern(wordmap *m, const char *w, size_t len)
 {
-    if (2 * (m->n + 1) > m->cap) {
-        wordmap bigger = { .cap = m->cap ? 2 * m->cap : 256 };
-        bigger.key = base_calloc(bigger.cap, sizeof *bigger.key);
-        bigger.len = base_calloc(bigger.cap, sizeof *bigger.len);
-        bigger.first = base_calloc(bigger.cap, sizeof *bigger.first);
-        if (!bigger.key || !bigger.len || !bigger.first) {
-            wordmap_free(&bigger);
-            return -1;
-        }
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->key[i]) {
-                size_t j = wordmap_slot(&bigger, m->key[i], m->len[i]);
-                bigger.key[j] = m->key[i], bigger.len[j] = m->len[i], bigger.first[j] = m->first[i];
-            }
-        bigger.word = m->word, bigger.n = m->n, bigger.capword = m->capword;
-        m->word = NULL;
-        wordmap_free(m);
-        *m = bigger;
+    if (!m->first.size)
+        m->first = BASE_TABLE(struct wordnum, 0);
+    struct wordnum *e;
+    base_table_status st = base_table_put(&m->first, &(base_table_bytes){ w, len }, (void **)&e);
+    if (st == BASE_TABLE_FOUND)
+        return e->first;
+    if (st == BASE_TABLE_NOMEM || base_grow(&m->word, &m->capword, m->n + 1, sizeof *m->word)) {
+        if (st == BASE_TABLE_ADDED)
+            base_table_del(&m->first, e);
+        return -1;
     }
-    size_t i = wordmap_slot(m, w, len);
-    if (m->key[i])
-        return m->first[i];
-    if (m->n == m->capword) {
-        size_t nc = m->capword ? 2 * m->capword : 64;
-        const char **nw = base_realloc(m->word, nc * sizeof *nw);
-        if (!nw)
-            return -1;
-        m->word = nw, m->capword = nc;
-    }
-    m->key[i] = w, m->len[i] = (uint32_t)len, m->first[i] = (int32_t)m->n, m->word[m->n] = w;
+    e->first = (int32_t)m->n, m->word[m->n] = w;
     return (int32_t)m->n++;
 }
 
