@@ -373,7 +373,8 @@ static int child_enabled(int steps, const char *preset, const char *models, long
     double per_op = record_ops(pairs, cap);
     if (getenv(TRACER_ENV_RESTATE))
         h->step_end(h->ctx, 0, 0.0);
-    printf("enabled  per op (two clock reads, a buffered record, one ops event per %u records%s): %.1f ns\n", cap,
+    printf("enabled  per op (two clock_gettime() reads, a buffered record, one ops event per %u records%s): %.1f ns\n",
+           cap,
            getenv(TRACER_ENV_RESTATE) ? ", each node's totals kept" : "", per_op);
     long nf = pairs / 4;
     double t0 = now_ns();
