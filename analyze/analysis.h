@@ -12,7 +12,7 @@
 #define FATHOM_ANALYZE_ANALYSIS_H
 
 #include "analyze/profile.h"
-#include "analyze/status.h"
+#include "analyze/analyze_status.h"
 #include "base/cli.h"
 
 #include <stddef.h>

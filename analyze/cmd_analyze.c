@@ -3,17 +3,17 @@
  * Reads every trace (archive, CTF directory or net:// URL) into a profile,
  * prints the warnings each one earned on stderr, then the analysis (or,
  * for report, the charts and the HTML page). */
-#include "analyze/cmd_analyze.h"
+#include "analyze/analyze_cmds.h"
 
 #include "analyze/analysis.h"
 #include "analyze/html.h"
 #include "analyze/profile.h"
-#include "analyze/read.h"
+#include "analyze/read_trace.h"
 #include "analyze/roofline.h"
 #include "base/alloc.h"
 #include "tracer/output.h"
 #include "tracer/live.h"
-#include "tracer/read.h"
+#include "tracer/reader.h"
 
 #include <math.h>
 

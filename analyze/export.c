@@ -4,7 +4,7 @@
  * once: an op a complete slice (X), a step a B/E pair, the tensor memory a
  * counter. */
 #include "analyze/export.h"
-#include "analyze/status.h"
+#include "analyze/analyze_status.h"
 
 #include "base/alloc.h"
 #include "tracer/fields.h"

@@ -1,6 +1,6 @@
 /* html.c -- `fathom report`'s folder: the charts and index.html (html.h). */
 #include "analyze/html.h"
-#include "analyze/status.h"
+#include "analyze/analyze_status.h"
 
 #include "analyze/memory.h"
 #include "analyze/out.h"

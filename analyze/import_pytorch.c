@@ -36,7 +36,7 @@
  * 2^63 ns); spans failing the checks are dropped and counted in one
  * warning each. */
 #define _GNU_SOURCE
-#include "analyze/status.h"
+#include "analyze/analyze_status.h"
 #include "analyze/device.h"
 #include "analyze/import_json.h"
 #include "analyze/import_scan.h"

@@ -1,6 +1,6 @@
 /* plot.c -- the report's charts (plot.h), drawn with cairo through chart.h. */
 #include "analyze/plot.h"
-#include "analyze/status.h"
+#include "analyze/analyze_status.h"
 
 #include "analyze/chart.h"
 #include "analyze/out.h"

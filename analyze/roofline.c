@@ -2,7 +2,7 @@
  * `fathom peak` file, each trace's op types and classes against them, the
  * trajectories across traces, in text, CSV and JSON. */
 #include "analyze/roofline.h"
-#include "analyze/status.h"
+#include "analyze/analyze_status.h"
 
 #include "analyze/out.h"
 #include "base/alloc.h"

@@ -4,7 +4,7 @@
 #include "base/alloc.h"
 #include "base/cli.h"
 #include "models/model.h"
-#include "driver/cmd.h"
+#include "driver/driver_cmds.h"
 #include "tracer/output.h"
 #include "tracer/record.h"
 

@@ -3,7 +3,7 @@
 #include "base/alloc.h"
 #include "base/cli.h"
 #include "exec/exec.h"
-#include "replay/cmd.h"
+#include "replay/replay_cmds.h"
 #include "replay/load.h"
 #include "replay/run.h"
 #include "tracer/output.h"

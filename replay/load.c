@@ -1,5 +1,5 @@
 /* load.c -- a replay program from a trace, through the one trace reader
- * (tracer/read.h, decode.h): tensors from tensor_alloc, ops from the op
+ * (tracer/reader.h, decode.h): tensors from tensor_alloc, ops from the op
  * records (node_def's description, or schema 1's op_begin) in the order of
  * their recorded begins, with their recorded times; steps from
  * step_begin/end. */
@@ -11,7 +11,7 @@
 #include "tracer/archive.h"
 #include "tracer/decode.h"
 #include "tracer/isolate.h"
-#include "tracer/read.h"
+#include "tracer/reader.h"
 
 #include <babeltrace2/babeltrace.h>
 #include <inttypes.h>

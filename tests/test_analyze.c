@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "analyze/profile.h"
-#include "analyze/read.h"
+#include "analyze/read_trace.h"
 #include "analyze/breakdown.h"
 #include "analyze/compare.h"
 #include "analyze/diff.h"

@@ -10,7 +10,7 @@
 
 #include "analyze/memory.h"
 #include "analyze/profile.h"
-#include "analyze/read.h"
+#include "analyze/read_trace.h"
 #include "fixtures/ctfgen.h"
 #include "fixtures/capture.h"
 #include "fixtures/scenario.h"

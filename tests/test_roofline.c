@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "analyze/profile.h"
-#include "analyze/read.h"
+#include "analyze/read_trace.h"
 #include "analyze/roofline.h"
 #include "fixtures/ctfgen.h"
 #include "fixtures/capture.h"

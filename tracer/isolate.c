@@ -16,7 +16,7 @@
 #include "base/error.h"
 
 #include "tracer/output.h"
-#include "tracer/read.h"
+#include "tracer/reader.h"
 
 #include <errno.h>
 #include <dirent.h>
@@ -613,7 +613,7 @@ static void child_main(const tracer_trace *t, const char *source, int fd, int wa
     apply_limits(t);
     tracer_read_live_idle = child_live_idle;
     const char *dbg = getenv("FATHOM_DECODE_DEBUG");
-    tracer_read_capture_log = !dbg || strcmp(dbg, "1") != 0; /* why metadata does not parse (read.h) */
+    tracer_read_capture_log = !dbg || strcmp(dbg, "1") != 0; /* why metadata does not parse (reader.h) */
     setenv("BABELTRACE_PLUGIN_CTF_METADATA_LOG_LEVEL", "E", 0);
     wbuf w = { .fd = fd, .live = tracer_trace_get_kind(t) == TRACER_TRACE_LIVE, .no_dataflow = no_dataflow };
     if (!w.live) { /* an event takes a bit at least: 8 a byte, and room for the packets' messages */

@@ -7,7 +7,7 @@
 #include "base/error.h"
 #include "tracer/hooks.h"
 #include "tracer/output.h"
-#include "tracer/read.h"
+#include "tracer/reader.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,15 +1,15 @@
-/* read.c -- a trace source into a profile (see read.h): the one decoder,
+/* read_trace.c -- a trace source into a profile (see read_trace.h): the one decoder,
  * isolated in a child process (tracer/isolate.h), feeding the fathom sink's
  * callbacks (sink.h). */
-#include "analyze/read.h"
-#include "analyze/status.h"
+#include "analyze/read_trace.h"
+#include "analyze/analyze_status.h"
 
 #include "analyze/device.h"
 #include "analyze/sink.h"
 #include "base/alloc.h"
 #include "base/error.h"
 #include "tracer/isolate.h"
-#include "tracer/read.h"
+#include "tracer/reader.h"
 
 #include <ctype.h>
 #include <inttypes.h>
