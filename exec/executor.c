@@ -99,7 +99,10 @@ static int trace_tsc_on(void)
     return g_tsc_usable && atomic_load_explicit(&g_trace_clock, memory_order_relaxed) != EXEC_TRACE_CLOCK_MONOTONIC;
 }
 
-exec_trace_clock exec_trace_clock_get(void) { return trace_tsc_on() ? EXEC_TRACE_CLOCK_TSC : EXEC_TRACE_CLOCK_MONOTONIC; }
+exec_trace_clock exec_trace_clock_get(void)
+{
+    return trace_tsc_on() ? EXEC_TRACE_CLOCK_TSC : EXEC_TRACE_CLOCK_MONOTONIC;
+}
 
 static inline uint64_t tsc_read(void)
 {

@@ -374,8 +374,7 @@ static int child_enabled(int steps, const char *preset, const char *models, long
     if (getenv(TRACER_ENV_RESTATE))
         h->step_end(h->ctx, 0, 0.0);
     printf("enabled  per op (two clock_gettime() reads, a buffered record, one ops event per %u records%s): %.1f ns\n",
-           cap,
-           getenv(TRACER_ENV_RESTATE) ? ", each node's totals kept" : "", per_op);
+           cap, getenv(TRACER_ENV_RESTATE) ? ", each node's totals kept" : "", per_op);
     long nf = pairs / 4;
     double t0 = now_ns();
     for (long i = 0; i < nf; i++)
