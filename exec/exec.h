@@ -563,6 +563,17 @@ const exec_hooks *exec_hooks_cur(void);
 void exec_trace_buffer_set(uint32_t records);
 uint32_t exec_trace_buffer_get(void);
 
+/* The clock an op record's begin and end are read from; the `ops` hook
+ * always sees CLOCK_MONOTONIC ns. AUTO (the default) is the TSC where the
+ * kernel keeps CLOCK_MONOTONIC on it (x86-64, clocksource "tsc": invariant
+ * and synchronized across CPUs), else clock_gettime(). The calling
+ * thread's buffer is flushed and takes the setting at once, the others' at
+ * their next flush; exec_trace_clock_get() gives the one in effect
+ * (MONOTONIC or TSC). */
+typedef enum { EXEC_TRACE_CLOCK_AUTO, EXEC_TRACE_CLOCK_MONOTONIC, EXEC_TRACE_CLOCK_TSC } exec_trace_clock;
+void exec_trace_clock_set(exec_trace_clock c); /* TSC where it is not usable: MONOTONIC */
+exec_trace_clock exec_trace_clock_get(void);
+
 /* Tensor ids are per graph; a process may run several graphs (deepq's
  * target network). The id a trace records is unique in the process:
  * exec_trace_tensor_id(g, id) = the graph's base + id (bases are 2^20 apart).

@@ -18,6 +18,9 @@
 #include <stdio.h>
 #include <stdatomic.h>
 #include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 /* --inter's bound (base/run_options.def) is the most workers a run has:
  * a larger value would be accepted and then silently clamped. */
@@ -63,6 +66,67 @@ uint32_t exec_trace_buffer_get(void) { return atomic_load(&g_trace_cap); }
 void exec_interrupt(int sig) { g_interrupt = sig ? sig : 1; }
 int exec_interrupted(void) { return g_interrupt; }
 
+/* ---- the op clock ----------------------------------------------------------
+ * Where the kernel keeps CLOCK_MONOTONIC on the TSC, an op's begin and end
+ * are TSC reads: one instruction and no memory, where clock_gettime() reads
+ * the vDSO's data page, which the op's kernel has mostly evicted by then
+ * (in a traced seq2seq step, about 100 ns a read against 30 in a loop, and
+ * two reads an op were most of what tracing cost the process). A buffer
+ * converts its ticks to ns when it flushes, on the line between two
+ * anchors (a tick count and the clock read together): the one taken at its
+ * last flush and one taken now. */
+static _Atomic int g_trace_clock = EXEC_TRACE_CLOCK_AUTO;
+static int g_tsc_usable;
+static pthread_once_t g_tsc_once = PTHREAD_ONCE_INIT;
+
+static void tsc_probe(void)
+{
+#if defined(__x86_64__)
+    char cs[32] = "";
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+    if (f) {
+        if (!fgets(cs, sizeof cs, f))
+            cs[0] = 0;
+        fclose(f);
+    }
+    g_tsc_usable = strcmp(cs, "tsc\n") == 0;
+#endif
+}
+
+static int trace_tsc_on(void)
+{
+    pthread_once(&g_tsc_once, tsc_probe);
+    return g_tsc_usable && atomic_load_explicit(&g_trace_clock, memory_order_relaxed) != EXEC_TRACE_CLOCK_MONOTONIC;
+}
+
+exec_trace_clock exec_trace_clock_get(void)
+{
+    return trace_tsc_on() ? EXEC_TRACE_CLOCK_TSC : EXEC_TRACE_CLOCK_MONOTONIC;
+}
+
+static inline uint64_t tsc_read(void)
+{
+#if defined(__x86_64__)
+    return __rdtsc();
+#else
+    return base_now_ns(); /* never used: trace_tsc_on() is 0 */
+#endif
+}
+
+/* A tick count and CLOCK_MONOTONIC at the same moment (the ticks' mean
+ * around the clock read; again where the thread was preempted between). */
+static void tsc_anchor(uint64_t *ns, uint64_t *tk)
+{
+    for (int i = 0;; i++) {
+        uint64_t a = tsc_read();
+        *ns = base_now_ns();
+        uint64_t c = tsc_read();
+        *tk = a + (c - a) / 2;
+        if (c - a < 20000 || i == 3) /* some microseconds at any TSC rate */
+            return;
+    }
+}
+
 /* ---- per-thread op records (trace schema 2) ---------------------------------
  * Each thread that executes ops under hooks owns one buffer: it alone writes
  * it, so appending a record is two clock reads and three stores. Buffers are
@@ -76,7 +140,10 @@ typedef struct tbuf {
     _Atomic uint64_t emitted; /* records handed to the hook; written by the owner only */
     struct tbuf *next, *prev;
     uint32_t *nodes;
-    uint64_t *begins, *ends;
+    uint64_t *begins, *ends; /* TSC ticks until the flush where tsc is set, else ns */
+    int tsc;
+    uint64_t at_ns, at_tk; /* the anchor of the last flush */
+    double ns_tick;        /* ns a tick over the last interval of 1 ms or more; 0: none yet */
 } tbuf;
 
 static pthread_mutex_t g_tbuf_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -103,6 +170,15 @@ static void tbuf_release(void *arg)
 
 static void tbuf_key_make(void) { pthread_key_create(&g_tbuf_key, tbuf_release); }
 
+/* The buffer's clock from the setting (while it holds no records). */
+static void tbuf_clock(tbuf *b)
+{
+    int tsc = trace_tsc_on();
+    if (tsc && !b->tsc)
+        tsc_anchor(&b->at_ns, &b->at_tk);
+    b->tsc = tsc;
+}
+
 static tbuf *tbuf_make(void)
 {
     pthread_once(&g_tbuf_once, tbuf_key_make);
@@ -115,6 +191,7 @@ static tbuf *tbuf_make(void)
     b->begins = (uint64_t *)(b + 1);
     b->ends = b->begins + cap;
     b->nodes = (uint32_t *)(b->ends + cap);
+    tbuf_clock(b);
     pthread_mutex_lock(&g_tbuf_lock);
     b->next = g_tbufs;
     if (g_tbufs)
@@ -126,20 +203,56 @@ static tbuf *tbuf_make(void)
     return b;
 }
 
+/* The buffered ticks in ns: on the line from the last anchor to one taken
+ * now (its slope from the last interval of 1 ms or more where this one is
+ * shorter, which the anchors' few ns of jitter would tilt), inside both. */
+static void tbuf_ticks_to_ns(tbuf *b)
+{
+    uint64_t ns, tk;
+    tsc_anchor(&ns, &tk);
+    double rate = b->ns_tick;
+    if (tk > b->at_tk && ns > b->at_ns && (ns - b->at_ns >= 1000000 || rate == 0)) {
+        rate = (double)(ns - b->at_ns) / (double)(tk - b->at_tk);
+        if (ns - b->at_ns >= 1000000)
+            b->ns_tick = rate;
+    }
+    uint64_t *v[2] = { b->begins, b->ends };
+    for (int k = 0; k < 2; k++)
+        for (uint32_t i = 0; i < b->n; i++) {
+            uint64_t t = v[k][i];
+            uint64_t d = t > b->at_tk ? (uint64_t)((double)(t - b->at_tk) * rate + 0.5) : 0;
+            v[k][i] = d < ns - b->at_ns ? b->at_ns + d : ns;
+        }
+    b->at_ns = ns, b->at_tk = tk;
+}
+
 /* Hands the calling thread's buffered records to the hooks. */
 static void tbuf_flush(tbuf *b)
 {
-    if (!b || !b->n)
+    if (!b)
         return;
-    const exec_hooks *h = b->hooks;
-    if (h && h->ops)
-        h->ops(h->ctx, b->g, b->n, b->nodes, b->begins, b->ends);
-    atomic_store_explicit(&b->emitted, atomic_load_explicit(&b->emitted, memory_order_relaxed) + b->n,
-                          memory_order_relaxed);
-    b->n = 0;
+    if (b->n) {
+        if (b->tsc)
+            tbuf_ticks_to_ns(b);
+        const exec_hooks *h = b->hooks;
+        if (h && h->ops)
+            h->ops(h->ctx, b->g, b->n, b->nodes, b->begins, b->ends);
+        atomic_store_explicit(&b->emitted, atomic_load_explicit(&b->emitted, memory_order_relaxed) + b->n,
+                              memory_order_relaxed);
+        b->n = 0;
+    }
+    if (__builtin_expect(b->tsc != trace_tsc_on(), 0))
+        tbuf_clock(b);
 }
 
 static void trace_flush_thread(void) { tbuf_flush(t_buf); }
+
+/* The calling thread's buffer takes it at once, the others at their next flush. */
+void exec_trace_clock_set(exec_trace_clock c)
+{
+    atomic_store(&g_trace_clock, c);
+    trace_flush_thread();
+}
 
 uint64_t exec_ops_dispatched(void)
 {
@@ -241,9 +354,10 @@ static exec_status dispatch_traced(exec_kctx *k, const exec_node *n)
         b->g = k->g;
         b->hooks = k->hooks;
     }
-    uint64_t t0 = base_now_ns();
+    int tsc = b->tsc;
+    uint64_t t0 = tsc ? tsc_read() : base_now_ns();
     exec_status s = exec_kernels_now()[n->op](k, n);
-    uint64_t t1 = base_now_ns();
+    uint64_t t1 = tsc ? tsc_read() : base_now_ns();
     uint32_t i = b->n;
     b->nodes[i] = n->id;
     b->begins[i] = t0;

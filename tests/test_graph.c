@@ -20,9 +20,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "exec/build.h"
 #include "exec/exec.h"
 #include "fixtures/tasks.h"
@@ -689,6 +691,64 @@ static void *side_runner(void *arg)
     return NULL;
 }
 
+/* The op records' clock: whichever the executor reads (the TSC where the
+ * kernel's clocksource is it), the hook sees CLOCK_MONOTONIC ns, each
+ * record inside the run that made it, begin <= end, and a sequential run's
+ * records one after the other. */
+typedef struct clk_seen {
+    uint64_t lo; /* the run's start */
+    uint64_t last_end;
+    uint32_t n, bad_order, outside, backwards;
+    double op_ns;
+} clk_seen;
+static void clk_ops(void *ctx, const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *b,
+                    const uint64_t *e)
+{
+    (void)g, (void)nodes;
+    clk_seen *c = ctx;
+    for (uint32_t i = 0; i < n; i++) {
+        c->backwards += e[i] < b[i];
+        c->outside += b[i] < c->lo;
+        c->bad_order += b[i] < c->last_end;
+        c->last_end = e[i];
+        c->op_ns += (double)(e[i] - b[i]);
+    }
+    c->n += n;
+}
+static void test_trace_clock(void **state)
+{
+    (void)state;
+    mlp m;
+    assert_int_equal(mlp_build(&m, 1), EXEC_OK);
+    const exec_trace_clock clocks[] = { EXEC_TRACE_CLOCK_MONOTONIC, EXEC_TRACE_CLOCK_AUTO };
+    exec_run_opts o = { .max_phase = EXEC_PHASE_update };
+    for (int k = 0; k < 2; k++) {
+        exec_trace_clock_set(clocks[k]);
+        clk_seen c = { 0 };
+        exec_hooks h = { .ctx = &c, .ops = clk_ops };
+        exec_hooks_set(&h);
+        for (int r = 0; r < 6; r++) {
+            if (r == 3) /* an idle thread's buffer: its next interval is long */
+                nanosleep(&(struct timespec){ 0, 3000000 }, NULL);
+            c.lo = base_now_ns();
+            c.last_end = c.lo;
+            assert_int_equal(exec_graph_run(m.g, &o), EXEC_OK);
+            c.outside += c.last_end > base_now_ns(); /* flushed at the run's end */
+        }
+        exec_hooks_set(NULL);
+        printf("trace clock %s: %u records, %.1f us of ops a run; %u outside their run, %u backwards, %u out of "
+               "order\n",
+               exec_trace_clock_get() == EXEC_TRACE_CLOCK_TSC ? "tsc" : "monotonic", c.n, c.op_ns / 6e3, c.outside,
+               c.backwards, c.bad_order);
+        assert_true(c.n > 0);
+        assert_int_equal(c.outside, 0);
+        assert_int_equal(c.backwards, 0);
+        assert_int_equal(c.bad_order, 0);
+    }
+    exec_trace_clock_set(EXEC_TRACE_CLOCK_AUTO);
+    exec_graph_destroy(m.g);
+}
+
 static void test_hooks_two_contexts(void **state)
 {
     (void)state;
@@ -1076,6 +1136,7 @@ int main(void)
         cmocka_unit_test(test_hooks_per_run),
         cmocka_unit_test(test_bind),
         cmocka_unit_test(test_hooks_two_contexts),
+        cmocka_unit_test(test_trace_clock),
         cmocka_unit_test(test_buffer_forwarding),
         cmocka_unit_test(test_forwarding_training),
         cmocka_unit_test(test_forwarding_reshape),

@@ -23,6 +23,8 @@
  *                    [--contexts all|none]
  *                    [--relay net://HOST:CTRL:DATA [--restate S]]  (stream live, with the
  *                    statedump for late viewers every S s: the recorder's default 1)
+ *                    [--clock both]   (a third kind of step, traced with the op clock
+ *                    on clock_gettime(): what the TSC saves, in the same run)
  *
  * Targets (docs/design.md, "The trace", schema 2): disabled under 2 ns an op, traced /
  * untraced at most 1.01 on every workload.  Exit status 0 unless a
@@ -189,6 +191,9 @@ static exec_status model_step_fn(void *ctx)
 
 /* Alternates traced (hooks) and untraced (none) steps; prints the ratio. */
 static int g_rounds = 5;
+/* --clock both: a third kind of step, traced with the op clock on
+ * clock_gettime() (the other traced steps read the TSC where it is usable) */
+static int g_clocks;
 
 /* Alternates traced (hooks) and untraced (none) steps, in g_rounds rounds
  * of `steps` pairs: each round's ratio of the median step times, and the
@@ -197,7 +202,9 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
 {
     double *on = malloc((size_t)steps * sizeof *on), *off = malloc((size_t)steps * sizeof *off);
     double *con = malloc((size_t)steps * sizeof *con), *coff = malloc((size_t)steps * sizeof *coff);
-    double rr[64], mon_all = 0, moff_all = 0, cpu_on = 0, cpu_off = 0;
+    double *mono = malloc((size_t)steps * sizeof *mono), *cmono = malloc((size_t)steps * sizeof *cmono);
+    double rr[64], rm[64], mon_all = 0, moff_all = 0, mmono_all = 0, cpu_on = 0, cpu_off = 0, cpu_mono = 0;
+    int kinds = g_clocks ? 3 : 2;
     int rounds = g_rounds < 64 ? g_rounds : 64;
     tracer_hooks_install(); /* warm up, traced: counts the ops */
     /* a run as the runner makes it: run_begin, and step events around each
@@ -216,14 +223,20 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
             return -1;
     uint64_t per_step = (exec_ops_dispatched() - ops0) / 3;
     double dmn0 = daemons_cpu_ns();
+    /* BENCH_TRACE_STEPLOG=FILE: each step's kind and CLOCK_MONOTONIC span, to
+     * attribute `perf record -k mono` samples to traced or untraced steps */
+    const char *logp = getenv("BENCH_TRACE_STEPLOG");
+    FILE *steplog = logp && *logp ? fopen(logp, "a") : NULL;
     for (int r = 0; r < rounds; r++) {
         for (int i = 0; i < steps; i++) {
-            for (int traced = 0; traced < 2; traced++) {
-                int t = (i & 1) ? !traced : traced; /* alternate the order too */
+            for (int traced = 0; traced < kinds; traced++) {
+                int t = (traced + i) % kinds; /* alternate the order too */
                 if (t)
                     tracer_hooks_install();
                 else
                     tracer_hooks_remove();
+                if (g_clocks)
+                    exec_trace_clock_set(t == 2 ? EXEC_TRACE_CLOCK_MONOTONIC : EXEC_TRACE_CLOCK_AUTO);
                 double s = now_ns(), c = cpu_ns();
                 if (t)
                     exec_trace_step_begin((uint32_t)i);
@@ -231,15 +244,27 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
                     return -1;
                 if (t)
                     exec_trace_step_end((uint32_t)i, 0.0);
-                (t ? on : off)[i] = now_ns() - s;
-                (t ? con : coff)[i] = cpu_ns() - c;
+                (t == 2 ? mono : t ? on : off)[i] = now_ns() - s;
+                (t == 2 ? cmono : t ? con : coff)[i] = cpu_ns() - c;
+                if (steplog)
+                    fprintf(steplog, "%s %d %.0f %.0f\n", name, t, s, now_ns());
             }
         }
         double mon = bench_median(on, steps), moff = bench_median(off, steps);
         rr[r] = mon / moff;
         mon_all += mon / rounds, moff_all += moff / rounds;
         cpu_on += bench_median(con, steps) / rounds, cpu_off += bench_median(coff, steps) / rounds;
+        if (g_clocks) {
+            double mm = bench_median(mono, steps);
+            rm[r] = mm / moff;
+            mmono_all += mm / rounds;
+            cpu_mono += bench_median(cmono, steps) / rounds;
+        }
     }
+    if (steplog)
+        fclose(steplog);
+    if (g_clocks)
+        exec_trace_clock_set(EXEC_TRACE_CLOCK_AUTO);
     /* the daemons' share, over every traced step of the rounds */
     double dmn1 = daemons_cpu_ns(), traced_ops = (double)per_step * steps * rounds;
     /* a live recording's statedump (hooks.c): each graph describes its
@@ -278,13 +303,24 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
     printf("cpu   %-12s %8.3f ms untraced %8.3f ms traced  in the process %+.0f ns/op, in the LTTng daemons ", name,
            cpu_off * 1e-6, cpu_on * 1e-6, per_step ? (cpu_on - cpu_off) / (double)per_step : 0.0);
     if (dmn0 >= 0 && dmn1 >= 0 && traced_ops > 0)
-        printf("%.0f ns/op\n", (dmn1 - dmn0) / traced_ops);
+        printf("%.0f ns/op\n", (dmn1 - dmn0) / traced_ops * (kinds - 1));
     else
         printf("? (not in /proc)\n");
+    if (g_clocks) {
+        memcpy(sorted, rm, (size_t)rounds * sizeof *rm);
+        double mmed = bench_median(sorted, rounds);
+        printf("clock %-12s %8.3f ms traced on clock_gettime  ratio %.4f (rounds %.4f-%.4f); cpu %+.0f ns/op in the "
+               "process against the %s steps'\n",
+               name, mmono_all * 1e-6, mmed, sorted[0], sorted[rounds - 1],
+               per_step ? (cpu_mono - cpu_on) / (double)per_step : 0.0,
+               exec_trace_clock_get() == EXEC_TRACE_CLOCK_TSC ? "TSC" : "(also clock_gettime)");
+    }
     free(on);
     free(off);
     free(con);
     free(coff);
+    free(mono);
+    free(cmono);
     return 0;
 }
 
@@ -328,8 +364,8 @@ static int child_enabled(int steps, const char *preset, const char *models, long
     double per_op = record_ops(pairs, cap);
     if (getenv(TRACER_ENV_RESTATE))
         h->step_end(h->ctx, 0, 0.0);
-    printf("enabled  per op (two clock reads, a buffered record, one ops event per %u records%s): %.1f ns\n", cap,
-           getenv(TRACER_ENV_RESTATE) ? ", each node's totals kept" : "", per_op);
+    printf("enabled  per op (two clock_gettime() reads, a buffered record, one ops event per %u records%s): %.1f ns\n",
+           cap, getenv(TRACER_ENV_RESTATE) ? ", each node's totals kept" : "", per_op);
     long nf = pairs / 4;
     double t0 = now_ns();
     for (long i = 0; i < nf; i++)
@@ -369,6 +405,7 @@ int main(int argc, char **argv)
     const char *rounds = getenv("BENCH_TRACE_ROUNDS");
     if (rounds && atoi(rounds) > 0)
         g_rounds = atoi(rounds);
+    g_clocks = getenv("BENCH_TRACE_CLOCKS") != NULL;
     if (argc >= 2 && !strcmp(argv[1], "child-enabled"))
         return child_enabled(atoi(argv[2]), argv[3], argc > 5 ? argv[5] : NULL, atol(argv[4]));
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -392,11 +429,13 @@ int main(int argc, char **argv)
             relay = argv[i + 1];
         else if (!strcmp(argv[i], "--restate"))
             restate = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--clock") && !strcmp(argv[i + 1], "both"))
+            setenv("BENCH_TRACE_CLOCKS", "1", 1); /* for the recorded child */
         else {
             fprintf(
                 stderr,
                 "usage: bench_trace [--steps N] [--rounds R] [--preset P] [--models a,b] [--pairs N] [--subbuf BYTES] "
-                "[--nsubbuf N] [--contexts all|none] [--relay net://HOST:CTRL:DATA [--restate S]]\n");
+                "[--nsubbuf N] [--contexts all|none] [--relay net://HOST:CTRL:DATA [--restate S]] [--clock both]\n");
             return 2;
         }
     }
