@@ -9,6 +9,7 @@
 #include "analyze/compare.h"
 #include "analyze/parallelism.h"
 #include "analyze/ranks.h"
+#include "analyze/gpu.h"
 #include "analyze/scaling.h"
 #include "analyze/similarity.h"
 #include "base/alloc.h"
@@ -107,6 +108,7 @@ typedef struct profiles {
     const analyze_scaling *scaling; /* the one being printed */
     const analyze_parallelism *par;
     const analyze_ranks *ranks;
+    const analyze_gpu *gpu;
 } profiles;
 
 static int t_breakdown(FILE *f, const void *c)
@@ -138,6 +140,7 @@ static int t_parallelism(FILE *f, const void *c)
     return analyze_parallelism_print(f, ((const profiles *)c)->par, CLI_TEXT);
 }
 static int t_ranks(FILE *f, const void *c) { return analyze_ranks_print(f, ((const profiles *)c)->ranks, CLI_TEXT); }
+static int t_gpu(FILE *f, const void *c) { return analyze_gpu_print(f, ((const profiles *)c)->gpu, CLI_TEXT); }
 static int t_memory(FILE *f, const void *c)
 {
     const profiles *x = c;
@@ -304,6 +307,7 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
     analyze_scaling *sc[MAX_SCALING] = { 0 };
     analyze_parallelism *par = NULL;
     analyze_ranks *ranks = NULL;
+    analyze_gpu *gpu = NULL;
     char ranks_why[512] = "";      /* the ranks of several jobs: why no ranks section */
     analyze_profile **flow = NULL; /* the traces with a data flow (analyze_parallelism_has_flow) */
     size_t nflow = 0;
@@ -357,6 +361,13 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
         snprintf(ranks_why, sizeof ranks_why, "%s", base_errmsg());
     }
 
+    if ((rc = analyze_gpu_create(p, n, &gpu)))
+        goto end;
+    if (!analyze_gpu_any(gpu)) { /* CPU traces: no GPU section */
+        analyze_gpu_destroy(gpu);
+        gpu = NULL;
+    }
+
     /* the charts */
     snprintf(name, sizeof name, "classes.%s", ext);
     if ((rc = analyze_plot_classes(file(&pg, name, path, sizeof path), p, n)))
@@ -399,12 +410,21 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
             goto end;
     }
 
+    if (gpu) {
+        snprintf(name, sizeof name, "gpu.%s", ext);
+        if ((rc = analyze_gpu_plot_idle(gpu, file(&pg, name, path, sizeof path))))
+            goto end;
+        snprintf(name, sizeof name, "launches.%s", ext);
+        if (analyze_gpu_any_calls(gpu) && (rc = analyze_gpu_plot_launches(gpu, file(&pg, name, path, sizeof path))))
+            goto end;
+    }
+
     /* the page */
     if (!(f = fopen(file(&pg, "index.html", path, sizeof path), "w"))) {
         rc = analyze_fail(ANALYZE_ERR_IO, "cannot write %s: %s", path, strerror(errno));
         goto end;
     }
-    profiles x = { p, n, o->top, pairs, (size_t)np, sim, roof, NULL, par, ranks };
+    profiles x = { p, n, o->top, pairs, (size_t)np, sim, roof, NULL, par, ranks, gpu };
     time_t now = time(NULL);
     char when[64];
     strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
@@ -430,6 +450,8 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
         fputs("<a href=\"#similarity\">similarity</a>, ", f);
     if (nsc)
         fputs("<a href=\"#scaling\">scaling</a>, ", f);
+    if (gpu)
+        fputs("<a href=\"#gpu\">GPU</a>, ", f);
     if (ranks || ranks_why[0])
         fputs("<a href=\"#ranks\">ranks</a>, ", f);
     fputs("<a href=\"#parallelism\">parallelism</a>, <a href=\"#roofline\">roofline</a>, <a "
@@ -468,6 +490,26 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
             x.scaling = sc[k];
             io |= pre(f, t_scaling, &x, "table: fathom analyze scaling");
         }
+    }
+    if (gpu) {
+        section(f, "gpu", "GPU",
+                "Each device of the GPU traces per kept step (fathom analyze gpu): the time some activity ran "
+                "(busy), and what the idle time waited on: work launched but not started (between kernels), a "
+                "host thread inside a synchronizing call (host sync), or nothing launched (waiting on the host). "
+                "Then how the host launched the work: the kernels shorter than the call that launched them, "
+                "which the host cannot keep up with, and the median delay from a launch call to its kernel's "
+                "start.");
+        snprintf(name, sizeof name, "gpu.%s", ext);
+        io |= chart(f, o->dir, name, "each step: busy and the idle time's causes");
+        if (analyze_gpu_any_calls(gpu)) {
+            snprintf(name, sizeof name, "launches.%s", ext);
+            io |= chart(f, o->dir, name, "kernel time: short kernels and the rest");
+        } else {
+            fputs("<p class=\"note\">No launch statistics: the archives hold no runtime calls (imported by an "
+                  "older fathom).</p>\n",
+                  f);
+        }
+        io |= pre(f, t_gpu, &x, "table: fathom analyze gpu");
     }
     if (ranks) {
         section(f, "ranks", "Ranks",
@@ -547,6 +589,7 @@ end:
     analyze_roofline_destroy(roof);
     analyze_parallelism_destroy(par);
     analyze_ranks_destroy(ranks);
+    analyze_gpu_destroy(gpu);
     base_free(flow);
     for (int k = 0; k < nsc; k++)
         analyze_scaling_destroy(sc[k]);

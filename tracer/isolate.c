@@ -77,7 +77,8 @@ enum wire {
     W_DONE,
     W_NODE_INTERN,
     W_RUN_STATE,
-    W_TOTALS
+    W_TOTALS,
+    W_CALL
 };
 
 /* Formats a job's own message (jobs decode side by side: each keeps its
@@ -459,6 +460,15 @@ static int c_op(void *user, const tracer_op *o)
     W_VAL(w, o->vpid);
     W_VAL(w, o->vtid);
     W_VAL(w, o->launch);
+    W_VAL(w, o->call);
+    return w_end(w);
+}
+
+static int c_call(void *user, const tracer_call *c)
+{
+    wbuf *w = user;
+    w_begin(w, W_CALL);
+    W_VAL(w, *c);
     return w_end(w);
 }
 
@@ -633,6 +643,7 @@ static void child_main(const tracer_trace *t, const char *source, int fd, int wa
         .op = c_op,
         .tensor_alloc = c_tensor_alloc,
         .tensor_free = c_tensor_free,
+        .call = c_call,
         .run_state = c_run_state,
         .totals = c_totals,
         .no_dataflow = no_dataflow,
@@ -919,10 +930,16 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         R_VAL(r, op.vpid);
         R_VAL(r, op.vtid);
         R_VAL(r, op.launch);
+        R_VAL(r, op.call);
         if (r->bad)
             return -2;
         P->records++;
         return cb->op ? cb->op(P->user, &op) : 0;
+    }
+    case W_CALL: {
+        tracer_call c;
+        R_VAL(r, c);
+        return r->bad ? -2 : cb->call ? cb->call(P->user, &c) : 0;
     }
     case W_TENSOR_ALLOC: {
         uint64_t ts;
