@@ -186,12 +186,14 @@ static void ms_or_na(char *buf, size_t size, int calls, uint64_t ns)
         snprintf(buf, size, "n/a");
 }
 
+#define NAME_MAX_TEXT 72 /* a kernel name in the text is cut there (a template's arguments) */
+
 /* The device's idle split and launch statistics, in words. */
 static void print_launches(FILE *f, const gpu_device *d)
 {
     if (!d->calls) {
-        fprintf(f, "  idle time's causes and launch statistics: n/a (the archive holds no runtime calls: an import "
-                   "of a CPU trace, or by an older fathom)\n");
+        fprintf(f, "  idle time's causes and launch statistics: n/a (the archive holds no runtime calls: the "
+                   "trace had none, or an older fathom imported it)\n");
         return;
     }
     const analyze_device_launches *l = &d->l[d->n];
@@ -211,7 +213,8 @@ static void print_launches(FILE *f, const gpu_device *d)
             (unsigned long long)l->short_count, (double)l->short_ns / 1e6, 100.0 * share(l->short_ns, l->kernel_ns),
             l->nshort_top ? ":" : "");
     for (size_t i = 0; i < l->nshort_top; i++)
-        fprintf(f, "%s %s (%llu)", i ? "," : "", l->short_top[i].name, (unsigned long long)l->short_top[i].count);
+        fprintf(f, "%s %.*s%s (%llu)", i ? "," : "", NAME_MAX_TEXT, l->short_top[i].name,
+                strlen(l->short_top[i].name) > NAME_MAX_TEXT ? "..." : "", (unsigned long long)l->short_top[i].count);
     fputc('\n', f);
 }
 

@@ -505,8 +505,8 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
             snprintf(name, sizeof name, "launches.%s", ext);
             io |= chart(f, o->dir, name, "kernel time: short kernels and the rest");
         } else {
-            fputs("<p class=\"note\">No launch statistics: the archives hold no runtime calls (imported by an "
-                  "older fathom).</p>\n",
+            fputs("<p class=\"note\">No launch statistics: the archives hold no runtime calls (the traces had "
+                  "none, or an older fathom imported them).</p>\n",
                   f);
         }
         io |= pre(f, t_gpu, &x, "table: fathom analyze gpu");
