@@ -5,7 +5,9 @@
 # tests/kineto_sums.py computes from the JSON alone: host op time (the
 # outermost namespaced ops per thread, never a kernel's time), per device
 # kernel_ns, busy_ns (the union of all activity), activities and streams,
-# and per host op type the device time of what it launched (device_ns).
+# per host op type the device time of what it launched (device_ns), and
+# per device and step what its idle time waited on (launched work, a host
+# sync, the host) and how its work was launched (delays, short kernels).
 set -u
 FATHOM=$1 SRC=$2
 . "$(dirname "$0")/cli_lib.sh"
@@ -153,6 +155,12 @@ for r, x in zip(rows, d["steps"]):
     assert int(r["short_kernels"]) == x["launches"]["short_kernels"], r
     assert int(r["delay_p90_ns"]) == x["launches"]["delay_p90_ns"], r
 EOF
+# a runtime event missing a field (a damaged archive): counted as malformed, the rest reads, the causes n/a
+mkdir -p "$T/bad" && tar -C "$T/bad" -xf "$T/idle.tar.zst" &&
+    sed -i 's/_kinds\[___kinds_len\]/_kindz[___kinds_len]/' "$T/bad/trace/metadata" || fail "damage the idle archive"
+"$FATHOM" analyze gpu "$T/bad/trace" >"$T/bad.txt" 2>"$T/bad.err" || fail "gpu on a damaged runtime event: $(cat "$T/bad.err")"
+grep -q "2 fathom events with missing or mistyped fields ignored" "$T/bad.err" && grep -q "busy 0.822 ms" "$T/bad.txt" &&
+    grep -q "launch statistics: n/a" "$T/bad.txt" || fail "gpu on a damaged runtime event: $(cat "$T/bad.err" "$T/bad.txt")"
 "$FATHOM" report "$T/idle.tar.zst" -o "$T/irep" >/dev/null 2>"$T/err" || fail "report (idle): $(cat "$T/err")"
 [ -s "$T/irep/gpu.svg" ] && [ -s "$T/irep/launches.svg" ] && grep -q 'id="gpu"' "$T/irep/index.html" &&
     grep -q "idle: host sync" "$T/irep/gpu.svg" && grep -q "short kernels" "$T/irep/launches.svg" ||
