@@ -1,7 +1,7 @@
 /* chart.c -- see chart.h. */
 #include "analyze/chart.h"
 
-#include "analyze/status.h"
+#include "analyze/analyze_status.h"
 
 #include "analyze/out.h"
 #include "base/alloc.h"

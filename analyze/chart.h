@@ -10,7 +10,7 @@
 #ifndef FATHOM_ANALYZE_CHART_H
 #define FATHOM_ANALYZE_CHART_H
 
-#include "analyze/status.h"
+#include "analyze/analyze_status.h"
 
 #include <cairo.h>
 #include <stddef.h>

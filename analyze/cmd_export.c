@@ -4,7 +4,7 @@
  * temporary name beside it and published when complete; a failed or
  * interrupted export leaves nothing. */
 #define _GNU_SOURCE
-#include "analyze/cmd_analyze.h"
+#include "analyze/analyze_cmds.h"
 
 #include "analyze/export.h"
 #include "base/cli.h"

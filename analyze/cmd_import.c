@@ -5,7 +5,7 @@
  * the whole import succeeded; an existing file is never overwritten. */
 #define _GNU_SOURCE /* mkdtemp */
 #include "analyze/import.h"
-#include "analyze/status.h"
+#include "analyze/analyze_status.h"
 #include "base/cli.h"
 #include "base/error.h"
 #include "tracer/archive.h"

@@ -21,7 +21,7 @@
 #ifndef FATHOM_ANALYZE_EXPORT_H
 #define FATHOM_ANALYZE_EXPORT_H
 
-#include "analyze/status.h"
+#include "analyze/analyze_status.h"
 
 #include <stdint.h>
 #include <stdio.h>

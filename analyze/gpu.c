@@ -218,7 +218,7 @@ static void print_launches(FILE *f, const gpu_device *d)
     fputc('\n', f);
 }
 
-static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
+static analyze_status print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     (void)o;
     return analyze_gpu_print(f, r, fmt);
@@ -229,7 +229,7 @@ int analyze_gpu_print(FILE *f, const analyze_gpu *g, cli_format fmt)
     if (fmt == CLI_JSON) {
         json_t *arr = json_array(), *root = json_pack("{s:i, s:o}", "schema", 1, "traces", arr);
         if (!root)
-            return -1;
+            return analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         for (size_t i = 0; i < g->n; i++) {
             const gpu_trace *t = &g->t[i];
             json_t *devs = json_array();
@@ -239,7 +239,7 @@ int analyze_gpu_print(FILE *f, const analyze_gpu *g, cli_format fmt)
                                                  "model", analyze_profile_model(t->p), "mode",
                                                  analyze_profile_mode(t->p), "devices", devs));
         }
-        return analyze_out_json(f, root);
+        return analyze_out_status(f, analyze_out_json(f, root));
     }
     if (fmt == CLI_CSV) {
         fputs("trace,model,mode,device,step,ns,busy_ns,idle_ns,comm_ns,comm_overlap_ns,idle_between_ns,idle_sync_ns,"
@@ -270,7 +270,7 @@ int analyze_gpu_print(FILE *f, const analyze_gpu *g, cli_format fmt)
                     fputc('\n', f);
                 }
             }
-        return ferror(f) ? -1 : 0;
+        return analyze_out_status(f, 0);
     }
     for (size_t i = 0; i < g->n; i++) {
         const gpu_trace *t = &g->t[i];
@@ -304,7 +304,7 @@ int analyze_gpu_print(FILE *f, const analyze_gpu *g, cli_format fmt)
             }
         }
     }
-    return ferror(f) ? -1 : 0;
+    return analyze_out_status(f, 0);
 }
 
 analyze_status analyze_gpu_create(analyze_profile *const *p, size_t n, analyze_gpu **out)

@@ -4,7 +4,7 @@
 #define FATHOM_ANALYZE_GPU_H
 
 #include "analyze/profile.h"
-#include "analyze/status.h"
+#include "analyze/analyze_status.h"
 #include "base/cli.h"
 
 #include <stdio.h>

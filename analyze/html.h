@@ -17,7 +17,7 @@
 
 #include "analyze/profile.h"
 #include "analyze/roofline.h"
-#include "analyze/status.h"
+#include "analyze/analyze_status.h"
 
 #include <stddef.h>
 

@@ -10,7 +10,7 @@
  * one, else empty and 1 us apart (a warning says so).  Each op call is one
  * proto (its tensors are its own); the trace's tensor ids are kept. */
 #include "analyze/import_et.h"
-#include "analyze/status.h"
+#include "analyze/analyze_status.h"
 #include "base/alloc.h"
 #include "base/error.h"
 

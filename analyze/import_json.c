@@ -1,7 +1,7 @@
 /* import_json.c -- bounded-memory, element-by-element JSON input
  * (import_json.h). */
 #include "analyze/import_json.h"
-#include "analyze/status.h"
+#include "analyze/analyze_status.h"
 #include "base/alloc.h"
 
 #include <archive.h>

@@ -22,7 +22,7 @@
  * op); GPU streams are threads of their own, named "gpu D stream S". */
 #include "analyze/device.h"
 #include "analyze/import_trace.h"
-#include "analyze/status.h"
+#include "analyze/analyze_status.h"
 #include "base/alloc.h"
 #include "tracer/schema.def"
 

@@ -2,7 +2,7 @@
  * `fathom peak` file, each trace's op types and classes against them, the
  * trajectories across traces, in text, CSV and JSON. */
 #include "analyze/roofline.h"
-#include "analyze/status.h"
+#include "analyze/analyze_status.h"
 
 #include "analyze/out.h"
 #include "base/alloc.h"
@@ -521,9 +521,9 @@ static analyze_status create(analyze_profile *const *p, size_t n, const analyze_
     return ANALYZE_OK;
 }
 
-static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
+static analyze_status print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
-    return analyze_roofline_print(f, r, fmt, o->top);
+    return analyze_out_status(f, analyze_roofline_print(f, r, fmt, o->top));
 }
 
 static void destroy(void *r) { analyze_roofline_destroy(r); }

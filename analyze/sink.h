@@ -1,6 +1,6 @@
 /* sink.h -- the fathom sink: Babeltrace2 messages -> profiles.
  *
- * Shared by the in-process graph of `fathom analyze` (analyze/read.c, a
+ * Shared by the in-process graph of `fathom analyze` (analyze/read_trace.c, a
  * simple sink) and the Babeltrace2 plugin (analyze/plugin.c, sink
  * component classes sink.fathom.*).  Knows the trace schema (docs/design.md,
  * "The trace") by event and field names only: enum labels give op, class,

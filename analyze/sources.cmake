@@ -7,5 +7,5 @@ include(${CMAKE_CURRENT_LIST_DIR}/analyses.cmake)
 function(fathom_analyze_sources var dir)
   fathom_analyses(analyses ${dir})
   set(${var} device import_map import_json import_scan import_spill import_pytorch import_et import_source cmd_import
-      profile sink analysis ${analyses} out chart plot html export read PARENT_SCOPE)
+      profile sink analysis ${analyses} out chart plot html export read_trace PARENT_SCOPE)
 endfunction()

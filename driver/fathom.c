@@ -3,18 +3,18 @@
  * in the folder that owns it; this table names them all); nothing includes
  * it. */
 #include "analyze/analysis.h" /* the analyses, named in the help */
-#include "analyze/cmd_analyze.h"
+#include "analyze/analyze_cmds.h"
 #include "analyze/import.h"
-#include "driver/cmd.h" /* record: the workloads under the tracer */
+#include "driver/driver_cmds.h" /* record: the workloads under the tracer */
 #include "base/cli.h"
-#include "exec/cmd.h" /* engine: ops, peak */
+#include "exec/exec_cmds.h" /* engine: ops, peak */
 #include "exec/exec.h"
-#include "models/cli.h"
-#include "replay/cmd.h"
-#include "tracer/cmd.h"    /* tracer: info */
-#include "tracer/hooks.h"  /* tracer: FATHOM_TRACE=1 traces this process */
-#include "tracer/locate.h" /* tracer: where the probe and the plugin are */
-#include "tracer/decode.h" /* tracer: the trace schema versions */
+#include "models/models_cmds.h"
+#include "replay/replay_cmds.h"
+#include "tracer/tracer_cmds.h" /* tracer: info */
+#include "tracer/hooks.h"       /* tracer: FATHOM_TRACE=1 traces this process */
+#include "tracer/locate.h"      /* tracer: where the probe and the plugin are */
+#include "tracer/decode.h"      /* tracer: the trace schema versions */
 
 #include <limits.h>
 

@@ -1,6 +1,6 @@
 /* cmd_ops.c -- `fathom ops`: the op table. */
 #include "base/cli.h"
-#include "cmd.h"
+#include "exec_cmds.h"
 #include "exec.h"
 
 #include <getopt.h>

@@ -4,7 +4,7 @@
 #include "base/alloc.h"
 #include "base/cli.h"
 #include "base/clock.h"
-#include "cmd.h"
+#include "exec_cmds.h"
 #include "exec.h"
 
 #include <cblas.h>

@@ -237,7 +237,7 @@ exec_status exec_optimizer_set_lr(exec_graph *g, float lr);
 exec_status exec_clip_global_norm(exec_graph *g, float clip_norm);
 exec_status exec_clip_by_norm(exec_graph *g, float clip_norm);
 
-/* ---- planning and running (memory.c, executor.c) ----------------------- */
+/* ---- planning and running (plan.c, executor.c) ----------------------- */
 typedef struct exec_mem_stats {
     size_t bytes[EXEC_ROLE_COUNT]; /* sum of the tensors' bytes, per role */
     size_t arena[EXEC_ROLE_COUNT]; /* what each arena allocated (with alignment) */

@@ -10,7 +10,7 @@
 #include "fuzz_common.h"
 
 #include "analyze/import.h"
-#include "analyze/read.h"
+#include "analyze/read_trace.h"
 #include "base/error.h"
 
 #include <fcntl.h>

@@ -4,7 +4,7 @@
  * A bad trace must be a one-line error; nothing may be left in $TMPDIR. */
 #include "fuzz_common.h"
 
-#include "analyze/read.h"
+#include "analyze/read_trace.h"
 #include "analyze/breakdown.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

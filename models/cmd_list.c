@@ -1,6 +1,6 @@
 /* cmd_list.c -- `fathom list`: the workloads, their papers and sizes. */
 #include "base/cli.h"
-#include "models/cli.h"
+#include "models/models_cmds.h"
 #include "models/model.h"
 
 #include <jansson.h>

@@ -1,6 +1,6 @@
 /* cmd_run.c -- `fathom run MODEL [options]`: run a workload for some steps. */
 #include "base/cli.h"
-#include "models/cli.h"
+#include "models/models_cmds.h"
 #include "models/runner.h"
 
 #include <fcntl.h>

@@ -39,7 +39,7 @@ mkdir -p fuzz-work
 sh fuzz/seeds.sh traces/reference fuzz-work/seeds
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-export LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan.supp:print_suppressions=0
+export LSAN_OPTIONS=suppressions=$PWD/fuzz/fuzz_lsan.supp:print_suppressions=0
 pin=()
 [ -n "$cpu" ] && pin=(taskset -c "$cpu")
 : >fuzz-work/summary

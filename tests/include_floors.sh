@@ -19,7 +19,7 @@
 #   driver/   the top floor: anything.  Nothing outside driver/ includes it.
 # tests/ and fuzz/ may include any floor but driver/.  Between folders there
 # are no include loops.  Outside tracer/ no file opens a trace with a
-# Babeltrace2 source of its own: traces are read through tracer/read.h.
+# Babeltrace2 source of its own: traces are read through tracer/reader.h.
 #
 # --selftest copies the floors to TMPDIR, checks that the copy passes, then
 # adds one forbidden include or link at a time and checks that each is
@@ -28,7 +28,7 @@ set -u
 
 FLOORS="base exec tracer models replay analyze driver"
 BASE_HELPERS="base/alloc.h base/cli.h base/clock.h base/hash.h"
-TRACER_READER="tracer/read.h tracer/live.h tracer/decode.h tracer/fields.h tracer/isolate.h tracer/opmatch.h tracer/tp_enums.h tracer/archive.h tracer/output.h tracer/critpath.h tracer/import_ops.def tracer/import_costs.def tracer/schema.def"
+TRACER_READER="tracer/reader.h tracer/live.h tracer/decode.h tracer/fields.h tracer/isolate.h tracer/opmatch.h tracer/tp_enums.h tracer/archive.h tracer/output.h tracer/critpath.h tracer/import_ops.def tracer/import_costs.def tracer/schema.def"
 
 # The folders each floor may include or link (itself always).
 allowed_folders() {
@@ -164,7 +164,7 @@ check() {
     for d in $FLOORS; do
         [ "$d" = tracer ] && continue
         (cd "$src" && grep -rn 'bt_plugin_borrow_source_component_class_by_name' "$d" --include='*.c' --include='*.h') |
-            sed 's/$/ (opens a trace with its own Babeltrace2 source: use tracer\/read.h)/'
+            sed 's/$/ (opens a trace with its own Babeltrace2 source: use tracer\/reader.h)/'
     done >"$work/readers"
     if [ -s "$work/readers" ]; then
         cat "$work/readers"
@@ -238,8 +238,8 @@ selftest() {
     add '#include "exec/exec.h"' base/cli.c
     expect base-above "base/cli.c:[0-9]*: base/ includes exec/exec.h"
     fresh
-    add '#include "driver/cmd.h"' tests/t.c
-    expect driver-included "tests/t.c:1: tests/ includes driver/cmd.h"
+    add '#include "driver/driver_cmds.h"' tests/t.c
+    expect driver-included "tests/t.c:1: tests/ includes driver/driver_cmds.h"
     fresh
     add '#include "replay/run.h"' models/model.c
     add '#include "models/model.h"' replay/run.c

@@ -16,7 +16,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/profile.h"
-#include "analyze/read.h"
+#include "analyze/read_trace.h"
 #include "analyze/roofline.h"
 #include "base/alloc.h"
 #include "fixtures/capture.h"

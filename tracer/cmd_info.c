@@ -5,8 +5,8 @@
 #include "base/cli.h"
 #include "base/error.h"
 #include "tracer/archive.h"
-#include "tracer/cmd.h"
-#include "tracer/read.h"
+#include "tracer/tracer_cmds.h"
+#include "tracer/reader.h"
 #include "tracer/stats.h"
 
 #include <inttypes.h>

@@ -1,7 +1,7 @@
 /* fields.h -- reading Babeltrace2 fields the way every fathom trace reader
  * does (the sink behind the analyses, the exporter): integers of any
  * integer/enum/bool type, names from enum labels or strings, struct members
- * by name.  Part of the one trace reader (tracer/read.h). */
+ * by name.  Part of the one trace reader (tracer/reader.h). */
 #ifndef FATHOM_TRACER_FIELDS_H
 #define FATHOM_TRACER_FIELDS_H
 

@@ -9,7 +9,7 @@
 #ifndef FATHOM_TRACER_HOOKS_H
 #define FATHOM_TRACER_HOOKS_H
 #include "exec/exec.h"
-#include "tracer/status.h"
+#include "tracer/tracer_status.h"
 
 #include <stddef.h>
 

@@ -36,11 +36,11 @@
 #define FATHOM_TRACER_ISOLATE_H
 
 #include "tracer/decode.h"
-#include "tracer/status.h"
+#include "tracer/tracer_status.h"
 
 #include <stddef.h>
 
-/* Decodes an opened trace (read.h) with a decoder calling cbs with ctx,
+/* Decodes an opened trace (reader.h) with a decoder calling cbs with ctx,
  * isolated as above: TRACER_OK, or a status with "SOURCE: why" in
  * base_errmsg() (TRACER_ERR_STOPPED: a callback stopped the decoding,
  * "stopped by its reader").  The diagnostics of all its traces are added into *diag (when

@@ -4,7 +4,7 @@
 #include "tracer/live.h"
 
 #include "base/error.h"
-#include "tracer/read.h"
+#include "tracer/reader.h"
 
 #include <dirent.h>
 #include <glob.h>

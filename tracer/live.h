@@ -5,7 +5,7 @@
 #ifndef FATHOM_TRACER_LIVE_H
 #define FATHOM_TRACER_LIVE_H
 
-#include "tracer/status.h"
+#include "tracer/tracer_status.h"
 
 #include <stddef.h>
 #include <stdint.h>

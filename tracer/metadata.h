@@ -14,7 +14,7 @@
 #define FATHOM_TRACER_METADATA_H
 
 #include "tracer/archive.h"
-#include "tracer/status.h"
+#include "tracer/tracer_status.h"
 
 #include <stddef.h>
 

@@ -1,5 +1,5 @@
 /* stats.h -- summarizes a recorded `fathom` trace through the one trace
- * reader (read.h, decode.h): events per name, discarded events and
+ * reader (reader.h, decode.h): events per name, discarded events and
  * packets, steps, op records and their total time, what the decoder found
  * inconsistent, the run_begin metadata and run_end's op count.
  *
@@ -7,7 +7,7 @@
  * `fathom info`; depends on nothing of analyze/. */
 #ifndef FATHOM_TRACER_STATS_H
 #define FATHOM_TRACER_STATS_H
-#include "tracer/status.h"
+#include "tracer/tracer_status.h"
 
 #include <stddef.h>
 #include <stdint.h>

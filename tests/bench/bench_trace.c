@@ -49,6 +49,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_stats.h"
+
 extern char **environ;
 
 static double now_ns(void) { return (double)base_now_ns(); }
@@ -90,17 +92,6 @@ static double daemons_cpu_ns(void)
     }
     closedir(d);
     return seen ? ticks * 1e9 / (double)sysconf(_SC_CLK_TCK) : -1;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* The enabled per-op path as the executor runs it (executor.c,
@@ -244,10 +235,10 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
                 (t ? con : coff)[i] = cpu_ns() - c;
             }
         }
-        double mon = median(on, steps), moff = median(off, steps);
+        double mon = bench_median(on, steps), moff = bench_median(off, steps);
         rr[r] = mon / moff;
         mon_all += mon / rounds, moff_all += moff / rounds;
-        cpu_on += median(con, steps) / rounds, cpu_off += median(coff, steps) / rounds;
+        cpu_on += bench_median(con, steps) / rounds, cpu_off += bench_median(coff, steps) / rounds;
     }
     /* the daemons' share, over every traced step of the rounds */
     double dmn1 = daemons_cpu_ns(), traced_ops = (double)per_step * steps * rounds;
@@ -279,7 +270,7 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
                name, dump_us, dump_us * 1e-4);
     double sorted[64];
     memcpy(sorted, rr, (size_t)rounds * sizeof *rr);
-    double med = median(sorted, rounds), lo = sorted[0], hi = sorted[rounds - 1];
+    double med = bench_median(sorted, rounds), lo = sorted[0], hi = sorted[rounds - 1];
     printf("ratio %-12s %8.3f ms untraced %8.3f ms traced  ratio %.4f (rounds %.4f-%.4f)  (%llu ops/step, %.0f ns/op "
            "added)%s\n",
            name, moff_all * 1e-6, mon_all * 1e-6, med, lo, hi, (unsigned long long)per_step,

@@ -1,6 +1,6 @@
-/* read.c -- the in-process Babeltrace2 graph over a trace (see read.h). */
+/* reader.c -- the in-process Babeltrace2 graph over a trace (see reader.h). */
 #define _GNU_SOURCE /* memfd_create */
-#include "tracer/read.h"
+#include "tracer/reader.h"
 
 #include "base/error.h"
 #include "tracer/metadata.h"

@@ -1,15 +1,15 @@
-/* read.h -- reading a trace source into a profile, in-process, through
- * the one trace reader (tracer/read.h) with the fathom sink (sink.h).
+/* read_trace.h -- reading a trace source into a profile, in-process, through
+ * the one trace reader (tracer/reader.h) with the fathom sink (sink.h).
  *
  * Sources: a trace archive (extracted by tracer/archive.h's safe reader),
  * a CTF directory (every CTF trace below it: per-process buffers of one
  * recording are read together), or a net:// lttng-live URL (read until the
  * session ends). */
-#ifndef FATHOM_ANALYZE_READ_H
-#define FATHOM_ANALYZE_READ_H
+#ifndef FATHOM_ANALYZE_READ_TRACE_H
+#define FATHOM_ANALYZE_READ_TRACE_H
 
 #include "analyze/profile.h"
-#include "analyze/status.h"
+#include "analyze/analyze_status.h"
 
 #include <babeltrace2/babeltrace.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* read.h -- the one trace reader: opens a trace source and runs the
+/* reader.h -- the one trace reader: opens a trace source and runs the
  * Babeltrace2 graph over it, in-process:
  *     src.ctf.fs (or src.ctf.lttng-live) -> flt.utils.muxer -> a sink
  * whose messages, in time order, go to a consumer -- a tracer_decoder
@@ -10,12 +10,12 @@
  * per-process buffers of one recording are read together), or a net://
  * lttng-live URL (read until the session ends).  Nothing else in fathom
  * builds a Babeltrace2 graph over a trace. */
-#ifndef FATHOM_TRACER_READ_H
-#define FATHOM_TRACER_READ_H
+#ifndef FATHOM_TRACER_READER_H
+#define FATHOM_TRACER_READER_H
 
 #include "tracer/archive.h"
 #include "tracer/decode.h"
-#include "tracer/status.h"
+#include "tracer/tracer_status.h"
 
 #include <babeltrace2/babeltrace.h>
 #include <stddef.h>

@@ -1,10 +1,10 @@
-/* status.h -- what the tracer's reader, decoder, stats and hooks return
+/* tracer_status.h -- what the tracer's reader, decoder, stats and hooks return
  * (base/error.h's convention: a status, 0 when it went well, and the
  * thread's one-line message in base_errmsg()). The archive library, the
  * output rule and the recorder keep the enums of their own jobs
  * (tracer_archive_status, tracer_output_status, tracer_record_status). */
-#ifndef FATHOM_TRACER_STATUS_H
-#define FATHOM_TRACER_STATUS_H
+#ifndef FATHOM_TRACER_TRACER_STATUS_H
+#define FATHOM_TRACER_TRACER_STATUS_H
 
 #include "base/error.h"
 

@@ -1,4 +1,4 @@
-/* memory.c -- planning: one arena per role, exact accounting, weight init;
+/* plan.c -- planning: one arena per role, exact accounting, weight init;
  * tensor versions and the kernels' derived data kept across runs. */
 #include "internal.h"
 #include "rng.h"

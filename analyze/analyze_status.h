@@ -1,7 +1,7 @@
-/* status.h -- what analyze/'s functions return: the convention of every
+/* analyze_status.h -- what analyze/'s functions return: the convention of every
  * library (base/error.h), a status and the thread's one-line message. */
-#ifndef FATHOM_ANALYZE_STATUS_H
-#define FATHOM_ANALYZE_STATUS_H
+#ifndef FATHOM_ANALYZE_ANALYZE_STATUS_H
+#define FATHOM_ANALYZE_ANALYZE_STATUS_H
 #include "base/error.h"
 
 /* What went wrong, in the convention of every library (base/error.h): a

@@ -1,5 +1,0 @@
-/* cmd.h -- replay's `fathom` subcommand (replay/cmd_replay.c). */
-#ifndef FATHOM_REPLAY_CMD_H
-#define FATHOM_REPLAY_CMD_H
-int cmd_replay(int argc, char **argv);
-#endif

@@ -1,5 +1,0 @@
-/* cmd.h -- the tracer's `fathom` subcommand (tracer/cmd_info.c). */
-#ifndef FATHOM_TRACER_CMD_H
-#define FATHOM_TRACER_CMD_H
-int cmd_info(int argc, char **argv);
-#endif
