@@ -27,6 +27,29 @@ static const struct match {
 #undef DEVICE_MATCH
 };
 
+static const struct call_match {
+    analyze_call_kind kind;
+    const char *text, *also;
+} call_matches[] = {
+#define RUNTIME_CALL(kind, text, also) { ANALYZE_CALL_##kind, text, also },
+#include "analyze/device_classes.def"
+#undef RUNTIME_CALL
+};
+
+analyze_call_kind analyze_call_kind_of(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof call_matches / sizeof *call_matches; i++)
+        if (strstr(name, call_matches[i].text) && (!call_matches[i].also || strstr(name, call_matches[i].also)))
+            return call_matches[i].kind;
+    return ANALYZE_CALL_other;
+}
+
+const char *analyze_call_kind_name(int k)
+{
+    static const char *const names[ANALYZE_CALL_NKIND] = { "launch", "sync", "memcpy", "other" };
+    return k >= 0 && k < ANALYZE_CALL_NKIND ? names[k] : "?";
+}
+
 const char *analyze_device_class_name(int c) { return c >= 0 && c < ANALYZE_DEVICE_NCLASS ? class_names[c] : "?"; }
 const char *analyze_device_class_label(int c) { return c >= 0 && c < ANALYZE_DEVICE_NCLASS ? class_labels[c] : "?"; }
 
@@ -55,7 +78,15 @@ int analyze_device_class_parse(const char *label)
 typedef struct span {
     uint64_t b, e;
     uint32_t k;
+    uint32_t call; /* its runtime call's number, 0: none */
 } span;
+
+/* A runtime call of a host thread. */
+typedef struct call {
+    uint64_t b, e;
+    uint32_t id;
+    int kind;
+} call;
 
 typedef struct stream {
     uint64_t tid;
@@ -83,6 +114,8 @@ struct analyze_devices {
     size_t last;                          /* the stream of the last activity */
     base_table l;                         /* launch by id */
     uint64_t nolaunch_ns, nolaunch_count; /* activities of launch number 0 */
+    call *c;                              /* the runtime calls, as they came */
+    size_t nc, capc;
 };
 
 analyze_devices *analyze_devices_create(void)
@@ -104,6 +137,7 @@ void analyze_devices_destroy(analyze_devices *d)
         base_free(d->s[i].v);
     base_free(d->s);
     base_table_free(&d->l);
+    base_free(d->c);
     base_free(d);
 }
 
@@ -150,12 +184,13 @@ static launch *launch_of(analyze_devices *d, uint64_t id)
     return l;
 }
 
-int analyze_devices_add(analyze_devices *d, uint64_t tid, int k, uint64_t b, uint64_t e, uint64_t launch_id)
+int analyze_devices_add(analyze_devices *d, uint64_t tid, int k, uint64_t b, uint64_t e, uint64_t launch_id,
+                        uint64_t call_id)
 {
     stream *s = stream_of(d, tid);
     if (!s || base_grow(&s->v, &s->cap, s->n + 1, sizeof *s->v))
         return -1;
-    s->v[s->n++] = (span){ b, e >= b ? e : b, (uint32_t)k };
+    s->v[s->n++] = (span){ b, e >= b ? e : b, (uint32_t)k, call_id <= UINT32_MAX ? (uint32_t)call_id : 0 };
     uint64_t ns = e >= b ? e - b : 0;
     if (!launch_id) {
         d->nolaunch_ns += ns, d->nolaunch_count++;
@@ -167,6 +202,18 @@ int analyze_devices_add(analyze_devices *d, uint64_t tid, int k, uint64_t b, uin
     l->ns += ns, l->count++;
     return 0;
 }
+
+int analyze_devices_call(analyze_devices *d, uint64_t id, int kind, uint64_t b, uint64_t e)
+{
+    if (!id || id > UINT32_MAX) /* a number no activity can name */
+        return 0;
+    if (base_grow(&d->c, &d->capc, d->nc + 1, sizeof *d->c))
+        return -1;
+    d->c[d->nc++] = (call){ b, e >= b ? e : b, (uint32_t)id, kind };
+    return 0;
+}
+
+int analyze_devices_has_calls(const analyze_devices *d) { return d && d->nc > 0; }
 
 int analyze_devices_launcher(analyze_devices *d, uint64_t launch_id, int op)
 {
@@ -331,18 +378,58 @@ static uint64_t covered(const span *u, size_t n, uint64_t b, uint64_t e)
     return t;
 }
 
+static int by_id(const void *a, const void *b)
+{
+    const call *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x->b < y->b ? -1 : x->b > y->b;
+}
+
+/* The trace's calls sorted by number (a copy; NULL out of memory). */
+static call *calls_by_id(const analyze_devices *d)
+{
+    call *v = base_malloc((d && d->nc ? d->nc : 1) * sizeof *v);
+    if (v && d && d->nc) {
+        memcpy(v, d->c, d->nc * sizeof *v);
+        qsort(v, d->nc, sizeof *v, by_id);
+    }
+    return v;
+}
+
+/* The call of number id in v[0..n) (sorted by number; the first of a
+ * repeated number), or NULL. */
+static const call *call_find(const call *v, size_t n, uint32_t id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return id && lo < n && v[lo].id == id ? &v[lo] : NULL;
+}
+
 int analyze_devices_windows(const analyze_devices *d, const char *name, analyze_device_window *w, size_t n)
 {
-    size_t na = 0;
+    size_t na = 0, nc = d ? d->nc : 0;
     for (size_t i = 0; d && i < d->ns; i++)
         if (!strcmp(d->s[i].device, name))
             na += d->s[i].n;
-    span *all = base_malloc((na ? na : 1) * sizeof *all), *comp = base_malloc((na ? na : 1) * sizeof *comp),
-         *comm = base_malloc((na ? na : 1) * sizeof *comm);
+    /* all: the activity; comp, comm: of compute and communication kernels;
+     * bq: the activity and the times its launched work waited; bqs: those
+     * and the host's syncs */
+    size_t room = na ? na : 1, room2 = 2 * na + nc + 1;
+    span *all = base_malloc(room * sizeof *all), *comp = base_malloc(room * sizeof *comp),
+         *comm = base_malloc(room * sizeof *comm), *bq = base_malloc(room2 * sizeof *bq),
+         *bqs = base_malloc(room2 * sizeof *bqs);
+    call *byid = calls_by_id(d);
     int rc = -1;
-    if (!all || !comp || !comm)
+    if (!all || !comp || !comm || !bq || !bqs || !byid)
         goto end;
-    size_t nall = 0, ncomp = 0, ncomm = 0;
+    size_t nall = 0, ncomp = 0, ncomm = 0, nbq = 0, nbqs = 0;
     for (size_t i = 0; d && i < d->ns; i++) {
         if (strcmp(d->s[i].device, name))
             continue;
@@ -350,19 +437,32 @@ int analyze_devices_windows(const analyze_devices *d, const char *name, analyze_
             const span *x = &d->s[i].v[j];
             int cls = d->k[x->k].cls;
             all[nall++] = *x;
+            bq[nbq++] = *x;
             if (cls == ANALYZE_DEVICE_communication)
                 comm[ncomm++] = *x;
             else if (cls != ANALYZE_DEVICE_memcpy && cls != ANALYZE_DEVICE_memset)
                 comp[ncomp++] = *x;
+            const call *c = call_find(byid, nc, x->call);
+            if (c && c->b < x->b)
+                bq[nbq++] = (span){ c->b, x->b, 0, 0 };
         }
     }
+    memcpy(bqs, bq, nbq * sizeof *bq);
+    nbqs = nbq;
+    for (size_t i = 0; i < nc; i++)
+        if (d->c[i].kind == ANALYZE_CALL_sync)
+            bqs[nbqs++] = (span){ d->c[i].b, d->c[i].e, 0, 0 };
     qsort(all, nall, sizeof *all, by_begin);
     qsort(comp, ncomp, sizeof *comp, by_begin);
+    qsort(bq, nbq, sizeof *bq, by_begin);
+    qsort(bqs, nbqs, sizeof *bqs, by_begin);
     uint64_t first = nall ? all[0].b : 0, last = 0;
     for (size_t i = 0; i < nall; i++)
         last = all[i].e > last ? all[i].e : last;
     nall = merge(all, nall);
     ncomp = merge(comp, ncomp);
+    nbq = merge(bq, nbq);
+    nbqs = merge(bqs, nbqs);
     for (size_t k = 0; k < n; k++) {
         analyze_device_window *x = &w[k];
         if (!x->b && !x->e)
@@ -376,10 +476,175 @@ int analyze_devices_windows(const analyze_devices *d, const char *name, analyze_
             x->comm_ns += e - b;
             x->comm_overlap_ns += covered(comp, ncomp, b, e);
         }
+        x->idle_between_ns = x->idle_sync_ns = x->idle_host_ns = 0;
+        if (nc) {
+            uint64_t q = covered(bq, nbq, x->b, x->e), qs = covered(bqs, nbqs, x->b, x->e);
+            x->idle_between_ns = q - x->busy_ns;
+            x->idle_sync_ns = qs - q;
+            x->idle_host_ns = x->e - x->b - qs;
+        }
     }
     rc = 0;
 end:
-    base_free(all), base_free(comp), base_free(comm);
+    base_free(all), base_free(comp), base_free(comm), base_free(bq), base_free(bqs), base_free(byid);
+    return rc;
+}
+
+/* An activity of the windows, and its call (an index in the calls by
+ * number, UINT32_MAX: none), for the launch statistics. */
+typedef struct paired {
+    uint32_t win, call, k;
+    uint64_t b, ns;
+} paired;
+
+static int by_call(const void *a, const void *b)
+{
+    const paired *x = a, *y = b;
+    if (x->call != y->call)
+        return x->call < y->call ? -1 : 1;
+    return x->b < y->b ? -1 : x->b > y->b;
+}
+
+static int by_win_call(const void *a, const void *b)
+{
+    const paired *x = a, *y = b;
+    if (x->win != y->win)
+        return x->win < y->win ? -1 : 1;
+    return by_call(a, b);
+}
+
+static int by_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int by_short(const void *a, const void *b)
+{
+    const analyze_device_kernel *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count < y->count ? 1 : -1;
+    if (x->ns != y->ns)
+        return x->ns < y->ns ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+/* The window of w[0..n) (sorted, disjoint, each [b, e)) that t lies in, or n. */
+static size_t window_of(const analyze_device_window *w, size_t n, uint64_t t)
+{
+    size_t lo = 0, hi = n; /* the first window ending after t */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (w[mid].e <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && w[lo].b <= t ? lo : n;
+}
+
+static int is_kernel(int cls) { return cls != ANALYZE_DEVICE_memcpy && cls != ANALYZE_DEVICE_memset; }
+
+/* The statistics of activities v[0..n) (sorted by call) into *out; delay:
+ * room for n; kcount, kns: per kernel, for the short ones' names (NULL:
+ * none kept). */
+static void launch_stats(const analyze_devices *d, const call *byid, paired *v, size_t n, uint64_t *delay,
+                         uint64_t *kcount, uint64_t *kns, analyze_device_launches *out)
+{
+    size_t nd = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        out->activities++;
+        if (is_kernel(d->k[v[i].k].cls))
+            out->kernel_ns += v[i].ns;
+        if (v[i].call == UINT32_MAX) {
+            out->unpaired++;
+            i = j;
+            continue;
+        }
+        while (j < n && v[j].call == v[i].call) {
+            out->activities++;
+            out->kernel_ns += is_kernel(d->k[v[j].k].cls) ? v[j].ns : 0;
+            j++;
+        }
+        const call *c = &byid[v[i].call];
+        out->calls++;
+        out->call_ns += c->e - c->b;
+        out->launched += j - i;
+        for (size_t k = i; k < j; k++)
+            out->launched_ns += v[k].ns;
+        delay[nd++] = v[i].b > c->b ? v[i].b - c->b : 0; /* the call's first activity */
+        if (j == i + 1 && is_kernel(d->k[v[i].k].cls) && v[i].ns < c->e - c->b) {
+            out->short_count++, out->short_ns += v[i].ns;
+            if (kcount)
+                kcount[v[i].k]++, kns[v[i].k] += v[i].ns;
+        }
+        i = j;
+    }
+    if (nd) {
+        qsort(delay, nd, sizeof *delay, by_u64);
+        out->delay_median_ns = delay[(nd + 1) / 2 - 1];
+        out->delay_p90_ns = delay[(9 * nd + 9) / 10 - 1];
+        out->delay_max_ns = delay[nd - 1];
+    }
+    for (size_t k = 0; kcount && k < d->nk; k++) {
+        if (!kcount[k])
+            continue;
+        analyze_device_kernel x = { d->k[k].name, d->k[k].cls, kns[k], kcount[k] };
+        size_t m = out->nshort_top;
+        if (m < ANALYZE_DEVICE_SHORT_TOP)
+            out->short_top[out->nshort_top++] = x;
+        else if (by_short(&x, &out->short_top[m - 1]) < 0)
+            out->short_top[m - 1] = x;
+        else
+            continue;
+        qsort(out->short_top, out->nshort_top, sizeof *out->short_top, by_short);
+    }
+}
+
+int analyze_devices_launch_stats(const analyze_devices *d, const char *name, const analyze_device_window *w, size_t n,
+                                 analyze_device_launches *out)
+{
+    memset(out, 0, (n + 1) * sizeof *out);
+    size_t na = 0, nc = d ? d->nc : 0;
+    for (size_t i = 0; d && i < d->ns; i++)
+        if (!strcmp(d->s[i].device, name))
+            na += d->s[i].n;
+    paired *v = base_malloc((na ? na : 1) * sizeof *v);
+    uint64_t *delay = base_malloc((na ? na : 1) * sizeof *delay);
+    uint64_t *kcount = base_calloc(d && d->nk ? d->nk : 1, sizeof *kcount),
+             *kns = base_calloc(d && d->nk ? d->nk : 1, sizeof *kns);
+    call *byid = calls_by_id(d);
+    int rc = -1;
+    if (!v || !delay || !kcount || !kns || !byid)
+        goto end;
+    size_t np = 0;
+    for (size_t i = 0; d && i < d->ns; i++) {
+        if (strcmp(d->s[i].device, name))
+            continue;
+        for (size_t j = 0; j < d->s[i].n; j++) {
+            const span *x = &d->s[i].v[j];
+            size_t win = window_of(w, n, x->b);
+            if (win == n)
+                continue;
+            const call *c = call_find(byid, nc, x->call);
+            v[np++] = (paired){ (uint32_t)win, c ? (uint32_t)(c - byid) : UINT32_MAX, x->k, x->b, x->e - x->b };
+        }
+    }
+    /* each window's, then all of them together */
+    qsort(v, np, sizeof *v, by_win_call);
+    for (size_t i = 0; i < np;) {
+        size_t j = i;
+        while (j < np && v[j].win == v[i].win)
+            j++;
+        launch_stats(d, byid, v + i, j - i, delay, NULL, NULL, &out[v[i].win]);
+        i = j;
+    }
+    qsort(v, np, sizeof *v, by_call);
+    launch_stats(d, byid, v, np, delay, kcount, kns, &out[n]);
+    rc = 0;
+end:
+    base_free(v), base_free(delay), base_free(kcount), base_free(kns), base_free(byid);
     return rc;
 }
 

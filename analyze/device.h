@@ -29,6 +29,19 @@ analyze_device_class analyze_device_class_of(const char *name, const char *cat);
 /* The class of a trace's class label; -1 when it is not a device label. */
 int analyze_device_class_parse(const char *label);
 
+/* The kinds of a GPU trace's runtime calls, in the order of tracer/decode.h's
+ * tracer_call_kind (the archive's values, fathom-trace(5) runtime). */
+typedef enum analyze_call_kind {
+    ANALYZE_CALL_launch,
+    ANALYZE_CALL_sync,
+    ANALYZE_CALL_memcpy,
+    ANALYZE_CALL_other,
+    ANALYZE_CALL_NKIND
+} analyze_call_kind;
+/* The kind of a runtime call by its name (device_classes.def, RUNTIME_CALL). */
+analyze_call_kind analyze_call_kind_of(const char *name);
+const char *analyze_call_kind_name(int k);
+
 typedef struct analyze_device_kernel {
     const char *name; /* the collector's: valid while it lives */
     int cls;
@@ -55,8 +68,16 @@ void analyze_devices_destroy(analyze_devices *d);
 /* The number of a kernel (name, class), added on first sight; -1 out of memory. */
 int analyze_devices_kernel(analyze_devices *d, const char *name, int cls);
 /* One activity of kernel k on stream (a thread id) from b to e ns, of
- * launch number launch (0: none, fathom-trace(5)'s ops.launches); 0 or -1. */
-int analyze_devices_add(analyze_devices *d, uint64_t stream, int k, uint64_t b, uint64_t e, uint64_t launch);
+ * launch number launch (0: none, fathom-trace(5)'s ops.launches), launched
+ * by runtime call number call (0: none, ops.calls); 0 or -1. */
+int analyze_devices_add(analyze_devices *d, uint64_t stream, int k, uint64_t b, uint64_t e, uint64_t launch,
+                        uint64_t call);
+/* A runtime call of a host thread (fathom-trace(5), runtime): its number,
+ * kind (analyze_call_kind) and span; 0 or -1 (out of memory). */
+int analyze_devices_call(analyze_devices *d, uint64_t id, int kind, uint64_t b, uint64_t e);
+/* Whether the trace holds its runtime calls (an archive older than them
+ * does not: the idle split and the launch statistics are unknown). */
+int analyze_devices_has_calls(const analyze_devices *d);
 /* The host op of launch number launch (not 0) is of op type op (the
  * profile's); the first one named wins.  0 or -1 (out of memory). */
 int analyze_devices_launcher(analyze_devices *d, uint64_t launch, int op);
@@ -73,12 +94,45 @@ typedef struct analyze_device_window {
     uint64_t busy_ns;         /* the union of all its activity, within the window */
     uint64_t comm_ns;         /* its communication kernels' time, within the window */
     uint64_t comm_overlap_ns; /* of that, the time some compute kernel ran too (any stream) */
+    /* The idle time (the window less busy_ns), each instant of it once, in
+     * this order: between kernels (some activity of the device launched,
+     * its call begun, but not started), sync (a host thread inside a
+     * synchronizing call), waiting on the host (the rest).  Zero when the
+     * trace has no runtime calls (analyze_devices_has_calls). */
+    uint64_t idle_between_ns, idle_sync_ns, idle_host_ns;
 } analyze_device_window;
 
 /* Device `name`'s activity within each window w[0..n); compute kernels are
  * those of every class but communication, memcpy and memset.  0, or -1
  * out of memory. */
 int analyze_devices_windows(const analyze_devices *d, const char *name, analyze_device_window *w, size_t n);
+
+/* How a device's activities beginning in the windows w[0..n) (set by
+ * analyze_devices_windows: sorted, disjoint) were launched: each paired
+ * with its runtime call by the call's number. */
+#define ANALYZE_DEVICE_SHORT_TOP 5
+typedef struct analyze_device_launches {
+    uint64_t activities;         /* in the windows */
+    uint64_t launched, unpaired; /* with their call; without (no call, or one the trace lacks: a CUDA graph's) */
+    uint64_t calls;              /* the calls that launched them */
+    uint64_t call_ns;            /* those calls' time on the host */
+    uint64_t launched_ns;        /* their activities' time on the device */
+    uint64_t kernel_ns;          /* the kernels' time in the windows (copies and fills apart) */
+    /* launch to start: per call, its first activity's begin less the
+     * call's begin (0 when before it); median and p90 are the nearest
+     * ranks (the ceil(q n)-th smallest) */
+    uint64_t delay_median_ns, delay_p90_ns, delay_max_ns;
+    /* kernels shorter than the call that launched them, the call's only
+     * activity: the host spends longer launching them than they run */
+    uint64_t short_count, short_ns;
+    size_t nshort_top;
+    analyze_device_kernel short_top[ANALYZE_DEVICE_SHORT_TOP]; /* by count, then time, then name */
+} analyze_device_launches;
+/* Device `name`'s launch statistics in each window w[0..n) into out[0..n),
+ * and in all of them together into out[n] (only it names the short
+ * kernels).  0, or -1 out of memory. */
+int analyze_devices_launch_stats(const analyze_devices *d, const char *name, const analyze_device_window *w, size_t n,
+                                 analyze_device_launches *out);
 
 /* Whether the trace has device activity, or host ops that launched some. */
 int analyze_devices_any(const analyze_devices *d);

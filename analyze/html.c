@@ -9,6 +9,7 @@
 #include "analyze/compare.h"
 #include "analyze/parallelism.h"
 #include "analyze/ranks.h"
+#include "analyze/gpu.h"
 #include "analyze/scaling.h"
 #include "analyze/similarity.h"
 #include "base/alloc.h"
@@ -107,6 +108,7 @@ typedef struct profiles {
     const analyze_scaling *scaling; /* the one being printed */
     const analyze_parallelism *par;
     const analyze_ranks *ranks;
+    const analyze_gpu *gpu;
 } profiles;
 
 static int t_breakdown(FILE *f, const void *c)
@@ -138,6 +140,7 @@ static int t_parallelism(FILE *f, const void *c)
     return analyze_parallelism_print(f, ((const profiles *)c)->par, CLI_TEXT);
 }
 static int t_ranks(FILE *f, const void *c) { return analyze_ranks_print(f, ((const profiles *)c)->ranks, CLI_TEXT); }
+static int t_gpu(FILE *f, const void *c) { return analyze_gpu_print(f, ((const profiles *)c)->gpu, CLI_TEXT); }
 static int t_memory(FILE *f, const void *c)
 {
     const profiles *x = c;
@@ -305,6 +308,7 @@ typedef struct report {
     size_t nflow;                     /* the traces with a data flow (analyze_parallelism_has_flow) */
     analyze_ranks *ranks;             /* NULL unless the traces are ranks of one job */
     char ranks_why[512];              /* the ranks of several jobs: why no ranks section */
+    analyze_gpu *gpu;                 /* NULL unless some trace has device activity */
 } report;
 
 static void report_free(report *r)
@@ -313,6 +317,7 @@ static void report_free(report *r)
     analyze_roofline_destroy(r->roof);
     analyze_parallelism_destroy(r->par);
     analyze_ranks_destroy(r->ranks);
+    analyze_gpu_destroy(r->gpu);
     for (int k = 0; k < r->nsc; k++)
         analyze_scaling_destroy(r->sc[k]);
     base_free(r->pairs);
@@ -361,6 +366,12 @@ static analyze_status report_analyze(report *r, analyze_profile *const *p, size_
             goto end;
         snprintf(r->ranks_why, sizeof r->ranks_why, "%s", base_errmsg());
     }
+    if ((rc = analyze_gpu_create(p, n, &r->gpu)))
+        goto end;
+    if (!analyze_gpu_any(r->gpu)) { /* CPU traces: no GPU section */
+        analyze_gpu_destroy(r->gpu);
+        r->gpu = NULL;
+    }
     rc = ANALYZE_OK;
 end:
     base_free(sub);
@@ -408,6 +419,11 @@ static analyze_status report_charts(page *pg, const report *r, analyze_profile *
         return rc;
     if (r->ranks && (rc = analyze_plot_ranks(chart_file(pg, "ranks", path, sizeof path), r->ranks)))
         return rc;
+    if (r->gpu && (rc = analyze_gpu_plot_idle(r->gpu, chart_file(pg, "gpu", path, sizeof path))))
+        return rc;
+    if (r->gpu && analyze_gpu_any_calls(r->gpu) &&
+        (rc = analyze_gpu_plot_launches(r->gpu, chart_file(pg, "launches", path, sizeof path))))
+        return rc;
     return ANALYZE_OK;
 }
 
@@ -439,6 +455,8 @@ static void page_head(FILE *f, const report *r, size_t n)
         fputs("<a href=\"#similarity\">similarity</a>, ", f);
     if (r->nsc)
         fputs("<a href=\"#scaling\">scaling</a>, ", f);
+    if (r->gpu)
+        fputs("<a href=\"#gpu\">GPU</a>, ", f);
     if (r->ranks || r->ranks_why[0])
         fputs("<a href=\"#ranks\">ranks</a>, ", f);
     fputs("<a href=\"#parallelism\">parallelism</a>, <a href=\"#roofline\">roofline</a>, <a "
@@ -455,7 +473,7 @@ static int section_chart(FILE *f, const analyze_html_opts *o, const char *name, 
 }
 
 /* The sections that some reports lack: training vs inference, similarity,
- * scaling, ranks.  Nonzero if one could not be written. */
+ * scaling, GPU, ranks.  Nonzero if one could not be written. */
 static int page_optional_sections(FILE *f, const report *r, profiles *x, const analyze_html_opts *o)
 {
     char name[64];
@@ -483,6 +501,23 @@ static int page_optional_sections(FILE *f, const report *r, profiles *x, const a
             io |= pre(f, t_scaling, x, "table: fathom analyze scaling");
         }
     }
+    if (r->gpu) {
+        section(f, "gpu", "GPU",
+                "Each device of the GPU traces per kept step (fathom analyze gpu): the time some activity ran "
+                "(busy), and what the idle time waited on: work launched but not started (between kernels), a "
+                "host thread inside a synchronizing call (host sync), or nothing launched (waiting on the host). "
+                "Then how the host launched the work: the kernels shorter than the call that launched them, "
+                "which the host cannot keep up with, and the median delay from a launch call to its kernel's "
+                "start.");
+        io |= section_chart(f, o, "gpu", "each step: busy and the idle time's causes");
+        if (analyze_gpu_any_calls(r->gpu))
+            io |= section_chart(f, o, "launches", "kernel time: short kernels and the rest");
+        else
+            fputs("<p class=\"note\">No launch statistics: the archives hold no runtime calls (the traces had "
+                  "none, or an older fathom imported them).</p>\n",
+                  f);
+        io |= pre(f, t_gpu, x, "table: fathom analyze gpu");
+    }
     if (r->ranks) {
         section(f, "ranks", "Ranks",
                 "The ranks of one distributed job side by side (fathom analyze ranks): each rank's mean step "
@@ -502,7 +537,7 @@ static int page_optional_sections(FILE *f, const report *r, profiles *x, const a
  * Nonzero if one could not be written. */
 static int page_sections(FILE *f, const report *r, analyze_profile *const *p, size_t n, const analyze_html_opts *o)
 {
-    profiles x = { p, n, o->top, r->pairs, (size_t)r->np, r->sim, r->roof, NULL, r->par, r->ranks };
+    profiles x = { p, n, o->top, r->pairs, (size_t)r->np, r->sim, r->roof, NULL, r->par, r->ranks, r->gpu };
     int io = 0;
     section(f, "breakdown", "Where the time goes",
             "Op time by class and by op type (fathom analyze breakdown); each trace's kept steps.");

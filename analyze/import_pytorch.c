@@ -146,6 +146,7 @@ void imp_trace_destroy(imp_trace *t)
     base_free(t->protos), base_free(t->nodes), base_free(t->tensors), base_free(t->tracks), base_free(t->steps);
     imp_spill_release(&t->recspill), imp_spill_release(&t->cpu_spill), imp_spill_release(&t->kern_spill);
     imp_spill_release(&t->rt_spill), imp_spill_release(&t->launch_spill);
+    imp_spill_release(&t->calls_spill), imp_spill_release(&t->call_spill);
     base_free(t->track_at), base_free(t->recw.buf);
     strtab_destroy(t->names), strtab_destroy(t->protokeys), strtab_destroy(t->nodekeys);
     strtab_destroy(t->trackkeys), strtab_destroy(t->tensorkeys);
@@ -398,6 +399,17 @@ static int add_launch(imp_spill *s, imp_launch **arr, size_t *n, imp_launch l)
     *arr = s->p;
     (*arr)[(*n)++] = l;
     imp_spill_touch(s, sizeof l);
+    return 0;
+}
+
+/* Appends a runtime call to t->calls. */
+static int add_call(imp_trace *t, imp_call c)
+{
+    if (imp_spill_reserve(&t->calls_spill, (t->ncalls + 1) * sizeof c))
+        return -1;
+    t->calls = t->calls_spill.p;
+    t->calls[t->ncalls++] = c;
+    imp_spill_touch(&t->calls_spill, sizeof c);
     return 0;
 }
 
@@ -873,14 +885,22 @@ static int profiler_interpret(imp_trace *t, const pt_event *v)
                (!cat || strcmp(cat, "cpu_op") == 0 || strcmp(cat, "Operator") == 0 || strcmp(cat, "operator") == 0)) {
         kind = IMP_REC_OP;
         ref = v->e ? profiler_proto(t, name, json_object_get(v->e, "args")) : proto_of_text(t, name, v->x);
-    } else if (v->has_corr && cat &&
-               (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "Runtime") || !strcmp(cat, "cuda_driver") ||
-                !strcmp(cat, "privateuse1_runtime") || !strcmp(cat, "mtia_runtime"))) {
-        /* a runtime call: what its correlation launched is its enclosing op's */
+    } else if (cat && (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "Runtime") || !strcmp(cat, "cuda_driver") ||
+                       !strcmp(cat, "privateuse1_runtime") || !strcmp(cat, "mtia_runtime"))) {
+        /* a runtime call: kept with its kind (import_trace.h, imp_call);
+         * what its correlation launched is its enclosing op's */
         int64_t track = v->e ? track_of(t, json_object_get(v->e, "pid"), json_object_get(v->e, "tid"), 0)
                              : track_of_ints(t, v->pid, v->tid, 0);
+        imp_call c = { .b = b,
+                       .e = en,
+                       .corr = v->corr,
+                       .track = (uint32_t)track,
+                       .kind = (uint8_t)analyze_call_kind_of(name),
+                       .has_corr = (uint8_t)v->has_corr };
+        if (track < 0 || add_call(t, c))
+            goto oom;
         imp_launch l = { .corr = v->corr, .b = b, .track = (uint32_t)track, .has_corr = 1 };
-        if (track < 0 || add_launch(&t->rt_spill, &t->rt, &t->nrt, l))
+        if (v->has_corr && add_launch(&t->rt_spill, &t->rt, &t->nrt, l))
             goto oom;
         return 0;
     } else {
@@ -1172,6 +1192,76 @@ static int kernel_launches(imp_trace *t)
     return 0;
 }
 
+static int call_order(const void *a, const void *b)
+{
+    const imp_call *x = a, *y = b;
+    if (x->track != y->track)
+        return x->track < y->track ? -1 : 1;
+    return x->b < y->b ? -1 : x->b > y->b;
+}
+
+/* A correlation and the number of its runtime call. */
+typedef struct corr_call {
+    int64_t corr;
+    uint32_t id;
+} corr_call;
+
+static int by_corr_call(const void *a, const void *b)
+{
+    const corr_call *x = a, *y = b;
+    if (x->corr != y->corr)
+        return x->corr < y->corr ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The runtime calls in track, begin order, numbered from 1 in it; each
+ * device record with a correlation takes the number of the call of that
+ * correlation (t->call; a CUDA graph's kernels, the cudaGraphLaunch's),
+ * where there is one (the first of a repeated correlation). */
+static int runtime_calls(imp_trace *t)
+{
+    if (!t->ncalls)
+        return 0;
+    imp_spill ix = IMP_SPILL_INIT;
+    int rc = -1;
+    if (imp_spill_sort(&t->calls_spill, t->ncalls, sizeof *t->calls, call_order) ||
+        imp_spill_reserve(&t->call_spill, (t->nrecs ? t->nrecs : 1) * sizeof *t->call) ||
+        imp_spill_reserve(&ix, t->ncalls * sizeof(corr_call)))
+        goto end;
+    t->calls = t->calls_spill.p, t->call = t->call_spill.p; /* zeros */
+    corr_call *v = ix.p;
+    size_t n = 0;
+    for (size_t i = 0; i < t->ncalls; i++) {
+        imp_spill_touch(&t->calls_spill, sizeof *t->calls);
+        if (t->calls[i].has_corr && i < UINT32_MAX)
+            v[n++] = (corr_call){ t->calls[i].corr, (uint32_t)(i + 1) };
+    }
+    qsort(v, n, sizeof *v, by_corr_call);
+    for (size_t i = 0; i < t->nkern_ext; i++) {
+        const imp_launch *k = &t->kern_ext[i];
+        imp_spill_touch(&t->kern_spill, sizeof *k);
+        imp_spill_touch(&t->recspill, 4096);
+        imp_spill_touch(&t->call_spill, 4096);
+        if (!k->has_corr || !n)
+            continue;
+        size_t lo = 0, hi = n; /* the first of the correlation */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (v[mid].corr < k->corr)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        size_t j = lo < n && v[lo].corr == k->corr ? kernel_rec(t, k) : 0;
+        if (j)
+            t->call[j - 1] = v[lo].id;
+    }
+    rc = 0;
+end:
+    imp_spill_release(&ix);
+    return rc;
+}
+
 /* The records (written by add_rec) in rec_order.  Each thread's spans
  * mostly come in time order: then a stable partition by track (one pass,
  * through a buffer a track) is that order, else a sort (import_spill.h:
@@ -1421,7 +1511,7 @@ static int resolve(imp_trace *t, int et)
         goto oom;
     t->nrecs = nout;
     t->recs = t->recspill.p;
-    if (kernel_launches(t))
+    if (kernel_launches(t) || runtime_calls(t))
         goto oom;
     if (!nout) {
         analyze_fail(ANALYZE_ERR_INPUT, "%s: no PyTorch ops found (%llu events read): not a PyTorch %s trace", t->path,
@@ -1626,6 +1716,7 @@ imp_trace *imp_trace_read_linked(const char *path, const char *model, const char
     if (t) {
         t->last_track = -1, t->profile = profile;
         t->recspill = t->cpu_spill = t->kern_spill = t->rt_spill = t->launch_spill = (imp_spill)IMP_SPILL_INIT;
+        t->calls_spill = t->call_spill = (imp_spill)IMP_SPILL_INIT;
     }
     if (t && imp_spill_io_open(&t->recw, &t->recspill, 0, IMP_SPILL_WRITER, NULL, IO_BUF)) {
         analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", path);

@@ -35,7 +35,8 @@
 
 /* The events an imported trace holds, their fields the schema's rows
  * (tracer/schema.def): a row's place in its payload is P_<event>_<name>. */
-#define IMPORTED_EVENTS(E) E(run_begin) E(run_end) E(step_begin) E(step_end) E(node_def) E(ops) E(tensor_alloc)
+#define IMPORTED_EVENTS(E) \
+    E(run_begin) E(run_end) E(step_begin) E(step_end) E(node_def) E(ops) E(tensor_alloc) E(runtime)
 #define EV_ENUM(event) EV_##event,
 enum { IMPORTED_EVENTS(EV_ENUM) EV_COUNT };
 #define POS(event, group, name, kind, ctype, src, len, need) P_##event##_##name,
@@ -182,10 +183,23 @@ static bt_field_class *row_fc(imp_input *in, const row *r)
 }
 
 /* Whether the trace has the field of an `import` row (launches: a GPU
- * trace's launch links). */
+ * trace's launch links; calls, and the runtime event's rows: its runtime
+ * calls). */
 static int has_imported(const imp_input *in, const row *r)
 {
-    return strcmp(r->name, "launches") == 0 && in->t->launch != NULL;
+    if (strcmp(r->name, "launches") == 0)
+        return in->t->launch != NULL;
+    return in->t->call != NULL;
+}
+
+/* Whether the trace holds event i: one of `import` rows alone (runtime)
+ * only where it has them. */
+static int has_event(const imp_input *in, int i)
+{
+    for (size_t k = 0; k < ev_rows[i].n; k++)
+        if (!ev_rows[i].rows[k].imported || has_imported(in, &ev_rows[i].rows[k]))
+            return 1;
+    return 0;
 }
 
 static int build_classes(bt_self_component *self, imp_input *in)
@@ -215,6 +229,8 @@ static int build_classes(bt_self_component *self, imp_input *in)
         return -1;
 
     for (int i = 0; i < EV_COUNT; i++) {
+        if (!has_event(in, i))
+            continue;
         bt_field_class *p = bt_field_class_structure_create(tc);
         int ok = p != NULL;
         for (size_t k = 0; ok && k < ev_rows[i].n; k++)
@@ -223,7 +239,7 @@ static int build_classes(bt_self_component *self, imp_input *in)
         in->ec[i] = event_class(in->sc, ev_rows[i].name, p, ok);
     }
     for (int i = 0; i < EV_COUNT; i++)
-        if (!in->ec[i])
+        if (!in->ec[i] && has_event(in, i))
             return -1;
     return 0;
 }
@@ -340,6 +356,7 @@ enum {
     ST_TENSORS,
     ST_NODES,
     ST_SEGMENTS,
+    ST_CALLS,
     ST_RUN_END,
     ST_PACKET_END,
     ST_STREAM_END,
@@ -467,6 +484,10 @@ static int set_seq(bt_field *st, uint64_t i, size_t n, int sign, uint64_t (*get)
 }
 
 static uint64_t get_u32s(const void *ctx, size_t k) { return ((const uint32_t *)ctx)[k]; }
+static uint64_t get_call_id(const void *ctx, size_t k) { return *(const size_t *)ctx + k + 1; }
+static uint64_t get_call_kind(const void *ctx, size_t k) { return ((const imp_call *)ctx)[k].kind; }
+static uint64_t get_call_b(const void *ctx, size_t k) { return ((const imp_call *)ctx)[k].b; }
+static uint64_t get_call_e(const void *ctx, size_t k) { return ((const imp_call *)ctx)[k].e; }
 static uint64_t get_i64s(const void *ctx, size_t k) { return (uint64_t)((const int64_t *)ctx)[k]; }
 static uint64_t get_rec_node(const void *ctx, size_t k) { return ((const imp_rec *)ctx)[k].ref; }
 static uint64_t get_rec_b(const void *ctx, size_t k) { return ((const imp_rec *)ctx)[k].b; }
@@ -579,7 +600,8 @@ static bt_message *next_message(imp_iter *it)
             }
         case ST_SEGMENTS: {
             if (it->seg > 2 * t->nsteps) {
-                it->state = ST_RUN_END;
+                it->state = ST_CALLS;
+                it->idx = 0;
                 continue;
             }
             int in_step = it->seg % 2;
@@ -603,11 +625,14 @@ static bt_message *next_message(imp_iter *it)
                 if (set_seq(p, P_ops_nodes, n, 0, get_rec_node, &t->recs[i]) ||
                     set_seq(p, P_ops_begins, n, 0, get_rec_b, &t->recs[i]) ||
                     set_seq(p, P_ops_ends, n, 0, get_rec_e, &t->recs[i]) ||
-                    (t->launch && set_seq(p, P_ops_launches, n, 0, get_u32s, &t->launch[i])))
+                    (t->launch && set_seq(p, P_ops_launches, n, 0, get_u32s, &t->launch[i])) ||
+                    (t->call && set_seq(p, P_ops_calls, n, 0, get_u32s, &t->call[i])))
                     goto oom;
                 imp_spill_touch(&t->recspill, n * sizeof *t->recs + 4096);
                 if (t->launch)
                     imp_spill_touch(&t->launch_spill, n * sizeof *t->launch + 4096);
+                if (t->call)
+                    imp_spill_touch(&t->call_spill, n * sizeof *t->call + 4096);
                 if ((it->cur[k] += n) == end) {
                     it->heap[0] = it->heap[--it->nheap];
                 } else {
@@ -626,6 +651,26 @@ static bt_message *next_message(imp_iter *it)
                 return m;
             }
             continue;
+        }
+        case ST_CALLS: {
+            /* the runtime calls, a thread's at a time, at the run's end */
+            if (!t->call || it->idx >= t->ncalls) {
+                it->state = ST_RUN_END;
+                continue;
+            }
+            size_t i = it->idx, n = 1;
+            while (n < OPS_BATCH && i + n < t->ncalls && t->calls[i + n].track == t->calls[i].track)
+                n++;
+            if (!(m = event(it, EV_runtime, t->t1, t->calls[i].track, &p)))
+                return NULL;
+            if (set_seq(p, P_runtime_calls, n, 0, get_call_id, &i) ||
+                set_seq(p, P_runtime_kinds, n, 0, get_call_kind, &t->calls[i]) ||
+                set_seq(p, P_runtime_begins, n, 0, get_call_b, &t->calls[i]) ||
+                set_seq(p, P_runtime_ends, n, 0, get_call_e, &t->calls[i]))
+                goto oom;
+            imp_spill_touch(&t->calls_spill, n * sizeof *t->calls + 4096);
+            it->idx += n;
+            return m;
         }
         case ST_RUN_END:
             if (!(m = event(it, EV_run_end, t->t1, mt, &p)))

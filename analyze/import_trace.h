@@ -100,6 +100,16 @@ typedef struct imp_launch {
     uint8_t has_ext, has_corr;
 } imp_launch;
 
+/* A GPU trace's runtime call on a host thread (cuda_runtime, cuda_driver,
+ * hip...; fathom-trace(5), runtime): its class (tracer/decode.h's
+ * tracer_call_kind values), span, track and correlation. */
+typedef struct imp_call {
+    uint64_t b, e;
+    int64_t corr;
+    uint32_t track;
+    uint8_t kind, has_corr;
+} imp_call;
+
 /* The device time of a kept record's kernels (imp_kernel_times). */
 typedef struct imp_device_time {
     uint64_t ns;  /* summed kernel time; 0: none */
@@ -138,6 +148,12 @@ typedef struct imp_trace {
     imp_spill cpu_spill, kern_spill, rt_spill, launch_spill; /* the arrays above */
     uint64_t unlaunched;                                     /* device records no host op launched */
     uint64_t unlaunched_ns;
+
+    imp_call *calls; /* the runtime calls: by track, then begin, once read (numbered from 1 in that order) */
+    size_t ncalls;
+    uint32_t *call;                    /* per kept record: its runtime call's number, or NULL: no calls */
+    imp_spill calls_spill, call_spill; /* the two arrays above */
+
     uint64_t t0, t1; /* first begin, last end */
     size_t main_track;
     int64_t last_track, last_pid, last_tid; /* the track of the last event read */

@@ -145,16 +145,42 @@ static void share_axis(analyze_chart *c, double x0, double w, double y, const ch
  * wide enough for it, every part's exact value in its hover title.
  * memory: the values are bytes, and a second panel gives each row's total
  * (its peak) on a log scale, so small and large models both read. */
+static analyze_status stacked_rows(const char *path, const char *title, const char *axis, analyze_profile *const *p,
+                                   const char *const *labels, size_t n, const char *const *col, size_t ncol,
+                                   size_t (*colour)(const char *), const double *value, int memory, const char *of);
+
 static analyze_status stacked_bars(const char *path, const char *title, const char *axis, analyze_profile *const *p,
                                    size_t n, const char **col, size_t ncol, size_t (*colour)(const char *),
                                    const double *value, int memory, const char *of)
+{
+    return stacked_rows(path, title, axis, p, NULL, n, col, ncol, colour, value, memory, of);
+}
+
+analyze_status analyze_plot_stacked(const char *path, const char *title, const char *axis, const char *const *labels,
+                                    size_t n, const char *const *parts, size_t nparts, size_t (*colour)(const char *),
+                                    const double *value, const char *of)
+{
+    return stacked_rows(path, title, axis, NULL, labels, n, parts, nparts, colour, value, 0, of);
+}
+
+/* stacked_bars, the rows labelled by labels[] where it is not NULL, else
+ * by their traces p[]. */
+static analyze_status stacked_rows(const char *path, const char *title, const char *axis, analyze_profile *const *p,
+                                   const char *const *labels, size_t n, const char *const *col, size_t ncol,
+                                   size_t (*colour)(const char *), const double *value, int memory, const char *of)
 {
     analyze_chart c;
     analyze_status st;
     double rowh = 26, barw = 520, pw = memory ? 200 : 0, vw = memory ? 80 : 0, gap = 36;
     if ((st = analyze_chart_create(&c, NULL, 1, 1))) /* a scratch surface to measure the labels */
         return st;
-    double lw = max_label_width(&c, p, n) + 16;
+    double lw = 0;
+    if (labels)
+        for (size_t i = 0; i < n; i++)
+            lw = fmax(lw, analyze_chart_text_width(&c, FONT, labels[i]));
+    else
+        lw = max_label_width(&c, p, n);
+    lw += 16;
     double axis_y = 40 + rowh * (double)n + 4;
     double legend_h = legend(&c, 0, 0, barw + pw + vw, col, NULL, ncol, 0);
     analyze_chart_discard(&c);
@@ -182,7 +208,10 @@ static analyze_status stacked_bars(const char *path, const char *title, const ch
     char lb[512], num[64], mib[32];
     for (size_t i = 0; i < n; i++) {
         double y = 40 + rowh * (double)i, x = lw;
-        analyze_out_label(p[i], lb, sizeof lb);
+        if (labels)
+            snprintf(lb, sizeof lb, "%s", labels[i]);
+        else
+            analyze_out_label(p[i], lb, sizeof lb);
         analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
         analyze_chart_text(&c, lw - 8, y + 17, FONT, 1, 0, lb);
         for (size_t j = 0; j < ncol; j++) {

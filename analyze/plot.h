@@ -17,6 +17,9 @@
  *               (a line at 1, a chain), a whisker over its steps' own
  *   ranks       one bar per rank of a job, its mean step split into device
  *               busy without communication, communication and idle
+ *   stacked     bars of any rows: a GPU trace's steps split into busy and
+ *               the idle time's causes, its kernel time into short kernels
+ *               and the rest (analyze/gpu.c, analyze_gpu_plot)
  *
  * Each returns ANALYZE_OK, or ANALYZE_ERR_NOMEM or ANALYZE_ERR_IO with a
  * one-line message in base_errmsg() (nothing left behind). */
@@ -47,5 +50,11 @@ analyze_status analyze_plot_compare(const char *path, analyze_profile *const *p,
                                     size_t npairs);
 analyze_status analyze_plot_parallelism(const char *path, const analyze_parallelism *a);
 analyze_status analyze_plot_ranks(const char *path, const analyze_ranks *a);
+/* Stacked bars of any rows (a GPU trace's steps, analyze/gpu.c): row i
+ * labelled labels[i], its parts value[i * nparts + j] as shares of the
+ * row's whole; colour(part) a palette index; `of`: what a share is of. */
+analyze_status analyze_plot_stacked(const char *path, const char *title, const char *axis, const char *const *labels,
+                                    size_t n, const char *const *parts, size_t nparts, size_t (*colour)(const char *),
+                                    const double *value, const char *of);
 
 #endif

@@ -169,7 +169,7 @@ static int device_op(traceprof *t, const tracer_op *o, int cls)
     if (cacheable)
         t->kcache[n->op_value] = k + 1;
     p->ops_seen++; /* a record of the trace, as run_end counts them */
-    return analyze_devices_add(p->devices, o->vtid, k, o->begin, o->end, o->launch);
+    return analyze_devices_add(p->devices, o->vtid, k, o->begin, o->end, o->launch, o->call);
 }
 
 /* n's op type and phase (interned once per enum value); -1 out of memory. */
@@ -264,6 +264,19 @@ static int cb_tensor_free(void *user, uint64_t ts, uint32_t id)
     return 0;
 }
 
+_Static_assert((int)ANALYZE_CALL_launch == TRACER_CALL_LAUNCH && (int)ANALYZE_CALL_sync == TRACER_CALL_SYNC &&
+                   (int)ANALYZE_CALL_memcpy == TRACER_CALL_MEMCPY && (int)ANALYZE_CALL_other == TRACER_CALL_OTHER,
+               "the runtime calls' kinds are the archive's");
+
+/* A runtime call of an imported GPU trace: to the profile's devices. */
+static int cb_call(void *user, const tracer_call *c)
+{
+    analyze_profile *p = ((traceprof *)user)->prof;
+    if (!p->devices && !(p->devices = analyze_devices_create()))
+        return -1;
+    return analyze_devices_call(p->devices, c->id, (int)c->kind, c->begin, c->end);
+}
+
 static const tracer_decode_cbs sink_cbs = {
     .trace_begin = cb_trace_begin,
     .run_begin = cb_run_begin,
@@ -273,6 +286,7 @@ static const tracer_decode_cbs sink_cbs = {
     .op = cb_op,
     .tensor_alloc = cb_tensor_alloc,
     .tensor_free = cb_tensor_free,
+    .call = cb_call,
     .run_state = cb_run_state,
     .totals = cb_totals,
     .no_dataflow = 1,

@@ -5,7 +5,9 @@
 # tests/kineto_sums.py computes from the JSON alone: host op time (the
 # outermost namespaced ops per thread, never a kernel's time), per device
 # kernel_ns, busy_ns (the union of all activity), activities and streams,
-# and per host op type the device time of what it launched (device_ns).
+# per host op type the device time of what it launched (device_ns), and
+# per device and step what its idle time waited on (launched work, a host
+# sync, the host) and how its work was launched (delays, short kernels).
 set -u
 FATHOM=$1 SRC=$2
 . "$(dirname "$0")/cli_lib.sh"
@@ -62,6 +64,29 @@ for d in g["devices"]:
             near(got[k], w[k], "%s step %d %s" % (d["device"], w["step"], k))
         assert got["idle_ns"] == got["ns"] - got["busy_ns"], "gpu: idle is not step minus busy"
     near(d["comm_overlap_ns"], sum(x["comm_overlap_ns"] for x in want), d["device"] + " comm_overlap_ns")
+# analyze gpu: what the idle time waited on, and the launch statistics, from the runtime calls
+for d in g["devices"]:
+    pid = d["device"].split(":")[-1]
+    if not s["calls"]:  # no runtime calls in the trace: unknown, not zero
+        assert d["idle_between_ns"] is None and d["launches"] is None, "gpu: causes without calls: %s" % d
+        assert all(x["idle_host_ns"] is None and x["launches"] is None for x in d["steps"]), d["steps"]
+        continue
+    want = s["idle"][pid]
+    for got, w in zip(d["steps"], want["steps"]):
+        at = "%s step %d " % (d["device"], w["step"])
+        for k in ("between_ns", "sync_ns", "host_ns"):
+            near(got["idle_" + k], w[k], at + "idle_" + k)
+        assert got["idle_between_ns"] + got["idle_sync_ns"] + got["idle_host_ns"] == got["idle_ns"], at + "split"
+        for k, v in w["launches"].items():
+            near(got["launches"][k], v, at + k)
+    for k in ("between_ns", "sync_ns", "host_ns"):
+        near(d["idle_" + k], sum(x[k] for x in want["steps"]), d["device"] + " idle_" + k)
+    for k, v in want["all"].items():
+        if k != "short_top":
+            near(d["launches"][k], v, d["device"] + " all " + k)
+    top = {x["name"]: x["count"] for x in d["launches"]["short_top"]}
+    assert len(top) == min(5, len(want["all"]["short_top"])), "short_top %s" % top
+    assert all(want["all"]["short_top"].get(n) == c for n, c in top.items()), "short_top %s" % top
 EOF
 done
 
@@ -99,6 +124,47 @@ assert trace("hostile")["device_unlaunched"] == 1
 d = json.load(open("%s/cuda2x.gpu" % sys.argv[1]))["traces"][0]["devices"][0]
 assert d["comm_ns"] == 400000 and d["comm_overlap_ns"] == 200000 and d["overlap_share"] == 0.5, d
 EOF
+# the idle time's causes are all there in idle.json: the split is not one cause renamed
+python3 - "$T" <<'EOF' || fail "idle causes and launches"
+import json, sys
+d = json.load(open("%s/idle.gpu" % sys.argv[1]))["traces"][0]["devices"][0]
+for x in d["steps"]:
+    assert x["idle_between_ns"] > 0 and x["idle_sync_ns"] > 0 and x["idle_host_ns"] > 0, x
+    l = x["launches"]
+    assert l["short_kernels"] == 5 and l["unpaired"] == 1 and l["launched"] == 11 and l["calls"] == 10, l
+    assert 0 < l["delay_median_ns"] < l["delay_p90_ns"] < l["delay_max_ns"], l
+L = d["launches"]
+assert [(k["name"], k["count"]) for k in L["short_top"]] == [("void at::native::fill_kernel<float>", 8),
+                                                              ("void at::native::relu_kernel", 2)], L
+t = json.load(open("%s/stream.gpu" % sys.argv[1]))["traces"][0]["devices"][0]
+assert t["launches"] is None and t["idle_sync_ns"] is None, "stream.json has no runtime calls"
+EOF
+"$FATHOM" analyze gpu "$T/idle.tar.zst" >"$T/idle.txt" 2>"$T/err" || fail "gpu text (idle): $(cat "$T/err")"
+grep -q "short kernels (shorter than their launch call): 10, 0.022 ms" "$T/idle.txt" &&
+    grep -q "ms in host syncs" "$T/idle.txt" || fail "gpu text: no idle causes or short kernels: $(cat "$T/idle.txt")"
+"$FATHOM" analyze gpu "$T/stream.tar.zst" | grep -q "launch statistics: n/a" || fail "gpu text: no n/a without calls"
+"$FATHOM" analyze gpu --format csv "$T/idle.tar.zst" >"$T/idle.csv" 2>"$T/err" || fail "gpu csv (idle)"
+python3 - "$T/idle.csv" "$T/idle.gpu" <<'EOF' || fail "gpu csv: the idle split and launch columns"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+d = json.load(open(sys.argv[2]))["traces"][0]["devices"][0]
+assert len(rows) == len(d["steps"]) == 2, rows
+for r, x in zip(rows, d["steps"]):
+    for k in ("idle_between_ns", "idle_sync_ns", "idle_host_ns"):
+        assert int(r[k]) == x[k], (k, r, x)
+    assert int(r["short_kernels"]) == x["launches"]["short_kernels"], r
+    assert int(r["delay_p90_ns"]) == x["launches"]["delay_p90_ns"], r
+EOF
+# a runtime event missing a field (a damaged archive): counted as malformed, the rest reads, the causes n/a
+mkdir -p "$T/bad" && tar -C "$T/bad" -xf "$T/idle.tar.zst" &&
+    sed -i 's/_kinds\[___kinds_len\]/_kindz[___kinds_len]/' "$T/bad/trace/metadata" || fail "damage the idle archive"
+"$FATHOM" analyze gpu "$T/bad/trace" >"$T/bad.txt" 2>"$T/bad.err" || fail "gpu on a damaged runtime event: $(cat "$T/bad.err")"
+grep -q "2 fathom events with missing or mistyped fields ignored" "$T/bad.err" && grep -q "busy 0.822 ms" "$T/bad.txt" &&
+    grep -q "launch statistics: n/a" "$T/bad.txt" || fail "gpu on a damaged runtime event: $(cat "$T/bad.err" "$T/bad.txt")"
+"$FATHOM" report "$T/idle.tar.zst" -o "$T/irep" >/dev/null 2>"$T/err" || fail "report (idle): $(cat "$T/err")"
+[ -s "$T/irep/gpu.svg" ] && [ -s "$T/irep/launches.svg" ] && grep -q 'id="gpu"' "$T/irep/index.html" &&
+    grep -q "idle: host sync" "$T/irep/gpu.svg" && grep -q "short kernels" "$T/irep/launches.svg" ||
+    fail "report: no GPU charts: $(ls "$T/irep")"
 "$FATHOM" analyze gpu "$T/cuda2x.tar.zst" >"$T/gpu.txt" 2>"$T/err" || fail "gpu text: $(cat "$T/err")"
 grep -q "communication 0.400 ms, 0.200 ms of it under compute kernels (50.0%)" "$T/gpu.txt" ||
     fail "gpu text: no overlap line: $(cat "$T/gpu.txt")"

@@ -25,6 +25,22 @@ kineto_sums.py --ranks TRACE... -- the same of the ranks of one job, for
                communication kernels' time within the step: NCCL, RCCL
                names) and comm_overlap_ns (of that, the time some other
                kernel ran); steps are numbered from 0 in time order
+  calls        whether the trace has runtime calls (cuda_runtime,
+               cuda_driver, Runtime...): else fathom says the idle split
+               and the launch statistics are unknown
+  idle         per device, per step as in gpu: between_ns (idle time in
+               which some activity of the device had its runtime call
+               begun but had not started), sync_ns (the rest of the idle
+               time in which a host thread was inside a synchronizing call:
+               a name with Synchronize, or a copy without Async), host_ns
+               (the rest); and `launches`, of the activities beginning in
+               the step: activities, launched (paired with the call of
+               their correlation), unpaired, calls, call_ns, launched_ns,
+               kernel_ns, delay_{median,p90,max}_ns (per call, its first
+               activity's begin less its begin, 0 if negative; nearest
+               rank), short_kernels and short_ns (kernels that are their
+               call's only activity and shorter than it); `all`: the same
+               over all steps, with short_top (name -> count)
 Events: complete ("ph": "X") with a name; kernels are categories `kernel`
 and `Kernel`, copies and fills `gpu_memcpy`, `gpu_memset`, `Memcpy`,
 `Memset`; host ops `cpu_op`, `Operator`, `operator` or no category.
@@ -125,9 +141,93 @@ def arg(e, key):
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
+def call_kind(name):
+    """launch, sync, memcpy or other, by a runtime call's name."""
+    if "Synchronize" in name:
+        return "sync"
+    if "Memcpy" in name:
+        return "memcpy" if "Async" in name else "sync"
+    if "Memset" in name:
+        return "memcpy"
+    return "launch" if "Launch" in name else "other"
+
+
+def quantile(v, q10):
+    """The ceil(q n)-th smallest of v (q = q10 / 10), 0 when empty."""
+    v = sorted(v)
+    return v[-(-q10 * len(v) // 10) - 1] if v else 0
+
+
+def launch_stats(acts, calls):
+    """acts: (b, e, corr, kernel, name) activities; calls: corr -> (b, e)."""
+    out = {"activities": len(acts), "launched": 0, "unpaired": 0, "calls": 0, "call_ns": 0, "launched_ns": 0,
+           "kernel_ns": sum(e - b for b, e, _, k, _ in acts if k), "short_kernels": 0, "short_ns": 0}
+    by = {}
+    for a in acts:
+        if a[2] in calls:
+            by.setdefault(a[2], []).append(a)
+        else:
+            out["unpaired"] += 1
+    delays, top = [], {}
+    for c, v in by.items():
+        cb, ce = calls[c]
+        out["calls"] += 1
+        out["call_ns"] += ce - cb
+        out["launched"] += len(v)
+        out["launched_ns"] += sum(e - b for b, e, _, _, _ in v)
+        first = min(b for b, _, _, _, _ in v)
+        delays.append(max(first - cb, 0))
+        if len(v) == 1 and v[0][3] and v[0][1] - v[0][0] < ce - cb:
+            out["short_kernels"] += 1
+            out["short_ns"] += v[0][1] - v[0][0]
+            top[v[0][4]] = top.get(v[0][4], 0) + 1
+    out["delay_median_ns"], out["delay_p90_ns"] = quantile(delays, 5), quantile(delays, 9)
+    out["delay_max_ns"] = max(delays) if delays else 0
+    return out, top
+
+
+def idle_split(events, windows):
+    """Per device: the idle split and launch statistics of each window."""
+    calls, syncs, acts = {}, [], {}
+    for e in events:
+        if not isinstance(e, dict) or e.get("ph") != "X" or not e.get("name"):
+            continue
+        if "ts" not in e or "dur" not in e or float(e["dur"]) < 0 or float(e["ts"]) < 0:
+            continue
+        b = ns(e["ts"])
+        en = b + ns(e["dur"])
+        cat, name = e.get("cat"), e["name"]
+        if cat in RUNTIME and not (cat in HOST and is_op_name(name)):
+            if call_kind(name) == "sync":
+                syncs.append((b, en))
+            if arg(e, "correlation") is not None:
+                calls.setdefault(arg(e, "correlation"), (b, en))
+        elif cat in KERNEL or cat in COPY:
+            acts.setdefault(str(e.get("pid")), []).append((b, en, arg(e, "correlation"), cat in KERNEL, name))
+    out = {}
+    for pid, v in sorted(acts.items()):
+        wins = windows(pid)
+        busy = merged([(b, e) for b, e, _, _, _ in v])
+        bq = merged([(b, e) for b, e, _, _, _ in v] +
+                    [(calls[c][0], b) for b, e, c, _, _ in v if c in calls and calls[c][0] < b])
+        bqs = merged(bq + syncs)
+        steps = []
+        for num, (wb, we) in enumerate(wins):
+            cb, cq, cqs = covered(busy, wb, we), covered(bq, wb, we), covered(bqs, wb, we)
+            stats, _ = launch_stats([a for a in v if wb <= a[0] < we], calls)
+            steps.append({"step": num, "between_ns": cq - cb, "sync_ns": cqs - cq, "host_ns": we - wb - cqs,
+                          "launches": stats})
+        inside = [a for a in v if any(wb <= a[0] < we for wb, we in wins)]
+        stats, top = launch_stats(inside, calls)
+        stats["short_top"] = top
+        out[pid] = {"steps": steps, "all": stats}
+    return out
+
+
 def sums(events):
     host, aten, dev = {}, {}, {}
     named, runtime, ext_op, activity, steps = {}, {}, {}, [], []
+    runtime_all = False
     for e in events:
         if not isinstance(e, dict) or e.get("ph") != "X" or not e.get("name"):
             continue
@@ -149,7 +249,10 @@ def sums(events):
             d.setdefault("compute", []).append((b, en)) if cat in KERNEL and not comm else None
             activity.append((en - b, arg(e, "correlation"), arg(e, "External id")))
         elif cat in RUNTIME and arg(e, "correlation") is not None:
+            runtime_all = True
             runtime.setdefault(arg(e, "correlation"), ((str(e.get("pid")), str(e.get("tid"))), b))
+        elif cat in RUNTIME:
+            runtime_all = True
         elif cat in HOST and is_op_name(name) and not name.startswith("ProfilerStep#"):
             key = (str(e.get("pid")), str(e.get("tid")))
             host.setdefault(key, []).append((b, en))
@@ -195,6 +298,14 @@ def sums(events):
             "comm_ns": sum(y - x for x, y in clip(d.get("comm", []), b, e)),
             "comm_overlap_ns": sum(covered(comp, x, y) for x, y in clip(d.get("comm", []), b, e)),
         } for num, (b, e, _) in enumerate(win)]
+    # the windows of a device: the kept steps, else its first activity to its last
+    def windows(pid):
+        if kept:
+            return [(b, e) for b, e, _ in kept]
+        sp = dev[pid]["spans"]
+        return [(min(b for b, _ in sp), max(e for _, e in sp))]
+    out["calls"] = bool(runtime_all)
+    out["idle"] = idle_split(events, windows)
     for pid, d in sorted(dev.items()):
         out["devices"][pid] = {
             "kernel_ns": d["kernel_ns"],

@@ -55,7 +55,7 @@ $(head -20 "$T/diff")"
 }
 
 # the rows every writer writes, and those of `fathom import` alone (where
-# the trace has them: launches, in a GPU trace)
+# the trace has them: launches, calls and the runtime event, in a GPU trace)
 "$SCHEMA_DUMP" >"$T/all" || fail "schema_dump"
 grep -v ' (import)$' "$T/all" >"$T/table"
 sed 's/ (import)$//' "$T/all" >"$T/table.import"
@@ -84,14 +84,14 @@ fields "$(dirname "$(find "$T/imp" -name metadata | head -1)")" >"$T/imp.fields"
 compare importer "$T/imp.fields" run_begin run_end step_begin step_end node_def ops tensor_alloc
 "$FATHOM" info "$T/imp.tar.zst" >"$T/imp.info" 2>&1 || fail "fathom info on the import: $(tail -3 "$T/imp.info")"
 ! grep -qi malformed "$T/imp.info" || fail "the decoder finds malformed events in the import"
-# a GPU trace: its ops carry the launch links too
+# a GPU trace: its ops carry the launch links and runtime calls too
 python3 "$KINETO_GEN" "$T/k" >/dev/null || fail "kineto_gen.py"
 gpu=$(grep -l '"cat": *"kernel"' "$T"/k/*.json | head -1)
 [ -n "$gpu" ] || fail "kineto_gen.py wrote no GPU trace"
 "$FATHOM" import -o "$T/gpu.tar.zst" "$gpu" >/dev/null 2>"$T/gpu.err" || fail "import $gpu: $(cat "$T/gpu.err")"
 mkdir -p "$T/gpu" && tar -C "$T/gpu" -xf "$T/gpu.tar.zst" || fail "extract the GPU import"
 fields "$(dirname "$(find "$T/gpu" -name metadata | head -1)")" >"$T/gpu.fields"
-TABLE=$T/table.import compare "importer (GPU)" "$T/gpu.fields" run_begin run_end step_begin step_end node_def ops \
+TABLE=$T/table.import compare "importer (GPU)" "$T/gpu.fields" run_begin run_end step_begin step_end node_def ops runtime \
     tensor_alloc
 
 # the provider: a trace recorded with LTTng holds every schema-2 event class

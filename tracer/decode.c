@@ -145,7 +145,7 @@ struct tracer_decoder {
     int oom;
     /* scratch for the ops event's sequences */
     uint32_t *nodes;
-    uint64_t *begins, *ends, *launches;
+    uint64_t *begins, *ends, *launches, *calls;
     size_t scratch_cap;
     uint32_t *io;
     int64_t *attrs;
@@ -201,6 +201,7 @@ void tracer_decoder_destroy(tracer_decoder *d)
     base_free(d->begins);
     base_free(d->ends);
     base_free(d->launches);
+    base_free(d->calls);
     base_free(d->io);
     base_free(d->attrs);
     base_free(d);
@@ -699,7 +700,10 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
     /* launches: imported GPU traces only; an older archive has none */
     const bt_field *al = NULL;
     int64_t nl = e->ftype[F_launches] == FT_ARRAY ? array_len(pl, e, F_launches, &al) : nn;
-    if (nn < 0 || nn != nb || nn != ne || nl != nn) {
+    /* calls: the runtime call of each device activity, likewise */
+    const bt_field *ac = NULL;
+    int64_t nc = e->ftype[F_calls] == FT_ARRAY ? array_len(pl, e, F_calls, &ac) : nn;
+    if (nn < 0 || nn != nb || nn != ne || nl != nn || nc != nn) {
         t->diag.malformed_events++;
         return 0;
     }
@@ -723,8 +727,15 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
             return oom(d);
         d->launches = la;
     }
+    if (ac) {
+        uint64_t *ca = base_realloc(d->calls, cap * sizeof *ca);
+        if (!ca)
+            return oom(d);
+        d->calls = ca;
+    }
     if (array_u32(an, (uint64_t)nn, d->nodes) || array_u64(ab, (uint64_t)nn, d->begins) ||
-        array_u64(ae, (uint64_t)nn, d->ends) || (al && array_u64(al, (uint64_t)nn, d->launches))) {
+        array_u64(ae, (uint64_t)nn, d->ends) || (al && array_u64(al, (uint64_t)nn, d->launches)) ||
+        (ac && array_u64(ac, (uint64_t)nn, d->calls))) {
         t->diag.malformed_events++;
         return 0;
     }
@@ -746,6 +757,7 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
             .vpid = vpid,
             .vtid = vtid,
             .launch = al ? d->launches[i] : 0,
+            .call = ac ? d->calls[i] : 0,
         };
         if (op.begin < lo || op.end > hi || op.begin > op.end) {
             t->diag.negative_time++;
@@ -758,6 +770,40 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
     }
     if (prev)
         *prev = ts;
+    return 0;
+}
+
+/* One runtime event's calls (an imported GPU trace's, fathom-trace(5)):
+ * each delivered as it is; one ending before it begins ends at its begin,
+ * counted with the other impossible times. */
+static int on_runtime(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e, uint64_t vpid, uint64_t vtid)
+{
+    const bt_field *ai, *ak, *ab, *ae;
+    int64_t n = array_len(pl, e, F_calls, &ai);
+    if (n < 0 || array_len(pl, e, F_kinds, &ak) != n || array_len(pl, e, F_begins, &ab) != n ||
+        array_len(pl, e, F_ends, &ae) != n) {
+        t->diag.malformed_events++;
+        return 0;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t id, kind, b, en;
+        if (tracer_field_u64(bt_field_array_borrow_element_field_by_index_const(ai, (uint64_t)i), &id) ||
+            tracer_field_u64(bt_field_array_borrow_element_field_by_index_const(ak, (uint64_t)i), &kind) ||
+            tracer_field_u64(bt_field_array_borrow_element_field_by_index_const(ab, (uint64_t)i), &b) ||
+            tracer_field_u64(bt_field_array_borrow_element_field_by_index_const(ae, (uint64_t)i), &en)) {
+            t->diag.malformed_events++;
+            return 0;
+        }
+        tracer_call c = { .begin = to_ns(e, b), .end = to_ns(e, en), .vpid = vpid, .vtid = vtid };
+        c.id = (uint32_t)id;
+        c.kind = kind < TRACER_CALL_NKIND ? (uint32_t)kind : TRACER_CALL_OTHER;
+        if (c.end < c.begin) {
+            t->diag.negative_time++;
+            c.end = c.begin;
+        }
+        if (d->cb.call && d->cb.call(t->user, &c))
+            return -1;
+    }
     return 0;
 }
 
@@ -1098,6 +1144,7 @@ static int on_event(tracer_decoder *d, const bt_message *msg)
     case K_tensor_alloc: return on_tensor_alloc(d, t, pl, e, ts);
     case K_run_state: return on_run_state(d, t, pl, e);
     case K_graph_totals: return on_graph_totals(d, t, pl, e, vpid);
+    case K_runtime: return on_runtime(d, t, pl, e, vpid, vtid);
     case K_tensor_free:
         if (slot_u64(pl, e, F_id, &v) != 0) {
             t->diag.malformed_events++;

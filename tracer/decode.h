@@ -57,6 +57,7 @@
 #define TRACER_EV_GRAPH_TOTALS "fathom:graph_totals" /* statedump */
 #define TRACER_EV_OP_BEGIN "fathom:op_begin"         /* schema 1 */
 #define TRACER_EV_OP_END "fathom:op_end"             /* schema 1 */
+#define TRACER_EV_RUNTIME "fathom:runtime"           /* import only */
 
 /* A field of the schema (tracer/schema.def) as a member of the structs
  * below: enumerations by their label. */
@@ -101,7 +102,25 @@ typedef struct tracer_op {
     uint64_t vpid, vtid;
     uint64_t launch; /* an imported GPU trace's launch number: a host op and the device activity it launched share
                       * one; 0 none (fathom-trace(5), ops.launches) */
+    uint64_t call;   /* a device activity's runtime call (tracer_call.id); 0 none (ops.calls) */
 } tracer_op;
+
+/* An imported GPU trace's runtime call on a host thread (fathom-trace(5),
+ * runtime): what it is, when it ran, and its number, which the device
+ * activities it launched carry (tracer_op.call). */
+enum tracer_call_kind {
+    TRACER_CALL_LAUNCH,
+    TRACER_CALL_SYNC,
+    TRACER_CALL_MEMCPY,
+    TRACER_CALL_OTHER,
+    TRACER_CALL_NKIND
+};
+typedef struct tracer_call {
+    uint64_t begin, end; /* ns from origin; end >= begin */
+    uint64_t vpid, vtid;
+    uint32_t id;   /* from 1 */
+    uint32_t kind; /* enum tracer_call_kind (an unknown value reads as other) */
+} tracer_call;
 
 typedef struct tracer_tensor {
     uint32_t id;
@@ -153,6 +172,7 @@ typedef struct tracer_decode_cbs {
     int (*op)(void *user, const tracer_op *op);
     int (*tensor_alloc)(void *user, uint64_t ts, const tracer_tensor *t);
     int (*tensor_free)(void *user, uint64_t ts, uint32_t id);
+    int (*call)(void *user, const tracer_call *c); /* imported GPU traces only */
     /* A trace read from its middle (a live viewer that joined late: its
      * first run_begin or run_state is a run_state): what was delivered
      * before is partial and the consumer starts again from `st` (the run

@@ -78,7 +78,8 @@ enum wire {
     W_DONE,
     W_NODE_INTERN,
     W_RUN_STATE,
-    W_TOTALS
+    W_TOTALS,
+    W_CALL
 };
 
 /* A job's failure is the job's message, not the thread's (base/error.h,
@@ -392,6 +393,15 @@ static int c_op(void *user, const tracer_op *o)
     W_VAL(w, o->vpid);
     W_VAL(w, o->vtid);
     W_VAL(w, o->launch);
+    W_VAL(w, o->call);
+    return w_end(w);
+}
+
+static int c_call(void *user, const tracer_call *c)
+{
+    wbuf *w = user;
+    w_begin(w, W_CALL);
+    W_VAL(w, *c);
     return w_end(w);
 }
 
@@ -570,6 +580,7 @@ static void child_main(const tracer_trace *t, const char *source, int fd, int wa
         .op = c_op,
         .tensor_alloc = c_tensor_alloc,
         .tensor_free = c_tensor_free,
+        .call = c_call,
         .run_state = c_run_state,
         .totals = c_totals,
         .no_dataflow = no_dataflow,
@@ -839,6 +850,7 @@ static int frame_op(parent *P, uint8_t kind, rd *r)
     R_VAL(r, op.vpid);
     R_VAL(r, op.vtid);
     R_VAL(r, op.launch);
+    R_VAL(r, op.call);
     if (r->bad)
         return -2;
     P->records++;
@@ -914,6 +926,11 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
     case W_NODE_INTERN: return frame_node(P, kind, r);
     case W_OP_REF:
     case W_OP_FULL: return frame_op(P, kind, r);
+    case W_CALL: {
+        tracer_call c;
+        R_VAL(r, c);
+        return r->bad ? -2 : P->cb->call ? P->cb->call(P->user, &c) : 0;
+    }
     case W_TENSOR_ALLOC: return frame_tensor_alloc(P, r);
     case W_TENSOR_FREE: {
         uint64_t ts;
