@@ -58,8 +58,9 @@ typedef struct analyze_analysis {
      * into *out; or a status and its message (base_errmsg()).  Bad input:
      * ANALYZE_ERR_INPUT. */
     analyze_status (*create)(analyze_profile *const *p, size_t n, const analyze_options *o, void **out);
-    /* 0, or -1 on I/O or memory error. */
-    int (*print)(FILE *f, const void *result, cli_format fmt, const analyze_options *o);
+    /* Writes the result to f: ANALYZE_OK, or ANALYZE_ERR_IO (f could not be
+     * written) or ANALYZE_ERR_NOMEM, and its message. */
+    analyze_status (*print)(FILE *f, const void *result, cli_format fmt, const analyze_options *o);
     void (*destroy)(void *result);
     /* Optional: a one-line warning into buf, returning 1, when the traces
      * are not what the analysis expects of them (other models, machines). */

@@ -447,10 +447,10 @@ int analyze_breakdown(FILE *f, analyze_profile *const *pp, size_t n, cli_format 
 }
 
 /* ---- the row ------------------------------------------------------------------------- */
-static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
+static analyze_status print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     const analyze_profile_set *s = r;
-    return analyze_breakdown(f, s->p, s->n, fmt, o->top);
+    return analyze_out_status(f, analyze_breakdown(f, s->p, s->n, fmt, o->top));
 }
 
 const analyze_analysis analyze_row_breakdown = {

@@ -194,6 +194,8 @@ static void url_list_free(url_list *l, int keep_urls)
     memset(l, 0, sizeof *l);
 }
 
+/* The relay's live sessions into l.  0; 1 after an error; -1 when it
+ * holds none (said).  l is freed but for 0. */
 static int relay_sessions(const char *relay, url_list *l)
 {
     memset(l, 0, sizeof *l);
@@ -201,6 +203,11 @@ static int relay_sessions(const char *relay, url_list *l)
         cli_error(cmd, "%s", base_errmsg());
         url_list_free(l, 0);
         return 1;
+    }
+    if (!l->n) {
+        cli_error(cmd, "%s holds no live session", relay);
+        url_list_free(l, 0);
+        return -1;
     }
     return 0;
 }
@@ -210,11 +217,6 @@ static int relay_urls(const char *relay, const char ***out, size_t *n)
     url_list l;
     if (relay_sessions(relay, &l))
         return 1;
-    if (!l.n) {
-        cli_error(cmd, "%s holds no live session", relay);
-        url_list_free(&l, 0);
-        return 1;
-    }
     *out = (const char **)l.v; /* the array and its strings are the caller's */
     *n = l.n;
     l.v = NULL;
@@ -274,14 +276,10 @@ static int archives_in(const char *dir, const char ***out, size_t *n)
 static int list_described(const char *relay)
 {
     url_list l;
-    if (relay_sessions(relay, &l))
-        return 1;
-    if (!l.n) {
-        cli_error(cmd, "%s holds no live session", relay);
-        url_list_free(&l, 0);
-        return 0;
-    }
-    int rc = 1;
+    int rc = relay_sessions(relay, &l);
+    if (rc)
+        return rc > 0; /* none: said, and no error */
+    rc = 1;
     char **model = base_calloc(l.n, sizeof *model), **mode = base_calloc(l.n, sizeof *mode);
     if (!model || !mode || analyze_live_describe((const char *const *)l.v, l.n, 3.0, model, mode) != ANALYZE_OK) {
         cli_error(cmd, "%s", model && mode ? base_errmsg() : "out of memory");
@@ -406,7 +404,8 @@ static int live_table(void *ctx, const analyze_profile *snap)
         printf(" (joined at step %llu)", (unsigned long long)snap->joined_step);
     putchar('\n');
     void *res = NULL;
-    int io = v->an->create(one, 1, v->opts, &res) != ANALYZE_OK || v->an->print(stdout, res, v->fmt, v->opts);
+    int io =
+        v->an->create(one, 1, v->opts, &res) != ANALYZE_OK || v->an->print(stdout, res, v->fmt, v->opts) != ANALYZE_OK;
     v->an->destroy(res);
     if (!v->tty)
         fputc('\n', stdout);
@@ -487,287 +486,337 @@ int cmd_analyze(int argc, char **argv)
     return run(an, what, argc, argv, 2);
 }
 
-static int run(const analyze_analysis *an, const char *what, int argc, char **argv, int first)
+/* What `fathom analyze NAME` or `fathom report` was asked: its options
+ * and its traces. */
+typedef struct run_args {
+    const analyze_analysis *an; /* NULL: the report */
+    const char *what;           /* the analysis's name, or "report" */
+    int report;
+    unsigned takes; /* the options it takes (ANALYZE_TAKES_*) */
+    analyze_read_options ro;
+    double interval;
+    cli_format fmt;
+    int by_class, in_order, strict, png, all_sessions;
+    uint32_t top;
+    const char *peak_file, *outdir;
+    double gflops, gbs;
+    const char **traces; /* room for argc, and more once relays and folders are expanded */
+    size_t nt;
+    char **owned; /* the relays' session URLs and the folders' archives among traces[], freed at the end */
+    size_t nowned;
+} run_args;
+
+/* The options and traces of argv from first on, into a.  0 to go on; 2
+ * after a usage error; -1 after the help was printed. */
+static int parse_options(run_args *a, int argc, char **argv, int first)
 {
-    int report = !an;
-    /* the report's: its roofline's ceilings, its step window, the data flow of its parallelism */
-    unsigned takes =
-        an ? an->takes : ANALYZE_TAKES_TOP | ANALYZE_TAKES_PEAKS | ANALYZE_TAKES_WINDOW | ANALYZE_TAKES_FLOW;
-    cmd = report ? "report" : "analyze";
-    analyze_read_options ro = { 0 };
-    double interval = 2.0;
-    cli_format fmt = CLI_TEXT;
-    int by_class = 0, in_order = 0, strict = 0;
-    uint32_t top = report ? 12 : 0;
-    const char *peak_file = NULL, *outdir = "report";
-    int png = 0;
-    double gflops = 0, gbs = 0;
-    const char **traces = base_calloc((size_t)argc, sizeof *traces);
-    size_t nt = 0;
-    if (!traces)
-        return cli_usage_error(cmd, "out of memory");
-    int rc = 2, only_traces = 0, all_sessions = 0;
-    char **owned = NULL; /* the relays' session URLs among traces[], freed at the end */
-    size_t nowned = 0;
+    int only_traces = 0;
     for (int i = first; i < argc; i++) {
-        const char *a = argv[i];
+        const char *arg = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (only_traces || a[0] != '-' || strcmp(a, "-") == 0) {
-            traces[nt++] = a;
-        } else if (strcmp(a, "--") == 0) {
+        if (only_traces || arg[0] != '-' || strcmp(arg, "-") == 0) {
+            a->traces[a->nt++] = arg;
+        } else if (strcmp(arg, "--") == 0) {
             only_traces = 1;
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            if (report)
+        } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            if (a->report)
                 usage_report(stdout);
             else
-                usage_of(an, stdout);
-            rc = 0;
-            goto end;
-        } else if (strcmp(a, "--format") == 0 && report) {
-            if (!val || (strcmp(val, "svg") != 0 && strcmp(val, "png") != 0)) {
-                cli_usage_error(cmd, "report's --format wants svg or png, not '%s'", val ? val : "");
-                goto end;
-            }
-            png = strcmp(val, "png") == 0, i++;
-        } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && report) {
-            if (!val || !*val) {
-                cli_usage_error(cmd, "%s wants a folder", a);
-                goto end;
-            }
-            outdir = val, i++;
-        } else if (strcmp(a, "--format") == 0) {
+                usage_of(a->an, stdout);
+            return -1;
+        } else if (strcmp(arg, "--format") == 0 && a->report) {
+            if (!val || (strcmp(val, "svg") != 0 && strcmp(val, "png") != 0))
+                return cli_usage_error(cmd, "report's --format wants svg or png, not '%s'", val ? val : "");
+            a->png = strcmp(val, "png") == 0, i++;
+        } else if ((strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) && a->report) {
+            if (!val || !*val)
+                return cli_usage_error(cmd, "%s wants a folder", arg);
+            a->outdir = val, i++;
+        } else if (strcmp(arg, "--format") == 0) {
             int f = cli_parse_format(cmd, val, 1);
             if (f < 0)
-                goto end;
-            fmt = (cli_format)f, i++;
-        } else if (strcmp(a, "--skip-first") == 0 && (takes & ANALYZE_TAKES_WINDOW)) {
-            if (parse_u32(a, val, &ro.skip_first))
-                goto end;
+                return 2;
+            a->fmt = (cli_format)f, i++;
+        } else if (strcmp(arg, "--skip-first") == 0 && (a->takes & ANALYZE_TAKES_WINDOW)) {
+            if (parse_u32(arg, val, &a->ro.skip_first))
+                return 2;
             i++;
-        } else if (strcmp(a, "--skip-last") == 0 && (takes & ANALYZE_TAKES_WINDOW)) {
-            if (parse_u32(a, val, &ro.skip_last))
-                goto end;
+        } else if (strcmp(arg, "--skip-last") == 0 && (a->takes & ANALYZE_TAKES_WINDOW)) {
+            if (parse_u32(arg, val, &a->ro.skip_last))
+                return 2;
             i++;
-        } else if (strcmp(a, "--top") == 0 && (takes & ANALYZE_TAKES_TOP)) {
-            if (parse_u32(a, val, &top))
-                goto end;
+        } else if (strcmp(arg, "--top") == 0 && (a->takes & ANALYZE_TAKES_TOP)) {
+            if (parse_u32(arg, val, &a->top))
+                return 2;
             i++;
-        } else if (strcmp(a, "--by") == 0 && (takes & ANALYZE_TAKES_BY)) {
-            if (!val || (strcmp(val, "type") != 0 && strcmp(val, "class") != 0)) {
-                cli_usage_error(cmd, "--by wants 'type' or 'class', not '%s'", val ? val : "");
-                goto end;
-            }
-            by_class = strcmp(val, "class") == 0, i++;
-        } else if (strcmp(a, "--pairs") == 0 && (takes & ANALYZE_TAKES_PAIRS)) {
-            in_order = 1;
-        } else if (strcmp(a, "--peak") == 0 && (takes & ANALYZE_TAKES_PEAKS)) {
-            if (!val) {
-                cli_usage_error(cmd, "--peak wants a file written by 'fathom peak --format json'");
-                goto end;
-            }
-            peak_file = val, i++;
-        } else if ((strcmp(a, "--gflops") == 0 || strcmp(a, "--gbs") == 0) && (takes & ANALYZE_TAKES_PEAKS)) {
-            if (parse_number(a, val, ANALYZE_RATE_MIN, ANALYZE_RATE_MAX, strcmp(a, "--gflops") == 0 ? &gflops : &gbs))
-                goto end;
+        } else if (strcmp(arg, "--by") == 0 && (a->takes & ANALYZE_TAKES_BY)) {
+            if (!val || (strcmp(val, "type") != 0 && strcmp(val, "class") != 0))
+                return cli_usage_error(cmd, "--by wants 'type' or 'class', not '%s'", val ? val : "");
+            a->by_class = strcmp(val, "class") == 0, i++;
+        } else if (strcmp(arg, "--pairs") == 0 && (a->takes & ANALYZE_TAKES_PAIRS)) {
+            a->in_order = 1;
+        } else if (strcmp(arg, "--peak") == 0 && (a->takes & ANALYZE_TAKES_PEAKS)) {
+            if (!val)
+                return cli_usage_error(cmd, "--peak wants a file written by 'fathom peak --format json'");
+            a->peak_file = val, i++;
+        } else if ((strcmp(arg, "--gflops") == 0 || strcmp(arg, "--gbs") == 0) && (a->takes & ANALYZE_TAKES_PEAKS)) {
+            double *rate = strcmp(arg, "--gflops") == 0 ? &a->gflops : &a->gbs;
+            if (parse_number(arg, val, ANALYZE_RATE_MIN, ANALYZE_RATE_MAX, rate))
+                return 2;
             i++;
-        } else if (strcmp(a, "--strict") == 0) {
-            strict = 1;
-        } else if (strcmp(a, "--all") == 0 && !report) {
-            all_sessions = 1;
-        } else if (strcmp(a, "--interval") == 0 && !report) {
+        } else if (strcmp(arg, "--strict") == 0) {
+            a->strict = 1;
+        } else if (strcmp(arg, "--all") == 0 && !a->report) {
+            a->all_sessions = 1;
+        } else if (strcmp(arg, "--interval") == 0 && !a->report) {
             /* a live table redrawn at most ten times a second, at least once a day */
-            if (parse_number(a, val, 0.1, 86400, &interval))
-                goto end;
+            if (parse_number(arg, val, 0.1, 86400, &a->interval))
+                return 2;
             i++;
-        } else if (strcmp(a, "--skip-first") == 0 || strcmp(a, "--skip-last") == 0) {
-            cli_usage_error(cmd, "%s does not apply to %s: it follows the whole run", a, what);
-            goto end;
+        } else if (strcmp(arg, "--skip-first") == 0 || strcmp(arg, "--skip-last") == 0) {
+            return cli_usage_error(cmd, "%s does not apply to %s: it follows the whole run", arg, a->what);
         } else {
-            cli_usage_error(cmd, "unknown option '%s' for %s; see 'fathom %s --help'", a, what,
-                            report ? "report" : "analyze");
-            goto end;
+            return cli_usage_error(cmd, "unknown option '%s' for %s; see 'fathom %s --help'", arg, a->what,
+                                   a->report ? "report" : "analyze");
         }
     }
-    /* a relay without a session: its sessions listed, or with --all all
-     * analyzed; a folder of archives: its archives */
-    for (size_t i = 0; i < nt; i++) {
+    return 0;
+}
+
+/* Each relay without a session replaced by its sessions (with --all), each
+ * folder of archives by its archives.  0 to go on; otherwise the command
+ * ends here with *rc: a relay's sessions listed (without --all), or an
+ * error. */
+static int expand_traces(run_args *a, int argc, int *rc)
+{
+    for (size_t i = 0; i < a->nt; i++) {
         tracer_live_url u;
         const char **more = NULL;
         size_t nmore = 0;
-        if (strncmp(traces[i], "net://", 6) != 0) {
-            if (archives_in(traces[i], &more, &nmore) != 0) {
-                cli_usage_error(cmd, "out of memory");
-                goto end;
+        if (strncmp(a->traces[i], "net://", 6) != 0) {
+            if (archives_in(a->traces[i], &more, &nmore) != 0) {
+                *rc = cli_usage_error(cmd, "out of memory");
+                return 1;
             }
             if (!nmore)
                 continue;
-        } else if (tracer_live_parse(traces[i], &u) != 0 || *u.session) {
+        } else if (tracer_live_parse(a->traces[i], &u) != 0 || *u.session) {
             continue;
-        } else if (!all_sessions) {
-            rc = list_described(traces[i]);
-            goto end;
-        } else if (relay_urls(traces[i], &more, &nmore) != 0) {
-            rc = 1;
-            goto end;
+        } else if (!a->all_sessions) {
+            *rc = list_described(a->traces[i]);
+            return 1;
+        } else if (relay_urls(a->traces[i], &more, &nmore) != 0) {
+            *rc = 1;
+            return 1;
         }
-        const char **v = base_realloc(traces, (nt + nmore + (size_t)argc) * sizeof *v);
-        char **o = v ? base_realloc(owned, (nowned + nmore) * sizeof *o) : NULL;
+        const char **v = base_realloc(a->traces, (a->nt + nmore + (size_t)argc) * sizeof *v);
+        char **o = v ? base_realloc(a->owned, (a->nowned + nmore) * sizeof *o) : NULL;
         if (v)
-            traces = v;
+            a->traces = v;
         if (o)
-            owned = o;
+            a->owned = o;
         if (!v || !o) {
             for (size_t k = 0; k < nmore; k++)
                 base_free((void *)more[k]);
             base_free(more);
-            cli_usage_error(cmd, "out of memory");
-            goto end;
+            *rc = cli_usage_error(cmd, "out of memory");
+            return 1;
         }
-        memcpy(owned + nowned, more, nmore * sizeof *more);
-        nowned += nmore;
-        memmove(&traces[i + nmore], &traces[i + 1], (nt - i - 1) * sizeof *traces);
-        memcpy(&traces[i], more, nmore * sizeof *traces);
-        nt += nmore - 1;
+        memcpy(a->owned + a->nowned, more, nmore * sizeof *more);
+        a->nowned += nmore;
+        memmove(&a->traces[i + nmore], &a->traces[i + 1], (a->nt - i - 1) * sizeof *a->traces);
+        memcpy(&a->traces[i], more, nmore * sizeof *a->traces);
+        a->nt += nmore - 1;
         i += nmore - 1;
         base_free(more); /* the URLs and paths stay in owned[] to the end */
     }
-    if (all_sessions && nt == 0) {
-        cli_usage_error(cmd, "--all wants a relay: fathom analyze %s --all net://HOST[:PORT]", what);
-        goto end;
-    }
-    if (an && an->traces_rule && (nt < an->min_traces || (an->max_traces && nt > an->max_traces))) {
-        cli_usage_error(cmd, "%s wants %s, not %zu", what, an->traces_rule, nt);
-        goto end;
-    }
-    if (!nt) {
-        cli_usage_error(cmd, "%s wants at least one TRACE", what);
-        goto end;
-    }
-    analyze_peaks peaks = { 0 };
-    int have_peaks = (an && (an->takes & ANALYZE_TAKES_PEAKS)) || peak_file || gflops || gbs;
-    if (have_peaks) {
-        if (peak_file && analyze_peaks_load(peak_file, &peaks) != 0) {
-            cli_error(cmd, "%s", base_errmsg());
-            rc = 1;
-            goto end;
-        }
-        if (analyze_peaks_override(&peaks, peak_file != NULL, gflops, gbs) != 0) {
-            cli_usage_error(cmd,
-                            "%s wants the recording machine's ceilings: --peak FILE (from 'fathom peak --format "
-                            "json' run there), or --gflops X and --gbs Y",
-                            report ? "the roofline" : what);
-            goto end;
-        }
-    }
-    analyze_options ao = {
-        .top = top, .by_class = by_class, .in_order = in_order, .peaks = have_peaks ? &peaks : NULL
-    };
+    return 0;
+}
 
-    if (report) { /* the output rule (tracer/output.h): never into an input */
-        char page[4200];
-        snprintf(page, sizeof page, "%s/index.html", outdir);
-        if (tracer_output_check(page, traces, nt, "-o") == TRACER_OUTPUT_EALIAS) {
-            cli_error(cmd, "%s", base_errmsg());
-            rc = 1;
-            goto end;
-        }
-    }
-    analyze_profile **p = base_calloc(nt, sizeof *p);
-    if (!p) {
-        cli_usage_error(cmd, "out of memory");
-        goto end;
-    }
-    rc = 1;
-    int warned = 0;
-    live_view lv = { .an = an, .opts = &ao, .fmt = fmt, .tty = isatty(1), .url = traces[0], .interval = interval };
-    for (size_t i = 0; i < nt; i++) /* a live session: the relay holds it, or it has ended */
-        if (strncmp(traces[i], "net://", 6) == 0 && live_check(traces[i]) != 0)
-            goto done;
-    /* a live session read alone: its table so far at every interval */
-    int live = nt == 1 && strncmp(traces[0], "net://", 6) == 0 && an && (an->takes & ANALYZE_TAKES_LIVE) &&
-               fmt == CLI_TEXT; /* CSV and JSON: one document, the final one */
-    if (live)
-        tracer_live_parse(traces[0], &lv.u);
-    int all_live = nt > 1 && fmt == CLI_TEXT && an;
-    for (size_t i = 0; all_live && i < nt; i++)
-        all_live = strncmp(traces[i], "net://", 6) == 0;
-    if (all_live) { /* side by side: a row each, every interval */
-        lv.nrows = nt;
-        lv.row_src = traces;
-        if (!(lv.rows = base_calloc(nt, sizeof *lv.rows))) {
-            cli_usage_error(cmd, "out of memory");
-            goto done;
-        }
-        ro.progress_each = 1;
-    }
-    ro.progress = live ? live_table : all_live ? live_rows : NULL;
-    ro.progress_ctx = &lv;
-    ro.interval = interval;
-    ro.dataflow = (takes & ANALYZE_TAKES_FLOW) != 0;
-    if (analyze_read_many(traces, nt, &ro, p) != 0) {
+/* As many traces as the analysis takes.  0, or 2 after a usage error. */
+static int check_traces(const run_args *a)
+{
+    if (a->all_sessions && a->nt == 0)
+        return cli_usage_error(cmd, "--all wants a relay: fathom analyze %s --all net://HOST[:PORT]", a->what);
+    if (a->an && a->an->traces_rule && (a->nt < a->an->min_traces || (a->an->max_traces && a->nt > a->an->max_traces)))
+        return cli_usage_error(cmd, "%s wants %s, not %zu", a->what, a->an->traces_rule, a->nt);
+    if (!a->nt)
+        return cli_usage_error(cmd, "%s wants at least one TRACE", a->what);
+    return 0;
+}
+
+/* The recording machine's ceilings, from --peak's file and --gflops and
+ * --gbs.  0; 1 if the file cannot be read; 2 if none is given. */
+static int load_peaks(const run_args *a, analyze_peaks *peaks)
+{
+    if (a->peak_file && analyze_peaks_load(a->peak_file, peaks) != 0) {
         cli_error(cmd, "%s", base_errmsg());
-        goto done;
+        return 1;
     }
-    for (size_t i = 0; i < nt; i++) /* a step window that keeps nothing: as replay and tune say it */
-        if (p[i]->steps_seen && !analyze_profile_steps_kept(p[i])) {
-            cli_error(cmd, "%s: skipping %u + %u of %llu steps leaves none", traces[i], p[i]->skip_first,
-                      p[i]->skip_last, (unsigned long long)p[i]->steps_seen);
-            goto done;
+    if (analyze_peaks_override(peaks, a->peak_file != NULL, a->gflops, a->gbs) != 0)
+        return cli_usage_error(cmd,
+                               "%s wants the recording machine's ceilings: --peak FILE (from 'fathom peak --format "
+                               "json' run there), or --gflops X and --gbs Y",
+                               a->report ? "the roofline" : a->what);
+    return 0;
+}
+
+/* Every trace read into p[] (as a live table, or rows, while live
+ * sessions go on), and the warnings each earned said.  0, or 1. */
+static int read_profiles(run_args *a, live_view *lv, analyze_profile **p)
+{
+    for (size_t i = 0; i < a->nt; i++) /* a live session: the relay holds it, or it has ended */
+        if (strncmp(a->traces[i], "net://", 6) == 0 && live_check(a->traces[i]) != 0)
+            return 1;
+    /* a live session read alone: its table so far at every interval */
+    int live = a->nt == 1 && strncmp(a->traces[0], "net://", 6) == 0 && a->an && (a->an->takes & ANALYZE_TAKES_LIVE) &&
+               a->fmt == CLI_TEXT; /* CSV and JSON: one document, the final one */
+    if (live)
+        tracer_live_parse(a->traces[0], &lv->u);
+    int all_live = a->nt > 1 && a->fmt == CLI_TEXT && a->an;
+    for (size_t i = 0; all_live && i < a->nt; i++)
+        all_live = strncmp(a->traces[i], "net://", 6) == 0;
+    if (all_live) { /* side by side: a row each, every interval */
+        lv->nrows = a->nt;
+        lv->row_src = a->traces;
+        if (!(lv->rows = base_calloc(a->nt, sizeof *lv->rows))) {
+            cli_usage_error(cmd, "out of memory");
+            return 1;
         }
-    for (size_t i = 0; i < nt; i++) {
+        a->ro.progress_each = 1;
+    }
+    a->ro.progress = live ? live_table : all_live ? live_rows : NULL;
+    a->ro.progress_ctx = lv;
+    a->ro.interval = a->interval;
+    a->ro.dataflow = (a->takes & ANALYZE_TAKES_FLOW) != 0;
+    if (analyze_read_many(a->traces, a->nt, &a->ro, p) != 0) {
+        cli_error(cmd, "%s", base_errmsg());
+        return 1;
+    }
+
+    for (size_t i = 0; i < a->nt; i++) /* a step window that keeps nothing: as replay and tune say it */
+        if (p[i]->steps_seen && !analyze_profile_steps_kept(p[i])) {
+            cli_error(cmd, "%s: skipping %u + %u of %llu steps leaves none", a->traces[i], p[i]->skip_first,
+                      p[i]->skip_last, (unsigned long long)p[i]->steps_seen);
+            return 1;
+        }
+    int warned = 0;
+    for (size_t i = 0; i < a->nt; i++) {
         char w[4096];
         if (analyze_profile_warnings(p[i], w, sizeof w)) {
             warned = 1;
             for (char *line = strtok(w, "\n"); line; line = strtok(NULL, "\n"))
-                cli_error(cmd, "warning: %s: %s", traces[i], line);
+                cli_error(cmd, "warning: %s: %s", a->traces[i], line);
         }
     }
-    if (strict && warned) {
+    if (a->strict && warned) {
         cli_error(cmd, "--strict: giving up on the warnings above");
-        goto done;
+        return 1;
     }
-    int io = 0;
-    if (lv.shown && lv.tty)
+    return 0;
+}
+
+/* The analysis printed, or the report written.  0, or 1. */
+static int print_results(const run_args *a, const analyze_options *ao, const live_view *lv, analyze_profile **p)
+{
+    const analyze_analysis *an = a->an;
+    analyze_status io = ANALYZE_OK;
+    if (lv->shown && lv->tty)
         fputs("\033[H\033[J", stdout); /* the final table replaces the last one */
-    else if (lv.shown)
+    else if (lv->shown)
         printf("== final (the session ended)\n");
-    if (report) {
-        analyze_html_opts ho = { .dir = outdir, .png = png, .top = top, .peaks = have_peaks ? &peaks : NULL };
-        if (analyze_html_write(p, nt, &ho) != 0) {
+    if (a->report) {
+        analyze_html_opts ho = { .dir = a->outdir, .png = a->png, .top = a->top, .peaks = ao->peaks };
+        if (analyze_html_write(p, a->nt, &ho) != 0) {
             cli_error(cmd, "%s", base_errmsg());
-            goto done;
+            return 1;
         }
-        printf("%s/index.html\n", outdir);
+        printf("%s/index.html\n", a->outdir);
     } else {
         void *res = NULL;
         char w[1024];
-        if (an->create(p, nt, &ao, &res) != ANALYZE_OK) {
+        if (an->create(p, a->nt, ao, &res) != ANALYZE_OK) {
             cli_error(cmd, "%s", base_errmsg());
-            goto done;
+            return 1;
         }
-        if (an->mismatch && gives_up(an->mismatch(res, w, sizeof w), w, strict)) {
+        if (an->mismatch && gives_up(an->mismatch(res, w, sizeof w), w, a->strict)) {
             an->destroy(res);
-            goto done;
+            return 1;
         }
         if (an->notes)
-            an->notes(res, fmt, print_note, NULL);
-        io = an->print(stdout, res, fmt, &ao);
+            an->notes(res, a->fmt, print_note, NULL);
+        io = an->print(stdout, res, a->fmt, ao);
         an->destroy(res);
     }
-    if (io != 0 || fflush(stdout) != 0) {
-        cli_error(cmd, "cannot write the output: %s", errno ? strerror(errno) : "error");
-        goto done;
+    if (io == ANALYZE_ERR_NOMEM) {
+        cli_error(cmd, "%s", base_errmsg());
+        return 1;
     }
-    rc = 0;
-done:
-    for (size_t i = 0; i < nt; i++)
+    if (io != ANALYZE_OK || fflush(stdout) != 0) {
+        cli_error(cmd, "cannot write the output: %s", errno ? strerror(errno) : "error");
+        return 1;
+    }
+    return 0;
+}
+
+static int run(const analyze_analysis *an, const char *what, int argc, char **argv, int first)
+{
+    run_args a = {
+        .an = an,
+        .what = what,
+        .report = !an,
+        /* the report's: its roofline's ceilings, its step window, the data flow of its parallelism */
+        .takes = an ? an->takes : ANALYZE_TAKES_TOP | ANALYZE_TAKES_PEAKS | ANALYZE_TAKES_WINDOW | ANALYZE_TAKES_FLOW,
+        .interval = 2.0,
+        .fmt = CLI_TEXT,
+        .top = an ? 0 : 12,
+        .outdir = "report",
+    };
+    cmd = a.report ? "report" : "analyze";
+    if (!(a.traces = base_calloc((size_t)argc, sizeof *a.traces)))
+        return cli_usage_error(cmd, "out of memory");
+    int rc = parse_options(&a, argc, argv, first);
+    if (rc) {
+        rc = rc < 0 ? 0 : rc; /* the help: done */
+        goto end;
+    }
+    if (expand_traces(&a, argc, &rc) || (rc = check_traces(&a)))
+        goto end;
+
+    analyze_peaks peaks = { 0 };
+    int have_peaks = (an && (an->takes & ANALYZE_TAKES_PEAKS)) || a.peak_file || a.gflops || a.gbs;
+    if (have_peaks && (rc = load_peaks(&a, &peaks)))
+        goto end;
+    analyze_options ao = {
+        .top = a.top, .by_class = a.by_class, .in_order = a.in_order, .peaks = have_peaks ? &peaks : NULL
+    };
+    if (a.report) { /* the output rule (tracer/output.h): never into an input */
+        char page[4200];
+        snprintf(page, sizeof page, "%s/index.html", a.outdir);
+        if (tracer_output_check(page, a.traces, a.nt, "-o") == TRACER_OUTPUT_EALIAS) {
+            cli_error(cmd, "%s", base_errmsg());
+            rc = 1;
+            goto end;
+        }
+    }
+
+    analyze_profile **p = base_calloc(a.nt, sizeof *p);
+    if (!p) {
+        rc = cli_usage_error(cmd, "out of memory");
+        goto end;
+    }
+    live_view lv = {
+        .an = an, .opts = &ao, .fmt = a.fmt, .tty = isatty(1), .url = a.traces[0], .interval = a.interval
+    };
+    rc = read_profiles(&a, &lv, p) || print_results(&a, &ao, &lv, p) ? 1 : 0;
+    for (size_t i = 0; i < a.nt; i++)
         analyze_profile_destroy(p[i]);
     base_free(p);
     base_free(lv.rows);
 end:
-    for (size_t k = 0; k < nowned; k++)
-        base_free(owned[k]);
-    base_free(owned);
-    base_free(traces);
+    for (size_t k = 0; k < a.nowned; k++)
+        base_free(a.owned[k]);
+    base_free(a.owned);
+    base_free(a.traces);
     return rc;
 }

@@ -255,11 +255,11 @@ static analyze_status create(analyze_profile *const *p, size_t n, const analyze_
     return ANALYZE_OK;
 }
 
-static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
+static analyze_status print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     const compare_result *c = r;
     (void)o;
-    return analyze_compare(f, c->p, c->pairs, c->npairs, fmt);
+    return analyze_out_status(f, analyze_compare(f, c->p, c->pairs, c->npairs, fmt));
 }
 
 /* the traces left out: no partner */

@@ -2,6 +2,7 @@
 #include "analyze/device.h"
 
 #include "base/alloc.h"
+#include "base/table.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +67,7 @@ typedef struct stream {
 /* A launch number's host op type and the activities it launched so far
  * (they may come before the op: each stream's records are emitted apart). */
 typedef struct launch {
-    uint64_t id; /* 0: empty slot */
+    uint64_t id; /* not 0 */
     int32_t op;  /* -1: no host op seen yet */
     uint64_t ns, count;
 } launch;
@@ -80,12 +81,17 @@ struct analyze_devices {
     stream *s;
     size_t ns, caps;
     size_t last;                          /* the stream of the last activity */
-    launch *l;                            /* open addressing on id */
-    size_t nl, capl;                      /* used slots, slots (a power of two) */
+    base_table l;                         /* launch by id */
     uint64_t nolaunch_ns, nolaunch_count; /* activities of launch number 0 */
 };
 
-analyze_devices *analyze_devices_create(void) { return base_calloc(1, sizeof(analyze_devices)); }
+analyze_devices *analyze_devices_create(void)
+{
+    analyze_devices *d = base_calloc(1, sizeof(analyze_devices));
+    if (d)
+        d->l = BASE_TABLE(launch, sizeof(uint64_t));
+    return d;
+}
 
 void analyze_devices_destroy(analyze_devices *d)
 {
@@ -97,7 +103,7 @@ void analyze_devices_destroy(analyze_devices *d)
     for (size_t i = 0; i < d->ns; i++)
         base_free(d->s[i].v);
     base_free(d->s);
-    base_free(d->l);
+    base_table_free(&d->l);
     base_free(d);
 }
 
@@ -135,30 +141,13 @@ static stream *stream_of(analyze_devices *d, uint64_t tid)
 /* The slot of launch number id (not 0), added when new; NULL out of memory. */
 static launch *launch_of(analyze_devices *d, uint64_t id)
 {
-    if ((d->nl + 1) * 2 > d->capl) {
-        size_t cap = d->capl ? d->capl * 2 : 256;
-        launch *v = base_calloc(cap, sizeof *v);
-        if (!v)
-            return NULL;
-        for (size_t i = 0; i < d->capl; i++) {
-            if (!d->l[i].id)
-                continue;
-            size_t h = (size_t)(d->l[i].id * UINT64_C(0x9E3779B97F4A7C15) >> 20) & (cap - 1);
-            while (v[h].id)
-                h = (h + 1) & (cap - 1);
-            v[h] = d->l[i];
-        }
-        base_free(d->l);
-        d->l = v, d->capl = cap;
-    }
-    size_t h = (size_t)(id * UINT64_C(0x9E3779B97F4A7C15) >> 20) & (d->capl - 1);
-    while (d->l[h].id && d->l[h].id != id)
-        h = (h + 1) & (d->capl - 1);
-    if (!d->l[h].id) {
-        d->l[h] = (launch){ .id = id, .op = -1 };
-        d->nl++;
-    }
-    return &d->l[h];
+    launch *l;
+    base_table_status st = base_table_put(&d->l, &id, (void **)&l);
+    if (st == BASE_TABLE_NOMEM)
+        return NULL;
+    if (st == BASE_TABLE_ADDED)
+        l->op = -1;
+    return l;
 }
 
 int analyze_devices_add(analyze_devices *d, uint64_t tid, int k, uint64_t b, uint64_t e, uint64_t launch_id)
@@ -196,10 +185,8 @@ void analyze_devices_by_op(const analyze_devices *d, size_t nops, uint64_t *ns, 
     memset(count, 0, nops * sizeof *count);
     *un_ns = d ? d->nolaunch_ns : 0;
     *un_count = d ? d->nolaunch_count : 0;
-    for (size_t i = 0; d && i < d->capl; i++) {
-        const launch *l = &d->l[i];
-        if (!l->id)
-            continue;
+    size_t pos = 0;
+    for (const launch *l; d && (l = base_table_next(&d->l, &pos));) {
         if (l->op >= 0 && (size_t)l->op < nops) {
             ns[l->op] += l->ns, count[l->op] += l->count;
         } else {
@@ -208,7 +195,7 @@ void analyze_devices_by_op(const analyze_devices *d, size_t nops, uint64_t *ns, 
     }
 }
 
-int analyze_devices_any(const analyze_devices *d) { return d && (d->nl > 0 || d->ns > 0); }
+int analyze_devices_any(const analyze_devices *d) { return d && (d->l.len > 0 || d->ns > 0); }
 
 int analyze_devices_name_streams(analyze_devices *d, const char *map)
 {

@@ -316,9 +316,9 @@ static analyze_status create(analyze_profile *const *p, size_t n, const analyze_
     return ANALYZE_OK;
 }
 
-static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
+static analyze_status print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
-    return analyze_diff_print(f, r, fmt, o->top);
+    return analyze_out_status(f, analyze_diff_print(f, r, fmt, o->top));
 }
 
 static void destroy(void *r) { analyze_diff_destroy(r); }

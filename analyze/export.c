@@ -7,6 +7,7 @@
 #include "analyze/analyze_status.h"
 
 #include "base/alloc.h"
+#include "base/table.h"
 #include "tracer/fields.h"
 #include "analyze/out.h"
 #include "analyze/profile.h"
@@ -29,58 +30,34 @@ typedef struct exporter {
     uint64_t named[MAX_NAMED]; /* pid << 32 | tid of the tracks named so far */
     size_t nnamed;
     json_t *meta; /* run_begin's fields, for otherData */
-    int failed;   /* a callback stopped the decoding (its message is the thread's) */
     char *buf;    /* one encoded event */
     size_t cap;
-    /* tensor shapes by id (open addressing; id 0: empty), for the ops' arguments */
-    struct shape_slot {
-        uint32_t id, ndim;
-        uint32_t d[TRACER_MAX_DIMS];
-    } * shapes;
-    size_t shapes_cap, shapes_len;
+    base_table shapes; /* struct shape_slot by id, for the ops' arguments */
 } exporter;
 
 static json_t *s64_array(const int64_t *v, uint32_t n);
 
 /* ---- tensor shapes ----------------------------------------------------------- */
-static struct shape_slot *shape_find(const exporter *x, uint32_t id)
+struct shape_slot {
+    uint32_t id, ndim;
+    uint32_t d[TRACER_MAX_DIMS];
+};
+
+/* The shape of tensor id; none for id 0 (no tensor). */
+static const struct shape_slot *shape_find(const exporter *x, uint32_t id)
 {
-    if (!x->shapes_cap || !id)
-        return NULL;
-    for (size_t h = (id * 2654435761u) & (x->shapes_cap - 1); x->shapes[h].id; h = (h + 1) & (x->shapes_cap - 1))
-        if (x->shapes[h].id == id)
-            return &x->shapes[h];
-    return NULL;
+    return id ? base_table_get(&x->shapes, &id) : NULL;
 }
 
 static int shape_put(exporter *x, const tracer_tensor *t)
 {
-    struct shape_slot *old = shape_find(x, t->id);
-    if (!old) {
-        if ((x->shapes_len + 1) * 2 > x->shapes_cap) {
-            size_t cap = x->shapes_cap ? x->shapes_cap * 2 : 256;
-            struct shape_slot *v = base_calloc(cap, sizeof *v);
-            if (!v)
-                return -1;
-            for (size_t i = 0; i < x->shapes_cap; i++)
-                if (x->shapes[i].id) {
-                    size_t h = (x->shapes[i].id * 2654435761u) & (cap - 1);
-                    while (v[h].id)
-                        h = (h + 1) & (cap - 1);
-                    v[h] = x->shapes[i];
-                }
-            base_free(x->shapes);
-            x->shapes = v, x->shapes_cap = cap;
-        }
-        size_t h = (t->id * 2654435761u) & (x->shapes_cap - 1);
-        while (x->shapes[h].id)
-            h = (h + 1) & (x->shapes_cap - 1);
-        old = &x->shapes[h];
-        x->shapes_len++;
-    }
-    old->id = t->id;
-    old->ndim = t->shape_ok ? t->ndim : 0;
-    memcpy(old->d, t->shape, sizeof old->d);
+    struct shape_slot *e;
+    if (!t->id)
+        return 0;
+    if (base_table_put(&x->shapes, &t->id, (void **)&e) == BASE_TABLE_NOMEM)
+        return -1;
+    e->ndim = t->shape_ok ? t->ndim : 0;
+    memcpy(e->d, t->shape, sizeof e->d);
     return 0;
 }
 
@@ -139,18 +116,6 @@ static json_t *named_attrs(const tracer_node *n)
         p += len + (p[len] == ',');
     }
     return o;
-}
-
-/* A callback's failure: the thread's message, and the decoding stops. */
-static int xfail(exporter *x, analyze_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int xfail(exporter *x, analyze_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    base_vfail((int)st, fmt, ap);
-    va_end(ap);
-    x->failed = 1;
-    return -1;
 }
 
 static int emit(exporter *x, json_t *ev)
@@ -257,8 +222,8 @@ static int cb_run_begin(void *user, const tracer_run *r)
     if (at(x, &ts, &pid, &tid))
         return -1;
     if (r->schema != TRACER_SCHEMA_V1 && r->schema != TRACER_SCHEMA_V2)
-        return xfail(x, ANALYZE_ERR_INPUT, "trace schema %u: this exporter reads schemas %d and %d", r->schema,
-                     TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
+        return analyze_fail_rc(ANALYZE_ERR_INPUT, "trace schema %u: this exporter reads schemas %d and %d", r->schema,
+                               TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
     const char *keys[] = { "model", "mode", "preset", "version", "blas", "cpu" };
     const char *vals[] = { r->model, r->mode, r->preset, r->version, r->blas, r->cpu };
     int bad = 0;
@@ -269,7 +234,7 @@ static int cb_run_begin(void *user, const tracer_run *r)
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
         bad |= set_new(x->meta, nums[i], json_integer((json_int_t)nv[i]));
     if (bad)
-        return xfail(x, ANALYZE_ERR_NOMEM, "out of memory");
+        return analyze_fail_rc(ANALYZE_ERR_NOMEM, "out of memory");
     char pname[256];
     snprintf(pname, sizeof pname, "fathom %s %s", r->model ? r->model : "?", r->mode ? r->mode : "?");
     if (emit(x, json_pack("{s:s, s:s, s:I, s:{s:s}}", "name", "process_name", "ph", "M", "pid", (json_int_t)pid, "args",
@@ -280,7 +245,7 @@ static int cb_run_begin(void *user, const tracer_run *r)
     json_t *args = json_deep_copy(x->meta);
     if (!e || !args || json_object_set_new(e, "args", args)) {
         json_decref(e);
-        return xfail(x, ANALYZE_ERR_NOMEM, "out of memory");
+        return analyze_fail_rc(ANALYZE_ERR_NOMEM, "out of memory");
     }
     return emit(x, e);
 }
@@ -312,7 +277,7 @@ static int cb_step_begin(void *user, uint64_t ns, uint32_t step)
     if (!e || set_new(e, "name", json_string(sname)) || set_new(e, "cat", json_string("step")) ||
         set_new(e, "args", json_pack("{s:I}", "step", (json_int_t)step))) {
         json_decref(e);
-        return xfail(x, ANALYZE_ERR_NOMEM, "out of memory");
+        return analyze_fail_rc(ANALYZE_ERR_NOMEM, "out of memory");
     }
     return emit(x, e);
 }
@@ -328,7 +293,7 @@ static int cb_step_end(void *user, uint64_t ns, uint32_t step, double loss)
     json_t *e = slice("E", ts, pid, tid);
     if (!e || set_new(e, "args", json_pack("{s:o}", "loss", analyze_out_jreal(loss)))) {
         json_decref(e);
-        return xfail(x, ANALYZE_ERR_NOMEM, "out of memory");
+        return analyze_fail_rc(ANALYZE_ERR_NOMEM, "out of memory");
     }
     return emit(x, e);
 }
@@ -362,7 +327,7 @@ static int cb_op(void *user, const tracer_op *o)
         json_decref(e);
         if (bad)
             json_decref(args);
-        return xfail(x, ANALYZE_ERR_NOMEM, "out of memory");
+        return analyze_fail_rc(ANALYZE_ERR_NOMEM, "out of memory");
     }
     return emit(x, e);
 }
@@ -376,7 +341,7 @@ static int cb_tensor(exporter *x, int alloc, const tracer_tensor *t, uint32_t id
     if (alloc) {
         int r = analyze_profile_intern_role(x->mem, t->role ? t->role : "unknown");
         if (r < 0 || analyze_profile_tensor_alloc(x->mem, t->id, r, t->bytes) || shape_put(x, t))
-            return xfail(x, ANALYZE_ERR_NOMEM, "out of memory");
+            return analyze_fail_rc(ANALYZE_ERR_NOMEM, "out of memory");
     } else {
         analyze_profile_tensor_free(x->mem, id);
     }
@@ -407,7 +372,7 @@ static const tracer_decode_cbs export_cbs = {
 
 analyze_status analyze_export_perfetto(const char *source, FILE *out, analyze_export_stats *st)
 {
-    exporter x = { .out = out, .st = st };
+    exporter x = { .out = out, .st = st, .shapes = BASE_TABLE(struct shape_slot, sizeof(uint32_t)) };
     memset(st, 0, sizeof *st);
     x.mem = analyze_profile_create(source, 0, 0);
     x.meta = json_object();
@@ -445,7 +410,7 @@ analyze_status analyze_export_perfetto(const char *source, FILE *out, analyze_ex
 end:
     json_decref(x.meta);
     base_free(x.buf);
-    base_free(x.shapes);
+    base_table_free(&x.shapes);
     analyze_profile_destroy(x.mem);
     return rc;
 }

@@ -124,14 +124,14 @@ static json_t *device_json(const gpu_device *d)
                      share(d->comm_overlap_ns, d->comm_ns), "steps", steps);
 }
 
-static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
+static analyze_status print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     (void)o;
     const gpu_result *g = r;
     if (fmt == CLI_JSON) {
         json_t *arr = json_array(), *root = json_pack("{s:i, s:o}", "schema", 1, "traces", arr);
         if (!root)
-            return -1;
+            return analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         for (size_t i = 0; i < g->n; i++) {
             const gpu_trace *t = &g->t[i];
             json_t *devs = json_array();
@@ -141,7 +141,7 @@ static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *
                                                  "model", analyze_profile_model(t->p), "mode",
                                                  analyze_profile_mode(t->p), "devices", devs));
         }
-        return analyze_out_json(f, root);
+        return analyze_out_status(f, analyze_out_json(f, root));
     }
     if (fmt == CLI_CSV) {
         fputs("trace,model,mode,device,step,ns,busy_ns,idle_ns,comm_ns,comm_overlap_ns\n", f);
@@ -162,7 +162,7 @@ static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *
                             (unsigned long long)x->comm_ns, (unsigned long long)x->comm_overlap_ns);
                 }
             }
-        return ferror(f) ? -1 : 0;
+        return analyze_out_status(f, 0);
     }
     for (size_t i = 0; i < g->n; i++) {
         const gpu_trace *t = &g->t[i];
@@ -190,7 +190,7 @@ static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *
             }
         }
     }
-    return ferror(f) ? -1 : 0;
+    return analyze_out_status(f, 0);
 }
 
 const analyze_analysis analyze_row_gpu = {

@@ -293,118 +293,127 @@ static void scaling_name(char *buf, size_t len, const analyze_scaling *sc, const
     snprintf(buf, len, "scaling-%s-%s.%s", safe_name(model), safe_name(mode), ext);
 }
 
-analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_opts *o)
-{
-    page pg = { .o = o };
-    const char *ext = o->png ? "png" : "svg";
-    char path[4200], name[64];
-    analyze_sim *sim = NULL;
-    analyze_roofline *roof = NULL;
-    analyze_pair *pairs = NULL;
-    analyze_scaling *sc[MAX_SCALING] = { 0 };
-    analyze_parallelism *par = NULL;
-    analyze_ranks *ranks = NULL;
-    char ranks_why[512] = "";      /* the ranks of several jobs: why no ranks section */
-    analyze_profile **flow = NULL; /* the traces with a data flow (analyze_parallelism_has_flow) */
-    size_t nflow = 0;
-    int *used = NULL, np = 0, nsc = 0;
-    analyze_status rc = ANALYZE_ERR_IO;
-    FILE *f = NULL;
-    if (!n)
-        return analyze_fail(ANALYZE_ERR_INPUT, "report wants at least one trace");
-    int fresh = fresh_dir(o->dir);
-    if (fresh < 0)
-        return ANALYZE_ERR_IO; /* base_errmsg() says why */
-    if (fresh && mkdir(o->dir, 0777) != 0)
-        return analyze_fail(ANALYZE_ERR_IO, "cannot create %s: %s", o->dir, strerror(errno));
-    pg.made_dir = fresh;
+/* The analyses behind the report's charts and tables, made once. */
+typedef struct report {
+    analyze_sim *sim;
+    analyze_roofline *roof; /* NULL without the machine's ceilings */
+    analyze_pair *pairs;    /* training/inference pairs, np of them */
+    int *used;              /* analyze_pairs()'s scratch */
+    int np, nsc;
+    analyze_scaling *sc[MAX_SCALING]; /* nsc of them */
+    analyze_parallelism *par;         /* NULL when no trace has a data flow */
+    size_t nflow;                     /* the traces with a data flow (analyze_parallelism_has_flow) */
+    analyze_ranks *ranks;             /* NULL unless the traces are ranks of one job */
+    char ranks_why[512];              /* the ranks of several jobs: why no ranks section */
+} report;
 
-    /* the analyses behind the charts and tables */
-    if (!(sim = analyze_sim_create(p, n, 0))) {
+static void report_free(report *r)
+{
+    analyze_sim_destroy(r->sim);
+    analyze_roofline_destroy(r->roof);
+    analyze_parallelism_destroy(r->par);
+    analyze_ranks_destroy(r->ranks);
+    for (int k = 0; k < r->nsc; k++)
+        analyze_scaling_destroy(r->sc[k]);
+    base_free(r->pairs);
+    base_free(r->used);
+}
+
+/* Every analysis the report shows, into r (report_free() frees it, on an
+ * error too). */
+static analyze_status report_analyze(report *r, analyze_profile *const *p, size_t n, const analyze_html_opts *o)
+{
+    analyze_status rc;
+    if (!(r->sim = analyze_sim_create(p, n, 0)))
+        return analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
+    if (o->peaks && (rc = analyze_roofline_create(p, n, o->peaks, &r->roof)))
+        return rc;
+    r->pairs = base_calloc(n, sizeof *r->pairs);
+    r->used = base_calloc(n, sizeof *r->used);
+    analyze_profile **sub = base_calloc(n, sizeof *sub); /* the traces one analysis takes */
+    if (!r->pairs || !r->used || !sub) {
         rc = analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         goto end;
     }
-    if (o->peaks && (rc = analyze_roofline_create(p, n, o->peaks, &roof))) {
-        goto end;
-    }
-    pairs = base_calloc(n, sizeof *pairs);
-    used = base_calloc(n, sizeof *used);
-    flow = base_calloc(n, sizeof *flow);
-    if (!pairs || !used || !flow) {
+    r->np = analyze_pairs(p, n, 0, r->pairs, r->used);
+    if (r->np < 0)
+        r->np = 0; /* no training/inference pair: no compare section */
+    if ((r->nsc = scalings(p, n, r->sc)) < 0) {
+        r->nsc = 0;
         rc = analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         goto end;
     }
-    np = analyze_pairs(p, n, 0, pairs, used);
-    if (np < 0)
-        np = 0; /* no training/inference pair: no compare section */
-    if ((nsc = scalings(p, n, sc)) < 0) {
-        nsc = 0;
-        rc = analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
-        goto end;
-    }
+
+    size_t nsub = 0;
     for (size_t i = 0; i < n; i++) /* a trace without a data flow has no parallelism: left out, said so */
         if (analyze_parallelism_has_flow(p[i]))
-            flow[nflow++] = p[i];
-    if (nflow && (rc = analyze_parallelism_create(flow, nflow, &par)))
+            sub[nsub++] = p[i];
+    r->nflow = nsub;
+    if (nsub && (rc = analyze_parallelism_create(sub, nsub, &r->par)))
         goto end;
-    nflow = 0; /* flow[] reused: the ranks of a distributed job */
+
+    nsub = 0; /* the ranks of a distributed job */
     for (size_t i = 0; i < n; i++)
         if (p[i]->rank >= 0)
-            flow[nflow++] = p[i];
-    if (nflow >= 2 && (rc = analyze_ranks_create(flow, nflow, &ranks))) {
+            sub[nsub++] = p[i];
+    if (nsub >= 2 && (rc = analyze_ranks_create(sub, nsub, &r->ranks))) {
         if (rc != ANALYZE_ERR_INPUT)
             goto end;
-        snprintf(ranks_why, sizeof ranks_why, "%s", base_errmsg());
+        snprintf(r->ranks_why, sizeof r->ranks_why, "%s", base_errmsg());
     }
+    rc = ANALYZE_OK;
+end:
+    base_free(sub);
+    return rc;
+}
 
-    /* the charts */
-    snprintf(name, sizeof name, "classes.%s", ext);
-    if ((rc = analyze_plot_classes(file(&pg, name, path, sizeof path), p, n)))
-        goto end;
-    snprintf(name, sizeof name, "optypes.%s", ext);
-    if ((rc = analyze_plot_optypes(file(&pg, name, path, sizeof path), p, n, o->top)))
-        goto end;
-    snprintf(name, sizeof name, "memory.%s", ext);
-    if ((rc = analyze_plot_memory(file(&pg, name, path, sizeof path), p, n)))
-        goto end;
-    if (np) {
-        snprintf(name, sizeof name, "compare.%s", ext);
-        if ((rc = analyze_plot_compare(file(&pg, name, path, sizeof path), p, pairs, (size_t)np)))
-            goto end;
-    }
-    if (sim->n >= 2) {
-        snprintf(name, sizeof name, "similarity.%s", ext);
-        if ((rc = analyze_plot_similarity(file(&pg, name, path, sizeof path), sim)))
-            goto end;
-    }
-    for (int k = 0; k < nsc; k++) {
-        scaling_name(name, sizeof name, sc[k], ext);
-        if ((rc = analyze_plot_scaling(file(&pg, name, path, sizeof path), sc[k], o->top && o->top < 8 ? o->top : 8)))
-            goto end;
-    }
-    if (roof) {
-        snprintf(name, sizeof name, "roofline.%s", ext);
-        if ((rc = analyze_plot_roofline(file(&pg, name, path, sizeof path), roof, o->top)))
-            goto end;
-    }
-    if (par) {
-        snprintf(name, sizeof name, "parallelism.%s", ext);
-        if ((rc = analyze_plot_parallelism(file(&pg, name, path, sizeof path), par)))
-            goto end;
-    }
+/* A chart's file name: NAME.png or NAME.svg, as the options say. */
+static const char *chart_name(char *buf, size_t len, const char *name, const analyze_html_opts *o)
+{
+    snprintf(buf, len, "%s.%s", name, o->png ? "png" : "svg");
+    return buf;
+}
 
-    if (ranks) {
-        snprintf(name, sizeof name, "ranks.%s", ext);
-        if ((rc = analyze_plot_ranks(file(&pg, name, path, sizeof path), ranks)))
-            goto end;
-    }
+/* The path of a chart file the caller draws, in the page's folder. */
+static const char *chart_file(page *pg, const char *name, char *path, size_t len)
+{
+    char file_name[64];
+    return file(pg, chart_name(file_name, sizeof file_name, name, pg->o), path, len);
+}
 
-    /* the page */
-    if (!(f = fopen(file(&pg, "index.html", path, sizeof path), "w"))) {
-        rc = analyze_fail(ANALYZE_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-        goto end;
+/* Every chart of the report, as a file in the folder. */
+static analyze_status report_charts(page *pg, const report *r, analyze_profile *const *p, size_t n)
+{
+    const analyze_html_opts *o = pg->o;
+    char path[4200], name[64];
+    analyze_status rc;
+    if ((rc = analyze_plot_classes(chart_file(pg, "classes", path, sizeof path), p, n)))
+        return rc;
+    if ((rc = analyze_plot_optypes(chart_file(pg, "optypes", path, sizeof path), p, n, o->top)))
+        return rc;
+    if ((rc = analyze_plot_memory(chart_file(pg, "memory", path, sizeof path), p, n)))
+        return rc;
+    if (r->np && (rc = analyze_plot_compare(chart_file(pg, "compare", path, sizeof path), p, r->pairs, (size_t)r->np)))
+        return rc;
+    if (r->sim->n >= 2 && (rc = analyze_plot_similarity(chart_file(pg, "similarity", path, sizeof path), r->sim)))
+        return rc;
+    for (int k = 0; k < r->nsc; k++) {
+        scaling_name(name, sizeof name, r->sc[k], o->png ? "png" : "svg");
+        if ((rc = analyze_plot_scaling(file(pg, name, path, sizeof path), r->sc[k], o->top && o->top < 8 ? o->top : 8)))
+            return rc;
     }
-    profiles x = { p, n, o->top, pairs, (size_t)np, sim, roof, NULL, par, ranks };
+    if (r->roof && (rc = analyze_plot_roofline(chart_file(pg, "roofline", path, sizeof path), r->roof, o->top)))
+        return rc;
+    if (r->par && (rc = analyze_plot_parallelism(chart_file(pg, "parallelism", path, sizeof path), r->par)))
+        return rc;
+    if (r->ranks && (rc = analyze_plot_ranks(chart_file(pg, "ranks", path, sizeof path), r->ranks)))
+        return rc;
+    return ANALYZE_OK;
+}
+
+/* The page's head and its line of links to the sections present. */
+static void page_head(FILE *f, const report *r, size_t n)
+{
     time_t now = time(NULL);
     char when[64];
     strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
@@ -424,91 +433,110 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
             "<p>%zu trace%s, written %s by <code>fathom report</code>. Sections: "
             "<a href=\"#breakdown\">breakdown</a>, ",
             n, n == 1 ? "" : "s", when);
-    if (np)
+    if (r->np)
         fputs("<a href=\"#compare\">training vs inference</a>, ", f);
-    if (sim->n >= 2)
+    if (r->sim->n >= 2)
         fputs("<a href=\"#similarity\">similarity</a>, ", f);
-    if (nsc)
+    if (r->nsc)
         fputs("<a href=\"#scaling\">scaling</a>, ", f);
-    if (ranks || ranks_why[0])
+    if (r->ranks || r->ranks_why[0])
         fputs("<a href=\"#ranks\">ranks</a>, ", f);
     fputs("<a href=\"#parallelism\">parallelism</a>, <a href=\"#roofline\">roofline</a>, <a "
           "href=\"#memory\">memory</a>, <a href=\"#traces\">traces</a>. "
           "Hover over a mark of a chart for its value; each table is folded under its chart.</p>\n",
           f);
+}
+
+/* A section's chart, NAME.EXT in the folder, with its title. */
+static int section_chart(FILE *f, const analyze_html_opts *o, const char *name, const char *title)
+{
+    char file_name[64];
+    return chart(f, o->dir, chart_name(file_name, sizeof file_name, name, o), title);
+}
+
+/* The sections that some reports lack: training vs inference, similarity,
+ * scaling, ranks.  Nonzero if one could not be written. */
+static int page_optional_sections(FILE *f, const report *r, profiles *x, const analyze_html_opts *o)
+{
+    char name[64];
     int io = 0;
-    section(f, "breakdown", "Where the time goes",
-            "Op time by class and by op type (fathom analyze breakdown); each trace's kept steps.");
-    snprintf(name, sizeof name, "classes.%s", ext);
-    io |= chart(f, o->dir, name, "op time by class");
-    snprintf(name, sizeof name, "optypes.%s", ext);
-    io |= chart(f, o->dir, name, "share of op time by op type");
-    io |= pre(f, t_breakdown, &x, "table: fathom analyze breakdown");
-    if (np) {
+    if (r->np) {
         section(f, "compare", "Training vs inference", "fathom analyze compare: the pairs found by model name.");
-        snprintf(name, sizeof name, "compare.%s", ext);
-        io |= chart(f, o->dir, name, "training and inference step time");
-        io |= pre(f, t_compare, &x, "table: fathom analyze compare");
+        io |= section_chart(f, o, "compare", "training and inference step time");
+        io |= pre(f, t_compare, x, "table: fathom analyze compare");
     }
-    if (sim->n >= 2) {
+    if (r->sim->n >= 2) {
         section(f, "similarity", "Similarity",
                 "Cosine similarity of the op-type time vectors and their average-linkage clustering "
                 "(fathom analyze similarity).");
-        snprintf(name, sizeof name, "similarity.%s", ext);
-        io |= chart(f, o->dir, name, "cosine similarity matrix and dendrogram");
-        io |= pre(f, t_similarity, &x, "table: fathom analyze similarity");
+        io |= section_chart(f, o, "similarity", "cosine similarity matrix and dendrogram");
+        io |= pre(f, t_similarity, x, "table: fathom analyze similarity");
     }
-    if (nsc) {
+    if (r->nsc) {
         section(f, "scaling", "Scaling with threads",
                 "Each model given at several thread counts: the speedup of its op time and of its largest op types "
                 "over the fewest threads, and an Amdahl fit (fathom analyze scaling).");
-        for (int k = 0; k < nsc; k++) {
-            scaling_name(name, sizeof name, sc[k], ext);
+        for (int k = 0; k < r->nsc; k++) {
+            scaling_name(name, sizeof name, r->sc[k], o->png ? "png" : "svg");
             io |= chart(f, o->dir, name, "speedup with threads");
-            x.scaling = sc[k];
-            io |= pre(f, t_scaling, &x, "table: fathom analyze scaling");
+            x->scaling = r->sc[k];
+            io |= pre(f, t_scaling, x, "table: fathom analyze scaling");
         }
     }
-    if (ranks) {
+    if (r->ranks) {
         section(f, "ranks", "Ranks",
                 "The ranks of one distributed job side by side (fathom analyze ranks): each rank's mean step "
                 "split into the time its GPUs ran something other than communication, ran communication kernels, "
                 "and were idle; the table gives the slowest rank of each step (the stragglers).");
-        snprintf(name, sizeof name, "ranks.%s", ext);
-        io |= chart(f, o->dir, name, "each rank's step: busy, communication, idle");
-        x.ranks = ranks;
-        io |= pre(f, t_ranks, &x, "table: fathom analyze ranks");
-    } else if (ranks_why[0]) {
+        io |= section_chart(f, o, "ranks", "each rank's step: busy, communication, idle");
+        io |= pre(f, t_ranks, x, "table: fathom analyze ranks");
+    } else if (r->ranks_why[0]) {
         fputs("<h2 id=\"ranks\">Ranks</h2>\n<p class=\"note\">No ranks in this report: ", f);
-        analyze_out_xml(f, ranks_why);
+        analyze_out_xml(f, r->ranks_why);
         fputs(".</p>\n", f);
     }
-    if (par) {
+    return io;
+}
+
+/* The page's sections, each a chart and its table folded under it.
+ * Nonzero if one could not be written. */
+static int page_sections(FILE *f, const report *r, analyze_profile *const *p, size_t n, const analyze_html_opts *o)
+{
+    profiles x = { p, n, o->top, r->pairs, (size_t)r->np, r->sim, r->roof, NULL, r->par, r->ranks };
+    int io = 0;
+    section(f, "breakdown", "Where the time goes",
+            "Op time by class and by op type (fathom analyze breakdown); each trace's kept steps.");
+    io |= section_chart(f, o, "classes", "op time by class");
+    io |= section_chart(f, o, "optypes", "share of op time by op type");
+    io |= pre(f, t_breakdown, &x, "table: fathom analyze breakdown");
+
+    io |= page_optional_sections(f, r, &x, o);
+
+    if (r->par) {
         char what[512];
         snprintf(what, sizeof what,
                  "The average parallelism of each trace's data-flow graph: per step, the op time over the time of "
                  "the critical path, the longest chain of ops each reading what the previous one wrote "
                  "(fathom analyze parallelism). 1.0 is a chain; above it, inter-op workers have work to do.%s",
-                 nflow < n ? " Traces without a data flow (schema 1, or ops that name no tensors) are left out." : "");
+                 r->nflow < n ? " Traces without a data flow (schema 1, or ops that name no tensors) are left out."
+                              : "");
         section(f, "parallelism", "Parallelism", what);
-        snprintf(name, sizeof name, "parallelism.%s", ext);
-        io |= chart(f, o->dir, name, "op time and critical path per step");
-        x.par = par;
+        io |= section_chart(f, o, "parallelism", "op time and critical path per step");
         io |= pre(f, t_parallelism, &x, "table: fathom analyze parallelism");
     } else {
         fputs("<h2 id=\"parallelism\">Parallelism</h2>\n<p class=\"note\">No parallelism in this report: none "
               "of the traces carries a data flow (node_def's inputs and outputs, trace schema 2).</p>\n",
               f);
     }
-    if (roof) {
+
+    if (r->roof) {
         char what[512];
         snprintf(what, sizeof what,
                  "Each op type against the ceilings of the recording machine (fathom analyze roofline), %.1f GFLOP/s "
                  "and %.1f GB/s as given.",
                  o->peaks->gflops, o->peaks->gbs);
         section(f, "roofline", "Roofline", what);
-        snprintf(name, sizeof name, "roofline.%s", ext);
-        io |= chart(f, o->dir, name, "roofline");
+        io |= section_chart(f, o, "roofline", "roofline");
         io |= pre(f, t_roofline, &x, "table: fathom analyze roofline");
     } else {
         fputs("<h2 id=\"roofline\">Roofline</h2>\n<p class=\"note\">No roofline in this report: it needs the "
@@ -517,15 +545,43 @@ analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const ana
               "<code>--gflops G --gbs B</code>).</p>\n",
               f);
     }
+
     section(f, "memory", "Memory",
             "Tensor memory by role at each run's peak, as a share of that peak, and the peaks themselves on a log "
             "scale (fathom analyze memory).");
-    snprintf(name, sizeof name, "memory.%s", ext);
-    io |= chart(f, o->dir, name, "tensor memory at the peak by role");
+    io |= section_chart(f, o, "memory", "tensor memory at the peak by role");
     io |= pre(f, t_memory, &x, "table: fathom analyze memory");
     fputs("<h2 id=\"traces\">The traces</h2>\n<details><summary>table: the traces and their runs</summary>\n", f);
     traces_table(f, p, n);
     fputs("</details>\n", f);
+    return io;
+}
+
+analyze_status analyze_html_write(analyze_profile *const *p, size_t n, const analyze_html_opts *o)
+{
+    page pg = { .o = o };
+    report r = { 0 };
+    char path[4200];
+    analyze_status rc;
+    FILE *f = NULL;
+    if (!n)
+        return analyze_fail(ANALYZE_ERR_INPUT, "report wants at least one trace");
+    int fresh = fresh_dir(o->dir);
+    if (fresh < 0)
+        return ANALYZE_ERR_IO; /* base_errmsg() says why */
+    if (fresh && mkdir(o->dir, 0777) != 0)
+        return analyze_fail(ANALYZE_ERR_IO, "cannot create %s: %s", o->dir, strerror(errno));
+    pg.made_dir = fresh;
+
+    if ((rc = report_analyze(&r, p, n, o)) || (rc = report_charts(&pg, &r, p, n)))
+        goto end;
+
+    if (!(f = fopen(file(&pg, "index.html", path, sizeof path), "w"))) {
+        rc = analyze_fail(ANALYZE_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+        goto end;
+    }
+    page_head(f, &r, n);
+    int io = page_sections(f, &r, p, n, o);
     fputs("</body>\n</html>\n", f);
     if (io || ferror(f)) {
         rc = analyze_fail(ANALYZE_ERR_IO, "cannot write %s", path);
@@ -543,14 +599,6 @@ end:
         fclose(f);
     if (rc)
         cleanup(&pg);
-    analyze_sim_destroy(sim);
-    analyze_roofline_destroy(roof);
-    analyze_parallelism_destroy(par);
-    analyze_ranks_destroy(ranks);
-    base_free(flow);
-    for (int k = 0; k < nsc; k++)
-        analyze_scaling_destroy(sc[k]);
-    base_free(pairs);
-    base_free(used);
+    report_free(&r);
     return rc;
 }

@@ -44,7 +44,7 @@
 #include "analyze/import_et.h"
 #include "base/alloc.h"
 #include "base/error.h"
-#include "base/hash.h"
+#include "base/table.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -70,11 +70,22 @@ static const uint8_t dtype_size[IMP_DTYPE_COUNT] = { 4, 4, 8, 2, 2, 8, 2, 1, 1, 
 struct imp_strtab {
     char **str;
     uint32_t n, cap; /* strings */
-    uint32_t *slot;  /* open addressing: id + 1, 0 = empty */
-    uint32_t nslots;
+    base_table ids;  /* struct strid by the string's bytes */
 };
 
-static imp_strtab *strtab_create(void) { return base_calloc(1, sizeof(imp_strtab)); }
+/* A string's id: its key points at its copy in str[]. */
+struct strid {
+    base_table_bytes key;
+    uint32_t id;
+};
+
+static imp_strtab *strtab_create(void)
+{
+    imp_strtab *s = base_calloc(1, sizeof(imp_strtab));
+    if (s)
+        s->ids = BASE_TABLE(struct strid, 0);
+    return s;
+}
 
 static void strtab_destroy(imp_strtab *s)
 {
@@ -83,49 +94,40 @@ static void strtab_destroy(imp_strtab *s)
     for (uint32_t i = 0; i < s->n; i++)
         base_free(s->str[i]);
     base_free(s->str);
-    base_free(s->slot);
+    base_table_free(&s->ids);
     base_free(s);
+}
+
+static int grow_strs(imp_strtab *s)
+{
+    uint32_t nc = s->cap ? s->cap * 2 : 64;
+    char **ns = nc > s->cap ? base_realloc(s->str, nc * sizeof *ns) : NULL;
+    if (!ns)
+        return -1;
+    s->str = ns;
+    s->cap = nc;
+    return 0;
 }
 
 /* The id of s[0..len); *added says whether it is new.  -1: out of memory. */
 static int64_t intern(imp_strtab *s, const char *str, size_t len, int *added)
 {
     *added = 0;
-    if ((uint64_t)(s->n + 1) * 2 > s->nslots) {
-        uint32_t ns = s->nslots ? s->nslots * 2 : 256;
-        uint32_t *slot = base_calloc(ns, sizeof *slot);
-        if (!slot || ns < s->nslots)
-            return base_free(slot), -1;
-        for (uint32_t i = 0; i < s->n; i++) {
-            uint64_t h = base_fnv1a(s->str[i], strlen(s->str[i])) & (ns - 1);
-            while (slot[h])
-                h = (h + 1) & (ns - 1);
-            slot[h] = i + 1;
-        }
-        base_free(s->slot);
-        s->slot = slot;
-        s->nslots = ns;
-    }
-    uint64_t h = base_fnv1a(str, len) & (s->nslots - 1);
-    for (; s->slot[h]; h = (h + 1) & (s->nslots - 1)) {
-        const char *c = s->str[s->slot[h] - 1];
-        if (strncmp(c, str, len) == 0 && c[len] == '\0')
-            return s->slot[h] - 1;
-    }
-    if (s->n == s->cap) {
-        uint32_t nc = s->cap ? s->cap * 2 : 64;
-        char **ns = base_realloc(s->str, nc * sizeof *ns);
-        if (!ns)
-            return -1;
-        s->str = ns;
-        s->cap = nc;
-    }
-    char *copy = base_malloc(len + 1);
-    if (!copy)
+    struct strid *e;
+    base_table_status st = base_table_put(&s->ids, &(base_table_bytes){ str, len }, (void **)&e);
+    if (st == BASE_TABLE_FOUND)
+        return e->id;
+    if (st == BASE_TABLE_NOMEM)
         return -1;
+    char *copy = NULL;
+    if (s->n == UINT32_MAX || (s->n == s->cap && grow_strs(s)) || !(copy = base_malloc(len + 1))) {
+        base_table_del(&s->ids, e);
+        return -1;
+    }
     memcpy(copy, str, len), copy[len] = '\0';
     s->str[s->n] = copy;
-    s->slot[h] = s->n + 1;
+    e->key.p = copy;
+    e->id = s->n;
     *added = 1;
     return s->n++;
 }
@@ -1234,36 +1236,21 @@ end:
     return rc;
 }
 
-/* Outermost ops of each thread -> node records, by track then begin (the
- * source emits them step by step: import_source.c); steps. */
-static int resolve(imp_trace *t, int et)
+/* The records of in kept, written to out over the array behind the
+ * reader: an execution trace's are nodes already (et_finish); a profiler
+ * trace's outermost ops of each thread become node records (nested spans
+ * on a stack, by track then begin). Each track's range of them, the first
+ * begin and the last end. 0, or -1 out of memory. */
+static int keep_records(imp_trace *t, int et, imp_spill_io *in, imp_spill_io *out, size_t *kept)
 {
     imp_rec *stack = NULL; /* the spans open around the current one */
-    size_t cap = 0;
-    imp_spill_io in = { 0 }, out = { 0 };
-    int rc = -1, err = 0;
-    if (imp_spill_io_close(&t->recw, 1))
-        goto oom;
-    if (et && t->nrecs &&
-        (imp_spill_reserve(&t->recspill, t->nrecs * sizeof *t->recs) ||
-         imp_spill_sort(&t->recspill, t->nrecs, sizeof *t->recs, track_begin_order)))
-        goto oom;
-    if (!et && t->nrecs && sort_by_track(t))
-        goto oom;
-    if (!(t->track_at = base_calloc(t->ntracks + 1, sizeof *t->track_at)) ||
-        imp_spill_io_open(&in, &t->recspill, 0, t->nrecs * sizeof *t->recs, NULL, IO_BUF) ||
-        imp_spill_io_open(&out, &t->recspill, 0, IMP_SPILL_WRITER, NULL, IO_BUF))
-        goto oom;
-    /* one pass: the kept records written over the array behind the reader;
-     * each track's range of them; the first begin, the last end */
-    size_t nout = 0, depth = 0;
-    int ops_open = 0, bwd = 0, upd = 0, first_rec = 1;
+    size_t cap = 0, nout = 0, depth = 0;
+    int rc = -1, err = 0, ops_open = 0, bwd = 0, upd = 0, first_rec = 1;
     uint32_t prev = 0;
     t->t0 = UINT64_MAX;
     t->t1 = 0;
-    for (const imp_rec *next; (next = imp_spill_get(&in, sizeof *next, &err));) {
+    for (const imp_rec *next; (next = imp_spill_get(in, sizeof *next, &err));) {
         imp_rec r = *next;
-        /* an execution trace's records are nodes already (et_finish) */
         if (!et) {
             if (first_rec || r.track != prev)
                 depth = 0, ops_open = bwd = upd = 0;
@@ -1286,18 +1273,18 @@ static int resolve(imp_trace *t, int et)
             if (k == IMP_REC_OP || k == IMP_REC_KERNEL) {
                 int64_t node = node_of(t, r.ref, upd ? IMP_UPDATE : bwd ? IMP_BACKWARD : IMP_FORWARD);
                 if (node < 0)
-                    goto oom;
+                    goto end;
                 r.ref = (uint32_t)node;
                 r.kind = IMP_REC_KEPT;
             }
             if (base_grow(&stack, &cap, depth + 1, sizeof *stack))
-                goto oom;
+                goto end;
             stack[depth++] = r;
         }
         if (r.kind != IMP_REC_KEPT || r.track >= t->ntracks)
             continue;
-        if (imp_spill_put(&out, &r, sizeof r))
-            goto oom;
+        if (imp_spill_put(out, &r, sizeof r))
+            goto end;
         nout++;
         t->track_at[r.track + 1]++;
         if (r.b < t->t0)
@@ -1305,20 +1292,21 @@ static int resolve(imp_trace *t, int et)
         if (r.e > t->t1)
             t->t1 = r.e;
     }
-    if (err || imp_spill_io_close(&out, 1))
-        goto oom;
+    if (err || imp_spill_io_close(out, 1))
+        goto end;
     for (size_t k = 0; k < t->ntracks; k++)
         t->track_at[k + 1] += t->track_at[k];
-    t->nrecs = nout;
-    t->recs = t->recspill.p;
-    if (kernel_launches(t))
-        goto oom;
-    if (!nout) {
-        analyze_fail(ANALYZE_ERR_INPUT, "%s: no PyTorch ops found (%llu events read): not a PyTorch %s trace", t->path,
-                     (unsigned long long)t->sum.events, et ? "execution" : "profiler");
-        goto end;
-    }
-    /* the steps: in time order, none overlapping the one before */
+    *kept = nout;
+    rc = 0;
+end:
+    base_free(stack);
+    return rc;
+}
+
+/* The steps: in time order, none overlapping the one before; a trace
+ * without step spans is one step. 0, or -1 out of memory. */
+static int order_steps(imp_trace *t)
+{
     if (t->nsteps)
         qsort(t->steps, t->nsteps, sizeof *t->steps, step_order);
     size_t ns = 0;
@@ -1330,9 +1318,9 @@ static int resolve(imp_trace *t, int et)
         t->steps[ns++] = t->steps[i];
     }
     t->nsteps = ns;
-    if (!t->nsteps) { /* a trace without step spans is one step */
+    if (!t->nsteps) {
         if (base_grow(&t->steps, &t->csteps, 1, sizeof *t->steps))
-            goto oom;
+            return -1;
         t->steps[0] = (imp_step){ .b = t->t0, .e = t->t1, .num = 0 };
         t->nsteps = 1;
     }
@@ -1340,8 +1328,14 @@ static int resolve(imp_trace *t, int et)
         t->t0 = t->steps[0].b;
     if (t->steps[t->nsteps - 1].e > t->t1)
         t->t1 = t->steps[t->nsteps - 1].e;
-    /* the thread ids: CPU threads keep theirs (0 to 2^31-1) where no other
-     * thread has it, the others get new ones above them */
+    return 0;
+}
+
+/* The thread ids: CPU threads keep theirs (0 to 2^31-1) where no other
+ * thread has it, the others get new ones above them. 0, or -1 out of
+ * memory. */
+static int number_threads(imp_trace *t)
+{
     int64_t next = 1;
     for (size_t i = 0; i < t->ntracks; i++) {
         if (t->tracks[i].vtid > INT32_MAX)
@@ -1351,14 +1345,14 @@ static int resolve(imp_trace *t, int et)
     }
     imp_strtab *taken = strtab_create();
     if (!taken)
-        goto oom;
+        return -1;
     for (size_t i = 0; i < t->ntracks; i++) {
         if (t->tracks[i].vtid >= 0) {
             char key[24];
             int n = snprintf(key, sizeof key, "%lld", (long long)t->tracks[i].vtid), added;
             if (intern(taken, key, (size_t)n, &added) < 0) {
                 strtab_destroy(taken);
-                goto oom;
+                return -1;
             }
             if (!added)
                 t->tracks[i].vtid = -1;
@@ -1367,9 +1361,15 @@ static int resolve(imp_trace *t, int et)
             t->tracks[i].vtid = next++;
     }
     strtab_destroy(taken);
-    device_streams(t);
-    /* the main track: the one whose ops come first in the stream (the
-     * first segment with ops, the first track there) */
+    return 0;
+}
+
+/* The main track: the one whose ops come first in the stream (the first
+ * segment with ops, the first track there). One process: readers look node
+ * ids up within the process (vpid) of the ops events, and the node_defs
+ * are the main thread's. */
+static void pick_main_track(imp_trace *t)
+{
     uint64_t first = UINT64_MAX;
     for (size_t k = 0; k < t->ntracks; k++) {
         if (t->track_at[k] == t->track_at[k + 1])
@@ -1378,10 +1378,12 @@ static int resolve(imp_trace *t, int et)
         if (seg < first)
             first = seg, t->main_track = k;
     }
-    /* one process: readers look node ids up within the process (vpid) of
-     * the ops events, and the node_defs are the main thread's */
     for (size_t i = 0; i < t->ntracks; i++)
         t->tracks[i].vpid = t->tracks[t->main_track].vpid;
+}
+
+static void summarize(imp_trace *t, int et, size_t nout)
+{
     int train = 0;
     for (size_t i = 0; i < t->nnodes; i++)
         train |= t->nodes[i].phase != IMP_FORWARD;
@@ -1394,13 +1396,49 @@ static int resolve(imp_trace *t, int et)
     t->sum.tensors = t->ntensors;
     t->sum.warnings = (t->bad_time > 0) + (t->bad_shape > 0) + (t->overlap > 0) + (t->bad_step > 0) + (t->no_name > 0) +
                       (t->untimed > 0) + (t->big_ints > 0) + (t->unknown_cats > 0) + (t->notes[0] != 0);
+}
+
+/* Outermost ops of each thread -> node records, by track then begin (the
+ * source emits them step by step: import_source.c); steps. */
+static int resolve(imp_trace *t, int et)
+{
+    imp_spill_io in = { 0 }, out = { 0 };
+    int rc = -1;
+    size_t nout = 0;
+    if (imp_spill_io_close(&t->recw, 1))
+        goto oom;
+    if (et && t->nrecs &&
+        (imp_spill_reserve(&t->recspill, t->nrecs * sizeof *t->recs) ||
+         imp_spill_sort(&t->recspill, t->nrecs, sizeof *t->recs, track_begin_order)))
+        goto oom;
+    if (!et && t->nrecs && sort_by_track(t))
+        goto oom;
+    if (!(t->track_at = base_calloc(t->ntracks + 1, sizeof *t->track_at)) ||
+        imp_spill_io_open(&in, &t->recspill, 0, t->nrecs * sizeof *t->recs, NULL, IO_BUF) ||
+        imp_spill_io_open(&out, &t->recspill, 0, IMP_SPILL_WRITER, NULL, IO_BUF))
+        goto oom;
+    if (keep_records(t, et, &in, &out, &nout))
+        goto oom;
+    t->nrecs = nout;
+    t->recs = t->recspill.p;
+    if (kernel_launches(t))
+        goto oom;
+    if (!nout) {
+        analyze_fail(ANALYZE_ERR_INPUT, "%s: no PyTorch ops found (%llu events read): not a PyTorch %s trace", t->path,
+                     (unsigned long long)t->sum.events, et ? "execution" : "profiler");
+        goto end;
+    }
+    if (order_steps(t) || number_threads(t))
+        goto oom;
+    device_streams(t);
+    pick_main_track(t);
+    summarize(t, et, nout);
     rc = 0;
     goto end;
 oom:
     analyze_fail(ANALYZE_ERR_NOMEM, "%s: out of memory", t->path);
 end:
     imp_spill_io_close(&in, 1), imp_spill_io_close(&out, 1);
-    base_free(stack);
     return rc;
 }
 

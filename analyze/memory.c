@@ -280,11 +280,11 @@ int analyze_memory_print(FILE *f, analyze_profile *const *p, size_t n, cli_forma
 }
 
 /* ---- the row ------------------------------------------------------------------------- */
-static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
+static analyze_status print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     const analyze_profile_set *s = r;
     (void)o;
-    return analyze_memory_print(f, s->p, s->n, fmt);
+    return analyze_out_status(f, analyze_memory_print(f, s->p, s->n, fmt));
 }
 
 const analyze_analysis analyze_row_memory = {

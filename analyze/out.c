@@ -25,6 +25,13 @@ int analyze_out_json(FILE *f, json_t *root)
     return rc;
 }
 
+analyze_status analyze_out_status(FILE *f, int rc)
+{
+    if (ferror(f))
+        return analyze_fail(ANALYZE_ERR_IO, "cannot write the output");
+    return rc ? analyze_fail(ANALYZE_ERR_NOMEM, "out of memory") : ANALYZE_OK;
+}
+
 void analyze_out_xml(FILE *f, const char *s)
 {
     for (; s && *s; s++) {

@@ -5,6 +5,7 @@
 #define FATHOM_ANALYZE_OUT_H
 
 #include "analyze/profile.h"
+#include "analyze/analyze_status.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -14,6 +15,11 @@
 /* Dumps root (indented) and a newline, and drops the reference: 0 or -1
  * (root NULL: -1, for json_pack failures). */
 int analyze_out_json(FILE *f, json_t *root);
+/* A printer's 0 or -1 (analyze_out_json's, a report's) as the status the
+ * analysis row's print returns: ANALYZE_OK; ANALYZE_ERR_IO where f is in
+ * error; else ANALYZE_ERR_NOMEM (a JSON value that could not be built).
+ * The message is set on failure. */
+analyze_status analyze_out_status(FILE *f, int rc);
 /* A JSON string, or null for NULL or "". */
 json_t *analyze_out_jstr(const char *s);
 /* A JSON real, or null when v is not finite. */

@@ -1,6 +1,7 @@
 /* parallelism.c -- the average parallelism of a trace's data-flow graph
  * (parallelism.h), from the per-step critical paths the profile kept. */
 #include "analyze/parallelism.h"
+#include "analyze/out.h"
 
 #include "base/alloc.h"
 
@@ -124,10 +125,10 @@ static analyze_status create(analyze_profile *const *p, size_t n, const analyze_
     return ANALYZE_OK;
 }
 
-static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
+static analyze_status print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     (void)o;
-    return analyze_parallelism_print(f, r, fmt);
+    return analyze_out_status(f, analyze_parallelism_print(f, r, fmt));
 }
 
 static void destroy(void *r) { analyze_parallelism_destroy(r); }

@@ -1029,122 +1029,142 @@ static int first_ceilings(const analyze_roofline *r, size_t i)
     return 1;
 }
 
-analyze_status analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t top)
+/* The roofline chart's plot area (points) and the room to its right that
+ * the legend starts at. */
+enum { ROOF_LEFT = 70, ROOF_TOP = 40, ROOF_WIDTH = 640, ROOF_HEIGHT = 440, ROOF_LEGEND_GAP = 30 };
+
+/* The axes' scales: every plotted point and the ridges, in whole decades.
+ * *skipped counts the points with no flops or bytes, *nplot the others. */
+static void roof_scales(const analyze_roofline *r, size_t top, analyze_scale *sx, analyze_scale *sy, size_t *skipped,
+                        size_t *nplot)
 {
-    /* the axes' ranges: every plotted point and the ridges, in whole decades */
     double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
-    size_t skipped = 0, nplot = 0;
+    *skipped = *nplot = 0;
     for (size_t i = 0; i < r->n; i++) {
         const analyze_roofline_trace *t = &r->t[i];
         size_t k = top && top < t->nops ? top : t->nops;
         for (size_t j = 0; j < k; j++) {
             const analyze_roof_row *o = &t->ops[j];
             if (!plottable(o)) {
-                skipped++;
+                (*skipped)++;
                 continue;
             }
-            nplot++;
+            (*nplot)++;
             xlo = fmin(xlo, o->intensity), xhi = fmax(xhi, o->intensity);
             ylo = fmin(ylo, o->gflops), yhi = fmax(yhi, o->gflops);
         }
         xlo = fmin(xlo, t->ridge / 10), xhi = fmax(xhi, t->ridge * 10);
         ylo = fmin(ylo, t->peak_gflops / 1000), yhi = fmax(yhi, t->peak_gflops * 1.5);
     }
-    analyze_scale sx = { decade_down(xlo), decade_up(xhi), 0, 0, 1 };
-    analyze_scale sy = { decade_down(ylo), decade_up(yhi), 0, 0, 1 };
-    double L = 70, T = 40, W = 640, H = 440;
-    sx.p0 = L, sx.p1 = L + W, sy.p0 = T + H, sy.p1 = T;
-    analyze_names cls = { 0 };
-    mark *m = base_calloc(nplot ? nplot : 1, sizeof *m);
-    char(*tl)[128] = base_calloc(r->n ? r->n : 1, sizeof *tl); /* the traces' labels */
-    box *placed = base_calloc(MAX_LABELS + 2 * r->n + 1, sizeof *placed);
-    analyze_chart c = { 0 };
-    analyze_status rc = ANALYZE_ERR_NOMEM;
-    if (!m || !tl || !placed) {
-        rc = oom();
-        goto end;
-    }
-    size_t nm = 0;
+    *sx = (analyze_scale){ decade_down(xlo), decade_up(xhi), ROOF_LEFT, ROOF_LEFT + ROOF_WIDTH, 1 };
+    *sy = (analyze_scale){ decade_down(ylo), decade_up(yhi), ROOF_TOP + ROOF_HEIGHT, ROOF_TOP, 1 };
+}
+
+/* The marks, in trace order (m, *nm of them), each trace's label (labels)
+ * and the classes the marks show (cls). */
+static analyze_status roof_marks(const analyze_roofline *r, size_t top, const analyze_scale *sx,
+                                 const analyze_scale *sy, mark *m, size_t *nm, char (*labels)[128], analyze_names *cls)
+{
+    *nm = 0;
     for (size_t a = 0; a < r->n; a++) {
         const analyze_roofline_trace *t = &r->t[r->order[a]];
-        analyze_out_label(t->p, tl[a], sizeof tl[a]);
+        analyze_out_label(t->p, labels[a], sizeof labels[a]);
         size_t k = top && top < t->nops ? top : t->nops;
         for (size_t j = 0; j < k; j++) {
             const analyze_roof_row *o = &t->ops[j];
             if (!plottable(o))
                 continue;
-            if (analyze_names_add(&cls, o->cls)) {
-                rc = oom();
-                goto end;
-            }
-            m[nm++] = (mark){ o,
-                              tl[a],
-                              analyze_scale_at(&sx, o->intensity),
-                              analyze_scale_at(&sy, o->gflops),
-                              disc_radius(o->share),
-                              a % NSHAPES,
-                              (a / NSHAPES) % 2 };
+            if (analyze_names_add(cls, o->cls))
+                return oom();
+            m[(*nm)++] = (mark){ o,
+                                 labels[a],
+                                 analyze_scale_at(sx, o->intensity),
+                                 analyze_scale_at(sy, o->gflops),
+                                 disc_radius(o->share),
+                                 a % NSHAPES,
+                                 (a / NSHAPES) % 2 };
         }
     }
-    sort_by_colour(cls.v, cls.n, class_colour);
-    /* the legend's width and height decide the chart's */
-    if ((rc = analyze_chart_create(&c, NULL, 1, 1)))
-        goto end;
+    sort_by_colour(cls->v, cls->n, class_colour);
+    return ANALYZE_OK;
+}
+
+/* The legend's width, measured on a scratch chart: the chart's width
+ * follows from it. */
+static analyze_status roof_legend_width(const analyze_roofline *r, const analyze_names *cls, char (*labels)[128],
+                                        double *width)
+{
+    analyze_chart c = { 0 };
+    analyze_status rc = analyze_chart_create(&c, NULL, 1, 1);
+    if (rc)
+        return rc;
     double lw = analyze_chart_text_width(&c, FONT, "share of op time");
-    for (size_t j = 0; j < cls.n; j++)
-        lw = fmax(lw, analyze_chart_text_width(&c, FONT, cls.v[j]) + 20);
+    for (size_t j = 0; j < cls->n; j++)
+        lw = fmax(lw, analyze_chart_text_width(&c, FONT, cls->v[j]) + 20);
     for (size_t a = 0; a < r->n && r->n > 1; a++)
-        lw = fmax(lw, analyze_chart_text_width(&c, FONT, tl[a]) + 20);
+        lw = fmax(lw, analyze_chart_text_width(&c, FONT, labels[a]) + 20);
     analyze_chart_discard(&c);
-    double legend_h = 18 * (double)(cls.n + 1) + (r->n > 1 ? 18 * (double)(r->n + 1) : 0) + 18 + 3 * 30 + 70;
-    double w = L + W + 30 + lw + 10, h = fmax(T + H + 60, T + legend_h);
-    if ((rc = analyze_chart_create(&c, path, w, h)))
-        goto end;
-    cairo_t *cr = c.cr;
-    analyze_chart_rgb(&c, 0, 0, 0);
-    analyze_chart_text(&c, 10, 22, TITLE, -1, 0, "Roofline: achieved GFLOP/s against arithmetic intensity");
-    /* grid and axes */
+    *width = lw;
+    return ANALYZE_OK;
+}
+
+/* The title, the grid of decades, the frame and the axes' labels. */
+static void roof_axes(analyze_chart *c, const analyze_scale *sx, const analyze_scale *sy)
+{
+    const double L = ROOF_LEFT, T = ROOF_TOP, W = ROOF_WIDTH, H = ROOF_HEIGHT;
+    cairo_t *cr = c->cr;
+    analyze_chart_rgb(c, 0, 0, 0);
+    analyze_chart_text(c, 10, 22, TITLE, -1, 0, "Roofline: achieved GFLOP/s against arithmetic intensity");
     cairo_set_line_width(cr, 0.5);
-    analyze_chart_rgb(&c, 0.88, 0.88, 0.88);
-    for (double v = sx.lo; v <= sx.hi * 1.0001; v *= 10) {
-        cairo_move_to(cr, analyze_scale_at(&sx, v), T);
-        cairo_line_to(cr, analyze_scale_at(&sx, v), T + H);
+    analyze_chart_rgb(c, 0.88, 0.88, 0.88);
+    for (double v = sx->lo; v <= sx->hi * 1.0001; v *= 10) {
+        cairo_move_to(cr, analyze_scale_at(sx, v), T);
+        cairo_line_to(cr, analyze_scale_at(sx, v), T + H);
     }
-    for (double v = sy.lo; v <= sy.hi * 1.0001; v *= 10) {
-        cairo_move_to(cr, L, analyze_scale_at(&sy, v));
-        cairo_line_to(cr, L + W, analyze_scale_at(&sy, v));
+    for (double v = sy->lo; v <= sy->hi * 1.0001; v *= 10) {
+        cairo_move_to(cr, L, analyze_scale_at(sy, v));
+        cairo_line_to(cr, L + W, analyze_scale_at(sy, v));
     }
     cairo_stroke(cr);
-    analyze_chart_rgb(&c, 0.2, 0.2, 0.2);
+    analyze_chart_rgb(c, 0.2, 0.2, 0.2);
     cairo_set_line_width(cr, 1);
     cairo_rectangle(cr, L, T, W, H);
     cairo_stroke(cr);
-    log_axis_labels(&c, &sx, 0, T + H);
-    log_axis_labels(&c, &sy, 1, L);
-    analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
-    analyze_chart_text(&c, L + W / 2, T + H + 40, FONT, 0, 0, "arithmetic intensity (FLOP/byte)");
-    analyze_chart_text(&c, 22, T + H / 2, FONT, 0, 90, "GFLOP/s");
-    cairo_save(cr);
-    cairo_rectangle(cr, L, T, W, H);
-    cairo_clip(cr);
-    /* the roofs: min(P, I x B) for each distinct pair of ceilings */
+    log_axis_labels(c, sx, 0, T + H);
+    log_axis_labels(c, sy, 1, L);
+    analyze_chart_rgb(c, 0.1, 0.1, 0.1);
+    analyze_chart_text(c, L + W / 2, T + H + 40, FONT, 0, 0, "arithmetic intensity (FLOP/byte)");
+    analyze_chart_text(c, 22, T + H / 2, FONT, 0, 90, "GFLOP/s");
+}
+
+/* The roofs, min(P, I x B), one for each distinct pair of ceilings. */
+static void roof_roofs(analyze_chart *c, const analyze_roofline *r, const analyze_scale *sx, const analyze_scale *sy)
+{
+    cairo_t *cr = c->cr;
     cairo_set_line_width(cr, 2);
     for (size_t i = 0; i < r->n; i++) {
         const analyze_roofline_trace *t = &r->t[i];
         if (!first_ceilings(r, i))
             continue;
-        analyze_chart_rgb(&c, 0.75, 0.1, 0.1);
+        analyze_chart_rgb(c, 0.75, 0.1, 0.1);
         cairo_new_path(cr);
-        cairo_move_to(cr, analyze_scale_at(&sx, sx.lo), analyze_scale_at(&sy, sx.lo * t->peak_gbs));
-        cairo_line_to(cr, analyze_scale_at(&sx, t->ridge), analyze_scale_at(&sy, t->peak_gflops));
-        cairo_line_to(cr, analyze_scale_at(&sx, sx.hi), analyze_scale_at(&sy, t->peak_gflops));
+        cairo_move_to(cr, analyze_scale_at(sx, sx->lo), analyze_scale_at(sy, sx->lo * t->peak_gbs));
+        cairo_line_to(cr, analyze_scale_at(sx, t->ridge), analyze_scale_at(sy, t->peak_gflops));
+        cairo_line_to(cr, analyze_scale_at(sx, sx->hi), analyze_scale_at(sy, t->peak_gflops));
         cairo_stroke(cr);
     }
-    /* trajectories: an op type's points across the traces of one model and
-     * mode (batch sizes, thread counts), in trajectory order */
+}
+
+/* Trajectories: an op type's points across the traces of one model and
+ * mode (batch sizes, thread counts), in trajectory order.  1 if it drew
+ * one. */
+static int roof_trajectories(analyze_chart *c, const analyze_roofline *r, size_t top, const analyze_scale *sx,
+                             const analyze_scale *sy)
+{
+    cairo_t *cr = c->cr;
+    int drawn = 0;
     cairo_set_line_width(cr, 1);
-    analyze_chart_rgb(&c, 0.55, 0.55, 0.55);
-    int trajectories = 0;
+    analyze_chart_rgb(c, 0.55, 0.55, 0.55);
     for (size_t a = 1; a < r->n; a++) {
         const analyze_roofline_trace *t = &r->t[r->order[a]], *u = &r->t[r->order[a - 1]];
         if (strcmp(analyze_profile_model(t->p), analyze_profile_model(u->p)) != 0 ||
@@ -1155,29 +1175,29 @@ analyze_status analyze_plot_roofline(const char *path, const analyze_roofline *r
             for (size_t q = 0; q < u->nops; q++)
                 if (strcmp(u->ops[q].name, t->ops[j].name) == 0 && plottable(&u->ops[q]) && plottable(&t->ops[j])) {
                     const analyze_roof_row *from = &u->ops[q], *to = &t->ops[j];
-                    cairo_move_to(cr, analyze_scale_at(&sx, from->intensity), analyze_scale_at(&sy, from->gflops));
-                    cairo_line_to(cr, analyze_scale_at(&sx, to->intensity), analyze_scale_at(&sy, to->gflops));
+                    cairo_move_to(cr, analyze_scale_at(sx, from->intensity), analyze_scale_at(sy, from->gflops));
+                    cairo_line_to(cr, analyze_scale_at(sx, to->intensity), analyze_scale_at(sy, to->gflops));
                     cairo_stroke(cr);
-                    trajectories = 1;
+                    drawn = 1;
                 }
     }
-    /* the points: colour by class, area by time share, shape by trace */
-    for (size_t i = 0; i < nm; i++) {
-        analyze_chart_palette(&c, class_colour(m[i].o->cls));
-        marker(&c, m[i].shape, m[i].hollow, m[i].x, m[i].y, m[i].r);
-        analyze_chart_title_disc(&c, m[i].x, m[i].y, m[i].r,
-                                 "%s: %s (%s), %.3g FLOP/byte, %.3g GFLOP/s, %.1f%% of op time", m[i].trace,
-                                 m[i].o->name, m[i].o->cls, m[i].o->intensity, m[i].o->gflops, 100 * m[i].o->share);
-    }
-    /* the ceilings' values: above the flat roof, right-aligned, moved left
-     * until clear of the marks; the flat roofs themselves kept clear of labels */
-    box frame = { L + 2, T + 2, L + W - 2, T + H - 2 };
+    return drawn;
+}
+
+/* The ceilings' values: above the flat roof (or under it), right-aligned,
+ * moved left until clear of the marks.  The flat roofs themselves are kept
+ * clear of labels: their boxes go into placed[] first.  Returns how many
+ * boxes placed[] holds then. */
+static size_t roof_ceiling_labels(analyze_chart *c, const analyze_roofline *r, const analyze_scale *sx,
+                                  const analyze_scale *sy, const box *frame, const mark *m, size_t nm, box *placed)
+{
+    const double L = ROOF_LEFT, W = ROOF_WIDTH;
     size_t np = 0;
     for (size_t i = 0; i < r->n; i++) {
         const analyze_roofline_trace *t = &r->t[i];
-        double ry = analyze_scale_at(&sy, t->peak_gflops);
+        double ry = analyze_scale_at(sy, t->peak_gflops);
         if (first_ceilings(r, i))
-            placed[np++] = (box){ analyze_scale_at(&sx, t->ridge), ry - 1.5, L + W, ry + 1.5 };
+            placed[np++] = (box){ analyze_scale_at(sx, t->ridge), ry - 1.5, L + W, ry + 1.5 };
     }
     char num[128];
     for (size_t i = 0; i < r->n; i++) {
@@ -1185,16 +1205,16 @@ analyze_status analyze_plot_roofline(const char *path, const analyze_roofline *r
         if (!first_ceilings(r, i))
             continue;
         snprintf(num, sizeof num, "%.1f GFLOP/s, %.1f GB/s", t->peak_gflops, t->peak_gbs);
-        double tw = analyze_chart_text_width(&c, 10, num), ry = analyze_scale_at(&sy, t->peak_gflops);
+        double tw = analyze_chart_text_width(c, 10, num), ry = analyze_scale_at(sy, t->peak_gflops);
         for (int side = 0; side < 2; side++) {
             double y = side ? ry + 3 + ANALYZE_CHART_ASCENT * 10 : ry - 4 - ANALYZE_CHART_DESCENT * 10;
             int done = 0;
             for (double x = L + W - 6 - tw; x >= L + 6 && !done; x -= 10) {
                 box b = text_box(x, y, tw, 10);
-                if (!spot_free(&b, &frame, m, nm, placed, np))
+                if (!spot_free(&b, frame, m, nm, placed, np))
                     continue;
-                analyze_chart_rgb(&c, 0.75, 0.1, 0.1);
-                analyze_chart_text(&c, x, y, 10, -1, 0, num);
+                analyze_chart_rgb(c, 0.75, 0.1, 0.1);
+                analyze_chart_text(c, x, y, 10, -1, 0, num);
                 placed[np++] = b;
                 done = 1;
             }
@@ -1202,57 +1222,114 @@ analyze_status analyze_plot_roofline(const char *path, const analyze_roofline *r
                 break;
         }
     }
-    /* labels: one per op type, where it hides nothing */
-    if (label_marks(&c, m, nm, &frame, placed, np, np + MAX_LABELS)) {
-        cairo_restore(cr);
-        rc = oom();
-        goto end;
-    }
-    cairo_restore(cr);
-    /* the legend: classes (colour), traces (shape), disc sizes */
-    double lx = L + W + 30, ly = T + 8;
-    analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
-    analyze_chart_text(&c, lx - 8, ly, 10, -1, 0, "op class (colour)");
-    for (size_t j = 0; j < cls.n; j++) {
+    return np;
+}
+
+/* The legend right of the plot: classes (colour), traces (shape), disc
+ * sizes, and what the chart leaves out. */
+static void roof_legend(analyze_chart *c, const analyze_roofline *r, const analyze_names *cls, char (*labels)[128],
+                        int trajectories, size_t skipped)
+{
+    double lx = ROOF_LEFT + ROOF_WIDTH + ROOF_LEGEND_GAP, ly = ROOF_TOP + 8;
+    char num[128];
+    analyze_chart_rgb(c, 0.3, 0.3, 0.3);
+    analyze_chart_text(c, lx - 8, ly, 10, -1, 0, "op class (colour)");
+    for (size_t j = 0; j < cls->n; j++) {
         ly += 18;
-        analyze_chart_palette(&c, class_colour(cls.v[j]));
-        marker(&c, 0, 0, lx + 4, ly - 4, 6);
-        analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
-        analyze_chart_text(&c, lx + 16, ly, FONT, -1, 0, cls.v[j]);
+        analyze_chart_palette(c, class_colour(cls->v[j]));
+        marker(c, 0, 0, lx + 4, ly - 4, 6);
+        analyze_chart_rgb(c, 0.1, 0.1, 0.1);
+        analyze_chart_text(c, lx + 16, ly, FONT, -1, 0, cls->v[j]);
     }
     if (r->n > 1) {
         ly += 26;
-        analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
-        analyze_chart_text(&c, lx - 8, ly, 10, -1, 0, "trace (shape)");
+        analyze_chart_rgb(c, 0.3, 0.3, 0.3);
+        analyze_chart_text(c, lx - 8, ly, 10, -1, 0, "trace (shape)");
         for (size_t a = 0; a < r->n; a++) {
             ly += 18;
-            analyze_chart_rgb(&c, 0.45, 0.45, 0.45);
-            marker(&c, a % NSHAPES, (a / NSHAPES) % 2, lx + 4, ly - 4, 5.5);
-            analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
-            analyze_chart_text(&c, lx + 16, ly, FONT, -1, 0, tl[a]);
+            analyze_chart_rgb(c, 0.45, 0.45, 0.45);
+            marker(c, a % NSHAPES, (a / NSHAPES) % 2, lx + 4, ly - 4, 5.5);
+            analyze_chart_rgb(c, 0.1, 0.1, 0.1);
+            analyze_chart_text(c, lx + 16, ly, FONT, -1, 0, labels[a]);
         }
     }
+
     ly += 26;
-    analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
-    analyze_chart_text(&c, lx - 8, ly, 10, -1, 0, "share of op time (area)");
+    analyze_chart_rgb(c, 0.3, 0.3, 0.3);
+    analyze_chart_text(c, lx - 8, ly, 10, -1, 0, "share of op time (area)");
     static const double key[] = { 0.01, 0.1, 0.5 };
     for (int k = 0; k < 3; k++) {
         double rad = disc_radius(key[k]);
         ly += 6 + fmax(2 * rad, 14);
-        analyze_chart_rgb(&c, 0.6, 0.6, 0.6);
-        marker(&c, 0, 0, lx + 13, ly - 4, rad);
+        analyze_chart_rgb(c, 0.6, 0.6, 0.6);
+        marker(c, 0, 0, lx + 13, ly - 4, rad);
         snprintf(num, sizeof num, "%g%%", 100 * key[k]);
-        analyze_chart_rgb(&c, 0.1, 0.1, 0.1);
-        analyze_chart_text(&c, lx + 32, ly, FONT, -1, 0, num);
+        analyze_chart_rgb(c, 0.1, 0.1, 0.1);
+        analyze_chart_text(c, lx + 32, ly, FONT, -1, 0, num);
     }
-    analyze_chart_rgb(&c, 0.3, 0.3, 0.3);
+
+    analyze_chart_rgb(c, 0.3, 0.3, 0.3);
     if (trajectories)
-        analyze_chart_text(&c, lx - 8, ly += 24, 9.5, -1, 0, "grey lines: trajectories");
+        analyze_chart_text(c, lx - 8, ly += 24, 9.5, -1, 0, "grey lines: trajectories");
     if (skipped) {
         snprintf(num, sizeof num, "%zu point%s without flops", skipped, skipped == 1 ? "" : "s");
-        analyze_chart_text(&c, lx - 8, ly += 18, 9.5, -1, 0, num);
-        analyze_chart_text(&c, lx - 8, ly += 14, 9.5, -1, 0, "or bytes: not drawn");
+        analyze_chart_text(c, lx - 8, ly += 18, 9.5, -1, 0, num);
+        analyze_chart_text(c, lx - 8, ly += 14, 9.5, -1, 0, "or bytes: not drawn");
     }
+}
+
+analyze_status analyze_plot_roofline(const char *path, const analyze_roofline *r, size_t top)
+{
+    const double L = ROOF_LEFT, T = ROOF_TOP, W = ROOF_WIDTH, H = ROOF_HEIGHT;
+    analyze_scale sx, sy;
+    size_t skipped, nplot, nm = 0;
+    roof_scales(r, top, &sx, &sy, &skipped, &nplot);
+    analyze_names cls = { 0 };
+    mark *m = base_calloc(nplot ? nplot : 1, sizeof *m);
+    char(*tl)[128] = base_calloc(r->n ? r->n : 1, sizeof *tl); /* the traces' labels */
+    box *placed = base_calloc(MAX_LABELS + 2 * r->n + 1, sizeof *placed);
+    analyze_chart c = { 0 };
+    analyze_status rc = ANALYZE_ERR_NOMEM;
+    if (!m || !tl || !placed) {
+        rc = oom();
+        goto end;
+    }
+    if ((rc = roof_marks(r, top, &sx, &sy, m, &nm, tl, &cls)))
+        goto end;
+
+    /* the legend's width and height decide the chart's */
+    double lw;
+    if ((rc = roof_legend_width(r, &cls, tl, &lw)))
+        goto end;
+    double legend_h = 18 * (double)(cls.n + 1) + (r->n > 1 ? 18 * (double)(r->n + 1) : 0) + 18 + 3 * 30 + 70;
+    double w = L + W + ROOF_LEGEND_GAP + lw + 10, h = fmax(T + H + 60, T + legend_h);
+    if ((rc = analyze_chart_create(&c, path, w, h)))
+        goto end;
+    roof_axes(&c, &sx, &sy);
+
+    /* inside the plot area: roofs, trajectories, marks, then the labels */
+    cairo_save(c.cr);
+    cairo_rectangle(c.cr, L, T, W, H);
+    cairo_clip(c.cr);
+    roof_roofs(&c, r, &sx, &sy);
+    int trajectories = roof_trajectories(&c, r, top, &sx, &sy);
+    for (size_t i = 0; i < nm; i++) { /* colour by class, area by time share, shape by trace */
+        analyze_chart_palette(&c, class_colour(m[i].o->cls));
+        marker(&c, m[i].shape, m[i].hollow, m[i].x, m[i].y, m[i].r);
+        analyze_chart_title_disc(&c, m[i].x, m[i].y, m[i].r,
+                                 "%s: %s (%s), %.3g FLOP/byte, %.3g GFLOP/s, %.1f%% of op time", m[i].trace,
+                                 m[i].o->name, m[i].o->cls, m[i].o->intensity, m[i].o->gflops, 100 * m[i].o->share);
+    }
+    box frame = { L + 2, T + 2, L + W - 2, T + H - 2 };
+    size_t np = roof_ceiling_labels(&c, r, &sx, &sy, &frame, m, nm, placed);
+    int labels_failed = label_marks(&c, m, nm, &frame, placed, np, np + MAX_LABELS); /* one per op type */
+    cairo_restore(c.cr);
+    if (labels_failed) {
+        rc = oom();
+        goto end;
+    }
+
+    roof_legend(&c, r, &cls, tl, trajectories, skipped);
     rc = analyze_chart_finish(&c);
 end:
     if (rc && c.cr)

@@ -243,10 +243,10 @@ static int report(bt_self_component *comp, fathom_sink *fs)
         }
         out = tracer_output_file(o);
     }
-    int io = an->print(out, res, fs->fmt, &ao);
+    analyze_status io = an->print(out, res, fs->fmt, &ao);
     an->destroy(res);
-    if (fflush(out) != 0)
-        io = -1;
+    if (fflush(out) != 0 && !io)
+        io = analyze_fail(ANALYZE_ERR_IO, "cannot write the output");
     if (o && io) {
         tracer_output_abort(o);
     } else if (o) {

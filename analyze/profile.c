@@ -3,9 +3,9 @@
 #include "analyze/device.h"
 
 #include "base/alloc.h"
+#include "base/table.h"
 
 #include "tracer/critpath.h"
-#include "tracer/opmatch.h" /* tracer_probe_shifts */
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -76,15 +76,13 @@ typedef struct bucket {
 #define OUTSIDE UINT64_MAX
 
 typedef struct tensor {
-    uint64_t bytes;
-    uint32_t id;
+    uint32_t id; /* the key */
     int32_t role;
-    uint8_t used;
+    uint64_t bytes;
 } tensor;
 
 typedef struct state {
-    tensor *tens;
-    size_t tens_cap, tens_len;
+    base_table tens; /* the live tensors by id */
     bucket total, outside, cur;
     int in_step;
     uint64_t next_ordinal; /* steps begun so far */
@@ -99,16 +97,6 @@ typedef struct state {
     int follow_flow;  /* analyze_profile_follow_flow */
     tracer_flow flow; /* the op records of the step under way */
 } state;
-
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
 
 static int bucket_fit(bucket *b, size_t nops)
 {
@@ -169,6 +157,7 @@ analyze_profile *analyze_profile_create(const char *source, uint32_t skip_first,
     if (!p || !s)
         goto oom;
     p->priv = s;
+    s->tens = BASE_TABLE(tensor, sizeof(uint32_t));
     p->source = base_strdup(source ? source : "?");
     if (!p->source)
         goto oom;
@@ -193,7 +182,7 @@ static void state_free(state *s, size_t ring_cap)
 {
     if (!s)
         return;
-    base_free(s->tens);
+    base_table_free(&s->tens);
     base_free(s->total.st), base_free(s->total.touched);
     base_free(s->outside.st), base_free(s->outside.touched);
     base_free(s->cur.st), base_free(s->cur.touched);
@@ -276,7 +265,7 @@ analyze_profile *analyze_profile_snapshot(const analyze_profile *p)
     bucket *ring = cs->ring; /* allocated by create: skip_last slots */
     *cs = *s;
     cs->ring = ring;
-    cs->tens = NULL;               /* the copies come below; until then nothing of s's is owned */
+    cs->tens = (base_table){ 0 };  /* the copies come below; until then nothing of s's is owned */
     cs->flow = (tracer_flow){ 0 }; /* the step under way's data flow is not the snapshot's */
     cs->total.st = cs->outside.st = cs->cur.st = NULL;
     cs->total.touched = cs->outside.touched = cs->cur.touched = NULL;
@@ -329,7 +318,7 @@ analyze_profile *analyze_profile_snapshot(const analyze_profile *p)
         memcpy(c->mem_steps, p->mem_steps, p->nmem_steps * sizeof *c->mem_steps);
         c->nmem_steps = p->nmem_steps;
     }
-    if (s->tens_cap && !(cs->tens = dup_mem(s->tens, s->tens_cap * sizeof *s->tens)))
+    if (base_table_copy(&cs->tens, &s->tens))
         goto oom;
     if (dup_bucket(&cs->total, &s->total) || dup_bucket(&cs->outside, &s->outside) || dup_bucket(&cs->cur, &s->cur))
         goto oom;
@@ -639,54 +628,6 @@ int analyze_profile_totals(analyze_profile *p, int op, analyze_phase phase, cons
 }
 
 /* ---- tensors ------------------------------------------------------------------ */
-static tensor *tens_slot(state *s, uint32_t id, int insert)
-{
-    if (insert && (s->tens_len + 1) * 2 > s->tens_cap) {
-        size_t cap = s->tens_cap ? s->tens_cap * 2 : 64;
-        tensor *t = base_calloc(cap, sizeof *t);
-        if (!t)
-            return NULL;
-        for (size_t i = 0; i < s->tens_cap; i++) {
-            if (!s->tens[i].used)
-                continue;
-            size_t h = mix64(s->tens[i].id) & (cap - 1);
-            while (t[h].used)
-                h = (h + 1) & (cap - 1);
-            t[h] = s->tens[i];
-        }
-        base_free(s->tens);
-        s->tens = t;
-        s->tens_cap = cap;
-    }
-    if (!s->tens_cap)
-        return NULL;
-    size_t h = mix64(id) & (s->tens_cap - 1);
-    while (s->tens[h].used) {
-        if (s->tens[h].id == id)
-            return &s->tens[h];
-        h = (h + 1) & (s->tens_cap - 1);
-    }
-    return insert ? &s->tens[h] : NULL;
-}
-
-static void tens_remove(state *s, tensor *e)
-{
-    size_t mask = s->tens_cap - 1, i = (size_t)(e - s->tens), j = i;
-    s->tens[i].used = 0;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (!s->tens[j].used)
-            break;
-        size_t k = mix64(s->tens[j].id) & mask;
-        if (tracer_probe_shifts(i, j, k)) {
-            s->tens[i] = s->tens[j];
-            s->tens[j].used = 0;
-            i = j;
-        }
-    }
-    s->tens_len--;
-}
-
 static void tensor_release(analyze_profile *p, tensor *t)
 {
     p->role_live[t->role] -= t->bytes;
@@ -697,14 +638,13 @@ static void tensor_release(analyze_profile *p, tensor *t)
 int analyze_profile_tensor_alloc(analyze_profile *p, uint32_t id, int role, uint64_t bytes)
 {
     state *s = p->priv;
-    tensor *t = tens_slot(s, id, 1);
-    if (!t)
+    tensor *t;
+    base_table_status st = base_table_put(&s->tens, &id, (void **)&t);
+    if (st == BASE_TABLE_NOMEM)
         return -1;
-    if (t->used) /* re-allocated without a free: replace it */
+    if (st == BASE_TABLE_FOUND) /* re-allocated without a free: replace it */
         tensor_release(p, t);
-    else
-        s->tens_len++;
-    t->used = 1, t->id = id, t->role = role, t->bytes = bytes;
+    t->role = role, t->bytes = bytes;
     p->tensors++;
     p->tensors_live++;
     p->role_tensors[role]++;
@@ -726,14 +666,14 @@ int analyze_profile_tensor_alloc(analyze_profile *p, uint32_t id, int role, uint
 void analyze_profile_tensor_free(analyze_profile *p, uint32_t id)
 {
     state *s = p->priv;
-    tensor *t = tens_slot(s, id, 0);
+    tensor *t = base_table_get(&s->tens, &id);
     if (!t) {
         if (!p->joined) /* a late viewer never saw the allocations before it joined */
             p->diag.unknown_frees++;
         return;
     }
     tensor_release(p, t);
-    tens_remove(s, t);
+    base_table_del(&s->tens, t);
 }
 
 /* ---- finish and views ---------------------------------------------------------- */

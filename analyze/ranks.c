@@ -291,10 +291,10 @@ static analyze_status create(analyze_profile *const *p, size_t n, const analyze_
     return st;
 }
 
-static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
+static analyze_status print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
     (void)o;
-    return analyze_ranks_print(f, r, fmt);
+    return analyze_out_status(f, analyze_ranks_print(f, r, fmt));
 }
 
 static void destroy(void *r) { analyze_ranks_destroy(r); }

@@ -7,6 +7,7 @@
 #include "analyze/device.h"
 #include "analyze/sink.h"
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "tracer/isolate.h"
 #include "tracer/reader.h"
@@ -78,6 +79,16 @@ typedef struct reading {
     tracer_decode_cbs cbs;
     tracer_decode_diag diag;
 } reading;
+
+/* Closes n readings' traces and sinks, and frees the array (NULL: none). */
+static void readings_free(reading *rs, size_t n)
+{
+    for (size_t i = 0; rs && i < n; i++) {
+        analyze_sink_destroy(rs[i].sink);
+        tracer_trace_close(rs[i].t);
+    }
+    base_free(rs);
+}
 
 /* The finished profile of a decoded source into *out; or a status and the
  * thread's message. */
@@ -179,11 +190,7 @@ end:
         analyze_profile_destroy(out[i]);
         out[i] = NULL;
     }
-    for (size_t i = 0; rs && i < n; i++) {
-        analyze_sink_destroy(rs[i].sink);
-        tracer_trace_close(rs[i].t);
-    }
-    base_free(rs);
+    readings_free(rs, n);
     base_free(jobs);
     return rc;
 }
@@ -196,15 +203,8 @@ analyze_status analyze_read(const char *source, const analyze_read_options *o, a
 /* ---- live sessions described ------------------------------------------------ */
 static double g_describe_until;
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* A sink's tick: 1 (stop) once its run is described, or time is up. */
-static int describe_tick(void *sink) { return analyze_sink_described(sink) || mono_s() >= g_describe_until; }
+static int describe_tick(void *sink) { return analyze_sink_described(sink) || base_now_s() >= g_describe_until; }
 
 analyze_status analyze_live_describe(const char *const *urls, size_t n, double seconds, char **model, char **mode)
 {
@@ -217,7 +217,7 @@ analyze_status analyze_live_describe(const char *const *urls, size_t n, double s
         rc = analyze_fail(ANALYZE_ERR_NOMEM, "out of memory");
         goto end;
     }
-    g_describe_until = mono_s() + seconds;
+    g_describe_until = base_now_s() + seconds;
     for (size_t i = 0; i < n; i++) {
         reading *r = &rs[i];
         analyze_sink_options so = { .source = urls[i] };
@@ -243,11 +243,7 @@ analyze_status analyze_live_describe(const char *const *urls, size_t n, double s
         base_free(v);
     }
 end:
-    for (size_t i = 0; rs && i < n; i++) {
-        analyze_sink_destroy(rs[i].sink);
-        tracer_trace_close(rs[i].t);
-    }
-    base_free(rs);
+    readings_free(rs, n);
     base_free(jobs);
     return rc;
 }

@@ -492,9 +492,9 @@ static analyze_status create(analyze_profile *const *p, size_t n, const analyze_
     return ANALYZE_OK;
 }
 
-static int print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
+static analyze_status print(FILE *f, const void *r, cli_format fmt, const analyze_options *o)
 {
-    return analyze_scaling_print(f, r, fmt, o->top);
+    return analyze_out_status(f, analyze_scaling_print(f, r, fmt, o->top));
 }
 
 static void destroy(void *r) { analyze_scaling_destroy(r); }

@@ -40,18 +40,8 @@ struct analyze_sink {
     size_t ntp;
     analyze_progress_fn progress;
     void *progress_ctx;
-    char err[512];
+    char err[512]; /* the sink's message (base/error.h, the object's message) */
 };
-
-static int fail(analyze_sink *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(analyze_sink *s, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s->err, sizeof s->err, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 const char *analyze_sink_error(const analyze_sink *s) { return s && s->err[0] ? s->err : "out of memory"; }
 
@@ -98,8 +88,9 @@ static int cb_run_begin(void *user, const tracer_run *r)
     traceprof *t = user;
     analyze_profile *p = t->prof;
     if (r->schema != TRACER_SCHEMA_V1 && r->schema != TRACER_SCHEMA_V2)
-        return fail(t->sink, "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)",
-                    p->source, r->schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
+        return base_fail_into(t->sink->err, sizeof t->sink->err, -1,
+                              "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)",
+                              p->source, r->schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
     analyze_meta m = {
         .schema = r->schema,
         .model = (char *)r->model,
@@ -323,11 +314,12 @@ void analyze_sink_destroy(analyze_sink *s)
 int analyze_sink_consume(analyze_sink *s, const bt_message *msg)
 {
     if (!s->dec)
-        return fail(s, "out of memory");
+        return base_fail_into(s->err, sizeof s->err, -1, "out of memory");
     if (tracer_decoder_consume(s->dec, msg) == 0)
         return 0;
     if (!s->err[0])
-        fail(s, "%s", *tracer_decoder_error(s->dec) ? tracer_decoder_error(s->dec) : "out of memory");
+        base_fail_into(s->err, sizeof s->err, -1, "%s",
+                       *tracer_decoder_error(s->dec) ? tracer_decoder_error(s->dec) : "out of memory");
     return -1;
 }
 
@@ -368,7 +360,7 @@ int analyze_sink_tick(void *sink)
     if (snap && !s->ntp)
         analyze_profile_finish(snap);
     if (!snap)
-        return fail(s, "out of memory");
+        return base_fail_into(s->err, sizeof s->err, -1, "out of memory");
     int rc = s->progress(s->progress_ctx, snap);
     analyze_profile_destroy(snap);
     return rc;

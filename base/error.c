@@ -41,6 +41,17 @@ int base_fail_cause(int status, const char *fmt, ...)
     return status;
 }
 
+int base_fail_into(char *msg, size_t len, int status, const char *fmt, ...)
+{
+    if (!len)
+        return status;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, len, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
 static int is_control(char c) { return (unsigned char)c < 0x20 || c == 0x7f; }
 
 void base_scrub(char *s)

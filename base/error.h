@@ -16,8 +16,8 @@
  * Library code never prints and never exits: the driver prints the message.
  *
  * One other shape is right, and only where an object outlives the call
- * that failed: the object keeps its own message, and a function of its
- * module reads it. The thread's message would not do there, because it is
+ * that failed: the object's message. The object keeps its own message
+ * (base_fail_into formats it), and a function of its module reads it. The thread's message would not do there, because it is
  * read later, or on another thread, or after other calls on the same
  * thread have set it again. These objects are:
  *   - analyze_sink (analyze/sink.c, analyze_sink_error): a Babeltrace2
@@ -35,7 +35,11 @@
  *     into the recording's buffer, so the cleanup that follows, which may
  *     fail too, cannot overwrite the cause; tracer_record makes it the
  *     thread's message when it returns.
- * Anything else returns a status and sets the thread's message. */
+ * Anything else returns a status and sets the thread's message.
+ *
+ * The trace decoder's callbacks (tracer/decode.h) answer 0, or -1 to stop
+ * the decoding: theirs is the thread's message all the same, set by their
+ * module's `*_fail` before they return -1 (analyze_fail_rc). */
 #ifndef FATHOM_BASE_ERROR_H
 #define FATHOM_BASE_ERROR_H
 #include <stdarg.h>
@@ -66,6 +70,9 @@ void base_scrub(char *s);
 /* Prepends fmt's text to the thread's message (a cause: "reading X: " and
  * then what the callee said); returns status. */
 int base_fail_cause(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The object's message, the second shape: formats fmt into msg (len bytes;
+ * nothing where len is 0); returns status. */
+int base_fail_into(char *msg, size_t len, int status, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Empties the thread's message (base_errmsg() says "no error" again). */
 void base_errmsg_clear(void);
 #endif

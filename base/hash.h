@@ -20,4 +20,18 @@ static inline uint64_t base_fnv1a_more(uint64_t h, const void *p, size_t n)
 
 /* The hash of n bytes at p. */
 static inline uint64_t base_fnv1a(const void *p, size_t n) { return base_fnv1a_more(BASE_FNV1A_INIT, p, n); }
+
+/* x with every bit stirred into every other (murmur3's finalizer). One to
+ * one: distinct x give distinct results. FNV-1a's low bits depend only on
+ * the low bits of each byte; a table takes its slot from the low bits of
+ * this instead. */
+static inline uint64_t base_mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
 #endif

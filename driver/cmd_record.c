@@ -172,130 +172,155 @@ static int record_one(const char *exe, const char *model, const char *mode, cons
     return rc;
 }
 
-int cmd_record(int argc, char **argv)
+/* What `fathom record` was asked. */
+typedef struct record_args {
+    runopts ro;
+    const char *model, *out_path, *dir, *relay, *modes, *buffer;
+    const char *live_timer, *session, *restate;
+    bool all, verbose, quiet;
+} record_args;
+
+/* The options and the operand of argv into a.  -1 to go on; otherwise the
+ * exit status: 0 after the help, 2 after a usage error. */
+static int parse_args(int argc, char **argv, record_args *a)
 {
-    runopts ro = { 0 };
-    const char *model = NULL, *out_path = NULL, *dir = NULL, *relay = NULL, *modes = NULL, *buffer = NULL;
-    const char *live_timer = NULL, *session = NULL, *restate = NULL;
-    bool all = false, verbose = false, quiet = false;
+    runopts *ro = &a->ro;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        const char *arg = argv[i];
+        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
             usage(stdout);
             return 0;
         }
-        if (!strcmp(a, "--all")) {
-            all = true;
+        if (!strcmp(arg, "--all")) {
+            a->all = true;
             continue;
         }
-        if (!strcmp(a, "--verbose")) {
-            verbose = true;
+        if (!strcmp(arg, "--verbose")) {
+            a->verbose = true;
             continue;
         }
-        if (!strcmp(a, "--quiet")) {
-            quiet = true;
+        if (!strcmp(arg, "--quiet")) {
+            a->quiet = true;
             continue;
         }
-        const char **slot = !strcmp(a, "--mode")         ? &ro.mode
-                            : !strcmp(a, "--preset")     ? &ro.preset
-                            : !strcmp(a, "--steps")      ? &ro.steps
-                            : !strcmp(a, "--batch")      ? &ro.batch
-                            : !strcmp(a, "--threads")    ? &ro.threads
-                            : !strcmp(a, "--inter")      ? &ro.inter
-                            : !strcmp(a, "--seed")       ? &ro.seed
-                            : !strcmp(a, "--depth")      ? &ro.depth
-                            : !strcmp(a, "--data")       ? &ro.data
-                            : !strcmp(a, "--conv-algo")  ? &ro.conv_algo
-                            : !strcmp(a, "--bind")       ? &ro.bind
-                            : !strcmp(a, "--denormals")  ? &ro.denormals
-                            : !strcmp(a, "-o")           ? &out_path
-                            : !strcmp(a, "--dir")        ? &dir
-                            : !strcmp(a, "--relay")      ? &relay
-                            : !strcmp(a, "--modes")      ? &modes
-                            : !strcmp(a, "--buffer")     ? &buffer
-                            : !strcmp(a, "--live-timer") ? &live_timer
-                            : !strcmp(a, "--session")    ? &session
-                            : !strcmp(a, "--restate")    ? &restate
-                                                         : NULL;
+        const char **slot = !strcmp(arg, "--mode")         ? &ro->mode
+                            : !strcmp(arg, "--preset")     ? &ro->preset
+                            : !strcmp(arg, "--steps")      ? &ro->steps
+                            : !strcmp(arg, "--batch")      ? &ro->batch
+                            : !strcmp(arg, "--threads")    ? &ro->threads
+                            : !strcmp(arg, "--inter")      ? &ro->inter
+                            : !strcmp(arg, "--seed")       ? &ro->seed
+                            : !strcmp(arg, "--depth")      ? &ro->depth
+                            : !strcmp(arg, "--data")       ? &ro->data
+                            : !strcmp(arg, "--conv-algo")  ? &ro->conv_algo
+                            : !strcmp(arg, "--bind")       ? &ro->bind
+                            : !strcmp(arg, "--denormals")  ? &ro->denormals
+                            : !strcmp(arg, "-o")           ? &a->out_path
+                            : !strcmp(arg, "--dir")        ? &a->dir
+                            : !strcmp(arg, "--relay")      ? &a->relay
+                            : !strcmp(arg, "--modes")      ? &a->modes
+                            : !strcmp(arg, "--buffer")     ? &a->buffer
+                            : !strcmp(arg, "--live-timer") ? &a->live_timer
+                            : !strcmp(arg, "--session")    ? &a->session
+                            : !strcmp(arg, "--restate")    ? &a->restate
+                                                           : NULL;
         if (slot) {
             if (i + 1 >= argc)
-                return cli_usage_error(CMD, "%s wants a value", a);
+                return cli_usage_error(CMD, "%s wants a value", arg);
             *slot = argv[++i];
             continue;
         }
-        if (a[0] == '-')
-            return cli_usage_error(CMD, "unknown option '%s'; see 'fathom record --help'", a);
-        if (model)
-            return cli_usage_error(CMD, "unexpected argument '%s'", a);
-        model = a;
+        if (arg[0] == '-')
+            return cli_usage_error(CMD, "unknown option '%s'; see 'fathom record --help'", arg);
+        if (a->model)
+            return cli_usage_error(CMD, "unexpected argument '%s'", arg);
+        a->model = arg;
     }
-    /* validate what we can before starting anything */
+    return -1;
+}
+
+/* Each option's value, checked before anything starts (the run options
+ * again by the workload's own run); the recorder's own into a->ro.  -1 to
+ * go on, or 2 after a usage error. */
+static int check_values(record_args *a)
+{
+    runopts *ro = &a->ro;
     long v;
-    if (ro.mode && model_mode_from_name(ro.mode) < 0)
-        return cli_usage_error(CMD, "unknown mode '%s' (train or infer)", ro.mode);
-    if (ro.preset && model_preset_from_name(ro.preset) < 0)
-        return cli_usage_error(CMD, "unknown preset '%s' (tiny, small or full)", ro.preset);
-    if ((ro.steps && cli_parse_run_option(CMD, CLI_RUN_steps, ro.steps, &v)) ||
-        (ro.batch && cli_parse_run_option(CMD, CLI_RUN_batch, ro.batch, &v)) ||
-        (ro.threads && cli_parse_run_option(CMD, CLI_RUN_threads, ro.threads, &v)) ||
-        (ro.depth && cli_parse_run_option(CMD, CLI_RUN_depth, ro.depth, &v)) ||
-        (ro.inter && cli_parse_run_option(CMD, CLI_RUN_inter, ro.inter, &v)))
+    if (ro->mode && model_mode_from_name(ro->mode) < 0)
+        return cli_usage_error(CMD, "unknown mode '%s' (train or infer)", ro->mode);
+    if (ro->preset && model_preset_from_name(ro->preset) < 0)
+        return cli_usage_error(CMD, "unknown preset '%s' (tiny, small or full)", ro->preset);
+    if ((ro->steps && cli_parse_run_option(CMD, CLI_RUN_steps, ro->steps, &v)) ||
+        (ro->batch && cli_parse_run_option(CMD, CLI_RUN_batch, ro->batch, &v)) ||
+        (ro->threads && cli_parse_run_option(CMD, CLI_RUN_threads, ro->threads, &v)) ||
+        (ro->depth && cli_parse_run_option(CMD, CLI_RUN_depth, ro->depth, &v)) ||
+        (ro->inter && cli_parse_run_option(CMD, CLI_RUN_inter, ro->inter, &v)))
         return 2;
     exec_conv_algo algo;
     exec_bind bind;
-    if ((ro.conv_algo && exec_conv_algo_parse(ro.conv_algo, &algo)) || (ro.bind && exec_bind_parse(ro.bind, &bind)))
+    if ((ro->conv_algo && exec_conv_algo_parse(ro->conv_algo, &algo)) || (ro->bind && exec_bind_parse(ro->bind, &bind)))
         return cli_usage_error(CMD, "%s", exec_errmsg());
-    if (ro.denormals && exec_denormals_from_name(ro.denormals) < 0)
-        return cli_usage_error(CMD, "unknown --denormals '%s' (use flush or keep)", ro.denormals);
+    if (ro->denormals && exec_denormals_from_name(ro->denormals) < 0)
+        return cli_usage_error(CMD, "unknown --denormals '%s' (use flush or keep)", ro->denormals);
+
     long trace_buffer = 0;
-    if (buffer && cli_parse_int(CMD, "--buffer", buffer, 1, EXEC_TRACE_BUFFER_MAX, &trace_buffer))
+    if (a->buffer && cli_parse_int(CMD, "--buffer", a->buffer, 1, EXEC_TRACE_BUFFER_MAX, &trace_buffer))
         return 2;
-    ro.trace_buffer = (unsigned)trace_buffer;
+    ro->trace_buffer = (unsigned)trace_buffer;
     long timer = 0;
-    if (live_timer && (!relay || cli_parse_int(CMD, "--live-timer", live_timer, 1000, 3600L * 1000000, &timer)))
-        return relay ? 2 : cli_usage_error(CMD, "--live-timer goes with --relay");
-    ro.live_timer_us = (unsigned long long)timer;
-    if (restate) {
+    if (a->live_timer &&
+        (!a->relay || cli_parse_int(CMD, "--live-timer", a->live_timer, 1000, 3600L * 1000000, &timer)))
+        return a->relay ? 2 : cli_usage_error(CMD, "--live-timer goes with --relay");
+    ro->live_timer_us = (unsigned long long)timer;
+    if (a->restate) {
         char *end = NULL;
-        double sec = strtod(restate, &end);
-        if (!relay)
+        double sec = strtod(a->restate, &end);
+        if (!a->relay)
             return cli_usage_error(CMD, "--restate goes with --relay");
-        if (!end || *end || end == restate || !(sec >= 0 && sec <= 86400))
-            return cli_usage_error(CMD, "--restate wants seconds from 0 to 86400, not '%s'", restate);
-        ro.restate_s = sec > 0 ? sec : -1;
+        if (!end || *end || end == a->restate || !(sec >= 0 && sec <= 86400))
+            return cli_usage_error(CMD, "--restate wants seconds from 0 to 86400, not '%s'", a->restate);
+        ro->restate_s = sec > 0 ? sec : -1;
     }
-    if (session) {
-        size_t n = strlen(session);
+    if (a->session) {
+        size_t n = strlen(a->session);
         if (!n || n > 100 ||
-            strspn(session, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != n ||
-            session[0] == '.' || session[0] == '-')
+            strspn(a->session, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != n ||
+            a->session[0] == '.' || a->session[0] == '-')
             return cli_usage_error(CMD, "--session wants a name of letters, digits, '_', '.' and '-', not '%s'",
-                                   session);
+                                   a->session);
     }
-    if (session && all)
+    if (a->session && a->all)
         return cli_usage_error(CMD, "--session names one recording: not with --all");
-    ro.session = session;
+    ro->session = a->session;
     unsigned long long seed;
-    if (ro.seed && cli_parse_u64(CMD, "--seed", ro.seed, &seed))
+    if (ro->seed && cli_parse_u64(CMD, "--seed", ro->seed, &seed))
         return 2;
+    return -1;
+}
+
+/* The options that go together, the workload, and where the archives go.
+ * -1 to go on; otherwise the exit status. */
+static int check_combinations(const record_args *a)
+{
+    const char *relay = a->relay, *out_path = a->out_path, *dir = a->dir, *model = a->model;
     if (relay && strncmp(relay, "net://", 6) && strncmp(relay, "net6://", 7) && strncmp(relay, "tcp://", 6) &&
         strncmp(relay, "tcp6://", 7))
         return cli_usage_error(CMD, "--relay wants net://HOST[:CTRL[:DATA]], not '%s'", relay);
     if (out_path && (relay || dir))
         return cli_usage_error(CMD, "-o cannot be combined with %s", relay ? "--relay" : "--dir");
-    if (all && model)
+    if (a->all && model)
         return cli_usage_error(CMD, "--all records every workload: no MODEL");
-    if (all && out_path)
+    if (a->all && out_path)
         return cli_usage_error(CMD, "-o names one archive: use --dir with --all");
-    if (modes && !all)
+    if (a->modes && !a->all)
         return cli_usage_error(CMD, "--modes goes with --all (use --mode for one workload)");
-    if (!all && !model)
+    if (!a->all && !model)
         return cli_usage_error(CMD, "which workload? usage: fathom record MODEL [options] | --all; see --help");
     if (model && !model_find(model))
         return cli_usage_error(CMD, "unknown model '%s'; see 'fathom record --help' for the workloads", model);
-    if (all && ro.data)
+    if (a->all && a->ro.data)
         return cli_usage_error(CMD, "--data names one workload's file: record that workload alone");
-    if (model && ro.data && !model_find(model)->data_format)
+    if (model && a->ro.data && !model_find(model)->data_format)
         return cli_usage_error(CMD, "%s has no real-format loader: it runs on its built-in generator (drop --data)",
                                model);
 
@@ -304,24 +329,21 @@ int cmd_record(int argc, char **argv)
     if (!out_path && !relay && tracer_output_check_folder(dir ? dir : "traces", "--dir")) /* before the run */
         return cli_error(CMD, "%s", base_errmsg());
     if (out_path) { /* the output rule (tracer/output.h), checked before the run */
-        const char *inputs[] = { ro.data };
-        if (tracer_output_check(out_path, inputs, ro.data ? 1 : 0, "-o"))
+        const char *inputs[] = { a->ro.data };
+        if (tracer_output_check(out_path, inputs, a->ro.data ? 1 : 0, "-o"))
             return cli_error(CMD, "%s", base_errmsg());
     }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return cli_error(CMD, "cannot find the fathom executable (/proc/self/exe)");
-    exe[n] = '\0';
+    return -1;
+}
 
-    if (!all)
-        return record_one(exe, model, ro.mode, &ro, out_path, dir, relay, verbose, quiet);
-
-    /* --all: every workload in every mode, one session daemon for them all */
+/* --all: every workload in every mode of --modes, one session daemon for
+ * them all.  The exit status. */
+static int record_all(const char *exe, record_args *a)
+{
     const char *mode_list[MODEL_MODE_COUNT];
     int nmodes = 0;
     char buf[128];
-    snprintf(buf, sizeof buf, "%s", modes ? modes : "train,infer");
+    snprintf(buf, sizeof buf, "%s", a->modes ? a->modes : "train,infer");
     for (char *sv = NULL, *t = strtok_r(buf, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) {
         int mi = model_mode_from_name(t);
         if (mi < 0)
@@ -334,18 +356,20 @@ int cmd_record(int argc, char **argv)
     }
     if (nmodes == 0)
         return cli_usage_error(CMD, "--modes is empty");
-    if (ro.mode)
+    if (a->ro.mode)
         return cli_usage_error(CMD, "use --modes with --all");
     if (model_registry_count == 0)
         return cli_error(CMD, "no workloads are built in");
+
     signal(SIGPIPE, SIG_IGN); /* liblttng-ctl's sockets (children get it back) */
     if (tracer_sessiond_acquire() != TRACER_RECORD_OK)
         return cli_error(CMD, "%s", base_errmsg());
     int failed = 0, rc = 0, total = model_registry_count * nmodes;
     for (int i = 0; i < model_registry_count && rc < 128; i++)
         for (int j = 0; j < nmodes && rc < 128; j++) { /* 128 + a signal: interrupted, stop */
-            snprintf(ro.of, sizeof ro.of, "%d/%d ", i * nmodes + j + 1, total);
-            rc = record_one(exe, model_registry[i]->name, mode_list[j], &ro, NULL, dir, relay, verbose, quiet);
+            snprintf(a->ro.of, sizeof a->ro.of, "%d/%d ", i * nmodes + j + 1, total);
+            rc = record_one(exe, model_registry[i]->name, mode_list[j], &a->ro, NULL, a->dir, a->relay, a->verbose,
+                            a->quiet);
             failed += rc != 0;
         }
     tracer_sessiond_release();
@@ -354,4 +378,24 @@ int cmd_record(int argc, char **argv)
     if (failed)
         return cli_error(CMD, "%d of %d recordings failed", failed, model_registry_count * nmodes);
     return 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+    record_args a = { 0 };
+    int rc = parse_args(argc, argv, &a);
+    if (rc < 0)
+        rc = check_values(&a);
+    if (rc < 0)
+        rc = check_combinations(&a);
+    if (rc >= 0)
+        return rc;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return cli_error(CMD, "cannot find the fathom executable (/proc/self/exe)");
+    exe[n] = '\0';
+    if (!a.all)
+        return record_one(exe, a.model, a.ro.mode, &a.ro, a.out_path, a.dir, a.relay, a.verbose, a.quiet);
+    return record_all(exe, &a);
 }

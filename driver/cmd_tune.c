@@ -307,199 +307,254 @@ static int parse_batches(const char *arg, int *out, int max)
     return n;
 }
 
-int cmd_tune(int argc, char **argv)
-{
-    const char *name = NULL;
-    model_config cfg = { .mode = MODEL_TRAIN, .preset = MODEL_TINY, .seed = 1, .inter = 1, .plan = true };
-    long budget = 60, rounds = 0, skip_first = 0, skip_last = 0, steps = 0, v = 0;
-    int fmt = CLI_TEXT, sweep = 0, batches[16], nbatches = 0, model_opts = 0, trace_opts = 0, npoints = 0;
-    const char *peak_file = NULL;
+/* What `fathom tune` was asked. */
+typedef struct tune_args {
+    const char *name; /* a model or a trace */
+    model_config cfg;
+    long budget, rounds, skip_first, skip_last, steps;
+    int fmt, sweep, nbatches, npoints;
+    int batches[16];
+    int model_opts, trace_opts; /* 1: an option of a model's, of a trace's given */
+    const char *peak_file;
     replay_tune_knobs points[REPLAY_TUNE_MAX_POINTS];
+} tune_args;
+
+/* The options and the operand of argv into a.  -1 to go on; otherwise the
+ * exit status: 0 after the help, 2 after a usage error. */
+static int parse_args(int argc, char **argv, tune_args *a)
+{
+    long v = 0;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             fputs(usage_text, stdout);
             return 0;
         }
-        if (a[0] != '-') {
-            if (name)
-                return cli_usage_error("tune", "unexpected argument '%s' (one model or trace at a time)", a);
-            name = a;
+        if (arg[0] != '-') {
+            if (a->name)
+                return cli_usage_error("tune", "unexpected argument '%s' (one model or trace at a time)", arg);
+            a->name = arg;
             continue;
         }
-        if (strcmp(a, "--sweep") == 0) {
-            sweep = 1;
+        if (strcmp(arg, "--sweep") == 0) {
+            a->sweep = 1;
             continue;
         }
         if (i + 1 >= argc)
-            return cli_usage_error("tune", "%s needs a value, or is not an option; see 'fathom tune --help'", a);
+            return cli_usage_error("tune", "%s needs a value, or is not an option; see 'fathom tune --help'", arg);
         const char *val = argv[++i];
-        if (strcmp(a, "--mode") == 0) {
+        if (strcmp(arg, "--mode") == 0) {
             int x = model_mode_from_name(val);
             if (x < 0)
                 return cli_usage_error("tune", "unknown mode '%s' (use train or infer)", val);
-            cfg.mode = (model_mode)x, model_opts = 1;
-        } else if (strcmp(a, "--preset") == 0) {
+            a->cfg.mode = (model_mode)x, a->model_opts = 1;
+        } else if (strcmp(arg, "--preset") == 0) {
             int x = model_preset_from_name(val);
             if (x < 0)
                 return cli_usage_error("tune", "unknown preset '%s' (use tiny, small or full)", val);
-            cfg.preset = (model_preset)x, model_opts = 1;
-        } else if (strcmp(a, "--batch") == 0) {
+            a->cfg.preset = (model_preset)x, a->model_opts = 1;
+        } else if (strcmp(arg, "--batch") == 0) {
             if (cli_parse_run_option("tune", CLI_RUN_batch, val, &v))
                 return 2;
-            cfg.batch = (int)v, model_opts = 1;
-        } else if (strcmp(a, "--batches") == 0) {
-            if ((nbatches = parse_batches(val, batches, 16)) < 0)
+            a->cfg.batch = (int)v, a->model_opts = 1;
+        } else if (strcmp(arg, "--batches") == 0) {
+            if ((a->nbatches = parse_batches(val, a->batches, 16)) < 0)
                 return 2;
-            model_opts = 1;
-        } else if (strcmp(a, "--depth") == 0) {
+            a->model_opts = 1;
+        } else if (strcmp(arg, "--depth") == 0) {
             if (cli_parse_run_option("tune", CLI_RUN_depth, val, &v))
                 return 2;
             if (v != 18 && v != 34 && v != 50 && v != 101 && v != 152)
                 return cli_usage_error("tune", "--depth must be 18, 34, 50, 101 or 152, not %ld", v);
-            cfg.depth = (int)v, model_opts = 1;
-        } else if (strcmp(a, "--seed") == 0) {
+            a->cfg.depth = (int)v, a->model_opts = 1;
+        } else if (strcmp(arg, "--seed") == 0) {
             unsigned long long sd;
-            if (cli_parse_u64("tune", a, val, &sd))
+            if (cli_parse_u64("tune", arg, val, &sd))
                 return 2;
-            cfg.seed = sd, model_opts = 1;
-        } else if (strcmp(a, "--skip-first") == 0) {
-            if (cli_parse_int("tune", a, val, 0, 1 << 20, &skip_first))
+            a->cfg.seed = sd, a->model_opts = 1;
+        } else if (strcmp(arg, "--skip-first") == 0) {
+            if (cli_parse_int("tune", arg, val, 0, 1 << 20, &a->skip_first))
                 return 2;
-            trace_opts = 1;
-        } else if (strcmp(a, "--skip-last") == 0) {
-            if (cli_parse_int("tune", a, val, 0, 1 << 20, &skip_last))
+            a->trace_opts = 1;
+        } else if (strcmp(arg, "--skip-last") == 0) {
+            if (cli_parse_int("tune", arg, val, 0, 1 << 20, &a->skip_last))
                 return 2;
-            trace_opts = 1;
-        } else if (strcmp(a, "--steps") == 0) {
-            if (cli_parse_run_option("tune", CLI_RUN_steps, val, &steps))
+            a->trace_opts = 1;
+        } else if (strcmp(arg, "--steps") == 0) {
+            if (cli_parse_run_option("tune", CLI_RUN_steps, val, &a->steps))
                 return 2;
-            trace_opts = 1;
-        } else if (strcmp(a, "--budget") == 0) {
-            if (cli_parse_int("tune", a, val, 1, 86400, &budget))
+            a->trace_opts = 1;
+        } else if (strcmp(arg, "--budget") == 0) {
+            if (cli_parse_int("tune", arg, val, 1, 86400, &a->budget))
                 return 2;
-        } else if (strcmp(a, "--rounds") == 0) {
-            if (cli_parse_int("tune", a, val, 1, 64, &rounds))
+        } else if (strcmp(arg, "--rounds") == 0) {
+            if (cli_parse_int("tune", arg, val, 1, 64, &a->rounds))
                 return 2;
-        } else if (strcmp(a, "--compare") == 0) {
-            if (npoints == REPLAY_TUNE_MAX_POINTS)
+        } else if (strcmp(arg, "--compare") == 0) {
+            if (a->npoints == REPLAY_TUNE_MAX_POINTS)
                 return cli_usage_error("tune", "at most %d --compare settings", REPLAY_TUNE_MAX_POINTS);
-            if (replay_tune_point_parse(val, &points[npoints++]))
+            if (replay_tune_point_parse(val, &a->points[a->npoints++]))
                 return cli_usage_error("tune", "--compare: %s", exec_errmsg());
-        } else if (strcmp(a, "--peak") == 0) {
-            peak_file = val;
-        } else if (strcmp(a, "--format") == 0) {
-            if ((fmt = cli_parse_format("tune", val, 0)) < 0)
+        } else if (strcmp(arg, "--peak") == 0) {
+            a->peak_file = val;
+        } else if (strcmp(arg, "--format") == 0) {
+            if ((a->fmt = cli_parse_format("tune", val, 0)) < 0)
                 return 2;
         } else {
-            return cli_usage_error("tune", "unknown option '%s'; see 'fathom tune --help'", a);
+            return cli_usage_error("tune", "unknown option '%s'; see 'fathom tune --help'", arg);
         }
     }
-    if (!name)
+    return -1;
+}
+
+/* The options that go together, and the operand: a model (*def) or a
+ * trace (*def NULL).  -1 to go on; otherwise the exit status. */
+static int check_args(const tune_args *a, const model_def **def)
+{
+    if (!a->name)
         return cli_usage_error("tune", "which model or trace? (see 'fathom list')");
-    if (rounds && !sweep && !npoints)
+    if (a->rounds && !a->sweep && !a->npoints)
         return cli_usage_error("tune", "--rounds applies to --sweep and --compare (the tuner races its rounds within "
                                        "--budget)");
-    if (npoints && sweep)
+    if (a->npoints && a->sweep)
         return cli_usage_error("tune", "--compare measures the settings given, --sweep every point: not both");
-    if (npoints && nbatches)
+    if (a->npoints && a->nbatches)
         return cli_usage_error("tune",
                                "--batches applies to the tuner and --sweep; a --compare point names its --batch");
-    const model_def *def = model_find(name);
+    *def = model_find(a->name);
     struct stat st;
-    if (!def && stat(name, &st) != 0) {
+    if (!*def && stat(a->name, &st) != 0) {
         /* a path (a slash or a dot in it) that is not there is a missing
          * file, as in every other command; a bare word a misspelt model */
-        if (strpbrk(name, "/.")) {
-            cli_error("tune", "%s: %s", name, strerror(errno));
-            return 1;
-        }
-        return cli_usage_error("tune", "'%s' is neither a model (see 'fathom list') nor a trace", name);
+        if (strpbrk(a->name, "/."))
+            return cli_error("tune", "%s: %s", a->name, strerror(errno));
+        return cli_usage_error("tune", "'%s' is neither a model (see 'fathom list') nor a trace", a->name);
     }
-    if (def && trace_opts)
+    if (*def && a->trace_opts)
         return cli_usage_error("tune", "--skip-first, --skip-last and --steps apply to a trace, not to a model");
-    if (!def && model_opts)
+    if (!*def && a->model_opts)
         return cli_usage_error("tune", "--mode, --preset, --batch, --batches, --depth and --seed apply to a model; "
                                        "a trace's are its own");
-    if (def && cfg.depth && strcmp(def->name, "residual") != 0)
+    if (*def && a->cfg.depth && strcmp((*def)->name, "residual") != 0)
         return cli_usage_error("tune", "--depth applies to residual only");
+    return -1;
+}
+
+/* A model as the tuner's target, and the command its recommendation
+ * starts with (prefix, TUNE_PREFIX_MAX bytes). */
+static void model_target_setup(model_target *mt, replay_tune_target *t, char *prefix)
+{
+    const model_def *def = mt->def;
+    const model_config *cfg = &mt->cfg;
+    memset(t, 0, sizeof *t);
+    t->ctx = mt;
+    t->batch = model_batch(def, cfg);
+    t->steps_per_run = 1;
+    t->open = model_open, t->retune = model_retune, t->step = model_tstep, t->close = model_close;
+    t->graph = model_tgraph;
+    snprintf(t->what, sizeof t->what, "%s %s (%s)", def->name, model_mode_name(cfg->mode),
+             model_preset_name(cfg->preset));
+    int n = snprintf(prefix, TUNE_PREFIX_MAX, "fathom run %s --mode %s --preset %s", def->name,
+                     model_mode_name(cfg->mode), model_preset_name(cfg->preset));
+    if (cfg->depth)
+        n += snprintf(prefix + n, TUNE_PREFIX_MAX - (size_t)n, " --depth %d", cfg->depth);
+    if (cfg->seed != 1)
+        snprintf(prefix + n, TUNE_PREFIX_MAX - (size_t)n, " --seed %llu", (unsigned long long)cfg->seed);
+}
+
+/* A trace loaded into p as the tuner's target, and the command its
+ * recommendation starts with (prefix, TUNE_PREFIX_MAX bytes; *with_batch
+ * 1 where it takes --batch).  0, or 1 after saying why not. */
+static int trace_target_setup(const tune_args *a, replay_program *p, replay_tune_target *t, char *prefix,
+                              int *with_batch)
+{
+    /* one recorded step by default: every candidate replays it in each round */
+    replay_load_opts lo = { .skip_first = (uint32_t)a->skip_first,
+                            .skip_last = (uint32_t)a->skip_last,
+                            .max_steps = a->steps ? (uint32_t)a->steps : 1 };
+    if (isatty(STDERR_FILENO))
+        fprintf(stderr, "fathom tune: reading %s...\r", a->name);
+    const exec_status ls = replay_load(a->name, &lo, p); /* its messages name the trace */
+    if (ls || replay_program_build(p, 1) || replay_tune_trace_target(p, t)) {
+        if (isatty(STDERR_FILENO))
+            fprintf(stderr, "\33[K");
+        if (ls)
+            return cli_error("tune", "%s", exec_errmsg());
+        return cli_error("tune", "%s: %s", a->name, exec_errmsg());
+    }
+    /* the recommendation: for a recording of one of fathom's workloads,
+     * that workload at the recorded batch; for any other (an import, a
+     * program of another tool) the replay of the trace itself */
+    if (model_find(p->rec.model) && model_preset_from_name(p->rec.preset) >= 0 &&
+        (!strcmp(p->rec.mode, "train") || !strcmp(p->rec.mode, "infer"))) {
+        snprintf(prefix, TUNE_PREFIX_MAX, "fathom run %s --mode %s --preset %s", p->rec.model, p->rec.mode,
+                 p->rec.preset);
+        *with_batch = 1;
+    } else {
+        char q[4 * PATH_MAX + 3]; /* a path the loader opened, each character quoted at worst */
+        snprintf(prefix, TUNE_PREFIX_MAX, "fathom replay %s", shell_quote(a->name, q, sizeof q));
+    }
+    return 0;
+}
+
+/* This machine's ceilings from --peak's file (none without one).  0, or 1
+ * after saying why they cannot be used. */
+static int load_peaks(const char *peak_file, analyze_peaks *peaks)
+{
+    if (peak_file && analyze_peaks_load(peak_file, peaks) != 0)
+        return cli_error("tune", "%s", base_errmsg());
+    if (peak_file && peaks->cpu[0] && strcmp(peaks->cpu, exec_cpu_model()) != 0)
+        return cli_error("tune",
+                         "%s: measured on '%s', this machine is '%s': tuning wants this machine's ceilings "
+                         "('fathom peak --format json' here)",
+                         peak_file, peaks->cpu, exec_cpu_model());
+    return 0;
+}
+
+int cmd_tune(int argc, char **argv)
+{
+    tune_args a = {
+        .cfg = { .mode = MODEL_TRAIN, .preset = MODEL_TINY, .seed = 1, .inter = 1, .plan = true },
+        .budget = 60,
+        .fmt = CLI_TEXT,
+    };
+    const model_def *def = NULL;
+    int rc = parse_args(argc, argv, &a);
+    if (rc < 0)
+        rc = check_args(&a, &def);
+    if (rc >= 0)
+        return rc;
     analyze_peaks peaks = { 0 };
-    if (peak_file && analyze_peaks_load(peak_file, &peaks) != 0) {
-        cli_error("tune", "%s", base_errmsg());
+    if (load_peaks(a.peak_file, &peaks))
         return 1;
-    }
-    if (peak_file && peaks.cpu[0] && strcmp(peaks.cpu, exec_cpu_model()) != 0) {
-        cli_error("tune",
-                  "%s: measured on '%s', this machine is '%s': tuning wants this machine's ceilings "
-                  "('fathom peak --format json' here)",
-                  peak_file, peaks.cpu, exec_cpu_model());
-        return 1;
-    }
+
     exec_threads_set(0); /* the process default: all cores (each candidate carries its own) */
     replay_tune_target t;
-    model_target mt = { .def = def, .cfg = cfg };
+    model_target mt = { .def = def, .cfg = a.cfg };
     replay_program p;
     replay_program_init(&p);
     replay_tune_result *r = base_calloc(1, sizeof *r);
-    int rc = 1, with_batch = 0;
+    int with_batch = 0;
     char prefix[TUNE_PREFIX_MAX];
+    rc = 1;
     if (!r) {
         cli_error("tune", "out of memory");
         goto end;
     }
     if (def) {
-        memset(&t, 0, sizeof t);
-        t.ctx = &mt;
-        t.batch = model_batch(def, &cfg);
-        t.steps_per_run = 1;
-        t.open = model_open, t.retune = model_retune, t.step = model_tstep, t.close = model_close;
-        t.graph = model_tgraph;
-        snprintf(t.what, sizeof t.what, "%s %s (%s)", def->name, model_mode_name(cfg.mode),
-                 model_preset_name(cfg.preset));
-        int n = snprintf(prefix, sizeof prefix, "fathom run %s --mode %s --preset %s", def->name,
-                         model_mode_name(cfg.mode), model_preset_name(cfg.preset));
-        if (cfg.depth)
-            n += snprintf(prefix + n, sizeof prefix - (size_t)n, " --depth %d", cfg.depth);
-        if (cfg.seed != 1)
-            snprintf(prefix + n, sizeof prefix - (size_t)n, " --seed %llu", (unsigned long long)cfg.seed);
+        model_target_setup(&mt, &t, prefix);
         with_batch = 1;
-    } else {
-        /* one recorded step by default: every candidate replays it in each round */
-        replay_load_opts lo = { .skip_first = (uint32_t)skip_first,
-                                .skip_last = (uint32_t)skip_last,
-                                .max_steps = steps ? (uint32_t)steps : 1 };
-        if (isatty(STDERR_FILENO))
-            fprintf(stderr, "fathom tune: reading %s...\r", name);
-        const exec_status ls = replay_load(name, &lo, &p); /* its messages name the trace */
-        if (ls || replay_program_build(&p, 1) || replay_tune_trace_target(&p, &t)) {
-            if (isatty(STDERR_FILENO))
-                fprintf(stderr, "\33[K");
-            if (ls)
-                cli_error("tune", "%s", exec_errmsg());
-            else
-                cli_error("tune", "%s: %s", name, exec_errmsg());
-            goto end;
-        }
-        /* the recommendation: for a recording of one of fathom's workloads,
-         * that workload at the recorded batch; for any other (an import, a
-         * program of another tool) the replay of the trace itself */
-        if (model_find(p.rec.model) && model_preset_from_name(p.rec.preset) >= 0 &&
-            (!strcmp(p.rec.mode, "train") || !strcmp(p.rec.mode, "infer"))) {
-            snprintf(prefix, sizeof prefix, "fathom run %s --mode %s --preset %s", p.rec.model, p.rec.mode,
-                     p.rec.preset);
-            with_batch = 1;
-        } else {
-            char q[4 * PATH_MAX + 3]; /* a path the loader opened, each character quoted at worst */
-            snprintf(prefix, sizeof prefix, "fathom replay %s", shell_quote(name, q, sizeof q));
-        }
+    } else if (trace_target_setup(&a, &p, &t, prefix, &with_batch)) {
+        goto end;
     }
-    replay_tune_opts o = { .budget_s = (double)budget,
-                           .batches = batches,
-                           .nbatches = nbatches,
-                           .sweep = sweep,
-                           .rounds = (int)rounds,
-                           .points = points,
-                           .npoints = npoints,
+
+    replay_tune_opts o = { .budget_s = (double)a.budget,
+                           .batches = a.batches,
+                           .nbatches = a.nbatches,
+                           .sweep = a.sweep,
+                           .rounds = (int)a.rounds,
+                           .points = a.points,
+                           .npoints = a.npoints,
                            .progress = isatty(STDERR_FILENO) ? stderr : NULL,
                            .peak_gflops = peaks.gflops,
                            .peak_gbs = peaks.gbs };
@@ -507,7 +562,7 @@ int cmd_tune(int argc, char **argv)
         cli_error("tune", "%s: %s", t.what, exec_errmsg());
         goto end;
     }
-    if (fmt == CLI_JSON ? print_json(r, &t, prefix, with_batch) : (print_text(r, &t, prefix, with_batch), 0)) {
+    if (a.fmt == CLI_JSON ? print_json(r, &t, prefix, with_batch) : (print_text(r, &t, prefix, with_batch), 0)) {
         cli_error("tune", "cannot write the output");
         goto end;
     }

@@ -31,13 +31,7 @@ static uint32_t net(exec_graph *g, uint32_t x, bool train, const model_config *c
     x = model_conv_relu(g, "conv4", x, p->conv[3], 3, 1, 1);
     x = model_conv_relu(g, "conv5", x, p->conv[4], 3, 1, 1);
     x = ex_max_pool(g, x, 3, 3, 2, 2, 0, 0);
-    x = ex_relu(g, model_fc(g, "fc6", x, p->fc));
-    if (train)
-        x = ex_dropout(g, x, 0.5f);
-    x = ex_relu(g, model_fc(g, "fc7", x, p->fc));
-    if (train)
-        x = ex_dropout(g, x, 0.5f);
-    return model_fc(g, "fc8", x, p->classes);
+    return model_fc_head(g, x, p->fc, p->classes, train);
 }
 
 static exec_status create(const model_config *cfg, model **out)

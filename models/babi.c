@@ -11,7 +11,7 @@
 #include "models/seqdata.h"
 
 #include "base/alloc.h"
-#include "base/hash.h"
+#include "base/table.h"
 #include "exec/rng.h"
 
 #include <ctype.h>
@@ -22,35 +22,27 @@
 #define BABI_MAX_WORDS 64 /* per sentence */
 #define BABI_MAX_LINE 4096
 
-/* Words by their text: open addressing on FNV-1a, at most half full, each
- * word with the number of its first appearance. A story file holds hundreds
- * of thousands of tokens over a vocabulary of tens to a few hundred words:
- * one lookup per token, the vocabulary then sorted alone and the tokens'
- * numbers mapped to its ids (sorting every token, then a binary search per
- * token, was a fifth of a small memnet run's 0.13-0.16 s; two lookups per
- * token, 5.6-7.3 ms of a small preset's 2000 stories). */
+/* Words by their text (a base/table.h table), each with the number of its
+ * first appearance. A story file holds hundreds of thousands of tokens over
+ * a vocabulary of tens to a few hundred words: one lookup per token, the
+ * vocabulary then sorted alone and the tokens' numbers mapped to its ids
+ * (sorting every token, then a binary search per token, was a fifth of a
+ * small memnet run's 0.13-0.16 s; two lookups per token, 5.6-7.3 ms of a
+ * small preset's 2000 stories). */
 typedef struct wordmap {
-    const char **key;  /* [cap] */
-    uint32_t *len;     /* [cap]: its length */
-    int32_t *first;    /* [cap]: its number, in the order of first appearance */
+    base_table first;  /* struct wordnum by the word's bytes */
     const char **word; /* [n]: the words by that number */
-    size_t cap, n, capword;
+    size_t n, capword;
 } wordmap;
 
-/* the slot of w (len bytes): its own, or the empty one where it would go */
-static size_t wordmap_slot(const wordmap *m, const char *w, size_t len)
-{
-    size_t i = (size_t)base_fnv1a(w, len) & (m->cap - 1);
-    while (m->key[i] && (m->len[i] != len || memcmp(m->key[i], w, len) != 0))
-        i = (i + 1) & (m->cap - 1);
-    return i;
-}
+struct wordnum {
+    base_table_bytes key;
+    int32_t first; /* its number, in the order of first appearance */
+};
 
 static void wordmap_free(wordmap *m)
 {
-    base_free(m->key);
-    base_free(m->len);
-    base_free(m->first);
+    base_table_free(&m->first);
     base_free(m->word);
     *m = (wordmap){ 0 };
 }
@@ -59,36 +51,18 @@ static void wordmap_free(wordmap *m)
  * where it is not there yet: >= 0, or -1 when out of memory */
 static int32_t wordmap_intern(wordmap *m, const char *w, size_t len)
 {
-    if (2 * (m->n + 1) > m->cap) {
-        wordmap bigger = { .cap = m->cap ? 2 * m->cap : 256 };
-        bigger.key = base_calloc(bigger.cap, sizeof *bigger.key);
-        bigger.len = base_calloc(bigger.cap, sizeof *bigger.len);
-        bigger.first = base_calloc(bigger.cap, sizeof *bigger.first);
-        if (!bigger.key || !bigger.len || !bigger.first) {
-            wordmap_free(&bigger);
-            return -1;
-        }
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->key[i]) {
-                size_t j = wordmap_slot(&bigger, m->key[i], m->len[i]);
-                bigger.key[j] = m->key[i], bigger.len[j] = m->len[i], bigger.first[j] = m->first[i];
-            }
-        bigger.word = m->word, bigger.n = m->n, bigger.capword = m->capword;
-        m->word = NULL;
-        wordmap_free(m);
-        *m = bigger;
+    if (!m->first.size)
+        m->first = BASE_TABLE(struct wordnum, 0);
+    struct wordnum *e;
+    base_table_status st = base_table_put(&m->first, &(base_table_bytes){ w, len }, (void **)&e);
+    if (st == BASE_TABLE_FOUND)
+        return e->first;
+    if (st == BASE_TABLE_NOMEM || base_grow(&m->word, &m->capword, m->n + 1, sizeof *m->word)) {
+        if (st == BASE_TABLE_ADDED)
+            base_table_del(&m->first, e);
+        return -1;
     }
-    size_t i = wordmap_slot(m, w, len);
-    if (m->key[i])
-        return m->first[i];
-    if (m->n == m->capword) {
-        size_t nc = m->capword ? 2 * m->capword : 64;
-        const char **nw = base_realloc(m->word, nc * sizeof *nw);
-        if (!nw)
-            return -1;
-        m->word = nw, m->capword = nc;
-    }
-    m->key[i] = w, m->len[i] = (uint32_t)len, m->first[i] = (int32_t)m->n, m->word[m->n] = w;
+    e->first = (int32_t)m->n, m->word[m->n] = w;
     return (int32_t)m->n++;
 }
 
@@ -104,6 +78,11 @@ typedef struct parse {
     sent *s;
     size_t ns, caps;
     wordmap map;
+    /* pass 1's place in the file */
+    const char *name; /* the file's, for messages */
+    long line, prev_id;
+    size_t story, nq; /* stories and questions so far */
+    int max_words;    /* the longest sentence's words */
 } parse;
 
 static int push_tok(parse *p, int32_t t)
@@ -204,6 +183,142 @@ static int cmp_word(const void *a, const void *b)
 }
 
 /* Parses buf's len bytes in place (buf[len] is written: a NUL). */
+/* One line of a story, q its first non-blank character and eol its end
+ * (made '\0'): "ID text" or, for a question, "ID text \t answer [\t
+ * supporting facts]". */
+static exec_status parse_line(parse *ps, char *q, char *eol)
+{
+    const char *name = ps->name;
+    const long line = ps->line;
+    if (!isdigit((unsigned char)*q))
+        return exec_fail(EXEC_ERR_IO, "%s:%ld: expected a sentence number, got '%.20s'", name, line, q);
+    long id = 0;
+    while (isdigit((unsigned char)*q)) {
+        id = id * 10 + (*q - '0');
+        if (id > 1000000)
+            return exec_fail(EXEC_ERR_IO, "%s:%ld: sentence number too large", name, line);
+        q++;
+    }
+    if (*q != ' ' && *q != '\t')
+        return exec_fail(EXEC_ERR_IO, "%s:%ld: expected a space after the sentence number", name, line);
+    if (id == 1)
+        ps->story++;
+    else if (id != ps->prev_id + 1)
+        return exec_fail(EXEC_ERR_IO, "%s:%ld: sentence number %ld follows %ld", name, line, id, ps->prev_id);
+    ps->prev_id = id;
+
+    char *tab = memchr(q, '\t', (size_t)(eol - q));
+    int32_t answer = -1;
+    char *end = tab ? tab : eol;
+    if (tab) { /* a question: text \t answer [\t supporting facts] */
+        char *a = tab + 1, *tab2 = memchr(a, '\t', (size_t)(eol - a));
+        if (tab2)
+            *tab2 = '\0';
+        const char *w = trim(a);
+        if (!*w)
+            return exec_fail(EXEC_ERR_IO, "%s:%ld: question without an answer", name, line);
+        if ((answer = wordmap_intern(&ps->map, w, strlen(w))) < 0)
+            return exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
+        ps->nq++;
+    }
+
+    size_t first = ps->ntok;
+    long nw = tokenize(ps, q, end);
+    if (nw < 0)
+        return exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
+    if (nw == 0)
+        return exec_fail(EXEC_ERR_IO, "%s:%ld: empty sentence", name, line);
+    if (nw > BABI_MAX_WORDS)
+        return exec_fail(EXEC_ERR_IO, "%s:%ld: %ld words (at most %d)", name, line, nw, BABI_MAX_WORDS);
+    if (nw > ps->max_words)
+        ps->max_words = (int)nw;
+    if (push_sent(ps, (sent){ first, (size_t)nw, answer, ps->story }))
+        return exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
+    return EXEC_OK;
+}
+
+/* Pass 1: the lines of buf (len bytes, buf[len] writable) into sentences
+ * of word numbers. */
+static exec_status parse_lines(parse *ps, char *buf, size_t len)
+{
+    for (char *p = buf; p < buf + len;) {
+        ps->line++;
+        char *eol = memchr(p, '\n', (size_t)(buf + len - p));
+        if (!eol)
+            eol = buf + len;
+        *eol = '\0';
+        char *next = eol + 1;
+        if (eol - p > BABI_MAX_LINE)
+            return exec_fail(EXEC_ERR_IO, "%s:%ld: line longer than %d bytes", ps->name, ps->line, BABI_MAX_LINE);
+        char *q = p;
+        while (*q && is_space((unsigned char)*q))
+            q++;
+        exec_status st = *q ? parse_line(ps, q, eol) : EXEC_OK; /* a blank line: nothing */
+        if (st)
+            return st;
+        p = next;
+    }
+    if (ps->nq == 0)
+        return exec_fail(EXEC_ERR_IO, "%s: no questions (not bAbI text?)", ps->name);
+    if (ps->nq > (1u << 24))
+        return exec_fail(EXEC_ERR_IO, "%s: too many questions", ps->name);
+    return EXEC_OK;
+}
+
+/* The set's arrays for ps's sentences, and its words: <nil>, then the
+ * nu words of by_word in order. */
+static exec_status set_alloc(model_babi_set *set, const parse *ps, const char *const *const *by_word, size_t nu,
+                             int mem)
+{
+    const size_t nq = ps->nq;
+    const int max_words = ps->max_words;
+    set->n = (int)nq;
+    set->mem = mem;
+    set->sent_len = max_words;
+    set->vocab = (int)nu + 1;
+    set->nsent = (int)(ps->ns - nq);
+    set->words = base_calloc((size_t)set->vocab, sizeof *set->words);
+    set->sents = base_calloc((size_t)(set->nsent ? set->nsent : 1) * max_words, sizeof *set->sents);
+    set->recent = base_calloc(nq, sizeof *set->recent);
+    set->count = base_calloc(nq, sizeof *set->count);
+    set->queries = base_calloc((size_t)nq * max_words, sizeof *set->queries);
+    set->answers = base_calloc(nq, sizeof *set->answers);
+    if (!set->words || !set->sents || !set->recent || !set->count || !set->queries || !set->answers)
+        return exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
+    set->words[0] = base_strdup("<nil>");
+    for (size_t i = 0; i < nu; i++)
+        set->words[i + 1] = base_strdup(*by_word[i]);
+    for (int i = 0; i < set->vocab; i++)
+        if (!set->words[i])
+            return exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
+    return EXEC_OK;
+}
+
+/* Pass 2: the statements once each; each question with where its story's
+ * statements before it end and how many of them its memory holds. */
+static void set_fill(model_babi_set *set, const parse *ps, const int32_t *id_of, int mem)
+{
+    const int max_words = ps->max_words;
+    size_t qi = 0, si = 0, story_first = 0, cur_story = 0;
+    for (size_t i = 0; i < ps->ns; i++) {
+        const sent *s = &ps->s[i];
+        if (s->story != cur_story)
+            cur_story = s->story, story_first = si;
+        int32_t *dst = s->answer >= 0 ? set->queries + qi * (size_t)max_words : set->sents + si * (size_t)max_words;
+        for (size_t t = 0; t < s->count; t++)
+            dst[t] = id_of[ps->tok[s->first + t]];
+        if (s->answer < 0) {
+            si++;
+            continue;
+        }
+        set->answers[qi] = id_of[s->answer];
+        const size_t before = si - story_first;
+        set->recent[qi] = (int32_t)si - 1;
+        set->count[qi] = (int32_t)(before < (size_t)mem ? before : (size_t)mem);
+        qi++;
+    }
+}
+
 static exec_status parse_in_place(char *buf, size_t len, const char *name, int mem, model_babi_set **out)
 {
     *out = NULL;
@@ -212,106 +327,13 @@ static exec_status parse_in_place(char *buf, size_t len, const char *name, int m
     if (memchr(buf, '\0', len))
         return exec_fail(EXEC_ERR_IO, "%s: not a text file (NUL byte)", name);
     buf[len] = '\0';
-    parse ps = { 0 };
+    parse ps = { .name = name, .max_words = 1 };
     model_babi_set *set = NULL;
     const char *const **by_word = NULL;
     int32_t *id_of = NULL;
-    exec_status st = EXEC_OK;
-
-    /* pass 1: lines -> sentences of word numbers */
-    long line = 0, prev_id = 0;
-    size_t story = 0, nq = 0;
-    int max_words = 1;
-    for (char *p = buf; p < buf + len;) {
-        line++;
-        char *eol = memchr(p, '\n', (size_t)(buf + len - p));
-        if (!eol)
-            eol = buf + len;
-        *eol = '\0';
-        char *next = eol + 1;
-        if (eol - p > BABI_MAX_LINE) {
-            st = exec_fail(EXEC_ERR_IO, "%s:%ld: line longer than %d bytes", name, line, BABI_MAX_LINE);
-            goto done;
-        }
-        char *q = p;
-        while (*q && is_space((unsigned char)*q))
-            q++;
-        if (!*q) { /* blank line */
-            p = next;
-            continue;
-        }
-        if (!isdigit((unsigned char)*q)) {
-            st = exec_fail(EXEC_ERR_IO, "%s:%ld: expected a sentence number, got '%.20s'", name, line, q);
-            goto done;
-        }
-        long id = 0;
-        while (isdigit((unsigned char)*q)) {
-            id = id * 10 + (*q - '0');
-            if (id > 1000000) {
-                st = exec_fail(EXEC_ERR_IO, "%s:%ld: sentence number too large", name, line);
-                goto done;
-            }
-            q++;
-        }
-        if (*q != ' ' && *q != '\t') {
-            st = exec_fail(EXEC_ERR_IO, "%s:%ld: expected a space after the sentence number", name, line);
-            goto done;
-        }
-        if (id == 1) {
-            story++;
-        } else if (id != prev_id + 1) {
-            st = exec_fail(EXEC_ERR_IO, "%s:%ld: sentence number %ld follows %ld", name, line, id, prev_id);
-            goto done;
-        }
-        prev_id = id;
-        char *tab = memchr(q, '\t', (size_t)(eol - q));
-        int32_t answer = -1;
-        char *end = tab ? tab : eol;
-        if (tab) { /* a question: text \t answer [\t supporting facts] */
-            char *a = tab + 1, *tab2 = memchr(a, '\t', (size_t)(eol - a));
-            if (tab2)
-                *tab2 = '\0';
-            const char *w = trim(a);
-            if (!*w) {
-                st = exec_fail(EXEC_ERR_IO, "%s:%ld: question without an answer", name, line);
-                goto done;
-            }
-            if ((answer = wordmap_intern(&ps.map, w, strlen(w))) < 0) {
-                st = exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
-                goto done;
-            }
-            nq++;
-        }
-        size_t first = ps.ntok;
-        long nw = tokenize(&ps, q, end);
-        if (nw < 0) {
-            st = exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
-            goto done;
-        }
-        if (nw == 0) {
-            st = exec_fail(EXEC_ERR_IO, "%s:%ld: empty sentence", name, line);
-            goto done;
-        }
-        if (nw > BABI_MAX_WORDS) {
-            st = exec_fail(EXEC_ERR_IO, "%s:%ld: %ld words (at most %d)", name, line, nw, BABI_MAX_WORDS);
-            goto done;
-        }
-        if (nw > max_words)
-            max_words = (int)nw;
-        if (push_sent(&ps, (sent){ first, (size_t)nw, answer, story })) {
-            st = exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
-            goto done;
-        }
-        p = next;
-    }
-    if (nq == 0) {
-        st = exec_fail(EXEC_ERR_IO, "%s: no questions (not bAbI text?)", name);
+    exec_status st = parse_lines(&ps, buf, len);
+    if (st)
         goto done;
-    }
-    if (nq > (1u << 24)) {
-        st = exec_fail(EXEC_ERR_IO, "%s: too many questions", name);
-        goto done;
-    }
 
     /* the vocabulary: every token and answer once, sorted; 0 is nil; each
      * word number's id */
@@ -333,50 +355,9 @@ static exec_status parse_in_place(char *buf, size_t len, const char *name, int m
         st = exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
         goto done;
     }
-    set->n = (int)nq;
-    set->mem = mem;
-    set->sent_len = max_words;
-    set->vocab = (int)nu + 1;
-    set->nsent = (int)(ps.ns - nq);
-    set->words = base_calloc((size_t)set->vocab, sizeof *set->words);
-    set->sents = base_calloc((size_t)(set->nsent ? set->nsent : 1) * max_words, sizeof *set->sents);
-    set->recent = base_calloc(nq, sizeof *set->recent);
-    set->count = base_calloc(nq, sizeof *set->count);
-    set->queries = base_calloc((size_t)nq * max_words, sizeof *set->queries);
-    set->answers = base_calloc(nq, sizeof *set->answers);
-    if (!set->words || !set->sents || !set->recent || !set->count || !set->queries || !set->answers) {
-        st = exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
+    if ((st = set_alloc(set, &ps, by_word, nu, mem)))
         goto done;
-    }
-    set->words[0] = base_strdup("<nil>");
-    for (size_t i = 0; i < nu; i++)
-        set->words[i + 1] = base_strdup(*by_word[i]);
-    for (int i = 0; i < set->vocab; i++)
-        if (!set->words[i]) {
-            st = exec_fail(EXEC_ERR_NOMEM, "bAbI: out of memory");
-            goto done;
-        }
-
-    /* pass 2: the statements once each; each question with where its
-     * story's statements before it end and how many of them its memory holds */
-    size_t qi = 0, si = 0, story_first = 0, cur_story = 0;
-    for (size_t i = 0; i < ps.ns; i++) {
-        const sent *s = &ps.s[i];
-        if (s->story != cur_story)
-            cur_story = s->story, story_first = si;
-        int32_t *dst = s->answer >= 0 ? set->queries + qi * (size_t)max_words : set->sents + si * (size_t)max_words;
-        for (size_t t = 0; t < s->count; t++)
-            dst[t] = id_of[ps.tok[s->first + t]];
-        if (s->answer < 0) {
-            si++;
-            continue;
-        }
-        set->answers[qi] = id_of[s->answer];
-        const size_t before = si - story_first;
-        set->recent[qi] = (int32_t)si - 1;
-        set->count[qi] = (int32_t)(before < (size_t)mem ? before : (size_t)mem);
-        qi++;
-    }
+    set_fill(set, &ps, id_of, mem);
     *out = set;
     set = NULL;
 done:

@@ -52,6 +52,17 @@ uint32_t model_fc(exec_graph *g, const char *name, uint32_t x, int out)
     return ex_bias_add(g, ex_matmul(g, x, w, 0, 0), b, 1);
 }
 
+uint32_t model_fc_head(exec_graph *g, uint32_t x, int width, int classes, bool train)
+{
+    x = ex_relu(g, model_fc(g, "fc6", x, width));
+    if (train)
+        x = ex_dropout(g, x, 0.5f);
+    x = ex_relu(g, model_fc(g, "fc7", x, width));
+    if (train)
+        x = ex_dropout(g, x, 0.5f);
+    return model_fc(g, "fc8", x, classes);
+}
+
 uint32_t model_batch_norm(exec_graph *g, const char *name, uint32_t x, bool training)
 {
     int64_t c = model_dim(g, x, 1);

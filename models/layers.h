@@ -13,6 +13,9 @@ uint32_t model_conv(exec_graph *g, const char *name, uint32_t x, int oc, int k, 
 uint32_t model_conv_relu(exec_graph *g, const char *name, uint32_t x, int oc, int k, int stride, int pad);
 /* fully connected: x [N,...] (flattened) x W [in,out] + b; no activation */
 uint32_t model_fc(exec_graph *g, const char *name, uint32_t x, int out);
+/* The classifier head of AlexNet and VGG: fc6 and fc7 of `width` units,
+ * each with ReLU and (train) dropout 0.5, then fc8 to the classes. */
+uint32_t model_fc_head(exec_graph *g, uint32_t x, int width, int classes, bool train);
 /* batch norm over channels (scale ONE, offset ZERO, running stats of role
  * weight, not trained: the running variance is set to 1 by model_plan).
  * training: batch statistics (train graphs) or the running ones (infer). */

@@ -34,13 +34,7 @@ static uint32_t net(exec_graph *g, uint32_t x, bool train, const model_config *c
         }
         x = ex_max_pool(g, x, 2, 2, 2, 2, 0, 0);
     }
-    x = ex_relu(g, model_fc(g, "fc6", x, p->fc));
-    if (train)
-        x = ex_dropout(g, x, 0.5f);
-    x = ex_relu(g, model_fc(g, "fc7", x, p->fc));
-    if (train)
-        x = ex_dropout(g, x, 0.5f);
-    return model_fc(g, "fc8", x, p->classes);
+    return model_fc_head(g, x, p->fc, p->classes, train);
 }
 
 static exec_status create(const model_config *cfg, model **out)

@@ -338,57 +338,66 @@ static int record_replay(const char *trace, char **child_args, int nargs, const 
     return rc;
 }
 
-int cmd_replay(int argc, char **argv)
-{
-    static const struct option opts[] = {
-        { "threads", required_argument, 0, 't' },   { "inter", required_argument, 0, 'i' },
-        { "steps", required_argument, 0, 's' },     { "skip-first", required_argument, 0, 'F' },
-        { "skip-last", required_argument, 0, 'L' }, { "iterations", required_argument, 0, 'n' },
-        { "warmup", required_argument, 0, 'w' },    { "seed", required_argument, 0, 'S' },
-        { "format", required_argument, 0, 'f' },    { "help", no_argument, 0, 'h' },
-        { "dump-ops", required_argument, 0, 'D' },  { "record", no_argument, 0, 'R' },
-        { "dir", required_argument, 0, 'd' },       { "conv-algo", required_argument, 0, 'A' },
-        { "bind", required_argument, 0, 'B' },      { "denormals", required_argument, 0, 'Z' },
-        { "ops", required_argument, 0, 'O' },       { 0, 0, 0, 0 },
-    };
-    long threads = 0, inter = 1, steps = 0, skip_first = 0, skip_last = 0, iters = 3, warmup = 1;
-    unsigned long long seed = 1;
-    unsigned long ops_a = 0, ops_b = 0; /* --ops A-B; 0: all */
-    int fmt = CLI_TEXT, c, record = 0;
-    exec_conv_algo algo = EXEC_CONV_DEFAULT;
-    exec_bind bind = EXEC_BIND_DEFAULT;
-    const char *dump_path = NULL, *out = NULL, *dir = NULL;
+static const struct option replay_long_opts[] = {
+    { "threads", required_argument, 0, 't' },   { "inter", required_argument, 0, 'i' },
+    { "steps", required_argument, 0, 's' },     { "skip-first", required_argument, 0, 'F' },
+    { "skip-last", required_argument, 0, 'L' }, { "iterations", required_argument, 0, 'n' },
+    { "warmup", required_argument, 0, 'w' },    { "seed", required_argument, 0, 'S' },
+    { "format", required_argument, 0, 'f' },    { "help", no_argument, 0, 'h' },
+    { "dump-ops", required_argument, 0, 'D' },  { "record", no_argument, 0, 'R' },
+    { "dir", required_argument, 0, 'd' },       { "conv-algo", required_argument, 0, 'A' },
+    { "bind", required_argument, 0, 'B' },      { "denormals", required_argument, 0, 'Z' },
+    { "ops", required_argument, 0, 'O' },       { 0, 0, 0, 0 },
+};
+
+/* What `fathom replay` was asked. */
+typedef struct replay_args {
+    long threads, inter, steps, skip_first, skip_last, iters, warmup;
+    unsigned long long seed;
+    unsigned long ops_a, ops_b; /* --ops A-B; 0: all */
+    int fmt, record;
+    exec_conv_algo algo;
+    exec_bind bind;
+    const char *dump_path, *out, *dir;
     char *child_args[32]; /* the options a --record child gets again */
     char child_flags[16][24];
-    int nchild = 0;
+    int nchild;
+} replay_args;
+
+/* The options of argv into a (optind then at the first operand).  -1 to
+ * go on; otherwise the exit status: 0 after the help, 2 after a usage
+ * error. */
+static int parse_args(int argc, char **argv, replay_args *a)
+{
+    int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:", replay_long_opts, NULL)) != -1) {
         long *dst = NULL, lo = 0, hi = 1 << 20;
         const char *name = NULL;
         int run_opt = -1; /* a flag of base/run_options.def: its bounds */
         switch (c) {
-        case 't': run_opt = CLI_RUN_threads, dst = &threads; break;
-        case 'i': run_opt = CLI_RUN_inter, dst = &inter; break;
-        case 's': run_opt = CLI_RUN_steps, dst = &steps; break;
-        case 'F': dst = &skip_first, name = "--skip-first"; break;
-        case 'L': dst = &skip_last, name = "--skip-last"; break;
-        case 'n': dst = &iters, lo = 1, name = "--iterations"; break;
-        case 'w': dst = &warmup, name = "--warmup"; break;
+        case 't': run_opt = CLI_RUN_threads, dst = &a->threads; break;
+        case 'i': run_opt = CLI_RUN_inter, dst = &a->inter; break;
+        case 's': run_opt = CLI_RUN_steps, dst = &a->steps; break;
+        case 'F': dst = &a->skip_first, name = "--skip-first"; break;
+        case 'L': dst = &a->skip_last, name = "--skip-last"; break;
+        case 'n': dst = &a->iters, lo = 1, name = "--iterations"; break;
+        case 'w': dst = &a->warmup, name = "--warmup"; break;
         case 'S':
-            if (cli_parse_u64("replay", "--seed", optarg, &seed))
+            if (cli_parse_u64("replay", "--seed", optarg, &a->seed))
                 return 2;
             break;
         case 'f':
-            if ((fmt = cli_parse_format("replay", optarg, 1)) < 0)
+            if ((a->fmt = cli_parse_format("replay", optarg, 1)) < 0)
                 return 2;
             break;
         case 'A':
-            if (exec_conv_algo_parse(optarg, &algo))
+            if (exec_conv_algo_parse(optarg, &a->algo))
                 return cli_usage_error("replay", "%s", exec_errmsg());
             break;
         case 'B':
-            if (exec_bind_parse(optarg, &bind))
+            if (exec_bind_parse(optarg, &a->bind))
                 return cli_usage_error("replay", "%s", exec_errmsg());
             break;
         case 'Z': {
@@ -400,10 +409,10 @@ int cmd_replay(int argc, char **argv)
         }
         case 'O': {
             char *end;
-            ops_a = strtoul(optarg, &end, 10);
+            a->ops_a = strtoul(optarg, &end, 10);
             if (*end == '-' && end[1] >= '0' && end[1] <= '9')
-                ops_b = strtoul(end + 1, &end, 10);
-            if (*end || !ops_a || ops_b < ops_a || ops_b > UINT32_MAX || optarg[0] == '-')
+                a->ops_b = strtoul(end + 1, &end, 10);
+            if (*end || !a->ops_a || a->ops_b < a->ops_a || a->ops_b > UINT32_MAX || optarg[0] == '-')
                 return cli_usage_error("replay", "--ops wants a range of op numbers A-B (1 <= A <= B), not '%s'",
                                        optarg);
             break;
@@ -411,11 +420,11 @@ int cmd_replay(int argc, char **argv)
         case 'D':
             if (!*optarg)
                 return cli_usage_error("replay", "--dump-ops wants a file (or - for stdout)");
-            dump_path = optarg;
+            a->dump_path = optarg;
             break;
-        case 'R': record = 1; continue;
-        case 'o': out = optarg; continue;
-        case 'd': dir = optarg; continue;
+        case 'R': a->record = 1; continue;
+        case 'o': a->out = optarg; continue;
+        case 'd': a->dir = optarg; continue;
         case 'h': fputs(usage_text, stdout); return 0;
         case ':': return cli_usage_error("replay", "%s wants a value", argv[optind - 1]);
         default: return cli_usage_error("replay", "unknown option '%s'; see 'fathom replay --help'", argv[optind - 1]);
@@ -424,83 +433,82 @@ int cmd_replay(int argc, char **argv)
             return 2;
         if (run_opt < 0 && dst && cli_parse_int("replay", name, optarg, lo, hi, dst))
             return 2;
-        for (size_t j = 0; opts[j].name; j++) /* again for a --record child */
-            if (opts[j].val == c && nchild + 2 <= (int)(sizeof child_args / sizeof child_args[0])) {
-                char *flag = child_flags[nchild / 2];
-                snprintf(flag, sizeof child_flags[0], "--%s", opts[j].name);
-                child_args[nchild++] = flag;
-                child_args[nchild++] = optarg;
+        for (size_t j = 0; replay_long_opts[j].name; j++) /* again for a --record child */
+            if (replay_long_opts[j].val == c &&
+                a->nchild + 2 <= (int)(sizeof a->child_args / sizeof a->child_args[0])) {
+                char *flag = a->child_flags[a->nchild / 2];
+                snprintf(flag, sizeof a->child_flags[0], "--%s", replay_long_opts[j].name);
+                a->child_args[a->nchild++] = flag;
+                a->child_args[a->nchild++] = optarg;
             }
     }
-    if (optind != argc - 1)
-        return cli_usage_error(
-            "replay", optind >= argc ? "which trace? see 'fathom replay --help'" : "one trace at a time (got '%s' too)",
-            optind < argc - 1 ? argv[optind + 1] : "");
-    if ((out || dir) && !record)
-        return cli_usage_error("replay", "%s goes with --record", out ? "-o" : "--dir");
-    if (out && dir)
-        return cli_usage_error("replay", "-o cannot be combined with --dir");
-    if (record) {
-        if (getenv("FATHOM_TRACE") && strcmp(getenv("FATHOM_TRACE"), "1") == 0)
-            return cli_usage_error("replay", "--record inside a traced run");
-        const char *inputs[] = { argv[optind] };
-        if (out && tracer_output_check(out, inputs, 1, "-o"))
-            return cli_error("replay", "%s", base_errmsg());
-        if (dir && tracer_archive_check_dir(dir))
-            return cli_usage_error("replay", "--dir: %s", base_errmsg());
-        return record_replay(argv[optind], child_args, nchild, out, dir);
-    }
+    return -1;
+}
+
+/* A warning naming the op types of the trace that this version does not
+ * know (an imported trace's are in its coverage statement instead). */
+static void warn_unknown_ops(const replay_program *p)
+{
+    if (!p->nunknown || p->imported)
+        return;
+    char names[512] = "";
+    size_t len = 0;
+    for (uint32_t i = 0; i < p->nunknown && len < sizeof names - 80; i++)
+        len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", p->unknown[i].name);
+    fprintf(stderr, "fathom replay: warning: %u op type%s this version does not know, not replayed: %s%s\n",
+            p->nunknown, p->nunknown == 1 ? "" : "s", names, len >= sizeof names - 80 ? ", ..." : "");
+}
+
+/* The trace loaded, rebuilt into a program and replayed as a asks, and its
+ * report printed.  The exit status: 0, or 1. */
+static int replay_trace(const char *trace, const replay_args *a)
+{
     FILE *dump = NULL;
     tracer_output *dump_out = NULL;
-    if (dump_path && strcmp(dump_path, "-") == 0) {
+    if (a->dump_path && strcmp(a->dump_path, "-") == 0) {
         dump = stdout;
-    } else if (dump_path) {
-        const char *inputs[] = { argv[optind] };
-        if (tracer_output_open(dump_path, inputs, 1, "--dump-ops", &dump_out))
+    } else if (a->dump_path) {
+        const char *inputs[] = { trace };
+        if (tracer_output_open(a->dump_path, inputs, 1, "--dump-ops", &dump_out))
             return cli_error("replay", "%s", base_errmsg());
         dump = tracer_output_file(dump_out);
     }
-    exec_threads_set((int)threads);
+    exec_threads_set((int)a->threads);
     replay_program p;
     replay_program_init(&p);
     /* intermediates share buffers by their lifetimes: in node order, one
      * op at a time (more inter-op workers would wait on the buffers) */
-    p.reuse = inter <= 1;
-    replay_load_opts lo = { .skip_first = (uint32_t)skip_first,
-                            .skip_last = (uint32_t)skip_last,
-                            .max_steps = (uint32_t)steps };
+    p.reuse = a->inter <= 1;
+    replay_load_opts lo = { .skip_first = (uint32_t)a->skip_first,
+                            .skip_last = (uint32_t)a->skip_last,
+                            .max_steps = (uint32_t)a->steps };
     int rc = 1;
     replay_report *r = base_calloc(1, sizeof *r);
     if (!r) {
         cli_error("replay", "out of memory");
         goto end;
     }
+
     if (isatty(2))
-        fprintf(stderr, "fathom replay: reading %s...\r", argv[optind]);
-    if (replay_load(argv[optind], &lo, &p) ||
-        (ops_a && replay_program_keep_ops(&p, (uint32_t)ops_a, (uint32_t)ops_b)) ||
-        replay_program_build(&p, (uint64_t)seed)) {
+        fprintf(stderr, "fathom replay: reading %s...\r", trace);
+    if (replay_load(trace, &lo, &p) ||
+        (a->ops_a && replay_program_keep_ops(&p, (uint32_t)a->ops_a, (uint32_t)a->ops_b)) ||
+        replay_program_build(&p, (uint64_t)a->seed)) {
         if (isatty(2))
             fprintf(stderr, "\33[K");
         cli_error("replay", "%s", exec_errmsg());
         goto end;
     }
-    if (p.nunknown && !p.imported) { /* an imported trace's: in the coverage statement */
-        char names[512] = "";
-        size_t len = 0;
-        for (uint32_t i = 0; i < p.nunknown && len < sizeof names - 80; i++)
-            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", p.unknown[i].name);
-        fprintf(stderr, "fathom replay: warning: %u op type%s this version does not know, not replayed: %s%s\n",
-                p.nunknown, p.nunknown == 1 ? "" : "s", names, len >= sizeof names - 80 ? ", ..." : "");
-    }
+    warn_unknown_ops(&p);
+
     if (isatty(2))
-        fprintf(stderr, "\33[Kfathom replay: %u ops, %d passes...\r", p.nops, (int)(warmup + iters));
-    replay_opts ro = { .iterations = (int)iters,
-                       .warmup = (int)warmup,
-                       .inter = (int)inter,
+        fprintf(stderr, "\33[Kfathom replay: %u ops, %d passes...\r", p.nops, (int)(a->warmup + a->iters));
+    replay_opts ro = { .iterations = (int)a->iters,
+                       .warmup = (int)a->warmup,
+                       .inter = (int)a->inter,
                        .threads = exec_threads_get(),
-                       .conv_algo = algo,
-                       .bind = bind,
+                       .conv_algo = a->algo,
+                       .bind = a->bind,
                        .dump = dump };
     if (replay_run(&p, &ro, r)) {
         cli_error("replay", "%s", exec_errmsg());
@@ -516,17 +524,52 @@ int cmd_replay(int argc, char **argv)
             goto end;
         }
     }
-    dump = NULL;
-    if (fmt == CLI_JSON)
-        print_json(&p, r, exec_threads_get(), (int)inter);
-    else if (fmt == CLI_CSV)
+
+    if (a->fmt == CLI_JSON)
+        print_json(&p, r, exec_threads_get(), (int)a->inter);
+    else if (a->fmt == CLI_CSV)
         print_csv(r);
     else
-        print_text(&p, r, exec_threads_get(), (int)inter);
+        print_text(&p, r, exec_threads_get(), (int)a->inter);
     rc = 0;
 end:
     tracer_output_abort(dump_out); /* a failed replay publishes no dump */
     base_free(r);
     replay_program_destroy(&p);
     return rc;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+    replay_args a = {
+        .inter = 1,
+        .iters = 3,
+        .warmup = 1,
+        .seed = 1,
+        .fmt = CLI_TEXT,
+        .algo = EXEC_CONV_DEFAULT,
+        .bind = EXEC_BIND_DEFAULT,
+    };
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    if (optind != argc - 1)
+        return cli_usage_error(
+            "replay", optind >= argc ? "which trace? see 'fathom replay --help'" : "one trace at a time (got '%s' too)",
+            optind < argc - 1 ? argv[optind + 1] : "");
+    if ((a.out || a.dir) && !a.record)
+        return cli_usage_error("replay", "%s goes with --record", a.out ? "-o" : "--dir");
+    if (a.out && a.dir)
+        return cli_usage_error("replay", "-o cannot be combined with --dir");
+    if (a.record) {
+        if (getenv("FATHOM_TRACE") && strcmp(getenv("FATHOM_TRACE"), "1") == 0)
+            return cli_usage_error("replay", "--record inside a traced run");
+        const char *inputs[] = { argv[optind] };
+        if (a.out && tracer_output_check(a.out, inputs, 1, "-o"))
+            return cli_error("replay", "%s", base_errmsg());
+        if (a.dir && tracer_archive_check_dir(a.dir))
+            return cli_usage_error("replay", "--dir: %s", base_errmsg());
+        return record_replay(argv[optind], a.child_args, a.nchild, a.out, a.dir);
+    }
+    return replay_trace(argv[optind], &a);
 }

@@ -40,10 +40,12 @@ typedef struct loader {
                          * names the source format, pytorch-...) */
 } loader;
 
-static int fail(loader *L, exec_status s, const char *fmt, const char *a)
+/* A callback's failure, after exec_fail set the thread's message: s kept
+ * for replay_load (the first one), and -1 stops the decoding. */
+static int stop(loader *L, exec_status s)
 {
     if (!L->status)
-        L->status = exec_fail(s, fmt, a);
+        L->status = s;
     return -1;
 }
 
@@ -59,8 +61,8 @@ static int cb_tensor_alloc(void *user, uint64_t ts, const tracer_tensor *x)
     /* the engine's dtypes, or a framework's (imported traces), converted */
     int d = replay_fw_dtype(x->dtype, &conv);
     if (r < 0 || d < 0)
-        return fail(L, EXEC_ERR_ARG, "tensor_alloc: unknown role or dtype '%s'",
-                    r < 0 ? (x->role ? x->role : "?") : (x->dtype ? x->dtype : "?"));
+        return stop(L, exec_fail(EXEC_ERR_ARG, "tensor_alloc: unknown role or dtype '%s'",
+                                 r < 0 ? (x->role ? x->role : "?") : (x->dtype ? x->dtype : "?")));
     t.role = (exec_role)r;
     t.dtype = (exec_dtype)d;
     t.converted = (uint8_t)conv;
@@ -72,12 +74,12 @@ static int cb_tensor_alloc(void *user, uint64_t ts, const tracer_tensor *x)
     if (!usable && L->imported)
         return 0;
     if (!x->shape_ok || x->ndim > EXEC_MAX_DIMS)
-        return fail(L, EXEC_ERR_ARG, "tensor_alloc: %s", "a shape of more than 5 dimensions or none at all");
+        return stop(L, exec_fail(EXEC_ERR_ARG, "tensor_alloc: a shape of more than 5 dimensions or none at all"));
     t.ndim = (int)x->ndim;
     for (uint32_t i = 0; i < x->ndim; i++)
         t.shape[i] = x->shape[i];
     if (replay_program_add_tensor(L->p, &t))
-        return fail(L, EXEC_ERR_ARG, "%s", exec_errmsg());
+        return stop(L, exec_fail(EXEC_ERR_ARG, "%s", exec_errmsg()));
     return 0;
 }
 
@@ -91,7 +93,7 @@ static int grow_steps(loader *L)
         L->op_step = ns;
     uint64_t *nb = ns ? base_realloc(L->op_begin, nc * sizeof *nb) : NULL;
     if (!nb)
-        return fail(L, EXEC_ERR_NOMEM, "%s", "replay: out of memory");
+        return stop(L, exec_fail(EXEC_ERR_NOMEM, "replay: out of memory"));
     L->op_begin = nb;
     L->cap_steps = nc;
     return 0;
@@ -112,7 +114,7 @@ static int device_record(loader *L, const tracer_op *o)
             i = k;
     if (i == p->ndev) {
         if (base_grow(&p->dev, &p->cap_dev, p->ndev + 1, sizeof *p->dev))
-            return fail(L, EXEC_ERR_NOMEM, "%s", "replay: out of memory");
+            return stop(L, exec_fail(EXEC_ERR_NOMEM, "replay: out of memory"));
         snprintf(p->dev[i].name, sizeof p->dev[i].name, "%s", name);
         p->dev[i].ns = 0;
         p->ndev++;
@@ -120,7 +122,7 @@ static int device_record(loader *L, const tracer_op *o)
     if (base_grow(&L->dev_which, &L->cap_which, L->ndev_recs + 1, sizeof *L->dev_which) ||
         base_grow(&L->dev_step, &L->cap_step, L->ndev_recs + 1, sizeof *L->dev_step) ||
         base_grow(&L->dev_ns, &L->cap_ns, L->ndev_recs + 1, sizeof *L->dev_ns))
-        return fail(L, EXEC_ERR_NOMEM, "%s", "replay: out of memory");
+        return stop(L, exec_fail(EXEC_ERR_NOMEM, "replay: out of memory"));
     L->dev_which[L->ndev_recs] = i;
     L->dev_step[L->ndev_recs] = L->in_step ? L->nsteps : UINT32_MAX;
     L->dev_ns[L->ndev_recs++] = o->end >= o->begin ? o->end - o->begin : 0;
@@ -135,7 +137,7 @@ static int cb_op(void *user, const tracer_op *o)
     loader *L = user;
     const tracer_node *n = o->node;
     if (!n->op || !n->phase)
-        return fail(L, EXEC_ERR_ARG, "op: %s", "an op or phase value without a label (a newer schema?)");
+        return stop(L, exec_fail(EXEC_ERR_ARG, "op: an op or phase value without a label (a newer schema?)"));
     if (L->imported && n->cls && strncmp(n->cls, "device.", 7) == 0)
         return device_record(L, o);
     if (grow_steps(L))
@@ -146,19 +148,19 @@ static int cb_op(void *user, const tracer_op *o)
     if (exec_op_from_name(n->op) < 0 && (fw = replay_fw_lookup(n->op))) {
         /* a framework op of an imported trace: its inputs and attrs */
         if (n->nattrs > EXEC_MAX_ATTRS)
-            return fail(L, EXEC_ERR_ARG, "op %s: attrs too long", n->op);
+            return stop(L, exec_fail(EXEC_ERR_ARG, "op %s: attrs too long", n->op));
         if (replay_program_add_framework(L->p, fw, n->phase, step, (int)n->nin, n->inputs, (int)n->nout, n->outputs,
                                          (int)n->nattrs, n->attrs, ns))
-            return fail(L, EXEC_ERR_ARG, "%s", exec_errmsg());
+            return stop(L, exec_fail(EXEC_ERR_ARG, "%s", exec_errmsg()));
     } else if (exec_op_from_name(n->op) < 0) {
         if (replay_program_add_unknown(L->p, n->op, step, ns))
-            return fail(L, EXEC_ERR_ARG, "%s", exec_errmsg());
+            return stop(L, exec_fail(EXEC_ERR_ARG, "%s", exec_errmsg()));
     } else {
         if (n->nattrs > EXEC_MAX_ATTRS)
-            return fail(L, EXEC_ERR_ARG, "op %s: inputs, outputs or attrs missing or too long", n->op);
+            return stop(L, exec_fail(EXEC_ERR_ARG, "op %s: inputs, outputs or attrs missing or too long", n->op));
         if (replay_program_add_op(L->p, n->op, n->phase, step, (int)n->nin, n->inputs, (int)n->nout, n->outputs,
                                   (int)n->nattrs, n->attrs, ns))
-            return fail(L, EXEC_ERR_ARG, "%s", exec_errmsg());
+            return stop(L, exec_fail(EXEC_ERR_ARG, "%s", exec_errmsg()));
     }
     L->op_step[L->p->nops - 1] = L->in_step ? L->nsteps : UINT32_MAX;
     L->op_begin[L->p->nops - 1] = o->begin;
@@ -183,7 +185,7 @@ static int cb_step_end(void *user, uint64_t ts, uint32_t step, double loss)
     L->in_step = 0;
     uint64_t *sn = base_realloc(L->step_ns, (L->nsteps + 1) * sizeof *sn);
     if (!sn)
-        return fail(L, EXEC_ERR_NOMEM, "%s", "replay: out of memory");
+        return stop(L, exec_fail(EXEC_ERR_NOMEM, "replay: out of memory"));
     L->step_ns = sn;
     L->step_ns[L->nsteps++] = ts >= L->step_begin_ts ? ts - L->step_begin_ts : 0;
     return 0;
@@ -198,7 +200,7 @@ static int cb_run_begin(void *user, const tracer_run *r)
         char why[BASE_ERRMSG_MAX];
         snprintf(why, sizeof why, "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)",
                  L->source, r->schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
-        return fail(L, EXEC_ERR_ARG, "%s", why);
+        return stop(L, exec_fail(EXEC_ERR_ARG, "%s", why));
     }
     replay_machine *m = &L->p->rec;
     copy_str(m->model, sizeof m->model, r->model);

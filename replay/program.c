@@ -70,14 +70,8 @@ exec_status replay_program_add_tensor(replay_program *p, const replay_tensor *t)
     for (int d = 0; d < t->ndim; d++)
         if (t->shape[d] <= 0 || t->shape[d] > (1ll << 32))
             return exec_fail(EXEC_ERR_ARG, "tensor %u: dimension %d is %lld", t->id, d, (long long)t->shape[d]);
-    if (p->ntensors == p->cap_tensors) {
-        uint32_t nc = p->cap_tensors ? p->cap_tensors * 2 : 256;
-        replay_tensor *nt = base_realloc(p->tensors, nc * sizeof *nt);
-        if (!nt)
-            return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
-        p->tensors = nt;
-        p->cap_tensors = nc;
-    }
+    if (base_grow(&p->tensors, &p->cap_tensors, (size_t)p->ntensors + 1, sizeof *p->tensors))
+        return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
     p->tensors[p->ntensors++] = *t;
     return EXEC_OK;
 }
@@ -90,14 +84,8 @@ static uint32_t *op_ids(replay_op *o, int out)
 /* Room for one more op in p. */
 static exec_status ops_grow(replay_program *p)
 {
-    if (p->nops < p->cap_ops)
-        return EXEC_OK;
-    uint32_t nc = p->cap_ops ? p->cap_ops * 2 : 1024;
-    replay_op *no = base_realloc(p->ops, nc * sizeof *no);
-    if (!no)
+    if (base_grow(&p->ops, &p->cap_ops, (size_t)p->nops + 1, sizeof *p->ops))
         return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
-    p->ops = no;
-    p->cap_ops = nc;
     return EXEC_OK;
 }
 
@@ -654,21 +642,18 @@ void replay_program_restore(replay_program *p)
     }
 }
 
-exec_status replay_program_build(replay_program *p, uint64_t seed)
+/* The recorded program checked before anything is built: tensors sorted by
+ * id and each allocated once, their live peak within the memory a plan may
+ * take (have bytes, from source; a trace is untrusted input), and each
+ * engine op's attributes as many as this version's layout.  *has_fw: 1 if
+ * it holds framework ops. */
+static exec_status check_recorded(replay_program *p, double have, const char *source, int *has_fw)
 {
-    exec_status s = EXEC_OK;
-    uint8_t *written = NULL, *filled = NULL, *needed = NULL;
-    replay_fw_plan *plan = NULL;
-    pool pl = { 0 };
     if (p->ntensors) /* an imported trace without shapes has none */
         qsort(p->tensors, p->ntensors, sizeof *p->tensors, cmp_tensor);
     for (uint32_t i = 1; i < p->ntensors; i++)
         if (p->tensors[i].id == p->tensors[i - 1].id)
             return exec_fail(EXEC_ERR_ARG, "the trace allocates tensor %u twice", p->tensors[i].id);
-    /* a trace is untrusted input: its tensors must fit in the memory a
-     * plan may take (the engine's bound: a cgroup's limit or the machine's) */
-    const char *source = NULL;
-    const double have = exec_memory_limit(&source);
     uint32_t at;
     uint64_t need = live_peak(p, &at);
     char a[32], b[32];
@@ -678,10 +663,10 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
                          "(%s): replay a range of its ops (--ops A-B)",
                          exec_bytes_text(a, sizeof a, (double)need), at + 1, p->nops,
                          exec_bytes_text(b, sizeof b, have), source);
-    int has_fw = 0;
+    *has_fw = 0;
     for (uint32_t k = 0; k < p->nops; k++) {
         const replay_op *o = &p->ops[k];
-        has_fw |= o->fw != NULL;
+        *has_fw |= o->fw != NULL;
         if (o->unknown >= 0 || o->fw)
             continue;
         int want = layout_count(exec_op_table[o->op].attrs);
@@ -691,9 +676,16 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
                              "another version?",
                              k, exec_op_name(o->op), o->nattrs, want, exec_op_table[o->op].attrs);
     }
-    /* the recorded tensors engine ops read or write (with framework ops
-     * about, only those: framework ops get tensors of their own) */
-    if (!(needed = base_calloc(p->ntensors + 1, 1)))
+    return EXEC_OK;
+}
+
+/* An engine tensor for each recorded tensor that engine ops read or write
+ * (with framework ops about, only those: framework ops get tensors of
+ * their own); its engine_id, 0 for the others. */
+static exec_status add_tensors(replay_program *p, int has_fw)
+{
+    uint8_t *needed = base_calloc(p->ntensors + 1, 1);
+    if (!needed)
         return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
     for (uint32_t i = 0; i < p->ntensors; i++)
         needed[i] = !has_fw;
@@ -708,9 +700,8 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
                     needed[t - p->tensors] = 1;
             }
     }
-    if ((s = exec_graph_create(&p->g, seed)))
-        goto end;
-    for (uint32_t i = 0; i < p->ntensors; i++) {
+    exec_status s = EXEC_OK;
+    for (uint32_t i = 0; i < p->ntensors && !s; i++) {
         replay_tensor *t = &p->tensors[i];
         t->engine_id = 0;
         if (!needed[i])
@@ -718,23 +709,27 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
         char name[32];
         snprintf(name, sizeof name, "t%u", t->id);
         t->engine_id = exec_tensor_new(p->g, t->role, t->dtype, t->ndim, t->shape, name);
-        if (!t->engine_id) {
+        if (!t->engine_id)
             s = exec_graph_status(p->g);
-            goto end;
-        }
     }
-    uint32_t prev_step = UINT32_MAX;
+    base_free(needed);
+    return s;
+}
+
+/* Each replayed op as a node (a framework op as the engine ops that stand
+ * for it, planned in *plan over pl); unknown ops are left out. */
+static exec_status add_ops(replay_program *p, pool *pl, replay_fw_plan **plan)
+{
+    exec_status s;
     for (uint32_t k = 0; k < p->nops; k++) {
         replay_op *o = &p->ops[k];
         if (o->unknown >= 0)
             continue; /* not replayed (listed in the report) */
         if (o->fw) {
-            if (!plan && !(plan = base_malloc(sizeof *plan))) {
-                s = exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
-                goto end;
-            }
-            if ((s = add_framework(p, o, &pl, plan)))
-                goto end;
+            if (!*plan && !(*plan = base_malloc(sizeof **plan)))
+                return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+            if ((s = add_framework(p, o, pl, *plan)))
+                return s;
             continue;
         }
         uint32_t in[o->nin ? o->nin : 1], out[o->nout ? o->nout : 1];
@@ -742,28 +737,28 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
             int n = side ? o->nout : o->nin;
             for (int i = 0; i < n; i++) {
                 replay_tensor *t = find(p, op_ids(o, side)[i]);
-                if (!t) {
-                    s = exec_fail(EXEC_ERR_ARG, "op %u (%s) %s tensor %u, which the trace never allocated", k,
-                                  exec_op_name(o->op), side ? "writes" : "reads", op_ids(o, side)[i]);
-                    goto end;
-                }
+                if (!t)
+                    return exec_fail(EXEC_ERR_ARG, "op %u (%s) %s tensor %u, which the trace never allocated", k,
+                                     exec_op_name(o->op), side ? "writes" : "reads", op_ids(o, side)[i]);
                 (side ? out : in)[i] = t->engine_id;
             }
         }
         o->node = exec_node_count(p->g);
         o->nnodes = 1;
-        if ((s = exec_op_add_recorded(p->g, o->op, o->phase, o->nin, in, o->nattrs, o->attrs, o->nout, out))) {
-            s = exec_fail(s, "op %u (%s, %d attrs): %s", k, exec_op_name(o->op), o->nattrs, exec_errmsg());
-            goto end;
-        }
+        if ((s = exec_op_add_recorded(p->g, o->op, o->phase, o->nin, in, o->nattrs, o->attrs, o->nout, out)))
+            return exec_fail(s, "op %u (%s, %d attrs): %s", k, exec_op_name(o->op), o->nattrs, exec_errmsg());
     }
-    /* where each recorded step begins (run.c marks steps in a traced replay) */
+    return EXEC_OK;
+}
+
+/* Where each recorded step begins (run.c marks steps in a traced replay). */
+static exec_status mark_steps(replay_program *p)
+{
     base_free(p->step_first);
     p->step_first = base_calloc(exec_node_count(p->g) + 1, 1);
-    if (!p->step_first) {
-        s = exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
-        goto end;
-    }
+    if (!p->step_first)
+        return exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
+    uint32_t prev_step = UINT32_MAX;
     for (uint32_t k = 0; k < p->nops; k++) {
         const replay_op *o = &p->ops[k];
         if (o->unknown >= 0 || !o->nnodes)
@@ -772,35 +767,42 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
             p->step_first[o->node] = 1;
         prev_step = o->step;
     }
-    /* the framework ops' tensors must fit too (laid out by lifetimes,
-     * the plan's own check answers for what it lays out) */
-    need = 0;
+    return EXEC_OK;
+}
+
+/* The graph planned.  The framework ops' tensors must fit too: laid out
+ * by lifetimes, the plan's own check answers for what it lays out. */
+static exec_status plan_graph(replay_program *p, double have, const char *source)
+{
+    uint64_t need = 0;
     for (uint32_t id = 1; id <= exec_tensor_count(p->g); id++) {
         uint64_t b = exec_tensor_get(p->g, id)->bytes;
         need = b > UINT64_MAX - need ? UINT64_MAX : need + b;
     }
     if (have > 0 && (double)need > have && !p->reuse) {
         char a[32], b[32];
-        s = exec_fail(EXEC_ERR_NOMEM,
-                      "the replayed ops' tensors need %s, more than the %s a plan may take (%s): replay a range of "
-                      "its ops (--ops A-B)",
-                      exec_bytes_text(a, sizeof a, (double)need), exec_bytes_text(b, sizeof b, have), source);
-        goto end;
+        return exec_fail(EXEC_ERR_NOMEM,
+                         "the replayed ops' tensors need %s, more than the %s a plan may take (%s): replay a range "
+                         "of its ops (--ops A-B)",
+                         exec_bytes_text(a, sizeof a, (double)need), exec_bytes_text(b, sizeof b, have), source);
     }
     exec_graph_set_reuse(p->g, p->reuse != 0);
-    if ((s = exec_graph_plan(p->g))) {
-        if (s == EXEC_ERR_NOMEM) {
-            char why[BASE_ERRMSG_MAX];
-            snprintf(why, sizeof why, "%s", exec_errmsg());
-            s = exec_fail(s, "%s; or replay a range of its ops (--ops A-B)", why);
-        }
-        goto end;
+    exec_status s = exec_graph_plan(p->g);
+    if (s == EXEC_ERR_NOMEM) {
+        char why[BASE_ERRMSG_MAX];
+        snprintf(why, sizeof why, "%s", exec_errmsg());
+        s = exec_fail(s, "%s; or replay a range of its ops (--ops A-B)", why);
     }
+    return s;
+}
 
-    /* fill what is read before it is written */
+/* Fills what is read before it is written, and keeps the state that a
+ * pass changes (keep_state). */
+static exec_status fill_inputs(replay_program *p, uint64_t seed)
+{
+    exec_status s;
     uint32_t nt = exec_tensor_count(p->g) + 1;
-    written = base_calloc(nt, 1);
-    filled = base_calloc(nt, 1);
+    uint8_t *written = base_calloc(nt, 1), *filled = base_calloc(nt, 1);
     if (!written || !filled) {
         s = exec_fail(EXEC_ERR_NOMEM, "replay: out of memory");
         goto end;
@@ -820,10 +822,27 @@ exec_status replay_program_build(replay_program *p, uint64_t seed)
     }
     s = keep_state(p, filled);
 end:
-    base_free(plan);
-    base_free(pl.e);
-    base_free(needed);
     base_free(written);
     base_free(filled);
     return s;
+}
+
+exec_status replay_program_build(replay_program *p, uint64_t seed)
+{
+    /* a trace is untrusted input: its tensors must fit in the memory a
+     * plan may take (the engine's bound: a cgroup's limit or the machine's) */
+    const char *source = NULL;
+    const double have = exec_memory_limit(&source);
+    int has_fw = 0;
+    exec_status s = check_recorded(p, have, source, &has_fw);
+    if (s || (s = exec_graph_create(&p->g, seed)) || (s = add_tensors(p, has_fw)))
+        return s;
+    replay_fw_plan *plan = NULL;
+    pool pl = { 0 };
+    s = add_ops(p, &pl, &plan);
+    base_free(plan);
+    base_free(pl.e);
+    if (s || (s = mark_steps(p)) || (s = plan_graph(p, have, source)))
+        return s;
+    return fill_inputs(p, seed);
 }

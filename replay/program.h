@@ -61,9 +61,11 @@ typedef struct replay_machine {
 typedef struct replay_program {
     replay_machine rec;     /* from run_begin */
     replay_tensor *tensors; /* sorted by id after load */
-    uint32_t ntensors, cap_tensors;
+    uint32_t ntensors;
+    size_t cap_tensors; /* base_grow's */
     replay_op *ops;
-    uint32_t nops, cap_ops;
+    uint32_t nops;
+    size_t cap_ops;
     uint32_t nsteps;         /* steps with ops kept */
     uint64_t rec_step_ns;    /* sum of kept steps' durations */
     uint64_t rec_op_ns;      /* sum of kept ops' durations */

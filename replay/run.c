@@ -122,6 +122,129 @@ static exec_status pass(replay_program *p, watch *w, const exec_run_opts *ro0, F
     return s;
 }
 
+/* The report's row of op's type: a new row the first time, and past
+ * REPLAY_MAX_TYPES - 1 types the last row, which takes the rest.  *cls:
+ * the op's class, or -1 where it has none. */
+static replay_row *type_row(replay_report *r, const replay_program *p, const replay_op *op, int *cls)
+{
+    const char *name, *cls_name;
+    const void *key;
+    *cls = -1;
+    if (op->unknown >= 0) {
+        key = p->unknown[op->unknown].name, name = p->unknown[op->unknown].name, cls_name = "?";
+    } else if (op->fw) {
+        key = op->fw, name = op->fw->name, cls_name = op->fw->cls;
+        for (int i = 0; i < EXEC_CLASS_COUNT; i++)
+            if (strcmp(cls_name, exec_class_name((exec_class)i)) == 0)
+                *cls = i;
+    } else {
+        key = &exec_op_table[op->op], name = exec_op_name(op->op);
+        cls_name = exec_class_name(exec_op_table[op->op].cls);
+        *cls = exec_op_table[op->op].cls;
+    }
+    int t = 0;
+    while (t < r->ntypes && r->types[t].key != key)
+        t++;
+    if (t < r->ntypes)
+        return &r->types[t];
+    if (r->ntypes >= REPLAY_MAX_TYPES - 1) { /* the last row takes the rest */
+        t = REPLAY_MAX_TYPES - 1;
+        if (r->ntypes == REPLAY_MAX_TYPES - 1) {
+            snprintf(r->types[t].name, sizeof r->types[t].name, "(more op types)");
+            r->types[t].cls = "?";
+            r->types[t].key = r->types;
+            r->ntypes++;
+        }
+        return &r->types[t];
+    }
+    replay_row *row = &r->types[r->ntypes++];
+    snprintf(row->name, sizeof row->name, "%s", name);
+    row->cls = cls_name;
+    row->key = key;
+    return row;
+}
+
+/* Each recorded op's recorded time, and its nodes' replayed time (ns, over
+ * iters passes), onto the rows of its type and class.  An op not replayed
+ * counts as demoted, with the reason. */
+static void report_ops(replay_report *r, const replay_program *p, const uint64_t *ns, int iters)
+{
+    const char *why_unknown = p->imported ? "not in the op table (tracer/import_ops.def)" : "not known to this version";
+    for (uint32_t k = 0; k < p->nops; k++) {
+        const replay_op *op = &p->ops[k];
+        int c;
+        replay_row *row = type_row(r, p, op, &c);
+        r->rec_ops++;
+        if (op->unknown >= 0 || !op->nnodes) {
+            row->demoted++;
+            row->demoted_ns += (double)op->rec_ns;
+            if (!row->why)
+                row->why = op->unknown >= 0 ? why_unknown : op->why;
+            r->demoted_rec_ns += (double)op->rec_ns;
+            continue;
+        }
+        double rep = 0;
+        for (int i = 0; i < op->nnodes; i++)
+            rep += (double)ns[op->node + (uint32_t)i] / iters;
+        r->rep_ops++;
+        row->count++;
+        row->rec_ns += (double)op->rec_ns;
+        row->rep_ns += rep;
+        if (op->converted) {
+            row->converted++;
+            r->converted_ops++;
+        }
+        if (c >= 0) {
+            replay_row *cr = &r->classes[c];
+            cr->count++;
+            cr->rec_ns += (double)op->rec_ns;
+            cr->rep_ns += rep;
+        }
+        r->rec_op_ns += (double)op->rec_ns;
+        r->rep_op_ns += rep;
+    }
+}
+
+/* The sums over all steps made per step; the measured device time (a
+ * linked execution trace's per op, named as it) onto the row of its op
+ * type; the step predicted. */
+static void report_per_step(replay_report *r, const replay_program *p)
+{
+    double per = 1.0 / r->steps;
+    for (uint32_t i = 0; i < p->ndev; i++)
+        for (int t = 0; t < r->ntypes; t++)
+            if (strncmp(r->types[t].name, p->dev[i].name, sizeof r->types[t].name - 1) == 0) {
+                r->types[t].dev_ns += (double)p->dev[i].ns;
+                r->typed_dev_ns += (double)p->dev[i].ns * per;
+                break;
+            }
+    r->rec_dev_ns = (double)p->rec_dev_ns * per;
+    for (int i = 0; i < r->ntypes; i++) {
+        replay_row *w = &r->types[i];
+        w->dev_ns *= per;
+        w->rec_ns *= per;
+        w->rep_ns *= per;
+        w->demoted_ns *= per;
+        w->count = (w->count + r->steps - 1) / r->steps;
+        w->demoted = (w->demoted + r->steps - 1) / r->steps;
+        w->converted = (w->converted + r->steps - 1) / r->steps;
+        r->demoted_types += w->why != NULL;
+    }
+    for (int c = 0; c < EXEC_CLASS_COUNT; c++) {
+        snprintf(r->classes[c].name, sizeof r->classes[c].name, "%s", exec_class_name((exec_class)c));
+        r->classes[c].rec_ns *= per;
+        r->classes[c].rep_ns *= per;
+        r->classes[c].count = (r->classes[c].count + r->steps - 1) / r->steps;
+    }
+    r->rec_op_ns *= per;
+    r->rep_op_ns *= per;
+    r->demoted_rec_ns *= per;
+    r->rec_step_ns = p->nsteps ? (double)p->rec_step_ns / p->nsteps : r->rec_op_ns + r->demoted_rec_ns;
+    /* the time outside the replayed ops (the model's own work, ops not
+     * replayed) is carried over */
+    r->predicted_step_ns = r->rec_step_ns - r->rec_op_ns + r->rep_op_ns;
+}
+
 exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r)
 {
     memset(r, 0, sizeof *r);
@@ -158,6 +281,7 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
         .inter = (uint32_t)(o->inter > 1 ? o->inter : 1),
         .seed = 0,
     };
+
     exec_trace_run_begin(&info);
     exec_settings set = { .threads = o->threads, .conv_algo = o->conv_algo, .bind = o->bind };
     exec_run_opts ro = { .inter = o->inter, .max_phase = EXEC_PHASE_update, .settings = &set };
@@ -176,115 +300,16 @@ exec_status replay_run(replay_program *p, const replay_opts *o, replay_report *r
         s = pass(p, &w, &ro, NULL, &wall, &step);
     }
     exec_trace_run_end((int32_t)s);
-    if (s)
-        goto end;
-    r->ops_executed = exec_graph_ops_run(p->g) - before;
-    r->steps = steps;
-    r->ops = nn;
-    r->rep_wall_step_ns = (double)wall / iters / steps;
-    double per = 1.0 / r->steps;
-    const char *why_unknown = p->imported ? "not in the op table (tracer/import_ops.def)" : "not known to this version";
-    for (uint32_t k = 0; k < p->nops; k++) {
-        const replay_op *op = &p->ops[k];
-        const char *name, *cls;
-        const void *key;
-        int c = -1;
-        if (op->unknown >= 0) {
-            key = p->unknown[op->unknown].name, name = p->unknown[op->unknown].name, cls = "?";
-        } else if (op->fw) {
-            key = op->fw, name = op->fw->name, cls = op->fw->cls;
-            for (int i = 0; i < EXEC_CLASS_COUNT; i++)
-                if (strcmp(cls, exec_class_name((exec_class)i)) == 0)
-                    c = i;
-        } else {
-            key = &exec_op_table[op->op], name = exec_op_name(op->op), cls = exec_class_name(exec_op_table[op->op].cls);
-            c = exec_op_table[op->op].cls;
-        }
-        int t = 0;
-        while (t < r->ntypes && r->types[t].key != key)
-            t++;
-        if (t == r->ntypes) {
-            if (r->ntypes >= REPLAY_MAX_TYPES - 1) { /* the last row takes the rest */
-                t = REPLAY_MAX_TYPES - 1;
-                if (r->ntypes == REPLAY_MAX_TYPES - 1) {
-                    snprintf(r->types[t].name, sizeof r->types[t].name, "(more op types)");
-                    r->types[t].cls = "?";
-                    r->types[t].key = r->types;
-                    r->ntypes++;
-                }
-            } else {
-                replay_row *row = &r->types[r->ntypes++];
-                snprintf(row->name, sizeof row->name, "%s", name);
-                row->cls = cls;
-                row->key = key;
-            }
-        }
-        replay_row *row = &r->types[t];
-        r->rec_ops++;
-        if (op->unknown >= 0 || !op->nnodes) {
-            row->demoted++;
-            row->demoted_ns += (double)op->rec_ns;
-            if (!row->why)
-                row->why = op->unknown >= 0 ? why_unknown : op->why;
-            r->demoted_rec_ns += (double)op->rec_ns;
-            continue;
-        }
-        double rep = 0;
-        for (int i = 0; i < op->nnodes; i++)
-            rep += (double)ns[op->node + (uint32_t)i] / iters;
-        r->rep_ops++;
-        row->count++;
-        row->rec_ns += (double)op->rec_ns;
-        row->rep_ns += rep;
-        if (op->converted) {
-            row->converted++;
-            r->converted_ops++;
-        }
-        if (c >= 0) {
-            replay_row *cr = &r->classes[c];
-            cr->count++;
-            cr->rec_ns += (double)op->rec_ns;
-            cr->rep_ns += rep;
-        }
-        r->rec_op_ns += (double)op->rec_ns;
-        r->rep_op_ns += rep;
+
+    if (!s) {
+        r->ops_executed = exec_graph_ops_run(p->g) - before;
+        r->steps = steps;
+        r->ops = nn;
+        r->rep_wall_step_ns = (double)wall / iters / steps;
+        report_ops(r, p, ns, iters);
+        r->unknown_types = p->nunknown;
+        report_per_step(r, p);
     }
-    r->unknown_types = p->nunknown;
-    /* measured device time (a linked execution trace's per op, named as
-     * it): onto the row of its op type */
-    for (uint32_t i = 0; i < p->ndev; i++)
-        for (int t = 0; t < r->ntypes; t++)
-            if (strncmp(r->types[t].name, p->dev[i].name, sizeof r->types[t].name - 1) == 0) {
-                r->types[t].dev_ns += (double)p->dev[i].ns;
-                r->typed_dev_ns += (double)p->dev[i].ns * per;
-                break;
-            }
-    r->rec_dev_ns = (double)p->rec_dev_ns * per;
-    for (int i = 0; i < r->ntypes; i++) {
-        replay_row *w = &r->types[i];
-        w->dev_ns *= per;
-        w->rec_ns *= per;
-        w->rep_ns *= per;
-        w->demoted_ns *= per;
-        w->count = (w->count + r->steps - 1) / r->steps;
-        w->demoted = (w->demoted + r->steps - 1) / r->steps;
-        w->converted = (w->converted + r->steps - 1) / r->steps;
-        r->demoted_types += w->why != NULL;
-    }
-    for (int c = 0; c < EXEC_CLASS_COUNT; c++) {
-        snprintf(r->classes[c].name, sizeof r->classes[c].name, "%s", exec_class_name((exec_class)c));
-        r->classes[c].rec_ns *= per;
-        r->classes[c].rep_ns *= per;
-        r->classes[c].count = (r->classes[c].count + r->steps - 1) / r->steps;
-    }
-    r->rec_op_ns *= per;
-    r->rep_op_ns *= per;
-    r->demoted_rec_ns *= per;
-    r->rec_step_ns = p->nsteps ? (double)p->rec_step_ns / p->nsteps : r->rec_op_ns + r->demoted_rec_ns;
-    /* the time outside the replayed ops (the model's own work, ops not
-     * replayed) is carried over */
-    r->predicted_step_ns = r->rec_step_ns - r->rec_op_ns + r->rep_op_ns;
-end:
     pthread_mutex_destroy(&w.lock);
     base_free(ns);
     return s;

@@ -499,12 +499,12 @@ static void profile_stats(tuner *tu, double tot, double cp, double step_ns, int 
  * thread, which a budget of 5 s paid in full before). */
 static exec_status tune_profile(tuner *tu)
 {
-    replay_tune_result *r = tu->r;
+    replay_tune_result *res = tu->r;
     exec_status s = EXEC_OK;
     int levels[REPLAY_TUNE_MAX_LEVELS], nl = 0;
-    for (int v = 1; v < r->cores && nl < REPLAY_TUNE_MAX_LEVELS - 1; v *= 2)
+    for (int v = 1; v < res->cores && nl < REPLAY_TUNE_MAX_LEVELS - 1; v *= 2)
         levels[nl++] = v;
-    levels[nl++] = r->cores;
+    levels[nl++] = res->cores;
     double type_ns[REPLAY_TUNE_MAX_LEVELS][EXEC_OP_COUNT];
     double prof_wall = 0;
     long preempt = 0;
@@ -514,7 +514,7 @@ static exec_status tune_profile(tuner *tu)
         int li = pass == 0 ? nl - 1 : pass == 1 ? 0 : nl - pass;
         if (pass > 0 && !tu->fixed) {
             double el = base_now_s() - tu->t0,
-                   est = ((tu->h->new_only ? 0 : tu->prof_warm[0]) + tu->prof_ns[0]) * r->cores / levels[li] * 1e-9;
+                   est = ((tu->h->new_only ? 0 : tu->prof_warm[0]) + tu->prof_ns[0]) * res->cores / levels[li] * 1e-9;
             if (el + est > 0.5 * tu->budget || (pass > 1 && el > 0.2 * tu->budget)) {
                 if (li == 0)
                     tu->one_est_s = est;
@@ -539,7 +539,7 @@ static exec_status tune_profile(tuner *tu)
         tu->prof_k[tu->nprof] = k, tu->prof_warm[tu->nprof] = m.warm_ns, tu->prof_ns[tu->nprof] = m.step_ns;
         tu->prof_sample[tu->nprof] = m.sample_ns, tu->prof_sample_steps[tu->nprof++] = m.sample_steps;
         if (li == nl - 1)
-            tu->def_step_ns = r->default_step_ns = m.step_ns;
+            tu->def_step_ns = res->default_step_ns = m.step_ns;
         if (tu->min_step_ns == 0 || m.step_ns < tu->min_step_ns)
             tu->min_step_ns = m.step_ns;
         if (first)
@@ -549,22 +549,22 @@ static exec_status tune_profile(tuner *tu)
             type_ns[li][op] = P->type_ns[op] / tu->spr;
         got[li] = 1;
     }
-    r->profile_s = base_now_s() - tu->t0;
-    r->preempt_per_s = prof_wall > 0 ? (double)preempt / (prof_wall * 1e-9) : 0;
+    res->profile_s = base_now_s() - tu->t0;
+    res->preempt_per_s = prof_wall > 0 ? (double)preempt / (prof_wall * 1e-9) : 0;
     for (int li = 0; li < nl; li++)
         if (got[li]) {
             double sum = 0;
             for (int op = 0; op < EXEC_OP_COUNT; op++)
                 sum += type_ns[li][op];
-            r->level_threads[r->nlevels] = levels[li], r->level_steps[r->nlevels] = steps[li];
-            r->level_op_ns[r->nlevels++] = sum;
+            res->level_threads[res->nlevels] = levels[li], res->level_steps[res->nlevels] = steps[li];
+            res->level_op_ns[res->nlevels++] = sum;
         }
-    if (r->op_ns <= 0)
+    if (res->op_ns <= 0)
         return exec_fail(EXEC_ERR_STATE, "no op ran in a step");
-    r->parallelism = r->critical_ns > 0 ? r->op_ns / r->critical_ns : 1;
-    for (int i = 0; i < r->ntop; i++) { /* each dominant type's speedup from 1 thread to all */
-        int op = exec_op_from_name(r->top[i].op);
-        r->top[i].speedup =
+    res->parallelism = res->critical_ns > 0 ? res->op_ns / res->critical_ns : 1;
+    for (int i = 0; i < res->ntop; i++) { /* each dominant type's speedup from 1 thread to all */
+        int op = exec_op_from_name(res->top[i].op);
+        res->top[i].speedup =
             got[0] && got[nl - 1] && op >= 0 && type_ns[nl - 1][op] > 0 ? type_ns[0][op] / type_ns[nl - 1][op] : 0;
     }
     /* the ridge: an op type below 1 FLOP/byte is memory-bound and one above
@@ -576,26 +576,26 @@ static exec_status tune_profile(tuner *tu)
      * 12 MB, inside an EPYC's 32 MB L3, measured 24-75 GB/s there, against
      * fathom peak's 34 GB/s over 384 MB) */
     int doubt = 0;
-    for (int i = 0; i < r->ntop; i++)
-        doubt |= r->top[i].share >= 0.1 && r->top[i].intensity >= 1 && r->top[i].intensity <= 64;
+    for (int i = 0; i < res->ntop; i++)
+        doubt |= res->top[i].share >= 0.1 && res->top[i].intensity >= 1 && res->top[i].intensity <= 64;
     if (tu->o->peak_gflops > 0 && tu->o->peak_gbs > 0) {
-        r->peak_gflops = tu->o->peak_gflops, r->peak_gbs = tu->o->peak_gbs, r->ceilings_given = 1;
-        r->ridge = r->peak_gflops / r->peak_gbs;
+        res->peak_gflops = tu->o->peak_gflops, res->peak_gbs = tu->o->peak_gbs, res->ceilings_given = 1;
+        res->ridge = res->peak_gflops / res->peak_gbs;
     } else if (doubt && !tu->fixed) {
         double c0 = base_now_s();
         progress(tu->o, "measuring the machine's ceilings");
         const exec_graph *g = tu->t->graph && tu->h->n > 0 ? tu->t->graph(tu->h->inst[0]) : NULL;
-        if ((s = replay_tune_ceilings(g, &r->peak_gflops, &r->peak_gbs, &r->stream_mb)))
+        if ((s = replay_tune_ceilings(g, &res->peak_gflops, &res->peak_gbs, &res->stream_mb)))
             return s;
-        r->ridge = r->peak_gbs > 0 ? r->peak_gflops / r->peak_gbs : 0;
-        r->ceilings_s = base_now_s() - c0;
+        res->ridge = res->peak_gbs > 0 ? res->peak_gflops / res->peak_gbs : 0;
+        res->ceilings_s = base_now_s() - c0;
     }
-    for (int i = 0; i < r->ntop; i++) {
-        const double x = r->top[i].intensity;
-        r->top[i].bound = r->ridge > 0 ? (x < r->ridge ? REPLAY_TUNE_BOUND_MEMORY : REPLAY_TUNE_BOUND_COMPUTE)
-                          : x < 1      ? REPLAY_TUNE_BOUND_MEMORY
-                          : x > 64     ? REPLAY_TUNE_BOUND_COMPUTE
-                                       : REPLAY_TUNE_BOUND_UNKNOWN; /* under 10%: no ceilings measured for it */
+    for (int i = 0; i < res->ntop; i++) {
+        const double x = res->top[i].intensity;
+        res->top[i].bound = res->ridge > 0 ? (x < res->ridge ? REPLAY_TUNE_BOUND_MEMORY : REPLAY_TUNE_BOUND_COMPUTE)
+                            : x < 1        ? REPLAY_TUNE_BOUND_MEMORY
+                            : x > 64       ? REPLAY_TUNE_BOUND_COMPUTE
+                                           : REPLAY_TUNE_BOUND_UNKNOWN; /* under 10%: no ceilings measured for it */
     }
     return EXEC_OK;
 }
@@ -616,34 +616,34 @@ typedef struct proposal {
  * saying which measurement led there. */
 static void tune_propose(const tuner *tu, proposal *pr)
 {
-    replay_tune_result *r = tu->r;
+    replay_tune_result *res = tu->r;
     pr->best_level = 0;
-    for (int i = 1; i < r->nlevels; i++)
-        if (r->level_op_ns[i] < r->level_op_ns[pr->best_level])
+    for (int i = 1; i < res->nlevels; i++)
+        if (res->level_op_ns[i] < res->level_op_ns[pr->best_level])
             pr->best_level = i;
-    int tbest = pr->tbest = r->level_threads[pr->best_level];
+    int tbest = pr->tbest = res->level_threads[pr->best_level];
     char left_out[128] = "";
     if (tu->one_est_s > 0)
         snprintf(left_out, sizeof left_out,
                  "%sa step at one thread, with its warm-up, predicted at up to %.1f s: past half the budget%s",
-                 r->nlevels > 1 ? "; not measured: " : " (", tu->one_est_s, r->nlevels > 1 ? "" : ")");
-    if (r->nlevels > 1)
-        line(r, "intra-op threads %d: op time per step %.2f ms at %d thread%s, %.2f ms at %d (speedup %.2f)%s%s", tbest,
-             r->level_op_ns[0] / 1e6, r->level_threads[0], r->level_threads[0] == 1 ? "" : "s",
-             r->level_op_ns[r->nlevels - 1] / 1e6, r->level_threads[r->nlevels - 1],
-             r->level_op_ns[r->nlevels - 1] > 0 ? r->level_op_ns[0] / r->level_op_ns[r->nlevels - 1] : 0,
-             tbest < r->cores ? ": the ops stop scaling before all cores" : ": the ops scale to all cores", left_out);
+                 res->nlevels > 1 ? "; not measured: " : " (", tu->one_est_s, res->nlevels > 1 ? "" : ")");
+    if (res->nlevels > 1)
+        line(res, "intra-op threads %d: op time per step %.2f ms at %d thread%s, %.2f ms at %d (speedup %.2f)%s%s",
+             tbest, res->level_op_ns[0] / 1e6, res->level_threads[0], res->level_threads[0] == 1 ? "" : "s",
+             res->level_op_ns[res->nlevels - 1] / 1e6, res->level_threads[res->nlevels - 1],
+             res->level_op_ns[res->nlevels - 1] > 0 ? res->level_op_ns[0] / res->level_op_ns[res->nlevels - 1] : 0,
+             tbest < res->cores ? ": the ops stop scaling before all cores" : ": the ops scale to all cores", left_out);
     else
-        line(r, "intra-op threads %d: %s%s", tbest,
-             r->cores > 1              ? "the budget left no time to measure fewer threads"
-             : r->cores < exec_cores() ? "one CPU's time (the cgroup's CPU quota)"
-                                       : "one core",
+        line(res, "intra-op threads %d: %s%s", tbest,
+             res->cores > 1              ? "the budget left no time to measure fewer threads"
+             : res->cores < exec_cores() ? "one CPU's time (the cgroup's CPU quota)"
+                                         : "one core",
              left_out);
-    for (int i = 0; i < r->ntop && i < 2; i++) {
-        const int bound = r->top[i].bound;
+    for (int i = 0; i < res->ntop && i < 2; i++) {
+        const int bound = res->top[i].bound;
         char ridge[200], ceil_text[160];
-        if (replay_tune_ceilings_text(r, ceil_text, sizeof ceil_text))
-            snprintf(ridge, sizeof ridge, "ridge %.1f: %s", r->ridge, ceil_text);
+        if (replay_tune_ceilings_text(res, ceil_text, sizeof ceil_text))
+            snprintf(ridge, sizeof ridge, "ridge %.1f: %s", res->ridge, ceil_text);
         else if (bound == REPLAY_TUNE_BOUND_UNKNOWN)
             snprintf(ridge, sizeof ridge, "between 1 and 64 FLOP/byte, where CPUs' ridges lie: %s",
                      tu->fixed ? "a sweep or --compare measures no ceilings (--peak gives them)"
@@ -651,48 +651,48 @@ static void tune_propose(const tuner *tu, proposal *pr)
         else
             snprintf(ridge, sizeof ridge, "%s every CPU's ridge; ceilings not measured",
                      bound == REPLAY_TUNE_BOUND_MEMORY ? "below 1 FLOP/byte," : "above 64 FLOP/byte,");
-        line(r, "%s, %.0f%% of op time: %.2f FLOP/byte, %s (%s)%s", r->top[i].op, 100 * r->top[i].share,
-             r->top[i].intensity, replay_tune_bound_name(bound), ridge,
+        line(res, "%s, %.0f%% of op time: %.2f FLOP/byte, %s (%s)%s", res->top[i].op, 100 * res->top[i].share,
+             res->top[i].intensity, replay_tune_bound_name(bound), ridge,
              bound == REPLAY_TUNE_BOUND_MEMORY ? ": more threads than the bandwidth needs do not help it" : "");
     }
-    int mmax = (int)ceil(r->parallelism - 0.2); /* 1.2 and above: a second worker has work */
-    if (mmax > r->cores)
-        mmax = r->cores;
+    int mmax = (int)ceil(res->parallelism - 0.2); /* 1.2 and above: a second worker has work */
+    if (mmax > res->cores)
+        mmax = res->cores;
     if (mmax > 4)
         mmax = 4;
-    if (r->parallelism >= 1.2 && mmax >= 2)
-        line(r,
+    if (res->parallelism >= 1.2 && mmax >= 2)
+        line(res,
              "inter-op workers up to %d: average parallelism %.2f (op time %.2f ms over a critical path of %.2f ms "
              "per step): independent ops can run side by side",
-             mmax, r->parallelism, r->op_ns / 1e6, r->critical_ns / 1e6);
+             mmax, res->parallelism, res->op_ns / 1e6, res->critical_ns / 1e6);
     else {
-        line(r, "inter-op workers 1: average parallelism %.2f%s", r->parallelism,
-             r->cores < 2 ? " on one core" : " (below 1.2): the critical path is nearly all of the op time");
+        line(res, "inter-op workers 1: average parallelism %.2f%s", res->parallelism,
+             res->cores < 2 ? " on one core" : " (below 1.2): the critical path is nearly all of the op time");
         mmax = 1;
     }
-    int convs = r->conv_share >= 0.05;
-    pr->nalgo = tu->o->sweep && r->conv_share > 0 ? 3 : 1;
+    int convs = res->conv_share >= 0.05;
+    pr->nalgo = tu->o->sweep && res->conv_share > 0 ? 3 : 1;
     if (convs)
-        line(r,
+        line(res,
              "convolution algorithm: convolutions are %.0f%% of op time: auto (one timing per shape at its first "
              "step, which a busy moment misleads), im2col and direct measured at the threads measured fastest, "
              "one inter-op worker",
-             100 * r->conv_share);
+             100 * res->conv_share);
     else
-        line(r, "convolution algorithm auto: convolutions are %.1f%% of op time, not worth a measurement",
-             100 * r->conv_share);
+        line(res, "convolution algorithm auto: convolutions are %.1f%% of op time, not worth a measurement",
+             100 * res->conv_share);
     if (tu->nb > 1)
-        line(r, "batch: %d sizes measured as throughput (time per sample)", tu->nb);
+        line(res, "batch: %d sizes measured as throughput (time per sample)", tu->nb);
     /* binding: the one that suits the machine's layout, measured against
      * none; the preemptions say whether other work competes for the cores */
     exec_bind bstar = EXEC_BIND_NONE;
     pr->full_unbound = 0;
-    if (r->nbinds < 2)
-        line(r, "thread binding none: %s", tu->bind_why ? tu->bind_why : "no binding takes effect here");
+    if (res->nbinds < 2)
+        line(res, "thread binding none: %s", tu->bind_why ? tu->bind_why : "no binding takes effect here");
     else {
-        int spread = r->nbinds > 2, smt = r->cores > r->physical;
-        int membound = r->sockets > 1 && r->ntop > 0 && r->top[0].bound == REPLAY_TUNE_BOUND_MEMORY;
-        bstar = spread && (membound || (smt && tbest <= r->physical)) ? EXEC_BIND_SPREAD : EXEC_BIND_CLOSE;
+        int spread = res->nbinds > 2, smt = res->cores > res->physical;
+        int membound = res->sockets > 1 && res->ntop > 0 && res->top[0].bound == REPLAY_TUNE_BOUND_MEMORY;
+        bstar = spread && (membound || (smt && tbest <= res->physical)) ? EXEC_BIND_SPREAD : EXEC_BIND_CLOSE;
         /* threads that fill every CPU, alike CPUs (one socket, no SMT
          * siblings) -- one worker's team, or workers of one thread each:
          * each thread has a CPU of its own bound or not, the same placement
@@ -706,7 +706,7 @@ static void tune_propose(const tuner *tu, proposal *pr)
          * noise of two alike points kept to all five rounds (vgg's and the
          * Transformer's training: 0.32-0.35 of the sweep's time; seq2seq's,
          * two workers bound and not, 35.8 and 37.0 ms: 0.53) */
-        pr->full_unbound = !smt && r->sockets == 1 && r->cores == exec_cores(); /* not under a quota */
+        pr->full_unbound = !smt && res->sockets == 1 && res->cores == exec_cores(); /* not under a quota */
         /* ... but workers of one thread each, where steps are short (under
          * a quarter of a sample at the defaults), are measured bound, not
          * unbound: a worker woken for the next op lands at times on the
@@ -719,10 +719,11 @@ static void tune_propose(const tuner *tu, proposal *pr)
          * was the bound one in most runs, and unbound picks lost duels by
          * 1.07 and 1.24. Longer steps (autoenc's and seq2seq's, 2-34 ms)
          * tie bound or not. */
-        pr->short_bound = pr->full_unbound && bstar != EXEC_BIND_NONE && mmax >= r->cores &&
+        pr->short_bound = pr->full_unbound && bstar != EXEC_BIND_NONE && mmax >= res->cores &&
                           tu->def_step_ns < REPLAY_TUNE_SAMPLE_MS * 1e6 / 4;
-        line(r, "thread binding %s vs none: %d CPUs, %d cores, %d socket%s (sysfs)%s; %.0f preemptions/s profiling: %s",
-             exec_bind_name(bstar), r->cores, r->physical, r->sockets, r->sockets == 1 ? "" : "s",
+        line(res,
+             "thread binding %s vs none: %d CPUs, %d cores, %d socket%s (sysfs)%s; %.0f preemptions/s profiling: %s",
+             exec_bind_name(bstar), res->cores, res->physical, res->sockets, res->sockets == 1 ? "" : "s",
              bstar == EXEC_BIND_SPREAD ? (membound ? ", memory-bound ops: spread uses every socket's memory"
                                                    : ", SMT siblings: spread gives each thread a core")
              : spread                  ? ", close keeps the threads on neighbouring cores"
@@ -731,15 +732,15 @@ static void tune_propose(const tuner *tu, proposal *pr)
                                        : ", no SMT siblings (spread = close; threads that fill all CPUs one each, "
                                          "one worker's team or one-thread workers: each has its CPU bound or not, "
                                          "so none)",
-             r->preempt_per_s,
-             r->preempt_per_s > 50 ? "the cores run other work, a pinned thread cannot leave a busy one"
-                                   : "the cores are free, a pinned thread keeps its caches");
+             res->preempt_per_s,
+             res->preempt_per_s > 50 ? "the cores run other work, a pinned thread cannot leave a busy one"
+                                     : "the cores are free, a pinned thread keeps its caches");
         if (pr->short_bound)
-            line(r,
+            line(res,
                  "thread binding %s for %d inter-op workers of one thread: steps of %.2f ms at the defaults, under "
                  "%.1f ms, where unbound workers woken for the next op share a CPU at times (their slowest samples "
                  "1.4-2.9x their median in memnet's sweeps, bound 1.0-1.2x)",
-                 exec_bind_name(bstar), r->cores, tu->def_step_ns / 1e6, REPLAY_TUNE_SAMPLE_MS / 4);
+                 exec_bind_name(bstar), res->cores, tu->def_step_ns / 1e6, REPLAY_TUNE_SAMPLE_MS / 4);
     }
     pr->mmax = mmax, pr->convs = convs, pr->bstar = bstar;
 }
@@ -791,30 +792,30 @@ static double start_cost_ns(const tuner *tu, const start_costs *sc, const replay
  * best few by their prediction, as many as the budget leaves time for. */
 static exec_status tune_candidates(const tuner *tu, const proposal *pr)
 {
-    replay_tune_result *r = tu->r;
-    const replay_tune_opts *o = tu->o;
+    replay_tune_result *res = tu->r;
+    const replay_tune_opts *opts = tu->o;
     const replay_tune_knobs def = tu->def;
     const int B0 = tu->B0, nb = tu->nb, *batches = tu->batches;
     const int tbest = pr->tbest, best_level = pr->best_level, mmax = pr->mmax, convs = pr->convs;
     const exec_bind bstar = pr->bstar;
-    const double one = tu->flow_step_ns / tu->spr, rest = one > r->op_ns ? one - r->op_ns : 0; /* outside the ops */
-    replay_tune_knobs ven = { r->physical, r->sockets, EXEC_CONV_AUTO, EXEC_BIND_NONE, B0 };
-    add_cand(r, &def, "defaults", 0);
-    add_cand(r, &ven, "vendors", 0);
-    r->defaults = 0;
-    r->vendors = replay_tune_same_knobs(&def, &ven) ? 0 : 1;
+    const double one = tu->flow_step_ns / tu->spr, rest = one > res->op_ns ? one - res->op_ns : 0; /* outside the ops */
+    replay_tune_knobs ven = { res->physical, res->sockets, EXEC_CONV_AUTO, EXEC_BIND_NONE, B0 };
+    add_cand(res, &def, "defaults", 0);
+    add_cand(res, &ven, "vendors", 0);
+    res->defaults = 0;
+    res->vendors = replay_tune_same_knobs(&def, &ven) ? 0 : 1;
     const exec_conv_algo algos[] = { EXEC_CONV_AUTO, EXEC_CONV_IM2COL, EXEC_CONV_DIRECT };
-    if (o->sweep) {
-        int tmax = r->cores;
+    if (opts->sweep) {
+        int tmax = res->cores;
         for (int T = 1; T <= tmax; T++) {
             if (tmax > 8 && (T & (T - 1)) && T != tmax)
                 continue; /* many cores: powers of two and all */
             for (int M = 1; M <= 4 && M <= T; M++)
                 for (int a = 0; a < pr->nalgo; a++)
-                    for (int bd = 0; bd < r->nbinds; bd++)
+                    for (int bd = 0; bd < res->nbinds; bd++)
                         for (int b = 0; b < nb; b++) {
-                            replay_tune_knobs k = { T, M, algos[a], (exec_bind)r->binds[bd], batches[b] };
-                            if (add_cand(r, &k, "candidate", 0) < 0) {
+                            replay_tune_knobs k = { T, M, algos[a], (exec_bind)res->binds[bd], batches[b] };
+                            if (add_cand(res, &k, "candidate", 0) < 0) {
                                 return exec_fail(EXEC_ERR_ARG,
                                                  "the knob space has more than %d points, too many for a sweep: "
                                                  "fewer --batches",
@@ -822,16 +823,16 @@ static exec_status tune_candidates(const tuner *tu, const proposal *pr)
                             }
                         }
         }
-    } else if (o->npoints > 0) {
-        for (int i = 0; i < o->npoints; i++)
-            add_cand(r, &tu->points[i], "compared", 0);
+    } else if (opts->npoints > 0) {
+        for (int i = 0; i < opts->npoints; i++)
+            add_cand(res, &tu->points[i], "compared", 0);
     } else {
         /* (threads, inter) pairs ranked by the prediction (predict_step),
          * at the best level, all cores, and the level below the best (its
          * measured gain may be drift: the runs will tell) */
-        int tset[3] = { tbest, r->cores, 0 }, nt = tbest == r->cores ? 1 : 2;
+        int tset[3] = { tbest, res->cores, 0 }, nt = tbest == res->cores ? 1 : 2;
         if (best_level > 0)
-            tset[nt++] = r->level_threads[best_level - 1];
+            tset[nt++] = res->level_threads[best_level - 1];
         struct {
             int T, M;
             double pred;
@@ -842,7 +843,7 @@ static exec_status tune_candidates(const tuner *tu, const proposal *pr)
                 if (M > tset[i])
                     continue;
                 pairs[np].T = tset[i], pairs[np].M = M;
-                pairs[np++].pred = predict_step(r, tset[i], M, rest);
+                pairs[np++].pred = predict_step(res, tset[i], M, rest);
             }
         for (int i = 0; i < np; i++) /* insertion sort by prediction */
             for (int j = i; j > 0 && pairs[j].pred < pairs[j - 1].pred; j--) {
@@ -876,21 +877,21 @@ static exec_status tune_candidates(const tuner *tu, const proposal *pr)
             if (!(i < 3 && pairs[i].pred <= 1.25 * pairs[0].pred) && !measured && i != inter_first)
                 continue;
             /* workers of one thread that fill the CPUs, where steps are short: bound only */
-            const int one_each = pairs[i].T == r->cores && pairs[i].M == pairs[i].T && pairs[i].M > 1;
+            const int one_each = pairs[i].T == res->cores && pairs[i].M == pairs[i].T && pairs[i].M > 1;
             const exec_bind b0 = pr->short_bound && one_each ? bstar : EXEC_BIND_NONE;
             for (int b = 0; b < nb; b++) {
                 replay_tune_knobs k = { pairs[i].T, pairs[i].M, EXEC_CONV_AUTO, b0, batches[b] };
-                add_cand(r, &k, "candidate", pairs[i].pred * batches[b] / B0);
+                add_cand(res, &k, "candidate", pairs[i].pred * batches[b] / B0);
                 k.bind = EXEC_BIND_NONE;
                 if (i == 0 && bstar != EXEC_BIND_NONE &&
-                    !(pr->full_unbound && pairs[i].T == r->cores && (pairs[i].M == 1 || pairs[i].M == pairs[i].T))) {
+                    !(pr->full_unbound && pairs[i].T == res->cores && (pairs[i].M == 1 || pairs[i].M == pairs[i].T))) {
                     k.bind = bstar;
-                    add_cand(r, &k, "candidate", pairs[i].pred * batches[b] / B0);
+                    add_cand(res, &k, "candidate", pairs[i].pred * batches[b] / B0);
                     k.bind = EXEC_BIND_NONE;
                 }
                 for (int a = 1; measured && convs && a < 3; a++) {
                     k.conv_algo = algos[a];
-                    add_cand(r, &k, "candidate", pairs[i].pred * batches[b] / B0);
+                    add_cand(res, &k, "candidate", pairs[i].pred * batches[b] / B0);
                 }
             }
         }
@@ -903,7 +904,7 @@ static exec_status tune_candidates(const tuner *tu, const proposal *pr)
         for (int b = 0; b < nb; b++) {
             replay_tune_knobs k = def;
             k.batch = batches[b];
-            add_cand(r, &k, "candidate", predict_step(r, def.threads, 1, rest) * batches[b] / B0);
+            add_cand(res, &k, "candidate", predict_step(res, def.threads, 1, rest) * batches[b] / B0);
         }
     }
     const double sample_ns = REPLAY_TUNE_SAMPLE_MS * 1e6;
@@ -914,26 +915,26 @@ static exec_status tune_candidates(const tuner *tu, const proposal *pr)
          * where none does, the defaults alone (and the vendors' settings
          * where they differ) */
         double el = base_now_s() - tu->t0, left = tu->budget - el - 2.0 * fmax(tu->def_step_ns, sample_ns) * 1e-9;
-        int least = r->vendors ? 2 : 1, kept = least, n0 = r->n;
+        int least = res->vendors ? 2 : 1, kept = least, n0 = res->n;
         start_costs sc = { .n = 0 };
         for (int i = least; i < n0; i++) {
-            double step = r->c[i].predicted_ns > 0 ? r->c[i].predicted_ns : tu->def_step_ns;
-            double cost = (start_cost_ns(tu, &sc, &r->c[i].k, step) + 2.0 * fmax(step, sample_ns)) * 1e-9;
+            double step = res->c[i].predicted_ns > 0 ? res->c[i].predicted_ns : tu->def_step_ns;
+            double cost = (start_cost_ns(tu, &sc, &res->c[i].k, step) + 2.0 * fmax(step, sample_ns)) * 1e-9;
             if (cost <= left) {
-                start_costs_add(&sc, &r->c[i].k);
-                r->c[kept++] = r->c[i], left -= cost;
+                start_costs_add(&sc, &res->c[i].k);
+                res->c[kept++] = res->c[i], left -= cost;
             }
         }
-        r->n = kept;
+        res->n = kept;
         if (kept == least && n0 > kept)
-            line(r,
+            line(res,
                  "after the profile (%.1f s), the budget (%.0f s) leaves no time for a candidate (a step takes %.2f s "
                  "at the defaults): the defaults %salone are measured; a budget of %.0f s or more leaves time for "
                  "candidates",
                  el, tu->budget, tu->def_step_ns * 1e-9, least == 2 ? "and the vendors' settings " : "",
                  10 * ceil((2 * (el + tu->one_est_s) + 6 * fmax(tu->def_step_ns, sample_ns) * 1e-9) / 10));
         else if (n0 > kept)
-            line(r,
+            line(res,
                  "the budget leaves time to measure %d of %d candidates (a step takes %.2f s at the defaults, "
                  "%.2f s at best): the rest are left out by their predicted warm-up and samples",
                  kept, n0, tu->def_step_ns * 1e-9, tu->min_step_ns * 1e-9);
@@ -943,183 +944,239 @@ static exec_status tune_candidates(const tuner *tu, const proposal *pr)
 
 /* 3. Alternating measured runs of the candidates, into r->samples:
  * rounds_max rounds, or until the race ends or the budget does. */
+/* The candidate whose start last ran a step (its warm-up, its pool's
+ * start): its threads ran last, and that step settles its first sample
+ * where it comes first in the rounds. */
+typedef struct last_started {
+    void *inst;
+    int pool;      /* 1: it runs inter-op workers */
+    double ran_ns; /* the step its start ran (0: none since) */
+} last_started;
+
+/* Starts every candidate: its instance opened and warmed up, kept open so
+ * that the rounds alternate over all of them.  The profiled ones are warm
+ * already.  A batch that does not fit (a cgroup's memory limit) is left
+ * out with the reason; so are the candidates the budget leaves no time to
+ * start. */
+static exec_status start_candidates(tuner *tu, last_started *started)
+{
+    replay_tune_result *res = tu->r;
+    exec_status status = EXEC_OK;
+    for (int cand = 0; cand < res->n && !status; cand++) {
+        double elapsed = base_now_s() - tu->t0;
+        if (!tu->fixed && cand >= (res->vendors ? 2 : 1) && elapsed > tu->budget) {
+            /* their warm-ups (AUTO's timings at new thread counts) outran the budget */
+            line(res, "the budget (%.0f s) ran out while starting candidates (%.1f s): %d of %d measured", tu->budget,
+                 elapsed, cand, res->n);
+            res->n = cand;
+            break;
+        }
+        progress(tu->o, "starting candidate %d/%d", cand + 1, res->n);
+        double warm = 0, ran;
+        const replay_tune_knobs *k = &res->c[cand].k;
+        status = host_get(tu->t, tu->h, k, &tu->inst[cand], &warm, &ran);
+        if (!status && ran > 0)
+            *started = (last_started){ tu->inst[cand], k->inter > 1, ran };
+        else if (!status && k->inter <= 1 && started->pool)
+            started->inst = NULL; /* host_get released the pool that ran last */
+        if (status == EXEC_ERR_NOMEM && k->batch != tu->B0) {
+            const int batch = k->batch;
+            line(res, "batch %d left out: %s", batch, exec_errmsg());
+            int kept = cand;
+            for (int other = cand; other < res->n; other++)
+                if (res->c[other].k.batch != batch)
+                    res->c[kept++] = res->c[other];
+            res->n = kept;
+            status = EXEC_OK;
+            cand--;
+        }
+    }
+    return status;
+}
+
+/* A profiled point's first sample, taken from its profile where that
+ * holds one.  With short steps, that is the sample after the profiled
+ * first step (profile_level).  Its one untimed step is then as in a round
+ * after a point of the same threads.  With long steps, the profiled step
+ * itself is a sample: the hooks cost a few hundred ns an op, nothing beside
+ * such a step.  The step must be long for real, though.  At one thread,
+ * its warm-up step, where one ran, was as long.  At more threads, it is no
+ * slower than 1.25x the one-thread step; without one, its warm-up was as
+ * long.  A short step that a busy moment stretched past a sample's length
+ * (a team's first steps on a loaded machine) is no sample of it. */
+static void seed_profiled_samples(tuner *tu, double sample_ns)
+{
+    replay_tune_result *res = tu->r;
+    const int one = tu->one_prof;
+    for (int cand = 0; cand < res->n; cand++)
+        for (int lvl = 0; lvl < tu->nprof; lvl++) {
+            if (!replay_tune_same_knobs(&tu->prof_k[lvl], &res->c[cand].k) || res->c[cand].rounds > 0)
+                continue;
+            const int long_step = tu->prof_ns[lvl] >= sample_ns &&
+                                  (lvl == one ? tu->prof_warm[lvl] == 0 || tu->prof_warm[lvl] >= sample_ns
+                                   : one >= 0 ? tu->prof_ns[lvl] <= 1.25 * tu->prof_ns[one]
+                                              : tu->prof_warm[lvl] >= sample_ns);
+            if (tu->prof_sample[lvl] <= 0 && !long_step)
+                continue;
+            double first = tu->prof_sample[lvl] > 0 ? tu->prof_sample[lvl] : tu->prof_ns[lvl];
+            res->samples[(size_t)cand * MAX_ROUNDS] = first / tu->spr;
+            res->c[cand].rounds = res->c[cand].profiled = 1;
+            res->c[cand].steps = tu->prof_sample[lvl] > 0 ? tu->prof_sample_steps[lvl] : 1;
+        }
+}
+
+/* What the rounds share from one to the next. */
+typedef struct rounds_state {
+    int *group;        /* each candidate's threads: an instance's calling thread and team, or its pool */
+    int *order;        /* the round's order of candidates */
+    int *first;        /* 1: goes first in the round (only its profiled sample so far) */
+    int settle;        /* untimed steps before a sample after a point of the same threads */
+    int settle_switch; /* ... and after other threads ran */
+    int last_group;    /* the threads that ran last (-1: not known) */
+    double started_ns; /* the step the last start ran, settling its first sample (0: none) */
+    uint64_t rng;
+} rounds_state;
+
+/* The threads each candidate runs on, as a group number: twice its host's
+ * index, plus one for its pool of inter-op workers. */
+static void thread_groups(const tuner *tu, int *group)
+{
+    const hosts *h = tu->h;
+    for (int cand = 0; cand < tu->r->n; cand++) {
+        int host = h->n - 1;
+        while (host > 0 && h->inst[host] != tu->inst[cand])
+            host--;
+        group[cand] = 2 * host + (tu->r->c[cand].k.inter > 1);
+    }
+}
+
+/* One round: a sample of each active candidate, in this round's order.
+ * After each sample from the second round on, a candidate REPLAY_TUNE_FAR
+ * slower than the leader on a sample of its own is out.  *ended is 1 when
+ * that leaves one candidate: the race ends within the round.  (memnet's
+ * training: the defaults' first sample of their own was 1.3x the leader's,
+ * with two bound inter-op workers, and the leader needed no second
+ * sample.) */
+static exec_status run_round(tuner *tu, rounds_state *st, int round, double sample_ns, int *ended)
+{
+    replay_tune_result *res = tu->r;
+    exec_status status = EXEC_OK;
+    for (int cand = 0; cand < res->n; cand++)
+        st->first[cand] = round == 1 && res->c[cand].profiled && res->c[cand].rounds == 1;
+    replay_tune_round_order(res->n, st->group, 2 * tu->h->n, tu->fixed ? NULL : st->first, &st->rng, st->order);
+    *ended = 0;
+    for (int pos = 0; pos < res->n && !status && !*ended; pos++) {
+        int cand = st->order[pos];
+        if (!tu->active[cand] || res->c[cand].rounds > round)
+            continue;
+        progress(tu->o, "round %d: candidate %d/%d", round + 1, pos + 1, res->n);
+        double *out = &res->samples[(size_t)cand * MAX_ROUNDS + round], warm, ran;
+        if ((status = host_get(tu->t, tu->h, &res->c[cand].k, &tu->inst[cand], &warm, &ran)))
+            break;
+
+        /* a pool started anew is other threads too: its untimed step is
+         * part of the settling */
+        const bool switched = st->group[cand] != st->last_group || ran > 0;
+        if (!switched && st->started_ns > 0)
+            ran = st->started_ns; /* the first sample right after its own start */
+        st->started_ns = 0;
+        if ((switched ? st->settle_switch : st->settle) &&
+            (status = settle_steps(tu->t, tu->inst[cand], switched ? REPLAY_TUNE_SETTLE_MS * 1e6 : 0, ran)))
+            break;
+        st->last_group = st->group[cand];
+
+        status = sample(tu->t, tu->inst[cand], sample_ns, out, &res->c[cand].steps);
+        res->c[cand].rounds++;
+        int tie;
+        if (!tu->fixed && !status && round >= 1)
+            *ended = replay_tune_race(res->samples, MAX_ROUNDS, res->c, res->n, tu->active, REPLAY_TUNE_FAR, &tie) <= 1;
+    }
+    return status;
+}
+
 static exec_status tune_rounds(tuner *tu)
 {
-    replay_tune_result *r = tu->r;
-    const replay_tune_opts *o = tu->o;
-    const replay_tune_target *t = tu->t;
-    hosts *h = tu->h;
+    replay_tune_result *res = tu->r;
     const double sample_ns = REPLAY_TUNE_SAMPLE_MS * 1e6;
-    exec_status s = EXEC_OK;
-    double *samples = r->samples = base_calloc((size_t)r->n * MAX_ROUNDS, sizeof *samples);
-    void **inst = tu->inst = base_calloc((size_t)r->n, sizeof *inst);
-    int *active = tu->active = base_calloc((size_t)r->n, sizeof *active);
-    if (!samples || !inst || !active)
+    res->samples = base_calloc((size_t)res->n * MAX_ROUNDS, sizeof *res->samples);
+    tu->inst = base_calloc((size_t)res->n, sizeof *tu->inst);
+    tu->active = base_calloc((size_t)res->n, sizeof *tu->active);
+    if (!res->samples || !tu->inst || !tu->active)
         return exec_fail(EXEC_ERR_NOMEM, "out of memory");
-    int rounds_max = tu->fixed ? (o->rounds > 0 ? o->rounds : 5) : TUNE_ROUNDS;
+    int rounds_max = tu->fixed ? (tu->o->rounds > 0 ? tu->o->rounds : 5) : TUNE_ROUNDS;
     if (rounds_max > MAX_ROUNDS)
         rounds_max = MAX_ROUNDS;
-    /* every point stays open (its model built, warmed up) so that rounds
-     * alternate over all of them; the profiled ones are warm already */
-    double st0 = base_now_s();
-    /* the threads of the last candidate whose start ran a step (its
-     * warm-up, its pool's start): they ran last, and that step settles
-     * its first sample where it comes first */
-    void *started_inst = NULL;
-    int started_pool = 0;
-    double started_ns = 0;
-    for (int i = 0; i < r->n && !s; i++) {
-        double el = base_now_s() - tu->t0;
-        if (!tu->fixed && i >= (r->vendors ? 2 : 1) && el > tu->budget) {
-            /* their warm-ups (AUTO's timings at new thread counts) outran the budget */
-            line(r, "the budget (%.0f s) ran out while starting candidates (%.1f s): %d of %d measured", tu->budget, el,
-                 i, r->n);
-            r->n = i;
-            break;
-        }
-        progress(o, "starting candidate %d/%d", i + 1, r->n);
-        double warm = 0, ran;
-        s = host_get(t, h, &r->c[i].k, &inst[i], &warm, &ran);
-        if (!s && ran > 0)
-            started_inst = inst[i], started_pool = r->c[i].k.inter > 1, started_ns = ran;
-        else if (!s && r->c[i].k.inter <= 1 && started_pool)
-            started_inst = NULL; /* host_get released the pool that ran last */
-        if (s == EXEC_ERR_NOMEM && r->c[i].k.batch != tu->B0) {
-            /* a batch that does not fit (a cgroup's memory limit): its points
-             * are left out, with the reason, and the rest measured */
-            const int batch = r->c[i].k.batch;
-            line(r, "batch %d left out: %s", batch, exec_errmsg());
-            int kept = i;
-            for (int j = i; j < r->n; j++)
-                if (r->c[j].k.batch != batch)
-                    r->c[kept++] = r->c[j];
-            r->n = kept;
-            s = EXEC_OK;
-            i--;
-        }
-    }
-    r->start_s = base_now_s() - st0;
-    if (s)
-        return s;
-    /* a profiled point's first sample: short steps' sample after the
-     * profiled first step (profile_level), their one untimed step as in a
-     * round after a point of the same threads; or a profiled step as long
-     * as a sample (the hooks' cost is a few hundred ns an op: nothing beside
-     * such a step), where the step is long for real: at one thread its
-     * warm-up step, where one ran, was as long; at more threads it is no
-     * slower than 1.25x the one-thread step, or without one its warm-up was
-     * as long (a short step that a busy moment stretched past a sample's
-     * length, as a team's first steps on a loaded machine, is no sample of
-     * it) */
-    const int one = tu->one_prof;
-    for (int i = 0; i < r->n; i++)
-        for (int j = 0; j < tu->nprof; j++) {
-            if (!replay_tune_same_knobs(&tu->prof_k[j], &r->c[i].k) || r->c[i].rounds > 0)
-                continue;
-            const int long_step =
-                tu->prof_ns[j] >= sample_ns && (j == one   ? tu->prof_warm[j] == 0 || tu->prof_warm[j] >= sample_ns
-                                                : one >= 0 ? tu->prof_ns[j] <= 1.25 * tu->prof_ns[one]
-                                                           : tu->prof_warm[j] >= sample_ns);
-            if (tu->prof_sample[j] <= 0 && !long_step)
-                continue;
-            samples[(size_t)i * MAX_ROUNDS] = (tu->prof_sample[j] > 0 ? tu->prof_sample[j] : tu->prof_ns[j]) / tu->spr;
-            r->c[i].rounds = r->c[i].profiled = 1;
-            r->c[i].steps = tu->prof_sample[j] > 0 ? tu->prof_sample_steps[j] : 1;
-        }
-    /* the order of a round: by the threads that run the steps (an
-     * instance's calling thread and its team, or its pool of inter-op
-     * workers), the points those run back to back, and the groups and the
-     * points within each in a different order every round (a fixed order
-     * would measure each point always after the same one, and so under that
-     * one's after-effects: after other threads ran, the scheduler's
-     * placement of unbound inter-op workers takes milliseconds to settle,
-     * in which a step of a short-step workload can take twice as long).
-     * A sample follows untimed steps of its point: REPLAY_TUNE_SETTLE_MS
-     * of them after other threads ran, where steps are shorter than
-     * REPLAY_TUNE_SETTLE_UNDER_MS (autoenc's training, 2.6 ms steps, took
-     * 12.6 and 13.7 ms in the one step of each of its defaults' samples,
-     * each right after two inter-op workers ran: the defaults dropped out
-     * of the race and a point 1.4x slower won), and one after another
-     * point of the same threads where they are shorter than a quarter of
-     * a sample. */
-    int *hid = base_calloc((size_t)r->n * 3 + 1, sizeof *hid), *order = hid ? hid + r->n : NULL,
-        *first = hid ? hid + 2 * r->n : NULL;
-    if (!hid)
+
+    double start_t0 = base_now_s();
+    last_started started = { 0 };
+    exec_status status = start_candidates(tu, &started);
+    res->start_s = base_now_s() - start_t0;
+    if (status)
+        return status;
+    seed_profiled_samples(tu, sample_ns);
+
+    /* The order of a round: see replay_tune_round_order.  A fixed order
+     * would measure each point always after the same one, so under that
+     * one's after-effects.  (After other threads ran, the scheduler takes
+     * milliseconds to settle the placement of unbound inter-op workers; in
+     * them a short step can take twice as long.)  Untimed steps settle a
+     * sample: REPLAY_TUNE_SETTLE_MS of them after other threads ran, where
+     * steps are shorter than REPLAY_TUNE_SETTLE_UNDER_MS; one after another
+     * point of the same threads, where steps are shorter than a quarter of
+     * a sample.  (autoenc's training, 2.6 ms steps, took 12.6 and 13.7 ms
+     * in the one step of each of its defaults' samples, each right after
+     * two inter-op workers ran: the defaults dropped out and a point 1.4x
+     * slower won.) */
+    int *scratch = base_calloc((size_t)res->n * 3 + 1, sizeof *scratch);
+    if (!scratch)
         return exec_fail(EXEC_ERR_NOMEM, "out of memory");
-    for (int i = 0; i < r->n; i++) { /* its threads: an instance's calling thread or its pool */
-        for (hid[i] = h->n - 1; hid[i] > 0 && h->inst[hid[i]] != inst[i]; hid[i]--)
-            ;
-        hid[i] = 2 * hid[i] + (r->c[i].k.inter > 1);
-    }
-    const int settle = tu->min_step_ns < sample_ns / 4,
-              settle_switch = settle || tu->min_step_ns < REPLAY_TUNE_SETTLE_UNDER_MS * 1e6;
-    r->settle_ms = settle_switch ? REPLAY_TUNE_SETTLE_MS : 0;
-    int last = -1;
-    for (int j = 0; started_inst && j < h->n; j++)
-        if (h->inst[j] == started_inst)
-            last = 2 * j + started_pool;
-    uint64_t rng = 0x9e3779b97f4a7c15u;
-    double m0 = base_now_s(), per_round = 0;
-    for (int i = 0; i < r->n; i++)
-        active[i] = 1;
-    for (int round = 0; round < rounds_max && !s; round++) {
-        double rt0 = base_now_s();
+    rounds_state st = {
+        .group = scratch,
+        .order = scratch + res->n,
+        .first = scratch + 2 * res->n,
+        .settle = tu->min_step_ns < sample_ns / 4,
+        .last_group = -1,
+        .started_ns = started.ran_ns,
+        .rng = 0x9e3779b97f4a7c15u,
+    };
+    st.settle_switch = st.settle || tu->min_step_ns < REPLAY_TUNE_SETTLE_UNDER_MS * 1e6;
+    res->settle_ms = st.settle_switch ? REPLAY_TUNE_SETTLE_MS : 0;
+    thread_groups(tu, st.group);
+    for (int host = 0; started.inst && host < tu->h->n; host++)
+        if (tu->h->inst[host] == started.inst)
+            st.last_group = 2 * host + started.pool;
+    for (int cand = 0; cand < res->n; cand++)
+        tu->active[cand] = 1;
+
+    double measure_t0 = base_now_s(), per_round = 0;
+    for (int round = 0; round < rounds_max && !status; round++) {
+        double round_t0 = base_now_s();
         if (!tu->fixed && round >= 1 && base_now_s() - tu->t0 + per_round > tu->budget)
             break;
-        if (!tu->fixed && round >= 1 && r->n == 1)
+        if (!tu->fixed && round >= 1 && res->n == 1)
             break; /* a race of one: its sample is its time (autoenc's inference: 16 ms of its 75 for a second) */
-        for (int i = 0; i < r->n; i++)
-            first[i] = round == 1 && r->c[i].profiled && r->c[i].rounds == 1;
-        replay_tune_round_order(r->n, hid, 2 * h->n, tu->fixed ? NULL : first, &rng, order);
-        int ended = 0; /* the race after a sample left one candidate */
-        for (int j = 0; j < r->n && !s && !ended; j++) {
-            int i = order[j];
-            if (!active[i] || r->c[i].rounds > round)
-                continue;
-            progress(o, "round %d: candidate %d/%d", round + 1, j + 1, r->n);
-            double *v = &samples[(size_t)i * MAX_ROUNDS + round], warm, ran;
-            if ((s = host_get(t, h, &r->c[i].k, &inst[i], &warm, &ran)))
-                break;
-            /* a pool started anew is other threads too; its untimed step
-             * is part of the settling */
-            const bool switched = hid[i] != last || ran > 0;
-            if (!switched && started_ns > 0)
-                ran = started_ns; /* the first sample right after its own start */
-            started_ns = 0;
-            if ((switched ? settle_switch : settle) &&
-                (s = settle_steps(t, inst[i], switched ? REPLAY_TUNE_SETTLE_MS * 1e6 : 0, ran)))
-                break;
-            last = hid[i];
-            s = sample(t, inst[i], sample_ns, v, &r->c[i].steps);
-            r->c[i].rounds++;
-            /* after each sample, a candidate REPLAY_TUNE_FAR slower than
-             * the leader on a sample of its own is out: where one is left
-             * the race ends within the round (memnet's training, the
-             * defaults' first sample of their own 1.3x the leader's, two
-             * bound inter-op workers: no second sample of the leader's) */
-            int tie;
-            if (!tu->fixed && !s && round >= 1)
-                ended = replay_tune_race(samples, MAX_ROUNDS, r->c, r->n, active, REPLAY_TUNE_FAR, &tie) <= 1;
-        }
-        r->rounds++;
+        int ended;
+        status = run_round(tu, &st, round, sample_ns, &ended);
+        res->rounds++;
         if (ended)
             break;
-        per_round = base_now_s() - rt0;
-        /* one sample each tells a candidate 20% slower from the leader
-         * (a sample 1.2x its point's median: 1.2% of the 10200 samples of
-         * runs 38-42's sweeps; a point more than 3% faster than another
-         * with its sample 1.2x the other's in the same round: 0.29% of
-         * 60965 such pairs) */
+        per_round = base_now_s() - round_t0;
+
+        /* One sample each tells a candidate 20% slower from the leader.  A
+         * sample was 1.2x its point's median in 1.2% of the 10200 samples
+         * of five bench_tune.sh sweeps.  A point more than 3% faster than
+         * another had its sample 1.2x the other's in the same round in
+         * 0.29% of 60965 such pairs. */
         int tie = 0;
-        const double margin = r->rounds >= 2 ? REPLAY_TUNE_TIE : REPLAY_TUNE_FAR;
-        if (!tu->fixed && replay_tune_race(samples, MAX_ROUNDS, r->c, r->n, active, margin, &tie) <= 1)
+        const double margin = res->rounds >= 2 ? REPLAY_TUNE_TIE : REPLAY_TUNE_FAR;
+        if (!tu->fixed && replay_tune_race(res->samples, MAX_ROUNDS, res->c, res->n, tu->active, margin, &tie) <= 1)
             break;
-        if (!tu->fixed && r->rounds >= 2 && tie)
+        if (!tu->fixed && res->rounds >= 2 && tie)
             break;
     }
-    r->measure_s = base_now_s() - m0;
-    base_free(hid);
-    return s;
+    res->measure_s = base_now_s() - measure_t0;
+    base_free(scratch);
+    return status;
 }
 
 /* 4. The pick: each candidate's statistics, the fastest by median time
@@ -1127,17 +1184,17 @@ static exec_status tune_rounds(tuner *tu)
  * tie that another process will more likely find fast. */
 static void tune_pick(tuner *tu)
 {
-    replay_tune_result *r = tu->r;
-    const double *samples = r->samples;
-    r->best = 0;
-    for (int i = 0; i < r->n; i++) {
+    replay_tune_result *res = tu->r;
+    const double *samples = res->samples;
+    res->best = 0;
+    for (int i = 0; i < res->n; i++) {
         double med, mn, mx;
-        replay_tune_stats(samples + (size_t)i * MAX_ROUNDS, &r->c[i], &med, &mn, &mx);
-        const double b = replay_tune_batch(&r->c[i]);
-        r->c[i].per_sample_ns = med;
-        r->c[i].median_ns = med * b, r->c[i].min_ns = mn * b, r->c[i].max_ns = mx * b;
-        if (r->c[i].per_sample_ns < r->c[r->best].per_sample_ns)
-            r->best = i;
+        replay_tune_stats(samples + (size_t)i * MAX_ROUNDS, &res->c[i], &med, &mn, &mx);
+        const double b = replay_tune_batch(&res->c[i]);
+        res->c[i].per_sample_ns = med;
+        res->c[i].median_ns = med * b, res->c[i].min_ns = mn * b, res->c[i].max_ns = mx * b;
+        if (res->c[i].per_sample_ns < res->c[res->best].per_sample_ns)
+            res->best = i;
     }
     if (tu->fixed)
         return;
@@ -1145,50 +1202,53 @@ static void tune_pick(tuner *tu)
      * says a change of settings gains (residual's training: two workers
      * 31.26 ms at the median, the defaults 31.52, their samples 24.4-37.6
      * in the tuner's process; in a duel after, 31.4 against 26.5) */
-    const int d = replay_tune_defaults_tie(r->c, r->best, r->defaults);
-    if (d != r->best) {
+    const int d = replay_tune_defaults_tie(res->c, res->best, res->defaults);
+    if (d != res->best) {
         char flags[160];
-        replay_tune_flags(&r->c[r->best].k, tu->nb > 1, flags, sizeof flags);
-        line(r, "the defaults: within %.1f%% of the fastest (%s: %.3f ms a sample against %.3f): no measured gain",
-             100 * REPLAY_TUNE_TIE, flags, r->c[r->best].per_sample_ns / 1e6, r->c[d].per_sample_ns / 1e6);
-        r->best = d;
+        replay_tune_flags(&res->c[res->best].k, tu->nb > 1, flags, sizeof flags);
+        line(res, "the defaults: within %.1f%% of the fastest (%s: %.3f ms a sample against %.3f): no measured gain",
+             100 * REPLAY_TUNE_TIE, flags, res->c[res->best].per_sample_ns / 1e6, res->c[d].per_sample_ns / 1e6);
+        res->best = d;
     }
     /* Between auto and a forced convolution algorithm within
-     * REPLAY_TUNE_CONV_TIE of each other, whichever is faster here: the forced
-     * one where auto chose it for two thirds of the shapes or more (deepq's:
-     * direct for 2 of 3 shapes in inference, 7 of 9 in training): auto's
-     * choice per shape rests on timings at the first step, made anew in
-     * every process, so the same auto point measures differently from
-     * process to process (deepq's inference: auto 1.96 ms and direct 1.97
-     * in the tuner, 2.20-2.22 and 2.08-2.11 in two sweeps, direct the best
-     * of both), where a forced one's time does not hang on them. Auto
-     * where it mixes the algorithms: a tie then says its choices in this
-     * process were poor ones, and the next process's are likely better
-     * (residual's inference, direct for 10 of 20 shapes, tied direct in
-     * the tuner, 6.28 and 6.29 ms, and took 0.82-0.96 of direct's time in
-     * five of six sweeps and 0.91 in a duel; alexnet's, 2 of 5, 22.22 and
-     * 22.25 ms, then 0.87 in a duel; residual's training, 31 of 59, direct
-     * 23.64 ms and auto 23.93, then auto 0.89-0.91 of direct in a duel). A
-     * forced best ties only its own point under auto. */
-    const int best_auto = r->c[r->best].k.conv_algo == EXEC_CONV_AUTO;
-    const int o = replay_tune_conv_tie(r->c, r->n, r->best);
-    if (o >= 0) {
-        const int f = best_auto ? o : r->best, a = best_auto ? r->best : o;
-        const char *fname = exec_conv_algo_name(r->c[f].k.conv_algo);
+     * REPLAY_TUNE_CONV_TIE of each other, whichever is faster here is not
+     * the rule.
+     * - The forced one wins where auto chose it for two thirds of the
+     *   shapes or more (deepq's: direct for 2 of 3 shapes in inference, 7
+     *   of 9 in training).  auto's choice per shape rests on timings at the
+     *   first step, made anew in every process, so the same auto point
+     *   measures differently from process to process; a forced one's time
+     *   does not hang on them.  (deepq's inference: auto 1.96 ms and direct
+     *   1.97 in the tuner, 2.20-2.22 and 2.08-2.11 in two sweeps, direct the
+     *   best of both.)
+     * - auto wins where it mixes the algorithms.  A tie then says its
+     *   choices in this process were poor ones, and the next process's are
+     *   likely better.  (residual's inference, direct for 10 of 20 shapes:
+     *   tied with direct in the tuner, 6.28 and 6.29 ms, then 0.82-0.96 of
+     *   direct's time in five of six sweeps and 0.91 in a duel.  alexnet's,
+     *   2 of 5: 22.22 and 22.25 ms, then 0.87 in a duel.  residual's
+     *   training, 31 of 59: direct 23.64 ms and auto 23.93, then auto
+     *   0.89-0.91 of direct in a duel.)
+     * A forced best ties only its own point under auto. */
+    const int best_auto = res->c[res->best].k.conv_algo == EXEC_CONV_AUTO;
+    const int tied = replay_tune_conv_tie(res->c, res->n, res->best);
+    if (tied >= 0) {
+        const int f = best_auto ? tied : res->best, a = best_auto ? res->best : tied;
+        const char *fname = exec_conv_algo_name(res->c[f].k.conv_algo);
         int shapes = 0, same = 0;
-        exec_conv_auto_agreement(r->c[f].k.conv_algo, r->c[a].k.threads, &shapes, &same);
+        exec_conv_auto_agreement(res->c[f].k.conv_algo, res->c[a].k.threads, &shapes, &same);
         if (3 * same >= 2 * shapes) {
-            line(r,
+            line(res,
                  "convolution algorithm %s: within %.1f%% of auto, which chose it for %d of %d shapes; its time "
                  "does not hang on auto's timings at the first step, made anew in every process",
                  fname, 100 * REPLAY_TUNE_CONV_TIE, same, shapes);
-            r->best = f;
+            res->best = f;
         } else {
-            line(r,
+            line(res,
                  "convolution algorithm auto: within %.1f%% of %s, which it chose for only %d of %d shapes: a mix "
                  "no forced algorithm runs (a tie says this process's timings chose poorly)",
                  100 * REPLAY_TUNE_CONV_TIE, fname, same, shapes);
-            r->best = a;
+            res->best = a;
         }
     }
 }

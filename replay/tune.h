@@ -1,57 +1,72 @@
 /* tune.h -- `fathom tune`: from measurements to faster engine settings,
  * checked by measured runs (docs/design.md, "Tuning"; guidelines in fathom-tune(1)).
  *
- * The tuner drives a target -- a model (the driver's cmd_tune.c) or a
- * program rebuilt from a trace (replay_tune_trace_target) -- through one
- * interface: open an instance with given knobs, run one step, close. It
- *   1. measures: one profiled step at each intra-op thread level (the
- *      engine's hooks time every op; all cores first, then one thread, then
- *      the levels between, the most threads first, each only where its
- *      predicted cost leaves the budget room), each instance warmed up and
- *      kept as a candidate: op time per op type and level, the data flow's
- *      average parallelism (op time / critical path, at one thread where
- *      profiled), the preemptions the profiled steps suffered, each dominant
- *      op type's arithmetic intensity against this machine's ridge (a short
- *      sgemm and a read stream over the workload's tensors, measured only
- *      where an op type's intensity leaves its bound in doubt);
- *   2. proposes values for each knob with one line saying which measurement
- *      led there, and ranks their combinations by a prediction (between
- *      list scheduling's bounds); the thread count measured fastest with
- *      one inter-op worker, and where the parallelism proposes workers the
- *      best point with more than one, are measured whatever their rank;
- *   3. measures the best few (those whose predicted warm-up and samples
- *      fit the budget) beside fathom's defaults and the vendors'
- *      settings (intra-op = physical cores, inter-op = sockets) in
- *      alternating rounds (one sample each: steps enough for
- *      REPLAY_TUNE_SAMPLE_MS; the points run by the same threads back to
- *      back, those groups and the points within each shuffled every round,
- *      so drift and the after-effects of the point before hit every
- *      candidate alike; a sample follows untimed steps of its point,
- *      REPLAY_TUNE_SETTLE_MS of them after other threads ran where steps
- *      are under REPLAY_TUNE_SETTLE_UNDER_MS, and one after another point
- *      of the same threads where they are under a quarter of a sample;
- *      a profiled point's first sample is its profiled steps, where those
- *      after the first last a sample or the one is as long;
- *      each point with its own threads alone: the pool of inter-op
- *      workers is released before a point without them, as no idle
- *      OpenMP team may sit beside a measured one, exec_workers_release);
- *      after the first round a candidate whose fastest sample is slower
- *      than the leader's slowest by more than REPLAY_TUNE_FAR drops out
- *      (its one sample not its profiled one, and it not predicted
- *      faster than the leader: such a one takes a second sample) -- from
- *      the second round after each sample, those with only their profiled
- *      sample measured first in it -- and from the second by more than
- *      REPLAY_TUNE_TIE; the race ends when one is left, or when the
- *      candidates left are within REPLAY_TUNE_TIE of the leader (a tie) --
- *      or after five rounds, or at the budget; it recommends the fastest by
- *      median time per sample, or a forced convolution algorithm within
- *      REPLAY_TUNE_CONV_TIE of a fastest auto point (auto's per-shape choices
- *      are timed anew in every process).
+ * The tuner drives a target through one interface: open an instance with
+ * given knobs, run one step, close.  The target is a model (the driver's
+ * cmd_tune.c) or a program rebuilt from a trace (replay_tune_trace_target).
+ * It works in three steps.
+ *
+ * 1. Measure.  It profiles one step at each intra-op thread level: all
+ *    cores first, then one thread, then the levels between, the most
+ *    threads first.  A level is profiled only where its predicted cost
+ *    leaves the budget room.  The engine's hooks time every op of the step.
+ *    Each instance is warmed up and kept open as a candidate.  From the
+ *    profiles it takes the op time per op type and level, the data flow's
+ *    average parallelism (op time over critical path, at one thread where
+ *    profiled), and the preemptions the profiled steps suffered.  It places
+ *    each dominant op type's arithmetic intensity against this machine's
+ *    ridge.  Only where an intensity leaves the bound in doubt does it
+ *    measure the ceilings: a short sgemm and a read stream over the
+ *    workload's tensors.
+ *
+ * 2. Propose.  It proposes values for each knob, with one line saying
+ *    which measurement led there.  It ranks their combinations by a
+ *    prediction that lies between list scheduling's bounds.  Two points are
+ *    measured whatever their rank: the thread count measured fastest with
+ *    one inter-op worker, and, where the parallelism proposes inter-op
+ *    workers, the best point with more than one.
+ *
+ * 3. Measure the best in rounds.  The best few candidates (those whose
+ *    predicted warm-up and samples fit the budget) run beside fathom's
+ *    defaults and the vendors' settings (intra-op = physical cores,
+ *    inter-op = sockets).
+ *    - A round takes one sample of each candidate: steps enough for
+ *      REPLAY_TUNE_SAMPLE_MS.
+ *    - The points that run on the same threads run back to back.  Those
+ *      groups, and the points within each, are shuffled every round.  So
+ *      drift, and the after-effects of the point before, hit every
+ *      candidate alike.
+ *    - Untimed steps come before a sample (settling).  After other threads
+ *      ran, REPLAY_TUNE_SETTLE_MS of them, where steps are shorter than
+ *      REPLAY_TUNE_SETTLE_UNDER_MS.  After another point of the same
+ *      threads, one step, where steps are shorter than a quarter of a
+ *      sample.
+ *    - A profiled point's first sample is its profiled steps, where those
+ *      after the first last a sample, or the one step is as long.
+ *    - Each point runs with its own threads alone.  The pool of inter-op
+ *      workers is released before a point without them, since no idle
+ *      OpenMP team may sit beside a measured one (exec_workers_release).
+ *    - Candidates drop out (the race).  After the first round, a candidate
+ *      whose fastest sample is slower than the leader's slowest by more
+ *      than REPLAY_TUNE_FAR is out.  A candidate whose one sample is its
+ *      profiled one, or that was predicted faster than the leader, takes a
+ *      second sample first.  From the second round on, this check runs
+ *      after each sample, and the candidates with only their profiled
+ *      sample go first in the round.  From the second round the margin is
+ *      REPLAY_TUNE_TIE.
+ *    - The race ends when one candidate is left; or when those left are
+ *      within REPLAY_TUNE_TIE of the leader (a tie); or after five rounds;
+ *      or at the budget.
+ *    It recommends the fastest by median time per sample.  A forced
+ *    convolution algorithm within REPLAY_TUNE_CONV_TIE of a fastest auto
+ *    point is preferred, because auto's per-shape choices are timed anew
+ *    in every process.
+ *
  * With `sweep` it measures every point of the knob space instead, with the
- * same samples (the exhaustive baseline of tests/bench/bench_tune); with
- * `points`, the points given (settings to compare, as `fathom run`'s flags:
- * replay_tune_point_parse), beside the defaults and the vendors' settings,
- * in the same rounds. */
+ * same samples (the exhaustive baseline of tests/bench/bench_tune).  With
+ * `points`, it measures the points given (settings to compare, as `fathom
+ * run`'s flags: replay_tune_point_parse) beside the defaults and the
+ * vendors' settings, in the same rounds. */
 #ifndef FATHOM_REPLAY_TUNE_H
 #define FATHOM_REPLAY_TUNE_H
 #include "exec/exec.h"
@@ -97,10 +112,12 @@ typedef struct replay_tune_target {
 #define REPLAY_TUNE_SAMPLE_MS 10.0 /* a measured sample: steps enough to last this long */
 #define REPLAY_TUNE_TIE 0.015      /* candidates this close to the leader's median are a tie */
 #define REPLAY_TUNE_FAR 0.2        /* after one round, a candidate this much slower is out */
-/* auto and a forced convolution algorithm this close are a tie (tune_pick):
- * auto's per-shape choices are a process's (deepq's small training: auto
- * 10.68 ms and direct 10.88 in the tuner, 1.9% apart, which picked auto;
- * 12.99 and 11.23 in the sweep's process, 10.33 and 10.32 in a duel's) */
+/* auto and a forced convolution algorithm this close are a tie, and the
+ * forced one is picked (tune_pick).  auto times its per-shape choices anew
+ * in each process, so its time in the tuner's process says little about
+ * another's.  (deepq's small training: auto 10.68 ms and direct 10.88 in
+ * the tuner, 1.9% apart, which picked auto; 12.99 and 11.23 in the sweep's
+ * process; 10.33 and 10.32 in a duel's.) */
 #define REPLAY_TUNE_CONV_TIE 0.03
 #define REPLAY_TUNE_SETTLE_MS 5.0        /* untimed steps after other threads ran */
 #define REPLAY_TUNE_SETTLE_UNDER_MS 25.0 /* ... where a step is shorter than this */

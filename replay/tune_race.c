@@ -63,29 +63,38 @@ static double lead_bound(const double *v, const replay_tune_cand *c)
     return w[k >= 3 ? k - 2 : k - 1] / b;
 }
 
-/* Racing, after each round: a candidate whose fastest sample is slower than
- * the leader's (the lowest median's) slowest (from its third sample on, its
- * slowest but one: lead_bound) by more than margin is out; its samples so
- * far give its median. From the second round the margin is
- * REPLAY_TUNE_TIE: without one, two samples each put one of two equal
- * points out one time in three (each point's pair wholly above the
- * other's, 1/6 each way): vgg's training, two inter-op workers 4% faster
- * than one in a duel of 20 rounds and 1-3% in two sweeps, was out after
- * two rounds (fastest 20.99 ms, the defaults' slowest 20.70). After the
- * first it is REPLAY_TUNE_FAR, and a candidate whose one sample is its
- * profiled one stays in (the steps right after a warm-up and a profiled
- * step: memnet's inference, the defaults' 0.375 ms where their median of
- * five rounds was 0.278), and so does one that the profile predicted
- * faster than the leader (by more than REPLAY_TUNE_TIE) until a second
- * sample of its own: one sample 1.2x its point's median is a 1% event
- * (1.5% of the first samples of 3536 points in the sweeps of runs 38-50,
- * 1.0% of the later ones), and it took out two inter-op workers, predicted
- * at 28.0 ms, on a first sample of 39.0 ms against the defaults' 32.4
- * (seq2seq's training in run 50: their next samples 28.8-30.9 ms in two
- * other runs, the sweep's best); in the tune runs of runs 44-50 such a
- * candidate went out after one sample 3 times in 162 runs. Returns the
- * candidates still in; *tie is set when every one of them is within
- * REPLAY_TUNE_TIE of the leader's median. */
+/* The race, after each round: which candidates drop out.
+ *
+ * A candidate is out when its fastest sample is slower than the leader's
+ * slowest by more than margin.  The leader is the candidate with the
+ * lowest median.  From its third sample on, the leader's slowest but one
+ * counts instead (lead_bound).  A candidate's samples so far give its
+ * median.
+ *
+ * From the second round the margin is REPLAY_TUNE_TIE.  Without a margin,
+ * two samples each would put one of two equal points out one time in
+ * three: each point's pair lies wholly above the other's one time in six,
+ * each way.  (vgg's training: two inter-op workers were 4% faster than one
+ * in a 20-round comparison and 1-3% in two sweeps, yet went out after two
+ * rounds, fastest 20.99 ms against the defaults' slowest 20.70.)
+ *
+ * After the first round the margin is REPLAY_TUNE_FAR, and two kinds of
+ * candidate stay in until a second sample of their own:
+ * - one whose one sample is its profiled one, since the steps right after
+ *   a warm-up and a profiled step run slow (memnet's inference: the
+ *   defaults' 0.375 ms, where their median of five rounds was 0.278);
+ * - one that the profile predicted faster than the leader by more than
+ *   REPLAY_TUNE_TIE.  One sample 1.2x its point's median is a 1% event:
+ *   1.5% of the first samples of 3536 points in the sweeps of
+ *   tests/bench/bench_tune.sh, 1.0% of the later ones.  Such a sample took
+ *   out two inter-op workers predicted at 28.0 ms, on a first sample of
+ *   39.0 ms against the defaults' 32.4 (seq2seq's training; their next
+ *   samples were 28.8-30.9 ms in two other runs, the sweep's best).  In
+ *   162 tuner runs, such a candidate had gone out after one sample 3
+ *   times.
+ *
+ * Returns the candidates still in.  *tie is set when every one of them is
+ * within REPLAY_TUNE_TIE of the leader's median. */
 int replay_tune_race(const double *samples, int stride, const replay_tune_cand *c, int n, int *active, double margin,
                      int *tie)
 {

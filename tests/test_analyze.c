@@ -29,27 +29,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char tmpdir[4096];
-
-static int setup_all(void **state)
-{
-    (void)state;
-    return testdir_create(tmpdir, sizeof tmpdir, "analyze");
-}
-
-static int teardown_all(void **state)
-{
-    (void)state;
-    return testdir_remove(tmpdir);
-}
-
 /* Writes a scenario into a fresh directory named `name`; returns its path. */
 static const char *make(const char *name, const char *recipe, const char *model, int mode, uint32_t steps, scen *extra)
 {
     static char paths[32][4200];
     static int next;
     char *path = paths[next++ % 32];
-    snprintf(path, 4200, "%s/%s", tmpdir, name);
+    snprintf(path, 4200, "%s/%s", testdir_path, name);
     scen s = extra ? *extra : (scen){ 0 };
     s.model = model;
     s.mode = mode;
@@ -457,7 +443,7 @@ enum { S2_MAIN = 100, S2_WORKER = 101 };
 static const char *make_schema2(const char *name, int defect)
 {
     static char dir[4200];
-    snprintf(dir, sizeof dir, "%s/%s", tmpdir, name);
+    snprintf(dir, sizeof dir, "%s/%s", testdir_path, name);
     ctfgen_options o = { .nstreams = 2 };
     ctfgen *g = ctfgen_create(dir, &o);
     assert_non_null(g);
@@ -667,7 +653,7 @@ static void test_archive(void **state)
     (void)state;
     const char *dir = make("arch", "conv", "alexnet", CTFGEN_TRAIN, 3, NULL);
     char path[4300];
-    snprintf(path, sizeof path, "%s/arch.tar.zst", tmpdir);
+    snprintf(path, sizeof path, "%s/arch.tar.zst", testdir_path);
     tracer_manifest *m = tracer_manifest_create();
     assert_non_null(m);
     assert_int_equal(tracer_manifest_add(m, "schema", "1"), 0);
@@ -681,7 +667,7 @@ static void test_archive(void **state)
     /* a trace without run_begin takes model and mode from the MANIFEST */
     scen s = { .run_begin = 0 };
     const char *dir2 = make("arch2", "conv", "ignored", CTFGEN_INFER, 2, &s);
-    snprintf(path, sizeof path, "%s/arch2.tar.zst", tmpdir);
+    snprintf(path, sizeof path, "%s/arch2.tar.zst", testdir_path);
     m = tracer_manifest_create();
     assert_int_equal(tracer_manifest_add(m, "model", "vgg"), 0);
     assert_int_equal(tracer_manifest_add(m, "mode", "infer"), 0);
@@ -699,17 +685,17 @@ static void test_bad_inputs(void **state)
     (void)state;
     char path[4300];
     analyze_profile *p = NULL;
-    snprintf(path, sizeof path, "%s/does-not-exist", tmpdir);
+    snprintf(path, sizeof path, "%s/does-not-exist", testdir_path);
     assert_int_equal(analyze_read(path, NULL, &p), ANALYZE_ERR_INPUT);
     assert_true(strcmp(base_errmsg(), "no error") && !strchr(base_errmsg(), '\n'));
-    snprintf(path, sizeof path, "%s/random.bin", tmpdir);
+    snprintf(path, sizeof path, "%s/random.bin", testdir_path);
     FILE *f = fopen(path, "wb");
     for (int i = 0; i < 10000; i++)
         fputc((i * 7919 + 13) % 251, f);
     fclose(f);
     assert_int_equal(analyze_read(path, NULL, &p), ANALYZE_ERR_INPUT);
     assert_true(strcmp(base_errmsg(), "no error") && !strchr(base_errmsg(), '\n'));
-    snprintf(path, sizeof path, "%s/empty-dir", tmpdir);
+    snprintf(path, sizeof path, "%s/empty-dir", testdir_path);
     assert_int_equal(mkdir(path, 0755), 0);
     assert_int_equal(analyze_read(path, NULL, &p), ANALYZE_ERR_INPUT);
     assert_true(strcmp(base_errmsg(), "no error") && !strchr(base_errmsg(), '\n'));
@@ -732,7 +718,7 @@ static const char *make_ops(const char *name, const scen_op *ops, size_t n, cons
     static char paths[8][4200];
     static int next;
     char *path = paths[next++ % 8];
-    snprintf(path, 4200, "%s/%s", tmpdir, name);
+    snprintf(path, 4200, "%s/%s", testdir_path, name);
     scen s = { .model = model,
                .mode = mode,
                .steps = steps,
@@ -1030,7 +1016,7 @@ static const char *make_scaling(const char *name, uint32_t threads, const char *
     static scen_op ops[8][3];
     static int next;
     int k = next++ % 8;
-    snprintf(paths[k], 4200, "%s/%s", tmpdir, name);
+    snprintf(paths[k], 4200, "%s/%s", testdir_path, name);
     ops[k][0] = (scen_op){ "MatMul", CTFGEN_MATRIX, CTFGEN_FORWARD, 10000 + 90000 / threads };
     ops[k][1] = (scen_op){ "Conv2D", CTFGEN_CONVOLUTION, CTFGEN_FORWARD, 80000 / threads };
     ops[k][2] = (scen_op){ "Relu", CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 50000 };
@@ -1322,5 +1308,5 @@ int main(void)
         cmocka_unit_test(test_schema2),
         cmocka_unit_test(test_snapshot),
     };
-    return cmocka_run_group_tests(tests, setup_all, teardown_all);
+    return cmocka_run_group_tests(tests, testdir_setup_all, testdir_teardown_all);
 }

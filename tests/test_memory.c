@@ -21,24 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char tmpdir[4096];
-
-static int setup_all(void **state)
-{
-    (void)state;
-    return testdir_create(tmpdir, sizeof tmpdir, "memory");
-}
-
-static int teardown_all(void **state)
-{
-    (void)state;
-    return testdir_remove(tmpdir);
-}
-
 static analyze_profile *trace(const char *name, const char *model, int mode, uint32_t steps, uint32_t skip_first)
 {
     char path[4200];
-    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    snprintf(path, sizeof path, "%s/%s", testdir_path, name);
     scen s = { .model = model, .mode = mode, .steps = steps, .run_begin = 1, .uuid_seed = 99 + steps };
     s.ops = scen_recipe("fc", mode, &s.nops);
     assert_int_equal(scen_write(path, &s), 0);
@@ -168,5 +154,5 @@ int main(void)
         cmocka_unit_test(test_profile_memory),
         cmocka_unit_test(test_outputs),
     };
-    return cmocka_run_group_tests(tests, setup_all, teardown_all);
+    return cmocka_run_group_tests(tests, testdir_setup_all, testdir_teardown_all);
 }

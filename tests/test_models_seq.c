@@ -20,6 +20,7 @@
 #include "exec/exec.h"
 #include "models/model.h"
 #include "models/seqdata.h"
+#include "tests/fixtures/graph_probe.h"
 
 static char tmpdir[256];
 
@@ -119,15 +120,6 @@ static void test_autoenc_learns(void **state)
 }
 
 /* ---- phases: infer is forward only ------------------------------------- */
-static int phase_count[EXEC_PHASE_COUNT];
-static void count_phase(void *ctx, const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
-                        const uint64_t *ends)
-{
-    (void)ctx;
-    (void)begins, (void)ends;
-    for (uint32_t i = 0; i < n; i++)
-        phase_count[exec_node_get(g, nodes[i])->phase]++;
-}
 
 static void test_infer_forward_only(void **state)
 {
@@ -217,16 +209,6 @@ static void count_rnn(void *ctx, const exec_graph *g, uint32_t nrec, const uint3
         bw_runs += n->in[1] == bw_u;
         fw_runs += n->in[1] == fw_u;
     }
-}
-
-static uint32_t weight_named(const exec_graph *g, const char *name)
-{
-    for (uint32_t i = 0; i < exec_weight_count(g); i++) {
-        uint32_t w = exec_weight_id(g, i);
-        if (strcmp(exec_tensor_get(g, w)->name, name) == 0)
-            return w;
-    }
-    return 0;
 }
 
 static void test_speech_birnn(void **state)

@@ -18,28 +18,15 @@
 #include "models/model.h"
 #include "models/seqdata.h"
 #include "models/transformer.h"
+#include "tests/fixtures/graph_probe.h"
 #include "tests/fixtures/testdir.h"
-
-static char tmpdir[256];
-
-static int setup_tmp(void **state)
-{
-    (void)state;
-    return testdir_create(tmpdir, sizeof tmpdir, "transformer");
-}
-
-static int teardown_tmp(void **state)
-{
-    (void)state;
-    return testdir_remove(tmpdir);
-}
 
 static const char *write_file(const char *name, const char *text)
 {
-    static char path[16][320];
+    static char path[16][4200];
     static int slot;
     char *p = path[slot++ % 16];
-    snprintf(p, 320, "%s/%s", tmpdir, name);
+    snprintf(p, sizeof path[0], "%s/%s", testdir_path, name);
     FILE *f = fopen(p, "wb");
     assert_non_null(f);
     assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
@@ -58,16 +45,6 @@ static model *create(model_config c)
     if (model_create(&model_transformer, &c, &m))
         fail_msg("transformer %s %s: %s", model_mode_name(c.mode), model_preset_name(c.preset), exec_errmsg());
     return m;
-}
-
-static uint32_t weight_named(const exec_graph *g, const char *name)
-{
-    for (uint32_t i = 0; i < exec_weight_count(g); i++) {
-        uint32_t w = exec_weight_id(g, i);
-        if (strcmp(exec_tensor_get(g, w)->name, name) == 0)
-            return w;
-    }
-    return 0;
 }
 
 /* ---- the base model's parameters ---------------------------------------- */
@@ -180,15 +157,6 @@ static int teardown_trained(void **state)
 }
 
 /* ---- infer is forward only; branches on inter-op workers ---------------- */
-static int phase_count[EXEC_PHASE_COUNT];
-static void count_phase(void *ctx, const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
-                        const uint64_t *ends)
-{
-    (void)ctx;
-    (void)begins, (void)ends;
-    for (uint32_t i = 0; i < n; i++)
-        phase_count[exec_node_get(g, nodes[i])->phase]++;
-}
 
 static void test_modes(void **state)
 {
@@ -336,7 +304,7 @@ int main(void)
         cmocka_unit_test(test_modes),         cmocka_unit_test(test_inter_op),  cmocka_unit_test(test_learns),
         cmocka_unit_test(test_greedy_copies),
     };
-    int r = cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
+    int r = cmocka_run_group_tests(tests, testdir_setup_all, testdir_teardown_all);
     teardown_trained(NULL);
     return r;
 }

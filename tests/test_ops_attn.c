@@ -15,6 +15,7 @@
 
 #include "exec/build.h"
 #include "exec/exec.h"
+#include "tests/fixtures/refcheck.h"
 
 static uint64_t g_seed = 2017;
 static float frand(float lo, float hi)
@@ -27,19 +28,6 @@ static void fill(float *p, int64_t n, float lo, float hi)
 {
     for (int64_t i = 0; i < n; i++)
         p[i] = frand(lo, hi);
-}
-
-static void compare(const char *what, const float *got, const double *ref, int64_t n, double tol)
-{
-    double md = 0, mr = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double d = fabs((double)got[i] - ref[i]);
-        if (!(d <= md))
-            md = d; /* NaN sticks */
-        mr = fmax(mr, fabs(ref[i]));
-    }
-    printf("%-52s max abs diff %.3e (max |ref| %.3g)\n", what, md, mr);
-    assert_true(md <= tol * (1.0 + mr));
 }
 
 /* ---- LayerNorm forward and backward (through autodiff) ----------------- */
@@ -90,12 +78,12 @@ static void layer_norm_case(int64_t rows_a, int64_t rows_b, int64_t D)
     }
     char what[96];
     snprintf(what, sizeof what, "LayerNorm y [%lld,%lld,%lld]", (long long)rows_a, (long long)rows_b, (long long)D);
-    compare(what, exec_dataf(g, y), ry, n, 1e-5);
+    refcheck_compare(what, exec_dataf(g, y), ry, n, 1e-5);
     snprintf(what, sizeof what, "LayerNormGrad dx [%lld,%lld,%lld]", (long long)rows_a, (long long)rows_b,
              (long long)D);
-    compare(what, exec_dataf(g, exec_grad_of(g, x)), rdx, n, 1e-4);
-    compare("LayerNormGrad dgamma", exec_dataf(g, exec_grad_of(g, gm)), rdg, D, 1e-4);
-    compare("LayerNormGrad dbeta", exec_dataf(g, exec_grad_of(g, bt)), rdb, D, 1e-4);
+    refcheck_compare(what, exec_dataf(g, exec_grad_of(g, x)), rdx, n, 1e-4);
+    refcheck_compare("LayerNormGrad dgamma", exec_dataf(g, exec_grad_of(g, gm)), rdg, D, 1e-4);
+    refcheck_compare("LayerNormGrad dbeta", exec_dataf(g, exec_grad_of(g, bt)), rdb, D, 1e-4);
     free(ry);
     free(rdx);
     free(rdg);
@@ -151,7 +139,7 @@ static void layer_norm_reused_case(int pad)
             ref[r * 5 + e] = is * (1.0 + 2.0 * Y[r * 5 + e] - sh - (X[r * 5 + e] - mu) * is * shx);
     }
     if (pad == 0)
-        compare("LayerNorm output used twice: dx", exec_dataf(g, exec_grad_of(g, x)), ref, 15, 1e-4);
+        refcheck_compare("LayerNorm output used twice: dx", exec_dataf(g, exec_grad_of(g, x)), ref, 15, 1e-4);
     else
         for (int i = 0; i < 15; i++)
             assert_true(fabs(exec_dataf(g, exec_grad_of(g, x))[i] - ref[i]) <= 1e-4 * (1 + fabs(ref[i])));
@@ -204,7 +192,7 @@ static void masked_fill_case(exec_dtype mdt, const int64_t *xs, const int64_t *m
     snprintf(what, sizeof what, "MaskedFill %s mask [%lld,%lld,%lld] on [%lld,%lld,%lld]", exec_dtype_name(mdt),
              (long long)ms[0], (long long)ms[1], (long long)ms[2], (long long)xs[0], (long long)xs[1],
              (long long)xs[2]);
-    compare(what, exec_dataf(g, y), ref, n, 0);
+    refcheck_compare(what, exec_dataf(g, y), ref, n, 0);
     assert_true(filled > 0 && filled < n); /* the case exercises both branches */
     free(ref);
     exec_graph_destroy(g);
@@ -267,8 +255,8 @@ static void xent_case(int64_t N, int64_t C, float eps, int ignore)
     char what[96];
     snprintf(what, sizeof what, "LabelSmoothedCrossEntropy loss N=%lld C=%lld eps=%.2f%s", (long long)N, (long long)C,
              (double)eps, ignore ? " ignore 0" : "");
-    compare(what, exec_dataf(g, out[0]), &ref, 1, 1e-5);
-    compare("  backprop", exec_dataf(g, out[1]), bp, N * C, 1e-5);
+    refcheck_compare(what, exec_dataf(g, out[0]), &ref, 1, 1e-5);
+    refcheck_compare("  backprop", exec_dataf(g, out[1]), bp, N * C, 1e-5);
     free(bp);
     exec_graph_destroy(g);
 }

@@ -16,6 +16,7 @@
 
 #include "exec/build.h"
 #include "exec/exec.h"
+#include "tests/fixtures/refcheck.h"
 #include "exec/internal.h"
 
 static uint64_t g_seed = 99;
@@ -64,20 +65,6 @@ static exec_graph *run_one(const char *opname, int nin, const tin *ins, int natt
     exec_run_opts o = { .max_phase = EXEC_PHASE_forward };
     assert_int_equal(exec_graph_run(g, &o), EXEC_OK);
     return g;
-}
-
-/* max |got - ref|, checked against tol * (1 + max |ref|) */
-static void compare(const char *what, const float *got, const double *ref, int64_t n, double tol)
-{
-    double md = 0, mr = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double d = fabs((double)got[i] - ref[i]);
-        if (!(d <= md))
-            md = d; /* NaN sticks */
-        mr = fmax(mr, fabs(ref[i]));
-    }
-    printf("%-58s max abs diff %.3e (max |ref| %.3g)\n", what, md, mr);
-    assert_true(md <= tol * (1.0 + mr));
 }
 
 /* ---- convolution -------------------------------------------------------- */
@@ -201,7 +188,7 @@ static void check_conv_by(const cv *q, unsigned algos_run, const char *tag)
                 assert_int_equal(t->shape[d], ops[o].out[d]);
             char buf[200];
             snprintf(buf, sizeof buf, "%s (%s%s) %s", ops[o].op, names[a], tag, what);
-            compare(buf, t->data, ops[o].ref, ops[o].n, tols[a]);
+            refcheck_compare(buf, t->data, ops[o].ref, ops[o].n, tols[a]);
             exec_graph_destroy(g);
             if (algos[a] == EXEC_CONV_AUTO) {
                 /* auto chose, and only among the algorithms that apply */
@@ -320,7 +307,7 @@ static void test_conv_auto_void(void **state)
         }
         char what[80];
         snprintf(what, sizeof what, "Conv2D (auto, every run disturbed) call %d", call);
-        compare(what, exec_dataf(g, out[0]), y, ny, 1e-4);
+        refcheck_compare(what, exec_dataf(g, out[0]), y, ny, 1e-4);
         const int tries = exec_conv_algo_tries(0, geom, exec_threads_get());
         printf("  measurements after call %d: %d\n", call, tries);
         assert_int_equal(tries, call < 3 ? call : 3);
@@ -396,7 +383,7 @@ static void auto_inference(cv q, uint64_t seed)
         assert_int_equal(exec_graph_run(g, &fwd), EXEC_OK);
         char what[80];
         snprintf(what, sizeof what, "auto, %lld channels in, run %d", (long long)q.c, run);
-        compare(what, exec_dataf(g, y), ref, ny, 1e-4);
+        refcheck_compare(what, exec_dataf(g, y), ref, ny, 1e-4);
         const exec_conv_algo chosen = exec_conv_algo_chosen(0, geom, exec_threads_get());
         printf("  auto chose %s; kept after run %d: %zu bytes\n", exec_conv_algo_name(chosen), run, g->kcache_bytes);
         assert_int_not_equal(chosen, EXEC_CONV_AUTO);
@@ -466,7 +453,7 @@ static void test_conv_winograd_cache(void **state)
             assert_int_equal(exec_graph_run(ig, &fwd), EXEC_OK);
             char what[80];
             snprintf(what, sizeof what, "Winograd kept filters, round %d run %d", round, rep);
-            compare(what, exec_dataf(ig, iy), ref, ny, 1e-4);
+            refcheck_compare(what, exec_dataf(ig, iy), ref, ny, 1e-4);
         }
         if (round > 0) { /* the step changed the result: the check above could fail */
             double moved = 0;
@@ -479,7 +466,7 @@ static void test_conv_winograd_cache(void **state)
         /* a training step; its forward must see the previous step's update */
         ref_conv(&q, x, tws, ref);
         assert_int_equal(exec_graph_run(tg, &all), EXEC_OK);
-        compare("Winograd in training, after an update", exec_dataf(tg, ty), ref, ny, 1e-4);
+        refcheck_compare("Winograd in training, after an update", exec_dataf(tg, ty), ref, ny, 1e-4);
     }
 
     /* a write through exec_tensor_get: the filter doubled */
@@ -489,7 +476,7 @@ static void test_conv_winograd_cache(void **state)
         w[i] *= 2;
     ref_conv(&q, x, w, ref);
     assert_int_equal(exec_graph_run(ig, &fwd), EXEC_OK);
-    compare("Winograd kept filters, after a write", exec_dataf(ig, iy), ref, ny, 1e-4);
+    refcheck_compare("Winograd kept filters, after a write", exec_dataf(ig, iy), ref, ny, 1e-4);
 
     /* the kept filters are workspace memory of the inference graph */
     exec_mem_stats m;
@@ -607,23 +594,23 @@ static void check_pool(const pl *q)
     float *ymax_f = malloc((size_t)ny * sizeof *ymax_f);
     memcpy(ymax_f, exec_dataf(g, out[0]), (size_t)ny * sizeof *ymax_f);
     snprintf(buf, sizeof buf, "MaxPool %s", what);
-    compare(buf, ymax_f, ymax, ny, 0);
+    refcheck_compare(buf, ymax_f, ymax, ny, 0);
     exec_graph_destroy(g);
 
     g = run_one("AvgPool", 1, xin, 6, at, out);
     snprintf(buf, sizeof buf, "AvgPool %s", what);
-    compare(buf, exec_dataf(g, out[0]), yavg, ny, 1e-6);
+    refcheck_compare(buf, exec_dataf(g, out[0]), yavg, ny, 1e-6);
     exec_graph_destroy(g);
 
     tin gin[3] = { xin[0], { 4, { q->n, q->c, OH, OW }, ymax_f }, { 4, { q->n, q->c, OH, OW }, dy } };
     g = run_one("MaxPoolGrad", 3, gin, 6, at, out);
     snprintf(buf, sizeof buf, "MaxPoolGrad %s", what);
-    compare(buf, exec_dataf(g, out[0]), dxmax, nx, 1e-6);
+    refcheck_compare(buf, exec_dataf(g, out[0]), dxmax, nx, 1e-6);
     exec_graph_destroy(g);
 
     g = run_one("AvgPoolGrad", 1, &gin[2], 10, at, out);
     snprintf(buf, sizeof buf, "AvgPoolGrad %s", what);
-    compare(buf, exec_dataf(g, out[0]), dxavg, nx, 1e-6);
+    refcheck_compare(buf, exec_dataf(g, out[0]), dxavg, nx, 1e-6);
     exec_graph_destroy(g);
     free(x), free(dy), free(ymax), free(yavg), free(dxmax), free(dxavg), free(ymax_f);
 }
@@ -699,13 +686,13 @@ static void check_lrn(int64_t n, int64_t c, int64_t inner_h, int64_t inner_w, in
     memcpy(yf, exec_dataf(g, out[0]), (size_t)nx * sizeof *yf);
     snprintf(buf, sizeof buf, "LRN [%lld,%lld,%lld,%lld] r%d bias %g alpha %g beta %g", (long long)n, (long long)c,
              (long long)inner_h, (long long)inner_w, r, (double)bias, (double)alpha, (double)beta);
-    compare(buf, yf, y, nx, 1e-5);
+    refcheck_compare(buf, yf, y, nx, 1e-5);
     exec_graph_destroy(g);
     tin gin[3] = { { 4, { n, c, inner_h, inner_w }, dy }, xin[0], { 4, { n, c, inner_h, inner_w }, yf } };
     g = run_one("LRNGrad", 3, gin, 4, at, out);
     snprintf(buf, sizeof buf, "LRNGrad [%lld,%lld,%lld,%lld] r%d beta %g", (long long)n, (long long)c,
              (long long)inner_h, (long long)inner_w, r, (double)beta);
-    compare(buf, exec_dataf(g, out[0]), dx, nx, 1e-5);
+    refcheck_compare(buf, exec_dataf(g, out[0]), dx, nx, 1e-5);
     exec_graph_destroy(g);
     free(x), free(dy), free(y), free(dx), free(nrm), free(yf);
 }
@@ -782,16 +769,16 @@ static void check_bn(int64_t n, int64_t c, int64_t h, int64_t w, int training)
     exec_graph *g =
         run_one("FusedBatchNorm", 5, in, 3, (int64_t[]){ exec_attr_f(eps), exec_attr_f(mom), training }, out);
     snprintf(buf, sizeof buf, "FusedBatchNorm y %s", what);
-    compare(buf, exec_dataf(g, out[0]), y, nx, 1e-5);
+    refcheck_compare(buf, exec_dataf(g, out[0]), y, nx, 1e-5);
     snprintf(buf, sizeof buf, "FusedBatchNorm saved_mean %s", what);
-    compare(buf, exec_dataf(g, out[1]), mean, c, 1e-5);
+    refcheck_compare(buf, exec_dataf(g, out[1]), mean, c, 1e-5);
     snprintf(buf, sizeof buf, "FusedBatchNorm saved_inv_std %s", what);
-    compare(buf, exec_dataf(g, out[2]), inv, c, 1e-5);
+    refcheck_compare(buf, exec_dataf(g, out[2]), inv, c, 1e-5);
     /* the running statistics, updated in place (inputs 3 and 4 are ids 4 and 5) */
     snprintf(buf, sizeof buf, "FusedBatchNorm running_mean %s", what);
-    compare(buf, exec_dataf(g, 4), rm2, c, 1e-5);
+    refcheck_compare(buf, exec_dataf(g, 4), rm2, c, 1e-5);
     snprintf(buf, sizeof buf, "FusedBatchNorm running_var %s", what);
-    compare(buf, exec_dataf(g, 5), rv2, c, 1e-5);
+    refcheck_compare(buf, exec_dataf(g, 5), rv2, c, 1e-5);
     float *sm = malloc((size_t)c * sizeof *sm), *si = malloc((size_t)c * sizeof *si);
     memcpy(sm, exec_dataf(g, out[1]), (size_t)c * sizeof *sm);
     memcpy(si, exec_dataf(g, out[2]), (size_t)c * sizeof *si);
@@ -800,11 +787,11 @@ static void check_bn(int64_t n, int64_t c, int64_t h, int64_t w, int training)
     tin gin[5] = { { ndim, { n, c, h, w }, dy }, in[0], in[1], { 1, { c }, sm }, { 1, { c }, si } };
     g = run_one("FusedBatchNormGrad", 5, gin, 2, (int64_t[]){ exec_attr_f(eps), training }, out);
     snprintf(buf, sizeof buf, "FusedBatchNormGrad dx %s", what);
-    compare(buf, exec_dataf(g, out[0]), dx, nx, 1e-5);
+    refcheck_compare(buf, exec_dataf(g, out[0]), dx, nx, 1e-5);
     snprintf(buf, sizeof buf, "FusedBatchNormGrad dscale %s", what);
-    compare(buf, exec_dataf(g, out[1]), dsc, c, 1e-5);
+    refcheck_compare(buf, exec_dataf(g, out[1]), dsc, c, 1e-5);
     snprintf(buf, sizeof buf, "FusedBatchNormGrad doffset %s", what);
-    compare(buf, exec_dataf(g, out[2]), dof, c, 1e-5);
+    refcheck_compare(buf, exec_dataf(g, out[2]), dof, c, 1e-5);
     exec_graph_destroy(g);
     free(x), free(dy), free(scale), free(offset), free(rm), free(rv), free(y), free(dx), free(mean), free(inv);
     free(rm2), free(rv2), free(dsc), free(dof), free(sm), free(si);

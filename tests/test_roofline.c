@@ -24,27 +24,13 @@
 #include <string.h>
 #include <unistd.h>
 
-static char tmpdir[4096];
-
-static int setup_all(void **state)
-{
-    (void)state;
-    return testdir_create(tmpdir, sizeof tmpdir, "roofline");
-}
-
-static int teardown_all(void **state)
-{
-    (void)state;
-    return testdir_remove(tmpdir);
-}
-
 #define REL(x, y) assert_true(fabs((double)(x) - (double)(y)) <= 1e-9 * fabs((double)(y)) + 1e-12)
 
 /* The roofline recipe as a trace of `steps` steps; returns its profile. */
 static analyze_profile *roofline_trace(const char *name, uint32_t batch, uint32_t threads, uint32_t steps)
 {
     char path[4200];
-    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    snprintf(path, sizeof path, "%s/%s", testdir_path, name);
     scen s = { .model = "mlp",
                .mode = CTFGEN_INFER,
                .steps = steps,
@@ -152,7 +138,7 @@ static void test_rows(void **state)
 static const char *write_file(const char *name, const char *text)
 {
     static char path[4200];
-    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    snprintf(path, sizeof path, "%s/%s", testdir_path, name);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fputs(text, f);
@@ -229,7 +215,7 @@ static void test_peaks_file(void **state)
             fail_msg("%s: %s", bad[i].name, base_errmsg());
     }
     char missing[4200];
-    snprintf(missing, sizeof missing, "%s/no-such-peak.json", tmpdir);
+    snprintf(missing, sizeof missing, "%s/no-such-peak.json", testdir_path);
     assert_int_equal(analyze_peaks_load(missing, &pk), ANALYZE_ERR_INPUT);
     assert_non_null(strstr(base_errmsg(), "no-such-peak.json"));
 }
@@ -316,5 +302,5 @@ int main(void)
         cmocka_unit_test(test_peaks_file),
         cmocka_unit_test(test_outputs_and_trajectories),
     };
-    return cmocka_run_group_tests(tests, setup_all, teardown_all);
+    return cmocka_run_group_tests(tests, testdir_setup_all, testdir_teardown_all);
 }

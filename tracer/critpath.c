@@ -2,6 +2,7 @@
 #include "tracer/critpath.h"
 
 #include "base/alloc.h"
+#include "base/table.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,39 +36,19 @@ static int cmp_begin(const void *a, const void *b)
 }
 
 /* The latest finish of each tensor written in the step, and the length in
- * ops of the longest chain ending there: open addressing on id + 1 (0 marks
- * an empty slot). */
+ * ops of the longest chain ending there, by the tensor's id. */
 typedef struct slot {
-    uint32_t key, path;
+    uint32_t id, path;
     uint64_t finish;
 } slot;
-
-static slot *slot_of(slot *t, size_t mask, uint32_t id, int insert)
-{
-    uint32_t key = id + 1;
-    size_t i = (key * 2654435761u) & mask;
-    for (;; i = (i + 1) & mask) {
-        if (t[i].key == key)
-            return &t[i];
-        if (!t[i].key) {
-            if (!insert)
-                return NULL;
-            t[i] = (slot){ .key = key };
-            return &t[i];
-        }
-    }
-}
 
 int tracer_flow_step(tracer_flow *f, tracer_critpath *cp)
 {
     memset(cp, 0, sizeof *cp);
     if (!f->nrecs)
         return 0;
-    size_t cap = 64;
-    while (cap < 2 * f->nids + 64)
-        cap *= 2;
-    slot *t = base_calloc(cap, sizeof *t);
-    if (!t)
+    base_table t = BASE_TABLE(slot, sizeof(uint32_t));
+    if (base_table_reserve(&t, f->nids + 32)) /* then no put fails */
         return -1;
     qsort(f->recs, f->nrecs, sizeof *f->recs, cmp_begin);
     for (size_t r = 0; r < f->nrecs; r++) {
@@ -75,14 +56,15 @@ int tracer_flow_step(tracer_flow *f, tracer_critpath *cp)
         uint64_t ready = 0, dur = x->end - x->begin;
         uint32_t path = 0;
         for (uint32_t i = 0; i < x->nin; i++) {
-            const slot *e = slot_of(t, cap - 1, f->ids[x->first + i], 0);
+            const slot *e = base_table_get(&t, &f->ids[x->first + i]);
             if (e && (e->finish > ready || (e->finish == ready && e->path > path)))
                 ready = e->finish, path = e->path;
         }
         uint64_t fin = ready + dur;
         cp->total_ns += dur;
         for (uint32_t o = 0; o < x->nout; o++) {
-            slot *e = slot_of(t, cap - 1, f->ids[x->first + x->nin + o], 1);
+            slot *e;
+            (void)base_table_put(&t, &f->ids[x->first + x->nin + o], (void **)&e);
             e->finish = fin;
             e->path = path + 1;
         }
@@ -90,7 +72,7 @@ int tracer_flow_step(tracer_flow *f, tracer_critpath *cp)
             cp->critical_ns = fin, cp->critical_ops = path + 1;
     }
     cp->ops = (uint32_t)f->nrecs;
-    base_free(t);
+    base_table_free(&t);
     tracer_flow_clear(f);
     return 0;
 }

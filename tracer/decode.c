@@ -9,6 +9,7 @@
 #include "tracer/decode.h"
 
 #include "base/alloc.h"
+#include "base/table.h"
 #include "tracer/fields.h"
 #include "tracer/opmatch.h"
 #include "tracer/schema.def"
@@ -87,6 +88,12 @@ typedef struct evinfo {
     const char *op_label[4096], *cls_label[256], *phase_label[256], *role_label[64], *dtype_label[64];
 } evinfo;
 
+/* An event class's evinfo, by the class's address. */
+struct evslot {
+    const bt_event_class *ec;
+    evinfo *info;
+};
+
 /* A schema-1 op_begin waiting for its op_end. */
 typedef struct s1slot {
     tracer_node node;
@@ -130,8 +137,7 @@ typedef struct dtrace {
 struct tracer_decoder {
     tracer_decode_cbs cb;
     void *ctx;
-    evinfo **ev; /* open addressing on the event class pointer */
-    size_t ev_cap, ev_len;
+    base_table ev; /* of struct evslot: the event classes seen */
     evinfo *last;
     dtrace *tr;
     size_t ntr;
@@ -153,6 +159,7 @@ tracer_decoder *tracer_decoder_create(const tracer_decode_cbs *cbs, void *ctx)
         return NULL;
     d->cb = *cbs;
     d->ctx = ctx;
+    d->ev = BASE_TABLE(struct evslot, sizeof(const bt_event_class *));
     return d;
 }
 
@@ -170,9 +177,10 @@ void tracer_decoder_destroy(tracer_decoder *d)
 {
     if (!d)
         return;
-    for (size_t i = 0; i < d->ev_cap; i++)
-        base_free(d->ev[i]);
-    base_free(d->ev);
+    size_t pos = 0;
+    for (struct evslot *e; (e = base_table_next(&d->ev, &pos));)
+        base_free(e->info);
+    base_table_free(&d->ev);
     for (size_t t = 0; t < d->ntr; t++) {
         dtrace *tr = &d->tr[t];
         for (size_t i = 0; i < tr->nodes_cap; i++)
@@ -293,45 +301,21 @@ static evinfo *evinfo_make(const bt_event_class *ec)
     return e;
 }
 
-static size_t ptr_hash(const void *p, size_t cap)
-{
-    return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ULL >> 20) & (cap - 1);
-}
-
 static evinfo *evinfo_get(tracer_decoder *d, const bt_event_class *ec)
 {
     if (d->last && d->last->ec == ec)
         return d->last;
-    if (d->ev_cap)
-        for (size_t h = ptr_hash(ec, d->ev_cap); d->ev[h]; h = (h + 1) & (d->ev_cap - 1))
-            if (d->ev[h]->ec == ec)
-                return d->last = d->ev[h];
-    if ((d->ev_len + 1) * 2 > d->ev_cap) {
-        size_t cap = d->ev_cap ? d->ev_cap * 2 : 32;
-        evinfo **t = base_calloc(cap, sizeof *t);
-        if (!t)
+    struct evslot *s;
+    switch (base_table_put(&d->ev, &ec, (void **)&s)) {
+    case BASE_TABLE_FOUND: return d->last = s->info;
+    case BASE_TABLE_ADDED:
+        if (!(s->info = evinfo_make(ec))) {
+            base_table_del(&d->ev, s);
             return NULL;
-        for (size_t i = 0; i < d->ev_cap; i++) {
-            if (!d->ev[i])
-                continue;
-            size_t h = ptr_hash(d->ev[i]->ec, cap);
-            while (t[h])
-                h = (h + 1) & (cap - 1);
-            t[h] = d->ev[i];
         }
-        base_free(d->ev);
-        d->ev = t;
-        d->ev_cap = cap;
+        return d->last = s->info;
+    default: return NULL;
     }
-    evinfo *e = evinfo_make(ec);
-    if (!e)
-        return NULL;
-    size_t h = ptr_hash(ec, d->ev_cap);
-    while (d->ev[h])
-        h = (h + 1) & (d->ev_cap - 1);
-    d->ev[h] = e;
-    d->ev_len++;
-    return d->last = e;
 }
 
 /* ---- field access ------------------------------------------------------------ */
@@ -473,6 +457,10 @@ void tracer_decoder_diag_sum(const tracer_decoder *d, const void *user, tracer_d
 }
 
 /* ---- nodes (schema 2) --------------------------------------------------------- */
+/* Open addressing of its own, not base/table.h: one lookup an op record,
+ * where the table (its generic key hashed and compared word by word) took
+ * 9% more CPU time for `fathom analyze breakdown` of a schema-2 trace of
+ * 2.4 million ops (2.35 s against 2.16 s user, six alternating runs). */
 static size_t node_hash(uint64_t vpid, uint32_t graph, uint32_t node)
 {
     uint64_t x = vpid * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)graph << 32 | node);

@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,48 +136,67 @@ static void totals_add(uint32_t graph, uint32_t n, const uint32_t *nodes, const 
     pthread_mutex_unlock(&rs.lock);
 }
 
+/* The value of label s among n names (an enum of the run's description);
+ * -1 where s is none of them. */
+static int label_value(const char *const *names, size_t n, const char *s)
+{
+    for (size_t i = 0; s && i < n; i++)
+        if (strcmp(s, names[i]) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* run_begin's fields from the engine's run description, row by row of
+ * tracer/schema.def (a row whose member the description lacks does not
+ * compile): strings never NULL, an enum's label as its value, or the
+ * type's largest (not a label: an unknown mode string). */
+/* clang-format off */
+#define RUN_OF(x, group, name, kind, ctype, src, len, need) RUN_OF_##kind(ctype, src)
+#define RUN_OF_SCHEMA(ctype, src)
+#define RUN_OF_INT(ctype, src) r.src = info->src;
+#define RUN_OF_FLOAT(ctype, src) r.src = info->src;
+#define RUN_OF_STRING(ctype, src) r.src = nz(info->src);
+#define RUN_OF_ENUM(ctype, src) \
+    r.src = (ctype)label_value(src##_names, sizeof src##_names / sizeof src##_names[0], info->src);
+/* clang-format on */
+
 static struct fathom_tp_run run_of(const exec_run_info *info)
 {
-    struct fathom_tp_run r = {
-        .model = nz(info->model),
-        .preset = nz(info->preset),
-        .version = nz(info->version),
-        .blas = nz(info->blas),
-        .cpu = nz(info->cpu),
-        .mode = UINT8_MAX, /* not a label: an unknown mode string */
-        .batch = info->batch,
-        .steps = info->steps,
-        .threads = info->threads,
-        .inter = info->inter,
-        .seed = info->seed,
-    };
-    for (size_t i = 0; i < sizeof mode_names / sizeof mode_names[0]; i++)
-        if (info->mode && strcmp(info->mode, mode_names[i]) == 0)
-            r.mode = (uint8_t)i;
+    struct fathom_tp_run r;
+    FATHOM_SCHEMA_RUN(RUN_OF, _)
     return r;
 }
 
+/* The strings of the run's description, by their place in it. */
+#define RUN_STRING(x, group, name, kind, ctype, src, len, need) RUN_STRING_##kind(src)
+#define RUN_STRING_SCHEMA(src)
+#define RUN_STRING_INT(src)
+#define RUN_STRING_FLOAT(src)
+#define RUN_STRING_ENUM(src)
+#define RUN_STRING_STRING(src) offsetof(struct fathom_tp_run, src),
+static const size_t run_strings[] = { FATHOM_SCHEMA_RUN(RUN_STRING, _) };
+#define NRUN_STRINGS (sizeof run_strings / sizeof run_strings[0])
+
+static const char **run_string(struct fathom_tp_run *r, size_t i)
+{
+    return (const char **)(void *)((char *)r + run_strings[i]);
+}
+
+/* Keeps r, its strings copied, for the statedumps. */
 static void run_keep(const struct fathom_tp_run *r)
 {
-    const char **dst[] = { &rs.run.model, &rs.run.preset, &rs.run.version, &rs.run.blas, &rs.run.cpu };
-    const char *src[] = { r->model, r->preset, r->version, r->blas, r->cpu };
-    for (size_t i = 0; i < 5; i++)
-        base_free((void *)*dst[i]);
-    struct fathom_tp_run k = *r;
-    const char **kd[] = { &k.model, &k.preset, &k.version, &k.blas, &k.cpu };
-    for (size_t i = 0; i < 5; i++)
-        if (!(*kd[i] = base_strdup(src[i])))
-            *kd[i] = NULL;
-    rs.run = k;
+    for (size_t i = 0; i < NRUN_STRINGS; i++)
+        base_free((void *)*run_string(&rs.run, i));
+    rs.run = *r;
     rs.have_run = 1;
-    for (size_t i = 0; i < 5; i++)
-        if (!*kd[i]) { /* out of memory: no statedump rather than a wrong one */
+    for (size_t i = 0; i < NRUN_STRINGS; i++)
+        if (!(*run_string(&rs.run, i) = base_strdup(*run_string(&rs.run, i))))
             rs.have_run = 0;
-            for (size_t j = 0; j < 5; j++)
-                base_free((void *)*kd[j]);
-            memset(&rs.run, 0, sizeof rs.run);
-            break;
-        }
+    if (!rs.have_run) { /* out of memory: no statedump rather than a wrong one */
+        for (size_t i = 0; i < NRUN_STRINGS; i++)
+            base_free((void *)*run_string(&rs.run, i));
+        memset(&rs.run, 0, sizeof rs.run);
+    }
 }
 
 /* At a step boundary (step_begin, before the event): run_state now, and

@@ -14,6 +14,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/table.h"
 
 #include "tracer/output.h"
 #include "tracer/reader.h"
@@ -80,17 +81,9 @@ enum wire {
     W_TOTALS
 };
 
-/* Formats a job's own message (jobs decode side by side: each keeps its
- * message in its tracer_decode_job until the caller takes it); returns -1. */
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+/* A job's failure is the job's message, not the thread's (base/error.h,
+ * the object's message): jobs decode side by side, and each keeps its
+ * message in its tracer_decode_job until the caller takes it. */
 
 static unsigned env_unsigned(const char *name, unsigned dflt);
 static double g_run_ended_at, g_last_frame_at, g_last_flush_at; /* the child's live clock */
@@ -101,10 +94,8 @@ typedef struct wbuf {
     unsigned char *b;
     size_t len, cap, frame; /* frame: where the open frame's header starts */
     int broken;
-    /* node pointers numbered (open addressing) */
-    const void **keys;
-    uint32_t *ids;
-    size_t kcap, klen;
+    /* node pointers numbered: struct node_num by the pointer */
+    base_table keys;
     uint32_t next_id;
     /* event names numbered: the last one seen, and a small table */
     const char *names[256];
@@ -115,15 +106,25 @@ typedef struct wbuf {
     unsigned long long msgs, max_msgs, bytes;
     /* schema-1 descriptions (no data flow) numbered by their content, so an
      * op record of one already sent costs 37 bytes too */
-    struct ikey {
-        const char *op, *cls, *phase;
-        int64_t op_value, cls_value, phase_value;
-        uint32_t graph, node;
-        uint64_t flops, bytes;
-        uint32_t id, used;
-    } * ikeys;
-    size_t icap, ilen;
+    base_table ikeys; /* struct ikey */
 } wbuf;
+
+struct node_num {
+    const void *p;
+    uint32_t id;
+};
+
+/* A description without data flow, and its number: the key is every field
+ * before id (no padding between them). */
+struct ikey {
+    const char *op, *cls, *phase;
+    int64_t op_value, cls_value, phase_value;
+    uint32_t graph, node;
+    uint64_t flops, bytes;
+    uint32_t id;
+};
+#define IKEY_SIZE offsetof(struct ikey, id)
+_Static_assert(IKEY_SIZE == 3 * sizeof(char *) + 5 * 8 + 2 * 4, "an ikey without padding");
 
 static void w_flush(wbuf *w)
 {
@@ -224,47 +225,15 @@ static void w_current(wbuf *w)
     w_end(w);
 }
 
-static size_t key_hash(const void *p, size_t cap)
-{
-    return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ULL >> 17) & (cap - 1);
-}
-
 static int64_t node_id(wbuf *w, const void *p, int insert)
 {
-    if (w->kcap)
-        for (size_t h = key_hash(p, w->kcap); w->keys[h]; h = (h + 1) & (w->kcap - 1))
-            if (w->keys[h] == p)
-                return w->ids[h];
-    if (!insert)
+    struct node_num *e = base_table_get(&w->keys, &p);
+    if (e)
+        return e->id;
+    if (!insert || base_table_put(&w->keys, &p, (void **)&e) == BASE_TABLE_NOMEM)
         return -1;
-    if ((w->klen + 1) * 2 > w->kcap) {
-        size_t cap = w->kcap ? w->kcap * 2 : 1024;
-        const void **k = base_calloc(cap, sizeof *k);
-        uint32_t *v = base_calloc(cap, sizeof *v);
-        if (!k || !v) {
-            base_free(k);
-            base_free(v);
-            return -1;
-        }
-        for (size_t i = 0; i < w->kcap; i++) {
-            if (!w->keys[i])
-                continue;
-            size_t h = key_hash(w->keys[i], cap);
-            while (k[h])
-                h = (h + 1) & (cap - 1);
-            k[h] = w->keys[i], v[h] = w->ids[i];
-        }
-        base_free(w->keys);
-        base_free(w->ids);
-        w->keys = k, w->ids = v, w->kcap = cap;
-    }
-    size_t h = key_hash(p, w->kcap);
-    while (w->keys[h])
-        h = (h + 1) & (w->kcap - 1);
-    w->keys[h] = p;
-    w->ids[h] = w->next_id++;
-    w->klen++;
-    return w->ids[h];
+    e->id = w->next_id++;
+    return e->id;
 }
 
 static void *c_trace_begin(void *ctx, const bt_trace *trace)
@@ -384,58 +353,22 @@ static int c_node_def(void *user, const tracer_node *n, uint64_t ts)
     return w_end(w);
 }
 
-static uint64_t ikey_hash(const struct ikey *k)
-{
-    uint64_t x = (uint64_t)(uintptr_t)k->op * 31 ^ (uint64_t)(uintptr_t)k->phase * 17 ^
-                 ((uint64_t)k->graph << 32 | k->node) ^ k->flops * 0x9E3779B97F4A7C15ULL ^ k->bytes;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    return x ^ (x >> 33);
-}
-
-static int ikey_same(const struct ikey *a, const struct ikey *b)
-{
-    return a->op == b->op && a->cls == b->cls && a->phase == b->phase && a->op_value == b->op_value &&
-           a->cls_value == b->cls_value && a->phase_value == b->phase_value && a->graph == b->graph &&
-           a->node == b->node && a->flops == b->flops && a->bytes == b->bytes;
-}
-
 /* The number of a description without data flow, sent once (W_NODE_INTERN);
  * -1 when out of memory. Labels are compared by pointer: the decoder's are
  * the field classes' (stable), or its slot buffers ("#12"), whose content
  * is then fixed by the enum values compared beside them. */
 static int64_t intern_node(wbuf *w, const tracer_node *n)
 {
-    struct ikey k = { n->op,        n->cls,         n->phase, n->op_value,
-                      n->cls_value, n->phase_value, n->graph, n->node,
-                      n->flops,     n->bytes,       0,        1 };
-    if (w->icap)
-        for (size_t h = ikey_hash(&k) & (w->icap - 1); w->ikeys[h].used; h = (h + 1) & (w->icap - 1))
-            if (ikey_same(&w->ikeys[h], &k))
-                return w->ikeys[h].id;
-    if (w->ilen > 65536) /* descriptions that never repeat: not worth keeping */
+    struct ikey k = { n->op,    n->cls,   n->phase, n->op_value, n->cls_value, n->phase_value, n->graph, n->node,
+                      n->flops, n->bytes, 0 };
+    struct ikey *e = base_table_get(&w->ikeys, &k);
+    if (e)
+        return e->id;
+    if (w->ikeys.len > 65536) /* descriptions that never repeat: not worth keeping */
         return -1;
-    if ((w->ilen + 1) * 2 > w->icap) {
-        size_t cap = w->icap ? w->icap * 2 : 256;
-        struct ikey *v = base_calloc(cap, sizeof *v);
-        if (!v)
-            return -1;
-        for (size_t i = 0; i < w->icap; i++)
-            if (w->ikeys[i].used) {
-                size_t h = ikey_hash(&w->ikeys[i]) & (cap - 1);
-                while (v[h].used)
-                    h = (h + 1) & (cap - 1);
-                v[h] = w->ikeys[i];
-            }
-        base_free(w->ikeys);
-        w->ikeys = v, w->icap = cap;
-    }
-    size_t h = ikey_hash(&k) & (w->icap - 1);
-    while (w->ikeys[h].used)
-        h = (h + 1) & (w->icap - 1);
-    k.id = w->next_id++;
-    w->ikeys[h] = k;
-    w->ilen++;
+    if (base_table_put(&w->ikeys, &k, (void **)&e) == BASE_TABLE_NOMEM)
+        return -1;
+    e->id = k.id = w->next_id++;
     w_begin(w, W_NODE_INTERN);
     W_VAL(w, k.id);
     w_node(w, n);
@@ -615,7 +548,11 @@ static void child_main(const tracer_trace *t, const char *source, int fd, int wa
     const char *dbg = getenv("FATHOM_DECODE_DEBUG");
     tracer_read_capture_log = !dbg || strcmp(dbg, "1") != 0; /* why metadata does not parse (reader.h) */
     setenv("BABELTRACE_PLUGIN_CTF_METADATA_LOG_LEVEL", "E", 0);
-    wbuf w = { .fd = fd, .live = tracer_trace_get_kind(t) == TRACER_TRACE_LIVE, .no_dataflow = no_dataflow };
+    wbuf w = { .fd = fd,
+               .live = tracer_trace_get_kind(t) == TRACER_TRACE_LIVE,
+               .no_dataflow = no_dataflow,
+               .keys = BASE_TABLE(struct node_num, sizeof(const void *)),
+               .ikeys = BASE_TABLE(struct ikey, IKEY_SIZE) };
     if (!w.live) { /* an event takes a bit at least: 8 a byte, and room for the packets' messages */
         w.bytes = ctf_bytes(t);
         w.max_msgs =
@@ -790,6 +727,152 @@ static int r_node(rd *r, pnode *pn)
 
 static void r_run(rd *r, tracer_run *run) { FATHOM_SCHEMA_RUN(R_ROW, _) }
 
+/* The frames, one function a kind (or two kinds of one shape): each
+ * answers 0, -1 when a callback stopped (or out of memory), -2 when the
+ * frame is malformed. */
+static int frame_event(parent *P, rd *r)
+{
+    int32_t id;
+    uint64_t ts;
+    R_VAL(r, id);
+    const char *name = id >= 0 && id < P->nnames ? P->names[id] : r_str(r);
+    R_VAL(r, ts);
+    return r->bad ? -2 : P->cb->event ? P->cb->event(P->user, name, ts) : 0;
+}
+
+static int frame_run(parent *P, uint8_t kind, rd *r)
+{
+    tracer_run run;
+    tracer_state st;
+    r_run(r, &run);
+    if (kind == W_RUN_STATE) {
+        R_VAL(r, st);
+        return r->bad ? -2 : P->cb->run_state ? P->cb->run_state(P->user, &run, &st) : 0;
+    }
+    return r->bad ? -2 : P->cb->run_begin ? P->cb->run_begin(P->user, &run) : 0;
+}
+
+/* A node's totals; its description one sent before, by its number (id >=
+ * 0), or in the frame itself (into the scratch node). */
+static int frame_totals(parent *P, rd *r)
+{
+    int64_t id;
+    const tracer_node *n;
+    uint64_t v[4];
+    R_VAL(r, id);
+    if (r->bad || id >= (int64_t)P->nnodes)
+        return -2;
+    if (id >= 0) {
+        n = &P->nodes[id]->n;
+    } else {
+        if (r_node(r, &P->scratch))
+            return r->bad ? -2 : -1;
+        n = &P->scratch.n;
+    }
+    for (int k = 0; k < 4; k++)
+        R_VAL(r, v[k]);
+    if (r->bad)
+        return -2;
+    P->records += v[0];
+    return P->cb->totals ? P->cb->totals(P->user, n, v[0], v[1], v[2], v[3]) : 0;
+}
+
+static int frame_step(parent *P, uint8_t kind, rd *r)
+{
+    uint64_t ts;
+    uint32_t step;
+    double loss;
+    R_VAL(r, ts);
+    R_VAL(r, step);
+    R_VAL(r, loss);
+    if (r->bad)
+        return -2;
+    if (kind == W_STEP_BEGIN)
+        return P->cb->step_begin ? P->cb->step_begin(P->user, ts, step) : 0;
+    return P->cb->step_end ? P->cb->step_end(P->user, ts, step, loss) : 0;
+}
+
+/* A description numbered id: the next number, or one sent before (a
+ * node_def again: the latest holds). */
+static int frame_node(parent *P, uint8_t kind, rd *r)
+{
+    uint32_t id;
+    uint64_t ts = 0;
+    R_VAL(r, id);
+    if (kind == W_NODE_DEF)
+        R_VAL(r, ts);
+    if (r->bad || id > P->nnodes)
+        return -2;
+    if (id == P->nnodes) {
+        pnode **v = base_realloc(P->nodes, (P->nnodes + 1) * sizeof *v);
+        if (!v)
+            return -1;
+        P->nodes = v;
+        if (!(v[P->nnodes] = base_calloc(1, sizeof **v)))
+            return -1;
+        P->nnodes++;
+    }
+    if (r_node(r, P->nodes[id]))
+        return r->bad ? -2 : -1;
+    if (kind == W_NODE_INTERN) /* a schema-1 description: no node_def of the trace */
+        return 0;
+    return P->cb->node_def ? P->cb->node_def(P->user, &P->nodes[id]->n, ts) : 0;
+}
+
+static int frame_op(parent *P, uint8_t kind, rd *r)
+{
+    const tracer_node *n;
+    if (kind == W_OP_REF) {
+        uint32_t id;
+        R_VAL(r, id);
+        if (r->bad || id >= P->nnodes)
+            return -2;
+        n = &P->nodes[id]->n;
+    } else {
+        if (r_node(r, &P->scratch))
+            return r->bad ? -2 : -1;
+        n = &P->scratch.n;
+    }
+    tracer_op op = { .node = n };
+    R_VAL(r, op.begin);
+    R_VAL(r, op.end);
+    R_VAL(r, op.vpid);
+    R_VAL(r, op.vtid);
+    R_VAL(r, op.launch);
+    if (r->bad)
+        return -2;
+    P->records++;
+    return P->cb->op ? P->cb->op(P->user, &op) : 0;
+}
+
+static int frame_tensor_alloc(parent *P, rd *r)
+{
+    uint64_t ts;
+    tracer_tensor t;
+    R_VAL(r, ts);
+    R_VAL(r, t.id);
+    t.role = r_str(r);
+    t.dtype = r_str(r);
+    R_VAL(r, t.role_value);
+    R_VAL(r, t.ndim);
+    r_raw(r, t.shape, sizeof t.shape);
+    R_VAL(r, t.shape_ok);
+    R_VAL(r, t.bytes);
+    return r->bad ? -2 : P->cb->tensor_alloc ? P->cb->tensor_alloc(P->user, ts, &t) : 0;
+}
+
+/* The child's last frame: its status and message. */
+static int frame_done(parent *P, rd *r)
+{
+    int32_t rc;
+    R_VAL(r, rc);
+    const char *e = r_str(r);
+    snprintf(P->child_err, sizeof P->child_err, "%s", e ? e : "");
+    P->child_rc = rc;
+    P->done = 1;
+    return r->bad ? -2 : 0;
+}
+
 /* One frame to the callbacks: 0, -1 when a callback stopped (or out of
  * memory), -2 when the frame is malformed. */
 static int dispatch(parent *P, uint8_t kind, rd *r)
@@ -806,14 +889,7 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
             return -1;
         return 0;
     }
-    case W_EVENT: {
-        int32_t id;
-        uint64_t ts;
-        R_VAL(r, id);
-        const char *name = id >= 0 && id < P->nnames ? P->names[id] : r_str(r);
-        R_VAL(r, ts);
-        return r->bad ? -2 : cb->event ? cb->event(P->user, name, ts) : 0;
-    }
+    case W_EVENT: return frame_event(P, r);
     case W_CURRENT: {
         uint64_t ts, vpid, vtid;
         R_VAL(r, ts);
@@ -823,37 +899,8 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         return 0;
     }
     case W_RUN_BEGIN:
-    case W_RUN_STATE: {
-        tracer_run run;
-        tracer_state st;
-        r_run(r, &run);
-        if (kind == W_RUN_STATE) {
-            R_VAL(r, st);
-            return r->bad ? -2 : cb->run_state ? cb->run_state(P->user, &run, &st) : 0;
-        }
-        return r->bad ? -2 : cb->run_begin ? cb->run_begin(P->user, &run) : 0;
-    }
-    case W_TOTALS: {
-        int64_t id;
-        const tracer_node *n;
-        uint64_t v[4];
-        R_VAL(r, id);
-        if (r->bad || id >= (int64_t)P->nnodes)
-            return -2;
-        if (id >= 0) {
-            n = &P->nodes[id]->n;
-        } else {
-            if (r_node(r, &P->scratch))
-                return r->bad ? -2 : -1;
-            n = &P->scratch.n;
-        }
-        for (int k = 0; k < 4; k++)
-            R_VAL(r, v[k]);
-        if (r->bad)
-            return -2;
-        P->records += v[0];
-        return cb->totals ? cb->totals(P->user, n, v[0], v[1], v[2], v[3]) : 0;
-    }
+    case W_RUN_STATE: return frame_run(P, kind, r);
+    case W_TOTALS: return frame_totals(P, r);
     case W_RUN_END: {
         int32_t status;
         uint64_t ops;
@@ -862,82 +909,12 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         return r->bad ? -2 : cb->run_end ? cb->run_end(P->user, status, ops) : 0;
     }
     case W_STEP_BEGIN:
-    case W_STEP_END: {
-        uint64_t ts;
-        uint32_t step;
-        double loss;
-        R_VAL(r, ts);
-        R_VAL(r, step);
-        R_VAL(r, loss);
-        if (r->bad)
-            return -2;
-        if (kind == W_STEP_BEGIN)
-            return cb->step_begin ? cb->step_begin(P->user, ts, step) : 0;
-        return cb->step_end ? cb->step_end(P->user, ts, step, loss) : 0;
-    }
+    case W_STEP_END: return frame_step(P, kind, r);
     case W_NODE_DEF:
-    case W_NODE_INTERN: {
-        uint32_t id;
-        uint64_t ts = 0;
-        R_VAL(r, id);
-        if (kind == W_NODE_DEF)
-            R_VAL(r, ts);
-        if (r->bad || id > P->nnodes)
-            return -2;
-        if (id == P->nnodes) {
-            pnode **v = base_realloc(P->nodes, (P->nnodes + 1) * sizeof *v);
-            if (!v)
-                return -1;
-            P->nodes = v;
-            if (!(v[P->nnodes] = base_calloc(1, sizeof **v)))
-                return -1;
-            P->nnodes++;
-        }
-        if (r_node(r, P->nodes[id]))
-            return r->bad ? -2 : -1;
-        if (kind == W_NODE_INTERN) /* a schema-1 description: no node_def of the trace */
-            return 0;
-        return cb->node_def ? cb->node_def(P->user, &P->nodes[id]->n, ts) : 0;
-    }
+    case W_NODE_INTERN: return frame_node(P, kind, r);
     case W_OP_REF:
-    case W_OP_FULL: {
-        const tracer_node *n;
-        if (kind == W_OP_REF) {
-            uint32_t id;
-            R_VAL(r, id);
-            if (r->bad || id >= P->nnodes)
-                return -2;
-            n = &P->nodes[id]->n;
-        } else {
-            if (r_node(r, &P->scratch))
-                return r->bad ? -2 : -1;
-            n = &P->scratch.n;
-        }
-        tracer_op op = { .node = n };
-        R_VAL(r, op.begin);
-        R_VAL(r, op.end);
-        R_VAL(r, op.vpid);
-        R_VAL(r, op.vtid);
-        R_VAL(r, op.launch);
-        if (r->bad)
-            return -2;
-        P->records++;
-        return cb->op ? cb->op(P->user, &op) : 0;
-    }
-    case W_TENSOR_ALLOC: {
-        uint64_t ts;
-        tracer_tensor t;
-        R_VAL(r, ts);
-        R_VAL(r, t.id);
-        t.role = r_str(r);
-        t.dtype = r_str(r);
-        R_VAL(r, t.role_value);
-        R_VAL(r, t.ndim);
-        r_raw(r, t.shape, sizeof t.shape);
-        R_VAL(r, t.shape_ok);
-        R_VAL(r, t.bytes);
-        return r->bad ? -2 : cb->tensor_alloc ? cb->tensor_alloc(P->user, ts, &t) : 0;
-    }
+    case W_OP_FULL: return frame_op(P, kind, r);
+    case W_TENSOR_ALLOC: return frame_tensor_alloc(P, r);
     case W_TENSOR_FREE: {
         uint64_t ts;
         uint32_t id;
@@ -946,15 +923,7 @@ static int dispatch(parent *P, uint8_t kind, rd *r)
         return r->bad ? -2 : cb->tensor_free ? cb->tensor_free(P->user, ts, id) : 0;
     }
     case W_DIAG: R_VAL(r, P->diag); return r->bad ? -2 : 0;
-    case W_DONE: {
-        int32_t rc;
-        R_VAL(r, rc);
-        const char *e = r_str(r);
-        snprintf(P->child_err, sizeof P->child_err, "%s", e ? e : "");
-        P->child_rc = rc;
-        P->done = 1;
-        return r->bad ? -2 : 0;
-    }
+    case W_DONE: return frame_done(P, r);
     default: return -2;
     }
 }
@@ -991,12 +960,12 @@ static int drain(chan *c)
         uint32_t flen;
         memcpy(&flen, c->buf + off, 4);
         if (flen < 1 || flen > (1u << 30))
-            return c->pr = -2, fail(j->err, sizeof j->err, "%s: the CTF decoder sent garbage", j->source);
+            return c->pr = -2, base_fail_into(j->err, sizeof j->err, -1, "%s: the CTF decoder sent garbage", j->source);
         if (c->len - off - 4 < flen) {
             if ((size_t)flen + 4 > c->cap) {
                 unsigned char *b = base_realloc(c->buf, (size_t)flen + 4 + c->cap);
                 if (!b)
-                    return c->pr = -1, fail(j->err, sizeof j->err, "%s: out of memory", j->source);
+                    return c->pr = -1, base_fail_into(j->err, sizeof j->err, -1, "%s: out of memory", j->source);
                 c->buf = b, c->cap = (size_t)flen + 4 + c->cap;
             }
             break;
@@ -1004,7 +973,7 @@ static int drain(chan *c)
         rd r = { c->buf + off + 5, c->buf + off + 4 + flen, 0 };
         int d = dispatch(&c->P, c->buf[off + 4], &r);
         if (d == -2)
-            return c->pr = -2, fail(j->err, sizeof j->err, "%s: the CTF decoder sent garbage", j->source);
+            return c->pr = -2, base_fail_into(j->err, sizeof j->err, -1, "%s: the CTF decoder sent garbage", j->source);
         if (d == -1)
             return c->pr = -1;
         off += 4 + (size_t)flen;
@@ -1021,7 +990,7 @@ static void take_in(chan *c)
     if (c->len == c->cap) {
         unsigned char *b = base_realloc(c->buf, c->cap * 2);
         if (!b) {
-            c->pr = -1, fail(j->err, sizeof j->err, "%s: out of memory", j->source);
+            c->pr = -1, base_fail_into(j->err, sizeof j->err, -1, "%s: out of memory", j->source);
             c->open = 0;
             return;
         }
@@ -1048,7 +1017,8 @@ static void pump(chan *cs, size_t n)
     if (!pf) {
         for (size_t i = 0; i < n; i++)
             if (cs[i].open)
-                cs[i].pr = -1, cs[i].open = 0, fail(cs[i].job->err, sizeof cs[i].job->err, "out of memory");
+                cs[i].pr = -1, cs[i].open = 0,
+                base_fail_into(cs[i].job->err, sizeof cs[i].job->err, -1, "out of memory");
         return;
     }
     for (;;) {
@@ -1066,7 +1036,8 @@ static void pump(chan *cs, size_t n)
             for (size_t i = 0; i < n; i++)
                 if (cs[i].open) {
                     cs[i].pr = -2, cs[i].open = 0;
-                    fail(cs[i].job->err, sizeof cs[i].job->err, "%s: poll: %s", cs[i].job->source, strerror(errno));
+                    base_fail_into(cs[i].job->err, sizeof cs[i].job->err, -1, "%s: poll: %s", cs[i].job->source,
+                                   strerror(errno));
                 }
             break;
         }
@@ -1091,10 +1062,11 @@ static void pump(chan *cs, size_t n)
             } else if (c->stall && now - c->last > c->stall) {
                 kill(c->pid, SIGKILL);
                 c->pr = -2, c->open = 0;
-                fail(c->job->err, sizeof c->job->err,
-                     "%s: the CTF decoder stopped making progress (nothing decoded for %u s): a corrupt trace? "
-                     "FATHOM_DECODE_STALL=SECONDS raises the limit",
-                     c->job->source, c->stall);
+                base_fail_into(
+                    c->job->err, sizeof c->job->err, -1,
+                    "%s: the CTF decoder stopped making progress (nothing decoded for %u s): a corrupt trace? "
+                    "FATHOM_DECODE_STALL=SECONDS raises the limit",
+                    c->job->source, c->stall);
             }
         }
     }
@@ -1158,14 +1130,15 @@ static int start(chan *c)
     tracer_decode_job *j = c->job;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
-        return fail(j->err, sizeof j->err, "%s: pipe: %s", j->source, strerror(errno));
+        return base_fail_into(j->err, sizeof j->err, -1, "%s: pipe: %s", j->source, strerror(errno));
     fflush(NULL);
     pid_t parent_pid = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
-        return fail(j->err, sizeof j->err, "%s: cannot start the decoder: %s", j->source, strerror(errno));
+        return base_fail_into(j->err, sizeof j->err, -1, "%s: cannot start the decoder: %s", j->source,
+                              strerror(errno));
     }
     if (pid == 0) {
         close(fds[0]);
@@ -1204,7 +1177,7 @@ static int start(chan *c)
     if (!(c->buf = base_malloc(c->cap))) {
         c->open = 0;
         c->pr = -1;
-        return fail(j->err, sizeof j->err, "%s: out of memory", j->source);
+        return base_fail_into(j->err, sizeof j->err, -1, "%s: out of memory", j->source);
     }
     c->last = c->last_tick = base_now_s();
     c->stall = decode_stall(j->t);
@@ -1219,7 +1192,7 @@ static tracer_status finish_chan(chan *c, int st)
     if (c->pr == -1) {
         if (j->err[0]) /* the parent's own reason: out of memory */
             return TRACER_ERR_NOMEM;
-        fail(j->err, sizeof j->err, "%s: stopped by its reader", j->source); /* a callback stopped it */
+        base_fail_into(j->err, sizeof j->err, -1, "%s: stopped by its reader", j->source); /* a callback stopped it */
         return TRACER_ERR_STOPPED;
     }
     if (c->pr == -2)
@@ -1236,17 +1209,18 @@ static tracer_status finish_chan(chan *c, int st)
                          "(FATHOM_DECODE_MEMORY)? FATHOM_DECODE_MEMORY=BYTES raises the limit",
                          (double)mem / (double)(1ull << 30));
             if (sig == SIGXCPU)
-                fail(j->err, sizeof j->err,
-                     "%s: the CTF decoder ran out of its CPU time (%lu s for %llu bytes of CTF): a corrupt trace "
-                     "that makes it spin? FATHOM_DECODE_CPU=SECONDS raises the limit",
-                     j->source, decode_cpu(j->t), ctf_bytes(j->t));
+                base_fail_into(
+                    j->err, sizeof j->err, -1,
+                    "%s: the CTF decoder ran out of its CPU time (%lu s for %llu bytes of CTF): a corrupt trace "
+                    "that makes it spin? FATHOM_DECODE_CPU=SECONDS raises the limit",
+                    j->source, decode_cpu(j->t), ctf_bytes(j->t));
             else
-                fail(j->err, sizeof j->err, "%s: the CTF decoder crashed (signal %d, %s): %s", j->source, sig,
-                     strsignal(sig), why);
+                base_fail_into(j->err, sizeof j->err, -1, "%s: the CTF decoder crashed (signal %d, %s): %s", j->source,
+                               sig, strsignal(sig), why);
             return TRACER_ERR_INPUT;
         }
-        fail(j->err, sizeof j->err, "%s: the CTF decoder exited early (status %d)", j->source,
-             WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        base_fail_into(j->err, sizeof j->err, -1, "%s: the CTF decoder exited early (status %d)", j->source,
+                       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
         return TRACER_ERR_INPUT;
     }
     if (P->child_rc) {
@@ -1254,18 +1228,19 @@ static tracer_status finish_chan(chan *c, int st)
         if (strstr(why, j->source)) /* Babeltrace2's causes name it already */
             snprintf(j->err, sizeof j->err, "%s", why);
         else
-            fail(j->err, sizeof j->err, "%s: %s", j->source, why);
+            base_fail_into(j->err, sizeof j->err, -1, "%s: %s", j->source, why);
         return TRACER_ERR_INPUT;
     }
     if (P->diag.bad_schema) {
-        fail(j->err, sizeof j->err,
-             "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)", j->source,
-             P->diag.bad_schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
+        base_fail_into(j->err, sizeof j->err, -1,
+                       "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)", j->source,
+                       P->diag.bad_schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
         return TRACER_ERR_INPUT;
     }
     if (P->diag.events == P->diag.foreign_events) {
-        fail(j->err, sizeof j->err, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)",
-             j->source, P->diag.foreign_events);
+        base_fail_into(j->err, sizeof j->err, -1,
+                       "%s: no fathom events in the trace (%" PRIu64 " events of other providers)", j->source,
+                       P->diag.foreign_events);
         return TRACER_ERR_INPUT;
     }
     if (j->diag)
@@ -1320,7 +1295,7 @@ tracer_status tracer_decode_jobs_isolated(tracer_decode_job *jobs, size_t n)
     chan *cs = base_calloc(n ? n : 1, sizeof *cs);
     if (!cs) {
         for (size_t i = 0; i < n; i++) {
-            fail(jobs[i].err, sizeof jobs[i].err, "%s: out of memory", jobs[i].source);
+            base_fail_into(jobs[i].err, sizeof jobs[i].err, -1, "%s: out of memory", jobs[i].source);
             jobs[i].status = TRACER_ERR_NOMEM;
         }
         return jobs_verdict(jobs, n);

@@ -8,26 +8,26 @@
  * Bounded: a trace whose ops never end (cut short, or hostile) fills it to
  * TRACER_OPMATCH_MAX pending ops; later begins are refused (FULL) and the
  * caller counts them as unmatched.  Memory and time stay linear in the
- * number of events whatever the trace holds.  Plain malloc, no engine or
- * Babeltrace2 dependency. */
+ * number of events whatever the trace holds.  A base/table.h table, no
+ * engine or Babeltrace2 dependency. */
 #ifndef FATHOM_TRACER_OPMATCH_H
 #define FATHOM_TRACER_OPMATCH_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/table.h"
+
 #define TRACER_OPMATCH_MAX ((size_t)1 << 16)
 
 typedef struct tracer_opmatch_entry {
-    uint64_t vtid, seq, ts;
+    uint64_t vtid, seq; /* the key */
+    uint64_t ts;
     uint64_t a, b; /* the caller's own values (op index, step ordinal...) */
 } tracer_opmatch_entry;
 
-typedef struct tracer_opmatch_slot tracer_opmatch_slot;
-
 typedef struct tracer_opmatch {
-    tracer_opmatch_slot *slots;
-    size_t cap, len;
+    base_table t; /* of tracer_opmatch_entry */
 } tracer_opmatch; /* zero-initialized: empty */
 
 typedef enum tracer_opmatch_status {
@@ -43,17 +43,8 @@ tracer_opmatch_status tracer_opmatch_begin(tracer_opmatch *m, const tracer_opmat
  * NULL); 0: none is pending. */
 int tracer_opmatch_end(tracer_opmatch *m, uint64_t vtid, uint64_t seq, tracer_opmatch_entry *out);
 /* Ops still pending. */
-static inline size_t tracer_opmatch_pending(const tracer_opmatch *m) { return m->len; }
+static inline size_t tracer_opmatch_pending(const tracer_opmatch *m) { return m->t.len; }
 /* Frees the map; it is empty (and reusable) afterwards. */
 void tracer_opmatch_clear(tracer_opmatch *m);
-
-/* Backward-shift deletion in a linear-probing table (this map's, and
- * analyze/profile.c's tensor map): after a hole at slot i, the entry at
- * slot j, whose home slot is k, moves into the hole unless k lies
- * cyclically in (i, j]. */
-static inline int tracer_probe_shifts(size_t i, size_t j, size_t k)
-{
-    return (j > i && (k <= i || k > j)) || (j < i && k <= i && k > j);
-}
 
 #endif

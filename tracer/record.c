@@ -37,16 +37,9 @@ extern int lttng_opt_quiet __attribute__((weak));
 #define DEFAULT_NSUBBUF 8
 
 /* The recording's steps format their message into the recording's own
- * buffer (a first message stands while the cleanup runs); tracer_record
- * makes it the thread's (base/error.h) when it returns. */
-static void fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
+ * buffer, err of errlen bytes (base/error.h, the object's message: a first
+ * message stands while the cleanup that follows runs, and may fail too);
+ * tracer_record makes it the thread's when it returns. */
 
 static void sleep_ms(long ms) { nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000L }, NULL); }
 
@@ -150,14 +143,15 @@ static pid_t sessiond_start(char *err, size_t errlen)
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     if (rc != 0) {
-        fail(err, errlen, "no LTTng session daemon answers and lttng-sessiond cannot be started: %s", strerror(rc));
+        base_fail_into(err, errlen, -1, "no LTTng session daemon answers and lttng-sessiond cannot be started: %s",
+                       strerror(rc));
         return -1;
     }
     for (int t = 0; t < 2000; t++) { /* up to 20 s */
         int st;
         if (waitpid(pid, &st, WNOHANG) == pid) {
-            fail(err, errlen, "lttng-sessiond exited (%s %d) before answering", WIFEXITED(st) ? "status" : "signal",
-                 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+            base_fail_into(err, errlen, -1, "lttng-sessiond exited (%s %d) before answering",
+                           WIFEXITED(st) ? "status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
             return -1;
         }
         if (tracer_sessiond_alive())
@@ -165,7 +159,7 @@ static pid_t sessiond_start(char *err, size_t errlen)
         sleep_ms(10);
     }
     stop_child(pid, SIGTERM);
-    fail(err, errlen, "lttng-sessiond did not answer within 20 s");
+    base_fail_into(err, errlen, -1, "lttng-sessiond did not answer within 20 s");
     return -1;
 }
 
@@ -264,9 +258,9 @@ typedef struct session {
 static int lttng_fail(char *err, size_t errlen, const char *what, int ret)
 {
     if (ret == -LTTNG_ERR_RELAYD_CONNECT_FAIL || ret == LTTNG_ERR_RELAYD_CONNECT_FAIL)
-        fail(err, errlen, "cannot reach lttng-relayd (is it running? are the host and ports right?)");
+        base_fail_into(err, errlen, -1, "cannot reach lttng-relayd (is it running? are the host and ports right?)");
     else
-        fail(err, errlen, "%s: %s", what, lttng_strerror(ret < 0 ? ret : -ret));
+        base_fail_into(err, errlen, -1, "%s: %s", what, lttng_strerror(ret < 0 ? ret : -ret));
     return -1;
 }
 
@@ -279,8 +273,9 @@ static int session_setup(session *s, const char *path, const char *relay, const 
                                                              o->live_timer_us ? o->live_timer_us : 1000000)
               : lttng_session_descriptor_local_create(s->name, path);
     if (!d) {
-        fail(err, errlen, relay ? "bad relay URL '%s' (want net://HOST[:CTRL[:DATA]])" : "bad trace path '%s'",
-             relay ? relay : path);
+        base_fail_into(err, errlen, -1,
+                       relay ? "bad relay URL '%s' (want net://HOST[:CTRL[:DATA]])" : "bad trace path '%s'",
+                       relay ? relay : path);
         return -1;
     }
     enum lttng_error_code ec = lttng_create_session_ext(d);
@@ -297,12 +292,12 @@ static int session_setup(session *s, const char *path, const char *relay, const 
     dom.buf_type = LTTNG_BUFFER_PER_UID;
     s->h = lttng_create_handle(s->name, &dom);
     if (!s->h) {
-        fail(err, errlen, "cannot create an LTTng handle");
+        base_fail_into(err, errlen, -1, "cannot create an LTTng handle");
         return -1;
     }
     struct lttng_channel *ch = lttng_channel_create(&dom);
     if (!ch) {
-        fail(err, errlen, "cannot create the channel");
+        base_fail_into(err, errlen, -1, "cannot create the channel");
         return -1;
     }
     snprintf(ch->name, sizeof ch->name, "%s", CHANNEL);
@@ -322,7 +317,7 @@ static int session_setup(session *s, const char *path, const char *relay, const 
 
     struct lttng_event *ev = lttng_event_create();
     if (!ev) {
-        fail(err, errlen, "out of memory");
+        base_fail_into(err, errlen, -1, "out of memory");
         return -1;
     }
     snprintf(ev->name, sizeof ev->name, "fathom:*");
@@ -365,7 +360,7 @@ static int session_setup(session *s, const char *path, const char *relay, const 
         lttng_process_attr_tracker_handle_set_tracking_policy(tr, LTTNG_TRACKING_POLICY_INCLUDE_SET);
     lttng_process_attr_tracker_handle_destroy(tr);
     if (hs != LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK) {
-        fail(err, errlen, "cannot restrict the session to the workload's process");
+        base_fail_into(err, errlen, -1, "cannot restrict the session to the workload's process");
         return -1;
     }
     ret = lttng_start_tracing(s->name);
@@ -386,7 +381,7 @@ static int session_track(session *s, pid_t pid, char *err, size_t errlen)
         lttng_process_attr_virtual_process_id_tracker_handle_add_pid(tr, pid);
     lttng_process_attr_tracker_handle_destroy(tr);
     if (hs != LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK) {
-        fail(err, errlen, "cannot track the workload's process %ld", (long)pid);
+        base_fail_into(err, errlen, -1, "cannot track the workload's process %ld", (long)pid);
         return -1;
     }
     return 0;
@@ -409,7 +404,7 @@ static int session_stop(session *s, char *err, size_t errlen)
         sleep_ms(10);
     if (pending != 0) {
         if (err && pending == 1)
-            fail(err, errlen, "the session daemon did not finish writing the trace within 60 s");
+            base_fail_into(err, errlen, -1, "the session daemon did not finish writing the trace within 60 s");
         else if (err)
             lttng_fail(err, errlen, "cannot wait for the trace data", pending);
         return -1;
@@ -443,11 +438,11 @@ static int session_end(session *s, char *err, size_t errlen)
     lttng_destruction_handle_destroy(dh);
     if ((!done || result != LTTNG_OK) && err && rc == 0) {
         if (hs == LTTNG_DESTRUCTION_HANDLE_STATUS_TIMEOUT)
-            fail(err, errlen, "the session did not end within 60 s");
+            base_fail_into(err, errlen, -1, "the session did not end within 60 s");
         else if (!done)
-            fail(err, errlen, "waiting for the session's end failed (status %d)", (int)hs);
+            base_fail_into(err, errlen, -1, "waiting for the session's end failed (status %d)", (int)hs);
         else
-            fail(err, errlen, "the session did not end cleanly: %s", lttng_strerror(-(int)result));
+            base_fail_into(err, errlen, -1, "the session did not end cleanly: %s", lttng_strerror(-(int)result));
         rc = -1;
     }
     return rc;
@@ -510,13 +505,13 @@ static int spawn_gated(pid_t *child, char *const argv[], char *const env[], cons
     int gate[2] = { -1, -1 }, report[2] = { -1, -1 }, rc = -1;
     *child = -1;
     if (pipe2(gate, O_CLOEXEC) != 0 || pipe2(report, O_CLOEXEC) != 0) {
-        fail(err, errlen, "pipe: %s", strerror(errno));
+        base_fail_into(err, errlen, -1, "pipe: %s", strerror(errno));
         goto end;
     }
     int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int out = log ? open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
     if (in < 0 || (log && out < 0)) {
-        fail(err, errlen, "cannot open %s: %s", in < 0 ? "/dev/null" : log, strerror(errno));
+        base_fail_into(err, errlen, -1, "cannot open %s: %s", in < 0 ? "/dev/null" : log, strerror(errno));
         if (in >= 0)
             close(in);
         goto end;
@@ -549,7 +544,7 @@ static int spawn_gated(pid_t *child, char *const argv[], char *const env[], cons
     if (out >= 0)
         close(out);
     if (pid < 0) {
-        fail(err, errlen, "cannot start %s: %s", argv[0], strerror(fork_errno));
+        base_fail_into(err, errlen, -1, "cannot start %s: %s", argv[0], strerror(fork_errno));
         goto end;
     }
     *child = pid;
@@ -559,7 +554,7 @@ static int spawn_gated(pid_t *child, char *const argv[], char *const env[], cons
     close(report[1]);
     report[1] = -1;
     if (write(gate[1], "g", 1) != 1) {
-        fail(err, errlen, "cannot start %s: %s", argv[0], strerror(errno));
+        base_fail_into(err, errlen, -1, "cannot start %s: %s", argv[0], strerror(errno));
         goto end;
     }
     int e = 0;
@@ -569,7 +564,7 @@ static int spawn_gated(pid_t *child, char *const argv[], char *const env[], cons
     if (n == (ssize_t)sizeof e) { /* exec failed: the child is exiting */
         waitpid(pid, NULL, 0);
         *child = -1;
-        fail(err, errlen, "cannot start %s: %s", argv[0], strerror(e));
+        base_fail_into(err, errlen, -1, "cannot start %s: %s", argv[0], strerror(e));
         goto end;
     }
     rc = 0;
@@ -788,7 +783,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     bool tty = isatty(2);
 
     if (tracer_sessiond_acquire() != TRACER_RECORD_OK) {
-        fail(err, errlen, "%s", base_errmsg());
+        base_fail_into(err, errlen, -1, "%s", base_errmsg());
         goto end;
     }
     have_sessiond = true;
@@ -799,14 +794,14 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     const char *tmpdir = getenv("TMPDIR");
     snprintf(tmp, sizeof tmp, "%s/fathom-rec-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
     if (!mkdtemp(tmp)) {
-        fail(err, errlen, "cannot create a temporary directory in %s: %s", tmpdir && *tmpdir ? tmpdir : "/tmp",
-             strerror(errno));
+        base_fail_into(err, errlen, -1, "cannot create a temporary directory in %s: %s",
+                       tmpdir && *tmpdir ? tmpdir : "/tmp", strerror(errno));
         tmp[0] = '\0';
         goto end;
     }
     char abs[PATH_MAX];
     if (!realpath(tmp, abs)) {
-        fail(err, errlen, "%s: %s", tmp, strerror(errno));
+        base_fail_into(err, errlen, -1, "%s: %s", tmp, strerror(errno));
         goto end;
     }
     snprintf(trace_dir, sizeof trace_dir, "%s/trace", abs);
@@ -827,7 +822,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
         if (o->relay_url && !strstr(err, "relayd")) { /* say where it was going */
             char e[512];
             snprintf(e, sizeof e, "%.*s", (int)sizeof e - 1, err); /* cut: a line */
-            fail(err, errlen, "streaming to the relay %s: %s", o->relay_url, e);
+            base_fail_into(err, errlen, -1, "streaming to the relay %s: %s", o->relay_url, e);
         }
         goto end;
     }
@@ -841,7 +836,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     const double restate_s = !o->relay_url ? 0 : o->restate_s == 0 ? 1.0 : o->restate_s;
     env = child_env(o->trace_buffer, step_file, restate_s);
     if (!env) {
-        fail(err, errlen, "out of memory");
+        base_fail_into(err, errlen, -1, "out of memory");
         goto end;
     }
     double t0 = base_now_s();
@@ -855,7 +850,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
         if (w == child)
             break;
         if (w < 0 && errno != EINTR) {
-            fail(err, errlen, "waitpid: %s", strerror(errno));
+            base_fail_into(err, errlen, -1, "waitpid: %s", strerror(errno));
             goto end;
         }
         if (g_signal && !r->interrupted && g_nsignals < 2) {
@@ -893,9 +888,9 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
         goto end;
     if (!r->interrupted && (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0)) {
         if (WIFEXITED(wst))
-            fail(err, errlen, "the workload failed (exit status %d)", WEXITSTATUS(wst));
+            base_fail_into(err, errlen, -1, "the workload failed (exit status %d)", WEXITSTATUS(wst));
         else
-            fail(err, errlen, "the workload was killed by signal %d", WTERMSIG(wst));
+            base_fail_into(err, errlen, -1, "the workload was killed by signal %d", WTERMSIG(wst));
         if (!o->show_output)
             show_log_tail(log);
         st = TRACER_RECORD_CHILD;
@@ -909,31 +904,31 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     /* Read it back: what it holds and whether anything was lost. */
     tracer_trace *tr = NULL;
     if (tracer_trace_open(trace_dir, &tr) != TRACER_ARCHIVE_OK) {
-        fail(err, errlen, "%s", base_errmsg());
+        base_fail_into(err, errlen, -1, "%s", base_errmsg());
         goto end;
     }
     tracer_status rc = tracer_stats_collect(tr, &r->stats);
     tracer_trace_close(tr);
     if (rc != TRACER_OK) {
-        fail(err, errlen, "%s", base_errmsg());
+        base_fail_into(err, errlen, -1, "%s", base_errmsg());
         goto end;
     }
 
     m = tracer_manifest_create();
     if (!m) {
-        fail(err, errlen, "out of memory");
+        base_fail_into(err, errlen, -1, "out of memory");
         goto end;
     }
     if (o->manifest)
         for (size_t i = 0; i < tracer_manifest_count(o->manifest); i++)
             if (tracer_manifest_set(m, tracer_manifest_key_at(o->manifest, i),
                                     tracer_manifest_value_at(o->manifest, i))) {
-                fail(err, errlen, "%s", base_errmsg());
+                base_fail_into(err, errlen, -1, "%s", base_errmsg());
                 goto end;
             }
     if (tracer_record_manifest(m, o->manifest, &r->stats, s.name) != TRACER_ARCHIVE_OK ||
         mset(m, "status", r->interrupted ? "interrupted" : "complete")) {
-        fail(err, errlen, "%s", base_errmsg());
+        base_fail_into(err, errlen, -1, "%s", base_errmsg());
         goto end;
     }
     if (g_nsignals >= 2 || (g_signal && !r->interrupted))
@@ -942,7 +937,7 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
         o->out_path ? tracer_archive_write(o->out_path, trace_dir, m)
                     : tracer_archive_write_default(o->out_dir, trace_dir, m, (time_t)-1, r->archive, sizeof r->archive);
     if (as != TRACER_ARCHIVE_OK) {
-        fail(err, errlen, "%s", base_errmsg());
+        base_fail_into(err, errlen, -1, "%s", base_errmsg());
         goto end;
     }
     if (o->out_path)
@@ -950,18 +945,20 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
 
     const tracer_stats *ts = &r->stats;
     if (ts->discarded_events || ts->discarded_packets)
-        fail(err, errlen, "%" PRIu64 " events and %" PRIu64 " packets were discarded", ts->discarded_events,
-             ts->discarded_packets);
+        base_fail_into(err, errlen, -1, "%" PRIu64 " events and %" PRIu64 " packets were discarded",
+                       ts->discarded_events, ts->discarded_packets);
     else if (ts->runs != 1 || ts->run_ends != 1)
-        fail(err, errlen, "the trace holds %" PRIu64 " run_begin and %" PRIu64 " run_end events (want 1 and 1)",
-             ts->runs, ts->run_ends);
+        base_fail_into(err, errlen, -1,
+                       "the trace holds %" PRIu64 " run_begin and %" PRIu64 " run_end events (want 1 and 1)", ts->runs,
+                       ts->run_ends);
     else if (ts->op_pairs != ts->run_end_ops || ts->op_unmatched || ts->undefined_nodes)
-        fail(err, errlen,
-             "the trace is incomplete: %" PRIu64 " op records (%" PRIu64 " naming undefined nodes) for %" PRIu64
-             " ops run",
-             ts->op_pairs, ts->undefined_nodes, ts->run_end_ops);
+        base_fail_into(err, errlen, -1,
+                       "the trace is incomplete: %" PRIu64 " op records (%" PRIu64
+                       " naming undefined nodes) for %" PRIu64 " ops run",
+                       ts->op_pairs, ts->undefined_nodes, ts->run_end_ops);
     else if (ts->malformed)
-        fail(err, errlen, "%" PRIu64 " fathom events lack fields or have sequences of unequal lengths", ts->malformed);
+        base_fail_into(err, errlen, -1, "%" PRIu64 " fathom events lack fields or have sequences of unequal lengths",
+                       ts->malformed);
     st = err[0] ? TRACER_RECORD_INCOMPLETE : TRACER_RECORD_OK;
 
 end:
@@ -973,9 +970,10 @@ end:
         session_end(&s, NULL, 0); /* an error path: the first message stands */
     if (g_signal) {
         if (r->archive[0]) /* it came after the archive was complete: kept */
-            fail(err, errlen, "interrupted by signal %d after archiving %s", (int)g_signal, r->archive);
+            base_fail_into(err, errlen, -1, "interrupted by signal %d after archiving %s", (int)g_signal, r->archive);
         else
-            fail(err, errlen, "interrupted by signal %d; the session was destroyed, nothing archived", (int)g_signal);
+            base_fail_into(err, errlen, -1, "interrupted by signal %d; the session was destroyed, nothing archived",
+                           (int)g_signal);
         if (!r->interrupted)
             r->interrupted = (int)g_signal;
         st = TRACER_RECORD_INTERRUPTED;

@@ -35,40 +35,48 @@
 
 #ifndef FATHOM_TP_ARGS_DEFINED
 #define FATHOM_TP_ARGS_DEFINED
+/* The events' arguments, their members expanded from tracer/schema.def:
+ * TP_MEMBER_<kind>(ctype, src) for each row the provider writes (not the
+ * schema, a constant, nor the rows of `import`). A sequence's length is a
+ * member by hand, before the rows: several sequences share one, and the
+ * event's field names it (a missing one does not compile). */
+/* clang-format off */
+#define TP_MEMBER(x, group, name, kind, ctype, src, len, need) TP_MEMBER_##group(kind, ctype, src)
+#define TP_MEMBER_run(kind, ctype, src) TP_MEMBER_##kind(ctype, src)
+#define TP_MEMBER_ev(kind, ctype, src) TP_MEMBER_##kind(ctype, src)
+#define TP_MEMBER_import(kind, ctype, src)
+#define TP_MEMBER_SCHEMA(ctype, src)
+#define TP_MEMBER_INT(ctype, src) ctype src;
+#define TP_MEMBER_FLOAT(ctype, src) ctype src;
+#define TP_MEMBER_ENUM(ctype, src) ctype src;
+#define TP_MEMBER_STRING(ctype, src) const ctype *src;
+#define TP_MEMBER_SEQ(ctype, src) const ctype *src;
+/* clang-format on */
+
 /* run_begin's fields (strings never NULL). */
 struct fathom_tp_run {
-    const char *model, *preset, *version, *blas, *cpu;
-    uint8_t mode;
-    uint32_t batch, steps, threads, inter;
-    uint64_t seed;
+    FATHOM_SCHEMA_RUN(TP_MEMBER, _)
 };
 /* node_def's fields. */
 struct fathom_tp_node {
-    uint32_t graph, node;
-    uint16_t op;
-    uint8_t cls, phase;
     uint32_t nin, nout, nattrs;
-    const uint32_t *in, *out;
-    const int64_t *attrs;
-    uint64_t flops, bytes;
+    FATHOM_SCHEMA_node_def(TP_MEMBER, _)
 };
 /* run_state's fields: run_begin's description and the run so far (a
  * statedump for a viewer that joins late). */
 struct fathom_tp_state {
     const struct fathom_tp_run *run;
-    uint64_t steps_done, step_ns, step_min_ns, step_max_ns, outside_ops;
+    FATHOM_SCHEMA_STATE(TP_MEMBER, _)
 };
 /* graph_totals' fields: the op invocations of n nodes of one graph so far. */
 struct fathom_tp_totals {
-    uint32_t graph, n;
-    const uint32_t *nodes;
-    const uint64_t *counts, *ns, *min_ns, *max_ns;
+    uint32_t n;
+    FATHOM_SCHEMA_graph_totals(TP_MEMBER, _)
 };
 /* ops' fields: n records of one thread, one graph. */
 struct fathom_tp_ops {
-    uint32_t graph, n;
-    const uint32_t *nodes;
-    const uint64_t *begins, *ends;
+    uint32_t n;
+    FATHOM_SCHEMA_ops(TP_MEMBER, _)
 };
 #endif
 

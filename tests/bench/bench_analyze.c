@@ -53,6 +53,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_stats.h"
+
 #ifndef FATHOM_BIN
 #define FATHOM_BIN "fathom"
 #endif
@@ -122,19 +124,13 @@ static void show_log(const char *path)
         fclose(f);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* which: 0 wall, 1 cpu; want: 0 best, 1 median */
 static double pick(const sample *v, int n, int which, int want)
 {
     double t[MAX_RUNS];
     for (int i = 0; i < n; i++)
         t[i] = which ? v[i].cpu : v[i].wall;
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    qsort(t, (size_t)n, sizeof *t, bench_cmp_double);
     if (!want)
         return t[0];
     return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
@@ -146,7 +142,7 @@ static double paired_ratio(const sample *a, const sample *d, int n)
     double t[MAX_RUNS];
     for (int i = 0; i < n; i++)
         t[i] = a[i].cpu / d[i].cpu;
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    qsort(t, (size_t)n, sizeof *t, bench_cmp_double);
     return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
 }
 

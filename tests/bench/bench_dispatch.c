@@ -27,6 +27,8 @@
 #include "exec/build.h"
 #include "exec/exec.h"
 
+#include "bench_stats.h"
+
 static clockid_t g_clock = CLOCK_MONOTONIC;
 static double g_seconds = 0.5;
 
@@ -35,12 +37,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(g_clock, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* Median seconds of one run of g (after a warm-up run); NAN on error. */
@@ -58,7 +54,7 @@ static double time_runs(exec_graph *g)
             return -1.0;
         t[n++] = now() - t0;
     }
-    qsort(t, (size_t)n, sizeof t[0], cmp_d);
+    qsort(t, (size_t)n, sizeof t[0], bench_cmp_double);
     return t[n / 2];
 }
 

@@ -28,6 +28,8 @@
 #include "exec/build.h"
 #include "exec/exec.h"
 
+#include "bench_stats.h"
+
 static clockid_t g_clock = CLOCK_MONOTONIC; /* --cpu: CLOCK_PROCESS_CPUTIME_ID */
 
 static double now(void)
@@ -41,11 +43,6 @@ static double g_seconds = 1.0; /* time budget per measurement */
 
 /* Runs f(arg) until the budget is spent (at least 3 times, after a warm-up
  * run) and returns the median seconds per call. */
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 static double time_median(void (*f)(void *), void *arg)
 {
     f(arg);
@@ -57,7 +54,7 @@ static double time_median(void (*f)(void *), void *arg)
         f(arg);
         t[n++] = now() - t0;
     }
-    qsort(t, (size_t)n, sizeof t[0], cmp_d);
+    qsort(t, (size_t)n, sizeof t[0], bench_cmp_double);
     return t[n / 2];
 }
 
@@ -83,8 +80,8 @@ static double time_interleaved(void (*f)(void *), void *arg)
         u[n] = now() - t1;
         t[n++] = t1 - t0;
     }
-    qsort(t, (size_t)n, sizeof t[0], cmp_d);
-    qsort(u, (size_t)n, sizeof u[0], cmp_d);
+    qsort(t, (size_t)n, sizeof t[0], bench_cmp_double);
+    qsort(u, (size_t)n, sizeof u[0], bench_cmp_double);
     g_local_peak = g_peak_flops / u[n / 2] * 1e-9;
     return t[n / 2];
 }

@@ -31,6 +31,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_stats.h"
+
 static clockid_t g_clock = CLOCK_MONOTONIC; /* --cpu: CLOCK_PROCESS_CPUTIME_ID */
 static double g_min_ms = 200;               /* --min-ms: each side's timed steps take at least this */
 
@@ -39,18 +41,6 @@ static double now_ms(void)
     struct timespec t;
     clock_gettime(g_clock, &t);
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static int listed(const char *list, const char *name)
@@ -90,8 +80,8 @@ static double fathom_ms(const char *name, model_preset preset, model_mode mode, 
     model_destroy(m);
     double r = NAN;
     if (ok) {
-        *engine_ms = median(e, n);
-        r = median(t, n);
+        *engine_ms = bench_median(e, n);
+        r = bench_median(t, n);
     }
     free(t);
     free(e);
@@ -222,8 +212,8 @@ int main(int argc, char **argv)
                     for (int j = 0; j < n; j++)
                         json_array_append_new(
                             rr, json_pack("{s:f,s:f,s:f}", "fathom_ms", f[j], "engine_ms", e[j], "pytorch_ms", t[j]));
-                    double mr = median(r, n), mre = median(re, n), lo = min_of(r, n), hi = max_of(r, n);
-                    double mf = median(f, n), me = median(e, n), mt = median(t, n);
+                    double mr = bench_median(r, n), mre = bench_median(re, n), lo = min_of(r, n), hi = max_of(r, n);
+                    double mf = bench_median(f, n), me = bench_median(e, n), mt = bench_median(t, n);
                     printf("%-8s %-6s %-6s %12.2f %12.2f %12.2f %8.3f %8.3f  %.2f-%.2f\n", names[i], pn, mn, mf, me, mt,
                            mr, mre, lo, hi);
                     json_t *med =

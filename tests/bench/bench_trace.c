@@ -51,6 +51,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_stats.h"
+
 extern char **environ;
 
 static double now_ns(void) { return (double)base_now_ns(); }
@@ -92,17 +94,6 @@ static double daemons_cpu_ns(void)
     }
     closedir(d);
     return seen ? ticks * 1e9 / (double)sysconf(_SC_CLK_TCK) : -1;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* The enabled per-op path as the executor runs it (executor.c,
@@ -259,15 +250,15 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
                     fprintf(steplog, "%s %d %.0f %.0f\n", name, t, s, now_ns());
             }
         }
-        double mon = median(on, steps), moff = median(off, steps);
+        double mon = bench_median(on, steps), moff = bench_median(off, steps);
         rr[r] = mon / moff;
         mon_all += mon / rounds, moff_all += moff / rounds;
-        cpu_on += median(con, steps) / rounds, cpu_off += median(coff, steps) / rounds;
+        cpu_on += bench_median(con, steps) / rounds, cpu_off += bench_median(coff, steps) / rounds;
         if (g_clocks) {
-            double mm = median(mono, steps);
+            double mm = bench_median(mono, steps);
             rm[r] = mm / moff;
             mmono_all += mm / rounds;
-            cpu_mono += median(cmono, steps) / rounds;
+            cpu_mono += bench_median(cmono, steps) / rounds;
         }
     }
     if (steplog)
@@ -304,7 +295,7 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
                name, dump_us, dump_us * 1e-4);
     double sorted[64];
     memcpy(sorted, rr, (size_t)rounds * sizeof *rr);
-    double med = median(sorted, rounds), lo = sorted[0], hi = sorted[rounds - 1];
+    double med = bench_median(sorted, rounds), lo = sorted[0], hi = sorted[rounds - 1];
     printf("ratio %-12s %8.3f ms untraced %8.3f ms traced  ratio %.4f (rounds %.4f-%.4f)  (%llu ops/step, %.0f ns/op "
            "added)%s\n",
            name, moff_all * 1e-6, mon_all * 1e-6, med, lo, hi, (unsigned long long)per_step,
@@ -317,7 +308,7 @@ static int ratio(const char *name, step_fn step, void *ctx, int steps)
         printf("? (not in /proc)\n");
     if (g_clocks) {
         memcpy(sorted, rm, (size_t)rounds * sizeof *rm);
-        double mmed = median(sorted, rounds);
+        double mmed = bench_median(sorted, rounds);
         printf("clock %-12s %8.3f ms traced on clock_gettime  ratio %.4f (rounds %.4f-%.4f); cpu %+.0f ns/op in the "
                "process against the %s steps'\n",
                name, mmono_all * 1e-6, mmed, sorted[0], sorted[rounds - 1],
