@@ -517,176 +517,239 @@ static bt_message *event(imp_iter *it, int ev, uint64_t ts, size_t k, bt_field *
     return m;
 }
 
+/* The phases of the stream below each give the next message, or NULL: out
+ * of memory, or (with *again set) none in this state, which moved on. */
+
+/* run_begin: what the trace says of its run. */
+static bt_message *run_begin_msg(imp_iter *it)
+{
+    imp_trace *t = it->in->t;
+    bt_field *p = NULL;
+    size_t cpu = 0;
+    for (size_t i = 0; i < t->ntracks; i++)
+        cpu += !t->tracks[i].gpu;
+    bt_message *m = event(it, EV_run_begin, t->t0, t->main_track, &p);
+    if (!m)
+        return NULL;
+    set_u(p, P_run_begin_schema, SCHEMA);
+    set_u(p, P_run_begin_mode, strcmp(t->sum.mode, "train") == 0 ? 0 : 1);
+    set_u(p, P_run_begin_batch, 0);
+    set_u(p, P_run_begin_steps, t->nsteps);
+    set_u(p, P_run_begin_threads, cpu);
+    set_u(p, P_run_begin_inter, 1);
+    set_u(p, P_run_begin_seed, 0);
+    /* cpu: the device the trace was recorded on, where it says */
+    if (set_str(p, P_run_begin_model, t->sum.model) || set_str(p, P_run_begin_preset, "imported") ||
+        set_str(p, P_run_begin_version, t->sum.format) || set_str(p, P_run_begin_blas, "") ||
+        set_str(p, P_run_begin_cpu, t->sum.device)) {
+        bt_message_put_ref(m);
+        return NULL;
+    }
+    it->state = ST_TENSORS;
+    it->idx = 0;
+    return m;
+}
+
+/* One tensor_alloc a tensor. */
+static bt_message *tensor_msg(imp_iter *it, int *again)
+{
+    imp_trace *t = it->in->t;
+    if (it->idx == t->ntensors) {
+        it->state = ST_NODES;
+        it->idx = 0;
+        *again = 1;
+        return NULL;
+    }
+    const imp_tensor *x = &t->tensors[it->idx];
+    bt_field *p = NULL;
+    bt_message *m = event(it, EV_tensor_alloc, t->t0, t->main_track, &p);
+    if (!m)
+        return NULL;
+    set_u(p, P_tensor_alloc_id, it->idx);
+    set_u(p, P_tensor_alloc_role, x->role);
+    set_u(p, P_tensor_alloc_dtype, x->dtype);
+    set_u(p, P_tensor_alloc_bytes, x->bytes);
+    if (set_seq(p, P_tensor_alloc_shape, x->ndim, 0, get_u32s, x->shape)) {
+        bt_message_put_ref(m);
+        return NULL;
+    }
+    it->idx++;
+    return m;
+}
+
+/* One node_def a node. */
+static bt_message *node_msg(imp_iter *it, int *again)
+{
+    imp_trace *t = it->in->t;
+    if (it->idx == t->nnodes) {
+        it->state = ST_SEGMENTS;
+        it->idx = 0;
+        it->seg = 0;
+        *again = 1;
+        return NULL;
+    }
+    const imp_node *n = &t->nodes[it->idx];
+    const imp_proto *pr = &t->protos[n->proto];
+    bt_field *p = NULL;
+    bt_message *m = event(it, EV_node_def, t->t0, t->main_track, &p);
+    if (!m)
+        return NULL;
+    set_u(p, P_node_def_graph, 0);
+    set_u(p, P_node_def_node, it->idx);
+    set_u(p, P_node_def_op, pr->name);
+    set_u(p, P_node_def_cls, n->cls);
+    set_u(p, P_node_def_phase, n->phase);
+    set_u(p, P_node_def_flops, pr->flops);
+    set_u(p, P_node_def_bytes, pr->bytes);
+    if (set_seq(p, P_node_def_inputs, pr->nin, 0, get_u32s, pr->in) ||
+        set_seq(p, P_node_def_outputs, pr->nout, 0, get_u32s, pr->out) ||
+        set_seq(p, P_node_def_attrs, pr->nattrs, 1, get_i64s, pr->attrs)) {
+        bt_message_put_ref(m);
+        return NULL;
+    }
+    it->idx++;
+    return m;
+}
+
+/* One ops event: up to OPS_BATCH records of the thread first in the
+ * segment's heap, stamped at the segment's end. */
+static bt_message *ops_msg(imp_iter *it, int in_step, const imp_step *st)
+{
+    imp_trace *t = it->in->t;
+    uint32_t k = it->heap[0];
+    size_t i = it->cur[k], end = t->track_at[k + 1], n = 1;
+    while (n < OPS_BATCH && i + n < end && imp_seg_of(t, t->recs[i + n].b) == it->seg)
+        n++;
+    uint64_t ts = in_step ? st->e : it->seg ? t->steps[it->seg / 2 - 1].e : t->t0;
+    bt_field *p = NULL;
+    bt_message *m = event(it, EV_ops, ts, t->recs[i].track, &p);
+    if (!m)
+        return NULL;
+    set_u(p, P_ops_graph, 0);
+    if (set_seq(p, P_ops_nodes, n, 0, get_rec_node, &t->recs[i]) ||
+        set_seq(p, P_ops_begins, n, 0, get_rec_b, &t->recs[i]) ||
+        set_seq(p, P_ops_ends, n, 0, get_rec_e, &t->recs[i]) ||
+        (t->launch && set_seq(p, P_ops_launches, n, 0, get_u32s, &t->launch[i])) ||
+        (t->call && set_seq(p, P_ops_calls, n, 0, get_u32s, &t->call[i]))) {
+        bt_message_put_ref(m);
+        return NULL;
+    }
+    imp_spill_touch(&t->recspill, n * sizeof *t->recs + 4096);
+    if (t->launch)
+        imp_spill_touch(&t->launch_spill, n * sizeof *t->launch + 4096);
+    if (t->call)
+        imp_spill_touch(&t->call_spill, n * sizeof *t->call + 4096);
+    if ((it->cur[k] += n) == end)
+        it->heap[0] = it->heap[--it->nheap];
+    else
+        it->key[k] = imp_seg_of(t, t->recs[it->cur[k]].b);
+    heap_down(it, 0);
+    return m;
+}
+
+/* The segments in time order: before the first step, each step (its
+ * step_begin, its ops, its step_end), between steps, after the last. */
+static bt_message *segment_msg(imp_iter *it, int *again)
+{
+    imp_trace *t = it->in->t;
+    if (it->seg > 2 * t->nsteps) {
+        it->state = ST_CALLS;
+        it->idx = 0;
+        *again = 1;
+        return NULL;
+    }
+    int in_step = it->seg % 2;
+    const imp_step *st = in_step ? &t->steps[it->seg / 2] : NULL;
+    bt_field *p = NULL;
+    bt_message *m = NULL;
+    if (in_step && !it->step_open) {
+        it->step_open = 1;
+        if ((m = event(it, EV_step_begin, st->b, t->main_track, &p)))
+            set_u(p, P_step_begin_step, st->num);
+        return m;
+    }
+    if (it->nheap && it->key[it->heap[0]] == it->seg)
+        return ops_msg(it, in_step, st);
+    it->seg++;
+    if (!in_step) {
+        *again = 1;
+        return NULL;
+    }
+    it->step_open = 0;
+    if ((m = event(it, EV_step_end, st->e, t->main_track, &p))) {
+        set_u(p, P_step_end_step, st->num);
+        bt_field_real_double_precision_set_value(field(p, P_step_end_loss), 0.0); /* no loss recorded */
+    }
+    return m;
+}
+
+/* The runtime calls, a thread's at a time, at the run's end. */
+static bt_message *calls_msg(imp_iter *it, int *again)
+{
+    imp_trace *t = it->in->t;
+    if (!t->call || it->idx >= t->ncalls) {
+        it->state = ST_RUN_END;
+        *again = 1;
+        return NULL;
+    }
+    size_t i = it->idx, n = 1;
+    while (n < OPS_BATCH && i + n < t->ncalls && t->calls[i + n].track == t->calls[i].track)
+        n++;
+    bt_field *p = NULL;
+    bt_message *m = event(it, EV_runtime, t->t1, t->calls[i].track, &p);
+    if (!m)
+        return NULL;
+    if (set_seq(p, P_runtime_calls, n, 0, get_call_id, &i) ||
+        set_seq(p, P_runtime_kinds, n, 0, get_call_kind, &t->calls[i]) ||
+        set_seq(p, P_runtime_begins, n, 0, get_call_b, &t->calls[i]) ||
+        set_seq(p, P_runtime_ends, n, 0, get_call_e, &t->calls[i])) {
+        bt_message_put_ref(m);
+        return NULL;
+    }
+    imp_spill_touch(&t->calls_spill, n * sizeof *t->calls + 4096);
+    it->idx += n;
+    return m;
+}
+
+/* run_end: the ops the run ran. */
+static bt_message *run_end_msg(imp_iter *it)
+{
+    imp_trace *t = it->in->t;
+    bt_field *p = NULL;
+    bt_message *m = event(it, EV_run_end, t->t1, t->main_track, &p);
+    if (!m)
+        return NULL;
+    set_s(p, P_run_end_status, 0);
+    set_u(p, P_run_end_ops, t->nrecs);
+    it->state = ST_PACKET_END;
+    return m;
+}
+
 /* The next message of the stream, or NULL (out of memory; or none left,
  * state ST_DONE). */
 static bt_message *next_message(imp_iter *it)
 {
-    imp_trace *t = it->in->t;
-    bt_field *p = NULL;
-    bt_message *m = NULL;
-    size_t mt = t->main_track;
     for (;;) {
+        int again = 0;
+        bt_message *m = NULL;
         switch (it->state) {
         case ST_STREAM_BEGIN:
             it->state = ST_PACKET_BEGIN;
             return bt_message_stream_beginning_create(it->self, it->stream);
         case ST_PACKET_BEGIN: it->state = ST_RUN_BEGIN; return bt_message_packet_beginning_create(it->self, it->packet);
-        case ST_RUN_BEGIN: {
-            size_t cpu = 0;
-            for (size_t i = 0; i < t->ntracks; i++)
-                cpu += !t->tracks[i].gpu;
-            if (!(m = event(it, EV_run_begin, t->t0, mt, &p)))
-                return NULL;
-            set_u(p, P_run_begin_schema, SCHEMA);
-            set_u(p, P_run_begin_mode, strcmp(t->sum.mode, "train") == 0 ? 0 : 1);
-            set_u(p, P_run_begin_batch, 0);
-            set_u(p, P_run_begin_steps, t->nsteps);
-            set_u(p, P_run_begin_threads, cpu);
-            set_u(p, P_run_begin_inter, 1);
-            set_u(p, P_run_begin_seed, 0);
-            /* cpu: the device the trace was recorded on, where it says */
-            if (set_str(p, P_run_begin_model, t->sum.model) || set_str(p, P_run_begin_preset, "imported") ||
-                set_str(p, P_run_begin_version, t->sum.format) || set_str(p, P_run_begin_blas, "") ||
-                set_str(p, P_run_begin_cpu, t->sum.device))
-                goto oom;
-            it->state = ST_TENSORS;
-            it->idx = 0;
-            return m;
-        }
-        case ST_TENSORS:
-            if (it->idx == t->ntensors) {
-                it->state = ST_NODES;
-                it->idx = 0;
-                continue;
-            }
-            {
-                const imp_tensor *x = &t->tensors[it->idx];
-                if (!(m = event(it, EV_tensor_alloc, t->t0, mt, &p)))
-                    return NULL;
-                set_u(p, P_tensor_alloc_id, it->idx);
-                set_u(p, P_tensor_alloc_role, x->role);
-                set_u(p, P_tensor_alloc_dtype, x->dtype);
-                set_u(p, P_tensor_alloc_bytes, x->bytes);
-                if (set_seq(p, P_tensor_alloc_shape, x->ndim, 0, get_u32s, x->shape))
-                    goto oom;
-                it->idx++;
-                return m;
-            }
-        case ST_NODES:
-            if (it->idx == t->nnodes) {
-                it->state = ST_SEGMENTS;
-                it->idx = 0;
-                it->seg = 0;
-                continue;
-            }
-            {
-                const imp_node *n = &t->nodes[it->idx];
-                const imp_proto *pr = &t->protos[n->proto];
-                if (!(m = event(it, EV_node_def, t->t0, mt, &p)))
-                    return NULL;
-                set_u(p, P_node_def_graph, 0);
-                set_u(p, P_node_def_node, it->idx);
-                set_u(p, P_node_def_op, pr->name);
-                set_u(p, P_node_def_cls, n->cls);
-                set_u(p, P_node_def_phase, n->phase);
-                set_u(p, P_node_def_flops, pr->flops);
-                set_u(p, P_node_def_bytes, pr->bytes);
-                if (set_seq(p, P_node_def_inputs, pr->nin, 0, get_u32s, pr->in) ||
-                    set_seq(p, P_node_def_outputs, pr->nout, 0, get_u32s, pr->out) ||
-                    set_seq(p, P_node_def_attrs, pr->nattrs, 1, get_i64s, pr->attrs))
-                    goto oom;
-                it->idx++;
-                return m;
-            }
-        case ST_SEGMENTS: {
-            if (it->seg > 2 * t->nsteps) {
-                it->state = ST_CALLS;
-                it->idx = 0;
-                continue;
-            }
-            int in_step = it->seg % 2;
-            const imp_step *st = in_step ? &t->steps[it->seg / 2] : NULL;
-            if (in_step && !it->step_open) {
-                it->step_open = 1;
-                if (!(m = event(it, EV_step_begin, st->b, mt, &p)))
-                    return NULL;
-                set_u(p, P_step_begin_step, st->num);
-                return m;
-            }
-            if (it->nheap && it->key[it->heap[0]] == it->seg) {
-                uint32_t k = it->heap[0];
-                size_t i = it->cur[k], end = t->track_at[k + 1], n = 1;
-                while (n < OPS_BATCH && i + n < end && imp_seg_of(t, t->recs[i + n].b) == it->seg)
-                    n++;
-                uint64_t ts = in_step ? st->e : it->seg ? t->steps[it->seg / 2 - 1].e : t->t0;
-                if (!(m = event(it, EV_ops, ts, t->recs[i].track, &p)))
-                    return NULL;
-                set_u(p, P_ops_graph, 0);
-                if (set_seq(p, P_ops_nodes, n, 0, get_rec_node, &t->recs[i]) ||
-                    set_seq(p, P_ops_begins, n, 0, get_rec_b, &t->recs[i]) ||
-                    set_seq(p, P_ops_ends, n, 0, get_rec_e, &t->recs[i]) ||
-                    (t->launch && set_seq(p, P_ops_launches, n, 0, get_u32s, &t->launch[i])) ||
-                    (t->call && set_seq(p, P_ops_calls, n, 0, get_u32s, &t->call[i])))
-                    goto oom;
-                imp_spill_touch(&t->recspill, n * sizeof *t->recs + 4096);
-                if (t->launch)
-                    imp_spill_touch(&t->launch_spill, n * sizeof *t->launch + 4096);
-                if (t->call)
-                    imp_spill_touch(&t->call_spill, n * sizeof *t->call + 4096);
-                if ((it->cur[k] += n) == end) {
-                    it->heap[0] = it->heap[--it->nheap];
-                } else {
-                    it->key[k] = imp_seg_of(t, t->recs[it->cur[k]].b);
-                }
-                heap_down(it, 0);
-                return m;
-            }
-            it->seg++;
-            if (in_step) {
-                it->step_open = 0;
-                if (!(m = event(it, EV_step_end, st->e, mt, &p)))
-                    return NULL;
-                set_u(p, P_step_end_step, st->num);
-                bt_field_real_double_precision_set_value(field(p, P_step_end_loss), 0.0); /* no loss recorded */
-                return m;
-            }
-            continue;
-        }
-        case ST_CALLS: {
-            /* the runtime calls, a thread's at a time, at the run's end */
-            if (!t->call || it->idx >= t->ncalls) {
-                it->state = ST_RUN_END;
-                continue;
-            }
-            size_t i = it->idx, n = 1;
-            while (n < OPS_BATCH && i + n < t->ncalls && t->calls[i + n].track == t->calls[i].track)
-                n++;
-            if (!(m = event(it, EV_runtime, t->t1, t->calls[i].track, &p)))
-                return NULL;
-            if (set_seq(p, P_runtime_calls, n, 0, get_call_id, &i) ||
-                set_seq(p, P_runtime_kinds, n, 0, get_call_kind, &t->calls[i]) ||
-                set_seq(p, P_runtime_begins, n, 0, get_call_b, &t->calls[i]) ||
-                set_seq(p, P_runtime_ends, n, 0, get_call_e, &t->calls[i]))
-                goto oom;
-            imp_spill_touch(&t->calls_spill, n * sizeof *t->calls + 4096);
-            it->idx += n;
-            return m;
-        }
-        case ST_RUN_END:
-            if (!(m = event(it, EV_run_end, t->t1, mt, &p)))
-                return NULL;
-            set_s(p, P_run_end_status, 0);
-            set_u(p, P_run_end_ops, t->nrecs);
-            it->state = ST_PACKET_END;
-            return m;
+        case ST_RUN_BEGIN: return run_begin_msg(it);
+        case ST_TENSORS: m = tensor_msg(it, &again); break;
+        case ST_NODES: m = node_msg(it, &again); break;
+        case ST_SEGMENTS: m = segment_msg(it, &again); break;
+        case ST_CALLS: m = calls_msg(it, &again); break;
+        case ST_RUN_END: return run_end_msg(it);
         case ST_PACKET_END: it->state = ST_STREAM_END; return bt_message_packet_end_create(it->self, it->packet);
         case ST_STREAM_END: it->state = ST_DONE; return bt_message_stream_end_create(it->self, it->stream);
         default: return NULL;
         }
+        if (m || !again)
+            return m;
     }
-oom:
-    bt_message_put_ref(m);
-    return NULL;
 }
 
 bt_message_iterator_class_next_method_status analyze_import_iter_next(bt_self_message_iterator *self,

@@ -759,187 +759,144 @@ static void viewers_poll(viewers *v, const char *live_url, const char *name, con
 }
 
 /* ---- recording --------------------------------------------------------- */
-tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_result *r)
+
+/* One recording's places and owned state, from its start to its cleanup. */
+typedef struct recording {
+    char tmp[PATH_MAX], trace_dir[PATH_MAX + 16], log[PATH_MAX + 16], step_file[PATH_MAX + 16];
+    char err[BASE_ERRMSG_MAX]; /* the first message (base/error.h: the object's message) */
+    session s;
+    char **env;
+    pid_t child;
+    tracer_manifest *m;
+    bool tty;
+} recording;
+
+/* A private temporary folder: the trace, the workload's log, its step count.  0, or -1. */
+static int rec_dirs(recording *c)
 {
-    memset(r, 0, sizeof *r);
-    if (!o->argv || !o->argv[0])
-        return base_fail(TRACER_RECORD_ERROR, "no workload to run");
-    char err[BASE_ERRMSG_MAX] = ""; /* the first message */
-    const size_t errlen = sizeof err;
-    tracer_record_status st = TRACER_RECORD_ERROR;
-    if (&lttng_opt_quiet)
-        lttng_opt_quiet = 1;
-    sigsave saved;
-    g_signal = 0;
-    g_nsignals = 0;
-    signals_catch(&saved);
-
-    char tmp[PATH_MAX] = "", trace_dir[PATH_MAX + 16] = "", log[PATH_MAX + 16] = "", step_file[PATH_MAX + 16] = "";
-    session s = { .created = false, .stopped = false };
-    char **env = NULL;
-    bool have_sessiond = false;
-    pid_t child = -1;
-    tracer_manifest *m = NULL;
-    bool tty = isatty(2);
-
-    if (tracer_sessiond_acquire() != TRACER_RECORD_OK) {
-        base_fail_into(err, errlen, -1, "%s", base_errmsg());
-        goto end;
-    }
-    have_sessiond = true;
-    r->sessiond_pid = (int)g_sessiond_pid;
-    if (g_signal)
-        goto end;
-
     const char *tmpdir = getenv("TMPDIR");
-    snprintf(tmp, sizeof tmp, "%s/fathom-rec-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-    if (!mkdtemp(tmp)) {
-        base_fail_into(err, errlen, -1, "cannot create a temporary directory in %s: %s",
+    snprintf(c->tmp, sizeof c->tmp, "%s/fathom-rec-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    if (!mkdtemp(c->tmp)) {
+        base_fail_into(c->err, sizeof c->err, -1, "cannot create a temporary directory in %s: %s",
                        tmpdir && *tmpdir ? tmpdir : "/tmp", strerror(errno));
-        tmp[0] = '\0';
-        goto end;
+        c->tmp[0] = '\0';
+        return -1;
     }
     char abs[PATH_MAX];
-    if (!realpath(tmp, abs)) {
-        base_fail_into(err, errlen, -1, "%s: %s", tmp, strerror(errno));
-        goto end;
-    }
-    snprintf(trace_dir, sizeof trace_dir, "%s/trace", abs);
-    snprintf(log, sizeof log, "%s/workload.log", abs);
-    snprintf(step_file, sizeof step_file, "%s/steps", abs);
-    int sfd = open(step_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (!realpath(c->tmp, abs))
+        return base_fail_into(c->err, sizeof c->err, -1, "%s: %s", c->tmp, strerror(errno));
+    snprintf(c->trace_dir, sizeof c->trace_dir, "%s/trace", abs);
+    snprintf(c->log, sizeof c->log, "%s/workload.log", abs);
+    snprintf(c->step_file, sizeof c->step_file, "%s/steps", abs);
+    int sfd = open(c->step_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (sfd >= 0)
         close(sfd);
     else
-        step_file[0] = '\0';
+        c->step_file[0] = '\0';
+    return 0;
+}
 
+/* The session made (local or to the relay) and the live URL said.  0, or -1. */
+static int rec_session(recording *c, const tracer_record_opts *o, tracer_record_result *r)
+{
     if (o->session_name)
-        snprintf(s.name, sizeof s.name, "%s", o->session_name);
+        snprintf(c->s.name, sizeof c->s.name, "%s", o->session_name);
     else
-        tracer_session_name(s.name, sizeof s.name);
-    snprintf(r->session, sizeof r->session, "%s", s.name);
-    if (session_setup(&s, trace_dir, o->relay_url, o, err, errlen) != 0) {
-        if (o->relay_url && !strstr(err, "relayd")) { /* say where it was going */
+        tracer_session_name(c->s.name, sizeof c->s.name);
+    snprintf(r->session, sizeof r->session, "%s", c->s.name);
+    if (session_setup(&c->s, c->trace_dir, o->relay_url, o, c->err, sizeof c->err) != 0) {
+        if (o->relay_url && !strstr(c->err, "relayd")) { /* say where it was going */
             char e[512];
-            snprintf(e, sizeof e, "%.*s", (int)sizeof e - 1, err); /* cut: a line */
-            base_fail_into(err, errlen, -1, "streaming to the relay %s: %s", o->relay_url, e);
+            snprintf(e, sizeof e, "%.*s", (int)sizeof e - 1, c->err); /* cut: a line */
+            base_fail_into(c->err, sizeof c->err, -1, "streaming to the relay %s: %s", o->relay_url, e);
         }
-        goto end;
+        return -1;
     }
-    if (g_signal)
-        goto end;
     if (o->relay_url) {
-        live_url(o->relay_url, s.name, r->live_url, sizeof r->live_url);
+        live_url(o->relay_url, c->s.name, r->live_url, sizeof r->live_url);
         fprintf(stderr, "fathom record: live at %s (fathom analyze breakdown %s)\n", r->live_url, r->live_url);
     }
+    return 0;
+}
 
-    const double restate_s = !o->relay_url ? 0 : o->restate_s == 0 ? 1.0 : o->restate_s;
-    env = child_env(o->trace_buffer, step_file, restate_s);
-    if (!env) {
-        base_fail_into(err, errlen, -1, "out of memory");
-        goto end;
-    }
+/* The workload run to its end: signals passed on, viewers polled, progress
+ * shown.  0 when it ended; -1 on an error or a second signal. */
+static int rec_wait(recording *c, const tracer_record_opts *o, tracer_record_result *r, double restate_s)
+{
     double t0 = base_now_s();
-    if (spawn_gated(&child, o->argv, env, o->show_output ? NULL : log, &s, err, errlen) != 0)
-        goto end;
+    if (spawn_gated(&c->child, o->argv, c->env, o->show_output ? NULL : c->log, &c->s, c->err, sizeof c->err) != 0)
+        return -1;
     double last = t0, viewers_at = t0;
     viewers vw = { 0 };
     int wst = 0;
     for (;;) {
-        pid_t w = waitpid(child, &wst, WNOHANG);
-        if (w == child)
+        pid_t w = waitpid(c->child, &wst, WNOHANG);
+        if (w == c->child)
             break;
-        if (w < 0 && errno != EINTR) {
-            base_fail_into(err, errlen, -1, "waitpid: %s", strerror(errno));
-            goto end;
-        }
+        if (w < 0 && errno != EINTR)
+            return base_fail_into(c->err, sizeof c->err, -1, "waitpid: %s", strerror(errno));
         if (g_signal && !r->interrupted && g_nsignals < 2) {
             /* the first signal: the workload stops at its next op boundary,
              * flushes and ends its run; its trace is archived */
             r->interrupted = (int)g_signal;
             g_signal = 0;
-            kill(child, r->interrupted == SIGINT ? SIGINT : SIGTERM);
-            if (tty)
+            kill(c->child, r->interrupted == SIGINT ? SIGINT : SIGTERM);
+            if (c->tty)
                 fprintf(stderr, "\r\033[Kstopping %s at the next op (again to abort)\n", o->label ? o->label : "");
         } else if (g_signal) {
-            goto end; /* a second signal: stops tracing, then the workload; no archive */
+            return -1; /* a second signal: stops tracing, then the workload; no archive */
         }
         double t = base_now_s();
         if (restate_s > 0 && t - viewers_at >= 1.0) {
             viewers_at = t;
-            viewers_poll(&vw, r->live_url, s.name, step_file, child);
+            viewers_poll(&vw, r->live_url, c->s.name, c->step_file, c->child);
         }
-        if (o->progress && (t - last >= (tty ? 0.5 : 10.0))) {
-            progress(o, tty, t0, o->relay_url ? NULL : trace_dir, step_file, false);
+        if (o->progress && (t - last >= (c->tty ? 0.5 : 10.0))) {
+            progress(o, c->tty, t0, o->relay_url ? NULL : c->trace_dir, c->step_file, false);
             last = t;
         }
         sleep_ms(20);
     }
-    child = -1;
+    c->child = -1;
     r->child_status = wst;
     r->seconds = base_now_s() - t0;
-    if (o->progress && (tty || r->seconds >= 10.0))
-        progress(o, tty, t0, o->relay_url ? NULL : trace_dir, NULL, true);
+    if (o->progress && (c->tty || r->seconds >= 10.0))
+        progress(o, c->tty, t0, o->relay_url ? NULL : c->trace_dir, NULL, true);
+    return 0;
+}
 
-    /* Stop (lttng waits until every event is consumed) and destroy. */
-    if (session_end(&s, err, errlen) != 0)
-        goto end;
-    if (g_nsignals >= 2 || (g_signal && !r->interrupted))
-        goto end;
-    if (!r->interrupted && (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0)) {
-        if (WIFEXITED(wst))
-            base_fail_into(err, errlen, -1, "the workload failed (exit status %d)", WEXITSTATUS(wst));
-        else
-            base_fail_into(err, errlen, -1, "the workload was killed by signal %d", WTERMSIG(wst));
-        if (!o->show_output)
-            show_log_tail(log);
-        st = TRACER_RECORD_CHILD;
-        goto end;
-    }
-    if (o->relay_url) {
-        st = TRACER_RECORD_OK; /* the relay has it; nothing to check or archive here */
-        goto end;
-    }
-
-    /* Read it back: what it holds and whether anything was lost. */
+/* The trace read back (what it holds, whether anything was lost) and
+ * archived with its manifest.  OK, INCOMPLETE (archived, with the loss in
+ * c->err) or ERROR. */
+static tracer_record_status rec_archive(recording *c, const tracer_record_opts *o, tracer_record_result *r)
+{
+    char *err = c->err;
+    const size_t errlen = sizeof c->err;
     tracer_trace *tr = NULL;
-    if (tracer_trace_open(trace_dir, &tr) != TRACER_ARCHIVE_OK) {
-        base_fail_into(err, errlen, -1, "%s", base_errmsg());
-        goto end;
-    }
+    if (tracer_trace_open(c->trace_dir, &tr) != TRACER_ARCHIVE_OK)
+        return base_fail_into(err, errlen, TRACER_RECORD_ERROR, "%s", base_errmsg());
     tracer_status rc = tracer_stats_collect(tr, &r->stats);
     tracer_trace_close(tr);
-    if (rc != TRACER_OK) {
-        base_fail_into(err, errlen, -1, "%s", base_errmsg());
-        goto end;
-    }
+    if (rc != TRACER_OK)
+        return base_fail_into(err, errlen, TRACER_RECORD_ERROR, "%s", base_errmsg());
 
-    m = tracer_manifest_create();
-    if (!m) {
-        base_fail_into(err, errlen, -1, "out of memory");
-        goto end;
-    }
+    if (!(c->m = tracer_manifest_create()))
+        return base_fail_into(err, errlen, TRACER_RECORD_ERROR, "out of memory");
     if (o->manifest)
         for (size_t i = 0; i < tracer_manifest_count(o->manifest); i++)
-            if (tracer_manifest_set(m, tracer_manifest_key_at(o->manifest, i),
-                                    tracer_manifest_value_at(o->manifest, i))) {
-                base_fail_into(err, errlen, -1, "%s", base_errmsg());
-                goto end;
-            }
-    if (tracer_record_manifest(m, o->manifest, &r->stats, s.name) != TRACER_ARCHIVE_OK ||
-        mset(m, "status", r->interrupted ? "interrupted" : "complete")) {
-        base_fail_into(err, errlen, -1, "%s", base_errmsg());
-        goto end;
-    }
+            if (tracer_manifest_set(c->m, tracer_manifest_key_at(o->manifest, i),
+                                    tracer_manifest_value_at(o->manifest, i)))
+                return base_fail_into(err, errlen, TRACER_RECORD_ERROR, "%s", base_errmsg());
+    if (tracer_record_manifest(c->m, o->manifest, &r->stats, c->s.name) != TRACER_ARCHIVE_OK ||
+        mset(c->m, "status", r->interrupted ? "interrupted" : "complete"))
+        return base_fail_into(err, errlen, TRACER_RECORD_ERROR, "%s", base_errmsg());
     if (g_nsignals >= 2 || (g_signal && !r->interrupted))
-        goto end; /* abandoned before its archive existed */
-    tracer_archive_status as =
-        o->out_path ? tracer_archive_write(o->out_path, trace_dir, m)
-                    : tracer_archive_write_default(o->out_dir, trace_dir, m, (time_t)-1, r->archive, sizeof r->archive);
-    if (as != TRACER_ARCHIVE_OK) {
-        base_fail_into(err, errlen, -1, "%s", base_errmsg());
-        goto end;
-    }
+        return TRACER_RECORD_ERROR; /* abandoned before its archive existed */
+    tracer_archive_status as = o->out_path ? tracer_archive_write(o->out_path, c->trace_dir, c->m)
+                                           : tracer_archive_write_default(o->out_dir, c->trace_dir, c->m, (time_t)-1,
+                                                                          r->archive, sizeof r->archive);
+    if (as != TRACER_ARCHIVE_OK)
+        return base_fail_into(err, errlen, TRACER_RECORD_ERROR, "%s", base_errmsg());
     if (o->out_path)
         snprintf(r->archive, sizeof r->archive, "%s", o->out_path);
 
@@ -959,34 +916,104 @@ tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_re
     else if (ts->malformed)
         base_fail_into(err, errlen, -1, "%" PRIu64 " fathom events lack fields or have sequences of unequal lengths",
                        ts->malformed);
-    st = err[0] ? TRACER_RECORD_INCOMPLETE : TRACER_RECORD_OK;
+    return err[0] ? TRACER_RECORD_INCOMPLETE : TRACER_RECORD_OK;
+}
+
+/* What the workload's exit says: 0 when it ran to its end, or -1 with the
+ * message (and its log's tail shown). */
+static int rec_child_failed(recording *c, const tracer_record_opts *o, const tracer_record_result *r)
+{
+    int wst = r->child_status;
+    if (r->interrupted || (WIFEXITED(wst) && WEXITSTATUS(wst) == 0))
+        return 0;
+    if (WIFEXITED(wst))
+        base_fail_into(c->err, sizeof c->err, -1, "the workload failed (exit status %d)", WEXITSTATUS(wst));
+    else
+        base_fail_into(c->err, sizeof c->err, -1, "the workload was killed by signal %d", WTERMSIG(wst));
+    if (!o->show_output)
+        show_log_tail(c->log);
+    return -1;
+}
+
+tracer_record_status tracer_record(const tracer_record_opts *o, tracer_record_result *r)
+{
+    memset(r, 0, sizeof *r);
+    if (!o->argv || !o->argv[0])
+        return base_fail(TRACER_RECORD_ERROR, "no workload to run");
+    recording *c = base_calloc(1, sizeof *c);
+    if (!c)
+        return base_fail(TRACER_RECORD_ERROR, "out of memory");
+    c->s = (session){ .created = false, .stopped = false };
+    c->child = -1;
+    c->tty = isatty(2);
+    tracer_record_status st = TRACER_RECORD_ERROR;
+    if (&lttng_opt_quiet)
+        lttng_opt_quiet = 1;
+    sigsave saved;
+    g_signal = 0;
+    g_nsignals = 0;
+    signals_catch(&saved);
+    bool have_sessiond = false;
+
+    if (tracer_sessiond_acquire() != TRACER_RECORD_OK) {
+        base_fail_into(c->err, sizeof c->err, -1, "%s", base_errmsg());
+        goto end;
+    }
+    have_sessiond = true;
+    r->sessiond_pid = (int)g_sessiond_pid;
+    if (g_signal || rec_dirs(c) || rec_session(c, o, r) || g_signal)
+        goto end;
+
+    const double restate_s = !o->relay_url ? 0 : o->restate_s == 0 ? 1.0 : o->restate_s;
+    if (!(c->env = child_env(o->trace_buffer, c->step_file, restate_s))) {
+        base_fail_into(c->err, sizeof c->err, -1, "out of memory");
+        goto end;
+    }
+    if (rec_wait(c, o, r, restate_s))
+        goto end;
+
+    /* Stop (lttng waits until every event is consumed) and destroy. */
+    if (session_end(&c->s, c->err, sizeof c->err) != 0)
+        goto end;
+    if (g_nsignals >= 2 || (g_signal && !r->interrupted))
+        goto end;
+    if (rec_child_failed(c, o, r)) {
+        st = TRACER_RECORD_CHILD;
+        goto end;
+    }
+    if (o->relay_url)
+        st = TRACER_RECORD_OK; /* the relay has it; nothing to check or archive here */
+    else
+        st = rec_archive(c, o, r);
 
 end:
-    if (child > 0) {
-        session_stop(&s, NULL, 0); /* first: no event is being written when the workload dies */
-        stop_child(child, g_signal == SIGINT ? SIGINT : SIGTERM);
+    if (c->child > 0) {
+        session_stop(&c->s, NULL, 0); /* first: no event is being written when the workload dies */
+        stop_child(c->child, g_signal == SIGINT ? SIGINT : SIGTERM);
     }
-    if (s.created || s.h)
-        session_end(&s, NULL, 0); /* an error path: the first message stands */
+    if (c->s.created || c->s.h)
+        session_end(&c->s, NULL, 0); /* an error path: the first message stands */
     if (g_signal) {
         if (r->archive[0]) /* it came after the archive was complete: kept */
-            base_fail_into(err, errlen, -1, "interrupted by signal %d after archiving %s", (int)g_signal, r->archive);
+            base_fail_into(c->err, sizeof c->err, -1, "interrupted by signal %d after archiving %s", (int)g_signal,
+                           r->archive);
         else
-            base_fail_into(err, errlen, -1, "interrupted by signal %d; the session was destroyed, nothing archived",
-                           (int)g_signal);
+            base_fail_into(c->err, sizeof c->err, -1,
+                           "interrupted by signal %d; the session was destroyed, nothing archived", (int)g_signal);
         if (!r->interrupted)
             r->interrupted = (int)g_signal;
         st = TRACER_RECORD_INTERRUPTED;
     }
     if (have_sessiond)
         tracer_sessiond_release();
-    tracer_manifest_destroy(m);
-    base_free(env);
-    tracer_remove_tree(tmp);
+    tracer_manifest_destroy(c->m);
+    base_free(c->env);
+    tracer_remove_tree(c->tmp);
     signals_restore(&saved);
-    if (err[0])
-        base_fail(st, "%s", err);
+    if (c->err[0])
+        base_fail(st, "%s", c->err);
     else
         base_errmsg_clear();
+    base_free(c);
     return st;
 }
