@@ -388,21 +388,6 @@ static int array_u64(const bt_field *arr, uint64_t n, uint64_t *out)
     return 0;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *q = base_realloc(*p, c * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 /* ---- traces ---------------------------------------------------------------- */
 static dtrace *trace_of(tracer_decoder *d, const bt_trace *trace)
 {
@@ -564,8 +549,8 @@ static int read_desc(tracer_decoder *d, const bt_field *pl, evinfo *e, tracer_no
     na = na < 0 ? 0 : na;
     if (ni + no > UINT32_MAX / 2 || na > UINT32_MAX / 2)
         return 1;
-    if (grow((void **)&d->io, &d->io_cap, (size_t)(ni + no + 1), sizeof *d->io) ||
-        grow((void **)&d->attrs, &d->attrs_cap, (size_t)na + 1, sizeof *d->attrs))
+    if (base_grow(&d->io, &d->io_cap, (size_t)(ni + no + 1), sizeof *d->io) ||
+        base_grow(&d->attrs, &d->attrs_cap, (size_t)na + 1, sizeof *d->attrs))
         return -1;
     if ((ni && array_u32(ai, (uint64_t)ni, d->io)) || (no && array_u32(ao, (uint64_t)no, d->io + ni)))
         return 1;
@@ -710,7 +695,7 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
     uint32_t graph = (uint32_t)slot_u64_or(pl, e, F_graph, 0);
     if (t->joined == 2 && !graph_synced(t, vpid, graph))
         return 0; /* a late viewer: these records are in the graph's totals to come */
-    if (grow((void **)&d->nodes, &d->scratch_cap, (size_t)nn + 1, sizeof *d->nodes))
+    if (base_grow(&d->nodes, &d->scratch_cap, (size_t)nn + 1, sizeof *d->nodes))
         return oom(d);
     size_t cap = d->scratch_cap;
     uint64_t *b = base_realloc(d->begins, cap * sizeof *b);
@@ -857,8 +842,8 @@ static int on_op_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, evinfo 
      * op_end: the slots may move); enum labels are the field class's */
     sl->own = (n.op == sl->op) | (n.cls == sl->cls) << 1 | (n.phase == sl->phase) << 2;
     size_t io_cap = sl->io_cap, at_cap = sl->attrs_cap;
-    if (grow((void **)&sl->io, &io_cap, n.nin + n.nout + 1, sizeof *sl->io) ||
-        grow((void **)&sl->attrs, &at_cap, n.nattrs + 1, sizeof *sl->attrs)) {
+    if (base_grow(&sl->io, &io_cap, n.nin + n.nout + 1, sizeof *sl->io) ||
+        base_grow(&sl->attrs, &at_cap, n.nattrs + 1, sizeof *sl->attrs)) {
         sl->io_cap = (uint32_t)io_cap;
         sl->attrs_cap = (uint32_t)at_cap;
         slot_give(t, s);
@@ -1023,7 +1008,7 @@ static int on_graph_totals(tracer_decoder *d, dtrace *t, const bt_field *pl, con
                 return -1;
         }
         if (pass == 0) {
-            if (grow((void **)&t->synced, &t->cap_synced, t->nsynced + 1, sizeof *t->synced))
+            if (base_grow(&t->synced, &t->cap_synced, t->nsynced + 1, sizeof *t->synced))
                 return oom(d);
             t->synced[t->nsynced++] = (struct dgraph){ vpid, graph };
         }

@@ -13,6 +13,7 @@
 #include "tracer/hooks.h"
 
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "tracer/locate.h"
 
@@ -60,13 +61,6 @@ static struct {
     int have_run;
     struct fathom_tp_run run; /* run_begin's, strings owned */
 } rs = { .lock = PTHREAD_MUTEX_INITIALIZER, .step_min_ns = UINT64_MAX };
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void on_sigusr1(int sig)
 {
@@ -227,7 +221,7 @@ static void h_run_begin(void *ctx, const exec_run_info *info)
     struct fathom_tp_run r = run_of(info);
     if (rs.period_ns) {
         run_keep(&r);
-        rs.last_ns = mono_ns();
+        rs.last_ns = base_now_ns();
     }
     lttng_ust_tracepoint(fathom, run_begin, &r);
 }
@@ -241,10 +235,10 @@ static void h_step_begin(void *ctx, uint32_t step)
 {
     (void)ctx;
     if (rs.period_ns) {
-        uint64_t now = mono_ns();
+        uint64_t now = base_now_ns();
         if (rs.asked || now - rs.last_ns >= rs.period_ns)
             restate_now(now);
-        rs.step_t0 = mono_ns();
+        rs.step_t0 = base_now_ns();
         atomic_store_explicit(&rs.in_step, 1, memory_order_relaxed);
     }
     lttng_ust_tracepoint(fathom, step_begin, step);
@@ -254,7 +248,7 @@ static void h_step_end(void *ctx, uint32_t step, double loss)
     (void)ctx;
     lttng_ust_tracepoint(fathom, step_end, step, loss);
     if (rs.period_ns && atomic_load_explicit(&rs.in_step, memory_order_relaxed)) {
-        uint64_t d = mono_ns() - rs.step_t0;
+        uint64_t d = base_now_ns() - rs.step_t0;
         atomic_store_explicit(&rs.in_step, 0, memory_order_relaxed);
         pthread_mutex_lock(&rs.lock);
         rs.steps_done++;
