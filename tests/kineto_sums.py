@@ -186,17 +186,22 @@ def launch_stats(acts, calls):
     return out, top
 
 
-def idle_split(events, windows):
-    """Per device: the idle split and launch statistics of each window."""
-    calls, syncs, acts = {}, [], {}
+def complete_events(events):
+    """The complete ("X") events with a name, a time and a duration, neither
+    negative: each with its begin and end in ns, its category and name."""
     for e in events:
         if not isinstance(e, dict) or e.get("ph") != "X" or not e.get("name"):
             continue
         if "ts" not in e or "dur" not in e or float(e["dur"]) < 0 or float(e["ts"]) < 0:
             continue
         b = ns(e["ts"])
-        en = b + ns(e["dur"])
-        cat, name = e.get("cat"), e["name"]
+        yield e, b, b + ns(e["dur"]), e.get("cat"), e["name"]
+
+
+def idle_split(events, windows):
+    """Per device: the idle split and launch statistics of each window."""
+    calls, syncs, acts = {}, [], {}
+    for e, b, en, cat, name in complete_events(events):
         if cat in RUNTIME and not (cat in HOST and is_op_name(name)):
             if call_kind(name) == "sync":
                 syncs.append((b, en))
@@ -228,14 +233,7 @@ def sums(events):
     host, aten, dev = {}, {}, {}
     named, runtime, ext_op, activity, steps = {}, {}, {}, [], []
     runtime_all = False
-    for e in events:
-        if not isinstance(e, dict) or e.get("ph") != "X" or not e.get("name"):
-            continue
-        if "ts" not in e or "dur" not in e or float(e["dur"]) < 0 or float(e["ts"]) < 0:
-            continue
-        b = ns(e["ts"])
-        en = b + ns(e["dur"])
-        cat, name = e.get("cat"), e["name"]
+    for e, b, en, cat, name in complete_events(events):
         if name.startswith("ProfilerStep#") and cat != "gpu_user_annotation":
             steps.append((b, en, int(name[13:]) if name[13:].isdigit() else 0))
         if cat in KERNEL or cat in COPY:
