@@ -173,10 +173,10 @@ bool exec_kcache_keeps(exec_kctx *k, uint32_t from);
 void exec_kcache_drop(exec_kctx *k, const exec_node *n);
 
 /* MatMul c[M,N] = op(a) op(b) (a [K,M] when ta, b [N,K] when tb) in the
- * CPU's vector register tiles (ops/matmul_tile.c); false where they do not
- * apply or measured slower than the BLAS on this machine, c then holding no
- * product (the first call of a shape measures both in it): the caller's
- * BLAS writes it. */
+ * CPU's vector register tiles (ops/matmul_tile.c); true where c holds the
+ * product (the first calls of a shape race the tiles and the BLAS in it);
+ * false where the tiles do not apply or raced slower than the BLAS on this
+ * machine, c then holding no product: the caller's BLAS writes it. */
 bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, int ta,
                        int tb);
 /* b [K,N] packed for the tiles: column panels of 48 floats, [N/48][K][48]

@@ -88,12 +88,13 @@ static void test_matmul(void **state)
     }
 }
 
-/* MatMul's general path as measured (not forced): the first run of a
- * shape larger than the probe's (32 x 512 x 256; smaller ones follow the
- * probe, unmeasured) measures the tiles and the BLAS and keeps the faster, its output
- * right (against the double reference) and the same, bit for bit, as a
- * second run's by that choice; a product narrower than a vector is the
- * BLAS's (the tiles do not take it) */
+/* MatMul's general path as raced (not forced): a shape larger than the
+ * probe's (32 x 512 x 256; smaller ones follow the probe, unraced) races
+ * the tiles and the BLAS at its first EXEC_MATMUL_RACE_CALLS runs and then
+ * keeps the faster. Every run's output is right (against the double
+ * reference); the choice is made at the last racing run, not before, and
+ * the next run gives the same bits as that one; a product narrower than a
+ * vector is the BLAS's at once (the tiles do not take it). */
 static void test_matmul_per_shape(void **state)
 {
     (void)state;
@@ -117,13 +118,10 @@ static void test_matmul_per_shape(void **state)
         float *A = exec_dataf(g, a), *Bm = exec_dataf(g, b), *C = exec_dataf(g, c);
         fill(A, (int64_t)M * K, 3);
         fill(Bm, (int64_t)K * N, 5);
-        run_fwd(g);
-        const int choice = exec_matmul_choice(M, N, K, ta, tb);
-        float *first = malloc((size_t)M * N * sizeof *first);
         double *ref = malloc((size_t)M * N * sizeof *ref);
-        assert_non_null(first);
+        float *last = malloc((size_t)M * N * sizeof *last);
         assert_non_null(ref);
-        memcpy(first, C, (size_t)M * N * sizeof *first);
+        assert_non_null(last);
         for (int i = 0; i < M; i++)
             for (int j = 0; j < N; j++) {
                 double x = 0;
@@ -131,14 +129,26 @@ static void test_matmul_per_shape(void **state)
                     x += (double)(ta ? A[q * M + i] : A[i * K + q]) * (double)(tb ? Bm[j * K + q] : Bm[q * N + j]);
                 ref[i * N + j] = x;
             }
-        const double d = maxdiff(C, ref, (int64_t)M * N);
+        double d = 0;
+        int choice = 0;
+        for (int run = 1; run <= EXEC_MATMUL_RACE_CALLS; run++) {
+            memset(C, 0, (size_t)M * N * sizeof *C);
+            run_fwd(g);
+            const double dr = maxdiff(C, ref, (int64_t)M * N);
+            d = dr > d ? dr : d;
+            choice = exec_matmul_choice(M, N, K, ta, tb);
+            /* chosen at the last racing run, not before (the narrow one at once) */
+            if (measured && N >= 8)
+                assert_int_equal(choice != 0, run == EXEC_MATMUL_RACE_CALLS);
+        }
+        memcpy(last, C, (size_t)M * N * sizeof *last);
         memset(C, 0, (size_t)M * N * sizeof *C);
         run_fwd(g);
-        const int same = memcmp(first, C, (size_t)M * N * sizeof *C) == 0;
-        printf("MatMul %dx%dx%d ta=%d tb=%d as measured: %s, max diff %.2e, second run %s\n", M, N, K, ta, tb,
+        const int same = memcmp(last, C, (size_t)M * N * sizeof *C) == 0;
+        printf("MatMul %dx%dx%d ta=%d tb=%d as raced: %s, max diff %.2e, the run after the race %s\n", M, N, K, ta, tb,
                choice == 1   ? "the tiles"
                : choice == 2 ? "the BLAS"
-                             : "not measured",
+                             : "not raced",
                d, same ? "the same bits" : "different");
         assert_true(d < 1e-4);
         assert_true(same);
@@ -148,7 +158,7 @@ static void test_matmul_per_shape(void **state)
             assert_int_equal(choice, 2);
         else
             assert_true(choice == 1 || choice == 2);
-        free(first);
+        free(last);
         free(ref);
         exec_graph_destroy(g);
     }

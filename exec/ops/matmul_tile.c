@@ -321,18 +321,19 @@ static tile_set set_of(exec_simd s)
 
 static _Atomic int g_force_simd = EXEC_SIMD_AUTO;
 
-/* The least of r timings of f: the probe runs while other processes may
- * hold the cores, and the least is the one they disturbed least. */
-#define LEAST_NS(r, out, ...)                        \
-    do {                                             \
-        (out) = 1e30;                                \
-        for (int rep_ = 0; rep_ < (r); rep_++) {     \
-            double t0_ = (double)base_now_ns();      \
-            __VA_ARGS__;                             \
-            double d_ = (double)base_now_ns() - t0_; \
-            if (d_ < (out))                          \
-                (out) = d_;                          \
-        }                                            \
+/* The least of r timings of f on the calling thread's CPU clock: the probe
+ * runs on one thread while other processes may hold the cores, and its CPU
+ * time leaves out the time they held it. */
+#define LEAST_NS(r, out, ...)                              \
+    do {                                                   \
+        (out) = 1e30;                                      \
+        for (int rep_ = 0; rep_ < (r); rep_++) {           \
+            double t0_ = (double)base_thread_cpu_ns();     \
+            __VA_ARGS__;                                   \
+            double d_ = (double)base_thread_cpu_ns() - t0_; \
+            if (d_ < (out))                                \
+                (out) = d_;                                \
+        }                                                  \
     } while (0)
 
 /* Measures, once per process: the tiles against sgemm on one thread at a
@@ -465,12 +466,12 @@ static bool gemm_tiled(exec_kctx *k, float *ws, int nthreads, int ta, int tb, in
  * sequence), but OpenBLAS was for the Transformer's training products
  * (1024 rows against 256 to 8000 columns: 200-300 GFLOP/s against 300-365
  * at two threads, 130-160 against 340 with a transposed). So MatMul's
- * general path measures both the first time it meets a shape (M, N, K and
- * the transposes), alternating, the least of three runs each, and keeps
- * the faster for that shape in this process, whatever the thread count
- * (one choice a shape: a run's results do not depend on its threads). A
- * shape being measured by another thread runs as the probe chose. */
-enum { MM_SLOTS = 1024 };
+ * general path races both for each shape (M, N, K and the transposes) at
+ * its first MM_MEETS calls and keeps the faster for that shape in this
+ * process, whatever the thread count (one choice a shape: a run's results
+ * do not depend on its threads). A shape being measured by another thread
+ * runs as the probe chose. */
+enum { MM_SLOTS = 1024, MM_MEETS = EXEC_MATMUL_RACE_CALLS };
 
 /* c[M,N] = op(a) op(b) + beta c by the BLAS (OpenBLAS's OpenMP build
  * threads by the calling thread's OpenMP count: one inside a parallel
@@ -481,33 +482,41 @@ static void blas_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const flo
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
                 1.0f, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
 }
+enum mm_state { MM_FREE, MM_MEASURING, MM_TILES, MM_BLAS, MM_RACING };
 typedef struct mm_choice {
     int64_t M, N, K;
     int ta, tb;
-    int state; /* 0 free, 1 being measured, 2 the tiles, 3 the BLAS */
+    enum mm_state state; /* MM_RACING: between two of its first calls */
+    int meets;           /* calls raced so far */
+    double least[2];     /* the least run so far: the tiles, the BLAS */
 } mm_choice;
 static mm_choice g_mm[MM_SLOTS];
 static pthread_mutex_t g_mm_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The slot of a shape and its state into *state: where the shape is not
- * there yet, with claim the free slot it goes in, claimed (state 1 from
- * now, *state 0), without claim NULL; NULL too where the table is full. */
+/* The slot of a shape and its state into *state. A shape not there yet
+ * goes in a free slot with claim, else NULL (NULL too where the table is
+ * full). With claim, a new shape's slot or a racing one is claimed
+ * (MM_MEASURING from now) and *state is MM_FREE: the caller races it. */
 static mm_choice *mm_find(int64_t M, int64_t N, int64_t K, int ta, int tb, int claim, int *state)
 {
     uint64_t h = (uint64_t)M * 0x9e3779b97f4a7c15u ^ (uint64_t)N * 0xc2b2ae3d27d4eb4fu ^
                  (uint64_t)K * 0x165667b19e3779f9u ^ (uint64_t)(ta * 2 + tb);
     mm_choice *got = NULL;
-    *state = 0;
+    *state = MM_FREE;
     pthread_mutex_lock(&g_mm_lock);
     for (int i = 0; i < MM_SLOTS; i++) {
         mm_choice *s = &g_mm[(h + (uint64_t)i) % MM_SLOTS];
-        if (s->state == 0) {
+        if (s->state == MM_FREE) {
             if (claim)
-                *s = (mm_choice){ M, N, K, ta, tb, 1 }, got = s;
+                *s = (mm_choice){ M, N, K, ta, tb, MM_MEASURING, 0, { 1e30, 1e30 } }, got = s;
             break;
         }
         if (s->M == M && s->N == N && s->K == K && s->ta == ta && s->tb == tb) {
-            *state = s->state, got = s;
+            got = s;
+            if (claim && s->state == MM_RACING)
+                s->state = MM_MEASURING;
+            else
+                *state = (int)s->state;
             break;
         }
     }
@@ -519,14 +528,59 @@ int exec_matmul_choice(int64_t M, int64_t N, int64_t K, int ta, int tb)
 {
     int state;
     mm_find(M, N, K, ta, tb, 0, &state);
-    return state >= 2 ? state - 1 : 0;
+    return state == MM_TILES ? 1 : state == MM_BLAS ? 2 : 0;
 }
 
-static void mm_set(mm_choice *s, int state)
+static void mm_set(mm_choice *s, enum mm_state state)
 {
     pthread_mutex_lock(&g_mm_lock);
     s->state = state;
     pthread_mutex_unlock(&g_mm_lock);
+}
+
+/* One call of a shape's race: the tiles and the BLAS once each, each
+ * writing the whole of c, the one ahead so far last (its product stays in
+ * c). Each keeps its least run over the calls; the MM_MEETS-th call keeps
+ * the faster for the shape. A run is timed by the thread's CPU clock on
+ * one thread (the time other processes held the core left out), else by
+ * the wall clock. The first calls of a shape come at different moments
+ * (a later op of the step, the next step), so one busy moment cannot
+ * decide: raced inside one call, four runs by the wall clock, deepq's
+ * training in two processes of one machine ran its products 9.4% and 3.4%
+ * of the time in the tiles (bench_portable.sh, perf). True where c holds
+ * the product; false where the BLAS won and the caller's runs it. */
+static bool mm_race(exec_kctx *k, mm_choice *slot, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *a,
+                    int64_t lda, const float *b, int64_t ldb, float *c)
+{
+    const bool one = k->nthreads == 1;
+    /* the tiles first at the first call: a shape they do not take is the BLAS's at once */
+    const int lead = slot->meets && slot->least[1] < slot->least[0];
+    const int order[2] = { slot->meets ? !lead : 0, slot->meets ? lead : 1 };
+    const int was = omp_get_max_threads();
+    omp_set_num_threads(k->nthreads); /* the BLAS's threads, as the tiles' */
+    for (int i = 0; i < 2; i++) {
+        const int who = order[i];
+        const uint64_t t0 = one ? base_thread_cpu_ns() : base_now_ns();
+        if (who == 0 && !gemm_tiled_with(T.set, k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N)) {
+            omp_set_num_threads(was);
+            mm_set(slot, MM_BLAS);
+            return i == 1; /* the BLAS ran first: c holds its product */
+        }
+        if (who == 1)
+            blas_gemm(ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
+        const double t = (double)((one ? base_thread_cpu_ns() : base_now_ns()) - t0);
+        slot->least[who] = t < slot->least[who] ? t : slot->least[who];
+    }
+    omp_set_num_threads(was);
+    if (++slot->meets < MM_MEETS) {
+        mm_set(slot, MM_RACING);
+        return true;
+    }
+    const bool tiles = slot->least[0] < slot->least[1];
+    mm_set(slot, tiles ? MM_TILES : MM_BLAS);
+    if (tiles && order[1] == 1) /* the BLAS's product in c, the tiles kept */
+        gemm_tiled_with(T.set, k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
+    return tiles || order[1] == 1;
 }
 
 bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, int ta,
@@ -535,45 +589,19 @@ bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, i
     const int64_t lda = ta ? M : K, ldb = tb ? K : N;
     pthread_once(&T.once, matmul_tile_init);
     /* the probe's verdict for products no larger than its own (32 x 512 x
-     * 256: tens of microseconds, where the measurement's own six runs and
-     * its noise outweigh a choice) */
+     * 256: tens of microseconds, where the measurement's own runs and its
+     * noise outweigh a choice) */
     if (atomic_load_explicit(&g_force, memory_order_relaxed) >= 0 || !T.set.fn ||
         (double)M * (double)N * (double)K <= (double)(MM_PROBE_M * MM_PROBE_N * MM_PROBE_K))
         return gemm_tiled(k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
     int state;
     mm_choice *slot = mm_find(M, N, K, ta, tb, 1, &state);
-    if (state >= 2)
-        return state == 2 && gemm_tiled_with(T.set, k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
-    if (!slot || state == 1) /* the table full, or another thread measuring it */
+    if (state == MM_TILES || state == MM_BLAS)
+        return state == MM_TILES &&
+               gemm_tiled_with(T.set, k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
+    if (!slot || state != MM_FREE) /* the table full, or another thread racing it */
         return gemm_tiled(k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
-    /* this thread measures it, each run writing the whole of c: the tiles,
-     * the BLAS, the BLAS, the tiles (a drift over the four hits both
-     * alike), the lesser of two runs each. Three each, alternating, and
-     * the winner once more (by the caller where the BLAS won), took 7-8
-     * runs where 4-5 do: the Transformer's 18 shapes of its small training
-     * cost its first step some 390 ms of measuring, speech's 8 about 135,
-     * autoenc's 5 about 13; of two runs the lesser is as clear of a busy
-     * moment's. */
-    double tiles_ns = 1e30, blas_ns = 1e30;
-    bool fits = true;
-    const int was = omp_get_max_threads();
-    omp_set_num_threads(k->nthreads); /* the BLAS's threads, as the tiles' */
-    for (int r = 0; r < 4 && fits; r++) {
-        const bool run_tiles = r == 0 || r == 3;
-        double t0 = (double)base_now_ns(), *ns = run_tiles ? &tiles_ns : &blas_ns;
-        if (run_tiles)
-            fits = gemm_tiled_with(T.set, k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
-        else
-            blas_gemm(ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
-        const double d = (double)base_now_ns() - t0;
-        *ns = d < *ns ? d : *ns;
-    }
-    omp_set_num_threads(was);
-    const bool tiles = fits && tiles_ns < blas_ns;
-    mm_set(slot, tiles ? 2 : 3);
-    /* c holds the tiles' product where they won (the last run), as every
-     * later call of the shape; else the caller's BLAS writes it */
-    return tiles;
+    return mm_race(k, slot, ta, tb, M, N, K, a, lda, b, ldb, c);
 }
 
 /* the tiles, else sgemm (OpenBLAS's OpenMP build threads by the calling
