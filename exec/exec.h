@@ -496,11 +496,11 @@ int exec_simd_from_name(const char *name);
 int exec_matmul_tiles_probe(double *tile_gflops, double *blas_gflops);
 void exec_matmul_tiles_force(int mode, exec_simd s);
 /* What MatMul's general path (not its skinny or packed ones) chose for a
- * product of shape M x N x K with those transposes, racing both at its
- * first EXEC_MATMUL_RACE_CALLS calls of the shape unless forced: 1 the
+ * product of shape M x N x K with those transposes, trying both at its
+ * first EXEC_MATMUL_TRIAL_CALLS calls of the shape unless forced: 1 the
  * tiles, 2 the BLAS, 0 not chosen (not met that often, forced, or no
  * vector set for the tiles). */
-#define EXEC_MATMUL_RACE_CALLS 3
+#define EXEC_MATMUL_TRIAL_CALLS 3
 int exec_matmul_choice(int64_t M, int64_t N, int64_t K, int ta, int tb);
 
 /* ---- the hook (executor.c) ---------------------------------------------- */

@@ -174,8 +174,8 @@ void exec_kcache_drop(exec_kctx *k, const exec_node *n);
 
 /* MatMul c[M,N] = op(a) op(b) (a [K,M] when ta, b [N,K] when tb) in the
  * CPU's vector register tiles (ops/matmul_tile.c); true where c holds the
- * product (the first calls of a shape race the tiles and the BLAS in it);
- * false where the tiles do not apply or raced slower than the BLAS on this
+ * product (the first calls of a shape try the tiles and the BLAS in it);
+ * false where the tiles do not apply or tried slower than the BLAS on this
  * machine, c then holding no product: the caller's BLAS writes it. */
 bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, int ta,
                        int tb);

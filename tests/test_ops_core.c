@@ -88,11 +88,11 @@ static void test_matmul(void **state)
     }
 }
 
-/* MatMul's general path as raced (not forced): a shape larger than the
- * probe's (32 x 512 x 256; smaller ones follow the probe, unraced) races
- * the tiles and the BLAS at its first EXEC_MATMUL_RACE_CALLS runs and then
+/* MatMul's general path as tried (not forced): a shape larger than the
+ * probe's (32 x 512 x 256; smaller ones follow the probe, untried) tries
+ * the tiles and the BLAS at its first EXEC_MATMUL_TRIAL_CALLS runs and then
  * keeps the faster. Every run's output is right (against the double
- * reference); the choice is made at the last racing run, not before, and
+ * reference); the choice is made at the last trial run, not before, and
  * the next run gives the same bits as that one; a product narrower than a
  * vector is the BLAS's at once (the tiles do not take it). */
 static void test_matmul_per_shape(void **state)
@@ -131,24 +131,24 @@ static void test_matmul_per_shape(void **state)
             }
         double d = 0;
         int choice = 0;
-        for (int run = 1; run <= EXEC_MATMUL_RACE_CALLS; run++) {
+        for (int run = 1; run <= EXEC_MATMUL_TRIAL_CALLS; run++) {
             memset(C, 0, (size_t)M * N * sizeof *C);
             run_fwd(g);
             const double dr = maxdiff(C, ref, (int64_t)M * N);
             d = dr > d ? dr : d;
             choice = exec_matmul_choice(M, N, K, ta, tb);
-            /* chosen at the last racing run, not before (the narrow one at once) */
+            /* chosen at the last trial run, not before (the narrow one at once) */
             if (measured && N >= 8)
-                assert_int_equal(choice != 0, run == EXEC_MATMUL_RACE_CALLS);
+                assert_int_equal(choice != 0, run == EXEC_MATMUL_TRIAL_CALLS);
         }
         memcpy(last, C, (size_t)M * N * sizeof *last);
         memset(C, 0, (size_t)M * N * sizeof *C);
         run_fwd(g);
         const int same = memcmp(last, C, (size_t)M * N * sizeof *C) == 0;
-        printf("MatMul %dx%dx%d ta=%d tb=%d as raced: %s, max diff %.2e, the run after the race %s\n", M, N, K, ta, tb,
+        printf("MatMul %dx%dx%d ta=%d tb=%d as tried: %s, max diff %.2e, the run after the trial %s\n", M, N, K, ta, tb,
                choice == 1   ? "the tiles"
                : choice == 2 ? "the BLAS"
-                             : "not raced",
+                             : "not tried",
                d, same ? "the same bits" : "different");
         assert_true(d < 1e-4);
         assert_true(same);

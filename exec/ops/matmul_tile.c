@@ -466,12 +466,12 @@ static bool gemm_tiled(exec_kctx *k, float *ws, int nthreads, int ta, int tb, in
  * sequence), but OpenBLAS was for the Transformer's training products
  * (1024 rows against 256 to 8000 columns: 200-300 GFLOP/s against 300-365
  * at two threads, 130-160 against 340 with a transposed). So MatMul's
- * general path races both for each shape (M, N, K and the transposes) at
+ * general path tries both for each shape (M, N, K and the transposes) at
  * its first MM_MEETS calls and keeps the faster for that shape in this
  * process, whatever the thread count (one choice a shape: a run's results
  * do not depend on its threads). A shape being measured by another thread
  * runs as the probe chose. */
-enum { MM_SLOTS = 1024, MM_MEETS = EXEC_MATMUL_RACE_CALLS };
+enum { MM_SLOTS = 1024, MM_MEETS = EXEC_MATMUL_TRIAL_CALLS };
 
 /* c[M,N] = op(a) op(b) + beta c by the BLAS (OpenBLAS's OpenMP build
  * threads by the calling thread's OpenMP count: one inside a parallel
@@ -482,12 +482,12 @@ static void blas_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const flo
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
                 1.0f, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
 }
-enum mm_state { MM_FREE, MM_MEASURING, MM_TILES, MM_BLAS, MM_RACING };
+enum mm_state { MM_FREE, MM_MEASURING, MM_TILES, MM_BLAS, MM_TRYING };
 typedef struct mm_choice {
     int64_t M, N, K;
     int ta, tb;
-    enum mm_state state; /* MM_RACING: between two of its first calls */
-    int meets;           /* calls raced so far */
+    enum mm_state state; /* MM_TRYING: between two of its first calls */
+    int meets;           /* calls tried so far */
     double least[2];     /* the least run so far: the tiles, the BLAS */
 } mm_choice;
 static mm_choice g_mm[MM_SLOTS];
@@ -495,8 +495,8 @@ static pthread_mutex_t g_mm_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The slot of a shape and its state into *state. A shape not there yet
  * goes in a free slot with claim, else NULL (NULL too where the table is
- * full). With claim, a new shape's slot or a racing one is claimed
- * (MM_MEASURING from now) and *state is MM_FREE: the caller races it. */
+ * full). With claim, a new shape's slot or one being tried is claimed
+ * (MM_MEASURING from now) and *state is MM_FREE: the caller tries it. */
 static mm_choice *mm_find(int64_t M, int64_t N, int64_t K, int ta, int tb, int claim, int *state)
 {
     uint64_t h = (uint64_t)M * 0x9e3779b97f4a7c15u ^ (uint64_t)N * 0xc2b2ae3d27d4eb4fu ^
@@ -513,7 +513,7 @@ static mm_choice *mm_find(int64_t M, int64_t N, int64_t K, int ta, int tb, int c
         }
         if (s->M == M && s->N == N && s->K == K && s->ta == ta && s->tb == tb) {
             got = s;
-            if (claim && s->state == MM_RACING)
+            if (claim && s->state == MM_TRYING)
                 s->state = MM_MEASURING;
             else
                 *state = (int)s->state;
@@ -538,18 +538,18 @@ static void mm_set(mm_choice *s, enum mm_state state)
     pthread_mutex_unlock(&g_mm_lock);
 }
 
-/* One call of a shape's race: the tiles and the BLAS once each, each
+/* One call of a shape's trial: the tiles and the BLAS once each, each
  * writing the whole of c, the one ahead so far last (its product stays in
  * c). Each keeps its least run over the calls; the MM_MEETS-th call keeps
  * the faster for the shape. A run is timed by the thread's CPU clock on
  * one thread (the time other processes held the core left out), else by
  * the wall clock. The first calls of a shape come at different moments
  * (a later op of the step, the next step), so one busy moment cannot
- * decide: raced inside one call, four runs by the wall clock, deepq's
+ * decide: tried inside one call, four runs by the wall clock, deepq's
  * training in two processes of one machine ran its products 9.4% and 3.4%
  * of the time in the tiles (bench_portable.sh, perf). True where c holds
  * the product; false where the BLAS won and the caller's runs it. */
-static bool mm_race(exec_kctx *k, mm_choice *slot, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *a,
+static bool mm_trial(exec_kctx *k, mm_choice *slot, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *a,
                     int64_t lda, const float *b, int64_t ldb, float *c)
 {
     const bool one = k->nthreads == 1;
@@ -573,7 +573,7 @@ static bool mm_race(exec_kctx *k, mm_choice *slot, int ta, int tb, int64_t M, in
     }
     omp_set_num_threads(was);
     if (++slot->meets < MM_MEETS) {
-        mm_set(slot, MM_RACING);
+        mm_set(slot, MM_TRYING);
         return true;
     }
     const bool tiles = slot->least[0] < slot->least[1];
@@ -599,9 +599,9 @@ bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, i
     if (state == MM_TILES || state == MM_BLAS)
         return state == MM_TILES &&
                gemm_tiled_with(T.set, k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
-    if (!slot || state != MM_FREE) /* the table full, or another thread racing it */
+    if (!slot || state != MM_FREE) /* the table full, or another thread trying it */
         return gemm_tiled(k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
-    return mm_race(k, slot, ta, tb, M, N, K, a, lda, b, ldb, c);
+    return mm_trial(k, slot, ta, tb, M, N, K, a, lda, b, ldb, c);
 }
 
 /* the tiles, else sgemm (OpenBLAS's OpenMP build threads by the calling
