@@ -416,12 +416,12 @@ static void test_foreign_provider(void **state)
 static void test_unknown_schema(void **state)
 {
     (void)state;
-    scen s = { .run_begin = 1, .schema = 3 };
-    const char *dir = make("schema3", "conv", "alexnet", CTFGEN_TRAIN, 2, &s);
+    scen s = { .run_begin = 1, .schema = 4 };
+    const char *dir = make("schema4", "conv", "alexnet", CTFGEN_TRAIN, 2, &s);
     analyze_profile *p = NULL;
     assert_int_equal(analyze_read(dir, NULL, &p), ANALYZE_ERR_INPUT);
     assert_null(p);
-    assert_non_null(strstr(base_errmsg(), "unknown trace schema version 3"));
+    assert_non_null(strstr(base_errmsg(), "unknown trace schema version 4"));
     assert_null(strchr(base_errmsg(), '\n'));
 }
 
