@@ -195,10 +195,7 @@ static int has_imported(const imp_input *in, const row *r)
 /* Whether the trace has row r: not those of schema 3 (an import writes
  * schema 2: its spans, a GPU's among them, are long, and no run waits on
  * its bytes), those of `import` where the trace has them. */
-static int has_row(const imp_input *in, const row *r)
-{
-    return !r->packed && (!r->imported || has_imported(in, r));
-}
+static int has_row(const imp_input *in, const row *r) { return !r->packed && (!r->imported || has_imported(in, r)); }
 
 /* Whether the trace holds event i: one of `import` rows alone (runtime)
  * only where it has them. */

@@ -198,8 +198,7 @@ static int cb_run_begin(void *user, const tracer_run *r)
     loader *L = user;
     if (!TRACER_SCHEMA_KNOWN(r->schema)) {
         char why[BASE_ERRMSG_MAX];
-        snprintf(why, sizeof why, "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions " TRACER_SCHEMA_READS ")",
-                 L->source, r->schema);
+        snprintf(why, sizeof why, "%s: " TRACER_SCHEMA_UNKNOWN, L->source, r->schema);
         return stop(L, exec_fail(EXEC_ERR_ARG, "%s", why));
     }
     replay_machine *m = &L->p->rec;

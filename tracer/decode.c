@@ -133,7 +133,9 @@ typedef struct dtrace {
     s1slot *slots;
     int nslots, cap_slots, free_slot;
     struct dthread {
-        uint64_t vpid, vtid, last; /* a thread's last ops event */
+        uint64_t vpid, vtid;
+        uint64_t last;     /* the time of the thread's last ops event (0: none yet) */
+        uint64_t last_end; /* the end of its last record delivered */
     } * thr;
     size_t nthr, cap_thr;
     int imported; /* run_begin's version "pytorch-...": `fathom import` places an ops event at its segment's
@@ -666,13 +668,13 @@ static int graph_synced(const dtrace *t, uint64_t vpid, uint32_t graph)
     return 0;
 }
 
-/* The time of thread (vpid, vtid)'s last ops event (0: none yet), NULL
- * past 4096 threads or out of memory (then nothing bounds its records). */
-static uint64_t *thread_last(dtrace *t, uint64_t vpid, uint64_t vtid)
+/* Thread (vpid, vtid)'s bounds, NULL past 4096 threads or out of memory
+ * (then nothing bounds its records). */
+static struct dthread *thread_of(dtrace *t, uint64_t vpid, uint64_t vtid)
 {
     for (size_t i = t->nthr; i-- > 0;) /* the latest first: a step's few threads */
         if (t->thr[i].vtid == vtid && t->thr[i].vpid == vpid)
-            return &t->thr[i].last;
+            return &t->thr[i];
     if (t->nthr == 4096)
         return NULL;
     if (t->nthr == t->cap_thr) {
@@ -682,8 +684,8 @@ static uint64_t *thread_last(dtrace *t, uint64_t vpid, uint64_t vtid)
             return NULL;
         t->thr = v, t->cap_thr = cap;
     }
-    t->thr[t->nthr] = (struct dthread){ vpid, vtid, 0 };
-    return &t->thr[t->nthr++].last;
+    t->thr[t->nthr] = (struct dthread){ vpid, vtid, 0, 0 };
+    return &t->thr[t->nthr++];
 }
 
 /* The lengths of an ops event's sequences agree: nodes, begins and ends
@@ -704,8 +706,8 @@ static int64_t ops_lengths(const bt_field *pl, const evinfo *e, const bt_field *
     const int64_t nn = n[0];
     *packed = n[3] > 0 || n[4] > 0;
     const int64_t want_b = *packed ? 0 : nn, want_o = *packed ? nn : 0;
-    if (nn < 0 || n[1] != want_b || n[2] != want_b || n[3] != want_o || n[4] != want_o || (n[5] != ABSENT && n[5] != nn) ||
-        (n[6] != ABSENT && n[6] != nn))
+    if (nn < 0 || n[1] != want_b || n[2] != want_b || n[3] != want_o || n[4] != want_o ||
+        (n[5] != ABSENT && n[5] != nn) || (n[6] != ABSENT && n[6] != nn))
         return -1;
     return nn;
 }
@@ -731,7 +733,11 @@ static int ops_scratch(tracer_decoder *d, int64_t nn, int launches, int calls)
 /* One ops event's records (docs/design.md, "The trace"): a thread emits them after
  * they ran and empties its buffer, so each begins after the thread's last
  * ops event, no later than it ends, and ends no later than the event that
- * carries it (ts; not in an imported trace). A record outside that, which
+ * carries it (ts; not in an imported trace). In schema 3 a buffer may go
+ * out as several events (tracer/opspack.h), whose records begin before the
+ * events of the same buffer before them: there each begins no earlier
+ * than the thread's last record ended (a thread's records never overlap).
+ * A record outside that, which
  * a flipped bit in a stream makes (a Reshape of 16,579,204,606 s in a
  * 1.7 ms step), is an impossible time: counted with the ends before
  * begins, and delivered as 0 ns at its time that is possible (else the
@@ -762,8 +768,9 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
         return 0;
     }
     const int bounded = e->clock && !t->imported; /* without a clock: no event time to bound them */
-    uint64_t *prev = bounded ? thread_last(t, vpid, vtid) : NULL;
-    const uint64_t lo = prev ? *prev : 0, hi = bounded ? ts : UINT64_MAX;
+    struct dthread *prev = bounded ? thread_of(t, vpid, vtid) : NULL;
+    const int split = e->idx[F_offsets] >= 0; /* schema 3's event class */
+    const uint64_t lo = !prev ? 0 : split ? prev->last_end : prev->last, hi = bounded ? ts : UINT64_MAX;
     const dnode *last = NULL;
     for (int64_t i = 0; i < nn; i++) {
         const dnode *dn = last && last->node.node == d->nodes[i] ? last : node_find(t, vpid, graph, d->nodes[i]);
@@ -793,11 +800,13 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
                                 : !wrapped && op.end >= lo && op.end <= hi   ? op.end
                                                                              : hi;
         }
+        if (prev)
+            prev->last_end = op.end;
         if (deliver(d, t, &op))
             return -1;
     }
     if (prev)
-        *prev = ts;
+        prev->last = ts;
     return 0;
 }
 

@@ -347,7 +347,8 @@ tracer_status tracer_ctf_screen(tracer_trace *t, const char *source)
         if (m.kind == TRACER_CTF_NEWSCHEMA) {
             char name[64];
             snprintf(why, sizeof why,
-                     "fathom events of a schema this fathom does not read (%s; it reads versions " TRACER_SCHEMA_READS ")",
+                     "fathom events of a schema this fathom does not read (%s; it reads versions " TRACER_SCHEMA_READS
+                     ")",
                      base_printable(m.unknown_fathom, name, sizeof name));
             newschema = 1;
         } else {
