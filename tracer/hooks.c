@@ -330,6 +330,8 @@ static void h_ops(void *ctx, const exec_graph *g, uint32_t n, const uint32_t *no
     struct fathom_tp_ops b = { .graph = exec_trace_graph_id(g) };
     if (rs.period_ns) /* before the event: a statedump never misses records that precede it */
         totals_add(b.graph, n, nodes, begins, ends);
+    if (!lttng_ust_tracepoint_enabled(fathom, ops)) /* no session wants them: not packed for nothing */
+        return;
     uint32_t *off = pack_scratch(n);
     if (!off) { /* out of memory: every record exact, in one event */
         b.n = b.nwide = n, b.nodes = nodes, b.begins = begins, b.ends = ends;

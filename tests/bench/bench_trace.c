@@ -26,7 +26,7 @@
  *                    [--clock both]   (a third kind of step, traced with the op clock
  *                    on clock_gettime(): what the TSC saves, in the same run)
  *
- * Targets (docs/design.md, "The trace", schema 2): disabled under 2 ns an op, traced /
+ * Targets (docs/design.md, "The trace", schema 3): disabled under 2 ns an op, traced /
  * untraced at most 1.01 on every workload.  Exit status 0 unless a
  * measurement could not be made (targets are reported, not asserted).
  * tests/bench/bench_schema.sh compares archive bytes per op and analysis
