@@ -443,7 +443,7 @@ static void test_unknown_schema(void **state)
  *      event (a begin's high bits cleared);
  * and in schema 3 alone, the packed records' own:
  *   8: the ops events lack their base (every one malformed);
- *   9: in step 1, a packed record whose offset puts it after its ops event;
+ *   9: in step 1, a packed record whose gap puts it after its ops event;
  *  10: in step 1, an event of packed records whose durations are one short;
  *  11: in step 1, an event of packed records whose base and duration pass
  *      2^64 ns;
@@ -491,16 +491,16 @@ static const char *make_ops_trace(const char *name, uint32_t schema, int defect)
         uint32_t wn[1] = { 2 };
         uint64_t wb[1] = { b + 200 }, we[1] = { b + 450 };
         assert_int_equal(ctfgen_ops(g, b + 460, S2_WORKER, 0, 1, wn, 1, wb, 1, we), 0);
-        uint32_t off[2] = { 0, 500 }, dur[2] = { 400, 100 };
+        uint32_t gap[2] = { 0, 100 }, dur[2] = { 400, 100 };
         if (defect == 9 && st == 1)
-            off[1] = 5000; /* begins 4.4 us after its event */
+            gap[1] = 5000; /* begins 4.7 us after its event */
         if (defect == 11 && st == 1)
             dur[0] = 1000;
         uint64_t base = defect == 11 && st == 1 ? UINT64_MAX - 600 : b;
         if (defect == 2 && st == 0)
             assert_int_equal(ctfgen_ops(g, b + 700, S2_MAIN, 0, 2, nodes, 2, begins, 1, ends), 0);
         else if (defect >= 9 && defect <= 12 && st == 1)
-            assert_int_equal(ctfgen_ops_packed(g, b + 700, S2_MAIN, 0, base, 2, nodes, 2, off, defect == 10 ? 1 : 2,
+            assert_int_equal(ctfgen_ops_packed(g, b + 700, S2_MAIN, 0, base, 2, nodes, 2, gap, defect == 10 ? 1 : 2,
                                                dur, defect == 12 ? 2 : 0, begins, defect == 12 ? 2 : 0, ends),
                              0);
         else
@@ -676,7 +676,7 @@ static void test_schema3(void **state)
     assert_int_equal(p->diag.malformed_events, 6);
     assert_int_equal(p->ops_seen, 0);
     analyze_profile_destroy(p);
-    /* 9: an offset past its event: an impossible time, 0 ns */
+    /* 9: a gap past its event: an impossible time, 0 ns */
     assert_int_equal(analyze_read(make_ops_trace("s3-past", 3, 9), NULL, &p), 0);
     assert_int_equal(p->diag.negative_time, 1);
     assert_int_equal(optype(p, "Relu")->all.ns, 200);
@@ -689,7 +689,7 @@ static void test_schema3(void **state)
     analyze_profile_warnings(p, w, sizeof w);
     assert_non_null(strstr(w, "run_end says 9 ops ran, the trace holds 7"));
     analyze_profile_destroy(p);
-    /* 11: base + duration wraps: impossible times, both records */
+    /* 11: base + duration wraps: impossible times, the record and the one after it */
     assert_int_equal(analyze_read(make_ops_trace("s3-wrap", 3, 11), NULL, &p), 0);
     assert_int_equal(p->diag.negative_time, 2);
     assert_int_equal(optype(p, "MatMul")->all.ns, 800);
@@ -701,44 +701,47 @@ static void test_schema3(void **state)
     analyze_profile_destroy(p);
 }
 
-/* The split rule (tracer/opspack.h): records 4.29 s and more apart start
- * a new event, and one lasting that long or ending before it begins goes
- * exact; decoded, a schema-3 trace of such records reads as they were. */
+/* The split rule (tracer/opspack.h): a record 4.29 s or more after the one
+ * before starts a new event, and one lasting that long or ending before it
+ * begins goes exact; decoded, a schema-3 trace of such records reads as
+ * they were. */
 static void test_schema3_split(void **state)
 {
     (void)state;
     const uint64_t S = 1000000000ull, M = UINT32_MAX;
     /* begin, end, and the event each starts (1: a new one) and its form */
-    static const struct {
+    const struct {
         uint64_t b, e;
         int starts, packed;
     } r[] = {
         { 0, 400, 1, 1 },
-        { M, M + 1, 0, 1 },               /* offset 2^32 - 1: still packs */
-        { M + 1, M + 1 + M, 1, 1 },       /* offset 2^32: a new base; duration 2^32 - 1 */
-        { 9 * S, 9 * S + M + 1, 1, 0 },   /* duration 2^32: exact */
-        { 14 * S, 14 * S - 5, 0, 0 },     /* ends before it begins: exact too */
-        { 15 * S + 1, 15 * S + 2, 1, 1 }, /* packs again */
-        { 16 * S, 16 * S + 300, 0, 1 },
+        { M + 400, M + 401, 0, 1 },         /* a gap of 2^32 - 1: still packs */
+        { 2 * M + 402, 3 * M + 402, 1, 1 }, /* a gap of 2^32: a new base; a duration of 2^32 - 1 */
+        { 3 * M + 407, 4 * M + 408, 1, 0 }, /* a duration of 2^32: exact */
+        { 4 * M + 418, 4 * M + 413, 0, 0 }, /* ends before it begins: exact too */
+        { 4 * M + 518, 4 * M + 519, 1, 1 }, /* packs again */
+        { 4 * M + 526, 4 * M + 826, 0, 1 },
     };
     enum { N = sizeof r / sizeof r[0] };
     const uint64_t t0 = 5000; /* the trace's first record */
     uint64_t b[N], e[N];
-    uint32_t off[N], dur[N], nodes[N];
+    uint32_t gap[N], dur[N], nodes[N];
     for (int i = 0; i < N; i++)
         b[i] = t0 + r[i].b, e[i] = t0 + r[i].e, nodes[i] = (uint32_t)i % 2;
     for (uint32_t i = 0; i < N;) {
         int packed;
         assert_int_equal(r[i].starts, 1);
-        uint32_t k = tracer_ops_next(N - i, b + i, e + i, off + i, dur + i, &packed);
+        uint32_t k = tracer_ops_next(N - i, b + i, e + i, gap + i, dur + i, &packed);
         assert_true(k >= 1 && i + k <= N);
         assert_int_equal(packed, r[i].packed);
+        uint64_t at = b[i]; /* the base */
         for (uint32_t j = i; j < i + k; j++) {
             assert_int_equal(r[j].packed, packed);
             assert_int_equal(r[j].starts, j == i);
             if (packed) {
-                assert_int_equal(b[i] + off[j], b[j]);
+                assert_int_equal(at + gap[j], b[j]);
                 assert_int_equal(b[j] + dur[j], e[j]);
+                at = e[j];
             }
         }
         i += k;
@@ -760,9 +763,9 @@ static void test_schema3_split(void **state)
         ctfgen_node_def(g, 3, S2_MAIN, 0, 1, relu, CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 1, in, 1, out, 0, NULL, 1, 1),
         0);
     assert_int_equal(ctfgen_step_begin(g, 4, S2_MAIN, 0), 0);
-    assert_int_equal(ctfgen_ops(g, t0 + 17 * S, S2_MAIN, 0, N, nodes, N, b, N, e), 0);
-    assert_int_equal(ctfgen_step_end(g, t0 + 17 * S + 1, S2_MAIN, 0, 1.0), 0);
-    assert_int_equal(ctfgen_run_end(g, t0 + 17 * S + 2, S2_MAIN, 0, N), 0);
+    assert_int_equal(ctfgen_ops(g, t0 + 18 * S, S2_MAIN, 0, N, nodes, N, b, N, e), 0);
+    assert_int_equal(ctfgen_step_end(g, t0 + 18 * S + 1, S2_MAIN, 0, 1.0), 0);
+    assert_int_equal(ctfgen_run_end(g, t0 + 18 * S + 2, S2_MAIN, 0, N), 0);
     assert_int_equal(ctfgen_close(g), 0);
     analyze_profile *p = NULL;
     assert_int_equal(analyze_read(dir, NULL, &p), 0);

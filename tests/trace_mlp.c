@@ -45,7 +45,7 @@
 #include <unistd.h>
 
 /* The long records: ops of graph g on a thread of its own (whose first
- * ops event bounds nothing), from 20 s ago to 3 s ago. */
+ * ops event bounds nothing), from 20 s ago to 2.8 s ago. */
 struct long_ops {
     const exec_graph *g;
     int rc;
@@ -56,16 +56,16 @@ static void *long_thread(void *arg)
 {
     struct long_ops *L = arg;
     const uint64_t S = 1000000000ull, M = UINT32_MAX;
-    static const struct {
+    const struct {
         uint64_t b, e;
     } r[] = {
-        { 0, 400 },                 /* packed, the base */
-        { M, M + 1 },               /* offset 2^32 - 1: still packed */
-        { M + 1, M + 1 + M },       /* offset 2^32: a new event; duration 2^32 - 1 */
-        { 9 * S, 9 * S + M + 1 },   /* duration 2^32: exact */
-        { 14 * S, 14 * S - 5 },     /* ends before it begins: exact */
-        { 15 * S + 1, 15 * S + 2 }, /* packed again */
-        { 16 * S, 16 * S + 300 },
+        { 0, 400 },                   /* packed, the base */
+        { M + 400, M + 401 },         /* a gap of 2^32 - 1: still packed */
+        { 2 * M + 402, 3 * M + 402 }, /* a gap of 2^32: a new event; a duration of 2^32 - 1 */
+        { 3 * M + 407, 4 * M + 408 }, /* a duration of 2^32: exact */
+        { 4 * M + 418, 4 * M + 413 }, /* ends before it begins: exact */
+        { 4 * M + 518, 4 * M + 519 }, /* packed again */
+        { 4 * M + 526, 4 * M + 826 },
     };
     enum { N = sizeof r / sizeof r[0] };
     uint64_t now = base_now_ns(), b[N], e[N];

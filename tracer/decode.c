@@ -689,17 +689,17 @@ static struct dthread *thread_of(dtrace *t, uint64_t vpid, uint64_t vtid)
 }
 
 /* The lengths of an ops event's sequences agree: nodes, begins and ends
- * (schema 2, or a schema-3 event of exact records, its offsets and
- * durations empty), or nodes, offsets and durations (schema 3 packed, its
- * begins and ends empty); launches and calls, where present, as nodes.
+ * (schema 2, or a schema-3 event of exact records, its gaps and durations
+ * empty), or nodes, gaps and durations (schema 3 packed, its begins and
+ * ends empty); launches and calls, where present, as nodes.
  * Returns the records' count, -1 where they disagree; *packed 1 for the
  * packed form. */
 static int64_t ops_lengths(const bt_field *pl, const evinfo *e, const bt_field **a, int *packed)
 {
-    static const enum slot f[] = { F_nodes, F_begins, F_ends, F_offsets, F_durations, F_launches, F_calls };
+    static const enum slot f[] = { F_nodes, F_begins, F_ends, F_gaps, F_durations, F_launches, F_calls };
     enum { ABSENT = -2 }; /* launches, calls: an older archive's, fathom's recordings' */
     int64_t n[7];
-    for (int k = 0; k < 7; k++) {
+    for (int k = 0; k < 7; k++) { /* absent: nodes, begins, ends malformed; gaps, durations empty (schema 2) */
         a[k] = NULL;
         n[k] = e->ftype[f[k]] == FT_ARRAY ? array_len(pl, e, f[k], &a[k]) : k < 3 ? -1 : k < 5 ? 0 : ABSENT;
     }
@@ -737,16 +737,16 @@ static int ops_scratch(tracer_decoder *d, int64_t nn, int launches, int calls)
  * out as several events (tracer/opspack.h), whose records begin before the
  * events of the same buffer before them: there each begins no earlier
  * than the thread's last record ended (a thread's records never overlap).
- * A record outside that, which
- * a flipped bit in a stream makes (a Reshape of 16,579,204,606 s in a
- * 1.7 ms step), is an impossible time: counted with the ends before
- * begins, and delivered as 0 ns at its time that is possible (else the
- * event's), so that no sum takes it in. A packed record (schema 3) whose
- * begin or end passes 2^64 ns from its base is one too. */
+ * A record outside that, which a flipped bit in a stream makes (a Reshape
+ * of 16,579,204,606 s in a 1.7 ms step), is an impossible time: counted
+ * with the ends before begins, and delivered as 0 ns at its time that is
+ * possible (else the event's), so that no sum takes it in. A packed record
+ * whose begin or end passes 2^64 ns is one too, as is every packed record
+ * after it in its event (their times follow from it). */
 static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e, uint64_t vpid, uint64_t vtid,
                   uint64_t ts)
 {
-    const bt_field *a[7]; /* nodes, begins, ends, offsets, durations, launches, calls */
+    const bt_field *a[7]; /* nodes, begins, ends, gaps, durations, launches, calls */
     int packed;
     const int64_t nn = ops_lengths(pl, e, a, &packed);
     uint64_t base = 0;
@@ -760,7 +760,7 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
     const bt_field *al = a[5], *ac = a[6];
     if (ops_scratch(d, nn, al != NULL, ac != NULL))
         return oom(d);
-    /* packed: offsets read where the begins go, durations where the ends go */
+    /* packed: gaps read where the begins go, durations where the ends go */
     if (array_u32(a[0], (uint64_t)nn, d->nodes) || array_u64(a[packed ? 3 : 1], (uint64_t)nn, d->begins) ||
         array_u64(a[packed ? 4 : 2], (uint64_t)nn, d->ends) || (al && array_u64(al, (uint64_t)nn, d->launches)) ||
         (ac && array_u64(ac, (uint64_t)nn, d->calls))) {
@@ -769,22 +769,24 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
     }
     const int bounded = e->clock && !t->imported; /* without a clock: no event time to bound them */
     struct dthread *prev = bounded ? thread_of(t, vpid, vtid) : NULL;
-    const int split = e->idx[F_offsets] >= 0; /* schema 3's event class */
+    const int split = e->idx[F_gaps] >= 0; /* schema 3's event class */
     const uint64_t lo = !prev ? 0 : split ? prev->last_end : prev->last, hi = bounded ? ts : UINT64_MAX;
     const dnode *last = NULL;
+    uint64_t at = base; /* packed: the end of the record before */
+    int wrapped = 0;    /* packed: a begin or end passed 2^64 ns, and with it every later one */
     for (int64_t i = 0; i < nn; i++) {
+        uint64_t b = d->begins[i], en = d->ends[i];
+        if (packed) { /* before the node's look-up: an undefined node's record still moves the time on */
+            b = at + d->begins[i], en = b + d->ends[i];
+            wrapped |= b < at || en < b;
+            at = en;
+        }
         const dnode *dn = last && last->node.node == d->nodes[i] ? last : node_find(t, vpid, graph, d->nodes[i]);
         if (!dn) {
             t->diag.undefined_nodes++;
             continue;
         }
         last = dn;
-        uint64_t b = d->begins[i], en = d->ends[i];
-        int wrapped = 0;
-        if (packed) {
-            b += base, en += b;
-            wrapped = b < base || en < b;
-        }
         tracer_op op = {
             .node = &dn->node,
             .begin = to_ns(e, b),

@@ -292,7 +292,7 @@ static void h_node_def(void *ctx, const exec_graph *g, const exec_node *n, uint6
 }
 
 /* ---- op records, packed (schema 3: tracer/opspack.h) -------------------
- * Each thread packs its batches into a scratch of its own, offsets then
+ * Each thread packs its batches into a scratch of its own, gaps then
  * durations, grown to the largest batch it has flushed: no allocation a
  * flush after the first, freed when the thread exits. */
 static pthread_key_t pack_key;
@@ -332,18 +332,18 @@ static void h_ops(void *ctx, const exec_graph *g, uint32_t n, const uint32_t *no
         totals_add(b.graph, n, nodes, begins, ends);
     if (!lttng_ust_tracepoint_enabled(fathom, ops)) /* no session wants them: not packed for nothing */
         return;
-    uint32_t *off = pack_scratch(n);
-    if (!off) { /* out of memory: every record exact, in one event */
+    uint32_t *gap = pack_scratch(n);
+    if (!gap) { /* out of memory: every record exact, in one event */
         b.n = b.nwide = n, b.nodes = nodes, b.begins = begins, b.ends = ends;
         lttng_ust_tracepoint(fathom, ops, &b);
         return;
     }
-    uint32_t *dur = off + n;
+    uint32_t *dur = gap + n;
     for (uint32_t i = 0; i < n;) {
         int packed;
-        uint32_t k = tracer_ops_next(n - i, begins + i, ends + i, off + i, dur + i, &packed);
+        uint32_t k = tracer_ops_next(n - i, begins + i, ends + i, gap + i, dur + i, &packed);
         b.n = k, b.nodes = nodes + i;
-        b.npacked = packed ? k : 0, b.base = begins[i], b.offsets = off + i, b.durations = dur + i;
+        b.npacked = packed ? k : 0, b.base = begins[i], b.gaps = gap + i, b.durations = dur + i;
         b.nwide = packed ? 0 : k, b.begins = begins + i, b.ends = ends + i;
         lttng_ust_tracepoint(fathom, ops, &b);
         i += k;

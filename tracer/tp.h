@@ -75,7 +75,7 @@ struct fathom_tp_totals {
     FATHOM_SCHEMA_graph_totals(TP_MEMBER, _)
 };
 /* ops' fields: n records of one thread, one graph, either packed (npacked
- * = n offsets and durations from base, nwide = 0) or exact (nwide = n
+ * = n gaps and durations from base, nwide = 0) or exact (nwide = n
  * begins and ends, npacked = 0): tracer/opspack.h. */
 struct fathom_tp_ops {
     uint32_t n, nwide, npacked;

@@ -137,14 +137,9 @@ static double raw_ops_events(long n, uint32_t cap)
 {
     uint32_t *nodes = calloc(cap, sizeof *nodes);
     uint64_t *t = calloc(cap, sizeof *t);
-    struct fathom_tp_ops o = { .graph = 0,
-                               .n = cap,
-                               .npacked = cap,
-                               .nodes = nodes,
-                               .offsets = nodes,
-                               .durations = nodes,
-                               .begins = t,
-                               .ends = t };
+    struct fathom_tp_ops o = {
+        .graph = 0, .n = cap, .npacked = cap, .nodes = nodes, .gaps = nodes, .durations = nodes, .begins = t, .ends = t
+    };
     const struct fathom_tp_ops *volatile op = &o;
     double t0 = now_ns();
     for (long i = 0; i < n; i++)

@@ -5,9 +5,9 @@
 #   - every node an ops record names has a node_def (same vpid and graph)
 #     before that record;
 #   - the sequences of an ops event agree: nodes, begins and ends of the
-#     same length; or (schema 3, packed) nodes, offsets and durations, its
-#     begins and ends empty, each record's begin base + offset and its end
-#     begin + duration;
+#     same length; or (schema 3, packed) nodes, gaps and durations, its
+#     begins and ends empty, each record's begin the end of the one before
+#     (the first's: base) + its gap, and its end begin + duration;
 #   - each thread's records are in order and do not overlap, and each lies
 #     inside the ops event's own time (it was emitted after they ended);
 #   - every record of a step lies between the step's step_begin and
@@ -48,14 +48,14 @@ function die(msg) { print "check_ops.awk: " msg > "/dev/stderr"; bad = 1; exit 1
     nb = arr("begins"); for (k = 1; k <= nb; k++) b[k] = A[k]
     ne = arr("ends"); for (k = 1; k <= ne; k++) e[k] = A[k]
     no = nd = 0
-    if (index($0, " offsets = [")) {
-        no = arr("offsets"); for (k = 1; k <= no; k++) o[k] = A[k]
+    if (index($0, " gaps = [")) {
+        no = arr("gaps"); for (k = 1; k <= no; k++) o[k] = A[k]
         nd = arr("durations"); for (k = 1; k <= nd; k++) du[k] = A[k]
     }
     if (no || nd) {
         if (nb || ne || no != nn || nd != nn) die("a packed ops event with sequences of unequal lengths " nn "/" no "/" nd "/" nb "/" ne)
-        base = scalar("base") + 0
-        for (k = 1; k <= nn; k++) { b[k] = base + o[k]; e[k] = b[k] + du[k] }
+        at = scalar("base") + 0
+        for (k = 1; k <= nn; k++) { b[k] = at + o[k]; e[k] = b[k] + du[k]; at = e[k] }
         npacked++
     } else if (nn != nb || nn != ne) die("an ops event with sequences of unequal lengths " nn "/" nb "/" ne)
     nev++

@@ -38,10 +38,10 @@ function scalar(name,    i, s) {
 }
 / fathom:ops: / && scalar("vtid") != scalar("vpid") {
     n = arr("nodes", nd)
-    if (arr("offsets", of) > 0) {
+    if (arr("gaps", ga) > 0) {
         arr("durations", du)
         base = scalar("base")
-        for (k = 1; k <= n; k++) print "p", nd[k], base, of[k], du[k]
+        for (k = 1; k <= n; k++) print "p", nd[k], (k == 1 ? base : "-"), ga[k], du[k]
         printf "p" >forms
     } else {
         arr("begins", bg); arr("ends", en)
@@ -49,9 +49,14 @@ function scalar(name,    i, s) {
         printf "e" >forms
     }
 }' "$T/bt.txt" >"$T/fields.txt" || fail "awk on the trace"
-# the sums in the shell's 64-bit integers (an awk double is exact to 2^53 ns alone: 104 days)
+# the sums in the shell's 64-bit integers (an awk double is exact to 2^53 ns alone: 104 days):
+# a packed record begins its gap after the end before it (the first, after the base)
+at=0
 while read -r form node a b c; do
-    if [ "$form" = p ]; then echo "$node $((a + b)) $((a + b + c))"; else echo "$node $a $b"; fi
+    if [ "$form" = e ]; then echo "$node $a $b" && continue; fi
+    [ "$a" = - ] || at=$a
+    echo "$node $((at + b)) $((at + b + c))"
+    at=$((at + b + c))
 done <"$T/fields.txt" >"$T/got.txt"
 diff "$T/want.txt" "$T/got.txt" >"$T/diff" || fail "the records read back differ (< handed to the hook, > in the trace):
 $(head -10 "$T/diff")"
