@@ -13,57 +13,39 @@ arch=$("$TRACE_MLP" record --dir "$T/out" 1 1 long 2>"$T/rec.err") || fail "reco
 [ -s "$T/want.txt" ] || fail "trace_mlp wrote no long records"
 extract "$arch" "$T/x"
 babeltrace2 --clock-cycles "$T/x/trace" >"$T/bt.txt" 2>"$T/bt.err" || fail "babeltrace2: $(head -3 "$T/bt.err")"
-# the records of the ops events of the thread that is not the process's
-# main one (vtid != vpid), one "node begin end" a line, and the events'
-# forms, one letter each (p: packed, e: exact)
-awk -v forms="$T/forms.txt" '
-function arr(name, out,    i, s, e, n, parts, k, m) {
-    i = index($0, " " name " = [")
-    if (!i) return -1
-    s = substr($0, i + length(name) + 5)
-    e = index(s, " ]")
-    n = split(substr(s, 1, e - 1), parts, ", ")
-    m = 0
-    for (k = 1; k <= n; k++) {
-        sub(/^ *\[[0-9]+\] = /, "", parts[k])
-        if (parts[k] != "") out[++m] = parts[k]
-    }
-    return m
+# the ops events of the thread that is not the process's main one (vtid != vpid)
+grep ' fathom:ops: ' "$T/bt.txt" | grep -v 'vpid = \([0-9]*\), vtid = \1,' >"$T/long.txt" ||
+    fail "no ops event of the long records' thread"
+seq_of() { # NAME LINE: the values of sequence NAME in LINE, one a line
+    printf "%s\n" "$2" | sed -n "s/.* $1 = \[\(.*\)/\1/p" | sed 's/ \].*//' | tr ',' '\n' | sed 's/.*= //; /^ *$/d'
 }
-function scalar(name,    i, s) {
-    i = index($0, " " name " = ")
-    s = substr($0, i + length(name) + 4)
-    sub(/[,} ].*/, "", s)
-    return s
-}
-/ fathom:ops: / && scalar("vtid") != scalar("vpid") {
-    n = arr("nodes", nd)
-    if (arr("gaps", ga) > 0) {
-        arr("durations", du)
-        base = scalar("base")
-        for (k = 1; k <= n; k++) print "p", nd[k], (k == 1 ? base : "-"), ga[k], du[k]
-        printf "p" >forms
-    } else {
-        arr("begins", bg); arr("ends", en)
-        for (k = 1; k <= n; k++) print "e", nd[k], bg[k], en[k]
-        printf "e" >forms
-    }
-}' "$T/bt.txt" >"$T/fields.txt" || fail "awk on the trace"
-# the sums in the shell's 64-bit integers (an awk double is exact to 2^53 ns alone: 104 days):
-# a packed record begins its gap after the end before it (the first, after the base)
-at=0
-while read -r form node a b c; do
-    if [ "$form" = e ]; then echo "$node $a $b" && continue; fi
-    [ "$a" = - ] || at=$a
-    echo "$node $((at + b)) $((at + b + c))"
-    at=$((at + b + c))
-done <"$T/fields.txt" >"$T/got.txt"
+# each record as "node begin end", summed in the shell's 64-bit integers (an
+# awk double is exact to 2^53 ns alone: 104 days); a packed record begins its
+# gap after the end before it (the first, after the base); the events' forms,
+# one letter each (p: packed, e: exact)
+: >"$T/got.txt"
+forms=
+while read -r line; do
+    seq_of nodes "$line" >"$T/n"
+    if [ -n "$(seq_of gaps "$line")" ]; then
+        forms=${forms}p
+        at=$(printf "%s\n" "$line" | sed -n 's/.* base = \([0-9]*\).*/\1/p')
+        seq_of gaps "$line" | paste "$T/n" - >"$T/nb"
+        seq_of durations "$line" | paste "$T/nb" - | while read -r node gap dur; do
+            echo "$node $((at + gap)) $((at + gap + dur))"
+            at=$((at + gap + dur))
+        done >>"$T/got.txt"
+    else
+        forms=${forms}e
+        seq_of begins "$line" | paste -d' ' "$T/n" - >"$T/nb"
+        seq_of ends "$line" | paste -d' ' "$T/nb" - >>"$T/got.txt"
+    fi
+done <"$T/long.txt"
 diff "$T/want.txt" "$T/got.txt" >"$T/diff" || fail "the records read back differ (< handed to the hook, > in the trace):
 $(head -10 "$T/diff")"
-[ "$(cat "$T/forms.txt")" = "ppep" ] ||
-    fail "the long records went out as events '$(cat "$T/forms.txt")', not packed, packed, exact, packed"
+[ "$forms" = ppep ] || fail "the long records went out as events '$forms', not packed, packed, exact, packed"
 "$FATHOM" info "$arch" >"$T/info.txt" 2>&1 || fail "fathom info: $(tail -3 "$T/info.txt")"
 ! grep -qi malformed "$T/info.txt" || fail "the decoder finds malformed events: $(grep -i malformed "$T/info.txt")"
-note "$(wc -l <"$T/got.txt") long records in events $(cat "$T/forms.txt"), read back exactly"
+note "$(wc -l <"$T/got.txt") long records in events $forms, read back exactly"
 check_no_session_left
 echo PASS
