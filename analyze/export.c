@@ -221,9 +221,9 @@ static int cb_run_begin(void *user, const tracer_run *r)
     uint64_t pid, tid;
     if (at(x, &ts, &pid, &tid))
         return -1;
-    if (r->schema != TRACER_SCHEMA_V1 && r->schema != TRACER_SCHEMA_V2)
-        return analyze_fail_rc(ANALYZE_ERR_INPUT, "trace schema %u: this exporter reads schemas %d and %d", r->schema,
-                               TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
+    if (!TRACER_SCHEMA_KNOWN(r->schema))
+        return analyze_fail_rc(ANALYZE_ERR_INPUT, "trace schema %u: this exporter reads schemas " TRACER_SCHEMA_READS,
+                               r->schema);
     const char *keys[] = { "model", "mode", "preset", "version", "blas", "cpu" };
     const char *vals[] = { r->model, r->mode, r->preset, r->version, r->blas, r->cpu };
     int bad = 0;

@@ -192,12 +192,17 @@ static int has_imported(const imp_input *in, const row *r)
     return in->t->call != NULL;
 }
 
+/* Whether the trace has row r: not those of schema 3 (an import writes
+ * schema 2: its spans, a GPU's among them, are long, and no run waits on
+ * its bytes), those of `import` where the trace has them. */
+static int has_row(const imp_input *in, const row *r) { return !r->packed && (!r->imported || has_imported(in, r)); }
+
 /* Whether the trace holds event i: one of `import` rows alone (runtime)
  * only where it has them. */
 static int has_event(const imp_input *in, int i)
 {
     for (size_t k = 0; k < ev_rows[i].n; k++)
-        if (!ev_rows[i].rows[k].imported || has_imported(in, &ev_rows[i].rows[k]))
+        if (has_row(in, &ev_rows[i].rows[k]))
             return 1;
     return 0;
 }
@@ -234,7 +239,7 @@ static int build_classes(bt_self_component *self, imp_input *in)
         bt_field_class *p = bt_field_class_structure_create(tc);
         int ok = p != NULL;
         for (size_t k = 0; ok && k < ev_rows[i].n; k++)
-            if (!ev_rows[i].rows[k].imported || has_imported(in, &ev_rows[i].rows[k]))
+            if (has_row(in, &ev_rows[i].rows[k]))
                 ok = !member(p, ev_rows[i].rows[k].name, row_fc(in, &ev_rows[i].rows[k]));
         in->ec[i] = event_class(in->sc, ev_rows[i].name, p, ok);
     }

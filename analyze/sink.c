@@ -87,10 +87,9 @@ static int cb_run_begin(void *user, const tracer_run *r)
 {
     traceprof *t = user;
     analyze_profile *p = t->prof;
-    if (r->schema != TRACER_SCHEMA_V1 && r->schema != TRACER_SCHEMA_V2)
-        return base_fail_into(t->sink->err, sizeof t->sink->err, -1,
-                              "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)",
-                              p->source, r->schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
+    if (!TRACER_SCHEMA_KNOWN(r->schema))
+        return base_fail_into(t->sink->err, sizeof t->sink->err, -1, "%s: " TRACER_SCHEMA_UNKNOWN, p->source,
+                              r->schema);
     analyze_meta m = {
         .schema = r->schema,
         .model = (char *)r->model,

@@ -101,7 +101,7 @@ static int cmd_version(int argc, char **argv)
         }
         return cli_usage_error("version", "unexpected argument '%s'", argv[1]);
     }
-    printf("fathom %s\ntrace schema %d (reads 1 and 2)\nblas: %s\ncpu: %s (%d cores)\n", FATHOM_VERSION,
+    printf("fathom %s\ntrace schema %d (reads " TRACER_SCHEMA_READS ")\nblas: %s\ncpu: %s (%d cores)\n", FATHOM_VERSION,
            TRACER_SCHEMA_CURRENT, exec_blas_config(), exec_cpu_model(), exec_cores());
     double quota = exec_cpu_quota();
     if (quota > 0)

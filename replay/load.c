@@ -196,10 +196,9 @@ static void copy_str(char *out, size_t len, const char *s) { snprintf(out, len, 
 static int cb_run_begin(void *user, const tracer_run *r)
 {
     loader *L = user;
-    if (r->schema != TRACER_SCHEMA_V1 && r->schema != TRACER_SCHEMA_V2) {
+    if (!TRACER_SCHEMA_KNOWN(r->schema)) {
         char why[BASE_ERRMSG_MAX];
-        snprintf(why, sizeof why, "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)",
-                 L->source, r->schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
+        snprintf(why, sizeof why, "%s: " TRACER_SCHEMA_UNKNOWN, L->source, r->schema);
         return stop(L, exec_fail(EXEC_ERR_ARG, "%s", why));
     }
     replay_machine *m = &L->p->rec;

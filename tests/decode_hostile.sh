@@ -19,6 +19,8 @@ mkdir -p "$TMPDIR"
 
 # 1. a negative sequence length (Babeltrace2 2.0.4 crashes on it)
 "$GEN" "$T/neg" conv alexnet train 3 schema=2 lying_length=2147483649 >/dev/null || exit 1
+#    and in schema 3, its ops records packed
+"$GEN" "$T/neg3" conv alexnet train 3 schema=3 lying_length=2147483649 >/dev/null || exit 1
 # 2. truncated metadata: a reference archive's LTTng (packetized) metadata cut
 #    at sizes where the ctf plugin spins, then archived again
 ref=$(ls "$REF"/memnet-train-*.tar.zst | head -1)
@@ -34,7 +36,7 @@ for n in 3000; do
     cuts="$cuts $T/cut$n/trace $T/cut$n.tar.zst"
 done
 
-for src in "$T/neg" $cuts; do
+for src in "$T/neg" "$T/neg3" $cuts; do
     for cmd in "info" "analyze breakdown" "analyze memory" "export --perfetto -o $T/out.json" "replay --iterations 1" \
                "report -o $T/rep"; do
         start=$(date +%s)

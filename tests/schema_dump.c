@@ -2,9 +2,10 @@
  * schema_table compares them with the traces each writer makes: one line a
  * field, "fathom:EVENT NAME TYPE", TYPE as u32, s64, double, string,
  * enum u8 or array u32 (a sequence of u32 elements); a row that only
- * `fathom import` writes, where the trace has it, ends in " (import)".
+ * `fathom import` writes, where the trace has it, ends in " (import)", one
+ * of schema 3 alone (the packed op records) in " (packed)".
  *
- * usage: schema_dump [1|2]   (the events of that schema version; all without) */
+ * usage: schema_dump [1|2]   (the events of that schema version, 2 for 2 and 3; all without) */
 #include "tracer/schema.def"
 
 #include <stdint.h>
@@ -43,7 +44,7 @@ int main(int argc, char **argv)
             case FATHOM_SCHEMA_KIND_ENUM: printf("enum %s", num); break;
             case FATHOM_SCHEMA_KIND_SEQ: printf("array %s", num); break;
             }
-            printf("%s\n", r->imported ? " (import)" : "");
+            printf("%s\n", r->imported ? " (import)" : r->packed ? " (packed)" : "");
         }
     }
     return 0;

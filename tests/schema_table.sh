@@ -54,12 +54,15 @@ $(head -20 "$T/diff")"
     note "$who: $(wc -l <"$file") fields of $# events as the table"
 }
 
-# the rows every writer writes, and those of `fathom import` alone (where
-# the trace has them: launches, calls and the runtime event, in a GPU trace)
+# the rows every writer of schema 2 writes, those of `fathom import` alone
+# (where the trace has them: launches, calls and the runtime event, in a
+# GPU trace), and those of a writer of schema 3 (the packed op records)
 "$SCHEMA_DUMP" >"$T/all" || fail "schema_dump"
-grep -v ' (import)$' "$T/all" >"$T/table"
-sed 's/ (import)$//' "$T/all" >"$T/table.import"
+grep -v ' (import)$\| (packed)$' "$T/all" >"$T/table"
+grep -v ' (packed)$' "$T/all" | sed 's/ (import)$//' >"$T/table.import"
+grep -v ' (import)$' "$T/all" | sed 's/ (packed)$//' >"$T/table.packed"
 [ "$(wc -l <"$T/table")" -gt 60 ] || fail "schema_dump printed $(wc -l <"$T/table") rows"
+[ "$(grep -c '^fathom:ops .* (packed)$' "$T/all")" = 3 ] || fail "schema_dump: not the 3 packed rows of ops"
 
 # the comparison sees a row the writer lacks, and one it adds
 "$CTFGEN_TOOL" "$T/gen" conv mlp train 2 schema=2 || fail "ctfgen_tool"
@@ -71,11 +74,17 @@ grep -v '^fathom:ops ends ' "$T/gen.fields" >"$T/less"
 (compare self "$T/more" run_begin run_end step_begin step_end node_def ops op_begin op_end tensor_alloc \
     tensor_free) 2>/dev/null && fail "an extra row went unseen"
 
-# the test generator: every event but the statedump's
+# the test generator: every event but the statedump's, in schema 2 and 3
 compare ctfgen "$T/gen.fields" run_begin run_end step_begin step_end node_def ops op_begin op_end tensor_alloc \
     tensor_free
 "$FATHOM" info "$T/gen" >"$T/gen.info" 2>&1 || fail "fathom info on the generated trace: $(tail -3 "$T/gen.info")"
 ! grep -qi malformed "$T/gen.info" || fail "the decoder finds malformed events: $(grep -i malformed "$T/gen.info")"
+"$CTFGEN_TOOL" "$T/gen3" conv mlp train 2 schema=3 || fail "ctfgen_tool schema=3"
+fields "$T/gen3" >"$T/gen3.fields"
+TABLE=$T/table.packed compare "ctfgen (schema 3)" "$T/gen3.fields" run_begin run_end step_begin step_end node_def ops \
+    op_begin op_end tensor_alloc tensor_free
+"$FATHOM" info "$T/gen3" >"$T/gen3.info" 2>&1 || fail "fathom info on the schema-3 trace: $(tail -3 "$T/gen3.info")"
+! grep -qi malformed "$T/gen3.info" || fail "the decoder finds malformed events in schema 3: $(grep -i malformed "$T/gen3.info")"
 
 # the importer: the events of a run without its tensors' frees
 "$FATHOM" import -o "$T/imp.tar.zst" "$PYTORCH" >/dev/null 2>"$T/imp.err" || fail "import: $(cat "$T/imp.err")"
@@ -94,12 +103,13 @@ fields "$(dirname "$(find "$T/gpu" -name metadata | head -1)")" >"$T/gpu.fields"
 TABLE=$T/table.import compare "importer (GPU)" "$T/gpu.fields" run_begin run_end step_begin step_end node_def ops runtime \
     tensor_alloc
 
-# the provider: a trace recorded with LTTng holds every schema-2 event class
+# the provider: a trace recorded with LTTng holds every event class of
+# schema 2, with the packed rows of schema 3
 ensure_sessiond
 arch=$("$TRACE_MLP" record --dir "$T/rec" 1 1 2>"$T/rec.err" | tail -1) || fail "record: $(cat "$T/rec.err")"
 mkdir -p "$T/rec/x" && tar -C "$T/rec/x" -xf "$arch" || fail "extract the recording"
 fields "$(dirname "$(find "$T/rec/x" -name metadata | head -1)")" >"$T/rec.fields"
-compare provider "$T/rec.fields" $("$SCHEMA_DUMP" 2 | cut -d' ' -f1 | uniq | sed 's/^fathom://')
+TABLE=$T/table.packed compare provider "$T/rec.fields" $("$SCHEMA_DUMP" 2 | cut -d' ' -f1 | uniq | sed 's/^fathom://')
 "$FATHOM" info "$arch" >"$T/rec.info" 2>&1 || fail "fathom info on the recording: $(tail -3 "$T/rec.info")"
 ! grep -qi malformed "$T/rec.info" || fail "the decoder finds malformed events in the recording"
 echo "PASS: schema_table"

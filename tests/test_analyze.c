@@ -20,6 +20,7 @@
 #include "fixtures/scenario.h"
 #include "fixtures/testdir.h"
 #include "tracer/archive.h"
+#include "tracer/opspack.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -416,17 +417,18 @@ static void test_foreign_provider(void **state)
 static void test_unknown_schema(void **state)
 {
     (void)state;
-    scen s = { .run_begin = 1, .schema = 3 };
-    const char *dir = make("schema3", "conv", "alexnet", CTFGEN_TRAIN, 2, &s);
+    scen s = { .run_begin = 1, .schema = 4 };
+    const char *dir = make("schema4", "conv", "alexnet", CTFGEN_TRAIN, 2, &s);
     analyze_profile *p = NULL;
     assert_int_equal(analyze_read(dir, NULL, &p), ANALYZE_ERR_INPUT);
     assert_null(p);
-    assert_non_null(strstr(base_errmsg(), "unknown trace schema version 3"));
+    assert_non_null(strstr(base_errmsg(), "unknown trace schema version 4"));
     assert_null(strchr(base_errmsg(), '\n'));
 }
 
-/* ---- schema 2: node_def + ops ------------------------------------------------
- * A hand-made schema-2 trace: 3 steps of MatMul (node 0, 400 ns) then Relu
+/* ---- schema 2 and 3: node_def + ops ------------------------------------------
+ * A hand-made schema-2 trace (or schema 3: its records packed, those that
+ * do not fit exact, as the provider writes them): 3 steps of MatMul (node 0, 400 ns) then Relu
  * (node 1, 100 ns) on the main thread, and BiasAdd (node 2, 250 ns) on a
  * worker thread; `defect` adds one problem:
  *   1: a record naming node 9, which no node_def describes;
@@ -438,20 +440,27 @@ static void test_unknown_schema(void **state)
  *   6: in step 1, a MatMul record whose end has bit 40 flipped: 18 minutes
  *      after the ops event that carries it;
  *   7: in step 2, a MatMul record that begins before its thread's last ops
- *      event (a begin's high bits cleared). */
+ *      event (a begin's high bits cleared);
+ * and in schema 3 alone, the packed records' own:
+ *   8: the ops events lack their base (every one malformed);
+ *   9: in step 1, a packed record whose gap puts it after its ops event;
+ *  10: in step 1, an event of packed records whose durations are one short;
+ *  11: in step 1, an event of packed records whose base and duration pass
+ *      2^64 ns;
+ *  12: in step 1, an event with packed records and exact ones at once. */
 enum { S2_MAIN = 100, S2_WORKER = 101 };
-static const char *make_schema2(const char *name, int defect)
+static const char *make_ops_trace(const char *name, uint32_t schema, int defect)
 {
     static char dir[4200];
     snprintf(dir, sizeof dir, "%s/%s", testdir_path, name);
-    ctfgen_options o = { .nstreams = 2 };
+    ctfgen_options o = { .nstreams = 2, .packed = schema == 3 ? (defect == 8 ? CTFGEN_PACKED_NO_BASE : 1) : 0 };
     ctfgen *g = ctfgen_create(dir, &o);
     assert_non_null(g);
     int mm = ctfgen_op(g, "MatMul"), relu = ctfgen_op(g, "Relu"), bias = ctfgen_op(g, "BiasAdd");
     uint64_t t = 1000;
     uint32_t in0[2] = { 1, 2 }, out0[1] = { 3 }, in1[1] = { 3 }, out1[1] = { 4 }, in2[2] = { 3, 5 }, out2[1] = { 6 };
     int64_t attrs0[2] = { 0, 1 };
-    assert_int_equal(ctfgen_run_begin(g, t++, S2_MAIN, 2, "mlp", CTFGEN_TRAIN, "tiny", 4, 3, 2, 2, 1), 0);
+    assert_int_equal(ctfgen_run_begin(g, t++, S2_MAIN, schema, "mlp", CTFGEN_TRAIN, "tiny", 4, 3, 2, 2, 1), 0);
     uint32_t shape[2] = { 4, 4 };
     for (uint32_t id = 1; id <= 6; id++)
         assert_int_equal(ctfgen_tensor_alloc(g, t++, S2_MAIN, id, CTFGEN_ACTIVATION, 2, shape, 64), 0);
@@ -482,8 +491,18 @@ static const char *make_schema2(const char *name, int defect)
         uint32_t wn[1] = { 2 };
         uint64_t wb[1] = { b + 200 }, we[1] = { b + 450 };
         assert_int_equal(ctfgen_ops(g, b + 460, S2_WORKER, 0, 1, wn, 1, wb, 1, we), 0);
+        uint32_t gap[2] = { 0, 100 }, dur[2] = { 400, 100 };
+        if (defect == 9 && st == 1)
+            gap[1] = 5000; /* begins 4.7 us after its event */
+        if (defect == 11 && st == 1)
+            dur[0] = 1000;
+        uint64_t base = defect == 11 && st == 1 ? UINT64_MAX - 600 : b;
         if (defect == 2 && st == 0)
             assert_int_equal(ctfgen_ops(g, b + 700, S2_MAIN, 0, 2, nodes, 2, begins, 1, ends), 0);
+        else if (defect >= 9 && defect <= 12 && st == 1)
+            assert_int_equal(ctfgen_ops_packed(g, b + 700, S2_MAIN, 0, base, 2, nodes, 2, gap, defect == 10 ? 1 : 2,
+                                               dur, defect == 12 ? 2 : 0, begins, defect == 12 ? 2 : 0, ends),
+                             0);
         else
             assert_int_equal(ctfgen_ops(g, b + 700, S2_MAIN, 0, 2, nodes, 2, begins, 2, ends), 0);
         held += 3;
@@ -548,13 +567,21 @@ static void test_snapshot(void **state)
     analyze_profile_destroy(ref);
 }
 
-static void test_schema2(void **state)
+/* The name of a trace of schema s for the defect's test. */
+static const char *ops_name(uint32_t s, const char *what)
 {
-    (void)state;
+    static char name[64];
+    snprintf(name, sizeof name, "s%u-%s", (unsigned)s, what);
+    return name;
+}
+
+/* make_ops_trace's defects 0 to 7 read the same in schema 2 and 3. */
+static void check_ops_defects(uint32_t schema)
+{
     analyze_profile *p = NULL;
     char w[2048];
-    assert_int_equal(analyze_read(make_schema2("s2-ok", 0), NULL, &p), 0);
-    assert_int_equal(p->meta.schema, 2);
+    assert_int_equal(analyze_read(make_ops_trace(ops_name(schema, "ok"), schema, 0), NULL, &p), 0);
+    assert_int_equal(p->meta.schema, schema);
     assert_int_equal(p->steps_seen, 3);
     assert_int_equal(p->ops_seen, 9);
     const analyze_optype *m = optype(p, "MatMul"), *r = optype(p, "Relu"), *b = optype(p, "BiasAdd");
@@ -570,7 +597,7 @@ static void test_schema2(void **state)
     analyze_profile_destroy(p);
 
     /* 1: an undefined node: a warning, the record not counted, nothing else lost */
-    assert_int_equal(analyze_read(make_schema2("s2-undef", 1), NULL, &p), 0);
+    assert_int_equal(analyze_read(make_ops_trace(ops_name(schema, "undef"), schema, 1), NULL, &p), 0);
     assert_int_equal(p->diag.undefined_nodes, 1);
     assert_int_equal(optype(p, "Relu")->all.count, 2);
     assert_int_equal(optype(p, "MatMul")->all.count, 3);
@@ -580,7 +607,7 @@ static void test_schema2(void **state)
     analyze_profile_destroy(p);
 
     /* 2: sequences of unequal lengths: the event is malformed, its records ignored */
-    assert_int_equal(analyze_read(make_schema2("s2-uneq", 2), NULL, &p), 0);
+    assert_int_equal(analyze_read(make_ops_trace(ops_name(schema, "uneq"), schema, 2), NULL, &p), 0);
     assert_int_equal(p->diag.malformed_events, 1);
     assert_int_equal(optype(p, "MatMul")->all.count, 2);
     analyze_profile_warnings(p, w, sizeof w);
@@ -589,7 +616,7 @@ static void test_schema2(void **state)
     analyze_profile_destroy(p);
 
     /* 3: an end before its begin: counted as 0 ns, said so */
-    assert_int_equal(analyze_read(make_schema2("s2-neg", 3), NULL, &p), 0);
+    assert_int_equal(analyze_read(make_ops_trace(ops_name(schema, "neg"), schema, 3), NULL, &p), 0);
     assert_int_equal(p->diag.negative_time, 1);
     assert_int_equal(optype(p, "Relu")->all.ns, 200);
     analyze_profile_warnings(p, w, sizeof w);
@@ -597,14 +624,14 @@ static void test_schema2(void **state)
     analyze_profile_destroy(p);
 
     /* 4: run_end disagrees with the records */
-    assert_int_equal(analyze_read(make_schema2("s2-count", 4), NULL, &p), 0);
+    assert_int_equal(analyze_read(make_ops_trace(ops_name(schema, "count"), schema, 4), NULL, &p), 0);
     analyze_profile_warnings(p, w, sizeof w);
     assert_non_null(strstr(w, "run_end says 11 ops ran, the trace holds 9"));
     analyze_profile_destroy(p);
 
     /* 6: an end past its ops event is an impossible time: 0 ns, said so,
      * where it was a MatMul of 18 minutes in a step of 800 ns */
-    assert_int_equal(analyze_read(make_schema2("s2-flip", 6), NULL, &p), 0);
+    assert_int_equal(analyze_read(make_ops_trace(ops_name(schema, "flip"), schema, 6), NULL, &p), 0);
     assert_int_equal(p->diag.negative_time, 1);
     assert_int_equal(optype(p, "MatMul")->all.count, 3);
     assert_int_equal(optype(p, "MatMul")->all.ns, 800);
@@ -613,20 +640,144 @@ static void test_schema2(void **state)
     analyze_profile_destroy(p);
 
     /* 7: a begin before the thread's last ops event: the same */
-    assert_int_equal(analyze_read(make_schema2("s2-early", 7), NULL, &p), 0);
+    assert_int_equal(analyze_read(make_ops_trace(ops_name(schema, "early"), schema, 7), NULL, &p), 0);
     assert_int_equal(p->diag.negative_time, 1);
     assert_int_equal(optype(p, "MatMul")->all.ns, 800);
     analyze_profile_destroy(p);
 
     /* 5: a zeroed run_begin is a malformed event, not a trace of schema
      * version 0: the run's own metadata and every record stand */
-    assert_int_equal(analyze_read(make_schema2("s2-zeroed", 5), NULL, &p), 0);
+    assert_int_equal(analyze_read(make_ops_trace(ops_name(schema, "zeroed"), schema, 5), NULL, &p), 0);
     assert_int_equal(p->diag.malformed_events, 1);
-    assert_int_equal(p->meta.schema, 2);
+    assert_int_equal(p->meta.schema, schema);
     assert_string_equal(p->meta.model, "mlp");
     assert_int_equal(p->ops_seen, 9);
     analyze_profile_warnings(p, w, sizeof w);
     assert_non_null(strstr(w, "1 fathom events with missing or mistyped fields ignored"));
+    analyze_profile_destroy(p);
+}
+
+static void test_schema2(void **state)
+{
+    (void)state;
+    check_ops_defects(2);
+}
+
+/* Schema 3: the defects of schema 2 read the same; the packed records'
+ * own are counted, never invented. */
+static void test_schema3(void **state)
+{
+    (void)state;
+    check_ops_defects(3);
+    analyze_profile *p = NULL;
+    char w[2048];
+    /* 8: no base: every ops event malformed, no record read */
+    assert_int_equal(analyze_read(make_ops_trace("s3-nobase", 3, 8), NULL, &p), 0);
+    assert_int_equal(p->diag.malformed_events, 6);
+    assert_int_equal(p->ops_seen, 0);
+    analyze_profile_destroy(p);
+    /* 9: a gap past its event: an impossible time, 0 ns */
+    assert_int_equal(analyze_read(make_ops_trace("s3-past", 3, 9), NULL, &p), 0);
+    assert_int_equal(p->diag.negative_time, 1);
+    assert_int_equal(optype(p, "Relu")->all.ns, 200);
+    assert_int_equal(optype(p, "MatMul")->all.ns, 1200);
+    analyze_profile_destroy(p);
+    /* 10: durations one short: the event malformed, its 2 records lost */
+    assert_int_equal(analyze_read(make_ops_trace("s3-short", 3, 10), NULL, &p), 0);
+    assert_int_equal(p->diag.malformed_events, 1);
+    assert_int_equal(optype(p, "MatMul")->all.count, 2);
+    analyze_profile_warnings(p, w, sizeof w);
+    assert_non_null(strstr(w, "run_end says 9 ops ran, the trace holds 7"));
+    analyze_profile_destroy(p);
+    /* 11: base + duration wraps: impossible times, the record and the one after it */
+    assert_int_equal(analyze_read(make_ops_trace("s3-wrap", 3, 11), NULL, &p), 0);
+    assert_int_equal(p->diag.negative_time, 2);
+    assert_int_equal(optype(p, "MatMul")->all.ns, 800);
+    analyze_profile_destroy(p);
+    /* 12: packed and exact records in one event: malformed */
+    assert_int_equal(analyze_read(make_ops_trace("s3-both", 3, 12), NULL, &p), 0);
+    assert_int_equal(p->diag.malformed_events, 1);
+    assert_int_equal(p->ops_seen, 7);
+    analyze_profile_destroy(p);
+}
+
+/* The split rule (tracer/opspack.h): a record 4.29 s or more after the one
+ * before starts a new event, and one lasting that long or ending before it
+ * begins goes exact; decoded, a schema-3 trace of such records reads as
+ * they were. */
+static void test_schema3_split(void **state)
+{
+    (void)state;
+    const uint64_t S = 1000000000ull, M = UINT32_MAX;
+    /* begin, end, and the event each starts (1: a new one) and its form */
+    const struct {
+        uint64_t b, e;
+        int starts, packed;
+    } r[] = {
+        { 0, 400, 1, 1 },
+        { M + 400, M + 401, 0, 1 },         /* a gap of 2^32 - 1: still packs */
+        { 2 * M + 402, 3 * M + 402, 1, 1 }, /* a gap of 2^32: a new base; a duration of 2^32 - 1 */
+        { 3 * M + 407, 4 * M + 408, 1, 0 }, /* a duration of 2^32: exact */
+        { 4 * M + 418, 4 * M + 413, 0, 0 }, /* ends before it begins: exact too */
+        { 4 * M + 518, 4 * M + 519, 1, 1 }, /* packs again */
+        { 4 * M + 526, 4 * M + 826, 0, 1 },
+    };
+    enum { N = sizeof r / sizeof r[0] };
+    const uint64_t t0 = 5000; /* the trace's first record */
+    uint64_t b[N], e[N];
+    uint32_t gap[N], dur[N], nodes[N];
+    for (int i = 0; i < N; i++)
+        b[i] = t0 + r[i].b, e[i] = t0 + r[i].e, nodes[i] = (uint32_t)i % 2;
+    for (uint32_t i = 0; i < N;) {
+        int packed;
+        assert_int_equal(r[i].starts, 1);
+        uint32_t k = tracer_ops_next(N - i, b + i, e + i, gap + i, dur + i, &packed);
+        assert_true(k >= 1 && i + k <= N);
+        assert_int_equal(packed, r[i].packed);
+        uint64_t at = b[i]; /* the base */
+        for (uint32_t j = i; j < i + k; j++) {
+            assert_int_equal(r[j].packed, packed);
+            assert_int_equal(r[j].starts, j == i);
+            if (packed) {
+                assert_int_equal(at + gap[j], b[j]);
+                assert_int_equal(b[j] + dur[j], e[j]);
+                at = e[j];
+            }
+        }
+        i += k;
+        assert_true(i == N || r[i].starts);
+    }
+
+    /* the same records in a trace: MatMul (node 0) and Relu (node 1) */
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/s3-split", testdir_path);
+    ctfgen_options o = { .nstreams = 1, .packed = 1 };
+    ctfgen *g = ctfgen_create(dir, &o);
+    assert_non_null(g);
+    int mm = ctfgen_op(g, "MatMul"), relu = ctfgen_op(g, "Relu");
+    uint32_t in[1] = { 1 }, out[1] = { 2 };
+    assert_int_equal(ctfgen_run_begin(g, 1, S2_MAIN, 3, "mlp", CTFGEN_TRAIN, "tiny", 4, 1, 1, 1, 1), 0);
+    assert_int_equal(
+        ctfgen_node_def(g, 2, S2_MAIN, 0, 0, mm, CTFGEN_MATRIX, CTFGEN_FORWARD, 1, in, 1, out, 0, NULL, 1, 1), 0);
+    assert_int_equal(
+        ctfgen_node_def(g, 3, S2_MAIN, 0, 1, relu, CTFGEN_ELEMENTWISE, CTFGEN_FORWARD, 1, in, 1, out, 0, NULL, 1, 1),
+        0);
+    assert_int_equal(ctfgen_step_begin(g, 4, S2_MAIN, 0), 0);
+    assert_int_equal(ctfgen_ops(g, t0 + 18 * S, S2_MAIN, 0, N, nodes, N, b, N, e), 0);
+    assert_int_equal(ctfgen_step_end(g, t0 + 18 * S + 1, S2_MAIN, 0, 1.0), 0);
+    assert_int_equal(ctfgen_run_end(g, t0 + 18 * S + 2, S2_MAIN, 0, N), 0);
+    assert_int_equal(ctfgen_close(g), 0);
+    analyze_profile *p = NULL;
+    assert_int_equal(analyze_read(dir, NULL, &p), 0);
+    assert_int_equal(p->meta.schema, 3);
+    assert_int_equal(p->ops_seen, N);
+    assert_int_equal(p->diag.malformed_events, 0);
+    assert_int_equal(p->diag.negative_time, 1); /* the record that ends before it begins, as in schema 2 */
+    uint64_t want[2] = { 0, 0 };
+    for (int i = 0; i < N; i++)
+        want[i % 2] += r[i].e > r[i].b ? r[i].e - r[i].b : 0;
+    assert_int_equal(optype(p, "MatMul")->all.ns, want[0]);
+    assert_int_equal(optype(p, "Relu")->all.ns, want[1]);
     analyze_profile_destroy(p);
 }
 
@@ -1306,6 +1457,8 @@ int main(void)
         cmocka_unit_test(test_amdahl_fit),
         cmocka_unit_test(test_scaling),
         cmocka_unit_test(test_schema2),
+        cmocka_unit_test(test_schema3),
+        cmocka_unit_test(test_schema3_split),
         cmocka_unit_test(test_snapshot),
     };
     return cmocka_run_group_tests(tests, testdir_setup_all, testdir_teardown_all);

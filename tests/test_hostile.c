@@ -517,7 +517,7 @@ static void test_manifest_check(void **state)
         { "threads=18446744073709551615", "'threads'" },
         { "inter=65", "'inter'" },
         { "seed=18446744073709551616", "'seed'" },
-        { "schema=3", "'schema'" },
+        { "schema=4", "'schema'" },
         { "created=2023-02-29T00:00:00Z", "'created'" },
         { "created=yesterday", "'created'" },
         { "events.fathom:op_end=x", "'events.fathom:op_end'" },

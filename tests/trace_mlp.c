@@ -1,13 +1,19 @@
 /* trace_mlp.c -- a test helper: a tiny MLP on the engine, traced through the
  * real recorder (tracer/record.h) until the workloads exist.
  *
- *   trace_mlp run STEPS [INTER [infer]]
+ *   trace_mlp run STEPS [INTER [infer|long]]
  *                                    the workload: builds a 2-layer MLP and
  *                                    runs STEPS training steps (or, with
  *                                    infer, forward passes alone: a chain of
  *                                    ops), calling the exec_trace_* functions
  *                                    as `fathom run` does; traces itself when
- *                                    FATHOM_TRACE=1
+ *                                    FATHOM_TRACE=1. With long, after the
+ *                                    steps a thread of its own hands the
+ *                                    provider's ops hook records seconds
+ *                                    apart and long (tracer/opspack.h's
+ *                                    cases), and writes them to the file
+ *                                    TRACE_MLP_LONG names, one "node begin
+ *                                    end" a line
  *   trace_mlp record [-o PATH] [--dir DIR] [--relay URL] STEPS [INTER [infer]]
  *                                    records `trace_mlp run` with
  *                                    tracer_record(), the code behind
@@ -20,6 +26,7 @@
  * blocking path: the tracer waits rather than discards), and --discard 1
  * (a channel that discards instead: the negative control of that test).
  */
+#include "base/clock.h"
 #include "exec/build.h"
 #include "exec/exec.h"
 #include "tracer/hooks.h"
@@ -30,13 +37,74 @@
 #include <limits.h>
 #include <lttng/lttng.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static int run(int steps, int inter, int infer)
+/* The long records: ops of graph g on a thread of its own (whose first
+ * ops event bounds nothing), from 20 s ago to 2.8 s ago. */
+struct long_ops {
+    const exec_graph *g;
+    int rc;
+    uint32_t n; /* records handed to the hook */
+};
+
+static void *long_thread(void *arg)
+{
+    struct long_ops *L = arg;
+    const uint64_t S = 1000000000ull, M = UINT32_MAX;
+    const struct {
+        uint64_t b, e;
+    } r[] = {
+        { 0, 400 },                   /* packed, the base */
+        { M + 400, M + 401 },         /* a gap of 2^32 - 1: still packed */
+        { 2 * M + 402, 3 * M + 402 }, /* a gap of 2^32: a new event; a duration of 2^32 - 1 */
+        { 3 * M + 407, 4 * M + 408 }, /* a duration of 2^32: exact */
+        { 4 * M + 418, 4 * M + 413 }, /* ends before it begins: exact */
+        { 4 * M + 518, 4 * M + 519 }, /* packed again */
+        { 4 * M + 526, 4 * M + 826 },
+    };
+    enum { N = sizeof r / sizeof r[0] };
+    uint64_t now = base_now_ns(), b[N], e[N];
+    uint32_t nodes[N];
+    const char *path = getenv("TRACE_MLP_LONG");
+    FILE *f = path ? fopen(path, "w") : NULL;
+    if (now < 20 * S || !f) {
+        fprintf(stderr, "trace_mlp: long: %s\n", f ? "the clock is under 20 s" : "TRACE_MLP_LONG names no file");
+        if (f)
+            fclose(f);
+        L->rc = 1;
+        return NULL;
+    }
+    for (int i = 0; i < N; i++) {
+        b[i] = now - 20 * S + r[i].b, e[i] = now - 20 * S + r[i].e, nodes[i] = (uint32_t)i % 2;
+        fprintf(f, "%u %llu %llu\n", nodes[i], (unsigned long long)b[i], (unsigned long long)e[i]);
+    }
+    L->rc = fclose(f) != 0;
+    const exec_hooks *h = tracer_hooks_table();
+    h->ops(h->ctx, L->g, N, nodes, b, e);
+    L->n = N;
+    return NULL;
+}
+
+/* The run's end after the long records: run_end counts them too. */
+static exec_status long_ops(const exec_graph *g, exec_status st)
+{
+    struct long_ops L = { g, 0, 0 };
+    pthread_t t;
+    if (!st && (pthread_create(&t, NULL, long_thread, &L) != 0 || (pthread_join(t, NULL), L.rc)))
+        st = EXEC_ERR_ARG;
+    /* the main thread's buffer went out with its last graph run: nothing to flush first */
+    const exec_hooks *h = exec_hooks_cur();
+    if (h && h->run_end)
+        h->run_end(h->ctx, (int32_t)st, exec_ops_dispatched() + L.n);
+    return st;
+}
+
+static int run(int steps, int inter, int infer, int longs)
 {
     int traced = 0;
     if (tracer_hooks_install_from_env(&traced) != TRACER_OK) {
@@ -92,7 +160,10 @@ static int run(int steps, int inter, int infer)
         if (!isfinite(l))
             st = EXEC_ERR_NUMERIC;
     }
-    exec_trace_run_end((int32_t)st);
+    if (longs)
+        st = long_ops(g, st);
+    else
+        exec_trace_run_end((int32_t)st);
     printf("mlp: %d steps, %llu ops, status %s\n", steps, (unsigned long long)exec_ops_dispatched(),
            exec_status_str(st));
     exec_graph_destroy(g);
@@ -145,7 +216,8 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "extract"))
         return extract(argv[2], argv[3]);
     if (argc >= 3 && !strcmp(argv[1], "run"))
-        return run(atoi(argv[2]), argc > 3 ? atoi(argv[3]) : 1, argc > 4 && !strcmp(argv[4], "infer"));
+        return run(atoi(argv[2]), argc > 3 ? atoi(argv[3]) : 1, argc > 4 && !strcmp(argv[4], "infer"),
+                   argc > 4 && !strcmp(argv[4], "long"));
     if (argc == 2 && !strcmp(argv[1], "alive")) {
         printf("%d\n", tracer_sessiond_alive());
         return 0;

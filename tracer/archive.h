@@ -56,7 +56,7 @@ const char *tracer_archive_strstatus(tracer_archive_status st);
 #define TRACER_MANIFEST_KEY_MAX 128
 #define TRACER_MANIFEST_VALUE_MAX 4096
 #define TRACER_MANIFEST_FILE "MANIFEST"
-#define TRACER_MANIFEST_SCHEMA 2 /* the trace schema fathom writes */
+#define TRACER_MANIFEST_SCHEMA 3 /* the trace schema fathom writes */
 
 typedef struct tracer_manifest tracer_manifest;
 
@@ -91,7 +91,7 @@ tracer_archive_status tracer_manifest_get_u64(const tracer_manifest *m, const ch
  * newline, into out (truncated to outlen; may be NULL) and returns how many
  * problems there are.  A NULL manifest has one problem ("no MANIFEST").
  */
-#define TRACER_SCHEMA_MAX 2
+#define TRACER_SCHEMA_MAX 3
 size_t tracer_manifest_check(const tracer_manifest *m, char *out, size_t outlen);
 
 /*

@@ -1,4 +1,4 @@
-/* decode.c -- schema 1 and 2 events -> op records (see decode.h).
+/* decode.c -- schema 1, 2 and 3 events -> op records (see decode.h).
  *
  * Per event class: its kind, the payload member index and read type of
  * every slot, the common context's vpid/vtid, the stream's clock class.
@@ -64,6 +64,18 @@ static const struct {
 #undef EVENT
 };
 
+/* Each event's rows of schema 3 alone (group `packed`): all or none. */
+#define PACKED_BIT_packed(name) BIT(F_##name) |
+#define PACKED_BIT_run(name)
+#define PACKED_BIT_ev(name)
+#define PACKED_BIT_import(name)
+#define PACKED_BIT(x, group, name, kind, ctype, src, len, need) PACKED_BIT_##group(name)
+static const uint64_t packed_slots[] = {
+#define EVENT(event, schema) [K_##event] = FATHOM_SCHEMA_##event(PACKED_BIT, _) 0,
+    FATHOM_SCHEMA_EVENTS(EVENT)
+#undef EVENT
+};
+
 /* The sequences of every event: arrays, else the event is malformed. */
 static const uint64_t array_slots =
 #define EVENT(event, schema) FATHOM_SCHEMA_##event(SEQ_BIT, _)
@@ -121,7 +133,9 @@ typedef struct dtrace {
     s1slot *slots;
     int nslots, cap_slots, free_slot;
     struct dthread {
-        uint64_t vpid, vtid, last; /* a thread's last ops event */
+        uint64_t vpid, vtid;
+        uint64_t last;     /* the time of the thread's last ops event (0: none yet) */
+        uint64_t last_end; /* the end of its last record delivered */
     } * thr;
     size_t nthr, cap_thr;
     int imported; /* run_begin's version "pytorch-...": `fathom import` places an ops event at its segment's
@@ -290,6 +304,12 @@ static evinfo *evinfo_make(const bt_event_class *ec)
                 if ((array_slots >> f & 1) && e->idx[f] >= 0 && e->ftype[f] != FT_ARRAY)
                     e->malformed = 1;
             }
+            uint64_t packed = 0; /* the packed rows it has: all or none */
+            for (int f = 0; f < NSLOT; f++)
+                if ((packed_slots[e->kind] >> f & 1) && e->idx[f] >= 0)
+                    packed |= BIT(f);
+            if (packed && packed != packed_slots[e->kind])
+                e->malformed = 1;
         }
     }
     const bt_stream_class *sc = bt_event_class_borrow_stream_class_const(ec);
@@ -648,13 +668,13 @@ static int graph_synced(const dtrace *t, uint64_t vpid, uint32_t graph)
     return 0;
 }
 
-/* The time of thread (vpid, vtid)'s last ops event (0: none yet), NULL
- * past 4096 threads or out of memory (then nothing bounds its records). */
-static uint64_t *thread_last(dtrace *t, uint64_t vpid, uint64_t vtid)
+/* Thread (vpid, vtid)'s bounds, NULL past 4096 threads or out of memory
+ * (then nothing bounds its records). */
+static struct dthread *thread_of(dtrace *t, uint64_t vpid, uint64_t vtid)
 {
     for (size_t i = t->nthr; i-- > 0;) /* the latest first: a step's few threads */
         if (t->thr[i].vtid == vtid && t->thr[i].vpid == vpid)
-            return &t->thr[i].last;
+            return &t->thr[i];
     if (t->nthr == 4096)
         return NULL;
     if (t->nthr == t->cap_thr) {
@@ -664,71 +684,103 @@ static uint64_t *thread_last(dtrace *t, uint64_t vpid, uint64_t vtid)
             return NULL;
         t->thr = v, t->cap_thr = cap;
     }
-    t->thr[t->nthr] = (struct dthread){ vpid, vtid, 0 };
-    return &t->thr[t->nthr++].last;
+    t->thr[t->nthr] = (struct dthread){ vpid, vtid, 0, 0 };
+    return &t->thr[t->nthr++];
+}
+
+/* The lengths of an ops event's sequences agree: nodes, begins and ends
+ * (schema 2, or a schema-3 event of exact records, its gaps and durations
+ * empty), or nodes, gaps and durations (schema 3 packed, its begins and
+ * ends empty); launches and calls, where present, as nodes.
+ * Returns the records' count, -1 where they disagree; *packed 1 for the
+ * packed form. */
+static int64_t ops_lengths(const bt_field *pl, const evinfo *e, const bt_field **a, int *packed)
+{
+    static const enum slot f[] = { F_nodes, F_begins, F_ends, F_gaps, F_durations, F_launches, F_calls };
+    enum { ABSENT = -2 }; /* launches, calls: an older archive's, fathom's recordings' */
+    int64_t n[7];
+    for (int k = 0; k < 7; k++) { /* absent: nodes, begins, ends malformed; gaps, durations empty (schema 2) */
+        a[k] = NULL;
+        n[k] = e->ftype[f[k]] == FT_ARRAY ? array_len(pl, e, f[k], &a[k]) : k < 3 ? -1 : k < 5 ? 0 : ABSENT;
+    }
+    const int64_t nn = n[0];
+    *packed = n[3] > 0 || n[4] > 0;
+    const int64_t want_b = *packed ? 0 : nn, want_o = *packed ? nn : 0;
+    if (nn < 0 || n[1] != want_b || n[2] != want_b || n[3] != want_o || n[4] != want_o ||
+        (n[5] != ABSENT && n[5] != nn) || (n[6] != ABSENT && n[6] != nn))
+        return -1;
+    return nn;
+}
+
+/* The ops event's scratch for nn records. */
+static int ops_scratch(tracer_decoder *d, int64_t nn, int launches, int calls)
+{
+    if (base_grow(&d->nodes, &d->scratch_cap, (size_t)nn + 1, sizeof *d->nodes))
+        return -1;
+    size_t cap = d->scratch_cap;
+    uint64_t **v[] = { &d->begins, &d->ends, launches ? &d->launches : NULL, calls ? &d->calls : NULL };
+    for (int k = 0; k < 4; k++) {
+        if (!v[k])
+            continue; /* fathom's own recordings have no launches nor calls */
+        uint64_t *p = base_realloc(*v[k], cap * sizeof *p);
+        if (!p)
+            return -1;
+        *v[k] = p;
+    }
+    return 0;
 }
 
 /* One ops event's records (docs/design.md, "The trace"): a thread emits them after
  * they ran and empties its buffer, so each begins after the thread's last
  * ops event, no later than it ends, and ends no later than the event that
- * carries it (ts; not in an imported trace). A record outside that, which
- * a flipped bit in a stream makes (a Reshape of 16,579,204,606 s in a
- * 1.7 ms step), is an impossible time: counted with the ends before
- * begins, and delivered as 0 ns at its time that is possible (else the
- * event's), so that no sum takes it in. */
+ * carries it (ts; not in an imported trace). In schema 3 a buffer may go
+ * out as several events (tracer/opspack.h), whose records begin before the
+ * events of the same buffer before them: there each begins no earlier
+ * than the thread's last record ended (a thread's records never overlap).
+ * A record outside that, which a flipped bit in a stream makes (a Reshape
+ * of 16,579,204,606 s in a 1.7 ms step), is an impossible time: counted
+ * with the ends before begins, and delivered as 0 ns at its time that is
+ * possible (else the event's), so that no sum takes it in. A packed record
+ * whose begin or end passes 2^64 ns is one too, as is every packed record
+ * after it in its event (their times follow from it). */
 static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e, uint64_t vpid, uint64_t vtid,
                   uint64_t ts)
 {
-    const bt_field *an, *ab, *ae;
-    int64_t nn = array_len(pl, e, F_nodes, &an), nb = array_len(pl, e, F_begins, &ab),
-            ne = array_len(pl, e, F_ends, &ae);
-    /* launches: imported GPU traces only; an older archive has none */
-    const bt_field *al = NULL;
-    int64_t nl = e->ftype[F_launches] == FT_ARRAY ? array_len(pl, e, F_launches, &al) : nn;
-    /* calls: the runtime call of each device activity, likewise */
-    const bt_field *ac = NULL;
-    int64_t nc = e->ftype[F_calls] == FT_ARRAY ? array_len(pl, e, F_calls, &ac) : nn;
-    if (nn < 0 || nn != nb || nn != ne || nl != nn || nc != nn) {
+    const bt_field *a[7]; /* nodes, begins, ends, gaps, durations, launches, calls */
+    int packed;
+    const int64_t nn = ops_lengths(pl, e, a, &packed);
+    uint64_t base = 0;
+    if (nn < 0 || (packed && slot_u64(pl, e, F_base, &base))) {
         t->diag.malformed_events++;
         return 0;
     }
     uint32_t graph = (uint32_t)slot_u64_or(pl, e, F_graph, 0);
     if (t->joined == 2 && !graph_synced(t, vpid, graph))
         return 0; /* a late viewer: these records are in the graph's totals to come */
-    if (base_grow(&d->nodes, &d->scratch_cap, (size_t)nn + 1, sizeof *d->nodes))
+    const bt_field *al = a[5], *ac = a[6];
+    if (ops_scratch(d, nn, al != NULL, ac != NULL))
         return oom(d);
-    size_t cap = d->scratch_cap;
-    uint64_t *b = base_realloc(d->begins, cap * sizeof *b);
-    if (!b)
-        return oom(d);
-    d->begins = b;
-    uint64_t *en = base_realloc(d->ends, cap * sizeof *en);
-    if (!en)
-        return oom(d);
-    d->ends = en;
-    if (al) { /* fathom's own recordings have no launches */
-        uint64_t *la = base_realloc(d->launches, cap * sizeof *la);
-        if (!la)
-            return oom(d);
-        d->launches = la;
-    }
-    if (ac) {
-        uint64_t *ca = base_realloc(d->calls, cap * sizeof *ca);
-        if (!ca)
-            return oom(d);
-        d->calls = ca;
-    }
-    if (array_u32(an, (uint64_t)nn, d->nodes) || array_u64(ab, (uint64_t)nn, d->begins) ||
-        array_u64(ae, (uint64_t)nn, d->ends) || (al && array_u64(al, (uint64_t)nn, d->launches)) ||
+    /* packed: gaps read where the begins go, durations where the ends go */
+    if (array_u32(a[0], (uint64_t)nn, d->nodes) || array_u64(a[packed ? 3 : 1], (uint64_t)nn, d->begins) ||
+        array_u64(a[packed ? 4 : 2], (uint64_t)nn, d->ends) || (al && array_u64(al, (uint64_t)nn, d->launches)) ||
         (ac && array_u64(ac, (uint64_t)nn, d->calls))) {
         t->diag.malformed_events++;
         return 0;
     }
     const int bounded = e->clock && !t->imported; /* without a clock: no event time to bound them */
-    uint64_t *prev = bounded ? thread_last(t, vpid, vtid) : NULL;
-    const uint64_t lo = prev ? *prev : 0, hi = bounded ? ts : UINT64_MAX;
+    struct dthread *prev = bounded ? thread_of(t, vpid, vtid) : NULL;
+    const int split = e->idx[F_gaps] >= 0; /* schema 3's event class */
+    const uint64_t lo = !prev ? 0 : split ? prev->last_end : prev->last, hi = bounded ? ts : UINT64_MAX;
     const dnode *last = NULL;
+    uint64_t at = base; /* packed: the end of the record before */
+    int wrapped = 0;    /* packed: a begin or end passed 2^64 ns, and with it every later one */
     for (int64_t i = 0; i < nn; i++) {
+        uint64_t b = d->begins[i], en = d->ends[i];
+        if (packed) { /* before the node's look-up: an undefined node's record still moves the time on */
+            b = at + d->begins[i], en = b + d->ends[i];
+            wrapped |= b < at || en < b;
+            at = en;
+        }
         const dnode *dn = last && last->node.node == d->nodes[i] ? last : node_find(t, vpid, graph, d->nodes[i]);
         if (!dn) {
             t->diag.undefined_nodes++;
@@ -737,24 +789,26 @@ static int on_ops(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo
         last = dn;
         tracer_op op = {
             .node = &dn->node,
-            .begin = to_ns(e, d->begins[i]),
-            .end = to_ns(e, d->ends[i]),
+            .begin = to_ns(e, b),
+            .end = to_ns(e, en),
             .vpid = vpid,
             .vtid = vtid,
             .launch = al ? d->launches[i] : 0,
             .call = ac ? d->calls[i] : 0,
         };
-        if (op.begin < lo || op.end > hi || op.begin > op.end) {
+        if (wrapped || op.begin < lo || op.end > hi || op.begin > op.end) {
             t->diag.negative_time++;
-            op.begin = op.end = op.begin >= lo && op.begin <= hi ? op.begin
-                                : op.end >= lo && op.end <= hi   ? op.end
-                                                                 : hi;
+            op.begin = op.end = !wrapped && op.begin >= lo && op.begin <= hi ? op.begin
+                                : !wrapped && op.end >= lo && op.end <= hi   ? op.end
+                                                                             : hi;
         }
+        if (prev)
+            prev->last_end = op.end;
         if (deliver(d, t, &op))
             return -1;
     }
     if (prev)
-        *prev = ts;
+        prev->last = ts;
     return 0;
 }
 
@@ -945,7 +999,7 @@ static tracer_state read_state(const bt_field *pl, const evinfo *e)
 static int on_run_state(tracer_decoder *d, dtrace *t, const bt_field *pl, const evinfo *e)
 {
     uint64_t schema = 0;
-    if (slot_u64(pl, e, F_schema, &schema) != 0 || schema != TRACER_SCHEMA_V2) {
+    if (slot_u64(pl, e, F_schema, &schema) != 0 || (schema != TRACER_SCHEMA_V2 && schema != TRACER_SCHEMA_V3)) {
         t->diag.malformed_events++;
         return 0;
     }
@@ -1025,7 +1079,7 @@ static int on_run_begin(tracer_decoder *d, dtrace *t, const bt_field *pl, const 
     }
     if (schema > UINT32_MAX)
         schema = UINT32_MAX;
-    if (schema != TRACER_SCHEMA_V1 && schema != TRACER_SCHEMA_V2) {
+    if (!TRACER_SCHEMA_KNOWN(schema)) {
         if (!t->diag.bad_schema)
             t->diag.bad_schema = (uint32_t)schema;
     } else if (!t->diag.schema) {

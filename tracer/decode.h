@@ -34,6 +34,7 @@
 #define FATHOM_TRACER_DECODE_H
 
 #include <babeltrace2/babeltrace.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,7 +43,14 @@
 /* The schema versions the decoder reads. */
 #define TRACER_SCHEMA_V1 1
 #define TRACER_SCHEMA_V2 2
-#define TRACER_SCHEMA_CURRENT TRACER_SCHEMA_V2
+#define TRACER_SCHEMA_V3 3 /* schema 2 with ops records packed: man fathom-trace(5) */
+#define TRACER_SCHEMA_CURRENT TRACER_SCHEMA_V3
+/* Whether the decoder reads schema version s, and the versions it reads in words. */
+#define TRACER_SCHEMA_KNOWN(s) ((s) >= TRACER_SCHEMA_V1 && (s) <= TRACER_SCHEMA_V3)
+#define TRACER_SCHEMA_READS "1, 2 and 3"
+/* The message on a run_begin of another version (its argument a uint32_t). */
+#define TRACER_SCHEMA_UNKNOWN \
+    "unknown trace schema version %" PRIu32 " (this fathom reads versions " TRACER_SCHEMA_READS ")"
 
 /* The provider's event names (the schema's, section 4). */
 #define TRACER_EV_RUN_BEGIN "fathom:run_begin"

@@ -16,6 +16,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "tracer/locate.h"
+#include "tracer/opspack.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -290,16 +291,63 @@ static void h_node_def(void *ctx, const exec_graph *g, const exec_node *n, uint6
     lttng_ust_tracepoint(fathom, node_def, &d);
 }
 
+/* ---- op records, packed (schema 3: tracer/opspack.h) -------------------
+ * Each thread packs its batches into a scratch of its own, gaps then
+ * durations, grown to the largest batch it has flushed: no allocation a
+ * flush after the first, freed when the thread exits. */
+static pthread_key_t pack_key;
+static pthread_once_t pack_once = PTHREAD_ONCE_INIT;
+static _Thread_local uint32_t *t_pack;
+static _Thread_local size_t t_pack_cap; /* records */
+
+static void pack_release(void *p)
+{
+    base_free(p);
+    t_pack = NULL;
+    t_pack_cap = 0;
+}
+
+static void pack_key_make(void) { pthread_key_create(&pack_key, pack_release); }
+
+/* The calling thread's scratch for n records (2n u32); NULL out of memory. */
+static uint32_t *pack_scratch(uint32_t n)
+{
+    if (n <= t_pack_cap)
+        return t_pack;
+    pthread_once(&pack_once, pack_key_make);
+    uint32_t *v = base_realloc(t_pack, 2 * (size_t)n * sizeof *v);
+    if (!v)
+        return NULL;
+    t_pack = v, t_pack_cap = n;
+    pthread_setspecific(pack_key, v);
+    return v;
+}
+
 static void h_ops(void *ctx, const exec_graph *g, uint32_t n, const uint32_t *nodes, const uint64_t *begins,
                   const uint64_t *ends)
 {
     (void)ctx;
-    struct fathom_tp_ops b = {
-        .graph = exec_trace_graph_id(g), .n = n, .nodes = nodes, .begins = begins, .ends = ends
-    };
+    struct fathom_tp_ops b = { .graph = exec_trace_graph_id(g) };
     if (rs.period_ns) /* before the event: a statedump never misses records that precede it */
         totals_add(b.graph, n, nodes, begins, ends);
-    lttng_ust_tracepoint(fathom, ops, &b);
+    if (!lttng_ust_tracepoint_enabled(fathom, ops)) /* no session wants them: not packed for nothing */
+        return;
+    uint32_t *gap = pack_scratch(n);
+    if (!gap) { /* out of memory: every record exact, in one event */
+        b.n = b.nwide = n, b.nodes = nodes, b.begins = begins, b.ends = ends;
+        lttng_ust_tracepoint(fathom, ops, &b);
+        return;
+    }
+    uint32_t *dur = gap + n;
+    for (uint32_t i = 0; i < n;) {
+        int packed;
+        uint32_t k = tracer_ops_next(n - i, begins + i, ends + i, gap + i, dur + i, &packed);
+        b.n = k, b.nodes = nodes + i;
+        b.npacked = packed ? k : 0, b.base = begins[i], b.gaps = gap + i, b.durations = dur + i;
+        b.nwide = packed ? 0 : k, b.begins = begins + i, b.ends = ends + i;
+        lttng_ust_tracepoint(fathom, ops, &b);
+        i += k;
+    }
 }
 
 /* After a graph's node_defs: its nodes' totals (the nodes that ran). */

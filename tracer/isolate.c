@@ -1118,9 +1118,7 @@ static tracer_status decode_here(const tracer_trace *t, const char *source, cons
     if (rc)
         return rc;
     if (g.bad_schema)
-        return base_fail(TRACER_ERR_INPUT,
-                         "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)", source,
-                         g.bad_schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
+        return base_fail(TRACER_ERR_INPUT, "%s: " TRACER_SCHEMA_UNKNOWN, source, g.bad_schema);
     if (g.events == g.foreign_events)
         return base_fail(TRACER_ERR_INPUT, "%s: no fathom events in the trace (%" PRIu64 " events of other providers)",
                          source, g.foreign_events);
@@ -1249,9 +1247,7 @@ static tracer_status finish_chan(chan *c, int st)
         return TRACER_ERR_INPUT;
     }
     if (P->diag.bad_schema) {
-        base_fail_into(j->err, sizeof j->err, -1,
-                       "%s: unknown trace schema version %" PRIu32 " (this fathom reads versions %d and %d)", j->source,
-                       P->diag.bad_schema, TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
+        base_fail_into(j->err, sizeof j->err, -1, "%s: " TRACER_SCHEMA_UNKNOWN, j->source, P->diag.bad_schema);
         return TRACER_ERR_INPUT;
     }
     if (P->diag.events == P->diag.foreign_events) {

@@ -347,8 +347,9 @@ tracer_status tracer_ctf_screen(tracer_trace *t, const char *source)
         if (m.kind == TRACER_CTF_NEWSCHEMA) {
             char name[64];
             snprintf(why, sizeof why,
-                     "fathom events of a schema this fathom does not read (%s; it reads versions %d and %d)",
-                     base_printable(m.unknown_fathom, name, sizeof name), TRACER_SCHEMA_V1, TRACER_SCHEMA_V2);
+                     "fathom events of a schema this fathom does not read (%s; it reads versions " TRACER_SCHEMA_READS
+                     ")",
+                     base_printable(m.unknown_fathom, name, sizeof name));
             newschema = 1;
         } else {
             snprintf(why, sizeof why, "not a fathom trace: %s", desc);

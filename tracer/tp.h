@@ -1,4 +1,4 @@
-/* tp.h -- the LTTng-UST tracepoint provider `fathom`, trace schema version 2
+/* tp.h -- the LTTng-UST tracepoint provider `fathom`, trace schema version 3
  * (docs/design.md, "The trace"; man fathom-trace(5)).  Each graph node is described
  * once (node_def); op invocations are timed by the executing thread into a
  * buffer of its own and emitted in batches (ops).  Field and event names are a
@@ -31,7 +31,7 @@
 #include "tracer/schema.def"
 #include "tracer/tp_enums.h"
 
-#define FATHOM_TP_SCHEMA 2
+#define FATHOM_TP_SCHEMA 3
 
 #ifndef FATHOM_TP_ARGS_DEFINED
 #define FATHOM_TP_ARGS_DEFINED
@@ -44,6 +44,7 @@
 #define TP_MEMBER(x, group, name, kind, ctype, src, len, need) TP_MEMBER_##group(kind, ctype, src)
 #define TP_MEMBER_run(kind, ctype, src) TP_MEMBER_##kind(ctype, src)
 #define TP_MEMBER_ev(kind, ctype, src) TP_MEMBER_##kind(ctype, src)
+#define TP_MEMBER_packed(kind, ctype, src) TP_MEMBER_##kind(ctype, src)
 #define TP_MEMBER_import(kind, ctype, src)
 #define TP_MEMBER_SCHEMA(ctype, src)
 #define TP_MEMBER_INT(ctype, src) ctype src;
@@ -73,9 +74,11 @@ struct fathom_tp_totals {
     uint32_t n;
     FATHOM_SCHEMA_graph_totals(TP_MEMBER, _)
 };
-/* ops' fields: n records of one thread, one graph. */
+/* ops' fields: n records of one thread, one graph, either packed (npacked
+ * = n gaps and durations from base, nwide = 0) or exact (nwide = n
+ * begins and ends, npacked = 0): tracer/opspack.h. */
 struct fathom_tp_ops {
-    uint32_t n;
+    uint32_t n, nwide, npacked;
     FATHOM_SCHEMA_ops(TP_MEMBER, _)
 };
 #endif
@@ -97,6 +100,7 @@ LTTNG_UST_TRACEPOINT_ENUM(fathom, mode, LTTNG_UST_TP_ENUM_VALUES(FATHOM_TP_MODE_
 #define TP_FIELD(x, group, name, kind, ctype, src, len, need) TP_FIELD_##group(name, kind, ctype, src, len)
 #define TP_FIELD_run(name, kind, ctype, src, len) TP_##kind(ctype, name, TP_run(src), TP_run(len))
 #define TP_FIELD_ev(name, kind, ctype, src, len) TP_##kind(ctype, name, TP_ev(src), TP_ev(len))
+#define TP_FIELD_packed(name, kind, ctype, src, len) TP_##kind(ctype, name, TP_ev(src), TP_ev(len))
 #define TP_FIELD_import(name, kind, ctype, src, len) /* not the provider's */
 #define TP_SCHEMA(ctype, name, v, n) lttng_ust_field_integer(ctype, name, FATHOM_TP_SCHEMA)
 #define TP_INT(ctype, name, v, n) lttng_ust_field_integer(ctype, name, v)

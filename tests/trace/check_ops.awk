@@ -1,17 +1,21 @@
-# check_ops.awk -- the schema-2 lossless checks of a fathom trace, on the
-# text the babeltrace2 CLI prints with --clock-cycles (event times in the
-# clock's cycles, the unit of the ops records' begins and ends), independent
-# of fathom's own decoder:
+# check_ops.awk -- the lossless checks of a fathom trace of schema 2 or 3,
+# on the text the babeltrace2 CLI prints with --clock-cycles (event times in
+# the clock's cycles, the unit of the ops records' begins and ends),
+# independent of fathom's own decoder:
 #   - every node an ops record names has a node_def (same vpid and graph)
 #     before that record;
-#   - each sequence of an ops event has the same length;
+#   - the sequences of an ops event agree: nodes, begins and ends of the
+#     same length; or (schema 3, packed) nodes, gaps and durations, its
+#     begins and ends empty, each record's begin the end of the one before
+#     (the first's: base) + its gap, and its end begin + duration;
 #   - each thread's records are in order and do not overlap, and each lies
 #     inside the ops event's own time (it was emitted after they ended);
 #   - every record of a step lies between the step's step_begin and
 #     step_end (those of the same process);
 #   - the records of all ops events sum to run_end.ops.
-# Prints "records N ops_events E node_defs D run_end_ops R" and exits 1
-# with a message on the first violation.
+# Prints "records N ops_events E node_defs D run_end_ops R packed P" (P:
+# the ops events of packed records) and exits 1 with a message on the
+# first violation.
 function arr(name,    i, s, e, n, parts, k, out) {
     i = index($0, " " name " = [")
     if (!i) { print "check_ops.awk: no field " name " in: " substr($0, 1, 200) > "/dev/stderr"; bad = 1; exit 1 }
@@ -43,7 +47,17 @@ function die(msg) { print "check_ops.awk: " msg > "/dev/stderr"; bad = 1; exit 1
     nn = arr("nodes"); for (k = 1; k <= nn; k++) node[k] = A[k]
     nb = arr("begins"); for (k = 1; k <= nb; k++) b[k] = A[k]
     ne = arr("ends"); for (k = 1; k <= ne; k++) e[k] = A[k]
-    if (nn != nb || nn != ne) die("an ops event with sequences of unequal lengths " nn "/" nb "/" ne)
+    no = nd = 0
+    if (index($0, " gaps = [")) {
+        no = arr("gaps"); for (k = 1; k <= no; k++) o[k] = A[k]
+        nd = arr("durations"); for (k = 1; k <= nd; k++) du[k] = A[k]
+    }
+    if (no || nd) {
+        if (nb || ne || no != nn || nd != nn) die("a packed ops event with sequences of unequal lengths " nn "/" no "/" nd "/" nb "/" ne)
+        at = scalar("base") + 0
+        for (k = 1; k <= nn; k++) { b[k] = at + o[k]; e[k] = b[k] + du[k]; at = e[k] }
+        npacked++
+    } else if (nn != nb || nn != ne) die("an ops event with sequences of unequal lengths " nn "/" nb "/" ne)
     nev++
     for (k = 1; k <= nn; k++) {
         if (!((p ":" g ":" node[k]) in defined)) die("a record of node " node[k] " of graph " g " before its node_def")
@@ -58,6 +72,6 @@ function die(msg) { print "check_ops.awk: " msg > "/dev/stderr"; bad = 1; exit 1
 }
 END {
     if (bad) exit 1
-    printf "records %d ops_events %d node_defs %d run_end_ops %d\n", records, nev, ndefs, runops
+    printf "records %d ops_events %d node_defs %d run_end_ops %d packed %d\n", records, nev, ndefs, runops, npacked
     if (records != runops) { print "check_ops.awk: records " records " != run_end.ops " runops > "/dev/stderr"; exit 1 }
 }

@@ -15,7 +15,7 @@ nev=$(wc -l <"$T/bt.txt")
 cat "$T/info.txt" >&2
 grep -Eq "^  fathom:node_def +$nd\$" "$T/info.txt" || fail "info: node_def count is not $nd"
 grep -Eq "^  fathom:ops +$no\$" "$T/info.txt" || fail "info: ops count is not $no"
-grep -Eq "^run: mlp .* schema 2, status 0\$" "$T/info.txt" || fail "info: the schema"
+grep -Eq "^run: mlp .* schema 3, status 0\$" "$T/info.txt" || fail "info: the schema"
 grep -Eq "^  total +$nev\$" "$T/info.txt" || fail "info: total is not $nev"
 grep -q '^discarded events: 0$' "$T/info.txt" || fail "info: discarded events"
 grep -q '^steps: 4$' "$T/info.txt" || fail "info: steps"

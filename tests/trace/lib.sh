@@ -107,7 +107,7 @@ check_trace() {
     nre=$(grep -c ' fathom:run_end: ' "$out.txt")
     nsteps=$(grep -c ' fathom:step_end: ' "$out.txt")
     [ "$nrb" = 1 ] && [ "$nre" = 1 ] || fail "want one run_begin and one run_end, got $nrb and $nre"
-    grep -q ' schema = 2,' "$out.txt" || fail "run_begin does not say schema 2"
+    grep -q ' schema = 3,' "$out.txt" || fail "run_begin does not say schema 3"
     res=$(awk -f "$(dirname "$0")/check_ops.awk" "$out.txt") || fail "$dir: the ops records fail the lossless checks"
     note "$dir: $res, steps $nsteps"
     case "$res" in "records 0 "*) fail "no op records" ;; esac
