@@ -335,16 +335,16 @@ static _Atomic int g_force_simd = EXEC_SIMD_AUTO;
 /* The least of r timings of f on the calling thread's CPU clock: the probe
  * runs on one thread while other processes may hold the cores, and its CPU
  * time leaves out the time they held it. */
-#define LEAST_NS(r, out, ...)                              \
-    do {                                                   \
-        (out) = 1e30;                                      \
-        for (int rep_ = 0; rep_ < (r); rep_++) {           \
-            double t0_ = (double)base_thread_cpu_ns();     \
-            __VA_ARGS__;                                   \
+#define LEAST_NS(r, out, ...)                               \
+    do {                                                    \
+        (out) = 1e30;                                       \
+        for (int rep_ = 0; rep_ < (r); rep_++) {            \
+            double t0_ = (double)base_thread_cpu_ns();      \
+            __VA_ARGS__;                                    \
             double d_ = (double)base_thread_cpu_ns() - t0_; \
-            if (d_ < (out))                                \
-                (out) = d_;                                \
-        }                                                  \
+            if (d_ < (out))                                 \
+                (out) = d_;                                 \
+        }                                                   \
     } while (0)
 
 /* Measures, once per process: the tiles against sgemm on one thread at a
@@ -561,7 +561,7 @@ static void mm_set(mm_choice *s, enum mm_state state)
  * of the time in the tiles (bench_portable.sh, perf). True where c holds
  * the product; false where the BLAS won and the caller's runs it. */
 static bool mm_trial(exec_kctx *k, mm_choice *slot, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *a,
-                    int64_t lda, const float *b, int64_t ldb, float *c)
+                     int64_t lda, const float *b, int64_t ldb, float *c)
 {
     const bool one = k->nthreads == 1;
     /* the tiles first at the first call: a shape they do not take is the BLAS's at once */
