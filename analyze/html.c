@@ -560,7 +560,7 @@ static int page_sections(FILE *f, const report *r, analyze_profile *const *p, si
         io |= pre(f, t_parallelism, &x, "table: fathom analyze parallelism");
     } else {
         fputs("<h2 id=\"parallelism\">Parallelism</h2>\n<p class=\"note\">No parallelism in this report: none "
-              "of the traces carries a data flow (node_def's inputs and outputs, trace schema 2).</p>\n",
+              "of the traces carries a data flow (node_def's inputs and outputs, trace schema 2 or 3).</p>\n",
               f);
     }
 

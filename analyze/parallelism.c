@@ -142,7 +142,7 @@ const analyze_analysis analyze_row_parallelism = {
              "time over the time of the critical path (the longest chain of ops each reading\n"
              "what the previous one wrote, weighted by the recorded op times). 1.0 is a chain;\n"
              "an inter-op worker per unit above 1 has work to do. Needs the data flow of trace\n"
-             "schema 2.\n",
+             "schema 2 or 3.\n",
     .options = "",
     .takes = ANALYZE_TAKES_FLOW | ANALYZE_TAKES_WINDOW,
     .min_traces = 1,

@@ -1,9 +1,10 @@
 #!/bin/sh
 # bench_ab.sh OLD NEW [SPEC ...] -- two builds of fathom against each other
 # on `fathom run` step times: each SPEC ("MODEL MODE INTER [THREADS]", e.g.
-# "memnet infer 2") is run by OLD then NEW, ROUNDS times, every spec in
+# "memnet infer 2") is run by OLD and NEW, ROUNDS times, every spec in
 # every round (a slow minute of a shared machine falls on both builds and
-# on every spec alike). Each run is its own process of STEPS steps at the
+# on every spec alike), OLD first in odd rounds and NEW first in even ones
+# (use an even ROUNDS). Each run is its own process of STEPS steps at the
 # preset (the first step skipped, as `fathom run` reports it). Per spec:
 # both builds' mean step times, their medians, the median of NEW/OLD over
 # the rounds (each round's pair ran back to back) and the rounds NEW was
@@ -34,10 +35,20 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
     for spec in "$@"; do
-        # shellcheck disable=SC2086 # a spec is words
-        a=$(step "$OLD" $spec) || exit 1
-        # shellcheck disable=SC2086
-        b=$(step "$NEW" $spec) || exit 1
+        # the first of a pair runs faster (alexnet training, one thread:
+        # new/old 1.045 with OLD first, 0.985 with NEW first), so odd
+        # rounds run OLD first and even rounds NEW first
+        if [ $((r % 2)) -eq 1 ]; then
+            # shellcheck disable=SC2086 # a spec is words
+            a=$(step "$OLD" $spec) || exit 1
+            # shellcheck disable=SC2086
+            b=$(step "$NEW" $spec) || exit 1
+        else
+            # shellcheck disable=SC2086
+            b=$(step "$NEW" $spec) || exit 1
+            # shellcheck disable=SC2086
+            a=$(step "$OLD" $spec) || exit 1
+        fi
         printf '%s\t%s\t%s\t%s\n' "$(echo "$spec" | tr ' ' '-')" "$r" "$a" "$b" >>"$tmp"
     done
     r=$((r + 1))
