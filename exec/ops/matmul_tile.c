@@ -564,13 +564,14 @@ static bool mm_trial(exec_kctx *k, mm_choice *slot, int ta, int tb, int64_t M, i
                      int64_t lda, const float *b, int64_t ldb, float *c)
 {
     const bool one = k->nthreads == 1;
-    /* the tiles first at the first call: a shape they do not take is the BLAS's at once */
-    const int lead = slot->meets && slot->least[1] < slot->least[0];
-    const int order[2] = { slot->meets ? !lead : 0, slot->meets ? lead : 1 };
+    /* 0 the tiles, 1 the BLAS: the one ahead so far runs last; at the
+     * first call the BLAS, so that a shape the tiles do not take is the
+     * BLAS's at once */
+    const int last = slot->meets == 0 || slot->least[1] < slot->least[0];
     const int was = omp_get_max_threads();
     omp_set_num_threads(k->nthreads); /* the BLAS's threads, as the tiles' */
     for (int i = 0; i < 2; i++) {
-        const int who = order[i];
+        const int who = i == 0 ? !last : last;
         const uint64_t t0 = one ? base_thread_cpu_ns() : base_now_ns();
         if (who == 0 && !gemm_tiled_with(T.set, k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N)) {
             omp_set_num_threads(was);
@@ -589,9 +590,9 @@ static bool mm_trial(exec_kctx *k, mm_choice *slot, int ta, int tb, int64_t M, i
     }
     const bool tiles = slot->least[0] < slot->least[1];
     mm_set(slot, tiles ? MM_TILES : MM_BLAS);
-    if (tiles && order[1] == 1) /* the BLAS's product in c, the tiles kept */
+    if (tiles && last == 1) /* the BLAS's product in c, the tiles kept */
         gemm_tiled_with(T.set, k, NULL, k->nthreads, ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, N);
-    return tiles || order[1] == 1;
+    return tiles || last == 1;
 }
 
 bool exec_matmul_tiled(exec_kctx *k, float *c, const float *a, const float *b, int64_t M, int64_t N, int64_t K, int ta,
